@@ -1,0 +1,1 @@
+"""The ``nki-studio`` command line: one sub-command module per front-end job."""

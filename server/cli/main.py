@@ -1,0 +1,46 @@
+"""Entry point of the ``nki-studio`` console script.
+
+Each sub-command lives in its own module exposing ``register(subparsers)``, which adds its parser and sets
+``func`` (taking the parsed namespace, returning the exit code). Exit codes: 0 clean, 1 findings or
+failures, 2 usage or internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from nki_studio import __version__
+
+# Sub-command modules, in the order ``--help`` lists them.
+_COMMANDS: tuple[str, ...] = ()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every registered sub-command."""
+    import importlib
+
+    parser = argparse.ArgumentParser(prog="nki-studio", description="Lint, simulate and profile NKI kernels.")
+    parser.add_argument("--version", action="version", version=f"nki-studio {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMANDS:
+        importlib.import_module(f"nki_studio.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    if getattr(args, "func", None) is None:
+        parser.print_help(sys.stderr)
+        return 2
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

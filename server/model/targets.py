@@ -1,0 +1,178 @@
+"""Per-generation hardware limits and NKI versions: the one place these numbers live.
+
+Every number names the reference page it comes from (``shared/nki-reference/hardware.md`` section, which
+in turn names the AWS document). Values marked *inferred* are not published by AWS; they are our choice
+and are documented as such in the rule and simulator docs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from enum import Enum
+from importlib import metadata
+
+KiB = 1024
+
+
+class Generation(str, Enum):
+    """NeuronCore generation (``nisa.nc_version``); the value is the user-facing setting."""
+
+    GEN2 = "trn1"  # NeuronCore-v2: Trainium, Inferentia2
+    GEN3 = "trn2"  # NeuronCore-v3: Trainium2
+    GEN4 = "trn3"  # NeuronCore-v4: Trainium3
+
+    @property
+    def nc_version(self) -> int:
+        """The ``nisa.nc_version`` number (2, 3 or 4)."""
+        return {Generation.GEN2: 2, Generation.GEN3: 3, Generation.GEN4: 4}[self]
+
+
+# Names accepted for a generation, as NEURON_PLATFORM_TARGET_OVERRIDE accepts them (hardware.md, table 0).
+_GENERATION_ALIASES = {
+    "trn1": Generation.GEN2, "inf2": Generation.GEN2, "gen2": Generation.GEN2,
+    "trn2": Generation.GEN3, "gen3": Generation.GEN3,
+    "trn3": Generation.GEN4, "gen4": Generation.GEN4,
+}
+
+DEFAULT_GENERATION = Generation.GEN3
+
+
+def parse_generation(name: str) -> Generation:
+    """Parse a generation name (``trn2``, ``gen3``, ``inf2`` ...); raises ValueError with the accepted names."""
+    try:
+        return _GENERATION_ALIASES[name.strip().lower()]
+    except KeyError:
+        accepted = ", ".join(sorted(_GENERATION_ALIASES))
+        raise ValueError(f"unknown target generation {name!r}; expected one of: {accepted}") from None
+
+
+@dataclass(frozen=True)
+class TargetLimits:
+    """Hardware numbers of one NeuronCore generation (hardware.md §1, §3, §5 unless noted)."""
+
+    generation: Generation
+    partitions: int  # SBUF/PSUM partitions, §1
+    sbuf_bytes_per_partition: int  # §1 (v4 derived 32 MiB / 128)
+    psum_bytes_per_partition: int  # §1
+    psum_banks: int  # §1
+    psum_bank_bytes: int  # §1: 2 KiB = 512 fp32
+    matmul_stationary_free_max: int  # M of nc_matmul stationary [K, M], §1
+    matmul_moving_free_max_fp32: int  # N of moving [K, N] with fp32 PSUM dst, §1
+    matmul_moving_free_max_bf16: int  # N with bf16 dst (v4 only differs), §1
+    matmul_contraction_max: int  # K, §1
+    psum_dst_dtypes: tuple[str, ...]  # matmul output dtypes, §1 "Matmul output dtype"
+    vector_free_max_sbuf: int  # max free elements per partition, Vector/Scalar on SBUF, §1 ([A2], assumed same later)
+    vector_free_max_psum: int  # same for PSUM operands
+    bn_stats_free_max: int  # §5 bn_stats_fmax
+    dma_bytes_per_ns: float  # aggregate achievable DMA per NeuronCore (16 engines x achievable), §1
+    dma_fixed_overhead_ns: float  # per-transfer overhead, §3 cost rules ([BW]) -- inferred applicability
+    clock_ghz: dict[str, float]  # engine clocks: tensor, vector, scalar, gpsimd, §1
+    lanes: dict[str, int]  # elements per cycle for bf16 on the element-wise engines, §3 data-path table
+
+    @property
+    def pmax(self) -> int:
+        """Maximum partition dimension of any on-chip tile (``nl.tile_size.pmax``)."""
+        return self.partitions
+
+
+_LIMITS = {
+    Generation.GEN2: TargetLimits(
+        generation=Generation.GEN2, partitions=128,
+        sbuf_bytes_per_partition=192 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8, psum_bank_bytes=2 * KiB,
+        matmul_stationary_free_max=128, matmul_moving_free_max_fp32=512, matmul_moving_free_max_bf16=512,
+        matmul_contraction_max=128, psum_dst_dtypes=("float32",),
+        vector_free_max_sbuf=64 * 1024, vector_free_max_psum=4 * 1024, bn_stats_free_max=512,
+        dma_bytes_per_ns=272.0 / 1.0, dma_fixed_overhead_ns=1300.0,
+        clock_ghz={"tensor": 2.8, "vector": 1.12, "scalar": 1.4, "gpsimd": 1.4},
+        lanes={"vector": 128, "scalar": 128, "gpsimd": 128},
+    ),
+    Generation.GEN3: TargetLimits(
+        generation=Generation.GEN3, partitions=128,
+        sbuf_bytes_per_partition=224 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8, psum_bank_bytes=2 * KiB,
+        matmul_stationary_free_max=128, matmul_moving_free_max_fp32=512, matmul_moving_free_max_bf16=512,
+        matmul_contraction_max=128, psum_dst_dtypes=("float32",),
+        vector_free_max_sbuf=64 * 1024, vector_free_max_psum=4 * 1024, bn_stats_free_max=512,
+        dma_bytes_per_ns=368.0 / 1.0, dma_fixed_overhead_ns=1300.0,
+        clock_ghz={"tensor": 2.4, "vector": 0.96, "scalar": 1.2, "gpsimd": 1.2},
+        lanes={"vector": 512, "scalar": 128, "gpsimd": 128},
+    ),
+    Generation.GEN4: TargetLimits(
+        generation=Generation.GEN4, partitions=128,
+        sbuf_bytes_per_partition=256 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8, psum_bank_bytes=2 * KiB,
+        matmul_stationary_free_max=128, matmul_moving_free_max_fp32=4096, matmul_moving_free_max_bf16=8192,
+        matmul_contraction_max=128, psum_dst_dtypes=("float32", "bfloat16"),
+        vector_free_max_sbuf=64 * 1024, vector_free_max_psum=4 * 1024, bn_stats_free_max=512,
+        dma_bytes_per_ns=528.0 / 1.0, dma_fixed_overhead_ns=1300.0,
+        clock_ghz={"tensor": 2.4, "vector": 1.2, "scalar": 1.2, "gpsimd": 1.2},
+        lanes={"vector": 512, "scalar": 256, "gpsimd": 128},
+    ),
+}
+# DMA note: GB/s == bytes/ns, so 368 GB/s on trn2 is 368 bytes per ns (hardware.md §1, [BW]).
+
+
+def limits_for(generation: Generation) -> TargetLimits:
+    """Return the hardware limits of one generation."""
+    return _LIMITS[generation]
+
+
+@dataclass(frozen=True, order=True)
+class NkiVersion:
+    """An NKI release as (major, minor); ``legacy`` (the ``neuronxcc.nki`` namespace) is (0, 1)."""
+
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return "legacy" if (self.major, self.minor) == (0, 1) else f"{self.major}.{self.minor}"
+
+
+LEGACY = NkiVersion(0, 1)
+KNOWN_VERSIONS = tuple(NkiVersion(0, m) for m in range(1, 8))  # README §1 version table
+NEWEST_VERSION = KNOWN_VERSIONS[-1]  # NKI 0.7.0, Neuron 2.33 (nki-0.7.md §1)
+
+
+def parse_nki_version(text: str) -> NkiVersion:
+    """Parse ``0.6``, ``0.6.0``, ``v0.7`` or ``legacy``; raises ValueError naming the accepted forms."""
+    t = text.strip().lower().lstrip("v")
+    if t in ("legacy", "neuronxcc", "0.1"):
+        return LEGACY
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?", t)
+    if not m:
+        raise ValueError(f"unknown NKI version {text!r}; expected e.g. 0.6, 0.7 or legacy")
+    return NkiVersion(int(m.group(1)), int(m.group(2)))
+
+
+def detect_installed_nki_version() -> NkiVersion | None:
+    """The version of an installed ``nki`` wheel, else one implied by ``neuronx-cc`` (nki-0.7.md §5), else None.
+
+    ``NKI_COMPILER_FRONTEND=custom``/``parser`` asks a 0.7 install for 0.6 semantics, so it maps to 0.6.
+    """
+    version: NkiVersion | None = None
+    try:
+        version = parse_nki_version(metadata.version("nki"))
+    except (metadata.PackageNotFoundError, ValueError):
+        compiler_to_nki = {"2.28": NkiVersion(0, 7), "2.27": NkiVersion(0, 6)}  # nki-0.7.md §5 [PKG], [COMP]
+        try:
+            cc = metadata.version("neuronx-cc")
+        except metadata.PackageNotFoundError:
+            return None
+        version = compiler_to_nki.get(".".join(cc.split(".")[:2]))
+    if version is not None and version >= NkiVersion(0, 7):
+        if os.environ.get("NKI_COMPILER_FRONTEND", "").lower() in ("custom", "parser"):
+            return NkiVersion(0, 6)
+    return version
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the user compiles for: a generation and an NKI version."""
+
+    generation: Generation = DEFAULT_GENERATION
+    nki_version: NkiVersion = NEWEST_VERSION
+
+    @property
+    def limits(self) -> TargetLimits:
+        """Hardware limits of this target's generation."""
+        return limits_for(self.generation)
