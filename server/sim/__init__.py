@@ -1,0 +1,1 @@
+"""The embedded NumPy simulator of the ``nki`` API (``nki_studio.sim``)."""

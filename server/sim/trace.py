@@ -1,0 +1,73 @@
+"""Trace records: one per simulated ISA operation. The simulator writes them; the cost model and the
+roofline read them. This module is the contract between the two, so it holds data only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import IO
+
+# Engines, as ``nisa.engine`` names them (isa.md §0.9) plus "sync".
+ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma", "sync")
+
+# Memory regions used as keys of ``TraceEvent.bytes_read`` / ``bytes_written``.
+REGIONS = ("hbm", "sbuf", "psum")
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One tensor operand of an instruction as the hardware sees it."""
+
+    role: str  # the keyword it was passed as: "dst", "src", "data1", "stationary", ...
+    shape: tuple[int, ...]
+    dtype: str  # numpy/ml_dtypes name: "float32", "bfloat16", "float8_e4m3fn", ...
+    buffer: str  # "hbm" (incl. shared/private hbm), "sbuf" or "psum"
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One executed instruction, attributed to the kernel source line that issued it."""
+
+    seq: int  # 0-based issue order within one simulation
+    op: str  # public name, e.g. "nisa.nc_matmul", "nl.load"
+    engine: str  # one of ENGINES
+    file: str  # absolute path of the innermost user-code frame
+    line: int  # 1-based line in ``file``
+    stack: tuple[str, ...] = ()  # outer user frames, outermost first, each "path:line:function"
+    operands: tuple[Operand, ...] = ()
+    partitions: int = 0  # partitions spanned by the instruction's output (or input for stores)
+    free_elements: int = 0  # elements per partition processed (the "N" of the cost formulas)
+    bytes_read: dict[str, int] = field(default_factory=dict)  # region -> bytes
+    bytes_written: dict[str, int] = field(default_factory=dict)
+    flops: int = 0  # floating-point operations (a multiply-add counts 2)
+    core: int = 0  # logical core (program_id) under LNC=2
+
+    def to_json(self) -> str:
+        """One JSON Lines record."""
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @staticmethod
+    def from_json(text: str) -> TraceEvent:
+        """Parse a record written by ``to_json``."""
+        raw = json.loads(text)
+        raw["stack"] = tuple(raw.get("stack", ()))
+        raw["operands"] = tuple(
+            Operand(o["role"], tuple(o["shape"]), o["dtype"], o["buffer"]) for o in raw.get("operands", ())
+        )
+        return TraceEvent(**raw)
+
+
+def write_jsonl(events: Iterable[TraceEvent], stream: IO[str]) -> None:
+    """Write events as JSON Lines."""
+    for event in events:
+        stream.write(event.to_json())
+        stream.write("\n")
+
+
+def read_jsonl(stream: IO[str]) -> Iterator[TraceEvent]:
+    """Read events written by ``write_jsonl``; blank lines are skipped."""
+    for text in stream:
+        if text.strip():
+            yield TraceEvent.from_json(text)
