@@ -70,6 +70,10 @@ class TargetLimits:
     dma_fixed_overhead_ns: float  # per-transfer overhead, §3 cost rules ([BW]) -- inferred applicability
     clock_ghz: dict[str, float]  # engine clocks: tensor, vector, scalar, gpsimd, §1
     lanes: dict[str, int]  # elements per cycle for bf16 on the element-wise engines, §3 data-path table
+    lanes_other: dict[str, int]  # elements per cycle for other dtypes (FP32, int ...), §3 data-path table
+    tensor_tflops: dict[str, float]  # TensorE dense peak by input dtype ("bf16", "fp32", "fp8"), §3 throughput
+    engine_fp32_tflops: dict[str, float]  # Vector/Scalar FP32 peak, §3 throughput (GpSimd not stated: unknown)
+    dma_engines: int = 16  # DMA engines per NeuronCore, §1
 
     @property
     def pmax(self) -> int:
@@ -87,6 +91,8 @@ _LIMITS = {
         dma_bytes_per_ns=272.0 / 1.0, dma_fixed_overhead_ns=1300.0,
         clock_ghz={"tensor": 2.8, "vector": 1.12, "scalar": 1.4, "gpsimd": 1.4},
         lanes={"vector": 128, "scalar": 128, "gpsimd": 128},
+        lanes_other={"vector": 128, "scalar": 128, "gpsimd": 128},
+        tensor_tflops={"bf16": 92.0, "fp32": 23.0}, engine_fp32_tflops={"vector": 2.3, "scalar": 2.9},
     ),
     Generation.GEN3: TargetLimits(
         generation=Generation.GEN3, partitions=128,
@@ -97,6 +103,8 @@ _LIMITS = {
         dma_bytes_per_ns=368.0 / 1.0, dma_fixed_overhead_ns=1300.0,
         clock_ghz={"tensor": 2.4, "vector": 0.96, "scalar": 1.2, "gpsimd": 1.2},
         lanes={"vector": 512, "scalar": 128, "gpsimd": 128},
+        lanes_other={"vector": 256, "scalar": 128, "gpsimd": 128},
+        tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 158.0}, engine_fp32_tflops={"vector": 1.0, "scalar": 1.2},
     ),
     Generation.GEN4: TargetLimits(
         generation=Generation.GEN4, partitions=128,
@@ -107,9 +115,29 @@ _LIMITS = {
         dma_bytes_per_ns=528.0 / 1.0, dma_fixed_overhead_ns=1300.0,
         clock_ghz={"tensor": 2.4, "vector": 1.2, "scalar": 1.2, "gpsimd": 1.2},
         lanes={"vector": 512, "scalar": 256, "gpsimd": 128},
+        lanes_other={"vector": 256, "scalar": 128, "gpsimd": 128},
+        tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 315.0}, engine_fp32_tflops={"vector": 1.2, "scalar": 1.2},
     ),
 }
 # DMA note: GB/s == bytes/ns, so 368 GB/s on trn2 is 368 bytes per ns (hardware.md §1, [BW]).
+
+
+@dataclass(frozen=True)
+class InstructionCostRules:
+    """Per-instruction cycle rules of thumb for the estimated-cost model (hardware.md §3 "Cost-model rules of
+    thumb"; stated for NeuronCore-v2 in [A2]/[OLD], applied to every generation -- an inferred choice)."""
+
+    min_ii_cycles: int = 64  # Vector/Scalar minimum initiation interval: cost max(MIN_II, N) [OLD]
+    access_overhead_cycles: int = 60  # tensor access start overhead per instruction [A2]
+    matmul_min_cycles: int = 64  # MultiplyMoving ~ max(N, 64) cycles for BF16/FP16/TF32/cFP8 [A2]
+    matmul_fp32_factor: int = 4  # FP32 inputs ~4x slower [A2]
+    two_input_factor: int = 2  # VectorE two-input instructions ~2N [A2]
+    reciprocal_factor: int = 8  # reciprocal ~8N [OLD]
+    gpsimd_fixed_cycles: int = 150  # iota / affine_select ~150+N [OLD]
+    bn_aggr_factor: float = 13 / 3  # bn_aggr ~13*(N/3) [OLD]
+
+
+COST_RULES = InstructionCostRules()
 
 
 def limits_for(generation: Generation) -> TargetLimits:
