@@ -1,0 +1,133 @@
+"""Import-alias table: which local names of a module mean ``nki``, ``nki.language``, ``numpy`` ...
+
+Rules recognise ``nl.affine_range`` or ``nisa.nc_matmul`` whatever the user called the module
+(``import nki.language as L``, ``from nki import isa``, ``from nki.language import affine_range``). The table maps
+every module-level local name bound by an import to the dotted name it stands for; :meth:`ImportAliases.resolve`
+turns an expression such as ``L.affine_range`` into ``"nki.language.affine_range"``.
+
+Legacy ``neuronxcc.nki`` names resolve to their literal dotted path (``neuronxcc.nki.language.x``);
+:meth:`ImportAliases.canonical` maps them onto the ``nki`` namespace for rules that treat both alike.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+LEGACY_PREFIX = "neuronxcc.nki"
+
+# Top-level families a rule may ask about; the value is the canonical dotted module.
+NKI = "nki"
+LANGUAGE = "nki.language"
+ISA = "nki.isa"
+COLLECTIVES = "nki.collectives"
+LIBRARY_MODULES = ("numpy", "torch", "math", "jax", "scipy")
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` as a string, or None when the expression is not a plain dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def to_canonical(dotted: str) -> str:
+    """Map a legacy ``neuronxcc.nki...`` name onto ``nki...``; other names are returned unchanged."""
+    if dotted == LEGACY_PREFIX or dotted.startswith(LEGACY_PREFIX + "."):
+        return "nki" + dotted[len(LEGACY_PREFIX):]
+    return dotted
+
+
+def is_legacy(dotted: str) -> bool:
+    """True for names in the legacy ``neuronxcc.nki`` namespace."""
+    return dotted == LEGACY_PREFIX or dotted.startswith(LEGACY_PREFIX + ".")
+
+
+@dataclass
+class ImportRecord:
+    """One import binding: local name, what it stands for, where (the import statement)."""
+
+    local: str
+    target: str  # dotted name, e.g. "nki.language" or "nki.language.affine_range"
+    node: ast.stmt
+
+
+@dataclass
+class ImportAliases:
+    """Local name -> dotted name for every import of a module (module level and inside functions)."""
+
+    bindings: dict[str, str] = field(default_factory=dict)
+    records: list[ImportRecord] = field(default_factory=list)
+
+    @classmethod
+    def from_tree(cls, tree: ast.AST) -> ImportAliases:
+        """Collect the imports of a parsed module. Later bindings of the same name win, as in Python."""
+        table = cls()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        table._bind(alias.asname, alias.name, node)
+                    else:
+                        # ``import nki.language`` binds ``nki``; attribute access then spells the rest.
+                        head = alias.name.split(".")[0]
+                        table._bind(head, head, node)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    if alias.name == "*":
+                        continue
+                    table._bind(alias.asname or alias.name, f"{node.module}.{alias.name}", node)
+        return table
+
+    def _bind(self, local: str, target: str, node: ast.stmt) -> None:
+        self.bindings[local] = target
+        self.records.append(ImportRecord(local, target, node))
+
+    def resolve(self, node: ast.expr) -> str | None:
+        """Dotted name an expression refers to through the imports (``L.exp`` -> ``nki.language.exp``).
+
+        None when the head name is not an imported name (a local variable, a builtin ...).
+        """
+        dotted = _dotted(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.bindings.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def canonical(self, node: ast.expr) -> str | None:
+        """Like :meth:`resolve` but with legacy ``neuronxcc.nki`` names mapped onto ``nki``."""
+        name = self.resolve(node)
+        return None if name is None else to_canonical(name)
+
+    def is_nki(self, node: ast.expr, module: str | None = None) -> bool:
+        """True when the expression names something in ``nki`` (or ``module``, e.g. ``nki.language``),
+        legacy namespace included."""
+        name = self.canonical(node)
+        if name is None:
+            return False
+        prefix = module or NKI
+        return name == prefix or name.startswith(prefix + ".")
+
+    def library_of(self, node: ast.expr) -> str | None:
+        """``numpy``/``torch``/``math``/... when the expression names something in that host library."""
+        name = self.resolve(node)
+        if name is None:
+            return None
+        head = name.split(".")[0]
+        return head if head in LIBRARY_MODULES else None
+
+    def locals_for(self, module: str) -> list[str]:
+        """Local names bound to exactly ``module`` (canonical form), e.g. every alias of ``nki.language``."""
+        return [local for local, target in self.bindings.items() if to_canonical(target) == module]
+
+    def uses_legacy(self) -> list[ImportRecord]:
+        """Import statements that bind something from the legacy ``neuronxcc.nki`` namespace."""
+        return [r for r in self.records if is_legacy(r.target)]

@@ -1,0 +1,404 @@
+"""Kernel discovery: which functions of a module are NKI kernels, and everything they reach.
+
+A kernel is a function decorated with ``nki.jit`` under any alias or call form (``@nki.jit``, ``@nki.jit(...)``,
+``from nki import jit``, ``import nki as n``), or wrapped as ``k = nki.jit(f)``; legacy ``neuronxcc.nki`` kernels
+and their decorators (``jit``, ``trace``, ``baremetal``, ``benchmark``, ``profile``, torch-neuronx ``nki_jit``)
+count too. NKI inlines every call at specialisation time (python-subset.md §1), so every function a kernel calls
+or passes as a value -- helpers in the same module, methods of classes it uses, and functions of local modules
+resolved relative to the file -- is kernel code as well. Discovery records the call sites, so value
+propagation can bind helper arguments at each call.
+
+Only ``ast`` is used: local modules are parsed from disk (cached by path and mtime) and never imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from nki_studio.model.imports import ImportAliases, is_legacy, to_canonical
+
+# Decorators (canonical names) that make a function a kernel.
+KERNEL_DECORATORS = frozenset(
+    {"nki.jit", "nki.trace", "nki.baremetal", "nki.benchmark", "nki.profile"}
+)
+# torch-neuronx's legacy integration (deprecations.md §D): ``from torch_neuronx import nki_jit``.
+_TORCH_NKI_JIT_SUFFIX = ".nki_jit"
+
+_FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+_MAX_LOCAL_MODULES = 64  # bound on modules parsed per discovery (deep import graphs of big repos)
+_MAX_ANCESTORS = 8  # directories walked up when resolving an absolute local import
+
+
+@dataclass
+class ModuleInfo:
+    """A parsed module: its path, text, tree and imports."""
+
+    path: str
+    source: str
+    tree: ast.Module
+    aliases: ImportAliases
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)  # qualname -> info
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)  # module-level classes
+
+    @property
+    def lines(self) -> list[str]:
+        """Source lines without line ends."""
+        return self.source.splitlines()
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    """A function (or method) of some module; ``kernel_decorator`` is set for kernels."""
+
+    qualname: str  # "f", "Cls.method", "outer.inner"
+    node: _FunctionNode
+    module: ModuleInfo
+    parent: FunctionInfo | None = None  # enclosing function for nested defs
+    kernel_decorator: ast.expr | None = None  # the decorator (or wrapping call) that makes it a kernel
+    kernel_legacy: bool = False  # decorated through the legacy neuronxcc.nki namespace
+
+    @property
+    def name(self) -> str:
+        """The function's own name."""
+        return self.node.name
+
+    @property
+    def path(self) -> str:
+        """Path of the module that defines it."""
+        return self.module.path
+
+    @property
+    def is_kernel(self) -> bool:
+        """True for ``@nki.jit`` (or legacy-decorated) functions."""
+        return self.kernel_decorator is not None
+
+    def __repr__(self) -> str:
+        return f"FunctionInfo({self.path}:{self.node.lineno} {self.qualname}{' kernel' if self.is_kernel else ''})"
+
+
+@dataclass(frozen=True, eq=False)
+class CallSite:
+    """``caller`` calls ``callee`` at ``call`` (an ``ast.Call`` in the caller's module)."""
+
+    caller: FunctionInfo
+    call: ast.Call
+    callee: FunctionInfo
+
+
+@dataclass
+class KernelDiscovery:
+    """Kernels of one module and the closure of kernel code they reach (possibly in other modules)."""
+
+    module: ModuleInfo
+    kernels: list[FunctionInfo]
+    reachable: list[FunctionInfo]  # kernels first, then helpers in discovery order; each once
+    call_sites: list[CallSite]
+    classes: list[tuple[ModuleInfo, ast.ClassDef]]  # classes referenced from kernel code
+
+    def in_this_module(self) -> list[FunctionInfo]:
+        """Reachable functions defined in the analysed module."""
+        return [f for f in self.reachable if f.module is self.module]
+
+    def kernel_code_roots(self) -> list[_FunctionNode]:
+        """Outermost kernel-code function nodes of the analysed module (a nested def inside kernel code is
+        covered by walking its parent, so it is not listed again)."""
+        mine = {id(f.node) for f in self.in_this_module()}
+        roots = []
+        for f in self.in_this_module():
+            parent = f.parent
+            inside = False
+            while parent is not None:
+                if id(parent.node) in mine:
+                    inside = True
+                    break
+                parent = parent.parent
+            if not inside:
+                roots.append(f.node)
+        return roots
+
+    def sites_calling(self, callee: FunctionInfo) -> list[CallSite]:
+        """Every recorded call of ``callee``."""
+        return [s for s in self.call_sites if s.callee is callee]
+
+    def function_at(self, node: ast.AST) -> FunctionInfo | None:
+        """The FunctionInfo of a function node of the analysed module, if it is kernel code."""
+        for f in self.in_this_module():
+            if f.node is node:
+                return f
+        return None
+
+
+class ModuleLoader:
+    """Parses local modules on demand, cached by (path, mtime); never imports them."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[float, ModuleInfo | None]] = {}
+
+    def load(self, path: str) -> ModuleInfo | None:
+        """The parsed module at ``path``, or None when it cannot be read or parsed."""
+        path = os.path.abspath(path)
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            return None
+        cached = self._cache.get(path)
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+        try:
+            with open(path, encoding="utf-8") as fh:
+                source = fh.read()
+            info: ModuleInfo | None = build_module(source, path)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+            info = None
+        self._cache[path] = (mtime, info)
+        return info
+
+
+_DEFAULT_LOADER = ModuleLoader()
+
+
+def build_module(source: str, path: str, tree: ast.Module | None = None) -> ModuleInfo:
+    """Parse (unless ``tree`` is given) and index a module's functions, classes and imports."""
+    if tree is None:
+        tree = ast.parse(source, filename=path)
+    module = ModuleInfo(path=os.path.abspath(path) if path else path, source=source, tree=tree,
+                        aliases=ImportAliases.from_tree(tree))
+    _index_functions(module, tree.body, prefix="", parent=None)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            module.classes[stmt.name] = stmt
+    return module
+
+
+def _index_functions(module: ModuleInfo, body: Iterable[ast.stmt], prefix: str, parent: FunctionInfo | None) -> None:
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            info = FunctionInfo(qualname=prefix + stmt.name, node=stmt, module=module, parent=parent)
+            module.functions[info.qualname] = info
+            _index_functions(module, stmt.body, prefix=info.qualname + ".", parent=info)
+        elif isinstance(stmt, ast.ClassDef):
+            _index_functions(module, stmt.body, prefix=prefix + stmt.name + ".", parent=parent)
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            # Functions defined under ``if TYPE_CHECKING``/``try`` blocks still belong to this scope.
+            for block in _sub_blocks(stmt):
+                _index_functions(module, block, prefix, parent)
+
+
+def _sub_blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, name, None)
+        if block:
+            yield block
+    for handler in getattr(stmt, "handlers", []) or []:
+        yield handler.body
+
+
+def kernel_decorator_name(expr: ast.expr, aliases: ImportAliases) -> str | None:
+    """Canonical name of a kernel decorator expression (``nki.jit`` for ``@n.jit(...)``), else None.
+
+    Legacy names are returned un-canonicalised (``neuronxcc.nki.jit``) so callers can tell them apart.
+    """
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    name = aliases.resolve(target)
+    if name is None:
+        return None
+    if to_canonical(name) in KERNEL_DECORATORS:
+        return name
+    if name.startswith("torch_neuronx") and name.endswith(_TORCH_NKI_JIT_SUFFIX):
+        return name
+    return None
+
+
+def _mark_kernels(module: ModuleInfo) -> None:
+    for info in module.functions.values():
+        for dec in info.node.decorator_list:
+            name = kernel_decorator_name(dec, module.aliases)
+            if name is not None:
+                info.kernel_decorator = dec
+                info.kernel_legacy = is_legacy(name) or name.startswith("torch_neuronx")
+                break
+    # ``k = nki.jit(f)`` / ``nki.jit(f)(...)``: wrapping a function by call makes it a kernel too.
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
+            name = kernel_decorator_name(node.func, module.aliases)
+            target = module.functions.get(node.args[0].id)
+            if name is not None and target is not None and target.kernel_decorator is None:
+                target.kernel_decorator = node
+                target.kernel_legacy = is_legacy(name)
+
+
+class _Resolver:
+    """Resolves names used in kernel code to functions/classes of this or local modules."""
+
+    def __init__(self, loader: ModuleLoader) -> None:
+        self.loader = loader
+        self.loaded = 0
+
+    def local_module(self, module: ModuleInfo, dotted: str, level: int) -> ModuleInfo | None:
+        """Module ``dotted`` imported from ``module`` (relative when ``level`` > 0), if it is a local file."""
+        if not module.path or self.loaded >= _MAX_LOCAL_MODULES:
+            return None
+        rel = dotted.replace(".", os.sep) if dotted else ""
+        base = os.path.dirname(module.path)
+        if level > 0:
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            candidates = [base]
+        else:
+            candidates = []
+            for _ in range(_MAX_ANCESTORS):
+                candidates.append(base)
+                parent = os.path.dirname(base)
+                if parent == base:
+                    break
+                base = parent
+        for root in candidates:
+            for path in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
+                if rel and os.path.isfile(path):
+                    found = self.loader.load(path)
+                    if found is not None:
+                        self.loaded += 1
+                        _mark_kernels(found)
+                    return found
+        return None
+
+    def imported_symbol(self, module: ModuleInfo, name: str) -> tuple[ModuleInfo, str] | ModuleInfo | None:
+        """Where a name bound by ``from X import name`` or ``import X as name`` in ``module`` lives locally."""
+        for stmt in ast.walk(module.tree):
+            if isinstance(stmt, ast.ImportFrom):
+                for alias in stmt.names:
+                    if (alias.asname or alias.name) != name:
+                        continue
+                    src = stmt.module or ""
+                    if stmt.level == 0 and _is_external(src):
+                        return None
+                    target = self.local_module(module, src, stmt.level)
+                    if target is not None and (alias.name in target.functions or alias.name in target.classes):
+                        return (target, alias.name)
+                    # ``from pkg import submodule``
+                    sub = self.local_module(module, f"{src}.{alias.name}" if src else alias.name, stmt.level)
+                    return sub
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.asname == name and not _is_external(alias.name):
+                        return self.local_module(module, alias.name, 0)
+        return None
+
+
+_EXTERNAL_ROOTS = frozenset({"nki", "neuronxcc", "numpy", "torch", "math", "jax", "torch_neuronx", "typing",
+                             "dataclasses", "enum", "functools", "itertools", "os", "sys", "collections", "abc"})
+
+
+def _is_external(dotted: str) -> bool:
+    return dotted.split(".")[0] in _EXTERNAL_ROOTS
+
+
+def discover(source: str, path: str, tree: ast.Module | None = None, *,
+             extra_roots: Iterable[str] = (), loader: ModuleLoader | None = None) -> KernelDiscovery:
+    """Find the kernels of a module and all kernel code they reach.
+
+    ``extra_roots`` names (qualnames) functions of this module that kernels in *other* files reach, so a
+    helper module linted on its own is still checked as kernel code. Raises SyntaxError for unparsable text.
+    """
+    module = build_module(source, path, tree)
+    _mark_kernels(module)
+    resolver = _Resolver(loader or _DEFAULT_LOADER)
+    kernels = [f for f in module.functions.values() if f.is_kernel]
+    roots = kernels + [module.functions[q] for q in extra_roots if q in module.functions]
+    reachable: list[FunctionInfo] = []
+    seen: set[int] = set()
+    call_sites: list[CallSite] = []
+    classes: list[tuple[ModuleInfo, ast.ClassDef]] = []
+    seen_classes: set[int] = set()
+    queue = list(roots)
+    while queue:
+        func = queue.pop(0)
+        if id(func) in seen:
+            continue
+        seen.add(id(func))
+        reachable.append(func)
+        for node in _walk_own_body(func.node):
+            callee_target = node.func if isinstance(node, ast.Call) else node
+            if not isinstance(callee_target, (ast.Name, ast.Attribute)) or not isinstance(
+                    node, (ast.Call, ast.Name, ast.Attribute)):
+                continue
+            resolved = _resolve_ref(func, callee_target, resolver)
+            if resolved is None:
+                continue
+            if isinstance(resolved, FunctionInfo):
+                if isinstance(node, ast.Call):
+                    call_sites.append(CallSite(caller=func, call=node, callee=resolved))
+                queue.append(resolved)
+            else:
+                mod, cls = resolved
+                if id(cls) not in seen_classes:
+                    seen_classes.add(id(cls))
+                    classes.append((mod, cls))
+                    queue.extend(f for q, f in mod.functions.items() if q.startswith(cls.name + "."))
+    return KernelDiscovery(module=module, kernels=kernels, reachable=reachable, call_sites=call_sites,
+                           classes=classes)
+
+
+def _walk_own_body(node: _FunctionNode) -> Iterator[ast.AST]:
+    """Every node of a function, nested defs included (they are closures of kernel code)."""
+    for stmt in node.body:
+        yield from ast.walk(stmt)
+    for default in [*node.args.defaults, *node.args.kw_defaults]:
+        if default is not None:
+            yield from ast.walk(default)
+
+
+def _resolve_ref(func: FunctionInfo, expr: ast.expr, resolver: _Resolver
+                 ) -> FunctionInfo | tuple[ModuleInfo, ast.ClassDef] | None:
+    """The function or class a Name/Attribute in ``func`` refers to, when it is defined locally."""
+    module = func.module
+    if isinstance(expr, ast.Name):
+        if not isinstance(expr.ctx, ast.Load):
+            return None
+        name = expr.id
+        # Nested defs of enclosing functions first (closest scope wins), then module level.
+        scope: FunctionInfo | None = func
+        while scope is not None:
+            nested = module.functions.get(f"{scope.qualname}.{name}")
+            if nested is not None and nested is not func:
+                return nested
+            scope = scope.parent
+        if name in module.functions:
+            return module.functions[name]
+        if name in module.classes:
+            return (module, module.classes[name])
+        if name in module.aliases.bindings or _imported_relatively(module, name):
+            found = resolver.imported_symbol(module, name)
+            if isinstance(found, tuple):
+                mod, sym = found
+                if sym in mod.functions:
+                    return mod.functions[sym]
+                return (mod, mod.classes[sym])
+        return None
+    # ``helpers.rms(x)`` where ``helpers`` is a local module
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        owner = expr.value.id
+        if owner in module.classes:
+            return module.functions.get(f"{owner}.{expr.attr}")
+        if owner in module.aliases.bindings or _imported_relatively(module, owner):
+            target = module.aliases.bindings.get(owner, "")
+            if target and _is_external(target):
+                return None
+            found = resolver.imported_symbol(module, owner)
+            if isinstance(found, ModuleInfo):
+                if expr.attr in found.functions:
+                    return found.functions[expr.attr]
+                if expr.attr in found.classes:
+                    return (found, found.classes[expr.attr])
+    return None
+
+
+def _imported_relatively(module: ModuleInfo, name: str) -> bool:
+    for stmt in module.tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.level > 0:
+            if any((a.asname or a.name) == name for a in stmt.names):
+                return True
+    return False

@@ -1,0 +1,130 @@
+"""Public entry points of nkilint, used by the CLI and the language server.
+
+``lint_source`` and ``lint_paths`` never raise on any input: unparsable text, a broken config or a failing rule
+all come back as findings (NKI000, NKI002, NKI999).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from nki_studio.model.kernels import KernelDiscovery
+from nki_studio.nkilint.config import ConfigError, LintConfig, load_config
+from nki_studio.nkilint.engine import CONFIG_ERROR, discover_safely, lint_module, meta_finding, parse
+from nki_studio.nkilint.findings import Finding, Span
+
+__all__ = ["ConfigError", "LintConfig", "config_for", "iter_python_files", "lint_paths", "lint_source",
+           "load_config"]
+
+log = logging.getLogger("nki_studio.nkilint")
+
+_SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache",
+                        ".ruff_cache", ".pytest_cache", "build", "dist", ".tox"})
+
+
+def config_for(path: str) -> tuple[LintConfig, Finding | None]:
+    """The configuration for ``path`` and, if its ``pyproject.toml`` is invalid, an NKI002 finding
+    (defaults are then used, so linting still happens)."""
+    try:
+        return load_config(path or os.getcwd()), None
+    except ConfigError as exc:
+        log.warning("%s", exc)
+        return LintConfig(), meta_finding(CONFIG_ERROR, path, Span(1, 1, 1, 1), str(exc))
+
+
+def lint_source(text: str, path: str, config: LintConfig | None = None) -> list[Finding]:
+    """Lint one file's text (possibly unsaved). ``path`` locates the config and local helper modules;
+    ``config`` (when given) is used as is. Never raises."""
+    extra: list[Finding] = []
+    if config is None:
+        config, problem = config_for(path)
+        extra = [problem] if problem is not None else []
+    try:
+        return extra + lint_module(text, path, config)
+    except Exception as exc:  # last line of defence: the engine already isolates rules
+        log.exception("lint failed on %s", path)
+        return [*extra, meta_finding("NKI999", path, Span(1, 1, 1, 1), f"internal error: {exc}")]
+
+
+def iter_python_files(paths: Iterable[str]) -> Iterator[str]:
+    """The ``.py`` files named by ``paths``, directories recursed (skipping VCS, venv and cache dirs)."""
+    for p in paths:
+        if os.path.isdir(p):
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        yield os.path.join(root, name)
+        else:
+            yield p
+
+
+@dataclass
+class _Parsed:
+    path: str
+    text: str
+    config: LintConfig
+    discovery: KernelDiscovery | None
+    early: list[Finding]  # read/parse/config problems
+
+
+def lint_paths(paths: Iterable[str], config: LintConfig | None = None) -> list[Finding]:
+    """Lint files and directories. Helpers that kernels in *other* linted files call are checked as kernel
+    code too. ``config=None`` loads each file's nearest ``[tool.nki-studio]``. Never raises."""
+    parsed = [_prepare(path, config) for path in iter_python_files(paths)]
+    # Cross-file pass: functions reached from kernels of other files become extra roots of their own file.
+    reached: dict[str, set[str]] = {}
+    for item in parsed:
+        if item.discovery is None:
+            continue
+        for func in item.discovery.reachable:
+            if func.module is not item.discovery.module:
+                reached.setdefault(func.path, set()).add(func.qualname)
+    findings: list[Finding] = []
+    for item in parsed:
+        findings.extend(item.early)
+        if item.discovery is None:
+            continue
+        discovery = item.discovery
+        roots = reached.get(os.path.abspath(item.path), set())
+        if roots - {f.qualname for f in discovery.in_this_module()}:
+            redo = discover_safely(item.text, item.path, discovery.module.tree, extra_roots=sorted(roots))
+            if isinstance(redo, Finding):
+                findings.append(redo)
+                continue
+            discovery = redo
+        try:
+            findings.extend(lint_module(item.text, item.path, item.config, tree=discovery.module.tree,
+                                        discovery=discovery))
+        except Exception as exc:
+            log.exception("lint failed on %s", item.path)
+            findings.append(meta_finding("NKI999", item.path, Span(1, 1, 1, 1), f"internal error: {exc}"))
+    return findings
+
+
+def _prepare(path: str, config: LintConfig | None) -> _Parsed:
+    early: list[Finding] = []
+    if config is None:
+        cfg, problem = config_for(path)
+        early += [problem] if problem is not None else []
+    else:
+        cfg = config
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        early.append(meta_finding("NKI000", path, Span(1, 1, 1, 1), f"cannot read file: {exc}"))
+        return _Parsed(path, "", cfg, None, early)
+    tree = parse(text, path)
+    if isinstance(tree, Finding):
+        if cfg.enabled(tree.code, path):
+            early.append(tree)
+        return _Parsed(path, text, cfg, None, early)
+    found = discover_safely(text, path, tree)
+    if isinstance(found, Finding):
+        early.append(found)
+        return _Parsed(path, text, cfg, None, early)
+    return _Parsed(path, text, cfg, found, early)

@@ -1,0 +1,189 @@
+"""Lint configuration: ``[tool.nki-studio]`` in the nearest ``pyproject.toml`` above a file.
+
+Keys (all optional)::
+
+    [tool.nki-studio]
+    target = "trn2"                 # trn1 | trn2 | trn3 (gen2/gen3/gen4 accepted)
+    nki-version = "0.6"             # 0.2 ... 0.7 or "legacy"; default: installed `nki`, else the newest
+    select = ["NKI1", "NKI201"]     # code prefixes; default: every rule
+    ignore = ["NKI120"]
+    per-file-ignores = { "tests/*" = ["NKI1"] }   # globs relative to the pyproject.toml directory
+    severity = { NKI201 = "error" }               # per-code severity override
+
+Loaded configs are cached by (path, mtime), so an edited ``pyproject.toml`` is reloaded on the next lint.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from nki_studio.model.targets import (
+    DEFAULT_GENERATION,
+    NEWEST_VERSION,
+    Generation,
+    NkiVersion,
+    Target,
+    detect_installed_nki_version,
+    parse_generation,
+    parse_nki_version,
+)
+from nki_studio.nkilint.findings import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+class ConfigError(ValueError):
+    """A ``[tool.nki-studio]`` table with a bad value; the message names the file and key."""
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    """Everything that changes what the linter reports."""
+
+    target: Target = field(default_factory=Target)
+    select: tuple[str, ...] | None = None  # code prefixes; None selects all
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, code prefixes)
+    severity: tuple[tuple[str, Severity], ...] = ()  # (code, severity)
+    root: str | None = None  # directory the per-file globs are relative to
+    source: str | None = None  # the pyproject.toml this came from
+
+    def enabled(self, code: str, path: str | None = None) -> bool:
+        """Whether ``code`` is reported for ``path`` after select/ignore/per-file-ignores."""
+        if self.select is not None and not any(code.startswith(p) for p in self.select):
+            return False
+        if any(code.startswith(p) for p in self.ignore):
+            return False
+        return not (path is not None and any(code.startswith(p) for p in self.ignored_for(path)))
+
+    def ignored_for(self, path: str) -> tuple[str, ...]:
+        """Code prefixes ignored for one file by ``per-file-ignores``."""
+        if not self.per_file_ignores:
+            return ()
+        rel = os.path.relpath(os.path.abspath(path), self.root) if self.root else path
+        rel = rel.replace(os.sep, "/")
+        out: list[str] = []
+        for pattern, codes in self.per_file_ignores:
+            if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
+                out.extend(codes)
+        return tuple(out)
+
+    def severity_for(self, code: str, default: Severity) -> Severity:
+        """Configured severity of a code, else ``default``."""
+        for c, sev in self.severity:
+            if c == code:
+                return sev
+        return default
+
+    def with_overrides(self, *, generation: Generation | None = None, nki_version: NkiVersion | None = None,
+                       select: tuple[str, ...] | None = None, ignore: tuple[str, ...] | None = None
+                       ) -> LintConfig:
+        """A copy with command-line (or editor setting) overrides applied; None keeps the configured value."""
+        target = Target(generation or self.target.generation, nki_version or self.target.nki_version)
+        return replace(self, target=target, select=select if select is not None else self.select,
+                       ignore=self.ignore + (ignore or ()))
+
+
+def _codes(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of rule codes")
+    return tuple(v.strip().upper() for v in value)
+
+
+def config_from_table(table: dict[str, Any], *, root: str | None = None, source: str | None = None) -> LintConfig:
+    """Build a LintConfig from a ``[tool.nki-studio]`` table; raises ConfigError naming the bad key."""
+    where = source or "[tool.nki-studio]"
+    try:
+        generation = parse_generation(str(table["target"])) if "target" in table else DEFAULT_GENERATION
+        if "nki-version" in table:
+            version = parse_nki_version(str(table["nki-version"]))
+        else:
+            version = detect_installed_nki_version() or NEWEST_VERSION
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    select = _codes(table["select"], f"{where}: select") if "select" in table else None
+    ignore = _codes(table.get("ignore", []), f"{where}: ignore")
+    pfi_raw = table.get("per-file-ignores", {})
+    if not isinstance(pfi_raw, dict):
+        raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")
+    pfi = tuple((str(k), _codes(v, f"{where}: per-file-ignores.{k}")) for k, v in pfi_raw.items())
+    sev_raw = table.get("severity", {})
+    if not isinstance(sev_raw, dict):
+        raise ConfigError(f"{where}: severity must be a table of CODE = \"error\"|\"warning\"|\"info\"")
+    severity: list[tuple[str, Severity]] = []
+    for code, level in sev_raw.items():
+        try:
+            severity.append((str(code).upper(), Severity(str(level).lower())))
+        except ValueError:
+            raise ConfigError(f"{where}: severity.{code} must be error, warning or info, not {level!r}") from None
+    # Sub-tables ([tool.nki-studio.simulate] ...) belong to other features; unknown plain keys are typos.
+    unknown = {k for k, v in table.items() if not isinstance(v, dict)} - {"target", "nki-version", "select",
+                                                                          "ignore"}
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    return LintConfig(target=Target(generation, version), select=select, ignore=ignore, per_file_ignores=pfi,
+                      severity=tuple(severity), root=root, source=source)
+
+
+def find_pyproject(path: str) -> str | None:
+    """The nearest ``pyproject.toml`` with a ``[tool.nki-studio]`` table, walking up from ``path``."""
+    current = os.path.abspath(path)
+    if not os.path.isdir(current):
+        current = os.path.dirname(current)
+    while True:
+        candidate = os.path.join(current, "pyproject.toml")
+        if os.path.isfile(candidate) and _has_table(candidate):
+            return candidate
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+_cache: dict[str, tuple[float, Any]] = {}
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    mtime = os.stat(path).st_mtime
+    hit = _cache.get(path)
+    if hit is not None and hit[0] == mtime:
+        return dict(hit[1])
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    _cache[path] = (mtime, data)
+    return dict(data)
+
+
+def _has_table(path: str) -> bool:
+    try:
+        return "nki-studio" in _read_toml(path).get("tool", {})
+    except OSError:
+        return False
+    except tomllib.TOMLDecodeError:
+        # A broken file that is meant for us must surface as an error, not be skipped silently.
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return "tool.nki-studio" in fh.read()
+
+
+def load_config(path: str) -> LintConfig:
+    """The configuration that applies to ``path`` (a file or directory): its nearest ``[tool.nki-studio]``,
+    else defaults. Raises ConfigError for an unreadable or invalid table (message names file and key)."""
+    pyproject = find_pyproject(path)
+    if pyproject is None:
+        return LintConfig(target=Target(DEFAULT_GENERATION, detect_installed_nki_version() or NEWEST_VERSION))
+    try:
+        table = _read_toml(pyproject)["tool"]["nki-studio"]
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{pyproject}: {exc}") from None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{pyproject}: [tool.nki-studio] must be a table")
+    return config_from_table(table, root=os.path.dirname(pyproject), source=pyproject)

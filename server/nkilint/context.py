@@ -1,0 +1,125 @@
+"""What a rule sees: one parsed file, its kernels, imports, target and config, plus finding helpers.
+
+Positions: ``ast`` column offsets are UTF-8 byte offsets; findings use 1-based code-point columns
+(findings.py), so every span goes through :meth:`LintContext.span`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from functools import cached_property
+from typing import Any
+
+from nki_studio.model.imports import ImportAliases
+from nki_studio.model.kernels import FunctionInfo, KernelDiscovery
+from nki_studio.model.targets import Target
+from nki_studio.nkilint.config import LintConfig
+from nki_studio.nkilint.findings import Finding, Fix, Related, Severity, Span, TextEdit
+from nki_studio.nkilint.rule import all_rules
+
+
+class LintContext:
+    """The input of every rule's ``check``. Built once per file by the engine."""
+
+    def __init__(self, path: str, source: str, tree: ast.Module, discovery: KernelDiscovery,
+                 config: LintConfig) -> None:
+        self.path = path
+        self.source = source
+        self.lines = source.splitlines()
+        self.tree = tree
+        self.discovery = discovery
+        self.config = config
+
+    @property
+    def aliases(self) -> ImportAliases:
+        """Import-alias table of this file."""
+        return self.discovery.module.aliases
+
+    @property
+    def target(self) -> Target:
+        """Target generation and NKI version."""
+        return self.config.target
+
+    @cached_property
+    def values(self) -> Any:
+        """Compile-time values of the kernel code, computed on first use by ``nki_studio.model.values``.
+
+        The interpreter is owned by the values module; this hook only calls its ``interpret(discovery, target)``.
+        """
+        from nki_studio.model import values
+
+        return values.interpret(self.discovery, self.target)
+
+    # --- kernel code -------------------------------------------------------------------------------------
+
+    def kernel_code(self) -> list[FunctionInfo]:
+        """Kernels and reachable helpers defined in this file."""
+        return self.discovery.in_this_module()
+
+    def walk_kernel_code(self) -> Iterator[ast.AST]:
+        """Every AST node of this file's kernel code, each once (nested defs included)."""
+        for root in self.discovery.kernel_code_roots():
+            yield from ast.walk(root)
+
+    @cached_property
+    def parents(self) -> dict[int, ast.AST]:
+        """id(node) -> parent node, for the whole file."""
+        out: dict[int, ast.AST] = {}
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                out[id(child)] = node
+        return out
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        """The parent node (None for the module)."""
+        return self.parents.get(id(node))
+
+    # --- positions ---------------------------------------------------------------------------------------
+
+    def column(self, lineno: int, byte_offset: int) -> int:
+        """1-based code-point column of a UTF-8 byte offset on a 1-based line."""
+        if 1 <= lineno <= len(self.lines):
+            line = self.lines[lineno - 1]
+            if line.isascii():
+                return byte_offset + 1
+            return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore")) + 1
+        return byte_offset + 1
+
+    def span(self, node: ast.AST) -> Span:
+        """The span of a node (statements: their first line only for compound statements is not applied)."""
+        lineno = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0)
+        end_lineno = getattr(node, "end_lineno", None) or lineno
+        end_col = getattr(node, "end_col_offset", None)
+        if end_col is None:
+            end_col = col
+        return Span(lineno, self.column(lineno, col), end_lineno, self.column(end_lineno, end_col))
+
+    def head_span(self, node: ast.AST) -> Span:
+        """Span of a compound statement's first line (``for ...:``, ``while ...:``), for readable diagnostics."""
+        full = self.span(node)
+        if full.line == full.end_line:
+            return full
+        line = self.lines[full.line - 1] if full.line <= len(self.lines) else ""
+        return Span(full.line, full.column, full.line, len(line.rstrip()) + 1)
+
+    def text(self, node: ast.AST) -> str:
+        """The exact source text of a node."""
+        return ast.get_source_segment(self.source, node) or ""
+
+    def replace(self, node: ast.AST, new_text: str) -> TextEdit:
+        """An edit replacing a node's source text."""
+        return TextEdit(self.span(node), new_text)
+
+    # --- findings ----------------------------------------------------------------------------------------
+
+    def finding(self, code: str, where: ast.AST | Span, message: str, *, severity: Severity | None = None,
+                fix: Fix | None = None, related: tuple[Related, ...] = ()) -> Finding:
+        """A finding of rule ``code`` (name, default severity and deprecated tag come from the registry;
+        ``severity`` overrides the default, e.g. for a rule that is a warning on 0.6 and an error on 0.7)."""
+        r = all_rules()[code]
+        span = where if isinstance(where, Span) else self.span(where)
+        return Finding(path=self.path, span=span, code=code, name=r.name,
+                       severity=severity or r.default_severity, message=message, fix=fix,
+                       deprecated=r.deprecated, related=related)

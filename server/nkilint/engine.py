@@ -1,0 +1,136 @@
+"""Runs the rules on one file: parse, discover kernels, check, suppress, override severities.
+
+Never raises for any input text: unparsable text gives one NKI000 finding; a rule that raises is logged and
+reported once, as an NKI999 finding on line 1 naming the rule.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from collections.abc import Iterable
+from dataclasses import replace
+
+from nki_studio.model.kernels import KernelDiscovery, discover
+from nki_studio.nkilint.config import LintConfig
+from nki_studio.nkilint.context import LintContext
+from nki_studio.nkilint.findings import Finding, Severity, Span
+from nki_studio.nkilint.rule import all_rules
+from nki_studio.nkilint.suppression import parse_suppressions, unused_fix
+
+log = logging.getLogger("nki_studio.nkilint")
+
+SYNTAX_ERROR = "NKI000"
+UNUSED_NOQA = "NKI001"
+CONFIG_ERROR = "NKI002"
+INTERNAL_ERROR = "NKI999"
+
+
+def meta_finding(code: str, path: str, span: Span, message: str) -> Finding:
+    """A finding of one of the engine's own rules (syntax, config, internal error)."""
+    r = all_rules()[code]
+    return Finding(path=path, span=span, code=code, name=r.name, severity=r.default_severity, message=message)
+
+
+def parse(source: str, path: str) -> ast.Module | Finding:
+    """The module tree, or an NKI000 finding at the error position."""
+    try:
+        return ast.parse(source, filename=path or "<unknown>")
+    except SyntaxError as exc:
+        line = max(1, exc.lineno or 1)
+        col = max(1, exc.offset or 1)
+        end_line = exc.end_lineno if exc.end_lineno and exc.end_lineno >= line else line
+        end_col = exc.end_offset if exc.end_offset and (end_line > line or exc.end_offset > col) else col + 1
+        return meta_finding(SYNTAX_ERROR, path, Span(line, col, end_line, end_col), f"syntax error: {exc.msg}")
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
+        return meta_finding(SYNTAX_ERROR, path, Span(1, 1, 1, 1), f"cannot parse: {exc}")
+
+
+def discover_safely(source: str, path: str, tree: ast.Module, extra_roots: Iterable[str] = ()
+                    ) -> KernelDiscovery | Finding:
+    """Kernel discovery, or an NKI999 finding if discovery itself failed."""
+    try:
+        return discover(source, path, tree, extra_roots=extra_roots)
+    except Exception as exc:  # an analysis bug must not take down the caller
+        log.exception("kernel discovery failed on %s", path)
+        return meta_finding(INTERNAL_ERROR, path, Span(1, 1, 1, 1),
+                            f"internal error in kernel discovery: {type(exc).__name__}: {exc}")
+
+
+def lint_module(source: str, path: str, config: LintConfig, *, tree: ast.Module | None = None,
+                discovery: KernelDiscovery | None = None) -> list[Finding]:
+    """All findings for one file's text, sorted by position, after suppression and severity overrides."""
+    if tree is None:
+        parsed = parse(source, path)
+        if isinstance(parsed, Finding):
+            return [parsed] if config.enabled(SYNTAX_ERROR, path) else []
+        tree = parsed
+    if discovery is None:
+        found = discover_safely(source, path, tree)
+        if isinstance(found, Finding):
+            return [found]
+        discovery = found
+    ctx = LintContext(path, source, tree, discovery, config)
+    findings: list[Finding] = []
+    for code, r in all_rules().items():
+        if r.check is None or not r.applies_to(config.target) or not config.enabled(code, path):
+            continue
+        try:
+            findings.extend(r.check(ctx))
+        except Exception as exc:
+            log.exception("rule %s (%s) failed on %s", code, r.name, path)
+            findings.append(meta_finding(INTERNAL_ERROR, path, Span(1, 1, 1, 1),
+                                         f"internal error in rule {code} ({r.name}): {type(exc).__name__}: {exc}"))
+    findings = [f for f in findings if config.enabled(f.code, path)]
+    findings = _suppress(findings, source, path, config)
+    findings = [_override(f, config) for f in findings]
+    return sorted(findings, key=lambda f: (f.span.line, f.span.column, f.code))
+
+
+def _suppress(findings: list[Finding], source: str, path: str, config: LintConfig) -> list[Finding]:
+    if "noqa" not in source:  # cheap exit: most files have no suppression comment at all
+        return findings
+    sup = parse_suppressions(source)
+    kept = [f for f in findings if f.code == INTERNAL_ERROR or not sup.suppresses(f)]
+    if sup.file_all or not config.enabled(UNUSED_NOQA, path) or not all_rules()[UNUSED_NOQA].applies_to(
+            config.target):
+        return kept
+    lines = source.splitlines()
+    for noqa in sup.lines.values():
+        if not noqa.codes:
+            continue  # a bare noqa comment may serve other tools; never reported as unused
+        # Codes of rules that are off (ignored, other NKI version) are not "unused": they may fire elsewhere.
+        unused = tuple(c for c in noqa.codes if c not in noqa.used and _active_or_unknown(c, path, config))
+        if not unused:
+            continue
+        fix = unused_fix(noqa, unused, lines[noqa.line - 1] if noqa.line <= len(lines) else "")
+        r = all_rules()[UNUSED_NOQA]
+        kept.append(Finding(path=path, span=noqa.comment_span, code=UNUSED_NOQA, name=r.name,
+                            severity=r.default_severity,
+                            message=f"unused suppression: {', '.join(unused)} reported nothing on this line",
+                            fix=fix, unnecessary=True))
+    return kept
+
+
+def _active_or_unknown(prefix: str, path: str, config: LintConfig) -> bool:
+    matching = [r for code, r in all_rules().items() if code.startswith(prefix)]
+    if not matching:
+        return True
+    return any(r.applies_to(config.target) and config.enabled(r.code, path) for r in matching)
+
+
+def _override(finding: Finding, config: LintConfig) -> Finding:
+    severity = config.severity_for(finding.code, finding.severity)
+    if severity is finding.severity:
+        return finding
+    return replace(finding, severity=severity)
+
+
+def worst(findings: Iterable[Finding]) -> Severity | None:
+    """The highest severity among findings (None when there are none)."""
+    order = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+    best: Severity | None = None
+    for f in findings:
+        if best is None or order[f.severity] > order[best]:
+            best = f.severity
+    return best
