@@ -1,0 +1,36 @@
+"""``nki-studio serve``: run the language server over stdio."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from nki_studio.lsp.settings import LOG_LEVELS
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``serve`` sub-command."""
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the language server (LSP over stdio)",
+        description="Run the nki-studio language server over stdin/stdout. Logs go to stderr and to the "
+        "client's output (window/logMessage), never to stdout.",
+    )
+    parser.add_argument("--stdio", action="store_true", help="accepted for editor compatibility (stdio is the only transport)")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="initial log level (setting logLevel overrides)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until the client sends exit; returns the exit code."""
+    from nki_studio.lsp import logs
+    from nki_studio.lsp.server import create_server
+
+    protocol_out = sys.stdout.buffer
+    # Anything printed by imported or user code must not corrupt the protocol stream.
+    sys.stdout = sys.stderr
+    logs.configure_stderr(args.log_level)
+    server = create_server()
+    server.start_io(sys.stdin.buffer, protocol_out)
+    return 0

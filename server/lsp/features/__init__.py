@@ -1,0 +1,1 @@
+"""Language-server feature modules; each exposes ``register(server)`` and is listed in ``lsp.server.FEATURES``."""

@@ -1,0 +1,218 @@
+"""Lint diagnostics and their code actions.
+
+Runs ``nkilint.api.lint_source`` per document: on open and save at once, on change after the
+``lintDebounceMs`` delay; one job per document, newest wins (``lsp.jobs``), in the job threads. A result
+is published only if the document still has the version that was linted. Code actions: every
+precomputed fix (``Diagnostic.data["fix"]``) and ``# noqa: NKI###`` for the diagnostic's line.
+The project config (``pyproject.toml``) is reloaded when its mtime moved; a change reported by the client
+(watched files) relints every open document.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from nki_studio.lsp.convert import DocumentPositions, range_from_json, split_lines, to_diagnostic
+from nki_studio.lsp.jobs import CancelToken, JobRunner
+from nki_studio.lsp.noqa_edit import noqa_edit
+from nki_studio.lsp.server import NkiLanguageServer
+from nki_studio.lsp.settings import Settings
+from pygls.uris import to_fs_path
+from pygls.workspace.position_codec import PositionCodec
+
+log = logging.getLogger(__name__)
+
+SOURCE = "nkilint"
+# docs/rules next to the package in a source checkout (editable install); a wheel has no docs: no link.
+_DOCS_DIR = Path(__file__).resolve().parents[3] / "docs" / "rules"
+_RULE_CODE = re.compile(r"NKI\d{3}")
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """What one lint run needs, captured on the event loop so the thread never touches the workspace."""
+
+    uri: str
+    path: str
+    version: int | None
+    text: str
+    settings: Settings
+    encoding: Any
+
+
+class LintFeature:
+    """Owns the lint jobs of one server."""
+
+    def __init__(self, server: NkiLanguageServer) -> None:
+        self.server = server
+        self.jobs: JobRunner[list[types.Diagnostic]] = JobRunner(server.executor, name="lint")
+        self._reported_errors: dict[str, str] = {}
+
+    # ---- scheduling ----------------------------------------------------------------------------------
+    def schedule(self, uri: str, delay: float) -> None:
+        """(Re)lint ``uri`` after ``delay`` seconds, superseding a pending run."""
+        snap = self._snapshot(uri)
+        if snap is None:
+            return
+        if not snap.settings.lint_enabled:
+            self.clear(uri)
+            return
+        self.jobs.submit(uri, lambda token: self.run(snap, token), delay=delay, on_result=lambda d: self._publish(snap, d))
+
+    def relint_all(self) -> None:
+        """Lint every open document again (settings or config changed)."""
+        for uri in list(self.server.workspace.text_documents):
+            self.schedule(uri, 0.0)
+
+    def clear(self, uri: str) -> None:
+        """Cancel the document's job and remove its diagnostics."""
+        self.jobs.cancel(uri)
+        self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def _snapshot(self, uri: str) -> _Snapshot | None:
+        doc = self.server.workspace.get_text_document(uri)
+        path = doc.path or to_fs_path(uri) or uri
+        if not (doc.language_id == "python" or (doc.language_id is None and path.endswith(".py"))):
+            return None
+        return _Snapshot(
+            uri=uri, path=path, version=doc.version, text=doc.source, settings=self.server.settings,
+            encoding=self.server.workspace.position_encoding,
+        )
+
+    def _publish(self, snap: _Snapshot, diagnostics: list[types.Diagnostic]) -> None:
+        docs = self.server.workspace.text_documents
+        doc = docs.get(snap.uri)
+        if doc is None or doc.version != snap.version:
+            log.debug("lint of %s v%s dropped: document moved on", snap.uri, snap.version)
+            return
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=snap.uri, diagnostics=diagnostics, version=snap.version)
+        )
+
+    # ---- the job (runs in a pool thread) -------------------------------------------------------------
+    def run(self, snap: _Snapshot, token: CancelToken) -> list[types.Diagnostic]:
+        """Lint one snapshot and convert the findings; an engine crash becomes one internal-error diagnostic."""
+        positions = DocumentPositions(split_lines(snap.text), PositionCodec(snap.encoding))
+        try:
+            from nki_studio.nkilint import api
+
+            config, config_problem = self._config(snap)
+            token.raise_if_cancelled()
+            findings = api.lint_source(snap.text, snap.path, config)
+            if config_problem is not None:
+                findings.insert(0, config_problem)
+        except Exception as exc:
+            return [self._internal_error(snap, exc)]
+        self._reported_errors.pop(snap.uri, None)
+        token.raise_if_cancelled()
+        diagnostics = [
+            to_diagnostic(
+                f, positions, uri=snap.uri, doc_path=snap.path,
+                base_url=snap.settings.rule_docs_base_url, docs_dir=_DOCS_DIR,
+            )
+            for f in findings
+        ]
+        return diagnostics
+
+    @staticmethod
+    def _config(snap: _Snapshot) -> tuple[Any, Any]:
+        """The project config (``config_for`` rereads a changed pyproject.toml by mtime; a broken one gives
+        defaults plus an NKI002 finding) with the editor's explicit target/version on top."""
+        from nki_studio.nkilint import api
+
+        config, problem = api.config_for(snap.path)
+        settings = snap.settings
+        if settings.target is not None or settings.nki_version is not None:
+            config = config.with_overrides(generation=settings.target, nki_version=settings.nki_version)
+        return config, problem
+
+    def _internal_error(self, snap: _Snapshot, exc: Exception) -> types.Diagnostic:
+        summary = f"{type(exc).__name__}: {exc}"
+        if self._reported_errors.get(snap.uri) != summary:  # full traceback once per distinct error
+            self._reported_errors[snap.uri] = summary
+            log.exception("nkilint failed on %s", snap.path)
+        return _line_one(f"nki-studio internal error while linting (see the nki-studio log): {summary}",
+                         types.DiagnosticSeverity.Error)
+
+    # ---- code actions --------------------------------------------------------------------------------
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        """Quick fixes from ``Diagnostic.data`` and noqa insertions for the diagnostics in the request."""
+        only = params.context.only
+        if only and not any(k == types.CodeActionKind.QuickFix or types.CodeActionKind.QuickFix.startswith(k) for k in only):
+            return None
+        uri = params.text_document.uri
+        doc = self.server.workspace.get_text_document(uri)
+        codec = PositionCodec(self.server.workspace.position_encoding)
+        actions: list[types.CodeAction] = []
+        noqa_actions: list[types.CodeAction] = []
+        seen_noqa: set[tuple[int, str]] = set()
+        for diag in params.context.diagnostics:
+            if diag.source != SOURCE or not isinstance(diag.code, str):
+                continue
+            data = diag.data if isinstance(diag.data, dict) else {}
+            fix = data.get("fix")
+            if isinstance(fix, dict):
+                edits = [types.TextEdit(range=range_from_json(e["range"]), new_text=e["newText"]) for e in fix["edits"]]
+                actions.append(self._action(f"{fix['title']} ({diag.code})", uri, doc.version, edits, diag, preferred=True))
+            key = (diag.range.start.line, diag.code)
+            if _RULE_CODE.fullmatch(diag.code) and key not in seen_noqa:
+                seen_noqa.add(key)
+                edit = noqa_edit(doc.source, diag.range.start.line, diag.code, codec)
+                if edit is not None:
+                    title = f"Suppress {diag.code} on this line (# noqa: {diag.code})"
+                    noqa_actions.append(self._action(title, uri, doc.version, [edit], diag, preferred=False))
+        return (actions + noqa_actions) or None
+
+    def _action(
+        self, title: str, uri: str, version: int | None, edits: list[types.TextEdit], diag: types.Diagnostic, *, preferred: bool
+    ) -> types.CodeAction:
+        caps = self.server.client_capabilities.workspace
+        versioned = caps is not None and caps.workspace_edit is not None and bool(caps.workspace_edit.document_changes)
+        if versioned:
+            edit = types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                        edits=list(edits),
+                    )
+                ]
+            )
+        else:
+            edit = types.WorkspaceEdit(changes={uri: edits})
+        return types.CodeAction(
+            title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag], edit=edit, is_preferred=preferred or None
+        )
+
+    # ---- events --------------------------------------------------------------------------------------
+    def on_files_changed(self, changes: Any) -> None:
+        """A watched pyproject.toml changed: relint (``load_config`` rereads it by mtime)."""
+        if any(c.uri.endswith("pyproject.toml") for c in changes):
+            self.relint_all()
+
+
+def _line_one(message: str, severity: types.DiagnosticSeverity) -> types.Diagnostic:
+    """A diagnostic about the whole file (config problem, internal error), on line 1."""
+    start = types.Position(line=0, character=0)
+    return types.Diagnostic(range=types.Range(start=start, end=start), message=message, severity=severity, source=SOURCE)
+
+
+def register(server: NkiLanguageServer) -> None:
+    """Wire lint into the server's document, settings and file events."""
+    feature = LintFeature(server)
+
+    def debounce() -> float:
+        return server.settings.lint_debounce_ms / 1000.0
+
+    server.on_document("open", lambda uri: feature.schedule(uri, 0.0))
+    server.on_document("change", lambda uri: feature.schedule(uri, debounce()))
+    server.on_document("save", lambda uri: feature.schedule(uri, 0.0))
+    server.on_document("close", feature.clear)
+    server.on_settings_changed(lambda old, new: feature.relint_all())
+    server.watch_files("**/pyproject.toml")
+    server.on_files_changed(feature.on_files_changed)
+    server.add_code_action_provider(feature.code_actions, kinds=[types.CodeActionKind.QuickFix])

@@ -1,0 +1,78 @@
+"""Server logging: records of the ``nki_studio`` loggers go to the client (``window/logMessage``, shown in the
+editor's output panel) and to stderr. Never to stdout: stdout carries the protocol."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Callable
+
+from lsprotocol import types
+
+_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
+
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _message_type(levelno: int) -> types.MessageType:
+    if levelno >= logging.ERROR:
+        return types.MessageType.Error
+    if levelno >= logging.WARNING:
+        return types.MessageType.Warning
+    if levelno >= logging.INFO:
+        return types.MessageType.Info
+    return types.MessageType.Log
+
+
+class ClientLogHandler(logging.Handler):
+    """Forwards records to the client through ``send`` (which must be safe to call from any thread).
+
+    Attached only to the ``nki_studio`` logger: pygls logs every message it writes, so forwarding its
+    records would loop. A thread-local guard stops recursion from anything logged while sending.
+    """
+
+    def __init__(self, send: Callable[[types.LogMessageParams], None]) -> None:
+        super().__init__()
+        self._send = send
+        self._local = threading.local()
+        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(self._local, "busy", False):
+            return
+        self._local.busy = True
+        try:
+            self._send(types.LogMessageParams(type=_message_type(record.levelno), message=self.format(record)))
+        except Exception:  # the client may be gone; logging must never raise into callers
+            self.handleError(record)
+        finally:
+            self._local.busy = False
+
+
+def configure_stderr(level: str = "info") -> None:
+    """Send ``nki_studio`` records at ``level`` and third-party warnings to stderr (idempotent)."""
+    root = logging.getLogger()
+    if not any(getattr(h, "_nki_stderr", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler._nki_stderr = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    set_level(level)
+
+
+def set_level(level: str) -> None:
+    """Apply the ``logLevel`` setting to the project's loggers."""
+    logging.getLogger("nki_studio").setLevel(_LEVELS.get(level, logging.INFO))
+
+
+def attach_client(send: Callable[[types.LogMessageParams], None]) -> ClientLogHandler:
+    """Attach (once) a handler that forwards ``nki_studio`` records to the client; returns it."""
+    logger = logging.getLogger("nki_studio")
+    for h in logger.handlers:
+        if isinstance(h, ClientLogHandler):
+            logger.removeHandler(h)
+    handler = ClientLogHandler(send)
+    logger.addHandler(handler)
+    return handler

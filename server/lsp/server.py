@@ -1,0 +1,290 @@
+"""The nki-studio language server: settings, logging, document events and the feature registry.
+
+Feature modules live in ``nki_studio.lsp.features``; each exposes ``register(server)``. Because pygls
+allows one handler per LSP method, the server owns the shared ones and fans them out:
+
+* document events: ``server.on_document("open"|"change"|"save"|"close", callback(uri))``
+* settings: ``server.on_settings_changed(callback(old, new))``; read ``server.settings`` any time
+* watched files: ``server.watch_files(glob)`` + ``server.on_files_changed(callback(changes))``
+* merged requests: ``add_code_action_provider``, ``add_hover_provider``, ``add_inlay_hint_provider``,
+  ``add_code_lens_provider`` (each provider may be sync or async and return None)
+* everything else (commands, completion, ...) is registered directly with ``server.feature``/``command``.
+
+Long work goes through ``nki_studio.lsp.jobs`` (per-document newest-wins jobs, ``$/progress``).
+Custom notifications use the ``nki/`` prefix: ``server.notify_client("nki/heatmap", payload)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+from lsprotocol import types
+from nki_studio import __version__
+from nki_studio.lsp import logs
+from nki_studio.lsp.settings import SECTION, Settings, merge, section_of
+from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger(__name__)
+
+# Feature modules under nki_studio.lsp.features, registered in this order.
+FEATURES: tuple[str, ...] = ("lint",)
+
+DocumentEvent = Literal["open", "change", "save", "close"]
+DocumentListener = Callable[[str], None]
+SettingsListener = Callable[[Settings, Settings], None]
+FilesListener = Callable[[Sequence[types.FileEvent]], None]
+Provider = Callable[[Any], Any]
+
+
+class NkiLanguageServer(LanguageServer):
+    """pygls 2 server with nki-studio settings and fan-out of shared LSP events to feature modules."""
+
+    def __init__(self) -> None:
+        super().__init__(name="nki-studio", version=__version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        # Analysis jobs run here, not in pygls' pool (its stdin reader holds one of those threads).
+        self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nki-job")
+        self.loaded_features: list[str] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._doc_listeners: dict[str, list[DocumentListener]] = {e: [] for e in ("open", "change", "save", "close")}
+        self._settings_listeners: list[SettingsListener] = []
+        self._files_listeners: list[FilesListener] = []
+        self._watch_globs: list[str] = []
+        self._providers: dict[str, list[Provider]] = {}
+        self._code_action_options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+        self._register_core_handlers()
+
+    # ---- hooks for feature modules -------------------------------------------------------------------
+    def on_document(self, event: DocumentEvent, callback: DocumentListener) -> None:
+        """Call ``callback(uri)`` after the workspace applied a didOpen/didChange/didSave/didClose."""
+        self._doc_listeners[event].append(callback)
+
+    def on_settings_changed(self, callback: SettingsListener) -> None:
+        """Call ``callback(old, new)`` whenever the client changes settings (only if they differ)."""
+        self._settings_listeners.append(callback)
+
+    def watch_files(self, glob: str) -> None:
+        """Ask the client to report changes of files matching ``glob`` (register before initialization)."""
+        if glob not in self._watch_globs:
+            self._watch_globs.append(glob)
+
+    def on_files_changed(self, callback: FilesListener) -> None:
+        """Call ``callback(changes)`` on workspace/didChangeWatchedFiles."""
+        self._files_listeners.append(callback)
+
+    def add_code_action_provider(self, provider: Provider, kinds: Sequence[str] = ()) -> None:
+        """Add a ``provider(CodeActionParams) -> list[CodeAction] | None``; results of all providers are joined."""
+        known = list(self._code_action_options.code_action_kinds or [])
+        known.extend(k for k in kinds if k not in known)
+        self._code_action_options.code_action_kinds = known
+        self._aggregate(types.TEXT_DOCUMENT_CODE_ACTION, provider, self._code_action_options, _join_lists)
+
+    def add_hover_provider(self, provider: Provider) -> None:
+        """Add a ``provider(HoverParams) -> Hover | None``; several hovers are joined with a rule."""
+        self._aggregate(types.TEXT_DOCUMENT_HOVER, provider, None, _join_hovers)
+
+    def add_inlay_hint_provider(self, provider: Provider) -> None:
+        """Add a ``provider(InlayHintParams) -> list[InlayHint] | None``."""
+        self._aggregate(types.TEXT_DOCUMENT_INLAY_HINT, provider, types.InlayHintOptions(resolve_provider=False), _join_lists)
+
+    def add_code_lens_provider(self, provider: Provider) -> None:
+        """Add a ``provider(CodeLensParams) -> list[CodeLens] | None``."""
+        self._aggregate(types.TEXT_DOCUMENT_CODE_LENS, provider, types.CodeLensOptions(resolve_provider=False), _join_lists)
+
+    # ---- helpers for feature modules -----------------------------------------------------------------
+    def call_soon(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn`` on the event loop thread (now if already there); use it to talk to the client from threads."""
+        loop = self._loop
+        if loop is None or threading.get_ident() == self._loop_thread:
+            fn()
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(fn)
+
+    def notify_client(self, method: str, payload: Any) -> None:
+        """Send a custom notification (method prefixed ``nki/``) from any thread."""
+        self.call_soon(lambda: self.protocol.notify(method, payload))
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the client declared the workspace trusted (required to run user code)."""
+        return self.settings.trusted_workspace
+
+    def apply_settings(self, options: Any, origin: str) -> None:
+        """Merge a settings payload, log bad values, and notify listeners if anything changed."""
+        old = self.settings
+        new, problems = merge(old, options)
+        for problem in problems:
+            log.warning("%s: %s", origin, problem)
+        if new == old:
+            return
+        self.settings = new
+        logs.set_level(new.log_level)
+        log.info("settings from %s: target=%s nki-version=%s trusted=%s", origin, new.target, new.nki_version, new.trusted_workspace)
+        for listener in self._settings_listeners:
+            try:
+                listener(old, new)
+            except Exception:
+                log.exception("settings listener %r failed", listener)
+
+    # ---- internals -----------------------------------------------------------------------------------
+    def _aggregate(self, method: str, provider: Provider, options: Any, join: Callable[[list[Any]], Any]) -> None:
+        providers = self._providers.get(method)
+        if providers is not None:
+            providers.append(provider)
+            return
+        providers = self._providers[method] = [provider]
+
+        async def handler(params: Any) -> Any:
+            results = []
+            for p in list(providers):
+                try:
+                    r = p(params)
+                    if inspect.isawaitable(r):
+                        r = await r
+                except Exception:
+                    log.exception("%s provider %r failed", method, p)
+                    continue
+                if r is not None:
+                    results.append(r)
+            return join(results)
+
+        self.feature(method, options)(handler)
+
+    def _emit_document(self, event: str, uri: str) -> None:
+        for listener in self._doc_listeners[event]:
+            try:
+                listener(uri)
+            except Exception:
+                log.exception("%s listener %r failed for %s", event, listener, uri)
+
+    def _register_core_handlers(self) -> None:
+        @self.feature(types.INITIALIZE)
+        def initialize(ls: NkiLanguageServer, params: types.InitializeParams) -> None:
+            ls._loop = asyncio.get_running_loop()
+            ls._loop_thread = threading.get_ident()
+            logs.attach_client(lambda p: ls.call_soon(lambda: ls.window_log_message(p)))
+            ls.apply_settings(params.initialization_options, "initializationOptions")
+            log.info("nki-studio %s language server initialised (features: %s)", __version__, ", ".join(ls.loaded_features))
+
+        @self.feature(types.INITIALIZED)
+        async def initialized(ls: NkiLanguageServer, params: types.InitializedParams) -> None:
+            await ls._register_watchers()
+            await ls._pull_configuration()
+
+        @self.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+        async def did_change_configuration(ls: NkiLanguageServer, params: types.DidChangeConfigurationParams) -> None:
+            if section_of(params.settings):
+                ls.apply_settings(params.settings, "didChangeConfiguration")
+            else:  # VS Code sends null settings: pull them
+                await ls._pull_configuration()
+
+        @self.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+        def did_change_watched_files(ls: NkiLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+            for listener in ls._files_listeners:
+                try:
+                    listener(params.changes)
+                except Exception:
+                    log.exception("files listener %r failed", listener)
+
+        @self.feature(types.TEXT_DOCUMENT_DID_OPEN)
+        def did_open(ls: NkiLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+            ls._emit_document("open", params.text_document.uri)
+
+        @self.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+        def did_change(ls: NkiLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+            ls._emit_document("change", params.text_document.uri)
+
+        @self.feature(types.TEXT_DOCUMENT_DID_SAVE)
+        def did_save(ls: NkiLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+            ls._emit_document("save", params.text_document.uri)
+
+        @self.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+        def did_close(ls: NkiLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+            ls._emit_document("close", params.text_document.uri)
+
+        @self.feature(types.SHUTDOWN)
+        def shutdown(ls: NkiLanguageServer, params: None) -> None:
+            ls.executor.shutdown(wait=False, cancel_futures=True)
+
+    async def _register_watchers(self) -> None:
+        caps = self.client_capabilities.workspace
+        watched = caps.did_change_watched_files if caps is not None else None
+        if not self._watch_globs or watched is None or not watched.dynamic_registration:
+            return  # features fall back to mtime checks
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=g) for g in self._watch_globs]
+        )
+        registration = types.Registration(
+            id="nki-studio-watchers", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+        )
+        try:
+            await self.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+        except Exception as exc:
+            log.info("file watchers not registered (%s); config changes are found by mtime", exc)
+
+    async def _pull_configuration(self) -> None:
+        caps = self.client_capabilities.workspace
+        if caps is None or not caps.configuration:
+            return
+        try:
+            result = await asyncio.wait_for(
+                self.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+                ),
+                timeout=5,
+            )
+        except Exception as exc:
+            log.warning("workspace/configuration failed: %s", exc)
+            return
+        if result and isinstance(result[0], dict):
+            self.apply_settings(result[0], "workspace/configuration")
+
+
+def _join_lists(results: list[Any]) -> list[Any] | None:
+    joined = [item for r in results for item in r]
+    return joined or None
+
+
+def _markdown(contents: Any) -> str:
+    if isinstance(contents, types.MarkupContent):
+        return contents.value
+    if isinstance(contents, str):
+        return contents
+    if isinstance(contents, types.MarkedStringWithLanguage):
+        return f"```{contents.language}\n{contents.value}\n```"
+    if isinstance(contents, list):
+        return "\n\n".join(_markdown(c) for c in contents)
+    return str(contents)
+
+
+def _join_hovers(results: list[types.Hover]) -> types.Hover | None:
+    if not results:
+        return None
+    if len(results) == 1:
+        return results[0]
+    text = "\n\n---\n\n".join(_markdown(h.contents) for h in results)
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+        range=next((h.range for h in results if h.range is not None), None),
+    )
+
+
+def create_server(features: Sequence[str] = FEATURES) -> NkiLanguageServer:
+    """Build the server and register each feature module (a broken module is logged and skipped)."""
+    server = NkiLanguageServer()
+    for name in features:
+        try:
+            importlib.import_module(f"nki_studio.lsp.features.{name}").register(server)
+        except Exception:
+            log.exception("feature %s failed to load; continuing without it", name)
+            continue
+        server.loaded_features.append(name)
+    return server
