@@ -1,0 +1,216 @@
+"""The current simulation: options, per-core state, instruction check-in and the trace recorder.
+
+Every simulated API call runs inside a :class:`SimContext` made current for its thread. Under LNC=2 each
+of the two kernel threads has its own :class:`CoreState` (program id, SBUF/PSUM tracker, engine registers)
+and both share the context (options, trace, warnings, shared-HBM synchronisation).
+
+ISA implementations call :func:`issue` once per instruction, before computing. It counts the instruction,
+calls the caller's check-in hook (deadlines), enforces the instruction budget, and records a
+``TraceEvent`` when tracing is on. With tracing off the cost is a counter increment and two checks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nki_studio.model.targets import NkiVersion, Target
+from nki_studio.sim.errors import ResourceLimitError, SimulationError
+from nki_studio.sim.memory import AllocationBudget, MemoryTracker
+from nki_studio.sim.trace import Operand, TraceEvent
+from nki_studio.sim.userframe import user_location
+
+if TYPE_CHECKING:
+    from nki_studio.sim.tensor import NkiTensor
+
+
+@dataclass
+class SimOptions:
+    """What a simulation run models and how it is bounded."""
+
+    target: Target = field(default_factory=Target)
+    precise: bool = True  # ml_dtypes storage (NKI_PRECISE_FP=1) vs float32 storage
+    strict: bool = False  # reading never-written memory raises, naming the line
+    trace: bool = False  # record one TraceEvent per instruction
+    capacity: str = "error"  # SBUF/PSUM over capacity: "error" | "warn" | "off"
+    allocation_budget: int | None = None  # live bytes over all regions the kernel may allocate
+    max_instructions: int | None = None  # instruction budget (None = unbounded)
+    checkin: Callable[[], None] | None = None  # called every instruction; raise to stop the kernel
+    while_loop_cap: int = 1 << 20  # iterations before nl.while_loop is declared non-terminating
+    lnc: int = 1
+
+    @property
+    def nki_version(self) -> NkiVersion:
+        """The NKI version whose semantics are simulated."""
+        return self.target.nki_version
+
+
+class CoreState:
+    """State private to one logical core (one kernel thread under LNC=2)."""
+
+    def __init__(self, core_id: int, num_cores: int, memory: MemoryTracker) -> None:
+        self.core_id = core_id
+        self.num_cores = num_cores
+        self.memory = memory
+        # Engine-private state owned by the ISA implementations (accumulator registers, RNG state...),
+        # keyed by a name the owner chooses, e.g. "scalar.reduce_regs".
+        self.registers: dict[str, Any] = {}
+
+
+class TraceRecorder:
+    """Builds ``TraceEvent``s with the user's file:line; thread-safe for LNC=2."""
+
+    def __init__(self) -> None:
+        self.events: list[TraceEvent] = []
+        self._lock = threading.Lock()
+
+    def record(self, op: str, engine: str, core: int, reads: Mapping[str, object],
+               writes: Mapping[str, object], flops: int) -> None:
+        """Append one event for an instruction whose operands are ``reads`` and ``writes`` (role -> value)."""
+        from nki_studio.sim.tensor import NkiTensor
+
+        loc = user_location()
+        operands: list[Operand] = []
+        bytes_read: dict[str, int] = {}
+        bytes_written: dict[str, int] = {}
+        main: NkiTensor | None = None
+        for mapping, counter in ((writes, bytes_written), (reads, bytes_read)):
+            for role, value in mapping.items():
+                if not isinstance(value, NkiTensor):
+                    continue
+                kind = value.buffer.kind
+                operands.append(Operand(role, value.shape, value.dtype_name, kind))
+                counter[kind] = counter.get(kind, 0) + value.size * value.dtype.itemsize
+                if main is None and value.buffer.on_chip:
+                    main = value
+        if main is not None:
+            partitions = main.shape[0]
+            free = main.size // partitions if partitions else 0
+        else:
+            partitions, free = 0, sum(o.shape[0] if o.shape else 1 for o in operands[:1])
+        with self._lock:
+            self.events.append(TraceEvent(
+                seq=len(self.events), op=op, engine=engine, file=loc.file, line=loc.line, stack=loc.stack,
+                operands=tuple(operands), partitions=partitions, free_elements=free,
+                bytes_read=bytes_read, bytes_written=bytes_written, flops=flops, core=core,
+            ))
+
+
+class SimContext:
+    """One simulation run: options, cores, trace, warnings and cross-core synchronisation."""
+
+    def __init__(self, options: SimOptions) -> None:
+        self.options = options
+        limits = options.target.limits
+        self.budget = AllocationBudget(options.allocation_budget)
+        capacity = {"sbuf": limits.sbuf_bytes_per_partition, "psum": limits.psum_bytes_per_partition}
+        self.cores = [
+            CoreState(i, options.lnc, MemoryTracker(capacity, mode=options.capacity, budget=self.budget,
+                                                    pmax=limits.partitions))
+            for i in range(options.lnc)
+        ]
+        self.recorder: TraceRecorder | None = TraceRecorder() if options.trace else None
+        self.warnings: list[str] = []
+        self.instructions = 0
+        self.lock = threading.Lock()
+        # Shared state for cross-core primitives (nisa.core_barrier, nisa.sendrecv, collectives),
+        # keyed by the owner's choice; guard with ``lock``.
+        self.shared: dict[str, Any] = {}
+        self.barrier = threading.Barrier(options.lnc) if options.lnc > 1 else None
+        self._warned: set[tuple[str, int, str]] = set()
+
+    def warn(self, message: str) -> None:
+        """Record a warning once per (file, line, message), prefixed with the user's file:line."""
+        loc = user_location()
+        key = (loc.file, loc.line, message)
+        with self.lock:
+            if key not in self._warned:
+                self._warned.add(key)
+                self.warnings.append(f"{loc.file}:{loc.line}: {message}" if loc.file else message)
+
+
+class _State(threading.local):
+    ctx: SimContext | None = None
+    core: CoreState | None = None
+
+
+_state = _State()
+
+
+def current() -> SimContext:
+    """The simulation running on this thread; raises ``SimulationError`` outside a simulation."""
+    ctx = _state.ctx
+    if ctx is None:
+        raise SimulationError("the nki API was used outside a simulation (use nki_studio.sim.simulate)")
+    return ctx
+
+
+def current_or_none() -> SimContext | None:
+    """The running simulation, or None."""
+    return _state.ctx
+
+
+def current_core() -> CoreState:
+    """The logical core running on this thread."""
+    core = _state.core
+    if core is None:
+        raise SimulationError("the nki API was used outside a simulation (use nki_studio.sim.simulate)")
+    return core
+
+
+@contextmanager
+def activate(ctx: SimContext, core: CoreState) -> Iterator[SimContext]:
+    """Make ``ctx``/``core`` current on this thread for the duration of the block."""
+    saved = (_state.ctx, _state.core)
+    _state.ctx, _state.core = ctx, core
+    try:
+        yield ctx
+    finally:
+        _state.ctx, _state.core = saved
+
+
+@contextmanager
+def session(options: SimOptions | None = None, **overrides: Any) -> Iterator[SimContext]:
+    """A one-core simulation context for direct API use (tests, notebooks): ``with session(strict=True):``."""
+    opts = options if options is not None else SimOptions()
+    for key, value in overrides.items():
+        setattr(opts, key, value)
+    ctx = SimContext(opts)
+    try:
+        with activate(ctx, ctx.cores[0]):
+            yield ctx
+    finally:
+        for core in ctx.cores:
+            core.memory.release_all()
+
+
+def issue(op: str, engine: str, reads: Mapping[str, object] | None = None,
+          writes: Mapping[str, object] | None = None, flops: int = 0) -> None:
+    """Announce one instruction (call before computing it).
+
+    ``op`` is the public name ("nisa.tensor_tensor"), ``engine`` one of ``trace.ENGINES``; ``reads`` and
+    ``writes`` map operand roles to values (non-tensors are ignored). Raises ``ResourceLimitError`` when
+    the instruction budget is spent; the check-in hook may raise to stop the kernel.
+    """
+    ctx = _state.ctx
+    if ctx is None:
+        raise SimulationError(f"{op} was called outside a simulation (use nki_studio.sim.simulate)")
+    ctx.instructions += 1
+    opts = ctx.options
+    if opts.checkin is not None:
+        opts.checkin()
+    if opts.max_instructions is not None and ctx.instructions > opts.max_instructions:
+        raise ResourceLimitError(f"instruction budget of {opts.max_instructions} exceeded at {op}")
+    if ctx.recorder is not None:
+        core = _state.core
+        ctx.recorder.record(op, engine, core.core_id if core else 0, reads or {}, writes or {}, flops)
+
+
+def warn(message: str) -> None:
+    """Record a simulation warning at the user's line (no-op outside a simulation)."""
+    ctx = _state.ctx
+    if ctx is not None:
+        ctx.warn(message)

@@ -1,0 +1,75 @@
+"""Find the kernel source line behind the current simulator call.
+
+A frame is *internal* when its file lives in the ``nki_studio`` package, the Python standard library or
+site-packages (numpy, ml_dtypes...). The innermost non-internal frame is the user's line; the user frames
+outside it (up to the point where the simulator called the kernel) form the call stack into helpers.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import types
+from dataclasses import dataclass
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../server (nki_studio)
+_LIB_DIRS = tuple(
+    {os.path.abspath(p) for key in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(key))}
+)
+_internal_cache: dict[str, bool] = {}
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A user source position plus the user frames around it (outermost first, "path:line:function")."""
+
+    file: str = ""
+    line: int = 0
+    stack: tuple[str, ...] = ()
+
+
+def is_internal(filename: str) -> bool:
+    """True for frames of the simulator itself, the standard library or installed packages."""
+    cached = _internal_cache.get(filename)
+    if cached is None:
+        path = os.path.abspath(filename)
+        cached = (
+            filename.startswith("<frozen")
+            or path.startswith(_PACKAGE_DIR + os.sep)
+            or any(path.startswith(d + os.sep) for d in _LIB_DIRS)
+        )
+        _internal_cache[filename] = cached
+    return cached
+
+
+def user_location(frame: types.FrameType | None = None) -> SourceLocation:
+    """Location of the innermost user frame at or outside ``frame`` (default: the caller's frames)."""
+    f: types.FrameType | None = frame if frame is not None else sys._getframe(1)
+    while f is not None and is_internal(f.f_code.co_filename):
+        f = f.f_back
+    if f is None:
+        return SourceLocation()
+    inner = f
+    outer: list[str] = []
+    f = f.f_back
+    # Walk out through the user's helper frames; stop at the first internal frame (the simulator's call
+    # into the kernel), so test runners and drivers around the simulation are not reported.
+    while f is not None and not is_internal(f.f_code.co_filename):
+        outer.append(f"{os.path.abspath(f.f_code.co_filename)}:{f.f_lineno}:{f.f_code.co_name}")
+        f = f.f_back
+    outer.reverse()
+    return SourceLocation(os.path.abspath(inner.f_code.co_filename), inner.f_lineno, tuple(outer))
+
+
+def traceback_location(tb: types.TracebackType | None) -> SourceLocation:
+    """Location of the innermost user frame of an exception's traceback (kernel line of a crash)."""
+    last_user: types.TracebackType | None = None
+    while tb is not None:
+        if not is_internal(tb.tb_frame.f_code.co_filename):
+            last_user = tb
+        tb = tb.tb_next
+    if last_user is None:
+        return SourceLocation()
+    loc = user_location(last_user.tb_frame)
+    return SourceLocation(loc.file, last_user.tb_lineno, loc.stack)
