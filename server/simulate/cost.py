@@ -1,0 +1,222 @@
+"""Estimated cost of a kernel from its simulator trace: per-instruction time by engine, per-line totals and a
+roofline point. Every number here is an *estimate* from rules of thumb; the model is documented in
+docs/cost-model.md and its constants live in ``nki_studio.model.targets`` (hardware.md §1/§3).
+
+Model summary (one instruction):
+
+* DMA: ``bytes / dma_bytes_per_ns + dma_fixed_overhead_ns / dma_engines`` (the per-transfer overhead is
+  paid by one of the 16 DMA engines while the others keep streaming -- inferred amortisation).
+* TensorE matmul: ``max(matmul_min_cycles, N_moving)`` cycles, x4 for FP32 inputs, at the Tensor clock.
+* Vector/Scalar/GpSimd: ``max(MIN_II, ceil(k * N * 128 / lanes)) + access_overhead`` cycles at the engine
+  clock, where N = free elements per partition, ``lanes`` the data-path width for the operand dtypes and
+  k = 2 for two-tensor-input instructions (8 for reciprocal, 13/3 for bn_aggr; iota/affine_select 150+N).
+* Kernel time: engines run concurrently, so the estimate is the busiest (core, engine) queue; the serial sum
+  is reported too. A line's share is its time over the serial sum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from nki_studio.model.targets import COST_RULES, InstructionCostRules, TargetLimits
+from nki_studio.profile.roofline import flops_from_trace
+from nki_studio.sim.trace import TraceEvent
+
+LABEL = "estimated"
+_SIXTEEN_BIT = ("bfloat16", "float16")
+_TWO_INPUT = ("tensor_tensor", "tensor_tensor_scan", "scalar_tensor_tensor", "select", "range_select",
+              "tensor_copy_predicated", "select_reduce", "add", "subtract", "multiply", "divide", "maximum",
+              "minimum", "power")
+
+
+@dataclass(frozen=True)
+class InstructionCost:
+    """Estimated time of one traced instruction."""
+
+    event: TraceEvent
+    ns: float
+    cycles: float  # 0 for DMA (priced in bytes)
+
+
+@dataclass
+class LineCost:
+    """Estimated time issued from one source line, with its engine breakdown."""
+
+    path: str
+    line: int
+    ns: float = 0.0
+    instructions: int = 0
+    by_engine: dict[str, float] = field(default_factory=dict)
+    share: float = 0.0  # of the serial total
+
+    @property
+    def engine(self) -> str:
+        """The engine that takes most of this line's time."""
+        return max(self.by_engine.items(), key=lambda kv: kv[1])[0] if self.by_engine else "none"
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """The kernel's point on the roofline: FLOPs, HBM bytes, intensity and which roof bounds it."""
+
+    flops: int
+    hbm_bytes: int
+    intensity: float  # FLOPs per HBM byte
+    ridge: float  # intensity at which the compute and memory roofs meet for this kernel's FLOP mix
+    compute_ns: float  # FLOPs at the peaks of the engines that did them (concurrent engines)
+    memory_ns: float  # HBM bytes at the DMA bandwidth
+    bound: str  # "memory" or "compute"
+
+
+@dataclass
+class CostReport:
+    """Everything the estimated-cost view shows."""
+
+    target: str
+    lines: list[LineCost]
+    engine_ns: dict[str, float]  # "engine" or "engine@core" -> busy time
+    total_ns: float  # busiest engine queue (engines overlap)
+    serial_ns: float  # every instruction one after another
+    roofline: Roofline
+    label: str = LABEL
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form for ``nki/simulationResult`` and ``--json`` (times in ns, all estimated)."""
+        r = self.roofline
+        return {
+            "label": self.label, "target": self.target, "totalNs": self.total_ns, "serialNs": self.serial_ns,
+            "engineNs": self.engine_ns,
+            "lines": [{"path": c.path, "line": c.line, "ns": c.ns, "engine": c.engine, "share": c.share,
+                       "instructions": c.instructions, "byEngine": c.by_engine} for c in self.lines],
+            "roofline": {"flops": r.flops, "hbmBytes": r.hbm_bytes, "intensity": r.intensity, "ridge": r.ridge,
+                         "computeNs": r.compute_ns, "memoryNs": r.memory_ns, "bound": r.bound},
+        }
+
+
+def _suffix(op: str) -> str:
+    return op.rsplit(".", 1)[-1]
+
+
+def _free_size(shape: tuple[int, ...]) -> int:
+    return math.prod(shape[1:]) if len(shape) > 1 else 1
+
+
+def _operand(event: TraceEvent, *roles: str) -> Any:
+    for op in event.operands:
+        if op.role in roles:
+            return op
+    return None
+
+
+def _lanes(event: TraceEvent, limits: TargetLimits) -> int:
+    """Data-path width: the 16-bit width only when every operand is BF16/FP16 (hardware.md §3)."""
+    sixteen = bool(event.operands) and all(o.dtype in _SIXTEEN_BIT for o in event.operands)
+    table = limits.lanes if sixteen else limits.lanes_other
+    return table.get(event.engine, limits.partitions)
+
+
+def dma_ns(nbytes: int, limits: TargetLimits) -> float:
+    """Estimated time of one DMA transfer of ``nbytes``."""
+    return nbytes / limits.dma_bytes_per_ns + limits.dma_fixed_overhead_ns / limits.dma_engines
+
+
+def matmul_cycles(event: TraceEvent, rules: InstructionCostRules = COST_RULES) -> int:
+    """TensorE cycles: ``max(64, N_moving)``, x4 when the moving operand is FP32 (hardware.md §3, [A2])."""
+    moving = _operand(event, "moving", "src", "data")
+    n = _free_size(moving.shape) if moving is not None else event.free_elements
+    cycles = max(rules.matmul_min_cycles, n)
+    if moving is not None and moving.dtype in ("float32", "tfloat32"):
+        cycles *= rules.matmul_fp32_factor
+    return cycles
+
+
+def elementwise_cycles(event: TraceEvent, limits: TargetLimits, rules: InstructionCostRules = COST_RULES) -> float:
+    """Vector/Scalar/GpSimd cycles for one instruction (see the module docstring)."""
+    n = event.free_elements
+    name = _suffix(event.op)
+    if name in ("iota", "affine_select"):
+        return rules.gpsimd_fixed_cycles + n
+    if name == "bn_aggr":
+        return max(rules.min_ii_cycles, rules.bn_aggr_factor * n) + rules.access_overhead_cycles
+    tensor_inputs = sum(1 for o in event.operands if not o.role.startswith(("dst", "out", "reduce_res")))
+    factor: float = 1
+    if name == "reciprocal":
+        factor = rules.reciprocal_factor
+    elif name in _TWO_INPUT or tensor_inputs >= 2:
+        factor = rules.two_input_factor
+    data_cycles = math.ceil(factor * n * limits.partitions / _lanes(event, limits))
+    extra = rules.min_ii_cycles if name in ("activation_reduce", "tensor_scalar_reduce") else 0
+    return max(rules.min_ii_cycles, data_cycles) + extra + rules.access_overhead_cycles
+
+
+def instruction_cost(event: TraceEvent, limits: TargetLimits, rules: InstructionCostRules = COST_RULES
+                     ) -> InstructionCost:
+    """Estimated time of one instruction on ``limits``' generation."""
+    if event.engine == "dma":
+        moved = max(sum(event.bytes_read.values()), sum(event.bytes_written.values()))
+        return InstructionCost(event, dma_ns(moved, limits), 0.0)
+    if event.engine == "sync":  # a sequencer without a data path: no time of its own in this model
+        return InstructionCost(event, 0.0, 0.0)
+    if event.engine == "tensor":
+        cycles: float = matmul_cycles(event, rules)
+    else:
+        cycles = elementwise_cycles(event, limits, rules)
+    clock = limits.clock_ghz.get(event.engine, limits.clock_ghz["vector"])
+    return InstructionCost(event, cycles / clock, cycles)
+
+
+def roofline(events: Iterable[TraceEvent], limits: TargetLimits) -> Roofline:
+    """FLOPs, HBM bytes and the bounding roof (compute peaks from hardware.md §3 throughput table)."""
+    events = list(events)
+    sums = flops_from_trace(events)
+    fp32_matmul = any(
+        (moving := _operand(e, "moving", "src", "data")) is not None and moving.dtype in ("float32", "tfloat32")
+        for e in events if e.engine == "tensor"
+    )
+    peaks: dict[str, float] = dict(limits.engine_fp32_tflops)
+    peaks["tensor"] = limits.tensor_tflops["fp32" if fp32_matmul else "bf16"]
+    default_peak = peaks["vector"]
+    # GpSimd peak is unknown (hardware.md §9): the Vector peak stands in for it (inferred)
+    # TFLOPS == 1e3 FLOPs per ns; engines run concurrently, so the busiest one sets the compute time
+    compute_ns = max((f / (peaks.get(eng, default_peak) * 1e3) for eng, f in sums.by_engine.items() if f),
+                     default=0.0)
+    memory_ns = sums.hbm_bytes / limits.dma_bytes_per_ns
+    intensity = sums.total / sums.hbm_bytes if sums.hbm_bytes else math.inf
+    ridge = (sums.total / compute_ns if compute_ns else 0.0) / limits.dma_bytes_per_ns
+    return Roofline(sums.total, sums.hbm_bytes, intensity, ridge, compute_ns, memory_ns,
+                    "compute" if compute_ns > memory_ns else "memory")
+
+
+def estimate(events: Iterable[TraceEvent], limits: TargetLimits, rules: InstructionCostRules = COST_RULES
+             ) -> CostReport:
+    """The estimated-cost report of a trace on ``limits``' generation."""
+    events = list(events)
+    lines: dict[tuple[str, int], LineCost] = {}
+    engine_ns: dict[str, float] = defaultdict(float)
+    multi_core = len({e.core for e in events}) > 1
+    for event in events:
+        cost = instruction_cost(event, limits, rules)
+        line = lines.setdefault((event.file, event.line), LineCost(event.file, event.line))
+        line.ns += cost.ns
+        line.instructions += 1
+        line.by_engine[event.engine] = line.by_engine.get(event.engine, 0.0) + cost.ns
+        engine_ns[f"{event.engine}@{event.core}" if multi_core else event.engine] += cost.ns
+    serial = sum(c.ns for c in lines.values())
+    for c in lines.values():
+        c.share = c.ns / serial if serial else 0.0
+    ordered = sorted(lines.values(), key=lambda c: (c.path, c.line))
+    return CostReport(limits.generation.value, ordered, dict(engine_ns), max(engine_ns.values(), default=0.0),
+                      serial, roofline(events, limits))
+
+
+def format_ns(ns: float) -> str:
+    """``12.3 µs`` style; callers prefix "estimated"."""
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f} µs"
+    return f"{ns:.0f} ns"

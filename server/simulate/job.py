@@ -1,0 +1,208 @@
+"""One simulation job, executed inside the worker process (never in the server): memory limit, inputs,
+simulation, reference, oracle and estimated cost, turned into the structured result (a JSON object).
+
+Result keys (camelCase, as ``nki/simulationResult`` sends them): ``status`` (passed | failed | error |
+timeout | memory_limit | cancelled | crashed), ``message``, ``backend``, ``kernel``, ``path``, ``spec``,
+``timings`` (seconds), ``oracle``, ``peak``, ``warnings``, ``error`` ({message, kind, file, line, stack}),
+``cost`` (estimated), ``peakRssBytes``.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import importlib.util
+import json
+import os
+import resource
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Send = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the runner asks the worker to do."""
+
+    path: str
+    spec: dict[str, Any]  # SimSpec.to_json()
+    target: str = "trn2"
+    nki_version: str | None = None
+    backend: str = "auto"  # auto | official | embedded
+    memory_bytes: int = 4 << 30
+    trace_path: str | None = None
+    precise: bool = True
+    strict: bool = False
+
+    def to_json(self) -> str:
+        """One JSON line for the worker's stdin."""
+        return json.dumps(self.__dict__) + "\n"
+
+
+def preload() -> None:
+    """Import everything a job needs, before the job arrives (warm start)."""
+    import ml_dtypes  # noqa: F401
+    import nki_studio.sim  # noqa: F401
+    import numpy  # noqa: F401
+    from nki_studio.simulate import cost, inputs, oracle  # noqa: F401
+
+
+def _limit_memory(nbytes: int) -> None:
+    """Cap this process's address space (inherited by anything the kernel spawns)."""
+    resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
+
+
+def _error_info(exc: BaseException) -> dict[str, Any]:
+    """Message, kind and user file:line + helper call chain of an exception."""
+    from nki_studio.sim.errors import SimulationError
+    from nki_studio.sim.userframe import traceback_location
+
+    if isinstance(exc, SimulationError) and exc.file:
+        loc_file, loc_line, stack = exc.file, exc.line, list(exc.stack)
+        message = getattr(exc, "message", str(exc))
+    else:
+        loc = traceback_location(exc.__traceback__)
+        loc_file, loc_line, stack = loc.file, loc.line, list(loc.stack)
+        message = f"{type(exc).__name__}: {exc}"
+    return {"message": message, "kind": type(exc).__name__, "file": loc_file, "line": loc_line, "stack": stack}
+
+
+def _resolve_function(ref: str, module: Any) -> Callable[..., Any]:
+    """``fn`` from the kernel's module, or ``module:fn`` / ``module.fn`` importable from the kernel's folder."""
+    if ":" in ref:
+        mod_name, name = ref.split(":", 1)
+    elif "." in ref:
+        mod_name, name = ref.rsplit(".", 1)
+    else:
+        fn = getattr(module, ref, None)
+        if not callable(fn):
+            raise LookupError(f"no function {ref!r} in {getattr(module, '__file__', 'the kernel file')}")
+        return fn
+    fn = getattr(importlib.import_module(mod_name), name, None)
+    if not callable(fn):
+        raise LookupError(f"module {mod_name!r} has no function {name!r}")
+    return fn
+
+
+def _copy(value: Any) -> Any:
+    import numpy as np
+
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+def _as_outputs(value: Any) -> list[Any]:
+    import numpy as np
+
+    if value is None:
+        return []
+    if isinstance(value, (tuple, list)):
+        return [np.asarray(v) for v in value]
+    return [np.asarray(value)]
+
+
+def run(job: Job, send: Send) -> dict[str, Any]:
+    """Execute ``job``; every failure becomes a result, never an exception."""
+    from nki_studio.simulate.spec import SimSpec
+
+    spec = SimSpec.from_json(job.spec)
+    result: dict[str, Any] = {"status": "error", "message": "", "backend": None, "kernel": spec.kernel,
+                              "path": job.path, "spec": job.spec, "timings": {}, "oracle": None, "peak": None,
+                              "warnings": [], "error": None, "cost": None}
+    timings: dict[str, float] = result["timings"]
+    try:
+        _limit_memory(job.memory_bytes)
+        _run_stages(job, spec, result, send)
+    except MemoryError:
+        gc.collect()
+        result.update(status="memory_limit", message=(
+            f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
+            "(an allocation failed); raise nki-studio.simulationMemoryLimitMb if the kernel really needs it"))
+    except BaseException as exc:  # the kernel may raise anything, SystemExit included
+        info = _error_info(exc)
+        from nki_studio.sim.errors import ResourceLimitError
+
+        status = "memory_limit" if isinstance(exc, ResourceLimitError) else "error"
+        where = f"{info['file']}:{info['line']}: " if info["file"] else ""
+        result.update(status=status, error=info, message=f"{where}{info['message']}")
+    timings.setdefault("simulation", 0.0)
+    result["peakRssBytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return result
+
+
+def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None:
+    from nki_studio.model.targets import Target, limits_for, parse_generation, parse_nki_version
+    from nki_studio.sim import load_kernel_module, simulate
+    from nki_studio.simulate import cost, oracle
+    from nki_studio.simulate.inputs import make_inputs
+
+    timings: dict[str, float] = result["timings"]
+    folder = os.path.dirname(os.path.abspath(job.path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    generation = parse_generation(job.target)
+    target = Target(generation) if job.nki_version is None else Target(generation, parse_nki_version(job.nki_version))
+
+    t = time.perf_counter()
+    module = load_kernel_module(job.path, backend=job.backend)
+    if spec.inputs:
+        args = list(_resolve_function(spec.inputs, module)())
+        names = [f"arg{i}" for i in range(len(args))]
+    else:
+        args = make_inputs(spec)
+        names = [n for n, _ in spec.args]
+    before = [(n, _copy(a)) for n, a in zip(names, args, strict=False)]
+    timings["inputs"] = time.perf_counter() - t
+
+    send({"type": "progress", "message": f"simulating {spec.kernel}"})
+    t = time.perf_counter()
+    sim = simulate(getattr(module, spec.kernel), *args, target=target, precise=job.precise, strict=job.strict,
+                   trace=True, lnc=spec.lnc, backend=job.backend)
+    timings["simulation"] = time.perf_counter() - t
+    result["backend"] = sim.backend
+    result["warnings"] = list(sim.warnings)
+    result["peak"] = sim.peak_json()
+    outputs = _as_outputs(sim.outputs)
+
+    expected = None
+    if spec.reference:
+        send({"type": "progress", "message": f"running reference {spec.reference}"})
+        t = time.perf_counter()
+        ref_args = [_copy(a) for _, a in before]
+        expected = _resolve_function(spec.reference, module)(*ref_args)
+        timings["reference"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    verdict = oracle.evaluate(outputs, expected, before, args, spec.atol, spec.rtol)
+    timings["oracle"] = time.perf_counter() - t
+    result["oracle"] = verdict.to_json()
+
+    if sim.trace is not None:
+        t = time.perf_counter()
+        result["cost"] = cost.estimate(sim.trace, limits_for(generation)).to_json()
+        if job.trace_path:
+            from nki_studio.sim.trace import write_jsonl
+
+            with open(job.trace_path, "w", encoding="utf-8") as stream:
+                write_jsonl(sim.trace, stream)
+        timings["cost"] = time.perf_counter() - t
+
+    if verdict.passed:
+        checked = "matches the reference" if expected is not None else "ran (no reference to compare with)"
+        result.update(status="passed", message=f"{spec.kernel} {checked}")
+    else:
+        failed = ", ".join(f"{name} {m.name}" for name, m in verdict.failed_metrics()) or "; ".join(verdict.problems)
+        result.update(status="failed", message=f"{spec.kernel}: oracle failed: {failed}")
+
+
+def run_json(line: str, send: Send) -> dict[str, Any]:
+    """Parse a job line and run it."""
+    return run(Job(**json.loads(line)), send)
+
+
+def official_available() -> bool:
+    """Whether AWS's ``nki`` package (with ``nki.simulate``) is importable here."""
+    return importlib.util.find_spec("nki") is not None

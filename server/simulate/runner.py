@@ -1,0 +1,243 @@
+"""Run a simulation job in a separate worker process with a wall-clock timeout, a memory limit and
+cancellation, leaving no process behind.
+
+* Each worker is a new session (its own process group); timeout, cancel and pool shutdown kill the whole
+  group with SIGKILL, so anything the kernel spawned goes too. Workers also die with their parent.
+* Memory: the worker sets ``RLIMIT_AS`` to the job's limit before touching the kernel (no cgroups needed);
+  an allocation beyond it raises ``MemoryError`` in the kernel, reported as ``memory_limit``. A worker
+  killed by a signal is reported as ``crashed``.
+* Warm start: :class:`WorkerPool` keeps one spare worker that has already imported NumPy and the
+  simulator, so a job only pays for the simulation itself. One job per worker; a new spare is started as
+  soon as one is taken.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from nki_studio.simulate.job import Job
+
+Progress = Callable[[str], None]
+_OUTPUT_TAIL = 4000  # characters of the kernel's stdout/stderr kept in the result
+
+
+class Worker:
+    """One started worker process and its message pipe."""
+
+    def __init__(self) -> None:
+        self.spawned_at = time.perf_counter()
+        read_fd, write_fd = os.pipe()
+        self.output: IO[bytes] = tempfile.TemporaryFile()
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                   PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "nki_studio.simulate.worker", "--fd", str(write_fd)],
+            stdin=subprocess.PIPE, stdout=self.output, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
+            start_new_session=True, env=env,
+        )
+        os.close(write_fd)
+        self._reader = os.fdopen(read_fd, "rb", buffering=0)
+        self._buffer = b""
+        self.ready: dict[str, Any] | None = None
+        self.ready_at: float | None = None
+
+    def next_message(self, deadline: float, should_stop: Callable[[], bool]) -> dict[str, Any] | str:
+        """The next JSON message, or "timeout" / "cancelled" / "eof"."""
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._reader, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                if should_stop():
+                    return "cancelled"
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    return "timeout"
+                if sel.select(timeout=min(0.05, remaining)):
+                    chunk = self._reader.read(65536)
+                    if not chunk:
+                        return "eof"
+                    self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    def wait_ready(self, deadline: float, should_stop: Callable[[], bool]) -> str | None:
+        """Block until the worker has imported everything; returns a failure word or None."""
+        if self.ready is not None:
+            return None
+        message = self.next_message(deadline, should_stop)
+        if isinstance(message, str):
+            return message
+        self.ready, self.ready_at = message, time.perf_counter()
+        return None
+
+    def send_job(self, job: Job) -> None:
+        """Hand the job to the worker (one per worker)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(job.to_json().encode())
+        self.proc.stdin.flush()
+
+    def output_tail(self) -> str:
+        """The last characters the kernel printed."""
+        self.output.seek(0, os.SEEK_END)
+        size = self.output.tell()
+        self.output.seek(max(0, size - _OUTPUT_TAIL))
+        return self.output.read().decode("utf-8", "replace")
+
+    def kill(self) -> None:
+        """SIGKILL the worker's whole process group and reap it."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self._reader, self.output):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+    def alive(self) -> bool:
+        """Whether the process is still running."""
+        return self.proc.poll() is None
+
+
+class WorkerPool:
+    """Hands out workers, keeping one spare warm when ``warm`` is true. Thread-safe."""
+
+    def __init__(self, warm: bool = True) -> None:
+        self.warm = warm
+        self._spare: Worker | None = None
+        self._busy: set[Worker] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        atexit.register(self.close)
+        if warm:
+            self._spare = Worker()
+
+    def take(self) -> tuple[Worker, bool]:
+        """A worker for one job and whether it was started before the job (warm)."""
+        with self._lock:
+            spare, self._spare = self._spare, None
+            worker = spare if spare is not None and spare.alive() else Worker()
+            if spare is not None and spare is not worker:
+                spare.kill()
+            self._busy.add(worker)
+            if self.warm and not self._closed:
+                self._spare = Worker()
+        return worker, worker is spare
+
+    def release(self, worker: Worker) -> None:
+        """Kill a worker whose job is over (it exits by itself; this reaps it and its group)."""
+        worker.kill()
+        with self._lock:
+            self._busy.discard(worker)
+
+    def close(self) -> None:
+        """Kill every worker (server shutdown, atexit)."""
+        with self._lock:
+            self._closed = True
+            workers = [*self._busy, *([self._spare] if self._spare else [])]
+            self._spare = None
+            self._busy.clear()
+        for worker in workers:
+            worker.kill()
+
+    def pids(self) -> list[int]:
+        """PIDs of live workers (tests check nothing is left behind)."""
+        with self._lock:
+            workers = [*self._busy, *([self._spare] if self._spare else [])]
+        return [w.proc.pid for w in workers if w.alive()]
+
+
+def _never() -> bool:
+    return False
+
+
+def run_job(
+    job: Job,
+    *,
+    pool: WorkerPool | None = None,
+    timeout_s: float = 60.0,
+    cancelled: Callable[[], bool] = _never,
+    on_progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Run ``job`` in a worker and return the structured result (see ``nki_studio.simulate.job``).
+
+    ``timeout_s`` bounds the job from the moment it is handed over (import time of a cold worker is not
+    counted); ``cancelled`` is polled every 50 ms. The worker is always gone when this returns.
+    """
+    started = time.perf_counter()
+    own_pool = pool is None
+    pool = pool if pool is not None else WorkerPool(warm=False)
+    worker, warm = pool.take()
+    result: dict[str, Any]
+    try:
+        failure = worker.wait_ready(time.perf_counter() + max(timeout_s, 60.0), cancelled)
+        timings: dict[str, Any] = {"warm": warm, "wait": time.perf_counter() - started}
+        if worker.ready is not None and worker.ready_at is not None:
+            import_s = float(worker.ready["importSeconds"])
+            timings["processStart"] = max(0.0, worker.ready_at - worker.spawned_at - import_s)
+            timings["import"] = import_s
+        if failure is None:
+            worker.send_job(job)
+            result = _await_result(worker, job, time.perf_counter() + timeout_s, timeout_s, cancelled, on_progress)
+        else:
+            result = _failure(job, failure, timeout_s, worker)
+        result.setdefault("timings", {}).update(timings)
+        result["timings"]["total"] = time.perf_counter() - started
+        result["output"] = worker.output_tail()
+    finally:
+        pool.release(worker)
+        if own_pool:
+            pool.close()
+    return result
+
+
+def _await_result(worker: Worker, job: Job, deadline: float, timeout_s: float, cancelled: Callable[[], bool],
+                  on_progress: Progress | None) -> dict[str, Any]:
+    while True:
+        message = worker.next_message(deadline, cancelled)
+        if isinstance(message, str):
+            worker.kill()  # first, so a timed-out kernel stops burning CPU at once
+            return _failure(job, message, timeout_s, worker)
+        if message.get("type") == "progress" and on_progress is not None:
+            on_progress(str(message.get("message", "")))
+        elif message.get("type") == "result":
+            result: dict[str, Any] = message["result"]
+            return result
+
+
+def _failure(job: Job, what: str, timeout_s: float, worker: Worker) -> dict[str, Any]:
+    """The result of a run that produced none: timeout, cancel or a dead worker."""
+    kernel = job.spec.get("kernel", "?")
+    if what == "timeout":
+        status, message = "timeout", (f"{kernel} did not finish within {timeout_s:g} s and was stopped "
+                                      "(an infinite loop? raise nki-studio.simulationTimeout if it is just slow)")
+    elif what == "cancelled":
+        status, message = "cancelled", f"simulation of {kernel} was cancelled"
+    else:
+        worker.kill()
+        code = worker.proc.returncode
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        status, message = "crashed", f"the simulation worker for {kernel} died ({how}) without a result"
+        if code == -signal.SIGKILL:
+            message += "; it may have exceeded the memory limit"
+    return {"status": status, "message": message, "backend": None, "kernel": kernel, "path": job.path,
+            "spec": job.spec, "timings": {}, "oracle": None, "peak": None, "warnings": [], "error": None,
+            "cost": None}
