@@ -7,9 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from nki_studio.simulate.inputs import make_inputs
-from nki_studio.simulate.spec import SimSpec, SpecError, TensorSpec, comment_findings, parse_fields, parse_value, resolve
+from nki_studio.simulate.spec import (
+    SimSpec,
+    SpecError,
+    TensorSpec,
+    comment_findings,
+    parse_fields,
+    parse_value,
+    resolve,
+)
 
 KERNEL = textwrap.dedent("""\
     import nki
