@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from nki_studio.model.kernels import KernelDiscovery
@@ -71,10 +71,12 @@ class _Parsed:
     early: list[Finding]  # read/parse/config problems
 
 
-def lint_paths(paths: Iterable[str], config: LintConfig | None = None) -> list[Finding]:
+def lint_paths(paths: Iterable[str], config: LintConfig | None = None, *,
+               override: Callable[[LintConfig], LintConfig] | None = None) -> list[Finding]:
     """Lint files and directories. Helpers that kernels in *other* linted files call are checked as kernel
-    code too. ``config=None`` loads each file's nearest ``[tool.nki-studio]``. Never raises."""
-    parsed = [_prepare(path, config) for path in iter_python_files(paths)]
+    code too. ``config=None`` loads each file's nearest ``[tool.nki-studio]``; ``override`` (e.g. command-line
+    options) is applied to every file's config. Never raises."""
+    parsed = [_prepare(path, config, override) for path in iter_python_files(paths)]
     # Cross-file pass: functions reached from kernels of other files become extra roots of their own file.
     reached: dict[str, set[str]] = {}
     for item in parsed:
@@ -105,13 +107,16 @@ def lint_paths(paths: Iterable[str], config: LintConfig | None = None) -> list[F
     return findings
 
 
-def _prepare(path: str, config: LintConfig | None) -> _Parsed:
+def _prepare(path: str, config: LintConfig | None, override: Callable[[LintConfig], LintConfig] | None
+             ) -> _Parsed:
     early: list[Finding] = []
     if config is None:
         cfg, problem = config_for(path)
         early += [problem] if problem is not None else []
     else:
         cfg = config
+    if override is not None:
+        cfg = override(cfg)
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()

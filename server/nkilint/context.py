@@ -30,6 +30,7 @@ class LintContext:
         self.tree = tree
         self.discovery = discovery
         self.config = config
+        self.memo: dict[str, Any] = {}  # per-file results rules share (e.g. name kinds per function)
 
     @property
     def aliases(self) -> ImportAliases:

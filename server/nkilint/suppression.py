@@ -23,7 +23,7 @@ class LineNoqa:
 
     line: int
     codes: tuple[str, ...]
-    comment_span: Span  # the whole ``# noqa...`` match, for removal fixes
+    comment_span: Span  # the whole noqa-comment match, for removal fixes
     comment_text: str
     used: set[str] = field(default_factory=set)
 

@@ -16,7 +16,7 @@ define_rule(
 define_rule(
     code="NKI001", name="unused-noqa", severity=Severity.WARNING, basis=Basis.STATED, fixable=True,
     summary="A `# noqa: NKI###` comment names a code that reported nothing on its line.",
-    bad="x = 1  # noqa: NKI101\n",
+    bad="x = 1  # noqa: NKI118\n",
     good="x = 1\n",
     sources="nkilint suppression design (like ruff RUF100)",
     scope_note="Only NKI codes of enabled rules are checked; bare `# noqa` and other tools' codes are left alone.",

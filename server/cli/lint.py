@@ -1,0 +1,76 @@
+"""``nki-studio lint PATH...``: run nkilint over files and directories and print the findings.
+
+Exit codes: 0 no error-level finding, 1 error-level findings, 2 usage error, unreadable config or an internal
+error of the linter (NKI999).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from nki_studio.cli.lint_formats import FORMATS
+from nki_studio.model.targets import parse_generation, parse_nki_version
+from nki_studio.nkilint.api import lint_paths
+from nki_studio.nkilint.config import LintConfig
+from nki_studio.nkilint.findings import Severity
+
+
+def _codes(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    return tuple(c.strip().upper() for c in text.split(",") if c.strip())
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``lint`` sub-command."""
+    p = subparsers.add_parser("lint", help="lint NKI kernels (files or directories)",
+                              description="Lint NKI kernels. Exit 0: clean, 1: error-level findings, "
+                                          "2: usage or internal error.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories (recursed for *.py)")
+    p.add_argument("--format", choices=sorted(FORMATS), default="text", help="output format (default: text)")
+    p.add_argument("--target", help="target generation: trn1, trn2 (default), trn3")
+    p.add_argument("--nki-version", help="target NKI version, e.g. 0.6, 0.7 (default: installed nki or newest)")
+    p.add_argument("--select", help="comma-separated rule codes or prefixes to enable (default: all)")
+    p.add_argument("--ignore", help="comma-separated rule codes or prefixes to disable")
+    p.add_argument("--output", "-o", help="write the report to this file instead of stdout")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``lint``; returns the exit code."""
+    try:
+        generation = parse_generation(args.target) if args.target else None
+        version = parse_nki_version(args.nki_version) if args.nki_version else None
+    except ValueError as exc:
+        print(f"nki-studio lint: {exc}", file=sys.stderr)
+        return 2
+    missing = [p for p in args.paths if not os.path.exists(p)]
+    if missing:
+        print(f"nki-studio lint: no such file or directory: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    select, ignore = _codes(args.select), _codes(args.ignore)
+
+    def override(cfg: LintConfig) -> LintConfig:
+        return cfg.with_overrides(generation=generation, nki_version=version, select=select, ignore=ignore)
+
+    findings = lint_paths(args.paths, override=override)
+    sources: dict[str, list[str]] = {}
+    if args.format == "text":
+        for path in {f.path for f in findings}:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    sources[path] = fh.read().splitlines()
+            except (OSError, UnicodeDecodeError):
+                sources[path] = []
+    report = FORMATS[args.format](findings, sources)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(report + "\n")
+    elif report:
+        print(report)
+    if any(f.code in ("NKI999", "NKI002") for f in findings):
+        return 2
+    return 1 if any(f.severity is Severity.ERROR for f in findings) else 0

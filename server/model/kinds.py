@@ -1,0 +1,130 @@
+"""Which local names of a function *definitely* hold an on-chip tensor or a runtime register.
+
+A cheap, flow-insensitive pass for the Python-subset rules ("no Python ``if`` on a tensor", "no NumPy on a
+tensor"): a name counts as a tensor only when every assignment to it in the function produces one (an
+``nl.ndarray``/``nl.zeros``/... allocation, an ``nl`` math result, a view of a known tensor). Parameters are
+never assumed to be tensors -- a kernel argument may be a Python value -- so unknown stays unknown and the
+rules cannot raise false alarms on them. Registers are ``nisa.register_alloc()``/``nisa.scalar_load()``
+results and ``nl.dynamic_range`` loop variables.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from enum import Enum
+
+from nki_studio.model.imports import ImportAliases
+
+
+class Kind(str, Enum):
+    """What a name holds at run time."""
+
+    TENSOR = "tensor"
+    REGISTER = "register"
+
+
+# nki.language functions returning a new tensor (language.md §6-§9).
+_NL_TENSOR_RESULTS = frozenset("""
+ndarray zeros ones full zeros_like empty_like rand shared_constant shared_identity_matrix
+load load_transpose2d copy matmul transpose broadcast_to expand_dims where gather_flattened
+abs negative sign square sqrt rsqrt reciprocal exp log sin cos tan arctan tanh ceil floor trunc invert logical_not
+relu sigmoid silu silu_dx gelu gelu_dx gelu_apprx_sigmoid gelu_apprx_sigmoid_dx gelu_apprx_tanh mish softplus
+erf erf_dx add subtract multiply divide maximum minimum abs_max abs_min power fmod mod equal not_equal less
+less_equal greater greater_equal bitwise_and bitwise_or bitwise_xor left_shift right_shift logical_and
+logical_or logical_xor sum max min mean prod var all softmax rms_norm dropout
+""".split())
+# NkiTensor view methods (language.md §5.3): a view of a tensor is a tensor.
+_VIEW_METHODS = frozenset("""
+slice select vector_select permute broadcast expand_dim squeeze_dim reshape_dim flatten_dims reshape rearrange
+view reinterpret_cast ap indirect
+""".split())
+_REGISTER_RESULTS = frozenset({"nki.isa.register_alloc", "nki.isa.scalar_load"})
+
+
+@dataclass
+class FunctionKinds:
+    """Definite kinds of the names of one function."""
+
+    kinds: dict[str, Kind] = field(default_factory=dict)
+
+    def of(self, node: ast.expr) -> Kind | None:
+        """Kind of an expression: a known name, or a subscript/view of a known tensor."""
+        if isinstance(node, ast.Name):
+            return self.kinds.get(node.id)
+        if isinstance(node, ast.Subscript) and self.of(node.value) is Kind.TENSOR:
+            return Kind.TENSOR
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _VIEW_METHODS and self.of(node.func.value) is Kind.TENSOR):
+            return Kind.TENSOR
+        return None
+
+
+def classify(func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliases) -> FunctionKinds:
+    """Definite tensor/register names of ``func`` (nested functions are separate scopes and skipped)."""
+    result = FunctionKinds()
+    candidates: dict[str, Kind | None] = {}
+
+    def record(name: str, kind: Kind | None) -> None:
+        if name in candidates and candidates[name] is not kind:
+            candidates[name] = None  # assigned different kinds: not definite
+        else:
+            candidates.setdefault(name, kind)
+
+    for node in _own_nodes(func):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    record(target.id, _value_kind(node.value, aliases, result))
+                else:
+                    for name in _bound_names(target):
+                        record(name, None)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+            value = node.value if isinstance(node, ast.AnnAssign) else None
+            record(node.target.id, _value_kind(value, aliases, result) if value is not None else None)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            is_dyn = (isinstance(node.iter, ast.Call)
+                      and aliases.canonical(node.iter.func) == "nki.language.dynamic_range")
+            for name in _bound_names(node.target):
+                record(name, Kind.REGISTER if is_dyn else None)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    for name in _bound_names(item.optional_vars):
+                        record(name, None)
+        elif isinstance(node, ast.NamedExpr):
+            record(node.target.id, None)
+        # Refresh the definite set as we go so views of earlier tensors classify (source order suffices).
+        result.kinds = {k: v for k, v in candidates.items() if v is not None}
+    for arg in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]:
+        result.kinds.pop(arg.arg, None)
+    return result
+
+
+def _value_kind(value: ast.expr, aliases: ImportAliases, known: FunctionKinds) -> Kind | None:
+    if isinstance(value, ast.Call):
+        name = aliases.canonical(value.func)
+        if name is not None:
+            if name in _REGISTER_RESULTS:
+                return Kind.REGISTER
+            if name.startswith("nki.language.") and name.rsplit(".", 1)[1] in _NL_TENSOR_RESULTS:
+                return Kind.TENSOR
+            return None
+    return known.of(value)
+
+
+def _bound_names(target: ast.expr) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _own_nodes(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+    """Nodes of ``func`` in source order, not descending into nested functions, classes or lambdas."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(func.body))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return out

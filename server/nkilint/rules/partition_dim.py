@@ -1,0 +1,75 @@
+"""NKI301: partition dimension larger than the target's 128 partitions on an on-chip tensor, view or operand."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from nki_studio.nkilint.context import LintContext
+from nki_studio.nkilint.findings import Finding, Severity
+from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.value_findings import describe_tensor, explain, place, roots
+
+BAD = '''import nki
+import nki.language as nl
+import nki.isa as nisa
+
+TILE = 128
+
+
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    buf = nl.ndarray((TILE * 2, 512), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=buf, src=a)
+    nisa.dma_copy(dst=out, src=buf[0:128, :])
+    return out
+'''
+
+GOOD = '''import nki
+import nki.language as nl
+import nki.isa as nisa
+
+TILE = 128
+
+
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((256, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in range(2):
+        buf = nl.ndarray((TILE, 512), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=buf, src=a[i * TILE:(i + 1) * TILE, :])
+        nisa.dma_copy(dst=out[i * TILE:(i + 1) * TILE, :], src=buf)
+    return out
+'''
+
+
+@rule(code="NKI301", name="partition-dim-too-large", severity=Severity.ERROR, basis=Basis.STATED,
+      summary="An SBUF/PSUM tensor, view or ISA operand spans more partitions than the target has (128).",
+      bad=BAD, good=GOOD,
+      sources="language.md §5.1 (partition dim at index 0, at most 128); isa.md §0.2 (NKI 0.6 raises a "
+              "verification error); hardware.md §1, §5 (tile_size.pmax == 128 on every generation)")
+def check(ctx: LintContext) -> Iterator[Finding]:
+    """Report each on-chip allocation or view whose computed partition dim exceeds ``nl.tile_size.pmax``."""
+    pmax = ctx.target.limits.pmax
+    seen: set[tuple[int, int, int, int]] = set()
+    reported_storage: set[int] = set()
+    for root in roots(ctx):
+        for event in root.views:
+            storage = event.tensor.storage
+            if event.what != "allocation" and storage is not None and id(storage) in reported_storage:
+                continue  # the allocation itself is already reported
+            where = place(ctx, event.path, event.span, event.call_chain)
+            if where is None:
+                continue
+            span, related = where
+            key = (span.line, span.column, span.end_line, span.end_column)
+            if key in seen:
+                continue
+            seen.add(key)
+            if event.what == "allocation" and storage is not None:
+                reported_storage.add(id(storage))
+            dim = explain(event.tensor.dim(0))
+            message = (f"partition dim {dim} > {pmax} partitions of {ctx.target.generation.value} in this "
+                       f"{event.what} {describe_tensor(event.tensor)}; tile the partition axis into chunks of "
+                       f"at most {pmax}")
+            yield ctx.finding("NKI301", span, message, related=related)

@@ -1,0 +1,42 @@
+"""NKI111: Python control flow (if/while/bool/not/and/or) on an NKI tensor."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from nki_studio.model.kinds import Kind
+from nki_studio.nkilint.context import LintContext
+from nki_studio.nkilint.findings import Finding, Severity
+from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.ruleutil import kinds, own_nodes, truth_tested
+
+
+@rule(code="NKI111", name="tensor-python-control-flow", severity=Severity.ERROR, basis=Basis.STATED,
+      summary="Python `if`/`while`/`bool()`/`not`/`and`/`or` on the value of an NKI tensor.",
+      bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
+          "    t = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.sbuf)\n    nisa.dma_copy(dst=t, src=x)\n"
+          "    out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)\n    if t:\n"
+          "        nisa.dma_copy(dst=out, src=t)\n    return out\n",
+      good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
+           "    t = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.sbuf)\n    nisa.dma_copy(dst=t, src=x)\n"
+           "    out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)\n"
+           "    if t.shape[0] == 128:\n        nisa.dma_copy(dst=out, src=t)\n    return out\n",
+      sources="python-subset.md §3 (tensor values: S [LG]; `if tile:` error: I), nki-0.7.md §3.2",
+      scope_note="Every version. Only tensors the linter is sure of are checked (not kernel parameters, which "
+                 "may be Python values).")
+def check(ctx: LintContext) -> Iterator[Finding]:
+    """Tensor contents are unknown while the kernel is specialised (0.2-0.6) or traced (0.7), so Python control
+    flow cannot depend on them (language guide, Tensor Values note); data-dependent control flow needs
+    `nl.while_loop`, and data-dependent selection needs `nl.where`/`nisa.select`-style operations."""
+    for func in ctx.kernel_code():
+        k = kinds(ctx, func)
+        for node in own_nodes(func):
+            tested = truth_tested(node)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool":
+                tested = list(node.args[:1])
+            for expr in tested:
+                if k.of(expr) is Kind.TENSOR:
+                    yield ctx.finding("NKI111", expr, f"Python truth test on NKI tensor `{ctx.text(expr)}`: tensor "
+                                                      "values are unknown at compile time; use nl.where / "
+                                                      "nl.while_loop or test a shape instead")

@@ -1,0 +1,126 @@
+"""Helpers shared by rule modules: version constants, kernel-code walks, name kinds, a factory for
+"this construct may not appear in kernel code" rules, and loop-to-function rewrite support."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable, Iterator
+
+from nki_studio.model.kernels import FunctionInfo
+from nki_studio.model.kinds import FunctionKinds, classify
+from nki_studio.model.targets import NkiVersion
+from nki_studio.nkilint.context import LintContext
+from nki_studio.nkilint.findings import Finding, Severity
+from nki_studio.nkilint.rule import Basis, Example, rule
+
+V02, V03, V04, V06, V07 = (NkiVersion(0, m) for m in (2, 3, 4, 6, 7))
+
+
+def kinds(ctx: LintContext, func: FunctionInfo) -> FunctionKinds:
+    """Definite tensor/register names of a kernel-code function (computed once per file)."""
+    memo: dict[int, FunctionKinds] = ctx.memo.setdefault("kinds", {})
+    if id(func.node) not in memo:
+        memo[id(func.node)] = classify(func.node, ctx.aliases)
+    return memo[id(func.node)]
+
+
+def own_nodes(func: FunctionInfo) -> Iterator[ast.AST]:
+    """Nodes of a function not inside a nested def/class/lambda (those have their own scope)."""
+    stack: list[ast.AST] = list(reversed(func.node.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def kernel_names(ctx: LintContext) -> str:
+    """Human-readable list of the kernels of this file (for messages)."""
+    return ", ".join(k.qualname for k in ctx.discovery.kernels) or "a kernel in another file"
+
+
+def construct_rule(*, code: str, name: str, node_types: tuple[type[ast.AST], ...], message: str,
+                   severity: Severity, basis: Basis, summary: str, bad: str | Example, good: str | Example,
+                   max_version: NkiVersion | None = V06, min_version: NkiVersion | None = None,
+                   sources: str = "", scope_note: str = "", why: str = "",
+                   accept: Callable[[LintContext, ast.AST], bool] | None = None) -> None:
+    """Register a rule reporting every node of ``node_types`` in kernel code (``accept`` may veto a node)."""
+
+    def check(ctx: LintContext) -> Iterable[Finding]:
+        for node in ctx.walk_kernel_code():
+            if isinstance(node, node_types) and (accept is None or accept(ctx, node)):
+                where = ctx.head_span(node) if isinstance(node, ast.stmt) else ctx.span(node)
+                yield ctx.finding(code, where, message)
+
+    check.__doc__ = why
+    rule(code=code, name=name, severity=severity, summary=summary, basis=basis, bad=bad, good=good,
+         min_version=min_version, max_version=max_version, sources=sources, scope_note=scope_note)(check)
+
+
+def is_call_to(ctx: LintContext, node: ast.AST, *names: str) -> bool:
+    """True when ``node`` is a call of one of the canonical names (``nki.language.fori_loop`` ...)."""
+    return isinstance(node, ast.Call) and ctx.aliases.canonical(node.func) in names
+
+
+def indent_of(line: str) -> str:
+    """Leading whitespace of a line."""
+    return line[: len(line) - len(line.lstrip())]
+
+
+def names_loaded_after(func_node: ast.AST, stmt: ast.stmt) -> set[str]:
+    """Names read anywhere in ``func_node`` after ``stmt`` ends (by position)."""
+    end = (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+    out = set()
+    for node in ast.walk(func_node):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if (node.lineno, node.col_offset) > end:
+                out.add(node.id)
+    return out
+
+
+def names_stored_in(stmts: Iterable[ast.stmt]) -> set[str]:
+    """Names bound anywhere in the statements."""
+    out = set()
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                out.add(node.id)
+    return out
+
+
+def body_escapes(stmts: Iterable[ast.stmt]) -> bool:
+    """True if moving the statements into a function changes control flow (break/continue/return/yield)
+    or scoping (global/nonlocal)."""
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal, ast.Await)):
+                return True
+            if isinstance(node, (ast.Break, ast.Continue)) and not _inside_inner_loop(stmt, node):
+                return True
+    return False
+
+
+def _inside_inner_loop(root: ast.stmt, target: ast.AST) -> bool:
+    """Whether ``target`` (a break/continue) belongs to a loop nested within ``root``."""
+    for node in ast.walk(root):
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
+            for inner in node.body:
+                if any(n is target for n in ast.walk(inner)):
+                    return True
+    return False
+
+
+def truth_tested(node: ast.AST) -> list[ast.expr]:
+    """Expressions whose Python truth value ``node`` evaluates (if/while/ternary/assert tests, not/and/or
+    operands, bool()/int()/range() arguments are handled by callers)."""
+    if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+        return [node.test]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return [node.operand]
+    if isinstance(node, ast.BoolOp):
+        return list(node.values)
+    if isinstance(node, ast.comprehension):
+        return list(node.ifs)
+    return []

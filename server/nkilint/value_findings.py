@@ -1,0 +1,89 @@
+"""Shared plumbing of the value-based rules (NKI3xx-NKI5xx): where to report, and the call-site trail.
+
+A fact found inside a helper is reported at the helper's line when the helper is in the linted file, with the
+call sites as related locations (NKI inlines helpers, so the caller's values are what made it wrong). When the
+helper lives in another file, the finding moves to the outermost call site in this file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from nki_studio.model.analysis import ModuleFacts
+from nki_studio.model.tensors import CallChain, KernelFacts
+from nki_studio.model.values import Allocation, Const, TensorVal, Value, const_int
+from nki_studio.nkilint.context import LintContext
+from nki_studio.nkilint.findings import Related, Span
+
+
+def module_facts(ctx: LintContext) -> ModuleFacts:
+    """The interpreter's facts for this file (computed once per lint run and shared by the rules)."""
+    facts = ctx.values
+    assert isinstance(facts, ModuleFacts)
+    return facts
+
+
+def roots(ctx: LintContext) -> Iterator[KernelFacts]:
+    """Every analysed root (kernels and this file's helpers analysed on their own)."""
+    yield from module_facts(ctx).roots
+
+
+def place(ctx: LintContext, path: str, span: Span, chain: CallChain) -> tuple[Span, tuple[Related, ...]] | None:
+    """Where to report a fact found at ``path:span`` reached through ``chain``; None if not in this file."""
+    same = _same_file(ctx.path, path)
+    related = tuple(Related(p, s, "called from here") for p, s in reversed(chain))
+    if same:
+        return span, related
+    for i, (p, s) in enumerate(chain):
+        if _same_file(ctx.path, p):
+            inner = tuple(Related(q, t, "called from here") for q, t in reversed(chain[i + 1:]))
+            return s, (Related(path, span, "the offending line in the helper"), *inner)
+    return None
+
+
+def _same_file(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    import os
+
+    return bool(a) and bool(b) and os.path.abspath(a) == os.path.abspath(b)
+
+
+def explain(value: Value) -> str:
+    """A value with its derivation, e.g. ``256 = TILE*2 (TILE=128)``."""
+    return value.explain() if isinstance(value, Const) else "?"
+
+
+def describe_tensor(t: TensorVal) -> str:
+    """``(128, 512) float32 psum`` style summary of a tensor value."""
+    if t.shape is None:
+        shape = "(?)"
+    else:
+        dims = [str(const_int(d)) if const_int(d) is not None else "?" for d in t.shape]
+        shape = "(" + ", ".join(dims) + ")"
+    parts = [shape]
+    if t.dtype is not None:
+        parts.append(t.dtype.name)
+    if t.buffer:
+        parts.append(t.buffer)
+    return " ".join(parts)
+
+
+def describe_allocation(a: Allocation) -> str:
+    """``name (128, 512) bfloat16, 1 KiB/partition`` for a live-set listing."""
+    size = a.bytes_per_partition()
+    label = a.name or a.api
+    text = f"{label} {a.shape_text()} {a.dtype.name if a.dtype else '?'}"
+    if size is not None:
+        text += f", {format_bytes(size)}/partition"
+    if a.repeat > 1:
+        text += f" x{a.repeat} (outlives its loop iteration)"
+    return text
+
+
+def format_bytes(n: int) -> str:
+    """Bytes as ``1536 B`` or ``12.5 KiB``."""
+    if n < 1024:
+        return f"{n} B"
+    kib = n / 1024
+    return f"{kib:.1f} KiB".replace(".0 KiB", " KiB")

@@ -1,0 +1,46 @@
+"""Shared helpers for nkilint tests."""
+
+from __future__ import annotations
+
+import ast
+
+from nki_studio.model.targets import Target, parse_nki_version
+from nki_studio.nkilint.api import lint_source
+from nki_studio.nkilint.config import LintConfig
+from nki_studio.nkilint.findings import Finding, Fix
+
+
+def lint(code: str, version: str | None = None, *, select: tuple[str, ...] | None = None,
+         path: str = "/nonexistent/kernel.py", generation: str | None = None) -> list[Finding]:
+    """Lint a snippet against a target NKI version (default 0.7) without reading any config file."""
+    target = Target(nki_version=parse_nki_version(version or "0.7"))
+    return lint_source(code, path, LintConfig(target=target, select=select))
+
+
+def codes(findings: list[Finding]) -> list[str]:
+    return [f.code for f in findings]
+
+
+def apply_fix(code: str, fix: Fix) -> str:
+    """Apply a fix's edits (1-based code-point columns, end exclusive) to the text."""
+    lines = code.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def pos(line: int, col: int) -> int:
+        return offsets[line - 1] + col - 1
+
+    out = code
+    for edit in sorted(fix.edits, key=lambda e: (e.span.line, e.span.column), reverse=True):
+        start, end = pos(edit.span.line, edit.span.column), pos(edit.span.end_line, edit.span.end_column)
+        out = out[:start] + edit.new_text + out[end:]
+    return out
+
+
+def parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
