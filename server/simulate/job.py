@@ -116,11 +116,13 @@ def run(job: Job, send: Send) -> dict[str, Any]:
     try:
         _limit_memory(job.memory_bytes)
         _run_stages(job, spec, result, send)
-    except MemoryError:
+    except MemoryError as exc:
         gc.collect()
-        result.update(status="memory_limit", message=(
-            f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
-            "(an allocation failed); raise nki-studio.simulationMemoryLimitMb if the kernel really needs it"))
+        info = _error_info(exc)
+        info["message"] = (f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
+                           "(an allocation failed); raise nki-studio.simulationMemoryLimitMb if it really needs more")
+        where = f"{info['file']}:{info['line']}: " if info["file"] else ""
+        result.update(status="memory_limit", error=info, message=where + info["message"])
     except BaseException as exc:  # the kernel may raise anything, SystemExit included
         info = _error_info(exc)
         from nki_studio.sim.errors import ResourceLimitError

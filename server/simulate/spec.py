@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nki_studio.model.kernels import build_module, kernel_decorator_name
+from nki_studio.nkilint.config import find_pyproject
 from nki_studio.nkilint.findings import Finding, Severity, Span
 
 if sys.version_info >= (3, 11):
@@ -35,6 +36,7 @@ else:  # pragma: no cover - Python 3.10
 SPEC_MARKER = "nki-studio: simulate"
 CODE_MALFORMED = "NKI601"
 NAME_MALFORMED = "malformed-simulate-spec"
+INFERRED_DEFAULT_DTYPE = "float32"  # for parameters whose dtype the kernel does not assert
 RESERVED = ("reference", "inputs", "seed", "lnc", "atol", "rtol")
 
 # User-facing dtype names -> canonical NumPy / ml_dtypes names (language.md §2).
@@ -320,16 +322,6 @@ def _finding(path: str, span: Span, message: str) -> Finding:
 
 # ------------------------------------------------------------------------------------------- pyproject
 
-def find_pyproject(path: str | Path) -> Path | None:
-    """The nearest pyproject.toml in ``path``'s folder or above."""
-    here = Path(path).resolve()
-    for folder in (here, *here.parents) if here.is_dir() else here.parents:
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def pyproject_fields(pyproject: Path, kernel_path: str | Path, kernel: str) -> dict[str, Any]:
     """Fields for ``kernel`` from ``[tool.nki-studio.simulate]``: key ``"rel/path.py::kernel"`` or ``"kernel"``.
 
@@ -400,11 +392,12 @@ def resolve(
     override: Mapping[str, Any] | None = None,
     inferred: Mapping[str, Any] | None = None,
     use_pyproject: bool = True,
+    infer: bool = True,
 ) -> Resolution:
     """The spec to run ``kernel_name`` (default: the only, or the first spec'd, kernel) of ``source`` with.
 
-    ``override`` (CLI ``--inputs``/``--reference``) beats everything; ``inferred`` fields come from the
-    value interpreter (see :func:`inferred_fields`).
+    ``override`` (CLI ``--inputs``/``--reference``) beats everything; ``inferred`` fields default to what the
+    value interpreter derives (:func:`inferred_fields`) when ``infer`` is true.
     """
     kernels = find_kernels(source, path)
     if not kernels:
@@ -428,6 +421,8 @@ def resolve(
         if errors:
             return Resolution(None, [str(e) for e in errors], findings)
         layers.append(("comment", comment))
+    if inferred is None and infer:
+        inferred = inferred_fields(source, path, kernel.name)
     if inferred:
         layers.append(("inferred", inferred))
     problems: list[str] = []
@@ -435,7 +430,7 @@ def resolve(
         pyproject = find_pyproject(path)
         if pyproject is not None:
             try:
-                layers.append(("pyproject", pyproject_fields(pyproject, path, kernel.name)))
+                layers.append(("pyproject", pyproject_fields(Path(pyproject), path, kernel.name)))
             except SpecError as exc:
                 problems.append(str(exc))
     spec = build_spec(kernel, layers)
@@ -449,19 +444,21 @@ def resolve(
 
 
 def inferred_fields(source: str, path: str, kernel: str) -> dict[str, Any]:
-    """Argument fields derived by the value interpreter (asserts, constants); {} when it derives nothing."""
-    try:
-        from nki_studio.model.values import infer_kernel_inputs
-    except ImportError:
-        return {}
+    """Tensor arguments the value interpreter pins down (shape from asserts/unpacking; dtype when asserted,
+    else float32 -- an assumption, named in the "Add simulate spec" action). {} when it derives nothing."""
+    from nki_studio.model.analysis import infer_kernel_inputs
+
     try:
         raw = infer_kernel_inputs(source, path, kernel)
-    except Exception:  # inference is best effort on half-typed code; a failure means "no inference"
+    except Exception:  # half-typed code or an analysis bug: inference is best effort, never fatal
         return {}
     fields: dict[str, Any] = {}
-    for name, value in (raw or {}).items():
+    for name, found in raw.items():
+        if found is None:
+            continue
+        dims, dtype = found
         try:
-            fields[name] = parse_value(str(value)) if not isinstance(value, TensorSpec) else value
+            fields[name] = TensorSpec(parse_dtype(dtype) if dtype else INFERRED_DEFAULT_DTYPE, tuple(dims))
         except SpecError:
             continue
     return fields

@@ -1,0 +1,111 @@
+"""``nki-studio simulate FILE[::KERNEL]``: run a kernel in the sandboxed simulator, check it against its
+reference and print an estimated cost.
+
+Inputs come from the spec comment above the kernel, inference, or ``[tool.nki-studio.simulate]``
+(``--inputs`` overrides them all). Exit codes: 0 the kernel ran and the oracle passed, 1 the kernel failed,
+timed out, ran out of memory or failed the oracle, 2 usage error (no such file/kernel, malformed spec).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from nki_studio.model.targets import parse_generation, parse_nki_version
+from nki_studio.nkilint.config import ConfigError, load_config
+from nki_studio.simulate.job import Job
+from nki_studio.simulate.report import exit_code, format_text
+from nki_studio.simulate.runner import run_job
+from nki_studio.simulate.spec import parse_fields, resolve
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``simulate`` sub-command."""
+    p = subparsers.add_parser(
+        "simulate", help="simulate a kernel, check it against its reference, estimate its cost",
+        description="Simulate an NKI kernel in a separate process. Exit 0: ran and matched, 1: kernel or "
+                    "oracle failure, 2: usage error.")
+    p.add_argument("target_file", metavar="FILE[::KERNEL]", help="kernel file, optionally ::kernel_name")
+    p.add_argument("--inputs", metavar="SPEC", help="argument spec, e.g. 'x=bfloat16[128,512] seed=3' "
+                                                     "(same grammar as the '# nki-studio: simulate' comment)")
+    p.add_argument("--reference", metavar="FN", help="reference function (name in FILE, or module:function)")
+    p.add_argument("--target", help="target generation: trn1, trn2, trn3 (default: pyproject, else trn2)")
+    p.add_argument("--nki-version", help="NKI version semantics, e.g. 0.6 or 0.7")
+    p.add_argument("--backend", choices=("auto", "official", "embedded"), default="auto",
+                   help="simulator: AWS's nki.simulate when installed (auto), or ours (embedded)")
+    p.add_argument("--timeout", type=float, default=60.0, help="wall-clock limit in seconds (default 60)")
+    p.add_argument("--memory-mb", type=int, default=4096, help="memory limit of the worker (default 4096)")
+    p.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    p.add_argument("--trace", metavar="OUT.jsonl", help="write the instruction trace as JSON Lines")
+    p.add_argument("--strict", action="store_true", help="stop at the first read of never-written memory")
+    p.set_defaults(func=run)
+
+
+def _usage(message: str) -> int:
+    print(f"nki-studio simulate: {message}", file=sys.stderr)
+    return 2
+
+
+def _progress_printer(kernel: str, stop: threading.Event, status: list[str]) -> None:
+    """Print an elapsed-time line to stderr every second once a run takes longer than two seconds."""
+    started = time.perf_counter()
+    if stop.wait(2.0):
+        return
+    while not stop.wait(1.0):
+        print(f"\r  {status[-1]}... {time.perf_counter() - started:.0f} s", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``simulate``; returns the exit code."""
+    path, _, kernel = args.target_file.partition("::")
+    if not os.path.isfile(path):
+        return _usage(f"no such file: {path}")
+    if args.timeout <= 0 or args.memory_mb <= 0:
+        return _usage("--timeout and --memory-mb must be positive")
+    try:
+        config = load_config(path)
+        generation = parse_generation(args.target) if args.target else config.target.generation
+        version = parse_nki_version(args.nki_version) if args.nki_version else config.target.nki_version
+    except (ValueError, ConfigError) as exc:
+        return _usage(str(exc))
+    override: dict[str, Any] = {}
+    if args.inputs:
+        fields, errors = parse_fields(args.inputs)
+        if errors:
+            return _usage("--inputs: " + "; ".join(str(e) for e in errors))
+        override.update(fields)
+    if args.reference:
+        override["reference"] = args.reference
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    resolution = resolve(source, path, kernel or None, override=override)
+    if resolution.spec is None:
+        for f in resolution.findings:
+            print(f"{path}:{f.span.line}:{f.span.column}: {f.code} {f.message}", file=sys.stderr)
+        return _usage("cannot simulate: " + "; ".join(resolution.problems))
+    spec = resolution.spec
+    job = Job(path=os.path.abspath(path), spec=spec.to_json(), target=generation.value, nki_version=str(version),
+              backend=args.backend, memory_bytes=args.memory_mb << 20,
+              trace_path=os.path.abspath(args.trace) if args.trace else None, strict=args.strict)
+    status = [f"simulating {spec.kernel}"]
+    stop = threading.Event()
+    ticker = threading.Thread(target=_progress_printer, args=(spec.kernel, stop, status), daemon=True)
+    if not args.json:
+        ticker.start()
+    try:
+        result = run_job(job, timeout_s=args.timeout, on_progress=status.append)
+    finally:
+        stop.set()
+        if ticker.is_alive():
+            ticker.join()
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+    else:
+        print(format_text(result))
+    return exit_code(result)

@@ -1,0 +1,190 @@
+"""Turn a structured simulation result into findings (for the editor) and a readable text report (CLI).
+
+Finding codes (docs/rules/NKI6xx.md, source ``nki-sim``): NKI610 the kernel raised, NKI611 timeout,
+NKI612 memory limit, NKI613 worker crashed, NKI620 oracle mismatch, NKI621 NaN sentinel read,
+NKI622 simulator warning, NKI630 SBUF/PSUM peak (info). NKI601 (malformed spec) comes from ``spec``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from nki_studio.nkilint.findings import Finding, Related, Severity, Span
+from nki_studio.simulate.cost import format_ns
+from nki_studio.simulate.spec import KernelInfo
+
+SOURCE = "nki-sim"
+_STATUS_CODES = {
+    "error": ("NKI610", "simulation-error"),
+    "timeout": ("NKI611", "simulation-timeout"),
+    "memory_limit": ("NKI612", "simulation-memory-limit"),
+    "crashed": ("NKI613", "simulation-worker-crashed"),
+}
+_WARNING_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<message>.*)$", re.S)
+
+
+def exit_code(result: Mapping[str, Any]) -> int:
+    """CLI exit code: 0 when the kernel ran and the oracle passed, else 1."""
+    return 0 if result.get("status") == "passed" else 1
+
+
+def _same(a: str, b: str) -> bool:
+    return bool(a) and bool(b) and os.path.abspath(a) == os.path.abspath(b)
+
+
+def _line_span(line: int) -> Span:
+    return Span(max(line, 1), 1, max(line, 1) + 1, 1)  # whole line; front ends clip to the text
+
+
+def _frame(text: str) -> tuple[str, int, str]:
+    """``path:line:function`` -> parts (paths may contain ':')."""
+    path, line, func = text.rsplit(":", 2)
+    return path, int(line), func
+
+
+def _anchor(path: str, error: Mapping[str, Any], kernel: KernelInfo | None) -> tuple[int, tuple[Related, ...]]:
+    """The line in ``path`` to report an error on, and the helper call chain as related locations.
+
+    When the failing line is in a helper module, the diagnostic goes on the outermost call in this file
+    (the kernel line that led there); every frame of the chain becomes related information.
+    """
+    frames = [_frame(s) for s in error.get("stack", ())]
+    if error.get("file"):
+        frames.append((str(error["file"]), int(error.get("line") or 0), "<failing line>"))
+    related = tuple(Related(f, _line_span(ln), f"called from here ({fn})" if fn != "<failing line>" else
+                            "the failing line") for f, ln, fn in frames[:-1] if ln) + tuple(
+        Related(f, _line_span(ln), "the failing line") for f, ln, fn in frames[-1:] if ln)
+    in_file = [ln for f, ln, _ in frames if _same(f, path) and ln]
+    if in_file:
+        line = in_file[-1]  # innermost frame of this file
+    else:
+        line = kernel.def_line if kernel is not None else 1
+    return line, related if len(frames) > 1 or not in_file else ()
+
+
+def findings(result: Mapping[str, Any], path: str, kernel: KernelInfo | None) -> list[Finding]:
+    """Diagnostics for ``path`` from one result (the kernel's def line when nothing better is known)."""
+    out: list[Finding] = []
+    status = str(result.get("status"))
+    kernel_line = kernel.def_line if kernel is not None else 1
+    if status in _STATUS_CODES:
+        code, name = _STATUS_CODES[status]
+        error = result.get("error") or {}
+        line, related = _anchor(path, error, kernel) if error else (kernel_line, ())
+        out.append(Finding(path, _line_span(line), code, name, Severity.ERROR,
+                           f"simulation: {error.get('message') or result.get('message')}", related=related,
+                           source=SOURCE))
+    oracle = result.get("oracle") or {}
+    for output in oracle.get("outputs", ()):
+        failed = [m for m in output.get("metrics", ()) if m.get("passed") is False and m["name"] != "finite"]
+        if failed:
+            detail = "; ".join(f"{m['name']} {_value(m['value'])} (needs {m['threshold']})" for m in failed)
+            out.append(Finding(path, _line_span(kernel_line), "NKI620", "oracle-mismatch", Severity.ERROR,
+                               f"simulation: {output['name']} does not match the reference: {detail}",
+                               source=SOURCE))
+        for note in output.get("notes", ()):
+            if "sentinel" in note:
+                out.append(Finding(path, _line_span(kernel_line), "NKI621", "never-written-memory-read",
+                                   Severity.ERROR, f"simulation: {note}", source=SOURCE))
+    for m in oracle.get("inputs", ()):
+        if m.get("passed") is False:
+            out.append(Finding(path, _line_span(kernel_line), "NKI620", "oracle-mismatch", Severity.ERROR,
+                               f"simulation: input {m['name'].split(':', 1)[-1]} was modified by the kernel",
+                               source=SOURCE))
+    for warning in result.get("warnings", ()):
+        m = _WARNING_LINE.match(str(warning))
+        if m and _same(m.group("file"), path):
+            out.append(Finding(path, _line_span(int(m.group("line"))), "NKI622", "simulation-warning",
+                               Severity.WARNING, f"simulation: {m.group('message')}", source=SOURCE))
+    out.extend(_peak_findings(result.get("peak") or {}, path))
+    return out
+
+
+def _value(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _kib(n: float) -> str:
+    return f"{n / 1024:.1f} KiB" if n % 1024 else f"{int(n) // 1024} KiB"
+
+
+def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
+    """One info diagnostic per on-chip region, at the allocation that reached the peak."""
+    out = []
+    for region, data in peak.items():
+        live = list(data.get("live", ()))
+        if not live or not data.get("bytesPerPartition"):
+            continue
+        at = live[-1]  # the most recent allocation is the one that reached the peak
+        if not _same(str(at.get("file", "")), path):
+            at = next((a for a in reversed(live) if _same(str(a.get("file", "")), path)), None)
+            if at is None:
+                continue
+        parts = ", ".join(f"{a.get('name') or '<unnamed>'} {_kib(a['bytesPerPartition'])}" for a in
+                          sorted(live, key=lambda a: -a["bytesPerPartition"])[:6])
+        more = ", …" if len(live) > 6 else ""
+        message = (f"{region.upper()} peak {_kib(data['bytesPerPartition'])}/{_kib(data['capacity'])} per partition "
+                   f"(simulated): {parts}{more}")
+        related = tuple(Related(str(a["file"]), _line_span(int(a["line"])), f"{a.get('name') or '<unnamed>'} "
+                                f"{_kib(a['bytesPerPartition'])} live at the peak") for a in live if a.get("file"))
+        out.append(Finding(path, _line_span(int(at["line"])), "NKI630", "on-chip-memory-peak", Severity.INFO,
+                           message, related=related, source=SOURCE))
+    return out
+
+
+def format_text(result: Mapping[str, Any]) -> str:
+    """The CLI's readable report."""
+    lines = [f"{result.get('kernel')} ({result.get('path')}): {str(result.get('status')).upper()} - "
+             f"{result.get('message')}"]
+    if result.get("backend"):
+        lines.append(f"  backend: {result['backend']}")
+    spec = result.get("spec") or {}
+    if spec.get("args"):
+        origin = "+".join(spec.get("origin") or ()) or "given"
+        lines.append(f"  inputs ({origin}): " + " ".join(f"{n}={v}" for n, v in spec["args"]) +
+                     f" seed={spec.get('seed', 0)}")
+    error = result.get("error")
+    if error and error.get("stack"):
+        lines.append("  call chain:")
+        lines.extend(f"    {s}" for s in error["stack"])
+        lines.append(f"    {error.get('file')}:{error.get('line')} (failing line)")
+    oracle = result.get("oracle")
+    if oracle:
+        ref = "reference" if oracle.get("hasReference") else "no reference"
+        lines.append(f"  oracle ({ref}): {'pass' if oracle.get('passed') else 'FAIL'}")
+        for output in oracle.get("outputs", ()):
+            lines.append(f"    {output['name']} {output['dtype']}{output['shape']}: NaN {output['nan_count']}, "
+                         f"Inf {output['inf_count']}")
+            for m in output.get("metrics", ()):
+                mark = {True: "ok  ", False: "FAIL", None: "n/a "}[m.get("passed")]
+                lines.append(f"      {mark} {m['name']:<9} {_value(m['value']):<14} {m['threshold']}")
+            lines.extend(f"      note: {n}" for n in output.get("notes", ()))
+        for m in oracle.get("inputs", ()):
+            if m.get("passed") is False:
+                lines.append(f"    FAIL input {m['name'].split(':', 1)[-1]} was modified by the kernel")
+        lines.extend(f"    problem: {p}" for p in oracle.get("problems", ()))
+    for region, data in (result.get("peak") or {}).items():
+        lines.append(f"  {region.upper()} peak: {_kib(data.get('bytesPerPartition', 0))}/"
+                     f"{_kib(data.get('capacity', 0))} per partition")
+    cost = result.get("cost")
+    if cost:
+        roof = cost["roofline"]
+        lines.append(f"  estimated time ({cost['target']}, cost model, not measured): {format_ns(cost['totalNs'])} "
+                     f"(busiest engine; {format_ns(cost['serialNs'])} if nothing overlapped)")
+        lines.append(f"  estimated roofline: {roof['flops']:,} FLOPs, {roof['hbmBytes']:,} HBM bytes, intensity "
+                     f"{roof['intensity']:.3g} FLOP/B -> {roof['bound']}-bound")
+        top = sorted(cost["lines"], key=lambda c: -c["ns"])[:5]
+        for c in top:
+            lines.append(f"    line {c['line']:>4}: estimated {format_ns(c['ns']):>10} {c['share']:6.1%} {c['engine']}")
+    lines.extend(f"  warning: {w}" for w in result.get("warnings", ()))
+    t = result.get("timings") or {}
+    split = ", ".join(f"{k} {t[k]:.3f}s" for k in ("processStart", "import", "wait", "inputs", "simulation",
+                                                   "reference", "oracle", "cost", "total") if k in t)
+    lines.append(f"  timings ({'warm' if t.get('warm') else 'cold'} worker): {split}")
+    if result.get("output", "").strip():
+        lines.append("  kernel output (tail):")
+        lines.extend(f"    {x}" for x in str(result["output"]).rstrip().splitlines()[-10:])
+    return "\n".join(lines)
