@@ -1,0 +1,208 @@
+"""The normalised profile model every reader produces (Parquet, legacy JSON, CSV export, summary-json,
+Perfetto). Columnar on purpose: a profile may hold millions of instructions, so each field is one NumPy
+array and strings are stored once in a table of values plus integer codes.
+
+Times are integer nanoseconds on the profile's own clock (Neuron Explorer's ``start_ts``/``end_ts``);
+intervals are half-open ``[start, end)``. Nothing here depends on the file format it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
+
+# Canonical engine names. Profiles spell them differently (Parquet ``Instruction.engine`` is capitalised,
+# ``ActiveTime.engine`` lower case, Perfetto tracks say "Vector Engine Row 0"): parquet-schema.md §3.
+ENGINE_NAMES = ("Tensor", "Vector", "Scalar", "GpSimd", "Sync")
+
+# Semaphore waits are not work (metrics.md §1).
+WAIT_OPCODES: frozenset[str] = frozenset({"EVENT_SEMAPHORE", "EVENT_SEMAPHORE_RANGE_CLEAR"})
+
+# Setup/teardown opcodes ``Summary.total_exec_time`` ignores (metrics.md §1). Configurable by callers.
+SETUP_OPCODES: frozenset[str] = frozenset(
+    {"NOP", "SET_ORDERING_MODE", "NOTIFY", "COMPARE_BRANCH", "DRAIN", "WRITE", "TENSOR_LOAD", "MODIFY_POOL_CONFIG"}
+)
+
+
+def canonical_engine(name: str | None) -> str:
+    """Map any engine/track spelling ("vector", "Vector Engine Row 1", "TensorMatrix", "Pool") to one name."""
+    if not name:
+        return "Unknown"
+    low = name.strip().lower().replace("_", "").replace(" ", "")
+    # "gpsimd" must be tested before "sync"-like prefixes; "pool" is the GpSimd engine's ISA name.
+    for canon, prefixes in (
+        ("GpSimd", ("gpsimd", "pool")),
+        ("Tensor", ("tensor", "pe")),
+        ("Vector", ("vector", "dve")),
+        ("Scalar", ("scalar", "act")),
+        ("Sync", ("sync", "sp")),
+    ):
+        if low.startswith(prefixes):
+            return canon
+    return name.strip()
+
+
+class ProfileError(Exception):
+    """A profile could not be read. The message says what is wrong and what still works or how to fix it."""
+
+
+@dataclass(frozen=True)
+class Codes:
+    """A string column: ``values[codes[i]]`` is row i's string (code -1 means missing)."""
+
+    values: tuple[str, ...]
+    codes: I32
+
+    @staticmethod
+    def from_strings(items: Sequence[str | None]) -> Codes:
+        """Encode a Python sequence (small tables, tests); large columns use Arrow dictionaries instead."""
+        table: dict[str, int] = {}
+        codes = np.full(len(items), -1, dtype=np.int32)
+        for i, item in enumerate(items):
+            if item is not None:
+                codes[i] = table.setdefault(item, len(table))
+        return Codes(tuple(table), codes)
+
+    def value(self, i: int) -> str | None:
+        """Row i's string or None."""
+        c = int(self.codes[i])
+        return None if c < 0 else self.values[c]
+
+    def mask_of(self, wanted: frozenset[str] | set[str]) -> npt.NDArray[np.bool_]:
+        """Boolean mask of rows whose string is in ``wanted``."""
+        lut = np.array([v in wanted for v in self.values] + [False], dtype=bool)
+        return lut[self.codes]  # code -1 indexes the trailing False
+
+
+@dataclass(frozen=True)
+class Instructions:
+    """Executed instructions. ``row_id`` is ``Instruction.id`` (the key ``Flow`` uses)."""
+
+    start: I64
+    end: I64
+    engine: Codes  # canonical engine names
+    opcode: Codes
+    track: Codes  # UI row / Perfetto track ("Vector Engine Row 0"); may be all -1
+    pcore: I32
+    row_id: I64
+
+    def __len__(self) -> int:
+        return int(self.start.shape[0])
+
+
+@dataclass(frozen=True)
+class Locations:
+    """Source locations, one row per (instruction, location); a fused instruction has several rows.
+
+    ``file`` holds the path exactly as recorded on the compile host; mapping to workspace files happens later
+    (``nki_studio.profile.mapping``). ``iteration`` labels the loop values of the instruction ("n=0, k=3") when
+    ``KernelIterationVariables`` exists (code -1 otherwise).
+    """
+
+    instr: I64
+    file: Codes
+    line: I32
+    iteration: Codes
+    source: str  # which field the locations came from, e.g. "KernelInstructions"; "" when none
+
+
+@dataclass(frozen=True)
+class DmaTransfers:
+    """DMA transfers (``DmaPacketAggregated`` rows, or ``DmaPacket`` packets, or Perfetto queue slices)."""
+
+    start: I64
+    end: I64
+    bytes: I64
+    queue: Codes
+    tensor: Codes  # ``variable``; "unknown" without DGE notifications
+    queue_type: Codes
+    pcore: I32
+    instr: I64  # index into Instructions of the triggering instruction via Flow, -1 when unknown
+    table: str  # "DmaPacketAggregated", "DmaPacket", "perfetto", "legacy-json dma", ...
+
+    def __len__(self) -> int:
+        return int(self.start.shape[0])
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One execution window (``ExecutionInfo``)."""
+
+    index: int
+    start: int
+    end: int
+
+
+@dataclass
+class Profile:
+    """Everything the metrics need from one profile, whatever its format."""
+
+    path: str
+    format: str  # "parquet", "legacy-json", "csv", "summary-json", "perfetto"
+    instructions: Instructions
+    locations: Locations
+    dma: DmaTransfers
+    summary: dict[str, Any] = field(default_factory=dict)  # Summary fields; times seconds, *_percent fractions
+    metadata: dict[str, Any] = field(default_factory=dict)
+    executions: list[Execution] = field(default_factory=list)
+    schema_version: str = ""
+    notes: list[str] = field(default_factory=list)  # reader remarks and the profile's own Warning rows
+
+    @property
+    def has_instructions(self) -> bool:
+        """False for summary-only formats (summary-json)."""
+        return len(self.instructions) > 0
+
+
+def empty_codes(n: int = 0) -> Codes:
+    """A string column with every row missing."""
+    return Codes((), np.full(n, -1, dtype=np.int32))
+
+
+def make_instructions(
+    start: I64,
+    end: I64,
+    engine: Codes,
+    opcode: Codes,
+    track: Codes | None = None,
+    pcore: I32 | None = None,
+    row_id: I64 | None = None,
+) -> Instructions:
+    """Build Instructions, filling optional columns and normalising engine names to ``ENGINE_NAMES``."""
+    n = int(start.shape[0])
+    canon = tuple(canonical_engine(v) for v in engine.values)
+    uniq = tuple(dict.fromkeys(canon))
+    remap = np.array([uniq.index(c) for c in canon] + [-1], dtype=np.int32)
+    return Instructions(
+        start=np.asarray(start, dtype=np.int64),
+        end=np.asarray(end, dtype=np.int64),
+        engine=Codes(uniq, remap[engine.codes]),
+        opcode=opcode,
+        track=track if track is not None else empty_codes(n),
+        pcore=np.zeros(n, np.int32) if pcore is None else np.asarray(pcore, dtype=np.int32),
+        row_id=np.arange(n, dtype=np.int64) if row_id is None else np.asarray(row_id, dtype=np.int64),
+    )
+
+
+def no_locations() -> Locations:
+    """The Locations of a profile without source information."""
+    return Locations(np.zeros(0, np.int64), empty_codes(), np.zeros(0, np.int32), empty_codes(), "")
+
+
+def no_dma() -> DmaTransfers:
+    """The DmaTransfers of a profile without DMA data."""
+    z = np.zeros(0, np.int64)
+    return DmaTransfers(z, z, z, empty_codes(), empty_codes(), empty_codes(), np.zeros(0, np.int32), z, "")
+
+
+def no_instructions() -> Instructions:
+    """The Instructions of a summary-only profile."""
+    z = np.zeros(0, np.int64)
+    return make_instructions(z, z, empty_codes(), empty_codes())

@@ -1,0 +1,120 @@
+"""Helpers shared by the readers: source-location parsing, Arrow → Codes, location expansion."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+from nki_studio.profile.model import Codes, Locations, empty_codes
+
+_ITEM_SPLIT = re.compile(r"[,;\n]")
+
+
+@lru_cache(maxsize=65536)
+def parse_locations(text: str | None) -> tuple[tuple[str, int], ...]:
+    """Parse an ``nki_source_location``-style value into (path, line) pairs (parquet-schema.md §4).
+
+    The encoding of several locations is undocumented, so this is defensive: strip ``[ ]`` and quotes, split
+    items on ``,``/``;``/newline and split each item at its last ``:``. Items without a line are dropped.
+    """
+    if not text:
+        return ()
+    body = text.strip().strip("[]")
+    out: list[tuple[str, int]] = []
+    for item in _ITEM_SPLIT.split(body):
+        item = item.strip().strip("'\"").strip()
+        path, sep, line = item.rpartition(":")
+        if not sep or not path:
+            continue
+        # Some producers append a column ("file.py:42:7"): take the line before it.
+        head, sep2, maybe_line = path.rpartition(":")
+        if sep2 and maybe_line.strip().isdigit() and line.strip().isdigit() and head:
+            path, line = head, maybe_line
+        line = line.strip()
+        if line.isdigit() and int(line) > 0:
+            out.append((path.strip(), int(line)))
+    return tuple(out)
+
+
+def codes_of(column: pa.ChunkedArray | pa.Array) -> Codes:
+    """A string column as Codes (dictionary-encoded once by Arrow, never per row in Python)."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not pa.types.is_dictionary(arr.type):
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            arr = pc.cast(arr, pa.string())
+        arr = pc.dictionary_encode(arr)
+    values = arr.dictionary
+    if not pa.types.is_string(values.type):
+        values = pc.cast(values, pa.string())
+    codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    return Codes(tuple("" if v is None else v for v in values.to_pylist()), codes)
+
+
+def expand_locations(
+    per_value: Sequence[tuple[tuple[str, int], ...]],
+    row_codes: npt.NDArray[np.int32],
+    row_index: npt.NDArray[np.int64] | None = None,
+    iteration: Codes | None = None,
+) -> tuple[npt.NDArray[np.int64], Codes, npt.NDArray[np.int32], Codes]:
+    """Expand per-distinct-value location lists to one row per (instruction, location).
+
+    ``per_value[c]`` are the locations of string code ``c``; ``row_codes[i]`` is instruction i's code (or -1).
+    Returns (instr, file Codes, line, iteration Codes) — fully vectorised over instructions.
+    """
+    files: dict[str, int] = {}
+    counts = np.zeros(len(per_value) + 1, np.int64)
+    flat_file: list[int] = []
+    flat_line: list[int] = []
+    starts = np.zeros(len(per_value) + 1, np.int64)
+    for c, locs in enumerate(per_value):
+        starts[c] = len(flat_file)
+        counts[c] = len(locs)
+        for path, line in locs:
+            flat_file.append(files.setdefault(path, len(files)))
+            flat_line.append(line)
+    starts[-1] = len(flat_file)
+    rc = np.where(row_codes >= 0, row_codes, len(per_value)).astype(np.int64)
+    cnt = counts[rc]
+    total = int(cnt.sum())
+    idx = np.arange(row_codes.size, dtype=np.int64) if row_index is None else row_index
+    instr = np.repeat(idx, cnt)
+    pos = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(starts[rc], cnt)
+    ff = np.asarray(flat_file, np.int32)[pos] if total else np.zeros(0, np.int32)
+    fl = np.asarray(flat_line, np.int32)[pos] if total else np.zeros(0, np.int32)
+    it = empty_codes(total)
+    if iteration is not None and total:
+        it = Codes(iteration.values, np.repeat(iteration.codes, cnt))
+    return instr, Codes(tuple(files), ff), fl, it
+
+
+def concat_locations(parts: Sequence[tuple[npt.NDArray[np.int64], Codes, npt.NDArray[np.int32], Codes]], source: str) -> Locations:
+    """Join location parts that come from different fields into one Locations, re-encoding files."""
+    files: dict[str, int] = {}
+    iters: dict[str, int] = {}
+    instr, fcodes, lines, icodes = [], [], [], []
+    for p_instr, p_file, p_line, p_iter in parts:
+        fmap = np.array([files.setdefault(v, len(files)) for v in p_file.values] + [-1], np.int32)
+        imap = np.array([iters.setdefault(v, len(iters)) for v in p_iter.values] + [-1], np.int32)
+        instr.append(p_instr)
+        fcodes.append(fmap[p_file.codes])
+        lines.append(p_line)
+        icodes.append(imap[p_iter.codes])
+    if not instr:
+        return Locations(np.zeros(0, np.int64), empty_codes(), np.zeros(0, np.int32), empty_codes(), "")
+    return Locations(
+        np.concatenate(instr),
+        Codes(tuple(files), np.concatenate(fcodes)),
+        np.concatenate(lines),
+        Codes(tuple(iters), np.concatenate(icodes)),
+        source,
+    )
+
+
+def parsed_values(codes: Codes) -> list[tuple[tuple[str, int], ...]]:
+    """Parse each distinct string of a location column once."""
+    return [parse_locations(v) for v in codes.values]

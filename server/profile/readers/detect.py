@@ -1,0 +1,73 @@
+"""Format auto-detection and the single entry point ``load_profile``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nki_studio.profile.model import Profile, ProfileError
+
+FORMATS = ("parquet", "csv", "legacy-json", "summary-json", "perfetto")
+
+
+def detect_format(path: str | Path) -> str:
+    """Which reader handles ``path``: by directory contents, file extension, then the first bytes."""
+    p = Path(path)
+    if not p.exists():
+        raise ProfileError(f"{p}: no such file or directory")
+    if p.is_dir():
+        from nki_studio.profile.readers.csvfmt import is_csv_dir
+
+        if any(p.glob("*.parquet")) or any(p.glob("profiles/global/*/*.parquet")):
+            return "parquet"
+        if is_csv_dir(p):
+            return "csv"
+        raise ProfileError(
+            f"{p}: a directory without Neuron profile tables (*.parquet or an exported Instruction.csv). Produce "
+            "one with `neuron-explorer view -n K.neff -s K.ntff --data-path WS --display-name NAME --ingest-only`."
+        )
+    if p.suffix in (".pftrace", ".perfetto-trace", ".pb") or p.name.endswith(".pftrace.gz"):
+        return "perfetto"
+    if p.suffix == ".parquet":
+        return "parquet"
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4096)
+    except OSError as exc:
+        raise ProfileError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    if not head:
+        raise ProfileError(f"{p}: the file is empty")
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    text = head.decode("utf-8", "replace")
+    if "{" in text:
+        return "json"  # legacy full profile or summary-json: decided on the parsed document
+    if head[:1] == b"\x0a":
+        return "perfetto"
+    raise ProfileError(f"{p}: not a recognised Neuron profile (expected a Parquet directory, JSON or .pftrace)")
+
+
+def load_profile(path: str | Path, fmt: str | None = None, *, ignore_schema_version: bool = False) -> Profile:
+    """Read any supported profile. ``fmt`` forces a reader; otherwise the format is detected."""
+    p = Path(path)
+    kind = fmt or detect_format(p)
+    if kind == "parquet":
+        from nki_studio.profile.readers.parquet import read_parquet_dir
+
+        return read_parquet_dir(p.parent if p.is_file() else p, ignore_schema_version=ignore_schema_version)
+    if kind == "csv":
+        from nki_studio.profile.readers.csvfmt import read_csv_dir
+
+        return read_csv_dir(p)
+    if kind in ("json", "legacy-json"):
+        from nki_studio.profile.readers.jsonfmt import read_legacy_json
+
+        return read_legacy_json(p)  # falls through to summary-json when the document is one
+    if kind == "summary-json":
+        from nki_studio.profile.readers.jsonfmt import read_summary_json
+
+        return read_summary_json(p)
+    if kind == "perfetto":
+        from nki_studio.profile.readers.perfetto import read_pftrace
+
+        return read_pftrace(p)
+    raise ProfileError(f"unknown profile format {kind!r}; expected one of {', '.join(FORMATS)}")

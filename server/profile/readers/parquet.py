@@ -1,0 +1,94 @@
+"""Reader for Neuron Explorer's Parquet output directory (the default, recommended format).
+
+``<data-path>/profiles/global/<name>@latest/<Table>.parquet`` — big tables split as ``<Table>_0.parquet``,
+``_1`` …; a table exists only when the profile has that kind of data (parquet-schema.md §1). Only the
+columns the metrics need are read; strings come back dictionary-encoded so each distinct value is handled once.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from nki_studio.profile.model import Profile, ProfileError
+from nki_studio.profile.readers.tables import COLUMNS, first_row, profile_from_tables
+from nki_studio.profile.schema import check_schema_version
+
+_SPLIT = re.compile(r"^(?P<table>[A-Za-z]+)(?:_(?P<part>\d+))?\.parquet$")
+
+
+def resolve_dir(path: Path) -> Path:
+    """The directory holding the tables: ``path`` itself, or the single ``profiles/global/*@latest`` in it."""
+    if any(path.glob("*.parquet")):
+        return path
+    found = sorted(p for p in path.glob("profiles/global/*") if p.is_dir() and any(p.glob("*.parquet")))
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        names = ", ".join(p.name for p in found)
+        raise ProfileError(f"{path} holds several processed profiles ({names}); open one of those directories")
+    raise ProfileError(f"{path} contains no .parquet files")
+
+
+def table_files(directory: Path) -> dict[str, list[Path]]:
+    """``{table: [files in part order]}`` for every ``<Table>[_N].parquet`` in the directory."""
+    parts: dict[str, list[tuple[int, Path]]] = {}
+    for f in directory.iterdir():
+        m = _SPLIT.match(f.name)
+        if m:
+            parts.setdefault(m.group("table"), []).append((int(m.group("part") or -1), f))
+    return {t: [f for _, f in sorted(v)] for t, v in parts.items()}
+
+
+def _read(files: list[Path], table: str, columns: tuple[str, ...]) -> pa.Table:
+    pieces = []
+    for f in files:
+        try:
+            meta = pq.ParquetFile(f)
+            present = meta.schema_arrow.names
+            cols = [c for c in columns if c in present] if columns else present
+            strings = [c for c in cols if pa.types.is_string(meta.schema_arrow.field(c).type)]
+            pieces.append(pq.read_table(f, columns=cols, read_dictionary=strings))
+        except (pa.ArrowException, OSError) as exc:
+            raise ProfileError(
+                f"{f.name}: not a readable Parquet file ({exc}). The file is truncated or corrupt; re-run "
+                "`neuron-explorer view ... --ingest-only` or copy the directory again."
+            ) from exc
+    if len(pieces) == 1:
+        return pieces[0]
+    try:
+        return pa.concat_tables(pieces, promote_options="permissive")
+    except pa.ArrowException as exc:
+        raise ProfileError(f"the parts of table {table} have incompatible columns: {exc}") from exc
+
+
+def read_parquet_dir(path: str | Path, *, ignore_schema_version: bool = False) -> Profile:
+    """Read a Parquet profile directory into the normalised model."""
+    root = resolve_dir(Path(path))
+    files = table_files(root)
+    notes: list[str] = []
+    tables = {}
+    if "Metadata" in files:
+        tables["Metadata"] = _read(files["Metadata"], "Metadata", ())
+        version = str(first_row(tables["Metadata"]).get("profile_schema_version") or "")
+        problem = check_schema_version(version) if version else None
+        if problem and not ignore_schema_version:
+            raise ProfileError(problem)
+        if problem:
+            notes.append(f"schema check skipped on request: {problem}")
+        if not version:
+            notes.append("Metadata.profile_schema_version is missing; reading by column names")
+    else:
+        notes.append("no Metadata table: schema version unknown, reading by column names")
+    if "Instruction" not in files and "Summary" not in files:
+        present = ", ".join(sorted(files)) or "none"
+        raise ProfileError(
+            f"{root}: no Instruction or Summary table (tables present: {present}). This directory is not a "
+            "processed Neuron Explorer profile, or processing stopped early."
+        )
+    for table, cols in COLUMNS.items():
+        if table in files and table != "Metadata":
+            tables[table] = _read(files[table], table, cols)
+    return profile_from_tables(tables, str(root), "parquet", notes)
