@@ -30,7 +30,7 @@ from nki_studio.sim.views import ViewMixin
 class Storage:
     """One allocation: a flat NumPy buffer in a memory region, plus a written-mask in strict mode."""
 
-    __slots__ = ("__weakref__", "data", "dtype", "name", "precise", "region", "shape", "written")
+    __slots__ = ("__weakref__", "data", "dirty", "dtype", "name", "precise", "region", "shape", "written")
 
     def __init__(self, data: np.ndarray, dtype: np.dtype[Any], region: MemoryRegion, name: str,
                  shape: tuple[int, ...], precise: bool, written: np.ndarray | None) -> None:
@@ -41,6 +41,7 @@ class Storage:
         self.shape = shape
         self.precise = precise
         self.written = written  # bool per element, strict mode only
+        self.dirty = False  # set by every write (tells which kernel arguments were modified)
 
 
 class DynSlice:
@@ -193,6 +194,7 @@ def write(dst: NkiTensor, values: object, *, accumulate: bool = False) -> None:
     if accumulate:
         vals = dtypes.compute_values(dst._np()) + vals
     st = dst._st
+    st.dirty = True
     if dst._data is st.data:
         out = dtypes.cast(vals, dst.dtype, st.precise)
     else:

@@ -1,0 +1,208 @@
+"""``nki_studio.sim.simulate``: run a kernel (function or file) and get NumPy outputs plus a report.
+
+Backends: ``embedded`` (this package), ``official`` (the Neuron SDK's ``nki.simulate`` when importable,
+see ``official.py``), ``auto`` (official when available, else embedded).
+
+Callers bound a run with ``deadline_s`` (time), ``allocation_budget`` (bytes the kernel may allocate),
+``max_instructions`` and ``checkin`` (called every instruction). Failures raise ``SimulationError``
+subclasses naming the kernel line; nothing is left behind (sys.modules restored, memory released).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from nki_studio.model.targets import (
+    NEWEST_VERSION,
+    Generation,
+    NkiVersion,
+    Target,
+    parse_generation,
+    parse_nki_version,
+)
+from nki_studio.sim import dropin, dtypes, official
+from nki_studio.sim.context import SimOptions
+from nki_studio.sim.errors import SimulationError
+from nki_studio.sim.launch import JitKernel, KernelRun, LaunchedKernel, run_kernel, unwrap
+from nki_studio.sim.memory import Allocation
+from nki_studio.sim.trace import TraceEvent
+from nki_studio.sim.userframe import SourceLocation
+
+BACKENDS = ("auto", "official", "embedded")
+
+
+@dataclass
+class RegionUsage:
+    """Peak use of one on-chip region (bytes per partition) and what was live at the peak."""
+
+    capacity_bytes: int
+    peak_bytes: int
+    live_at_peak: tuple[Allocation, ...] = ()
+
+
+@dataclass
+class SimReport:
+    """Everything a run measured besides its outputs."""
+
+    backend: str
+    target: str
+    nki_version: str
+    precise: bool
+    lnc: int
+    instructions: int = 0
+    elapsed_s: float = 0.0
+    sbuf: RegionUsage | None = None  # max over logical cores; None with the official backend
+    psum: RegionUsage | None = None
+    warnings: list[str] = field(default_factory=list)
+    device_prints: list[str] = field(default_factory=list)
+    trace: list[TraceEvent] = field(default_factory=list)
+    inputs_modified: list[int] = field(default_factory=list)  # indices of arguments the kernel wrote
+
+
+@dataclass
+class SimResult:
+    """Outputs (the kernel's return value with tensors as NumPy arrays) and the report."""
+
+    output: Any
+    report: SimReport
+
+    @property
+    def outputs(self) -> list[np.ndarray]:
+        """The returned arrays, flattened in return order."""
+        found: list[np.ndarray] = []
+
+        def walk(v: Any) -> None:
+            if isinstance(v, np.ndarray):
+                found.append(v)
+            elif isinstance(v, (tuple, list)):
+                for x in v:
+                    walk(x)
+            elif isinstance(v, dict):
+                for x in v.values():
+                    walk(x)
+
+        walk(self.output)
+        return found
+
+
+def find_kernel(module: Any, kernel_name: str | None, path: str) -> Any:
+    """The kernel named ``kernel_name`` in a loaded module, or its only ``@nki.jit`` kernel."""
+    if kernel_name:
+        obj = getattr(module, kernel_name, None)
+        if obj is None or not callable(obj):
+            raise SimulationError(f"{path} has no kernel named {kernel_name!r}", location=SourceLocation(path, 1))
+        return obj
+    kernels = [k for k, v in vars(module).items() if isinstance(v, (JitKernel, LaunchedKernel))]
+    if len(kernels) != 1:
+        detail = f"several: {', '.join(sorted(kernels))}" if kernels else "none found"
+        raise SimulationError(f"{path}: name the @nki.jit kernel to simulate ({detail})", location=SourceLocation(path, 1))
+    return getattr(module, kernels[0])
+
+
+def check_python_subset(path: str, nki_version: NkiVersion) -> None:
+    """Reject Python the target NKI version does not compile, using the linter's NKI1xx findings."""
+    from nki_studio.nkilint.api import config_for, lint_source
+    from nki_studio.nkilint.findings import Severity
+
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    config, _ = config_for(path)
+    config = dataclasses.replace(config, target=Target(config.target.generation, nki_version))
+    findings = [f for f in lint_source(text, path, config) if f.code.startswith("NKI1")
+                and f.severity == Severity.ERROR]
+    if findings:
+        first = findings[0]
+        listing = "; ".join(f"line {f.span.start_line}: {f.code} {f.message}" for f in findings[:10])
+        raise SimulationError(f"the kernel uses Python that NKI {nki_version} does not compile: {listing}",
+                              location=SourceLocation(os.path.abspath(path), first.span.start_line))
+
+
+def _target(target: Target | Generation | str | None, nki_version: NkiVersion | str | None) -> Target:
+    if isinstance(target, Target):
+        base = target
+    elif isinstance(target, Generation):
+        base = Target(generation=target)
+    elif isinstance(target, str):
+        base = Target(generation=parse_generation(target))
+    else:
+        env = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
+        base = Target(generation=parse_generation(env)) if env else Target()
+    if nki_version is None:
+        return base
+    version = parse_nki_version(nki_version) if isinstance(nki_version, str) else nki_version
+    return Target(generation=base.generation, nki_version=version)
+
+
+def _report(run: KernelRun, backend: str, opts: SimOptions) -> SimReport:
+    ctx = run.ctx
+    usage: dict[str, RegionUsage] = {}
+    for kind in ("sbuf", "psum"):
+        cap = ctx.cores[0].memory.capacity[kind]
+        best = max((c.memory.peaks[kind] for c in ctx.cores), key=lambda p: p.bytes_per_partition)
+        usage[kind] = RegionUsage(cap, best.bytes_per_partition, best.live)
+    warnings = list(ctx.warnings)
+    for core in ctx.cores:
+        warnings.extend(core.memory.warnings)
+    return SimReport(
+        backend=backend, target=opts.target.generation.value, nki_version=str(opts.nki_version),
+        precise=opts.precise, lnc=opts.lnc, instructions=ctx.instructions, elapsed_s=run.elapsed_s,
+        sbuf=usage["sbuf"], psum=usage["psum"], warnings=warnings,
+        device_prints=list(ctx.shared.get("device_print", [])),
+        trace=list(ctx.recorder.events) if ctx.recorder is not None else [],
+        inputs_modified=run.inputs_modified,
+    )
+
+
+def simulate(kernel_or_path: object, *args: Any, kernel_name: str | None = None,
+             target: Target | Generation | str | None = None, nki_version: NkiVersion | str | None = None,
+             precise: bool | None = None, strict: bool = False, trace: bool = False, lnc: int | None = None,
+             backend: str = "embedded", kernel_kwargs: dict[str, Any] | None = None,
+             capacity: str = "error", python_subset: bool = False, deadline_s: float | None = None,
+             allocation_budget: int | None = None, max_instructions: int | None = None,
+             checkin: Callable[[], None] | None = None, sys_path: tuple[str, ...] = ()) -> SimResult:
+    """Simulate a kernel on NumPy (or torch) arguments.
+
+    ``kernel_or_path``: an ``@nki.jit`` kernel, ``kernel[lnc]``, a plain function, or a ``.py`` path
+    (with ``kernel_name``, or its only kernel). ``target`` defaults to NEURON_PLATFORM_TARGET_OVERRIDE or
+    trn2, ``nki_version`` to the newest; ``precise`` to NKI_PRECISE_FP (default on). ``lnc`` overrides
+    the launch degree (``kernel[2]`` sets it too). ``python_subset`` rejects constructs the target NKI
+    version does not compile (file paths only). See the module docstring for the bounds.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
+    tgt = _target(target, nki_version)
+    use_official = backend == "official" or (backend == "auto" and official.available())
+    opts = SimOptions(target=tgt, precise=dtypes.precise_default() if precise is None else precise, strict=strict,
+                      trace=trace, capacity=capacity, allocation_budget=allocation_budget,
+                      max_instructions=max_instructions, checkin=checkin)
+    path = os.fspath(kernel_or_path) if isinstance(kernel_or_path, (str, os.PathLike)) else None
+    if path is not None and python_subset:
+        check_python_subset(path, tgt.nki_version)
+    if use_official:
+        output = official.run(kernel_or_path if path is None else path, args, kernel_name=kernel_name,
+                              target=tgt, precise=opts.precise, lnc=lnc, kernel_kwargs=kernel_kwargs or {})
+        report = SimReport(backend="official", target=tgt.generation.value, nki_version=str(tgt.nki_version),
+                           precise=opts.precise, lnc=lnc or 1,
+                           warnings=["official nki.simulate: no SBUF/PSUM capacity accounting or trace"])
+        return SimResult(output, report)
+    with dropin.installed(opts):
+        if path is not None:
+            module = dropin.load_module(path, opts, sys_path)
+            kernel = find_kernel(module, kernel_name, path)
+        else:
+            kernel = kernel_or_path
+        func, launched = unwrap(kernel)
+        opts.lnc = lnc or launched or 1
+        if opts.lnc not in (1, 2):
+            raise SimulationError(f"lnc must be 1 or 2, not {opts.lnc}")
+        run = run_kernel(func, args, kernel_kwargs or {}, opts, grid=launched is not None or lnc is not None,
+                         deadline_s=deadline_s)
+    return SimResult(run.output, _report(run, "embedded", opts))
+
+
+__all__ = ["BACKENDS", "NEWEST_VERSION", "RegionUsage", "SimReport", "SimResult", "find_kernel", "simulate"]

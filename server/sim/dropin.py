@@ -1,0 +1,136 @@
+"""Run unmodified kernel files: ``import nki`` / ``nki.language`` / ``nki.isa`` / ``nki.collectives``
+resolve to the embedded simulator while a :func:`installed` block is active.
+
+The aliasing is scoped: entries of ``sys.modules`` that existed before (e.g. a real SDK) are restored on
+exit and ours are removed, so nothing leaks into the hosting process (language server). Kernel modules
+loaded by :func:`load_module` keep working after the block, because they hold references to our modules.
+Legacy ``neuronxcc.nki`` imports are aliased to the same modules (cheap compatibility: legacy-only names
+such as ``nl.mgrid`` raise "not implemented").
+
+The aliasing is process-wide, so blocks are serialised with a re-entrant lock (one simulation at a time
+per process; the language server runs simulations in worker processes anyway).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+import threading
+import types
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from nki_studio.model.targets import Target, parse_generation
+from nki_studio.sim import dtypes
+from nki_studio.sim.context import SimOptions
+from nki_studio.sim.errors import NotImplementedInSimulator
+from nki_studio.sim.userframe import is_internal
+
+_ALIASES = {
+    "nki": "nki_studio.sim.nki_module",
+    "nki.language": "nki_studio.sim.language",
+    "nki.isa": "nki_studio.sim.isa",
+    "nki.isa.constants": "nki_studio.sim.isa",
+    "nki.collectives": "nki_studio.sim.collectives",
+}
+_LEGACY_ALIASES = {
+    "neuronxcc": "nki_studio.sim.nki_module",
+    "neuronxcc.nki": "nki_studio.sim.nki_module",
+    "neuronxcc.nki.language": "nki_studio.sim.language",
+    "neuronxcc.nki.isa": "nki_studio.sim.isa",
+}
+_lock = threading.RLock()
+_defaults = threading.local()
+
+
+def _module(name: str) -> types.ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        # A part not written yet (e.g. collectives): a module whose every attribute is "not implemented".
+        stub = types.ModuleType(name)
+
+        def missing(attr: str) -> Any:
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            raise NotImplementedInSimulator(f"{name.rsplit('.', 1)[-1]}.{attr}")
+
+        stub.__getattr__ = missing  # type: ignore[method-assign]
+        return stub
+
+
+@contextmanager
+def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iterator[None]:
+    """Alias the ``nki`` package (and ``neuronxcc.nki`` when ``legacy``) to the embedded simulator.
+
+    ``options`` become the defaults of ``nki.simulate``/direct kernel calls made inside the block.
+    """
+    names = dict(_ALIASES)
+    if legacy:
+        names.update(_LEGACY_ALIASES)
+    with _lock:
+        saved = {n: sys.modules[n] for n in names if n in sys.modules}
+        previous = getattr(_defaults, "options", None)
+        try:
+            for alias, target in names.items():
+                sys.modules[alias] = _module(target)
+            top = sys.modules["nki"]
+            for sub in ("language", "isa", "collectives"):
+                setattr(top, sub, sys.modules[f"nki.{sub}"])
+            _defaults.options = options
+            yield
+        finally:
+            _defaults.options = previous
+            for alias in names:
+                if alias in saved:
+                    sys.modules[alias] = saved[alias]
+                else:
+                    sys.modules.pop(alias, None)
+
+
+def default_options(lnc: int = 1) -> SimOptions:
+    """Options for a kernel launched through ``nki.simulate``/``kernel(...)``: the active block's options,
+    else the official simulator's environment (NEURON_PLATFORM_TARGET_OVERRIDE, default trn3; NKI_PRECISE_FP).
+    """
+    base: SimOptions | None = getattr(_defaults, "options", None)
+    if base is None:
+        gen = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+        base = SimOptions(target=Target(generation=parse_generation(gen)), precise=dtypes.precise_default())
+    opts = SimOptions(**{f: getattr(base, f) for f in base.__dataclass_fields__})
+    opts.lnc = lnc
+    return opts
+
+
+def load_module(path: str, options: SimOptions | None = None, sys_path: tuple[str, ...] = ()) -> types.ModuleType:
+    """Execute a kernel file as a fresh module (its folder and ``sys_path`` on ``sys.path`` while it loads).
+
+    User modules it imports are dropped from ``sys.modules`` afterwards, so an edited helper is re-read
+    by the next simulation in the same process.
+    """
+    path = os.path.abspath(path)
+    name = f"nki_studio_kernel_{uuid.uuid4().hex[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    extra = [os.path.dirname(path), *(os.path.abspath(p) for p in sys_path)]
+    with installed(options):
+        before = set(sys.modules)
+        sys.path[:0] = extra
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            for added in set(sys.modules) - before:
+                file = getattr(sys.modules[added], "__file__", None)
+                if file and not is_internal(file):
+                    sys.modules.pop(added, None)
+            sys.modules.pop(name, None)
+            for p in extra:
+                if p in sys.path:
+                    sys.path.remove(p)
+    return module

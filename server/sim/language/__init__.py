@@ -1,0 +1,139 @@
+"""``nki.language`` (``nl``) for the embedded simulator: every public name of language.md §15.
+
+Unknown attributes raise ``NotImplementedInSimulator`` naming the kernel line; legacy ``neuronxcc``-era
+names get a pointer to their replacement (deprecations.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nki_studio.sim.dtypes import NKI_DTYPES
+from nki_studio.sim.errors import NotImplementedInSimulator
+from nki_studio.sim.language.control import (
+    affine_range,
+    device_print,
+    dynamic_range,
+    fori_loop,
+    no_reorder,
+    num_programs,
+    program_id,
+    program_ndim,
+    sequential_range,
+    static_range,
+    while_loop,
+)
+from nki_studio.sim.language.creation import (
+    empty_like,
+    full,
+    ndarray,
+    ones,
+    rand,
+    random_seed,
+    shared_constant,
+    shared_identity_matrix,
+    zeros,
+    zeros_like,
+)
+from nki_studio.sim.language.elementwise import FUNCTIONS as _ELEMENTWISE
+from nki_studio.sim.language.movement import (
+    broadcast_to,
+    copy,
+    dropout,
+    expand_dims,
+    gather_flattened,
+    load,
+    load_transpose2d,
+    matmul,
+    store,
+    transpose,
+    where,
+)
+from nki_studio.sim.language.reductions import REDUCTIONS as _REDUCTIONS
+from nki_studio.sim.language.reductions import rms_norm, softmax
+from nki_studio.sim.language.tile_size import tile_size
+from nki_studio.sim.memory import MemoryRegion
+from nki_studio.sim.tensor import DynSlice, NkiTensor, ds
+
+
+class NKIObject:
+    """Base class for user classes used inside kernels; the constructor takes keyword attributes."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+
+
+sbuf = MemoryRegion.sbuf
+psum = MemoryRegion.psum
+private_hbm = MemoryRegion.private_hbm
+hbm = MemoryRegion.private_hbm
+shared_hbm = MemoryRegion.shared_hbm
+
+
+def _region(b: object) -> MemoryRegion | None:
+    if isinstance(b, NkiTensor):
+        return b.buffer
+    return b if isinstance(b, MemoryRegion) else None
+
+
+def is_hbm(b: object) -> bool:
+    """Any HBM kind."""
+    r = _region(b)
+    return r is not None and not r.on_chip
+
+
+def is_on_chip(b: object) -> bool:
+    """SBUF or PSUM."""
+    r = _region(b)
+    return r is not None and r.on_chip
+
+
+def is_psum(b: object) -> bool:
+    """PSUM."""
+    return _region(b) is MemoryRegion.psum
+
+
+def is_sbuf(b: object) -> bool:
+    """SBUF."""
+    return _region(b) is MemoryRegion.sbuf
+
+
+globals().update(NKI_DTYPES)
+globals().update(_ELEMENTWISE)
+globals().update(_REDUCTIONS)
+globals()["bool"] = NKI_DTYPES["bool_"]  # undocumented `nl.bool`, used by nki-library (usage-stats.md)
+
+_LEGACY = {
+    "par_dim": "partition dims are always dim 0 now (removed); drop nl.par_dim",
+    "mgrid": "use slices / nl.ds instead of nl.mgrid index grids",
+    "arange": "use slices / nl.ds instead of nl.arange",
+    "static_cast": "use nl.copy(x, dtype=...) or nisa.tensor_copy",
+    "loop_reduce": "removed; accumulate explicitly",
+    "spmd_dim": "SPMD grids were replaced by LNC launches kernel[2]",
+    "nc": "SPMD grids were replaced by LNC launches kernel[2]",
+    "atomic_rmw": "use nisa.dma_compute",
+    "all_reduce": "use nki.collectives.all_reduce",
+    "fp32": "use nl.float32",
+    "tiles": "NKI 0.7 tile grids are not simulated yet",
+    "blocks": "NKI 0.7 block grids are not simulated yet",
+    "alloc_tiles": "NKI 0.7 tile grids are not simulated yet",
+    "alloc_blocks": "NKI 0.7 block grids are not simulated yet",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NotImplementedInSimulator(f"nl.{name}", _LEGACY.get(name, "not a documented nki.language name"))
+
+
+__all__ = [
+    "DynSlice", "MemoryRegion", "NKIObject", "NkiTensor", "affine_range", "broadcast_to", "copy",
+    "device_print", "dropout", "ds", "dynamic_range", "empty_like", "expand_dims", "fori_loop", "full",
+    "gather_flattened", "hbm", "is_hbm", "is_on_chip", "is_psum", "is_sbuf", "load", "load_transpose2d",
+    "matmul", "ndarray", "no_reorder", "num_programs", "ones", "private_hbm", "program_id", "program_ndim",
+    "psum", "rand", "random_seed", "rms_norm", "sbuf", "sequential_range", "shared_constant", "shared_hbm",
+    "shared_identity_matrix", "softmax", "static_range", "store", "tile_size", "transpose", "where",
+    "while_loop", "zeros", "zeros_like", *NKI_DTYPES, *_ELEMENTWISE, *_REDUCTIONS,
+]

@@ -1,0 +1,140 @@
+"""Loops, control flow, SPMD queries and debugging (language.md §10-§12, nki-0.7.md §4).
+
+Static loop forms are plain Python ``range``. ``fori_loop``/``while_loop`` run their body eagerly with a
+loop variable object (``NkiScalar`` under 0.7, a frozen ``VirtualRegister`` when a bound is a register or
+the target is 0.6). ``dynamic_range`` exists for NKI 0.6 (deprecated, warns) and is refused for 0.7.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+from nki_studio.model.targets import NkiVersion
+from nki_studio.sim import context
+from nki_studio.sim.errors import SimulationError
+from nki_studio.sim.scalars import NkiScalar, VirtualRegister, index_value
+from nki_studio.sim.tensor import NkiTensor, read
+
+_V07 = NkiVersion(0, 7)
+_NO_REORDER = "nl.no_reorder.depth"
+
+
+def affine_range(start: int, stop: int | None = None, step: int = 1) -> range:
+    """Deprecated alias of ``range`` (fully unrolled)."""
+    return range(start) if stop is None else range(start, stop, step)
+
+
+def static_range(start: int, stop: int | None = None, step: int = 1) -> range:
+    """Deprecated alias of ``range``."""
+    return affine_range(start, stop, step)
+
+
+def sequential_range(start: int, stop: int | None = None, step: int = 1) -> range:
+    """Deprecated alias of ``range``."""
+    return affine_range(start, stop, step)
+
+
+def _bound(value: object, what: str) -> int:
+    if isinstance(value, NkiScalar) and value.dtype != "int32":
+        raise SimulationError(f"{what}: loop bounds must be 32-bit (an int64 NkiScalar is not allowed)")
+    try:
+        return index_value(value)
+    except TypeError:
+        raise SimulationError(f"{what}: bound must be an int, NkiScalar or VirtualRegister, not {value!r}") from None
+
+
+def _step(step: object, what: str) -> int:
+    if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
+        raise SimulationError(f"{what}: step must be a positive compile-time int, got {step!r}")
+    return step
+
+
+def _check_reorder(what: str) -> None:
+    if context.current_core().registers.get(_NO_REORDER, 0):
+        raise SimulationError(f"{what} is not allowed inside nl.no_reorder()")
+
+
+def dynamic_range(start: object, stop: object = None, step: int = 1) -> Iterator[VirtualRegister]:
+    """NKI 0.6 on-device loop (deprecated): yields a frozen register per iteration. Removed in 0.7."""
+    ctx = context.current()
+    if ctx.options.nki_version >= _V07:
+        raise SimulationError("nl.dynamic_range was removed in NKI 0.7; use nl.fori_loop(lower, upper, body)")
+    _check_reorder("nl.dynamic_range")
+    ctx.warn("nl.dynamic_range is deprecated in NKI 0.6; use nl.fori_loop")
+    lo, hi = (0, _bound(start, "nl.dynamic_range")) if stop is None else (
+        _bound(start, "nl.dynamic_range"), _bound(stop, "nl.dynamic_range"))
+    for i in range(lo, hi, _step(step, "nl.dynamic_range")):
+        yield VirtualRegister(i, frozen=True)
+
+
+def fori_loop(lower: object, upper: object, body_fun: Callable[[object], object], step: int = 1) -> None:
+    """Run ``body_fun(i)`` for ``i`` in ``range(lower, upper, step)``; the body must return None."""
+    ctx = context.current()
+    _check_reorder("nl.fori_loop")
+    lo, hi = _bound(lower, "nl.fori_loop"), _bound(upper, "nl.fori_loop")
+    st = _step(step, "nl.fori_loop")
+    use_register = isinstance(lower, VirtualRegister) or isinstance(upper, VirtualRegister) or \
+        ctx.options.nki_version < _V07
+    for i in range(lo, hi, st):
+        var: object = VirtualRegister(i, frozen=True) if use_register else NkiScalar(i, "int32")
+        if body_fun(var) is not None:
+            raise SimulationError("nl.fori_loop: the body must return None (loop state lives in SBUF/HBM)")
+
+
+def while_loop(init: object, body_fun: Callable[[object], object]) -> None:
+    """``r = init; while r != 0: r = body_fun(r)``; the body returns the next condition register."""
+    ctx = context.current()
+    _check_reorder("nl.while_loop")
+    cond = init
+    for _ in range(ctx.options.while_loop_cap):
+        if _bound(cond, "nl.while_loop") == 0:
+            return
+        cond = body_fun(cond)
+        if cond is None:
+            raise SimulationError("nl.while_loop: the body must return the next condition register")
+    raise SimulationError(f"nl.while_loop did not terminate within {ctx.options.while_loop_cap} iterations")
+
+
+@contextmanager
+def no_reorder() -> Iterator[None]:
+    """Keep program order inside the block (no effect on eager simulation; dynamic loops are refused)."""
+    regs = context.current_core().registers
+    regs[_NO_REORDER] = regs.get(_NO_REORDER, 0) + 1
+    try:
+        yield
+    finally:
+        regs[_NO_REORDER] -= 1
+
+
+def program_id(axis: int = 0) -> int:
+    """This logical core's index (0 or 1 under LNC=2; 0 without a launch grid)."""
+    if axis != 0:
+        raise SimulationError(f"nl.program_id: only axis 0 exists (launch grid is 1-D), got {axis}")
+    return context.current_core().core_id
+
+
+def num_programs(axes: int = 0) -> int:
+    """Number of logical cores in the launch (1 without LNC)."""
+    if axes not in (0, None):
+        raise SimulationError(f"nl.num_programs: only axis 0 exists, got {axes}")
+    return context.current_core().num_cores
+
+
+def program_ndim() -> int:
+    """Launch-grid rank: 1 when launched as ``kernel[n]``, else 0."""
+    return 1 if context.current().shared.get("launch_grid") else 0
+
+
+def device_print(print_prefix: str, tensor: object, **_: object) -> None:
+    """Print a tensor (any buffer) immediately, as the official CPU simulator does; kept in the report."""
+    ctx = context.current()
+    if isinstance(tensor, NkiTensor):
+        values = np.array2string(np.asarray(read(tensor, raw=True)), threshold=200)
+        text = f"{print_prefix} {values}"
+    else:
+        text = f"{print_prefix} {tensor!r}"
+    with ctx.lock:
+        ctx.shared.setdefault("device_print", []).append(text)
+    print(text, flush=True)

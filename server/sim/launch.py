@@ -1,0 +1,283 @@
+"""Launching a kernel: ``nki.jit`` kernels, ``kernel[lnc]``, argument wrapping, threads and bounds.
+
+``run_kernel`` executes one kernel in a fresh :class:`SimContext`: NumPy arguments become HBM tensors
+(``shared_hbm`` under LNC=2, else ``hbm``, as the official simulator does), the kernel runs eagerly — in
+the calling thread for LNC=1, in one thread per logical core for LNC=2 (both see the same shared-HBM
+tensors) — and returned tensors come back as NumPy arrays. Arguments the kernel wrote are updated in place
+(official behaviour) and listed in ``inputs_modified``.
+
+Bounds: ``deadline_s`` raises ``SimulationTimeout`` inside the kernel threads (asynchronous exception,
+so it also stops pure-Python infinite loops); the allocation budget and instruction budget come from
+``SimOptions``. Whatever happens, the context's memory is released and helper threads are joined.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from nki_studio.sim import context
+from nki_studio.sim.context import SimContext, SimOptions
+from nki_studio.sim.errors import (
+    KernelError,
+    ResourceLimitError,
+    SimulationError,
+    SimulationTimeout,
+)
+from nki_studio.sim.memory import MemoryRegion
+from nki_studio.sim.tensor import NkiTensor, from_array, to_array
+from nki_studio.sim.userframe import traceback_location
+
+
+class _DeadlineSignal(BaseException):
+    """Injected into kernel threads when the deadline passes (BaseException: kernels can't swallow it)."""
+
+
+class JitKernel:
+    """An ``@nki.jit`` kernel. Calling it inside a simulation runs it; outside, simulates it (NKI_SIMULATOR=1)."""
+
+    def __init__(self, func: Callable[..., Any], **options: Any) -> None:
+        self.func = func
+        self.options = options
+        functools.update_wrapper(self, func)
+
+    def __getitem__(self, grid: object) -> LaunchedKernel:
+        dims = grid if isinstance(grid, tuple) else (grid,)
+        if len(dims) != 1 or not isinstance(dims[0], int) or dims[0] not in (1, 2):
+            raise SimulationError(f"kernel[{grid}]: the launch bracket must hold a single LNC degree, 1 or 2")
+        return LaunchedKernel(self, dims[0])
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if context.current_or_none() is not None:
+            return self.func(*args, **kwargs)  # a kernel calling a kernel: plain call
+        from nki_studio.sim.dropin import default_options
+
+        return run_kernel(self.func, args, kwargs, default_options(lnc=1), grid=False).output
+
+    def __repr__(self) -> str:
+        return f"<nki.jit kernel {self.func.__name__}>"
+
+
+@dataclass
+class LaunchedKernel:
+    """``kernel[lnc]``: a kernel bound to an LNC degree."""
+
+    kernel: JitKernel
+    lnc: int
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if context.current_or_none() is not None:
+            raise SimulationError("kernel[lnc](...) cannot be launched from inside another kernel")
+        from nki_studio.sim.dropin import default_options
+
+        return run_kernel(self.kernel.func, args, kwargs, default_options(lnc=self.lnc), grid=True).output
+
+
+def jit(func: Callable[..., Any] | None = None, **options: Any) -> Any:
+    """``@nki.jit`` / ``@nki.jit(...)``: options (mode, platform_target, debug_kernel...) are accepted and kept."""
+    if func is None:
+        return lambda f: JitKernel(f, **options)
+    if isinstance(func, JitKernel):
+        return func
+    return JitKernel(func, **options)
+
+
+def unwrap(kernel: object) -> tuple[Callable[..., Any], int | None]:
+    """The Python function behind a kernel object and the LNC degree it was launched with (if any)."""
+    if isinstance(kernel, LaunchedKernel):
+        return kernel.kernel.func, kernel.lnc
+    if isinstance(kernel, JitKernel):
+        return kernel.func, None
+    if callable(kernel):
+        return kernel, None
+    raise SimulationError(f"not a kernel: {kernel!r}")
+
+
+@dataclass
+class KernelRun:
+    """What one kernel execution produced."""
+
+    ctx: SimContext
+    output: Any
+    inputs_modified: list[int] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+
+def _to_numpy(value: Any) -> tuple[Any, Callable[[np.ndarray], Any] | None]:
+    """NumPy view of a torch tensor (and how to turn a NumPy result back into torch), else the value."""
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        import ml_dtypes
+        import torch
+
+        t = value.detach().cpu().contiguous()
+        if t.dtype == torch.bfloat16:
+            arr = t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        else:
+            arr = t.numpy()
+
+        def back(a: np.ndarray) -> Any:
+            if a.dtype == ml_dtypes.bfloat16:
+                return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
+            return torch.from_numpy(np.ascontiguousarray(a))
+
+        return arr, back
+    return value, None
+
+
+def _convert_output(value: Any, back: Callable[[np.ndarray], Any] | None, ctx: SimContext) -> Any:
+    if isinstance(value, NkiTensor):
+        if value.buffer is MemoryRegion.private_hbm and ctx.options.lnc > 1:
+            ctx.warn("kernel output is in nl.hbm/private_hbm; outputs must be allocated in nl.shared_hbm")
+        if value.buffer.on_chip:
+            ctx.warn(f"kernel returned an on-chip tensor ({value.buffer.value}); outputs must live in nl.shared_hbm")
+        arr = to_array(value)
+        return back(arr) if back is not None else arr
+    if isinstance(value, tuple):
+        return tuple(_convert_output(v, back, ctx) for v in value)
+    if isinstance(value, list):
+        return [_convert_output(v, back, ctx) for v in value]
+    if isinstance(value, dict):
+        return {k: _convert_output(v, back, ctx) for k, v in value.items()}
+    return value
+
+
+def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc else None)
+
+
+class _Watchdog:
+    """Raises ``_DeadlineSignal`` in the registered threads once ``seconds`` have passed."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.lock = threading.Lock()
+        self.threads: set[int] = set()
+        self.fired = False
+        self.timer = threading.Timer(seconds, self._fire) if seconds is not None else None
+        if self.timer is not None:
+            self.timer.daemon = True
+
+    def start(self) -> None:
+        if self.timer is not None:
+            self.timer.start()
+
+    def _fire(self) -> None:
+        with self.lock:
+            self.fired = True
+            for tid in self.threads:
+                _set_async_exc(tid, _DeadlineSignal)
+
+    def enter(self) -> None:
+        with self.lock:
+            self.threads.add(threading.get_ident())
+            if self.fired:
+                raise _DeadlineSignal()
+
+    def leave(self) -> None:
+        with self.lock:
+            tid = threading.get_ident()
+            self.threads.discard(tid)
+            _set_async_exc(tid, None)  # clear a signal that fired after the kernel returned
+
+    def stop(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer.join()
+
+
+def _translate(exc: BaseException, seconds: float | None) -> BaseException:
+    if isinstance(exc, SimulationError):
+        return exc
+    loc = traceback_location(exc.__traceback__)
+    if isinstance(exc, _DeadlineSignal):
+        return SimulationTimeout(f"the kernel did not finish within the time limit of {seconds} s", location=loc)
+    if isinstance(exc, MemoryError):
+        return ResourceLimitError("the kernel ran out of memory", location=loc)
+    if isinstance(exc, RecursionError):
+        return KernelError(exc, location=loc)
+    return KernelError(exc, location=loc)
+
+
+def run_kernel(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], options: SimOptions,
+               *, grid: bool, deadline_s: float | None = None) -> KernelRun:
+    """Execute ``func`` once under ``options``; raises ``SimulationError`` subclasses on failure."""
+    ctx = SimContext(options)
+    ctx.shared["launch_grid"] = grid
+    region = MemoryRegion.shared_hbm if options.lnc > 1 else MemoryRegion.private_hbm
+    back: Callable[[np.ndarray], Any] | None = None
+    wrapped: list[Any] = []
+    arg_tensors: list[tuple[int, NkiTensor, np.ndarray | None]] = []  # (index, tensor, array to write back)
+    with context.activate(ctx, ctx.cores[0]):
+        for i, arg in enumerate(args):
+            value, conv = _to_numpy(arg)
+            back = back or conv
+            if isinstance(value, np.ndarray):
+                t, copied = from_array(value, region, f"arg{i}", options.precise)
+                arg_tensors.append((i, t, value if copied and conv is None else None))
+                wrapped.append(t)
+            else:
+                wrapped.append(value)
+        kw = {}
+        for key, arg in kwargs.items():
+            value, conv = _to_numpy(arg)
+            back = back or conv
+            if isinstance(value, np.ndarray):
+                kw[key] = from_array(value, region, key, options.precise)[0]
+            else:
+                kw[key] = value
+    watchdog = _Watchdog(deadline_s)
+    results: list[Any] = [None] * options.lnc
+    errors: list[BaseException | None] = [None] * options.lnc
+
+    def body(core_index: int) -> None:
+        core = ctx.cores[core_index]
+        try:
+            with context.activate(ctx, core):
+                watchdog.enter()
+                try:
+                    results[core_index] = func(*wrapped, **kw)
+                finally:
+                    watchdog.leave()
+        except BaseException as exc:  # reported to the caller below, with the kernel's line
+            errors[core_index] = _translate(exc, deadline_s)
+            if ctx.barrier is not None:
+                ctx.barrier.abort()  # release the other core if it waits at a barrier
+
+    start = time.perf_counter()
+    watchdog.start()
+    try:
+        if options.lnc == 1:
+            body(0)
+        else:
+            threads = [threading.Thread(target=body, args=(i,), name=f"nki-core{i}", daemon=True)
+                       for i in range(options.lnc)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        watchdog.stop()
+    elapsed = time.perf_counter() - start
+    try:
+        failures = [e for e in errors if e is not None]
+        if failures:
+            # Prefer a real failure over the broken-barrier echo it caused on the other core.
+            primary = next((e for e in failures if not isinstance(e, KernelError)
+                            or not isinstance(e.original, threading.BrokenBarrierError)), failures[0])
+            raise primary
+        with context.activate(ctx, ctx.cores[0]):
+            output = _convert_output(results[0], back, ctx)
+        modified = [i for i, t, _ in arg_tensors if t.storage.dirty]
+        for _, t, original in arg_tensors:
+            if original is not None and t.storage.dirty:
+                original[...] = to_array(t).reshape(original.shape)  # copied argument: write back (official)
+        return KernelRun(ctx, output, modified, elapsed)
+    finally:
+        for core in ctx.cores:
+            core.memory.release_all()
