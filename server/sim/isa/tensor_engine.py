@@ -1,0 +1,255 @@
+"""Tensor Engine instructions (isa.md §1): ``nc_matmul``, ``nc_matmul_mx``, ``nc_transpose``."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+from nki_studio.sim import checks, context
+from nki_studio.sim.errors import HardwareLimitError
+from nki_studio.sim.isa import _common as c
+from nki_studio.sim.isa.enums import NkiInstruction, engine, matmul_perf_mode
+from nki_studio.sim.tensor import NkiTensor, write
+
+_MATMUL = "nisa.nc_matmul"
+_FP8 = frozenset({"float8_e4m3", "float8_e5m2", "float8_e4m3fn"})
+_WIDE = frozenset({"float32", "tfloat32"})
+
+
+def _input_dtypes(op: str, st: NkiTensor, mv: NkiTensor) -> None:
+    """isa.md §1.1: fp8/bf16/fp16/tf32/fp32 inputs (float8_e4m3fn from v4); fp32/tf32 only with each other;
+    legacy float8_e4m3 and OCP float8_e4m3fn never together."""
+    allowed = set(c.FLOAT_DTYPES)
+    if c.nc_version() < 4:
+        allowed.discard("float8_e4m3fn")
+    a = c.dtype_in(op, "stationary", st, frozenset(allowed))
+    b = c.dtype_in(op, "moving", mv, frozenset(allowed))
+    if (a in _WIDE) != (b in _WIDE):
+        raise HardwareLimitError(f"{op}: a {a} stationary cannot be multiplied with a {b} moving tensor "
+                                 f"(float32/tfloat32 only combine with each other)")
+    if {a, b} == {"float8_e4m3", "float8_e4m3fn"}:
+        raise HardwareLimitError(f"{op}: float8_e4m3 and float8_e4m3fn cannot be mixed in one matmul")
+
+
+def _tiling(op: str, tile_position: object, tile_size: object, k: int, m: int, perf: str) -> None:
+    """Row/column tiling of the PE array (isa.md §1.1). AMBIGUOUS there: the parameter docs forbid column
+    tiling, the body text and a legacy test use it; we accept column tiling (docs/simulator.md)."""
+    if not tile_position and not tile_size:
+        return
+    if not tile_position or not tile_size:
+        raise HardwareLimitError(f"{op}: tile_position and tile_size must be given together")
+    try:
+        (row, col), (rows, cols) = ((int(x) for x in tile_position), (int(x) for x in tile_size))  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise HardwareLimitError(f"{op}: tile_position/tile_size must be pairs of ints") from None
+    sizes = (32, 64, 128) if c.nc_version() >= 3 else (64, 128)
+    for what, size, start in (("row", rows, row), ("column", cols, col)):
+        if size not in sizes:
+            raise HardwareLimitError(f"{op}: tile {what} size {size} is not one of {sizes} on this target")
+        if start % size or not 0 <= start < 128:
+            raise HardwareLimitError(f"{op}: tile {what} start {start} must be a multiple of {size} below 128")
+    if k > rows:
+        raise HardwareLimitError(f"{op}: stationary partitions {k} exceed the tile row size {rows}")
+    if m > cols:
+        raise HardwareLimitError(f"{op}: stationary free size {m} exceeds the tile column size {cols}")
+    if perf == matmul_perf_mode.double_row.value and cols != 128:
+        raise HardwareLimitError(f"{op}: perf_mode=double_row cannot be combined with column tiling")
+
+
+def _moving_limit(dst: NkiTensor) -> int:
+    lim = c.limits()
+    return lim.matmul_moving_free_max_bf16 if dst.dtype_name == "bfloat16" else lim.matmul_moving_free_max_fp32
+
+
+def _accumulate_into(op: str, dst: NkiTensor, result: np.ndarray, accumulate: object) -> None:
+    """PSUM accumulation (isa.md §1.1, implementation choice documented there): every PSUM element carries a
+    "written by a matmul" flag; ``accumulate=None`` accumulates exactly where it is set, per element, so
+    overlapping partial writes (convolution pattern) accumulate; ``True`` on unflagged PSUM warns."""
+    flags = c.psum_flags(dst)
+    if flags is None:  # untracked reinterpreted view
+        write(dst, result, accumulate=bool(accumulate))
+        return
+    fl = np.asarray(flags)
+    if accumulate is None:
+        if fl.all():
+            write(dst, result, accumulate=True)
+        elif not fl.any():
+            write(dst, result)
+        else:
+            current = c.mat(dst).reshape(dst.shape)
+            write(dst, np.where(fl, current + result.reshape(dst.shape), result.reshape(dst.shape)))
+    elif accumulate:
+        if not fl.all():
+            context.warn(f"{op}(accumulate=True) into PSUM that no matmul wrote: undefined on hardware")
+        write(dst, result, accumulate=True)
+    else:
+        write(dst, result)
+    flags[...] = True
+
+
+def nc_matmul(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, is_stationary_onezero: bool = False,
+              is_moving_onezero: bool = False, is_transpose: bool = False, accumulate: bool | None = None,
+              tile_position: object = (), tile_size: object = (),
+              perf_mode: object = matmul_perf_mode.none, name: str | None = None) -> NkiInstruction:
+    """``dst[M, N] (+)= stationary[K, M].T @ moving[K, N]`` in FP32 (isa.md §1.1)."""
+    op = _MATMUL
+    d = c.tensor(op, "dst", dst, c.PSUM)
+    st = c.tensor(op, "stationary", stationary, c.SBUF)
+    mv = c.tensor(op, "moving", moving, c.SBUF)
+    perf = perf_mode.value if isinstance(perf_mode, matmul_perf_mode) else str(perf_mode or "none")
+    if perf not in ("none", "double_row"):
+        raise HardwareLimitError(f"{op}: perf_mode={perf_mode!r} is not an nisa.matmul_perf_mode member")
+    lim = c.limits()
+    k = checks.same_partitions(op, stationary=st, moving=mv)
+    m, n = checks.free_size(st), checks.free_size(mv)
+    if is_transpose:
+        return _pe_transpose(op, d, st, mv, k, m, name)
+    if perf == "double_row":
+        c.require_version(op, 3, "perf_mode=double_row")
+        c.dtype_in(op, "stationary", st, _FP8)
+        c.dtype_in(op, "moving", mv, _FP8)
+        if st.ndim < 3 or st.shape[1] != 2 or mv.ndim < 3 or mv.shape[1] != 2:
+            raise HardwareLimitError(f"{op}: perf_mode=double_row needs stationary [K, 2, M] and moving [K, 2, N], "
+                                     f"got {list(st.shape)} and {list(mv.shape)}")
+        m, n = m // 2, n // 2
+    _input_dtypes(op, st, mv)
+    if d.dtype_name not in lim.psum_dst_dtypes:
+        raise HardwareLimitError(f"{op} dst dtype {d.dtype_name} is not supported on {lim.generation.value}; "
+                                 f"expected {' or '.join(lim.psum_dst_dtypes)}")
+    if k > lim.matmul_contraction_max:
+        raise HardwareLimitError(f"{op} contraction (partition) size {k} exceeds maximum {lim.matmul_contraction_max}")
+    if m > lim.matmul_stationary_free_max:
+        raise HardwareLimitError(f"{op} stationary free size {m} exceeds maximum {lim.matmul_stationary_free_max}")
+    n_max = _moving_limit(d)
+    if n > n_max:
+        raise HardwareLimitError(f"{op} moving free size {n} exceeds maximum {n_max} for a {d.dtype_name} dst "
+                                 f"on {lim.generation.value}")
+    if d.shape[0] != m or checks.free_size(d) != n:
+        raise HardwareLimitError(f"{op} dst must be [{m}, {n}] (stationary free x moving free), got {list(d.shape)}")
+    _tiling(op, tile_position, tile_size, k, m, perf)
+    kk = 2 * k if perf == "double_row" else k
+    context.issue(op, "tensor", reads={"stationary": st, "moving": mv}, writes={"dst": d}, flops=2 * kk * m * n)
+    s_vals = c.mat(st).reshape(kk, m)  # double_row: [K, 2, M] row-major is the 2K contraction
+    v_vals = c.mat(mv).reshape(kk, n)
+    _accumulate_into(op, d, s_vals.T @ v_vals, accumulate)
+    return c.handle(op, name)
+
+
+def _pe_transpose(op: str, d: NkiTensor, st: NkiTensor, mv: NkiTensor, k: int, m: int,
+                  name: str | None) -> NkiInstruction:
+    """``is_transpose=True``: bit-exact transpose of ``stationary`` through the PE array (v3+ bit-accurate;
+    isa.md §1.1). The output may keep a 16-bit input dtype; otherwise it is float32."""
+    if d.shape[0] != m or checks.free_size(d) != k:
+        raise HardwareLimitError(f"{op}(is_transpose=True) dst must be [{m}, {k}], got {list(d.shape)}")
+    if d.dtype_name not in (st.dtype_name, "float32"):
+        raise HardwareLimitError(f"{op}(is_transpose=True) dst dtype {d.dtype_name} must be float32 or the "
+                                 f"stationary dtype {st.dtype_name}")
+    if k > c.limits().matmul_contraction_max or m > c.limits().matmul_stationary_free_max:
+        raise HardwareLimitError(f"{op}(is_transpose=True) stationary {list(st.shape)} exceeds [128, 128]")
+    context.issue(op, "tensor", reads={"stationary": st, "moving": mv}, writes={"dst": d}, flops=0)
+    raw = c.same_storage_dtype(d, st)
+    c.store(d, c.mat(st, raw=raw).T)
+    return c.handle(op, name)
+
+
+def nc_transpose(dst: NkiTensor, data: NkiTensor, engine: object = engine.unknown,
+                 name: str | None = None) -> NkiInstruction:
+    """``dst[f, p] = data[p, f]`` (free dims flattened), bit-exact (isa.md §1.3).
+
+    Engine choice for ``engine.unknown`` *(inferred)*: Tensor when ``dst`` is PSUM and ``data`` SBUF, else
+    Vector. Tensor: data <= [128, 128] SBUF -> PSUM; Vector: <= [32, 32], SBUF or PSUM.
+    """
+    op = "nisa.nc_transpose"
+    d = c.tensor(op, "dst", dst)
+    x = c.tensor(op, "data", data)
+    default = "tensor" if d.buffer.kind == "psum" and x.buffer.kind == "sbuf" else "vector"
+    eng = c.engine_name(op, engine, default, ("tensor", "vector"))
+    p, f = x.shape[0], checks.free_size(x)
+    if eng == "tensor":
+        checks.buffers(op, "data", x, c.SBUF)
+        checks.buffers(op, "dst", d, c.PSUM)
+        side = c.limits().matmul_contraction_max
+    else:
+        side = 32  # 32x32 transpose banks of the Vector engine (isa.md §1.3)
+    if p > side or f > side:
+        raise HardwareLimitError(f"{op} on the {eng} engine handles at most [{side}, {side}], data is [{p}, {f}]")
+    if d.dtype_name != x.dtype_name:
+        raise HardwareLimitError(f"{op}: dst dtype {d.dtype_name} must equal data dtype {x.dtype_name}")
+    if d.shape[0] != f or checks.free_size(d) != p:
+        raise HardwareLimitError(f"{op} dst must be [{f}, {p}], got {list(d.shape)}")
+    context.issue(op, eng, reads={"data": x}, writes={"dst": d})
+    c.store(d, c.mat(x, raw=c.same_storage_dtype(d, x)).T)
+    return c.handle(op, name)
+
+
+# ----------------------------------------------------------------- MX matmul (v4, isa.md §1.2)
+
+_MX_DATA = {"float8_e5m2_x4": ml_dtypes.float8_e5m2, "float8_e4m3fn_x4": ml_dtypes.float8_e4m3fn,
+            "float4_e2m1fn_x4": ml_dtypes.float4_e2m1fn}
+
+
+def _unpack_mx(t: NkiTensor) -> np.ndarray:
+    """An x4 tile ``[K, F]`` as float32 ``[K, F, 4]`` (element 0 in the lowest bits, [MX] golden)."""
+    raw = np.ascontiguousarray(c.mat(t, raw=True))
+    name = t.dtype_name
+    if name == "float4_e2m1fn_x4":
+        nibbles = np.stack([(raw >> (4 * i)) & 0xF for i in range(4)], axis=-1).astype(np.uint8)
+        return nibbles.view(ml_dtypes.float4_e2m1fn).astype(np.float32)
+    return raw.astype(np.uint32).view(np.uint8).reshape(*raw.shape, 4).view(_MX_DATA[name]).astype(np.float32)
+
+
+def _mx_scales(op: str, role: str, scale: NkiTensor, k: int, f: int) -> np.ndarray:
+    """Per-data-partition scale factors ``[K, F]``: scale row ``k // 8`` stored at partition ``k//8`` for
+    K <= 32, else at ``32*(i//4) + i%4`` (quadrant layout, isa.md §1.2)."""
+    c.dtype_in(op, role, scale, ("float8_e8m0fnu", "uint8"))
+    raw = c.mat(scale, raw=True)
+    if scale.dtype_name == "float8_e8m0fnu":
+        raw = np.asarray(raw).view(np.uint8)
+    rows = k // 8
+    where = [i if k <= 32 else 32 * (i // 4) + i % 4 for i in range(rows)]
+    if max(where, default=0) >= raw.shape[0] or raw.shape[1] < f:
+        raise HardwareLimitError(f"{op} {role} {list(scale.shape)} does not hold the {rows} scale rows of "
+                                 f"{f} values a [{k}, {f}] tile needs")
+    exps = raw[where, :f].astype(np.float32)
+    return np.repeat(np.exp2(exps - 127.0), 8, axis=0)
+
+
+def nc_matmul_mx(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, stationary_scale: NkiTensor,
+                 moving_scale: NkiTensor, tile_position: object = None, tile_size: object = None,
+                 accumulate: bool | None = None, name: str | None = None) -> NkiInstruction:
+    """MX matmul with on-the-fly dequantisation (v4, isa.md §1.2, [MX] golden model)."""
+    op = "nisa.nc_matmul_mx"
+    c.require_version(op, 4)
+    d = c.tensor(op, "dst", dst, c.PSUM)
+    st = c.tensor(op, "stationary", stationary, c.SBUF)
+    mv = c.tensor(op, "moving", moving, c.SBUF)
+    sts = c.tensor(op, "stationary_scale", stationary_scale, c.SBUF)
+    mvs = c.tensor(op, "moving_scale", moving_scale, c.SBUF)
+    c.dtype_in(op, "stationary", st, tuple(_MX_DATA))
+    c.dtype_in(op, "moving", mv, tuple(_MX_DATA))
+    lim = c.limits()
+    if d.dtype_name not in lim.psum_dst_dtypes:
+        raise HardwareLimitError(f"{op} dst dtype {d.dtype_name} must be {' or '.join(lim.psum_dst_dtypes)}")
+    k = checks.same_partitions(op, stationary=st, moving=mv)
+    m, n = checks.free_size(st), checks.free_size(mv)
+    if k % 32 or k > lim.matmul_contraction_max:
+        raise HardwareLimitError(f"{op}: K={k} must be a multiple of 32 and at most {lim.matmul_contraction_max}")
+    if m % 2 or m > lim.matmul_stationary_free_max:
+        raise HardwareLimitError(f"{op}: stationary free size {m} must be even and at most "
+                                 f"{lim.matmul_stationary_free_max}")
+    if n > _moving_limit(d):
+        raise HardwareLimitError(f"{op}: moving free size {n} exceeds maximum {_moving_limit(d)}")
+    if d.shape[0] != m or checks.free_size(d) != n:
+        raise HardwareLimitError(f"{op} dst must be [{m}, {n}], got {list(d.shape)}")
+    if tile_position or tile_size:
+        _tiling(op, tile_position, tile_size, k, m, "none")
+    context.issue(op, "tensor", reads={"stationary": st, "moving": mv, "stationary_scale": sts,
+                                       "moving_scale": mvs}, writes={"dst": d}, flops=2 * 4 * k * m * n)
+    s = _unpack_mx(st) * _mx_scales(op, "stationary_scale", sts, k, m)[:, :, None]
+    v = _unpack_mx(mv) * _mx_scales(op, "moving_scale", mvs, k, n)[:, :, None]
+    s2 = s.transpose(0, 2, 1).reshape(4 * k, m)
+    v2 = v.transpose(0, 2, 1).reshape(4 * k, n)
+    _accumulate_into(op, d, s2.T @ v2, accumulate)
+    return c.handle(op, name)
+
+
+__all__ = ["nc_matmul", "nc_matmul_mx", "nc_transpose"]
