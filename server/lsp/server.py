@@ -34,7 +34,7 @@ from pygls.lsp.server import LanguageServer
 log = logging.getLogger(__name__)
 
 # Feature modules under nki_studio.lsp.features, registered in this order.
-FEATURES: tuple[str, ...] = ("lint",)
+FEATURES: tuple[str, ...] = ("lint", "simulate")
 
 DocumentEvent = Literal["open", "change", "save", "close"]
 DocumentListener = Callable[[str], None]

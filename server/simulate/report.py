@@ -36,7 +36,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def _line_span(line: int) -> Span:
-    return Span(max(line, 1), 1, max(line, 1) + 1, 1)  # whole line; front ends clip to the text
+    return Span(max(line, 1), 1, max(line, 1), 1_000_000)  # the whole line; front ends clamp to its end
 
 
 def _frame(text: str) -> tuple[str, int, str]:
