@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator
 
+from nki_studio.model.imports import is_legacy, to_canonical
 from nki_studio.model.kernels import FunctionInfo
 from nki_studio.model.kinds import FunctionKinds, classify
 from nki_studio.model.targets import NkiVersion
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
+from nki_studio.nkilint.findings import Finding, Severity, Span, TextEdit
 from nki_studio.nkilint.rule import Basis, Example, rule
 
 V02, V03, V04, V06, V07 = (NkiVersion(0, m) for m in (2, 3, 4, 6, 7))
@@ -124,3 +125,72 @@ def truth_tested(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.comprehension):
         return list(node.ifs)
     return []
+
+
+def resolved_refs(ctx: LintContext, names: Iterable[str], *, legacy: bool = False
+                  ) -> Iterator[tuple[ast.Name | ast.Attribute, str]]:
+    """Every load of an NKI name in the whole file, as (node, canonical name), for the given canonical names.
+
+    Legacy ``neuronxcc.nki`` spellings are skipped unless ``legacy`` (legacy code is NKI208's business)."""
+    wanted = frozenset(names)
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+            raw = ctx.aliases.resolve(node)
+            if raw is None:
+                continue
+            canonical = to_canonical(raw)
+            if canonical in wanted and (legacy or not is_legacy(raw)):
+                yield node, canonical
+
+
+def remove_keyword(ctx: LintContext, call: ast.Call, kw: ast.keyword) -> TextEdit:
+    """An edit deleting one keyword argument of a call together with its separating comma."""
+    items: list[ast.AST] = [*call.args, *call.keywords]
+    items.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+    i = next(j for j, n in enumerate(items) if n is kw)
+    if i > 0:
+        prev = ctx.span(items[i - 1])
+        return TextEdit(Span(prev.end_line, prev.end_column, *_end(ctx, kw)), "")
+    if len(items) > 1:
+        nxt = ctx.span(items[1])
+        start = ctx.span(kw)
+        return TextEdit(Span(start.line, start.column, nxt.line, nxt.column), "")
+    return ctx.replace(kw, "")
+
+
+def _end(ctx: LintContext, node: ast.AST) -> tuple[int, int]:
+    s = ctx.span(node)
+    return s.end_line, s.end_column
+
+
+def line_end(ctx: LintContext, lineno: int) -> Span:
+    """An empty span at the end of a line (to append text)."""
+    col = len(ctx.lines[lineno - 1]) + 1 if lineno <= len(ctx.lines) else 1
+    return Span(lineno, col, lineno, col)
+
+
+def header_span(ctx: LintContext, stmt: ast.For | ast.While) -> Span | None:
+    """Span of a loop header ``for ... :`` / ``while ...:`` up to and including the colon; None when the body
+    starts on the header line (one-line loops are not rewritten)."""
+    if stmt.body[0].lineno == stmt.lineno:
+        return None
+    last: ast.expr = stmt.iter if isinstance(stmt, ast.For) else stmt.test
+    end_line = last.end_lineno or last.lineno
+    line = ctx.lines[end_line - 1]
+    byte_end = last.end_col_offset or 0
+    tail = line.encode("utf-8")[byte_end:].decode("utf-8", errors="ignore")
+    colon = tail.find(":")
+    if colon < 0:
+        return None
+    start = ctx.span(stmt)
+    end_col = ctx.column(end_line, byte_end) + colon + 1
+    return Span(start.line, start.column, end_line, end_col)
+
+
+def nl_alias_for(ctx: LintContext, func: ast.expr) -> str | None:
+    """How this file spells ``nki.language`` next to a call of one of its functions (``nl`` in
+    ``nl.dynamic_range``), or any module alias of ``nki.language``."""
+    if isinstance(func, ast.Attribute) and ctx.aliases.canonical(func.value) == "nki.language":
+        return ctx.text(func.value)
+    aliases = ctx.aliases.locals_for("nki.language")
+    return aliases[0] if aliases else None

@@ -1,0 +1,73 @@
+"""NKI206: removed or renamed ``nki.isa`` keyword parameters."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from nki_studio.model.targets import NkiVersion
+from nki_studio.nkilint.context import LintContext
+from nki_studio.nkilint.findings import Finding, Fix, Severity, TextEdit
+from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.ruleutil import V02, V03, remove_keyword
+
+# (api, keyword) -> (since, new keyword or None to drop or "" for manual, advice)
+_CHANGES: dict[tuple[str, str], tuple[NkiVersion, str | None, str]] = {
+    ("nki.isa.nc_matmul", "is_moving_zero"): (V02, "is_moving_onezero", "renamed in Neuron 2.28"),
+    ("nki.isa.nc_matmul", "psumAccumulateFlag"): (V02, None, "removed in Neuron 2.28 (it had no effect); use "
+                                                             "accumulate="),
+    ("nki.isa.register_move", "imm"): (V03, "src", "renamed in NKI 0.3.0"),
+    ("nki.isa.sendrecv", "use_gpsimd_dma"): (V03, "", "replaced in NKI 0.3.0 by dma_engine=nisa.dma_engine.*"),
+    ("nki.isa.dma_copy", "dst_rmw_op"): (V03, "", "removed in NKI 0.3.0; use nisa.dma_compute(dst, [src, dst], "
+                                                  "reduce_op=...)"),
+}
+
+
+def _sendrecv_fix(ctx: LintContext, call: ast.Call, kw: ast.keyword) -> Fix | None:
+    if not (isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, bool)):
+        return None
+    isa = ctx.text(call.func.value) if isinstance(call.func, ast.Attribute) else None
+    if isa is None:
+        return None
+    engine = "gpsimd_dma" if kw.value.value else "dma"
+    return Fix("Use dma_engine=", (ctx.replace(kw, f"dma_engine={isa}.dma_engine.{engine}"),))
+
+
+@rule(code="NKI206", name="removed-isa-parameter", severity=Severity.ERROR, basis=Basis.STATED, min_version=V02,
+      deprecated=True, fixable=True,
+      summary="A removed or renamed `nki.isa` keyword (`is_moving_zero`, `psumAccumulateFlag`, `imm`, "
+              "`use_gpsimd_dma`, `dst_rmw_op`).",
+      bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(a, b):\n"
+          "    psum = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)\n"
+          "    nisa.nc_matmul(dst=psum, stationary=a, moving=b, is_moving_zero=True)\n"
+          "    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    return out\n",
+      good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(a, b):\n"
+           "    psum = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)\n"
+           "    nisa.nc_matmul(dst=psum, stationary=a, moving=b, is_moving_onezero=True)\n"
+           "    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    return out\n",
+      sources="deprecations.md §C (nc_matmul 2.28, register_move/sendrecv/dma_copy 0.3.0)")
+def check(ctx: LintContext) -> Iterator[Finding]:
+    """These keywords no longer exist in `nki.isa`, so the call fails. Renames are fixed automatically
+    (`is_moving_zero` -> `is_moving_onezero`, `imm` -> `src`, `use_gpsimd_dma=True` -> `dma_engine=...`);
+    `psumAccumulateFlag` is dropped; `dst_rmw_op` needs a manual move to `nisa.dma_compute`."""
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Call) or not node.keywords:
+            continue
+        api = ctx.aliases.canonical(node.func)
+        if api is None or not api.startswith("nki.isa."):
+            continue
+        for kw in node.keywords:
+            change = _CHANGES.get((api, kw.arg or ""))
+            if change is None:
+                continue
+            since, new, advice = change
+            if ctx.target.nki_version < since:
+                continue
+            fix = None
+            if new:
+                fix = Fix(f"Rename to {new}=", (TextEdit(ctx.span(kw), f"{new}={ctx.text(kw.value)}"),))
+            elif new is None:
+                fix = Fix(f"Remove {kw.arg}=", (remove_keyword(ctx, node, kw),))
+            elif kw.arg == "use_gpsimd_dma":
+                fix = _sendrecv_fix(ctx, node, kw)
+            yield ctx.finding("NKI206", kw, f"{api.rsplit('.', 1)[1]}({kw.arg}=...) is {advice}", fix=fix)
