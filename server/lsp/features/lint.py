@@ -160,7 +160,7 @@ class LintFeature:
                 edits = [types.TextEdit(range=range_from_json(e["range"]), new_text=e["newText"]) for e in fix["edits"]]
                 actions.append(self._action(f"{fix['title']} ({diag.code})", uri, doc.version, edits, diag, preferred=True))
             key = (diag.range.start.line, diag.code)
-            if _RULE_CODE.fullmatch(diag.code) and key not in seen_noqa:
+            if key not in seen_noqa and _suppressible(diag.code):
                 seen_noqa.add(key)
                 edit = noqa_edit(doc.source, diag.range.start.line, diag.code, codec)
                 if edit is not None:
@@ -193,6 +193,14 @@ class LintFeature:
         """A watched pyproject.toml changed: relint (``load_config`` rereads it by mtime)."""
         if any(c.uri.endswith("pyproject.toml") for c in changes):
             self.relint_all()
+
+
+def _suppressible(code: str) -> bool:
+    """Whether ``# noqa: CODE`` makes sense: a real rule, not the engine's own syntax/config/internal/noqa codes."""
+    from nki_studio.nkilint.rule import all_rules
+
+    rule = all_rules().get(code) if _RULE_CODE.fullmatch(code) else None
+    return rule is not None and rule.check is not None
 
 
 def _line_one(message: str, severity: types.DiagnosticSeverity) -> types.Diagnostic:

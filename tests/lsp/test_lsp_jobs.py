@@ -1,0 +1,84 @@
+"""Unit tests of the per-key job runner (newest wins, cancellation) without a server process."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from nki_studio.lsp.jobs import CancelToken, JobRunner
+
+
+async def test_newest_wins_and_debounce_cancels_pending() -> None:
+    ran: list[int] = []
+    results: list[int] = []
+    with ThreadPoolExecutor(2) as pool:
+        runner: JobRunner[int] = JobRunner(pool)
+        for i in range(5):
+            runner.submit("doc", lambda token, i=i: ran.append(i) or i, delay=0.05, on_result=results.append)
+        await asyncio.sleep(0.3)
+    assert ran == [4] and results == [4]
+    assert not runner.pending("doc")
+
+
+async def test_running_job_result_dropped_when_superseded() -> None:
+    started = threading.Event()
+    release = threading.Event()
+    results: list[str] = []
+    tokens: list[CancelToken] = []
+
+    def slow(token: CancelToken) -> str:
+        tokens.append(token)
+        started.set()
+        release.wait(5)
+        return "old"
+
+    with ThreadPoolExecutor(2) as pool:
+        runner: JobRunner[str] = JobRunner(pool)
+        runner.submit("doc", slow, on_result=results.append)
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 5)
+        runner.submit("doc", lambda token: "new", on_result=results.append)
+        await asyncio.sleep(0.1)
+        assert tokens[0].cancelled  # the running job was told to stop
+        release.set()
+        await asyncio.sleep(0.1)
+    assert results == ["new"]
+
+
+async def test_keys_are_independent_and_async_work_runs_on_loop() -> None:
+    results: list[str] = []
+
+    async def work(token: CancelToken) -> str:
+        await asyncio.sleep(0.01)
+        return "async"
+
+    with ThreadPoolExecutor(2) as pool:
+        runner: JobRunner[str] = JobRunner(pool)
+        runner.submit("a", work, on_result=results.append)
+        runner.submit("b", lambda token: "sync", on_result=results.append)
+        await asyncio.sleep(0.2)
+    assert sorted(results) == ["async", "sync"]
+
+
+async def test_failing_job_is_contained() -> None:
+    def boom(token: CancelToken) -> int:
+        raise ValueError("boom")
+
+    results: list[int] = []
+    with ThreadPoolExecutor(1) as pool:
+        runner: JobRunner[int] = JobRunner(pool)
+        runner.submit("doc", boom, on_result=results.append)
+        await asyncio.sleep(0.1)
+        runner.submit("doc", lambda token: 1, on_result=results.append)
+        await asyncio.sleep(0.1)
+    assert results == [1]
+
+
+def test_cancel_token_callbacks() -> None:
+    token = CancelToken()
+    calls: list[str] = []
+    token.on_cancel(lambda: calls.append("first"))
+    token.cancel()
+    token.cancel()
+    token.on_cancel(lambda: calls.append("late"))
+    assert calls == ["first", "late"] and token.cancelled and token.wait(0)
