@@ -22,4 +22,23 @@ How an ISA instruction is written on top of this API::
                       writes={"dst": dst}, flops=dst.size)
         checks.same_partitions("nisa.tensor_tensor", dst=dst, data1=data1, data2=data2)
         write(dst, OPS[op](read(data1), read(data2)))
+
+Kernel instances: one per (collective rank, logical core), each in its own thread when there are several.
+``context.current_core()`` gives ``core_id``/``num_cores`` (LNC), ``rank``/``num_ranks`` (collectives),
+``registers`` (engine-private state) and ``lnc_barrier`` (the cores of one rank). The shared
+``context.current()`` has ``shared`` + ``lock`` (cross-instance state) and ``barrier`` (all instances).
+Under LNC=2 the n-th ``shared_hbm`` allocation of both cores is the same tensor.
 """
+
+from typing import Any
+
+__all__ = ["SimResult", "load_kernel_module", "simulate"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so importing nki_studio.sim.trace (cost model, LSP) does not load the whole simulator.
+    if name in __all__:
+        from nki_studio.sim import api
+
+        return getattr(api, name)
+    raise AttributeError(name)

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 from nki_studio.model.targets import (
-    NEWEST_VERSION,
     Generation,
     NkiVersion,
     Target,
@@ -62,6 +61,7 @@ class SimReport:
     device_prints: list[str] = field(default_factory=list)
     trace: list[TraceEvent] = field(default_factory=list)
     inputs_modified: list[int] = field(default_factory=list)  # indices of arguments the kernel wrote
+    traced: bool = False
 
 
 @dataclass
@@ -70,6 +70,7 @@ class SimResult:
 
     output: Any
     report: SimReport
+    rank_outputs: list[Any] = field(default_factory=list)  # one output per collective rank
 
     @property
     def outputs(self) -> list[np.ndarray]:
@@ -88,6 +89,32 @@ class SimResult:
 
         walk(self.output)
         return found
+
+    @property
+    def backend(self) -> str:
+        """"embedded" or "official"."""
+        return self.report.backend
+
+    @property
+    def warnings(self) -> list[str]:
+        """Warnings, each prefixed with the kernel file:line when known."""
+        return self.report.warnings
+
+    @property
+    def trace(self) -> list[TraceEvent] | None:
+        """Trace events (None unless ``trace=True`` with the embedded backend)."""
+        return self.report.trace if self.report.traced else None
+
+    def peak_json(self) -> dict[str, Any] | None:
+        """Peak SBUF/PSUM use as JSON-ready data: ``{"sbuf": {"capacityBytes", "peakBytes", "live": [...]}, ...}``
+        (bytes per partition; each live entry has name, shape, dtype, bytesPerPartition, file, line)."""
+        if self.report.sbuf is None or self.report.psum is None:
+            return None
+        return {kind: {
+            "capacityBytes": usage.capacity_bytes, "peakBytes": usage.peak_bytes,
+            "live": [{"name": a.name, "shape": list(a.shape), "dtype": a.dtype, "bytesPerPartition": a.bytes_per_partition,
+                      "file": a.file, "line": a.line} for a in usage.live_at_peak],
+        } for kind, usage in (("sbuf", self.report.sbuf), ("psum", self.report.psum))}
 
 
 def find_kernel(module: Any, kernel_name: str | None, path: str) -> Any:
@@ -154,8 +181,15 @@ def _report(run: KernelRun, backend: str, opts: SimOptions) -> SimReport:
         sbuf=usage["sbuf"], psum=usage["psum"], warnings=warnings,
         device_prints=list(ctx.shared.get("device_print", [])),
         trace=list(ctx.recorder.events) if ctx.recorder is not None else [],
-        inputs_modified=run.inputs_modified,
+        inputs_modified=run.inputs_modified, traced=ctx.recorder is not None,
     )
+
+
+def load_kernel_module(path: str, backend: str = "embedded", sys_path: tuple[str, ...] = ()) -> Any:
+    """Load a kernel file as a module: against the embedded ``nki`` unless the official backend is used."""
+    if backend == "official" or (backend == "auto" and official.available()):
+        return official.load_module(path)
+    return dropin.load_module(path, None, sys_path)
 
 
 def simulate(kernel_or_path: object, *args: Any, kernel_name: str | None = None,
@@ -164,14 +198,17 @@ def simulate(kernel_or_path: object, *args: Any, kernel_name: str | None = None,
              backend: str = "embedded", kernel_kwargs: dict[str, Any] | None = None,
              capacity: str = "error", python_subset: bool = False, deadline_s: float | None = None,
              allocation_budget: int | None = None, max_instructions: int | None = None,
-             checkin: Callable[[], None] | None = None, sys_path: tuple[str, ...] = ()) -> SimResult:
+             checkin: Callable[[], None] | None = None, sys_path: tuple[str, ...] = (), ranks: int = 1,
+             rank_args: list[tuple[Any, ...]] | None = None) -> SimResult:
     """Simulate a kernel on NumPy (or torch) arguments.
 
     ``kernel_or_path``: an ``@nki.jit`` kernel, ``kernel[lnc]``, a plain function, or a ``.py`` path
     (with ``kernel_name``, or its only kernel). ``target`` defaults to NEURON_PLATFORM_TARGET_OVERRIDE or
     trn2, ``nki_version`` to the newest; ``precise`` to NKI_PRECISE_FP (default on). ``lnc`` overrides
     the launch degree (``kernel[2]`` sets it too). ``python_subset`` rejects constructs the target NKI
-    version does not compile (file paths only). See the module docstring for the bounds.
+    version does not compile (file paths only). ``ranks`` runs one kernel instance per collective rank
+    (threads); rank ``r`` gets ``rank_args[r]`` or a private copy of ``args``. See the module docstring
+    for the bounds.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
@@ -179,7 +216,7 @@ def simulate(kernel_or_path: object, *args: Any, kernel_name: str | None = None,
     use_official = backend == "official" or (backend == "auto" and official.available())
     opts = SimOptions(target=tgt, precise=dtypes.precise_default() if precise is None else precise, strict=strict,
                       trace=trace, capacity=capacity, allocation_budget=allocation_budget,
-                      max_instructions=max_instructions, checkin=checkin)
+                      max_instructions=max_instructions, checkin=checkin, ranks=ranks)
     path = os.fspath(kernel_or_path) if isinstance(kernel_or_path, (str, os.PathLike)) else None
     if path is not None and python_subset:
         check_python_subset(path, tgt.nki_version)
@@ -200,9 +237,11 @@ def simulate(kernel_or_path: object, *args: Any, kernel_name: str | None = None,
         opts.lnc = lnc or launched or 1
         if opts.lnc not in (1, 2):
             raise SimulationError(f"lnc must be 1 or 2, not {opts.lnc}")
+        if rank_args is not None and len(rank_args) != ranks:
+            raise SimulationError(f"rank_args has {len(rank_args)} entries for {ranks} ranks")
         run = run_kernel(func, args, kernel_kwargs or {}, opts, grid=launched is not None or lnc is not None,
-                         deadline_s=deadline_s)
-    return SimResult(run.output, _report(run, "embedded", opts))
+                         deadline_s=deadline_s, rank_args=rank_args)
+    return SimResult(run.output, _report(run, "embedded", opts), run.rank_outputs)
 
 
-__all__ = ["BACKENDS", "NEWEST_VERSION", "RegionUsage", "SimReport", "SimResult", "find_kernel", "simulate"]
+__all__ = ["BACKENDS", "RegionUsage", "SimReport", "SimResult", "find_kernel", "load_kernel_module", "simulate"]

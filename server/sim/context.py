@@ -41,6 +41,7 @@ class SimOptions:
     checkin: Callable[[], None] | None = None  # called every instruction; raise to stop the kernel
     while_loop_cap: int = 1 << 20  # iterations before nl.while_loop is declared non-terminating
     lnc: int = 1
+    ranks: int = 1  # collective ranks (one kernel instance per rank and logical core)
 
     @property
     def nki_version(self) -> NkiVersion:
@@ -49,12 +50,19 @@ class SimOptions:
 
 
 class CoreState:
-    """State private to one logical core (one kernel thread under LNC=2)."""
+    """State private to one kernel instance: logical core ``core_id`` (of ``num_cores``, LNC) of
+    collective rank ``rank`` (of ``num_ranks``). Each instance runs in its own thread when there are several."""
 
-    def __init__(self, core_id: int, num_cores: int, memory: MemoryTracker) -> None:
+    def __init__(self, core_id: int, num_cores: int, memory: MemoryTracker, rank: int = 0, num_ranks: int = 1,
+                 lnc_barrier: threading.Barrier | None = None) -> None:
         self.core_id = core_id
         self.num_cores = num_cores
+        self.rank = rank
+        self.num_ranks = num_ranks
         self.memory = memory
+        # Synchronises the logical cores of this rank (nisa.core_barrier, sendrecv); None when LNC=1.
+        self.lnc_barrier = lnc_barrier
+        self.shared_hbm_allocations = 0  # per-instance count: the n-th shared_hbm tensor is the same on all cores
         # Engine-private state owned by the ISA implementations (accumulator registers, RNG state...),
         # keyed by a name the owner chooses, e.g. "scalar.reduce_regs".
         self.registers: dict[str, Any] = {}
@@ -107,11 +115,12 @@ class SimContext:
         limits = options.target.limits
         self.budget = AllocationBudget(options.allocation_budget)
         capacity = {"sbuf": limits.sbuf_bytes_per_partition, "psum": limits.psum_bytes_per_partition}
-        self.cores = [
-            CoreState(i, options.lnc, MemoryTracker(capacity, mode=options.capacity, budget=self.budget,
-                                                    pmax=limits.partitions))
-            for i in range(options.lnc)
-        ]
+        self.cores: list[CoreState] = []  # index = rank * lnc + core
+        for rank in range(options.ranks):
+            pair = threading.Barrier(options.lnc) if options.lnc > 1 else None
+            for core in range(options.lnc):
+                tracker = MemoryTracker(capacity, mode=options.capacity, budget=self.budget, pmax=limits.partitions)
+                self.cores.append(CoreState(core, options.lnc, tracker, rank, options.ranks, pair))
         self.recorder: TraceRecorder | None = TraceRecorder() if options.trace else None
         self.warnings: list[str] = []
         self.instructions = 0
@@ -119,7 +128,10 @@ class SimContext:
         # Shared state for cross-core primitives (nisa.core_barrier, nisa.sendrecv, collectives),
         # keyed by the owner's choice; guard with ``lock``.
         self.shared: dict[str, Any] = {}
-        self.barrier = threading.Barrier(options.lnc) if options.lnc > 1 else None
+        # Synchronises every kernel instance (all ranks and cores); None with a single instance.
+        self.barrier = threading.Barrier(len(self.cores)) if len(self.cores) > 1 else None
+        # (rank, n) -> the n-th shared_hbm storage of that rank, shared by its logical cores.
+        self.shared_hbm: dict[tuple[int, int], Any] = {}
         self._warned: set[tuple[str, int, str]] = set()
 
     def warn(self, message: str) -> None:

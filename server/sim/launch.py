@@ -107,6 +107,7 @@ class KernelRun:
     output: Any
     inputs_modified: list[int] = field(default_factory=list)
     elapsed_s: float = 0.0
+    rank_outputs: list[Any] = field(default_factory=list)
 
 
 def _to_numpy(value: Any) -> tuple[Any, Callable[[np.ndarray], Any] | None]:
@@ -204,59 +205,80 @@ def _translate(exc: BaseException, seconds: float | None) -> BaseException:
     return KernelError(exc, location=loc)
 
 
+def _wrap_args(args: tuple[Any, ...], kwargs: dict[str, Any], region: MemoryRegion, precise: bool,
+               tag: str) -> tuple[list[Any], dict[str, Any], list[tuple[int, NkiTensor, np.ndarray | None]],
+                                 Callable[[np.ndarray], Any] | None]:
+    """Arguments as HBM tensors; returns (args, kwargs, [(index, tensor, array to write back)], torch converter)."""
+    back: Callable[[np.ndarray], Any] | None = None
+    wrapped: list[Any] = []
+    arg_tensors: list[tuple[int, NkiTensor, np.ndarray | None]] = []
+    for i, arg in enumerate(args):
+        value, conv = _to_numpy(arg)
+        back = back or conv
+        if isinstance(value, np.ndarray):
+            t, copied = from_array(value, region, f"{tag}arg{i}", precise)
+            arg_tensors.append((i, t, value if copied and conv is None else None))
+            wrapped.append(t)
+        else:
+            wrapped.append(value)
+    kw: dict[str, Any] = {}
+    for key, arg in kwargs.items():
+        value, conv = _to_numpy(arg)
+        back = back or conv
+        kw[key] = from_array(value, region, key, precise)[0] if isinstance(value, np.ndarray) else value
+    return wrapped, kw, arg_tensors, back
+
+
 def run_kernel(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], options: SimOptions,
-               *, grid: bool, deadline_s: float | None = None) -> KernelRun:
-    """Execute ``func`` once under ``options``; raises ``SimulationError`` subclasses on failure."""
+               *, grid: bool, deadline_s: float | None = None,
+               rank_args: list[tuple[Any, ...]] | None = None) -> KernelRun:
+    """Execute ``func`` once per rank and logical core under ``options``.
+
+    Rank 0 gets ``args`` (in place); other ranks get ``rank_args[r]`` or private copies of ``args``.
+    Raises ``SimulationError`` subclasses on failure.
+    """
     ctx = SimContext(options)
     ctx.shared["launch_grid"] = grid
     region = MemoryRegion.shared_hbm if options.lnc > 1 else MemoryRegion.private_hbm
-    back: Callable[[np.ndarray], Any] | None = None
-    wrapped: list[Any] = []
-    arg_tensors: list[tuple[int, NkiTensor, np.ndarray | None]] = []  # (index, tensor, array to write back)
+    per_rank: list[tuple[list[Any], dict[str, Any]]] = []
     with context.activate(ctx, ctx.cores[0]):
-        for i, arg in enumerate(args):
-            value, conv = _to_numpy(arg)
-            back = back or conv
-            if isinstance(value, np.ndarray):
-                t, copied = from_array(value, region, f"arg{i}", options.precise)
-                arg_tensors.append((i, t, value if copied and conv is None else None))
-                wrapped.append(t)
+        wrapped, kw, arg_tensors, back = _wrap_args(args, kwargs, region, options.precise, "")
+        per_rank.append((wrapped, kw))
+        for r in range(1, options.ranks):
+            if rank_args is not None:
+                r_args = rank_args[r]
             else:
-                wrapped.append(value)
-        kw = {}
-        for key, arg in kwargs.items():
-            value, conv = _to_numpy(arg)
-            back = back or conv
-            if isinstance(value, np.ndarray):
-                kw[key] = from_array(value, region, key, options.precise)[0]
-            else:
-                kw[key] = value
+                r_args = tuple(np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args)
+            w, k, _, _ = _wrap_args(r_args, kwargs, region, options.precise, f"rank{r}.")
+            per_rank.append((w, k))
     watchdog = _Watchdog(deadline_s)
-    results: list[Any] = [None] * options.lnc
-    errors: list[BaseException | None] = [None] * options.lnc
+    n = len(ctx.cores)
+    results: list[Any] = [None] * n
+    errors: list[BaseException | None] = [None] * n
 
-    def body(core_index: int) -> None:
-        core = ctx.cores[core_index]
+    def body(index: int) -> None:
+        core = ctx.cores[index]
         try:
             with context.activate(ctx, core):
                 watchdog.enter()
                 try:
-                    results[core_index] = func(*wrapped, **kw)
+                    r_args, r_kw = per_rank[core.rank]
+                    results[index] = func(*r_args, **r_kw)
                 finally:
                     watchdog.leave()
         except BaseException as exc:  # reported to the caller below, with the kernel's line
-            errors[core_index] = _translate(exc, deadline_s)
-            if ctx.barrier is not None:
-                ctx.barrier.abort()  # release the other core if it waits at a barrier
+            errors[index] = _translate(exc, deadline_s)
+            for barrier in {id(b): b for b in (ctx.barrier, core.lnc_barrier) if b is not None}.values():
+                barrier.abort()  # release instances waiting for this one
 
     start = time.perf_counter()
     watchdog.start()
     try:
-        if options.lnc == 1:
+        if n == 1:
             body(0)
         else:
-            threads = [threading.Thread(target=body, args=(i,), name=f"nki-core{i}", daemon=True)
-                       for i in range(options.lnc)]
+            threads = [threading.Thread(target=body, args=(i,), name=f"nki-instance{i}", daemon=True)
+                       for i in range(n)]
             for t in threads:
                 t.start()
             for t in threads:
@@ -267,17 +289,18 @@ def run_kernel(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
     try:
         failures = [e for e in errors if e is not None]
         if failures:
-            # Prefer a real failure over the broken-barrier echo it caused on the other core.
+            # Prefer a real failure over the broken-barrier echo it caused on the other instances.
             primary = next((e for e in failures if not isinstance(e, KernelError)
                             or not isinstance(e.original, threading.BrokenBarrierError)), failures[0])
             raise primary
         with context.activate(ctx, ctx.cores[0]):
             output = _convert_output(results[0], back, ctx)
+            rank_outputs = [_convert_output(results[r * options.lnc], back, ctx) for r in range(options.ranks)]
         modified = [i for i, t, _ in arg_tensors if t.storage.dirty]
         for _, t, original in arg_tensors:
             if original is not None and t.storage.dirty:
                 original[...] = to_array(t).reshape(original.shape)  # copied argument: write back (official)
-        return KernelRun(ctx, output, modified, elapsed)
+        return KernelRun(ctx, output, modified, elapsed, rank_outputs)
     finally:
         for core in ctx.cores:
             core.memory.release_all()

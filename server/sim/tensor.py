@@ -227,10 +227,35 @@ def allocate(shape: object, dtype: object, buffer: MemoryRegion = MemoryRegion.s
     if not isinstance(buffer, MemoryRegion):
         raise SimulationError(f"buffer must be nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm, not {buffer!r}")
     ctx = context.current()
+    core = context.current_core()
+    if buffer is MemoryRegion.shared_hbm and core.num_cores > 1:
+        return _shared_allocation(ctx, core, shp, dt, name, fill)
+    return NkiTensor(_new_storage(ctx, core, shp, dt, buffer, name, fill), shp, _dense_strides(shp), 0)
+
+
+def _shared_allocation(ctx: context.SimContext, core: context.CoreState, shp: tuple[int, ...],
+                       dt: np.dtype[Any], name: str, fill: float | None) -> NkiTensor:
+    """Under LNC>1 the n-th shared_hbm allocation of every core is one tensor (identical control flow)."""
+    key = (core.rank, core.shared_hbm_allocations)
+    core.shared_hbm_allocations += 1
+    with ctx.lock:
+        st = ctx.shared_hbm.get(key)
+        if st is None:
+            st = _new_storage(ctx, core, shp, dt, MemoryRegion.shared_hbm, name, fill)
+            ctx.shared_hbm[key] = st
+    if st.shape != shp or st.dtype != dt:
+        raise SimulationError(
+            f"LNC cores allocated different shared_hbm tensors ({list(st.shape)} {dtypes.dtype_name(st.dtype)} vs "
+            f"{list(shp)} {dtypes.dtype_name(dt)}): both cores must run the same control flow"
+        )
+    return NkiTensor(st, shp, _dense_strides(shp), 0)
+
+
+def _new_storage(ctx: context.SimContext, core: context.CoreState, shp: tuple[int, ...], dt: np.dtype[Any],
+                 buffer: MemoryRegion, name: str, fill: float | None) -> Storage:
     precise = ctx.options.precise
     store = dtypes.storage_dtype(dt, precise)
     n = math.prod(shp)
-    core = context.current_core()
     data = np.empty(n, store)
     if fill is None:
         data.fill(dtypes.sentinel(dt))
@@ -242,7 +267,7 @@ def allocate(shape: object, dtype: object, buffer: MemoryRegion = MemoryRegion.s
         written = np.full(n, fill is not None, np.bool_)
     st = Storage(data, dt, buffer, name, shp, precise, written)
     core.memory.allocate(st, buffer, shp, dtypes.dtype_name(dt), dt.itemsize, name)
-    return NkiTensor(st, shp, _dense_strides(shp), 0)
+    return st
 
 
 def from_array(array: np.ndarray, buffer: MemoryRegion = MemoryRegion.shared_hbm, name: str = "",
