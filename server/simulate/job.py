@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import importlib
-import importlib.util
 import json
 import os
 import resource
@@ -116,18 +115,18 @@ def run(job: Job, send: Send) -> dict[str, Any]:
     try:
         _limit_memory(job.memory_bytes)
         _run_stages(job, spec, result, send)
-    except MemoryError as exc:
-        gc.collect()
-        info = _error_info(exc)
-        info["message"] = (f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
-                           "(an allocation failed); raise nki-studio.simulationMemoryLimitMb if it really needs more")
-        where = f"{info['file']}:{info['line']}: " if info["file"] else ""
-        result.update(status="memory_limit", error=info, message=where + info["message"])
     except BaseException as exc:  # the kernel may raise anything, SystemExit included
-        info = _error_info(exc)
-        from nki_studio.sim.errors import ResourceLimitError
+        from nki_studio.sim.errors import ResourceLimitError, SimulationTimeout
 
-        status = "memory_limit" if isinstance(exc, ResourceLimitError) else "error"
+        gc.collect()  # a MemoryError leaves little room: free what the failed run held first
+        info = _error_info(exc)
+        status = "error"
+        if isinstance(exc, MemoryError) or (isinstance(exc, ResourceLimitError)
+                                            and not isinstance(exc, SimulationTimeout)):
+            status = "memory_limit"
+            info["message"] = (f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
+                               f"({info['message']}); raise nki-studio.simulationMemoryLimitMb if it really "
+                               "needs more")
         where = f"{info['file']}:{info['line']}: " if info["file"] else ""
         result.update(status=status, error=info, message=f"{where}{info['message']}")
     timings.setdefault("simulation", 0.0)
@@ -162,10 +161,13 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
     send({"type": "progress", "message": f"simulating {spec.kernel}"})
     t = time.perf_counter()
     sim = simulate(getattr(module, spec.kernel), *args, target=target, precise=job.precise, strict=job.strict,
-                   trace=True, lnc=spec.lnc, backend=job.backend)
+                   trace=True, lnc=spec.lnc if spec.lnc > 1 else None, backend=job.backend,
+                   allocation_budget=job.memory_bytes, checkin=_heartbeat(spec.kernel, send))
     timings["simulation"] = time.perf_counter() - t
     result["backend"] = sim.backend
     result["warnings"] = list(sim.warnings)
+    result["devicePrints"] = list(sim.report.device_prints)
+    result["instructions"] = sim.report.instructions
     result["peak"] = sim.peak_json()
     outputs = _as_outputs(sim.outputs)
 
@@ -200,11 +202,19 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
         result.update(status="failed", message=f"{spec.kernel}: oracle failed: {failed}")
 
 
+def _heartbeat(kernel: str, send: Send, every_s: float = 1.0) -> Callable[[], None]:
+    """A simulator check-in hook that reports the instruction count about once a second."""
+    state = {"count": 0, "next": time.perf_counter() + every_s}
+
+    def checkin() -> None:
+        state["count"] += 1
+        if state["count"] % 256 == 0 and time.perf_counter() >= state["next"]:
+            state["next"] = time.perf_counter() + every_s
+            send({"type": "progress", "message": f"simulating {kernel}: {state['count']:,} instructions"})
+
+    return checkin
+
+
 def run_json(line: str, send: Send) -> dict[str, Any]:
     """Parse a job line and run it."""
     return run(Job(**json.loads(line)), send)
-
-
-def official_available() -> bool:
-    """Whether AWS's ``nki`` package (with ``nki.simulate``) is importable here."""
-    return importlib.util.find_spec("nki") is not None

@@ -116,7 +116,7 @@ def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
     out = []
     for region, data in peak.items():
         live = list(data.get("live", ()))
-        if not live or not data.get("bytesPerPartition"):
+        if not live or not data.get("peakBytes"):
             continue
         at = live[-1]  # the most recent allocation is the one that reached the peak
         if not _same(str(at.get("file", "")), path):
@@ -126,7 +126,7 @@ def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
         parts = ", ".join(f"{a.get('name') or '<unnamed>'} {_kib(a['bytesPerPartition'])}" for a in
                           sorted(live, key=lambda a: -a["bytesPerPartition"])[:6])
         more = ", …" if len(live) > 6 else ""
-        message = (f"{region.upper()} peak {_kib(data['bytesPerPartition'])}/{_kib(data['capacity'])} per partition "
+        message = (f"{region.upper()} peak {_kib(data['peakBytes'])}/{_kib(data['capacityBytes'])} per partition "
                    f"(simulated): {parts}{more}")
         related = tuple(Related(str(a["file"]), _line_span(int(a["line"])), f"{a.get('name') or '<unnamed>'} "
                                 f"{_kib(a['bytesPerPartition'])} live at the peak") for a in live if a.get("file"))
@@ -167,8 +167,8 @@ def format_text(result: Mapping[str, Any]) -> str:
                 lines.append(f"    FAIL input {m['name'].split(':', 1)[-1]} was modified by the kernel")
         lines.extend(f"    problem: {p}" for p in oracle.get("problems", ()))
     for region, data in (result.get("peak") or {}).items():
-        lines.append(f"  {region.upper()} peak: {_kib(data.get('bytesPerPartition', 0))}/"
-                     f"{_kib(data.get('capacity', 0))} per partition")
+        lines.append(f"  {region.upper()} peak: {_kib(data.get('peakBytes', 0))}/"
+                     f"{_kib(data.get('capacityBytes', 0))} per partition")
     cost = result.get("cost")
     if cost:
         roof = cost["roofline"]

@@ -95,7 +95,7 @@ class Worker:
         return self.output.read().decode("utf-8", "replace")
 
     def kill(self) -> None:
-        """SIGKILL the worker's whole process group and reap it."""
+        """SIGKILL the worker's whole process group and reap it (the output stays readable)."""
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -105,6 +105,10 @@ class Worker:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+
+    def close(self) -> None:
+        """Kill (if needed) and close the pipes and the output file."""
+        self.kill()
         for stream in (self.proc.stdin, self._reader, self.output):
             try:
                 if stream is not None:
@@ -136,15 +140,15 @@ class WorkerPool:
             spare, self._spare = self._spare, None
             worker = spare if spare is not None and spare.alive() else Worker()
             if spare is not None and spare is not worker:
-                spare.kill()
+                spare.close()
             self._busy.add(worker)
             if self.warm and not self._closed:
                 self._spare = Worker()
         return worker, worker is spare
 
     def release(self, worker: Worker) -> None:
-        """Kill a worker whose job is over (it exits by itself; this reaps it and its group)."""
-        worker.kill()
+        """Close a worker whose job is over (it exits by itself; this reaps it and kills its group)."""
+        worker.close()
         with self._lock:
             self._busy.discard(worker)
 
@@ -156,7 +160,7 @@ class WorkerPool:
             self._spare = None
             self._busy.clear()
         for worker in workers:
-            worker.kill()
+            worker.close()
 
     def pids(self) -> list[int]:
         """PIDs of live workers (tests check nothing is left behind)."""

@@ -1,0 +1,111 @@
+"""The sandboxed runner: results, timeout, memory limit, cancellation, no processes left behind."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from nki_studio.simulate.job import Job
+from nki_studio.simulate.report import findings
+from nki_studio.simulate.runner import WorkerPool, run_job
+from nki_studio.simulate.spec import find_kernels, resolve
+
+DATA = Path(__file__).parent / "data"
+
+
+def _job(name: str, kernel: str | None = None, **kw: object) -> Job:
+    path = DATA / name
+    res = resolve(path.read_text(), str(path), kernel, use_pyproject=False)
+    assert res.spec is not None, res.problems
+    return Job(path=str(path), spec=res.spec.to_json(), **kw)  # type: ignore[arg-type]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is dead for our purposes
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_passing_kernel_reports_backend_timings_oracle_and_estimated_cost() -> None:
+    result = run_job(_job("add_kernel.py"), timeout_s=60)
+    assert result["status"] == "passed", result["message"]
+    assert result["backend"] == "embedded"
+    assert result["oracle"]["passed"] and result["oracle"]["hasReference"]
+    assert {"processStart", "import", "simulation", "oracle", "total"} <= set(result["timings"])
+    assert result["cost"]["label"] == "estimated" and result["cost"]["lines"]
+    assert result["peak"]["sbuf"]["peakBytes"] > 0
+
+
+def test_infinite_loop_is_killed_at_the_timeout() -> None:
+    started = time.perf_counter()
+    result = run_job(_job("loop_kernel.py"), timeout_s=1.0)
+    assert result["status"] == "timeout" and "did not finish within 1 s" in result["message"]
+    assert time.perf_counter() - started < 15  # cold start + 1 s + kill, not forever
+
+
+def test_unbounded_allocation_hits_the_memory_limit() -> None:
+    result = run_job(_job("hog_kernel.py", memory_bytes=1 << 30), timeout_s=60)
+    assert result["status"] == "memory_limit", result
+    assert "memory limit of 1024 MiB" in result["message"]
+    assert result["error"]["line"] == 12 and result["error"]["file"].endswith("hog_kernel.py")
+
+
+def test_cancel_and_timeout_leave_no_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pid_file = tmp_path / "child.pid"
+    monkeypatch.setenv("NKI_TEST_CHILD_PID_FILE", str(pid_file))
+    pool = WorkerPool(warm=True)
+    try:
+        stop = threading.Event()
+
+        def cancel_when_child_started() -> bool:
+            if pid_file.exists() and pid_file.read_text():
+                stop.set()
+            return stop.is_set()
+
+        result = run_job(_job("spawn_kernel.py"), pool=pool, timeout_s=30, cancelled=cancel_when_child_started)
+        assert result["status"] == "cancelled"
+        child = int(pid_file.read_text())
+        deadline = time.time() + 5
+        while _alive(child) and time.time() < deadline:
+            time.sleep(0.05)
+        assert not _alive(child), "the kernel's child process outlived the cancelled worker"
+        busy = [p for p in pool.pids()]
+        assert len(busy) == 1  # only the fresh spare is left
+    finally:
+        spare = pool.pids()
+        pool.close()
+    assert not any(_alive(p) for p in spare)
+
+
+def test_error_lands_on_the_kernel_line_with_the_helper_chain() -> None:
+    result = run_job(_job("broken_kernel.py"), timeout_s=60)
+    assert result["status"] == "error"
+    err = result["error"]
+    assert err["line"] == 7 and err["file"].endswith("broken_kernel.py")
+    assert any(s.endswith(":14:broken") for s in err["stack"]), err["stack"]
+    path = str(DATA / "broken_kernel.py")
+    [kernel] = find_kernels((DATA / "broken_kernel.py").read_text(), path)
+    [finding] = [f for f in findings(result, path, kernel) if f.code == "NKI610"]
+    assert finding.span.line == 7  # the failing line is in this file
+    assert [r.span.line for r in finding.related] == [14, 7]
+
+
+def test_warm_worker_is_ready_before_the_job() -> None:
+    pool = WorkerPool(warm=True)
+    try:
+        time.sleep(3)  # let the spare import everything
+        result = run_job(_job("add_kernel.py"), pool=pool, timeout_s=60)
+        assert result["timings"]["warm"] is True
+        assert result["timings"]["wait"] < 0.5
+    finally:
+        pool.close()
