@@ -8,6 +8,9 @@ allows one handler per LSP method, the server owns the shared ones and fans them
 * watched files: ``server.watch_files(glob)`` + ``server.on_files_changed(callback(changes))``
 * merged requests: ``add_code_action_provider``, ``add_hover_provider``, ``add_inlay_hint_provider``,
   ``add_code_lens_provider`` (each provider may be sync or async and return None)
+* diagnostics: ``server.publish_diagnostics(uri, owner, diagnostics)``; each feature (owner, e.g. its
+  diagnostic ``source``) replaces its own list and the client gets the union (LSP keeps one list per
+  document, so publishing directly would erase the other features' diagnostics)
 * everything else (commands, completion, ...) is registered directly with ``server.feature``/``command``.
 
 Long work goes through ``nki_studio.lsp.jobs`` (per-document newest-wins jobs, ``$/progress``).
@@ -34,7 +37,7 @@ from pygls.lsp.server import LanguageServer
 log = logging.getLogger(__name__)
 
 # Feature modules under nki_studio.lsp.features, registered in this order.
-FEATURES: tuple[str, ...] = ("lint", "simulate")
+FEATURES: tuple[str, ...] = ("lint", "simulate", "profile")
 
 DocumentEvent = Literal["open", "change", "save", "close"]
 DocumentListener = Callable[[str], None]
@@ -60,6 +63,7 @@ class NkiLanguageServer(LanguageServer):
         self._watch_globs: list[str] = []
         self._providers: dict[str, list[Provider]] = {}
         self._code_action_options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+        self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}  # uri -> owner -> list
         self._register_core_handlers()
 
     # ---- hooks for feature modules -------------------------------------------------------------------
@@ -107,6 +111,16 @@ class NkiLanguageServer(LanguageServer):
             fn()
         elif not loop.is_closed():
             loop.call_soon_threadsafe(fn)
+
+    def publish_diagnostics(self, uri: str, owner: str, diagnostics: Sequence[types.Diagnostic]) -> None:
+        """Replace ``owner``'s diagnostics of ``uri`` and publish the union of every owner's (event loop only)."""
+        owners = self._diagnostics.setdefault(uri, {})
+        owners[owner] = list(diagnostics)
+        doc = self.workspace.text_documents.get(uri)
+        union = [d for owned in owners.values() for d in owned]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=union, version=doc.version if doc else None)
+        )
 
     def notify_client(self, method: str, payload: Any) -> None:
         """Send a custom notification (method prefixed ``nki/``) from any thread."""
@@ -208,7 +222,10 @@ class NkiLanguageServer(LanguageServer):
 
         @self.feature(types.TEXT_DOCUMENT_DID_CLOSE)
         def did_close(ls: NkiLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-            ls._emit_document("close", params.text_document.uri)
+            uri = params.text_document.uri
+            ls._emit_document("close", uri)
+            if ls._diagnostics.pop(uri, None):  # a closed document shows no diagnostics of ours
+                ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
         @self.feature(types.SHUTDOWN)
         def shutdown(ls: NkiLanguageServer, params: None) -> None:

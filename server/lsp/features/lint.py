@@ -70,9 +70,13 @@ class LintFeature:
             self.schedule(uri, 0.0)
 
     def clear(self, uri: str) -> None:
-        """Cancel the document's job and remove its diagnostics."""
+        """Cancel the document's job and remove its lint diagnostics."""
         self.jobs.cancel(uri)
-        self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self.server.publish_diagnostics(uri, SOURCE, [])
+
+    def on_close(self, uri: str) -> None:
+        """Cancel the job; the server removes a closed document's diagnostics."""
+        self.jobs.cancel(uri)
 
     def _snapshot(self, uri: str) -> _Snapshot | None:
         doc = self.server.workspace.get_text_document(uri)
@@ -90,9 +94,7 @@ class LintFeature:
         if doc is None or doc.version != snap.version:
             log.debug("lint of %s v%s dropped: document moved on", snap.uri, snap.version)
             return
-        self.server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=snap.uri, diagnostics=diagnostics, version=snap.version)
-        )
+        self.server.publish_diagnostics(snap.uri, SOURCE, diagnostics)
 
     # ---- the job (runs in a pool thread) -------------------------------------------------------------
     def run(self, snap: _Snapshot, token: CancelToken) -> list[types.Diagnostic]:
@@ -219,7 +221,7 @@ def register(server: NkiLanguageServer) -> None:
     server.on_document("open", lambda uri: feature.schedule(uri, 0.0))
     server.on_document("change", lambda uri: feature.schedule(uri, debounce()))
     server.on_document("save", lambda uri: feature.schedule(uri, 0.0))
-    server.on_document("close", feature.clear)
+    server.on_document("close", feature.on_close)
     server.on_settings_changed(lambda old, new: feature.relint_all())
     server.watch_files("**/pyproject.toml")
     server.on_files_changed(feature.on_files_changed)
