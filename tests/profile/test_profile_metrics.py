@@ -8,7 +8,6 @@ import fixturegen
 import numpy as np
 import pytest
 from fixturewriters import write_parquet
-
 from nki_studio.profile.metrics import MetricOptions, compute_metrics
 from nki_studio.profile.readers.detect import load_profile
 from nki_studio.profile.roofline import RooflineOptions, flops_from_trace

@@ -1,0 +1,216 @@
+"""Measured heat from Neuron Explorer profiles: commands ``nki-studio.loadProfile`` / ``nki-studio.clearProfile``,
+the ``nki/heatmap`` notification (``source: "measured"``), hovers and optional inlay hints.
+
+All analysis lives in ``nki_studio.profile`` (``analyze`` → payloads, ``hover_markdown``, ``remap_lines``); this
+module only moves data between the client and those functions.
+
+Trust: loading a profile reads data files and runs no user code, so it is allowed in untrusted workspaces too
+(the brief's trust rule covers simulating and profiling, i.e. executing kernels). Nothing here executes
+anything; a configured ``traceProcessorPath`` is not used (the offline Perfetto decoder always is).
+
+Edits: the text each painted document had when the profile was loaded is kept; on every change the lines are
+carried to the new text (``remap_lines``) and the payload is re-sent with ``stale: true``. Clearing sends an
+``nki/heatmap`` with ``lines: []`` and ``cleared: true`` for every painted document.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from nki_studio.lsp.server import NkiLanguageServer
+from nki_studio.profile.analyze import analyze
+from nki_studio.profile.heatmap import hover_markdown, inlay_label, remap_lines
+from nki_studio.profile.metrics import MetricOptions
+from nki_studio.profile.model import ProfileError
+from pygls.exceptions import JsonRpcException
+from pygls.uris import from_fs_path, to_fs_path
+
+log = logging.getLogger(__name__)
+
+LOAD_COMMAND = "nki-studio.loadProfile"
+CLEAR_COMMAND = "nki-studio.clearProfile"
+HEATMAP = "nki/heatmap"
+REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
+
+
+class ProfileLoadError(JsonRpcException):
+    """Sent to the client as an error response with the reader's message."""
+
+    CODE = REQUEST_FAILED
+
+
+@dataclass
+class _Painted:
+    payload: dict[str, Any]
+    text: str  # document text the current line numbers refer to
+    profiled_text: str  # text when the profile was loaded (stale = differs from this)
+
+
+class ProfileFeature:
+    """The loaded profile's heat, per document."""
+
+    def __init__(self, server: NkiLanguageServer) -> None:
+        self.server = server
+        self.painted: dict[str, _Painted] = {}
+
+    # ---- commands --------------------------------------------------------------------------------------
+    async def load(self, *args: Any) -> dict[str, Any]:
+        """``loadProfile`` with ``[uri]`` or ``[{"uri", "format"?, "execution"?}]``: paint, return a summary."""
+        spec = args[0] if args else None
+        if isinstance(spec, dict):
+            uri, fmt, execution = spec.get("uri"), spec.get("format"), spec.get("execution")
+        else:
+            uri, fmt, execution = spec, None, None
+        if not isinstance(uri, str) or not uri:
+            raise ProfileLoadError(f"{LOAD_COMMAND} needs the URI of a profile directory or file as its argument")
+        path = to_fs_path(uri) if "://" in uri else uri
+        if path is None:
+            raise ProfileLoadError(f"{uri}: not a file URI")
+        settings = self.server.settings
+        roots = self._roots()
+        mappings = {m.remote: m.local for m in settings.path_mappings}
+        options = MetricOptions(execution=execution if isinstance(execution, int) else None)
+        ignore = bool(settings.extra.get("profileIgnoreSchemaVersion", False))
+
+        def work() -> Any:
+            return analyze(path, fmt=fmt, roots=roots, mappings=mappings, options=options, ignore_schema_version=ignore)
+
+        loop = asyncio.get_running_loop()
+        try:
+            report = await loop.run_in_executor(self.server.executor, work)
+        except (ProfileError, ValueError) as exc:
+            raise ProfileLoadError(str(exc)) from exc
+        except MemoryError as exc:
+            raise ProfileLoadError(f"{path}: the profile is too large to load in memory") from exc
+        problem = report.problem()
+        if problem:
+            raise ProfileLoadError(problem)
+        self.clear()
+        payloads = report.payloads(lambda local: from_fs_path(local) or Path(local).as_uri())
+        for payload in payloads:
+            doc_uri = payload["uri"]
+            text = self._text(doc_uri)
+            self.painted[doc_uri] = _Painted(payload, text, text)
+            self._sync(doc_uri)  # the open document may already differ from the file on disk
+            self.server.notify_client(HEATMAP, self.painted[doc_uri].payload)
+        self._refresh_inlays()
+        k = report.metrics.kernel
+        return {
+            "files": [p["uri"] for p in payloads],
+            "format": report.profile.format,
+            "latency_ns": k.latency_ns,
+            "latency_source": k.latency_source,
+            "unattributed_instr": k.unattributed_instr,
+            "unmapped_files": [m.to_dict() for m in report.unmapped],
+            "mapping": [m.to_dict() for m in report.mapping.values()],
+            "notes": k.notes,
+        }
+
+    def clear(self, *args: Any) -> dict[str, Any]:
+        """``clearProfile``: remove the heat from every painted document."""
+        cleared = list(self.painted)
+        for uri in cleared:
+            empty = {**self.painted[uri].payload, "lines": [], "cleared": True}
+            self.server.notify_client(HEATMAP, empty)
+        self.painted.clear()
+        if cleared:
+            self._refresh_inlays()
+        return {"cleared": cleared}
+
+    # ---- document events ---------------------------------------------------------------------------------
+    def on_change(self, uri: str) -> None:
+        """Move the heat with the edit and mark it stale."""
+        if uri in self.painted and self._sync(uri):
+            self.server.notify_client(HEATMAP, self.painted[uri].payload)
+
+    def _sync(self, uri: str) -> bool:
+        """Bring the painted lines in line with the current document text; True when the payload changed."""
+        painted = self.painted[uri]
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is None:
+            return False
+        current = doc.source
+        lines, changed = remap_lines(painted.payload["lines"], painted.text, current)
+        stale = current != painted.profiled_text
+        if not changed and stale == painted.payload["stale"]:
+            return False
+        painted.payload = {**painted.payload, "lines": lines, "stale": stale}
+        painted.text = current
+        return True
+
+    # ---- editor extras -------------------------------------------------------------------------------------
+    def hover(self, params: types.HoverParams) -> types.Hover | None:
+        """Breakdown of the measured line under the cursor."""
+        painted = self.painted.get(params.text_document.uri)
+        if painted is None:
+            return None
+        line = next((ln for ln in painted.payload["lines"] if ln["line"] == params.position.line), None)
+        if line is None:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                        value=hover_markdown(line, painted.payload)))
+
+    def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint] | None:
+        """``⏱ 12.3 µs · 18% · Vector`` at the end of measured lines (setting ``inlayHints``)."""
+        painted = self.painted.get(params.text_document.uri)
+        if painted is None or not self.server.settings.inlay_hints:
+            return None
+        text_lines = painted.text.splitlines()
+        hints = []
+        for ln in painted.payload["lines"]:
+            n = ln["line"]
+            if params.range.start.line <= n <= params.range.end.line and n < len(text_lines):
+                # Character offset in UTF-16 units, the LSP default encoding.
+                col = len(text_lines[n].encode("utf-16-le")) // 2
+                tip = "Measured by Neuron Explorer" + (" — file edited since, may be stale" if painted.payload["stale"] else "")
+                hints.append(types.InlayHint(position=types.Position(line=n, character=col),
+                                             label=inlay_label(ln, painted.payload["source"]), padding_left=True,
+                                             tooltip=tip))
+        return hints or None
+
+    # ---- helpers -------------------------------------------------------------------------------------------
+    def _roots(self) -> list[Path]:
+        ws = self.server.workspace
+        roots = [Path(p) for f in ws.folders.values() if (p := to_fs_path(f.uri))]
+        if not roots and ws.root_path:
+            roots = [Path(ws.root_path)]
+        return roots
+
+    def _text(self, uri: str) -> str:
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is not None:
+            return doc.source
+        path = to_fs_path(uri)
+        try:
+            return Path(path).read_text(encoding="utf-8") if path else ""
+        except OSError:
+            return ""
+
+    def _refresh_inlays(self) -> None:
+        if not self.server.settings.inlay_hints:
+            return
+        caps = self.server.client_capabilities.workspace
+        if caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support:
+            self.server.call_soon(lambda: self.server.workspace_inlay_hint_refresh(None))
+
+
+def register(server: NkiLanguageServer) -> None:
+    """Wire the profile heat into the server."""
+    feature = ProfileFeature(server)
+    server.on_document("change", feature.on_change)
+    server.on_document("open", feature.on_change)
+    server.add_hover_provider(feature.hover)
+    server.add_inlay_hint_provider(feature.inlay_hints)
+
+    @server.command(LOAD_COMMAND)
+    async def load_profile(ls: NkiLanguageServer, *args: Any) -> dict[str, Any]:
+        return await feature.load(*args)
+
+    @server.command(CLEAR_COMMAND)
+    def clear_profile(ls: NkiLanguageServer, *args: Any) -> dict[str, Any]:
+        return feature.clear(*args)

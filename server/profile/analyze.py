@@ -1,0 +1,84 @@
+"""One call from a profile path to everything the front ends show: read → metrics → source mapping → heat.
+
+The CLI and the language server both use ``analyze``; neither computes anything itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nki_studio.profile.heatmap import FileHeat, build_payload, group_by_file, kernel_summary
+from nki_studio.profile.mapping import MappedFile, map_sources
+from nki_studio.profile.metrics import NO_SOURCE_HELP, MetricOptions, ProfileMetrics, compute_metrics
+from nki_studio.profile.model import Profile
+from nki_studio.profile.readers.detect import load_profile
+from nki_studio.profile.roofline import TraceFlops
+
+
+@dataclass
+class ProfileReport:
+    """A read and analysed profile with its source mapping."""
+
+    profile: Profile
+    metrics: ProfileMetrics
+    mapping: dict[str, MappedFile]
+    files: dict[str, FileHeat]  # local path → heat
+    unmapped: list[MappedFile]
+    unmapped_busy_ns: int
+
+    def problem(self) -> str | None:
+        """Why no line can be painted, with the fix; None when at least one file has heat."""
+        if self.files:
+            return None
+        if not self.profile.has_instructions:
+            return (f"{self.profile.path}: {self.profile.format} holds kernel totals only, no instructions, so "
+                    "there is nothing to put on source lines. Use the Parquet output (`neuron-explorer view ... "
+                    "--ingest-only`) for per-line heat.")
+        if not self.metrics.lines:
+            return NO_SOURCE_HELP
+        lines = [f"  {m.recorded}: {m.how}" + (f" ({', '.join(m.candidates)})" if m.candidates else "")
+                 for m in self.unmapped]
+        return ("None of the source paths recorded in the profile maps to a file here:\n" + "\n".join(lines) +
+                "\nAdd a path mapping (setting nki-studio.profile.pathMappings, CLI --path-map REMOTE=LOCAL) or "
+                "name the kernel file (--source FILE).")
+
+    def profile_info(self, mapped: MappedFile | None = None) -> dict[str, Any]:
+        """The ``profile`` object of a payload."""
+        p = self.profile
+        info: dict[str, Any] = {"label": f"{Path(p.path).name} ({p.format})", "path": p.path, "format": p.format,
+                                "schema_version": p.schema_version, "location_source": p.locations.source,
+                                "notes": list(self.metrics.kernel.notes)}
+        if mapped is not None:
+            info["mapping"] = mapped.to_dict()
+        return info
+
+    def payloads(self, uri_of: Callable[[str], str]) -> list[dict[str, Any]]:
+        """One ``nki/heatmap`` payload per mapped file; heat normalised across all of them."""
+        kernel = kernel_summary(self.metrics, self.unmapped, self.unmapped_busy_ns)
+        top = max((ln.busy_ns for fh in self.files.values() for ln in fh.lines), default=0)
+        return [
+            build_payload(uri_of(local), "measured", self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top)
+            for local, fh in sorted(self.files.items())
+        ]
+
+
+def analyze(
+    path: str | Path,
+    *,
+    fmt: str | None = None,
+    roots: Sequence[Path] = (),
+    mappings: Mapping[str, str] | None = None,
+    explicit: Sequence[Path] = (),
+    options: MetricOptions | None = None,
+    trace: TraceFlops | None = None,
+    ignore_schema_version: bool = False,
+) -> ProfileReport:
+    """Read, measure and map a profile. Raises ``ProfileError`` (clear message) on unreadable input."""
+    profile = load_profile(path, fmt, ignore_schema_version=ignore_schema_version)
+    metrics = compute_metrics(profile, options, trace)
+    mapping = map_sources({m.file for m in metrics.lines}, roots, mappings, explicit)
+    files, unmapped, unmapped_busy = group_by_file(metrics, mapping)
+    return ProfileReport(profile, metrics, mapping, files, unmapped, unmapped_busy)

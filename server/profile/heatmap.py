@@ -1,0 +1,239 @@
+"""The ``nki/heatmap`` payload: one schema for measured profiles and for the simulator's estimates.
+
+Payload (one per document; all times integer ns, shares fractions 0–1)::
+
+    {
+      "uri": "file:///ws/kernels/rmsnorm.py",
+      "source": "measured" | "estimate",       # estimates are labelled everywhere a user sees them
+      "profile": {"label": str, "path": str, "format": str, "schema_version": str,
+                  "location_source": str, "mapping": {"recorded": str, "local": str, "how": str}},
+      "metric_defs": {name: {"label": str, "unit": "ns"|"fraction"|"count"|"bytes", "description": str}},
+      "stale": bool,                            # true once the document was edited after the heat was made
+      "lines": [{"line": int (0-based, LSP numbering), "busy_ns", "share", "share_of_compute", "instr",
+                 "work_instr", "wait_ns", "engines": {engine: busy_ns}, "dma_bytes", "dma_ns",
+                 "dma_overlap_ns", "fused_instr", "top_opcodes": [{"opcode", "count", "sum_ns"}],
+                 "heat": fraction of the hottest line's busy_ns, "iterations"?: [{"label", "busy_ns", "instr"}]}],
+      "kernel": {KernelMetrics fields…, "unmapped_files": [...], "unmapped_busy_ns": int}
+    }
+
+Producers build ``HeatLine`` rows (``lines_from_metrics`` for profiles; the simulator's estimate builder fills
+the same fields it knows and leaves the rest 0) and call ``build_payload``. Everything here is pure: no LSP
+types, so the CLI, tests and the language server share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nki_studio.profile.mapping import MappedFile
+from nki_studio.profile.metrics import LineMetrics, ProfileMetrics
+
+METRIC_DEFS: dict[str, dict[str, str]] = {
+    "busy_ns": {"label": "busy", "unit": "ns", "description": "length of the union of this line's work-instruction "
+                "intervals on one core (semaphore waits excluded); never a sum of durations"},
+    "share": {"label": "share of kernel", "unit": "fraction", "description": "busy_ns / kernel latency; lines run "
+              "concurrently, so shares do not sum to 100 %"},
+    "share_of_compute": {"label": "share of compute", "unit": "fraction", "description": "busy_ns / union of all work instructions"},
+    "instr": {"label": "instructions", "unit": "count", "description": "instructions attributed to the line (fused ones count for each of their lines)"},
+    "work_instr": {"label": "work instructions", "unit": "count", "description": "instructions that are not semaphore waits"},
+    "wait_ns": {"label": "wait", "unit": "ns", "description": "union of the line's EVENT_SEMAPHORE(_RANGE_CLEAR) intervals"},
+    "engines": {"label": "per-engine busy", "unit": "ns", "description": "busy union per engine"},
+    "dma_bytes": {"label": "DMA bytes", "unit": "bytes", "description": "bytes of transfers triggered by the line's instructions (Flow edges)"},
+    "dma_ns": {"label": "DMA time", "unit": "ns", "description": "union of those transfers"},
+    "dma_overlap_ns": {"label": "DMA overlap", "unit": "ns", "description": "part of the line's busy time during which any DMA ran"},
+    "iterations": {"label": "per iteration", "unit": "ns", "description": "busy time per loop-iteration value (KernelIterationVariables)"},
+}
+
+SORT_METRICS = {"busy": "busy_ns", "instr": "instr", "wait": "wait_ns", "dma": "dma_bytes"}
+
+
+@dataclass
+class HeatLine:
+    """One painted line (``line`` is 0-based)."""
+
+    line: int
+    busy_ns: int = 0
+    share: float = 0.0
+    share_of_compute: float = 0.0
+    instr: int = 0
+    work_instr: int = 0
+    wait_ns: int = 0
+    engines: dict[str, int] = field(default_factory=dict)
+    dma_bytes: int = 0
+    dma_ns: int = 0
+    dma_overlap_ns: int = 0
+    fused_instr: int = 0
+    top_opcodes: list[dict[str, Any]] = field(default_factory=list)
+    iterations: list[dict[str, Any]] | None = None
+
+    def to_dict(self, heat: float) -> dict[str, Any]:
+        """Payload form, with the normalised heat value."""
+        d = {k: v for k, v in self.__dict__.items() if not (k == "iterations" and v is None)}
+        d["heat"] = heat
+        return d
+
+
+def heat_line_from_metrics(m: LineMetrics) -> HeatLine:
+    """A profile line's metrics as a HeatLine (1-based source line → 0-based LSP line)."""
+    return HeatLine(
+        line=m.line - 1, busy_ns=m.busy_ns, share=m.share, share_of_compute=m.share_of_compute, instr=m.instr,
+        work_instr=m.work_instr, wait_ns=m.wait_ns, engines=dict(m.engines), dma_bytes=m.dma_bytes, dma_ns=m.dma_ns,
+        dma_overlap_ns=m.dma_overlap_ns, fused_instr=m.fused_instr,
+        top_opcodes=[{"opcode": o, "count": c, "sum_ns": t} for o, c, t in m.top_opcodes], iterations=m.iterations,
+    )
+
+
+@dataclass
+class FileHeat:
+    """All heat for one local file, plus the mapping that put it there."""
+
+    mapping: MappedFile
+    lines: list[HeatLine]
+
+
+def group_by_file(metrics: ProfileMetrics, mapped: dict[str, MappedFile]) -> tuple[dict[str, FileHeat], list[MappedFile], int]:
+    """Group line metrics by mapped local file. Returns (local path → FileHeat, unmapped files, their busy ns)."""
+    out: dict[str, FileHeat] = {}
+    unmapped: dict[str, MappedFile] = {}
+    unmapped_busy = 0
+    for m in metrics.lines:
+        mf = mapped.get(m.file)
+        if mf is None or mf.local is None:
+            unmapped[m.file] = mf or MappedFile(m.file, None, "not mapped")
+            unmapped_busy += m.busy_ns
+            continue
+        key = str(mf.local)
+        fh = out.setdefault(key, FileHeat(mf, []))
+        fh.lines.append(heat_line_from_metrics(m))
+    return out, list(unmapped.values()), unmapped_busy
+
+
+def build_payload(
+    uri: str,
+    source: str,
+    profile_info: dict[str, Any],
+    lines: Sequence[HeatLine],
+    kernel: dict[str, Any],
+    *,
+    stale: bool = False,
+    max_busy_ns: int | None = None,
+) -> dict[str, Any]:
+    """The ``nki/heatmap`` notification body. ``max_busy_ns`` normalises heat across several documents."""
+    if source not in ("measured", "estimate"):
+        raise ValueError("source must be 'measured' or 'estimate'")
+    top = max_busy_ns if max_busy_ns is not None else max((ln.busy_ns for ln in lines), default=0)
+    return {
+        "uri": uri,
+        "source": source,
+        "profile": profile_info,
+        "metric_defs": METRIC_DEFS,
+        "stale": stale,
+        "lines": [ln.to_dict(ln.busy_ns / top if top else 0.0) for ln in sorted(lines, key=lambda x: x.line)],
+        "kernel": kernel,
+    }
+
+
+def fmt_ns(ns: float) -> str:
+    """Human time: 850 ns, 12.3 µs, 4.56 ms, 1.20 s."""
+    if ns < 1_000:
+        return f"{ns:.0f} ns"
+    if ns < 1_000_000:
+        return f"{ns / 1e3:.1f} µs"
+    if ns < 1_000_000_000:
+        return f"{ns / 1e6:.2f} ms"
+    return f"{ns / 1e9:.2f} s"
+
+
+def fmt_bytes(n: float) -> str:
+    """Human bytes (binary units)."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def _main_engine(line: dict[str, Any] | HeatLine) -> str:
+    engines = line["engines"] if isinstance(line, dict) else line.engines
+    return max(engines.items(), key=lambda kv: kv[1])[0] if engines else "—"
+
+
+def inlay_label(line: dict[str, Any], source: str = "measured") -> str:
+    """Short end-of-line hint, e.g. "⏱ 12.3 µs · 18% · Vector" (prefixed "est." for estimates)."""
+    prefix = "est. " if source == "estimate" else ""
+    return f"⏱ {prefix}{fmt_ns(line['busy_ns'])} · {line['share'] * 100:.0f}% · {_main_engine(line)}"
+
+
+def hover_markdown(line: dict[str, Any], payload: dict[str, Any]) -> str:
+    """Markdown hover for one payload line: busy, share, engines, top opcodes, waits, DMA, iterations."""
+    source = payload["source"]
+    kernel = payload["kernel"]
+    title = "Estimated (simulator, not measured)" if source == "estimate" else "Measured (Neuron profile)"
+    where = payload["profile"].get("label") or payload["profile"].get("path", "")
+    out = [f"**{title}** — {where}"]
+    if payload.get("stale"):
+        out.append("_The file changed since this profile was taken: numbers may no longer match the code._")
+    out.append(
+        f"Busy **{fmt_ns(line['busy_ns'])}** · {line['share'] * 100:.1f}% of kernel "
+        f"({kernel.get('latency_source', 'latency')}) · {line['share_of_compute'] * 100:.1f}% of compute"
+    )
+    out.append(f"Instructions: {line['instr']} ({line['work_instr']} work, {line['instr'] - line['work_instr']} wait)"
+               + (f", {line['fused_instr']} fused with other lines" if line.get("fused_instr") else ""))
+    if line["engines"]:
+        out.append("Engines: " + ", ".join(f"{e} {fmt_ns(v)}" for e, v in sorted(line["engines"].items(), key=lambda kv: -kv[1])))
+    if line["top_opcodes"]:
+        out.append("Top opcodes: " + ", ".join(f"`{o['opcode']}` ×{o['count']} ({fmt_ns(o['sum_ns'])})" for o in line["top_opcodes"]))
+    if line["wait_ns"]:
+        out.append(f"Semaphore wait: {fmt_ns(line['wait_ns'])}")
+    if line["dma_bytes"] or line["dma_overlap_ns"]:
+        out.append(f"DMA: {fmt_bytes(line['dma_bytes'])} triggered ({fmt_ns(line['dma_ns'])}); "
+                   f"{fmt_ns(line['dma_overlap_ns'])} of this line's busy time overlaps DMA")
+    its = line.get("iterations")
+    if its:
+        hot = sorted(its, key=lambda d: -d["busy_ns"])[:4]
+        out.append("Iterations (hottest): " + ", ".join(f"{d['label']}: {fmt_ns(d['busy_ns'])}" for d in hot))
+    return "\n\n".join(out)
+
+
+def remap_lines(lines: Iterable[dict[str, Any]], old_text: str, new_text: str) -> tuple[list[dict[str, Any]], bool]:
+    """Carry payload lines from ``old_text`` to ``new_text`` (an edit happened).
+
+    Unchanged lines move with the code around them; a block replaced by a block of the same length keeps
+    its heat line for line (the code was edited in place); deleted or reshaped blocks lose their heat, since
+    the numbers no longer describe that code. Returns (moved lines, whether anything changed at all) — the
+    caller marks the heat stale once the text differs from what was profiled.
+    """
+    import difflib
+
+    old, new = old_text.splitlines(), new_text.splitlines()
+    if old == new:
+        return list(lines), False
+    where: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            where.update({i1 + k: j1 + k for k in range(i2 - i1)})
+    return [{**ln, "line": where[ln["line"]]} for ln in lines if ln["line"] in where], True
+
+
+def kernel_summary(metrics: ProfileMetrics, unmapped: Sequence[MappedFile], unmapped_busy: int) -> dict[str, Any]:
+    """The ``kernel`` object of the payload."""
+    k = metrics.kernel.to_dict()
+    k["unmapped_files"] = [m.to_dict() for m in unmapped]
+    k["unmapped_busy_ns"] = unmapped_busy
+    return k
+
+
+__all__ = [
+    "METRIC_DEFS",
+    "FileHeat",
+    "HeatLine",
+    "build_payload",
+    "group_by_file",
+    "heat_line_from_metrics",
+    "hover_markdown",
+    "inlay_label",
+    "kernel_summary",
+    "remap_lines",
+]

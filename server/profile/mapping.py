@@ -1,0 +1,117 @@
+"""Map source paths recorded on the compile host (``/home/ubuntu/kern.py``) to files in the workspace.
+
+Order (issue 5 §3, parquet-schema.md §4): the user's path-mapping setting first, then the path itself if it
+exists here, then the workspace file sharing the longest common path suffix, then a unique basename.
+Ambiguous matches are reported with their candidates instead of guessed. Every result says how it was found.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+# Directories never searched for kernel sources.
+_SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".hg", "build", "dist"})
+MAX_INDEXED_FILES = 50_000
+
+
+@dataclass(frozen=True)
+class MappedFile:
+    """Where one recorded path landed."""
+
+    recorded: str
+    local: Path | None
+    how: str  # e.g. "path mapping /home/ubuntu → /ws", "longest common path suffix (2 components)"
+    candidates: tuple[str, ...] = field(default_factory=tuple)  # when ambiguous
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready dict."""
+        return {"recorded": self.recorded, "local": str(self.local) if self.local else None, "how": self.how,
+                "candidates": list(self.candidates)}
+
+
+def _parts(path: str) -> tuple[str, ...]:
+    """Path components of a POSIX or Windows path, whatever OS we run on."""
+    pure = PureWindowsPath(path) if ("\\" in path and "/" not in path) else PurePosixPath(path)
+    return tuple(p for p in pure.parts if p not in ("/", "\\") and not p.endswith(":\\"))
+
+
+def index_workspace(roots: Sequence[Path], suffix: str = ".py") -> dict[str, list[Path]]:
+    """Basename → files under the roots (skipping VCS, virtualenv and build folders; bounded)."""
+    out: dict[str, list[Path]] = {}
+    count = 0
+    for root in roots:
+        if root.is_file():
+            out.setdefault(root.name, []).append(root.resolve())
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")]
+            for name in filenames:
+                if name.endswith(suffix):
+                    out.setdefault(name, []).append(Path(dirpath, name).resolve())
+                    count += 1
+                    if count >= MAX_INDEXED_FILES:
+                        return out
+    return out
+
+
+def _common_suffix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    k = 0
+    while k < min(len(a), len(b)) and a[-1 - k] == b[-1 - k]:
+        k += 1
+    return k
+
+
+def map_path(recorded: str, mappings: Mapping[str, str], index: Mapping[str, list[Path]]) -> MappedFile:
+    """Map one recorded path (see module docstring for the order)."""
+    for remote, local in sorted(mappings.items(), key=lambda kv: -len(kv[0])):
+        if remote and recorded.startswith(remote):
+            rest = recorded[len(remote):].lstrip("/\\")
+            target = Path(local, *_parts(rest)) if rest else Path(local)
+            if target.is_file():
+                return MappedFile(recorded, target.resolve(), f"path mapping {remote} → {local}")
+    direct = Path(recorded)
+    if direct.is_absolute() and direct.is_file():
+        return MappedFile(recorded, direct.resolve(), "same path exists locally")
+    parts = _parts(recorded)
+    if not parts:
+        return MappedFile(recorded, None, "empty path")
+    candidates = index.get(parts[-1], [])
+    if not candidates:
+        return MappedFile(recorded, None, f"no workspace file named {parts[-1]}")
+    scored = sorted(((_common_suffix(parts, c.parts), c) for c in candidates), key=lambda t: -t[0])
+    best = scored[0][0]
+    top = [c for s, c in scored if s == best]
+    if len(top) > 1:
+        return MappedFile(recorded, None, f"ambiguous: {len(top)} workspace files end in the same "
+                          f"{best} path component(s); add a path mapping", tuple(str(c) for c in top))
+    how = "basename" if best == 1 else f"longest common path suffix ({best} components)"
+    return MappedFile(recorded, top[0], how)
+
+
+def map_sources(
+    recorded: Iterable[str],
+    roots: Sequence[Path],
+    mappings: Mapping[str, str] | None = None,
+    explicit: Sequence[Path] = (),
+) -> dict[str, MappedFile]:
+    """Map every recorded path. ``explicit`` files (``--source``) are searched before the workspace roots."""
+    maps = dict(mappings or {})
+    paths = sorted(set(recorded))
+    result: dict[str, MappedFile] = {}
+    if explicit:
+        index = index_workspace(list(explicit))
+        for r in paths:
+            m = map_path(r, maps, index)
+            if m.local is not None:
+                result[r] = m
+            elif len(explicit) == 1 and len(paths) == 1:
+                result[r] = MappedFile(r, explicit[0].resolve(), "the only --source file given")
+    rest = [r for r in paths if r not in result]
+    if rest:
+        index = index_workspace(roots) if roots else {}
+        for r in rest:
+            result[r] = map_path(r, maps, index)
+    return result

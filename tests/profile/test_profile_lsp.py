@@ -1,0 +1,147 @@
+"""The profile feature through the real language server (pytest-lsp, stdio): loadProfile → nki/heatmap for the
+right documents and lines, hover text, stale heat after edits, clear, and error responses for bad profiles."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import fixturegen
+import pytest
+import pytest_lsp
+from fixturewriters import write_parquet
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+
+def _client() -> LanguageClient:
+    client = LanguageClient()
+    register_lsp_features(client, DEFAULT_CLIENT_FEATURES)
+    client.heatmaps = []  # type: ignore[attr-defined]
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
+        return None
+
+    @client.feature("nki/heatmap")
+    def heatmap(ls: LanguageClient, params: Any) -> None:
+        ls.heatmaps.append(params)  # type: ignore[attr-defined]
+
+    return client
+
+
+CONFIG = ClientServerConfig(server_command=[sys.executable, "-m", "nki_studio", "serve"], client_factory=_client)
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def client(lsp_client: LanguageClient) -> Any:
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj[key] if isinstance(obj, dict) else getattr(obj, key)
+
+
+async def _start(client: LanguageClient, root: Path, options: dict[str, Any] | None = None) -> None:
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"), root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+        initialization_options={"nki-studio": {"lintEnabled": False, **(options or {})}}))
+
+
+async def _wait(client: LanguageClient, count: int, timeout: float = 15.0) -> list[Any]:
+    for _ in range(int(timeout / 0.02)):
+        if len(client.heatmaps) >= count:  # type: ignore[attr-defined]
+            return client.heatmaps  # type: ignore[attr-defined]
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"expected {count} nki/heatmap notifications, got {len(client.heatmaps)}")  # type: ignore[attr-defined]
+
+
+async def _run(client: LanguageClient, command: str, *args: Any) -> Any:
+    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=list(args)))
+
+
+@pytest.mark.asyncio
+async def test_load_hover_edit_clear(client: LanguageClient, kernel_file: Path, kernel_files: dict[str, Path]) -> None:
+    root = kernel_file.parent.parent
+    await _start(client, root, {"inlayHints": True})
+    result = await _run(client, "nki-studio.loadProfile", kernel_files["parquet"].as_uri())
+    uri = kernel_file.resolve().as_uri()
+    assert _get(result, "files") == [uri]
+    (payload,) = await _wait(client, 1)
+    assert _get(payload, "uri") == uri and _get(payload, "source") == "measured" and _get(payload, "stale") is False
+    lines = _get(payload, "lines")
+    source = kernel_file.read_text().splitlines()
+    painted = {_get(ln, "line") for ln in lines}
+    # Every painted line is a code line of the kernel body; the hottest has heat 1.
+    assert painted and all(source[n].startswith("    ") for n in painted)
+    assert max(_get(ln, "heat") for ln in lines) == 1.0
+    assert "longest common path suffix" in _get(_get(_get(payload, "profile"), "mapping"), "how")
+    assert _get(_get(payload, "kernel"), "latency_source") == "Summary.total_exec_time"
+
+    text = kernel_file.read_text()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    hot = max(lines, key=lambda ln: _get(ln, "busy_ns"))
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=_get(hot, "line"), character=4)))
+    assert hover is not None
+    value = hover.contents.value  # type: ignore[union-attr]
+    assert "Measured" in value and "Top opcodes" in value and "Engines" in value
+    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=len(source), character=0))))
+    assert hints and all(str(h.label).startswith("⏱") for h in hints)
+
+    # Insert two lines at the top: heat moves down by two and is marked stale.
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text="# a\n# b\n" + text)]))
+    moved = (await _wait(client, 2))[1]
+    assert _get(moved, "stale") is True
+    assert {_get(ln, "line") for ln in _get(moved, "lines")} == {n + 2 for n in painted}
+
+    cleared = await _run(client, "nki-studio.clearProfile")
+    assert _get(cleared, "cleared") == [uri]
+    last = (await _wait(client, 3))[2]
+    assert _get(last, "lines") == [] and _get(last, "cleared") is True
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=_get(hot, "line") + 2, character=4)))
+    assert hover is None or "Measured" not in hover.contents.value  # type: ignore[union-attr]
+
+
+@pytest.mark.asyncio
+async def test_bad_profiles_get_error_responses_and_the_server_survives(
+    client: LanguageClient, tmp_path: Path, kernel_file: Path, kernel_files: dict[str, Path]
+) -> None:
+    await _start(client, tmp_path)  # a workspace without the kernel: paths map to no file
+    bad = tmp_path / "broken_parquet"
+    write_parquet(fixturegen.walkthrough_timeline(), bad)
+    data = (bad / "Instruction.parquet").read_bytes()
+    (bad / "Instruction.parquet").write_bytes(data[: len(data) // 2])
+    not_profile = tmp_path / "x.json"
+    not_profile.write_text('{"hello": 1}')
+    cases = {
+        bad: "truncated or corrupt",
+        not_profile: "not a Neuron profile",
+        tmp_path / "missing": "no such file",
+        kernel_files["parquet"]: "maps to a file here",
+    }
+    for path, expected in cases.items():
+        with pytest.raises(JsonRpcException) as info:
+            await _run(client, "nki-studio.loadProfile", path.as_uri())
+        assert expected in str(info.value)
+    with pytest.raises(JsonRpcException, match="needs the URI"):
+        await _run(client, "nki-studio.loadProfile")
+    # Still serving: a good profile with a path mapping now loads.
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"nki-studio": {"pathMappings": {"/home/ubuntu/kernels": str(kernel_file.parent)}}}))
+    await asyncio.sleep(0.2)
+    result = await _run(client, "nki-studio.loadProfile", {"uri": kernel_files["json"].as_uri()})
+    assert _get(result, "files") == [kernel_file.resolve().as_uri()]
+    assert "path mapping" in _get(_get(result, "mapping")[0], "how")
