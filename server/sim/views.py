@@ -149,17 +149,14 @@ class ViewMixin:
         return self[tuple(key)]
 
     def select(self, dim: int, index: object) -> NkiTensor:
-        """Remove ``dim`` keeping element ``index`` (int, register or (1,1) int tile)."""
+        """Remove ``dim`` keeping element ``index`` (int, register or (1,1) int tile); on-chip results
+        keep two dims like integer indexing does."""
         d = self._dim(dim)
-        self._need_strided("select")
         if self._on_chip() and d == 0:
             raise HardwareLimitError("select: cannot select on the partition dimension of an on-chip tensor")
-        i = index_value(index)
-        if not 0 <= i < self.shape[d]:
-            raise SimulationError(f"select index {i} out of bounds for dim {d} of size {self.shape[d]}")
-        shape = self.shape[:d] + self.shape[d + 1:]
-        strides = self.strides[:d] + self.strides[d + 1:]
-        return self._derive(shape, strides, self.offset + i * self.strides[d])
+        key: list[object] = [slice(None)] * len(self.shape)
+        key[d] = index_value(index)
+        return self[tuple(key)]
 
     def vector_select(self, dim: int, vector_offset: NkiTensor) -> NkiTensor:
         """Per-partition row gather on an HBM tensor: row ``p`` of the result is row ``vector_offset[p]``."""
