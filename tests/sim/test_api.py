@@ -7,7 +7,6 @@ import types
 
 import numpy as np
 import pytest
-
 from nki_studio.sim import api, dropin
 from nki_studio.sim.errors import (
     HardwareLimitError,

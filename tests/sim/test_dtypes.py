@@ -3,7 +3,6 @@
 import ml_dtypes
 import numpy as np
 import pytest
-
 from nki_studio.sim import dtypes
 
 

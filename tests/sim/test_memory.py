@@ -4,7 +4,6 @@ import gc
 
 import numpy as np
 import pytest
-
 from nki_studio.model.targets import Generation, Target
 from nki_studio.sim import context
 from nki_studio.sim.errors import HardwareLimitError, ResourceLimitError

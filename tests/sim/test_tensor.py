@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from nki_studio.sim import context
 from nki_studio.sim.errors import HardwareLimitError, SimulationError, UninitializedReadError
 from nki_studio.sim.memory import MemoryRegion
