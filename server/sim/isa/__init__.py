@@ -1,17 +1,17 @@
 """``nki.isa`` for the embedded simulator: every public name of NKI 0.6/0.7's ``nki.isa`` (isa.md).
 
-Instructions live in one module per engine (isa.md is organised the same way). Names that NKI has but the
-simulator does not implement are present too and raise ``NotImplementedInSimulator`` naming the kernel
-line, so a kernel never gets a silent wrong result.
+Instructions live in one module per engine, as isa.md is organised: ``tensor_engine``, ``mx``,
+``scalar_engine``, ``vector_engine`` / ``vector_reduce`` / ``vector_search``, ``rng``, ``gpsimd_engine``,
+``dma``, ``multicore``, ``registers``. Every instruction validates its operands (buffers, partitions, free
+sizes, dtypes, generation), announces itself with ``context.issue`` (trace, budgets) and returns an
+``NkiInstruction`` handle. What cannot be simulated raises ``NotImplementedInSimulator`` naming the kernel
+line (never a silent wrong result).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from nki_studio.sim.errors import HardwareLimitError as NkiValidationError
-from nki_studio.sim.errors import NotImplementedInSimulator
+from nki_studio.sim.isa.dma import dma_compute, dma_copy, dma_transpose
 from nki_studio.sim.isa.enums import (
     NkiInstruction,
     dge_mode,
@@ -27,8 +27,31 @@ from nki_studio.sim.isa.enums import (
     unknown_engine,
     vector_engine,
 )
+from nki_studio.sim.isa.gpsimd_engine import (
+    affine_select,
+    iota,
+    local_gather,
+    nc_n_gather,
+    nonzero_with_count,
+    sequence_bounds,
+    tensor_partition_reduce,
+    topk,
+)
+from nki_studio.sim.isa.multicore import core_barrier, sendrecv
+from nki_studio.sim.isa.mx import nc_matmul_mx, quantize_mx
+from nki_studio.sim.isa.registers import (
+    get_nc_sub_version,
+    get_nc_version,
+    register_alloc,
+    register_load,
+    register_move,
+    register_store,
+    scalar_load,
+    scalar_store,
+)
+from nki_studio.sim.isa.rng import dropout, rand2, rand_get_state, rand_set_state, rng, set_rng_seed
 from nki_studio.sim.isa.scalar_engine import activate2, activation, activation_reduce
-from nki_studio.sim.isa.tensor_engine import nc_matmul, nc_matmul_mx, nc_transpose
+from nki_studio.sim.isa.tensor_engine import nc_matmul, nc_transpose
 from nki_studio.sim.isa.vector_engine import (
     exponential,
     memset,
@@ -39,23 +62,45 @@ from nki_studio.sim.isa.vector_engine import (
     tensor_scalar,
     tensor_tensor,
 )
+from nki_studio.sim.isa.vector_reduce import (
+    bn_aggr,
+    bn_stats,
+    range_select,
+    select_reduce,
+    tensor_reduce,
+    tensor_scalar_cumulative,
+    tensor_scalar_reduce,
+    tensor_tensor_scan,
+)
+from nki_studio.sim.isa.vector_search import max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle
 from nki_studio.sim.scalars import NkiScalar, VirtualRegister
-
-
-def _missing(api: str) -> Callable[..., Any]:
-    def instruction(*args: object, **kwargs: object) -> None:
-        raise NotImplementedInSimulator(f"nisa.{api}")
-
-    instruction.__name__ = api
-    instruction.__qualname__ = api
-    instruction.__doc__ = f"``nisa.{api}``: not implemented in the embedded simulator (raises)."
-    return instruction
-
 
 __all__ = [
     "NkiInstruction", "NkiScalar", "NkiValidationError", "VirtualRegister", "activate2", "activation",
-    "activation_reduce", "dge_mode", "dma_engine", "engine", "exponential", "gpsimd_engine", "matmul_perf_mode",
-    "memset", "nc_matmul", "nc_matmul_mx", "nc_transpose", "nc_version", "oob_mode", "reciprocal", "reduce_cmd",
-    "scalar_engine", "scalar_tensor_tensor", "tensor_copy", "tensor_copy_predicated", "tensor_engine",
-    "tensor_scalar", "tensor_tensor", "unknown_engine", "vector_engine",
+    "activation_reduce", "affine_select", "bn_aggr", "bn_stats", "core_barrier", "dge_mode", "dma_compute",
+    "dma_copy", "dma_engine", "dma_transpose", "dropout", "engine", "exponential", "get_nc_sub_version",
+    "get_nc_version", "gpsimd_engine", "iota", "local_gather", "matmul_perf_mode", "max8", "memset",
+    "nc_find_index8", "nc_match_replace8", "nc_matmul", "nc_matmul_mx", "nc_n_gather", "nc_stream_shuffle",
+    "nc_transpose", "nc_version", "nonzero_with_count", "oob_mode", "quantize_mx", "rand2", "rand_get_state",
+    "rand_set_state", "range_select", "reciprocal", "reduce_cmd", "register_alloc", "register_load",
+    "register_move", "register_store", "rng", "scalar_engine", "scalar_load", "scalar_store",
+    "scalar_tensor_tensor", "select_reduce", "sendrecv", "sequence_bounds", "set_rng_seed", "tensor_copy",
+    "tensor_copy_predicated", "tensor_engine", "tensor_partition_reduce", "tensor_reduce", "tensor_scalar",
+    "tensor_scalar_cumulative", "tensor_scalar_reduce", "tensor_tensor", "tensor_tensor_scan", "topk",
+    "unknown_engine", "vector_engine",
 ]
+
+
+# Removed or legacy-only ISA names (isa.md §9): using one is reported as "not implemented" with the kernel
+# line instead of a bare AttributeError; any other unknown name stays an AttributeError.
+_REMOVED = {"tensor_copy_dynamic_src": "removed in NKI 0.4.0; use tensor_copy with .ap(scalar_offset=...)",
+            "tensor_copy_dynamic_dst": "removed in NKI 0.4.0; use tensor_copy with .ap(scalar_offset=...)"}
+
+
+def __getattr__(name: str) -> object:
+    """Removed ISA names raise ``NotImplementedInSimulator`` naming the kernel line."""
+    from nki_studio.sim.errors import NotImplementedInSimulator
+
+    if name in _REMOVED:
+        raise NotImplementedInSimulator(f"nisa.{name}", _REMOVED[name])
+    raise AttributeError(f"module 'nki.isa' has no attribute {name!r}")

@@ -1,8 +1,7 @@
-"""Tensor Engine instructions (isa.md §1): ``nc_matmul``, ``nc_matmul_mx``, ``nc_transpose``."""
+"""Tensor Engine instructions (isa.md §1): ``nc_matmul`` and ``nc_transpose`` (MX matmul: ``mx.py``)."""
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 from nki_studio.sim import checks, context
 from nki_studio.sim.errors import HardwareLimitError
@@ -30,7 +29,7 @@ def _input_dtypes(op: str, st: NkiTensor, mv: NkiTensor) -> None:
         raise HardwareLimitError(f"{op}: float8_e4m3 and float8_e4m3fn cannot be mixed in one matmul")
 
 
-def _tiling(op: str, tile_position: object, tile_size: object, k: int, m: int, perf: str) -> None:
+def tiling(op: str, tile_position: object, tile_size: object, k: int, m: int, perf: str) -> None:
     """Row/column tiling of the PE array (isa.md §1.1). AMBIGUOUS there: the parameter docs forbid column
     tiling, the body text and a legacy test use it; we accept column tiling (docs/simulator.md)."""
     if not tile_position and not tile_size:
@@ -55,12 +54,12 @@ def _tiling(op: str, tile_position: object, tile_size: object, k: int, m: int, p
         raise HardwareLimitError(f"{op}: perf_mode=double_row cannot be combined with column tiling")
 
 
-def _moving_limit(dst: NkiTensor) -> int:
+def moving_limit(dst: NkiTensor) -> int:
     lim = c.limits()
     return lim.matmul_moving_free_max_bf16 if dst.dtype_name == "bfloat16" else lim.matmul_moving_free_max_fp32
 
 
-def _accumulate_into(op: str, dst: NkiTensor, result: np.ndarray, accumulate: object) -> None:
+def accumulate_into(op: str, dst: NkiTensor, result: np.ndarray, accumulate: object) -> None:
     """PSUM accumulation (isa.md §1.1, implementation choice documented there): every PSUM element carries a
     "written by a matmul" flag; ``accumulate=None`` accumulates exactly where it is set, per element, so
     overlapping partial writes (convolution pattern) accumulate; ``True`` on unflagged PSUM warns."""
@@ -119,18 +118,18 @@ def nc_matmul(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, is_stati
         raise HardwareLimitError(f"{op} contraction (partition) size {k} exceeds maximum {lim.matmul_contraction_max}")
     if m > lim.matmul_stationary_free_max:
         raise HardwareLimitError(f"{op} stationary free size {m} exceeds maximum {lim.matmul_stationary_free_max}")
-    n_max = _moving_limit(d)
+    n_max = moving_limit(d)
     if n > n_max:
         raise HardwareLimitError(f"{op} moving free size {n} exceeds maximum {n_max} for a {d.dtype_name} dst "
                                  f"on {lim.generation.value}")
     if d.shape[0] != m or checks.free_size(d) != n:
         raise HardwareLimitError(f"{op} dst must be [{m}, {n}] (stationary free x moving free), got {list(d.shape)}")
-    _tiling(op, tile_position, tile_size, k, m, perf)
+    tiling(op, tile_position, tile_size, k, m, perf)
     kk = 2 * k if perf == "double_row" else k
     context.issue(op, "tensor", reads={"stationary": st, "moving": mv}, writes={"dst": d}, flops=2 * kk * m * n)
     s_vals = c.mat(st).reshape(kk, m)  # double_row: [K, 2, M] row-major is the 2K contraction
     v_vals = c.mat(mv).reshape(kk, n)
-    _accumulate_into(op, d, s_vals.T @ v_vals, accumulate)
+    accumulate_into(op, d, s_vals.T @ v_vals, accumulate)
     return c.handle(op, name)
 
 
@@ -179,77 +178,3 @@ def nc_transpose(dst: NkiTensor, data: NkiTensor, engine: object = engine.unknow
     context.issue(op, eng, reads={"data": x}, writes={"dst": d})
     c.store(d, c.mat(x, raw=c.same_storage_dtype(d, x)).T)
     return c.handle(op, name)
-
-
-# ----------------------------------------------------------------- MX matmul (v4, isa.md §1.2)
-
-_MX_DATA = {"float8_e5m2_x4": ml_dtypes.float8_e5m2, "float8_e4m3fn_x4": ml_dtypes.float8_e4m3fn,
-            "float4_e2m1fn_x4": ml_dtypes.float4_e2m1fn}
-
-
-def _unpack_mx(t: NkiTensor) -> np.ndarray:
-    """An x4 tile ``[K, F]`` as float32 ``[K, F, 4]`` (element 0 in the lowest bits, [MX] golden)."""
-    raw = np.ascontiguousarray(c.mat(t, raw=True))
-    name = t.dtype_name
-    if name == "float4_e2m1fn_x4":
-        nibbles = np.stack([(raw >> (4 * i)) & 0xF for i in range(4)], axis=-1).astype(np.uint8)
-        return nibbles.view(ml_dtypes.float4_e2m1fn).astype(np.float32)
-    return raw.astype(np.uint32).view(np.uint8).reshape(*raw.shape, 4).view(_MX_DATA[name]).astype(np.float32)
-
-
-def _mx_scales(op: str, role: str, scale: NkiTensor, k: int, f: int) -> np.ndarray:
-    """Per-data-partition scale factors ``[K, F]``: scale row ``k // 8`` stored at partition ``k//8`` for
-    K <= 32, else at ``32*(i//4) + i%4`` (quadrant layout, isa.md §1.2)."""
-    c.dtype_in(op, role, scale, ("float8_e8m0fnu", "uint8"))
-    raw = c.mat(scale, raw=True)
-    if scale.dtype_name == "float8_e8m0fnu":
-        raw = np.asarray(raw).view(np.uint8)
-    rows = k // 8
-    where = [i if k <= 32 else 32 * (i // 4) + i % 4 for i in range(rows)]
-    if max(where, default=0) >= raw.shape[0] or raw.shape[1] < f:
-        raise HardwareLimitError(f"{op} {role} {list(scale.shape)} does not hold the {rows} scale rows of "
-                                 f"{f} values a [{k}, {f}] tile needs")
-    exps = raw[where, :f].astype(np.float32)
-    return np.repeat(np.exp2(exps - 127.0), 8, axis=0)
-
-
-def nc_matmul_mx(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, stationary_scale: NkiTensor,
-                 moving_scale: NkiTensor, tile_position: object = None, tile_size: object = None,
-                 accumulate: bool | None = None, name: str | None = None) -> NkiInstruction:
-    """MX matmul with on-the-fly dequantisation (v4, isa.md §1.2, [MX] golden model)."""
-    op = "nisa.nc_matmul_mx"
-    c.require_version(op, 4)
-    d = c.tensor(op, "dst", dst, c.PSUM)
-    st = c.tensor(op, "stationary", stationary, c.SBUF)
-    mv = c.tensor(op, "moving", moving, c.SBUF)
-    sts = c.tensor(op, "stationary_scale", stationary_scale, c.SBUF)
-    mvs = c.tensor(op, "moving_scale", moving_scale, c.SBUF)
-    c.dtype_in(op, "stationary", st, tuple(_MX_DATA))
-    c.dtype_in(op, "moving", mv, tuple(_MX_DATA))
-    lim = c.limits()
-    if d.dtype_name not in lim.psum_dst_dtypes:
-        raise HardwareLimitError(f"{op} dst dtype {d.dtype_name} must be {' or '.join(lim.psum_dst_dtypes)}")
-    k = checks.same_partitions(op, stationary=st, moving=mv)
-    m, n = checks.free_size(st), checks.free_size(mv)
-    if k % 32 or k > lim.matmul_contraction_max:
-        raise HardwareLimitError(f"{op}: K={k} must be a multiple of 32 and at most {lim.matmul_contraction_max}")
-    if m % 2 or m > lim.matmul_stationary_free_max:
-        raise HardwareLimitError(f"{op}: stationary free size {m} must be even and at most "
-                                 f"{lim.matmul_stationary_free_max}")
-    if n > _moving_limit(d):
-        raise HardwareLimitError(f"{op}: moving free size {n} exceeds maximum {_moving_limit(d)}")
-    if d.shape[0] != m or checks.free_size(d) != n:
-        raise HardwareLimitError(f"{op} dst must be [{m}, {n}], got {list(d.shape)}")
-    if tile_position or tile_size:
-        _tiling(op, tile_position, tile_size, k, m, "none")
-    context.issue(op, "tensor", reads={"stationary": st, "moving": mv, "stationary_scale": sts,
-                                       "moving_scale": mvs}, writes={"dst": d}, flops=2 * 4 * k * m * n)
-    s = _unpack_mx(st) * _mx_scales(op, "stationary_scale", sts, k, m)[:, :, None]
-    v = _unpack_mx(mv) * _mx_scales(op, "moving_scale", mvs, k, n)[:, :, None]
-    s2 = s.transpose(0, 2, 1).reshape(4 * k, m)
-    v2 = v.transpose(0, 2, 1).reshape(4 * k, n)
-    _accumulate_into(op, d, s2.T @ v2, accumulate)
-    return c.handle(op, name)
-
-
-__all__ = ["nc_matmul", "nc_matmul_mx", "nc_transpose"]

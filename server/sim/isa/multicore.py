@@ -1,0 +1,149 @@
+"""Cross-core instructions (isa.md §6): ``core_barrier`` and ``sendrecv`` between the two cores of an LNC=2
+launch, plus the thread mailbox they (and ``nki.collectives``) exchange data through.
+
+Each logical core (rank) is a kernel thread of one simulation; ``CoreState.core_id`` is its rank. A wait
+gives up when another core has failed (the launcher aborts the shared barrier) and calls the caller's
+check-in hook, so deadlines still apply to a kernel stuck in a mismatched exchange.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+from nki_studio.sim import checks, context
+from nki_studio.sim.errors import HardwareLimitError, SimulationError
+from nki_studio.sim.isa import _common as c
+from nki_studio.sim.isa.enums import NkiInstruction, dma_engine, engine
+from nki_studio.sim.tensor import NkiTensor, read
+
+_POLL_S = 0.05
+
+
+class Mailbox:
+    """Values posted by ranks under keys, taken by other ranks; one per simulation (``ctx.shared``)."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.slots: dict[Hashable, Any] = {}
+        self.counters: dict[Hashable, int] = {}
+
+    def next_seq(self, key: Hashable) -> int:
+        """A per-key sequence number (e.g. the n-th send of core 0 on pipe 3)."""
+        with self.cond:
+            n = self.counters.get(key, 0)
+            self.counters[key] = n + 1
+            return n
+
+    def post(self, key: Hashable, value: Any) -> None:
+        """Publish ``value`` under ``key``."""
+        with self.cond:
+            self.slots[key] = value
+            self.cond.notify_all()
+
+    def wait_for(self, keys: Sequence[Hashable], what: str) -> list[Any]:
+        """Block until every key is present; returns their values (left in place)."""
+        ctx = context.current()
+        with self.cond:
+            while not all(k in self.slots for k in keys):
+                barrier = ctx.barrier
+                if barrier is not None and barrier.broken:
+                    raise SimulationError(f"{what}: another core failed while this one waited")
+                checkin = ctx.options.checkin
+                if checkin is not None:
+                    self.cond.release()
+                    try:
+                        checkin()
+                    finally:
+                        self.cond.acquire()
+                self.cond.wait(_POLL_S)
+            return [self.slots[k] for k in keys]
+
+    def take(self, key: Hashable, what: str) -> Any:
+        """Wait for ``key`` and remove it (single consumer)."""
+        value = self.wait_for([key], what)[0]
+        with self.cond:
+            del self.slots[key]
+        return value
+
+    def gather(self, prefix: Hashable, members: Sequence[int], rank: int, value: Any, what: str) -> dict[int, Any]:
+        """All-to-all rendezvous: post ``value`` as ``rank`` and return every member's value. The last member
+        to read removes the slots."""
+        self.post((prefix, rank), value)
+        keys = [(prefix, m) for m in members]
+        values = self.wait_for(keys, what)
+        with self.cond:
+            done = self.counters.get((prefix, "read"), 0) + 1
+            self.counters[(prefix, "read")] = done
+            if done == len(members):
+                for k in keys:
+                    del self.slots[k]
+                del self.counters[(prefix, "read")]
+        return dict(zip(members, values, strict=True))
+
+
+def mailbox() -> Mailbox:
+    """The current simulation's mailbox."""
+    ctx = context.current()
+    with ctx.lock:
+        box = ctx.shared.get("mailbox")
+        if box is None:
+            box = Mailbox()
+            ctx.shared["mailbox"] = box
+    return box
+
+
+def core_barrier(data: NkiTensor, cores: object, engine: object = engine.gpsimd,
+                 name: str | None = None) -> NkiInstruction:
+    """Both cores of an LNC=2 launch wait for each other around the shared-HBM tensor ``data`` (v3+,
+    isa.md §6.1). Under LNC=1 there is no other core: a warning, then a no-op."""
+    op = "nisa.core_barrier"
+    c.require_version(op, 3)
+    t = checks.tensor_arg(op, "data", data)
+    if not isinstance(cores, (tuple, list)) or tuple(cores) != (0, 1):
+        raise HardwareLimitError(f"{op}: cores must be (0, 1), got {cores!r}")
+    eng = c.engine_name(op, engine, "gpsimd", ("gpsimd", "vector", "scalar", "tensor", "sync"))
+    context.issue(op, eng, reads={"data": t})
+    core = context.current_core()
+    if core.num_cores < 2:
+        context.warn(f"{op} in a kernel launched with LNC=1 has no other core to wait for")
+        return c.handle(op, name)
+    box = mailbox()
+    seq = box.next_seq(("barrier", core.core_id))
+    box.gather(("barrier", seq), range(core.num_cores), core.core_id, None, op)
+    return c.handle(op, name)
+
+
+_GPSIMD_DMA_BYTES = {4: 1024, 2: 512, 1: 256}  # per partition with dma_engine.gpsimd_dma (isa.md §6.2)
+
+
+def sendrecv(src: NkiTensor, dst: NkiTensor, send_to_rank: int, recv_from_rank: int, pipe_id: int,
+             dma_engine: object = dma_engine.dma, name: str | None = None) -> NkiInstruction:
+    """Send this core's ``src`` tile to ``send_to_rank`` and receive ``dst`` from ``recv_from_rank``
+    (v3+, LNC=2, isa.md §6.2); calls with the same ``pipe_id`` pair up in program order."""
+    op = "nisa.sendrecv"
+    c.require_version(op, 3)
+    s = c.tensor(op, "src", src, c.SBUF)
+    d = c.tensor(op, "dst", dst, c.SBUF)
+    if s.dtype_name != d.dtype_name or s.shape != d.shape:
+        raise HardwareLimitError(f"{op}: src {list(s.shape)} {s.dtype_name} and dst {list(d.shape)} "
+                                 f"{d.dtype_name} must have the same shape and dtype")
+    core = context.current_core()
+    for role, rank in (("send_to_rank", send_to_rank), ("recv_from_rank", recv_from_rank)):
+        if rank not in range(core.num_cores) or rank not in (0, 1):
+            raise HardwareLimitError(f"{op}: {role}={rank!r} is not a core of this launch "
+                                     f"(LNC={core.num_cores})")
+    if dma_engine == 2:  # gpsimd_dma
+        cap = _GPSIMD_DMA_BYTES.get(s.dtype.itemsize, 1024)
+        if checks.free_size(s) * s.dtype.itemsize > cap:
+            raise HardwareLimitError(f"{op} with dma_engine.gpsimd_dma carries at most {cap} bytes per partition")
+    context.issue(op, "dma", reads={"src": s}, writes={"dst": d})
+    box = mailbox()
+    me = core.core_id
+    send_seq = box.next_seq(("send", pipe_id, me, send_to_rank))
+    recv_seq = box.next_seq(("recv", pipe_id, recv_from_rank, me))
+    box.post(("sr", pipe_id, me, send_to_rank, send_seq), np.array(read(s, raw=True)))
+    c.store(d, box.take(("sr", pipe_id, recv_from_rank, me, recv_seq), op))
+    return c.handle(op, name)
