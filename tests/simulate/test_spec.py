@@ -146,3 +146,17 @@ def test_parse_value_scalars() -> None:
     assert parse_value("TRUE") is True
     with pytest.raises(SpecError):
         parse_value("float32[4")
+
+
+def test_every_simulate_code_has_a_docs_page() -> None:
+    import re
+
+    import nki_studio.simulate.report as report
+    import nki_studio.simulate.spec as spec
+
+    root = Path(__file__).resolve().parents[2]
+    codes = set(re.findall(r"NKI6\d\d", Path(report.__file__).read_text() + Path(spec.__file__).read_text()))
+    assert {"NKI601", "NKI610", "NKI611", "NKI612", "NKI613", "NKI620", "NKI621", "NKI622", "NKI630"} <= codes
+    for code in codes:
+        page = root / "docs" / "rules" / f"{code}.md"
+        assert page.is_file() and "## Bad" in page.read_text() and "## Good" in page.read_text(), code
