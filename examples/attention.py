@@ -5,11 +5,10 @@ softmax keeps FP32 throughout (row max on Vector, exp with fused row sum on Scal
 transposed again for the PV matmul and the row sums are divided out at the end.
 """
 
-import numpy as np
-
 import nki
 import nki.isa as nisa
 import nki.language as nl
+import numpy as np
 
 
 def ref_attention(q, k, v):

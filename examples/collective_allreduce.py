@@ -5,12 +5,11 @@ rank stores the result. `ranks` is the group size; simulate it with that many ra
 (`nki_studio.sim.simulate(..., ranks=4)`), each rank's x being its own input.
 """
 
-import numpy as np
-
 import nki
 import nki.collectives as ncc
 import nki.isa as nisa
 import nki.language as nl
+import numpy as np
 
 
 def ref_allreduce(x, ranks):

@@ -4,11 +4,10 @@ scan(op0=multiply, op1=add) over data0 = ones, data1 = x computes c[i] = 1 * c[i
 are chained by passing the last column of the previous tile as the next tile's initial value.
 """
 
-import numpy as np
-
 import nki
 import nki.isa as nisa
 import nki.language as nl
+import numpy as np
 
 COLS = 512  # free-dim tile width
 

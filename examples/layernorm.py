@@ -5,11 +5,10 @@ bn_stats / bn_aggr (at most 512 elements per bn_stats call). Statistics are FP32
 once, to x's dtype.
 """
 
-import numpy as np
-
 import nki
 import nki.isa as nisa
 import nki.language as nl
+import numpy as np
 
 EPS = 1e-5
 

@@ -3,11 +3,10 @@
 Each core handles half of the rows, chosen with nl.program_id; both write the same shared-HBM output.
 """
 
-import numpy as np
-
 import nki
 import nki.isa as nisa
 import nki.language as nl
+import numpy as np
 
 
 def ref_add(a, b):

@@ -1,10 +1,9 @@
 """2-D transpose out[j, i] = x[i, j] in 128 x 128 blocks on the Tensor engine (nc_transpose into PSUM)."""
 
-import numpy as np
-
 import nki
 import nki.isa as nisa
 import nki.language as nl
+import numpy as np
 
 
 def ref_transpose(x):
