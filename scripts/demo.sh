@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job on the bundled examples, from a fresh clone: set up, then lint every example kernel.
+# The main job on the bundled examples, from a fresh clone: set up, lint every example kernel, then simulate
+# the ones with a simulate spec.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -7,3 +8,17 @@ export PATH="$PWD/.venv/bin:$PATH"
 
 echo "== nki-studio lint examples/"
 nki-studio lint examples/
+
+# Simulate every example kernel that has a '# nki-studio: simulate' spec (each file's spec'd kernels run in a
+# sandboxed worker; oracle against the file's reference; estimated cost). A failure is reported, the other
+# examples still run, and the script exits 1 at the end.
+echo "== nki-studio simulate (every example with a spec)"
+sim_failed=()
+for example in $(grep -l "nki-studio: simulate" examples/*.py | sort); do
+    echo "-- $example"
+    nki-studio simulate "$example" || sim_failed+=("$example")
+done
+if [ ${#sim_failed[@]} -gt 0 ]; then
+    echo "simulation failed for: ${sim_failed[*]}" >&2
+    exit 1
+fi

@@ -21,7 +21,7 @@ from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.simulate.job import Job
 from nki_studio.simulate.report import exit_code, format_text
 from nki_studio.simulate.runner import run_job
-from nki_studio.simulate.spec import parse_fields, resolve
+from nki_studio.simulate.spec import SimSpec, find_kernels, parse_fields, resolve
 
 
 def register(subparsers: Any) -> None:
@@ -51,7 +51,7 @@ def _usage(message: str) -> int:
     return 2
 
 
-def _progress_printer(kernel: str, stop: threading.Event, status: list[str]) -> None:
+def _progress_printer(stop: threading.Event, status: list[str]) -> None:
     """Print an elapsed-time line to stderr every second once a run takes longer than two seconds."""
     started = time.perf_counter()
     if stop.wait(2.0):
@@ -84,28 +84,43 @@ def run(args: argparse.Namespace) -> int:
         override["reference"] = args.reference
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
-    resolution = resolve(source, path, kernel or None, override=override)
-    if resolution.spec is None:
-        for f in resolution.findings:
-            print(f"{path}:{f.span.line}:{f.span.column}: {f.code} {f.message}", file=sys.stderr)
-        return _usage("cannot simulate: " + "; ".join(resolution.problems))
-    spec = resolution.spec
-    job = Job(path=os.path.abspath(path), spec=spec.to_json(), target=generation.value, nki_version=str(version),
-              backend=args.backend, memory_bytes=args.memory_mb << 20,
-              trace_path=os.path.abspath(args.trace) if args.trace else None, strict=args.strict)
+    if kernel:
+        names: list[str | None] = [kernel]
+    else:  # every kernel with a spec; else the first kernel, with inferred inputs
+        names = [k.name for k in find_kernels(source, path)
+                 if resolve(source, path, k.name, override=override, infer=False).spec is not None] or [None]
+    specs = []
+    for name in names:
+        resolution = resolve(source, path, name, override=override)
+        if resolution.spec is None:
+            for f in resolution.findings:
+                print(f"{path}:{f.span.line}:{f.span.column}: {f.code} {f.message}", file=sys.stderr)
+            return _usage("cannot simulate: " + "; ".join(resolution.problems))
+        specs.append(resolution.spec)
+    results = [_simulate_one(args, path, spec, generation.value, str(version), len(specs) > 1) for spec in specs]
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 else results, indent=2, default=str))
+    else:
+        print("\n\n".join(format_text(r) for r in results))
+    return max(exit_code(r) for r in results)
+
+
+def _simulate_one(args: argparse.Namespace, path: str, spec: SimSpec, target: str, version: str,
+                  several: bool) -> dict[str, Any]:
+    trace = os.path.abspath(args.trace) if args.trace else None
+    if trace and several:  # one trace per kernel: OUT.<kernel>.jsonl
+        root, ext = os.path.splitext(trace)
+        trace = f"{root}.{spec.kernel}{ext or '.jsonl'}"
+    job = Job(path=os.path.abspath(path), spec=spec.to_json(), target=target, nki_version=version,
+              backend=args.backend, memory_bytes=args.memory_mb << 20, trace_path=trace, strict=args.strict)
     status = [f"simulating {spec.kernel}"]
     stop = threading.Event()
-    ticker = threading.Thread(target=_progress_printer, args=(spec.kernel, stop, status), daemon=True)
+    ticker = threading.Thread(target=_progress_printer, args=(stop, status), daemon=True)
     if not args.json:
         ticker.start()
     try:
-        result = run_job(job, timeout_s=args.timeout, on_progress=status.append)
+        return run_job(job, timeout_s=args.timeout, on_progress=status.append)
     finally:
         stop.set()
         if ticker.is_alive():
             ticker.join()
-    if args.json:
-        print(json.dumps(result, indent=2, default=str))
-    else:
-        print(format_text(result))
-    return exit_code(result)

@@ -45,9 +45,12 @@ class Job:
 def preload() -> None:
     """Import everything a job needs, before the job arrives (warm start)."""
     import ml_dtypes  # noqa: F401
-    import nki_studio.sim  # noqa: F401
     import numpy  # noqa: F401
+    from nki_studio.sim import api, dropin  # noqa: F401
     from nki_studio.simulate import cost, inputs, oracle  # noqa: F401
+
+    with dropin.installed():  # imports every module the ``nki`` drop-in aliases
+        pass
 
 
 def _limit_memory(nbytes: int) -> None:
@@ -127,8 +130,9 @@ def run(job: Job, send: Send) -> dict[str, Any]:
             info["message"] = (f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
                                f"({info['message']}); raise nki-studio.simulationMemoryLimitMb if it really "
                                "needs more")
-        where = f"{info['file']}:{info['line']}: " if info["file"] else ""
-        result.update(status=status, error=info, message=f"{where}{info['message']}")
+        where = f"{info['file']}:{info['line']}"
+        prefix = f"{where}: " if info["file"] and where not in info["message"] else ""
+        result.update(status=status, error=info, message=f"{prefix}{info['message']}")
     timings.setdefault("simulation", 0.0)
     result["peakRssBytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return result

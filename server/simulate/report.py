@@ -108,7 +108,7 @@ def _value(value: Any) -> str:
 
 
 def _kib(n: float) -> str:
-    return f"{n / 1024:.1f} KiB" if n % 1024 else f"{int(n) // 1024} KiB"
+    return f"{n / 1024:.1f}".removesuffix(".0") + " KiB"
 
 
 def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
