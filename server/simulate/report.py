@@ -104,7 +104,7 @@ def findings(result: Mapping[str, Any], path: str, kernel: KernelInfo | None) ->
 
 
 def _value(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def _kib(n: float) -> str:

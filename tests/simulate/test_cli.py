@@ -1,0 +1,62 @@
+"""``nki-studio simulate``: exit codes, report, JSON, trace file, overrides, and the oracle catching a wrong
+kernel through the whole pipeline (spec -> worker -> simulator -> oracle)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from nki_studio.cli.main import main
+from nki_studio.sim.trace import read_jsonl
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_pass_prints_report_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", f"{DATA / 'add_kernel.py'}::add"]) == 0
+    out = capsys.readouterr().out
+    assert "PASSED" in out and "backend: embedded" in out
+    assert "estimated time (trn2" in out and "estimated roofline" in out
+
+
+def test_wrong_kernel_fails_the_oracle_with_the_metric_that_caught_it(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "t.jsonl"
+    code = main(["simulate", str(DATA / "rmsnorm_eps.py"), "--json", "--trace", str(trace)])
+    assert code == 1
+    ok, wrong = json.loads(capsys.readouterr().out)
+    assert ok["status"] == "passed" and wrong["status"] == "failed"
+    failed = {m["name"] for o in wrong["oracle"]["outputs"] for m in o["metrics"] if m["passed"] is False}
+    assert {"allclose", "mean_abs"} <= failed and "finite" not in failed
+    # several kernels -> one trace per kernel
+    events = list(read_jsonl((tmp_path / "t.rmsnorm_eps_outside.jsonl").open()))
+    assert events and all(e.file.endswith("rmsnorm_eps.py") for e in events)
+
+
+def test_inputs_and_reference_overrides(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["simulate", f"{DATA / 'add_kernel.py'}::add", "--inputs", "a=float32[128,64] b=float32[128,64] seed=5",
+                 "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["spec"]["args"] == [["a", "float32[128,64]"], ["b", "float32[128,64]"]]
+    assert result["spec"]["seed"] == 5 and result["spec"]["origin"][0] == "command line"
+    code = main(["simulate", f"{DATA / 'add_kernel.py'}::add", "--reference", "no_such_fn", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 1 and result["status"] == "error" and "no_such_fn" in result["message"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "missing.py"],
+    ["simulate", f"{DATA / 'add_kernel.py'}::nope"],
+    ["simulate", str(DATA / "add_kernel.py"), "--inputs", "a=float33[4]"],
+    ["simulate", str(DATA / "add_kernel.py"), "--target", "trn9"],
+    ["simulate", str(DATA / "add_kernel.py"), "--timeout", "0"],
+])
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert "nki-studio simulate:" in capsys.readouterr().err
+
+
+def test_timeout_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(DATA / "loop_kernel.py"), "--timeout", "1"]) == 1
+    assert "TIMEOUT" in capsys.readouterr().out
