@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from nki_studio.sim import checks, context
-from nki_studio.sim.errors import HardwareLimitError, SimulationError
+from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, dma_engine, engine
 from nki_studio.sim.tensor import NkiTensor, read
@@ -50,7 +50,8 @@ class Mailbox:
             while not all(k in self.slots for k in keys):
                 barrier = ctx.barrier
                 if barrier is not None and barrier.broken:
-                    raise SimulationError(f"{what}: another core failed while this one waited")
+                    # The launcher reports the other core's failure in preference to this echo.
+                    raise threading.BrokenBarrierError(f"{what}: another core failed while this one waited")
                 checkin = ctx.options.checkin
                 if checkin is not None:
                     self.cond.release()
