@@ -188,15 +188,16 @@ def compare(name: str, actual: np.ndarray, expected: Any, atol: float | None = N
 
 
 def _cosine(a: np.ndarray, e: np.ndarray) -> float:
+    # plain reductions, not BLAS: dot/norm can stall for tens of ms on a busy 2-core machine (thread spin-up)
     a, e = a.ravel(), e.ravel()
-    na, ne = float(np.linalg.norm(a)), float(np.linalg.norm(e))
+    na, ne = float(np.sqrt(np.sum(a * a))), float(np.sqrt(np.sum(e * e)))
     if not (np.isfinite(na) and np.isfinite(ne)):
         return float("nan")
     if na == 0.0 and ne == 0.0:
         return 1.0  # two zero tensors agree exactly
     if na == 0.0 or ne == 0.0:
         return 0.0
-    return float(np.dot(a, e) / (na * ne))
+    return float(np.sum(a * e) / (na * ne))
 
 
 def inputs_unchanged(before: Sequence[tuple[str, Any]], after: Sequence[Any]) -> list[Metric]:

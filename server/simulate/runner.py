@@ -36,7 +36,7 @@ class Worker:
     """One started worker process and its message pipe."""
 
     def __init__(self) -> None:
-        self.spawned_at = time.perf_counter()
+        self.spawned_at = time.time()  # wall clock: compared with the worker's own start time
         read_fd, write_fd = os.pipe()
         self.output: IO[bytes] = tempfile.TemporaryFile()
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
@@ -50,7 +50,6 @@ class Worker:
         self._reader = os.fdopen(read_fd, "rb", buffering=0)
         self._buffer = b""
         self.ready: dict[str, Any] | None = None
-        self.ready_at: float | None = None
 
     def next_message(self, deadline: float, should_stop: Callable[[], bool]) -> dict[str, Any] | str:
         """The next JSON message, or "timeout" / "cancelled" / "eof"."""
@@ -78,7 +77,7 @@ class Worker:
         message = self.next_message(deadline, should_stop)
         if isinstance(message, str):
             return message
-        self.ready, self.ready_at = message, time.perf_counter()
+        self.ready = message
         return None
 
     def send_job(self, job: Job) -> None:
@@ -130,6 +129,7 @@ class WorkerPool:
         self._busy: set[Worker] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self._refills: list[threading.Thread] = []
         atexit.register(self.close)
         if warm:
             self._spare = Worker()
@@ -138,13 +138,25 @@ class WorkerPool:
         """A worker for one job and whether it was started before the job (warm)."""
         with self._lock:
             spare, self._spare = self._spare, None
-            worker = spare if spare is not None and spare.alive() else Worker()
-            if spare is not None and spare is not worker:
-                spare.close()
+        worker = spare if spare is not None and spare.alive() else Worker()
+        if spare is not None and spare is not worker:
+            spare.close()
+        with self._lock:
             self._busy.add(worker)
-            if self.warm and not self._closed:
-                self._spare = Worker()
+        if self.warm:  # off the caller's path: spawning costs tens of ms the job should not wait for
+            refill = threading.Thread(target=self._refill, name="nki-sim-spare", daemon=True)
+            with self._lock:
+                self._refills = [t for t in self._refills if t.is_alive()] + [refill]
+            refill.start()
         return worker, worker is spare
+
+    def _refill(self) -> None:
+        worker = Worker()
+        with self._lock:
+            if not self._closed and self._spare is None:
+                self._spare, worker = worker, None  # type: ignore[assignment]
+        if worker is not None:
+            worker.close()
 
     def release(self, worker: Worker) -> None:
         """Close a worker whose job is over (it exits by itself; this reaps it and kills its group)."""
@@ -153,9 +165,13 @@ class WorkerPool:
             self._busy.discard(worker)
 
     def close(self) -> None:
-        """Kill every worker (server shutdown, atexit)."""
+        """Kill every worker (server shutdown, atexit), including a spare still being started."""
         with self._lock:
             self._closed = True
+            refills, self._refills = self._refills, []
+        for refill in refills:
+            refill.join(timeout=10)
+        with self._lock:
             workers = [*self._busy, *([self._spare] if self._spare else [])]
             self._spare = None
             self._busy.clear()
@@ -194,10 +210,9 @@ def run_job(
     try:
         failure = worker.wait_ready(time.perf_counter() + max(timeout_s, 60.0), cancelled)
         timings: dict[str, Any] = {"warm": warm, "wait": time.perf_counter() - started}
-        if worker.ready is not None and worker.ready_at is not None:
-            import_s = float(worker.ready["importSeconds"])
-            timings["processStart"] = max(0.0, worker.ready_at - worker.spawned_at - import_s)
-            timings["import"] = import_s
+        if worker.ready is not None:  # both happened before the job when the worker was warm
+            timings["processStart"] = max(0.0, float(worker.ready["startedAt"]) - worker.spawned_at)
+            timings["import"] = float(worker.ready["importSeconds"])
         if failure is None:
             worker.send_job(job)
             result = _await_result(worker, job, time.perf_counter() + timeout_s, timeout_s, cancelled, on_progress)

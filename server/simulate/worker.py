@@ -56,7 +56,7 @@ def _die_with_parent() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Worker entry point."""
     global _CHANNEL
-    started = time.perf_counter()
+    started, started_wall = time.perf_counter(), time.time()
     parser = argparse.ArgumentParser()
     parser.add_argument("--fd", type=int, required=True)
     args = parser.parse_args(argv)
@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     from nki_studio.simulate import job
 
     job.preload()
-    send({"type": "ready", "pid": os.getpid(), "importSeconds": time.perf_counter() - started})
+    send({"type": "ready", "pid": os.getpid(), "startedAt": started_wall,
+          "importSeconds": time.perf_counter() - started})
     line = sys.stdin.readline()
     if not line:
         return 0  # the runner closed the pool

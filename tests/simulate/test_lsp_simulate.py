@@ -10,9 +10,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+pytestmark = pytest.mark.slow  # each test starts a server and worker processes (~5-9 s)
 
 DATA = Path(__file__).parent / "data"
 CONFIG = ClientServerConfig(server_command=[sys.executable, "-m", "nki_studio", "serve"])

@@ -79,12 +79,13 @@ def test_cancel_and_timeout_leave_no_process(tmp_path: Path, monkeypatch: pytest
         while _alive(child) and time.time() < deadline:
             time.sleep(0.05)
         assert not _alive(child), "the kernel's child process outlived the cancelled worker"
-        busy = [p for p in pool.pids()]
-        assert len(busy) == 1  # only the fresh spare is left
+        time.sleep(0.5)
+        assert len(pool.pids()) <= 1  # at most the fresh spare is left
     finally:
         spare = pool.pids()
         pool.close()
     assert not any(_alive(p) for p in spare)
+    assert pool.pids() == []
 
 
 def test_error_lands_on_the_kernel_line_with_the_helper_chain() -> None:

@@ -100,7 +100,9 @@ class SimulateFeature:
         return self._pool
 
     def on_settings_changed(self, old: Any, new: Any) -> None:
-        """Losing trust stops everything at once."""
+        """Gaining trust pre-starts a worker (so the first save is warm); losing it stops everything at once."""
+        if new.trusted_workspace and not old.trusted_workspace and new.simulate_on_save:
+            self.pool()
         if old.trusted_workspace and not new.trusted_workspace:
             self.jobs.cancel_all()
             if self._pool is not None:
