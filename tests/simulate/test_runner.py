@@ -110,3 +110,25 @@ def test_warm_worker_is_ready_before_the_job() -> None:
         assert result["timings"]["wait"] < 0.5
     finally:
         pool.close()
+
+
+def test_official_backend_is_used_when_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A test double of the Neuron SDK's ``nki`` package following the documented API (simulator.md §1-§3:
+    # ``nki.simulate(kernel)(*arrays)``); the real SDK cannot be installed here. It adds, like the kernel.
+    pkg = tmp_path / "sdk" / "nki"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "class _K:\n"
+        "    def __init__(self, f): self.f = f\n"
+        "    def __getitem__(self, lnc): return self\n"
+        "def jit(f=None, **kw):\n"
+        "    return _K(f) if f is not None else _K\n"
+        "def simulate(kernel):\n"
+        "    return lambda a, b: (a.astype('float32') + b.astype('float32')).astype(a.dtype)\n")
+    (pkg / "language.py").write_text("")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "sdk"))
+    result = run_job(_job("add_kernel.py"), timeout_s=60)
+    assert result["status"] == "passed", result["message"]
+    assert result["backend"] == "official"
+    assert result["cost"] is None and result["peak"] is None  # the SDK gives neither trace nor capacity
+    assert any("official nki.simulate" in w for w in result["warnings"])
