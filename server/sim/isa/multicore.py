@@ -1,7 +1,8 @@
 """Cross-core instructions (isa.md §6): ``core_barrier`` and ``sendrecv`` between the two cores of an LNC=2
 launch, plus the thread mailbox they (and ``nki.collectives``) exchange data through.
 
-Each logical core (rank) is a kernel thread of one simulation; ``CoreState.core_id`` is its rank. A wait
+Each kernel instance is a thread: logical core ``core_id`` of collective rank ``rank``. ``core_barrier`` and
+``sendrecv`` pair the cores of one rank; collectives pair the same core of different ranks. A wait
 gives up when another core has failed (the launcher aborts the shared barrier) and calls the caller's
 check-in hook, so deadlines still apply to a kernel stuck in a mismatched exchange.
 """
@@ -112,8 +113,8 @@ def core_barrier(data: NkiTensor, cores: object, engine: object = engine.gpsimd,
         context.warn(f"{op} in a kernel launched with LNC=1 has no other core to wait for")
         return c.handle(op, name)
     box = mailbox()
-    seq = box.next_seq(("barrier", core.core_id))
-    box.gather(("barrier", seq), range(core.num_cores), core.core_id, None, op)
+    seq = box.next_seq(("barrier", core.rank, core.core_id))
+    box.gather(("barrier", core.rank, seq), range(core.num_cores), core.core_id, None, op)
     return c.handle(op, name)
 
 
@@ -142,9 +143,9 @@ def sendrecv(src: NkiTensor, dst: NkiTensor, send_to_rank: int, recv_from_rank: 
             raise HardwareLimitError(f"{op} with dma_engine.gpsimd_dma carries at most {cap} bytes per partition")
     context.issue(op, "dma", reads={"src": s}, writes={"dst": d})
     box = mailbox()
-    me = core.core_id
-    send_seq = box.next_seq(("send", pipe_id, me, send_to_rank))
-    recv_seq = box.next_seq(("recv", pipe_id, recv_from_rank, me))
-    box.post(("sr", pipe_id, me, send_to_rank, send_seq), np.array(read(s, raw=True)))
-    c.store(d, box.take(("sr", pipe_id, recv_from_rank, me, recv_seq), op))
+    me, rank = core.core_id, core.rank
+    send_seq = box.next_seq(("send", rank, pipe_id, me, send_to_rank))
+    recv_seq = box.next_seq(("recv", rank, pipe_id, recv_from_rank, me))
+    box.post(("sr", rank, pipe_id, me, send_to_rank, send_seq), np.array(read(s, raw=True)))
+    c.store(d, box.take(("sr", rank, pipe_id, recv_from_rank, me, recv_seq), op))
     return c.handle(op, name)
