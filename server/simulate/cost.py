@@ -51,6 +51,8 @@ class LineCost:
     ns: float = 0.0
     instructions: int = 0
     by_engine: dict[str, float] = field(default_factory=dict)
+    opcodes: dict[str, list[float]] = field(default_factory=dict)  # op -> [count, ns]
+    dma_bytes: int = 0
     share: float = 0.0  # of the serial total
 
     @property
@@ -91,7 +93,8 @@ class CostReport:
             "label": self.label, "target": self.target, "totalNs": self.total_ns, "serialNs": self.serial_ns,
             "engineNs": self.engine_ns,
             "lines": [{"path": c.path, "line": c.line, "ns": c.ns, "engine": c.engine, "share": c.share,
-                       "instructions": c.instructions, "byEngine": c.by_engine} for c in self.lines],
+                       "instructions": c.instructions, "byEngine": c.by_engine, "dmaBytes": c.dma_bytes,
+                       "opcodes": c.opcodes} for c in self.lines],
             "roofline": {"flops": r.flops, "hbmBytes": r.hbm_bytes, "intensity": r.intensity, "ridge": r.ridge,
                          "computeNs": r.compute_ns, "memoryNs": r.memory_ns, "bound": r.bound},
         }
@@ -204,6 +207,11 @@ def estimate(events: Iterable[TraceEvent], limits: TargetLimits, rules: Instruct
         line.ns += cost.ns
         line.instructions += 1
         line.by_engine[event.engine] = line.by_engine.get(event.engine, 0.0) + cost.ns
+        count_ns = line.opcodes.setdefault(event.op, [0, 0.0])
+        count_ns[0] += 1
+        count_ns[1] += cost.ns
+        if event.engine == "dma":
+            line.dma_bytes += max(sum(event.bytes_read.values()), sum(event.bytes_written.values()))
         engine_ns[f"{event.engine}@{event.core}" if multi_core else event.engine] += cost.ns
     serial = sum(c.ns for c in lines.values())
     for c in lines.values():
@@ -211,12 +219,3 @@ def estimate(events: Iterable[TraceEvent], limits: TargetLimits, rules: Instruct
     ordered = sorted(lines.values(), key=lambda c: (c.path, c.line))
     return CostReport(limits.generation.value, ordered, dict(engine_ns), max(engine_ns.values(), default=0.0),
                       serial, roofline(events, limits))
-
-
-def format_ns(ns: float) -> str:
-    """``12.3 µs`` style; callers prefix "estimated"."""
-    if ns >= 1e6:
-        return f"{ns / 1e6:.2f} ms"
-    if ns >= 1e3:
-        return f"{ns / 1e3:.1f} µs"
-    return f"{ns:.0f} ns"

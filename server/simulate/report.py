@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nki_studio.nkilint.findings import Finding, Related, Severity, Span
-from nki_studio.simulate.cost import format_ns
+from nki_studio.profile.heatmap import fmt_ns as format_ns
 from nki_studio.simulate.spec import KernelInfo
 
 SOURCE = "nki-sim"

@@ -34,6 +34,10 @@ async def client(lsp_client: LanguageClient) -> Any:
     def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
         return None
 
+    @lsp_client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)
+    def inlay_refresh(ls: LanguageClient, params: None) -> None:
+        ls.inlay_refreshes = getattr(ls, "inlay_refreshes", 0) + 1  # type: ignore[attr-defined]
+
     @lsp_client.feature("nki/heatmap")
     def on_heatmap(ls: LanguageClient, params: Any) -> None:
         ls.heatmaps = [*getattr(ls, "heatmaps", []), params]  # type: ignore[attr-defined]
@@ -76,7 +80,7 @@ def _sim_diags(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
 
 
 async def test_save_with_spec_gives_progress_result_and_diagnostics(client: LanguageClient, tmp_path: Path) -> None:
-    await _start(client, tmp_path, trustedWorkspace=True)
+    await _start(client, tmp_path, trustedWorkspace=True, inlayHints=True)
     uri = _save(client, tmp_path / "add.py", (DATA / "add_kernel.py").read_text())
     [note] = await _result(client)
     result = note.result
@@ -89,7 +93,14 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(client: Lang
     assert peaks and peaks[0].severity == types.DiagnosticSeverity.Information
     assert "SBUF peak" in peaks[0].message and peaks[0].range.start.line == 17  # nl.add: the third live tile
     [heatmap] = client.heatmaps  # type: ignore[attr-defined]
-    assert heatmap.source == "estimate" and heatmap.lines and "estimated" in heatmap.lines[0].label
+    assert heatmap.source == "estimate" and heatmap.lines and heatmap.kernel.estimated
+    assert "estimated" in heatmap.profile.label
+    assert {ln.line for ln in heatmap.lines} == {15, 16, 17}  # 0-based: the two loads and the add+store
+    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=30, character=0))))
+    assert sorted(h.position.line for h in hints or []) == [15, 16, 17]
+    assert all("est." in str(h.label) for h in hints or [])
 
 
 async def test_broken_kernel_diagnostic_on_the_failing_line(client: LanguageClient, tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,8 @@ from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.findings import Finding
-from nki_studio.simulate.cost import format_ns
+from nki_studio.profile.heatmap import inlay_label
+from nki_studio.simulate.heat import estimate_payload
 from nki_studio.simulate.job import Job
 from nki_studio.simulate.report import findings as result_findings
 from nki_studio.simulate.runner import WorkerPool, run_job
@@ -214,11 +214,13 @@ class SimulateFeature:
         self.results.setdefault(uri, {})[kernel] = result
         self.server.notify_client(RESULT_NOTIFICATION, {"uri": uri, "kernel": kernel, "result": result})
         if result.get("cost"):
-            self.server.notify_client(HEATMAP_NOTIFICATION, heatmap_payload(uri, path, kernel, result["cost"]))
+            self.server.notify_client(HEATMAP_NOTIFICATION, estimate_payload(uri, path, kernel, result["cost"]))
         got = self._text(uri)
         if got is not None:
             self._publish(uri, path, got[1])
-        if self.server.settings.inlay_hints:
+        caps = self.server.client_capabilities.workspace
+        refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
+        if self.server.settings.inlay_hints and refresh:
             self.server.call_soon(lambda: self.server.workspace_inlay_hint_refresh(None))
 
     async def command(self, *args: Any) -> dict[str, Any]:
@@ -240,7 +242,7 @@ class SimulateFeature:
 
     # ---- editor extras ---------------------------------------------------------------------------------
     def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint] | None:
-        """``estimated 12.3 µs (14%, dma)`` at the end of each costed line, when enabled."""
+        """``⏱ est. 12.3 µs · 14% · dma`` at the end of each costed line, when enabled."""
         if not self.server.settings.inlay_hints:
             return None
         uri = params.text_document.uri
@@ -250,17 +252,18 @@ class SimulateFeature:
         path, text = got
         lines = split_lines(text)
         positions = DocumentPositions(lines, self.server.workspace.position_codec)
-        first, last = params.range.start.line + 1, params.range.end.line + 1
+        first, last = params.range.start.line, params.range.end.line
         hints = []
-        for result in self.results[uri].values():
-            for c in (result.get("cost") or {}).get("lines", ()):
-                line = int(c["line"])
-                if not _same_file(c["path"], path) or not first <= line <= last or line > len(lines):
+        for kernel, result in self.results[uri].items():
+            if not result.get("cost"):
+                continue
+            for heat in estimate_payload(uri, path, kernel, result["cost"])["lines"]:
+                line = heat["line"]  # 0-based
+                if not first <= line <= last or line >= len(lines):
                     continue
                 hints.append(types.InlayHint(
-                    position=positions.position(line, len(lines[line - 1]) + 1),
-                    label=f"estimated {format_ns(c['ns'])} ({c['share']:.0%}, {c['engine']})",
-                    kind=None, padding_left=True,
+                    position=positions.position(line + 1, len(lines[line]) + 1),
+                    label=inlay_label(heat, "estimate"), padding_left=True,
                     tooltip="Estimated by the nki-studio cost model from the simulator trace, not measured."))
         return hints
 
@@ -282,10 +285,6 @@ class SimulateFeature:
         return actions or None
 
 
-def _same_file(a: str, b: str) -> bool:
-    return os.path.abspath(a) == os.path.abspath(b)
-
-
 def _add_spec_action(uri: str, text: str, path: str, kernel: KernelInfo) -> types.CodeAction | None:
     fields = inferred_fields(text, path, kernel.name)
     resolution = resolve(text, path, kernel.name, inferred=fields, use_pyproject=False)
@@ -299,15 +298,6 @@ def _add_spec_action(uri: str, text: str, path: str, kernel: KernelInfo) -> type
         title=f"Add simulate spec for {kernel.name} (shapes inferred from its asserts)",
         kind=types.CodeActionKind.RefactorRewrite,
         edit=types.WorkspaceEdit(changes={uri: [edit]}))
-
-
-def heatmap_payload(uri: str, path: str, kernel: str, cost: dict[str, Any]) -> dict[str, Any]:
-    """``nki/heatmap`` with ``source: "estimate"``: per-line estimated time and share of the kernel."""
-    lines = [{"line": int(c["line"]), "value": c["ns"], "share": c["share"], "engine": c["engine"],
-              "label": f"estimated {format_ns(c['ns'])} ({c['share']:.0%}, {c['engine']})"}
-             for c in cost.get("lines", ()) if _same_file(c["path"], path)]
-    return {"uri": uri, "kernel": kernel, "source": "estimate", "metric": "estimated_ns", "unit": "ns",
-            "label": "estimated", "lines": lines, "totalNs": cost.get("totalNs"), "roofline": cost.get("roofline")}
 
 
 def register(server: NkiLanguageServer) -> None:
