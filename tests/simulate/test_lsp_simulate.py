@@ -182,3 +182,33 @@ async def test_add_simulate_spec_action(client: LanguageClient, tmp_path: Path) 
     [edit] = action.edit.changes[uri]
     assert edit.new_text == "# nki-studio: simulate a=float32[128,512] b=float32[128,512]\n"
     assert edit.range.start.line == line
+
+
+async def test_progress_cancel_kills_the_worker_and_its_children(client: LanguageClient, tmp_path: Path) -> None:
+    await _start(client, tmp_path, trustedWorkspace=True)
+    pids = tmp_path / "pids"
+    kernel = (DATA / "spawn_kernel.py").read_text().replace(
+        'os.environ["NKI_TEST_CHILD_PID_FILE"]', repr(str(pids))).replace(
+        "fh.write(str(child.pid))", "fh.write(f'{os.getpid()} {child.pid}')")
+    _save(client, tmp_path / "spawn.py", kernel)
+    deadline = time.monotonic() + 60
+    while not (pids.exists() and pids.read_text()):
+        assert time.monotonic() < deadline, "the kernel never started"
+        await asyncio.sleep(0.05)
+    worker, child = (int(p) for p in pids.read_text().split())
+    [token] = [t for t, reports in client.progress_reports.items() if reports]
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    while _alive(worker) or _alive(child):
+        assert time.monotonic() < deadline + 10, "worker or its child survived the cancel"
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)
+    assert client.results == []  # type: ignore[attr-defined]  # a cancelled run publishes nothing
+    assert type(client.progress_reports[token][-1]).__name__ == "WorkDoneProgressEnd"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
