@@ -186,6 +186,22 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
     t = time.perf_counter()
     verdict = oracle.evaluate(outputs, expected, before, args, spec.atol, spec.rtol)
     timings["oracle"] = time.perf_counter() - t
+    if sim.trace is not None and not job.strict and any(o.nan_count for o in verdict.outputs):
+        send({"type": "progress", "message": "NaN in the outputs: re-running in strict mode to find the read"})
+        t = time.perf_counter()
+        result["uninitializedRead"] = _first_uninitialized_read(
+            lambda: simulate(getattr(module, spec.kernel), *[_copy(a) for _, a in before], target=target,
+                             precise=job.precise, strict=True, lnc=spec.lnc if spec.lnc > 1 else None,
+                             backend="embedded", allocation_budget=job.memory_bytes))
+        timings["strictRerun"] = time.perf_counter() - t
+        where = result["uninitializedRead"]
+        for output in verdict.outputs:
+            if output.nan_count:
+                output.notes.append(
+                    f"strict re-run: first read of never-written memory at {where['file']}:{where['line']}: "
+                    f"{where['message']}" if where else
+                    "strict re-run found no read of never-written memory: the NaN was computed, or written from "
+                    "an input")
     result["oracle"] = verdict.to_json()
 
     if sim.trace is not None:
@@ -204,6 +220,19 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
     else:
         failed = ", ".join(f"{name} {m.name}" for name, m in verdict.failed_metrics()) or "; ".join(verdict.problems)
         result.update(status="failed", message=f"{spec.kernel}: oracle failed: {failed}")
+
+
+def _first_uninitialized_read(run_strict: Callable[[], Any]) -> dict[str, Any] | None:
+    """Where a strict-mode run stops at a read of never-written memory (None if it does not)."""
+    from nki_studio.sim.errors import UninitializedReadError
+
+    try:
+        run_strict()
+    except UninitializedReadError as exc:
+        return _error_info(exc)
+    except Exception:  # any other failure was not there in the normal run: nothing to locate
+        return None
+    return None
 
 
 def _heartbeat(kernel: str, send: Send, every_s: float = 1.0) -> Callable[[], None]:

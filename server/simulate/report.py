@@ -85,10 +85,12 @@ def findings(result: Mapping[str, Any], path: str, kernel: KernelInfo | None) ->
             out.append(Finding(path, _line_span(kernel_line), "NKI620", "oracle-mismatch", Severity.ERROR,
                                f"simulation: {output['name']} does not match the reference: {detail}",
                                source=SOURCE))
-        for note in output.get("notes", ()):
-            if "sentinel" in note:
-                out.append(Finding(path, _line_span(kernel_line), "NKI621", "never-written-memory-read",
-                                   Severity.ERROR, f"simulation: {note}", source=SOURCE))
+        if output.get("nan_count"):
+            read = result.get("uninitializedRead")
+            line, related = _anchor(path, read, kernel) if read else (kernel_line, ())
+            notes = " ".join(n for n in output.get("notes", ()) if "sentinel" in n or "strict re-run" in n)
+            out.append(Finding(path, _line_span(line), "NKI621", "never-written-memory-read", Severity.ERROR,
+                               f"simulation: {notes}", related=related, source=SOURCE))
     for m in oracle.get("inputs", ()):
         if m.get("passed") is False:
             out.append(Finding(path, _line_span(kernel_line), "NKI620", "oracle-mismatch", Severity.ERROR,

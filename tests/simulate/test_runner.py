@@ -132,3 +132,24 @@ def test_official_backend_is_used_when_installed(tmp_path: Path, monkeypatch: py
     assert result["backend"] == "official"
     assert result["cost"] is None and result["peak"] is None  # the SDK gives neither trace nor capacity
     assert any("official nki.simulate" in w for w in result["warnings"])
+
+
+def test_nan_from_never_written_memory_is_located_by_a_strict_rerun() -> None:
+    result = run_job(_job("half_written.py"), timeout_s=60)
+    assert result["status"] == "failed"
+    read = result["uninitializedRead"]
+    assert read["line"] == 13 and read["file"].endswith("half_written.py")
+    path = str(DATA / "half_written.py")
+    [kernel] = find_kernels((DATA / "half_written.py").read_text(), path)
+    [finding] = [f for f in findings(result, path, kernel) if f.code == "NKI621"]
+    assert finding.span.line == 13 and "rows (128-255)" in finding.message and "strict re-run" in finding.message
+
+
+def test_inputs_function_and_reference_in_another_module() -> None:
+    from nki_studio.simulate.spec import SimSpec
+
+    spec = SimSpec("add", inputs="make_ab", reference="refs:ref_sum")
+    result = run_job(Job(path=str(DATA / "add_kernel.py"), spec=spec.to_json()), timeout_s=60)
+    assert result["status"] == "passed", result["message"]
+    [out] = result["oracle"]["outputs"]
+    assert out["shape"] == [128, 64] and {m["name"]: m["value"] for m in out["metrics"]}["max_abs"] == 0.0
