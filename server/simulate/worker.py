@@ -3,7 +3,7 @@
 Never imported by the server. Lifecycle: start, import the simulator and NumPy (timed), send ``ready`` on
 the message pipe (fd N), then block until one job arrives on stdin, run it under the job's memory limit,
 send ``result`` and exit. One job per process, so no state leaks between runs; the runner keeps a spare
-worker warm. The worker dies with its parent (PR_SET_PDEATHSIG on Linux, plus a parent-pid watchdog).
+worker warm. The worker dies with its parent (a parent-pid watchdog thread).
 
 Messages are JSON lines: ``{"type": "ready", ...}``, ``{"type": "progress", "message": ...}``,
 ``{"type": "result", "result": {...}}``. The kernel's own stdout/stderr go wherever the runner pointed them.
@@ -33,16 +33,12 @@ def send(message: dict[str, Any]) -> None:
 
 
 def _die_with_parent() -> None:
-    """Kill this process group when the parent (server or CLI) goes away, however it exits."""
-    parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
+    """Kill this process group when the parent (server or CLI) goes away, however it exits (SIGKILL included).
 
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
+    A watchdog thread notices the re-parenting. PR_SET_PDEATHSIG is not used: it fires when the *thread*
+    that started the worker ends, and the pool starts spares from short-lived threads.
+    """
+    parent = os.getppid()
 
     def watch() -> None:
         while True:

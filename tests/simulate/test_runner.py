@@ -153,3 +153,34 @@ def test_inputs_function_and_reference_in_another_module() -> None:
     assert result["status"] == "passed", result["message"]
     [out] = result["oracle"]["outputs"]
     assert out["shape"] == [128, 64] and {m["name"]: m["value"] for m in out["metrics"]}["max_abs"] == 0.0
+
+
+def test_workers_die_with_their_parent(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import sys, threading, time\n"
+        "from nki_studio.simulate.runner import WorkerPool, run_job\n"
+        "from nki_studio.simulate.job import Job\n"
+        "from nki_studio.simulate.spec import resolve\n"
+        f"path = {str(DATA / 'loop_kernel.py')!r}\n"
+        "spec = resolve(open(path).read(), path, use_pyproject=False).spec\n"
+        "pool = WorkerPool(warm=True)\n"
+        "threading.Thread(target=run_job, args=(Job(path=path, spec=spec.to_json()),),\n"
+        "                 kwargs={'pool': pool, 'timeout_s': 600}, daemon=True).start()\n"
+        "time.sleep(4)\n"
+        "print(' '.join(map(str, pool.pids())), flush=True)\n"
+        "time.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    pids = [int(p) for p in parent.stdout.readline().split()]
+    assert len(pids) == 2  # the busy worker spinning in the kernel, and the spare
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.time() + 10
+    while any(_alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids), "a worker outlived its killed parent"
