@@ -96,6 +96,11 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(client: Lang
     assert heatmap.source == "estimate" and heatmap.lines and heatmap.kernel.estimated
     assert "estimated" in heatmap.profile.label
     assert {ln.line for ln in heatmap.lines} == {15, 16, 17}  # 0-based: the two loads and the add+store
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    [lens] = lenses or []
+    assert lens.command is not None and lens.command.command == "nki-studio.simulate"
+    assert list(lens.command.arguments or []) == [uri, "add"] and "last: passed, estimated" in lens.command.title
     hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
         text_document=types.TextDocumentIdentifier(uri=uri),
         range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=30, character=0))))

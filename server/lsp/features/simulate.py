@@ -1,5 +1,6 @@
 """Simulate kernels from the editor: command ``nki-studio.simulate``, simulate-on-save, results as
-diagnostics, ``nki/simulationResult``, estimated ``nki/heatmap`` and inlay hints, "Add simulate spec".
+diagnostics, ``nki/simulationResult``, estimated ``nki/heatmap`` and inlay hints, a "Simulate" code lens per
+spec'd kernel, and the "Add simulate spec" code action.
 
 * Running user code is a trust decision: nothing runs (and no worker process is even started) unless the
   client declared the workspace trusted; the command then answers with a refusal, on-save does nothing.
@@ -29,7 +30,7 @@ from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.findings import Finding
-from nki_studio.profile.heatmap import inlay_label
+from nki_studio.profile.heatmap import fmt_ns, inlay_label
 from nki_studio.simulate.heat import estimate_payload
 from nki_studio.simulate.job import Job
 from nki_studio.simulate.report import findings as result_findings
@@ -267,6 +268,29 @@ class SimulateFeature:
                     tooltip="Estimated by the nki-studio cost model from the simulator trace, not measured."))
         return hints
 
+    def code_lenses(self, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        """"Simulate" above every kernel that has a spec, with the last result's status and estimated time."""
+        uri = params.text_document.uri
+        got = self._text(uri)
+        if got is None:
+            return None
+        path, text = got
+        lenses = []
+        for kernel in find_kernels(text, path):
+            if resolve(text, path, kernel.name, infer=False).spec is None:
+                continue
+            title = f"▶ Simulate {kernel.name}"
+            last = self.results.get(uri, {}).get(kernel.name)
+            if last is not None:
+                title += f" (last: {last.get('status')}"
+                if last.get("cost"):
+                    title += f", estimated {fmt_ns(last['cost']['totalNs'])}"
+                title += ")"
+            at = types.Position(line=kernel.decorator_line - 1, character=0)
+            lenses.append(types.CodeLens(range=types.Range(start=at, end=at), command=types.Command(
+                title=title, command=COMMAND, arguments=[uri, kernel.name])))
+        return lenses or None
+
     def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         """"Add simulate spec" for a kernel without one, from the value interpreter's inference."""
         uri = params.text_document.uri
@@ -309,6 +333,7 @@ def register(server: NkiLanguageServer) -> None:
     server.on_document("close", feature.on_close)
     server.on_settings_changed(feature.on_settings_changed)
     server.add_inlay_hint_provider(feature.inlay_hints)
+    server.add_code_lens_provider(feature.code_lenses)
     server.add_code_action_provider(feature.code_actions, kinds=[types.CodeActionKind.RefactorRewrite])
 
     @server.command(COMMAND)
