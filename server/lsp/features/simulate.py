@@ -239,7 +239,14 @@ class SimulateFeature:
         resolution = resolve(text, path, kernel)
         if resolution.spec is None:
             return {"status": "error", "message": "cannot simulate: " + "; ".join(resolution.problems)}
-        return await self.submit(uri, path, resolution.spec.kernel, resolution.spec.to_json())
+        result = await self.submit(uri, path, resolution.spec.kernel, resolution.spec.to_json())
+        try:
+            unsaved = Path(path).read_text(encoding="utf-8") != text
+        except OSError:
+            unsaved = False
+        if unsaved:  # the worker runs the file on disk, the way the kernel would be imported
+            result.setdefault("warnings", []).append("the document has unsaved changes: the saved file was simulated")
+        return result
 
     # ---- editor extras ---------------------------------------------------------------------------------
     def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint] | None:
