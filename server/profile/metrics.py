@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from nki_studio.profile import intervals as iv
-from nki_studio.profile.model import SETUP_OPCODES, WAIT_OPCODES, Locations, Profile
+from nki_studio.profile.model import SETUP_OPCODES, WAIT_OPCODES, Locations, Profile, sort_by_start
 from nki_studio.profile.roofline import Roofline, RooflineOptions, TraceFlops, roofline_point
 
 I64 = npt.NDArray[np.int64]
@@ -147,24 +147,12 @@ def _latency(profile: Profile, window: tuple[int, int] | None, span: tuple[int, 
     return 0, "none (empty profile)"
 
 
-def _dense(values: npt.NDArray[np.integer[Any]]) -> tuple[I64, I64]:
-    """Dense ids for small non-negative integer keys: (ids per row, key per id)."""
-    if values.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    present = np.bincount(values) > 0 if int(values.max()) < 50_000_000 else None
-    if present is None:
-        keys, inv = np.unique(values, return_inverse=True)
-        return inv.astype(np.int64), keys.astype(np.int64)
-    keys = np.flatnonzero(present)
-    lut = np.cumsum(present) - 1
-    return lut[values].astype(np.int64), keys.astype(np.int64)
-
-
 def compute_metrics(
     profile: Profile, options: MetricOptions | None = None, trace_flops: TraceFlops | None = None
 ) -> ProfileMetrics:
     """Per-line and kernel metrics of one profile. ``trace_flops`` (from the simulator) feeds the roofline."""
     opts = options or MetricOptions()
+    profile = sort_by_start(profile)  # no-op for profiles from load_profile
     ins = profile.instructions
     n = len(ins)
     scope, exec_index, window, notes = _scope(profile, opts)
@@ -179,7 +167,7 @@ def compute_metrics(
 
     # --- kernel level ---------------------------------------------------------------------------
     work = in_scope & ~is_wait
-    c_isl = iv.grouped_islands(core_idx[work], start[work], end[work])
+    c_isl = iv.grouped_islands(core_idx[work], start[work], end[work], sorted_by_start=True)
     compute_per_core = iv.sum_by_group(c_isl[0], c_isl[2] - c_isl[1], nc)
     d_isl, dma_source, dma_bytes, bytes_source = _dma_islands(profile, opts, window, core_idx.dtype, cores_present)
     dma_per_core = iv.sum_by_group(d_isl[0], d_isl[2] - d_isl[1], nc)
@@ -200,7 +188,7 @@ def compute_metrics(
     ne = len(ins.engine.values)
     eng_codes = ins.engine.codes.astype(np.int64)
     ek = (eng_codes[work] * nc + core_idx[work]) if ne else np.zeros(0, np.int64)
-    eng_busy = iv.grouped_union_length(ek, start[work], end[work], max(ne, 1) * nc).reshape(max(ne, 1), nc)
+    eng_busy = iv.grouped_union_length(ek, start[work], end[work], max(ne, 1) * nc, sorted_by_start=True).reshape(max(ne, 1), nc)
     engines = {ins.engine.values[e]: int(eng_busy[e, main_core]) for e in range(ne) if eng_busy[e].any()}
     if not engines and profile.summary:
         engines = _engines_from_summary(profile.summary)
@@ -260,7 +248,7 @@ def _cores(pcore: npt.NDArray[np.int32]) -> tuple[list[int], I64]:
     if pcore.size == 0:
         return [0], np.zeros(0, np.int64)
     pc = np.maximum(pcore.astype(np.int64), 0)
-    ids, keys = _dense(pc)
+    ids, keys = iv.dense_ids(pc)
     return [int(k) for k in keys], ids
 
 
@@ -301,7 +289,7 @@ def _dma_islands(
     lut = {c: i for i, c in enumerate(cores)}
     pc = np.array([lut.get(int(p), 0) for p in range(int(dma.pcore.max()) + 1)] if len(dma) else [], np.int64)
     core = pc[np.maximum(dma.pcore, 0)] if len(dma) else np.zeros(0, np.int64)
-    isl = iv.grouped_islands(core[keep], s[keep], e[keep])
+    isl = iv.grouped_islands(core[keep], s[keep], e[keep], sorted_by_start=True)
     nbytes = int(dma.bytes[keep].sum())
     bytes_source = f"Σ {dma.table}.transfer_bytes" if nbytes else ""
     if not nbytes:
@@ -336,8 +324,8 @@ def _line_metrics(
     has_loc[li] = True
     un = in_scope & ~has_loc
     un_work = un & ~is_wait
-    ub = iv.grouped_union_length(core_idx[un_work], start[un_work], end[un_work], nc)
-    uw = iv.grouped_union_length(core_idx[un & is_wait], start[un & is_wait], end[un & is_wait], nc)
+    ub = iv.grouped_union_length(core_idx[un_work], start[un_work], end[un_work], nc, sorted_by_start=True)
+    uw = iv.grouped_union_length(core_idx[un & is_wait], start[un & is_wait], end[un & is_wait], nc, sorted_by_start=True)
     unattr = (int(un.sum()), int(un_work.sum()), int(ub.max(initial=0)), int(uw.max(initial=0)))
     if li.size == 0:
         return [], unattr
@@ -345,17 +333,20 @@ def _line_metrics(
     fcode = loc.file.codes[keep] if not keep.all() else loc.file.codes
     lines_col = loc.line[keep] if not keep.all() else loc.line
     maxline = int(lines_col.max()) + 1
-    lid, lkeys = _dense(fcode.astype(np.int64) * maxline + lines_col)
+    lid, lkeys = iv.dense_ids(fcode.astype(np.int64) * maxline + lines_col)
     nl = int(lkeys.size)
     s, e, core = start[li], end[li], core_idx[li]
     wait_row = is_wait[li]
     work_row = ~wait_row
 
-    # Busy (work) and wait unions per (line, core).
+    # Busy (work) and wait unions per (line, core), in one pass: the wait flag is the lowest group bit.
     gk = lid * nc + core
-    b_ig, b_a, b_b = iv.grouped_islands(gk[work_row], s[work_row], e[work_row])
-    busy = iv.sum_by_group(b_ig, b_b - b_a, nl * nc).reshape(nl, nc)
-    wait = iv.grouped_union_length(gk[wait_row], s[wait_row], e[wait_row], nl * nc).reshape(nl, nc)
+    gw = gk * 2 + wait_row
+    w_ig, w_a, w_b = iv.grouped_islands(gw, s, e, sorted_by_start=True)
+    both = iv.sum_by_group(w_ig, w_b - w_a, nl * nc * 2).reshape(nl, nc, 2)
+    busy, wait = both[:, :, 0], both[:, :, 1]
+    is_busy = (w_ig & 1) == 0
+    b_ig, b_a, b_b = w_ig[is_busy] >> 1, w_a[is_busy], w_b[is_busy]
     best = np.argmax(busy, axis=1) if nc > 1 else np.zeros(nl, np.int64)
 
     # DMA overlap: each line-core island against that core's DMA union (cumulative coverage, no loop per line).
@@ -371,7 +362,7 @@ def _line_metrics(
     ins_eng = ins.engine.codes.astype(np.int64)
     ne = max(len(ins.engine.values), 1)
     ek = (lid * ne + ins_eng[li]) * nc + core
-    eng = iv.grouped_union_length(ek[work_row], s[work_row], e[work_row], nl * ne * nc).reshape(nl, ne, nc)
+    eng = iv.grouped_union_length(ek[work_row], s[work_row], e[work_row], nl * ne * nc, sorted_by_start=True).reshape(nl, ne, nc)
 
     count = np.bincount(lid, minlength=nl)
     wcount = np.bincount(lid[work_row], minlength=nl)
@@ -443,7 +434,7 @@ def _dma_attributed(profile: Profile, li: I64, lid: I64, nl: int) -> tuple[I64, 
     pos = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(lo, cnt)
     line = lid[order[pos]]
     nbytes = iv.sum_by_group(line, dma.bytes[rep], nl)
-    ns = iv.grouped_union_length(line, dma.start[rep], dma.end[rep], nl)
+    ns = iv.grouped_union_length(line, dma.start[rep], dma.end[rep], nl, sorted_by_start=True)
     return nbytes, ns
 
 
@@ -455,10 +446,10 @@ def _iterations(
     has = it >= 0
     nit = len(loc.iteration.values)
     key = np.where(has, lid * nit + it, -1)
-    idx, keys = _dense(np.where(has, key, 0))
+    idx, keys = iv.dense_ids(np.where(has, key, 0))
     ng = int(keys.size)
     sel = has & work_row
-    busy = iv.grouped_union_length(idx[sel], s[sel], e[sel], ng)
+    busy = iv.grouped_union_length(idx[sel], s[sel], e[sel], ng, sorted_by_start=True)
     cnt = np.bincount(idx[has], minlength=ng)
     out: list[list[dict[str, Any]] | None] = [None] * nl
     for g in range(ng):

@@ -206,3 +206,37 @@ def no_instructions() -> Instructions:
     """The Instructions of a summary-only profile."""
     z = np.zeros(0, np.int64)
     return make_instructions(z, z, empty_codes(), empty_codes())
+
+
+def _is_sorted(a: npt.NDArray[Any]) -> bool:
+    return bool(a.size < 2 or (a[1:] >= a[:-1]).all())
+
+
+def sort_by_start(profile: Profile) -> Profile:
+    """Return the profile with instructions and DMA transfers ordered by start time and location rows ordered
+    by instruction — the invariant the metrics rely on to replace full sorts by linear-time group sorts.
+    Readers call this once; it is a no-op for data already in that order (as profilers usually write it)."""
+    ins, loc, dma = profile.instructions, profile.locations, profile.dma
+    if not _is_sorted(ins.start):
+        order = np.argsort(ins.start, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        ins = Instructions(
+            ins.start[order], ins.end[order], Codes(ins.engine.values, ins.engine.codes[order]),
+            Codes(ins.opcode.values, ins.opcode.codes[order]), Codes(ins.track.values, ins.track.codes[order]),
+            ins.pcore[order], ins.row_id[order],
+        )
+        loc = Locations(rank[loc.instr], loc.file, loc.line, loc.iteration, loc.source)
+        dma = DmaTransfers(dma.start, dma.end, dma.bytes, dma.queue, dma.tensor, dma.queue_type, dma.pcore,
+                           np.where(dma.instr >= 0, rank[np.maximum(dma.instr, 0)], -1), dma.table)
+    if not _is_sorted(loc.instr):
+        o = np.argsort(loc.instr, kind="stable")
+        loc = Locations(loc.instr[o], Codes(loc.file.values, loc.file.codes[o]), loc.line[o],
+                        Codes(loc.iteration.values, loc.iteration.codes[o]), loc.source)
+    if not _is_sorted(dma.start):
+        o = np.argsort(dma.start, kind="stable")
+        dma = DmaTransfers(dma.start[o], dma.end[o], dma.bytes[o], Codes(dma.queue.values, dma.queue.codes[o]),
+                           Codes(dma.tensor.values, dma.tensor.codes[o]),
+                           Codes(dma.queue_type.values, dma.queue_type.codes[o]), dma.pcore[o], dma.instr[o], dma.table)
+    profile.instructions, profile.locations, profile.dma = ins, loc, dma
+    return profile

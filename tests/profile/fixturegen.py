@@ -186,8 +186,13 @@ def kernel_file_timeline(kernel_file: str | Path, remote_dir: str = "/home/ubunt
     return kernel_timeline(f"{remote_dir.rstrip('/')}/{Path(kernel_file).name}", lines, **kw)
 
 
-def big_timeline(n: int, n_lines: int = 300, seed: int = 1, remote_path: str = "/home/ubuntu/big_kernel.py") -> Timeline:
-    """A benchmark-sized timeline built with array operations only (a million rows in well under a second)."""
+def big_timeline(
+    n: int, n_lines: int = 300, seed: int = 1, remote_path: str = "/home/ubuntu/big_kernel.py", time_ordered: bool = True
+) -> Timeline:
+    """A benchmark-sized timeline built with array operations only (a million rows in well under a second).
+
+    Rows come in start-time order, as a profiler's timeline is written (inferred: the Parquet row order is not
+    documented); ``time_ordered=False`` shuffles them to measure the reader's re-sorting cost."""
     rng = np.random.default_rng(seed)
     engines = np.array(["Tensor", "Vector", "Scalar", "GpSimd", "Sync"])
     ops = np.array(["MATMUL", "TENSOR_TENSOR", "ACTIVATE", "IOTA", "EVENT_SEMAPHORE"])
@@ -211,6 +216,8 @@ def big_timeline(n: int, n_lines: int = 300, seed: int = 1, remote_path: str = "
     location = locs[line]
     location[rng.random(n) < 0.03] = None
     track_names = np.array([f"{e} Engine Row {k}" for e in engines for k in range(rows_per_engine)])
+    perm = np.argsort(start, kind="stable") if time_ordered else rng.permutation(n)
+    start, end, eng_idx, row, location = start[perm], end[perm], eng_idx[perm], row[perm], location[perm]
     return Timeline(
         start=start,
         end=end,

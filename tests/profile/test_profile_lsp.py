@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import fixturegen
 import pytest
 import pytest_lsp
-from fixturewriters import write_parquet
+from corrupt import corrupt_variants
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -120,22 +119,12 @@ async def test_bad_profiles_get_error_responses_and_the_server_survives(
     client: LanguageClient, tmp_path: Path, kernel_file: Path, kernel_files: dict[str, Path]
 ) -> None:
     await _start(client, tmp_path)  # a workspace without the kernel: paths map to no file
-    bad = tmp_path / "broken_parquet"
-    write_parquet(fixturegen.walkthrough_timeline(), bad)
-    data = (bad / "Instruction.parquet").read_bytes()
-    (bad / "Instruction.parquet").write_bytes(data[: len(data) // 2])
-    not_profile = tmp_path / "x.json"
-    not_profile.write_text('{"hello": 1}')
-    cases = {
-        bad: "truncated or corrupt",
-        not_profile: "not a Neuron profile",
-        tmp_path / "missing": "no such file",
-        kernel_files["parquet"]: "maps to a file here",
-    }
-    for path, expected in cases.items():
+    cases = corrupt_variants(tmp_path / "corrupt")
+    cases["missing"] = (tmp_path / "missing", "no such file")
+    for name, (path, expected) in cases.items():
         with pytest.raises(JsonRpcException) as info:
             await _run(client, "nki-studio.loadProfile", path.as_uri())
-        assert expected in str(info.value)
+        assert expected in str(info.value), name
     with pytest.raises(JsonRpcException, match="needs the URI"):
         await _run(client, "nki-studio.loadProfile")
     # Still serving: a good profile with a path mapping now loads.

@@ -46,10 +46,10 @@ def _read(files: list[Path], table: str, columns: tuple[str, ...]) -> pa.Table:
     pieces = []
     for f in files:
         try:
-            meta = pq.ParquetFile(f)
-            present = meta.schema_arrow.names
+            schema = pq.ParquetFile(f).schema_arrow
+            present = schema.names
             cols = [c for c in columns if c in present] if columns else present
-            strings = [c for c in cols if pa.types.is_string(meta.schema_arrow.field(c).type)]
+            strings = [c for c in cols if pa.types.is_string(schema.field(c).type)]
             pieces.append(pq.read_table(f, columns=cols, read_dictionary=strings))
         except (pa.ArrowException, OSError) as exc:
             raise ProfileError(

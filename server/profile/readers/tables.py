@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
+from nki_studio.profile.intervals import dense_ids
 from nki_studio.profile.model import (
     Codes,
     DmaTransfers,
@@ -57,7 +58,8 @@ def int_column(table: pa.Table, tname: str, name: str, default: int | None = Non
         return np.full(table.num_rows, default, np.int64)
     col = table.column(name)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type)):
-        raise ProfileError(f"{tname}.{name} has type {col.type}, expected an integer column (int64)")
+        shown = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
+        raise ProfileError(f"{tname}.{name} has type {shown}, expected an integer column (int64)")
     if pa.types.is_null(col.type):
         return np.full(table.num_rows, default if default is not None else 0, np.int64)
     filled = pc.fill_null(col, default if default is not None else 0)
@@ -73,7 +75,7 @@ def str_codes(table: pa.Table, tname: str, name: str) -> Codes:
     col = table.column(name)
     base = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
     if not (pa.types.is_string(base) or pa.types.is_large_string(base) or pa.types.is_null(base)):
-        raise ProfileError(f"{tname}.{name} has type {col.type}, expected a string column")
+        raise ProfileError(f"{tname}.{name} has type {base}, expected a string column")
     if pa.types.is_null(base):
         return empty_codes(table.num_rows)
     return codes_of(col)
@@ -190,7 +192,8 @@ def _kernel_instruction_locations(
     ncore = int(pcore.max()) + 1 if pcore.size else 1
     pair = names.codes.astype(np.int64) * ncore + (pcore if core_aware else 0)
     valid = names.codes >= 0
-    uniq, inv = np.unique(np.where(valid, pair, -1), return_inverse=True)
+    inv, uniq = dense_ids(np.where(valid, pair + 1, 0))
+    uniq = uniq - 1
     row_of = np.full(uniq.size, -1, np.int64)
     for u, key in enumerate(uniq):
         if key < 0:
