@@ -91,6 +91,7 @@ class SimulateFeature:
         self.results: dict[str, dict[str, dict[str, Any]]] = {}  # uri -> kernel -> result
         self.diagnostics = _DiagnosticsMerger(server)
         self._pool: WorkerPool | None = None
+        self._keys: dict[str, set[str]] = {}  # uri -> job keys ever submitted (cancelled on close)
 
     # ---- trust and workers -----------------------------------------------------------------------------
     def pool(self) -> WorkerPool:
@@ -144,8 +145,8 @@ class SimulateFeature:
 
     def on_close(self, uri: str) -> None:
         """Cancel the document's runs and forget its results."""
-        for name in list(self.results.get(uri, {})):
-            self.jobs.cancel(f"{uri}::{name}")
+        for key in self._keys.pop(uri, set()):
+            self.jobs.cancel(key)
         self.results.pop(uri, None)
         self.diagnostics.forget(uri)
 
@@ -186,11 +187,18 @@ class SimulateFeature:
         job = self._job(path, spec)
 
         async def work(token: CancelToken) -> dict[str, Any]:
+            if not self.server.trusted:  # trust was withdrawn while this run waited
+                return {"status": "refused", "kernel": kernel, "message": REFUSAL}
             async with progress(self.server, f"Simulating {kernel}", cancel=token) as prog:
                 prog.report(f"{kernel}: starting")
-                return await asyncio.to_thread(
-                    run_job, job, pool=self.pool(), timeout_s=self.server.settings.simulation_timeout_s,
-                    cancelled=lambda: token.cancelled, on_progress=prog.report)
+                try:
+                    return await asyncio.to_thread(
+                        run_job, job, pool=self.pool(), timeout_s=self.server.settings.simulation_timeout_s,
+                        cancelled=lambda: token.cancelled, on_progress=prog.report)
+                except Exception as exc:  # a bug here must not leave the command waiting forever
+                    log.exception("simulation of %s failed", kernel)
+                    return {"status": "crashed", "kernel": kernel, "path": path,
+                            "message": f"nki-studio could not run the simulation: {exc}"}
 
         def publish(result: dict[str, Any]) -> None:
             self._on_result(uri, path, kernel, result)
@@ -205,12 +213,13 @@ class SimulateFeature:
         def superseded() -> None:
             loop.call_soon_threadsafe(resolve_cancelled)
 
+        self._keys.setdefault(uri, set()).add(f"{uri}::{kernel}")
         token = self.jobs.submit(f"{uri}::{kernel}", work, on_result=publish)
         token.on_cancel(superseded)
         return done
 
     def _on_result(self, uri: str, path: str, kernel: str, result: dict[str, Any]) -> None:
-        if result.get("status") == "cancelled":
+        if result.get("status") in ("cancelled", "refused"):
             return
         self.results.setdefault(uri, {})[kernel] = result
         self.server.notify_client(RESULT_NOTIFICATION, {"uri": uri, "kernel": kernel, "result": result})
