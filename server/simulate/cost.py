@@ -8,8 +8,9 @@ Model summary (one instruction):
   paid by one of the 16 DMA engines while the others keep streaming -- inferred amortisation).
 * TensorE matmul: ``max(matmul_min_cycles, N_moving)`` cycles, x4 for FP32 inputs, at the Tensor clock.
 * Vector/Scalar/GpSimd: ``max(MIN_II, ceil(k * N * 128 / lanes)) + access_overhead`` cycles at the engine
-  clock, where N = free elements per partition, ``lanes`` the data-path width for the operand dtypes and
-  k = 2 for two-tensor-input instructions (8 for reciprocal, 13/3 for bn_aggr; iota/affine_select 150+N).
+  clock, where N = the largest free size per partition among the on-chip operands, ``lanes`` the data-path
+  width for the operand dtypes and k = 2 when two inputs stream at full size (8 for reciprocal, 13/3 for
+  bn_aggr; iota/affine_select 150+N).
 * Kernel time: engines run concurrently, so the estimate is the busiest (core, engine) queue; the serial sum
   is reported too. A line's share is its time over the serial sum.
 """
@@ -28,10 +29,6 @@ from nki_studio.sim.trace import TraceEvent
 
 LABEL = "estimated"
 _SIXTEEN_BIT = ("bfloat16", "float16")
-_TWO_INPUT = ("tensor_tensor", "tensor_tensor_scan", "scalar_tensor_tensor", "select", "range_select",
-              "tensor_copy_predicated", "select_reduce", "add", "subtract", "multiply", "divide", "maximum",
-              "minimum", "power")
-
 
 @dataclass(frozen=True)
 class InstructionCost:
@@ -137,19 +134,31 @@ def matmul_cycles(event: TraceEvent, rules: InstructionCostRules = COST_RULES) -
     return cycles
 
 
+def _is_input(role: str) -> bool:
+    return not role.startswith(("dst", "out", "reduce_res"))
+
+
+def free_size(event: TraceEvent) -> int:
+    """N of the cost formulas: the largest per-partition element count among the on-chip operands (a
+    reduction's input, not its small output); the trace's own figure when no operand is on chip."""
+    sizes = [_free_size(o.shape) for o in event.operands if o.buffer in ("sbuf", "psum")]
+    return max(sizes) if sizes else event.free_elements
+
+
 def elementwise_cycles(event: TraceEvent, limits: TargetLimits, rules: InstructionCostRules = COST_RULES) -> float:
     """Vector/Scalar/GpSimd cycles for one instruction (see the module docstring)."""
-    n = event.free_elements
+    n = free_size(event)
     name = _suffix(event.op)
     if name in ("iota", "affine_select"):
         return rules.gpsimd_fixed_cycles + n
     if name == "bn_aggr":
         return max(rules.min_ii_cycles, rules.bn_aggr_factor * n) + rules.access_overhead_cycles
-    tensor_inputs = sum(1 for o in event.operands if not o.role.startswith(("dst", "out", "reduce_res")))
+    # inputs streamed at full size; a [P, 1] per-partition scalar operand (tensor_scalar's operand0) is not one
+    streams = sum(1 for o in event.operands if _is_input(o.role) and _free_size(o.shape) == n)
     factor: float = 1
     if name == "reciprocal":
         factor = rules.reciprocal_factor
-    elif name in _TWO_INPUT or tensor_inputs >= 2:
+    elif streams >= 2:
         factor = rules.two_input_factor
     data_cycles = math.ceil(factor * n * limits.partitions / _lanes(event, limits))
     extra = rules.min_ii_cycles if name in ("activation_reduce", "tensor_scalar_reduce") else 0

@@ -95,3 +95,15 @@ def test_heatmap_payload_uses_the_shared_schema_with_source_estimate() -> None:
                                                                       "sum_ns": round(2 * 512 / 2.4)}
     assert lines[4]["share"] == pytest.approx(lines[4]["busy_ns"] / cost["totalNs"], rel=1e-3)
     assert max(ln["heat"] for ln in payload["lines"]) == 1.0
+
+
+def test_reductions_are_priced_by_their_input_and_scalar_operands_do_not_count_as_streams() -> None:
+    # bn_stats: the dst is [128, 6] but 512 elements per partition are read
+    ev = _ev("nisa.bn_stats", "vector", (Operand("dst", (128, 6), "float32", "sbuf"),
+                                          Operand("data", (128, 512), "bfloat16", "sbuf")), 6)
+    assert instruction_cost(ev, TRN2).cycles == math.ceil(512 * 128 / 256) + 60  # a float32 operand: 256 lanes
+    # tensor_scalar with [P, 1] operands: one stream, not three
+    ts = _ev("nisa.tensor_scalar", "vector", (Operand("dst", (128, 1024), "float32", "sbuf"),
+                                              Operand("data", (128, 1024), "bfloat16", "sbuf"),
+                                              Operand("operand0", (128, 1), "float32", "sbuf")), 1024)
+    assert instruction_cost(ts, TRN2).cycles == 1024 * 128 // 256 + 60
