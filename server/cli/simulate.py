@@ -18,6 +18,7 @@ from typing import Any
 
 from nki_studio.model.targets import parse_generation, parse_nki_version
 from nki_studio.nkilint.config import ConfigError, load_config
+from nki_studio.sim import official
 from nki_studio.simulate.job import Job
 from nki_studio.simulate.report import exit_code, format_text
 from nki_studio.simulate.runner import run_job
@@ -68,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
         return _usage(f"no such file: {path}")
     if args.timeout <= 0 or args.memory_mb <= 0:
         return _usage("--timeout and --memory-mb must be positive")
+    if args.backend == "official" and not official.available():
+        return _usage("--backend official: AWS's nki.simulate (Neuron SDK) is not importable here; "
+                      "use --backend embedded or auto")
     try:
         config = load_config(path)
         generation = parse_generation(args.target) if args.target else config.target.generation

@@ -51,6 +51,7 @@ def test_inputs_and_reference_overrides(capsys: pytest.CaptureFixture[str]) -> N
     ["simulate", str(DATA / "add_kernel.py"), "--inputs", "a=float33[4]"],
     ["simulate", str(DATA / "add_kernel.py"), "--target", "trn9"],
     ["simulate", str(DATA / "add_kernel.py"), "--timeout", "0"],
+    ["simulate", str(DATA / "add_kernel.py"), "--backend", "official"],  # no Neuron SDK here
 ])
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
