@@ -193,10 +193,15 @@ def _varint(v: int) -> bytes:
             return bytes(out)
 
 
-def write_pftrace(tl: Timeline, path: Path, *, interned: bool = True) -> Path:
+def write_pftrace(tl: Timeline, path: Path, *, interned: bool = True, reset_every: int = 0,
+                  default_track: bool = False) -> Path:
     """A Neuron-shaped Perfetto trace (perfetto.md §2): one track per engine row and per DMA queue under a
     ``NeuronCore <k>`` process track; instruction slices named by opcode with an ``nki_source_location``
-    debug annotation; DMA slices named by tensor with ``transfer_bytes``. Written packet by packet."""
+    debug annotation; DMA slices named by tensor with ``transfer_bytes``. Written packet by packet.
+
+    Variants exercise the decoder: ``interned=False`` spells names inline; ``reset_every=N`` clears the
+    incremental state every N events and re-interns with *different* ids; ``default_track`` leaves out
+    ``track_uuid`` and sets it through ``trace_packet_defaults`` whenever the track changes."""
     from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
     seq = 7
@@ -241,17 +246,30 @@ def write_pftrace(tl: Timeline, path: Path, *, interned: bool = True) -> Path:
             p.track_descriptor.name = tname
             emit(p)
         first = True
-        for ts, _, kind, uuid, name, args in events:
+        current_default = -1
+        generation = 0
+        for k, (ts, _, kind, uuid, name, args) in enumerate(events):
             p = pb.TracePacket()
             p.timestamp = ts
             p.trusted_packet_sequence_id = seq
+            if reset_every and k and k % reset_every == 0:
+                first, current_default = True, -1
+                generation += 1
+                names.clear()
+                arg_names.clear()
+                strings.clear()
             if first:
                 p.sequence_flags = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
                 first = False
             else:
                 p.sequence_flags = pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE
             ev = p.track_event
-            ev.track_uuid = uuid
+            if default_track:
+                if uuid != current_default:
+                    p.trace_packet_defaults.track_event_defaults.track_uuid = uuid
+                    current_default = uuid
+            else:
+                ev.track_uuid = uuid
             if kind == 2:
                 ev.type = pb.TrackEvent.TYPE_SLICE_END
                 emit(p)

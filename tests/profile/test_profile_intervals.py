@@ -15,7 +15,7 @@ def covered(items: list[tuple[int, int]]) -> set[int]:
     return {t for s, e in items for t in range(s, e)}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(interval_lists)
 def test_union_matches_brute_force(items: list[tuple[int, int]]) -> None:
     s = np.array([a for a, _ in items], np.int64)
@@ -25,7 +25,7 @@ def test_union_matches_brute_force(items: list[tuple[int, int]]) -> None:
     assert (b > a).all() and (a[1:] > b[:-1]).all()  # sorted, disjoint, not touching
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(interval_lists, interval_lists)
 def test_intersection_and_inclusion_exclusion(xs: list[tuple[int, int]], ys: list[tuple[int, int]]) -> None:
     def arr(items: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -38,7 +38,7 @@ def test_intersection_and_inclusion_exclusion(xs: list[tuple[int, int]], ys: lis
     assert both == iv.union_length(xa, xb) + iv.union_length(ya, yb) - inter
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 4), interval), max_size=40))
 def test_grouped_union_matches_per_group_brute_force(rows: list[tuple[int, tuple[int, int]]]) -> None:
     g = np.array([r[0] for r in rows], np.int64)
@@ -56,7 +56,7 @@ def test_grouped_union_with_huge_time_range_uses_rank_fallback() -> None:
     assert list(iv.grouped_union_length(g, s, e, 3001)[[0, 3000]]) == [20, 25]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(interval_lists, interval)
 def test_clip_then_union_equals_covered_points_in_window(items: list[tuple[int, int]], window: tuple[int, int]) -> None:
     s = np.array([a for a, _ in items], np.int64)
