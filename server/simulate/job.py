@@ -90,6 +90,20 @@ def _resolve_function(ref: str, module: Any) -> Callable[..., Any]:
     return fn
 
 
+def _positional_prefix(kernel: Any, names: list[str]) -> int:
+    """How many leading ``names`` are the kernel's leading parameters, in order (the rest go by keyword)."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(getattr(kernel, "func", kernel)).parameters)
+    except (TypeError, ValueError):
+        return len(names)
+    count = 0
+    while count < len(names) and count < len(params) and names[count] == params[count]:
+        count += 1
+    return count
+
+
 def _copy(value: Any) -> Any:
     import numpy as np
 
@@ -161,12 +175,21 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
         names = [n for n, _ in spec.args]
     before = [(n, _copy(a)) for n, a in zip(names, args, strict=False)]
     timings["inputs"] = time.perf_counter() - t
+    kernel = getattr(module, spec.kernel)
+    n_positional = _positional_prefix(kernel, names) if not spec.inputs else len(args)
+
+    def call(fn: Callable[..., Any], values: list[Any], **options: Any) -> Any:
+        """Parameters after a skipped (defaulted) one go by keyword, so nothing shifts position."""
+        keywords = dict(zip(names[n_positional:], values[n_positional:], strict=True))
+        if fn is simulate:
+            return simulate(kernel, *values[:n_positional], kernel_kwargs=keywords, **options)
+        return fn(*values[:n_positional], **keywords)
 
     send({"type": "progress", "message": f"simulating {spec.kernel}"})
     t = time.perf_counter()
-    sim = simulate(getattr(module, spec.kernel), *args, target=target, precise=job.precise, strict=job.strict,
-                   trace=True, lnc=spec.lnc if spec.lnc > 1 else None, backend=job.backend,
-                   allocation_budget=job.memory_bytes, checkin=_heartbeat(spec.kernel, send))
+    sim = call(simulate, args, target=target, precise=job.precise, strict=job.strict, trace=True,
+               lnc=spec.lnc if spec.lnc > 1 else None, backend=job.backend, allocation_budget=job.memory_bytes,
+               checkin=_heartbeat(spec.kernel, send))
     timings["simulation"] = time.perf_counter() - t
     result["backend"] = sim.backend
     result["warnings"] = list(sim.warnings)
@@ -179,8 +202,7 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
     if spec.reference:
         send({"type": "progress", "message": f"running reference {spec.reference}"})
         t = time.perf_counter()
-        ref_args = [_copy(a) for _, a in before]
-        expected = _resolve_function(spec.reference, module)(*ref_args)
+        expected = call(_resolve_function(spec.reference, module), [_copy(a) for _, a in before])
         timings["reference"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -190,9 +212,9 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
         send({"type": "progress", "message": "NaN in the outputs: re-running in strict mode to find the read"})
         t = time.perf_counter()
         result["uninitializedRead"] = _first_uninitialized_read(
-            lambda: simulate(getattr(module, spec.kernel), *[_copy(a) for _, a in before], target=target,
-                             precise=job.precise, strict=True, lnc=spec.lnc if spec.lnc > 1 else None,
-                             backend="embedded", allocation_budget=job.memory_bytes))
+            lambda: call(simulate, [_copy(a) for _, a in before], target=target, precise=job.precise,
+                         strict=True, lnc=spec.lnc if spec.lnc > 1 else None, backend="embedded",
+                         allocation_budget=job.memory_bytes))
         timings["strictRerun"] = time.perf_counter() - t
         where = result["uninitializedRead"]
         for output in verdict.outputs:

@@ -61,3 +61,8 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
 def test_timeout_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", str(DATA / "loop_kernel.py"), "--timeout", "1"]) == 1
     assert "TIMEOUT" in capsys.readouterr().out
+
+
+def test_parameters_after_a_defaulted_one_go_by_keyword(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(DATA / "gap_kernel.py"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "passed"
