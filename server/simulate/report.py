@@ -7,6 +7,7 @@ NKI622 simulator warning, NKI630 SBUF/PSUM peak (info). NKI601 (malformed spec) 
 
 from __future__ import annotations
 
+import linecache
 import os
 import re
 from collections.abc import Mapping
@@ -113,6 +114,17 @@ def _kib(n: float) -> str:
     return f"{n / 1024:.1f}".removesuffix(".0") + " KiB"
 
 
+def _alloc_name(alloc: Mapping[str, Any]) -> str:
+    """The allocation's ``name=``, else the variable its source line assigns (``x_tile = nl.ndarray(...)``)."""
+    if alloc.get("name"):
+        return str(alloc["name"])
+    path = str(alloc.get("file", ""))
+    linecache.checkcache(path)  # the file may have been edited since the last look
+    line = linecache.getline(path, int(alloc.get("line") or 0))
+    m = re.match(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]", line)
+    return m.group(1) if m else "<unnamed>"
+
+
 def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
     """One info diagnostic per on-chip region, at the allocation that reached the peak."""
     out = []
@@ -125,12 +137,12 @@ def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
             at = next((a for a in reversed(live) if _same(str(a.get("file", "")), path)), None)
             if at is None:
                 continue
-        parts = ", ".join(f"{a.get('name') or '<unnamed>'} {_kib(a['bytesPerPartition'])}" for a in
+        parts = ", ".join(f"{_alloc_name(a)} {_kib(a['bytesPerPartition'])}" for a in
                           sorted(live, key=lambda a: -a["bytesPerPartition"])[:6])
         more = ", …" if len(live) > 6 else ""
         message = (f"{region.upper()} peak {_kib(data['peakBytes'])}/{_kib(data['capacityBytes'])} per partition "
                    f"(simulated): {parts}{more}")
-        related = tuple(Related(str(a["file"]), _line_span(int(a["line"])), f"{a.get('name') or '<unnamed>'} "
+        related = tuple(Related(str(a["file"]), _line_span(int(a["line"])), f"{_alloc_name(a)} "
                                 f"{_kib(a['bytesPerPartition'])} live at the peak") for a in live if a.get("file"))
         out.append(Finding(path, _line_span(int(at["line"])), "NKI630", "on-chip-memory-peak", Severity.INFO,
                            message, related=related, source=SOURCE))

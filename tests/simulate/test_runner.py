@@ -44,6 +44,12 @@ def test_passing_kernel_reports_backend_timings_oracle_and_estimated_cost() -> N
     assert {"processStart", "import", "simulation", "oracle", "total"} <= set(result["timings"])
     assert result["cost"]["label"] == "estimated" and result["cost"]["lines"]
     assert result["peak"]["sbuf"]["peakBytes"] > 0
+    path = str(DATA / "add_kernel.py")
+    [kernel] = find_kernels((DATA / "add_kernel.py").read_text(), path)
+    [peak] = [f for f in findings(result, path, kernel) if f.code == "NKI630"]
+    # named after the variables the allocating lines assign; the nl.add result has no name
+    assert peak.message.startswith("SBUF peak 3 KiB/224 KiB per partition (simulated): ")
+    assert {"ta 1 KiB", "tb 1 KiB", "<unnamed> 1 KiB"} == set(peak.message.split(": ", 1)[1].split(", "))
 
 
 def test_infinite_loop_is_killed_at_the_timeout() -> None:
