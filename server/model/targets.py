@@ -204,3 +204,22 @@ class Target:
     def limits(self) -> TargetLimits:
         """Hardware limits of this target's generation."""
         return limits_for(self.generation)
+
+
+def tile_size_constants(limits: TargetLimits) -> dict[str, int]:
+    """``nl.tile_size`` attributes with a documented value (hardware.md §5, language.md §3).
+
+    ``gemm_moving_fmax`` stays 512 on every generation: it is the constant, not v4's wider nc_matmul limit.
+    The ``sbuf_*`` attributes are left out because their values are not published.
+    """
+    bank_fp32 = limits.psum_bank_bytes // 4
+    return {
+        "pmax": limits.pmax,
+        "psum_bank_fmax": bank_fp32,
+        "psum_fmax": bank_fp32,
+        "psum_bank_fmax_bytes": limits.psum_bank_bytes,
+        "psum_num_banks": limits.psum_banks,
+        "gemm_stationary_fmax": limits.matmul_stationary_free_max,
+        "gemm_moving_fmax": 512,
+        "bn_stats_fmax": limits.bn_stats_free_max,
+    }

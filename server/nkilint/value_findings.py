@@ -7,10 +7,11 @@ helper lives in another file, the finding moves to the outermost call site in th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 from nki_studio.model.analysis import ModuleFacts
-from nki_studio.model.tensors import CallChain, KernelFacts
+from nki_studio.model.tensors import ApiCall, CallChain, KernelFacts
 from nki_studio.model.values import Allocation, Const, TensorVal, Value, const_int
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Related, Span
@@ -44,8 +45,6 @@ def place(ctx: LintContext, path: str, span: Span, chain: CallChain) -> tuple[Sp
 def _same_file(a: str, b: str) -> bool:
     if a == b:
         return True
-    import os
-
     return bool(a) and bool(b) and os.path.abspath(a) == os.path.abspath(b)
 
 
@@ -87,3 +86,46 @@ def format_bytes(n: int) -> str:
         return f"{n} B"
     kib = n / 1024
     return f"{kib:.1f} KiB".replace(".0 KiB", " KiB")
+
+
+def live_related(ctx: LintContext, live: tuple[Allocation, ...], limit: int = 8) -> tuple[Related, ...]:
+    """Related locations for the allocations live at a peak, largest first."""
+    out: list[Related] = []
+    for alloc in live[:limit]:
+        where = place(ctx, alloc.path, alloc.span, alloc.call_chain)
+        if where is not None:
+            out.append(Related(ctx.path, where[0], f"live: {describe_allocation(alloc)}"))
+    return tuple(out)
+
+
+def live_summary(live: tuple[Allocation, ...], limit: int = 4) -> str:
+    """``a (128, 512) float32, 2 KiB/partition; b ...`` for the message text."""
+    parts = [describe_allocation(a) for a in live[:limit]]
+    if len(live) > limit:
+        parts.append(f"and {len(live) - limit} more")
+    return "; ".join(parts)
+
+
+def api_calls(ctx: LintContext, names: frozenset[str] | set[str] | dict[str, object],
+              namespace: str = "isa") -> Iterator[tuple[ApiCall, Span, tuple[Related, ...]]]:
+    """Recorded API calls of the given names, each call site once, with where to report them."""
+    seen: set[tuple[int, int, int]] = set()
+    for root in roots(ctx):
+        for call in root.calls:
+            if call.namespace != namespace or call.api not in names:
+                continue
+            where = place(ctx, call.path, call.span, call.call_chain)
+            if where is None:
+                continue
+            key = (where[0].line, where[0].column, hash(call.span))
+            if key in seen:
+                continue
+            seen.add(key)
+            yield call, where[0], where[1]
+
+
+def on_chip_tensor(value: Value | None) -> TensorVal | None:
+    """The value as an SBUF/PSUM tensor, or None."""
+    if isinstance(value, TensorVal) and value.buffer in ("sbuf", "psum"):
+        return value
+    return None

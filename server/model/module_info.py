@@ -1,0 +1,93 @@
+"""The interpreter's view of a module discovered by ``kernels.py``: top-level functions, classes, imports.
+
+Parsing, import aliases and local-module resolution belong to kernel discovery (``kernels.py``,
+``imports.py``); this wrapper only adds what the interpreter needs on top: code-point columns and the value
+every imported name stands for.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from nki_studio.model.imports import is_legacy
+from nki_studio.model.kernels import ModuleInfo, _Resolver
+
+_FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass(eq=False)
+class ModuleScope:
+    """A discovered module as the interpreter sees it."""
+
+    info: ModuleInfo
+    functions: dict[str, _FunctionNode] = field(default_factory=dict)  # top-level only
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    legacy: bool = False
+    lines: list[str] = field(default_factory=list)
+    non_ascii_lines: frozenset[int] = frozenset()
+
+    @property
+    def path(self) -> str:
+        """Path of the module file."""
+        return self.info.path
+
+    def column(self, line: int, byte_col: int) -> int:
+        """1-based code-point column of an ``ast`` byte offset on ``line``."""
+        if line not in self.non_ascii_lines or line - 1 >= len(self.lines):
+            return byte_col + 1
+        return len(self.lines[line - 1].encode("utf-8")[:byte_col].decode("utf-8", "ignore")) + 1
+
+    def imported_names(self) -> list[tuple[str, str | None]]:
+        """(local name, dotted target) of every module-level import; target None for relative imports."""
+        out: list[tuple[str, str | None]] = list(self.info.aliases.bindings.items())
+        for stmt in self.info.tree.body:
+            if isinstance(stmt, ast.ImportFrom) and stmt.level > 0:
+                out.extend(((a.asname or a.name), None) for a in stmt.names if a.name != "*")
+        return out
+
+
+class ScopeCache:
+    """ModuleScopes of one interpretation run, plus the local-module resolver of kernel discovery."""
+
+    def __init__(self, resolver: _Resolver) -> None:
+        self.resolver = resolver
+        self._scopes: dict[int, ModuleScope] = {}
+        self._symbols: dict[tuple[int, str], tuple[ModuleScope, str] | ModuleScope | None] = {}
+        self.pending_imports: dict[str, dict[str, str | None]] = {}  # module path -> imports not yet resolved
+        self.assigned: dict[int, set[str]] = {}  # id(statement list owner) -> names it assigns (interpreter cache)
+
+    def scope(self, info: ModuleInfo) -> ModuleScope:
+        """The (cached) scope of a discovered module."""
+        hit = self._scopes.get(id(info))
+        if hit is not None and hit.info is info:
+            return hit
+        lines = info.source.splitlines()
+        scope = ModuleScope(
+            info=info,
+            functions={n.name: n for n in info.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))},
+            classes=dict(info.classes),
+            legacy=any(is_legacy(t) for t in info.aliases.bindings.values()),
+            lines=lines,
+            non_ascii_lines=frozenset(i + 1 for i, line in enumerate(lines) if not line.isascii()),
+        )
+        self._scopes[id(info)] = scope
+        return scope
+
+    def local_symbol(self, scope: ModuleScope, name: str) -> tuple[ModuleScope, str] | ModuleScope | None:
+        """Where an imported name lives when it comes from a local file (function/class, or a whole module)."""
+        key = (id(scope.info), name)
+        if key not in self._symbols:
+            self._symbols[key] = self._resolve(scope, name)
+        return self._symbols[key]
+
+    def _resolve(self, scope: ModuleScope, name: str) -> tuple[ModuleScope, str] | ModuleScope | None:
+        try:
+            found = self.resolver.imported_symbol(scope.info, name)
+        except (OSError, ValueError, RecursionError):
+            return None
+        if isinstance(found, tuple):
+            return (self.scope(found[0]), found[1])
+        if found is not None:
+            return self.scope(found)
+        return None

@@ -1,0 +1,111 @@
+"""NKI501: nc_matmul operand sizes beyond the Tensor Engine limits of the target generation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from nki_studio.model.values import ApiRef, Const, TensorVal, const_int
+from nki_studio.nkilint.context import LintContext
+from nki_studio.nkilint.findings import Finding, Severity
+from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.value_findings import api_calls, explain
+
+BAD = '''import nki
+import nki.language as nl
+import nki.isa as nisa
+
+
+@nki.jit
+def kernel(a, b):
+    out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
+    lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
+    rhs = nl.ndarray((128, 1024), dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.dma_copy(dst=lhs, src=a)
+    nisa.dma_copy(dst=rhs, src=b)
+    acc = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
+    res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+'''
+
+GOOD = '''import nki
+import nki.language as nl
+import nki.isa as nisa
+
+
+@nki.jit
+def kernel(a, b):
+    out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
+    lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
+    rhs = nl.ndarray((128, 1024), dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.dma_copy(dst=lhs, src=a)
+    nisa.dma_copy(dst=rhs, src=b)
+    res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
+    for j in range(2):
+        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs[:, j * 512:(j + 1) * 512])
+        nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=acc)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+'''
+
+
+def _free_size(t: TensorVal) -> int | None:
+    return t.free_elems()
+
+
+def _special_mode(operands: dict[str, object]) -> bool:
+    """double_row (FP8, K split over a size-2 dim) and transpose mode have other shape rules."""
+    perf = operands.get("perf_mode")
+    if isinstance(perf, Const) and perf.value not in (None, "none"):
+        return True
+    if isinstance(perf, ApiRef) and not perf.qualname.endswith(".none"):
+        return True
+    transpose = operands.get("is_transpose")
+    if isinstance(transpose, Const) and transpose.value:
+        return True
+    return not (transpose is None or isinstance(transpose, Const))
+
+
+@rule(code="NKI501", name="matmul-size-limit", severity=Severity.ERROR, basis=Basis.STATED,
+      summary="nc_matmul contraction K > 128, stationary free size M > 128, moving free size N above the "
+              "generation's limit (512 on trn1/trn2; 4096 fp32 / 8192 bf16 dst on trn3), or K differs.",
+      bad=BAD, good=GOOD,
+      sources="isa.md §1.1 (nc_matmul limits per generation), hardware.md §1 (Tensor Engine 128x128, "
+              "moving free size)",
+      scope_note="Per generation. perf_mode=double_row and is_transpose=True calls are not checked.")
+def check(ctx: LintContext) -> Iterator[Finding]:
+    """Check K, M, N of every nc_matmul whose operand shapes are known."""
+    limits = ctx.target.limits
+    for call, span, related in api_calls(ctx, {"nc_matmul"}):
+        ops = call.operands
+        if _special_mode(ops):
+            continue
+        stationary, moving, dst = ops.get("stationary"), ops.get("moving"), ops.get("dst")
+        problems: list[str] = []
+        k_values = []
+        for role, t in (("stationary", stationary), ("moving", moving)):
+            if isinstance(t, TensorVal):
+                k = const_int(t.dim(0))
+                if k is not None:
+                    k_values.append(k)
+                    if k > limits.matmul_contraction_max:
+                        problems.append(f"{role} partition (contraction K) {explain(t.dim(0))} > "
+                                        f"{limits.matmul_contraction_max}")
+        if len(k_values) == 2 and k_values[0] != k_values[1]:
+            problems.append(f"stationary K={k_values[0]} and moving K={k_values[1]} differ")
+        if isinstance(stationary, TensorVal):
+            m = _free_size(stationary)
+            if m is not None and m > limits.matmul_stationary_free_max:
+                problems.append(f"stationary free size M={m} > {limits.matmul_stationary_free_max}")
+        if isinstance(moving, TensorVal):
+            n = _free_size(moving)
+            bf16_dst = isinstance(dst, TensorVal) and dst.dtype is not None and dst.dtype.name == "bfloat16"
+            n_max = limits.matmul_moving_free_max_bf16 if bf16_dst else limits.matmul_moving_free_max_fp32
+            if n is not None and n > n_max:
+                problems.append(f"moving free size N={n} > {n_max} on {ctx.target.generation.value}"
+                                f"{' with a bf16 dst' if bf16_dst else ''}")
+        if problems:
+            yield ctx.finding("NKI501", span, "nc_matmul: " + "; ".join(problems), related=related)

@@ -1,0 +1,61 @@
+"""NKI505: a kernel returns a tensor that is not allocated in ``nl.shared_hbm``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from nki_studio.model.targets import NkiVersion
+from nki_studio.model.values import Seq, TensorVal, Value
+from nki_studio.nkilint.context import LintContext
+from nki_studio.nkilint.findings import Finding, Related, Severity
+from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.value_findings import place, roots
+
+BAD = '''import nki
+import nki.language as nl
+import nki.isa as nisa
+
+
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+'''
+
+GOOD = BAD.replace("buffer=nl.hbm", "buffer=nl.shared_hbm")
+
+
+def _returned(value: Value) -> Iterator[TensorVal]:
+    if isinstance(value, TensorVal):
+        yield value
+    elif isinstance(value, Seq) and value.exact:
+        for item in value.items:
+            yield from _returned(item)
+
+
+@rule(code="NKI505", name="output-not-shared-hbm", severity=Severity.ERROR, basis=Basis.STATED,
+      summary="Kernel outputs must be allocated in nl.shared_hbm (nl.hbm / private_hbm / on-chip outputs do not "
+              "compile since NKI 0.3.0).",
+      bad=BAD, good=GOOD, min_version=NkiVersion(0, 3),
+      sources="language.md §1 (kernel outputs must be allocated in nl.shared_hbm, [MIG] 0.3.0)",
+      scope_note="NKI 0.3 and later; legacy neuronxcc.nki kernels are not checked.")
+def check(ctx: LintContext) -> Iterator[Finding]:
+    """Report the allocation of each returned tensor whose buffer is known and not shared_hbm."""
+    seen: set[int] = set()
+    for root in roots(ctx):
+        if not root.is_kernel or root.legacy:
+            continue
+        for value in root.returns:
+            for tensor in _returned(value):
+                alloc = tensor.storage
+                if alloc is None or alloc.buffer in (None, "shared_hbm") or id(alloc) in seen:
+                    continue
+                seen.add(id(alloc))
+                where = place(ctx, alloc.path, alloc.span, alloc.call_chain)
+                if where is None:
+                    continue
+                message = (f"'{root.name}' returns {alloc.name or 'a tensor'} allocated in {alloc.buffer}; "
+                           f"kernel outputs must be allocated with buffer=nl.shared_hbm")
+                yield ctx.finding("NKI505", where[0], message,
+                                  related=(Related(root.path, root.span, "the kernel"), *where[1]))

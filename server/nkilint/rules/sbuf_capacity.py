@@ -1,0 +1,75 @@
+"""NKI401: the SBUF tensors live at one point need more bytes per partition than the target has."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from nki_studio.model.capacity import peak, sbuf_bytes
+from nki_studio.nkilint.context import LintContext
+from nki_studio.nkilint.findings import Finding, Severity
+from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.value_findings import format_bytes, live_related, live_summary, place, roots
+
+BAD = '''import nki
+import nki.language as nl
+import nki.isa as nisa
+
+
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
+    z = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    nisa.tensor_copy(dst=y, src=x)
+    nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
+    nisa.dma_copy(dst=out, src=z)
+    return out
+'''
+
+GOOD = '''import nki
+import nki.language as nl
+import nki.isa as nisa
+
+
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in range(3):
+        x = nl.ndarray((128, 8192), dtype=nl.float32, buffer=nl.sbuf)
+        y = nl.ndarray((128, 8192), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=x, src=a[:, i * 8192:(i + 1) * 8192])
+        nisa.tensor_tensor(dst=y, data1=x, data2=x, op=nl.add)
+        nisa.dma_copy(dst=out[:, i * 8192:(i + 1) * 8192], src=y)
+    return out
+'''
+
+
+@rule(code="NKI401", name="sbuf-capacity-exceeded", severity=Severity.WARNING, basis=Basis.INFERRED,
+      summary="SBUF tensors live at the same time need more bytes per partition than the target's SBUF "
+              "(192/224/256 KiB on trn1/trn2/trn3).",
+      bad=BAD, good=GOOD,
+      sources="hardware.md §1 (SBUF per partition), §5 linter guidance (per-partition budgets, reserved "
+              "margin; the usable size is not published)",
+      scope_note="Warning: the budget and the liveness model (allocation to last use) are inferred; the "
+                 "compiler may spill. Unknown sizes count as zero, so the reported use is a lower bound.")
+def check(ctx: LintContext) -> Iterator[Finding]:
+    """Report where the live SBUF bytes per partition first reach a peak above the budget."""
+    limits = ctx.target.limits
+    reserved = int(getattr(ctx.config, "sbuf_reserved_bytes", 0) or 0)
+    budget = limits.sbuf_bytes_per_partition - reserved
+    for root in roots(ctx):
+        top = peak(root.allocations, "sbuf", sbuf_bytes)
+        if top is None or top.amount <= budget:
+            continue
+        where = place(ctx, top.at.path, top.at.span, top.at.call_chain)
+        if where is None:
+            continue
+        span, chain = where
+        message = (f"SBUF use reaches at least {format_bytes(top.amount)} per partition here in "
+                   f"'{root.name}', over the {format_bytes(budget)} budget of {ctx.target.generation.value} "
+                   f"({format_bytes(limits.sbuf_bytes_per_partition)}"
+                   f"{f' minus {format_bytes(reserved)} reserved' if reserved else ''}); live: "
+                   f"{live_summary(top.live)}")
+        yield ctx.finding("NKI401", span, message, related=live_related(ctx, top.live) + chain)
