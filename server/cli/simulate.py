@@ -53,13 +53,22 @@ def _usage(message: str) -> int:
 
 
 def _progress_printer(stop: threading.Event, status: list[str]) -> None:
-    """Print an elapsed-time line to stderr every second once a run takes longer than two seconds."""
+    """Once a run takes longer than two seconds: an elapsed-time line on stderr, redrawn every second on a
+    terminal, a plain line every ten seconds otherwise (CI logs)."""
     started = time.perf_counter()
+    tty = sys.stderr.isatty()
     if stop.wait(2.0):
         return
-    while not stop.wait(1.0):
-        print(f"\r  {status[-1]}... {time.perf_counter() - started:.0f} s", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+    while True:
+        elapsed = time.perf_counter() - started
+        if tty:
+            print(f"\r\033[K  {status[-1]}... {elapsed:.0f} s", end="", file=sys.stderr, flush=True)
+        else:
+            print(f"  {status[-1]}... {elapsed:.0f} s", file=sys.stderr, flush=True)
+        if stop.wait(1.0 if tty else 10.0):
+            break
+    if tty:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)  # clear the progress line
 
 
 def run(args: argparse.Namespace) -> int:

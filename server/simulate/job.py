@@ -205,6 +205,7 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
         expected = call(_resolve_function(spec.reference, module), [_copy(a) for _, a in before])
         timings["reference"] = time.perf_counter() - t
 
+    send({"type": "progress", "message": "checking the outputs"})
     t = time.perf_counter()
     verdict = oracle.evaluate(outputs, expected, before, args, spec.atol, spec.rtol)
     timings["oracle"] = time.perf_counter() - t

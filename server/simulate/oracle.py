@@ -114,9 +114,10 @@ def dtype_name(array: np.ndarray) -> str:
     return str(array.dtype.name)
 
 
-def _nan_note(name: str, array: np.ndarray, nan_count: int) -> str:
-    first = tuple(int(i) for i in np.argwhere(np.isnan(array.astype(np.float64)))[0])
-    rows = np.unique(np.argwhere(np.isnan(array.astype(np.float64)))[:, 0]) if array.ndim else np.array([0])
+def _nan_note(name: str, array: np.ndarray, values: np.ndarray, nan_count: int) -> str:
+    where_nan = np.argwhere(np.isnan(values))
+    first = tuple(int(i) for i in where_nan[0])
+    rows = np.unique(where_nan[:, 0]) if array.ndim else np.array([0])
     where = f"first at index {list(first)}"
     if array.ndim >= 2:
         where += f", in {len(rows)} of {array.shape[0]} rows ({_ranges(rows)})"
@@ -136,23 +137,38 @@ def _ranges(values: np.ndarray) -> str:
     return text + (", ..." if len(spans) > 4 else "")
 
 
-def summarize(name: str, array: np.ndarray) -> OutputReport:
-    """Shape, dtype and NaN/Inf counts of one output, with the never-written-memory note when NaNs appear."""
-    floating = np.issubdtype(array.dtype, np.floating) or array.dtype.kind == "V" or "float" in array.dtype.name
-    values = array.astype(np.float64) if floating else None
-    nan_count = int(np.isnan(values).sum()) if values is not None else 0
-    inf_count = int(np.isinf(values).sum()) if values is not None else 0
+def _work_dtype(array: np.ndarray) -> type[np.floating[Any]]:
+    """float32 holds every value of the 16- and 8-bit float types exactly (and is twice as fast as float64,
+    which matters at millions of elements); 32/64-bit and integer outputs are compared in float64."""
+    small_float = array.dtype.itemsize <= 2 and "float" in array.dtype.name
+    return np.float32 if small_float else np.float64
+
+
+def _is_float(array: np.ndarray) -> bool:
+    return np.issubdtype(array.dtype, np.floating) or "float" in array.dtype.name
+
+
+def summarize(name: str, array: np.ndarray, values: np.ndarray | None = None) -> OutputReport:
+    """Shape, dtype and NaN/Inf counts of one output, with the never-written-memory note when NaNs appear.
+    ``values``: the array already converted to its working dtype, if the caller has it."""
+    if values is None and _is_float(array):
+        values = array.astype(_work_dtype(array))
+    nan_count = int(np.count_nonzero(np.isnan(values))) if values is not None else 0
+    inf_count = int(np.count_nonzero(np.isinf(values))) if values is not None else 0
     report = OutputReport(name, tuple(int(d) for d in array.shape), dtype_name(array), nan_count, inf_count)
     report.metrics.append(Metric("finite", nan_count + inf_count == 0, "no NaN/Inf", nan_count + inf_count == 0))
     if nan_count:
-        report.notes.append(_nan_note(name, array, nan_count))
+        assert values is not None  # NaNs exist only in float outputs
+        report.notes.append(_nan_note(name, array, values, nan_count))
     return report
 
 
 def compare(name: str, actual: np.ndarray, expected: Any, atol: float | None = None,
             rtol: float | None = None) -> OutputReport:
     """Summary of ``actual`` plus every metric against ``expected`` (cast to ``actual``'s dtype)."""
-    report = summarize(name, actual)
+    work = _work_dtype(actual)
+    a = actual.astype(work)
+    report = summarize(name, actual, a if _is_float(actual) else None)
     exp = np.asarray(expected)
     same_shape = tuple(exp.shape) == tuple(actual.shape)
     report.metrics.append(Metric("shape", list(actual.shape), f"== {list(exp.shape)}", same_shape))
@@ -163,13 +179,14 @@ def compare(name: str, actual: np.ndarray, expected: Any, atol: float | None = N
     if not same_shape:
         return report
     tol = tolerance_for(report.dtype, atol, rtol)
-    a = actual.astype(np.float64)
-    e = exp.astype(as_numpy_dtype(report.dtype)).astype(np.float64) if report.dtype != "bool" else exp.astype(
-        np.float64)
+    e = exp.astype(as_numpy_dtype(report.dtype)).astype(work) if report.dtype != "bool" else exp.astype(work)
     diff = np.abs(a - e)
     finite = np.isfinite(diff)
-    close = np.isclose(a, e, atol=tol.atol, rtol=tol.rtol, equal_nan=True)
-    mismatches = int(close.size - close.sum())
+    all_finite = bool(finite.all())
+    close = diff <= tol.atol + tol.rtol * np.abs(e)  # np.isclose's rule, without its float64 copies
+    if not all_finite:
+        close |= np.isnan(a) & np.isnan(e)  # equal_nan
+    mismatches = int(close.size - np.count_nonzero(close))
     report.metrics.append(Metric("allclose", mismatches, f"0 mismatches (atol={tol.atol:g}, rtol={tol.rtol:g})",
                                  mismatches == 0))
     if mismatches:
@@ -178,8 +195,9 @@ def compare(name: str, actual: np.ndarray, expected: Any, atol: float | None = N
         idx = [int(i) for i in worst]
         report.notes.append(f"{name}: {mismatches} of {close.size} elements outside tolerance; worst at {idx}: "
                             f"got {a[tuple(idx)]:.6g}, expected {e[tuple(idx)]:.6g}")
-    max_abs = float(diff[finite].max()) if finite.any() else float("nan")
-    mean_abs = float(diff[finite].mean()) if finite.any() else float("nan")
+    kept = diff if all_finite else diff[finite]
+    max_abs = float(kept.max()) if kept.size else float("nan")
+    mean_abs = float(kept.mean(dtype=np.float64)) if kept.size else float("nan")
     report.metrics.append(Metric("max_abs", max_abs, f"<= {tol.max_abs:g}", bool(max_abs <= tol.max_abs)))
     report.metrics.append(Metric("mean_abs", mean_abs, f"<= {tol.mean_abs:g}", bool(mean_abs <= tol.mean_abs)))
     cosine = _cosine(a, e)
@@ -190,14 +208,15 @@ def compare(name: str, actual: np.ndarray, expected: Any, atol: float | None = N
 def _cosine(a: np.ndarray, e: np.ndarray) -> float:
     # plain reductions, not BLAS: dot/norm can stall for tens of ms on a busy 2-core machine (thread spin-up)
     a, e = a.ravel(), e.ravel()
-    na, ne = float(np.sqrt(np.sum(a * a))), float(np.sqrt(np.sum(e * e)))
+    na = float(np.sqrt(np.sum(a * a, dtype=np.float64)))
+    ne = float(np.sqrt(np.sum(e * e, dtype=np.float64)))
     if not (np.isfinite(na) and np.isfinite(ne)):
         return float("nan")
     if na == 0.0 and ne == 0.0:
         return 1.0  # two zero tensors agree exactly
     if na == 0.0 or ne == 0.0:
         return 0.0
-    return float(np.sum(a * e) / (na * ne))
+    return float(np.sum(a * e, dtype=np.float64) / (na * ne))
 
 
 def inputs_unchanged(before: Sequence[tuple[str, Any]], after: Sequence[Any]) -> list[Metric]:
