@@ -142,8 +142,8 @@ def run(job: Job, send: Send) -> dict[str, Any]:
                                             and not isinstance(exc, SimulationTimeout)):
             status = "memory_limit"
             info["message"] = (f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
-                               f"({info['message']}); raise nki-studio.simulationMemoryLimitMb if it really "
-                               "needs more")
+                               f"({info['message']}); if it really needs more, raise --memory-mb / "
+                               "nki-studio.simulationMemoryLimitMb")
         where = f"{info['file']}:{info['line']}"
         prefix = f"{where}: " if info["file"] and where not in info["message"] else ""
         result.update(status=status, error=info, message=f"{prefix}{info['message']}")

@@ -247,7 +247,7 @@ def _failure(job: Job, what: str, timeout_s: float, worker: Worker) -> dict[str,
     kernel = job.spec.get("kernel", "?")
     if what == "timeout":
         status, message = "timeout", (f"{kernel} did not finish within {timeout_s:g} s and was stopped "
-                                      "(an infinite loop? raise nki-studio.simulationTimeout if it is just slow)")
+                                      "(an infinite loop? if it is just slow, raise --timeout / nki-studio.simulationTimeout)")
     elif what == "cancelled":
         status, message = "cancelled", f"simulation of {kernel} was cancelled"
     else:
