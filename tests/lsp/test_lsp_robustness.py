@@ -1,11 +1,14 @@
-"""End-to-end: a rule that raises does not take the server down; it becomes one internal-error diagnostic."""
+"""End-to-end: a rule that prints to stdout and raises does not take the server down; it becomes one
+internal-error diagnostic per publish."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_lsp
 from lsp_harness import HERE, change_doc, open_doc, recording_client, start, wait_diagnostics
 from lsprotocol import types
@@ -37,7 +40,9 @@ def _internal(diags: list[types.Diagnostic]) -> list[types.Diagnostic]:
     return [d for d in diags if d.code == "NKI999"]
 
 
-async def test_raising_rule_reported_once_and_server_survives(raising: LanguageClient, workdir: Path) -> None:
+async def test_raising_rule_reported_once_and_server_survives(
+    raising: LanguageClient, workdir: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     uri = open_doc(raising, workdir / "k.py", KERNEL)
     (d,) = _internal(await wait_diagnostics(raising, uri, 1))
     assert d.range.start.line == 0
@@ -55,3 +60,11 @@ async def test_raising_rule_reported_once_and_server_survives(raising: LanguageC
     assert result is None  # no noqa offered for an internal error
     tracebacks = [m.message for m in raising.log_messages if "deliberate failure" in m.message]
     assert tracebacks, "the rule failure must be logged to the client"
+    # The rule's print went to the server's stderr (forwarded here by pytest-lsp), not into the protocol.
+    err = ""
+    for _ in range(100):
+        err += capfd.readouterr().err
+        if "stray output from a rule" in err:
+            break
+        await asyncio.sleep(0.02)
+    assert "stray output from a rule" in err

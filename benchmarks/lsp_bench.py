@@ -1,0 +1,270 @@
+"""Language-server benchmark: start-up to first diagnostics and the didChange -> publishDiagnostics round trip.
+
+Drives the real ``nki-studio serve`` process over stdio with pygls' LanguageClient, on a generated
+2,000-line kernel module (``generate_module``). Prints figures; asserts nothing.
+
+* start to first diagnostics: process spawn -> initialize -> didOpen -> first publishDiagnostics, with every
+  feature module loaded and with lint only (so the cost of each feature's imports is visible);
+* round trip: 50 incremental one-line edits, each waiting for the diagnostics of its version; measured with
+  the debounce at 0 (the raw round trip) and at the default 150 ms (what a typing user sees);
+* in-process ``lint_source`` time on the same text, in the same run, so server overhead = round trip - lint.
+
+Targets (issue 2): start <= 1 s; round trip p50 <= 50 ms, p95 <= 100 ms (without debounce).
+
+Run: ``.venv/bin/python benchmarks/lsp_bench.py [--edits 50] [--starts 5] [--lines 2000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+_UNIT = '''
+
+TILE_{i} = 128
+N_{i} = {n}
+
+
+def load_tile_{i}(src, p0, dtype):
+    """Helper inlined into the kernels below: one [128, N] tile from HBM into SBUF."""
+    tile = nl.ndarray((TILE_{i}, N_{i}), dtype=dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=tile, src=src[p0:p0 + TILE_{i}, 0:N_{i}])
+    return tile
+
+
+@nki.jit
+def tensor_add_{i}(a, b):
+    """out = a + b, tile by tile."""
+    assert a.shape == (TILE_{i} * 4, N_{i})
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for t in range(a.shape[0] // TILE_{i}):
+        x = load_tile_{i}(a, t * TILE_{i}, a.dtype)
+        y = load_tile_{i}(b, t * TILE_{i}, b.dtype)
+        z = nl.ndarray((TILE_{i}, N_{i}), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
+        nisa.dma_copy(dst=out[t * TILE_{i}:(t + 1) * TILE_{i}, 0:N_{i}], src=z)
+    return out
+
+
+@nki.jit
+def matmul_{i}(lhs_t, rhs):
+    """out[M, N] = lhs_t.T @ rhs with K tiled by 128."""
+    K, M = lhs_t.shape
+    K2, N = rhs.shape
+    assert K == K2 and M == TILE_{i} and N == N_{i}
+    out = nl.ndarray((M, N), dtype=rhs.dtype, buffer=nl.shared_hbm)
+    acc = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    for k in range(K // TILE_{i}):
+        s = load_tile_{i}(lhs_t, k * TILE_{i}, lhs_t.dtype)
+        m = nl.ndarray((TILE_{i}, N), dtype=rhs.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=m, src=rhs[k * TILE_{i}:(k + 1) * TILE_{i}, 0:N])
+        nisa.nc_matmul(dst=acc, stationary=s[0:TILE_{i}, 0:M], moving=m)
+    res = nl.ndarray((M, N), dtype=rhs.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+'''
+
+_HEADER = '''"""Generated NKI kernel module for the language-server benchmark."""
+import nki
+import nki.isa as nisa
+import nki.language as nl
+'''
+
+
+def generate_module(lines: int = 2000) -> str:
+    """A kernel module of about ``lines`` lines: repeated helper + tensor-add + tiled-matmul units."""
+    parts = [_HEADER]
+    i = 0
+    while sum(p.count("\n") for p in parts) < lines:
+        parts.append(_UNIT.format(i=i, n=256 + 128 * (i % 3)))
+        i += 1
+    return "".join(parts)
+
+
+class _Client(LanguageClient):
+    """A pygls client that timestamps every publishDiagnostics."""
+
+    def __init__(self) -> None:
+        super().__init__("nki-studio-bench", "1")
+        self.published: list[tuple[float, types.PublishDiagnosticsParams]] = []
+        self.event = asyncio.Event()
+
+        @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def publish(params: types.PublishDiagnosticsParams) -> None:
+            self.published.append((time.perf_counter(), params))
+            self.event.set()
+
+        @self.feature(types.WINDOW_LOG_MESSAGE)
+        def log_message(params: types.LogMessageParams) -> None:
+            pass
+
+        @self.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def register(params: types.RegistrationParams) -> None:
+            pass
+
+    async def wait_version(self, uri: str, version: int, timeout: float = 30.0) -> tuple[float, int]:
+        """Time of the publish for ``uri`` at ``version`` and its number of diagnostics."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            for t, p in self.published:
+                if p.uri == uri and p.version == version:
+                    return t, len(p.diagnostics)
+            self.event.clear()
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise TimeoutError(f"no diagnostics for {uri} v{version}")
+            try:
+                await asyncio.wait_for(self.event.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+
+def _server_command(features: str | None) -> list[str]:
+    if features is None:
+        return [sys.executable, "-m", "nki_studio", "serve", "--log-level", "warning"]
+    # Same server, chosen feature modules (to attribute start-up cost); logging as `serve` sets it up.
+    code = (
+        "import sys; from nki_studio.lsp import logs; from nki_studio.lsp.server import create_server; "
+        f"logs.configure_stderr('warning'); create_server({features!r}.split(',')).start_io(sys.stdin.buffer, sys.stdout.buffer)"
+    )
+    return [sys.executable, "-c", code]
+
+
+async def _session(text: str, path: Path, options: dict[str, Any], features: str | None = None) -> tuple[_Client, str, float]:
+    """Spawn, initialise, open ``text``; returns the client, uri and seconds from spawn to first diagnostics."""
+    client = _Client()
+    t0 = time.perf_counter()
+    await client.start_io(*_server_command(features))
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(), initialization_options={"nki-studio": options}
+        )
+    )
+    client.initialized(types.InitializedParams())
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+    )
+    t_first, _ = await client.wait_version(uri, 1)
+    return client, uri, t_first - t0
+
+
+async def _close(client: _Client) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+async def measure_start(text: str, path: Path, runs: int, features: str | None) -> list[float]:
+    """Seconds from process spawn to the first diagnostics, ``runs`` times."""
+    out = []
+    for _ in range(runs):
+        client, _, seconds = await _session(text, path, {"lintDebounceMs": 0}, features)
+        out.append(seconds)
+        await _close(client)
+    return out
+
+
+async def measure_round_trips(text: str, path: Path, edits: int, debounce_ms: int) -> tuple[list[float], int]:
+    """Milliseconds from didChange to its publishDiagnostics for ``edits`` one-line edits."""
+    client, uri, _ = await _session(text, path, {"lintDebounceMs": debounce_ms})
+    lines = text.split("\n")
+    target = next(i for i, line in enumerate(lines) if line.startswith("N_0 = "))
+    out: list[float] = []
+    n_diags = 0
+    for k in range(edits):
+        version = k + 2
+        new_line = f"N_0 = {256 + 128 * (k % 4)}"
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(
+                start=types.Position(line=target, character=0),
+                end=types.Position(line=target, character=len(lines[target])),
+            ),
+            text=new_line,
+        )
+        lines[target] = new_line
+        t0 = time.perf_counter()
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]
+            )
+        )
+        t1, n_diags = await client.wait_version(uri, version)
+        out.append((t1 - t0) * 1000)
+        await asyncio.sleep(0.02)  # a short pause between keystrokes, so edits do not queue
+    await _close(client)
+    return out, n_diags
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def lint_in_process(text: str, path: Path, runs: int) -> list[float]:
+    """Milliseconds per ``lint_source`` call on the same text (first call excluded: it imports the rules)."""
+    from nki_studio.nkilint.api import lint_source
+
+    lint_source(text, str(path))
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        lint_source(text, str(path))
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    text = generate_module(args.lines)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "pyproject.toml").write_text("[tool.nki-studio]\n")
+        path = work / "generated_kernels.py"
+        path.write_text(text)
+        small = work / "small.py"
+        small_text = generate_module(40)
+        small.write_text(small_text)
+        n_lines = text.count("\n")
+        print(f"generated module: {n_lines} lines, {text.count('@nki.jit')} kernels; cpu count {os.cpu_count()}, "
+              f"load average {os.getloadavg()[0]:.2f}")
+
+        lint_ms = lint_in_process(text, path, 10)
+        print(f"in-process lint_source: p50 {statistics.median(lint_ms):.1f} ms, min {min(lint_ms):.1f} ms")
+
+        for label, features in (("all features", None), ("lint only", "lint")):
+            for doc_label, doc_text, doc_path in (("small file", small_text, small), (f"{n_lines}-line module", text, path)):
+                starts = await measure_start(doc_text, doc_path, args.starts, features)
+                print(f"start -> first diagnostics ({label}, {doc_label}): median {statistics.median(starts):.3f} s, "
+                      f"min {min(starts):.3f} s, max {max(starts):.3f} s over {len(starts)} starts (target <= 1 s)")
+
+        for debounce in (0, 150):
+            trips, n_diags = await measure_round_trips(text, path, args.edits, debounce)
+            print(f"didChange -> publishDiagnostics, debounce {debounce} ms, {args.edits} edits, {n_diags} diagnostics: "
+                  f"p50 {_pct(trips, 0.5):.1f} ms, p95 {_pct(trips, 0.95):.1f} ms, max {max(trips):.1f} ms"
+                  + (" (targets p50 <= 50 ms, p95 <= 100 ms)" if debounce == 0 else " (includes the debounce delay)"))
+            if debounce == 0:
+                overhead = _pct(trips, 0.5) - statistics.median(lint_ms)
+                print(f"  server overhead beyond lint (p50 round trip - p50 lint): {overhead:.1f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=2000)
+    parser.add_argument("--edits", type=int, default=50)
+    parser.add_argument("--starts", type=int, default=5)
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
