@@ -12,6 +12,7 @@ Legacy ``neuronxcc.nki`` names resolve to their literal dotted path (``neuronxcc
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 LEGACY_PREFIX = "neuronxcc.nki"
@@ -67,8 +68,13 @@ class ImportAliases:
     @classmethod
     def from_tree(cls, tree: ast.AST) -> ImportAliases:
         """Collect the imports of a parsed module. Later bindings of the same name win, as in Python."""
+        return cls.from_nodes(ast.walk(tree))
+
+    @classmethod
+    def from_nodes(cls, nodes: Iterable[ast.AST]) -> ImportAliases:
+        """Like :meth:`from_tree` over an already computed node list."""
         table = cls()
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:

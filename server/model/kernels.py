@@ -42,6 +42,10 @@ class ModuleInfo:
     aliases: ImportAliases
     functions: dict[str, FunctionInfo] = field(default_factory=dict)  # qualname -> info
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)  # module-level classes
+    nodes: list[ast.AST] = field(default_factory=list)  # every node, one shared walk
+    # local name -> (imported module, level, attribute or None for ``import x as name``), all import forms
+    import_index: dict[str, tuple[str, int, str | None]] = field(default_factory=dict)
+    kernels_marked: bool = False
 
     @property
     def lines(self) -> list[str]:
@@ -164,9 +168,19 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     """Parse (unless ``tree`` is given) and index a module's functions, classes and imports."""
     if tree is None:
         tree = ast.parse(source, filename=path)
+    nodes = list(ast.walk(tree))
     module = ModuleInfo(path=os.path.abspath(path) if path else path, source=source, tree=tree,
-                        aliases=ImportAliases.from_tree(tree))
+                        aliases=ImportAliases.from_nodes(nodes), nodes=nodes)
     _index_functions(module, tree.body, prefix="", parent=None)
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    module.import_index[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    module.import_index[alias.asname] = (alias.name, 0, None)
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
             module.classes[stmt.name] = stmt
@@ -213,6 +227,9 @@ def kernel_decorator_name(expr: ast.expr, aliases: ImportAliases) -> str | None:
 
 
 def _mark_kernels(module: ModuleInfo) -> None:
+    if module.kernels_marked:
+        return
+    module.kernels_marked = True
     for info in module.functions.values():
         for dec in info.node.decorator_list:
             name = kernel_decorator_name(dec, module.aliases)
@@ -221,7 +238,7 @@ def _mark_kernels(module: ModuleInfo) -> None:
                 info.kernel_legacy = is_legacy(name) or name.startswith("torch_neuronx")
                 break
     # ``k = nki.jit(f)`` / ``nki.jit(f)(...)``: wrapping a function by call makes it a kernel too.
-    for node in ast.walk(module.tree):
+    for node in module.nodes:
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
             name = kernel_decorator_name(node.func, module.aliases)
             target = module.functions.get(node.args[0].id)
@@ -236,6 +253,7 @@ class _Resolver:
     def __init__(self, loader: ModuleLoader) -> None:
         self.loader = loader
         self.loaded = 0
+        self.symbols: dict[tuple[str, str], tuple[ModuleInfo, str] | ModuleInfo | None] = {}
 
     def local_module(self, module: ModuleInfo, dotted: str, level: int) -> ModuleInfo | None:
         """Module ``dotted`` imported from ``module`` (relative when ``level`` > 0), if it is a local file."""
@@ -267,25 +285,25 @@ class _Resolver:
 
     def imported_symbol(self, module: ModuleInfo, name: str) -> tuple[ModuleInfo, str] | ModuleInfo | None:
         """Where a name bound by ``from X import name`` or ``import X as name`` in ``module`` lives locally."""
-        for stmt in ast.walk(module.tree):
-            if isinstance(stmt, ast.ImportFrom):
-                for alias in stmt.names:
-                    if (alias.asname or alias.name) != name:
-                        continue
-                    src = stmt.module or ""
-                    if stmt.level == 0 and _is_external(src):
-                        return None
-                    target = self.local_module(module, src, stmt.level)
-                    if target is not None and (alias.name in target.functions or alias.name in target.classes):
-                        return (target, alias.name)
-                    # ``from pkg import submodule``
-                    sub = self.local_module(module, f"{src}.{alias.name}" if src else alias.name, stmt.level)
-                    return sub
-            elif isinstance(stmt, ast.Import):
-                for alias in stmt.names:
-                    if alias.asname == name and not _is_external(alias.name):
-                        return self.local_module(module, alias.name, 0)
-        return None
+        key = (module.path, name)
+        if key not in self.symbols:
+            self.symbols[key] = self._imported_symbol(module, name)
+        return self.symbols[key]
+
+    def _imported_symbol(self, module: ModuleInfo, name: str) -> tuple[ModuleInfo, str] | ModuleInfo | None:
+        entry = module.import_index.get(name)
+        if entry is None:
+            return None
+        src, level, attr = entry
+        if level == 0 and _is_external(src):
+            return None
+        if attr is None:  # ``import pkg.mod as name``
+            return self.local_module(module, src, 0)
+        target = self.local_module(module, src, level)
+        if target is not None and (attr in target.functions or attr in target.classes):
+            return (target, attr)
+        # ``from pkg import submodule``
+        return self.local_module(module, f"{src}.{attr}" if src else attr, level)
 
 
 _EXTERNAL_ROOTS = frozenset({"nki", "neuronxcc", "numpy", "torch", "math", "jax", "torch_neuronx", "typing",
@@ -370,7 +388,7 @@ def _resolve_ref(func: FunctionInfo, expr: ast.expr, resolver: _Resolver
             return module.functions[name]
         if name in module.classes:
             return (module, module.classes[name])
-        if name in module.aliases.bindings or _imported_relatively(module, name):
+        if name in module.import_index:
             found = resolver.imported_symbol(module, name)
             if isinstance(found, tuple):
                 mod, sym = found
@@ -383,7 +401,7 @@ def _resolve_ref(func: FunctionInfo, expr: ast.expr, resolver: _Resolver
         owner = expr.value.id
         if owner in module.classes:
             return module.functions.get(f"{owner}.{expr.attr}")
-        if owner in module.aliases.bindings or _imported_relatively(module, owner):
+        if owner in module.import_index:
             target = module.aliases.bindings.get(owner, "")
             if target and _is_external(target):
                 return None
@@ -394,11 +412,3 @@ def _resolve_ref(func: FunctionInfo, expr: ast.expr, resolver: _Resolver
                 if expr.attr in found.classes:
                     return (found, found.classes[expr.attr])
     return None
-
-
-def _imported_relatively(module: ModuleInfo, name: str) -> bool:
-    for stmt in module.tree.body:
-        if isinstance(stmt, ast.ImportFrom) and stmt.level > 0:
-            if any((a.asname or a.name) == name for a in stmt.names):
-                return True
-    return False

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
-from nki_studio.model.imports import ImportAliases
+from nki_studio.model.imports import ImportAliases, to_canonical
 from nki_studio.model.kernels import FunctionInfo, KernelDiscovery
 from nki_studio.model.targets import Target
 from nki_studio.nkilint.config import LintConfig
@@ -60,14 +60,56 @@ class LintContext:
 
     def walk_kernel_code(self) -> Iterator[ast.AST]:
         """Every AST node of this file's kernel code, each once (nested defs included)."""
+        return iter(self.kernel_nodes)
+
+    @cached_property
+    def kernel_nodes(self) -> list[ast.AST]:
+        """All nodes of this file's kernel code (computed once; rules share it)."""
+        out: list[ast.AST] = []
         for root in self.discovery.kernel_code_roots():
-            yield from ast.walk(root)
+            out.extend(ast.walk(root))
+        return out
+
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """All nodes of the file (one walk shared by every rule and kernel discovery)."""
+        if self.discovery.module.tree is self.tree and self.discovery.module.nodes:
+            return self.discovery.module.nodes
+        return list(ast.walk(self.tree))
+
+    @cached_property
+    def calls(self) -> list[ast.Call]:
+        """All call expressions of the file."""
+        return [n for n in self.nodes if isinstance(n, ast.Call)]
+
+    @cached_property
+    def call_of(self) -> dict[int, ast.Call]:
+        """id(callee expression) -> the call: ``call_of[id(node)]`` is the call when ``node`` is called."""
+        return {id(c.func): c for c in self.calls}
+
+    @cached_property
+    def refs(self) -> dict[str, list[tuple[ast.Name | ast.Attribute, str]]]:
+        """Imported names read anywhere in the file: resolved dotted name -> [(node, raw dotted name)], keyed by
+        the canonical (legacy mapped onto ``nki``) name."""
+        out: dict[str, list[tuple[ast.Name | ast.Attribute, str]]] = {}
+        bindings = self.aliases.bindings
+        for node in self.nodes:
+            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+                head = node
+                while isinstance(head, ast.Attribute):
+                    head = head.value
+                if not isinstance(head, ast.Name) or head.id not in bindings:
+                    continue
+                raw = self.aliases.resolve(node)
+                if raw is not None:
+                    out.setdefault(to_canonical(raw), []).append((node, raw))
+        return out
 
     @cached_property
     def parents(self) -> dict[int, ast.AST]:
         """id(node) -> parent node, for the whole file."""
         out: dict[int, ast.AST] = {}
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             for child in ast.iter_child_nodes(node):
                 out[id(child)] = node
         return out
@@ -106,8 +148,18 @@ class LintContext:
         return Span(full.line, full.column, full.line, len(line.rstrip()) + 1)
 
     def text(self, node: ast.AST) -> str:
-        """The exact source text of a node."""
-        return ast.get_source_segment(self.source, node) or ""
+        """The exact source text of a node (like ``ast.get_source_segment``, without re-splitting the file)."""
+        lineno, end_lineno = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+        if lineno is None or end_lineno is None or col is None or end_col is None:
+            return ""
+        raw = [line.encode("utf-8") for line in self.lines[lineno - 1:end_lineno]]
+        if not raw:
+            return ""
+        if len(raw) == 1:
+            return raw[0][col:end_col].decode("utf-8", errors="replace")
+        parts = [raw[0][col:], *raw[1:-1], raw[-1][:end_col]]
+        return "\n".join(p.decode("utf-8", errors="replace") for p in parts)
 
     def replace(self, node: ast.AST, new_text: str) -> TextEdit:
         """An edit replacing a node's source text."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator
 
-from nki_studio.model.imports import is_legacy, to_canonical
+from nki_studio.model.imports import is_legacy
 from nki_studio.model.kernels import FunctionInfo
 from nki_studio.model.kinds import FunctionKinds, classify
 from nki_studio.model.targets import NkiVersion
@@ -132,15 +132,11 @@ def resolved_refs(ctx: LintContext, names: Iterable[str], *, legacy: bool = Fals
     """Every load of an NKI name in the whole file, as (node, canonical name), for the given canonical names.
 
     Legacy ``neuronxcc.nki`` spellings are skipped unless ``legacy`` (legacy code is NKI208's business)."""
-    wanted = frozenset(names)
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
-            raw = ctx.aliases.resolve(node)
-            if raw is None:
-                continue
-            canonical = to_canonical(raw)
-            if canonical in wanted and (legacy or not is_legacy(raw)):
-                yield node, canonical
+    refs = ctx.refs
+    for name in names:
+        for node, raw in refs.get(name, ()):
+            if legacy or not is_legacy(raw):
+                yield node, name
 
 
 def remove_keyword(ctx: LintContext, call: ast.Call, kw: ast.keyword) -> TextEdit:

@@ -52,10 +52,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     removed = ctx.target.nki_version >= V07
     severity = Severity.ERROR if removed else None
     what = "removed in NKI 0.7" if removed else "deprecated since NKI 0.6 (removed in 0.7)"
-    parents = ctx.parents
     for node, _ in resolved_refs(ctx, ("nki.language.dynamic_range",)):
-        call = parents.get(id(node))
-        loop = parents.get(id(call)) if call is not None else None
+        call = ctx.call_of.get(id(node))
+        loop = ctx.parent(call) if call is not None else None
         fix = None
         where: ast.AST = node
         if isinstance(call, ast.Call) and isinstance(loop, ast.For) and loop.iter is call:

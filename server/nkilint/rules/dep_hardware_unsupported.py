@@ -42,9 +42,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """The `nl` API list marks `divide` as not supported, and `fmod`/`mod` work in simulation only (known issue
     since 0.3.0). A kernel that simulates fine therefore fails to compile. `divide` is rewritten as a multiply by
     the reciprocal."""
-    parents = ctx.parents
     for node, name in resolved_refs(ctx, _OPS):
-        call = parents.get(id(node))
+        call = ctx.call_of.get(id(node))
         fix = _divide_fix(ctx, call) if name.endswith("divide") and isinstance(call, ast.Call) and \
             call.func is node else None
         yield ctx.finding("NKI212", node, f"nl.{name.rsplit('.', 1)[1]} {_OPS[name]}", fix=fix)

@@ -24,7 +24,7 @@ from nki_studio.nkilint.ruleutil import V03, remove_keyword
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Since 0.3.0 `nki.jit` ignores `mode=` (simulate with `nki.simulate(kernel)(...)` or `NKI_SIMULATOR=1`)
     and rejects `platform_target=` (set `NEURON_PLATFORM_TARGET_OVERRIDE` instead)."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.calls:
         if not isinstance(node, ast.Call):
             continue
         raw = ctx.aliases.resolve(node.func)

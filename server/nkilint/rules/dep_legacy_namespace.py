@@ -73,7 +73,17 @@ def _legacy_names_in_kernel_code(ctx: LintContext) -> set[str]:
         if func.kernel_legacy and func.module is ctx.discovery.module:
             for dec in func.node.decorator_list:
                 used |= {n.id for n in ast.walk(dec) if isinstance(n, ast.Name)} & legacy_locals
+    # Parameter/return annotations are evaluated by Python when the def runs, not specialised as kernel code,
+    # so an annotation-only use (``x: nt.tensor``) stays a warning.
+    in_annotations: set[int] = set()
+    for func in ctx.kernel_code():
+        a = func.node.args
+        for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
+            if arg is not None and arg.annotation is not None:
+                in_annotations.update(id(n) for n in ast.walk(arg.annotation))
+        if func.node.returns is not None:
+            in_annotations.update(id(n) for n in ast.walk(func.node.returns))
     for node in ctx.walk_kernel_code():
-        if isinstance(node, ast.Name) and node.id in legacy_locals:
+        if isinstance(node, ast.Name) and node.id in legacy_locals and id(node) not in in_annotations:
             used.add(node.id)
     return used

@@ -28,7 +28,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     graph's `--lnc` a compile error (NCC_EVRF066). Set `NEURON_LOGICAL_NC_CONFIG` to the degree and call the
     kernel plainly."""
     kernels = {k.node.name for k in ctx.discovery.kernels}
-    for node in ast.walk(ctx.tree):
+    for node in ctx.calls:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in kernels):
             yield ctx.finding("NKI211", node.func, f"{ctx.text(node.func)}(...) launch syntax is being deprecated "

@@ -35,11 +35,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """Since the new compiler fully unrolls these iterators they are plain aliases of Python's `range()`
     (0.6.0 stub: "Prefer range()"); NKI 0.7 keeps them deprecated. The quick fix renames the call to `range`
     with the same arguments."""
-    parents = ctx.parents
     for node, name in resolved_refs(ctx, _SINCE):
         if ctx.target.nki_version < _SINCE[name]:
             continue
-        call = parents.get(id(node))
+        call = ctx.call_of.get(id(node))
         fix = None
         if isinstance(call, ast.Call) and call.func is node and not call.keywords and "range" not in \
                 ctx.aliases.bindings:

@@ -61,7 +61,6 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """These names existed in the legacy `neuronxcc.nki` API or in older `nki` releases and are gone from the
     current `nki` package, so the kernel fails with an attribute error. Renames (`nki.trace` -> `nki.jit`,
     `nki.tensor` -> `nki.meta.tensor`, `nl.fp32.min` -> the literal) are fixed automatically."""
-    parents = ctx.parents
     for node, name in resolved_refs(ctx, _REMOVED):
         if ctx.target.nki_version < _SINCE.get(name, V02):
             continue
@@ -70,7 +69,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         target: ast.AST = node
         if renamed and isinstance(node, ast.Attribute):
             fix = Fix(f"Replace with {renamed}", (ctx.replace(node, f"{ctx.text(node.value)}.{renamed}"),))
-        parent = parents.get(id(node))
+        parent = ctx.parent(node) if name == "nki.language.fp32" else None
         if name == "nki.language.fp32" and isinstance(parent, ast.Attribute) and parent.attr == "min":
             target = parent
             fix = Fix("Replace with -3.4028235e+38", (ctx.replace(parent, "-3.4028235e+38"),))

@@ -50,7 +50,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """These keywords no longer exist in `nki.isa`, so the call fails. Renames are fixed automatically
     (`is_moving_zero` -> `is_moving_onezero`, `imm` -> `src`, `use_gpsimd_dma=True` -> `dma_engine=...`);
     `psumAccumulateFlag` is dropped; `dst_rmw_op` needs a manual move to `nisa.dma_compute`."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.calls:
         if not isinstance(node, ast.Call) or not node.keywords:
             continue
         api = ctx.aliases.canonical(node.func)

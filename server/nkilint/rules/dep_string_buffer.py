@@ -24,7 +24,7 @@ _BUFFERS = {"sbuf", "psum", "hbm", "private_hbm", "shared_hbm"}
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Since 0.3.0 buffers must be memory-region objects (`nl.sbuf`, `nl.psum`, `nl.hbm`, `nl.private_hbm`,
     `nl.shared_hbm`); the string names are rejected. The quick fix substitutes the object."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.calls:
         if not isinstance(node, ast.Call):
             continue
         name = ctx.aliases.canonical(node.func)

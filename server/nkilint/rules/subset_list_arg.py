@@ -37,7 +37,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 yield ctx.finding("NKI115", default, f"list default for a parameter of kernel `{kernel.qualname}`; "
                                                      "kernels take tuples, not lists", fix=_tuple_fix(ctx, default),
                                   severity=severity)
-    for node in ast.walk(ctx.tree):
+    for node in ctx.calls:
         if not isinstance(node, ast.Call):
             continue
         callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func  # kernel[2](...)
