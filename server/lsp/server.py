@@ -55,6 +55,7 @@ class NkiLanguageServer(LanguageServer):
         # Analysis jobs run here, not in pygls' pool (its stdin reader holds one of those threads).
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nki-job")
         self.loaded_features: list[str] = []
+        self.failed_features: dict[str, str] = {}  # module name -> error, reported to the client at initialize
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._doc_listeners: dict[str, list[DocumentListener]] = {e: [] for e in ("open", "change", "save", "close")}
@@ -187,6 +188,8 @@ class NkiLanguageServer(LanguageServer):
             logs.attach_client(lambda p: ls.call_soon(lambda: ls.window_log_message(p)))
             ls.apply_settings(params.initialization_options, "initializationOptions")
             log.info("nki-studio %s language server initialised (features: %s)", __version__, ", ".join(ls.loaded_features))
+            for name, error in ls.failed_features.items():
+                log.error("feature %s is unavailable: it failed to load (%s)", name, error)
 
         @self.feature(types.INITIALIZED)
         async def initialized(ls: NkiLanguageServer, params: types.InitializedParams) -> None:
@@ -300,8 +303,9 @@ def create_server(features: Sequence[str] = FEATURES) -> NkiLanguageServer:
     for name in features:
         try:
             importlib.import_module(f"nki_studio.lsp.features.{name}").register(server)
-        except Exception:
+        except Exception as exc:
             log.exception("feature %s failed to load; continuing without it", name)
+            server.failed_features[name] = f"{type(exc).__name__}: {exc}"
             continue
         server.loaded_features.append(name)
     return server

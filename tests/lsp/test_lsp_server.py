@@ -1,0 +1,63 @@
+"""Unit tests of the server's feature registry and merged providers (in process, no stdio)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+from nki_studio.lsp.server import FEATURES, create_server
+
+
+def test_broken_feature_is_skipped_and_remembered() -> None:
+    server = create_server(("lint", "no_such_feature"))
+    assert server.loaded_features == ["lint"]
+    assert "no_such_feature" in server.failed_features
+
+
+def test_every_listed_feature_loads() -> None:
+    server = create_server()
+    assert server.loaded_features == list(FEATURES) and not server.failed_features
+
+
+def _hover_params() -> types.HoverParams:
+    return types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri="file:///k.py"), position=types.Position(line=0, character=0)
+    )
+
+
+async def test_hover_providers_are_merged_and_failures_contained() -> None:
+    server = create_server(())
+
+    def first(params: Any) -> types.Hover:
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="**one**"))
+
+    async def second(params: Any) -> types.Hover:
+        return types.Hover(contents="two")
+
+    def broken(params: Any) -> types.Hover:
+        raise RuntimeError("provider bug")
+
+    def nothing(params: Any) -> None:
+        return None
+
+    for provider in (first, broken, nothing, second):
+        server.add_hover_provider(provider)
+    handler = server.protocol.fm.features[types.TEXT_DOCUMENT_HOVER]
+    hover = await handler(_hover_params())
+    assert isinstance(hover.contents, types.MarkupContent)
+    assert hover.contents.value == "**one**\n\n---\n\ntwo"
+
+
+async def test_code_action_kinds_accumulate() -> None:
+    server = create_server(())
+    server.add_code_action_provider(lambda p: [types.CodeAction(title="a")], kinds=[types.CodeActionKind.QuickFix])
+    server.add_code_action_provider(lambda p: None, kinds=[types.CodeActionKind.RefactorRewrite])
+    options = server.protocol.fm.feature_options[types.TEXT_DOCUMENT_CODE_ACTION]
+    assert list(options.code_action_kinds) == [types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]
+    handler = server.protocol.fm.features[types.TEXT_DOCUMENT_CODE_ACTION]
+    params = types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri="file:///k.py"),
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        context=types.CodeActionContext(diagnostics=[]),
+    )
+    assert [a.title for a in await handler(params)] == ["a"]
