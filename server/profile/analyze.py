@@ -42,7 +42,7 @@ class ProfileReport:
         lines = [f"  {m.recorded}: {m.how}" + (f" ({', '.join(m.candidates)})" if m.candidates else "")
                  for m in self.unmapped]
         return ("None of the source paths recorded in the profile maps to a file here:\n" + "\n".join(lines) +
-                "\nAdd a path mapping (setting nki-studio.profile.pathMappings, CLI --path-map REMOTE=LOCAL) or "
+                "\nAdd a path mapping (setting nki-studio.pathMappings, CLI --path-map REMOTE=LOCAL) or "
                 "name the kernel file (--source FILE).")
 
     def profile_info(self, mapped: MappedFile | None = None) -> dict[str, Any]:

@@ -167,7 +167,13 @@ def compute_metrics(
 
     # --- kernel level ---------------------------------------------------------------------------
     work = in_scope & ~is_wait
-    c_isl = iv.grouped_islands(core_idx[work], start[work], end[work], sorted_by_start=True)
+    # Engine islands first; the compute union per core is then the union of those (far fewer) islands.
+    ne = len(ins.engine.values)
+    eng_codes = ins.engine.codes.astype(np.int64)
+    ek = np.maximum(eng_codes[work], 0) * nc + core_idx[work]
+    e_isl = iv.grouped_islands(ek, start[work], end[work], sorted_by_start=True)
+    eng_busy = iv.sum_by_group(e_isl[0], e_isl[2] - e_isl[1], max(ne, 1) * nc).reshape(max(ne, 1), nc)
+    c_isl = iv.grouped_islands(e_isl[0] % nc, e_isl[1], e_isl[2])
     compute_per_core = iv.sum_by_group(c_isl[0], c_isl[2] - c_isl[1], nc)
     d_isl, dma_source, dma_bytes, bytes_source = _dma_islands(profile, opts, window, core_idx.dtype, cores_present)
     dma_per_core = iv.sum_by_group(d_isl[0], d_isl[2] - d_isl[1], nc)
@@ -185,10 +191,6 @@ def compute_metrics(
     span = _span(start[in_scope], end[in_scope], d_isl)
     latency, latency_source = _latency(profile, window, span)
 
-    ne = len(ins.engine.values)
-    eng_codes = ins.engine.codes.astype(np.int64)
-    ek = (eng_codes[work] * nc + core_idx[work]) if ne else np.zeros(0, np.int64)
-    eng_busy = iv.grouped_union_length(ek, start[work], end[work], max(ne, 1) * nc, sorted_by_start=True).reshape(max(ne, 1), nc)
     engines = {ins.engine.values[e]: int(eng_busy[e, main_core]) for e in range(ne) if eng_busy[e].any()}
     if not engines and profile.summary:
         engines = _engines_from_summary(profile.summary)

@@ -32,7 +32,7 @@ WHAT_STILL_WORKS = (
     "What still works: `neuron-explorer view --output-format summary-json` (kernel summary), "
     "`--output-format perfetto` (engine/DMA timelines, and per-line heat when slices carry source locations), "
     "or reading this directory anyway with the schema check turned off (--ignore-schema-version / setting "
-    "nki-studio.profile.ignoreSchemaVersion), which uses every column it still recognises."
+    "nki-studio.profileIgnoreSchemaVersion), which uses every column it still recognises."
 )
 
 

@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import fixturegen
 import pytest
 import pytest_lsp
 from corrupt import corrupt_variants
+from fixturewriters import write_parquet
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -66,7 +68,8 @@ async def _run(client: LanguageClient, command: str, *args: Any) -> Any:
 
 
 @pytest.mark.asyncio
-async def test_load_hover_edit_clear(client: LanguageClient, kernel_file: Path, kernel_files: dict[str, Path]) -> None:
+async def test_load_hover_edit_clear(client: LanguageClient, kernel_file: Path, kernel_files: dict[str, Path],
+                                     kernel_timeline: fixturegen.Timeline) -> None:
     root = kernel_file.parent.parent
     await _start(client, root, {"inlayHints": True})
     result = await _run(client, "nki-studio.loadProfile", kernel_files["parquet"].as_uri())
@@ -77,8 +80,9 @@ async def test_load_hover_edit_clear(client: LanguageClient, kernel_file: Path, 
     lines = _get(payload, "lines")
     source = kernel_file.read_text().splitlines()
     painted = {_get(ln, "line") for ln in lines}
-    # Every painted line is a code line of the kernel body; the hottest has heat 1.
-    assert painted and all(source[n].startswith("    ") for n in painted)
+    # Exactly the lines the profile recorded (1-based in the profile, 0-based in LSP), all kernel-body code.
+    recorded = {int(loc.rpartition(":")[2]) - 1 for text in kernel_timeline.location if text for loc in text.split(",")}
+    assert painted == recorded and all(source[n].startswith("    ") for n in painted)
     assert max(_get(ln, "heat") for ln in lines) == 1.0
     assert "longest common path suffix" in _get(_get(_get(payload, "profile"), "mapping"), "how")
     assert _get(_get(payload, "kernel"), "latency_source") == "Summary.total_exec_time"
@@ -134,3 +138,21 @@ async def test_bad_profiles_get_error_responses_and_the_server_survives(
     result = await _run(client, "nki-studio.loadProfile", {"uri": kernel_files["json"].as_uri()})
     assert _get(result, "files") == [kernel_file.resolve().as_uri()]
     assert "path mapping" in _get(_get(result, "mapping")[0], "how")
+
+
+@pytest.mark.asyncio
+async def test_one_notification_per_mapped_document(client: LanguageClient, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    for name in ("rmsnorm.py", "helpers.py"):
+        (ws / "kernels").mkdir(parents=True, exist_ok=True)
+        (ws / "kernels" / name).write_text("\n".join(f"    line{i}" for i in range(1, 61)) + "\n")
+    tl = fixturegen.walkthrough_timeline()
+    tl.location[2] = "/home/ubuntu/kernels/helpers.py:3"
+    profile = write_parquet(tl, tmp_path / "p")
+    await _start(client, ws)
+    result = await _run(client, "nki-studio.loadProfile", profile.as_uri())
+    uris = {(ws / "kernels" / n).resolve().as_uri(): n for n in ("rmsnorm.py", "helpers.py")}
+    assert set(_get(result, "files")) == set(uris)
+    got = {_get(p, "uri"): sorted(_get(ln, "line") for ln in _get(p, "lines")) for p in await _wait(client, 2)}
+    assert got == {next(u for u, n in uris.items() if n == "rmsnorm.py"): [40, 46],
+                   next(u for u, n in uris.items() if n == "helpers.py"): [2]}

@@ -47,6 +47,16 @@ def test_perfetto_encodings_decode_to_the_same_lines(kernel_files: dict[str, Pat
     assert per_line(path) == per_line(kernel_files["parquet"])
 
 
+def test_perfetto_small_blocks_split_records_anywhere(kernel_files: dict[str, Path]) -> None:
+    from nki_studio.profile.model import sort_by_start
+    from nki_studio.profile.readers.perfetto import read_pftrace
+
+    whole = compute_metrics(load_profile(kernel_files["perfetto"]))
+    for block in (7, 64, 1000):  # smaller than one packet, a few packets, many
+        tiny = compute_metrics(sort_by_start(read_pftrace(kernel_files["perfetto"], block_size=block)))
+        assert [(ln.line, ln.busy_ns, ln.instr) for ln in tiny.lines] == [(ln.line, ln.busy_ns, ln.instr) for ln in whole.lines]
+
+
 def test_format_detection(kernel_files: dict[str, Path], tmp_path: Path) -> None:
     assert detect_format(kernel_files["parquet"]) == "parquet"
     assert detect_format(kernel_files["csv"]) == "csv"
