@@ -77,3 +77,16 @@ async def test_actions_respect_only_filter(client: LanguageClient, workdir: Path
         )
     )
     assert not result
+
+
+async def test_deprecation_fix_end_to_end(client: LanguageClient, workdir: Path) -> None:
+    """A real rule's fix (NKI201 nl.affine_range -> range), tagged Deprecated, applied through the action."""
+    text = UNUSED_NOQA.replace("    x = 1  # noqa: NKI301\n", "    for i in nl.affine_range(4):\n        pass\n")
+    uri = open_doc(client, workdir / "k.py", text)
+    (diag,) = [d for d in await wait_diagnostics(client, uri, 1) if d.code == "NKI201"]
+    assert list(diag.tags or ()) == [types.DiagnosticTag.Deprecated]
+    (fix,) = [a for a in await _actions(client, uri, diag) if a.is_preferred]
+    fixed = apply_edits(text, edits_of(fix, uri))
+    assert "    for i in range(4):\n" in fixed
+    change_doc(client, uri, 2, fixed)
+    assert await wait_diagnostics(client, uri, 2) == []
