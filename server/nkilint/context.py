@@ -95,7 +95,7 @@ class LintContext:
         bindings = self.aliases.bindings
         for node in self.nodes:
             if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
-                head = node
+                head: ast.expr = node
                 while isinstance(head, ast.Attribute):
                     head = head.value
                 if not isinstance(head, ast.Name) or head.id not in bindings:
