@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,10 @@ class DocumentPositions:
         return types.Range(start=self.position(span.line, span.column), end=self.position(span.end_line, span.end_column))
 
 
+@lru_cache(maxsize=2048)
 def rule_docs_link(code: str, base_url: str | None, docs_dir: Path | None) -> types.CodeDescription | None:
-    """Where the rule's docs page is: ``base_url/CODE.md`` if configured, else the local docs file if present."""
+    """Where the rule's docs page is: ``base_url/CODE.md`` if configured, else the local docs file if present
+    (cached: one stat per code and server run)."""
     if not _RULE_CODE.fullmatch(code):
         return None
     if base_url:
