@@ -1,0 +1,35 @@
+"""Rule pages, the rule index and the README rule list match the registry (regenerate with
+``python -m nki_studio.nkilint.rule_docs``)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from nki_studio.nkilint.rule import all_rules
+from nki_studio.nkilint.rule_docs import generated_pages, readme_with_rules
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HINT = "run `python -m nki_studio.nkilint.rule_docs` from the repository root"
+
+
+@pytest.mark.parametrize("code", list(all_rules()))
+def test_every_rule_has_a_page_with_examples(code: str) -> None:
+    path = os.path.join(ROOT, "docs", "rules", f"{code}.md")
+    assert os.path.exists(path), f"{path} missing: {HINT}"
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    assert code in text
+    assert "Bad" in text and "Good" in text
+
+
+def test_generated_pages_are_current() -> None:
+    for path, expected in generated_pages(ROOT).items():
+        with open(path, encoding="utf-8") as fh:
+            assert fh.read() == expected, f"{path} is stale: {HINT}"
+
+
+def test_readme_rule_list_is_current() -> None:
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    assert readme_with_rules(readme) == readme, f"README.md rule list is stale: {HINT}"
