@@ -1,0 +1,21 @@
+// Build the .vsix for THIS platform: bundle the TypeScript, install the Python server and its
+// dependencies into bundled/ (native wheels are platform-specific), then vsce package with the
+// matching --target. Output: nki-studio-<version>.vsix at the repository root.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+const arch = { x64: 'x64', arm64: 'arm64' }[process.arch];
+const platform = { linux: 'linux', darwin: 'darwin', win32: 'win32' }[process.platform];
+if (!arch || !platform) throw new Error(`no VS Code target for ${process.platform}-${process.arch}`);
+const target = `${platform}-${arch}`;
+const out = path.join(root, `${pkg.name}-${pkg.version}.vsix`);
+const bin = (name) => path.join(root, 'node_modules', '.bin', name);
+const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
+
+run(process.execPath, [path.join(root, 'extension/scripts/build.mjs'), '--production']);
+run(process.execPath, [path.join(root, 'extension/scripts/bundle-python.mjs')]);
+run(bin('vsce'), ['package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--target', target, '--out', out]);
+console.log(`packaged ${path.relative(root, out)} for ${target} (${(fs.statSync(out).size / 2 ** 20).toFixed(1)} MiB)`);

@@ -1,0 +1,181 @@
+/** The NKI: … commands, wired to the language server and the heatmap. */
+import type * as vscode from 'vscode';
+import type { HeatController } from './heat/controller';
+import { findKernels, kernelAt } from './kernels';
+import type { KernelPanel } from './panel/kernelPanel';
+import { describeFailure, isCancellation, isUnknownCommand } from './serverErrors';
+import type { ServerManager } from './serverManager';
+import type { SimulationStore } from './simulationStore';
+import { type SimulationResult, isSuccess, parseSimulationResult, summaryLine } from './simulationSummary';
+import type { VsCode } from './vscodeApi';
+
+export interface CommandDeps {
+  vs: VsCode;
+  server: ServerManager;
+  heat: HeatController;
+  simulations: SimulationStore;
+  panel: KernelPanel;
+}
+
+const TRUST_NEEDED = 'Running a kernel executes this workspace\'s code, so NKI Studio only does it in a trusted workspace. Linting still works.';
+
+export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
+  const { vs, server, heat } = deps;
+  const reg = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable => vs.commands.registerCommand(id, fn);
+  return [
+    reg('nki-studio.simulateKernel', (...args) => simulateKernel(deps, args)),
+    reg('nki-studio.toggleSimulateOnSave', () => toggleSimulateOnSave(vs)),
+    reg('nki-studio.openProfile', (arg) => openProfile(deps, arg)),
+    reg('nki-studio.profileOnRemote', () => profileOnRemote(deps)),
+    reg('nki-studio.clearHeatmap', () => clearHeatmap(deps)),
+    reg('nki-studio.nextHottestLine', () => heat.nextHottestLine()),
+    reg('nki-studio.pickHeatmapMetric', () => heat.pickMetric()),
+    reg('nki-studio.showKernelPanel', () => deps.panel.show()),
+    reg('nki-studio.restartServer', () => server.restart('restart requested')),
+    reg('nki-studio.showLogs', () => server.log.show()),
+  ];
+}
+
+function refuseUntrusted(vs: VsCode): boolean {
+  if (vs.workspace.isTrusted) return false;
+  void vs.window.showWarningMessage(`NKI: ${TRUST_NEEDED}`, 'Manage Workspace Trust').then((pick) => {
+    if (pick) void vs.commands.executeCommand('workbench.trust.manage');
+  });
+  return true;
+}
+
+/** The kernel to run: explicit arguments (uri, name), else the one at the cursor, else a quick pick. */
+async function chooseKernel(vs: VsCode, args: unknown[]): Promise<{ uri: string; kernel: string; doc?: vscode.TextDocument } | undefined> {
+  if (typeof args[0] === 'string' && typeof args[1] === 'string') return { uri: args[0], kernel: args[1] };
+  const editor = vs.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'python') {
+    void vs.window.showInformationMessage('NKI: open a Python file with an @nki.jit kernel to simulate it.');
+    return undefined;
+  }
+  const doc = editor.document;
+  const kernels = findKernels(doc.getText());
+  if (kernels.length === 0) {
+    void vs.window.showInformationMessage('NKI: no @nki.jit kernel in this file.');
+    return undefined;
+  }
+  const here = kernelAt(kernels, editor.selection.active.line);
+  if (here) return { uri: doc.uri.toString(), kernel: here.name, doc };
+  if (kernels.length === 1) return { uri: doc.uri.toString(), kernel: kernels[0].name, doc };
+  const pick = await vs.window.showQuickPick(
+    kernels.map((k) => ({ label: k.name, description: `line ${k.defLine + 1}` })),
+    { title: 'NKI: simulate which kernel?' },
+  );
+  return pick ? { uri: doc.uri.toString(), kernel: pick.label, doc } : undefined;
+}
+
+async function simulateKernel(deps: CommandDeps, args: unknown[]): Promise<SimulationResult | undefined> {
+  const { vs, server, simulations } = deps;
+  if (refuseUntrusted(vs)) return undefined;
+  const target = await chooseKernel(vs, args);
+  if (!target) return undefined;
+  // The worker runs the file from disk.
+  if (target.doc?.isDirty) await target.doc.save();
+  const before = simulations.last;
+  let response: unknown;
+  try {
+    response = await vs.window.withProgress(
+      { location: vs.ProgressLocation.Notification, title: `NKI: simulating ${target.kernel}`, cancellable: true },
+      (progress, token) =>
+        server.executeCommand('nki-studio.simulate', [target.uri, target.kernel], token, (p) => {
+          if (p.kind !== 'end' && p.message) progress.report({ message: p.message });
+        }),
+    );
+  } catch (err) {
+    if (isCancellation(err)) {
+      void vs.window.showInformationMessage(`NKI: simulation of ${target.kernel} cancelled.`);
+    } else {
+      void vs.window.showErrorMessage(`NKI: ${describeFailure(`Simulate ${target.kernel}`, err)}`);
+    }
+    return undefined;
+  }
+  // The result comes back as the response, or (older servers) only as nki/simulationResult.
+  const parsed = parseSimulationResult(response);
+  const result = parsed.status !== 'unknown' ? simulations.add({ uri: target.uri, kernel: target.kernel, ...(response as object) }, target.uri) : simulations.last !== before ? simulations.last : undefined;
+  if (!result) {
+    void vs.window.showWarningMessage(`NKI: simulation of ${target.kernel} finished without a result (see "NKI: Show Logs").`);
+    return undefined;
+  }
+  const line = `NKI: ${summaryLine(result)}`;
+  const show = isSuccess(result) ? vs.window.showInformationMessage : vs.window.showErrorMessage;
+  void show(line, 'Show Kernel Panel').then((pick) => {
+    if (pick) deps.panel.show();
+  });
+  return result;
+}
+
+async function toggleSimulateOnSave(vs: VsCode): Promise<void> {
+  const config = vs.workspace.getConfiguration('nki-studio');
+  const next = !(config.get<boolean>('simulateOnSave') ?? true);
+  const target = vs.workspace.workspaceFolders ? vs.ConfigurationTarget.Workspace : vs.ConfigurationTarget.Global;
+  await config.update('simulateOnSave', next, target);
+  const note = next && !vs.workspace.isTrusted ? ' (takes effect once the workspace is trusted)' : '';
+  void vs.window.showInformationMessage(`NKI: simulate on save ${next ? 'on' : 'off'}${note}.`);
+}
+
+async function openProfile(deps: CommandDeps, arg: unknown): Promise<void> {
+  const { vs, server } = deps;
+  let uri: string | undefined = typeof arg === 'string' ? arg : (arg as vscode.Uri | undefined)?.toString();
+  if (!uri) {
+    const picked = await vs.window.showOpenDialog({
+      title: 'NKI: load a Neuron Explorer profile (Parquet output folder, .json, summary .json or .pftrace)',
+      canSelectFiles: true,
+      canSelectFolders: true,
+      canSelectMany: false,
+      openLabel: 'Load Profile',
+    });
+    if (!picked || picked.length === 0) return;
+    uri = picked[0].toString();
+  }
+  try {
+    const response = await vs.window.withProgress(
+      { location: vs.ProgressLocation.Notification, title: 'NKI: loading profile', cancellable: true },
+      (progress, token) =>
+        server.executeCommand('nki-studio.loadProfile', [uri], token, (p) => {
+          if (p.kind !== 'end' && p.message) progress.report({ message: p.message });
+        }),
+    );
+    const summary = typeof response === 'object' && response !== null ? (response as Record<string, unknown>).message : undefined;
+    if (typeof summary === 'string') void vs.window.showInformationMessage(`NKI: ${summary}`);
+  } catch (err) {
+    if (!isCancellation(err)) void vs.window.showErrorMessage(`NKI: ${describeFailure('Load profile', err)}`);
+  }
+}
+
+async function profileOnRemote(deps: CommandDeps): Promise<void> {
+  const { vs, server } = deps;
+  if (refuseUntrusted(vs)) return;
+  const host = vs.workspace.getConfiguration('nki-studio').get<string>('remote.host');
+  if (!host) {
+    const pick = await vs.window.showWarningMessage('NKI: set "nki-studio.remote.host" (an ssh config alias or user@host) first.', 'Open Settings');
+    if (pick) void vs.commands.executeCommand('workbench.action.openSettings', 'nki-studio.remote');
+    return;
+  }
+  const target = await chooseKernel(vs, []);
+  if (!target) return;
+  try {
+    await vs.window.withProgress(
+      { location: vs.ProgressLocation.Notification, title: `NKI: profiling ${target.kernel} on ${host}`, cancellable: true },
+      (progress, token) =>
+        server.executeCommand('nki-studio.profileRemote', [target.uri, target.kernel], token, (p) => {
+          if (p.kind !== 'end' && p.message) progress.report({ message: p.message });
+        }),
+    );
+  } catch (err) {
+    if (!isCancellation(err)) void vs.window.showErrorMessage(`NKI: ${describeFailure(`Profile on ${host}`, err)}`);
+  }
+}
+
+async function clearHeatmap(deps: CommandDeps): Promise<void> {
+  deps.heat.clear();
+  try {
+    await deps.server.executeCommand('nki-studio.clearProfile', []);
+  } catch (err) {
+    // The painted heat is gone either way; an older server without the command has nothing to clear.
+    if (!isUnknownCommand(err)) deps.server.log.warn(`clearProfile: ${String(err)}`);
+  }
+}

@@ -1,0 +1,53 @@
+/** Entry point: wires the server manager, heatmap, kernel panel, status item and commands together. */
+import type * as vscode from 'vscode';
+import { registerCommands } from './commands';
+import { HeatController } from './heat/controller';
+import { parseHeatmap } from './heat/model';
+import { KernelPanel } from './panel/kernelPanel';
+import { ServerManager } from './serverManager';
+import { SimulationStore } from './simulationStore';
+import { isSuccess, summaryLine } from './simulationSummary';
+import { LanguageStatus } from './statusItem';
+import { Timings } from './timings';
+import { realVsCode } from './vscodeApi';
+
+let server: ServerManager | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const activatedAt = performance.now();
+  const vs = realVsCode();
+  const log = vs.window.createOutputChannel('NKI Studio', { log: true });
+  const timings = new Timings((m) => log.debug(m));
+  const heat = new HeatController(vs, (t) => timings.record({ event: 'paint', ...t }));
+  const simulations = new SimulationStore();
+  const panel = new KernelPanel(vs, simulations, heat);
+  server = new ServerManager(vs, context.extensionPath, log, timings, activatedAt);
+  const status = new LanguageStatus(vs, server);
+
+  server.onNotification('nki/heatmap', (raw) => {
+    const params = parseHeatmap(raw);
+    if (typeof params === 'string') {
+      log.warn(params);
+      return;
+    }
+    heat.apply(params);
+    panel.refresh();
+  });
+  server.onNotification('nki/simulationResult', (raw) => {
+    const result = simulations.add(raw);
+    log.info(`simulation: ${summaryLine(result)}`);
+  });
+  simulations.onDidAdd((r) => {
+    status.setSimulation(r);
+    if (!isSuccess(r) && r.status !== 'cancelled') log.warn(`simulation problem: ${summaryLine(r)}`);
+  });
+
+  context.subscriptions.push(log, heat, panel, status, server, ...registerCommands({ vs, server, heat, simulations, panel }));
+  // Activation finishes before the server is up: the editor never waits for Python to start.
+  void server.start();
+  timings.record({ event: 'activate', ms: performance.now() - activatedAt });
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+}

@@ -1,0 +1,206 @@
+/**
+ * The heatmap in the editor: keeps the latest `nki/heatmap` data per document, paints it on every
+ * visible editor of that document, shifts it with edits (marking it stale), answers hovers, shows the
+ * legend in the status bar and jumps to the next hottest line.
+ */
+import type * as vscode from 'vscode';
+import type { VsCode } from '../vscodeApi';
+import { hoverMarkdown, legendText } from './hover';
+import { nextHottest } from './hottest';
+import { type HeatLine, type HeatmapParams, METRICS, METRIC_LABELS, type Metric, isMetric } from './model';
+import { HeatPainter } from './painter';
+import { planDecorations } from './plan';
+import { type LineChange, changesLines, shiftLines } from './shift';
+
+interface DocHeat {
+  params: HeatmapParams;
+  lines: HeatLine[];
+  byLine: Map<number, HeatLine>;
+  stale: boolean;
+}
+
+export interface PaintTiming {
+  uri: string;
+  lines: number;
+  ms: number;
+}
+
+export class HeatController {
+  private readonly docs = new Map<string, DocHeat>();
+  private readonly painter: HeatPainter;
+  private readonly legend: vscode.StatusBarItem;
+  private readonly disposables: vscode.Disposable[] = [];
+  private metric: Metric;
+
+  constructor(
+    private readonly vs: VsCode,
+    private readonly onPainted: (timing: PaintTiming) => void = () => undefined,
+  ) {
+    this.painter = new HeatPainter(vs);
+    const configured = vs.workspace.getConfiguration('nki-studio').get<string>('heatmapMetric');
+    this.metric = isMetric(configured) ? configured : 'busy';
+    this.legend = vs.window.createStatusBarItem('nki-studio.heatLegend', vs.StatusBarAlignment.Right, 100);
+    this.legend.name = 'NKI Heatmap';
+    this.legend.command = 'nki-studio.pickHeatmapMetric';
+    this.disposables.push(
+      this.legend,
+      vs.window.onDidChangeVisibleTextEditors((editors) => editors.forEach((e) => this.paintEditor(e))),
+      vs.window.onDidChangeActiveTextEditor(() => this.updateLegend()),
+      vs.workspace.onDidChangeTextDocument((e) => this.onEdit(e)),
+      vs.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('nki-studio.heatmapMetric') || e.affectsConfiguration('nki-studio.heatmap.showBars')) {
+          const m = vs.workspace.getConfiguration('nki-studio').get<string>('heatmapMetric');
+          if (isMetric(m)) this.metric = m;
+          this.repaintAll();
+        }
+      }),
+      vs.languages.registerHoverProvider({ language: 'python' }, { provideHover: (doc, pos) => this.hover(doc, pos) }),
+    );
+  }
+
+  /** New data from the server (measured profile or estimate) for one document. */
+  apply(params: HeatmapParams): void {
+    if (params.lines.length === 0) {
+      this.docs.delete(params.uri);
+    } else {
+      this.docs.set(params.uri, { params, lines: params.lines, byLine: index(params.lines), stale: false });
+    }
+    for (const editor of this.editorsOf(params.uri)) this.paintEditor(editor);
+    this.updateLegend();
+  }
+
+  clear(): void {
+    this.docs.clear();
+    for (const editor of this.vs.window.visibleTextEditors) this.painter.clear(editor);
+    this.updateLegend();
+  }
+
+  get currentMetric(): Metric {
+    return this.metric;
+  }
+
+  /** The heat of a document (for the kernel panel and tests). */
+  heatOf(uri: string): { params: HeatmapParams; lines: readonly HeatLine[]; stale: boolean } | undefined {
+    return this.docs.get(uri);
+  }
+
+  async pickMetric(): Promise<void> {
+    const defs = this.activeHeat()?.params.metric_defs ?? {};
+    const items = METRICS.map((m) => ({
+      label: METRIC_LABELS[m],
+      description: m === this.metric ? 'current' : undefined,
+      detail: defs[m] ?? defs[`${m}_ns`],
+      metric: m,
+    }));
+    const picked = await this.vs.window.showQuickPick(items, { title: 'NKI heatmap metric' });
+    if (!picked) return;
+    this.metric = picked.metric;
+    const target = this.vs.workspace.workspaceFolders ? this.vs.ConfigurationTarget.Workspace : this.vs.ConfigurationTarget.Global;
+    await this.vs.workspace.getConfiguration('nki-studio').update('heatmapMetric', picked.metric, target);
+    this.repaintAll();
+  }
+
+  /** Move the cursor of the active editor to the next hottest line; returns that line or undefined. */
+  nextHottestLine(): number | undefined {
+    const editor = this.vs.window.activeTextEditor;
+    const heat = editor && this.docs.get(editor.document.uri.toString());
+    if (!editor || !heat) {
+      void this.vs.window.showInformationMessage('NKI: no heatmap in this editor. Load a profile or simulate the kernel first.');
+      return undefined;
+    }
+    const line = nextHottest(heat.lines, this.metric, editor.selection.active.line);
+    if (line === undefined) return undefined;
+    const pos = new this.vs.Position(line, 0);
+    editor.selection = new this.vs.Selection(pos, pos);
+    editor.revealRange(new this.vs.Range(pos, pos), this.vs.TextEditorRevealType.InCenterIfOutsideViewport);
+    return line;
+  }
+
+  dispose(): void {
+    this.painter.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+
+  private showBars(): boolean {
+    return this.vs.workspace.getConfiguration('nki-studio').get<boolean>('heatmap.showBars') ?? true;
+  }
+
+  private activeHeat(): DocHeat | undefined {
+    const editor = this.vs.window.activeTextEditor;
+    return editor ? this.docs.get(editor.document.uri.toString()) : undefined;
+  }
+
+  private editorsOf(uri: string): vscode.TextEditor[] {
+    return this.vs.window.visibleTextEditors.filter((e) => e.document.uri.toString() === uri);
+  }
+
+  private repaintAll(): void {
+    for (const editor of this.vs.window.visibleTextEditors) this.paintEditor(editor);
+    this.updateLegend();
+  }
+
+  private paintEditor(editor: vscode.TextEditor): void {
+    const uri = editor.document.uri.toString();
+    const heat = this.docs.get(uri);
+    if (!heat) {
+      this.painter.clear(editor);
+      return;
+    }
+    const started = performance.now();
+    const plan = planDecorations(heat.lines, this.metric, editor.document.lineCount, this.showBars());
+    this.painter.paint(editor, plan, heat.stale);
+    this.onPainted({ uri, lines: editor.document.lineCount, ms: performance.now() - started });
+  }
+
+  private onEdit(event: vscode.TextDocumentChangeEvent): void {
+    const uri = event.document.uri.toString();
+    const heat = this.docs.get(uri);
+    if (!heat || event.contentChanges.length === 0) return;
+    const changes: LineChange[] = event.contentChanges.map((c) => ({
+      startLine: c.range.start.line,
+      startCharacter: c.range.start.character,
+      endLine: c.range.end.line,
+      text: c.text,
+    }));
+    const wasStale = heat.stale;
+    heat.stale = true;
+    if (changes.some(changesLines)) {
+      heat.lines = shiftLines(heat.lines, changes);
+      heat.byLine = index(heat.lines);
+    } else if (wasStale) {
+      return; // typing within a line of already-stale heat: nothing moves, nothing to repaint
+    }
+    for (const editor of this.editorsOf(uri)) this.paintEditor(editor);
+    this.updateLegend();
+  }
+
+  private hover(doc: vscode.TextDocument, pos: vscode.Position): vscode.Hover | undefined {
+    const heat = this.docs.get(doc.uri.toString());
+    const line = heat?.byLine.get(pos.line);
+    if (!heat || !line) return undefined;
+    const md = new this.vs.MarkdownString(hoverMarkdown(line, heat.params.source, heat.params.profile, heat.stale));
+    return new this.vs.Hover(md);
+  }
+
+  private updateLegend(): void {
+    const heat = this.activeHeat();
+    const any = this.docs.size > 0;
+    void this.vs.commands.executeCommand('setContext', 'nki-studio.heatmapActive', any);
+    if (!heat) {
+      this.legend.hide();
+      return;
+    }
+    this.legend.text = legendText(METRIC_LABELS[this.metric], heat.params.source, heat.params.profile, heat.stale);
+    const tip = new this.vs.MarkdownString(
+      `**NKI heatmap** — coloured by *${METRIC_LABELS[this.metric]}*, ` +
+        (heat.params.source === 'measured' ? `measured (profile: ${heat.params.profile ?? 'unnamed'})` : '**estimated** by the cost model') +
+        `.\n\nCool → hot: ${['▁', '▂', '▃', '▄', '▅', '▆', '▇'].join(' ')}\n\nClick to choose the metric.`,
+    );
+    this.legend.tooltip = tip;
+    this.legend.show();
+  }
+}
+
+function index(lines: readonly HeatLine[]): Map<number, HeatLine> {
+  return new Map(lines.map((l) => [l.line, l]));
+}

@@ -1,0 +1,84 @@
+/**
+ * Which Python runs the language server. Order: the `nki-studio.interpreter` setting, else the Python
+ * extension's active interpreter when that extension is installed (optional: code-server and offline
+ * hosts do not have it), else `python3` (then `python`) on PATH. Each candidate must be Python ≥ 3.10.
+ * The probes are injected so the order is testable without VS Code or real interpreters.
+ */
+
+export const MIN_PYTHON: readonly [number, number] = [3, 10];
+
+export type InterpreterSource = 'setting' | 'python-extension' | 'PATH';
+
+export interface InterpreterProbes {
+  /** The setting's value (trimmed; empty = unset). */
+  setting(): string | undefined;
+  /** The Python extension's interpreter, undefined when the extension is absent or has none. */
+  pythonExtension(): Promise<string | undefined>;
+  /** Absolute path of an executable on PATH, or undefined. */
+  which(name: string): string | undefined;
+  /** `[major, minor]` of an interpreter, or an error message when it does not run. */
+  version(path: string): Promise<[number, number] | string>;
+}
+
+export interface Found {
+  path: string;
+  source: InterpreterSource;
+  version: [number, number];
+  /** Candidates that were skipped, and why (shown in the log). */
+  skipped: string[];
+}
+
+export interface NotFound {
+  message: string;
+  fix: string;
+  skipped: string[];
+}
+
+function tooOld(v: [number, number]): boolean {
+  return v[0] < MIN_PYTHON[0] || (v[0] === MIN_PYTHON[0] && v[1] < MIN_PYTHON[1]);
+}
+
+const FIX =
+  'Install Python 3.10 or newer, then set "nki-studio.interpreter" to its path (Settings → NKI Studio → Interpreter) ' +
+  'or put python3 on PATH, and run "NKI: Restart Server".';
+
+/** Walk the candidates in order; the first that runs and is new enough wins. */
+export async function discoverInterpreter(probes: InterpreterProbes): Promise<Found | NotFound> {
+  const skipped: string[] = [];
+  const check = async (path: string, source: InterpreterSource): Promise<Found | undefined> => {
+    const v = await probes.version(path);
+    if (typeof v === 'string') {
+      skipped.push(`${source} ${path}: ${v}`);
+      return undefined;
+    }
+    if (tooOld(v)) {
+      skipped.push(`${source} ${path}: Python ${v.join('.')} is older than ${MIN_PYTHON.join('.')}`);
+      return undefined;
+    }
+    return { path, source, version: v, skipped };
+  };
+
+  const setting = probes.setting()?.trim();
+  if (setting) {
+    const found = await check(setting, 'setting');
+    if (found) return found;
+    // The user chose this one explicitly: say so rather than silently running something else.
+    return { message: `The interpreter in "nki-studio.interpreter" cannot run the server (${skipped.join('; ')}).`, fix: FIX, skipped };
+  }
+  const fromExtension = await probes.pythonExtension().catch(() => undefined);
+  if (fromExtension) {
+    const found = await check(fromExtension, 'python-extension');
+    if (found) return found;
+  }
+  for (const name of ['python3', 'python']) {
+    const path = probes.which(name);
+    if (!path) continue;
+    const found = await check(path, 'PATH');
+    if (found) return found;
+  }
+  return { message: 'NKI Studio found no Python 3.10+ to run its language server.', fix: FIX, skipped };
+}
+
+export function isFound(result: Found | NotFound): result is Found {
+  return (result as Found).path !== undefined;
+}

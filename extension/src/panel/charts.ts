@@ -1,0 +1,125 @@
+/**
+ * SVG charts for the kernel panel, drawn from server data as strings (no libraries, no network).
+ * Colours are VS Code theme variables so the charts follow the theme.
+ */
+import { formatBytes, formatNs } from '../heat/format';
+
+export function esc(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+export interface CapacityBar {
+  name: string;
+  used: number;
+  capacity: number;
+}
+
+/** Horizontal bars "used / capacity" (peak SBUF/PSUM bytes per partition). */
+export function capacityBars(bars: readonly CapacityBar[]): string {
+  const width = 420;
+  const rowH = 26;
+  const labelW = 70;
+  const barW = width - labelW - 150;
+  const rows = bars.map((b, i) => {
+    const y = i * rowH + 4;
+    const frac = b.capacity > 0 ? Math.min(1, b.used / b.capacity) : 0;
+    const over = b.used > b.capacity;
+    return (
+      `<text x="0" y="${y + 13}" class="label">${esc(b.name)}</text>` +
+      `<rect x="${labelW}" y="${y}" width="${barW}" height="16" class="track"/>` +
+      `<rect x="${labelW}" y="${y}" width="${(barW * frac).toFixed(1)}" height="16" class="${over ? 'bar over' : 'bar'}"/>` +
+      `<text x="${labelW + barW + 8}" y="${y + 13}" class="value">${esc(formatBytes(b.used))} / ${esc(formatBytes(b.capacity))} (${Math.round((b.used / (b.capacity || 1)) * 100)}%)</text>`
+    );
+  });
+  return `<svg role="img" aria-label="peak on-chip memory per partition" width="${width}" height="${bars.length * rowH + 8}">${rows.join('')}</svg>`;
+}
+
+export interface Segment {
+  label: string;
+  ns: number;
+  cls: string;
+}
+
+/** One stacked bar of the kernel latency: DMA only | DMA under compute | compute only | idle. */
+export function decompositionBar(segments: readonly Segment[], totalNs: number): string {
+  const width = 420;
+  let x = 0;
+  const parts: string[] = [];
+  for (const s of segments) {
+    const w = totalNs > 0 ? (width * s.ns) / totalNs : 0;
+    if (w <= 0) continue;
+    parts.push(`<rect x="${x.toFixed(1)}" y="0" width="${w.toFixed(1)}" height="18" class="${s.cls}"><title>${esc(s.label)}: ${esc(formatNs(s.ns))}</title></rect>`);
+    x += w;
+  }
+  const legend = segments
+    .map((s, i) => `<rect x="${i * 105}" y="26" width="10" height="10" class="${s.cls}"/><text x="${i * 105 + 14}" y="35" class="small">${esc(s.label)} ${esc(formatNs(s.ns))}</text>`)
+    .join('');
+  return `<svg role="img" aria-label="kernel time decomposition" width="${width}" height="42">${parts.join('')}${legend}</svg>`;
+}
+
+export interface Track {
+  name: string;
+  kind: 'dma' | 'compute';
+  /** [start_ns, end_ns) intervals relative to the kernel start. */
+  intervals: readonly (readonly [number, number])[];
+}
+
+/**
+ * Per-engine timeline: one row per track, DMA and compute tracks coloured differently. When only busy
+ * totals are known (no intervals), each row is one bar of the engine's busy time (labelled as such).
+ */
+export function timeline(tracks: readonly Track[], totalNs: number): string {
+  const width = 420;
+  const labelW = 90;
+  const plotW = width - labelW;
+  const rowH = 18;
+  const rows = tracks.map((t, i) => {
+    const y = i * rowH;
+    const rects = t.intervals
+      .map(([s, e]) => {
+        const x = labelW + (plotW * Math.max(0, s)) / (totalNs || 1);
+        const w = Math.max(0.5, (plotW * (Math.min(e, totalNs) - Math.max(0, s))) / (totalNs || 1));
+        return `<rect x="${x.toFixed(1)}" y="${y + 2}" width="${w.toFixed(1)}" height="${rowH - 5}" class="${t.kind}"/>`;
+      })
+      .join('');
+    return `<text x="0" y="${y + 13}" class="label">${esc(t.name)}</text><rect x="${labelW}" y="${y + 2}" width="${plotW}" height="${rowH - 5}" class="track"/>${rects}`;
+  });
+  const axisY = tracks.length * rowH + 12;
+  const axis = `<text x="${labelW}" y="${axisY}" class="small">0</text><text x="${width}" y="${axisY}" class="small" text-anchor="end">${esc(formatNs(totalNs))}</text>`;
+  return `<svg role="img" aria-label="engine timeline" width="${width}" height="${axisY + 4}">${rows.join('')}${axis}</svg>`;
+}
+
+export interface RooflinePoint {
+  intensity: number; // FLOP / byte
+  achievedTflops: number;
+  peakTflops: number;
+  ceilingGbps: number;
+  bound?: string;
+}
+
+/** Log-log roofline: the memory roof (bandwidth × intensity), the compute roof, and the kernel's point. */
+export function roofline(p: RooflinePoint): string {
+  const width = 420;
+  const height = 240;
+  const m = { l: 50, r: 10, t: 10, b: 34 };
+  const ridge = (p.peakTflops * 1e12) / (p.ceilingGbps * 1e9);
+  const xMin = Math.min(p.intensity, ridge) / 20;
+  const xMax = Math.max(p.intensity, ridge) * 20;
+  const yMax = p.peakTflops * 3;
+  const yMin = Math.min(p.achievedTflops > 0 ? p.achievedTflops : yMax, (p.ceilingGbps * 1e9 * xMin) / 1e12) / 3;
+  const lx = (v: number): number => m.l + ((Math.log10(v) - Math.log10(xMin)) / (Math.log10(xMax) - Math.log10(xMin))) * (width - m.l - m.r);
+  const ly = (v: number): number => height - m.b - ((Math.log10(v) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * (height - m.t - m.b);
+  const memAt = (x: number): number => (p.ceilingGbps * 1e9 * x) / 1e12;
+  const roof = `<polyline class="roof" fill="none" points="${lx(xMin).toFixed(1)},${ly(memAt(xMin)).toFixed(1)} ${lx(ridge).toFixed(1)},${ly(p.peakTflops).toFixed(1)} ${lx(xMax).toFixed(1)},${ly(p.peakTflops).toFixed(1)}"/>`;
+  const pt = p.achievedTflops > 0
+    ? `<circle class="point" cx="${lx(p.intensity).toFixed(1)}" cy="${ly(p.achievedTflops).toFixed(1)}" r="5"><title>${p.intensity.toFixed(2)} FLOP/B, ${p.achievedTflops.toFixed(3)} TFLOP/s</title></circle>`
+    : '';
+  const axes =
+    `<line class="axis" x1="${m.l}" y1="${height - m.b}" x2="${width - m.r}" y2="${height - m.b}"/>` +
+    `<line class="axis" x1="${m.l}" y1="${m.t}" x2="${m.l}" y2="${height - m.b}"/>` +
+    `<text class="small" x="${(width + m.l) / 2}" y="${height - 6}" text-anchor="middle">arithmetic intensity (FLOP/byte, log)</text>` +
+    `<text class="small" x="12" y="${(height - m.b) / 2}" transform="rotate(-90 12 ${(height - m.b) / 2})" text-anchor="middle">TFLOP/s (log)</text>` +
+    `<text class="small" x="${lx(xMax) - 4}" y="${ly(p.peakTflops) - 4}" text-anchor="end">${p.peakTflops.toFixed(1)} TFLOP/s</text>` +
+    `<text class="small" x="${lx(xMin) + 4}" y="${ly(memAt(xMin)) - 6}">${p.ceilingGbps.toFixed(0)} GB/s</text>`;
+  return `<svg role="img" aria-label="roofline" width="${width}" height="${height}">${axes}${roof}${pt}</svg>`;
+}

@@ -1,0 +1,164 @@
+/**
+ * The kernel panel's HTML: last simulation result (oracle metrics, outputs, peak SBUF/PSUM vs capacity)
+ * and the profile/estimate summary (engine tracks, DMA vs compute decomposition, roofline). Pure: data in,
+ * string out; the CSP allows only inline styles with a nonce and no scripts or network at all.
+ */
+import { formatBytes, formatNs, formatPercent } from '../heat/format';
+import type { HeatmapParams } from '../heat/model';
+import type { OracleMetric, SimulationResult } from '../simulationSummary';
+import { summaryLine } from '../simulationSummary';
+import { type CapacityBar, type Track, capacityBars, decompositionBar, esc, roofline, timeline } from './charts';
+
+export interface PanelData {
+  simulation?: SimulationResult;
+  heat?: { params: HeatmapParams; stale: boolean };
+}
+
+function num(o: Record<string, unknown> | undefined, keys: readonly string[]): number | undefined {
+  if (!o) return undefined;
+  for (const k of keys) if (typeof o[k] === 'number' && Number.isFinite(o[k])) return o[k];
+  return undefined;
+}
+
+function obj(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+const USED_KEYS = ['bytesPerPartition', 'peakBytesPerPartition', 'peak_bytes_per_partition', 'bytes_per_partition', 'peakBytes', 'bytes', 'used'];
+const CAPACITY_KEYS = ['capacityPerPartition', 'capacityBytesPerPartition', 'capacity_bytes_per_partition', 'capacity', 'capacityBytes', 'limit'];
+
+/** Peak per memory (SBUF, PSUM…) from the result's `peak` object, whatever the exact key spelling. */
+export function peakBars(peak: Record<string, unknown> | undefined): CapacityBar[] {
+  const bars: CapacityBar[] = [];
+  for (const [name, value] of Object.entries(peak ?? {})) {
+    const entry = obj(value);
+    const used = num(entry, USED_KEYS);
+    const capacity = num(entry, CAPACITY_KEYS);
+    if (used !== undefined && capacity !== undefined) bars.push({ name: name.toUpperCase(), used, capacity });
+  }
+  return bars;
+}
+
+function metricRow(output: string, m: OracleMetric): string {
+  const mark = m.passed === true ? '<span class="pass">✔ pass</span>' : m.passed === false ? '<span class="fail">✘ fail</span>' : '<span class="na">–</span>';
+  const value = typeof m.value === 'number' ? (Number.isInteger(m.value) ? String(m.value) : m.value.toExponential(3)) : esc(JSON.stringify(m.value));
+  return `<tr><td>${esc(output)}</td><td>${esc(m.name)}</td><td>${value}</td><td>${esc(m.threshold ?? '')}</td><td>${mark}</td></tr>`;
+}
+
+function simulationSection(r: SimulationResult): string {
+  const cls = r.status === 'passed' ? 'pass' : 'fail';
+  const parts: string[] = [`<h2>Simulation <span class="${cls}">${esc(r.status.replace('_', ' '))}</span></h2>`, `<p>${esc(summaryLine(r))}</p>`];
+  if (r.error?.message) parts.push(`<pre class="error">${esc(r.error.message)}${r.error.line ? ` (line ${r.error.line})` : ''}</pre>`);
+  const oracle = r.oracle;
+  if (oracle) {
+    const rows: string[] = [];
+    for (const o of oracle.outputs ?? []) for (const m of o.metrics ?? []) rows.push(metricRow(o.name, m));
+    for (const m of oracle.inputs ?? []) rows.push(metricRow('inputs', m));
+    parts.push(`<h3>Oracle ${oracle.hasReference ? '(against the reference)' : '(no reference: shape and finiteness only)'}</h3>`);
+    if (rows.length) parts.push(`<table><tr><th>output</th><th>metric</th><th>value</th><th>threshold</th><th></th></tr>${rows.join('')}</table>`);
+    for (const p of oracle.problems ?? []) parts.push(`<p class="fail">${esc(p)}</p>`);
+    const outs = (oracle.outputs ?? []).map(
+      (o) => `<tr><td>${esc(o.name)}</td><td>${esc(o.dtype)}[${o.shape.join(', ')}]</td><td>${o.nan_count ?? 0}</td><td>${o.inf_count ?? 0}</td><td>${esc((o.notes ?? []).join('; '))}</td></tr>`,
+    );
+    if (outs.length) parts.push(`<h3>Outputs</h3><table><tr><th>name</th><th>type</th><th>NaN</th><th>Inf</th><th>notes</th></tr>${outs.join('')}</table>`);
+  }
+  const bars = peakBars(r.peak);
+  if (bars.length) parts.push('<h3>Peak on-chip memory per partition</h3>', capacityBars(bars));
+  if (r.warnings.length) parts.push(`<h3>Warnings</h3><ul>${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>`);
+  return parts.join('\n');
+}
+
+function tracksOf(kernel: Record<string, unknown>, latency: number): Track[] {
+  // Real intervals when the server sends them: kernel.timeline = [{name, kind, intervals: [[s, e], ...]}].
+  if (Array.isArray(kernel.timeline)) {
+    return (kernel.timeline as Record<string, unknown>[])
+      .filter((t) => typeof t.name === 'string' && Array.isArray(t.intervals))
+      .map((t) => ({ name: t.name as string, kind: t.kind === 'dma' ? 'dma' : 'compute', intervals: t.intervals as [number, number][] }));
+  }
+  // Otherwise one bar per engine of its busy union (and the DMA union), from time 0.
+  const tracks: Track[] = [];
+  const dma = num(kernel, ['dma_union_ns']);
+  if (dma !== undefined) tracks.push({ name: 'DMA (union)', kind: 'dma', intervals: [[0, dma]] });
+  for (const [engine, ns] of Object.entries(obj(kernel.engines) ?? {})) {
+    if (typeof ns === 'number' && ns > 0) tracks.push({ name: engine, kind: 'compute', intervals: [[0, Math.min(ns, latency)]] });
+  }
+  return tracks;
+}
+
+function profileSection(heat: { params: HeatmapParams; stale: boolean }): string {
+  const { params } = heat;
+  const kernel = params.kernel ?? {};
+  const source = params.source === 'measured' ? `measured · ${esc(params.profile ?? 'profile')}` : '<strong>estimated</strong> (cost model, not measured)';
+  const parts: string[] = [`<h2>Profile <span class="muted">${source}${heat.stale ? ' · stale (file edited since)' : ''}</span></h2>`];
+  const latency = num(kernel, ['latency_ns', 'total_ns']);
+  if (latency !== undefined) {
+    const denom = typeof kernel.latency_source === 'string' ? ` (${esc(kernel.latency_source)})` : '';
+    parts.push(`<p>Kernel latency ${esc(formatNs(latency))}${denom}</p>`);
+    const d = num(kernel, ['dma_union_ns']);
+    const c = num(kernel, ['compute_union_ns']);
+    const i = num(kernel, ['intersection_ns']);
+    if (d !== undefined && c !== undefined && i !== undefined) {
+      const idle = Math.max(0, latency - (d + c - i));
+      parts.push(
+        '<h3>DMA vs compute</h3>',
+        decompositionBar(
+          [
+            { label: 'DMA only', ns: d - i, cls: 'dma' },
+            { label: 'overlap', ns: i, cls: 'overlap' },
+            { label: 'compute only', ns: c - i, cls: 'compute' },
+            { label: 'idle', ns: idle, cls: 'idle' },
+          ],
+          latency,
+        ),
+      );
+    }
+    const tracks = tracksOf(kernel, latency);
+    if (tracks.length) {
+      const what = Array.isArray(kernel.timeline) ? 'Engine timeline' : 'Engine busy time (union per engine; no per-instruction intervals in this data)';
+      parts.push(`<h3>${what}</h3>`, timeline(tracks, latency));
+    }
+  }
+  const rf = obj(kernel.roofline);
+  const intensity = num(rf, ['intensity']);
+  const achieved = num(rf, ['achieved_tflops']);
+  const peak = num(rf, ['peak_tflops']);
+  const ceiling = num(rf, ['ceiling_gbps']);
+  if (rf && intensity !== undefined && achieved !== undefined && peak !== undefined && ceiling !== undefined) {
+    const bound = typeof rf.bound === 'string' ? rf.bound : 'unknown';
+    parts.push(`<h3>Roofline <span class="muted">${esc(bound)}-bound${typeof rf.flops_source === 'string' ? ` · FLOPs: ${esc(rf.flops_source)}` : ''}</span></h3>`);
+    parts.push(roofline({ intensity, achievedTflops: achieved, peakTflops: peak, ceilingGbps: ceiling, bound }));
+  }
+  const top = [...params.lines].sort((a, b) => b.busy_ns - a.busy_ns).slice(0, 8);
+  if (top.length) {
+    const rows = top.map((l) => `<tr><td>${l.line + 1}</td><td>${esc(formatNs(l.busy_ns))}</td><td>${esc(formatPercent(l.share))}</td><td>${l.instr}</td><td>${esc(formatBytes(l.dma_bytes))}</td></tr>`);
+    parts.push(`<h3>Hottest lines</h3><table><tr><th>line</th><th>busy</th><th>share</th><th>instr</th><th>DMA</th></tr>${rows.join('')}</table>`);
+  }
+  return parts.join('\n');
+}
+
+const STYLE = `
+body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); background: var(--vscode-editor-background); padding: 0 12px; }
+h2 { font-size: 1.2em; margin-top: 1.2em; } h3 { font-size: 1em; margin-bottom: 4px; }
+table { border-collapse: collapse; margin: 4px 0; } td, th { padding: 2px 8px; border-bottom: 1px solid var(--vscode-panel-border); text-align: left; }
+.pass { color: var(--vscode-testing-iconPassed); } .fail { color: var(--vscode-testing-iconFailed); } .na, .muted { color: var(--vscode-descriptionForeground); font-weight: normal; }
+pre.error { white-space: pre-wrap; color: var(--vscode-errorForeground); }
+svg text { fill: var(--vscode-foreground); font-size: 12px; } svg text.small { font-size: 10px; fill: var(--vscode-descriptionForeground); }
+svg .track { fill: var(--vscode-editorWidget-background); stroke: var(--vscode-panel-border); }
+svg .bar { fill: var(--vscode-charts-blue); } svg .bar.over { fill: var(--vscode-charts-red); }
+svg .dma { fill: var(--vscode-charts-orange); } svg .compute { fill: var(--vscode-charts-blue); } svg .overlap { fill: var(--vscode-charts-purple); } svg .idle { fill: var(--vscode-disabledForeground); }
+svg .roof { stroke: var(--vscode-charts-blue); stroke-width: 2; } svg .axis { stroke: var(--vscode-descriptionForeground); } svg .point { fill: var(--vscode-charts-red); }
+`;
+
+/** The whole document. `cspSource` is the webview's own origin; nothing else may load. */
+export function renderPanel(data: PanelData, nonce: string, cspSource: string): string {
+  const csp = `default-src 'none'; img-src ${cspSource} data:; style-src 'nonce-${nonce}'; script-src 'none'; connect-src 'none'; font-src ${cspSource};`;
+  const body: string[] = [];
+  if (data.simulation) body.push(simulationSection(data.simulation));
+  if (data.heat) body.push(profileSection(data.heat));
+  if (!body.length) {
+    body.push('<p class="muted">No data yet. Run <b>NKI: Simulate Kernel</b> or <b>NKI: Load Profile…</b> on the active kernel file.</p>');
+  }
+  return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8"><meta http-equiv="Content-Security-Policy" content="${csp}">` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1.0"><style nonce="${nonce}">${STYLE}</style><title>NKI Kernel</title></head>` +
+    `<body>${body.join('\n')}</body></html>`;
+}

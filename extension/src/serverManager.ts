@@ -1,0 +1,258 @@
+/**
+ * The language server's lifecycle: find Python, start `python -m nki_studio serve` with
+ * vscode-languageclient, keep its settings current, restart it (coalesced on settings changes, with
+ * backoff after crashes, into full mode when trust is granted), and route `nki/*` notifications.
+ */
+import * as fs from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import type * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  type ResponseError,
+  type LanguageClientOptions,
+  type ServerOptions,
+  type WorkDoneProgressBegin,
+  type WorkDoneProgressEnd,
+  type WorkDoneProgressReport,
+  WorkDoneProgress,
+} from 'vscode-languageclient/node';
+import { discoverInterpreter, isFound } from './interpreter';
+import { realProbes } from './pythonProbes';
+import { CrashBackoff, Coalescer } from './restartPolicy';
+import { bundleFor, serverCommand } from './serverCommand';
+import { needsRestart, serverLogLevel, serverSettings } from './settings';
+import type { Timings } from './timings';
+import type { VsCode } from './vscodeApi';
+
+export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'no-python';
+
+export type ProgressValue = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
+
+export class ServerManager {
+  private client: LanguageClient | undefined;
+  private readonly backoff = new CrashBackoff();
+  private readonly settingsRestart: Coalescer;
+  private readonly stateEmitter: vscode.EventEmitter<ServerState>;
+  private readonly handlers = new Map<string, (params: unknown) => void>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private pendingRestart: ReturnType<typeof setTimeout> | undefined;
+  private opened = new Map<string, number>();
+  private state: ServerState = 'stopped';
+  private interpreterInfo = '';
+  private stopping = false;
+
+  readonly onDidChangeState: vscode.Event<ServerState>;
+
+  constructor(
+    private readonly vs: VsCode,
+    private readonly extensionPath: string,
+    readonly log: vscode.LogOutputChannel,
+    private readonly timings: Timings,
+    private readonly activatedAt: number,
+  ) {
+    this.stateEmitter = new vs.EventEmitter<ServerState>();
+    this.onDidChangeState = this.stateEmitter.event;
+    this.settingsRestart = new Coalescer(() => void this.restart('interpreter setting changed'), 400);
+    this.disposables.push(
+      this.stateEmitter,
+      vs.workspace.onDidChangeConfiguration((e) => {
+        if (!e.affectsConfiguration('nki-studio')) return;
+        if (needsRestart((s) => e.affectsConfiguration(s))) this.settingsRestart.trigger();
+        else this.sendSettings();
+      }),
+      vs.workspace.onDidGrantWorkspaceTrust(() => void this.restart('workspace trusted: starting in full mode')),
+      log.onDidChangeLogLevel(() => this.sendSettings()),
+    );
+  }
+
+  get currentState(): ServerState {
+    return this.state;
+  }
+
+  get interpreter(): string {
+    return this.interpreterInfo;
+  }
+
+  get trusted(): boolean {
+    return this.vs.workspace.isTrusted;
+  }
+
+  /** Route a server notification (kept across restarts). */
+  onNotification(method: string, handler: (params: unknown) => void): void {
+    this.handlers.set(method, handler);
+    this.client?.onNotification(method, handler);
+  }
+
+  settings(): Record<string, unknown> {
+    return serverSettings(this.vs.workspace.getConfiguration('nki-studio'), this.trusted, serverLogLevel(this.log.logLevel));
+  }
+
+  async start(): Promise<void> {
+    if (this.client) return;
+    this.setState('starting');
+    const found = await discoverInterpreter(realProbes(this.vs));
+    for (const s of found.skipped) this.log.info(`interpreter skipped: ${s}`);
+    if (!isFound(found)) {
+      this.log.error(`${found.message} ${found.fix}`);
+      this.setState('no-python');
+      void this.vs.window.showErrorMessage(`${found.message} ${found.fix}`, 'Open Settings', 'Show Logs').then((pick) => {
+        if (pick === 'Open Settings') void this.vs.commands.executeCommand('workbench.action.openSettings', 'nki-studio.interpreter');
+        if (pick === 'Show Logs') this.log.show();
+      });
+      return;
+    }
+    const bundle = bundleFor(this.extensionPath, found.version, (p) => fs.existsSync(p));
+    const cmd = serverCommand(found.path, bundle, process.env);
+    this.interpreterInfo = `${found.path} (Python ${found.version.join('.')}, from ${found.source})`;
+    this.log.info(`starting server: ${cmd.command} ${cmd.args.join(' ')} — ${this.interpreterInfo}; ` +
+      (bundle ? `bundled libraries ${cmd.env.PYTHONPATH}` : 'no bundled libraries: using the interpreter\'s own nki_studio'));
+    if (bundle?.warning) this.log.warn(bundle.warning);
+    this.log.info(this.trusted ? 'workspace trusted: lint, simulate and profile' : 'restricted mode (untrusted workspace): lint only');
+
+    const serverOptions: ServerOptions = { command: cmd.command, args: cmd.args, options: { env: cmd.env } };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: 'file', language: 'python' },
+        { scheme: 'untitled', language: 'python' },
+      ],
+      outputChannel: this.log,
+      initializationOptions: this.settings(),
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => {
+          this.onCrash('the server process exited');
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+      middleware: {
+        workspace: {
+          // The server pulls its section; add what only the client knows (trust, log level).
+          configuration: async (params, token, next): Promise<unknown[] | ResponseError> => {
+            const result: unknown[] | ResponseError = (await next(params, token)) as unknown[] | ResponseError;
+            if (!Array.isArray(result)) return result;
+            return params.items.map((item, i): unknown => (item.section === 'nki-studio' ? this.settings() : result[i]));
+          },
+        },
+        didOpen: (document, next) => {
+          this.opened.set(document.uri.toString(), performance.now());
+          return next(document);
+        },
+        handleDiagnostics: (uri, diagnostics, next) => {
+          const key = uri.toString();
+          const openedAt = this.opened.get(key);
+          if (openedAt !== undefined) {
+            this.opened.delete(key);
+            const now = performance.now();
+            this.timings.record({ event: 'firstDiagnostics', uri: key, ms: now - openedAt, sinceActivateMs: now - this.activatedAt });
+          }
+          next(uri, diagnostics);
+        },
+      },
+    };
+    const client = new LanguageClient('nki-studio', 'NKI Studio', serverOptions, clientOptions);
+    for (const [method, handler] of this.handlers) client.onNotification(method, handler);
+    this.client = client;
+    const started = performance.now();
+    try {
+      await client.start();
+    } catch (err) {
+      this.log.error(`server failed to start: ${String(err)}`);
+      this.onCrash(`the server failed to start (${String(err)})`);
+      return;
+    }
+    this.timings.record({ event: 'serverReady', ms: performance.now() - started });
+    this.setState('running');
+  }
+
+  async stop(): Promise<void> {
+    if (this.pendingRestart) clearTimeout(this.pendingRestart);
+    this.pendingRestart = undefined;
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      this.stopping = true;
+      try {
+        await client.stop(5000);
+      } catch (err) {
+        this.log.warn(`server did not stop cleanly: ${String(err)}`);
+      } finally {
+        this.stopping = false;
+      }
+    }
+    this.setState('stopped');
+  }
+
+  /** A deliberate restart (command, trust granted, interpreter changed): resets the crash backoff. */
+  async restart(reason: string): Promise<void> {
+    this.log.info(`restarting server: ${reason}`);
+    this.backoff.reset();
+    await this.stop();
+    await this.start();
+  }
+
+  /** Push the current settings to a running server. */
+  sendSettings(): void {
+    const client = this.client;
+    if (!client || this.state !== 'running') return;
+    void client.sendNotification('workspace/didChangeConfiguration', { settings: { 'nki-studio': this.settings() } });
+  }
+
+  /**
+   * workspace/executeCommand on the server with a work-done token: `onProgress` sees its $/progress,
+   * cancelling `token` sends $/cancelRequest.
+   */
+  async executeCommand(
+    command: string,
+    args: unknown[],
+    token?: vscode.CancellationToken,
+    onProgress?: (value: ProgressValue) => void,
+  ): Promise<unknown> {
+    const client = this.client;
+    if (!client || this.state !== 'running') throw new Error('the NKI language server is not running (see "NKI: Show Logs")');
+    const workDoneToken = `nki-studio-${randomUUID()}`;
+    const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => onProgress?.(value));
+    try {
+      return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args, workDoneToken }, token);
+    } finally {
+      sub.dispose();
+    }
+  }
+
+  dispose(): void {
+    this.settingsRestart.dispose();
+    void this.stop();
+    for (const d of this.disposables) d.dispose();
+  }
+
+  private onCrash(why: string): void {
+    if (this.stopping || this.pendingRestart) return;
+    const client = this.client;
+    this.client = undefined;
+    void client?.dispose().catch(() => undefined);
+    const delay = this.backoff.next(Date.now());
+    if (delay === undefined) {
+      this.setState('failed');
+      const msg = `NKI Studio: ${why} repeatedly; not restarting. The log has the server's error output.`;
+      this.log.error(msg);
+      void this.vs.window.showErrorMessage(msg, 'Show Logs', 'Restart Server').then((pick) => {
+        if (pick === 'Show Logs') this.log.show();
+        if (pick === 'Restart Server') void this.restart('restart requested');
+      });
+      return;
+    }
+    this.setState('starting');
+    this.log.warn(`${why}; restarting in ${delay} ms`);
+    this.pendingRestart = setTimeout(() => {
+      this.pendingRestart = undefined;
+      void this.start();
+    }, delay);
+  }
+
+  private setState(state: ServerState): void {
+    this.state = state;
+    this.stateEmitter.fire(state);
+  }
+}

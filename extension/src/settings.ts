@@ -1,0 +1,67 @@
+/**
+ * Editor settings → the `nki-studio` section the language server reads (server/lsp/settings.py: keys are
+ * camelCase and match VS Code's `nki-studio.<key>`). The client adds what only it knows: workspace trust
+ * and the log level chosen with "Set Log Level" on the output channel.
+ */
+
+/** Keys the server understands (server/lsp/settings.py CLIENT_KEYS, minus the two the client fills in). */
+export const SERVER_KEYS = [
+  'target',
+  'nkiVersion',
+  'lintEnabled',
+  'lintDebounceMs',
+  'simulateOnSave',
+  'simulationTimeout',
+  'simulationMemoryLimitMb',
+  'heatmapMetric',
+  'pathMappings',
+  'inlayHints',
+  'traceProcessorPath',
+  'ruleDocsBaseUrl',
+] as const;
+
+/** Remote-profiling keys (issue 7), sent nested as `remote: {...}`. */
+export const REMOTE_KEYS = ['host', 'workDir', 'envActivation', 'neuronCore', 'sshOptions', 'keepFiles'] as const;
+
+/** Settings that need a new server process (the others are sent with didChangeConfiguration). */
+export const RESTART_KEYS = ['interpreter'] as const;
+
+export type ServerLogLevel = 'error' | 'warning' | 'info' | 'debug';
+
+/** vscode.LogLevel numbers: Off 0, Trace 1, Debug 2, Info 3, Warning 4, Error 5. */
+export function serverLogLevel(vscodeLevel: number): ServerLogLevel {
+  if (vscodeLevel === 1 || vscodeLevel === 2) return 'debug';
+  if (vscodeLevel === 3) return 'info';
+  if (vscodeLevel === 4) return 'warning';
+  return 'error';
+}
+
+export interface ConfigReader {
+  get<T>(key: string): T | undefined;
+}
+
+/** The section sent as initializationOptions and with every configuration change. */
+export function serverSettings(config: ConfigReader, trusted: boolean, logLevel: ServerLogLevel): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of SERVER_KEYS) {
+    const value = config.get<unknown>(key);
+    // Empty strings mean "not set": the server then uses pyproject.toml or its defaults.
+    if (value !== undefined && value !== null && value !== '') out[key] = value;
+  }
+  const remote: Record<string, unknown> = {};
+  for (const key of REMOTE_KEYS) {
+    const value = config.get<unknown>(`remote.${key}`);
+    if (value !== undefined && value !== null && value !== '') remote[key] = value;
+  }
+  out.remote = remote;
+  out.trustedWorkspace = trusted;
+  out.logLevel = logLevel;
+  // Untrusted: running user code is off whatever the settings say (the server checks trust too).
+  if (!trusted) out.simulateOnSave = false;
+  return out;
+}
+
+/** Which of the changed sections require a restart, given `affects(section)` from the change event. */
+export function needsRestart(affects: (section: string) => boolean): boolean {
+  return RESTART_KEYS.some((key) => affects(`nki-studio.${key}`));
+}

@@ -1,0 +1,31 @@
+/**
+ * Performance events (activation, server start, first diagnostics, heatmap paint). Always logged at
+ * debug level; also appended as JSON lines to $NKI_STUDIO_TIMINGS_FILE when set, which is how the
+ * benchmark reads them from a real VS Code.
+ */
+import * as fs from 'node:fs';
+
+export type TimingEvent =
+  | { event: 'activate'; ms: number }
+  | { event: 'serverReady'; ms: number }
+  | { event: 'firstDiagnostics'; uri: string; ms: number; sinceActivateMs: number }
+  | { event: 'paint'; uri: string; lines: number; ms: number };
+
+export class Timings {
+  constructor(
+    private readonly log: (message: string) => void,
+    private readonly file: string | undefined = process.env.NKI_STUDIO_TIMINGS_FILE,
+  ) {}
+
+  record(event: TimingEvent): void {
+    const line = JSON.stringify({ ...event, at: Date.now() });
+    this.log(`timing ${line}`);
+    if (this.file) {
+      try {
+        fs.appendFileSync(this.file, `${line}\n`);
+      } catch {
+        // a benchmark aid only: never let it disturb the editor
+      }
+    }
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * A small test double of the parts of the VS Code API the extension uses (see src/vscodeApi.ts).
+ * It records what the code under test does (decorations set, status bar text, commands executed) and
+ * lets tests fire editor events. Only behaviour the extension relies on is modelled.
+ */
+import type * as vscode from 'vscode';
+import type { VsCode } from '../../src/vscodeApi';
+
+type Listener<T> = (e: T) => unknown;
+
+export class FakeEventEmitter<T> {
+  private listeners: Listener<T>[] = [];
+  readonly event = (listener: Listener<T>): { dispose(): void } => {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  };
+  fire(value: T): void {
+    for (const l of [...this.listeners]) l(value);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class FakePosition {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+export class FakeRange {
+  readonly start: FakePosition;
+  readonly end: FakePosition;
+  constructor(a: number | FakePosition, b: number | FakePosition, c?: number, d?: number) {
+    if (typeof a === 'number' && typeof b === 'number') {
+      this.start = new FakePosition(a, b);
+      this.end = new FakePosition(c ?? a, d ?? b);
+    } else {
+      this.start = a as FakePosition;
+      this.end = b as FakePosition;
+    }
+  }
+}
+
+export class FakeSelection extends FakeRange {
+  readonly active: FakePosition;
+  constructor(anchor: FakePosition, active: FakePosition) {
+    super(anchor, active);
+    this.active = active;
+  }
+}
+
+export class FakeMarkdownString {
+  constructor(readonly value: string = '') {}
+}
+
+export class FakeHover {
+  constructor(readonly contents: FakeMarkdownString) {}
+}
+
+export interface FakeDecorationType {
+  key: string;
+  options: vscode.DecorationRenderOptions;
+  disposed: boolean;
+  dispose(): void;
+}
+
+export class FakeEditor {
+  readonly decorations = new Map<FakeDecorationType, (FakeRange | vscode.DecorationOptions)[]>();
+  selection = new FakeSelection(new FakePosition(0, 0), new FakePosition(0, 0));
+  revealed: FakeRange[] = [];
+  readonly document: { uri: { toString(): string; fsPath: string }; lineCount: number; languageId: string; getText(): string; isDirty: boolean };
+
+  constructor(uri: string, text: string) {
+    this.document = {
+      uri: { toString: () => uri, fsPath: uri.replace(/^file:\/\//, '') },
+      lineCount: text.split('\n').length,
+      languageId: 'python',
+      getText: () => text,
+      isDirty: false,
+    };
+  }
+
+  setDecorations(type: FakeDecorationType, ranges: (FakeRange | vscode.DecorationOptions)[]): void {
+    this.decorations.set(type, ranges);
+  }
+
+  revealRange(range: FakeRange): void {
+    this.revealed.push(range);
+  }
+
+  /** Lines decorated with `type`. */
+  linesOf(type: FakeDecorationType): number[] {
+    return (this.decorations.get(type) ?? []).map((r) => ('range' in r ? r.range.start.line : r.start.line));
+  }
+}
+
+export interface FakeStatusBarItem {
+  text: string;
+  tooltip: unknown;
+  command: unknown;
+  name: string;
+  visible: boolean;
+  show(): void;
+  hide(): void;
+  dispose(): void;
+}
+
+export class FakeVsCode {
+  readonly decorationTypes: FakeDecorationType[] = [];
+  readonly statusItems: FakeStatusBarItem[] = [];
+  readonly executed: unknown[][] = [];
+  readonly messages: string[] = [];
+  readonly hoverProviders: vscode.HoverProvider[] = [];
+  readonly config = new Map<string, unknown>();
+  readonly configUpdates: [string, unknown][] = [];
+  visibleTextEditors: FakeEditor[] = [];
+  activeTextEditor: FakeEditor | undefined;
+  isTrusted = true;
+  quickPickAnswer: ((items: readonly unknown[]) => unknown) | undefined;
+
+  readonly visibleEditorsChanged = new FakeEventEmitter<FakeEditor[]>();
+  readonly activeEditorChanged = new FakeEventEmitter<FakeEditor | undefined>();
+  readonly documentChanged = new FakeEventEmitter<vscode.TextDocumentChangeEvent>();
+  readonly configurationChanged = new FakeEventEmitter<vscode.ConfigurationChangeEvent>();
+  readonly trustGranted = new FakeEventEmitter<void>();
+
+  /** The object handed to the code under test, typed as the real wrapper. */
+  api(): VsCode {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- live getters below read the double's current state
+    const self = this;
+    const configuration = {
+      get: (key: string) => self.config.get(key),
+      update: (key: string, value: unknown) => {
+        self.configUpdates.push([key, value]);
+        self.config.set(key, value);
+        return Promise.resolve();
+      },
+    };
+    const fake = {
+      window: {
+        createTextEditorDecorationType: (options: vscode.DecorationRenderOptions) => {
+          const t: FakeDecorationType = { key: `deco${self.decorationTypes.length}`, options, disposed: false, dispose: () => (t.disposed = true) };
+          self.decorationTypes.push(t);
+          return t;
+        },
+        createStatusBarItem: () => {
+          const item: FakeStatusBarItem = {
+            text: '', tooltip: undefined, command: undefined, name: '', visible: false,
+            show: () => (item.visible = true), hide: () => (item.visible = false), dispose: () => undefined,
+          };
+          self.statusItems.push(item);
+          return item;
+        },
+        showInformationMessage: (m: string) => {
+          self.messages.push(m);
+          return Promise.resolve(undefined);
+        },
+        showQuickPick: (items: readonly unknown[]) => Promise.resolve(self.quickPickAnswer?.(items)),
+        onDidChangeVisibleTextEditors: self.visibleEditorsChanged.event,
+        onDidChangeActiveTextEditor: self.activeEditorChanged.event,
+        get visibleTextEditors() {
+          return self.visibleTextEditors;
+        },
+        get activeTextEditor() {
+          return self.activeTextEditor;
+        },
+      },
+      workspace: {
+        getConfiguration: () => configuration,
+        onDidChangeConfiguration: self.configurationChanged.event,
+        onDidChangeTextDocument: self.documentChanged.event,
+        onDidGrantWorkspaceTrust: self.trustGranted.event,
+        get isTrusted() {
+          return self.isTrusted;
+        },
+        workspaceFolders: undefined,
+      },
+      commands: {
+        executeCommand: (...args: unknown[]) => {
+          self.executed.push(args);
+          return Promise.resolve(undefined);
+        },
+        registerCommand: () => ({ dispose: () => undefined }),
+      },
+      languages: {
+        registerHoverProvider: (_selector: unknown, provider: vscode.HoverProvider) => {
+          self.hoverProviders.push(provider);
+          return { dispose: () => undefined };
+        },
+      },
+      Range: FakeRange,
+      Position: FakePosition,
+      Selection: FakeSelection,
+      MarkdownString: FakeMarkdownString,
+      Hover: FakeHover,
+      EventEmitter: FakeEventEmitter,
+      StatusBarAlignment: { Left: 1, Right: 2 },
+      OverviewRulerLane: { Left: 1, Center: 2, Right: 4, Full: 7 },
+      DecorationRangeBehavior: { OpenOpen: 0, ClosedClosed: 1, OpenClosed: 2, ClosedOpen: 3 },
+      TextEditorRevealType: { Default: 0, InCenter: 1, InCenterIfOutsideViewport: 2, AtTop: 3 },
+      ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
+      LanguageStatusSeverity: { Information: 0, Warning: 1, Error: 2 },
+    };
+    // The double implements only what the extension calls; the cast documents that boundary.
+    return fake as unknown as VsCode;
+  }
+
+  /** Fire a text change on `editor` replacing [start, end) lines/chars with `text`. */
+  edit(editor: FakeEditor, startLine: number, startChar: number, endLine: number, endChar: number, text: string): void {
+    this.documentChanged.fire({
+      document: editor.document,
+      contentChanges: [{ range: new FakeRange(startLine, startChar, endLine, endChar), text, rangeOffset: 0, rangeLength: 0 }],
+      reason: undefined,
+    } as unknown as vscode.TextDocumentChangeEvent);
+  }
+}

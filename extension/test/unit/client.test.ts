@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { type InterpreterProbes, discoverInterpreter, isFound } from '../../src/interpreter';
+import { Coalescer, CrashBackoff, type Timers } from '../../src/restartPolicy';
+import { bundleFor, serverCommand } from '../../src/serverCommand';
+import { needsRestart, serverLogLevel, serverSettings } from '../../src/settings';
+
+function config(values: Record<string, unknown>) {
+  return { get: <T>(key: string) => values[key] as T | undefined };
+}
+
+describe('settings → server options', () => {
+  it('sends the server keys, nests remote settings, adds trust and log level', () => {
+    const s = serverSettings(
+      config({ target: 'trn2', nkiVersion: '0.7', simulateOnSave: true, heatmapMetric: 'wait', 'remote.host': 'trn', 'remote.neuronCore': 1, interpreter: '/x/python' }),
+      true,
+      'debug',
+    );
+    assert.equal(s.target, 'trn2');
+    assert.equal(s.nkiVersion, '0.7');
+    assert.equal(s.heatmapMetric, 'wait');
+    assert.deepEqual(s.remote, { host: 'trn', neuronCore: 1 });
+    assert.equal(s.trustedWorkspace, true);
+    assert.equal(s.logLevel, 'debug');
+    assert.equal(s.simulateOnSave, true);
+    assert.equal('interpreter' in s, false, 'the interpreter is the client\'s business');
+  });
+
+  it('leaves unset (empty) values to the server and forces simulate-on-save off when untrusted', () => {
+    const s = serverSettings(config({ traceProcessorPath: '', simulateOnSave: true }), false, 'info');
+    assert.equal('traceProcessorPath' in s, false);
+    assert.equal(s.trustedWorkspace, false);
+    assert.equal(s.simulateOnSave, false);
+  });
+
+  it('maps VS Code log levels to the server\'s', () => {
+    assert.deepEqual([0, 1, 2, 3, 4, 5].map(serverLogLevel), ['error', 'debug', 'debug', 'info', 'warning', 'error']);
+  });
+
+  it('restarts only for the interpreter', () => {
+    assert.equal(needsRestart((s) => s === 'nki-studio.interpreter'), true);
+    assert.equal(needsRestart((s) => s === 'nki-studio.target'), false);
+  });
+});
+
+function probes(over: Partial<InterpreterProbes> & { versions?: Record<string, [number, number] | string>; onPath?: Record<string, string> }): InterpreterProbes & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    setting: over.setting ?? (() => undefined),
+    pythonExtension: over.pythonExtension ?? (() => Promise.resolve(undefined)),
+    which: (name) => over.onPath?.[name],
+    version: (p) => {
+      asked.push(p);
+      return Promise.resolve(over.versions?.[p] ?? 'not found');
+    },
+  };
+}
+
+describe('interpreter discovery order', () => {
+  const versions: Record<string, [number, number]> = { '/set/py': [3, 12], '/ext/py': [3, 11], '/usr/bin/python3': [3, 10], '/usr/bin/python': [3, 13] };
+
+  it('uses the setting first', async () => {
+    const p = probes({ setting: () => '/set/py', pythonExtension: () => Promise.resolve('/ext/py'), onPath: { python3: '/usr/bin/python3' }, versions });
+    const r = await discoverInterpreter(p);
+    assert.ok(isFound(r));
+    assert.deepEqual([r.path, r.source], ['/set/py', 'setting']);
+    assert.deepEqual(p.asked, ['/set/py']);
+  });
+
+  it('does not fall back silently when the configured interpreter is broken', async () => {
+    const r = await discoverInterpreter(probes({ setting: () => '/broken', onPath: { python3: '/usr/bin/python3' }, versions }));
+    assert.ok(!isFound(r));
+    assert.match(r.message, /nki-studio\.interpreter/);
+    assert.match(r.fix, /Restart Server/);
+  });
+
+  it('then the Python extension, then python3, then python on PATH', async () => {
+    let r = await discoverInterpreter(probes({ pythonExtension: () => Promise.resolve('/ext/py'), onPath: { python3: '/usr/bin/python3' }, versions }));
+    assert.ok(isFound(r) && r.source === 'python-extension');
+    r = await discoverInterpreter(probes({ onPath: { python3: '/usr/bin/python3', python: '/usr/bin/python' }, versions }));
+    assert.ok(isFound(r) && r.path === '/usr/bin/python3' && r.source === 'PATH');
+    r = await discoverInterpreter(probes({ onPath: { python: '/usr/bin/python' }, versions }));
+    assert.ok(isFound(r) && r.path === '/usr/bin/python');
+  });
+
+  it('skips interpreters older than 3.10 and a failing Python extension', async () => {
+    const r = await discoverInterpreter(
+      probes({ pythonExtension: () => Promise.reject(new Error('boom')), onPath: { python3: '/old', python: '/usr/bin/python' }, versions: { ...versions, '/old': [3, 8] } }),
+    );
+    assert.ok(isFound(r));
+    assert.equal(r.path, '/usr/bin/python');
+    assert.match(r.skipped.join(), /3\.8 is older than 3\.10/);
+  });
+
+  it('explains how to fix it when nothing is usable', async () => {
+    const r = await discoverInterpreter(probes({}));
+    assert.ok(!isFound(r));
+    assert.match(r.message, /no Python 3\.10\+/);
+    assert.match(r.fix, /nki-studio\.interpreter/);
+  });
+});
+
+describe('server command', () => {
+  const ext = '/ext';
+  const exists = (p: string) => [path.join(ext, 'bundled', 'libs'), path.join(ext, 'bundled', 'native', 'cp311')].includes(p);
+
+  it('puts bundled libs and the matching native packages first on PYTHONPATH', () => {
+    const bundle = bundleFor(ext, [3, 11], exists);
+    const cmd = serverCommand('/usr/bin/python3', bundle, { PYTHONPATH: '/user', HOME: '/h' });
+    assert.deepEqual(cmd.args, ['-m', 'nki_studio', 'serve']);
+    assert.equal(cmd.env.PYTHONPATH, ['/ext/bundled/libs', '/ext/bundled/native/cp311', '/user'].join(path.delimiter));
+    assert.equal(cmd.env.PYTHONNOUSERSITE, '1');
+    assert.equal(cmd.env.HOME, '/h');
+  });
+
+  it('warns when the bundle has no native packages for the interpreter version', () => {
+    const bundle = bundleFor(ext, [3, 12], exists);
+    assert.equal(bundle?.native, undefined);
+    assert.match(bundle?.warning ?? '', /not 3\.12/);
+  });
+
+  it('uses the interpreter\'s own installation without a bundle (development)', () => {
+    assert.equal(bundleFor(ext, [3, 11], () => false), undefined);
+    const cmd = serverCommand('/venv/python', undefined, {});
+    assert.equal(cmd.env.PYTHONPATH, undefined);
+  });
+});
+
+describe('restart policy', () => {
+  it('backs off exponentially after crashes and gives up after five in the window', () => {
+    const b = new CrashBackoff(1000, 5, 60_000);
+    assert.deepEqual([0, 1, 2, 3, 4].map((t) => b.next(t)), [1000, 2000, 4000, 8000, 16000]);
+    assert.equal(b.next(5), undefined);
+    assert.equal(b.next(120_000), 1000, 'old crashes leave the window');
+    b.reset();
+    assert.equal(b.next(120_001), 1000);
+  });
+
+  it('coalesces a burst of settings changes into one restart', () => {
+    const pending: { fn: () => void; id: number }[] = [];
+    let next = 0;
+    const timers: Timers = {
+      set: (fn) => {
+        pending.push({ fn, id: next });
+        return next++;
+      },
+      clear: (h) => {
+        const i = pending.findIndex((p) => p.id === h);
+        if (i >= 0) pending.splice(i, 1);
+      },
+    };
+    let runs = 0;
+    const c = new Coalescer(() => (runs += 1), 400, timers);
+    c.trigger();
+    c.trigger();
+    c.trigger();
+    assert.equal(pending.length, 1);
+    pending.shift()?.fn();
+    assert.equal(runs, 1);
+  });
+});
