@@ -394,6 +394,8 @@ class Interpreter:
         trips = len(items) if items is not None else self.trip_count(iterable)
         first = items[0] if items else UNKNOWN
         self.run_summarised_loop(stmt, stmt.body + stmt.orelse, trips, first)
+        if isinstance(iterable, Seq):
+            self.use(iterable)  # every element is used by some iteration
 
     def run_summarised_loop(self, stmt: ast.stmt, body: list[ast.stmt], trips: int | None, first: Value) -> None:
         """Run ``body`` once as a representative iteration of a loop that is not unrolled."""

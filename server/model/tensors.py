@@ -67,6 +67,6 @@ class KernelFacts:
         for alloc in self.allocations:
             repeat = 1
             for frame in alloc.loops:
-                if frame.trips is not None and alloc.last_use > frame.end_seq >= 0:
+                if frame.trips is not None and alloc.last_use >= frame.end_seq >= 0:
                     repeat *= max(frame.trips, 1)
             alloc.repeat = repeat

@@ -9,6 +9,7 @@ Keys (all optional)::
     ignore = ["NKI120"]
     per-file-ignores = { "tests/*" = ["NKI1"] }   # globs relative to the pyproject.toml directory
     severity = { NKI201 = "error" }               # per-code severity override
+    sbuf-reserved-bytes = 4096      # SBUF bytes per partition NKI401 keeps free (usable size is unpublished)
 
 Loaded configs are cached by (path, mtime), so an edited ``pyproject.toml`` is reloaded on the next lint.
 """
@@ -54,6 +55,7 @@ class LintConfig:
     severity: tuple[tuple[str, Severity], ...] = ()  # (code, severity)
     root: str | None = None  # directory the per-file globs are relative to
     source: str | None = None  # the pyproject.toml this came from
+    sbuf_reserved_bytes: int = 0  # SBUF bytes per partition kept free of the NKI401 budget (usable size unknown)
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         """Whether ``code`` is reported for ``path`` after select/ignore/per-file-ignores."""
@@ -125,13 +127,16 @@ def config_from_table(table: dict[str, Any], *, root: str | None = None, source:
             severity.append((str(code).upper(), Severity(str(level).lower())))
         except ValueError:
             raise ConfigError(f"{where}: severity.{code} must be error, warning or info, not {level!r}") from None
+    reserved = table.get("sbuf-reserved-bytes", 0)
+    if not isinstance(reserved, int) or isinstance(reserved, bool) or reserved < 0:
+        raise ConfigError(f"{where}: sbuf-reserved-bytes must be a non-negative integer")
     # Sub-tables ([tool.nki-studio.simulate] ...) belong to other features; unknown plain keys are typos.
     unknown = {k for k, v in table.items() if not isinstance(v, dict)} - {"target", "nki-version", "select",
-                                                                          "ignore"}
+                                                                          "ignore", "sbuf-reserved-bytes"}
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     return LintConfig(target=Target(generation, version), select=select, ignore=ignore, per_file_ignores=pfi,
-                      severity=tuple(severity), root=root, source=source)
+                      severity=tuple(severity), root=root, source=source, sbuf_reserved_bytes=reserved)
 
 
 def find_pyproject(path: str) -> str | None:

@@ -57,7 +57,7 @@ def kernel(a):
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Report where the live SBUF bytes per partition first reach a peak above the budget."""
     limits = ctx.target.limits
-    reserved = int(getattr(ctx.config, "sbuf_reserved_bytes", 0) or 0)
+    reserved = ctx.config.sbuf_reserved_bytes
     budget = limits.sbuf_bytes_per_partition - reserved
     for root in roots(ctx):
         top = peak(root.allocations, "sbuf", sbuf_bytes)
