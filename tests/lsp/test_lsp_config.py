@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from lsp_harness import TRY_KERNEL, open_doc, published_count, start, wait_diagnostics
+from lsp_harness import TRY_KERNEL, UNUSED_NOQA, open_doc, published_count, start, wait_diagnostics
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -80,6 +80,13 @@ async def test_pyproject_change_relints(bare_client: LanguageClient, workdir: Pa
     seen = published_count(bare_client, uri)
     bare_client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     assert _codes(await wait_diagnostics(bare_client, uri, after=seen)) == ["NKI002", "NKI101"]
+
+
+async def test_rule_docs_link_defaults_to_local_page(client: LanguageClient, workdir: Path) -> None:
+    uri = open_doc(client, workdir / "k.py", UNUSED_NOQA)
+    (d,) = await wait_diagnostics(client, uri, 1)
+    page = Path(__file__).resolve().parents[2] / "docs" / "rules" / "NKI001.md"
+    assert d.code_description is not None and d.code_description.href == page.as_uri()
 
 
 async def test_rule_docs_link(bare_client: LanguageClient, workdir: Path) -> None:
