@@ -125,8 +125,18 @@ def main() -> int:
     _CTX.set_forkserver_preload(["numpy", "pyarrow", "pyarrow.parquet"])
     _run(_noop)  # start the forkserver while this process is still small
 
+    import os
+
     import fixturegen
+    import numpy as np
     from fixturewriters import write_parquet, write_pftrace
+
+    # The machine is shared: say how busy it is, and how long a fixed NumPy workload takes right now.
+    sample = np.random.default_rng(0).integers(0, 1 << 40, 1_000_000)
+    t0 = time.perf_counter()
+    np.argsort(sample)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; calibration: np.argsort of 1M int64 "
+          f"takes {(time.perf_counter() - t0) * 1e3:.0f} ms now")
 
     with tempfile.TemporaryDirectory(prefix="nki_profile_bench_") as tmp:
         t0 = time.perf_counter()

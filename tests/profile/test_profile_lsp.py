@@ -14,6 +14,7 @@ import pytest_lsp
 from corrupt import corrupt_variants
 from fixturewriters import write_parquet
 from lsprotocol import types
+from nki_studio.sim.trace import TraceEvent, write_jsonl
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
@@ -135,9 +136,17 @@ async def test_bad_profiles_get_error_responses_and_the_server_survives(
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"nki-studio": {"pathMappings": {"/home/ubuntu/kernels": str(kernel_file.parent)}}}))
     await asyncio.sleep(0.2)
-    result = await _run(client, "nki-studio.loadProfile", {"uri": kernel_files["json"].as_uri()})
+    with pytest.raises(JsonRpcException, match="simulator trace"):
+        await _run(client, "nki-studio.loadProfile", {"uri": kernel_files["json"].as_uri(), "trace": str(tmp_path / "none.jsonl")})
+    trace = tmp_path / "trace.jsonl"
+    with open(trace, "w", encoding="utf-8") as fh:
+        write_jsonl([TraceEvent(seq=0, op="nisa.nc_matmul", engine="tensor", file=str(kernel_file), line=12, flops=2 * 128**3)], fh)
+    result = await _run(client, "nki-studio.loadProfile", {"uri": kernel_files["json"].as_uri(), "trace": trace.as_uri()})
     assert _get(result, "files") == [kernel_file.resolve().as_uri()]
     assert "path mapping" in _get(_get(result, "mapping")[0], "how")
+    (payload,) = await _wait(client, 1)
+    roofline = _get(_get(payload, "kernel"), "roofline")
+    assert _get(roofline, "flops") == 2 * 128**3 and "simulator trace" in _get(roofline, "flops_source")
 
 
 @pytest.mark.asyncio

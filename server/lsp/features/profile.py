@@ -27,6 +27,7 @@ from nki_studio.profile.analyze import analyze
 from nki_studio.profile.heatmap import hover_markdown, inlay_label, remap_lines
 from nki_studio.profile.metrics import MetricOptions
 from nki_studio.profile.model import ProfileError
+from nki_studio.profile.roofline import flops_from_trace
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -60,10 +61,12 @@ class ProfileFeature:
 
     # ---- commands --------------------------------------------------------------------------------------
     async def load(self, *args: Any) -> dict[str, Any]:
-        """``loadProfile`` with ``[uri]`` or ``[{"uri", "format"?, "execution"?}]``: paint, return a summary."""
+        """``loadProfile`` with ``[uri]`` or ``[{"uri", "format"?, "execution"?, "trace"?}]`` (``trace``: URI of
+        the simulator's JSON Lines trace of the same kernel, for the roofline FLOPs): paint, return a summary."""
         spec = args[0] if args else None
+        trace_uri = None
         if isinstance(spec, dict):
-            uri, fmt, execution = spec.get("uri"), spec.get("format"), spec.get("execution")
+            uri, fmt, execution, trace_uri = spec.get("uri"), spec.get("format"), spec.get("execution"), spec.get("trace")
         else:
             uri, fmt, execution = spec, None, None
         if not isinstance(uri, str) or not uri:
@@ -77,8 +80,15 @@ class ProfileFeature:
         options = MetricOptions(execution=execution if isinstance(execution, int) else None)
         ignore = bool(settings.extra.get("profileIgnoreSchemaVersion", False))
 
+        trace_path = (to_fs_path(trace_uri) if "://" in trace_uri else trace_uri) if isinstance(trace_uri, str) else None
+
         def work() -> Any:
-            return analyze(path, fmt=fmt, roots=roots, mappings=mappings, options=options, ignore_schema_version=ignore)
+            try:
+                trace = flops_from_trace(trace_path) if trace_path else None
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise ProfileError(f"simulator trace {trace_path}: not readable ({exc})") from exc
+            return analyze(path, fmt=fmt, roots=roots, mappings=mappings, options=options, trace=trace,
+                           ignore_schema_version=ignore)
 
         loop = asyncio.get_running_loop()
         try:

@@ -390,7 +390,9 @@ class _State:
     # ---- assembly ----------------------------------------------------------------------------------------------
     def build(self, path: str, notes: list[str]) -> Profile:
         cols = {k: np.concatenate([e[k] for e in self.events]) for k in self.events[0]}
-        order = np.lexsort((cols["sub"], cols["pidx"]))  # file order
+        # File order. Each block appended its BEGIN rows then its END rows, both already in packet order, so a
+        # stable (run-merging) sort of the combined key is nearly linear.
+        order = np.argsort(cols["pidx"] * 2 + cols["sub"], kind="stable")
         ts, kind, track = cols["ts"][order], cols["kind"][order], cols["track"][order]
         name, loc, nbytes = cols["name"][order], cols["loc"][order], cols["bytes"][order]
         b_idx, e_idx, open_count = pair_slices(track, kind)
@@ -441,6 +443,13 @@ def _role(key: str) -> int:
     return -1 if "bytes" in low or "size" in low else 0
 
 
+def _stable_order(key: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """Stable sort order of non-negative integer keys: radix sort when they fit 16 bits."""
+    if key.size and int(key.max()) < 1 << 16:
+        return np.argsort(key.astype(np.uint16), kind="stable")
+    return np.argsort(key, kind="stable")
+
+
 def pair_slices(track: npt.NDArray[np.int64], kind: npt.NDArray[np.int8]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
     """Match each BEGIN with its END on the same track (innermost open slice closes first), vectorised.
 
@@ -452,19 +461,20 @@ def pair_slices(track: npt.NDArray[np.int64], kind: npt.NDArray[np.int8]) -> tup
     if n == 0:
         z = np.zeros(0, np.int64)
         return z, z, 0
-    order = np.lexsort((np.arange(n), track))
+    tid, _ = dense_ids(track)
+    order = _stable_order(tid)
     k = kind[order].astype(np.int64)
-    t = track[order]
+    t = tid[order]
     csum = np.cumsum(k)
     first = np.r_[True, t[1:] != t[:-1]]
     head = np.maximum.accumulate(np.where(first, np.arange(n), 0))  # index of each track's first event
-    base = (csum - k)[head]
-    depth = csum - base
+    depth = csum - (csum - k)[head]
     level = np.where(k > 0, depth, depth + 1)  # an END closes the slice at its depth before the event
-    grp = np.lexsort((np.arange(n), level, t))
+    lo = int(level.min())
+    grp = _stable_order(t * (int(level.max()) - lo + 1) + (level - lo))
     ks = k[grp]
-    gkey_t, gkey_l = t[grp], level[grp]
-    same_next = np.r_[(gkey_t[1:] == gkey_t[:-1]) & (gkey_l[1:] == gkey_l[:-1]), False]
+    gkey = (t * (int(level.max()) - lo + 1) + (level - lo))[grp]
+    same_next = np.r_[gkey[1:] == gkey[:-1], False]
     is_pair = (ks > 0) & np.r_[ks[1:] < 0, False] & same_next
     bpos = np.flatnonzero(is_pair)
     b = order[grp[bpos]]
