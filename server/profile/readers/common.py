@@ -79,9 +79,17 @@ def expand_locations(
             flat_line.append(line)
     starts[-1] = len(flat_file)
     rc = np.where(row_codes >= 0, row_codes, len(per_value)).astype(np.int64)
+    idx = np.arange(row_codes.size, dtype=np.int64) if row_index is None else row_index
+    if int(counts.max(initial=0)) <= 1:
+        # Common case: at most one location per value: a mask and two gathers, no repeat machinery.
+        has = counts[rc] == 1
+        first = starts[rc[has]]
+        ff = np.asarray(flat_file, np.int32)[first] if first.size else np.zeros(0, np.int32)
+        fl = np.asarray(flat_line, np.int32)[first] if first.size else np.zeros(0, np.int32)
+        it = Codes(iteration.values, iteration.codes[has]) if iteration is not None else empty_codes(int(has.sum()))
+        return idx[has], Codes(tuple(files), ff), fl, it
     cnt = counts[rc]
     total = int(cnt.sum())
-    idx = np.arange(row_codes.size, dtype=np.int64) if row_index is None else row_index
     instr = np.repeat(idx, cnt)
     pos = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(starts[rc], cnt)
     ff = np.asarray(flat_file, np.int32)[pos] if total else np.zeros(0, np.int32)
@@ -94,6 +102,9 @@ def expand_locations(
 
 def concat_locations(parts: Sequence[tuple[npt.NDArray[np.int64], Codes, npt.NDArray[np.int32], Codes]], source: str) -> Locations:
     """Join location parts that come from different fields into one Locations, re-encoding files."""
+    if len(parts) == 1:
+        p_instr, p_file, p_line, p_iter = parts[0]
+        return Locations(p_instr, p_file, p_line, p_iter, source)
     files: dict[str, int] = {}
     iters: dict[str, int] = {}
     instr, fcodes, lines, icodes = [], [], [], []

@@ -62,7 +62,7 @@ def int_column(table: pa.Table, tname: str, name: str, default: int | None = Non
         raise ProfileError(f"{tname}.{name} has type {shown}, expected an integer column (int64)")
     if pa.types.is_null(col.type):
         return np.full(table.num_rows, default if default is not None else 0, np.int64)
-    filled = pc.fill_null(col, default if default is not None else 0)
+    filled = pc.fill_null(col, default if default is not None else 0) if col.null_count else col
     if pa.types.is_floating(col.type):
         return np.round(filled.to_numpy()).astype(np.int64)
     return filled.to_numpy().astype(np.int64, copy=False)
