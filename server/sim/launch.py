@@ -148,8 +148,8 @@ def _convert_output(value: Any, back: Callable[[np.ndarray], Any] | None, ctx: S
     return value
 
 
-def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc else None)
+def _set_async_exc(thread_id: int, exc: type[BaseException]) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
 
 
 class _Watchdog:
@@ -181,10 +181,11 @@ class _Watchdog:
                 raise _DeadlineSignal()
 
     def leave(self) -> None:
+        # No PyThreadState_SetAsyncExc(tid, NULL) here: in CPython 3.11 clearing leaves the eval-breaker
+        # flag set, slowing every later bytecode. A signal that fired just before this point is delivered
+        # within the caller's try block and reported as a timeout, which it was.
         with self.lock:
-            tid = threading.get_ident()
-            self.threads.discard(tid)
-            _set_async_exc(tid, None)  # clear a signal that fired after the kernel returned
+            self.threads.discard(threading.get_ident())
 
     def stop(self) -> None:
         if self.timer is not None:
