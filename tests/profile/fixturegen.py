@@ -179,10 +179,27 @@ def kernel_timeline(
     )
 
 
+def kernel_body_lines(source: str) -> dict[int, str]:
+    """Statement lines inside the file's ``@...jit`` kernels (all functions when none is decorated so)."""
+    import ast
+
+    tree = ast.parse(source)
+    text = source.splitlines()
+    funcs = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    jitted = [f for f in funcs if any("jit" in ast.unparse(d) for d in f.decorator_list)] or funcs
+    lines: dict[int, str] = {}
+    for f in jitted:
+        body = f.body[1:] if f.body and isinstance(f.body[0], ast.Expr) and isinstance(getattr(f.body[0], "value", None), ast.Constant) else f.body
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.stmt):
+                    lines[node.lineno] = text[node.lineno - 1]
+    return lines
+
+
 def kernel_file_timeline(kernel_file: str | Path, remote_dir: str = "/home/ubuntu/kernels", **kw: Any) -> Timeline:
-    """``kernel_timeline`` over the code lines of a real kernel file (blank lines and comments skipped)."""
-    text = Path(kernel_file).read_text(encoding="utf-8").splitlines()
-    lines = {i + 1: t for i, t in enumerate(text) if t.strip() and not t.strip().startswith(("#", "@", "def ", "import", "from"))}
+    """``kernel_timeline`` over the statement lines of the kernels in a real file."""
+    lines = kernel_body_lines(Path(kernel_file).read_text(encoding="utf-8"))
     return kernel_timeline(f"{remote_dir.rstrip('/')}/{Path(kernel_file).name}", lines, **kw)
 
 
@@ -301,3 +318,26 @@ def oracle_expectations() -> dict[str, Any]:
             }
         )
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python tests/profile/fixturegen.py KERNEL.py OUT_DIR [N]``: write every format of a synthetic profile
+    of that kernel (labelled synthetic: it is generated, not measured) and print the paths."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) not in (2, 3):
+        print(main.__doc__, file=sys.stderr)
+        return 2
+    kernel, out = Path(args[0]), Path(args[1])
+    tl = kernel_file_timeline(kernel, n_instructions=int(args[2]) if len(args) == 3 else 400, iterations=True)
+    for fmt, path in write_all(tl, out, f"{kernel.stem}_synthetic").items():
+        print(f"{fmt}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys as _sys
+
+    _sys.path.insert(0, str(Path(__file__).parent))  # fixturewriters sits next to this file
+    raise SystemExit(main())

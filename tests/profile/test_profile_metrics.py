@@ -145,3 +145,22 @@ def test_legacy_json_picosecond_timestamps_are_detected(tmp_path: Path) -> None:
     prof = load_profile(path)
     assert any("picoseconds" in n for n in prof.notes)
     assert compute_metrics(prof).kernel.compute_union_ns == 190251
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"))
+
+
+@pytest.mark.skipif(not EXAMPLES, reason="no example kernels in examples/ yet")
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_synthetic_profiles_of_the_example_kernels_map_back_to_their_lines(example: Path, tmp_path: Path) -> None:
+    from nki_studio.profile.analyze import analyze
+
+    tl = fixturegen.kernel_file_timeline(example, n_instructions=150, seed=5)
+    report = analyze(write_parquet(tl, tmp_path / "p"), explicit=[example])
+    assert report.problem() is None
+    (heat,) = report.files.values()
+    code = example.read_text().splitlines()
+    recorded = {int(loc.rpartition(":")[2]) - 1 for t in tl.location if t for loc in t.split(",")}
+    assert {ln.line for ln in heat.lines} == recorded
+    body = fixturegen.kernel_body_lines(example.read_text())
+    assert all(n + 1 in body and code[n].strip() for n in recorded)
