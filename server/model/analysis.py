@@ -78,7 +78,7 @@ def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
         if steps > MODULE_STEP_BUDGET:
             break
         scope = scopes.scope(func.module)
-        facts = KernelFacts(name=func.qualname, path=func.module.path, span=_name_span(func), is_kernel=func.is_kernel,
+        facts = KernelFacts(name=func.qualname, path=func.module.path, span=_name_span(func, scope.lines), is_kernel=func.is_kernel,
                             legacy=func.kernel_legacy or scope.legacy)
         interp = Interpreter(target, facts, scopes, module_envs)
         interp.run_function(FunctionVal(func.node, scope), _root_params(func.node))
@@ -88,10 +88,10 @@ def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
     return ModuleFacts(own.path, target, roots)
 
 
-def _name_span(func: FunctionInfo) -> Span:
+def _name_span(func: FunctionInfo, lines: list[str]) -> Span:
     node = func.node
     line = node.lineno
-    text = func.module.source.splitlines()[line - 1] if line - 1 < len(func.module.source.splitlines()) else ""
+    text = lines[line - 1] if line - 1 < len(lines) else ""
     col = text.find(node.name) + 1 if node.name in text else node.col_offset + 1
     return Span(line, col, line, col + len(node.name))
 

@@ -497,7 +497,16 @@ class Interpreter:
         """Evaluate an expression to a value (UNKNOWN when it cannot be followed)."""
         if node is None:
             return Const(None)
-        self._tick()
+        self.steps += 1
+        if self.steps > STEP_BUDGET:
+            raise _BudgetExceeded
+        kind = type(node)
+        if kind is ast.Name:  # the most frequent kinds first
+            return self.lookup(node.id)  # type: ignore[attr-defined]
+        if kind is ast.Call:
+            return self.eval_call(node)  # type: ignore[arg-type]
+        if kind is ast.Attribute:
+            return self.attribute(self.eval(node.value), node.attr, node)  # type: ignore[attr-defined]
         if isinstance(node, ast.Constant):
             if isinstance(node.value, (int, float, bool, str)) or node.value is None:
                 return Const(node.value)
@@ -723,6 +732,8 @@ class Interpreter:
             func = self.eval(func_node)
         args, kwargs = self.eval_args(node)
         if isinstance(func, ApiRef):
+            if func.qualname.startswith("builtins."):
+                return builtin_values.builtin_call(self, func.qualname[9:], args, kwargs)
             return nki.call_api(self, func.qualname, args, kwargs, node, as_statement)
         if isinstance(func, FunctionVal):
             return self.call_function(func, args, kwargs, node)

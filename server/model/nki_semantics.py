@@ -436,13 +436,9 @@ _LANG_PARAMS: dict[str, tuple[str, ...]] = {
 def call_api(interp: Interpreter, qualname: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call,
              as_statement: bool) -> Value:
     """Evaluate a call of an API / builtin name (anything not defined in user code)."""
-    from nki_studio.model import builtin_values
-
     head, _, name = qualname.rpartition(".")
-    if head == "builtins":
-        return builtin_values.builtin_call(interp, name, args, kwargs)
     if head == "math":
-        return builtin_values.math_call(name, args)
+        return _math_call(name, args)
     for value in (*args, *kwargs.values()):
         interp.use(value)
     if head == "nki.language":
@@ -589,3 +585,9 @@ def _isa_call(interp: Interpreter, name: str, args: list[Value], kwargs: dict[st
         if isinstance(dst, TensorVal) and dst.storage is not None:
             dst.storage.is_matmul_dst = True
     return UNKNOWN
+
+
+def _math_call(name: str, args: list[Value]) -> Value:
+    from nki_studio.model.builtin_values import math_call
+
+    return math_call(name, args)

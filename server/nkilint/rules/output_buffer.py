@@ -35,11 +35,12 @@ def _returned(value: Value) -> Iterator[TensorVal]:
 
 
 @rule(code="NKI505", name="output-not-shared-hbm", severity=Severity.ERROR, basis=Basis.STATED,
-      summary="Kernel outputs must be allocated in nl.shared_hbm (nl.hbm / private_hbm / on-chip outputs do not "
-              "compile since NKI 0.3.0).",
+      summary="Kernel outputs must be allocated in nl.shared_hbm; an output in nl.hbm / nl.private_hbm does "
+              "not compile since NKI 0.3.0.",
       bad=BAD, good=GOOD, min_version=NkiVersion(0, 3),
       sources="language.md §1 (kernel outputs must be allocated in nl.shared_hbm, [MIG] 0.3.0)",
-      scope_note="NKI 0.3 and later; legacy neuronxcc.nki kernels are not checked.")
+      scope_note="NKI 0.3 and later; legacy neuronxcc.nki kernels are not checked. Tensors returned from "
+                 "SBUF/PSUM are not reported: jit functions composed into other kernels return tiles.")
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Report the allocation of each returned tensor whose buffer is known and not shared_hbm."""
     seen: set[int] = set()
@@ -49,7 +50,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         for value in root.returns:
             for tensor in _returned(value):
                 alloc = tensor.storage
-                if alloc is None or alloc.buffer in (None, "shared_hbm") or id(alloc) in seen:
+                # On-chip returns come from jit functions composed into other kernels (nki-library does
+                # this); only an HBM output outside shared_hbm is certainly a kernel output in the wrong place.
+                if alloc is None or alloc.buffer != "private_hbm" or id(alloc) in seen:
                     continue
                 seen.add(id(alloc))
                 where = place(ctx, alloc.path, alloc.span, alloc.call_chain)
