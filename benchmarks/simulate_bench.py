@@ -6,8 +6,8 @@ cost of the RMSNorm plain vs fused examples.
   first save of a session may wait for the warm worker, the following ones find a pre-started worker.
   Overhead = (save -> notification) - simulation time measured inside the worker. Target (issue 4): <= 300 ms.
 * Baseline in the same run: the same job through a cold worker (no pre-start), i.e. what the CLI pays.
-* Estimated cost (cost model, not measured) of examples/rmsnorm_residual.py vs rmsnorm_residual_fused.py
-  next to the hardware numbers of the published Trn2 walkthrough (218.7 us vs 119.5 us). The model is not
+* Estimated cost (cost model, not measured) of examples/rmsnorm_residual.py vs rmsnorm_residual_fused.py at
+  the walkthrough's [1024, 4096] BF16 shapes, next to the hardware numbers of the published Trn2 walkthrough (218.7 us vs 119.5 us). The model is not
   tuned to them.
 
 Prints figures; asserts nothing. Run: ``.venv/bin/python benchmarks/simulate_bench.py [--saves 5] [--file F]``
@@ -26,7 +26,7 @@ from typing import Any
 from lsprotocol import types
 from nki_studio.simulate.job import Job
 from nki_studio.simulate.runner import run_job
-from nki_studio.simulate.spec import resolve
+from nki_studio.simulate.spec import parse_fields, resolve
 from pygls.lsp.client import LanguageClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,9 +102,13 @@ def _has(obj: Any, key: str) -> bool:
     return key in obj if isinstance(obj, dict) else hasattr(obj, key)
 
 
-def cold_run(path: Path, kernel: str | None) -> dict[str, Any]:
-    """The same job through a fresh worker (no pre-start): the CLI's cost, as the baseline."""
-    res = resolve(path.read_text(), str(path), kernel)
+WALKTHROUGH_SHAPES = "x=bfloat16[1024,4096] residual=bfloat16[1024,4096] weight=bfloat16[4096]"
+
+
+def cold_run(path: Path, kernel: str | None, inputs: str | None = None) -> dict[str, Any]:
+    """A job through a fresh worker (no pre-start): the CLI's cost, as the baseline. ``inputs`` overrides."""
+    override = parse_fields(inputs)[0] if inputs else None
+    res = resolve(path.read_text(), str(path), kernel, override=override)
     assert res.spec is not None, res.problems
     t0 = time.perf_counter()
     result = run_job(Job(path=str(path), spec=res.spec.to_json()), timeout_s=120)
@@ -141,13 +145,14 @@ def main() -> None:
           f"{t.get('processStart', 0) * 1000:.0f} ms, import {t.get('import', 0) * 1000:.0f} ms, simulation "
           f"{t.get('simulation', 0) * 1000:.0f} ms, oracle {t.get('oracle', 0) * 1000:.0f} ms; overhead "
           f"{cold_overhead * 1000:.0f} ms -> warm/cold overhead ratio {overhead / cold_overhead:.2f}")
-    print("== estimated cost (cost model, trn2; not measured) vs the walkthrough's hardware measurements")
+    print("== estimated cost (cost model, trn2; not measured) vs the walkthrough's hardware measurements,\n"
+          f"   at the walkthrough's shapes ({WALKTHROUGH_SHAPES})")
     if not (PLAIN.is_file() and FUSED.is_file()):
         print(f"  skipped: {PLAIN.name} / {FUSED.name} not in examples/")
         return
     estimates = {}
     for name, file in (("plain", PLAIN), ("fused", FUSED)):
-        result = cold_run(file, None)
+        result = cold_run(file, None, WALKTHROUGH_SHAPES)
         cost = result.get("cost") or {}
         if not cost:
             print(f"  {name}: no estimate ({result['status']}: {result['message']})")

@@ -7,8 +7,8 @@ cancellation, leaving no process behind.
   an allocation beyond it raises ``MemoryError`` in the kernel, reported as ``memory_limit``. A worker
   killed by a signal is reported as ``crashed``.
 * Warm start: :class:`WorkerPool` keeps one spare worker that has already imported NumPy and the
-  simulator, so a job only pays for the simulation itself. One job per worker; a new spare is started as
-  soon as one is taken.
+  simulator, so a job only pays for the simulation itself. One job per worker; the next spare is started
+  when a job ends.
 """
 
 from __future__ import annotations
@@ -143,11 +143,6 @@ class WorkerPool:
             spare.close()
         with self._lock:
             self._busy.add(worker)
-        if self.warm:  # off the caller's path: spawning costs tens of ms the job should not wait for
-            refill = threading.Thread(target=self._refill, name="nki-sim-spare", daemon=True)
-            with self._lock:
-                self._refills = [t for t in self._refills if t.is_alive()] + [refill]
-            refill.start()
         return worker, worker is spare
 
     def _refill(self) -> None:
@@ -159,10 +154,17 @@ class WorkerPool:
             worker.close()
 
     def release(self, worker: Worker) -> None:
-        """Close a worker whose job is over (it exits by itself; this reaps it and kills its group)."""
+        """Close a worker whose job is over (it exits by itself; this reaps it and kills its group), then start
+        the next spare: after the job, not during it, so its imports do not compete with the simulation for
+        the CPU; in a thread, so the caller does not wait for the spawn."""
         worker.close()
         with self._lock:
             self._busy.discard(worker)
+            if not self.warm or self._closed:
+                return
+            refill = threading.Thread(target=self._refill, name="nki-sim-spare", daemon=True)
+            self._refills = [t for t in self._refills if t.is_alive()] + [refill]
+        refill.start()
 
     def close(self) -> None:
         """Kill every worker (server shutdown, atexit), including a spare still being started."""

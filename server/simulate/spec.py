@@ -17,6 +17,7 @@ A malformed spec yields ``NKI601`` findings on the comment and no run.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Mapping
@@ -238,10 +239,15 @@ def parse_fields(text: str) -> tuple[dict[str, Any], list[SpecError]]:
 
 def find_kernels(source: str, path: str = "") -> list[KernelInfo]:
     """Top-level kernels (``@nki.jit`` under any alias or call form, model.kernels); [] if unparsable."""
+    return list(_kernels(source, path))
+
+
+@functools.lru_cache(maxsize=16)  # one save asks several times about the same text
+def _kernels(source: str, path: str) -> tuple[KernelInfo, ...]:
     try:
         module = build_module(source, path)
     except (SyntaxError, ValueError):
-        return []
+        return ()
     lines = source.splitlines()
     kernels = []
     for info in module.functions.values():
@@ -258,7 +264,7 @@ def find_kernels(source: str, path: str = "") -> list[KernelInfo]:
             spec_line, spec_text = dec_line - 1, above
         kernels.append(KernelInfo(node.name, tuple(params), tuple(required), node.lineno, dec_line,
                                   spec_line, spec_text))
-    return kernels
+    return tuple(kernels)
 
 
 def _spec_body(line: str) -> str | None:
