@@ -184,9 +184,10 @@ def compute_metrics(
     main_core = int(np.argmax(compute_per_core + dma_per_core)) if nc else 0
     cunion = int(compute_per_core[main_core]) if nc else 0
     dunion = int(dma_per_core[main_core]) if nc else 0
-    if dunion == 0 and len(profile.dma) == 0 and float(profile.summary.get("dma_active_time") or 0) > 0:
-        dunion = round(float(profile.summary["dma_active_time"]) * 1e9)
-        dma_source = "Summary.dma_active_time (no DMA rows in the profile; intersection unknown)"
+    summary_dma = summary_seconds(profile.summary, "dma_active_time")
+    if dunion == 0 and len(profile.dma) == 0 and summary_dma is not None:
+        dunion = summary_dma[0]
+        dma_source = f"{summary_dma[1]} (no DMA rows in the profile; intersection unknown)"
     inter = int(inter_per_core[main_core]) if nc else 0
     span = _span(start[in_scope], end[in_scope], d_isl)
     latency, latency_source = _latency(profile, window, span)
@@ -260,13 +261,27 @@ def _span(start: I64, end: I64, d_isl: tuple[I64, I64, I64]) -> tuple[int, int] 
     return (min(lo), max(hi)) if lo else None
 
 
+def summary_seconds(summary: dict[str, Any], key: str) -> tuple[int, str] | None:
+    """``Summary.<key>`` (seconds) in ns, else ``<key>_percent`` × ``total_time`` — the percents are fractions
+    0–1 in real summary-json output (profile-formats/samples), despite the schema's "percent" unit."""
+    value = summary.get(key)
+    if isinstance(value, (int, float)) and value > 0:
+        return round(float(value) * 1e9), f"Summary.{key}"
+    frac, total = summary.get(f"{key}_percent"), summary.get("total_time")
+    if isinstance(frac, (int, float)) and isinstance(total, (int, float)) and frac > 0 and total > 0:
+        if frac > 1:  # some producer wrote 0-100 after all
+            frac = frac / 100
+        return round(float(frac) * float(total) * 1e9), f"Summary.{key}_percent × total_time"
+    return None
+
+
 def _engines_from_summary(summary: dict[str, Any]) -> dict[str, int]:
-    """Engine busy unions from ``Summary.<engine>_engine_active_time`` (seconds) for summary-only profiles."""
+    """Engine busy unions from the Summary (seconds, or fraction × total_time) for summary-only profiles."""
     out = {}
     for key, name in (("tensor", "Tensor"), ("vector", "Vector"), ("scalar", "Scalar"), ("gpsimd", "GpSimd"), ("sync", "Sync")):
-        value = summary.get(f"{key}_engine_active_time")
-        if isinstance(value, (int, float)) and value > 0:
-            out[name] = round(float(value) * 1e9)
+        got = summary_seconds(summary, f"{key}_engine_active_time")
+        if got is not None:
+            out[name] = got[0]
     return out
 
 

@@ -107,3 +107,38 @@ def test_pair_slices_matches_a_stack_per_track(events: list[tuple[int, int]]) ->
     got = set(zip(b.tolist(), e.tolist(), strict=True))
     assert got == _stack_pairs(track, kind)
     assert open_count == sum(1 for k in kind if k > 0) - len(got)
+
+
+# The only real Neuron profile output found publicly: a summary-json excerpt of an NKI Vector-Engine kernel on
+# trn1 (trnsci/trnblas, docs/design/mp2_energy_profile_findings.md, Apache-2.0; profile-formats/samples/).
+# Its *_percent values are fractions and its times are seconds.
+REAL_SUMMARY_EXCERPT = {
+    "vector_engine_active_time_percent": 0.9645396092701302,
+    "tensor_engine_active_time_percent": 2.2616407562047187e-06,
+    "scalar_engine_active_time_percent": 0.03673315592245759,
+    "gpsimd_engine_active_time_percent": 1.0491756505262174e-04,
+    "dma_active_time_percent": 0.26416618715491547,
+    "hbm_read_bytes": 6582249472, "hbm_write_bytes": 1835008,
+    "vector_engine_instruction_count": 403039, "vector_engine_instruction_time": 0.224051265651,
+    "tensor_engine_instruction_count": 21, "tensor_engine_active_time": 4.83557e-07,
+    "scalar_engine_instruction_count": 16407, "sync_engine_instruction_count": 52223,
+    "total_time": 0.213808050051, "total_active_time": 0.20825356317, "total_active_time_percent": 0.9740211517776104,
+    "neuroncore_cycle_count": 299331264, "dma_transfer_total_bytes": 3288352768, "dma_transfer_count": 18935,
+    "instance_type": "trn1.2xlarge", "compiler_version": "2.24.5133.0+58f8de22",
+    "runtime_version": "2.31.24 (0b044)", "profiler_version": "2.29.18.0%kaena-tools/2.29@d5fe7ba",
+}
+
+
+def test_real_summary_json_sample_units(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"n_" + "0" * 40: REAL_SUMMARY_EXCERPT}))
+    prof = load_profile(path)
+    k = compute_metrics(prof).kernel
+    assert prof.format == "summary-json" and prof.metadata["instance_type"] == "trn1.2xlarge"
+    assert k.latency_ns == 213_808_050 and k.latency_source == "Summary.total_time"  # seconds → ns
+    assert k.engines["Tensor"] == 484  # seconds field wins over the percent
+    assert k.engines["Vector"] == round(0.9645396092701302 * 0.213808050051 * 1e9)  # fraction × total_time
+    assert k.dma_union_ns == round(0.26416618715491547 * 0.213808050051 * 1e9)
+    assert k.dma_bytes == 3288352768 and k.roofline is not None and k.roofline.bytes == 6582249472 + 1835008
