@@ -166,7 +166,7 @@ def compute_metrics(
     nc = len(cores_present)
 
     # --- kernel level ---------------------------------------------------------------------------
-    work = in_scope & ~is_wait
+    work = ~is_wait if scope is None else in_scope & ~is_wait
     # Engine islands first; the compute union per core is then the union of those (far fewer) islands.
     ne = len(ins.engine.values)
     eng_codes = ins.engine.codes.astype(np.int64)
@@ -189,7 +189,7 @@ def compute_metrics(
         dunion = summary_dma[0]
         dma_source = f"{summary_dma[1]} (no DMA rows in the profile; intersection unknown)"
     inter = int(inter_per_core[main_core]) if nc else 0
-    span = _span(start[in_scope], end[in_scope], d_isl)
+    span = _span(start, end, d_isl) if scope is None else _span(start[in_scope], end[in_scope], d_isl)
     latency, latency_source = _latency(profile, window, span)
 
     engines = {ins.engine.values[e]: int(eng_busy[e, main_core]) for e in range(ne) if eng_busy[e].any()}
