@@ -142,7 +142,7 @@ class Interpreter:
     # ------------------------------------------------------------------ entry points
     def run_function(self, fn: FunctionVal, args: dict[str, Value]) -> None:
         """Interpret ``fn`` as a root with the given parameter values (others unknown)."""
-        frame = Frame(dict(fn.closure or {}), fn.module, fn.node.name)
+        frame = Frame(dict(fn.closure.env) if isinstance(fn.closure, Frame) else {}, fn.module, fn.node.name)
         frame.env.update(args)
         self.frame = frame
         self.inlined.add(fn.node)
@@ -277,7 +277,8 @@ class Interpreter:
                     self.assign(item.optional_vars, ctx)
             self.exec_block(stmt.body)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self.frame.env[stmt.name] = FunctionVal(stmt, self.frame.module, dict(self.frame.env))
+            # Python closures bind late: keep the frame, read its variables when the function is called.
+            self.frame.env[stmt.name] = FunctionVal(stmt, self.frame.module, self.frame)
         elif isinstance(stmt, ast.ClassDef):
             self.frame.env[stmt.name] = ClassVal(stmt, self.frame.module)
         elif isinstance(stmt, ast.Try):
@@ -773,7 +774,7 @@ class Interpreter:
                 self.use(arg)
             return UNKNOWN
         assert self.frame is not None
-        env = dict(fn.closure or {})
+        env = dict(fn.closure.env) if isinstance(fn.closure, Frame) else {}
         env.update(self.bind_params(fn, args, kwargs))
         caller = self.frame
         self.chain.append((caller.module.path, self.span(node)))

@@ -21,16 +21,12 @@ class ModuleScope:
     """A discovered module as the interpreter sees it."""
 
     info: ModuleInfo
+    path: str = ""  # path of the module file (copied: read on every recorded fact)
     functions: dict[str, _FunctionNode] = field(default_factory=dict)  # top-level only
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     legacy: bool = False
     lines: list[str] = field(default_factory=list)
     non_ascii_lines: frozenset[int] = frozenset()
-
-    @property
-    def path(self) -> str:
-        """Path of the module file."""
-        return self.info.path
 
     def column(self, line: int, byte_col: int) -> int:
         """1-based code-point column of an ``ast`` byte offset on ``line``."""
@@ -65,6 +61,7 @@ class ScopeCache:
         lines = info.source.splitlines()
         scope = ModuleScope(
             info=info,
+            path=info.path,
             functions={n.name: n for n in info.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))},
             classes=dict(info.classes),
             legacy=any(is_legacy(t) for t in info.aliases.bindings.values()),

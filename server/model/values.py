@@ -55,10 +55,11 @@ class Const(Value):
 
     def explain(self) -> str:
         """``256 = TILE*2 (TILE=128)``, or just ``256`` for a literal."""
-        text = repr(self.value) if isinstance(self.value, str) else str(self.value)
-        if self.expr and self.expr != text:
+        value = repr(self.value) if isinstance(self.value, str) else str(self.value)
+        text = value
+        if self.expr and self.expr != value:
             text += f" = {self.expr}"
-        shown = [f"{k}={v}" for k, v in self.binds if not (k == self.expr and v == text)]
+        shown = [f"{k}={v}" for k, v in self.binds if not (k == self.expr and v == value)]
         if shown:
             text += f" ({', '.join(shown[:_MAX_BINDINGS])})"
         return text
@@ -278,7 +279,7 @@ class FunctionVal(Value):
 
     node: ast.FunctionDef | ast.AsyncFunctionDef
     module: Any  # interpreter.ModuleInfo; Any avoids an import cycle
-    closure: dict[str, Value] | None = None
+    closure: Any = None  # interpreter.Frame of the enclosing function for nested defs (read at call time)
 
 
 @dataclass(eq=False)

@@ -108,3 +108,11 @@ def test_interpretation_is_fast_on_a_big_generated_module() -> None:
     facts = interpret_source(HEADER + body, "/nonexistent/big.py", Target(parse_generation("trn2")))
     assert facts is not None and len(facts.kernels()) == 150
     assert all(r.complete for r in facts.roots)
+
+
+def test_nested_function_reads_variables_at_call_time() -> None:
+    code = ("@nki.jit\ndef k(a):\n    n = 512\n    def body():\n"
+            "        return nl.ndarray((n, 4), dtype=nl.float32)\n    n = 64\n    t = body()\n")
+    assert only(run(code), "NKI301") == []  # Python closures bind late: n is 64 when body() runs
+    (f,) = only(run(code.replace("n = 64", "n = 256")), "NKI301")
+    assert "256" in f.message

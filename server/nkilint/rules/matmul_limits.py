@@ -53,6 +53,9 @@ def kernel(a, b):
 
 
 def _free_size(t: TensorVal) -> int | None:
+    """Free size of a 2-D operand; how 3-D+ operands map onto M/N is inferred only, so they are skipped."""
+    if t.shape is None or len(t.shape) != 2:
+        return None
     return t.free_elems()
 
 
