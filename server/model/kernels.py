@@ -42,7 +42,9 @@ class ModuleInfo:
     aliases: ImportAliases
     functions: dict[str, FunctionInfo] = field(default_factory=dict)  # qualname -> info
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)  # module-level classes
-    nodes: list[ast.AST] = field(default_factory=list)  # every node, one shared walk
+    nodes: list[ast.AST] = field(default_factory=list)  # every node in source order, one shared traversal
+    # id(function node) -> its own nodes in source order (arguments, decorators, body; not nested defs' insides)
+    own_nodes: dict[int, list[ast.AST]] = field(default_factory=dict)
     # local name -> (imported module, level, attribute or None for ``import x as name``), all import forms
     import_index: dict[str, tuple[str, int, str | None]] = field(default_factory=dict)
     kernels_marked: bool = False
@@ -168,9 +170,9 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     """Parse (unless ``tree`` is given) and index a module's functions, classes and imports."""
     if tree is None:
         tree = ast.parse(source, filename=path)
-    nodes = list(ast.walk(tree))
+    nodes, own = _traverse(tree)
     module = ModuleInfo(path=os.path.abspath(path) if path else path, source=source, tree=tree,
-                        aliases=ImportAliases.from_nodes(nodes), nodes=nodes)
+                        aliases=ImportAliases.from_nodes(nodes), nodes=nodes, own_nodes=own)
     _index_functions(module, tree.body, prefix="", parent=None)
     for node in nodes:
         if isinstance(node, ast.ImportFrom):
@@ -185,6 +187,24 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
         if isinstance(stmt, ast.ClassDef):
             module.classes[stmt.name] = stmt
     return module
+
+
+def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]]:
+    """All nodes in source order, and each function's own nodes (one traversal serves every analysis)."""
+    nodes: list[ast.AST] = []
+    own: dict[int, list[ast.AST]] = {}
+    stack: list[tuple[ast.AST, list[ast.AST] | None]] = [(tree, None)]
+    while stack:
+        node, owner = stack.pop()
+        nodes.append(node)
+        if owner is not None:
+            owner.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            owner = own[id(node)] = []
+        children = list(ast.iter_child_nodes(node))
+        for child in reversed(children):
+            stack.append((child, owner))
+    return nodes, own
 
 
 def _index_functions(module: ModuleInfo, body: Iterable[ast.stmt], prefix: str, parent: FunctionInfo | None) -> None:
@@ -338,7 +358,7 @@ def discover(source: str, path: str, tree: ast.Module | None = None, *,
             continue
         seen.add(id(func))
         reachable.append(func)
-        for node in _walk_own_body(func.node):
+        for node in _walk_own_body(func):
             callee_target = node.func if isinstance(node, ast.Call) else node
             if not isinstance(callee_target, (ast.Name, ast.Attribute)) or not isinstance(
                     node, (ast.Call, ast.Name, ast.Attribute)):
@@ -360,13 +380,9 @@ def discover(source: str, path: str, tree: ast.Module | None = None, *,
                            classes=classes)
 
 
-def _walk_own_body(node: _FunctionNode) -> Iterator[ast.AST]:
-    """Every node of a function, nested defs included (they are closures of kernel code)."""
-    for stmt in node.body:
-        yield from ast.walk(stmt)
-    for default in [*node.args.defaults, *node.args.kw_defaults]:
-        if default is not None:
-            yield from ast.walk(default)
+def _walk_own_body(func: FunctionInfo) -> list[ast.AST]:
+    """The function's own nodes; nested defs are separate FunctionInfos, reached when referenced."""
+    return func.module.own_nodes.get(id(func.node)) or list(ast.walk(func.node))
 
 
 def _resolve_ref(func: FunctionInfo, expr: ast.expr, resolver: _Resolver

@@ -60,8 +60,11 @@ class FunctionKinds:
         return None
 
 
-def classify(func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliases) -> FunctionKinds:
-    """Definite tensor/register names of ``func`` (nested functions are separate scopes and skipped)."""
+def classify(func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliases,
+             nodes: list[ast.AST] | None = None) -> FunctionKinds:
+    """Definite tensor/register names of ``func`` (nested functions are separate scopes and skipped).
+
+    ``nodes``: the function's own nodes in source order when the caller already has them."""
     result = FunctionKinds()
     candidates: dict[str, Kind | None] = {}
 
@@ -71,7 +74,7 @@ def classify(func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliase
         else:
             candidates.setdefault(name, kind)
 
-    for node in _own_nodes(func):
+    for node in nodes if nodes is not None else _own_nodes(func):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
@@ -94,6 +97,8 @@ def classify(func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliase
                         record(name, None)
         elif isinstance(node, ast.NamedExpr):
             record(node.target.id, None)
+        else:
+            continue
         # Refresh the definite set as we go so views of earlier tensors classify (source order suffices).
         result.kinds = {k: v for k, v in candidates.items() if v is not None}
     for arg in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]:

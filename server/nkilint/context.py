@@ -59,15 +59,17 @@ class LintContext:
         return self.discovery.in_this_module()
 
     def walk_kernel_code(self) -> Iterator[ast.AST]:
-        """Every AST node of this file's kernel code, each once (nested defs included)."""
+        """Every AST node of this file's kernel code, each once (nested defs reached from it included)."""
         return iter(self.kernel_nodes)
 
     @cached_property
     def kernel_nodes(self) -> list[ast.AST]:
         """All nodes of this file's kernel code (computed once; rules share it)."""
         out: list[ast.AST] = []
-        for root in self.discovery.kernel_code_roots():
-            out.extend(ast.walk(root))
+        own = self.discovery.module.own_nodes
+        for func in self.discovery.in_this_module():
+            out.append(func.node)
+            out.extend(own.get(id(func.node), ()))
         return out
 
     @cached_property

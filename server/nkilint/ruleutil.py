@@ -21,18 +21,14 @@ def kinds(ctx: LintContext, func: FunctionInfo) -> FunctionKinds:
     """Definite tensor/register names of a kernel-code function (computed once per file)."""
     memo: dict[int, FunctionKinds] = ctx.memo.setdefault("kinds", {})
     if id(func.node) not in memo:
-        memo[id(func.node)] = classify(func.node, ctx.aliases)
+        memo[id(func.node)] = classify(func.node, ctx.aliases, nodes=own_nodes(ctx, func))
     return memo[id(func.node)]
 
 
-def own_nodes(func: FunctionInfo) -> Iterator[ast.AST]:
-    """Nodes of a function not inside a nested def/class/lambda (those have their own scope)."""
-    stack: list[ast.AST] = list(reversed(func.node.body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+def own_nodes(ctx: LintContext, func: FunctionInfo) -> list[ast.AST]:
+    """Nodes of a function in source order, not inside a nested def (those have their own scope); computed
+    once per module by kernel discovery."""
+    return func.module.own_nodes.get(id(func.node), [])
 
 
 def kernel_names(ctx: LintContext) -> str:

@@ -38,7 +38,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     what = "removed in NKI 0.7" if removed else "deprecated since NKI 0.6 (removed in 0.7)"
     for func in ctx.kernel_code():
         k = kinds(ctx, func)
-        for node in own_nodes(func):
+        if Kind.REGISTER not in k.kinds.values():
+            continue
+        for node in own_nodes(ctx, func):
             if not (isinstance(node, ast.While) and isinstance(node.test, ast.Name)
                     and k.of(node.test) is Kind.REGISTER):
                 continue

@@ -34,7 +34,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         for func in ctx.kernel_code():
             if func.node.name != body_arg.id:
                 continue
-            for inner in own_nodes(func):
+            for inner in own_nodes(ctx, func):
                 if isinstance(inner, ast.Return) and inner.value is not None and not (
                         isinstance(inner.value, ast.Constant) and inner.value.value is None):
                     yield ctx.finding("NKI122", inner, f"fori_loop body `{func.node.name}` returns a value; the body "

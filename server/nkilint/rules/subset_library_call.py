@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.model.imports import LIBRARY_MODULES
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity
@@ -34,9 +35,13 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     meta-programming expression that needs to touch tensor contents directly is a kernel operation" (language
     guide). Host libraries therefore cannot compute on NKI tensors; use `nki.language`/`nki.isa`. Applies to
     every version (the 0.7 tracer has no tensor values either)."""
+    if not any(t.split(".")[0] in LIBRARY_MODULES for t in ctx.aliases.bindings.values()):
+        return  # no host library imported: nothing to check
     for func in ctx.kernel_code():
         k = kinds(ctx, func)
-        for node in own_nodes(func):
+        if Kind.TENSOR not in k.kinds.values():
+            continue
+        for node in own_nodes(ctx, func):
             if not isinstance(node, ast.Call):
                 continue
             lib = ctx.aliases.library_of(node.func)

@@ -31,7 +31,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     Use `nl.fori_loop` with the register as a bound, or `nl.while_loop`."""
     for func in ctx.kernel_code():
         k = kinds(ctx, func)
-        for node in own_nodes(func):
+        if Kind.REGISTER not in k.kinds.values():
+            continue
+        for node in own_nodes(ctx, func):
             tested = [] if isinstance(node, ast.While) else truth_tested(node)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CONVERTERS:
                 tested = list(node.args)

@@ -31,7 +31,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     `nl.while_loop`, and data-dependent selection needs `nl.where`/`nisa.select`-style operations."""
     for func in ctx.kernel_code():
         k = kinds(ctx, func)
-        for node in own_nodes(func):
+        if Kind.TENSOR not in k.kinds.values():
+            continue
+        for node in own_nodes(ctx, func):
             tested = truth_tested(node)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool":
                 tested = list(node.args[:1])

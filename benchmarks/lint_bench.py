@@ -1,0 +1,129 @@
+"""Lint speed on a generated 2,000-line kernel module: nkilint API and CLI times, and the ratio of nkilint to
+pyflakes on the same text in the same process (target: nkilint <= 2x pyflakes).
+
+Usage: .venv/bin/python benchmarks/lint_bench.py [--lines 2000] [--repeat 7]
+Figures are wall-clock medians on this machine; the CLI figure includes interpreter start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+import pyflakes.api
+import pyflakes.reporter
+from nki_studio.model.targets import Target
+from nki_studio.nkilint.api import lint_source
+from nki_studio.nkilint.config import LintConfig
+from nki_studio.nkilint.rule import all_rules
+
+_HEADER = '''"""Generated benchmark module: many small NKI kernels and helpers."""
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+import numpy as np
+
+TILE = 128
+WIDTH = 512
+'''
+
+_BLOCK = '''
+
+def helper_{i}(dst, src, scale):
+    """Scale a tile on the Scalar engine."""
+    nisa.activation(dst=dst, op=nl.copy, data=src, scale=scale)
+
+
+@nki.jit
+def kernel_{i}(a, b):
+    n, d = a.shape
+    out = nl.ndarray((n, d), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(n // TILE):
+        ta = nl.ndarray((TILE, WIDTH), dtype=a.dtype, buffer=nl.sbuf)
+        tb = nl.ndarray((TILE, WIDTH), dtype=b.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ta, src=a[i * TILE:(i + 1) * TILE, 0:WIDTH])
+        nisa.dma_copy(dst=tb, src=b[i * TILE:(i + 1) * TILE, 0:WIDTH])
+        s = nl.ndarray((TILE, WIDTH), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=s, data1=ta, data2=tb, op=nl.add)
+        r = nl.ndarray((TILE, 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_reduce(dst=r, op=nl.add, data=s, axis=1)
+        y = nl.ndarray((TILE, WIDTH), dtype=a.dtype, buffer=nl.sbuf)
+        helper_{i}(y, s, 0.5)
+        if {i} % 2 == 0:
+            nisa.tensor_scalar(dst=y, data=y, op0=nl.multiply, operand0=r)
+        nisa.dma_copy(dst=out[i * TILE:(i + 1) * TILE, 0:WIDTH], src=y)
+    return out
+'''
+
+
+def generate(lines: int) -> str:
+    """A module of at least ``lines`` lines made of kernel + helper blocks."""
+    parts = [_HEADER]
+    i = 0
+    while sum(p.count("\n") for p in parts) < lines:
+        parts.append(_BLOCK.format(i=i))
+        i += 1
+    return "".join(parts)
+
+
+def median_time(fn: Callable[[], object], repeat: int) -> float:
+    """Median wall time of ``fn`` over ``repeat`` runs (after one warm-up run)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> int:
+    """Run the benchmark and print the figures."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lines", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    text = generate(args.lines)
+    all_rules()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "generated_kernels.py")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        every = LintConfig(target=Target())
+        mine = LintConfig(target=Target(), select=("NKI0", "NKI1", "NKI2"))
+        n_findings = len(lint_source(text, path, every))
+
+        def flakes() -> None:
+            sink = io.StringIO()
+            pyflakes.api.check(text, path, pyflakes.reporter.Reporter(sink, sink))
+
+        t_all = median_time(lambda: lint_source(text, path, every), args.repeat)
+        t_mine = median_time(lambda: lint_source(text, path, mine), args.repeat)
+        t_flakes = median_time(flakes, args.repeat)
+        exe = os.path.join(os.path.dirname(sys.executable), "nki-studio")
+        cli = [exe, "lint", path, "--format", "json"] if os.path.exists(exe) else \
+            [sys.executable, "-m", "nki_studio.cli.main", "lint", path, "--format", "json"]
+        t_cli = median_time(lambda: subprocess.run(cli, capture_output=True, check=False), max(3, args.repeat // 2))
+        pf_cli = [sys.executable, "-m", "pyflakes", path]
+        t_pf_cli = median_time(lambda: subprocess.run(pf_cli, capture_output=True, check=False),
+                               max(3, args.repeat // 2))
+    print(f"module: {text.count(chr(10))} lines, {len(all_rules())} rules, {n_findings} findings")
+    print(f"nkilint API, all rules:          {t_all * 1000:8.1f} ms (median of {args.repeat})")
+    print(f"nkilint API, NKI0xx-2xx rules:   {t_mine * 1000:8.1f} ms")
+    print(f"pyflakes API, same text:         {t_flakes * 1000:8.1f} ms")
+    print(f"ratio nkilint/pyflakes (all):    {t_all / t_flakes:8.2f}x   (target <= 2x)")
+    print(f"ratio nkilint/pyflakes (0xx-2xx):{t_mine / t_flakes:8.2f}x")
+    print(f"CLI `nki-studio lint` (process): {t_cli * 1000:8.1f} ms   vs `python -m pyflakes`: {t_pf_cli * 1000:.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
