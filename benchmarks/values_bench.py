@@ -1,6 +1,6 @@
 """Benchmark of the compile-time value interpreter and the value rules (NKI3xx-NKI5xx).
 
-Uses the 2,000-line generated kernel module of ``lsp_bench.generate_module`` and prints, per run (median of
+Uses the 2,000-line generated kernel module of ``lint_bench.generate`` and prints, per run (median of
 ``--runs``): ``ast.parse``, kernel discovery, interpretation, the value rules only, and pyflakes on the same
 text for scale (ratios measured in the same process). Prints figures; asserts nothing.
 
@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import argparse
 import ast
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lsp_bench import generate_module
+from lint_bench import generate, median_time
 from nki_studio.model.analysis import interpret
 from nki_studio.model.kernels import discover
 from nki_studio.model.targets import Target
@@ -34,21 +31,12 @@ class _Quiet:
         pass
 
 
-def _median(fn: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
-    text = generate_module(args.lines)
+    text = generate(args.lines)
     path = "/nonexistent/values_bench_module.py"
     tree = ast.parse(text)
     found = discover(text, path, tree)
@@ -57,11 +45,11 @@ def main() -> None:
     quiet = Reporter(_Quiet(), _Quiet())
     value_rules = LintConfig(target=target, select=("NKI3", "NKI4", "NKI5"))
 
-    t_parse = _median(lambda: ast.parse(text), args.runs)
-    t_discover = _median(lambda: discover(text, path, ast.parse(text)), args.runs)
-    t_interp = _median(lambda: interpret(found, target), args.runs)
-    t_rules = _median(lambda: lint_source(text, path, value_rules), args.runs)
-    t_flakes = _median(lambda: pyflakes_check(text, path, quiet), args.runs)
+    t_parse = median_time(lambda: ast.parse(text), args.runs)
+    t_discover = median_time(lambda: discover(text, path, ast.parse(text)), args.runs)
+    t_interp = median_time(lambda: interpret(found, target), args.runs)
+    t_rules = median_time(lambda: lint_source(text, path, value_rules), args.runs)
+    t_flakes = median_time(lambda: pyflakes_check(text, path, quiet), args.runs)
 
     allocations = sum(len(r.allocations) for r in facts.roots)
     calls = sum(len(r.calls) for r in facts.roots)
