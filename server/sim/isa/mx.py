@@ -15,7 +15,7 @@ from nki_studio.sim import checks, context
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
-from nki_studio.sim.isa.tensor_engine import accumulate_into, moving_limit, tiling
+from nki_studio.sim.isa.tensor_engine import accumulate_into, moving_limit, pe_matmul, tiling
 from nki_studio.sim.tensor import NkiTensor
 
 _MX_DATA = {"float8_e5m2_x4": ml_dtypes.float8_e5m2, "float8_e4m3fn_x4": ml_dtypes.float8_e4m3fn,
@@ -88,7 +88,7 @@ def nc_matmul_mx(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, stati
     v = _unpack_mx(mv) * _mx_scales(op, "moving_scale", mvs, k, n)[:, :, None]
     s2 = s.transpose(0, 2, 1).reshape(4 * k, m)
     v2 = v.transpose(0, 2, 1).reshape(4 * k, n)
-    accumulate_into(op, d, s2.T @ v2, accumulate)
+    accumulate_into(op, d, pe_matmul(s2, v2), accumulate)
     return c.handle(op, name)
 
 

@@ -2,16 +2,44 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from nki_studio.sim import checks, context
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, engine, matmul_perf_mode
 from nki_studio.sim.tensor import NkiTensor, write
+from threadpoolctl import ThreadpoolController
 
 _MATMUL = "nisa.nc_matmul"
 _FP8 = frozenset({"float8_e4m3", "float8_e5m2", "float8_e4m3fn"})
 _WIDE = frozenset({"float32", "tfloat32"})
+
+
+_blas: ThreadpoolController | None = None
+
+
+def _single_thread_blas() -> None:
+    """Run BLAS on one thread for the rest of this simulation: PE-array matmuls are at most 128 x 128 x 8192,
+    where OpenBLAS thread hand-offs cost more than they save (up to 50x slower on a loaded 2-core machine,
+    see benchmarks/sim_bench.py). Toggling per instruction costs ~1 ms, so the limit is set once per
+    simulation and the original thread count comes back when the simulation context is released."""
+    global _blas
+    ctx = context.current()
+    if ctx.shared.get("blas_single_thread"):
+        return
+    if _blas is None:
+        _blas = ThreadpoolController()
+    limiter = _blas.limit(limits=1, user_api="blas")
+    ctx.shared["blas_single_thread"] = True
+    weakref.finalize(ctx, limiter.restore_original_limits)
+
+
+def pe_matmul(stationary: np.ndarray, moving: np.ndarray) -> np.ndarray:
+    """``stationary[K, M].T @ moving[K, N]`` in FP32 (np.dot passes the transpose to BLAS without a copy)."""
+    _single_thread_blas()
+    return np.dot(stationary.T, moving)
 
 
 def _input_dtypes(op: str, st: NkiTensor, mv: NkiTensor) -> None:
@@ -129,7 +157,7 @@ def nc_matmul(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, is_stati
     context.issue(op, "tensor", reads={"stationary": st, "moving": mv}, writes={"dst": d}, flops=2 * kk * m * n)
     s_vals = c.mat(st).reshape(kk, m)  # double_row: [K, 2, M] row-major is the 2K contraction
     v_vals = c.mat(mv).reshape(kk, n)
-    accumulate_into(op, d, s_vals.T @ v_vals, accumulate)
+    accumulate_into(op, d, pe_matmul(s_vals, v_vals), accumulate)
     return c.handle(op, name)
 
 
