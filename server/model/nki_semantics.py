@@ -282,7 +282,11 @@ def subscript_tensor(interp: Interpreter, t: TensorVal, key_node: ast.expr, node
 
 
 def slice_size(key: SliceVal, dim: Value) -> Value:
-    """Elements selected by a slice of a dim (``stop - start`` for the usual unit step)."""
+    """Elements a slice selects from a dim, with the derivation of ``stop - start`` when that is the size.
+
+    On a known dim this follows Python slicing (negative bounds count from the end, bounds are clamped), so
+    a view never has more partitions than its tensor; on an unknown dim it is ``ceil((stop - start) / step)``.
+    """
     if key.size is not None:
         return key.size
     step = const_int(key.step) if not _is_none(key.step) else 1
@@ -291,18 +295,22 @@ def slice_size(key: SliceVal, dim: Value) -> Value:
     stop = n if _is_none(key.stop) else const_int(key.stop)
     if start is None or stop is None or not step:
         return UNKNOWN
-    if n is not None:
-        start = start + n if start < 0 else start
-        stop = stop + n if stop < 0 else stop
-    size = max(0, -(-(stop - start) // step)) if step > 0 else max(0, -(-(start - stop) // -step))
-    if _is_none(key.stop) and isinstance(dim, Const):
-        return Const(size, dim.expr, dim.binds) if start == 0 and step == 1 else Const(size)
-    stop_v, start_v = key.stop, key.start
-    if isinstance(stop_v, Const) and step == 1 and (_is_none(start_v) or const_int(start_v) == 0):
+    plain = max(0, -(-(stop - start) // step)) if step > 0 else max(0, -(-(start - stop) // -step))
+    size = len(range(n)[slice(start, stop, step)]) if n is not None else plain
+    if size != plain or step != 1:
+        return Const(size)
+    start_v, stop_v = key.start, key.stop
+    if _is_none(stop_v):
+        return Const(size, dim.expr, dim.binds) if isinstance(dim, Const) and start == 0 else Const(size)
+    if not isinstance(stop_v, Const):
+        return Const(size)
+    if start == 0:
         return Const(size, stop_v.expr, stop_v.binds)
-    if isinstance(stop_v, Const) and isinstance(start_v, Const) and step == 1:
-        expr = f"{stop_v.expr or stop_v.value}-({start_v.expr or start_v.value})"
-        return Const(size, expr, merge_binds(stop_v.binds, start_v.binds))
+    if isinstance(start_v, Const):
+        start_text = start_v.expr or str(start_v.value)
+        if not (start_text.isidentifier() or start_text.isdigit()):
+            start_text = f"({start_text})"
+        return Const(size, f"{stop_v.expr or stop_v.value}-{start_text}", merge_binds(stop_v.binds, start_v.binds))
     return Const(size)
 
 

@@ -39,10 +39,16 @@ def test_helper_interpreted_per_call_site() -> None:
 
 
 def test_loop_variable_takes_range_values_and_slices_are_sized() -> None:
-    code = ("@nki.jit\ndef k(a):\n    t = nl.ndarray((128, 64), dtype=nl.float32)\n"
-            "    for i in range(3):\n        nisa.memset(dst=t[0:(i + 1) * 64, :], value=0.0)\n")
+    code = ("@nki.jit\ndef k(a):\n    assert a.shape == (512, 64)\n"
+            "    for i in range(3):\n        t = nl.load(a[0:(i + 1) * 64, :])\n")
     (f,) = only(run(code), "NKI301")
-    assert "192" in f.message and "view" in f.message
+    assert "192 = (i+1)*64 (i=2)" in f.message and "result of nl.load" in f.message
+
+
+def test_slices_of_a_known_dim_are_clamped_like_python() -> None:
+    code = ("@nki.jit\ndef k(a):\n    t = nl.ndarray((128, 64), dtype=nl.float32)\n"
+            "    nisa.memset(dst=t[0:256, :], value=0.0)\n    nisa.memset(dst=t[-300:, 0:8], value=0.0)\n")
+    assert only(run(code), "NKI301") == []
 
 
 def test_long_loop_is_summarised_and_loop_carried_values_forgotten() -> None:
