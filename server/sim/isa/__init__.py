@@ -1,8 +1,9 @@
 """``nki.isa`` for the embedded simulator: every public name of NKI 0.6/0.7's ``nki.isa`` (isa.md).
 
-Instructions live in one module per engine, as isa.md is organised: ``tensor_engine``, ``mx``,
-``scalar_engine``, ``vector_engine`` / ``vector_reduce`` / ``vector_search``, ``rng``, ``gpsimd_engine``,
-``dma``, ``multicore``, ``registers``. Every instruction validates its operands (buffers, partitions, free
+Instructions live in one module per engine, as isa.md is organised: ``tensor_ops``, ``mx``,
+``scalar_ops``, ``vector_ops`` / ``vector_reduce`` / ``vector_search``, ``rng``, ``gpsimd_ops``, ``dma``,
+``multicore``, ``registers``. (No module may be named like a public ``nisa`` attribute: importing
+``isa.vector_engine`` would replace the deprecated alias ``nisa.vector_engine`` with the module.) Every instruction validates its operands (buffers, partitions, free
 sizes, dtypes, generation), announces itself with ``context.issue`` (trace, budgets) and returns an
 ``NkiInstruction`` handle. What cannot be simulated raises ``NotImplementedInSimulator`` naming the kernel
 line (never a silent wrong result).
@@ -27,7 +28,7 @@ from nki_studio.sim.isa.enums import (
     unknown_engine,
     vector_engine,
 )
-from nki_studio.sim.isa.gpsimd_engine import (
+from nki_studio.sim.isa.gpsimd_ops import (
     affine_select,
     iota,
     local_gather,
@@ -50,9 +51,9 @@ from nki_studio.sim.isa.registers import (
     scalar_store,
 )
 from nki_studio.sim.isa.rng import dropout, rand2, rand_get_state, rand_set_state, rng, set_rng_seed
-from nki_studio.sim.isa.scalar_engine import activate2, activation, activation_reduce
-from nki_studio.sim.isa.tensor_engine import nc_matmul, nc_transpose
-from nki_studio.sim.isa.vector_engine import (
+from nki_studio.sim.isa.scalar_ops import activate2, activation, activation_reduce
+from nki_studio.sim.isa.tensor_ops import nc_matmul, nc_transpose
+from nki_studio.sim.isa.vector_ops import (
     exponential,
     memset,
     reciprocal,

@@ -15,7 +15,7 @@ from nki_studio.sim import checks, context
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
-from nki_studio.sim.isa.tensor_engine import accumulate_into, moving_limit, pe_matmul, tiling
+from nki_studio.sim.isa.tensor_ops import accumulate_into, moving_limit, pe_matmul, tiling
 from nki_studio.sim.tensor import NkiTensor
 
 _MX_DATA = {"float8_e5m2_x4": ml_dtypes.float8_e5m2, "float8_e4m3fn_x4": ml_dtypes.float8_e4m3fn,

@@ -96,3 +96,9 @@ def test_core_barrier_under_lnc1_warns(sim):
     assert any("LNC=1" in w for w in sim.warnings)
     with pytest.raises(HardwareLimitError, match="cores must be"):
         nisa.core_barrier(tile(np.zeros((2, 2)), buffer=HBM), (0, 2))
+
+
+def test_deprecated_engine_aliases_are_enum_members():
+    assert nisa.vector_engine is nisa.engine.vector and nisa.scalar_engine is nisa.engine.scalar
+    assert nisa.tensor_engine is nisa.engine.tensor and nisa.gpsimd_engine is nisa.engine.gpsimd
+    assert nisa.unknown_engine is nisa.engine.unknown
