@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from nki_studio.model import nki_semantics as nki
+from nki_studio.model.arithmetic import binop
 from nki_studio.model.values import (
     UNKNOWN,
     ClassVal,
@@ -192,7 +193,7 @@ def builtin_call(interp: Interpreter, name: str, args: list[Value], kwargs: dict
     if name == "print":
         return Const(None)
     if name == "pow" and len(nums) >= 2 and None not in nums[:2]:
-        return interp.binop(ast.Pow(), args[0], args[1], "", "")
+        return binop(ast.Pow(), args[0], args[1], "", "")
     return UNKNOWN
 
 

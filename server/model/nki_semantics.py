@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nki_studio.model.api_signatures import ISA_PARAMS, NL_CREATE_PARAMS, bind_arguments
+from nki_studio.model.arithmetic import binop
 from nki_studio.model.targets import Target, tile_size_constants
 from nki_studio.model.tensors import ApiCall, ViewEvent
 from nki_studio.model.values import (
@@ -138,62 +139,6 @@ def _rename(value: Value, text: str) -> Value:
     if isinstance(value, Const) and not value.expr and text:
         return Const(value.value, text, ((text, str(value.value)),))
     return value
-
-
-def compare_values(op: ast.cmpop, left: Value, right: Value) -> bool | None:
-    """Outcome of ``left op right`` when both sides are known well enough, else None."""
-    if isinstance(op, (ast.Is, ast.IsNot)):
-        if isinstance(left, Const) and isinstance(right, Const) and (left.value is None or right.value is None):
-            outcome = left.value is right.value
-            return outcome if isinstance(op, ast.Is) else not outcome
-        if isinstance(right, Const) and right.value is None and left.known and not isinstance(left, Const):
-            return isinstance(op, ast.IsNot)
-        return None
-    if isinstance(op, (ast.Eq, ast.NotEq)):
-        if same_value(left, right):
-            return isinstance(op, ast.Eq)
-        if _definitely_different(left, right):
-            return isinstance(op, ast.NotEq)
-        return None
-    if isinstance(op, (ast.In, ast.NotIn)):
-        if isinstance(right, Seq) and right.exact:
-            hits = [compare_values(ast.Eq(), left, item) for item in right.items]
-            if True in hits:
-                return isinstance(op, ast.In)
-            if all(h is False for h in hits):
-                return isinstance(op, ast.NotIn)
-        return None
-    if isinstance(left, Const) and isinstance(right, Const):
-        a, b = left.value, right.value
-        try:
-            if isinstance(op, ast.Lt):
-                return a < b
-            if isinstance(op, ast.LtE):
-                return a <= b
-            if isinstance(op, ast.Gt):
-                return a > b
-            if isinstance(op, ast.GtE):
-                return a >= b
-        except TypeError:
-            return None
-    return None
-
-
-def _definitely_different(a: Value, b: Value) -> bool:
-    if isinstance(a, Const) and isinstance(b, Const):
-        return a.value != b.value
-    if isinstance(a, Seq) and isinstance(b, Seq) and a.exact and b.exact:
-        if len(a.items) != len(b.items):
-            return True
-        return any(_definitely_different(x, y) for x, y in zip(a.items, b.items, strict=False))
-    if isinstance(a, DType) and isinstance(b, DType):
-        return a.name != b.name
-    if isinstance(a, BufferVal) and isinstance(b, BufferVal):
-        return a.name != b.name
-    if type(a) is not type(b) and a.known and b.known and not isinstance(a, (ApiRef, ModuleRef)) and not \
-            isinstance(b, (ApiRef, ModuleRef)):
-        return (isinstance(a, Const) and a.value is None) or (isinstance(b, Const) and b.value is None)
-    return False
 
 
 # ---------------------------------------------------------------------------------------------- tensors
@@ -468,7 +413,7 @@ def _language_call(interp: Interpreter, name: str, args: list[Value], kwargs: di
         b = bind_arguments(("start", "size"), args, kwargs)
         start, size = b["start"], b["size"]
         assert isinstance(start, Value) and isinstance(size, Value)
-        stop = interp.binop(ast.Add(), start, size, "start", "size")
+        stop = binop(ast.Add(), start, size, "start", "size")
         return SliceVal(start, stop, Const(1), size)
     if name == "par_dim" and args:
         return args[0]

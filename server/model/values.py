@@ -339,6 +339,16 @@ def join(a: Value, b: Value) -> Value:
     return UNKNOWN
 
 
+def join_all(values: list[Value]) -> Value:
+    """Join of several values (UNKNOWN for none)."""
+    if not values:
+        return UNKNOWN
+    result = values[0]
+    for value in values[1:]:
+        result = join(result, value)
+    return result
+
+
 def interpret(discovery: Any, target: Any) -> Any:
     """Run the compile-time interpreter over a module's kernel code (``analysis.interpret``; the lint
     context calls it through this name)."""
