@@ -120,3 +120,16 @@ def test_while_register_and_register_control_flow() -> None:
     assert [f.span.line for f in only("NKI112", text)] == [9]
     assert [f.severity for f in only("NKI203", text, "0.6")] == [Severity.WARNING]
     assert [f.severity for f in only("NKI203", text, "0.7")] == [Severity.ERROR]
+
+
+def test_removed_mask_and_isa_dtype_keywords() -> None:
+    text = HEAD + ("@nki.jit\ndef k(a, t):\n    nisa.tensor_copy(dst=t, src=a, mask=None)\n"
+                   "    nisa.activation(dst=t, op=nl.exp, data=a, dtype=nl.float32)\n    y = nl.exp(a, dtype=nl.float32)\n"
+                   "    return t\n")
+    assert sorted(f.span.line for f in only("NKI206", text)) == [8, 9]
+
+
+def test_module_state_mutation_only() -> None:
+    text = HEAD + ("CACHE = {}\nLIMITS = [1, 2]\n\n\n@nki.jit\ndef k(x):\n    n = LIMITS[0]\n    CACHE['k'] = n\n"
+                   "    LIMITS.append(3)\n    local = []\n    local.append(1)\n    return x\n")
+    assert sorted(f.span.line for f in only("NKI123", text)) == [13, 14]
