@@ -16,7 +16,7 @@ _CONTAINER_CALLS = frozenset({"list", "dict", "set"})
 
 
 def _mutable_globals(tree: ast.Module) -> set[str]:
-    out = set()
+    out: set[str] = set()
     for stmt in tree.body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             value = stmt.value
