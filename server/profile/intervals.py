@@ -66,12 +66,15 @@ def grouped_islands(
 def _islands_ordered(
     g: I64, s: I64, e: I64, span: int, t0: int, order: npt.NDArray[np.intp] | None
 ) -> tuple[I64, I64, I64]:
-    """Islands of rows already in (group, start) order after ``order`` (None: identity). Each row is
-    gathered once; groups are offset by ``span`` so one running maximum serves every group."""
-    go, so, eo = (g, s, e) if order is None else (g[order], s[order], e[order])
-    base = go * span - t0
-    ks = base + so
-    ke = np.maximum.accumulate(base + eo)
+    """Islands of rows already in (group, start) order after ``order`` (None: identity). Groups are offset
+    by ``span`` so one running maximum serves every group; the offset keys are formed before the (random)
+    gather, so each row costs two gathers, not three."""
+    base = g * span - t0
+    ks = base + s
+    ke = base + e
+    if order is not None:
+        ks, ke = ks[order], ke[order]
+    ke = np.maximum.accumulate(ke)
     new = np.empty(ks.size, dtype=bool)
     new[0] = True
     np.greater(ks[1:], ke[:-1], out=new[1:])
@@ -79,8 +82,8 @@ def _islands_ordered(
     last = np.empty_like(first)
     last[:-1] = first[1:] - 1
     last[-1] = ks.size - 1
-    ig = go[first]
-    offset = base[first]
+    ig = ks[first] // span  # ks = group * span + (start - t0) with 0 <= start - t0 < span
+    offset = ig * span - t0
     return ig, ks[first] - offset, ke[last] - offset
 
 
