@@ -68,6 +68,9 @@ class Frame:
     module: ModuleScope
     function: str
     returns: list[Value] = field(default_factory=list)
+    # variable -> (tensor variable, dim index, rank or None) for ``P, F = x.shape`` / ``N = x.shape[0]`` of a
+    # tensor whose shape is unknown, so ``assert P == 128`` can refine ``x`` too
+    dim_origin: dict[str, tuple[str, int, int | None]] = field(default_factory=dict)
 
 
 class ExpressionEvaluator:

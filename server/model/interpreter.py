@@ -104,6 +104,8 @@ class Interpreter(ExpressionEvaluator):
             value = self.eval(stmt.value)
             for target in stmt.targets:
                 self.assign(target, value)
+                if not value.known:
+                    self.note_dim_origin(target, stmt.value)
         elif isinstance(stmt, ast.AnnAssign):
             if stmt.value is not None:
                 self.assign(stmt.target, self.eval(stmt.value))
@@ -340,12 +342,55 @@ class Interpreter(ExpressionEvaluator):
                 self.frame.env[subject.value.id] = nki.with_dtype(owner, value)
                 return True
             return False
+        dim_ref = _shape_dim_ref(subject)
+        if dim_ref is not None:
+            return self._refine_dim(dim_ref[0], dim_ref[1], None, other)
         if isinstance(subject, ast.Name) and not self.lookup(subject.id).known:
             value = self.eval(other)
             if isinstance(value, Const):
                 self.frame.env[subject.id] = named(value, subject.id)
+                origin = self.frame.dim_origin.get(subject.id)
+                if origin is not None:
+                    self._refine_dim(origin[0], origin[1], origin[2], other)
                 return True
         return False
+
+    def _refine_dim(self, tensor_name: str, index: int, rank: int | None, other: ast.expr) -> bool:
+        """``x.shape[i] == v`` (directly or through ``P, F = x.shape``): set dim ``i`` of ``x`` when the rank
+        is known (from the unpacking or from a partly known shape)."""
+        assert self.frame is not None
+        owner = self.lookup(tensor_name)
+        value = self.eval(other)
+        if not isinstance(owner, TensorVal) or not isinstance(value, Const):
+            return False
+        dims = list(owner.shape) if owner.shape is not None else [UNKNOWN] * rank if rank is not None else None
+        if dims is None or not 0 <= index < len(dims) or dims[index].known:
+            return False
+        dims[index] = named(value, f"{tensor_name}.shape[{index}]")
+        self.frame.env[tensor_name] = nki.with_shape(owner, tuple(dims))
+        return True
+
+    def note_dim_origin(self, target: ast.expr, source: ast.expr) -> None:
+        """Remember ``P, F = x.shape`` / ``N = x.shape[0]`` when ``x``'s shape is unknown."""
+        assert self.frame is not None
+        if (isinstance(target, ast.Tuple) and isinstance(source, ast.Attribute) and source.attr == "shape"
+                and isinstance(source.value, ast.Name)):
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Name):
+                    self.frame.dim_origin[elt.id] = (source.value.id, i, len(target.elts))
+        elif isinstance(target, ast.Name):
+            ref = _shape_dim_ref(source)
+            if ref is not None:
+                self.frame.dim_origin[target.id] = (ref[0], ref[1], None)
+
+
+def _shape_dim_ref(node: ast.expr) -> tuple[str, int] | None:
+    """``x.shape[i]`` with a literal ``i`` -> (``x``, i)."""
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
+            and isinstance(node.value.value, ast.Name) and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, int)):
+        return node.value.value.id, node.slice.value
+    return None
 
 
 def _unpack(value: Value, count: int) -> list[Value]:

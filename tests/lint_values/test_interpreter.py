@@ -122,3 +122,11 @@ def test_nested_function_reads_variables_at_call_time() -> None:
     assert only(run(code), "NKI301") == []  # Python closures bind late: n is 64 when body() runs
     (f,) = only(run(code.replace("n = 64", "n = 256")), "NKI301")
     assert "256" in f.message
+
+
+def test_infer_inputs_through_unpacked_dims_and_shape_index_asserts() -> None:
+    code = HEADER + ("@nki.jit\ndef k(a, b, c):\n    P, F = a.shape\n    assert P == 128\n    assert F == 512\n"
+                     "    M, N = b.shape\n    assert b.shape[0] == 64 and N == 32\n    K = c.shape[0]\n"
+                     "    assert K == 4\n    t = nl.ndarray((P, F), dtype=nl.float32)\n")
+    assert infer_kernel_inputs(code, "/nonexistent/k.py", "k") == {
+        "a": ((128, 512), None), "b": ((64, 32), None), "c": None}  # c's rank is unknown
