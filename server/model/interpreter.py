@@ -363,6 +363,8 @@ class Interpreter(ExpressionEvaluator):
         value = self.eval(other)
         if not isinstance(owner, TensorVal) or not isinstance(value, Const):
             return False
+        if rank is None:  # ``x.shape[0] == 64`` after ``M, N = x.shape`` knows the rank from the unpacking
+            rank = next((r for t, _, r in self.frame.dim_origin.values() if t == tensor_name and r), None)
         dims = list(owner.shape) if owner.shape is not None else [UNKNOWN] * rank if rank is not None else None
         if dims is None or not 0 <= index < len(dims) or dims[index].known:
             return False
