@@ -113,15 +113,6 @@ class ImportAliases:
         name = self.resolve(node)
         return None if name is None else to_canonical(name)
 
-    def is_nki(self, node: ast.expr, module: str | None = None) -> bool:
-        """True when the expression names something in ``nki`` (or ``module``, e.g. ``nki.language``),
-        legacy namespace included."""
-        name = self.canonical(node)
-        if name is None:
-            return False
-        prefix = module or NKI
-        return name == prefix or name.startswith(prefix + ".")
-
     def library_of(self, node: ast.expr) -> str | None:
         """``numpy``/``torch``/``math``/... when the expression names something in that host library."""
         name = self.resolve(node)

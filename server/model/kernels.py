@@ -108,34 +108,6 @@ class KernelDiscovery:
         """Reachable functions defined in the analysed module."""
         return [f for f in self.reachable if f.module is self.module]
 
-    def kernel_code_roots(self) -> list[_FunctionNode]:
-        """Outermost kernel-code function nodes of the analysed module (a nested def inside kernel code is
-        covered by walking its parent, so it is not listed again)."""
-        mine = {id(f.node) for f in self.in_this_module()}
-        roots = []
-        for f in self.in_this_module():
-            parent = f.parent
-            inside = False
-            while parent is not None:
-                if id(parent.node) in mine:
-                    inside = True
-                    break
-                parent = parent.parent
-            if not inside:
-                roots.append(f.node)
-        return roots
-
-    def sites_calling(self, callee: FunctionInfo) -> list[CallSite]:
-        """Every recorded call of ``callee``."""
-        return [s for s in self.call_sites if s.callee is callee]
-
-    def function_at(self, node: ast.AST) -> FunctionInfo | None:
-        """The FunctionInfo of a function node of the analysed module, if it is kernel code."""
-        for f in self.in_this_module():
-            if f.node is node:
-                return f
-        return None
-
 
 class ModuleLoader:
     """Parses local modules on demand, cached by (path, mtime); never imports them."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Fix, Span, TextEdit
+from nki_studio.nkilint.findings import Fix, TextEdit
 from nki_studio.nkilint.ruleutil import body_escapes, header_span, indent_of, line_end, names_stored_in
 
 
@@ -54,8 +54,3 @@ def loop_to_function_fix(ctx: LintContext, loop: ast.For | ast.While, loop_var: 
     tail += f"\n{indent}{call_template.format(body=name)}"
     edits = (TextEdit(header, f"def {name}({loop_var}):"), TextEdit(line_end(ctx, last_line), tail))
     return Fix(title=title, edits=edits)
-
-
-def span_of_header(ctx: LintContext, loop: ast.For | ast.While) -> Span:
-    """Where a loop finding is shown: the header line."""
-    return ctx.head_span(loop)

@@ -31,11 +31,6 @@ def own_nodes(ctx: LintContext, func: FunctionInfo) -> list[ast.AST]:
     return func.module.own_nodes.get(id(func.node), [])
 
 
-def kernel_names(ctx: LintContext) -> str:
-    """Human-readable list of the kernels of this file (for messages)."""
-    return ", ".join(k.qualname for k in ctx.discovery.kernels) or "a kernel in another file"
-
-
 def construct_rule(*, code: str, name: str, node_types: tuple[type[ast.AST], ...], message: str,
                    severity: Severity, basis: Basis, summary: str, bad: str | Example, good: str | Example,
                    max_version: NkiVersion | None = V06, min_version: NkiVersion | None = None,
@@ -52,11 +47,6 @@ def construct_rule(*, code: str, name: str, node_types: tuple[type[ast.AST], ...
     check.__doc__ = why
     rule(code=code, name=name, severity=severity, summary=summary, basis=basis, bad=bad, good=good,
          min_version=min_version, max_version=max_version, sources=sources, scope_note=scope_note)(check)
-
-
-def is_call_to(ctx: LintContext, node: ast.AST, *names: str) -> bool:
-    """True when ``node`` is a call of one of the canonical names (``nki.language.fori_loop`` ...)."""
-    return isinstance(node, ast.Call) and ctx.aliases.canonical(node.func) in names
 
 
 def indent_of(line: str) -> str:
