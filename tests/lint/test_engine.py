@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nki_studio.model.targets import Generation, NkiVersion
+from nki_studio.model.targets import Generation, NkiVersion, Target
 from nki_studio.nkilint import rule as rule_mod
 from nki_studio.nkilint.api import lint_paths, lint_source, load_config
 from nki_studio.nkilint.config import ConfigError, LintConfig
@@ -142,3 +142,18 @@ def test_invalid_config_is_reported_not_raised(tmp_path) -> None:  # type: ignor
     _write(os.path.join(tmp_path, "pyproject.toml"), "[tool.nki-studio\nbroken")
     os.utime(os.path.join(tmp_path, "pyproject.toml"), (time.time() + 9, time.time() + 9))
     assert "NKI002" in codes(lint_source("x = 1\n", kernel))
+
+
+def test_helper_module_is_kernel_code_when_linted_with_its_kernel(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text("def width(n):\n    try:\n        return n // 2\n    except ZeroDivisionError:\n"
+                                    "        return 1\n\n\ndef host_only():\n    try:\n        pass\n    except OSError:\n"
+                                    "        pass\n")
+    (pkg / "k.py").write_text("import nki\nfrom .helpers import width\n\n\n@nki.jit\ndef k(x):\n    return width(4)\n")
+    cfg = LintConfig(target=Target(nki_version=NkiVersion(0, 6)))
+    alone = lint_paths([str(pkg / "helpers.py")], cfg)
+    assert "NKI101" not in codes(alone)  # nothing marks it as kernel code on its own
+    together = [f for f in lint_paths([str(pkg)], cfg) if f.code == "NKI101"]
+    assert [(os.path.basename(f.path), f.span.line) for f in together] == [("helpers.py", 2)]
