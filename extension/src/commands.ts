@@ -3,6 +3,7 @@ import type * as vscode from 'vscode';
 import type { HeatController } from './heat/controller';
 import { findKernels, kernelAt } from './kernels';
 import type { KernelPanel } from './panel/kernelPanel';
+import { profileLoadSummary } from './profileSummary';
 import { describeFailure, isCancellation, isUnknownCommand } from './serverErrors';
 import type { ServerManager } from './serverManager';
 import type { SimulationStore } from './simulationStore';
@@ -139,8 +140,7 @@ async function openProfile(deps: CommandDeps, arg: unknown): Promise<void> {
           if (p.kind !== 'end' && p.message) progress.report({ message: p.message });
         }),
     );
-    const summary = typeof response === 'object' && response !== null ? (response as Record<string, unknown>).message : undefined;
-    if (typeof summary === 'string') void vs.window.showInformationMessage(`NKI: ${summary}`);
+    void vs.window.showInformationMessage(`NKI: ${profileLoadSummary(response)}`);
   } catch (err) {
     if (!isCancellation(err)) void vs.window.showErrorMessage(`NKI: ${describeFailure('Load profile', err)}`);
   }

@@ -7,7 +7,7 @@ import type * as vscode from 'vscode';
 import type { VsCode } from '../vscodeApi';
 import { hoverMarkdown, legendText } from './hover';
 import { nextHottest } from './hottest';
-import { type HeatLine, type HeatmapParams, METRICS, METRIC_LABELS, type Metric, isMetric } from './model';
+import { type HeatLine, type HeatmapParams, METRICS, METRIC_FIELDS, METRIC_LABELS, type Metric, isMetric, profileLabel } from './model';
 import { HeatPainter } from './painter';
 import { planDecorations } from './plan';
 import { type LineChange, changesLines, shiftLines } from './shift';
@@ -54,7 +54,8 @@ export class HeatController {
           this.repaintAll();
         }
       }),
-      vs.languages.registerHoverProvider({ language: 'python' }, { provideHover: (doc, pos) => this.hover(doc, pos) }),
+      // Measured heat has the language server's own hover (profile feature); estimates have none there.
+      vs.languages.registerHoverProvider({ language: 'python' }, { provideHover: (doc, pos) => this.estimateHover(doc, pos) }),
     );
   }
 
@@ -63,7 +64,7 @@ export class HeatController {
     if (params.lines.length === 0) {
       this.docs.delete(params.uri);
     } else {
-      this.docs.set(params.uri, { params, lines: params.lines, byLine: index(params.lines), stale: false });
+      this.docs.set(params.uri, { params, lines: params.lines, byLine: index(params.lines), stale: params.stale === true });
     }
     for (const editor of this.editorsOf(params.uri)) this.paintEditor(editor);
     this.updateLegend();
@@ -89,7 +90,7 @@ export class HeatController {
     const items = METRICS.map((m) => ({
       label: METRIC_LABELS[m],
       description: m === this.metric ? 'current' : undefined,
-      detail: defs[m] ?? defs[`${m}_ns`],
+      detail: defs[METRIC_FIELDS[m]]?.description,
       metric: m,
     }));
     const picked = await this.vs.window.showQuickPick(items, { title: 'NKI heatmap metric' });
@@ -174,11 +175,11 @@ export class HeatController {
     this.updateLegend();
   }
 
-  private hover(doc: vscode.TextDocument, pos: vscode.Position): vscode.Hover | undefined {
+  private estimateHover(doc: vscode.TextDocument, pos: vscode.Position): vscode.Hover | undefined {
     const heat = this.docs.get(doc.uri.toString());
     const line = heat?.byLine.get(pos.line);
-    if (!heat || !line) return undefined;
-    const md = new this.vs.MarkdownString(hoverMarkdown(line, heat.params.source, heat.params.profile, heat.stale));
+    if (!heat || !line || heat.params.source !== 'estimate') return undefined;
+    const md = new this.vs.MarkdownString(hoverMarkdown(line, heat.params.source, profileLabel(heat.params), heat.stale));
     return new this.vs.Hover(md);
   }
 
@@ -190,10 +191,13 @@ export class HeatController {
       this.legend.hide();
       return;
     }
-    this.legend.text = legendText(METRIC_LABELS[this.metric], heat.params.source, heat.params.profile, heat.stale);
+    const label = profileLabel(heat.params);
+    this.legend.text = legendText(METRIC_LABELS[this.metric], heat.params.source, label, heat.stale);
+    const mapping = heat.params.profile?.mapping;
     const tip = new this.vs.MarkdownString(
       `**NKI heatmap** — coloured by *${METRIC_LABELS[this.metric]}*, ` +
-        (heat.params.source === 'measured' ? `measured (profile: ${heat.params.profile ?? 'unnamed'})` : '**estimated** by the cost model') +
+        (heat.params.source === 'measured' ? `measured (profile: ${label}${heat.params.profile?.format ? `, ${heat.params.profile.format}` : ''})` : '**estimated** by the cost model, not measured') +
+        (mapping?.recorded ? `.\n\nSource mapping: \`${mapping.recorded}\` → \`${mapping.local ?? '?'}\` (${mapping.how ?? 'mapped'})` : '') +
         `.\n\nCool → hot: ${['▁', '▂', '▃', '▄', '▅', '▆', '▇'].join(' ')}\n\nClick to choose the metric.`,
     );
     this.legend.tooltip = tip;

@@ -19,14 +19,48 @@ export interface HeatLine {
 
 export type HeatSource = 'measured' | 'estimate';
 
+/** Where measured heat came from (server/profile/heatmap.py `profile`). */
+export interface ProfileInfo {
+  label?: string;
+  path?: string;
+  format?: string;
+  schema_version?: string;
+  location_source?: string;
+  /** How the recorded source path was mapped to the workspace file. */
+  mapping?: { recorded?: string; local?: string; how?: string };
+}
+
+export interface MetricDef {
+  label?: string;
+  unit?: string;
+  description?: string;
+}
+
 export interface HeatmapParams {
   uri: string;
   source: HeatSource;
-  /** Profile name or path (measured) or a label of the estimate. */
-  profile?: string | null;
-  metric_defs?: Record<string, string>;
+  profile?: ProfileInfo | null;
+  metric_defs?: Record<string, MetricDef>;
+  /** The server marks heat stale once the document was edited after it was made. */
+  stale?: boolean;
   lines: HeatLine[];
   kernel?: Record<string, unknown>;
+}
+
+/** Payload field each metric reads (also the key of its definition in `metric_defs`). */
+export const METRIC_FIELDS: Record<Metric, 'busy_ns' | 'instr' | 'wait_ns' | 'dma_bytes'> = {
+  busy: 'busy_ns',
+  instr: 'instr',
+  wait: 'wait_ns',
+  dma: 'dma_bytes',
+};
+
+/** A short name for the data's origin: the profile's label, else its file name. */
+export function profileLabel(params: Pick<HeatmapParams, 'profile'>): string {
+  const p = params.profile;
+  if (p?.label) return p.label;
+  if (p?.path) return p.path.split(/[\\/]/).filter(Boolean).pop() ?? p.path;
+  return 'profile';
 }
 
 export const METRICS = ['busy', 'instr', 'wait', 'dma'] as const;
@@ -45,8 +79,12 @@ export function isMetric(value: unknown): value is Metric {
 
 /** The number a metric reads from a line (non-finite and missing values count as 0). */
 export function metricValue(line: HeatLine, metric: Metric): number {
-  const raw = { busy: line.busy_ns, instr: line.instr, wait: line.wait_ns, dma: line.dma_bytes }[metric];
+  const raw = line[METRIC_FIELDS[metric]];
   return typeof raw === 'number' && Number.isFinite(raw) && raw > 0 ? raw : 0;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Validate a notification payload; returns a message for bad input instead of throwing. */
@@ -71,11 +109,13 @@ export function parseHeatmap(raw: unknown): HeatmapParams | string {
       lines.push({ ...l, engines: typeof l.engines === 'object' && l.engines !== null ? l.engines : {} });
     }
   }
+  const profile = typeof p.profile === 'string' ? { label: p.profile } : isObject(p.profile) ? (p.profile as ProfileInfo) : null;
   return {
     uri: p.uri,
     source: p.source,
-    profile: typeof p.profile === 'string' ? p.profile : null,
-    metric_defs: typeof p.metric_defs === 'object' && p.metric_defs !== null ? (p.metric_defs as Record<string, string>) : {},
+    profile,
+    metric_defs: isObject(p.metric_defs) ? (p.metric_defs as Record<string, MetricDef>) : {},
+    stale: p.stale === true,
     lines,
     kernel: typeof p.kernel === 'object' && p.kernel !== null ? (p.kernel as Record<string, unknown>) : {},
   };

@@ -4,7 +4,7 @@
  * string out; the CSP allows only inline styles with a nonce and no scripts or network at all.
  */
 import { formatBytes, formatNs, formatPercent } from '../heat/format';
-import type { HeatmapParams } from '../heat/model';
+import { type HeatmapParams, profileLabel } from '../heat/model';
 import type { OracleMetric, SimulationResult } from '../simulationSummary';
 import { summaryLine } from '../simulationSummary';
 import { type CapacityBar, type Track, capacityBars, decompositionBar, esc, roofline, timeline } from './charts';
@@ -88,7 +88,7 @@ function tracksOf(kernel: Record<string, unknown>, latency: number): Track[] {
 function profileSection(heat: { params: HeatmapParams; stale: boolean }): string {
   const { params } = heat;
   const kernel = params.kernel ?? {};
-  const source = params.source === 'measured' ? `measured · ${esc(params.profile ?? 'profile')}` : '<strong>estimated</strong> (cost model, not measured)';
+  const source = params.source === 'measured' ? `measured · ${esc(profileLabel(params))}` : '<strong>estimated</strong> (cost model, not measured)';
   const parts: string[] = [`<h2>Profile <span class="muted">${source}${heat.stale ? ' · stale (file edited since)' : ''}</span></h2>`];
   const latency = num(kernel, ['latency_ns', 'total_ns']);
   if (latency !== undefined) {

@@ -20,7 +20,7 @@ function setup(): { fake: FakeVsCode; editor: FakeEditor; heat: HeatController }
 const params = (source: 'measured' | 'estimate' = 'measured'): HeatmapParams => ({
   uri: URI,
   source,
-  profile: source === 'measured' ? 'run-42' : null,
+  profile: source === 'measured' ? { label: 'run-42', format: 'parquet', mapping: { recorded: '/home/ubuntu/kernel.py', local: '/ws/kernel.py', how: 'basename' } } : null,
   lines: [heatLine(4, 10_000), heatLine(10, 5_000), heatLine(20, 100)],
 });
 
@@ -58,19 +58,23 @@ describe('heat controller with a vscode test double', () => {
     const legend = fake.statusItems[0];
     assert.ok(legend.visible);
     assert.match(legend.text, /measured · run-42/);
+    assert.match(String((legend.tooltip as { value: string }).value), /home\/ubuntu\/kernel\.py` → `\/ws\/kernel\.py` \(basename\)/);
     heat.apply(params('estimate'));
     assert.match(legend.text, /estimated/);
     assert.doesNotMatch(legend.text, /measured/);
   });
 
-  it('answers hovers on hot lines with the breakdown', async () => {
+  it('leaves hovers on measured heat to the server and answers them for estimates', async () => {
     const { fake, editor, heat } = setup();
-    heat.apply(params());
+    heat.apply(params('measured'));
+    assert.equal(await fake.hoverProviders[0].provideHover(editor.document as never, new FakePosition(4, 0) as never, {} as never), undefined);
+    heat.apply(params('estimate'));
     const provider = fake.hoverProviders[0];
     const hover = (await provider.provideHover(editor.document as never, new FakePosition(4, 0) as never, {} as never)) as FakeHover | undefined;
     assert.ok(hover);
     assert.match(hover.contents.value, /busy \| 10\.0 µs/);
     assert.match(hover.contents.value, /Vector/);
+    assert.match(hover.contents.value, /estimated/);
     assert.equal(await provider.provideHover(editor.document as never, new FakePosition(5, 0) as never, {} as never), undefined);
   });
 
@@ -82,6 +86,15 @@ describe('heat controller with a vscode test double', () => {
     assert.deepEqual(hotLines(fake, editor, false), []);
     assert.match(fake.statusItems[0].text, /stale/);
     assert.equal(heat.heatOf(URI)?.stale, true);
+  });
+
+  it('takes the server\'s stale flag and clears on an empty payload', () => {
+    const { fake, editor, heat } = setup();
+    heat.apply({ ...params(), stale: true });
+    assert.deepEqual(hotLines(fake, editor, true), [4, 10, 20]);
+    heat.apply({ ...params(), lines: [] });
+    assert.deepEqual(hotLines(fake, editor, true), []);
+    assert.equal(heat.heatOf(URI), undefined);
   });
 
   it('re-applies decorations when an editor becomes visible', () => {

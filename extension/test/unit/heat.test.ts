@@ -4,7 +4,7 @@ import { BAR_CELLS, VALUE_WIDTH, barText, blankBar } from '../../src/heat/bars';
 import { BUCKETS, PALETTE, backgroundAlpha, bucketLines, bucketOf, rgba } from '../../src/heat/buckets';
 import { formatMetric, formatNs } from '../../src/heat/format';
 import { nextHottest, rankLines } from '../../src/heat/hottest';
-import { metricValue, parseHeatmap } from '../../src/heat/model';
+import { metricValue, parseHeatmap, profileLabel } from '../../src/heat/model';
 import { planDecorations } from '../../src/heat/plan';
 import { heatLine } from '../support/heatData';
 
@@ -126,8 +126,11 @@ describe('next hottest line', () => {
 
 describe('notification parsing and formatting', () => {
   it('accepts a well-formed payload and drops malformed lines', () => {
-    const parsed = parseHeatmap({ uri: 'file:///k.py', source: 'measured', profile: 'p', lines: [heatLine(1, 5), { line: -1 }, { nope: 1 }, { line: 2, busy_ns: 3 }] });
+    const parsed = parseHeatmap({ uri: 'file:///k.py', source: 'measured', profile: { label: 'p', path: '/x/p' }, stale: true, lines: [heatLine(1, 5), { line: -1 }, { nope: 1 }, { line: 2, busy_ns: 3 }] });
     assert.ok(typeof parsed !== 'string');
+    assert.equal(profileLabel(parsed), 'p');
+    assert.equal(parsed.stale, true);
+    assert.equal(profileLabel({ profile: { path: '/data/run_7/' } }), 'run_7');
     assert.deepEqual(parsed.lines.map((l) => l.line), [1, 2]);
     assert.deepEqual(parsed.lines[1].engines, {});
   });

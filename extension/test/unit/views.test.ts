@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hoverMarkdown, legendText } from '../../src/heat/hover';
 import { peakBars, renderPanel } from '../../src/panel/render';
+import { profileLoadSummary } from '../../src/profileSummary';
 import { describeFailure, isCancellation, isUnknownCommand } from '../../src/serverErrors';
 import { parseSimulationResult, summaryLine } from '../../src/simulationSummary';
 import { statusText } from '../../src/statusItem';
@@ -112,6 +113,17 @@ describe('simulation results', () => {
 
   it('renders an empty panel with a hint', () => {
     assert.match(renderPanel({}, 'n', 'x'), /Simulate Kernel/);
+  });
+});
+
+describe('profile load summary', () => {
+  it('names the format, files, latency source and unmapped files', () => {
+    const text = profileLoadSummary({
+      files: ['file:///ws/k.py'], format: 'parquet', latency_ns: 218_666, latency_source: 'Summary.total_exec_time',
+      unattributed_instr: 3, unmapped_files: [{ recorded: '/home/ubuntu/other.py', local: null, how: 'not mapped' }],
+    });
+    assert.match(text, /profile loaded \(parquet\): heat on 1 file · kernel 218\.7 µs \(Summary\.total_exec_time\) · 3 instructions without a source line · not found in the workspace: \/home\/ubuntu\/other\.py/);
+    assert.match(profileLoadSummary(null), /heat on 0 files/);
   });
 });
 

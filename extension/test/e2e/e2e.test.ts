@@ -1,0 +1,134 @@
+/**
+ * End-to-end in a real VS Code (code-server + headless Chromium): the packaged .vsix is installed, the
+ * language server starts from the bundled libraries, and what a user sees is read back from the DOM.
+ * Screenshots go to test-artifacts/extension/.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { ARTIFACTS, CodeServer, checkPrerequisites, makeWorkspace } from './codeServer';
+import { makeProfile, profiledLines } from './fixtures';
+import { Workbench, launchBrowser } from './workbench';
+
+const KERNEL = 'deprecated_loop.py';
+const NKI201 = /NKI201/;
+
+describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
+  let server: CodeServer;
+  let browser: Browser;
+  let wb: Workbench;
+  let workspace: string;
+  const timings = path.join(os.tmpdir(), `nki-e2e-timings-${process.pid}.jsonl`);
+
+  before(async () => {
+    checkPrerequisites();
+    workspace = makeWorkspace({ [KERNEL]: `examples/${KERNEL}` });
+    fs.rmSync(timings, { force: true });
+    server = await CodeServer.start({ workspace, trusted: true, settings: { 'nki-studio.simulateOnSave': false }, env: { NKI_STUDIO_TIMINGS_FILE: timings } });
+    browser = await launchBrowser();
+    wb = await Workbench.open(browser, server.url);
+  });
+
+  after(async () => {
+    if (wb) await wb.screenshot('trusted-final').catch(() => undefined);
+    await browser?.close();
+    await server?.stop();
+    if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
+    if (fs.existsSync(timings)) {
+      fs.mkdirSync(ARTIFACTS, { recursive: true });
+      fs.copyFileSync(timings, path.join(ARTIFACTS, 'timings.jsonl'));
+    }
+  });
+
+  it('shows the NKI diagnostic in the Problems panel', async () => {
+    await wb.openFile(KERNEL);
+    const row = await wb.waitForProblem(NKI201, 90_000);
+    assert.match(row, /affine_range/);
+    await wb.screenshot('problems-nki201');
+  });
+
+  it('applies the quick fix and the diagnostic disappears', async () => {
+    await wb.goToLine(24, 16); // on nl.affine_range
+    await wb.page.keyboard.press('Control+.');
+    const fix = wb.page.locator('.action-widget .monaco-list-row', { hasText: /range\(\)/ }).first();
+    await fix.waitFor({ timeout: 20_000 });
+    await wb.screenshot('quick-fix-menu');
+    await fix.click();
+    await wb.waitForNoProblem(NKI201);
+    const text = await wb.page.locator('.monaco-editor .view-lines').first().innerText();
+    assert.match(text.replace(/\u00a0/g, ' '), /for i in range\(n \/\/ p\)/);
+    await wb.page.keyboard.press('Control+S');
+  });
+
+  it('simulates the kernel at the cursor and shows the result', async () => {
+    await wb.goToLine(26);
+    await wb.runCommand('NKI: Simulate Kernel');
+    const note = await wb.waitForNotification(/double_kernel: (passed|failed|error)/, 180_000);
+    await wb.screenshot('simulate-result');
+    assert.match(note, /double_kernel: passed/);
+    assert.match(note, /backend/);
+  });
+
+  it('paints a loaded profile on the expected lines, with a legend and a hover breakdown', async () => {
+    const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nki-profile-'));
+    try {
+      const profile = makeProfile(path.join(workspace, KERNEL), profileDir);
+      const expected = new Set(profiledLines(path.join(workspace, KERNEL)));
+      await wb.loadProfile(profile.parquet);
+      await wb.waitForNotification(/profile loaded \(parquet\)/, 60_000);
+      await wb.page.waitForTimeout(500);
+      const bars = await wb.heatBars();
+      await wb.screenshot('heatmap');
+      assert.ok(bars.size >= 3, `expected heat bars on several lines, got ${JSON.stringify([...bars])}`);
+      for (const line of bars.keys()) assert.ok(expected.has(line), `line ${line} painted but the profile has nothing there (${[...expected].join(',')})`);
+      assert.match(await wb.statusBar(), /measured · /);
+      const hottest = [...bars.entries()].sort((a, b) => b[1].replace(/[^█]/g, '').length - a[1].replace(/[^█]/g, '').length)[0][0];
+      const hover = await wb.hoverLine(hottest);
+      await wb.screenshot('heatmap-hover');
+      assert.match(hover, /Measured/i);
+      assert.match(hover, /busy/i);
+    } finally {
+      fs.rmSync(profileDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('extension in restricted mode (untrusted workspace)', { timeout: 300_000 }, () => {
+  let server: CodeServer;
+  let browser: Browser;
+  let wb: Workbench;
+  let workspace: string;
+
+  before(async () => {
+    checkPrerequisites();
+    workspace = makeWorkspace({ [KERNEL]: `examples/${KERNEL}` });
+    server = await CodeServer.start({ workspace, trusted: false });
+    browser = await launchBrowser();
+    wb = await Workbench.open(browser, server.url);
+  });
+
+  after(async () => {
+    if (wb) await wb.screenshot('restricted-final').catch(() => undefined);
+    await browser?.close();
+    await server?.stop();
+    if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
+  });
+
+  it('still lints', async () => {
+    await wb.openFile(KERNEL);
+    await wb.waitForProblem(NKI201, 90_000);
+    await wb.screenshot('restricted-lint');
+  });
+
+  it('refuses to simulate', async () => {
+    await wb.goToLine(26);
+    await wb.runCommand('NKI: Simulate Kernel');
+    const note = await wb.waitForNotification(/trusted workspace/, 30_000);
+    assert.match(note, /Linting still works/);
+    await wb.screenshot('restricted-simulate-refused');
+  });
+});
+

@@ -1,0 +1,28 @@
+/** Test inputs made by the project's own Python tools: synthetic profiles (tests/profile/fixturegen.py). */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ROOT } from './codeServer';
+
+export function projectPython(): string {
+  const venv = path.join(ROOT, '.venv', 'bin', 'python');
+  return fs.existsSync(venv) ? venv : 'python3';
+}
+
+/** Write every profile format of a synthetic profile of `kernelFile` into `outDir`; returns format → path. */
+export function makeProfile(kernelFile: string, outDir: string, instructions = 400): Record<string, string> {
+  const out = execFileSync(projectPython(), [path.join(ROOT, 'tests', 'profile', 'fixturegen.py'), kernelFile, outDir, String(instructions)], { encoding: 'utf8' });
+  const paths: Record<string, string> = {};
+  for (const line of out.split('\n')) {
+    const m = /^([\w-]+): (.+)$/.exec(line.trim());
+    if (m) paths[m[1]] = m[2];
+  }
+  return paths;
+}
+
+/** 1-based lines the synthetic profile attributes instructions to (the kernels' statement lines). */
+export function profiledLines(kernelFile: string): number[] {
+  const code = 'import sys, json; sys.path.insert(0, sys.argv[1]); import fixturegen; ' +
+    'print(json.dumps(sorted(fixturegen.kernel_body_lines(open(sys.argv[2]).read()))))';
+  return JSON.parse(execFileSync(projectPython(), ['-c', code, path.join(ROOT, 'tests', 'profile'), kernelFile], { encoding: 'utf8' })) as number[];
+}

@@ -1,0 +1,162 @@
+/** Driving the VS Code workbench in headless Chromium with playwright-core (no downloaded browsers). */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { ARTIFACTS } from './codeServer';
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+export class Workbench {
+  constructor(readonly page: Page) {}
+
+  static async open(browser: Browser, url: string): Promise<Workbench> {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(url);
+    await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
+    return new Workbench(page);
+  }
+
+  async screenshot(name: string): Promise<void> {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await this.page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+  }
+
+  /** Open a file by clicking it in the explorer (Quick Open typed early is eaten by the welcome page). */
+  async openFile(name: string): Promise<void> {
+    const item = this.page.getByRole('treeitem', { name });
+    await item.waitFor({ timeout: 60_000 });
+    await item.click();
+    await this.page.waitForSelector(`.tab[data-resource-name="${name}"], .tab[aria-label^="${name}"]`, { timeout: 30_000 });
+    await this.page.locator('.monaco-editor .view-lines').first().waitFor();
+  }
+
+  /** Run a command by its palette title, e.g. "NKI: Simulate Kernel". */
+  async runCommand(title: string): Promise<void> {
+    await this.page.keyboard.press('F1');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`>${title}`);
+    const row = this.page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+    await row.waitFor({ timeout: 15_000 });
+    await this.page.keyboard.press('Enter');
+  }
+
+  /** Text of every row of the Problems panel (opened if needed). */
+  async problems(): Promise<string[]> {
+    if (!(await this.page.locator('.markers-panel').isVisible())) await this.page.keyboard.press('Control+Shift+M');
+    await this.page.locator('.markers-panel').waitFor();
+    return this.page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+  }
+
+  async waitForProblem(pattern: RegExp, timeoutMs = 60_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const rows = await this.problems();
+      const hit = rows.find((r) => pattern.test(r));
+      if (hit) return hit;
+      if (Date.now() > deadline) throw new Error(`no problem matching ${pattern} within ${timeoutMs} ms; rows: ${JSON.stringify(rows)}`);
+      await this.page.waitForTimeout(500);
+    }
+  }
+
+  async waitForNoProblem(pattern: RegExp, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const rows = await this.problems();
+      if (!rows.some((r) => pattern.test(r))) return;
+      if (Date.now() > deadline) throw new Error(`problem matching ${pattern} still there after ${timeoutMs} ms: ${JSON.stringify(rows)}`);
+      await this.page.waitForTimeout(500);
+    }
+  }
+
+  /** Wait for a notification toast whose text matches; returns its text. */
+  async waitForNotification(pattern: RegExp, timeoutMs = 120_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const texts = await this.page.locator('.notifications-toasts .notification-toast, .notification-list-item-message').allInnerTexts();
+      const hit = texts.find((t) => pattern.test(t));
+      if (hit) return hit;
+      if (Date.now() > deadline) throw new Error(`no notification matching ${pattern} within ${timeoutMs} ms; saw ${JSON.stringify(texts)}`);
+      await this.page.waitForTimeout(500);
+    }
+  }
+
+  /** NKI: Load Profile… through code-server's simple file dialog: type the path and accept. */
+  async loadProfile(profilePath: string): Promise<void> {
+    await this.runCommand('NKI: Load Profile…');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(profilePath);
+    await this.page.keyboard.press('Enter');
+    // a folder may be entered rather than chosen: then the dialog's OK button accepts it
+    const ok = this.page.locator('.quick-input-widget .monaco-button', { hasText: 'Load Profile' });
+    if (await ok.isVisible().catch(() => false)) await ok.click();
+  }
+
+  /** Put the cursor on a 1-based line (Ctrl+G). */
+  async goToLine(line: number, column = 1): Promise<void> {
+    await this.page.locator('.monaco-editor .view-lines').first().click();
+    await this.page.keyboard.press('Control+G');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`:${line}:${column}`);
+    await this.page.keyboard.press('Enter');
+  }
+
+  /**
+   * Lines (1-based) whose decoration draws text before the code, with that text: the heat bars. Decoration
+   * text lives in CSS ::before content, so it is read from computed styles.
+   */
+  async heatBars(): Promise<Map<number, string>> {
+    const found = await this.page.evaluate(() => {
+      const out: [number, string][] = [];
+      const editor = document.querySelector('.monaco-editor .view-lines');
+      if (!editor) return out;
+      const lines = Array.from(editor.querySelectorAll<HTMLElement>('.view-line'));
+      const lineHeight = lines[0]?.offsetHeight || 19;
+      const gutter = Array.from(document.querySelectorAll<HTMLElement>('.monaco-editor .margin-view-overlays .line-numbers'));
+      for (const line of lines) {
+        const top = Number.parseFloat(line.style.top || '0');
+        // the line number shown in the gutter at the same height
+        const number = gutter.find((g) => Math.abs(g.getBoundingClientRect().top - line.getBoundingClientRect().top) < lineHeight / 2);
+        for (const span of Array.from(line.querySelectorAll('span'))) {
+          const content = getComputedStyle(span, '::before').content;
+          if (content && content !== 'none' && content !== 'normal' && /[█▏▎▍▌▋▊▉]/.test(content)) {
+            out.push([number ? Number(number.textContent) : Math.round(top / lineHeight) + 1, content]);
+          }
+        }
+      }
+      return out;
+    });
+    return new Map(found);
+  }
+
+  /** Hover the text of a 1-based line and return the hover widget's text. */
+  async hoverLine(line: number): Promise<string> {
+    const row = await this.page.evaluateHandle((n) => {
+      const gutter = Array.from(document.querySelectorAll<HTMLElement>('.monaco-editor .margin-view-overlays .line-numbers')).find((g) => g.textContent?.trim() === String(n));
+      if (!gutter) return null;
+      const y = gutter.getBoundingClientRect().top + 5;
+      return Array.from(document.querySelectorAll<HTMLElement>('.monaco-editor .view-line')).find((l) => Math.abs(l.getBoundingClientRect().top + 5 - y) < 4) ?? null;
+    }, line);
+    const el = row.asElement();
+    if (!el) throw new Error(`line ${line} is not on screen`);
+    const box = await el.boundingBox();
+    if (!box) throw new Error(`line ${line} has no box`);
+    // hover over the code, to the right of the bar
+    await this.page.mouse.move(box.x + 220, box.y + box.height / 2);
+    const hover = this.page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
+    await hover.waitFor({ timeout: 15_000 });
+    return hover.innerText();
+  }
+
+  /** The status bar's text (all items). */
+  async statusBar(): Promise<string> {
+    return this.page.locator('.statusbar').innerText();
+  }
+}
