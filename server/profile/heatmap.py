@@ -11,7 +11,7 @@ Payload (one per document; all times integer ns, shares fractions 0–1)::
       "stale": bool,                            # true once the document was edited after the heat was made
       "lines": [{"line": int (0-based, LSP numbering), "busy_ns", "share", "share_of_compute", "instr",
                  "work_instr", "wait_ns", "engines": {engine: busy_ns}, "dma_bytes", "dma_ns",
-                 "dma_overlap_ns", "fused_instr", "top_opcodes": [{"opcode", "count", "sum_ns"}],
+                 "dma_overlap_ns", "exclusive_ns", "fused_instr", "top_opcodes": [{"opcode", "count", "sum_ns"}],
                  "heat": fraction of the hottest line's busy_ns, "iterations"?: [{"label", "busy_ns", "instr"}]}],
       "kernel": {KernelMetrics fields…, "unmapped_files": [...], "unmapped_busy_ns": int}
     }
@@ -42,6 +42,8 @@ METRIC_DEFS: dict[str, dict[str, str]] = {
     "engines": {"label": "per-engine busy", "unit": "ns", "description": "busy union per engine"},
     "dma_bytes": {"label": "DMA bytes", "unit": "bytes", "description": "bytes of transfers triggered by the line's instructions (Flow edges)"},
     "dma_ns": {"label": "DMA time", "unit": "ns", "description": "union of those transfers"},
+    "exclusive_ns": {"label": "exclusive", "unit": "ns", "description": "additive view: every moment of "
+                     "attributed compute split equally among the lines busy in it; sums over lines to their union"},
     "dma_overlap_ns": {"label": "DMA overlap", "unit": "ns", "description": "part of the line's busy time during which any DMA ran"},
     "iterations": {"label": "per iteration", "unit": "ns", "description": "busy time per loop-iteration value (KernelIterationVariables)"},
 }
@@ -64,6 +66,7 @@ class HeatLine:
     dma_bytes: int = 0
     dma_ns: int = 0
     dma_overlap_ns: int = 0
+    exclusive_ns: int = 0
     fused_instr: int = 0
     top_opcodes: list[dict[str, Any]] = field(default_factory=list)
     iterations: list[dict[str, Any]] | None = None
@@ -80,7 +83,7 @@ def heat_line_from_metrics(m: LineMetrics) -> HeatLine:
     return HeatLine(
         line=m.line - 1, busy_ns=m.busy_ns, share=m.share, share_of_compute=m.share_of_compute, instr=m.instr,
         work_instr=m.work_instr, wait_ns=m.wait_ns, engines=dict(m.engines), dma_bytes=m.dma_bytes, dma_ns=m.dma_ns,
-        dma_overlap_ns=m.dma_overlap_ns, fused_instr=m.fused_instr,
+        dma_overlap_ns=m.dma_overlap_ns, exclusive_ns=m.exclusive_ns, fused_instr=m.fused_instr,
         top_opcodes=[{"opcode": o, "count": c, "sum_ns": t} for o, c, t in m.top_opcodes], iterations=m.iterations,
     )
 
@@ -178,6 +181,7 @@ def hover_markdown(line: dict[str, Any], payload: dict[str, Any]) -> str:
     out.append(
         f"Busy **{fmt_ns(line['busy_ns'])}** · {line['share'] * 100:.1f}% of kernel "
         f"({kernel.get('latency_source', 'latency')}) · {line['share_of_compute'] * 100:.1f}% of compute"
+        + (f" · exclusive {fmt_ns(line['exclusive_ns'])}" if line.get("exclusive_ns") else "")
     )
     out.append(f"Instructions: {line['instr']} ({line['work_instr']} work, {line['instr'] - line['work_instr']} wait)"
                + (f", {line['fused_instr']} fused with other lines" if line.get("fused_instr") else ""))

@@ -137,6 +137,30 @@ def coverage(isl_start: I64, isl_end: I64, t: npt.ArrayLike) -> I64:
     return np.where(k >= 0, before[kc] + inside, 0)
 
 
+def exclusive_shares(isl_start: I64, isl_end: I64) -> npt.NDArray[np.float64]:
+    """Additive "exclusive time" of intervals that are disjoint within their owner (metrics.md §3): cut the
+    timeline at every start and end and split each piece equally among the intervals covering it. Returns each
+    interval's share in ns (float); the shares sum to the length of the union of all intervals."""
+    m = isl_start.size
+    if m == 0:
+        return np.zeros(0, np.float64)
+    times = np.concatenate([isl_start, isl_end])
+    delta = np.concatenate([np.ones(m, np.int64), -np.ones(m, np.int64)])
+    order = np.argsort(times, kind="stable")
+    t, d = times[order], delta[order]
+    active = np.cumsum(d)  # intervals covering [t[i], t[i+1])
+    seg = np.diff(t).astype(np.float64)
+    rate = np.where(active[:-1] > 0, seg / np.maximum(active[:-1], 1), 0.0)
+    cum = np.concatenate([[0.0], np.cumsum(rate)])  # F(t[i]) = ∫ 1/active up to event i
+
+    def f(x: I64) -> npt.NDArray[np.float64]:
+        # F at an event time: the value after all events at that time is the same as before them, since the
+        # pieces between equal times have zero length.
+        return cum[np.searchsorted(t, x, side="left")]
+
+    return f(isl_end) - f(isl_start)
+
+
 def overlap_with(isl_start: I64, isl_end: I64, start: npt.ArrayLike, end: npt.ArrayLike) -> I64:
     """Per interval ``[start, end)``, its overlap with the union given as sorted disjoint islands."""
     return coverage(isl_start, isl_end, end) - coverage(isl_start, isl_end, start)

@@ -50,6 +50,7 @@ class LineMetrics:
     share_of_compute: float  # busy / compute union
     engines: dict[str, int]  # engine -> busy union ns
     dma_overlap_ns: int  # len(busy set ∩ DMA union)
+    exclusive_ns: int  # additive view: concurrent lines split each moment equally (sums to the compute union)
     dma_bytes: int  # attributed through Flow
     dma_ns: int  # union of the attributed transfers
     fused_instr: int  # instructions of this line that also belong to other lines
@@ -375,6 +376,13 @@ def _line_metrics(
         overlap += iv.sum_by_group(b_ig[m], ov, nl * nc)
     overlap2 = overlap.reshape(nl, nc)
 
+    # Exclusive (additive) time: each moment of a core's attributed compute split equally among its busy lines.
+    exclusive = np.zeros(nl * nc, np.float64)
+    for c in range(nc):
+        m = (b_ig % nc) == c
+        exclusive += np.bincount(b_ig[m], weights=iv.exclusive_shares(b_a[m], b_b[m]), minlength=nl * nc)
+    exclusive2 = np.rint(exclusive).astype(np.int64).reshape(nl, nc)
+
     # Per-engine busy per (line, engine, core).
     ins_eng = ins.engine.codes.astype(np.int64)
     ne = max(len(ins.engine.values), 1)
@@ -405,6 +413,7 @@ def _line_metrics(
                 share_of_compute=b / cunion if cunion else 0.0,
                 engines={ins.engine.values[x]: int(eng[k, x, c]) for x in range(len(ins.engine.values)) if eng[k, x, c]},
                 dma_overlap_ns=int(overlap2[k, c]),
+                exclusive_ns=int(exclusive2[k, c]),
                 dma_bytes=int(dma_bytes[k]),
                 dma_ns=int(dma_ns[k]),
                 fused_instr=int(fused[k]),

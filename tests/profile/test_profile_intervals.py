@@ -68,3 +68,19 @@ def test_clip_then_union_equals_covered_points_in_window(items: list[tuple[int, 
 def test_zero_length_rows_contribute_nothing() -> None:
     assert iv.union_length([5, 7], [5, 7]) == 0
     assert iv.grouped_union_length([0, 1], [5, 7], [5, 9], 2).tolist() == [0, 2]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), interval), max_size=25))
+def test_exclusive_shares_match_brute_force(rows: list[tuple[int, tuple[int, int]]]) -> None:
+    # Owners' intervals are made disjoint first (as the per-line islands are).
+    g = np.array([r[0] for r in rows], np.int64)
+    s = np.array([r[1][0] for r in rows], np.int64)
+    e = np.array([r[1][1] for r in rows], np.int64)
+    ig, a, b = iv.grouped_islands(g, s, e)
+    got = np.bincount(ig, weights=iv.exclusive_shares(a, b), minlength=4)
+    owners_at = {t: {int(k) for k, x, y in zip(ig, a, b, strict=True) if x <= t < y} for t in range(0, 90)}
+    for k in range(4):
+        expected = sum(1 / len(o) for o in owners_at.values() if k in o)
+        assert abs(got[k] - expected) < 1e-6
+    assert abs(got.sum() - iv.union_length(s, e)) < 1e-6

@@ -44,6 +44,10 @@ def test_walkthrough_per_line(walkthrough_files: dict[str, Path]) -> None:
     assert by_line[41].share_of_compute == pytest.approx(0.528223, abs=1e-6)
     assert by_line[47].share == pytest.approx(0.319007, abs=1e-6)
     assert [ln.line for ln in m.lines] == [41, 47, 44]  # hottest first
+    # Exclusive time (metrics.md §3): [19505,100000) 41 alone, [100000,120000) 41+44, [120000,140000) 44,
+    # [140000,150000) 44+47, [150000,209756) 47 alone — additive, sums to the compute union.
+    assert {ln.line: ln.exclusive_ns for ln in m.lines} == {41: 90495, 44: 35000, 47: 64756}
+    assert sum(ln.exclusive_ns for ln in m.lines) == m.kernel.compute_union_ns
     assert m.kernel.latency_source == "Summary.total_exec_time"
 
 
