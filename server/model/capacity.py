@@ -3,7 +3,8 @@
 An allocation is live from its creation event to its last use (operand of an API call, view, store into it).
 Allocations inside an unrolled loop are separate instances with their own liveness; inside a summarised loop
 an allocation that is still used after the loop counts once per iteration (``Allocation.repeat``). Unknown
-sizes count as 0, so every total is a lower bound and a rule firing on it is not a guess.
+sizes count as 0 and an unknown dtype as 1 byte per element (the smallest NKI dtype), so every total is a
+lower bound and a rule firing on it is not a guess.
 """
 
 from __future__ import annotations
@@ -26,13 +27,13 @@ class Peak:
 
 def psum_banks(alloc: Allocation, bank_bytes: int) -> int:
     """PSUM banks one allocation occupies (whole banks; PSUM tiles start on a bank boundary, language.md §6)."""
-    size = alloc.bytes_per_partition() or 0
+    size = alloc.min_bytes_per_partition() or 0
     return max(1, math.ceil(size / bank_bytes)) * alloc.repeat if size else 0
 
 
 def sbuf_bytes(alloc: Allocation) -> int:
     """SBUF bytes per partition of an allocation, times the instances alive together."""
-    return (alloc.bytes_per_partition() or 0) * alloc.repeat
+    return (alloc.min_bytes_per_partition() or 0) * alloc.repeat
 
 
 def peak(allocations: list[Allocation], buffer: str, weight: Callable[[Allocation], int]) -> Peak | None:

@@ -11,6 +11,7 @@ say "256 = TILE*2 (TILE=128)".
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -235,6 +236,15 @@ class Allocation:
         for d in dims[1:]:
             n *= d
         return int(n * self.dtype.bytes)
+
+    def min_bytes_per_partition(self) -> int | None:
+        """Exact bytes per partition, or a lower bound of 1 byte per element when only the dtype is unknown
+        (no NKI dtype is smaller), for capacity sums that must never over-count."""
+        exact = self.bytes_per_partition()
+        if exact is not None or self.dtype is not None:
+            return exact
+        dims = self.shape_ints()
+        return math.prod(dims[1:]) if dims else None
 
     def shape_text(self) -> str:
         """``(128, 512)`` with ``?`` for unknown dims."""

@@ -70,11 +70,11 @@ def describe_tensor(t: TensorVal) -> str:
 
 def describe_allocation(a: Allocation) -> str:
     """``name (128, 512) bfloat16, 1 KiB/partition`` for a live-set listing."""
-    size = a.bytes_per_partition()
+    size = a.min_bytes_per_partition()
     label = a.name or a.api
-    text = f"{label} {a.shape_text()} {a.dtype.name if a.dtype else '?'}"
+    text = f"{label} {a.shape_text()} {a.dtype.name if a.dtype else 'dtype unknown'}"
     if size is not None:
-        text += f", {format_bytes(size)}/partition"
+        text += f", {'' if a.dtype else 'at least '}{format_bytes(size)}/partition"
     if a.repeat > 1:
         text += f" x{a.repeat} (outlives its loop iteration)"
     return text

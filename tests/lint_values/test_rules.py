@@ -114,3 +114,11 @@ def test_partition_dim_through_load_and_reported_once_per_allocation() -> None:
 def test_noqa_suppresses_value_rules() -> None:
     code = "@nki.jit\ndef k(a):\n    t = nl.ndarray((256, 4), dtype=nl.float32)  # noqa: NKI301\n"
     assert run(code, select="NKI3") == []
+
+
+def test_unknown_dtype_counts_one_byte_per_element() -> None:
+    code = ("@nki.jit\ndef k(a):\n    x = nl.ndarray((128, 160000), dtype=a.dtype)\n"
+            "    y = nl.ndarray((128, 70000), dtype=a.dtype)\n    nisa.tensor_copy(dst=y, src=x[:, 0:70000])\n")
+    (f,) = only(run(code), "NKI401")
+    assert "at least" in f.message and "dtype unknown" in f.message
+    assert not only(run(code.replace("160000", "150000")), "NKI401")  # 150000 + 70000 B < 224 KiB

@@ -57,7 +57,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     seen: set[tuple[int, int]] = set()
     for root in roots(ctx):
         for alloc in root.allocations:
-            size = alloc.bytes_per_partition() if alloc.buffer == "psum" else None
+            size = alloc.min_bytes_per_partition() if alloc.buffer == "psum" else None
             if size is None or size <= limits.psum_bank_bytes:
                 continue
             if alloc.is_matmul_dst and ctx.target.generation is Generation.GEN4:
@@ -66,7 +66,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             if where is None or (where[0].line, where[0].column) in seen:
                 continue
             seen.add((where[0].line, where[0].column))
-            message = (f"PSUM tile {alloc.shape_text()} {alloc.dtype.name if alloc.dtype else ''} needs "
-                       f"{format_bytes(size)} per partition, more than one {format_bytes(limits.psum_bank_bytes)} "
+            message = (f"PSUM tile {alloc.shape_text()} {alloc.dtype.name if alloc.dtype else '(dtype unknown)'} needs "
+                       f"{'' if alloc.dtype else 'at least '}{format_bytes(size)} per partition, more than one {format_bytes(limits.psum_bank_bytes)} "
                        f"bank; split the free dim into chunks of at most {limits.psum_bank_bytes} bytes")
             yield ctx.finding("NKI403", where[0], message, related=where[1])
