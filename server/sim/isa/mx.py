@@ -15,7 +15,7 @@ from nki_studio.sim import checks, context
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
-from nki_studio.sim.isa.tensor_ops import accumulate_into, moving_limit, pe_matmul, tiling
+from nki_studio.sim.isa.tensor_ops import accumulate_into, moving_limit, no_indirection, pe_matmul, tiling
 from nki_studio.sim.tensor import NkiTensor
 
 _MX_DATA = {"float8_e5m2_x4": ml_dtypes.float8_e5m2, "float8_e4m3fn_x4": ml_dtypes.float8_e4m3fn,
@@ -64,6 +64,7 @@ def nc_matmul_mx(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, stati
     mv = c.tensor(op, "moving", moving, c.SBUF)
     sts = c.tensor(op, "stationary_scale", stationary_scale, c.SBUF)
     mvs = c.tensor(op, "moving_scale", moving_scale, c.SBUF)
+    no_indirection(op, dst=d, stationary=st, moving=mv, stationary_scale=sts, moving_scale=mvs)
     c.dtype_in(op, "stationary", st, tuple(_MX_DATA))
     c.dtype_in(op, "moving", mv, tuple(_MX_DATA))
     lim = c.limits()

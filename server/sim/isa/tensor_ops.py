@@ -6,7 +6,7 @@ import weakref
 
 import numpy as np
 from nki_studio.sim import checks, context
-from nki_studio.sim.errors import HardwareLimitError
+from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, engine, matmul_perf_mode
 from nki_studio.sim.tensor import NkiTensor, write
@@ -82,6 +82,15 @@ def tiling(op: str, tile_position: object, tile_size: object, k: int, m: int, pe
         raise HardwareLimitError(f"{op}: perf_mode=double_row cannot be combined with column tiling")
 
 
+def no_indirection(op: str, **operands: NkiTensor) -> None:
+    """Tensor-engine operands gather with 32-offset index groups (isa.md §0.8); the views model the
+    16-offset groups of the other engines only, so an indirect Tensor-engine operand is not simulated."""
+    for role, t in operands.items():
+        if t.is_indirect():
+            raise NotImplementedInSimulator(f"{op} with an indirect {role}",
+                                            "Tensor-engine tensor indirection (32-offset groups) is not modelled")
+
+
 def moving_limit(dst: NkiTensor) -> int:
     lim = c.limits()
     return lim.matmul_moving_free_max_bf16 if dst.dtype_name == "bfloat16" else lim.matmul_moving_free_max_fp32
@@ -122,6 +131,7 @@ def nc_matmul(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, is_stati
     d = c.tensor(op, "dst", dst, c.PSUM)
     st = c.tensor(op, "stationary", stationary, c.SBUF)
     mv = c.tensor(op, "moving", moving, c.SBUF)
+    no_indirection(op, dst=d, stationary=st, moving=mv)
     perf = perf_mode.value if isinstance(perf_mode, matmul_perf_mode) else str(perf_mode or "none")
     if perf not in ("none", "double_row"):
         raise HardwareLimitError(f"{op}: perf_mode={perf_mode!r} is not an nisa.matmul_perf_mode member")

@@ -133,3 +133,12 @@ def test_nc_transpose_engines(sim):
         nisa.nc_transpose(new((64, 128)), tile(x), engine=nisa.engine.vector)
     with pytest.raises(HardwareLimitError, match="must equal data dtype"):
         nisa.nc_transpose(new((64, 128), BF16, PSUM), tile(x))
+
+
+def test_indirect_tensor_engine_operands_are_not_simulated(trn3):
+    from nki_studio.sim.errors import NotImplementedInSimulator
+
+    data = tile(np.ones((32, 64), np.float32), BF16)
+    index = tile(np.arange(32 * 4).reshape(32, 4) % 64, np.int32)
+    with pytest.raises(NotImplementedInSimulator, match="indirect moving"):
+        nisa.nc_matmul(new((32, 64), buffer=PSUM), data, data.indirect(index, 64))
