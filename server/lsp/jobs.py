@@ -3,7 +3,7 @@
 ``JobRunner.submit(key, work, delay=..., on_result=...)`` is how lint runs per document (debounced on
 change) and how simulate-on-save should run per document/kernel: a new submit for the same key cancels
 the pending one (if still in its debounce delay or queued) and marks a running one superseded, so its
-result is dropped. Sync ``work`` runs in the server's job thread pool, never on the event loop; async
+result is dropped (a superseded sync run still on its thread is waited for before the next one starts). Sync ``work`` runs in the server's job thread pool, never on the event loop; async
 ``work`` runs on the loop (use it to drive subprocesses). ``work`` receives a :class:`CancelToken` to poll
 (or wait on) so long jobs can stop early, e.g. kill their worker process.
 
@@ -19,7 +19,7 @@ import logging
 import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -86,7 +86,6 @@ class CancelToken:
 class _Job:
     token: CancelToken
     task: asyncio.Task[Any] | None = None
-    seq: int = 0
 
 
 @dataclass
@@ -100,7 +99,9 @@ class JobRunner(Generic[T]):
     executor: Executor
     name: str = "job"
     _jobs: dict[str, _Job] = field(default_factory=dict)
-    _seq: int = 0
+    # Sync work still on a pool thread, per key. A thread cannot be interrupted, so a superseded run goes on
+    # until it returns; the next run of its key waits for it instead of splitting the CPU (and the GIL) with it.
+    _threads: dict[str, Future[Any]] = field(default_factory=dict)
 
     def submit(
         self,
@@ -112,8 +113,7 @@ class JobRunner(Generic[T]):
     ) -> CancelToken:
         """Schedule ``work`` for ``key`` after ``delay`` seconds, superseding any earlier job of that key."""
         self.cancel(key)
-        self._seq += 1
-        job = _Job(token=CancelToken(), seq=self._seq)
+        job = _Job(token=CancelToken())
         self._jobs[key] = job
         job.task = asyncio.get_running_loop().create_task(self._run(key, job, work, delay, on_result))
         return job.token
@@ -134,7 +134,7 @@ class JobRunner(Generic[T]):
             if inspect.iscoroutinefunction(work):
                 result = await work(job.token)
             else:
-                result = await asyncio.get_running_loop().run_in_executor(self.executor, _guarded, work, job.token)
+                result = await self._in_thread(key, work, job.token)
             if job.token.cancelled or self._jobs.get(key) is not job:
                 log.debug("%s %s: result of superseded run dropped", self.name, key)
                 return
@@ -149,6 +149,26 @@ class JobRunner(Generic[T]):
         finally:
             if self._jobs.get(key) is job:
                 del self._jobs[key]
+
+    async def _in_thread(self, key: str, work: Callable[[CancelToken], Any], token: CancelToken) -> Any:
+        previous = self._threads.get(key)
+        if previous is not None and not previous.done():
+            await asyncio.wait([asyncio.wrap_future(previous)])
+            token.raise_if_cancelled()
+        future = self.executor.submit(_guarded, work, token)
+        self._threads[key] = future
+        loop = asyncio.get_running_loop()
+
+        def done(f: Future[Any]) -> None:  # runs on the pool thread
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(self._thread_done, key, f)
+
+        future.add_done_callback(done)
+        return await asyncio.wrap_future(future)
+
+    def _thread_done(self, key: str, future: Future[Any]) -> None:
+        if self._threads.get(key) is future:
+            del self._threads[key]
 
     def cancel(self, key: str) -> None:
         """Cancel the job of ``key`` if any: its token is set; a job still waiting is not started."""

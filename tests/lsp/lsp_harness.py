@@ -45,7 +45,7 @@ def recording_client() -> LanguageClient:
 
 
 async def wait_diagnostics(
-    client: LanguageClient, uri: str, version: int | None = None, *, after: int = 0, timeout: float = 15.0
+    client: LanguageClient, uri: str, version: int | None = None, *, after: int = 0, timeout: float = 60.0
 ) -> list[types.Diagnostic]:
     """The diagnostics of the first publish for ``uri`` (with ``version`` if given) after the first ``after``."""
     deadline = asyncio.get_running_loop().time() + timeout

@@ -25,24 +25,33 @@ async def test_running_job_result_dropped_when_superseded() -> None:
     started = threading.Event()
     release = threading.Event()
     results: list[str] = []
+    events: list[str] = []
     tokens: list[CancelToken] = []
 
     def slow(token: CancelToken) -> str:
         tokens.append(token)
         started.set()
         release.wait(5)
+        events.append("old finished")
         return "old"
+
+    def new(token: CancelToken) -> str:
+        events.append("new started")
+        return "new"
 
     with ThreadPoolExecutor(2) as pool:
         runner: JobRunner[str] = JobRunner(pool)
         runner.submit("doc", slow, on_result=results.append)
         await asyncio.get_running_loop().run_in_executor(None, started.wait, 5)
-        runner.submit("doc", lambda token: "new", on_result=results.append)
+        runner.submit("doc", new, on_result=results.append)
+        runner.submit("other", lambda token: "other key", on_result=results.append)
         await asyncio.sleep(0.1)
         assert tokens[0].cancelled  # the running job was told to stop
+        assert results == ["other key"] and events == []  # another key is not held up; this one waits
         release.set()
         await asyncio.sleep(0.1)
-    assert results == ["new"]
+    assert results == ["other key", "new"]
+    assert events == ["old finished", "new started"]  # never two runs of one key at once
 
 
 async def test_keys_are_independent_and_async_work_runs_on_loop() -> None:
