@@ -182,3 +182,14 @@ def test_memset(sim):
         nisa.memset(t, 2.0)
     with pytest.raises(HardwareLimitError, match="GpSimd engine cannot access PSUM"):
         nisa.memset(b, 0.0, engine=nisa.engine.gpsimd)
+
+
+def test_float32_mode_does_not_round_low_precision():
+    from nki_studio.sim import context
+
+    with context.session(precise=False):
+        x = np.array([[1.0 + 2**-10, 3.14159]], np.float32)
+        a = tile(x, BF16)
+        out = new((1, 2), BF16)
+        nisa.tensor_tensor(out, a, tile(np.zeros((1, 2))), op=nl.add)
+        np.testing.assert_array_equal(val(out), x)  # kept in float32 storage, no bf16 rounding
