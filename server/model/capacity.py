@@ -37,22 +37,39 @@ def sbuf_bytes(alloc: Allocation) -> int:
 
 
 def peak(allocations: list[Allocation], buffer: str, weight: Callable[[Allocation], int]) -> Peak | None:
-    """The peak of ``weight`` summed over simultaneously live allocations of ``buffer`` (None if nothing)."""
+    """The peak of ``weight`` summed over simultaneously live allocations of ``buffer`` (None if nothing).
+
+    Allocations on different sides of an unknown ``if`` are never counted together: at each allocation the
+    live set is reduced greedily (largest first) to allocations that can all exist at once, so the result
+    stays a lower bound of a real execution.
+    """
     items = [a for a in allocations if a.buffer == buffer and weight(a) > 0]
     if not items:
         return None
+    # Sweep for the conflict-ignoring total at each allocation: an upper bound used to order and prune.
     events: list[tuple[float, int, Allocation]] = []
     for a in items:
         events.append((a.seq, 1, a))
         events.append((max(a.seq, a.last_use) + 0.5, -1, a))
     events.sort(key=lambda e: (e[0], -e[1]))
-    current = best = 0
-    best_at: Allocation | None = None
+    current = 0
+    upper: list[tuple[int, Allocation]] = []
     for _, sign, a in events:
         current += sign * weight(a)
-        if sign > 0 and current > best:
-            best, best_at = current, a
-    assert best_at is not None
-    point = best_at.seq
-    live = sorted((a for a in items if a.seq <= point <= max(a.seq, a.last_use)), key=weight, reverse=True)
-    return Peak(best, best_at, tuple(live))
+        if sign > 0:
+            upper.append((current, a))
+    upper.sort(key=lambda e: -e[0])
+    best: Peak | None = None
+    by_size = sorted(items, key=weight, reverse=True)
+    for bound, at in upper:
+        if best is not None and bound <= best.amount:
+            break
+        live = [a for a in by_size if a.seq <= at.seq <= max(a.seq, a.last_use)]
+        chosen = [at]
+        for a in live:
+            if a is not at and not any(a.excludes(c) for c in chosen):
+                chosen.append(a)
+        total = sum(weight(a) for a in chosen)
+        if best is None or total > best.amount:
+            best = Peak(total, at, tuple(sorted(chosen, key=weight, reverse=True)))
+    return best

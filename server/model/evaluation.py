@@ -84,6 +84,7 @@ class ExpressionEvaluator:
         self.seq = 0
         self.steps = 0
         self.loops: list[LoopFrame] = []
+        self.branches: list[tuple[int, int]] = []  # (branch point, taken side) of enclosing unknown ifs
         self.havoc_depth = 0
         self.chain: list[tuple[str, Span]] = []
         self.active: list[ast.AST] = []
@@ -251,7 +252,15 @@ class ExpressionEvaluator:
         if isinstance(node, ast.IfExp):
             test = self.truth(self.eval(node.test))
             if test is None:
-                return join(self.eval(node.body), self.eval(node.orelse))
+                branch_id = self.next_seq()
+                values = []
+                for index, part in enumerate((node.body, node.orelse)):
+                    self.branches.append((branch_id, index))
+                    try:
+                        values.append(self.eval(part))
+                    finally:
+                        self.branches.pop()
+                return join(values[0], values[1])
             return self.eval(node.body if test else node.orelse)
         if isinstance(node, (ast.Tuple, ast.List)):
             items, exact = self.eval_elements(node.elts)

@@ -212,8 +212,10 @@ class Interpreter(ExpressionEvaluator):
         self.learn_from_test(stmt.test, only_names=True)
         before = self.frame.env
         envs: list[dict[str, Value]] = []
-        for body in (stmt.body, stmt.orelse):
+        branch_id = self.next_seq()
+        for index, body in enumerate((stmt.body, stmt.orelse)):
             self.frame.env = dict(before)
+            self.branches.append((branch_id, index))
             try:
                 self.exec_block(body)
                 envs.append(self.frame.env)
@@ -221,6 +223,8 @@ class Interpreter(ExpressionEvaluator):
                 self.frame.returns.append(ret.value)
             except (_Break, _Continue):
                 envs.append(self.frame.env)  # loop exit/continue inside an unknown branch: keep going
+            finally:
+                self.branches.pop()
         if not envs:
             self.frame.env = before
             raise _Return(join_all(self.frame.returns))

@@ -151,7 +151,7 @@ def new_tensor(interp: Interpreter, api: str, shape: tuple[Value, ...] | None, d
     assert interp.frame is not None
     alloc = Allocation(api=api, span=interp.span(node), path=interp.module.path, shape=shape, dtype=dtype,
                        buffer=buffer, seq=seq, function=interp.frame.function, call_chain=interp.call_chain,
-                       last_use=seq, loops=tuple(interp.loops))
+                       last_use=seq, loops=tuple(interp.loops), branches=tuple(interp.branches))
     interp.facts.allocations.append(alloc)
     tensor = TensorVal(shape, dtype, buffer, alloc)
     note_view(interp, tensor, node, "allocation" if api in _CREATE_APIS else f"result of {api}")

@@ -213,8 +213,16 @@ class Allocation:
     last_use: int = -1
     loops: tuple[Any, ...] = ()  # tensors.LoopFrame of enclosing loops that were not unrolled
     repeat: int = 1
+    branches: tuple[tuple[int, int], ...] = ()  # sides of unknown ifs taken to reach it (see excludes)
     is_matmul_dst: bool = False
     name: str = ""  # variable it was first bound to, for messages
+
+    def excludes(self, other: Allocation) -> bool:
+        """True when the two allocations sit on different sides of one unknown ``if``: never both made."""
+        if not self.branches or not other.branches:
+            return False
+        sides = dict(self.branches)
+        return any(sides.get(point, side) != side for point, side in other.branches)
 
     @property
     def on_chip(self) -> bool:

@@ -122,3 +122,15 @@ def test_unknown_dtype_counts_one_byte_per_element() -> None:
     (f,) = only(run(code), "NKI401")
     assert "at least" in f.message and "dtype unknown" in f.message
     assert not only(run(code.replace("160000", "150000")), "NKI401")  # 150000 + 70000 B < 224 KiB
+
+
+def test_allocations_on_both_sides_of_an_unknown_if_are_not_added_up() -> None:
+    code = ("@nki.jit\ndef k(a, flag):\n    tiles = []\n    for b in range(8):\n        if flag:\n"
+            "            tiles.append(nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum))\n        else:\n"
+            "            tiles.append(nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum))\n"
+            "    for t in tiles:\n        nisa.memset(dst=t, value=0.0)\n")
+    assert not only(run(code), "NKI402")  # 8 banks on either path, not 16
+    more = code.replace("    for t in tiles:", "    extra = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)\n"
+                                               "    nisa.memset(dst=extra, value=0.0)\n    for t in tiles:")
+    (f,) = only(run(more), "NKI402")
+    assert "9 banks" in f.message
