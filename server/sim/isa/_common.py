@@ -87,6 +87,18 @@ def at_most_one_psum(op: str, **operands: NkiTensor | None) -> None:
                                  f"({', '.join(in_psum)} are)")
 
 
+def two_inputs(op: str, dst: object, first: tuple[str, object], second: tuple[str, object]
+               ) -> tuple[NkiTensor, NkiTensor, NkiTensor, int, int]:
+    """Operands of a two-input Vector instruction: on-chip tensors of equal partitions and elements per
+    partition, at most one input in PSUM. Returns ``(dst, first, second, P, F)``."""
+    d = tensor(op, "dst", dst)
+    a = tensor(op, first[0], first[1])
+    b = tensor(op, second[0], second[1])
+    p, f = same_shape2d(op, **{"dst": d, first[0]: a, second[0]: b})
+    at_most_one_psum(op, **{first[0]: a, second[0]: b})
+    return d, a, b, p, f
+
+
 def dtype_in(op: str, role: str, t: NkiTensor, allowed: frozenset[str] | tuple[str, ...]) -> str:
     """The operand's dtype name, which must be in ``allowed``."""
     name = t.dtype_name

@@ -27,14 +27,10 @@ def tensor_tensor(dst: NkiTensor, data1: NkiTensor, data2: NkiTensor, op: object
     ``nl.power`` runs on GpSimd; everything else on Vector in FP32.
     """
     opname = "nisa.tensor_tensor"
-    d = c.tensor(opname, "dst", dst)
-    a = c.tensor(opname, "data1", data1)
-    b = c.tensor(opname, "data2", data2)
-    p, f = c.same_shape2d(opname, dst=d, data1=a, data2=b)
+    d, a, b, p, f = c.two_inputs(opname, dst, ("data1", data1), ("data2", data2))
     opr = c.alu_op(opname, "op", op)
     if opr.arity != 2:
         raise HardwareLimitError(f"{opname} op=nl.{opr.name} is unary; use nisa.tensor_scalar or nisa.activation")
-    c.at_most_one_psum(opname, data1=a, data2=b)
     any_psum = any(t.buffer.kind == "psum" for t in (d, a, b))
     ints = all(t.dtype_name in _INT32 for t in (d, a, b))
     default = "gpsimd" if opr.name == "power" or (ints and not any_psum) else "vector"
@@ -121,11 +117,7 @@ def scalar_tensor_tensor(dst: NkiTensor, data: NkiTensor, op0: object, operand0:
                          name: str | None = None) -> NkiInstruction:
     """``dst = op1(op0(data, operand0), operand1)``: scalar/vector operand0, full-tile operand1 (isa.md §3.3)."""
     opname = "nisa.scalar_tensor_tensor"
-    d = c.tensor(opname, "dst", dst)
-    x = c.tensor(opname, "data", data)
-    t1 = c.tensor(opname, "operand1", operand1)
-    p, f = c.same_shape2d(opname, dst=d, data=x, operand1=t1)
-    c.at_most_one_psum(opname, data=x, operand1=t1)
+    d, x, t1, p, f = c.two_inputs(opname, dst, ("data", data), ("operand1", operand1))
     o0 = c.alu_op(opname, "op0", op0)
     o1 = c.alu_op(opname, "op1", op1)
     if alu.BITVEC in (o0.kind, o1.kind):

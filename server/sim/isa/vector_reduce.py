@@ -69,11 +69,7 @@ def tensor_tensor_scan(dst: NkiTensor, data0: NkiTensor, data1: NkiTensor, initi
     """``r[i] = op1(op0(data0[i], r[i-1]), data1[i])`` along the flattened free dim, ``r[-1] = initial``
     (isa.md §3.5). ``reverse1=False`` puts ``data1`` on the right of ``op1``. The carry stays FP32."""
     opname = "nisa.tensor_tensor_scan"
-    d = c.tensor(opname, "dst", dst)
-    a = c.tensor(opname, "data0", data0)
-    b = c.tensor(opname, "data1", data1)
-    p, f = c.same_shape2d(opname, dst=d, data0=a, data1=b)
-    c.at_most_one_psum(opname, data0=a, data1=b)
+    d, a, b, p, f = c.two_inputs(opname, dst, ("data0", data0), ("data1", data1))
     o0 = c.alu_op(opname, "op0", op0)
     o1 = c.alu_op(opname, "op1", op1)
     if alu.BITVEC in (o0.kind, o1.kind) or o0.arity == 1 or o1.arity == 1:
@@ -255,11 +251,7 @@ def select_reduce(dst: NkiTensor, predicate: NkiTensor, on_true: NkiTensor, on_f
     """``dst = where((predicate != 0) ^ reverse_pred, on_true, on_false)`` plus an optional max-reduction
     (isa.md §3.14)."""
     opname = "nisa.select_reduce"
-    d = c.tensor(opname, "dst", dst)
-    pr = c.tensor(opname, "predicate", predicate)
-    t = c.tensor(opname, "on_true", on_true)
-    p, f = c.same_shape2d(opname, dst=d, predicate=pr, on_true=t)
-    c.at_most_one_psum(opname, on_true=t, predicate=pr)
+    d, pr, t, p, f = c.two_inputs(opname, dst, ("predicate", predicate), ("on_true", on_true))
     c.dtype_in(opname, "predicate", pr, ("int8", "uint8", "int16", "uint16"))
     if t.dtype_name in ("tfloat32", "int32", "uint32"):
         raise HardwareLimitError(f"{opname}: on_true dtype {t.dtype_name} is not supported")
