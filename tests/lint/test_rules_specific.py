@@ -133,3 +133,9 @@ def test_module_state_mutation_only() -> None:
     text = HEAD + ("CACHE = {}\nLIMITS = [1, 2]\n\n\n@nki.jit\ndef k(x):\n    n = LIMITS[0]\n    CACHE['k'] = n\n"
                    "    LIMITS.append(3)\n    local = []\n    local.append(1)\n    return x\n")
     assert sorted(f.span.line for f in only("NKI123", text)) == [13, 14]
+
+
+def test_frontend_custom_reported_once_per_statement() -> None:
+    text = 'import os\n\nold = os.environ.setdefault("NKI_COMPILER_FRONTEND", "parser")\nos.environ["X"] = "custom"\n'
+    assert [f.span.line for f in only("NKI213", text)] == [3]
+    assert only("NKI213", text, "0.6") == []
