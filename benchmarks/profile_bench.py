@@ -2,6 +2,7 @@
 
 1. A generated 1,000,000-instruction Parquet profile over a 300-line kernel → per-line metrics (busy unions,
    counts, engine split, waits, DMA overlap, top opcodes), end to end (read + compute). Target ≤ 0.5 s.
+   The optional exclusive-time view (one more sort) is timed separately.
 2. DuckDB on the same file, same run: the equivalent per-line (and per line × engine) interval-union SQL with
    window functions, plus counts. Target: ours ≤ 0.6 × DuckDB.
 3. A 1,000,000-slice ``.pftrace`` → per-line metrics. Target ≤ 5 s.
@@ -59,8 +60,8 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _ours(path: str, repeat: int, out: Any) -> None:
-    from nki_studio.profile.metrics import compute_metrics
+def _ours(path: str, repeat: int, out: Any, exclusive: bool = False) -> None:
+    from nki_studio.profile.metrics import MetricOptions, compute_metrics
     from nki_studio.profile.readers.detect import load_profile
 
     times, read_times = [], []
@@ -69,7 +70,7 @@ def _ours(path: str, repeat: int, out: Any) -> None:
         t0 = time.perf_counter()
         prof = load_profile(path)
         t1 = time.perf_counter()
-        result = compute_metrics(prof)
+        result = compute_metrics(prof, MetricOptions(exclusive_time=exclusive))
         t2 = time.perf_counter()
         times.append(t2 - t0)
         read_times.append(t1 - t0)
@@ -107,7 +108,8 @@ def _noop(out: Any) -> None:
 def _run(target: Any, *args: Any) -> dict[str, Any]:
     ctx = _CTX
     q = ctx.Queue()
-    p = ctx.Process(target=target, args=(*args, q))
+    # The queue goes third so optional flags can follow it.
+    p = ctx.Process(target=target, args=(*args[:2], q, *args[2:]))
     p.start()
     result = q.get()
     p.join()
@@ -148,12 +150,15 @@ def main() -> int:
               f"({size / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f} s")
 
         ours = _run(_ours, str(pdir), args.repeat)
+        ours_x = _run(_ours, str(pdir), args.repeat, True)
         duck = _run(_duckdb, str(pdir / "Instruction.parquet"), args.repeat)
         agree = ours["busy"] == duck["busy"]
         best, dbest = min(ours["times"]), min(duck["times"])
         print(f"[parquet] ours end-to-end: best {best:.3f} s, first {ours['times'][0]:.3f} s "
               f"(read {min(ours['read']):.3f} s), {ours['lines']} lines, {ours['instr']:,} instructions, "
               f"peak RSS {ours['rss_mb']:.0f} MB   target <= 0.5 s: {'MET' if best <= 0.5 else 'MISSED'}")
+        print(f"[parquet] ours with the optional exclusive-time view as well (LSP/CLI default): "
+              f"best {min(ours_x['times']):.3f} s")
         print(f"[parquet] duckdb per-line + per-line-engine unions + counts ({duck['threads']} threads): "
               f"best {dbest:.3f} s, peak RSS {duck['rss_mb']:.0f} MB")
         print(f"[parquet] ratio ours/duckdb = {best / dbest:.2f}   target <= 0.6: {'MET' if best / dbest <= 0.6 else 'MISSED'}"

@@ -145,20 +145,16 @@ def exclusive_shares(isl_start: I64, isl_end: I64) -> npt.NDArray[np.float64]:
     if m == 0:
         return np.zeros(0, np.float64)
     times = np.concatenate([isl_start, isl_end])
-    delta = np.concatenate([np.ones(m, np.int64), -np.ones(m, np.int64)])
-    order = np.argsort(times, kind="stable")
-    t, d = times[order], delta[order]
-    active = np.cumsum(d)  # intervals covering [t[i], t[i+1])
-    seg = np.diff(t).astype(np.float64)
-    rate = np.where(active[:-1] > 0, seg / np.maximum(active[:-1], 1), 0.0)
-    cum = np.concatenate([[0.0], np.cumsum(rate)])  # F(t[i]) = ∫ 1/active up to event i
-
-    def f(x: I64) -> npt.NDArray[np.float64]:
-        # F at an event time: the value after all events at that time is the same as before them, since the
-        # pieces between equal times have zero length.
-        return cum[np.searchsorted(t, x, side="left")]
-
-    return f(isl_end) - f(isl_start)
+    order = np.argsort(times)  # tie order is irrelevant: pieces between equal times have zero length
+    t = times[order]
+    active = np.cumsum(np.where(order < m, 1, -1))  # intervals covering [t[i], t[i+1])
+    rate = np.diff(t) / np.maximum(active[:-1], 1)  # gaps (active 0) lie inside no interval: never read
+    cum = np.empty(2 * m, np.float64)  # F(t[i]) = ∫ 1/active up to event i
+    cum[0] = 0.0
+    np.cumsum(rate, out=cum[1:])
+    at = np.empty(2 * m, np.float64)
+    at[order] = cum  # F at each interval's own start and end event
+    return at[m:] - at[:m]
 
 
 def overlap_with(isl_start: I64, isl_end: I64, start: npt.ArrayLike, end: npt.ArrayLike) -> I64:

@@ -33,6 +33,7 @@ class MetricOptions:
     setup_opcodes: frozenset[str] = SETUP_OPCODES
     execution: int | None = None  # ExecutionInfo.execution_index; None: the first execution (or whole profile)
     kernel_dma_only: bool = True  # drop queue_type 'instruction' and transfers of <= 4 bytes (metrics.md §4)
+    exclusive_time: bool = True  # the additive view (metrics.md §3); one extra sort of all line islands
     roofline: RooflineOptions = field(default_factory=RooflineOptions)
 
 
@@ -378,7 +379,7 @@ def _line_metrics(
 
     # Exclusive (additive) time: each moment of a core's attributed compute split equally among its busy lines.
     exclusive = np.zeros(nl * nc, np.float64)
-    for c in range(nc):
+    for c in range(nc if opts.exclusive_time else 0):
         m = (b_ig % nc) == c
         exclusive += np.bincount(b_ig[m], weights=iv.exclusive_shares(b_a[m], b_b[m]), minlength=nl * nc)
     exclusive2 = np.rint(exclusive).astype(np.int64).reshape(nl, nc)
