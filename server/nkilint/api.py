@@ -38,6 +38,7 @@ def config_for(path: str) -> tuple[LintConfig, Finding | None]:
 def lint_source(text: str, path: str, config: LintConfig | None = None) -> list[Finding]:
     """Lint one file's text (possibly unsaved). ``path`` locates the config and local helper modules;
     ``config`` (when given) is used as is. Never raises."""
+    text = text.removeprefix("\ufeff")  # editors do not count a byte-order mark as a column
     extra: list[Finding] = []
     if config is None:
         config, problem = config_for(path)
@@ -118,7 +119,7 @@ def _prepare(path: str, config: LintConfig | None, override: Callable[[LintConfi
     if override is not None:
         cfg = override(cfg)
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:  # a BOM is not part of the code (nor of editor columns)
             text = fh.read()
     except (OSError, UnicodeDecodeError) as exc:
         early.append(meta_finding("NKI000", path, Span(1, 1, 1, 1), f"cannot read file: {exc}"))

@@ -157,3 +157,12 @@ def test_helper_module_is_kernel_code_when_linted_with_its_kernel(tmp_path) -> N
     assert "NKI101" not in codes(alone)  # nothing marks it as kernel code on its own
     together = [f for f in lint_paths([str(pkg)], cfg) if f.code == "NKI101"]
     assert [(os.path.basename(f.path), f.span.line) for f in together] == [("helpers.py", 2)]
+
+
+def test_byte_order_mark_and_crlf(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    text = KERNEL.format(comment="").replace("\n", "\r\n")
+    assert codes(lint("\ufeff" + text)) == ["NKI201"]
+    path = tmp_path / "bom.py"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    found = lint_paths([str(path)], LintConfig())
+    assert [(f.code, f.span.line, f.span.column) for f in found] == [("NKI201", 7, 14)]
