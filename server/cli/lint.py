@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "text":
         for path in {f.path for f in findings}:
             try:
-                with open(path, encoding="utf-8") as fh:
+                with open(path, encoding="utf-8-sig") as fh:
                     sources[path] = fh.read().splitlines()
             except (OSError, UnicodeDecodeError):
                 sources[path] = []
