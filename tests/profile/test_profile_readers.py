@@ -142,3 +142,20 @@ def test_real_summary_json_sample_units(tmp_path: Path) -> None:
     assert k.engines["Vector"] == round(0.9645396092701302 * 0.213808050051 * 1e9)  # fraction × total_time
     assert k.dma_union_ns == round(0.26416618715491547 * 0.213808050051 * 1e9)
     assert k.dma_bytes == 3288352768 and k.roofline is not None and k.roofline.bytes == 6582249472 + 1835008
+
+
+def test_lnc2_profiles_agree_across_formats(tmp_path: Path, kernel_file: Path) -> None:
+    """Two physical cores: Parquet pcore_idx, legacy JSON subgraph sgNN, CSV pcore_idx and one Perfetto
+    parent track per core all give the same per-core unions."""
+    tl = fixturegen.kernel_file_timeline(kernel_file, n_instructions=300, seed=4, cores=2)
+    files = fixturegen.write_all(tl, tmp_path, "lnc2")
+
+    def per_core(path: Path) -> list[tuple[object, ...]]:
+        m = compute_metrics(load_profile(path))
+        assert m.kernel.cores == [0, 1]
+        return [(ln.line, ln.busy_ns, tuple(sorted(ln.per_core_busy_ns.items()))) for ln in m.lines]
+
+    expected = per_core(files["parquet"])
+    assert any(len(row[2]) == 2 and all(v for _, v in row[2]) for row in expected)
+    for fmt in ("json", "csv", "perfetto"):
+        assert per_core(files[fmt]) == expected, fmt
