@@ -40,6 +40,9 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 
+_ALWAYS_SELECTED = frozenset({"NKI000", "NKI999"})
+
+
 class ConfigError(ValueError):
     """A ``[tool.nki-studio]`` table with a bad value; the message names the file and key."""
 
@@ -58,8 +61,10 @@ class LintConfig:
     sbuf_reserved_bytes: int = 0  # SBUF bytes per partition kept free of the NKI401 budget (usable size unknown)
 
     def enabled(self, code: str, path: str | None = None) -> bool:
-        """Whether ``code`` is reported for ``path`` after select/ignore/per-file-ignores."""
-        if self.select is not None and not any(code.startswith(p) for p in self.select):
+        """Whether ``code`` is reported for ``path`` after select/ignore/per-file-ignores. Syntax and internal
+        errors (NKI000, NKI999) are reported even when ``select`` leaves them out, unless ignored explicitly."""
+        if (self.select is not None and not any(code.startswith(p) for p in self.select)
+                and code not in _ALWAYS_SELECTED):
             return False
         if any(code.startswith(p) for p in self.ignore):
             return False

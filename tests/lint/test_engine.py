@@ -166,3 +166,8 @@ def test_byte_order_mark_and_crlf(tmp_path) -> None:  # type: ignore[no-untyped-
     path.write_bytes(b"\xef\xbb\xbf" + text.encode())
     found = lint_paths([str(path)], LintConfig())
     assert [(f.code, f.span.line, f.span.column) for f in found] == [("NKI201", 7, 14)]
+
+
+def test_syntax_errors_survive_select_but_not_ignore() -> None:
+    assert codes(lint("def k(:\n", select=("NKI2",))) == ["NKI000"]
+    assert lint_source("def k(:\n", "/nonexistent/x.py", LintConfig(ignore=("NKI000",))) == []
