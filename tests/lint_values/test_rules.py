@@ -134,3 +134,13 @@ def test_allocations_on_both_sides_of_an_unknown_if_are_not_added_up() -> None:
                                                "    nisa.memset(dst=extra, value=0.0)\n    for t in tiles:")
     (f,) = only(run(more), "NKI402")
     assert "9 banks" in f.message
+
+
+def test_nl_matmul_limits_and_contraction() -> None:
+    code = ("@nki.jit\ndef k(a):\n    x = nl.ndarray((128, 64), dtype=nl.bfloat16)\n"
+            "    y = nl.ndarray((128, 1024), dtype=nl.bfloat16)\n    z = nl.matmul(x, y, transpose_x=True)\n"
+            "    w = nl.matmul(x, y[0:64, 0:512])\n")
+    found = only(run(code), "NKI501")
+    assert [(f.span.line, "y free size 1024 > 512" in f.message) for f in found] == [(9, True)]
+    bad_k = code.replace("y[0:64, 0:512]", "y[:, 0:512]")
+    assert any("contraction differs" in f.message for f in only(run(bad_k), "NKI501"))

@@ -76,8 +76,8 @@ def _special_mode(operands: dict[str, object]) -> bool:
       summary="nc_matmul contraction K > 128, stationary free size M > 128, moving free size N above the "
               "generation's limit (512 on trn1/trn2; 4096 fp32 / 8192 bf16 dst on trn3), or K differs.",
       bad=BAD, good=GOOD,
-      sources="isa.md §1.1 (nc_matmul limits per generation), hardware.md §1 (Tensor Engine 128x128, "
-              "moving free size)",
+      sources="isa.md §1.1 (nc_matmul limits per generation), language.md §7 (nl.matmul: x free <= 128, "
+              "y free <= 512), hardware.md §1 (Tensor Engine 128x128, moving free size)",
       scope_note="Per generation. perf_mode=double_row and is_transpose=True calls are not checked.")
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Check K, M, N of every nc_matmul whose operand shapes are known."""
@@ -112,3 +112,30 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                                 f"{' with a bf16 dst' if bf16_dst else ''}")
         if problems:
             yield ctx.finding("NKI501", span, "nc_matmul: " + "; ".join(problems), related=related)
+    yield from _check_nl_matmul(ctx)
+
+
+def _check_nl_matmul(ctx: LintContext) -> Iterator[Finding]:
+    """``nl.matmul(x, y, transpose_x)``: x free size <= 128, y free size <= 512, contraction dims equal
+    (language.md §7)."""
+    limits = ctx.target.limits
+    for call, span, related in api_calls(ctx, {"matmul"}, namespace="language"):
+        x, y, transpose = call.operands.get("x"), call.operands.get("y"), call.operands.get("transpose_x")
+        if not isinstance(x, TensorVal) or not isinstance(y, TensorVal):
+            continue
+        if transpose is not None and not isinstance(transpose, Const):
+            continue
+        transposed = bool(transpose.value) if isinstance(transpose, Const) else False
+        problems: list[str] = []
+        x_free, y_free = _free_size(x), _free_size(y)
+        if x_free is not None and x_free > limits.matmul_stationary_free_max:
+            problems.append(f"x free size {x_free} > {limits.matmul_stationary_free_max}")
+        if y_free is not None and y_free > 512:
+            problems.append(f"y free size {y_free} > 512")
+        contraction = const_int(x.dim(0)) if transposed else x_free
+        y_k = const_int(y.dim(0))
+        if contraction is not None and y_k is not None and contraction != y_k:
+            side = "partition dim" if transposed else "free size"
+            problems.append(f"contraction differs: x {side} {contraction}, y partition dim {y_k}")
+        if problems:
+            yield ctx.finding("NKI501", span, "nl.matmul: " + "; ".join(problems), related=related)
