@@ -203,9 +203,14 @@ def roofline(events: Iterable[TraceEvent], limits: TargetLimits) -> Roofline:
                     "compute" if compute_ns > memory_ns else "memory")
 
 
-def estimate(events: Iterable[TraceEvent], limits: TargetLimits, rules: InstructionCostRules = COST_RULES
-             ) -> CostReport:
-    """The estimated-cost report of a trace on ``limits``' generation."""
+def estimate(events: Iterable[TraceEvent], limits: TargetLimits, rules: InstructionCostRules = COST_RULES,
+             ranks: int = 1) -> CostReport:
+    """The estimated-cost report of a trace on ``limits``' generation.
+
+    ``ranks`` > 1: the trace holds every collective rank's instructions (it does not record the rank), and
+    ranks are separate devices running the same program, so every figure is divided by ``ranks`` to give
+    one rank's estimate (an SPMD assumption, stated in the report).
+    """
     events = list(events)
     lines: dict[tuple[str, int], LineCost] = {}
     engine_ns: dict[str, float] = defaultdict(float)
@@ -226,5 +231,22 @@ def estimate(events: Iterable[TraceEvent], limits: TargetLimits, rules: Instruct
     for c in lines.values():
         c.share = c.ns / serial if serial else 0.0
     ordered = sorted(lines.values(), key=lambda c: (c.path, c.line))
-    return CostReport(limits.generation.value, ordered, dict(engine_ns), max(engine_ns.values(), default=0.0),
-                      serial, roofline(events, limits))
+    report = CostReport(limits.generation.value, ordered, dict(engine_ns), max(engine_ns.values(), default=0.0),
+                        serial, roofline(events, limits))
+    return report if ranks <= 1 else _per_rank(report, ranks)
+
+
+def _per_rank(report: CostReport, ranks: int) -> CostReport:
+    """One rank's share of a report over ``ranks`` identical programs (shares and intensity are unchanged)."""
+    for c in report.lines:
+        c.ns /= ranks
+        c.instructions //= ranks
+        c.dma_bytes //= ranks
+        c.by_engine = {e: v / ranks for e, v in c.by_engine.items()}
+        c.opcodes = {op: [n // ranks, t / ranks] for op, (n, t) in c.opcodes.items()}
+    r = report.roofline
+    return CostReport(report.target, report.lines, {e: v / ranks for e, v in report.engine_ns.items()},
+                      report.total_ns / ranks, report.serial_ns / ranks,
+                      Roofline(r.flops // ranks, r.hbm_bytes // ranks, r.intensity, r.ridge, r.compute_ns / ranks,
+                               r.memory_ns / ranks, r.bound),
+                      label=f"{LABEL}, per rank of {ranks} (assuming every rank issues the same instructions)")

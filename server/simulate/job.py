@@ -189,7 +189,7 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
     t = time.perf_counter()
     sim = call(simulate, args, target=target, precise=job.precise, strict=job.strict, trace=True,
                lnc=spec.lnc if spec.lnc > 1 else None, backend=job.backend, allocation_budget=job.memory_bytes,
-               checkin=_heartbeat(spec.kernel, send))
+               checkin=_heartbeat(spec.kernel, send), **({"ranks": spec.ranks} if spec.ranks > 1 else {}))
     timings["simulation"] = time.perf_counter() - t
     result["backend"] = sim.backend
     result["warnings"] = list(sim.warnings)
@@ -215,7 +215,7 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
         result["uninitializedRead"] = _first_uninitialized_read(
             lambda: call(simulate, [_copy(a) for _, a in before], target=target, precise=job.precise,
                          strict=True, lnc=spec.lnc if spec.lnc > 1 else None, backend="embedded",
-                         allocation_budget=job.memory_bytes))
+                         allocation_budget=job.memory_bytes, **({"ranks": spec.ranks} if spec.ranks > 1 else {})))
         timings["strictRerun"] = time.perf_counter() - t
         where = result["uninitializedRead"]
         for output in verdict.outputs:
@@ -229,7 +229,7 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
 
     if sim.trace is not None:
         t = time.perf_counter()
-        result["cost"] = cost.estimate(sim.trace, limits_for(generation)).to_json()
+        result["cost"] = cost.estimate(sim.trace, limits_for(generation), ranks=spec.ranks).to_json()
         if job.trace_path:
             from nki_studio.sim.trace import write_jsonl
 

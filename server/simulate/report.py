@@ -186,7 +186,7 @@ def format_text(result: Mapping[str, Any]) -> str:
     cost = result.get("cost")
     if cost:
         roof = cost["roofline"]
-        lines.append(f"  estimated time ({cost['target']}, cost model, not measured): {format_ns(cost['totalNs'])} "
+        lines.append(f"  {cost['label']} time ({cost['target']}, cost model, not measured): {format_ns(cost['totalNs'])} "
                      f"(busiest engine; {format_ns(cost['serialNs'])} if nothing overlapped)")
         lines.append(f"  estimated roofline: {roof['flops']:,} FLOPs, {roof['hbmBytes']:,} HBM bytes, intensity "
                      f"{roof['intensity']:.3g} FLOP/B -> {roof['bound']}-bound")

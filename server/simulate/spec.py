@@ -8,7 +8,9 @@ Comment grammar (one line, directly above the kernel's first decorator)::
 * ``name=dtype[d0,d1,...]`` a tensor argument; ``name=3`` / ``name=0.5`` / ``name=true`` a scalar argument;
 * reserved keys: ``reference=`` (function computing the expected outputs from the same inputs, in the same
   file or ``module:function`` / ``module.function``), ``inputs=`` (function returning the argument tuple),
-  ``seed=`` (input generator seed), ``lnc=`` (1 or 2), ``atol=``/``rtol=`` (oracle tolerances).
+  ``seed=`` (input generator seed), ``lnc=`` (1 or 2), ``ranks=`` (collective ranks to simulate),
+  ``atol=``/``rtol=`` (oracle tolerances). A reserved key that is also a kernel parameter's name is passed
+  to the kernel as well (``ranks=4`` for a kernel taking ``ranks``).
 
 Precedence (issue 4): the comment, then inference, then pyproject.toml. It is applied per key, so a
 pyproject ``reference=`` still applies when the shapes come from the comment (nothing is lost).
@@ -38,7 +40,8 @@ SPEC_MARKER = "nki-studio: simulate"
 CODE_MALFORMED = "NKI601"
 NAME_MALFORMED = "malformed-simulate-spec"
 INFERRED_DEFAULT_DTYPE = "float32"  # for parameters whose dtype the kernel does not assert
-RESERVED = ("reference", "inputs", "seed", "lnc", "atol", "rtol")
+RESERVED = ("reference", "inputs", "seed", "lnc", "ranks", "atol", "rtol")
+MAX_RANKS = 64  # collective ranks simulated as threads: a sanity bound, not a hardware number
 
 # User-facing dtype names -> canonical NumPy / ml_dtypes names (language.md §2).
 _DTYPES = {
@@ -80,6 +83,7 @@ class SimSpec:
     inputs: str | None = None
     seed: int = 0
     lnc: int = 1
+    ranks: int = 1  # collective ranks to simulate (one kernel instance each)
     atol: float | None = None
     rtol: float | None = None
     origin: tuple[str, ...] = ()  # sources that contributed, e.g. ("comment", "pyproject")
@@ -87,9 +91,11 @@ class SimSpec:
     def to_comment(self) -> str:
         """The spec as a comment line (what "Add simulate spec" inserts)."""
         parts = [f"{name}={_format_value(value)}" for name, value in self.args]
+        given = {name for name, _ in self.args}
+        defaults = {"seed": 0, "lnc": 1, "ranks": 1}
         for key in RESERVED:
             value = getattr(self, key)
-            if value is not None and not (key == "seed" and value == 0) and not (key == "lnc" and value == 1):
+            if value is not None and key not in given and value != defaults.get(key):
                 parts.append(f"{key}={value}")
         return f"# {SPEC_MARKER} " + " ".join(parts)
 
@@ -99,6 +105,7 @@ class SimSpec:
             "kernel": self.kernel,
             "args": [[n, _format_value(v)] for n, v in self.args],
             "reference": self.reference, "inputs": self.inputs, "seed": self.seed, "lnc": self.lnc,
+            "ranks": self.ranks,
             "atol": self.atol, "rtol": self.rtol, "origin": list(self.origin),
         }
 
@@ -108,7 +115,8 @@ class SimSpec:
         args = tuple((str(n), parse_value(str(v))) for n, v in raw.get("args", ()))
         return SimSpec(
             kernel=str(raw["kernel"]), args=args, reference=raw.get("reference"), inputs=raw.get("inputs"),
-            seed=int(raw.get("seed", 0)), lnc=int(raw.get("lnc", 1)), atol=raw.get("atol"),
+            seed=int(raw.get("seed", 0)), lnc=int(raw.get("lnc", 1)), ranks=int(raw.get("ranks", 1)),
+            atol=raw.get("atol"),
             rtol=raw.get("rtol"), origin=tuple(raw.get("origin", ())),
         )
 
@@ -192,6 +200,10 @@ def _parse_reserved(key: str, text: str) -> Any:
     if key == "seed":
         if not re.fullmatch(r"\d+", text):
             raise SpecError(f"seed= expects a non-negative integer, got {text!r}")
+        return int(text)
+    if key == "ranks":
+        if not re.fullmatch(r"\d+", text) or not 1 <= int(text) <= MAX_RANKS:
+            raise SpecError(f"ranks= expects the number of collective ranks to simulate, 1 to {MAX_RANKS}, got {text!r}")
         return int(text)
     if key == "lnc":
         if text not in ("1", "2"):
@@ -385,7 +397,8 @@ def build_spec(kernel: KernelInfo, layers: list[tuple[str, Mapping[str, Any]]]) 
     args = tuple((p, merged[p]) for p in kernel.params if p in merged)
     return SimSpec(
         kernel=kernel.name, args=args, reference=merged.get("reference"), inputs=merged.get("inputs"),
-        seed=int(merged.get("seed", 0)), lnc=int(merged.get("lnc", 1)), atol=merged.get("atol"),
+        seed=int(merged.get("seed", 0)), lnc=int(merged.get("lnc", 1)), ranks=int(merged.get("ranks", 1)),
+        atol=merged.get("atol"),
         rtol=merged.get("rtol"), origin=tuple(origin),
     )
 

@@ -107,3 +107,12 @@ def test_reductions_are_priced_by_their_input_and_scalar_operands_do_not_count_a
                                               Operand("data", (128, 1024), "bfloat16", "sbuf"),
                                               Operand("operand0", (128, 1), "float32", "sbuf")), 1024)
     assert instruction_cost(ts, TRN2).cycles == 1024 * 128 // 256 + 60
+
+
+def test_collective_ranks_are_estimated_per_rank() -> None:
+    dma = _ev("nisa.dma_copy", "dma", (), 512, line=5, bytes_read={"hbm": 262144}, bytes_written={"sbuf": 262144})
+    one = estimate([dma], TRN2)
+    four = estimate([dma] * 4, TRN2, ranks=4)  # four ranks, same program, one trace
+    assert four.total_ns == pytest.approx(one.total_ns) and four.lines[0].instructions == 1
+    assert four.roofline.hbm_bytes == one.roofline.hbm_bytes
+    assert four.label.startswith("estimated, per rank of 4")

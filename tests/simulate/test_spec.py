@@ -55,6 +55,7 @@ def test_spec_round_trips_through_comment_and_json() -> None:
     ("x=float32[4,0]", "not a positive integer"),
     ("x=hello", "neither dtype[shape]"),
     ("lnc=3", "lnc= must be 1 or 2"),
+    ("ranks=0", "ranks= expects the number of collective ranks"),
     ("seed=-1", "seed= expects a non-negative integer"),
     ("atol=big", "atol= expects a non-negative number"),
     ("reference=a-b", "reference= expects a function name"),
@@ -160,3 +161,11 @@ def test_every_simulate_code_has_a_docs_page() -> None:
     for code in codes:
         page = root / "docs" / "rules" / f"{code}.md"
         assert page.is_file() and "## Bad" in page.read_text() and "## Good" in page.read_text(), code
+
+
+def test_reserved_key_that_is_also_a_parameter_goes_to_both() -> None:
+    src = "import nki\n\n# nki-studio: simulate x=float32[128,512] ranks=4\n@nki.jit\ndef k(x, ranks):\n    return x\n"
+    assert comment_findings(src, "k.py") == []
+    spec = resolve(src, "k.py", use_pyproject=False).spec
+    assert spec is not None and spec.ranks == 4 and dict(spec.args)["ranks"] == 4
+    assert spec.to_comment().count("ranks=") == 1 and SimSpec.from_json(spec.to_json()) == spec
