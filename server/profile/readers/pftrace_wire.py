@@ -78,13 +78,13 @@ def scan(buf: U8, starts: I64, ends: I64, wanted: frozenset[int]) -> Fields:
     n = starts.size
     idx = np.arange(n, dtype=np.int64)
     cur = starts.astype(np.int64).copy()
-    end = ends.astype(np.int64)
+    lim = ends.astype(np.int64)  # end of each still-active message, compressed along with idx/cur
+    lut = np.zeros(max(wanted, default=0) + 2, bool)
+    lut[list(wanted)] = True
     scal_i: dict[int, list[I64]] = {}
     scal_v: dict[int, list[npt.NDArray[np.uint64]]] = {}
     span_parts: dict[int, list[tuple[I64, I64, I64]]] = {}
     other = np.zeros(n, bool)
-    order_key: dict[int, list[I64]] = {}
-    step = 0
     while idx.size:
         tag, p = varints(buf, cur)
         fnum = (tag >> np.uint64(3)).astype(np.int64)
@@ -94,7 +94,7 @@ def scan(buf: U8, starts: I64, ends: I64, wanted: frozenset[int]) -> Fields:
         is_len = wtype == 2
         is_64 = wtype == 1
         is_32 = wtype == 5
-        if not bool((is_var | is_len | is_64 | is_32).all()):
+        if bool(((wtype == 3) | (wtype == 4) | (wtype > 5)).any()):
             raise WireError("unsupported wire type (groups or corrupt data)")
         if is_var.any():
             v, q = varints(buf, p[is_var])
@@ -110,29 +110,26 @@ def scan(buf: U8, starts: I64, ends: I64, wanted: frozenset[int]) -> Fields:
                 if int(field) in wanted:
                     m = f == field
                     span_parts.setdefault(int(field), []).append((idx[is_len][m], s[m], e[m]))
-                    order_key.setdefault(int(field), []).append(np.full(int(m.sum()), step, np.int64))
         for mask, width in ((is_64, 8), (is_32, 4)):
             if mask.any():
                 pos = p[mask]
                 raw = buf[pos[:, None] + np.arange(width)].astype(np.uint64) << (8 * np.arange(width, dtype=np.uint64))
                 nxt[mask] = pos + width
                 _collect(scal_i, scal_v, fnum[mask], idx[mask], np.bitwise_or.reduce(raw, axis=1), wanted)
-        unknown = ~np.isin(fnum, list(wanted))
+        unknown = ~lut[np.minimum(fnum, lut.size - 1)]
         other[idx[unknown]] = True
-        if bool((nxt > end[idx]).any()):
+        if bool((nxt > lim).any()):
             raise WireError("a field runs past the end of its message (truncated or corrupt)")
-        cur = nxt
-        keep = cur < end[idx]
-        idx, cur = idx[keep], cur[keep]
-        step += 1
+        keep = nxt < lim
+        idx, cur, lim = idx[keep], nxt[keep], lim[keep]
     scalar = {f: (np.concatenate(scal_i[f]), np.concatenate(scal_v[f])) for f in scal_i}
     spans: dict[int, tuple[I64, I64, I64]] = {}
     for f, parts in span_parts.items():
         mi = np.concatenate([p[0] for p in parts])
-        st = np.concatenate(order_key[f])
-        o = np.lexsort((st, mi))  # message order, then field order within the message
+        # Parts were appended step by step, so a stable sort by message keeps field order within a message.
+        o = np.argsort(mi, kind="stable")
         spans[f] = (mi[o], np.concatenate([p[1] for p in parts])[o], np.concatenate([p[2] for p in parts])[o])
-    # Scalars: order by (message, step) so that "last occurrence wins" in ``Fields.last``.
+    # Scalars stay in step order, so a later occurrence overwrites an earlier one in ``Fields.last``.
     return Fields(scalar, spans, other)
 
 
