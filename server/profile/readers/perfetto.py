@@ -13,6 +13,10 @@ DMA queues (``qSyncIO0``) and their slices are named after the tensor; other tra
 engine comes from the track name; the NKI line comes from any debug annotation whose name contains
 "source" (``nki_source_location`` preferred); DMA bytes from an annotation whose name contains "bytes"/"size";
 each distinct parent track (``NeuronCore k``) is one physical core.
+
+Not supported (perfetto.md §3.2): clock conversions (a non-default clock is only reported in the notes),
+TrackEvent's legacy ``timestamp_delta_us``/``timestamp_absolute_us``, Chrome ``legacy_event`` packets and
+counter values — none is needed for per-line heat of a Neuron device trace as far as documented.
 """
 
 from __future__ import annotations
