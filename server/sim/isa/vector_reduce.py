@@ -79,9 +79,10 @@ def tensor_tensor_scan(dst: NkiTensor, data0: NkiTensor, data1: NkiTensor, initi
                   flops=2 * p * f)
     x0, x1 = c.mat(a), c.mat(b)
     with np.errstate(all="ignore"):
-        if o0.name == "add" and o1.name == "add":
-            # Sequential FP32 sum like the hardware: np.cumsum accumulates left to right.
-            steps = x0 + x1
+        if o0.name == "multiply" and o1.name == "add" and bool(np.all(x0 == 1)):
+            # Prefix sum (nki-library's cumsum idiom): 1*prev is exact, so the sequential FP32 sums are
+            # exactly np.cumsum's left-to-right float32 accumulation.
+            steps = np.array(x1, dtype=F32)
             steps[:, :1] += np.broadcast_to(np.asarray(init, F32).reshape(-1, 1), (p, 1))
             out = np.cumsum(steps, axis=1, dtype=F32)
         else:

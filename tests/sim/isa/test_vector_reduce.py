@@ -145,3 +145,16 @@ def test_range_select_chains_across_tiles(sim):
 def test_range_select_needs_trn2(trn1):
     with pytest.raises(HardwareLimitError, match="NeuronCore-v3"):
         nisa.range_select(new((1, 2)), tile(np.ones((1, 2))), nl.less, nl.less, 0.0, 1.0)
+
+
+def test_scan_prefix_sum_idiom_is_exactly_sequential_fp32(sim):
+    b = RNG.standard_normal((4, 300)).astype(np.float32) * 1e3
+    init = np.float32(0.1)
+    dst = new((4, 300))
+    nisa.tensor_tensor_scan(dst, tile(np.ones((4, 300))), tile(b), float(init), op0=nl.multiply, op1=nl.add)
+    expect = np.empty_like(b)
+    prev = np.full(4, init, np.float32)
+    for i in range(300):
+        prev = (prev * np.float32(1) + b[:, i]).astype(np.float32)
+        expect[:, i] = prev
+    np.testing.assert_array_equal(val(dst), expect)
