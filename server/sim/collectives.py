@@ -8,8 +8,8 @@ exchange data through the simulation's mailbox (``isa.multicore``): each collect
 the caller's group, matched by the order in which each instance issues its collectives.
 
 Reductions are computed in FP32 in rank order and cast to the destination dtype; gathers and permutes copy
-stored values bit-exactly. Variable-length collectives (``*_v`` and the 0.7 prepare/trigger pairs) raise
-"not implemented".
+stored values bit-exactly. Variable-length collectives work on flat element buffers with the metadata rows of
+collectives.md; the 0.7 prepare/trigger pairs run the collective at the trigger.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from nki_studio.sim import context
-from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator
+from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
 from nki_studio.sim.isa.multicore import mailbox
@@ -283,21 +283,147 @@ def rank_id(name: str | None = None) -> VirtualRegister:
     return VirtualRegister(_rank())
 
 
-def _variable_length(api: str) -> Any:
-    def collective(*args: object, **kwargs: object) -> None:
-        raise NotImplementedInSimulator(f"ncc.{api}", "variable-length collectives are not simulated")
+def _metadata(op: str, metadata_tensor: object, group: list[int], has_rdispls: bool) -> tuple[NkiTensor, np.ndarray]:
+    """The ``(rows, G)`` uint32 metadata (HBM) or ``(1, rows, G)`` (SBUF) of a variable-length collective."""
+    rows = 4 if has_rdispls else 3
+    meta = c.tensor(op, "metadata_tensor", metadata_tensor, ("hbm", "sbuf"))
+    c.dtype_in(op, "metadata_tensor", meta, ("uint32",))
+    if meta.size != rows * len(group) or meta.shape[-1] != len(group) or not meta.is_contiguous():
+        raise HardwareLimitError(f"{op}: metadata_tensor must be a contiguous ({rows}, {len(group)}) uint32 tensor "
+                                 f"((1, {rows}, {len(group)}) in SBUF), got {list(meta.shape)}")
+    return meta, np.array(read(meta, raw=True)).reshape(rows, len(group)).astype(np.int64)
 
-    collective.__name__ = api
-    collective.__doc__ = f"``ncc.{api}``: not implemented in the embedded simulator (raises)."
-    return collective
+
+def _flat_pair(op: str, srcs: object, dsts: object) -> tuple[NkiTensor, NkiTensor]:
+    s, d = _tensors(op, srcs, dsts, hbm_only=True)
+    if len(s) != 1:
+        raise HardwareLimitError(f"{op}: exactly one tensor per list")
+    return s[0], d[0]
 
 
-all_gather_v = _variable_length("all_gather_v")
-all_to_all_v = _variable_length("all_to_all_v")
-all_to_all_v_prepare = _variable_length("all_to_all_v_prepare")
-all_to_all_v_trigger = _variable_length("all_to_all_v_trigger")
-all_gather_v_prepare = _variable_length("all_gather_v_prepare")
-all_gather_v_trigger = _variable_length("all_gather_v_trigger")
+def _chunk(op: str, flat: np.ndarray, start: int, count: int, what: str) -> np.ndarray:
+    if start < 0 or count < 0 or start + count > flat.size:
+        raise HardwareLimitError(f"{op}: {what} [{start}, {start + count}) is outside the {flat.size}-element buffer")
+    return flat[start:start + count]
+
+
+def _write_recv_counts(meta: NkiTensor, table: np.ndarray, counts: list[int]) -> None:
+    table = table.copy()
+    table[2] = counts
+    c.store(meta, table.astype(np.uint32).reshape(meta.shape))
+
+
+def all_gather_v(srcs: object, dsts: object, replica_group: object, metadata_tensor: object,
+                 recv_counts_known: bool = False, has_rdispls: bool = False, priority: object = None,
+                 name: str | None = None) -> NkiInstruction:
+    """Variable-length all-gather on flat buffers (0.6.0): each rank broadcasts
+    ``src[send_displ : send_displ + send_count]``; sender ``s``'s chunk lands at ``dst[s*slot ...]`` with
+    ``slot = dst.size / G``. Metadata rows: send_count, send_displ (first column), recv_counts (written
+    unless ``recv_counts_known``). Limits (collectives.md): LNC=2, groups of exactly 4 ranks, no rdispls."""
+    opname = "ncc.all_gather_v"
+    group = _my_group(opname, replica_group)
+    if has_rdispls:
+        raise HardwareLimitError(f"{opname}: has_rdispls=True is not supported")
+    if context.current_core().num_cores != 2 or len(group) != 4:
+        raise HardwareLimitError(f"{opname} needs LNC=2 and replica groups of exactly 4 ranks")
+    s, d = _flat_pair(opname, srcs, dsts)
+    meta, table = _metadata(opname, metadata_tensor, group, False)
+    _issue(opname, [s], [d])
+    chunk = _chunk(opname, np.array(read(s, raw=True)).reshape(-1), int(table[1, 0]), int(table[0, 0]), "send range")
+    posted = _exchange(opname, group, chunk)
+    out = np.array(read(d, raw=True)).reshape(-1)
+    slot = d.size // len(group)
+    for k, r in enumerate(group):
+        if posted[r].size > slot:
+            raise HardwareLimitError(f"{opname}: rank {r} sends {posted[r].size} elements, more than the slot of {slot}")
+        out[k * slot:k * slot + posted[r].size] = posted[r]
+    c.store(d, out.reshape(d.shape))
+    if not recv_counts_known:
+        _write_recv_counts(meta, table, [posted[r].size for r in group])
+    return c.handle(opname, name)
+
+
+def all_to_all_v(srcs: object, dsts: object, replica_group: object, metadata_tensor: object,
+                 recv_counts_known: bool = False, has_rdispls: bool = False, priority: object = None,
+                 name: str | None = None) -> NkiInstruction:
+    """Variable-length all-to-all on flat buffers (0.3.0): rank ``r`` sends ``src[send_displs[j] :
+    send_displs[j] + send_counts[j]]`` to the ``j``-th rank of the group; the chunk from the ``k``-th rank
+    lands at ``recv_displs[k]`` (with ``has_rdispls``) or at ``(dst.size / G) * k``. Metadata rows:
+    send_counts, send_displs, recv_counts (written unless ``recv_counts_known``), recv_displs. The
+    platform restrictions of collectives.md (NeuronSwitch, inter-node groups) are not modelled."""
+    opname = "ncc.all_to_all_v"
+    group = _my_group(opname, replica_group)
+    s, d = _flat_pair(opname, srcs, dsts)
+    meta, table = _metadata(opname, metadata_tensor, group, has_rdispls)
+    _issue(opname, [s], [d])
+    flat = np.array(read(s, raw=True)).reshape(-1)
+    chunks = [_chunk(opname, flat, int(table[1, j]), int(table[0, j]), f"send range for rank {r}")
+              for j, r in enumerate(group)]
+    posted = _exchange(opname, group, chunks)
+    me = group.index(_rank())
+    out = np.array(read(d, raw=True)).reshape(-1)
+    slot = d.size // len(group)
+    received = [posted[r][me] for r in group]
+    for k, part in enumerate(received):
+        start = int(table[3, k]) if has_rdispls else k * slot
+        if start < 0 or start + part.size > out.size:
+            raise HardwareLimitError(f"{opname}: the chunk from rank {group[k]} does not fit at element {start}")
+        out[start:start + part.size] = part
+    c.store(d, out.reshape(d.shape))
+    if not recv_counts_known:
+        _write_recv_counts(meta, table, [p.size for p in received])
+    return c.handle(opname, name)
+
+
+class _Prepared(NkiInstruction):
+    """A 0.7 ``*_v_prepare`` handle: the arguments its trigger runs the collective with."""
+
+    __slots__ = ("args", "kwargs", "run")
+
+    def __init__(self, op: str, run: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str | None) -> None:
+        super().__init__(op, name)
+        self.run, self.args, self.kwargs = run, args, kwargs
+
+
+def _prepare(api: str, run: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Prepared:
+    """Record a prepare; prepares share one slot, so a second prepare before the trigger is an error
+    (nki-0.7.md §2.7)."""
+    regs = context.current_core().registers
+    if regs.get("ncc.prepared") is not None:
+        raise HardwareLimitError(f"ncc.{api}: the previous prepare has not been triggered yet (one prepare slot)")
+    handle = _Prepared(f"ncc.{api}", run, args, kwargs, kwargs.pop("name", None))
+    regs["ncc.prepared"] = handle
+    return handle
+
+
+def _trigger(api: str, prepare_instr: object, kind: str) -> NkiInstruction:
+    regs = context.current_core().registers
+    if not isinstance(prepare_instr, _Prepared) or regs.get("ncc.prepared") is not prepare_instr \
+            or not prepare_instr.op.startswith(f"ncc.{kind}"):
+        raise HardwareLimitError(f"ncc.{api}: prepare_instr must be the pending ncc.{kind}_prepare handle")
+    regs["ncc.prepared"] = None
+    return prepare_instr.run(*prepare_instr.args, **prepare_instr.kwargs)
+
+
+def all_to_all_v_prepare(*args: Any, **kwargs: Any) -> NkiInstruction:
+    """0.7: first half of ``all_to_all_v`` (the simulator runs the whole collective at the trigger)."""
+    return _prepare("all_to_all_v_prepare", all_to_all_v, args, kwargs)
+
+
+def all_to_all_v_trigger(prepare_instr: object, name: str | None = None) -> NkiInstruction:
+    """0.7: second half of ``all_to_all_v``."""
+    return _trigger("all_to_all_v_trigger", prepare_instr, "all_to_all_v")
+
+
+def all_gather_v_prepare(*args: Any, **kwargs: Any) -> NkiInstruction:
+    """0.7: first half of ``all_gather_v``."""
+    return _prepare("all_gather_v_prepare", all_gather_v, args, kwargs)
+
+
+def all_gather_v_trigger(prepare_instr: object, name: str | None = None) -> NkiInstruction:
+    """0.7: second half of ``all_gather_v`` (signature assumed identical to the all-to-all trigger)."""
+    return _trigger("all_gather_v_trigger", prepare_instr, "all_gather_v")
+
 
 __all__ = [
     "ReplicaGroup", "all_gather", "all_gather_v", "all_gather_v_prepare", "all_gather_v_trigger", "all_reduce",

@@ -9,7 +9,7 @@ from nki_studio.model.targets import Generation, Target
 from nki_studio.sim import collectives as ncc
 from nki_studio.sim import language as nl
 from nki_studio.sim.context import SimOptions
-from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator
+from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.launch import run_kernel
 
 
@@ -95,8 +95,8 @@ def test_single_rank_all_reduce_is_identity_and_missing_ranks_error(sim):
         ncc.ReplicaGroup([[0, 1], [1, 2]])
     with pytest.raises(HardwareLimitError, match="all in HBM or all in SBUF"):
         ncc.all_reduce([src], [new((2, 2))], ncc.ReplicaGroup([[0]]), op=nl.add)
-    with pytest.raises(NotImplementedInSimulator, match="all_to_all_v"):
-        ncc.all_to_all_v([src], [dst], ncc.ReplicaGroup([[0]]), src)
+    with pytest.raises(HardwareLimitError, match="needs LNC=2"):
+        ncc.all_gather_v([src], [dst], ncc.ReplicaGroup([[0]]), src)
 
 
 def _lnc2_all_reduce():
@@ -111,3 +111,44 @@ def test_under_lnc2_each_core_reduces_with_the_same_core_of_other_ranks():
     opts = SimOptions(target=Target(generation=Generation.GEN3), ranks=2, lnc=2)
     run_ = run_kernel(_lnc2_all_reduce, (), {}, opts, grid=True, deadline_s=30)
     assert [o[0, 0] for o in run_.rank_outputs] == [1.0, 1.0]  # core 0 of ranks 0 and 1: 0 + 1
+
+
+def _gather_v():
+    r = ncc.rank_id().sim_value()
+    src = tile(np.arange(8, dtype=np.float32).reshape(1, 8) + 10 * r, np.float32, HBM)
+    dst = tile(np.full((1, 16), -1.0), np.float32, HBM)
+    meta = tile(np.array([[r + 1, 0, 0, 0], [r, 0, 0, 0], [0, 0, 0, 0]]), np.uint32, HBM)
+    ncc.all_gather_v([src], [dst], ncc.ReplicaGroup([[0, 1, 2, 3]]), meta)
+    return dst, meta
+
+
+def test_all_gather_v_chunks_and_recv_counts():
+    opts = SimOptions(target=Target(generation=Generation.GEN3), ranks=4, lnc=2)
+    outs = run_kernel(_gather_v, (), {}, opts, grid=True, deadline_s=30).rank_outputs
+    dst, meta = outs[2]
+    expect = np.full(16, -1.0)
+    for s in range(4):  # rank s sends s+1 elements from displacement s: 10s+s ...
+        expect[4 * s:4 * s + s + 1] = 10 * s + np.arange(s, 2 * s + 1)
+    np.testing.assert_array_equal(dst.reshape(-1), expect)
+    assert meta[2].tolist() == [1, 2, 3, 4]
+
+
+def _a2a_v():
+    r = ncc.rank_id().sim_value()
+    src = tile(np.arange(6, dtype=np.float32).reshape(1, 6) + 100 * r, np.float32, HBM)
+    dst = tile(np.zeros((1, 8)), np.float32, HBM)
+    # rank r sends 1 element (from 0) to rank 0 and 3 elements (from 2) to rank 1
+    meta = tile(np.array([[1, 3], [0, 2], [0, 0]]), np.uint32, HBM)
+    rg = ncc.ReplicaGroup([[0, 1]])
+    handle = ncc.all_to_all_v_prepare([src], [dst], rg, meta)
+    ncc.all_to_all_v_trigger(handle)
+    with pytest.raises(HardwareLimitError, match="pending"):
+        ncc.all_to_all_v_trigger(handle)
+    return dst, meta
+
+
+def test_all_to_all_v_with_prepare_trigger():
+    (d0, m0), (d1, m1) = run(_a2a_v, 2)
+    assert d0.reshape(-1).tolist() == [0, 0, 0, 0, 100, 0, 0, 0]
+    assert d1.reshape(-1).tolist() == [2, 3, 4, 0, 102, 103, 104, 0]
+    assert m0[2].tolist() == [1, 1] and m1[2].tolist() == [3, 3]
