@@ -193,3 +193,18 @@ def test_float32_mode_does_not_round_low_precision():
         out = new((1, 2), BF16)
         nisa.tensor_tensor(out, a, tile(np.zeros((1, 2))), op=nl.add)
         np.testing.assert_array_equal(val(out), x)  # kept in float32 storage, no bf16 rounding
+
+
+def test_access_pattern_operands(sim):
+    x = np.arange(4 * 16, dtype=np.float32).reshape(4, 16)
+    t = tile(x)
+    out = new((4, 4))
+    # every 4th element of each partition, via a raw access pattern and via a strided slice
+    nisa.tensor_copy(out, t.ap([[16, 4], [4, 4]]))
+    np.testing.assert_array_equal(val(out), x[:, ::4])
+    nisa.tensor_tensor(out, t[:, 1::4], t.ap([[16, 4], [4, 4]], offset=2), op=nl.add)
+    np.testing.assert_array_equal(val(out), x[:, 1::4] + x[:, 2::4])
+    # a permuted 3-D view as the destination
+    d3 = new((4, 2, 8))
+    nisa.tensor_copy(d3.permute((0, 2, 1)), tile(x.reshape(4, 8, 2)))
+    np.testing.assert_array_equal(val(d3), x.reshape(4, 8, 2).transpose(0, 2, 1))
