@@ -168,9 +168,16 @@ def note_view(interp: Interpreter, tensor: TensorVal, node: ast.AST, what: str) 
     interp.facts.views.append(ViewEvent(tensor, interp.span(node), interp.module.path, interp.call_chain, what))
 
 
+@dataclass(frozen=True, eq=False)
+class ParDim(Value):
+    """Legacy ``nl.par_dim(n)``: marks the partition dim of a shape (it may follow block dims)."""
+
+    size: Value
+
+
 def _shape_arg(value: Value) -> tuple[Value, ...] | None:
     if isinstance(value, Seq) and value.exact:
-        return tuple(value.items)
+        return tuple(v.size if isinstance(v, ParDim) else v for v in value.items)
     if isinstance(value, Const) and isinstance(value.value, int):
         return (value,)
     return None
@@ -416,7 +423,7 @@ def _language_call(interp: Interpreter, name: str, args: list[Value], kwargs: di
         stop = binop(ast.Add(), start, size, "start", "size")
         return SliceVal(start, stop, Const(1), size)
     if name == "par_dim" and args:
-        return args[0]
+        return ParDim(args[0])
     if name in ("fori_loop",):
         b = bind_arguments(("lower", "upper", "body_fun", "step"), args, kwargs)
         body = b.get("body_fun")
@@ -459,7 +466,23 @@ def _create(interp: Interpreter, name: str, bound: dict[str, object], node: ast.
     shape = _shape_arg(shape_value) if isinstance(shape_value, Value) else None
     dtype = _dtype_arg(bound.get("dtype"))
     buffer = _buffer_arg(bound.get("buffer"), "sbuf")
+    blocks = _legacy_block_dims(shape_value)
+    if blocks is not None and shape is not None:
+        # Legacy block tensor (blocks..., par_dim(P), free...): P partitions hold every block's free data.
+        # Indexing follows the legacy block semantics we do not model, so the view's shape stays unknown.
+        storage_shape = (shape[blocks], *shape[:blocks], *shape[blocks + 1:])
+        tensor = new_tensor(interp, api, storage_shape, dtype, buffer, node)
+        return TensorVal(None, dtype, buffer, tensor.storage)
     return new_tensor(interp, api, shape, dtype, buffer, node)
+
+
+def _legacy_block_dims(value: object) -> int | None:
+    """Index of a ``par_dim`` that is not the first dim of a shape tuple, else None."""
+    if isinstance(value, Seq):
+        for i, item in enumerate(value.items):
+            if isinstance(item, ParDim):
+                return i if i > 0 else None
+    return None
 
 
 def _language_result(interp: Interpreter, name: str, ops: dict[str, Value], node: ast.Call) -> Value:

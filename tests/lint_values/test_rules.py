@@ -144,3 +144,11 @@ def test_nl_matmul_limits_and_contraction() -> None:
     assert [(f.span.line, "y free size 1024 > 512" in f.message) for f in found] == [(9, True)]
     bad_k = code.replace("y[0:64, 0:512]", "y[:, 0:512]")
     assert any("contraction differs" in f.message for f in only(run(bad_k), "NKI501"))
+
+
+def test_legacy_block_dims_before_par_dim() -> None:
+    code = ("@nki.jit\ndef k(a):\n    q = nl.ndarray((256, 2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)\n"
+            "    nisa.memset(dst=q[0, 0], value=0.0)\n    nisa.memset(dst=q, value=0.0)\n")
+    assert run(code) == []  # 256 blocks, not 256 partitions; 256*2*64*4 B = 128 KiB per partition
+    (f,) = only(run(code.replace("(256, 2,", "(512, 2,")), "NKI401")  # 256 KiB > 224 KiB
+    assert "(128, 512, 2, 64)" in f.message
