@@ -3,7 +3,9 @@
 Feature modules live in ``nki_studio.lsp.features``; each exposes ``register(server)``. Because pygls
 allows one handler per LSP method, the server owns the shared ones and fans them out:
 
-* document events: ``server.on_document("open"|"change"|"save"|"close", callback(uri))``
+* document events: ``server.on_document("open"|"change"|"save"|"close", callback(uri))``; callbacks run on
+  the event loop and must return within a few ms (schedule analysis with ``jobs.JobRunner``); slower ones
+  are logged as warnings
 * settings: ``server.on_settings_changed(callback(old, new))``; read ``server.settings`` any time
 * watched files: ``server.watch_files(glob)`` + ``server.on_files_changed(callback(changes))``
 * merged requests: ``add_code_action_provider``, ``add_hover_provider``, ``add_inlay_hint_provider``,
@@ -24,6 +26,7 @@ import importlib
 import inspect
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
@@ -38,6 +41,9 @@ log = logging.getLogger(__name__)
 
 # Feature modules under nki_studio.lsp.features, registered in this order.
 FEATURES: tuple[str, ...] = ("lint", "simulate", "profile")
+
+# Listeners run on the event loop: anything slower than this delays every request and is logged.
+SLOW_LISTENER_MS = 50.0
 
 DocumentEvent = Literal["open", "change", "save", "close"]
 DocumentListener = Callable[[str], None]
@@ -175,10 +181,15 @@ class NkiLanguageServer(LanguageServer):
 
     def _emit_document(self, event: str, uri: str) -> None:
         for listener in self._doc_listeners[event]:
+            started = time.perf_counter()
             try:
                 listener(uri)
             except Exception:
                 log.exception("%s listener %r failed for %s", event, listener, uri)
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            if elapsed_ms > SLOW_LISTENER_MS:
+                log.warning("%s listener %s took %.0f ms on the event loop (every request waited); "
+                            "run analysis in a JobRunner job", event, getattr(listener, "__qualname__", listener), elapsed_ms)
 
     def _register_core_handlers(self) -> None:
         @self.feature(types.INITIALIZE)
