@@ -45,12 +45,14 @@ class Job:
 def preload() -> None:
     """Import everything a job needs, before the job arrives (warm start)."""
     import ml_dtypes  # noqa: F401
-    import numpy  # noqa: F401
+    import numpy
+    import numpy.random
     from nki_studio.sim import api, dropin  # noqa: F401
     from nki_studio.simulate import cost, inputs, oracle  # noqa: F401
 
     with dropin.installed():  # imports every module the ``nki`` drop-in aliases
         pass
+    numpy.random.default_rng(0).standard_normal(1)  # numpy.random's extension modules load lazily
 
 
 def _limit_memory(nbytes: int) -> None:

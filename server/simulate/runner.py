@@ -93,13 +93,17 @@ class Worker:
         self.output.seek(max(0, size - _OUTPUT_TAIL))
         return self.output.read().decode("utf-8", "replace")
 
-    def kill(self) -> None:
-        """SIGKILL the worker's whole process group and reap it (the output stays readable)."""
+    def signal_kill(self) -> None:
+        """SIGKILL the worker's whole process group without waiting for it (it cannot survive this)."""
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def kill(self) -> None:
+        """SIGKILL the worker's whole process group and reap it (the output stays readable)."""
+        self.signal_kill()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -154,20 +158,25 @@ class WorkerPool:
             worker.close()
 
     def release(self, worker: Worker) -> None:
-        """Close a worker whose job is over (it exits by itself; this reaps it and kills its group), then start
-        the next spare: after the job, not during it, so its imports do not compete with the simulation for
-        the CPU; in a thread, so the caller does not wait for the spawn."""
-        worker.close()
+        """End a worker whose job is over: SIGKILL its process group now; reaping it (tens of ms for a big
+        process) and starting the next spare happen in a thread the caller does not wait for. The spare starts
+        after the job, not during it, so its imports do not compete with the simulation for the CPU."""
+        worker.signal_kill()
         with self._lock:
             self._busy.discard(worker)
-            if not self.warm or self._closed:
-                return
-            refill = threading.Thread(target=self._refill, name="nki-sim-spare", daemon=True)
-            self._refills = [t for t in self._refills if t.is_alive()] + [refill]
-        refill.start()
+            refill = self.warm and not self._closed
+            follow_up = threading.Thread(target=self._after_job, args=(worker, refill), name="nki-sim-reap",
+                                         daemon=True)
+            self._refills = [t for t in self._refills if t.is_alive()] + [follow_up]
+        follow_up.start()
+
+    def _after_job(self, worker: Worker, refill: bool) -> None:
+        worker.close()
+        if refill:
+            self._refill()
 
     def close(self) -> None:
-        """Kill every worker (server shutdown, atexit), including a spare still being started."""
+        """Kill every worker (server shutdown, atexit), including a spare still being started; reaps them all."""
         with self._lock:
             self._closed = True
             refills, self._refills = self._refills, []
