@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from nki_studio.model.values import (
+    MAX_SEQ_LEN,
     UNKNOWN,
     ApiRef,
     BufferVal,
@@ -18,9 +19,6 @@ from nki_studio.model.values import (
     merge_binds,
     same_value,
 )
-
-MAX_SEQ_LEN = 4096  # longest tuple/list built by repetition
-
 
 BINOP_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%", ast.Div: "/",
                   ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|",

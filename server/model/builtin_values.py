@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from nki_studio.model import nki_semantics as nki
 from nki_studio.model.arithmetic import binop
 from nki_studio.model.values import (
+    MAX_SEQ_LEN,
     UNKNOWN,
     ClassVal,
     Const,
@@ -28,7 +29,6 @@ from nki_studio.model.values import (
 if TYPE_CHECKING:
     from nki_studio.model.interpreter import Interpreter
 
-MAX_SEQ_LEN = 4096
 
 
 def list_method(interp: Interpreter, owner: Seq, name: str, args: list[Value]) -> Value:

@@ -19,6 +19,7 @@ from nki_studio.model.syntax import expr_text
 from nki_studio.model.targets import Target
 from nki_studio.model.tensors import CallChain, KernelFacts, LoopFrame
 from nki_studio.model.values import (
+    MAX_SEQ_LEN,
     UNKNOWN,
     ApiRef,
     ClassVal,
@@ -40,7 +41,6 @@ from nki_studio.nkilint.findings import Span
 
 STEP_BUDGET = 25_000  # evaluated nodes per analysed function (kernel plus inlined helpers)
 MAX_CALL_DEPTH = 10
-MAX_SEQ_LEN = 4096  # longest tuple/list/range materialised
 
 
 class _Return(Exception):
@@ -207,7 +207,7 @@ class ExpressionEvaluator:
         """Bind a value to an assignment target (implemented by the statement interpreter)."""
         raise NotImplementedError
 
-    def learn_from_test(self, test: ast.expr, only_names: bool = False) -> None:
+    def learn_from_test(self, test: ast.expr) -> None:
         """Refine values from an asserted condition (implemented by the statement interpreter)."""
         raise NotImplementedError
 

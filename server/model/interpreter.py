@@ -209,7 +209,6 @@ class Interpreter(ExpressionEvaluator):
         if test is False:
             self.exec_block(stmt.orelse)
             return
-        self.learn_from_test(stmt.test, only_names=True)
         before = self.frame.env
         envs: list[dict[str, Value]] = []
         branch_id = self.next_seq()
@@ -315,13 +314,13 @@ class Interpreter(ExpressionEvaluator):
             return iterable.length()
         return None
 
-    def learn_from_test(self, test: ast.expr, only_names: bool = False) -> None:
+    def learn_from_test(self, test: ast.expr) -> None:
         """Refine values from an asserted condition: ``x.shape == (a, b)``, ``x.dtype == ...``, ``n == 128``."""
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             for part in test.values:
-                self.learn_from_test(part, only_names)
+                self.learn_from_test(part)
             return
-        if only_names or not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        if not isinstance(test, ast.Compare) or len(test.ops) != 1:
             return
         if not isinstance(test.ops[0], ast.Eq):
             return

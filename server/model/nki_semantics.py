@@ -17,6 +17,7 @@ from nki_studio.model.targets import Target, tile_size_constants
 from nki_studio.model.tensors import ApiCall, ViewEvent
 from nki_studio.model.values import (
     BUFFERS,
+    MAX_SEQ_LEN,
     ON_CHIP,
     UNKNOWN,
     Allocation,
@@ -38,7 +39,6 @@ from nki_studio.model.values import (
 if TYPE_CHECKING:
     from nki_studio.model.interpreter import Interpreter
 
-MAX_RANGE_VALUES = 4096
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +59,7 @@ class RangeVal(Value):
     def values(self) -> list[Value] | None:
         """The loop values (with derivation ``i``) when known and not too many."""
         n = self.length()
-        if n is None or n > MAX_RANGE_VALUES:
+        if n is None or n > MAX_SEQ_LEN:
             return None
         a, s = const_int(self.start), const_int(self.step)
         assert a is not None and s is not None
@@ -108,12 +108,12 @@ def resolve_qualname(qualname: str, target: Target) -> Value:
 
 def with_shape(t: TensorVal, shape: tuple[Value, ...]) -> TensorVal:
     """The same tensor with a shape learned from an assert."""
-    return TensorVal(shape, t.dtype, t.buffer, t.storage, t.origin)
+    return TensorVal(shape, t.dtype, t.buffer, t.storage)
 
 
 def with_dtype(t: TensorVal, dtype: Value) -> TensorVal:
     """The same tensor with a dtype learned from an assert."""
-    return TensorVal(t.shape, dtype if isinstance(dtype, DType) else None, t.buffer, t.storage, t.origin)
+    return TensorVal(t.shape, dtype if isinstance(dtype, DType) else None, t.buffer, t.storage)
 
 
 def tensor_attribute(t: TensorVal, attr: str, text: str) -> Value:

@@ -42,6 +42,8 @@ class _Unknown(Value):
 
 UNKNOWN: Value = _Unknown()
 
+MAX_SEQ_LEN = 4096  # longest tuple/list/range the interpreter materialises
+
 Bindings = tuple[tuple[str, str], ...]
 _MAX_BINDINGS = 4
 
@@ -270,7 +272,6 @@ class TensorVal(Value):
     dtype: DType | None
     buffer: str | None
     storage: Allocation | None = None
-    origin: str = ""  # how the view was made, e.g. "x[0:256, :]", for messages
 
     def dim(self, i: int) -> Value:
         """Dimension ``i`` of the view, or UNKNOWN."""
