@@ -48,6 +48,8 @@ class ModuleInfo:
     # local name -> (imported module, level, attribute or None for ``import x as name``), all import forms
     import_index: dict[str, tuple[str, int, str | None]] = field(default_factory=dict)
     kernels_marked: bool = False
+    short_names: set[str] = field(default_factory=set)  # names that can refer to a local function/class/module
+    path_cache: dict[tuple[str, int], str | None] = field(default_factory=dict)  # (dotted, level) -> local file
 
     @property
     def lines(self) -> list[str]:
@@ -158,6 +160,8 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
             module.classes[stmt.name] = stmt
+    module.short_names = ({q.rsplit(".", 1)[-1] for q in module.functions} | set(module.classes)
+                          | set(module.import_index))
     return module
 
 
@@ -173,7 +177,14 @@ def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]
             owner.append(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             owner = own[id(node)] = []
-        children = list(ast.iter_child_nodes(node))
+        # ast.iter_child_nodes inlined (this loop is the hottest part of linting a large tree)
+        children: list[ast.AST] = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                children.append(value)
+            elif isinstance(value, list):
+                children.extend(v for v in value if isinstance(v, ast.AST))
         for child in reversed(children):
             stack.append((child, owner))
     return nodes, own
@@ -251,29 +262,17 @@ class _Resolver:
         """Module ``dotted`` imported from ``module`` (relative when ``level`` > 0), if it is a local file."""
         if not module.path or self.loaded >= _MAX_LOCAL_MODULES:
             return None
-        rel = dotted.replace(".", os.sep) if dotted else ""
-        base = os.path.dirname(module.path)
-        if level > 0:
-            for _ in range(level - 1):
-                base = os.path.dirname(base)
-            candidates = [base]
-        else:
-            candidates = []
-            for _ in range(_MAX_ANCESTORS):
-                candidates.append(base)
-                parent = os.path.dirname(base)
-                if parent == base:
-                    break
-                base = parent
-        for root in candidates:
-            for path in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
-                if rel and os.path.isfile(path):
-                    found = self.loader.load(path)
-                    if found is not None:
-                        self.loaded += 1
-                        _mark_kernels(found)
-                    return found
-        return None
+        key = (dotted, level)
+        if key not in module.path_cache:
+            module.path_cache[key] = _find_local_file(module.path, dotted, level)
+        path = module.path_cache[key]
+        if path is None:
+            return None
+        found = self.loader.load(path)
+        if found is not None:
+            self.loaded += 1
+            _mark_kernels(found)
+        return found
 
     def imported_symbol(self, module: ModuleInfo, name: str) -> tuple[ModuleInfo, str] | ModuleInfo | None:
         """Where a name bound by ``from X import name`` or ``import X as name`` in ``module`` lives locally."""
@@ -296,6 +295,32 @@ class _Resolver:
             return (target, attr)
         # ``from pkg import submodule``
         return self.local_module(module, f"{src}.{attr}" if src else attr, level)
+
+
+def _find_local_file(importer: str, dotted: str, level: int) -> str | None:
+    """The source file of module ``dotted`` as imported from file ``importer``: relative to its package for
+    ``level`` > 0, else searched in its directory and up to ``_MAX_ANCESTORS`` parents (a package beside it)."""
+    rel = dotted.replace(".", os.sep) if dotted else ""
+    if not rel:
+        return None
+    base = os.path.dirname(importer)
+    if level > 0:
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        roots = [base]
+    else:
+        roots = []
+        for _ in range(_MAX_ANCESTORS):
+            roots.append(base)
+            parent = os.path.dirname(base)
+            if parent == base:
+                break
+            base = parent
+    for root in roots:
+        for path in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
+            if os.path.isfile(path):
+                return path
+    return None
 
 
 _EXTERNAL_ROOTS = frozenset({"nki", "neuronxcc", "numpy", "torch", "math", "jax", "torch_neuronx", "typing",
@@ -362,8 +387,8 @@ def _resolve_ref(func: FunctionInfo, expr: ast.expr, resolver: _Resolver
     """The function or class a Name/Attribute in ``func`` refers to, when it is defined locally."""
     module = func.module
     if isinstance(expr, ast.Name):
-        if not isinstance(expr.ctx, ast.Load):
-            return None
+        if expr.id not in module.short_names or not isinstance(expr.ctx, ast.Load):
+            return None  # most names are locals, builtins or parameters: nothing to resolve
         name = expr.id
         # Nested defs of enclosing functions first (closest scope wins), then module level.
         scope: FunctionInfo | None = func

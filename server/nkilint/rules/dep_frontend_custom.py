@@ -25,6 +25,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """Neuron 2.33 keeps the old specialisation front end behind `NKI_COMPILER_FRONTEND=custom` only while
     kernels are migrated; it is deprecated on arrival and removed with the lowering passes in the next release.
     Migrate `dynamic_range`/`while reg:` loops and drop the variable."""
+    if _VAR not in ctx.source:
+        return  # cheap exit for almost every file
     reported: set[int] = set()  # nodes inside an already reported statement (x = os.environ.setdefault(...))
     for node in ctx.nodes:
         if not isinstance(node, (ast.Assign, ast.Call)) or id(node) in reported:
