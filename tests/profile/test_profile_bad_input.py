@@ -49,6 +49,10 @@ def test_cli_exits_2_with_the_message(variants: dict[str, tuple[Path, str]], nam
     assert main(["profile", "report", str(path), "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert phrase in err and "Traceback" not in err
+    # `summary` needs no source lines: it refuses only what cannot be read at all.
+    unreadable = name not in ("no source locations", "paths that map to no file")
+    assert main(["profile", "summary", str(path)]) == (2 if unreadable else 0)
+    assert (phrase in capsys.readouterr().err) == unreadable
 
 
 def test_unknown_major_message_names_both_versions_and_what_still_works(variants: dict[str, tuple[Path, str]]) -> None:
