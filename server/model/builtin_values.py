@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 
 
 def list_method(interp: Interpreter, owner: Seq, name: str, args: list[Value]) -> Value:
-    """Mutating list methods; a change made inside a summarised loop makes the list inexact."""
-    if interp.havoc_depth and name in ("append", "extend", "insert", "pop", "remove", "clear"):
+    """Mutating list methods; a change the list outlives in a summarised loop or an unknown branch makes it
+    inexact (its length is no longer known)."""
+    if name in ("append", "extend", "insert", "pop", "remove", "clear") and interp.uncertain_write(owner.created):
         object.__setattr__(owner, "exact", False)
     if name == "append" and args:
         if len(owner.items) < MAX_SEQ_LEN:
@@ -99,7 +100,7 @@ def class_attribute(interp: Interpreter, cls: ClassVal, attr: str) -> Value:
 
 def instantiate(interp: Interpreter, cls: ClassVal, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """A user class call: dataclass-style fields from arguments/defaults, then ``__init__`` inlined if present."""
-    obj = ObjectVal(cls.node.name)
+    obj = ObjectVal(cls.node.name, created=interp.context_depth())
     fields = list(_class_fields(cls.node))
     saved = interp.frame
     interp.frame = interp.new_frame(cls.module, cls.node.name)

@@ -119,6 +119,20 @@ class ExpressionEvaluator:
         """Helper call sites leading to the current frame, outermost first."""
         return tuple(self.chain)
 
+    def context_depth(self) -> tuple[int, int]:
+        """(summarised-loop depth, unknown-branch depth) of the code running now."""
+        return (self.havoc_depth, len(self.branches))
+
+    def uncertain_write(self, created: tuple[int, int]) -> str | None:
+        """How sure a write into a container/object made at ``created`` is: "loop" when it happens in a
+        summarised loop the container outlives (the write's value holds for one iteration only), "branch"
+        when under an unknown ``if`` it outlives (the write may not happen), else None."""
+        if self.havoc_depth > created[0]:
+            return "loop"
+        if len(self.branches) > created[1]:
+            return "branch"
+        return None
+
     def use(self, value: Value) -> None:
         """Record that a tensor (or the tensors inside a tuple/list) is used now, for liveness."""
         if isinstance(value, TensorVal) and value.storage is not None:
@@ -264,14 +278,15 @@ class ExpressionEvaluator:
             return self.eval(node.body if test else node.orelse)
         if isinstance(node, (ast.Tuple, ast.List)):
             items, exact = self.eval_elements(node.elts)
-            return Seq(items if exact else [], is_list=isinstance(node, ast.List), exact=exact)
+            return Seq(items if exact else [], is_list=isinstance(node, ast.List), exact=exact,
+                       created=self.context_depth())
         if isinstance(node, ast.Dict):
             out: dict[str, Value] = {}
             for key, val in zip(node.keys, node.values, strict=False):
                 k = self.eval(key) if key is not None else UNKNOWN
                 if isinstance(k, Const) and isinstance(k.value, str):
                     out[k.value] = self.eval(val)
-            return DictVal(out)
+            return DictVal(out, created=self.context_depth())
         if isinstance(node, ast.Subscript):
             return self.subscript(node)
         if isinstance(node, ast.Slice):
@@ -400,7 +415,7 @@ class ExpressionEvaluator:
                     keep = keep and truth
                 if keep:
                     out.append(self.eval(node.elt))
-            return Seq(out, is_list=True)
+            return Seq(out, is_list=True, created=self.context_depth())
         finally:
             self.frame.env = saved
 

@@ -176,20 +176,27 @@ class Interpreter(ExpressionEvaluator):
                 del view
             elif isinstance(container, Seq) and container.is_list:
                 index = const_int(self.eval(target.slice))
-                if index is not None and -len(container.items) <= index < len(container.items):
+                doubt = self.uncertain_write(container.created)
+                if doubt is None and index is not None and -len(container.items) <= index < len(container.items):
                     container.items[index] = value
-                else:
-                    container.items[:] = [UNKNOWN] * len(container.items)
+                else:  # any element may have been written
+                    container.items[:] = [join(item, value) if doubt != "loop" else UNKNOWN
+                                          for item in container.items]
             elif isinstance(container, DictVal):
                 key = self.eval(target.slice)
-                if isinstance(key, Const) and isinstance(key.value, str):
-                    container.items[key.value] = value
+                doubt = self.uncertain_write(container.created)
+                if isinstance(key, Const) and isinstance(key.value, str) and doubt != "loop":
+                    old = container.items.get(key.value, UNKNOWN)
+                    container.items[key.value] = value if doubt is None else join(old, value)
                 else:
                     container.items.clear()
         elif isinstance(target, ast.Attribute):
             obj = self.eval(target.value)
             if isinstance(obj, ObjectVal):
-                obj.attrs[target.attr] = value
+                doubt = self.uncertain_write(obj.created)
+                old = obj.attrs.get(target.attr, UNKNOWN)
+                obj.attrs[target.attr] = value if doubt is None else join(old, value) if doubt == "branch" \
+                    else UNKNOWN
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN)
 

@@ -108,6 +108,7 @@ class Seq(Value):
     items: list[Value]
     is_list: bool = False
     exact: bool = True
+    created: tuple[int, int] = (0, 0)  # (summarised-loop depth, unknown-branch depth) where it was built
 
     def as_ints(self) -> tuple[int, ...] | None:
         """All items as exact ints, else None."""
@@ -125,6 +126,7 @@ class DictVal(Value):
     """A dict with string keys (the only kind NKI accepts)."""
 
     items: dict[str, Value]
+    created: tuple[int, int] = (0, 0)  # see Seq.created
 
 
 @dataclass(frozen=True, eq=False)
@@ -307,6 +309,7 @@ class ObjectVal(Value):
 
     cls_name: str
     attrs: dict[str, Value] = field(default_factory=dict)
+    created: tuple[int, int] = (0, 0)  # see Seq.created
 
 
 @dataclass(eq=False)

@@ -152,3 +152,16 @@ def test_never_raises_on_ordinary_python_every_function_as_a_root() -> None:
         facts = interpret(discover(text, str(path), tree, extra_roots=names), Target())
         roots += len(facts.roots)
     assert roots > 100
+
+
+def test_writes_under_unknown_ifs_and_summarised_loops_are_not_trusted() -> None:
+    code = ("class Cfg(nl.NKIObject):\n    tile: int = 128\n\n@nki.jit\ndef k(a, flag):\n    cfg = Cfg()\n"
+            "    if flag:\n        cfg.tile = 256\n    parts = []\n    if flag:\n        parts.append(1)\n"
+            "    else:\n        parts.append(2)\n    n = len(parts) * 128\n"
+            "    for i in range(100):\n        cfg.tile = 64 * (i + 1)\n"
+            "    a1 = nl.ndarray((n, 4), dtype=nl.float32)\n    a2 = nl.ndarray((cfg.tile, 4), dtype=nl.float32)\n")
+    assert only(run(code), "NKI301") == []  # len(parts) is 1, cfg.tile is unknown after the loop
+    sure = code.replace("    if flag:\n        cfg.tile = 256\n", "    cfg.tile = 256\n").replace(
+        "    for i in range(100):\n        cfg.tile = 64 * (i + 1)\n", "")
+    (f,) = only(run(sure), "NKI301")
+    assert "256" in f.message  # the a2 allocation: the write is certain
