@@ -129,7 +129,7 @@ def _scope(profile: Profile, options: MetricOptions) -> tuple[Mask | None, int |
     if len(profile.executions) > 1:
         notes.append(f"profile has {len(profile.executions)} executions; showing execution {ex.index}")
     ins = profile.instructions
-    mask = (ins.start >= ex.start) & (ins.start < ex.end)
+    mask = ins.execution == ex.index if ins.execution is not None else (ins.start >= ex.start) & (ins.start < ex.end)
     return mask, ex.index, (ex.start, ex.end), notes
 
 

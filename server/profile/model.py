@@ -8,6 +8,7 @@ intervals are half-open ``[start, end)``. Nothing here depends on the file forma
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,6 +93,7 @@ class Instructions:
     track: Codes  # UI row / Perfetto track ("Vector Engine Row 0"); may be all -1
     pcore: I32
     row_id: I64
+    execution: I32 | None = None  # ExecutionInfo index per row (-1: outside every window); None: no windows
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
@@ -224,7 +226,7 @@ def sort_by_start(profile: Profile) -> Profile:
         ins = Instructions(
             ins.start[order], ins.end[order], Codes(ins.engine.values, ins.engine.codes[order]),
             Codes(ins.opcode.values, ins.opcode.codes[order]), Codes(ins.track.values, ins.track.codes[order]),
-            ins.pcore[order], ins.row_id[order],
+            ins.pcore[order], ins.row_id[order], None if ins.execution is None else ins.execution[order],
         )
         loc = Locations(rank[loc.instr], loc.file, loc.line, loc.iteration, loc.source)
         dma = DmaTransfers(dma.start, dma.end, dma.bytes, dma.queue, dma.tensor, dma.queue_type, dma.pcore,
@@ -239,4 +241,18 @@ def sort_by_start(profile: Profile) -> Profile:
                            Codes(dma.tensor.values, dma.tensor.codes[o]),
                            Codes(dma.queue_type.values, dma.queue_type.codes[o]), dma.pcore[o], dma.instr[o], dma.table)
     profile.instructions, profile.locations, profile.dma = ins, loc, dma
+    return profile
+
+
+def assign_executions(profile: Profile) -> Profile:
+    """Give every instruction the ``ExecutionInfo.execution_index`` whose window holds its start (-1 when none
+    does). Windows are matched by time because no Parquet field links a row to its execution
+    (parquet-schema.md §5: "start_ts within [execution_start_ts, execution_end_ts]")."""
+    if not profile.executions:
+        return profile
+    ins = profile.instructions
+    ids = np.full(len(ins), -1, np.int32)
+    for ex in profile.executions:  # a handful of windows
+        ids[(ins.start >= ex.start) & (ins.start < ex.end)] = ex.index
+    profile.instructions = dataclasses.replace(ins, execution=ids)
     return profile

@@ -126,6 +126,8 @@ def test_execution_window_selects_rows(tmp_path: Path) -> None:
     tl = fixturegen.walkthrough_timeline()
     tl.executions = [(0, 0, 100000), (1, 100000, 218666)]
     prof = load_profile(write_parquet(tl, tmp_path / "p"))
+    assert prof.instructions.execution is not None
+    assert prof.instructions.execution.tolist() == [0, 0, 1, 1, 1, 1]  # by start time
     m0 = compute_metrics(prof, MetricOptions(execution=0))
     m1 = compute_metrics(prof, MetricOptions(execution=1))
     assert m0.kernel.latency_ns == 100000 and "ExecutionInfo" in m0.kernel.latency_source
