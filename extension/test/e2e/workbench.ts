@@ -37,6 +37,7 @@ export class Workbench {
 
   /** Run a command by its palette title, e.g. "NKI: Simulate Kernel". */
   async runCommand(title: string): Promise<void> {
+    await this.page.keyboard.press('Escape'); // close any menu or widget left open
     await this.page.keyboard.press('F1');
     const input = this.page.locator('.quick-input-widget input');
     await input.waitFor();
@@ -92,14 +93,17 @@ export class Workbench {
     const input = this.page.locator('.quick-input-widget input');
     await input.waitFor();
     await input.fill(profilePath);
+    await this.page.waitForTimeout(500); // the dialog validates the typed path
     await this.page.keyboard.press('Enter');
-    // a folder may be entered rather than chosen: then the dialog's OK button accepts it
+    // Enter on a folder opens it instead of choosing it: then the dialog's OK button accepts the folder
+    await this.page.waitForTimeout(1500);
     const ok = this.page.locator('.quick-input-widget .monaco-button', { hasText: 'Load Profile' });
     if (await ok.isVisible().catch(() => false)) await ok.click();
   }
 
   /** Put the cursor on a 1-based line (Ctrl+G). */
   async goToLine(line: number, column = 1): Promise<void> {
+    await this.page.keyboard.press('Escape');
     await this.page.locator('.monaco-editor .view-lines').first().click();
     await this.page.keyboard.press('Control+G');
     const input = this.page.locator('.quick-input-widget input');
