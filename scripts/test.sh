@@ -9,3 +9,14 @@ export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff"; ruff check server tests benchmarks
 echo "== mypy"; mypy
 echo "== pytest"; pytest -q -p no:cacheprovider "$@"
+
+# The VS Code extension (package.json at the root; scripts/setup-extension.sh installs Node deps, Chromium,
+# ripgrep and code-server). Build/lint/unit tests, then the .vsix with the bundled Python server, a test of
+# that .vsix on a clean Python, and end-to-end tests in a real VS Code (code-server + headless Chromium).
+echo "== extension: set-up"; bash scripts/setup-extension.sh
+echo "== extension: typecheck"; npm run --silent typecheck
+echo "== extension: eslint"; npm run --silent lint
+echo "== extension: unit tests"; npm run --silent test:unit
+echo "== extension: package"; npm run --silent package
+echo "== extension: packaging test"; npm run --silent test:package
+echo "== extension: end-to-end"; npm run --silent test:e2e
