@@ -1,5 +1,6 @@
 """Server logging: records of the ``nki_studio`` loggers go to the client (``window/logMessage``, shown in the
-editor's output panel) and to stderr. Never to stdout: stdout carries the protocol."""
+editor's output panel) and to stderr. Never to stdout: stdout carries the protocol. A traceback already
+logged once is not repeated."""
 
 from __future__ import annotations
 
@@ -25,6 +26,30 @@ def _message_type(levelno: int) -> types.MessageType:
     return types.MessageType.Log
 
 
+class RepeatedTracebackFilter(logging.Filter):
+    """Drops a traceback seen before: lint runs on every keystroke, so a failing rule would otherwise
+    print the same traceback each time. The first occurrence (and every different one) passes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[tuple[str, str, str]] = set()
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.exc_info or record.exc_info[1] is None:
+            return True
+        exc = record.exc_info[1]
+        key = (record.name, str(record.msg), f"{type(exc).__name__}: {exc}")
+        with self._lock:
+            if key in self._seen:
+                return False
+            self._seen.add(key)
+        return True
+
+
+_REPEATS = RepeatedTracebackFilter()
+
+
 class ClientLogHandler(logging.Handler):
     """Forwards records to the client through ``send`` (which must be safe to call from any thread).
 
@@ -37,6 +62,7 @@ class ClientLogHandler(logging.Handler):
         self._send = send
         self._local = threading.local()
         self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        self.addFilter(_REPEATS)
 
     def emit(self, record: logging.LogRecord) -> None:
         if getattr(self._local, "busy", False):
@@ -56,6 +82,7 @@ def configure_stderr(level: str = "info") -> None:
     if not any(getattr(h, "_nki_stderr", False) for h in root.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter(_FORMAT))
+        handler.addFilter(_REPEATS)
         handler._nki_stderr = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(logging.WARNING)
