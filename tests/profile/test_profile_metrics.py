@@ -170,3 +170,20 @@ def test_synthetic_profiles_of_the_example_kernels_map_back_to_their_lines(examp
     assert {ln.line for ln in heat.lines} == recorded
     body = fixturegen.kernel_body_lines(example.read_text())
     assert all(n + 1 in body and code[n].strip() for n in recorded)
+
+
+def test_bir_debug_info_is_the_last_fallback(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = write_parquet(fixturegen.walkthrough_timeline(), tmp_path / "p", kernel_instructions=False)
+    t = pq.read_table(d / "Instruction.parquet")
+    locs = t.column("nki_source_location")
+    t = t.set_column(t.schema.get_field_index("bir_debug_info_source_location"), "bir_debug_info_source_location",
+                     locs.cast(pa.string()))
+    t = t.set_column(t.schema.get_field_index("nki_source_location"), "nki_source_location",
+                     pa.nulls(t.num_rows, pa.string()))
+    pq.write_table(t, d / "Instruction.parquet")
+    m = compute_metrics(load_profile(d))
+    assert m.kernel.location_source == "Instruction.bir_debug_info_source_location"
+    assert {ln.line: ln.busy_ns for ln in m.lines} == {41: 100495, 44: 50000, 47: 69756}
