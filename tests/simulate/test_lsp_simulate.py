@@ -114,6 +114,9 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(client: Lang
         range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=30, character=0))))
     assert sorted(h.position.line for h in hints or []) == [15, 16, 17]
     assert all("est." in str(h.label) for h in hints or [])
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=15, character=4)))
+    assert hover is not None and "Estimated (simulator, not measured)" in str(hover.contents)
 
 
 async def test_broken_kernel_diagnostic_on_the_failing_line(client: LanguageClient, tmp_path: Path) -> None:

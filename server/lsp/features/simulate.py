@@ -1,6 +1,6 @@
 """Simulate kernels from the editor: command ``nki-studio.simulate``, simulate-on-save, results as
-diagnostics, ``nki/simulationResult``, estimated ``nki/heatmap`` and inlay hints, a "Simulate" code lens per
-spec'd kernel, and the "Add simulate spec" code action.
+diagnostics, ``nki/simulationResult``, estimated ``nki/heatmap``, inlay hints and hovers, a "Simulate" code
+lens per spec'd kernel, and the "Add simulate spec" code action.
 
 * Running user code is a trust decision: nothing runs (and no worker process is even started) unless the
   client declared the workspace trusted; the command then answers with a refusal, on-save does nothing.
@@ -30,7 +30,7 @@ from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.findings import Finding
-from nki_studio.profile.heatmap import fmt_ns, inlay_label
+from nki_studio.profile.heatmap import fmt_ns, hover_markdown, inlay_label
 from nki_studio.simulate.heat import estimate_payload
 from nki_studio.simulate.job import Job
 from nki_studio.simulate.report import findings as result_findings
@@ -284,6 +284,22 @@ class SimulateFeature:
                     tooltip="Estimated by the nki-studio cost model from the simulator trace, not measured."))
         return hints
 
+    def hover(self, params: types.HoverParams) -> types.Hover | None:
+        """The estimated cost of the hovered line (engines, top instructions, DMA bytes), labelled estimated."""
+        uri = params.text_document.uri
+        path = to_fs_path(uri)
+        if path is None or not self.results.get(uri):
+            return None
+        for kernel, result in self.results[uri].items():
+            if not result.get("cost"):
+                continue
+            payload = estimate_payload(uri, path, kernel, result["cost"])
+            for line in payload["lines"]:
+                if line["line"] == params.position.line:
+                    return types.Hover(contents=types.MarkupContent(
+                        kind=types.MarkupKind.Markdown, value=hover_markdown(line, payload)))
+        return None
+
     def code_lenses(self, params: types.CodeLensParams) -> list[types.CodeLens] | None:
         """"Simulate" above every kernel that has a spec, with the last result's status and estimated time."""
         uri = params.text_document.uri
@@ -350,6 +366,7 @@ def register(server: NkiLanguageServer) -> None:
     server.on_settings_changed(feature.on_settings_changed)
     server.add_inlay_hint_provider(feature.inlay_hints)
     server.add_code_lens_provider(feature.code_lenses)
+    server.add_hover_provider(feature.hover)
     server.add_code_action_provider(feature.code_actions, kinds=[types.CodeActionKind.RefactorRewrite])
 
     @server.command(COMMAND)
