@@ -3,6 +3,7 @@ default). Pure functions of the document text: they run in the job threads, off 
 
 from __future__ import annotations
 
+import linecache
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -109,7 +110,7 @@ def to_diagnostic(
     related = []
     for rel in finding.related:
         same = rel.path == doc_path
-        rel_range = positions.range(rel.span) if same else _plain_range(rel.span)
+        rel_range = positions.range(rel.span) if same else _other_file_range(rel.path, rel.span, positions.codec)
         rel_uri = uri if same else (from_fs_path(rel.path) or rel.path)
         related.append(
             types.DiagnosticRelatedInformation(location=types.Location(uri=rel_uri, range=rel_range), message=rel.message)
@@ -130,9 +131,22 @@ def to_diagnostic(
     )
 
 
-def _plain_range(span: Span) -> types.Range:
-    """Range in another file: code points are used as-is (that file's text is not loaded)."""
-    return types.Range(
-        start=types.Position(line=max(span.line - 1, 0), character=max(span.column - 1, 0)),
-        end=types.Position(line=max(span.end_line - 1, 0), character=max(span.end_column - 1, 0)),
-    )
+def _other_file_range(path: str, span: Span, codec: PositionCodec) -> types.Range:
+    """Range in another file (a helper module), converted with that file's lines as saved on disk."""
+    linecache.checkcache(path)
+    lines = {n: linecache.getline(path, n).rstrip("\r\n") for n in {span.line, span.end_line}}
+    return DocumentPositions(_SparseLines(lines), codec).range(span)
+
+
+class _SparseLines(Sequence[str]):
+    """The few lines of a file a range needs, indexable like the full list (other lines read as empty)."""
+
+    def __init__(self, lines: dict[int, str]) -> None:
+        self._lines = lines  # 1-based line -> text
+        self._len = max(lines) if lines else 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._lines.get(index + 1, "")

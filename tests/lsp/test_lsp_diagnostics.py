@@ -103,3 +103,42 @@ async def test_superseded_versions_are_not_published(bare_client: LanguageClient
     await asyncio.sleep(0.4)  # anything still in flight would arrive now
     versions = [p.version for p in lsp_client.published[uri]]  # type: ignore[attr-defined]
     assert versions == [1, 7]
+
+
+HELPER = """import nki.language as nl
+
+
+def make_tile(n):
+    return nl.ndarray((n, 4), dtype=nl.float32, buffer=nl.sbuf)
+"""
+
+MAIN = """import nki
+import nki.language as nl
+
+from helper import make_tile
+
+
+@nki.jit
+def kernel(x):
+    t = make_tile(256)
+    out = nl.ndarray((128, 4), dtype=x.dtype, buffer=nl.shared_hbm)
+    return out
+"""
+
+
+async def test_saving_a_helper_module_relints_its_importers(client: LanguageClient, workdir: Path) -> None:
+    helper = workdir / "helper.py"
+    helper.write_text(HELPER)
+    uri = open_doc(client, workdir / "main.py", MAIN)
+    (d,) = [d for d in await wait_diagnostics(client, uri, 1) if d.code == "NKI301"]
+    (rel,) = d.related_information or []
+    assert rel.location.uri == helper.as_uri() and rel.location.range.start.line == 4
+    assert rel.location.range.start.character == HELPER.splitlines()[4].index("nl.ndarray")
+    # The helper is fixed and saved: the kernel that inlines it is linted again.
+    fixed = HELPER.replace("((n, 4)", "((n // 2, 4)")
+    helper.write_text(fixed)
+    helper_uri = open_doc(client, helper, fixed)
+    await wait_diagnostics(client, helper_uri, 1)
+    seen = published_count(client, uri)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=helper_uri)))
+    assert [d.code for d in await wait_diagnostics(client, uri, after=seen)] == []

@@ -5,7 +5,7 @@ Runs ``nkilint.api.lint_source`` per document: on open and save at once, on chan
 is published only if the document still has the version that was linted. Code actions: every
 precomputed fix (``Diagnostic.data["fix"]``) and ``# noqa: NKI###`` for the diagnostic's line.
 The project config (``pyproject.toml``) is reloaded when its mtime moved; a change reported by the client
-(watched files) relints every open document.
+(watched files) relints every open document. Saving a module relints the open documents importing it.
 """
 
 from __future__ import annotations
@@ -69,6 +69,21 @@ class LintFeature:
         """Lint every open document again (settings or config changed)."""
         for uri in list(self.server.workspace.text_documents):
             self.schedule(uri, 0.0)
+
+    def on_save(self, uri: str) -> None:
+        """Lint the saved document, and the open documents importing it: kernels inline helpers from local
+        modules, which the engine reads from disk, so their findings depend on the saved text."""
+        self.schedule(uri, 0.0)
+        stem = Path(to_fs_path(uri) or uri).stem
+        if not stem.isidentifier():
+            return
+        name = re.escape(stem)
+        imports = re.compile(
+            rf"^[ \t]*(?:(?:from|import)[ \t]+[\w.]*\b{name}\b|from[ \t]+[\w.]+[ \t]+import[ \t].*\b{name}\b)", re.MULTILINE
+        )
+        for other, doc in list(self.server.workspace.text_documents.items()):
+            if other != uri and imports.search(doc.source):
+                self.schedule(other, 0.0)
 
     def clear(self, uri: str) -> None:
         """Cancel the document's job and remove its lint diagnostics."""
@@ -227,7 +242,7 @@ def register(server: NkiLanguageServer) -> None:
 
     server.on_document("open", lambda uri: feature.schedule(uri, 0.0))
     server.on_document("change", lambda uri: feature.schedule(uri, debounce()))
-    server.on_document("save", lambda uri: feature.schedule(uri, 0.0))
+    server.on_document("save", feature.on_save)
     server.on_document("close", feature.on_close)
     server.on_settings_changed(lambda old, new: feature.relint_all())
     server.watch_files("**/pyproject.toml")

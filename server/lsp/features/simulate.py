@@ -9,6 +9,8 @@ lens per spec'd kernel, and the "Add simulate spec" code action.
   (document, kernel): a new save cancels the running job (its worker is killed) and only the newest result
   is published. Simulations run in a worker process via ``nki_studio.simulate.runner`` driven from a
   thread (``asyncio.to_thread``), so the event loop keeps answering requests.
+* ``nki/simulationResult`` is the structured result (``nki_studio.simulate.job``) plus ``uri``; the command
+  answers with the same object.
 * Spec problems (NKI601) are published on open/change/save even in untrusted workspaces: parsing runs no
   user code.
 * Diagnostics: LSP has one diagnostics list per document, and lint publishes its own. This module keeps
@@ -222,7 +224,7 @@ class SimulateFeature:
         if result.get("status") in ("cancelled", "refused"):
             return
         self.results.setdefault(uri, {})[kernel] = result
-        self.server.notify_client(RESULT_NOTIFICATION, {"uri": uri, "kernel": kernel, "result": result})
+        self.server.notify_client(RESULT_NOTIFICATION, {**result, "uri": uri, "kernel": kernel})
         if result.get("cost"):
             self.server.notify_client(HEATMAP_NOTIFICATION, estimate_payload(uri, path, kernel, result["cost"]))
         got = self._text(uri)
