@@ -1,11 +1,13 @@
 """Shared job helpers for feature modules: "one job per key, newest wins" and ``$/progress`` reporting.
 
 ``JobRunner.submit(key, work, delay=..., on_result=...)`` is how lint runs per document (debounced on
-change) and how simulate-on-save should run per document/kernel: a new submit for the same key cancels
-the pending one (if still in its debounce delay or queued) and marks a running one superseded, so its
-result is dropped (a superseded sync run still on its thread is waited for before the next one starts). Sync ``work`` runs in the server's job thread pool, never on the event loop; async
-``work`` runs on the loop (use it to drive subprocesses). ``work`` receives a :class:`CancelToken` to poll
-(or wait on) so long jobs can stop early, e.g. kill their worker process.
+change) and how simulate-on-save runs per document/kernel: a new submit for the same key cancels the
+pending one (if still in its debounce delay or queued) and marks a running one superseded, so its result
+is dropped. Sync ``work`` runs in the server's job thread pool, never on the event loop; a superseded sync
+run still on its thread is waited for before the next run of its key starts (threads cannot be
+interrupted, and two at once would only split the CPU). Async ``work`` runs on the loop (use it to drive
+subprocesses). ``work`` receives a :class:`CancelToken` to poll (or wait on) so long jobs can stop early,
+e.g. kill their worker process.
 
 ``progress(server, title)`` is an async context manager around ``window/workDoneProgress/create`` +
 ``$/progress`` begin/report/end; when the client cancels, its token is cancelled.
