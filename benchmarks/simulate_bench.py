@@ -81,7 +81,7 @@ async def save_round_trips(path: Path, saves: int) -> list[dict[str, float]]:
         client.text_document_did_save(types.DidSaveTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=uri)))
         t1, params = await client.next_result(i)
-        result = _attr(params, "result")
+        result = params  # the structured result itself, plus uri
         timings = _attr(result, "timings")
         if _attr(result, "status") != "passed":
             print(f"  warning: save {i}: status {_attr(result, 'status')}: {_attr(result, 'message')}")

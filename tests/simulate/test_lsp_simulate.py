@@ -91,8 +91,8 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(client: Lang
     await _start(client, tmp_path, trustedWorkspace=True, inlayHints=True)
     uri = _save(client, tmp_path / "add.py", (DATA / "add_kernel.py").read_text())
     [note] = await _result(client)
-    result = note.result
-    assert note.kernel == "add" and result.status == "passed" and result.backend == "embedded"
+    result = note
+    assert result.kernel == "add" and result.uri == uri and result.status == "passed" and result.backend == "embedded"
     assert result.cost.label == "estimated"
     kinds = [type(v).__name__ for reports in client.progress_reports.values() for v in reports]
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
@@ -123,7 +123,7 @@ async def test_broken_kernel_diagnostic_on_the_failing_line(client: LanguageClie
     await _start(client, tmp_path, trustedWorkspace=True)
     uri = _save(client, tmp_path / "broken.py", (DATA / "broken_kernel.py").read_text())
     [note] = await _result(client)
-    assert note.result.status == "error"
+    assert note.status == "error"
     await _until(lambda: any(d.code == "NKI610" for d in _sim_diags(client, uri)))
     [diag] = [d for d in _sim_diags(client, uri) if d.code == "NKI610"]
     assert diag.range.start.line == 6  # 0-based: line 7, inside the helper
@@ -148,7 +148,7 @@ async def test_infinite_loop_times_out_while_the_server_answers(client: Language
     assert client.results == []  # type: ignore[attr-defined]  # answered while the kernel still ran
     print(f"hover+code action while simulating: max {max(latencies) * 1000:.0f} ms")
     [note] = await _result(client)
-    assert note.result.status == "timeout"
+    assert note.status == "timeout"
     await _until(lambda: any(d.code == "NKI611" for d in _sim_diags(client, uri)))
 
 
@@ -162,7 +162,7 @@ async def test_rapid_saves_publish_only_the_last_run(client: LanguageClient, tmp
     [note] = await _result(client)
     await asyncio.sleep(3)  # a superseded run would have finished by now
     assert len(client.results) == 1  # type: ignore[attr-defined]
-    assert note.result.spec.seed == 13
+    assert note.spec.seed == 13
 
 
 async def test_untrusted_is_refused_then_the_command_runs(client: LanguageClient, tmp_path: Path) -> None:
