@@ -7,7 +7,9 @@ Calls of user functions are inlined per call site with the caller's values, as N
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from nki_studio.model import builtin_values
 from nki_studio.model import nki_semantics as nki
@@ -237,74 +239,65 @@ class ExpressionEvaluator:
         self.steps += 1
         if self.steps > STEP_BUDGET:
             raise _BudgetExceeded
-        kind = type(node)
-        if kind is ast.Name:  # the most frequent kinds first
-            return self.lookup(node.id)  # type: ignore[attr-defined]
-        if kind is ast.Call:
-            return self.eval_call(node)  # type: ignore[arg-type]
-        if kind is ast.Attribute:
-            return self.attribute(self.eval(node.value), node.attr, node)  # type: ignore[attr-defined]
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, (int, float, bool, str)) or node.value is None:
-                return Const(node.value)
-            if node.value is Ellipsis:
-                return nki.ELLIPSIS
-            return UNKNOWN
-        if isinstance(node, ast.Name):
-            return self.lookup(node.id)
-        if isinstance(node, ast.Attribute):
-            return self.attribute(self.eval(node.value), node.attr, node)
-        if isinstance(node, ast.BinOp):
-            return binop(node.op, self.eval(node.left), self.eval(node.right), expr_text(node.left),
-                              expr_text(node.right))
-        if isinstance(node, ast.UnaryOp):
-            return unary(node.op, self.eval(node.operand))
-        if isinstance(node, ast.BoolOp):
-            return self.boolop(node)
-        if isinstance(node, ast.Compare):
-            return self.compare(node)
-        if isinstance(node, ast.IfExp):
-            test = self.truth(self.eval(node.test))
-            if test is None:
-                branch_id = self.next_seq()
-                values = []
-                for index, part in enumerate((node.body, node.orelse)):
-                    self.branches.append((branch_id, index))
-                    try:
-                        values.append(self.eval(part))
-                    finally:
-                        self.branches.pop()
-                return join(values[0], values[1])
+        handler = _EVAL.get(type(node))
+        return handler(self, node) if handler is not None else UNKNOWN
+
+    def _constant(self, node: ast.Constant) -> Value:
+        if isinstance(node.value, (int, float, bool, str)) or node.value is None:
+            return Const(node.value)
+        return nki.ELLIPSIS if node.value is Ellipsis else UNKNOWN
+
+    def _name(self, node: ast.Name) -> Value:
+        return self.lookup(node.id)
+
+    def _attribute(self, node: ast.Attribute) -> Value:
+        return self.attribute(self.eval(node.value), node.attr, node)
+
+    def _binop(self, node: ast.BinOp) -> Value:
+        return binop(node.op, self.eval(node.left), self.eval(node.right), expr_text(node.left),
+                     expr_text(node.right))
+
+    def _unaryop(self, node: ast.UnaryOp) -> Value:
+        return unary(node.op, self.eval(node.operand))
+
+    def _ifexp(self, node: ast.IfExp) -> Value:
+        test = self.truth(self.eval(node.test))
+        if test is not None:
             return self.eval(node.body if test else node.orelse)
-        if isinstance(node, (ast.Tuple, ast.List)):
-            items, exact = self.eval_elements(node.elts)
-            return Seq(items if exact else [], is_list=isinstance(node, ast.List), exact=exact,
-                       created=self.context_depth())
-        if isinstance(node, ast.Dict):
-            out: dict[str, Value] = {}
-            for key, val in zip(node.keys, node.values, strict=False):
-                k = self.eval(key) if key is not None else UNKNOWN
-                if isinstance(k, Const) and isinstance(k.value, str):
-                    out[k.value] = self.eval(val)
-            return DictVal(out, created=self.context_depth())
-        if isinstance(node, ast.Subscript):
-            return self.subscript(node)
-        if isinstance(node, ast.Slice):
-            return SliceVal(self.eval(node.lower), self.eval(node.upper),
-                            self.eval(node.step) if node.step is not None else Const(1))
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
-            return self.comprehension(node)
-        if isinstance(node, ast.NamedExpr):
-            value = self.eval(node.value)
-            self.assign(node.target, value)
-            return value
-        if isinstance(node, ast.JoinedStr):
-            return UNKNOWN
-        if isinstance(node, ast.Lambda):
-            return UNKNOWN
-        if isinstance(node, ast.Starred):
-            return self.eval(node.value)
-        return UNKNOWN
+        branch_id = self.next_seq()
+        values = []
+        for index, part in enumerate((node.body, node.orelse)):
+            self.branches.append((branch_id, index))
+            try:
+                values.append(self.eval(part))
+            finally:
+                self.branches.pop()
+        return join(values[0], values[1])
+
+    def _sequence(self, node: ast.Tuple | ast.List) -> Value:
+        items, exact = self.eval_elements(node.elts)
+        return Seq(items if exact else [], is_list=isinstance(node, ast.List), exact=exact,
+                   created=self.context_depth())
+
+    def _dict(self, node: ast.Dict) -> Value:
+        out: dict[str, Value] = {}
+        for key, val in zip(node.keys, node.values, strict=False):
+            k = self.eval(key) if key is not None else UNKNOWN
+            if isinstance(k, Const) and isinstance(k.value, str):
+                out[k.value] = self.eval(val)
+        return DictVal(out, created=self.context_depth())
+
+    def _slice(self, node: ast.Slice) -> Value:
+        return SliceVal(self.eval(node.lower), self.eval(node.upper),
+                        self.eval(node.step) if node.step is not None else Const(1))
+
+    def _named_expr(self, node: ast.NamedExpr) -> Value:
+        value = self.eval(node.value)
+        self.assign(node.target, value)
+        return value
+
+    def _starred(self, node: ast.Starred) -> Value:
+        return self.eval(node.value)
 
     def attribute(self, owner: Value, attr: str, node: ast.AST) -> Value:
         """``owner.attr`` for API namespaces, tensors, user objects and local modules."""
@@ -564,3 +557,26 @@ _BUILTINS = frozenset({"range", "len", "min", "max", "abs", "int", "float", "boo
 
 def _is_none(value: Value) -> bool:
     return isinstance(value, Const) and value.value is None
+
+
+# Expression kind -> evaluator (kinds not listed, e.g. f-strings and lambdas, are UNKNOWN).
+_EVAL: dict[type, Callable[[ExpressionEvaluator, Any], Value]] = {
+    ast.Name: ExpressionEvaluator._name,
+    ast.Call: lambda ev, node: ev.eval_call(node),
+    ast.Attribute: ExpressionEvaluator._attribute,
+    ast.Constant: ExpressionEvaluator._constant,
+    ast.BinOp: ExpressionEvaluator._binop,
+    ast.Subscript: lambda ev, node: ev.subscript(node),
+    ast.Tuple: ExpressionEvaluator._sequence,
+    ast.List: ExpressionEvaluator._sequence,
+    ast.Compare: lambda ev, node: ev.compare(node),
+    ast.UnaryOp: ExpressionEvaluator._unaryop,
+    ast.BoolOp: lambda ev, node: ev.boolop(node),
+    ast.IfExp: ExpressionEvaluator._ifexp,
+    ast.Dict: ExpressionEvaluator._dict,
+    ast.Slice: ExpressionEvaluator._slice,
+    ast.ListComp: lambda ev, node: ev.comprehension(node),
+    ast.GeneratorExp: lambda ev, node: ev.comprehension(node),
+    ast.NamedExpr: ExpressionEvaluator._named_expr,
+    ast.Starred: ExpressionEvaluator._starred,
+}
