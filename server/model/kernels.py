@@ -336,13 +336,15 @@ def discover(source: str, path: str, tree: ast.Module | None = None, *,
     """Find the kernels of a module and all kernel code they reach.
 
     ``extra_roots`` names (qualnames) functions of this module that kernels in *other* files reach, so a
-    helper module linted on its own is still checked as kernel code. Raises SyntaxError for unparsable text.
+    helper module linted on its own is still checked as kernel code; functions issuing ``nki.isa`` instructions
+    are roots too. Raises SyntaxError for unparsable text.
     """
     module = build_module(source, path, tree)
     _mark_kernels(module)
     resolver = _Resolver(loader or _DEFAULT_LOADER)
     kernels = [f for f in module.functions.values() if f.is_kernel]
     roots = kernels + [module.functions[q] for q in extra_roots if q in module.functions]
+    roots += _isa_callers(module)
     reachable: list[FunctionInfo] = []
     seen: set[int] = set()
     call_sites: list[CallSite] = []
@@ -375,6 +377,22 @@ def discover(source: str, path: str, tree: ast.Module | None = None, *,
                     queue.extend(f for q, f in mod.functions.items() if q.startswith(cls.name + "."))
     return KernelDiscovery(module=module, kernels=kernels, reachable=reachable, call_sites=call_sites,
                            classes=classes)
+
+
+def _isa_callers(module: ModuleInfo) -> list[FunctionInfo]:
+    """Functions that issue ``nki.isa`` instructions: such calls only mean something inside a kernel, so these
+    are kernel code even when no kernel of this module calls them (a helper module opened on its own)."""
+    out = []
+    for func in module.functions.values():
+        if func.is_kernel:
+            continue
+        for node in module.own_nodes.get(id(func.node), ()):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                name = module.aliases.canonical(node.func)
+                if name is not None and name.startswith("nki.isa."):
+                    out.append(func)
+                    break
+    return out
 
 
 def _walk_own_body(func: FunctionInfo) -> list[ast.AST]:

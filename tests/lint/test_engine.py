@@ -171,3 +171,11 @@ def test_byte_order_mark_and_crlf(tmp_path) -> None:  # type: ignore[no-untyped-
 def test_syntax_errors_survive_select_but_not_ignore() -> None:
     assert codes(lint("def k(:\n", select=("NKI2",))) == ["NKI000"]
     assert lint_source("def k(:\n", "/nonexistent/x.py", LintConfig(ignore=("NKI000",))) == []
+
+
+def test_functions_issuing_isa_calls_are_kernel_code_on_their_own() -> None:
+    helper = ("import nki.isa as nisa\n\n\ndef copy_rows(dst, src):\n    try:\n        nisa.dma_copy(dst=dst, src=src)\n"
+              "    except ValueError:\n        pass\n\n\ndef host(x):\n    try:\n        return x\n    except ValueError:\n"
+              "        return None\n")
+    found = [f for f in lint(helper, "0.6") if f.code == "NKI101"]
+    assert [f.span.line for f in found] == [5]
