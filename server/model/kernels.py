@@ -5,8 +5,9 @@ A kernel is a function decorated with ``nki.jit`` under any alias or call form (
 and their decorators (``jit``, ``trace``, ``baremetal``, ``benchmark``, ``profile``, torch-neuronx ``nki_jit``)
 count too. NKI inlines every call at specialisation time (python-subset.md §1), so every function a kernel calls
 or passes as a value -- helpers in the same module, methods of classes it uses, and functions of local modules
-resolved relative to the file -- is kernel code as well. Discovery records the call sites, so value
-propagation can bind helper arguments at each call.
+resolved relative to the file -- is kernel code as well; so is any function issuing ``nki.isa`` instructions,
+which only mean something inside a kernel. Discovery records the call sites, so value propagation can bind
+helper arguments at each call.
 
 Only ``ast`` is used: local modules are parsed from disk (cached by path and mtime) and never imported.
 """
