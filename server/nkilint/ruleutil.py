@@ -33,7 +33,7 @@ def own_nodes(ctx: LintContext, func: FunctionInfo) -> list[ast.AST]:
 
 def construct_rule(*, code: str, name: str, node_types: tuple[type[ast.AST], ...], message: str,
                    severity: Severity, basis: Basis, summary: str, bad: str | Example, good: str | Example,
-                   max_version: NkiVersion | None = V06, min_version: NkiVersion | None = None,
+                   max_version: NkiVersion | None = V06, min_version: NkiVersion | None = V02,
                    sources: str = "", scope_note: str = "", why: str = "",
                    accept: Callable[[LintContext, ast.AST], bool] | None = None) -> None:
     """Register a rule reporting every node of ``node_types`` in kernel code (``accept`` may veto a node)."""

@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity, Span
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V06
+from nki_studio.nkilint.ruleutil import V02, V06
 
 _ALLOWED = frozenset({"nki.language.NKIObject", "enum.Enum", "enum.IntEnum", "enum.StrEnum"})
 
 
-@rule(code="NKI104", name="class-base", severity=Severity.ERROR, basis=Basis.STATED, max_version=V06,
+@rule(code="NKI104", name="class-base", severity=Severity.ERROR, basis=Basis.STATED, min_version=V02,
+      max_version=V06,
       summary="A class used by kernel code does not derive from `nl.NKIObject` (or `Enum`) alone.",
       bad="import nki\nimport nki.language as nl\n\n\nclass Config:\n    def __init__(self, width):\n"
           "        self.width = width\n\n\n@nki.jit\ndef kernel(x):\n    cfg = Config(64)\n"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V06
+from nki_studio.nkilint.ruleutil import V02, V06
 
 
 def _non_string_literal(key: ast.expr | None) -> bool:
@@ -18,7 +18,8 @@ def _non_string_literal(key: ast.expr | None) -> bool:
     return isinstance(key, (ast.Tuple, ast.List))
 
 
-@rule(code="NKI105", name="dict-non-string-key", severity=Severity.ERROR, basis=Basis.STATED, max_version=V06,
+@rule(code="NKI105", name="dict-non-string-key", severity=Severity.ERROR, basis=Basis.STATED, min_version=V02,
+      max_version=V06,
       summary="A dict literal or comprehension in kernel code with a key that is not a string.",
       bad="import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n    widths = {0: 64, 1: 128}\n"
           "    out = nl.ndarray((128, widths[0]), dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
