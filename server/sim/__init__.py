@@ -28,6 +28,11 @@ Kernel instances: one per (collective rank, logical core), each in its own threa
 ``registers`` (engine-private state) and ``lnc_barrier`` (the cores of one rank). The shared
 ``context.current()`` has ``shared`` + ``lock`` (cross-instance state) and ``barrier`` (all instances).
 Under LNC=2 the n-th ``shared_hbm`` allocation of both cores is the same tensor.
+
+Runtime-offset views (``.ap(scalar_offset=|vector_offset=)``) whose offset lands outside the storage are
+created anyway; ``tensor.out_of_bounds(t)`` gives their out-of-range mask, ``read(t)`` / ``write(t, ...)``
+raise on those elements unless ``read(t, oob_fill=0)`` / ``write(dst, v, where=~mask)`` skip them (how
+``dma_copy(oob_mode=skip)`` is meant to be built).
 """
 
 from typing import Any

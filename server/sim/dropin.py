@@ -36,12 +36,14 @@ _ALIASES = {
     "nki.isa": "nki_studio.sim.isa",
     "nki.isa.constants": "nki_studio.sim.isa",
     "nki.collectives": "nki_studio.sim.collectives",
+    "nki.dtype": "nki_studio.sim.nki_dtype",
 }
 _LEGACY_ALIASES = {
-    "neuronxcc": "nki_studio.sim.nki_module",
+    "neuronxcc": "nki_studio.sim.legacy_package",
     "neuronxcc.nki": "nki_studio.sim.nki_module",
     "neuronxcc.nki.language": "nki_studio.sim.language",
     "neuronxcc.nki.isa": "nki_studio.sim.isa",
+    "neuronxcc.nki.typing": "nki_studio.sim.nki_typing",
 }
 _lock = threading.RLock()
 _defaults = threading.local()
@@ -50,7 +52,9 @@ _defaults = threading.local()
 def _module(name: str) -> types.ModuleType:
     try:
         return importlib.import_module(name)
-    except ImportError:
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise  # a real import error inside the module: never hide it
         # A part not written yet (e.g. collectives): a module whose every attribute is "not implemented".
         stub = types.ModuleType(name)
 
@@ -78,8 +82,11 @@ def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iter
         try:
             for alias, target in names.items():
                 sys.modules[alias] = _module(target)
+            isa = sys.modules["nki.isa"]
+            if not hasattr(isa, "constants"):
+                isa.constants = sys.modules["nki.isa.constants"]  # `from nki.isa import constants`
             top = sys.modules["nki"]
-            for sub in ("language", "isa", "collectives"):
+            for sub in ("language", "isa", "collectives", "dtype"):
                 setattr(top, sub, sys.modules[f"nki.{sub}"])
             _defaults.options = options
             yield

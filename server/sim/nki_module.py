@@ -19,6 +19,8 @@ _SUBMODULES = {
     "language": "nki_studio.sim.language",
     "isa": "nki_studio.sim.isa",
     "collectives": "nki_studio.sim.collectives",
+    "dtype": "nki_studio.sim.nki_dtype",
+    "typing": "nki_studio.sim.nki_typing",  # legacy neuronxcc.nki.typing
 }
 _REMOVED = {
     "baremetal": "removed from nki; use nki.simulate or run on a Neuron device",

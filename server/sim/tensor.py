@@ -154,8 +154,36 @@ class NkiTensor(ViewMixin):
                           strides=self.strides)
 
 
-def read(t: NkiTensor, *, raw: bool = False) -> np.ndarray:
-    """The values of view ``t``: float32, or the stored dtype with ``raw=True``. Read-only; may alias."""
+def out_of_bounds(t: NkiTensor) -> np.ndarray | None:
+    """Boolean mask of elements a runtime offset put outside the storage (``.ap(scalar_offset=...)``,
+    ``vector_offset``), or None when every element is in range. Instructions honouring
+    ``oob_mode=skip`` leave those elements alone: ``write(dst, read(src, oob_fill=0), where=~mask)``."""
+    if t._index is None:
+        return None
+    mask = t._index < 0
+    return mask if mask.any() else None
+
+
+def _oob_error(t: NkiTensor, mask: np.ndarray) -> SimulationError:
+    first = [int(i) for i in np.argwhere(mask)[0]]
+    return SimulationError(
+        f"out-of-bounds access: element {first} of the {t.name or 'tensor'} view {list(t.shape)} lies outside its "
+        f"{t.buffer.value} storage (runtime offset out of range; oob_mode=skip skips such elements)"
+    )
+
+
+def read(t: NkiTensor, *, raw: bool = False, oob_fill: float | None = None) -> np.ndarray:
+    """The values of view ``t``: float32, or the stored dtype with ``raw=True``. Read-only; may alias.
+
+    Out-of-bounds elements of a runtime-offset view raise, unless ``oob_fill`` gives their value.
+    """
+    oob = out_of_bounds(t)
+    if oob is not None:
+        if oob_fill is None:
+            raise _oob_error(t, oob)
+        safe = t._derive(t.shape, (), 0, index=np.where(oob, 0, t._index))  # type: ignore[arg-type]
+        vals = read(safe, raw=raw)
+        return np.where(oob, np.asarray(oob_fill, dtype=vals.dtype), vals)
     arr = t._np()
     mask = t._mask_view()
     if mask is not None and not mask.all():
@@ -183,14 +211,27 @@ def _fit(values: np.ndarray, shape: tuple[int, ...], name: str) -> np.ndarray:
         raise SimulationError(f"cannot write values of shape {list(values.shape)} into {name} {list(shape)}") from None
 
 
-def write(dst: NkiTensor, values: object, *, accumulate: bool = False) -> None:
+def write(dst: NkiTensor, values: object, *, accumulate: bool = False, where: np.ndarray | None = None) -> None:
     """Store ``values`` (array or scalar) into view ``dst`` with the dtype's rounding.
 
     Values whose shape differs but whose element count matches are laid out row-major; otherwise NumPy
     broadcasting applies. ``accumulate=True`` adds to the current contents in float32 first (PSUM).
+    ``where`` (boolean, ``dst``'s shape) writes only the selected elements; out-of-bounds elements of a
+    runtime-offset ``dst`` must be excluded by it, else the write raises.
     """
     vals = np.asarray(values)
     vals = _fit(vals, dst.shape, dst.name or "tensor")
+    oob = out_of_bounds(dst)
+    if where is not None or oob is not None:
+        keep = np.ones(dst.shape, np.bool_) if where is None else np.broadcast_to(np.asarray(where, np.bool_), dst.shape)
+        if oob is not None and (keep & oob).any():
+            raise _oob_error(dst, keep & oob)
+        if not keep.all():
+            index = dst._index if dst._index is not None else dst._positions(dst.shape, dst.strides, dst.offset)
+            sub = dst._derive((int(keep.sum()),), (), 0, index=index[keep])
+            write(sub, vals[keep] if vals.shape == dst.shape else np.broadcast_to(vals, dst.shape)[keep],
+                  accumulate=accumulate)
+            return
     if accumulate:
         vals = dtypes.compute_values(dst._np()) + vals
     st = dst._st

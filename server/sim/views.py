@@ -405,10 +405,20 @@ class ViewMixin:
             rest = self._positions(shape[1:], strides[1:], 0)
             row_elems = int(math.prod(self.shape[1:]) * ratio)
             index = start + rows.reshape((-1,) + (1,) * len(rest.shape)) * row_elems + rest
-        lo, hi = self._extent(start, shape, strides) if index is None else (int(index.min(initial=0)), int(index.max(initial=0)))
+        dynamic = scalar_offset is not None or vector_offset is not None
+        if index is None:
+            lo, hi = self._extent(start, shape, strides)
+        else:
+            lo, hi = int(index.min(initial=0)), int(index.max(initial=0))
         if shape and math.prod(shape) and (lo < 0 or hi >= data.size):
-            raise SimulationError(f".ap(): access pattern {[list(p) for p in pairs]} at offset {start} reaches "
-                                  f"element {hi if hi >= data.size else lo} outside the storage of {data.size}")
+            if not dynamic:
+                raise SimulationError(f".ap(): access pattern {[list(p) for p in pairs]} at offset {start} reaches "
+                                      f"element {hi if hi >= data.size else lo} outside the storage of {data.size}")
+            # A runtime offset out of range is legal until an instruction touches it (oob_mode, isa.md §5.1):
+            # keep the view, with -1 marking out-of-bounds elements (see tensor.out_of_bounds).
+            if index is None:
+                index = self._positions(shape, strides, start)
+            index = np.where((index < 0) | (index >= data.size), -1, index)
         return NkiTensor(self._st, shape, strides if index is None else (), start if index is None else 0,
                          data=data, dtype=new_dtype, index=index, name=self.name)
 
