@@ -74,6 +74,20 @@ SAME_SHAPE_OPERANDS: dict[str, tuple[str, ...]] = {
     "tensor_copy_predicated": ("dst", "src", "predicate"),
     "exponential": ("dst", "src"),
     "dropout": ("dst", "data"),
+    "activation_reduce": ("dst", "data"),
+    "tensor_scalar_reduce": ("dst", "data"),
+    "tensor_scalar_cumulative": ("dst", "src"),
+    "select_reduce": ("dst", "on_true", "predicate"),
+}
+
+# Instructions whose operands must span the same partitions, free sizes aside (isa.md §3.4, §3.12, §3.16,
+# §3.17: reductions and statistics write fewer elements per partition than they read).
+SAME_PARTITION_OPERANDS: dict[str, tuple[str, ...]] = {
+    "tensor_reduce": ("dst", "data"),
+    "bn_stats": ("dst", "data"),
+    "bn_aggr": ("dst", "data"),
+    "max8": ("dst", "src"),
+    "nc_find_index8": ("dst", "data", "vals"),
 }
 
 # Two-input Vector instructions: at most one of these inputs may be in PSUM (isa.md §0.3).

@@ -152,3 +152,12 @@ def test_legacy_block_dims_before_par_dim() -> None:
     assert run(code) == []  # 256 blocks, not 256 partitions; 256*2*64*4 B = 128 KiB per partition
     (f,) = only(run(code.replace("(256, 2,", "(512, 2,")), "NKI401")  # 256 KiB > 224 KiB
     assert "(128, 512, 2, 64)" in f.message
+
+
+def test_reductions_need_matching_partitions_only() -> None:
+    code = ("@nki.jit\ndef k(a):\n    x = nl.ndarray((128, 512), dtype=nl.float32)\n"
+            "    r = nl.ndarray((128, 1), dtype=nl.float32)\n    s = nl.ndarray((64, 1), dtype=nl.float32)\n"
+            "    nisa.tensor_reduce(dst=r, op=nl.add, data=x, axis=1)\n"
+            "    nisa.tensor_reduce(dst=s, op=nl.add, data=x, axis=1)\n")
+    (f,) = only(run(code), "NKI503")
+    assert f.span.line == 11 and "partition dims differ" in f.message

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nki_studio.model.api_signatures import SAME_SHAPE_OPERANDS
+from nki_studio.model.api_signatures import SAME_PARTITION_OPERANDS, SAME_SHAPE_OPERANDS
 from nki_studio.model.values import const_int
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity
@@ -34,16 +34,18 @@ GOOD = BAD.replace("y = nl.ndarray((64, 512)", "y = nl.ndarray((128, 512)")
 
 @rule(code="NKI503", name="operand-shape-mismatch", severity=Severity.ERROR, basis=Basis.STATED,
       summary="tensor_tensor, tensor_copy, activation, tensor_scalar and friends need every tensor operand "
-              "to span the same partitions and the same number of elements per partition.",
+              "to span the same partitions and the same number of elements per partition (reductions such as "
+              "tensor_reduce, bn_stats, max8: the same partitions).",
       bad=BAD, good=GOOD,
-      sources="isa.md §0.2 (same partition count and elements per partition), §2.1, §3.1-§3.11, §3.21; "
-              "hardware.md §4 rule 3",
+      sources="isa.md §0.2 (same partition count and elements per partition), §2.1-§2.2, §3.1-§3.14, "
+              "§3.16-§3.17, §3.21; hardware.md §4 rule 3",
       scope_note="Only SBUF/PSUM operands whose shapes the interpreter computed are compared; no "
                  "broadcasting exists for these instructions (use tensor_scalar with a (P, 1) operand).")
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Compare partition dims and free sizes of the data operands of element-wise instructions."""
-    for call, span, related in api_calls(ctx, SAME_SHAPE_OPERANDS):
-        tensors = [(role, on_chip_tensor(call.operands.get(role))) for role in SAME_SHAPE_OPERANDS[call.api]]
+    roles = {**SAME_SHAPE_OPERANDS, **SAME_PARTITION_OPERANDS}
+    for call, span, related in api_calls(ctx, roles):
+        tensors = [(role, on_chip_tensor(call.operands.get(role))) for role in roles[call.api]]
         known = [(role, t) for role, t in tensors if t is not None]
         problems: list[str] = []
         parts = [(role, t) for role, t in known if const_int(t.dim(0)) is not None]
@@ -51,7 +53,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             problems.append("partition dims differ: " + ", ".join(
                 f"{role} {explain(t.dim(0))}" for role, t in parts))
         frees = [(role, t.free_elems()) for role, t in known if t.free_elems() is not None]
-        if len({n for _, n in frees}) > 1:
+        if call.api in SAME_SHAPE_OPERANDS and len({n for _, n in frees}) > 1:
             problems.append("elements per partition differ: " + ", ".join(f"{role} {n}" for role, n in frees))
         if problems:
             shapes = ", ".join(f"{role} {describe_tensor(t)}" for role, t in known)
