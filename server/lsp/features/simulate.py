@@ -250,6 +250,8 @@ class SimulateFeature:
         resolution = resolve(text, path, kernel)
         if resolution.spec is None:
             return {"status": "error", "message": "cannot simulate: " + "; ".join(resolution.problems)}
+        # Cancel through the run's $/progress (cancellable): pygls 2.1 runs command handlers inside its
+        # executeCommand generator, so a $/cancelRequest of the command never reaches this coroutine.
         result = await self.submit(uri, path, resolution.spec.kernel, resolution.spec.to_json())
         try:
             unsaved = Path(path).read_text(encoding="utf-8") != text
