@@ -43,7 +43,10 @@ function obj(v: unknown): Record<string, unknown> | undefined {
 }
 
 export function parseSimulationResult(raw: unknown): SimulationResult {
-  const r = obj(raw) ?? {};
+  const outer = obj(raw) ?? {};
+  // The notification wraps the result: {uri, kernel, result: {...}}; the command answers with the result itself.
+  const inner = obj(outer.result);
+  const r = inner ? { uri: outer.uri, kernel: outer.kernel, ...inner } : outer;
   const status = STATUSES.includes(r.status as SimStatus) ? (r.status as SimStatus) : 'unknown';
   const timings: Record<string, number> = {};
   for (const [k, v] of Object.entries(obj(r.timings) ?? {})) if (typeof v === 'number') timings[k] = v;

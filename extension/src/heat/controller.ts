@@ -1,11 +1,12 @@
 /**
  * The heatmap in the editor: keeps the latest `nki/heatmap` data per document, paints it on every
- * visible editor of that document, shifts it with edits (marking it stale), answers hovers, shows the
- * legend in the status bar and jumps to the next hottest line.
+ * visible editor of that document, shifts it with edits (marking it stale), shows the legend in the
+ * status bar and jumps to the next hottest line. The per-line Markdown breakdown is the language
+ * server's hover (profile and simulate features), so every LSP editor gets it and VS Code shows it once.
  */
 import type * as vscode from 'vscode';
 import type { VsCode } from '../vscodeApi';
-import { hoverMarkdown, legendText } from './hover';
+import { legendText } from './legend';
 import { nextHottest } from './hottest';
 import { type HeatLine, type HeatmapParams, METRICS, METRIC_FIELDS, METRIC_LABELS, type Metric, isMetric, profileLabel } from './model';
 import { HeatPainter } from './painter';
@@ -54,8 +55,6 @@ export class HeatController {
           this.repaintAll();
         }
       }),
-      // Measured heat has the language server's own hover (profile feature); estimates have none there.
-      vs.languages.registerHoverProvider({ language: 'python' }, { provideHover: (doc, pos) => this.estimateHover(doc, pos) }),
     );
   }
 
@@ -173,14 +172,6 @@ export class HeatController {
     }
     for (const editor of this.editorsOf(uri)) this.paintEditor(editor);
     this.updateLegend();
-  }
-
-  private estimateHover(doc: vscode.TextDocument, pos: vscode.Position): vscode.Hover | undefined {
-    const heat = this.docs.get(doc.uri.toString());
-    const line = heat?.byLine.get(pos.line);
-    if (!heat || !line || heat.params.source !== 'estimate') return undefined;
-    const md = new this.vs.MarkdownString(hoverMarkdown(line, heat.params.source, profileLabel(heat.params), heat.stale));
-    return new this.vs.Hover(md);
   }
 
   private updateLegend(): void {

@@ -24,8 +24,8 @@ function obj(v: unknown): Record<string, unknown> | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
-const USED_KEYS = ['bytesPerPartition', 'peakBytesPerPartition', 'peak_bytes_per_partition', 'bytes_per_partition', 'peakBytes', 'bytes', 'used'];
-const CAPACITY_KEYS = ['capacityPerPartition', 'capacityBytesPerPartition', 'capacity_bytes_per_partition', 'capacity', 'capacityBytes', 'limit'];
+const USED_KEYS = ['peakBytes', 'bytesPerPartition', 'peakBytesPerPartition', 'peak_bytes_per_partition', 'bytes_per_partition', 'peakBytes', 'bytes', 'used'];
+const CAPACITY_KEYS = ['capacityBytes', 'capacityPerPartition', 'capacityBytesPerPartition', 'capacity_bytes_per_partition', 'capacity', 'capacityBytes', 'limit'];
 
 /** Peak per memory (SBUF, PSUM…) from the result's `peak` object, whatever the exact key spelling. */
 export function peakBars(peak: Record<string, unknown> | undefined): CapacityBar[] {
@@ -64,6 +64,20 @@ function simulationSection(r: SimulationResult): string {
   }
   const bars = peakBars(r.peak);
   if (bars.length) parts.push('<h3>Peak on-chip memory per partition</h3>', capacityBars(bars));
+  const live = Object.entries(r.peak ?? {}).flatMap(([mem, v]) => {
+    const entries = obj(v)?.live;
+    return Array.isArray(entries) ? entries.map((e): [string, Record<string, unknown>] => [mem, obj(e) ?? {}]) : [];
+  });
+  if (live.length) {
+    const rows = live.map(([mem, l]) => {
+      const shape = Array.isArray(l.shape) ? `[${l.shape.map(Number).join(', ')}]` : '';
+      const bytes = typeof l.bytesPerPartition === 'number' ? formatBytes(l.bytesPerPartition) : '';
+      const name = typeof l.name === 'string' ? l.name : '?';
+      const dtype = typeof l.dtype === 'string' ? l.dtype : '';
+      return `<tr><td>${esc(mem.toUpperCase())}</td><td>${esc(name)}</td><td>${esc(dtype + shape)}</td><td>${esc(bytes)}</td><td>${typeof l.line === 'number' ? l.line : ''}</td></tr>`;
+    });
+    parts.push(`<table><tr><th>memory</th><th>live at peak</th><th>type</th><th>per partition</th><th>line</th></tr>${rows.join('')}</table>`);
+  }
   if (r.warnings.length) parts.push(`<h3>Warnings</h3><ul>${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>`);
   return parts.join('\n');
 }
@@ -79,7 +93,7 @@ function tracksOf(kernel: Record<string, unknown>, latency: number): Track[] {
   const tracks: Track[] = [];
   const dma = num(kernel, ['dma_union_ns']);
   if (dma !== undefined) tracks.push({ name: 'DMA (union)', kind: 'dma', intervals: [[0, dma]] });
-  for (const [engine, ns] of Object.entries(obj(kernel.engines) ?? {})) {
+  for (const [engine, ns] of Object.entries(obj(kernel.engines) ?? obj(kernel.engine_ns) ?? {})) {
     if (typeof ns === 'number' && ns > 0) tracks.push({ name: engine, kind: 'compute', intervals: [[0, Math.min(ns, latency)]] });
   }
   return tracks;
@@ -123,6 +137,11 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
   const achieved = num(rf, ['achieved_tflops']);
   const peak = num(rf, ['peak_tflops']);
   const ceiling = num(rf, ['ceiling_gbps']);
+  if (rf && !(achieved !== undefined && peak !== undefined && ceiling !== undefined) && typeof rf.bound === 'string') {
+    // Estimates carry the point but not the ceilings it was judged against: say what is known.
+    const i = intensity !== undefined ? `, ${intensity.toFixed(2)} FLOP/byte` : '';
+    parts.push(`<h3>Roofline</h3><p>${esc(rf.bound)}-bound${esc(i)}${params.source === 'estimate' ? ' (estimated)' : ''}</p>`);
+  }
   if (rf && intensity !== undefined && achieved !== undefined && peak !== undefined && ceiling !== undefined) {
     const bound = typeof rf.bound === 'string' ? rf.bound : 'unknown';
     parts.push(`<h3>Roofline <span class="muted">${esc(bound)}-bound${typeof rf.flops_source === 'string' ? ` · FLOPs: ${esc(rf.flops_source)}` : ''}</span></h3>`);

@@ -77,6 +77,16 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
     assert.match(note, /backend/);
   });
 
+  it('shows the result in the kernel panel (oracle, peak memory vs capacity)', async () => {
+    await wb.runCommand('NKI: Show Kernel Panel');
+    const text = await wb.webviewText(/Simulation/, 30_000);
+    await wb.screenshot('kernel-panel');
+    assert.match(text, /Simulation passed/);
+    assert.match(text, /Oracle \(against the reference\)/);
+    assert.match(text, /Peak on-chip memory per partition/);
+    assert.match(text, /estimated/);
+  });
+
   it('paints a loaded profile on the expected lines, with a legend and a hover breakdown', async () => {
     const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nki-profile-'));
     try {

@@ -159,6 +159,19 @@ export class Workbench {
     return hover.innerText();
   }
 
+  /** Text of the first webview frame whose body matches `pattern` (webviews are nested iframes). */
+  async webviewText(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      for (const frame of this.page.frames()) {
+        const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+        if (pattern.test(text)) return text;
+      }
+      if (Date.now() > deadline) throw new Error(`no webview showing ${pattern} within ${timeoutMs} ms`);
+      await this.page.waitForTimeout(500);
+    }
+  }
+
   /** The status bar's text (all items). */
   async statusBar(): Promise<string> {
     return this.page.locator('.statusbar').innerText();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HeatController } from '../../src/heat/controller';
 import type { HeatmapParams } from '../../src/heat/model';
-import { FakeEditor, type FakeHover, FakePosition, FakeVsCode } from '../support/fakeVscode';
+import { FakeEditor, FakeVsCode } from '../support/fakeVscode';
 import { heatLine } from '../support/heatData';
 
 const URI = 'file:///ws/kernel.py';
@@ -62,20 +62,6 @@ describe('heat controller with a vscode test double', () => {
     heat.apply(params('estimate'));
     assert.match(legend.text, /estimated/);
     assert.doesNotMatch(legend.text, /measured/);
-  });
-
-  it('leaves hovers on measured heat to the server and answers them for estimates', async () => {
-    const { fake, editor, heat } = setup();
-    heat.apply(params('measured'));
-    assert.equal(await fake.hoverProviders[0].provideHover(editor.document as never, new FakePosition(4, 0) as never, {} as never), undefined);
-    heat.apply(params('estimate'));
-    const provider = fake.hoverProviders[0];
-    const hover = (await provider.provideHover(editor.document as never, new FakePosition(4, 0) as never, {} as never)) as FakeHover | undefined;
-    assert.ok(hover);
-    assert.match(hover.contents.value, /busy \| 10\.0 µs/);
-    assert.match(hover.contents.value, /Vector/);
-    assert.match(hover.contents.value, /estimated/);
-    assert.equal(await provider.provideHover(editor.document as never, new FakePosition(5, 0) as never, {} as never), undefined);
   });
 
   it('shifts heat with edits and repaints it as stale', () => {

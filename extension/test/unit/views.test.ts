@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { hoverMarkdown, legendText } from '../../src/heat/hover';
+import { legendText } from '../../src/heat/legend';
 import { peakBars, renderPanel } from '../../src/panel/render';
 import { profileLoadSummary } from '../../src/profileSummary';
 import { describeFailure, isCancellation, isUnknownCommand } from '../../src/serverErrors';
@@ -8,36 +8,8 @@ import { parseSimulationResult, summaryLine } from '../../src/simulationSummary'
 import { statusText } from '../../src/statusItem';
 import { heatLine } from '../support/heatData';
 
-describe('hover breakdown', () => {
-  const line = heatLine(9, 12_345, {
-    share: 0.12,
-    wait_ns: 2_000,
-    dma_bytes: 65_536,
-    engines: { Vector: 12_000, Scalar: 3_000 },
-    top_opcodes: [{ opcode: 'TensorTensor', count: 12, sum_ns: 9_000 }],
-    iterations: [{ label: 'i=0', busy_ns: 6_000 }, { label: 'i=1', busy_ns: 6_345 }],
-    dma_overlap_ns: 1_500,
-    file: '/remote/k.py',
-  });
-
-  it('shows time, share, instructions, waits, DMA, engines, opcodes and iterations', () => {
-    const md = hoverMarkdown(line, 'measured', 'run_1', false);
-    assert.match(md, /line 10/);
-    assert.match(md, /measured · run\\_1/);
-    assert.match(md, /12\.3 µs \(12%/);
-    assert.match(md, /\| wait \| 2\.0 µs \|/);
-    assert.match(md, /64\.0 KiB/);
-    assert.match(md, /\| Vector \| 12\.0 µs \|[\s\S]*\| Scalar \| 3\.0 µs \|/);
-    assert.match(md, /TensorTensor ×12 \(9\.0 µs\)/);
-    assert.match(md, /iterations\*\* \(2\): i=0 6\.0 µs, i=1 6\.3 µs/);
-    assert.match(md, /dma overlap ns: 1\.5 µs/);
-    assert.doesNotMatch(md, /remote/);
-  });
-
-  it('labels estimates and stale data', () => {
-    const md = hoverMarkdown(line, 'estimate', null, true);
-    assert.match(md, /\*\*estimated\*\*/);
-    assert.match(md, /Stale/);
+describe('legend', () => {
+  it('labels estimates and stale data, and names the profile of measured data', () => {
     assert.match(legendText('busy time', 'estimate', null, false), /estimated/);
     assert.match(legendText('busy time', 'measured', 'p1', true), /measured · p1 · stale/);
   });
@@ -57,7 +29,7 @@ describe('simulation results', () => {
       inputs: [{ name: 'inputs unchanged', value: true, threshold: 'bitwise', passed: true }],
       outputs: [{ name: 'out', shape: [128, 512], dtype: 'float32', nan_count: 0, inf_count: 0, metrics: [{ name: 'allclose', value: 0.3, threshold: 'atol 1e-5', passed: false }], notes: [] }],
     },
-    peak: { sbuf: { bytesPerPartition: 150 * 1024, capacityPerPartition: 192 * 1024 }, psum: { bytes: 4096, capacity: 16384 } },
+    peak: { sbuf: { peakBytes: 150 * 1024, capacityBytes: 192 * 1024, live: [{ name: 'x_tile', shape: [128, 512], dtype: 'float32', bytesPerPartition: 2048, line: 12 }] }, psum: { peakBytes: 4096, capacityBytes: 16384, live: [] } },
     warnings: ['w1'],
   };
 
@@ -65,6 +37,9 @@ describe('simulation results', () => {
     const r = parseSimulationResult(raw);
     assert.equal(summaryLine(r), 'add: failed — add: oracle failed: out allclose · embedded backend · 1.15 s · 1 warning');
     assert.equal(parseSimulationResult('garbage').status, 'unknown');
+    const wrapped = parseSimulationResult({ uri: 'file:///k.py', kernel: 'add', result: raw });
+    assert.equal(wrapped.status, 'failed');
+    assert.equal(wrapped.uri, 'file:///k.py');
     assert.deepEqual(parseSimulationResult({ status: 'passed', warnings: [1, 'x'] }).warnings, ['x']);
   });
 
@@ -103,12 +78,19 @@ describe('simulation results', () => {
     assert.match(html, /&lt;script&gt;/);
     assert.match(html, /<style nonce="NONCE">/);
     assert.match(html, /aria-label="peak on-chip memory per partition"/);
+    assert.match(html, /x_tile<\/td><td>float32\[128, 512\]/);
     assert.match(html, /aria-label="kernel time decomposition"/);
     assert.match(html, /aria-label="engine timeline"/);
     assert.match(html, /aria-label="roofline"/);
     assert.match(html, /<strong>estimated<\/strong>/);
     assert.match(html, /✘ fail/);
     assert.match(html, /var\(--vscode-/);
+  });
+
+  it('reads the estimate\'s engine times and states its roofline bound as estimated', () => {
+    const html = renderPanel({ heat: { stale: false, params: { uri: 'u', source: 'estimate', lines: [heatLine(1, 10)], kernel: { latency_ns: 100, engine_ns: { vector: 80 }, roofline: { intensity: 0.25, bound: 'memory' } } } } }, 'n', 'x');
+    assert.match(html, />vector</);
+    assert.match(html, /memory-bound, 0\.25 FLOP\/byte \(estimated\)/);
   });
 
   it('renders an empty panel with a hint', () => {
