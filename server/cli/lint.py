@@ -15,7 +15,8 @@ from nki_studio.cli.lint_formats import FORMATS
 from nki_studio.model.targets import parse_generation, parse_nki_version
 from nki_studio.nkilint.api import lint_paths
 from nki_studio.nkilint.config import LintConfig
-from nki_studio.nkilint.findings import Severity
+from nki_studio.nkilint.findings import Finding, Fix, Severity
+from nki_studio.nkilint.fixes import apply_fixes
 
 
 def _codes(text: str | None) -> tuple[str, ...] | None:
@@ -36,7 +37,26 @@ def register(subparsers: Any) -> None:
     p.add_argument("--select", help="comma-separated rule codes or prefixes to enable (default: all)")
     p.add_argument("--ignore", help="comma-separated rule codes or prefixes to disable")
     p.add_argument("--output", "-o", help="write the report to this file instead of stdout")
+    p.add_argument("--fix", action="store_true", help="apply the available fixes in place, then report what is left")
     p.set_defaults(func=run)
+
+
+def _apply(findings: list[Finding]) -> int:
+    """Write the fixes of ``findings`` into their files; returns how many were applied."""
+    by_path: dict[str, list[Fix]] = {}
+    for f in findings:
+        if f.fix is not None:
+            by_path.setdefault(f.path, []).append(f.fix)
+    total = 0
+    for path, fixes in by_path.items():
+        with open(path, encoding="utf-8-sig") as fh:
+            text = fh.read()
+        new, n = apply_fixes(text, fixes)
+        if n:
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                fh.write(new)
+            total += n
+    return total
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,6 +77,11 @@ def run(args: argparse.Namespace) -> int:
         return cfg.with_overrides(generation=generation, nki_version=version, select=select, ignore=ignore)
 
     findings = lint_paths(args.paths, override=override)
+    if args.fix:
+        fixed = _apply(findings)
+        if fixed:
+            print(f"Fixed {fixed} finding(s).", file=sys.stderr)
+            findings = lint_paths(args.paths, override=override)
     sources: dict[str, list[str]] = {}
     if args.format == "text":
         for path in {f.path for f in findings}:

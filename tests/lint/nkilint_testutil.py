@@ -8,6 +8,7 @@ from nki_studio.model.targets import Target, parse_nki_version
 from nki_studio.nkilint.api import lint_source
 from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.findings import Finding, Fix
+from nki_studio.nkilint.fixes import apply_fixes
 
 
 def lint(code: str, version: str | None = None, *, select: tuple[str, ...] | None = None,
@@ -22,20 +23,8 @@ def codes(findings: list[Finding]) -> list[str]:
 
 
 def apply_fix(code: str, fix: Fix) -> str:
-    """Apply a fix's edits (1-based code-point columns, end exclusive) to the text."""
-    lines = code.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-
-    def pos(line: int, col: int) -> int:
-        return offsets[line - 1] + col - 1
-
-    out = code
-    for edit in sorted(fix.edits, key=lambda e: (e.span.line, e.span.column), reverse=True):
-        start, end = pos(edit.span.line, edit.span.column), pos(edit.span.end_line, edit.span.end_column)
-        out = out[:start] + edit.new_text + out[end:]
-    return out
+    """Apply one fix's edits (1-based code-point columns, end exclusive) to the text."""
+    return apply_fixes(code, [fix])[0]
 
 
 def parses(code: str) -> bool:

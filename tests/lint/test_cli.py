@@ -71,3 +71,12 @@ def test_select_ignore_and_sarif_github(tree, capsys) -> None:  # type: ignore[n
     main(["lint", str(tree / "b.py"), "--format", "github"])
     line = capsys.readouterr().out.strip()
     assert line.startswith("::error file=") and "line=7" in line and "title=NKI202 dynamic-range-removed::" in line
+
+
+def test_fix_in_place(tree, capsys) -> None:  # type: ignore[no-untyped-def]
+    target = tree / "a" / "warn.py"
+    target.write_text(WARN.replace("    return x\n", "    for j in nl.static_range(3):\n        pass\n    return x\n"))
+    assert main(["lint", str(target), "--fix"]) == 0
+    text = target.read_text()
+    assert "affine_range" not in text and "static_range" not in text and text.count("in range(") == 2
+    assert "All checks passed." in capsys.readouterr().out
