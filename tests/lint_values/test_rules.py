@@ -161,3 +161,10 @@ def test_reductions_need_matching_partitions_only() -> None:
             "    nisa.tensor_reduce(dst=s, op=nl.add, data=x, axis=1)\n")
     (f,) = only(run(code), "NKI503")
     assert f.span.line == 11 and "partition dims differ" in f.message
+
+
+def test_dma_reading_psum_is_an_error_writing_it_a_warning() -> None:
+    code = ("@nki.jit\ndef k(a):\n    p = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)\n"
+            "    nisa.dma_copy(dst=p, src=a)\n    nisa.dma_copy(dst=a, src=p)\n")
+    found = sorted((f.span.line, f.severity.value) for f in only(run(code), "NKI504"))
+    assert found == [(8, "warning"), (9, "error")]

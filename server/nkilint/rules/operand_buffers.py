@@ -48,8 +48,8 @@ def _problems(call: ApiCall) -> list[str]:
     tensors = {role: ops[role] for role in ISA_PARAMS.get(call.api, ()) if isinstance(ops.get(role), TensorVal)}
     out: list[str] = []
     if call.api in _DMA:
-        out += [f"{role} is in PSUM; DMA cannot access PSUM (copy to SBUF with tensor_copy first)"
-                for role, t in tensors.items() if _buffer(t) == "psum"]
+        out += [f"{role} is in PSUM; DMA cannot read PSUM (copy to SBUF with tensor_copy first)"
+                for role, t in tensors.items() if role not in ISA_OUTPUTS and _buffer(t) == "psum"]
     if call.api in ("nc_matmul", "nc_matmul_mx"):
         out += [f"{role} is in {_buffer(t)}; the Tensor Engine reads its inputs from SBUF"
                 for role, t in tensors.items() if role not in ISA_OUTPUTS and _buffer(t) == "psum"]
@@ -75,8 +75,16 @@ def _problems(call: ApiCall) -> list[str]:
       sources="isa.md §0.3 (buffers each engine may touch; dma_copy may not read PSUM since NKI 0.3.0), §1.1, "
               "§3.1; hardware.md §3 engine table")
 def check(ctx: LintContext) -> Iterator[Finding]:
-    """Check the buffers of the tensor operands of every recorded ISA call."""
+    """Check the buffers of the tensor operands of every recorded ISA call.
+
+    A DMA *writing* PSUM is reported as a warning only: the docs state that DMA may not read PSUM and are
+    silent on writes (isa.md §0.3 recommends treating PSUM as no DMA operand).
+    """
     for call, span, related in api_calls(ctx, ISA_PARAMS):
         problems = _problems(call)
         if problems:
             yield ctx.finding("NKI504", span, f"{call.api}: " + "; ".join(problems), related=related)
+        elif call.api in _DMA and _buffer(call.operands.get("dst")) == "psum":
+            yield ctx.finding("NKI504", span, f"{call.api}: dst is in PSUM; DMA writes to PSUM are not "
+                              "documented (inferred: move data into PSUM with an engine instruction)",
+                              severity=Severity.WARNING, related=related)
