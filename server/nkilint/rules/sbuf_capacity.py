@@ -67,9 +67,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if where is None:
             continue
         span, chain = where
+        margin = (f" ({format_bytes(limits.sbuf_bytes_per_partition)} minus {format_bytes(reserved)} reserved)"
+                  if reserved else "")
         message = (f"SBUF use reaches at least {format_bytes(top.amount)} per partition here in "
-                   f"'{root.name}', over the {format_bytes(budget)} budget of {ctx.target.generation.value} "
-                   f"({format_bytes(limits.sbuf_bytes_per_partition)}"
-                   f"{f' minus {format_bytes(reserved)} reserved' if reserved else ''}); live: "
-                   f"{live_summary(top.live)}")
+                   f"'{root.name}', over the {format_bytes(budget)} of {ctx.target.generation.value}{margin}; "
+                   f"live: {live_summary(top.live)}")
         yield ctx.finding("NKI401", span, message, related=live_related(ctx, top.live) + chain)
