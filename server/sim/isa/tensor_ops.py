@@ -91,6 +91,22 @@ def no_indirection(op: str, **operands: NkiTensor) -> None:
                                             "Tensor-engine tensor indirection (32-offset groups) is not modelled")
 
 
+def psum_bank(op: str, dst: NkiTensor) -> None:
+    """Before v4 a matmul writes within one 2 KiB PSUM bank (isa.md §1.1 "one PSUM bank of FP32").
+    Bank positions are counted from the start of each partition row of the PSUM tensor, i.e. PSUM
+    tensors are taken to start on a bank boundary *(inferred: explicit PSUM addresses must, [MIG])*."""
+    if c.nc_version() >= 4 or dst.is_indirect() or dst._data is not dst.storage.data or not dst.size:
+        return
+    row = dst.storage.data.size // max(dst.storage.shape[0], 1)
+    first = dst.offset % row
+    span = sum((n - 1) * abs(s) for n, s in zip(dst.shape[1:], dst.strides[1:], strict=False))
+    size = dst.dtype.itemsize
+    bank = c.limits().psum_bank_bytes
+    if (first * size) // bank != ((first + span) * size + size - 1) // bank:
+        raise HardwareLimitError(f"{op} dst (bytes {first * size}..{(first + span + 1) * size} of its PSUM "
+                                 f"partition row) crosses a {bank}-byte PSUM bank boundary")
+
+
 def moving_limit(dst: NkiTensor) -> int:
     lim = c.limits()
     return lim.matmul_moving_free_max_bf16 if dst.dtype_name == "bfloat16" else lim.matmul_moving_free_max_fp32
@@ -163,6 +179,7 @@ def nc_matmul(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, is_stati
     if d.shape[0] != m or checks.free_size(d) != n:
         raise HardwareLimitError(f"{op} dst must be [{m}, {n}] (stationary free x moving free), got {list(d.shape)}")
     tiling(op, tile_position, tile_size, k, m, perf)
+    psum_bank(op, d)
     kk = 2 * k if perf == "double_row" else k
     context.issue(op, "tensor", reads={"stationary": st, "moving": mv}, writes={"dst": d}, flops=2 * kk * m * n)
     s_vals = c.mat(st).reshape(kk, m)  # double_row: [K, 2, M] row-major is the 2K contraction

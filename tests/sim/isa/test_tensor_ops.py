@@ -142,3 +142,11 @@ def test_indirect_tensor_engine_operands_are_not_simulated(trn3):
     index = tile(np.arange(32 * 4).reshape(32, 4) % 64, np.int32)
     with pytest.raises(NotImplementedInSimulator, match="indirect moving"):
         nisa.nc_matmul(new((32, 64), buffer=PSUM), data, data.indirect(index, 64))
+
+
+def test_matmul_dst_must_stay_in_one_psum_bank_before_trn3(sim):
+    acc = new((4, 1024), buffer=PSUM)  # two 2 KiB banks per partition
+    s, m = tile(np.ones((8, 4), np.float32)), tile(np.ones((8, 512), np.float32))
+    nisa.nc_matmul(acc[:, 512:1024], s, m)
+    with pytest.raises(HardwareLimitError, match="crosses a 2048-byte PSUM bank boundary"):
+        nisa.nc_matmul(acc[:, 256:768], s, m)
