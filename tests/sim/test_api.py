@@ -305,3 +305,27 @@ def test_official_backend_requested_without_sdk_is_a_clear_error(kfile, monkeypa
     monkeypatch.setattr("nki_studio.sim.official._real_nki", lambda: None)
     with pytest.raises(SimulationError, match="not importable"):
         api.simulate(kfile, np.ones((128, 4), np.float32), kernel_name="too_wide", backend="official")
+
+
+def test_legacy_and_library_import_forms_resolve(tmp_path):
+    path = tmp_path / "forms.py"
+    path.write_text(textwrap.dedent('''
+        import neuronxcc.nki.typing as nt
+        import nki
+        import nki.dtype as nkd
+        from neuronxcc import nki as legacy_nki
+        from nki.isa import constants, oob_mode
+        import nki.language as nl
+
+        FORMS = (nkd.float8_e4m3, legacy_nki.jit, constants.oob_mode is oob_mode, nt.tensor[1, 2])
+
+        @nki.jit
+        def k(a: nt.tensor):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            nl.store(out, nl.load(a))
+            return out
+    '''))
+    module = api.load_kernel_module(str(path))
+    assert module.FORMS[2] is True
+    assert (api.simulate(module.k, np.ones((2, 2), np.float32)).output == 1).all()
+    assert "neuronxcc" not in sys.modules and "nki.dtype" not in sys.modules

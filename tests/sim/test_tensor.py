@@ -5,7 +5,7 @@ import pytest
 from nki_studio.sim import context
 from nki_studio.sim.errors import HardwareLimitError, SimulationError, UninitializedReadError
 from nki_studio.sim.memory import MemoryRegion
-from nki_studio.sim.tensor import allocate, ds, read, write
+from nki_studio.sim.tensor import allocate, ds, out_of_bounds, read, write
 
 
 @pytest.fixture
@@ -174,3 +174,27 @@ def test_strict_mode_names_the_line_of_a_read_of_unwritten_memory():
 def test_partition_limit_on_allocation(sess):
     with pytest.raises(HardwareLimitError, match="partition dimension 256 exceeds maximum 128"):
         allocate((256, 4), np.float32)
+
+
+def test_runtime_offset_out_of_range_is_masked_until_touched(sess):
+    h = allocate((4, 8), np.float32, MemoryRegion.shared_hbm)
+    write(h, 0.0)
+    off = allocate((1, 1), np.int32)
+    write(off, np.array([[-100]]))
+    v = h.ap([[8, 2], [1, 8]], scalar_offset=off)
+    mask = out_of_bounds(v)
+    assert mask is not None and mask.all()
+    with pytest.raises(SimulationError, match="out-of-bounds access"):
+        read(v)
+    with pytest.raises(SimulationError, match="out-of-bounds access"):
+        write(v, 1.0)
+    write(v, 1.0, where=~mask)  # oob_mode=skip: nothing written
+    assert (read(v, oob_fill=0.0) == 0).all() and (read(h) == 0).all()
+
+
+def test_write_where_selects_elements(sess):
+    t = allocate((2, 4), np.float32)
+    write(t, 0.0)
+    keep = np.array([[True, False, True, False], [False, False, False, True]])
+    write(t, np.arange(8, dtype=np.float32).reshape(2, 4), where=keep)
+    assert read(t).tolist() == [[0, 0, 2, 0], [0, 0, 0, 7]]
