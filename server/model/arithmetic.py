@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from nki_studio.model.values import (
     MAX_SEQ_LEN,
@@ -25,39 +26,39 @@ BINOP_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", 
                   ast.BitXor: "^"}
 
 
-def apply_binop(op: ast.operator, a: object, b: object) -> object | None:
+def apply_binop(op: ast.operator, a: Any, b: Any) -> object | None:
     if isinstance(op, ast.Add):
-        return a + b  # type: ignore[operator]
+        return a + b
     if isinstance(op, ast.Sub):
-        return a - b  # type: ignore[operator]
+        return a - b
     if isinstance(op, ast.Mult):
         if isinstance(a, str) or isinstance(b, str):
             return None
-        return a * b  # type: ignore[operator]
+        return a * b
     if isinstance(op, ast.FloorDiv):
-        return a // b  # type: ignore[operator]
+        return a // b
     if isinstance(op, ast.Mod):
         if isinstance(a, str):
             return None
-        return a % b  # type: ignore[operator]
+        return a % b
     if isinstance(op, ast.Div):
-        return a / b  # type: ignore[operator]
+        return a / b
     if isinstance(op, ast.Pow):
         if isinstance(b, (int, float)) and abs(b) > 64:
             return None
-        return a ** b  # type: ignore[operator]
+        return a ** b
     if isinstance(op, ast.LShift):
         if isinstance(b, int) and b > 64:
             return None
-        return a << b  # type: ignore[operator]
+        return a << b
     if isinstance(op, ast.RShift):
-        return a >> b  # type: ignore[operator]
+        return a >> b
     if isinstance(op, ast.BitAnd):
-        return a & b  # type: ignore[operator]
+        return a & b
     if isinstance(op, ast.BitOr):
-        return a | b  # type: ignore[operator]
+        return a | b
     if isinstance(op, ast.BitXor):
-        return a ^ b  # type: ignore[operator]
+        return a ^ b
     return None
 
 

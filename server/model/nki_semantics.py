@@ -8,6 +8,7 @@ isa.md (§0.1 dst-first calling convention, parameter lists in ``api_signatures.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -317,12 +318,12 @@ _VIEW_METHODS = frozenset({"reshape", "view", "reinterpret_cast", "ap", "slice",
                            "vector_select"})
 
 
-def _reshaping_method(name: str, shape: list[Value], arg: object) -> list[Value] | None:
-    """Shape after slice/select/permute/broadcast/expand/squeeze/reshape_dim/flatten/indirect."""
-    get = arg  # (index, keyword) -> value
+def _reshaping_method(name: str, shape: list[Value], get: Callable[[int, str], Value | None]) -> list[Value] | None:
+    """Shape after slice/select/permute/broadcast/expand/squeeze/reshape_dim/flatten/indirect; ``get`` reads
+    an argument by position or keyword."""
 
     def idx(i: int, key: str) -> int | None:
-        v = get(i, key)  # type: ignore[operator]
+        v = get(i, key)
         n = const_int(v) if isinstance(v, Value) else None
         if n is not None and n < 0:
             n += len(shape)
@@ -338,14 +339,14 @@ def _reshaping_method(name: str, shape: list[Value], arg: object) -> list[Value]
     if name == "select" and dim is not None and dim < len(shape):
         return shape[:dim] + shape[dim + 1:]
     if name == "permute":
-        order = get(0, "dims")  # type: ignore[operator]
+        order = get(0, "dims")
         perm = order.as_ints() if isinstance(order, Seq) else None
         if perm is not None and sorted(perm) == list(range(len(shape))):
             return [shape[i] for i in perm]
         return None
     if name == "broadcast" and dim is not None and dim < len(shape):
         out = list(shape)
-        size = get(1, "size")  # type: ignore[operator]
+        size = get(1, "size")
         out[dim] = size if isinstance(size, Value) else UNKNOWN
         return out
     if name == "expand_dim" and dim is not None:
@@ -353,7 +354,7 @@ def _reshaping_method(name: str, shape: list[Value], arg: object) -> list[Value]
     if name == "squeeze_dim" and dim is not None and dim < len(shape):
         return shape[:dim] + shape[dim + 1:]
     if name == "reshape_dim" and dim is not None and dim < len(shape):
-        parts = get(1, "shape")  # type: ignore[operator]
+        parts = get(1, "shape")
         if isinstance(parts, Seq) and parts.exact:
             return shape[:dim] + list(parts.items) + shape[dim + 1:]
         return None
@@ -370,7 +371,7 @@ def _reshaping_method(name: str, shape: list[Value], arg: object) -> list[Value]
             return [*shape[:dim], total, *shape[end + 1:]]
         return None
     if name == "indirect":
-        num = get(1, "num_elem")  # type: ignore[operator]
+        num = get(1, "num_elem")
         return [shape[0], num if isinstance(num, Const) else UNKNOWN]
     return None
 
