@@ -8,6 +8,7 @@ spec inference.
 from __future__ import annotations
 
 import ast
+import logging
 from dataclasses import dataclass
 
 from nki_studio.model.interpreter import Interpreter
@@ -17,6 +18,8 @@ from nki_studio.model.targets import Target
 from nki_studio.model.tensors import KernelFacts
 from nki_studio.model.values import UNKNOWN, Const, FunctionVal, TensorVal, Value, const_int
 from nki_studio.nkilint.findings import Span
+
+log = logging.getLogger("nki_studio.model.analysis")
 
 MAX_ROOTS = 200  # functions interpreted per module (kernels first)
 MODULE_STEP_BUDGET = 100_000  # evaluated nodes per module; later roots are skipped once it is spent
@@ -81,7 +84,12 @@ def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
         facts = KernelFacts(name=func.qualname, path=func.module.path, span=_name_span(func, scope.lines), is_kernel=func.is_kernel,
                             legacy=func.kernel_legacy or scope.legacy)
         interp = Interpreter(target, facts, scopes, module_envs)
-        interp.run_function(FunctionVal(func.node, scope), _root_params(func.node))
+        try:
+            interp.run_function(FunctionVal(func.node, scope), _root_params(func.node))
+        except Exception:  # an interpreter bug must cost one kernel's facts, not every value rule
+            log.exception("value interpreter failed on %s in %s", func.qualname, func.module.path)
+            facts = KernelFacts(name=facts.name, path=facts.path, span=facts.span, is_kernel=facts.is_kernel,
+                                legacy=facts.legacy, complete=False)
         inlined |= interp.inlined
         steps += interp.steps
         roots.append(facts)

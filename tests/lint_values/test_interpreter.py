@@ -165,3 +165,15 @@ def test_writes_under_unknown_ifs_and_summarised_loops_are_not_trusted() -> None
         "    for i in range(100):\n        cfg.tile = 64 * (i + 1)\n", "")
     (f,) = only(run(sure), "NKI301")
     assert "256" in f.message  # the a2 allocation: the write is certain
+
+
+def test_an_interpreter_crash_costs_one_kernel_not_the_lint_run(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from nki_studio.model import interpreter
+
+    def boom(self, fn, args):  # type: ignore[no-untyped-def]
+        raise RuntimeError("simulated interpreter bug")
+
+    monkeypatch.setattr(interpreter.Interpreter, "run_function", boom)
+    facts = interpret_source(HEADER + "@nki.jit\ndef k(a):\n    pass\n", "/nonexistent/k.py", Target())
+    assert facts is not None and [r.complete for r in facts.roots] == [False]
+    assert run("@nki.jit\ndef k(a):\n    t = nl.ndarray((256, 4), dtype=nl.float32)\n") == []
