@@ -95,3 +95,16 @@ def test_split_table_parts_are_read_in_order(tmp_path: Path) -> None:
     d = write_parquet(fixturegen.walkthrough_timeline(), tmp_path / "p", parts=3)
     assert (d / "Instruction_2.parquet").exists() and not (d / "Instruction.parquet").exists()
     assert compute_metrics(load_profile(d)).kernel.compute_union_ns == 190251
+
+
+def test_legacy_instruction_without_timestamp_is_refused(tmp_path: Path) -> None:
+    import json
+
+    from fixturewriters import write_legacy_json
+
+    path = write_legacy_json(fixturegen.walkthrough_timeline(), tmp_path / "p.json")
+    doc = json.loads(path.read_text())
+    del doc["instruction"][2]["timestamp"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ProfileError, match="lacks an integer 'timestamp'"):
+        load_profile(path)

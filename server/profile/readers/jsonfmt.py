@@ -2,16 +2,20 @@
 
 Legacy JSON records are renamed to the Parquet field names (``timestamp``/``duration``/``label`` →
 ``start_ts``/``end_ts``/``engine``) and go through the same table assembly as Parquet (json-legacy.md §1).
-The whole file is parsed with ``json.loads`` (no streaming JSON parser is a dependency); Neuron deprecated
-this format after SDK 2.33, and for big profiles Parquet is the format to use.
+The file text is read once and the ``instruction``/``dma`` arrays are decoded record by record, keeping only
+the fields the model needs (memory ≈ file size, not the ~5× of ``json.load``). Neuron deprecated this format
+after SDK 2.33; for big profiles Parquet is the format to use.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from nki_studio.profile.model import (
     Profile,
@@ -38,11 +42,6 @@ def load_json_document(path: Path) -> Any:
         return json.loads(text[brace:])
     except json.JSONDecodeError as exc:
         raise ProfileError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); truncated file?") from exc
-
-
-def is_legacy_profile(doc: Any) -> bool:
-    """A legacy full-profile JSON has an ``instruction`` list (and usually ``summary``/``dma``)."""
-    return isinstance(doc, dict) and isinstance(doc.get("instruction"), list)
 
 
 def summary_entry(doc: Any) -> dict[str, Any] | None:
@@ -74,15 +73,12 @@ def read_summary_json(path: str | Path) -> Profile:
     return Profile(str(p), "summary-json", no_instructions(), no_locations(), no_dma(), dict(entry), meta, [], "", notes)
 
 
-def _time_scale(instr: list[dict[str, Any]], summary: dict[str, Any]) -> tuple[float, str]:
+def _time_scale(lo: int, hi: int, summary: dict[str, Any]) -> tuple[float, str]:
     """Nanoseconds per timestamp unit: ns by default, ps when the span matches ``total_time × 1e12``."""
     total = summary.get("total_time") or summary.get("total_exec_time")
-    if not instr or not isinstance(total, (int, float)) or total <= 0:
+    if hi <= lo or not isinstance(total, (int, float)) or total <= 0:
         return 1.0, "timestamps assumed to be nanoseconds (no summary total to check against)"
-    lo = min(int(r.get("timestamp", 0)) for r in instr)
-    hi = max(int(r.get("timestamp", 0)) + int(r.get("duration", 0)) for r in instr)
-    ratio = (hi - lo) / float(total)
-    if ratio > 1e11:
+    if (hi - lo) / float(total) > 1e11:
         return 1e-3, "timestamps are picoseconds (span ≈ total_time × 1e12); converted to ns"
     return 1.0, "timestamps are nanoseconds (span ≈ total_time × 1e9)"
 
@@ -97,57 +93,148 @@ def _queue_of(rec: dict[str, Any]) -> str | None:
     return None
 
 
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
+InstrRow = tuple[int, int, str, "str | None", str, int, "str | None", "str | None"]
+DmaRow = tuple[int, int, int, "str | None", "str | None"]
+
+
+def _text_or_none(value: Any) -> str | None:
+    return sys.intern(str(value)) if value else None
+
+
+def _instr_row(rec: dict[str, Any]) -> InstrRow:
+    """The fields the model needs from one ``instruction[]`` record (json-legacy.md §1.2)."""
+    sub = str(rec.get("subgraph") or "")
+    return (
+        int(rec["timestamp"]), int(rec.get("duration", 0)),
+        sys.intern(str(rec.get("label") or rec.get("engine") or "")), _text_or_none(rec.get("subgroup")),
+        sys.intern(str(rec.get("opcode") or "")),
+        int(sub[2:]) if sub.startswith("sg") and sub[2:].isdigit() else 0,  # sgNN ≈ physical core (inferred)
+        _text_or_none(rec.get("nki_source_location")), _text_or_none(rec.get("bir_debug_info_source_location")),
+    )
+
+
+def _dma_row(rec: dict[str, Any]) -> DmaRow:
+    """The fields of one ``dma[]`` record (json-legacy.md §1.3; queue/variable keys unverified)."""
+    return (int(rec["timestamp"]), int(rec.get("duration", 0)), int(rec.get("transfer_bytes") or rec.get("read_size") or 0),
+            _text_or_none(_queue_of(rec)), _text_or_none(rec.get("variable")))
+
+
+def _parse_profile(text: str, pos: int) -> tuple[dict[str, Any], list[InstrRow], list[DmaRow]]:
+    """Parse the top-level object, decoding ``instruction``/``dma`` arrays one record at a time.
+
+    Only the needed fields of each record are kept, so memory is the file text plus compact rows instead of
+    one Python dict per record (a 1 GB legacy profile needs ~5 GB with ``json.load``: json-legacy.md §1)."""
+    top: dict[str, Any] = {}
+    instr: list[InstrRow] = []
+    dma: list[DmaRow] = []
+
+    def skip(i: int) -> int:
+        m = _WS.match(text, i)
+        return m.end() if m else i
+
+    pos = skip(pos)
+    if text[pos] != "{":
+        raise json.JSONDecodeError("expected an object", text, pos)
+    pos = skip(pos + 1)
+    if text[pos] == "}":
+        return top, instr, dma
+    while True:
+        key, pos = _DECODER.raw_decode(text, skip(pos))
+        pos = skip(pos)
+        if text[pos] != ":":
+            raise json.JSONDecodeError("expected ':'", text, pos)
+        pos = skip(pos + 1)
+        if key in ("instruction", "dma") and text[pos] == "[":
+            rows: list[Any] = instr if key == "instruction" else dma
+            convert = _instr_row if key == "instruction" else _dma_row
+            top[key] = []  # marker: the key is present (its rows are in instr/dma)
+            pos = skip(pos + 1)
+            if text[pos] == "]":
+                pos += 1
+            else:
+                while True:
+                    rec, pos = _DECODER.raw_decode(text, skip(pos))
+                    # Instruction records must be timed; DMA records without a time are skipped (unverified format).
+                    if isinstance(rec, dict) and (key == "instruction" or "timestamp" in rec):
+                        rows.append(convert(rec))
+                    pos = skip(pos)
+                    if text[pos] == "]":
+                        pos += 1
+                        break
+                    if text[pos] != ",":
+                        raise json.JSONDecodeError("expected ',' or ']'", text, pos)
+                    pos += 1
+        else:
+            top[key], pos = _DECODER.raw_decode(text, pos)
+        pos = skip(pos)
+        if text[pos] == "}":
+            return top, instr, dma
+        if text[pos] != ",":
+            raise json.JSONDecodeError("expected ',' or '}'", text, pos)
+        pos += 1
+
+
 def read_legacy_json(path: str | Path) -> Profile:
     """Legacy ``--output-format json`` profile → Profile (through the Parquet-shaped table assembly)."""
     p = Path(path)
-    doc = load_json_document(p)
-    if not is_legacy_profile(doc):
-        if summary_entry(doc) is not None:
+    try:
+        text = p.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ProfileError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    brace = text.find("{")
+    if brace < 0:
+        raise ProfileError(f"{p}: no JSON object in the file; not a Neuron profile")
+    try:
+        top, instr, dma = _parse_profile(text, brace)
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); truncated file?") from exc
+    except IndexError as exc:
+        raise ProfileError(f"{p}: invalid JSON: the file ends early; truncated file?") from exc
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProfileError(f"{p}: an instruction or DMA record lacks an integer 'timestamp'/'duration' ({exc})") from exc
+    del text
+    if "instruction" not in top:
+        if summary_entry(top) is not None:
             return read_summary_json(p)
         raise ProfileError(f"{p}: JSON, but not a Neuron profile (no 'instruction' list, no summary fields)")
-    summary_list = doc.get("summary") or [{}]
+    summary_list = top.get("summary") or [{}]
     summary = summary_list[0] if isinstance(summary_list, list) and summary_list and isinstance(summary_list[0], dict) else {}
-    instr = [r for r in doc["instruction"] if isinstance(r, dict)]
-    scale, unit_note = _time_scale(instr, summary)
-    try:
-        ts = [int(r["timestamp"]) for r in instr]
-        du = [int(r.get("duration", 0)) for r in instr]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ProfileError(f"{p}: an instruction record lacks an integer 'timestamp'/'duration' ({exc})") from exc
+    lo = min((r[0] for r in instr), default=0)
+    hi = max((r[0] + r[1] for r in instr), default=0)
+    scale, unit_note = _time_scale(lo, hi, summary)
 
-    def scaled(v: int) -> int:
-        return round(v * scale)
+    def col(rows: list[Any], k: int, typ: pa.DataType) -> pa.Array:
+        return pa.array([r[k] for r in rows], typ)
 
-    def sub(r: dict[str, Any]) -> int:
-        s = str(r.get("subgraph") or "")
-        return int(s[2:]) if s.startswith("sg") and s[2:].isdigit() else 0  # sgNN ≈ physical core (inferred)
+    def ns(values: list[int]) -> pa.Array:
+        arr = np.asarray(values, np.int64)
+        return pa.array(arr if scale == 1.0 else np.rint(arr * scale).astype(np.int64))
 
     tables: dict[str, pa.Table] = {
         "Instruction": pa.table({
-            "start_ts": pa.array([scaled(t) for t in ts], pa.int64()),
-            "end_ts": pa.array([scaled(t + d) for t, d in zip(ts, du, strict=True)], pa.int64()),
-            "engine": pa.array([str(r.get("label") or r.get("engine") or "") for r in instr], pa.string()),
-            "timeline_track": pa.array([r.get("subgroup") and str(r["subgroup"]) for r in instr], pa.string()),
-            "opcode": pa.array([str(r.get("opcode") or "") for r in instr], pa.string()),
-            "pcore_idx": pa.array([sub(r) for r in instr], pa.int64()),
-            "nki_source_location": pa.array([r.get("nki_source_location") or None for r in instr], pa.string()),
-            "bir_debug_info_source_location": pa.array(
-                [r.get("bir_debug_info_source_location") or None for r in instr], pa.string()
-            ),
+            "start_ts": ns([r[0] for r in instr]),
+            "end_ts": ns([r[0] + r[1] for r in instr]),
+            "engine": col(instr, 2, pa.string()),
+            "timeline_track": col(instr, 3, pa.string()),
+            "opcode": col(instr, 4, pa.string()),
+            "pcore_idx": col(instr, 5, pa.int64()),
+            "nki_source_location": col(instr, 6, pa.string()),
+            "bir_debug_info_source_location": col(instr, 7, pa.string()),
         })
     }
-    dma = [r for r in doc.get("dma") or [] if isinstance(r, dict) and "timestamp" in r]
     if dma:
         tables["DmaPacketAggregated"] = pa.table({
-            "start_ts": pa.array([scaled(int(r["timestamp"])) for r in dma], pa.int64()),
-            "end_ts": pa.array([scaled(int(r["timestamp"]) + int(r.get("duration", 0))) for r in dma], pa.int64()),
-            "transfer_bytes": pa.array([int(r.get("transfer_bytes") or r.get("read_size") or 0) for r in dma], pa.int64()),
-            "queue_name": pa.array([_queue_of(r) for r in dma], pa.string()),
-            "variable": pa.array([r.get("variable") and str(r["variable"]) for r in dma], pa.string()),
+            "start_ts": ns([r[0] for r in dma]),
+            "end_ts": ns([r[0] + r[1] for r in dma]),
+            "transfer_bytes": col(dma, 2, pa.int64()),
+            "queue_name": col(dma, 3, pa.string()),
+            "variable": col(dma, 4, pa.string()),
         })
     if summary:
         tables["Summary"] = pa.Table.from_pylist([summary])
-    meta = doc.get("metadata")
+    meta = top.get("metadata")
     if isinstance(meta, dict) and meta:
         tables["Metadata"] = pa.Table.from_pylist([meta])
     return profile_from_tables(tables, str(p), "legacy-json", [f"legacy JSON: {unit_note}"])
