@@ -108,3 +108,15 @@ def test_legacy_instruction_without_timestamp_is_refused(tmp_path: Path) -> None
     path.write_text(json.dumps(doc))
     with pytest.raises(ProfileError, match="lacks an integer 'timestamp'"):
         load_profile(path)
+
+
+def test_memory_guard(variants: dict[str, tuple[Path, str]], walkthrough_files: dict[str, Path]) -> None:
+    from nki_studio.profile.readers.detect import available_memory, memory_estimate, memory_refusal
+
+    assert memory_estimate(walkthrough_files["parquet"]) == 6 * 600  # six Instruction rows
+    assert memory_estimate(walkthrough_files["perfetto"]) == walkthrough_files["perfetto"].stat().st_size * 16
+    assert memory_estimate(variants["truncated parquet"][0]) == 0  # unreadable: the reader reports it
+    assert memory_refusal(10 * 2**30, 4 * 2**30) is not None and "profile report" in str(memory_refusal(10 * 2**30, 4 * 2**30))
+    assert memory_refusal(1 * 2**30, 4 * 2**30) is None and memory_refusal(10 * 2**30, None) is None
+    avail = available_memory()
+    assert avail is None or avail > 0

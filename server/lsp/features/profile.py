@@ -27,6 +27,7 @@ from nki_studio.profile.analyze import analyze
 from nki_studio.profile.heatmap import hover_markdown, inlay_label, remap_lines
 from nki_studio.profile.metrics import MetricOptions
 from nki_studio.profile.model import ProfileError
+from nki_studio.profile.readers.detect import available_memory, memory_estimate, memory_refusal
 from nki_studio.profile.roofline import flops_from_trace
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
@@ -83,6 +84,9 @@ class ProfileFeature:
         trace_path = (to_fs_path(trace_uri) if "://" in trace_uri else trace_uri) if isinstance(trace_uri, str) else None
 
         def work() -> Any:
+            refusal = memory_refusal(memory_estimate(path, fmt), available_memory())
+            if refusal:
+                raise ProfileError(refusal)
             try:
                 trace = flops_from_trace(trace_path) if trace_path else None
             except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -75,3 +75,49 @@ def _read(p: Path, fmt: str | None, ignore_schema_version: bool) -> Profile:
 
         return read_pftrace(p)
     raise ProfileError(f"unknown profile format {kind!r}; expected one of {', '.join(FORMATS)}")
+
+
+# Rough peak bytes per unit while loading and measuring (measured with benchmarks/profile_bench.py: ~520 MB for
+# a 1M-row Parquet profile, ~640 MB for a 45 MB / 1M-slice .pftrace); used only to refuse loads that cannot fit.
+_BYTES_PER_PARQUET_ROW = 600
+_PFTRACE_FACTOR = 16
+_TEXT_FACTOR = 4
+
+
+def memory_estimate(path: str | Path, fmt: str | None = None) -> int:
+    """Approximate peak memory (bytes) that loading and measuring ``path`` takes; 0 when unknown."""
+    p = Path(path)
+    try:
+        kind = fmt or detect_format(p)
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+            from nki_studio.profile.readers.parquet import resolve_dir, table_files
+
+            files = table_files(resolve_dir(p.parent if p.is_file() else p))
+            rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files.get("Instruction", []))
+            return rows * _BYTES_PER_PARQUET_ROW
+        size = sum(f.stat().st_size for f in p.iterdir()) if p.is_dir() else p.stat().st_size
+        return size * (_PFTRACE_FACTOR if kind == "perfetto" else _TEXT_FACTOR)
+    except (ProfileError, OSError, ValueError):
+        return 0  # the reader itself will report what is wrong
+
+
+def available_memory() -> int | None:
+    """``MemAvailable`` from /proc/meminfo in bytes (None where there is no such file)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def memory_refusal(need: int, available: int | None, share: float = 0.7) -> str | None:
+    """Why a load that needs ``need`` bytes must not run with ``available`` bytes free; None when it may."""
+    if available is None or need <= share * available:
+        return None
+    return (f"loading this profile would take about {need / 2**30:.1f} GiB of memory but only "
+            f"{available / 2**30:.1f} GiB is available; the language server refuses rather than risk being killed. "
+            "Run `nki-studio profile report` in a terminal (its own process), or export a smaller range.")
