@@ -78,7 +78,8 @@ def _special_mode(operands: dict[str, object]) -> bool:
       bad=BAD, good=GOOD,
       sources="isa.md §1.1 (nc_matmul limits per generation), language.md §7 (nl.matmul: x free <= 128, "
               "y free <= 512), hardware.md §1 (Tensor Engine 128x128, moving free size)",
-      scope_note="Per generation. perf_mode=double_row and is_transpose=True calls are not checked.")
+      scope_note="Per generation. perf_mode=double_row and is_transpose=True calls are not checked; M and N are "
+                 "checked on 2-D operands only (how 3-D+ operands map onto M/N is not documented).")
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Check K, M, N of every nc_matmul whose operand shapes are known."""
     limits = ctx.target.limits
