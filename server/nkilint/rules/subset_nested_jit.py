@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
+from nki_studio.nkilint.findings import Finding, Related, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, V07
 
@@ -33,7 +33,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     severity = Severity.INFO if ctx.target.nki_version >= V07 else None
     for site in ctx.discovery.call_sites:
         if site.callee.is_kernel and site.caller.module is ctx.discovery.module:
+            decorator = site.callee.kernel_decorator
+            related = ()
+            if decorator is not None and site.callee.module is ctx.discovery.module:
+                related = (Related(ctx.path, ctx.span(decorator), f"{site.callee.qualname} is decorated here"),)
             yield ctx.finding("NKI113", site.call.func,
                               f"`{site.callee.qualname}` is an @nki.jit kernel called from kernel code "
                               f"(`{site.caller.qualname}`); remove the decorator from the sub-kernel"
-                              + (" (NKI 0.7 inlines it)" if severity else ""), severity=severity)
+                              + (" (NKI 0.7 inlines it)" if severity else ""), severity=severity, related=related)
