@@ -84,7 +84,7 @@ def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iter
                 sys.modules[alias] = _module(target)
             isa = sys.modules["nki.isa"]
             if not hasattr(isa, "constants"):
-                isa.constants = sys.modules["nki.isa.constants"]  # `from nki.isa import constants`
+                isa.__dict__["constants"] = sys.modules["nki.isa.constants"]  # `from nki.isa import constants`
             top = sys.modules["nki"]
             for sub in ("language", "isa", "collectives", "dtype"):
                 setattr(top, sub, sys.modules[f"nki.{sub}"])

@@ -1,11 +1,15 @@
 """Data movement and layout helpers (language.md §7): load, store, load_transpose2d, copy, matmul,
 transpose, broadcast_to, expand_dims, where, gather_flattened, dropout.
+
+Helpers that are one ISA instruction are lowered to it (``nisa.dma_copy``, ``tensor_copy``, ``nc_matmul``,
+``nc_transpose``), so their checks and numerics are the instruction's and the trace names the instruction.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from nki_studio.sim import context, dtypes
+from nki_studio.sim import isa as nisa
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.language._ops import new_tile, result_dtype, tile_arg, value_of
 from nki_studio.sim.language.creation import _rng
@@ -28,8 +32,7 @@ def load(src: NkiTensor, dtype: object = None, **_: object) -> NkiTensor:
         raise HardwareLimitError(f"nl.load: a {len(s.shape)}-D source cannot become an on-chip tile; "
                                  f"index or reshape it to 2-D (partition dim first)")
     out = new_tile(s.shape, s.dtype if dtype is None else dtypes.to_dtype(dtype))
-    context.issue("nl.load", "dma", reads={"src": s}, writes={"dst": out})
-    write(out, read(s, raw=True))
+    nisa.dma_copy(dst=out, src=s)
     return out
 
 
@@ -41,8 +44,7 @@ def store(dst: NkiTensor, value: NkiTensor, **_: object) -> None:
         raise HardwareLimitError("nl.store: the value is in PSUM; copy it to SBUF first (nl.copy / nisa.tensor_copy)")
     if v.size != d.size:
         raise HardwareLimitError(f"nl.store: value {list(v.shape)} does not match destination {list(d.shape)}")
-    context.issue("nl.store", "dma", reads={"src": v}, writes={"dst": d})
-    write(d, read(v, raw=True))
+    nisa.dma_copy(dst=d, src=v)
 
 
 def load_transpose2d(src: NkiTensor, dtype: object = None, **_: object) -> NkiTensor:
@@ -60,8 +62,7 @@ def copy(x: NkiTensor, dtype: object = None, **_: object) -> NkiTensor:
     """A new SBUF tile with ``x``'s values (bit-exact when the dtype is unchanged)."""
     t = tile_arg("copy", x)
     out = new_tile(t.shape, t.dtype if dtype is None else dtypes.to_dtype(dtype))
-    context.issue("nl.copy", "vector", reads={"src": t}, writes={"dst": out})
-    write(out, read(t, raw=True) if out.dtype == t.dtype else read(t))
+    nisa.tensor_copy(dst=out, src=t, engine=nisa.engine.vector)
     return out
 
 
@@ -81,10 +82,18 @@ def matmul(x: NkiTensor, y: NkiTensor, transpose_x: bool = False, **_: object) -
             f"M<={lim.matmul_stationary_free_max}, N<={lim.matmul_moving_free_max_fp32}"
         )
     out = new_tile((m, n), dtypes.FLOAT32, MemoryRegion.psum)
-    context.issue("nl.matmul", "tensor", reads={"stationary": a, "moving": b}, writes={"dst": out}, flops=2 * k * m * n)
-    va = read(a)
-    write(out, (va.T if transpose_x else va) @ read(b))
+    stationary = a if transpose_x else _sbuf_transpose(a)
+    nisa.nc_matmul(dst=out, stationary=stationary, moving=b, accumulate=False)
     return out
+
+
+def _sbuf_transpose(t: NkiTensor) -> NkiTensor:
+    """``t.T`` in SBUF via the PE array (how ``matmul(transpose_x=False)`` gets its stationary operand)."""
+    tp = new_tile((t.shape[1], t.shape[0]), t.dtype, MemoryRegion.psum)
+    nisa.nc_transpose(dst=tp, data=t, engine=nisa.engine.tensor)
+    res = new_tile(tp.shape, t.dtype)
+    nisa.tensor_copy(dst=res, src=tp)
+    return res
 
 
 def transpose(x: NkiTensor, dtype: object = None, **_: object) -> NkiTensor:
@@ -94,10 +103,13 @@ def transpose(x: NkiTensor, dtype: object = None, **_: object) -> NkiTensor:
         raise HardwareLimitError(f"nl.transpose: tile must be 2-D, got {list(t.shape)}")
     if t.shape[1] > context.current().options.target.limits.partitions:
         raise HardwareLimitError(f"nl.transpose: free size {t.shape[1]} would exceed 128 partitions")
-    out = new_tile((t.shape[1], t.shape[0]), t.dtype if dtype is None else dtypes.to_dtype(dtype), MemoryRegion.psum)
-    context.issue("nl.transpose", "tensor", reads={"src": t}, writes={"dst": out}, flops=2 * t.size * t.shape[0])
-    write(out, read(t, raw=True).T if out.dtype == t.dtype else read(t).T)
-    return out
+    out = new_tile((t.shape[1], t.shape[0]), t.dtype, MemoryRegion.psum)
+    nisa.nc_transpose(dst=out, data=t, engine=nisa.engine.tensor)
+    if dtype is None or dtypes.to_dtype(dtype) == t.dtype:
+        return out
+    cast = new_tile(out.shape, dtypes.to_dtype(dtype), MemoryRegion.psum)
+    nisa.tensor_copy(dst=cast, src=out, engine=nisa.engine.vector)
+    return cast
 
 
 def broadcast_to(x: NkiTensor, shape: object, dtype: object = None, **_: object) -> NkiTensor:
