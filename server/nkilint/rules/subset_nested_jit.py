@@ -34,7 +34,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     for site in ctx.discovery.call_sites:
         if site.callee.is_kernel and site.caller.module is ctx.discovery.module:
             decorator = site.callee.kernel_decorator
-            related = ()
+            related: tuple[Related, ...] = ()
             if decorator is not None and site.callee.module is ctx.discovery.module:
                 related = (Related(ctx.path, ctx.span(decorator), f"{site.callee.qualname} is decorated here"),)
             yield ctx.finding("NKI113", site.call.func,
