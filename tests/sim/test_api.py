@@ -4,6 +4,7 @@ import sys
 import textwrap
 import threading
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -329,3 +330,12 @@ def test_legacy_and_library_import_forms_resolve(tmp_path):
     assert module.FORMS[2] is True
     assert (api.simulate(module.k, np.ones((2, 2), np.float32)).output == 1).all()
     assert "neuronxcc" not in sys.modules and "nki.dtype" not in sys.modules
+
+
+def test_collective_ranks_get_their_own_inputs():
+    example = str(Path(__file__).resolve().parents[2] / "examples" / "collective_allreduce.py")
+    xs = [np.full((128, 512), float(r + 1), np.float32) for r in range(3)]
+    res = api.simulate(example, xs[0], 3, ranks=3, rank_args=[(x, 3) for x in xs])
+    assert (res.output == 6).all() and all((o == 6).all() for o in res.rank_outputs)
+    with pytest.raises(SimulationError, match="ranks"):
+        api.simulate(example, xs[0], 3)  # the group names 3 ranks, the run has 1
