@@ -140,3 +140,9 @@ def test_frontend_custom_reported_once_per_statement() -> None:
     text = 'import os\n\nold = os.environ.setdefault("NKI_COMPILER_FRONTEND", "parser")\nos.environ["X"] = "custom"\n'
     assert [f.span.line for f in only("NKI213", text)] == [3]
     assert only("NKI213", text, "0.6") == []
+
+
+def test_simulate_kernel_fix() -> None:
+    text = "import nki\n\n\ndef run(k, a, b):\n    return nki.simulate_kernel(k, a, b=b)\n"
+    (f,) = only("NKI209", text)
+    assert apply_fix(text, f.fix).endswith("return nki.simulate(k)(a, b=b)\n")  # type: ignore[arg-type]

@@ -69,6 +69,12 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         target: ast.AST = node
         if renamed and isinstance(node, ast.Attribute):
             fix = Fix(f"Replace with {renamed}", (ctx.replace(node, f"{ctx.text(node.value)}.{renamed}"),))
+        call = ctx.call_of.get(id(node))
+        if (name == "nki.simulate_kernel" and isinstance(node, ast.Attribute) and call is not None and call.args
+                and not isinstance(call.args[0], ast.Starred)):
+            rest = ", ".join([ctx.text(a) for a in call.args[1:]] + [ctx.text(k) for k in call.keywords])
+            new = f"{ctx.text(node.value)}.simulate({ctx.text(call.args[0])})({rest})"
+            fix = Fix("Replace with nki.simulate(kernel)(...)", (ctx.replace(call, new),))
         parent = ctx.parent(node) if name == "nki.language.fp32" else None
         if name == "nki.language.fp32" and isinstance(parent, ast.Attribute) and parent.attr == "min":
             target = parent
