@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+# The helpers next to this file (fixturegen, fixturewriters, corrupt) must import under any pytest import mode.
+sys.path.insert(0, str(Path(__file__).parent))
 
 import fixturegen
 import pytest
