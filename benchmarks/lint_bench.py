@@ -77,13 +77,21 @@ def generate(lines: int) -> str:
 
 def median_time(fn: Callable[[], object], repeat: int) -> float:
     """Median wall time of ``fn`` over ``repeat`` runs (after one warm-up run)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
+    return interleaved_medians([fn], repeat)[0]
+
+
+def interleaved_medians(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """Median wall time of each function, running them round-robin so load changes on a shared machine hit
+    all of them alike (one warm-up round first)."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
 
 
 def main() -> int:
@@ -107,9 +115,8 @@ def main() -> int:
             sink = io.StringIO()
             pyflakes.api.check(text, path, pyflakes.reporter.Reporter(sink, sink))
 
-        t_all = median_time(lambda: lint_source(text, path, every), args.repeat)
-        t_mine = median_time(lambda: lint_source(text, path, mine), args.repeat)
-        t_flakes = median_time(flakes, args.repeat)
+        t_all, t_mine, t_flakes = interleaved_medians(
+            [lambda: lint_source(text, path, every), lambda: lint_source(text, path, mine), flakes], args.repeat)
         exe = os.path.join(os.path.dirname(sys.executable), "nki-studio")
         cli = [exe, "lint", path, "--format", "json"] if os.path.exists(exe) else \
             [sys.executable, "-m", "nki_studio.cli.main", "lint", path, "--format", "json"]

@@ -166,6 +166,9 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     return module
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]]:
     """All nodes in source order, and each function's own nodes (one traversal serves every analysis)."""
     nodes: list[ast.AST] = []
@@ -178,9 +181,13 @@ def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]
             owner.append(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             owner = own[id(node)] = []
-        # ast.iter_child_nodes inlined (this loop is the hottest part of linting a large tree)
+        # ast.iter_child_nodes inlined (this loop is the hottest part of linting a large tree); the load/store
+        # context and operator singletons (``ctx``, ``op``, ``ops``) are left out: no analysis walks to them.
         children: list[ast.AST] = []
-        for name in node._fields:
+        fields = _CHILD_FIELDS.get(type(node))
+        if fields is None:
+            fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
+        for name in fields:
             value = getattr(node, name, None)
             if isinstance(value, ast.AST):
                 children.append(value)
