@@ -150,18 +150,20 @@ def main() -> int:
     if opts.child:
         child(opts.child)
         return 0
-    print(f"{'case':<34} {'numpy s':>9} {'sim s':>9} {'ratio':>7} {'target':>7}   {'RSS growth/footprint':>22}")
+    print(f"{'case':<34} {'numpy s':>9} {'sim s':>9} {'ratio':>7} {'target':>7}   {'RSS growth/footprint':>22}"
+          f"   {'trace on/off':>12}")
     for case, label in (("rmsnorm", "residual-add RMSNorm [1024,4096] bf16"), ("matmul", "tiled matmul 1024^3 bf16")):
         kernel, reference, args = _inputs(case)
         t_np, expected = _best(lambda reference=reference, args=args: reference(*args), opts.repeat)
         t_sim, result = _best(lambda kernel=kernel, args=args: simulate(kernel, *args), opts.repeat)
+        t_traced, _ = _best(lambda kernel=kernel, args=args: simulate(kernel, *args, trace=True), opts.repeat)
         err = float(np.max(np.abs(result.output.astype(np.float32) - expected.astype(np.float32))))
         proc = subprocess.run([sys.executable, __file__, "--child", case], capture_output=True, text=True, check=True)
         mem = json.loads(proc.stdout.strip().splitlines()[-1])
         rss_ratio = mem["growth"] / mem["footprint"]
         print(f"{label:<34} {t_np:9.4f} {t_sim:9.4f} {t_sim / t_np:6.2f}x {'<=3x':>7}   "
               f"{mem['growth'] / 2**20:7.1f} MiB / {mem['footprint'] / 2**20:5.1f} MiB = {rss_ratio:4.2f}x (<=2x)"
-              f"   max|sim-numpy|={err:.3g}")
+              f"   {t_traced / t_sim:11.2f}x   max|sim-numpy|={err:.3g}")
     return 0
 
 

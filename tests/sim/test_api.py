@@ -339,3 +339,26 @@ def test_collective_ranks_get_their_own_inputs():
     assert (res.output == 6).all() and all((o == 6).all() for o in res.rank_outputs)
     with pytest.raises(SimulationError, match="ranks"):
         api.simulate(example, xs[0], 3)  # the group names 3 ranks, the run has 1
+
+
+def test_strict_mode_stops_at_the_first_read_of_unwritten_memory(tmp_path):
+    path = tmp_path / "partial.py"
+    path.write_text(textwrap.dedent('''
+        import nki
+        import nki.isa as nisa
+        import nki.language as nl
+
+        @nki.jit
+        def partial(a):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            t = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t[:, 0:4], src=a[:, 0:4])
+            nisa.dma_copy(dst=out, src=t)
+            return out
+    '''))
+    a = np.ones((128, 8), np.float32)
+    loose = api.simulate(str(path), a)
+    assert np.isnan(loose.output[:, 4:]).all() and (loose.output[:, :4] == 1).all()  # official NaN sentinels
+    with pytest.raises(SimulationError, match="never written") as info:
+        api.simulate(str(path), a, strict=True)
+    assert info.value.line == 11
