@@ -142,3 +142,14 @@ async def test_saving_a_helper_module_relints_its_importers(client: LanguageClie
     seen = published_count(client, uri)
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=helper_uri)))
     assert [d.code for d in await wait_diagnostics(client, uri, after=seen)] == []
+
+
+async def test_save_after_lint_reuses_the_result(client: LanguageClient, workdir: Path) -> None:
+    uri = open_doc(client, workdir / "k.py", UNUSED_NOQA)
+    first = await wait_diagnostics(client, uri, 1)
+    seen = published_count(client, uri)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert await wait_diagnostics(client, uri, after=seen) == first
+    logs = [m.message for m in client.log_messages if uri in m.message]
+    assert any("v1: unchanged since the last run, reused" in m for m in logs), logs
+    assert sum("v1:" in m and "engine" in m for m in logs) == 1  # the engine ran once for v1

@@ -44,6 +44,7 @@ class _Snapshot:
     text: str
     settings: Settings
     encoding: Any
+    reuse: bool  # the last result may be reused if text and config are unchanged (a save after an edit)
 
 
 class LintFeature:
@@ -53,11 +54,14 @@ class LintFeature:
         self.server = server
         self.jobs: JobRunner[list[types.Diagnostic]] = JobRunner(server.executor, name="lint")
         self._reported_errors: dict[str, str] = {}
+        # uri -> (what the last run depended on, its diagnostics). Runs of one uri never overlap (JobRunner).
+        self._last: dict[str, tuple[tuple[Any, ...], list[types.Diagnostic]]] = {}
 
     # ---- scheduling ----------------------------------------------------------------------------------
-    def schedule(self, uri: str, delay: float) -> None:
-        """(Re)lint ``uri`` after ``delay`` seconds, superseding a pending run."""
-        snap = self._snapshot(uri)
+    def schedule(self, uri: str, delay: float, *, reuse: bool = False) -> None:
+        """(Re)lint ``uri`` after ``delay`` seconds, superseding a pending run. ``reuse``: skip the engine
+        when the text and config are those of the last run (saving right after the edit was linted)."""
+        snap = self._snapshot(uri, reuse)
         if snap is None:
             return
         if not snap.settings.lint_enabled:
@@ -73,7 +77,7 @@ class LintFeature:
     def on_save(self, uri: str) -> None:
         """Lint the saved document, and the open documents importing it: kernels inline helpers from local
         modules, which the engine reads from disk, so their findings depend on the saved text."""
-        self.schedule(uri, 0.0)
+        self.schedule(uri, 0.0, reuse=True)
         stem = Path(to_fs_path(uri) or uri).stem
         if not stem.isidentifier():
             return
@@ -93,15 +97,16 @@ class LintFeature:
     def on_close(self, uri: str) -> None:
         """Cancel the job; the server removes a closed document's diagnostics."""
         self.jobs.cancel(uri)
+        self._last.pop(uri, None)
 
-    def _snapshot(self, uri: str) -> _Snapshot | None:
+    def _snapshot(self, uri: str, reuse: bool) -> _Snapshot | None:
         doc = self.server.workspace.get_text_document(uri)
         path = doc.path or to_fs_path(uri) or uri
         if not (doc.language_id == "python" or (doc.language_id is None and path.endswith(".py"))):
             return None
         return _Snapshot(
             uri=uri, path=path, version=doc.version, text=doc.source, settings=self.server.settings,
-            encoding=self.server.workspace.position_encoding,
+            encoding=self.server.workspace.position_encoding, reuse=reuse,
         )
 
     def _publish(self, snap: _Snapshot, diagnostics: list[types.Diagnostic]) -> None:
@@ -121,6 +126,11 @@ class LintFeature:
             from nki_studio.nkilint import api
 
             config, config_problem = self._config(snap)
+            depends_on = (snap.text, config, config_problem, snap.settings.rule_docs_base_url, snap.encoding)
+            last = self._last.get(snap.uri)
+            if snap.reuse and last is not None and last[0] == depends_on:
+                log.debug("lint %s v%s: unchanged since the last run, reused", snap.uri, snap.version)
+                return last[1]
             token.raise_if_cancelled()
             engine_start = time.perf_counter()
             findings = api.lint_source(snap.text, snap.path, config)
@@ -138,6 +148,7 @@ class LintFeature:
             )
             for f in findings
         ]
+        self._last[snap.uri] = (depends_on, diagnostics)
         # benchmarks/lsp_bench.py reads this line (engine vs total time) at debug level.
         log.debug("lint %s v%s: %d diagnostics, engine %.1f ms, total %.1f ms", snap.uri, snap.version,
                   len(diagnostics), engine_ms, (time.perf_counter() - started) * 1000)
