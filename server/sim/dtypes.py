@@ -55,12 +55,22 @@ _ALIASES = {"bool": "bool_", "float": "float32", "half": "float16", "int": "int3
 FLOAT32 = np.dtype(np.float32)
 
 
+_NAMES: dict[int, tuple[np.dtype[Any], str]] = {}  # id -> (dtype kept alive, name): hot path of every check
+
+
 def dtype_name(dt: np.dtype[Any]) -> str:
     """The NKI name of a dtype (``bfloat16``, ``tfloat32``, ``float8_e4m3fn_x4``...)."""
+    hit = _NAMES.get(id(dt))
+    if hit is not None and hit[0] is dt:
+        return hit[1]
     meta = dt.metadata
     if meta and "nki" in meta:
-        return str(meta["nki"])
-    return "bool_" if dt == np.bool_ else dt.name
+        name = str(meta["nki"])
+    else:
+        name = "bool_" if dt == np.bool_ else dt.name
+    if len(_NAMES) < 1024:  # keyed by identity: metadata-tagged dtypes compare equal to their storage type
+        _NAMES[id(dt)] = (dt, name)
+    return name
 
 
 def to_dtype(value: object) -> np.dtype[Any]:
