@@ -100,6 +100,7 @@ class JobRunner(Generic[T]):
 
     executor: Executor
     name: str = "job"
+    overlap_wait_s: float = 10.0  # longest wait for a superseded sync run of the same key
     _jobs: dict[str, _Job] = field(default_factory=dict)
     # Sync work still on a pool thread, per key. A thread cannot be interrupted, so a superseded run goes on
     # until it returns; the next run of its key waits for it instead of splitting the CPU (and the GIL) with it.
@@ -155,7 +156,10 @@ class JobRunner(Generic[T]):
     async def _in_thread(self, key: str, work: Callable[[CancelToken], Any], token: CancelToken) -> Any:
         previous = self._threads.get(key)
         if previous is not None and not previous.done():
-            await asyncio.wait([asyncio.wrap_future(previous)])
+            finished, _ = await asyncio.wait([asyncio.wrap_future(previous)], timeout=self.overlap_wait_s)
+            if not finished:  # a run that never ends (an analysis bug) must not block its key for good
+                log.warning("%s %s: a superseded run is still busy after %.0f s; starting the new one anyway",
+                            self.name, key, self.overlap_wait_s)
             token.raise_if_cancelled()
         future = self.executor.submit(_guarded, work, token)
         self._threads[key] = future

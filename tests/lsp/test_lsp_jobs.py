@@ -91,3 +91,16 @@ def test_cancel_token_callbacks() -> None:
     token.cancel()
     token.on_cancel(lambda: calls.append("late"))
     assert calls == ["first", "late"] and token.cancelled and token.wait(0)
+
+
+async def test_a_run_that_never_ends_does_not_block_its_key() -> None:
+    release = threading.Event()
+    results: list[str] = []
+    with ThreadPoolExecutor(2) as pool:
+        runner: JobRunner[str] = JobRunner(pool, overlap_wait_s=0.2)
+        runner.submit("doc", lambda token: release.wait(5) and "stuck", on_result=results.append)
+        await asyncio.sleep(0.05)
+        runner.submit("doc", lambda token: "new", on_result=results.append)
+        await asyncio.sleep(0.5)
+        assert results == ["new"]
+        release.set()
