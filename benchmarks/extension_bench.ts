@@ -8,9 +8,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CodeServer, checkPrerequisites, makeWorkspace, vsixPath } from '../extension/test/e2e/codeServer';
+import { HeatController } from '../extension/src/heat/controller';
+import { vsixPath } from '../extension/test/e2e/codeServer';
 import { makeProfile } from '../extension/test/e2e/fixtures';
-import { Workbench, launchBrowser } from '../extension/test/e2e/workbench';
+import { openSession } from '../extension/test/e2e/session';
+import { FakeEditor, FakeVsCode } from '../extension/test/support/fakeVscode';
 
 interface Timing {
   event: string;
@@ -35,6 +37,20 @@ function bigKernel(lines: number): string {
   return [...head, ...body, '    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)', `    nisa.dma_copy(dst=out, src=t${last})`, '    return out', ''].join('\n');
 }
 
+/** The extension's paint path for the same 2,000 lines with the vscode test double (no VS Code behind it). */
+function paintWithTestDouble(): number {
+  const fake = new FakeVsCode();
+  const editor = new FakeEditor('file:///big_kernel.py', Array.from({ length: BIG_LINES + 1 }, (_, i) => `line ${i}`).join('\n'));
+  fake.visibleTextEditors = [editor];
+  fake.activeTextEditor = editor;
+  const times: number[] = [];
+  const heat = new HeatController(fake.api(), (t) => times.push(t.ms));
+  const lines = Array.from({ length: BIG_LINES / 2 }, (_, i) => ({ line: i * 2, busy_ns: ((i * 7919) % 5000) + 1, share: 0.01, instr: 3, wait_ns: 0, engines: { Vector: 5 }, dma_bytes: 0 }));
+  for (let k = 0; k < 20; k += 1) heat.apply({ uri: 'file:///big_kernel.py', source: 'measured', profile: { label: 'bench' }, lines });
+  heat.dispose();
+  return times.sort((a, b) => a - b)[times.length >> 1];
+}
+
 function readTimings(file: string): Timing[] {
   if (!fs.existsSync(file)) return [];
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Timing);
@@ -51,16 +67,14 @@ async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, what: s
 }
 
 async function main(): Promise<void> {
-  checkPrerequisites();
-  const workspace = makeWorkspace({ 'deprecated_loop.py': 'examples/deprecated_loop.py' });
-  const big = path.join(workspace, 'big_kernel.py');
-  fs.writeFileSync(big, bigKernel(BIG_LINES));
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nki-bench-profile-'));
   const timings = path.join(os.tmpdir(), `nki-bench-timings-${process.pid}.jsonl`);
-  const server = await CodeServer.start({ workspace, trusted: true, settings: { 'nki-studio.simulateOnSave': false }, env: { NKI_STUDIO_TIMINGS_FILE: timings } });
-  const browser = await launchBrowser();
+  const session = await openSession({ 'deprecated_loop.py': 'examples/deprecated_loop.py' }, { trusted: true, settings: { 'nki-studio.simulateOnSave': false }, env: { NKI_STUDIO_TIMINGS_FILE: timings } });
+  const { wb, workspace } = session;
+  // written after start-up: the explorer shows it, but the first open is the small kernel (cold diagnostics)
+  const big = path.join(workspace, 'big_kernel.py');
+  fs.writeFileSync(big, bigKernel(BIG_LINES));
   try {
-    const wb = await Workbench.open(browser, server.url);
     await wb.openFile('deprecated_loop.py');
     await wb.waitForProblem(/NKI201/, 120_000);
     const activate = await waitFor(() => readTimings(timings).find((t) => t.event === 'activate'), 30_000, 'activation');
@@ -70,19 +84,26 @@ async function main(): Promise<void> {
     const profile = makeProfile(big, profileDir, 20_000);
     await wb.openFile('big_kernel.py');
     await wb.loadProfile(profile.parquet);
-    const paint = await waitFor(() => readTimings(timings).filter((t) => t.event === 'paint' && t.uri?.endsWith('big_kernel.py') && (t.lines ?? 0) >= BIG_LINES).pop(), 120_000, 'heatmap paint');
+    const bigPaints = (): Timing[] => readTimings(timings).filter((t) => t.event === 'paint' && t.uri?.endsWith('big_kernel.py') && (t.lines ?? 0) >= BIG_LINES);
+    const paint = await waitFor(() => bigPaints()[0], 120_000, 'heatmap paint');
+    // the same profile again: a warm repaint (the first includes JIT warm-up of the paint path)
+    const before = bigPaints().length;
+    await wb.loadProfile(profile.parquet);
+    const warm = await waitFor(() => bigPaints()[before], 120_000, 'second heatmap paint');
+    const inProcess = paintWithTestDouble();
 
     const vsixMiB = fs.statSync(vsixPath()).size / 2 ** 20;
     console.log('nki-studio extension benchmark (real VS Code 1.100 via code-server, headless Chromium)');
     console.log(`  activation                     ${activate.ms.toFixed(1)} ms   (target <= 300 ms)`);
     console.log(`  language server ready          ${ready ? ready.ms.toFixed(0) : '?'} ms   (Python start + initialize, off the activation path)`);
     console.log(`  open -> first diagnostics      ${first.ms.toFixed(0)} ms   (cold; ${first.sinceActivateMs?.toFixed(0)} ms after activation) (target <= 1500 ms)`);
-    console.log(`  heatmap paint, ${paint.lines}-line file  ${paint.ms.toFixed(1)} ms   (target <= 50 ms)`);
+    console.log(`  heatmap paint, ${paint.lines}-line file  ${paint.ms.toFixed(1)} ms first, ${warm.ms.toFixed(1)} ms repaint   (target <= 50 ms)`);
+    console.log(`    of which planning + decoration options (same code, vscode test double, median of 20): ${inProcess.toFixed(1)} ms;` +
+      ' the rest is VS Code\'s setDecorations');
+    console.log(`  machine load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
     console.log(`  .vsix size                     ${vsixMiB.toFixed(1)} MiB (${path.basename(vsixPath())}, one platform, bundled Python deps)`);
   } finally {
-    await browser.close();
-    await server.stop();
-    fs.rmSync(workspace, { recursive: true, force: true });
+    await session.close();
     fs.rmSync(profileDir, { recursive: true, force: true });
     fs.rmSync(timings, { force: true });
   }

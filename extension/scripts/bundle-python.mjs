@@ -86,6 +86,10 @@ for (const [i, python] of pythons.entries()) {
   }
   prune(nativeDir);
   prune(stage);
+  // Byte-compile now: the installed extension folder starts without __pycache__, and compiling pygls,
+  // lsprotocol, jedi… on every cold start costs seconds. unchecked-hash .pyc files stay valid whatever
+  // mtimes the .vsix extraction gives the sources; other Python versions simply ignore them.
+  run(python, ['-m', 'compileall', '-q', '-j', '0', '--invalidation-mode', 'unchecked-hash', stage, nativeDir]);
   manifest.native[`cp${version}`] = native.sort();
   manifest.pythons.push(version.replace(/^3/, '3.'));
   // Console scripts carry this machine's interpreter path in their shebang: useless inside a .vsix.

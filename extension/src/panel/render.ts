@@ -159,7 +159,7 @@ const STYLE = `
 body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); background: var(--vscode-editor-background); padding: 0 12px; }
 h2 { font-size: 1.2em; margin-top: 1.2em; } h3 { font-size: 1em; margin-bottom: 4px; }
 table { border-collapse: collapse; margin: 4px 0; } td, th { padding: 2px 8px; border-bottom: 1px solid var(--vscode-panel-border); text-align: left; }
-.pass { color: var(--vscode-testing-iconPassed); } .fail { color: var(--vscode-testing-iconFailed); } .na, .muted { color: var(--vscode-descriptionForeground); font-weight: normal; }
+.pass, .fail { white-space: nowrap; } .pass { color: var(--vscode-testing-iconPassed); } .fail { color: var(--vscode-testing-iconFailed); } .na, .muted { color: var(--vscode-descriptionForeground); font-weight: normal; }
 pre.error { white-space: pre-wrap; color: var(--vscode-errorForeground); }
 svg text { fill: var(--vscode-foreground); font-size: 12px; } svg text.small { font-size: 10px; fill: var(--vscode-descriptionForeground); }
 svg .track { fill: var(--vscode-editorWidget-background); stroke: var(--vscode-panel-border); }

@@ -8,35 +8,28 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { ARTIFACTS, CodeServer, checkPrerequisites, makeWorkspace } from './codeServer';
+import { ARTIFACTS } from './codeServer';
 import { makeProfile, profiledLines } from './fixtures';
-import { Workbench, launchBrowser } from './workbench';
+import { type Session, openSession } from './session';
+import type { Workbench } from './workbench';
 
 const KERNEL = 'deprecated_loop.py';
 const NKI201 = /NKI201/;
 
 describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
-  let server: CodeServer;
-  let browser: Browser;
+  let session: Session;
   let wb: Workbench;
   let workspace: string;
   const timings = path.join(os.tmpdir(), `nki-e2e-timings-${process.pid}.jsonl`);
 
   before(async () => {
-    checkPrerequisites();
-    workspace = makeWorkspace({ [KERNEL]: `examples/${KERNEL}` });
     fs.rmSync(timings, { force: true });
-    server = await CodeServer.start({ workspace, trusted: true, settings: { 'nki-studio.simulateOnSave': false }, env: { NKI_STUDIO_TIMINGS_FILE: timings } });
-    browser = await launchBrowser();
-    wb = await Workbench.open(browser, server.url);
+    session = await openSession({ [KERNEL]: `examples/${KERNEL}` }, { trusted: true, settings: { 'nki-studio.simulateOnSave': false }, env: { NKI_STUDIO_TIMINGS_FILE: timings } });
+    ({ wb, workspace } = session);
   });
 
   after(async () => {
-    if (wb) await wb.screenshot('trusted-final').catch(() => undefined);
-    await browser?.close();
-    await server?.stop();
-    if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
+    await session?.close('trusted-final');
     if (fs.existsSync(timings)) {
       fs.mkdirSync(ARTIFACTS, { recursive: true });
       fs.copyFileSync(timings, path.join(ARTIFACTS, 'timings.jsonl'));
@@ -112,24 +105,16 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
 });
 
 describe('extension in restricted mode (untrusted workspace)', { timeout: 300_000 }, () => {
-  let server: CodeServer;
-  let browser: Browser;
+  let session: Session;
   let wb: Workbench;
-  let workspace: string;
 
   before(async () => {
-    checkPrerequisites();
-    workspace = makeWorkspace({ [KERNEL]: `examples/${KERNEL}` });
-    server = await CodeServer.start({ workspace, trusted: false });
-    browser = await launchBrowser();
-    wb = await Workbench.open(browser, server.url);
+    session = await openSession({ [KERNEL]: `examples/${KERNEL}` }, { trusted: false });
+    ({ wb } = session);
   });
 
   after(async () => {
-    if (wb) await wb.screenshot('restricted-final').catch(() => undefined);
-    await browser?.close();
-    await server?.stop();
-    if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
+    await session?.close('restricted-final');
   });
 
   it('still lints', async () => {
