@@ -24,12 +24,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the client sends exit; returns the exit code."""
-    from nki_studio.lsp import logs
-    from nki_studio.lsp.server import create_server
-
     protocol_out = sys.stdout.buffer
     # Anything printed by imported or user code must not corrupt the protocol stream.
     sys.stdout = sys.stderr
+
+    from nki_studio.lsp import logs
+    from nki_studio.lsp.server import create_server
+
     logs.configure_stderr(args.log_level)
     server = create_server()
     server.start_io(sys.stdin.buffer, protocol_out)
