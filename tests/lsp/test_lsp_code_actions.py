@@ -90,3 +90,13 @@ async def test_deprecation_fix_end_to_end(client: LanguageClient, workdir: Path)
     assert "    for i in range(4):\n" in fixed
     change_doc(client, uri, 2, fixed)
     assert await wait_diagnostics(client, uri, 2) == []
+
+
+async def test_no_fix_offered_for_stale_diagnostics(bare_client: LanguageClient, workdir: Path) -> None:
+    """After an edit that is not linted yet (long debounce), the old fix could hit the wrong text."""
+    await start(bare_client, {"lintDebounceMs": 60_000})
+    uri = open_doc(bare_client, workdir / "k.py", UNUSED_NOQA)
+    (diag,) = [d for d in await wait_diagnostics(bare_client, uri, 1) if d.code == "NKI001"]
+    assert any(a.is_preferred for a in await _actions(bare_client, uri, diag))
+    change_doc(bare_client, uri, 2, "# a new first line\n" + UNUSED_NOQA)
+    assert not any(a.is_preferred for a in await _actions(bare_client, uri, diag))

@@ -3,7 +3,8 @@
 Runs ``nkilint.api.lint_source`` per document: on open and save at once, on change after the
 ``lintDebounceMs`` delay; one job per document, newest wins (``lsp.jobs``), in the job threads. A result
 is published only if the document still has the version that was linted. Code actions: every
-precomputed fix (``Diagnostic.data["fix"]``) and ``# noqa: NKI###`` for the diagnostic's line.
+precomputed fix (``Diagnostic.data["fix"]``, while the text is still the one linted) and
+``# noqa: NKI###`` for the diagnostic's line.
 The project config (``pyproject.toml``) is reloaded when its mtime moved; a change reported by the client
 (watched files) relints every open document. Saving a module relints the open documents importing it.
 """
@@ -183,6 +184,10 @@ class LintFeature:
         uri = params.text_document.uri
         doc = self.server.workspace.get_text_document(uri)
         codec = PositionCodec(self.server.workspace.position_encoding)
+        # Fix edits were computed for the text of the last lint; once the document moved on they could
+        # land in the wrong place, so they are offered again only after the new text is linted.
+        last = self._last.get(uri)
+        fresh = last is not None and last[0][0] == doc.source
         actions: list[types.CodeAction] = []
         noqa_actions: list[types.CodeAction] = []
         seen_noqa: set[tuple[int, str]] = set()
@@ -191,7 +196,7 @@ class LintFeature:
                 continue
             data = diag.data if isinstance(diag.data, dict) else {}
             fix = data.get("fix")
-            if isinstance(fix, dict):
+            if isinstance(fix, dict) and fresh:
                 edits = [types.TextEdit(range=range_from_json(e["range"]), new_text=e["newText"]) for e in fix["edits"]]
                 actions.append(self._action(f"{fix['title']} ({diag.code})", uri, doc.version, edits, diag, preferred=True))
             key = (diag.range.start.line, diag.code)
