@@ -119,7 +119,7 @@ def quantize_mx(dst: NkiTensor, src: NkiTensor, dst_scale: NkiTensor, name: str 
     if d.shape[0] != p or checks.free_size(d) != f // 4:
         raise HardwareLimitError(f"{op}: dst must be [{p}, {f // 4}], got {list(d.shape)}")
     rows = scale_partitions(p)
-    if sc.ndim != 2 or sc.shape[0] <= max(rows) or sc.shape[1] < f // 4:
+    if sc.shape[0] <= max(rows) or checks.free_size(sc) != f // 4:
         raise HardwareLimitError(f"{op}: dst_scale {list(sc.shape)} cannot hold scale rows at partitions "
                                  f"{rows} with {f // 4} values each")
     context.issue(op, "vector", reads={"src": s}, writes={"dst": d, "dst_scale": sc}, flops=2 * p * f)
@@ -135,6 +135,6 @@ def quantize_mx(dst: NkiTensor, src: NkiTensor, dst_scale: NkiTensor, name: str 
     scale_bytes = (exp + 127).astype(np.uint8)
     cols = f // 4
     for i, part in enumerate(rows):
-        row = sc[part:part + 1, 0:cols]
-        c.store_raw(row, scale_bytes[i:i + 1].view(row._data.dtype))
+        row = sc[part:part + 1]  # keeps its free dims; values are laid out row-major
+        c.store_raw(row, scale_bytes[i:i + 1].reshape(1, cols).view(row._data.dtype))
     return c.handle(op, name)

@@ -83,3 +83,13 @@ def test_rand2_range(trn3):
     out = new((4, 100))
     nisa.rand2(out, -2.0, 3.0)
     assert val(out).min() >= -2 and val(out).max() <= 3
+
+
+def test_quantize_mx_scale_tile_may_have_several_free_dims(trn3):
+    src = RNG.standard_normal((32, 16)).astype(ml_dtypes.bfloat16)
+    dst = new((32, 1, 4), "float8_e4m3fn_x4")
+    scale = tile(np.zeros((32, 1, 4)), ml_dtypes.float8_e8m0fnu)
+    nisa.quantize_mx(dst, tile(src, ml_dtypes.bfloat16), scale)
+    amax = np.abs(src.astype(np.float32).reshape(4, 8, 4, 4)).max(axis=(1, 3))
+    expect = (np.floor(np.log2(amax)) - 7 + 127).astype(np.uint8)
+    assert raw(scale)[:4].reshape(4, 4).view(np.uint8).tolist() == expect.tolist()
