@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/setup-ssh.sh  # OpenSSH server/client for tests/remote (real sshd on loopback)
 export PATH="$PWD/.venv/bin:$PATH"
 
 echo "== ruff"; ruff check server tests benchmarks

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nki_studio.cli import profile_remote
 from nki_studio.profile.analyze import ProfileReport, analyze
 from nki_studio.profile.metrics import MetricOptions
 from nki_studio.profile.model import ProfileError
@@ -55,7 +56,8 @@ def register(subparsers: Any) -> None:
     summ = actions.add_parser("summary", help="kernel summary only")
     _common(summ)
     summ.set_defaults(func=run_summary)
-    prof.set_defaults(func=lambda args: _usage("choose an action: report or summary"))
+    profile_remote.register(actions)
+    prof.set_defaults(func=lambda args: _usage("choose an action: report, summary or remote"))
 
 
 def _usage(message: str) -> int:

@@ -1,0 +1,88 @@
+"""``nki-studio profile remote FILE[::KERNEL] --host HOST``: profile a kernel on a Trn2 host over ssh and print
+the measured per-line heat (see ``nki_studio.remote``). Running the command is the user's trust decision.
+
+Exit codes: 0 ok, 1 the remote run failed (message says why and what to do), 2 bad arguments or no spec.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from nki_studio.remote.config import RemoteConfigError, settings_from
+from nki_studio.remote.errors import RemoteError
+from nki_studio.remote.flow import RemoteJob, fetch_profile, load_report
+from nki_studio.simulate.spec import resolve
+
+
+def register(actions: Any) -> None:
+    """Add ``remote`` to the ``profile`` actions."""
+    p = actions.add_parser("remote", help="profile a kernel on a remote Trn2 host over ssh and show per-line heat",
+                           description="Upload, compile, capture (second execution), view, download and map a "
+                                       "Neuron Explorer profile of one kernel; uses your ssh config and agent.")
+    p.add_argument("target_file", metavar="FILE[::KERNEL]", help="kernel file, optionally ::kernel_name")
+    p.add_argument("--host", required=True, help="ssh config alias or user@host[:port]")
+    p.add_argument("--ssh-config", metavar="FILE", help="ssh configuration file (ssh -F)")
+    p.add_argument("--ssh-option", action="append", default=[], metavar="ARG",
+                   help="extra argument for ssh/scp, repeatable (e.g. --ssh-option=-oProxyJump=bastion)")
+    p.add_argument("--workdir", help="remote work directory (default ~/nki-studio-remote)")
+    p.add_argument("--activate", metavar="SHELL", help="command that activates the Neuron environment on the host")
+    p.add_argument("--neuron-core", type=int, default=0, help="NeuronCore index (NEURON_RT_VISIBLE_CORES)")
+    p.add_argument("--target", default="trn2", help="NEURON_PLATFORM_TARGET_OVERRIDE (default trn2)")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds per remote stage (default 900)")
+    p.add_argument("--keep-remote", action="store_true", help="keep the uploaded files and capture on the host")
+    p.add_argument("--cache-dir", metavar="DIR", help="local profile cache (default ~/.cache/nki-studio/remote-profiles)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    p.add_argument("--quiet", action="store_true", help="do not echo remote output to stderr")
+    p.set_defaults(func=run_remote)
+
+
+def run_remote(args: argparse.Namespace) -> int:
+    """``profile remote``."""
+    from nki_studio.profile.report_text import kernel_text, listing_text, report_json
+
+    path_text, _, kernel = args.target_file.partition("::")
+    path = Path(path_text)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        print(f"nki-studio profile remote: {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    resolution = resolve(source, str(path), kernel or None)
+    if resolution.spec is None:
+        print("nki-studio profile remote: no inputs for the kernel: " + "; ".join(resolution.problems), file=sys.stderr)
+        return 2
+    try:
+        settings = settings_from({}, host=args.host, sshConfig=args.ssh_config, sshOptions=args.ssh_option,
+                                 workDir=args.workdir, envActivation=args.activate, neuronCore=args.neuron_core,
+                                 keepFiles=args.keep_remote, target=args.target, timeout=args.timeout)
+    except RemoteConfigError as exc:
+        print(f"nki-studio profile remote: {exc}", file=sys.stderr)
+        return 2
+    job = RemoteJob(path.resolve(), resolution.spec, settings)
+    if args.cache_dir:
+        job = RemoteJob(job.kernel_file, job.spec, settings, Path(args.cache_dir))
+
+    def log(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    def progress(stage: str, message: str) -> None:
+        print(f"[{stage}] {message}", file=sys.stderr, flush=True)
+
+    try:
+        profile = fetch_profile(job, log=log, progress=progress, cancelled=lambda: False)
+        progress("load", f"reading {profile.path}")
+        report = load_report(profile)
+    except RemoteError as exc:
+        print(f"nki-studio profile remote: {exc}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps({**report_json(report), "downloaded": str(profile.path)}, indent=1))
+    else:
+        print("\n".join([f"profile: {profile.path} (measured on {profile.host})", *kernel_text(report), "",
+                         *listing_text(report, "busy", False)]))
+    return 0

@@ -1,0 +1,102 @@
+"""Local ``ssh``/``scp`` argument lists and the remote shell lines they carry.
+
+Locally nothing goes through a shell: every command is an argument list for ``subprocess``. Remotely, ssh
+always hands one string to the login shell, so every word of that string is built with ``shlex.quote``
+from an argument list: a file or kernel name with spaces, quotes, ``$(...)``, ``;`` or newlines stays one
+literal word. The only text passed unquoted is the user's own activation command (their setting, run as
+they wrote it).
+
+Host keys: we pass ``BatchMode=yes`` (never prompt for passwords or host-key confirmation) and nothing
+about ``StrictHostKeyChecking``, so the user's ssh config and known_hosts decide; an unknown host key fails
+with "Host key verification failed" unless their config accepts new keys.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+
+from nki_studio.remote.config import RemoteSettings
+
+PID_FILE = ".stage.pid"
+
+
+def _has_option(options: Sequence[str], name: str) -> bool:
+    low = name.lower()
+    return any(o.lower().startswith(low + "=") or o.lower() == low for o in options)
+
+
+def _common_options(settings: RemoteSettings) -> list[str]:
+    """Options shared by ssh and scp (``-o`` form, which both accept)."""
+    args: list[str] = []
+    if settings.ssh_config:
+        args += ["-F", settings.ssh_config]
+    args += ["-o", "BatchMode=yes"]
+    user_o = [settings.ssh_options[i + 1] for i, o in enumerate(settings.ssh_options[:-1]) if o == "-o"]
+    if not _has_option(user_o, "ConnectTimeout"):
+        args += ["-o", f"ConnectTimeout={settings.connect_timeout_s}"]
+    if not _has_option(user_o, "ServerAliveInterval"):
+        # A dead connection is noticed within ~30 s instead of hanging a stage until its timeout.
+        args += ["-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3"]
+    return args + list(settings.ssh_options)
+
+
+def ssh_argv(settings: RemoteSettings, remote_line: str) -> list[str]:
+    """``ssh … -- DEST LINE``: run one shell line (built by :func:`shell_line`) on the host."""
+    args = ["ssh", *_common_options(settings)]
+    if settings.host.port:
+        args += ["-p", str(settings.host.port)]
+    return [*args, "--", settings.host.destination, remote_line]
+
+
+def scp_argv(settings: RemoteSettings, sources: Sequence[str], target: str) -> list[str]:
+    """``scp -r … -- SOURCES TARGET``; remote operands are made with :func:`remote_operand`."""
+    args = ["scp", "-r", "-q", *_common_options(settings)]
+    if settings.host.port:
+        args += ["-P", str(settings.host.port)]
+    return [*args, "--", *sources, target]
+
+
+def remote_operand(settings: RemoteSettings, path: str) -> str:
+    """``DEST:PATH`` for scp. ``path`` is built from the validated work directory and our own job names."""
+    return f"{settings.host.destination}:{path}"
+
+
+def quote_argv(argv: Sequence[str]) -> str:
+    """One shell word per argument."""
+    return shlex.join(list(argv))
+
+
+def env_argv(env: Mapping[str, str], argv: Sequence[str]) -> list[str]:
+    """``env NAME=VALUE … ARGV``: environment as arguments, so values are quoted like any other word."""
+    for name in env:
+        if not name.isidentifier():
+            raise ValueError(f"not an environment variable name: {name!r}")
+    return ["env", *(f"{k}={v}" for k, v in env.items()), *argv]
+
+
+def shell_line(workdir: str, argv: Sequence[str], activation: str = "", *, track_pid: bool = True) -> str:
+    """The line for the remote login shell: enter ``workdir``, optionally record the process group, run the
+    user's activation command, then ``argv`` (quoted).
+
+    With ``track_pid`` the shell writes its PID to ``workdir/.stage.pid`` and ``exec``s an inner ``sh``: sshd
+    starts every session command as a session (and process-group) leader, so :func:`kill_line` can end the
+    whole stage, children included, by killing that group. Without ``track_pid`` (short housekeeping
+    commands) the user's activation is not run.
+    """
+    inner = quote_argv(argv)
+    if not track_pid:
+        return f"cd {shlex.quote(workdir)} && {inner}"
+    if activation:
+        inner = f"{activation}\n{inner}"  # newline, not ';' / '&&': the activation text is shell code as the user wrote it
+    # bash when the host has it, so an activation written as `source venv/bin/activate` works.
+    return (f"cd {shlex.quote(workdir)} && echo $$ > {PID_FILE} && "
+            f"exec \"$(command -v bash || echo sh)\" -c {shlex.quote(inner)}")
+
+
+def kill_line(workdir: str) -> str:
+    """Terminate the process group recorded by :func:`shell_line` (TERM, then KILL if still alive after ~2 s)."""
+    script = ('p=$(cat "$1" 2>/dev/null) || exit 0; kill -s TERM -- "-$p" 2>/dev/null || exit 0; '
+              'for i in 1 2 3 4 5 6 7 8 9 10; do kill -s 0 -- "-$p" 2>/dev/null || exit 0; sleep 0.2; done; '
+              'kill -s KILL -- "-$p" 2>/dev/null; exit 0')
+    return quote_argv(["sh", "-c", script, "sh", f"{workdir}/{PID_FILE}"])

@@ -1,0 +1,231 @@
+"""The remote profiling round trip: upload → compile → capture → view → download → load.
+
+Commands follow the published Trn2 walkthrough (profile-formats README §2, §5): compile with
+``NEURON_FRAMEWORK_DEBUG=1`` and ``NKI_DEBUG_INFO=True`` (the docs disagree on which one carries NKI source
+locations, so both), keep the NEFF through ``NKI_ARTIFACTS_DIR``, capture the second execution
+(``neuron-explorer capture -n kernel.neff -s out.ntff --num-exec=2 --profile-nth-exec=2 --enable-dge-notifs``
+→ ``out_exec_2.ntff``), then ``neuron-explorer view --output-format parquet --output-file DIR
+--nki-source-root SRC``. Inferred: that ``--output-file`` with Parquet writes the tables into DIR without
+starting the UI server (README §2 says "With --output-file DIR the files go to DIR"); tools that reject the
+Parquet request (older Explorer builds) get a second attempt with ``--output-format json``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nki_studio.profile.analyze import ProfileReport, analyze
+from nki_studio.profile.model import ProfileError
+from nki_studio.remote import cache
+from nki_studio.remote.commands import (
+    env_argv,
+    kill_line,
+    quote_argv,
+    remote_operand,
+    scp_argv,
+    shell_line,
+    ssh_argv,
+)
+from nki_studio.remote.config import RemoteSettings
+from nki_studio.remote.errors import NO_SOURCE_FLAGS, RemoteError, classify, compile_error
+from nki_studio.remote.harness import HARNESS_NAME, SOURCE_DIR, SPEC_NAME, stage_job
+from nki_studio.remote.process import CancelledFn, Completed, LogFn, run
+from nki_studio.simulate.spec import SimSpec
+
+STAGES = ("upload", "compile", "capture", "view", "download", "load")
+NTFF = "out.ntff"
+CAPTURED = "out_exec_2.ntff"  # naming rule: -s out.ntff --num-exec=2 --profile-nth-exec=2 (README §2.1)
+NEFF = "artifacts/kernel.neff"
+PARQUET_OUT = "profile"
+JSON_OUT = "profile.json"
+HOUSEKEEPING_TIMEOUT_S = 60.0
+
+ProgressFn = Callable[[str, str], None]  # (stage, message)
+
+
+@dataclass(frozen=True)
+class RemoteJob:
+    """One run: which kernel (local file + resolved simulate spec), where, and where the cache lives."""
+
+    kernel_file: Path
+    spec: SimSpec
+    settings: RemoteSettings
+    cache_root: Path = field(default_factory=cache.default_root)
+
+
+@dataclass(frozen=True)
+class RemoteProfile:
+    """A downloaded profile: local path, its format, and the remote source directory recorded in it."""
+
+    path: Path
+    format: str
+    remote_source_dir: str
+    local_source_dir: Path
+    host: str
+
+
+class _Session:
+    """Runs the stages of one job against one host; tracks the remote directory for kill and clean-up."""
+
+    def __init__(self, job: RemoteJob, log: LogFn, progress: ProgressFn, cancelled: CancelledFn) -> None:
+        self.job, self.s, self.log, self.progress, self.cancelled = job, job.settings, log, progress, cancelled
+        self.host = str(job.settings.host)
+        name = f"{job.spec.kernel}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
+        self.job_rel = f"{self.s.workdir}/{name}"  # validated characters only: safe in scp operands too
+        self.job_abs = ""
+        self.created = False
+        self.running_remote = False
+
+    # ---- plumbing --------------------------------------------------------------------------------------
+    def _run(self, stage: str, argv: list[str], timeout_s: float) -> Completed:
+        self.log(f"$ {quote_argv(argv)}")
+        return run(argv, timeout_s=timeout_s, cancelled=self.cancelled, log=self.log, label=stage)
+
+    def _check(self, stage: str, result: Completed, timeout_s: float) -> Completed:
+        if result.cancelled:
+            raise RemoteError("cancelled", f"{stage}: cancelled")
+        if result.timed_out or result.returncode != 0:
+            raise classify(stage, result, self.host, timeout_s)
+        return result
+
+    def _tool(self, stage: str, argv: list[str], env: dict[str, str] | None = None) -> Completed:
+        """A long remote command in the job directory, after the user's activation, killable on cancel."""
+        line = shell_line(self.job_rel, env_argv(env or {}, argv), self.s.activation)
+        self.running_remote = True
+        try:
+            result = self._run(stage, ssh_argv(self.s, line), self.s.stage_timeout_s)
+            if result.cancelled or result.timed_out:
+                self.kill_remote()
+            return result
+        finally:
+            self.running_remote = False
+
+    def kill_remote(self) -> None:
+        """End the running remote stage (its process group), best effort."""
+        self.log(f"stopping the remote process on {self.host}")
+        r = run(ssh_argv(self.s, kill_line(self.job_rel)), timeout_s=HOUSEKEEPING_TIMEOUT_S, cancelled=lambda: False,
+                log=self.log, label="kill")
+        if r.returncode != 0:
+            self.log(f"could not stop the remote process (exit {r.returncode}); it may still be running")
+
+    def clean(self) -> None:
+        """Remove the job directory on the host unless the user keeps remote files."""
+        if not self.created or self.s.keep_files:
+            if self.created:
+                self.log(f"remote files kept in {self.host}:{self.job_abs or self.job_rel}")
+            return
+        argv = ssh_argv(self.s, quote_argv(["rm", "-rf", "--", self.job_rel]))
+        r = run(argv, timeout_s=HOUSEKEEPING_TIMEOUT_S, cancelled=lambda: False, log=self.log, label="clean")
+        if r.returncode != 0:
+            self.log(f"could not remove {self.host}:{self.job_rel} (exit {r.returncode})")
+
+    # ---- stages ----------------------------------------------------------------------------------------
+    def upload(self) -> None:
+        self.progress("upload", f"uploading {self.job.kernel_file.name} to {self.host}")
+        mk = quote_argv(["mkdir", "-p", "--", self.s.workdir]) + " && " + quote_argv(["cd", "--", self.s.workdir]) + " && pwd"
+        result = self._check("upload", self._run("upload", ssh_argv(self.s, mk), HOUSEKEEPING_TIMEOUT_S),
+                             HOUSEKEEPING_TIMEOUT_S)
+        lines = result.stdout.strip().splitlines()
+        if not lines or not lines[-1].startswith("/"):
+            raise RemoteError("tool", f"upload: could not determine the remote work directory on {self.host}",
+                              detail=result.stdout)
+        self.job_abs = f"{lines[-1]}/{self.job_rel.rsplit('/', 1)[-1]}"
+        with tempfile.TemporaryDirectory(prefix="nki-studio-upload-") as tmp:
+            local = stage_job(Path(tmp) / "job", self.job.kernel_file, self.job.spec)
+            self.created = True
+            argv = scp_argv(self.s, [str(local)], remote_operand(self.s, self.job_rel))
+            self._check("upload", self._run("upload", argv, self.s.stage_timeout_s), self.s.stage_timeout_s)
+
+    def compile(self) -> None:
+        self.progress("compile", f"compiling {self.job.spec.kernel} on {self.host}")
+        env = {
+            "NEURON_FRAMEWORK_DEBUG": "1",
+            "NKI_DEBUG_INFO": "True",
+            "NKI_ARTIFACTS_DIR": f"{self.job_abs}/artifacts",
+            "NEURON_RT_VISIBLE_CORES": str(self.s.neuron_core),
+            "NEURON_PLATFORM_TARGET_OVERRIDE": self.s.platform_target,
+            "NEURON_LOGICAL_NC_CONFIG": str(self.job.spec.lnc),
+        }
+        result = self._tool("compile", [self.s.python, HARNESS_NAME, SPEC_NAME], env)
+        if result.cancelled:
+            raise RemoteError("cancelled", "compile: cancelled")
+        if result.timed_out or result.returncode != 0:
+            remote_kernel = f"{self.job_abs}/{SOURCE_DIR}/{self.job.kernel_file.name}"
+            if result.timed_out:
+                raise classify("compile", result, self.host, self.s.stage_timeout_s)
+            raise compile_error(result, self.host, remote_kernel, str(self.job.kernel_file))
+
+    def capture(self) -> None:
+        self.progress("capture", "capturing the second execution with neuron-explorer")
+        env = {"NEURON_RT_VISIBLE_CORES": str(self.s.neuron_core), "NEURON_LOGICAL_NC_CONFIG": str(self.job.spec.lnc)}
+        argv = ["neuron-explorer", "capture", "-n", NEFF, "-s", NTFF, "--num-exec=2", "--profile-nth-exec=2",
+                "--enable-dge-notifs"]
+        self._check("capture", self._tool("capture", argv, env), self.s.stage_timeout_s)
+
+    def view(self) -> tuple[str, str]:
+        """Process the capture; returns (remote output relative to the job dir, format)."""
+        self.progress("view", "processing the profile (neuron-explorer view)")
+        base = ["neuron-explorer", "view", "-n", NEFF, "-s", CAPTURED, "--nki-source-root", f"{self.job_abs}/{SOURCE_DIR}"]
+        first = self._tool("view", [*base, "--output-format", "parquet", "--output-file", PARQUET_OUT])
+        if first.returncode == 0 and not first.timed_out and not first.cancelled:
+            return PARQUET_OUT, "parquet"
+        err = classify("view", first, self.host, self.s.stage_timeout_s)
+        if first.cancelled or err.kind != "tool":
+            self._check("view", first, self.s.stage_timeout_s)
+        self.log("neuron-explorer view could not write Parquet; retrying with --output-format json (older tools)")
+        second = self._tool("view", [*base, "--output-format", "json", "--output-file", JSON_OUT])
+        if second.returncode != 0 and not second.cancelled and not second.timed_out:
+            both = classify("view", second, self.host, self.s.stage_timeout_s)
+            raise RemoteError("tool", f"view failed on {self.host} for Parquet and JSON output",
+                              detail=f"parquet:\n{err.detail}\njson:\n{both.detail}")
+        self._check("view", second, self.s.stage_timeout_s)
+        return JSON_OUT, "json"
+
+    def download(self, remote_out: str, fmt: str) -> RemoteProfile:
+        self.progress("download", "downloading the profile")
+        final = cache.entry_dir(self.job.cache_root, self.job.kernel_file, self.job.spec.kernel, self.host)
+        partial = cache.partial_dir(final)
+        try:
+            argv = scp_argv(self.s, [remote_operand(self.s, f"{self.job_rel}/{remote_out}")], str(partial))
+            self._check("download", self._run("download", argv, self.s.stage_timeout_s), self.s.stage_timeout_s)
+            if self.cancelled():
+                raise RemoteError("cancelled", "download: cancelled")
+            placed = cache.commit(partial, final)
+        except BaseException:
+            cache.discard(partial)
+            raise
+        return RemoteProfile(placed / remote_out, fmt, f"{self.job_abs}/{SOURCE_DIR}",
+                             self.job.kernel_file.parent.resolve(), self.host)
+
+
+def fetch_profile(job: RemoteJob, *, log: LogFn, progress: ProgressFn, cancelled: CancelledFn) -> RemoteProfile:
+    """Run every remote stage and return the downloaded profile (raises :class:`RemoteError`)."""
+    session = _Session(job, log, progress, cancelled)
+    try:
+        session.upload()
+        session.compile()
+        session.capture()
+        remote_out, fmt = session.view()
+        return session.download(remote_out, fmt)
+    finally:
+        session.clean()
+
+
+def load_report(profile: RemoteProfile) -> ProfileReport:
+    """Read the downloaded profile and map its remote paths onto the local kernel directory."""
+    try:
+        report = analyze(profile.path, fmt=profile.format, roots=[profile.local_source_dir],
+                         mappings={profile.remote_source_dir: str(profile.local_source_dir)})
+    except ProfileError as exc:
+        raise RemoteError("tool", f"the downloaded profile {profile.path} is not readable: {exc}") from exc
+    if not report.metrics.lines:
+        raise RemoteError("no-source", f"{profile.host}: {NO_SOURCE_FLAGS}")
+    problem = report.problem()
+    if problem:
+        raise RemoteError("no-source", problem)
+    return report

@@ -1,0 +1,46 @@
+"""Harness generation: the files uploaded to the host for one kernel (script, spec, kernel sources)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from nki_studio.simulate.spec import SimSpec, TensorSpec
+
+HARNESS_NAME = "harness.py"
+SPEC_NAME = "spec.json"
+SOURCE_DIR = "src"
+
+
+def harness_text() -> str:
+    """The self-contained script run on the host (``harness_script.py`` of this package, verbatim)."""
+    return (Path(__file__).with_name("harness_script.py")).read_text(encoding="utf-8")
+
+
+def harness_spec(spec: SimSpec, kernel_file_name: str) -> dict[str, Any]:
+    """``spec.json``: kernel file (relative to the job directory), kernel name, arguments, seed, lnc."""
+    if not spec.kernel.isidentifier():
+        raise ValueError(f"not a kernel name: {spec.kernel!r}")
+    args: list[list[Any]] = []
+    for name, value in spec.args:
+        if isinstance(value, TensorSpec):
+            args.append([name, {"dtype": value.dtype, "shape": list(value.shape)}])
+        else:
+            args.append([name, value])
+    return {"kernel_file": f"{SOURCE_DIR}/{kernel_file_name}", "kernel": spec.kernel, "args": args,
+            "seed": spec.seed, "lnc": spec.lnc}
+
+
+def stage_job(directory: Path, kernel_file: Path, spec: SimSpec) -> Path:
+    """Write the upload tree into ``directory``: ``harness.py``, ``spec.json``, ``src/<kernel file>`` plus the
+    ``.py`` files next to it (kernels import their helpers). Returns ``directory``."""
+    src = directory / SOURCE_DIR
+    src.mkdir(parents=True)
+    for sibling in sorted(kernel_file.parent.glob("*.py")):
+        if sibling.is_file():
+            (src / sibling.name).write_bytes(sibling.read_bytes())
+    (src / kernel_file.name).write_bytes(kernel_file.read_bytes())
+    (directory / HARNESS_NAME).write_text(harness_text(), encoding="utf-8")
+    (directory / SPEC_NAME).write_text(json.dumps(harness_spec(spec, kernel_file.name), indent=1), encoding="utf-8")
+    return directory
