@@ -121,9 +121,10 @@ def mat(t: NkiTensor, raw: bool = False) -> np.ndarray:
     return v.reshape(p, -1)
 
 
-def store(dst: NkiTensor, values: Values, accumulate: bool = False) -> None:
-    """Write instruction results into ``dst``; a non-matmul write to PSUM clears its matmul flags."""
-    write(dst, values, accumulate=accumulate)
+def store(dst: NkiTensor, values: Values, accumulate: bool = False, where: np.ndarray | None = None) -> None:
+    """Write instruction results into ``dst`` (only where ``where`` is set, when given); a non-matmul write
+    to PSUM clears its matmul flags."""
+    write(dst, values, accumulate=accumulate, where=where)
     if dst.buffer.kind == "psum":
         flags = psum_flags(dst, create=False)
         if flags is not None:

@@ -7,6 +7,8 @@ gathers/scatters come in as ``.ap(vector_offset=...)`` / ``scalar_offset`` views
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from nki_studio.sim import checks, context, dtypes
 from nki_studio.sim.errors import HardwareLimitError
@@ -15,7 +17,7 @@ from nki_studio.sim.isa.enums import NkiInstruction
 from nki_studio.sim.isa.enums import dge_mode as Dge
 from nki_studio.sim.isa.enums import engine as Eng
 from nki_studio.sim.isa.enums import oob_mode as Oob
-from nki_studio.sim.tensor import NkiTensor, read
+from nki_studio.sim.tensor import NkiTensor, out_of_bounds, read
 
 _DMA_REGIONS = ("hbm", "sbuf")
 
@@ -28,11 +30,11 @@ def _operand(op: str, role: str, value: object) -> NkiTensor:
     return c.tensor(op, role, t, _DMA_REGIONS)
 
 
-def _modes(op: str, dge: object, eng: object, priority: object, oob: object) -> Dge:
-    """Validate the DMA mode arguments (isa.md §5.1)."""
+def _modes(op: str, dge: object, eng: object, priority: object, oob: object) -> tuple[Dge, bool]:
+    """Validate the DMA mode arguments (isa.md §5.1); returns the DGE mode and whether ``oob_mode=skip``."""
     try:
         mode = Dge(dge if dge is not None else Dge.unknown)
-        Oob(oob if oob is not None else Oob.error)
+        skip = Oob(oob if oob is not None else Oob.error) == Oob.skip
         Eng(eng if eng is not None else Eng.unknown)
     except ValueError as exc:
         raise HardwareLimitError(f"{op}: {exc}") from None
@@ -42,7 +44,28 @@ def _modes(op: str, dge: object, eng: object, priority: object, oob: object) -> 
         c.require_version(op, 4, "priority=")
         if priority not in (0, 1, 2, 3):
             raise HardwareLimitError(f"{op}: priority must be 0..3, got {priority!r}")
-    return mode
+    return mode, skip
+
+
+def _transfer(dst: NkiTensor, sources: list[tuple[NkiTensor, bool]], skip: bool,
+              combine: Callable[[list[np.ndarray]], np.ndarray]) -> None:
+    """Read ``sources`` (tensor, raw) and write ``combine(values)`` into ``dst``.
+
+    Out-of-range elements of runtime-offset views (``out_of_bounds``) raise with ``oob_mode=error`` (in
+    ``read``/``write``); with ``skip`` the transfers touching them are skipped and ``dst`` keeps its
+    contents there (isa.md §5.1). Sources map onto ``dst`` element for element in row-major order.
+    """
+    if not skip:
+        c.store(dst, combine([read(t, raw=raw) for t, raw in sources]))
+        return
+    skipped = out_of_bounds(dst)
+    masks = [out_of_bounds(t) for t, _ in sources]
+    for mask in masks:
+        if mask is not None:
+            flat = mask.reshape(dst.shape)
+            skipped = flat if skipped is None else skipped | flat
+    values = combine([read(t, raw=raw, oob_fill=0) for t, raw in sources])
+    c.store(dst, values, where=None if skipped is None else ~skipped)
 
 
 def _converts(op: str, dst: NkiTensor, src: NkiTensor, mode: Dge) -> bool:
@@ -60,21 +83,18 @@ def _converts(op: str, dst: NkiTensor, src: NkiTensor, mode: Dge) -> bool:
 def dma_copy(dst: NkiTensor, src: NkiTensor, priority: object = None, oob_mode: object = Oob.error,
              dge_mode: object = Dge.unknown, engine: object = Eng.unknown,
              name: str | None = None) -> NkiInstruction:
-    """``dst = src`` between HBM and SBUF with dtype conversion through FP32 (isa.md §5.1).
-
-    ``oob_mode=skip`` cannot be honoured for out-of-range indirect views: they are rejected when the view
-    is built (an error, never a silent result; docs/simulator.md).
-    """
+    """``dst = src`` between HBM and SBUF with dtype conversion through FP32 (isa.md §5.1); with
+    ``oob_mode=skip`` elements whose runtime offset is out of range are not transferred."""
     opname = "nisa.dma_copy"
     d = _operand(opname, "dst", dst)
     s = _operand(opname, "src", src)
-    mode = _modes(opname, dge_mode, engine, priority, oob_mode)
+    mode, skip = _modes(opname, dge_mode, engine, priority, oob_mode)
     if d.size != s.size:
         raise HardwareLimitError(f"{opname}: dst has {d.size} elements {list(d.shape)}, src has {s.size} "
                                  f"{list(s.shape)}")
     convert = _converts(opname, d, s, mode)
     context.issue(opname, "dma", reads={"src": s}, writes={"dst": d})
-    c.store(d, read(s, raw=not convert and c.same_storage_dtype(d, s)))
+    _transfer(d, [(s, not convert and c.same_storage_dtype(d, s))], skip, lambda v: v[0])
     return c.handle(opname, name)
 
 
@@ -89,7 +109,7 @@ def dma_transpose(dst: NkiTensor, src: NkiTensor, axes: object = None, priority:
     d = _operand(opname, "dst", dst)
     checks.buffers(opname, "dst", d, c.SBUF)
     s = _operand(opname, "src", src)
-    mode = _modes(opname, dge_mode, None, priority, oob_mode)
+    mode, skip = _modes(opname, dge_mode, None, priority, oob_mode)
     if d.dtype_name != s.dtype_name:
         raise HardwareLimitError(f"{opname}: src dtype {s.dtype_name} must equal dst dtype {d.dtype_name}")
     if s.ndim not in _DEFAULT_AXES:
@@ -105,7 +125,13 @@ def dma_transpose(dst: NkiTensor, src: NkiTensor, axes: object = None, priority:
     if mode == Dge.hwdge:
         _hwdge_transpose(opname, s)
     context.issue(opname, "dma", reads={"src": s}, writes={"dst": d})
-    c.store(d, np.transpose(read(s, raw=True), perm))
+    if skip:
+        # Gather-transpose: skipped source rows leave the transposed dst positions unchanged (0.5.0 fix).
+        src_oob = out_of_bounds(s)
+        keep = None if src_oob is None else ~np.transpose(src_oob, perm)
+        c.store(d, np.transpose(read(s, raw=True, oob_fill=0), perm), where=keep)
+    else:
+        c.store(d, np.transpose(read(s, raw=True), perm))
     return c.handle(opname, name)
 
 
@@ -142,11 +168,15 @@ def dma_compute(dst: NkiTensor, srcs: object, reduce_op: object, scales: object 
             raise HardwareLimitError(f"{opname}: srcs[{i}] has {s.size} elements, dst has {d.size}")
     if not unique_indices:
         raise HardwareLimitError(f"{opname}: unique_indices=False is not supported")
-    _modes(opname, None, None, None, oob_mode)
+    _, skip = _modes(opname, None, None, None, oob_mode)
     context.issue(opname, "dma", reads={f"srcs[{i}]": s for i, s in enumerate(sources)}, writes={"dst": d},
                   flops=d.size * (len(sources) - 1))
-    total = np.zeros(d.size, np.float32)
-    for s in sources:
-        total += read(s).reshape(-1)
-    c.store(d, total)
+
+    def add(values: list[np.ndarray]) -> np.ndarray:
+        total = np.zeros(d.size, np.float32)
+        for v in values:
+            total += np.asarray(v, np.float32).reshape(-1)
+        return total.reshape(d.shape)
+
+    _transfer(d, [(s, False) for s in sources], skip, add)
     return c.handle(opname, name)

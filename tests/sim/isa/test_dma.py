@@ -81,3 +81,33 @@ def test_dma_compute_sum_and_scatter_add(sim):
     np.testing.assert_allclose(val(table)[[1, 4, 2, 5]], a, rtol=1e-6)
     with pytest.raises(HardwareLimitError, match=r"only scales of 1\.0"):
         nisa.dma_compute(dst, [tile(a), tile(b)], nl.add, scales=[2.0, 1.0])
+
+
+def test_oob_skip_leaves_destination_rows_alone(sim):
+    from nki_studio.sim.errors import SimulationError
+
+    table = tile(np.arange(24, dtype=np.float32).reshape(6, 4), np.float32, HBM)
+    idx = tile(np.array([[2], [0xFFFFFFFF], [5]], np.uint32), np.uint32)
+    # gather: row 1 reads out of range -> skipped, dst keeps its -1s
+    dst = tile(np.full((3, 4), -1.0))
+    nisa.dma_copy(dst, table.ap([[4, 3], [1, 4]], vector_offset=idx, indirect_dim=0), oob_mode=nisa.oob_mode.skip)
+    assert val(dst)[:, 0].tolist() == [8, -1, 20]
+    # scatter: the invalid row is not written (KV-cache update pattern of nki-library)
+    upd = tile(np.full((3, 4), 7.0))
+    nisa.dma_copy(table.ap([[4, 3], [1, 4]], vector_offset=idx, indirect_dim=0), upd, oob_mode=nisa.oob_mode.skip)
+    assert val(table)[:, 0].tolist() == [0, 4, 7, 12, 16, 7]
+    with pytest.raises(SimulationError, match="out-of-bounds"):
+        nisa.dma_copy(dst, table.ap([[4, 3], [1, 4]], vector_offset=idx, indirect_dim=0))
+
+
+def test_oob_skip_keeps_integer_bits_and_rmw_scatter(sim):
+    table = tile(np.array([[1 << 30], [7]], np.int32), np.int32, HBM)
+    idx = tile(np.array([[0], [9]], np.int32), np.int32)
+    dst = tile(np.array([[0], [-5]]), np.int32)
+    nisa.dma_copy(dst, table.ap([[1, 2], [1, 1]], vector_offset=idx, indirect_dim=0), oob_mode=nisa.oob_mode.skip)
+    assert raw(dst).tolist() == [[1 << 30], [-5]]
+    acc = tile(np.zeros((3, 2)), np.float32, HBM)
+    rows = tile(np.array([[2], [100]], np.int32), np.int32)
+    view = acc.ap([[2, 2], [1, 2]], vector_offset=rows, indirect_dim=0)
+    nisa.dma_compute(view, [view, tile(np.ones((2, 2)))], nl.add, oob_mode=nisa.oob_mode.skip)
+    assert val(acc).tolist() == [[0, 0], [0, 0], [1, 1]]
