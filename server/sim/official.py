@@ -53,6 +53,16 @@ def _environment(target: Target, precise: bool) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def load_module(path: str) -> Any:
+    """Execute a kernel file against the real SDK (plain import machinery, no aliasing)."""
+    spec = importlib.util.spec_from_file_location("nki_studio_official_kernel", path)
+    if spec is None or spec.loader is None:
+        raise SimulationError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run(kernel_or_path: object, args: tuple[Any, ...], *, kernel_name: str | None, target: Target, precise: bool,
         lnc: int | None, kernel_kwargs: dict[str, Any]) -> Any:
     """Run through the SDK's ``nki.simulate`` and return its outputs unchanged."""
@@ -61,14 +71,9 @@ def run(kernel_or_path: object, args: tuple[Any, ...], *, kernel_name: str | Non
         raise SimulationError("backend 'official' requested but the Neuron SDK's nki.simulate is not importable")
     kernel: Any = kernel_or_path
     if isinstance(kernel_or_path, str):
-        spec = importlib.util.spec_from_file_location("nki_studio_official_kernel", kernel_or_path)
-        if spec is None or spec.loader is None:
-            raise SimulationError(f"cannot load {kernel_or_path}")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
         from nki_studio.sim.api import find_kernel
 
-        kernel = find_kernel(module, kernel_name, kernel_or_path)
+        kernel = find_kernel(load_module(kernel_or_path), kernel_name, kernel_or_path)
     if lnc and lnc > 1:
         kernel = kernel[lnc]
     with _environment(target, precise):
