@@ -1,0 +1,298 @@
+"""Editor intelligence for NKI without the SDK: completion, hover, signature help and go-to-definition.
+
+Backed by jedi with our stubs (``nki_studio/stubs``) on its path (``nki_jedi``). Only documents that import nki
+or neuronxcc.nki get anything; other Python files are left to the editor's Python support. jedi runs on one
+dedicated thread (it is not thread-safe), never on the event loop. Hover goes through the server's merged hover
+(``add_hover_provider``) so the profile/simulate hovers still show; it adds the API docs with the configured
+target's limits, and on a tensor allocation the shape, dtype, buffer and bytes per partition computed by the
+abstract interpreter (``model.analysis.describe_allocations``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from jedi.api.classes import BaseName, Completion, Signature
+from lsprotocol import types
+from nki_studio.lsp.features.nki_jedi import NkiJedi, imports_nki, target_notes
+from nki_studio.lsp.server import NkiLanguageServer
+from nki_studio.model.analysis import AllocationInfo, describe_allocations
+from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
+from nki_studio.nkilint.config import ConfigError, load_config
+from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace.position_codec import PositionCodec
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_KINDS = {
+    "module": types.CompletionItemKind.Module, "class": types.CompletionItemKind.Class,
+    "function": types.CompletionItemKind.Function, "instance": types.CompletionItemKind.Variable,
+    "param": types.CompletionItemKind.Variable, "property": types.CompletionItemKind.Property,
+    "statement": types.CompletionItemKind.Constant, "keyword": types.CompletionItemKind.Keyword,
+}
+
+
+@dataclass(frozen=True)
+class _Request:
+    """A document snapshot and a cursor in jedi's coordinates (1-based line, code-point column)."""
+
+    uri: str
+    path: str | None
+    text: str
+    version: int | None
+    line: int
+    column: int
+
+
+class IntelligenceFeature:
+    """Owns the jedi thread and the per-document caches."""
+
+    def __init__(self, server: NkiLanguageServer) -> None:
+        self.server = server
+        self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nki-jedi")
+        self.jedi: NkiJedi | None = None
+        self._completions: dict[str, Completion] = {}  # label -> item of the latest completion, for resolve
+        self._allocations: dict[str, tuple[tuple[int | None, Target], list[AllocationInfo]]] = {}
+        self._root: str | None = None
+
+    # ---- plumbing ------------------------------------------------------------------------------------------
+    def start(self, root: str | None) -> None:
+        """Create the jedi project and parse the stubs in the background."""
+        def init() -> None:
+            self.jedi = NkiJedi(root)
+            try:
+                self.jedi.warm_up()
+            except Exception:
+                log.exception("jedi warm-up failed; completion may be slow the first time")
+        self.thread.submit(init)
+
+    def _backend(self) -> NkiJedi:
+        """The jedi wrapper (jedi thread only), rooted at the workspace once the client told us its root."""
+        if self.jedi is None or (self.jedi.root is None and self._root is not None):
+            self.jedi = NkiJedi(self._root)
+        return self.jedi
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.thread, fn)
+
+    def _request(self, uri: str, position: types.Position) -> _Request | None:
+        """Snapshot on the event loop; None for documents that do not import nki."""
+        doc = self.server.workspace.text_documents.get(uri)
+        if doc is None:
+            return None
+        text = doc.source
+        self._root = self._root or self.server.workspace.root_path
+        if not imports_nki(text):
+            return None
+        lines = text.split("\n")
+        codec = PositionCodec(self.server.workspace.position_encoding)
+        pos = codec.position_from_client_units(lines, position) if position.line < len(lines) else position
+        return _Request(uri, to_fs_path(uri), text, doc.version, pos.line + 1, pos.character)
+
+    def target(self, path: str | None) -> Target:
+        """The editor's target, else the project's ``[tool.nki-studio]``, else the defaults."""
+        settings = self.server.settings
+        try:
+            configured = load_config(path).target if path else Target()
+            generation, version = configured.generation, configured.nki_version
+        except ConfigError:
+            generation, version = DEFAULT_GENERATION, NEWEST_VERSION
+        return Target(settings.target or generation, settings.nki_version or version)
+
+    # ---- completion ----------------------------------------------------------------------------------------
+    async def completion(self, params: types.CompletionParams) -> types.CompletionList | None:
+        req = self._request(params.text_document.uri, params.position)
+        if req is None:
+            return None
+        items = await self._run(lambda: self._backend().complete(req.text, req.path, req.line, req.column))
+        if not items:
+            return None
+        self._completions = {c.name_with_symbols: c for c in items}
+        return types.CompletionList(is_incomplete=False, items=[
+            types.CompletionItem(label=c.name_with_symbols, kind=_KINDS.get(c.type, types.CompletionItemKind.Text),
+                                 detail=_module_of(c), sort_text=f"{i:04d}")
+            for i, c in enumerate(items)
+        ])
+
+    async def resolve(self, item: types.CompletionItem) -> types.CompletionItem:
+        """Docs of one completion item (computed only when the editor shows it)."""
+        completion = self._completions.get(item.label)
+        if completion is None:
+            return item
+        target = self.target(None)
+
+        def docs() -> tuple[str, str]:
+            return _signature_line(completion), completion.docstring(raw=True)
+        signature, doc = await self._run(docs)
+        item.detail = signature or item.detail
+        item.documentation = types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                 value=_api_markdown(completion.name, "", doc, target))
+        return item
+
+    # ---- hover ---------------------------------------------------------------------------------------------
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        req = self._request(params.text_document.uri, params.position)
+        if req is None:
+            return None
+        target = self.target(req.path)
+        parts: list[str] = []
+        alloc = await self._run(lambda: self._allocation_at(req, target))
+        if alloc is not None:
+            parts.append(allocation_markdown(alloc, target))
+
+        def api() -> str | None:
+            names = self._backend().api_names(req.text, req.path, req.line, req.column)
+            if not names:
+                return None
+            name = names[0]
+            return _api_markdown(name.name, _signature_line(name), name.docstring(raw=True), target)
+        doc = await self._run(api)
+        if doc is not None:
+            parts.append(doc)
+        if not parts:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
+
+    def _allocation_at(self, req: _Request, target: Target) -> AllocationInfo | None:
+        """The allocation whose call spans the cursor, or whose line the cursor is on before the call
+        (the assigned name)."""
+        key = (req.version, target)
+        cached = self._allocations.get(req.uri)
+        if cached is None or cached[0] != key:
+            cached = (key, describe_allocations(req.text, req.path or "<unknown>", target))
+            self._allocations[req.uri] = cached
+        col = req.column + 1  # Span columns are 1-based
+        on_line = [a for a in cached[1] if a.span.line <= req.line <= a.span.end_line]
+        for a in on_line:
+            starts_before = (a.span.line, a.span.column) <= (req.line, col)
+            ends_after = (req.line, col) < (a.span.end_line, a.span.end_column)
+            if starts_before and ends_after:
+                return a
+        before = [a for a in on_line if a.span.line == req.line and col < a.span.column]
+        return before[0] if before else None
+
+    def forget(self, uri: str) -> None:
+        self._allocations.pop(uri, None)
+
+    # ---- signature help ------------------------------------------------------------------------------------
+    async def signature_help(self, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
+        req = self._request(params.text_document.uri, params.position)
+        if req is None:
+            return None
+
+        def compute() -> list[tuple[Signature, str, list[tuple[str, str]]]]:
+            sigs = self._backend().signatures(req.text, req.path, req.line, req.column)
+            return [(s, s.docstring(raw=True), [(p.to_string(), p.name) for p in s.params]) for s in sigs]
+        sigs = await self._run(compute)
+        if not sigs:
+            return None
+        infos = []
+        for sig, doc, params_ in sigs:
+            infos.append(types.SignatureInformation(
+                label=sig.to_string(),
+                documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc),
+                parameters=[types.ParameterInformation(label=label) for label, _ in params_],
+                active_parameter=sig.index,
+            ))
+        return types.SignatureHelp(signatures=infos, active_signature=0, active_parameter=sigs[0][0].index)
+
+    # ---- definition ----------------------------------------------------------------------------------------
+    async def definition(self, params: types.DefinitionParams) -> list[types.Location] | None:
+        req = self._request(params.text_document.uri, params.position)
+        if req is None:
+            return None
+
+        def compute() -> list[tuple[str, int, int, int]]:
+            out = []
+            for n in self._backend().definitions(req.text, req.path, req.line, req.column):
+                assert n.module_path is not None and n.line is not None
+                out.append((str(n.module_path), n.line - 1, n.column or 0, len(n.name)))
+            return out
+        found = await self._run(compute)
+        locations = []
+        for path, line, column, length in found:
+            uri = from_fs_path(path) or Path(path).as_uri()
+            start = types.Position(line=line, character=column)
+            end = types.Position(line=line, character=column + length)
+            locations.append(types.Location(uri=uri, range=types.Range(start=start, end=end)))
+        return locations or None
+
+
+# ---- markdown ----------------------------------------------------------------------------------------------
+
+
+def allocation_markdown(alloc: AllocationInfo, target: Target) -> str:
+    """Hover text of an allocation as computed by the interpreter."""
+    shape = "unknown" if alloc.shape is None else "(" + ", ".join("?" if d is None else str(d) for d in alloc.shape) + ")"
+    lines = [f"**`{alloc.api}`** in `{alloc.function}` — computed for {target.generation.value}, NKI {target.nki_version}",
+             "", f"- shape: `{shape}`", f"- dtype: `{alloc.dtype or 'unknown'}`", f"- buffer: `{alloc.buffer or 'unknown'}`"]
+    if alloc.bytes_per_partition is not None:
+        limits = target.limits
+        capacity = limits.psum_bytes_per_partition if alloc.buffer == "psum" else limits.sbuf_bytes_per_partition
+        share = 100.0 * alloc.bytes_per_partition / capacity
+        lines.append(f"- bytes per partition: {alloc.bytes_per_partition:,} ({share:.1f}% of "
+                     f"{alloc.buffer.upper() if alloc.buffer else 'buffer'} per partition)")
+    if alloc.instances > 1:
+        lines.append(f"- live copies at once: at least {alloc.instances}")
+    return "\n".join(lines)
+
+
+def _api_markdown(name: str, signature: str, doc: str, target: Target) -> str:
+    parts = []
+    if signature:
+        parts.append(f"```python\n{signature}\n```")
+    if doc:
+        parts.append(doc)
+    notes = target_notes(name, doc, target)
+    if notes:
+        parts.append("\n".join(f"- {'⚠ ' if n.warning else ''}{n.text}" for n in notes))
+    return "\n\n".join(parts)
+
+
+def _signature_line(name: BaseName) -> str:
+    try:
+        sigs = name.get_signatures()
+    except Exception:  # jedi raises assorted errors on odd names; the docstring alone is still useful
+        return ""
+    if sigs:
+        return f"{name.module_name}.{sigs[0].to_string()}"
+    return f"{name.module_name}.{name.name}"
+
+
+def _module_of(completion: Completion) -> str:
+    return completion.module_name or ""
+
+
+def register(server: NkiLanguageServer) -> None:
+    """Completion, signature help and definition handlers, plus a provider of the merged hover."""
+    feature = IntelligenceFeature(server)
+    server.add_hover_provider(feature.hover)
+    server.on_document("close", feature.forget)
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION,
+                    types.CompletionOptions(trigger_characters=[".", "(", ","], resolve_provider=True))
+    async def completion(ls: NkiLanguageServer, params: types.CompletionParams) -> Any:
+        return await feature.completion(params)
+
+    @server.feature(types.COMPLETION_ITEM_RESOLVE)
+    async def resolve(ls: NkiLanguageServer, item: types.CompletionItem) -> types.CompletionItem:
+        return await feature.resolve(item)
+
+    @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP,
+                    types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=[","]))
+    async def signature_help(ls: NkiLanguageServer, params: types.SignatureHelpParams) -> Any:
+        return await feature.signature_help(params)
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    async def definition(ls: NkiLanguageServer, params: types.DefinitionParams) -> Any:
+        return await feature.definition(params)
+
+    feature.start(None)

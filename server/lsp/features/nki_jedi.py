@@ -1,0 +1,171 @@
+"""jedi over NKI source with our stubs on the path: completion, signatures, docs and definitions of the NKI API.
+
+No LSP types here: results are jedi objects or plain data; ``intelligence`` adapts them. jedi is not thread-safe,
+so callers run every method on one thread. The stubs folder is appended to jedi's sys.path, so an installed SDK
+(``nki`` importable by the server's interpreter) is found first and wins.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import jedi
+from jedi.api.classes import BaseName, Completion, Signature
+from jedi.api.environment import InterpreterEnvironment
+from nki_studio.model.targets import Generation, NkiVersion, Target
+
+STUBS_DIR = Path(__file__).resolve().parents[2] / "stubs"
+
+# A file is ours when it imports nki (current API) or neuronxcc.nki (legacy); other Python files get nothing.
+_NKI_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:nki|neuronxcc)\b|import[ \t]+(?:nki|neuronxcc\.nki)\b)", re.M)
+_API_MODULES = ("nki", "neuronxcc.nki")
+
+
+def imports_nki(text: str) -> bool:
+    """Whether the source imports ``nki`` or ``neuronxcc.nki`` at any level."""
+    return _NKI_IMPORT.search(text) is not None
+
+
+def is_api_name(name: BaseName) -> bool:
+    """Whether a jedi name belongs to the NKI API (our stubs or an installed SDK)."""
+    module = name.module_name or ""
+    return any(module == m or module.startswith(m + ".") for m in _API_MODULES)
+
+
+class NkiJedi:
+    """jedi scripts for NKI documents, one project per workspace root."""
+
+    def __init__(self, root: str | None = None) -> None:
+        # The server's own interpreter: no subprocess per request; the SDK is visible when installed next to us.
+        self.environment = InterpreterEnvironment()
+        self.root = Path(root).resolve() if root else None
+        self._projects: dict[Path, jedi.Project] = {}
+
+    def project(self, path: str | None) -> jedi.Project:
+        """The workspace's project for files inside it, else one rooted at the file's folder (so sibling helper
+        modules resolve)."""
+        folder = Path(path).resolve().parent if path else Path.cwd()
+        root = self.root if self.root is not None and folder.is_relative_to(self.root) else folder
+        project = self._projects.get(root)
+        if project is None:
+            project = self._projects[root] = jedi.Project(root, added_sys_path=[str(STUBS_DIR)], smart_sys_path=True)
+        return project
+
+    def script(self, text: str, path: str | None) -> jedi.Script:
+        return jedi.Script(text, path=path, project=self.project(path), environment=self.environment)
+
+    def warm_up(self) -> None:
+        """Parse the stubs once so the first real request does not pay for it."""
+        source = "import nki\nimport nki.language as nl\nimport nki.isa as nisa\nnl.ndarray\nnisa.nc_matmul("
+        script = self.script(source, None)
+        script.complete(4, 3)
+        script.get_signatures(5, len("nisa.nc_matmul("))
+
+    def complete(self, text: str, path: str | None, line: int, column: int) -> list[Completion]:
+        """NKI completions at 1-based ``line`` / 0-based code-point ``column``: attributes of the NKI modules and
+        keyword arguments of NKI calls. Everything else is left to the editor's Python support."""
+        script = self.script(text, path)
+        completions = script.complete(line, column)
+        in_nki_call = any(is_api_name(s) for s in script.get_signatures(line, column))
+        return [c for c in completions
+                if (c.type == "param" and in_nki_call) or (c.type != "param" and is_api_name(c) and _after_dot(text, line, column))]
+
+    def signatures(self, text: str, path: str | None, line: int, column: int) -> list[Signature]:
+        """Signatures of the NKI call around the cursor."""
+        return [s for s in self.script(text, path).get_signatures(line, column) if is_api_name(s)]
+
+    def api_names(self, text: str, path: str | None, line: int, column: int) -> list[BaseName]:
+        """The NKI API name under the cursor (after following imports), if any; a variable holding an NKI
+        object is not an API name."""
+        script = self.script(text, path)
+        try:
+            names = script.infer(line, column)
+        except (ValueError, NotImplementedError):
+            return []
+        under = _word_at(text, line, column)
+        return [n for n in names if is_api_name(n) and n.name == under]
+
+    def definitions(self, text: str, path: str | None, line: int, column: int) -> list[BaseName]:
+        """Where the name under the cursor is defined (user helpers in this or another module, stub entries)."""
+        try:
+            names = self.script(text, path).goto(line, column, follow_imports=True, follow_builtin_imports=False)
+        except (ValueError, NotImplementedError):
+            return []
+        return [n for n in names if n.module_path is not None and n.line is not None]
+
+
+def _word_at(text: str, line: int, column: int) -> str:
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):
+        return ""
+    row = lines[line - 1]
+    start = column
+    while start > 0 and (row[start - 1].isalnum() or row[start - 1] == "_"):
+        start -= 1
+    end = column
+    while end < len(row) and (row[end].isalnum() or row[end] == "_"):
+        end += 1
+    return row[start:end]
+
+
+def _after_dot(text: str, line: int, column: int) -> bool:
+    """The cursor follows ``something.`` plus an optional partial identifier (attribute completion)."""
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):
+        return False
+    before = lines[line - 1][:column]
+    return re.search(r"[\w)\]]\.\w*$", before) is not None
+
+
+# ---- per-target notes for hovers -------------------------------------------------------------------------------
+
+_GEN_ONLY = re.compile(r"\b(trn[123])( only|\+)")
+_VERSION_ONLY = re.compile(r"\b0\.7 only\b")
+_REMOVED_07 = re.compile(r"removed in 0\.7", re.I)
+
+
+@dataclass(frozen=True)
+class TargetNote:
+    """One line of hover text about the configured target; ``warning`` marks an API unusable there."""
+
+    text: str
+    warning: bool = False
+
+
+def target_notes(name: str, docstring: str, target: Target) -> list[TargetNote]:
+    """Limits of ``target`` relevant to the API ``name`` plus availability warnings read from its docstring."""
+    gen, limits = target.generation, target.limits
+    notes: list[TargetNote] = []
+    for m in _GEN_ONLY.finditer(docstring):
+        wanted = Generation(m.group(1))
+        order = [Generation.GEN2, Generation.GEN3, Generation.GEN4]
+        ok = gen == wanted if m.group(2) == " only" else order.index(gen) >= order.index(wanted)
+        if not ok:
+            notes.append(TargetNote(f"Not available on {gen.value} (needs {m.group(1)}{m.group(2)}).", True))
+            break
+    if _VERSION_ONLY.search(docstring) and target.nki_version < NkiVersion(0, 7):
+        notes.append(TargetNote(f"Needs NKI 0.7; the target is NKI {target.nki_version}.", True))
+    if _REMOVED_07.search(docstring) and target.nki_version >= NkiVersion(0, 7):
+        notes.append(TargetNote(f"Removed in NKI 0.7 (target NKI {target.nki_version}).", True))
+    bank_fp32 = limits.psum_bank_bytes // 4
+    if name in ("nc_matmul", "matmul"):
+        notes.append(TargetNote(
+            f"{gen.value}: K <= {limits.matmul_contraction_max}, M <= {limits.matmul_stationary_free_max}, "
+            f"N <= {limits.matmul_moving_free_max_fp32} (FP32 PSUM dst)"
+            + (f", N <= {limits.matmul_moving_free_max_bf16} (BF16 dst)"
+               if limits.matmul_moving_free_max_bf16 != limits.matmul_moving_free_max_fp32 else "")
+            + f"; dst dtypes {', '.join(limits.psum_dst_dtypes)}."))
+    elif name == "bn_stats":
+        notes.append(TargetNote(f"{gen.value}: at most {limits.bn_stats_free_max} free elements per partition."))
+    elif name in ("sbuf", "psum", "ndarray", "zeros", "ones", "full", "tile_size"):
+        notes.append(TargetNote(
+            f"{gen.value}: {limits.partitions} partitions; SBUF {_kib(limits.sbuf_bytes_per_partition)} and PSUM "
+            f"{_kib(limits.psum_bytes_per_partition)} per partition (PSUM: {limits.psum_banks} banks of "
+            f"{_kib(limits.psum_bank_bytes)} = {bank_fp32} FP32)."))
+    return notes
+
+
+def _kib(n: int) -> str:
+    return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} B"
