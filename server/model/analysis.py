@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 
 from nki_studio.model.interpreter import Interpreter
-from nki_studio.model.kernels import _DEFAULT_LOADER, FunctionInfo, KernelDiscovery, _Resolver, discover
+from nki_studio.model.kernels import FunctionInfo, KernelDiscovery, discover
 from nki_studio.model.module_info import ScopeCache
 from nki_studio.model.targets import Target
 from nki_studio.model.tensors import KernelFacts
@@ -66,7 +66,7 @@ def _root_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Valu
 
 def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
     """Interpret every kernel of the module, then this module's helpers that no kernel inlined."""
-    scopes = ScopeCache(_Resolver(_DEFAULT_LOADER))
+    scopes = ScopeCache(discovery.resolver)
     module_envs: dict[str, dict[str, Value]] = {}
     inlined: set[ast.AST] = set()
     roots: list[KernelFacts] = []

@@ -15,7 +15,6 @@ from nki_studio.model import builtin_values
 from nki_studio.model import nki_semantics as nki
 from nki_studio.model.arithmetic import binop, compare_values, unary
 from nki_studio.model.imports import to_canonical
-from nki_studio.model.kernels import _is_external
 from nki_studio.model.module_info import ModuleScope, ScopeCache
 from nki_studio.model.syntax import expr_text
 from nki_studio.model.targets import Target
@@ -177,7 +176,7 @@ class ExpressionEvaluator:
             return env
         env = {}
         self.module_envs[module.path] = env
-        self.pending_imports[module.path] = dict(module.imported_names())  # resolved on first lookup
+        self.pending_imports[module.path] = dict(module.info.module_imports())  # resolved on first lookup
         for name, node in module.functions.items():
             env[name] = FunctionVal(node, module)
         for name, cls in module.classes.items():
@@ -195,9 +194,7 @@ class ExpressionEvaluator:
         return env
 
     def _import_value(self, module: ModuleScope, local: str, dotted: str | None) -> Value:
-        if dotted is not None and _is_external(dotted):
-            return nki.resolve_qualname(to_canonical(dotted), self.target)
-        found = self.scopes.local_symbol(module, local)
+        found = self.scopes.local_symbol(module, local)  # None for NKI/library/stdlib imports
         if isinstance(found, ModuleScope):
             return _LocalModule(found)
         if found is not None:

@@ -44,6 +44,16 @@ def to_canonical(dotted: str) -> str:
     return dotted
 
 
+# Top-level packages that are never local files: an import of them is never resolved on disk.
+_EXTERNAL_ROOTS = frozenset({"nki", "neuronxcc", "numpy", "torch", "math", "jax", "torch_neuronx", "typing",
+                             "dataclasses", "enum", "functools", "itertools", "os", "sys", "collections", "abc"})
+
+
+def is_external(dotted: str) -> bool:
+    """True when a dotted import name belongs to NKI, a host library or the standard library (not a local file)."""
+    return dotted.split(".")[0] in _EXTERNAL_ROOTS
+
+
 def is_legacy(dotted: str) -> bool:
     """True for names in the legacy ``neuronxcc.nki`` namespace."""
     return dotted == LEGACY_PREFIX or dotted.startswith(LEGACY_PREFIX + ".")

@@ -18,8 +18,9 @@ import ast
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from nki_studio.model.imports import ImportAliases, is_legacy, to_canonical
+from nki_studio.model.imports import ImportAliases, is_external, is_legacy, to_canonical
 
 # Decorators (canonical names) that make a function a kernel.
 KERNEL_DECORATORS = frozenset(
@@ -52,10 +53,19 @@ class ModuleInfo:
     short_names: set[str] = field(default_factory=set)  # names that can refer to a local function/class/module
     path_cache: dict[tuple[str, int], str | None] = field(default_factory=dict)  # (dotted, level) -> local file
 
-    @property
+    @cached_property
     def lines(self) -> list[str]:
-        """Source lines without line ends."""
+        """Source lines without line ends (split once)."""
         return self.source.splitlines()
+
+    def module_imports(self) -> list[tuple[str, str | None]]:
+        """(local name, dotted target) of every import binding; target None for module-level relative imports
+        (their value comes from :meth:`ModuleResolver.imported_symbol`)."""
+        out: list[tuple[str, str | None]] = list(self.aliases.bindings.items())
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.ImportFrom) and stmt.level > 0:
+                out.extend(((a.asname or a.name), None) for a in stmt.names if a.name != "*")
+        return out
 
 
 @dataclass(eq=False)
@@ -106,6 +116,8 @@ class KernelDiscovery:
     reachable: list[FunctionInfo]  # kernels first, then helpers in discovery order; each once
     call_sites: list[CallSite]
     classes: list[tuple[ModuleInfo, ast.ClassDef]]  # classes referenced from kernel code
+    # the resolver discovery used: the value interpreter resolves imports through it (shared cache)
+    resolver: ModuleResolver = field(default_factory=lambda: ModuleResolver())
 
     def in_this_module(self) -> list[FunctionInfo]:
         """Reachable functions defined in the analysed module."""
@@ -258,11 +270,15 @@ def _mark_kernels(module: ModuleInfo) -> None:
                 target.kernel_legacy = is_legacy(name)
 
 
-class _Resolver:
-    """Resolves names used in kernel code to functions/classes of this or local modules."""
+class ModuleResolver:
+    """Resolves names imported by a module to functions, classes or whole modules of local files.
 
-    def __init__(self, loader: ModuleLoader) -> None:
-        self.loader = loader
+    The one module-resolution path of the analysis: kernel discovery and the value interpreter both use it.
+    Results are cached per (module path, name); at most ``_MAX_LOCAL_MODULES`` local modules are loaded.
+    """
+
+    def __init__(self, loader: ModuleLoader | None = None) -> None:
+        self.loader = loader or _DEFAULT_LOADER
         self.loaded = 0
         self.symbols: dict[tuple[str, str], tuple[ModuleInfo, str] | ModuleInfo | None] = {}
 
@@ -294,7 +310,7 @@ class _Resolver:
         if entry is None:
             return None
         src, level, attr = entry
-        if level == 0 and _is_external(src):
+        if level == 0 and is_external(src):
             return None
         if attr is None:  # ``import pkg.mod as name``
             return self.local_module(module, src, 0)
@@ -331,14 +347,6 @@ def _find_local_file(importer: str, dotted: str, level: int) -> str | None:
     return None
 
 
-_EXTERNAL_ROOTS = frozenset({"nki", "neuronxcc", "numpy", "torch", "math", "jax", "torch_neuronx", "typing",
-                             "dataclasses", "enum", "functools", "itertools", "os", "sys", "collections", "abc"})
-
-
-def _is_external(dotted: str) -> bool:
-    return dotted.split(".")[0] in _EXTERNAL_ROOTS
-
-
 def discover(source: str, path: str, tree: ast.Module | None = None, *,
              extra_roots: Iterable[str] = (), loader: ModuleLoader | None = None) -> KernelDiscovery:
     """Find the kernels of a module and all kernel code they reach.
@@ -349,7 +357,7 @@ def discover(source: str, path: str, tree: ast.Module | None = None, *,
     """
     module = build_module(source, path, tree)
     _mark_kernels(module)
-    resolver = _Resolver(loader or _DEFAULT_LOADER)
+    resolver = ModuleResolver(loader)
     kernels = [f for f in module.functions.values() if f.is_kernel]
     roots = kernels + [module.functions[q] for q in extra_roots if q in module.functions]
     roots += _isa_callers(module)
@@ -384,7 +392,7 @@ def discover(source: str, path: str, tree: ast.Module | None = None, *,
                     classes.append((mod, cls))
                     queue.extend(f for q, f in mod.functions.items() if q.startswith(cls.name + "."))
     return KernelDiscovery(module=module, kernels=kernels, reachable=reachable, call_sites=call_sites,
-                           classes=classes)
+                           classes=classes, resolver=resolver)
 
 
 def _isa_callers(module: ModuleInfo) -> list[FunctionInfo]:
@@ -408,7 +416,7 @@ def _walk_own_body(func: FunctionInfo) -> list[ast.AST]:
     return func.module.own_nodes.get(id(func.node)) or list(ast.walk(func.node))
 
 
-def _resolve_ref(func: FunctionInfo, expr: ast.expr, resolver: _Resolver
+def _resolve_ref(func: FunctionInfo, expr: ast.expr, resolver: ModuleResolver
                  ) -> FunctionInfo | tuple[ModuleInfo, ast.ClassDef] | None:
     """The function or class a Name/Attribute in ``func`` refers to, when it is defined locally."""
     module = func.module
@@ -442,7 +450,7 @@ def _resolve_ref(func: FunctionInfo, expr: ast.expr, resolver: _Resolver
             return module.functions.get(f"{owner}.{expr.attr}")
         if owner in module.import_index:
             target = module.aliases.bindings.get(owner, "")
-            if target and _is_external(target):
+            if target and is_external(target):
                 return None
             found = resolver.imported_symbol(module, owner)
             if isinstance(found, ModuleInfo):

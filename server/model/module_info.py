@@ -1,8 +1,8 @@
-"""The interpreter's view of a module discovered by ``kernels.py``: top-level functions, classes, imports.
+"""The interpreter's view of a module discovered by ``kernels.py``: top-level functions and classes.
 
 Parsing, import aliases and local-module resolution belong to kernel discovery (``kernels.py``,
-``imports.py``); this wrapper only adds what the interpreter needs on top: code-point columns and the value
-every imported name stands for.
+``imports.py``; :class:`~nki_studio.model.kernels.ModuleResolver` is the only resolution path); this wrapper
+only adds what the interpreter needs on top: code-point columns and one ModuleScope per resolved module.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 
 from nki_studio.model.imports import is_legacy
-from nki_studio.model.kernels import ModuleInfo, _Resolver
+from nki_studio.model.kernels import ModuleInfo, ModuleResolver
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -34,22 +34,13 @@ class ModuleScope:
             return byte_col + 1
         return len(self.lines[line - 1].encode("utf-8")[:byte_col].decode("utf-8", "ignore")) + 1
 
-    def imported_names(self) -> list[tuple[str, str | None]]:
-        """(local name, dotted target) of every module-level import; target None for relative imports."""
-        out: list[tuple[str, str | None]] = list(self.info.aliases.bindings.items())
-        for stmt in self.info.tree.body:
-            if isinstance(stmt, ast.ImportFrom) and stmt.level > 0:
-                out.extend(((a.asname or a.name), None) for a in stmt.names if a.name != "*")
-        return out
-
 
 class ScopeCache:
     """ModuleScopes of one interpretation run, plus the local-module resolver of kernel discovery."""
 
-    def __init__(self, resolver: _Resolver) -> None:
+    def __init__(self, resolver: ModuleResolver) -> None:
         self.resolver = resolver
         self._scopes: dict[int, ModuleScope] = {}
-        self._symbols: dict[tuple[int, str], tuple[ModuleScope, str] | ModuleScope | None] = {}
         self.pending_imports: dict[str, dict[str, str | None]] = {}  # module path -> imports not yet resolved
         self.assigned: dict[int, set[str]] = {}  # id(statement list owner) -> names it assigns (interpreter cache)
 
@@ -58,7 +49,7 @@ class ScopeCache:
         hit = self._scopes.get(id(info))
         if hit is not None and hit.info is info:
             return hit
-        lines = info.source.splitlines()
+        lines = info.lines
         scope = ModuleScope(
             info=info,
             path=info.path,
@@ -72,13 +63,8 @@ class ScopeCache:
         return scope
 
     def local_symbol(self, scope: ModuleScope, name: str) -> tuple[ModuleScope, str] | ModuleScope | None:
-        """Where an imported name lives when it comes from a local file (function/class, or a whole module)."""
-        key = (id(scope.info), name)
-        if key not in self._symbols:
-            self._symbols[key] = self._resolve(scope, name)
-        return self._symbols[key]
-
-    def _resolve(self, scope: ModuleScope, name: str) -> tuple[ModuleScope, str] | ModuleScope | None:
+        """Where an imported name lives when it comes from a local file (function/class, or a whole module);
+        the resolver caches the lookup, this only maps its modules onto scopes."""
         try:
             found = self.resolver.imported_symbol(scope.info, name)
         except (OSError, ValueError, RecursionError):
