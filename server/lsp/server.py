@@ -40,7 +40,7 @@ from pygls.lsp.server import LanguageServer
 log = logging.getLogger(__name__)
 
 # Feature modules under nki_studio.lsp.features, registered in this order.
-FEATURES: tuple[str, ...] = ("lint", "simulate", "profile", "intelligence")
+FEATURES: tuple[str, ...] = ("lint", "simulate", "profile", "intelligence", "remote")
 
 # Listeners run on the event loop: anything slower than this delays every request and is logged.
 SLOW_LISTENER_MS = 50.0

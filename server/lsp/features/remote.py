@@ -1,0 +1,129 @@
+"""``nki-studio.profileRemote`` (issue 7): profile a kernel on a remote Trn2 host and paint the measured heat.
+
+Arguments ``[uri, kernel?]`` (or ``[{"uri", "kernel"?}]``). The flow itself is ``nki_studio.remote``; this
+module resolves the kernel's simulate spec (the same inputs "Simulate kernel" uses), reads the ``remote``
+settings object (VS Code ``nki-studio.remote.*``), runs the flow in a worker thread with ``$/progress``
+stages and cancel, sends ssh and remote output to the log, and hands the downloaded profile to
+``nki-studio.loadProfile`` (profile feature) so hovers, stale tracking and clearing work as for any profile.
+
+Trust: this executes the user's kernel on their host, so it is refused in an untrusted workspace.
+Failures come back as an error response whose message says what to do; a compile error that names a kernel
+line is also published as a diagnostic on that line (owner ``remote``), cleared by the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from nki_studio.lsp.features.profile import LOAD_COMMAND, REQUEST_FAILED
+from nki_studio.lsp.jobs import CancelToken, progress
+from nki_studio.lsp.server import NkiLanguageServer
+from nki_studio.remote.config import RemoteConfigError, settings_from
+from nki_studio.remote.errors import RemoteError
+from nki_studio.remote.flow import STAGES, RemoteJob, RemoteProfile, fetch_profile
+from nki_studio.simulate.spec import resolve
+from pygls.exceptions import JsonRpcException
+from pygls.uris import to_fs_path
+
+log = logging.getLogger(__name__)
+
+COMMAND = "nki-studio.profileRemote"
+DIAGNOSTIC_OWNER = "remote"
+REFUSAL = ("nki-studio does not profile kernels in an untrusted workspace: profiling compiles and runs the "
+           "kernel on the remote host. Trust the workspace to enable it.")
+
+
+class RemoteProfileError(JsonRpcException):
+    """Sent to the client as an error response with the flow's message."""
+
+    CODE = REQUEST_FAILED
+
+
+class RemoteFeature:
+    """One remote run at a time per server (a second request while one runs is refused with a message)."""
+
+    def __init__(self, server: NkiLanguageServer) -> None:
+        self.server = server
+        self._busy = threading.Lock()
+
+    async def profile(self, *args: Any) -> dict[str, Any]:
+        """Run the round trip for the kernel named by ``args``; returns the loadProfile summary plus the cache path."""
+        first = args[0] if args else None
+        uri, kernel = (first.get("uri"), first.get("kernel")) if isinstance(first, dict) else \
+            (first, args[1] if len(args) > 1 else None)
+        if not self.server.trusted:
+            self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=REFUSAL))
+            return {"status": "refused", "message": REFUSAL}
+        path = to_fs_path(uri) if isinstance(uri, str) and "://" in uri else uri
+        if not isinstance(path, str) or not path:
+            raise RemoteProfileError(f"{COMMAND} needs the URI of a kernel file")
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise RemoteProfileError(f"{path}: {exc.strerror or exc}") from exc
+        resolution = resolve(text, path, kernel if isinstance(kernel, str) and kernel else None)
+        if resolution.spec is None:
+            raise RemoteProfileError("cannot profile: " + "; ".join(resolution.problems) +
+                                     " (add a `# nki-studio: simulate` spec comment with the kernel's inputs)")
+        raw = self.server.settings.extra.get("remote", {})
+        try:
+            settings = settings_from(raw if isinstance(raw, dict) else {},
+                                     target=self.server.settings.target.value if self.server.settings.target else None)
+        except RemoteConfigError as exc:
+            raise RemoteProfileError(str(exc)) from exc
+        if not self._busy.acquire(blocking=False):
+            raise RemoteProfileError("a remote profiling run is already in progress; cancel it or wait")
+        doc_uri = Path(path).resolve().as_uri()
+        self.server.publish_diagnostics(doc_uri, DIAGNOSTIC_OWNER, [])
+        try:
+            job = RemoteJob(Path(path).resolve(), resolution.spec, settings)
+            profile = await self._run(job)
+        except RemoteError as exc:
+            if exc.line:
+                self._compile_diagnostic(doc_uri, exc)
+            raise RemoteProfileError(str(exc)) from exc
+        finally:
+            self._busy.release()
+        load = self.server.protocol.fm.commands.get(LOAD_COMMAND)  # the profile feature's registered handler
+        if load is None:
+            raise RemoteProfileError(f"profile downloaded to {profile.path}, but the profile feature is not enabled")
+        summary = await load({"uri": profile.path.as_uri(), "format": profile.format})
+        return {"status": "ok", "profile": str(profile.path), "host": profile.host, **summary}
+
+    async def _run(self, job: RemoteJob) -> RemoteProfile:
+        token = CancelToken()
+        title = f"Profiling {job.spec.kernel} on {job.settings.host}"
+        async with progress(self.server, title, cancel=token) as prog:
+            def stage(name: str, message: str) -> None:
+                log.info("remote %s: %s", name, message)
+                prog.report(message, int(100 * STAGES.index(name) / len(STAGES)))
+
+            def work() -> RemoteProfile:
+                return fetch_profile(job, log=lambda line: log.info("%s", line), progress=stage,
+                                     cancelled=lambda: token.cancelled)
+
+            loop = asyncio.get_running_loop()
+            profile = await loop.run_in_executor(self.server.executor, work)
+            prog.report("loading the profile", int(100 * STAGES.index("load") / len(STAGES)))
+            return profile
+
+    def _compile_diagnostic(self, uri: str, exc: RemoteError) -> None:
+        line = max((exc.line or 1) - 1, 0)
+        diag = types.Diagnostic(
+            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0)),
+            message=str(exc), severity=types.DiagnosticSeverity.Error, source="nki-studio remote")
+        self.server.publish_diagnostics(uri, DIAGNOSTIC_OWNER, [diag])
+
+
+def register(server: NkiLanguageServer) -> None:
+    """Add the ``profileRemote`` command."""
+    feature = RemoteFeature(server)
+
+    @server.command(COMMAND)
+    async def profile_remote(ls: NkiLanguageServer, *args: Any) -> dict[str, Any]:
+        return await feature.profile(*args)

@@ -1,0 +1,110 @@
+"""``nki-studio.profileRemote`` through the real language server (pytest-lsp, stdio) and the real sshd:
+heatmap on the right lines with progress stages; refused when untrusted; a compile error becomes an error
+response and a diagnostic on the kernel line."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from conftest import BODY_LINES
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+from sshd import ALIAS, LoopbackHost
+
+
+def _client() -> LanguageClient:
+    client = LanguageClient()
+    register_lsp_features(client, DEFAULT_CLIENT_FEATURES)
+    client.heatmaps = []  # type: ignore[attr-defined]
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
+        return None
+
+    @client.feature("nki/heatmap")
+    def heatmap(ls: LanguageClient, params: Any) -> None:
+        ls.heatmaps.append(params)  # type: ignore[attr-defined]
+
+    return client
+
+
+CONFIG = ClientServerConfig(server_command=[sys.executable, "-m", "nki_studio", "serve"], client_factory=_client)
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def client(lsp_client: LanguageClient) -> Any:
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj[key] if isinstance(obj, dict) else getattr(obj, key)
+
+
+async def _start(client: LanguageClient, root: Path, host: LoopbackHost, trusted: bool, **env: str) -> None:
+    remote = {"host": ALIAS, "sshConfig": str(host.ssh_config), "workDir": str(root / "remote"),
+              "envActivation": host.activation(**env), "timeout": 60}
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"), root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+        initialization_options={"nki-studio": {"lintEnabled": False, "simulateOnSave": False,
+                                               "trustedWorkspace": trusted, "remote": remote}}))
+
+
+async def _run(client: LanguageClient, *args: Any) -> Any:
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="nki-studio.profileRemote", arguments=list(args)))
+
+
+@pytest.mark.asyncio
+async def test_profile_remote_paints_the_kernel(client: LanguageClient, host: LoopbackHost, kernel: Path) -> None:
+    root = kernel.parent
+    await _start(client, root, host, True)
+    uri = kernel.resolve().as_uri()
+    result = await asyncio.wait_for(_run(client, uri, "add_act_kernel"), 120)
+    assert _get(result, "status") == "ok" and _get(result, "files") == [uri]
+    assert Path(_get(result, "profile")).exists()
+    for _ in range(250):
+        if client.heatmaps:  # type: ignore[attr-defined]
+            break
+        await asyncio.sleep(0.02)
+    (payload,) = client.heatmaps  # type: ignore[attr-defined]
+    assert _get(payload, "uri") == uri and _get(payload, "source") == "measured"
+    assert sorted(_get(ln, "line") for ln in _get(payload, "lines")) == [n - 1 for n in BODY_LINES]
+    messages = [getattr(r, "message", None) for reports in client.progress_reports.values() for r in reports]
+    for stage in ("uploading", "compiling", "capturing", "processing", "downloading", "loading"):
+        assert any(m and m.startswith(stage) for m in messages), (stage, messages)
+
+
+@pytest.mark.asyncio
+async def test_untrusted_workspace_is_refused(client: LanguageClient, host: LoopbackHost, kernel: Path) -> None:
+    root = kernel.parent
+    await _start(client, root, host, False)
+    result = await _run(client, kernel.resolve().as_uri(), "add_act_kernel")
+    assert _get(result, "status") == "refused"
+    assert not (root / "remote").exists()  # the host was never contacted
+    assert not client.heatmaps  # type: ignore[attr-defined]
+
+
+@pytest.mark.asyncio
+async def test_compile_error_is_an_error_and_a_diagnostic(client: LanguageClient, host: LoopbackHost, kernel: Path) -> None:
+    lines = kernel.read_text().splitlines()
+    lines[3] = "raise ValueError('tile too big')"
+    kernel.write_text("\n".join(lines) + "\n")
+    await _start(client, kernel.parent, host, True)
+    uri = kernel.resolve().as_uri()
+    with pytest.raises(JsonRpcException, match="tile too big"):
+        await asyncio.wait_for(_run(client, uri, "add_act_kernel"), 120)
+    for _ in range(250):
+        diags = client.diagnostics.get(uri)
+        if diags:
+            break
+        await asyncio.sleep(0.02)
+    assert diags and diags[0].range.start.line == 3 and "tile too big" in diags[0].message
