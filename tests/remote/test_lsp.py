@@ -50,7 +50,7 @@ def _get(obj: Any, key: str) -> Any:
 
 async def _start(client: LanguageClient, root: Path, host: LoopbackHost, trusted: bool, **env: str) -> None:
     remote = {"host": ALIAS, "sshConfig": str(host.ssh_config), "workDir": str(root / "remote"),
-              "envActivation": host.activation(**env), "timeout": 60}
+              "envActivation": host.activation(**env), "timeout": 60, "cacheDir": str(root / "cache")}
     await client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"), root_uri=root.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
@@ -70,7 +70,7 @@ async def test_profile_remote_paints_the_kernel(client: LanguageClient, host: Lo
     uri = kernel.resolve().as_uri()
     result = await asyncio.wait_for(_run(client, uri, "add_act_kernel"), 120)
     assert _get(result, "status") == "ok" and _get(result, "files") == [uri]
-    assert Path(_get(result, "profile")).exists()
+    assert Path(_get(result, "profile")).is_relative_to(root / "cache")
     for _ in range(250):
         if client.heatmaps:  # type: ignore[attr-defined]
             break
@@ -108,3 +108,29 @@ async def test_compile_error_is_an_error_and_a_diagnostic(client: LanguageClient
             break
         await asyncio.sleep(0.02)
     assert diags and diags[0].range.start.line == 3 and "tile too big" in diags[0].message
+
+
+@pytest.mark.asyncio
+async def test_cancel_from_the_client_stops_the_run(client: LanguageClient, host: LoopbackHost, kernel: Path) -> None:
+    pid_file = kernel.parent / "capture.pid"
+    await _start(client, kernel.parent, host, True, STANDIN_CAPTURE_SLEEP="120", STANDIN_PID_FILE=str(pid_file))
+    run = asyncio.ensure_future(_run(client, kernel.resolve().as_uri(), "add_act_kernel"))
+    for _ in range(3000):
+        if pid_file.exists() and pid_file.read_text():
+            break
+        await asyncio.sleep(0.02)
+    pid = int(pid_file.read_text())
+    (token,) = client.progress_reports
+    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    with pytest.raises(JsonRpcException, match="cancelled"):
+        await asyncio.wait_for(run, 60)
+    for _ in range(250):
+        if not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        await asyncio.sleep(0.02)
+    else:
+        raise AssertionError("remote capture still running after cancel")
+    assert not client.heatmaps  # type: ignore[attr-defined]
+    assert list((kernel.parent / "remote").iterdir()) == []
+    cache = kernel.parent / "cache"
+    assert not cache.exists() or not [p for p in cache.rglob("*") if p.is_file()]  # no partial profile kept

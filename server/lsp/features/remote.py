@@ -2,7 +2,7 @@
 
 Arguments ``[uri, kernel?]`` (or ``[{"uri", "kernel"?}]``). The flow itself is ``nki_studio.remote``; this
 module resolves the kernel's simulate spec (the same inputs "Simulate kernel" uses), reads the ``remote``
-settings object (VS Code ``nki-studio.remote.*``), runs the flow in a worker thread with ``$/progress``
+settings object (VS Code ``nki-studio.remote.*``; ``cacheDir`` overrides the local profile cache), runs the flow in a worker thread with ``$/progress``
 stages and cancel, sends ssh and remote output to the log, and hands the downloaded profile to
 ``nki-studio.loadProfile`` (profile feature) so hovers, stale tracking and clearing work as for any profile.
 
@@ -23,6 +23,7 @@ from lsprotocol import types
 from nki_studio.lsp.features.profile import LOAD_COMMAND, REQUEST_FAILED
 from nki_studio.lsp.jobs import CancelToken, progress
 from nki_studio.lsp.server import NkiLanguageServer
+from nki_studio.remote.cache import default_root
 from nki_studio.remote.config import RemoteConfigError, settings_from
 from nki_studio.remote.errors import RemoteError
 from nki_studio.remote.flow import STAGES, RemoteJob, RemoteProfile, fetch_profile
@@ -81,7 +82,9 @@ class RemoteFeature:
         doc_uri = Path(path).resolve().as_uri()
         self.server.publish_diagnostics(doc_uri, DIAGNOSTIC_OWNER, [])
         try:
-            job = RemoteJob(Path(path).resolve(), resolution.spec, settings)
+            cache_dir = raw.get("cacheDir") if isinstance(raw, dict) else None
+            job = RemoteJob(Path(path).resolve(), resolution.spec, settings,
+                            Path(cache_dir) if isinstance(cache_dir, str) and cache_dir else default_root())
             profile = await self._run(job)
         except RemoteError as exc:
             if exc.line:
