@@ -557,23 +557,11 @@ def _is_none(value: Value) -> bool:
 
 
 # Expression kind -> evaluator (kinds not listed, e.g. f-strings and lambdas, are UNKNOWN).
+_E = ExpressionEvaluator
 _EVAL: dict[type, Callable[[ExpressionEvaluator, Any], Value]] = {
-    ast.Name: ExpressionEvaluator._name,
-    ast.Call: lambda ev, node: ev.eval_call(node),
-    ast.Attribute: ExpressionEvaluator._attribute,
-    ast.Constant: ExpressionEvaluator._constant,
-    ast.BinOp: ExpressionEvaluator._binop,
-    ast.Subscript: lambda ev, node: ev.subscript(node),
-    ast.Tuple: ExpressionEvaluator._sequence,
-    ast.List: ExpressionEvaluator._sequence,
-    ast.Compare: lambda ev, node: ev.compare(node),
-    ast.UnaryOp: ExpressionEvaluator._unaryop,
-    ast.BoolOp: lambda ev, node: ev.boolop(node),
-    ast.IfExp: ExpressionEvaluator._ifexp,
-    ast.Dict: ExpressionEvaluator._dict,
-    ast.Slice: ExpressionEvaluator._slice,
-    ast.ListComp: lambda ev, node: ev.comprehension(node),
-    ast.GeneratorExp: lambda ev, node: ev.comprehension(node),
-    ast.NamedExpr: ExpressionEvaluator._named_expr,
-    ast.Starred: ExpressionEvaluator._starred,
+    ast.Name: _E._name, ast.Call: _E.eval_call, ast.Attribute: _E._attribute, ast.Constant: _E._constant,
+    ast.BinOp: _E._binop, ast.Subscript: _E.subscript, ast.Tuple: _E._sequence, ast.List: _E._sequence,
+    ast.Compare: _E.compare, ast.UnaryOp: _E._unaryop, ast.BoolOp: _E.boolop, ast.IfExp: _E._ifexp,
+    ast.Dict: _E._dict, ast.Slice: _E._slice, ast.ListComp: _E.comprehension, ast.GeneratorExp: _E.comprehension,
+    ast.NamedExpr: _E._named_expr, ast.Starred: _E._starred,
 }

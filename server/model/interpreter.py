@@ -250,12 +250,8 @@ class Interpreter(ExpressionEvaluator):
         if items is not None and len(items) <= UNROLL_MAX and self.steps < STEP_BUDGET // 2:
             for item in items:
                 self.assign(stmt.target, item)
-                try:
-                    self.exec_block(stmt.body)
-                except _Break:
+                if not self._unrolled_iteration(stmt.body):
                     return
-                except _Continue:
-                    continue
             self.exec_block(stmt.orelse)
             return
         trips = len(items) if items is not None else self.trip_count(iterable)
@@ -297,13 +293,19 @@ class Interpreter(ExpressionEvaluator):
                 return
             if test is None:
                 break
-            try:
-                self.exec_block(stmt.body)
-            except _Break:
+            if not self._unrolled_iteration(stmt.body):
                 return
-            except _Continue:
-                continue
         self.run_summarised_loop(stmt, stmt.body, None, UNKNOWN)
+
+    def _unrolled_iteration(self, body: list[ast.stmt]) -> bool:
+        """Run one iteration of an unrolled loop; False when it breaks out of the loop."""
+        try:
+            self.exec_block(body)
+        except _Break:
+            return False
+        except _Continue:
+            pass
+        return True
 
     def iteration_values(self, iterable: Value) -> list[Value] | None:
         """The values a ``for`` loop takes, when known and not too many."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from importlib import metadata
 
@@ -81,44 +81,34 @@ class TargetLimits:
         return self.partitions
 
 
-_LIMITS = {
-    Generation.GEN2: TargetLimits(
-        generation=Generation.GEN2, partitions=128,
-        sbuf_bytes_per_partition=192 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8, psum_bank_bytes=2 * KiB,
-        matmul_stationary_free_max=128, matmul_moving_free_max_fp32=512, matmul_moving_free_max_bf16=512,
-        matmul_contraction_max=128, psum_dst_dtypes=("float32",),
-        vector_free_max_sbuf=64 * 1024, vector_free_max_psum=4 * 1024, bn_stats_free_max=512,
-        dma_bytes_per_ns=272.0 / 1.0, dma_fixed_overhead_ns=1300.0,
-        clock_ghz={"tensor": 2.8, "vector": 1.12, "scalar": 1.4, "gpsimd": 1.4},
-        lanes={"vector": 128, "scalar": 128, "gpsimd": 128},
-        lanes_other={"vector": 128, "scalar": 128, "gpsimd": 128},
-        tensor_tflops={"bf16": 92.0, "fp32": 23.0}, engine_fp32_tflops={"vector": 2.3, "scalar": 2.9},
-    ),
-    Generation.GEN3: TargetLimits(
-        generation=Generation.GEN3, partitions=128,
-        sbuf_bytes_per_partition=224 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8, psum_bank_bytes=2 * KiB,
-        matmul_stationary_free_max=128, matmul_moving_free_max_fp32=512, matmul_moving_free_max_bf16=512,
-        matmul_contraction_max=128, psum_dst_dtypes=("float32",),
-        vector_free_max_sbuf=64 * 1024, vector_free_max_psum=4 * 1024, bn_stats_free_max=512,
-        dma_bytes_per_ns=368.0 / 1.0, dma_fixed_overhead_ns=1300.0,
-        clock_ghz={"tensor": 2.4, "vector": 0.96, "scalar": 1.2, "gpsimd": 1.2},
-        lanes={"vector": 512, "scalar": 128, "gpsimd": 128},
-        lanes_other={"vector": 256, "scalar": 128, "gpsimd": 128},
-        tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 158.0}, engine_fp32_tflops={"vector": 1.0, "scalar": 1.2},
-    ),
-    Generation.GEN4: TargetLimits(
-        generation=Generation.GEN4, partitions=128,
-        sbuf_bytes_per_partition=256 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8, psum_bank_bytes=2 * KiB,
-        matmul_stationary_free_max=128, matmul_moving_free_max_fp32=4096, matmul_moving_free_max_bf16=8192,
-        matmul_contraction_max=128, psum_dst_dtypes=("float32", "bfloat16"),
-        vector_free_max_sbuf=64 * 1024, vector_free_max_psum=4 * 1024, bn_stats_free_max=512,
-        dma_bytes_per_ns=528.0 / 1.0, dma_fixed_overhead_ns=1300.0,
-        clock_ghz={"tensor": 2.4, "vector": 1.2, "scalar": 1.2, "gpsimd": 1.2},
-        lanes={"vector": 512, "scalar": 256, "gpsimd": 128},
-        lanes_other={"vector": 256, "scalar": 128, "gpsimd": 128},
-        tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 315.0}, engine_fp32_tflops={"vector": 1.2, "scalar": 1.2},
-    ),
-}
+_TRN1 = TargetLimits(
+    generation=Generation.GEN2, partitions=128,
+    sbuf_bytes_per_partition=192 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8, psum_bank_bytes=2 * KiB,
+    matmul_stationary_free_max=128, matmul_moving_free_max_fp32=512, matmul_moving_free_max_bf16=512,
+    matmul_contraction_max=128, psum_dst_dtypes=("float32",),
+    vector_free_max_sbuf=64 * 1024, vector_free_max_psum=4 * 1024, bn_stats_free_max=512,
+    dma_bytes_per_ns=272.0 / 1.0, dma_fixed_overhead_ns=1300.0,
+    clock_ghz={"tensor": 2.8, "vector": 1.12, "scalar": 1.4, "gpsimd": 1.4},
+    lanes={"vector": 128, "scalar": 128, "gpsimd": 128},
+    lanes_other={"vector": 128, "scalar": 128, "gpsimd": 128},
+    tensor_tflops={"bf16": 92.0, "fp32": 23.0}, engine_fp32_tflops={"vector": 2.3, "scalar": 2.9},
+)
+# Later generations: only what differs from the previous one.
+_TRN2 = replace(
+    _TRN1, generation=Generation.GEN3, sbuf_bytes_per_partition=224 * KiB, dma_bytes_per_ns=368.0 / 1.0,
+    clock_ghz={"tensor": 2.4, "vector": 0.96, "scalar": 1.2, "gpsimd": 1.2},
+    lanes={"vector": 512, "scalar": 128, "gpsimd": 128},
+    lanes_other={"vector": 256, "scalar": 128, "gpsimd": 128},
+    tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 158.0}, engine_fp32_tflops={"vector": 1.0, "scalar": 1.2},
+)
+_TRN3 = replace(
+    _TRN2, generation=Generation.GEN4, sbuf_bytes_per_partition=256 * KiB,
+    matmul_moving_free_max_fp32=4096, matmul_moving_free_max_bf16=8192, psum_dst_dtypes=("float32", "bfloat16"),
+    dma_bytes_per_ns=528.0 / 1.0, clock_ghz={"tensor": 2.4, "vector": 1.2, "scalar": 1.2, "gpsimd": 1.2},
+    lanes={"vector": 512, "scalar": 256, "gpsimd": 128},
+    tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 315.0}, engine_fp32_tflops={"vector": 1.2, "scalar": 1.2},
+)
+_LIMITS = {limits.generation: limits for limits in (_TRN1, _TRN2, _TRN3)}
 # DMA note: GB/s == bytes/ns, so 368 GB/s on trn2 is 368 bytes per ns (hardware.md §1, [BW]).
 
 

@@ -95,6 +95,16 @@ REGISTRY: dict[str, Rule] = {}
 _LOADED = False
 
 
+_KERNEL_HEADER = "import nki\nimport nki.language as nl\nimport nki.isa as nisa\n\n\n@nki.jit\n"
+
+
+def kernel_example(params: str, body: str) -> str:
+    """Example text of a one-kernel module: the usual three nki imports and ``@nki.jit def kernel(params)`` around
+    ``body`` (written unindented; the leading newline is dropped), so rule examples spell only what matters."""
+    lines = body.removeprefix("\n").splitlines()
+    return _KERNEL_HEADER + f"def kernel({params}):\n" + "".join(f"    {line}\n" if line else "\n" for line in lines)
+
+
 def _examples(value: str | Example | Iterable[str | Example]) -> tuple[Example, ...]:
     if isinstance(value, (str, Example)):
         value = [value]

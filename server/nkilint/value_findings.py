@@ -8,9 +8,10 @@ helper lives in another file, the finding moves to the outermost call site in th
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from nki_studio.model.analysis import ModuleFacts
+from nki_studio.model.capacity import Peak, peak
 from nki_studio.model.tensors import ApiCall, CallChain, KernelFacts
 from nki_studio.model.values import Allocation, Const, TensorVal, Value, const_int
 from nki_studio.nkilint.context import LintContext
@@ -104,6 +105,19 @@ def live_summary(live: tuple[Allocation, ...], limit: int = 4) -> str:
     if len(live) > limit:
         parts.append(f"and {len(live) - limit} more")
     return "; ".join(parts)
+
+
+def peak_over(ctx: LintContext, root: KernelFacts, buffer: str, weight: Callable[[Allocation], int],
+              limit: int) -> tuple[Peak, Span, tuple[Related, ...]] | None:
+    """The first peak of live ``buffer`` use (summed ``weight``) in ``root`` above ``limit``, with where to report
+    it and related locations (live allocations, then the call chain); None when under the limit or elsewhere."""
+    top = peak(root.allocations, buffer, weight)
+    if top is None or top.amount <= limit:
+        return None
+    where = place(ctx, top.at.path, top.at.span, top.at.call_chain)
+    if where is None:
+        return None
+    return top, where[0], live_related(ctx, top.live) + where[1]
 
 
 def api_calls(ctx: LintContext, names: frozenset[str] | set[str] | dict[str, object],

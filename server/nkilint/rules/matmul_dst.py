@@ -7,28 +7,22 @@ from collections.abc import Iterator
 from nki_studio.model.values import Const, TensorVal
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity
-from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls
 
-BAD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
-
-
-@nki.jit
-def kernel(a, b):
-    out = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.shared_hbm)
-    lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
-    rhs = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.sbuf)
-    nisa.dma_copy(dst=lhs, src=a)
-    nisa.dma_copy(dst=rhs, src=b)
-    acc = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.psum)
-    nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
-    res = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.sbuf)
-    nisa.tensor_copy(dst=res, src=acc)
-    nisa.dma_copy(dst=out, src=res)
-    return out
-'''
+BAD = kernel_example("a, b", """
+out = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
+rhs = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.sbuf)
+nisa.dma_copy(dst=lhs, src=a)
+nisa.dma_copy(dst=rhs, src=b)
+acc = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.psum)
+nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
+res = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.sbuf)
+nisa.tensor_copy(dst=res, src=acc)
+nisa.dma_copy(dst=out, src=res)
+return out
+""")
 
 GOOD = BAD.replace("acc = nl.ndarray((128, 512), dtype=nl.bfloat16", "acc = nl.ndarray((128, 512), dtype=nl.float32")
 

@@ -7,49 +7,37 @@ from collections.abc import Iterator
 from nki_studio.model.values import ApiRef, Const, TensorVal, const_int
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity
-from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls, explain
 
-BAD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
+BAD = kernel_example("a, b", """
+out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
+lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
+rhs = nl.ndarray((128, 1024), dtype=nl.bfloat16, buffer=nl.sbuf)
+nisa.dma_copy(dst=lhs, src=a)
+nisa.dma_copy(dst=rhs, src=b)
+acc = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)
+nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
+res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
+nisa.tensor_copy(dst=res, src=acc)
+nisa.dma_copy(dst=out, src=res)
+return out
+""")
 
-
-@nki.jit
-def kernel(a, b):
-    out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
-    lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
-    rhs = nl.ndarray((128, 1024), dtype=nl.bfloat16, buffer=nl.sbuf)
-    nisa.dma_copy(dst=lhs, src=a)
-    nisa.dma_copy(dst=rhs, src=b)
-    acc = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)
-    nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
-    res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.tensor_copy(dst=res, src=acc)
-    nisa.dma_copy(dst=out, src=res)
-    return out
-'''
-
-GOOD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
-
-
-@nki.jit
-def kernel(a, b):
-    out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
-    lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
-    rhs = nl.ndarray((128, 1024), dtype=nl.bfloat16, buffer=nl.sbuf)
-    nisa.dma_copy(dst=lhs, src=a)
-    nisa.dma_copy(dst=rhs, src=b)
-    res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
-    for j in range(2):
-        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
-        nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs[:, j * 512:(j + 1) * 512])
-        nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=acc)
-    nisa.dma_copy(dst=out, src=res)
-    return out
-'''
+GOOD = kernel_example("a, b", """
+out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
+lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
+rhs = nl.ndarray((128, 1024), dtype=nl.bfloat16, buffer=nl.sbuf)
+nisa.dma_copy(dst=lhs, src=a)
+nisa.dma_copy(dst=rhs, src=b)
+res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
+for j in range(2):
+    acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs[:, j * 512:(j + 1) * 512])
+    nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=acc)
+nisa.dma_copy(dst=out, src=res)
+return out
+""")
 
 
 def _free_size(t: TensorVal) -> int | None:

@@ -8,26 +8,20 @@ from nki_studio.model.api_signatures import SAME_PARTITION_OPERANDS, SAME_SHAPE_
 from nki_studio.model.values import const_int
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity
-from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls, describe_tensor, explain, on_chip_tensor
 
-BAD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
-
-
-@nki.jit
-def kernel(a, b):
-    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
-    x = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
-    y = nl.ndarray((64, 512), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=x, src=a)
-    nisa.dma_copy(dst=y, src=b)
-    z = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
-    nisa.dma_copy(dst=out, src=z)
-    return out
-'''
+BAD = kernel_example("a, b", """
+out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+x = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+y = nl.ndarray((64, 512), dtype=nl.float32, buffer=nl.sbuf)
+nisa.dma_copy(dst=x, src=a)
+nisa.dma_copy(dst=y, src=b)
+z = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
+nisa.dma_copy(dst=out, src=z)
+return out
+""")
 
 GOOD = BAD.replace("y = nl.ndarray((64, 512)", "y = nl.ndarray((128, 512)")
 

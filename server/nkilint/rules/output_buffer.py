@@ -8,20 +8,14 @@ from nki_studio.model.targets import NkiVersion
 from nki_studio.model.values import Seq, TensorVal, Value
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Related, Severity
-from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import place, roots
 
-BAD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
-
-
-@nki.jit
-def kernel(a):
-    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.hbm)
-    nisa.dma_copy(dst=out, src=a)
-    return out
-'''
+BAD = kernel_example("a", """
+out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.hbm)
+nisa.dma_copy(dst=out, src=a)
+return out
+""")
 
 GOOD = BAD.replace("buffer=nl.hbm", "buffer=nl.shared_hbm")
 

@@ -4,48 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nki_studio.model.capacity import peak, psum_banks
+from nki_studio.model.capacity import psum_banks
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity
-from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.value_findings import live_related, live_summary, place, roots
+from nki_studio.nkilint.rule import Basis, kernel_example, rule
+from nki_studio.nkilint.value_findings import live_summary, peak_over, roots
 
-BAD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
+BAD = kernel_example("a", """
+out = nl.ndarray((128, 4608), dtype=nl.float32, buffer=nl.shared_hbm)
+res = nl.ndarray((128, 4608), dtype=nl.float32, buffer=nl.sbuf)
+accs = []
+for j in range(9):
+    acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+    nisa.memset(dst=acc, value=0.0)
+    accs.append(acc)
+for j in range(9):
+    nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=accs[j])
+nisa.dma_copy(dst=out, src=res)
+return out
+""")
 
-
-@nki.jit
-def kernel(a):
-    out = nl.ndarray((128, 4608), dtype=nl.float32, buffer=nl.shared_hbm)
-    res = nl.ndarray((128, 4608), dtype=nl.float32, buffer=nl.sbuf)
-    accs = []
-    for j in range(9):
-        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
-        nisa.memset(dst=acc, value=0.0)
-        accs.append(acc)
-    for j in range(9):
-        nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=accs[j])
-    nisa.dma_copy(dst=out, src=res)
-    return out
-'''
-
-GOOD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
-
-
-@nki.jit
-def kernel(a):
-    out = nl.ndarray((128, 4608), dtype=nl.float32, buffer=nl.shared_hbm)
-    res = nl.ndarray((128, 4608), dtype=nl.float32, buffer=nl.sbuf)
-    for j in range(9):
-        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
-        nisa.memset(dst=acc, value=0.0)
-        nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=acc)
-    nisa.dma_copy(dst=out, src=res)
-    return out
-'''
+GOOD = kernel_example("a", """
+out = nl.ndarray((128, 4608), dtype=nl.float32, buffer=nl.shared_hbm)
+res = nl.ndarray((128, 4608), dtype=nl.float32, buffer=nl.sbuf)
+for j in range(9):
+    acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+    nisa.memset(dst=acc, value=0.0)
+    nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=acc)
+nisa.dma_copy(dst=out, src=res)
+return out
+""")
 
 
 @rule(code="NKI402", name="psum-capacity-exceeded", severity=Severity.WARNING, basis=Basis.INFERRED,
@@ -59,14 +47,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """Report where the live PSUM banks first reach a peak above the target's bank count."""
     limits = ctx.target.limits
     for root in roots(ctx):
-        top = peak(root.allocations, "psum", lambda a: psum_banks(a, limits.psum_bank_bytes))
-        if top is None or top.amount <= limits.psum_banks:
+        found = peak_over(ctx, root, "psum", lambda a: psum_banks(a, limits.psum_bank_bytes), limits.psum_banks)
+        if found is None:
             continue
-        where = place(ctx, top.at.path, top.at.span, top.at.call_chain)
-        if where is None:
-            continue
-        span, chain = where
+        top, span, related = found
         message = (f"PSUM use reaches at least {top.amount} banks of {limits.psum_bank_bytes} B per partition "
                    f"here in '{root.name}', but PSUM has {limits.psum_banks} "
                    f"({limits.psum_bytes_per_partition // 1024} KiB); live: {live_summary(top.live)}")
-        yield ctx.finding("NKI402", span, message, related=live_related(ctx, top.live) + chain)
+        yield ctx.finding("NKI402", span, message, related=related)

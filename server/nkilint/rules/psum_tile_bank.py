@@ -7,41 +7,29 @@ from collections.abc import Iterator
 from nki_studio.model.targets import Generation
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity
-from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import format_bytes, place, roots
 
-BAD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
+BAD = kernel_example("a", """
+acc = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)
+nisa.memset(dst=acc, value=0.0)
+out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
+res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
+nisa.tensor_copy(dst=res, src=acc)
+nisa.dma_copy(dst=out, src=res)
+return out
+""")
 
-
-@nki.jit
-def kernel(a):
-    acc = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)
+GOOD = kernel_example("a", """
+out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
+res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
+for j in range(2):
+    acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
     nisa.memset(dst=acc, value=0.0)
-    out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
-    res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.tensor_copy(dst=res, src=acc)
-    nisa.dma_copy(dst=out, src=res)
-    return out
-'''
-
-GOOD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
-
-
-@nki.jit
-def kernel(a):
-    out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
-    res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
-    for j in range(2):
-        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
-        nisa.memset(dst=acc, value=0.0)
-        nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=acc)
-    nisa.dma_copy(dst=out, src=res)
-    return out
-'''
+    nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=acc)
+nisa.dma_copy(dst=out, src=res)
+return out
+""")
 
 
 @rule(code="NKI403", name="psum-tile-exceeds-bank", severity=Severity.WARNING, basis=Basis.INFERRED,

@@ -4,46 +4,34 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from nki_studio.model.capacity import peak, sbuf_bytes
+from nki_studio.model.capacity import sbuf_bytes
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity
-from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.value_findings import format_bytes, live_related, live_summary, place, roots
+from nki_studio.nkilint.rule import Basis, kernel_example, rule
+from nki_studio.nkilint.value_findings import format_bytes, live_summary, peak_over, roots
 
-BAD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
+BAD = kernel_example("a", """
+out = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.shared_hbm)
+x = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
+y = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
+z = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
+nisa.dma_copy(dst=x, src=a)
+nisa.tensor_copy(dst=y, src=x)
+nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
+nisa.dma_copy(dst=out, src=z)
+return out
+""")
 
-
-@nki.jit
-def kernel(a):
-    out = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.shared_hbm)
-    x = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
-    y = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
-    z = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=x, src=a)
-    nisa.tensor_copy(dst=y, src=x)
-    nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
-    nisa.dma_copy(dst=out, src=z)
-    return out
-'''
-
-GOOD = '''import nki
-import nki.language as nl
-import nki.isa as nisa
-
-
-@nki.jit
-def kernel(a):
-    out = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.shared_hbm)
-    for i in range(3):
-        x = nl.ndarray((128, 8192), dtype=nl.float32, buffer=nl.sbuf)
-        y = nl.ndarray((128, 8192), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.dma_copy(dst=x, src=a[:, i * 8192:(i + 1) * 8192])
-        nisa.tensor_tensor(dst=y, data1=x, data2=x, op=nl.add)
-        nisa.dma_copy(dst=out[:, i * 8192:(i + 1) * 8192], src=y)
-    return out
-'''
+GOOD = kernel_example("a", """
+out = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.shared_hbm)
+for i in range(3):
+    x = nl.ndarray((128, 8192), dtype=nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 8192), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a[:, i * 8192:(i + 1) * 8192])
+    nisa.tensor_tensor(dst=y, data1=x, data2=x, op=nl.add)
+    nisa.dma_copy(dst=out[:, i * 8192:(i + 1) * 8192], src=y)
+return out
+""")
 
 
 @rule(code="NKI401", name="sbuf-capacity-exceeded", severity=Severity.WARNING, basis=Basis.INFERRED,
@@ -60,16 +48,13 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     reserved = ctx.config.sbuf_reserved_bytes
     budget = limits.sbuf_bytes_per_partition - reserved
     for root in roots(ctx):
-        top = peak(root.allocations, "sbuf", sbuf_bytes)
-        if top is None or top.amount <= budget:
+        found = peak_over(ctx, root, "sbuf", sbuf_bytes, budget)
+        if found is None:
             continue
-        where = place(ctx, top.at.path, top.at.span, top.at.call_chain)
-        if where is None:
-            continue
-        span, chain = where
+        top, span, related = found
         margin = (f" ({format_bytes(limits.sbuf_bytes_per_partition)} minus {format_bytes(reserved)} reserved)"
                   if reserved else "")
         message = (f"SBUF use reaches at least {format_bytes(top.amount)} per partition here in "
                    f"'{root.name}', over the {format_bytes(budget)} of {ctx.target.generation.value}{margin}; "
                    f"live: {live_summary(top.live)}")
-        yield ctx.finding("NKI401", span, message, related=live_related(ctx, top.live) + chain)
+        yield ctx.finding("NKI401", span, message, related=related)
