@@ -21,21 +21,25 @@ from nki_studio.remote.config import RemoteSettings
 PID_FILE = ".stage.pid"
 
 
-def _has_option(options: Sequence[str], name: str) -> bool:
+def user_sets(settings: RemoteSettings, name: str) -> bool:
+    """Whether the extra ssh options set ``-o NAME=…`` (either ``-o X`` or ``-oX`` spelling)."""
+    opts = settings.ssh_options
+    values = [opts[i + 1] for i, o in enumerate(opts[:-1]) if o == "-o"] + [o[2:] for o in opts if o.startswith("-o") and o != "-o"]
     low = name.lower()
-    return any(o.lower().startswith(low + "=") or o.lower() == low for o in options)
+    return any(v.lower().startswith(low + "=") or v.lower().startswith(low + " ") for v in values)
 
 
-def _common_options(settings: RemoteSettings) -> list[str]:
+def _common_options(settings: RemoteSettings, *, master: bool = False) -> list[str]:
     """Options shared by ssh and scp (``-o`` form, which both accept)."""
     args: list[str] = []
     if settings.ssh_config:
         args += ["-F", settings.ssh_config]
     args += ["-o", "BatchMode=yes"]
-    user_o = [settings.ssh_options[i + 1] for i, o in enumerate(settings.ssh_options[:-1]) if o == "-o"]
-    if not _has_option(user_o, "ConnectTimeout"):
+    if settings.control_path and not master:
+        args += ["-o", f"ControlPath={settings.control_path}", "-o", "ControlMaster=no"]
+    if not user_sets(settings, "ConnectTimeout"):
         args += ["-o", f"ConnectTimeout={settings.connect_timeout_s}"]
-    if not _has_option(user_o, "ServerAliveInterval"):
+    if not user_sets(settings, "ServerAliveInterval"):
         # A dead connection is noticed within ~30 s instead of hanging a stage until its timeout.
         args += ["-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3"]
     return args + list(settings.ssh_options)
@@ -47,6 +51,25 @@ def ssh_argv(settings: RemoteSettings, remote_line: str) -> list[str]:
     if settings.host.port:
         args += ["-p", str(settings.host.port)]
     return [*args, "--", settings.host.destination, remote_line]
+
+
+def master_argv(settings: RemoteSettings, control_path: str, persist_s: int = 60) -> list[str]:
+    """Start a shared connection (``ssh -M -f -N``) that later ssh/scp calls reuse through ``control_path``:
+    one authentication per run instead of one per command. ``ControlPersist`` ends it by itself when idle
+    (e.g. if we are killed before :func:`master_exit_argv` runs)."""
+    args = ["ssh", *_common_options(settings, master=True), "-o", "ControlMaster=yes", "-o", f"ControlPath={control_path}",
+            "-o", f"ControlPersist={persist_s}", "-f", "-N"]
+    if settings.host.port:
+        args += ["-p", str(settings.host.port)]
+    return [*args, "--", settings.host.destination]
+
+
+def master_exit_argv(settings: RemoteSettings) -> list[str]:
+    """Close the shared connection of ``settings.control_path``."""
+    args = ["ssh", *_common_options(settings), "-O", "exit"]
+    if settings.host.port:
+        args += ["-p", str(settings.host.port)]
+    return [*args, "--", settings.host.destination]
 
 
 def scp_argv(settings: RemoteSettings, sources: Sequence[str], target: str) -> list[str]:

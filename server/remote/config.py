@@ -77,6 +77,7 @@ class RemoteSettings:
     platform_target: str = "trn2"
     connect_timeout_s: int = 8
     stage_timeout_s: float = 900.0  # compile / capture / view each; big kernels take minutes (view of ~1 GB NTFF)
+    control_path: str | None = None  # set by the flow while its shared connection is up
 
 
 def settings_from(raw: Mapping[str, Any], **overrides: Any) -> RemoteSettings:

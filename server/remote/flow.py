@@ -12,7 +12,10 @@ Parquet request (older Explorer builds) get a second attempt with ``--output-for
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
+import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,11 +28,14 @@ from nki_studio.remote import cache
 from nki_studio.remote.commands import (
     env_argv,
     kill_line,
+    master_argv,
+    master_exit_argv,
     quote_argv,
     remote_operand,
     scp_argv,
     shell_line,
     ssh_argv,
+    user_sets,
 )
 from nki_studio.remote.config import RemoteSettings
 from nki_studio.remote.errors import NO_SOURCE_FLAGS, RemoteError, classify, compile_error
@@ -80,6 +86,7 @@ class _Session:
         self.job_abs = ""
         self.created = False
         self.running_remote = False
+        self._control_dir: str | None = None
 
     # ---- plumbing --------------------------------------------------------------------------------------
     def _run(self, stage: str, argv: list[str], timeout_s: float) -> Completed:
@@ -123,6 +130,47 @@ class _Session:
         r = run(argv, timeout_s=HOUSEKEEPING_TIMEOUT_S, cancelled=lambda: False, log=self.log, label="clean")
         if r.returncode != 0:
             self.log(f"could not remove {self.host}:{self.job_rel} (exit {r.returncode})")
+
+    def connect(self) -> None:
+        """Open the shared connection every later ssh/scp call of this run goes through (one authentication).
+
+        Skipped when the user's extra options choose their own ControlPath/ControlMaster. The master's output
+        goes to a file, not a pipe: the backgrounded master keeps it open, and a pipe would never see EOF."""
+        if user_sets(self.s, "ControlPath") or user_sets(self.s, "ControlMaster"):
+            return
+        self._control_dir = tempfile.mkdtemp(prefix="nks-")  # short: socket paths are limited to ~100 bytes
+        path = f"{self._control_dir}/cm"
+        argv = master_argv(self.s, path)
+        self.log(f"$ {quote_argv(argv)}")
+        err_path = Path(self._control_dir) / "connect.err"
+        limit = self.s.connect_timeout_s + 30.0
+        with err_path.open("w+", encoding="utf-8", errors="replace") as err:
+            try:
+                proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                      timeout=limit)
+                code, timed_out = proc.returncode, False
+            except subprocess.TimeoutExpired:
+                code, timed_out = -1, True
+            err.seek(0)
+            text = err.read()
+        for line in text.splitlines():
+            self.log(f"[connect stderr] {line}")
+        if code != 0:
+            raise classify("connect", Completed(tuple(argv), code, "", text, timed_out=timed_out), self.host, limit)
+        self.s = dataclasses.replace(self.s, control_path=path)
+
+    def disconnect(self) -> None:
+        """Close the shared connection (it would also end by itself once idle)."""
+        if self.s.control_path:
+            try:
+                subprocess.run(master_exit_argv(self.s), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, timeout=HOUSEKEEPING_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.log("the shared ssh connection did not close; it ends by itself when idle")
+            self.s = dataclasses.replace(self.s, control_path=None)
+        if self._control_dir:
+            shutil.rmtree(self._control_dir, ignore_errors=True)
+            self._control_dir = None
 
     # ---- stages ----------------------------------------------------------------------------------------
     def upload(self) -> None:
@@ -207,13 +255,18 @@ def fetch_profile(job: RemoteJob, *, log: LogFn, progress: ProgressFn, cancelled
     """Run every remote stage and return the downloaded profile (raises :class:`RemoteError`)."""
     session = _Session(job, log, progress, cancelled)
     try:
-        session.upload()
-        session.compile()
-        session.capture()
-        remote_out, fmt = session.view()
-        return session.download(remote_out, fmt)
+        progress("upload", f"connecting to {session.host}")
+        session.connect()
+        try:
+            session.upload()
+            session.compile()
+            session.capture()
+            remote_out, fmt = session.view()
+            return session.download(remote_out, fmt)
+        finally:
+            session.clean()
     finally:
-        session.clean()
+        session.disconnect()
 
 
 def load_report(profile: RemoteProfile) -> ProfileReport:
