@@ -212,10 +212,19 @@ def _op_repr(value: object) -> str:
 
 
 def apply(opr: alu.AluOp, x: Values, y: Values, reverse: bool = False) -> Values:
-    """``opr(x, y)`` (or ``opr(y, x)`` when ``reverse``); unary operators ignore ``y``."""
+    """``opr(x, y)`` (or ``opr(y, x)`` when ``reverse``); unary operators ignore ``y``.
+
+    When ``x`` is a float32 array this instruction owns (a converted copy, never a tensor's storage:
+    ``read`` hands out storage views read-only), ufunc results are computed in place, which saves a
+    full-tile allocation per stage."""
+    fn = opr.fn
+    in_place = isinstance(fn, np.ufunc) and isinstance(x, np.ndarray) and x.flags.writeable \
+        and x.dtype == F32 and np.result_type(x, y) == F32 and np.broadcast_shapes(np.shape(x), np.shape(y)) == x.shape
     if opr.arity == 1:
-        return opr.fn(x)
-    return opr.fn(y, x) if reverse else opr.fn(x, y)
+        return fn(x, out=x) if in_place else fn(x)
+    if in_place:
+        return fn(y, x, out=x) if reverse else fn(x, y, out=x)
+    return fn(y, x) if reverse else fn(x, y)
 
 
 # ----------------------------------------------------------------- engines

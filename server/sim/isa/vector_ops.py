@@ -47,7 +47,7 @@ def tensor_tensor(dst: NkiTensor, data1: NkiTensor, data2: NkiTensor, op: object
         c.store(d, opr.fn(c.mat(a, raw=True).astype(np.int64), c.mat(b, raw=True).astype(np.int64)))
     else:
         with np.errstate(all="ignore"):
-            c.store(d, opr.fn(c.mat(a), c.mat(b)))
+            c.store(d, c.apply(opr, c.mat(a), c.mat(b)))
     return c.handle(opname, name)
 
 
