@@ -17,6 +17,8 @@ from nki_studio.remote.errors import RemoteError
 from nki_studio.remote.flow import RemoteJob, fetch_profile, load_report
 from sshd import LoopbackHost
 
+pytestmark = pytest.mark.slow  # each test drives ssh/scp against a real sshd (seconds each)
+
 
 def _fetch(j: RemoteJob, cancelled: threading.Event | None = None) -> None:
     log: list[str] = []

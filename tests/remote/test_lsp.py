@@ -18,6 +18,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from sshd import ALIAS, LoopbackHost
 
+pytestmark = pytest.mark.slow  # each test drives ssh/scp against a real sshd (seconds each)
+
 
 def _client() -> LanguageClient:
     client = LanguageClient()

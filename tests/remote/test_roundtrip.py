@@ -7,9 +7,12 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
 from conftest import BODY_LINES, KERNEL_SOURCE
 from helpers import cli, heat_lines
 from sshd import LoopbackHost
+
+pytestmark = pytest.mark.slow  # each test drives ssh/scp against a real sshd (seconds each)
 
 
 def test_cli_round_trip_paints_the_kernel_lines(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
