@@ -251,6 +251,12 @@ def _line_one(message: str, severity: types.DiagnosticSeverity) -> types.Diagnos
 
 def register(server: NkiLanguageServer) -> None:
     """Wire lint into the server's document, settings and file events."""
+    # Import the engine and every rule now, in the main thread: the first lint needs them anyway, and a
+    # first import racing between a job thread and the event loop (code actions, other features importing
+    # the shared model modules) can deadlock on module locks and leave the rule registry half-filled.
+    from nki_studio.nkilint.rule import all_rules
+
+    all_rules()
     feature = LintFeature(server)
 
     def debounce() -> float:
