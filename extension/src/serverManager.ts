@@ -168,20 +168,7 @@ export class ServerManager {
   }
 
   async stop(): Promise<void> {
-    if (this.pendingRestart) clearTimeout(this.pendingRestart);
-    this.pendingRestart = undefined;
-    const client = this.client;
-    this.client = undefined;
-    if (client) {
-      this.stopping = true;
-      try {
-        await client.stop(5000);
-      } catch (err) {
-        this.log.warn(`server did not stop cleanly: ${String(err)}`);
-      } finally {
-        this.stopping = false;
-      }
-    }
+    await this.shutdownClient();
     this.setState('stopped');
   }
 
@@ -189,8 +176,25 @@ export class ServerManager {
   async restart(reason: string): Promise<void> {
     this.log.info(`restarting server: ${reason}`);
     this.backoff.reset();
-    await this.stop();
+    this.setState('starting'); // commands issued meanwhile wait for the new server instead of failing
+    await this.shutdownClient();
     await this.start();
+  }
+
+  private async shutdownClient(): Promise<void> {
+    if (this.pendingRestart) clearTimeout(this.pendingRestart);
+    this.pendingRestart = undefined;
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    this.stopping = true;
+    try {
+      await client.stop(5000);
+    } catch (err) {
+      this.log.warn(`server did not stop cleanly: ${String(err)}`);
+    } finally {
+      this.stopping = false;
+    }
   }
 
   /** Push the current settings to a running server. */
@@ -210,8 +214,9 @@ export class ServerManager {
     token?: vscode.CancellationToken,
     onProgress?: (value: ProgressValue) => void,
   ): Promise<unknown> {
+    await this.whenRunning(60_000);
     const client = this.client;
-    if (!client || this.state !== 'running') throw new Error('the NKI language server is not running (see "NKI: Show Logs")');
+    if (!client) throw new Error('the NKI language server is not running (see "NKI: Show Logs")');
     const workDoneToken = `nki-studio-${randomUUID()}`;
     const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => onProgress?.(value));
     try {
@@ -219,6 +224,25 @@ export class ServerManager {
     } finally {
       sub.dispose();
     }
+  }
+
+  /** Resolves once the server runs; waits while it is (re)starting, e.g. right after trust was granted. */
+  whenRunning(timeoutMs: number): Promise<void> {
+    if (this.state === 'running' && this.client) return Promise.resolve();
+    if (this.state !== 'starting') return Promise.reject(new Error('the NKI language server is not running (see "NKI: Show Logs")'));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        sub.dispose();
+        reject(new Error(`the NKI language server did not start within ${timeoutMs / 1000} s (see "NKI: Show Logs")`));
+      }, timeoutMs);
+      const sub = this.onDidChangeState((state) => {
+        if (state === 'starting') return;
+        clearTimeout(timer);
+        sub.dispose();
+        if (state === 'running') resolve();
+        else reject(new Error('the NKI language server is not running (see "NKI: Show Logs")'));
+      });
+    });
   }
 
   dispose(): void {

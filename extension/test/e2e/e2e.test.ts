@@ -64,7 +64,7 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
   it('simulates the kernel at the cursor and shows the result', async () => {
     await wb.goToLine(26);
     await wb.runCommand('NKI: Simulate Kernel');
-    const note = await wb.waitForNotification(/double_kernel: (passed|failed|error)/, 180_000);
+    const note = await wb.waitForNotification(/double_kernel: (passed|failed|error)|Simulate double_kernel failed/, 180_000);
     await wb.screenshot('simulate-result');
     assert.match(note, /double_kernel: passed/);
     assert.match(note, /backend/);
@@ -129,6 +129,20 @@ describe('extension in restricted mode (untrusted workspace)', { timeout: 300_00
     const note = await wb.waitForNotification(/trusted workspace/, 30_000);
     assert.match(note, /Linting still works/);
     await wb.screenshot('restricted-simulate-refused');
+  });
+
+  it('restarts into full mode when the workspace is trusted', async () => {
+    await wb.runCommand('Workspaces: Manage Workspace Trust');
+    const trust = wb.page.locator('.workspace-trust-editor .monaco-button', { hasText: /^Trust/ }).first();
+    await trust.waitFor({ timeout: 20_000 });
+    await trust.click();
+    await wb.screenshot('trust-granted');
+    await wb.openFile(KERNEL);
+    await wb.goToLine(26);
+    await wb.runCommand('NKI: Simulate Kernel');
+    const note = await wb.waitForNotification(/double_kernel: (passed|failed|error)|Simulate double_kernel failed/, 180_000);
+    await wb.screenshot('trusted-after-grant');
+    assert.match(note, /double_kernel: passed/);
   });
 });
 

@@ -28,7 +28,7 @@ export class Workbench {
 
   /** Open a file by clicking it in the explorer (Quick Open typed early is eaten by the welcome page). */
   async openFile(name: string): Promise<void> {
-    const item = this.page.getByRole('treeitem', { name });
+    const item = this.page.getByRole('treeitem', { name, exact: true });
     await item.waitFor({ timeout: 60_000 });
     await item.click();
     await this.page.waitForSelector(`.tab[data-resource-name="${name}"], .tab[aria-label^="${name}"]`, { timeout: 30_000 });
