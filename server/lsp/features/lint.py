@@ -11,6 +11,7 @@ The project config (``pyproject.toml``) is reloaded when its mtime moved; a chan
 
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 import time
@@ -256,6 +257,7 @@ def register(server: NkiLanguageServer) -> None:
     # the shared model modules) can deadlock on module locks and leave the rule registry half-filled.
     from nki_studio.nkilint.rule import all_rules
 
+    importlib.import_module("nki_studio.nkilint.api")
     all_rules()
     feature = LintFeature(server)
 
