@@ -4,6 +4,7 @@ kernel line, a profile without source locations, and cancel (remote process kill
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import threading
@@ -65,7 +66,7 @@ def test_auth_failure(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "otherkey")], check=True)
     j = job(host, kernel, tmp_path / "remote", tmp_path / "cache")
     config = _with_config(host, tmp_path, f"IdentityFile {host.root}/clientkey", f"IdentityFile {tmp_path}/otherkey")
-    err = _error(RemoteJob(j.kernel_file, j.spec, j.settings.__class__(**{**j.settings.__dict__, "ssh_config": str(config)}), j.cache_root))
+    err = _error(RemoteJob(j.kernel_file, j.spec, dataclasses.replace(j.settings, ssh_config=str(config)), j.cache_root))
     assert err.kind == "auth" and "ssh-agent" in str(err)
 
 
@@ -74,7 +75,7 @@ def test_unknown_host_key_is_not_accepted(host: LoopbackHost, kernel: Path, tmp_
     j = job(host, kernel, tmp_path / "remote", tmp_path / "cache")
     config = _with_config(host, tmp_path, f"UserKnownHostsFile {host.root}/known_hosts",
                           f"UserKnownHostsFile {tmp_path}/empty_known_hosts")
-    err = _error(RemoteJob(j.kernel_file, j.spec, j.settings.__class__(**{**j.settings.__dict__, "ssh_config": str(config)}), j.cache_root))
+    err = _error(RemoteJob(j.kernel_file, j.spec, dataclasses.replace(j.settings, ssh_config=str(config)), j.cache_root))
     assert err.kind == "hostkey"
     assert (tmp_path / "empty_known_hosts").read_text() == ""  # nothing was added
 
@@ -149,3 +150,18 @@ def test_cancel_kills_the_remote_process_and_caches_nothing(host: LoopbackHost, 
     assert not cache.exists() or not [p for p in cache.rglob("*") if p.is_file()]
     assert list((tmp_path / "remote").iterdir()) == []
     assert os.path.exists(f"/proc/{os.getpid()}")
+
+
+def test_stage_timeout_stops_the_remote_process(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "capture.pid"
+    j = job(host, kernel, tmp_path / "remote", tmp_path / "cache", STANDIN_CAPTURE_SLEEP="120",
+            STANDIN_PID_FILE=str(pid_file))
+    j = RemoteJob(j.kernel_file, j.spec, dataclasses.replace(j.settings, stage_timeout_s=4.0), j.cache_root)
+    err = _error(j)
+    assert err.kind == "timeout" and "after 4 s" in str(err)
+    pid = int(pid_file.read_text())
+    for _ in range(100):
+        if not _alive(pid):
+            break
+        time.sleep(0.05)
+    assert not _alive(pid)

@@ -80,6 +80,8 @@ async def test_profile_remote_paints_the_kernel(client: LanguageClient, host: Lo
     (payload,) = client.heatmaps  # type: ignore[attr-defined]
     assert _get(payload, "uri") == uri and _get(payload, "source") == "measured"
     assert sorted(_get(ln, "line") for ln in _get(payload, "lines")) == [n - 1 for n in BODY_LINES]
+    logged = [m.message for m in client.log_messages]
+    assert any("captured execution 2 of 2" in m for m in logged)  # remote stdout reaches the editor's log
     messages = [getattr(r, "message", None) for reports in client.progress_reports.values() for r in reports]
     for stage in ("uploading", "compiling", "capturing", "processing", "downloading", "loading"):
         assert any(m and m.startswith(stage) for m in messages), (stage, messages)
