@@ -70,8 +70,11 @@ async def test_profile_remote_paints_the_kernel(client: LanguageClient, host: Lo
     root = kernel.parent
     await _start(client, root, host, True)
     uri = kernel.resolve().as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri, language_id="python", version=1, text=kernel.read_text() + "# not saved yet\n")))
     result = await asyncio.wait_for(_run(client, uri, "add_act_kernel"), 120)
     assert _get(result, "status") == "ok" and _get(result, "files") == [uri]
+    assert "unsaved changes" in _get(result, "warnings")[0]
     assert Path(_get(result, "profile")).is_relative_to(root / "cache")
     for _ in range(250):
         if client.heatmaps:  # type: ignore[attr-defined]

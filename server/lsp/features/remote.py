@@ -96,7 +96,11 @@ class RemoteFeature:
         if load is None:
             raise RemoteProfileError(f"profile downloaded to {profile.path}, but the profile feature is not enabled")
         summary = await load({"uri": profile.path.as_uri(), "format": profile.format})
-        return {"status": "ok", "profile": str(profile.path), "host": profile.host, **summary}
+        result = {"status": "ok", "profile": str(profile.path), "host": profile.host, **summary}
+        doc = self.server.workspace.text_documents.get(uri) if isinstance(uri, str) else None
+        if doc is not None and doc.source != text:  # the host ran the file as saved
+            result["warnings"] = ["the document has unsaved changes: the saved file was profiled"]
+        return result
 
     async def _run(self, job: RemoteJob) -> RemoteProfile:
         token = CancelToken()
