@@ -42,6 +42,7 @@ class NkiJedi:
         self.environment = InterpreterEnvironment()
         self.root = Path(root).resolve() if root else None
         self._projects: dict[Path, jedi.Project] = {}
+        self._members: dict[tuple[str, str], list[Completion]] = {}
 
     def project(self, path: str | None) -> jedi.Project:
         """The workspace's project for files inside it, else one rooted at the file's folder (so sibling helper
@@ -65,12 +66,58 @@ class NkiJedi:
 
     def complete(self, text: str, path: str | None, line: int, column: int) -> list[Completion]:
         """NKI completions at 1-based ``line`` / 0-based code-point ``column``: attributes of the NKI modules and
-        keyword arguments of NKI calls. Everything else is left to the editor's Python support."""
-        script = self.script(text, path)
-        completions = script.complete(line, column)
-        in_nki_call = any(is_api_name(s) for s in script.get_signatures(line, column))
-        return [c for c in completions
-                if (c.type == "param" and in_nki_call) or (c.type != "param" and is_api_name(c) and _after_dot(text, line, column))]
+        keyword arguments of NKI calls. Everything else is left to the editor's Python support.
+
+        Only the module's imports and the statement being typed are given to jedi (``_excerpt``): what follows
+        ``nl.`` or sits inside ``nisa.x(`` depends on nothing else, and the cost no longer grows with the module.
+        Attribute lists are cached per (imports, expression) and filtered by the typed prefix here.
+        """
+        excerpt = _excerpt(text, line, column)
+        if excerpt is None:
+            return []
+        source, ex_line, ex_column = excerpt
+        before = source.split("\n")[ex_line - 1][:ex_column]
+        attribute = re.search(r"([A-Za-z_][\w.]*)\.(\w*)$", before)
+        if attribute is not None:
+            key = (source[: source.rfind("\n", 0, len(source) - len(before))], attribute.group(1))
+            members = self._members.get(key)
+            if members is None:
+                script = self.script(source[: len(source) - len(attribute.group(2))], path)
+                members = [c for c in script.complete(ex_line, ex_column - len(attribute.group(2))) if is_api_name(c)]
+                self._members[key] = members
+                if len(self._members) > 256:
+                    self._members.pop(next(iter(self._members)))
+            partial = attribute.group(2).lower()
+            return [c for c in members if c.name.lower().startswith(partial)]
+        return self._keyword_arguments(source, path, ex_line, ex_column)
+
+    def _keyword_arguments(self, source: str, path: str | None, line: int, column: int) -> list[Completion]:
+        """``name=`` completions of the NKI call around the cursor, cached per (imports, callee)."""
+        rows = source.split("\n")
+        head = "\n".join([*rows[: line - 1], rows[line - 1][:column]])
+        call = _open_call(head)
+        partial = re.search(r"(\w*)$", head)
+        if call is None or partial is None:
+            return []
+        callee_end, callee = call
+        imports = rows[: source.count("\n", 0, source.find(callee)) if callee in source else 0]
+        if callee.split(".")[0] not in _nki_bound_names(imports):
+            return []  # not an NKI call: never make jedi infer other libraries (numpy takes seconds)
+        prefix = partial.group(1)
+        key = ("\n".join(imports), callee + "(")
+        params = self._members.get(key)
+        if params is None:  # ask jedi about a bare call, so no argument typed so far hides a parameter
+            bare = f"{key[0]}\n{callee}("
+            script = self.script(bare, path)
+            cut_line, cut_column = bare.count("\n") + 1, len(callee) + 1
+            if not any(is_api_name(s) for s in script.get_signatures(cut_line, cut_column)):
+                params = []
+            else:
+                params = [c for c in script.complete(cut_line, cut_column)
+                          if c.type == "param" and c.name_with_symbols.endswith("=")]
+            self._members[key] = params
+        given = set(re.findall(r"\b(\w+)\s*=(?!=)", head[callee_end:]))
+        return [c for c in params if c.name.startswith(prefix) and c.name.rstrip("=") not in given]
 
     def signatures(self, text: str, path: str | None, line: int, column: int) -> list[Signature]:
         """Signatures of the NKI call around the cursor."""
@@ -110,13 +157,82 @@ def _word_at(text: str, line: int, column: int) -> str:
     return row[start:end]
 
 
-def _after_dot(text: str, line: int, column: int) -> bool:
-    """The cursor follows ``something.`` plus an optional partial identifier (attribute completion)."""
+_IMPORT = re.compile(r"^(?:import|from)\s")
+_MAX_STATEMENT_LINES = 40
+
+
+def _excerpt(text: str, line: int, column: int) -> tuple[str, int, int] | None:
+    """The module's top-level imports followed by the statement under the cursor (dedented, up to the cursor);
+    returns the excerpt and the cursor in it (1-based line, column)."""
     lines = text.split("\n")
     if not 0 < line <= len(lines):
-        return False
-    before = lines[line - 1][:column]
-    return re.search(r"[\w)\]]\.\w*$", before) is not None
+        return None
+    imports = []
+    for i, row in enumerate(lines):
+        if i != line - 1 and _IMPORT.match(row):
+            imports.append(row)
+            while row.rstrip().endswith(("(", ",", "\\")) and i + 1 < len(lines):  # parenthesised imports
+                i += 1
+                row = lines[i]
+                imports.append(row)
+                if ")" in row:
+                    break
+    start = line - 1  # the line holding the bracket that is still open at the cursor's line, if any
+    depth = 0
+    for candidate in range(line - 2, max(-1, line - 2 - _MAX_STATEMENT_LINES), -1):
+        depth += _depth(lines[candidate])
+        if depth > 0:
+            start = candidate
+            break
+    statement = [lines[start].lstrip(), *lines[start + 1: line - 1], lines[line - 1][:column]] if start < line - 1 \
+        else [lines[start][:column].lstrip()]
+    cursor_column = len(statement[-1])
+    source = "\n".join([*imports, *statement])
+    return source, len(imports) + len(statement), cursor_column
+
+
+_IMPORT_AS = re.compile(r"^import\s+((?:nki|neuronxcc)[\w.]*)(?:\s+as\s+(\w+))?")
+_FROM_IMPORT = re.compile(r"^from\s+(?:nki|neuronxcc)[\w.]*\s+import\s+\(?([^)#]*)")
+
+
+def _nki_bound_names(import_lines: list[str]) -> set[str]:
+    """Names that NKI imports bind (``nisa`` of ``import nki.isa as nisa``, ``nki`` of ``import nki.isa``...)."""
+    names: set[str] = set()
+    for row in import_lines:
+        m = _IMPORT_AS.match(row)
+        if m:
+            names.add(m.group(2) or m.group(1).split(".")[0])
+            continue
+        m = _FROM_IMPORT.match(row)
+        if m:
+            for part in m.group(1).split(","):
+                words = part.split()
+                if words:
+                    names.add(words[-1])
+    return names
+
+
+def _open_call(head: str) -> tuple[int, str] | None:
+    """The innermost call whose parenthesis is still open at the end of ``head``: (offset after its '(', callee)."""
+    depth = 0
+    for i in range(len(head) - 1, -1, -1):
+        ch = head[i]
+        if ch in ")]}":
+            depth += 1
+        elif ch in "([{":
+            if depth == 0:
+                if ch != "(":
+                    return None
+                callee = re.search(r"([A-Za-z_][\w.]*)\s*$", head[:i])
+                return (i + 1, callee.group(1)) if callee else None
+            depth -= 1
+    return None
+
+
+def _depth(code: str) -> int:
+    """Open minus closed brackets of a line (strings and comments are ignored roughly, which is enough here)."""
+    code = re.sub(r"#.*$", "", re.sub(r"'[^']*'|\"[^\"]*\"", "", code))
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 # ---- per-target notes for hovers -------------------------------------------------------------------------------
