@@ -158,13 +158,17 @@ async function profileOnRemote(deps: CommandDeps): Promise<void> {
   const target = await chooseKernel(vs, []);
   if (!target) return;
   try {
-    await vs.window.withProgress(
+    const response = await vs.window.withProgress(
       { location: vs.ProgressLocation.Notification, title: `NKI: profiling ${target.kernel} on ${host}`, cancellable: true },
       (progress, token) =>
         server.executeCommand('nki-studio.profileRemote', [target.uri, target.kernel], token, (p) => {
           if (p.kind !== 'end' && p.message) progress.report({ message: p.message });
         }),
     );
+    // A refusal (untrusted on the server's side) is shown by the server itself.
+    if ((response as { status?: unknown } | null)?.status !== 'refused') {
+      void vs.window.showInformationMessage(`NKI: ${host}: ${profileLoadSummary(response)}`);
+    }
   } catch (err) {
     if (!isCancellation(err)) void vs.window.showErrorMessage(`NKI: ${describeFailure(`Profile on ${host}`, err)}`);
   }

@@ -20,8 +20,8 @@ export const SERVER_KEYS = [
   'ruleDocsBaseUrl',
 ] as const;
 
-/** Remote-profiling keys (issue 7), sent nested as `remote: {...}`. */
-export const REMOTE_KEYS = ['host', 'workDir', 'envActivation', 'neuronCore', 'sshOptions', 'keepFiles'] as const;
+/** Remote-profiling keys (issue 7, read by server/remote/config.py), sent nested as `remote: {...}`. */
+export const REMOTE_KEYS = ['host', 'workDir', 'envActivation', 'neuronCore', 'sshOptions', 'keepFiles', 'timeout', 'sshConfig', 'cacheDir'] as const;
 
 /** Settings that need a new server process (the others are sent with didChangeConfiguration). */
 export const RESTART_KEYS = ['interpreter'] as const;

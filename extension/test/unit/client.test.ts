@@ -13,7 +13,7 @@ function config(values: Record<string, unknown>) {
 describe('settings → server options', () => {
   it('sends the server keys, nests remote settings, adds trust and log level', () => {
     const s = serverSettings(
-      config({ target: 'trn2', nkiVersion: '0.7', simulateOnSave: true, heatmapMetric: 'wait', 'remote.host': 'trn', 'remote.neuronCore': 1, interpreter: '/x/python' }),
+      config({ target: 'trn2', nkiVersion: '0.7', simulateOnSave: true, heatmapMetric: 'wait', 'remote.host': 'trn', 'remote.neuronCore': 1, 'remote.sshConfig': '', interpreter: '/x/python' }),
       true,
       'debug',
     );
