@@ -43,9 +43,19 @@ def peak(allocations: list[Allocation], buffer: str, weight: Callable[[Allocatio
     live set is reduced greedily (largest first) to allocations that can all exist at once, so the result
     stays a lower bound of a real execution.
     """
-    items = [a for a in allocations if a.buffer == buffer and weight(a) > 0]
+    weights: dict[int, int] = {}  # id(allocation) -> weight, computed once (sizes come from shape products)
+    for a in allocations:
+        if a.buffer == buffer:
+            w = weight(a)
+            if w > 0:
+                weights[id(a)] = w
+    items = [a for a in allocations if id(a) in weights]
     if not items:
         return None
+
+    def size(a: Allocation) -> int:
+        return weights[id(a)]
+
     # Sweep for the conflict-ignoring total at each allocation: an upper bound used to order and prune.
     events: list[tuple[float, int, Allocation]] = []
     for a in items:
@@ -55,12 +65,12 @@ def peak(allocations: list[Allocation], buffer: str, weight: Callable[[Allocatio
     current = 0
     upper: list[tuple[int, Allocation]] = []
     for _, sign, a in events:
-        current += sign * weight(a)
+        current += sign * size(a)
         if sign > 0:
             upper.append((current, a))
     upper.sort(key=lambda e: -e[0])
     best: Peak | None = None
-    by_size = sorted(items, key=weight, reverse=True)
+    by_size = sorted(items, key=size, reverse=True)
     for bound, at in upper:
         if best is not None and bound <= best.amount:
             break
@@ -69,7 +79,7 @@ def peak(allocations: list[Allocation], buffer: str, weight: Callable[[Allocatio
         for a in live:
             if a is not at and not any(a.excludes(c) for c in chosen):
                 chosen.append(a)
-        total = sum(weight(a) for a in chosen)
+        total = sum(size(a) for a in chosen)
         if best is None or total > best.amount:
-            best = Peak(total, at, tuple(sorted(chosen, key=weight, reverse=True)))
+            best = Peak(total, at, tuple(sorted(chosen, key=size, reverse=True)))
     return best

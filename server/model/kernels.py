@@ -173,8 +173,11 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
             module.classes[stmt.name] = stmt
+    # Imports of NKI/library/stdlib modules never resolve to a local file (ModuleResolver), so only local ones
+    # can name kernel code.
     module.short_names = ({q.rsplit(".", 1)[-1] for q in module.functions} | set(module.classes)
-                          | set(module.import_index))
+                          | {name for name, (src, level, _) in module.import_index.items()
+                             if level > 0 or not is_external(src)})
     return module
 
 
@@ -186,6 +189,7 @@ def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]
     nodes: list[ast.AST] = []
     own: dict[int, list[ast.AST]] = {}
     stack: list[tuple[ast.AST, list[ast.AST] | None]] = [(tree, None)]
+    push = stack.append
     while stack:
         node, owner = stack.pop()
         nodes.append(node)
@@ -193,20 +197,21 @@ def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]
             owner.append(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             owner = own[id(node)] = []
-        # ast.iter_child_nodes inlined (this loop is the hottest part of linting a large tree); the load/store
-        # context and operator singletons (``ctx``, ``op``, ``ops``) are left out: no analysis walks to them.
-        children: list[ast.AST] = []
+        # ast.iter_child_nodes inlined (this loop is the hottest part of linting a large tree), pushing children
+        # in reverse so they pop in source order; the load/store context and operator singletons (``ctx``,
+        # ``op``, ``ops``) are left out: no analysis walks to them.
         fields = _CHILD_FIELDS.get(type(node))
         if fields is None:
-            fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
+            fields = _CHILD_FIELDS[type(node)] = tuple(
+                reversed([f for f in node._fields if f not in ("ctx", "op", "ops")]))
         for name in fields:
             value = getattr(node, name, None)
-            if isinstance(value, ast.AST):
-                children.append(value)
-            elif isinstance(value, list):
-                children.extend(v for v in value if isinstance(v, ast.AST))
-        for child in reversed(children):
-            stack.append((child, owner))
+            if type(value) is list:
+                for child in reversed(value):
+                    if isinstance(child, ast.AST):
+                        push((child, owner))
+            elif isinstance(value, ast.AST):
+                push((value, owner))
     return nodes, own
 
 
@@ -373,10 +378,19 @@ def discover(source: str, path: str, tree: ast.Module | None = None, *,
             continue
         seen.add(id(func))
         reachable.append(func)
+        short_names = func.module.short_names
         for node in _walk_own_body(func):
-            callee_target = node.func if isinstance(node, ast.Call) else node
-            if not isinstance(callee_target, (ast.Name, ast.Attribute)) or not isinstance(
-                    node, (ast.Call, ast.Name, ast.Attribute)):
+            kind = type(node)
+            if kind is ast.Call:
+                callee_target = node.func  # type: ignore[attr-defined]
+            elif kind is ast.Name or kind is ast.Attribute:
+                callee_target = node
+            else:
+                continue
+            # Cheap pre-filter (most names are locals, parameters or builtins): only a name defined or imported
+            # at this module's level, or an attribute of one, can resolve (see _resolve_ref).
+            head = callee_target.value if type(callee_target) is ast.Attribute else callee_target
+            if type(head) is not ast.Name or head.id not in short_names:
                 continue
             resolved = _resolve_ref(func, callee_target, resolver)
             if resolved is None:

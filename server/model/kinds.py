@@ -68,17 +68,21 @@ def classify(func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliase
     result = FunctionKinds()
     candidates: dict[str, Kind | None] = {}
 
+    touched: list[str] = []
+
     def record(name: str, kind: Kind | None) -> None:
         if name in candidates and candidates[name] is not kind:
             candidates[name] = None  # assigned different kinds: not definite
         else:
             candidates.setdefault(name, kind)
+        touched.append(name)
 
     for node in nodes if nodes is not None else _own_nodes(func):
         if isinstance(node, ast.Assign):
+            value_kind = _value_kind(node.value, aliases, result)  # one value for all targets
             for target in node.targets:
                 if isinstance(target, ast.Name):
-                    record(target.id, _value_kind(node.value, aliases, result))
+                    record(target.id, value_kind)
                 else:
                     for name in _bound_names(target):
                         record(name, None)
@@ -99,8 +103,15 @@ def classify(func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliase
             record(node.target.id, None)
         else:
             continue
-        # Refresh the definite set as we go so views of earlier tensors classify (source order suffices).
-        result.kinds = {k: v for k, v in candidates.items() if v is not None}
+        # Refresh the definite set as we go so views of earlier tensors classify (source order suffices); only
+        # the names this statement bound can have changed.
+        for name in touched:
+            kind = candidates[name]
+            if kind is None:
+                result.kinds.pop(name, None)
+            else:
+                result.kinds[name] = kind
+        touched.clear()
     for arg in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]:
         result.kinds.pop(arg.arg, None)
     return result

@@ -73,6 +73,21 @@ class LintContext:
         return out
 
     @cached_property
+    def _kernel_nodes_by_type(self) -> dict[type, list[tuple[int, ast.AST]]]:
+        out: dict[type, list[tuple[int, ast.AST]]] = {}
+        for i, node in enumerate(self.kernel_nodes):
+            out.setdefault(type(node), []).append((i, node))
+        return out
+
+    def kernel_nodes_of(self, types: tuple[type[ast.AST], ...]) -> list[ast.AST]:
+        """The nodes of this file's kernel code whose exact type is one of ``types``, in source order (one
+        shared grouping instead of a walk of every node per rule; concrete ``ast`` classes have no subclasses)."""
+        groups = [self._kernel_nodes_by_type.get(t, []) for t in types]
+        if len(groups) == 1:
+            return [node for _, node in groups[0]]
+        return [node for _, node in sorted((item for group in groups for item in group), key=lambda e: e[0])]
+
+    @cached_property
     def nodes(self) -> list[ast.AST]:
         """All nodes of the file (one walk shared by every rule and kernel discovery)."""
         if self.discovery.module.tree is self.tree and self.discovery.module.nodes:
@@ -90,22 +105,50 @@ class LintContext:
         return {id(c.func): c for c in self.calls}
 
     @cached_property
+    def _imported_dotted(self) -> dict[int, str]:
+        """id(Name/Attribute) -> the dotted name it stands for through the imports (``aliases.resolve``), for
+        every chain headed by an imported name. Children first (a node's value precedes it in reverse source
+        order), so each ``a.b.c`` is built once from its ``a.b`` instead of re-walked per node."""
+        bindings = self.aliases.bindings
+        raw_of: dict[int, str] = {}
+        for node in reversed(self.nodes):
+            if type(node) is ast.Name:
+                target = bindings.get(node.id)
+                if target is not None:
+                    raw_of[id(node)] = target
+            elif type(node) is ast.Attribute:
+                base = raw_of.get(id(node.value))
+                if base is not None:
+                    raw_of[id(node)] = f"{base}.{node.attr}"
+        return raw_of
+
+    @cached_property
     def refs(self) -> dict[str, list[tuple[ast.Name | ast.Attribute, str]]]:
         """Imported names read anywhere in the file: resolved dotted name -> [(node, raw dotted name)], keyed by
         the canonical (legacy mapped onto ``nki``) name."""
+        raw_of = self._imported_dotted
         out: dict[str, list[tuple[ast.Name | ast.Attribute, str]]] = {}
-        bindings = self.aliases.bindings
         for node in self.nodes:
-            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
-                head: ast.expr = node
-                while isinstance(head, ast.Attribute):
-                    head = head.value
-                if not isinstance(head, ast.Name) or head.id not in bindings:
-                    continue
-                raw = self.aliases.resolve(node)
-                if raw is not None:
-                    out.setdefault(to_canonical(raw), []).append((node, raw))
+            raw = raw_of.get(id(node))
+            if raw is not None and isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+                out.setdefault(to_canonical(raw), []).append((node, raw))
         return out
+
+    @cached_property
+    def _kernel_calls_by_api(self) -> dict[str, list[ast.Call]]:
+        raw_of = self._imported_dotted
+        out: dict[str, list[ast.Call]] = {}
+        for call in self.kernel_nodes_of((ast.Call,)):
+            assert isinstance(call, ast.Call)
+            raw = raw_of.get(id(call.func))
+            if raw is not None:
+                out.setdefault(to_canonical(raw), []).append(call)
+        return out
+
+    def kernel_calls_to(self, name: str) -> list[ast.Call]:
+        """Calls in this file's kernel code whose callee is the canonical imported name ``name`` (what
+        ``aliases.canonical(call.func) == name`` selects), in source order."""
+        return self._kernel_calls_by_api.get(name, [])
 
     @cached_property
     def parents(self) -> dict[int, ast.AST]:

@@ -39,8 +39,8 @@ def construct_rule(*, code: str, name: str, node_types: tuple[type[ast.AST], ...
     """Register a rule reporting every node of ``node_types`` in kernel code (``accept`` may veto a node)."""
 
     def check(ctx: LintContext) -> Iterable[Finding]:
-        for node in ctx.walk_kernel_code():
-            if isinstance(node, node_types) and (accept is None or accept(ctx, node)):
+        for node in ctx.kernel_nodes_of(node_types):
+            if accept is None or accept(ctx, node):
                 where = ctx.head_span(node) if isinstance(node, ast.stmt) else ctx.span(node)
                 yield ctx.finding(code, where, message)
 
@@ -97,6 +97,10 @@ def _inside_inner_loop(root: ast.stmt, target: ast.AST) -> bool:
                 if any(n is target for n in ast.walk(inner)):
                     return True
     return False
+
+
+# Node types :func:`truth_tested` can return something for (callers skip every other node cheaply).
+TRUTH_TESTING = frozenset({ast.If, ast.While, ast.IfExp, ast.UnaryOp, ast.BoolOp, ast.comprehension})
 
 
 def truth_tested(node: ast.AST) -> list[ast.expr]:

@@ -83,7 +83,7 @@ def _legacy_names_in_kernel_code(ctx: LintContext) -> set[str]:
                 in_annotations.update(id(n) for n in ast.walk(arg.annotation))
         if func.node.returns is not None:
             in_annotations.update(id(n) for n in ast.walk(func.node.returns))
-    for node in ctx.walk_kernel_code():
+    for node in ctx.kernel_nodes_of((ast.Name,)):
         if isinstance(node, ast.Name) and node.id in legacy_locals and id(node) not in in_annotations:
             used.add(node.id)
     return used

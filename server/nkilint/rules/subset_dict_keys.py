@@ -30,7 +30,7 @@ def _non_string_literal(key: ast.expr | None) -> bool:
 def check(ctx: LintContext) -> Iterator[Finding]:
     """NKI dicts support only string keys (language guide "NKI Values"; migration guide 0.3.0). Only keys
     that are literally not strings are reported; a key held in a variable is not guessed. Off for 0.7."""
-    for node in ctx.walk_kernel_code():
+    for node in ctx.kernel_nodes_of((ast.Dict, ast.DictComp)):
         keys: list[ast.expr | None] = []
         if isinstance(node, ast.Dict):
             keys = list(node.keys)

@@ -30,12 +30,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     to it or perform Python arithmetic on it. Read it as a runtime offset via `.ap(scalar_offset=...)`". Scale
     the offset through the access pattern (`indirect_dim` and the base shape) instead."""
     bodies: set[str] = set()
-    for node in ctx.walk_kernel_code():
-        if isinstance(node, ast.Call) and ctx.aliases.canonical(node.func) == "nki.language.fori_loop":
-            arg = node.args[2] if len(node.args) > 2 else next(
-                (kw.value for kw in node.keywords if kw.arg == "body_fun"), None)
-            if isinstance(arg, ast.Name):
-                bodies.add(arg.id)
+    for node in ctx.kernel_calls_to("nki.language.fori_loop"):
+        arg = node.args[2] if len(node.args) > 2 else next(
+            (kw.value for kw in node.keywords if kw.arg == "body_fun"), None)
+        if isinstance(arg, ast.Name):
+            bodies.add(arg.id)
     for func in ctx.kernel_code():
         params = func.node.args.args
         if func.node.name not in bodies or not params:

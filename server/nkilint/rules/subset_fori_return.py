@@ -24,9 +24,7 @@ from nki_studio.nkilint.ruleutil import own_nodes
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The 0.6 migration rules and the 0.7 `fori_loop` page: the body returns nothing (`fori_loop` returns
     None; loop state lives in SBUF/HBM). Checked for body functions passed by name and resolved locally."""
-    for node in ctx.walk_kernel_code():
-        if not (isinstance(node, ast.Call) and ctx.aliases.canonical(node.func) == "nki.language.fori_loop"):
-            continue
+    for node in ctx.kernel_calls_to("nki.language.fori_loop"):
         body_arg = node.args[2] if len(node.args) > 2 else next(
             (kw.value for kw in node.keywords if kw.arg == "body_fun"), None)
         if not isinstance(body_arg, ast.Name):

@@ -33,9 +33,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """The 0.3.0 migration guide: replace `is`/`is not` with `==`/`!=`. Comparisons with the `None` literal
     are accepted in practice (every one of nki-library's 318 uses), so they are not reported. Off for 0.7,
     where identity is ordinary Python at trace time."""
-    for node in ctx.walk_kernel_code():
-        if not isinstance(node, ast.Compare):
-            continue
+    for node in ctx.kernel_nodes_of((ast.Compare,)):
+        assert isinstance(node, ast.Compare)
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, (ast.Is, ast.IsNot)) and not (_is_none(left) or _is_none(right)):

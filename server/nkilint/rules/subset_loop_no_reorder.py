@@ -26,7 +26,7 @@ _DYNAMIC = ("nki.language.fori_loop", "nki.language.while_loop", "nki.language.d
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The dynamic-loops deep dive and the `no_reorder` stub: static loops are allowed inside `no_reorder`,
     dynamic loops (`fori_loop`, `while_loop`, `dynamic_range`) are not. Checked lexically inside the block."""
-    for node in ctx.walk_kernel_code():
+    for node in ctx.kernel_nodes_of((ast.With,)):
         if not isinstance(node, ast.With) or not any(
                 isinstance(i.context_expr, ast.Call)
                 and ctx.aliases.canonical(i.context_expr.func) == "nki.language.no_reorder" for i in node.items):

@@ -22,7 +22,7 @@ from nki_studio.nkilint.rule import Basis, rule
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The language guide: `print` runs at compile (specialisation/trace) time and prints once; to see tensor
     values at run time use `nl.device_print(prefix, tensor)`. Printing shapes for debugging is fine, hence info."""
-    for node in ctx.walk_kernel_code():
+    for node in ctx.kernel_nodes_of((ast.Call,)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
                 and "print" not in ctx.aliases.bindings):
             yield ctx.finding("NKI120", node, "print() runs once at compile time, not on the device; use "

@@ -9,7 +9,9 @@ from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import kinds, own_nodes, truth_tested
+from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, own_nodes, truth_tested
+
+_CANDIDATES = TRUTH_TESTING | {ast.Call}
 
 _CONVERTERS = ("bool", "int", "range", "float")
 
@@ -34,6 +36,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if Kind.REGISTER not in k.kinds.values():
             continue
         for node in own_nodes(ctx, func):
+            if type(node) not in _CANDIDATES:
+                continue
             tested = [] if isinstance(node, ast.While) else truth_tested(node)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CONVERTERS:
                 tested = list(node.args)
