@@ -33,6 +33,8 @@ def register(actions: Any) -> None:
     p.add_argument("--neuron-core", type=int, default=0, help="NeuronCore index (NEURON_RT_VISIBLE_CORES)")
     p.add_argument("--target", default="trn2", help="NEURON_PLATFORM_TARGET_OVERRIDE (default trn2)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per remote stage (default 900)")
+    p.add_argument("--transfer", choices=("auto", "scp", "rsync"), default="auto",
+                   help="file transfer: rsync when both ends have it (auto, default), or always scp / rsync")
     p.add_argument("--keep-remote", action="store_true", help="keep the uploaded files and capture on the host")
     p.add_argument("--cache-dir", metavar="DIR", help="local profile cache (default ~/.cache/nki-studio/remote-profiles)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
@@ -58,7 +60,8 @@ def run_remote(args: argparse.Namespace) -> int:
     try:
         settings = settings_from({}, host=args.host, sshConfig=args.ssh_config, sshOptions=args.ssh_option,
                                  workDir=args.workdir, envActivation=args.activate, neuronCore=args.neuron_core,
-                                 keepFiles=args.keep_remote, target=args.target, timeout=args.timeout)
+                                 keepFiles=args.keep_remote, target=args.target, timeout=args.timeout,
+                                 transfer=args.transfer)
     except RemoteConfigError as exc:
         print(f"nki-studio profile remote: {exc}", file=sys.stderr)
         return 2

@@ -80,8 +80,18 @@ def scp_argv(settings: RemoteSettings, sources: Sequence[str], target: str) -> l
     return [*args, "--", *sources, target]
 
 
+def rsync_argv(settings: RemoteSettings, sources: Sequence[str], target: str) -> list[str]:
+    """``rsync -a --protect-args -e 'ssh …' -- SOURCES TARGET``. ``--protect-args`` keeps the remote path away
+    from the remote shell; the ``-e`` command is ``shlex.join``-quoted, which rsync's own splitter reads the same
+    way (spaces separate, single/double quotes group, adjacent quoted parts join)."""
+    ssh = ["ssh", *_common_options(settings)]
+    if settings.host.port:
+        ssh += ["-p", str(settings.host.port)]
+    return ["rsync", "-a", "--protect-args", "-e", shlex.join(ssh), "--", *sources, target]
+
+
 def remote_operand(settings: RemoteSettings, path: str) -> str:
-    """``DEST:PATH`` for scp. ``path`` is built from the validated work directory and our own job names."""
+    """``DEST:PATH`` for scp/rsync. ``path`` is built from the validated work directory and our own job names."""
     return f"{settings.host.destination}:{path}"
 
 

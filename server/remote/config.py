@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_WORKDIR = "~/nki-studio-remote"
+TRANSFERS = ("auto", "scp", "rsync")
 # The work directory also appears in scp's ``host:path`` operand, which older scp (original protocol)
 # hands to the remote shell; a conservative character set keeps that operand inert in every scp mode.
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._/+-]+")
@@ -78,6 +79,7 @@ class RemoteSettings:
     connect_timeout_s: int = 8
     stage_timeout_s: float = 900.0  # compile / capture / view each; big kernels take minutes (view of ~1 GB NTFF)
     control_path: str | None = None  # set by the flow while its shared connection is up
+    transfer: str = "auto"  # "auto" (rsync when both ends have it, else scp), "scp" or "rsync"
 
 
 def settings_from(raw: Mapping[str, Any], **overrides: Any) -> RemoteSettings:
@@ -97,6 +99,9 @@ def settings_from(raw: Mapping[str, Any], **overrides: Any) -> RemoteSettings:
     activation = values.get("envActivation", "") or ""
     if not isinstance(activation, str):
         raise RemoteConfigError("remote.envActivation: expected a string")
+    transfer = values.get("transfer", "auto") or "auto"
+    if transfer not in TRANSFERS:
+        raise RemoteConfigError(f"remote.transfer: expected one of {', '.join(TRANSFERS)}, got {transfer!r}")
     timeout = values.get("timeout", 900.0)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise RemoteConfigError(f"remote.timeout: expected a positive number of seconds, got {timeout!r}")
@@ -110,4 +115,5 @@ def settings_from(raw: Mapping[str, Any], **overrides: Any) -> RemoteSettings:
         keep_files=bool(values.get("keepFiles", False)),
         platform_target=str(values.get("target") or "trn2"),
         stage_timeout_s=float(timeout),
+        transfer=transfer,
     )

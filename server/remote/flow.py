@@ -32,6 +32,7 @@ from nki_studio.remote.commands import (
     master_exit_argv,
     quote_argv,
     remote_operand,
+    rsync_argv,
     scp_argv,
     shell_line,
     ssh_argv,
@@ -50,6 +51,7 @@ NEFF = "artifacts/kernel.neff"
 PARQUET_OUT = "profile"
 JSON_OUT = "profile.json"
 HOUSEKEEPING_TIMEOUT_S = 60.0
+RSYNC_PRESENT = "nki-studio:rsync"
 
 ProgressFn = Callable[[str, str], None]  # (stage, message)
 
@@ -87,6 +89,7 @@ class _Session:
         self.created = False
         self.running_remote = False
         self._control_dir: str | None = None
+        self.rsync = False
 
     # ---- plumbing --------------------------------------------------------------------------------------
     def _run(self, stage: str, argv: list[str], timeout_s: float) -> Completed:
@@ -175,19 +178,34 @@ class _Session:
     # ---- stages ----------------------------------------------------------------------------------------
     def upload(self) -> None:
         self.progress("upload", f"uploading {self.job.kernel_file.name} to {self.host}")
-        mk = quote_argv(["mkdir", "-p", "--", self.s.workdir]) + " && " + quote_argv(["cd", "--", self.s.workdir]) + " && pwd"
+        mk = (quote_argv(["mkdir", "-p", "--", self.s.workdir]) + " && " + quote_argv(["cd", "--", self.s.workdir]) +
+              " && pwd && { command -v rsync >/dev/null 2>&1 && echo " + RSYNC_PRESENT + " || true; }")
         result = self._check("upload", self._run("upload", ssh_argv(self.s, mk), HOUSEKEEPING_TIMEOUT_S),
                              HOUSEKEEPING_TIMEOUT_S)
         lines = result.stdout.strip().splitlines()
-        if not lines or not lines[-1].startswith("/"):
+        cwd = next((ln for ln in lines if ln.startswith("/")), None)
+        if cwd is None:
             raise RemoteError("tool", f"upload: could not determine the remote work directory on {self.host}",
                               detail=result.stdout)
-        self.job_abs = f"{lines[-1]}/{self.job_rel.rsplit('/', 1)[-1]}"
+        self.job_abs = f"{cwd}/{self.job_rel.rsplit('/', 1)[-1]}"
+        self.rsync = self._choose_rsync(RSYNC_PRESENT in lines)
         with tempfile.TemporaryDirectory(prefix="nki-studio-upload-") as tmp:
             local = stage_job(Path(tmp) / "job", self.job.kernel_file, self.job.spec)
             self.created = True
-            argv = scp_argv(self.s, [str(local)], remote_operand(self.s, self.job_rel))
-            self._check("upload", self._run("upload", argv, self.s.stage_timeout_s), self.s.stage_timeout_s)
+            self._copy("upload", str(local) + ("/" if self.rsync else ""), remote_operand(self.s, self.job_rel))
+
+    def _choose_rsync(self, remote_has_it: bool) -> bool:
+        local_has_it = shutil.which("rsync") is not None
+        if self.s.transfer == "rsync" and not (local_has_it and remote_has_it):
+            where = "here" if not local_has_it else f"on {self.host}"
+            raise RemoteError("config", f"remote.transfer is rsync, but rsync is not installed {where}; "
+                              "install it or set remote.transfer to auto")
+        return self.s.transfer != "scp" and local_has_it and remote_has_it
+
+    def _copy(self, stage: str, source: str, target: str) -> None:
+        """One transfer with rsync (when chosen) or scp; same resulting layout either way."""
+        argv = rsync_argv(self.s, [source], target) if self.rsync else scp_argv(self.s, [source], target)
+        self._check(stage, self._run(stage, argv, self.s.stage_timeout_s), self.s.stage_timeout_s)
 
     def compile(self) -> None:
         self.progress("compile", f"compiling {self.job.spec.kernel} on {self.host}")
@@ -239,8 +257,7 @@ class _Session:
         final = cache.entry_dir(self.job.cache_root, self.job.kernel_file, self.job.spec.kernel, self.host)
         partial = cache.partial_dir(final)
         try:
-            argv = scp_argv(self.s, [remote_operand(self.s, f"{self.job_rel}/{remote_out}")], str(partial))
-            self._check("download", self._run("download", argv, self.s.stage_timeout_s), self.s.stage_timeout_s)
+            self._copy("download", remote_operand(self.s, f"{self.job_rel}/{remote_out}"), str(partial) + "/")
             if self.cancelled():
                 raise RemoteError("cancelled", "download: cancelled")
             placed = cache.commit(partial, final)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from nki_studio.remote.commands import env_argv, kill_line, scp_argv, shell_line, ssh_argv
+from nki_studio.remote.commands import env_argv, kill_line, rsync_argv, scp_argv, shell_line, ssh_argv
 from nki_studio.remote.config import RemoteConfigError, parse_host, remote_workdir, settings_from
 from nki_studio.remote.harness import harness_spec, stage_job
 from nki_studio.simulate.inputs import make_inputs
@@ -94,6 +95,14 @@ def test_ssh_and_scp_argv() -> None:
     assert [a for a in ssh_argv(s2, "x") if a.startswith("ConnectTimeout")] == ["ConnectTimeout=30"]
 
 
+def test_rsync_argv_protects_args_and_quotes_the_ssh_command() -> None:
+    s = settings_from({"host": "h:2022", "sshConfig": "/it's a/config"})
+    argv = rsync_argv(s, ["/local dir/"], "h:work/job")
+    assert argv[:3] == ["rsync", "-a", "--protect-args"] and argv[-3:] == ["--", "/local dir/", "h:work/job"]
+    ssh = shlex.split(argv[argv.index("-e") + 1])
+    assert ssh[:3] == ["ssh", "-F", "/it's a/config"] and ssh[-2:] == ["-p", "2022"]
+
+
 def test_settings_errors() -> None:
     with pytest.raises(RemoteConfigError, match=r"remote\.host is not set"):
         settings_from({})
@@ -101,6 +110,8 @@ def test_settings_errors() -> None:
         settings_from({"host": "h", "neuronCore": -1})
     with pytest.raises(RemoteConfigError, match="sshOptions"):
         settings_from({"host": "h", "sshOptions": [1]})
+    with pytest.raises(RemoteConfigError, match="transfer"):
+        settings_from({"host": "h", "transfer": "ftp"})
 
 
 def test_harness_spec_refuses_non_identifier_kernels() -> None:

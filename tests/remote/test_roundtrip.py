@@ -35,15 +35,17 @@ def test_cli_round_trip_paints_the_kernel_lines(host: LoopbackHost, kernel: Path
     assert "captured execution 2 of 2" in r.stderr  # remote stdout reaches the log
 
 
-def test_hostile_paths_and_names_run_nothing(host: LoopbackHost, tmp_path: Path) -> None:
+@pytest.mark.parametrize("transfer", ["scp", "rsync"])
+def test_hostile_paths_and_names_run_nothing(host: LoopbackHost, tmp_path: Path, transfer: str) -> None:
     marker = f"pwned-{uuid.uuid4().hex[:8]}"
     folder = tmp_path / f"dir with 'quotes' and \"double\" $(touch {marker}) ; touch {marker}"
     folder.mkdir()
     kernel = folder / f"k $(touch {marker}); `touch {marker}` 'q\" && touch {marker}.py"
     kernel.write_text(KERNEL_SOURCE, encoding="utf-8")
     remote = tmp_path / "remote"
-    r = cli(host, f"{kernel}::add_act_kernel", remote, tmp_path / "cache", "--keep-remote")
+    r = cli(host, f"{kernel}::add_act_kernel", remote, tmp_path / "cache", "--keep-remote", "--transfer", transfer)
     assert r.returncode == 0, r.stderr
+    assert f"$ {transfer} " in r.stderr
     assert heat_lines(r.stdout, kernel) == list(BODY_LINES)
     jobs = list(remote.iterdir())
     assert len(jobs) == 1 and (jobs[0] / "src" / kernel.name).read_text() == KERNEL_SOURCE  # kept, name intact
