@@ -88,6 +88,11 @@ async def test_completion_after_module_prefixes(client: LanguageClient, tmp_path
     assert {"ndarray", "sbuf", "psum", "shared_hbm", "bfloat16", "tile_size"} <= set(labels)
     assert "nc_matmul" not in labels and "print" not in labels  # only nl's names, no builtins
 
+    resolved = await client.completion_item_resolve_async(types.CompletionItem(label="ndarray"))
+    assert isinstance(resolved.documentation, types.MarkupContent)
+    assert "Allocate an uninitialised tensor" in resolved.documentation.value and "trn2: 128 partitions" in resolved.documentation.value
+    assert resolved.detail and resolved.detail.startswith("nki.language.ndarray(shape")
+
     text = _edit(KERNEL, 20, "    nisa.tensor_t")
     labels = await _complete(client, tmp_path, text, types.Position(line=20, character=17))
     assert {"tensor_tensor", "tensor_tensor_scan"} <= set(labels) and "ndarray" not in labels
