@@ -14,6 +14,9 @@ Capacity model (documented in docs/simulator.md):
 * Budgets per partition come from ``nki_studio.model.targets`` (SBUF 192/224/256 KiB, PSUM 16 KiB).
   Exceeding one raises ``HardwareLimitError`` naming the line and listing what was live (or only warns
   with ``capacity="warn"``). Peak usage and what was live at the peak are reported.
+* Tensors placed explicitly (``nl.ndarray(..., address=(partition, free_offset_bytes))``, as allocator
+  libraries such as nki-library's do) occupy their byte range: they must end within the capacity, and they
+  count as the union of their live ranges, since such allocators deliberately reuse addresses.
 * Each logical core has its own tracker; an optional allocation budget (all regions, HBM included,
   shared by the cores) bounds how much memory a kernel may allocate in total.
 """
@@ -116,12 +119,15 @@ class MemoryTracker:
         self.peaks: dict[str, RegionPeak] = {"sbuf": RegionPeak(), "psum": RegionPeak()}
         self.warnings: list[str] = []
         self._live: dict[int, Allocation] = {}
+        self._placed: dict[int, tuple[int, int]] = {}  # explicitly addressed on-chip tensors: byte range
         self._next_id = 0
         self._finalizers: list[weakref.finalize] = []
 
     def allocate(self, owner: object, region: MemoryRegion, shape: tuple[int, ...], dtype_name: str,
-                 itemsize: int, name: str) -> None:
-        """Account a new tensor storage ``owner``; released automatically when ``owner`` is collected."""
+                 itemsize: int, name: str, address: tuple[int, int] | None = None) -> None:
+        """Account a new tensor storage ``owner``; released automatically when ``owner`` is collected.
+
+        ``address`` = (partition offset, free-dim byte offset) of an explicitly placed on-chip tensor."""
         total = itemsize
         for d in shape:
             total *= d
@@ -148,8 +154,19 @@ class MemoryTracker:
         self._live[ident] = alloc
         if region.on_chip:
             kind = region.kind
-            self.used[kind] += per_partition
             cap = self.capacity[kind]
+            if address is not None:
+                start = int(address[1])
+                if start < 0 or start + per_partition > cap or int(address[0]) + shape[0] > self.pmax:
+                    self._release(ident, total)
+                    raise HardwareLimitError(
+                        f"{name or 'tensor'} {list(shape)} placed at address {tuple(address)} needs bytes "
+                        f"{start}..{start + per_partition} and partitions {address[0]}..{int(address[0]) + shape[0]}, "
+                        f"beyond the {kind.upper()} of {cap} bytes x {self.pmax} partitions",
+                        location=loc,
+                    )
+                self._placed[ident] = (start, start + per_partition)
+            self.used[kind] = self._usage(kind)
             if self.used[kind] > cap and self.mode != "off":
                 live = [a for a in self._live.values() if a.region == kind]
                 msg = (
@@ -167,13 +184,28 @@ class MemoryTracker:
                 )
         weakref.finalize(owner, self._release, ident, total)
 
+    def _usage(self, kind: str) -> int:
+        """Bytes per partition in use: unplaced tensors add up, placed ones count as the union of their ranges."""
+        loose = sum(a.bytes_per_partition for i, a in self._live.items() if a.region == kind and i not in self._placed)
+        ranges = sorted(r for i, r in self._placed.items() if self._live[i].region == kind)
+        covered, end = 0, -1
+        for lo, hi in ranges:
+            if lo > end:
+                covered += hi - lo
+                end = hi
+            elif hi > end:
+                covered += hi - end
+                end = hi
+        return loose + covered
+
     def _release(self, ident: int, total: int) -> None:
         alloc = self._live.pop(ident, None)
         if alloc is None:
             return
+        self._placed.pop(ident, None)
         self.budget.give(total)
         if alloc.region in self.used:
-            self.used[alloc.region] -= alloc.bytes_per_partition
+            self.used[alloc.region] = self._usage(alloc.region)
 
     def release_all(self) -> None:
         """Forget every live allocation (the kernel returned)."""

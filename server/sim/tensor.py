@@ -252,7 +252,7 @@ def write(dst: NkiTensor, values: object, *, accumulate: bool = False, where: np
 
 
 def allocate(shape: object, dtype: object, buffer: MemoryRegion = MemoryRegion.sbuf, name: str = "",
-             fill: float | None = None) -> NkiTensor:
+             fill: float | None = None, address: tuple[int, int] | None = None) -> NkiTensor:
     """Create a tensor (``nl.ndarray`` and friends); on-chip ones are accounted against capacity.
 
     ``fill=None`` fills with the official sentinels (NaN / 4) and leaves it unwritten for strict mode.
@@ -271,7 +271,7 @@ def allocate(shape: object, dtype: object, buffer: MemoryRegion = MemoryRegion.s
     core = context.current_core()
     if buffer is MemoryRegion.shared_hbm and core.num_cores > 1:
         return _shared_allocation(ctx, core, shp, dt, name, fill)
-    return NkiTensor(_new_storage(ctx, core, shp, dt, buffer, name, fill), shp, _dense_strides(shp), 0)
+    return NkiTensor(_new_storage(ctx, core, shp, dt, buffer, name, fill, address), shp, _dense_strides(shp), 0)
 
 
 def _shared_allocation(ctx: context.SimContext, core: context.CoreState, shp: tuple[int, ...],
@@ -293,7 +293,8 @@ def _shared_allocation(ctx: context.SimContext, core: context.CoreState, shp: tu
 
 
 def _new_storage(ctx: context.SimContext, core: context.CoreState, shp: tuple[int, ...], dt: np.dtype[Any],
-                 buffer: MemoryRegion, name: str, fill: float | None) -> Storage:
+                 buffer: MemoryRegion, name: str, fill: float | None,
+                 address: tuple[int, int] | None = None) -> Storage:
     precise = ctx.options.precise
     store = dtypes.storage_dtype(dt, precise)
     n = math.prod(shp)
@@ -307,7 +308,7 @@ def _new_storage(ctx: context.SimContext, core: context.CoreState, shp: tuple[in
     if ctx.options.strict:
         written = np.full(n, fill is not None, np.bool_)
     st = Storage(data, dt, buffer, name, shp, precise, written)
-    core.memory.allocate(st, buffer, shp, dtypes.dtype_name(dt), dt.itemsize, name)
+    core.memory.allocate(st, buffer, shp, dtypes.dtype_name(dt), dt.itemsize, name, address)
     return st
 
 

@@ -77,3 +77,19 @@ def test_allocation_budget_bounds_all_regions():
 def test_one_dimensional_on_chip_tensor_is_refused():
     with context.session(), pytest.raises(HardwareLimitError, match="at least 2-D"):
         allocate((128,), np.float32)
+
+
+def test_explicitly_placed_tensors_count_their_address_ranges():
+    import nki_studio.sim.language as nl
+
+    with context.session() as ctx:
+        mem = ctx.cores[0].memory
+        a = nl.ndarray((128, 1024), nl.float32, address=(0, 0))
+        b = nl.ndarray((128, 1024), nl.float32, address=(0, 0))  # reuses a's bytes (allocator libraries do)
+        c = nl.ndarray((128, 512), nl.float32, address=(0, 2048))
+        assert mem.used["sbuf"] == 4096
+        loose = nl.ndarray((128, 256), nl.float32)
+        assert mem.used["sbuf"] == 4096 + 1024
+        with pytest.raises(HardwareLimitError, match="placed at address"):
+            nl.ndarray((128, 1024), nl.float32, address=(0, 224 * 1024 - 100))
+        assert (a, b, c, loose) and mem.used["sbuf"] == 5120

@@ -56,12 +56,34 @@ from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.tensor import DynSlice, NkiTensor, ds
 
 
-class NKIObject:
-    """Base class for user classes used inside kernels; the constructor takes keyword attributes."""
+def _nki_object_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    """Keyword (and positional, in annotation order) attribute construction of NKIObject subclasses."""
+    fields: list[str] = []
+    for klass in reversed(type(self).__mro__):
+        fields.extend(f for f in getattr(klass, "__annotations__", {}) if f not in fields)
+    if len(args) > len(fields):
+        raise TypeError(f"{type(self).__name__}() takes at most {len(fields)} positional arguments")
+    for key, value in (*zip(fields, args, strict=False), *kwargs.items()):
+        setattr(self, key, value)
+    post_init = getattr(self, "__post_init__", None)
+    if post_init is not None:
+        post_init()
 
-    def __init__(self, **kwargs: Any) -> None:
-        for key, value in kwargs.items():
-            setattr(self, key, value)
+
+class NKIObject:
+    """Base class for user classes used inside kernels (language.md §4); the constructor takes keyword attributes.
+
+    Every subclass gets this constructor in its own namespace, so ``@dataclass`` (which never replaces an
+    ``__init__`` defined on the class) keeps it: nki-library builds ``@dataclass`` NKIObjects with unannotated
+    attributes by keyword, which plain dataclasses reject (*inferred* from that usage; see docs/simulator.md).
+    """
+
+    __init__ = _nki_object_init
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _nki_object_init  # type: ignore[misc]
 
 
 sbuf = MemoryRegion.sbuf

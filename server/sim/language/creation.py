@@ -34,7 +34,8 @@ def ndarray(shape: object, dtype: object, buffer: object = MemoryRegion.sbuf, na
     """Allocate an uninitialised tensor (NaN / 4 sentinels, simulator.md §4)."""
     region = _buffer(buffer)
     _check_address(region, address)
-    return allocate(shape, dtype, region, name)
+    placed = (int(address[0]), int(address[1])) if isinstance(address, (tuple, list)) and region.on_chip else None
+    return allocate(shape, dtype, region, name, address=placed)
 
 
 def zeros(shape: object, dtype: object, buffer: object = MemoryRegion.sbuf, name: str = "") -> NkiTensor:
