@@ -204,3 +204,25 @@ def test_unknown_and_legacy_names_are_not_implemented_errors():
     with pytest.raises(NotImplementedInSimulator, match=r"nl\.par_dim"):
         nl.par_dim  # noqa: B018
     assert nl.add.__name__ == "add" and nl.sum.__name__ == "sum"
+
+
+def test_nki_object_subclasses_construct_by_keyword_even_as_dataclasses():
+    from dataclasses import dataclass
+
+    @dataclass
+    class Section(nl.NKIObject):
+        idx = None  # unannotated, as nki-library writes them
+        offset = None
+
+    @dataclass
+    class Dims(nl.NKIObject):
+        p: int
+        f: int = 512
+
+        def __post_init__(self):
+            self.total = self.p * self.f
+
+    s = Section(idx=1, offset=128)
+    assert (s.idx, s.offset) == (1, 128)
+    d = Dims(128)
+    assert (d.p, d.f, d.total) == (128, 512, 65536) and Dims(1, 2) == Dims(1, 2)
