@@ -24,12 +24,13 @@ STANDIN = Path(__file__).parent / "standin"
 
 
 def unavailable() -> str | None:
-    """Why a real sshd cannot be started here (None when it can)."""
+    """Why the sshd tests are skipped: only when not root (set-up installs OpenSSH as root). As root, missing
+    tools are a set-up error, not a reason to skip."""
     if os.geteuid() != 0:
         return "tests/remote need root to start sshd on loopback (scripts/setup-ssh.sh installs it as root)"
     missing = [t for t in (SSHD, "ssh", "scp", "ssh-keygen") if shutil.which(t) is None]
     if missing:
-        return f"not installed: {', '.join(missing)} — run scripts/setup-ssh.sh"
+        raise RuntimeError(f"not installed: {', '.join(missing)} — scripts/setup-ssh.sh should have installed them")
     return None
 
 
