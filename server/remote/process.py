@@ -5,6 +5,8 @@ Blocking by design: the flow runs in a worker thread (language server) or the CL
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import threading
 import time
@@ -55,7 +57,10 @@ def run(argv: Sequence[str], *, timeout_s: float, cancelled: CancelledFn, log: L
         elif time.monotonic() > deadline:
             timed_out = True
         if was_cancelled or timed_out:
-            proc.kill()
+            try:  # the whole group: rsync/scp run their own ssh child
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                proc.kill()
             break
         time.sleep(POLL_S)
     proc.wait()
