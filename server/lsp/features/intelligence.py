@@ -80,8 +80,14 @@ class IntelligenceFeature:
             self.jedi = NkiJedi(self._root)
         return self.jedi
 
-    async def _run(self, fn: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self.thread, fn)
+    async def _run(self, fn: Callable[[], T], default: T) -> T:
+        """Run ``fn`` on the jedi thread; a failure (jedi on a half-typed file, a broken import) is logged and
+        answered with ``default`` so the editor shows nothing rather than an error."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.thread, fn)
+        except Exception:
+            log.exception("editor intelligence: %s failed", getattr(fn, "__qualname__", fn))
+            return default
 
     def _request(self, uri: str, position: types.Position) -> _Request | None:
         """Snapshot on the event loop; None for documents that do not import nki."""
@@ -112,7 +118,8 @@ class IntelligenceFeature:
         req = self._request(params.text_document.uri, params.position)
         if req is None:
             return None
-        items = await self._run(lambda: self._backend().complete(req.text, req.path, req.line, req.column))
+        none: list[Completion] = []
+        items = await self._run(lambda: self._backend().complete(req.text, req.path, req.line, req.column), none)
         if not items:
             return None
         self._completions = {c.name_with_symbols: c for c in items}
@@ -131,7 +138,7 @@ class IntelligenceFeature:
 
         def docs() -> tuple[str, str]:
             return _signature_line(completion), completion.docstring(raw=True)
-        signature, doc = await self._run(docs)
+        signature, doc = await self._run(docs, ("", ""))
         item.detail = signature or item.detail
         item.documentation = types.MarkupContent(kind=types.MarkupKind.Markdown,
                                                  value=_api_markdown(completion.name, "", doc, target))
@@ -144,7 +151,7 @@ class IntelligenceFeature:
             return None
         target = self.target(req.path)
         parts: list[str] = []
-        alloc = await self._run(lambda: self._allocation_at(req, target))
+        alloc = await self._run(lambda: self._allocation_at(req, target), None)
         if alloc is not None:
             parts.append(allocation_markdown(alloc, target))
 
@@ -154,7 +161,7 @@ class IntelligenceFeature:
                 return None
             name = names[0]
             return _api_markdown(name.name, _signature_line(name), name.docstring(raw=True), target)
-        doc = await self._run(api)
+        doc = await self._run(api, None)
         if doc is not None:
             parts.append(doc)
         if not parts:
@@ -191,7 +198,8 @@ class IntelligenceFeature:
         def compute() -> list[tuple[Signature, str, list[tuple[str, str]]]]:
             sigs = self._backend().signatures(req.text, req.path, req.line, req.column)
             return [(s, s.docstring(raw=True), [(p.to_string(), p.name) for p in s.params]) for s in sigs]
-        sigs = await self._run(compute)
+        no_signatures: list[tuple[Signature, str, list[tuple[str, str]]]] = []
+        sigs = await self._run(compute, no_signatures)
         if not sigs:
             return None
         infos = []
@@ -216,7 +224,8 @@ class IntelligenceFeature:
                 assert n.module_path is not None and n.line is not None
                 out.append((str(n.module_path), n.line - 1, n.column or 0, len(n.name)))
             return out
-        found = await self._run(compute)
+        nothing: list[tuple[str, int, int, int]] = []
+        found = await self._run(compute, nothing)
         locations = []
         for path, line, column, length in found:
             uri = from_fs_path(path) or Path(path).as_uri()
