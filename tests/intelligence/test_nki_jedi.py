@@ -44,6 +44,9 @@ def test_completion_through_from_import_alias_and_nothing_for_numpy() -> None:
     text = "from nki import language as L\nimport numpy as np\nL.psu\nnp.zer\n"
     assert [c.name for c in jedi.complete(text, None, 3, 5)] == ["psum"]
     assert jedi.complete(text, None, 4, 6) == []
+    top = [c.name for c in jedi.complete("import nki\nnki.\n", None, 2, 4)]
+    assert {"jit", "simulate", "language", "isa", "collectives", "compiler"} <= set(top)
+    assert not [n for n in top if n.startswith("__")]
 
 
 @pytest.mark.parametrize(("doc", "target", "warning"), [

@@ -83,7 +83,8 @@ class NkiJedi:
             members = self._members.get(key)
             if members is None:
                 script = self.script(source[: len(source) - len(attribute.group(2))], path)
-                members = [c for c in script.complete(ex_line, ex_column - len(attribute.group(2))) if is_api_name(c)]
+                members = [c for c in script.complete(ex_line, ex_column - len(attribute.group(2)))
+                           if is_api_name(c) and not c.name.startswith("__")]
                 self._members[key] = members
                 if len(self._members) > 256:
                     self._members.pop(next(iter(self._members)))

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from . import collectives as collectives
+from . import compiler as compiler
 from . import isa as isa
 from . import language as language
 
