@@ -28,6 +28,7 @@ import weakref
 from dataclasses import dataclass, field
 from enum import Enum
 
+import numpy as np
 from nki_studio.sim.errors import HardwareLimitError, ResourceLimitError
 from nki_studio.sim.userframe import user_location
 
@@ -120,6 +121,9 @@ class MemoryTracker:
         self.warnings: list[str] = []
         self._live: dict[int, Allocation] = {}
         self._placed: dict[int, tuple[int, int]] = {}  # explicitly addressed on-chip tensors: byte range
+        self._loose = {"sbuf": 0, "psum": 0}  # bytes per partition of live tensors without an address
+        self._cover: dict[str, np.ndarray] = {}  # per byte of a partition: how many live placed tensors use it
+        self._covered = {"sbuf": 0, "psum": 0}  # bytes with a non-zero count
         self._next_id = 0
         self._finalizers: list[weakref.finalize] = []
 
@@ -158,7 +162,8 @@ class MemoryTracker:
             if address is not None:
                 start = int(address[1])
                 if start < 0 or start + per_partition > cap or int(address[0]) + shape[0] > self.pmax:
-                    self._release(ident, total)
+                    del self._live[ident]  # not yet accounted in the region
+                    self.budget.give(total)
                     raise HardwareLimitError(
                         f"{name or 'tensor'} {list(shape)} placed at address {tuple(address)} needs bytes "
                         f"{start}..{start + per_partition} and partitions {address[0]}..{int(address[0]) + shape[0]}, "
@@ -166,7 +171,10 @@ class MemoryTracker:
                         location=loc,
                     )
                 self._placed[ident] = (start, start + per_partition)
-            self.used[kind] = self._usage(kind)
+                self._cover_add(kind, start, start + per_partition, 1)
+            else:
+                self._loose[kind] += per_partition
+            self.used[kind] = self._loose[kind] + self._covered[kind]
             if self.used[kind] > cap and self.mode != "off":
                 live = [a for a in self._live.values() if a.region == kind]
                 msg = (
@@ -184,28 +192,32 @@ class MemoryTracker:
                 )
         weakref.finalize(owner, self._release, ident, total)
 
-    def _usage(self, kind: str) -> int:
-        """Bytes per partition in use: unplaced tensors add up, placed ones count as the union of their ranges."""
-        loose = sum(a.bytes_per_partition for i, a in self._live.items() if a.region == kind and i not in self._placed)
-        ranges = sorted(r for i, r in self._placed.items() if self._live[i].region == kind)
-        covered, end = 0, -1
-        for lo, hi in ranges:
-            if lo > end:
-                covered += hi - lo
-                end = hi
-            elif hi > end:
-                covered += hi - end
-                end = hi
-        return loose + covered
+    def _cover_add(self, kind: str, lo: int, hi: int, delta: int) -> None:
+        """Add ``delta`` to the use count of bytes ``lo..hi``, keeping the count of used bytes (the union)."""
+        cover = self._cover.get(kind)
+        if cover is None:
+            cover = self._cover[kind] = np.zeros(self.capacity[kind], np.int32)
+        window = cover[lo:hi]
+        if delta > 0:
+            self._covered[kind] += int(np.count_nonzero(window == 0))
+            window += delta
+        else:
+            window += delta
+            self._covered[kind] -= int(np.count_nonzero(window == 0))
 
     def _release(self, ident: int, total: int) -> None:
         alloc = self._live.pop(ident, None)
         if alloc is None:
             return
-        self._placed.pop(ident, None)
+        placed = self._placed.pop(ident, None)
         self.budget.give(total)
-        if alloc.region in self.used:
-            self.used[alloc.region] = self._usage(alloc.region)
+        kind = alloc.region
+        if kind in self.used:
+            if placed is not None:
+                self._cover_add(kind, placed[0], placed[1], -1)
+            else:
+                self._loose[kind] -= alloc.bytes_per_partition
+            self.used[kind] = self._loose[kind] + self._covered[kind]
 
     def release_all(self) -> None:
         """Forget every live allocation (the kernel returned)."""
