@@ -25,18 +25,6 @@ COLLECTIVES = "nki.collectives"
 LIBRARY_MODULES = ("numpy", "torch", "math", "jax", "scipy")
 
 
-def _dotted(node: ast.expr) -> str | None:
-    """``a.b.c`` as a string, or None when the expression is not a plain dotted name."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def to_canonical(dotted: str) -> str:
     """Map a legacy ``neuronxcc.nki...`` name onto ``nki...``; other names are returned unchanged."""
     if dotted == LEGACY_PREFIX or dotted.startswith(LEGACY_PREFIX + "."):
@@ -109,14 +97,18 @@ class ImportAliases:
 
         None when the head name is not an imported name (a local variable, a builtin ...).
         """
-        dotted = _dotted(node)
-        if dotted is None:
+        # _dotted inlined: this runs for most calls of every rule, and the head is looked up before any join.
+        attrs: list[str] = []
+        while type(node) is ast.Attribute:
+            attrs.append(node.attr)
+            node = node.value
+        if type(node) is not ast.Name:
             return None
-        head, _, rest = dotted.partition(".")
-        target = self.bindings.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        target = self.bindings.get(node.id)
+        if target is None or not attrs:
+            return target
+        attrs.append(target)
+        return ".".join(reversed(attrs))
 
     def canonical(self, node: ast.expr) -> str | None:
         """Like :meth:`resolve` but with legacy ``neuronxcc.nki`` names mapped onto ``nki``."""

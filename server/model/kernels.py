@@ -5,7 +5,7 @@ A kernel is a function decorated with ``nki.jit`` under any alias or call form (
 and their decorators (``jit``, ``trace``, ``baremetal``, ``benchmark``, ``profile``, torch-neuronx ``nki_jit``)
 count too. NKI inlines every call at specialisation time (python-subset.md §1), so every function a kernel calls
 or passes as a value -- helpers in the same module, methods of classes it uses, and functions of local modules
-resolved relative to the file -- is kernel code as well; so is any function issuing ``nki.isa`` instructions,
+resolved relative to the file -- is kernel code as well; so is any function calling ``nki.language``/``nki.isa``/``nki.collectives`` APIs,
 which only mean something inside a kernel. Discovery records the call sites, so value propagation can bind
 helper arguments at each call.
 
@@ -357,15 +357,15 @@ def discover(source: str, path: str, tree: ast.Module | None = None, *,
     """Find the kernels of a module and all kernel code they reach.
 
     ``extra_roots`` names (qualnames) functions of this module that kernels in *other* files reach, so a
-    helper module linted on its own is still checked as kernel code; functions issuing ``nki.isa`` instructions
-    are roots too. Raises SyntaxError for unparsable text.
+    helper module linted on its own is still checked as kernel code; functions calling ``nki.language``,
+    ``nki.isa`` or ``nki.collectives`` APIs are roots too (:func:`_api_callers`). Raises SyntaxError for unparsable text.
     """
     module = build_module(source, path, tree)
     _mark_kernels(module)
     resolver = ModuleResolver(loader)
     kernels = [f for f in module.functions.values() if f.is_kernel]
     roots = kernels + [module.functions[q] for q in extra_roots if q in module.functions]
-    roots += _isa_callers(module)
+    roots += _api_callers(module)
     reachable: list[FunctionInfo] = []
     seen: set[int] = set()
     call_sites: list[CallSite] = []
@@ -409,17 +409,27 @@ def discover(source: str, path: str, tree: ast.Module | None = None, *,
                            classes=classes, resolver=resolver)
 
 
-def _isa_callers(module: ModuleInfo) -> list[FunctionInfo]:
-    """Functions that issue ``nki.isa`` instructions: such calls only mean something inside a kernel, so these
-    are kernel code even when no kernel of this module calls them (a helper module opened on its own)."""
+# NKI API namespaces whose functions only work while a kernel is specialised or traced (language.md, isa.md,
+# collectives.md: they create or operate on on-chip tensors and registers, or issue instructions).
+_KERNEL_ONLY_APIS = ("nki.language.", "nki.isa.", "nki.collectives.")
+
+
+def _api_callers(module: ModuleInfo) -> list[FunctionInfo]:
+    """Functions that call an ``nki.language``/``nki.isa``/``nki.collectives`` function (any spelling, legacy
+    ``neuronxcc.nki`` included). Those calls only mean something inside a kernel, so such functions are kernel
+    code even when no kernel of this module calls them -- a helper module opened on its own in the editor.
+
+    Criterion (documented in docs/value-interpreter.md, "Kernel code"): a *call* of one of these APIs in the
+    function's own body; reading attributes such as ``nl.bfloat16`` or ``nl.tile_size.pmax`` does not count
+    (host code uses them to build inputs), nor do calls of ``nki.*`` itself (``nki.jit``, ``nki.simulate``)."""
     out = []
     for func in module.functions.values():
         if func.is_kernel:
             continue
         for node in module.own_nodes.get(id(func.node), ()):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
                 name = module.aliases.canonical(node.func)
-                if name is not None and name.startswith("nki.isa."):
+                if name is not None and name.startswith(_KERNEL_ONLY_APIS):
                     out.append(func)
                     break
     return out

@@ -40,6 +40,9 @@ slice select vector_select permute broadcast expand_dim squeeze_dim reshape_dim 
 view reinterpret_cast ap indirect
 """.split())
 _REGISTER_RESULTS = frozenset({"nki.isa.register_alloc", "nki.isa.scalar_load"})
+# Statements/expressions that bind names (the only nodes :func:`classify` looks at).
+_BINDING_NODES = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
+                            ast.AsyncWith, ast.NamedExpr})
 
 
 @dataclass
@@ -78,6 +81,8 @@ def classify(func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliase
         touched.append(name)
 
     for node in nodes if nodes is not None else _own_nodes(func):
+        if type(node) not in _BINDING_NODES:
+            continue
         if isinstance(node, ast.Assign):
             value_kind = _value_kind(node.value, aliases, result)  # one value for all targets
             for target in node.targets:

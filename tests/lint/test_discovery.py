@@ -111,3 +111,73 @@ def test_aliases() -> None:
     assert a.resolve(expr("x.exp")) is None
     assert a.locals_for("nki.language") == ["L", "old"]
     assert [r.local for r in a.uses_legacy()] == ["old"]
+
+
+_HELPER_MODULE = '''
+import numpy as np
+import nki
+import nki.language as nl
+from nki.isa import tensor_copy
+from nki.collectives import all_reduce
+from neuronxcc.nki import language as legacy_nl
+
+DTYPE = nl.bfloat16
+
+
+def alloc_tile(n):
+    return nl.ndarray((nl.tile_size.pmax, n), dtype=DTYPE, buffer=nl.sbuf)
+
+
+def copy_tile(dst, src):
+    tensor_copy(dst=dst, src=src)
+
+
+def reduce_all(dst, src):
+    all_reduce(dst=dst, src=src)
+
+
+def legacy_exp(t):
+    return legacy_nl.exp(t)
+
+
+def host_inputs(n):
+    return np.zeros((nl.tile_size.pmax, n), dtype=np.float32), nl.float32
+
+
+def run(kernel, a):
+    return nki.jit(kernel)(a)
+'''
+
+
+def test_helper_module_alone_calls_of_kernel_only_apis_make_kernel_code() -> None:
+    """A helper opened on its own is kernel code when it calls nki.language / nki.isa / nki.collectives
+    functions (any spelling); attribute reads such as dtypes or tile sizes and calls of nki.* do not count."""
+    d = discover(textwrap.dedent(_HELPER_MODULE), "/nonexistent/helpers.py")
+    assert d.kernels == []
+    assert [f.qualname for f in d.reachable] == ["alloc_tile", "copy_tile", "reduce_all", "legacy_exp"]
+
+
+def test_helper_module_alone_is_linted_against_the_subset_rules() -> None:
+    from nki_studio.model.targets import NkiVersion, Target
+    from nki_studio.nkilint.api import lint_source
+    from nki_studio.nkilint.config import LintConfig
+
+    src = textwrap.dedent('''
+        import nki.language as nl
+
+
+        def tiles(n):
+            try:
+                return nl.ndarray((128, n), dtype=nl.float32, buffer=nl.sbuf)
+            except ValueError:
+                return None
+
+
+        def host(n):
+            try:
+                return [nl.float32] * n
+            except ValueError:
+                return None
+    ''')
+    found = lint_source(src, "/nonexistent/helpers.py", LintConfig(target=Target(nki_version=NkiVersion(0, 6))))
+    assert [(f.code, f.span.line) for f in found if f.code == "NKI101"] == [("NKI101", 6)]
