@@ -12,18 +12,22 @@ lens per spec'd kernel, and the "Add simulate spec" code action.
 * ``nki/simulationResult`` is the structured result (``nki_studio.simulate.job``) plus ``uri``; the command
   answers with the same object.
 * Spec problems (NKI601) are published on open/change/save even in untrusted workspaces: parsing runs no
-  user code.
-* Diagnostics: LSP has one diagnostics list per document, and lint publishes its own. This module keeps
-  the last list every other publisher sent and merges it with ``nki-sim`` diagnostics (see
-  ``_DiagnosticsMerger``).
+  user code. Parsing a large module takes hundreds of ms, so it never runs on the event loop: a change
+  only snapshots the text and submits a debounced job (``lintDebounceMs``) to the server's job pool; a
+  document that names no ``nki-studio`` spec and has no results is not parsed at all. The save path parses
+  in a job too and submits the simulations from its result.
+* Diagnostics go through ``server.publish_diagnostics(uri, "nki-sim", ...)`` (the server publishes the union
+  of every feature's lists), only when this feature's list changed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from nki_studio.lsp.convert import DocumentPositions, split_lines, to_diagnostic
@@ -32,13 +36,11 @@ from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.findings import Finding
-from nki_studio.profile.heatmap import fmt_ns, hover_markdown, inlay_label
-from nki_studio.simulate.heat import estimate_payload
 from nki_studio.simulate.job import Job
-from nki_studio.simulate.report import findings as result_findings
 from nki_studio.simulate.runner import WorkerPool, run_job
 from nki_studio.simulate.spec import KernelInfo, comment_findings, find_kernels, inferred_fields, resolve
 from pygls.uris import to_fs_path
+from pygls.workspace.position_codec import PositionCodec
 
 log = logging.getLogger(__name__)
 
@@ -49,39 +51,31 @@ SOURCE = "nki-sim"
 REFUSAL = ("nki-studio does not run kernels in an untrusted workspace: simulating executes the kernel's "
            "Python code. Trust the workspace to enable simulation.")
 _DOCS_DIR = Path(__file__).resolve().parents[3] / "docs" / "rules"
+P = TypeVar("P")
+R = TypeVar("R")
 
 
-class _DiagnosticsMerger:
-    """Joins ``nki-sim`` diagnostics with whatever other features publish for the same document.
+@dataclass
+class _Parsed:
+    """What a diagnostics job found: ``nki-sim`` diagnostics, and on save the specs to simulate."""
 
-    It wraps the server's ``text_document_publish_diagnostics`` (instance attribute): a publish from
-    another feature is remembered and sent together with the current simulation diagnostics.
-    """
+    diagnostics: list[types.Diagnostic]
+    specs: list[dict[str, Any]]
 
-    def __init__(self, server: NkiLanguageServer) -> None:
-        self._publish = server.text_document_publish_diagnostics
-        self._others: dict[str, tuple[list[types.Diagnostic], int | None]] = {}
-        self._mine: dict[str, list[types.Diagnostic]] = {}
-        server.text_document_publish_diagnostics = self._from_others
 
-    def _from_others(self, params: types.PublishDiagnosticsParams) -> None:
-        others = [d for d in params.diagnostics if d.source != SOURCE]
-        self._others[params.uri] = (others, params.version)
-        self._publish(types.PublishDiagnosticsParams(uri=params.uri, version=params.version,
-                                                     diagnostics=others + self._mine.get(params.uri, [])))
+def _diagnostics(uri: str, path: str, text: str, results: dict[str, dict[str, Any]], codec: PositionCodec,
+                 base_url: str | None) -> list[types.Diagnostic]:
+    """NKI601 spec problems plus the findings of ``results`` (kernel -> last result), as LSP diagnostics."""
+    found: list[Finding] = list(comment_findings(text, path))
+    if results:
+        from nki_studio.simulate.report import findings as result_findings  # numpy: only once results exist
 
-    def set(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
-        """Replace this feature's diagnostics of ``uri`` and publish the union (only when they changed)."""
-        if self._mine.get(uri, []) == diagnostics:
-            return
-        self._mine[uri] = diagnostics
-        others, version = self._others.get(uri, ([], None))
-        self._publish(types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=others + diagnostics))
-
-    def forget(self, uri: str) -> None:
-        """Drop what is known about a closed document."""
-        self._mine.pop(uri, None)
-        self._others.pop(uri, None)
+        kernels = {k.name: k for k in find_kernels(text, path)}
+        for name, result in results.items():
+            found.extend(result_findings(result, path, kernels.get(name)))
+    positions = DocumentPositions(split_lines(text), codec)
+    return [to_diagnostic(f, positions, uri=uri, doc_path=path, base_url=base_url, docs_dir=_DOCS_DIR)
+            for f in found]
 
 
 class SimulateFeature:
@@ -91,7 +85,9 @@ class SimulateFeature:
         self.server = server
         self.jobs: JobRunner[dict[str, Any]] = JobRunner(server.executor, name="simulate")
         self.results: dict[str, dict[str, dict[str, Any]]] = {}  # uri -> kernel -> result
-        self.diagnostics = _DiagnosticsMerger(server)
+        # Spec/result diagnostics per document, computed in the job pool; key uri (edits) or uri::save.
+        self.spec_jobs: JobRunner[_Parsed] = JobRunner(server.executor, name="simulate diagnostics")
+        self._published: dict[str, list[types.Diagnostic]] = {}  # uri -> nki-sim diagnostics last published
         self._pool: WorkerPool | None = None
         self._keys: dict[str, set[str]] = {}  # uri -> job keys ever submitted (cancelled on close)
 
@@ -126,49 +122,69 @@ class SimulateFeature:
         except OSError:
             return None
 
-    def refresh_spec_findings(self, uri: str) -> None:
-        """Publish NKI601 for the document's spec comments plus the current simulation diagnostics."""
+    def refresh_spec_findings(self, uri: str, delay: float = 0.0, *, simulate: bool = False) -> None:
+        """Publish NKI601 for the document's spec comments plus the current simulation diagnostics.
+
+        Runs on the event loop for every keystroke, so it only snapshots the text and submits a job (after
+        ``delay`` s); ``simulate``: the job also resolves the specs and their kernels are simulated."""
         got = self._text(uri)
         if got is None:
             return
         path, text = got
-        self._publish(uri, path, text)
+        results = dict(self.results.get(uri, {}))
+        key = f"{uri}::save" if simulate else uri
+        if not simulate and not results and not self._published.get(uri) and "nki-studio" not in text:
+            self.spec_jobs.cancel(key)  # every spec comment names nki-studio: nothing to find or clear
+            return
+        doc = self.server.workspace.text_documents.get(uri)
+        version = doc.version if doc is not None else None
+        encoding = self.server.workspace.position_encoding
+        base_url = self.server.settings.rule_docs_base_url
 
-    def _publish(self, uri: str, path: str, text: str) -> None:
-        kernels = {k.name: k for k in find_kernels(text, path)}
-        found: list[Finding] = list(comment_findings(text, path))
-        for name, result in self.results.get(uri, {}).items():
-            found.extend(result_findings(result, path, kernels.get(name)))
-        positions = DocumentPositions(split_lines(text), self.server.workspace.position_codec)
-        diagnostics = [to_diagnostic(f, positions, uri=uri, doc_path=path,
-                                     base_url=self.server.settings.rule_docs_base_url, docs_dir=_DOCS_DIR)
-                       for f in found]
-        self.diagnostics.set(uri, diagnostics)
+        def work(token: CancelToken) -> _Parsed:
+            specs: list[dict[str, Any]] = []
+            if simulate:
+                for kernel in find_kernels(text, path):
+                    token.raise_if_cancelled()
+                    resolution = resolve(text, path, kernel.name, infer=False)
+                    if resolution.spec is not None:
+                        specs.append(resolution.spec.to_json())
+            return _Parsed(_diagnostics(uri, path, text, results, PositionCodec(encoding), base_url), specs)
+
+        def done(parsed: _Parsed) -> None:
+            current = self.server.workspace.text_documents.get(uri)
+            if current is None or current.version == version:  # a newer edit has its own job
+                self._set_diagnostics(uri, parsed.diagnostics)
+            if simulate and self.server.trusted:
+                for spec in parsed.specs:
+                    self.submit(uri, path, spec["kernel"], spec)
+
+        self.spec_jobs.submit(key, work, delay=delay, on_result=done)
+
+    def _set_diagnostics(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        if self._published.get(uri, []) == diagnostics:
+            return
+        self._published[uri] = diagnostics
+        self.server.publish_diagnostics(uri, SOURCE, diagnostics)
 
     def on_close(self, uri: str) -> None:
         """Cancel the document's runs and forget its results."""
         for key in self._keys.pop(uri, set()):
             self.jobs.cancel(key)
+        for key in (uri, f"{uri}::save"):
+            self.spec_jobs.cancel(key)
         self.results.pop(uri, None)
-        self.diagnostics.forget(uri)
+        self._published.pop(uri, None)
 
     def on_save(self, uri: str) -> None:
         """Simulate every kernel of the document that has a spec (trusted workspaces only)."""
-        self.refresh_spec_findings(uri)
-        settings = self.server.settings
-        if not settings.simulate_on_save:
-            return
-        if not self.server.trusted:
+        if not self.server.settings.simulate_on_save:
+            self.refresh_spec_findings(uri)
+        elif not self.server.trusted:
             log.info("simulate-on-save skipped for %s: the workspace is not trusted", uri)
-            return
-        got = self._text(uri)
-        if got is None:
-            return
-        path, text = got
-        for kernel in find_kernels(text, path):
-            resolution = resolve(text, path, kernel.name, infer=False)
-            if resolution.spec is not None:
-                self.submit(uri, path, kernel.name, resolution.spec.to_json())
+            self.refresh_spec_findings(uri)
+        else:
+            self.refresh_spec_findings(uri, simulate=True)
 
     # ---- running -------------------------------------------------------------------------------------------
     def _job(self, path: str, spec: dict[str, Any]) -> Job:
@@ -226,10 +242,11 @@ class SimulateFeature:
         self.results.setdefault(uri, {})[kernel] = result
         self.server.notify_client(RESULT_NOTIFICATION, {**result, "uri": uri, "kernel": kernel})
         if result.get("cost"):
+            # numpy: imported on first use, not at start-up
+            from nki_studio.simulate.heat import estimate_payload
+
             self.server.notify_client(HEATMAP_NOTIFICATION, estimate_payload(uri, path, kernel, result["cost"]))
-        got = self._text(uri)
-        if got is not None:
-            self._publish(uri, path, got[1])
+        self.refresh_spec_findings(uri)
         caps = self.server.client_capabilities.workspace
         refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
         if self.server.settings.inlay_hints and refresh:
@@ -270,6 +287,9 @@ class SimulateFeature:
         got = self._text(uri)
         if got is None or not self.results.get(uri):
             return None
+        from nki_studio.profile.heatmap import inlay_label  # numpy: imported on first use, not at start-up
+        from nki_studio.simulate.heat import estimate_payload
+
         path, text = got
         lines = split_lines(text)
         positions = DocumentPositions(lines, self.server.workspace.position_codec)
@@ -294,6 +314,9 @@ class SimulateFeature:
         path = to_fs_path(uri)
         if path is None or not self.results.get(uri):
             return None
+        from nki_studio.profile.heatmap import hover_markdown  # numpy: imported on first use, not at start-up
+        from nki_studio.simulate.heat import estimate_payload
+
         for kernel, result in self.results[uri].items():
             if not result.get("cost"):
                 continue
@@ -320,6 +343,8 @@ class SimulateFeature:
             if last is not None:
                 title += f" (last: {last.get('status')}"
                 if last.get("cost"):
+                    from nki_studio.profile.heatmap import fmt_ns  # numpy: loaded once a result has a cost
+
                     title += f", estimated {fmt_ns(last['cost']['totalNs'])}"
                 title += ")"
             at = types.Position(line=kernel.decorator_line - 1, character=0)
@@ -360,18 +385,29 @@ def _add_spec_action(uri: str, text: str, path: str, kernel: KernelInfo) -> type
         edit=types.WorkspaceEdit(changes={uri: [edit]}))
 
 
+def _in_pool(server: NkiLanguageServer, provider: Callable[[P], R]) -> Callable[[P], Awaitable[R]]:
+    """Run a provider that parses the document in the job pool: code lenses and actions are asked for after
+    every edit and cursor move, and parsing a large module must not hold the event loop."""
+
+    async def run(params: P) -> R:
+        return await asyncio.get_running_loop().run_in_executor(server.executor, provider, params)
+
+    return run
+
+
 def register(server: NkiLanguageServer) -> None:
     """Wire simulation into the server."""
     feature = SimulateFeature(server)
     server.on_document("open", feature.refresh_spec_findings)
-    server.on_document("change", feature.refresh_spec_findings)
+    server.on_document("change", lambda uri: feature.refresh_spec_findings(
+        uri, server.settings.lint_debounce_ms / 1000.0))
     server.on_document("save", feature.on_save)
     server.on_document("close", feature.on_close)
     server.on_settings_changed(feature.on_settings_changed)
     server.add_inlay_hint_provider(feature.inlay_hints)
-    server.add_code_lens_provider(feature.code_lenses)
+    server.add_code_lens_provider(_in_pool(server, feature.code_lenses))
     server.add_hover_provider(feature.hover)
-    server.add_code_action_provider(feature.code_actions, kinds=[types.CodeActionKind.RefactorRewrite])
+    server.add_code_action_provider(_in_pool(server, feature.code_actions), kinds=[types.CodeActionKind.RefactorRewrite])
 
     @server.command(COMMAND)
     async def simulate_command(ls: NkiLanguageServer, *args: Any) -> dict[str, Any]:
