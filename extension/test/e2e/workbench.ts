@@ -95,10 +95,13 @@ export class Workbench {
     await input.fill(profilePath);
     await this.page.waitForTimeout(500); // the dialog validates the typed path
     await this.page.keyboard.press('Enter');
-    // Enter on a folder opens it instead of choosing it: then the dialog's OK button accepts the folder
-    await this.page.waitForTimeout(1500);
+    // Enter on a folder opens it instead of choosing it: then the dialog's OK button accepts the folder.
+    const widget = this.page.locator('.quick-input-widget');
     const ok = this.page.locator('.quick-input-widget .monaco-button', { hasText: 'Load Profile' });
-    if (await ok.isVisible().catch(() => false)) await ok.click();
+    for (let i = 0; i < 40 && (await widget.isVisible().catch(() => false)); i += 1) {
+      await this.page.waitForTimeout(500);
+      if (await ok.isVisible().catch(() => false)) await ok.click().catch(() => undefined);
+    }
   }
 
   /** Put the cursor on a 1-based line (Ctrl+G). */
