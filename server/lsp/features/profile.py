@@ -23,12 +23,6 @@ from typing import Any
 
 from lsprotocol import types
 from nki_studio.lsp.server import NkiLanguageServer
-from nki_studio.profile.analyze import analyze
-from nki_studio.profile.heatmap import hover_markdown, inlay_label, remap_lines
-from nki_studio.profile.metrics import MetricOptions
-from nki_studio.profile.model import ProfileError
-from nki_studio.profile.readers.detect import available_memory, memory_estimate, memory_refusal
-from nki_studio.profile.roofline import flops_from_trace
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -64,6 +58,13 @@ class ProfileFeature:
     async def load(self, *args: Any) -> dict[str, Any]:
         """``loadProfile`` with ``[uri]`` or ``[{"uri", "format"?, "execution"?, "trace"?}]`` (``trace``: URI of
         the simulator's JSON Lines trace of the same kernel, for the roofline FLOPs): paint, return a summary."""
+        # The profile modules pull numpy: imported on the first load, not at server start-up.
+        from nki_studio.profile.analyze import analyze
+        from nki_studio.profile.metrics import MetricOptions
+        from nki_studio.profile.model import ProfileError
+        from nki_studio.profile.readers.detect import available_memory, memory_estimate, memory_refusal
+        from nki_studio.profile.roofline import flops_from_trace
+
         spec = args[0] if args else None
         trace_uri = None
         if isinstance(spec, dict):
@@ -144,6 +145,8 @@ class ProfileFeature:
 
     def _sync(self, uri: str) -> bool:
         """Bring the painted lines in line with the current document text; True when the payload changed."""
+        from nki_studio.profile.heatmap import remap_lines  # loaded by the first load()
+
         painted = self.painted[uri]
         doc = self.server.workspace.text_documents.get(uri)
         if doc is None:
@@ -163,6 +166,8 @@ class ProfileFeature:
         painted = self.painted.get(params.text_document.uri)
         if painted is None:
             return None
+        from nki_studio.profile.heatmap import hover_markdown  # loaded by the first load()
+
         line = next((ln for ln in painted.payload["lines"] if ln["line"] == params.position.line), None)
         if line is None:
             return None
@@ -174,6 +179,8 @@ class ProfileFeature:
         painted = self.painted.get(params.text_document.uri)
         if painted is None or not self.server.settings.inlay_hints:
             return None
+        from nki_studio.profile.heatmap import inlay_label  # loaded by the first load()
+
         text_lines = painted.text.splitlines()
         hints = []
         for ln in painted.payload["lines"]:

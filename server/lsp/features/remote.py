@@ -17,7 +17,7 @@ import asyncio
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from nki_studio.lsp.features.profile import LOAD_COMMAND, REQUEST_FAILED
@@ -26,10 +26,12 @@ from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.remote.cache import default_root
 from nki_studio.remote.config import RemoteConfigError, settings_from
 from nki_studio.remote.errors import RemoteError
-from nki_studio.remote.flow import STAGES, RemoteJob, RemoteProfile, fetch_profile
 from nki_studio.simulate.spec import resolve
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
+
+if TYPE_CHECKING:  # the flow pulls the profile readers (numpy): imported when a run starts, not at start-up
+    from nki_studio.remote.flow import RemoteJob, RemoteProfile
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +84,13 @@ class RemoteFeature:
         doc_uri = Path(path).resolve().as_uri()
         self.server.publish_diagnostics(doc_uri, DIAGNOSTIC_OWNER, [])
         try:
+            from nki_studio.remote.flow import RemoteJob
+
             cache_dir = raw.get("cacheDir") if isinstance(raw, dict) else None
-            job = RemoteJob(Path(path).resolve(), resolution.spec, settings,
-                            Path(cache_dir) if isinstance(cache_dir, str) and cache_dir else default_root())
+            kernel_file = Path(path).resolve()
+            job = RemoteJob(kernel_file, resolution.spec, settings,
+                            Path(cache_dir) if isinstance(cache_dir, str) and cache_dir else default_root(),
+                            self._folder_of(kernel_file))
             profile = await self._run(job)
         except RemoteError as exc:
             if exc.line:
@@ -103,6 +109,8 @@ class RemoteFeature:
         return result
 
     async def _run(self, job: RemoteJob) -> RemoteProfile:
+        from nki_studio.remote.flow import STAGES, fetch_profile
+
         token = CancelToken()
         title = f"Profiling {job.spec.kernel} on {job.settings.host}"
         async with progress(self.server, title, cancel=token) as prog:
@@ -118,6 +126,14 @@ class RemoteFeature:
             profile = await loop.run_in_executor(self.server.executor, work)
             prog.report("loading the profile", int(100 * STAGES.index("load") / len(STAGES)))
             return profile
+
+    def _folder_of(self, kernel_file: Path) -> Path | None:
+        """The workspace folder holding the kernel (its layout is mirrored on the host), if any."""
+        for folder in self.server.workspace.folders.values():
+            root = to_fs_path(folder.uri)
+            if root and kernel_file.is_relative_to(Path(root).resolve()):
+                return Path(root).resolve()
+        return None
 
     def _compile_diagnostic(self, uri: str, exc: RemoteError) -> None:
         line = max((exc.line or 1) - 1, 0)
