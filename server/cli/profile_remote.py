@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nki_studio.remote.cache import default_root
 from nki_studio.remote.config import RemoteConfigError, settings_from
 from nki_studio.remote.errors import RemoteError
 from nki_studio.remote.flow import RemoteJob, fetch_profile, load_report
@@ -65,9 +66,12 @@ def run_remote(args: argparse.Namespace) -> int:
     except RemoteConfigError as exc:
         print(f"nki-studio profile remote: {exc}", file=sys.stderr)
         return 2
-    job = RemoteJob(path.resolve(), resolution.spec, settings)
-    if args.cache_dir:
-        job = RemoteJob(job.kernel_file, job.spec, settings, Path(args.cache_dir))
+    kernel_file = path.resolve()
+    cwd = Path.cwd().resolve()
+    # mirror the layout under the current directory (when the kernel is inside it) on the host
+    root = cwd if kernel_file.is_relative_to(cwd) else kernel_file.parent
+    job = RemoteJob(kernel_file, resolution.spec, settings,
+                    Path(args.cache_dir) if args.cache_dir else default_root(), root)
 
     def log(line: str) -> None:
         if not args.quiet:

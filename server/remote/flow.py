@@ -40,7 +40,7 @@ from nki_studio.remote.commands import (
 )
 from nki_studio.remote.config import RemoteSettings
 from nki_studio.remote.errors import NO_SOURCE_FLAGS, RemoteError, classify, compile_error
-from nki_studio.remote.harness import HARNESS_NAME, SOURCE_DIR, SPEC_NAME, stage_job
+from nki_studio.remote.harness import HARNESS_NAME, SOURCE_DIR, SPEC_NAME, relative_kernel_path, stage_job
 from nki_studio.remote.process import CancelledFn, Completed, LogFn, run
 from nki_studio.simulate.spec import SimSpec
 
@@ -64,6 +64,12 @@ class RemoteJob:
     spec: SimSpec
     settings: RemoteSettings
     cache_root: Path = field(default_factory=cache.default_root)
+    source_root: Path | None = None  # local directory mirrored under src/ on the host (default: the kernel's)
+
+    @property
+    def local_root(self) -> Path:
+        """The local directory the remote ``src/`` stands for."""
+        return self.source_root or self.kernel_file.parent
 
 
 @dataclass(frozen=True)
@@ -190,7 +196,7 @@ class _Session:
         self.job_abs = f"{cwd}/{self.job_rel.rsplit('/', 1)[-1]}"
         self.rsync = self._choose_rsync(RSYNC_PRESENT in lines)
         with tempfile.TemporaryDirectory(prefix="nki-studio-upload-") as tmp:
-            local = stage_job(Path(tmp) / "job", self.job.kernel_file, self.job.spec)
+            local = stage_job(Path(tmp) / "job", self.job.kernel_file, self.job.spec, self.job.local_root)
             self.created = True
             self._copy("upload", str(local) + ("/" if self.rsync else ""), remote_operand(self.s, self.job_rel))
 
@@ -221,7 +227,8 @@ class _Session:
         if result.cancelled:
             raise RemoteError("cancelled", "compile: cancelled")
         if result.timed_out or result.returncode != 0:
-            remote_kernel = f"{self.job_abs}/{SOURCE_DIR}/{self.job.kernel_file.name}"
+            rel = relative_kernel_path(self.job.kernel_file, self.job.local_root)
+            remote_kernel = f"{self.job_abs}/{SOURCE_DIR}/{rel}"
             if result.timed_out:
                 raise classify("compile", result, self.host, self.s.stage_timeout_s)
             raise compile_error(result, self.host, remote_kernel, str(self.job.kernel_file))
@@ -265,7 +272,7 @@ class _Session:
             cache.discard(partial)
             raise
         return RemoteProfile(placed / remote_out, fmt, f"{self.job_abs}/{SOURCE_DIR}",
-                             self.job.kernel_file.parent.resolve(), self.host)
+                             self.job.local_root.resolve(), self.host)
 
 
 def fetch_profile(job: RemoteJob, *, log: LogFn, progress: ProgressFn, cancelled: CancelledFn) -> RemoteProfile:

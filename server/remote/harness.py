@@ -18,8 +18,8 @@ def harness_text() -> str:
     return (Path(__file__).with_name("harness_script.py")).read_text(encoding="utf-8")
 
 
-def harness_spec(spec: SimSpec, kernel_file_name: str) -> dict[str, Any]:
-    """``spec.json``: kernel file (relative to the job directory), kernel name, arguments, seed, lnc."""
+def harness_spec(spec: SimSpec, kernel_path: str) -> dict[str, Any]:
+    """``spec.json``: kernel file (``kernel_path`` relative to ``src/``), kernel name, arguments, seed, lnc."""
     if not spec.kernel.isidentifier():
         raise ValueError(f"not a kernel name: {spec.kernel!r}")
     args: list[list[Any]] = []
@@ -28,19 +28,30 @@ def harness_spec(spec: SimSpec, kernel_file_name: str) -> dict[str, Any]:
             args.append([name, {"dtype": value.dtype, "shape": list(value.shape)}])
         else:
             args.append([name, value])
-    return {"kernel_file": f"{SOURCE_DIR}/{kernel_file_name}", "kernel": spec.kernel, "args": args,
+    return {"kernel_file": f"{SOURCE_DIR}/{kernel_path}", "kernel": spec.kernel, "args": args,
             "seed": spec.seed, "lnc": spec.lnc}
 
 
-def stage_job(directory: Path, kernel_file: Path, spec: SimSpec) -> Path:
-    """Write the upload tree into ``directory``: ``harness.py``, ``spec.json``, ``src/<kernel file>`` plus the
-    ``.py`` files next to it (kernels import their helpers). Returns ``directory``."""
-    src = directory / SOURCE_DIR
-    src.mkdir(parents=True)
+def relative_kernel_path(kernel_file: Path, source_root: Path) -> str:
+    """The kernel's path under ``src/``: relative to ``source_root`` (e.g. the workspace folder) when inside it,
+    else just its name. Mirroring the workspace layout keeps the recorded paths unambiguous when several
+    workspace files share the kernel's file name."""
+    try:
+        return kernel_file.relative_to(source_root).as_posix()
+    except ValueError:
+        return kernel_file.name
+
+
+def stage_job(directory: Path, kernel_file: Path, spec: SimSpec, source_root: Path | None = None) -> Path:
+    """Write the upload tree into ``directory``: ``harness.py``, ``spec.json``, ``src/<relative path of the kernel
+    file>`` plus the ``.py`` files next to it (kernels import their helpers). Returns ``directory``."""
+    rel = relative_kernel_path(kernel_file, source_root or kernel_file.parent)
+    target = directory / SOURCE_DIR / rel
+    target.parent.mkdir(parents=True)
     for sibling in sorted(kernel_file.parent.glob("*.py")):
         if sibling.is_file():
-            (src / sibling.name).write_bytes(sibling.read_bytes())
-    (src / kernel_file.name).write_bytes(kernel_file.read_bytes())
+            (target.parent / sibling.name).write_bytes(sibling.read_bytes())
+    target.write_bytes(kernel_file.read_bytes())
     (directory / HARNESS_NAME).write_text(harness_text(), encoding="utf-8")
-    (directory / SPEC_NAME).write_text(json.dumps(harness_spec(spec, kernel_file.name), indent=1), encoding="utf-8")
+    (directory / SPEC_NAME).write_text(json.dumps(harness_spec(spec, rel), indent=1), encoding="utf-8")
     return directory

@@ -141,3 +141,17 @@ async def test_cancel_from_the_client_stops_the_run(client: LanguageClient, host
     assert list((kernel.parent / "remote").iterdir()) == []
     cache = kernel.parent / "cache"
     assert not cache.exists() or not [p for p in cache.rglob("*") if p.is_file()]  # no partial profile kept
+
+
+@pytest.mark.asyncio
+async def test_same_file_name_twice_in_the_workspace(client: LanguageClient, host: LoopbackHost, kernel: Path) -> None:
+    # The workspace layout is mirrored on the host, so the recorded path picks the right one of two add_act.py.
+    root = kernel.parent
+    for sub in ("kernels", "other"):
+        (root / sub).mkdir()
+        (root / sub / kernel.name).write_text(kernel.read_text())
+    kernel.unlink()
+    target = root / "kernels" / kernel.name
+    await _start(client, root, host, True)
+    result = await asyncio.wait_for(_run(client, target.resolve().as_uri(), "add_act_kernel"), 120)
+    assert _get(result, "files") == [target.resolve().as_uri()]

@@ -73,8 +73,8 @@ def view(args: argparse.Namespace) -> None:
     if not args.output_file:
         fail("--output-file is required for this stand-in (no UI server)")
     kernel_file = Path(neff["kernel_file"])
-    if args.nki_source_root and not Path(args.nki_source_root, kernel_file.name).is_file():
-        fail(f"--nki-source-root {args.nki_source_root}: {kernel_file.name} not found there")
+    if args.nki_source_root and not kernel_file.is_relative_to(Path(args.nki_source_root).resolve()):
+        fail(f"--nki-source-root {args.nki_source_root}: the kernel source {kernel_file} is not under it")
     tl = fixturegen.kernel_file_timeline(kernel_file, remote_dir=str(kernel_file.parent), n_instructions=200, seed=3)
     if not neff["debug_info"]:
         tl.location = [None] * tl.n  # compiled without NKI_DEBUG_INFO: no source locations
