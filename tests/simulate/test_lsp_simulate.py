@@ -231,3 +231,30 @@ def _alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+async def test_spec_problems_follow_edits_next_to_lint_diagnostics(client: LanguageClient, tmp_path: Path) -> None:
+    """NKI601 is recomputed after each didChange (in a job, off the event loop) and published with lint's
+    diagnostics through the server's per-feature union: neither feature's publish erases the other's."""
+    await _start(client, tmp_path)  # untrusted: spec checks run no user code
+    text = (DATA / "add_kernel.py").read_text().replace(
+        "    ta = nl.load(a)", "    big = nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)\n    ta = nl.load(a)")
+    spec = "# nki-studio: simulate a=bfloat16[128,512] b=bfloat16[128,512] reference=ref_add seed=1"
+    path = tmp_path / "add.py"
+    path.write_text(text)
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+
+    def codes() -> set[Any]:
+        return {d.code for d in client.diagnostics.get(uri, [])}
+
+    await _until(lambda: "NKI301" in codes())
+    assert "NKI601" not in codes()
+    for version, (edited, present) in enumerate(((text.replace(spec, spec + " c=float32[4]"), True),
+                                                 (text, False)), start=2):
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)]))
+        await _until(lambda present=present: ("NKI601" in codes()) == present and "NKI301" in codes())
+    assert _sim_diags(client, uri) == []  # the fixed spec cleared NKI601; lint's NKI301 stayed (checked above)
