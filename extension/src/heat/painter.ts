@@ -16,6 +16,8 @@ export class HeatPainter {
   private readonly fresh: vscode.TextEditorDecorationType[];
   private readonly stale: vscode.TextEditorDecorationType[];
   private readonly cold: vscode.TextEditorDecorationType;
+  /** Types with ranges on each editor: only those need clearing (each setDecorations is an IPC round). */
+  private readonly painted = new WeakMap<vscode.TextEditor, Set<vscode.TextEditorDecorationType>>();
 
   constructor(private readonly vs: VsCode) {
     const make = (bucket: number, dim: number): vscode.TextEditorDecorationType =>
@@ -42,23 +44,30 @@ export class HeatPainter {
   paint(editor: vscode.TextEditor, plan: DecorationPlan, stale: boolean): void {
     const vs = this.vs;
     const active = stale ? this.stale : this.fresh;
-    const inactive = stale ? this.fresh : this.stale;
+    const before = this.painted.get(editor) ?? new Set();
+    const now = new Set<vscode.TextEditorDecorationType>();
+    const set = (type: vscode.TextEditorDecorationType, ranges: vscode.Range[] | vscode.DecorationOptions[]): void => {
+      if (ranges.length === 0) return; // cleared below if it had ranges before
+      now.add(type);
+      editor.setDecorations(type, ranges);
+    };
     for (let b = 0; b < BUCKETS; b += 1) {
-      const options: vscode.DecorationOptions[] = plan.buckets[b].map((p) => ({
-        range: new vs.Range(p.line, 0, p.line, 0),
-        renderOptions: p.bar ? { before: { contentText: p.bar } } : undefined,
-      }));
-      editor.setDecorations(active[b], options);
-      editor.setDecorations(inactive[b], []);
+      set(
+        active[b],
+        plan.buckets[b].map((p) => ({
+          range: new vs.Range(p.line, 0, p.line, 0),
+          renderOptions: p.bar ? { before: { contentText: p.bar } } : undefined,
+        })),
+      );
     }
-    editor.setDecorations(
-      this.cold,
-      plan.cold.map((line) => new vs.Range(line, 0, line, 0)),
-    );
+    set(this.cold, plan.cold.map((line) => new vs.Range(line, 0, line, 0)));
+    for (const type of before) if (!now.has(type)) editor.setDecorations(type, []);
+    this.painted.set(editor, now);
   }
 
   clear(editor: vscode.TextEditor): void {
-    for (const t of [...this.fresh, ...this.stale, this.cold]) editor.setDecorations(t, []);
+    for (const t of this.painted.get(editor) ?? []) editor.setDecorations(t, []);
+    this.painted.delete(editor);
   }
 
   dispose(): void {
