@@ -222,6 +222,11 @@ def test_nki_object_subclasses_construct_by_keyword_even_as_dataclasses():
         def __post_init__(self):
             self.total = self.p * self.f
 
+    @dataclass(frozen=True)
+    class Frozen(nl.NKIObject):
+        shape: tuple = ()
+
+    assert Frozen(shape=(1, 2)).shape == (1, 2)
     s = Section(idx=1, offset=128)
     assert (s.idx, s.offset) == (1, 128)
     d = Dims(128)

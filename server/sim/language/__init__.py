@@ -64,7 +64,7 @@ def _nki_object_init(self: Any, *args: Any, **kwargs: Any) -> None:
     if len(args) > len(fields):
         raise TypeError(f"{type(self).__name__}() takes at most {len(fields)} positional arguments")
     for key, value in (*zip(fields, args, strict=False), *kwargs.items()):
-        setattr(self, key, value)
+        object.__setattr__(self, key, value)  # also for @dataclass(frozen=True) subclasses
     post_init = getattr(self, "__post_init__", None)
     if post_init is not None:
         post_init()
