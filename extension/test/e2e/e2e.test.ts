@@ -78,6 +78,9 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
     assert.match(text, /Oracle \(against the reference\)/);
     assert.match(text, /Peak on-chip memory per partition/);
     assert.match(text, /estimated/);
+    // close the panel (a focused webview keeps keys from the workbench) and go back to the kernel
+    await wb.page.locator('.tab', { hasText: 'NKI Kernel' }).locator('.tab-actions .action-label').first().click();
+    await wb.openFile(KERNEL);
   });
 
   it('paints a loaded profile on the expected lines, with a legend and a hover breakdown', async () => {
