@@ -16,9 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from jedi.api.classes import BaseName, Completion, Signature
 from lsprotocol import types
 from nki_studio.lsp.features.nki_jedi import NkiJedi, imports_nki, target_notes
 from nki_studio.lsp.server import NkiLanguageServer
@@ -27,6 +26,9 @@ from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
 from nki_studio.nkilint.config import ConfigError, load_config
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
+
+if TYPE_CHECKING:  # jedi is imported on the jedi thread, not at server start-up
+    from jedi.api.classes import BaseName, Completion, Signature
 
 log = logging.getLogger(__name__)
 

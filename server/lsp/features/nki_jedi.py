@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jedi
-from jedi.api.classes import BaseName, Completion, Signature
-from jedi.api.environment import InterpreterEnvironment
 from nki_studio.model.targets import Generation, NkiVersion, Target
+
+if TYPE_CHECKING:  # jedi itself is imported on first use (it costs ~0.5 s CPU at server start-up)
+    import jedi
+    from jedi.api.classes import BaseName, Completion, Signature
 
 STUBS_DIR = Path(__file__).resolve().parents[2] / "stubs"
 
@@ -38,6 +40,8 @@ class NkiJedi:
     """jedi scripts for NKI documents, one project per workspace root."""
 
     def __init__(self, root: str | None = None) -> None:
+        from jedi.api.environment import InterpreterEnvironment
+
         # The server's own interpreter: no subprocess per request; the SDK is visible when installed next to us.
         self.environment = InterpreterEnvironment()
         self.root = Path(root).resolve() if root else None
@@ -47,6 +51,8 @@ class NkiJedi:
     def project(self, path: str | None) -> jedi.Project:
         """The workspace's project for files inside it, else one rooted at the file's folder (so sibling helper
         modules resolve)."""
+        import jedi
+
         folder = Path(path).resolve().parent if path else Path.cwd()
         root = self.root if self.root is not None and folder.is_relative_to(self.root) else folder
         project = self._projects.get(root)
@@ -55,6 +61,8 @@ class NkiJedi:
         return project
 
     def script(self, text: str, path: str | None) -> jedi.Script:
+        import jedi
+
         return jedi.Script(text, path=path, project=self.project(path), environment=self.environment)
 
     def warm_up(self) -> None:
