@@ -60,6 +60,8 @@ export interface CodeServerOptions {
   trusted: boolean;
   /** Extra user settings. */
   settings?: Record<string, unknown>;
+  /** User keybindings (keybindings.json entries), e.g. a key that runs a command with arguments. */
+  keybindings?: unknown[];
   /** Extra environment for the server (inherited by the extension host and the language server). */
   env?: Record<string, string>;
 }
@@ -94,6 +96,7 @@ export class CodeServer {
         ...options.settings,
       }),
     );
+    fs.writeFileSync(path.join(userData, 'User', 'keybindings.json'), JSON.stringify(options.keybindings ?? []));
     await run(CODE_SERVER, ['--install-extension', vsixPath(), '--user-data-dir', userData, '--extensions-dir', extensions], { timeout: 180_000 });
     const port = await freePort();
     const args = [
