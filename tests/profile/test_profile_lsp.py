@@ -4,7 +4,6 @@ right documents and lines, hover text, stale heat after edits, clear, and error 
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,40 +12,17 @@ import pytest
 import pytest_lsp
 from corrupt import corrupt_variants
 from fixturewriters import write_parquet
+from lsp_heatmap_client import CONFIG, field
 from lsprotocol import types
 from nki_studio.sim.trace import TraceEvent, write_jsonl
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
-
-
-def _client() -> LanguageClient:
-    client = LanguageClient()
-    register_lsp_features(client, DEFAULT_CLIENT_FEATURES)
-    client.heatmaps = []  # type: ignore[attr-defined]
-
-    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
-        return None
-
-    @client.feature("nki/heatmap")
-    def heatmap(ls: LanguageClient, params: Any) -> None:
-        ls.heatmaps.append(params)  # type: ignore[attr-defined]
-
-    return client
-
-
-CONFIG = ClientServerConfig(server_command=[sys.executable, "-m", "nki_studio", "serve"], client_factory=_client)
+from pytest_lsp import LanguageClient, client_capabilities
 
 
 @pytest_lsp.fixture(config=CONFIG)
 async def client(lsp_client: LanguageClient) -> Any:
     yield
     await lsp_client.shutdown_session()
-
-
-def _get(obj: Any, key: str) -> Any:
-    return obj[key] if isinstance(obj, dict) else getattr(obj, key)
 
 
 async def _start(client: LanguageClient, root: Path, options: dict[str, Any] | None = None) -> None:
@@ -75,25 +51,25 @@ async def test_load_hover_edit_clear(client: LanguageClient, kernel_file: Path, 
     await _start(client, root, {"inlayHints": True})
     result = await _run(client, "nki-studio.loadProfile", kernel_files["parquet"].as_uri())
     uri = kernel_file.resolve().as_uri()
-    assert _get(result, "files") == [uri]
+    assert field(result, "files") == [uri]
     (payload,) = await _wait(client, 1)
-    assert _get(payload, "uri") == uri and _get(payload, "source") == "measured" and _get(payload, "stale") is False
-    lines = _get(payload, "lines")
+    assert field(payload, "uri") == uri and field(payload, "source") == "measured" and field(payload, "stale") is False
+    lines = field(payload, "lines")
     source = kernel_file.read_text().splitlines()
-    painted = {_get(ln, "line") for ln in lines}
+    painted = {field(ln, "line") for ln in lines}
     # Exactly the lines the profile recorded (1-based in the profile, 0-based in LSP), all kernel-body code.
     recorded = {int(loc.rpartition(":")[2]) - 1 for text in kernel_timeline.location if text for loc in text.split(",")}
     assert painted == recorded and all(source[n].startswith("    ") for n in painted)
-    assert max(_get(ln, "heat") for ln in lines) == 1.0
-    assert "longest common path suffix" in _get(_get(_get(payload, "profile"), "mapping"), "how")
-    assert _get(_get(payload, "kernel"), "latency_source") == "Summary.total_exec_time"
+    assert max(field(ln, "heat") for ln in lines) == 1.0
+    assert "longest common path suffix" in field(field(field(payload, "profile"), "mapping"), "how")
+    assert field(field(payload, "kernel"), "latency_source") == "Summary.total_exec_time"
 
     text = kernel_file.read_text()
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
-    hot = max(lines, key=lambda ln: _get(ln, "busy_ns"))
+    hot = max(lines, key=lambda ln: field(ln, "busy_ns"))
     hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=_get(hot, "line"), character=4)))
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=field(hot, "line"), character=4)))
     assert hover is not None
     value = hover.contents.value  # type: ignore[union-attr]
     assert "Measured" in value and "Top opcodes" in value and "Engines" in value
@@ -107,15 +83,15 @@ async def test_load_hover_edit_clear(client: LanguageClient, kernel_file: Path, 
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
         content_changes=[types.TextDocumentContentChangeWholeDocument(text="# a\n# b\n" + text)]))
     moved = (await _wait(client, 2))[1]
-    assert _get(moved, "stale") is True
-    assert {_get(ln, "line") for ln in _get(moved, "lines")} == {n + 2 for n in painted}
+    assert field(moved, "stale") is True
+    assert {field(ln, "line") for ln in field(moved, "lines")} == {n + 2 for n in painted}
 
     cleared = await _run(client, "nki-studio.clearProfile")
-    assert _get(cleared, "cleared") == [uri]
+    assert field(cleared, "cleared") == [uri]
     last = (await _wait(client, 3))[2]
-    assert _get(last, "lines") == [] and _get(last, "cleared") is True
+    assert field(last, "lines") == [] and field(last, "cleared") is True
     hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=_get(hot, "line") + 2, character=4)))
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=field(hot, "line") + 2, character=4)))
     assert hover is None or "Measured" not in hover.contents.value  # type: ignore[union-attr]
 
 
@@ -142,11 +118,11 @@ async def test_bad_profiles_get_error_responses_and_the_server_survives(
     with open(trace, "w", encoding="utf-8") as fh:
         write_jsonl([TraceEvent(seq=0, op="nisa.nc_matmul", engine="tensor", file=str(kernel_file), line=12, flops=2 * 128**3)], fh)
     result = await _run(client, "nki-studio.loadProfile", {"uri": kernel_files["json"].as_uri(), "trace": trace.as_uri()})
-    assert _get(result, "files") == [kernel_file.resolve().as_uri()]
-    assert "path mapping" in _get(_get(result, "mapping")[0], "how")
+    assert field(result, "files") == [kernel_file.resolve().as_uri()]
+    assert "path mapping" in field(field(result, "mapping")[0], "how")
     (payload,) = await _wait(client, 1)
-    roofline = _get(_get(payload, "kernel"), "roofline")
-    assert _get(roofline, "flops") == 2 * 128**3 and "simulator trace" in _get(roofline, "flops_source")
+    roofline = field(field(payload, "kernel"), "roofline")
+    assert field(roofline, "flops") == 2 * 128**3 and "simulator trace" in field(roofline, "flops_source")
 
 
 @pytest.mark.asyncio
@@ -161,7 +137,7 @@ async def test_one_notification_per_mapped_document(client: LanguageClient, tmp_
     await _start(client, ws)
     result = await _run(client, "nki-studio.loadProfile", profile.as_uri())
     uris = {(ws / "kernels" / n).resolve().as_uri(): n for n in ("rmsnorm.py", "helpers.py")}
-    assert set(_get(result, "files")) == set(uris)
-    got = {_get(p, "uri"): sorted(_get(ln, "line") for ln in _get(p, "lines")) for p in await _wait(client, 2)}
+    assert set(field(result, "files")) == set(uris)
+    got = {field(p, "uri"): sorted(field(ln, "line") for ln in field(p, "lines")) for p in await _wait(client, 2)}
     assert got == {next(u for u, n in uris.items() if n == "rmsnorm.py"): [40, 46],
                    next(u for u, n in uris.items() if n == "helpers.py"): [2]}

@@ -5,49 +5,25 @@ response and a diagnostic on the kernel line."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_lsp
 from conftest import BODY_LINES
+from lsp_heatmap_client import CONFIG, field
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+from pytest_lsp import LanguageClient, client_capabilities
 from sshd import ALIAS, LoopbackHost
 
 pytestmark = pytest.mark.slow  # each test drives ssh/scp against a real sshd (seconds each)
-
-
-def _client() -> LanguageClient:
-    client = LanguageClient()
-    register_lsp_features(client, DEFAULT_CLIENT_FEATURES)
-    client.heatmaps = []  # type: ignore[attr-defined]
-
-    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
-        return None
-
-    @client.feature("nki/heatmap")
-    def heatmap(ls: LanguageClient, params: Any) -> None:
-        ls.heatmaps.append(params)  # type: ignore[attr-defined]
-
-    return client
-
-
-CONFIG = ClientServerConfig(server_command=[sys.executable, "-m", "nki_studio", "serve"], client_factory=_client)
 
 
 @pytest_lsp.fixture(config=CONFIG)
 async def client(lsp_client: LanguageClient) -> Any:
     yield
     await lsp_client.shutdown_session()
-
-
-def _get(obj: Any, key: str) -> Any:
-    return obj[key] if isinstance(obj, dict) else getattr(obj, key)
 
 
 async def _start(client: LanguageClient, root: Path, host: LoopbackHost, trusted: bool, **env: str) -> None:
@@ -73,16 +49,16 @@ async def test_profile_remote_paints_the_kernel(client: LanguageClient, host: Lo
     client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
         uri=uri, language_id="python", version=1, text=kernel.read_text() + "# not saved yet\n")))
     result = await asyncio.wait_for(_run(client, uri, "add_act_kernel"), 120)
-    assert _get(result, "status") == "ok" and _get(result, "files") == [uri]
-    assert "unsaved changes" in _get(result, "warnings")[0]
-    assert Path(_get(result, "profile")).is_relative_to(root / "cache")
+    assert field(result, "status") == "ok" and field(result, "files") == [uri]
+    assert "unsaved changes" in field(result, "warnings")[0]
+    assert Path(field(result, "profile")).is_relative_to(root / "cache")
     for _ in range(250):
         if client.heatmaps:  # type: ignore[attr-defined]
             break
         await asyncio.sleep(0.02)
     (payload,) = client.heatmaps  # type: ignore[attr-defined]
-    assert _get(payload, "uri") == uri and _get(payload, "source") == "measured"
-    assert sorted(_get(ln, "line") for ln in _get(payload, "lines")) == [n - 1 for n in BODY_LINES]
+    assert field(payload, "uri") == uri and field(payload, "source") == "measured"
+    assert sorted(field(ln, "line") for ln in field(payload, "lines")) == [n - 1 for n in BODY_LINES]
     logged = [m.message for m in client.log_messages]
     assert any("captured execution 2 of 2" in m for m in logged)  # remote stdout reaches the editor's log
     messages = [getattr(r, "message", None) for reports in client.progress_reports.values() for r in reports]
@@ -95,7 +71,7 @@ async def test_untrusted_workspace_is_refused(client: LanguageClient, host: Loop
     root = kernel.parent
     await _start(client, root, host, False)
     result = await _run(client, kernel.resolve().as_uri(), "add_act_kernel")
-    assert _get(result, "status") == "refused"
+    assert field(result, "status") == "refused"
     assert not (root / "remote").exists()  # the host was never contacted
     assert not client.heatmaps  # type: ignore[attr-defined]
 
@@ -154,4 +130,4 @@ async def test_same_file_name_twice_in_the_workspace(client: LanguageClient, hos
     target = root / "kernels" / kernel.name
     await _start(client, root, host, True)
     result = await asyncio.wait_for(_run(client, target.resolve().as_uri(), "add_act_kernel"), 120)
-    assert _get(result, "files") == [target.resolve().as_uri()]
+    assert field(result, "files") == [target.resolve().as_uri()]
