@@ -27,8 +27,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nki_studio.profile.linemetrics import LineMetrics
 from nki_studio.profile.mapping import MappedFile
-from nki_studio.profile.metrics import LineMetrics, ProfileMetrics
+from nki_studio.profile.metrics import ProfileMetrics
 
 METRIC_DEFS: dict[str, dict[str, str]] = {
     "busy_ns": {"label": "busy", "unit": "ns", "description": "length of the union of this line's work-instruction "

@@ -14,16 +14,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from nki_studio.profile import intervals as iv
-from nki_studio.profile.model import SETUP_OPCODES, WAIT_OPCODES, Locations, Profile, sort_by_start
+from nki_studio.profile.linemetrics import LineMetrics, line_metrics
+from nki_studio.profile.model import SETUP_OPCODES, WAIT_OPCODES, Profile, sort_by_start
 from nki_studio.profile.roofline import Roofline, RooflineOptions, TraceFlops, roofline_point
 
 I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
-
-# How many iterations / opcodes a line keeps (hover and payload size stay bounded).
-MAX_ITERATIONS_PER_LINE = 256
-TOP_OPCODES = 5
-
 
 @dataclass(frozen=True)
 class MetricOptions:
@@ -35,36 +31,6 @@ class MetricOptions:
     kernel_dma_only: bool = True  # drop queue_type 'instruction' and transfers of <= 4 bytes (metrics.md §4)
     exclusive_time: bool = True  # the additive view (metrics.md §3); one extra sort of all line islands
     roofline: RooflineOptions = field(default_factory=RooflineOptions)
-
-
-@dataclass
-class LineMetrics:
-    """Measured numbers of one recorded source location (``file`` as the profile spells it)."""
-
-    file: str
-    line: int
-    instr: int
-    work_instr: int
-    busy_ns: int
-    wait_ns: int
-    share: float  # busy / kernel latency
-    share_of_compute: float  # busy / compute union
-    engines: dict[str, int]  # engine -> busy union ns
-    dma_overlap_ns: int  # len(busy set ∩ DMA union)
-    exclusive_ns: int  # additive view: concurrent lines split each moment equally (sums to the compute union)
-    dma_bytes: int  # attributed through Flow
-    dma_ns: int  # union of the attributed transfers
-    fused_instr: int  # instructions of this line that also belong to other lines
-    top_opcodes: list[tuple[str, int, int]]  # (opcode, count, summed duration ns)
-    per_core_busy_ns: dict[int, int]
-    iterations: list[dict[str, Any]] | None = None  # [{"label": "k=3", "busy_ns":…, "instr":…}]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        d = dict(self.__dict__)
-        d["top_opcodes"] = [{"opcode": o, "count": c, "sum_ns": t} for o, c, t in self.top_opcodes]
-        d["per_core_busy_ns"] = {str(k): v for k, v in self.per_core_busy_ns.items()}
-        return d
 
 
 @dataclass
@@ -130,7 +96,7 @@ def _scope(profile: Profile, options: MetricOptions) -> tuple[Mask | None, int |
         notes.append(f"profile has {len(profile.executions)} executions; showing execution {ex.index}")
     ins = profile.instructions
     mask = ins.execution == ex.index if ins.execution is not None else (ins.start >= ex.start) & (ins.start < ex.end)
-    return mask, ex.index, (ex.start, ex.end), notes
+    return None if mask.all() else mask, ex.index, (ex.start, ex.end), notes
 
 
 def _latency(profile: Profile, window: tuple[int, int] | None, span: tuple[int, int] | None) -> tuple[int, str]:
@@ -159,25 +125,29 @@ def compute_metrics(
     n = len(ins)
     scope, exec_index, window, notes = _scope(profile, opts)
     notes = list(profile.notes) + notes
-    start, end = ins.start, ins.end
-    if window is not None:
-        start, end = np.maximum(start, window[0]), np.minimum(end, window[1])
-    in_scope: Mask = np.ones(n, bool) if scope is None else scope
+    start, end = _clipped(ins.start, ins.end, window)
     is_wait = ins.opcode.mask_of(opts.wait_opcodes)
     cores_present, core_idx = _cores(ins.pcore)
     nc = len(cores_present)
+    # Rows no union may see: out of scope, or empty after clipping (None: there are none).
+    empty = end <= start
+    dead = (~scope if scope is not None else None) if not empty.any() else (empty if scope is None else empty | ~scope)
+    del empty
 
     # --- kernel level ---------------------------------------------------------------------------
-    work = ~is_wait if scope is None else in_scope & ~is_wait
     # Engine islands first; the compute union per core is then the union of those (far fewer) islands.
-    ne = len(ins.engine.values)
-    eng_codes = ins.engine.codes.astype(np.int64)
-    ek = np.maximum(eng_codes[work], 0) * nc + core_idx[work]
-    e_isl = iv.grouped_islands(ek, start[work], end[work], sorted_by_start=True)
-    eng_busy = iv.sum_by_group(e_isl[0], e_isl[2] - e_isl[1], max(ne, 1) * nc).reshape(max(ne, 1), nc)
+    ne = max(len(ins.engine.values), 1)
+    ek = np.maximum(ins.engine.codes, 0).astype(np.int64)
+    if core_idx is not None:
+        ek *= nc
+        ek += core_idx
+    ek[is_wait if dead is None else is_wait | dead] = ne * nc
+    e_isl = iv.islands_by_group(ek, start, end, ne * nc)
+    del ek
+    eng_busy = iv.sum_by_group(e_isl[0], e_isl[2] - e_isl[1], ne * nc).reshape(ne, nc)
     c_isl = iv.grouped_islands(e_isl[0] % nc, e_isl[1], e_isl[2])
     compute_per_core = iv.sum_by_group(c_isl[0], c_isl[2] - c_isl[1], nc)
-    d_isl, dma_source, dma_bytes, bytes_source = _dma_islands(profile, opts, window, core_idx.dtype, cores_present)
+    d_isl, dma_source, dma_bytes, bytes_source = _dma_islands(profile, opts, window, cores_present)
     dma_per_core = iv.sum_by_group(d_isl[0], d_isl[2] - d_isl[1], nc)
     inter_per_core = np.zeros(nc, np.int64)
     for c in range(nc):
@@ -191,18 +161,21 @@ def compute_metrics(
         dunion = summary_dma[0]
         dma_source = f"{summary_dma[1]} (no DMA rows in the profile; intersection unknown)"
     inter = int(inter_per_core[main_core]) if nc else 0
-    span = _span(start, end, d_isl) if scope is None else _span(start[in_scope], end[in_scope], d_isl)
+    span = _span(start, end, d_isl) if scope is None else _span(start[scope], end[scope], d_isl)
     latency, latency_source = _latency(profile, window, span)
 
-    engines = {ins.engine.values[e]: int(eng_busy[e, main_core]) for e in range(ne) if eng_busy[e].any()}
+    names = ins.engine.values
+    engines = {names[e]: int(eng_busy[e, main_core]) for e in range(len(names)) if eng_busy[e].any()}
     if not engines and profile.summary:
         engines = _engines_from_summary(profile.summary)
     perfect = max([*engines.values(), dunion], default=0)
+    n_in = n if scope is None else int(scope.sum())
+    n_work = n_in - int(is_wait.sum() if scope is None else (is_wait & scope).sum())
 
     # --- per line ---------------------------------------------------------------------------------
     loc = profile.locations
-    lines, unattr = _line_metrics(
-        profile, opts, start, end, in_scope, is_wait, core_idx, nc, d_isl, latency, cunion
+    lines, unattr = line_metrics(
+        profile, start, end, scope, is_wait, core_idx, nc, d_isl, latency, cunion, opts.exclusive_time
     )
     roof = roofline_point(profile, opts.roofline, trace_flops, latency, dma_bytes)
     if not loc.instr.size and n:
@@ -219,8 +192,8 @@ def compute_metrics(
         engines=engines,
         perfect_pipeline_ns=perfect,
         serialization_gap_ns=latency - perfect if latency else 0,
-        instr=int(in_scope.sum()),
-        work_instr=int(work.sum()),
+        instr=n_in,
+        work_instr=n_work,
         dma_bytes=dma_bytes,
         dma_bytes_source=bytes_source,
         effective_dma_gbps=dma_bytes / dunion if dunion and dma_bytes else None,
@@ -248,13 +221,27 @@ NO_SOURCE_HELP = (
 )
 
 
-def _cores(pcore: npt.NDArray[np.int32]) -> tuple[list[int], I64]:
-    """Distinct physical cores and each row's dense core index."""
-    if pcore.size == 0:
-        return [0], np.zeros(0, np.int64)
+def _cores(pcore: npt.NDArray[np.int32]) -> tuple[list[int], I64 | None]:
+    """Distinct physical cores and each row's dense core index (None when there is only one core)."""
+    if pcore.size == 0 or int(pcore.min()) == int(pcore.max()):
+        return [max(int(pcore[0]), 0) if pcore.size else 0], None
     pc = np.maximum(pcore.astype(np.int64), 0)
     ids, keys = iv.dense_ids(pc)
+    if keys.size == 1:
+        return [int(keys[0])], None
     return [int(k) for k in keys], ids
+
+
+def _clipped(start: I64, end: I64, window: tuple[int, int] | None) -> tuple[I64, I64]:
+    """Instruction times clipped to the execution window; the arrays themselves when nothing sticks out."""
+    if window is None or start.size == 0:
+        return start, end
+    w0, w1 = window
+    if int(start.min()) < w0:
+        start = np.maximum(start, w0)
+    if int(end.max()) > w1:
+        end = np.minimum(end, w1)
+    return start, end
 
 
 def _span(start: I64, end: I64, d_isl: tuple[I64, I64, I64]) -> tuple[int, int] | None:
@@ -291,7 +278,6 @@ def _dma_islands(
     profile: Profile,
     opts: MetricOptions,
     window: tuple[int, int] | None,
-    core_dtype: np.dtype[Any],
     cores: list[int],
 ) -> tuple[tuple[I64, I64, I64], str, int, str]:
     """DMA union islands per core, with the union's source, the kernel DMA bytes and their source."""
@@ -316,179 +302,3 @@ def _dma_islands(
         if isinstance(total, (int, float)) and total > 0:
             nbytes, bytes_source = int(total), "Summary.dma_transfer_total_bytes"
     return isl, source, nbytes, bytes_source
-
-
-def _line_metrics(
-    profile: Profile,
-    opts: MetricOptions,
-    start: I64,
-    end: I64,
-    in_scope: Mask,
-    is_wait: Mask,
-    core_idx: I64,
-    nc: int,
-    d_isl: tuple[I64, I64, I64],
-    latency: int,
-    cunion: int,
-) -> tuple[list[LineMetrics], tuple[int, int, int, int]]:
-    """Per-line rows, hottest first, and the unattributed bucket (count, work count, busy ns, wait ns)."""
-    ins, loc = profile.instructions, profile.locations
-    n = len(ins)
-    li = loc.instr
-    keep = in_scope[li] if li.size else np.zeros(0, bool)
-    if not keep.all():
-        li = li[keep]
-    # Unattributed bucket: instructions in scope with no location row at all.
-    has_loc = np.zeros(n, bool)
-    has_loc[li] = True
-    un = in_scope & ~has_loc
-    un_work = un & ~is_wait
-    ub = iv.grouped_union_length(core_idx[un_work], start[un_work], end[un_work], nc, sorted_by_start=True)
-    uw = iv.grouped_union_length(core_idx[un & is_wait], start[un & is_wait], end[un & is_wait], nc, sorted_by_start=True)
-    unattr = (int(un.sum()), int(un_work.sum()), int(ub.max(initial=0)), int(uw.max(initial=0)))
-    if li.size == 0:
-        return [], unattr
-
-    fcode = loc.file.codes[keep] if not keep.all() else loc.file.codes
-    lines_col = loc.line[keep] if not keep.all() else loc.line
-    maxline = int(lines_col.max()) + 1
-    lid, lkeys = iv.dense_ids(fcode.astype(np.int64) * maxline + lines_col)
-    nl = int(lkeys.size)
-    s, e, core = start[li], end[li], core_idx[li]
-    wait_row = is_wait[li]
-    work_row = ~wait_row
-
-    # Busy (work) and wait unions per (line, core), in one pass: the wait flag is the lowest group bit.
-    gk = lid * nc + core
-    gw = gk * 2 + wait_row
-    w_ig, w_a, w_b = iv.grouped_islands(gw, s, e, sorted_by_start=True)
-    both = iv.sum_by_group(w_ig, w_b - w_a, nl * nc * 2).reshape(nl, nc, 2)
-    busy, wait = both[:, :, 0], both[:, :, 1]
-    is_busy = (w_ig & 1) == 0
-    b_ig, b_a, b_b = w_ig[is_busy] >> 1, w_a[is_busy], w_b[is_busy]
-    best = np.argmax(busy, axis=1) if nc > 1 else np.zeros(nl, np.int64)
-
-    # DMA overlap: each line-core island against that core's DMA union (cumulative coverage, no loop per line).
-    overlap = np.zeros(nl * nc, np.int64)
-    for c in range(nc):
-        m = (b_ig % nc) == c
-        dm = d_isl[0] == c
-        ov = iv.overlap_with(d_isl[1][dm], d_isl[2][dm], b_a[m], b_b[m])
-        overlap += iv.sum_by_group(b_ig[m], ov, nl * nc)
-    overlap2 = overlap.reshape(nl, nc)
-
-    # Exclusive (additive) time: each moment of a core's attributed compute split equally among its busy lines.
-    exclusive = np.zeros(nl * nc, np.float64)
-    for c in range(nc if opts.exclusive_time else 0):
-        m = (b_ig % nc) == c
-        exclusive += np.bincount(b_ig[m], weights=iv.exclusive_shares(b_a[m], b_b[m]), minlength=nl * nc)
-    exclusive2 = np.rint(exclusive).astype(np.int64).reshape(nl, nc)
-
-    # Per-engine busy per (line, engine, core).
-    ins_eng = ins.engine.codes.astype(np.int64)
-    ne = max(len(ins.engine.values), 1)
-    ek = (lid * ne + ins_eng[li]) * nc + core
-    eng = iv.grouped_union_length(ek[work_row], s[work_row], e[work_row], nl * ne * nc, sorted_by_start=True).reshape(nl, ne, nc)
-
-    count = np.bincount(lid, minlength=nl)
-    wcount = np.bincount(lid[work_row], minlength=nl)
-    per_instr = np.bincount(li, minlength=n)
-    fused = np.bincount(lid[per_instr[li] > 1], minlength=nl)
-    tops = _top_opcodes(ins.opcode.codes[li], ins.opcode.values, lid, nl, e - s)
-    dma_bytes, dma_ns = _dma_attributed(profile, li, lid, nl)
-    iters = _iterations(loc, keep, lid, nl, s, e, work_row) if (loc.iteration.codes >= 0).any() else None
-
-    out: list[LineMetrics] = []
-    for k in range(nl):
-        c = int(best[k])
-        b = int(busy[k, c])
-        out.append(
-            LineMetrics(
-                file=loc.file.values[int(lkeys[k] // maxline)],
-                line=int(lkeys[k] % maxline),
-                instr=int(count[k]),
-                work_instr=int(wcount[k]),
-                busy_ns=b,
-                wait_ns=int(wait[k, c]),
-                share=b / latency if latency else 0.0,
-                share_of_compute=b / cunion if cunion else 0.0,
-                engines={ins.engine.values[x]: int(eng[k, x, c]) for x in range(len(ins.engine.values)) if eng[k, x, c]},
-                dma_overlap_ns=int(overlap2[k, c]),
-                exclusive_ns=int(exclusive2[k, c]),
-                dma_bytes=int(dma_bytes[k]),
-                dma_ns=int(dma_ns[k]),
-                fused_instr=int(fused[k]),
-                top_opcodes=tops[k],
-                per_core_busy_ns={} if nc == 1 else {int(x): int(busy[k, x]) for x in range(nc)},
-                iterations=iters[k] if iters is not None else None,
-            )
-        )
-    out.sort(key=lambda m: (-m.busy_ns, -m.instr, m.file, m.line))
-    return out, unattr
-
-
-def _top_opcodes(
-    op_codes: npt.NDArray[np.int32], names: tuple[str, ...], lid: I64, nl: int, dur: I64
-) -> list[list[tuple[str, int, int]]]:
-    nops = len(names) + 1  # the extra slot holds rows without an opcode
-    key = lid * nops + (op_codes.astype(np.int64) % nops)
-    cnt = np.bincount(key, minlength=nl * nops).reshape(nl, nops)
-    tot = iv.sum_by_group(key, dur, nl * nops).reshape(nl, nops)
-    out = []
-    for k in range(nl):
-        order = np.argsort(-tot[k], kind="stable")[:TOP_OPCODES]
-        out.append([((*names, "?")[o], int(cnt[k, o]), int(tot[k, o])) for o in order if cnt[k, o]])
-    return out
-
-
-def _dma_attributed(profile: Profile, li: I64, lid: I64, nl: int) -> tuple[I64, I64]:
-    """Bytes and union time of the DMA transfers each line's instructions triggered (Flow edges)."""
-    dma = profile.dma
-    has = dma.instr >= 0
-    if not has.any() or li.size == 0:
-        return np.zeros(nl, np.int64), np.zeros(nl, np.int64)
-    order = np.argsort(li, kind="stable")
-    sorted_instr = li[order]
-    d_idx = np.flatnonzero(has)
-    d_instr = dma.instr[d_idx]
-    lo = np.searchsorted(sorted_instr, d_instr, side="left")
-    hi = np.searchsorted(sorted_instr, d_instr, side="right")
-    cnt = hi - lo
-    total = int(cnt.sum())
-    if total == 0:
-        return np.zeros(nl, np.int64), np.zeros(nl, np.int64)
-    rep = np.repeat(d_idx, cnt)
-    pos = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(lo, cnt)
-    line = lid[order[pos]]
-    nbytes = iv.sum_by_group(line, dma.bytes[rep], nl)
-    ns = iv.grouped_union_length(line, dma.start[rep], dma.end[rep], nl, sorted_by_start=True)
-    return nbytes, ns
-
-
-def _iterations(
-    loc: Locations, keep: Mask, lid: I64, nl: int, s: I64, e: I64, work_row: Mask
-) -> list[list[dict[str, Any]] | None]:
-    """Busy time and instruction count per (line, loop-iteration label)."""
-    it = loc.iteration.codes[keep] if not keep.all() else loc.iteration.codes
-    has = it >= 0
-    nit = len(loc.iteration.values)
-    key = np.where(has, lid * nit + it, -1)
-    idx, keys = iv.dense_ids(np.where(has, key, 0))
-    ng = int(keys.size)
-    sel = has & work_row
-    busy = iv.grouped_union_length(idx[sel], s[sel], e[sel], ng, sorted_by_start=True)
-    cnt = np.bincount(idx[has], minlength=ng)
-    out: list[list[dict[str, Any]] | None] = [None] * nl
-    for g in range(ng):
-        if not cnt[g]:
-            continue
-        line, label = int(keys[g] // nit), loc.iteration.values[int(keys[g] % nit)]
-        bucket = out[line]
-        if bucket is None:
-            bucket = out[line] = []
-        bucket.append({"label": label, "busy_ns": int(busy[g]), "instr": int(cnt[g])})
-    for k, bucket in enumerate(out):
-        if bucket is not None and len(bucket) > MAX_ITERATIONS_PER_LINE:
-            bucket.sort(key=lambda d: -d["busy_ns"])
-            out[k] = bucket[:MAX_ITERATIONS_PER_LINE]
-    return out

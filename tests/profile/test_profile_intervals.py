@@ -84,3 +84,35 @@ def test_exclusive_shares_match_brute_force(rows: list[tuple[int, tuple[int, int
         expected = sum(1 / len(o) for o in owners_at.values() if k in o)
         assert abs(got[k] - expected) < 1e-6
     assert abs(got.sum() - iv.union_length(s, e)) < 1e-6
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), interval), max_size=40))
+def test_islands_by_group_ignores_the_extra_group(rows: list[tuple[int, tuple[int, int]]]) -> None:
+    # Rows in start order (as the metrics pass them); group 5 marks rows to ignore.
+    rows = sorted(rows, key=lambda r: r[1][0])
+    g = np.array([r[0] for r in rows], np.int64)
+    s = np.array([r[1][0] for r in rows], np.int64)
+    e = np.array([r[1][1] for r in rows], np.int64)
+    g = np.where(e > s, g, 5)  # the function requires non-empty rows outside the ignored group
+    ig, a, b = iv.islands_by_group(g, s, e, 5)
+    assert (ig < 5).all() and (b > a).all()
+    for k in range(5):
+        mine = [(int(x), int(y)) for q, x, y in zip(ig, a, b, strict=True) if q == k]
+        assert mine == [tuple(p) for p in zip(*iv.islands(s[g == k], e[g == k]), strict=True)]
+        assert sum(y - x for x, y in mine) == len(covered([r[1] for r in rows if r[0] == k]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 2**40), min_size=1, max_size=60))
+def test_argsort_times_orders_like_argsort(times: list[int]) -> None:
+    t = np.array(times, np.int64)
+    order, st_ = iv.argsort_times(t)
+    assert (st_ == np.sort(t)).all() and (t[order] == st_).all()
+    assert sorted(order.tolist()) == list(range(t.size))
+
+
+def test_argsort_times_falls_back_when_times_span_too_much_to_pack() -> None:
+    t = np.array([2**62, 0, 5, 2**62 - 1], np.int64)
+    order, st_ = iv.argsort_times(t)
+    assert order.tolist() == [1, 2, 3, 0] and st_.tolist() == sorted(t.tolist())

@@ -159,3 +159,33 @@ def test_lnc2_profiles_agree_across_formats(tmp_path: Path, kernel_file: Path) -
     assert any(len(row[2]) == 2 and all(v for _, v in row[2]) for row in expected)
     for fmt in ("json", "csv", "perfetto"):
         assert per_core(files[fmt]) == expected, fmt
+
+
+def test_arrow_columns_to_numpy_across_chunks_nulls_and_dictionaries() -> None:
+    import pyarrow as pa
+    from nki_studio.profile.readers.common import codes_of, filled_numpy
+
+    big = 2**62 + 1  # not representable as float64: nulls must not take a float detour
+    col = pa.chunked_array([pa.array([1, None, big], pa.int64()).slice(1), pa.array([None, None], pa.int64()), pa.array([7], pa.int64())])
+    assert filled_numpy(col, -1, np.int64).tolist() == [-1, big, -1, -1, 7]
+    # Chunks with different dictionaries (and a null) map to one code table.
+    d1 = pa.DictionaryArray.from_arrays(pa.array([0, 1, None], pa.int32()), pa.array(["a", "b"]))
+    d2 = pa.DictionaryArray.from_arrays(pa.array([1, 0], pa.int32()), pa.array(["c", "a"]))
+    codes = codes_of(pa.chunked_array([d1, d2]))
+    assert [codes.value(i) for i in range(5)] == ["a", "b", None, "a", "c"]
+    plain = codes_of(pa.chunked_array([pa.array(["x", None, "x"])]))
+    assert [plain.value(i) for i in range(3)] == ["x", None, "x"]
+
+
+def test_all_null_optional_columns_are_not_read(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+    from fixturewriters import write_parquet
+    from nki_studio.profile.readers.parquet import _all_null
+
+    tl = fixturegen.walkthrough_timeline()
+    tl.location = [None] * tl.n
+    path = write_parquet(tl, tmp_path / "p", kernel_instructions=False)
+    pf = pq.ParquetFile(path / "Instruction.parquet")
+    assert _all_null(pf, "nki_source_location") and not _all_null(pf, "opcode")
+    prof = load_profile(path)
+    assert prof.locations.instr.size == 0 and len(prof.instructions) == tl.n

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 from nki_studio.profile.model import Codes, Locations, empty_codes
 
 _ITEM_SPLIT = re.compile(r"[,;\n]")
@@ -41,18 +41,64 @@ def parse_locations(text: str | None) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
+def filled_numpy(column: pa.ChunkedArray | pa.Array, default: float, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+    """A numeric Arrow column as one NumPy array of ``dtype``, nulls replaced by ``default``.
+
+    Chunks are copied straight into the final array (no concatenated intermediate) and nulls are found from the
+    validity bitmap, so neither ``pyarrow.compute`` (a ~0.1 s import) nor a float detour for nullable integers
+    is needed."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out = np.empty(len(column), dtype)
+    pos = 0
+    for ch in chunks:
+        m = len(ch)
+        part = out[pos : pos + m]
+        pos += m
+        if m == 0:
+            continue
+        if ch.null_count == m:
+            part[:] = default
+            continue
+        if ch.null_count == 0:
+            part[:] = ch.to_numpy()
+            continue
+        validity, data = ch.buffers()[:2]
+        part[:] = np.frombuffer(data, ch.type.to_pandas_dtype(), count=ch.offset + m)[ch.offset :]
+        valid = np.unpackbits(np.frombuffer(validity, np.uint8), count=ch.offset + m, bitorder="little")[ch.offset :]
+        part[valid == 0] = default
+    return out
+
+
 def codes_of(column: pa.ChunkedArray | pa.Array) -> Codes:
-    """A string column as Codes (dictionary-encoded once by Arrow, never per row in Python)."""
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if not pa.types.is_dictionary(arr.type):
+    """A string column as Codes: each distinct string handled once (Arrow dictionaries), never per row in Python.
+
+    Parquet string columns arrive dictionary-encoded; their chunks are decoded one by one into the final code
+    array, re-mapping codes only when a chunk brings a different dictionary. Plain string columns (CSV, JSON)
+    are dictionary-encoded by Arrow first."""
+    if not pa.types.is_dictionary(column.type):
+        import pyarrow.compute as pc  # only the text formats need it; the Parquet path never imports it
+
+        arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
         if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
             arr = pc.cast(arr, pa.string())
-        arr = pc.dictionary_encode(arr)
-    values = arr.dictionary
-    if not pa.types.is_string(values.type):
-        values = pc.cast(values, pa.string())
-    codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    return Codes(tuple("" if v is None else v for v in values.to_pylist()), codes)
+        column = pc.dictionary_encode(arr)
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    codes = np.empty(len(column), np.int32)
+    table: dict[str, int] = {}
+    lut = np.full(1, -1, np.int32)
+    prev: pa.Array | None = None
+    pos = 0
+    for ch in chunks:
+        m = len(ch)
+        if m == 0:
+            continue
+        if prev is None or not ch.dictionary.equals(prev):
+            strings = ("" if v is None else str(v) for v in ch.dictionary.to_pylist())
+            lut = np.array([table.setdefault(v, len(table)) for v in strings] + [-1], np.int32)
+            prev = ch.dictionary
+        codes[pos : pos + m] = lut[filled_numpy(ch.indices, lut.size - 1, np.int32)]  # null → the trailing -1
+        pos += m
+    return Codes(tuple(table), codes)
 
 
 def expand_locations(

@@ -42,15 +42,38 @@ def table_files(directory: Path) -> dict[str, list[Path]]:
     return {t: [f for _, f in sorted(v)] for t, v in parts.items()}
 
 
+# Optional Instruction string columns that are often entirely null (no debug info, no KernelInstructions):
+# when the file's statistics say so they are not read at all, which is the same as the column being absent.
+_SKIP_WHEN_NULL = frozenset({"kernel_instruction_name", "nki_source_location", "bir_debug_info_source_location"})
+
+
+def _all_null(pf: pq.ParquetFile, name: str) -> bool:
+    """True when every row group's statistics record only nulls for column ``name``."""
+    md = pf.metadata
+    j = pf.schema_arrow.get_field_index(name)
+    if md.num_rows == 0 or md.num_columns != len(pf.schema_arrow) or j < 0:
+        return False  # nested schema: column positions do not match, read it
+    for i in range(md.num_row_groups):
+        rg = md.row_group(i)
+        stats = rg.column(j).statistics
+        if stats is None or not stats.has_null_count or stats.null_count != rg.num_rows:
+            return False
+    return True
+
+
 def _read(files: list[Path], table: str, columns: tuple[str, ...]) -> pa.Table:
     pieces = []
     for f in files:
         try:
-            schema = pq.ParquetFile(f).schema_arrow
+            pf = pq.ParquetFile(f)
+            schema = pf.schema_arrow
             present = schema.names
             cols = [c for c in columns if c in present] if columns else present
+            cols = [c for c in cols if c not in _SKIP_WHEN_NULL or not _all_null(pf, c)]
             strings = [c for c in cols if pa.types.is_string(schema.field(c).type)]
-            pieces.append(pq.read_table(f, columns=cols, read_dictionary=strings))
+            # ParquetFile.read, not pq.read_table: the latter goes through pyarrow.dataset, whose import pulls
+            # pyarrow.compute (~0.1 s) into a fresh process.
+            pieces.append(pq.ParquetFile(f, read_dictionary=strings).read(columns=cols))
         except (pa.ArrowException, OSError) as exc:
             raise ProfileError(
                 f"{f.name}: not a readable Parquet file ({exc}). The file is truncated or corrupt; re-run "
@@ -90,5 +113,7 @@ def read_parquet_dir(path: str | Path, *, ignore_schema_version: bool = False) -
         )
     for table, cols in COLUMNS.items():
         if table in files and table != "Metadata":
+            if table == "Instruction" and "Flow" not in files:
+                cols = tuple(c for c in cols if c != "id")  # Instruction.id only serves the Flow join
             tables[table] = _read(files[table], table, cols)
     return profile_from_tables(tables, str(root), "parquet", notes)

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 from nki_studio.profile.intervals import dense_ids
 from nki_studio.profile.model import (
     Codes,
@@ -28,7 +27,13 @@ from nki_studio.profile.model import (
     no_instructions,
     no_locations,
 )
-from nki_studio.profile.readers.common import codes_of, concat_locations, expand_locations, parsed_values
+from nki_studio.profile.readers.common import (
+    codes_of,
+    concat_locations,
+    expand_locations,
+    filled_numpy,
+    parsed_values,
+)
 
 I64 = npt.NDArray[np.int64]
 
@@ -62,10 +67,10 @@ def int_column(table: pa.Table, tname: str, name: str, default: int | None = Non
         raise ProfileError(f"{tname}.{name} has type {shown}, expected an integer column (int64)")
     if pa.types.is_null(col.type):
         return np.full(table.num_rows, default if default is not None else 0, np.int64)
-    filled = pc.fill_null(col, default if default is not None else 0) if col.null_count else col
+    fill = default if default is not None else 0
     if pa.types.is_floating(col.type):
-        return np.round(filled.to_numpy()).astype(np.int64)
-    return filled.to_numpy().astype(np.int64, copy=False)
+        return np.round(filled_numpy(col, fill, np.float64)).astype(np.int64)
+    return filled_numpy(col, fill, np.int64)
 
 
 def str_codes(table: pa.Table, tname: str, name: str) -> Codes:
@@ -267,9 +272,7 @@ def _flow_instr(flow: pa.Table, instr_ids: I64, dma_ids: I64) -> I64:
     Table names are matched case-insensitively and both spellings are accepted: observed
     ``Instruction``/``DmaPacketAggregated``, documented ``instruction``/``dma_block`` (parquet-schema.md §4).
     """
-    in_t = pc.utf8_lower(flow.column("in_table").cast(pa.string())).to_numpy(zero_copy_only=False)
-    out_t = pc.utf8_lower(flow.column("out_table").cast(pa.string())).to_numpy(zero_copy_only=False)
-    m = (in_t == "instruction") & np.isin(out_t, ["dmapacketaggregated", "dma_block"])
+    m = _lower_in(flow.column("in_table"), {"instruction"}) & _lower_in(flow.column("out_table"), {"dmapacketaggregated", "dma_block"})
     in_id = int_column(flow, "Flow", "in_id")[m]
     out_id = int_column(flow, "Flow", "out_id")[m]
     order_i = np.argsort(instr_ids)
@@ -282,6 +285,12 @@ def _flow_instr(flow: pa.Table, instr_ids: I64, dma_ids: I64) -> I64:
     out = np.full(dma_ids.size, -1, np.int64)
     out[order_d[pos_d[ok]]] = order_i[pos_i[ok]]
     return out
+
+
+def _lower_in(column: pa.ChunkedArray, wanted: set[str]) -> npt.NDArray[np.bool_]:
+    """Rows whose string, lower-cased, is in ``wanted`` (each distinct value compared once)."""
+    codes = codes_of(column)
+    return Codes(tuple(v.lower() for v in codes.values), codes.codes).mask_of(wanted)
 
 
 def _executions(t: pa.Table | None) -> list[Execution]:
