@@ -6,7 +6,9 @@ Drives the real ``nki-studio serve`` process over stdio with pygls' LanguageClie
 * start to first diagnostics: process spawn -> initialize -> didOpen -> first publishDiagnostics, with every
   feature module loaded and with lint only (so the cost of each feature's imports is visible);
 * round trip: 50 incremental one-line edits, each waiting for the diagnostics of its version; measured with
-  the debounce at 0 (the raw round trip) and at the default 150 ms (what a typing user sees);
+  the debounce at 0 (the raw round trip) and at the default 150 ms (what a typing user sees), for three kinds of
+  edit: a module constant one kernel pair uses, typing inside a kernel body, and an import every kernel uses
+  (the server re-checks only what an edit can affect, so the last one costs a whole-module lint);
 * in-process ``lint_source`` time on the same text, in the same run (the baseline), and the server's own
   per-run engine/total time (its debug log), so the server's overhead is separated from the engine's time.
 
@@ -25,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -223,17 +226,30 @@ class RoundTrips:
     diagnostics: int
 
 
-async def measure_round_trips(text: str, path: Path, edits: int, debounce_ms: int, features: str | None) -> RoundTrips:
-    """Milliseconds from didChange to its publishDiagnostics for ``edits`` one-line edits."""
+# What each edit does: (description, how to find the edited line, the new line for edit k).
+EDIT_KINDS: dict[str, tuple[str, Callable[[str], bool], Callable[[str, int], str]]] = {
+    "constant": ("a module constant one kernel pair uses (N_0 = ...)", lambda line: line.startswith("N_0 = "),
+                 lambda line, k: f"N_0 = {256 + 128 * (k % 4)}"),
+    "kernel": ("typing in a kernel body (matmul_10)", lambda line: "nisa.nc_matmul(dst=acc, stationary=s[0:TILE_10" in line,
+               lambda line, k: line.split("  #")[0] + "  # " + "x" * (k % 7 + 1)),
+    "import": ("an import every kernel uses (re-checks everything)", lambda line: line.startswith("import nki.isa as nisa"),
+               lambda line, k: line.split("  #")[0] + "  # " + "x" * (k % 7 + 1)),
+}
+
+
+async def measure_round_trips(text: str, path: Path, edits: int, debounce_ms: int, features: str | None,
+                              kind: str = "constant") -> RoundTrips:
+    """Milliseconds from didChange to its publishDiagnostics for ``edits`` one-line edits of one kind."""
     client, uri, _ = await _session(text, path, {"lintDebounceMs": debounce_ms, "logLevel": "debug"}, features)
     lines = text.split("\n")
-    target = next(i for i, line in enumerate(lines) if line.startswith("N_0 = "))
+    _, where, make = EDIT_KINDS[kind]
+    target = next(i for i, line in enumerate(lines) if where(line))
     out: list[float] = []
     cpu: list[float] = []
     n_diags = 0
     for k in range(edits):
         version = k + 2
-        new_line = f"N_0 = {256 + 128 * (k % 4)}"
+        new_line = make(lines[target], k)
         change = types.TextDocumentContentChangePartial(
             range=types.Range(
                 start=types.Position(line=target, character=0),
@@ -303,9 +319,12 @@ async def main_async(args: argparse.Namespace) -> None:
                       f"{statistics.median(s.cpu for s in starts):.3f} s), min {min(firsts):.3f} s, "
                       f"max {max(firsts):.3f} s over {len(firsts)} starts (target <= 1 s)")
 
-        for debounce, label, features in ((0, "all features", None), (0, "lint only", "lint"), (150, "all features", None)):
-            r = await measure_round_trips(text, path, args.edits, debounce, features)
-            print(f"didChange -> publishDiagnostics ({label}), debounce {debounce} ms, {args.edits} edits, "
+        runs = [(0, "all features", None, kind) for kind in EDIT_KINDS]
+        runs += [(0, "lint only", "lint", "constant"), (150, "all features", None, "constant")]
+        for debounce, label, features, kind in runs:
+            r = await measure_round_trips(text, path, args.edits, debounce, features, kind)
+            print(f"didChange -> publishDiagnostics ({label}), edits to {EDIT_KINDS[kind][0]}, debounce {debounce} ms, "
+                  f"{args.edits} edits, "
                   f"{r.diagnostics} diagnostics: "
                   f"p50 {_pct(r.trips, 0.5):.1f} ms, p95 {_pct(r.trips, 0.95):.1f} ms, max {max(r.trips):.1f} ms"
                   + (" (targets p50 <= 50 ms, p95 <= 100 ms)" if debounce == 0 else " (includes the debounce delay)"))

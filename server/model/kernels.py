@@ -285,6 +285,7 @@ class ModuleResolver:
     def __init__(self, loader: ModuleLoader | None = None) -> None:
         self.loader = loader or _DEFAULT_LOADER
         self.loaded = 0
+        self.files: set[str] = set()  # local files loaded: what an analysis through this resolver depends on
         self.symbols: dict[tuple[str, str], tuple[ModuleInfo, str] | ModuleInfo | None] = {}
 
     def local_module(self, module: ModuleInfo, dotted: str, level: int) -> ModuleInfo | None:
@@ -298,6 +299,7 @@ class ModuleResolver:
         if path is None:
             return None
         found = self.loader.load(path)
+        self.files.add(path)
         if found is not None:
             self.loaded += 1
             _mark_kernels(found)

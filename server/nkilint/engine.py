@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -35,15 +36,30 @@ def meta_finding(code: str, path: str, span: Span, message: str) -> Finding:
 def parse(source: str, path: str) -> ast.Module | Finding:
     """The module tree, or an NKI000 finding at the error position."""
     try:
-        return ast.parse(source, filename=path or "<unknown>")
-    except SyntaxError as exc:
+        # No file name: CPython would read the file of that name from disk to place the error, and an editor's
+        # unsaved text is not what is on disk (the column came out wrong).
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return syntax_finding(exc, path)
+
+
+_ON_LINE = re.compile(r"\bon line (\d+)")
+
+
+def syntax_finding(exc: Exception, path: str, line_offset: int = 0) -> Finding:
+    """The NKI000 finding for a parse failure (of a piece of the file starting after line ``line_offset``)."""
+    if isinstance(exc, SyntaxError):
         line = max(1, exc.lineno or 1)
         col = max(1, exc.offset or 1)
         end_line = exc.end_lineno if exc.end_lineno and exc.end_lineno >= line else line
         end_col = exc.end_offset if exc.end_offset and (end_line > line or exc.end_offset > col) else col + 1
-        return meta_finding(SYNTAX_ERROR, path, Span(line, col, end_line, end_col), f"syntax error: {exc.msg}")
-    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
-        return meta_finding(SYNTAX_ERROR, path, Span(1, 1, 1, 1), f"cannot parse: {exc}")
+        msg = exc.msg
+        if line_offset:  # messages name other lines too ("... after 'for' statement on line 7")
+            msg = _ON_LINE.sub(lambda m: f"on line {int(m[1]) + line_offset}", msg)
+        return meta_finding(SYNTAX_ERROR, path, Span(line + line_offset, col, end_line + line_offset, end_col),
+                            f"syntax error: {msg}")
+    # null bytes, absurd nesting
+    return meta_finding(SYNTAX_ERROR, path, Span(1, 1, 1, 1), f"cannot parse: {exc}")
 
 
 def discover_safely(source: str, path: str, tree: ast.Module, extra_roots: Iterable[str] = ()
@@ -70,7 +86,13 @@ def lint_module(source: str, path: str, config: LintConfig, *, tree: ast.Module 
         if isinstance(found, Finding):
             return [found]
         discovery = found
-    ctx = LintContext(path, source, tree, discovery, config)
+    return finish(check(LintContext(path, source, tree, discovery, config)), source, path, config)
+
+
+def check(ctx: LintContext) -> list[Finding]:
+    """The raw findings of every enabled rule on one context, before suppression and severity overrides.
+    A rule that raises becomes one NKI999 finding naming it."""
+    config, path = ctx.config, ctx.path
     findings: list[Finding] = []
     for code, r in all_rules().items():
         if r.check is None or not r.applies_to(config.target) or not config.enabled(code, path):
@@ -81,7 +103,12 @@ def lint_module(source: str, path: str, config: LintConfig, *, tree: ast.Module 
             log.exception("rule %s (%s) failed on %s", code, r.name, path)
             findings.append(meta_finding(INTERNAL_ERROR, path, Span(1, 1, 1, 1),
                                          f"internal error in rule {code} ({r.name}): {type(exc).__name__}: {exc}"))
-    findings = [f for f in findings if config.enabled(f.code, path)]
+    return [f for f in findings if config.enabled(f.code, path)]
+
+
+def finish(findings: list[Finding], source: str, path: str, config: LintConfig) -> list[Finding]:
+    """Raw findings as reported: each once, suppressed by ``# noqa``, severities overridden, sorted by position."""
+    findings = list(dict.fromkeys(findings))  # two call sites of one helper can report the same thing
     findings = _suppress(findings, source, path, config)
     findings = [_override(f, config) for f in findings]
     return sorted(findings, key=lambda f: (f.span.line, f.span.column, f.code))

@@ -1,6 +1,7 @@
 """Lint diagnostics and their code actions.
 
-Runs ``nkilint.api.lint_source`` per document: on open and save at once, on change after the
+Lints each document with its own ``nkilint.incremental.IncrementalLinter`` (the findings of
+``lint_source``, re-checking only the kernels an edit can affect): on open and save at once, on change after the
 ``lintDebounceMs`` delay; one job per document, newest wins (``lsp.jobs``), in the job threads. A result
 is published only if the document still has the version that was linted. Code actions: every
 precomputed fix (``Diagnostic.data["fix"]``, while the text is still the one linted) and
@@ -25,6 +26,7 @@ from nki_studio.lsp.jobs import CancelToken, JobRunner
 from nki_studio.lsp.noqa_edit import noqa_edit
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.settings import Settings
+from nki_studio.nkilint.incremental import IncrementalLinter
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
@@ -58,6 +60,7 @@ class LintFeature:
         self._reported_errors: dict[str, str] = {}
         # uri -> (what the last run depended on, its diagnostics). Runs of one uri never overlap (JobRunner).
         self._last: dict[str, tuple[tuple[Any, ...], list[types.Diagnostic]]] = {}
+        self._linters: dict[str, IncrementalLinter] = {}  # uri -> its linter (and cache of unchanged kernels)
 
     # ---- scheduling ----------------------------------------------------------------------------------
     def schedule(self, uri: str, delay: float, *, reuse: bool = False) -> None:
@@ -100,6 +103,7 @@ class LintFeature:
         """Cancel the job; the server removes a closed document's diagnostics."""
         self.jobs.cancel(uri)
         self._last.pop(uri, None)
+        self._linters.pop(uri, None)
 
     def _snapshot(self, uri: str, reuse: bool) -> _Snapshot | None:
         doc = self.server.workspace.get_text_document(uri)
@@ -125,8 +129,6 @@ class LintFeature:
         started = time.perf_counter()
         positions = DocumentPositions(split_lines(snap.text), PositionCodec(snap.encoding))
         try:
-            from nki_studio.nkilint import api
-
             config, config_problem = self._config(snap)
             depends_on = (snap.text, config, config_problem, snap.settings.rule_docs_base_url, snap.encoding)
             last = self._last.get(snap.uri)
@@ -135,7 +137,10 @@ class LintFeature:
                 return last[1]
             token.raise_if_cancelled()
             engine_start = time.perf_counter()
-            findings = api.lint_source(snap.text, snap.path, config)
+            linter = self._linters.get(snap.uri)
+            if linter is None or linter.path != snap.path:
+                linter = self._linters[snap.uri] = IncrementalLinter(snap.path)
+            findings = linter.lint(snap.text, config)
             engine_ms = (time.perf_counter() - engine_start) * 1000
             if config_problem is not None:
                 findings.insert(0, config_problem)
@@ -152,8 +157,9 @@ class LintFeature:
         ]
         self._last[snap.uri] = (depends_on, diagnostics)
         # benchmarks/lsp_bench.py reads this line (engine vs total time) at debug level.
-        log.debug("lint %s v%s: %d diagnostics, engine %.1f ms, total %.1f ms", snap.uri, snap.version,
-                  len(diagnostics), engine_ms, (time.perf_counter() - started) * 1000)
+        log.debug("lint %s v%s: %d diagnostics, engine %.1f ms, total %.1f ms, %d kernel groups checked", snap.uri,
+                  snap.version, len(diagnostics), engine_ms, (time.perf_counter() - started) * 1000,
+                  linter.last_checked)
         return diagnostics
 
     @staticmethod

@@ -1,0 +1,404 @@
+"""Incremental lint for editors: after an edit, re-check only the code the edit can affect.
+
+The module is cut into blocks, one per top-level statement (with its decorators, and with the comment and blank
+lines up to the next statement). Top-level function definitions are grouped into components: two functions are
+in one component when either names the other, or when one uses a module-level name whose definition names the
+other (a class whose methods call a helper, say). Everything else at module level (imports, constants,
+classes, ``if __name__`` blocks) is the environment. Each component is checked with the part of the
+environment it can depend on (the blocks binding the names it uses, those naming its functions, star imports,
+and what those use in turn), and the environment is checked once on its own: the rules run on a tree of those
+blocks with their original positions and the file's full text. The findings inside a component's functions are
+its own; findings on environment lines are collected from every run, each once.
+
+Each run's findings are cached under the text of every block it checked, so an edit inside one kernel, or to a
+constant only it uses, re-checks that kernel's component (and the environment) only; the other findings are
+reused, each moved by the lines added or removed above its block. Suppression, severity overrides and ordering
+run on the merged findings, as in a full lint: the result equals ``lint_source`` on the same text
+(tests/lint/test_incremental.py checks that under random edits).
+
+Parsing is incremental too: the new text is compared with the last version that parsed, and only the blocks
+the changed lines touch (with the block before them) are parsed again, as a piece of the file. A block whose
+lines only moved keeps its text and is parsed again (alone, small) only if its component has to be checked.
+When the changed piece does not parse on its own, the whole file is parsed.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import logging
+import os
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from nki_studio.nkilint.config import LintConfig
+from nki_studio.nkilint.context import LintContext
+from nki_studio.nkilint.engine import (
+    INTERNAL_ERROR,
+    SYNTAX_ERROR,
+    check,
+    discover_safely,
+    finish,
+    meta_finding,
+    parse,
+    syntax_finding,
+)
+from nki_studio.nkilint.findings import Finding, Fix, Related, Span, TextEdit
+
+log = logging.getLogger("nki_studio.nkilint")
+
+# The tokenizer's line breaks (str.splitlines also breaks at form feeds and other separators, which would put
+# block texts out of step with ast line numbers).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class Block:
+    """One top-level statement (or several sharing a line) and the lines up to the next one."""
+
+    __slots__ = ("_at", "_stmts", "end", "function", "start", "text")
+
+    def __init__(self, start: int, end: int, text: str, stmts: tuple[ast.stmt, ...], at: int | None = None,
+                 function: str | None = None) -> None:
+        self.start = start  # first line, 1-based (decorators included; the file's first block starts at line 1)
+        self.end = end  # last line
+        self.text = text
+        self._stmts = stmts  # positioned for a block starting at ``_at``
+        self._at = start if at is None else at
+        if at is None and len(stmts) == 1 and isinstance(stmts[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = stmts[0].name
+        self.function = function  # the function's name when the block is one top-level ``def``
+
+    def moved(self, lines: int) -> Block:
+        """The same block ``lines`` lines further down (its statements are repositioned when asked for)."""
+        return Block(self.start + lines, self.end + lines, self.text, self._stmts, self._at, self.function)
+
+    def stmts(self) -> tuple[ast.stmt, ...]:
+        """The block's statements with their positions in the file."""
+        if self._at != self.start:
+            tree = ast.parse(self.text)  # a block is whole statements, so it parses alone
+            ast.increment_lineno(tree, self.start - 1)
+            self._stmts, self._at = tuple(tree.body), self.start
+        return self._stmts
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    decorators = getattr(stmt, "decorator_list", ())
+    return min([stmt.lineno, *(d.lineno for d in decorators)])
+
+
+def split_blocks(stmts: Sequence[ast.stmt], lines: Sequence[str], offset: int = 0) -> list[Block]:
+    """The blocks of ``lines``, a piece of the file starting after line ``offset``, parsed as ``stmts`` (with
+    their positions in the file). The first block starts at the piece's first line, the last ends at its end."""
+    groups: list[list[ast.stmt]] = []
+    last_end = 0
+    for stmt in stmts:
+        if groups and _first_line(stmt) <= last_end:  # ``a = 1; b = 2``
+            groups[-1].append(stmt)
+        else:
+            groups.append([stmt])
+        last_end = max(last_end, stmt.end_lineno or stmt.lineno)
+    blocks = []
+    for i, group in enumerate(groups):
+        start = offset + 1 if i == 0 else _first_line(group[0])
+        end = _first_line(groups[i + 1][0]) - 1 if i + 1 < len(groups) else offset + len(lines)
+        blocks.append(Block(start, end, "\n".join(lines[start - 1 - offset:end - offset]), tuple(group)))
+    return blocks
+
+
+@dataclass(frozen=True)
+class ParseFailure:
+    """The parser's error for the piece of the file after line ``line_offset``."""
+
+    error: Exception
+    line_offset: int
+
+
+def reparse(old_lines: Sequence[str], old_blocks: Sequence[Block], lines: Sequence[str]
+            ) -> list[Block] | ParseFailure | None:
+    """The blocks of ``lines`` from those of an earlier version, parsing only the blocks the changed lines touch
+    and the block before them. When that piece does not parse alone, the rest of the file from the piece on is
+    parsed; if that fails too, its error comes back, positioned in the file (everything above the piece is
+    whole statements, so the parser reports what it reports for the whole file). None: parse the whole file."""
+    n_old, n_new = len(old_lines), len(lines)
+    if not old_blocks:
+        return None
+    limit = min(n_old, n_new)
+    p = 0  # lines equal at the top
+    while p < limit and old_lines[p] == lines[p]:
+        p += 1
+    if p == n_old == n_new:
+        return list(old_blocks)
+    q = 0  # lines equal at the bottom, not overlapping the top
+    while q < limit - p and old_lines[n_old - 1 - q] == lines[n_new - 1 - q]:
+        q += 1
+    starts = [b.start for b in old_blocks]
+    first = max(bisect.bisect_right(starts, max(p, 1)) - 1, 0)  # holds the last unchanged line above
+    last = max(bisect.bisect_right(starts, min(max(n_old - q, p, 1), n_old)) - 1, first)
+    delta = n_new - n_old
+    start, end = old_blocks[first].start, old_blocks[last].end + delta
+    after = [b.moved(delta) for b in old_blocks[last + 1:]]
+    if end < start:
+        return None
+    for piece, rest in ((lines[start - 1:end], after), (lines[start - 1:], [])):
+        try:
+            tree = ast.parse("\n".join(piece))
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            if rest:
+                continue
+            return ParseFailure(exc, start - 1) if start > 1 else None
+        if not tree.body:
+            return None
+        for stmt in tree.body:
+            ast.increment_lineno(stmt, start - 1)
+        return [*old_blocks[:first], *split_blocks(tree.body, piece, start - 1), *rest]
+    return None
+
+
+@dataclass(frozen=True)
+class _Names:
+    used: frozenset[str]  # every identifier the block mentions
+    bound: frozenset[str]  # names the block binds (conservatively: anywhere in it)
+    star: bool  # ``from x import *``: it may bind any name
+
+
+def _names(block: Block) -> _Names:
+    used: set[str] = set()
+    bound: set[str] = set()
+    star = False
+    for stmt in block.stmts():
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name):
+                used.add(node.id)
+                if not isinstance(node.ctx, ast.Load):
+                    bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+                star = star or any(a.name == "*" for a in node.names)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                used.update(node.names)
+    return _Names(frozenset(used), frozenset(bound), star)
+
+
+class Layout:
+    """How the blocks of one version depend on each other, by the names they mention."""
+
+    def __init__(self, blocks: Sequence[Block], names: Sequence[_Names]) -> None:
+        self.blocks, self.names = blocks, names
+        self.functions: dict[str, list[int]] = {}  # function name -> its blocks
+        self.binders: dict[str, list[int]] = {}  # name -> environment blocks binding it
+        self.users: dict[str, list[int]] = {}  # function name -> environment blocks naming it
+        self.environment = [i for i, b in enumerate(blocks) if b.function is None]
+        self.star = [i for i in self.environment if names[i].star]
+        for i, b in enumerate(blocks):
+            if b.function is not None:
+                self.functions.setdefault(b.function, []).append(i)
+        for i in self.environment:
+            for name in names[i].bound:
+                self.binders.setdefault(name, []).append(i)
+            for name in names[i].used:
+                if name in self.functions:
+                    self.users.setdefault(name, []).append(i)
+        self._behind: dict[int, frozenset[int]] = {}
+
+    def components(self) -> list[list[int]]:
+        """The function blocks grouped into components (each sorted; components in source order)."""
+        parent = {i: i for f in self.functions.values() for i in f}
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for i in list(parent):
+            linked = {root(i)}
+            for name in self.names[i].used:
+                linked.update(root(j) for j in self.functions.get(name, ()))
+                for env in self.binders.get(name, ()):
+                    linked.update(root(j) for j in self._functions_behind(env))
+            first = min(linked)
+            for r in linked:
+                parent[r] = first
+        for same_name in self.functions.values():  # a redefinition replaces the earlier def
+            first = min(root(i) for i in same_name)
+            for i in same_name:
+                parent[root(i)] = first
+        groups: dict[int, list[int]] = {}
+        for i in sorted(parent):
+            groups.setdefault(root(i), []).append(i)
+        return sorted(groups.values())
+
+    def environment_of(self, group: Sequence[int]) -> list[int]:
+        """The environment blocks a component can depend on: those binding a name it uses, those naming one of
+        its functions (``k = nki.jit(f)``), star imports, and, transitively, what those use."""
+        todo = list(self.star)
+        for i in group:
+            for name in self.names[i].used:
+                todo += self.binders.get(name, ())
+            todo += self.users.get(self.blocks[i].function or "", ())
+        seen: set[int] = set()
+        while todo:
+            b = todo.pop()
+            if b in seen:
+                continue
+            seen.add(b)
+            for name in self.names[b].used:
+                todo += self.binders.get(name, ())
+        return sorted(seen)
+
+    def _functions_behind(self, env: int) -> frozenset[int]:
+        """Function blocks an environment block reaches: those it names, and those behind the module-level names
+        it uses (a class whose method calls a helper ties the helper to every function using the class)."""
+        found = self._behind.get(env)
+        if found is not None:
+            return found
+        out: set[int] = set()
+        seen = {env}
+        todo = [env]
+        while todo:
+            b = todo.pop()
+            for name in self.names[b].used:
+                out.update(self.functions.get(name, ()))
+                for other in self.binders.get(name, ()):
+                    if other not in seen:
+                        seen.add(other)
+                        todo.append(other)
+        self._behind[env] = frozenset(out)
+        return self._behind[env]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One component's findings as computed, with the positions of the blocks they were computed on."""
+
+    findings: tuple[Finding, ...]
+    starts: tuple[int, ...]  # first line of each block checked, in source order
+    ends: tuple[int, ...]
+    files: tuple[tuple[str, int], ...]  # local modules the analysis read, with their mtimes (ns)
+
+    def fresh(self) -> bool:
+        """Whether every local module read is unchanged on disk."""
+        return all(_mtime(path) == mtime for path, mtime in self.files)
+
+    def moved_to(self, starts: Sequence[int], path: str) -> list[Finding]:
+        """The findings with every position in block ``k`` moved by ``starts[k] - self.starts[k]``."""
+        deltas = [new - old for new, old in zip(starts, self.starts, strict=True)]
+        if not any(deltas):
+            return list(self.findings)
+
+        def line(n: int) -> int:
+            k = bisect.bisect_right(self.starts, n) - 1
+            return n + deltas[k] if k >= 0 and n <= self.ends[k] else n
+
+        def span(s: Span) -> Span:
+            return Span(line(s.line), s.column, line(s.end_line), s.end_column)
+
+        def moved(f: Finding) -> Finding:
+            fix = f.fix and Fix(f.fix.title, tuple(TextEdit(span(e.span), e.new_text) for e in f.fix.edits))
+            related = tuple(r if r.path != path else Related(r.path, span(r.span), r.message) for r in f.related)
+            return replace(f, span=span(f.span), fix=fix, related=related)
+
+        return [moved(f) for f in self.findings]
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return -1
+
+
+class IncrementalLinter:
+    """Lints successive versions of one document, re-checking only the components an edit touched.
+
+    ``lint`` gives the same findings as ``api.lint_source(text, path, config)``; it never raises. Thread-safe
+    (one run at a time).
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._config: LintConfig | None = None
+        self._entries: dict[tuple[str, ...], _Entry] = {}
+        self._names: dict[str, _Names] = {}
+        self._lines: list[str] = []  # the last version that parsed, and its blocks
+        self._blocks: list[Block] = []
+        self._lock = threading.Lock()
+        self.last_checked = 0  # components checked (not reused) by the last run: for tests and the debug log
+
+    def forget(self) -> None:
+        """Drop every cached result (local modules changed on disk, say)."""
+        with self._lock:
+            self._entries.clear()
+
+    def lint(self, text: str, config: LintConfig) -> list[Finding]:
+        """All findings for ``text``, as ``lint_source`` reports them."""
+        text = text.removeprefix("\ufeff")
+        with self._lock:
+            try:
+                return self._lint(text, config)
+            except Exception as exc:  # last line of defence, as in lint_source
+                log.exception("incremental lint failed on %s", self.path)
+                self._entries.clear()
+                return [meta_finding(INTERNAL_ERROR, self.path, Span(1, 1, 1, 1), f"internal error: {exc}")]
+
+    def _lint(self, text: str, config: LintConfig) -> list[Finding]:
+        if config != self._config:
+            self._entries.clear()
+            self._config = config
+        lines = _LINE_BREAK.split(text)
+        blocks = reparse(self._lines, self._blocks, lines)
+        if blocks is None:
+            tree = parse(text, self.path)
+            blocks = tree if isinstance(tree, Finding) else split_blocks(tree.body, lines)
+        elif isinstance(blocks, ParseFailure):
+            blocks = syntax_finding(blocks.error, self.path, blocks.line_offset)
+        if isinstance(blocks, Finding):  # keep the cache: the next version that parses reuses it
+            return [blocks] if config.enabled(SYNTAX_ERROR, self.path) else []
+        self._lines, self._blocks = lines, blocks
+        names = [self._block_names(b) for b in blocks]
+        self._names = {b.text: n for b, n in zip(blocks, names, strict=True)}
+        layout = Layout(blocks, names)
+        runs = [layout.environment] if layout.environment else []
+        runs += [sorted(layout.environment_of(group) + group) for group in layout.components()]
+        entries: dict[tuple[str, ...], _Entry] = {}
+        raw: list[Finding] = []
+        self.last_checked = 0
+        for checked in runs:
+            key = tuple(blocks[i].text for i in checked)
+            entry = entries.get(key) or self._entries.get(key)
+            if entry is None or not entry.fresh():
+                entry = self._check(text, [blocks[i] for i in checked], config)
+                self.last_checked += 1
+            entries[key] = entry
+            raw += entry.moved_to([blocks[i].start for i in checked], self.path)
+        self._entries = entries
+        return finish(raw, text, self.path, config)
+
+    def _block_names(self, block: Block) -> _Names:
+        found = self._names.get(block.text)
+        return found if found is not None else _names(block)
+
+    def _check(self, text: str, blocks: list[Block], config: LintConfig) -> _Entry:
+        """Check the blocks (the environment and one component) as one module. Findings on lines of other
+        blocks belong to other components and are dropped; internal errors are always kept."""
+        tree = ast.Module(body=[s for b in blocks for s in b.stmts()], type_ignores=[])
+        found = discover_safely(text, self.path, tree)
+        files: tuple[tuple[str, int], ...] = ()
+        if isinstance(found, Finding):
+            findings = [found]
+        else:
+            findings = check(LintContext(self.path, text, tree, found, config))
+            files = tuple((p, _mtime(p)) for p in sorted(found.resolver.files))
+        starts = tuple(b.start for b in blocks)
+        ends = tuple(b.end for b in blocks)
+
+        def inside(line: int) -> bool:
+            k = bisect.bisect_right(starts, line) - 1
+            return k >= 0 and line <= ends[k]
+
+        kept = tuple(f for f in findings if f.code == INTERNAL_ERROR or inside(f.span.line))
+        return _Entry(kept, starts, ends, files)

@@ -1,0 +1,198 @@
+"""IncrementalLinter reports exactly what lint_source reports, version after version under random edits, and
+re-checks only what an edit can affect."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from nki_studio.model.targets import Target, parse_nki_version
+from nki_studio.nkilint.api import lint_source
+from nki_studio.nkilint.config import LintConfig
+from nki_studio.nkilint.incremental import IncrementalLinter
+from nki_studio.nkilint.rule import all_rules
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _config(version: str) -> LintConfig:
+    return LintConfig(target=Target(nki_version=parse_nki_version(version)))
+
+
+def _bad_examples_module(version: str) -> str:
+    """Every rule's checked bad example for ``version`` in one module: many kernels, many findings."""
+    parts = []
+    for rule in all_rules().values():
+        for ex in rule.bad:
+            if ex.checked and (ex.nki_version or version) == version:
+                parts.append(ex.code.rstrip() + "\n")
+    return "\n\n".join(parts)
+
+
+# --- edits a user makes while typing -------------------------------------------------------------------------
+
+Edit = Callable[[list[str], random.Random], None]
+
+
+def _duplicate(lines: list[str], rng: random.Random) -> None:
+    i = rng.randrange(len(lines))
+    lines.insert(i, lines[i])
+
+
+def _delete(lines: list[str], rng: random.Random) -> None:
+    if len(lines) > 3:
+        del lines[rng.randrange(len(lines))]
+
+
+def _blank(lines: list[str], rng: random.Random) -> None:
+    lines.insert(rng.randrange(len(lines) + 1), "")
+
+
+def _renumber(lines: list[str], rng: random.Random) -> None:
+    with_numbers = [i for i, line in enumerate(lines) if re.search(r"\d", line)]
+    if with_numbers:
+        i = rng.choice(with_numbers)
+        lines[i] = re.sub(r"\d+", lambda m: str(int(m[0]) * rng.choice((2, 3)) + rng.choice((0, 1))), lines[i], count=1)
+
+
+def _half_typed(lines: list[str], rng: random.Random) -> None:
+    lines.insert(rng.randrange(len(lines) + 1), rng.choice(("    x = nl.ndarray((", "    for i in", "@nki.jit", "def")))
+
+
+def _noqa(lines: list[str], rng: random.Random) -> None:
+    i = rng.randrange(len(lines))
+    lines[i] += rng.choice(("  # noqa: NKI301", "  # noqa", "  # noqa: NKI201, NKI401"))
+
+
+def _indent(lines: list[str], rng: random.Random) -> None:
+    i = rng.randrange(len(lines))
+    lines[i] = lines[i][4:] if lines[i].startswith("    ") and rng.random() < 0.5 else "    " + lines[i]
+
+
+def _new_kernel(lines: list[str], rng: random.Random) -> None:
+    tops = [i for i, line in enumerate(lines) if line.startswith(("@", "def "))] or [len(lines)]
+    at = rng.choice(tops)
+    lines[at:at] = ["@nki.jit", "def fresh(x):", "    t = nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)",
+                    "    for i in nl.affine_range(2):", "        pass", "    return t", "", ""]
+
+
+def _constant(lines: list[str], rng: random.Random) -> None:
+    lines.insert(rng.randrange(len(lines) + 1), rng.choice(("P = 256", "TILE = 512", "import math")))
+
+
+EDITS: list[Edit] = [_duplicate, _delete, _blank, _renumber, _half_typed, _noqa, _indent, _new_kernel, _constant]
+
+
+def _compare_under_edits(text: str, version: str, path: str, edits: int, seed: int) -> int:
+    """Lint successive random edits both ways; returns how many versions had findings."""
+    rng = random.Random(seed)
+    config = _config(version)
+    linter = IncrementalLinter(path)
+    history = [text]
+    with_findings = 0
+    for step in range(edits + 1):
+        if step:
+            if rng.random() < 0.15:  # undo to an earlier version
+                text = rng.choice(history)
+            else:
+                lines = text.split("\n")
+                rng.choice(EDITS)(lines, rng)
+                text = "\n".join(lines)
+            history.append(text)
+        expected = lint_source(text, path, config)
+        assert linter.lint(text, config) == expected, (step, text)
+        with_findings += bool(expected)
+    return with_findings
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_examples_match_a_full_lint_under_edits(name: str) -> None:
+    text = (EXAMPLES / name).read_text()
+    _compare_under_edits(text, "0.7", str(EXAMPLES / name), edits=10, seed=zlib.crc32(name.encode()))
+
+
+@pytest.mark.parametrize("version", ["0.6", "0.7"])
+def test_rule_bad_examples_match_a_full_lint_under_edits(version: str) -> None:
+    text = _bad_examples_module(version)
+    with_findings = _compare_under_edits(text, version, "/nonexistent/all_bad.py", edits=40, seed=7)
+    assert with_findings >= 30  # the comparison is over findings, not over empty lists
+
+
+_UNIT = '''
+TILE_{i} = 128
+
+
+def load_{i}(src, dtype):
+    t = nl.ndarray((TILE_{i}, 64), dtype=dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=src[0:TILE_{i}, 0:64])
+    return t
+
+
+@nki.jit
+def kernel_{i}(a):
+    x = load_{i}(a, a.dtype)
+    out = nl.ndarray((TILE_{i}, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=x)
+    return out
+'''
+
+_HEADER = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n"
+
+
+def test_an_edit_in_one_kernel_rechecks_its_component_only() -> None:
+    text = _HEADER + "".join(_UNIT.format(i=i) for i in range(6))
+    config = _config("0.7")
+    linter = IncrementalLinter("/nonexistent/units.py")
+    assert linter.lint(text, config) == []
+    assert linter.last_checked == 7  # the module-level code, and one component per helper + kernel pair
+    edited = text.replace("(TILE_3, 64), dtype=dtype", "(TILE_3 * 2, 64), dtype=dtype")
+    found = linter.lint(edited, config)
+    assert linter.last_checked == 1
+    assert [f.code for f in found] == ["NKI301"] and "256" in found[0].message
+    assert found == lint_source(edited, "/nonexistent/units.py", config)
+    # Lines added in an earlier kernel move the finding below without checking its kernel again.
+    moved = edited.replace("\nTILE_2 = 128", "# a comment\n\nTILE_2 = 128")  # after kernel_1
+    assert linter.lint(moved, config) == lint_source(moved, "/nonexistent/units.py", config)
+    assert linter.last_checked == 1
+    # A module-level constant: the module-level code and the one component using it are checked again.
+    linter.lint(moved.replace("TILE_0 = 128", "TILE_0 = 64"), config)
+    assert linter.last_checked == 2
+    # An import every kernel uses: everything.
+    linter.lint(moved.replace("import nki.isa as nisa", "import nki.isa as nisa  # engines"), config)
+    assert linter.last_checked == 7
+
+
+def test_a_changed_local_module_is_seen(tmp_path: Path) -> None:
+    helper = tmp_path / "tiles.py"
+    make = "import nki.language as nl\n\n\ndef make():\n    return nl.ndarray(({p}, 8), dtype=nl.float32, buffer=nl.sbuf)\n"
+    helper.write_text(make.format(p=128))
+    kernel = tmp_path / "k.py"
+    text = "import nki\nfrom tiles import make\n\n\n@nki.jit\ndef k(a):\n    t = make()\n    return t\n"
+    config = _config("0.7")
+    linter = IncrementalLinter(str(kernel))
+    assert linter.lint(text, config) == []
+    helper.write_text(make.format(p=256))
+    os.utime(helper, ns=(10**18, 10**18))  # a new mtime even on coarse clocks
+    found = linter.lint(text, config)
+    assert [f.code for f in found] == ["NKI301"]
+    assert found == lint_source(text, str(kernel), config)
+
+
+def test_a_broken_edit_reports_the_full_parse_error_and_recovers() -> None:
+    text = _HEADER + "".join(_UNIT.format(i=i) for i in range(3))
+    config = _config("0.7")
+    linter = IncrementalLinter("/nonexistent/units.py")
+    linter.lint(text, config)
+    lines = text.split("\n")
+    at = lines.index("def kernel_1(a):") + 1
+    broken = "\n".join([*lines[:at], "    for i in range(2):", *lines[at:]])
+    found = linter.lint(broken, config)
+    assert [f.code for f in found] == ["NKI000"]
+    assert found == lint_source(broken, "/nonexistent/units.py", config)
+    assert linter.lint(text, config) == []
+    assert linter.last_checked == 0  # the cache survived the broken version
