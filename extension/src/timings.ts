@@ -7,9 +7,10 @@ import * as fs from 'node:fs';
 
 export type TimingEvent =
   | { event: 'activate'; ms: number }
+  | { event: 'interpreter'; ms: number }
   | { event: 'serverReady'; ms: number }
   | { event: 'firstDiagnostics'; uri: string; ms: number; sinceActivateMs: number }
-  | { event: 'paint'; uri: string; lines: number; ms: number };
+  | { event: 'paint'; uri: string; lines: number; ms: number; planMs: number };
 
 export class Timings {
   constructor(

@@ -22,6 +22,7 @@ export interface VsCode {
     | 'withProgress'
     | 'onDidChangeVisibleTextEditors'
     | 'onDidChangeActiveTextEditor'
+    | 'onDidChangeTextEditorVisibleRanges'
     | 'visibleTextEditors'
     | 'activeTextEditor'
   >;

@@ -1,76 +1,109 @@
 /**
- * Turns a DecorationPlan into editor decorations with a fixed set of decoration types: one per heat
- * bucket (fresh and stale variants) plus one for the blank bar on cold lines. Types are created once
- * and reused for every editor and every update.
+ * Turns a DecorationPlan into editor decorations with a fixed set of decoration types, created once and
+ * reused for every editor and update:
+ * - one whole-line background type per heat bucket (fresh and stale variants), painted on the whole
+ *   document with plain ranges, one per run of adjacent lines of the bucket: plain ranges take VS Code's
+ *   fast path (no per-range options to convert, no CSS), and runs keep the range count small;
+ * - one bar type for hot lines, whose per-line text and colour are instance render options (VS Code adds
+ *   a CSS rule for every distinct one), so bars are only painted on a window around the visible lines and
+ *   follow scrolling;
+ * - one blank-bar type for the cold lines of that window, so code stays aligned under the bars.
  */
 import type * as vscode from 'vscode';
 import type { VsCode } from '../vscodeApi';
 import { BAR_WIDTH_CH, blankBar } from './bars';
 import { BUCKETS, PALETTE, backgroundAlpha, rgba } from './buckets';
-import type { DecorationPlan } from './plan';
+import { type DecorationPlan, type LineWindow, barWindow, barsInWindow, lineRuns, windowStale } from './plan';
 
 /** Stale heat keeps its shape but fades, so it is visibly "old" data. */
 const STALE_FACTOR = 0.4;
 
+interface EditorState {
+  plan: DecorationPlan;
+  stale: boolean;
+  /** Types with ranges on the editor: only those need clearing (each setDecorations is an IPC message). */
+  painted: Set<vscode.TextEditorDecorationType>;
+  window: LineWindow;
+}
+
 export class HeatPainter {
   private readonly fresh: vscode.TextEditorDecorationType[];
   private readonly stale: vscode.TextEditorDecorationType[];
+  private readonly bar: vscode.TextEditorDecorationType;
   private readonly cold: vscode.TextEditorDecorationType;
-  /** Types with ranges on each editor: only those need clearing (each setDecorations is an IPC round). */
-  private readonly painted = new WeakMap<vscode.TextEditor, Set<vscode.TextEditorDecorationType>>();
+  private readonly editors = new WeakMap<vscode.TextEditor, EditorState>();
 
   constructor(private readonly vs: VsCode) {
-    const make = (bucket: number, dim: number): vscode.TextEditorDecorationType =>
+    const background = (bucket: number, dim: number): vscode.TextEditorDecorationType =>
       vs.window.createTextEditorDecorationType({
         isWholeLine: true,
         backgroundColor: rgba(PALETTE[bucket], backgroundAlpha(bucket) * dim),
         overviewRulerColor: rgba(PALETTE[bucket], dim === 1 ? 0.9 : 0.35),
         overviewRulerLane: vs.OverviewRulerLane.Right,
         rangeBehavior: vs.DecorationRangeBehavior.ClosedClosed,
-        before: {
-          color: rgba(PALETTE[bucket], dim === 1 ? 1 : 0.5),
-          width: `${BAR_WIDTH_CH}ch`,
-          fontStyle: 'normal',
-        },
       });
-    this.fresh = Array.from({ length: BUCKETS }, (_, b) => make(b, 1));
-    this.stale = Array.from({ length: BUCKETS }, (_, b) => make(b, STALE_FACTOR));
+    this.fresh = Array.from({ length: BUCKETS }, (_, b) => background(b, 1));
+    this.stale = Array.from({ length: BUCKETS }, (_, b) => background(b, STALE_FACTOR));
+    this.bar = vs.window.createTextEditorDecorationType({
+      rangeBehavior: vs.DecorationRangeBehavior.ClosedClosed,
+      before: { width: `${BAR_WIDTH_CH}ch`, fontStyle: 'normal' },
+    });
     this.cold = vs.window.createTextEditorDecorationType({
       before: { contentText: blankBar(), width: `${BAR_WIDTH_CH}ch` },
     });
   }
 
-  /** Paint `plan` on `editor` (replacing what was there). */
+  /** Paint `plan` on `editor` (replacing what was there): all backgrounds, bars around the visible lines. */
   paint(editor: vscode.TextEditor, plan: DecorationPlan, stale: boolean): void {
-    const vs = this.vs;
+    const previous = this.editors.get(editor)?.painted ?? new Set();
+    const state: EditorState = { plan, stale, painted: new Set(), window: { from: 0, to: -1 } };
+    this.editors.set(editor, state);
     const active = stale ? this.stale : this.fresh;
-    const before = this.painted.get(editor) ?? new Set();
-    const now = new Set<vscode.TextEditorDecorationType>();
-    const set = (type: vscode.TextEditorDecorationType, ranges: vscode.Range[] | vscode.DecorationOptions[]): void => {
-      if (ranges.length === 0) return; // cleared below if it had ranges before
-      now.add(type);
-      editor.setDecorations(type, ranges);
-    };
     for (let b = 0; b < BUCKETS; b += 1) {
-      set(
-        active[b],
-        plan.buckets[b].map((p) => ({
-          range: new vs.Range(p.line, 0, p.line, 0),
-          renderOptions: p.bar ? { before: { contentText: p.bar } } : undefined,
-        })),
-      );
+      const runs = lineRuns(plan.buckets[b].map((p) => p.line));
+      this.set(editor, state, active[b], runs.map(([first, last]) => new this.vs.Range(first, 0, last, 0)));
     }
-    set(this.cold, plan.cold.map((line) => new vs.Range(line, 0, line, 0)));
-    for (const type of before) if (!now.has(type)) editor.setDecorations(type, []);
-    this.painted.set(editor, now);
+    this.paintBars(editor, state);
+    for (const type of previous) if (!state.painted.has(type)) editor.setDecorations(type, []);
+  }
+
+  /** The visible lines moved: repaint the bars when the screen nears the edge of their window. */
+  scrolled(editor: vscode.TextEditor): void {
+    const state = this.editors.get(editor);
+    if (state && windowStale(state.window, visibleLines(editor), state.plan.lineCount)) this.paintBars(editor, state);
   }
 
   clear(editor: vscode.TextEditor): void {
-    for (const t of this.painted.get(editor) ?? []) editor.setDecorations(t, []);
-    this.painted.delete(editor);
+    for (const t of this.editors.get(editor)?.painted ?? []) editor.setDecorations(t, []);
+    this.editors.delete(editor);
   }
 
   dispose(): void {
-    for (const t of [...this.fresh, ...this.stale, this.cold]) t.dispose();
+    for (const t of [...this.fresh, ...this.stale, this.bar, this.cold]) t.dispose();
   }
+
+  private paintBars(editor: vscode.TextEditor, state: EditorState): void {
+    state.window = barWindow(visibleLines(editor), state.plan.lineCount);
+    const { hot, cold } = barsInWindow(state.plan, state.window);
+    const alpha = state.stale ? 0.5 : 1;
+    this.set(editor, state, this.bar, hot.map((p) => ({
+      range: new this.vs.Range(p.line, 0, p.line, 0),
+      renderOptions: { before: { contentText: p.text, color: rgba(PALETTE[p.bucket], alpha) } },
+    })));
+    this.set(editor, state, this.cold, cold.map((line) => new this.vs.Range(line, 0, line, 0)));
+  }
+
+  /** Set a type's ranges; an empty list only goes out when the editor has ranges of that type. */
+  private set(editor: vscode.TextEditor, state: EditorState, type: vscode.TextEditorDecorationType, ranges: vscode.Range[] | vscode.DecorationOptions[]): void {
+    if (ranges.length === 0) {
+      if (state.painted.delete(type)) editor.setDecorations(type, []);
+      return;
+    }
+    state.painted.add(type);
+    editor.setDecorations(type, ranges);
+  }
+}
+
+function visibleLines(editor: vscode.TextEditor): LineWindow[] {
+  return editor.visibleRanges.map((r) => ({ from: r.start.line, to: r.end.line }));
 }

@@ -1,6 +1,8 @@
 /**
- * What to paint, as plain data: for each heat bucket the lines and their bar text, plus the cold lines
- * that get a blank bar. The painter turns this into vscode ranges; tests check it directly.
+ * What to paint, as plain data: for each heat bucket the hot lines, and their bars. Backgrounds and
+ * overview-ruler marks cover the whole document as runs of adjacent lines; bars (one piece of decoration
+ * text per line, which VS Code turns into a CSS rule each) are only painted on a window around what is on
+ * screen. The painter turns this into vscode ranges; tests check it directly.
  */
 import { barText } from './bars';
 import { BUCKETS, bucketLines } from './buckets';
@@ -9,15 +11,28 @@ import type { HeatLine, Metric } from './model';
 
 export interface PaintedLine {
   line: number;
-  bar: string;
+  bucket: number;
+  /** The line's metric value and its share of the hottest line's. */
+  value: number;
+  ratio: number;
   heat: HeatLine;
 }
 
 export interface DecorationPlan {
-  /** Index = bucket (0 coolest … BUCKETS-1 hottest). */
+  metric: Metric;
+  /** Index = bucket (0 coolest … BUCKETS-1 hottest), lines ascending. */
   buckets: PaintedLine[][];
-  /** Lines without heat that get a blank bar (only when bars are shown). */
-  cold: number[];
+  /** The same lines by line number. */
+  byLine: Map<number, PaintedLine>;
+  lineCount: number;
+  showBars: boolean;
+}
+
+/** A hot line's bar in the window. */
+export interface BarLine {
+  line: number;
+  bucket: number;
+  text: string;
 }
 
 /**
@@ -26,17 +41,78 @@ export interface DecorationPlan {
  */
 export function planDecorations(lines: readonly HeatLine[], metric: Metric, lineCount: number, showBars: boolean): DecorationPlan {
   const buckets: PaintedLine[][] = Array.from({ length: BUCKETS }, () => []);
-  const hot = new Set<number>();
+  const byLine = new Map<number, PaintedLine>();
   for (const b of bucketLines(lines, metric)) {
-    if (b.line.line >= lineCount || hot.has(b.line.line)) continue;
-    hot.add(b.line.line);
-    buckets[b.bucket].push({ line: b.line.line, bar: showBars ? barText(b.ratio, formatMetric(metric, b.value)) : '', heat: b.line });
+    if (b.line.line >= lineCount || byLine.has(b.line.line)) continue;
+    const painted = { line: b.line.line, bucket: b.bucket, value: b.value, ratio: b.ratio, heat: b.line };
+    byLine.set(painted.line, painted);
+    buckets[b.bucket].push(painted);
   }
+  for (const bucket of buckets) bucket.sort((a, b) => a.line - b.line);
+  return { metric, buckets, byLine, lineCount, showBars };
+}
+
+/** Ascending line numbers → [first, last] runs of consecutive lines (one range each instead of one per line). */
+export function lineRuns(lines: readonly number[]): [number, number][] {
+  const runs: [number, number][] = [];
+  for (const line of lines) {
+    const last = runs[runs.length - 1];
+    if (last && line === last[1] + 1) last[1] = line;
+    else runs.push([line, line]);
+  }
+  return runs;
+}
+
+/** Inclusive line window. */
+export interface LineWindow {
+  from: number;
+  to: number;
+}
+
+const MIN_MARGIN = 20;
+
+/** The lines from the first to the last visible one, and the margin kept around them. */
+function screen(visible: readonly LineWindow[]): { from: number; to: number; margin: number } | undefined {
+  if (visible.length === 0) return undefined;
+  const from = Math.min(...visible.map((v) => v.from));
+  const to = Math.max(...visible.map((v) => v.to));
+  return { from, to, margin: Math.max(MIN_MARGIN, to - from + 1) };
+}
+
+/**
+ * The lines to give bars: what is on screen plus one screen above and below (at least MIN_MARGIN lines),
+ * so scrolling shows painted lines while the window moves along.
+ */
+export function barWindow(visible: readonly LineWindow[], lineCount: number): LineWindow {
+  const s = screen(visible);
+  if (!s || lineCount === 0) return { from: 0, to: -1 };
+  return { from: Math.max(0, s.from - s.margin), to: Math.min(lineCount - 1, s.to + s.margin) };
+}
+
+/**
+ * True when the screen came within half a margin of the painted window's edge (unless the window already
+ * reaches the document's end there): time to paint a new window.
+ */
+export function windowStale(painted: LineWindow, visible: readonly LineWindow[], lineCount: number): boolean {
+  const s = screen(visible);
+  if (!s || lineCount === 0) return false;
+  const topOk = painted.from === 0 || s.from - painted.from >= s.margin / 2;
+  const bottomOk = painted.to >= lineCount - 1 || painted.to - s.to >= s.margin / 2;
+  return !(painted.from <= s.from && painted.to >= s.to && topOk && bottomOk);
+}
+
+/**
+ * Bars inside `window` (bars on): hot lines with their bar text, made here so only the window's are
+ * formatted, and the cold lines that get a blank bar.
+ */
+export function barsInWindow(plan: DecorationPlan, window: LineWindow): { hot: BarLine[]; cold: number[] } {
+  const hot: BarLine[] = [];
   const cold: number[] = [];
-  if (showBars && hot.size > 0) {
-    for (let line = 0; line < lineCount; line += 1) {
-      if (!hot.has(line)) cold.push(line);
-    }
+  if (!plan.showBars || plan.byLine.size === 0) return { hot, cold };
+  for (let line = Math.max(0, window.from); line <= Math.min(plan.lineCount - 1, window.to); line += 1) {
+    const painted = plan.byLine.get(line);
+    if (painted) hot.push({ line, bucket: painted.bucket, text: barText(painted.ratio, formatMetric(plan.metric, painted.value)) });
+    else cold.push(line);
   }
-  return { buckets, cold };
+  return { hot, cold };
 }

@@ -70,6 +70,8 @@ export class FakeEditor {
   readonly decorations = new Map<FakeDecorationType, (FakeRange | vscode.DecorationOptions)[]>();
   selection = new FakeSelection(new FakePosition(0, 0), new FakePosition(0, 0));
   revealed: FakeRange[] = [];
+  /** What is on screen: the first 40 lines unless a test scrolls. */
+  visibleRanges: FakeRange[];
   readonly document: { uri: { toString(): string; fsPath: string }; lineCount: number; languageId: string; getText(): string; isDirty: boolean };
 
   constructor(uri: string, text: string) {
@@ -80,6 +82,7 @@ export class FakeEditor {
       getText: () => text,
       isDirty: false,
     };
+    this.visibleRanges = [new FakeRange(0, 0, Math.min(this.document.lineCount, 40) - 1, 0)];
   }
 
   setDecorations(type: FakeDecorationType, ranges: (FakeRange | vscode.DecorationOptions)[]): void {
@@ -90,9 +93,12 @@ export class FakeEditor {
     this.revealed.push(range);
   }
 
-  /** Lines decorated with `type`. */
+  /** Lines decorated with `type` (every line a multi-line range covers). */
   linesOf(type: FakeDecorationType): number[] {
-    return (this.decorations.get(type) ?? []).map((r) => ('range' in r ? r.range.start.line : r.start.line));
+    return (this.decorations.get(type) ?? []).flatMap((r) => {
+      const range = 'range' in r ? r.range : r;
+      return Array.from({ length: range.end.line - range.start.line + 1 }, (_, i) => range.start.line + i);
+    });
   }
 }
 
@@ -122,6 +128,7 @@ export class FakeVsCode {
 
   readonly visibleEditorsChanged = new FakeEventEmitter<FakeEditor[]>();
   readonly activeEditorChanged = new FakeEventEmitter<FakeEditor | undefined>();
+  readonly visibleRangesChanged = new FakeEventEmitter<{ textEditor: FakeEditor; visibleRanges: FakeRange[] }>();
   readonly documentChanged = new FakeEventEmitter<vscode.TextDocumentChangeEvent>();
   readonly configurationChanged = new FakeEventEmitter<vscode.ConfigurationChangeEvent>();
   readonly trustGranted = new FakeEventEmitter<void>();
@@ -160,6 +167,7 @@ export class FakeVsCode {
         showQuickPick: (items: readonly unknown[]) => Promise.resolve(self.quickPickAnswer?.(items)),
         onDidChangeVisibleTextEditors: self.visibleEditorsChanged.event,
         onDidChangeActiveTextEditor: self.activeEditorChanged.event,
+        onDidChangeTextEditorVisibleRanges: self.visibleRangesChanged.event,
         get visibleTextEditors() {
           return self.visibleTextEditors;
         },
@@ -205,6 +213,12 @@ export class FakeVsCode {
     };
     // The double implements only what the extension calls; the cast documents that boundary.
     return fake as unknown as VsCode;
+  }
+
+  /** Scroll `editor` so that lines `from`..`to` are on screen. */
+  scroll(editor: FakeEditor, from: number, to: number): void {
+    editor.visibleRanges = [new FakeRange(from, 0, to, 0)];
+    this.visibleRangesChanged.fire({ textEditor: editor, visibleRanges: editor.visibleRanges });
   }
 
   /** Fire a text change on `editor` replacing [start, end) lines/chars with `text`. */

@@ -24,7 +24,7 @@ const params = (source: 'measured' | 'estimate' = 'measured'): HeatmapParams => 
   lines: [heatLine(4, 10_000), heatLine(10, 5_000), heatLine(20, 100)],
 });
 
-/** Decoration types by role: the painter creates fresh buckets, stale buckets, then the blank bar. */
+/** Decoration types by role: the painter creates fresh backgrounds, stale backgrounds, the bar, the blank bar. */
 function hotLines(fake: FakeVsCode, editor: FakeEditor, stale = false): number[] {
   const types = fake.decorationTypes.slice(stale ? 7 : 0, stale ? 14 : 7);
   return types.flatMap((t) => editor.linesOf(t)).sort((a, b) => a - b);
@@ -35,7 +35,7 @@ describe('heat controller with a vscode test double', () => {
     const { fake, heat } = setup();
     heat.apply(params());
     heat.apply({ ...params(), lines: Array.from({ length: 25 }, (_, i) => heatLine(i, i + 1)) });
-    assert.equal(fake.decorationTypes.length, 15);
+    assert.equal(fake.decorationTypes.length, 16);
   });
 
   it('paints the hot lines with whole-line backgrounds, bars and overview-ruler marks', () => {
@@ -46,10 +46,36 @@ describe('heat controller with a vscode test double', () => {
     assert.deepEqual(editor.linesOf(hottest), [4]);
     assert.equal(hottest.options.isWholeLine, true);
     assert.ok(hottest.options.overviewRulerColor);
-    const opts = editor.decorations.get(hottest)?.[0] as { renderOptions?: { before?: { contentText?: string } } };
-    assert.match(opts.renderOptions?.before?.contentText ?? '', /10\.0\u00a0µs/);
+    const bars = editor.decorations.get(fake.decorationTypes[14]) as { range: { start: { line: number } }; renderOptions?: { before?: { contentText?: string; color?: string } } }[];
+    assert.deepEqual(bars.map((b) => b.range.start.line), [4, 10, 20]);
+    assert.match(bars[0].renderOptions?.before?.contentText ?? '', /10\.0\u00a0µs/);
+    assert.match(bars[0].renderOptions?.before?.color ?? '', /^rgba\(177, 0, 38, 1/);
     // every other line gets the blank bar
-    assert.equal(editor.linesOf(fake.decorationTypes[14]).length, 30 - 3);
+    assert.equal(editor.linesOf(fake.decorationTypes[15]).length, 30 - 3);
+  });
+
+  it('paints adjacent lines of one bucket as one range', () => {
+    const { fake, editor, heat } = setup();
+    heat.apply({ ...params(), lines: [heatLine(5, 100), heatLine(6, 100), heatLine(7, 100), heatLine(9, 100)] });
+    const ranges = editor.decorations.get(fake.decorationTypes[6]) as { start: { line: number }; end: { line: number } }[];
+    assert.deepEqual(ranges.map((r) => [r.start.line, r.end.line]), [[5, 7], [9, 9]]);
+  });
+
+  it('paints bars only around the visible lines, and follows scrolling', () => {
+    const fake = new FakeVsCode();
+    const editor = new FakeEditor(URI, Array.from({ length: 2000 }, (_, i) => `line ${i}`).join('\n'));
+    fake.visibleTextEditors = [editor];
+    const heat = new HeatController(fake.api());
+    heat.apply({ ...params(), lines: Array.from({ length: 1000 }, (_, i) => heatLine(i * 2, 1 + (i % 7))) });
+    // backgrounds cover the whole file, bars the screen (lines 0-39) and one screen below
+    assert.equal(hotLines(fake, editor).length, 1000);
+    const bars = (): number[] => [...editor.linesOf(fake.decorationTypes[14]), ...editor.linesOf(fake.decorationTypes[15])].sort((a, b) => a - b);
+    assert.deepEqual(bars(), Array.from({ length: 80 }, (_, i) => i));
+    fake.scroll(editor, 10, 49); // still well inside the painted window: nothing repainted
+    assert.deepEqual(bars(), Array.from({ length: 80 }, (_, i) => i));
+    fake.scroll(editor, 1000, 1039);
+    assert.deepEqual(bars(), Array.from({ length: 120 }, (_, i) => 960 + i));
+    assert.equal(hotLines(fake, editor).length, 1000);
   });
 
   it('shows the source in the legend: measured with the profile name, or estimated', () => {

@@ -5,7 +5,7 @@ import { BUCKETS, PALETTE, backgroundAlpha, bucketLines, bucketOf, rgba } from '
 import { formatMetric, formatNs } from '../../src/heat/format';
 import { nextHottest, rankLines } from '../../src/heat/hottest';
 import { metricValue, parseHeatmap, profileLabel } from '../../src/heat/model';
-import { planDecorations } from '../../src/heat/plan';
+import { barWindow, barsInWindow, lineRuns, planDecorations, windowStale } from '../../src/heat/plan';
 import { heatLine } from '../support/heatData';
 
 /** WCAG relative luminance of a #rrggbb colour. */
@@ -84,7 +84,8 @@ describe('decoration plan', () => {
     assert.equal(plan.buckets.length, BUCKETS);
     const placed = plan.buckets.flatMap((b, i) => b.map((p) => [p.line, i]));
     assert.deepEqual(placed.sort((a, b) => a[0] - b[0]), [[3, 6], [7, 3], [9, 0]]);
-    assert.ok(plan.buckets[6][0].bar.includes('1.0\u00a0µs'));
+    assert.equal(plan.buckets[6][0].ratio, 1);
+    assert.ok(barsInWindow(plan, { from: 3, to: 3 }).hot[0].text.includes('1.0\u00a0µs'));
   });
 
   it('skips lines past the end of the document', () => {
@@ -92,19 +93,43 @@ describe('decoration plan', () => {
     assert.ok(!plan.buckets.flat().some((p) => p.line === 40));
   });
 
-  it('gives every other line a blank bar so code stays aligned, only when bars are on', () => {
+  it('gives every other line of the window a blank bar so code stays aligned, only when bars are on', () => {
     const plan = planDecorations(lines, 'busy', 12, true);
-    assert.equal(plan.cold.length, 12 - 3);
-    assert.ok(!plan.cold.includes(3));
+    const { hot, cold } = barsInWindow(plan, { from: 0, to: 11 });
+    assert.deepEqual(hot.map((p) => p.line), [3, 7, 9]);
+    assert.equal(cold.length, 12 - 3);
+    assert.ok(!cold.includes(3));
+    assert.deepEqual(barsInWindow(plan, { from: 5, to: 8 }).cold, [5, 6, 8]);
     const noBars = planDecorations(lines, 'busy', 12, false);
-    assert.deepEqual(noBars.cold, []);
-    assert.equal(noBars.buckets[6][0].bar, '');
+    assert.deepEqual(barsInWindow(noBars, { from: 0, to: 11 }), { hot: [], cold: [] });
+    assert.deepEqual(noBars.buckets[6].map((p) => p.line), [3]);
   });
 
   it('paints nothing when nothing is hot', () => {
     const plan = planDecorations([heatLine(1, 0)], 'busy', 5, true);
     assert.equal(plan.buckets.flat().length, 0);
-    assert.deepEqual(plan.cold, []);
+    assert.deepEqual(barsInWindow(plan, { from: 0, to: 4 }), { hot: [], cold: [] });
+  });
+
+  it('merges adjacent lines into runs', () => {
+    assert.deepEqual(lineRuns([1, 2, 3, 5, 7, 8]), [[1, 3], [5, 5], [7, 8]]);
+    assert.deepEqual(lineRuns([]), []);
+  });
+
+  it('keeps bars on the screen plus one screen each side, within the document', () => {
+    assert.deepEqual(barWindow([{ from: 100, to: 139 }], 2000), { from: 60, to: 179 });
+    assert.deepEqual(barWindow([{ from: 0, to: 9 }, { from: 30, to: 39 }], 50), { from: 0, to: 49 });
+    assert.deepEqual(barWindow([{ from: 5, to: 6 }], 100), { from: 0, to: 26 }); // at least 20 lines of margin
+  });
+
+  it('asks for a new window only when the screen nears its edge', () => {
+    const painted = { from: 60, to: 179 };
+    assert.equal(windowStale(painted, [{ from: 100, to: 139 }], 2000), false);
+    assert.equal(windowStale(painted, [{ from: 115, to: 154 }], 2000), false);
+    assert.equal(windowStale(painted, [{ from: 125, to: 164 }], 2000), true);
+    assert.equal(windowStale(painted, [{ from: 70, to: 109 }], 2000), true);
+    // the window already reaches the end of the document
+    assert.equal(windowStale({ from: 60, to: 199 }, [{ from: 160, to: 199 }], 200), false);
   });
 });
 
