@@ -2,12 +2,21 @@
  * Which Python runs the language server. Order: the `nki-studio.interpreter` setting, else the Python
  * extension's active interpreter when that extension is installed (optional: code-server and offline
  * hosts do not have it), else `python3` (then `python`) on PATH. Each candidate must be Python ≥ 3.10.
+ * The server then runs on the executable the probe reports (sys.executable), not on the candidate: a
+ * launcher such as a pyenv shim costs a shell and a lookup (about 0.1 s) on every start.
  * The probes are injected so the order is testable without VS Code or real interpreters.
  */
 
 export const MIN_PYTHON: readonly [number, number] = [3, 10];
 
 export type InterpreterSource = 'setting' | 'python-extension' | 'PATH';
+
+/** What the version probe learns from running a candidate. */
+export interface PythonInfo {
+  version: [number, number];
+  /** sys.executable: the interpreter the candidate ends up running ('' when Python cannot tell). */
+  executable: string;
+}
 
 export interface InterpreterProbes {
   /** The setting's value (trimmed; empty = unset). */
@@ -16,12 +25,15 @@ export interface InterpreterProbes {
   pythonExtension(): Promise<string | undefined>;
   /** Absolute path of an executable on PATH, or undefined. */
   which(name: string): string | undefined;
-  /** `[major, minor]` of an interpreter, or an error message when it does not run. */
-  version(path: string): Promise<[number, number] | string>;
+  /** Version and real executable of an interpreter, or an error message when it does not run. */
+  version(path: string): Promise<PythonInfo | string>;
 }
 
 export interface Found {
+  /** The candidate as configured or found (shown to the user). */
   path: string;
+  /** What to start the server with: the candidate's sys.executable, else the candidate. */
+  executable: string;
   source: InterpreterSource;
   version: [number, number];
   /** Candidates that were skipped, and why (shown in the log). */
@@ -46,16 +58,16 @@ const FIX =
 export async function discoverInterpreter(probes: InterpreterProbes): Promise<Found | NotFound> {
   const skipped: string[] = [];
   const check = async (path: string, source: InterpreterSource): Promise<Found | undefined> => {
-    const v = await probes.version(path);
-    if (typeof v === 'string') {
-      skipped.push(`${source} ${path}: ${v}`);
+    const info = await probes.version(path);
+    if (typeof info === 'string') {
+      skipped.push(`${source} ${path}: ${info}`);
       return undefined;
     }
-    if (tooOld(v)) {
-      skipped.push(`${source} ${path}: Python ${v.join('.')} is older than ${MIN_PYTHON.join('.')}`);
+    if (tooOld(info.version)) {
+      skipped.push(`${source} ${path}: Python ${info.version.join('.')} is older than ${MIN_PYTHON.join('.')}`);
       return undefined;
     }
-    return { path, source, version: v, skipped };
+    return { path, executable: info.executable || path, source, version: info.version, skipped };
   };
 
   const setting = probes.setting()?.trim();

@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { InterpreterProbes } from './interpreter';
+import type { InterpreterProbes, PythonInfo } from './interpreter';
 import type { VsCode } from './vscodeApi';
 
 /** The parts of ms-python.python's exported API we use (new environments API, then the older settings API). */
@@ -42,15 +42,21 @@ export function which(name: string, envPath = process.env.PATH ?? ''): string | 
   return undefined;
 }
 
-export function pythonVersion(exe: string): Promise<[number, number] | string> {
+/**
+ * Version and sys.executable of an interpreter. `-S` skips site-packages (and their .pth files): the
+ * answer does not depend on them and the probe starts in about a tenth of the time. The output is
+ * written without print() so a Python 2 answers too (and is then reported as too old).
+ */
+export function pythonInfo(exe: string): Promise<PythonInfo | string> {
+  const code = 'import sys; sys.stdout.write("%d %d %s" % (sys.version_info[0], sys.version_info[1], sys.executable or ""))';
   return new Promise((resolve) => {
-    execFile(exe, ['-c', 'import sys; print(sys.version_info[0], sys.version_info[1])'], { timeout: 10_000 }, (err, stdout) => {
+    execFile(exe, ['-S', '-c', code], { timeout: 10_000 }, (err, stdout) => {
       if (err) {
         resolve(err.message.split('\n')[0]);
         return;
       }
-      const m = /^(\d+) (\d+)/.exec(stdout.trim());
-      resolve(m ? [Number(m[1]), Number(m[2])] : `unexpected version output ${JSON.stringify(stdout.trim())}`);
+      const m = /^(\d+) (\d+) ?(.*)$/.exec(stdout.trim());
+      resolve(m ? { version: [Number(m[1]), Number(m[2])], executable: m[3] } : `unexpected version output ${JSON.stringify(stdout.trim())}`);
     });
   });
 }
@@ -60,6 +66,6 @@ export function realProbes(vs: VsCode): InterpreterProbes {
     setting: () => vs.workspace.getConfiguration('nki-studio').get<string>('interpreter'),
     pythonExtension: () => fromPythonExtension(vs),
     which: (name) => which(name),
-    version: pythonVersion,
+    version: pythonInfo,
   };
 }

@@ -93,7 +93,9 @@ export class ServerManager {
   async start(): Promise<void> {
     if (this.client) return;
     this.setState('starting');
+    const probeStarted = performance.now();
     const found = await discoverInterpreter(realProbes(this.vs));
+    this.timings.record({ event: 'interpreter', ms: performance.now() - probeStarted });
     for (const s of found.skipped) this.log.info(`interpreter skipped: ${s}`);
     if (!isFound(found)) {
       this.log.error(`${found.message} ${found.fix}`);
@@ -105,8 +107,9 @@ export class ServerManager {
       return;
     }
     const bundle = bundleFor(this.extensionPath, found.version, (p) => fs.existsSync(p));
-    const cmd = serverCommand(found.path, bundle, process.env);
-    this.interpreterInfo = `${found.path} (Python ${found.version.join('.')}, from ${found.source})`;
+    const cmd = serverCommand(found.executable, bundle, process.env);
+    const runs = found.executable === found.path ? '' : `, runs ${found.executable}`;
+    this.interpreterInfo = `${found.path} (Python ${found.version.join('.')}, from ${found.source}${runs})`;
     this.log.info(`starting server: ${cmd.command} ${cmd.args.join(' ')} — ${this.interpreterInfo}; ` +
       (bundle ? `bundled libraries ${cmd.env.PYTHONPATH}` : 'no bundled libraries: using the interpreter\'s own nki_studio'));
     if (bundle?.warning) this.log.warn(bundle.warning);

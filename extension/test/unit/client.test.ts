@@ -44,7 +44,8 @@ describe('settings → server options', () => {
   });
 });
 
-function probes(over: Partial<InterpreterProbes> & { versions?: Record<string, [number, number] | string>; onPath?: Record<string, string> }): InterpreterProbes & { asked: string[] } {
+/** `versions`: candidate → [major, minor] (its own executable), or [major, minor, sys.executable], or an error. */
+function probes(over: Partial<InterpreterProbes> & { versions?: Record<string, [number, number] | [number, number, string] | string>; onPath?: Record<string, string> }): InterpreterProbes & { asked: string[] } {
   const asked: string[] = [];
   return {
     asked,
@@ -53,7 +54,8 @@ function probes(over: Partial<InterpreterProbes> & { versions?: Record<string, [
     which: (name) => over.onPath?.[name],
     version: (p) => {
       asked.push(p);
-      return Promise.resolve(over.versions?.[p] ?? 'not found');
+      const v = over.versions?.[p] ?? 'not found';
+      return Promise.resolve(typeof v === 'string' ? v : { version: [v[0], v[1]], executable: v[2] ?? p });
     },
   };
 }
@@ -92,6 +94,15 @@ describe('interpreter discovery order', () => {
     assert.ok(isFound(r));
     assert.equal(r.path, '/usr/bin/python');
     assert.match(r.skipped.join(), /3\.8 is older than 3\.10/);
+  });
+
+  it('runs the server on the executable the candidate resolves to (a launcher such as a pyenv shim is skipped)', async () => {
+    const shim = '/home/u/.pyenv/shims/python3';
+    const r = await discoverInterpreter(probes({ onPath: { python3: shim }, versions: { [shim]: [3, 11, '/home/u/.pyenv/versions/3.11.7/bin/python3'] } }));
+    assert.ok(isFound(r));
+    assert.deepEqual([r.path, r.executable], [shim, '/home/u/.pyenv/versions/3.11.7/bin/python3']);
+    const plain = await discoverInterpreter(probes({ onPath: { python3: '/usr/bin/python3' }, versions: { '/usr/bin/python3': [3, 10, ''] } }));
+    assert.ok(isFound(plain) && plain.executable === '/usr/bin/python3');
   });
 
   it('explains how to fix it when nothing is usable', async () => {
