@@ -1,17 +1,25 @@
 /**
  * Extension performance figures, measured in a real VS Code (code-server + headless Chromium) with the
- * packaged .vsix: activation time, open → first diagnostics (cold: the server starts with the file),
- * heatmap paint for a 2,000-line file (the extension's own paint time, from its timing events), .vsix size.
- * Targets (issue 6): activation ≤ 300 ms, first diagnostics ≤ 1.5 s cold, paint ≤ 50 ms. Prints figures;
- * asserts nothing. Run: npm run bench (after npm run package and scripts/setup-extension.sh).
+ * packaged .vsix. Targets (issue 6): activation ≤ 300 ms, first diagnostics ≤ 1.5 s cold, paint ≤ 50 ms.
+ * - Cold open: the workspace has no Python file when VS Code starts, so the extension is not active; then a
+ *   kernel is written and opened from the explorer. Timed from that click (bench clock) to the extension
+ *   receiving the file's first diagnostics (its own timing event): activation + interpreter probe + server
+ *   start + lint, what a user waits for on the first kernel of a window.
+ * - Heatmap paint of a 2,000-line file, three figures: the extension's own time (planning + setDecorations
+ *   calls in the extension host, its timing event), the time until the bars are on screen (first browser
+ *   frame showing them, read from the DOM, minus the paint's start; both clocks are this machine's), and the
+ *   renderer's main-thread long tasks (> 50 ms) meanwhile.
+ * Prints figures; asserts nothing. Run: npm run bench (after npm run package and scripts/setup-extension.sh).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { HeatController } from '../extension/src/heat/controller';
-import { vsixPath } from '../extension/test/e2e/codeServer';
+import { ROOT, vsixPath } from '../extension/test/e2e/codeServer';
 import { makeProfile } from '../extension/test/e2e/fixtures';
 import { openSession } from '../extension/test/e2e/session';
+import type { Workbench } from '../extension/test/e2e/workbench';
 import { FakeEditor, FakeVsCode } from '../extension/test/support/fakeVscode';
 
 interface Timing {
@@ -19,7 +27,10 @@ interface Timing {
   ms: number;
   uri?: string;
   lines?: number;
+  planMs?: number;
   sinceActivateMs?: number;
+  /** Date.now() in the extension host when the event was recorded (the end of what `ms` measures). */
+  at?: number;
 }
 
 const BIG_LINES = 2000;
@@ -56,53 +67,106 @@ function readTimings(file: string): Timing[] {
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Timing);
 }
 
-async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = probe();
+    const v = await probe();
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
+/** Extension-side and on-screen timing of one heatmap paint of the big file, started by `trigger`. */
+async function timePaint(wb: Workbench, timings: string, legend: string, trigger: () => Promise<void>): Promise<PaintFigures> {
+  const bigPaints = (): Timing[] => readTimings(timings).filter((t) => t.event === 'paint' && t.uri?.endsWith('big_kernel.py') && (t.lines ?? 0) >= BIG_LINES);
+  const before = bigPaints().length;
+  await wb.watchHeatBars(legend);
+  await trigger();
+  const paint = await waitFor(() => bigPaints()[before], 120_000, 'heatmap paint');
+  const seen = await waitFor(async () => { const w = await wb.heatBarsChanged(); return w?.statusAt ? w : undefined; }, 30_000, 'heat bars and legend on screen');
+  await wb.page.waitForTimeout(3000); // long tasks after the first frame (the rest of the file) are still collected
+  const watch = (await wb.heatBarsChanged()) ?? seen;
+  const start = (paint.at ?? 0) - paint.ms;
+  return {
+    paint,
+    onScreenMs: watch.changedAt - start,
+    legendMs: watch.statusAt - start,
+    longTaskMs: watch.longTasks.filter((t) => t.start + t.ms >= start).map((t) => Math.round(t.ms)),
+  };
+}
+
+interface PaintFigures {
+  paint: Timing;
+  /** Paint start (extension host) → first browser frame showing the new bars. */
+  onScreenMs: number;
+  /** Paint start → first frame showing the legend text, sent right after the decorations. */
+  legendMs: number;
+  longTaskMs: number[];
+}
+
 async function main(): Promise<void> {
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nki-bench-profile-'));
   const timings = path.join(os.tmpdir(), `nki-bench-timings-${process.pid}.jsonl`);
-  const session = await openSession({ 'deprecated_loop.py': 'examples/deprecated_loop.py' }, { trusted: true, settings: { 'nki-studio.simulateOnSave': false }, env: { NKI_STUDIO_TIMINGS_FILE: timings } });
+  // NKI: Load Profile with the profile as argument, bound to a key (as the e2e test does): typing into
+  // code-server's file dialog was unreliable under load.
+  const profileFolder = path.join(profileDir, 'big_kernel_synthetic_parquet');
+  const LOAD_PROFILE_KEY = 'ctrl+alt+shift+l';
+  // No Python file at start-up: the extension activates when the kernel is opened (a cold open).
+  const session = await openSession({}, {
+    trusted: true,
+    settings: { 'nki-studio.simulateOnSave': false },
+    env: { NKI_STUDIO_TIMINGS_FILE: timings },
+    keybindings: [{ key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(profileFolder).toString() }],
+  });
   const { wb, workspace } = session;
-  // written after start-up: the explorer shows it, but the first open is the small kernel (cold diagnostics)
-  const big = path.join(workspace, 'big_kernel.py');
-  fs.writeFileSync(big, bigKernel(BIG_LINES));
   try {
+    // VS Code looks for workspaceContains files a while after start-up: files written before that search
+    // would activate the extension before the click (the figure then says it was not cold).
+    await wb.page.waitForTimeout(10_000);
+    fs.copyFileSync(path.join(ROOT, 'examples', 'deprecated_loop.py'), path.join(workspace, 'deprecated_loop.py'));
+    const big = path.join(workspace, 'big_kernel.py');
+    fs.writeFileSync(big, bigKernel(BIG_LINES));
+    const profile = makeProfile(big, profileDir, 20_000);
+    if (profile.parquet !== profileFolder) throw new Error(`fixturegen wrote ${profile.parquet}, expected ${profileFolder}`);
+    await wb.page.getByRole('treeitem', { name: 'deprecated_loop.py', exact: true }).waitFor({ timeout: 60_000 });
+    const activeBefore = readTimings(timings).some((t) => t.event === 'activate');
+    const clicked = Date.now();
     await wb.openFile('deprecated_loop.py');
     await wb.waitForProblem(/NKI201/, 120_000);
     const activate = await waitFor(() => readTimings(timings).find((t) => t.event === 'activate'), 30_000, 'activation');
     const first = await waitFor(() => readTimings(timings).find((t) => t.event === 'firstDiagnostics' && t.uri?.endsWith('deprecated_loop.py')), 30_000, 'first diagnostics');
     const ready = readTimings(timings).find((t) => t.event === 'serverReady');
+    const probe = readTimings(timings).find((t) => t.event === 'interpreter');
 
-    const profile = makeProfile(big, profileDir, 20_000);
     await wb.openFile('big_kernel.py');
-    await wb.loadProfile(profile.parquet);
-    const bigPaints = (): Timing[] => readTimings(timings).filter((t) => t.event === 'paint' && t.uri?.endsWith('big_kernel.py') && (t.lines ?? 0) >= BIG_LINES);
-    const paint = await waitFor(() => bigPaints()[0], 120_000, 'heatmap paint');
+    await wb.page.waitForTimeout(1000);
+    const cold = await timePaint(wb, timings, 'busy time · measured', () => wb.page.keyboard.press('Control+Alt+Shift+L'));
     // a warm repaint of the same 2,000 lines (the first paint includes JIT warm-up): switch the metric
-    const before = bigPaints().length;
-    await wb.runCommand('NKI: Choose Heatmap Metric…');
-    await wb.page.locator('.quick-input-widget input').fill('instructions');
-    await wb.page.waitForTimeout(300);
-    await wb.page.keyboard.press('Enter');
-    const warm = await waitFor(() => bigPaints()[before], 60_000, 'repaint after the metric change');
+    const warm = await timePaint(wb, timings, 'instructions · measured', async () => {
+      await wb.runCommand('NKI: Choose Heatmap Metric…');
+      await wb.page.locator('.quick-input-widget input').fill('instructions');
+      await wb.page.waitForTimeout(300);
+      await wb.page.keyboard.press('Enter');
+    });
     const inProcess = paintWithTestDouble();
 
     const vsixMiB = fs.statSync(vsixPath()).size / 2 ** 20;
+    const ms = (v: number | undefined): string => (v === undefined ? '?' : v.toFixed(0));
+    const tasks = (t: number[]): string => (t.length ? `${t.length} (${t.join(', ')} ms)` : 'none');
     console.log('nki-studio extension benchmark (real VS Code 1.100 via code-server, headless Chromium)');
     console.log(`  activation                     ${activate.ms.toFixed(1)} ms   (target <= 300 ms)`);
-    console.log(`  language server ready          ${ready ? ready.ms.toFixed(0) : '?'} ms   (Python start + initialize, off the activation path)`);
-    console.log(`  open -> first diagnostics      ${first.ms.toFixed(0)} ms   (cold; ${first.sinceActivateMs?.toFixed(0)} ms after activation) (target <= 1500 ms)`);
-    console.log(`  heatmap paint, ${paint.lines}-line file  ${paint.ms.toFixed(1)} ms first, ${warm.ms.toFixed(1)} ms repaint   (target <= 50 ms)`);
-    console.log(`    of which planning + decoration options (same code, vscode test double, median of 20): ${inProcess.toFixed(1)} ms;` +
-      ' the rest is VS Code\'s setDecorations');
+    console.log(`  cold open -> first diagnostics ${ms((first.at ?? NaN) - clicked)} ms from the click on the kernel   (target <= 1500 ms)` +
+      (activeBefore ? '  [NOT cold: the extension was already active]' : ''));
+    console.log(`    activation ${ms((activate.at ?? NaN) - clicked)} ms after the click; interpreter probe ${ms(probe?.ms)} ms;` +
+      ` server ready (Python start + initialize) ${ms(ready?.ms)} ms;` +
+      ` didOpen -> diagnostics ${ms(first.ms)} ms`);
+    for (const [name, p] of [['first paint', cold], ['repaint (metric change)', warm]] as const) {
+      console.log(`  heatmap ${name}, ${p.paint.lines}-line file: extension ${p.paint.ms.toFixed(1)} ms (planning ${p.paint.planMs?.toFixed(1) ?? '?'} ms)   (target <= 50 ms)`);
+      console.log(`    on screen ${ms(p.onScreenMs)} ms after the paint started (the status-bar legend, sent just after: ${ms(p.legendMs)} ms);` +
+        ` renderer long tasks ${tasks(p.longTaskMs)}`);
+    }
+    console.log(`    the extension's planning + decoration options alone (same code, vscode test double, median of 20): ${inProcess.toFixed(1)} ms`);
     console.log(`  machine load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
     console.log(`  .vsix size                     ${vsixMiB.toFixed(1)} MiB (${path.basename(vsixPath())}, one platform, bundled Python deps)`);
   } finally {

@@ -87,23 +87,6 @@ export class Workbench {
     }
   }
 
-  /** NKI: Load Profile… through code-server's simple file dialog: type the path and accept. */
-  async loadProfile(profilePath: string): Promise<void> {
-    await this.runCommand('NKI: Load Profile…');
-    const input = this.page.locator('.quick-input-widget input');
-    await input.waitFor();
-    await input.fill(profilePath);
-    await this.page.waitForTimeout(500); // the dialog validates the typed path
-    await this.page.keyboard.press('Enter');
-    // Enter on a folder opens it instead of choosing it: then the dialog's OK button accepts the folder.
-    const widget = this.page.locator('.quick-input-widget');
-    const ok = this.page.locator('.quick-input-widget .monaco-button', { hasText: 'Load Profile' });
-    for (let i = 0; i < 40 && (await widget.isVisible().catch(() => false)); i += 1) {
-      await this.page.waitForTimeout(500);
-      if (await ok.isVisible().catch(() => false)) await ok.click().catch(() => undefined);
-    }
-  }
-
   /** Put the cursor on a 1-based line (Ctrl+G). */
   async goToLine(line: number, column = 1): Promise<void> {
     await this.page.keyboard.press('Escape');
@@ -115,32 +98,25 @@ export class Workbench {
     await this.page.keyboard.press('Enter');
   }
 
-  /**
-   * Lines (1-based) whose decoration draws text before the code, with that text: the heat bars. Decoration
-   * text lives in CSS ::before content, so it is read from computed styles.
-   */
+  /** Lines (1-based) on screen whose decoration draws a heat bar before the code, with the bar's text. */
   async heatBars(): Promise<Map<number, string>> {
-    const found = await this.page.evaluate(() => {
-      const out: [number, string][] = [];
-      const editor = document.querySelector('.monaco-editor .view-lines');
-      if (!editor) return out;
-      const lines = Array.from(editor.querySelectorAll<HTMLElement>('.view-line'));
-      const lineHeight = lines[0]?.offsetHeight || 19;
-      const gutter = Array.from(document.querySelectorAll<HTMLElement>('.monaco-editor .margin-view-overlays .line-numbers'));
-      for (const line of lines) {
-        const top = Number.parseFloat(line.style.top || '0');
-        // the line number shown in the gutter at the same height
-        const number = gutter.find((g) => Math.abs(g.getBoundingClientRect().top - line.getBoundingClientRect().top) < lineHeight / 2);
-        for (const span of Array.from(line.querySelectorAll('span'))) {
-          const content = getComputedStyle(span, '::before').content;
-          if (content && content !== 'none' && content !== 'normal' && /[█▏▎▍▌▋▊▉]/.test(content)) {
-            out.push([number ? Number(number.textContent) : Math.round(top / lineHeight) + 1, content]);
-          }
-        }
-      }
-      return out;
-    });
-    return new Map(found);
+    return new Map(await this.page.evaluate<[number, string][]>(`(${readHeatBars.toString()})()`));
+  }
+
+  /**
+   * Start watching the editor for the next change of the heat bars on screen (first frame where they differ
+   * from now), for the first frame whose status bar shows `statusText` (the heat legend, sent right after the
+   * decorations: a same-run baseline for getting any change on screen), and for renderer main-thread tasks
+   * over 50 ms meanwhile. Read the result with heatBarsChanged.
+   */
+  async watchHeatBars(statusText: string): Promise<void> {
+    await this.page.evaluate(`(${watchHeatBars.toString()})(${readHeatBars.toString()}, ${JSON.stringify(statusText)})`);
+  }
+
+  /** The watch's result once the bars changed on screen (epoch ms of that frame), else undefined. */
+  async heatBarsChanged(): Promise<HeatBarsWatch | undefined> {
+    const w = await this.page.evaluate<HeatBarsWatch | null>('window.__nkiHeatWatch ?? null');
+    return w && w.changedAt > 0 ? w : undefined;
   }
 
   /** Hover the text of a 1-based line and return the hover widget's text. */
@@ -179,4 +155,62 @@ export class Workbench {
   async statusBar(): Promise<string> {
     return this.page.locator('.statusbar').innerText();
   }
+}
+
+export interface HeatBarsWatch {
+  /** Date.now() in the page at the first animation frame showing the new bars. */
+  changedAt: number;
+  /** Date.now() at the first frame whose status bar contains the watched text (0: not yet). */
+  statusAt: number;
+  /** Renderer main-thread long tasks (> 50 ms) since the watch started: epoch start and duration. */
+  longTasks: { start: number; ms: number }[];
+}
+
+/**
+ * Runs in the page: [line, bar text] for every line on screen with a heat bar. Decoration text lives in CSS
+ * ::before content, so it is read from computed styles; the line number is the gutter's at the same height.
+ */
+function readHeatBars(): [number, string][] {
+  const out: [number, string][] = [];
+  const editor = document.querySelector('.monaco-editor .view-lines');
+  if (!editor) return out;
+  const lines = Array.from(editor.querySelectorAll<HTMLElement>('.view-line'));
+  const lineHeight = lines[0]?.offsetHeight || 19;
+  const gutter = Array.from(document.querySelectorAll<HTMLElement>('.monaco-editor .margin-view-overlays .line-numbers'));
+  for (const line of lines) {
+    const top = Number.parseFloat(line.style.top || '0');
+    const number = gutter.find((g) => Math.abs(g.getBoundingClientRect().top - line.getBoundingClientRect().top) < lineHeight / 2);
+    for (const span of Array.from(line.querySelectorAll('span'))) {
+      const content = getComputedStyle(span, '::before').content;
+      if (content && content !== 'none' && content !== 'normal' && /[█▏▎▍▌▋▊▉]/.test(content)) {
+        out.push([number ? Number(number.textContent) : Math.round(top / lineHeight) + 1, content]);
+      }
+    }
+  }
+  return out.sort((a, b) => a[0] - b[0]);
+}
+
+/** Runs in the page: checks the bars (and the status bar) on every animation frame until both changed. */
+function watchHeatBars(read: () => [number, string][], statusText: string): void {
+  const state: HeatBarsWatch = { changedAt: 0, statusAt: 0, longTasks: [] };
+  (window as unknown as { __nkiHeatWatch: HeatBarsWatch }).__nkiHeatWatch = state;
+  const baseline = JSON.stringify(read());
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) state.longTasks.push({ start: performance.timeOrigin + e.startTime, ms: e.duration });
+  });
+  observer.observe({ type: 'longtask' });
+  const tick = (): void => {
+    if (!state.statusAt && (document.querySelector<HTMLElement>('.statusbar')?.innerText ?? '').includes(statusText)) state.statusAt = Date.now();
+    if (!state.changedAt) {
+      const now = JSON.stringify(read());
+      if (now !== baseline && now !== '[]') state.changedAt = Date.now();
+    }
+    if (state.changedAt && state.statusAt) {
+      // long tasks still running when the frame showed are collected a little longer
+      setTimeout(() => observer.disconnect(), 3000);
+      return;
+    }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
 }
