@@ -10,6 +10,8 @@ allows one handler per LSP method, the server owns the shared ones and fans them
 * watched files: ``server.watch_files(glob)`` + ``server.on_files_changed(callback(changes))``
 * merged requests: ``add_code_action_provider``, ``add_hover_provider``, ``add_inlay_hint_provider``,
   ``add_code_lens_provider`` (each provider may be sync or async and return None)
+* background warm-ups: ``server.after_startup(callback())`` runs once the first diagnostics are out (or
+  ``STARTUP_GRACE_S`` after ``initialized`` when no document is open), so they never compete with them
 * diagnostics: ``server.publish_diagnostics(uri, owner, diagnostics)``; each feature (owner, e.g. its
   diagnostic ``source``) replaces its own list and the client gets the union (LSP keeps one list per
   document, so publishing directly would erase the other features' diagnostics)
@@ -38,6 +40,8 @@ from nki_studio.lsp.settings import SECTION, Settings, merge, section_of
 from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger(__name__)
+
+STARTUP_GRACE_S = 3.0  # without an open document, warm-ups start this long after ``initialized``
 
 # Feature modules under nki_studio.lsp.features, registered in this order.
 FEATURES: tuple[str, ...] = ("lint", "simulate", "profile", "intelligence", "remote")
@@ -71,6 +75,7 @@ class NkiLanguageServer(LanguageServer):
         self._providers: dict[str, list[Provider]] = {}
         self._code_action_options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}  # uri -> owner -> list
+        self._after_startup: list[Callable[[], Any]] | None = []  # None once start-up is over
         self._register_core_handlers()
 
     # ---- hooks for feature modules -------------------------------------------------------------------
@@ -111,6 +116,23 @@ class NkiLanguageServer(LanguageServer):
         self._aggregate(types.TEXT_DOCUMENT_CODE_LENS, provider, types.CodeLensOptions(resolve_provider=False), _join_lists)
 
     # ---- helpers for feature modules -----------------------------------------------------------------
+    def after_startup(self, callback: Callable[[], Any]) -> None:
+        """Run ``callback()`` on the event loop once start-up is over: the first diagnostics were published, or
+        ``STARTUP_GRACE_S`` passed after ``initialized``. Warm-ups (jedi, simulator workers) wait for it: on a
+        2-core machine they would otherwise delay the first diagnostics. Runs it now if start-up is over."""
+        if self._after_startup is None:
+            self.call_soon(callback)
+        else:
+            self._after_startup.append(callback)
+
+    def _startup_over(self) -> None:
+        callbacks, self._after_startup = self._after_startup, None
+        for callback in callbacks or ():
+            try:
+                callback()
+            except Exception:
+                log.exception("start-up callback %r failed", callback)
+
     def call_soon(self, fn: Callable[[], Any]) -> None:
         """Run ``fn`` on the event loop thread (now if already there); use it to talk to the client from threads."""
         loop = self._loop
@@ -128,6 +150,8 @@ class NkiLanguageServer(LanguageServer):
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=union, version=doc.version if doc else None)
         )
+        if self._after_startup is not None:
+            self._startup_over()
 
     def notify_client(self, method: str, payload: Any) -> None:
         """Send a custom notification (method prefixed ``nki/``) from any thread."""
@@ -204,6 +228,8 @@ class NkiLanguageServer(LanguageServer):
 
         @self.feature(types.INITIALIZED)
         async def initialized(ls: NkiLanguageServer, params: types.InitializedParams) -> None:
+            asyncio.get_running_loop().call_later(
+                STARTUP_GRACE_S, lambda: ls._startup_over() if ls._after_startup is not None else None)
             await ls._register_watchers()
             await ls._pull_configuration()
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from lsprotocol import types
 from nki_studio.lsp.server import FEATURES, create_server
+from pygls.workspace import Workspace
 
 
 def test_broken_feature_is_skipped_and_remembered() -> None:
@@ -61,3 +62,17 @@ async def test_code_action_kinds_accumulate() -> None:
         context=types.CodeActionContext(diagnostics=[]),
     )
     assert [a.title for a in await handler(params)] == ["a"]
+
+
+def test_warm_ups_wait_for_the_first_diagnostics() -> None:
+    server = create_server(())
+    server.protocol._workspace = Workspace(None)  # what initialize sets up
+    server.text_document_publish_diagnostics = lambda params: None  # type: ignore[method-assign]  # no client
+    ran: list[str] = []
+    server.after_startup(lambda: ran.append("jedi"))
+    assert ran == []
+    server.publish_diagnostics("file:///k.py", "nkilint", [])
+    assert ran == ["jedi"]
+    server.publish_diagnostics("file:///k.py", "nkilint", [])
+    server.after_startup(lambda: ran.append("late"))  # start-up is over: runs at once
+    assert ran == ["jedi", "late"]

@@ -306,4 +306,4 @@ def register(server: NkiLanguageServer) -> None:
     async def definition(ls: NkiLanguageServer, params: types.DefinitionParams) -> Any:
         return await feature.definition(params)
 
-    feature.start(None)
+    server.after_startup(lambda: feature.start(None))

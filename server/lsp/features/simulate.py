@@ -102,12 +102,16 @@ class SimulateFeature:
     def on_settings_changed(self, old: Any, new: Any) -> None:
         """Gaining trust pre-starts a worker (so the first save is warm); losing it stops everything at once."""
         if new.trusted_workspace and not old.trusted_workspace and new.simulate_on_save:
-            self.pool()
+            self.server.after_startup(self._prestart)
         if old.trusted_workspace and not new.trusted_workspace:
             self.jobs.cancel_all()
             if self._pool is not None:
                 self._pool.close()
                 self._pool = None
+
+    def _prestart(self) -> None:
+        if self.server.trusted and self.server.settings.simulate_on_save:  # trust may be gone by now
+            self.pool()
 
     # ---- documents ---------------------------------------------------------------------------------------
     def _text(self, uri: str) -> tuple[str, str] | None:
