@@ -7,11 +7,11 @@ and are documented as such in the rule and simulator docs.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from dataclasses import dataclass, replace
 from enum import Enum
-from importlib import metadata
 
 KiB = 1024
 
@@ -167,6 +167,12 @@ def detect_installed_nki_version() -> NkiVersion | None:
 
     ``NKI_COMPILER_FRONTEND=custom``/``parser`` asks a 0.7 install for 0.6 semantics, so it maps to 0.6.
     """
+    # Neither package importable: no distribution to ask (importlib.metadata costs ~50 ms to import and scans
+    # every installed distribution, on the language server's start-up path).
+    if importlib.util.find_spec("nki") is None and importlib.util.find_spec("neuronxcc") is None:
+        return None
+    from importlib import metadata
+
     version: NkiVersion | None = None
     try:
         version = parse_nki_version(metadata.version("nki"))
