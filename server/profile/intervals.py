@@ -73,15 +73,13 @@ def islands_by_group(group: npt.NDArray[np.integer], start: I64, end: I64, ngrou
     if group.size == 0:
         z = np.zeros(0, np.int64)
         return z, z, z
-    if ngroups < 1 << 16:
-        g16 = group.astype(np.uint16, copy=False)
-        order = np.argsort(g16, kind="stable")
-        counts = np.bincount(g16, minlength=ngroups + 1)[:ngroups]
-    else:
-        g = _as_i64(group)
-        order = np.argsort(g, kind="stable")
-        counts = np.bincount(g, minlength=ngroups + 1)[:ngroups]
-    nv = int(counts.sum())
+    key = group.astype(np.uint16, copy=False) if ngroups < 1 << 16 else _as_i64(group)
+    order = np.argsort(key, kind="stable")
+    # Rows per group from the sorted keys (no row-sized bincount temporaries).
+    bounds = np.searchsorted(key[order], np.arange(ngroups + 1, dtype=key.dtype), "left")
+    del key
+    counts = np.diff(bounds)
+    nv = int(bounds[-1])
     if nv == 0:
         z = np.zeros(0, np.int64)
         return z, z, z
@@ -92,10 +90,24 @@ def islands_by_group(group: npt.NDArray[np.integer], start: I64, end: I64, ngrou
     span = int(e.max()) - t0 + 1
     if ngroups * span >= _KEY_LIMIT:
         return _rank_islands(np.repeat(np.arange(ngroups, dtype=np.int64), counts), s, e, None)
-    off = np.repeat(np.arange(ngroups, dtype=np.int64) * span - t0, counts)
-    s += off
-    e += off
+    _add_group_offsets(s, e, counts, span, t0)
     return _islands_sorted(s, e, span, t0)
+
+
+def _add_group_offsets(s: I64, e: I64, counts: I64, span: int, t0: int) -> None:
+    """Turn times of rows in group order into offset keys ``group * span + (time - t0)``, in place. With few
+    groups a slice per group does it without the row-sized array a ``repeat`` of the offsets would take."""
+    if counts.size > 4096:
+        off = np.repeat(np.arange(counts.size, dtype=np.int64) * span - t0, counts)
+        s += off
+        e += off
+        return
+    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    for k in range(counts.size):
+        lo, hi = bounds[k], bounds[k + 1]
+        if hi > lo:
+            s[lo:hi] += k * span - t0
+            e[lo:hi] += k * span - t0
 
 
 def _rank_islands(g: I64, s: I64, e: I64, order: npt.NDArray[np.intp] | None) -> tuple[I64, I64, I64]:
@@ -120,12 +132,20 @@ def _islands_sorted(ks: I64, ke: I64, span: int, t0: int) -> tuple[I64, I64, I64
     new[0] = True
     np.greater(ks[1:], ke[:-1], out=new[1:])
     first = np.flatnonzero(new)
-    last = np.empty_like(first)
-    last[:-1] = first[1:] - 1
-    last[-1] = ks.size - 1
-    ig = ks[first] // span  # ks = group * span + (start - t0) with 0 <= start - t0 < span
-    offset = ig * span - t0
-    return ig, ks[first] - offset, ke[last] - offset
+    del new
+    a = ks[first]
+    first -= 1  # each island ends on the row before the next island's first row
+    b = np.empty_like(a)
+    b[:-1] = ke[first[1:]]
+    b[-1] = ke[-1]
+    del first
+    # a = group * span + (start - t0) with 0 <= start - t0 < span, and likewise for b: split in place.
+    ig = np.empty_like(a)
+    np.divmod(a, span, out=(ig, a))
+    np.remainder(b, span, out=b)
+    a += t0
+    b += t0
+    return ig, a, b
 
 
 def islands(start: npt.ArrayLike, end: npt.ArrayLike) -> tuple[I64, I64]:
@@ -151,7 +171,7 @@ def sum_by_group(group: npt.ArrayLike, values: npt.ArrayLike, ngroups: int) -> I
     v = _as_i64(values)
     if g.size == 0:
         return np.zeros(ngroups, np.int64)
-    if int(np.abs(v).sum()) < _EXACT_FLOAT:
+    if max(int(v.max()), -int(v.min())) * v.size < _EXACT_FLOAT:  # a bound on Σ|v| without a temporary
         return np.rint(np.bincount(g, weights=v, minlength=ngroups)).astype(np.int64)
     out = np.zeros(ngroups, dtype=np.int64)
     np.add.at(out, g, v)
@@ -181,7 +201,7 @@ def coverage(isl_start: I64, isl_end: I64, t: npt.ArrayLike) -> I64:
 def argsort_times(times: I64) -> tuple[npt.NDArray[np.intp], I64]:
     """``(order, times[order])`` for integer times. When time and row index fit together in 63 bits they are
     packed into one key and sorted with ``np.sort`` (a SIMD sort, several times faster than ``np.argsort``);
-    ties come out in index order. ``times`` is not modified."""
+    ties come out in index order. ``times`` is overwritten (it becomes the sorted key buffer)."""
     n = times.size
     if n == 0:
         return np.zeros(0, np.intp), times
@@ -190,7 +210,8 @@ def argsort_times(times: I64) -> tuple[npt.NDArray[np.intp], I64]:
     if int(times.max()) - t0 >= 1 << (63 - bits):
         order = np.argsort(times, kind="stable")
         return order, times[order]
-    key = times - t0
+    key = times
+    key -= t0
     key <<= bits
     key |= np.arange(n, dtype=np.int64)
     key.sort()
@@ -207,14 +228,20 @@ def exclusive_shares(isl_start: I64, isl_end: I64) -> npt.NDArray[np.float64]:
     m = isl_start.size
     if m == 0:
         return np.zeros(0, np.float64)
-    order, t = argsort_times(np.concatenate([isl_start, isl_end]))  # tie order is irrelevant: pieces
-    # between equal times have zero length
-    active = np.cumsum(np.where(order < m, 1, -1))  # intervals covering [t[i], t[i+1])
-    rate = np.diff(t) / np.maximum(active[:-1], 1)  # gaps (active 0) lie inside no interval: never read
+    # Tie order is irrelevant: pieces between equal times have zero length.
+    order, t = argsort_times(np.concatenate([isl_start, isl_end]))
+    sign = (order < m).view(np.int8) * np.int8(2)
+    sign -= 1  # +1 at a start, -1 at an end
+    active = np.cumsum(sign, dtype=np.int32)  # intervals covering [t[i], t[i+1])
+    del sign
     cum = np.empty(2 * m, np.float64)  # F(t[i]) = ∫ 1/active up to event i
     cum[0] = 0.0
-    np.cumsum(rate, out=cum[1:])
-    at = np.empty(2 * m, np.float64)
+    np.subtract(t[1:], t[:-1], out=cum[1:])
+    np.maximum(active, 1, out=active)  # gaps (active 0) lie inside no interval: never read
+    cum[1:] /= active[:-1]
+    del active
+    np.cumsum(cum[1:], out=cum[1:])
+    at = t.view(np.float64)  # the sorted times are no longer needed: their buffer takes F per event
     at[order] = cum  # F at each interval's own start and end event
     return at[m:] - at[:m]
 

@@ -111,14 +111,19 @@ def line_metrics(
     g2[dead] = n2
     w_ig, w_a, w_b = iv.islands_by_group(g2, rows.start, rows.end, n2)
     del g2
-    both_t = iv.sum_by_group(w_ig, w_b - w_a, n2).reshape(nl + 1, nc, 2)
+    # Work islands of attributed lines: even group numbers below the unattributed line's.
+    sel = (w_ig & 1) == 0
+    sel &= w_ig < nl * nc * 2
+    b_ig, b_a, b_b = w_ig[sel], w_a[sel], w_b[sel]
+    b_ig >>= 1
+    del sel
+    w_b -= w_a  # island lengths, in place
+    both_t = iv.sum_by_group(w_ig, w_b, n2).reshape(nl + 1, nc, 2)
+    del w_ig, w_a, w_b
     busy, wait = both_t[:, :, 0], both_t[:, :, 1]
     unattr = (int(count[nl]), int(wcount[nl]), int(busy[nl].max(initial=0)), int(wait[nl].max(initial=0)))
     if nl == 0:
         return [], unattr
-    sel = ((w_ig & 1) == 0) & (w_ig < nl * nc * 2)  # work islands of attributed lines
-    b_ig, b_a, b_b = w_ig[sel] >> 1, w_a[sel], w_b[sel]
-    del w_ig, w_a, w_b, sel
     best = np.argmax(busy[:nl], axis=1) if nc > 1 else np.zeros(nl, np.int64)
 
     # DMA overlap: each line-core island against that core's DMA union (cumulative coverage, no loop per line).
@@ -147,7 +152,9 @@ def line_metrics(
     g3[dead | rows.wait] = n3
     e_ig, e_a, e_b = iv.islands_by_group(g3, rows.start, rows.end, n3)
     del g3
-    eng = iv.sum_by_group(e_ig, e_b - e_a, n3).reshape(nl + 1, ne, nc)
+    e_b -= e_a
+    eng = iv.sum_by_group(e_ig, e_b, n3).reshape(nl + 1, ne, nc)
+    del e_ig, e_a, e_b
 
     tops = _top_opcodes(rows, ins.opcode.values, nl)
     dma_bytes, dma_ns = _dma_attributed(profile, li, lid, nl)

@@ -84,7 +84,8 @@ class Codes:
 
 @dataclass(frozen=True)
 class Instructions:
-    """Executed instructions. ``row_id`` is ``Instruction.id`` (the key ``Flow`` uses)."""
+    """Executed instructions. ``row_id`` is ``Instruction.id`` (the key ``Flow`` uses), None when the profile
+    gives no ids (then nothing can refer to a row by id)."""
 
     start: I64
     end: I64
@@ -92,7 +93,7 @@ class Instructions:
     opcode: Codes
     track: Codes  # UI row / Perfetto track ("Vector Engine Row 0"); may be all -1
     pcore: I32
-    row_id: I64
+    row_id: I64 | None
     execution: I32 | None = None  # ExecutionInfo index per row (-1: outside every window); None: no windows
 
     def __len__(self) -> int:
@@ -189,7 +190,7 @@ def make_instructions(
         opcode=opcode,
         track=track if track is not None else empty_codes(n),
         pcore=np.zeros(n, np.int32) if pcore is None else np.asarray(pcore, dtype=np.int32),
-        row_id=np.arange(n, dtype=np.int64) if row_id is None else np.asarray(row_id, dtype=np.int64),
+        row_id=None if row_id is None else np.asarray(row_id, dtype=np.int64),
     )
 
 
@@ -226,7 +227,8 @@ def sort_by_start(profile: Profile) -> Profile:
         ins = Instructions(
             ins.start[order], ins.end[order], Codes(ins.engine.values, ins.engine.codes[order]),
             Codes(ins.opcode.values, ins.opcode.codes[order]), Codes(ins.track.values, ins.track.codes[order]),
-            ins.pcore[order], ins.row_id[order], None if ins.execution is None else ins.execution[order],
+            ins.pcore[order], None if ins.row_id is None else ins.row_id[order],
+            None if ins.execution is None else ins.execution[order],
         )
         loc = Locations(rank[loc.instr], loc.file, loc.line, loc.iteration, loc.source)
         dma = DmaTransfers(dma.start, dma.end, dma.bytes, dma.queue, dma.tensor, dma.queue_type, dma.pcore,
@@ -252,7 +254,11 @@ def assign_executions(profile: Profile) -> Profile:
         return profile
     ins = profile.instructions
     ids = np.full(len(ins), -1, np.int32)
+    ordered = _is_sorted(ins.start)  # readers sort by start: each window is then one slice
     for ex in profile.executions:  # a handful of windows
-        ids[(ins.start >= ex.start) & (ins.start < ex.end)] = ex.index
+        if ordered:
+            ids[np.searchsorted(ins.start, ex.start, "left") : np.searchsorted(ins.start, ex.end, "left")] = ex.index
+        else:
+            ids[(ins.start >= ex.start) & (ins.start < ex.end)] = ex.index
     profile.instructions = dataclasses.replace(ins, execution=ids)
     return profile

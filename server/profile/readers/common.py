@@ -51,30 +51,33 @@ def filled_numpy(column: pa.ChunkedArray | pa.Array, default: float, dtype: npt.
     out = np.empty(len(column), dtype)
     pos = 0
     for ch in chunks:
-        m = len(ch)
-        part = out[pos : pos + m]
-        pos += m
-        if m == 0:
-            continue
-        if ch.null_count == m:
-            part[:] = default
-            continue
-        if ch.null_count == 0:
-            part[:] = ch.to_numpy()
-            continue
+        _fill_chunk(ch, default, out[pos : pos + len(ch)])
+        pos += len(ch)
+    return out
+
+
+def _fill_chunk(ch: pa.Array, default: float, part: npt.NDArray[Any]) -> None:
+    """Copy one numeric chunk into ``part`` (same length), nulls replaced by ``default``."""
+    m = len(ch)
+    if m == 0:
+        return
+    if ch.null_count == m:
+        part[:] = default
+    elif ch.null_count == 0:
+        part[:] = ch.to_numpy()  # zero-copy view of the chunk, one copy into place
+    else:
         validity, data = ch.buffers()[:2]
         part[:] = np.frombuffer(data, ch.type.to_pandas_dtype(), count=ch.offset + m)[ch.offset :]
         valid = np.unpackbits(np.frombuffer(validity, np.uint8), count=ch.offset + m, bitorder="little")[ch.offset :]
         part[valid == 0] = default
-    return out
 
 
 def codes_of(column: pa.ChunkedArray | pa.Array) -> Codes:
     """A string column as Codes: each distinct string handled once (Arrow dictionaries), never per row in Python.
 
-    Parquet string columns arrive dictionary-encoded; their chunks are decoded one by one into the final code
-    array, re-mapping codes only when a chunk brings a different dictionary. Plain string columns (CSV, JSON)
-    are dictionary-encoded by Arrow first."""
+    Parquet string columns arrive dictionary-encoded; each chunk's indices are copied straight into the final
+    code array and re-mapped in place only when the chunk brings a different dictionary. Plain string columns
+    (CSV, JSON) are dictionary-encoded by Arrow first."""
     if not pa.types.is_dictionary(column.type):
         import pyarrow.compute as pc  # only the text formats need it; the Parquet path never imports it
 
@@ -96,8 +99,11 @@ def codes_of(column: pa.ChunkedArray | pa.Array) -> Codes:
             strings = ("" if v is None else str(v) for v in ch.dictionary.to_pylist())
             lut = np.array([table.setdefault(v, len(table)) for v in strings] + [-1], np.int32)
             prev = ch.dictionary
-        codes[pos : pos + m] = lut[filled_numpy(ch.indices, lut.size - 1, np.int32)]  # null → the trailing -1
+        part = codes[pos : pos + m]
         pos += m
+        _fill_chunk(ch.indices, -1, part)  # a null is code -1 whatever the dictionary
+        if not (lut[:-1] == np.arange(lut.size - 1)).all():  # a later dictionary: map its codes to the table's
+            part[:] = lut[part]
     return Codes(tuple(table), codes)
 
 
@@ -113,7 +119,7 @@ def expand_locations(
     Returns (instr, file Codes, line, iteration Codes) — fully vectorised over instructions.
     """
     files: dict[str, int] = {}
-    counts = np.zeros(len(per_value) + 1, np.int64)
+    counts = np.zeros(len(per_value) + 1, np.int64)  # the trailing slot serves code -1 (no value)
     flat_file: list[int] = []
     flat_line: list[int] = []
     starts = np.zeros(len(per_value) + 1, np.int64)
@@ -124,16 +130,20 @@ def expand_locations(
             flat_file.append(files.setdefault(path, len(files)))
             flat_line.append(line)
     starts[-1] = len(flat_file)
+    if int(counts.max(initial=0)) <= 1:
+        # Common case: at most one location per value: per-value lookup tables, a mask and two small gathers.
+        has = (counts == 1)[row_codes]  # code -1 reads the trailing slot
+        picked = row_codes[has]
+        file_of = np.zeros(len(per_value) + 1, np.int32)
+        line_of = np.zeros(len(per_value) + 1, np.int32)
+        one = counts == 1
+        file_of[one] = flat_file
+        line_of[one] = flat_line
+        instr = np.flatnonzero(has) if row_index is None else row_index[has]
+        it = Codes(iteration.values, iteration.codes[has]) if iteration is not None else empty_codes(int(picked.size))
+        return instr, Codes(tuple(files), file_of[picked]), line_of[picked], it
     rc = np.where(row_codes >= 0, row_codes, len(per_value)).astype(np.int64)
     idx = np.arange(row_codes.size, dtype=np.int64) if row_index is None else row_index
-    if int(counts.max(initial=0)) <= 1:
-        # Common case: at most one location per value: a mask and two gathers, no repeat machinery.
-        has = counts[rc] == 1
-        first = starts[rc[has]]
-        ff = np.asarray(flat_file, np.int32)[first] if first.size else np.zeros(0, np.int32)
-        fl = np.asarray(flat_line, np.int32)[first] if first.size else np.zeros(0, np.int32)
-        it = Codes(iteration.values, iteration.codes[has]) if iteration is not None else empty_codes(int(has.sum()))
-        return idx[has], Codes(tuple(files), ff), fl, it
     cnt = counts[rc]
     total = int(cnt.sum())
     instr = np.repeat(idx, cnt)

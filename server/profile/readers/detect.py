@@ -15,10 +15,10 @@ def detect_format(path: str | Path) -> str:
     if not p.exists():
         raise ProfileError(f"{p}: no such file or directory")
     if p.is_dir():
-        from nki_studio.profile.readers.csvfmt import is_csv_dir
-
         if any(p.glob("*.parquet")) or any(p.glob("profiles/global/*/*.parquet")):
             return "parquet"
+        from nki_studio.profile.readers.csvfmt import is_csv_dir  # pyarrow.csv: imported only when needed
+
         if is_csv_dir(p):
             return "csv"
         raise ProfileError(

@@ -61,30 +61,75 @@ def _all_null(pf: pq.ParquetFile, name: str) -> bool:
     return True
 
 
-def _read(files: list[Path], table: str, columns: tuple[str, ...]) -> pa.Table:
-    pieces = []
-    for f in files:
+def _unreadable(f: Path, exc: Exception) -> ProfileError:
+    return ProfileError(
+        f"{f.name}: not a readable Parquet file ({exc}). The file is truncated or corrupt; re-run "
+        "`neuron-explorer view ... --ingest-only` or copy the directory again."
+    )
+
+
+class ColumnSource:
+    """One table (all its ``<Table>_N.parquet`` parts) read a column at a time, on demand.
+
+    It answers ``column_names``, ``num_rows`` and ``column(name)`` like a ``pyarrow.Table``, but Arrow holds only
+    the column being converted, never the whole table next to its NumPy copies: a million-row profile's peak
+    memory (and, in a fresh process, the cost of touching that memory the first time) drops by the table size.
+    Each column is read once by the code that converts it.
+    """
+
+    def __init__(self, files: list[Path], table: str, columns: tuple[str, ...]) -> None:
+        self.table = table
+        self._parts: list[tuple[Path, pq.ParquetFile]] = []
+        names: list[str] = []
+        for f in files:
+            try:
+                schema = pq.ParquetFile(f).schema_arrow
+                present = schema.names
+                cols = [c for c in columns if c in present] if columns else present
+                strings = [c for c in cols if pa.types.is_string(schema.field(c).type)]
+                # ParquetFile, not pq.read_table: the latter goes through pyarrow.dataset, whose import pulls
+                # pyarrow.compute (~0.1 s) into a fresh process.
+                pf = pq.ParquetFile(f, read_dictionary=strings)
+                cols = [c for c in cols if c not in _SKIP_WHEN_NULL or not _all_null(pf, c)]
+            except (pa.ArrowException, OSError) as exc:
+                raise _unreadable(f, exc) from exc
+            self._parts.append((f, pf))
+            names += [c for c in cols if c not in names]
+        self.column_names = names
+        self.num_rows = sum(pf.metadata.num_rows for _, pf in self._parts)
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        """Column ``name`` over all parts (parts without it contribute nulls)."""
+        pieces = []
+        for f, pf in self._parts:
+            try:
+                if name in pf.schema_arrow.names:
+                    pieces.append(pf.read(columns=[name]))
+                else:
+                    pieces.append(pa.table({name: pa.nulls(pf.metadata.num_rows)}))
+            except (pa.ArrowException, OSError) as exc:
+                raise _unreadable(f, exc) from exc
+        if len(pieces) == 1:
+            return pieces[0].column(0)
         try:
-            pf = pq.ParquetFile(f)
-            schema = pf.schema_arrow
-            present = schema.names
-            cols = [c for c in columns if c in present] if columns else present
-            cols = [c for c in cols if c not in _SKIP_WHEN_NULL or not _all_null(pf, c)]
-            strings = [c for c in cols if pa.types.is_string(schema.field(c).type)]
-            # ParquetFile.read, not pq.read_table: the latter goes through pyarrow.dataset, whose import pulls
-            # pyarrow.compute (~0.1 s) into a fresh process.
-            pieces.append(pq.ParquetFile(f, read_dictionary=strings).read(columns=cols))
-        except (pa.ArrowException, OSError) as exc:
-            raise ProfileError(
-                f"{f.name}: not a readable Parquet file ({exc}). The file is truncated or corrupt; re-run "
-                "`neuron-explorer view ... --ingest-only` or copy the directory again."
-            ) from exc
-    if len(pieces) == 1:
-        return pieces[0]
-    try:
-        return pa.concat_tables(pieces, promote_options="permissive")
-    except pa.ArrowException as exc:
-        raise ProfileError(f"the parts of table {table} have incompatible columns: {exc}") from exc
+            return pa.concat_tables(pieces, promote_options="permissive").column(0)
+        except pa.ArrowException as exc:
+            raise ProfileError(f"the parts of table {self.table} have incompatible columns: {exc}") from exc
+
+    def read_all(self) -> pa.Table:
+        """Every selected column as one table, in one read per part (for the one-row tables: Summary, Metadata)."""
+        pieces = []
+        for f, pf in self._parts:
+            try:
+                pieces.append(pf.read(columns=[c for c in self.column_names if c in pf.schema_arrow.names]))
+            except (pa.ArrowException, OSError) as exc:
+                raise _unreadable(f, exc) from exc
+        if len(pieces) == 1:
+            return pieces[0]
+        try:
+            return pa.concat_tables(pieces, promote_options="permissive")
+        except pa.ArrowException as exc:
+            raise ProfileError(f"the parts of table {self.table} have incompatible columns: {exc}") from exc
 
 
 def read_parquet_dir(path: str | Path, *, ignore_schema_version: bool = False) -> Profile:
@@ -94,7 +139,7 @@ def read_parquet_dir(path: str | Path, *, ignore_schema_version: bool = False) -
     notes: list[str] = []
     tables = {}
     if "Metadata" in files:
-        tables["Metadata"] = _read(files["Metadata"], "Metadata", ())
+        tables["Metadata"] = ColumnSource(files["Metadata"], "Metadata", ()).read_all()
         version = str(first_row(tables["Metadata"]).get("profile_schema_version") or "")
         problem = check_schema_version(version) if version else None
         if problem and not ignore_schema_version:
@@ -115,5 +160,6 @@ def read_parquet_dir(path: str | Path, *, ignore_schema_version: bool = False) -
         if table in files and table != "Metadata":
             if table == "Instruction" and "Flow" not in files:
                 cols = tuple(c for c in cols if c != "id")  # Instruction.id only serves the Flow join
-            tables[table] = _read(files[table], table, cols)
+            source = ColumnSource(files[table], table, cols)
+            tables[table] = source if cols else source.read_all()
     return profile_from_tables(tables, str(root), "parquet", notes)

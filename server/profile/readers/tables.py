@@ -8,7 +8,7 @@ columns are found by name and cast, extra columns are ignored (parquet-schema.md
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +37,18 @@ from nki_studio.profile.readers.common import (
 
 I64 = npt.NDArray[np.int64]
 
+class TableLike(Protocol):
+    """What the builders need of a table: a ``pyarrow.Table``, or the Parquet reader's column-at-a-time source."""
+
+    @property
+    def column_names(self) -> list[str]: ...
+
+    @property
+    def num_rows(self) -> int: ...
+
+    def column(self, name: str) -> pa.ChunkedArray: ...
+
+
 # Columns each table contributes (projection list for readers that can project).
 COLUMNS: dict[str, tuple[str, ...]] = {
     "Instruction": (
@@ -55,25 +67,27 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
-def int_column(table: pa.Table, tname: str, name: str, default: int | None = None) -> I64:
-    """An integer column as int64 (nulls → ``default``); a clear error when it is not numeric."""
+def int_column(
+    table: TableLike, tname: str, name: str, default: int | None = None, dtype: type[np.signedinteger[Any]] = np.int64
+) -> npt.NDArray[Any]:
+    """An integer column as ``dtype`` (nulls → ``default``); a clear error when it is not numeric."""
     if name not in table.column_names:
         if default is None:
             raise ProfileError(f"{tname} has no column {name!r}, which is required")
-        return np.full(table.num_rows, default, np.int64)
+        return np.full(table.num_rows, default, dtype)
     col = table.column(name)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type)):
         shown = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
         raise ProfileError(f"{tname}.{name} has type {shown}, expected an integer column (int64)")
     if pa.types.is_null(col.type):
-        return np.full(table.num_rows, default if default is not None else 0, np.int64)
+        return np.full(table.num_rows, default if default is not None else 0, dtype)
     fill = default if default is not None else 0
     if pa.types.is_floating(col.type):
-        return np.round(filled_numpy(col, fill, np.float64)).astype(np.int64)
-    return filled_numpy(col, fill, np.int64)
+        return np.round(filled_numpy(col, fill, np.float64)).astype(dtype)
+    return filled_numpy(col, fill, dtype)
 
 
-def str_codes(table: pa.Table, tname: str, name: str) -> Codes:
+def str_codes(table: TableLike, tname: str, name: str) -> Codes:
     """A string column as Codes; all-missing when absent; error when it holds non-string data."""
     if name not in table.column_names:
         return empty_codes(table.num_rows)
@@ -101,7 +115,7 @@ def first_row(table: pa.Table | None) -> dict[str, Any]:
     return out
 
 
-def profile_from_tables(tables: Mapping[str, pa.Table], path: str, fmt: str, notes: list[str]) -> Profile:
+def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, notes: list[str]) -> Profile:
     """Assemble a Profile from whichever tables exist."""
     summary = first_row(tables.get("Summary"))
     metadata = first_row(tables.get("Metadata"))
@@ -126,11 +140,11 @@ def profile_from_tables(tables: Mapping[str, pa.Table], path: str, fmt: str, not
         str_codes(t, "Instruction", "engine"),
         str_codes(t, "Instruction", "opcode"),
         str_codes(t, "Instruction", "timeline_track"),
-        int_column(t, "Instruction", "pcore_idx", 0).astype(np.int32),
+        int_column(t, "Instruction", "pcore_idx", 0, np.int32),
         int_column(t, "Instruction", "id", -1) if "id" in t.column_names else None,
     )
     locations = _locations(tables, t, ins.pcore)
-    dma = _dma(tables, ins.row_id)
+    dma = _dma(tables, ins.row_id, len(ins))
     execs = _executions(tables.get("ExecutionInfo"))
     warn = tables.get("Warning")
     if warn is not None and "message" in warn.column_names:
@@ -150,7 +164,7 @@ def _cross_check(dma: DmaTransfers, active_s: float) -> list[str]:
     return []
 
 
-def _locations(tables: Mapping[str, pa.Table], t: pa.Table, pcore: npt.NDArray[np.int32]) -> Locations:
+def _locations(tables: Mapping[str, TableLike], t: TableLike, pcore: npt.NDArray[np.int32]) -> Locations:
     """Source locations per instruction: KernelInstructions, else nki_source_location, else BIR debug info."""
     n = t.num_rows
     done = np.zeros(n, bool)
@@ -167,10 +181,8 @@ def _locations(tables: Mapping[str, pa.Table], t: pa.Table, pcore: npt.NDArray[n
         if field not in t.column_names or done.all():
             continue
         codes = str_codes(t, "Instruction", field)
-        rows = np.flatnonzero(~done & (codes.codes >= 0))
-        if rows.size == 0:
-            continue
-        part = expand_locations(parsed_values(codes), codes.codes[rows], rows.astype(np.int64))
+        row_codes = codes.codes if not parts else np.where(done, -1, codes.codes)  # rows already located: none
+        part = expand_locations(parsed_values(codes), row_codes)
         if part[0].size:
             parts.append(part)
             done[part[0]] = True
@@ -179,7 +191,7 @@ def _locations(tables: Mapping[str, pa.Table], t: pa.Table, pcore: npt.NDArray[n
 
 
 def _kernel_instruction_locations(
-    tables: Mapping[str, pa.Table], ki: pa.Table, names: Codes, pcore: npt.NDArray[np.int32]
+    tables: Mapping[str, TableLike], ki: TableLike, names: Codes, pcore: npt.NDArray[np.int32]
 ) -> tuple[I64, Codes, npt.NDArray[np.int32], Codes]:
     """Join Instruction.kernel_instruction_name (+ pcore_idx) → KernelInstructions.file_path, line_number."""
     k_names = ki.column("kernel_instruction_name").to_pylist()
@@ -218,7 +230,7 @@ def _kernel_instruction_locations(
     return expand_locations(per_value, ki_row[rows].astype(np.int32), rows.astype(np.int64), iteration)
 
 
-def _iteration_labels(t: pa.Table | None) -> dict[int, str]:
+def _iteration_labels(t: TableLike | None) -> dict[int, str]:
     """``iteration_variable_id`` → "n=0, k=3" (outermost loop first), following parent links."""
     if t is None or t.num_rows == 0:
         return {}
@@ -239,7 +251,7 @@ def _iteration_labels(t: pa.Table | None) -> dict[int, str]:
     return out
 
 
-def _dma(tables: Mapping[str, pa.Table], instr_ids: I64) -> DmaTransfers:
+def _dma(tables: Mapping[str, TableLike], instr_ids: I64 | None, n_instr: int) -> DmaTransfers:
     """DMA transfers from DmaPacketAggregated (else DmaPacket), attributed to instructions through Flow."""
     agg = tables.get("DmaPacketAggregated")
     name = "DmaPacketAggregated"
@@ -251,8 +263,9 @@ def _dma(tables: Mapping[str, pa.Table], instr_ids: I64) -> DmaTransfers:
     ids = int_column(agg, name, "id", -1) if "id" in agg.column_names else np.full(n, -1, np.int64)
     instr = np.full(n, -1, np.int64)
     flow = tables.get("Flow")
-    if name == "DmaPacketAggregated" and flow is not None and flow.num_rows and instr_ids.size:
-        instr = _flow_instr(flow, instr_ids, ids)
+    if name == "DmaPacketAggregated" and flow is not None and flow.num_rows and n_instr:
+        # Without Instruction.id, Flow's in_id can only be the row number.
+        instr = _flow_instr(flow, instr_ids if instr_ids is not None else np.arange(n_instr, dtype=np.int64), ids)
     return DmaTransfers(
         start=int_column(agg, name, "start_ts"),
         end=int_column(agg, name, "end_ts"),
@@ -260,13 +273,13 @@ def _dma(tables: Mapping[str, pa.Table], instr_ids: I64) -> DmaTransfers:
         queue=str_codes(agg, name, "queue_name"),
         tensor=str_codes(agg, name, "variable"),
         queue_type=str_codes(agg, name, "queue_type"),
-        pcore=int_column(agg, name, "pcore_idx", 0).astype(np.int32),
+        pcore=int_column(agg, name, "pcore_idx", 0, np.int32),
         instr=instr,
         table=name,
     )
 
 
-def _flow_instr(flow: pa.Table, instr_ids: I64, dma_ids: I64) -> I64:
+def _flow_instr(flow: TableLike, instr_ids: I64, dma_ids: I64) -> I64:
     """For each DMA row, the index of the instruction that triggered it (Flow Instruction → DMA), else -1.
 
     Table names are matched case-insensitively and both spellings are accepted: observed
@@ -293,7 +306,7 @@ def _lower_in(column: pa.ChunkedArray, wanted: set[str]) -> npt.NDArray[np.bool_
     return Codes(tuple(v.lower() for v in codes.values), codes.codes).mask_of(wanted)
 
 
-def _executions(t: pa.Table | None) -> list[Execution]:
+def _executions(t: TableLike | None) -> list[Execution]:
     if t is None or t.num_rows == 0 or "execution_start_ts" not in t.column_names:
         return []
     idx = int_column(t, "ExecutionInfo", "execution_index", 0)
