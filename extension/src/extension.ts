@@ -1,8 +1,10 @@
 /** Entry point: wires the server manager, heatmap, kernel panel, status item and commands together. */
+import * as fs from 'node:fs';
 import type * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { HeatController } from './heat/controller';
 import { parseHeatmap } from './heat/model';
+import { InterpreterCache } from './interpreterCache';
 import { KernelPanel } from './panel/kernelPanel';
 import { ServerManager } from './serverManager';
 import { SimulationStore } from './simulationStore';
@@ -21,7 +23,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const heat = new HeatController(vs, (t) => timings.record({ event: 'paint', ...t }));
   const simulations = new SimulationStore();
   const panel = new KernelPanel(vs, simulations, heat);
-  server = new ServerManager(vs, context.extensionPath, log, timings, activatedAt);
+  server = new ServerManager(vs, context.extensionPath, log, timings, activatedAt, new InterpreterCache(context.workspaceState, (p) => fs.existsSync(p)));
   const status = new LanguageStatus(vs, server);
 
   server.onNotification('nki/heatmap', (raw) => {

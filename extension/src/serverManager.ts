@@ -19,7 +19,8 @@ import {
   type WorkDoneProgressReport,
   WorkDoneProgress,
 } from 'vscode-languageclient/node';
-import { discoverInterpreter, isFound } from './interpreter';
+import { type Found, type NotFound, discoverInterpreter, isFound } from './interpreter';
+import { type InterpreterCache, sameInterpreter } from './interpreterCache';
 import { realProbes } from './pythonProbes';
 import { CrashBackoff, Coalescer } from './restartPolicy';
 import { bundleFor, serverCommand } from './serverCommand';
@@ -43,6 +44,8 @@ export class ServerManager {
   private state: ServerState = 'stopped';
   private interpreterInfo = '';
   private stopping = false;
+  /** Counts start() calls, so a background check acts only on the start it belongs to. */
+  private generation = 0;
 
   readonly onDidChangeState: vscode.Event<ServerState>;
 
@@ -52,6 +55,7 @@ export class ServerManager {
     readonly log: vscode.LogOutputChannel,
     private readonly timings: Timings,
     private readonly activatedAt: number,
+    private readonly interpreters: InterpreterCache,
   ) {
     this.stateEmitter = new vs.EventEmitter<ServerState>();
     this.onDidChangeState = this.stateEmitter.event;
@@ -93,10 +97,19 @@ export class ServerManager {
   async start(): Promise<void> {
     if (this.client) return;
     this.setState('starting');
+    const generation = ++this.generation;
+    const setting = this.vs.workspace.getConfiguration('nki-studio').get<string>('interpreter')?.trim() ?? '';
     const probeStarted = performance.now();
-    const found = await discoverInterpreter(realProbes(this.vs));
-    this.timings.record({ event: 'interpreter', ms: performance.now() - probeStarted });
-    for (const s of found.skipped) this.log.info(`interpreter skipped: ${s}`);
+    const discovery = discoverInterpreter(realProbes(this.vs)).then((result) => {
+      for (const s of result.skipped) this.log.info(`interpreter skipped: ${s}`);
+      return result;
+    });
+    // Start on the interpreter that ran the server last time, checking it meanwhile (see interpreterCache.ts).
+    const remembered = this.interpreters.get(setting);
+    const found = remembered ?? (await discovery);
+    this.timings.record({ event: 'interpreter', ms: performance.now() - probeStarted, remembered: remembered !== undefined });
+    if (remembered) void this.checkRemembered(remembered, discovery, generation);
+    else if (isFound(found)) this.interpreters.set(setting, found);
     if (!isFound(found)) {
       this.log.error(`${found.message} ${found.fix}`);
       this.setState('no-python');
@@ -109,7 +122,8 @@ export class ServerManager {
     const bundle = bundleFor(this.extensionPath, found.version, (p) => fs.existsSync(p));
     const cmd = serverCommand(found.executable, bundle, process.env);
     const runs = found.executable === found.path ? '' : `, runs ${found.executable}`;
-    this.interpreterInfo = `${found.path} (Python ${found.version.join('.')}, from ${found.source}${runs})`;
+    const from = remembered ? `${found.source}, remembered from the last start` : found.source;
+    this.interpreterInfo = `${found.path} (Python ${found.version.join('.')}, from ${from}${runs})`;
     this.log.info(`starting server: ${cmd.command} ${cmd.args.join(' ')} — ${this.interpreterInfo}; ` +
       (bundle ? `bundled libraries ${cmd.env.PYTHONPATH}` : 'no bundled libraries: using the interpreter\'s own nki_studio'));
     if (bundle?.warning) this.log.warn(bundle.warning);
@@ -252,6 +266,17 @@ export class ServerManager {
     this.settingsRestart.dispose();
     void this.stop();
     for (const d of this.disposables) d.dispose();
+  }
+
+  /** Started on the remembered interpreter: when discovery now finds another (or none), start again on that. */
+  private async checkRemembered(remembered: Found, discovery: Promise<Found | NotFound>, generation: number): Promise<void> {
+    const fresh = await discovery;
+    if (isFound(fresh) && sameInterpreter(fresh, remembered)) return;
+    this.interpreters.clear();
+    await this.whenRunning(60_000).catch(() => undefined);
+    // not when the server was stopped or restarted meanwhile (that start already discovered afresh)
+    if (generation !== this.generation || this.state === 'stopped') return;
+    void this.restart(isFound(fresh) ? `the interpreter is now ${fresh.executable}` : 'the remembered interpreter is no longer usable');
   }
 
   private onCrash(why: string): void {

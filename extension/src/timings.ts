@@ -7,7 +7,8 @@ import * as fs from 'node:fs';
 
 export type TimingEvent =
   | { event: 'activate'; ms: number }
-  | { event: 'interpreter'; ms: number }
+  /** How long the server start waited for an interpreter (about 0 when the last one was remembered). */
+  | { event: 'interpreter'; ms: number; remembered: boolean }
   | { event: 'serverReady'; ms: number }
   | { event: 'firstDiagnostics'; uri: string; ms: number; sinceActivateMs: number }
   | { event: 'paint'; uri: string; lines: number; ms: number; planMs: number };

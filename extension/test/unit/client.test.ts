@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { type InterpreterProbes, discoverInterpreter, isFound } from '../../src/interpreter';
+import { type Found, type InterpreterProbes, discoverInterpreter, isFound } from '../../src/interpreter';
+import { InterpreterCache, type StateStore, sameInterpreter } from '../../src/interpreterCache';
 import { Coalescer, CrashBackoff, type Timers } from '../../src/restartPolicy';
 import { bundleFor, serverCommand } from '../../src/serverCommand';
 import { needsRestart, serverLogLevel, serverSettings } from '../../src/settings';
@@ -110,6 +111,38 @@ describe('interpreter discovery order', () => {
     assert.ok(!isFound(r));
     assert.match(r.message, /no Python 3\.10\+/);
     assert.match(r.fix, /nki-studio\.interpreter/);
+  });
+});
+
+describe('remembered interpreter', () => {
+  const found = (executable: string, version: [number, number] = [3, 11]): Found => ({ path: '/usr/bin/python3', executable, source: 'PATH', version, skipped: [] });
+  const store = (): StateStore => {
+    const values = new Map<string, unknown>();
+    return { get: <T>(k: string) => values.get(k) as T | undefined, update: (k: string, v: unknown) => Promise.resolve(void values.set(k, v)) };
+  };
+
+  it('gives back the last interpreter for the same setting value while its executable exists', () => {
+    const present = new Set(['/opt/py/bin/python3']);
+    const cache = new InterpreterCache(store(), (p) => present.has(p));
+    assert.equal(cache.get(''), undefined);
+    cache.set('', found('/opt/py/bin/python3'));
+    assert.equal(cache.get('')?.executable, '/opt/py/bin/python3');
+    assert.equal(cache.get('/other/python'), undefined); // another (or an ignored) setting value: discover afresh
+    present.clear();
+    assert.equal(cache.get(''), undefined);
+  });
+
+  it('forgets on clear', () => {
+    const cache = new InterpreterCache(store(), () => true);
+    cache.set('', found('/opt/py/bin/python3'));
+    cache.clear();
+    assert.equal(cache.get(''), undefined);
+  });
+
+  it('compares what would run: executable and version', () => {
+    assert.ok(sameInterpreter(found('/a'), found('/a')));
+    assert.ok(!sameInterpreter(found('/a'), found('/b')));
+    assert.ok(!sameInterpreter(found('/a', [3, 11]), found('/a', [3, 12])));
   });
 });
 
