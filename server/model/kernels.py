@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from nki_studio.model.imports import ImportAliases, is_external, is_legacy, to_canonical
+from nki_studio.model.syntax import source_lines
 
 # Decorators (canonical names) that make a function a kernel.
 KERNEL_DECORATORS = frozenset(
@@ -53,10 +53,10 @@ class ModuleInfo:
     short_names: set[str] = field(default_factory=set)  # names that can refer to a local function/class/module
     path_cache: dict[tuple[str, int], str | None] = field(default_factory=dict)  # (dotted, level) -> local file
 
-    @cached_property
-    def lines(self) -> list[str]:
-        """Source lines without line ends (split once)."""
-        return self.source.splitlines()
+    @property
+    def lines(self) -> Sequence[str]:
+        """Source lines without line ends (split once per text)."""
+        return source_lines(self.source)
 
     def module_imports(self) -> list[tuple[str, str | None]]:
         """(local name, dotted target) of every import binding; target None for module-level relative imports

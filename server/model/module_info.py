@@ -8,10 +8,12 @@ only adds what the interpreter needs on top: code-point columns and one ModuleSc
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nki_studio.model.imports import is_legacy
 from nki_studio.model.kernels import ModuleInfo, ModuleResolver
+from nki_studio.model.syntax import non_ascii_lines
 
 _FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -25,7 +27,7 @@ class ModuleScope:
     functions: dict[str, _FunctionNode] = field(default_factory=dict)  # top-level only
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     legacy: bool = False
-    lines: list[str] = field(default_factory=list)
+    lines: Sequence[str] = field(default_factory=list)
     non_ascii_lines: frozenset[int] = frozenset()
 
     def column(self, line: int, byte_col: int) -> int:
@@ -57,7 +59,7 @@ class ScopeCache:
             classes=dict(info.classes),
             legacy=any(is_legacy(t) for t in info.aliases.bindings.values()),
             lines=lines,
-            non_ascii_lines=frozenset(i + 1 for i, line in enumerate(lines) if not line.isascii()),
+            non_ascii_lines=non_ascii_lines(info.source),
         )
         self._scopes[id(info)] = scope
         return scope

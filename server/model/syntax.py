@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 
 
 def expr_text(node: ast.AST) -> str:
@@ -73,3 +74,16 @@ def assigned_names(body: list[ast.stmt]) -> set[str]:
         for handler in getattr(node, "handlers", None) or []:
             stack.extend(handler.body)
     return names
+
+
+@lru_cache(maxsize=4)
+def source_lines(source: str) -> tuple[str, ...]:
+    """``source.splitlines()``, computed once per text: an incremental lint analyses one text many times over
+    (once per kernel group), and a 2,000-line split per run adds up."""
+    return tuple(source.splitlines())
+
+
+@lru_cache(maxsize=4)
+def non_ascii_lines(source: str) -> frozenset[int]:
+    """1-based numbers of the lines with a non-ASCII character (their columns need a UTF-8 conversion)."""
+    return frozenset(i + 1 for i, line in enumerate(source_lines(source)) if not line.isascii())

@@ -13,6 +13,7 @@ from typing import Any
 
 from nki_studio.model.imports import ImportAliases, to_canonical
 from nki_studio.model.kernels import FunctionInfo, KernelDiscovery
+from nki_studio.model.syntax import source_lines
 from nki_studio.model.targets import Target
 from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.findings import Finding, Fix, Related, Severity, Span, TextEdit
@@ -26,7 +27,7 @@ class LintContext:
                  config: LintConfig) -> None:
         self.path = path
         self.source = source
-        self.lines = source.splitlines()
+        self.lines = source_lines(source)
         self.tree = tree
         self.discovery = discovery
         self.config = config

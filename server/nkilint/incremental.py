@@ -163,23 +163,72 @@ class _Names:
     star: bool  # ``from x import *``: it may bind any name
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes`` as a list, without the generator overhead (names are scanned for every block)."""
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        fields = _FIELDS[type(node)] = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
+    out: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            out.extend(v for v in value if isinstance(v, ast.AST))
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
 def _names(block: Block) -> _Names:
+    """What a block mentions and binds. For a function only the globals it may read count as used (a superset:
+    names read anywhere in it, less those its own scope assigns), so a kernel's local ``x`` does not tie it to
+    a module-level ``x``."""
     used: set[str] = set()
     bound: set[str] = set()
     star = False
+    local: set[str] = set()
+    declared: set[str] = set()
+    todo: list[tuple[ast.AST, bool]] = []  # (node, in the function's own scope)
     for stmt in block.stmts():
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name):
-                used.add(node.id)
-                if not isinstance(node.ctx, ast.Load):
-                    bound.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if block.function is not None and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound.add(stmt.name)
+            local.update(a.arg for a in (*stmt.args.posonlyargs, *stmt.args.args, *stmt.args.kwonlyargs,
+                                         stmt.args.vararg, stmt.args.kwarg) if a is not None)
+            todo += [(n, True) for n in stmt.body]
+            todo += [(n, False) for n in (*stmt.decorator_list, *_children(stmt.args))]
+            if stmt.returns is not None:
+                todo.append((stmt.returns, False))
+        else:
+            todo.append((stmt, False))
+    while todo:
+        node, own = todo.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            used.add(node.id)  # type: ignore[attr-defined]
+            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                (local if own else bound).add(node.id)  # type: ignore[attr-defined]
+            continue
+        if kind is ast.Import or kind is ast.ImportFrom:
+            names = [(a.asname or a.name).split(".")[0] for a in node.names]  # type: ignore[attr-defined]
+            (local if own else bound).update(names)
+            star = star or any(a.name == "*" for a in node.names)  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            used.update(node.names)  # type: ignore[attr-defined]
+            declared.update(node.names)  # type: ignore[attr-defined]
+        elif isinstance(node, _SCOPES):
+            if own and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                local.add(node.name)
+            elif not own and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.add(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-                star = star or any(a.name == "*" for a in node.names)
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                used.update(node.names)
+            todo += [(child, False) for child in _children(node)]
+            continue
+        todo += [(child, own) for child in _children(node)]
+    if block.function is not None:
+        used -= local - declared
     return _Names(frozenset(used), frozenset(bound), star)
 
 
