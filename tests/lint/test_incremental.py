@@ -196,3 +196,17 @@ def test_a_broken_edit_reports_the_full_parse_error_and_recovers() -> None:
     assert found == lint_source(broken, "/nonexistent/units.py", config)
     assert linter.lint(text, config) == []
     assert linter.last_checked == 0  # the cache survived the broken version
+
+
+def test_a_main_block_calling_every_kernel_does_not_tie_them_together() -> None:
+    main = "\n\nif __name__ == '__main__':\n    a = None\n    x = kernel_0(a)\n    y = kernel_1(x)\n"
+    text = _HEADER + "".join(_UNIT.format(i=i) for i in range(3)).replace("x = load_", "a = load_").replace(
+        "src=x)", "src=a)") + main
+    config = _config("0.7")
+    linter = IncrementalLinter("/nonexistent/units.py")
+    assert linter.lint(text, config) == []
+    assert linter.last_checked == 4  # module-level code, and three separate helper + kernel pairs
+    edited = text.replace("(TILE_2, 64), dtype=dtype", "(TILE_2 * 3, 64), dtype=dtype")
+    found = linter.lint(edited, config)
+    assert linter.last_checked == 1  # kernel_2's own locals ``a``/``x`` are not the main block's
+    assert found == lint_source(edited, "/nonexistent/units.py", config) and [f.code for f in found] == ["NKI301"]
