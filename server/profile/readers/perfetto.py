@@ -14,9 +14,11 @@ engine comes from the track name; the NKI line comes from any debug annotation w
 "source" (``nki_source_location`` preferred); DMA bytes from an annotation whose name contains "bytes"/"size";
 each distinct parent track (``NeuronCore k``) is one physical core.
 
-Not supported (perfetto.md §3.2): clock conversions (a non-default clock is only reported in the notes),
-TrackEvent's legacy ``timestamp_delta_us``/``timestamp_absolute_us``, Chrome ``legacy_event`` packets and
-counter values — none is needed for per-line heat of a Neuron device trace as far as documented.
+Clocks (perfetto.md §3.2 item 6) are converted to ns on the trace clock by ``pftrace_clocks``: packet and
+sequence-default clock ids, clock snapshots, units and incremental clocks. TrackEvent's legacy
+``timestamp_absolute_us`` is read as microseconds. Not supported: the legacy ``timestamp_delta_us`` (events using
+it are counted in the notes), Chrome ``legacy_event`` packets and counter values — none is needed for per-line
+heat of a Neuron device trace as far as documented.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from nki_studio.profile.model import (
 )
 from nki_studio.profile.readers import pftrace_wire as wire
 from nki_studio.profile.readers.common import concat_locations, expand_locations, parsed_values
+from nki_studio.profile.readers.pftrace_clocks import Clocks
 
 _BLOCK = 8 << 20
 _DMA_TRACK = re.compile(r"^q[A-Z]")
@@ -176,7 +179,9 @@ class _State:
         self.packet_fields = frozenset({self.f_ts, self.f_seq, self.f_te, self.f_flags})
         self.t_type, self.t_uuid, self.t_iid, self.t_name, self.t_args = (
             _num(T, "type"), _num(T, "track_uuid"), _num(T, "name_iid"), _num(T, "name"), _num(T, "debug_annotations"))
-        self.te_fields = frozenset({self.t_type, self.t_uuid, self.t_iid, self.t_name, self.t_args})
+        self.t_abs_us, self.t_delta_us = _num(T, "timestamp_absolute_us"), _num(T, "timestamp_delta_us")
+        self.te_fields = frozenset({self.t_type, self.t_uuid, self.t_iid, self.t_name, self.t_args, self.t_abs_us,
+                                    self.t_delta_us})
         self.d_iid, self.d_name, self.d_str, self.d_siid, self.d_int, self.d_uint = (
             _num(D, "name_iid"), _num(D, "name"), _num(D, "string_value"), _num(D, "string_value_iid"),
             _num(D, "int_value"), _num(D, "uint_value"))
@@ -192,7 +197,8 @@ class _State:
         self.defaults: dict[int, list[tuple[int, int]]] = {}  # seq -> [(packet index, default track uuid)]
         self.strings: dict[str, int] = {"": 0}  # name / location strings -> code (code 0 = none)
         self.arg_keys: set[str] = set()
-        self.clock_note = False
+        self.clocks = Clocks()
+        self.delta_us_events = 0  # legacy TrackEvent.timestamp_delta_us: not supported, counted
 
     def code(self, text: str) -> int:
         return self.strings.setdefault(text, len(self.strings))
@@ -216,13 +222,15 @@ class _State:
             pkt = self.pb.TracePacket.FromString(data[int(starts[i]):int(ends[i])])
             if self._general(pkt, self.packets + int(i)):
                 resets.setdefault(pkt.trusted_packet_sequence_id, []).append(int(i))
+        ts, has_ts = pf.last(self.f_ts, n)
+        ts = ts.astype(np.int64)
+        self.clocks.block_ticks(self.packets + np.arange(n, dtype=np.int64), seq, ts, has_ts)
         fast = np.flatnonzero(~general)
         if fast.size:
             te_of = np.full(n, -1, np.int64)
             te_of[te_idx] = np.arange(te_idx.size)  # one track_event per packet (last wins, as in protobuf)
             k = te_of[fast]
-            self._fast(buf, fast, te_s[k], te_e[k], seq[fast], pf.last(self.f_ts, n)[0][fast].astype(np.int64),
-                       gen_start, resets)
+            self._fast(buf, fast, te_s[k], te_e[k], seq[fast], ts[fast], gen_start, resets)
         self.packets += n
 
     def _gens(self, idx: npt.NDArray[np.int64], seq: npt.NDArray[np.int64], gen_start: dict[int, int],
@@ -258,12 +266,17 @@ class _State:
             for j, a, b in zip(ni.tolist(), ns.tolist(), ne.tolist(), strict=True):
                 name_code[j] = self.code(raw[a:b].decode("utf-8", "replace"))
         loc_code, nbytes = self._annotations(buf, tf, m, seq, gen)
+        abs_us, has_abs = tf.last(self.t_abs_us, m)
+        if has_abs.any():  # legacy TrackEvent field, microseconds
+            ts = np.where(has_abs, abs_us.astype(np.int64) * 1000, ts)
+        self.delta_us_events += int(tf.last(self.t_delta_us, m)[1].sum())
         begin = (typ == self.BEGIN) | (typ == self.INSTANT)
         endm = (typ == self.END) | (typ == self.INSTANT)
         for mask, kind, sub in ((begin, 1, 0), (endm, -1, 1)):
             if mask.any():
                 self.events.append({
                     "pidx": pidx[mask], "sub": np.full(int(mask.sum()), sub, np.int8), "ts": ts[mask],
+                    "seq": seq[mask].astype(np.uint32),
                     "kind": np.full(int(mask.sum()), kind, np.int8), "track": uuid[mask],
                     "name": name_code[mask] if kind > 0 else np.zeros(int(mask.sum()), np.int64),
                     "loc": loc_code[mask] if kind > 0 else np.zeros(int(mask.sum()), np.int64),
@@ -342,10 +355,7 @@ class _State:
             dflt = pkt.trace_packet_defaults
             if dflt.HasField("track_event_defaults"):
                 self.defaults.setdefault(seq, []).append((pidx, dflt.track_event_defaults.track_uuid))
-            if dflt.HasField("timestamp_clock_id"):
-                self.clock_note = True
-        if pkt.HasField("timestamp_clock_id"):
-            self.clock_note = True
+        self.clocks.general_packet(pkt, pidx, seq)
         if pkt.HasField("track_descriptor"):
             td = pkt.track_descriptor
             tname = td.name or td.static_name or (td.thread.thread_name if td.HasField("thread") else "") or (
@@ -377,9 +387,12 @@ class _State:
                     nb = int(a.int_value or a.uint_value or a.double_value or 0)
         rows = [(1, 0, name, loc, nb)] if typ == self.BEGIN else [(-1, 1, 0, 0, 0)] if typ == self.END else \
             [(1, 0, name, loc, nb), (-1, 1, 0, 0, 0)]
+        ts = ev.timestamp_absolute_us * 1000 if ev.HasField("timestamp_absolute_us") else pkt.timestamp
+        self.delta_us_events += ev.HasField("timestamp_delta_us")
         for kind, sub, nm, lc, b in rows:
             self.events.append({
-                "pidx": np.array([pidx], np.int64), "sub": np.array([sub], np.int8), "ts": np.array([pkt.timestamp], np.int64),
+                "pidx": np.array([pidx], np.int64), "sub": np.array([sub], np.int8), "ts": np.array([ts], np.int64),
+                "seq": np.array([seq], np.uint32),
                 "kind": np.array([kind], np.int8), "track": np.array([track], np.int64), "name": np.array([nm], np.int64),
                 "loc": np.array([lc], np.int64), "bytes": np.array([b], np.int64),
             })
@@ -398,12 +411,14 @@ class _State:
         # stable (run-merging) sort of the combined key is nearly linear.
         order = np.argsort(cols["pidx"] * 2 + cols["sub"], kind="stable")
         ts, kind, track = cols["ts"][order], cols["kind"][order], cols["track"][order]
+        ts = self.clocks.to_trace_ns(cols["pidx"][order], cols["seq"][order].astype(np.int64), ts, notes)
+        if self.delta_us_events:
+            notes.append(f"{self.delta_us_events} events use the legacy TrackEvent.timestamp_delta_us, which is not "
+                         "supported: their packet timestamps are used")
         name, loc, nbytes = cols["name"][order], cols["loc"][order], cols["bytes"][order]
         b_idx, e_idx, open_count = pair_slices(track, kind)
         if open_count:
             notes.append(f"{open_count} slices were never closed (trace ended first); they are left out")
-        if self.clock_note:
-            notes.append("trace declares a non-default clock; timestamps used as nanoseconds (unverified)")
         start, end = ts[b_idx], ts[e_idx]
         tcodes, uuids = dense_ids(track[b_idx])
         info = [self.tracks.get(int(u), (f"track {int(u)}", 0)) for u in uuids]
