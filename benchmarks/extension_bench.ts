@@ -157,7 +157,10 @@ async function main(): Promise<void> {
     await wb.runCommand('Developer: Reload Window');
     const second = (e: string): Timing | undefined => readTimings(timings).filter((t) => t.event === e)[1];
     await waitFor(() => second('activate'), 120_000, 'activation after the reload');
-    const reopened = await waitFor(() => second('firstDiagnostics'), 120_000, 'first diagnostics after the reload');
+    // the small kernel when VS Code reopens its model too (comparable with the cold open), else whichever came first
+    await waitFor(() => second('firstDiagnostics'), 120_000, 'first diagnostics after the reload');
+    const small = (): Timing | undefined => readTimings(timings).filter((t) => t.event === 'firstDiagnostics' && t.uri?.endsWith('deprecated_loop.py'))[1];
+    const reopened = (await waitFor(() => small(), 20_000, 'the small kernel after the reload').catch(() => undefined)) ?? second('firstDiagnostics')!;
     const reopenedProbe = second('interpreter');
     const reopenedReady = await waitFor(() => second('serverReady'), 60_000, 'server start after the reload');
     const inProcess = paintWithTestDouble();
