@@ -6,6 +6,8 @@ the length of a union, never a sum of durations: rows of one engine overlap, and
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -92,6 +94,22 @@ def islands_by_group(group: npt.NDArray[np.integer], start: I64, end: I64, ngrou
         return _rank_islands(np.repeat(np.arange(ngroups, dtype=np.int64), counts), s, e, None)
     _add_group_offsets(s, e, counts, span, t0)
     return _islands_sorted(s, e, span, t0)
+
+
+def group_key(
+    first: npt.NDArray[np.integer[Any]], *digits: tuple[int, npt.NDArray[Any] | None], size: int
+) -> npt.NDArray[np.integer[Any]]:
+    """Mixed-radix group number ``((first * r1 + d1) * r2 + d2) ...`` (a ``None`` digit is 0), computed in place
+    in the narrowest integer type that holds ``size`` values — uint16 below 65,536, which the radix sort of
+    ``islands_by_group`` then uses without a copy."""
+    dtype = np.uint16 if size <= 1 << 16 else np.int32 if size < 1 << 31 else np.int64
+    key = first.astype(dtype)
+    for radix, digit in digits:
+        if radix > 1:
+            key *= dtype(radix)
+        if digit is not None:
+            key += digit.astype(dtype, copy=False)
+    return key
 
 
 def _add_group_offsets(s: I64, e: I64, counts: I64, span: int, t0: int) -> None:
@@ -198,7 +216,7 @@ def coverage(isl_start: I64, isl_end: I64, t: npt.ArrayLike) -> I64:
     return np.where(k >= 0, before[kc] + inside, 0)
 
 
-def argsort_times(times: I64) -> tuple[npt.NDArray[np.intp], I64]:
+def argsort_times(times: I64) -> tuple[npt.NDArray[np.integer[Any]], I64]:
     """``(order, times[order])`` for integer times. When time and row index fit together in 63 bits they are
     packed into one key and sorted with ``np.sort`` (a SIMD sort, several times faster than ``np.argsort``);
     ties come out in index order. ``times`` is overwritten (it becomes the sorted key buffer)."""
@@ -215,7 +233,7 @@ def argsort_times(times: I64) -> tuple[npt.NDArray[np.intp], I64]:
     key <<= bits
     key |= np.arange(n, dtype=np.int64)
     key.sort()
-    order = (key & ((1 << bits) - 1)).astype(np.intp, copy=False)
+    order = np.bitwise_and(key, (1 << bits) - 1, dtype=np.int32 if bits < 32 else np.int64)  # half the memory
     key >>= bits
     key += t0
     return order, key

@@ -99,15 +99,16 @@ def line_metrics(
     rows, fused = _rows(profile, start, end, scope, is_wait, core_idx, li, lid, nl)
 
     # Instruction and work counts per line in one bincount: (line, wait flag).
-    lw = rows.line * 2 + rows.wait
+    lw = iv.group_key(rows.line, (2, rows.wait), size=2 * (nl + 2))
     both = np.bincount(lw, minlength=2 * (nl + 2))[: 2 * (nl + 1)].reshape(nl + 1, 2)
+    del lw
     count, wcount = both.sum(axis=1), both[:, 0]
 
     # Busy (work) and wait unions per (line, core): the wait flag is the lowest group bit.
     skip_out = rows.line > nl
     dead = skip_out if rows.empty is None else skip_out | rows.empty
-    g2 = (rows.line.astype(np.int64) * nc + (0 if rows.core is None else rows.core)) * 2 + rows.wait
     n2 = (nl + 1) * nc * 2
+    g2 = iv.group_key(rows.line, (nc, rows.core), (2, rows.wait), size=n2 + 1)
     g2[dead] = n2
     w_ig, w_a, w_b = iv.islands_by_group(g2, rows.start, rows.end, n2)
     del g2
@@ -145,10 +146,8 @@ def line_metrics(
 
     # Per-engine busy per (line, engine, core), work rows only.
     ne = max(len(ins.engine.values), 1)
-    g3 = (rows.line.astype(np.int64) * ne + rows.engine) * nc
-    if rows.core is not None:
-        g3 += rows.core
     n3 = (nl + 1) * ne * nc
+    g3 = iv.group_key(rows.line, (ne, rows.engine), (nc, rows.core), size=n3 + 1)
     g3[dead | rows.wait] = n3
     e_ig, e_a, e_b = iv.islands_by_group(g3, rows.start, rows.end, n3)
     del g3
@@ -246,8 +245,8 @@ def _rows(
 def _top_opcodes(rows: Rows, names: tuple[str, ...], nl: int) -> list[list[tuple[str, int, int]]]:
     """Per line, the opcodes with the largest summed duration (count and sum), at most ``TOP_OPCODES``."""
     nops = len(names) + 1  # the extra slot holds rows without an opcode
-    key = rows.line.astype(np.int64) * nops + (rows.opcode % nops)
     size = (nl + 2) * nops
+    key = iv.group_key(rows.line, (nops, rows.opcode % nops), size=size)
     cnt = np.bincount(key, minlength=size)[: nl * nops].reshape(nl, nops)
     tot = iv.sum_by_group(key, rows.end - rows.start, size)[: nl * nops].reshape(nl, nops)
     top = np.argsort(-tot, axis=1, kind="stable")[:, :TOP_OPCODES]  # one sort of the small (line × opcode) table

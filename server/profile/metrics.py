@@ -137,10 +137,7 @@ def compute_metrics(
     # --- kernel level ---------------------------------------------------------------------------
     # Engine islands first; the compute union per core is then the union of those (far fewer) islands.
     ne = max(len(ins.engine.values), 1)
-    ek = np.maximum(ins.engine.codes, 0).astype(np.int64)
-    if core_idx is not None:
-        ek *= nc
-        ek += core_idx
+    ek = iv.group_key(np.maximum(ins.engine.codes, 0), (nc, core_idx), size=ne * nc + 1)
     ek[is_wait if dead is None else is_wait | dead] = ne * nc
     e_isl = iv.islands_by_group(ek, start, end, ne * nc)
     del ek

@@ -186,6 +186,6 @@ def test_all_null_optional_columns_are_not_read(tmp_path: Path) -> None:
     tl.location = [None] * tl.n
     path = write_parquet(tl, tmp_path / "p", kernel_instructions=False)
     pf = pq.ParquetFile(path / "Instruction.parquet")
-    assert _all_null(pf, "nki_source_location") and not _all_null(pf, "opcode")
+    assert _all_null(pf, "nki_source_location", pf.schema_arrow) and not _all_null(pf, "opcode", pf.schema_arrow)
     prof = load_profile(path)
     assert prof.locations.instr.size == 0 and len(prof.instructions) == tl.n

@@ -47,11 +47,11 @@ def table_files(directory: Path) -> dict[str, list[Path]]:
 _SKIP_WHEN_NULL = frozenset({"kernel_instruction_name", "nki_source_location", "bir_debug_info_source_location"})
 
 
-def _all_null(pf: pq.ParquetFile, name: str) -> bool:
-    """True when every row group's statistics record only nulls for column ``name``."""
+def _all_null(pf: pq.ParquetFile, name: str, schema: pa.Schema) -> bool:
+    """True when every row group's statistics record only nulls for column ``name`` (``schema``: the file's)."""
     md = pf.metadata
-    j = pf.schema_arrow.get_field_index(name)
-    if md.num_rows == 0 or md.num_columns != len(pf.schema_arrow) or j < 0:
+    j = schema.get_field_index(name)
+    if md.num_rows == 0 or md.num_columns != len(schema) or j < 0:
         return False  # nested schema: column positions do not match, read it
     for i in range(md.num_row_groups):
         rg = md.row_group(i)
@@ -79,7 +79,7 @@ class ColumnSource:
 
     def __init__(self, files: list[Path], table: str, columns: tuple[str, ...]) -> None:
         self.table = table
-        self._parts: list[tuple[Path, pq.ParquetFile]] = []
+        self._parts: list[tuple[Path, pq.ParquetFile, frozenset[str]]] = []  # file, reader, its column names
         names: list[str] = []
         for f in files:
             try:
@@ -90,20 +90,21 @@ class ColumnSource:
                 # ParquetFile, not pq.read_table: the latter goes through pyarrow.dataset, whose import pulls
                 # pyarrow.compute (~0.1 s) into a fresh process.
                 pf = pq.ParquetFile(f, read_dictionary=strings)
-                cols = [c for c in cols if c not in _SKIP_WHEN_NULL or not _all_null(pf, c)]
+                cols = [c for c in cols if c not in _SKIP_WHEN_NULL or not _all_null(pf, c, schema)]
             except (pa.ArrowException, OSError) as exc:
                 raise _unreadable(f, exc) from exc
-            self._parts.append((f, pf))
+            # ParquetFile.schema_arrow converts the whole schema on every access: keep the names once.
+            self._parts.append((f, pf, frozenset(present)))
             names += [c for c in cols if c not in names]
         self.column_names = names
-        self.num_rows = sum(pf.metadata.num_rows for _, pf in self._parts)
+        self.num_rows = sum(pf.metadata.num_rows for _, pf, _ in self._parts)
 
     def column(self, name: str) -> pa.ChunkedArray:
         """Column ``name`` over all parts (parts without it contribute nulls)."""
         pieces = []
-        for f, pf in self._parts:
+        for f, pf, present in self._parts:
             try:
-                if name in pf.schema_arrow.names:
+                if name in present:
                     pieces.append(pf.read(columns=[name]))
                 else:
                     pieces.append(pa.table({name: pa.nulls(pf.metadata.num_rows)}))
@@ -119,9 +120,9 @@ class ColumnSource:
     def read_all(self) -> pa.Table:
         """Every selected column as one table, in one read per part (for the one-row tables: Summary, Metadata)."""
         pieces = []
-        for f, pf in self._parts:
+        for f, pf, present in self._parts:
             try:
-                pieces.append(pf.read(columns=[c for c in self.column_names if c in pf.schema_arrow.names]))
+                pieces.append(pf.read(columns=[c for c in self.column_names if c in present]))
             except (pa.ArrowException, OSError) as exc:
                 raise _unreadable(f, exc) from exc
         if len(pieces) == 1:
@@ -162,4 +163,9 @@ def read_parquet_dir(path: str | Path, *, ignore_schema_version: bool = False) -
                 cols = tuple(c for c in cols if c != "id")  # Instruction.id only serves the Flow join
             source = ColumnSource(files[table], table, cols)
             tables[table] = source if cols else source.read_all()
-    return profile_from_tables(tables, str(root), "parquet", notes)
+    profile = profile_from_tables(tables, str(root), "parquet", notes)
+    del tables
+    # Arrow's allocator keeps freed read buffers for reuse by Arrow; NumPy (the metrics) cannot use them, so
+    # hand them back now rather than adding them to the peak.
+    pa.default_memory_pool().release_unused()
+    return profile
