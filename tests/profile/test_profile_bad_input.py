@@ -113,7 +113,7 @@ def test_legacy_instruction_without_timestamp_is_refused(tmp_path: Path) -> None
 def test_memory_guard(variants: dict[str, tuple[Path, str]], walkthrough_files: dict[str, Path]) -> None:
     from nki_studio.profile.readers.detect import available_memory, memory_estimate, memory_refusal
 
-    assert memory_estimate(walkthrough_files["parquet"]) == 6 * 600  # six Instruction rows
+    assert memory_estimate(walkthrough_files["parquet"]) == 6 * 300  # six Instruction rows
     assert memory_estimate(walkthrough_files["perfetto"]) == walkthrough_files["perfetto"].stat().st_size * 16
     assert memory_estimate(variants["truncated parquet"][0]) == 0  # unreadable: the reader reports it
     assert memory_refusal(10 * 2**30, 4 * 2**30) is not None and "profile report" in str(memory_refusal(10 * 2**30, 4 * 2**30))

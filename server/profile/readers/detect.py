@@ -77,9 +77,10 @@ def _read(p: Path, fmt: str | None, ignore_schema_version: bool) -> Profile:
     raise ProfileError(f"unknown profile format {kind!r}; expected one of {', '.join(FORMATS)}")
 
 
-# Rough peak bytes per unit while loading and measuring (measured with benchmarks/profile_bench.py: ~520 MB for
-# a 1M-row Parquet profile, ~640 MB for a 45 MB / 1M-slice .pftrace); used only to refuse loads that cannot fit.
-_BYTES_PER_PARQUET_ROW = 600
+# Rough peak bytes per unit while loading and measuring (measured with benchmarks/profile_bench.py: ~240 MB peak
+# RSS, interpreter included, for a 1M-row Parquet profile; ~660 MB for a 45 MB / 1M-slice .pftrace); used only to
+# refuse loads that cannot fit, so rounded up.
+_BYTES_PER_PARQUET_ROW = 300
 _PFTRACE_FACTOR = 16
 _TEXT_FACTOR = 4
 
