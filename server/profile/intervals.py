@@ -61,7 +61,7 @@ def grouped_islands(
         base = g * span - t0
         order = np.argsort(base + s)
         return _islands_sorted((base + s)[order], (base + e)[order], span, t0)
-    return _rank_islands(g, s, e, np.argsort(g, kind="stable"))
+    return _rank_islands(g, s, e)
 
 
 def islands_by_group(group: npt.NDArray[np.integer], start: I64, end: I64, ngroups: int) -> tuple[I64, I64, I64]:
@@ -69,8 +69,8 @@ def islands_by_group(group: npt.NDArray[np.integer], start: I64, end: I64, ngrou
 
     ``group`` values lie in ``[0, ngroups]``; rows of group ``ngroups`` are ignored (out of scope, waits, empty),
     so callers mark rows instead of compressing three arrays. Every other row must have ``end > start``.
-    Only a stable sort on the group is needed (linear-time radix sort below 65,536 groups); each group's
-    offset comes from a repeat of per-group constants instead of a gather of the group column.
+    Only a stable sort on the group is needed (linear-time radix sort below 65,536 groups); the group offsets are
+    added to the gathered times in place, so the group column itself is never gathered.
     """
     if group.size == 0:
         z = np.zeros(0, np.int64)
@@ -91,7 +91,7 @@ def islands_by_group(group: npt.NDArray[np.integer], start: I64, end: I64, ngrou
     t0 = int(s.min())
     span = int(e.max()) - t0 + 1
     if ngroups * span >= _KEY_LIMIT:
-        return _rank_islands(np.repeat(np.arange(ngroups, dtype=np.int64), counts), s, e, None)
+        return _rank_islands(np.repeat(np.arange(ngroups, dtype=np.int64), counts), s, e)
     _add_group_offsets(s, e, counts, span, t0)
     return _islands_sorted(s, e, span, t0)
 
@@ -128,11 +128,9 @@ def _add_group_offsets(s: I64, e: I64, counts: I64, span: int, t0: int) -> None:
             e[lo:hi] += k * span - t0
 
 
-def _rank_islands(g: I64, s: I64, e: I64, order: npt.NDArray[np.intp] | None) -> tuple[I64, I64, I64]:
+def _rank_islands(g: I64, s: I64, e: I64) -> tuple[I64, I64, I64]:
     """Islands when times are too far apart for a combined (group, time) key: work on ranks of the distinct
-    timestamps instead. ``order`` sorts the rows by group (None: they already are)."""
-    if order is not None:
-        g, s, e = g[order], s[order], e[order]
+    timestamps instead."""
     times, inverse = np.unique(np.concatenate([s, e]), return_inverse=True)
     rs, re = inverse[: s.size].astype(np.int64), inverse[s.size :].astype(np.int64)
     span = int(times.size)
