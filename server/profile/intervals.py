@@ -72,28 +72,60 @@ def islands_by_group(group: npt.NDArray[np.integer], start: I64, end: I64, ngrou
     Only a stable sort on the group is needed (linear-time radix sort below 65,536 groups); the group offsets are
     added to the gathered times in place, so the group column itself is never gathered.
     """
-    if group.size == 0:
-        z = np.zeros(0, np.int64)
+    z = np.zeros(0, np.int64)
+    grouped = _group_rows(group, start, end, ngroups)
+    if grouped is None:
         return z, z, z
-    key = group.astype(np.uint16, copy=False) if ngroups < 1 << 16 else _as_i64(group)
-    order = np.argsort(key, kind="stable")
-    # Rows per group from the sorted keys (no row-sized bincount temporaries).
-    bounds = np.searchsorted(key[order], np.arange(ngroups + 1, dtype=key.dtype), "left")
-    del key
-    counts = np.diff(bounds)
-    nv = int(bounds[-1])
-    if nv == 0:
-        z = np.zeros(0, np.int64)
-        return z, z, z
-    order = order[:nv]  # ignored rows sort last
-    s = start[order]
-    e = end[order]
+    s, e, counts = grouped
     t0 = int(s.min())
     span = int(e.max()) - t0 + 1
     if ngroups * span >= _KEY_LIMIT:
         return _rank_islands(np.repeat(np.arange(ngroups, dtype=np.int64), counts), s, e)
     _add_group_offsets(s, e, counts, span, t0)
     return _islands_sorted(s, e, span, t0)
+
+
+def union_by_group(group: npt.NDArray[np.integer], start: I64, end: I64, ngroups: int) -> I64:
+    """Union length per group for rows already in start order (same ``group`` convention as
+    ``islands_by_group``), without building the islands: sorted by start, a row adds
+    ``max_end_so_far - max(previous max_end_so_far, its start)``."""
+    out = np.zeros(ngroups, np.int64)
+    grouped = _group_rows(group, start, end, ngroups)
+    if grouped is None:
+        return out
+    s, e, counts = grouped
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    t0 = int(s.min())
+    span = int(e.max()) - t0 + 1
+    if ngroups * span < _KEY_LIMIT:
+        # Offset keys: one running maximum for all groups, never carried across a group boundary.
+        _add_group_offsets(s, e, counts, span, t0)
+        np.maximum.accumulate(e, out=e)
+        np.maximum(s[1:], e[:-1], out=s[1:])
+    else:
+        for lo, n in zip(first[counts > 0].tolist(), counts[counts > 0].tolist(), strict=True):
+            np.maximum.accumulate(e[lo : lo + n], out=e[lo : lo + n])
+            np.maximum(s[lo + 1 : lo + n], e[lo : lo + n - 1], out=s[lo + 1 : lo + n])
+    e -= s  # each row's addition to its group's union
+    out[counts > 0] = np.add.reduceat(e, first[counts > 0])
+    return out
+
+
+def _group_rows(group: npt.NDArray[np.integer], start: I64, end: I64, ngroups: int) -> tuple[I64, I64, I64] | None:
+    """Start and end of the rows of groups ``[0, ngroups)`` gathered in (group, start) order — a stable sort on
+    the group only, rows of group ``ngroups`` left out — and the row count per group; None when no row is left."""
+    if group.size == 0:
+        return None
+    key = group.astype(np.uint16, copy=False) if ngroups < 1 << 16 else _as_i64(group)
+    order = np.argsort(key, kind="stable")
+    # Rows per group from the sorted keys (no row-sized bincount temporaries).
+    bounds = np.searchsorted(key[order], np.arange(ngroups + 1, dtype=key.dtype), "left")
+    del key
+    nv = int(bounds[-1])
+    if nv == 0:
+        return None
+    order = order[:nv]  # ignored rows sort last
+    return start[order], end[order], np.diff(bounds)
 
 
 def group_key(
@@ -198,7 +230,14 @@ def grouped_union_length(
     group: npt.ArrayLike, start: npt.ArrayLike, end: npt.ArrayLike, ngroups: int, *, sorted_by_start: bool = False
 ) -> I64:
     """Union length per group id in ``[0, ngroups)``."""
-    ig, a, b = grouped_islands(group, start, end, sorted_by_start=sorted_by_start)
+    if sorted_by_start:
+        g = _as_i64(group)
+        s, e = _as_i64(start), _as_i64(end)
+        if s.size == 0:
+            return np.zeros(ngroups, np.int64)
+        keep = e > s
+        return union_by_group(g if keep.all() else np.where(keep, g, ngroups), s, e, ngroups)
+    ig, a, b = grouped_islands(group, start, end)
     return sum_by_group(ig, b - a, ngroups)
 
 

@@ -149,11 +149,8 @@ def line_metrics(
     n3 = (nl + 1) * ne * nc
     g3 = iv.group_key(rows.line, (ne, rows.engine), (nc, rows.core), size=n3 + 1)
     g3[dead | rows.wait] = n3
-    e_ig, e_a, e_b = iv.islands_by_group(g3, rows.start, rows.end, n3)
+    eng = iv.union_by_group(g3, rows.start, rows.end, n3).reshape(nl + 1, ne, nc)
     del g3
-    e_b -= e_a
-    eng = iv.sum_by_group(e_ig, e_b, n3).reshape(nl + 1, ne, nc)
-    del e_ig, e_a, e_b
 
     tops = _top_opcodes(rows, ins.opcode.values, nl)
     dma_bytes, dma_ns = _dma_attributed(profile, li, lid, nl)

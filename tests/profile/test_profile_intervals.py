@@ -54,6 +54,7 @@ def test_grouped_union_with_huge_time_range_uses_rank_fallback() -> None:
     s = np.array([0, 5, 2**61, 2**61 + 10], np.int64)
     e = np.array([10, 20, 2**61 + 5, 2**61 + 30], np.int64)
     assert list(iv.grouped_union_length(g, s, e, 3001)[[0, 3000]]) == [20, 25]
+    assert list(iv.grouped_union_length(g, s, e, 3001, sorted_by_start=True)[[0, 3000]]) == [20, 25]
 
 
 @settings(max_examples=100, deadline=None)
@@ -101,6 +102,8 @@ def test_islands_by_group_ignores_the_extra_group(rows: list[tuple[int, tuple[in
         mine = [(int(x), int(y)) for q, x, y in zip(ig, a, b, strict=True) if q == k]
         assert mine == [tuple(p) for p in zip(*iv.islands(s[g == k], e[g == k]), strict=True)]
         assert sum(y - x for x, y in mine) == len(covered([r[1] for r in rows if r[0] == k]))
+    lengths = iv.union_by_group(g, s, e, 5)  # the same unions without building islands
+    assert lengths.tolist() == [len(covered([r[1] for r in rows if r[0] == k and r[1][1] > r[1][0]])) for k in range(5)]
 
 
 @settings(max_examples=100, deadline=None)
