@@ -4,8 +4,8 @@ Importing ``lsprotocol.types`` builds ~550 attrs classes, and attrs writes and c
 one's ``__init__``, ``__repr__``, ``__eq__``... at import time: about a third of the server's start-up on a
 2-core machine, paid again on every start because generated code never reaches a ``.pyc``. attrs compiles
 through the name ``compile`` looked up in its ``attr._make`` module, so binding that name there to a function
-that serves code objects from a marshal file (keyed by a digest of file name and source, per Python and attrs
-version, like ``.pyc`` files) skips the compiler from the second start on. If attrs stops looking the name up
+that serves code objects from a marshal file (keyed by a digest of file name and source, one file per Python version,
+like ``.pyc`` files) skips the compiler from the second start on. If attrs stops looking the name up
 there, the binding is simply unused. Nothing else changes: attrs still evaluates the code with its own globals.
 """
 
@@ -25,13 +25,12 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 
-def cache_file(attrs_source: str) -> Path:
-    """Where the cache lives: ``$XDG_CACHE_HOME/nki-studio`` (else ``~/.cache/nki-studio``), one file per
-    Python version and attrs install (identified by its ``_make.py``, as importlib.metadata costs ~50 ms)."""
+def cache_file() -> Path:
+    """Where the cache lives: ``$XDG_CACHE_HOME/nki-studio`` (else ``~/.cache/nki-studio``), one file per Python
+    version (code objects are version-specific). Entries are keyed by their source, so different attrs installs
+    (a venv, the extension's bundle) share the file safely."""
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nki-studio"
-    st = os.stat(attrs_source)
-    install = hashlib.blake2b(f"{attrs_source}\0{st.st_mtime_ns}\0{st.st_size}".encode(), digest_size=8).hexdigest()
-    return base / f"attrs-code-{sys.implementation.cache_tag or 'py'}-{install}.marshal"
+    return base / f"attrs-code-{sys.implementation.cache_tag or 'py'}.marshal"
 
 
 class AttrsCodeCache:
@@ -81,7 +80,7 @@ def import_lsprotocol_with_cache() -> None:
     try:
         import attr._make as attrs_make
 
-        cache = AttrsCodeCache(cache_file(attrs_make.__file__))
+        cache = AttrsCodeCache(cache_file())
     except Exception as exc:  # never let an optimisation stop the server
         log.debug("attrs code cache unavailable: %s", exc)
         import lsprotocol.types
