@@ -186,7 +186,8 @@ def make_instructions(
     return Instructions(
         start=np.asarray(start, dtype=np.int64),
         end=np.asarray(end, dtype=np.int64),
-        engine=Codes(uniq, remap[engine.codes]),
+        # Already canonical and distinct (the usual case): the codes stand as they are, no row-sized gather.
+        engine=Codes(uniq, engine.codes if canon == uniq == engine.values else remap[engine.codes]),
         opcode=opcode,
         track=track if track is not None else empty_codes(n),
         pcore=np.zeros(n, np.int32) if pcore is None else np.asarray(pcore, dtype=np.int32),
