@@ -210,3 +210,24 @@ def test_a_main_block_calling_every_kernel_does_not_tie_them_together() -> None:
     found = linter.lint(edited, config)
     assert linter.last_checked == 1  # kernel_2's own locals ``a``/``x`` are not the main block's
     assert found == lint_source(edited, "/nonexistent/units.py", config) and [f.code for f in found] == ["NKI301"]
+
+
+_ODD_DOCUMENTS = {
+    "crlf": _HEADER.replace("\n", "\r\n") + _UNIT.format(i=0).replace("\n", "\r\n"),
+    "form feed and tabs": _HEADER + "\f\n" + _UNIT.format(i=1).replace("    ", "\t"),
+    "several statements a line": "import nki; import nki.language as nl\nP = 256; Q = P\n\n@nki.jit\n\ndef k(a):\n"
+                                 "    t = nl.ndarray((Q, 2), dtype=nl.float32, buffer=nl.sbuf); return t\n",
+    "comments only": "# nothing here\n\n# at all\n",
+    "byte-order mark": "\ufeff" + _HEADER + _UNIT.format(i=3),
+    "empty": "",
+    "unicode": _HEADER + "# ünïcödé ✓\n" + _UNIT.format(i=2).replace("nisa.dma_copy(dst=out", "nisa.dma_copy(dst=out  ")
+               .replace("TILE_2 = 128", "TILE_2 = 256  # größer"),
+    "nested classes and functions": _HEADER + "class Cfg:\n    class Inner:\n        P = 256\n\n    def make(self):\n"
+                                    "        return nl.ndarray((256, 1), dtype=nl.float32, buffer=nl.sbuf)\n\n\n"
+                                    "@nki.jit\ndef k(a):\n    t = Cfg().make()\n    return t\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ODD_DOCUMENTS))
+def test_odd_documents_match_a_full_lint_under_edits(name: str) -> None:
+    _compare_under_edits(_ODD_DOCUMENTS[name], "0.7", "/nonexistent/odd.py", edits=25, seed=zlib.crc32(name.encode()))
