@@ -6,18 +6,14 @@
 import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type * as vscode from 'vscode';
-import {
-  CloseAction,
-  ErrorAction,
-  ExecuteCommandRequest,
+import type {
   LanguageClient,
-  type ResponseError,
-  type LanguageClientOptions,
-  type ServerOptions,
-  type WorkDoneProgressBegin,
-  type WorkDoneProgressEnd,
-  type WorkDoneProgressReport,
-  WorkDoneProgress,
+  LanguageClientOptions,
+  ResponseError,
+  ServerOptions,
+  WorkDoneProgressBegin,
+  WorkDoneProgressEnd,
+  WorkDoneProgressReport,
 } from 'vscode-languageclient/node';
 import { type Found, type NotFound, discoverInterpreter, isFound } from './interpreter';
 import { type InterpreterCache, sameInterpreter } from './interpreterCache';
@@ -27,6 +23,17 @@ import { bundleFor, serverCommand } from './serverCommand';
 import { needsRestart, serverLogLevel, serverSettings } from './settings';
 import type { Timings } from './timings';
 import type { VsCode } from './vscodeApi';
+
+type LanguageClientModule = typeof import('vscode-languageclient/node');
+
+/**
+ * vscode-languageclient is most of the extension's load time (about 50 ms of the bundle's require):
+ * loaded when the server starts (while the interpreter probe runs), not when the extension activates.
+ */
+function languageClientModule(): LanguageClientModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deliberately lazy; esbuild bundles it all the same
+  return require('vscode-languageclient/node') as LanguageClientModule;
+}
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'no-python';
 
@@ -106,6 +113,8 @@ export class ServerManager {
     });
     // Start on the interpreter that ran the server last time, checking it meanwhile (see interpreterCache.ts).
     const remembered = this.interpreters.get(setting);
+    if (!remembered) await new Promise((resolve) => setImmediate(resolve)); // let the probe's process start first
+    const { CloseAction, ErrorAction, LanguageClient } = languageClientModule();
     const found = remembered ?? (await discovery);
     this.timings.record({ event: 'interpreter', ms: performance.now() - probeStarted, remembered: remembered !== undefined });
     if (remembered) void this.checkRemembered(remembered, discovery, generation);
@@ -235,6 +244,7 @@ export class ServerManager {
     const client = this.client;
     if (!client) throw new Error('the NKI language server is not running (see "NKI: Show Logs")');
     const workDoneToken = `nki-studio-${randomUUID()}`;
+    const { ExecuteCommandRequest, WorkDoneProgress } = languageClientModule();
     const sub = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => onProgress?.(value));
     try {
       return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args, workDoneToken }, token);
