@@ -119,13 +119,14 @@ def _group_rows(group: npt.NDArray[np.integer], start: I64, end: I64, ngroups: i
     key = group.astype(np.uint16, copy=False) if ngroups < 1 << 16 else _as_i64(group)
     order = np.argsort(key, kind="stable")
     # Rows per group from the sorted keys (no row-sized bincount temporaries).
-    bounds = np.searchsorted(key[order], np.arange(ngroups + 1, dtype=key.dtype), "left")
+    bounds = np.searchsorted(np.take(key, order), np.arange(ngroups + 1, dtype=key.dtype), "left")
     del key
     nv = int(bounds[-1])
     if nv == 0:
         return None
     order = order[:nv]  # ignored rows sort last
-    return start[order], end[order], np.diff(bounds)
+    # np.take: the same gather as start[order], on a faster path than fancy indexing.
+    return np.take(start, order), np.take(end, order), np.diff(bounds)
 
 
 def group_key(
@@ -181,10 +182,10 @@ def _islands_sorted(ks: I64, ke: I64, span: int, t0: int) -> tuple[I64, I64, I64
     np.greater(ks[1:], ke[:-1], out=new[1:])
     first = np.flatnonzero(new)
     del new
-    a = ks[first]
+    a = np.take(ks, first)
     first -= 1  # each island ends on the row before the next island's first row
     b = np.empty_like(a)
-    b[:-1] = ke[first[1:]]
+    np.take(ke, first[1:], out=b[:-1], mode="clip")  # in range; "clip" avoids the buffered out of "raise"
     b[-1] = ke[-1]
     del first
     # a = group * span + (start - t0) with 0 <= start - t0 < span, and likewise for b: split in place.
@@ -297,7 +298,7 @@ def exclusive_shares(isl_start: I64, isl_end: I64) -> npt.NDArray[np.float64]:
     del active
     np.cumsum(cum[1:], out=cum[1:])
     at = t.view(np.float64)  # the sorted times are no longer needed: their buffer takes F per event
-    at[order] = cum  # F at each interval's own start and end event
+    np.put(at, order, cum)  # F at each interval's own start and end event (at[order] = cum, faster path)
     return at[m:] - at[:m]
 
 
