@@ -43,7 +43,7 @@ def parse(source: str, path: str) -> ast.Module | Finding:
         return syntax_finding(exc, path)
 
 
-_ON_LINE = re.compile(r"\bon line (\d+)")
+_LINE_NUMBER = re.compile(r"\bline (\d+)")
 
 
 def syntax_finding(exc: Exception, path: str, line_offset: int = 0) -> Finding:
@@ -54,8 +54,8 @@ def syntax_finding(exc: Exception, path: str, line_offset: int = 0) -> Finding:
         end_line = exc.end_lineno if exc.end_lineno and exc.end_lineno >= line else line
         end_col = exc.end_offset if exc.end_offset and (end_line > line or exc.end_offset > col) else col + 1
         msg = exc.msg
-        if line_offset:  # messages name other lines too ("... after 'for' statement on line 7")
-            msg = _ON_LINE.sub(lambda m: f"on line {int(m[1]) + line_offset}", msg)
+        if line_offset:  # messages name lines ("... 'for' statement on line 7", "(detected at line 9)")
+            msg = _LINE_NUMBER.sub(lambda m: f"line {int(m[1]) + line_offset}", msg)
         return meta_finding(SYNTAX_ERROR, path, Span(line + line_offset, col, end_line + line_offset, end_col),
                             f"syntax error: {msg}")
     # null bytes, absurd nesting

@@ -61,7 +61,8 @@ def _renumber(lines: list[str], rng: random.Random) -> None:
 
 
 def _half_typed(lines: list[str], rng: random.Random) -> None:
-    lines.insert(rng.randrange(len(lines) + 1), rng.choice(("    x = nl.ndarray((", "    for i in", "@nki.jit", "def")))
+    lines.insert(rng.randrange(len(lines) + 1), rng.choice(("    x = nl.ndarray((", "    for i in", "@nki.jit", "def",
+                                                              '    s = "unterminated', "  y = 1")))
 
 
 def _noqa(lines: list[str], rng: random.Random) -> None:
