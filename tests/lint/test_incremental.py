@@ -232,3 +232,19 @@ _ODD_DOCUMENTS = {
 @pytest.mark.parametrize("name", sorted(_ODD_DOCUMENTS))
 def test_odd_documents_match_a_full_lint_under_edits(name: str) -> None:
     _compare_under_edits(_ODD_DOCUMENTS[name], "0.7", "/nonexistent/odd.py", edits=25, seed=zlib.crc32(name.encode()))
+
+
+def test_module_level_findings_that_disagree_are_detected() -> None:
+    from nki_studio.nkilint.findings import Finding, Severity, Span
+    from nki_studio.nkilint.incremental import Block, _consistent
+
+    env = Block(1, 3, "import nki\n\n", ())
+    span = Span(1, 1, 1, 11)
+
+    def at(s: Span, message: str) -> Finding:
+        return Finding("/k.py", s, "NKI208", "legacy-namespace", Severity.WARNING, message)
+
+    assert _consistent([at(span, "a"), at(span, "a")], [env])
+    assert not _consistent([at(span, "a"), at(span, "used in k1")], [env])
+    in_helper = Span(5, 1, 5, 4)  # one helper line, two call sites: two findings is right
+    assert _consistent([at(in_helper, "256"), at(in_helper, "512")], [env])

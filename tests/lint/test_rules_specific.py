@@ -43,11 +43,15 @@ def test_removed_isa_parameters() -> None:
 
 def test_legacy_namespace_import_rewrites_and_severity() -> None:
     text = ("from neuronxcc import nki\nimport neuronxcc.nki.language as nl\nfrom neuronxcc.nki.isa import "
-            "nc_matmul\n\n\n@nki.jit\ndef k(x):\n    return nl.exp(x)\n")
+            "nc_matmul\n\n\n@nki.jit\ndef k(x):\n    y = nl.exp(x)\n    return nl.exp(y)\n")
     found = only("NKI208", text)
-    assert {f.severity for f in found} == {Severity.ERROR, Severity.WARNING}
-    news = sorted(f.fix.edits[0].new_text for f in found if f.fix)
+    imports = [f for f in found if f.span.line <= 3]
+    assert [f.severity for f in imports] == [Severity.WARNING] * 3
+    news = sorted(f.fix.edits[0].new_text for f in imports if f.fix)
     assert news == ["from nki.isa import nc_matmul", "import nki", "import nki.language as nl"]
+    # The errors sit where kernel code uses the legacy names: the decorator, and the first ``nl`` only.
+    uses = [(f.span.line, f.severity, f.fix.edits[0].new_text if f.fix else None) for f in found if f.span.line > 3]
+    assert uses == [(6, Severity.ERROR, "import nki"), (8, Severity.ERROR, "import nki.language as nl")]
     assert [f.severity for f in only("NKI208", text, "0.3")] == [Severity.WARNING] * 3
     assert only("NKI208", text, "legacy") == []
 

@@ -43,47 +43,57 @@ def _rewrite(stmt: ast.Import | ast.ImportFrom) -> str | None:
            "    nisa.dma_copy(dst=out, src=x)\n    return out\n",
       sources="deprecations.md §D (namespace deprecated 2.27; inside kernels an error since 0.4.0), "
               "python-subset.md §6",
-      scope_note="Warning for imports that kernel code does not use; error on NKI >= 0.4 when a kernel uses the "
-                 "legacy names (0.2-0.3: warning). Not reported when the target is `legacy`. The fix rewrites "
-                 "the import; legacy APIs in the body (nl.arange, masks, value-returning ISA calls) still need "
-                 "migrating by hand.")
+      scope_note="A warning at every legacy import. On NKI >= 0.4 also an error where each kernel (or helper) "
+                 "first uses a legacy name, decorator included: that is what fails to compile. Not reported when "
+                 "the target is `legacy`. The fix (on both) rewrites the import; legacy APIs in the body "
+                 "(nl.arange, masks, value-returning ISA calls) still need migrating by hand.")
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The `neuronxcc.nki` namespace was deprecated in Neuron 2.27 when `nki` became its own package, and using
     it inside kernels is a compile error since NKI 0.4.0. The quick fix rewrites the import to `nki`,
-    `nki.language`, `nki.isa`."""
-    used_in_kernels = _legacy_names_in_kernel_code(ctx)
+    `nki.language`, `nki.isa`. The import's finding does not depend on the kernels (so the editor can check
+    each kernel on its own); the error is reported at the use in kernel code."""
+    fixes: dict[str, Fix | None] = {}  # local name -> the fix rewriting the import that binds it
     for rec_stmt in {id(r.node): r.node for r in ctx.aliases.uses_legacy()}.values():
         if not isinstance(rec_stmt, (ast.Import, ast.ImportFrom)):
             continue
-        bound = [a.asname or a.name.split(".")[0] for a in rec_stmt.names]
-        in_kernel = sorted(set(bound) & used_in_kernels)
-        severity = Severity.ERROR if in_kernel and ctx.target.nki_version >= V04 else None
         new = _rewrite(rec_stmt)
         fix = Fix(f"Replace with `{new}`", (ctx.replace(rec_stmt, new),)) if new else None
-        where = f" and used in kernel code ({', '.join(in_kernel)})" if in_kernel else ""
-        yield ctx.finding("NKI208", rec_stmt, f"legacy namespace {LEGACY_PREFIX} imported{where}; import from "
-                                              "nki / nki.language / nki.isa instead", severity=severity, fix=fix)
+        for a in rec_stmt.names:
+            fixes.setdefault(a.asname or a.name.split(".")[0], fix)
+        yield ctx.finding("NKI208", rec_stmt, f"legacy namespace {LEGACY_PREFIX} imported; import from "
+                                              "nki / nki.language / nki.isa instead", fix=fix)
+    if ctx.target.nki_version < V04:
+        return
+    for node in _first_legacy_uses(ctx):
+        yield ctx.finding("NKI208", node, f"`{node.id}` comes from the legacy namespace {LEGACY_PREFIX}: using it in "
+                                          "kernel code is a compile error since NKI 0.4; import from nki / "
+                                          "nki.language / nki.isa instead", severity=Severity.ERROR,
+                          fix=fixes.get(node.id))
 
 
-def _legacy_names_in_kernel_code(ctx: LintContext) -> set[str]:
-    """Local names bound to legacy modules that kernel code (or a kernel decorator) reads."""
+def _first_legacy_uses(ctx: LintContext) -> list[ast.Name]:
+    """In each kernel and helper of this file, the first read of each name bound to a legacy module (a legacy
+    kernel decorator included)."""
     legacy_locals = {r.local for r in ctx.aliases.uses_legacy()}
-    used: set[str] = set()
-    for func in ctx.discovery.kernels:
-        if func.kernel_legacy and func.module is ctx.discovery.module:
-            for dec in func.node.decorator_list:
-                used |= {n.id for n in ast.walk(dec) if isinstance(n, ast.Name)} & legacy_locals
-    # Parameter/return annotations are evaluated by Python when the def runs, not specialised as kernel code,
-    # so an annotation-only use (``x: nt.tensor``) stays a warning.
-    in_annotations: set[int] = set()
+    if not legacy_locals:
+        return []
+    own = ctx.discovery.module.own_nodes
+    out: list[ast.Name] = []
     for func in ctx.kernel_code():
+        # Parameter/return annotations are evaluated by Python when the def runs, not specialised as kernel
+        # code, so an annotation-only use (``x: nt.tensor``) stays the import's warning.
+        in_annotations: set[int] = set()
         a = func.node.args
         for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
             if arg is not None and arg.annotation is not None:
                 in_annotations.update(id(n) for n in ast.walk(arg.annotation))
         if func.node.returns is not None:
             in_annotations.update(id(n) for n in ast.walk(func.node.returns))
-    for node in ctx.kernel_nodes_of((ast.Name,)):
-        if isinstance(node, ast.Name) and node.id in legacy_locals and id(node) not in in_annotations:
-            used.add(node.id)
-    return used
+        decorators = [n for d in func.node.decorator_list for n in ast.walk(d)] if func.kernel_legacy else []
+        seen: set[str] = set()
+        for node in [*decorators, *own.get(id(func.node), ())]:
+            if (isinstance(node, ast.Name) and node.id in legacy_locals and node.id not in seen
+                    and id(node) not in in_annotations):
+                seen.add(node.id)
+                out.append(node)
+    return out
