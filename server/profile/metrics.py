@@ -130,8 +130,10 @@ def compute_metrics(
     cores_present, core_idx = _cores(ins.pcore)
     nc = len(cores_present)
     # Rows no union may see: out of scope, or empty after clipping (None: there are none).
+    dead: Mask | None = None if scope is None else ~scope
     empty = end <= start
-    dead = (~scope if scope is not None else None) if not empty.any() else (empty if scope is None else empty | ~scope)
+    if empty.any():
+        dead = empty if dead is None else dead | empty
     del empty
 
     # --- kernel level ---------------------------------------------------------------------------
