@@ -31,6 +31,7 @@ interface Timing {
   planMs?: number;
   sinceActivateMs?: number;
   remembered?: boolean;
+  loadMs?: number;
   /** Date.now() in the extension host when the event was recorded (the end of what `ms` measures). */
   at?: number;
 }
@@ -144,23 +145,26 @@ async function main(): Promise<void> {
     await wb.openFile('big_kernel.py');
     await wb.page.waitForTimeout(1000);
     const cold = await timePaint(wb, timings, 'busy time · measured', () => wb.page.keyboard.press('Control+Alt+Shift+L'));
-    // a warm repaint of the same 2,000 lines (the first paint includes JIT warm-up): switch the metric
-    const warm = await timePaint(wb, timings, 'instructions · measured', async () => {
-      await wb.runCommand('NKI: Choose Heatmap Metric…');
-      await wb.page.locator('.quick-input-widget input').fill('instructions');
-      await wb.page.waitForTimeout(300);
-      await wb.page.keyboard.press('Enter');
-    });
+    // warm repaints of the same 2,000 lines (the first paint includes JIT warm-up): switch the metric back and forth
+    const warm: PaintFigures[] = [];
+    for (const metric of ['instructions', 'busy time', 'instructions', 'busy time', 'instructions']) {
+      warm.push(await timePaint(wb, timings, `${metric} · measured`, async () => {
+        await wb.runCommand('NKI: Choose Heatmap Metric…');
+        await wb.page.locator('.quick-input-widget input').fill(metric);
+        await wb.page.waitForTimeout(300);
+        await wb.page.keyboard.press('Enter');
+      }));
+    }
     // The next window on this workspace: reload, the kernels reopen with the window and the server starts
     // on the interpreter remembered in the workspace state (checked in the background).
     // only the small kernel open, so the reloaded window reopens that one (comparable with the cold open)
-    await wb.page.locator('.tab', { hasText: 'big_kernel.py' }).locator('.tab-actions .action-label').first().click();
+    await wb.runCommand('View: Close All Editors');
     await wb.openFile('deprecated_loop.py');
     await wb.runCommand('Developer: Reload Window');
-    const second = (e: string): Timing | undefined => readTimings(timings).filter((t) => t.event === e)[1];
-    await waitFor(() => second('activate'), 120_000, 'activation after the reload');
+    const reactivated = await waitFor(() => readTimings(timings).filter((t) => t.event === 'activate')[1], 120_000, 'activation after the reload');
+    const second = (e: string): Timing | undefined => readTimings(timings).find((t) => t.event === e && (t.at ?? 0) >= (reactivated.at ?? 0));
     const reopened = await waitFor(() => second('firstDiagnostics'), 120_000, 'first diagnostics after the reload');
-    const reopenedProbe = second('interpreter');
+    const reopenedProbe = await waitFor(() => second('interpreter'), 30_000, 'interpreter discovery after the reload');
     const reopenedReady = await waitFor(() => second('serverReady'), 60_000, 'server start after the reload');
     const inProcess = paintWithTestDouble();
 
@@ -168,19 +172,25 @@ async function main(): Promise<void> {
     const ms = (v: number | undefined): string => (v === undefined ? '?' : v.toFixed(0));
     const tasks = (t: number[]): string => (t.length ? `${t.length} (${t.join(', ')} ms)` : 'none');
     console.log('nki-studio extension benchmark (real VS Code 1.100 via code-server, headless Chromium)');
-    console.log(`  activation                     ${activate.ms.toFixed(1)} ms   (target <= 300 ms)`);
+    console.log(`  activation                     ${((activate.loadMs ?? NaN) + activate.ms).toFixed(1)} ms: loading the bundle ${activate.loadMs?.toFixed(1) ?? '?'} ms` +
+      ` + activate() ${activate.ms.toFixed(1)} ms   (target <= 300 ms)`);
     console.log(`  cold open -> first diagnostics ${ms((first.at ?? NaN) - clicked)} ms from the click on the kernel   (target <= 1500 ms)` +
       (activeBefore ? '  [NOT cold: the extension was already active]' : ''));
     console.log(`    activation ${ms((activate.at ?? NaN) - clicked)} ms after the click; interpreter probe ${ms(probe?.ms)} ms${probe?.remembered ? ' (remembered)' : ''};` +
       ` server ready (Python start + initialize) ${ms(ready.ms)} ms;` +
       ` didOpen -> diagnostics ${ms(first.ms)} ms`);
     console.log(`  reload window -> first diagnostics ${ms(reopened.sinceActivateMs)} ms after activation (${path.basename(reopened.uri ?? '?')});` +
-      ` interpreter wait ${ms(reopenedProbe?.ms)} ms${reopenedProbe?.remembered ? ' (remembered)' : ''}; server ready ${ms(reopenedReady.ms)} ms`);
-    for (const [name, p] of [['first paint', cold], ['repaint (metric change)', warm]] as const) {
-      console.log(`  heatmap ${name}, ${p.paint.lines}-line file: extension ${p.paint.ms.toFixed(1)} ms (planning ${p.paint.planMs?.toFixed(1) ?? '?'} ms)   (target <= 50 ms)`);
-      console.log(`    on screen ${ms(p.onScreenMs)} ms after the paint started (the status-bar legend, sent just after: ${ms(p.legendMs)} ms);` +
-        ` renderer long tasks ${tasks(p.longTaskMs)}`);
-    }
+      ` interpreter probe ${ms(reopenedProbe.ms)} ms${reopenedProbe.remembered ? ' (remembered: the start did not wait for it)' : ''}; server ready ${ms(reopenedReady.ms)} ms`);
+    console.log(`  heatmap first paint, ${cold.paint.lines}-line file: extension ${cold.paint.ms.toFixed(1)} ms (planning ${cold.paint.planMs?.toFixed(1) ?? '?'} ms)   (target <= 50 ms)`);
+    console.log(`    on screen ${ms(cold.onScreenMs)} ms after the paint started (the status-bar legend, sent just after: ${ms(cold.legendMs)} ms);` +
+      ` renderer long tasks ${tasks(cold.longTaskMs)}`);
+    const spread = (values: number[]): string => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return `median ${sorted[sorted.length >> 1].toFixed(1)} ms (${sorted[0].toFixed(1)}-${sorted[sorted.length - 1].toFixed(1)})`;
+    };
+    console.log(`  heatmap repaint (metric change) x${warm.length}: extension ${spread(warm.map((p) => p.paint.ms))}, planning ${spread(warm.map((p) => p.paint.planMs ?? NaN))}   (target <= 50 ms)`);
+    console.log(`    on screen ${spread(warm.map((p) => p.onScreenMs))} after the paint started; the legend ${spread(warm.map((p) => p.legendMs))};` +
+      ` renderer long tasks ${tasks(warm.flatMap((p) => p.longTaskMs))}`);
     console.log(`    the extension's planning + decoration options alone (same code, vscode test double, median of 20): ${inProcess.toFixed(1)} ms`);
     console.log(`  machine load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
     console.log(`  .vsix size                     ${vsixMiB.toFixed(1)} MiB (${path.basename(vsixPath())}, one platform, bundled Python deps)`);

@@ -107,16 +107,16 @@ export class ServerManager {
     const generation = ++this.generation;
     const setting = this.vs.workspace.getConfiguration('nki-studio').get<string>('interpreter')?.trim() ?? '';
     const probeStarted = performance.now();
+    // Start on the interpreter that ran the server last time, checking it meanwhile (see interpreterCache.ts).
+    const remembered = this.interpreters.get(setting);
     const discovery = discoverInterpreter(realProbes(this.vs)).then((result) => {
+      this.timings.record({ event: 'interpreter', ms: performance.now() - probeStarted, remembered: remembered !== undefined });
       for (const s of result.skipped) this.log.info(`interpreter skipped: ${s}`);
       return result;
     });
-    // Start on the interpreter that ran the server last time, checking it meanwhile (see interpreterCache.ts).
-    const remembered = this.interpreters.get(setting);
     if (!remembered) await new Promise((resolve) => setImmediate(resolve)); // let the probe's process start first
     const { CloseAction, ErrorAction, LanguageClient } = languageClientModule();
     const found = remembered ?? (await discovery);
-    this.timings.record({ event: 'interpreter', ms: performance.now() - probeStarted, remembered: remembered !== undefined });
     if (remembered) void this.checkRemembered(remembered, discovery, generation);
     else if (isFound(found)) this.interpreters.set(setting, found);
     if (!isFound(found)) {

@@ -6,8 +6,9 @@
 import * as fs from 'node:fs';
 
 export type TimingEvent =
-  | { event: 'activate'; ms: number }
-  /** How long the server start waited for an interpreter (about 0 when the last one was remembered). */
+  /** ms: the activate() call; loadMs: evaluating the bundle before it (undefined when not bundled). */
+  | { event: 'activate'; ms: number; loadMs: number | undefined }
+  /** How long interpreter discovery took; remembered: the server start did not wait for it. */
   | { event: 'interpreter'; ms: number; remembered: boolean }
   | { event: 'serverReady'; ms: number }
   | { event: 'firstDiagnostics'; uri: string; ms: number; sinceActivateMs: number }
