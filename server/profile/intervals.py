@@ -216,7 +216,9 @@ _EXACT_FLOAT = 1 << 53
 
 def sum_by_group(group: npt.ArrayLike, values: npt.ArrayLike, ngroups: int) -> I64:
     """Exact int64 sum of ``values`` per group id in ``[0, ngroups)`` (``group`` need not be sorted)."""
-    g = _as_i64(group)
+    g = np.asarray(group)
+    if g.dtype.kind not in "iu" or g.dtype == np.uint64:
+        g = _as_i64(g)  # narrower integer groups (uint16 keys) are used as they are: no row-sized copy
     v = _as_i64(values)
     if g.size == 0:
         return np.zeros(ngroups, np.int64)

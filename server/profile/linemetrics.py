@@ -195,7 +195,10 @@ def _line_ids(loc: Locations, keep: Mask | None) -> tuple[I64, I64, int]:
     if lines.size == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), 1
     maxline = int(lines.max()) + 1
-    lid, lkeys = iv.dense_ids(fcode.astype(np.int64) * maxline + lines)
+    key = fcode.astype(np.int64)
+    key *= maxline  # in place: one row-sized key, not three
+    key += lines
+    lid, lkeys = iv.dense_ids(key)
     return lid, lkeys, maxline
 
 
