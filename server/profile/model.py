@@ -91,7 +91,6 @@ class Instructions:
     end: I64
     engine: Codes  # canonical engine names
     opcode: Codes
-    track: Codes  # UI row / Perfetto track ("Vector Engine Row 0"); may be all -1
     pcore: I32
     row_id: I64 | None
     execution: I32 | None = None  # ExecutionInfo index per row (-1: outside every window); None: no windows
@@ -164,9 +163,15 @@ class Profile:
         return len(self.instructions) > 0
 
 
+def constant_column(value: int, n: int, dtype: type[np.integer[Any]] = np.int32) -> npt.NDArray[Any]:
+    """``n`` rows of one value as a read-only broadcast view: no memory per row (model columns are never written
+    in place; gathers and comparisons make ordinary arrays)."""
+    return np.broadcast_to(dtype(value), (n,))
+
+
 def empty_codes(n: int = 0) -> Codes:
     """A string column with every row missing."""
-    return Codes((), np.full(n, -1, dtype=np.int32))
+    return Codes((), constant_column(-1, n))
 
 
 def make_instructions(
@@ -174,7 +179,6 @@ def make_instructions(
     end: I64,
     engine: Codes,
     opcode: Codes,
-    track: Codes | None = None,
     pcore: I32 | None = None,
     row_id: I64 | None = None,
 ) -> Instructions:
@@ -189,7 +193,6 @@ def make_instructions(
         # Already canonical and distinct (the usual case): the codes stand as they are, no row-sized gather.
         engine=Codes(uniq, engine.codes if canon == uniq == engine.values else remap[engine.codes]),
         opcode=opcode,
-        track=track if track is not None else empty_codes(n),
         pcore=np.zeros(n, np.int32) if pcore is None else np.asarray(pcore, dtype=np.int32),
         row_id=None if row_id is None else np.asarray(row_id, dtype=np.int64),
     )
@@ -227,8 +230,7 @@ def sort_by_start(profile: Profile) -> Profile:
         rank[order] = np.arange(order.size)
         ins = Instructions(
             ins.start[order], ins.end[order], Codes(ins.engine.values, ins.engine.codes[order]),
-            Codes(ins.opcode.values, ins.opcode.codes[order]), Codes(ins.track.values, ins.track.codes[order]),
-            ins.pcore[order], None if ins.row_id is None else ins.row_id[order],
+            Codes(ins.opcode.values, ins.opcode.codes[order]), ins.pcore[order], None if ins.row_id is None else ins.row_id[order],
             None if ins.execution is None else ins.execution[order],
         )
         loc = Locations(rank[loc.instr], loc.file, loc.line, loc.iteration, loc.source)
@@ -254,8 +256,13 @@ def assign_executions(profile: Profile) -> Profile:
     if not profile.executions:
         return profile
     ins = profile.instructions
-    ids = np.full(len(ins), -1, np.int32)
     ordered = _is_sorted(ins.start)  # readers sort by start: each window is then one slice
+    if ordered and len(profile.executions) == 1:
+        ex = profile.executions[0]
+        if ins.start.size and ex.start <= int(ins.start[0]) and int(ins.start[-1]) < ex.end:  # the usual case
+            profile.instructions = dataclasses.replace(ins, execution=constant_column(ex.index, len(ins)))
+            return profile
+    ids = np.full(len(ins), -1, np.int32)
     for ex in profile.executions:  # a handful of windows
         if ordered:
             ids[np.searchsorted(ins.start, ex.start, "left") : np.searchsorted(ins.start, ex.end, "left")] = ex.index

@@ -95,7 +95,7 @@ def _queue_of(rec: dict[str, Any]) -> str | None:
 
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
-InstrRow = tuple[int, int, str, "str | None", str, int, "str | None", "str | None"]
+InstrRow = tuple[int, int, str, str, int, "str | None", "str | None"]
 DmaRow = tuple[int, int, int, "str | None", "str | None"]
 
 
@@ -108,8 +108,7 @@ def _instr_row(rec: dict[str, Any]) -> InstrRow:
     sub = str(rec.get("subgraph") or "")
     return (
         int(rec["timestamp"]), int(rec.get("duration", 0)),
-        sys.intern(str(rec.get("label") or rec.get("engine") or "")), _text_or_none(rec.get("subgroup")),
-        sys.intern(str(rec.get("opcode") or "")),
+        sys.intern(str(rec.get("label") or rec.get("engine") or "")), sys.intern(str(rec.get("opcode") or "")),
         int(sub[2:]) if sub.startswith("sg") and sub[2:].isdigit() else 0,  # sgNN ≈ physical core (inferred)
         _text_or_none(rec.get("nki_source_location")), _text_or_none(rec.get("bir_debug_info_source_location")),
     )
@@ -217,11 +216,10 @@ def read_legacy_json(path: str | Path) -> Profile:
             "start_ts": ns([r[0] for r in instr]),
             "end_ts": ns([r[0] + r[1] for r in instr]),
             "engine": col(instr, 2, pa.string()),
-            "timeline_track": col(instr, 3, pa.string()),
-            "opcode": col(instr, 4, pa.string()),
-            "pcore_idx": col(instr, 5, pa.int64()),
-            "nki_source_location": col(instr, 6, pa.string()),
-            "bir_debug_info_source_location": col(instr, 7, pa.string()),
+            "opcode": col(instr, 3, pa.string()),
+            "pcore_idx": col(instr, 4, pa.int64()),
+            "nki_source_location": col(instr, 5, pa.string()),
+            "bir_debug_info_source_location": col(instr, 6, pa.string()),
         })
     }
     if dma:

@@ -435,7 +435,7 @@ class _State:
         locs = loc[b_idx].astype(np.int32)
         im = ~dma_mask
         i_track = Codes(tnames, tcodes[im])
-        ins = make_instructions(start[im], end[im], i_track, Codes(strings, names[im]), i_track, pcore[im])
+        ins = make_instructions(start[im], end[im], i_track, Codes(strings, names[im]), pcore[im])
         loc_codes = Codes(strings, np.where(locs[im] == 0, -1, locs[im]).astype(np.int32))  # code 0 is ""
         part = expand_locations(parsed_values(loc_codes), loc_codes.codes)
         keys = "/".join(sorted(k for k in self.arg_keys if _role(k) > 0))

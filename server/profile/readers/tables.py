@@ -51,8 +51,8 @@ class TableLike(Protocol):
 
 # Columns each table contributes (projection list for readers that can project).
 COLUMNS: dict[str, tuple[str, ...]] = {
-    "Instruction": (
-        "start_ts", "end_ts", "engine", "opcode", "timeline_track", "pcore_idx", "id",
+    "Instruction": (  # timeline_track (the UI row) is not needed: engines come from ``engine``
+        "start_ts", "end_ts", "engine", "opcode", "pcore_idx", "id",
         "kernel_instruction_name", "nki_source_location", "bir_debug_info_source_location",
     ),
     "KernelInstructions": ("kernel_instruction_name", "pcore_idx", "file_path", "line_number", "iteration_variables_id"),
@@ -139,7 +139,6 @@ def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, no
         end,
         str_codes(t, "Instruction", "engine"),
         str_codes(t, "Instruction", "opcode"),
-        str_codes(t, "Instruction", "timeline_track"),
         int_column(t, "Instruction", "pcore_idx", 0, np.int32),
         int_column(t, "Instruction", "id", -1) if "id" in t.column_names else None,
     )
