@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
 
 READER_SCHEMA_VERSION = "7.4.0"
 
@@ -18,6 +17,8 @@ READER_SCHEMA_VERSION = "7.4.0"
 @cache
 def schema_tables() -> dict[str, list[tuple[str, str, bool]]]:
     """``{table: [(field, arrow_type, required), ...]}`` of the schema the readers were written against."""
+    from importlib import resources  # ~8 ms to import; only fixtures and tests need the full schema
+
     raw = json.loads(resources.files("nki_studio.profile").joinpath("schema_7_4.json").read_text("utf-8"))
     return {t: [(f[0], f[1], bool(f[2])) for f in fields] for t, fields in raw["tables"].items()}
 
