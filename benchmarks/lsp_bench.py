@@ -161,7 +161,8 @@ def _server_command(features: str | None) -> list[str]:
         return [sys.executable, "-m", "nki_studio", "serve", "--log-level", "warning"]
     # Same server, chosen feature modules (to attribute start-up cost); logging as `serve` sets it up.
     code = (
-        "import sys; from nki_studio.lsp import logs; from nki_studio.lsp.server import create_server; "
+        "import sys; from nki_studio.lsp.attrs_code_cache import import_lsprotocol_with_cache; "
+        "import_lsprotocol_with_cache(); from nki_studio.lsp import logs; from nki_studio.lsp.server import create_server; "
         f"logs.configure_stderr('warning'); create_server({features!r}.split(',')).start_io(sys.stdin.buffer, sys.stdout.buffer)"
     )
     return [sys.executable, "-c", code]
