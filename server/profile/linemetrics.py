@@ -112,12 +112,15 @@ def line_metrics(
     g2[dead] = n2
     w_ig, w_a, w_b = iv.islands_by_group(g2, rows.start, rows.end, n2)
     del g2
-    # Work islands of attributed lines: even group numbers below the unattributed line's.
-    sel = (w_ig & 1) == 0
-    sel &= w_ig < nl * nc * 2
-    b_ig, b_a, b_b = w_ig[sel], w_a[sel], w_b[sel]
-    b_ig >>= 1
-    del sel
+    # Work islands of attributed lines (even group numbers below the unattributed line's), for the DMA overlap
+    # and the exclusive view only.
+    b_ig = b_a = b_b = np.zeros(0, np.int64)
+    if exclusive_time or d_isl[0].size:
+        sel = (w_ig & 1) == 0
+        sel &= w_ig < nl * nc * 2
+        b_ig, b_a, b_b = w_ig[sel], w_a[sel], w_b[sel]
+        b_ig >>= 1
+        del sel
     w_b -= w_a  # island lengths, in place
     both_t = iv.sum_by_group(w_ig, w_b, n2).reshape(nl + 1, nc, 2)
     del w_ig, w_a, w_b
