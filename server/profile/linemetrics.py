@@ -84,6 +84,7 @@ def line_metrics(
     latency: int,
     cunion: int,
     exclusive_time: bool,
+    scratch: iv.Scratch | None = None,
 ) -> tuple[list[LineMetrics], tuple[int, int, int, int]]:
     """Per-line rows, hottest first, and the unattributed bucket (count, work count, busy ns, wait ns).
 
@@ -110,7 +111,7 @@ def line_metrics(
     n2 = (nl + 1) * nc * 2
     g2 = iv.group_key(rows.line, (nc, rows.core), (2, rows.wait), size=n2 + 1)
     g2[dead] = n2
-    w_ig, w_a, w_b = iv.islands_by_group(g2, rows.start, rows.end, n2)
+    w_ig, w_a, w_b = iv.islands_by_group(g2, rows.start, rows.end, n2, scratch)
     del g2
     # Work islands of attributed lines (even group numbers below the unattributed line's), for the DMA overlap
     # and the exclusive view only.
@@ -143,7 +144,7 @@ def line_metrics(
     exclusive = np.zeros(nl * nc, np.float64)
     for c in range(nc if exclusive_time else 0):
         m = (b_ig % nc) == c if nc > 1 else slice(None)
-        exclusive += np.bincount(b_ig[m], weights=iv.exclusive_shares(b_a[m], b_b[m]), minlength=nl * nc)
+        exclusive += np.bincount(b_ig[m], weights=iv.exclusive_shares(b_a[m], b_b[m], scratch), minlength=nl * nc)
     exclusive2 = np.rint(exclusive).astype(np.int64).reshape(nl, nc)
     del b_ig, b_a, b_b
 
@@ -152,7 +153,7 @@ def line_metrics(
     n3 = (nl + 1) * ne * nc
     g3 = iv.group_key(rows.line, (ne, rows.engine), (nc, rows.core), size=n3 + 1)
     g3[dead | rows.wait] = n3
-    eng = iv.union_by_group(g3, rows.start, rows.end, n3).reshape(nl + 1, ne, nc)
+    eng = iv.union_by_group(g3, rows.start, rows.end, n3, scratch).reshape(nl + 1, ne, nc)
     del g3
 
     tops = _top_opcodes(rows, ins.opcode.values, nl)

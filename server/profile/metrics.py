@@ -141,7 +141,8 @@ def compute_metrics(
     ne = max(len(ins.engine.values), 1)
     ek = iv.group_key(np.maximum(ins.engine.codes, 0), (nc, core_idx), size=ne * nc + 1)
     ek[is_wait if dead is None else is_wait | dead] = ne * nc
-    e_isl = iv.islands_by_group(ek, start, end, ne * nc)
+    scratch = iv.Scratch()  # the row-sized gather buffers every union pass below reuses
+    e_isl = iv.islands_by_group(ek, start, end, ne * nc, scratch)
     del ek
     eng_busy = iv.sum_by_group(e_isl[0], e_isl[2] - e_isl[1], ne * nc).reshape(ne, nc)
     c_isl = iv.grouped_islands(e_isl[0] % nc, e_isl[1], e_isl[2])
@@ -174,7 +175,7 @@ def compute_metrics(
     # --- per line ---------------------------------------------------------------------------------
     loc = profile.locations
     lines, unattr = line_metrics(
-        profile, start, end, scope, is_wait, core_idx, nc, d_isl, latency, cunion, opts.exclusive_time
+        profile, start, end, scope, is_wait, core_idx, nc, d_isl, latency, cunion, opts.exclusive_time, scratch
     )
     roof = roofline_point(profile, opts.roofline, trace_flops, latency, dma_bytes)
     if not loc.instr.size and n:

@@ -119,3 +119,20 @@ def test_argsort_times_falls_back_when_times_span_too_much_to_pack() -> None:
     t = np.array([2**62, 0, 5, 2**62 - 1], np.int64)
     order, st_ = iv.argsort_times(t.copy())
     assert order.tolist() == [1, 2, 3, 0] and st_.tolist() == sorted(t.tolist())
+
+
+def test_passes_sharing_a_scratch_buffer_return_their_own_arrays() -> None:
+    rng = np.random.default_rng(3)
+    s = np.sort(rng.integers(0, 10_000, 500))
+    e = s + rng.integers(1, 300, 500)
+    g = rng.integers(0, 7, 500)
+    scratch = iv.Scratch()
+    isl = iv.islands_by_group(g, s, e, 7, scratch)
+    kept = [a.copy() for a in isl]
+    lengths = iv.union_by_group(g % 3, s, e, 3, scratch)  # reuses (overwrites) the same buffer
+    shares = iv.exclusive_shares(isl[1], isl[2], scratch)
+    for got, before in zip(isl, kept, strict=True):
+        assert (got == before).all()
+    assert [a.tolist() for a in isl] == [a.tolist() for a in iv.islands_by_group(g, s, e, 7)]
+    assert lengths.tolist() == iv.union_by_group(g % 3, s, e, 3).tolist()
+    assert np.allclose(shares, iv.exclusive_shares(isl[1], isl[2]))
