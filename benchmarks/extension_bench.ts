@@ -18,7 +18,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { HeatController } from '../extension/src/heat/controller';
 import { ROOT, vsixPath } from '../extension/test/e2e/codeServer';
-import { makeProfile } from '../extension/test/e2e/fixtures';
+import { longKernel, makeProfile } from '../extension/test/e2e/fixtures';
 import { openSession } from '../extension/test/e2e/session';
 import type { Workbench } from '../extension/test/e2e/workbench';
 import { FakeEditor, FakeVsCode } from '../extension/test/support/fakeVscode';
@@ -37,19 +37,6 @@ interface Timing {
 }
 
 const BIG_LINES = 2000;
-
-/** A syntactically valid NKI kernel of about `lines` lines: one long chain of element-wise ops. */
-function bigKernel(lines: number): string {
-  const head = ['import nki', 'import nki.isa as nisa', 'import nki.language as nl', '', '', '@nki.jit', 'def big_kernel(x):',
-    '    t0 = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)', '    nisa.dma_copy(dst=t0, src=x[0:128, 0:512])'];
-  const body: string[] = [];
-  for (let i = 1; body.length + head.length < lines - 3; i += 1) {
-    body.push(`    t${i} = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)`);
-    body.push(`    nisa.tensor_scalar(dst=t${i}, data=t${i - 1}, op0=nl.multiply, operand0=1.0)`);
-  }
-  const last = (body.length / 2) | 0;
-  return [...head, ...body, '    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)', `    nisa.dma_copy(dst=out, src=t${last})`, '    return out', ''].join('\n');
-}
 
 /** The extension's paint path for the same 2,000 lines with the vscode test double (no VS Code behind it). */
 function paintWithTestDouble(): number {
@@ -129,7 +116,7 @@ async function main(): Promise<void> {
     await wb.page.waitForTimeout(10_000);
     fs.copyFileSync(path.join(ROOT, 'examples', 'deprecated_loop.py'), path.join(workspace, 'deprecated_loop.py'));
     const big = path.join(workspace, 'big_kernel.py');
-    fs.writeFileSync(big, bigKernel(BIG_LINES));
+    fs.writeFileSync(big, longKernel(BIG_LINES));
     const profile = makeProfile(big, profileDir, 20_000);
     if (profile.parquet !== profileFolder) throw new Error(`fixturegen wrote ${profile.parquet}, expected ${profileFolder}`);
     await wb.page.getByRole('treeitem', { name: 'deprecated_loop.py', exact: true }).waitFor({ timeout: 60_000 });

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { ARTIFACTS } from './codeServer';
-import { makeProfile, profiledLines } from './fixtures';
+import { longKernel, makeProfile, profiledLines } from './fixtures';
 import { type Session, openSession } from './session';
 import type { Workbench } from './workbench';
 
@@ -28,6 +28,10 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
   const profileDir = path.join(os.tmpdir(), `nki-e2e-profile-${process.pid}`);
   const profileFile = path.join(profileDir, `${path.parse(KERNEL).name}_synthetic.pftrace`);
   const LOAD_PROFILE_KEY = 'ctrl+alt+shift+l';
+  // the same for a 600-line kernel: bars are painted around the visible lines and must follow scrolling
+  const LONG = 'long_kernel.py';
+  const longProfile = path.join(profileDir, `${path.parse(LONG).name}_synthetic.pftrace`);
+  const LOAD_LONG_PROFILE_KEY = 'ctrl+alt+shift+k';
 
   before(async () => {
     fs.rmSync(timings, { force: true });
@@ -35,7 +39,10 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
       trusted: true,
       settings: { 'nki-studio.simulateOnSave': false },
       env: { NKI_STUDIO_TIMINGS_FILE: timings },
-      keybindings: [{ key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(profileFile).toString() }],
+      keybindings: [
+        { key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(profileFile).toString() },
+        { key: LOAD_LONG_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(longProfile).toString() },
+      ],
     });
     ({ wb, workspace } = session);
   });
@@ -116,6 +123,30 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
       await wb.screenshot('heatmap-hover');
       assert.match(hover, /Measured/i);
       assert.match(hover, /busy/i);
+    } finally {
+      fs.rmSync(profileDir, { recursive: true, force: true });
+    }
+  });
+
+  it('paints the bars of a long file around what is on screen, following the scroll', async () => {
+    fs.mkdirSync(profileDir, { recursive: true });
+    try {
+      const file = path.join(workspace, LONG);
+      fs.writeFileSync(file, longKernel(600));
+      assert.equal(makeProfile(file, profileDir, 3000).perfetto, longProfile);
+      await wb.openFile(LONG);
+      await wb.goToLine(1);
+      await wb.page.keyboard.press('Control+Alt+Shift+K');
+      // (the earlier test's "profile loaded" toast may still be up: wait for the bars themselves)
+      for (let i = 0; i < 120 && (await wb.heatBars()).size === 0; i += 1) await wb.page.waitForTimeout(500);
+      for (const line of [500, 300, 40]) {
+        await wb.goToLine(line);
+        await wb.page.waitForTimeout(700);
+        const bars = [...(await wb.heatBars()).keys()];
+        if (line === 500) await wb.screenshot('heatmap-scrolled');
+        assert.ok(bars.length >= 10, `line ${line}: bars on ${JSON.stringify(bars)}`);
+        assert.ok(bars.includes(line), `line ${line} has no bar (bars on ${bars[0]}..${bars.at(-1)})`);
+      }
     } finally {
       fs.rmSync(profileDir, { recursive: true, force: true });
     }

@@ -26,3 +26,16 @@ export function profiledLines(kernelFile: string): number[] {
     'print(json.dumps(sorted(fixturegen.kernel_body_lines(open(sys.argv[2]).read()))))';
   return JSON.parse(execFileSync(projectPython(), ['-c', code, path.join(ROOT, 'tests', 'profile'), kernelFile], { encoding: 'utf8' })) as number[];
 }
+
+/** A syntactically valid NKI kernel of about `lines` lines: one long chain of element-wise ops. */
+export function longKernel(lines: number): string {
+  const head = ['import nki', 'import nki.isa as nisa', 'import nki.language as nl', '', '', '@nki.jit', 'def big_kernel(x):',
+    '    t0 = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)', '    nisa.dma_copy(dst=t0, src=x[0:128, 0:512])'];
+  const body: string[] = [];
+  for (let i = 1; body.length + head.length < lines - 3; i += 1) {
+    body.push(`    t${i} = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)`);
+    body.push(`    nisa.tensor_scalar(dst=t${i}, data=t${i - 1}, op0=nl.multiply, operand0=1.0)`);
+  }
+  const last = (body.length / 2) | 0;
+  return [...head, ...body, '    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)', `    nisa.dma_copy(dst=out, src=t${last})`, '    return out', ''].join('\n');
+}
