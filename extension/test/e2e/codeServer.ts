@@ -15,7 +15,9 @@ export const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'extension');
 
 const run = promisify(execFile);
 
+/** The .vsix under test: $NKI_STUDIO_VSIX when set (e.g. a benchmark baseline), else the one npm run package built. */
 export function vsixPath(): string {
+  if (process.env.NKI_STUDIO_VSIX) return path.resolve(process.env.NKI_STUDIO_VSIX);
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
   return path.join(ROOT, `${pkg.name}-${pkg.version}.vsix`);
 }

@@ -104,19 +104,20 @@ export class Workbench {
   }
 
   /**
-   * Start watching the editor for the next change of the heat bars on screen (first frame where they differ
-   * from now), for the first frame whose status bar shows `statusText` (the heat legend, sent right after the
-   * decorations: a same-run baseline for getting any change on screen), and for renderer main-thread tasks
-   * over 50 ms meanwhile. Read the result with heatBarsChanged.
+   * Start watching the editor for the next change of the heat bars on screen: every animation frame reads
+   * them; the first frame that differs from now and the last frame that changed them (once they have been
+   * still for SETTLE_MS) are recorded. Also the first frame whose status bar shows `statusText` (the heat
+   * legend, sent right after the decorations: a same-run baseline for getting any change on screen), and
+   * renderer main-thread tasks over 50 ms meanwhile. Read the result with heatBarsSettled.
    */
   async watchHeatBars(statusText: string): Promise<void> {
-    await this.page.evaluate(`(${watchHeatBars.toString()})(${readHeatBars.toString()}, ${JSON.stringify(statusText)})`);
+    await this.page.evaluate(`(${watchHeatBars.toString()})(${readHeatBars.toString()}, ${JSON.stringify(statusText)}, ${SETTLE_MS})`);
   }
 
-  /** The watch's result once the bars changed on screen (epoch ms of that frame), else undefined. */
-  async heatBarsChanged(): Promise<HeatBarsWatch | undefined> {
+  /** The watch's result once the bars changed and settled and the legend showed, else undefined. */
+  async heatBarsSettled(): Promise<HeatBarsWatch | undefined> {
     const w = await this.page.evaluate<HeatBarsWatch | null>('window.__nkiHeatWatch ?? null');
-    return w && w.changedAt > 0 ? w : undefined;
+    return w?.done ? w : undefined;
   }
 
   /** Hover the text of a 1-based line and return the hover widget's text. */
@@ -158,13 +159,19 @@ export class Workbench {
 }
 
 export interface HeatBarsWatch {
-  /** Date.now() in the page at the first animation frame showing the new bars. */
+  /** Date.now() in the page at the first animation frame showing changed bars. */
   changedAt: number;
+  /** Date.now() at the last frame that changed them: the new bars are complete on screen. */
+  lastChangeAt: number;
   /** Date.now() at the first frame whose status bar contains the watched text (0: not yet). */
   statusAt: number;
+  done: boolean;
   /** Renderer main-thread long tasks (> 50 ms) since the watch started: epoch start and duration. */
   longTasks: { start: number; ms: number }[];
 }
+
+/** How long the bars must stay unchanged before the watch calls them complete. */
+const SETTLE_MS = 1500;
 
 /**
  * Runs in the page: [line, bar text] for every line on screen with a heat bar. Decoration text lives in CSS
@@ -190,24 +197,27 @@ function readHeatBars(): [number, string][] {
   return out.sort((a, b) => a[0] - b[0]);
 }
 
-/** Runs in the page: checks the bars (and the status bar) on every animation frame until both changed. */
-function watchHeatBars(read: () => [number, string][], statusText: string): void {
-  const state: HeatBarsWatch = { changedAt: 0, statusAt: 0, longTasks: [] };
+/** Runs in the page: reads the bars (and the status bar) on every animation frame until they settled. */
+function watchHeatBars(read: () => [number, string][], statusText: string, settleMs: number): void {
+  const state: HeatBarsWatch = { changedAt: 0, lastChangeAt: 0, statusAt: 0, done: false, longTasks: [] };
   (window as unknown as { __nkiHeatWatch: HeatBarsWatch }).__nkiHeatWatch = state;
-  const baseline = JSON.stringify(read());
+  let previous = JSON.stringify(read());
   const observer = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) state.longTasks.push({ start: performance.timeOrigin + e.startTime, ms: e.duration });
   });
   observer.observe({ type: 'longtask' });
   const tick = (): void => {
-    if (!state.statusAt && (document.querySelector<HTMLElement>('.statusbar')?.innerText ?? '').includes(statusText)) state.statusAt = Date.now();
-    if (!state.changedAt) {
-      const now = JSON.stringify(read());
-      if (now !== baseline && now !== '[]') state.changedAt = Date.now();
+    const t = Date.now();
+    if (!state.statusAt && (document.querySelector<HTMLElement>('.statusbar')?.innerText ?? '').includes(statusText)) state.statusAt = t;
+    const now = JSON.stringify(read());
+    if (now !== previous && now !== '[]') {
+      state.changedAt ||= t;
+      state.lastChangeAt = t;
+      previous = now;
     }
-    if (state.changedAt && state.statusAt) {
-      // long tasks still running when the frame showed are collected a little longer
-      setTimeout(() => observer.disconnect(), 3000);
+    if (state.changedAt && state.statusAt && t - state.lastChangeAt > settleMs) {
+      observer.disconnect();
+      state.done = true;
       return;
     }
     requestAnimationFrame(tick);
