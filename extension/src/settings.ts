@@ -16,7 +16,6 @@ export const SERVER_KEYS = [
   'heatmapMetric',
   'pathMappings',
   'inlayHints',
-  'traceProcessorPath',
   'ruleDocsBaseUrl',
 ] as const;
 

@@ -45,7 +45,6 @@ class Settings:
     heatmap_metric: str = "busy"
     path_mappings: tuple[PathMapping, ...] = ()
     inlay_hints: bool = False
-    trace_processor_path: str | None = None  # user-supplied trace_processor_shell (never downloaded)
     rule_docs_base_url: str | None = None  # e.g. https://example.org/docs/rules ; default: local file URI
     log_level: str = "info"
     extra: Mapping[str, Any] = field(default_factory=dict)  # unknown keys, kept for feature modules
@@ -127,7 +126,6 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "heatmapMetric": ("heatmap_metric", _choice(HEATMAP_METRICS)),
     "pathMappings": ("path_mappings", _path_mappings),
     "inlayHints": ("inlay_hints", _bool),
-    "traceProcessorPath": ("trace_processor_path", _optional_str),
     "ruleDocsBaseUrl": ("rule_docs_base_url", _optional_str),
     "logLevel": ("log_level", _choice(LOG_LEVELS)),
 }

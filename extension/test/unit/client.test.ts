@@ -29,8 +29,8 @@ describe('settings → server options', () => {
   });
 
   it('leaves unset (empty) values to the server and forces simulate-on-save off when untrusted', () => {
-    const s = serverSettings(config({ traceProcessorPath: '', simulateOnSave: true }), false, 'info');
-    assert.equal('traceProcessorPath' in s, false);
+    const s = serverSettings(config({ ruleDocsBaseUrl: '', simulateOnSave: true }), false, 'info');
+    assert.equal('ruleDocsBaseUrl' in s, false);
     assert.equal(s.trustedWorkspace, false);
     assert.equal(s.simulateOnSave, false);
   });

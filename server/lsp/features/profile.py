@@ -6,7 +6,7 @@ module only moves data between the client and those functions.
 
 Trust: loading a profile reads data files and runs no user code, so it is allowed in untrusted workspaces too
 (the brief's trust rule covers simulating and profiling, i.e. executing kernels). Nothing here executes
-anything; a configured ``traceProcessorPath`` is not used (the offline Perfetto decoder always is).
+anything (``.pftrace`` files are decoded offline, never through ``trace_processor_shell``).
 
 Edits: the text each painted document had when the profile was loaded is kept; on every change the lines are
 carried to the new text (``remap_lines``) and the payload is re-sent with ``stale: true``. Clearing sends an
