@@ -133,9 +133,9 @@ export class CodeServer {
   }
 }
 
-/** A fresh workspace folder holding copies of the given files (relative to the repository). */
+/** A fresh workspace folder holding copies of the given files (paths relative to the repository, or absolute). */
 export function makeWorkspace(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nki-ws-'));
-  for (const [name, source] of Object.entries(files)) fs.copyFileSync(path.join(ROOT, source), path.join(dir, name));
+  for (const [name, source] of Object.entries(files)) fs.copyFileSync(path.resolve(ROOT, source), path.join(dir, name));
   return dir;
 }

@@ -32,10 +32,13 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
   const LONG = 'long_kernel.py';
   const longProfile = path.join(profileDir, `${path.parse(LONG).name}_synthetic.pftrace`);
   const LOAD_LONG_PROFILE_KEY = 'ctrl+alt+shift+k';
+  // in the workspace from the start: a file written once the workbench is up may not reach the explorer
+  const longSource = path.join(os.tmpdir(), `nki-e2e-long-${process.pid}.py`);
 
   before(async () => {
     fs.rmSync(timings, { force: true });
-    session = await openSession({ [KERNEL]: `examples/${KERNEL}` }, {
+    fs.writeFileSync(longSource, longKernel(600));
+    session = await openSession({ [KERNEL]: `examples/${KERNEL}`, [LONG]: longSource }, {
       trusted: true,
       settings: { 'nki-studio.simulateOnSave': false },
       env: { NKI_STUDIO_TIMINGS_FILE: timings },
@@ -49,6 +52,7 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
 
   after(async () => {
     await session?.close('trusted-final');
+    fs.rmSync(longSource, { force: true });
     if (fs.existsSync(timings)) {
       fs.mkdirSync(ARTIFACTS, { recursive: true });
       fs.copyFileSync(timings, path.join(ARTIFACTS, 'timings.jsonl'));
@@ -131,9 +135,7 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
   it('paints the bars of a long file around what is on screen, following the scroll', async () => {
     fs.mkdirSync(profileDir, { recursive: true });
     try {
-      const file = path.join(workspace, LONG);
-      fs.writeFileSync(file, longKernel(600));
-      assert.equal(makeProfile(file, profileDir, 3000).perfetto, longProfile);
+      assert.equal(makeProfile(path.join(workspace, LONG), profileDir, 3000).perfetto, longProfile);
       await wb.openFile(LONG);
       await wb.goToLine(1);
       await wb.page.keyboard.press('Control+Alt+Shift+K');

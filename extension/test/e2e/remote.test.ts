@@ -20,7 +20,10 @@ describe('profile on a remote Trn2 host (loopback sshd, stand-in Neuron tools)',
 
   before(async () => {
     host = startRemoteHost();
-    session = await openSession({}, {
+    // in the workspace from the start: a file written once the workbench is up may not reach the explorer
+    const kernel = path.join(host.scratch, KERNEL);
+    fs.writeFileSync(kernel, host.kernelSource);
+    session = await openSession({ [KERNEL]: kernel }, {
       trusted: true,
       settings: {
         'nki-studio.simulateOnSave': false,
@@ -33,7 +36,6 @@ describe('profile on a remote Trn2 host (loopback sshd, stand-in Neuron tools)',
       },
     });
     ({ wb } = session);
-    fs.writeFileSync(path.join(session.workspace, KERNEL), host.kernelSource);
   });
 
   after(async () => {

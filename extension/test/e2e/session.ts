@@ -13,7 +13,7 @@ export interface Session {
   close(finalScreenshot?: string): Promise<void>;
 }
 
-/** `files`: workspace file name → repository path to copy. */
+/** `files`: workspace file name → path to copy (relative to the repository, or absolute). */
 export async function openSession(files: Record<string, string>, options: Omit<CodeServerOptions, 'workspace'>): Promise<Session> {
   checkPrerequisites();
   const workspace = makeWorkspace(files);
