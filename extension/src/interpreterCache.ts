@@ -2,7 +2,7 @@
  * The interpreter that last ran the server in this workspace, remembered (workspace state) so the next
  * start of the server need not wait for discovery: probing candidates spawns Python once or more, and
  * asking the Python extension can wait for its activation. The caller starts on the remembered
- * interpreter and checks it with a fresh discovery in the background, restarting when it changed.
+ * interpreter, checks it with a fresh discovery once the server is up, and restarts when it changed.
  * Entries are keyed by the effective `nki-studio.interpreter` value, so a changed (or, in an untrusted
  * workspace, ignored) setting never reuses an interpreter chosen under another one.
  */

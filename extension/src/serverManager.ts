@@ -106,19 +106,22 @@ export class ServerManager {
     this.setState('starting');
     const generation = ++this.generation;
     const setting = this.vs.workspace.getConfiguration('nki-studio').get<string>('interpreter')?.trim() ?? '';
-    const probeStarted = performance.now();
-    // Start on the interpreter that ran the server last time, checking it meanwhile (see interpreterCache.ts).
+    // Start on the interpreter that ran the server last time (see interpreterCache.ts); it is checked by a
+    // discovery once the server is up, so that discovery does not compete with the server's start.
     const remembered = this.interpreters.get(setting);
-    const discovery = discoverInterpreter(realProbes(this.vs)).then((result) => {
-      this.timings.record({ event: 'interpreter', ms: performance.now() - probeStarted, remembered: remembered !== undefined });
-      for (const s of result.skipped) this.log.info(`interpreter skipped: ${s}`);
-      return result;
-    });
+    const discover = (): Promise<Found | NotFound> => {
+      const probeStarted = performance.now();
+      return discoverInterpreter(realProbes(this.vs)).then((result) => {
+        this.timings.record({ event: 'interpreter', ms: performance.now() - probeStarted, remembered: remembered !== undefined });
+        for (const s of result.skipped) this.log.info(`interpreter skipped: ${s}`);
+        return result;
+      });
+    };
+    const discovery = remembered ? Promise.resolve(remembered) : discover();
     if (!remembered) await new Promise((resolve) => setImmediate(resolve)); // let the probe's process start first
     const { CloseAction, ErrorAction, LanguageClient } = languageClientModule();
-    const found = remembered ?? (await discovery);
-    if (remembered) void this.checkRemembered(remembered, discovery, generation);
-    else if (isFound(found)) this.interpreters.set(setting, found);
+    const found = await discovery;
+    if (!remembered && isFound(found)) this.interpreters.set(setting, found);
     if (!isFound(found)) {
       this.log.error(`${found.message} ${found.fix}`);
       this.setState('no-python');
@@ -182,13 +185,16 @@ export class ServerManager {
     for (const [method, handler] of this.handlers) client.onNotification(method, handler);
     this.client = client;
     const started = performance.now();
+    let failed = false;
     try {
       await client.start();
     } catch (err) {
+      failed = true;
       this.log.error(`server failed to start: ${String(err)}`);
       this.onCrash(`the server failed to start (${String(err)})`);
-      return;
     }
+    if (remembered) void this.checkRemembered(remembered, discover(), generation);
+    if (failed) return;
     this.timings.record({ event: 'serverReady', ms: performance.now() - started });
     this.setState('running');
   }
