@@ -91,6 +91,23 @@ export async function discoverInterpreter(probes: InterpreterProbes): Promise<Fo
   return { message: 'NKI Studio found no Python 3.10+ to run its language server.', fix: FIX, skipped };
 }
 
+/**
+ * The candidate discovery would try first, without running it (the setting, the Python extension's
+ * interpreter, python3 or python on PATH): the bundled server can start on it at once, since its boot module
+ * checks the version itself, and a full discovery confirms the choice once the server is up.
+ */
+export async function firstCandidate(probes: InterpreterProbes): Promise<{ path: string; source: InterpreterSource } | undefined> {
+  const setting = probes.setting()?.trim();
+  if (setting) return { path: setting, source: 'setting' };
+  const fromExtension = await probes.pythonExtension().catch(() => undefined);
+  if (fromExtension) return { path: fromExtension, source: 'python-extension' };
+  for (const name of ['python3', 'python']) {
+    const found = probes.which(name);
+    if (found) return { path: found, source: 'PATH' };
+  }
+  return undefined;
+}
+
 export function isFound(result: Found | NotFound): result is Found {
   return (result as Found).path !== undefined;
 }

@@ -1,17 +1,20 @@
 /**
- * How the language server process is started: `<python> -m nki_studio serve`, with the extension's
- * bundled Python libraries first on PYTHONPATH: `bundled/libs` (the server and its pure-Python
- * dependencies) and `bundled/native/cp3XY` (numpy, pyarrow, ml_dtypes built for that CPython version).
- * Without bundled libs (running from the repository) the interpreter's own nki_studio is used.
+ * How the language server process is started. With the extension's bundled Python libraries:
+ * `<python> -m nki_studio.boot serve`, with `bundled/libs` (the server and its pure-Python dependencies) first
+ * on PYTHONPATH; the boot module itself adds `bundled/native/cp3XY` (numpy, pyarrow, ml_dtypes built for the
+ * running CPython version) and refuses a Python older than 3.10 with exit code 3, so the server can start
+ * before the interpreter has been probed. Without bundled libs (running from the repository) the
+ * interpreter's own nki_studio is used: `<python> -m nki_studio serve`.
  */
 import * as path from 'node:path';
 
+/** Exit code of `nki_studio.boot` for an interpreter too old to run the server. */
+export const TOO_OLD_EXIT = 3;
+
 export interface Bundle {
   libs: string;
-  /** Native packages for the interpreter's CPython version, when the .vsix carries them. */
-  native?: string;
-  /** A warning for the log when the interpreter's version has no native packages in the bundle. */
-  warning?: string;
+  /** The folder of native packages per CPython version (`cp3XY/`), when the .vsix carries one. */
+  nativeRoot?: string;
 }
 
 export interface ServerCommand {
@@ -20,33 +23,23 @@ export interface ServerCommand {
   env: Record<string, string>;
 }
 
-/** The bundle for an interpreter version, or undefined when the extension has no bundled libraries. */
-export function bundleFor(extensionPath: string, version: readonly [number, number], exists: (p: string) => boolean): Bundle | undefined {
+/** The extension's bundled libraries, or undefined when it has none (running from the repository). */
+export function bundleFor(extensionPath: string, exists: (p: string) => boolean): Bundle | undefined {
   const libs = path.join(extensionPath, 'bundled', 'libs');
   if (!exists(libs)) return undefined;
-  const tag = `cp${version[0]}${version[1]}`;
-  const native = path.join(extensionPath, 'bundled', 'native', tag);
-  if (exists(native)) return { libs, native };
-  return {
-    libs,
-    warning:
-      `this build of the extension bundles numpy/pyarrow/ml_dtypes for other Python versions, not ${version.join('.')}: ` +
-      'they must be importable by the chosen interpreter, or set "nki-studio.interpreter" to a Python version the build supports ' +
-      '(see bundled/manifest.json in the extension folder).',
-  };
+  const nativeRoot = path.join(extensionPath, 'bundled', 'native');
+  return exists(nativeRoot) ? { libs, nativeRoot } : { libs };
 }
 
 export function serverCommand(interpreter: string, bundle: Bundle | undefined, baseEnv: Readonly<Record<string, string | undefined>>): ServerCommand {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) env[k] = v;
-  if (bundle) {
-    const paths = [bundle.libs, ...(bundle.native ? [bundle.native] : [])];
-    if (env.PYTHONPATH) paths.push(env.PYTHONPATH);
-    env.PYTHONPATH = paths.join(path.delimiter);
-    // The bundled versions must win over anything in the user's site-packages.
-    env.PYTHONNOUSERSITE = '1';
-  }
   env.PYTHONUTF8 = '1';
   env.PYTHONUNBUFFERED = '1';
-  return { command: interpreter, args: ['-m', 'nki_studio', 'serve'], env };
+  if (!bundle) return { command: interpreter, args: ['-m', 'nki_studio', 'serve'], env };
+  env.PYTHONPATH = [bundle.libs, ...(env.PYTHONPATH ? [env.PYTHONPATH] : [])].join(path.delimiter);
+  if (bundle.nativeRoot) env.NKI_STUDIO_NATIVE_ROOT = bundle.nativeRoot;
+  // The bundled versions must win over anything in the user's site-packages.
+  env.PYTHONNOUSERSITE = '1';
+  return { command: interpreter, args: ['-m', 'nki_studio.boot', 'serve'], env };
 }

@@ -15,7 +15,7 @@ import type {
   WorkDoneProgressEnd,
   WorkDoneProgressReport,
 } from 'vscode-languageclient/node';
-import { type Found, type NotFound, discoverInterpreter, isFound } from './interpreter';
+import { type Found, type NotFound, discoverInterpreter, firstCandidate, isFound } from './interpreter';
 import { type InterpreterCache, sameInterpreter } from './interpreterCache';
 import { realProbes } from './pythonProbes';
 import { CrashBackoff, Coalescer } from './restartPolicy';
@@ -117,28 +117,31 @@ export class ServerManager {
         return result;
       });
     };
-    const discovery = remembered ? Promise.resolve(remembered) : discover();
-    if (!remembered) await new Promise((resolve) => setImmediate(resolve)); // let the probe's process start first
+    // With the bundle, a first start need not wait for the probe either: it starts on the first candidate
+    // (nki_studio.boot refuses a too-old Python) and the discovery checks that choice once the server is up.
+    const bundle = bundleFor(this.extensionPath, (p) => fs.existsSync(p));
+    let speculative: Found | undefined;
+    if (!remembered && bundle) {
+      const candidate = await firstCandidate(realProbes(this.vs));
+      if (candidate) speculative = { ...candidate, executable: candidate.path, version: [0, 0], skipped: [] };
+    }
+    const discovery = remembered ?? speculative ? undefined : discover();
+    if (discovery) await new Promise((resolve) => setImmediate(resolve)); // let the probe's process start first
     const { CloseAction, ErrorAction, LanguageClient } = languageClientModule();
-    const found = await discovery;
-    if (!remembered && isFound(found)) this.interpreters.set(setting, found);
+    const found = remembered ?? speculative ?? (await (discovery as Promise<Found | NotFound>));
+    if (discovery && isFound(found)) this.interpreters.set(setting, found);
     if (!isFound(found)) {
-      this.log.error(`${found.message} ${found.fix}`);
-      this.setState('no-python');
-      void this.vs.window.showErrorMessage(`${found.message} ${found.fix}`, 'Open Settings', 'Show Logs').then((pick) => {
-        if (pick === 'Open Settings') void this.vs.commands.executeCommand('workbench.action.openSettings', 'nki-studio.interpreter');
-        if (pick === 'Show Logs') this.log.show();
-      });
+      this.reportNoPython(found);
       return;
     }
-    const bundle = bundleFor(this.extensionPath, found.version, (p) => fs.existsSync(p));
     const cmd = serverCommand(found.executable, bundle, process.env);
     const runs = found.executable === found.path ? '' : `, runs ${found.executable}`;
     const from = remembered ? `${found.source}, remembered from the last start` : found.source;
-    this.interpreterInfo = `${found.path} (Python ${found.version.join('.')}, from ${from}${runs})`;
+    this.interpreterInfo = speculative
+      ? `${found.path} (from ${from}; its version is checked as the server starts)`
+      : `${found.path} (Python ${found.version.join('.')}, from ${from}${runs})`;
     this.log.info(`starting server: ${cmd.command} ${cmd.args.join(' ')} — ${this.interpreterInfo}; ` +
       (bundle ? `bundled libraries ${cmd.env.PYTHONPATH}` : 'no bundled libraries: using the interpreter\'s own nki_studio'));
-    if (bundle?.warning) this.log.warn(bundle.warning);
     this.log.info(this.trusted ? 'workspace trusted: lint, simulate and profile' : 'restricted mode (untrusted workspace): lint only');
 
     const serverOptions: ServerOptions = { command: cmd.command, args: cmd.args, options: { env: cmd.env } };
@@ -191,9 +194,18 @@ export class ServerManager {
     } catch (err) {
       failed = true;
       this.log.error(`server failed to start: ${String(err)}`);
-      this.onCrash(`the server failed to start (${String(err)})`);
+      // A first start on an unprobed candidate: the discovery decides what to run (or that nothing can).
+      if (speculative) {
+        const dead = this.client;
+        this.client = undefined;
+        void dead?.dispose().catch(() => undefined);
+        void this.afterSpeculativeFailure(setting, discover(), generation);
+      } else {
+        this.onCrash(`the server failed to start (${String(err)})`);
+      }
     }
     if (remembered) void this.checkRemembered(remembered, discover(), generation);
+    if (speculative && !failed) void this.checkSpeculative(setting, speculative, discover(), generation);
     if (failed) return;
     this.timings.record({ event: 'serverReady', ms: performance.now() - started });
     this.setState('running');
@@ -282,6 +294,47 @@ export class ServerManager {
     this.settingsRestart.dispose();
     void this.stop();
     for (const d of this.disposables) d.dispose();
+  }
+
+  private reportNoPython(found: NotFound): void {
+    this.log.error(`${found.message} ${found.fix}`);
+    this.setState('no-python');
+    void this.vs.window.showErrorMessage(`${found.message} ${found.fix}`, 'Open Settings', 'Show Logs').then((pick) => {
+      if (pick === 'Open Settings') void this.vs.commands.executeCommand('workbench.action.openSettings', 'nki-studio.interpreter');
+      if (pick === 'Show Logs') this.log.show();
+    });
+  }
+
+  /** Started on the first candidate without probing it: discovery confirms it (and remembers it), or the
+   * server starts again on what discovery found. */
+  private async checkSpeculative(setting: string, started: Found, discovery: Promise<Found | NotFound>, generation: number): Promise<void> {
+    const fresh = await discovery;
+    if (isFound(fresh) && fresh.path === started.path) {
+      this.interpreters.set(setting, fresh);
+      const runs = fresh.executable === fresh.path ? '' : `, runs ${fresh.executable} from the next start`;
+      this.interpreterInfo = `${fresh.path} (Python ${fresh.version.join('.')}, from ${fresh.source}${runs})`;
+      this.log.info(`interpreter confirmed: ${this.interpreterInfo}`);
+      return;
+    }
+    await this.whenRunning(60_000).catch(() => undefined);
+    if (generation !== this.generation || this.state === 'stopped') return;
+    if (isFound(fresh)) this.interpreters.set(setting, fresh);
+    void this.restart(isFound(fresh) ? `the interpreter is ${fresh.executable}` : 'no usable interpreter');
+  }
+
+  /** The unprobed candidate could not run the server (too old, say): start on what discovery finds. */
+  private async afterSpeculativeFailure(setting: string, discovery: Promise<Found | NotFound>, generation: number): Promise<void> {
+    const fresh = await discovery;
+    if (generation !== this.generation || this.state === 'stopped') return;
+    if (!isFound(fresh)) {
+      if (this.pendingRestart) clearTimeout(this.pendingRestart); // scheduled when the process closed
+      this.pendingRestart = undefined;
+      this.reportNoPython(fresh);
+      return;
+    }
+    this.interpreters.set(setting, fresh); // the next start is a normal one on this interpreter
+    // (a no-op when closing the process already scheduled the restart)
+    this.onCrash(`the server failed to start on the first interpreter found; using ${fresh.executable}`);
   }
 
   /** Started on the remembered interpreter: when discovery now finds another (or none), start again on that. */

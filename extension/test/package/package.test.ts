@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-languageserver-protocol/node';
 import { ROOT, vsixPath } from '../e2e/codeServer';
 import { projectPython } from '../e2e/fixtures';
+import { bundleFor, serverCommand } from '../../src/serverCommand';
 
 interface Manifest {
   platform: string;
@@ -73,7 +74,10 @@ describe('the packaged .vsix', { timeout: 180_000 }, () => {
     const where = execFileSync(python, ['-S', '-c', 'import numpy, pyarrow.parquet, pyarrow.fs, ml_dtypes, pygls, nki_studio; print(numpy.__file__); print(nki_studio.__file__)'], { env, encoding: 'utf8' });
     for (const line of where.trim().split('\n')) assert.ok(line.startsWith(ext), `${line} not from the unpacked .vsix`);
 
-    const proc = spawn(python, ['-S', '-m', 'nki_studio', 'serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Started as the extension starts it (nki_studio.boot adds the native folder for this Python itself).
+    const cmd = serverCommand(python, bundleFor(ext, (p) => fs.existsSync(p)), { PATH: env.PATH, HOME: env.HOME });
+    assert.deepEqual(cmd.args, ['-m', 'nki_studio.boot', 'serve']);
+    const proc = spawn(python, ['-S', ...cmd.args], { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const conn = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { type Found, type InterpreterProbes, discoverInterpreter, isFound } from '../../src/interpreter';
+import { type Found, type InterpreterProbes, discoverInterpreter, firstCandidate, isFound } from '../../src/interpreter';
 import { InterpreterCache, type StateStore, sameInterpreter } from '../../src/interpreterCache';
 import { Coalescer, CrashBackoff, type Timers } from '../../src/restartPolicy';
 import { bundleFor, serverCommand } from '../../src/serverCommand';
@@ -88,6 +88,15 @@ describe('interpreter discovery order', () => {
     assert.ok(isFound(r) && r.path === '/usr/bin/python');
   });
 
+  it('names the first candidate without running anything (the bundled server starts on it at once)', async () => {
+    const p = probes({ pythonExtension: () => Promise.reject(new Error('boom')), onPath: { python3: '/usr/bin/python3' }, versions });
+    assert.deepEqual(await firstCandidate(p), { path: '/usr/bin/python3', source: 'PATH' });
+    assert.deepEqual(await firstCandidate(probes({ setting: () => ' /set/py ', versions })), { path: '/set/py', source: 'setting' });
+    assert.deepEqual(await firstCandidate(probes({ pythonExtension: () => Promise.resolve('/ext/py') })), { path: '/ext/py', source: 'python-extension' });
+    assert.equal(await firstCandidate(probes({})), undefined);
+    assert.deepEqual(p.asked, [], 'no interpreter was run');
+  });
+
   it('skips interpreters older than 3.10 and a failing Python extension', async () => {
     const r = await discoverInterpreter(
       probes({ pythonExtension: () => Promise.reject(new Error('boom')), onPath: { python3: '/old', python: '/usr/bin/python' }, versions: { ...versions, '/old': [3, 8] } }),
@@ -148,26 +157,27 @@ describe('remembered interpreter', () => {
 
 describe('server command', () => {
   const ext = '/ext';
-  const exists = (p: string) => [path.join(ext, 'bundled', 'libs'), path.join(ext, 'bundled', 'native', 'cp311')].includes(p);
+  const exists = (p: string) => [path.join(ext, 'bundled', 'libs'), path.join(ext, 'bundled', 'native')].includes(p);
 
-  it('puts bundled libs and the matching native packages first on PYTHONPATH', () => {
-    const bundle = bundleFor(ext, [3, 11], exists);
+  it('starts the bundled server through its boot module, bundled libs first on PYTHONPATH', () => {
+    const bundle = bundleFor(ext, exists);
     const cmd = serverCommand('/usr/bin/python3', bundle, { PYTHONPATH: '/user', HOME: '/h' });
-    assert.deepEqual(cmd.args, ['-m', 'nki_studio', 'serve']);
-    assert.equal(cmd.env.PYTHONPATH, ['/ext/bundled/libs', '/ext/bundled/native/cp311', '/user'].join(path.delimiter));
+    assert.deepEqual(cmd.args, ['-m', 'nki_studio.boot', 'serve']);
+    assert.equal(cmd.env.PYTHONPATH, ['/ext/bundled/libs', '/user'].join(path.delimiter));
+    assert.equal(cmd.env.NKI_STUDIO_NATIVE_ROOT, '/ext/bundled/native', 'the boot module picks cp3XY for its own Python');
     assert.equal(cmd.env.PYTHONNOUSERSITE, '1');
     assert.equal(cmd.env.HOME, '/h');
   });
 
-  it('warns when the bundle has no native packages for the interpreter version', () => {
-    const bundle = bundleFor(ext, [3, 12], exists);
-    assert.equal(bundle?.native, undefined);
-    assert.match(bundle?.warning ?? '', /not 3\.12/);
+  it('leaves the native folder out when the bundle has none', () => {
+    const bundle = bundleFor(ext, (p) => p === path.join(ext, 'bundled', 'libs'));
+    assert.equal(serverCommand('/usr/bin/python3', bundle, {}).env.NKI_STUDIO_NATIVE_ROOT, undefined);
   });
 
   it('uses the interpreter\'s own installation without a bundle (development)', () => {
-    assert.equal(bundleFor(ext, [3, 11], () => false), undefined);
+    assert.equal(bundleFor(ext, () => false), undefined);
     const cmd = serverCommand('/venv/python', undefined, {});
+    assert.deepEqual(cmd.args, ['-m', 'nki_studio', 'serve']);
     assert.equal(cmd.env.PYTHONPATH, undefined);
   });
 });

@@ -1,0 +1,59 @@
+"""How the extension starts its bundled server: ``python -m nki_studio.boot serve``.
+
+The .vsix carries the pure-Python libraries in ``bundled/libs`` (on PYTHONPATH) and the compiled ones (NumPy,
+pyarrow, ml_dtypes) per CPython version in ``bundled/native/cp3XY``. Picking that folder here, from the running
+interpreter's own version, lets the extension start the server at once on the interpreter it found, instead of
+first running a separate probe process to learn the version (about a third of a second of a cold open). The
+probe still runs, after the server is up, to check the choice. Standard library only, and importable by old
+Pythons, so a too-old interpreter gets a clear message and exit code :data:`TOO_OLD`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+MIN_PYTHON = (3, 10)
+TOO_OLD = 3  # exit code the extension recognises: this interpreter cannot run the server
+NATIVE_ROOT_ENV = "NKI_STUDIO_NATIVE_ROOT"  # the bundle's native/ folder
+
+
+def add_native_packages(root: str | None, libs_hint: str | None = None) -> str | None:
+    """Put ``<root>/cp3XY`` for this interpreter on ``sys.path`` and ``PYTHONPATH`` (after the bundled libs when
+    they are there). Returns a warning when the bundle has no packages for this version, else None."""
+    if not root:
+        return None
+    tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    native = os.path.join(root, tag)
+    if not os.path.isdir(native):
+        present = sorted(d for d in os.listdir(root) if d.startswith("cp")) if os.path.isdir(root) else []
+        return (f"this build of the extension bundles numpy/pyarrow/ml_dtypes for {', '.join(present) or 'no'} "
+                f"Python versions, not {tag}: they must be importable by this interpreter, or set "
+                "\"nki-studio.interpreter\" to a Python version the build supports")
+    at = sys.path.index(libs_hint) + 1 if libs_hint in sys.path else 1
+    sys.path.insert(at, native)
+    # Child processes (simulation workers) run on this interpreter too: they get the folder through PYTHONPATH.
+    entries = [e for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]
+    at = entries.index(libs_hint) + 1 if libs_hint in entries else 0
+    os.environ["PYTHONPATH"] = os.pathsep.join([*entries[:at], native, *entries[at:]])
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check the interpreter, add the compiled packages, run the ``nki-studio`` CLI."""
+    if sys.version_info[:2] < MIN_PYTHON:
+        sys.stderr.write(f"nki-studio: Python {sys.version_info[0]}.{sys.version_info[1]} at {sys.executable} is "
+                         f"older than {MIN_PYTHON[0]}.{MIN_PYTHON[1]}; the language server needs {MIN_PYTHON[0]}."
+                         f"{MIN_PYTHON[1]} or newer\n")
+        return TOO_OLD
+    libs = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    warning = add_native_packages(os.environ.get(NATIVE_ROOT_ENV), libs)
+    if warning:
+        sys.stderr.write(f"nki-studio: {warning}\n")
+    from nki_studio.cli.main import main as cli
+
+    return cli(sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
