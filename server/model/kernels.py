@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from nki_studio.model.imports import ImportAliases, is_external, is_legacy, to_canonical
-from nki_studio.model.syntax import source_lines
+from nki_studio.model.syntax import child_fields, source_lines
 
 # Decorators (canonical names) that make a function a kernel.
 KERNEL_DECORATORS = frozenset(
@@ -181,9 +181,6 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     return module
 
 
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
 def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]]:
     """All nodes in source order, and each function's own nodes (one traversal serves every analysis)."""
     nodes: list[ast.AST] = []
@@ -200,11 +197,7 @@ def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]
         # ast.iter_child_nodes inlined (this loop is the hottest part of linting a large tree), pushing children
         # in reverse so they pop in source order; the load/store context and operator singletons (``ctx``,
         # ``op``, ``ops``) are left out: no analysis walks to them.
-        fields = _CHILD_FIELDS.get(type(node))
-        if fields is None:
-            fields = _CHILD_FIELDS[type(node)] = tuple(
-                reversed([f for f in node._fields if f not in ("ctx", "op", "ops")]))
-        for name in fields:
+        for name in reversed(child_fields(type(node))):
             value = getattr(node, name, None)
             if type(value) is list:
                 for child in reversed(value):

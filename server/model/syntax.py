@@ -87,3 +87,15 @@ def source_lines(source: str) -> tuple[str, ...]:
 def non_ascii_lines(source: str) -> frozenset[int]:
     """1-based numbers of the lines with a non-ASCII character (their columns need a UTF-8 conversion)."""
     return frozenset(i + 1 for i, line in enumerate(source_lines(source)) if not line.isascii())
+
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of an ``ast`` node type that hold child nodes, leaving out the load/store context and operator
+    singletons (``ctx``, ``op``, ``ops``) no analysis walks to; cached per type (the tree walks are hot)."""
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))  # type: ignore[attr-defined]
+    return fields

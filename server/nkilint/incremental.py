@@ -33,6 +33,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from nki_studio.model.syntax import child_fields
 from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.engine import (
@@ -166,16 +167,12 @@ class _Names:
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
-_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
     """``ast.iter_child_nodes`` as a list, without the generator overhead (names are scanned for every block)."""
-    fields = _FIELDS.get(type(node))
-    if fields is None:
-        fields = _FIELDS[type(node)] = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
     out: list[ast.AST] = []
-    for name in fields:
+    for name in child_fields(type(node)):
         value = getattr(node, name, None)
         if type(value) is list:
             out.extend(v for v in value if isinstance(v, ast.AST))
@@ -341,8 +338,8 @@ class _Entry:
             return list(self.findings)
 
         def line(n: int) -> int:
-            k = bisect.bisect_right(self.starts, n) - 1
-            return n + deltas[k] if k >= 0 and n <= self.ends[k] else n
+            k = block_at(self.starts, self.ends, n)
+            return n if k is None else n + deltas[k]
 
         def span(s: Span) -> Span:
             return Span(line(s.line), s.column, line(s.end_line), s.end_column)
@@ -355,15 +352,21 @@ class _Entry:
         return [moved(f) for f in self.findings]
 
 
+def block_at(starts: Sequence[int], ends: Sequence[int], line: int) -> int | None:
+    """Index of the block (sorted, disjoint ``[starts[k], ends[k]]``) holding ``line``, or None."""
+    k = bisect.bisect_right(starts, line) - 1
+    return k if k >= 0 and line <= ends[k] else None
+
+
 def _consistent(findings: list[Finding], environment: list[Block]) -> bool:
     """Whether no two findings of one rule at one place of module-level code say different things (every group
     that checks that code must agree on it; elsewhere one place may rightly get several findings, e.g. a helper
     line from two call sites)."""
     starts = [b.start for b in environment]
+    ends = [b.end for b in environment]
     seen: dict[tuple[str, Span], Finding] = {}
     for f in findings:
-        k = bisect.bisect_right(starts, f.span.line) - 1
-        if k < 0 or f.span.line > environment[k].end:
+        if block_at(starts, ends, f.span.line) is None:
             continue
         other = seen.setdefault((f.code, f.span), f)
         if other is not f and other != f:
@@ -467,10 +470,6 @@ class IncrementalLinter:
             files = tuple((p, _mtime(p)) for p in sorted(found.resolver.files))
         starts = tuple(b.start for b in blocks)
         ends = tuple(b.end for b in blocks)
-
-        def inside(line: int) -> bool:
-            k = bisect.bisect_right(starts, line) - 1
-            return k >= 0 and line <= ends[k]
-
-        kept = tuple(f for f in findings if f.code == INTERNAL_ERROR or inside(f.span.line))
+        kept = tuple(f for f in findings
+                     if f.code == INTERNAL_ERROR or block_at(starts, ends, f.span.line) is not None)
         return _Entry(kept, starts, ends, files)
