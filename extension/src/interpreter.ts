@@ -70,41 +70,44 @@ export async function discoverInterpreter(probes: InterpreterProbes): Promise<Fo
     return { path, executable: info.executable || path, source, version: info.version, skipped };
   };
 
-  const setting = probes.setting()?.trim();
-  if (setting) {
-    const found = await check(setting, 'setting');
+  for await (const candidate of candidates(probes)) {
+    const found = await check(candidate.path, candidate.source);
     if (found) return found;
-    // The user chose this one explicitly: say so rather than silently running something else.
-    return { message: `The interpreter in "nki-studio.interpreter" cannot run the server (${skipped.join('; ')}).`, fix: FIX, skipped };
-  }
-  const fromExtension = await probes.pythonExtension().catch(() => undefined);
-  if (fromExtension) {
-    const found = await check(fromExtension, 'python-extension');
-    if (found) return found;
-  }
-  for (const name of ['python3', 'python']) {
-    const path = probes.which(name);
-    if (!path) continue;
-    const found = await check(path, 'PATH');
-    if (found) return found;
+    if (candidate.source === 'setting') {
+      // The user chose this one explicitly: say so rather than silently running something else.
+      return { message: `The interpreter in "nki-studio.interpreter" cannot run the server (${skipped.join('; ')}).`, fix: FIX, skipped };
+    }
   }
   return { message: 'NKI Studio found no Python 3.10+ to run its language server.', fix: FIX, skipped };
 }
 
-/**
- * The candidate discovery would try first, without running it (the setting, the Python extension's
- * interpreter, python3 or python on PATH): the bundled server can start on it at once, since its boot module
- * checks the version itself, and a full discovery confirms the choice once the server is up.
- */
-export async function firstCandidate(probes: InterpreterProbes): Promise<{ path: string; source: InterpreterSource } | undefined> {
+export interface Candidate {
+  path: string;
+  source: InterpreterSource;
+}
+
+/** The candidates in order, without running any: the setting (alone, when set), the Python extension's, then
+ * python3 and python on PATH. */
+async function* candidates(probes: InterpreterProbes): AsyncGenerator<Candidate> {
   const setting = probes.setting()?.trim();
-  if (setting) return { path: setting, source: 'setting' };
-  const fromExtension = await probes.pythonExtension().catch(() => undefined);
-  if (fromExtension) return { path: fromExtension, source: 'python-extension' };
-  for (const name of ['python3', 'python']) {
-    const found = probes.which(name);
-    if (found) return { path: found, source: 'PATH' };
+  if (setting) {
+    yield { path: setting, source: 'setting' };
+    return;
   }
+  const fromExtension = await probes.pythonExtension().catch(() => undefined);
+  if (fromExtension) yield { path: fromExtension, source: 'python-extension' };
+  for (const name of ['python3', 'python']) {
+    const path = probes.which(name);
+    if (path) yield { path, source: 'PATH' };
+  }
+}
+
+/**
+ * The candidate discovery tries first, without running it: the bundled server can start on it at once, since
+ * its boot module checks the version itself, and a full discovery confirms the choice once the server is up.
+ */
+export async function firstCandidate(probes: InterpreterProbes): Promise<Candidate | undefined> {
+  for await (const candidate of candidates(probes)) return candidate;
   return undefined;
 }
 

@@ -204,8 +204,8 @@ export class ServerManager {
         this.onCrash(`the server failed to start (${String(err)})`);
       }
     }
-    if (remembered) void this.checkRemembered(remembered, discover(), generation);
-    if (speculative && !failed) void this.checkSpeculative(setting, speculative, discover(), generation);
+    if (remembered) void this.confirmInterpreter(setting, remembered, false, discover(), generation);
+    if (speculative && !failed) void this.confirmInterpreter(setting, speculative, true, discover(), generation);
     if (failed) return;
     this.timings.record({ event: 'serverReady', ms: performance.now() - started });
     this.setState('running');
@@ -305,23 +305,6 @@ export class ServerManager {
     });
   }
 
-  /** Started on the first candidate without probing it: discovery confirms it (and remembers it), or the
-   * server starts again on what discovery found. */
-  private async checkSpeculative(setting: string, started: Found, discovery: Promise<Found | NotFound>, generation: number): Promise<void> {
-    const fresh = await discovery;
-    if (isFound(fresh) && fresh.path === started.path) {
-      this.interpreters.set(setting, fresh);
-      const runs = fresh.executable === fresh.path ? '' : `, runs ${fresh.executable} from the next start`;
-      this.interpreterInfo = `${fresh.path} (Python ${fresh.version.join('.')}, from ${fresh.source}${runs})`;
-      this.log.info(`interpreter confirmed: ${this.interpreterInfo}`);
-      return;
-    }
-    await this.whenRunning(60_000).catch(() => undefined);
-    if (generation !== this.generation || this.state === 'stopped') return;
-    if (isFound(fresh)) this.interpreters.set(setting, fresh);
-    void this.restart(isFound(fresh) ? `the interpreter is ${fresh.executable}` : 'no usable interpreter');
-  }
-
   /** The unprobed candidate could not run the server (too old, say): start on what discovery finds. */
   private async afterSpeculativeFailure(setting: string, discovery: Promise<Found | NotFound>, generation: number): Promise<void> {
     const fresh = await discovery;
@@ -337,15 +320,27 @@ export class ServerManager {
     this.onCrash(`the server failed to start on the first interpreter found; using ${fresh.executable}`);
   }
 
-  /** Started on the remembered interpreter: when discovery now finds another (or none), start again on that. */
-  private async checkRemembered(remembered: Found, discovery: Promise<Found | NotFound>, generation: number): Promise<void> {
+  /**
+   * Started on an interpreter discovery did not just check (remembered from the last start, or the first
+   * candidate, unprobed): discovery confirms it (a confirmed candidate is remembered), or the server starts
+   * again on what discovery found (nothing remembered when it found nothing, or when the remembered one moved).
+   */
+  private async confirmInterpreter(setting: string, started: Found, speculative: boolean, discovery: Promise<Found | NotFound>, generation: number): Promise<void> {
     const fresh = await discovery;
-    if (isFound(fresh) && sameInterpreter(fresh, remembered)) return;
-    this.interpreters.clear();
+    if (isFound(fresh) && (speculative ? fresh.path === started.path : sameInterpreter(fresh, started))) {
+      if (!speculative) return;
+      this.interpreters.set(setting, fresh);
+      const runs = fresh.executable === fresh.path ? '' : `, runs ${fresh.executable} from the next start`;
+      this.interpreterInfo = `${fresh.path} (Python ${fresh.version.join('.')}, from ${fresh.source}${runs})`;
+      this.log.info(`interpreter confirmed: ${this.interpreterInfo}`);
+      return;
+    }
+    if (speculative && isFound(fresh)) this.interpreters.set(setting, fresh);
+    else this.interpreters.clear();
     await this.whenRunning(60_000).catch(() => undefined);
     // not when the server was stopped or restarted meanwhile (that start already discovered afresh)
     if (generation !== this.generation || this.state === 'stopped') return;
-    void this.restart(isFound(fresh) ? `the interpreter is now ${fresh.executable}` : 'the remembered interpreter is no longer usable');
+    void this.restart(isFound(fresh) ? `the interpreter is now ${fresh.executable}` : 'no usable interpreter');
   }
 
   private onCrash(why: string): void {
