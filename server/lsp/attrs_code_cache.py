@@ -15,12 +15,12 @@ import builtins
 import hashlib
 import logging
 import marshal
-import os
 import sys
-import tempfile
 from pathlib import Path
 from types import CodeType
 from typing import Any
+
+from nki_studio.lsp.user_cache import cache_dir, write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +29,7 @@ def cache_file() -> Path:
     """Where the cache lives: ``$XDG_CACHE_HOME/nki-studio`` (else ``~/.cache/nki-studio``), one file per Python
     version (code objects are version-specific). Entries are keyed by their source, so different attrs installs
     (a venv, the extension's bundle) share the file safely."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "nki-studio"
-    return base / f"attrs-code-{sys.implementation.cache_tag or 'py'}.marshal"
+    return cache_dir() / f"attrs-code-{sys.implementation.cache_tag or 'py'}.marshal"
 
 
 class AttrsCodeCache:
@@ -62,17 +61,8 @@ class AttrsCodeCache:
 
     def save(self) -> None:
         """Write the cache if anything was added (atomically; a read-only home just means no cache)."""
-        if not self.added:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".attrs-code-")
-            with os.fdopen(fd, "wb") as fh:
-                marshal.dump(self.codes, fh)
-            os.replace(tmp, self.path)
+        if self.added and write_atomically(self.path, marshal.dumps(self.codes)):
             self.added = 0
-        except OSError as exc:
-            log.debug("attrs code cache not written: %s", exc)
 
 
 def import_lsprotocol_with_cache() -> None:

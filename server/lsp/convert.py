@@ -1,5 +1,8 @@
 """Findings (1-based, code-point columns) → LSP diagnostics (0-based, client position encoding, UTF-16 by
-default). Pure functions of the document text: they run in the job threads, off the event loop."""
+default), built as the protocol's JSON. Pure functions of the document text: they run in the job threads,
+off the event loop. Standard library only (no lsprotocol): the first diagnostics of a start are published
+with them before the full server has loaded (``lsp.early_start``); the full server turns them into
+lsprotocol objects (``lsp.typed``)."""
 
 from __future__ import annotations
 
@@ -10,19 +13,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
 from nki_studio.nkilint.findings import Finding, Fix, Severity, Span
 from pygls.uris import from_fs_path
-from pygls.workspace.position_codec import PositionCodec
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # LSP and Python agree on these three; str.splitlines knows more
 _RULE_CODE = re.compile(r"NKI\d{3}")
 
-_SEVERITY = {
-    Severity.ERROR: types.DiagnosticSeverity.Error,
-    Severity.WARNING: types.DiagnosticSeverity.Warning,
-    Severity.INFO: types.DiagnosticSeverity.Information,
-}
+# docs/rules next to the package in a source checkout (editable install); a wheel has no docs: no link.
+DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "rules"
+
+# LSP's DiagnosticSeverity and DiagnosticTag values.
+_SEVERITY = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
+_UNNECESSARY, _DEPRECATED = 1, 2
 
 
 def split_lines(text: str) -> list[str]:
@@ -30,112 +32,102 @@ def split_lines(text: str) -> list[str]:
     return _LINE_BREAK.split(text)
 
 
+def client_units(text: str, encoding: Any) -> int:
+    """Length of ``text`` in the negotiated position encoding's code units ("utf-8", "utf-16" (the
+    default), "utf-32"; a PositionEncodingKind works too: it is a str enum)."""
+    kind = getattr(encoding, "value", encoding)
+    if kind == "utf-32":
+        return len(text)
+    if kind == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)  # astral characters are surrogate pairs
+
+
 class DocumentPositions:
-    """Converts code-point spans of one document's text into client ranges."""
+    """Converts code-point spans of one document's text into client positions and ranges (JSON)."""
 
-    def __init__(self, lines: Sequence[str], codec: PositionCodec) -> None:
+    def __init__(self, lines: Sequence[str], encoding: Any) -> None:
         self.lines = lines
-        self.codec = codec
+        self.encoding = encoding
 
-    def position(self, line: int, column: int) -> types.Position:
+    def position(self, line: int, column: int) -> dict[str, int]:
         """1-based line/column (code points) → 0-based client position, clamped to the document."""
         index = min(max(line - 1, 0), len(self.lines))
         if index == len(self.lines):
-            return types.Position(line=index, character=0)
+            return {"line": index, "character": 0}
         text = self.lines[index]
         chars = min(max(column - 1, 0), len(text))
-        return types.Position(line=index, character=self.codec.client_num_units(text[:chars]))
+        return {"line": index, "character": client_units(text[:chars], self.encoding)}
 
-    def range(self, span: Span) -> types.Range:
+    def range(self, span: Span) -> dict[str, Any]:
         """A span → a client range."""
-        return types.Range(start=self.position(span.line, span.column), end=self.position(span.end_line, span.end_column))
+        return {"start": self.position(span.line, span.column), "end": self.position(span.end_line, span.end_column)}
 
 
 @lru_cache(maxsize=2048)
-def rule_docs_link(code: str, base_url: str | None, docs_dir: Path | None) -> types.CodeDescription | None:
+def rule_docs_link(code: str, base_url: str | None, docs_dir: Path | None) -> str | None:
     """Where the rule's docs page is: ``base_url/CODE.md`` if configured, else the local docs file if present
     (cached: one stat per code and server run)."""
     if not _RULE_CODE.fullmatch(code):
         return None
     if base_url:
-        return types.CodeDescription(href=f"{base_url.rstrip('/')}/{code}.md")
+        return f"{base_url.rstrip('/')}/{code}.md"
     if docs_dir is not None:
         page = docs_dir / f"{code}.md"
         if page.is_file():
-            uri = from_fs_path(str(page))
-            if uri:
-                return types.CodeDescription(href=uri)
+            return from_fs_path(str(page)) or None
     return None
 
 
 def _edit_json(positions: DocumentPositions, fix: Fix) -> dict[str, Any]:
-    return {
-        "title": fix.title,
-        "edits": [
-            {"range": _range_json(positions.range(e.span)), "newText": e.new_text} for e in fix.edits
-        ],
-    }
+    return {"title": fix.title, "edits": [{"range": positions.range(e.span), "newText": e.new_text} for e in fix.edits]}
 
 
-def _range_json(r: types.Range) -> dict[str, Any]:
-    return {
-        "start": {"line": r.start.line, "character": r.start.character},
-        "end": {"line": r.end.line, "character": r.end.character},
-    }
-
-
-def range_from_json(data: Any) -> types.Range:
-    """Inverse of the range encoding used in ``Diagnostic.data``."""
-    return types.Range(
-        start=types.Position(line=int(data["start"]["line"]), character=int(data["start"]["character"])),
-        end=types.Position(line=int(data["end"]["line"]), character=int(data["end"]["character"])),
-    )
-
-
-def to_diagnostic(
+def diagnostic_json(
     finding: Finding,
     positions: DocumentPositions,
     *,
     uri: str,
     doc_path: str,
     base_url: str | None,
-    docs_dir: Path | None,
-) -> types.Diagnostic:
-    """One finding → one diagnostic; a fix is precomputed in ``data["fix"]`` as client-unit edits."""
-    tags = []
-    if finding.deprecated:
-        tags.append(types.DiagnosticTag.Deprecated)
-    if finding.unnecessary:
-        tags.append(types.DiagnosticTag.Unnecessary)
+    docs_dir: Path | None = DOCS_DIR,
+) -> dict[str, Any]:
+    """One finding → one LSP ``Diagnostic`` as JSON; a fix is precomputed in ``data["fix"]`` as client-unit
+    edits. Optional fields are left out when empty, as lsprotocol writes them."""
+    diagnostic: dict[str, Any] = {
+        "range": positions.range(finding.span),
+        "message": finding.message,
+        "severity": _SEVERITY.get(finding.severity, 2),
+        "code": finding.code,
+    }
+    link = rule_docs_link(finding.code, base_url, docs_dir)
+    if link is not None:
+        diagnostic["codeDescription"] = {"href": link}
+    if finding.source is not None:
+        diagnostic["source"] = finding.source
+    tags = ([_DEPRECATED] if finding.deprecated else []) + ([_UNNECESSARY] if finding.unnecessary else [])
+    if tags:
+        diagnostic["tags"] = tags
     related = []
     for rel in finding.related:
         same = rel.path == doc_path
-        rel_range = positions.range(rel.span) if same else _other_file_range(rel.path, rel.span, positions.codec)
+        rel_range = positions.range(rel.span) if same else _other_file_range(rel.path, rel.span, positions.encoding)
         rel_uri = uri if same else (from_fs_path(rel.path) or rel.path)
-        related.append(
-            types.DiagnosticRelatedInformation(location=types.Location(uri=rel_uri, range=rel_range), message=rel.message)
-        )
+        related.append({"location": {"uri": rel_uri, "range": rel_range}, "message": rel.message})
+    if related:
+        diagnostic["relatedInformation"] = related
     data: dict[str, Any] = {"name": finding.name}
     if finding.fix is not None:
         data["fix"] = _edit_json(positions, finding.fix)
-    return types.Diagnostic(
-        range=positions.range(finding.span),
-        message=finding.message,
-        severity=_SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
-        code=finding.code,
-        code_description=rule_docs_link(finding.code, base_url, docs_dir),
-        source=finding.source,
-        tags=tags or None,
-        related_information=related or None,
-        data=data,
-    )
+    diagnostic["data"] = data
+    return diagnostic
 
 
-def _other_file_range(path: str, span: Span, codec: PositionCodec) -> types.Range:
+def _other_file_range(path: str, span: Span, encoding: Any) -> dict[str, Any]:
     """Range in another file (a helper module), converted with that file's lines as saved on disk."""
     linecache.checkcache(path)
     lines = {n: linecache.getline(path, n).rstrip("\r\n") for n in {span.line, span.end_line}}
-    return DocumentPositions(_SparseLines(lines), codec).range(span)
+    return DocumentPositions(_SparseLines(lines), encoding).range(span)
 
 
 class _SparseLines(Sequence[str]):

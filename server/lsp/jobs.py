@@ -194,6 +194,16 @@ class JobRunner(Generic[T]):
         """Whether a job for ``key`` is waiting or running."""
         return key in self._jobs
 
+    async def settled(self, key: str, timeout: float) -> bool:
+        """Wait (at most ``timeout`` s) until ``key`` has no job waiting or running; False if one still is."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while (job := self._jobs.get(key)) is not None and job.task is not None:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return False
+            await asyncio.wait([job.task], timeout=left)  # a newer submit replaces the job: wait for that one
+        return True
+
 
 def _guarded(work: Callable[[CancelToken], Any], token: CancelToken) -> Any:
     """Run ``work`` in a pool thread unless it was cancelled while queued."""

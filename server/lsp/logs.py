@@ -9,21 +9,24 @@ import sys
 import threading
 from collections.abc import Callable
 
-from lsprotocol import types
-
 _LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def _message_type(levelno: int) -> types.MessageType:
+# LSP MessageType values (lsprotocol is not imported here: logging is set up before the server loads it)
+ERROR, WARNING, INFO, LOG = 1, 2, 3, 4
+LogSender = Callable[[int, str], None]  # (MessageType, text) -> sends window/logMessage
+
+
+def _message_type(levelno: int) -> int:
     if levelno >= logging.ERROR:
-        return types.MessageType.Error
+        return ERROR
     if levelno >= logging.WARNING:
-        return types.MessageType.Warning
+        return WARNING
     if levelno >= logging.INFO:
-        return types.MessageType.Info
-    return types.MessageType.Log
+        return INFO
+    return LOG
 
 
 class RepeatedTracebackFilter(logging.Filter):
@@ -46,6 +49,11 @@ class RepeatedTracebackFilter(logging.Filter):
             self._seen.add(key)
         return True
 
+    def reset(self) -> None:
+        """Forget the tracebacks seen (a new reader, the client, should see each once)."""
+        with self._lock:
+            self._seen.clear()
+
 
 _REPEATS = RepeatedTracebackFilter()
 
@@ -57,7 +65,7 @@ class ClientLogHandler(logging.Handler):
     records would loop. A thread-local guard stops recursion from anything logged while sending.
     """
 
-    def __init__(self, send: Callable[[types.LogMessageParams], None]) -> None:
+    def __init__(self, send: LogSender) -> None:
         super().__init__()
         self._send = send
         self._local = threading.local()
@@ -69,7 +77,7 @@ class ClientLogHandler(logging.Handler):
             return
         self._local.busy = True
         try:
-            self._send(types.LogMessageParams(type=_message_type(record.levelno), message=self.format(record)))
+            self._send(_message_type(record.levelno), self.format(record))
         except Exception:  # the client may be gone; logging must never raise into callers
             self.handleError(record)
         finally:
@@ -94,12 +102,14 @@ def set_level(level: str) -> None:
     logging.getLogger("nki_studio").setLevel(_LEVELS.get(level, logging.INFO))
 
 
-def attach_client(send: Callable[[types.LogMessageParams], None]) -> ClientLogHandler:
+def attach_client(send: LogSender) -> ClientLogHandler:
     """Attach (once) a handler that forwards ``nki_studio`` records to the client; returns it."""
     logger = logging.getLogger("nki_studio")
     for h in logger.handlers:
         if isinstance(h, ClientLogHandler):
             logger.removeHandler(h)
     handler = ClientLogHandler(send)
+    # Tracebacks logged before the client was attached (start-up's early phase) went to stderr only.
+    _REPEATS.reset()
     logger.addHandler(handler)
     return handler

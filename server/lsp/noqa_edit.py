@@ -6,10 +6,10 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from typing import Any
 
 from lsprotocol import types
-from nki_studio.lsp.convert import split_lines
-from pygls.workspace.position_codec import PositionCodec
+from nki_studio.lsp.convert import client_units, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Z]+\d+(?:[\s,]+[A-Z]+\d+)*))?", re.IGNORECASE)
 
@@ -29,8 +29,9 @@ def _lines_ending_in_strings(text: str) -> set[int]:
     return inside
 
 
-def noqa_edit(text: str, line: int, code: str, codec: PositionCodec) -> types.TextEdit | None:
-    """Edit adding ``code`` to the noqa comment of 0-based ``line``; None if impossible or already there."""
+def noqa_edit(text: str, line: int, code: str, encoding: Any) -> types.TextEdit | None:
+    """Edit adding ``code`` to the noqa comment of 0-based ``line`` (columns in the client's position
+    ``encoding``); None if impossible or already there."""
     lines = split_lines(text)
     if line >= len(lines):
         return None
@@ -47,5 +48,5 @@ def noqa_edit(text: str, line: int, code: str, codec: PositionCodec) -> types.Te
         at, new_text = match.end("codes"), f", {code}"
     else:
         at, new_text = len(source.rstrip()), f"  # noqa: {code}"
-    pos = types.Position(line=line, character=codec.client_num_units(source[:at]))
+    pos = types.Position(line=line, character=client_units(source[:at], encoding))
     return types.TextEdit(range=types.Range(start=pos, end=pos), new_text=new_text)

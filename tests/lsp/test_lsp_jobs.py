@@ -104,3 +104,17 @@ async def test_a_run_that_never_ends_does_not_block_its_key() -> None:
         await asyncio.sleep(0.5)
         assert results == ["new"]
         release.set()
+
+
+async def test_settled_waits_for_the_newest_job_of_a_key() -> None:
+    release = threading.Event()
+    results: list[str] = []
+    with ThreadPoolExecutor(2) as pool:
+        runner: JobRunner[str] = JobRunner(pool)
+        assert await runner.settled("doc", 0.1)  # nothing to wait for
+        runner.submit("doc", lambda token: release.wait(5) and "first", on_result=results.append)
+        assert not await runner.settled("doc", 0.1)  # still running
+        runner.submit("doc", lambda token: "second", delay=0.05, on_result=results.append)
+        release.set()
+        assert await runner.settled("doc", 5)
+        assert results == ["second"] and not runner.pending("doc")

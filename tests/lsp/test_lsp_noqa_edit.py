@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from lsp_harness import apply_edits
 from nki_studio.lsp.noqa_edit import noqa_edit
-from pygls.workspace.position_codec import PositionCodec
 
-CODEC = PositionCodec()
+CODEC = "utf-16"
 
 
 def _apply(text: str, line: int, code: str) -> str | None:

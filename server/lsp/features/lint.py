@@ -21,20 +21,20 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from nki_studio.lsp.convert import DocumentPositions, range_from_json, split_lines, to_diagnostic
+from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lines
+from nki_studio.lsp.document_lint import document_config, lint_document
 from nki_studio.lsp.jobs import CancelToken, JobRunner
 from nki_studio.lsp.noqa_edit import noqa_edit
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.settings import Settings
+from nki_studio.lsp.typed import range_from_json, to_diagnostic
 from nki_studio.nkilint.incremental import IncrementalLinter
 from pygls.uris import to_fs_path
-from pygls.workspace.position_codec import PositionCodec
 
 log = logging.getLogger(__name__)
 
 SOURCE = "nkilint"
-# docs/rules next to the package in a source checkout (editable install); a wheel has no docs: no link.
-_DOCS_DIR = Path(__file__).resolve().parents[3] / "docs" / "rules"
+FIX_WAIT_S = 2.0  # longest a code action request waits for the document's lint in flight
 _RULE_CODE = re.compile(r"NKI\d{3}")
 
 
@@ -127,9 +127,9 @@ class LintFeature:
     def run(self, snap: _Snapshot, token: CancelToken) -> list[types.Diagnostic]:
         """Lint one snapshot and convert the findings; an engine crash becomes one internal-error diagnostic."""
         started = time.perf_counter()
-        positions = DocumentPositions(split_lines(snap.text), PositionCodec(snap.encoding))
+        positions = DocumentPositions(split_lines(snap.text), snap.encoding)
         try:
-            config, config_problem = self._config(snap)
+            config, config_problem = document_config(snap.path, snap.settings)
             depends_on = (snap.text, config, config_problem, snap.settings.rule_docs_base_url, snap.encoding)
             last = self._last.get(snap.uri)
             if snap.reuse and last is not None and last[0] == depends_on:
@@ -140,19 +140,15 @@ class LintFeature:
             linter = self._linters.get(snap.uri)
             if linter is None or linter.path != snap.path:
                 linter = self._linters[snap.uri] = IncrementalLinter(snap.path)
-            findings = linter.lint(snap.text, config)
+            findings = lint_document(linter, snap.text, config, config_problem)
             engine_ms = (time.perf_counter() - engine_start) * 1000
-            if config_problem is not None:
-                findings.insert(0, config_problem)
         except Exception as exc:
             return [self._internal_error(snap, exc)]
         self._reported_errors.pop(snap.uri, None)
         token.raise_if_cancelled()
         diagnostics = [
-            to_diagnostic(
-                f, positions, uri=snap.uri, doc_path=snap.path,
-                base_url=snap.settings.rule_docs_base_url, docs_dir=_DOCS_DIR,
-            )
+            to_diagnostic(diagnostic_json(f, positions, uri=snap.uri, doc_path=snap.path,
+                                          base_url=snap.settings.rule_docs_base_url))
             for f in findings
         ]
         self._last[snap.uri] = (depends_on, diagnostics)
@@ -161,18 +157,6 @@ class LintFeature:
                   snap.version, len(diagnostics), engine_ms, (time.perf_counter() - started) * 1000,
                   linter.last_checked)
         return diagnostics
-
-    @staticmethod
-    def _config(snap: _Snapshot) -> tuple[Any, Any]:
-        """The project config (``config_for`` rereads a changed pyproject.toml by mtime; a broken one gives
-        defaults plus an NKI002 finding) with the editor's explicit target/version on top."""
-        from nki_studio.nkilint import api
-
-        config, problem = api.config_for(snap.path)
-        settings = snap.settings
-        if settings.target is not None or settings.nki_version is not None:
-            config = config.with_overrides(generation=settings.target, nki_version=settings.nki_version)
-        return config, problem
 
     def _internal_error(self, snap: _Snapshot, exc: Exception) -> types.Diagnostic:
         summary = f"{type(exc).__name__}: {exc}"
@@ -183,14 +167,17 @@ class LintFeature:
                          types.DiagnosticSeverity.Error)
 
     # ---- code actions --------------------------------------------------------------------------------
-    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         """Quick fixes from ``Diagnostic.data`` and noqa insertions for the diagnostics in the request."""
         only = params.context.only
         if only and not any(k == types.CodeActionKind.QuickFix or types.CodeActionKind.QuickFix.startswith(k) for k in only):
             return None
         uri = params.text_document.uri
+        # A lint of the current text still running (just after start-up, whose first diagnostics may come from
+        # lsp.early_start, or right after an edit): its result tells whether the fixes are for this text.
+        await self.jobs.settled(uri, FIX_WAIT_S)
         doc = self.server.workspace.get_text_document(uri)
-        codec = PositionCodec(self.server.workspace.position_encoding)
+        encoding = self.server.workspace.position_encoding
         # Fix edits were computed for the text of the last lint; once the document moved on they could
         # land in the wrong place, so they are offered again only after the new text is linted.
         last = self._last.get(uri)
@@ -209,7 +196,7 @@ class LintFeature:
             key = (diag.range.start.line, diag.code)
             if key not in seen_noqa and _suppressible(diag.code):
                 seen_noqa.add(key)
-                edit = noqa_edit(doc.source, diag.range.start.line, diag.code, codec)
+                edit = noqa_edit(doc.source, diag.range.start.line, diag.code, encoding)
                 if edit is not None:
                     title = f"Suppress {diag.code} on this line (# noqa: {diag.code})"
                     noqa_actions.append(self._action(title, uri, doc.version, [edit], diag, preferred=False))

@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
-from nki_studio.lsp.convert import DocumentPositions, split_lines, to_diagnostic
+from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lines
 from nki_studio.lsp.jobs import CancelToken, JobRunner, progress
 from nki_studio.lsp.server import NkiLanguageServer
+from nki_studio.lsp.typed import position, to_diagnostic
 from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.findings import Finding
@@ -40,7 +41,6 @@ from nki_studio.simulate.job import Job
 from nki_studio.simulate.runner import WorkerPool, run_job
 from nki_studio.simulate.spec import KernelInfo, comment_findings, find_kernels, inferred_fields, resolve
 from pygls.uris import to_fs_path
-from pygls.workspace.position_codec import PositionCodec
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,6 @@ HEATMAP_NOTIFICATION = "nki/heatmap"
 SOURCE = "nki-sim"
 REFUSAL = ("nki-studio does not run kernels in an untrusted workspace: simulating executes the kernel's "
            "Python code. Trust the workspace to enable simulation.")
-_DOCS_DIR = Path(__file__).resolve().parents[3] / "docs" / "rules"
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -63,7 +62,7 @@ class _Parsed:
     specs: list[dict[str, Any]]
 
 
-def _diagnostics(uri: str, path: str, text: str, results: dict[str, dict[str, Any]], codec: PositionCodec,
+def _diagnostics(uri: str, path: str, text: str, results: dict[str, dict[str, Any]], encoding: Any,
                  base_url: str | None) -> list[types.Diagnostic]:
     """NKI601 spec problems plus the findings of ``results`` (kernel -> last result), as LSP diagnostics."""
     found: list[Finding] = list(comment_findings(text, path))
@@ -73,8 +72,8 @@ def _diagnostics(uri: str, path: str, text: str, results: dict[str, dict[str, An
         kernels = {k.name: k for k in find_kernels(text, path)}
         for name, result in results.items():
             found.extend(result_findings(result, path, kernels.get(name)))
-    positions = DocumentPositions(split_lines(text), codec)
-    return [to_diagnostic(f, positions, uri=uri, doc_path=path, base_url=base_url, docs_dir=_DOCS_DIR)
+    positions = DocumentPositions(split_lines(text), encoding)
+    return [to_diagnostic(diagnostic_json(f, positions, uri=uri, doc_path=path, base_url=base_url))
             for f in found]
 
 
@@ -153,7 +152,7 @@ class SimulateFeature:
                     resolution = resolve(text, path, kernel.name, infer=False)
                     if resolution.spec is not None:
                         specs.append(resolution.spec.to_json())
-            return _Parsed(_diagnostics(uri, path, text, results, PositionCodec(encoding), base_url), specs)
+            return _Parsed(_diagnostics(uri, path, text, results, encoding, base_url), specs)
 
         def done(parsed: _Parsed) -> None:
             current = self.server.workspace.text_documents.get(uri)
@@ -296,7 +295,7 @@ class SimulateFeature:
 
         path, text = got
         lines = split_lines(text)
-        positions = DocumentPositions(lines, self.server.workspace.position_codec)
+        positions = DocumentPositions(lines, self.server.workspace.position_encoding)
         first, last = params.range.start.line, params.range.end.line
         hints = []
         for kernel, result in self.results[uri].items():
@@ -307,7 +306,7 @@ class SimulateFeature:
                 if not first <= line <= last or line >= len(lines):
                     continue
                 hints.append(types.InlayHint(
-                    position=positions.position(line + 1, len(lines[line]) + 1),
+                    position=position(positions.position(line + 1, len(lines[line]) + 1)),
                     label=inlay_label(heat, "estimate"), padding_left=True,
                     tooltip="Estimated by the nki-studio cost model from the simulator trace, not measured."))
         return hints
