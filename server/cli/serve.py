@@ -27,14 +27,22 @@ def run(args: argparse.Namespace) -> int:
     protocol_out = sys.stdout.buffer
     # Anything printed by imported or user code must not corrupt the protocol stream.
     sys.stdout = sys.stderr
+    from nki_studio.lsp import early_start, logs
+
+    logs.configure_stderr(args.log_level)
+    stdin: Any = sys.stdin.buffer
+    stdout: Any = protocol_out
+    if early_start.supported():
+        # The first diagnostics go out before pygls loads; the full server then replays what was read.
+        early = early_start.run(stdin.fileno(), protocol_out)
+        stdin = early_start.ReplayReader(early.consumed, stdin)
+        stdout = early_start.HandoverFilter(protocol_out, early)
 
     from nki_studio.lsp.attrs_code_cache import import_lsprotocol_with_cache
 
     import_lsprotocol_with_cache()  # before pygls imports it: a third of start-up, cached from the second start
-    from nki_studio.lsp import logs
     from nki_studio.lsp.server import create_server
 
-    logs.configure_stderr(args.log_level)
     server = create_server()
-    server.start_io(sys.stdin.buffer, protocol_out)
+    server.start_io(stdin, stdout)
     return 0

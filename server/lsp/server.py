@@ -220,7 +220,8 @@ class NkiLanguageServer(LanguageServer):
         def initialize(ls: NkiLanguageServer, params: types.InitializeParams) -> None:
             ls._loop = asyncio.get_running_loop()
             ls._loop_thread = threading.get_ident()
-            logs.attach_client(lambda p: ls.call_soon(lambda: ls.window_log_message(p)))
+            logs.attach_client(lambda kind, text: ls.call_soon(
+                lambda: ls.window_log_message(types.LogMessageParams(type=types.MessageType(kind), message=text))))
             ls.apply_settings(params.initialization_options, "initializationOptions")
             log.info("nki-studio %s language server initialised (features: %s)", __version__, ", ".join(ls.loaded_features))
             for name, error in ls.failed_features.items():
@@ -264,8 +265,10 @@ class NkiLanguageServer(LanguageServer):
         def did_close(ls: NkiLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
             uri = params.text_document.uri
             ls._emit_document("close", uri)
-            if ls._diagnostics.pop(uri, None):  # a closed document shows no diagnostics of ours
-                ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            # A closed document shows no diagnostics of ours (also those published before this server loaded,
+            # lsp.early_start, which it does not know about).
+            ls._diagnostics.pop(uri, None)
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
         @self.feature(types.SHUTDOWN)
         def shutdown(ls: NkiLanguageServer, params: None) -> None:

@@ -59,6 +59,18 @@ async def wait_diagnostics(
         await asyncio.sleep(0.01)
 
 
+async def wait_log(client: LanguageClient, text: str, timeout: float = 60.0) -> str:
+    """The first window/logMessage containing ``text`` (the full server's; lsp.early_start only logs to stderr)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        for m in client.log_messages:
+            if text in m.message:
+                return m.message
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"no log message with {text!r} within {timeout}s")
+        await asyncio.sleep(0.01)
+
+
 def published_count(client: LanguageClient, uri: str) -> int:
     """How many publishDiagnostics the client has seen for ``uri``."""
     return len(client.published.get(uri, []))  # type: ignore[attr-defined]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from lsp_harness import UNUSED_NOQA, change_doc, open_doc, published_count, start, wait_diagnostics
+from lsp_harness import UNUSED_NOQA, change_doc, open_doc, published_count, start, wait_diagnostics, wait_log
 from lsprotocol import types
 from nki_studio.nkilint.api import lint_source
 from pytest_lsp import LanguageClient
@@ -147,6 +147,8 @@ async def test_saving_a_helper_module_relints_its_importers(client: LanguageClie
 async def test_save_after_lint_reuses_the_result(client: LanguageClient, workdir: Path) -> None:
     uri = open_doc(client, workdir / "k.py", UNUSED_NOQA)
     first = await wait_diagnostics(client, uri, 1)
+    # The full server's own lint of v1 (the first diagnostics may have come before it loaded: lsp.early_start).
+    await wait_log(client, f"lint {uri} v1:")
     seen = published_count(client, uri)
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     assert await wait_diagnostics(client, uri, after=seen) == first
