@@ -37,6 +37,9 @@ function languageClientModule(): LanguageClientModule {
 
 export type ServerState = 'starting' | 'running' | 'stopped' | 'failed' | 'no-python';
 
+/** Background work (the interpreter check) waits at most this long for the first diagnostics. */
+const STARTUP_GRACE_MS = 3000;
+
 export type ProgressValue = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
 
 export class ServerManager {
@@ -107,7 +110,7 @@ export class ServerManager {
     const generation = ++this.generation;
     const setting = this.vs.workspace.getConfiguration('nki-studio').get<string>('interpreter')?.trim() ?? '';
     // Start on the interpreter that ran the server last time (see interpreterCache.ts); it is checked by a
-    // discovery once the server is up, so that discovery does not compete with the server's start.
+    // discovery once the first diagnostics are out, so that discovery does not compete with them.
     const remembered = this.interpreters.get(setting);
     const discover = (): Promise<Found | NotFound> => {
       const probeStarted = performance.now();
@@ -144,6 +147,12 @@ export class ServerManager {
       (bundle ? `bundled libraries ${cmd.env.PYTHONPATH}` : 'no bundled libraries: using the interpreter\'s own nki_studio'));
     this.log.info(this.trusted ? 'workspace trusted: lint, simulate and profile' : 'restricted mode (untrusted workspace): lint only');
 
+    // Start-up is over at the first diagnostics, or STARTUP_GRACE_MS after the start (no Python file open).
+    let startupOver: () => void = () => undefined;
+    const startup = new Promise<void>((resolve) => {
+      startupOver = resolve;
+      setTimeout(resolve, STARTUP_GRACE_MS);
+    });
     const serverOptions: ServerOptions = { command: cmd.command, args: cmd.args, options: { env: cmd.env } };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
@@ -173,6 +182,7 @@ export class ServerManager {
           return next(document);
         },
         handleDiagnostics: (uri, diagnostics, next) => {
+          startupOver();
           const key = uri.toString();
           const openedAt = this.opened.get(key);
           if (openedAt !== undefined) {
@@ -185,6 +195,9 @@ export class ServerManager {
       },
     };
     const client = new LanguageClient('nki-studio', 'NKI Studio', serverOptions, clientOptions);
+    // The interpreter check waits for the end of start-up: on a 2-core machine its probe process, started
+    // alongside, delays the first diagnostics.
+    const discoverAfterStartup = (): Promise<Found | NotFound> => startup.then(discover);
     for (const [method, handler] of this.handlers) client.onNotification(method, handler);
     this.client = client;
     const started = performance.now();
@@ -204,8 +217,8 @@ export class ServerManager {
         this.onCrash(`the server failed to start (${String(err)})`);
       }
     }
-    if (remembered) void this.confirmInterpreter(setting, remembered, false, discover(), generation);
-    if (speculative && !failed) void this.confirmInterpreter(setting, speculative, true, discover(), generation);
+    if (remembered) void this.confirmInterpreter(setting, remembered, false, discoverAfterStartup(), generation);
+    if (speculative && !failed) void this.confirmInterpreter(setting, speculative, true, discoverAfterStartup(), generation);
     if (failed) return;
     this.timings.record({ event: 'serverReady', ms: performance.now() - started });
     this.setState('running');
