@@ -17,6 +17,7 @@ from nki_studio.profile import intervals as iv
 from nki_studio.profile.linemetrics import LineMetrics, line_metrics
 from nki_studio.profile.model import SETUP_OPCODES, WAIT_OPCODES, Profile, sort_by_start
 from nki_studio.profile.roofline import Roofline, RooflineOptions, TraceFlops, roofline_point
+from nki_studio.profile.timeline import engine_timeline
 
 I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -64,6 +65,7 @@ class KernelMetrics:
     roofline: Roofline | None
     wait_opcodes: list[str]
     notes: list[str]
+    timeline: list[dict[str, Any]]  # per-engine busy intervals from the kernel start (profile.timeline)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -178,6 +180,8 @@ def compute_metrics(
         profile, start, end, scope, is_wait, core_idx, nc, d_isl, latency, cunion, opts.exclusive_time, scratch
     )
     roof = roofline_point(profile, opts.roofline, trace_flops, latency, dma_bytes)
+    origin = window[0] if window is not None else span[0] if span is not None else 0
+    tracks = engine_timeline(e_isl, list(names), nc, main_core, d_isl, origin, latency) if nc else []
     if not loc.instr.size and n:
         notes.append(NO_SOURCE_HELP)
     kernel = KernelMetrics(
@@ -208,6 +212,7 @@ def compute_metrics(
         roofline=roof,
         wait_opcodes=sorted(opts.wait_opcodes),
         notes=notes,
+        timeline=tracks,
     )
     return ProfileMetrics(lines, kernel)
 

@@ -93,6 +93,18 @@ describe('simulation results', () => {
     assert.match(html, /memory-bound, 0\.25 FLOP\/byte \(estimated\)/);
   });
 
+  it('draws the measured engine timeline from the server\'s intervals, on the kernel\'s time axis', () => {
+    const timeline = [
+      { name: 'DMA', kind: 'dma', intervals: [[0, 250], [500, 750]] },
+      { name: 'Tensor', kind: 'compute', intervals: [[250, 500]] },
+    ];
+    const html = renderPanel({ heat: { stale: false, params: { uri: 'u', source: 'measured', lines: [heatLine(1, 10)], kernel: { latency_ns: 1000, timeline } } } }, 'n', 'x');
+    assert.match(html, /<h3>Engine timeline<\/h3>/);
+    const rects = [...html.matchAll(/<rect x="([\d.]+)" y="\d+" width="([\d.]+)" height="\d+" class="(dma|compute)"\/>/g)].map((m) => [m[3], Number(m[1]), Number(m[2])]);
+    // 330 px of plot after a 90 px label column: 250 ns of 1000 is 82.5 px
+    assert.deepEqual(rects, [['dma', 90, 82.5], ['dma', 255, 82.5], ['compute', 172.5, 82.5]]);
+  });
+
   it('renders an empty panel with a hint', () => {
     assert.match(renderPanel({}, 'n', 'x'), /Simulate Kernel/);
   });

@@ -1,0 +1,62 @@
+"""The kernel panel's per-engine timeline: when each engine and the DMA queues were busy on the kernel's main
+core, as intervals from the kernel start. Built from the busy islands ``metrics.compute_metrics`` computes anyway
+(unions per engine and of DMA), merged below the panel's resolution so a million instructions become at most
+a few hundred rectangles per engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+I64 = npt.NDArray[np.int64]
+
+# The panel's plot is 330 px wide: gaps under half a pixel are closed, and a track keeps at most one interval
+# per pixel (the merge gap doubles until it fits), which also bounds the heatmap payload that carries them.
+RESOLUTION = 660
+MAX_INTERVALS = 330
+
+
+def coarse_intervals(start: I64, end: I64, origin: int, length: int) -> list[list[int]]:
+    """Disjoint, sorted busy islands → ``[[start, end], ...]`` ns from ``origin``, clipped to ``[0, length]``,
+    with gaps below ``length / RESOLUTION`` closed (and wider ones, until at most MAX_INTERVALS are left)."""
+    s = np.clip(start - origin, 0, length)
+    e = np.clip(end - origin, 0, length)
+    keep = e > s
+    s, e = s[keep], e[keep]
+    gap = max(length // RESOLUTION, 1)
+    while True:
+        breaks = (s[1:] - e[:-1]) >= gap
+        first = np.concatenate(([True], breaks)) if s.size else np.zeros(0, bool)
+        last = np.concatenate((breaks, [True])) if s.size else np.zeros(0, bool)
+        if int(first.sum()) <= MAX_INTERVALS:
+            intervals: list[list[int]] = np.stack([s[first], e[last]], axis=1).tolist()
+            return intervals
+        gap *= 2
+
+
+def engine_timeline(
+    engine_islands: tuple[I64, I64, I64],
+    engine_names: list[str],
+    ncores: int,
+    core: int,
+    dma_islands: tuple[I64, I64, I64],
+    origin: int,
+    length: int,
+) -> list[dict[str, Any]]:
+    """Tracks ``{"name", "kind": "dma"|"compute", "intervals"}`` for ``core``: DMA first, then each engine that
+    was busy. Engine islands are grouped ``engine * ncores + core`` (``metrics``' group key), DMA ones by core."""
+    if length <= 0:
+        return []
+    tracks = []
+    on_core = dma_islands[0] == core
+    dma = coarse_intervals(dma_islands[1][on_core], dma_islands[2][on_core], origin, length)
+    if dma:
+        tracks.append({"name": "DMA", "kind": "dma", "intervals": dma})
+    for e, name in enumerate(engine_names):
+        mine = engine_islands[0] == e * ncores + core
+        busy = coarse_intervals(engine_islands[1][mine], engine_islands[2][mine], origin, length)
+        if busy:
+            tracks.append({"name": name, "kind": "compute", "intervals": busy})
+    return tracks
