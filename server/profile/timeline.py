@@ -13,27 +13,30 @@ import numpy.typing as npt
 I64 = npt.NDArray[np.int64]
 
 # The panel's plot is 330 px wide: gaps under half a pixel are closed, and a track keeps at most one interval
-# per pixel (the merge gap doubles until it fits), which also bounds the heatmap payload that carries them.
+# per pixel (only its widest gaps stay open), which also bounds the heatmap payload that carries them.
 RESOLUTION = 660
 MAX_INTERVALS = 330
 
 
 def coarse_intervals(start: I64, end: I64, origin: int, length: int) -> list[list[int]]:
     """Disjoint, sorted busy islands → ``[[start, end], ...]`` ns from ``origin``, clipped to ``[0, length]``,
-    with gaps below ``length / RESOLUTION`` closed (and wider ones, until at most MAX_INTERVALS are left)."""
+    with gaps below ``length / RESOLUTION`` closed (and all but the MAX_INTERVALS - 1 widest, if more are left)."""
     s = np.clip(start - origin, 0, length)
     e = np.clip(end - origin, 0, length)
     keep = e > s
     s, e = s[keep], e[keep]
+    if s.size == 0:
+        return []
+    gaps = s[1:] - e[:-1]
     gap = max(length // RESOLUTION, 1)
-    while True:
-        breaks = (s[1:] - e[:-1]) >= gap
-        first = np.concatenate(([True], breaks)) if s.size else np.zeros(0, bool)
-        last = np.concatenate((breaks, [True])) if s.size else np.zeros(0, bool)
-        if int(first.sum()) <= MAX_INTERVALS:
-            intervals: list[list[int]] = np.stack([s[first], e[last]], axis=1).tolist()
-            return intervals
-        gap *= 2
+    if gaps.size >= MAX_INTERVALS:  # keep only the MAX_INTERVALS - 1 widest gaps (ties closed too)
+        widest_closed = np.partition(gaps, gaps.size - MAX_INTERVALS)[gaps.size - MAX_INTERVALS]
+        gap = max(gap, int(widest_closed) + 1)
+    breaks = gaps >= gap
+    first = np.concatenate(([True], breaks))
+    last = np.concatenate((breaks, [True]))
+    intervals: list[list[int]] = np.stack([s[first], e[last]], axis=1).tolist()
+    return intervals
 
 
 def engine_timeline(
