@@ -12,7 +12,7 @@
 import type * as vscode from 'vscode';
 import type { VsCode } from '../vscodeApi';
 import { BAR_WIDTH_CH, blankBar } from './bars';
-import { BUCKETS, PALETTE, backgroundAlpha, rgba } from './buckets';
+import { BUCKETS, LIGHT_PALETTE, PALETTE, backgroundAlpha, rgba } from './buckets';
 import { type DecorationPlan, type LineWindow, barWindow, barsInWindow, lineRuns, windowStale } from './plan';
 
 /** Stale heat keeps its shape but fades, so it is visibly "old" data. */
@@ -34,11 +34,15 @@ export class HeatPainter {
   private readonly editors = new WeakMap<vscode.TextEditor, EditorState>();
 
   constructor(private readonly vs: VsCode) {
+    const colours = (palette: readonly string[], bucket: number, dim: number): vscode.ThemableDecorationRenderOptions => ({
+      backgroundColor: rgba(palette[bucket], backgroundAlpha(bucket) * dim),
+      overviewRulerColor: rgba(palette[bucket], dim === 1 ? 0.9 : 0.35),
+    });
     const background = (bucket: number, dim: number): vscode.TextEditorDecorationType =>
       vs.window.createTextEditorDecorationType({
         isWholeLine: true,
-        backgroundColor: rgba(PALETTE[bucket], backgroundAlpha(bucket) * dim),
-        overviewRulerColor: rgba(PALETTE[bucket], dim === 1 ? 0.9 : 0.35),
+        ...colours(PALETTE, bucket, dim),
+        light: colours(LIGHT_PALETTE, bucket, dim),
         overviewRulerLane: vs.OverviewRulerLane.Right,
         rangeBehavior: vs.DecorationRangeBehavior.ClosedClosed,
       });
@@ -88,7 +92,10 @@ export class HeatPainter {
     const alpha = state.stale ? 0.5 : 1;
     this.set(editor, state, this.bar, hot.map((p) => ({
       range: new this.vs.Range(p.line, 0, p.line, 0),
-      renderOptions: { before: { contentText: p.text, color: rgba(PALETTE[p.bucket], alpha) } },
+      renderOptions: {
+        before: { contentText: p.text, color: rgba(PALETTE[p.bucket], alpha) },
+        light: { before: { color: rgba(LIGHT_PALETTE[p.bucket], alpha) } },
+      },
     })));
     this.set(editor, state, this.cold, cold.map((line) => new this.vs.Range(line, 0, line, 0)));
   }

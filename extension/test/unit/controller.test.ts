@@ -46,10 +46,13 @@ describe('heat controller with a vscode test double', () => {
     assert.deepEqual(editor.linesOf(hottest), [4]);
     assert.equal(hottest.options.isWholeLine, true);
     assert.ok(hottest.options.overviewRulerColor);
-    const bars = editor.decorations.get(fake.decorationTypes[14]) as { range: { start: { line: number } }; renderOptions?: { before?: { contentText?: string; color?: string } } }[];
+    assert.match(String((hottest.options.light as { backgroundColor?: string } | undefined)?.backgroundColor), /^rgba\(128, 0, 38, /);
+    type Attachment = { before?: { contentText?: string; color?: string } };
+    const bars = editor.decorations.get(fake.decorationTypes[14]) as { range: { start: { line: number } }; renderOptions?: Attachment & { light?: Attachment } }[];
     assert.deepEqual(bars.map((b) => b.range.start.line), [4, 10, 20]);
     assert.match(bars[0].renderOptions?.before?.contentText ?? '', /10\.0\u00a0µs/);
     assert.match(bars[0].renderOptions?.before?.color ?? '', /^rgba\(177, 0, 38, 1/);
+    assert.match(bars[0].renderOptions?.light?.before?.color ?? '', /^rgba\(128, 0, 38, 1/); // darker on light themes
     // every other line gets the blank bar
     assert.equal(editor.linesOf(fake.decorationTypes[15]).length, 30 - 3);
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BAR_CELLS, VALUE_WIDTH, barText, blankBar } from '../../src/heat/bars';
-import { BUCKETS, PALETTE, backgroundAlpha, bucketLines, bucketOf, rgba } from '../../src/heat/buckets';
+import { BUCKETS, LIGHT_PALETTE, PALETTE, backgroundAlpha, bucketLines, bucketOf, rgba } from '../../src/heat/buckets';
 import { formatMetric, formatNs } from '../../src/heat/format';
 import { nextHottest, rankLines } from '../../src/heat/hottest';
 import { metricValue, parseHeatmap, profileLabel } from '../../src/heat/model';
@@ -21,10 +21,18 @@ function luminance(hex: string): number {
 describe('buckets and palette', () => {
   it('has one colour per bucket', () => {
     assert.equal(PALETTE.length, BUCKETS);
+    assert.equal(LIGHT_PALETTE.length, BUCKETS);
   });
 
   it('is sequential in lightness (readable without hue, so colour-blind safe)', () => {
-    for (let i = 1; i < PALETTE.length; i += 1) assert.ok(luminance(PALETTE[i]) < luminance(PALETTE[i - 1]), `${PALETTE[i]} not darker than ${PALETTE[i - 1]}`);
+    for (const palette of [PALETTE, LIGHT_PALETTE]) {
+      for (let i = 1; i < palette.length; i += 1) assert.ok(luminance(palette[i]) < luminance(palette[i - 1]), `${palette[i]} not darker than ${palette[i - 1]}`);
+    }
+  });
+
+  it('is darker on light themes, bucket by bucket, so cool lines still show on white', () => {
+    for (let b = 0; b < BUCKETS; b += 1) assert.ok(luminance(LIGHT_PALETTE[b]) < luminance(PALETTE[b]), `bucket ${b}`);
+    assert.ok(luminance(LIGHT_PALETTE[0]) < 0.75, 'the coolest light-theme colour is no pale yellow');
   });
 
   it('scales background opacity with heat', () => {
