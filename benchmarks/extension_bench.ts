@@ -6,9 +6,10 @@
  *   receiving the file's first diagnostics (its own timing event): activation + server start + lint, what a
  *   user waits for on the first kernel of a window. Twice, with the server's user cache (XDG_CACHE_HOME) in a
  *   fresh folder: the first start after installing the extension (nothing cached: the full server answers
- *   initialize), then a new window on another workspace (the server answers initialize with the answer the
- *   first start stored, and lints before loading pygls: server/lsp/early_start.py). Then the second window is
- *   reloaded: the next window on the workspace, where the server starts on the remembered interpreter.
+ *   initialize), then a new window of the same VS Code on another workspace (the server answers initialize with
+ *   the answer the first start stored, and lints before loading pygls: server/lsp/early_start.py). Then the
+ *   second window is reloaded: the next window on the workspace, where the server starts on the remembered
+ *   interpreter.
  * - Heatmap paint of a 2,000-line file, three figures: the extension's own time (planning + setDecorations
  *   calls in the extension host, its timing event), the time until the bars are on screen (first browser
  *   frame showing them, read from the DOM, minus the paint's start; both clocks are this machine's), and the
@@ -149,6 +150,8 @@ async function main(): Promise<void> {
   const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nki-bench-profile-'));
   // The server's user cache (its remembered initialize answer, attrs code): empty at first, like a new install.
   const cacheHome = fs.mkdtempSync(path.join(os.tmpdir(), 'nki-bench-cache-'));
+  // One VS Code install for both windows: its user data (global state) and the installed extension.
+  const vscodeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nki-bench-vscode-'));
   const timingsOf = (n: number): string => path.join(os.tmpdir(), `nki-bench-timings-${process.pid}-${n}.jsonl`);
   const timings = timingsOf(2);
   // NKI: Load Profile with the profile as argument, bound to a key (as the e2e test does): typing into
@@ -159,6 +162,7 @@ async function main(): Promise<void> {
     trusted: true,
     settings: { 'nki-studio.simulateOnSave': false },
     env: { NKI_STUDIO_TIMINGS_FILE: timingsFile, XDG_CACHE_HOME: cacheHome },
+    profileDir: vscodeDir,
     keybindings: [{ key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(profileFolder).toString() }],
   });
   // 1. The first start after installing the extension: nothing in the server's cache yet.
@@ -170,7 +174,9 @@ async function main(): Promise<void> {
     await installSession.close();
     fs.rmSync(timingsOf(1), { force: true });
   }
-  // 2. A later window on another workspace: cold (extension not active, no server), the cache filled by (1).
+  // 2. A later window of the same VS Code install on another workspace: cold (extension not active, no server),
+  // the server's cache filled by (1). Not carried over here: the extension's global state (what the python3
+  // launcher ran), which code-server keeps in the browser's storage of its origin (a new browser and port).
   const session = await openSession({}, sessionOptions(timings));
   const { wb, workspace } = session;
   try {
@@ -238,6 +244,7 @@ async function main(): Promise<void> {
     fs.rmSync(profileDir, { recursive: true, force: true });
     fs.rmSync(timings, { force: true });
     fs.rmSync(cacheHome, { recursive: true, force: true });
+    fs.rmSync(vscodeDir, { recursive: true, force: true });
   }
 }
 

@@ -28,7 +28,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const heat = new HeatController(vs, (t) => timings.record({ event: 'paint', ...t }));
   const simulations = new SimulationStore();
   const panel = new KernelPanel(vs, simulations, heat);
-  server = new ServerManager(vs, context.extensionPath, log, timings, activatedAt, new InterpreterCache(context.workspaceState, (p) => fs.existsSync(p)));
+  server = new ServerManager(vs, context.extensionPath, log, timings, activatedAt, new InterpreterCache(context.workspaceState, (p) => fs.existsSync(p), context.globalState));
   const status = new LanguageStatus(vs, server);
 
   server.onNotification('nki/heatmap', (raw) => {

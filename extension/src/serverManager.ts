@@ -126,7 +126,8 @@ export class ServerManager {
     let speculative: Found | undefined;
     if (!remembered && bundle) {
       const candidate = await firstCandidate(realProbes(this.vs));
-      if (candidate) speculative = { ...candidate, executable: candidate.path, version: [0, 0], skipped: [] };
+      // A launcher (pyenv shim...) starts what it resolved to last time on this machine, if known.
+      if (candidate) speculative = { ...candidate, executable: this.interpreters.resolved(candidate.path) ?? candidate.path, version: [0, 0], skipped: [] };
     }
     const discovery = remembered ?? speculative ? undefined : discover();
     if (discovery) await new Promise((resolve) => setImmediate(resolve)); // let the probe's process start first
@@ -141,7 +142,7 @@ export class ServerManager {
     const runs = found.executable === found.path ? '' : `, runs ${found.executable}`;
     const from = remembered ? `${found.source}, remembered from the last start` : found.source;
     this.interpreterInfo = speculative
-      ? `${found.path} (from ${from}; its version is checked as the server starts)`
+      ? `${found.path} (from ${from}${runs ? `${runs} as last time on this machine` : ''}; its version is checked as the server starts)`
       : `${found.path} (Python ${found.version.join('.')}, from ${from}${runs})`;
     this.log.info(`starting server: ${cmd.command} ${cmd.args.join(' ')} — ${this.interpreterInfo}; ` +
       (bundle ? `bundled libraries ${cmd.env.PYTHONPATH}` : 'no bundled libraries: using the interpreter\'s own nki_studio'));
@@ -340,10 +341,14 @@ export class ServerManager {
    */
   private async confirmInterpreter(setting: string, started: Found, speculative: boolean, discovery: Promise<Found | NotFound>, generation: number): Promise<void> {
     const fresh = await discovery;
-    if (isFound(fresh) && (speculative ? fresh.path === started.path : sameInterpreter(fresh, started))) {
+    // An unprobed start ran the candidate itself (then whatever it launches is right) or what it resolved to
+    // before (right only if it still resolves there).
+    const ranLauncher = started.executable === started.path;
+    const unprobedRight = isFound(fresh) && fresh.path === started.path && (ranLauncher || fresh.executable === started.executable);
+    if (isFound(fresh) && (speculative ? unprobedRight : sameInterpreter(fresh, started))) {
       if (!speculative) return;
       this.interpreters.set(setting, fresh);
-      const runs = fresh.executable === fresh.path ? '' : `, runs ${fresh.executable} from the next start`;
+      const runs = fresh.executable === fresh.path ? '' : `, runs ${fresh.executable}${ranLauncher ? ' from the next start' : ''}`;
       this.interpreterInfo = `${fresh.path} (Python ${fresh.version.join('.')}, from ${fresh.source}${runs})`;
       this.log.info(`interpreter confirmed: ${this.interpreterInfo}`);
       return;

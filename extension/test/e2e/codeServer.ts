@@ -66,6 +66,11 @@ export interface CodeServerOptions {
   keybindings?: unknown[];
   /** Extra environment for the server (inherited by the extension host and the language server). */
   env?: Record<string, string>;
+  /**
+   * A folder for the user data and extensions that outlives this server (the caller removes it): a later
+   * server on it is a later window of the same VS Code install (global state kept, the .vsix installed once).
+   */
+  profileDir?: string;
 }
 
 export class CodeServer {
@@ -73,11 +78,14 @@ export class CodeServer {
   private output = '';
   url = '';
 
-  private constructor(readonly dir: string) {}
+  private constructor(
+    readonly dir: string,
+    private readonly owned: boolean,
+  ) {}
 
   /** Install the .vsix into fresh folders, then start the server (an extension installed later is not seen). */
   static async start(options: CodeServerOptions): Promise<CodeServer> {
-    const cs = new CodeServer(fs.mkdtempSync(path.join(os.tmpdir(), 'nki-e2e-')));
+    const cs = options.profileDir ? new CodeServer(options.profileDir, false) : new CodeServer(fs.mkdtempSync(path.join(os.tmpdir(), 'nki-e2e-')), true);
     const userData = path.join(cs.dir, 'user-data');
     const extensions = path.join(cs.dir, 'extensions');
     fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
@@ -99,7 +107,8 @@ export class CodeServer {
       }),
     );
     fs.writeFileSync(path.join(userData, 'User', 'keybindings.json'), JSON.stringify(options.keybindings ?? []));
-    await run(CODE_SERVER, ['--install-extension', vsixPath(), '--user-data-dir', userData, '--extensions-dir', extensions], { timeout: 180_000 });
+    const installed = fs.existsSync(extensions) && fs.readdirSync(extensions).some((d) => d.startsWith('nki-studio'));
+    if (!installed) await run(CODE_SERVER, ['--install-extension', vsixPath(), '--user-data-dir', userData, '--extensions-dir', extensions], { timeout: 180_000 });
     const port = await freePort();
     const args = [
       '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
@@ -129,7 +138,7 @@ export class CodeServer {
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
       if (proc.exitCode === null) proc.kill('SIGKILL');
     }
-    fs.rmSync(this.dir, { recursive: true, force: true });
+    if (this.owned) fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -141,6 +141,21 @@ describe('remembered interpreter', () => {
     assert.equal(cache.get(''), undefined);
   });
 
+  it('remembers machine-wide what a launcher ran, for first starts in other workspaces', () => {
+    const present = new Set(['/opt/py/bin/python3']);
+    const machine = store();
+    new InterpreterCache(store(), (p) => present.has(p), machine).set('', found('/opt/py/bin/python3'));
+    const elsewhere = new InterpreterCache(store(), (p) => present.has(p), machine); // another workspace's state
+    assert.equal(elsewhere.get(''), undefined);
+    assert.equal(elsewhere.resolved('/usr/bin/python3'), '/opt/py/bin/python3');
+    assert.equal(elsewhere.resolved('/usr/local/bin/python3'), undefined);
+    present.clear(); // uninstalled meanwhile: run the launcher itself
+    assert.equal(elsewhere.resolved('/usr/bin/python3'), undefined);
+    const direct = new InterpreterCache(store(), () => true, store());
+    direct.set('', found('/usr/bin/python3')); // not a launcher: nothing to remember
+    assert.equal(direct.resolved('/usr/bin/python3'), undefined);
+  });
+
   it('forgets on clear', () => {
     const cache = new InterpreterCache(store(), () => true);
     cache.set('', found('/opt/py/bin/python3'));
