@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     logs.configure_stderr(args.log_level)
     stdin: Any = sys.stdin.buffer
     stdout: Any = protocol_out
+    early = None
     if early_start.supported():
         # The first diagnostics go out before pygls loads; the full server then replays what was read.
         early = early_start.run(stdin.fileno(), protocol_out)
@@ -44,5 +45,11 @@ def run(args: argparse.Namespace) -> int:
     from nki_studio.lsp.server import create_server
 
     server = create_server()
+    if early is not None:
+        from nki_studio.lsp.features.lint import SOURCE as LINT
+        from nki_studio.lsp.typed import to_diagnostic
+
+        for uri, published in early.published.items():
+            server.seed_diagnostics(uri, LINT, [to_diagnostic(d) for d in published["diagnostics"]])
     server.start_io(stdin, stdout)
     return 0

@@ -153,6 +153,11 @@ class NkiLanguageServer(LanguageServer):
         if self._after_startup is not None:
             self._startup_over()
 
+    def seed_diagnostics(self, uri: str, owner: str, diagnostics: Sequence[types.Diagnostic]) -> None:
+        """Diagnostics the client already shows from before this server loaded (``lsp.early_start``): ``owner``'s
+        list until it publishes its own, so another feature's publish meanwhile does not erase them."""
+        self._diagnostics.setdefault(uri, {}).setdefault(owner, list(diagnostics))
+
     def notify_client(self, method: str, payload: Any) -> None:
         """Send a custom notification (method prefixed ``nki/``) from any thread."""
         self.call_soon(lambda: self.protocol.notify(method, payload))

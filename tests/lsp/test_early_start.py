@@ -176,6 +176,19 @@ def _start_and_open(cache: Path, workdir: Path, options: dict[str, Any], text: s
     return Started(initialize, publishes, actions, s.close())
 
 
+def test_the_early_diagnostics_stay_when_another_feature_publishes_first(tmp_path: Path, workdir: Path) -> None:
+    # The simulate feature reports the malformed spec comment (NKI601), possibly before the full server's lint.
+    text = KERNEL.replace("@nki.jit\n", "# nki-studio: simulate a=float32[0]\n@nki.jit\n")
+    cache = tmp_path / "cache"
+    _start_and_open(cache, workdir, {"nkiVersion": "0.6"}, text)
+    run = _start_and_open(cache, workdir, {"nkiVersion": "0.6"}, text)
+    assert EARLY_LOG in run.stderr
+    codes = [sorted(d["code"] for d in p["diagnostics"]) for p in run.publishes]
+    assert codes[0] == ["NKI201", "NKI201"]  # the early lint
+    assert all({"NKI201"} <= set(c) for c in codes), codes  # no later publish drops the lint diagnostics
+    assert codes[-1] == ["NKI201", "NKI201", "NKI601"]
+
+
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
 def test_client_units_agree_with_pygls(encoding: str) -> None:
     codec = PositionCodec(encoding)  # type: ignore[arg-type]
