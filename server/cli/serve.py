@@ -44,12 +44,6 @@ def run(args: argparse.Namespace) -> int:
     import_lsprotocol_with_cache()  # before pygls imports it: a third of start-up, cached from the second start
     from nki_studio.lsp.server import create_server
 
-    server = create_server()
-    if early is not None:
-        from nki_studio.lsp.features.lint import SOURCE as LINT
-        from nki_studio.lsp.typed import to_diagnostic
-
-        for uri, published in early.published.items():
-            server.seed_diagnostics(uri, LINT, [to_diagnostic(d) for d in published["diagnostics"]])
+    server = create_server(early=early)
     server.start_io(stdin, stdout)
     return 0

@@ -26,9 +26,12 @@ import os
 import select
 import time
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from nki_studio.lsp import initialize_cache
+
+if TYPE_CHECKING:  # loaded only once a document is linted, after initialize is answered
+    from nki_studio.nkilint.incremental import IncrementalLinter
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +104,9 @@ class EarlyStart:
     key: str | None = None  # its cache key
     answered: dict[str, Any] | None = None  # the result already sent for it (None: the full server answers)
     published: dict[str, dict[str, Any]] = field(default_factory=dict)  # uri -> the publishDiagnostics params sent
+    # uri -> the linter that produced them: the full server's lint feature adopts it, so its first lint of the
+    # same text reuses every kernel group instead of checking the document again.
+    linters: dict[str, IncrementalLinter] = field(default_factory=dict)
 
 
 def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyStart:
@@ -161,7 +167,8 @@ def _publish_first(out: BinaryIO, params: dict[str, Any], settings: Any, encodin
         return
     path = to_fs_path(uri) or uri
     config, problem = document_config(path, settings)
-    findings = lint_document(IncrementalLinter(path), text, config, problem)
+    linter = IncrementalLinter(path)
+    findings = lint_document(linter, text, config, problem)
     positions = DocumentPositions(split_lines(text), encoding)
     diagnostics = [diagnostic_json(f, positions, uri=uri, doc_path=path, base_url=settings.rule_docs_base_url)
                    for f in findings]
@@ -170,6 +177,7 @@ def _publish_first(out: BinaryIO, params: dict[str, Any], settings: Any, encodin
         notification["version"] = doc["version"]
     _send(out, {"jsonrpc": "2.0", "method": PUBLISH, "params": notification})
     early.published[uri] = notification
+    early.linters[uri] = linter
 
 
 def _send(out: BinaryIO, message: dict[str, Any]) -> None:

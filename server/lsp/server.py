@@ -36,7 +36,9 @@ from typing import Any, Literal
 from lsprotocol import types
 from nki_studio import __version__
 from nki_studio.lsp import logs
+from nki_studio.lsp.early_start import EarlyStart
 from nki_studio.lsp.settings import SECTION, Settings, merge, section_of
+from nki_studio.lsp.typed import converter
 from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger(__name__)
@@ -60,7 +62,8 @@ class NkiLanguageServer(LanguageServer):
     """pygls 2 server with nki-studio settings and fan-out of shared LSP events to feature modules."""
 
     def __init__(self) -> None:
-        super().__init__(name="nki-studio", version=__version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(name="nki-studio", version=__version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         converter_factory=converter)
         self.settings = Settings()
         # Analysis jobs run here, not in pygls' pool (its stdin reader holds one of those threads).
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nki-job")
@@ -76,6 +79,9 @@ class NkiLanguageServer(LanguageServer):
         self._code_action_options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}  # uri -> owner -> list
         self._after_startup: list[Callable[[], Any]] | None = []  # None once start-up is over
+        # What lsp.early_start did before this server loaded (the diagnostics it published, the linters that
+        # produced them): the lint feature takes them over at registration. None when it did nothing.
+        self.early: EarlyStart | None = None
         self._register_core_handlers()
 
     # ---- hooks for feature modules -------------------------------------------------------------------
@@ -270,10 +276,8 @@ class NkiLanguageServer(LanguageServer):
         def did_close(ls: NkiLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
             uri = params.text_document.uri
             ls._emit_document("close", uri)
-            # A closed document shows no diagnostics of ours (also those published before this server loaded,
-            # lsp.early_start, which it does not know about).
-            ls._diagnostics.pop(uri, None)
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            if ls._diagnostics.pop(uri, None):  # a closed document shows no diagnostics of ours
+                ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
         @self.feature(types.SHUTDOWN)
         def shutdown(ls: NkiLanguageServer, params: None) -> None:
@@ -342,9 +346,11 @@ def _join_hovers(results: list[types.Hover]) -> types.Hover | None:
     )
 
 
-def create_server(features: Sequence[str] = FEATURES) -> NkiLanguageServer:
-    """Build the server and register each feature module (a broken module is logged and skipped)."""
+def create_server(features: Sequence[str] = FEATURES, early: EarlyStart | None = None) -> NkiLanguageServer:
+    """Build the server and register each feature module (a broken module is logged and skipped). ``early``: what
+    ``lsp.early_start`` already did, for the features to take over (see ``NkiLanguageServer.early``)."""
     server = NkiLanguageServer()
+    server.early = early
     for name in features:
         try:
             importlib.import_module(f"nki_studio.lsp.features.{name}").register(server)

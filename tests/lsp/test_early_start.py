@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -105,7 +106,7 @@ def _did_open(uri: str, text: str) -> dict[str, Any]:
 
 def test_second_start_answers_early_with_the_full_servers_answers(tmp_path: Path, workdir: Path) -> None:
     cache = tmp_path / "cache"
-    options = {"nkiVersion": "0.6"}
+    options = {"nkiVersion": "0.6", "logLevel": "debug"}
     s1 = _start_and_open(cache, workdir, options)
     assert EARLY_LOG not in s1.stderr  # nothing remembered yet: the full server answered everything
     assert initialize_cache.cache_file().name in os.listdir(cache / "nki-studio")
@@ -117,6 +118,9 @@ def test_second_start_answers_early_with_the_full_servers_answers(tmp_path: Path
     assert s2.publishes == s1.publishes  # same diagnostics, positions (UTF-16 after the emoji), fixes, links
     assert [d["code"] for d in s2.publishes[0]["diagnostics"]] == ["NKI201", "NKI201"]
     assert s2.code_actions == s1.code_actions and s2.code_actions  # the quick fix works after the handover
+    # The full server's own first lint of that text reuses the early linter: no kernel group is checked again.
+    assert re.search(r"v1: 2 diagnostics, .*, 0 kernel groups checked", s2.stderr), s2.stderr
+    assert re.search(r"v1: 2 diagnostics, .*, [1-9]\d* kernel groups checked", s1.stderr), s1.stderr
 
 
 def test_early_lint_uses_the_settings_of_this_start(tmp_path: Path, workdir: Path) -> None:

@@ -62,6 +62,16 @@ class LintFeature:
         self._last: dict[str, tuple[tuple[Any, ...], list[types.Diagnostic]]] = {}
         self._linters: dict[str, IncrementalLinter] = {}  # uri -> its linter (and cache of unchanged kernels)
 
+    def adopt_early(self) -> None:
+        """Take over what ``lsp.early_start`` did: the diagnostics the client already has (kept as this feature's
+        until it publishes its own) and the linters that made them (its first lint of the same text reuses them)."""
+        early = self.server.early
+        if early is None:
+            return
+        for uri, published in early.published.items():
+            self.server.seed_diagnostics(uri, SOURCE, [to_diagnostic(d) for d in published["diagnostics"]])
+        self._linters.update(early.linters)
+
     # ---- scheduling ----------------------------------------------------------------------------------
     def schedule(self, uri: str, delay: float, *, reuse: bool = False) -> None:
         """(Re)lint ``uri`` after ``delay`` seconds, superseding a pending run. ``reuse``: skip the engine
@@ -253,6 +263,7 @@ def register(server: NkiLanguageServer) -> None:
     importlib.import_module("nki_studio.nkilint.api")
     all_rules()
     feature = LintFeature(server)
+    feature.adopt_early()
 
     def debounce() -> float:
         return server.settings.lint_debounce_ms / 1000.0
