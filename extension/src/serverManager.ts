@@ -196,9 +196,6 @@ export class ServerManager {
       },
     };
     const client = new LanguageClient('nki-studio', 'NKI Studio', serverOptions, clientOptions);
-    // The interpreter check waits for the end of start-up: on a 2-core machine its probe process, started
-    // alongside, delays the first diagnostics.
-    const discoverAfterStartup = (): Promise<Found | NotFound> => startup.then(discover);
     for (const [method, handler] of this.handlers) client.onNotification(method, handler);
     this.client = client;
     const started = performance.now();
@@ -218,8 +215,10 @@ export class ServerManager {
         this.onCrash(`the server failed to start (${String(err)})`);
       }
     }
-    if (remembered) void this.confirmInterpreter(setting, remembered, false, discoverAfterStartup(), generation);
-    if (speculative && !failed) void this.confirmInterpreter(setting, speculative, true, discoverAfterStartup(), generation);
+    // The interpreter check waits for the end of start-up: on a 2-core machine its probe process, started
+    // alongside, delays the first diagnostics.
+    const unchecked = remembered ?? (failed ? undefined : speculative);
+    if (unchecked) void this.confirmInterpreter(setting, unchecked, !remembered, startup.then(discover), generation);
     if (failed) return;
     this.timings.record({ event: 'serverReady', ms: performance.now() - started });
     this.setState('running');
