@@ -71,6 +71,14 @@ async def wait_log(client: LanguageClient, text: str, timeout: float = 60.0) -> 
         await asyncio.sleep(0.01)
 
 
+async def first_lint(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    """The first diagnostics of v1, once the full server has linted v1 itself. They may come before it loaded
+    (lsp.early_start), and a test that counts later publishes must not see the full server's own first one."""
+    diagnostics = await wait_diagnostics(client, uri, 1)
+    await wait_log(client, f"lint {uri} v1:")
+    return diagnostics
+
+
 def published_count(client: LanguageClient, uri: str) -> int:
     """How many publishDiagnostics the client has seen for ``uri``."""
     return len(client.published.get(uri, []))  # type: ignore[attr-defined]

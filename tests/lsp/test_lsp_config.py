@@ -5,7 +5,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from lsp_harness import TRY_KERNEL, UNUSED_NOQA, open_doc, published_count, start, wait_diagnostics
+from lsp_harness import (
+    TRY_KERNEL,
+    UNUSED_NOQA,
+    first_lint,
+    open_doc,
+    published_count,
+    start,
+    wait_diagnostics,
+)
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -21,7 +29,7 @@ def _configure(client: LanguageClient, settings: dict[str, object]) -> None:
 async def test_settings_change_relints(bare_client: LanguageClient, workdir: Path) -> None:
     await start(bare_client, {"nkiVersion": "0.6"})
     uri = open_doc(bare_client, workdir / "k.py", TRY_KERNEL)
-    assert _codes(await wait_diagnostics(bare_client, uri, 1)) == ["NKI101"]
+    assert _codes(await first_lint(bare_client, uri)) == ["NKI101"]
     seen = published_count(bare_client, uri)
     _configure(bare_client, {"nkiVersion": "0.7"})
     assert _codes(await wait_diagnostics(bare_client, uri, after=seen)) == []
@@ -43,6 +51,7 @@ async def test_pulled_configuration(bare_client: LanguageClient, workdir: Path) 
     while _codes(bare_client.diagnostics.get(uri, [])) != ["NKI101"]:
         assert asyncio.get_running_loop().time() < deadline, bare_client.diagnostics.get(uri)
         await asyncio.sleep(0.02)
+    await first_lint(bare_client, uri)
     bare_client.set_configuration({"nkiVersion": "0.7"}, section="nki-studio")
     seen = published_count(bare_client, uri)
     bare_client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
@@ -67,7 +76,7 @@ async def test_bad_setting_is_reported_and_ignored(bare_client: LanguageClient, 
 async def test_pyproject_change_relints(bare_client: LanguageClient, workdir: Path) -> None:
     await start(bare_client, {"nkiVersion": "0.6"})
     uri = open_doc(bare_client, workdir / "k.py", TRY_KERNEL)
-    assert _codes(await wait_diagnostics(bare_client, uri, 1)) == ["NKI101"]
+    assert _codes(await first_lint(bare_client, uri)) == ["NKI101"]
     for _ in range(100):  # the registration request follows `initialized` asynchronously
         watchers = [r for r in bare_client.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]  # type: ignore[attr-defined]
         if watchers:

@@ -5,7 +5,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from lsp_harness import UNUSED_NOQA, change_doc, open_doc, published_count, start, wait_diagnostics, wait_log
+from lsp_harness import (
+    UNUSED_NOQA,
+    change_doc,
+    first_lint,
+    open_doc,
+    published_count,
+    start,
+    wait_diagnostics,
+)
 from lsprotocol import types
 from nki_studio.nkilint.api import lint_source
 from pytest_lsp import LanguageClient
@@ -50,7 +58,7 @@ def _utf16_start(text: str, workdir: Path, code: str) -> int:
 
 async def test_close_clears_diagnostics(client: LanguageClient, workdir: Path) -> None:
     uri = open_doc(client, workdir / "k.py", UNUSED_NOQA)
-    assert await wait_diagnostics(client, uri, 1)
+    assert await first_lint(client, uri)
     seen = published_count(client, uri)
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     assert await wait_diagnostics(client, uri, after=seen) == []
@@ -130,7 +138,7 @@ async def test_saving_a_helper_module_relints_its_importers(client: LanguageClie
     helper = workdir / "helper.py"
     helper.write_text(HELPER)
     uri = open_doc(client, workdir / "main.py", MAIN)
-    (d,) = [d for d in await wait_diagnostics(client, uri, 1) if d.code == "NKI301"]
+    (d,) = [d for d in await first_lint(client, uri) if d.code == "NKI301"]
     (rel,) = d.related_information or []
     assert rel.location.uri == helper.as_uri() and rel.location.range.start.line == 4
     assert rel.location.range.start.character == HELPER.splitlines()[4].index("nl.ndarray")
@@ -146,9 +154,7 @@ async def test_saving_a_helper_module_relints_its_importers(client: LanguageClie
 
 async def test_save_after_lint_reuses_the_result(client: LanguageClient, workdir: Path) -> None:
     uri = open_doc(client, workdir / "k.py", UNUSED_NOQA)
-    first = await wait_diagnostics(client, uri, 1)
-    # The full server's own lint of v1 (the first diagnostics may have come before it loaded: lsp.early_start).
-    await wait_log(client, f"lint {uri} v1:")
+    first = await first_lint(client, uri)
     seen = published_count(client, uri)
     client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     assert await wait_diagnostics(client, uri, after=seen) == first
