@@ -45,23 +45,43 @@ const BIG_LINES = 2000;
 /** The extension's paint path for the same 2,000 lines with the vscode test double (no VS Code behind it). */
 function paintWithTestDouble(): number {
   const fake = new FakeVsCode();
-  const editor = new FakeEditor('file:///big_kernel.py', Array.from({ length: BIG_LINES + 1 }, (_, i) => `line ${i}`).join('\n'));
+  const editor = new FakeEditor(
+    'file:///big_kernel.py',
+    Array.from({ length: BIG_LINES + 1 }, (_, i) => `line ${i}`).join('\n'),
+  );
   fake.visibleTextEditors = [editor];
   fake.activeTextEditor = editor;
   const times: number[] = [];
   const heat = new HeatController(fake.api(), (t) => times.push(t.ms));
-  const lines = Array.from({ length: BIG_LINES / 2 }, (_, i) => ({ line: i * 2, busy_ns: ((i * 7919) % 5000) + 1, share: 0.01, instr: 3, wait_ns: 0, engines: { Vector: 5 }, dma_bytes: 0 }));
-  for (let k = 0; k < 20; k += 1) heat.apply({ uri: 'file:///big_kernel.py', source: 'measured', profile: { label: 'bench' }, lines });
+  const lines = Array.from({ length: BIG_LINES / 2 }, (_, i) => ({
+    line: i * 2,
+    busy_ns: ((i * 7919) % 5000) + 1,
+    share: 0.01,
+    instr: 3,
+    wait_ns: 0,
+    engines: { Vector: 5 },
+    dma_bytes: 0,
+  }));
+  for (let k = 0; k < 20; k += 1)
+    heat.apply({ uri: 'file:///big_kernel.py', source: 'measured', profile: { label: 'bench' }, lines });
   heat.dispose();
   return times.sort((a, b) => a - b)[times.length >> 1];
 }
 
 function readTimings(file: string): Timing[] {
   if (!fs.existsSync(file)) return [];
-  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Timing);
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Timing);
 }
 
-async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+async function waitFor<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -72,8 +92,16 @@ async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, t
 }
 
 /** Extension-side and on-screen timing of one heatmap paint of the big file, started by `trigger`. */
-async function timePaint(wb: Workbench, timings: string, legend: string, trigger: () => Promise<void>): Promise<PaintFigures> {
-  const bigPaints = (): Timing[] => readTimings(timings).filter((t) => t.event === 'paint' && t.uri?.endsWith('big_kernel.py') && (t.lines ?? 0) >= BIG_LINES);
+async function timePaint(
+  wb: Workbench,
+  timings: string,
+  legend: string,
+  trigger: () => Promise<void>,
+): Promise<PaintFigures> {
+  const bigPaints = (): Timing[] =>
+    readTimings(timings).filter(
+      (t) => t.event === 'paint' && t.uri?.endsWith('big_kernel.py') && (t.lines ?? 0) >= BIG_LINES,
+    );
   const before = bigPaints().length;
   await wb.watchHeatBars(legend);
   await trigger();
@@ -129,21 +157,43 @@ async function coldOpen(session: Session, timings: string, prepare: () => void =
   await wb.openFile('deprecated_loop.py');
   await wb.waitForProblem(/NKI201/, 120_000);
   const activate = await waitFor(() => readTimings(timings).find((t) => t.event === 'activate'), 30_000, 'activation');
-  const first = await waitFor(() => readTimings(timings).find((t) => t.event === 'firstDiagnostics' && t.uri?.endsWith('deprecated_loop.py')), 30_000, 'first diagnostics');
-  const ready = await waitFor(() => readTimings(timings).find((t) => t.event === 'serverReady'), 60_000, 'server start');
+  const first = await waitFor(
+    () => readTimings(timings).find((t) => t.event === 'firstDiagnostics' && t.uri?.endsWith('deprecated_loop.py')),
+    30_000,
+    'first diagnostics',
+  );
+  const ready = await waitFor(
+    () => readTimings(timings).find((t) => t.event === 'serverReady'),
+    60_000,
+    'server start',
+  );
   // the interpreter check runs after the first diagnostics
-  const probe = await waitFor(() => readTimings(timings).find((t) => t.event === 'interpreter'), 30_000, 'interpreter check').catch(() => undefined);
+  const probe = await waitFor(
+    () => readTimings(timings).find((t) => t.event === 'interpreter'),
+    30_000,
+    'interpreter check',
+  ).catch(() => undefined);
   const activationMs = (activate.at ?? NaN) - clicked;
-  return { totalMs: (first.at ?? NaN) - clicked, activationMs, activate, first, ready, probe, activeBefore: activeBefore || activationMs < 0 };
+  return {
+    totalMs: (first.at ?? NaN) - clicked,
+    activationMs,
+    activate,
+    first,
+    ready,
+    probe,
+    activeBefore: activeBefore || activationMs < 0,
+  };
 }
 
 function coldLine(label: string, c: ColdOpen): string {
   const ms = (v: number | undefined): string => (v === undefined ? '?' : v.toFixed(0));
-  return `  ${label} ${ms(c.totalMs)} ms from the click on the kernel   (target <= 1500 ms)` +
+  return (
+    `  ${label} ${ms(c.totalMs)} ms from the click on the kernel   (target <= 1500 ms)` +
     (c.activeBefore ? '  [NOT cold: the extension was already active]' : '') +
     `\n    activation ${ms(c.activationMs)} ms after the click;` +
     ` server ready (Python start + initialize) ${ms(c.ready.ms)} ms; didOpen -> diagnostics ${ms(c.first.ms)} ms;` +
-    ` then the interpreter check ${ms(c.probe?.ms)} ms`;
+    ` then the interpreter check ${ms(c.probe?.ms)} ms`
+  );
 }
 
 async function main(): Promise<void> {
@@ -163,7 +213,9 @@ async function main(): Promise<void> {
     settings: { 'nki-studio.simulateOnSave': false },
     env: { NKI_STUDIO_TIMINGS_FILE: timingsFile, XDG_CACHE_HOME: cacheHome },
     profileDir: vscodeDir,
-    keybindings: [{ key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(profileFolder).toString() }],
+    keybindings: [
+      { key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(profileFolder).toString() },
+    ],
   });
   // 1. The first start after installing the extension: nothing in the server's cache yet.
   const installSession = await openSession({}, sessionOptions(timingsOf(1)));
@@ -184,21 +236,26 @@ async function main(): Promise<void> {
     const cold = await coldOpen(session, timings, () => {
       fs.writeFileSync(big, longKernel(BIG_LINES));
       const profile = makeProfile(big, profileDir, 20_000);
-      if (profile.parquet !== profileFolder) throw new Error(`fixturegen wrote ${profile.parquet}, expected ${profileFolder}`);
+      if (profile.parquet !== profileFolder)
+        throw new Error(`fixturegen wrote ${profile.parquet}, expected ${profileFolder}`);
     });
 
     await wb.openFile('big_kernel.py');
     await wb.page.waitForTimeout(1000);
-    const firstPaint = await timePaint(wb, timings, 'busy time · measured', () => wb.page.keyboard.press('Control+Alt+Shift+L'));
+    const firstPaint = await timePaint(wb, timings, 'busy time · measured', () =>
+      wb.page.keyboard.press('Control+Alt+Shift+L'),
+    );
     // warm repaints of the same 2,000 lines (the first paint includes JIT warm-up): switch the metric back and forth
     const warm: PaintFigures[] = [];
     for (const metric of ['instructions', 'busy time', 'instructions', 'busy time', 'instructions']) {
-      warm.push(await timePaint(wb, timings, `${metric} · measured`, async () => {
-        await wb.runCommand('NKI: Choose Heatmap Metric…');
-        await wb.page.locator('.quick-input-widget input').fill(metric);
-        await wb.page.waitForTimeout(300);
-        await wb.page.keyboard.press('Enter');
-      }));
+      warm.push(
+        await timePaint(wb, timings, `${metric} · measured`, async () => {
+          await wb.runCommand('NKI: Choose Heatmap Metric…');
+          await wb.page.locator('.quick-input-widget input').fill(metric);
+          await wb.page.waitForTimeout(300);
+          await wb.page.keyboard.press('Enter');
+        }),
+      );
     }
     // The next window on this workspace: reload, the kernels reopen with the window and the server starts
     // on the interpreter remembered in the workspace state (checked in the background).
@@ -206,10 +263,19 @@ async function main(): Promise<void> {
     await wb.runCommand('View: Close All Editors');
     await wb.openFile('deprecated_loop.py');
     await wb.runCommand('Developer: Reload Window');
-    const reactivated = await waitFor(() => readTimings(timings).filter((t) => t.event === 'activate')[1], 120_000, 'activation after the reload');
-    const second = (e: string): Timing | undefined => readTimings(timings).find((t) => t.event === e && (t.at ?? 0) >= (reactivated.at ?? 0));
+    const reactivated = await waitFor(
+      () => readTimings(timings).filter((t) => t.event === 'activate')[1],
+      120_000,
+      'activation after the reload',
+    );
+    const second = (e: string): Timing | undefined =>
+      readTimings(timings).find((t) => t.event === e && (t.at ?? 0) >= (reactivated.at ?? 0));
     const reopened = await waitFor(() => second('firstDiagnostics'), 120_000, 'first diagnostics after the reload');
-    const reopenedProbe = await waitFor(() => second('interpreter'), 30_000, 'interpreter discovery after the reload').catch(() => undefined);
+    const reopenedProbe = await waitFor(
+      () => second('interpreter'),
+      30_000,
+      'interpreter discovery after the reload',
+    ).catch(() => undefined);
     const reopenedReady = await waitFor(() => second('serverReady'), 60_000, 'server start after the reload');
     const inProcess = paintWithTestDouble();
 
@@ -218,27 +284,50 @@ async function main(): Promise<void> {
     const tasks = (t: number[]): string => (t.length ? `${t.length} (${t.join(', ')} ms)` : 'none');
     console.log('nki-studio extension benchmark (real VS Code 1.100 via code-server, headless Chromium)');
     const { activate } = cold;
-    console.log(`  activation                     ${((activate.loadMs ?? NaN) + activate.ms).toFixed(1)} ms: loading the bundle ${activate.loadMs?.toFixed(1) ?? '?'} ms` +
-      ` + activate() ${activate.ms.toFixed(1)} ms   (target <= 300 ms)`);
-    console.log(coldLine('cold open -> first diagnostics, first start after install (server cache empty):', firstStart));
+    console.log(
+      `  activation                     ${((activate.loadMs ?? NaN) + activate.ms).toFixed(1)} ms: loading the bundle ${activate.loadMs?.toFixed(1) ?? '?'} ms` +
+        ` + activate() ${activate.ms.toFixed(1)} ms   (target <= 300 ms)`,
+    );
+    console.log(
+      coldLine('cold open -> first diagnostics, first start after install (server cache empty):', firstStart),
+    );
     console.log(coldLine('cold open -> first diagnostics, a later window (initialize answer remembered):  ', cold));
-    console.log(`  reload window -> first diagnostics ${ms(reopened.sinceActivateMs)} ms after activation (${path.basename(reopened.uri ?? '?')});` +
-      ` interpreter probe ${ms(reopenedProbe?.ms)} ms${reopenedProbe?.remembered ? ' (remembered: the start did not wait for it)' : ''}; server ready ${ms(reopenedReady.ms)} ms`);
-    console.log(`  heatmap first paint, ${firstPaint.paint.lines}-line file: extension ${firstPaint.paint.ms.toFixed(1)} ms (planning ${firstPaint.paint.planMs?.toFixed(1) ?? '?'} ms)   (target <= 50 ms)`);
-    console.log(`    complete on screen ${ms(firstPaint.onScreenMs)} ms after the paint started (first bars ${ms(firstPaint.firstBarsMs)} ms;` +
-      ` the status-bar legend, sent just after the decorations: ${ms(firstPaint.legendMs)} ms);` +
-      ` renderer long tasks ${tasks(firstPaint.longTaskMs)}`);
+    console.log(
+      `  reload window -> first diagnostics ${ms(reopened.sinceActivateMs)} ms after activation (${path.basename(reopened.uri ?? '?')});` +
+        ` interpreter probe ${ms(reopenedProbe?.ms)} ms${reopenedProbe?.remembered ? ' (remembered: the start did not wait for it)' : ''}; server ready ${ms(reopenedReady.ms)} ms`,
+    );
+    console.log(
+      `  heatmap first paint, ${firstPaint.paint.lines}-line file: extension ${firstPaint.paint.ms.toFixed(1)} ms (planning ${firstPaint.paint.planMs?.toFixed(1) ?? '?'} ms)   (target <= 50 ms)`,
+    );
+    console.log(
+      `    complete on screen ${ms(firstPaint.onScreenMs)} ms after the paint started (first bars ${ms(firstPaint.firstBarsMs)} ms;` +
+        ` the status-bar legend, sent just after the decorations: ${ms(firstPaint.legendMs)} ms);` +
+        ` renderer long tasks ${tasks(firstPaint.longTaskMs)}`,
+    );
     const spread = (values: number[]): string => {
       const sorted = [...values].sort((a, b) => a - b);
       return `median ${sorted[sorted.length >> 1].toFixed(1)} ms (${sorted[0].toFixed(1)}-${sorted[sorted.length - 1].toFixed(1)})`;
     };
-    console.log(`  heatmap repaint (metric change) x${warm.length}: extension ${spread(warm.map((p) => p.paint.ms))}, planning ${spread(warm.map((p) => p.paint.planMs ?? NaN))}   (target <= 50 ms)`);
-    console.log(`    complete on screen ${spread(warm.map((p) => p.onScreenMs))} after the paint started; first bars ${spread(warm.map((p) => p.firstBarsMs))};` +
-      ` the legend ${spread(warm.map((p) => p.legendMs))};` +
-      ` renderer long tasks ${tasks(warm.flatMap((p) => p.longTaskMs))}`);
-    console.log(`    the extension's planning + decoration options alone (same code, vscode test double, median of 20): ${inProcess.toFixed(1)} ms`);
-    console.log(`  machine load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} CPUs`);
-    console.log(`  .vsix size                     ${vsixMiB.toFixed(1)} MiB (${path.basename(vsixPath())}, one platform, bundled Python deps)`);
+    console.log(
+      `  heatmap repaint (metric change) x${warm.length}: extension ${spread(warm.map((p) => p.paint.ms))}, planning ${spread(warm.map((p) => p.paint.planMs ?? NaN))}   (target <= 50 ms)`,
+    );
+    console.log(
+      `    complete on screen ${spread(warm.map((p) => p.onScreenMs))} after the paint started; first bars ${spread(warm.map((p) => p.firstBarsMs))};` +
+        ` the legend ${spread(warm.map((p) => p.legendMs))};` +
+        ` renderer long tasks ${tasks(warm.flatMap((p) => p.longTaskMs))}`,
+    );
+    console.log(
+      `    the extension's planning + decoration options alone (same code, vscode test double, median of 20): ${inProcess.toFixed(1)} ms`,
+    );
+    console.log(
+      `  machine load average during the run: ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} on ${os.cpus().length} CPUs`,
+    );
+    console.log(
+      `  .vsix size                     ${vsixMiB.toFixed(1)} MiB (${path.basename(vsixPath())}, one platform, bundled Python deps)`,
+    );
   } finally {
     await session.close();
     fs.rmSync(profileDir, { recursive: true, force: true });

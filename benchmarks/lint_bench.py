@@ -116,21 +116,31 @@ def main() -> int:
             pyflakes.api.check(text, path, pyflakes.reporter.Reporter(sink, sink))
 
         t_all, t_mine, t_flakes = interleaved_medians(
-            [lambda: lint_source(text, path, every), lambda: lint_source(text, path, mine), flakes], args.repeat)
+            [lambda: lint_source(text, path, every), lambda: lint_source(text, path, mine), flakes],
+            args.repeat,
+        )
         exe = os.path.join(os.path.dirname(sys.executable), "nki-studio")
-        cli = [exe, "lint", path, "--format", "json"] if os.path.exists(exe) else \
-            [sys.executable, "-m", "nki_studio.cli.main", "lint", path, "--format", "json"]
-        t_cli = median_time(lambda: subprocess.run(cli, capture_output=True, check=False), max(3, args.repeat // 2))
+        cli = (
+            [exe, "lint", path, "--format", "json"]
+            if os.path.exists(exe)
+            else [sys.executable, "-m", "nki_studio.cli.main", "lint", path, "--format", "json"]
+        )
+        t_cli = median_time(
+            lambda: subprocess.run(cli, capture_output=True, check=False), max(3, args.repeat // 2)
+        )
         pf_cli = [sys.executable, "-m", "pyflakes", path]
-        t_pf_cli = median_time(lambda: subprocess.run(pf_cli, capture_output=True, check=False),
-                               max(3, args.repeat // 2))
+        t_pf_cli = median_time(
+            lambda: subprocess.run(pf_cli, capture_output=True, check=False), max(3, args.repeat // 2)
+        )
     print(f"module: {text.count(chr(10))} lines, {len(all_rules())} rules, {n_findings} findings")
     print(f"nkilint API, all rules:          {t_all * 1000:8.1f} ms (median of {args.repeat})")
     print(f"nkilint API, NKI0xx-2xx rules:   {t_mine * 1000:8.1f} ms")
     print(f"pyflakes API, same text:         {t_flakes * 1000:8.1f} ms")
     print(f"ratio nkilint/pyflakes (all):    {t_all / t_flakes:8.2f}x   (target <= 2x)")
     print(f"ratio nkilint/pyflakes (0xx-2xx):{t_mine / t_flakes:8.2f}x")
-    print(f"CLI `nki-studio lint` (process): {t_cli * 1000:8.1f} ms   vs `python -m pyflakes`: {t_pf_cli * 1000:.1f} ms")
+    print(
+        f"CLI `nki-studio lint` (process): {t_cli * 1000:8.1f} ms   vs `python -m pyflakes`: {t_pf_cli * 1000:.1f} ms"
+    )
     if args.corpus:
         corpus_figures(args.corpus)
     return 0
@@ -157,7 +167,9 @@ def corpus_figures(root: str) -> None:
     t_flakes = time.perf_counter() - t0
     lines = sum(text.count("\n") for _, text in texts)
     print(f"corpus {root}: {len(files)} files, {lines} lines, {len(findings)} findings")
-    print(f"  nkilint lint_paths: {t_lint:7.2f} s   pyflakes: {t_flakes:7.2f} s   ratio {t_lint / t_flakes:5.2f}x")
+    print(
+        f"  nkilint lint_paths: {t_lint:7.2f} s   pyflakes: {t_flakes:7.2f} s   ratio {t_lint / t_flakes:5.2f}x"
+    )
     print(f"  nkilint NKI0xx-2xx only: {t_mine:7.2f} s   ratio {t_mine / t_flakes:5.2f}x")
 
 

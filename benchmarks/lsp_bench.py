@@ -110,7 +110,9 @@ class _Client(LanguageClient):
     def __init__(self) -> None:
         super().__init__("nki-studio-bench", "1")
         self.published: list[tuple[float, types.PublishDiagnosticsParams]] = []
-        self.lint_ms: dict[int, tuple[float, float]] = {}  # version -> (engine, total) from the server's debug log
+        self.lint_ms: dict[
+            int, tuple[float, float]
+        ] = {}  # version -> (engine, total) from the server's debug log
         self.event = asyncio.Event()
 
         @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -196,7 +198,9 @@ async def _session(
     client.initialized(types.InitializedParams())
     uri = path.as_uri()
     client.text_document_did_open(
-        types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
     )
     t_first, _ = await client.wait_version(uri, 1)
     return client, uri, Start(t_init, t_first - t0, server_cpu_seconds(client))
@@ -232,19 +236,31 @@ class RoundTrips:
 
 # What each edit does: (description, how to find the edited line, the new line for edit k).
 EDIT_KINDS: dict[str, tuple[str, Callable[[str], bool], Callable[[str, int], str]]] = {
-    "constant": ("a module constant one kernel pair uses (N_0 = ...)", lambda line: line.startswith("N_0 = "),
-                 lambda line, k: f"N_0 = {256 + 128 * (k % 4)}"),
-    "kernel": ("typing in a kernel body (matmul_10)", lambda line: "nisa.nc_matmul(dst=acc, stationary=s[0:TILE_10" in line,
-               lambda line, k: line.split("  #")[0] + "  # " + "x" * (k % 7 + 1)),
-    "import": ("an import every kernel uses (re-checks everything)", lambda line: line.startswith("import nki.isa as nisa"),
-               lambda line, k: line.split("  #")[0] + "  # " + "x" * (k % 7 + 1)),
+    "constant": (
+        "a module constant one kernel pair uses (N_0 = ...)",
+        lambda line: line.startswith("N_0 = "),
+        lambda line, k: f"N_0 = {256 + 128 * (k % 4)}",
+    ),
+    "kernel": (
+        "typing in a kernel body (matmul_10)",
+        lambda line: "nisa.nc_matmul(dst=acc, stationary=s[0:TILE_10" in line,
+        lambda line, k: line.split("  #")[0] + "  # " + "x" * (k % 7 + 1),
+    ),
+    "import": (
+        "an import every kernel uses (re-checks everything)",
+        lambda line: line.startswith("import nki.isa as nisa"),
+        lambda line, k: line.split("  #")[0] + "  # " + "x" * (k % 7 + 1),
+    ),
 }
 
 
-async def measure_round_trips(text: str, path: Path, edits: int, debounce_ms: int, features: str | None,
-                              kind: str = "constant") -> RoundTrips:
+async def measure_round_trips(
+    text: str, path: Path, edits: int, debounce_ms: int, features: str | None, kind: str = "constant"
+) -> RoundTrips:
     """Milliseconds from didChange to its publishDiagnostics for ``edits`` one-line edits of one kind."""
-    client, uri, _ = await _session(text, path, {"lintDebounceMs": debounce_ms, "logLevel": "debug"}, features)
+    client, uri, _ = await _session(
+        text, path, {"lintDebounceMs": debounce_ms, "logLevel": "debug"}, features
+    )
     lines = text.split("\n")
     _, where, make = EDIT_KINDS[kind]
     target = next(i for i, line in enumerate(lines) if where(line))
@@ -266,7 +282,8 @@ async def measure_round_trips(text: str, path: Path, edits: int, debounce_ms: in
         t0 = time.perf_counter()
         client.text_document_did_change(
             types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[change],
             )
         )
         t1, n_diags = await client.wait_version(uri, version)
@@ -275,8 +292,14 @@ async def measure_round_trips(text: str, path: Path, edits: int, debounce_ms: in
         await asyncio.sleep(0.02)  # a short pause between keystrokes, so edits do not queue
     await _close(client)
     timed = [(out[v - 2], *client.lint_ms[v]) for v in range(2, edits + 2) if v in client.lint_ms]
-    return RoundTrips(out, [e for _, e, _ in timed], [t for _, _, t in timed], [trip - t for trip, _, t in timed], cpu,
-                      n_diags)
+    return RoundTrips(
+        out,
+        [e for _, e, _ in timed],
+        [t for _, _, t in timed],
+        [trip - t for trip, _, t in timed],
+        cpu,
+        n_diags,
+    )
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -308,8 +331,10 @@ async def main_async(args: argparse.Namespace) -> None:
         small_text = generate_module(40)
         small.write_text(small_text)
         n_lines = text.count("\n")
-        print(f"generated module: {n_lines} lines, {text.count('@nki.jit')} kernels; cpu count {os.cpu_count()}, "
-              f"load average {os.getloadavg()[0]:.2f}")
+        print(
+            f"generated module: {n_lines} lines, {text.count('@nki.jit')} kernels; cpu count {os.cpu_count()}, "
+            f"load average {os.getloadavg()[0]:.2f}"
+        )
 
         lint_ms = lint_in_process(text, path, 10)
         print(f"in-process lint_source: p50 {statistics.median(lint_ms):.1f} ms, min {min(lint_ms):.1f} ms")
@@ -317,35 +342,55 @@ async def main_async(args: argparse.Namespace) -> None:
         # The server's cache (remembered initialize answer, attrs code) starts empty, as on a new install.
         os.environ["XDG_CACHE_HOME"] = str(work / "cache")
         (first,) = await measure_start(small_text, small, 1, None)
-        print(f"start -> first diagnostics (all features, small file), first start with nothing cached: "
-              f"{first.first_diagnostics:.3f} s (initialize answered at {first.initialize:.3f} s; server CPU "
-              f"{first.cpu:.3f} s) (target <= 1 s)")
-        starts_of = (("all features", None), ("full server alone, lint feature only (no early phase)", "lint"))
+        print(
+            f"start -> first diagnostics (all features, small file), first start with nothing cached: "
+            f"{first.first_diagnostics:.3f} s (initialize answered at {first.initialize:.3f} s; server CPU "
+            f"{first.cpu:.3f} s) (target <= 1 s)"
+        )
+        starts_of = (
+            ("all features", None),
+            ("full server alone, lint feature only (no early phase)", "lint"),
+        )
         for label, features in starts_of:
-            for doc_label, doc_text, doc_path in (("small file", small_text, small), (f"{n_lines}-line module", text, path)):
+            for doc_label, doc_text, doc_path in (
+                ("small file", small_text, small),
+                (f"{n_lines}-line module", text, path),
+            ):
                 starts = await measure_start(doc_text, doc_path, args.starts, features)
                 firsts = [s.first_diagnostics for s in starts]
-                print(f"start -> first diagnostics ({label}, {doc_label}): median {statistics.median(firsts):.3f} s "
-                      f"(initialize answered at {statistics.median(s.initialize for s in starts):.3f} s; server CPU "
-                      f"{statistics.median(s.cpu for s in starts):.3f} s), min {min(firsts):.3f} s, "
-                      f"max {max(firsts):.3f} s over {len(firsts)} starts (target <= 1 s)")
+                print(
+                    f"start -> first diagnostics ({label}, {doc_label}): median {statistics.median(firsts):.3f} s "
+                    f"(initialize answered at {statistics.median(s.initialize for s in starts):.3f} s; server CPU "
+                    f"{statistics.median(s.cpu for s in starts):.3f} s), min {min(firsts):.3f} s, "
+                    f"max {max(firsts):.3f} s over {len(firsts)} starts (target <= 1 s)"
+                )
 
         runs = [(0, "all features", None, kind) for kind in EDIT_KINDS]
         runs += [(0, "lint only", "lint", "constant"), (150, "all features", None, "constant")]
         for debounce, label, features, kind in runs:
             r = await measure_round_trips(text, path, args.edits, debounce, features, kind)
-            print(f"didChange -> publishDiagnostics ({label}), edits to {EDIT_KINDS[kind][0]}, debounce {debounce} ms, "
-                  f"{args.edits} edits, "
-                  f"{r.diagnostics} diagnostics: "
-                  f"p50 {_pct(r.trips, 0.5):.1f} ms, p95 {_pct(r.trips, 0.95):.1f} ms, max {max(r.trips):.1f} ms"
-                  + (" (targets p50 <= 50 ms, p95 <= 100 ms)" if debounce == 0 else " (includes the debounce delay)"))
+            print(
+                f"didChange -> publishDiagnostics ({label}), edits to {EDIT_KINDS[kind][0]}, debounce {debounce} ms, "
+                f"{args.edits} edits, "
+                f"{r.diagnostics} diagnostics: "
+                f"p50 {_pct(r.trips, 0.5):.1f} ms, p95 {_pct(r.trips, 0.95):.1f} ms, max {max(r.trips):.1f} ms"
+                + (
+                    " (targets p50 <= 50 ms, p95 <= 100 ms)"
+                    if debounce == 0
+                    else " (includes the debounce delay)"
+                )
+            )
             if r.engine:
                 rest = r.outside_lint
-                print(f"  in the server: lint engine p50 {_pct(r.engine, 0.5):.1f} ms, lint job total p50 "
-                      f"{_pct(r.server_total, 0.5):.1f} ms; transport + scheduling{' + debounce' if debounce else ''} "
-                      f"p50 {_pct(rest, 0.5):.1f} ms, p95 {_pct(rest, 0.95):.1f} ms")
-            print(f"  server CPU per edit: p50 {_pct(r.cpu, 0.5):.0f} ms, p95 {_pct(r.cpu, 0.95):.0f} ms "
-                  f"(10 ms clock ticks)")
+                print(
+                    f"  in the server: lint engine p50 {_pct(r.engine, 0.5):.1f} ms, lint job total p50 "
+                    f"{_pct(r.server_total, 0.5):.1f} ms; transport + scheduling{' + debounce' if debounce else ''} "
+                    f"p50 {_pct(rest, 0.5):.1f} ms, p95 {_pct(rest, 0.95):.1f} ms"
+                )
+            print(
+                f"  server CPU per edit: p50 {_pct(r.cpu, 0.5):.0f} ms, p95 {_pct(r.cpu, 0.95):.0f} ms "
+                f"(10 ms clock ticks)"
+            )
 
 
 def main() -> None:

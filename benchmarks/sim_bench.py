@@ -40,21 +40,27 @@ def rmsnorm_kernel(x: Any, residual: Any, weight: Any) -> Any:
     for i in range(n // p):
         xt = nl.ndarray((p, d), dtype=x.dtype, buffer=nl.sbuf)
         rt = nl.ndarray((p, d), dtype=x.dtype, buffer=nl.sbuf)
-        nisa.dma_copy(dst=xt, src=x[i * p:(i + 1) * p, :])
-        nisa.dma_copy(dst=rt, src=residual[i * p:(i + 1) * p, :])
+        nisa.dma_copy(dst=xt, src=x[i * p : (i + 1) * p, :])
+        nisa.dma_copy(dst=rt, src=residual[i * p : (i + 1) * p, :])
         h = nl.ndarray((p, d), dtype=nl.float32, buffer=nl.sbuf)
         nisa.tensor_tensor(dst=h, data1=xt, data2=rt, op=nl.add)
         sq = nl.ndarray((p, d), dtype=nl.float32, buffer=nl.sbuf)
         ss = nl.ndarray((p, 1), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.activation(dst=sq, op=nl.square, data=h, reduce_op=nl.add, reduce_res=ss,
-                        reduce_cmd=nisa.reduce_cmd.reset_reduce)
+        nisa.activation(
+            dst=sq,
+            op=nl.square,
+            data=h,
+            reduce_op=nl.add,
+            reduce_res=ss,
+            reduce_cmd=nisa.reduce_cmd.reset_reduce,
+        )
         rstd = nl.ndarray((p, 1), dtype=nl.float32, buffer=nl.sbuf)
         nisa.tensor_scalar(dst=rstd, data=ss, op0=nl.multiply, operand0=1.0 / d, op1=nl.add, operand1=EPS)
         nisa.activation(dst=rstd, op=nl.rsqrt, data=rstd)
         nisa.tensor_scalar(dst=h, data=h, op0=nl.multiply, operand0=rstd)
         yt = nl.ndarray((p, d), dtype=x.dtype, buffer=nl.sbuf)
         nisa.tensor_tensor(dst=yt, data1=h, data2=w, op=nl.multiply)
-        nisa.dma_copy(dst=out[i * p:(i + 1) * p, :], src=yt)
+        nisa.dma_copy(dst=out[i * p : (i + 1) * p, :], src=yt)
     return out
 
 
@@ -73,16 +79,16 @@ def matmul_kernel(lhs_t: Any, rhs: Any) -> Any:
     for mi in range(m // tm):
         a = nl.ndarray((tk, k // tk, tm), dtype=lhs_t.dtype, buffer=nl.sbuf)
         for ki in range(k // tk):
-            nisa.dma_copy(dst=a[:, ki, :], src=lhs_t[ki * tk:(ki + 1) * tk, mi * tm:(mi + 1) * tm])
+            nisa.dma_copy(dst=a[:, ki, :], src=lhs_t[ki * tk : (ki + 1) * tk, mi * tm : (mi + 1) * tm])
         for ni in range(n // tn):
             acc = nl.ndarray((tm, tn), dtype=nl.float32, buffer=nl.psum)
             for ki in range(k // tk):
                 b = nl.ndarray((tk, tn), dtype=rhs.dtype, buffer=nl.sbuf)
-                nisa.dma_copy(dst=b, src=rhs[ki * tk:(ki + 1) * tk, ni * tn:(ni + 1) * tn])
+                nisa.dma_copy(dst=b, src=rhs[ki * tk : (ki + 1) * tk, ni * tn : (ni + 1) * tn])
                 nisa.nc_matmul(dst=acc, stationary=a[:, ki, :], moving=b, accumulate=ki > 0)
             res = nl.ndarray((tm, tn), dtype=lhs_t.dtype, buffer=nl.sbuf)
             nisa.tensor_copy(dst=res, src=acc)
-            nisa.dma_copy(dst=out[mi * tm:(mi + 1) * tm, ni * tn:(ni + 1) * tn], src=res)
+            nisa.dma_copy(dst=out[mi * tm : (mi + 1) * tm, ni * tn : (ni + 1) * tn], src=res)
     return out
 
 
@@ -93,8 +99,11 @@ def matmul_numpy(lhs_t: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 def _inputs(case: str) -> tuple[Callable[..., Any], Callable[..., Any], tuple[np.ndarray, ...]]:
     rng = np.random.default_rng(0)
     if case == "rmsnorm":
-        args = (rng.standard_normal((1024, 4096)).astype(BF16), rng.standard_normal((1024, 4096)).astype(BF16),
-                rng.standard_normal((1, 4096)).astype(BF16))
+        args = (
+            rng.standard_normal((1024, 4096)).astype(BF16),
+            rng.standard_normal((1024, 4096)).astype(BF16),
+            rng.standard_normal((1, 4096)).astype(BF16),
+        )
         return rmsnorm_kernel, rmsnorm_numpy, args
     args = (rng.standard_normal((1024, 1024)).astype(BF16), rng.standard_normal((1024, 1024)).astype(BF16))
     return matmul_kernel, matmul_numpy, args
@@ -150,20 +159,29 @@ def main() -> int:
     if opts.child:
         child(opts.child)
         return 0
-    print(f"{'case':<34} {'numpy s':>9} {'sim s':>9} {'ratio':>7} {'target':>7}   {'RSS growth/footprint':>22}"
-          f"   {'trace on/off':>12}")
-    for case, label in (("rmsnorm", "residual-add RMSNorm [1024,4096] bf16"), ("matmul", "tiled matmul 1024^3 bf16")):
+    print(
+        f"{'case':<34} {'numpy s':>9} {'sim s':>9} {'ratio':>7} {'target':>7}   {'RSS growth/footprint':>22}"
+        f"   {'trace on/off':>12}"
+    )
+    for case, label in (
+        ("rmsnorm", "residual-add RMSNorm [1024,4096] bf16"),
+        ("matmul", "tiled matmul 1024^3 bf16"),
+    ):
         kernel, reference, args = _inputs(case)
         t_np, expected = _best(lambda reference=reference, args=args: reference(*args), opts.repeat)
         t_sim, result = _best(lambda kernel=kernel, args=args: simulate(kernel, *args), opts.repeat)
         t_traced, _ = _best(lambda kernel=kernel, args=args: simulate(kernel, *args, trace=True), opts.repeat)
         err = float(np.max(np.abs(result.output.astype(np.float32) - expected.astype(np.float32))))
-        proc = subprocess.run([sys.executable, __file__, "--child", case], capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", case], capture_output=True, text=True, check=True
+        )
         mem = json.loads(proc.stdout.strip().splitlines()[-1])
         rss_ratio = mem["growth"] / mem["footprint"]
-        print(f"{label:<34} {t_np:9.4f} {t_sim:9.4f} {t_sim / t_np:6.2f}x {'<=3x':>7}   "
-              f"{mem['growth'] / 2**20:7.1f} MiB / {mem['footprint'] / 2**20:5.1f} MiB = {rss_ratio:4.2f}x (<=2x)"
-              f"   {t_traced / t_sim:11.2f}x   max|sim-numpy|={err:.3g}")
+        print(
+            f"{label:<34} {t_np:9.4f} {t_sim:9.4f} {t_sim / t_np:6.2f}x {'<=3x':>7}   "
+            f"{mem['growth'] / 2**20:7.1f} MiB / {mem['footprint'] / 2**20:5.1f} MiB = {rss_ratio:4.2f}x (<=2x)"
+            f"   {t_traced / t_sim:11.2f}x   max|sim-numpy|={err:.3g}"
+        )
     return 0
 
 

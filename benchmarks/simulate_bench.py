@@ -48,8 +48,12 @@ class _Client(LanguageClient):
             self.results.append((time.perf_counter(), params))
             self.event.set()
 
-        for method in (types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.WINDOW_LOG_MESSAGE, "nki/heatmap",
-                       types.CLIENT_REGISTER_CAPABILITY):
+        for method in (
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+            types.WINDOW_LOG_MESSAGE,
+            "nki/heatmap",
+            types.CLIENT_REGISTER_CAPABILITY,
+        ):
             self.feature(method)(lambda params: None)
 
     async def next_result(self, count: int, timeout: float = 120.0) -> tuple[float, Any]:
@@ -67,26 +71,37 @@ async def save_round_trips(path: Path, saves: int) -> list[dict[str, float]]:
     """``saves`` didSave -> result notifications in one server session."""
     client = _Client()
     await client.start_io(sys.executable, "-m", "nki_studio", "serve", "--log-level", "warning")
-    await client.initialize_async(types.InitializeParams(
-        capabilities=types.ClientCapabilities(), root_uri=path.parent.as_uri(),
-        initialization_options={"nki-studio": {"trustedWorkspace": True, "simulateOnSave": True}}))
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            root_uri=path.parent.as_uri(),
+            initialization_options={"nki-studio": {"trustedWorkspace": True, "simulateOnSave": True}},
+        )
+    )
     client.initialized(types.InitializedParams())
     uri, text = path.as_uri(), path.read_text()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
+    )
     await asyncio.sleep(3.0)  # let the server pre-start its worker, as an editor session would have
     rows = []
     for i in range(1, saves + 1):
         t0 = time.perf_counter()
-        client.text_document_did_save(types.DidSaveTextDocumentParams(
-            text_document=types.TextDocumentIdentifier(uri=uri)))
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
         t1, params = await client.next_result(i)
         result = params  # the structured result itself, plus uri
         timings = _attr(result, "timings")
         if _attr(result, "status") != "passed":
             print(f"  warning: save {i}: status {_attr(result, 'status')}: {_attr(result, 'message')}")
-        row = {k: float(_attr(timings, k)) for k in ("processStart", "import", "wait", "simulation", "oracle")
-               if _has(timings, k)}
+        row = {
+            k: float(_attr(timings, k))
+            for k in ("processStart", "import", "wait", "simulation", "oracle")
+            if _has(timings, k)
+        }
         row["roundTrip"] = t1 - t0
         row["overhead"] = row["roundTrip"] - row.get("simulation", 0.0)
         row["warm"] = float(bool(_attr(timings, "warm")))
@@ -141,12 +156,16 @@ def main() -> None:
     cold = cold_run(path, None)
     t = cold["timings"]
     cold_overhead = cold["wall"] - t.get("simulation", 0.0)
-    print(f"== baseline, same job through a cold worker (CLI path): wall {cold['wall'] * 1000:.0f} ms, process start "
-          f"{t.get('processStart', 0) * 1000:.0f} ms, import {t.get('import', 0) * 1000:.0f} ms, simulation "
-          f"{t.get('simulation', 0) * 1000:.0f} ms, oracle {t.get('oracle', 0) * 1000:.0f} ms; overhead "
-          f"{cold_overhead * 1000:.0f} ms -> warm/cold overhead ratio {overhead / cold_overhead:.2f}")
-    print("== estimated cost (cost model, trn2; not measured) vs the walkthrough's hardware measurements,\n"
-          f"   at the walkthrough's shapes ({WALKTHROUGH_SHAPES})")
+    print(
+        f"== baseline, same job through a cold worker (CLI path): wall {cold['wall'] * 1000:.0f} ms, process start "
+        f"{t.get('processStart', 0) * 1000:.0f} ms, import {t.get('import', 0) * 1000:.0f} ms, simulation "
+        f"{t.get('simulation', 0) * 1000:.0f} ms, oracle {t.get('oracle', 0) * 1000:.0f} ms; overhead "
+        f"{cold_overhead * 1000:.0f} ms -> warm/cold overhead ratio {overhead / cold_overhead:.2f}"
+    )
+    print(
+        "== estimated cost (cost model, trn2; not measured) vs the walkthrough's hardware measurements,\n"
+        f"   at the walkthrough's shapes ({WALKTHROUGH_SHAPES})"
+    )
     if not (PLAIN.is_file() and FUSED.is_file()):
         print(f"  skipped: {PLAIN.name} / {FUSED.name} not in examples/")
         return
@@ -158,10 +177,14 @@ def main() -> None:
             print(f"  {name}: no estimate ({result['status']}: {result['message']})")
             return
         estimates[name] = cost["totalNs"] / 1e3
-        print(f"  {name:5}: estimated {estimates[name]:8.1f} us (busiest engine), {cost['serialNs'] / 1e3:8.1f} us "
-              f"serial; hardware {HARDWARE_US[name]} us; roofline {cost['roofline']['bound']}-bound")
-    print(f"  estimated fused/plain {estimates['fused'] / estimates['plain']:.2f}; hardware "
-          f"{HARDWARE_US['fused'] / HARDWARE_US['plain']:.2f}")
+        print(
+            f"  {name:5}: estimated {estimates[name]:8.1f} us (busiest engine), {cost['serialNs'] / 1e3:8.1f} us "
+            f"serial; hardware {HARDWARE_US[name]} us; roofline {cost['roofline']['bound']}-bound"
+        )
+    print(
+        f"  estimated fused/plain {estimates['fused'] / estimates['plain']:.2f}; hardware "
+        f"{HARDWARE_US['fused'] / HARDWARE_US['plain']:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -53,8 +53,10 @@ def main() -> None:
 
     allocations = sum(len(r.allocations) for r in facts.roots)
     calls = sum(len(r.calls) for r in facts.roots)
-    print(f"module: {text.count(chr(10))} lines, {len(found.kernels)} kernels, {len(facts.roots)} roots "
-          f"interpreted, {allocations} allocations and {calls} API calls recorded")
+    print(
+        f"module: {text.count(chr(10))} lines, {len(found.kernels)} kernels, {len(facts.roots)} roots "
+        f"interpreted, {allocations} allocations and {calls} API calls recorded"
+    )
     print(f"ast.parse                 {t_parse * 1000:8.1f} ms")
     print(f"kernel discovery          {t_discover * 1000:8.1f} ms (includes parse)")
     print(f"value interpretation      {t_interp * 1000:8.1f} ms  ({t_interp / t_parse:.1f}x parse)")

@@ -27,9 +27,11 @@ def add_native_packages(root: str | None, libs_hint: str | None = None) -> str |
     native = os.path.join(root, tag)
     if not os.path.isdir(native):
         present = sorted(d for d in os.listdir(root) if d.startswith("cp")) if os.path.isdir(root) else []
-        return (f"this build of the extension bundles numpy/pyarrow/ml_dtypes for {', '.join(present) or 'no'} "
-                f"Python versions, not {tag}: they must be importable by this interpreter, or set "
-                "\"nki-studio.interpreter\" to a Python version the build supports")
+        return (
+            f"this build of the extension bundles numpy/pyarrow/ml_dtypes for {', '.join(present) or 'no'} "
+            f"Python versions, not {tag}: they must be importable by this interpreter, or set "
+            '"nki-studio.interpreter" to a Python version the build supports'
+        )
     at = sys.path.index(libs_hint) + 1 if libs_hint in sys.path else 1
     sys.path.insert(at, native)
     # Child processes (simulation workers) run on this interpreter too: they get the folder through PYTHONPATH.
@@ -42,9 +44,11 @@ def add_native_packages(root: str | None, libs_hint: str | None = None) -> str |
 def main(argv: list[str] | None = None) -> int:
     """Check the interpreter, add the compiled packages, run the ``nki-studio`` CLI."""
     if sys.version_info[:2] < MIN_PYTHON:
-        sys.stderr.write(f"nki-studio: Python {sys.version_info[0]}.{sys.version_info[1]} at {sys.executable} is "
-                         f"older than {MIN_PYTHON[0]}.{MIN_PYTHON[1]}; the language server needs {MIN_PYTHON[0]}."
-                         f"{MIN_PYTHON[1]} or newer\n")
+        sys.stderr.write(
+            f"nki-studio: Python {sys.version_info[0]}.{sys.version_info[1]} at {sys.executable} is "
+            f"older than {MIN_PYTHON[0]}.{MIN_PYTHON[1]}; the language server needs {MIN_PYTHON[0]}."
+            f"{MIN_PYTHON[1]} or newer\n"
+        )
         return TOO_OLD
     libs = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     warning = add_native_packages(os.environ.get(NATIVE_ROOT_ENV), libs)

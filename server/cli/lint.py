@@ -27,17 +27,23 @@ def _codes(text: str | None) -> tuple[str, ...] | None:
 
 def register(subparsers: Any) -> None:
     """Add the ``lint`` sub-command."""
-    p = subparsers.add_parser("lint", help="lint NKI kernels (files or directories)",
-                              description="Lint NKI kernels. Exit 0: clean, 1: error-level findings, "
-                                          "2: usage or internal error.")
+    p = subparsers.add_parser(
+        "lint",
+        help="lint NKI kernels (files or directories)",
+        description="Lint NKI kernels. Exit 0: clean, 1: error-level findings, 2: usage or internal error.",
+    )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories (recursed for *.py)")
     p.add_argument("--format", choices=sorted(FORMATS), default="text", help="output format (default: text)")
     p.add_argument("--target", help="target generation: trn1, trn2 (default), trn3")
-    p.add_argument("--nki-version", help="target NKI version, e.g. 0.6, 0.7 (default: installed nki or newest)")
+    p.add_argument(
+        "--nki-version", help="target NKI version, e.g. 0.6, 0.7 (default: installed nki or newest)"
+    )
     p.add_argument("--select", help="comma-separated rule codes or prefixes to enable (default: all)")
     p.add_argument("--ignore", help="comma-separated rule codes or prefixes to disable")
     p.add_argument("--output", "-o", help="write the report to this file instead of stdout")
-    p.add_argument("--fix", action="store_true", help="apply the available fixes in place, then report what is left")
+    p.add_argument(
+        "--fix", action="store_true", help="apply the available fixes in place, then report what is left"
+    )
     p.set_defaults(func=run)
 
 

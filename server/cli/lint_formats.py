@@ -17,14 +17,30 @@ DOCS_BASE = "https://github.com/nki-studio/nki-studio/blob/main/docs/rules/"
 def finding_dict(f: Finding) -> dict[str, Any]:
     """The JSON object of one finding: exactly the documented keys, plus ``fix`` when there is one."""
     out: dict[str, Any] = {
-        "path": f.path, "line": f.span.line, "column": f.span.column,
-        "end_line": f.span.end_line, "end_column": f.span.end_column,
-        "code": f.code, "name": f.name, "severity": f.severity.value, "message": f.message,
+        "path": f.path,
+        "line": f.span.line,
+        "column": f.span.column,
+        "end_line": f.span.end_line,
+        "end_column": f.span.end_column,
+        "code": f.code,
+        "name": f.name,
+        "severity": f.severity.value,
+        "message": f.message,
     }
     if f.fix is not None:
-        out["fix"] = {"title": f.fix.title, "edits": [
-            {"line": e.span.line, "column": e.span.column, "end_line": e.span.end_line,
-             "end_column": e.span.end_column, "new_text": e.new_text} for e in f.fix.edits]}
+        out["fix"] = {
+            "title": f.fix.title,
+            "edits": [
+                {
+                    "line": e.span.line,
+                    "column": e.span.column,
+                    "end_line": e.span.end_line,
+                    "end_column": e.span.end_column,
+                    "new_text": e.new_text,
+                }
+                for e in f.fix.edits
+            ],
+        }
     return out
 
 
@@ -53,8 +69,10 @@ def format_text(findings: Sequence[Finding], sources: dict[str, list[str]]) -> s
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
     fixable = sum(1 for f in findings if f.fix is not None)
     if findings:
-        out.append(f"Found {len(findings)} finding(s): {counts[Severity.ERROR]} error(s), "
-                   f"{counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} info; {fixable} fixable.")
+        out.append(
+            f"Found {len(findings)} finding(s): {counts[Severity.ERROR]} error(s), "
+            f"{counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} info; {fixable} fixable."
+        )
     else:
         out.append("All checks passed.")
     return "\n".join(out)
@@ -69,7 +87,9 @@ def format_github(findings: Sequence[Finding], sources: dict[str, list[str]]) ->
 
     return "\n".join(
         f"::{level[f.severity]} file={f.path},line={f.span.line},col={f.span.column},endLine={f.span.end_line},"
-        f"endColumn={f.span.end_column},title={f.code} {f.name}::{esc(f.message)}" for f in findings)
+        f"endColumn={f.span.end_column},title={f.code} {f.name}::{esc(f.message)}"
+        for f in findings
+    )
 
 
 def format_sarif(findings: Sequence[Finding], sources: dict[str, list[str]]) -> str:
@@ -81,30 +101,80 @@ def format_sarif(findings: Sequence[Finding], sources: dict[str, list[str]]) -> 
     results = []
     for f in findings:
         result: dict[str, Any] = {
-            "ruleId": f.code, "ruleIndex": index[f.code], "level": level[f.severity],
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": level[f.severity],
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": f.path.replace("\\", "/")},
-                "region": {"startLine": f.span.line, "startColumn": f.span.column,
-                           "endLine": f.span.end_line, "endColumn": f.span.end_column}}}],
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": f.path.replace("\\", "/")},
+                        "region": {
+                            "startLine": f.span.line,
+                            "startColumn": f.span.column,
+                            "endLine": f.span.end_line,
+                            "endColumn": f.span.end_column,
+                        },
+                    }
+                }
+            ],
         }
         if f.fix is not None:
-            result["fixes"] = [{"description": {"text": f.fix.title}, "artifactChanges": [{
-                "artifactLocation": {"uri": f.path.replace("\\", "/")},
-                "replacements": [{"deletedRegion": {"startLine": e.span.line, "startColumn": e.span.column,
-                                                    "endLine": e.span.end_line, "endColumn": e.span.end_column},
-                                  "insertedContent": {"text": e.new_text}} for e in f.fix.edits]}]}]
+            result["fixes"] = [
+                {
+                    "description": {"text": f.fix.title},
+                    "artifactChanges": [
+                        {
+                            "artifactLocation": {"uri": f.path.replace("\\", "/")},
+                            "replacements": [
+                                {
+                                    "deletedRegion": {
+                                        "startLine": e.span.line,
+                                        "startColumn": e.span.column,
+                                        "endLine": e.span.end_line,
+                                        "endColumn": e.span.end_column,
+                                    },
+                                    "insertedContent": {"text": e.new_text},
+                                }
+                                for e in f.fix.edits
+                            ],
+                        }
+                    ],
+                }
+            ]
         results.append(result)
-    driver_rules = [{"id": c, "name": rules[c].name if c in rules else c,
-                     "shortDescription": {"text": rules[c].summary if c in rules else c},
-                     "helpUri": DOCS_BASE + f"{c}.md"} for c in used]
-    log = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
-           "runs": [{"tool": {"driver": {"name": "nkilint", "version": __version__,
-                                         "informationUri": DOCS_BASE, "rules": driver_rules}},
-                     "results": results}]}
+    driver_rules = [
+        {
+            "id": c,
+            "name": rules[c].name if c in rules else c,
+            "shortDescription": {"text": rules[c].summary if c in rules else c},
+            "helpUri": DOCS_BASE + f"{c}.md",
+        }
+        for c in used
+    ]
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "nkilint",
+                        "version": __version__,
+                        "informationUri": DOCS_BASE,
+                        "rules": driver_rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
     return json.dumps(log, indent=2)
 
 
 FORMATS: dict[str, Callable[[Sequence[Finding], dict[str, list[str]]], str]] = {
-    "text": format_text, "json": format_json, "sarif": format_sarif, "github": format_github,
+    "text": format_text,
+    "json": format_json,
+    "sarif": format_sarif,
+    "github": format_github,
 }

@@ -25,32 +25,69 @@ from nki_studio.profile.roofline import RooflineOptions, flops_from_trace
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("profile", metavar="PROFILE", help="Parquet directory, .json, summary-json, CSV export dir or .pftrace")
+    p.add_argument(
+        "profile",
+        metavar="PROFILE",
+        help="Parquet directory, .json, summary-json, CSV export dir or .pftrace",
+    )
     p.add_argument("--input-format", choices=FORMATS, help="skip detection and use this reader")
     p.add_argument("--execution", type=int, help="ExecutionInfo execution_index to show (default: the first)")
-    p.add_argument("--trace", metavar="TRACE.jsonl", help="simulator trace of the same kernel: FLOPs for the roofline")
-    p.add_argument("--dma-ceiling", type=float, metavar="GB/s", help="DMA bandwidth ceiling (default: profile Metadata)")
-    p.add_argument("--vector-peak", type=float, default=1.0, metavar="TFLOP/s", help="Vector Engine peak (default 1.0)")
-    p.add_argument("--target", default="trn2", help="generation for ceilings missing from the profile (default trn2)")
-    p.add_argument("--ignore-schema-version", action="store_true",
-                   help="read a Parquet profile of a different schema MAJOR version anyway, by column names")
+    p.add_argument(
+        "--trace", metavar="TRACE.jsonl", help="simulator trace of the same kernel: FLOPs for the roofline"
+    )
+    p.add_argument(
+        "--dma-ceiling", type=float, metavar="GB/s", help="DMA bandwidth ceiling (default: profile Metadata)"
+    )
+    p.add_argument(
+        "--vector-peak", type=float, default=1.0, metavar="TFLOP/s", help="Vector Engine peak (default 1.0)"
+    )
+    p.add_argument(
+        "--target", default="trn2", help="generation for ceilings missing from the profile (default trn2)"
+    )
+    p.add_argument(
+        "--ignore-schema-version",
+        action="store_true",
+        help="read a Parquet profile of a different schema MAJOR version anyway, by column names",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
 
 
 def register(subparsers: Any) -> None:
     """Add ``profile`` with its ``report`` and ``summary`` actions."""
-    prof = subparsers.add_parser("profile", help="Neuron Explorer profiles: per-line heat and kernel summary",
-                                 description="Read a Neuron Explorer profile and put measured time on source lines.")
+    prof = subparsers.add_parser(
+        "profile",
+        help="Neuron Explorer profiles: per-line heat and kernel summary",
+        description="Read a Neuron Explorer profile and put measured time on source lines.",
+    )
     actions = prof.add_subparsers(dest="profile_action", metavar="ACTION")
-    rep = actions.add_parser("report", help="kernel summary + annotated source listing with a heat bar per line")
+    rep = actions.add_parser(
+        "report", help="kernel summary + annotated source listing with a heat bar per line"
+    )
     _common(rep)
-    rep.add_argument("--source", action="append", default=[], metavar="FILE",
-                     help="kernel source file(s) to map the profile's paths to (searched before --root)")
-    rep.add_argument("--root", action="append", default=[], metavar="DIR",
-                     help="directory searched for the kernel files (default: current directory)")
-    rep.add_argument("--path-map", action="append", default=[], metavar="REMOTE=LOCAL",
-                     help="map a compile-host path prefix to a local one (repeatable)")
-    rep.add_argument("--metric", choices=("busy", "instr", "wait", "dma"), default="busy", help="what the bars show")
+    rep.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="kernel source file(s) to map the profile's paths to (searched before --root)",
+    )
+    rep.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="directory searched for the kernel files (default: current directory)",
+    )
+    rep.add_argument(
+        "--path-map",
+        action="append",
+        default=[],
+        metavar="REMOTE=LOCAL",
+        help="map a compile-host path prefix to a local one (repeatable)",
+    )
+    rep.add_argument(
+        "--metric", choices=("busy", "instr", "wait", "dma"), default="busy", help="what the bars show"
+    )
     rep.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="terminal colours")
     rep.set_defaults(func=run_report)
     summ = actions.add_parser("summary", help="kernel summary only")
@@ -65,17 +102,31 @@ def _usage(message: str) -> int:
     return 2
 
 
-def _analyze(args: argparse.Namespace, roots: list[Path], mappings: dict[str, str], explicit: list[Path]) -> ProfileReport:
-    opts = MetricOptions(execution=args.execution, roofline=RooflineOptions(
-        dma_ceiling_gbps=args.dma_ceiling, vector_peak_tflops=args.vector_peak, generation=args.target))
+def _analyze(
+    args: argparse.Namespace, roots: list[Path], mappings: dict[str, str], explicit: list[Path]
+) -> ProfileReport:
+    opts = MetricOptions(
+        execution=args.execution,
+        roofline=RooflineOptions(
+            dma_ceiling_gbps=args.dma_ceiling, vector_peak_tflops=args.vector_peak, generation=args.target
+        ),
+    )
     trace = None
     if args.trace:
         try:
             trace = flops_from_trace(args.trace)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ProfileError(f"--trace {args.trace}: not a readable simulator trace ({exc})") from exc
-    return analyze(args.profile, fmt=args.input_format, roots=roots, mappings=mappings, explicit=explicit,
-                   options=opts, trace=trace, ignore_schema_version=args.ignore_schema_version)
+    return analyze(
+        args.profile,
+        fmt=args.input_format,
+        roots=roots,
+        mappings=mappings,
+        explicit=explicit,
+        options=opts,
+        trace=trace,
+        ignore_schema_version=args.ignore_schema_version,
+    )
 
 
 def run_summary(args: argparse.Namespace) -> int:
@@ -87,7 +138,11 @@ def run_summary(args: argparse.Namespace) -> int:
     except (ProfileError, ValueError) as exc:
         return _usage(str(exc))
     if args.format == "json":
-        print(json.dumps({"profile": report.profile_info(), "kernel": report.metrics.kernel.to_dict()}, indent=1))
+        print(
+            json.dumps(
+                {"profile": report.profile_info(), "kernel": report.metrics.kernel.to_dict()}, indent=1
+            )
+        )
     else:
         print("\n".join(kernel_text(report)))
     return 0

@@ -21,23 +21,41 @@ from nki_studio.simulate.spec import resolve
 
 def register(actions: Any) -> None:
     """Add ``remote`` to the ``profile`` actions."""
-    p = actions.add_parser("remote", help="profile a kernel on a remote Trn2 host over ssh and show per-line heat",
-                           description="Upload, compile, capture (second execution), view, download and map a "
-                                       "Neuron Explorer profile of one kernel; uses your ssh config and agent.")
+    p = actions.add_parser(
+        "remote",
+        help="profile a kernel on a remote Trn2 host over ssh and show per-line heat",
+        description="Upload, compile, capture (second execution), view, download and map a "
+        "Neuron Explorer profile of one kernel; uses your ssh config and agent.",
+    )
     p.add_argument("target_file", metavar="FILE[::KERNEL]", help="kernel file, optionally ::kernel_name")
     p.add_argument("--host", required=True, help="ssh config alias or user@host[:port]")
     p.add_argument("--ssh-config", metavar="FILE", help="ssh configuration file (ssh -F)")
-    p.add_argument("--ssh-option", action="append", default=[], metavar="ARG",
-                   help="extra argument for ssh/scp, repeatable (e.g. --ssh-option=-oProxyJump=bastion)")
+    p.add_argument(
+        "--ssh-option",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra argument for ssh/scp, repeatable (e.g. --ssh-option=-oProxyJump=bastion)",
+    )
     p.add_argument("--workdir", help="remote work directory (default ~/nki-studio-remote)")
-    p.add_argument("--activate", metavar="SHELL", help="command that activates the Neuron environment on the host")
+    p.add_argument(
+        "--activate", metavar="SHELL", help="command that activates the Neuron environment on the host"
+    )
     p.add_argument("--neuron-core", type=int, default=0, help="NeuronCore index (NEURON_RT_VISIBLE_CORES)")
     p.add_argument("--target", default="trn2", help="NEURON_PLATFORM_TARGET_OVERRIDE (default trn2)")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per remote stage (default 900)")
-    p.add_argument("--transfer", choices=("auto", "scp", "rsync"), default="auto",
-                   help="file transfer: rsync when both ends have it (auto, default), or always scp / rsync")
-    p.add_argument("--keep-remote", action="store_true", help="keep the uploaded files and capture on the host")
-    p.add_argument("--cache-dir", metavar="DIR", help="local profile cache (default ~/.cache/nki-studio/remote-profiles)")
+    p.add_argument(
+        "--transfer",
+        choices=("auto", "scp", "rsync"),
+        default="auto",
+        help="file transfer: rsync when both ends have it (auto, default), or always scp / rsync",
+    )
+    p.add_argument(
+        "--keep-remote", action="store_true", help="keep the uploaded files and capture on the host"
+    )
+    p.add_argument(
+        "--cache-dir", metavar="DIR", help="local profile cache (default ~/.cache/nki-studio/remote-profiles)"
+    )
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     p.add_argument("--quiet", action="store_true", help="do not echo remote output to stderr")
     p.set_defaults(func=run_remote)
@@ -56,13 +74,25 @@ def run_remote(args: argparse.Namespace) -> int:
         return 2
     resolution = resolve(source, str(path), kernel or None)
     if resolution.spec is None:
-        print("nki-studio profile remote: no inputs for the kernel: " + "; ".join(resolution.problems), file=sys.stderr)
+        print(
+            "nki-studio profile remote: no inputs for the kernel: " + "; ".join(resolution.problems),
+            file=sys.stderr,
+        )
         return 2
     try:
-        settings = settings_from({}, host=args.host, sshConfig=args.ssh_config, sshOptions=args.ssh_option,
-                                 workDir=args.workdir, envActivation=args.activate, neuronCore=args.neuron_core,
-                                 keepFiles=args.keep_remote, target=args.target, timeout=args.timeout,
-                                 transfer=args.transfer)
+        settings = settings_from(
+            {},
+            host=args.host,
+            sshConfig=args.ssh_config,
+            sshOptions=args.ssh_option,
+            workDir=args.workdir,
+            envActivation=args.activate,
+            neuronCore=args.neuron_core,
+            keepFiles=args.keep_remote,
+            target=args.target,
+            timeout=args.timeout,
+            transfer=args.transfer,
+        )
     except RemoteConfigError as exc:
         print(f"nki-studio profile remote: {exc}", file=sys.stderr)
         return 2
@@ -70,8 +100,13 @@ def run_remote(args: argparse.Namespace) -> int:
     cwd = Path.cwd().resolve()
     # mirror the layout under the current directory (when the kernel is inside it) on the host
     root = cwd if kernel_file.is_relative_to(cwd) else kernel_file.parent
-    job = RemoteJob(kernel_file, resolution.spec, settings,
-                    Path(args.cache_dir) if args.cache_dir else default_root(), root)
+    job = RemoteJob(
+        kernel_file,
+        resolution.spec,
+        settings,
+        Path(args.cache_dir) if args.cache_dir else default_root(),
+        root,
+    )
 
     def log(line: str) -> None:
         if not args.quiet:
@@ -90,6 +125,14 @@ def run_remote(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({**report_json(report), "downloaded": str(profile.path)}, indent=1))
     else:
-        print("\n".join([f"profile: {profile.path} (measured on {profile.host})", *kernel_text(report), "",
-                         *listing_text(report, "busy", False)]))
+        print(
+            "\n".join(
+                [
+                    f"profile: {profile.path} (measured on {profile.host})",
+                    *kernel_text(report),
+                    "",
+                    *listing_text(report, "busy", False),
+                ]
+            )
+        )
     return 0

@@ -17,8 +17,15 @@ def register(subparsers: Any) -> None:
         description="Run the nki-studio language server over stdin/stdout. Logs go to stderr and to the "
         "client's output (window/logMessage), never to stdout.",
     )
-    parser.add_argument("--stdio", action="store_true", help="accepted for editor compatibility (stdio is the only transport)")
-    parser.add_argument("--log-level", choices=LOG_LEVELS, default="info", help="initial log level (setting logLevel overrides)")
+    parser.add_argument(
+        "--stdio", action="store_true", help="accepted for editor compatibility (stdio is the only transport)"
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="info",
+        help="initial log level (setting logLevel overrides)",
+    )
     parser.set_defaults(func=run)
 
 

@@ -28,17 +28,27 @@ from nki_studio.simulate.spec import SimSpec, find_kernels, parse_fields, resolv
 def register(subparsers: Any) -> None:
     """Add the ``simulate`` sub-command."""
     p = subparsers.add_parser(
-        "simulate", help="simulate a kernel, check it against its reference, estimate its cost",
+        "simulate",
+        help="simulate a kernel, check it against its reference, estimate its cost",
         description="Simulate an NKI kernel in a separate process. Exit 0: ran and matched, 1: kernel or "
-                    "oracle failure, 2: usage error.")
+        "oracle failure, 2: usage error.",
+    )
     p.add_argument("target_file", metavar="FILE[::KERNEL]", help="kernel file, optionally ::kernel_name")
-    p.add_argument("--inputs", metavar="SPEC", help="argument spec, e.g. 'x=bfloat16[128,512] seed=3' "
-                                                     "(same grammar as the '# nki-studio: simulate' comment)")
+    p.add_argument(
+        "--inputs",
+        metavar="SPEC",
+        help="argument spec, e.g. 'x=bfloat16[128,512] seed=3' "
+        "(same grammar as the '# nki-studio: simulate' comment)",
+    )
     p.add_argument("--reference", metavar="FN", help="reference function (name in FILE, or module:function)")
     p.add_argument("--target", help="target generation: trn1, trn2, trn3 (default: pyproject, else trn2)")
     p.add_argument("--nki-version", help="NKI version semantics, e.g. 0.6 or 0.7")
-    p.add_argument("--backend", choices=("auto", "official", "embedded"), default="auto",
-                   help="simulator: AWS's nki.simulate when installed (auto), or ours (embedded)")
+    p.add_argument(
+        "--backend",
+        choices=("auto", "official", "embedded"),
+        default="auto",
+        help="simulator: AWS's nki.simulate when installed (auto), or ours (embedded)",
+    )
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock limit in seconds (default 60)")
     p.add_argument("--memory-mb", type=int, default=4096, help="memory limit of the worker (default 4096)")
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
@@ -79,8 +89,10 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout <= 0 or args.memory_mb <= 0:
         return _usage("--timeout and --memory-mb must be positive")
     if args.backend == "official" and not official.available():
-        return _usage("--backend official: AWS's nki.simulate (Neuron SDK) is not importable here; "
-                      "use --backend embedded or auto")
+        return _usage(
+            "--backend official: AWS's nki.simulate (Neuron SDK) is not importable here; "
+            "use --backend embedded or auto"
+        )
     try:
         config = load_config(path)
         generation = parse_generation(args.target) if args.target else config.target.generation
@@ -100,8 +112,11 @@ def run(args: argparse.Namespace) -> int:
     if kernel:
         names: list[str | None] = [kernel]
     else:  # every kernel with a spec; else the first kernel, with inferred inputs
-        names = [k.name for k in find_kernels(source, path)
-                 if resolve(source, path, k.name, override=override, infer=False).spec is not None] or [None]
+        names = [
+            k.name
+            for k in find_kernels(source, path)
+            if resolve(source, path, k.name, override=override, infer=False).spec is not None
+        ] or [None]
     specs = []
     for name in names:
         resolution = resolve(source, path, name, override=override)
@@ -110,7 +125,9 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{path}:{f.span.line}:{f.span.column}: {f.code} {f.message}", file=sys.stderr)
             return _usage("cannot simulate: " + "; ".join(resolution.problems))
         specs.append(resolution.spec)
-    results = [_simulate_one(args, path, spec, generation.value, str(version), len(specs) > 1) for spec in specs]
+    results = [
+        _simulate_one(args, path, spec, generation.value, str(version), len(specs) > 1) for spec in specs
+    ]
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2, default=str))
     else:
@@ -118,14 +135,23 @@ def run(args: argparse.Namespace) -> int:
     return max(exit_code(r) for r in results)
 
 
-def _simulate_one(args: argparse.Namespace, path: str, spec: SimSpec, target: str, version: str,
-                  several: bool) -> dict[str, Any]:
+def _simulate_one(
+    args: argparse.Namespace, path: str, spec: SimSpec, target: str, version: str, several: bool
+) -> dict[str, Any]:
     trace = os.path.abspath(args.trace) if args.trace else None
     if trace and several:  # one trace per kernel: OUT.<kernel>.jsonl
         root, ext = os.path.splitext(trace)
         trace = f"{root}.{spec.kernel}{ext or '.jsonl'}"
-    job = Job(path=os.path.abspath(path), spec=spec.to_json(), target=target, nki_version=version,
-              backend=args.backend, memory_bytes=args.memory_mb << 20, trace_path=trace, strict=args.strict)
+    job = Job(
+        path=os.path.abspath(path),
+        spec=spec.to_json(),
+        target=target,
+        nki_version=version,
+        backend=args.backend,
+        memory_bytes=args.memory_mb << 20,
+        trace_path=trace,
+        strict=args.strict,
+    )
     status = [f"simulating {spec.kernel}"]
     stop = threading.Event()
     ticker = threading.Thread(target=_progress_printer, args=(stop, status), daemon=True)

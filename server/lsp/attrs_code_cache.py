@@ -74,6 +74,7 @@ def import_lsprotocol_with_cache() -> None:
     except Exception as exc:  # never let an optimisation stop the server
         log.debug("attrs code cache unavailable: %s", exc)
         import lsprotocol.types
+
         return
     attrs_make.compile = cache.compile  # type: ignore[attr-defined]
     try:

@@ -61,7 +61,10 @@ class DocumentPositions:
 
     def range(self, span: Span) -> dict[str, Any]:
         """A span → a client range."""
-        return {"start": self.position(span.line, span.column), "end": self.position(span.end_line, span.end_column)}
+        return {
+            "start": self.position(span.line, span.column),
+            "end": self.position(span.end_line, span.end_column),
+        }
 
 
 @lru_cache(maxsize=2048)
@@ -80,7 +83,10 @@ def rule_docs_link(code: str, base_url: str | None, docs_dir: Path | None) -> st
 
 
 def _edit_json(positions: DocumentPositions, fix: Fix) -> dict[str, Any]:
-    return {"title": fix.title, "edits": [{"range": positions.range(e.span), "newText": e.new_text} for e in fix.edits]}
+    return {
+        "title": fix.title,
+        "edits": [{"range": positions.range(e.span), "newText": e.new_text} for e in fix.edits],
+    }
 
 
 def diagnostic_json(
@@ -111,7 +117,9 @@ def diagnostic_json(
     related = []
     for rel in finding.related:
         same = rel.path == doc_path
-        rel_range = positions.range(rel.span) if same else _other_file_range(rel.path, rel.span, positions.encoding)
+        rel_range = (
+            positions.range(rel.span) if same else _other_file_range(rel.path, rel.span, positions.encoding)
+        )
         rel_uri = uri if same else (from_fs_path(rel.path) or rel.path)
         related.append({"location": {"uri": rel_uri, "range": rel_range}, "message": rel.message})
     if related:

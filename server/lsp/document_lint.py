@@ -23,7 +23,9 @@ def document_config(path: str, settings: Settings) -> tuple[Any, Finding | None]
     return config, problem
 
 
-def lint_document(linter: IncrementalLinter, text: str, config: Any, problem: Finding | None) -> list[Finding]:
+def lint_document(
+    linter: IncrementalLinter, text: str, config: Any, problem: Finding | None
+) -> list[Finding]:
     """The findings of ``text`` under ``config``, the config's own problem first."""
     findings = linter.lint(text, config)
     if problem is not None:

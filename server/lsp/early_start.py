@@ -78,7 +78,7 @@ class _MessageReader:
         if end < 0:
             return None
         length = None
-        for line in bytes(self.data[self._pos:end]).split(b"\r\n"):
+        for line in bytes(self.data[self._pos : end]).split(b"\r\n"):
             name, _, value = line.partition(b":")
             if name.strip().lower() == b"content-length":
                 length = int(value.strip()) if value.strip().isdigit() else None
@@ -87,7 +87,7 @@ class _MessageReader:
         start = end + len(_HEADER_END)
         if len(self.data) < start + length:
             return None
-        body = bytes(self.data[start:start + length])
+        body = bytes(self.data[start : start + length])
         self._pos = start + length
         try:
             return json.loads(body)
@@ -103,7 +103,9 @@ class EarlyStart:
     initialize_id: Any = None  # id of the client's initialize request, if that came first
     key: str | None = None  # its cache key
     answered: dict[str, Any] | None = None  # the result already sent for it (None: the full server answers)
-    published: dict[str, dict[str, Any]] = field(default_factory=dict)  # uri -> the publishDiagnostics params sent
+    published: dict[str, dict[str, Any]] = field(
+        default_factory=dict
+    )  # uri -> the publishDiagnostics params sent
     # uri -> the linter that produced them: the full server's lint feature adopts it, so its first lint of the
     # same text reuses every kernel group instead of checking the document again.
     linters: dict[str, IncrementalLinter] = field(default_factory=dict)
@@ -120,8 +122,10 @@ def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyStart:
         log.exception("early start-up phase failed; the full server takes over")
     early.consumed = bytes(reader.data)
     if early.published:
-        log.info("first diagnostics published %.0f ms after the server began reading, before the full server loaded",
-                 (time.perf_counter() - started) * 1000)
+        log.info(
+            "first diagnostics published %.0f ms after the server began reading, before the full server loaded",
+            (time.perf_counter() - started) * 1000,
+        )
     return early
 
 
@@ -153,7 +157,9 @@ def _converse(reader: _MessageReader, out: BinaryIO, early: EarlyStart, idle_s: 
         return
 
 
-def _publish_first(out: BinaryIO, params: dict[str, Any], settings: Any, encoding: Any, early: EarlyStart) -> None:
+def _publish_first(
+    out: BinaryIO, params: dict[str, Any], settings: Any, encoding: Any, early: EarlyStart
+) -> None:
     from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lines
     from nki_studio.lsp.document_lint import document_config, lint_document
     from nki_studio.nkilint.incremental import IncrementalLinter
@@ -170,8 +176,10 @@ def _publish_first(out: BinaryIO, params: dict[str, Any], settings: Any, encodin
     linter = IncrementalLinter(path)
     findings = lint_document(linter, text, config, problem)
     positions = DocumentPositions(split_lines(text), encoding)
-    diagnostics = [diagnostic_json(f, positions, uri=uri, doc_path=path, base_url=settings.rule_docs_base_url)
-                   for f in findings]
+    diagnostics = [
+        diagnostic_json(f, positions, uri=uri, doc_path=path, base_url=settings.rule_docs_base_url)
+        for f in findings
+    ]
     notification: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
     if isinstance(doc.get("version"), int):
         notification["version"] = doc["version"]
@@ -247,7 +255,7 @@ class HandoverFilter:
 
     def _already_sent(self, data: bytes) -> bool:
         try:
-            message = json.loads(data[data.index(_HEADER_END) + len(_HEADER_END):])
+            message = json.loads(data[data.index(_HEADER_END) + len(_HEADER_END) :])
         except ValueError:
             return False
         if not isinstance(message, dict):
@@ -256,7 +264,11 @@ class HandoverFilter:
             params = message.get("params") or {}
             early = self._published.pop(str(params.get("uri")), None)
             return early is not None and early == params
-        if self._initialize_pending and "method" not in message and message.get("id") == self._early.initialize_id:
+        if (
+            self._initialize_pending
+            and "method" not in message
+            and message.get("id") == self._early.initialize_id
+        ):
             self._initialize_pending = False
             return self._initialize_answered(message.get("result"))
         return False
@@ -266,6 +278,8 @@ class HandoverFilter:
         if isinstance(result, dict) and early.key is not None and result != early.answered:
             initialize_cache.store(early.key, result)
             if early.answered is not None:
-                log.warning("the server's capabilities differ from those remembered and sent at start-up; "
-                            "they apply from the next start (restart the server to use them now)")
+                log.warning(
+                    "the server's capabilities differ from those remembered and sent at start-up; "
+                    "they apply from the next start (restart the server to use them now)"
+                )
         return early.answered is not None

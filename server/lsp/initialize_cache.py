@@ -30,7 +30,14 @@ MAX_ENTRIES = 8  # a few clients/settings side by side (each window's settings a
 # capabilities follow from the registered features and the client's capabilities; settings only change what
 # the features do). If that ever stops being true, the full server's answer differs from the one sent early:
 # lsp.early_start logs it and stores the new answer.
-_PER_WINDOW = ("processId", "rootPath", "rootUri", "workspaceFolders", "workDoneToken", "initializationOptions")
+_PER_WINDOW = (
+    "processId",
+    "rootPath",
+    "rootUri",
+    "workspaceFolders",
+    "workDoneToken",
+    "initializationOptions",
+)
 
 
 def cache_file() -> Path:
@@ -51,13 +58,17 @@ def _fingerprint() -> list[Any]:
         spec = importlib.util.find_spec(name)  # locates the package without running it
         if spec is not None and spec.origin:
             root = Path(spec.origin).parent
-            libraries.append([name, sorted((f.relative_to(root).as_posix(), f.stat().st_size) for f in root.rglob("*.py"))])
+            libraries.append(
+                [name, sorted((f.relative_to(root).as_posix(), f.stat().st_size) for f in root.rglob("*.py"))]
+            )
     return [__version__, sys.version, code.hexdigest(), libraries]
 
 
 def request_key(params: Any) -> str:
     """The cache key of an ``initialize`` request's params."""
-    request = {k: v for k, v in params.items() if k not in _PER_WINDOW} if isinstance(params, dict) else params
+    request = (
+        {k: v for k, v in params.items() if k not in _PER_WINDOW} if isinstance(params, dict) else params
+    )
     blob = json.dumps([request, _fingerprint()], sort_keys=True, default=str)
     return hashlib.blake2b(blob.encode(), digest_size=16).hexdigest()
 

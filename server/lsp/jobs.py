@@ -158,8 +158,12 @@ class JobRunner(Generic[T]):
         if previous is not None and not previous.done():
             finished, _ = await asyncio.wait([asyncio.wrap_future(previous)], timeout=self.overlap_wait_s)
             if not finished:  # a run that never ends (an analysis bug) must not block its key for good
-                log.warning("%s %s: a superseded run is still busy after %.0f s; starting the new one anyway",
-                            self.name, key, self.overlap_wait_s)
+                log.warning(
+                    "%s %s: a superseded run is still busy after %.0f s; starting the new one anyway",
+                    self.name,
+                    key,
+                    self.overlap_wait_s,
+                )
             token.raise_if_cancelled()
         future = self.executor.submit(_guarded, work, token)
         self._threads[key] = future
@@ -214,7 +218,9 @@ def _guarded(work: Callable[[CancelToken], Any], token: CancelToken) -> Any:
 class WorkProgress:
     """A handle on one ``$/progress`` sequence; ``report`` is a no-op when the client has no progress UI."""
 
-    def __init__(self, server: NkiLanguageServer, token: types.ProgressToken | None, cancel: CancelToken) -> None:
+    def __init__(
+        self, server: NkiLanguageServer, token: types.ProgressToken | None, cancel: CancelToken
+    ) -> None:
         self._server = server
         self.token = token
         self.cancel_token = cancel
@@ -263,7 +269,8 @@ async def progress(
         yield handle
         return
     server.work_done_progress.begin(
-        token, types.WorkDoneProgressBegin(title=title, message=message, cancellable=cancellable, percentage=0)
+        token,
+        types.WorkDoneProgressBegin(title=title, message=message, cancellable=cancellable, percentage=0),
     )
     client_cancel = server.work_done_progress.tokens.get(token)
     if client_cancel is not None:

@@ -22,7 +22,10 @@ def _lines_ending_in_strings(text: str) -> set[int]:
     inside: set[int] = set()
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.start[0] != tok.end[0] and tok.type in (tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", -1)):
+            if tok.start[0] != tok.end[0] and tok.type in (
+                tokenize.STRING,
+                getattr(tokenize, "FSTRING_MIDDLE", -1),
+            ):
                 inside.update(range(tok.start[0] - 1, tok.end[0] - 1))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass

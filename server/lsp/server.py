@@ -62,16 +62,24 @@ class NkiLanguageServer(LanguageServer):
     """pygls 2 server with nki-studio settings and fan-out of shared LSP events to feature modules."""
 
     def __init__(self) -> None:
-        super().__init__(name="nki-studio", version=__version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         converter_factory=converter)
+        super().__init__(
+            name="nki-studio",
+            version=__version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            converter_factory=converter,
+        )
         self.settings = Settings()
         # Analysis jobs run here, not in pygls' pool (its stdin reader holds one of those threads).
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nki-job")
         self.loaded_features: list[str] = []
-        self.failed_features: dict[str, str] = {}  # module name -> error, reported to the client at initialize
+        self.failed_features: dict[
+            str, str
+        ] = {}  # module name -> error, reported to the client at initialize
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
-        self._doc_listeners: dict[str, list[DocumentListener]] = {e: [] for e in ("open", "change", "save", "close")}
+        self._doc_listeners: dict[str, list[DocumentListener]] = {
+            e: [] for e in ("open", "change", "save", "close")
+        }
         self._settings_listeners: list[SettingsListener] = []
         self._files_listeners: list[FilesListener] = []
         self._watch_globs: list[str] = []
@@ -115,11 +123,21 @@ class NkiLanguageServer(LanguageServer):
 
     def add_inlay_hint_provider(self, provider: Provider) -> None:
         """Add a ``provider(InlayHintParams) -> list[InlayHint] | None``."""
-        self._aggregate(types.TEXT_DOCUMENT_INLAY_HINT, provider, types.InlayHintOptions(resolve_provider=False), _join_lists)
+        self._aggregate(
+            types.TEXT_DOCUMENT_INLAY_HINT,
+            provider,
+            types.InlayHintOptions(resolve_provider=False),
+            _join_lists,
+        )
 
     def add_code_lens_provider(self, provider: Provider) -> None:
         """Add a ``provider(CodeLensParams) -> list[CodeLens] | None``."""
-        self._aggregate(types.TEXT_DOCUMENT_CODE_LENS, provider, types.CodeLensOptions(resolve_provider=False), _join_lists)
+        self._aggregate(
+            types.TEXT_DOCUMENT_CODE_LENS,
+            provider,
+            types.CodeLensOptions(resolve_provider=False),
+            _join_lists,
+        )
 
     # ---- helpers for feature modules -----------------------------------------------------------------
     def after_startup(self, callback: Callable[[], Any]) -> None:
@@ -183,7 +201,13 @@ class NkiLanguageServer(LanguageServer):
             return
         self.settings = new
         logs.set_level(new.log_level)
-        log.info("settings from %s: target=%s nki-version=%s trusted=%s", origin, new.target, new.nki_version, new.trusted_workspace)
+        log.info(
+            "settings from %s: target=%s nki-version=%s trusted=%s",
+            origin,
+            new.target,
+            new.nki_version,
+            new.trusted_workspace,
+        )
         for listener in self._settings_listeners:
             try:
                 listener(old, new)
@@ -191,7 +215,9 @@ class NkiLanguageServer(LanguageServer):
                 log.exception("settings listener %r failed", listener)
 
     # ---- internals -----------------------------------------------------------------------------------
-    def _aggregate(self, method: str, provider: Provider, options: Any, join: Callable[[list[Any]], Any]) -> None:
+    def _aggregate(
+        self, method: str, provider: Provider, options: Any, join: Callable[[list[Any]], Any]
+    ) -> None:
         providers = self._providers.get(method)
         if providers is not None:
             providers.append(provider)
@@ -223,37 +249,56 @@ class NkiLanguageServer(LanguageServer):
                 log.exception("%s listener %r failed for %s", event, listener, uri)
             elapsed_ms = (time.perf_counter() - started) * 1000
             if elapsed_ms > SLOW_LISTENER_MS:
-                log.warning("%s listener %s took %.0f ms on the event loop (every request waited); "
-                            "run analysis in a JobRunner job", event, getattr(listener, "__qualname__", listener), elapsed_ms)
+                log.warning(
+                    "%s listener %s took %.0f ms on the event loop (every request waited); "
+                    "run analysis in a JobRunner job",
+                    event,
+                    getattr(listener, "__qualname__", listener),
+                    elapsed_ms,
+                )
 
     def _register_core_handlers(self) -> None:
         @self.feature(types.INITIALIZE)
         def initialize(ls: NkiLanguageServer, params: types.InitializeParams) -> None:
             ls._loop = asyncio.get_running_loop()
             ls._loop_thread = threading.get_ident()
-            logs.attach_client(lambda kind, text: ls.call_soon(
-                lambda: ls.window_log_message(types.LogMessageParams(type=types.MessageType(kind), message=text))))
+            logs.attach_client(
+                lambda kind, text: ls.call_soon(
+                    lambda: ls.window_log_message(
+                        types.LogMessageParams(type=types.MessageType(kind), message=text)
+                    )
+                )
+            )
             ls.apply_settings(params.initialization_options, "initializationOptions")
-            log.info("nki-studio %s language server initialised (features: %s)", __version__, ", ".join(ls.loaded_features))
+            log.info(
+                "nki-studio %s language server initialised (features: %s)",
+                __version__,
+                ", ".join(ls.loaded_features),
+            )
             for name, error in ls.failed_features.items():
                 log.error("feature %s is unavailable: it failed to load (%s)", name, error)
 
         @self.feature(types.INITIALIZED)
         async def initialized(ls: NkiLanguageServer, params: types.InitializedParams) -> None:
             asyncio.get_running_loop().call_later(
-                STARTUP_GRACE_S, lambda: ls._startup_over() if ls._after_startup is not None else None)
+                STARTUP_GRACE_S, lambda: ls._startup_over() if ls._after_startup is not None else None
+            )
             await ls._register_watchers()
             await ls._pull_configuration()
 
         @self.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-        async def did_change_configuration(ls: NkiLanguageServer, params: types.DidChangeConfigurationParams) -> None:
+        async def did_change_configuration(
+            ls: NkiLanguageServer, params: types.DidChangeConfigurationParams
+        ) -> None:
             if section_of(params.settings):
                 ls.apply_settings(params.settings, "didChangeConfiguration")
             else:  # VS Code sends null settings: pull them
                 await ls._pull_configuration()
 
         @self.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-        def did_change_watched_files(ls: NkiLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+        def did_change_watched_files(
+            ls: NkiLanguageServer, params: types.DidChangeWatchedFilesParams
+        ) -> None:
             for listener in ls._files_listeners:
                 try:
                     listener(params.changes)
@@ -292,10 +337,14 @@ class NkiLanguageServer(LanguageServer):
             watchers=[types.FileSystemWatcher(glob_pattern=g) for g in self._watch_globs]
         )
         registration = types.Registration(
-            id="nki-studio-watchers", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+            id="nki-studio-watchers",
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=options,
         )
         try:
-            await self.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+            await self.client_register_capability_async(
+                types.RegistrationParams(registrations=[registration])
+            )
         except Exception as exc:
             log.info("file watchers not registered (%s); config changes are found by mtime", exc)
 

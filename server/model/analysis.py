@@ -45,7 +45,9 @@ def _is_tensor_param(arg: ast.arg, has_default: bool) -> bool:
     ann = arg.annotation
     if isinstance(ann, ast.Name) and ann.id in ("int", "float", "bool", "str", "tuple", "list", "dict"):
         return False
-    return not (isinstance(ann, ast.Constant) and isinstance(ann.value, str) and ann.value in ("int", "float"))
+    return not (
+        isinstance(ann, ast.Constant) and isinstance(ann.value, str) and ann.value in ("int", "float")
+    )
 
 
 def _root_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Value]:
@@ -56,7 +58,9 @@ def _root_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Valu
     for i, arg in enumerate(positional):
         params[arg.arg] = TensorVal(None, None, "hbm") if _is_tensor_param(arg, i >= n_plain) else UNKNOWN
     for arg, default in zip(a.kwonlyargs, a.kw_defaults, strict=False):
-        params[arg.arg] = TensorVal(None, None, "hbm") if _is_tensor_param(arg, default is not None) else UNKNOWN
+        params[arg.arg] = (
+            TensorVal(None, None, "hbm") if _is_tensor_param(arg, default is not None) else UNKNOWN
+        )
     if a.vararg is not None:
         params[a.vararg.arg] = UNKNOWN
     if a.kwarg is not None:
@@ -72,8 +76,11 @@ def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
     roots: list[KernelFacts] = []
     own = discovery.module
     candidates: list[FunctionInfo] = [k for k in discovery.kernels if k.module is own]
-    candidates += [f for f in discovery.in_this_module() if not f.is_kernel and f.parent is None
-                   and "." not in f.qualname]
+    candidates += [
+        f
+        for f in discovery.in_this_module()
+        if not f.is_kernel and f.parent is None and "." not in f.qualname
+    ]
     steps = 0
     for func in candidates[:MAX_ROOTS]:
         if func.node in inlined:
@@ -81,15 +88,26 @@ def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
         if steps > MODULE_STEP_BUDGET:
             break
         scope = scopes.scope(func.module)
-        facts = KernelFacts(name=func.qualname, path=func.module.path, span=_name_span(func, scope.lines), is_kernel=func.is_kernel,
-                            legacy=func.kernel_legacy or scope.legacy)
+        facts = KernelFacts(
+            name=func.qualname,
+            path=func.module.path,
+            span=_name_span(func, scope.lines),
+            is_kernel=func.is_kernel,
+            legacy=func.kernel_legacy or scope.legacy,
+        )
         interp = Interpreter(target, facts, scopes, module_envs)
         try:
             interp.run_function(FunctionVal(func.node, scope), _root_params(func.node))
         except Exception:  # an interpreter bug must cost one kernel's facts, not every value rule
             log.exception("value interpreter failed on %s in %s", func.qualname, func.module.path)
-            facts = KernelFacts(name=facts.name, path=facts.path, span=facts.span, is_kernel=facts.is_kernel,
-                                legacy=facts.legacy, complete=False)
+            facts = KernelFacts(
+                name=facts.name,
+                path=facts.path,
+                span=facts.span,
+                is_kernel=facts.is_kernel,
+                legacy=facts.legacy,
+                complete=False,
+            )
         inlined |= interp.inlined
         steps += interp.steps
         roots.append(facts)
@@ -144,13 +162,22 @@ def describe_allocations(text: str, path: str, target: Target) -> list[Allocatio
             dtype = alloc.dtype.name if alloc.dtype is not None else None
             key = (alloc.span, shape, dtype, alloc.buffer)
             if key not in out:
-                out[key] = AllocationInfo(alloc.span, alloc.function, alloc.api, shape, dtype, alloc.buffer,
-                                          alloc.bytes_per_partition() if alloc.on_chip else None, alloc.repeat)
+                out[key] = AllocationInfo(
+                    alloc.span,
+                    alloc.function,
+                    alloc.api,
+                    shape,
+                    dtype,
+                    alloc.buffer,
+                    alloc.bytes_per_partition() if alloc.on_chip else None,
+                    alloc.repeat,
+                )
     return sorted(out.values(), key=lambda a: (a.span.line, a.span.column))
 
 
-def infer_kernel_inputs(text: str, path: str, kernel_name: str,
-                        target: Target | None = None) -> dict[str, tuple[tuple[int, ...], str | None] | None]:
+def infer_kernel_inputs(
+    text: str, path: str, kernel_name: str, target: Target | None = None
+) -> dict[str, tuple[tuple[int, ...], str | None] | None]:
     """Shapes (and dtypes when asserted) of a kernel's tensor parameters, learned from asserts and unpacking.
 
     Parameters whose shape the kernel does not pin down map to None. Raises KeyError for an unknown kernel.
@@ -174,5 +201,12 @@ def infer_kernel_inputs(text: str, path: str, kernel_name: str,
     raise KeyError(kernel_name)
 
 
-__all__ = ["AllocationInfo", "Const", "ModuleFacts", "describe_allocations", "infer_kernel_inputs", "interpret",
-           "interpret_source"]
+__all__ = [
+    "AllocationInfo",
+    "Const",
+    "ModuleFacts",
+    "describe_allocations",
+    "infer_kernel_inputs",
+    "interpret",
+    "interpret_source",
+]

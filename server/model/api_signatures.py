@@ -7,8 +7,18 @@ parameters that carry tensors, shapes, dtypes or buffers are listed; the rest st
 from __future__ import annotations
 
 ISA_PARAMS: dict[str, tuple[str, ...]] = {
-    "nc_matmul": ("dst", "stationary", "moving", "is_stationary_onezero", "is_moving_onezero", "is_transpose",
-                  "accumulate", "tile_position", "tile_size", "perf_mode"),
+    "nc_matmul": (
+        "dst",
+        "stationary",
+        "moving",
+        "is_stationary_onezero",
+        "is_moving_onezero",
+        "is_transpose",
+        "accumulate",
+        "tile_position",
+        "tile_size",
+        "perf_mode",
+    ),
     "nc_matmul_mx": ("dst", "stationary", "moving", "stationary_scale", "moving_scale"),
     "nc_transpose": ("dst", "data", "engine"),
     "activation": ("dst", "op", "data", "bias", "scale", "reduce_op", "reduce_res", "reduce_cmd"),
@@ -39,8 +49,15 @@ ISA_PARAMS: dict[str, tuple[str, ...]] = {
     "rng": ("dst", "engine"),
     "rand2": ("dst", "min", "max"),
     "iota": ("dst", "pattern", "offset", "channel_multiplier"),
-    "affine_select": ("dst", "pattern", "channel_multiplier", "on_true_tile", "on_false_value", "cmp_op",
-                      "offset"),
+    "affine_select": (
+        "dst",
+        "pattern",
+        "channel_multiplier",
+        "on_true_tile",
+        "on_false_value",
+        "cmp_op",
+        "offset",
+    ),
     "tensor_partition_reduce": ("dst", "op", "data"),
     "local_gather": ("dst", "src_buffer", "index", "num_elem_per_idx", "num_valid_indices"),
     "nc_n_gather": ("dst", "data", "indices"),
@@ -60,8 +77,18 @@ ISA_PARAMS: dict[str, tuple[str, ...]] = {
 ISA_OUTPUTS = frozenset({"dst", "val_dst", "idx_dst", "reduce_res", "dst_idx", "dst_scale"})
 
 # Instructions that only run on GpSimd (isa.md §4 and §3.23 notes), so no operand may be in PSUM (isa.md §0.3).
-GPSIMD_ONLY = frozenset({"iota", "affine_select", "tensor_partition_reduce", "local_gather", "nc_n_gather",
-                         "sequence_bounds", "nonzero_with_count", "topk"})
+GPSIMD_ONLY = frozenset(
+    {
+        "iota",
+        "affine_select",
+        "tensor_partition_reduce",
+        "local_gather",
+        "nc_n_gather",
+        "sequence_bounds",
+        "nonzero_with_count",
+        "topk",
+    }
+)
 
 # Instructions whose data operands must span the same partitions and elements per partition (isa.md §2-§3).
 SAME_SHAPE_OPERANDS: dict[str, tuple[str, ...]] = {
@@ -112,7 +139,9 @@ NL_CREATE_PARAMS: dict[str, tuple[str, ...]] = {
 }
 
 
-def bind_arguments(params: tuple[str, ...], args: list[object], kwargs: dict[str, object]) -> dict[str, object]:
+def bind_arguments(
+    params: tuple[str, ...], args: list[object], kwargs: dict[str, object]
+) -> dict[str, object]:
     """Match positional ``args`` to ``params`` and merge ``kwargs`` (extra positionals are dropped)."""
     bound: dict[str, object] = dict(zip(params, args, strict=False))
     bound.update(kwargs)

@@ -21,9 +21,20 @@ from nki_studio.model.values import (
     same_value,
 )
 
-BINOP_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%", ast.Div: "/",
-                  ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|",
-                  ast.BitXor: "^"}
+BINOP_SYMBOLS = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Div: "/",
+    ast.Pow: "**",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+}
 
 
 def apply_binop(op: ast.operator, a: Any, b: Any) -> object | None:
@@ -46,7 +57,7 @@ def apply_binop(op: ast.operator, a: Any, b: Any) -> object | None:
     if isinstance(op, ast.Pow):
         if isinstance(b, (int, float)) and abs(b) > 64:
             return None
-        return a ** b
+        return a**b
     if isinstance(op, ast.LShift):
         if isinstance(b, int) and b > 64:
             return None
@@ -112,7 +123,11 @@ def binop(op: ast.operator, left: Value, right: Value, ltext: str, rtext: str) -
 def compare_values(op: ast.cmpop, left: Value, right: Value) -> bool | None:
     """Outcome of ``left op right`` when both sides are known well enough, else None."""
     if isinstance(op, (ast.Is, ast.IsNot)):
-        if isinstance(left, Const) and isinstance(right, Const) and (left.value is None or right.value is None):
+        if (
+            isinstance(left, Const)
+            and isinstance(right, Const)
+            and (left.value is None or right.value is None)
+        ):
             outcome = left.value is right.value
             return outcome if isinstance(op, ast.Is) else not outcome
         if isinstance(right, Const) and right.value is None and left.known and not isinstance(left, Const):
@@ -159,7 +174,12 @@ def _definitely_different(a: Value, b: Value) -> bool:
         return a.name != b.name
     if isinstance(a, BufferVal) and isinstance(b, BufferVal):
         return a.name != b.name
-    if type(a) is not type(b) and a.known and b.known and not isinstance(a, (ApiRef, ModuleRef)) and not \
-            isinstance(b, (ApiRef, ModuleRef)):
+    if (
+        type(a) is not type(b)
+        and a.known
+        and b.known
+        and not isinstance(a, (ApiRef, ModuleRef))
+        and not isinstance(b, (ApiRef, ModuleRef))
+    ):
         return (isinstance(a, Const) and a.value is None) or (isinstance(b, Const) and b.value is None)
     return False

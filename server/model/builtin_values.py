@@ -30,11 +30,12 @@ if TYPE_CHECKING:
     from nki_studio.model.interpreter import Interpreter
 
 
-
 def list_method(interp: Interpreter, owner: Seq, name: str, args: list[Value]) -> Value:
     """Mutating list methods; a change the list outlives in a summarised loop or an unknown branch makes it
     inexact (its length is no longer known)."""
-    if name in ("append", "extend", "insert", "pop", "remove", "clear") and interp.uncertain_write(owner.created):
+    if name in ("append", "extend", "insert", "pop", "remove", "clear") and interp.uncertain_write(
+        owner.created
+    ):
         object.__setattr__(owner, "exact", False)
     if name == "append" and args:
         if len(owner.items) < MAX_SEQ_LEN:
@@ -111,8 +112,12 @@ def instantiate(interp: Interpreter, cls: ClassVal, args: list[Value], kwargs: d
         interp.frame = saved
     init = next((s for s in cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is not None:
-        interp.call_function(FunctionVal(init, cls.module), [obj, *args], kwargs,
-                             ast.Call(func=ast.Name(id=cls.node.name), args=[], keywords=[]))
+        interp.call_function(
+            FunctionVal(init, cls.module),
+            [obj, *args],
+            kwargs,
+            ast.Call(func=ast.Name(id=cls.node.name), args=[], keywords=[]),
+        )
         return obj
     for (name, _), value in zip(fields, args, strict=False):
         obj.attrs[name] = value
@@ -152,7 +157,11 @@ def builtin_call(interp: Interpreter, name: str, args: list[Value], kwargs: dict
         return UNKNOWN
     if name in ("int", "float", "bool", "abs", "round") and len(args) >= 1:
         value = args[0]
-        if not isinstance(value, Const) or value.value is None or (isinstance(value.value, str) and name != "int"):
+        if (
+            not isinstance(value, Const)
+            or value.value is None
+            or (isinstance(value.value, str) and name != "int")
+        ):
             return UNKNOWN
         try:
             fn = {"int": int, "float": float, "bool": bool, "abs": abs, "round": round}[name]
@@ -185,7 +194,11 @@ def builtin_call(interp: Interpreter, name: str, args: list[Value], kwargs: dict
         padded = [*args, Const(None), Const(None), Const(None)]
         if len(args) == 1:
             return SliceVal(Const(None), args[0], Const(1))
-        return SliceVal(padded[0], padded[1], padded[2] if not (isinstance(padded[2], Const) and padded[2].value is None) else Const(1))
+        return SliceVal(
+            padded[0],
+            padded[1],
+            padded[2] if not (isinstance(padded[2], Const) and padded[2].value is None) else Const(1),
+        )
     if name in ("any", "all") and args and isinstance(args[0], Seq) and args[0].exact:
         truths = [interp.truth(v) for v in args[0].items]
         if None in truths:
@@ -231,8 +244,14 @@ def math_call(name: str, args: list[Value]) -> Value:
     nums = [const_num(a) for a in args]
     if not nums or None in nums:
         return UNKNOWN
-    fn = {"ceil": math.ceil, "floor": math.floor, "sqrt": math.sqrt, "log2": math.log2, "gcd": math.gcd,
-          "isqrt": math.isqrt}.get(name)
+    fn = {
+        "ceil": math.ceil,
+        "floor": math.floor,
+        "sqrt": math.sqrt,
+        "log2": math.log2,
+        "gcd": math.gcd,
+        "isqrt": math.isqrt,
+    }.get(name)
     if fn is None:
         return UNKNOWN
     try:

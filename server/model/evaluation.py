@@ -77,8 +77,9 @@ class Frame:
 class ExpressionEvaluator:
     """Expressions, names and calls of the interpreter; statements are in ``interpreter.Interpreter``."""
 
-    def __init__(self, target: Target, facts: KernelFacts, scopes: ScopeCache,
-                 module_envs: dict[str, dict[str, Value]]) -> None:
+    def __init__(
+        self, target: Target, facts: KernelFacts, scopes: ScopeCache, module_envs: dict[str, dict[str, Value]]
+    ) -> None:
         self.target = target
         self.facts = facts
         self.scopes = scopes
@@ -206,7 +207,6 @@ class ExpressionEvaluator:
             return UNKNOWN
         return nki.resolve_qualname(to_canonical(dotted), self.target) if dotted else UNKNOWN
 
-
     # ------------------------------------------------------------------ statement hooks (interpreter.py)
     def exec_block(self, body: list[ast.stmt]) -> None:
         """Run statements in order (implemented by the statement interpreter)."""
@@ -251,8 +251,9 @@ class ExpressionEvaluator:
         return self.attribute(self.eval(node.value), node.attr, node)
 
     def _binop(self, node: ast.BinOp) -> Value:
-        return binop(node.op, self.eval(node.left), self.eval(node.right), expr_text(node.left),
-                     expr_text(node.right))
+        return binop(
+            node.op, self.eval(node.left), self.eval(node.right), expr_text(node.left), expr_text(node.right)
+        )
 
     def _unaryop(self, node: ast.UnaryOp) -> Value:
         return unary(node.op, self.eval(node.operand))
@@ -273,8 +274,12 @@ class ExpressionEvaluator:
 
     def _sequence(self, node: ast.Tuple | ast.List) -> Value:
         items, exact = self.eval_elements(node.elts)
-        return Seq(items if exact else [], is_list=isinstance(node, ast.List), exact=exact,
-                   created=self.context_depth())
+        return Seq(
+            items if exact else [],
+            is_list=isinstance(node, ast.List),
+            exact=exact,
+            created=self.context_depth(),
+        )
 
     def _dict(self, node: ast.Dict) -> Value:
         out: dict[str, Value] = {}
@@ -285,8 +290,11 @@ class ExpressionEvaluator:
         return DictVal(out, created=self.context_depth())
 
     def _slice(self, node: ast.Slice) -> Value:
-        return SliceVal(self.eval(node.lower), self.eval(node.upper),
-                        self.eval(node.step) if node.step is not None else Const(1))
+        return SliceVal(
+            self.eval(node.lower),
+            self.eval(node.upper),
+            self.eval(node.step) if node.step is not None else Const(1),
+        )
 
     def _named_expr(self, node: ast.NamedExpr) -> Value:
         value = self.eval(node.value)
@@ -361,15 +369,23 @@ class ExpressionEvaluator:
             if isinstance(key, SliceVal):
                 if not container.exact:
                     return UNKNOWN
-                bounds = (const_int(key.start) if key.start.known and not _is_none(key.start) else None,
-                          const_int(key.stop) if key.stop.known and not _is_none(key.stop) else None,
-                          const_int(key.step))
-                if any(v is None and k.known and not _is_none(k) for v, k in
-                       zip(bounds, (key.start, key.stop, key.step), strict=False)):
+                bounds = (
+                    const_int(key.start) if key.start.known and not _is_none(key.start) else None,
+                    const_int(key.stop) if key.stop.known and not _is_none(key.stop) else None,
+                    const_int(key.step),
+                )
+                if any(
+                    v is None and k.known and not _is_none(k)
+                    for v, k in zip(bounds, (key.start, key.stop, key.step), strict=False)
+                ):
                     return UNKNOWN
                 return Seq(container.items[slice(*bounds)], is_list=container.is_list)
             index = const_int(key)
-            if index is None or not container.exact or not -len(container.items) <= index < len(container.items):
+            if (
+                index is None
+                or not container.exact
+                or not -len(container.items) <= index < len(container.items)
+            ):
                 # Some element is read: each may be the one, so all stay live; their common value if any.
                 self.use(container)
                 return join_all(list(container.items)) if container.items else UNKNOWN
@@ -477,10 +493,15 @@ class ExpressionEvaluator:
                 kwargs[kw.arg] = value
         return args, kwargs
 
-    def call_function(self, fn: FunctionVal, args: list[Value], kwargs: dict[str, Value],
-                      node: ast.Call) -> Value:
+    def call_function(
+        self, fn: FunctionVal, args: list[Value], kwargs: dict[str, Value], node: ast.Call
+    ) -> Value:
         """Inline a user function at this call site with the caller's values (NKI inlines calls)."""
-        if fn.node in self.active or len(self.chain) >= MAX_CALL_DEPTH or isinstance(fn.node, ast.AsyncFunctionDef):
+        if (
+            fn.node in self.active
+            or len(self.chain) >= MAX_CALL_DEPTH
+            or isinstance(fn.node, ast.AsyncFunctionDef)
+        ):
             for arg in (*args, *kwargs.values()):
                 self.use(arg)
             return UNKNOWN
@@ -513,7 +534,9 @@ class ExpressionEvaluator:
         env: dict[str, Value] = {}
         for param, value in zip(positional, args, strict=False):
             env[param.arg] = value
-        defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults, strict=False))
+        defaults = dict(
+            zip([p.arg for p in positional[len(positional) - len(a.defaults) :]], a.defaults, strict=False)
+        )
         kw_defaults = {p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False) if d is not None}
         saved = self.frame
         self.frame = Frame({}, fn.module, fn.node.name)
@@ -533,7 +556,7 @@ class ExpressionEvaluator:
         finally:
             self.frame = saved
         if a.vararg is not None:
-            env[a.vararg.arg] = Seq(args[len(positional):])
+            env[a.vararg.arg] = Seq(args[len(positional) :])
         if a.kwarg is not None:
             known = {p.arg for p in [*positional, *a.kwonlyargs]}
             env[a.kwarg.arg] = DictVal({k: v for k, v in kwargs.items() if k not in known})
@@ -547,9 +570,38 @@ class _LocalModule(Value):
     info: ModuleScope
 
 
-_BUILTINS = frozenset({"range", "len", "min", "max", "abs", "int", "float", "bool", "tuple", "list", "enumerate",
-                       "zip", "sum", "divmod", "isinstance", "print", "round", "any", "all", "reversed", "slice",
-                       "str", "sorted", "hasattr", "getattr", "type", "dict", "pow"})
+_BUILTINS = frozenset(
+    {
+        "range",
+        "len",
+        "min",
+        "max",
+        "abs",
+        "int",
+        "float",
+        "bool",
+        "tuple",
+        "list",
+        "enumerate",
+        "zip",
+        "sum",
+        "divmod",
+        "isinstance",
+        "print",
+        "round",
+        "any",
+        "all",
+        "reversed",
+        "slice",
+        "str",
+        "sorted",
+        "hasattr",
+        "getattr",
+        "type",
+        "dict",
+        "pow",
+    }
+)
 
 
 def _is_none(value: Value) -> bool:
@@ -559,9 +611,22 @@ def _is_none(value: Value) -> bool:
 # Expression kind -> evaluator (kinds not listed, e.g. f-strings and lambdas, are UNKNOWN).
 _E = ExpressionEvaluator
 _EVAL: dict[type, Callable[[ExpressionEvaluator, Any], Value]] = {
-    ast.Name: _E._name, ast.Call: _E.eval_call, ast.Attribute: _E._attribute, ast.Constant: _E._constant,
-    ast.BinOp: _E._binop, ast.Subscript: _E.subscript, ast.Tuple: _E._sequence, ast.List: _E._sequence,
-    ast.Compare: _E.compare, ast.UnaryOp: _E._unaryop, ast.BoolOp: _E.boolop, ast.IfExp: _E._ifexp,
-    ast.Dict: _E._dict, ast.Slice: _E._slice, ast.ListComp: _E.comprehension, ast.GeneratorExp: _E.comprehension,
-    ast.NamedExpr: _E._named_expr, ast.Starred: _E._starred,
+    ast.Name: _E._name,
+    ast.Call: _E.eval_call,
+    ast.Attribute: _E._attribute,
+    ast.Constant: _E._constant,
+    ast.BinOp: _E._binop,
+    ast.Subscript: _E.subscript,
+    ast.Tuple: _E._sequence,
+    ast.List: _E._sequence,
+    ast.Compare: _E.compare,
+    ast.UnaryOp: _E._unaryop,
+    ast.BoolOp: _E.boolop,
+    ast.IfExp: _E._ifexp,
+    ast.Dict: _E._dict,
+    ast.Slice: _E._slice,
+    ast.ListComp: _E.comprehension,
+    ast.GeneratorExp: _E.comprehension,
+    ast.NamedExpr: _E._named_expr,
+    ast.Starred: _E._starred,
 }

@@ -28,13 +28,31 @@ LIBRARY_MODULES = ("numpy", "torch", "math", "jax", "scipy")
 def to_canonical(dotted: str) -> str:
     """Map a legacy ``neuronxcc.nki...`` name onto ``nki...``; other names are returned unchanged."""
     if dotted == LEGACY_PREFIX or dotted.startswith(LEGACY_PREFIX + "."):
-        return "nki" + dotted[len(LEGACY_PREFIX):]
+        return "nki" + dotted[len(LEGACY_PREFIX) :]
     return dotted
 
 
 # Top-level packages that are never local files: an import of them is never resolved on disk.
-_EXTERNAL_ROOTS = frozenset({"nki", "neuronxcc", "numpy", "torch", "math", "jax", "torch_neuronx", "typing",
-                             "dataclasses", "enum", "functools", "itertools", "os", "sys", "collections", "abc"})
+_EXTERNAL_ROOTS = frozenset(
+    {
+        "nki",
+        "neuronxcc",
+        "numpy",
+        "torch",
+        "math",
+        "jax",
+        "torch_neuronx",
+        "typing",
+        "dataclasses",
+        "enum",
+        "functools",
+        "itertools",
+        "os",
+        "sys",
+        "collections",
+        "abc",
+    }
+)
 
 
 def is_external(dotted: str) -> bool:

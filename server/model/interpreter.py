@@ -111,8 +111,9 @@ class Interpreter(ExpressionEvaluator):
                 self.assign(stmt.target, self.eval(stmt.value))
         elif isinstance(stmt, ast.AugAssign):
             current = self.eval(load_copy(stmt.target))
-            value = binop(stmt.op, current, self.eval(stmt.value), expr_text(stmt.target),
-                               expr_text(stmt.value))
+            value = binop(
+                stmt.op, current, self.eval(stmt.value), expr_text(stmt.target), expr_text(stmt.value)
+            )
             if isinstance(stmt.target, ast.Subscript):
                 self.use(current)
             self.assign(stmt.target, value)
@@ -177,11 +178,16 @@ class Interpreter(ExpressionEvaluator):
             elif isinstance(container, Seq) and container.is_list:
                 index = const_int(self.eval(target.slice))
                 doubt = self.uncertain_write(container.created)
-                if doubt is None and index is not None and -len(container.items) <= index < len(container.items):
+                if (
+                    doubt is None
+                    and index is not None
+                    and -len(container.items) <= index < len(container.items)
+                ):
                     container.items[index] = value
                 else:  # any element may have been written
-                    container.items[:] = [join(item, value) if doubt != "loop" else UNKNOWN
-                                          for item in container.items]
+                    container.items[:] = [
+                        join(item, value) if doubt != "loop" else UNKNOWN for item in container.items
+                    ]
             elif isinstance(container, DictVal):
                 key = self.eval(target.slice)
                 doubt = self.uncertain_write(container.created)
@@ -195,8 +201,9 @@ class Interpreter(ExpressionEvaluator):
             if isinstance(obj, ObjectVal):
                 doubt = self.uncertain_write(obj.created)
                 old = obj.attrs.get(target.attr, UNKNOWN)
-                obj.attrs[target.attr] = value if doubt is None else join(old, value) if doubt == "branch" \
-                    else UNKNOWN
+                obj.attrs[target.attr] = (
+                    value if doubt is None else join(old, value) if doubt == "branch" else UNKNOWN
+                )
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN)
 
@@ -260,7 +267,9 @@ class Interpreter(ExpressionEvaluator):
         if isinstance(iterable, Seq):
             self.use(iterable)  # every element is used by some iteration
 
-    def run_summarised_loop(self, stmt: ast.stmt, body: list[ast.stmt], trips: int | None, first: Value) -> None:
+    def run_summarised_loop(
+        self, stmt: ast.stmt, body: list[ast.stmt], trips: int | None, first: Value
+    ) -> None:
         """Run ``body`` once as a representative iteration of a loop that is not unrolled."""
         assigned = self.scopes.assigned.get(id(stmt))
         if assigned is None:
@@ -377,7 +386,9 @@ class Interpreter(ExpressionEvaluator):
             return False
         if rank is None:  # ``x.shape[0] == 64`` after ``M, N = x.shape`` knows the rank from the unpacking
             rank = next((r for t, _, r in self.frame.dim_origin.values() if t == tensor_name and r), None)
-        dims = list(owner.shape) if owner.shape is not None else [UNKNOWN] * rank if rank is not None else None
+        dims = (
+            list(owner.shape) if owner.shape is not None else [UNKNOWN] * rank if rank is not None else None
+        )
         if dims is None or not 0 <= index < len(dims) or dims[index].known:
             return False
         dims[index] = named(value, f"{tensor_name}.shape[{index}]")
@@ -387,8 +398,12 @@ class Interpreter(ExpressionEvaluator):
     def note_dim_origin(self, target: ast.expr, source: ast.expr) -> None:
         """Remember ``P, F = x.shape`` / ``N = x.shape[0]`` when ``x``'s shape is unknown."""
         assert self.frame is not None
-        if (isinstance(target, ast.Tuple) and isinstance(source, ast.Attribute) and source.attr == "shape"
-                and isinstance(source.value, ast.Name)):
+        if (
+            isinstance(target, ast.Tuple)
+            and isinstance(source, ast.Attribute)
+            and source.attr == "shape"
+            and isinstance(source.value, ast.Name)
+        ):
             for i, elt in enumerate(target.elts):
                 if isinstance(elt, ast.Name):
                     self.frame.dim_origin[elt.id] = (source.value.id, i, len(target.elts))
@@ -400,9 +415,14 @@ class Interpreter(ExpressionEvaluator):
 
 def _shape_dim_ref(node: ast.expr) -> tuple[str, int] | None:
     """``x.shape[i]`` with a literal ``i`` -> (``x``, i)."""
-    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
-            and isinstance(node.value.value, ast.Name) and isinstance(node.slice, ast.Constant)
-            and isinstance(node.slice.value, int)):
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "shape"
+        and isinstance(node.value.value, ast.Name)
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, int)
+    ):
         return node.value.value.id, node.slice.value
     return None
 

@@ -23,9 +23,7 @@ from nki_studio.model.imports import ImportAliases, is_external, is_legacy, to_c
 from nki_studio.model.syntax import child_fields, source_lines
 
 # Decorators (canonical names) that make a function a kernel.
-KERNEL_DECORATORS = frozenset(
-    {"nki.jit", "nki.trace", "nki.baremetal", "nki.benchmark", "nki.profile"}
-)
+KERNEL_DECORATORS = frozenset({"nki.jit", "nki.trace", "nki.baremetal", "nki.benchmark", "nki.profile"})
 # torch-neuronx's legacy integration (deprecations.md §D): ``from torch_neuronx import nki_jit``.
 _TORCH_NKI_JIT_SUFFIX = ".nki_jit"
 
@@ -50,8 +48,12 @@ class ModuleInfo:
     # local name -> (imported module, level, attribute or None for ``import x as name``), all import forms
     import_index: dict[str, tuple[str, int, str | None]] = field(default_factory=dict)
     kernels_marked: bool = False
-    short_names: set[str] = field(default_factory=set)  # names that can refer to a local function/class/module
-    path_cache: dict[tuple[str, int], str | None] = field(default_factory=dict)  # (dotted, level) -> local file
+    short_names: set[str] = field(
+        default_factory=set
+    )  # names that can refer to a local function/class/module
+    path_cache: dict[tuple[str, int], str | None] = field(
+        default_factory=dict
+    )  # (dotted, level) -> local file
 
     @property
     def lines(self) -> Sequence[str]:
@@ -158,14 +160,24 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     if tree is None:
         tree = ast.parse(source, filename=path)
     nodes, own = _traverse(tree)
-    module = ModuleInfo(path=os.path.abspath(path) if path else path, source=source, tree=tree,
-                        aliases=ImportAliases.from_nodes(nodes), nodes=nodes, own_nodes=own)
+    module = ModuleInfo(
+        path=os.path.abspath(path) if path else path,
+        source=source,
+        tree=tree,
+        aliases=ImportAliases.from_nodes(nodes),
+        nodes=nodes,
+        own_nodes=own,
+    )
     _index_functions(module, tree.body, prefix="", parent=None)
     for node in nodes:
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 if alias.name != "*":
-                    module.import_index[alias.asname or alias.name] = (node.module or "", node.level, alias.name)
+                    module.import_index[alias.asname or alias.name] = (
+                        node.module or "",
+                        node.level,
+                        alias.name,
+                    )
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -175,9 +187,11 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
             module.classes[stmt.name] = stmt
     # Imports of NKI/library/stdlib modules never resolve to a local file (ModuleResolver), so only local ones
     # can name kernel code.
-    module.short_names = ({q.rsplit(".", 1)[-1] for q in module.functions} | set(module.classes)
-                          | {name for name, (src, level, _) in module.import_index.items()
-                             if level > 0 or not is_external(src)})
+    module.short_names = (
+        {q.rsplit(".", 1)[-1] for q in module.functions}
+        | set(module.classes)
+        | {name for name, (src, level, _) in module.import_index.items() if level > 0 or not is_external(src)}
+    )
     return module
 
 
@@ -208,7 +222,9 @@ def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]
     return nodes, own
 
 
-def _index_functions(module: ModuleInfo, body: Iterable[ast.stmt], prefix: str, parent: FunctionInfo | None) -> None:
+def _index_functions(
+    module: ModuleInfo, body: Iterable[ast.stmt], prefix: str, parent: FunctionInfo | None
+) -> None:
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             info = FunctionInfo(qualname=prefix + stmt.name, node=stmt, module=module, parent=parent)
@@ -347,8 +363,14 @@ def _find_local_file(importer: str, dotted: str, level: int) -> str | None:
     return None
 
 
-def discover(source: str, path: str, tree: ast.Module | None = None, *,
-             extra_roots: Iterable[str] = (), loader: ModuleLoader | None = None) -> KernelDiscovery:
+def discover(
+    source: str,
+    path: str,
+    tree: ast.Module | None = None,
+    *,
+    extra_roots: Iterable[str] = (),
+    loader: ModuleLoader | None = None,
+) -> KernelDiscovery:
     """Find the kernels of a module and all kernel code they reach.
 
     ``extra_roots`` names (qualnames) functions of this module that kernels in *other* files reach, so a
@@ -400,8 +422,14 @@ def discover(source: str, path: str, tree: ast.Module | None = None, *,
                     seen_classes.add(id(cls))
                     classes.append((mod, cls))
                     queue.extend(f for q, f in mod.functions.items() if q.startswith(cls.name + "."))
-    return KernelDiscovery(module=module, kernels=kernels, reachable=reachable, call_sites=call_sites,
-                           classes=classes, resolver=resolver)
+    return KernelDiscovery(
+        module=module,
+        kernels=kernels,
+        reachable=reachable,
+        call_sites=call_sites,
+        classes=classes,
+        resolver=resolver,
+    )
 
 
 # NKI API namespaces whose functions only work while a kernel is specialised or traced (language.md, isa.md,
@@ -435,8 +463,9 @@ def _walk_own_body(func: FunctionInfo) -> list[ast.AST]:
     return func.module.own_nodes.get(id(func.node)) or list(ast.walk(func.node))
 
 
-def _resolve_ref(func: FunctionInfo, expr: ast.expr, resolver: ModuleResolver
-                 ) -> FunctionInfo | tuple[ModuleInfo, ast.ClassDef] | None:
+def _resolve_ref(
+    func: FunctionInfo, expr: ast.expr, resolver: ModuleResolver
+) -> FunctionInfo | tuple[ModuleInfo, ast.ClassDef] | None:
     """The function or class a Name/Attribute in ``func`` refers to, when it is defined locally."""
     module = func.module
     if isinstance(expr, ast.Name):

@@ -25,7 +25,8 @@ class Kind(str, Enum):
 
 
 # nki.language functions returning a new tensor (language.md §6-§9).
-_NL_TENSOR_RESULTS = frozenset("""
+_NL_TENSOR_RESULTS = frozenset(
+    """
 ndarray zeros ones full zeros_like empty_like rand shared_constant shared_identity_matrix
 load load_transpose2d copy matmul transpose broadcast_to expand_dims where gather_flattened
 abs negative sign square sqrt rsqrt reciprocal exp log sin cos tan arctan tanh ceil floor trunc invert logical_not
@@ -33,16 +34,20 @@ relu sigmoid silu silu_dx gelu gelu_dx gelu_apprx_sigmoid gelu_apprx_sigmoid_dx 
 erf erf_dx add subtract multiply divide maximum minimum abs_max abs_min power fmod mod equal not_equal less
 less_equal greater greater_equal bitwise_and bitwise_or bitwise_xor left_shift right_shift logical_and
 logical_or logical_xor sum max min mean prod var all softmax rms_norm dropout
-""".split())
+""".split()
+)
 # NkiTensor view methods (language.md §5.3): a view of a tensor is a tensor.
-_VIEW_METHODS = frozenset("""
+_VIEW_METHODS = frozenset(
+    """
 slice select vector_select permute broadcast expand_dim squeeze_dim reshape_dim flatten_dims reshape rearrange
 view reinterpret_cast ap indirect
-""".split())
+""".split()
+)
 _REGISTER_RESULTS = frozenset({"nki.isa.register_alloc", "nki.isa.scalar_load"})
 # Statements/expressions that bind names (the only nodes :func:`classify` looks at).
-_BINDING_NODES = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
-                            ast.AsyncWith, ast.NamedExpr})
+_BINDING_NODES = frozenset(
+    {ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr}
+)
 
 
 @dataclass
@@ -57,14 +62,19 @@ class FunctionKinds:
             return self.kinds.get(node.id)
         if isinstance(node, ast.Subscript) and self.of(node.value) is Kind.TENSOR:
             return Kind.TENSOR
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in _VIEW_METHODS and self.of(node.func.value) is Kind.TENSOR):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _VIEW_METHODS
+            and self.of(node.func.value) is Kind.TENSOR
+        ):
             return Kind.TENSOR
         return None
 
 
-def classify(func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliases,
-             nodes: list[ast.AST] | None = None) -> FunctionKinds:
+def classify(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliases, nodes: list[ast.AST] | None = None
+) -> FunctionKinds:
     """Definite tensor/register names of ``func`` (nested functions are separate scopes and skipped).
 
     ``nodes``: the function's own nodes in source order when the caller already has them."""
@@ -95,8 +105,10 @@ def classify(func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliase
             value = node.value if isinstance(node, ast.AnnAssign) else None
             record(node.target.id, _value_kind(value, aliases, result) if value is not None else None)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            is_dyn = (isinstance(node.iter, ast.Call)
-                      and aliases.canonical(node.iter.func) == "nki.language.dynamic_range")
+            is_dyn = (
+                isinstance(node.iter, ast.Call)
+                and aliases.canonical(node.iter.func) == "nki.language.dynamic_range"
+            )
             for name in _bound_names(node.target):
                 record(name, Kind.REGISTER if is_dyn else None)
         elif isinstance(node, (ast.With, ast.AsyncWith)):

@@ -44,7 +44,9 @@ class ScopeCache:
         self.resolver = resolver
         self._scopes: dict[int, ModuleScope] = {}
         self.pending_imports: dict[str, dict[str, str | None]] = {}  # module path -> imports not yet resolved
-        self.assigned: dict[int, set[str]] = {}  # id(statement list owner) -> names it assigns (interpreter cache)
+        self.assigned: dict[
+            int, set[str]
+        ] = {}  # id(statement list owner) -> names it assigns (interpreter cache)
 
     def scope(self, info: ModuleInfo) -> ModuleScope:
         """The (cached) scope of a discovered module."""
@@ -55,7 +57,9 @@ class ScopeCache:
         scope = ModuleScope(
             info=info,
             path=info.path,
-            functions={n.name: n for n in info.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))},
+            functions={
+                n.name: n for n in info.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            },
             classes=dict(info.classes),
             legacy=any(is_legacy(t) for t in info.aliases.bindings.values()),
             lines=lines,

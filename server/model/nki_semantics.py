@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from nki_studio.model.interpreter import Interpreter
 
 
-
 @dataclass(frozen=True, eq=False)
 class RangeVal(Value):
     """``range(start, stop, step)`` (and ``nl.affine_range`` ...) with known or unknown bounds."""
@@ -145,14 +144,31 @@ def _rename(value: Value, text: str) -> Value:
 # ---------------------------------------------------------------------------------------------- tensors
 
 
-def new_tensor(interp: Interpreter, api: str, shape: tuple[Value, ...] | None, dtype: DType | None,
-               buffer: str | None, node: ast.AST) -> TensorVal:
+def new_tensor(
+    interp: Interpreter,
+    api: str,
+    shape: tuple[Value, ...] | None,
+    dtype: DType | None,
+    buffer: str | None,
+    node: ast.AST,
+) -> TensorVal:
     """Record an allocation at ``node`` and return the tensor it creates."""
     seq = interp.next_seq()
     assert interp.frame is not None
-    alloc = Allocation(api=api, span=interp.span(node), path=interp.module.path, shape=shape, dtype=dtype,
-                       buffer=buffer, seq=seq, function=interp.frame.function, call_chain=interp.call_chain,
-                       last_use=seq, loops=tuple(interp.loops), branches=tuple(interp.branches))
+    alloc = Allocation(
+        api=api,
+        span=interp.span(node),
+        path=interp.module.path,
+        shape=shape,
+        dtype=dtype,
+        buffer=buffer,
+        seq=seq,
+        function=interp.frame.function,
+        call_chain=interp.call_chain,
+        last_use=seq,
+        loops=tuple(interp.loops),
+        branches=tuple(interp.branches),
+    )
     interp.facts.allocations.append(alloc)
     tensor = TensorVal(shape, dtype, buffer, alloc)
     note_view(interp, tensor, node, "allocation" if api in _CREATE_APIS else f"result of {api}")
@@ -166,7 +182,9 @@ def note_view(interp: Interpreter, tensor: TensorVal, node: ast.AST, what: str) 
     first = const_int(tensor.dim(0))
     if first is None or first <= interp.target.limits.pmax:
         return
-    interp.facts.views.append(ViewEvent(tensor, interp.span(node), interp.module.path, interp.call_chain, what))
+    interp.facts.views.append(
+        ViewEvent(tensor, interp.span(node), interp.module.path, interp.call_chain, what)
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,7 +231,9 @@ def subscript_tensor(interp: Interpreter, t: TensorVal, key_node: ast.expr, node
     if any(v is ELLIPSIS for v in values):
         at = next(i for i, v in enumerate(values) if v is ELLIPSIS)
         fill = len(t.shape) - (len(values) - 1)
-        values = values[:at] + [SliceVal(Const(None), Const(None), Const(1))] * max(fill, 0) + values[at + 1:]
+        values = (
+            values[:at] + [SliceVal(Const(None), Const(None), Const(1))] * max(fill, 0) + values[at + 1 :]
+        )
     if len(values) > len(t.shape):
         return TensorVal(None, t.dtype, t.buffer, t.storage)
     on_chip = t.buffer in ON_CHIP
@@ -226,7 +246,7 @@ def subscript_tensor(interp: Interpreter, t: TensorVal, key_node: ast.expr, node
                 dims.append(Const(1))
         else:
             return TensorVal(None, t.dtype, t.buffer, t.storage)  # tensor / unknown index: rank unknown
-    dims.extend(t.shape[len(values):])
+    dims.extend(t.shape[len(values) :])
     if on_chip and len(dims) < 2:
         dims.append(Const(1))
     view = TensorVal(tuple(dims), t.dtype, t.buffer, t.storage)
@@ -263,7 +283,9 @@ def slice_size(key: SliceVal, dim: Value) -> Value:
         start_text = start_v.expr or str(start_v.value)
         if not (start_text.isidentifier() or start_text.isdigit()):
             start_text = f"({start_text})"
-        return Const(size, f"{stop_v.expr or stop_v.value}-{start_text}", merge_binds(stop_v.binds, start_v.binds))
+        return Const(
+            size, f"{stop_v.expr or stop_v.value}-{start_text}", merge_binds(stop_v.binds, start_v.binds)
+        )
     return Const(size)
 
 
@@ -271,8 +293,9 @@ def _is_none(value: Value) -> bool:
     return isinstance(value, Const) and value.value is None
 
 
-def tensor_method(interp: Interpreter, t: TensorVal, name: str, args: list[Value], kwargs: dict[str, Value],
-                  node: ast.AST) -> Value:
+def tensor_method(
+    interp: Interpreter, t: TensorVal, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST
+) -> Value:
     """View methods of NkiTensor (language.md §5.3): the view's shape when it can be computed."""
     shape = list(t.shape) if t.shape is not None else None
     dtype: DType | None = t.dtype
@@ -292,13 +315,17 @@ def tensor_method(interp: Interpreter, t: TensorVal, name: str, args: list[Value
         if shape is not None and new_dtype is not None and dtype is not None and shape:
             last = const_int(shape[-1])
             scaled = last * dtype.bytes / new_dtype.bytes if last is not None else None
-            new_shape = [*shape[:-1], Const(int(scaled)) if scaled is not None and scaled == int(scaled) else UNKNOWN]
+            new_shape = [
+                *shape[:-1],
+                Const(int(scaled)) if scaled is not None and scaled == int(scaled) else UNKNOWN,
+            ]
         dtype = new_dtype
     elif name == "ap":
         pattern = arg(0, "pattern")
         if isinstance(pattern, Seq) and pattern.exact:
-            new_shape = [p.items[1] if isinstance(p, Seq) and len(p.items) == 2 else UNKNOWN
-                         for p in pattern.items]
+            new_shape = [
+                p.items[1] if isinstance(p, Seq) and len(p.items) == 2 else UNKNOWN for p in pattern.items
+            ]
         dtype = _dtype_arg(kwargs.get("dtype"), t.dtype)
     elif shape is not None:
         new_shape = _reshaping_method(name, shape, arg)
@@ -313,12 +340,30 @@ def tensor_method(interp: Interpreter, t: TensorVal, name: str, args: list[Value
     return view
 
 
-_VIEW_METHODS = frozenset({"reshape", "view", "reinterpret_cast", "ap", "slice", "select", "permute", "broadcast",
-                           "expand_dim", "squeeze_dim", "reshape_dim", "flatten_dims", "indirect", "rearrange",
-                           "vector_select"})
+_VIEW_METHODS = frozenset(
+    {
+        "reshape",
+        "view",
+        "reinterpret_cast",
+        "ap",
+        "slice",
+        "select",
+        "permute",
+        "broadcast",
+        "expand_dim",
+        "squeeze_dim",
+        "reshape_dim",
+        "flatten_dims",
+        "indirect",
+        "rearrange",
+        "vector_select",
+    }
+)
 
 
-def _reshaping_method(name: str, shape: list[Value], get: Callable[[int, str], Value | None]) -> list[Value] | None:
+def _reshaping_method(
+    name: str, shape: list[Value], get: Callable[[int, str], Value | None]
+) -> list[Value] | None:
     """Shape after slice/select/permute/broadcast/expand/squeeze/reshape_dim/flatten/indirect; ``get`` reads
     an argument by position or keyword."""
 
@@ -334,10 +379,12 @@ def _reshaping_method(name: str, shape: list[Value], get: Callable[[int, str], V
         start, end = idx(1, "start"), idx(2, "end")
         step = idx(3, "step") or 1
         out = list(shape)
-        out[dim] = Const(max(0, -(-(end - start) // step))) if start is not None and end is not None else UNKNOWN
+        out[dim] = (
+            Const(max(0, -(-(end - start) // step))) if start is not None and end is not None else UNKNOWN
+        )
         return out
     if name == "select" and dim is not None and dim < len(shape):
-        return shape[:dim] + shape[dim + 1:]
+        return shape[:dim] + shape[dim + 1 :]
     if name == "permute":
         order = get(0, "dims")
         perm = order.as_ints() if isinstance(order, Seq) else None
@@ -352,23 +399,23 @@ def _reshaping_method(name: str, shape: list[Value], get: Callable[[int, str], V
     if name == "expand_dim" and dim is not None:
         return [*shape[:dim], Const(1), *shape[dim:]]
     if name == "squeeze_dim" and dim is not None and dim < len(shape):
-        return shape[:dim] + shape[dim + 1:]
+        return shape[:dim] + shape[dim + 1 :]
     if name == "reshape_dim" and dim is not None and dim < len(shape):
         parts = get(1, "shape")
         if isinstance(parts, Seq) and parts.exact:
-            return shape[:dim] + list(parts.items) + shape[dim + 1:]
+            return shape[:dim] + list(parts.items) + shape[dim + 1 :]
         return None
     if name == "flatten_dims":
         end = idx(1, "end_dim")
         if dim is not None and end is not None and dim <= end < len(shape):
-            ints = [const_int(d) for d in shape[dim:end + 1]]
+            ints = [const_int(d) for d in shape[dim : end + 1]]
             total: Value = UNKNOWN
             if None not in ints:
                 prod = 1
                 for n in ints:
                     prod *= n
                 total = Const(prod)
-            return [*shape[:dim], total, *shape[end + 1:]]
+            return [*shape[:dim], total, *shape[end + 1 :]]
         return None
     if name == "indirect":
         num = get(1, "num_elem")
@@ -378,24 +425,90 @@ def _reshaping_method(name: str, shape: list[Value], get: Callable[[int, str], V
 
 # ---------------------------------------------------------------------------------------------- API calls
 
-_ELEMENTWISE_RESULT = frozenset({
-    "copy", "abs", "negative", "sign", "square", "sqrt", "rsqrt", "reciprocal", "exp", "log", "sin", "cos", "tan",
-    "arctan", "tanh", "ceil", "floor", "trunc", "invert", "logical_not", "relu", "sigmoid", "silu", "silu_dx",
-    "gelu", "gelu_dx", "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "gelu_apprx_tanh", "mish", "softplus", "erf",
-    "erf_dx", "add", "subtract", "multiply", "divide", "maximum", "minimum", "abs_max", "abs_min", "power", "fmod",
-    "mod", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "left_shift", "right_shift", "logical_and", "logical_or", "logical_xor", "softmax", "dropout",
-    "where", "rms_norm",
-})
+_ELEMENTWISE_RESULT = frozenset(
+    {
+        "copy",
+        "abs",
+        "negative",
+        "sign",
+        "square",
+        "sqrt",
+        "rsqrt",
+        "reciprocal",
+        "exp",
+        "log",
+        "sin",
+        "cos",
+        "tan",
+        "arctan",
+        "tanh",
+        "ceil",
+        "floor",
+        "trunc",
+        "invert",
+        "logical_not",
+        "relu",
+        "sigmoid",
+        "silu",
+        "silu_dx",
+        "gelu",
+        "gelu_dx",
+        "gelu_apprx_sigmoid",
+        "gelu_apprx_sigmoid_dx",
+        "gelu_apprx_tanh",
+        "mish",
+        "softplus",
+        "erf",
+        "erf_dx",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "maximum",
+        "minimum",
+        "abs_max",
+        "abs_min",
+        "power",
+        "fmod",
+        "mod",
+        "equal",
+        "not_equal",
+        "less",
+        "less_equal",
+        "greater",
+        "greater_equal",
+        "bitwise_and",
+        "bitwise_or",
+        "bitwise_xor",
+        "left_shift",
+        "right_shift",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+        "softmax",
+        "dropout",
+        "where",
+        "rms_norm",
+    }
+)
 _RANGE_APIS = frozenset({"affine_range", "static_range", "sequential_range", "range"})
 _LANG_PARAMS: dict[str, tuple[str, ...]] = {
-    "load": ("src", "dtype"), "store": ("dst", "value"), "matmul": ("x", "y", "transpose_x"),
-    "transpose": ("x", "dtype"), "load_transpose2d": ("src", "dtype"),
+    "load": ("src", "dtype"),
+    "store": ("dst", "value"),
+    "matmul": ("x", "y", "transpose_x"),
+    "transpose": ("x", "dtype"),
+    "load_transpose2d": ("src", "dtype"),
 }
 
 
-def call_api(interp: Interpreter, qualname: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call,
-             as_statement: bool) -> Value:
+def call_api(
+    interp: Interpreter,
+    qualname: str,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    node: ast.Call,
+    as_statement: bool,
+) -> Value:
     """Evaluate a call of an API / builtin name (anything not defined in user code)."""
     head, _, name = qualname.rpartition(".")
     if head == "math":
@@ -411,8 +524,9 @@ def call_api(interp: Interpreter, qualname: str, args: list[Value], kwargs: dict
     return UNKNOWN
 
 
-def _language_call(interp: Interpreter, name: str, args: list[Value], kwargs: dict[str, Value],
-                   node: ast.Call) -> Value:
+def _language_call(
+    interp: Interpreter, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
+) -> Value:
     if name in NL_CREATE_PARAMS:
         return _create(interp, name, bind_arguments(NL_CREATE_PARAMS[name], args, kwargs), node)
     if name in _RANGE_APIS:
@@ -440,8 +554,17 @@ def _language_call(interp: Interpreter, name: str, args: list[Value], kwargs: di
     if name in _LANG_PARAMS:
         bound = bind_arguments(_LANG_PARAMS[name], args, kwargs)
         operands = {k: v for k, v in bound.items() if isinstance(v, Value)}
-        interp.facts.calls.append(ApiCall(name, "language", interp.span(node), interp.module.path, operands,
-                                          interp.call_chain, interp.seq))
+        interp.facts.calls.append(
+            ApiCall(
+                name,
+                "language",
+                interp.span(node),
+                interp.module.path,
+                operands,
+                interp.call_chain,
+                interp.seq,
+            )
+        )
         return _language_result(interp, name, operands, node)
     if name in _ELEMENTWISE_RESULT or name in ("sum", "max", "min", "mean", "prod", "var", "all"):
         return _elementwise_result(interp, name, args, kwargs, node)
@@ -471,7 +594,7 @@ def _create(interp: Interpreter, name: str, bound: dict[str, object], node: ast.
     if blocks is not None and shape is not None:
         # Legacy block tensor (blocks..., par_dim(P), free...): P partitions hold every block's free data.
         # Indexing follows the legacy block semantics we do not model, so the view's shape stays unknown.
-        storage_shape = (shape[blocks], *shape[:blocks], *shape[blocks + 1:])
+        storage_shape = (shape[blocks], *shape[:blocks], *shape[blocks + 1 :])
         tensor = new_tensor(interp, api, storage_shape, dtype, buffer, node)
         return TensorVal(None, dtype, buffer, tensor.storage)
     return new_tensor(interp, api, shape, dtype, buffer, node)
@@ -497,21 +620,29 @@ def _language_result(interp: Interpreter, name: str, ops: dict[str, Value], node
         return new_tensor(interp, "nl.load", src.shape, dtype, "sbuf", node)
     if name in ("load_transpose2d", "transpose"):
         shape = tuple(reversed(src.shape)) if src.shape is not None and len(src.shape) == 2 else None
-        return new_tensor(interp, f"nl.{name}", shape, dtype, "sbuf" if name == "load_transpose2d" else "psum",
-                          node)
+        return new_tensor(
+            interp, f"nl.{name}", shape, dtype, "sbuf" if name == "load_transpose2d" else "psum", node
+        )
     # matmul: x @ y, or x.T @ y with transpose_x -> PSUM fp32 (language.md §7)
     y = ops.get("y")
     transpose_x = ops.get("transpose_x")
     shape = None
-    if isinstance(y, TensorVal) and y.shape is not None and src.shape is not None and len(src.shape) == 2 \
-            and len(y.shape) == 2 and isinstance(transpose_x, (Const, type(None))):
+    if (
+        isinstance(y, TensorVal)
+        and y.shape is not None
+        and src.shape is not None
+        and len(src.shape) == 2
+        and len(y.shape) == 2
+        and isinstance(transpose_x, (Const, type(None)))
+    ):
         m = src.shape[1] if transpose_x is not None and transpose_x.value else src.shape[0]
         shape = (m, y.shape[1])
     return new_tensor(interp, "nl.matmul", shape, DType("float32"), "psum", node)
 
 
-def _elementwise_result(interp: Interpreter, name: str, args: list[Value], kwargs: dict[str, Value],
-                        node: ast.Call) -> Value:
+def _elementwise_result(
+    interp: Interpreter, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
+) -> Value:
     tensors = [a for a in args if isinstance(a, TensorVal)]
     if not tensors:
         return UNKNOWN
@@ -524,8 +655,11 @@ def _elementwise_result(interp: Interpreter, name: str, args: list[Value], kwarg
         shape = tuple(a if same_value(a, b) else UNKNOWN for a, b in zip(shape, other.shape, strict=False))
     if name in ("sum", "max", "min", "mean", "prod", "var", "all") and shape is not None:
         axis = kwargs.get("axis", args[1] if len(args) > 1 else None)
-        axes = [const_int(axis)] if isinstance(axis, Const) else (list(axis.as_ints() or [None])
-                                                                 if isinstance(axis, Seq) else [None])
+        axes = (
+            [const_int(axis)]
+            if isinstance(axis, Const)
+            else (list(axis.as_ints() or [None]) if isinstance(axis, Seq) else [None])
+        )
         keep = kwargs.get("keepdims")
         if None in axes:
             shape = None
@@ -541,8 +675,14 @@ def _elementwise_result(interp: Interpreter, name: str, args: list[Value], kwarg
 _DST_FIRST = {"sendrecv": "src", "core_barrier": "data", "topk": "val_dst"}
 
 
-def _isa_call(interp: Interpreter, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call,
-              as_statement: bool) -> Value:
+def _isa_call(
+    interp: Interpreter,
+    name: str,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    node: ast.Call,
+    as_statement: bool,
+) -> Value:
     if name == "get_nc_version":
         return Const(interp.target.generation.nc_version, "nisa.get_nc_version()")
     params = ISA_PARAMS.get(name)
@@ -555,8 +695,9 @@ def _isa_call(interp: Interpreter, name: str, args: list[Value], kwargs: dict[st
         return UNKNOWN
     bound = bind_arguments(params, args, kwargs)
     operands = {k: v for k, v in bound.items() if isinstance(v, Value)}
-    interp.facts.calls.append(ApiCall(name, "isa", interp.span(node), interp.module.path, operands,
-                                      interp.call_chain, interp.seq))
+    interp.facts.calls.append(
+        ApiCall(name, "isa", interp.span(node), interp.module.path, operands, interp.call_chain, interp.seq)
+    )
     if name in ("nc_matmul", "nc_matmul_mx"):
         dst = operands.get("dst")
         if isinstance(dst, TensorVal) and dst.storage is not None:

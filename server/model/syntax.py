@@ -35,8 +35,12 @@ def load_copy(target: ast.expr) -> ast.expr:
 
 def strip_tuple_call(node: ast.expr) -> ast.expr:
     """``tuple(x.shape)`` -> ``x.shape`` (a common assert spelling)."""
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tuple", "list")
-            and len(node.args) == 1):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("tuple", "list")
+        and len(node.args) == 1
+    ):
         return node.args[0]
     return node
 

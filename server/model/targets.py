@@ -31,9 +31,13 @@ class Generation(str, Enum):
 
 # Names accepted for a generation, as NEURON_PLATFORM_TARGET_OVERRIDE accepts them (hardware.md, table 0).
 _GENERATION_ALIASES = {
-    "trn1": Generation.GEN2, "inf2": Generation.GEN2, "gen2": Generation.GEN2,
-    "trn2": Generation.GEN3, "gen3": Generation.GEN3,
-    "trn3": Generation.GEN4, "gen4": Generation.GEN4,
+    "trn1": Generation.GEN2,
+    "inf2": Generation.GEN2,
+    "gen2": Generation.GEN2,
+    "trn2": Generation.GEN3,
+    "gen3": Generation.GEN3,
+    "trn3": Generation.GEN4,
+    "gen4": Generation.GEN4,
 }
 
 DEFAULT_GENERATION = Generation.GEN3
@@ -63,7 +67,9 @@ class TargetLimits:
     matmul_moving_free_max_bf16: int  # N with bf16 dst (v4 only differs), §1
     matmul_contraction_max: int  # K, §1
     psum_dst_dtypes: tuple[str, ...]  # matmul output dtypes, §1 "Matmul output dtype"
-    vector_free_max_sbuf: int  # max free elements per partition, Vector/Scalar on SBUF, §1 ([A2], assumed same later)
+    vector_free_max_sbuf: (
+        int  # max free elements per partition, Vector/Scalar on SBUF, §1 ([A2], assumed same later)
+    )
     vector_free_max_psum: int  # same for PSUM operands
     bn_stats_free_max: int  # §5 bn_stats_fmax
     dma_bytes_per_ns: float  # aggregate achievable DMA per NeuronCore (16 engines x achievable), §1
@@ -71,8 +77,12 @@ class TargetLimits:
     clock_ghz: dict[str, float]  # engine clocks: tensor, vector, scalar, gpsimd, §1
     lanes: dict[str, int]  # elements per cycle for bf16 on the element-wise engines, §3 data-path table
     lanes_other: dict[str, int]  # elements per cycle for other dtypes (FP32, int ...), §3 data-path table
-    tensor_tflops: dict[str, float]  # TensorE dense peak by input dtype ("bf16", "fp32", "fp8"), §3 throughput
-    engine_fp32_tflops: dict[str, float]  # Vector/Scalar FP32 peak, §3 throughput (GpSimd not stated: unknown)
+    tensor_tflops: dict[
+        str, float
+    ]  # TensorE dense peak by input dtype ("bf16", "fp32", "fp8"), §3 throughput
+    engine_fp32_tflops: dict[
+        str, float
+    ]  # Vector/Scalar FP32 peak, §3 throughput (GpSimd not stated: unknown)
     dma_engines: int = 16  # DMA engines per NeuronCore, §1
 
     @property
@@ -82,31 +92,52 @@ class TargetLimits:
 
 
 _TRN1 = TargetLimits(
-    generation=Generation.GEN2, partitions=128,
-    sbuf_bytes_per_partition=192 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8, psum_bank_bytes=2 * KiB,
-    matmul_stationary_free_max=128, matmul_moving_free_max_fp32=512, matmul_moving_free_max_bf16=512,
-    matmul_contraction_max=128, psum_dst_dtypes=("float32",),
-    vector_free_max_sbuf=64 * 1024, vector_free_max_psum=4 * 1024, bn_stats_free_max=512,
-    dma_bytes_per_ns=272.0 / 1.0, dma_fixed_overhead_ns=1300.0,
+    generation=Generation.GEN2,
+    partitions=128,
+    sbuf_bytes_per_partition=192 * KiB,
+    psum_bytes_per_partition=16 * KiB,
+    psum_banks=8,
+    psum_bank_bytes=2 * KiB,
+    matmul_stationary_free_max=128,
+    matmul_moving_free_max_fp32=512,
+    matmul_moving_free_max_bf16=512,
+    matmul_contraction_max=128,
+    psum_dst_dtypes=("float32",),
+    vector_free_max_sbuf=64 * 1024,
+    vector_free_max_psum=4 * 1024,
+    bn_stats_free_max=512,
+    dma_bytes_per_ns=272.0 / 1.0,
+    dma_fixed_overhead_ns=1300.0,
     clock_ghz={"tensor": 2.8, "vector": 1.12, "scalar": 1.4, "gpsimd": 1.4},
     lanes={"vector": 128, "scalar": 128, "gpsimd": 128},
     lanes_other={"vector": 128, "scalar": 128, "gpsimd": 128},
-    tensor_tflops={"bf16": 92.0, "fp32": 23.0}, engine_fp32_tflops={"vector": 2.3, "scalar": 2.9},
+    tensor_tflops={"bf16": 92.0, "fp32": 23.0},
+    engine_fp32_tflops={"vector": 2.3, "scalar": 2.9},
 )
 # Later generations: only what differs from the previous one.
 _TRN2 = replace(
-    _TRN1, generation=Generation.GEN3, sbuf_bytes_per_partition=224 * KiB, dma_bytes_per_ns=368.0 / 1.0,
+    _TRN1,
+    generation=Generation.GEN3,
+    sbuf_bytes_per_partition=224 * KiB,
+    dma_bytes_per_ns=368.0 / 1.0,
     clock_ghz={"tensor": 2.4, "vector": 0.96, "scalar": 1.2, "gpsimd": 1.2},
     lanes={"vector": 512, "scalar": 128, "gpsimd": 128},
     lanes_other={"vector": 256, "scalar": 128, "gpsimd": 128},
-    tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 158.0}, engine_fp32_tflops={"vector": 1.0, "scalar": 1.2},
+    tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 158.0},
+    engine_fp32_tflops={"vector": 1.0, "scalar": 1.2},
 )
 _TRN3 = replace(
-    _TRN2, generation=Generation.GEN4, sbuf_bytes_per_partition=256 * KiB,
-    matmul_moving_free_max_fp32=4096, matmul_moving_free_max_bf16=8192, psum_dst_dtypes=("float32", "bfloat16"),
-    dma_bytes_per_ns=528.0 / 1.0, clock_ghz={"tensor": 2.4, "vector": 1.2, "scalar": 1.2, "gpsimd": 1.2},
+    _TRN2,
+    generation=Generation.GEN4,
+    sbuf_bytes_per_partition=256 * KiB,
+    matmul_moving_free_max_fp32=4096,
+    matmul_moving_free_max_bf16=8192,
+    psum_dst_dtypes=("float32", "bfloat16"),
+    dma_bytes_per_ns=528.0 / 1.0,
+    clock_ghz={"tensor": 2.4, "vector": 1.2, "scalar": 1.2, "gpsimd": 1.2},
     lanes={"vector": 512, "scalar": 256, "gpsimd": 128},
-    tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 315.0}, engine_fp32_tflops={"vector": 1.2, "scalar": 1.2},
+    tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 315.0},
+    engine_fp32_tflops={"vector": 1.2, "scalar": 1.2},
 )
 _LIMITS = {limits.generation: limits for limits in (_TRN1, _TRN2, _TRN3)}
 # DMA note: GB/s == bytes/ns, so 368 GB/s on trn2 is 368 bytes per ns (hardware.md §1, [BW]).

@@ -96,7 +96,11 @@ def const_int(value: Value) -> int | None:
 
 def const_num(value: Value) -> int | float | None:
     """The exact int or float a value holds, else None."""
-    if isinstance(value, Const) and isinstance(value.value, (int, float)) and not isinstance(value.value, bool):
+    if (
+        isinstance(value, Const)
+        and isinstance(value.value, (int, float))
+        and not isinstance(value.value, bool)
+    ):
         return value.value
     return None
 
@@ -155,11 +159,31 @@ class ApiRef(Value):
 
 # Bits per element of each NKI dtype (language.md §2).
 DTYPE_BITS: dict[str, int] = {
-    "bool_": 8, "bool": 8, "int8": 8, "int16": 16, "int32": 32, "uint8": 8, "uint16": 16, "uint32": 32,
-    "float16": 16, "bfloat16": 16, "tfloat32": 32, "float32": 32, "float8_e4m3": 8, "float8_e4m3fn": 8,
-    "float8_e5m2": 8, "float8_e8m0fnu": 8, "float8_e5m2_x4": 32, "float8_e4m3fn_x4": 32, "float4_e2m1fn_x4": 16,
+    "bool_": 8,
+    "bool": 8,
+    "int8": 8,
+    "int16": 16,
+    "int32": 32,
+    "uint8": 8,
+    "uint16": 16,
+    "uint32": 32,
+    "float16": 16,
+    "bfloat16": 16,
+    "tfloat32": 32,
+    "float32": 32,
+    "float8_e4m3": 8,
+    "float8_e4m3fn": 8,
+    "float8_e5m2": 8,
+    "float8_e8m0fnu": 8,
+    "float8_e5m2_x4": 32,
+    "float8_e4m3fn_x4": 32,
+    "float4_e2m1fn_x4": 16,
     # NumPy / legacy spellings seen in kernels
-    "float64": 64, "int64": 64, "fp32": 32, "fp16": 16, "bf16": 16,
+    "float64": 64,
+    "int64": 64,
+    "fp32": 32,
+    "fp16": 16,
+    "bf16": 16,
 }
 _DTYPE_CANON = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "bool": "bool_"}
 
@@ -184,8 +208,13 @@ def make_dtype(name: str) -> DType | None:
     return None
 
 
-BUFFERS = {"sbuf": "sbuf", "psum": "psum", "hbm": "private_hbm", "private_hbm": "private_hbm",
-           "shared_hbm": "shared_hbm"}
+BUFFERS = {
+    "sbuf": "sbuf",
+    "psum": "psum",
+    "hbm": "private_hbm",
+    "private_hbm": "private_hbm",
+    "shared_hbm": "shared_hbm",
+}
 ON_CHIP = ("sbuf", "psum")
 
 
@@ -327,8 +356,12 @@ def same_value(a: Value, b: Value) -> bool:
     if isinstance(a, Const) and isinstance(b, Const):
         return type(a.value) is type(b.value) and a.value == b.value
     if isinstance(a, Seq) and isinstance(b, Seq):
-        return (not a.is_list and not b.is_list and len(a.items) == len(b.items)
-                and all(same_value(x, y) for x, y in zip(a.items, b.items, strict=False)))
+        return (
+            not a.is_list
+            and not b.is_list
+            and len(a.items) == len(b.items)
+            and all(same_value(x, y) for x, y in zip(a.items, b.items, strict=False))
+        )
     if isinstance(a, DType) and isinstance(b, DType):
         return a.name == b.name
     if isinstance(a, BufferVal) and isinstance(b, BufferVal):
@@ -354,7 +387,9 @@ def join(a: Value, b: Value) -> Value:
         shape = None
         if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape):
             shape = tuple(x if same_value(x, y) else UNKNOWN for x, y in zip(a.shape, b.shape, strict=False))
-        dtype = a.dtype if a.dtype is not None and b.dtype is not None and a.dtype.name == b.dtype.name else None
+        dtype = (
+            a.dtype if a.dtype is not None and b.dtype is not None and a.dtype.name == b.dtype.name else None
+        )
         buffer = a.buffer if a.buffer == b.buffer else None
         storage = a.storage if a.storage is b.storage else None
         return TensorVal(shape, dtype, buffer, storage)

@@ -16,13 +16,34 @@ from nki_studio.nkilint.config import ConfigError, LintConfig, load_config
 from nki_studio.nkilint.engine import CONFIG_ERROR, discover_safely, lint_module, meta_finding, parse
 from nki_studio.nkilint.findings import Finding, Span
 
-__all__ = ["ConfigError", "LintConfig", "config_for", "iter_python_files", "lint_paths", "lint_source",
-           "load_config"]
+__all__ = [
+    "ConfigError",
+    "LintConfig",
+    "config_for",
+    "iter_python_files",
+    "lint_paths",
+    "lint_source",
+    "load_config",
+]
 
 log = logging.getLogger("nki_studio.nkilint")
 
-_SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache",
-                        ".ruff_cache", ".pytest_cache", "build", "dist", ".tox"})
+_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        "build",
+        "dist",
+        ".tox",
+    }
+)
 
 
 def config_for(path: str) -> tuple[LintConfig, Finding | None]:
@@ -72,8 +93,12 @@ class _Parsed:
     early: list[Finding]  # read/parse/config problems
 
 
-def lint_paths(paths: Iterable[str], config: LintConfig | None = None, *,
-               override: Callable[[LintConfig], LintConfig] | None = None) -> list[Finding]:
+def lint_paths(
+    paths: Iterable[str],
+    config: LintConfig | None = None,
+    *,
+    override: Callable[[LintConfig], LintConfig] | None = None,
+) -> list[Finding]:
     """Lint files and directories. Helpers that kernels in *other* linted files call are checked as kernel
     code too. ``config=None`` loads each file's nearest ``[tool.nki-studio]``; ``override`` (e.g. command-line
     options) is applied to every file's config. Never raises."""
@@ -100,16 +125,20 @@ def lint_paths(paths: Iterable[str], config: LintConfig | None = None, *,
                 continue
             discovery = redo
         try:
-            findings.extend(lint_module(item.text, item.path, item.config, tree=discovery.module.tree,
-                                        discovery=discovery))
+            findings.extend(
+                lint_module(
+                    item.text, item.path, item.config, tree=discovery.module.tree, discovery=discovery
+                )
+            )
         except Exception as exc:
             log.exception("lint failed on %s", item.path)
             findings.append(meta_finding("NKI999", item.path, Span(1, 1, 1, 1), f"internal error: {exc}"))
     return findings
 
 
-def _prepare(path: str, config: LintConfig | None, override: Callable[[LintConfig], LintConfig] | None
-             ) -> _Parsed:
+def _prepare(
+    path: str, config: LintConfig | None, override: Callable[[LintConfig], LintConfig] | None
+) -> _Parsed:
     early: list[Finding] = []
     if config is None:
         cfg, problem = config_for(path)

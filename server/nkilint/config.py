@@ -58,13 +58,18 @@ class LintConfig:
     severity: tuple[tuple[str, Severity], ...] = ()  # (code, severity)
     root: str | None = None  # directory the per-file globs are relative to
     source: str | None = None  # the pyproject.toml this came from
-    sbuf_reserved_bytes: int = 0  # SBUF bytes per partition kept free of the NKI401 budget (usable size unknown)
+    sbuf_reserved_bytes: int = (
+        0  # SBUF bytes per partition kept free of the NKI401 budget (usable size unknown)
+    )
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         """Whether ``code`` is reported for ``path`` after select/ignore/per-file-ignores. Syntax and internal
         errors (NKI000, NKI999) are reported even when ``select`` leaves them out, unless ignored explicitly."""
-        if (self.select is not None and not any(code.startswith(p) for p in self.select)
-                and code not in _ALWAYS_SELECTED):
+        if (
+            self.select is not None
+            and not any(code.startswith(p) for p in self.select)
+            and code not in _ALWAYS_SELECTED
+        ):
             return False
         if any(code.startswith(p) for p in self.ignore):
             return False
@@ -89,13 +94,22 @@ class LintConfig:
                 return sev
         return default
 
-    def with_overrides(self, *, generation: Generation | None = None, nki_version: NkiVersion | None = None,
-                       select: tuple[str, ...] | None = None, ignore: tuple[str, ...] | None = None
-                       ) -> LintConfig:
+    def with_overrides(
+        self,
+        *,
+        generation: Generation | None = None,
+        nki_version: NkiVersion | None = None,
+        select: tuple[str, ...] | None = None,
+        ignore: tuple[str, ...] | None = None,
+    ) -> LintConfig:
         """A copy with command-line (or editor setting) overrides applied; None keeps the configured value."""
         target = Target(generation or self.target.generation, nki_version or self.target.nki_version)
-        return replace(self, target=target, select=select if select is not None else self.select,
-                       ignore=self.ignore + (ignore or ()))
+        return replace(
+            self,
+            target=target,
+            select=select if select is not None else self.select,
+            ignore=self.ignore + (ignore or ()),
+        )
 
 
 def _codes(value: Any, where: str) -> tuple[str, ...]:
@@ -106,7 +120,9 @@ def _codes(value: Any, where: str) -> tuple[str, ...]:
     return tuple(v.strip().upper() for v in value)
 
 
-def config_from_table(table: dict[str, Any], *, root: str | None = None, source: str | None = None) -> LintConfig:
+def config_from_table(
+    table: dict[str, Any], *, root: str | None = None, source: str | None = None
+) -> LintConfig:
     """Build a LintConfig from a ``[tool.nki-studio]`` table; raises ConfigError naming the bad key."""
     where = source or "[tool.nki-studio]"
     try:
@@ -125,23 +141,38 @@ def config_from_table(table: dict[str, Any], *, root: str | None = None, source:
     pfi = tuple((str(k), _codes(v, f"{where}: per-file-ignores.{k}")) for k, v in pfi_raw.items())
     sev_raw = table.get("severity", {})
     if not isinstance(sev_raw, dict):
-        raise ConfigError(f"{where}: severity must be a table of CODE = \"error\"|\"warning\"|\"info\"")
+        raise ConfigError(f'{where}: severity must be a table of CODE = "error"|"warning"|"info"')
     severity: list[tuple[str, Severity]] = []
     for code, level in sev_raw.items():
         try:
             severity.append((str(code).upper(), Severity(str(level).lower())))
         except ValueError:
-            raise ConfigError(f"{where}: severity.{code} must be error, warning or info, not {level!r}") from None
+            raise ConfigError(
+                f"{where}: severity.{code} must be error, warning or info, not {level!r}"
+            ) from None
     reserved = table.get("sbuf-reserved-bytes", 0)
     if not isinstance(reserved, int) or isinstance(reserved, bool) or reserved < 0:
         raise ConfigError(f"{where}: sbuf-reserved-bytes must be a non-negative integer")
     # Sub-tables ([tool.nki-studio.simulate] ...) belong to other features; unknown plain keys are typos.
-    unknown = {k for k, v in table.items() if not isinstance(v, dict)} - {"target", "nki-version", "select",
-                                                                          "ignore", "sbuf-reserved-bytes"}
+    unknown = {k for k, v in table.items() if not isinstance(v, dict)} - {
+        "target",
+        "nki-version",
+        "select",
+        "ignore",
+        "sbuf-reserved-bytes",
+    }
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    return LintConfig(target=Target(generation, version), select=select, ignore=ignore, per_file_ignores=pfi,
-                      severity=tuple(severity), root=root, source=source, sbuf_reserved_bytes=reserved)
+    return LintConfig(
+        target=Target(generation, version),
+        select=select,
+        ignore=ignore,
+        per_file_ignores=pfi,
+        severity=tuple(severity),
+        root=root,
+        source=source,
+        sbuf_reserved_bytes=reserved,
+    )
 
 
 def find_pyproject(path: str) -> str | None:

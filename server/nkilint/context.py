@@ -23,8 +23,9 @@ from nki_studio.nkilint.rule import all_rules
 class LintContext:
     """The input of every rule's ``check``. Built once per file by the engine."""
 
-    def __init__(self, path: str, source: str, tree: ast.Module, discovery: KernelDiscovery,
-                 config: LintConfig) -> None:
+    def __init__(
+        self, path: str, source: str, tree: ast.Module, discovery: KernelDiscovery, config: LintConfig
+    ) -> None:
         self.path = path
         self.source = source
         self.lines = source_lines(source)
@@ -131,7 +132,11 @@ class LintContext:
         out: dict[str, list[tuple[ast.Name | ast.Attribute, str]]] = {}
         for node in self.nodes:
             raw = raw_of.get(id(node))
-            if raw is not None and isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+            if (
+                raw is not None
+                and isinstance(node, (ast.Name, ast.Attribute))
+                and isinstance(node.ctx, ast.Load)
+            ):
                 out.setdefault(to_canonical(raw), []).append((node, raw))
         return out
 
@@ -199,7 +204,7 @@ class LintContext:
         col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
         if lineno is None or end_lineno is None or col is None or end_col is None:
             return ""
-        raw = [line.encode("utf-8") for line in self.lines[lineno - 1:end_lineno]]
+        raw = [line.encode("utf-8") for line in self.lines[lineno - 1 : end_lineno]]
         if not raw:
             return ""
         if len(raw) == 1:
@@ -213,12 +218,28 @@ class LintContext:
 
     # --- findings ----------------------------------------------------------------------------------------
 
-    def finding(self, code: str, where: ast.AST | Span, message: str, *, severity: Severity | None = None,
-                fix: Fix | None = None, related: tuple[Related, ...] = ()) -> Finding:
+    def finding(
+        self,
+        code: str,
+        where: ast.AST | Span,
+        message: str,
+        *,
+        severity: Severity | None = None,
+        fix: Fix | None = None,
+        related: tuple[Related, ...] = (),
+    ) -> Finding:
         """A finding of rule ``code`` (name, default severity and deprecated tag come from the registry;
         ``severity`` overrides the default, e.g. for a rule that is a warning on 0.6 and an error on 0.7)."""
         r = all_rules()[code]
         span = where if isinstance(where, Span) else self.span(where)
-        return Finding(path=self.path, span=span, code=code, name=r.name,
-                       severity=severity or r.default_severity, message=message, fix=fix,
-                       deprecated=r.deprecated, related=related)
+        return Finding(
+            path=self.path,
+            span=span,
+            code=code,
+            name=r.name,
+            severity=severity or r.default_severity,
+            message=message,
+            fix=fix,
+            deprecated=r.deprecated,
+            related=related,
+        )

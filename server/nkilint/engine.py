@@ -56,25 +56,40 @@ def syntax_finding(exc: Exception, path: str, line_offset: int = 0) -> Finding:
         msg = exc.msg
         if line_offset:  # messages name lines ("... 'for' statement on line 7", "(detected at line 9)")
             msg = _LINE_NUMBER.sub(lambda m: f"line {int(m[1]) + line_offset}", msg)
-        return meta_finding(SYNTAX_ERROR, path, Span(line + line_offset, col, end_line + line_offset, end_col),
-                            f"syntax error: {msg}")
+        return meta_finding(
+            SYNTAX_ERROR,
+            path,
+            Span(line + line_offset, col, end_line + line_offset, end_col),
+            f"syntax error: {msg}",
+        )
     # null bytes, absurd nesting
     return meta_finding(SYNTAX_ERROR, path, Span(1, 1, 1, 1), f"cannot parse: {exc}")
 
 
-def discover_safely(source: str, path: str, tree: ast.Module, extra_roots: Iterable[str] = ()
-                    ) -> KernelDiscovery | Finding:
+def discover_safely(
+    source: str, path: str, tree: ast.Module, extra_roots: Iterable[str] = ()
+) -> KernelDiscovery | Finding:
     """Kernel discovery, or an NKI999 finding if discovery itself failed."""
     try:
         return discover(source, path, tree, extra_roots=extra_roots)
     except Exception as exc:  # an analysis bug must not take down the caller
         log.exception("kernel discovery failed on %s", path)
-        return meta_finding(INTERNAL_ERROR, path, Span(1, 1, 1, 1),
-                            f"internal error in kernel discovery: {type(exc).__name__}: {exc}")
+        return meta_finding(
+            INTERNAL_ERROR,
+            path,
+            Span(1, 1, 1, 1),
+            f"internal error in kernel discovery: {type(exc).__name__}: {exc}",
+        )
 
 
-def lint_module(source: str, path: str, config: LintConfig, *, tree: ast.Module | None = None,
-                discovery: KernelDiscovery | None = None) -> list[Finding]:
+def lint_module(
+    source: str,
+    path: str,
+    config: LintConfig,
+    *,
+    tree: ast.Module | None = None,
+    discovery: KernelDiscovery | None = None,
+) -> list[Finding]:
     """All findings for one file's text, sorted by position, after suppression and severity overrides."""
     if tree is None:
         parsed = parse(source, path)
@@ -101,8 +116,14 @@ def check(ctx: LintContext) -> list[Finding]:
             findings.extend(r.check(ctx))
         except Exception as exc:
             log.exception("rule %s (%s) failed on %s", code, r.name, path)
-            findings.append(meta_finding(INTERNAL_ERROR, path, Span(1, 1, 1, 1),
-                                         f"internal error in rule {code} ({r.name}): {type(exc).__name__}: {exc}"))
+            findings.append(
+                meta_finding(
+                    INTERNAL_ERROR,
+                    path,
+                    Span(1, 1, 1, 1),
+                    f"internal error in rule {code} ({r.name}): {type(exc).__name__}: {exc}",
+                )
+            )
     return [f for f in findings if config.enabled(f.code, path)]
 
 
@@ -119,8 +140,11 @@ def _suppress(findings: list[Finding], source: str, path: str, config: LintConfi
         return findings
     sup = parse_suppressions(source)
     kept = [f for f in findings if f.code == INTERNAL_ERROR or not sup.suppresses(f)]
-    if sup.file_all or not config.enabled(UNUSED_NOQA, path) or not all_rules()[UNUSED_NOQA].applies_to(
-            config.target):
+    if (
+        sup.file_all
+        or not config.enabled(UNUSED_NOQA, path)
+        or not all_rules()[UNUSED_NOQA].applies_to(config.target)
+    ):
         return kept
     lines = source.splitlines()
     for noqa in sup.lines.values():
@@ -132,10 +156,18 @@ def _suppress(findings: list[Finding], source: str, path: str, config: LintConfi
             continue
         fix = unused_fix(noqa, unused, lines[noqa.line - 1] if noqa.line <= len(lines) else "")
         r = all_rules()[UNUSED_NOQA]
-        kept.append(Finding(path=path, span=noqa.comment_span, code=UNUSED_NOQA, name=r.name,
-                            severity=r.default_severity,
-                            message=f"unused suppression: {', '.join(unused)} reported nothing on this line",
-                            fix=fix, unnecessary=True))
+        kept.append(
+            Finding(
+                path=path,
+                span=noqa.comment_span,
+                code=UNUSED_NOQA,
+                name=r.name,
+                severity=r.default_severity,
+                message=f"unused suppression: {', '.join(unused)} reported nothing on this line",
+                fix=fix,
+                unnecessary=True,
+            )
+        )
     return kept
 
 

@@ -30,9 +30,15 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     accepted: list[tuple[int, int, TextEdit]] = []
     applied = 0
     for fix in fixes:
-        ranges = [(_pos(starts, e.span.line, e.span.column), _pos(starts, e.span.end_line, e.span.end_column), e)
-                  for e in fix.edits]
-        if any((a < end and start < b) or a == start == b == end for a, b, _ in ranges for start, end, _ in accepted):
+        ranges = [
+            (_pos(starts, e.span.line, e.span.column), _pos(starts, e.span.end_line, e.span.end_column), e)
+            for e in fix.edits
+        ]
+        if any(
+            (a < end and start < b) or a == start == b == end
+            for a, b, _ in ranges
+            for start, end, _ in accepted
+        ):
             continue
         accepted.extend(ranges)
         applied += 1

@@ -61,9 +61,18 @@ class Block:
 
     __slots__ = ("_at", "_stmts", "end", "function", "start", "text")
 
-    def __init__(self, start: int, end: int, text: str, stmts: tuple[ast.stmt, ...], at: int | None = None,
-                 function: str | None = None) -> None:
-        self.start = start  # first line, 1-based (decorators included; the file's first block starts at line 1)
+    def __init__(
+        self,
+        start: int,
+        end: int,
+        text: str,
+        stmts: tuple[ast.stmt, ...],
+        at: int | None = None,
+        function: str | None = None,
+    ) -> None:
+        self.start = (
+            start  # first line, 1-based (decorators included; the file's first block starts at line 1)
+        )
         self.end = end  # last line
         self.text = text
         self._stmts = stmts  # positioned for a block starting at ``_at``
@@ -105,7 +114,7 @@ def split_blocks(stmts: Sequence[ast.stmt], lines: Sequence[str], offset: int = 
     for i, group in enumerate(groups):
         start = offset + 1 if i == 0 else _first_line(group[0])
         end = _first_line(groups[i + 1][0]) - 1 if i + 1 < len(groups) else offset + len(lines)
-        blocks.append(Block(start, end, "\n".join(lines[start - 1 - offset:end - offset]), tuple(group)))
+        blocks.append(Block(start, end, "\n".join(lines[start - 1 - offset : end - offset]), tuple(group)))
     return blocks
 
 
@@ -117,8 +126,9 @@ class ParseFailure:
     line_offset: int
 
 
-def reparse(old_lines: Sequence[str], old_blocks: Sequence[Block], lines: Sequence[str]
-            ) -> list[Block] | ParseFailure | None:
+def reparse(
+    old_lines: Sequence[str], old_blocks: Sequence[Block], lines: Sequence[str]
+) -> list[Block] | ParseFailure | None:
     """The blocks of ``lines`` from those of an earlier version, parsing only the blocks the changed lines touch
     and the block before them. When that piece does not parse alone, the rest of the file from the piece on is
     parsed; if that fails too, its error comes back, positioned in the file (everything above the piece is
@@ -140,10 +150,10 @@ def reparse(old_lines: Sequence[str], old_blocks: Sequence[Block], lines: Sequen
     last = max(bisect.bisect_right(starts, min(max(n_old - q, p, 1), n_old)) - 1, first)
     delta = n_new - n_old
     start, end = old_blocks[first].start, old_blocks[last].end + delta
-    after = [b.moved(delta) for b in old_blocks[last + 1:]]
+    after = [b.moved(delta) for b in old_blocks[last + 1 :]]
     if end < start:
         return None
-    for piece, rest in ((lines[start - 1:end], after), (lines[start - 1:], [])):
+    for piece, rest in ((lines[start - 1 : end], after), (lines[start - 1 :], [])):
         try:
             tree = ast.parse("\n".join(piece))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -165,8 +175,16 @@ class _Names:
     star: bool  # ``from x import *``: it may bind any name
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
-           ast.DictComp, ast.GeneratorExp)
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
@@ -194,8 +212,17 @@ def _names(block: Block) -> _Names:
     for stmt in block.stmts():
         if block.function is not None and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             bound.add(stmt.name)
-            local.update(a.arg for a in (*stmt.args.posonlyargs, *stmt.args.args, *stmt.args.kwonlyargs,
-                                         stmt.args.vararg, stmt.args.kwarg) if a is not None)
+            local.update(
+                a.arg
+                for a in (
+                    *stmt.args.posonlyargs,
+                    *stmt.args.args,
+                    *stmt.args.kwonlyargs,
+                    stmt.args.vararg,
+                    stmt.args.kwarg,
+                )
+                if a is not None
+            )
             todo += [(n, True) for n in stmt.body]
             todo += [(n, False) for n in (*stmt.decorator_list, *_children(stmt.args))]
             if stmt.returns is not None:
@@ -346,7 +373,9 @@ class _Entry:
 
         def moved(f: Finding) -> Finding:
             fix = f.fix and Fix(f.fix.title, tuple(TextEdit(span(e.span), e.new_text) for e in f.fix.edits))
-            related = tuple(r if r.path != path else Related(r.path, span(r.span), r.message) for r in f.related)
+            related = tuple(
+                r if r.path != path else Related(r.path, span(r.span), r.message) for r in f.related
+            )
             return replace(f, span=span(f.span), fix=fix, related=related)
 
         return [moved(f) for f in self.findings]
@@ -448,7 +477,9 @@ class IncrementalLinter:
         if not _consistent(raw, [blocks[i] for i in layout.environment]):
             # A rule summed something over every kernel into a finding on module-level code (NKI208 once did):
             # the groups disagree about it, so only the whole file can say. Logged, to be fixed in the rule.
-            log.warning("%s: module-level findings differ between kernel groups; linted the whole file", self.path)
+            log.warning(
+                "%s: module-level findings differ between kernel groups; linted the whole file", self.path
+            )
             tree = ast.Module(body=[s for b in blocks for s in b.stmts()], type_ignores=[])
             return lint_module(text, self.path, config, tree=tree)
         return finish(raw, text, self.path, config)
@@ -470,6 +501,7 @@ class IncrementalLinter:
             files = tuple((p, _mtime(p)) for p in sorted(found.resolver.files))
         starts = tuple(b.start for b in blocks)
         ends = tuple(b.end for b in blocks)
-        kept = tuple(f for f in findings
-                     if f.code == INTERNAL_ERROR or block_at(starts, ends, f.span.line) is not None)
+        kept = tuple(
+            f for f in findings if f.code == INTERNAL_ERROR or block_at(starts, ends, f.span.line) is not None
+        )
         return _Entry(kept, starts, ends, files)

@@ -37,8 +37,14 @@ def _safe_to_move(ctx: LintContext, loop: ast.For | ast.While, loop_var: str) ->
     return True
 
 
-def loop_to_function_fix(ctx: LintContext, loop: ast.For | ast.While, loop_var: str, call_template: str,
-                         title: str, returns: str | None = None) -> Fix | None:
+def loop_to_function_fix(
+    ctx: LintContext,
+    loop: ast.For | ast.While,
+    loop_var: str,
+    call_template: str,
+    title: str,
+    returns: str | None = None,
+) -> Fix | None:
     """A fix replacing ``loop`` by ``def _<var>_body(<var>): <body>`` followed by the call built from
     ``call_template`` (``{body}`` is replaced by the function name); ``returns`` appends ``return <name>``."""
     header = header_span(ctx, loop)

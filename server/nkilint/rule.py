@@ -102,7 +102,11 @@ def kernel_example(params: str, body: str) -> str:
     """Example text of a one-kernel module: the usual three nki imports and ``@nki.jit def kernel(params)`` around
     ``body`` (written unindented; the leading newline is dropped), so rule examples spell only what matters."""
     lines = body.removeprefix("\n").splitlines()
-    return _KERNEL_HEADER + f"def kernel({params}):\n" + "".join(f"    {line}\n" if line else "\n" for line in lines)
+    return (
+        _KERNEL_HEADER
+        + f"def kernel({params}):\n"
+        + "".join(f"    {line}\n" if line else "\n" for line in lines)
+    )
 
 
 def _examples(value: str | Example | Iterable[str | Example]) -> tuple[Example, ...]:
@@ -111,12 +115,24 @@ def _examples(value: str | Example | Iterable[str | Example]) -> tuple[Example, 
     return tuple(v if isinstance(v, Example) else Example(v) for v in value)
 
 
-def define_rule(*, code: str, name: str, severity: Severity, summary: str, basis: Basis,
-                bad: str | Example | Iterable[str | Example], good: str | Example | Iterable[str | Example],
-                check: CheckFn | None = None, min_version: NkiVersion | None = None,
-                max_version: NkiVersion | None = None, generations: Iterable[Generation] | None = None,
-                deprecated: bool = False, fixable: bool = False, sources: str = "",
-                scope_note: str = "") -> Rule:
+def define_rule(
+    *,
+    code: str,
+    name: str,
+    severity: Severity,
+    summary: str,
+    basis: Basis,
+    bad: str | Example | Iterable[str | Example],
+    good: str | Example | Iterable[str | Example],
+    check: CheckFn | None = None,
+    min_version: NkiVersion | None = None,
+    max_version: NkiVersion | None = None,
+    generations: Iterable[Generation] | None = None,
+    deprecated: bool = False,
+    fixable: bool = False,
+    sources: str = "",
+    scope_note: str = "",
+) -> Rule:
     """Register a rule; raises ValueError on a duplicate code or name. ``check=None`` is for the meta rules
     whose findings the engine itself produces."""
     if code in REGISTRY:
@@ -124,25 +140,62 @@ def define_rule(*, code: str, name: str, severity: Severity, summary: str, basis
     if any(r.name == name for r in REGISTRY.values()):
         raise ValueError(f"duplicate rule name {name}")
     REGISTRY[code] = Rule(
-        code=code, name=name, default_severity=severity, summary=summary, basis=basis, check=check,
-        bad=_examples(bad), good=_examples(good), min_version=min_version, max_version=max_version,
+        code=code,
+        name=name,
+        default_severity=severity,
+        summary=summary,
+        basis=basis,
+        check=check,
+        bad=_examples(bad),
+        good=_examples(good),
+        min_version=min_version,
+        max_version=max_version,
         generations=frozenset(generations) if generations is not None else None,
-        deprecated=deprecated, fixable=fixable, sources=sources, scope_note=scope_note,
+        deprecated=deprecated,
+        fixable=fixable,
+        sources=sources,
+        scope_note=scope_note,
     )
     return REGISTRY[code]
 
 
-def rule(*, code: str, name: str, severity: Severity, summary: str, basis: Basis,
-         bad: str | Example | Iterable[str | Example], good: str | Example | Iterable[str | Example],
-         min_version: NkiVersion | None = None, max_version: NkiVersion | None = None,
-         generations: Iterable[Generation] | None = None, deprecated: bool = False, fixable: bool = False,
-         sources: str = "", scope_note: str = "") -> Callable[[CheckFn], CheckFn]:
+def rule(
+    *,
+    code: str,
+    name: str,
+    severity: Severity,
+    summary: str,
+    basis: Basis,
+    bad: str | Example | Iterable[str | Example],
+    good: str | Example | Iterable[str | Example],
+    min_version: NkiVersion | None = None,
+    max_version: NkiVersion | None = None,
+    generations: Iterable[Generation] | None = None,
+    deprecated: bool = False,
+    fixable: bool = False,
+    sources: str = "",
+    scope_note: str = "",
+) -> Callable[[CheckFn], CheckFn]:
     """Decorator registering ``check`` as the rule ``code`` (see :func:`define_rule`)."""
 
     def register(check: CheckFn) -> CheckFn:
-        define_rule(code=code, name=name, severity=severity, summary=summary, basis=basis, bad=bad, good=good,
-                    check=check, min_version=min_version, max_version=max_version, generations=generations,
-                    deprecated=deprecated, fixable=fixable, sources=sources, scope_note=scope_note)
+        define_rule(
+            code=code,
+            name=name,
+            severity=severity,
+            summary=summary,
+            basis=basis,
+            bad=bad,
+            good=good,
+            check=check,
+            min_version=min_version,
+            max_version=max_version,
+            generations=generations,
+            deprecated=deprecated,
+            fixable=fixable,
+            sources=sources,
+            scope_note=scope_note,
+        )
         return check
 
     return register

@@ -46,11 +46,19 @@ def _basis(rule: Rule) -> str:
 def render_page(rule: Rule) -> str:
     """The markdown page of one rule."""
     why = inspect.getdoc(rule.check) if rule.check is not None else None
-    lines = [MARKER, f"# {rule.code} {rule.name}", "",
-             f"**Severity:** {rule.default_severity.value} · **Basis:** {_basis(rule)} · "
-             f"**Scope:** {_version_scope(rule)}" + (" · **Quick fix:** yes" if rule.fixable else "")
-             + (" · **Tag:** deprecated" if rule.deprecated else ""), "",
-             "## What", rule.summary, ""]
+    lines = [
+        MARKER,
+        f"# {rule.code} {rule.name}",
+        "",
+        f"**Severity:** {rule.default_severity.value} · **Basis:** {_basis(rule)} · "
+        f"**Scope:** {_version_scope(rule)}"
+        + (" · **Quick fix:** yes" if rule.fixable else "")
+        + (" · **Tag:** deprecated" if rule.deprecated else ""),
+        "",
+        "## What",
+        rule.summary,
+        "",
+    ]
     lines += ["## Why", why or "Produced by the lint engine itself.", ""]
     if rule.scope_note:
         lines += ["## Scope", rule.scope_note, ""]
@@ -60,30 +68,46 @@ def render_page(rule: Rule) -> str:
             lines += [f"## {title}{suffix}", "```python", ex.code.rstrip("\n"), "```", ""]
     if rule.sources:
         lines += ["## Sources", rule.sources, ""]
-    lines += ["Suppress on one line with `# noqa: " + rule.code + "`; configure under `[tool.nki-studio]` in "
-              "pyproject.toml (`ignore`, `per-file-ignores`, `severity`)."]
+    lines += [
+        "Suppress on one line with `# noqa: " + rule.code + "`; configure under `[tool.nki-studio]` in "
+        "pyproject.toml (`ignore`, `per-file-ignores`, `severity`)."
+    ]
     return "\n".join(lines) + "\n"
 
 
 def render_index(rules: dict[str, Rule]) -> str:
     """``docs/rules/README.md``: every rule with severity, scope and fix availability."""
-    lines = ["# nkilint rules", "", MARKER, "",
-             "Codes: NKI0xx meta · NKI1xx Python subset · NKI2xx deprecations and legacy API · NKI3xx partition "
-             "dimension · NKI4xx SBUF/PSUM capacity · NKI5xx ISA operands. Simulation diagnostics (NKI6xx) are "
-             "not lint rules; their pages live in this folder too.", "",
-             "| code | name | severity | scope | fix | summary |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# nkilint rules",
+        "",
+        MARKER,
+        "",
+        "Codes: NKI0xx meta · NKI1xx Python subset · NKI2xx deprecations and legacy API · NKI3xx partition "
+        "dimension · NKI4xx SBUF/PSUM capacity · NKI5xx ISA operands. Simulation diagnostics (NKI6xx) are "
+        "not lint rules; their pages live in this folder too.",
+        "",
+        "| code | name | severity | scope | fix | summary |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rules.values():
-        lines.append(f"| [{r.code}]({r.code}.md) | {r.name} | {r.default_severity.value} | {_version_scope(r)} | "
-                     f"{'yes' if r.fixable else ''} | {r.summary.replace('|', '/')} |")
+        lines.append(
+            f"| [{r.code}]({r.code}.md) | {r.name} | {r.default_severity.value} | {_version_scope(r)} | "
+            f"{'yes' if r.fixable else ''} | {r.summary.replace('|', '/')} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def render_readme_section(rules: dict[str, Rule]) -> str:
     """The README's rule list (between the markers)."""
-    lines = [README_BEGIN, "",
-             f"{len(rules)} rules; each has a page in [`docs/rules/`](docs/rules/README.md). Severity shown is the "
-             "default (some rules change it per NKI version, see their pages).", "",
-             "| code | name | severity |", "|---|---|---|"]
+    lines = [
+        README_BEGIN,
+        "",
+        f"{len(rules)} rules; each has a page in [`docs/rules/`](docs/rules/README.md). Severity shown is the "
+        "default (some rules change it per NKI version, see their pages).",
+        "",
+        "| code | name | severity |",
+        "|---|---|---|",
+    ]
     for r in rules.values():
         lines.append(f"| [{r.code}](docs/rules/{r.code}.md) | {r.name} | {r.default_severity.value} |")
     lines += ["", README_END]

@@ -31,11 +31,24 @@ def own_nodes(ctx: LintContext, func: FunctionInfo) -> list[ast.AST]:
     return func.module.own_nodes.get(id(func.node), [])
 
 
-def construct_rule(*, code: str, name: str, node_types: tuple[type[ast.AST], ...], message: str,
-                   severity: Severity, basis: Basis, summary: str, bad: str | Example, good: str | Example,
-                   max_version: NkiVersion | None = V06, min_version: NkiVersion | None = V02,
-                   sources: str = "", scope_note: str = "", why: str = "",
-                   accept: Callable[[LintContext, ast.AST], bool] | None = None) -> None:
+def construct_rule(
+    *,
+    code: str,
+    name: str,
+    node_types: tuple[type[ast.AST], ...],
+    message: str,
+    severity: Severity,
+    basis: Basis,
+    summary: str,
+    bad: str | Example,
+    good: str | Example,
+    max_version: NkiVersion | None = V06,
+    min_version: NkiVersion | None = V02,
+    sources: str = "",
+    scope_note: str = "",
+    why: str = "",
+    accept: Callable[[LintContext, ast.AST], bool] | None = None,
+) -> None:
     """Register a rule reporting every node of ``node_types`` in kernel code (``accept`` may veto a node)."""
 
     def check(ctx: LintContext) -> Iterable[Finding]:
@@ -45,8 +58,19 @@ def construct_rule(*, code: str, name: str, node_types: tuple[type[ast.AST], ...
                 yield ctx.finding(code, where, message)
 
     check.__doc__ = why
-    rule(code=code, name=name, severity=severity, summary=summary, basis=basis, bad=bad, good=good,
-         min_version=min_version, max_version=max_version, sources=sources, scope_note=scope_note)(check)
+    rule(
+        code=code,
+        name=name,
+        severity=severity,
+        summary=summary,
+        basis=basis,
+        bad=bad,
+        good=good,
+        min_version=min_version,
+        max_version=max_version,
+        sources=sources,
+        scope_note=scope_note,
+    )(check)
 
 
 def indent_of(line: str) -> str:
@@ -117,8 +141,9 @@ def truth_tested(node: ast.AST) -> list[ast.expr]:
     return []
 
 
-def resolved_refs(ctx: LintContext, names: Iterable[str], *, legacy: bool = False
-                  ) -> Iterator[tuple[ast.Name | ast.Attribute, str]]:
+def resolved_refs(
+    ctx: LintContext, names: Iterable[str], *, legacy: bool = False
+) -> Iterator[tuple[ast.Name | ast.Attribute, str]]:
     """Every load of an NKI name in the whole file, as (node, canonical name), for the given canonical names.
 
     Legacy ``neuronxcc.nki`` spellings are skipped unless ``legacy`` (legacy code is NKI208's business)."""

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 from nki_studio.nkilint.findings import Finding, Fix, Span, TextEdit
 
-_NOQA = re.compile(r"#\s*noqa(?P<sep>\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
+_NOQA = re.compile(
+    r"#\s*noqa(?P<sep>\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.IGNORECASE
+)
 _FILE_NOQA = re.compile(r"#\s*nki-studio\s*:\s*noqa(?:\s*:\s*(?P<codes>[A-Za-z0-9,\s]+))?\s*$", re.IGNORECASE)
 
 

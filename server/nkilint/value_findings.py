@@ -30,7 +30,9 @@ def roots(ctx: LintContext) -> Iterator[KernelFacts]:
     yield from module_facts(ctx).roots
 
 
-def place(ctx: LintContext, path: str, span: Span, chain: CallChain) -> tuple[Span, tuple[Related, ...]] | None:
+def place(
+    ctx: LintContext, path: str, span: Span, chain: CallChain
+) -> tuple[Span, tuple[Related, ...]] | None:
     """Where to report a fact found at ``path:span`` reached through ``chain``; None if not in this file."""
     same = _same_file(ctx.path, path)
     related = tuple(Related(p, s, "called from here") for p, s in reversed(chain))
@@ -38,7 +40,7 @@ def place(ctx: LintContext, path: str, span: Span, chain: CallChain) -> tuple[Sp
         return span, related
     for i, (p, s) in enumerate(chain):
         if _same_file(ctx.path, p):
-            inner = tuple(Related(q, t, "called from here") for q, t in reversed(chain[i + 1:]))
+            inner = tuple(Related(q, t, "called from here") for q, t in reversed(chain[i + 1 :]))
             return s, (Related(path, span, "the offending line in the helper"), *inner)
     return None
 
@@ -107,8 +109,9 @@ def live_summary(live: tuple[Allocation, ...], limit: int = 4) -> str:
     return "; ".join(parts)
 
 
-def peak_over(ctx: LintContext, root: KernelFacts, buffer: str, weight: Callable[[Allocation], int],
-              limit: int) -> tuple[Peak, Span, tuple[Related, ...]] | None:
+def peak_over(
+    ctx: LintContext, root: KernelFacts, buffer: str, weight: Callable[[Allocation], int], limit: int
+) -> tuple[Peak, Span, tuple[Related, ...]] | None:
     """The first peak of live ``buffer`` use (summed ``weight``) in ``root`` above ``limit``, with where to report
     it and related locations (live allocations, then the call chain); None when under the limit or elsewhere."""
     top = peak(root.allocations, buffer, weight)
@@ -120,8 +123,9 @@ def peak_over(ctx: LintContext, root: KernelFacts, buffer: str, weight: Callable
     return top, where[0], live_related(ctx, top.live) + where[1]
 
 
-def api_calls(ctx: LintContext, names: frozenset[str] | set[str] | dict[str, object],
-              namespace: str = "isa") -> Iterator[tuple[ApiCall, Span, tuple[Related, ...]]]:
+def api_calls(
+    ctx: LintContext, names: frozenset[str] | set[str] | dict[str, object], namespace: str = "isa"
+) -> Iterator[tuple[ApiCall, Span, tuple[Related, ...]]]:
     """Recorded API calls of the given names, each call site once, with where to report them."""
     seen: set[tuple[int, int, int]] = set()
     for root in roots(ctx):

@@ -34,23 +34,35 @@ class ProfileReport:
         if self.files:
             return None
         if not self.profile.has_instructions:
-            return (f"{self.profile.path}: {self.profile.format} holds kernel totals only, no instructions, so "
-                    "there is nothing to put on source lines. Use the Parquet output (`neuron-explorer view ... "
-                    "--ingest-only`) for per-line heat.")
+            return (
+                f"{self.profile.path}: {self.profile.format} holds kernel totals only, no instructions, so "
+                "there is nothing to put on source lines. Use the Parquet output (`neuron-explorer view ... "
+                "--ingest-only`) for per-line heat."
+            )
         if not self.metrics.lines:
             return NO_SOURCE_HELP
-        lines = [f"  {m.recorded}: {m.how}" + (f" ({', '.join(m.candidates)})" if m.candidates else "")
-                 for m in self.unmapped]
-        return ("None of the source paths recorded in the profile maps to a file here:\n" + "\n".join(lines) +
-                "\nAdd a path mapping (setting nki-studio.pathMappings, CLI --path-map REMOTE=LOCAL) or "
-                "name the kernel file (--source FILE).")
+        lines = [
+            f"  {m.recorded}: {m.how}" + (f" ({', '.join(m.candidates)})" if m.candidates else "")
+            for m in self.unmapped
+        ]
+        return (
+            "None of the source paths recorded in the profile maps to a file here:\n"
+            + "\n".join(lines)
+            + "\nAdd a path mapping (setting nki-studio.pathMappings, CLI --path-map REMOTE=LOCAL) or "
+            "name the kernel file (--source FILE)."
+        )
 
     def profile_info(self, mapped: MappedFile | None = None) -> dict[str, Any]:
         """The ``profile`` object of a payload."""
         p = self.profile
-        info: dict[str, Any] = {"label": f"{Path(p.path).name} ({p.format})", "path": p.path, "format": p.format,
-                                "schema_version": p.schema_version, "location_source": p.locations.source,
-                                "notes": list(self.metrics.kernel.notes)}
+        info: dict[str, Any] = {
+            "label": f"{Path(p.path).name} ({p.format})",
+            "path": p.path,
+            "format": p.format,
+            "schema_version": p.schema_version,
+            "location_source": p.locations.source,
+            "notes": list(self.metrics.kernel.notes),
+        }
         if mapped is not None:
             info["mapping"] = mapped.to_dict()
         return info
@@ -60,7 +72,9 @@ class ProfileReport:
         kernel = kernel_summary(self.metrics, self.unmapped, self.unmapped_busy_ns)
         top = max((ln.busy_ns for fh in self.files.values() for ln in fh.lines), default=0)
         return [
-            build_payload(uri_of(local), "measured", self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top)
+            build_payload(
+                uri_of(local), "measured", self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top
+            )
             for local, fh in sorted(self.files.items())
         ]
 

@@ -32,21 +32,60 @@ from nki_studio.profile.mapping import MappedFile
 from nki_studio.profile.metrics import ProfileMetrics
 
 METRIC_DEFS: dict[str, dict[str, str]] = {
-    "busy_ns": {"label": "busy", "unit": "ns", "description": "length of the union of this line's work-instruction "
-                "intervals on one core (semaphore waits excluded); never a sum of durations"},
-    "share": {"label": "share of kernel", "unit": "fraction", "description": "busy_ns / kernel latency; lines run "
-              "concurrently, so shares do not sum to 100 %"},
-    "share_of_compute": {"label": "share of compute", "unit": "fraction", "description": "busy_ns / union of all work instructions"},
-    "instr": {"label": "instructions", "unit": "count", "description": "instructions attributed to the line (fused ones count for each of their lines)"},
-    "work_instr": {"label": "work instructions", "unit": "count", "description": "instructions that are not semaphore waits"},
-    "wait_ns": {"label": "wait", "unit": "ns", "description": "union of the line's EVENT_SEMAPHORE(_RANGE_CLEAR) intervals"},
+    "busy_ns": {
+        "label": "busy",
+        "unit": "ns",
+        "description": "length of the union of this line's work-instruction "
+        "intervals on one core (semaphore waits excluded); never a sum of durations",
+    },
+    "share": {
+        "label": "share of kernel",
+        "unit": "fraction",
+        "description": "busy_ns / kernel latency; lines run concurrently, so shares do not sum to 100 %",
+    },
+    "share_of_compute": {
+        "label": "share of compute",
+        "unit": "fraction",
+        "description": "busy_ns / union of all work instructions",
+    },
+    "instr": {
+        "label": "instructions",
+        "unit": "count",
+        "description": "instructions attributed to the line (fused ones count for each of their lines)",
+    },
+    "work_instr": {
+        "label": "work instructions",
+        "unit": "count",
+        "description": "instructions that are not semaphore waits",
+    },
+    "wait_ns": {
+        "label": "wait",
+        "unit": "ns",
+        "description": "union of the line's EVENT_SEMAPHORE(_RANGE_CLEAR) intervals",
+    },
     "engines": {"label": "per-engine busy", "unit": "ns", "description": "busy union per engine"},
-    "dma_bytes": {"label": "DMA bytes", "unit": "bytes", "description": "bytes of transfers triggered by the line's instructions (Flow edges)"},
+    "dma_bytes": {
+        "label": "DMA bytes",
+        "unit": "bytes",
+        "description": "bytes of transfers triggered by the line's instructions (Flow edges)",
+    },
     "dma_ns": {"label": "DMA time", "unit": "ns", "description": "union of those transfers"},
-    "exclusive_ns": {"label": "exclusive", "unit": "ns", "description": "additive view: every moment of "
-                     "attributed compute split equally among the lines busy in it; sums over lines to their union"},
-    "dma_overlap_ns": {"label": "DMA overlap", "unit": "ns", "description": "part of the line's busy time during which any DMA ran"},
-    "iterations": {"label": "per iteration", "unit": "ns", "description": "busy time per loop-iteration value (KernelIterationVariables)"},
+    "exclusive_ns": {
+        "label": "exclusive",
+        "unit": "ns",
+        "description": "additive view: every moment of "
+        "attributed compute split equally among the lines busy in it; sums over lines to their union",
+    },
+    "dma_overlap_ns": {
+        "label": "DMA overlap",
+        "unit": "ns",
+        "description": "part of the line's busy time during which any DMA ran",
+    },
+    "iterations": {
+        "label": "per iteration",
+        "unit": "ns",
+        "description": "busy time per loop-iteration value (KernelIterationVariables)",
+    },
 }
 
 SORT_METRICS = {"busy": "busy_ns", "instr": "instr", "wait": "wait_ns", "dma": "dma_bytes"}
@@ -82,10 +121,21 @@ class HeatLine:
 def heat_line_from_metrics(m: LineMetrics) -> HeatLine:
     """A profile line's metrics as a HeatLine (1-based source line → 0-based LSP line)."""
     return HeatLine(
-        line=m.line - 1, busy_ns=m.busy_ns, share=m.share, share_of_compute=m.share_of_compute, instr=m.instr,
-        work_instr=m.work_instr, wait_ns=m.wait_ns, engines=dict(m.engines), dma_bytes=m.dma_bytes, dma_ns=m.dma_ns,
-        dma_overlap_ns=m.dma_overlap_ns, exclusive_ns=m.exclusive_ns, fused_instr=m.fused_instr,
-        top_opcodes=[{"opcode": o, "count": c, "sum_ns": t} for o, c, t in m.top_opcodes], iterations=m.iterations,
+        line=m.line - 1,
+        busy_ns=m.busy_ns,
+        share=m.share,
+        share_of_compute=m.share_of_compute,
+        instr=m.instr,
+        work_instr=m.work_instr,
+        wait_ns=m.wait_ns,
+        engines=dict(m.engines),
+        dma_bytes=m.dma_bytes,
+        dma_ns=m.dma_ns,
+        dma_overlap_ns=m.dma_overlap_ns,
+        exclusive_ns=m.exclusive_ns,
+        fused_instr=m.fused_instr,
+        top_opcodes=[{"opcode": o, "count": c, "sum_ns": t} for o, c, t in m.top_opcodes],
+        iterations=m.iterations,
     )
 
 
@@ -97,7 +147,9 @@ class FileHeat:
     lines: list[HeatLine]
 
 
-def group_by_file(metrics: ProfileMetrics, mapped: dict[str, MappedFile]) -> tuple[dict[str, FileHeat], list[MappedFile], int]:
+def group_by_file(
+    metrics: ProfileMetrics, mapped: dict[str, MappedFile]
+) -> tuple[dict[str, FileHeat], list[MappedFile], int]:
     """Group line metrics by mapped local file. Returns (local path → FileHeat, unmapped files, their busy ns)."""
     out: dict[str, FileHeat] = {}
     unmapped: dict[str, MappedFile] = {}
@@ -184,17 +236,27 @@ def hover_markdown(line: dict[str, Any], payload: dict[str, Any]) -> str:
         f"({kernel.get('latency_source', 'latency')}) · {line['share_of_compute'] * 100:.1f}% of compute"
         + (f" · exclusive {fmt_ns(line['exclusive_ns'])}" if line.get("exclusive_ns") else "")
     )
-    out.append(f"Instructions: {line['instr']} ({line['work_instr']} work, {line['instr'] - line['work_instr']} wait)"
-               + (f", {line['fused_instr']} fused with other lines" if line.get("fused_instr") else ""))
+    out.append(
+        f"Instructions: {line['instr']} ({line['work_instr']} work, {line['instr'] - line['work_instr']} wait)"
+        + (f", {line['fused_instr']} fused with other lines" if line.get("fused_instr") else "")
+    )
     if line["engines"]:
-        out.append("Engines: " + ", ".join(f"{e} {fmt_ns(v)}" for e, v in sorted(line["engines"].items(), key=lambda kv: -kv[1])))
+        out.append(
+            "Engines: "
+            + ", ".join(f"{e} {fmt_ns(v)}" for e, v in sorted(line["engines"].items(), key=lambda kv: -kv[1]))
+        )
     if line["top_opcodes"]:
-        out.append("Top opcodes: " + ", ".join(f"`{o['opcode']}` ×{o['count']} ({fmt_ns(o['sum_ns'])})" for o in line["top_opcodes"]))
+        out.append(
+            "Top opcodes: "
+            + ", ".join(f"`{o['opcode']}` ×{o['count']} ({fmt_ns(o['sum_ns'])})" for o in line["top_opcodes"])
+        )
     if line["wait_ns"]:
         out.append(f"Semaphore wait: {fmt_ns(line['wait_ns'])}")
     if line["dma_bytes"] or line["dma_overlap_ns"]:
-        out.append(f"DMA: {fmt_bytes(line['dma_bytes'])} triggered ({fmt_ns(line['dma_ns'])}); "
-                   f"{fmt_ns(line['dma_overlap_ns'])} of this line's busy time overlaps DMA")
+        out.append(
+            f"DMA: {fmt_bytes(line['dma_bytes'])} triggered ({fmt_ns(line['dma_ns'])}); "
+            f"{fmt_ns(line['dma_overlap_ns'])} of this line's busy time overlaps DMA"
+        )
     its = line.get("iterations")
     if its:
         hot = sorted(its, key=lambda d: -d["busy_ns"])[:4]
@@ -202,7 +264,9 @@ def hover_markdown(line: dict[str, Any], payload: dict[str, Any]) -> str:
     return "\n\n".join(out)
 
 
-def remap_lines(lines: Iterable[dict[str, Any]], old_text: str, new_text: str) -> tuple[list[dict[str, Any]], bool]:
+def remap_lines(
+    lines: Iterable[dict[str, Any]], old_text: str, new_text: str
+) -> tuple[list[dict[str, Any]], bool]:
     """Carry payload lines from ``old_text`` to ``new_text`` (an edit happened).
 
     Unchanged lines move with the code around them; a block replaced by a block of the same length keeps
@@ -222,7 +286,9 @@ def remap_lines(lines: Iterable[dict[str, Any]], old_text: str, new_text: str) -
     return [{**ln, "line": where[ln["line"]]} for ln in lines if ln["line"] in where], True
 
 
-def kernel_summary(metrics: ProfileMetrics, unmapped: Sequence[MappedFile], unmapped_busy: int) -> dict[str, Any]:
+def kernel_summary(
+    metrics: ProfileMetrics, unmapped: Sequence[MappedFile], unmapped_busy: int
+) -> dict[str, Any]:
     """The ``kernel`` object of the payload."""
     k = metrics.kernel.to_dict()
     k["unmapped_files"] = [m.to_dict() for m in unmapped]

@@ -21,7 +21,9 @@ def _as_i64(a: npt.ArrayLike) -> I64:
     return np.asarray(a, dtype=np.int64)
 
 
-def clip(start: npt.ArrayLike, end: npt.ArrayLike, w0: int, w1: int) -> tuple[I64, I64, npt.NDArray[np.bool_]]:
+def clip(
+    start: npt.ArrayLike, end: npt.ArrayLike, w0: int, w1: int
+) -> tuple[I64, I64, npt.NDArray[np.bool_]]:
     """Clip intervals to the window ``[w0, w1)``; returns clipped starts, ends and the mask of survivors."""
     s = np.maximum(_as_i64(start), w0)
     e = np.minimum(_as_i64(end), w1)
@@ -263,7 +265,12 @@ def sum_by_group(group: npt.ArrayLike, values: npt.ArrayLike, ngroups: int) -> I
 
 
 def grouped_union_length(
-    group: npt.ArrayLike, start: npt.ArrayLike, end: npt.ArrayLike, ngroups: int, *, sorted_by_start: bool = False
+    group: npt.ArrayLike,
+    start: npt.ArrayLike,
+    end: npt.ArrayLike,
+    ngroups: int,
+    *,
+    sorted_by_start: bool = False,
 ) -> I64:
     """Union length per group id in ``[0, ngroups)``."""
     if sorted_by_start:
@@ -344,7 +351,9 @@ def overlap_with(isl_start: I64, isl_end: I64, start: npt.ArrayLike, end: npt.Ar
     return coverage(isl_start, isl_end, end) - coverage(isl_start, isl_end, start)
 
 
-def intersection_length(a_start: npt.ArrayLike, a_end: npt.ArrayLike, b_start: npt.ArrayLike, b_end: npt.ArrayLike) -> int:
+def intersection_length(
+    a_start: npt.ArrayLike, a_end: npt.ArrayLike, b_start: npt.ArrayLike, b_end: npt.ArrayLike
+) -> int:
     """``len(∪A ∩ ∪B)``."""
     a0, a1 = islands(a_start, a_end)
     b0, b1 = islands(b_start, b_end)

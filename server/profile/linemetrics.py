@@ -144,7 +144,9 @@ def line_metrics(
     exclusive = np.zeros(nl * nc, np.float64)
     for c in range(nc if exclusive_time else 0):
         m = (b_ig % nc) == c if nc > 1 else slice(None)
-        exclusive += np.bincount(b_ig[m], weights=iv.exclusive_shares(b_a[m], b_b[m], scratch), minlength=nl * nc)
+        exclusive += np.bincount(
+            b_ig[m], weights=iv.exclusive_shares(b_a[m], b_b[m], scratch), minlength=nl * nc
+        )
     exclusive2 = np.rint(exclusive).astype(np.int64).reshape(nl, nc)
     del b_ig, b_a, b_b
 
@@ -228,8 +230,9 @@ def _rows(
         if scope is not None:
             line[~scope] = nl + 1
         empty = end <= start
-        return Rows(line, start, end, is_wait, empty if empty.any() else None, engine, ins.opcode.codes, core_idx), \
-            np.zeros(nl, np.int64)
+        return Rows(
+            line, start, end, is_wait, empty if empty.any() else None, engine, ins.opcode.codes, core_idx
+        ), np.zeros(nl, np.int64)
     # Fused instructions: one row per (instruction, location), then the unattributed instructions. Both parts
     # are in start order, and a group never spans the two, so each group's rows stay in start order.
     per_instr = np.bincount(li, minlength=n)
@@ -241,8 +244,16 @@ def _rows(
         line[~scope[ri]] = nl + 1
     s, e = start[ri], end[ri]
     empty = e <= s
-    rows = Rows(line, s, e, is_wait[ri], empty if empty.any() else None, engine[ri], ins.opcode.codes[ri],
-                None if core_idx is None else core_idx[ri])
+    rows = Rows(
+        line,
+        s,
+        e,
+        is_wait[ri],
+        empty if empty.any() else None,
+        engine[ri],
+        ins.opcode.codes[ri],
+        None if core_idx is None else core_idx[ri],
+    )
     return rows, fused
 
 
@@ -253,7 +264,9 @@ def _top_opcodes(rows: Rows, names: tuple[str, ...], nl: int) -> list[list[tuple
     key = iv.group_key(rows.line, (nops, rows.opcode % nops), size=size)
     cnt = np.bincount(key, minlength=size)[: nl * nops].reshape(nl, nops)
     tot = iv.sum_by_group(key, rows.end - rows.start, size)[: nl * nops].reshape(nl, nops)
-    top = np.argsort(-tot, axis=1, kind="stable")[:, :TOP_OPCODES]  # one sort of the small (line × opcode) table
+    top = np.argsort(-tot, axis=1, kind="stable")[
+        :, :TOP_OPCODES
+    ]  # one sort of the small (line × opcode) table
     label = (*names, "?")
     return [[(label[o], int(cnt[k, o]), int(tot[k, o])) for o in top[k] if cnt[k, o]] for k in range(nl)]
 

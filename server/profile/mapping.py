@@ -13,7 +13,20 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 # Directories never searched for kernel sources.
-_SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".hg", "build", "dist"})
+_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".hg",
+        "build",
+        "dist",
+    }
+)
 MAX_INDEXED_FILES = 50_000
 
 
@@ -28,8 +41,12 @@ class MappedFile:
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready dict."""
-        return {"recorded": self.recorded, "local": str(self.local) if self.local else None, "how": self.how,
-                "candidates": list(self.candidates)}
+        return {
+            "recorded": self.recorded,
+            "local": str(self.local) if self.local else None,
+            "how": self.how,
+            "candidates": list(self.candidates),
+        }
 
 
 def _parts(path: str) -> tuple[str, ...]:
@@ -68,7 +85,7 @@ def map_path(recorded: str, mappings: Mapping[str, str], index: Mapping[str, lis
     """Map one recorded path (see module docstring for the order)."""
     for remote, local in sorted(mappings.items(), key=lambda kv: -len(kv[0])):
         if remote and recorded.startswith(remote):
-            rest = recorded[len(remote):].lstrip("/\\")
+            rest = recorded[len(remote) :].lstrip("/\\")
             target = Path(local, *_parts(rest)) if rest else Path(local)
             if target.is_file():
                 return MappedFile(recorded, target.resolve(), f"path mapping {remote} → {local}")
@@ -85,8 +102,13 @@ def map_path(recorded: str, mappings: Mapping[str, str], index: Mapping[str, lis
     best = scored[0][0]
     top = [c for s, c in scored if s == best]
     if len(top) > 1:
-        return MappedFile(recorded, None, f"ambiguous: {len(top)} workspace files end in the same "
-                          f"{best} path component(s); add a path mapping", tuple(str(c) for c in top))
+        return MappedFile(
+            recorded,
+            None,
+            f"ambiguous: {len(top)} workspace files end in the same "
+            f"{best} path component(s); add a path mapping",
+            tuple(str(c) for c in top),
+        )
     how = "basename" if best == 1 else f"longest common path suffix ({best} components)"
     return MappedFile(recorded, top[0], how)
 

@@ -22,13 +22,16 @@ from nki_studio.profile.timeline import engine_timeline
 I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
 
+
 @dataclass(frozen=True)
 class MetricOptions:
     """Knobs of the metric computation; the defaults follow metrics.md."""
 
     wait_opcodes: frozenset[str] = WAIT_OPCODES
     setup_opcodes: frozenset[str] = SETUP_OPCODES
-    execution: int | None = None  # ExecutionInfo.execution_index; None: the first execution (or whole profile)
+    execution: int | None = (
+        None  # ExecutionInfo.execution_index; None: the first execution (or whole profile)
+    )
     kernel_dma_only: bool = True  # drop queue_type 'instruction' and transfers of <= 4 bytes (metrics.md §4)
     exclusive_time: bool = True  # the additive view (metrics.md §3); one extra sort of all line islands
     roofline: RooflineOptions = field(default_factory=RooflineOptions)
@@ -82,7 +85,9 @@ class ProfileMetrics:
     kernel: KernelMetrics
 
 
-def _scope(profile: Profile, options: MetricOptions) -> tuple[Mask | None, int | None, tuple[int, int] | None, list[str]]:
+def _scope(
+    profile: Profile, options: MetricOptions
+) -> tuple[Mask | None, int | None, tuple[int, int] | None, list[str]]:
     """Which instructions count: the selected execution window, or everything."""
     notes: list[str] = []
     if not profile.executions:
@@ -97,11 +102,17 @@ def _scope(profile: Profile, options: MetricOptions) -> tuple[Mask | None, int |
     if len(profile.executions) > 1:
         notes.append(f"profile has {len(profile.executions)} executions; showing execution {ex.index}")
     ins = profile.instructions
-    mask = ins.execution == ex.index if ins.execution is not None else (ins.start >= ex.start) & (ins.start < ex.end)
+    mask = (
+        ins.execution == ex.index
+        if ins.execution is not None
+        else (ins.start >= ex.start) & (ins.start < ex.end)
+    )
     return None if mask.all() else mask, ex.index, (ex.start, ex.end), notes
 
 
-def _latency(profile: Profile, window: tuple[int, int] | None, span: tuple[int, int] | None) -> tuple[int, str]:
+def _latency(
+    profile: Profile, window: tuple[int, int] | None, span: tuple[int, int] | None
+) -> tuple[int, str]:
     """The kernel latency and the name of the denominator used (metrics.md §2)."""
     summ = profile.summary
     if window is not None and len(profile.executions) > 1:
@@ -177,7 +188,18 @@ def compute_metrics(
     # --- per line ---------------------------------------------------------------------------------
     loc = profile.locations
     lines, unattr = line_metrics(
-        profile, start, end, scope, is_wait, core_idx, nc, d_isl, latency, cunion, opts.exclusive_time, scratch
+        profile,
+        start,
+        end,
+        scope,
+        is_wait,
+        core_idx,
+        nc,
+        d_isl,
+        latency,
+        cunion,
+        opts.exclusive_time,
+        scratch,
     )
     roof = roofline_point(profile, opts.roofline, trace_flops, latency, dma_bytes)
     origin = window[0] if window is not None else span[0] if span is not None else 0
@@ -272,7 +294,13 @@ def summary_seconds(summary: dict[str, Any], key: str) -> tuple[int, str] | None
 def _engines_from_summary(summary: dict[str, Any]) -> dict[str, int]:
     """Engine busy unions from the Summary (seconds, or fraction × total_time) for summary-only profiles."""
     out = {}
-    for key, name in (("tensor", "Tensor"), ("vector", "Vector"), ("scalar", "Scalar"), ("gpsimd", "GpSimd"), ("sync", "Sync")):
+    for key, name in (
+        ("tensor", "Tensor"),
+        ("vector", "Vector"),
+        ("scalar", "Scalar"),
+        ("gpsimd", "GpSimd"),
+        ("sync", "Sync"),
+    ):
         got = summary_seconds(summary, f"{key}_engine_active_time")
         if got is not None:
             out[name] = got[0]

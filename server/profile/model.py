@@ -28,7 +28,16 @@ WAIT_OPCODES: frozenset[str] = frozenset({"EVENT_SEMAPHORE", "EVENT_SEMAPHORE_RA
 
 # Setup/teardown opcodes ``Summary.total_exec_time`` ignores (metrics.md §1). Configurable by callers.
 SETUP_OPCODES: frozenset[str] = frozenset(
-    {"NOP", "SET_ORDERING_MODE", "NOTIFY", "COMPARE_BRANCH", "DRAIN", "WRITE", "TENSOR_LOAD", "MODIFY_POOL_CONFIG"}
+    {
+        "NOP",
+        "SET_ORDERING_MODE",
+        "NOTIFY",
+        "COMPARE_BRANCH",
+        "DRAIN",
+        "WRITE",
+        "TENSOR_LOAD",
+        "MODIFY_POOL_CONFIG",
+    }
 )
 
 
@@ -151,7 +160,9 @@ class Profile:
     instructions: Instructions
     locations: Locations
     dma: DmaTransfers
-    summary: dict[str, Any] = field(default_factory=dict)  # Summary fields; times seconds, *_percent fractions
+    summary: dict[str, Any] = field(
+        default_factory=dict
+    )  # Summary fields; times seconds, *_percent fractions
     metadata: dict[str, Any] = field(default_factory=dict)
     executions: list[Execution] = field(default_factory=list)
     schema_version: str = ""
@@ -229,22 +240,48 @@ def sort_by_start(profile: Profile) -> Profile:
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
         ins = Instructions(
-            ins.start[order], ins.end[order], Codes(ins.engine.values, ins.engine.codes[order]),
-            Codes(ins.opcode.values, ins.opcode.codes[order]), ins.pcore[order], None if ins.row_id is None else ins.row_id[order],
+            ins.start[order],
+            ins.end[order],
+            Codes(ins.engine.values, ins.engine.codes[order]),
+            Codes(ins.opcode.values, ins.opcode.codes[order]),
+            ins.pcore[order],
+            None if ins.row_id is None else ins.row_id[order],
             None if ins.execution is None else ins.execution[order],
         )
         loc = Locations(rank[loc.instr], loc.file, loc.line, loc.iteration, loc.source)
-        dma = DmaTransfers(dma.start, dma.end, dma.bytes, dma.queue, dma.tensor, dma.queue_type, dma.pcore,
-                           np.where(dma.instr >= 0, rank[np.maximum(dma.instr, 0)], -1), dma.table)
+        dma = DmaTransfers(
+            dma.start,
+            dma.end,
+            dma.bytes,
+            dma.queue,
+            dma.tensor,
+            dma.queue_type,
+            dma.pcore,
+            np.where(dma.instr >= 0, rank[np.maximum(dma.instr, 0)], -1),
+            dma.table,
+        )
     if not _is_sorted(loc.instr):
         o = np.argsort(loc.instr, kind="stable")
-        loc = Locations(loc.instr[o], Codes(loc.file.values, loc.file.codes[o]), loc.line[o],
-                        Codes(loc.iteration.values, loc.iteration.codes[o]), loc.source)
+        loc = Locations(
+            loc.instr[o],
+            Codes(loc.file.values, loc.file.codes[o]),
+            loc.line[o],
+            Codes(loc.iteration.values, loc.iteration.codes[o]),
+            loc.source,
+        )
     if not _is_sorted(dma.start):
         o = np.argsort(dma.start, kind="stable")
-        dma = DmaTransfers(dma.start[o], dma.end[o], dma.bytes[o], Codes(dma.queue.values, dma.queue.codes[o]),
-                           Codes(dma.tensor.values, dma.tensor.codes[o]),
-                           Codes(dma.queue_type.values, dma.queue_type.codes[o]), dma.pcore[o], dma.instr[o], dma.table)
+        dma = DmaTransfers(
+            dma.start[o],
+            dma.end[o],
+            dma.bytes[o],
+            Codes(dma.queue.values, dma.queue.codes[o]),
+            Codes(dma.tensor.values, dma.tensor.codes[o]),
+            Codes(dma.queue_type.values, dma.queue_type.codes[o]),
+            dma.pcore[o],
+            dma.instr[o],
+            dma.table,
+        )
     profile.instructions, profile.locations, profile.dma = ins, loc, dma
     return profile
 
@@ -265,7 +302,9 @@ def assign_executions(profile: Profile) -> Profile:
     ids = np.full(len(ins), -1, np.int32)
     for ex in profile.executions:  # a handful of windows
         if ordered:
-            ids[np.searchsorted(ins.start, ex.start, "left") : np.searchsorted(ins.start, ex.end, "left")] = ex.index
+            ids[np.searchsorted(ins.start, ex.start, "left") : np.searchsorted(ins.start, ex.end, "left")] = (
+                ex.index
+            )
         else:
             ids[(ins.start >= ex.start) & (ins.start < ex.end)] = ex.index
     profile.instructions = dataclasses.replace(ins, execution=ids)

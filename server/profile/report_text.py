@@ -24,33 +24,49 @@ def kernel_text(report: ProfileReport) -> list[str]:
     out = [f"Profile: {p.path} ({p.format}" + (f", schema {p.schema_version})" if p.schema_version else ")")]
     out.append(f"Latency: {fmt_ns(lat)}  [denominator: {k.latency_source}]")
     if p.has_instructions:
-        out.append(f"DMA union {fmt_ns(k.dma_union_ns)} ({_pct(k.dma_union_ns, lat)}) · compute union "
-                   f"{fmt_ns(k.compute_union_ns)} ({_pct(k.compute_union_ns, lat)}) · overlap {fmt_ns(k.intersection_ns)} "
-                   f"({_pct(k.intersection_ns, k.dma_union_ns)} of DMA hidden) · idle {fmt_ns(k.idle_ns)} ({_pct(k.idle_ns, lat)})")
+        out.append(
+            f"DMA union {fmt_ns(k.dma_union_ns)} ({_pct(k.dma_union_ns, lat)}) · compute union "
+            f"{fmt_ns(k.compute_union_ns)} ({_pct(k.compute_union_ns, lat)}) · overlap {fmt_ns(k.intersection_ns)} "
+            f"({_pct(k.intersection_ns, k.dma_union_ns)} of DMA hidden) · idle {fmt_ns(k.idle_ns)} ({_pct(k.idle_ns, lat)})"
+        )
         out.append(f"  DMA union from: {k.dma_union_source}")
     if k.engines:
-        out.append("Engines (busy union): " + ", ".join(f"{e} {fmt_ns(v)} ({_pct(v, lat)})" for e, v in sorted(k.engines.items(), key=lambda kv: -kv[1])))
-        out.append(f"Perfect pipeline {fmt_ns(k.perfect_pipeline_ns)} · serialization gap {fmt_ns(k.serialization_gap_ns)}")
+        out.append(
+            "Engines (busy union): "
+            + ", ".join(
+                f"{e} {fmt_ns(v)} ({_pct(v, lat)})"
+                for e, v in sorted(k.engines.items(), key=lambda kv: -kv[1])
+            )
+        )
+        out.append(
+            f"Perfect pipeline {fmt_ns(k.perfect_pipeline_ns)} · serialization gap {fmt_ns(k.serialization_gap_ns)}"
+        )
     if k.dma_bytes:
         bw = f", {k.effective_dma_gbps:.2f} GB/s over the DMA union" if k.effective_dma_gbps else ""
         e2e = f", {k.end_to_end_dma_gbps:.2f} GB/s end to end" if k.end_to_end_dma_gbps else ""
         out.append(f"DMA bytes: {fmt_bytes(k.dma_bytes)} [{k.dma_bytes_source}]{bw}{e2e}")
     r = k.roofline
     if r is not None:
-        line = (f"Roofline: {fmt_bytes(r.bytes)} HBM [{r.bytes_source}], ceiling {r.ceiling_gbps:.0f} GB/s "
-                f"[{r.ceiling_source}], memory floor {fmt_ns(r.memory_floor_ns)}")
+        line = (
+            f"Roofline: {fmt_bytes(r.bytes)} HBM [{r.bytes_source}], ceiling {r.ceiling_gbps:.0f} GB/s "
+            f"[{r.ceiling_source}], memory floor {fmt_ns(r.memory_floor_ns)}"
+        )
         if r.flops is not None and r.intensity is not None and r.compute_floor_ns is not None:
-            line += (f"; {r.flops:,} FLOP [{r.flops_source}], AI {r.intensity:.3f} FLOP/B vs ridge {r.ridge:.2f} "
-                     f"({r.peak_tflops:.1f} TFLOP/s, {r.peak_source}), compute floor {fmt_ns(r.compute_floor_ns)}, "
-                     f"{r.bound}-bound")
+            line += (
+                f"; {r.flops:,} FLOP [{r.flops_source}], AI {r.intensity:.3f} FLOP/B vs ridge {r.ridge:.2f} "
+                f"({r.peak_tflops:.1f} TFLOP/s, {r.peak_source}), compute floor {fmt_ns(r.compute_floor_ns)}, "
+                f"{r.bound}-bound"
+            )
         else:
             line += f"; FLOPs {r.flops_source}"
         if r.efficiency is not None:
             line += f"; efficiency {r.efficiency * 100:.1f}% of the roofline bound"
         out.append(line)
     if p.has_instructions:
-        out.append(f"Instructions: {k.instr} ({k.work_instr} work) · unattributed: {k.unattributed_instr} "
-                   f"({k.unattributed_work_instr} work), busy {fmt_ns(k.unattributed_busy_ns)}, wait {fmt_ns(k.unattributed_wait_ns)}")
+        out.append(
+            f"Instructions: {k.instr} ({k.work_instr} work) · unattributed: {k.unattributed_instr} "
+            f"({k.unattributed_work_instr} work), busy {fmt_ns(k.unattributed_busy_ns)}, wait {fmt_ns(k.unattributed_wait_ns)}"
+        )
         out.append(f"Wait opcodes (not busy): {', '.join(k.wait_opcodes)}")
         out.append(f"Source locations from: {k.location_source or 'none'}")
         if len(k.cores) > 1:
@@ -109,7 +125,9 @@ def listing_text(report: ProfileReport, metric: str = "busy", color: bool = Fals
                 out.append(f"{i + 1:>{width}} {_bar(frac, color)} {_label(ln, metric)} │ {src}")
         beyond = [ln for ln in fh.lines if ln.line >= len(text)]
         for ln in beyond:
-            out.append(f"  line {ln.line + 1} is past the end of the file ({_label(ln, metric)}): file changed since profiling?")
+            out.append(
+                f"  line {ln.line + 1} is past the end of the file ({_label(ln, metric)}): file changed since profiling?"
+            )
     return out
 
 
@@ -117,9 +135,13 @@ def report_json(report: ProfileReport) -> dict[str, Any]:
     """Machine-readable report: the same payloads the language server sends, keyed by local path."""
     return {
         "profile": report.profile_info(),
-        "kernel": report.payloads(lambda p: Path(p).as_uri())[0]["kernel"] if report.files else
-        {**report.metrics.kernel.to_dict(), "unmapped_files": [m.to_dict() for m in report.unmapped],
-         "unmapped_busy_ns": report.unmapped_busy_ns},
+        "kernel": report.payloads(lambda p: Path(p).as_uri())[0]["kernel"]
+        if report.files
+        else {
+            **report.metrics.kernel.to_dict(),
+            "unmapped_files": [m.to_dict() for m in report.unmapped],
+            "unmapped_busy_ns": report.unmapped_busy_ns,
+        },
         "files": report.payloads(lambda p: Path(p).as_uri()),
         "mapping": [m.to_dict() for m in report.mapping.values()],
     }

@@ -100,7 +100,9 @@ def _ceiling(meta: dict[str, Any], opts: RooflineOptions) -> tuple[float, str]:
 def _tensor_peak(meta: dict[str, Any], opts: RooflineOptions) -> tuple[float, str]:
     if opts.tensor_peak_tflops:
         return opts.tensor_peak_tflops, "setting"
-    rows, cols, ghz = (meta.get(k) for k in ("tensor_engine_num_rows", "tensor_engine_num_cols", "tensor_engine_clock_freq"))
+    rows, cols, ghz = (
+        meta.get(k) for k in ("tensor_engine_num_rows", "tensor_engine_num_cols", "tensor_engine_clock_freq")
+    )
     if all(isinstance(v, (int, float)) and v > 0 for v in (rows, cols, ghz)):
         return float(rows) * float(cols) * 2 * float(ghz) / 1e3, "Metadata tensor_engine rows×cols×2×clock"  # type: ignore[arg-type]
     lim = limits_for(parse_generation(opts.generation))
@@ -132,7 +134,10 @@ def roofline_point(
     if tensor_share >= 0.5:
         peak, peak_source = _tensor_peak(meta, opts)
     else:
-        peak, peak_source = opts.vector_peak_tflops, "Vector Engine FP32 peak (setting; walkthrough 1.0 TFLOP/s)"
+        peak, peak_source = (
+            opts.vector_peak_tflops,
+            "Vector Engine FP32 peak (setting; walkthrough 1.0 TFLOP/s)",
+        )
     ridge = peak * 1e3 / ceiling  # (TFLOP/s → GFLOP/s) / (GB/s)
     mem_floor = hbm / ceiling if hbm else 0.0
     intensity = flops / hbm if flops is not None and hbm else None

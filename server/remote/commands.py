@@ -24,7 +24,9 @@ PID_FILE = ".stage.pid"
 def user_sets(settings: RemoteSettings, name: str) -> bool:
     """Whether the extra ssh options set ``-o NAME=…`` (either ``-o X`` or ``-oX`` spelling)."""
     opts = settings.ssh_options
-    values = [opts[i + 1] for i, o in enumerate(opts[:-1]) if o == "-o"] + [o[2:] for o in opts if o.startswith("-o") and o != "-o"]
+    values = [opts[i + 1] for i, o in enumerate(opts[:-1]) if o == "-o"] + [
+        o[2:] for o in opts if o.startswith("-o") and o != "-o"
+    ]
     low = name.lower()
     return any(v.lower().startswith(low + "=") or v.lower().startswith(low + " ") for v in values)
 
@@ -57,8 +59,18 @@ def master_argv(settings: RemoteSettings, control_path: str, persist_s: int = 60
     """Start a shared connection (``ssh -M -f -N``) that later ssh/scp calls reuse through ``control_path``:
     one authentication per run instead of one per command. ``ControlPersist`` ends it by itself when idle
     (e.g. if we are killed before :func:`master_exit_argv` runs)."""
-    args = ["ssh", *_common_options(settings, master=True), "-o", "ControlMaster=yes", "-o", f"ControlPath={control_path}",
-            "-o", f"ControlPersist={persist_s}", "-f", "-N"]
+    args = [
+        "ssh",
+        *_common_options(settings, master=True),
+        "-o",
+        "ControlMaster=yes",
+        "-o",
+        f"ControlPath={control_path}",
+        "-o",
+        f"ControlPersist={persist_s}",
+        "-f",
+        "-N",
+    ]
     if settings.host.port:
         args += ["-p", str(settings.host.port)]
     return [*args, "--", settings.host.destination]
@@ -123,13 +135,17 @@ def shell_line(workdir: str, argv: Sequence[str], activation: str = "", *, track
     if activation:
         inner = f"{activation}\n{inner}"  # newline, not ';' / '&&': the activation text is shell code as the user wrote it
     # bash when the host has it, so an activation written as `source venv/bin/activate` works.
-    return (f"cd {shlex.quote(workdir)} && echo $$ > {PID_FILE} && "
-            f"exec \"$(command -v bash || echo sh)\" -c {shlex.quote(inner)}")
+    return (
+        f"cd {shlex.quote(workdir)} && echo $$ > {PID_FILE} && "
+        f'exec "$(command -v bash || echo sh)" -c {shlex.quote(inner)}'
+    )
 
 
 def kill_line(workdir: str) -> str:
     """Terminate the process group recorded by :func:`shell_line` (TERM, then KILL if still alive after ~2 s)."""
-    script = ('p=$(cat "$1" 2>/dev/null) || exit 0; kill -s TERM -- "-$p" 2>/dev/null || exit 0; '
-              'for i in 1 2 3 4 5 6 7 8 9 10; do kill -s 0 -- "-$p" 2>/dev/null || exit 0; sleep 0.2; done; '
-              'kill -s KILL -- "-$p" 2>/dev/null; exit 0')
+    script = (
+        'p=$(cat "$1" 2>/dev/null) || exit 0; kill -s TERM -- "-$p" 2>/dev/null || exit 0; '
+        'for i in 1 2 3 4 5 6 7 8 9 10; do kill -s 0 -- "-$p" 2>/dev/null || exit 0; sleep 0.2; done; '
+        'kill -s KILL -- "-$p" 2>/dev/null; exit 0'
+    )
     return quote_argv(["sh", "-c", script, "sh", f"{workdir}/{PID_FILE}"])

@@ -41,7 +41,9 @@ def parse_host(text: str) -> HostSpec:
     text = text.strip()
     m = _HOST.fullmatch(text)
     if not text or text.startswith("-") or m is None or m.group("host").startswith("-"):
-        raise RemoteConfigError(f"remote.host: expected an ssh config alias or user@host[:port], got {text!r}")
+        raise RemoteConfigError(
+            f"remote.host: expected an ssh config alias or user@host[:port], got {text!r}"
+        )
     port = int(m.group("port")) if m.group("port") else None
     if port is not None and not 0 < port < 65536:
         raise RemoteConfigError(f"remote.host: port {port} out of range")
@@ -59,7 +61,8 @@ def remote_workdir(text: str) -> str:
         path = path[2:] or "."
     if not _SAFE_PATH.fullmatch(path) or path.startswith("-") or ".." in path.split("/"):
         raise RemoteConfigError(
-            f"remote.workDir: {text!r} — use letters, digits and . _ / + - only (optionally starting with ~/)")
+            f"remote.workDir: {text!r} — use letters, digits and . _ / + - only (optionally starting with ~/)"
+        )
     return path.rstrip("/") or "/"
 
 
@@ -69,7 +72,9 @@ class RemoteSettings:
 
     host: HostSpec
     workdir: str = "nki-studio-remote"
-    activation: str = ""  # shell text the user configured, run verbatim before the tools (e.g. `source venv/bin/activate`)
+    activation: str = (
+        ""  # shell text the user configured, run verbatim before the tools (e.g. `source venv/bin/activate`)
+    )
     neuron_core: int = 0
     ssh_options: tuple[str, ...] = ()
     ssh_config: str | None = None  # ``ssh -F FILE``
@@ -77,7 +82,9 @@ class RemoteSettings:
     python: str = "python3"
     platform_target: str = "trn2"
     connect_timeout_s: int = 8
-    stage_timeout_s: float = 900.0  # compile / capture / view each; big kernels take minutes (view of ~1 GB NTFF)
+    stage_timeout_s: float = (
+        900.0  # compile / capture / view each; big kernels take minutes (view of ~1 GB NTFF)
+    )
     control_path: str | None = None  # set by the flow while its shared connection is up
     transfer: str = "auto"  # "auto" (rsync when both ends have it, else scp), "scp" or "rsync"
 

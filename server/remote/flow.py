@@ -87,7 +87,13 @@ class _Session:
     """Runs the stages of one job against one host; tracks the remote directory for kill and clean-up."""
 
     def __init__(self, job: RemoteJob, log: LogFn, progress: ProgressFn, cancelled: CancelledFn) -> None:
-        self.job, self.s, self.log, self.progress, self.cancelled = job, job.settings, log, progress, cancelled
+        self.job, self.s, self.log, self.progress, self.cancelled = (
+            job,
+            job.settings,
+            log,
+            progress,
+            cancelled,
+        )
         self.host = str(job.settings.host)
         name = f"{job.spec.kernel}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
         self.job_rel = f"{self.s.workdir}/{name}"  # validated characters only: safe in scp operands too
@@ -124,8 +130,13 @@ class _Session:
     def kill_remote(self) -> None:
         """End the running remote stage (its process group), best effort."""
         self.log(f"stopping the remote process on {self.host}")
-        r = run(ssh_argv(self.s, kill_line(self.job_rel)), timeout_s=HOUSEKEEPING_TIMEOUT_S, cancelled=lambda: False,
-                log=self.log, label="kill")
+        r = run(
+            ssh_argv(self.s, kill_line(self.job_rel)),
+            timeout_s=HOUSEKEEPING_TIMEOUT_S,
+            cancelled=lambda: False,
+            log=self.log,
+            label="kill",
+        )
         if r.returncode != 0:
             self.log(f"could not stop the remote process (exit {r.returncode}); it may still be running")
 
@@ -155,8 +166,9 @@ class _Session:
         limit = self.s.connect_timeout_s + 30.0
         with err_path.open("w+", encoding="utf-8", errors="replace") as err:
             try:
-                proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                      timeout=limit)
+                proc = subprocess.run(
+                    argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, timeout=limit
+                )
                 code, timed_out = proc.returncode, False
             except subprocess.TimeoutExpired:
                 code, timed_out = -1, True
@@ -165,15 +177,22 @@ class _Session:
         for line in text.splitlines():
             self.log(f"[connect stderr] {line}")
         if code != 0:
-            raise classify("connect", Completed(tuple(argv), code, "", text, timed_out=timed_out), self.host, limit)
+            raise classify(
+                "connect", Completed(tuple(argv), code, "", text, timed_out=timed_out), self.host, limit
+            )
         self.s = dataclasses.replace(self.s, control_path=path)
 
     def disconnect(self) -> None:
         """Close the shared connection (it would also end by itself once idle)."""
         if self.s.control_path:
             try:
-                subprocess.run(master_exit_argv(self.s), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, timeout=HOUSEKEEPING_TIMEOUT_S)
+                subprocess.run(
+                    master_exit_argv(self.s),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    timeout=HOUSEKEEPING_TIMEOUT_S,
+                )
             except subprocess.TimeoutExpired:
                 self.log("the shared ssh connection did not close; it ends by itself when idle")
             self.s = dataclasses.replace(self.s, control_path=None)
@@ -184,28 +203,45 @@ class _Session:
     # ---- stages ----------------------------------------------------------------------------------------
     def upload(self) -> None:
         self.progress("upload", f"uploading {self.job.kernel_file.name} to {self.host}")
-        mk = (quote_argv(["mkdir", "-p", "--", self.s.workdir]) + " && " + quote_argv(["cd", "--", self.s.workdir]) +
-              " && pwd && { command -v rsync >/dev/null 2>&1 && echo " + RSYNC_PRESENT + " || true; }")
-        result = self._check("upload", self._run("upload", ssh_argv(self.s, mk), HOUSEKEEPING_TIMEOUT_S),
-                             HOUSEKEEPING_TIMEOUT_S)
+        mk = (
+            quote_argv(["mkdir", "-p", "--", self.s.workdir])
+            + " && "
+            + quote_argv(["cd", "--", self.s.workdir])
+            + " && pwd && { command -v rsync >/dev/null 2>&1 && echo "
+            + RSYNC_PRESENT
+            + " || true; }"
+        )
+        result = self._check(
+            "upload",
+            self._run("upload", ssh_argv(self.s, mk), HOUSEKEEPING_TIMEOUT_S),
+            HOUSEKEEPING_TIMEOUT_S,
+        )
         lines = result.stdout.strip().splitlines()
         cwd = next((ln for ln in lines if ln.startswith("/")), None)
         if cwd is None:
-            raise RemoteError("tool", f"upload: could not determine the remote work directory on {self.host}",
-                              detail=result.stdout)
+            raise RemoteError(
+                "tool",
+                f"upload: could not determine the remote work directory on {self.host}",
+                detail=result.stdout,
+            )
         self.job_abs = f"{cwd}/{self.job_rel.rsplit('/', 1)[-1]}"
         self.rsync = self._choose_rsync(RSYNC_PRESENT in lines)
         with tempfile.TemporaryDirectory(prefix="nki-studio-upload-") as tmp:
             local = stage_job(Path(tmp) / "job", self.job.kernel_file, self.job.spec, self.job.local_root)
             self.created = True
-            self._copy("upload", str(local) + ("/" if self.rsync else ""), remote_operand(self.s, self.job_rel))
+            self._copy(
+                "upload", str(local) + ("/" if self.rsync else ""), remote_operand(self.s, self.job_rel)
+            )
 
     def _choose_rsync(self, remote_has_it: bool) -> bool:
         local_has_it = shutil.which("rsync") is not None
         if self.s.transfer == "rsync" and not (local_has_it and remote_has_it):
             where = "here" if not local_has_it else f"on {self.host}"
-            raise RemoteError("config", f"remote.transfer is rsync, but rsync is not installed {where}; "
-                              "install it or set remote.transfer to auto")
+            raise RemoteError(
+                "config",
+                f"remote.transfer is rsync, but rsync is not installed {where}; "
+                "install it or set remote.transfer to auto",
+            )
         return self.s.transfer != "scp" and local_has_it and remote_has_it
 
     def _copy(self, stage: str, source: str, target: str) -> None:
@@ -235,27 +271,53 @@ class _Session:
 
     def capture(self) -> None:
         self.progress("capture", "capturing the second execution with neuron-explorer")
-        env = {"NEURON_RT_VISIBLE_CORES": str(self.s.neuron_core), "NEURON_LOGICAL_NC_CONFIG": str(self.job.spec.lnc)}
-        argv = ["neuron-explorer", "capture", "-n", NEFF, "-s", NTFF, "--num-exec=2", "--profile-nth-exec=2",
-                "--enable-dge-notifs"]
+        env = {
+            "NEURON_RT_VISIBLE_CORES": str(self.s.neuron_core),
+            "NEURON_LOGICAL_NC_CONFIG": str(self.job.spec.lnc),
+        }
+        argv = [
+            "neuron-explorer",
+            "capture",
+            "-n",
+            NEFF,
+            "-s",
+            NTFF,
+            "--num-exec=2",
+            "--profile-nth-exec=2",
+            "--enable-dge-notifs",
+        ]
         self._check("capture", self._tool("capture", argv, env), self.s.stage_timeout_s)
 
     def view(self) -> tuple[str, str]:
         """Process the capture; returns (remote output relative to the job dir, format)."""
         self.progress("view", "processing the profile (neuron-explorer view)")
-        base = ["neuron-explorer", "view", "-n", NEFF, "-s", CAPTURED, "--nki-source-root", f"{self.job_abs}/{SOURCE_DIR}"]
+        base = [
+            "neuron-explorer",
+            "view",
+            "-n",
+            NEFF,
+            "-s",
+            CAPTURED,
+            "--nki-source-root",
+            f"{self.job_abs}/{SOURCE_DIR}",
+        ]
         first = self._tool("view", [*base, "--output-format", "parquet", "--output-file", PARQUET_OUT])
         if first.returncode == 0 and not first.timed_out and not first.cancelled:
             return PARQUET_OUT, "parquet"
         err = classify("view", first, self.host, self.s.stage_timeout_s)
         if first.cancelled or err.kind != "tool":
             self._check("view", first, self.s.stage_timeout_s)
-        self.log("neuron-explorer view could not write Parquet; retrying with --output-format json (older tools)")
+        self.log(
+            "neuron-explorer view could not write Parquet; retrying with --output-format json (older tools)"
+        )
         second = self._tool("view", [*base, "--output-format", "json", "--output-file", JSON_OUT])
         if second.returncode != 0 and not second.cancelled and not second.timed_out:
             both = classify("view", second, self.host, self.s.stage_timeout_s)
-            raise RemoteError("tool", f"view failed on {self.host} for Parquet and JSON output",
-                              detail=f"parquet:\n{err.detail}\njson:\n{both.detail}")
+            raise RemoteError(
+                "tool",
+                f"view failed on {self.host} for Parquet and JSON output",
+                detail=f"parquet:\n{err.detail}\njson:\n{both.detail}",
+            )
         self._check("view", second, self.s.stage_timeout_s)
         return JSON_OUT, "json"
 
@@ -271,11 +333,14 @@ class _Session:
         except BaseException:
             cache.discard(partial)
             raise
-        return RemoteProfile(placed / remote_out, fmt, f"{self.job_abs}/{SOURCE_DIR}",
-                             self.job.local_root.resolve(), self.host)
+        return RemoteProfile(
+            placed / remote_out, fmt, f"{self.job_abs}/{SOURCE_DIR}", self.job.local_root.resolve(), self.host
+        )
 
 
-def fetch_profile(job: RemoteJob, *, log: LogFn, progress: ProgressFn, cancelled: CancelledFn) -> RemoteProfile:
+def fetch_profile(
+    job: RemoteJob, *, log: LogFn, progress: ProgressFn, cancelled: CancelledFn
+) -> RemoteProfile:
     """Run every remote stage and return the downloaded profile (raises :class:`RemoteError`)."""
     session = _Session(job, log, progress, cancelled)
     try:
@@ -296,8 +361,12 @@ def fetch_profile(job: RemoteJob, *, log: LogFn, progress: ProgressFn, cancelled
 def load_report(profile: RemoteProfile) -> ProfileReport:
     """Read the downloaded profile and map its remote paths onto the local kernel directory."""
     try:
-        report = analyze(profile.path, fmt=profile.format, roots=[profile.local_source_dir],
-                         mappings={profile.remote_source_dir: str(profile.local_source_dir)})
+        report = analyze(
+            profile.path,
+            fmt=profile.format,
+            roots=[profile.local_source_dir],
+            mappings={profile.remote_source_dir: str(profile.local_source_dir)},
+        )
     except ProfileError as exc:
         raise RemoteError("tool", f"the downloaded profile {profile.path} is not readable: {exc}") from exc
     if not report.metrics.lines:

@@ -28,8 +28,13 @@ def harness_spec(spec: SimSpec, kernel_path: str) -> dict[str, Any]:
             args.append([name, {"dtype": value.dtype, "shape": list(value.shape)}])
         else:
             args.append([name, value])
-    return {"kernel_file": f"{SOURCE_DIR}/{kernel_path}", "kernel": spec.kernel, "args": args,
-            "seed": spec.seed, "lnc": spec.lnc}
+    return {
+        "kernel_file": f"{SOURCE_DIR}/{kernel_path}",
+        "kernel": spec.kernel,
+        "args": args,
+        "seed": spec.seed,
+        "lnc": spec.lnc,
+    }
 
 
 def relative_kernel_path(kernel_file: Path, source_root: Path) -> str:

@@ -75,8 +75,11 @@ def main(argv: list) -> int:
     kernel(*make_args(spec))  # compiles (NEFF kept in NKI_ARTIFACTS_DIR) and runs once
     neff = os.path.join(artifacts, "kernel.neff")
     if not os.path.isfile(neff):
-        print(f"nki-studio harness: the kernel ran but no NEFF was written to {neff}; is this nki version "
-              "honouring NKI_ARTIFACTS_DIR?", file=sys.stderr)
+        print(
+            f"nki-studio harness: the kernel ran but no NEFF was written to {neff}; is this nki version "
+            "honouring NKI_ARTIFACTS_DIR?",
+            file=sys.stderr,
+        )
         return 3
     print(NEFF_MARKER + neff, flush=True)
     return 0

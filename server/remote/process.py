@@ -38,15 +38,26 @@ def _pump(stream: IO[str], sink: list[str], log: LogFn, prefix: str) -> None:
         log(prefix + line.rstrip("\n"))
 
 
-def run(argv: Sequence[str], *, timeout_s: float, cancelled: CancelledFn, log: LogFn, label: str) -> Completed:
+def run(
+    argv: Sequence[str], *, timeout_s: float, cancelled: CancelledFn, log: LogFn, label: str
+) -> Completed:
     """Run ``argv`` (no shell); kill it on timeout or when ``cancelled()`` turns true."""
-    proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, errors="replace", start_new_session=True)
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
     out: list[str] = []
     err: list[str] = []
     assert proc.stdout is not None and proc.stderr is not None
-    pumps = [threading.Thread(target=_pump, args=(proc.stdout, out, log, f"[{label}] "), daemon=True),
-             threading.Thread(target=_pump, args=(proc.stderr, err, log, f"[{label} stderr] "), daemon=True)]
+    pumps = [
+        threading.Thread(target=_pump, args=(proc.stdout, out, log, f"[{label}] "), daemon=True),
+        threading.Thread(target=_pump, args=(proc.stderr, err, log, f"[{label} stderr] "), daemon=True),
+    ]
     for t in pumps:
         t.start()
     deadline = time.monotonic() + timeout_s

@@ -169,8 +169,15 @@ _OPS: dict[str, AluOp] = {
 
 # Names that reach us from NumPy ufuncs (legacy kernels), Python builtins or older spellings.
 _ALIASES = {
-    "max": "maximum", "amax": "maximum", "min": "minimum", "amin": "minimum", "absolute": "abs",
-    "true_divide": "divide", "sum": "add", "prod": "multiply", "identity": "copy",
+    "max": "maximum",
+    "amax": "maximum",
+    "min": "minimum",
+    "amin": "minimum",
+    "absolute": "abs",
+    "true_divide": "divide",
+    "sum": "add",
+    "prod": "multiply",
+    "identity": "copy",
 }
 
 

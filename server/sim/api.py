@@ -92,7 +92,7 @@ class SimResult:
 
     @property
     def backend(self) -> str:
-        """"embedded" or "official"."""
+        """ "embedded" or "official"."""
         return self.report.backend
 
     @property
@@ -110,11 +110,24 @@ class SimResult:
         (bytes per partition; each live entry has name, shape, dtype, bytesPerPartition, file, line)."""
         if self.report.sbuf is None or self.report.psum is None:
             return None
-        return {kind: {
-            "capacityBytes": usage.capacity_bytes, "peakBytes": usage.peak_bytes,
-            "live": [{"name": a.name, "shape": list(a.shape), "dtype": a.dtype, "bytesPerPartition": a.bytes_per_partition,
-                      "file": a.file, "line": a.line} for a in usage.live_at_peak],
-        } for kind, usage in (("sbuf", self.report.sbuf), ("psum", self.report.psum))}
+        return {
+            kind: {
+                "capacityBytes": usage.capacity_bytes,
+                "peakBytes": usage.peak_bytes,
+                "live": [
+                    {
+                        "name": a.name,
+                        "shape": list(a.shape),
+                        "dtype": a.dtype,
+                        "bytesPerPartition": a.bytes_per_partition,
+                        "file": a.file,
+                        "line": a.line,
+                    }
+                    for a in usage.live_at_peak
+                ],
+            }
+            for kind, usage in (("sbuf", self.report.sbuf), ("psum", self.report.psum))
+        }
 
 
 def find_kernel(module: Any, kernel_name: str | None, path: str) -> Any:
@@ -122,12 +135,16 @@ def find_kernel(module: Any, kernel_name: str | None, path: str) -> Any:
     if kernel_name:
         obj = getattr(module, kernel_name, None)
         if obj is None or not callable(obj):
-            raise SimulationError(f"{path} has no kernel named {kernel_name!r}", location=SourceLocation(path, 1))
+            raise SimulationError(
+                f"{path} has no kernel named {kernel_name!r}", location=SourceLocation(path, 1)
+            )
         return obj
     kernels = [k for k, v in vars(module).items() if isinstance(v, (JitKernel, LaunchedKernel))]
     if len(kernels) != 1:
         detail = f"several: {', '.join(sorted(kernels))}" if kernels else "none found"
-        raise SimulationError(f"{path}: name the @nki.jit kernel to simulate ({detail})", location=SourceLocation(path, 1))
+        raise SimulationError(
+            f"{path}: name the @nki.jit kernel to simulate ({detail})", location=SourceLocation(path, 1)
+        )
     return getattr(module, kernels[0])
 
 
@@ -141,13 +158,18 @@ def check_python_subset(path: str, nki_version: NkiVersion) -> None:
     config, _ = config_for(path)
     config = dataclasses.replace(config, target=Target(config.target.generation, nki_version))
     # The subset rules are warnings (their basis is partly inferred); in this mode any of them rejects.
-    findings = [f for f in lint_source(text, path, config) if f.code.startswith("NKI1")
-                and f.severity in (Severity.ERROR, Severity.WARNING)]
+    findings = [
+        f
+        for f in lint_source(text, path, config)
+        if f.code.startswith("NKI1") and f.severity in (Severity.ERROR, Severity.WARNING)
+    ]
     if findings:
         first = findings[0]
         listing = "; ".join(f"line {f.span.line}: {f.code} {f.message}" for f in findings[:10])
-        raise SimulationError(f"the kernel uses Python that NKI {nki_version} does not compile: {listing}",
-                              location=SourceLocation(os.path.abspath(path), first.span.line))
+        raise SimulationError(
+            f"the kernel uses Python that NKI {nki_version} does not compile: {listing}",
+            location=SourceLocation(os.path.abspath(path), first.span.line),
+        )
 
 
 def _target(target: Target | Generation | str | None, nki_version: NkiVersion | str | None) -> Target:
@@ -177,12 +199,20 @@ def _report(run: KernelRun, backend: str, opts: SimOptions) -> SimReport:
     for core in ctx.cores:
         warnings.extend(core.memory.warnings)
     return SimReport(
-        backend=backend, target=opts.target.generation.value, nki_version=str(opts.nki_version),
-        precise=opts.precise, lnc=opts.lnc, instructions=ctx.instructions, elapsed_s=run.elapsed_s,
-        sbuf=usage["sbuf"], psum=usage["psum"], warnings=warnings,
+        backend=backend,
+        target=opts.target.generation.value,
+        nki_version=str(opts.nki_version),
+        precise=opts.precise,
+        lnc=opts.lnc,
+        instructions=ctx.instructions,
+        elapsed_s=run.elapsed_s,
+        sbuf=usage["sbuf"],
+        psum=usage["psum"],
+        warnings=warnings,
         device_prints=list(ctx.shared.get("device_print", [])),
         trace=list(ctx.recorder.events) if ctx.recorder is not None else [],
-        inputs_modified=run.inputs_modified, traced=ctx.recorder is not None,
+        inputs_modified=run.inputs_modified,
+        traced=ctx.recorder is not None,
     )
 
 
@@ -193,14 +223,28 @@ def load_kernel_module(path: str, backend: str = "embedded", sys_path: tuple[str
     return dropin.load_module(path, None, sys_path)
 
 
-def simulate(kernel_or_path: object, *args: Any, kernel_name: str | None = None,
-             target: Target | Generation | str | None = None, nki_version: NkiVersion | str | None = None,
-             precise: bool | None = None, strict: bool = False, trace: bool = False, lnc: int | None = None,
-             backend: str = "embedded", kernel_kwargs: dict[str, Any] | None = None,
-             capacity: str = "error", python_subset: bool = False, deadline_s: float | None = None,
-             allocation_budget: int | None = None, max_instructions: int | None = None,
-             checkin: Callable[[], None] | None = None, sys_path: tuple[str, ...] = (), ranks: int = 1,
-             rank_args: list[tuple[Any, ...]] | None = None) -> SimResult:
+def simulate(
+    kernel_or_path: object,
+    *args: Any,
+    kernel_name: str | None = None,
+    target: Target | Generation | str | None = None,
+    nki_version: NkiVersion | str | None = None,
+    precise: bool | None = None,
+    strict: bool = False,
+    trace: bool = False,
+    lnc: int | None = None,
+    backend: str = "embedded",
+    kernel_kwargs: dict[str, Any] | None = None,
+    capacity: str = "error",
+    python_subset: bool = False,
+    deadline_s: float | None = None,
+    allocation_budget: int | None = None,
+    max_instructions: int | None = None,
+    checkin: Callable[[], None] | None = None,
+    sys_path: tuple[str, ...] = (),
+    ranks: int = 1,
+    rank_args: list[tuple[Any, ...]] | None = None,
+) -> SimResult:
     """Simulate a kernel on NumPy (or torch) arguments.
 
     ``kernel_or_path``: an ``@nki.jit`` kernel, ``kernel[lnc]``, a plain function, or a ``.py`` path
@@ -215,18 +259,38 @@ def simulate(kernel_or_path: object, *args: Any, kernel_name: str | None = None,
         raise ValueError(f"backend must be one of {BACKENDS}, not {backend!r}")
     tgt = _target(target, nki_version)
     use_official = backend == "official" or (backend == "auto" and official.available())
-    opts = SimOptions(target=tgt, precise=dtypes.precise_default() if precise is None else precise, strict=strict,
-                      trace=trace, capacity=capacity, allocation_budget=allocation_budget,
-                      max_instructions=max_instructions, checkin=checkin, ranks=ranks)
+    opts = SimOptions(
+        target=tgt,
+        precise=dtypes.precise_default() if precise is None else precise,
+        strict=strict,
+        trace=trace,
+        capacity=capacity,
+        allocation_budget=allocation_budget,
+        max_instructions=max_instructions,
+        checkin=checkin,
+        ranks=ranks,
+    )
     path = os.fspath(kernel_or_path) if isinstance(kernel_or_path, (str, os.PathLike)) else None
     if path is not None and python_subset:
         check_python_subset(path, tgt.nki_version)
     if use_official:
-        output = official.run(kernel_or_path if path is None else path, args, kernel_name=kernel_name,
-                              target=tgt, precise=opts.precise, lnc=lnc, kernel_kwargs=kernel_kwargs or {})
-        report = SimReport(backend="official", target=tgt.generation.value, nki_version=str(tgt.nki_version),
-                           precise=opts.precise, lnc=lnc or 1,
-                           warnings=["official nki.simulate: no SBUF/PSUM capacity accounting or trace"])
+        output = official.run(
+            kernel_or_path if path is None else path,
+            args,
+            kernel_name=kernel_name,
+            target=tgt,
+            precise=opts.precise,
+            lnc=lnc,
+            kernel_kwargs=kernel_kwargs or {},
+        )
+        report = SimReport(
+            backend="official",
+            target=tgt.generation.value,
+            nki_version=str(tgt.nki_version),
+            precise=opts.precise,
+            lnc=lnc or 1,
+            warnings=["official nki.simulate: no SBUF/PSUM capacity accounting or trace"],
+        )
         return SimResult(output, report)
     with dropin.installed(opts):
         if path is not None:
@@ -240,9 +304,24 @@ def simulate(kernel_or_path: object, *args: Any, kernel_name: str | None = None,
             raise SimulationError(f"lnc must be 1 or 2, not {opts.lnc}")
         if rank_args is not None and len(rank_args) != ranks:
             raise SimulationError(f"rank_args has {len(rank_args)} entries for {ranks} ranks")
-        run = run_kernel(func, args, kernel_kwargs or {}, opts, grid=launched is not None or lnc is not None,
-                         deadline_s=deadline_s, rank_args=rank_args)
+        run = run_kernel(
+            func,
+            args,
+            kernel_kwargs or {},
+            opts,
+            grid=launched is not None or lnc is not None,
+            deadline_s=deadline_s,
+            rank_args=rank_args,
+        )
     return SimResult(run.output, _report(run, "embedded", opts), run.rank_outputs)
 
 
-__all__ = ["BACKENDS", "RegionUsage", "SimReport", "SimResult", "find_kernel", "load_kernel_module", "simulate"]
+__all__ = [
+    "BACKENDS",
+    "RegionUsage",
+    "SimReport",
+    "SimResult",
+    "find_kernel",
+    "load_kernel_module",
+    "simulate",
+]

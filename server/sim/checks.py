@@ -25,7 +25,9 @@ def buffers(op: str, role: str, t: NkiTensor, allowed: tuple[str, ...]) -> None:
     """The operand's region kind ("sbuf", "psum", "hbm") must be in ``allowed``."""
     kind = t.buffer.kind
     if kind not in allowed:
-        raise HardwareLimitError(f"{op} {role} must be in {' or '.join(a.upper() for a in allowed)}, not {kind.upper()}")
+        raise HardwareLimitError(
+            f"{op} {role} must be in {' or '.join(a.upper() for a in allowed)}, not {kind.upper()}"
+        )
 
 
 def partitions(op: str, role: str, t: NkiTensor) -> int:

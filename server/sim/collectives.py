@@ -42,7 +42,9 @@ class ReplicaGroup:
         seen: set[int] = set()
         for g in groups:
             if not g or len(set(g)) != len(g) or seen & set(g):
-                raise HardwareLimitError(f"ReplicaGroup: groups must be non-empty and must not overlap: {groups}")
+                raise HardwareLimitError(
+                    f"ReplicaGroup: groups must be non-empty and must not overlap: {groups}"
+                )
             seen |= set(g)
         self.replica_groups = groups
 
@@ -54,23 +56,33 @@ def _rank() -> int:
 def _my_group(op: str, group: object) -> list[int]:
     """The caller's group, checked against the ranks that exist in this simulation."""
     if not isinstance(group, ReplicaGroup):
-        raise HardwareLimitError(f"{op}: replica_group must be an ncc.ReplicaGroup, not {type(group).__name__}")
+        raise HardwareLimitError(
+            f"{op}: replica_group must be an ncc.ReplicaGroup, not {type(group).__name__}"
+        )
     ranks = context.current_core().num_ranks
     me = _rank()
     for g in group.replica_groups:
         missing = [r for r in g if not 0 <= r < ranks]
         if missing:
-            raise HardwareLimitError(f"{op}: ranks {missing} do not exist; this simulation runs {ranks} rank(s) "
-                                     f"(simulate(..., ranks=N) runs N)")
+            raise HardwareLimitError(
+                f"{op}: ranks {missing} do not exist; this simulation runs {ranks} rank(s) "
+                f"(simulate(..., ranks=N) runs N)"
+            )
         if me in g:
             return g
     raise HardwareLimitError(f"{op}: rank {me} is in no group of {group.replica_groups}")
 
 
-def _tensors(op: str, srcs: object, dsts: object, *, hbm_only: bool = False) -> tuple[list[NkiTensor], list[NkiTensor]]:
+def _tensors(
+    op: str, srcs: object, dsts: object, *, hbm_only: bool = False
+) -> tuple[list[NkiTensor], list[NkiTensor]]:
     """``srcs``/``dsts`` lists of equal length, all HBM or all SBUF; several tensors only in HBM."""
-    if not isinstance(srcs, (list, tuple)) or not isinstance(dsts, (list, tuple)) or len(srcs) != len(dsts) \
-            or not srcs:
+    if (
+        not isinstance(srcs, (list, tuple))
+        or not isinstance(dsts, (list, tuple))
+        or len(srcs) != len(dsts)
+        or not srcs
+    ):
         raise HardwareLimitError(f"{op}: srcs and dsts must be non-empty lists of the same length")
     allowed = ("hbm",) if hbm_only else ("hbm", "sbuf")
     s = [c.tensor(op, f"srcs[{i}]", t, allowed) for i, t in enumerate(srcs)]
@@ -108,12 +120,20 @@ def _check_dim(op: str, dim: object, t: NkiTensor) -> int:
     d = index_value(dim)
     allowed = (0,) if t.buffer.kind == "hbm" else (0, 1)
     if d not in allowed:
-        raise HardwareLimitError(f"{op}: collective_dim={d} is not supported for {t.buffer.kind.upper()} tensors")
+        raise HardwareLimitError(
+            f"{op}: collective_dim={d} is not supported for {t.buffer.kind.upper()} tensors"
+        )
     return d
 
 
-def all_reduce(srcs: object, dsts: object, replica_group: object, op: object, priority: object = None,
-               name: str | None = None) -> NkiInstruction:
+def all_reduce(
+    srcs: object,
+    dsts: object,
+    replica_group: object,
+    op: object,
+    priority: object = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """Every rank's ``dsts[i]`` = ``op``-reduction of ``srcs[i]`` over its group."""
     opname = "ncc.all_reduce"
     group = _my_group(opname, replica_group)
@@ -121,7 +141,9 @@ def all_reduce(srcs: object, dsts: object, replica_group: object, op: object, pr
     c.alu_op(opname, "op", op, allowed=_REDUCE_OPS)
     for i, (a, b) in enumerate(zip(s, d, strict=True)):
         if a.size != b.size:
-            raise HardwareLimitError(f"{opname}: srcs[{i}] and dsts[{i}] differ in size ({a.size} vs {b.size})")
+            raise HardwareLimitError(
+                f"{opname}: srcs[{i}] and dsts[{i}] differ in size ({a.size} vs {b.size})"
+            )
     _issue(opname, s, d, flops=sum(t.size for t in s) * (len(group) - 1))
     posted = _exchange(opname, group, [np.array(read(t)) for t in s])
     for i, t in enumerate(d):
@@ -129,8 +151,14 @@ def all_reduce(srcs: object, dsts: object, replica_group: object, op: object, pr
     return c.handle(opname, name)
 
 
-def all_gather(srcs: object, dsts: object, replica_group: object, collective_dim: object, priority: object = None,
-               name: str | None = None) -> NkiInstruction:
+def all_gather(
+    srcs: object,
+    dsts: object,
+    replica_group: object,
+    collective_dim: object,
+    priority: object = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dsts[i]`` = all ranks' ``srcs[i]`` concatenated in group order along ``collective_dim`` (HBM: dim 0;
     SBUF: 0 or 1 of 2-D tiles)."""
     opname = "ncc.all_gather"
@@ -142,13 +170,22 @@ def all_gather(srcs: object, dsts: object, replica_group: object, collective_dim
     for i, t in enumerate(d):
         out = np.concatenate([posted[r][i] for r in group], axis=dim)
         if out.shape != t.shape:
-            raise HardwareLimitError(f"{opname}: dsts[{i}] {list(t.shape)} must be the gathered shape {list(out.shape)}")
+            raise HardwareLimitError(
+                f"{opname}: dsts[{i}] {list(t.shape)} must be the gathered shape {list(out.shape)}"
+            )
         c.store(t, out)
     return c.handle(opname, name)
 
 
-def reduce_scatter(srcs: object, dsts: object, replica_group: object, collective_dim: object, op: object,
-                   priority: object = None, name: str | None = None) -> NkiInstruction:
+def reduce_scatter(
+    srcs: object,
+    dsts: object,
+    replica_group: object,
+    collective_dim: object,
+    op: object,
+    priority: object = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """Reduce over the group, then the rank at position ``k`` of its group keeps split ``k`` along dim 0."""
     opname = "ncc.reduce_scatter"
     group = _my_group(opname, replica_group)
@@ -162,14 +199,21 @@ def reduce_scatter(srcs: object, dsts: object, replica_group: object, collective
     for i, t in enumerate(d):
         total = _reduce(opname, op, [posted[r][i] for r in group])
         if total.shape[0] % len(group):
-            raise HardwareLimitError(f"{opname}: srcs[{i}] dim 0 ({total.shape[0]}) does not split into "
-                                     f"{len(group)} equal parts")
+            raise HardwareLimitError(
+                f"{opname}: srcs[{i}] dim 0 ({total.shape[0]}) does not split into {len(group)} equal parts"
+            )
         c.store(t, np.split(total, len(group), axis=0)[k])
     return c.handle(opname, name)
 
 
-def all_to_all(srcs: object, dsts: object, replica_group: object, collective_dim: object, priority: object = None,
-               name: str | None = None) -> NkiInstruction:
+def all_to_all(
+    srcs: object,
+    dsts: object,
+    replica_group: object,
+    collective_dim: object,
+    priority: object = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """Split ``srcs[i]`` along dim 0 into group-size chunks; chunk ``j`` goes to the ``j``-th rank of the
     group; received chunks are concatenated in sender order (HBM only)."""
     opname = "ncc.all_to_all"
@@ -179,8 +223,9 @@ def all_to_all(srcs: object, dsts: object, replica_group: object, collective_dim
         raise HardwareLimitError(f"{opname}: only collective_dim=0 is supported")
     for i, t in enumerate(s):
         if t.shape[0] % len(group):
-            raise HardwareLimitError(f"{opname}: srcs[{i}] dim 0 ({t.shape[0]}) does not split into "
-                                     f"{len(group)} equal parts")
+            raise HardwareLimitError(
+                f"{opname}: srcs[{i}] dim 0 ({t.shape[0]}) does not split into {len(group)} equal parts"
+            )
     _issue(opname, s, d)
     posted = _exchange(opname, group, [np.split(np.array(read(t, raw=True)), len(group), axis=0) for t in s])
     k = group.index(_rank())
@@ -189,8 +234,9 @@ def all_to_all(srcs: object, dsts: object, replica_group: object, collective_dim
     return c.handle(opname, name)
 
 
-def collective_permute(srcs: object, dsts: object, source_target_pairs: object, priority: object = None,
-                       name: str | None = None) -> NkiInstruction:
+def collective_permute(
+    srcs: object, dsts: object, source_target_pairs: object, priority: object = None, name: str | None = None
+) -> NkiInstruction:
     """Explicit ``(source, target)`` pairs: the source's ``srcs[0]`` lands in the target's ``dsts[0]``; a
     rank that is no target keeps its ``dsts`` (HBM only, one tensor per list)."""
     opname = "ncc.collective_permute"
@@ -218,8 +264,9 @@ def collective_permute(srcs: object, dsts: object, source_target_pairs: object, 
     return c.handle(opname, name)
 
 
-def _ring(op: str, srcs_by_channel: object, dsts_by_channel: object, replica_group: object,
-          channel_ids: object) -> tuple[list[int], list[NkiTensor], list[NkiTensor]]:
+def _ring(
+    op: str, srcs_by_channel: object, dsts_by_channel: object, replica_group: object, channel_ids: object
+) -> tuple[list[int], list[NkiTensor], list[NkiTensor]]:
     group = _my_group(op, replica_group)
     if not isinstance(srcs_by_channel, (list, tuple)) or not isinstance(dsts_by_channel, (list, tuple)):
         raise HardwareLimitError(f"{op}: srcs/dsts must be lists (one inner list per channel)")
@@ -237,9 +284,14 @@ def _ring(op: str, srcs_by_channel: object, dsts_by_channel: object, replica_gro
     return group, s, d
 
 
-def collective_permute_implicit(srcs_by_channel: object, dsts_by_channel: object, replica_group: object,
-                                channel_ids: object = (0,), priority: object = None,
-                                name: str | None = None) -> NkiInstruction:
+def collective_permute_implicit(
+    srcs_by_channel: object,
+    dsts_by_channel: object,
+    replica_group: object,
+    channel_ids: object = (0,),
+    priority: object = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """Ring step: each rank sends to its successor in the group and receives from its predecessor."""
     opname = "ncc.collective_permute_implicit"
     group, s, d = _ring(opname, srcs_by_channel, dsts_by_channel, replica_group, channel_ids)
@@ -251,9 +303,16 @@ def collective_permute_implicit(srcs_by_channel: object, dsts_by_channel: object
     return c.handle(opname, name)
 
 
-def collective_permute_implicit_reduce(srcs0_by_channel: object, srcs1_by_channel: object, dsts_by_channel: object,
-                                       replica_group: object, op: object, channel_ids: object = (0,),
-                                       priority: object = None, name: str | None = None) -> NkiInstruction:
+def collective_permute_implicit_reduce(
+    srcs0_by_channel: object,
+    srcs1_by_channel: object,
+    dsts_by_channel: object,
+    replica_group: object,
+    op: object,
+    channel_ids: object = (0,),
+    priority: object = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """Ring step with a local reduction: send ``op(srcs0[i], srcs1[i])`` to the successor and receive the
     predecessor's reduced value into ``dsts[i]``."""
     opname = "ncc.collective_permute_implicit_reduce"
@@ -261,7 +320,10 @@ def collective_permute_implicit_reduce(srcs0_by_channel: object, srcs1_by_channe
     _, s1, _ = _ring(opname, srcs1_by_channel, dsts_by_channel, replica_group, channel_ids)
     c.alu_op(opname, "op", op, allowed=_REDUCE_OPS)
     _issue(opname, s0 + s1, d, flops=sum(t.size for t in s0))
-    mine = [_reduce(opname, op, [np.array(read(a)), np.array(read(b)).reshape(a.shape)]) for a, b in zip(s0, s1, strict=True)]
+    mine = [
+        _reduce(opname, op, [np.array(read(a)), np.array(read(b)).reshape(a.shape)])
+        for a, b in zip(s0, s1, strict=True)
+    ]
     posted = _exchange(opname, group, mine)
     pred = group[(group.index(_rank()) - 1) % len(group)]
     for ch, t in enumerate(d):
@@ -269,9 +331,9 @@ def collective_permute_implicit_reduce(srcs0_by_channel: object, srcs1_by_channe
     return c.handle(opname, name)
 
 
-def collective_permute_implicit_current_processing_rank_id(iteration_id: object, replica_group: object,
-                                                           channel_id: object = 0,
-                                                           name: str | None = None) -> VirtualRegister:
+def collective_permute_implicit_current_processing_rank_id(
+    iteration_id: object, replica_group: object, channel_id: object = 0, name: str | None = None
+) -> VirtualRegister:
     """Whose data a ring step ``iteration_id`` is processing: the own rank at step 0, then predecessors."""
     group = _my_group("ncc.collective_permute_implicit_current_processing_rank_id", replica_group)
     step = index_value(iteration_id)
@@ -283,14 +345,18 @@ def rank_id(name: str | None = None) -> VirtualRegister:
     return VirtualRegister(_rank())
 
 
-def _metadata(op: str, metadata_tensor: object, group: list[int], has_rdispls: bool) -> tuple[NkiTensor, np.ndarray]:
+def _metadata(
+    op: str, metadata_tensor: object, group: list[int], has_rdispls: bool
+) -> tuple[NkiTensor, np.ndarray]:
     """The ``(rows, G)`` uint32 metadata (HBM) or ``(1, rows, G)`` (SBUF) of a variable-length collective."""
     rows = 4 if has_rdispls else 3
     meta = c.tensor(op, "metadata_tensor", metadata_tensor, ("hbm", "sbuf"))
     c.dtype_in(op, "metadata_tensor", meta, ("uint32",))
     if meta.size != rows * len(group) or meta.shape[-1] != len(group) or not meta.is_contiguous():
-        raise HardwareLimitError(f"{op}: metadata_tensor must be a contiguous ({rows}, {len(group)}) uint32 tensor "
-                                 f"((1, {rows}, {len(group)}) in SBUF), got {list(meta.shape)}")
+        raise HardwareLimitError(
+            f"{op}: metadata_tensor must be a contiguous ({rows}, {len(group)}) uint32 tensor "
+            f"((1, {rows}, {len(group)}) in SBUF), got {list(meta.shape)}"
+        )
     return meta, np.array(read(meta, raw=True)).reshape(rows, len(group)).astype(np.int64)
 
 
@@ -303,8 +369,10 @@ def _flat_pair(op: str, srcs: object, dsts: object) -> tuple[NkiTensor, NkiTenso
 
 def _chunk(op: str, flat: np.ndarray, start: int, count: int, what: str) -> np.ndarray:
     if start < 0 or count < 0 or start + count > flat.size:
-        raise HardwareLimitError(f"{op}: {what} [{start}, {start + count}) is outside the {flat.size}-element buffer")
-    return flat[start:start + count]
+        raise HardwareLimitError(
+            f"{op}: {what} [{start}, {start + count}) is outside the {flat.size}-element buffer"
+        )
+    return flat[start : start + count]
 
 
 def _write_recv_counts(meta: NkiTensor, table: np.ndarray, counts: list[int]) -> None:
@@ -313,9 +381,16 @@ def _write_recv_counts(meta: NkiTensor, table: np.ndarray, counts: list[int]) ->
     c.store(meta, table.astype(np.uint32).reshape(meta.shape))
 
 
-def all_gather_v(srcs: object, dsts: object, replica_group: object, metadata_tensor: object,
-                 recv_counts_known: bool = False, has_rdispls: bool = False, priority: object = None,
-                 name: str | None = None) -> NkiInstruction:
+def all_gather_v(
+    srcs: object,
+    dsts: object,
+    replica_group: object,
+    metadata_tensor: object,
+    recv_counts_known: bool = False,
+    has_rdispls: bool = False,
+    priority: object = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """Variable-length all-gather on flat buffers (0.6.0): each rank broadcasts
     ``src[send_displ : send_displ + send_count]``; sender ``s``'s chunk lands at ``dst[s*slot ...]`` with
     ``slot = dst.size / G``. Metadata rows: send_count, send_displ (first column), recv_counts (written
@@ -329,23 +404,34 @@ def all_gather_v(srcs: object, dsts: object, replica_group: object, metadata_ten
     s, d = _flat_pair(opname, srcs, dsts)
     meta, table = _metadata(opname, metadata_tensor, group, False)
     _issue(opname, [s], [d])
-    chunk = _chunk(opname, np.array(read(s, raw=True)).reshape(-1), int(table[1, 0]), int(table[0, 0]), "send range")
+    chunk = _chunk(
+        opname, np.array(read(s, raw=True)).reshape(-1), int(table[1, 0]), int(table[0, 0]), "send range"
+    )
     posted = _exchange(opname, group, chunk)
     out = np.array(read(d, raw=True)).reshape(-1)
     slot = d.size // len(group)
     for k, r in enumerate(group):
         if posted[r].size > slot:
-            raise HardwareLimitError(f"{opname}: rank {r} sends {posted[r].size} elements, more than the slot of {slot}")
-        out[k * slot:k * slot + posted[r].size] = posted[r]
+            raise HardwareLimitError(
+                f"{opname}: rank {r} sends {posted[r].size} elements, more than the slot of {slot}"
+            )
+        out[k * slot : k * slot + posted[r].size] = posted[r]
     c.store(d, out.reshape(d.shape))
     if not recv_counts_known:
         _write_recv_counts(meta, table, [posted[r].size for r in group])
     return c.handle(opname, name)
 
 
-def all_to_all_v(srcs: object, dsts: object, replica_group: object, metadata_tensor: object,
-                 recv_counts_known: bool = False, has_rdispls: bool = False, priority: object = None,
-                 name: str | None = None) -> NkiInstruction:
+def all_to_all_v(
+    srcs: object,
+    dsts: object,
+    replica_group: object,
+    metadata_tensor: object,
+    recv_counts_known: bool = False,
+    has_rdispls: bool = False,
+    priority: object = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """Variable-length all-to-all on flat buffers (0.3.0): rank ``r`` sends ``src[send_displs[j] :
     send_displs[j] + send_counts[j]]`` to the ``j``-th rank of the group; the chunk from the ``k``-th rank
     lands at ``recv_displs[k]`` (with ``has_rdispls``) or at ``(dst.size / G) * k``. Metadata rows:
@@ -357,8 +443,10 @@ def all_to_all_v(srcs: object, dsts: object, replica_group: object, metadata_ten
     meta, table = _metadata(opname, metadata_tensor, group, has_rdispls)
     _issue(opname, [s], [d])
     flat = np.array(read(s, raw=True)).reshape(-1)
-    chunks = [_chunk(opname, flat, int(table[1, j]), int(table[0, j]), f"send range for rank {r}")
-              for j, r in enumerate(group)]
+    chunks = [
+        _chunk(opname, flat, int(table[1, j]), int(table[0, j]), f"send range for rank {r}")
+        for j, r in enumerate(group)
+    ]
     posted = _exchange(opname, group, chunks)
     me = group.index(_rank())
     out = np.array(read(d, raw=True)).reshape(-1)
@@ -367,8 +455,10 @@ def all_to_all_v(srcs: object, dsts: object, replica_group: object, metadata_ten
     for k, part in enumerate(received):
         start = int(table[3, k]) if has_rdispls else k * slot
         if start < 0 or start + part.size > out.size:
-            raise HardwareLimitError(f"{opname}: the chunk from rank {group[k]} does not fit at element {start}")
-        out[start:start + part.size] = part
+            raise HardwareLimitError(
+                f"{opname}: the chunk from rank {group[k]} does not fit at element {start}"
+            )
+        out[start : start + part.size] = part
     c.store(d, out.reshape(d.shape))
     if not recv_counts_known:
         _write_recv_counts(meta, table, [p.size for p in received])
@@ -380,7 +470,9 @@ class _Prepared(NkiInstruction):
 
     __slots__ = ("args", "kwargs", "run")
 
-    def __init__(self, op: str, run: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str | None) -> None:
+    def __init__(
+        self, op: str, run: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str | None
+    ) -> None:
         super().__init__(op, name)
         self.run, self.args, self.kwargs = run, args, kwargs
 
@@ -390,7 +482,9 @@ def _prepare(api: str, run: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
     (nki-0.7.md §2.7)."""
     regs = context.current_core().registers
     if regs.get("ncc.prepared") is not None:
-        raise HardwareLimitError(f"ncc.{api}: the previous prepare has not been triggered yet (one prepare slot)")
+        raise HardwareLimitError(
+            f"ncc.{api}: the previous prepare has not been triggered yet (one prepare slot)"
+        )
     handle = _Prepared(f"ncc.{api}", run, args, kwargs, kwargs.pop("name", None))
     regs["ncc.prepared"] = handle
     return handle
@@ -398,8 +492,11 @@ def _prepare(api: str, run: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
 
 def _trigger(api: str, prepare_instr: object, kind: str) -> NkiInstruction:
     regs = context.current_core().registers
-    if not isinstance(prepare_instr, _Prepared) or regs.get("ncc.prepared") is not prepare_instr \
-            or not prepare_instr.op.startswith(f"ncc.{kind}"):
+    if (
+        not isinstance(prepare_instr, _Prepared)
+        or regs.get("ncc.prepared") is not prepare_instr
+        or not prepare_instr.op.startswith(f"ncc.{kind}")
+    ):
         raise HardwareLimitError(f"ncc.{api}: prepare_instr must be the pending ncc.{kind}_prepare handle")
     regs["ncc.prepared"] = None
     return prepare_instr.run(*prepare_instr.args, **prepare_instr.kwargs)
@@ -426,9 +523,20 @@ def all_gather_v_trigger(prepare_instr: object, name: str | None = None) -> NkiI
 
 
 __all__ = [
-    "ReplicaGroup", "all_gather", "all_gather_v", "all_gather_v_prepare", "all_gather_v_trigger", "all_reduce",
-    "all_to_all", "all_to_all_v", "all_to_all_v_prepare", "all_to_all_v_trigger", "collective_permute",
-    "collective_permute_implicit", "collective_permute_implicit_current_processing_rank_id",
-    "collective_permute_implicit_reduce", "rank_id", "reduce_scatter",
+    "ReplicaGroup",
+    "all_gather",
+    "all_gather_v",
+    "all_gather_v_prepare",
+    "all_gather_v_trigger",
+    "all_reduce",
+    "all_to_all",
+    "all_to_all_v",
+    "all_to_all_v_prepare",
+    "all_to_all_v_trigger",
+    "collective_permute",
+    "collective_permute_implicit",
+    "collective_permute_implicit_current_processing_rank_id",
+    "collective_permute_implicit_reduce",
+    "rank_id",
+    "reduce_scatter",
 ]
-

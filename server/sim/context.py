@@ -53,8 +53,15 @@ class CoreState:
     """State private to one kernel instance: logical core ``core_id`` (of ``num_cores``, LNC) of
     collective rank ``rank`` (of ``num_ranks``). Each instance runs in its own thread when there are several."""
 
-    def __init__(self, core_id: int, num_cores: int, memory: MemoryTracker, rank: int = 0, num_ranks: int = 1,
-                 lnc_barrier: threading.Barrier | None = None) -> None:
+    def __init__(
+        self,
+        core_id: int,
+        num_cores: int,
+        memory: MemoryTracker,
+        rank: int = 0,
+        num_ranks: int = 1,
+        lnc_barrier: threading.Barrier | None = None,
+    ) -> None:
         self.core_id = core_id
         self.num_cores = num_cores
         self.rank = rank
@@ -62,7 +69,9 @@ class CoreState:
         self.memory = memory
         # Synchronises the logical cores of this rank (nisa.core_barrier, sendrecv); None when LNC=1.
         self.lnc_barrier = lnc_barrier
-        self.shared_hbm_allocations = 0  # per-instance count: the n-th shared_hbm tensor is the same on all cores
+        self.shared_hbm_allocations = (
+            0  # per-instance count: the n-th shared_hbm tensor is the same on all cores
+        )
         # Engine-private state owned by the ISA implementations (accumulator registers, RNG state...),
         # keyed by a name the owner chooses, e.g. "scalar.reduce_regs".
         self.registers: dict[str, Any] = {}
@@ -75,8 +84,15 @@ class TraceRecorder:
         self.events: list[TraceEvent] = []
         self._lock = threading.Lock()
 
-    def record(self, op: str, engine: str, core: int, reads: Mapping[str, object],
-               writes: Mapping[str, object], flops: int) -> None:
+    def record(
+        self,
+        op: str,
+        engine: str,
+        core: int,
+        reads: Mapping[str, object],
+        writes: Mapping[str, object],
+        flops: int,
+    ) -> None:
         """Append one event for an instruction whose operands are ``reads`` and ``writes`` (role -> value)."""
         from nki_studio.sim.tensor import NkiTensor
 
@@ -100,11 +116,23 @@ class TraceRecorder:
         else:
             partitions, free = 0, sum(o.shape[0] if o.shape else 1 for o in operands[:1])
         with self._lock:
-            self.events.append(TraceEvent(
-                seq=len(self.events), op=op, engine=engine, file=loc.file, line=loc.line, stack=loc.stack,
-                operands=tuple(operands), partitions=partitions, free_elements=free,
-                bytes_read=bytes_read, bytes_written=bytes_written, flops=flops, core=core,
-            ))
+            self.events.append(
+                TraceEvent(
+                    seq=len(self.events),
+                    op=op,
+                    engine=engine,
+                    file=loc.file,
+                    line=loc.line,
+                    stack=loc.stack,
+                    operands=tuple(operands),
+                    partitions=partitions,
+                    free_elements=free,
+                    bytes_read=bytes_read,
+                    bytes_written=bytes_written,
+                    flops=flops,
+                    core=core,
+                )
+            )
 
 
 class SimContext:
@@ -119,7 +147,9 @@ class SimContext:
         for rank in range(options.ranks):
             pair = threading.Barrier(options.lnc) if options.lnc > 1 else None
             for core in range(options.lnc):
-                tracker = MemoryTracker(capacity, mode=options.capacity, budget=self.budget, pmax=limits.partitions)
+                tracker = MemoryTracker(
+                    capacity, mode=options.capacity, budget=self.budget, pmax=limits.partitions
+                )
                 self.cores.append(CoreState(core, options.lnc, tracker, rank, options.ranks, pair))
         self.recorder: TraceRecorder | None = TraceRecorder() if options.trace else None
         self.warnings: list[str] = []
@@ -199,8 +229,13 @@ def session(options: SimOptions | None = None, **overrides: Any) -> Iterator[Sim
             core.memory.release_all()
 
 
-def issue(op: str, engine: str, reads: Mapping[str, object] | None = None,
-          writes: Mapping[str, object] | None = None, flops: int = 0) -> None:
+def issue(
+    op: str,
+    engine: str,
+    reads: Mapping[str, object] | None = None,
+    writes: Mapping[str, object] | None = None,
+    flops: int = 0,
+) -> None:
     """Announce one instruction (call before computing it).
 
     ``op`` is the public name ("nisa.tensor_tensor"), ``engine`` one of ``trace.ENGINES``; ``reads`` and

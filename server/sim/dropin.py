@@ -84,7 +84,9 @@ def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iter
                 sys.modules[alias] = _module(target)
             isa = sys.modules["nki.isa"]
             if not hasattr(isa, "constants"):
-                isa.__dict__["constants"] = sys.modules["nki.isa.constants"]  # `from nki.isa import constants`
+                isa.__dict__["constants"] = sys.modules[
+                    "nki.isa.constants"
+                ]  # `from nki.isa import constants`
             top = sys.modules["nki"]
             for sub in ("language", "isa", "collectives", "dtype"):
                 setattr(top, sub, sys.modules[f"nki.{sub}"])
@@ -112,7 +114,9 @@ def default_options(lnc: int = 1) -> SimOptions:
     return opts
 
 
-def load_module(path: str, options: SimOptions | None = None, sys_path: tuple[str, ...] = ()) -> types.ModuleType:
+def load_module(
+    path: str, options: SimOptions | None = None, sys_path: tuple[str, ...] = ()
+) -> types.ModuleType:
     """Execute a kernel file as a fresh module (its folder and ``sys_path`` on ``sys.path`` while it loads).
 
     User modules it imports are dropped from ``sys.modules`` afterwards, so an edited helper is re-read

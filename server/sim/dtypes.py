@@ -51,7 +51,13 @@ NKI_DTYPES: dict[str, np.dtype[Any]] = {
 }
 PACKED_X4 = frozenset({"float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4"})
 # Accepted spellings beyond the canonical names: numpy's names, torch's str(), legacy nl.bool.
-_ALIASES = {"bool": "bool_", "float": "float32", "half": "float16", "int": "int32", "torch.bfloat16": "bfloat16"}
+_ALIASES = {
+    "bool": "bool_",
+    "float": "float32",
+    "half": "float16",
+    "int": "int32",
+    "torch.bfloat16": "bfloat16",
+}
 FLOAT32 = np.dtype(np.float32)
 
 
@@ -164,7 +170,9 @@ def cast(values: np.ndarray, dt: np.dtype[Any], precise: bool = True) -> np.ndar
     if dtype_name(dt) == "tfloat32":
         return _round_tf32(np.asarray(values, dtype=np.float32))
     if values.dtype.kind in "iu" and store.itemsize < 4:
-        values = values.astype(np.float32)  # ml_dtypes converts ints directly; go through fp32 like the engines
+        values = values.astype(
+            np.float32
+        )  # ml_dtypes converts ints directly; go through fp32 like the engines
     return values.astype(store)
 
 

@@ -136,7 +136,9 @@ def _convert_output(value: Any, back: Callable[[np.ndarray], Any] | None, ctx: S
         if value.buffer is MemoryRegion.private_hbm and ctx.options.lnc > 1:
             ctx.warn("kernel output is in nl.hbm/private_hbm; outputs must be allocated in nl.shared_hbm")
         if value.buffer.on_chip:
-            ctx.warn(f"kernel returned an on-chip tensor ({value.buffer.value}); outputs must live in nl.shared_hbm")
+            ctx.warn(
+                f"kernel returned an on-chip tensor ({value.buffer.value}); outputs must live in nl.shared_hbm"
+            )
         arr = to_array(value)
         return back(arr) if back is not None else arr
     if isinstance(value, tuple):
@@ -198,7 +200,9 @@ def _translate(exc: BaseException, seconds: float | None) -> BaseException:
         return exc
     loc = traceback_location(exc.__traceback__)
     if isinstance(exc, _DeadlineSignal):
-        return SimulationTimeout(f"the kernel did not finish within the time limit of {seconds} s", location=loc)
+        return SimulationTimeout(
+            f"the kernel did not finish within the time limit of {seconds} s", location=loc
+        )
     if isinstance(exc, MemoryError):
         return ResourceLimitError("the kernel ran out of memory", location=loc)
     if isinstance(exc, RecursionError):
@@ -206,9 +210,14 @@ def _translate(exc: BaseException, seconds: float | None) -> BaseException:
     return KernelError(exc, location=loc)
 
 
-def _wrap_args(args: tuple[Any, ...], kwargs: dict[str, Any], region: MemoryRegion, precise: bool,
-               tag: str) -> tuple[list[Any], dict[str, Any], list[tuple[int, NkiTensor, np.ndarray | None]],
-                                 Callable[[np.ndarray], Any] | None]:
+def _wrap_args(
+    args: tuple[Any, ...], kwargs: dict[str, Any], region: MemoryRegion, precise: bool, tag: str
+) -> tuple[
+    list[Any],
+    dict[str, Any],
+    list[tuple[int, NkiTensor, np.ndarray | None]],
+    Callable[[np.ndarray], Any] | None,
+]:
     """Arguments as HBM tensors; returns (args, kwargs, [(index, tensor, array to write back)], torch converter)."""
     back: Callable[[np.ndarray], Any] | None = None
     wrapped: list[Any] = []
@@ -230,9 +239,16 @@ def _wrap_args(args: tuple[Any, ...], kwargs: dict[str, Any], region: MemoryRegi
     return wrapped, kw, arg_tensors, back
 
 
-def run_kernel(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], options: SimOptions,
-               *, grid: bool, deadline_s: float | None = None,
-               rank_args: list[tuple[Any, ...]] | None = None) -> KernelRun:
+def run_kernel(
+    func: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    options: SimOptions,
+    *,
+    grid: bool,
+    deadline_s: float | None = None,
+    rank_args: list[tuple[Any, ...]] | None = None,
+) -> KernelRun:
     """Execute ``func`` once per rank and logical core under ``options``.
 
     Rank 0 gets ``args`` (in place); other ranks get ``rank_args[r]`` or private copies of ``args``.
@@ -278,8 +294,10 @@ def run_kernel(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
         if n == 1:
             body(0)
         else:
-            threads = [threading.Thread(target=body, args=(i,), name=f"nki-instance{i}", daemon=True)
-                       for i in range(n)]
+            threads = [
+                threading.Thread(target=body, args=(i,), name=f"nki-instance{i}", daemon=True)
+                for i in range(n)
+            ]
             for t in threads:
                 t.start()
             for t in threads:
@@ -291,12 +309,21 @@ def run_kernel(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
         failures = [e for e in errors if e is not None]
         if failures:
             # Prefer a real failure over the broken-barrier echo it caused on the other instances.
-            primary = next((e for e in failures if not isinstance(e, KernelError)
-                            or not isinstance(e.original, threading.BrokenBarrierError)), failures[0])
+            primary = next(
+                (
+                    e
+                    for e in failures
+                    if not isinstance(e, KernelError)
+                    or not isinstance(e.original, threading.BrokenBarrierError)
+                ),
+                failures[0],
+            )
             raise primary
         with context.activate(ctx, ctx.cores[0]):
             output = _convert_output(results[0], back, ctx)
-            rank_outputs = [_convert_output(results[r * options.lnc], back, ctx) for r in range(options.ranks)]
+            rank_outputs = [
+                _convert_output(results[r * options.lnc], back, ctx) for r in range(options.ranks)
+            ]
         modified = [i for i, t, _ in arg_tensors if t.storage.dirty]
         for _, t, original in arg_tensors:
             if original is not None and t.storage.dirty:

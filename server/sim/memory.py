@@ -109,7 +109,11 @@ class MemoryTracker:
     """SBUF/PSUM usage of one logical core, with capacity checks and peak bookkeeping."""
 
     def __init__(
-        self, capacity: dict[str, int], *, mode: str = "error", budget: AllocationBudget | None = None,
+        self,
+        capacity: dict[str, int],
+        *,
+        mode: str = "error",
+        budget: AllocationBudget | None = None,
         pmax: int = 128,
     ) -> None:
         self.capacity = capacity  # region kind ("sbuf"/"psum") -> bytes per partition
@@ -122,13 +126,23 @@ class MemoryTracker:
         self._live: dict[int, Allocation] = {}
         self._placed: dict[int, tuple[int, int]] = {}  # explicitly addressed on-chip tensors: byte range
         self._loose = {"sbuf": 0, "psum": 0}  # bytes per partition of live tensors without an address
-        self._cover: dict[str, np.ndarray] = {}  # per byte of a partition: how many live placed tensors use it
+        self._cover: dict[
+            str, np.ndarray
+        ] = {}  # per byte of a partition: how many live placed tensors use it
         self._covered = {"sbuf": 0, "psum": 0}  # bytes with a non-zero count
         self._next_id = 0
         self._finalizers: list[weakref.finalize] = []
 
-    def allocate(self, owner: object, region: MemoryRegion, shape: tuple[int, ...], dtype_name: str,
-                 itemsize: int, name: str, address: tuple[int, int] | None = None) -> None:
+    def allocate(
+        self,
+        owner: object,
+        region: MemoryRegion,
+        shape: tuple[int, ...],
+        dtype_name: str,
+        itemsize: int,
+        name: str,
+        address: tuple[int, int] | None = None,
+    ) -> None:
         """Account a new tensor storage ``owner``; released automatically when ``owner`` is collected.
 
         ``address`` = (partition offset, free-dim byte offset) of an explicitly placed on-chip tensor."""

@@ -40,7 +40,10 @@ def available() -> bool:
 
 @contextmanager
 def _environment(target: Target, precise: bool) -> Iterator[None]:
-    changes = {"NEURON_PLATFORM_TARGET_OVERRIDE": target.generation.value, "NKI_PRECISE_FP": "1" if precise else "0"}
+    changes = {
+        "NEURON_PLATFORM_TARGET_OVERRIDE": target.generation.value,
+        "NKI_PRECISE_FP": "1" if precise else "0",
+    }
     saved = {k: os.environ.get(k) for k in changes}
     os.environ.update(changes)
     try:
@@ -63,12 +66,22 @@ def load_module(path: str) -> Any:
     return module
 
 
-def run(kernel_or_path: object, args: tuple[Any, ...], *, kernel_name: str | None, target: Target, precise: bool,
-        lnc: int | None, kernel_kwargs: dict[str, Any]) -> Any:
+def run(
+    kernel_or_path: object,
+    args: tuple[Any, ...],
+    *,
+    kernel_name: str | None,
+    target: Target,
+    precise: bool,
+    lnc: int | None,
+    kernel_kwargs: dict[str, Any],
+) -> Any:
     """Run through the SDK's ``nki.simulate`` and return its outputs unchanged."""
     nki = _real_nki()
     if nki is None or not callable(getattr(nki, "simulate", None)):
-        raise SimulationError("backend 'official' requested but the Neuron SDK's nki.simulate is not importable")
+        raise SimulationError(
+            "backend 'official' requested but the Neuron SDK's nki.simulate is not importable"
+        )
     kernel: Any = kernel_or_path
     if isinstance(kernel_or_path, str):
         from nki_studio.sim.api import find_kernel

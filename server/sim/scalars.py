@@ -45,10 +45,14 @@ class VirtualRegister:
         if ctx is not None and ctx.options.nki_version < NkiVersion(0, 7):
             ctx.warn("`while <register>:` is deprecated in NKI 0.6 and removed in 0.7; use nl.while_loop")
             return self.sim_value() != 0
-        raise TypeError("a VirtualRegister has no Python truth value under NKI >= 0.7 tracing; use nl.while_loop")
+        raise TypeError(
+            "a VirtualRegister has no Python truth value under NKI >= 0.7 tracing; use nl.while_loop"
+        )
 
     def __index__(self) -> int:
-        raise TypeError("a VirtualRegister is a device value: use it as .ap(scalar_offset=...) or a loop bound")
+        raise TypeError(
+            "a VirtualRegister is a device value: use it as .ap(scalar_offset=...) or a loop bound"
+        )
 
     def __repr__(self) -> str:
         return f"VirtualRegister(value={self.value})"
@@ -87,26 +91,66 @@ class NkiScalar:
             raise TypeError("int64 NkiScalar values cannot be compared")
         return NkiScalar(int(fn(self.value, self._other(other))), "int32", is_comparison=True)
 
-    def __add__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: a + b, "+")
-    def __radd__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: b + a, "+")
-    def __sub__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: a - b, "-")
-    def __rsub__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: b - a, "-")
-    def __mul__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: a * b, "*")
-    def __rmul__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: b * a, "*")
-    def __floordiv__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: a // b, "//")
-    def __mod__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: a % b, "%")
-    def __lshift__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: a << b, "<<")
-    def __rshift__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: a >> b, ">>")
-    def __and__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: a & b, "&")
-    def __or__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: a | b, "|")
-    def __xor__(self, o: object) -> NkiScalar: return self._arith(o, lambda a, b: a ^ b, "^")
-    def __neg__(self) -> NkiScalar: return NkiScalar(-self.value, self.dtype)
-    def __lt__(self, o: object) -> NkiScalar: return self._cmp(o, lambda a, b: a < b)
-    def __le__(self, o: object) -> NkiScalar: return self._cmp(o, lambda a, b: a <= b)
-    def __gt__(self, o: object) -> NkiScalar: return self._cmp(o, lambda a, b: a > b)
-    def __ge__(self, o: object) -> NkiScalar: return self._cmp(o, lambda a, b: a >= b)
-    def __eq__(self, o: object) -> NkiScalar: return self._cmp(o, lambda a, b: a == b)  # type: ignore[override]
-    def __ne__(self, o: object) -> NkiScalar: return self._cmp(o, lambda a, b: a != b)  # type: ignore[override]
+    def __add__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: a + b, "+")
+
+    def __radd__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: b + a, "+")
+
+    def __sub__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: a - b, "-")
+
+    def __rsub__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: b - a, "-")
+
+    def __mul__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: a * b, "*")
+
+    def __rmul__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: b * a, "*")
+
+    def __floordiv__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: a // b, "//")
+
+    def __mod__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: a % b, "%")
+
+    def __lshift__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: a << b, "<<")
+
+    def __rshift__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: a >> b, ">>")
+
+    def __and__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: a & b, "&")
+
+    def __or__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: a | b, "|")
+
+    def __xor__(self, o: object) -> NkiScalar:
+        return self._arith(o, lambda a, b: a ^ b, "^")
+
+    def __neg__(self) -> NkiScalar:
+        return NkiScalar(-self.value, self.dtype)
+
+    def __lt__(self, o: object) -> NkiScalar:
+        return self._cmp(o, lambda a, b: a < b)
+
+    def __le__(self, o: object) -> NkiScalar:
+        return self._cmp(o, lambda a, b: a <= b)
+
+    def __gt__(self, o: object) -> NkiScalar:
+        return self._cmp(o, lambda a, b: a > b)
+
+    def __ge__(self, o: object) -> NkiScalar:
+        return self._cmp(o, lambda a, b: a >= b)
+
+    def __eq__(self, o: object) -> NkiScalar:  # type: ignore[override]
+        return self._cmp(o, lambda a, b: a == b)
+
+    def __ne__(self, o: object) -> NkiScalar:  # type: ignore[override]
+        return self._cmp(o, lambda a, b: a != b)
+
     __hash__ = None  # type: ignore[assignment]
 
     def __bool__(self) -> bool:

@@ -32,8 +32,16 @@ class Storage:
 
     __slots__ = ("__weakref__", "data", "dirty", "dtype", "name", "precise", "region", "shape", "written")
 
-    def __init__(self, data: np.ndarray, dtype: np.dtype[Any], region: MemoryRegion, name: str,
-                 shape: tuple[int, ...], precise: bool, written: np.ndarray | None) -> None:
+    def __init__(
+        self,
+        data: np.ndarray,
+        dtype: np.dtype[Any],
+        region: MemoryRegion,
+        name: str,
+        shape: tuple[int, ...],
+        precise: bool,
+        written: np.ndarray | None,
+    ) -> None:
         self.data = data  # 1-D, storage dtype
         self.dtype = dtype  # the declared NKI dtype
         self.region = region
@@ -75,9 +83,18 @@ class NkiTensor(ViewMixin):
 
     __slots__ = ("__weakref__", "_data", "_index", "_st", "dtype", "name", "offset", "shape", "strides")
 
-    def __init__(self, storage: Storage, shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
-                 *, data: np.ndarray | None = None, dtype: np.dtype[Any] | None = None,
-                 index: np.ndarray | None = None, name: str | None = None) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...],
+        offset: int,
+        *,
+        data: np.ndarray | None = None,
+        dtype: np.dtype[Any] | None = None,
+        index: np.ndarray | None = None,
+        name: str | None = None,
+    ) -> None:
         self._st = storage
         self._data = storage.data if data is None else data  # storage buffer, possibly reinterpreted
         self.dtype = storage.dtype if dtype is None else dtype
@@ -125,10 +142,12 @@ class NkiTensor(ViewMixin):
             raise SimulationError(f"a tensor used as an index must have one element, not shape {self.shape}")
         return int(read(self, raw=True).reshape(-1)[0])
 
-    def _derive(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
-                index: np.ndarray | None = None) -> NkiTensor:
-        return NkiTensor(self._st, shape, strides, offset, data=self._data, dtype=self.dtype, index=index,
-                         name=self.name)
+    def _derive(
+        self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, index: np.ndarray | None = None
+    ) -> NkiTensor:
+        return NkiTensor(
+            self._st, shape, strides, offset, data=self._data, dtype=self.dtype, index=index, name=self.name
+        )
 
     # ----- NumPy access -----------------------------------------------------------------------------
     def _np(self) -> np.ndarray:
@@ -139,8 +158,13 @@ class NkiTensor(ViewMixin):
         if self.size == 0:
             return np.empty(self.shape, d.dtype)
         isz = d.itemsize
-        return np.ndarray(self.shape, d.dtype, buffer=d, offset=self.offset * isz,
-                          strides=tuple(s * isz for s in self.strides))
+        return np.ndarray(
+            self.shape,
+            d.dtype,
+            buffer=d,
+            offset=self.offset * isz,
+            strides=tuple(s * isz for s in self.strides),
+        )
 
     def _mask_view(self) -> np.ndarray | None:
         written = self._st.written
@@ -150,8 +174,7 @@ class NkiTensor(ViewMixin):
             return written[self._index]
         if self.size == 0:
             return None
-        return np.ndarray(self.shape, np.bool_, buffer=written, offset=self.offset,
-                          strides=self.strides)
+        return np.ndarray(self.shape, np.bool_, buffer=written, offset=self.offset, strides=self.strides)
 
 
 def out_of_bounds(t: NkiTensor) -> np.ndarray | None:
@@ -208,10 +231,14 @@ def _fit(values: np.ndarray, shape: tuple[int, ...], name: str) -> np.ndarray:
     try:
         return np.broadcast_to(values, shape)
     except ValueError:
-        raise SimulationError(f"cannot write values of shape {list(values.shape)} into {name} {list(shape)}") from None
+        raise SimulationError(
+            f"cannot write values of shape {list(values.shape)} into {name} {list(shape)}"
+        ) from None
 
 
-def write(dst: NkiTensor, values: object, *, accumulate: bool = False, where: np.ndarray | None = None) -> None:
+def write(
+    dst: NkiTensor, values: object, *, accumulate: bool = False, where: np.ndarray | None = None
+) -> None:
     """Store ``values`` (array or scalar) into view ``dst`` with the dtype's rounding.
 
     Values whose shape differs but whose element count matches are laid out row-major; otherwise NumPy
@@ -223,14 +250,23 @@ def write(dst: NkiTensor, values: object, *, accumulate: bool = False, where: np
     vals = _fit(vals, dst.shape, dst.name or "tensor")
     oob = out_of_bounds(dst)
     if where is not None or oob is not None:
-        keep = np.ones(dst.shape, np.bool_) if where is None else np.broadcast_to(np.asarray(where, np.bool_), dst.shape)
+        keep = (
+            np.ones(dst.shape, np.bool_)
+            if where is None
+            else np.broadcast_to(np.asarray(where, np.bool_), dst.shape)
+        )
         if oob is not None and (keep & oob).any():
             raise _oob_error(dst, keep & oob)
         if not keep.all():
-            index = dst._index if dst._index is not None else dst._positions(dst.shape, dst.strides, dst.offset)
+            index = (
+                dst._index if dst._index is not None else dst._positions(dst.shape, dst.strides, dst.offset)
+            )
             sub = dst._derive((int(keep.sum()),), (), 0, index=index[keep])
-            write(sub, vals[keep] if vals.shape == dst.shape else np.broadcast_to(vals, dst.shape)[keep],
-                  accumulate=accumulate)
+            write(
+                sub,
+                vals[keep] if vals.shape == dst.shape else np.broadcast_to(vals, dst.shape)[keep],
+                accumulate=accumulate,
+            )
             return
     if accumulate:
         vals = dtypes.compute_values(dst._np()) + vals
@@ -248,11 +284,19 @@ def write(dst: NkiTensor, values: object, *, accumulate: bool = False, where: np
         if dst._index is not None:
             st.written[dst._index] = True
         elif dst.size:
-            np.ndarray(dst.shape, np.bool_, buffer=st.written, offset=dst.offset, strides=dst.strides)[...] = True
+            np.ndarray(dst.shape, np.bool_, buffer=st.written, offset=dst.offset, strides=dst.strides)[
+                ...
+            ] = True
 
 
-def allocate(shape: object, dtype: object, buffer: MemoryRegion = MemoryRegion.sbuf, name: str = "",
-             fill: float | None = None, address: tuple[int, int] | None = None) -> NkiTensor:
+def allocate(
+    shape: object,
+    dtype: object,
+    buffer: MemoryRegion = MemoryRegion.sbuf,
+    name: str = "",
+    fill: float | None = None,
+    address: tuple[int, int] | None = None,
+) -> NkiTensor:
     """Create a tensor (``nl.ndarray`` and friends); on-chip ones are accounted against capacity.
 
     ``fill=None`` fills with the official sentinels (NaN / 4) and leaves it unwritten for strict mode.
@@ -271,11 +315,19 @@ def allocate(shape: object, dtype: object, buffer: MemoryRegion = MemoryRegion.s
     core = context.current_core()
     if buffer is MemoryRegion.shared_hbm and core.num_cores > 1:
         return _shared_allocation(ctx, core, shp, dt, name, fill)
-    return NkiTensor(_new_storage(ctx, core, shp, dt, buffer, name, fill, address), shp, _dense_strides(shp), 0)
+    return NkiTensor(
+        _new_storage(ctx, core, shp, dt, buffer, name, fill, address), shp, _dense_strides(shp), 0
+    )
 
 
-def _shared_allocation(ctx: context.SimContext, core: context.CoreState, shp: tuple[int, ...],
-                       dt: np.dtype[Any], name: str, fill: float | None) -> NkiTensor:
+def _shared_allocation(
+    ctx: context.SimContext,
+    core: context.CoreState,
+    shp: tuple[int, ...],
+    dt: np.dtype[Any],
+    name: str,
+    fill: float | None,
+) -> NkiTensor:
     """Under LNC>1 the n-th shared_hbm allocation of every core is one tensor (identical control flow)."""
     key = (core.rank, core.shared_hbm_allocations)
     core.shared_hbm_allocations += 1
@@ -292,9 +344,16 @@ def _shared_allocation(ctx: context.SimContext, core: context.CoreState, shp: tu
     return NkiTensor(st, shp, _dense_strides(shp), 0)
 
 
-def _new_storage(ctx: context.SimContext, core: context.CoreState, shp: tuple[int, ...], dt: np.dtype[Any],
-                 buffer: MemoryRegion, name: str, fill: float | None,
-                 address: tuple[int, int] | None = None) -> Storage:
+def _new_storage(
+    ctx: context.SimContext,
+    core: context.CoreState,
+    shp: tuple[int, ...],
+    dt: np.dtype[Any],
+    buffer: MemoryRegion,
+    name: str,
+    fill: float | None,
+    address: tuple[int, int] | None = None,
+) -> Storage:
     precise = ctx.options.precise
     store = dtypes.storage_dtype(dt, precise)
     n = math.prod(shp)
@@ -302,8 +361,9 @@ def _new_storage(ctx: context.SimContext, core: context.CoreState, shp: tuple[in
     if fill is None:
         data.fill(dtypes.sentinel(dt))
     else:
-        data[...] = dtypes.cast(np.asarray(fill, dtype=np.float32 if dtypes.is_float(dt) else np.float64),
-                                dt, precise)
+        data[...] = dtypes.cast(
+            np.asarray(fill, dtype=np.float32 if dtypes.is_float(dt) else np.float64), dt, precise
+        )
     written = None
     if ctx.options.strict:
         written = np.full(n, fill is not None, np.bool_)
@@ -312,8 +372,9 @@ def _new_storage(ctx: context.SimContext, core: context.CoreState, shp: tuple[in
     return st
 
 
-def from_array(array: np.ndarray, buffer: MemoryRegion = MemoryRegion.shared_hbm, name: str = "",
-               precise: bool = True) -> tuple[NkiTensor, bool]:
+def from_array(
+    array: np.ndarray, buffer: MemoryRegion = MemoryRegion.shared_hbm, name: str = "", precise: bool = True
+) -> tuple[NkiTensor, bool]:
     """Wrap a kernel argument. Returns ``(tensor, copied)``; when not copied, writes land in ``array``.
 
     Memory is shared when the array is C-contiguous and its dtype is its own storage dtype.

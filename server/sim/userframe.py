@@ -15,7 +15,11 @@ from dataclasses import dataclass
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../server (nki_studio)
 _LIB_DIRS = tuple(
-    {os.path.abspath(p) for key in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(key))}
+    {
+        os.path.abspath(p)
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+        if (p := sysconfig.get_paths().get(key))
+    }
 )
 _internal_cache: dict[str, bool] = {}
 

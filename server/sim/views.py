@@ -42,8 +42,13 @@ class ViewMixin:
         def buffer(self) -> MemoryRegion: ...
         @property
         def size(self) -> int: ...
-        def _derive(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int,
-                    index: np.ndarray | None = None) -> NkiTensor: ...
+        def _derive(
+            self,
+            shape: tuple[int, ...],
+            strides: tuple[int, ...],
+            offset: int,
+            index: np.ndarray | None = None,
+        ) -> NkiTensor: ...
 
     # ----- helpers --------------------------------------------------------------------------------
     def _on_chip(self) -> bool:
@@ -58,7 +63,9 @@ class ViewMixin:
 
     def _no_free_only(self, dim: int, method: str) -> None:
         if self._on_chip() and dim == 0:
-            raise HardwareLimitError(f"{method}: cannot change the partition dimension (dim 0) of an on-chip tensor")
+            raise HardwareLimitError(
+                f"{method}: cannot change the partition dimension (dim 0) of an on-chip tensor"
+            )
 
     def _need_strided(self, method: str) -> None:
         if self._index is not None:
@@ -71,7 +78,7 @@ class ViewMixin:
         if any(k is Ellipsis for k in keys):
             at = next(i for i, k in enumerate(keys) if k is Ellipsis)
             fill = nd - (len(keys) - 1)
-            keys = keys[:at] + (slice(None),) * fill + keys[at + 1:]
+            keys = keys[:at] + (slice(None),) * fill + keys[at + 1 :]
         if len(keys) > nd:
             raise SimulationError(f"too many indices ({len(keys)}) for tensor of shape {list(self.shape)}")
         keys = keys + (slice(None),) * (nd - len(keys))
@@ -87,18 +94,24 @@ class ViewMixin:
                 start += n if start < 0 else 0
                 stop += n if stop < 0 else 0
                 if not 0 <= start <= n or stop > n:
-                    raise SimulationError(f"slice {start}:{stop} out of bounds for dim {d} of size {n} "
-                                          f"(shape {list(self.shape)})")
+                    raise SimulationError(
+                        f"slice {start}:{stop} out of bounds for dim {d} of size {n} "
+                        f"(shape {list(self.shape)})"
+                    )
                 size = max(0, -(-(stop - start) // step))
                 starts.append(start)
                 sizes.append(size)
                 steps.append(step)
                 is_int.append(False)
-            elif hasattr(k, "size") and hasattr(k, "step") and hasattr(k, "start") and not hasattr(k, "shape"):
+            elif (
+                hasattr(k, "size") and hasattr(k, "step") and hasattr(k, "start") and not hasattr(k, "shape")
+            ):
                 start, size, step = index_value(k.start), int(k.size), int(k.step)  # nl.ds
                 if start < 0 or size < 0 or (size and start + (size - 1) * step >= n):
-                    raise SimulationError(f"nl.ds({start}, {size}) out of bounds for dim {d} of size {n} "
-                                          f"(shape {list(self.shape)})")
+                    raise SimulationError(
+                        f"nl.ds({start}, {size}) out of bounds for dim {d} of size {n} "
+                        f"(shape {list(self.shape)})"
+                    )
                 starts.append(start)
                 sizes.append(size)
                 steps.append(step)
@@ -108,11 +121,14 @@ class ViewMixin:
                     i = index_value(k)
                 except TypeError:
                     raise NotImplementedInSimulator(
-                        "NkiTensor indexing", f"index {k!r} (legacy nl.arange/mgrid index tensors are not supported)"
+                        "NkiTensor indexing",
+                        f"index {k!r} (legacy nl.arange/mgrid index tensors are not supported)",
                     ) from None
                 i += n if i < 0 else 0
                 if not 0 <= i < n:
-                    raise SimulationError(f"index {i} out of bounds for dim {d} of size {n} (shape {list(self.shape)})")
+                    raise SimulationError(
+                        f"index {i} out of bounds for dim {d} of size {n} (shape {list(self.shape)})"
+                    )
                 starts.append(i)
                 sizes.append(1)
                 steps.append(1)
@@ -126,7 +142,11 @@ class ViewMixin:
             keep[max(range(nd))] = True
         shape = tuple(sizes[d] for d in range(nd) if keep[d])
         if self._index is not None:
-            sub = self._index[tuple(slice(s, s + (z - 1) * st + 1, st) for s, z, st in zip(starts, sizes, steps, strict=False))]
+            sub = self._index[
+                tuple(
+                    slice(s, s + (z - 1) * st + 1, st) for s, z, st in zip(starts, sizes, steps, strict=False)
+                )
+            ]
             return self._derive(shape, (), 0, index=sub.reshape(shape))
         offset = self.offset + sum(s * st for s, st in zip(starts, self.strides, strict=False))
         strides = tuple(self.strides[d] * steps[d] for d in range(nd) if keep[d])
@@ -143,7 +163,9 @@ class ViewMixin:
         """Elements ``start..end-1`` (step ``step``) of ``dim``."""
         d = self._dim(dim)
         if not (0 <= start < end <= self.shape[d]) or step < 1:
-            raise SimulationError(f"slice(dim={dim}, {start}, {end}, {step}) invalid for shape {list(self.shape)}")
+            raise SimulationError(
+                f"slice(dim={dim}, {start}, {end}, {step}) invalid for shape {list(self.shape)}"
+            )
         key: list[object] = [slice(None)] * len(self.shape)
         key[d] = slice(start, end, step)
         return self[tuple(key)]
@@ -193,16 +215,17 @@ class ViewMixin:
         self._no_free_only(d, "broadcast")
         if self.shape[d] != 1:
             raise SimulationError(f"broadcast: dim {d} has size {self.shape[d]}, not 1")
-        shape = (*self.shape[:d], int(size), *self.shape[d + 1:])
-        return self._derive(shape, (*self.strides[:d], 0, *self.strides[d + 1:]), self.offset)
+        shape = (*self.shape[:d], int(size), *self.shape[d + 1 :])
+        return self._derive(shape, (*self.strides[:d], 0, *self.strides[d + 1 :]), self.offset)
 
     def expand_dim(self, dim: int) -> NkiTensor:
         """Insert a size-1 dim at ``dim``."""
         self._need_strided("expand_dim")
         d = dim + len(self.shape) + 1 if dim < 0 else dim
         self._no_free_only(d, "expand_dim")
-        return self._derive((*self.shape[:d], 1, *self.shape[d:]), (*self.strides[:d], 0, *self.strides[d:]),
-                            self.offset)
+        return self._derive(
+            (*self.shape[:d], 1, *self.shape[d:]), (*self.strides[:d], 0, *self.strides[d:]), self.offset
+        )
 
     def squeeze_dim(self, dim: int) -> NkiTensor:
         """Drop a size-1 dim."""
@@ -211,7 +234,9 @@ class ViewMixin:
         self._no_free_only(d, "squeeze_dim")
         if self.shape[d] != 1:
             raise SimulationError(f"squeeze_dim: dim {d} has size {self.shape[d]}, not 1")
-        return self._derive(self.shape[:d] + self.shape[d + 1:], self.strides[:d] + self.strides[d + 1:], self.offset)
+        return self._derive(
+            self.shape[:d] + self.shape[d + 1 :], self.strides[:d] + self.strides[d + 1 :], self.offset
+        )
 
     def reshape_dim(self, dim: int, shape: object) -> NkiTensor:
         """Split one dim into several (one -1 allowed)."""
@@ -225,22 +250,36 @@ class ViewMixin:
             raise SimulationError(f"reshape_dim: {parts} does not multiply to {self.shape[d]}")
         if self._on_chip() and d == 0 and len(parts) != 1:
             raise HardwareLimitError("reshape_dim: cannot split the partition dimension of an on-chip tensor")
-        sub = [self.strides[d] * math.prod(parts[k + 1:]) for k in range(len(parts))]
-        return self._derive(self.shape[:d] + tuple(parts) + self.shape[d + 1:],
-                            self.strides[:d] + tuple(sub) + self.strides[d + 1:], self.offset)
+        sub = [self.strides[d] * math.prod(parts[k + 1 :]) for k in range(len(parts))]
+        return self._derive(
+            self.shape[:d] + tuple(parts) + self.shape[d + 1 :],
+            self.strides[:d] + tuple(sub) + self.strides[d + 1 :],
+            self.offset,
+        )
 
     def flatten_dims(self, start_dim: int, end_dim: int) -> NkiTensor:
         """Merge dims ``start_dim..end_dim`` (inclusive); they must be contiguous in memory."""
         a, b = self._dim(start_dim), self._dim(end_dim)
         self._need_strided("flatten_dims")
         if self._on_chip() and a == 0 and b > 0:
-            raise HardwareLimitError("flatten_dims: cannot merge the partition dimension of an on-chip tensor")
+            raise HardwareLimitError(
+                "flatten_dims: cannot merge the partition dimension of an on-chip tensor"
+            )
         for k in range(a, b):
-            if self.shape[k + 1] != 1 and self.shape[k] != 1 and self.strides[k] != self.strides[k + 1] * self.shape[k + 1]:
-                raise SimulationError(f"flatten_dims({start_dim}, {end_dim}): dims are not contiguous in memory")
-        merged = math.prod(self.shape[a:b + 1])
-        return self._derive((*self.shape[:a], merged, *self.shape[b + 1:]),
-                            (*self.strides[:a], self.strides[b], *self.strides[b + 1:]), self.offset)
+            if (
+                self.shape[k + 1] != 1
+                and self.shape[k] != 1
+                and self.strides[k] != self.strides[k + 1] * self.shape[k + 1]
+            ):
+                raise SimulationError(
+                    f"flatten_dims({start_dim}, {end_dim}): dims are not contiguous in memory"
+                )
+        merged = math.prod(self.shape[a : b + 1])
+        return self._derive(
+            (*self.shape[:a], merged, *self.shape[b + 1 :]),
+            (*self.strides[:a], self.strides[b], *self.strides[b + 1 :]),
+            self.offset,
+        )
 
     def reshape(self, *shape: object) -> NkiTensor:
         """Same elements, new shape; the layout must allow it without a copy (language.md §5.3)."""
@@ -256,11 +295,15 @@ class ViewMixin:
             return self._derive(new_shape, (), 0, index=self._index.reshape(new_shape))
         on_chip = self._on_chip()
         if on_chip and (not new_shape or new_shape[0] != self.shape[0]):
-            raise HardwareLimitError(f"reshape: an on-chip tensor must keep its partition dim {self.shape[0]}")
+            raise HardwareLimitError(
+                f"reshape: an on-chip tensor must keep its partition dim {self.shape[0]}"
+            )
         first = 1 if on_chip else 0
         if not self._dense_from(first):
-            raise SimulationError(f"reshape of a non-contiguous view {list(self.shape)} (strides "
-                                  f"{list(self.strides)}) is not supported; copy it first")
+            raise SimulationError(
+                f"reshape of a non-contiguous view {list(self.shape)} (strides "
+                f"{list(self.strides)}) is not supported; copy it first"
+            )
         unit = self.strides[-1] if self.shape and self.shape[-1] != 1 else 1
         strides = [0] * len(new_shape)
         acc = unit
@@ -298,13 +341,17 @@ class ViewMixin:
         """True for views resolved with runtime offsets (gathers)."""
         return self._index is not None
 
-    def rearrange(self, src_pattern: object, dst_pattern: object, fixed_sizes: dict[str, int] | None = None) -> NkiTensor:
+    def rearrange(
+        self, src_pattern: object, dst_pattern: object, fixed_sizes: dict[str, int] | None = None
+    ) -> NkiTensor:
         """einops-style split / permute / merge, e.g. ``(('b', ('h','w')), ('b','w','h'), {'h': 4})``."""
         sizes = dict(fixed_sizes or {})
         src = [g if isinstance(g, (tuple, list)) else (g,) for g in src_pattern]  # type: ignore[attr-defined]
         dst = [g if isinstance(g, (tuple, list)) else (g,) for g in dst_pattern]  # type: ignore[attr-defined]
         if len(src) != len(self.shape):
-            raise SimulationError(f"rearrange: pattern {src_pattern} has {len(src)} dims, tensor has {len(self.shape)}")
+            raise SimulationError(
+                f"rearrange: pattern {src_pattern} has {len(src)} dims, tensor has {len(self.shape)}"
+            )
         view: NkiTensor = self
         names: list[str] = []
         pos = 0
@@ -340,29 +387,48 @@ class ViewMixin:
             raise SimulationError("view(dtype): the last dim must be contiguous")
         last = self.shape[-1] if self.shape else 1
         if (last * old_size) % new_size or (self.offset * old_size) % new_size:
-            raise SimulationError(f"view({dtypes.dtype_name(new)}): last dim of {last} elements does not divide")
+            raise SimulationError(
+                f"view({dtypes.dtype_name(new)}): last dim of {last} elements does not divide"
+            )
         ratio_num, ratio_den = old_size, new_size
         shape = (*self.shape[:-1], last * ratio_num // ratio_den)
         strides = (*tuple(s * ratio_num // ratio_den for s in self.strides[:-1]), 1)
         from nki_studio.sim.tensor import NkiTensor
 
-        return NkiTensor(self._st, shape, strides, self.offset * ratio_num // ratio_den, data=data, dtype=new,
-                         name=self.name)
+        return NkiTensor(
+            self._st,
+            shape,
+            strides,
+            self.offset * ratio_num // ratio_den,
+            data=data,
+            dtype=new,
+            name=self.name,
+        )
 
     reinterpret_cast = view
 
     def _reinterpreted(self, new: np.dtype[Any]) -> np.ndarray:
         if not self._st.precise and dtypes.is_float(self._st.dtype) and self._st.dtype.itemsize < 4:
-            raise NotImplementedInSimulator("reinterpreting a low-precision float tensor",
-                                            "needs precise mode (NKI_PRECISE_FP=1)")
+            raise NotImplementedInSimulator(
+                "reinterpreting a low-precision float tensor", "needs precise mode (NKI_PRECISE_FP=1)"
+            )
         store = dtypes.storage_dtype(new, True)
         base = self._st.data
         if (base.size * base.itemsize) % store.itemsize:
-            raise SimulationError(f"cannot reinterpret {base.size * base.itemsize} bytes as {dtypes.dtype_name(new)}")
+            raise SimulationError(
+                f"cannot reinterpret {base.size * base.itemsize} bytes as {dtypes.dtype_name(new)}"
+            )
         return base.view(store)
 
-    def ap(self, pattern: object, offset: object = None, scalar_offset: object = None, vector_offset: object = None,
-           indirect_dim: int = 0, dtype: object = None) -> NkiTensor:
+    def ap(
+        self,
+        pattern: object,
+        offset: object = None,
+        scalar_offset: object = None,
+        vector_offset: object = None,
+        indirect_dim: int = 0,
+        dtype: object = None,
+    ) -> NkiTensor:
         """Raw access pattern over the storage (language.md §5.4): ``[[step, num], ...]``, outermost first.
 
         ``offset=None`` keeps this view's storage offset; an int is added to it (AMBIGUOUS in the docs,
@@ -385,7 +451,7 @@ class ViewMixin:
         if scalar_offset is not None and vector_offset is not None:
             raise SimulationError(".ap(): scalar_offset and vector_offset are mutually exclusive")
         if scalar_offset is not None:
-            start += index_value(scalar_offset) * int(math.prod(self.shape[indirect_dim + 1:]) * ratio)
+            start += index_value(scalar_offset) * int(math.prod(self.shape[indirect_dim + 1 :]) * ratio)
         shape = tuple(n for _, n in pairs)
         strides = tuple(s for s, _ in pairs)
         if self._on_chip() and pairs:
@@ -412,15 +478,25 @@ class ViewMixin:
             lo, hi = int(index.min(initial=0)), int(index.max(initial=0))
         if shape and math.prod(shape) and (lo < 0 or hi >= data.size):
             if not dynamic:
-                raise SimulationError(f".ap(): access pattern {[list(p) for p in pairs]} at offset {start} reaches "
-                                      f"element {hi if hi >= data.size else lo} outside the storage of {data.size}")
+                raise SimulationError(
+                    f".ap(): access pattern {[list(p) for p in pairs]} at offset {start} reaches "
+                    f"element {hi if hi >= data.size else lo} outside the storage of {data.size}"
+                )
             # A runtime offset out of range is legal until an instruction touches it (oob_mode, isa.md §5.1):
             # keep the view, with -1 marking out-of-bounds elements (see tensor.out_of_bounds).
             if index is None:
                 index = self._positions(shape, strides, start)
             index = np.where((index < 0) | (index >= data.size), -1, index)
-        return NkiTensor(self._st, shape, strides if index is None else (), start if index is None else 0,
-                         data=data, dtype=new_dtype, index=index, name=self.name)
+        return NkiTensor(
+            self._st,
+            shape,
+            strides if index is None else (),
+            start if index is None else 0,
+            data=data,
+            dtype=new_dtype,
+            index=index,
+            name=self.name,
+        )
 
     @staticmethod
     def _extent(start: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
@@ -435,7 +511,9 @@ class ViewMixin:
     def _positions(shape: tuple[int, ...], strides: tuple[int, ...], start: int) -> np.ndarray:
         pos = np.full(shape, start, np.int64)
         for k, (n, s) in enumerate(zip(shape, strides, strict=False)):
-            pos = pos + (np.arange(n, dtype=np.int64) * s).reshape((1,) * k + (n,) + (1,) * (len(shape) - k - 1))
+            pos = pos + (np.arange(n, dtype=np.int64) * s).reshape(
+                (1,) * k + (n,) + (1,) * (len(shape) - k - 1)
+            )
         return pos
 
     def indirect(self, index: NkiTensor, num_elem: int | None = None) -> NkiTensor:
@@ -450,7 +528,11 @@ class ViewMixin:
         idx = read(index, raw=True).astype(np.int64)
         n = idx.size if num_elem is None else int(num_elem)
         g = _INDIRECT_GROUP
-        flat = np.array([idx[i % g, i // g] for i in range(n)], np.int64) if idx.ndim == 2 else idx.reshape(-1)[:n]
+        flat = (
+            np.array([idx[i % g, i // g] for i in range(n)], np.int64)
+            if idx.ndim == 2
+            else idx.reshape(-1)[:n]
+        )
         cols = self.size // self.shape[0] if self.shape else 0
         if flat.size and (flat.min() < 0 or flat.max() >= cols):
             raise SimulationError(f"indirect(): offset out of range [0, {cols})")

@@ -30,6 +30,7 @@ from nki_studio.sim.trace import TraceEvent
 LABEL = "estimated"
 _SIXTEEN_BIT = ("bfloat16", "float16")
 
+
 @dataclass(frozen=True)
 class InstructionCost:
     """Estimated time of one traced instruction."""
@@ -87,13 +88,34 @@ class CostReport:
         """JSON form for ``nki/simulationResult`` and ``--json`` (times in ns, all estimated)."""
         r = self.roofline
         return {
-            "label": self.label, "target": self.target, "totalNs": self.total_ns, "serialNs": self.serial_ns,
+            "label": self.label,
+            "target": self.target,
+            "totalNs": self.total_ns,
+            "serialNs": self.serial_ns,
             "engineNs": self.engine_ns,
-            "lines": [{"path": c.path, "line": c.line, "ns": c.ns, "engine": c.engine, "share": c.share,
-                       "instructions": c.instructions, "byEngine": c.by_engine, "dmaBytes": c.dma_bytes,
-                       "opcodes": c.opcodes} for c in self.lines],
-            "roofline": {"flops": r.flops, "hbmBytes": r.hbm_bytes, "intensity": r.intensity, "ridge": r.ridge,
-                         "computeNs": r.compute_ns, "memoryNs": r.memory_ns, "bound": r.bound},
+            "lines": [
+                {
+                    "path": c.path,
+                    "line": c.line,
+                    "ns": c.ns,
+                    "engine": c.engine,
+                    "share": c.share,
+                    "instructions": c.instructions,
+                    "byEngine": c.by_engine,
+                    "dmaBytes": c.dma_bytes,
+                    "opcodes": c.opcodes,
+                }
+                for c in self.lines
+            ],
+            "roofline": {
+                "flops": r.flops,
+                "hbmBytes": r.hbm_bytes,
+                "intensity": r.intensity,
+                "ridge": r.ridge,
+                "computeNs": r.compute_ns,
+                "memoryNs": r.memory_ns,
+                "bound": r.bound,
+            },
         }
 
 
@@ -145,7 +167,9 @@ def free_size(event: TraceEvent) -> int:
     return max(sizes) if sizes else event.free_elements
 
 
-def elementwise_cycles(event: TraceEvent, limits: TargetLimits, rules: InstructionCostRules = COST_RULES) -> float:
+def elementwise_cycles(
+    event: TraceEvent, limits: TargetLimits, rules: InstructionCostRules = COST_RULES
+) -> float:
     """Vector/Scalar/GpSimd cycles for one instruction (see the module docstring)."""
     n = free_size(event)
     name = _suffix(event.op)
@@ -165,8 +189,9 @@ def elementwise_cycles(event: TraceEvent, limits: TargetLimits, rules: Instructi
     return max(rules.min_ii_cycles, data_cycles) + extra + rules.access_overhead_cycles
 
 
-def instruction_cost(event: TraceEvent, limits: TargetLimits, rules: InstructionCostRules = COST_RULES
-                     ) -> InstructionCost:
+def instruction_cost(
+    event: TraceEvent, limits: TargetLimits, rules: InstructionCostRules = COST_RULES
+) -> InstructionCost:
     """Estimated time of one instruction on ``limits``' generation."""
     if event.engine == "dma":
         moved = max(sum(event.bytes_read.values()), sum(event.bytes_written.values()))
@@ -186,25 +211,39 @@ def roofline(events: Iterable[TraceEvent], limits: TargetLimits) -> Roofline:
     events = list(events)
     sums = flops_from_trace(events)
     fp32_matmul = any(
-        (moving := _operand(e, "moving", "src", "data")) is not None and moving.dtype in ("float32", "tfloat32")
-        for e in events if e.engine == "tensor"
+        (moving := _operand(e, "moving", "src", "data")) is not None
+        and moving.dtype in ("float32", "tfloat32")
+        for e in events
+        if e.engine == "tensor"
     )
     peaks: dict[str, float] = dict(limits.engine_fp32_tflops)
     peaks["tensor"] = limits.tensor_tflops["fp32" if fp32_matmul else "bf16"]
     default_peak = peaks["vector"]
     # GpSimd peak is unknown (hardware.md §9): the Vector peak stands in for it (inferred)
     # TFLOPS == 1e3 FLOPs per ns; engines run concurrently, so the busiest one sets the compute time
-    compute_ns = max((f / (peaks.get(eng, default_peak) * 1e3) for eng, f in sums.by_engine.items() if f),
-                     default=0.0)
+    compute_ns = max(
+        (f / (peaks.get(eng, default_peak) * 1e3) for eng, f in sums.by_engine.items() if f), default=0.0
+    )
     memory_ns = sums.hbm_bytes / limits.dma_bytes_per_ns
     intensity = sums.total / sums.hbm_bytes if sums.hbm_bytes else math.inf
     ridge = (sums.total / compute_ns if compute_ns else 0.0) / limits.dma_bytes_per_ns
-    return Roofline(sums.total, sums.hbm_bytes, intensity, ridge, compute_ns, memory_ns,
-                    "compute" if compute_ns > memory_ns else "memory")
+    return Roofline(
+        sums.total,
+        sums.hbm_bytes,
+        intensity,
+        ridge,
+        compute_ns,
+        memory_ns,
+        "compute" if compute_ns > memory_ns else "memory",
+    )
 
 
-def estimate(events: Iterable[TraceEvent], limits: TargetLimits, rules: InstructionCostRules = COST_RULES,
-             ranks: int = 1) -> CostReport:
+def estimate(
+    events: Iterable[TraceEvent],
+    limits: TargetLimits,
+    rules: InstructionCostRules = COST_RULES,
+    ranks: int = 1,
+) -> CostReport:
     """The estimated-cost report of a trace on ``limits``' generation.
 
     ``ranks`` > 1: the trace holds every collective rank's instructions (it does not record the rank), and
@@ -231,8 +270,14 @@ def estimate(events: Iterable[TraceEvent], limits: TargetLimits, rules: Instruct
     for c in lines.values():
         c.share = c.ns / serial if serial else 0.0
     ordered = sorted(lines.values(), key=lambda c: (c.path, c.line))
-    report = CostReport(limits.generation.value, ordered, dict(engine_ns), max(engine_ns.values(), default=0.0),
-                        serial, roofline(events, limits))
+    report = CostReport(
+        limits.generation.value,
+        ordered,
+        dict(engine_ns),
+        max(engine_ns.values(), default=0.0),
+        serial,
+        roofline(events, limits),
+    )
     return report if ranks <= 1 else _per_rank(report, ranks)
 
 
@@ -245,8 +290,20 @@ def _per_rank(report: CostReport, ranks: int) -> CostReport:
         c.by_engine = {e: v / ranks for e, v in c.by_engine.items()}
         c.opcodes = {op: [n // ranks, t / ranks] for op, (n, t) in c.opcodes.items()}
     r = report.roofline
-    return CostReport(report.target, report.lines, {e: v / ranks for e, v in report.engine_ns.items()},
-                      report.total_ns / ranks, report.serial_ns / ranks,
-                      Roofline(r.flops // ranks, r.hbm_bytes // ranks, r.intensity, r.ridge, r.compute_ns / ranks,
-                               r.memory_ns / ranks, r.bound),
-                      label=f"{LABEL}, per rank of {ranks} (assuming every rank issues the same instructions)")
+    return CostReport(
+        report.target,
+        report.lines,
+        {e: v / ranks for e, v in report.engine_ns.items()},
+        report.total_ns / ranks,
+        report.serial_ns / ranks,
+        Roofline(
+            r.flops // ranks,
+            r.hbm_bytes // ranks,
+            r.intensity,
+            r.ridge,
+            r.compute_ns / ranks,
+            r.memory_ns / ranks,
+            r.bound,
+        ),
+        label=f"{LABEL}, per rank of {ranks} (assuming every rank issues the same instructions)",
+    )

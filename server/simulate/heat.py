@@ -26,24 +26,41 @@ def heat_lines(cost: Mapping[str, Any], path: str) -> list[HeatLine]:
             continue
         ns = float(c["ns"])
         top = sorted(c.get("opcodes", {}).items(), key=lambda kv: -kv[1][1])[:3]
-        out.append(HeatLine(
-            line=int(c["line"]) - 1, busy_ns=round(ns), share=ns / total if total else 0.0,
-            share_of_compute=ns / serial if serial else 0.0, instr=int(c["instructions"]),
-            work_instr=int(c["instructions"]), engines={e: round(v) for e, v in c["byEngine"].items()},
-            dma_bytes=int(c.get("dmaBytes", 0)), dma_ns=round(c["byEngine"].get("dma", 0.0)),
-            top_opcodes=[{"opcode": op, "count": int(n), "sum_ns": round(t)} for op, (n, t) in top],
-        ))
+        out.append(
+            HeatLine(
+                line=int(c["line"]) - 1,
+                busy_ns=round(ns),
+                share=ns / total if total else 0.0,
+                share_of_compute=ns / serial if serial else 0.0,
+                instr=int(c["instructions"]),
+                work_instr=int(c["instructions"]),
+                engines={e: round(v) for e, v in c["byEngine"].items()},
+                dma_bytes=int(c.get("dmaBytes", 0)),
+                dma_ns=round(c["byEngine"].get("dma", 0.0)),
+                top_opcodes=[{"opcode": op, "count": int(n), "sum_ns": round(t)} for op, (n, t) in top],
+            )
+        )
     return out
 
 
 def estimate_payload(uri: str, path: str, kernel: str, cost: Mapping[str, Any]) -> dict[str, Any]:
     """The ``nki/heatmap`` body for one simulated kernel's estimated cost."""
     label = f"estimated by the nki-studio cost model ({cost.get('target')}), not measured: {kernel}"
-    info = {"label": label, "path": path, "format": "simulator trace", "schema_version": "",
-            "location_source": "simulator trace (innermost kernel line)",
-            "mapping": {"recorded": path, "local": path, "how": "same file"}}
-    summary = {"name": kernel, "latency_ns": round(float(cost.get("totalNs") or 0.0)),
-               "latency_source": "estimated busiest-engine time", "serial_ns": round(float(cost.get("serialNs") or 0)),
-               "engine_ns": {e: round(v) for e, v in (cost.get("engineNs") or {}).items()},
-               "roofline": cost.get("roofline"), "estimated": True}
+    info = {
+        "label": label,
+        "path": path,
+        "format": "simulator trace",
+        "schema_version": "",
+        "location_source": "simulator trace (innermost kernel line)",
+        "mapping": {"recorded": path, "local": path, "how": "same file"},
+    }
+    summary = {
+        "name": kernel,
+        "latency_ns": round(float(cost.get("totalNs") or 0.0)),
+        "latency_source": "estimated busiest-engine time",
+        "serial_ns": round(float(cost.get("serialNs") or 0)),
+        "engine_ns": {e: round(v) for e, v in (cost.get("engineNs") or {}).items()},
+        "roofline": cost.get("roofline"),
+        "estimated": True,
+    }
     return build_payload(uri, "estimate", info, heat_lines(cost, path), summary)

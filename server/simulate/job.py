@@ -72,7 +72,13 @@ def _error_info(exc: BaseException) -> dict[str, Any]:
         loc = traceback_location(exc.__traceback__)
         loc_file, loc_line, stack = loc.file, loc.line, list(loc.stack)
         message = f"{type(exc).__name__}: {exc}"
-    return {"message": message, "kind": type(exc).__name__, "file": loc_file, "line": loc_line, "stack": stack}
+    return {
+        "message": message,
+        "kind": type(exc).__name__,
+        "file": loc_file,
+        "line": loc_line,
+        "stack": stack,
+    }
 
 
 def _resolve_function(ref: str, module: Any) -> Callable[..., Any]:
@@ -127,9 +133,20 @@ def run(job: Job, send: Send) -> dict[str, Any]:
     from nki_studio.simulate.spec import SimSpec
 
     spec = SimSpec.from_json(job.spec)
-    result: dict[str, Any] = {"status": "error", "message": "", "backend": None, "kernel": spec.kernel,
-                              "path": job.path, "spec": job.spec, "timings": {}, "oracle": None, "peak": None,
-                              "warnings": [], "error": None, "cost": None}
+    result: dict[str, Any] = {
+        "status": "error",
+        "message": "",
+        "backend": None,
+        "kernel": spec.kernel,
+        "path": job.path,
+        "spec": job.spec,
+        "timings": {},
+        "oracle": None,
+        "peak": None,
+        "warnings": [],
+        "error": None,
+        "cost": None,
+    }
     timings: dict[str, float] = result["timings"]
     try:
         _limit_memory(job.memory_bytes)
@@ -140,12 +157,15 @@ def run(job: Job, send: Send) -> dict[str, Any]:
         gc.collect()  # a MemoryError leaves little room: free what the failed run held first
         info = _error_info(exc)
         status = "error"
-        if isinstance(exc, MemoryError) or (isinstance(exc, ResourceLimitError)
-                                            and not isinstance(exc, SimulationTimeout)):
+        if isinstance(exc, MemoryError) or (
+            isinstance(exc, ResourceLimitError) and not isinstance(exc, SimulationTimeout)
+        ):
             status = "memory_limit"
-            info["message"] = (f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
-                               f"({info['message']}); if it really needs more, raise --memory-mb / "
-                               "nki-studio.simulationMemoryLimitMb")
+            info["message"] = (
+                f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
+                f"({info['message']}); if it really needs more, raise --memory-mb / "
+                "nki-studio.simulationMemoryLimitMb"
+            )
         where = f"{info['file']}:{info['line']}"
         prefix = f"{where}: " if info["file"] and where not in info["message"] else ""
         result.update(status=status, error=info, message=f"{prefix}{info['message']}")
@@ -165,7 +185,11 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
     if folder not in sys.path:
         sys.path.insert(0, folder)
     generation = parse_generation(job.target)
-    target = Target(generation) if job.nki_version is None else Target(generation, parse_nki_version(job.nki_version))
+    target = (
+        Target(generation)
+        if job.nki_version is None
+        else Target(generation, parse_nki_version(job.nki_version))
+    )
 
     t = time.perf_counter()
     module = load_kernel_module(job.path, backend=job.backend)
@@ -189,9 +213,19 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
 
     send({"type": "progress", "message": f"simulating {spec.kernel}"})
     t = time.perf_counter()
-    sim = call(simulate, args, target=target, precise=job.precise, strict=job.strict, trace=True,
-               lnc=spec.lnc if spec.lnc > 1 else None, backend=job.backend, allocation_budget=job.memory_bytes,
-               checkin=_heartbeat(spec.kernel, send), **({"ranks": spec.ranks} if spec.ranks > 1 else {}))
+    sim = call(
+        simulate,
+        args,
+        target=target,
+        precise=job.precise,
+        strict=job.strict,
+        trace=True,
+        lnc=spec.lnc if spec.lnc > 1 else None,
+        backend=job.backend,
+        allocation_budget=job.memory_bytes,
+        checkin=_heartbeat(spec.kernel, send),
+        **({"ranks": spec.ranks} if spec.ranks > 1 else {}),
+    )
     timings["simulation"] = time.perf_counter() - t
     result["backend"] = sim.backend
     result["warnings"] = list(sim.warnings)
@@ -212,21 +246,34 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
     verdict = oracle.evaluate(outputs, expected, before, args, spec.atol, spec.rtol)
     timings["oracle"] = time.perf_counter() - t
     if sim.trace is not None and not job.strict and any(o.nan_count for o in verdict.outputs):
-        send({"type": "progress", "message": "NaN in the outputs: re-running in strict mode to find the read"})
+        send(
+            {"type": "progress", "message": "NaN in the outputs: re-running in strict mode to find the read"}
+        )
         t = time.perf_counter()
         result["uninitializedRead"] = _first_uninitialized_read(
-            lambda: call(simulate, [_copy(a) for _, a in before], target=target, precise=job.precise,
-                         strict=True, lnc=spec.lnc if spec.lnc > 1 else None, backend="embedded",
-                         allocation_budget=job.memory_bytes, **({"ranks": spec.ranks} if spec.ranks > 1 else {})))
+            lambda: call(
+                simulate,
+                [_copy(a) for _, a in before],
+                target=target,
+                precise=job.precise,
+                strict=True,
+                lnc=spec.lnc if spec.lnc > 1 else None,
+                backend="embedded",
+                allocation_budget=job.memory_bytes,
+                **({"ranks": spec.ranks} if spec.ranks > 1 else {}),
+            )
+        )
         timings["strictRerun"] = time.perf_counter() - t
         where = result["uninitializedRead"]
         for output in verdict.outputs:
             if output.nan_count:
                 output.notes.append(
                     f"strict re-run: first read of never-written memory at {where['file']}:{where['line']}: "
-                    f"{where['message']}" if where else
-                    "strict re-run found no read of never-written memory: the NaN was computed, or written from "
-                    "an input")
+                    f"{where['message']}"
+                    if where
+                    else "strict re-run found no read of never-written memory: the NaN was computed, or written from "
+                    "an input"
+                )
     result["oracle"] = verdict.to_json()
 
     if sim.trace is not None:
@@ -243,7 +290,9 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
         checked = "matches the reference" if expected is not None else "ran (no reference to compare with)"
         result.update(status="passed", message=f"{spec.kernel} {checked}")
     else:
-        failed = ", ".join(f"{name} {m.name}" for name, m in verdict.failed_metrics()) or "; ".join(verdict.problems)
+        failed = ", ".join(f"{name} {m.name}" for name, m in verdict.failed_metrics()) or "; ".join(
+            verdict.problems
+        )
         result.update(status="failed", message=f"{spec.kernel}: oracle failed: {failed}")
 
 

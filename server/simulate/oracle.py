@@ -48,8 +48,13 @@ def tolerance_for(dtype: str, atol: float | None = None, rtol: float | None = No
         base = _TOLERANCES[dtype]
     else:  # integers and bool: exact
         base = Tolerance(0.0, 0.0, 0.0, 0.0, 1.0)
-    return Tolerance(base.atol if atol is None else atol, base.rtol if rtol is None else rtol,
-                     base.max_abs, base.mean_abs, base.cosine)
+    return Tolerance(
+        base.atol if atol is None else atol,
+        base.rtol if rtol is None else rtol,
+        base.max_abs,
+        base.mean_abs,
+        base.cosine,
+    )
 
 
 @dataclass(frozen=True)
@@ -92,8 +97,11 @@ class OracleReport:
     @property
     def passed(self) -> bool:
         """True when every output and input check passed and nothing structural went wrong."""
-        return (not self.problems and all(o.passed for o in self.outputs)
-                and all(m.passed is not False for m in self.input_checks))
+        return (
+            not self.problems
+            and all(o.passed for o in self.outputs)
+            and all(m.passed is not False for m in self.input_checks)
+        )
 
     def failed_metrics(self) -> list[tuple[str, Metric]]:
         """(output name, metric) for every failed check, inputs included."""
@@ -103,7 +111,9 @@ class OracleReport:
     def to_json(self) -> dict[str, Any]:
         """JSON-friendly form (for ``nki/simulationResult`` and ``--json``)."""
         return {
-            "hasReference": self.has_reference, "passed": self.passed, "problems": self.problems,
+            "hasReference": self.has_reference,
+            "passed": self.passed,
+            "problems": self.problems,
             "inputs": [asdict(m) for m in self.input_checks],
             "outputs": [{**asdict(o), "shape": list(o.shape), "passed": o.passed} for o in self.outputs],
         }
@@ -121,8 +131,10 @@ def _nan_note(name: str, array: np.ndarray, values: np.ndarray, nan_count: int) 
     where = f"first at index {list(first)}"
     if array.ndim >= 2:
         where += f", in {len(rows)} of {array.shape[0]} rows ({_ranges(rows)})"
-    return (f"{name}: {nan_count} NaN value(s), {where}. NaN is the sentinel the simulator fills newly "
-            "allocated memory with, so this usually means the kernel read (or returned) memory it never wrote.")
+    return (
+        f"{name}: {nan_count} NaN value(s), {where}. NaN is the sentinel the simulator fills newly "
+        "allocated memory with, so this usually means the kernel read (or returned) memory it never wrote."
+    )
 
 
 def _ranges(values: np.ndarray) -> str:
@@ -156,15 +168,18 @@ def summarize(name: str, array: np.ndarray, values: np.ndarray | None = None) ->
     nan_count = int(np.count_nonzero(np.isnan(values))) if values is not None else 0
     inf_count = int(np.count_nonzero(np.isinf(values))) if values is not None else 0
     report = OutputReport(name, tuple(int(d) for d in array.shape), dtype_name(array), nan_count, inf_count)
-    report.metrics.append(Metric("finite", nan_count + inf_count == 0, "no NaN/Inf", nan_count + inf_count == 0))
+    report.metrics.append(
+        Metric("finite", nan_count + inf_count == 0, "no NaN/Inf", nan_count + inf_count == 0)
+    )
     if nan_count:
         assert values is not None  # NaNs exist only in float outputs
         report.notes.append(_nan_note(name, array, values, nan_count))
     return report
 
 
-def compare(name: str, actual: np.ndarray, expected: Any, atol: float | None = None,
-            rtol: float | None = None) -> OutputReport:
+def compare(
+    name: str, actual: np.ndarray, expected: Any, atol: float | None = None, rtol: float | None = None
+) -> OutputReport:
     """Summary of ``actual`` plus every metric against ``expected`` (cast to ``actual``'s dtype)."""
     work = _work_dtype(actual)
     a = actual.astype(work)
@@ -173,9 +188,16 @@ def compare(name: str, actual: np.ndarray, expected: Any, atol: float | None = N
     same_shape = tuple(exp.shape) == tuple(actual.shape)
     report.metrics.append(Metric("shape", list(actual.shape), f"== {list(exp.shape)}", same_shape))
     exp_dtype = dtype_name(exp)
-    report.metrics.append(Metric("dtype", report.dtype, f"== {exp_dtype} (reference)", None
-                                 if exp_dtype in ("float32", "float64") and report.dtype != exp_dtype
-                                 else exp_dtype == report.dtype))
+    report.metrics.append(
+        Metric(
+            "dtype",
+            report.dtype,
+            f"== {exp_dtype} (reference)",
+            None
+            if exp_dtype in ("float32", "float64") and report.dtype != exp_dtype
+            else exp_dtype == report.dtype,
+        )
+    )
     if not same_shape:
         return report
     tol = tolerance_for(report.dtype, atol, rtol)
@@ -187,19 +209,27 @@ def compare(name: str, actual: np.ndarray, expected: Any, atol: float | None = N
     if not all_finite:
         close |= np.isnan(a) & np.isnan(e)  # equal_nan
     mismatches = int(close.size - np.count_nonzero(close))
-    report.metrics.append(Metric("allclose", mismatches, f"0 mismatches (atol={tol.atol:g}, rtol={tol.rtol:g})",
-                                 mismatches == 0))
+    report.metrics.append(
+        Metric(
+            "allclose", mismatches, f"0 mismatches (atol={tol.atol:g}, rtol={tol.rtol:g})", mismatches == 0
+        )
+    )
     if mismatches:
-        worst = np.unravel_index(int(np.argmax(np.where(close, -1.0, np.nan_to_num(diff, nan=np.inf)))),
-                                 diff.shape)
+        worst = np.unravel_index(
+            int(np.argmax(np.where(close, -1.0, np.nan_to_num(diff, nan=np.inf)))), diff.shape
+        )
         idx = [int(i) for i in worst]
-        report.notes.append(f"{name}: {mismatches} of {close.size} elements outside tolerance; worst at {idx}: "
-                            f"got {a[tuple(idx)]:.6g}, expected {e[tuple(idx)]:.6g}")
+        report.notes.append(
+            f"{name}: {mismatches} of {close.size} elements outside tolerance; worst at {idx}: "
+            f"got {a[tuple(idx)]:.6g}, expected {e[tuple(idx)]:.6g}"
+        )
     kept = diff if all_finite else diff[finite]
     max_abs = float(kept.max()) if kept.size else float("nan")
     mean_abs = float(kept.mean(dtype=np.float64)) if kept.size else float("nan")
     report.metrics.append(Metric("max_abs", max_abs, f"<= {tol.max_abs:g}", bool(max_abs <= tol.max_abs)))
-    report.metrics.append(Metric("mean_abs", mean_abs, f"<= {tol.mean_abs:g}", bool(mean_abs <= tol.mean_abs)))
+    report.metrics.append(
+        Metric("mean_abs", mean_abs, f"<= {tol.mean_abs:g}", bool(mean_abs <= tol.mean_abs))
+    )
     cosine = _cosine(a, e)
     report.metrics.append(Metric("cosine", cosine, f">= {tol.cosine:g}", bool(cosine >= tol.cosine)))
     return report
@@ -231,8 +261,14 @@ def inputs_unchanged(before: Sequence[tuple[str, Any]], after: Sequence[Any]) ->
     return metrics
 
 
-def evaluate(outputs: Sequence[np.ndarray], expected: Any | None, inputs_before: Sequence[tuple[str, Any]],
-             inputs_after: Sequence[Any], atol: float | None = None, rtol: float | None = None) -> OracleReport:
+def evaluate(
+    outputs: Sequence[np.ndarray],
+    expected: Any | None,
+    inputs_before: Sequence[tuple[str, Any]],
+    inputs_after: Sequence[Any],
+    atol: float | None = None,
+    rtol: float | None = None,
+) -> OracleReport:
     """The full verdict: per-output metrics against ``expected`` (None: no reference) and the input checks."""
     names = ["out"] if len(outputs) == 1 else [f"out[{i}]" for i in range(len(outputs))]
     report = OracleReport(expected is not None, [], inputs_unchanged(inputs_before, inputs_after))
@@ -243,5 +279,5 @@ def evaluate(outputs: Sequence[np.ndarray], expected: Any | None, inputs_before:
     if len(exp_list) != len(outputs):
         report.problems.append(f"the reference returned {len(exp_list)} output(s), the kernel {len(outputs)}")
     report.outputs = [compare(n, o, e, atol, rtol) for n, o, e in zip(names, outputs, exp_list, strict=False)]
-    report.outputs += [summarize(n, o) for n, o in list(zip(names, outputs, strict=False))[len(exp_list):]]
+    report.outputs += [summarize(n, o) for n, o in list(zip(names, outputs, strict=False))[len(exp_list) :]]
     return report

@@ -46,7 +46,9 @@ def _frame(text: str) -> tuple[str, int, str]:
     return path, int(line), func
 
 
-def _anchor(path: str, error: Mapping[str, Any], kernel: KernelInfo | None) -> tuple[int, tuple[Related, ...]]:
+def _anchor(
+    path: str, error: Mapping[str, Any], kernel: KernelInfo | None
+) -> tuple[int, tuple[Related, ...]]:
     """The line in ``path`` to report an error on, and the helper call chain as related locations.
 
     When the failing line is in a helper module, the diagnostic goes on the outermost call in this file
@@ -55,9 +57,13 @@ def _anchor(path: str, error: Mapping[str, Any], kernel: KernelInfo | None) -> t
     frames = [_frame(s) for s in error.get("stack", ())]
     if error.get("file"):
         frames.append((str(error["file"]), int(error.get("line") or 0), "<failing line>"))
-    related = tuple(Related(f, _line_span(ln), f"called from here ({fn})" if fn != "<failing line>" else
-                            "the failing line") for f, ln, fn in frames[:-1] if ln) + tuple(
-        Related(f, _line_span(ln), "the failing line") for f, ln, fn in frames[-1:] if ln)
+    related = tuple(
+        Related(
+            f, _line_span(ln), f"called from here ({fn})" if fn != "<failing line>" else "the failing line"
+        )
+        for f, ln, fn in frames[:-1]
+        if ln
+    ) + tuple(Related(f, _line_span(ln), "the failing line") for f, ln, fn in frames[-1:] if ln)
     in_file = [ln for f, ln, _ in frames if _same(f, path) and ln]
     if in_file:
         line = in_file[-1]  # innermost frame of this file
@@ -75,33 +81,77 @@ def findings(result: Mapping[str, Any], path: str, kernel: KernelInfo | None) ->
         code, name = _STATUS_CODES[status]
         error = result.get("error") or {}
         line, related = _anchor(path, error, kernel) if error else (kernel_line, ())
-        out.append(Finding(path, _line_span(line), code, name, Severity.ERROR,
-                           f"simulation: {error.get('message') or result.get('message')}", related=related,
-                           source=SOURCE))
+        out.append(
+            Finding(
+                path,
+                _line_span(line),
+                code,
+                name,
+                Severity.ERROR,
+                f"simulation: {error.get('message') or result.get('message')}",
+                related=related,
+                source=SOURCE,
+            )
+        )
     oracle = result.get("oracle") or {}
     for output in oracle.get("outputs", ()):
         failed = [m for m in output.get("metrics", ()) if m.get("passed") is False and m["name"] != "finite"]
         if failed:
             detail = "; ".join(f"{m['name']} {_value(m['value'])} (needs {m['threshold']})" for m in failed)
-            out.append(Finding(path, _line_span(kernel_line), "NKI620", "oracle-mismatch", Severity.ERROR,
-                               f"simulation: {output['name']} does not match the reference: {detail}",
-                               source=SOURCE))
+            out.append(
+                Finding(
+                    path,
+                    _line_span(kernel_line),
+                    "NKI620",
+                    "oracle-mismatch",
+                    Severity.ERROR,
+                    f"simulation: {output['name']} does not match the reference: {detail}",
+                    source=SOURCE,
+                )
+            )
         if output.get("nan_count"):
             read = result.get("uninitializedRead")
             line, related = _anchor(path, read, kernel) if read else (kernel_line, ())
             notes = " ".join(n for n in output.get("notes", ()) if "sentinel" in n or "strict re-run" in n)
-            out.append(Finding(path, _line_span(line), "NKI621", "never-written-memory-read", Severity.ERROR,
-                               f"simulation: {notes}", related=related, source=SOURCE))
+            out.append(
+                Finding(
+                    path,
+                    _line_span(line),
+                    "NKI621",
+                    "never-written-memory-read",
+                    Severity.ERROR,
+                    f"simulation: {notes}",
+                    related=related,
+                    source=SOURCE,
+                )
+            )
     for m in oracle.get("inputs", ()):
         if m.get("passed") is False:
-            out.append(Finding(path, _line_span(kernel_line), "NKI620", "oracle-mismatch", Severity.ERROR,
-                               f"simulation: input {m['name'].split(':', 1)[-1]} was modified by the kernel",
-                               source=SOURCE))
+            out.append(
+                Finding(
+                    path,
+                    _line_span(kernel_line),
+                    "NKI620",
+                    "oracle-mismatch",
+                    Severity.ERROR,
+                    f"simulation: input {m['name'].split(':', 1)[-1]} was modified by the kernel",
+                    source=SOURCE,
+                )
+            )
     for warning in result.get("warnings", ()):
         m = _WARNING_LINE.match(str(warning))
         if m and _same(m.group("file"), path):
-            out.append(Finding(path, _line_span(int(m.group("line"))), "NKI622", "simulation-warning",
-                               Severity.WARNING, f"simulation: {m.group('message')}", source=SOURCE))
+            out.append(
+                Finding(
+                    path,
+                    _line_span(int(m.group("line"))),
+                    "NKI622",
+                    "simulation-warning",
+                    Severity.WARNING,
+                    f"simulation: {m.group('message')}",
+                    source=SOURCE,
+                )
+            )
     out.extend(_peak_findings(result.get("peak") or {}, path))
     return out
 
@@ -137,29 +187,55 @@ def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
             at = next((a for a in reversed(live) if _same(str(a.get("file", "")), path)), None)
             if at is None:
                 continue
-        parts = ", ".join(f"{_alloc_name(a)} {_kib(a['bytesPerPartition'])}" for a in
-                          sorted(live, key=lambda a: -a["bytesPerPartition"])[:6])
+        parts = ", ".join(
+            f"{_alloc_name(a)} {_kib(a['bytesPerPartition'])}"
+            for a in sorted(live, key=lambda a: -a["bytesPerPartition"])[:6]
+        )
         more = ", …" if len(live) > 6 else ""
-        message = (f"{region.upper()} peak {_kib(data['peakBytes'])}/{_kib(data['capacityBytes'])} per partition "
-                   f"(simulated): {parts}{more}")
-        related = tuple(Related(str(a["file"]), _line_span(int(a["line"])), f"{_alloc_name(a)} "
-                                f"{_kib(a['bytesPerPartition'])} live at the peak") for a in live if a.get("file"))
-        out.append(Finding(path, _line_span(int(at["line"])), "NKI630", "on-chip-memory-peak", Severity.INFO,
-                           message, related=related, source=SOURCE))
+        message = (
+            f"{region.upper()} peak {_kib(data['peakBytes'])}/{_kib(data['capacityBytes'])} per partition "
+            f"(simulated): {parts}{more}"
+        )
+        related = tuple(
+            Related(
+                str(a["file"]),
+                _line_span(int(a["line"])),
+                f"{_alloc_name(a)} {_kib(a['bytesPerPartition'])} live at the peak",
+            )
+            for a in live
+            if a.get("file")
+        )
+        out.append(
+            Finding(
+                path,
+                _line_span(int(at["line"])),
+                "NKI630",
+                "on-chip-memory-peak",
+                Severity.INFO,
+                message,
+                related=related,
+                source=SOURCE,
+            )
+        )
     return out
 
 
 def format_text(result: Mapping[str, Any]) -> str:
     """The CLI's readable report."""
-    lines = [f"{result.get('kernel')} ({result.get('path')}): {str(result.get('status')).upper()} - "
-             f"{result.get('message')}"]
+    lines = [
+        f"{result.get('kernel')} ({result.get('path')}): {str(result.get('status')).upper()} - "
+        f"{result.get('message')}"
+    ]
     if result.get("backend"):
         lines.append(f"  backend: {result['backend']}")
     spec = result.get("spec") or {}
     if spec.get("args"):
         origin = "+".join(spec.get("origin") or ()) or "given"
-        lines.append(f"  inputs ({origin}): " + " ".join(f"{n}={v}" for n, v in spec["args"]) +
-                     f" seed={spec.get('seed', 0)}")
+        lines.append(
+            f"  inputs ({origin}): "
+            + " ".join(f"{n}={v}" for n, v in spec["args"])
+            + f" seed={spec.get('seed', 0)}"
+        )
     error = result.get("error")
     if error and error.get("stack"):
         lines.append("  call chain:")
@@ -170,8 +246,10 @@ def format_text(result: Mapping[str, Any]) -> str:
         ref = "reference" if oracle.get("hasReference") else "no reference"
         lines.append(f"  oracle ({ref}): {'pass' if oracle.get('passed') else 'FAIL'}")
         for output in oracle.get("outputs", ()):
-            lines.append(f"    {output['name']} {output['dtype']}{output['shape']}: NaN {output['nan_count']}, "
-                         f"Inf {output['inf_count']}")
+            lines.append(
+                f"    {output['name']} {output['dtype']}{output['shape']}: NaN {output['nan_count']}, "
+                f"Inf {output['inf_count']}"
+            )
             for m in output.get("metrics", ()):
                 mark = {True: "ok  ", False: "FAIL", None: "n/a "}[m.get("passed")]
                 lines.append(f"      {mark} {m['name']:<9} {_value(m['value']):<14} {m['threshold']}")
@@ -181,22 +259,43 @@ def format_text(result: Mapping[str, Any]) -> str:
                 lines.append(f"    FAIL input {m['name'].split(':', 1)[-1]} was modified by the kernel")
         lines.extend(f"    problem: {p}" for p in oracle.get("problems", ()))
     for region, data in (result.get("peak") or {}).items():
-        lines.append(f"  {region.upper()} peak: {_kib(data.get('peakBytes', 0))}/"
-                     f"{_kib(data.get('capacityBytes', 0))} per partition")
+        lines.append(
+            f"  {region.upper()} peak: {_kib(data.get('peakBytes', 0))}/"
+            f"{_kib(data.get('capacityBytes', 0))} per partition"
+        )
     cost = result.get("cost")
     if cost:
         roof = cost["roofline"]
-        lines.append(f"  {cost['label']} time ({cost['target']}, cost model, not measured): {format_ns(cost['totalNs'])} "
-                     f"(busiest engine; {format_ns(cost['serialNs'])} if nothing overlapped)")
-        lines.append(f"  estimated roofline: {roof['flops']:,} FLOPs, {roof['hbmBytes']:,} HBM bytes, intensity "
-                     f"{roof['intensity']:.3g} FLOP/B -> {roof['bound']}-bound")
+        lines.append(
+            f"  {cost['label']} time ({cost['target']}, cost model, not measured): {format_ns(cost['totalNs'])} "
+            f"(busiest engine; {format_ns(cost['serialNs'])} if nothing overlapped)"
+        )
+        lines.append(
+            f"  estimated roofline: {roof['flops']:,} FLOPs, {roof['hbmBytes']:,} HBM bytes, intensity "
+            f"{roof['intensity']:.3g} FLOP/B -> {roof['bound']}-bound"
+        )
         top = sorted(cost["lines"], key=lambda c: -c["ns"])[:5]
         for c in top:
-            lines.append(f"    line {c['line']:>4}: estimated {format_ns(c['ns']):>10} {c['share']:6.1%} {c['engine']}")
+            lines.append(
+                f"    line {c['line']:>4}: estimated {format_ns(c['ns']):>10} {c['share']:6.1%} {c['engine']}"
+            )
     lines.extend(f"  warning: {w}" for w in result.get("warnings", ()))
     t = result.get("timings") or {}
-    split = ", ".join(f"{k} {t[k]:.3f}s" for k in ("processStart", "import", "wait", "inputs", "simulation",
-                                                   "reference", "oracle", "cost", "total") if k in t)
+    split = ", ".join(
+        f"{k} {t[k]:.3f}s"
+        for k in (
+            "processStart",
+            "import",
+            "wait",
+            "inputs",
+            "simulation",
+            "reference",
+            "oracle",
+            "cost",
+            "total",
+        )
+        if k in t
+    )
     lines.append(f"  timings ({'warm' if t.get('warm') else 'cold'} worker): {split}")
     if result.get("output", "").strip():
         lines.append("  kernel output (tail):")

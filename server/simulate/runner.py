@@ -39,12 +39,21 @@ class Worker:
         self.spawned_at = time.time()  # wall clock: compared with the worker's own start time
         read_fd, write_fd = os.pipe()
         self.output: IO[bytes] = tempfile.TemporaryFile()
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                   PYTHONUNBUFFERED="1")
+        env = dict(
+            os.environ,
+            OPENBLAS_NUM_THREADS="1",
+            OMP_NUM_THREADS="1",
+            MKL_NUM_THREADS="1",
+            PYTHONUNBUFFERED="1",
+        )
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "nki_studio.simulate.worker", "--fd", str(write_fd)],
-            stdin=subprocess.PIPE, stdout=self.output, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
-            start_new_session=True, env=env,
+            stdin=subprocess.PIPE,
+            stdout=self.output,
+            stderr=subprocess.STDOUT,
+            pass_fds=(write_fd,),
+            start_new_session=True,
+            env=env,
         )
         os.close(write_fd)
         self._reader = os.fdopen(read_fd, "rb", buffering=0)
@@ -165,8 +174,9 @@ class WorkerPool:
         with self._lock:
             self._busy.discard(worker)
             refill = self.warm and not self._closed
-            follow_up = threading.Thread(target=self._after_job, args=(worker, refill), name="nki-sim-reap",
-                                         daemon=True)
+            follow_up = threading.Thread(
+                target=self._after_job, args=(worker, refill), name="nki-sim-reap", daemon=True
+            )
             self._refills = [t for t in self._refills if t.is_alive()] + [follow_up]
         follow_up.start()
 
@@ -226,7 +236,9 @@ def run_job(
             timings["import"] = float(worker.ready["importSeconds"])
         if failure is None:
             worker.send_job(job)
-            result = _await_result(worker, job, time.perf_counter() + timeout_s, timeout_s, cancelled, on_progress)
+            result = _await_result(
+                worker, job, time.perf_counter() + timeout_s, timeout_s, cancelled, on_progress
+            )
         else:
             result = _failure(job, failure, timeout_s, worker)
         result.setdefault("timings", {}).update(timings)
@@ -239,8 +251,14 @@ def run_job(
     return result
 
 
-def _await_result(worker: Worker, job: Job, deadline: float, timeout_s: float, cancelled: Callable[[], bool],
-                  on_progress: Progress | None) -> dict[str, Any]:
+def _await_result(
+    worker: Worker,
+    job: Job,
+    deadline: float,
+    timeout_s: float,
+    cancelled: Callable[[], bool],
+    on_progress: Progress | None,
+) -> dict[str, Any]:
     while True:
         message = worker.next_message(deadline, cancelled)
         if isinstance(message, str):
@@ -257,8 +275,13 @@ def _failure(job: Job, what: str, timeout_s: float, worker: Worker) -> dict[str,
     """The result of a run that produced none: timeout, cancel or a dead worker."""
     kernel = job.spec.get("kernel", "?")
     if what == "timeout":
-        status, message = "timeout", (f"{kernel} did not finish within {timeout_s:g} s and was stopped "
-                                      "(an infinite loop? if it is just slow, raise --timeout / nki-studio.simulationTimeout)")
+        status, message = (
+            "timeout",
+            (
+                f"{kernel} did not finish within {timeout_s:g} s and was stopped "
+                "(an infinite loop? if it is just slow, raise --timeout / nki-studio.simulationTimeout)"
+            ),
+        )
     elif what == "cancelled":
         status, message = "cancelled", f"simulation of {kernel} was cancelled"
     else:
@@ -268,6 +291,17 @@ def _failure(job: Job, what: str, timeout_s: float, worker: Worker) -> dict[str,
         status, message = "crashed", f"the simulation worker for {kernel} died ({how}) without a result"
         if code == -signal.SIGKILL:
             message += "; it may have exceeded the memory limit"
-    return {"status": status, "message": message, "backend": None, "kernel": kernel, "path": job.path,
-            "spec": job.spec, "timings": {}, "oracle": None, "peak": None, "warnings": [], "error": None,
-            "cost": None}
+    return {
+        "status": status,
+        "message": message,
+        "backend": None,
+        "kernel": kernel,
+        "path": job.path,
+        "spec": job.spec,
+        "timings": {},
+        "oracle": None,
+        "peak": None,
+        "warnings": [],
+        "error": None,
+        "cost": None,
+    }

@@ -47,16 +47,43 @@ MAX_RANKS = 64  # collective ranks simulated as threads: a sanity bound, not a h
 _DTYPES = {
     name: name
     for name in (
-        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float16", "bfloat16", "float32", "float64", "tfloat32",
-        "float8_e4m3", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu",
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "tfloat32",
+        "float8_e4m3",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float8_e8m0fnu",
     )
 }
-_DTYPES.update({
-    "bool_": "bool", "bf16": "bfloat16", "fp16": "float16", "f16": "float16", "half": "float16",
-    "fp32": "float32", "f32": "float32", "float": "float32", "fp64": "float64", "tf32": "tfloat32",
-    "fp8_e4m3": "float8_e4m3", "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2",
-})
+_DTYPES.update(
+    {
+        "bool_": "bool",
+        "bf16": "bfloat16",
+        "fp16": "float16",
+        "f16": "float16",
+        "half": "float16",
+        "fp32": "float32",
+        "f32": "float32",
+        "float": "float32",
+        "fp64": "float64",
+        "tf32": "tfloat32",
+        "fp8_e4m3": "float8_e4m3",
+        "fp8_e4m3fn": "float8_e4m3fn",
+        "fp8_e5m2": "float8_e5m2",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -104,9 +131,14 @@ class SimSpec:
         return {
             "kernel": self.kernel,
             "args": [[n, _format_value(v)] for n, v in self.args],
-            "reference": self.reference, "inputs": self.inputs, "seed": self.seed, "lnc": self.lnc,
+            "reference": self.reference,
+            "inputs": self.inputs,
+            "seed": self.seed,
+            "lnc": self.lnc,
             "ranks": self.ranks,
-            "atol": self.atol, "rtol": self.rtol, "origin": list(self.origin),
+            "atol": self.atol,
+            "rtol": self.rtol,
+            "origin": list(self.origin),
         }
 
     @staticmethod
@@ -114,10 +146,16 @@ class SimSpec:
         """Inverse of :meth:`to_json`."""
         args = tuple((str(n), parse_value(str(v))) for n, v in raw.get("args", ()))
         return SimSpec(
-            kernel=str(raw["kernel"]), args=args, reference=raw.get("reference"), inputs=raw.get("inputs"),
-            seed=int(raw.get("seed", 0)), lnc=int(raw.get("lnc", 1)), ranks=int(raw.get("ranks", 1)),
+            kernel=str(raw["kernel"]),
+            args=args,
+            reference=raw.get("reference"),
+            inputs=raw.get("inputs"),
+            seed=int(raw.get("seed", 0)),
+            lnc=int(raw.get("lnc", 1)),
+            ranks=int(raw.get("ranks", 1)),
             atol=raw.get("atol"),
-            rtol=raw.get("rtol"), origin=tuple(raw.get("origin", ())),
+            rtol=raw.get("rtol"),
+            origin=tuple(raw.get("origin", ())),
         )
 
 
@@ -160,7 +198,7 @@ def parse_dtype(text: str) -> str:
     name = text.strip()
     for prefix in ("nl.", "np.", "numpy.", "ml_dtypes.", "nki.language."):
         if name.startswith(prefix):
-            name = name[len(prefix):]
+            name = name[len(prefix) :]
     try:
         return _DTYPES[name.lower()]
     except KeyError:
@@ -195,7 +233,9 @@ def parse_value(text: str) -> ArgValue:
 def _parse_reserved(key: str, text: str) -> Any:
     if key in ("reference", "inputs"):
         if not _FUNC.fullmatch(text):
-            raise SpecError(f"{key}= expects a function name, 'module:function' or 'module.function', got {text!r}")
+            raise SpecError(
+                f"{key}= expects a function name, 'module:function' or 'module.function', got {text!r}"
+            )
         return text
     if key == "seed":
         if not re.fullmatch(r"\d+", text):
@@ -203,7 +243,9 @@ def _parse_reserved(key: str, text: str) -> Any:
         return int(text)
     if key == "ranks":
         if not re.fullmatch(r"\d+", text) or not 1 <= int(text) <= MAX_RANKS:
-            raise SpecError(f"ranks= expects the number of collective ranks to simulate, 1 to {MAX_RANKS}, got {text!r}")
+            raise SpecError(
+                f"ranks= expects the number of collective ranks to simulate, 1 to {MAX_RANKS}, got {text!r}"
+            )
         return int(text)
     if key == "lnc":
         if text not in ("1", "2"):
@@ -249,6 +291,7 @@ def parse_fields(text: str) -> tuple[dict[str, Any], list[SpecError]]:
 
 # ------------------------------------------------------------------------------------- kernel discovery
 
+
 def find_kernels(source: str, path: str = "") -> list[KernelInfo]:
     """Top-level kernels (``@nki.jit`` under any alias or call form, model.kernels); [] if unparsable."""
     return list(_kernels(source, path))
@@ -274,31 +317,43 @@ def _kernels(source: str, path: str) -> tuple[KernelInfo, ...]:
         above = lines[dec_line - 2] if dec_line >= 2 else ""
         if _spec_body(above) is not None:
             spec_line, spec_text = dec_line - 1, above
-        kernels.append(KernelInfo(node.name, tuple(params), tuple(required), node.lineno, dec_line,
-                                  spec_line, spec_text))
+        kernels.append(
+            KernelInfo(node.name, tuple(params), tuple(required), node.lineno, dec_line, spec_line, spec_text)
+        )
     return tuple(kernels)
 
 
 def _spec_body(line: str) -> str | None:
     """The text after the marker if ``line`` is a spec comment, else None."""
     m = re.match(r"\s*#\s*nki-studio\s*:\s*simulate\b", line)
-    return line[m.end():] if m else None
+    return line[m.end() :] if m else None
 
 
 # ----------------------------------------------------------------------------------- validation / merge
+
 
 def _check_args(kernel: KernelInfo, fields: Mapping[str, Any]) -> list[tuple[str | None, str]]:
     """Problems of argument keys against the kernel signature: (offending key or None, message)."""
     problems: list[tuple[str | None, str]] = []
     for key in fields:
         if key not in RESERVED and key not in kernel.params:
-            problems.append((key, f"kernel {kernel.name} has no parameter {key!r} "
-                                  f"(parameters: {', '.join(kernel.params) or 'none'})"))
+            problems.append(
+                (
+                    key,
+                    f"kernel {kernel.name} has no parameter {key!r} "
+                    f"(parameters: {', '.join(kernel.params) or 'none'})",
+                )
+            )
     if "inputs" not in fields:
         missing = [p for p in kernel.required if p not in fields]
         if missing:
-            problems.append((None, f"no value for parameter(s) {', '.join(missing)} of {kernel.name}; "
-                                   "give name=dtype[shape] or name=number, or inputs=function"))
+            problems.append(
+                (
+                    None,
+                    f"no value for parameter(s) {', '.join(missing)} of {kernel.name}; "
+                    "give name=dtype[shape] or name=number, or inputs=function",
+                )
+            )
     return problems
 
 
@@ -314,13 +369,20 @@ def comment_findings(source: str, path: str) -> list[Finding]:
         whole = Span(lineno, len(line) - len(line.lstrip()) + 1, lineno, len(line) + 1)
         kernel = kernels.get(lineno)
         if kernel is None:
-            findings.append(_finding(path, whole, "simulate spec is not directly above a kernel's decorator "
-                                                  "(an @nki.jit function); it is ignored"))
+            findings.append(
+                _finding(
+                    path,
+                    whole,
+                    "simulate spec is not directly above a kernel's decorator "
+                    "(an @nki.jit function); it is ignored",
+                )
+            )
             continue
         fields, errors = parse_fields(body)
         for err in errors:
-            findings.append(_finding(path, Span(lineno, offset + err.start + 1, lineno, offset + err.end + 1),
-                                     str(err)))
+            findings.append(
+                _finding(path, Span(lineno, offset + err.start + 1, lineno, offset + err.end + 1), str(err))
+            )
         for key, message in _check_args(kernel, fields):
             if key is None and errors:  # a value that failed to parse is not also "missing"
                 continue
@@ -334,11 +396,19 @@ def comment_findings(source: str, path: str) -> list[Finding]:
 
 
 def _finding(path: str, span: Span, message: str) -> Finding:
-    return Finding(path=path, span=span, code=CODE_MALFORMED, name=NAME_MALFORMED, severity=Severity.ERROR,
-                   message=f"malformed simulate spec: {message}", source="nki-sim")
+    return Finding(
+        path=path,
+        span=span,
+        code=CODE_MALFORMED,
+        name=NAME_MALFORMED,
+        severity=Severity.ERROR,
+        message=f"malformed simulate spec: {message}",
+        source="nki-sim",
+    )
 
 
 # ------------------------------------------------------------------------------------------- pyproject
+
 
 def pyproject_fields(pyproject: Path, kernel_path: str | Path, kernel: str) -> dict[str, Any]:
     """Fields for ``kernel`` from ``[tool.nki-studio.simulate]``: key ``"rel/path.py::kernel"`` or ``"kernel"``.
@@ -373,6 +443,7 @@ def pyproject_fields(pyproject: Path, kernel_path: str | Path, kernel: str) -> d
 
 # ------------------------------------------------------------------------------------------ resolution
 
+
 @dataclass
 class Resolution:
     """The outcome of :func:`resolve`: a spec, or the reasons there is none."""
@@ -396,10 +467,16 @@ def build_spec(kernel: KernelInfo, layers: list[tuple[str, Mapping[str, Any]]]) 
             origin.append(name)
     args = tuple((p, merged[p]) for p in kernel.params if p in merged)
     return SimSpec(
-        kernel=kernel.name, args=args, reference=merged.get("reference"), inputs=merged.get("inputs"),
-        seed=int(merged.get("seed", 0)), lnc=int(merged.get("lnc", 1)), ranks=int(merged.get("ranks", 1)),
+        kernel=kernel.name,
+        args=args,
+        reference=merged.get("reference"),
+        inputs=merged.get("inputs"),
+        seed=int(merged.get("seed", 0)),
+        lnc=int(merged.get("lnc", 1)),
+        ranks=int(merged.get("ranks", 1)),
         atol=merged.get("atol"),
-        rtol=merged.get("rtol"), origin=tuple(origin),
+        rtol=merged.get("rtol"),
+        origin=tuple(origin),
     )
 
 

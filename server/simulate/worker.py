@@ -62,8 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     from nki_studio.simulate import job
 
     job.preload()
-    send({"type": "ready", "pid": os.getpid(), "startedAt": started_wall,
-          "importSeconds": time.perf_counter() - started})
+    send(
+        {
+            "type": "ready",
+            "pid": os.getpid(),
+            "startedAt": started_wall,
+            "importSeconds": time.perf_counter() - started,
+        }
+    )
     line = sys.stdin.readline()
     if not line:
         return 0  # the runner closed the pool

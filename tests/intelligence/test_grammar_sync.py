@@ -26,5 +26,8 @@ def test_grammar_matches_stubs() -> None:
 def test_grammar_is_registered_in_package_json() -> None:
     manifest = json.loads((ROOT / "package.json").read_text())
     entries = manifest["contributes"]["grammars"]
-    assert {"scopeName": "source.python.nki", "path": "./syntaxes/nki.injection.tmLanguage.json",
-            "injectTo": ["source.python"]} in entries
+    assert {
+        "scopeName": "source.python.nki",
+        "path": "./syntaxes/nki.injection.tmLanguage.json",
+        "injectTo": ["source.python"],
+    } in entries

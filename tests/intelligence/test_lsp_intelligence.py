@@ -66,7 +66,8 @@ def _edit(text: str, line_no: int, new: str) -> str:
 async def _complete(client: LanguageClient, tmp_path: Path, text: str, position: types.Position) -> list[str]:
     uri = open_doc(client, tmp_path / "k.py", text)
     result = await client.text_document_completion_async(
-        types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position))
+        types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
+    )
     if result is None:
         return []
     items = result.items if isinstance(result, types.CompletionList) else result
@@ -75,7 +76,8 @@ async def _complete(client: LanguageClient, tmp_path: Path, text: str, position:
 
 async def _hover(client: LanguageClient, uri: str, position: types.Position) -> str:
     hover = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position))
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
+    )
     if hover is None:
         return ""
     assert isinstance(hover.contents, types.MarkupContent)
@@ -90,7 +92,10 @@ async def test_completion_after_module_prefixes(client: LanguageClient, tmp_path
 
     resolved = await client.completion_item_resolve_async(types.CompletionItem(label="ndarray"))
     assert isinstance(resolved.documentation, types.MarkupContent)
-    assert "Allocate an uninitialised tensor" in resolved.documentation.value and "trn2: 128 partitions" in resolved.documentation.value
+    assert (
+        "Allocate an uninitialised tensor" in resolved.documentation.value
+        and "trn2: 128 partitions" in resolved.documentation.value
+    )
     assert resolved.detail and resolved.detail.startswith("nki.language.ndarray(shape")
 
     text = _edit(KERNEL, 20, "    nisa.tensor_t")
@@ -100,7 +105,9 @@ async def test_completion_after_module_prefixes(client: LanguageClient, tmp_path
 
 async def test_completion_of_isa_keyword_arguments(client: LanguageClient, tmp_path: Path) -> None:
     text = _edit(KERNEL, 20, "    nisa.tensor_scalar(dst=t, o")
-    labels = await _complete(client, tmp_path, text, types.Position(line=20, character=len("    nisa.tensor_scalar(dst=t, o")))
+    labels = await _complete(
+        client, tmp_path, text, types.Position(line=20, character=len("    nisa.tensor_scalar(dst=t, o"))
+    )
     assert {"op0=", "operand0=", "op1=", "operand1="} <= set(labels)
 
 
@@ -118,7 +125,9 @@ async def test_hover_shows_signature_engine_and_target_limits(client: LanguageCl
 async def test_hover_warns_about_generation_and_version(client: LanguageClient, tmp_path: Path) -> None:
     source = KERNEL.replace("    local_helper(t)\n", "    nisa.activate2\n    nl.fori_loop\n    nl.tiles\n")
     uri = open_doc(client, tmp_path / "k.py", source)
-    assert "Not available on trn2 (needs trn3 only)" in await _hover(client, uri, _pos(source, "activate2", 2))
+    assert "Not available on trn2 (needs trn3 only)" in await _hover(
+        client, uri, _pos(source, "activate2", 2)
+    )
     assert "Needs NKI 0.7; the target is NKI 0.6" in await _hover(client, uri, _pos(source, "nl.tiles", 4))
     assert "Needs NKI 0.7" not in await _hover(client, uri, _pos(source, "fori_loop", 2))
 
@@ -138,9 +147,12 @@ async def test_hover_on_allocation_shows_interpreter_facts(client: LanguageClien
 async def test_signature_help_parameters(client: LanguageClient, tmp_path: Path) -> None:
     text = _edit(KERNEL, 20, "    nisa.tensor_tensor(t, t, ")
     uri = open_doc(client, tmp_path / "k.py", text)
-    help_ = await client.text_document_signature_help_async(types.SignatureHelpParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        position=types.Position(line=20, character=len("    nisa.tensor_tensor(t, t, "))))
+    help_ = await client.text_document_signature_help_async(
+        types.SignatureHelpParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=20, character=len("    nisa.tensor_tensor(t, t, ")),
+        )
+    )
     assert help_ is not None and help_.signatures
     sig = help_.signatures[0]
     labels = [p.label for p in sig.parameters or []]
@@ -152,9 +164,15 @@ async def test_signature_help_parameters(client: LanguageClient, tmp_path: Path)
 async def test_definition_of_user_helpers(client: LanguageClient, tmp_path: Path) -> None:
     (tmp_path / "helpers.py").write_text(HELPERS)
     uri = open_doc(client, tmp_path / "k.py", KERNEL)
-    for needle, nth, target_uri, line in (("local_helper", 1, uri, 7), ("scale_tile", 1, (tmp_path / "helpers.py").as_uri(), 0)):
-        result = await client.text_document_definition_async(types.DefinitionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri), position=_pos(KERNEL, needle, 1, nth)))
+    for needle, nth, target_uri, line in (
+        ("local_helper", 1, uri, 7),
+        ("scale_tile", 1, (tmp_path / "helpers.py").as_uri(), 0),
+    ):
+        result = await client.text_document_definition_async(
+            types.DefinitionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=_pos(KERNEL, needle, 1, nth)
+            )
+        )
         assert isinstance(result, list) and result, needle
         loc = result[0]
         assert isinstance(loc, types.Location)
@@ -165,9 +183,20 @@ async def test_files_without_nki_imports_get_nothing(client: LanguageClient, tmp
     uri = open_doc(client, tmp_path / "plain.py", PLAIN)
     doc = types.TextDocumentIdentifier(uri=uri)
     end = types.Position(line=4, character=3)
-    assert await client.text_document_completion_async(types.CompletionParams(text_document=doc, position=end)) is None
+    assert (
+        await client.text_document_completion_async(types.CompletionParams(text_document=doc, position=end))
+        is None
+    )
     assert await _hover(client, uri, _pos(PLAIN, "zeros", 1)) == ""
-    assert await client.text_document_signature_help_async(
-        types.SignatureHelpParams(text_document=doc, position=_pos(PLAIN, "(3", 1))) is None
-    assert await client.text_document_definition_async(
-        types.DefinitionParams(text_document=doc, position=_pos(PLAIN, "np.zeros", 0))) is None
+    assert (
+        await client.text_document_signature_help_async(
+            types.SignatureHelpParams(text_document=doc, position=_pos(PLAIN, "(3", 1))
+        )
+        is None
+    )
+    assert (
+        await client.text_document_definition_async(
+            types.DefinitionParams(text_document=doc, position=_pos(PLAIN, "np.zeros", 0))
+        )
+        is None
+    )

@@ -7,24 +7,29 @@ from nki_studio.lsp.features.nki_jedi import NkiJedi, _excerpt, _nki_bound_names
 from nki_studio.model.targets import Generation, NkiVersion, Target
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("import nki\n", True),
-    ("import nki.language as nl\n", True),
-    ("from nki import isa as nisa\n", True),
-    ("from neuronxcc import nki\n", True),
-    ("import neuronxcc.nki.language as nl\n", True),
-    ("def f():\n    import nki\n", True),
-    ("import numpy as np\n# import nki\n", False),
-    ("import nkix\nimport neuronxcc_tools\n", False),
-    ('s = "import nki"\n', False),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("import nki\n", True),
+        ("import nki.language as nl\n", True),
+        ("from nki import isa as nisa\n", True),
+        ("from neuronxcc import nki\n", True),
+        ("import neuronxcc.nki.language as nl\n", True),
+        ("def f():\n    import nki\n", True),
+        ("import numpy as np\n# import nki\n", False),
+        ("import nkix\nimport neuronxcc_tools\n", False),
+        ('s = "import nki"\n', False),
+    ],
+)
 def test_which_files_are_nki_files(text: str, expected: bool) -> None:
     assert imports_nki(text) is expected
 
 
 def test_excerpt_keeps_imports_and_the_open_statement() -> None:
-    text = ("import nki\nimport nki.isa as nisa\nfrom nki.language import (\n    ndarray,\n    sbuf,\n)\n\n"
-            "def k(a):\n    x = f(1, 2)\n    nisa.tensor_scalar(dst=a,\n        data=a, op")
+    text = (
+        "import nki\nimport nki.isa as nisa\nfrom nki.language import (\n    ndarray,\n    sbuf,\n)\n\n"
+        "def k(a):\n    x = f(1, 2)\n    nisa.tensor_scalar(dst=a,\n        data=a, op"
+    )
     lines = text.split("\n")
     source, line, column = _excerpt(text, len(lines), len(lines[-1])) or ("", 0, 0)
     rows = source.split("\n")
@@ -34,8 +39,14 @@ def test_excerpt_keeps_imports_and_the_open_statement() -> None:
 
 
 def test_nki_bound_names() -> None:
-    lines = ["import nki", "import nki.isa as nisa", "import nki.language", "from nki import language as nl, isa",
-             "from neuronxcc.nki.typing import tensor", "import numpy as np"]
+    lines = [
+        "import nki",
+        "import nki.isa as nisa",
+        "import nki.language",
+        "from nki import language as nl, isa",
+        "from neuronxcc.nki.typing import tensor",
+        "import numpy as np",
+    ]
     assert _nki_bound_names(lines) == {"nki", "nisa", "nl", "isa", "tensor"}
 
 
@@ -49,15 +60,26 @@ def test_completion_through_from_import_alias_and_nothing_for_numpy() -> None:
     assert not [n for n in top if n.startswith("__")]
 
 
-@pytest.mark.parametrize(("doc", "target", "warning"), [
-    ("Quantise ... trn3 only.", Target(Generation.GEN3), "Not available on trn2 (needs trn3 only)."),
-    ("Quantise ... trn3 only.", Target(Generation.GEN4), None),
-    ("Barrier ... trn2+.", Target(Generation.GEN2), "Not available on trn1 (needs trn2+)."),
-    ("Barrier ... trn2+.", Target(Generation.GEN4), None),
-    ("0.7 only: view a tensor", Target(nki_version=NkiVersion(0, 6)), "Needs NKI 0.7; the target is NKI 0.6."),
-    ("Deprecated in 0.6.0, **removed in 0.7**", Target(nki_version=NkiVersion(0, 7)), "Removed in NKI 0.7 (target NKI 0.7)."),
-    ("Deprecated in 0.6.0, **removed in 0.7**", Target(nki_version=NkiVersion(0, 6)), None),
-])
+@pytest.mark.parametrize(
+    ("doc", "target", "warning"),
+    [
+        ("Quantise ... trn3 only.", Target(Generation.GEN3), "Not available on trn2 (needs trn3 only)."),
+        ("Quantise ... trn3 only.", Target(Generation.GEN4), None),
+        ("Barrier ... trn2+.", Target(Generation.GEN2), "Not available on trn1 (needs trn2+)."),
+        ("Barrier ... trn2+.", Target(Generation.GEN4), None),
+        (
+            "0.7 only: view a tensor",
+            Target(nki_version=NkiVersion(0, 6)),
+            "Needs NKI 0.7; the target is NKI 0.6.",
+        ),
+        (
+            "Deprecated in 0.6.0, **removed in 0.7**",
+            Target(nki_version=NkiVersion(0, 7)),
+            "Removed in NKI 0.7 (target NKI 0.7).",
+        ),
+        ("Deprecated in 0.6.0, **removed in 0.7**", Target(nki_version=NkiVersion(0, 6)), None),
+    ],
+)
 def test_target_notes_warn_per_generation_and_version(doc: str, target: Target, warning: str | None) -> None:
     warnings = [n.text for n in target_notes("x", doc, target) if n.warning]
     assert warnings == ([warning] if warning else [])
@@ -66,5 +88,8 @@ def test_target_notes_warn_per_generation_and_version(doc: str, target: Target, 
 def test_matmul_limits_follow_the_generation() -> None:
     trn2 = [n.text for n in target_notes("nc_matmul", "", Target(Generation.GEN3))]
     trn3 = [n.text for n in target_notes("nc_matmul", "", Target(Generation.GEN4))]
-    assert trn2 == [t for t in trn2 if t.startswith("trn2: K <= 128, M <= 128, N <= 512 (FP32 PSUM dst)")] and trn2
+    assert (
+        trn2 == [t for t in trn2 if t.startswith("trn2: K <= 128, M <= 128, N <= 512 (FP32 PSUM dst)")]
+        and trn2
+    )
     assert any("N <= 4096 (FP32 PSUM dst), N <= 8192 (BF16 dst)" in t for t in trn3)

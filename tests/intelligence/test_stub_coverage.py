@@ -39,8 +39,13 @@ class Stub:
         return {n.name: params_of(n)[1:] for n in self.classes[cls].body if isinstance(n, ast.FunctionDef)}
 
     def members(self, cls: str) -> set[str]:
-        return {t.id for n in self.classes[cls].body if isinstance(n, ast.Assign)
-                for t in n.targets if isinstance(t, ast.Name)}
+        return {
+            t.id
+            for n in self.classes[cls].body
+            if isinstance(n, ast.Assign)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
 
 
 def params_of(node: ast.FunctionDef) -> list[Param]:
@@ -63,10 +68,12 @@ def check_signature(name: str, documented: list[Param], actual: list[Param]) -> 
     head = [p.name for p in actual[: len(documented)]]
     problems = []
     if head != names:
-        problems.append(f"{name}: documented ({', '.join(names)}), stub ({', '.join(p.name for p in actual)})")
+        problems.append(
+            f"{name}: documented ({', '.join(names)}), stub ({', '.join(p.name for p in actual)})"
+        )
     elif any(d.has_default != a.has_default for d, a in zip(documented, actual, strict=False)):
         problems.append(f"{name}: defaults differ from the documented signature")
-    extra = actual[len(documented):]
+    extra = actual[len(documented) :]
     if any(not p.keyword_only for p in extra):
         problems.append(f"{name}: undocumented positional parameters {[p.name for p in extra]}")
     return problems
@@ -121,7 +128,9 @@ def test_isa_stub_covers_reference() -> None:
 
 def test_isa_enums_have_documented_members() -> None:
     isa = stub("isa")
-    problems = [f"{enum}.{m}" for enum, members in ref.isa_api().enums.items() for m in members - isa.members(enum)]
+    problems = [
+        f"{enum}.{m}" for enum, members in ref.isa_api().enums.items() for m in members - isa.members(enum)
+    ]
     assert problems == []
 
 
@@ -139,7 +148,9 @@ def test_checker_reports_a_wrong_signature() -> None:
     assert any("missing public name 'g'" in p for p in problems) and any(p.startswith("f:") for p in problems)
 
 
-@pytest.mark.skipif(not ref.SHARED.is_dir(), reason="the team's nki-reference folder is not next to this checkout")
+@pytest.mark.skipif(
+    not ref.SHARED.is_dir(), reason="the team's nki-reference folder is not next to this checkout"
+)
 def test_vendored_reference_matches_shared_copy() -> None:
     """CI reads the vendored copy; it must not drift from the team's reference."""
     for page in ("language.md", "isa.md", "collectives.md"):

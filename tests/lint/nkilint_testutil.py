@@ -11,8 +11,14 @@ from nki_studio.nkilint.findings import Finding, Fix
 from nki_studio.nkilint.fixes import apply_fixes
 
 
-def lint(code: str, version: str | None = None, *, select: tuple[str, ...] | None = None,
-         path: str = "/nonexistent/kernel.py", generation: str | None = None) -> list[Finding]:
+def lint(
+    code: str,
+    version: str | None = None,
+    *,
+    select: tuple[str, ...] | None = None,
+    path: str = "/nonexistent/kernel.py",
+    generation: str | None = None,
+) -> list[Finding]:
     """Lint a snippet against a target NKI version (default 0.7) without reading any config file."""
     target = Target(nki_version=parse_nki_version(version or "0.7"))
     return lint_source(code, path, LintConfig(target=target, select=select))

@@ -9,10 +9,14 @@ import pytest
 from nki_studio.cli.main import main
 
 CLEAN = "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(x):\n    return x\n"
-WARN = ("import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(x):\n    for i in nl.affine_range(2):\n"
-        "        pass\n    return x\n")
-ERROR = ("import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(x, n):\n    for i in nl.dynamic_range(n):\n"
-         "        pass\n    return x\n")
+WARN = (
+    "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(x):\n    for i in nl.affine_range(2):\n"
+    "        pass\n    return x\n"
+)
+ERROR = (
+    "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(x, n):\n    for i in nl.dynamic_range(n):\n"
+    "        pass\n    return x\n"
+)
 KEYS = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message"}
 
 
@@ -70,12 +74,18 @@ def test_select_ignore_and_sarif_github(tree, capsys) -> None:  # type: ignore[n
     assert sarif["version"] == "2.1.0" and result["ruleId"] == "NKI202" and result["level"] == "error"
     main(["lint", str(tree / "b.py"), "--format", "github"])
     line = capsys.readouterr().out.strip()
-    assert line.startswith("::error file=") and "line=7" in line and "title=NKI202 dynamic-range-removed::" in line
+    assert (
+        line.startswith("::error file=")
+        and "line=7" in line
+        and "title=NKI202 dynamic-range-removed::" in line
+    )
 
 
 def test_fix_in_place(tree, capsys) -> None:  # type: ignore[no-untyped-def]
     target = tree / "a" / "warn.py"
-    target.write_text(WARN.replace("    return x\n", "    for j in nl.static_range(3):\n        pass\n    return x\n"))
+    target.write_text(
+        WARN.replace("    return x\n", "    for j in nl.static_range(3):\n        pass\n    return x\n")
+    )
     assert main(["lint", str(target), "--fix"]) == 0
     text = target.read_text()
     assert "affine_range" not in text and "static_range" not in text and text.count("in range(") == 2

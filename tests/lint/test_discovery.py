@@ -15,22 +15,30 @@ def _kernels(src: str) -> list[str]:
     return [k.qualname for k in discover(textwrap.dedent(src), "/nonexistent/m.py").kernels]
 
 
-@pytest.mark.parametrize("src", [
-    "import nki\n@nki.jit\ndef k(x): pass\n",
-    "import nki\n@nki.jit(show_compiler_tb=True)\ndef k(x): pass\n",
-    "from nki import jit\n@jit\ndef k(x): pass\n",
-    "import nki as n\n@n.jit()\ndef k(x): pass\n",
-    "import neuronxcc.nki as nki\n@nki.jit\ndef k(x): pass\n",
-    "from neuronxcc import nki\n@nki.baremetal\ndef k(x): pass\n",
-    "from torch_neuronx import nki_jit\n@nki_jit\ndef k(x): pass\n",
-    "import nki\ndef k(x): pass\nkernel = nki.jit(k)\n",
-])
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import nki\n@nki.jit\ndef k(x): pass\n",
+        "import nki\n@nki.jit(show_compiler_tb=True)\ndef k(x): pass\n",
+        "from nki import jit\n@jit\ndef k(x): pass\n",
+        "import nki as n\n@n.jit()\ndef k(x): pass\n",
+        "import neuronxcc.nki as nki\n@nki.jit\ndef k(x): pass\n",
+        "from neuronxcc import nki\n@nki.baremetal\ndef k(x): pass\n",
+        "from torch_neuronx import nki_jit\n@nki_jit\ndef k(x): pass\n",
+        "import nki\ndef k(x): pass\nkernel = nki.jit(k)\n",
+    ],
+)
 def test_decorator_forms(src: str) -> None:
     assert _kernels(src) == ["k"]
 
 
 def test_not_kernels() -> None:
-    assert _kernels("import functools\n@functools.cache\ndef k(x): pass\ndef jit(f): return f\n@jit\ndef g(): pass\n") == []
+    assert (
+        _kernels(
+            "import functools\n@functools.cache\ndef k(x): pass\ndef jit(f): return f\n@jit\ndef g(): pass\n"
+        )
+        == []
+    )
 
 
 def test_legacy_flag() -> None:
@@ -86,17 +94,24 @@ def test_local_module_helpers(tmp_path) -> None:  # type: ignore[no-untyped-def]
     (pkg / "util.py").write_text("def tile(n):\n    return inner(n)\n\ndef inner(n):\n    return n\n")
     (pkg / "other.py").write_text("def far(n):\n    return n\n")
     main = pkg / "k.py"
-    main.write_text("import nki\nfrom .util import tile\nimport pkg.other as o\n\n@nki.jit\ndef k(x):\n"
-                    "    return tile(o.far(3))\n")
+    main.write_text(
+        "import nki\nfrom .util import tile\nimport pkg.other as o\n\n@nki.jit\ndef k(x):\n"
+        "    return tile(o.far(3))\n"
+    )
     d = discover(main.read_text(), str(main), loader=ModuleLoader())
-    assert {(f.qualname, f.path.endswith("util.py") or f.path.endswith("other.py")) for f in d.reachable
-            if f.module is not d.module} == {("tile", True), ("inner", True), ("far", True)}
+    assert {
+        (f.qualname, f.path.endswith("util.py") or f.path.endswith("other.py"))
+        for f in d.reachable
+        if f.module is not d.module
+    } == {("tile", True), ("inner", True), ("far", True)}
     assert d.in_this_module()[0].qualname == "k"
 
 
 def test_aliases() -> None:
-    tree = ast.parse("import nki.language as L\nfrom nki import isa\nfrom nki.language import affine_range as ar\n"
-                     "import numpy\nimport neuronxcc.nki.language as old\n")
+    tree = ast.parse(
+        "import nki.language as L\nfrom nki import isa\nfrom nki.language import affine_range as ar\n"
+        "import numpy\nimport neuronxcc.nki.language as old\n"
+    )
     a = ImportAliases.from_tree(tree)
 
     def expr(s: str) -> ast.expr:
@@ -113,7 +128,7 @@ def test_aliases() -> None:
     assert [r.local for r in a.uses_legacy()] == ["old"]
 
 
-_HELPER_MODULE = '''
+_HELPER_MODULE = """
 import numpy as np
 import nki
 import nki.language as nl
@@ -146,7 +161,7 @@ def host_inputs(n):
 
 def run(kernel, a):
     return nki.jit(kernel)(a)
-'''
+"""
 
 
 def test_helper_module_alone_calls_of_kernel_only_apis_make_kernel_code() -> None:
@@ -162,7 +177,7 @@ def test_helper_module_alone_is_linted_against_the_subset_rules() -> None:
     from nki_studio.nkilint.api import lint_source
     from nki_studio.nkilint.config import LintConfig
 
-    src = textwrap.dedent('''
+    src = textwrap.dedent("""
         import nki.language as nl
 
 
@@ -178,6 +193,8 @@ def test_helper_module_alone_is_linted_against_the_subset_rules() -> None:
                 return [nl.float32] * n
             except ValueError:
                 return None
-    ''')
-    found = lint_source(src, "/nonexistent/helpers.py", LintConfig(target=Target(nki_version=NkiVersion(0, 6))))
+    """)
+    found = lint_source(
+        src, "/nonexistent/helpers.py", LintConfig(target=Target(nki_version=NkiVersion(0, 6)))
+    )
     assert [(f.code, f.span.line) for f in found if f.code == "NKI101"] == [("NKI101", 6)]

@@ -19,8 +19,10 @@ from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, define_rule
 from nkilint_testutil import apply_fix, codes, lint
 
-KERNEL = ("import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
-          "    for i in nl.affine_range(2):{comment}\n        pass\n    return x\n")
+KERNEL = (
+    "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
+    "    for i in nl.affine_range(2):{comment}\n        pass\n    return x\n"
+)
 
 
 def test_half_typed_file_gives_one_syntax_finding() -> None:
@@ -51,8 +53,16 @@ def crashing_rule() -> Iterator[None]:
     def check(ctx: LintContext) -> list[Finding]:
         raise RuntimeError("boom")
 
-    define_rule(code="NKI098", name="test-crash", severity=Severity.ERROR, summary="crashes", basis=Basis.STATED,
-                bad="", good="", check=check)
+    define_rule(
+        code="NKI098",
+        name="test-crash",
+        severity=Severity.ERROR,
+        summary="crashes",
+        basis=Basis.STATED,
+        bad="",
+        good="",
+        check=check,
+    )
     try:
         yield
     finally:
@@ -100,8 +110,10 @@ def test_select_ignore_and_severity() -> None:
 
 
 def test_version_dependent_severity() -> None:
-    text = ("import nki\nimport nki.language as nl\n\n@nki.jit\ndef k(x, n):\n"
-            "    for i in nl.dynamic_range(n):\n        pass\n    return x\n")
+    text = (
+        "import nki\nimport nki.language as nl\n\n@nki.jit\ndef k(x, n):\n"
+        "    for i in nl.dynamic_range(n):\n        pass\n    return x\n"
+    )
     assert [f.severity for f in lint(text, "0.6") if f.code == "NKI202"] == [Severity.WARNING]
     assert [f.severity for f in lint(text, "0.7") if f.code == "NKI202"] == [Severity.ERROR]
     assert "NKI202" not in codes(lint(text, "0.5"))
@@ -118,8 +130,11 @@ def test_pyproject_walk_up_reload_and_per_file_ignores(tmp_path) -> None:  # typ
     kernel = os.path.join(root, "pkg", "sub", "k.py")
     _write(kernel, KERNEL.format(comment=""))
     pyproject = os.path.join(root, "pyproject.toml")
-    _write(pyproject, '[tool.nki-studio]\ntarget = "trn1"\nnki-version = "0.6"\n'
-                      'per-file-ignores = { "pkg/sub/*" = ["NKI201"] }\n')
+    _write(
+        pyproject,
+        '[tool.nki-studio]\ntarget = "trn1"\nnki-version = "0.6"\n'
+        'per-file-ignores = { "pkg/sub/*" = ["NKI201"] }\n',
+    )
     cfg = load_config(kernel)
     assert cfg.target.generation is Generation.GEN2 and cfg.target.nki_version == NkiVersion(0, 6)
     assert cfg.source == pyproject
@@ -148,10 +163,14 @@ def test_helper_module_is_kernel_code_when_linted_with_its_kernel(tmp_path) -> N
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "helpers.py").write_text("def width(n):\n    try:\n        return n // 2\n    except ZeroDivisionError:\n"
-                                    "        return 1\n\n\ndef host_only():\n    try:\n        pass\n    except OSError:\n"
-                                    "        pass\n")
-    (pkg / "k.py").write_text("import nki\nfrom .helpers import width\n\n\n@nki.jit\ndef k(x):\n    return width(4)\n")
+    (pkg / "helpers.py").write_text(
+        "def width(n):\n    try:\n        return n // 2\n    except ZeroDivisionError:\n"
+        "        return 1\n\n\ndef host_only():\n    try:\n        pass\n    except OSError:\n"
+        "        pass\n"
+    )
+    (pkg / "k.py").write_text(
+        "import nki\nfrom .helpers import width\n\n\n@nki.jit\ndef k(x):\n    return width(4)\n"
+    )
     cfg = LintConfig(target=Target(nki_version=NkiVersion(0, 6)))
     alone = lint_paths([str(pkg / "helpers.py")], cfg)
     assert "NKI101" not in codes(alone)  # nothing marks it as kernel code on its own
@@ -174,8 +193,10 @@ def test_syntax_errors_survive_select_but_not_ignore() -> None:
 
 
 def test_functions_issuing_isa_calls_are_kernel_code_on_their_own() -> None:
-    helper = ("import nki.isa as nisa\n\n\ndef copy_rows(dst, src):\n    try:\n        nisa.dma_copy(dst=dst, src=src)\n"
-              "    except ValueError:\n        pass\n\n\ndef host(x):\n    try:\n        return x\n    except ValueError:\n"
-              "        return None\n")
+    helper = (
+        "import nki.isa as nisa\n\n\ndef copy_rows(dst, src):\n    try:\n        nisa.dma_copy(dst=dst, src=src)\n"
+        "    except ValueError:\n        pass\n\n\ndef host(x):\n    try:\n        return x\n    except ValueError:\n"
+        "        return None\n"
+    )
     found = [f for f in lint(helper, "0.6") if f.code == "NKI101"]
     assert [f.span.line for f in found] == [5]

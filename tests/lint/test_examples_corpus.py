@@ -13,8 +13,16 @@ from nki_studio.nkilint.findings import Severity
 from nkilint_testutil import apply_fix, parses
 
 EXAMPLES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
-MINE = ("tensor_add.py", "rmsnorm_residual.py", "rmsnorm_residual_fused.py", "tiled_matmul.py", "softmax.py",
-        "dynamic_loop.py", "composable.py", "deprecated_loop.py")
+MINE = (
+    "tensor_add.py",
+    "rmsnorm_residual.py",
+    "rmsnorm_residual_fused.py",
+    "tiled_matmul.py",
+    "softmax.py",
+    "dynamic_loop.py",
+    "composable.py",
+    "deprecated_loop.py",
+)
 
 
 def _config(version: str) -> LintConfig:

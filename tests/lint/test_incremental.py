@@ -57,12 +57,18 @@ def _renumber(lines: list[str], rng: random.Random) -> None:
     with_numbers = [i for i, line in enumerate(lines) if re.search(r"\d", line)]
     if with_numbers:
         i = rng.choice(with_numbers)
-        lines[i] = re.sub(r"\d+", lambda m: str(int(m[0]) * rng.choice((2, 3)) + rng.choice((0, 1))), lines[i], count=1)
+        lines[i] = re.sub(
+            r"\d+", lambda m: str(int(m[0]) * rng.choice((2, 3)) + rng.choice((0, 1))), lines[i], count=1
+        )
 
 
 def _half_typed(lines: list[str], rng: random.Random) -> None:
-    lines.insert(rng.randrange(len(lines) + 1), rng.choice(("    x = nl.ndarray((", "    for i in", "@nki.jit", "def",
-                                                              '    s = "unterminated', "  y = 1")))
+    lines.insert(
+        rng.randrange(len(lines) + 1),
+        rng.choice(
+            ("    x = nl.ndarray((", "    for i in", "@nki.jit", "def", '    s = "unterminated', "  y = 1")
+        ),
+    )
 
 
 def _noqa(lines: list[str], rng: random.Random) -> None:
@@ -78,15 +84,33 @@ def _indent(lines: list[str], rng: random.Random) -> None:
 def _new_kernel(lines: list[str], rng: random.Random) -> None:
     tops = [i for i, line in enumerate(lines) if line.startswith(("@", "def "))] or [len(lines)]
     at = rng.choice(tops)
-    lines[at:at] = ["@nki.jit", "def fresh(x):", "    t = nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)",
-                    "    for i in nl.affine_range(2):", "        pass", "    return t", "", ""]
+    lines[at:at] = [
+        "@nki.jit",
+        "def fresh(x):",
+        "    t = nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)",
+        "    for i in nl.affine_range(2):",
+        "        pass",
+        "    return t",
+        "",
+        "",
+    ]
 
 
 def _constant(lines: list[str], rng: random.Random) -> None:
     lines.insert(rng.randrange(len(lines) + 1), rng.choice(("P = 256", "TILE = 512", "import math")))
 
 
-EDITS: list[Edit] = [_duplicate, _delete, _blank, _renumber, _half_typed, _noqa, _indent, _new_kernel, _constant]
+EDITS: list[Edit] = [
+    _duplicate,
+    _delete,
+    _blank,
+    _renumber,
+    _half_typed,
+    _noqa,
+    _indent,
+    _new_kernel,
+    _constant,
+]
 
 
 def _compare_under_edits(text: str, version: str, path: str, edits: int, seed: int) -> int:
@@ -124,7 +148,7 @@ def test_rule_bad_examples_match_a_full_lint_under_edits(version: str) -> None:
     assert with_findings >= 30  # the comparison is over findings, not over empty lists
 
 
-_UNIT = '''
+_UNIT = """
 TILE_{i} = 128
 
 
@@ -140,7 +164,7 @@ def kernel_{i}(a):
     out = nl.ndarray((TILE_{i}, 64), dtype=a.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=x)
     return out
-'''
+"""
 
 _HEADER = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n"
 
@@ -201,8 +225,13 @@ def test_a_broken_edit_reports_the_full_parse_error_and_recovers() -> None:
 
 def test_a_main_block_calling_every_kernel_does_not_tie_them_together() -> None:
     main = "\n\nif __name__ == '__main__':\n    a = None\n    x = kernel_0(a)\n    y = kernel_1(x)\n"
-    text = _HEADER + "".join(_UNIT.format(i=i) for i in range(3)).replace("x = load_", "a = load_").replace(
-        "src=x)", "src=a)") + main
+    text = (
+        _HEADER
+        + "".join(_UNIT.format(i=i) for i in range(3))
+        .replace("x = load_", "a = load_")
+        .replace("src=x)", "src=a)")
+        + main
+    )
     config = _config("0.7")
     linter = IncrementalLinter("/nonexistent/units.py")
     assert linter.lint(text, config) == []
@@ -210,28 +239,36 @@ def test_a_main_block_calling_every_kernel_does_not_tie_them_together() -> None:
     edited = text.replace("(TILE_2, 64), dtype=dtype", "(TILE_2 * 3, 64), dtype=dtype")
     found = linter.lint(edited, config)
     assert linter.last_checked == 1  # kernel_2's own locals ``a``/``x`` are not the main block's
-    assert found == lint_source(edited, "/nonexistent/units.py", config) and [f.code for f in found] == ["NKI301"]
+    assert found == lint_source(edited, "/nonexistent/units.py", config) and [f.code for f in found] == [
+        "NKI301"
+    ]
 
 
 _ODD_DOCUMENTS = {
     "crlf": _HEADER.replace("\n", "\r\n") + _UNIT.format(i=0).replace("\n", "\r\n"),
     "form feed and tabs": _HEADER + "\f\n" + _UNIT.format(i=1).replace("    ", "\t"),
     "several statements a line": "import nki; import nki.language as nl\nP = 256; Q = P\n\n@nki.jit\n\ndef k(a):\n"
-                                 "    t = nl.ndarray((Q, 2), dtype=nl.float32, buffer=nl.sbuf); return t\n",
+    "    t = nl.ndarray((Q, 2), dtype=nl.float32, buffer=nl.sbuf); return t\n",
     "comments only": "# nothing here\n\n# at all\n",
     "byte-order mark": "\ufeff" + _HEADER + _UNIT.format(i=3),
     "empty": "",
-    "unicode": _HEADER + "# ünïcödé ✓\n" + _UNIT.format(i=2).replace("nisa.dma_copy(dst=out", "nisa.dma_copy(dst=out  ")
-               .replace("TILE_2 = 128", "TILE_2 = 256  # größer"),
-    "nested classes and functions": _HEADER + "class Cfg:\n    class Inner:\n        P = 256\n\n    def make(self):\n"
-                                    "        return nl.ndarray((256, 1), dtype=nl.float32, buffer=nl.sbuf)\n\n\n"
-                                    "@nki.jit\ndef k(a):\n    t = Cfg().make()\n    return t\n",
+    "unicode": _HEADER
+    + "# ünïcödé ✓\n"
+    + _UNIT.format(i=2)
+    .replace("nisa.dma_copy(dst=out", "nisa.dma_copy(dst=out  ")
+    .replace("TILE_2 = 128", "TILE_2 = 256  # größer"),
+    "nested classes and functions": _HEADER
+    + "class Cfg:\n    class Inner:\n        P = 256\n\n    def make(self):\n"
+    "        return nl.ndarray((256, 1), dtype=nl.float32, buffer=nl.sbuf)\n\n\n"
+    "@nki.jit\ndef k(a):\n    t = Cfg().make()\n    return t\n",
 }
 
 
 @pytest.mark.parametrize("name", sorted(_ODD_DOCUMENTS))
 def test_odd_documents_match_a_full_lint_under_edits(name: str) -> None:
-    _compare_under_edits(_ODD_DOCUMENTS[name], "0.7", "/nonexistent/odd.py", edits=25, seed=zlib.crc32(name.encode()))
+    _compare_under_edits(
+        _ODD_DOCUMENTS[name], "0.7", "/nonexistent/odd.py", edits=25, seed=zlib.crc32(name.encode())
+    )
 
 
 def test_module_level_findings_that_disagree_are_detected() -> None:

@@ -53,8 +53,11 @@ def test_fix_applies(rule: Rule) -> None:
         assert len(remaining) < len(fixes), (fixed, remaining)
 
 
-@pytest.mark.parametrize("rule", [r for r in RULES if r.max_version is not None and r.max_version < NEWEST_VERSION],
-                         ids=lambda r: r.code)
+@pytest.mark.parametrize(
+    "rule",
+    [r for r in RULES if r.max_version is not None and r.max_version < NEWEST_VERSION],
+    ids=lambda r: r.code,
+)
 def test_rule_is_off_after_its_last_version(rule: Rule) -> None:
     for ex in _checked(rule.bad):
         assert rule.code not in codes(lint(ex.code, str(NEWEST_VERSION)))

@@ -14,13 +14,18 @@ def only(code: str, text: str, version: str = "0.7") -> list:  # type: ignore[ty
 
 
 def test_dynamic_range_fix_only_when_safe() -> None:
-    uses_after = HEAD + ("@nki.jit\ndef k(x, n):\n    for i in nl.dynamic_range(n):\n        last = i\n"
-                         "    return last\n")
+    uses_after = HEAD + (
+        "@nki.jit\ndef k(x, n):\n    for i in nl.dynamic_range(n):\n        last = i\n    return last\n"
+    )
     assert [f.fix for f in only("NKI202", uses_after)] == [None]
-    with_break = HEAD + "@nki.jit\ndef k(x, n):\n    for i in nl.dynamic_range(n):\n        break\n    return x\n"
+    with_break = (
+        HEAD + "@nki.jit\ndef k(x, n):\n    for i in nl.dynamic_range(n):\n        break\n    return x\n"
+    )
     assert [f.fix for f in only("NKI202", with_break)] == [None]
-    stepped = HEAD + ("@nki.jit\ndef k(x, n):\n    for j in nl.dynamic_range(2, n, 2):  # keep\n"
-                      "        nisa.dma_copy(dst=x, src=x)\n    return x\n")
+    stepped = HEAD + (
+        "@nki.jit\ndef k(x, n):\n    for j in nl.dynamic_range(2, n, 2):  # keep\n"
+        "        nisa.dma_copy(dst=x, src=x)\n    return x\n"
+    )
     (f,) = only("NKI202", stepped)
     fixed = apply_fix(stepped, f.fix)  # type: ignore[arg-type]
     assert parses(fixed) and "def _j_body(j):  # keep" in fixed and "nl.fori_loop(2, n, _j_body, 2)" in fixed
@@ -28,9 +33,11 @@ def test_dynamic_range_fix_only_when_safe() -> None:
 
 
 def test_removed_isa_parameters() -> None:
-    text = HEAD + ("@nki.jit\ndef k(a, b, p, r, s):\n"
-                   "    nisa.nc_matmul(dst=p, stationary=a, moving=b, psumAccumulateFlag=1)\n"
-                   "    nisa.register_move(r, imm=42)\n    nisa.sendrecv(s, use_gpsimd_dma=True)\n    return p\n")
+    text = HEAD + (
+        "@nki.jit\ndef k(a, b, p, r, s):\n"
+        "    nisa.nc_matmul(dst=p, stationary=a, moving=b, psumAccumulateFlag=1)\n"
+        "    nisa.register_move(r, imm=42)\n    nisa.sendrecv(s, use_gpsimd_dma=True)\n    return p\n"
+    )
     found = only("NKI206", text)
     assert len(found) == 3 and all(f.fix for f in found)
     fixed = text
@@ -42,31 +49,42 @@ def test_removed_isa_parameters() -> None:
 
 
 def test_legacy_namespace_import_rewrites_and_severity() -> None:
-    text = ("from neuronxcc import nki\nimport neuronxcc.nki.language as nl\nfrom neuronxcc.nki.isa import "
-            "nc_matmul\n\n\n@nki.jit\ndef k(x):\n    y = nl.exp(x)\n    return nl.exp(y)\n")
+    text = (
+        "from neuronxcc import nki\nimport neuronxcc.nki.language as nl\nfrom neuronxcc.nki.isa import "
+        "nc_matmul\n\n\n@nki.jit\ndef k(x):\n    y = nl.exp(x)\n    return nl.exp(y)\n"
+    )
     found = only("NKI208", text)
     imports = [f for f in found if f.span.line <= 3]
     assert [f.severity for f in imports] == [Severity.WARNING] * 3
     news = sorted(f.fix.edits[0].new_text for f in imports if f.fix)
     assert news == ["from nki.isa import nc_matmul", "import nki", "import nki.language as nl"]
     # The errors sit where kernel code uses the legacy names: the decorator, and the first ``nl`` only.
-    uses = [(f.span.line, f.severity, f.fix.edits[0].new_text if f.fix else None) for f in found if f.span.line > 3]
+    uses = [
+        (f.span.line, f.severity, f.fix.edits[0].new_text if f.fix else None)
+        for f in found
+        if f.span.line > 3
+    ]
     assert uses == [(6, Severity.ERROR, "import nki"), (8, Severity.ERROR, "import nki.language as nl")]
     assert [f.severity for f in only("NKI208", text, "0.3")] == [Severity.WARNING] * 3
     assert only("NKI208", text, "legacy") == []
 
 
 def test_is_none_allowed_and_is_fixed() -> None:
-    text = HEAD + "@nki.jit\ndef k(x, b=None, c=1):\n    if b is None and c is not 2:\n        pass\n    return x\n"
+    text = (
+        HEAD
+        + "@nki.jit\ndef k(x, b=None, c=1):\n    if b is None and c is not 2:\n        pass\n    return x\n"
+    )
     (f,) = only("NKI107", text, "0.6")
     assert f.fix is not None and apply_fix(text, f.fix).count("c != 2") == 1
     assert only("NKI107", text, "0.7") == []
 
 
 def test_tensor_rules_ignore_parameters_and_unknowns() -> None:
-    text = HEAD + ("import numpy as np\n\n@nki.jit\ndef k(x, flag):\n    if x:\n        pass\n"
-                   "    n = np.prod(x.shape)\n    y = np.asarray(x)\n    t = nl.ndarray((128, 4), dtype=x.dtype, "
-                   "buffer=nl.sbuf)\n    u = t[0:64, :]\n    while u:\n        pass\n    z = np.sum(u)\n    return x\n")
+    text = HEAD + (
+        "import numpy as np\n\n@nki.jit\ndef k(x, flag):\n    if x:\n        pass\n"
+        "    n = np.prod(x.shape)\n    y = np.asarray(x)\n    t = nl.ndarray((128, 4), dtype=x.dtype, "
+        "buffer=nl.sbuf)\n    u = t[0:64, :]\n    while u:\n        pass\n    z = np.sum(u)\n    return x\n"
+    )
     assert [f.span.line for f in only("NKI111", text)] == [16]
     assert [f.span.line for f in only("NKI110", text)] == [18]
 
@@ -87,16 +105,21 @@ def test_list_kernel_arg_at_call_site() -> None:
 
 
 def test_class_rules() -> None:
-    text = HEAD + ("from enum import Enum\n\n\nclass Mode(Enum):\n    A = 1\n\n\nclass Base(nl.NKIObject):\n"
-                   "    pass\n\n\nclass Child(Base):\n    pass\n\n\nclass Unused:\n    pass\n\n\n"
-                   "@nki.jit\ndef k(x):\n    m = Mode.A\n    c = Child()\n    return x\n")
+    text = HEAD + (
+        "from enum import Enum\n\n\nclass Mode(Enum):\n    A = 1\n\n\nclass Base(nl.NKIObject):\n"
+        "    pass\n\n\nclass Child(Base):\n    pass\n\n\nclass Unused:\n    pass\n\n\n"
+        "@nki.jit\ndef k(x):\n    m = Mode.A\n    c = Child()\n    return x\n"
+    )
     found = only("NKI104", text, "0.6")
     assert len(found) == 1 and "subclasses user class Base" in found[0].message
     assert only("NKI104", text, "0.7") == []
 
 
 def test_removed_api_fixes() -> None:
-    text = HEAD + "k2 = nki.trace\n\n\n@nki.jit\ndef k(x):\n    lo = nl.fp32.min\n    i = nl.arange(128)\n    return x\n"
+    text = (
+        HEAD
+        + "k2 = nki.trace\n\n\n@nki.jit\ndef k(x):\n    lo = nl.fp32.min\n    i = nl.arange(128)\n    return x\n"
+    )
     found = only("NKI209", text)
     assert sorted(f.span.line for f in found) == [6, 11, 12]
     fixed = text
@@ -108,8 +131,10 @@ def test_removed_api_fixes() -> None:
 def test_static_range_only_from_0_6_and_legacy_untouched() -> None:
     text = HEAD + "@nki.jit\ndef k(x):\n    for i in nl.static_range(2):\n        pass\n    return x\n"
     assert only("NKI201", text, "0.5") == [] and len(only("NKI201", text, "0.6")) == 1
-    legacy = ("import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n\n@nki.jit\ndef k(x):\n"
-              "    for i in nl.affine_range(2):\n        pass\n    return x\n")
+    legacy = (
+        "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n\n@nki.jit\ndef k(x):\n"
+        "    for i in nl.affine_range(2):\n        pass\n    return x\n"
+    )
     assert "NKI201" not in codes(lint(legacy, "0.6"))
 
 
@@ -120,23 +145,29 @@ def test_divide_fix() -> None:
 
 
 def test_while_register_and_register_control_flow() -> None:
-    text = HEAD + ("@nki.jit\ndef k(x, s):\n    r = nisa.register_alloc()\n    n = int(r)\n    while r:\n"
-                   "        nisa.register_load(r, s)\n    return x\n")
+    text = HEAD + (
+        "@nki.jit\ndef k(x, s):\n    r = nisa.register_alloc()\n    n = int(r)\n    while r:\n"
+        "        nisa.register_load(r, s)\n    return x\n"
+    )
     assert [f.span.line for f in only("NKI112", text)] == [9]
     assert [f.severity for f in only("NKI203", text, "0.6")] == [Severity.WARNING]
     assert [f.severity for f in only("NKI203", text, "0.7")] == [Severity.ERROR]
 
 
 def test_removed_mask_and_isa_dtype_keywords() -> None:
-    text = HEAD + ("@nki.jit\ndef k(a, t):\n    nisa.tensor_copy(dst=t, src=a, mask=None)\n"
-                   "    nisa.activation(dst=t, op=nl.exp, data=a, dtype=nl.float32)\n    y = nl.exp(a, dtype=nl.float32)\n"
-                   "    return t\n")
+    text = HEAD + (
+        "@nki.jit\ndef k(a, t):\n    nisa.tensor_copy(dst=t, src=a, mask=None)\n"
+        "    nisa.activation(dst=t, op=nl.exp, data=a, dtype=nl.float32)\n    y = nl.exp(a, dtype=nl.float32)\n"
+        "    return t\n"
+    )
     assert sorted(f.span.line for f in only("NKI206", text)) == [8, 9]
 
 
 def test_module_state_mutation_only() -> None:
-    text = HEAD + ("CACHE = {}\nLIMITS = [1, 2]\n\n\n@nki.jit\ndef k(x):\n    n = LIMITS[0]\n    CACHE['k'] = n\n"
-                   "    LIMITS.append(3)\n    local = []\n    local.append(1)\n    return x\n")
+    text = HEAD + (
+        "CACHE = {}\nLIMITS = [1, 2]\n\n\n@nki.jit\ndef k(x):\n    n = LIMITS[0]\n    CACHE['k'] = n\n"
+        "    LIMITS.append(3)\n    local = []\n    local.append(1)\n    return x\n"
+    )
     assert sorted(f.span.line for f in only("NKI123", text)) == [13, 14]
 
 

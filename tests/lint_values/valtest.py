@@ -10,11 +10,21 @@ from nki_studio.nkilint.findings import Finding
 HEADER = "import nki\nimport nki.language as nl\nimport nki.isa as nisa\n\n"
 
 
-def run(code: str, *, target: str = "trn2", version: str = "0.7", select: str = "NKI3,NKI4,NKI5",
-        path: str = "/nonexistent/kernel.py", reserved: int = 0) -> list[Finding]:
+def run(
+    code: str,
+    *,
+    target: str = "trn2",
+    version: str = "0.7",
+    select: str = "NKI3,NKI4,NKI5",
+    path: str = "/nonexistent/kernel.py",
+    reserved: int = 0,
+) -> list[Finding]:
     """Findings of the value rules for ``HEADER + code``."""
-    config = LintConfig(target=Target(parse_generation(target), parse_nki_version(version)),
-                        select=tuple(select.split(",")), sbuf_reserved_bytes=reserved)
+    config = LintConfig(
+        target=Target(parse_generation(target), parse_nki_version(version)),
+        select=tuple(select.split(",")),
+        sbuf_reserved_bytes=reserved,
+    )
     return lint_source(HEADER + code, path, config)
 
 

@@ -138,7 +138,9 @@ def edits_of(action: types.CodeAction, uri: str) -> list[types.TextEdit]:
     return list(action.edit.changes[uri])
 
 
-async def start(client: LanguageClient, options: dict[str, Any] | None = None, root: Path | None = None) -> None:
+async def start(
+    client: LanguageClient, options: dict[str, Any] | None = None, root: Path | None = None
+) -> None:
     """initialize + initialized with VS Code's capabilities and the given initializationOptions."""
     await client.initialize_session(
         types.InitializeParams(

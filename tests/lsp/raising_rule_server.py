@@ -15,8 +15,15 @@ CODE = "NKI990"
 NAME = "test-only-always-raises"
 
 
-@rule(code=CODE, name=NAME, severity=Severity.ERROR, summary="test only: raises on every file", basis=Basis.INFERRED,
-      bad="", good="")
+@rule(
+    code=CODE,
+    name=NAME,
+    severity=Severity.ERROR,
+    summary="test only: raises on every file",
+    basis=Basis.INFERRED,
+    bad="",
+    good="",
+)
 def check(ctx: object) -> Iterable[Finding]:
     print("stray output from a rule", flush=True)  # must not reach the protocol stream
     raise RuntimeError("deliberate failure from the test rule")

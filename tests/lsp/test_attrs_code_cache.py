@@ -12,6 +12,7 @@ from nki_studio.lsp.attrs_code_cache import AttrsCodeCache
 def _define(cache: AttrsCodeCache) -> type:
     attr._make.compile = cache.compile  # type: ignore[attr-defined]
     try:
+
         @attrs.define
         class Point:
             x: int

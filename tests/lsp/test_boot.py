@@ -12,8 +12,9 @@ import pytest
 from nki_studio import boot
 
 
-def test_native_packages_for_this_python_go_after_the_bundled_libs(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_packages_for_this_python_go_after_the_bundled_libs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
     (tmp_path / "native" / tag).mkdir(parents=True)
     monkeypatch.setattr(sys, "path", ["", "/ext/bundled/libs", "/user"])
@@ -21,11 +22,16 @@ def test_native_packages_for_this_python_go_after_the_bundled_libs(tmp_path: Pat
     assert boot.add_native_packages(str(tmp_path / "native"), "/ext/bundled/libs") is None
     assert sys.path == ["", "/ext/bundled/libs", str(tmp_path / "native" / tag), "/user"]
     # simulation workers inherit it
-    assert os.environ["PYTHONPATH"].split(os.pathsep) == ["/ext/bundled/libs", str(tmp_path / "native" / tag), "/user"]
+    assert os.environ["PYTHONPATH"].split(os.pathsep) == [
+        "/ext/bundled/libs",
+        str(tmp_path / "native" / tag),
+        "/user",
+    ]
 
 
-def test_a_bundle_without_this_python_says_which_versions_it_has(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bundle_without_this_python_says_which_versions_it_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "native" / "cp39").mkdir(parents=True)
     monkeypatch.setattr(sys, "path", ["", "/libs"])
     warning = boot.add_native_packages(str(tmp_path / "native"), "/libs")
@@ -33,14 +39,19 @@ def test_a_bundle_without_this_python_says_which_versions_it_has(tmp_path: Path,
     assert sys.path == ["", "/libs"]
 
 
-def test_a_too_old_python_is_refused_with_its_exit_code(monkeypatch: pytest.MonkeyPatch,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_too_old_python_is_refused_with_its_exit_code(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(sys, "version_info", (3, 9, 18, "final", 0))
     assert boot.main(["serve"]) == boot.TOO_OLD
     assert "older than 3.10" in capsys.readouterr().err
 
 
 def test_boot_runs_the_cli() -> None:
-    out = subprocess.run([sys.executable, "-m", "nki_studio.boot", "serve", "--help"], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "nki_studio.boot", "serve", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "--log-level" in out

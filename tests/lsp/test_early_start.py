@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(not early_start.supported(), reason="the early p
 
 KERNEL = (
     "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(a):\n"
-    "    for i in nl.affine_range(4):\n        pass\n    n = [\"d\u00e9j\u00e0 \U0001f600\", nl.affine_range(2)]\n    return a\n"
+    '    for i in nl.affine_range(4):\n        pass\n    n = ["d\u00e9j\u00e0 \U0001f600", nl.affine_range(2)]\n    return a\n'
 )
 EARLY_LOG = "before the full server loaded"
 
@@ -42,8 +42,13 @@ class Session:
 
     def __init__(self, cache: Path) -> None:
         env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "nki_studio", "serve"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "nki_studio", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
         self.received: list[dict[str, Any]] = []
         self._lock = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
@@ -81,8 +86,11 @@ class Session:
 
     def publishes(self, uri: str) -> list[dict[str, Any]]:
         with self._lock:
-            return [m["params"] for m in self.received
-                    if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri]
+            return [
+                m["params"]
+                for m in self.received
+                if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+            ]
 
     def close(self) -> str:
         """Shut the server down; returns its stderr."""
@@ -94,14 +102,25 @@ class Session:
 
 
 def _initialize(options: dict[str, Any], encoding: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "processId": os.getpid(), "rootUri": None, "initializationOptions": options,
-        "capabilities": {"general": {"positionEncodings": [encoding]}}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "processId": os.getpid(),
+            "rootUri": None,
+            "initializationOptions": options,
+            "capabilities": {"general": {"positionEncodings": [encoding]}},
+        },
+    }
 
 
 def _did_open(uri: str, text: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": "textDocument/didOpen",
-            "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}}
+    return {
+        "jsonrpc": "2.0",
+        "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+    }
 
 
 def test_second_start_answers_early_with_the_full_servers_answers(tmp_path: Path, workdir: Path) -> None:
@@ -133,7 +152,9 @@ def test_early_lint_uses_the_settings_of_this_start(tmp_path: Path, workdir: Pat
     assert on_07.publishes == [{"uri": (workdir / "k.py").as_uri(), "diagnostics": [], "version": 1}]
 
 
-def test_other_client_capabilities_or_a_damaged_cache_start_the_full_server(tmp_path: Path, workdir: Path) -> None:
+def test_other_client_capabilities_or_a_damaged_cache_start_the_full_server(
+    tmp_path: Path, workdir: Path
+) -> None:
     cache = tmp_path / "cache"
     utf16 = _start_and_open(cache, workdir, {"nkiVersion": "0.6"})
     utf8 = _start_and_open(cache, workdir, {"nkiVersion": "0.6"}, encoding="utf-8")
@@ -152,12 +173,20 @@ def test_other_client_capabilities_or_a_damaged_cache_start_the_full_server(tmp_
 class Started:
     """What one start-open-ask round saw."""
 
-    def __init__(self, initialize: dict[str, Any], publishes: list[dict[str, Any]], code_actions: Any, stderr: str):
-        self.initialize, self.publishes, self.code_actions, self.stderr = initialize, publishes, code_actions, stderr
+    def __init__(
+        self, initialize: dict[str, Any], publishes: list[dict[str, Any]], code_actions: Any, stderr: str
+    ):
+        self.initialize, self.publishes, self.code_actions, self.stderr = (
+            initialize,
+            publishes,
+            code_actions,
+            stderr,
+        )
 
 
-def _start_and_open(cache: Path, workdir: Path, options: dict[str, Any], text: str = KERNEL,
-                    encoding: str = "utf-16") -> Started:
+def _start_and_open(
+    cache: Path, workdir: Path, options: dict[str, Any], text: str = KERNEL, encoding: str = "utf-16"
+) -> Started:
     path = workdir / "k.py"
     path.write_text(text)
     uri = path.as_uri()
@@ -168,9 +197,18 @@ def _start_and_open(cache: Path, workdir: Path, options: dict[str, Any], text: s
         action_range = {"start": {"line": 6, "character": 4}, "end": {"line": 6, "character": 30}}
         s.send({"jsonrpc": "2.0", "method": "initialized", "params": {}}, _did_open(uri, text))
         published = s.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics", "diagnostics")
-        s.send({"jsonrpc": "2.0", "id": 2, "method": "textDocument/codeAction", "params": {
-            "textDocument": {"uri": uri}, "range": action_range,
-            "context": {"diagnostics": published["params"]["diagnostics"]}}})
+        s.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "textDocument/codeAction",
+                "params": {
+                    "textDocument": {"uri": uri},
+                    "range": action_range,
+                    "context": {"diagnostics": published["params"]["diagnostics"]},
+                },
+            }
+        )
         actions = s.wait(lambda m: m.get("id") == 2, "codeAction answer")["result"]
         time.sleep(0.5)  # a duplicate publish from the full server would have arrived by now
         publishes = s.publishes(uri)
@@ -180,7 +218,9 @@ def _start_and_open(cache: Path, workdir: Path, options: dict[str, Any], text: s
     return Started(initialize, publishes, actions, s.close())
 
 
-def test_the_early_diagnostics_stay_when_another_feature_publishes_first(tmp_path: Path, workdir: Path) -> None:
+def test_the_early_diagnostics_stay_when_another_feature_publishes_first(
+    tmp_path: Path, workdir: Path
+) -> None:
     # The simulate feature reports the malformed spec comment (NKI601), possibly before the full server's lint.
     text = KERNEL.replace("@nki.jit\n", "# nki-studio: simulate a=float32[0]\n@nki.jit\n")
     cache = tmp_path / "cache"
@@ -207,14 +247,19 @@ def test_replay_reader_continues_a_message_the_early_phase_read_part_of() -> Non
     assert reader.readline() == b"\r\n"
     assert reader.read(5) == b"hello"
     reader = early_start.ReplayReader(b"Content-Length: 2\r\n\r\nh", io.BytesIO(b"i"))
-    assert [reader.readline(), reader.readline(), reader.read(2)] == [b"Content-Length: 2\r\n", b"\r\n", b"hi"]
+    assert [reader.readline(), reader.readline(), reader.read(2)] == [
+        b"Content-Length: 2\r\n",
+        b"\r\n",
+        b"hi",
+    ]
 
 
 def test_handover_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     published = {"uri": "file:///k.py", "diagnostics": [{"message": "m"}], "version": 1}
-    early = early_start.EarlyStart(initialize_id=1, key="k", answered={"capabilities": {"a": 1}},
-                                   published={"file:///k.py": published})
+    early = early_start.EarlyStart(
+        initialize_id=1, key="k", answered={"capabilities": {"a": 1}}, published={"file:///k.py": published}
+    )
     out = io.BytesIO()
     sent = early_start.HandoverFilter(out, early)
     sent.write(_frame({"jsonrpc": "2.0", "id": 1, "result": {"capabilities": {"a": 2}}}))

@@ -24,7 +24,9 @@ async def _actions(client: LanguageClient, uri: str, diag: types.Diagnostic) -> 
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
             range=diag.range,
-            context=types.CodeActionContext(diagnostics=[diag], trigger_kind=types.CodeActionTriggerKind.Invoked),
+            context=types.CodeActionContext(
+                diagnostics=[diag], trigger_kind=types.CodeActionTriggerKind.Invoked
+            ),
         )
     )
     return [a for a in (result or []) if isinstance(a, types.CodeAction)]
@@ -73,7 +75,9 @@ async def test_actions_respect_only_filter(client: LanguageClient, workdir: Path
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
             range=diag.range,
-            context=types.CodeActionContext(diagnostics=[diag], only=[types.CodeActionKind.SourceOrganizeImports]),
+            context=types.CodeActionContext(
+                diagnostics=[diag], only=[types.CodeActionKind.SourceOrganizeImports]
+            ),
         )
     )
     assert not result
@@ -81,7 +85,9 @@ async def test_actions_respect_only_filter(client: LanguageClient, workdir: Path
 
 async def test_deprecation_fix_end_to_end(client: LanguageClient, workdir: Path) -> None:
     """A real rule's fix (NKI201 nl.affine_range -> range), tagged Deprecated, applied through the action."""
-    text = UNUSED_NOQA.replace("    x = 1  # noqa: NKI301\n", "    for i in nl.affine_range(4):\n        pass\n")
+    text = UNUSED_NOQA.replace(
+        "    x = 1  # noqa: NKI301\n", "    for i in nl.affine_range(4):\n        pass\n"
+    )
     uri = open_doc(client, workdir / "k.py", text)
     (diag,) = [d for d in await wait_diagnostics(client, uri, 1) if d.code == "NKI201"]
     assert list(diag.tags or ()) == [types.DiagnosticTag.Deprecated]

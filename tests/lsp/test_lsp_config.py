@@ -23,7 +23,9 @@ def _codes(diags: list[types.Diagnostic]) -> list[str]:
 
 
 def _configure(client: LanguageClient, settings: dict[str, object]) -> None:
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"nki-studio": settings}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"nki-studio": settings})
+    )
 
 
 async def test_settings_change_relints(bare_client: LanguageClient, workdir: Path) -> None:
@@ -66,7 +68,10 @@ async def test_bad_setting_is_reported_and_ignored(bare_client: LanguageClient, 
     deadline = asyncio.get_running_loop().time() + 30
     while True:
         warnings = [m.message for m in bare_client.log_messages if m.type == types.MessageType.Warning]
-        if any("nki-studio.lintDebounceMs" in m for m in warnings) or asyncio.get_running_loop().time() > deadline:
+        if (
+            any("nki-studio.lintDebounceMs" in m for m in warnings)
+            or asyncio.get_running_loop().time() > deadline
+        ):
             break
         await asyncio.sleep(0.05)
     assert any("nki-studio.target" in m and "trn9" in m for m in warnings), warnings
@@ -78,7 +83,9 @@ async def test_pyproject_change_relints(bare_client: LanguageClient, workdir: Pa
     uri = open_doc(bare_client, workdir / "k.py", TRY_KERNEL)
     assert _codes(await first_lint(bare_client, uri)) == ["NKI101"]
     for _ in range(100):  # the registration request follows `initialized` asynchronously
-        watchers = [r for r in bare_client.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]  # type: ignore[attr-defined]
+        watchers = [
+            r for r in bare_client.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+        ]  # type: ignore[attr-defined]
         if watchers:
             break
         await asyncio.sleep(0.02)
@@ -87,13 +94,17 @@ async def test_pyproject_change_relints(bare_client: LanguageClient, workdir: Pa
     pyproject.write_text('[tool.nki-studio]\nignore = ["NKI101"]\n')
     seen = published_count(bare_client, uri)
     bare_client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)])
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)]
+        )
     )
     assert _codes(await wait_diagnostics(bare_client, uri, after=seen)) == []
     # A broken config is reported (NKI002) and defaults apply, so linting goes on.
     pyproject.write_text('[tool.nki-studio]\nnki-version = "banana"\n')
     seen = published_count(bare_client, uri)
-    bare_client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    bare_client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert _codes(await wait_diagnostics(bare_client, uri, after=seen)) == ["NKI002", "NKI101"]
 
 

@@ -60,7 +60,9 @@ async def test_close_clears_diagnostics(client: LanguageClient, workdir: Path) -
     uri = open_doc(client, workdir / "k.py", UNUSED_NOQA)
     assert await first_lint(client, uri)
     seen = published_count(client, uri)
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert await wait_diagnostics(client, uri, after=seen) == []
 
 
@@ -86,7 +88,9 @@ async def test_half_typed_files(client: LanguageClient, workdir: Path) -> None:
             client.text_document_code_action_async(
                 types.CodeActionParams(
                     text_document=types.TextDocumentIdentifier(uri=uri),
-                    range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+                    range=types.Range(
+                        start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+                    ),
                     context=types.CodeActionContext(diagnostics=diags),
                 )
             ),
@@ -148,7 +152,9 @@ async def test_saving_a_helper_module_relints_its_importers(client: LanguageClie
     helper_uri = open_doc(client, helper, fixed)
     await wait_diagnostics(client, helper_uri, 1)
     seen = published_count(client, uri)
-    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=helper_uri)))
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=helper_uri))
+    )
     assert [d.code for d in await wait_diagnostics(client, uri, after=seen)] == []
 
 
@@ -156,7 +162,9 @@ async def test_save_after_lint_reuses_the_result(client: LanguageClient, workdir
     uri = open_doc(client, workdir / "k.py", UNUSED_NOQA)
     first = await first_lint(client, uri)
     seen = published_count(client, uri)
-    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert await wait_diagnostics(client, uri, after=seen) == first
     logs = [m.message for m in client.log_messages if uri in m.message]
     assert any("v1: unchanged since the last run, reused" in m for m in logs), logs

@@ -13,7 +13,9 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=[sys.executable, str(HERE / "progress_server.py")], client_factory=recording_client)
+    config=ClientServerConfig(
+        server_command=[sys.executable, str(HERE / "progress_server.py")], client_factory=recording_client
+    )
 )
 async def client(lsp_client: LanguageClient) -> Any:
     await start(lsp_client)

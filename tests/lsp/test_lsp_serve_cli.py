@@ -22,7 +22,9 @@ def test_serve_rejects_unknown_option(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_serve_imports_neither_numpy_nor_the_simulator() -> None:
     # Editors start `serve`; the other sub-commands' stacks would only slow the first diagnostics.
-    code = ("import sys; from nki_studio.cli.main import main; main(['serve', '--help']); "
-            "print(sorted(m for m in ('numpy', 'nki_studio.sim', 'nki_studio.profile.metrics') if m in sys.modules))")
+    code = (
+        "import sys; from nki_studio.cli.main import main; main(['serve', '--help']); "
+        "print(sorted(m for m in ('numpy', 'nki_studio.sim', 'nki_studio.profile.metrics') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"

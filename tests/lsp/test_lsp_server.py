@@ -22,7 +22,8 @@ def test_every_listed_feature_loads() -> None:
 
 def _hover_params() -> types.HoverParams:
     return types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri="file:///k.py"), position=types.Position(line=0, character=0)
+        text_document=types.TextDocumentIdentifier(uri="file:///k.py"),
+        position=types.Position(line=0, character=0),
     )
 
 
@@ -51,10 +52,15 @@ async def test_hover_providers_are_merged_and_failures_contained() -> None:
 
 async def test_code_action_kinds_accumulate() -> None:
     server = create_server(())
-    server.add_code_action_provider(lambda p: [types.CodeAction(title="a")], kinds=[types.CodeActionKind.QuickFix])
+    server.add_code_action_provider(
+        lambda p: [types.CodeAction(title="a")], kinds=[types.CodeActionKind.QuickFix]
+    )
     server.add_code_action_provider(lambda p: None, kinds=[types.CodeActionKind.RefactorRewrite])
     options = server.protocol.fm.feature_options[types.TEXT_DOCUMENT_CODE_ACTION]
-    assert list(options.code_action_kinds) == [types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite]
+    assert list(options.code_action_kinds) == [
+        types.CodeActionKind.QuickFix,
+        types.CodeActionKind.RefactorRewrite,
+    ]
     handler = server.protocol.fm.features[types.TEXT_DOCUMENT_CODE_ACTION]
     params = types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri="file:///k.py"),

@@ -14,7 +14,9 @@ def test_defaults_are_untrusted() -> None:
 
 
 def test_nested_and_flat_payloads() -> None:
-    nested, problems = merge(Settings(), {"nki-studio": {"target": "gen4", "nkiVersion": "0.6", "trustedWorkspace": True}})
+    nested, problems = merge(
+        Settings(), {"nki-studio": {"target": "gen4", "nkiVersion": "0.6", "trustedWorkspace": True}}
+    )
     flat, _ = merge(Settings(), {"target": "gen4", "nkiVersion": "0.6", "trustedWorkspace": True})
     assert problems == []
     assert nested == flat

@@ -12,7 +12,7 @@ import fixturegen
 import pytest
 
 # A small kernel whose lines drive the synthetic timeline (line number → source text).
-KERNEL_SOURCE = '''import nki
+KERNEL_SOURCE = """import nki
 import nki.language as nl
 import nki.isa as nisa
 
@@ -28,7 +28,7 @@ def add_act_kernel(a, b):
         s = nl.sum(w, axis=1)
         nl.store(out[i], value=w)
     return out
-'''
+"""
 
 
 @pytest.fixture(scope="session")
@@ -45,10 +45,14 @@ def kernel_timeline(kernel_file: Path) -> fixturegen.Timeline:
 
 
 @pytest.fixture(scope="session")
-def kernel_files(tmp_path_factory: pytest.TempPathFactory, kernel_timeline: fixturegen.Timeline) -> dict[str, Path]:
+def kernel_files(
+    tmp_path_factory: pytest.TempPathFactory, kernel_timeline: fixturegen.Timeline
+) -> dict[str, Path]:
     return fixturegen.write_all(kernel_timeline, tmp_path_factory.mktemp("kernel_profile"), "add_act")
 
 
 @pytest.fixture(scope="session")
 def walkthrough_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return fixturegen.write_all(fixturegen.walkthrough_timeline(), tmp_path_factory.mktemp("walkthrough"), "rmsnorm")
+    return fixturegen.write_all(
+        fixturegen.walkthrough_timeline(), tmp_path_factory.mktemp("walkthrough"), "rmsnorm"
+    )

@@ -40,10 +40,20 @@ def corrupt_variants(directory: Path) -> dict[str, tuple[Path, str]]:
 
     empty = d / "empty_profile"
     empty.mkdir(exist_ok=True)
-    pq.write_table(pq.read_table(trunc.parent / "wrong_types" / "Metadata.parquet"), empty / "Metadata.parquet")
-    pq.write_table(pa.table({"start_ts": pa.array([], pa.int64()), "end_ts": pa.array([], pa.int64()),
-                             "engine": pa.array([], pa.string()), "opcode": pa.array([], pa.string())}),
-                   empty / "Instruction.parquet")
+    pq.write_table(
+        pq.read_table(trunc.parent / "wrong_types" / "Metadata.parquet"), empty / "Metadata.parquet"
+    )
+    pq.write_table(
+        pa.table(
+            {
+                "start_ts": pa.array([], pa.int64()),
+                "end_ts": pa.array([], pa.int64()),
+                "engine": pa.array([], pa.string()),
+                "opcode": pa.array([], pa.string()),
+            }
+        ),
+        empty / "Instruction.parquet",
+    )
     out["empty profile"] = (empty, "it is empty")
 
     empty_file = d / "empty.json"

@@ -155,7 +155,9 @@ def kernel_timeline(
         if loc is not None and _DMA_HINT.search(text) and op != "EVENT_SEMAPHORE":
             q = "qSyncIO0" if "load" in text else "qScalarDynamic"
             ds = int(start[i] + dur[i]) + int(rng.integers(0, 200))
-            dma.append((q, f"t{line}", ds, ds + int(rng.integers(200, 3000)), int(rng.integers(1, 64)) * 4096, i))
+            dma.append(
+                (q, f"t{line}", ds, ds + int(rng.integers(200, 3000)), int(rng.integers(1, 64)) * 4096, i)
+            )
     end = start + dur
     span_end = int(max(end.max(), max((d[3] for d in dma), default=0)))
     span_start = int(min(start.min(), min((d[2] for d in dma), default=span_end)))
@@ -189,7 +191,13 @@ def kernel_body_lines(source: str) -> dict[int, str]:
     jitted = [f for f in funcs if any("jit" in ast.unparse(d) for d in f.decorator_list)] or funcs
     lines: dict[int, str] = {}
     for f in jitted:
-        body = f.body[1:] if f.body and isinstance(f.body[0], ast.Expr) and isinstance(getattr(f.body[0], "value", None), ast.Constant) else f.body
+        body = (
+            f.body[1:]
+            if f.body
+            and isinstance(f.body[0], ast.Expr)
+            and isinstance(getattr(f.body[0], "value", None), ast.Constant)
+            else f.body
+        )
         for stmt in body:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.stmt):
@@ -197,14 +205,20 @@ def kernel_body_lines(source: str) -> dict[int, str]:
     return lines
 
 
-def kernel_file_timeline(kernel_file: str | Path, remote_dir: str = "/home/ubuntu/kernels", **kw: Any) -> Timeline:
+def kernel_file_timeline(
+    kernel_file: str | Path, remote_dir: str = "/home/ubuntu/kernels", **kw: Any
+) -> Timeline:
     """``kernel_timeline`` over the statement lines of the kernels in a real file."""
     lines = kernel_body_lines(Path(kernel_file).read_text(encoding="utf-8"))
     return kernel_timeline(f"{remote_dir.rstrip('/')}/{Path(kernel_file).name}", lines, **kw)
 
 
 def big_timeline(
-    n: int, n_lines: int = 300, seed: int = 1, remote_path: str = "/home/ubuntu/big_kernel.py", time_ordered: bool = True
+    n: int,
+    n_lines: int = 300,
+    seed: int = 1,
+    remote_path: str = "/home/ubuntu/big_kernel.py",
+    time_ordered: bool = True,
 ) -> Timeline:
     """A benchmark-sized timeline built with array operations only (a million rows in well under a second).
 
@@ -310,10 +324,18 @@ def oracle_expectations() -> dict[str, Any]:
     return json.loads(
         json.dumps(
             {
-                "latency_ns": 218666, "dma_union_ns": 69841, "useful_compute_union_ns": 190251,
-                "dma_compute_intersection_ns": 56336, "dma_or_compute_union_ns": 203756, "idle_ns": 14910,
+                "latency_ns": 218666,
+                "dma_union_ns": 69841,
+                "useful_compute_union_ns": 190251,
+                "dma_compute_intersection_ns": 56336,
+                "dma_or_compute_union_ns": 203756,
+                "idle_ns": 14910,
                 "per_engine": {"Scalar": 69756, "Vector": 130495},
-                "per_line": {41: (1, 1, 100495, 0, 56336), 44: (1, 1, 50000, 0, 0), 47: (2, 1, 69756, 5244, 0)},
+                "per_line": {
+                    41: (1, 1, 100495, 0, 56336),
+                    44: (1, 1, 50000, 0, 0),
+                    47: (2, 1, 69756, 5244, 0),
+                },
                 "dma_total_bytes": 2097152,
             }
         )

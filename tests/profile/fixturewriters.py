@@ -16,8 +16,16 @@ from nki_studio.profile.schema import schema_tables
 INSTR_ID_BASE = 1000  # Instruction.id values are not row numbers in real data; keep them distinct here too
 DMA_ID_BASE = 5000
 
-_ARROW = {"int64": pa.int64(), "int32": pa.int32(), "float32": pa.float32(), "float64": pa.float64(),
-          "string": pa.string(), "bool": pa.bool_(), "list<int64>": pa.list_(pa.int64()), "list<string>": pa.list_(pa.string())}
+_ARROW = {
+    "int64": pa.int64(),
+    "int32": pa.int32(),
+    "float32": pa.float32(),
+    "float64": pa.float64(),
+    "string": pa.string(),
+    "bool": pa.bool_(),
+    "list<int64>": pa.list_(pa.int64()),
+    "list<string>": pa.list_(pa.string()),
+}
 
 
 def _table(name: str, n: int, values: dict[str, Any]) -> pa.Table:
@@ -44,8 +52,29 @@ def _kernel_instructions(tl: Timeline) -> tuple[list[str | None], dict[str, list
     Single-location instructions get a name; fused (multi-location) ones keep only nki_source_location,
     since one KernelInstructions row holds one file/line."""
     names: list[str | None] = []
-    ki: dict[str, list[Any]] = {k: [] for k in ("kernel_instruction_name", "stack_frame_id", "iteration_variables_id", "pcore_idx", "file_path", "line_number")}
-    kiv: dict[str, list[Any]] = {k: [] for k in ("iteration_variable_id", "variable_name", "variable_value", "parent_iteration_variable_id", "pcore_idx", "file_path", "line_number")}
+    ki: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "kernel_instruction_name",
+            "stack_frame_id",
+            "iteration_variables_id",
+            "pcore_idx",
+            "file_path",
+            "line_number",
+        )
+    }
+    kiv: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "iteration_variable_id",
+            "variable_name",
+            "variable_value",
+            "parent_iteration_variable_id",
+            "pcore_idx",
+            "file_path",
+            "line_number",
+        )
+    }
     seen: dict[tuple[Any, ...], str] = {}
     iter_ids: dict[tuple[Any, ...], int] = {}
     for i, loc in enumerate(tl.location):
@@ -61,7 +90,9 @@ def _kernel_instructions(tl: Timeline) -> tuple[list[str | None], dict[str, list
                 ikey = (key[1], var, value, parent)
                 if ikey not in iter_ids:
                     iter_ids[ikey] = 100 + len(iter_ids)
-                    for col, v in zip(kiv, (iter_ids[ikey], var, value, parent, key[1], path, 1), strict=False):
+                    for col, v in zip(
+                        kiv, (iter_ids[ikey], var, value, parent, key[1], path, 1), strict=False
+                    ):
                         kiv[col].append(v)
                 parent = iter_ids[ikey]
             seen[key] = f"inst.{len(seen)}:0"
@@ -71,18 +102,33 @@ def _kernel_instructions(tl: Timeline) -> tuple[list[str | None], dict[str, list
     return names, ki, kiv
 
 
-def write_parquet(tl: Timeline, directory: Path, *, kernel_instructions: bool = True, parts: int = 1,
-                  schema_version: str | None = None, dma_packets: bool = True) -> Path:
+def write_parquet(
+    tl: Timeline,
+    directory: Path,
+    *,
+    kernel_instructions: bool = True,
+    parts: int = 1,
+    schema_version: str | None = None,
+    dma_packets: bool = True,
+) -> Path:
     """A Neuron Explorer Parquet output directory (``<Table>.parquet``, or ``<Table>_<k>.parquet`` parts)."""
     directory.mkdir(parents=True, exist_ok=True)
     n = tl.n
     names, ki, kiv = _kernel_instructions(tl) if kernel_instructions else ([None] * n, {}, {})
     instr = {
-        "start_ts": tl.start, "end_ts": tl.end, "duration_ns": tl.end - tl.start, "engine": tl.engine,
-        "timeline_track": tl.track, "pcore_idx": tl.pcore, "opcode": tl.opcode, "operands": [""] * n,
-        "id": np.arange(n, dtype=np.int64) + INSTR_ID_BASE, "pc": np.arange(n, dtype=np.int64),
+        "start_ts": tl.start,
+        "end_ts": tl.end,
+        "duration_ns": tl.end - tl.start,
+        "engine": tl.engine,
+        "timeline_track": tl.track,
+        "pcore_idx": tl.pcore,
+        "opcode": tl.opcode,
+        "operands": [""] * n,
+        "id": np.arange(n, dtype=np.int64) + INSTR_ID_BASE,
+        "pc": np.arange(n, dtype=np.int64),
         "bir_id": [f"sg0000:{i}" for i in range(n)] if n < 100_000 else None,
-        "kernel_instruction_name": names, "nki_source_location": tl.location,
+        "kernel_instruction_name": names,
+        "nki_source_location": tl.location,
         "raw_flops": np.zeros(n, np.int64),
     }
     instr = {k: v for k, v in instr.items() if v is not None}
@@ -90,42 +136,91 @@ def write_parquet(tl: Timeline, directory: Path, *, kernel_instructions: bool = 
     if ki.get("kernel_instruction_name"):
         tables["KernelInstructions"] = _table("KernelInstructions", len(ki["kernel_instruction_name"]), ki)
     if kiv.get("iteration_variable_id"):
-        tables["KernelIterationVariables"] = _table("KernelIterationVariables", len(kiv["iteration_variable_id"]), kiv)
+        tables["KernelIterationVariables"] = _table(
+            "KernelIterationVariables", len(kiv["iteration_variable_id"]), kiv
+        )
     m = tl.dma_start.size
     if m:
         ids = np.arange(m, dtype=np.int64) + DMA_ID_BASE
-        tables["DmaPacketAggregated"] = _table("DmaPacketAggregated", m, {
-            "start_ts": tl.dma_start, "end_ts": tl.dma_end, "duration_ns": tl.dma_end - tl.dma_start, "id": ids,
-            "pcore_idx": np.zeros(m, np.int64), "queue_name": tl.dma_queue, "queue_idx": np.zeros(m, np.int64),
-            "queue_type": ["input"] * m, "op": ["read"] * m, "variable": tl.dma_tensor,
-            "read_bytes": tl.dma_bytes, "write_bytes": tl.dma_bytes, "transfer_bytes": tl.dma_bytes,
-            "throughput": tl.dma_bytes / np.maximum(tl.dma_end - tl.dma_start, 1) * 1e9,
-            "source": ["[[INPUT]]"] * m, "dest": ["[SB]"] * m, "semaphore_id": [f"S[1] ({q})" for q in tl.dma_queue],
-        })
+        tables["DmaPacketAggregated"] = _table(
+            "DmaPacketAggregated",
+            m,
+            {
+                "start_ts": tl.dma_start,
+                "end_ts": tl.dma_end,
+                "duration_ns": tl.dma_end - tl.dma_start,
+                "id": ids,
+                "pcore_idx": np.zeros(m, np.int64),
+                "queue_name": tl.dma_queue,
+                "queue_idx": np.zeros(m, np.int64),
+                "queue_type": ["input"] * m,
+                "op": ["read"] * m,
+                "variable": tl.dma_tensor,
+                "read_bytes": tl.dma_bytes,
+                "write_bytes": tl.dma_bytes,
+                "transfer_bytes": tl.dma_bytes,
+                "throughput": tl.dma_bytes / np.maximum(tl.dma_end - tl.dma_start, 1) * 1e9,
+                "source": ["[[INPUT]]"] * m,
+                "dest": ["[SB]"] * m,
+                "semaphore_id": [f"S[1] ({q})" for q in tl.dma_queue],
+            },
+        )
         if dma_packets:
-            tables["DmaPacket"] = _table("DmaPacket", m, {
-                "start_ts": tl.dma_start, "end_ts": tl.dma_end, "duration_ns": tl.dma_end - tl.dma_start,
-                "id": ids + 100_000, "packet_idx": np.zeros(m, np.int32), "packet_aggregation_id": ids,
-                "transfer_bytes": tl.dma_bytes, "pcore_idx": np.zeros(m, np.int64),
-            })
+            tables["DmaPacket"] = _table(
+                "DmaPacket",
+                m,
+                {
+                    "start_ts": tl.dma_start,
+                    "end_ts": tl.dma_end,
+                    "duration_ns": tl.dma_end - tl.dma_start,
+                    "id": ids + 100_000,
+                    "packet_idx": np.zeros(m, np.int32),
+                    "packet_aggregation_id": ids,
+                    "transfer_bytes": tl.dma_bytes,
+                    "pcore_idx": np.zeros(m, np.int64),
+                },
+            )
         trig = np.flatnonzero(tl.dma_trigger >= 0)
         if trig.size:
-            tables["Flow"] = _table("Flow", int(trig.size), {
-                "in_id": tl.dma_trigger[trig] + INSTR_ID_BASE, "out_id": ids[trig],
-                "in_table": ["Instruction"] * trig.size, "out_table": ["DmaPacketAggregated"] * trig.size,
-            })
+            tables["Flow"] = _table(
+                "Flow",
+                int(trig.size),
+                {
+                    "in_id": tl.dma_trigger[trig] + INSTR_ID_BASE,
+                    "out_id": ids[trig],
+                    "in_table": ["Instruction"] * trig.size,
+                    "out_table": ["DmaPacketAggregated"] * trig.size,
+                },
+            )
     if tl.executions:
         ex = tl.executions
-        tables["ExecutionInfo"] = _table("ExecutionInfo", len(ex), {
-            "execution_index": [e[0] for e in ex], "execution_start_ts": [e[1] for e in ex],
-            "execution_end_ts": [e[2] for e in ex], "neff_name": ["kernel.neff"] * len(ex)})
+        tables["ExecutionInfo"] = _table(
+            "ExecutionInfo",
+            len(ex),
+            {
+                "execution_index": [e[0] for e in ex],
+                "execution_start_ts": [e[1] for e in ex],
+                "execution_end_ts": [e[2] for e in ex],
+                "neff_name": ["kernel.neff"] * len(ex),
+            },
+        )
     summ = summary_fields(tl)
     tables["Summary"] = _table("Summary", 1, {k: [v] for k, v in summ.items()})
-    tables["Metadata"] = _table("Metadata", 1, {
-        "profile_schema_version": [schema_version or tl.schema_version], "num_physical_cores": [int(tl.pcore.max(initial=0)) + 1],
-        "dma_ddr_bandwidth": [435e9], "tensor_engine_num_rows": [128], "tensor_engine_num_cols": [128],
-        "tensor_engine_clock_freq": [2.4], "instance_type": ["trn2.48xlarge"], "profile_name": ["synthetic"],
-        "is_simulation": [False]})
+    tables["Metadata"] = _table(
+        "Metadata",
+        1,
+        {
+            "profile_schema_version": [schema_version or tl.schema_version],
+            "num_physical_cores": [int(tl.pcore.max(initial=0)) + 1],
+            "dma_ddr_bandwidth": [435e9],
+            "tensor_engine_num_rows": [128],
+            "tensor_engine_num_cols": [128],
+            "tensor_engine_clock_freq": [2.4],
+            "instance_type": ["trn2.48xlarge"],
+            "profile_name": ["synthetic"],
+            "is_simulation": [False],
+        },
+    )
     for name, table in tables.items():
         if parts > 1 and table.num_rows >= parts:
             step = -(-table.num_rows // parts)
@@ -139,27 +234,49 @@ def write_parquet(tl: Timeline, directory: Path, *, kernel_instructions: bool = 
 def write_legacy_json(tl: Timeline, path: Path) -> Path:
     """Legacy ``--output-format json`` (json-legacy.md §1): ``{summary, metadata, instruction, dma}``."""
     instructions = [
-        {"timestamp": int(tl.start[i]), "duration": int(tl.end[i] - tl.start[i]), "label": tl.engine[i],
-         "subgroup": tl.track[i], "opcode": tl.opcode[i], "operands": "", "nki_source_location": tl.location[i] or "",
-         "subgraph": f"sg{int(tl.pcore[i]):02d}"}
+        {
+            "timestamp": int(tl.start[i]),
+            "duration": int(tl.end[i] - tl.start[i]),
+            "label": tl.engine[i],
+            "subgroup": tl.track[i],
+            "opcode": tl.opcode[i],
+            "operands": "",
+            "nki_source_location": tl.location[i] or "",
+            "subgraph": f"sg{int(tl.pcore[i]):02d}",
+        }
         for i in range(tl.n)
     ]
     dma = [
-        {"timestamp": int(tl.dma_start[j]), "duration": int(tl.dma_end[j] - tl.dma_start[j]),
-         "semaphore_id": f"S[1] ({tl.dma_queue[j]})", "aggregated": "yes", "read_size": int(tl.dma_bytes[j]),
-         "queue_name": tl.dma_queue[j], "variable": tl.dma_tensor[j], "transfer_bytes": int(tl.dma_bytes[j])}
+        {
+            "timestamp": int(tl.dma_start[j]),
+            "duration": int(tl.dma_end[j] - tl.dma_start[j]),
+            "semaphore_id": f"S[1] ({tl.dma_queue[j]})",
+            "aggregated": "yes",
+            "read_size": int(tl.dma_bytes[j]),
+            "queue_name": tl.dma_queue[j],
+            "variable": tl.dma_tensor[j],
+            "transfer_bytes": int(tl.dma_bytes[j]),
+        }
         for j in range(tl.dma_start.size)
     ]
-    doc = {"summary": [summary_fields(tl)], "metadata": {"profile_schema_version": tl.schema_version},
-           "instruction": instructions, "dma": dma}
+    doc = {
+        "summary": [summary_fields(tl)],
+        "metadata": {"profile_schema_version": tl.schema_version},
+        "instruction": instructions,
+        "dma": dma,
+    }
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
 
 
 def write_summary_json(tl: Timeline, path: Path, *, log_prefix: str = "") -> Path:
     """summary-json as ``neuron-explorer view --output-format summary-json`` prints it: ``{"n_<hash>": {...}}``."""
-    fields = summary_fields(tl) | {"instance_type": "trn2.48xlarge", "compiler_version": "2.21.0",
-                                   "runtime_version": "2.31.24", "profiler_version": "2.31.0"}
+    fields = summary_fields(tl) | {
+        "instance_type": "trn2.48xlarge",
+        "compiler_version": "2.21.0",
+        "runtime_version": "2.31.24",
+        "profiler_version": "2.31.0",
+    }
     path.write_text(log_prefix + json.dumps({f"n_{random_hex(7)}": fields}, indent=1), encoding="utf-8")
     return path
 
@@ -169,17 +286,63 @@ def write_csv(tl: Timeline, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / "Instruction.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["timeline_track", "start_ts", "end_ts", "duration_ns", "engine", "opcode", "pcore_idx", "id", "nki_source_location"])
+        w.writerow(
+            [
+                "timeline_track",
+                "start_ts",
+                "end_ts",
+                "duration_ns",
+                "engine",
+                "opcode",
+                "pcore_idx",
+                "id",
+                "nki_source_location",
+            ]
+        )
         for i in range(tl.n):
-            w.writerow([tl.track[i], int(tl.start[i]), int(tl.end[i]), int(tl.end[i] - tl.start[i]), tl.engine[i],
-                        tl.opcode[i], int(tl.pcore[i]), i + INSTR_ID_BASE, tl.location[i] or ""])
+            w.writerow(
+                [
+                    tl.track[i],
+                    int(tl.start[i]),
+                    int(tl.end[i]),
+                    int(tl.end[i] - tl.start[i]),
+                    tl.engine[i],
+                    tl.opcode[i],
+                    int(tl.pcore[i]),
+                    i + INSTR_ID_BASE,
+                    tl.location[i] or "",
+                ]
+            )
     if tl.dma_start.size:
         with open(directory / "DmaPacketAggregated.csv", "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
-            w.writerow(["timeline_track", "start_ts", "end_ts", "duration_ns", "id", "queue_name", "queue_type", "variable", "transfer_bytes"])
+            w.writerow(
+                [
+                    "timeline_track",
+                    "start_ts",
+                    "end_ts",
+                    "duration_ns",
+                    "id",
+                    "queue_name",
+                    "queue_type",
+                    "variable",
+                    "transfer_bytes",
+                ]
+            )
             for j in range(tl.dma_start.size):
-                w.writerow([tl.dma_queue[j], int(tl.dma_start[j]), int(tl.dma_end[j]), int(tl.dma_end[j] - tl.dma_start[j]),
-                            j + DMA_ID_BASE, tl.dma_queue[j], "input", tl.dma_tensor[j], int(tl.dma_bytes[j])])
+                w.writerow(
+                    [
+                        tl.dma_queue[j],
+                        int(tl.dma_start[j]),
+                        int(tl.dma_end[j]),
+                        int(tl.dma_end[j] - tl.dma_start[j]),
+                        j + DMA_ID_BASE,
+                        tl.dma_queue[j],
+                        "input",
+                        tl.dma_tensor[j],
+                        int(tl.dma_bytes[j]),
+                    ]
+                )
     return directory
 
 
@@ -193,8 +356,9 @@ def _varint(v: int) -> bytes:
             return bytes(out)
 
 
-def write_pftrace(tl: Timeline, path: Path, *, interned: bool = True, reset_every: int = 0,
-                  default_track: bool = False) -> Path:
+def write_pftrace(
+    tl: Timeline, path: Path, *, interned: bool = True, reset_every: int = 0, default_track: bool = False
+) -> Path:
     """A Neuron-shaped Perfetto trace (perfetto.md §2): one track per engine row and per DMA queue under a
     ``NeuronCore <k>`` process track; instruction slices named by opcode with an ``nki_source_location``
     debug annotation; DMA slices named by tensor with ``transfer_bytes``. Written packet by packet.
@@ -222,13 +386,16 @@ def write_pftrace(tl: Timeline, path: Path, *, interned: bool = True, reset_ever
         events.append((int(tl.end[i]), 0, 2, uuid, "", {}))
     for j in range(tl.dma_start.size):
         uuid = tracks.setdefault((0, tl.dma_queue[j]), 1000 + len(tracks))
-        events.append((int(tl.dma_start[j]), 1, 1, uuid, tl.dma_tensor[j], {"transfer_bytes": int(tl.dma_bytes[j])}))
+        events.append(
+            (int(tl.dma_start[j]), 1, 1, uuid, tl.dma_tensor[j], {"transfer_bytes": int(tl.dma_bytes[j])})
+        )
         events.append((int(tl.dma_end[j]), 0, 2, uuid, "", {}))
     events.sort(key=lambda e: (e[0], e[1]))  # END before BEGIN at equal timestamps
     names: dict[str, int] = {}
     arg_names: dict[str, int] = {}
     strings: dict[str, int] = {}
     with open(path, "wb") as fh:
+
         def emit(p: Any) -> None:
             data = p.SerializeToString()
             fh.write(b"\x0a" + _varint(len(data)) + data)

@@ -27,7 +27,9 @@ def heatmap_client() -> LanguageClient:
     return client
 
 
-CONFIG = ClientServerConfig(server_command=[sys.executable, "-m", "nki_studio", "serve"], client_factory=heatmap_client)
+CONFIG = ClientServerConfig(
+    server_command=[sys.executable, "-m", "nki_studio", "serve"], client_factory=heatmap_client
+)
 
 
 def field(obj: Any, key: str) -> Any:

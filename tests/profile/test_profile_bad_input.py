@@ -31,20 +31,35 @@ def _refusal(path: Path, root: Path) -> str:
     return problem
 
 
-NAMES = ["truncated parquet", "wrong column types", "missing tables", "unknown MAJOR schema", "empty profile",
-         "empty file", "JSON that is not a profile", "truncated JSON", ".pftrace cut mid-packet", "not a trace",
-         "directory without tables", "no source locations", "paths that map to no file"]
+NAMES = [
+    "truncated parquet",
+    "wrong column types",
+    "missing tables",
+    "unknown MAJOR schema",
+    "empty profile",
+    "empty file",
+    "JSON that is not a profile",
+    "truncated JSON",
+    ".pftrace cut mid-packet",
+    "not a trace",
+    "directory without tables",
+    "no source locations",
+    "paths that map to no file",
+]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_library_refuses_with_clear_message(variants: dict[str, tuple[Path, str]], name: str, tmp_path: Path) -> None:
+def test_library_refuses_with_clear_message(
+    variants: dict[str, tuple[Path, str]], name: str, tmp_path: Path
+) -> None:
     path, phrase = variants[name]
     assert phrase in _refusal(path, tmp_path)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_cli_exits_2_with_the_message(variants: dict[str, tuple[Path, str]], name: str, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_exits_2_with_the_message(
+    variants: dict[str, tuple[Path, str]], name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path, phrase = variants[name]
     assert main(["profile", "report", str(path), "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -55,7 +70,9 @@ def test_cli_exits_2_with_the_message(variants: dict[str, tuple[Path, str]], nam
     assert (phrase in capsys.readouterr().err) == unreadable
 
 
-def test_unknown_major_message_names_both_versions_and_what_still_works(variants: dict[str, tuple[Path, str]]) -> None:
+def test_unknown_major_message_names_both_versions_and_what_still_works(
+    variants: dict[str, tuple[Path, str]],
+) -> None:
     with pytest.raises(ProfileError) as info:
         load_profile(variants["unknown MAJOR schema"][0])
     msg = str(info.value)
@@ -66,7 +83,9 @@ def test_unknown_major_message_names_both_versions_and_what_still_works(variants
 
 
 def test_newer_minor_schema_is_accepted(tmp_path: Path) -> None:
-    prof = load_profile(write_parquet(fixturegen.walkthrough_timeline(), tmp_path / "p", schema_version="7.9.3"))
+    prof = load_profile(
+        write_parquet(fixturegen.walkthrough_timeline(), tmp_path / "p", schema_version="7.9.3")
+    )
     assert prof.schema_version == "7.9.3" and prof.has_instructions
 
 
@@ -85,7 +104,9 @@ def test_extra_unknown_columns_are_ignored(tmp_path: Path) -> None:
 
     d = write_parquet(fixturegen.walkthrough_timeline(), tmp_path / "p")
     t = pq.read_table(d / "Instruction.parquet")
-    pq.write_table(t.append_column("column_from_the_future", pa.array([1] * t.num_rows)), d / "Instruction.parquet")
+    pq.write_table(
+        t.append_column("column_from_the_future", pa.array([1] * t.num_rows)), d / "Instruction.parquet"
+    )
     assert len(load_profile(d).instructions) == 6
 
 
@@ -116,7 +137,9 @@ def test_memory_guard(variants: dict[str, tuple[Path, str]], walkthrough_files: 
     assert memory_estimate(walkthrough_files["parquet"]) == 6 * 300  # six Instruction rows
     assert memory_estimate(walkthrough_files["perfetto"]) == walkthrough_files["perfetto"].stat().st_size * 16
     assert memory_estimate(variants["truncated parquet"][0]) == 0  # unreadable: the reader reports it
-    assert memory_refusal(10 * 2**30, 4 * 2**30) is not None and "profile report" in str(memory_refusal(10 * 2**30, 4 * 2**30))
+    assert memory_refusal(10 * 2**30, 4 * 2**30) is not None and "profile report" in str(
+        memory_refusal(10 * 2**30, 4 * 2**30)
+    )
     assert memory_refusal(1 * 2**30, 4 * 2**30) is None and memory_refusal(10 * 2**30, None) is None
     avail = available_memory()
     assert avail is None or avail > 0

@@ -59,7 +59,9 @@ def test_grouped_union_with_huge_time_range_uses_rank_fallback() -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(interval_lists, interval)
-def test_clip_then_union_equals_covered_points_in_window(items: list[tuple[int, int]], window: tuple[int, int]) -> None:
+def test_clip_then_union_equals_covered_points_in_window(
+    items: list[tuple[int, int]], window: tuple[int, int]
+) -> None:
     s = np.array([a for a, _ in items], np.int64)
     e = np.array([b for _, b in items], np.int64)
     cs, ce, keep = iv.clip(s, e, *window)
@@ -103,7 +105,9 @@ def test_islands_by_group_ignores_the_extra_group(rows: list[tuple[int, tuple[in
         assert mine == [tuple(p) for p in zip(*iv.islands(s[g == k], e[g == k]), strict=True)]
         assert sum(y - x for x, y in mine) == len(covered([r[1] for r in rows if r[0] == k]))
     lengths = iv.union_by_group(g, s, e, 5)  # the same unions without building islands
-    assert lengths.tolist() == [len(covered([r[1] for r in rows if r[0] == k and r[1][1] > r[1][0]])) for k in range(5)]
+    assert lengths.tolist() == [
+        len(covered([r[1] for r in rows if r[0] == k and r[1][1] > r[1][0]])) for k in range(5)
+    ]
 
 
 @settings(max_examples=100, deadline=None)

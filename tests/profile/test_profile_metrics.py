@@ -39,7 +39,13 @@ def test_walkthrough_per_line(walkthrough_files: dict[str, Path]) -> None:
     by_line = {ln.line: ln for ln in m.lines}
     for line, (count, work, busy, wait, overlap) in ORACLE["per_line"].items():
         got = by_line[int(line)]
-        assert (got.instr, got.work_instr, got.busy_ns, got.wait_ns, got.dma_overlap_ns) == (count, work, busy, wait, overlap)
+        assert (got.instr, got.work_instr, got.busy_ns, got.wait_ns, got.dma_overlap_ns) == (
+            count,
+            work,
+            busy,
+            wait,
+            overlap,
+        )
     assert by_line[41].share == pytest.approx(0.459582, abs=1e-6)
     assert by_line[41].share_of_compute == pytest.approx(0.528223, abs=1e-6)
     assert by_line[47].share == pytest.approx(0.319007, abs=1e-6)
@@ -57,12 +63,15 @@ def test_walkthrough_roofline_with_dma_ceiling_setting(walkthrough_files: dict[s
     assert roof is not None
     assert roof.memory_floor_ns == pytest.approx(5698.783, abs=1e-3)
     assert roof.efficiency == pytest.approx(0.026061, abs=1e-5)  # floor / latency
-    assert roof.flops is None and "simulator trace" in roof.flops_source  # never the profile's zero model_flops
+    assert (
+        roof.flops is None and "simulator trace" in roof.flops_source
+    )  # never the profile's zero model_flops
 
 
 def test_roofline_uses_simulator_trace_flops(walkthrough_files: dict[str, Path], tmp_path: Path) -> None:
     events = [
-        TraceEvent(seq=i, op="nl.add", engine="vector", file="/ws/rmsnorm.py", line=41, flops=1_000_000) for i in range(5)
+        TraceEvent(seq=i, op="nl.add", engine="vector", file="/ws/rmsnorm.py", line=41, flops=1_000_000)
+        for i in range(5)
     ]
     trace = tmp_path / "trace.jsonl"
     with open(trace, "w", encoding="utf-8") as fh:
@@ -90,7 +99,9 @@ def test_fused_rows_count_for_every_line_and_unattributed_rows_are_kept(tmp_path
     assert m.kernel.unattributed_instr == 2
 
 
-def test_iterations_and_dma_attribution(kernel_files: dict[str, Path], kernel_timeline: fixturegen.Timeline) -> None:
+def test_iterations_and_dma_attribution(
+    kernel_files: dict[str, Path], kernel_timeline: fixturegen.Timeline
+) -> None:
     m = compute_metrics(load_profile(kernel_files["parquet"]))
     with_iters = [ln for ln in m.lines if ln.iterations]
     assert with_iters, "KernelIterationVariables present, so lines carry per-iteration numbers"
@@ -101,7 +112,9 @@ def test_iterations_and_dma_attribution(kernel_files: dict[str, Path], kernel_ti
     expected: dict[int, int] = {}
     for j, i in enumerate(kernel_timeline.dma_trigger):
         for loc in (kernel_timeline.location[i] or "").split(","):
-            expected[int(loc.rpartition(":")[2])] = expected.get(int(loc.rpartition(":")[2]), 0) + int(kernel_timeline.dma_bytes[j])
+            expected[int(loc.rpartition(":")[2])] = expected.get(int(loc.rpartition(":")[2]), 0) + int(
+                kernel_timeline.dma_bytes[j]
+            )
     got = {ln.line: ln.dma_bytes for ln in m.lines if ln.dma_bytes}
     assert got == expected and got
 
@@ -111,7 +124,12 @@ def test_lnc2_unions_are_per_core(tmp_path: Path) -> None:
     # Core 1 runs the same line-41 instruction shifted: a union across cores would be wrong.
     tl.start = np.r_[tl.start, 60000]
     tl.end = np.r_[tl.end, 90000]
-    for col, v in (("engine", "Vector"), ("track", "Vector Engine Row 0"), ("opcode", "TENSOR_TENSOR"), ("location", tl.location[1])):
+    for col, v in (
+        ("engine", "Vector"),
+        ("track", "Vector Engine Row 0"),
+        ("opcode", "TENSOR_TENSOR"),
+        ("location", tl.location[1]),
+    ):
         getattr(tl, col).append(v)
     tl.pcore = np.r_[tl.pcore, 1]
     tl.iteration.append(None)
@@ -158,7 +176,9 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.py"
 
 @pytest.mark.skipif(not EXAMPLES, reason="no example kernels in examples/ yet")
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
-def test_synthetic_profiles_of_the_example_kernels_map_back_to_their_lines(example: Path, tmp_path: Path) -> None:
+def test_synthetic_profiles_of_the_example_kernels_map_back_to_their_lines(
+    example: Path, tmp_path: Path
+) -> None:
     from nki_studio.profile.analyze import analyze
 
     tl = fixturegen.kernel_file_timeline(example, n_instructions=150, seed=5)
@@ -179,10 +199,16 @@ def test_bir_debug_info_is_the_last_fallback(tmp_path: Path) -> None:
     d = write_parquet(fixturegen.walkthrough_timeline(), tmp_path / "p", kernel_instructions=False)
     t = pq.read_table(d / "Instruction.parquet")
     locs = t.column("nki_source_location")
-    t = t.set_column(t.schema.get_field_index("bir_debug_info_source_location"), "bir_debug_info_source_location",
-                     locs.cast(pa.string()))
-    t = t.set_column(t.schema.get_field_index("nki_source_location"), "nki_source_location",
-                     pa.nulls(t.num_rows, pa.string()))
+    t = t.set_column(
+        t.schema.get_field_index("bir_debug_info_source_location"),
+        "bir_debug_info_source_location",
+        locs.cast(pa.string()),
+    )
+    t = t.set_column(
+        t.schema.get_field_index("nki_source_location"),
+        "nki_source_location",
+        pa.nulls(t.num_rows, pa.string()),
+    )
     pq.write_table(t, d / "Instruction.parquet")
     m = compute_metrics(load_profile(d))
     assert m.kernel.location_source == "Instruction.bir_debug_info_source_location"

@@ -76,17 +76,26 @@ def test_sequence_default_clock_with_unit_converts_through_the_snapshot(tmp_path
     dflt = pb.TracePacket()
     dflt.trusted_packet_sequence_id = SEQ
     dflt.trace_packet_defaults.timestamp_clock_id = 64  # sequence-scoped, in µs
-    packets = [_snapshot({64: (10, 1000, False), 6: (1_000_000, 0, False)}), dflt,
-               _slice_event(12, True), _slice_event(15, False)]
+    packets = [
+        _snapshot({64: (10, 1000, False), 6: (1_000_000, 0, False)}),
+        dflt,
+        _slice_event(12, True),
+        _slice_event(15, False),
+    ]
     path = _write(tmp_path / "t.pftrace", packets)
     assert _times(path) == [(1_002_000, 1_005_000)]
     assert any("converted" in n for n in load_profile(path).notes)
 
 
 def test_packet_clock_id_uses_the_latest_snapshot_before_it(tmp_path: Path) -> None:
-    packets = [_snapshot({3: (500, 0, False), 6: (100_500, 0, False)}), _slice_event(700, True, clock=3),
-               _snapshot({3: (800, 0, False), 6: (200_800, 0, False)}), _slice_event(900, False, clock=3),
-               _slice_event(300_000, True, line=6), _slice_event(300_050, False)]  # BOOTTIME already
+    packets = [
+        _snapshot({3: (500, 0, False), 6: (100_500, 0, False)}),
+        _slice_event(700, True, clock=3),
+        _snapshot({3: (800, 0, False), 6: (200_800, 0, False)}),
+        _slice_event(900, False, clock=3),
+        _slice_event(300_000, True, line=6),
+        _slice_event(300_050, False),
+    ]  # BOOTTIME already
     path = _write(tmp_path / "t.pftrace", packets)
     assert _times(path) == [(100_700, 200_900), (300_000, 300_050)]
 
@@ -100,9 +109,18 @@ def test_incremental_clock_counts_every_packet_on_it(tmp_path: Path) -> None:
     counter.track_event.type = pb.TrackEvent.TYPE_COUNTER
     counter.track_event.track_uuid = 11
     counter.track_event.counter_value = 3
-    packets = [_snapshot({65: (1000, 0, True), 6: (5000, 0, False)}), dflt,
-               _slice_event(10, True), _slice_event(20, False), counter, _slice_event(5, True), _slice_event(40, False),
-               _snapshot({65: (2000, 0, True), 6: (9000, 0, False)}), _slice_event(1, True), _slice_event(2, False)]
+    packets = [
+        _snapshot({65: (1000, 0, True), 6: (5000, 0, False)}),
+        dflt,
+        _slice_event(10, True),
+        _slice_event(20, False),
+        counter,
+        _slice_event(5, True),
+        _slice_event(40, False),
+        _snapshot({65: (2000, 0, True), 6: (9000, 0, False)}),
+        _slice_event(1, True),
+        _slice_event(2, False),
+    ]
     path = _write(tmp_path / "t.pftrace", packets)
     # 1000+10, +20 | +5 (counter), +5, +40 | reset to 2000: +1, +2 — each mapped to BOOTTIME by its snapshot.
     assert _times(path) == [(5010, 5030), (5040, 5080), (9001, 9003)]

@@ -19,8 +19,21 @@ from nki_studio.profile.readers.perfetto import pair_slices
 
 def per_line(path: Path) -> list[tuple[object, ...]]:
     m = compute_metrics(load_profile(path))
-    return [(ln.file, ln.line, ln.instr, ln.work_instr, ln.busy_ns, ln.wait_ns, ln.dma_overlap_ns, ln.fused_instr,
-             tuple(sorted(ln.engines.items())), round(ln.share, 9)) for ln in m.lines]
+    return [
+        (
+            ln.file,
+            ln.line,
+            ln.instr,
+            ln.work_instr,
+            ln.busy_ns,
+            ln.wait_ns,
+            ln.dma_overlap_ns,
+            ln.fused_instr,
+            tuple(sorted(ln.engines.items())),
+            round(ln.share, 9),
+        )
+        for ln in m.lines
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["json", "perfetto", "csv"])
@@ -39,10 +52,21 @@ def test_summary_json_agrees_on_kernel_totals(kernel_files: dict[str, Path]) -> 
     assert summ.dma_bytes == full.dma_bytes
 
 
-@pytest.mark.parametrize("variant", [{"interned": False}, {"reset_every": 37}, {"default_track": True},
-                                     {"reset_every": 50, "default_track": True}])
-def test_perfetto_encodings_decode_to_the_same_lines(kernel_files: dict[str, Path], kernel_timeline: fixturegen.Timeline,
-                                                     tmp_path: Path, variant: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"interned": False},
+        {"reset_every": 37},
+        {"default_track": True},
+        {"reset_every": 50, "default_track": True},
+    ],
+)
+def test_perfetto_encodings_decode_to_the_same_lines(
+    kernel_files: dict[str, Path],
+    kernel_timeline: fixturegen.Timeline,
+    tmp_path: Path,
+    variant: dict[str, object],
+) -> None:
     path = write_pftrace(kernel_timeline, tmp_path / "v.pftrace", **variant)  # type: ignore[arg-type]
     assert per_line(path) == per_line(kernel_files["parquet"])
 
@@ -54,7 +78,9 @@ def test_perfetto_small_blocks_split_records_anywhere(kernel_files: dict[str, Pa
     whole = compute_metrics(load_profile(kernel_files["perfetto"]))
     for block in (7, 64, 1000):  # smaller than one packet, a few packets, many
         tiny = compute_metrics(sort_by_start(read_pftrace(kernel_files["perfetto"], block_size=block)))
-        assert [(ln.line, ln.busy_ns, ln.instr) for ln in tiny.lines] == [(ln.line, ln.busy_ns, ln.instr) for ln in whole.lines]
+        assert [(ln.line, ln.busy_ns, ln.instr) for ln in tiny.lines] == [
+            (ln.line, ln.busy_ns, ln.instr) for ln in whole.lines
+        ]
 
 
 def test_format_detection(kernel_files: dict[str, Path], tmp_path: Path) -> None:
@@ -67,7 +93,9 @@ def test_format_detection(kernel_files: dict[str, Path], tmp_path: Path) -> None
     nested.mkdir(parents=True)
     for f in kernel_files["parquet"].iterdir():
         (nested / f.name).write_bytes(f.read_bytes())
-    assert len(load_profile(tmp_path / "ws").instructions) == len(load_profile(kernel_files["parquet"]).instructions)
+    assert len(load_profile(tmp_path / "ws").instructions) == len(
+        load_profile(kernel_files["parquet"]).instructions
+    )
     # summary-json with log lines before the JSON (it goes to stdout).
     text = kernel_files["summary-json"].read_text()
     noisy = tmp_path / "noisy.json"
@@ -75,14 +103,20 @@ def test_format_detection(kernel_files: dict[str, Path], tmp_path: Path) -> None
     assert load_profile(noisy).format == "summary-json"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("/home/ubuntu/k.py:42", (("/home/ubuntu/k.py", 42),)),
-    ("['/a/k.py:3', '/a/k.py:7']", (("/a/k.py", 3), ("/a/k.py", 7))),
-    ("k.py:3;k.py:9", (("k.py", 3), ("k.py", 9))),
-    ("C:\\work\\k.py:12", (("C:\\work\\k.py", 12),)),
-    ("/a/k.py:5:17", (("/a/k.py", 5),)),
-    ("", ()), (None, ()), ("garbage", ()), ("/a/k.py:0", ()),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/home/ubuntu/k.py:42", (("/home/ubuntu/k.py", 42),)),
+        ("['/a/k.py:3', '/a/k.py:7']", (("/a/k.py", 3), ("/a/k.py", 7))),
+        ("k.py:3;k.py:9", (("k.py", 3), ("k.py", 9))),
+        ("C:\\work\\k.py:12", (("C:\\work\\k.py", 12),)),
+        ("/a/k.py:5:17", (("/a/k.py", 5),)),
+        ("", ()),
+        (None, ()),
+        ("garbage", ()),
+        ("/a/k.py:0", ()),
+    ],
+)
 def test_parse_locations(text: str | None, expected: tuple[tuple[str, int], ...]) -> None:
     assert parse_locations(text) == expected
 
@@ -118,14 +152,24 @@ REAL_SUMMARY_EXCERPT = {
     "scalar_engine_active_time_percent": 0.03673315592245759,
     "gpsimd_engine_active_time_percent": 1.0491756505262174e-04,
     "dma_active_time_percent": 0.26416618715491547,
-    "hbm_read_bytes": 6582249472, "hbm_write_bytes": 1835008,
-    "vector_engine_instruction_count": 403039, "vector_engine_instruction_time": 0.224051265651,
-    "tensor_engine_instruction_count": 21, "tensor_engine_active_time": 4.83557e-07,
-    "scalar_engine_instruction_count": 16407, "sync_engine_instruction_count": 52223,
-    "total_time": 0.213808050051, "total_active_time": 0.20825356317, "total_active_time_percent": 0.9740211517776104,
-    "neuroncore_cycle_count": 299331264, "dma_transfer_total_bytes": 3288352768, "dma_transfer_count": 18935,
-    "instance_type": "trn1.2xlarge", "compiler_version": "2.24.5133.0+58f8de22",
-    "runtime_version": "2.31.24 (0b044)", "profiler_version": "2.29.18.0%kaena-tools/2.29@d5fe7ba",
+    "hbm_read_bytes": 6582249472,
+    "hbm_write_bytes": 1835008,
+    "vector_engine_instruction_count": 403039,
+    "vector_engine_instruction_time": 0.224051265651,
+    "tensor_engine_instruction_count": 21,
+    "tensor_engine_active_time": 4.83557e-07,
+    "scalar_engine_instruction_count": 16407,
+    "sync_engine_instruction_count": 52223,
+    "total_time": 0.213808050051,
+    "total_active_time": 0.20825356317,
+    "total_active_time_percent": 0.9740211517776104,
+    "neuroncore_cycle_count": 299331264,
+    "dma_transfer_total_bytes": 3288352768,
+    "dma_transfer_count": 18935,
+    "instance_type": "trn1.2xlarge",
+    "compiler_version": "2.24.5133.0+58f8de22",
+    "runtime_version": "2.31.24 (0b044)",
+    "profiler_version": "2.29.18.0%kaena-tools/2.29@d5fe7ba",
 }
 
 
@@ -166,7 +210,13 @@ def test_arrow_columns_to_numpy_across_chunks_nulls_and_dictionaries() -> None:
     from nki_studio.profile.readers.common import codes_of, filled_numpy
 
     big = 2**62 + 1  # not representable as float64: nulls must not take a float detour
-    col = pa.chunked_array([pa.array([1, None, big], pa.int64()).slice(1), pa.array([None, None], pa.int64()), pa.array([7], pa.int64())])
+    col = pa.chunked_array(
+        [
+            pa.array([1, None, big], pa.int64()).slice(1),
+            pa.array([None, None], pa.int64()),
+            pa.array([7], pa.int64()),
+        ]
+    )
     assert filled_numpy(col, -1, np.int64).tolist() == [-1, big, -1, -1, 7]
     # Chunks with different dictionaries (and a null) map to one code table.
     d1 = pa.DictionaryArray.from_arrays(pa.array([0, 1, None], pa.int32()), pa.array(["a", "b"]))
@@ -186,6 +236,8 @@ def test_all_null_optional_columns_are_not_read(tmp_path: Path) -> None:
     tl.location = [None] * tl.n
     path = write_parquet(tl, tmp_path / "p", kernel_instructions=False)
     pf = pq.ParquetFile(path / "Instruction.parquet")
-    assert _all_null(pf, "nki_source_location", pf.schema_arrow) and not _all_null(pf, "opcode", pf.schema_arrow)
+    assert _all_null(pf, "nki_source_location", pf.schema_arrow) and not _all_null(
+        pf, "opcode", pf.schema_arrow
+    )
     prof = load_profile(path)
     assert prof.locations.instr.size == 0 and len(prof.instructions) == tl.n

@@ -18,7 +18,10 @@ def _covered(intervals: list[list[int]], s: int, e: int) -> bool:
 def test_gaps_below_the_resolution_close_and_the_rest_stay() -> None:
     start, end = np.array([100, 110, 112, 500]), np.array([105, 111, 120, 600])
     assert timeline.coarse_intervals(start, end, 100, 800) == [[0, 5], [10, 11], [12, 20], [400, 500]]
-    assert timeline.coarse_intervals(start, end, 100, 8000) == [[0, 20], [400, 500]]  # gaps < 8000 // 660 ns closed
+    assert timeline.coarse_intervals(start, end, 100, 8000) == [
+        [0, 20],
+        [400, 500],
+    ]  # gaps < 8000 // 660 ns closed
     assert timeline.coarse_intervals(start, end, 300, 250) == [[200, 250]]  # clipped to the kernel
     assert timeline.coarse_intervals(np.zeros(0, np.int64), np.zeros(0, np.int64), 0, 100) == []
 
@@ -53,5 +56,7 @@ def test_walkthrough_timeline_matches_the_busy_unions(walkthrough_files: dict[st
         busy = sum(b - a for a, b in t["intervals"])
         union = k.dma_union_ns if name == "DMA" else k.engines[name]
         gap = k.latency_ns // timeline.RESOLUTION
-        assert union <= busy <= union + gap * len(t["intervals"]), name  # only sub-resolution gaps were closed
+        assert union <= busy <= union + gap * len(t["intervals"]), (
+            name
+        )  # only sub-resolution gaps were closed
         assert all(0 <= a < b <= k.latency_ns for a, b in t["intervals"])

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "profile"))  # shared LSP tes
 
 import sshd
 
-KERNEL_SOURCE = '''import nki
+KERNEL_SOURCE = """import nki
 import nki.language as nl
 import nki.isa as nisa
 
@@ -28,7 +28,7 @@ def add_act_kernel(a, b):
     w = nisa.activation(op=nl.exp, data=z)
     nl.store(out, value=w)
     return out
-'''
+"""
 BODY_LINES = (9, 10, 11, 12, 13, 14, 15)  # 1-based statement lines of the kernel body
 
 

@@ -14,11 +14,33 @@ from nki_studio.simulate.spec import resolve
 from sshd import ALIAS, LoopbackHost
 
 
-def cli(host: LoopbackHost, target: str, workdir: Path, cache: Path, *extra: str, **env: str) -> subprocess.CompletedProcess[str]:
+def cli(
+    host: LoopbackHost, target: str, workdir: Path, cache: Path, *extra: str, **env: str
+) -> subprocess.CompletedProcess[str]:
     """``nki-studio profile remote TARGET --host trn2-test --ssh-config F …`` (JSON output)."""
-    argv = [sys.executable, "-m", "nki_studio", "profile", "remote", target, "--host", ALIAS,
-            "--ssh-config", str(host.ssh_config), "--workdir", str(workdir), "--activate", host.activation(**env),
-            "--cache-dir", str(cache), "--format", "json", "--timeout", "60", *extra]
+    argv = [
+        sys.executable,
+        "-m",
+        "nki_studio",
+        "profile",
+        "remote",
+        target,
+        "--host",
+        ALIAS,
+        "--ssh-config",
+        str(host.ssh_config),
+        "--workdir",
+        str(workdir),
+        "--activate",
+        host.activation(**env),
+        "--cache-dir",
+        str(cache),
+        "--format",
+        "json",
+        "--timeout",
+        "60",
+        *extra,
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=120)
 
 
@@ -34,6 +56,13 @@ def job(host: LoopbackHost, kernel: Path, workdir: Path, cache: Path, **env: str
     """A flow job for ``kernel`` against the loopback host."""
     spec = resolve(kernel.read_text(encoding="utf-8"), str(kernel)).spec
     assert spec is not None
-    settings = settings_from({"host": ALIAS, "sshConfig": str(host.ssh_config), "workDir": str(workdir),
-                              "envActivation": host.activation(**env), "timeout": 60})
+    settings = settings_from(
+        {
+            "host": ALIAS,
+            "sshConfig": str(host.ssh_config),
+            "workDir": str(workdir),
+            "envActivation": host.activation(**env),
+            "timeout": 60,
+        }
+    )
     return RemoteJob(kernel.resolve(), spec, settings, cache)

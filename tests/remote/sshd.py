@@ -30,7 +30,9 @@ def unavailable() -> str | None:
         return "tests/remote need root to start sshd on loopback (scripts/setup-ssh.sh installs it as root)"
     missing = [t for t in (SSHD, "ssh", "scp", "ssh-keygen") if shutil.which(t) is None]
     if missing:
-        raise RuntimeError(f"not installed: {', '.join(missing)} — scripts/setup-ssh.sh should have installed them")
+        raise RuntimeError(
+            f"not installed: {', '.join(missing)} — scripts/setup-ssh.sh should have installed them"
+        )
     return None
 
 
@@ -55,7 +57,11 @@ class LoopbackHost:
 
     def activation(self, **env: str) -> str:
         """Shell text putting the stand-in tools first, plus ``env`` (stand-in knobs)."""
-        values = {"PATH": f"{self.standin_bin}:/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": str(STANDIN), **env}
+        values = {
+            "PATH": f"{self.standin_bin}:/usr/local/bin:/usr/bin:/bin",
+            "PYTHONPATH": str(STANDIN),
+            **env,
+        }
         return "export " + " ".join(f"{k}={shlex.quote(v)}" for k, v in values.items())
 
     def stop(self) -> None:
@@ -83,18 +89,22 @@ def start(root: Path) -> LoopbackHost:
     (root / "sshd_config").write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {root}/hostkey\nAuthorizedKeysFile {root}/authorized_keys\n"
         f"PasswordAuthentication no\nKbdInteractiveAuthentication no\nPidFile {root}/sshd.pid\nStrictModes no\n"
-        "UsePAM no\nPermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\n")
+        "UsePAM no\nPermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\n"
+    )
     host_pub = (root / "hostkey.pub").read_text().split()
     (root / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")
     config = root / "ssh_config"
     config.write_text(
         f"Host {ALIAS}\n  HostName 127.0.0.1\n  Port {port}\n  User root\n  IdentityFile {root}/clientkey\n"
         f"  IdentitiesOnly yes\n  UserKnownHostsFile {root}/known_hosts\n  StrictHostKeyChecking yes\n"
-        "  LogLevel ERROR\n")
+        "  LogLevel ERROR\n"
+    )
     bin_dir = root / "standin-bin"
     bin_dir.mkdir()
     explorer = bin_dir / "neuron-explorer"
-    explorer.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(STANDIN / 'neuron_explorer.py'))} \"$@\"\n")
+    explorer.write_text(
+        f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(STANDIN / "neuron_explorer.py"))} "$@"\n'
+    )
     explorer.chmod(0o755)
     (bin_dir / "python3").symlink_to(sys.executable)
     subprocess.run([SSHD, "-f", str(root / "sshd_config"), "-E", str(root / "sshd.log")], check=True)

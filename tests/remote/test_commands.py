@@ -20,16 +20,38 @@ from nki_studio.simulate.spec import SimSpec, TensorSpec
 
 STANDIN = Path(__file__).parent / "standin"
 HOSTILE = [
-    "with space.py", "it's.py", 'say "hi".py', "$(touch MARKER).py", "`touch MARKER`.py", "a; touch MARKER",
-    "x && touch MARKER", "new\nline; touch MARKER", "$HOME", "back\\slash", "-rf", "*", "~", "a|touch MARKER",
+    "with space.py",
+    "it's.py",
+    'say "hi".py',
+    "$(touch MARKER).py",
+    "`touch MARKER`.py",
+    "a; touch MARKER",
+    "x && touch MARKER",
+    "new\nline; touch MARKER",
+    "$HOME",
+    "back\\slash",
+    "-rf",
+    "*",
+    "~",
+    "a|touch MARKER",
 ]
 
 
 @pytest.mark.parametrize("word", HOSTILE)
 def test_shell_line_keeps_every_word_literal(tmp_path: Path, word: str) -> None:
     # The remote login shell is played by a local sh: the line must give back exactly the argv we built.
-    line = shell_line(str(tmp_path), env_argv({"NAME": word}, [sys.executable, "-c",
-                      "import json, os, sys; print(json.dumps([os.environ['NAME'], *sys.argv[1:]]))", word]))
+    line = shell_line(
+        str(tmp_path),
+        env_argv(
+            {"NAME": word},
+            [
+                sys.executable,
+                "-c",
+                "import json, os, sys; print(json.dumps([os.environ['NAME'], *sys.argv[1:]]))",
+                word,
+            ],
+        ),
+    )
     out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, cwd=tmp_path, check=True).stdout
     assert json.loads(out) == [word, word]
     assert not list(tmp_path.rglob("MARKER"))
@@ -58,16 +80,23 @@ def test_env_names_must_be_identifiers() -> None:
         env_argv({"A=B": "x"}, ["true"])
 
 
-@pytest.mark.parametrize("text,dest,port", [
-    ("trn2", "trn2", None), ("ubuntu@10.0.0.5", "ubuntu@10.0.0.5", None),
-    ("ubuntu@trn2.example.org:2222", "ubuntu@trn2.example.org", 2222), ("host:22", "host", 22),
-])
+@pytest.mark.parametrize(
+    "text,dest,port",
+    [
+        ("trn2", "trn2", None),
+        ("ubuntu@10.0.0.5", "ubuntu@10.0.0.5", None),
+        ("ubuntu@trn2.example.org:2222", "ubuntu@trn2.example.org", 2222),
+        ("host:22", "host", 22),
+    ],
+)
 def test_parse_host(text: str, dest: str, port: int | None) -> None:
     spec = parse_host(text)
     assert (spec.destination, spec.port) == (dest, port)
 
 
-@pytest.mark.parametrize("text", ["", "-oProxyCommand=touch MARKER", "a b", "user@-oProxyCommand=x", "h:99999", "a@b@c"])
+@pytest.mark.parametrize(
+    "text", ["", "-oProxyCommand=touch MARKER", "a b", "user@-oProxyCommand=x", "h:99999", "a@b@c"]
+)
 def test_parse_host_refuses(text: str) -> None:
     with pytest.raises(RemoteConfigError):
         parse_host(text)
@@ -82,7 +111,9 @@ def test_workdir() -> None:
 
 
 def test_ssh_and_scp_argv() -> None:
-    s = settings_from({"host": "ubuntu@h:2200", "sshOptions": ["-o", "ProxyJump=bastion"], "sshConfig": "/c f"})
+    s = settings_from(
+        {"host": "ubuntu@h:2200", "sshOptions": ["-o", "ProxyJump=bastion"], "sshConfig": "/c f"}
+    )
     argv = ssh_argv(s, "echo ok")
     assert argv[:3] == ["ssh", "-F", "/c f"]
     assert "BatchMode=yes" in argv and argv[-3:] == ["--", "ubuntu@h", "echo ok"]
@@ -124,18 +155,36 @@ def test_harness_builds_the_simulators_inputs_and_keeps_the_neff(tmp_path: Path)
     kernel.parent.mkdir()
     kernel.write_text("import nki\n\n\n@nki.jit\ndef k(a, b, c, n):\n    return a\n", encoding="utf-8")
     (kernel.parent / "helper.py").write_text("X = 1\n", encoding="utf-8")
-    spec = SimSpec(kernel="k", args=(("a", TensorSpec("bfloat16", (4, 8))), ("b", TensorSpec("int32", (3,))),
-                                     ("c", TensorSpec("float32", (2, 2))), ("n", 3)), seed=5)
+    spec = SimSpec(
+        kernel="k",
+        args=(
+            ("a", TensorSpec("bfloat16", (4, 8))),
+            ("b", TensorSpec("int32", (3,))),
+            ("c", TensorSpec("float32", (2, 2))),
+            ("n", 3),
+        ),
+        seed=5,
+    )
     job = stage_job(tmp_path / "job", kernel, spec)
     assert sorted(p.name for p in (job / "src").iterdir()) == ["helper.py", kernel.name]
-    env = {**os.environ, "PYTHONPATH": str(STANDIN), "NKI_ARTIFACTS_DIR": str(job / "artifacts"),
-           "NKI_DEBUG_INFO": "True", "NEURON_FRAMEWORK_DEBUG": "1"}
-    r = subprocess.run([sys.executable, "harness.py", "spec.json"], cwd=job, env=env, capture_output=True, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(STANDIN),
+        "NKI_ARTIFACTS_DIR": str(job / "artifacts"),
+        "NKI_DEBUG_INFO": "True",
+        "NEURON_FRAMEWORK_DEBUG": "1",
+    }
+    r = subprocess.run(
+        [sys.executable, "harness.py", "spec.json"], cwd=job, env=env, capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     assert "NKI_STUDIO_NEFF " in r.stdout
     neff = json.loads((job / "artifacts" / "kernel.neff").read_text())
     assert neff["kernel"] == "k" and Path(neff["kernel_file"]).name == kernel.name and neff["debug_info"]
-    assert neff["args"][:3] == [[[4, 8], "bfloat16"], [[3], "int32"], [[2, 2], "float32"]] and neff["args"][3] == "3"
+    assert (
+        neff["args"][:3] == [[[4, 8], "bfloat16"], [[3], "int32"], [[2, 2], "float32"]]
+        and neff["args"][3] == "3"
+    )
     # same values as the simulator's generator
     sys.path.insert(0, str(job))
     try:

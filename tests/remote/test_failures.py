@@ -63,19 +63,35 @@ def test_stopped_sshd_is_host_unreachable_within_10_s(tmp_path: Path, kernel: Pa
 
 
 def test_auth_failure(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "otherkey")], check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "otherkey")], check=True
+    )
     j = job(host, kernel, tmp_path / "remote", tmp_path / "cache")
-    config = _with_config(host, tmp_path, f"IdentityFile {host.root}/clientkey", f"IdentityFile {tmp_path}/otherkey")
-    err = _error(RemoteJob(j.kernel_file, j.spec, dataclasses.replace(j.settings, ssh_config=str(config)), j.cache_root))
+    config = _with_config(
+        host, tmp_path, f"IdentityFile {host.root}/clientkey", f"IdentityFile {tmp_path}/otherkey"
+    )
+    err = _error(
+        RemoteJob(
+            j.kernel_file, j.spec, dataclasses.replace(j.settings, ssh_config=str(config)), j.cache_root
+        )
+    )
     assert err.kind == "auth" and "ssh-agent" in str(err)
 
 
 def test_unknown_host_key_is_not_accepted(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
     (tmp_path / "empty_known_hosts").write_text("")
     j = job(host, kernel, tmp_path / "remote", tmp_path / "cache")
-    config = _with_config(host, tmp_path, f"UserKnownHostsFile {host.root}/known_hosts",
-                          f"UserKnownHostsFile {tmp_path}/empty_known_hosts")
-    err = _error(RemoteJob(j.kernel_file, j.spec, dataclasses.replace(j.settings, ssh_config=str(config)), j.cache_root))
+    config = _with_config(
+        host,
+        tmp_path,
+        f"UserKnownHostsFile {host.root}/known_hosts",
+        f"UserKnownHostsFile {tmp_path}/empty_known_hosts",
+    )
+    err = _error(
+        RemoteJob(
+            j.kernel_file, j.spec, dataclasses.replace(j.settings, ssh_config=str(config)), j.cache_root
+        )
+    )
     assert err.kind == "hostkey"
     assert (tmp_path / "empty_known_hosts").read_text() == ""  # nothing was added
 
@@ -93,11 +109,15 @@ def test_no_device(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
     assert err.kind == "no-device" and "nrt_init failed" in str(err)
 
 
-def test_stand_in_failure_shows_its_stderr_in_the_cli(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
+def test_stand_in_failure_shows_its_stderr_in_the_cli(
+    host: LoopbackHost, kernel: Path, tmp_path: Path
+) -> None:
     r = cli(host, str(kernel), tmp_path / "remote", tmp_path / "cache", STANDIN_FAIL="view")
     assert r.returncode == 1
     message = r.stderr.split("nki-studio profile remote: ", 1)[1]
-    assert "view failed" in message and "internal error while processing the NTFF (stand-in failure)" in message
+    assert (
+        "view failed" in message and "internal error while processing the NTFF (stand-in failure)" in message
+    )
     assert list((tmp_path / "remote").iterdir()) == []  # cleaned after the failure too
     assert not list((tmp_path / "cache").rglob("*.parquet"))
 
@@ -111,15 +131,29 @@ def test_compile_error_names_the_kernel_line(host: LoopbackHost, kernel: Path, t
     assert str(err).startswith(f"{kernel}:4: ") and "ValueError: tile too big" in str(err)
 
 
-def test_profile_without_source_locations_explains_the_flags(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
+def test_profile_without_source_locations_explains_the_flags(
+    host: LoopbackHost, kernel: Path, tmp_path: Path
+) -> None:
     err = _error(job(host, kernel, tmp_path / "remote", tmp_path / "cache", STANDIN_NO_SOURCE="1"))
-    assert err.kind == "no-source" and "NKI_DEBUG_INFO=True" in str(err) and "NEURON_FRAMEWORK_DEBUG=1" in str(err)
+    assert (
+        err.kind == "no-source"
+        and "NKI_DEBUG_INFO=True" in str(err)
+        and "NEURON_FRAMEWORK_DEBUG=1" in str(err)
+    )
 
 
-def test_cancel_kills_the_remote_process_and_caches_nothing(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
+def test_cancel_kills_the_remote_process_and_caches_nothing(
+    host: LoopbackHost, kernel: Path, tmp_path: Path
+) -> None:
     pid_file = tmp_path / "capture.pid"
-    j = job(host, kernel, tmp_path / "remote", tmp_path / "cache", STANDIN_CAPTURE_SLEEP="120",
-            STANDIN_PID_FILE=str(pid_file))
+    j = job(
+        host,
+        kernel,
+        tmp_path / "remote",
+        tmp_path / "cache",
+        STANDIN_CAPTURE_SLEEP="120",
+        STANDIN_PID_FILE=str(pid_file),
+    )
     stop = threading.Event()
     errors: list[BaseException] = []
 
@@ -154,8 +188,14 @@ def test_cancel_kills_the_remote_process_and_caches_nothing(host: LoopbackHost, 
 
 def test_stage_timeout_stops_the_remote_process(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
     pid_file = tmp_path / "capture.pid"
-    j = job(host, kernel, tmp_path / "remote", tmp_path / "cache", STANDIN_CAPTURE_SLEEP="120",
-            STANDIN_PID_FILE=str(pid_file))
+    j = job(
+        host,
+        kernel,
+        tmp_path / "remote",
+        tmp_path / "cache",
+        STANDIN_CAPTURE_SLEEP="120",
+        STANDIN_PID_FILE=str(pid_file),
+    )
     j = RemoteJob(j.kernel_file, j.spec, dataclasses.replace(j.settings, stage_timeout_s=4.0), j.cache_root)
     err = _error(j)
     assert err.kind == "timeout" and "after 4 s" in str(err)

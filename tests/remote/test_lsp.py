@@ -27,27 +27,51 @@ async def client(lsp_client: LanguageClient) -> Any:
 
 
 async def _start(client: LanguageClient, root: Path, host: LoopbackHost, trusted: bool, **env: str) -> None:
-    remote = {"host": ALIAS, "sshConfig": str(host.ssh_config), "workDir": str(root / "remote"),
-              "envActivation": host.activation(**env), "timeout": 60, "cacheDir": str(root / "cache")}
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"), root_uri=root.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
-        initialization_options={"nki-studio": {"lintEnabled": False, "simulateOnSave": False,
-                                               "trustedWorkspace": trusted, "remote": remote}}))
+    remote = {
+        "host": ALIAS,
+        "sshConfig": str(host.ssh_config),
+        "workDir": str(root / "remote"),
+        "envActivation": host.activation(**env),
+        "timeout": 60,
+        "cacheDir": str(root / "cache"),
+    }
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+            initialization_options={
+                "nki-studio": {
+                    "lintEnabled": False,
+                    "simulateOnSave": False,
+                    "trustedWorkspace": trusted,
+                    "remote": remote,
+                }
+            },
+        )
+    )
 
 
 async def _run(client: LanguageClient, *args: Any) -> Any:
     return await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="nki-studio.profileRemote", arguments=list(args)))
+        types.ExecuteCommandParams(command="nki-studio.profileRemote", arguments=list(args))
+    )
 
 
 @pytest.mark.asyncio
-async def test_profile_remote_paints_the_kernel(client: LanguageClient, host: LoopbackHost, kernel: Path) -> None:
+async def test_profile_remote_paints_the_kernel(
+    client: LanguageClient, host: LoopbackHost, kernel: Path
+) -> None:
     root = kernel.parent
     await _start(client, root, host, True)
     uri = kernel.resolve().as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=uri, language_id="python", version=1, text=kernel.read_text() + "# not saved yet\n")))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="python", version=1, text=kernel.read_text() + "# not saved yet\n"
+            )
+        )
+    )
     result = await asyncio.wait_for(_run(client, uri, "add_act_kernel"), 120)
     assert field(result, "status") == "ok" and field(result, "files") == [uri]
     assert "unsaved changes" in field(result, "warnings")[0]
@@ -67,7 +91,9 @@ async def test_profile_remote_paints_the_kernel(client: LanguageClient, host: Lo
 
 
 @pytest.mark.asyncio
-async def test_untrusted_workspace_is_refused(client: LanguageClient, host: LoopbackHost, kernel: Path) -> None:
+async def test_untrusted_workspace_is_refused(
+    client: LanguageClient, host: LoopbackHost, kernel: Path
+) -> None:
     root = kernel.parent
     await _start(client, root, host, False)
     result = await _run(client, kernel.resolve().as_uri(), "add_act_kernel")
@@ -77,7 +103,9 @@ async def test_untrusted_workspace_is_refused(client: LanguageClient, host: Loop
 
 
 @pytest.mark.asyncio
-async def test_compile_error_is_an_error_and_a_diagnostic(client: LanguageClient, host: LoopbackHost, kernel: Path) -> None:
+async def test_compile_error_is_an_error_and_a_diagnostic(
+    client: LanguageClient, host: LoopbackHost, kernel: Path
+) -> None:
     lines = kernel.read_text().splitlines()
     lines[3] = "raise ValueError('tile too big')"
     kernel.write_text("\n".join(lines) + "\n")
@@ -94,9 +122,13 @@ async def test_compile_error_is_an_error_and_a_diagnostic(client: LanguageClient
 
 
 @pytest.mark.asyncio
-async def test_cancel_from_the_client_stops_the_run(client: LanguageClient, host: LoopbackHost, kernel: Path) -> None:
+async def test_cancel_from_the_client_stops_the_run(
+    client: LanguageClient, host: LoopbackHost, kernel: Path
+) -> None:
     pid_file = kernel.parent / "capture.pid"
-    await _start(client, kernel.parent, host, True, STANDIN_CAPTURE_SLEEP="120", STANDIN_PID_FILE=str(pid_file))
+    await _start(
+        client, kernel.parent, host, True, STANDIN_CAPTURE_SLEEP="120", STANDIN_PID_FILE=str(pid_file)
+    )
     run = asyncio.ensure_future(_run(client, kernel.resolve().as_uri(), "add_act_kernel"))
     for _ in range(3000):
         if pid_file.exists() and pid_file.read_text():
@@ -108,7 +140,10 @@ async def test_cancel_from_the_client_stops_the_run(client: LanguageClient, host
     with pytest.raises(JsonRpcException, match="cancelled"):
         await asyncio.wait_for(run, 60)
     for _ in range(250):
-        if not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+        if (
+            not Path(f"/proc/{pid}").exists()
+            or Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        ):
             break
         await asyncio.sleep(0.02)
     else:
@@ -120,7 +155,9 @@ async def test_cancel_from_the_client_stops_the_run(client: LanguageClient, host
 
 
 @pytest.mark.asyncio
-async def test_same_file_name_twice_in_the_workspace(client: LanguageClient, host: LoopbackHost, kernel: Path) -> None:
+async def test_same_file_name_twice_in_the_workspace(
+    client: LanguageClient, host: LoopbackHost, kernel: Path
+) -> None:
     # The workspace layout is mirrored on the host, so the recorded path picks the right one of two add_act.py.
     root = kernel.parent
     for sub in ("kernels", "other"):

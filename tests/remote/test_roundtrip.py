@@ -17,7 +17,9 @@ pytestmark = pytest.mark.slow  # each test drives ssh/scp against a real sshd (s
 
 def test_cli_round_trip_paints_the_kernel_lines(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
     calls = tmp_path / "calls.jsonl"
-    r = cli(host, f"{kernel}::add_act_kernel", tmp_path / "remote", tmp_path / "cache", STANDIN_CALLS=str(calls))
+    r = cli(
+        host, f"{kernel}::add_act_kernel", tmp_path / "remote", tmp_path / "cache", STANDIN_CALLS=str(calls)
+    )
     assert r.returncode == 0, r.stderr
     assert heat_lines(r.stdout, kernel) == list(BODY_LINES)
     report = json.loads(r.stdout)
@@ -25,10 +27,23 @@ def test_cli_round_trip_paints_the_kernel_lines(host: LoopbackHost, kernel: Path
     assert downloaded.is_relative_to(tmp_path / "cache" / "add_act.add_act_kernel" / "trn2-test")
     assert report["profile"]["format"] == "parquet"
     argvs = [json.loads(line)["argv"] for line in calls.read_text().splitlines()]
-    assert argvs[0] == ["capture", "-n", "artifacts/kernel.neff", "-s", "out.ntff", "--num-exec=2",
-                        "--profile-nth-exec=2", "--enable-dge-notifs"]
+    assert argvs[0] == [
+        "capture",
+        "-n",
+        "artifacts/kernel.neff",
+        "-s",
+        "out.ntff",
+        "--num-exec=2",
+        "--profile-nth-exec=2",
+        "--enable-dge-notifs",
+    ]
     assert argvs[1][:5] == ["view", "-n", "artifacts/kernel.neff", "-s", "out_exec_2.ntff"]
-    assert "--nki-source-root" in argvs[1] and argvs[1][-4:] == ["--output-format", "parquet", "--output-file", "profile"]
+    assert "--nki-source-root" in argvs[1] and argvs[1][-4:] == [
+        "--output-format",
+        "parquet",
+        "--output-file",
+        "profile",
+    ]
     assert list((tmp_path / "remote").iterdir()) == []  # remote job directory cleaned (keepFiles off)
     for stage in ("[upload]", "[compile]", "[capture]", "[view]", "[download]", "[load]"):
         assert stage in r.stderr
@@ -43,12 +58,16 @@ def test_hostile_paths_and_names_run_nothing(host: LoopbackHost, tmp_path: Path,
     kernel = folder / f"k $(touch {marker}); `touch {marker}` 'q\" && touch {marker}.py"
     kernel.write_text(KERNEL_SOURCE, encoding="utf-8")
     remote = tmp_path / "remote"
-    r = cli(host, f"{kernel}::add_act_kernel", remote, tmp_path / "cache", "--keep-remote", "--transfer", transfer)
+    r = cli(
+        host, f"{kernel}::add_act_kernel", remote, tmp_path / "cache", "--keep-remote", "--transfer", transfer
+    )
     assert r.returncode == 0, r.stderr
     assert f"$ {transfer} " in r.stderr
     assert heat_lines(r.stdout, kernel) == list(BODY_LINES)
     jobs = list(remote.iterdir())
-    assert len(jobs) == 1 and (jobs[0] / "src" / kernel.name).read_text() == KERNEL_SOURCE  # kept, name intact
+    assert (
+        len(jobs) == 1 and (jobs[0] / "src" / kernel.name).read_text() == KERNEL_SOURCE
+    )  # kept, name intact
     # a hostile kernel name never reaches the host: no such kernel
     r2 = cli(host, f"{kernel}::add_act_kernel; touch {marker}", remote, tmp_path / "cache")
     assert r2.returncode == 2 and "no kernel named" in r2.stderr

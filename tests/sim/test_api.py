@@ -18,7 +18,7 @@ from nki_studio.sim.errors import (
     SimulationTimeout,
 )
 
-KERNELS = '''
+KERNELS = """
 import nki
 import nki.language as nl
 
@@ -94,7 +94,7 @@ def loops(a):
 
     nl.fori_loop(0, 4, body)
     return out
-'''
+"""
 
 
 @pytest.fixture
@@ -114,7 +114,9 @@ def test_simulate_a_file_returns_outputs_report_and_trace(kfile):
     res = api.simulate(kfile, a, b, kernel_name="add", trace=True, target="trn2")
     assert np.array_equal(res.output, a + b) and res.backend == "embedded"
     assert res.report.target == "trn2" and res.report.instructions == 8
-    loads = [e for e in res.trace if e.op == "nisa.dma_copy" and e.bytes_written.get("sbuf")]  # nl.load lowers to it
+    loads = [
+        e for e in res.trace if e.op == "nisa.dma_copy" and e.bytes_written.get("sbuf")
+    ]  # nl.load lowers to it
     assert loads[0].file == kfile and loads[0].line == line_of(kfile, "x = nl.load")
     assert loads[0].bytes_read == {"hbm": 128 * 32 * 4} and loads[0].bytes_written == {"sbuf": 128 * 32 * 4}
     assert res.report.sbuf.peak_bytes > 0 and res.peak_json()["sbuf"]["live"][0]["file"] == kfile
@@ -139,7 +141,8 @@ def test_unimplemented_api_is_named(kfile):
     with pytest.raises(NotImplementedInSimulator) as info:
         api.simulate(kfile, np.zeros((128, 4), np.float32), kernel_name="legacy")
     assert str(info.value).startswith(
-        f"not implemented in the embedded simulator: nl.mgrid ({kfile}:{line_of(kfile, 'nl.mgrid')})")
+        f"not implemented in the embedded simulator: nl.mgrid ({kfile}:{line_of(kfile, 'nl.mgrid')})"
+    )
 
 
 def test_deadline_stops_an_infinite_loop_and_leaves_nothing_behind(kfile):
@@ -229,7 +232,8 @@ def test_dropin_restores_a_preexisting_nki_module(kfile):
 
 def test_nki_simulate_inside_a_script_uses_the_embedded_backend(tmp_path):
     script = tmp_path / "script.py"
-    script.write_text(textwrap.dedent('''
+    script.write_text(
+        textwrap.dedent("""
         import numpy as np
         import nki
         import nki.language as nl
@@ -242,15 +246,18 @@ def test_nki_simulate_inside_a_script_uses_the_embedded_backend(tmp_path):
 
         RESULT = nki.simulate(double)(np.ones((128, 2), np.float32))
         DIRECT = double(np.ones((128, 2), np.float32))
-    '''))
+    """)
+    )
     module = dropin.load_module(str(script))
     assert (module.RESULT == 2).all() and (module.DIRECT == 2).all()
 
 
 def test_python_subset_mode_rejects_constructs_the_target_does_not_compile(tmp_path):
     path = tmp_path / "subset.py"
-    path.write_text("import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(a):\n    try:\n        n = 1\n"
-                    "    except Exception:\n        n = 2\n    return a\n")
+    path.write_text(
+        "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(a):\n    try:\n        n = 1\n"
+        "    except Exception:\n        n = 2\n    return a\n"
+    )
     a = np.zeros((128, 4), np.float32)
     with pytest.raises(SimulationError, match="NKI101") as info:
         api.simulate(str(path), a, nki_version="0.6", python_subset=True)
@@ -264,7 +271,8 @@ def test_official_backend_uses_the_sdk_when_importable(tmp_path, monkeypatch, kf
     # the real SDK cannot be installed here. It records the call and the environment it ran under.
     pkg = tmp_path / "sdk" / "nki"
     pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text(textwrap.dedent('''
+    (pkg / "__init__.py").write_text(
+        textwrap.dedent("""
         import os
         CALLS = []
 
@@ -285,7 +293,8 @@ def test_official_backend_uses_the_sdk_when_importable(tmp_path, monkeypatch, kf
                               os.environ.get("NKI_PRECISE_FP")))
                 return args[0] + args[1]
             return run
-    '''))
+    """)
+    )
     (tmp_path / "sdk" / "nki" / "language.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path / "sdk"))
     monkeypatch.delitem(sys.modules, "nki", raising=False)
@@ -312,7 +321,8 @@ def test_official_backend_requested_without_sdk_is_a_clear_error(kfile, monkeypa
 
 def test_legacy_and_library_import_forms_resolve(tmp_path):
     path = tmp_path / "forms.py"
-    path.write_text(textwrap.dedent('''
+    path.write_text(
+        textwrap.dedent("""
         import neuronxcc.nki.typing as nt
         import nki
         import nki.dtype as nkd
@@ -327,7 +337,8 @@ def test_legacy_and_library_import_forms_resolve(tmp_path):
             out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
             nl.store(out, nl.load(a))
             return out
-    '''))
+    """)
+    )
     module = api.load_kernel_module(str(path))
     assert module.FORMS[2] is True
     assert (api.simulate(module.k, np.ones((2, 2), np.float32)).output == 1).all()
@@ -345,7 +356,8 @@ def test_collective_ranks_get_their_own_inputs():
 
 def test_strict_mode_stops_at_the_first_read_of_unwritten_memory(tmp_path):
     path = tmp_path / "partial.py"
-    path.write_text(textwrap.dedent('''
+    path.write_text(
+        textwrap.dedent("""
         import nki
         import nki.isa as nisa
         import nki.language as nl
@@ -357,7 +369,8 @@ def test_strict_mode_stops_at_the_first_read_of_unwritten_memory(tmp_path):
             nisa.dma_copy(dst=t[:, 0:4], src=a[:, 0:4])
             nisa.dma_copy(dst=out, src=t)
             return out
-    '''))
+    """)
+    )
     a = np.ones((128, 8), np.float32)
     loose = api.simulate(str(path), a)
     assert np.isnan(loose.output[:, 4:]).all() and (loose.output[:, :4] == 1).all()  # official NaN sentinels

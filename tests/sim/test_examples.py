@@ -40,8 +40,10 @@ def _dtype(name):
 
 def make_args(spec, case):
     """Arguments in spec order for one adversarial case, or None when the case does not apply."""
-    tensors = [(m.group(1), _dtype(m.group(2)), tuple(int(d) for d in m.group(3).split(","))) for m in
-               TENSOR.finditer(spec)]
+    tensors = [
+        (m.group(1), _dtype(m.group(2)), tuple(int(d) for d in m.group(3).split(",")))
+        for m in TENSOR.finditer(spec)
+    ]
     seed = 11 if case == "seed11" else 7
     rng = np.random.default_rng(seed)
     args = {}
@@ -70,10 +72,15 @@ def make_args(spec, case):
     if case == "cancellation" and len(tensors) < 2:
         return None
     order = re.findall(r"(\w+)=", spec)
-    scalars = {m.group(1): (float(m.group(2)) if "." in m.group(2) else int(m.group(2)))
-               for m in SCALAR.finditer(spec)}
-    return [args[n] if n in args else scalars[n] for n in order if n in args or
-            (n in scalars and n not in ("seed", "lnc", "atol", "rtol", "ranks_hint"))]
+    scalars = {
+        m.group(1): (float(m.group(2)) if "." in m.group(2) else int(m.group(2)))
+        for m in SCALAR.finditer(spec)
+    }
+    return [
+        args[n] if n in args else scalars[n]
+        for n in order
+        if n in args or (n in scalars and n not in ("seed", "lnc", "atol", "rtol", "ranks_hint"))
+    ]
 
 
 def _normalised(outputs, expected):
@@ -98,7 +105,9 @@ def test_example_matches_reference(path, spec, case):
     kernel = api.find_kernel(module, None, str(path))
     params = list(inspect.signature(kernel.func).parameters)
     ranks = args[params.index("ranks")] if "ranks" in params else 1
-    before = [(f"arg{i}", np.array(a, copy=True) if isinstance(a, np.ndarray) else a) for i, a in enumerate(args)]
+    before = [
+        (f"arg{i}", np.array(a, copy=True) if isinstance(a, np.ndarray) else a) for i, a in enumerate(args)
+    ]
     result = api.simulate(kernel, *args, lnc=int(options.get("lnc", 1)), ranks=ranks)
     reference = getattr(module, options["reference"])
     expected = reference(*[np.array(a, copy=True) if isinstance(a, np.ndarray) else a for _, a in before])

@@ -75,7 +75,9 @@ def test_reductions_follow_the_axis_rules(sess):
     assert nl.sum(t, axis=(1, 2)).shape == (32, 1)
     assert np.allclose(read(nl.mean(t, axis=[1, 2])).reshape(-1), x.mean(axis=(1, 2)))
     assert np.allclose(read(nl.var(t, axis=2)), x.var(axis=2, keepdims=True))
-    assert np.array_equal(read(nl.all(tile(np.array([[1, 1], [1, 0]], np.float32)), axis=1)).reshape(-1), [1, 0])
+    assert np.array_equal(
+        read(nl.all(tile(np.array([[1, 1], [1, 0]], np.float32)), axis=1)).reshape(-1), [1, 0]
+    )
     with pytest.raises(HardwareLimitError, match="trailing"):
         nl.sum(t, axis=1)
     with pytest.raises(HardwareLimitError, match="free dims"):

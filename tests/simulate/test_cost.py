@@ -12,21 +12,41 @@ from nki_studio.simulate.cost import estimate, instruction_cost, roofline
 TRN2 = limits_for(Generation.GEN3)
 
 
-def _ev(op: str, engine: str, operands: tuple[Operand, ...], free: int, line: int = 10, **kw: object) -> TraceEvent:
-    return TraceEvent(seq=0, op=op, engine=engine, file="/k.py", line=line, operands=operands, partitions=128,
-                      free_elements=free, **kw)  # type: ignore[arg-type]
+def _ev(
+    op: str, engine: str, operands: tuple[Operand, ...], free: int, line: int = 10, **kw: object
+) -> TraceEvent:
+    return TraceEvent(
+        seq=0,
+        op=op,
+        engine=engine,
+        file="/k.py",
+        line=line,
+        operands=operands,
+        partitions=128,
+        free_elements=free,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def test_dma_bytes_at_368_gb_per_s_plus_amortised_overhead() -> None:
     # 128 x 2048 bf16 = 524288 bytes: 524288 / 368 B/ns + 1300 ns / 16 engines
-    ev = _ev("nisa.dma_copy", "dma", (Operand("dst", (128, 2048), "bfloat16", "sbuf"),), 2048,
-             bytes_read={"hbm": 524288}, bytes_written={"sbuf": 524288})
+    ev = _ev(
+        "nisa.dma_copy",
+        "dma",
+        (Operand("dst", (128, 2048), "bfloat16", "sbuf"),),
+        2048,
+        bytes_read={"hbm": 524288},
+        bytes_written={"sbuf": 524288},
+    )
     assert instruction_cost(ev, TRN2).ns == pytest.approx(524288 / 368 + 1300 / 16)
 
 
 def test_matmul_cycles_formula() -> None:
-    ops = (Operand("stationary", (128, 128), "bfloat16", "sbuf"), Operand("moving", (128, 512), "bfloat16", "sbuf"),
-           Operand("dst", (128, 512), "float32", "psum"))
+    ops = (
+        Operand("stationary", (128, 128), "bfloat16", "sbuf"),
+        Operand("moving", (128, 512), "bfloat16", "sbuf"),
+        Operand("dst", (128, 512), "float32", "psum"),
+    )
     ev = _ev("nisa.nc_matmul", "tensor", ops, 512)
     cost = instruction_cost(ev, TRN2)
     assert cost.cycles == 512 and cost.ns == pytest.approx(512 / 2.4)
@@ -43,7 +63,9 @@ def test_vector_lanes_by_dtype_and_two_inputs() -> None:
     assert instruction_cost(one, TRN2).cycles == 1024 + COST_RULES.access_overhead_cycles
     assert instruction_cost(one, TRN2).ns == pytest.approx(1084 / 0.96)
     f32 = Operand("dst", (128, 4096), "float32", "sbuf")
-    two = _ev("nisa.tensor_tensor", "vector", (f32, bf, Operand("data2", (128, 4096), "bfloat16", "sbuf")), 4096)
+    two = _ev(
+        "nisa.tensor_tensor", "vector", (f32, bf, Operand("data2", (128, 4096), "bfloat16", "sbuf")), 4096
+    )
     # a float32 operand: 256 lanes; two inputs: x2 -> 2 * 4096 * 128 / 256 = 4096
     assert instruction_cost(two, TRN2).cycles == 4096 + 60
     tiny = _ev("nisa.activation", "scalar", (Operand("dst", (128, 8), "float32", "sbuf"),), 8)
@@ -53,10 +75,23 @@ def test_vector_lanes_by_dtype_and_two_inputs() -> None:
 
 
 def test_report_per_line_share_engine_overlap_and_roofline() -> None:
-    dma = _ev("nisa.dma_copy", "dma", (Operand("dst", (128, 512), "float32", "sbuf"),), 512, line=5,
-              bytes_read={"hbm": 262144}, bytes_written={"sbuf": 262144})
-    mm = _ev("nisa.nc_matmul", "tensor", (Operand("moving", (128, 512), "bfloat16", "sbuf"),), 512, line=7,
-             flops=2 * 128 * 128 * 512)
+    dma = _ev(
+        "nisa.dma_copy",
+        "dma",
+        (Operand("dst", (128, 512), "float32", "sbuf"),),
+        512,
+        line=5,
+        bytes_read={"hbm": 262144},
+        bytes_written={"sbuf": 262144},
+    )
+    mm = _ev(
+        "nisa.nc_matmul",
+        "tensor",
+        (Operand("moving", (128, 512), "bfloat16", "sbuf"),),
+        512,
+        line=7,
+        flops=2 * 128 * 128 * 512,
+    )
     report = estimate([dma, mm, mm], TRN2)
     dma_ns = 262144 / 368 + 1300 / 16
     mm_ns = 512 / 2.4
@@ -82,7 +117,9 @@ def test_roofline_without_flops_is_memory_bound() -> None:
 def test_heatmap_payload_uses_the_shared_schema_with_source_estimate() -> None:
     from nki_studio.simulate.heat import estimate_payload
 
-    dma = _ev("nisa.dma_copy", "dma", (), 512, line=5, bytes_read={"hbm": 262144}, bytes_written={"sbuf": 262144})
+    dma = _ev(
+        "nisa.dma_copy", "dma", (), 512, line=5, bytes_read={"hbm": 262144}, bytes_written={"sbuf": 262144}
+    )
     mm = _ev("nisa.nc_matmul", "tensor", (Operand("moving", (128, 512), "bfloat16", "sbuf"),), 512, line=7)
     other = TraceEvent(seq=3, op="nisa.iota", engine="gpsimd", file="/helper.py", line=3, free_elements=8)
     cost = estimate([dma, mm, mm, other], TRN2).to_json()
@@ -91,26 +128,44 @@ def test_heatmap_payload_uses_the_shared_schema_with_source_estimate() -> None:
     lines = {ln["line"]: ln for ln in payload["lines"]}
     assert set(lines) == {4, 6}  # 0-based; the helper file's line is not painted on this document
     assert lines[4]["dma_bytes"] == 262144 and lines[4]["engines"] == {"dma": round(262144 / 368 + 1300 / 16)}
-    assert lines[6]["instr"] == 2 and lines[6]["top_opcodes"][0] == {"opcode": "nisa.nc_matmul", "count": 2,
-                                                                      "sum_ns": round(2 * 512 / 2.4)}
+    assert lines[6]["instr"] == 2 and lines[6]["top_opcodes"][0] == {
+        "opcode": "nisa.nc_matmul",
+        "count": 2,
+        "sum_ns": round(2 * 512 / 2.4),
+    }
     assert lines[4]["share"] == pytest.approx(lines[4]["busy_ns"] / cost["totalNs"], rel=1e-3)
     assert max(ln["heat"] for ln in payload["lines"]) == 1.0
 
 
 def test_reductions_are_priced_by_their_input_and_scalar_operands_do_not_count_as_streams() -> None:
     # bn_stats: the dst is [128, 6] but 512 elements per partition are read
-    ev = _ev("nisa.bn_stats", "vector", (Operand("dst", (128, 6), "float32", "sbuf"),
-                                          Operand("data", (128, 512), "bfloat16", "sbuf")), 6)
-    assert instruction_cost(ev, TRN2).cycles == math.ceil(512 * 128 / 256) + 60  # a float32 operand: 256 lanes
+    ev = _ev(
+        "nisa.bn_stats",
+        "vector",
+        (Operand("dst", (128, 6), "float32", "sbuf"), Operand("data", (128, 512), "bfloat16", "sbuf")),
+        6,
+    )
+    assert (
+        instruction_cost(ev, TRN2).cycles == math.ceil(512 * 128 / 256) + 60
+    )  # a float32 operand: 256 lanes
     # tensor_scalar with [P, 1] operands: one stream, not three
-    ts = _ev("nisa.tensor_scalar", "vector", (Operand("dst", (128, 1024), "float32", "sbuf"),
-                                              Operand("data", (128, 1024), "bfloat16", "sbuf"),
-                                              Operand("operand0", (128, 1), "float32", "sbuf")), 1024)
+    ts = _ev(
+        "nisa.tensor_scalar",
+        "vector",
+        (
+            Operand("dst", (128, 1024), "float32", "sbuf"),
+            Operand("data", (128, 1024), "bfloat16", "sbuf"),
+            Operand("operand0", (128, 1), "float32", "sbuf"),
+        ),
+        1024,
+    )
     assert instruction_cost(ts, TRN2).cycles == 1024 * 128 // 256 + 60
 
 
 def test_collective_ranks_are_estimated_per_rank() -> None:
-    dma = _ev("nisa.dma_copy", "dma", (), 512, line=5, bytes_read={"hbm": 262144}, bytes_written={"sbuf": 262144})
+    dma = _ev(
+        "nisa.dma_copy", "dma", (), 512, line=5, bytes_read={"hbm": 262144}, bytes_written={"sbuf": 262144}
+    )
     one = estimate([dma], TRN2)
     four = estimate([dma] * 4, TRN2, ranks=4)  # four ranks, same program, one trace
     assert four.total_ns == pytest.approx(one.total_ns) and four.lines[0].instructions == 1

@@ -48,22 +48,34 @@ async def client(lsp_client: LanguageClient) -> Any:
 
 async def _start(client: LanguageClient, tmp: Path, **options: Any) -> None:
     (tmp / "pyproject.toml").write_text("[tool.nki-studio]\n")
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"), root_uri=tmp.as_uri(),
-        initialization_options={"nki-studio": {"lintDebounceMs": 0, **options}}))
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=tmp.as_uri(),
+            initialization_options={"nki-studio": {"lintDebounceMs": 0, **options}},
+        )
+    )
 
 
 def _save(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
     path.write_text(text)
     uri = path.as_uri()
     if version == 1:
-        client.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+            )
+        )
     else:
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
-    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     return uri
 
 
@@ -87,12 +99,19 @@ def _sim_diags(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
     return [d for d in client.diagnostics.get(uri, []) if d.source == "nki-sim"]
 
 
-async def test_save_with_spec_gives_progress_result_and_diagnostics(client: LanguageClient, tmp_path: Path) -> None:
+async def test_save_with_spec_gives_progress_result_and_diagnostics(
+    client: LanguageClient, tmp_path: Path
+) -> None:
     await _start(client, tmp_path, trustedWorkspace=True, inlayHints=True)
     uri = _save(client, tmp_path / "add.py", (DATA / "add_kernel.py").read_text())
     [note] = await _result(client)
     result = note
-    assert result.kernel == "add" and result.uri == uri and result.status == "passed" and result.backend == "embedded"
+    assert (
+        result.kernel == "add"
+        and result.uri == uri
+        and result.status == "passed"
+        and result.backend == "embedded"
+    )
     assert result.cost.label == "estimated"
     kinds = [type(v).__name__ for reports in client.progress_reports.values() for v in reports]
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
@@ -104,18 +123,29 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(client: Lang
     assert heatmap.source == "estimate" and heatmap.lines and heatmap.kernel.estimated
     assert "estimated" in heatmap.profile.label
     assert {ln.line for ln in heatmap.lines} == {15, 16, 17}  # 0-based: the two loads and the add+store
-    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
-        text_document=types.TextDocumentIdentifier(uri=uri)))
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     [lens] = lenses or []
     assert lens.command is not None and lens.command.command == "nki-studio.simulate"
-    assert list(lens.command.arguments or []) == [uri, "add"] and "last: passed, estimated" in lens.command.title
-    hints = await client.text_document_inlay_hint_async(types.InlayHintParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=30, character=0))))
+    assert (
+        list(lens.command.arguments or []) == [uri, "add"] and "last: passed, estimated" in lens.command.title
+    )
+    hints = await client.text_document_inlay_hint_async(
+        types.InlayHintParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(
+                start=types.Position(line=0, character=0), end=types.Position(line=30, character=0)
+            ),
+        )
+    )
     assert sorted(h.position.line for h in hints or []) == [15, 16, 17]
     assert all("est." in str(h.label) for h in hints or [])
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=15, character=4)))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=15, character=4)
+        )
+    )
     assert hover is not None and "Estimated (simulator, not measured)" in str(hover.contents)
 
 
@@ -130,7 +160,9 @@ async def test_broken_kernel_diagnostic_on_the_failing_line(client: LanguageClie
     assert [r.location.range.start.line for r in diag.related_information or []] == [13, 6]
 
 
-async def test_infinite_loop_times_out_while_the_server_answers(client: LanguageClient, tmp_path: Path) -> None:
+async def test_infinite_loop_times_out_while_the_server_answers(
+    client: LanguageClient, tmp_path: Path
+) -> None:
     await _start(client, tmp_path, trustedWorkspace=True, simulationTimeout=8)
     path = tmp_path / "loop.py"
     uri = _save(client, path, (DATA / "loop_kernel.py").read_text())
@@ -138,12 +170,21 @@ async def test_infinite_loop_times_out_while_the_server_answers(client: Language
     latencies = []
     for _ in range(3):
         t = time.perf_counter()
-        await client.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=9, character=6)))
-        await client.text_document_code_action_async(types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(start=types.Position(line=8, character=0), end=types.Position(line=8, character=0)),
-            context=types.CodeActionContext(diagnostics=[])))
+        await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=9, character=6),
+            )
+        )
+        await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(
+                    start=types.Position(line=8, character=0), end=types.Position(line=8, character=0)
+                ),
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
         latencies.append(time.perf_counter() - t)
     assert client.results == []  # type: ignore[attr-defined]  # answered while the kernel still ran
     print(f"hover+code action while simulating: max {max(latencies) * 1000:.0f} ms")
@@ -168,18 +209,23 @@ async def test_rapid_saves_publish_only_the_last_run(client: LanguageClient, tmp
 async def test_untrusted_is_refused_then_the_command_runs(client: LanguageClient, tmp_path: Path) -> None:
     await _start(client, tmp_path, trustedWorkspace=False)
     uri = _save(client, tmp_path / "add.py", (DATA / "add_kernel.py").read_text())
-    answer = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="nki-studio.simulate", arguments=[uri, "add"]))
+    answer = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="nki-studio.simulate", arguments=[uri, "add"])
+    )
     assert answer["status"] == "refused" and "untrusted" in answer["message"]
     await asyncio.sleep(1.5)
     assert client.results == []  # type: ignore[attr-defined]  # on-save did nothing either
     assert any("untrusted" in m.message for m in client.messages)
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"nki-studio": {"trustedWorkspace": True, "simulateOnSave": False}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"nki-studio": {"trustedWorkspace": True, "simulateOnSave": False}}
+        )
+    )
     deadline = time.monotonic() + 20
     while True:  # the settings notification may still be in flight
-        answer = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="nki-studio.simulate", arguments=[uri, "add"]))
+        answer = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="nki-studio.simulate", arguments=[uri, "add"])
+        )
         if answer["status"] != "refused" or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.1)
@@ -188,27 +234,45 @@ async def test_untrusted_is_refused_then_the_command_runs(client: LanguageClient
 
 async def test_add_simulate_spec_action(client: LanguageClient, tmp_path: Path) -> None:
     await _start(client, tmp_path)
-    text = (DATA / "add_kernel.py").read_text().replace(
-        "# nki-studio: simulate a=bfloat16[128,512] b=bfloat16[128,512] reference=ref_add seed=1\n", "").replace(
-        "    out = nl.ndarray", "    assert a.shape == (128, 512) and b.shape == (128, 512)\n    out = nl.ndarray")
+    text = (
+        (DATA / "add_kernel.py")
+        .read_text()
+        .replace(
+            "# nki-studio: simulate a=bfloat16[128,512] b=bfloat16[128,512] reference=ref_add seed=1\n", ""
+        )
+        .replace(
+            "    out = nl.ndarray",
+            "    assert a.shape == (128, 512) and b.shape == (128, 512)\n    out = nl.ndarray",
+        )
+    )
     uri = _save(client, tmp_path / "add.py", text)
     line = text.splitlines().index("@nki.jit")
-    actions = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=0)),
-        context=types.CodeActionContext(diagnostics=[])))
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(
+                start=types.Position(line=line, character=0), end=types.Position(line=line, character=0)
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
     [action] = [a for a in actions or [] if isinstance(a, types.CodeAction) and "simulate spec" in a.title]
     [edit] = action.edit.changes[uri]
     assert edit.new_text == "# nki-studio: simulate a=float32[128,512] b=float32[128,512]\n"
     assert edit.range.start.line == line
 
 
-async def test_progress_cancel_kills_the_worker_and_its_children(client: LanguageClient, tmp_path: Path) -> None:
+async def test_progress_cancel_kills_the_worker_and_its_children(
+    client: LanguageClient, tmp_path: Path
+) -> None:
     await _start(client, tmp_path, trustedWorkspace=True)
     pids = tmp_path / "pids"
-    kernel = (DATA / "spawn_kernel.py").read_text().replace(
-        'os.environ["NKI_TEST_CHILD_PID_FILE"]', repr(str(pids))).replace(
-        "fh.write(str(child.pid))", "fh.write(f'{os.getpid()} {child.pid}')")
+    kernel = (
+        (DATA / "spawn_kernel.py")
+        .read_text()
+        .replace('os.environ["NKI_TEST_CHILD_PID_FILE"]', repr(str(pids)))
+        .replace("fh.write(str(child.pid))", "fh.write(f'{os.getpid()} {child.pid}')")
+    )
     _save(client, tmp_path / "spawn.py", kernel)
     deadline = time.monotonic() + 60
     while not (pids.exists() and pids.read_text()):
@@ -233,28 +297,45 @@ def _alive(pid: int) -> bool:
         return False
 
 
-async def test_spec_problems_follow_edits_next_to_lint_diagnostics(client: LanguageClient, tmp_path: Path) -> None:
+async def test_spec_problems_follow_edits_next_to_lint_diagnostics(
+    client: LanguageClient, tmp_path: Path
+) -> None:
     """NKI601 is recomputed after each didChange (in a job, off the event loop) and published with lint's
     diagnostics through the server's per-feature union: neither feature's publish erases the other's."""
     await _start(client, tmp_path)  # untrusted: spec checks run no user code
-    text = (DATA / "add_kernel.py").read_text().replace(
-        "    ta = nl.load(a)", "    big = nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)\n    ta = nl.load(a)")
+    text = (
+        (DATA / "add_kernel.py")
+        .read_text()
+        .replace(
+            "    ta = nl.load(a)",
+            "    big = nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)\n    ta = nl.load(a)",
+        )
+    )
     spec = "# nki-studio: simulate a=bfloat16[128,512] b=bfloat16[128,512] reference=ref_add seed=1"
     path = tmp_path / "add.py"
     path.write_text(text)
     uri = path.as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
+    )
 
     def codes() -> set[Any]:
         return {d.code for d in client.diagnostics.get(uri, [])}
 
     await _until(lambda: "NKI301" in codes())
     assert "NKI601" not in codes()
-    for version, (edited, present) in enumerate(((text.replace(spec, spec + " c=float32[4]"), True),
-                                                 (text, False)), start=2):
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)]))
+    for version, (edited, present) in enumerate(
+        ((text.replace(spec, spec + " c=float32[4]"), True), (text, False)), start=2
+    ):
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+            )
+        )
         await _until(lambda present=present: ("NKI601" in codes()) == present and "NKI301" in codes())
-    assert _sim_diags(client, uri) == []  # the fixed spec cleared NKI601; lint's NKI301 stayed (checked above)
+    assert (
+        _sim_diags(client, uri) == []
+    )  # the fixed spec cleared NKI601; lint's NKI301 stayed (checked above)

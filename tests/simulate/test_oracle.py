@@ -49,7 +49,7 @@ def test_modified_input_and_nan_sentinel_are_reported() -> None:
     before = [("x", x.copy()), ("w", w.copy())]
     x[3, 4] = 0  # the kernel wrote into its input
     out = _rmsnorm(x, w, 1e-2)
-    out[130 % 128:, :] = np.nan  # rows 2.. never written
+    out[130 % 128 :, :] = np.nan  # rows 2.. never written
     report = evaluate([out], None, before, [x, w])
     assert not report.passed and not report.has_reference
     failed = {m.name for _, m in report.failed_metrics()}

@@ -27,6 +27,8 @@ def _estimate(path: Path) -> dict:
 @pytest.mark.skipif(not (PLAIN.is_file() and FUSED.is_file()), reason="RMSNorm examples not in examples/")
 def test_fused_rmsnorm_is_estimated_faster_than_plain() -> None:
     plain, fused = _estimate(PLAIN), _estimate(FUSED)
-    print(f"estimated plain {plain['totalNs'] / 1e3:.1f} us, fused {fused['totalNs'] / 1e3:.1f} us "
-          f"(hardware 218.7 / 119.5 us)")
+    print(
+        f"estimated plain {plain['totalNs'] / 1e3:.1f} us, fused {fused['totalNs'] / 1e3:.1f} us "
+        f"(hardware 218.7 / 119.5 us)"
+    )
     assert fused["totalNs"] < plain["totalNs"]

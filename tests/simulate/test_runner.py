@@ -76,7 +76,9 @@ def test_cancel_and_timeout_leave_no_process(tmp_path: Path, monkeypatch: pytest
                 stop.set()
             return stop.is_set()
 
-        result = run_job(_job("spawn_kernel.py"), pool=pool, timeout_s=30, cancelled=cancel_when_child_started)
+        result = run_job(
+            _job("spawn_kernel.py"), pool=pool, timeout_s=30, cancelled=cancel_when_child_started
+        )
         assert result["status"] == "cancelled"
         child = int(pid_file.read_text())
         deadline = time.time() + 5
@@ -131,7 +133,8 @@ def test_official_backend_is_used_when_installed(tmp_path: Path, monkeypatch: py
         "def jit(f=None, **kw):\n"
         "    return _K(f) if f is not None else _K\n"
         "def simulate(kernel):\n"
-        "    return lambda a, b: (a.astype('float32') + b.astype('float32')).astype(a.dtype)\n")
+        "    return lambda a, b: (a.astype('float32') + b.astype('float32')).astype(a.dtype)\n"
+    )
     (pkg / "language.py").write_text("")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "sdk"))
     result = run_job(_job("add_kernel.py"), timeout_s=60)
@@ -149,7 +152,9 @@ def test_nan_from_never_written_memory_is_located_by_a_strict_rerun() -> None:
     path = str(DATA / "half_written.py")
     [kernel] = find_kernels((DATA / "half_written.py").read_text(), path)
     [finding] = [f for f in findings(result, path, kernel) if f.code == "NKI621"]
-    assert finding.span.line == 13 and "rows (128-255)" in finding.message and "strict re-run" in finding.message
+    assert (
+        finding.span.line == 13 and "rows (128-255)" in finding.message and "strict re-run" in finding.message
+    )
 
 
 def test_inputs_function_and_reference_in_another_module() -> None:
@@ -180,7 +185,8 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
         "                 kwargs={'pool': pool, 'timeout_s': 600}, daemon=True).start()\n"
         "time.sleep(4)\n"
         "print(' '.join(map(str, pool.pids() + idle.pids())), flush=True)\n"
-        "time.sleep(600)\n")
+        "time.sleep(600)\n"
+    )
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None
     pids = [int(p) for p in parent.stdout.readline().split()]

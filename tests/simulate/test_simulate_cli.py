@@ -20,8 +20,9 @@ def test_pass_prints_report_and_exits_0(capsys: pytest.CaptureFixture[str]) -> N
     assert "estimated time (trn2" in out and "estimated roofline" in out
 
 
-def test_wrong_kernel_fails_the_oracle_with_the_metric_that_caught_it(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_wrong_kernel_fails_the_oracle_with_the_metric_that_caught_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     trace = tmp_path / "t.jsonl"
     code = main(["simulate", str(DATA / "rmsnorm_eps.py"), "--json", "--trace", str(trace)])
     assert code == 1
@@ -35,8 +36,15 @@ def test_wrong_kernel_fails_the_oracle_with_the_metric_that_caught_it(tmp_path: 
 
 
 def test_inputs_and_reference_overrides(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["simulate", f"{DATA / 'add_kernel.py'}::add", "--inputs", "a=float32[128,64] b=float32[128,64] seed=5",
-                 "--json"])
+    code = main(
+        [
+            "simulate",
+            f"{DATA / 'add_kernel.py'}::add",
+            "--inputs",
+            "a=float32[128,64] b=float32[128,64] seed=5",
+            "--json",
+        ]
+    )
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["spec"]["args"] == [["a", "float32[128,64]"], ["b", "float32[128,64]"]]
     assert result["spec"]["seed"] == 5 and result["spec"]["origin"][0] == "command line"
@@ -45,14 +53,17 @@ def test_inputs_and_reference_overrides(capsys: pytest.CaptureFixture[str]) -> N
     assert code == 1 and result["status"] == "error" and "no_such_fn" in result["message"]
 
 
-@pytest.mark.parametrize("argv", [
-    ["simulate", "missing.py"],
-    ["simulate", f"{DATA / 'add_kernel.py'}::nope"],
-    ["simulate", str(DATA / "add_kernel.py"), "--inputs", "a=float33[4]"],
-    ["simulate", str(DATA / "add_kernel.py"), "--target", "trn9"],
-    ["simulate", str(DATA / "add_kernel.py"), "--timeout", "0"],
-    ["simulate", str(DATA / "add_kernel.py"), "--backend", "official"],  # no Neuron SDK here
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "missing.py"],
+        ["simulate", f"{DATA / 'add_kernel.py'}::nope"],
+        ["simulate", str(DATA / "add_kernel.py"), "--inputs", "a=float33[4]"],
+        ["simulate", str(DATA / "add_kernel.py"), "--target", "trn9"],
+        ["simulate", str(DATA / "add_kernel.py"), "--timeout", "0"],
+        ["simulate", str(DATA / "add_kernel.py"), "--backend", "official"],  # no Neuron SDK here
+    ],
+)
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert "nki-studio simulate:" in capsys.readouterr().err

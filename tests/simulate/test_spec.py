@@ -34,45 +34,67 @@ def test_good_comment_parses_every_field(tmp_path: Path) -> None:
     assert res.problems == [] and res.findings == []
     spec = res.spec
     assert spec is not None
-    assert spec.args == (("x", TensorSpec("bfloat16", (1024, 4096))), ("residual", TensorSpec("bfloat16", (1024, 4096))),
-                         ("weight", TensorSpec("bfloat16", (4096,))), ("eps", 1e-6))
+    assert spec.args == (
+        ("x", TensorSpec("bfloat16", (1024, 4096))),
+        ("residual", TensorSpec("bfloat16", (1024, 4096))),
+        ("weight", TensorSpec("bfloat16", (4096,))),
+        ("eps", 1e-6),
+    )
     assert (spec.reference, spec.seed, spec.lnc, spec.origin) == ("ref", 7, 1, ("comment",))
 
 
 def test_spec_round_trips_through_comment_and_json() -> None:
-    spec = SimSpec("k", (("a", TensorSpec("float32", (128, 512))), ("k", 3), ("flag", True)), reference="m:ref",
-                   seed=3, lnc=2, atol=0.01)
+    spec = SimSpec(
+        "k",
+        (("a", TensorSpec("float32", (128, 512))), ("k", 3), ("flag", True)),
+        reference="m:ref",
+        seed=3,
+        lnc=2,
+        atol=0.01,
+    )
     fields, errors = parse_fields(spec.to_comment().split("simulate", 1)[1])
     assert errors == []
-    assert fields == {"a": TensorSpec("float32", (128, 512)), "k": 3, "flag": True, "reference": "m:ref", "seed": 3,
-                      "lnc": 2, "atol": 0.01}
+    assert fields == {
+        "a": TensorSpec("float32", (128, 512)),
+        "k": 3,
+        "flag": True,
+        "reference": "m:ref",
+        "seed": 3,
+        "lnc": 2,
+        "atol": 0.01,
+    }
     assert SimSpec.from_json(spec.to_json()) == spec
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("x=bfloat17[4]", "unknown dtype 'bfloat17'"),
-    ("x=float32[4,-1]", "'-1'"),
-    ("x=float32[4,0]", "not a positive integer"),
-    ("x=hello", "neither dtype[shape]"),
-    ("lnc=3", "lnc= must be 1 or 2"),
-    ("ranks=0", "ranks= expects the number of collective ranks"),
-    ("seed=-1", "seed= expects a non-negative integer"),
-    ("atol=big", "atol= expects a non-negative number"),
-    ("reference=a-b", "reference= expects a function name"),
-    ("x=float32[4] x=float32[8]", "given twice"),
-    ("x float32[4]", "expected name=value"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("x=bfloat17[4]", "unknown dtype 'bfloat17'"),
+        ("x=float32[4,-1]", "'-1'"),
+        ("x=float32[4,0]", "not a positive integer"),
+        ("x=hello", "neither dtype[shape]"),
+        ("lnc=3", "lnc= must be 1 or 2"),
+        ("ranks=0", "ranks= expects the number of collective ranks"),
+        ("seed=-1", "seed= expects a non-negative integer"),
+        ("atol=big", "atol= expects a non-negative number"),
+        ("reference=a-b", "reference= expects a function name"),
+        ("x=float32[4] x=float32[8]", "given twice"),
+        ("x float32[4]", "expected name=value"),
+    ],
+)
 def test_bad_values_are_reported(text: str, message: str) -> None:
     _, errors = parse_fields(text)
     assert any(message in str(e) for e in errors), [str(e) for e in errors]
 
 
 def test_findings_point_at_the_offending_token() -> None:
-    src = KERNEL.replace("weight=bfloat16[4096]", "weight=bfloat16[40x96]").replace("eps=1e-6", "eps=1e-6 y=float32[4]")
+    src = KERNEL.replace("weight=bfloat16[4096]", "weight=bfloat16[40x96]").replace(
+        "eps=1e-6", "eps=1e-6 y=float32[4]"
+    )
     findings = comment_findings(src, "k.py")
     assert {f.code for f in findings} == {"NKI601"}
     line = src.splitlines()[3]
-    spans = {line[f.span.column - 1:f.span.end_column - 1] for f in findings}
+    spans = {line[f.span.column - 1 : f.span.end_column - 1] for f in findings}
     assert spans == {"weight=bfloat16[40x96]", "y="}, spans
     assert all(f.span.line == 4 and f.source == "nki-sim" for f in findings)
     assert any("has no parameter 'y'" in f.message for f in findings)
@@ -88,14 +110,17 @@ def test_missing_parameter_and_misplaced_comment() -> None:
 
 
 def test_inputs_function_replaces_arguments() -> None:
-    src = KERNEL.replace("x=bfloat16[1024,4096] residual=bf16[1024, 4096] weight=bfloat16[4096] eps=1e-6", "inputs=make")
+    src = KERNEL.replace(
+        "x=bfloat16[1024,4096] residual=bf16[1024, 4096] weight=bfloat16[4096] eps=1e-6", "inputs=make"
+    )
     assert comment_findings(src, "k.py") == []
     res = resolve(src, "k.py", "rmsnorm", use_pyproject=False)
     assert res.spec is not None and res.spec.inputs == "make" and res.spec.args == ()
 
 
 def test_pyproject_spec_and_precedence(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+    (tmp_path / "pyproject.toml").write_text(
+        textwrap.dedent("""\
         [tool.nki-studio.simulate."kern/add.py::add"]
         a = "float32[128,512]"
         b = "float32[128,512]"
@@ -103,7 +128,8 @@ def test_pyproject_spec_and_precedence(tmp_path: Path) -> None:
         seed = 3
         [tool.nki-studio.simulate]
         other = "a=float32[4] b=float32[4]"
-        """))
+        """)
+    )
     src = "import nki\n\n@nki.jit\ndef add(a, b):\n    return a\n\n@nki.jit\ndef other(a, b):\n    return a\n"
     path = tmp_path / "kern" / "add.py"
     path.parent.mkdir()
@@ -111,7 +137,9 @@ def test_pyproject_spec_and_precedence(tmp_path: Path) -> None:
     assert res.spec is not None and res.spec.reference == "ref_add" and res.spec.seed == 3
     assert res.spec.origin == ("pyproject",)
     # a comment wins key by key; the pyproject still supplies what the comment does not say
-    commented = src.replace("@nki.jit\ndef add", "# nki-studio: simulate a=bfloat16[4] seed=9\n@nki.jit\ndef add")
+    commented = src.replace(
+        "@nki.jit\ndef add", "# nki-studio: simulate a=bfloat16[4] seed=9\n@nki.jit\ndef add"
+    )
     res = resolve(commented, str(path), "add")
     assert res.spec is not None
     assert dict(res.spec.args)["a"] == TensorSpec("bfloat16", (4,))
@@ -125,15 +153,25 @@ def test_pyproject_spec_and_precedence(tmp_path: Path) -> None:
 
 
 def test_no_spec_anywhere_says_what_is_missing(tmp_path: Path) -> None:
-    res = resolve("import nki\n@nki.jit\ndef k(a):\n    return a\n", str(tmp_path / "k.py"), use_pyproject=False)
+    res = resolve(
+        "import nki\n@nki.jit\ndef k(a):\n    return a\n", str(tmp_path / "k.py"), use_pyproject=False
+    )
     assert res.spec is None and "no value for parameter(s) a" in res.problems[0]
     assert "no kernel named" in resolve(KERNEL, "k.py", "nope").problems[0]
     assert "no @nki.jit kernel" in resolve("def (", "k.py").problems[0]
 
 
 def test_inputs_are_seeded_and_dtype_aware() -> None:
-    spec = SimSpec("k", (("x", TensorSpec("bfloat16", (4, 8))), ("i", TensorSpec("int32", (16,))),
-                         ("m", TensorSpec("bool", (3,))), ("k", 5)), seed=7)
+    spec = SimSpec(
+        "k",
+        (
+            ("x", TensorSpec("bfloat16", (4, 8))),
+            ("i", TensorSpec("int32", (16,))),
+            ("m", TensorSpec("bool", (3,))),
+            ("k", 5),
+        ),
+        seed=7,
+    )
     a, b = make_inputs(spec), make_inputs(spec)
     assert str(a[0].dtype) == "bfloat16" and a[0].shape == (4, 8)
     assert a[1].dtype == np.int32 and a[2].dtype == np.bool_ and a[3] == 5

@@ -35,10 +35,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _KINDS = {
-    "module": types.CompletionItemKind.Module, "class": types.CompletionItemKind.Class,
-    "function": types.CompletionItemKind.Function, "instance": types.CompletionItemKind.Variable,
-    "param": types.CompletionItemKind.Variable, "property": types.CompletionItemKind.Property,
-    "statement": types.CompletionItemKind.Constant, "keyword": types.CompletionItemKind.Keyword,
+    "module": types.CompletionItemKind.Module,
+    "class": types.CompletionItemKind.Class,
+    "function": types.CompletionItemKind.Function,
+    "instance": types.CompletionItemKind.Variable,
+    "param": types.CompletionItemKind.Variable,
+    "property": types.CompletionItemKind.Property,
+    "statement": types.CompletionItemKind.Constant,
+    "keyword": types.CompletionItemKind.Keyword,
 }
 
 
@@ -68,12 +72,14 @@ class IntelligenceFeature:
     # ---- plumbing ------------------------------------------------------------------------------------------
     def start(self, root: str | None) -> None:
         """Create the jedi project and parse the stubs in the background."""
+
         def init() -> None:
             self.jedi = NkiJedi(root)
             try:
                 self.jedi.warm_up()
             except Exception:
                 log.exception("jedi warm-up failed; completion may be slow the first time")
+
         self.thread.submit(init)
 
     def _backend(self) -> NkiJedi:
@@ -121,15 +127,24 @@ class IntelligenceFeature:
         if req is None:
             return None
         none: list[Completion] = []
-        items = await self._run(lambda: self._backend().complete(req.text, req.path, req.line, req.column), none)
+        items = await self._run(
+            lambda: self._backend().complete(req.text, req.path, req.line, req.column), none
+        )
         if not items:
             return None
         self._completions = {c.name_with_symbols: c for c in items}
-        return types.CompletionList(is_incomplete=False, items=[
-            types.CompletionItem(label=c.name_with_symbols, kind=_KINDS.get(c.type, types.CompletionItemKind.Text),
-                                 detail=_module_of(c), sort_text=f"{i:04d}")
-            for i, c in enumerate(items)
-        ])
+        return types.CompletionList(
+            is_incomplete=False,
+            items=[
+                types.CompletionItem(
+                    label=c.name_with_symbols,
+                    kind=_KINDS.get(c.type, types.CompletionItemKind.Text),
+                    detail=_module_of(c),
+                    sort_text=f"{i:04d}",
+                )
+                for i, c in enumerate(items)
+            ],
+        )
 
     async def resolve(self, item: types.CompletionItem) -> types.CompletionItem:
         """Docs of one completion item (computed only when the editor shows it)."""
@@ -140,10 +155,12 @@ class IntelligenceFeature:
 
         def docs() -> tuple[str, str]:
             return _signature_line(completion), completion.docstring(raw=True)
+
         signature, doc = await self._run(docs, ("", ""))
         item.detail = signature or item.detail
-        item.documentation = types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                                 value=_api_markdown(completion.name, "", doc, target))
+        item.documentation = types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value=_api_markdown(completion.name, "", doc, target)
+        )
         return item
 
     # ---- hover ---------------------------------------------------------------------------------------------
@@ -163,12 +180,15 @@ class IntelligenceFeature:
                 return None
             name = names[0]
             return _api_markdown(name.name, _signature_line(name), name.docstring(raw=True), target)
+
         doc = await self._run(api, None)
         if doc is not None:
             parts.append(doc)
         if not parts:
             return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts))
+        )
 
     def _allocation_at(self, req: _Request, target: Target) -> AllocationInfo | None:
         """The allocation whose call spans the cursor, or whose line the cursor is on before the call
@@ -200,18 +220,21 @@ class IntelligenceFeature:
         def compute() -> list[tuple[Signature, str, list[tuple[str, str]]]]:
             sigs = self._backend().signatures(req.text, req.path, req.line, req.column)
             return [(s, s.docstring(raw=True), [(p.to_string(), p.name) for p in s.params]) for s in sigs]
+
         no_signatures: list[tuple[Signature, str, list[tuple[str, str]]]] = []
         sigs = await self._run(compute, no_signatures)
         if not sigs:
             return None
         infos = []
         for sig, doc, params_ in sigs:
-            infos.append(types.SignatureInformation(
-                label=sig.to_string(),
-                documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc),
-                parameters=[types.ParameterInformation(label=label) for label, _ in params_],
-                active_parameter=sig.index,
-            ))
+            infos.append(
+                types.SignatureInformation(
+                    label=sig.to_string(),
+                    documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc),
+                    parameters=[types.ParameterInformation(label=label) for label, _ in params_],
+                    active_parameter=sig.index,
+                )
+            )
         return types.SignatureHelp(signatures=infos, active_signature=0, active_parameter=sigs[0][0].index)
 
     # ---- definition ----------------------------------------------------------------------------------------
@@ -226,6 +249,7 @@ class IntelligenceFeature:
                 assert n.module_path is not None and n.line is not None
                 out.append((str(n.module_path), n.line - 1, n.column or 0, len(n.name)))
             return out
+
         nothing: list[tuple[str, int, int, int]] = []
         found = await self._run(compute, nothing)
         locations = []
@@ -242,15 +266,28 @@ class IntelligenceFeature:
 
 def allocation_markdown(alloc: AllocationInfo, target: Target) -> str:
     """Hover text of an allocation as computed by the interpreter."""
-    shape = "unknown" if alloc.shape is None else "(" + ", ".join("?" if d is None else str(d) for d in alloc.shape) + ")"
-    lines = [f"**`{alloc.api}`** in `{alloc.function}` — computed for {target.generation.value}, NKI {target.nki_version}",
-             "", f"- shape: `{shape}`", f"- dtype: `{alloc.dtype or 'unknown'}`", f"- buffer: `{alloc.buffer or 'unknown'}`"]
+    shape = (
+        "unknown"
+        if alloc.shape is None
+        else "(" + ", ".join("?" if d is None else str(d) for d in alloc.shape) + ")"
+    )
+    lines = [
+        f"**`{alloc.api}`** in `{alloc.function}` — computed for {target.generation.value}, NKI {target.nki_version}",
+        "",
+        f"- shape: `{shape}`",
+        f"- dtype: `{alloc.dtype or 'unknown'}`",
+        f"- buffer: `{alloc.buffer or 'unknown'}`",
+    ]
     if alloc.bytes_per_partition is not None:
         limits = target.limits
-        capacity = limits.psum_bytes_per_partition if alloc.buffer == "psum" else limits.sbuf_bytes_per_partition
+        capacity = (
+            limits.psum_bytes_per_partition if alloc.buffer == "psum" else limits.sbuf_bytes_per_partition
+        )
         share = 100.0 * alloc.bytes_per_partition / capacity
-        lines.append(f"- bytes per partition: {alloc.bytes_per_partition:,} ({share:.1f}% of "
-                     f"{alloc.buffer.upper() if alloc.buffer else 'buffer'} per partition)")
+        lines.append(
+            f"- bytes per partition: {alloc.bytes_per_partition:,} ({share:.1f}% of "
+            f"{alloc.buffer.upper() if alloc.buffer else 'buffer'} per partition)"
+        )
     if alloc.instances > 1:
         lines.append(f"- live copies at once: at least {alloc.instances}")
     return "\n".join(lines)
@@ -288,8 +325,10 @@ def register(server: NkiLanguageServer) -> None:
     server.add_hover_provider(feature.hover)
     server.on_document("close", feature.forget)
 
-    @server.feature(types.TEXT_DOCUMENT_COMPLETION,
-                    types.CompletionOptions(trigger_characters=[".", "(", ","], resolve_provider=True))
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=[".", "(", ","], resolve_provider=True),
+    )
     async def completion(ls: NkiLanguageServer, params: types.CompletionParams) -> Any:
         return await feature.completion(params)
 
@@ -297,8 +336,10 @@ def register(server: NkiLanguageServer) -> None:
     async def resolve(ls: NkiLanguageServer, item: types.CompletionItem) -> types.CompletionItem:
         return await feature.resolve(item)
 
-    @server.feature(types.TEXT_DOCUMENT_SIGNATURE_HELP,
-                    types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=[","]))
+    @server.feature(
+        types.TEXT_DOCUMENT_SIGNATURE_HELP,
+        types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=[","]),
+    )
     async def signature_help(ls: NkiLanguageServer, params: types.SignatureHelpParams) -> Any:
         return await feature.signature_help(params)
 

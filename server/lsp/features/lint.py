@@ -82,7 +82,9 @@ class LintFeature:
         if not snap.settings.lint_enabled:
             self.clear(uri)
             return
-        self.jobs.submit(uri, lambda token: self.run(snap, token), delay=delay, on_result=lambda d: self._publish(snap, d))
+        self.jobs.submit(
+            uri, lambda token: self.run(snap, token), delay=delay, on_result=lambda d: self._publish(snap, d)
+        )
 
     def relint_all(self) -> None:
         """Lint every open document again (settings or config changed)."""
@@ -98,7 +100,8 @@ class LintFeature:
             return
         name = re.escape(stem)
         imports = re.compile(
-            rf"^[ \t]*(?:(?:from|import)[ \t]+[\w.]*\b{name}\b|from[ \t]+[\w.]+[ \t]+import[ \t].*\b{name}\b)", re.MULTILINE
+            rf"^[ \t]*(?:(?:from|import)[ \t]+[\w.]*\b{name}\b|from[ \t]+[\w.]+[ \t]+import[ \t].*\b{name}\b)",
+            re.MULTILINE,
         )
         for other, doc in list(self.server.workspace.text_documents.items()):
             if other != uri and imports.search(doc.source):
@@ -121,8 +124,13 @@ class LintFeature:
         if not (doc.language_id == "python" or (doc.language_id is None and path.endswith(".py"))):
             return None
         return _Snapshot(
-            uri=uri, path=path, version=doc.version, text=doc.source, settings=self.server.settings,
-            encoding=self.server.workspace.position_encoding, reuse=reuse,
+            uri=uri,
+            path=path,
+            version=doc.version,
+            text=doc.source,
+            settings=self.server.settings,
+            encoding=self.server.workspace.position_encoding,
+            reuse=reuse,
         )
 
     def _publish(self, snap: _Snapshot, diagnostics: list[types.Diagnostic]) -> None:
@@ -157,15 +165,24 @@ class LintFeature:
         self._reported_errors.pop(snap.uri, None)
         token.raise_if_cancelled()
         diagnostics = [
-            to_diagnostic(diagnostic_json(f, positions, uri=snap.uri, doc_path=snap.path,
-                                          base_url=snap.settings.rule_docs_base_url))
+            to_diagnostic(
+                diagnostic_json(
+                    f, positions, uri=snap.uri, doc_path=snap.path, base_url=snap.settings.rule_docs_base_url
+                )
+            )
             for f in findings
         ]
         self._last[snap.uri] = (depends_on, diagnostics)
         # benchmarks/lsp_bench.py reads this line (engine vs total time) at debug level.
-        log.debug("lint %s v%s: %d diagnostics, engine %.1f ms, total %.1f ms, %d kernel groups checked", snap.uri,
-                  snap.version, len(diagnostics), engine_ms, (time.perf_counter() - started) * 1000,
-                  linter.last_checked)
+        log.debug(
+            "lint %s v%s: %d diagnostics, engine %.1f ms, total %.1f ms, %d kernel groups checked",
+            snap.uri,
+            snap.version,
+            len(diagnostics),
+            engine_ms,
+            (time.perf_counter() - started) * 1000,
+            linter.last_checked,
+        )
         return diagnostics
 
     def _internal_error(self, snap: _Snapshot, exc: Exception) -> types.Diagnostic:
@@ -173,14 +190,18 @@ class LintFeature:
         if self._reported_errors.get(snap.uri) != summary:  # full traceback once per distinct error
             self._reported_errors[snap.uri] = summary
             log.exception("nkilint failed on %s", snap.path)
-        return _line_one(f"nki-studio internal error while linting (see the nki-studio log): {summary}",
-                         types.DiagnosticSeverity.Error)
+        return _line_one(
+            f"nki-studio internal error while linting (see the nki-studio log): {summary}",
+            types.DiagnosticSeverity.Error,
+        )
 
     # ---- code actions --------------------------------------------------------------------------------
     async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         """Quick fixes from ``Diagnostic.data`` and noqa insertions for the diagnostics in the request."""
         only = params.context.only
-        if only and not any(k == types.CodeActionKind.QuickFix or types.CodeActionKind.QuickFix.startswith(k) for k in only):
+        if only and not any(
+            k == types.CodeActionKind.QuickFix or types.CodeActionKind.QuickFix.startswith(k) for k in only
+        ):
             return None
         uri = params.text_document.uri
         # A lint of the current text still running (just after start-up, whose first diagnostics may come from
@@ -201,8 +222,15 @@ class LintFeature:
             data = diag.data if isinstance(diag.data, dict) else {}
             fix = data.get("fix")
             if isinstance(fix, dict) and fresh:
-                edits = [types.TextEdit(range=range_from_json(e["range"]), new_text=e["newText"]) for e in fix["edits"]]
-                actions.append(self._action(f"{fix['title']} ({diag.code})", uri, doc.version, edits, diag, preferred=True))
+                edits = [
+                    types.TextEdit(range=range_from_json(e["range"]), new_text=e["newText"])
+                    for e in fix["edits"]
+                ]
+                actions.append(
+                    self._action(
+                        f"{fix['title']} ({diag.code})", uri, doc.version, edits, diag, preferred=True
+                    )
+                )
             key = (diag.range.start.line, diag.code)
             if key not in seen_noqa and _suppressible(diag.code):
                 seen_noqa.add(key)
@@ -213,10 +241,21 @@ class LintFeature:
         return (actions + noqa_actions) or None
 
     def _action(
-        self, title: str, uri: str, version: int | None, edits: list[types.TextEdit], diag: types.Diagnostic, *, preferred: bool
+        self,
+        title: str,
+        uri: str,
+        version: int | None,
+        edits: list[types.TextEdit],
+        diag: types.Diagnostic,
+        *,
+        preferred: bool,
     ) -> types.CodeAction:
         caps = self.server.client_capabilities.workspace
-        versioned = caps is not None and caps.workspace_edit is not None and bool(caps.workspace_edit.document_changes)
+        versioned = (
+            caps is not None
+            and caps.workspace_edit is not None
+            and bool(caps.workspace_edit.document_changes)
+        )
         if versioned:
             edit = types.WorkspaceEdit(
                 document_changes=[
@@ -229,7 +268,11 @@ class LintFeature:
         else:
             edit = types.WorkspaceEdit(changes={uri: edits})
         return types.CodeAction(
-            title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag], edit=edit, is_preferred=preferred or None
+            title=title,
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=[diag],
+            edit=edit,
+            is_preferred=preferred or None,
         )
 
     # ---- events --------------------------------------------------------------------------------------
@@ -250,7 +293,9 @@ def _suppressible(code: str) -> bool:
 def _line_one(message: str, severity: types.DiagnosticSeverity) -> types.Diagnostic:
     """A diagnostic about the whole file (config problem, internal error), on line 1."""
     start = types.Position(line=0, character=0)
-    return types.Diagnostic(range=types.Range(start=start, end=start), message=message, severity=severity, source=SOURCE)
+    return types.Diagnostic(
+        range=types.Range(start=start, end=start), message=message, severity=severity, source=SOURCE
+    )
 
 
 def register(server: NkiLanguageServer) -> None:

@@ -21,7 +21,9 @@ if TYPE_CHECKING:  # jedi itself is imported on first use (it costs ~0.5 s CPU a
 STUBS_DIR = Path(__file__).resolve().parents[2] / "stubs"
 
 # A file is ours when it imports nki (current API) or neuronxcc.nki (legacy); other Python files get nothing.
-_NKI_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:nki|neuronxcc)\b|import[ \t]+(?:nki|neuronxcc\.nki)\b)", re.M)
+_NKI_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(?:nki|neuronxcc)\b|import[ \t]+(?:nki|neuronxcc\.nki)\b)", re.M
+)
 _API_MODULES = ("nki", "neuronxcc.nki")
 
 
@@ -57,7 +59,9 @@ class NkiJedi:
         root = self.root if self.root is not None and folder.is_relative_to(self.root) else folder
         project = self._projects.get(root)
         if project is None:
-            project = self._projects[root] = jedi.Project(root, added_sys_path=[str(STUBS_DIR)], smart_sys_path=True)
+            project = self._projects[root] = jedi.Project(
+                root, added_sys_path=[str(STUBS_DIR)], smart_sys_path=True
+            )
         return project
 
     def script(self, text: str, path: str | None) -> jedi.Script:
@@ -91,8 +95,11 @@ class NkiJedi:
             members = self._members.get(key)
             if members is None:
                 script = self.script(source[: len(source) - len(attribute.group(2))], path)
-                members = [c for c in script.complete(ex_line, ex_column - len(attribute.group(2)))
-                           if is_api_name(c) and not c.name.startswith("__")]
+                members = [
+                    c
+                    for c in script.complete(ex_line, ex_column - len(attribute.group(2)))
+                    if is_api_name(c) and not c.name.startswith("__")
+                ]
                 self._members[key] = members
                 if len(self._members) > 256:
                     self._members.pop(next(iter(self._members)))
@@ -122,8 +129,11 @@ class NkiJedi:
             if not any(is_api_name(s) for s in script.get_signatures(cut_line, cut_column)):
                 params = []
             else:
-                params = [c for c in script.complete(cut_line, cut_column)
-                          if c.type == "param" and c.name_with_symbols.endswith("=")]
+                params = [
+                    c
+                    for c in script.complete(cut_line, cut_column)
+                    if c.type == "param" and c.name_with_symbols.endswith("=")
+                ]
             self._members[key] = params
         given = set(re.findall(r"\b(\w+)\s*=(?!=)", head[callee_end:]))
         return [c for c in params if c.name.startswith(prefix) and c.name.rstrip("=") not in given]
@@ -146,7 +156,9 @@ class NkiJedi:
     def definitions(self, text: str, path: str | None, line: int, column: int) -> list[BaseName]:
         """Where the name under the cursor is defined (user helpers in this or another module, stub entries)."""
         try:
-            names = self.script(text, path).goto(line, column, follow_imports=True, follow_builtin_imports=False)
+            names = self.script(text, path).goto(
+                line, column, follow_imports=True, follow_builtin_imports=False
+            )
         except (ValueError, NotImplementedError):
             return []
         return [n for n in names if n.module_path is not None and n.line is not None]
@@ -193,8 +205,11 @@ def _excerpt(text: str, line: int, column: int) -> tuple[str, int, int] | None:
         if depth > 0:
             start = candidate
             break
-    statement = [lines[start].lstrip(), *lines[start + 1: line - 1], lines[line - 1][:column]] if start < line - 1 \
+    statement = (
+        [lines[start].lstrip(), *lines[start + 1 : line - 1], lines[line - 1][:column]]
+        if start < line - 1
         else [lines[start][:column].lstrip()]
+    )
     cursor_column = len(statement[-1])
     source = "\n".join([*imports, *statement])
     return source, len(imports) + len(statement), cursor_column
@@ -276,19 +291,30 @@ def target_notes(name: str, docstring: str, target: Target) -> list[TargetNote]:
         notes.append(TargetNote(f"Removed in NKI 0.7 (target NKI {target.nki_version}).", True))
     bank_fp32 = limits.psum_bank_bytes // 4
     if name in ("nc_matmul", "matmul"):
-        notes.append(TargetNote(
-            f"{gen.value}: K <= {limits.matmul_contraction_max}, M <= {limits.matmul_stationary_free_max}, "
-            f"N <= {limits.matmul_moving_free_max_fp32} (FP32 PSUM dst)"
-            + (f", N <= {limits.matmul_moving_free_max_bf16} (BF16 dst)"
-               if limits.matmul_moving_free_max_bf16 != limits.matmul_moving_free_max_fp32 else "")
-            + f"; dst dtypes {', '.join(limits.psum_dst_dtypes)}."))
+        notes.append(
+            TargetNote(
+                f"{gen.value}: K <= {limits.matmul_contraction_max}, M <= {limits.matmul_stationary_free_max}, "
+                f"N <= {limits.matmul_moving_free_max_fp32} (FP32 PSUM dst)"
+                + (
+                    f", N <= {limits.matmul_moving_free_max_bf16} (BF16 dst)"
+                    if limits.matmul_moving_free_max_bf16 != limits.matmul_moving_free_max_fp32
+                    else ""
+                )
+                + f"; dst dtypes {', '.join(limits.psum_dst_dtypes)}."
+            )
+        )
     elif name == "bn_stats":
-        notes.append(TargetNote(f"{gen.value}: at most {limits.bn_stats_free_max} free elements per partition."))
+        notes.append(
+            TargetNote(f"{gen.value}: at most {limits.bn_stats_free_max} free elements per partition.")
+        )
     elif name in ("sbuf", "psum", "ndarray", "zeros", "ones", "full", "tile_size"):
-        notes.append(TargetNote(
-            f"{gen.value}: {limits.partitions} partitions; SBUF {_kib(limits.sbuf_bytes_per_partition)} and PSUM "
-            f"{_kib(limits.psum_bytes_per_partition)} per partition (PSUM: {limits.psum_banks} banks of "
-            f"{_kib(limits.psum_bank_bytes)} = {bank_fp32} FP32)."))
+        notes.append(
+            TargetNote(
+                f"{gen.value}: {limits.partitions} partitions; SBUF {_kib(limits.sbuf_bytes_per_partition)} and PSUM "
+                f"{_kib(limits.psum_bytes_per_partition)} per partition (PSUM: {limits.psum_banks} banks of "
+                f"{_kib(limits.psum_bank_bytes)} = {bank_fp32} FP32)."
+            )
+        )
     return notes
 
 

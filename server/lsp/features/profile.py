@@ -68,11 +68,18 @@ class ProfileFeature:
         spec = args[0] if args else None
         trace_uri = None
         if isinstance(spec, dict):
-            uri, fmt, execution, trace_uri = spec.get("uri"), spec.get("format"), spec.get("execution"), spec.get("trace")
+            uri, fmt, execution, trace_uri = (
+                spec.get("uri"),
+                spec.get("format"),
+                spec.get("execution"),
+                spec.get("trace"),
+            )
         else:
             uri, fmt, execution = spec, None, None
         if not isinstance(uri, str) or not uri:
-            raise ProfileLoadError(f"{LOAD_COMMAND} needs the URI of a profile directory or file as its argument")
+            raise ProfileLoadError(
+                f"{LOAD_COMMAND} needs the URI of a profile directory or file as its argument"
+            )
         path = to_fs_path(uri) if "://" in uri else uri
         if path is None:
             raise ProfileLoadError(f"{uri}: not a file URI")
@@ -82,7 +89,11 @@ class ProfileFeature:
         options = MetricOptions(execution=execution if isinstance(execution, int) else None)
         ignore = bool(settings.extra.get("profileIgnoreSchemaVersion", False))
 
-        trace_path = (to_fs_path(trace_uri) if "://" in trace_uri else trace_uri) if isinstance(trace_uri, str) else None
+        trace_path = (
+            (to_fs_path(trace_uri) if "://" in trace_uri else trace_uri)
+            if isinstance(trace_uri, str)
+            else None
+        )
 
         def work() -> Any:
             refusal = memory_refusal(memory_estimate(path, fmt), available_memory())
@@ -92,8 +103,15 @@ class ProfileFeature:
                 trace = flops_from_trace(trace_path) if trace_path else None
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise ProfileError(f"simulator trace {trace_path}: not readable ({exc})") from exc
-            return analyze(path, fmt=fmt, roots=roots, mappings=mappings, options=options, trace=trace,
-                           ignore_schema_version=ignore)
+            return analyze(
+                path,
+                fmt=fmt,
+                roots=roots,
+                mappings=mappings,
+                options=options,
+                trace=trace,
+                ignore_schema_version=ignore,
+            )
 
         loop = asyncio.get_running_loop()
         try:
@@ -171,8 +189,11 @@ class ProfileFeature:
         line = next((ln for ln in painted.payload["lines"] if ln["line"] == params.position.line), None)
         if line is None:
             return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                                        value=hover_markdown(line, painted.payload)))
+        return types.Hover(
+            contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown, value=hover_markdown(line, painted.payload)
+            )
+        )
 
     def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint] | None:
         """``⏱ 12.3 µs · 18% · Vector`` at the end of measured lines (setting ``inlayHints``)."""
@@ -188,10 +209,17 @@ class ProfileFeature:
             if params.range.start.line <= n <= params.range.end.line and n < len(text_lines):
                 # Character offset in UTF-16 units, the LSP default encoding.
                 col = len(text_lines[n].encode("utf-16-le")) // 2
-                tip = "Measured by Neuron Explorer" + (" — file edited since, may be stale" if painted.payload["stale"] else "")
-                hints.append(types.InlayHint(position=types.Position(line=n, character=col),
-                                             label=inlay_label(ln, painted.payload["source"]), padding_left=True,
-                                             tooltip=tip))
+                tip = "Measured by Neuron Explorer" + (
+                    " — file edited since, may be stale" if painted.payload["stale"] else ""
+                )
+                hints.append(
+                    types.InlayHint(
+                        position=types.Position(line=n, character=col),
+                        label=inlay_label(ln, painted.payload["source"]),
+                        padding_left=True,
+                        tooltip=tip,
+                    )
+                )
         return hints or None
 
     # ---- helpers -------------------------------------------------------------------------------------------

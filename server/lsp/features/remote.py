@@ -37,8 +37,10 @@ log = logging.getLogger(__name__)
 
 COMMAND = "nki-studio.profileRemote"
 DIAGNOSTIC_OWNER = "remote"
-REFUSAL = ("nki-studio does not profile kernels in an untrusted workspace: profiling compiles and runs the "
-           "kernel on the remote host. Trust the workspace to enable it.")
+REFUSAL = (
+    "nki-studio does not profile kernels in an untrusted workspace: profiling compiles and runs the "
+    "kernel on the remote host. Trust the workspace to enable it."
+)
 
 
 class RemoteProfileError(JsonRpcException):
@@ -57,10 +59,15 @@ class RemoteFeature:
     async def profile(self, *args: Any) -> dict[str, Any]:
         """Run the round trip for the kernel named by ``args``; returns the loadProfile summary plus the cache path."""
         first = args[0] if args else None
-        uri, kernel = (first.get("uri"), first.get("kernel")) if isinstance(first, dict) else \
-            (first, args[1] if len(args) > 1 else None)
+        uri, kernel = (
+            (first.get("uri"), first.get("kernel"))
+            if isinstance(first, dict)
+            else (first, args[1] if len(args) > 1 else None)
+        )
         if not self.server.trusted:
-            self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=REFUSAL))
+            self.server.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=REFUSAL)
+            )
             return {"status": "refused", "message": REFUSAL}
         path = to_fs_path(uri) if isinstance(uri, str) and "://" in uri else uri
         if not isinstance(path, str) or not path:
@@ -71,12 +78,17 @@ class RemoteFeature:
             raise RemoteProfileError(f"{path}: {exc.strerror or exc}") from exc
         resolution = resolve(text, path, kernel if isinstance(kernel, str) and kernel else None)
         if resolution.spec is None:
-            raise RemoteProfileError("cannot profile: " + "; ".join(resolution.problems) +
-                                     " (add a `# nki-studio: simulate` spec comment with the kernel's inputs)")
+            raise RemoteProfileError(
+                "cannot profile: "
+                + "; ".join(resolution.problems)
+                + " (add a `# nki-studio: simulate` spec comment with the kernel's inputs)"
+            )
         raw = self.server.settings.extra.get("remote", {})
         try:
-            settings = settings_from(raw if isinstance(raw, dict) else {},
-                                     target=self.server.settings.target.value if self.server.settings.target else None)
+            settings = settings_from(
+                raw if isinstance(raw, dict) else {},
+                target=self.server.settings.target.value if self.server.settings.target else None,
+            )
         except RemoteConfigError as exc:
             raise RemoteProfileError(str(exc)) from exc
         if not self._busy.acquire(blocking=False):
@@ -88,9 +100,13 @@ class RemoteFeature:
 
             cache_dir = raw.get("cacheDir") if isinstance(raw, dict) else None
             kernel_file = Path(path).resolve()
-            job = RemoteJob(kernel_file, resolution.spec, settings,
-                            Path(cache_dir) if isinstance(cache_dir, str) and cache_dir else default_root(),
-                            self._folder_of(kernel_file))
+            job = RemoteJob(
+                kernel_file,
+                resolution.spec,
+                settings,
+                Path(cache_dir) if isinstance(cache_dir, str) and cache_dir else default_root(),
+                self._folder_of(kernel_file),
+            )
             profile = await self._run(job)
         except RemoteError as exc:
             if exc.line:
@@ -100,7 +116,9 @@ class RemoteFeature:
             self._busy.release()
         load = self.server.protocol.fm.commands.get(LOAD_COMMAND)  # the profile feature's registered handler
         if load is None:
-            raise RemoteProfileError(f"profile downloaded to {profile.path}, but the profile feature is not enabled")
+            raise RemoteProfileError(
+                f"profile downloaded to {profile.path}, but the profile feature is not enabled"
+            )
         summary = await load({"uri": profile.path.as_uri(), "format": profile.format})
         result = {"status": "ok", "profile": str(profile.path), "host": profile.host, **summary}
         doc = self.server.workspace.text_documents.get(uri) if isinstance(uri, str) else None
@@ -114,13 +132,18 @@ class RemoteFeature:
         token = CancelToken()
         title = f"Profiling {job.spec.kernel} on {job.settings.host}"
         async with progress(self.server, title, cancel=token) as prog:
+
             def stage(name: str, message: str) -> None:
                 log.info("remote %s: %s", name, message)
                 prog.report(message, int(100 * STAGES.index(name) / len(STAGES)))
 
             def work() -> RemoteProfile:
-                return fetch_profile(job, log=lambda line: log.info("%s", line), progress=stage,
-                                     cancelled=lambda: token.cancelled)
+                return fetch_profile(
+                    job,
+                    log=lambda line: log.info("%s", line),
+                    progress=stage,
+                    cancelled=lambda: token.cancelled,
+                )
 
             loop = asyncio.get_running_loop()
             profile = await loop.run_in_executor(self.server.executor, work)
@@ -138,8 +161,13 @@ class RemoteFeature:
     def _compile_diagnostic(self, uri: str, exc: RemoteError) -> None:
         line = max((exc.line or 1) - 1, 0)
         diag = types.Diagnostic(
-            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0)),
-            message=str(exc), severity=types.DiagnosticSeverity.Error, source="nki-studio remote")
+            range=types.Range(
+                start=types.Position(line=line, character=0), end=types.Position(line=line + 1, character=0)
+            ),
+            message=str(exc),
+            severity=types.DiagnosticSeverity.Error,
+            source="nki-studio remote",
+        )
         self.server.publish_diagnostics(uri, DIAGNOSTIC_OWNER, [diag])
 
 

@@ -48,8 +48,10 @@ COMMAND = "nki-studio.simulate"
 RESULT_NOTIFICATION = "nki/simulationResult"
 HEATMAP_NOTIFICATION = "nki/heatmap"
 SOURCE = "nki-sim"
-REFUSAL = ("nki-studio does not run kernels in an untrusted workspace: simulating executes the kernel's "
-           "Python code. Trust the workspace to enable simulation.")
+REFUSAL = (
+    "nki-studio does not run kernels in an untrusted workspace: simulating executes the kernel's "
+    "Python code. Trust the workspace to enable simulation."
+)
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -62,8 +64,9 @@ class _Parsed:
     specs: list[dict[str, Any]]
 
 
-def _diagnostics(uri: str, path: str, text: str, results: dict[str, dict[str, Any]], encoding: Any,
-                 base_url: str | None) -> list[types.Diagnostic]:
+def _diagnostics(
+    uri: str, path: str, text: str, results: dict[str, dict[str, Any]], encoding: Any, base_url: str | None
+) -> list[types.Diagnostic]:
     """NKI601 spec problems plus the findings of ``results`` (kernel -> last result), as LSP diagnostics."""
     found: list[Finding] = list(comment_findings(text, path))
     if results:
@@ -73,8 +76,9 @@ def _diagnostics(uri: str, path: str, text: str, results: dict[str, dict[str, An
         for name, result in results.items():
             found.extend(result_findings(result, path, kernels.get(name)))
     positions = DocumentPositions(split_lines(text), encoding)
-    return [to_diagnostic(diagnostic_json(f, positions, uri=uri, doc_path=path, base_url=base_url))
-            for f in found]
+    return [
+        to_diagnostic(diagnostic_json(f, positions, uri=uri, doc_path=path, base_url=base_url)) for f in found
+    ]
 
 
 class SimulateFeature:
@@ -197,11 +201,17 @@ class SimulateFeature:
             generation, version = configured.generation, configured.nki_version
         except ConfigError:
             generation, version = DEFAULT_GENERATION, NEWEST_VERSION
-        return Job(path=path, spec=spec, target=(settings.target or generation).value,
-                   nki_version=str(settings.nki_version or version),
-                   memory_bytes=settings.simulation_memory_mb << 20)
+        return Job(
+            path=path,
+            spec=spec,
+            target=(settings.target or generation).value,
+            nki_version=str(settings.nki_version or version),
+            memory_bytes=settings.simulation_memory_mb << 20,
+        )
 
-    def submit(self, uri: str, path: str, kernel: str, spec: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+    def submit(
+        self, uri: str, path: str, kernel: str, spec: dict[str, Any]
+    ) -> asyncio.Future[dict[str, Any]]:
         """Start (superseding any run of the same kernel) and return a future of the published result."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[dict[str, Any]] = loop.create_future()
@@ -214,12 +224,21 @@ class SimulateFeature:
                 prog.report(f"{kernel}: starting")
                 try:
                     return await asyncio.to_thread(
-                        run_job, job, pool=self.pool(), timeout_s=self.server.settings.simulation_timeout_s,
-                        cancelled=lambda: token.cancelled, on_progress=prog.report)
+                        run_job,
+                        job,
+                        pool=self.pool(),
+                        timeout_s=self.server.settings.simulation_timeout_s,
+                        cancelled=lambda: token.cancelled,
+                        on_progress=prog.report,
+                    )
                 except Exception as exc:  # a bug here must not leave the command waiting forever
                     log.exception("simulation of %s failed", kernel)
-                    return {"status": "crashed", "kernel": kernel, "path": path,
-                            "message": f"nki-studio could not run the simulation: {exc}"}
+                    return {
+                        "status": "crashed",
+                        "kernel": kernel,
+                        "path": path,
+                        "message": f"nki-studio could not run the simulation: {exc}",
+                    }
 
         def publish(result: dict[str, Any]) -> None:
             self._on_result(uri, path, kernel, result)
@@ -228,8 +247,13 @@ class SimulateFeature:
 
         def resolve_cancelled() -> None:
             if not done.done():
-                done.set_result({"status": "cancelled", "kernel": kernel,
-                                 "message": f"simulation of {kernel} was cancelled"})
+                done.set_result(
+                    {
+                        "status": "cancelled",
+                        "kernel": kernel,
+                        "message": f"simulation of {kernel} was cancelled",
+                    }
+                )
 
         def superseded() -> None:
             loop.call_soon_threadsafe(resolve_cancelled)
@@ -248,7 +272,9 @@ class SimulateFeature:
             # numpy: imported on first use, not at start-up
             from nki_studio.simulate.heat import estimate_payload
 
-            self.server.notify_client(HEATMAP_NOTIFICATION, estimate_payload(uri, path, kernel, result["cost"]))
+            self.server.notify_client(
+                HEATMAP_NOTIFICATION, estimate_payload(uri, path, kernel, result["cost"])
+            )
         self.refresh_spec_findings(uri)
         caps = self.server.client_capabilities.workspace
         refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
@@ -260,8 +286,9 @@ class SimulateFeature:
         uri = str(args[0]) if args else ""
         kernel = str(args[1]) if len(args) > 1 and args[1] else None
         if not self.server.trusted:
-            self.server.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
-                                                                    message=REFUSAL))
+            self.server.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=REFUSAL)
+            )
             return {"status": "refused", "message": REFUSAL}
         got = self._text(uri)
         if got is None:
@@ -278,7 +305,9 @@ class SimulateFeature:
         except OSError:
             unsaved = False
         if unsaved:  # the worker runs the file on disk, the way the kernel would be imported
-            result.setdefault("warnings", []).append("the document has unsaved changes: the saved file was simulated")
+            result.setdefault("warnings", []).append(
+                "the document has unsaved changes: the saved file was simulated"
+            )
         return result
 
     # ---- editor extras ---------------------------------------------------------------------------------
@@ -305,10 +334,14 @@ class SimulateFeature:
                 line = heat["line"]  # 0-based
                 if not first <= line <= last or line >= len(lines):
                     continue
-                hints.append(types.InlayHint(
-                    position=position(positions.position(line + 1, len(lines[line]) + 1)),
-                    label=inlay_label(heat, "estimate"), padding_left=True,
-                    tooltip="Estimated by the nki-studio cost model from the simulator trace, not measured."))
+                hints.append(
+                    types.InlayHint(
+                        position=position(positions.position(line + 1, len(lines[line]) + 1)),
+                        label=inlay_label(heat, "estimate"),
+                        padding_left=True,
+                        tooltip="Estimated by the nki-studio cost model from the simulator trace, not measured.",
+                    )
+                )
         return hints
 
     def hover(self, params: types.HoverParams) -> types.Hover | None:
@@ -326,12 +359,15 @@ class SimulateFeature:
             payload = estimate_payload(uri, path, kernel, result["cost"])
             for line in payload["lines"]:
                 if line["line"] == params.position.line:
-                    return types.Hover(contents=types.MarkupContent(
-                        kind=types.MarkupKind.Markdown, value=hover_markdown(line, payload)))
+                    return types.Hover(
+                        contents=types.MarkupContent(
+                            kind=types.MarkupKind.Markdown, value=hover_markdown(line, payload)
+                        )
+                    )
         return None
 
     def code_lenses(self, params: types.CodeLensParams) -> list[types.CodeLens] | None:
-        """"Simulate" above every kernel that has a spec, with the last result's status and estimated time."""
+        """ "Simulate" above every kernel that has a spec, with the last result's status and estimated time."""
         uri = params.text_document.uri
         got = self._text(uri)
         if got is None:
@@ -351,12 +387,16 @@ class SimulateFeature:
                     title += f", estimated {fmt_ns(last['cost']['totalNs'])}"
                 title += ")"
             at = types.Position(line=kernel.decorator_line - 1, character=0)
-            lenses.append(types.CodeLens(range=types.Range(start=at, end=at), command=types.Command(
-                title=title, command=COMMAND, arguments=[uri, kernel.name])))
+            lenses.append(
+                types.CodeLens(
+                    range=types.Range(start=at, end=at),
+                    command=types.Command(title=title, command=COMMAND, arguments=[uri, kernel.name]),
+                )
+            )
         return lenses or None
 
     def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        """"Add simulate spec" for a kernel without one, from the value interpreter's inference."""
+        """ "Add simulate spec" for a kernel without one, from the value interpreter's inference."""
         uri = params.text_document.uri
         got = self._text(uri)
         if got is None:
@@ -381,11 +421,14 @@ def _add_spec_action(uri: str, text: str, path: str, kernel: KernelInfo) -> type
     indent = split_lines(text)[kernel.decorator_line - 1]
     indent = indent[: len(indent) - len(indent.lstrip())]
     at = types.Position(line=kernel.decorator_line - 1, character=0)
-    edit = types.TextEdit(range=types.Range(start=at, end=at), new_text=f"{indent}{resolution.spec.to_comment()}\n")
+    edit = types.TextEdit(
+        range=types.Range(start=at, end=at), new_text=f"{indent}{resolution.spec.to_comment()}\n"
+    )
     return types.CodeAction(
         title=f"Add simulate spec for {kernel.name} (shapes inferred from its asserts)",
         kind=types.CodeActionKind.RefactorRewrite,
-        edit=types.WorkspaceEdit(changes={uri: [edit]}))
+        edit=types.WorkspaceEdit(changes={uri: [edit]}),
+    )
 
 
 def _in_pool(server: NkiLanguageServer, provider: Callable[[P], R]) -> Callable[[P], Awaitable[R]]:
@@ -402,15 +445,18 @@ def register(server: NkiLanguageServer) -> None:
     """Wire simulation into the server."""
     feature = SimulateFeature(server)
     server.on_document("open", feature.refresh_spec_findings)
-    server.on_document("change", lambda uri: feature.refresh_spec_findings(
-        uri, server.settings.lint_debounce_ms / 1000.0))
+    server.on_document(
+        "change", lambda uri: feature.refresh_spec_findings(uri, server.settings.lint_debounce_ms / 1000.0)
+    )
     server.on_document("save", feature.on_save)
     server.on_document("close", feature.on_close)
     server.on_settings_changed(feature.on_settings_changed)
     server.add_inlay_hint_provider(feature.inlay_hints)
     server.add_code_lens_provider(_in_pool(server, feature.code_lenses))
     server.add_hover_provider(feature.hover)
-    server.add_code_action_provider(_in_pool(server, feature.code_actions), kinds=[types.CodeActionKind.RefactorRewrite])
+    server.add_code_action_provider(
+        _in_pool(server, feature.code_actions), kinds=[types.CodeActionKind.RefactorRewrite]
+    )
 
     @server.command(COMMAND)
     async def simulate_command(ls: NkiLanguageServer, *args: Any) -> dict[str, Any]:

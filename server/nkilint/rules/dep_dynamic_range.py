@@ -26,24 +26,32 @@ def _fix(ctx: LintContext, loop: ast.For, call: ast.Call) -> Fix | None:
         return None
     step = f", {args[2]}" if len(args) == 3 else ""
     template = f"{nl}.fori_loop({args[0]}, {args[1]}, {{body}}{step})"
-    return loop_to_function_fix(ctx, loop, loop.target.id, template,
-                                "Convert to nl.fori_loop (body becomes a function)")
+    return loop_to_function_fix(
+        ctx, loop, loop.target.id, template, "Convert to nl.fori_loop (body becomes a function)"
+    )
 
 
-@rule(code="NKI202", name="dynamic-range-removed", severity=Severity.WARNING, basis=Basis.STATED,
-      min_version=V06, deprecated=True, fixable=True,
-      summary="`for i in nl.dynamic_range(...)`: deprecated in NKI 0.6, removed in 0.7; use `nl.fori_loop`.",
-      bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, n):\n"
-          "    out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)\n"
-          "    for i in nl.dynamic_range(n):\n"
-          "        nisa.dma_copy(dst=out, src=x.ap([[512, 128], [1, 512]], scalar_offset=i, indirect_dim=0))\n"
-          "    return out\n",
-      good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, n):\n"
-           "    out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)\n\n    def body(i):\n"
-           "        nisa.dma_copy(dst=out, src=x.ap([[512, 128], [1, 512]], scalar_offset=i, indirect_dim=0))\n\n"
-           "    nl.fori_loop(0, n, body)\n    return out\n",
-      sources="deprecations.md §A and §H, nki-0.7.md §2.2 ([RN33], [ANN])",
-      scope_note="Warning (deprecated) on NKI 0.6, error on 0.7 and later (removed). Not reported before 0.6.")
+@rule(
+    code="NKI202",
+    name="dynamic-range-removed",
+    severity=Severity.WARNING,
+    basis=Basis.STATED,
+    min_version=V06,
+    deprecated=True,
+    fixable=True,
+    summary="`for i in nl.dynamic_range(...)`: deprecated in NKI 0.6, removed in 0.7; use `nl.fori_loop`.",
+    bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, n):\n"
+    "    out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)\n"
+    "    for i in nl.dynamic_range(n):\n"
+    "        nisa.dma_copy(dst=out, src=x.ap([[512, 128], [1, 512]], scalar_offset=i, indirect_dim=0))\n"
+    "    return out\n",
+    good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, n):\n"
+    "    out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)\n\n    def body(i):\n"
+    "        nisa.dma_copy(dst=out, src=x.ap([[512, 128], [1, 512]], scalar_offset=i, indirect_dim=0))\n\n"
+    "    nl.fori_loop(0, n, body)\n    return out\n",
+    sources="deprecations.md §A and §H, nki-0.7.md §2.2 ([RN33], [ANN])",
+    scope_note="Warning (deprecated) on NKI 0.6, error on 0.7 and later (removed). Not reported before 0.6.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """`nl.dynamic_range` was deprecated in 0.6.0 (it emits a warning) and removed in 0.7.0, whose tracer
     runs Python once per kernel. The replacement is `nl.fori_loop(lo, hi, body, step)` with the loop body as a
@@ -60,5 +68,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if isinstance(call, ast.Call) and isinstance(loop, ast.For) and loop.iter is call:
             fix = _fix(ctx, loop, call)
             where = call
-        yield ctx.finding("NKI202", where, f"nl.dynamic_range is {what}; use nl.fori_loop(lo, hi, body, step) "
-                                           "with the loop body as a function", severity=severity, fix=fix)
+        yield ctx.finding(
+            "NKI202",
+            where,
+            f"nl.dynamic_range is {what}; use nl.fori_loop(lo, hi, body, step) "
+            "with the loop body as a function",
+            severity=severity,
+            fix=fix,
+        )

@@ -32,21 +32,28 @@ def _rewrite(stmt: ast.Import | ast.ImportFrom) -> str | None:
     return f"from {to_canonical(stmt.module)} import {names}"
 
 
-@rule(code="NKI208", name="legacy-namespace", severity=Severity.WARNING, basis=Basis.STATED, min_version=V02,
-      deprecated=True, fixable=True,
-      summary="Imports from the legacy `neuronxcc.nki` namespace (an error when kernel code uses them, NKI >= 0.4).",
-      bad="import neuronxcc.nki as nki\nimport neuronxcc.nki.isa as nisa\nimport neuronxcc.nki.language as nl\n\n\n"
-          "@nki.jit\ndef kernel(x):\n    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
-          "    nisa.dma_copy(dst=out, src=x)\n    return out\n",
-      good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n"
-           "@nki.jit\ndef kernel(x):\n    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
-           "    nisa.dma_copy(dst=out, src=x)\n    return out\n",
-      sources="deprecations.md §D (namespace deprecated 2.27; inside kernels an error since 0.4.0), "
-              "python-subset.md §6",
-      scope_note="A warning at every legacy import. On NKI >= 0.4 also an error where each kernel (or helper) "
-                 "first uses a legacy name, decorator included: that is what fails to compile. Not reported when "
-                 "the target is `legacy`. The fix (on both) rewrites the import; legacy APIs in the body "
-                 "(nl.arange, masks, value-returning ISA calls) still need migrating by hand.")
+@rule(
+    code="NKI208",
+    name="legacy-namespace",
+    severity=Severity.WARNING,
+    basis=Basis.STATED,
+    min_version=V02,
+    deprecated=True,
+    fixable=True,
+    summary="Imports from the legacy `neuronxcc.nki` namespace (an error when kernel code uses them, NKI >= 0.4).",
+    bad="import neuronxcc.nki as nki\nimport neuronxcc.nki.isa as nisa\nimport neuronxcc.nki.language as nl\n\n\n"
+    "@nki.jit\ndef kernel(x):\n    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+    "    nisa.dma_copy(dst=out, src=x)\n    return out\n",
+    good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n"
+    "@nki.jit\ndef kernel(x):\n    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+    "    nisa.dma_copy(dst=out, src=x)\n    return out\n",
+    sources="deprecations.md §D (namespace deprecated 2.27; inside kernels an error since 0.4.0), "
+    "python-subset.md §6",
+    scope_note="A warning at every legacy import. On NKI >= 0.4 also an error where each kernel (or helper) "
+    "first uses a legacy name, decorator included: that is what fails to compile. Not reported when "
+    "the target is `legacy`. The fix (on both) rewrites the import; legacy APIs in the body "
+    "(nl.arange, masks, value-returning ISA calls) still need migrating by hand.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The `neuronxcc.nki` namespace was deprecated in Neuron 2.27 when `nki` became its own package, and using
     it inside kernels is a compile error since NKI 0.4.0. The quick fix rewrites the import to `nki`,
@@ -60,15 +67,24 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         fix = Fix(f"Replace with `{new}`", (ctx.replace(rec_stmt, new),)) if new else None
         for a in rec_stmt.names:
             fixes.setdefault(a.asname or a.name.split(".")[0], fix)
-        yield ctx.finding("NKI208", rec_stmt, f"legacy namespace {LEGACY_PREFIX} imported; import from "
-                                              "nki / nki.language / nki.isa instead", fix=fix)
+        yield ctx.finding(
+            "NKI208",
+            rec_stmt,
+            f"legacy namespace {LEGACY_PREFIX} imported; import from nki / nki.language / nki.isa instead",
+            fix=fix,
+        )
     if ctx.target.nki_version < V04:
         return
     for node in _first_legacy_uses(ctx):
-        yield ctx.finding("NKI208", node, f"`{node.id}` comes from the legacy namespace {LEGACY_PREFIX}: using it in "
-                                          "kernel code is a compile error since NKI 0.4; import from nki / "
-                                          "nki.language / nki.isa instead", severity=Severity.ERROR,
-                          fix=fixes.get(node.id))
+        yield ctx.finding(
+            "NKI208",
+            node,
+            f"`{node.id}` comes from the legacy namespace {LEGACY_PREFIX}: using it in "
+            "kernel code is a compile error since NKI 0.4; import from nki / "
+            "nki.language / nki.isa instead",
+            severity=Severity.ERROR,
+            fix=fixes.get(node.id),
+        )
 
 
 def _first_legacy_uses(ctx: LintContext) -> list[ast.Name]:
@@ -92,8 +108,12 @@ def _first_legacy_uses(ctx: LintContext) -> list[ast.Name]:
         decorators = [n for d in func.node.decorator_list for n in ast.walk(d)] if func.kernel_legacy else []
         seen: set[str] = set()
         for node in [*decorators, *own.get(id(func.node), ())]:
-            if (isinstance(node, ast.Name) and node.id in legacy_locals and node.id not in seen
-                    and id(node) not in in_annotations):
+            if (
+                isinstance(node, ast.Name)
+                and node.id in legacy_locals
+                and node.id not in seen
+                and id(node) not in in_annotations
+            ):
                 seen.add(node.id)
                 out.append(node)
     return out

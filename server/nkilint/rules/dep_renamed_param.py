@@ -15,12 +15,22 @@ from nki_studio.nkilint.ruleutil import V02, V03, remove_keyword
 # (api, keyword) -> (since, new keyword or None to drop or "" for manual, advice)
 _CHANGES: dict[tuple[str, str], tuple[NkiVersion, str | None, str]] = {
     ("nki.isa.nc_matmul", "is_moving_zero"): (V02, "is_moving_onezero", "renamed in Neuron 2.28"),
-    ("nki.isa.nc_matmul", "psumAccumulateFlag"): (V02, None, "removed in Neuron 2.28 (it had no effect); use "
-                                                             "accumulate="),
+    ("nki.isa.nc_matmul", "psumAccumulateFlag"): (
+        V02,
+        None,
+        "removed in Neuron 2.28 (it had no effect); use accumulate=",
+    ),
     ("nki.isa.register_move", "imm"): (V03, "src", "renamed in NKI 0.3.0"),
-    ("nki.isa.sendrecv", "use_gpsimd_dma"): (V03, "", "replaced in NKI 0.3.0 by dma_engine=nisa.dma_engine.*"),
-    ("nki.isa.dma_copy", "dst_rmw_op"): (V03, "", "removed in NKI 0.3.0; use nisa.dma_compute(dst, [src, dst], "
-                                                  "reduce_op=...)"),
+    ("nki.isa.sendrecv", "use_gpsimd_dma"): (
+        V03,
+        "",
+        "replaced in NKI 0.3.0 by dma_engine=nisa.dma_engine.*",
+    ),
+    ("nki.isa.dma_copy", "dst_rmw_op"): (
+        V03,
+        "",
+        "removed in NKI 0.3.0; use nisa.dma_compute(dst, [src, dst], reduce_op=...)",
+    ),
 }
 
 
@@ -35,26 +45,35 @@ def _sendrecv_fix(ctx: LintContext, call: ast.Call, kw: ast.keyword) -> Fix | No
 
 
 # Parameters removed from every nki.isa call (destination-passing API, NKI 0.2.0) and from nki.language calls.
-_REMOVED_EVERYWHERE = {("nki.isa.", "dtype"): "removed from ISA calls in NKI 0.2 (the output dtype is dst.dtype)",
-                       ("nki.isa.", "mask"): "removed in NKI 0.2; compute in-bounds slices with min() instead",
-                       ("nki.language.", "mask"): "removed in NKI 0.2; compute in-bounds slices with min() instead"}
+_REMOVED_EVERYWHERE = {
+    ("nki.isa.", "dtype"): "removed from ISA calls in NKI 0.2 (the output dtype is dst.dtype)",
+    ("nki.isa.", "mask"): "removed in NKI 0.2; compute in-bounds slices with min() instead",
+    ("nki.language.", "mask"): "removed in NKI 0.2; compute in-bounds slices with min() instead",
+}
 
 
-@rule(code="NKI206", name="removed-isa-parameter", severity=Severity.ERROR, basis=Basis.STATED, min_version=V02,
-      deprecated=True, fixable=True,
-      summary="A removed or renamed `nki.isa`/`nki.language` keyword (`is_moving_zero`, `psumAccumulateFlag`, "
-              "`imm`, `use_gpsimd_dma`, `dst_rmw_op`, `dtype=` on ISA calls, `mask=`).",
-      bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(a, b):\n"
-          "    psum = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)\n"
-          "    nisa.nc_matmul(dst=psum, stationary=a, moving=b, is_moving_zero=True)\n"
-          "    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    return out\n",
-      good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(a, b):\n"
-           "    psum = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)\n"
-           "    nisa.nc_matmul(dst=psum, stationary=a, moving=b, is_moving_onezero=True)\n"
-           "    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    return out\n",
-      sources="deprecations.md §C (nc_matmul 2.28, register_move/sendrecv/dma_copy 0.3.0), isa.md §0.1 (no dtype=/mask=)",
-      scope_note="`dtype=` on ISA calls and `mask=` are warnings: the 0.6 docs say they were removed in 0.2, but "
-                 "nki-library (written for NKI >= 0.3) still passes `dtype=` to `nisa.scalar_tensor_tensor`.")
+@rule(
+    code="NKI206",
+    name="removed-isa-parameter",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    min_version=V02,
+    deprecated=True,
+    fixable=True,
+    summary="A removed or renamed `nki.isa`/`nki.language` keyword (`is_moving_zero`, `psumAccumulateFlag`, "
+    "`imm`, `use_gpsimd_dma`, `dst_rmw_op`, `dtype=` on ISA calls, `mask=`).",
+    bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(a, b):\n"
+    "    psum = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)\n"
+    "    nisa.nc_matmul(dst=psum, stationary=a, moving=b, is_moving_zero=True)\n"
+    "    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    return out\n",
+    good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(a, b):\n"
+    "    psum = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)\n"
+    "    nisa.nc_matmul(dst=psum, stationary=a, moving=b, is_moving_onezero=True)\n"
+    "    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)\n    return out\n",
+    sources="deprecations.md §C (nc_matmul 2.28, register_move/sendrecv/dma_copy 0.3.0), isa.md §0.1 (no dtype=/mask=)",
+    scope_note="`dtype=` on ISA calls and `mask=` are warnings: the 0.6 docs say they were removed in 0.2, but "
+    "nki-library (written for NKI >= 0.3) still passes `dtype=` to `nisa.scalar_tensor_tensor`.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """These keywords no longer exist in `nki.isa`, so the call fails. Renames are fixed automatically
     (`is_moving_zero` -> `is_moving_onezero`, `imm` -> `src`, `use_gpsimd_dma=True` -> `dma_engine=...`);
@@ -63,16 +82,23 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if not isinstance(node, ast.Call) or not node.keywords:
             continue
         api = ctx.aliases.canonical(node.func)
-        if api is None or not api.startswith(("nki.isa.", "nki.language.")) or is_legacy(
-                ctx.aliases.resolve(node.func) or ""):
+        if (
+            api is None
+            or not api.startswith(("nki.isa.", "nki.language."))
+            or is_legacy(ctx.aliases.resolve(node.func) or "")
+        ):
             continue  # legacy neuronxcc.nki code is NKI208's business
         for kw in node.keywords:
             for (prefix, name), advice in _REMOVED_EVERYWHERE.items():
                 if kw.arg == name and api.startswith(prefix):
                     # Warning, not error: nki-library (NKI >= 0.3) still passes dtype= to
                     # nisa.scalar_tensor_tensor in moe_cte_utils.py, so the removal is not certain in practice.
-                    yield ctx.finding("NKI206", kw, f"{api.rsplit('.', 1)[1]}({name}=...): {advice}",
-                                      severity=Severity.WARNING)
+                    yield ctx.finding(
+                        "NKI206",
+                        kw,
+                        f"{api.rsplit('.', 1)[1]}({name}=...): {advice}",
+                        severity=Severity.WARNING,
+                    )
             change = _CHANGES.get((api, kw.arg or ""))
             if change is None:
                 continue

@@ -13,14 +13,21 @@ from nki_studio.nkilint.ruleutil import V03, nl_alias_for
 _BUFFERS = {"sbuf", "psum", "hbm", "private_hbm", "shared_hbm"}
 
 
-@rule(code="NKI210", name="string-buffer", severity=Severity.ERROR, basis=Basis.STATED, min_version=V03,
-      deprecated=True, fixable=True,
-      summary="A buffer given as a string (`buffer='sbuf'`) instead of `nl.sbuf` / `nl.psum` / `nl.shared_hbm`.",
-      bad="import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
-          "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=\"shared_hbm\")\n    return out\n",
-      good="import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
-           "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
-      sources="deprecations.md §B (string buffers: error since 0.3.0), language.md §1")
+@rule(
+    code="NKI210",
+    name="string-buffer",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    min_version=V03,
+    deprecated=True,
+    fixable=True,
+    summary="A buffer given as a string (`buffer='sbuf'`) instead of `nl.sbuf` / `nl.psum` / `nl.shared_hbm`.",
+    bad="import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
+    '    out = nl.ndarray(x.shape, dtype=x.dtype, buffer="shared_hbm")\n    return out\n',
+    good="import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
+    sources="deprecations.md §B (string buffers: error since 0.3.0), language.md §1",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Since 0.3.0 buffers must be memory-region objects (`nl.sbuf`, `nl.psum`, `nl.hbm`, `nl.private_hbm`,
     `nl.shared_hbm`); the string names are rejected. The quick fix substitutes the object."""
@@ -37,6 +44,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 fix = None
                 if value in _BUFFERS and nl is not None:
                     fix = Fix(f"Replace with {nl}.{value}", (ctx.replace(kw.value, f"{nl}.{value}"),))
-                yield ctx.finding("NKI210", kw.value, f"buffer={kw.value.value!r} is a string; since NKI 0.3 buffers "
-                                                      f"are objects such as nl.{value if value in _BUFFERS else 'sbuf'}",
-                                  fix=fix)
+                yield ctx.finding(
+                    "NKI210",
+                    kw.value,
+                    f"buffer={kw.value.value!r} is a string; since NKI 0.3 buffers "
+                    f"are objects such as nl.{value if value in _BUFFERS else 'sbuf'}",
+                    fix=fix,
+                )

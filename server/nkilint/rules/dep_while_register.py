@@ -13,21 +13,28 @@ from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V06, V07, kinds, own_nodes
 
 
-@rule(code="NKI203", name="while-register-removed", severity=Severity.WARNING, basis=Basis.STATED,
-      min_version=V06, deprecated=True, fixable=True,
-      summary="`while <VirtualRegister>:` loops: deprecated in NKI 0.6, removed in 0.7; use `nl.while_loop`.",
-      bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, flag_sb):\n"
-          "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    reg = nisa.register_alloc()\n"
-          "    nisa.register_load(reg, flag_sb)\n    while reg:\n        nisa.dma_copy(dst=out, src=x)\n"
-          "        nisa.register_load(reg, flag_sb)\n    return out\n",
-      good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, flag_sb):\n"
-           "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    reg = nisa.register_alloc()\n"
-           "    nisa.register_load(reg, flag_sb)\n\n    def again(r):\n        nisa.dma_copy(dst=out, src=x)\n"
-           "        nisa.register_load(r, flag_sb)\n        return r\n\n    nl.while_loop(reg, again)\n"
-           "    return out\n",
-      sources="deprecations.md §A and §H, nki-0.7.md §2.2",
-      scope_note="Warning (deprecated) on NKI 0.6, error on 0.7 and later. The register is recognised when it "
-                 "comes from `nisa.register_alloc()` (or `nisa.scalar_load`) in the same function.")
+@rule(
+    code="NKI203",
+    name="while-register-removed",
+    severity=Severity.WARNING,
+    basis=Basis.STATED,
+    min_version=V06,
+    deprecated=True,
+    fixable=True,
+    summary="`while <VirtualRegister>:` loops: deprecated in NKI 0.6, removed in 0.7; use `nl.while_loop`.",
+    bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, flag_sb):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    reg = nisa.register_alloc()\n"
+    "    nisa.register_load(reg, flag_sb)\n    while reg:\n        nisa.dma_copy(dst=out, src=x)\n"
+    "        nisa.register_load(reg, flag_sb)\n    return out\n",
+    good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, flag_sb):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    reg = nisa.register_alloc()\n"
+    "    nisa.register_load(reg, flag_sb)\n\n    def again(r):\n        nisa.dma_copy(dst=out, src=x)\n"
+    "        nisa.register_load(r, flag_sb)\n        return r\n\n    nl.while_loop(reg, again)\n"
+    "    return out\n",
+    sources="deprecations.md §A and §H, nki-0.7.md §2.2",
+    scope_note="Warning (deprecated) on NKI 0.6, error on 0.7 and later. The register is recognised when it "
+    "comes from `nisa.register_alloc()` (or `nisa.scalar_load`) in the same function.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The register-conditioned `while` of the 0.2-0.6 parser was deprecated in 0.6.0 and removed in 0.7.0
     (under the tracer `bool(register)` raises TypeError). `nl.while_loop(reg, body)` runs `body(reg)` while the
@@ -41,15 +48,30 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if Kind.REGISTER not in k.kinds.values():
             continue
         for node in own_nodes(ctx, func):
-            if not (isinstance(node, ast.While) and isinstance(node.test, ast.Name)
-                    and k.of(node.test) is Kind.REGISTER):
+            if not (
+                isinstance(node, ast.While)
+                and isinstance(node.test, ast.Name)
+                and k.of(node.test) is Kind.REGISTER
+            ):
                 continue
             reg = node.test.id
             nl = ctx.aliases.locals_for("nki.language")
             fix = None
             if nl:
-                fix = loop_to_function_fix(ctx, node, reg, f"{nl[0]}.while_loop({reg}, {{body}})",
-                                           "Convert to nl.while_loop (body becomes a function)", returns=reg)
-            yield ctx.finding("NKI203", ctx.head_span(node), f"`while {reg}:` on a register is {what}; use "
-                                                             f"nl.while_loop({reg}, body) where body returns the "
-                                                             "next condition register", severity=severity, fix=fix)
+                fix = loop_to_function_fix(
+                    ctx,
+                    node,
+                    reg,
+                    f"{nl[0]}.while_loop({reg}, {{body}})",
+                    "Convert to nl.while_loop (body becomes a function)",
+                    returns=reg,
+                )
+            yield ctx.finding(
+                "NKI203",
+                ctx.head_span(node),
+                f"`while {reg}:` on a register is {what}; use "
+                f"nl.while_loop({reg}, body) where body returns the "
+                "next condition register",
+                severity=severity,
+                fix=fix,
+            )

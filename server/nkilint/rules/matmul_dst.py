@@ -10,7 +10,9 @@ from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls
 
-BAD = kernel_example("a, b", """
+BAD = kernel_example(
+    "a, b",
+    """
 out = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.shared_hbm)
 lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
 rhs = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.sbuf)
@@ -22,18 +24,27 @@ res = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.sbuf)
 nisa.tensor_copy(dst=res, src=acc)
 nisa.dma_copy(dst=out, src=res)
 return out
-""")
+""",
+)
 
-GOOD = BAD.replace("acc = nl.ndarray((128, 512), dtype=nl.bfloat16", "acc = nl.ndarray((128, 512), dtype=nl.float32")
+GOOD = BAD.replace(
+    "acc = nl.ndarray((128, 512), dtype=nl.bfloat16", "acc = nl.ndarray((128, 512), dtype=nl.float32"
+)
 
 
-@rule(code="NKI502", name="matmul-dst-dtype", severity=Severity.ERROR, basis=Basis.STATED,
-      summary="nc_matmul writes PSUM in float32 only (float32 or bfloat16 on trn3); other dst dtypes are "
-              "rejected.",
-      bad=BAD, good=GOOD,
-      sources="isa.md §1.1 (dst dtype float32 on v2/v3, float32 or bfloat16 on v4), hardware.md §1 "
-              "(matmul output dtype)",
-      scope_note="Per generation; transpose mode (is_transpose=True) may write fp16/bf16 and is not checked.")
+@rule(
+    code="NKI502",
+    name="matmul-dst-dtype",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    summary="nc_matmul writes PSUM in float32 only (float32 or bfloat16 on trn3); other dst dtypes are "
+    "rejected.",
+    bad=BAD,
+    good=GOOD,
+    sources="isa.md §1.1 (dst dtype float32 on v2/v3, float32 or bfloat16 on v4), hardware.md §1 "
+    "(matmul output dtype)",
+    scope_note="Per generation; transpose mode (is_transpose=True) may write fp16/bf16 and is not checked.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Report nc_matmul calls whose dst dtype is known and not a PSUM matmul output dtype of the target."""
     allowed = ctx.target.limits.psum_dst_dtypes
@@ -44,6 +55,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         dst = call.operands.get("dst")
         if not isinstance(dst, TensorVal) or dst.dtype is None or dst.dtype.name in allowed:
             continue
-        message = (f"nc_matmul dst dtype is {dst.dtype.name}; on {ctx.target.generation.value} the matmul "
-                   f"output in PSUM must be {' or '.join(allowed)} (cast when copying out of PSUM instead)")
+        message = (
+            f"nc_matmul dst dtype is {dst.dtype.name}; on {ctx.target.generation.value} the matmul "
+            f"output in PSUM must be {' or '.join(allowed)} (cast when copying out of PSUM instead)"
+        )
         yield ctx.finding("NKI502", span, message, related=related)

@@ -10,7 +10,9 @@ from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls, explain
 
-BAD = kernel_example("a, b", """
+BAD = kernel_example(
+    "a, b",
+    """
 out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
 lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
 rhs = nl.ndarray((128, 1024), dtype=nl.bfloat16, buffer=nl.sbuf)
@@ -22,9 +24,12 @@ res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
 nisa.tensor_copy(dst=res, src=acc)
 nisa.dma_copy(dst=out, src=res)
 return out
-""")
+""",
+)
 
-GOOD = kernel_example("a, b", """
+GOOD = kernel_example(
+    "a, b",
+    """
 out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
 lhs = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
 rhs = nl.ndarray((128, 1024), dtype=nl.bfloat16, buffer=nl.sbuf)
@@ -37,7 +42,8 @@ for j in range(2):
     nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=acc)
 nisa.dma_copy(dst=out, src=res)
 return out
-""")
+""",
+)
 
 
 def _free_size(t: TensorVal) -> int | None:
@@ -60,14 +66,20 @@ def _special_mode(operands: dict[str, object]) -> bool:
     return not (transpose is None or isinstance(transpose, Const))
 
 
-@rule(code="NKI501", name="matmul-size-limit", severity=Severity.ERROR, basis=Basis.STATED,
-      summary="nc_matmul contraction K > 128, stationary free size M > 128, moving free size N above the "
-              "generation's limit (512 on trn1/trn2; 4096 fp32 / 8192 bf16 dst on trn3), or K differs.",
-      bad=BAD, good=GOOD,
-      sources="isa.md §1.1 (nc_matmul limits per generation), language.md §7 (nl.matmul: x free <= 128, "
-              "y free <= 512), hardware.md §1 (Tensor Engine 128x128, moving free size)",
-      scope_note="Per generation. perf_mode=double_row and is_transpose=True calls are not checked; M and N are "
-                 "checked on 2-D operands only (how 3-D+ operands map onto M/N is not documented).")
+@rule(
+    code="NKI501",
+    name="matmul-size-limit",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    summary="nc_matmul contraction K > 128, stationary free size M > 128, moving free size N above the "
+    "generation's limit (512 on trn1/trn2; 4096 fp32 / 8192 bf16 dst on trn3), or K differs.",
+    bad=BAD,
+    good=GOOD,
+    sources="isa.md §1.1 (nc_matmul limits per generation), language.md §7 (nl.matmul: x free <= 128, "
+    "y free <= 512), hardware.md §1 (Tensor Engine 128x128, moving free size)",
+    scope_note="Per generation. perf_mode=double_row and is_transpose=True calls are not checked; M and N are "
+    "checked on 2-D operands only (how 3-D+ operands map onto M/N is not documented).",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Check K, M, N of every nc_matmul whose operand shapes are known."""
     limits = ctx.target.limits
@@ -84,8 +96,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 if k is not None:
                     k_values.append(k)
                     if k > limits.matmul_contraction_max:
-                        problems.append(f"{role} partition (contraction K) {explain(t.dim(0))} > "
-                                        f"{limits.matmul_contraction_max}")
+                        problems.append(
+                            f"{role} partition (contraction K) {explain(t.dim(0))} > "
+                            f"{limits.matmul_contraction_max}"
+                        )
         if len(k_values) == 2 and k_values[0] != k_values[1]:
             problems.append(f"stationary K={k_values[0]} and moving K={k_values[1]} differ")
         if isinstance(stationary, TensorVal):
@@ -97,8 +111,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             bf16_dst = isinstance(dst, TensorVal) and dst.dtype is not None and dst.dtype.name == "bfloat16"
             n_max = limits.matmul_moving_free_max_bf16 if bf16_dst else limits.matmul_moving_free_max_fp32
             if n is not None and n > n_max:
-                problems.append(f"moving free size N={n} > {n_max} on {ctx.target.generation.value}"
-                                f"{' with a bf16 dst' if bf16_dst else ''}")
+                problems.append(
+                    f"moving free size N={n} > {n_max} on {ctx.target.generation.value}"
+                    f"{' with a bf16 dst' if bf16_dst else ''}"
+                )
         if problems:
             yield ctx.finding("NKI501", span, "nc_matmul: " + "; ".join(problems), related=related)
     yield from _check_nl_matmul(ctx)

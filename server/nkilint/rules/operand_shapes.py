@@ -11,7 +11,9 @@ from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls, describe_tensor, explain, on_chip_tensor
 
-BAD = kernel_example("a, b", """
+BAD = kernel_example(
+    "a, b",
+    """
 out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
 x = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
 y = nl.ndarray((64, 512), dtype=nl.float32, buffer=nl.sbuf)
@@ -21,20 +23,27 @@ z = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
 nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
 nisa.dma_copy(dst=out, src=z)
 return out
-""")
+""",
+)
 
 GOOD = BAD.replace("y = nl.ndarray((64, 512)", "y = nl.ndarray((128, 512)")
 
 
-@rule(code="NKI503", name="operand-shape-mismatch", severity=Severity.ERROR, basis=Basis.STATED,
-      summary="tensor_tensor, tensor_copy, activation, tensor_scalar and friends need every tensor operand "
-              "to span the same partitions and the same number of elements per partition (reductions such as "
-              "tensor_reduce, bn_stats, max8: the same partitions).",
-      bad=BAD, good=GOOD,
-      sources="isa.md §0.2 (same partition count and elements per partition), §2.1-§2.2, §3.1-§3.14, "
-              "§3.16-§3.17, §3.21; hardware.md §4 rule 3",
-      scope_note="Only SBUF/PSUM operands whose shapes the interpreter computed are compared; no "
-                 "broadcasting exists for these instructions (use tensor_scalar with a (P, 1) operand).")
+@rule(
+    code="NKI503",
+    name="operand-shape-mismatch",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    summary="tensor_tensor, tensor_copy, activation, tensor_scalar and friends need every tensor operand "
+    "to span the same partitions and the same number of elements per partition (reductions such as "
+    "tensor_reduce, bn_stats, max8: the same partitions).",
+    bad=BAD,
+    good=GOOD,
+    sources="isa.md §0.2 (same partition count and elements per partition), §2.1-§2.2, §3.1-§3.14, "
+    "§3.16-§3.17, §3.21; hardware.md §4 rule 3",
+    scope_note="Only SBUF/PSUM operands whose shapes the interpreter computed are compared; no "
+    "broadcasting exists for these instructions (use tensor_scalar with a (P, 1) operand).",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Compare partition dims and free sizes of the data operands of element-wise instructions."""
     roles = {**SAME_SHAPE_OPERANDS, **SAME_PARTITION_OPERANDS}
@@ -44,11 +53,14 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         problems: list[str] = []
         parts = [(role, t) for role, t in known if const_int(t.dim(0)) is not None]
         if len({const_int(t.dim(0)) for _, t in parts}) > 1:
-            problems.append("partition dims differ: " + ", ".join(
-                f"{role} {explain(t.dim(0))}" for role, t in parts))
+            problems.append(
+                "partition dims differ: " + ", ".join(f"{role} {explain(t.dim(0))}" for role, t in parts)
+            )
         frees = [(role, t.free_elems()) for role, t in known if t.free_elems() is not None]
         if call.api in SAME_SHAPE_OPERANDS and len({n for _, n in frees}) > 1:
             problems.append("elements per partition differ: " + ", ".join(f"{role} {n}" for role, n in frees))
         if problems:
             shapes = ", ".join(f"{role} {describe_tensor(t)}" for role, t in known)
-            yield ctx.finding("NKI503", span, f"{call.api}: {'; '.join(problems)} ({shapes})", related=related)
+            yield ctx.finding(
+                "NKI503", span, f"{call.api}: {'; '.join(problems)} ({shapes})", related=related
+            )

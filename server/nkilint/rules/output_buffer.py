@@ -11,11 +11,14 @@ from nki_studio.nkilint.findings import Finding, Related, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import place, roots
 
-BAD = kernel_example("a", """
+BAD = kernel_example(
+    "a",
+    """
 out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.hbm)
 nisa.dma_copy(dst=out, src=a)
 return out
-""")
+""",
+)
 
 GOOD = BAD.replace("buffer=nl.hbm", "buffer=nl.shared_hbm")
 
@@ -28,13 +31,20 @@ def _returned(value: Value) -> Iterator[TensorVal]:
             yield from _returned(item)
 
 
-@rule(code="NKI505", name="output-not-shared-hbm", severity=Severity.ERROR, basis=Basis.STATED,
-      summary="Kernel outputs must be allocated in nl.shared_hbm; an output in nl.hbm / nl.private_hbm does "
-              "not compile since NKI 0.3.0.",
-      bad=BAD, good=GOOD, min_version=NkiVersion(0, 3),
-      sources="language.md §1 (kernel outputs must be allocated in nl.shared_hbm, [MIG] 0.3.0)",
-      scope_note="NKI 0.3 and later; legacy neuronxcc.nki kernels are not checked. Tensors returned from "
-                 "SBUF/PSUM are not reported: jit functions composed into other kernels return tiles.")
+@rule(
+    code="NKI505",
+    name="output-not-shared-hbm",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    summary="Kernel outputs must be allocated in nl.shared_hbm; an output in nl.hbm / nl.private_hbm does "
+    "not compile since NKI 0.3.0.",
+    bad=BAD,
+    good=GOOD,
+    min_version=NkiVersion(0, 3),
+    sources="language.md §1 (kernel outputs must be allocated in nl.shared_hbm, [MIG] 0.3.0)",
+    scope_note="NKI 0.3 and later; legacy neuronxcc.nki kernels are not checked. Tensors returned from "
+    "SBUF/PSUM are not reported: jit functions composed into other kernels return tiles.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Report the allocation of each returned tensor whose buffer is known and not shared_hbm."""
     seen: set[int] = set()
@@ -52,7 +62,13 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 where = place(ctx, alloc.path, alloc.span, alloc.call_chain)
                 if where is None:
                     continue
-                message = (f"'{root.name}' returns {alloc.name or 'a tensor'} allocated in {alloc.buffer}; "
-                           f"kernel outputs must be allocated with buffer=nl.shared_hbm")
-                yield ctx.finding("NKI505", where[0], message,
-                                  related=(Related(root.path, root.span, "the kernel"), *where[1]))
+                message = (
+                    f"'{root.name}' returns {alloc.name or 'a tensor'} allocated in {alloc.buffer}; "
+                    f"kernel outputs must be allocated with buffer=nl.shared_hbm"
+                )
+                yield ctx.finding(
+                    "NKI505",
+                    where[0],
+                    message,
+                    related=(Related(root.path, root.span, "the kernel"), *where[1]),
+                )

@@ -9,7 +9,7 @@ from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.value_findings import describe_tensor, explain, place, roots
 
-BAD = '''import nki
+BAD = """import nki
 import nki.language as nl
 import nki.isa as nisa
 
@@ -23,9 +23,9 @@ def kernel(a):
     nisa.dma_copy(dst=buf, src=a)
     nisa.dma_copy(dst=out, src=buf[0:128, :])
     return out
-'''
+"""
 
-GOOD = '''import nki
+GOOD = """import nki
 import nki.language as nl
 import nki.isa as nisa
 
@@ -40,14 +40,20 @@ def kernel(a):
         nisa.dma_copy(dst=buf, src=a[i * TILE:(i + 1) * TILE, :])
         nisa.dma_copy(dst=out[i * TILE:(i + 1) * TILE, :], src=buf)
     return out
-'''
+"""
 
 
-@rule(code="NKI301", name="partition-dim-too-large", severity=Severity.ERROR, basis=Basis.STATED,
-      summary="An SBUF/PSUM tensor, view or ISA operand spans more partitions than the target has (128).",
-      bad=BAD, good=GOOD,
-      sources="language.md §5.1 (partition dim at index 0, at most 128); isa.md §0.2 (NKI 0.6 raises a "
-              "verification error); hardware.md §1, §5 (tile_size.pmax == 128 on every generation)")
+@rule(
+    code="NKI301",
+    name="partition-dim-too-large",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    summary="An SBUF/PSUM tensor, view or ISA operand spans more partitions than the target has (128).",
+    bad=BAD,
+    good=GOOD,
+    sources="language.md §5.1 (partition dim at index 0, at most 128); isa.md §0.2 (NKI 0.6 raises a "
+    "verification error); hardware.md §1, §5 (tile_size.pmax == 128 on every generation)",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Report each on-chip allocation or view whose computed partition dim exceeds ``nl.tile_size.pmax``."""
     pmax = ctx.target.limits.pmax
@@ -69,7 +75,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             if event.what == "allocation" and storage is not None:
                 reported_storage.add(id(storage))
             dim = explain(event.tensor.dim(0))
-            message = (f"partition dim {dim} > {pmax} partitions of {ctx.target.generation.value} in this "
-                       f"{event.what} {describe_tensor(event.tensor)}; tile the partition axis into chunks of "
-                       f"at most {pmax}")
+            message = (
+                f"partition dim {dim} > {pmax} partitions of {ctx.target.generation.value} in this "
+                f"{event.what} {describe_tensor(event.tensor)}; tile the partition axis into chunks of "
+                f"at most {pmax}"
+            )
             yield ctx.finding("NKI301", span, message, related=related)

@@ -10,7 +10,9 @@ from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import format_bytes, place, roots
 
-BAD = kernel_example("a", """
+BAD = kernel_example(
+    "a",
+    """
 acc = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)
 nisa.memset(dst=acc, value=0.0)
 out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
@@ -18,9 +20,12 @@ res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
 nisa.tensor_copy(dst=res, src=acc)
 nisa.dma_copy(dst=out, src=res)
 return out
-""")
+""",
+)
 
-GOOD = kernel_example("a", """
+GOOD = kernel_example(
+    "a",
+    """
 out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
 res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.sbuf)
 for j in range(2):
@@ -29,16 +34,23 @@ for j in range(2):
     nisa.tensor_copy(dst=res[:, j * 512:(j + 1) * 512], src=acc)
 nisa.dma_copy(dst=out, src=res)
 return out
-""")
+""",
+)
 
 
-@rule(code="NKI403", name="psum-tile-exceeds-bank", severity=Severity.WARNING, basis=Basis.INFERRED,
-      summary="A PSUM tile needs more than one 2 KiB bank per partition (512 fp32); only trn3 matmul "
-              "outputs may span banks.",
-      bad=BAD, good=GOOD,
-      sources="hardware.md §1 (bank = 2 KiB = 512 fp32), §5 linter guidance; isa.md §1.1 (v4 nc_matmul N up "
-              "to 4096/8192 spans all 8 banks)",
-      scope_note="Warning (inferred guidance). On trn3 a tile used as an nc_matmul destination is exempt.")
+@rule(
+    code="NKI403",
+    name="psum-tile-exceeds-bank",
+    severity=Severity.WARNING,
+    basis=Basis.INFERRED,
+    summary="A PSUM tile needs more than one 2 KiB bank per partition (512 fp32); only trn3 matmul "
+    "outputs may span banks.",
+    bad=BAD,
+    good=GOOD,
+    sources="hardware.md §1 (bank = 2 KiB = 512 fp32), §5 linter guidance; isa.md §1.1 (v4 nc_matmul N up "
+    "to 4096/8192 spans all 8 banks)",
+    scope_note="Warning (inferred guidance). On trn3 a tile used as an nc_matmul destination is exempt.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Report PSUM allocations whose bytes per partition exceed one bank."""
     limits = ctx.target.limits
@@ -54,7 +66,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             if where is None or (where[0].line, where[0].column) in seen:
                 continue
             seen.add((where[0].line, where[0].column))
-            message = (f"PSUM tile {alloc.shape_text()} {alloc.dtype.name if alloc.dtype else '(dtype unknown)'} needs "
-                       f"{'' if alloc.dtype else 'at least '}{format_bytes(size)} per partition, more than one {format_bytes(limits.psum_bank_bytes)} "
-                       f"bank; split the free dim into chunks of at most {limits.psum_bank_bytes} bytes")
+            message = (
+                f"PSUM tile {alloc.shape_text()} {alloc.dtype.name if alloc.dtype else '(dtype unknown)'} needs "
+                f"{'' if alloc.dtype else 'at least '}{format_bytes(size)} per partition, more than one {format_bytes(limits.psum_bank_bytes)} "
+                f"bank; split the free dim into chunks of at most {limits.psum_bank_bytes} bytes"
+            )
             yield ctx.finding("NKI403", where[0], message, related=where[1])

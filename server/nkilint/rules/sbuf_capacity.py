@@ -10,7 +10,9 @@ from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import format_bytes, live_summary, peak_over, roots
 
-BAD = kernel_example("a", """
+BAD = kernel_example(
+    "a",
+    """
 out = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.shared_hbm)
 x = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
 y = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.sbuf)
@@ -20,9 +22,12 @@ nisa.tensor_copy(dst=y, src=x)
 nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
 nisa.dma_copy(dst=out, src=z)
 return out
-""")
+""",
+)
 
-GOOD = kernel_example("a", """
+GOOD = kernel_example(
+    "a",
+    """
 out = nl.ndarray((128, 24576), dtype=nl.float32, buffer=nl.shared_hbm)
 for i in range(3):
     x = nl.ndarray((128, 8192), dtype=nl.float32, buffer=nl.sbuf)
@@ -31,17 +36,24 @@ for i in range(3):
     nisa.tensor_tensor(dst=y, data1=x, data2=x, op=nl.add)
     nisa.dma_copy(dst=out[:, i * 8192:(i + 1) * 8192], src=y)
 return out
-""")
+""",
+)
 
 
-@rule(code="NKI401", name="sbuf-capacity-exceeded", severity=Severity.WARNING, basis=Basis.INFERRED,
-      summary="SBUF tensors live at the same time need more bytes per partition than the target's SBUF "
-              "(192/224/256 KiB on trn1/trn2/trn3).",
-      bad=BAD, good=GOOD,
-      sources="hardware.md §1 (SBUF per partition), §5 linter guidance (per-partition budgets, reserved "
-              "margin; the usable size is not published)",
-      scope_note="Warning: the budget and the liveness model (allocation to last use) are inferred; the "
-                 "compiler may spill. Unknown sizes count as zero, so the reported use is a lower bound.")
+@rule(
+    code="NKI401",
+    name="sbuf-capacity-exceeded",
+    severity=Severity.WARNING,
+    basis=Basis.INFERRED,
+    summary="SBUF tensors live at the same time need more bytes per partition than the target's SBUF "
+    "(192/224/256 KiB on trn1/trn2/trn3).",
+    bad=BAD,
+    good=GOOD,
+    sources="hardware.md §1 (SBUF per partition), §5 linter guidance (per-partition budgets, reserved "
+    "margin; the usable size is not published)",
+    scope_note="Warning: the budget and the liveness model (allocation to last use) are inferred; the "
+    "compiler may spill. Unknown sizes count as zero, so the reported use is a lower bound.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Report where the live SBUF bytes per partition first reach a peak above the budget."""
     limits = ctx.target.limits
@@ -52,9 +64,14 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if found is None:
             continue
         top, span, related = found
-        margin = (f" ({format_bytes(limits.sbuf_bytes_per_partition)} minus {format_bytes(reserved)} reserved)"
-                  if reserved else "")
-        message = (f"SBUF use reaches at least {format_bytes(top.amount)} per partition here in "
-                   f"'{root.name}', over the {format_bytes(budget)} of {ctx.target.generation.value}{margin}; "
-                   f"live: {live_summary(top.live)}")
+        margin = (
+            f" ({format_bytes(limits.sbuf_bytes_per_partition)} minus {format_bytes(reserved)} reserved)"
+            if reserved
+            else ""
+        )
+        message = (
+            f"SBUF use reaches at least {format_bytes(top.amount)} per partition here in "
+            f"'{root.name}', over the {format_bytes(budget)} of {ctx.target.generation.value}{margin}; "
+            f"live: {live_summary(top.live)}"
+        )
         yield ctx.finding("NKI401", span, message, related=related)

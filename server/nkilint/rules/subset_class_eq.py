@@ -23,20 +23,26 @@ def _identity_eq_classes(ctx: LintContext) -> set[str]:
     return out
 
 
-@rule(code="NKI125", name="user-class-equality", severity=Severity.WARNING, basis=Basis.STATED, min_version=V07,
-      summary="`==`/`!=` between two instances of a user class without `__eq__` (structural in 0.6, identity in "
-              "0.7).",
-      bad="import nki\nimport nki.language as nl\n\n\nclass Tile(nl.NKIObject):\n    def __init__(self, rows):\n"
-          "        self.rows = rows\n\n\n@nki.jit\ndef kernel(x):\n    a = Tile(128)\n    b = Tile(128)\n"
-          "    rows = 128 if a == b else 64\n"
-          "    out = nl.ndarray((rows, 4), dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
-      good="import nki\nimport nki.language as nl\n\n\nclass Tile(nl.NKIObject):\n    def __init__(self, rows):\n"
-           "        self.rows = rows\n\n\n@nki.jit\ndef kernel(x):\n    a = Tile(128)\n    b = Tile(128)\n"
-           "    rows = 128 if a.rows == b.rows else 64\n"
-           "    out = nl.ndarray((rows, 4), dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
-      sources="nki-0.7.md §2.1 and §3.3 nki07-user-class-eq ([ANN]: \"can behave differently\"; mechanics inferred)",
-      scope_note="NKI 0.7 and later. Only instances created in the same function from a class of this file are "
-                 "recognised.")
+@rule(
+    code="NKI125",
+    name="user-class-equality",
+    severity=Severity.WARNING,
+    basis=Basis.STATED,
+    min_version=V07,
+    summary="`==`/`!=` between two instances of a user class without `__eq__` (structural in 0.6, identity in "
+    "0.7).",
+    bad="import nki\nimport nki.language as nl\n\n\nclass Tile(nl.NKIObject):\n    def __init__(self, rows):\n"
+    "        self.rows = rows\n\n\n@nki.jit\ndef kernel(x):\n    a = Tile(128)\n    b = Tile(128)\n"
+    "    rows = 128 if a == b else 64\n"
+    "    out = nl.ndarray((rows, 4), dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
+    good="import nki\nimport nki.language as nl\n\n\nclass Tile(nl.NKIObject):\n    def __init__(self, rows):\n"
+    "        self.rows = rows\n\n\n@nki.jit\ndef kernel(x):\n    a = Tile(128)\n    b = Tile(128)\n"
+    "    rows = 128 if a.rows == b.rows else 64\n"
+    "    out = nl.ndarray((rows, 4), dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
+    sources='nki-0.7.md §2.1 and §3.3 nki07-user-class-eq ([ANN]: "can behave differently"; mechanics inferred)',
+    scope_note="NKI 0.7 and later. Only instances created in the same function from a class of this file are "
+    "recognised.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """NKI 0.6 compared NKIObject instances structurally; the 0.7 tracer runs standard Python, where two
     separately built instances of a class without `__eq__` are never equal (identity). Compare fields, or add
@@ -48,17 +54,34 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         nodes = own_nodes(ctx, func)
         instances: dict[str, str] = {}
         for node in nodes:
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                    and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
-                    and node.value.func.id in classes):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+                and node.value.func.id in classes
+            ):
                 instances[node.targets[0].id] = node.value.func.id
         if len(instances) < 2:
             continue
         for node in nodes:
-            if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            if (
+                isinstance(node, ast.Compare)
+                and len(node.ops) == 1
+                and isinstance(node.ops[0], (ast.Eq, ast.NotEq))
+            ):
                 left, right = node.left, node.comparators[0]
-                if (isinstance(left, ast.Name) and isinstance(right, ast.Name) and left.id in instances
-                        and right.id in instances):
-                    yield ctx.finding("NKI125", node, f"`{ctx.text(node)}` compares two {instances[left.id]} "
-                                                      "instances: NKI 0.6 compared them field by field, NKI 0.7 "
-                                                      "compares identity; compare fields or define __eq__")
+                if (
+                    isinstance(left, ast.Name)
+                    and isinstance(right, ast.Name)
+                    and left.id in instances
+                    and right.id in instances
+                ):
+                    yield ctx.finding(
+                        "NKI125",
+                        node,
+                        f"`{ctx.text(node)}` compares two {instances[left.id]} "
+                        "instances: NKI 0.6 compared them field by field, NKI 0.7 "
+                        "compares identity; compare fields or define __eq__",
+                    )

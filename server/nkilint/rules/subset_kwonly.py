@@ -11,14 +11,20 @@ from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V03, V07
 
 
-@rule(code="NKI114", name="kwonly-kernel-args", severity=Severity.ERROR, basis=Basis.STATED, min_version=V03,
-      summary="A `@nki.jit` kernel signature uses the keyword-only separator `*`.",
-      bad="import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, *, scale=1.0):\n"
-          "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
-      good="import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, scale=1.0):\n"
-           "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
-      sources="python-subset.md §4 ([MIG] Language restrictions 0.3.0: S), nki-0.7.md §3.1",
-      scope_note="Error for 0.3-0.6; warning on 0.7 (no 0.7 statement found either way).")
+@rule(
+    code="NKI114",
+    name="kwonly-kernel-args",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    min_version=V03,
+    summary="A `@nki.jit` kernel signature uses the keyword-only separator `*`.",
+    bad="import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, *, scale=1.0):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
+    good="import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, scale=1.0):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    return out\n",
+    sources="python-subset.md §4 ([MIG] Language restrictions 0.3.0: S), nki-0.7.md §3.1",
+    scope_note="Error for 0.3-0.6; warning on 0.7 (no 0.7 statement found either way).",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The 0.3.0 migration guide: keyword-only arguments are not supported in kernel signatures; move the
     defaulted parameters to the end instead. Helpers may use them."""
@@ -27,7 +33,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         args = kernel.node.args
         if args.kwonlyargs:
             first: ast.AST = args.kwonlyargs[0]
-            yield ctx.finding("NKI114", first, f"kernel `{kernel.qualname}` has keyword-only parameters "
-                                               f"({', '.join(a.arg for a in args.kwonlyargs)}); NKI kernels do not "
-                                               "support the `*` separator: make them ordinary defaulted parameters",
-                              severity=severity)
+            yield ctx.finding(
+                "NKI114",
+                first,
+                f"kernel `{kernel.qualname}` has keyword-only parameters "
+                f"({', '.join(a.arg for a in args.kwonlyargs)}); NKI kernels do not "
+                "support the `*` separator: make them ordinary defaulted parameters",
+                severity=severity,
+            )

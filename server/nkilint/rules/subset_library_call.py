@@ -13,23 +13,28 @@ from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import kinds, own_nodes
 
 
-@rule(code="NKI110", name="library-call-on-tensor", severity=Severity.ERROR, basis=Basis.STATED,
-      summary="A NumPy/torch/math/JAX function is called on an NKI tensor inside kernel code.",
-      bad="import numpy as np\n\nimport nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\n"
-          "def kernel(x):\n    t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)\n"
-          "    nisa.dma_copy(dst=t, src=x)\n    e = np.exp(t)\n"
-          "    out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)\n"
-          "    nisa.dma_copy(dst=out, src=e)\n    return out\n",
-      good="import numpy as np\n\nimport nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\n"
-           "def kernel(x):\n    n = int(np.prod(x.shape))\n    t = nl.ndarray((128, n // 128), dtype=x.dtype, "
-           "buffer=nl.sbuf)\n    nisa.dma_copy(dst=t, src=x)\n"
-           "    e = nl.ndarray((128, n // 128), dtype=x.dtype, buffer=nl.sbuf)\n"
-           "    nisa.activation(dst=e, op=nl.exp, data=t)\n"
-           "    out = nl.ndarray((128, n // 128), dtype=x.dtype, buffer=nl.shared_hbm)\n"
-           "    nisa.dma_copy(dst=out, src=e)\n    return out\n",
-      sources="python-subset.md §6 (library calls; tensor values unknown at specialisation: S [LG] Tensor Values)",
-      scope_note="Only tensors the linter is sure of (allocated or computed in the function) are checked; NumPy on "
-                 "shapes and Python numbers is fine.")
+@rule(
+    code="NKI110",
+    name="library-call-on-tensor",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    summary="A NumPy/torch/math/JAX function is called on an NKI tensor inside kernel code.",
+    bad="import numpy as np\n\nimport nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\n"
+    "def kernel(x):\n    t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)\n"
+    "    nisa.dma_copy(dst=t, src=x)\n    e = np.exp(t)\n"
+    "    out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)\n"
+    "    nisa.dma_copy(dst=out, src=e)\n    return out\n",
+    good="import numpy as np\n\nimport nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\n"
+    "def kernel(x):\n    n = int(np.prod(x.shape))\n    t = nl.ndarray((128, n // 128), dtype=x.dtype, "
+    "buffer=nl.sbuf)\n    nisa.dma_copy(dst=t, src=x)\n"
+    "    e = nl.ndarray((128, n // 128), dtype=x.dtype, buffer=nl.sbuf)\n"
+    "    nisa.activation(dst=e, op=nl.exp, data=t)\n"
+    "    out = nl.ndarray((128, n // 128), dtype=x.dtype, buffer=nl.shared_hbm)\n"
+    "    nisa.dma_copy(dst=out, src=e)\n    return out\n",
+    sources="python-subset.md §6 (library calls; tensor values unknown at specialisation: S [LG] Tensor Values)",
+    scope_note="Only tensors the linter is sure of (allocated or computed in the function) are checked; NumPy on "
+    "shapes and Python numbers is fine.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Tensor contents are never available while the kernel is specialised or traced: "any NKI
     meta-programming expression that needs to touch tensor contents directly is a kernel operation" (language
@@ -49,7 +54,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 continue
             for arg in [*node.args, *(kw.value for kw in node.keywords)]:
                 if k.of(arg) is Kind.TENSOR:
-                    yield ctx.finding("NKI110", node, f"{ast.unparse(node.func)}() is a {lib} function applied "
-                                                      f"to NKI tensor `{ctx.text(arg)}`; tensor values exist only "
-                                                      "on the device: use nki.language / nki.isa operations")
+                    yield ctx.finding(
+                        "NKI110",
+                        node,
+                        f"{ast.unparse(node.func)}() is a {lib} function applied "
+                        f"to NKI tensor `{ctx.text(arg)}`; tensor values exist only "
+                        "on the device: use nki.language / nki.isa operations",
+                    )
                     break

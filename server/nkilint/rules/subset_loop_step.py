@@ -22,26 +22,40 @@ def _step(call: ast.Call, api: str) -> ast.expr | None:
 
 
 def _literal_int(node: ast.expr) -> int | float | None:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    ):
         value = node.operand.value
         return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+    ):
         return node.value
     return None
 
 
-@rule(code="NKI126", name="dynamic-loop-step", severity=Severity.ERROR, basis=Basis.STATED, min_version=V02,
-      summary="`nl.fori_loop`/`nl.dynamic_range` with a `step` that is not a compile-time positive int.",
-      bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, n):\n"
-          "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n\n    def body(i):\n"
-          "        nisa.dma_copy(dst=out, src=x)\n\n    nl.fori_loop(n, 0, body, -1)\n    return out\n",
-      good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, n):\n"
-           "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n\n    def body(i):\n"
-           "        nisa.dma_copy(dst=out, src=x)\n\n    nl.fori_loop(0, n, body, 1)\n    return out\n",
-      sources="python-subset.md §3 ([DYN]: step must be a compile-time positive int; a register step raises "
-              "AssertionError), nki-0.7.md §2.2 (loops only count up)",
-      scope_note="Reported when the step is a literal <= 0 or non-integer, or a register; other expressions are "
-                 "unknown to the linter and not reported.")
+@rule(
+    code="NKI126",
+    name="dynamic-loop-step",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    min_version=V02,
+    summary="`nl.fori_loop`/`nl.dynamic_range` with a `step` that is not a compile-time positive int.",
+    bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, n):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n\n    def body(i):\n"
+    "        nisa.dma_copy(dst=out, src=x)\n\n    nl.fori_loop(n, 0, body, -1)\n    return out\n",
+    good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, n):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n\n    def body(i):\n"
+    "        nisa.dma_copy(dst=out, src=x)\n\n    nl.fori_loop(0, n, body, 1)\n    return out\n",
+    sources="python-subset.md §3 ([DYN]: step must be a compile-time positive int; a register step raises "
+    "AssertionError), nki-0.7.md §2.2 (loops only count up)",
+    scope_note="Reported when the step is a literal <= 0 or non-integer, or a register; other expressions are "
+    "unknown to the linter and not reported.",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Dynamic loops count up by a step fixed at compile time: the dynamic-loops deep dive states that `step`
     must be a compile-time positive integer (a register step raises `AssertionError`), and the 0.6 migration
@@ -59,8 +73,16 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 continue
             value = _literal_int(step)
             if value is not None and (not isinstance(value, int) or value <= 0):
-                yield ctx.finding("NKI126", step, f"loop step {ctx.text(step)} must be a positive integer; dynamic "
-                                                  "loops only count up (swap the bounds and index from the end)")
+                yield ctx.finding(
+                    "NKI126",
+                    step,
+                    f"loop step {ctx.text(step)} must be a positive integer; dynamic "
+                    "loops only count up (swap the bounds and index from the end)",
+                )
             elif k.of(step) is Kind.REGISTER:
-                yield ctx.finding("NKI126", step, f"loop step `{ctx.text(step)}` is a runtime register; the step must "
-                                                  "be a compile-time positive int")
+                yield ctx.finding(
+                    "NKI126",
+                    step,
+                    f"loop step `{ctx.text(step)}` is a runtime register; the step must "
+                    "be a compile-time positive int",
+                )

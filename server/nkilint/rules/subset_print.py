@@ -10,20 +10,33 @@ from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 
 
-@rule(code="NKI120", name="print-at-compile-time", severity=Severity.INFO, basis=Basis.STATED,
-      summary="`print()` in kernel code prints once, while the kernel is compiled, not on the device.",
-      bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
-          "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    nisa.dma_copy(dst=out, src=x)\n"
-          "    print(out)\n    return out\n",
-      good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
-           "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    nisa.dma_copy(dst=out, src=x)\n"
-           "    nl.device_print(\"out\", out)\n    return out\n",
-      sources="python-subset.md §6 (print: S [LG] intro), language.md §12 (device_print)")
+@rule(
+    code="NKI120",
+    name="print-at-compile-time",
+    severity=Severity.INFO,
+    basis=Basis.STATED,
+    summary="`print()` in kernel code prints once, while the kernel is compiled, not on the device.",
+    bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    nisa.dma_copy(dst=out, src=x)\n"
+    "    print(out)\n    return out\n",
+    good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    nisa.dma_copy(dst=out, src=x)\n"
+    '    nl.device_print("out", out)\n    return out\n',
+    sources="python-subset.md §6 (print: S [LG] intro), language.md §12 (device_print)",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The language guide: `print` runs at compile (specialisation/trace) time and prints once; to see tensor
     values at run time use `nl.device_print(prefix, tensor)`. Printing shapes for debugging is fine, hence info."""
     for node in ctx.kernel_nodes_of((ast.Call,)):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
-                and "print" not in ctx.aliases.bindings):
-            yield ctx.finding("NKI120", node, "print() runs once at compile time, not on the device; use "
-                                              "nl.device_print(prefix, tensor) for run-time values")
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "print"
+            and "print" not in ctx.aliases.bindings
+        ):
+            yield ctx.finding(
+                "NKI120",
+                node,
+                "print() runs once at compile time, not on the device; use "
+                "nl.device_print(prefix, tensor) for run-time values",
+            )

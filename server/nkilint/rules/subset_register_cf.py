@@ -16,17 +16,22 @@ _CANDIDATES = TRUTH_TESTING | {ast.Call}
 _CONVERTERS = ("bool", "int", "range", "float")
 
 
-@rule(code="NKI112", name="register-python-control-flow", severity=Severity.ERROR, basis=Basis.STATED,
-      summary="Python `if`/`bool()`/`int()`/`range()` on a `VirtualRegister` or `NkiScalar` (runtime value).",
-      bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, flag_sb):\n"
-          "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    reg = nisa.register_alloc()\n"
-          "    nisa.register_load(reg, flag_sb)\n    if reg:\n        nisa.dma_copy(dst=out, src=x)\n    return out\n",
-      good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, count_sb):\n"
-           "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    n = nisa.register_alloc()\n"
-           "    nisa.register_load(n, count_sb)\n\n    def body(i):\n        nisa.dma_copy(dst=out, src=x)\n\n"
-           "    nl.fori_loop(0, n, body)\n    return out\n",
-      sources="python-subset.md §3 (VirtualRegister note: S [ISA]), nki-0.7.md §2.1 (TypeError under the tracer)",
-      scope_note="`while reg:` is reported by NKI203 instead (deprecated 0.6, removed 0.7).")
+@rule(
+    code="NKI112",
+    name="register-python-control-flow",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    summary="Python `if`/`bool()`/`int()`/`range()` on a `VirtualRegister` or `NkiScalar` (runtime value).",
+    bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, flag_sb):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    reg = nisa.register_alloc()\n"
+    "    nisa.register_load(reg, flag_sb)\n    if reg:\n        nisa.dma_copy(dst=out, src=x)\n    return out\n",
+    good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x, count_sb):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    n = nisa.register_alloc()\n"
+    "    nisa.register_load(n, count_sb)\n\n    def body(i):\n        nisa.dma_copy(dst=out, src=x)\n\n"
+    "    nl.fori_loop(0, n, body)\n    return out\n",
+    sources="python-subset.md §3 (VirtualRegister note: S [ISA]), nki-0.7.md §2.1 (TypeError under the tracer)",
+    scope_note="`while reg:` is reported by NKI203 instead (deprecated 0.6, removed 0.7).",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """A `VirtualRegister` (or 0.7 `NkiScalar`) holds a value computed on the device; it has no value while the
     kernel is built, so Python control flow on it raises `TypeError` under the tracer (VirtualRegister note).
@@ -43,5 +48,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 tested = list(node.args)
             for expr in tested:
                 if k.of(expr) is Kind.REGISTER:
-                    yield ctx.finding("NKI112", expr, f"`{ctx.text(expr)}` is a runtime register: Python control "
-                                                      "flow cannot use its value; use nl.fori_loop / nl.while_loop")
+                    yield ctx.finding(
+                        "NKI112",
+                        expr,
+                        f"`{ctx.text(expr)}` is a runtime register: Python control "
+                        "flow cannot use its value; use nl.fori_loop / nl.while_loop",
+                    )

@@ -14,19 +14,24 @@ from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, own_nodes, truth_t
 _CANDIDATES = TRUTH_TESTING | {ast.Call}
 
 
-@rule(code="NKI111", name="tensor-python-control-flow", severity=Severity.ERROR, basis=Basis.STATED,
-      summary="Python `if`/`while`/`bool()`/`not`/`and`/`or` on the value of an NKI tensor.",
-      bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
-          "    t = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.sbuf)\n    nisa.dma_copy(dst=t, src=x)\n"
-          "    out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)\n    if t:\n"
-          "        nisa.dma_copy(dst=out, src=t)\n    return out\n",
-      good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
-           "    t = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.sbuf)\n    nisa.dma_copy(dst=t, src=x)\n"
-           "    out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)\n"
-           "    if t.shape[0] == 128:\n        nisa.dma_copy(dst=out, src=t)\n    return out\n",
-      sources="python-subset.md §3 (tensor values: S [LG]; `if tile:` error: I), nki-0.7.md §3.2",
-      scope_note="Every version. Only tensors the linter is sure of are checked (not kernel parameters, which "
-                 "may be Python values).")
+@rule(
+    code="NKI111",
+    name="tensor-python-control-flow",
+    severity=Severity.ERROR,
+    basis=Basis.STATED,
+    summary="Python `if`/`while`/`bool()`/`not`/`and`/`or` on the value of an NKI tensor.",
+    bad="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
+    "    t = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.sbuf)\n    nisa.dma_copy(dst=t, src=x)\n"
+    "    out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)\n    if t:\n"
+    "        nisa.dma_copy(dst=out, src=t)\n    return out\n",
+    good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef kernel(x):\n"
+    "    t = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.sbuf)\n    nisa.dma_copy(dst=t, src=x)\n"
+    "    out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)\n"
+    "    if t.shape[0] == 128:\n        nisa.dma_copy(dst=out, src=t)\n    return out\n",
+    sources="python-subset.md §3 (tensor values: S [LG]; `if tile:` error: I), nki-0.7.md §3.2",
+    scope_note="Every version. Only tensors the linter is sure of are checked (not kernel parameters, which "
+    "may be Python values).",
+)
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Tensor contents are unknown while the kernel is specialised (0.2-0.6) or traced (0.7), so Python control
     flow cannot depend on them (language guide, Tensor Values note); data-dependent control flow needs
@@ -43,6 +48,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 tested = list(node.args[:1])
             for expr in tested:
                 if k.of(expr) is Kind.TENSOR:
-                    yield ctx.finding("NKI111", expr, f"Python truth test on NKI tensor `{ctx.text(expr)}`: tensor "
-                                                      "values are unknown at compile time; use nl.where / "
-                                                      "nl.while_loop or test a shape instead")
+                    yield ctx.finding(
+                        "NKI111",
+                        expr,
+                        f"Python truth test on NKI tensor `{ctx.text(expr)}`: tensor "
+                        "values are unknown at compile time; use nl.where / "
+                        "nl.while_loop or test a shape instead",
+                    )

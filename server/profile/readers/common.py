@@ -41,7 +41,9 @@ def parse_locations(text: str | None) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-def filled_numpy(column: pa.ChunkedArray | pa.Array, default: float, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+def filled_numpy(
+    column: pa.ChunkedArray | pa.Array, default: float, dtype: npt.DTypeLike
+) -> npt.NDArray[Any]:
     """A numeric Arrow column as one NumPy array of ``dtype``, nulls replaced by ``default``.
 
     Chunks are copied straight into the final array (no concatenated intermediate) and nulls are found from the
@@ -68,7 +70,9 @@ def _fill_chunk(ch: pa.Array, default: float, part: npt.NDArray[Any]) -> None:
     else:
         validity, data = ch.buffers()[:2]
         part[:] = np.frombuffer(data, ch.type.to_pandas_dtype(), count=ch.offset + m)[ch.offset :]
-        valid = np.unpackbits(np.frombuffer(validity, np.uint8), count=ch.offset + m, bitorder="little")[ch.offset :]
+        valid = np.unpackbits(np.frombuffer(validity, np.uint8), count=ch.offset + m, bitorder="little")[
+            ch.offset :
+        ]
         part[valid == 0] = default
 
 
@@ -102,7 +106,9 @@ def codes_of(column: pa.ChunkedArray | pa.Array) -> Codes:
         part = codes[pos : pos + m]
         pos += m
         _fill_chunk(ch.indices, -1, part)  # a null is code -1 whatever the dictionary
-        if not (lut[:-1] == np.arange(lut.size - 1)).all():  # a later dictionary: map its codes to the table's
+        if not (
+            lut[:-1] == np.arange(lut.size - 1)
+        ).all():  # a later dictionary: map its codes to the table's
             part[:] = lut[part]
     return Codes(tuple(table), codes)
 
@@ -140,7 +146,11 @@ def expand_locations(
         file_of[one] = flat_file
         line_of[one] = flat_line
         instr = np.flatnonzero(has) if row_index is None else row_index[has]
-        it = Codes(iteration.values, iteration.codes[has]) if iteration is not None else empty_codes(int(picked.size))
+        it = (
+            Codes(iteration.values, iteration.codes[has])
+            if iteration is not None
+            else empty_codes(int(picked.size))
+        )
         return instr, Codes(tuple(files), file_of[picked]), line_of[picked], it
     rc = np.where(row_codes >= 0, row_codes, len(per_value)).astype(np.int64)
     idx = np.arange(row_codes.size, dtype=np.int64) if row_index is None else row_index
@@ -156,7 +166,9 @@ def expand_locations(
     return instr, Codes(tuple(files), ff), fl, it
 
 
-def concat_locations(parts: Sequence[tuple[npt.NDArray[np.int64], Codes, npt.NDArray[np.int32], Codes]], source: str) -> Locations:
+def concat_locations(
+    parts: Sequence[tuple[npt.NDArray[np.int64], Codes, npt.NDArray[np.int32], Codes]], source: str
+) -> Locations:
     """Join location parts that come from different fields into one Locations, re-encoding files."""
     if len(parts) == 1:
         p_instr, p_file, p_line, p_iter = parts[0]

@@ -30,7 +30,9 @@ def read_csv_dir(path: str | Path) -> Profile:
             continue
         try:
             # Location strings must stay strings even when a column happens to hold only numbers or blanks.
-            opts = pacsv.ConvertOptions(column_types={"nki_source_location": pa.string(), "timeline_track": pa.string()})
+            opts = pacsv.ConvertOptions(
+                column_types={"nki_source_location": pa.string(), "timeline_track": pa.string()}
+            )
             tables[name] = pacsv.read_csv(f, convert_options=opts)
         except (pa.ArrowException, OSError) as exc:
             raise ProfileError(f"{f.name}: not a readable CSV export ({exc})") from exc

@@ -43,7 +43,9 @@ def detect_format(path: str | Path) -> str:
         return "json"  # legacy full profile or summary-json: decided on the parsed document
     if head[:1] == b"\x0a":
         return "perfetto"
-    raise ProfileError(f"{p}: not a recognised Neuron profile (expected a Parquet directory, JSON or .pftrace)")
+    raise ProfileError(
+        f"{p}: not a recognised Neuron profile (expected a Parquet directory, JSON or .pftrace)"
+    )
 
 
 def load_profile(path: str | Path, fmt: str | None = None, *, ignore_schema_version: bool = False) -> Profile:
@@ -119,6 +121,8 @@ def memory_refusal(need: int, available: int | None, share: float = 0.7) -> str 
     """Why a load that needs ``need`` bytes must not run with ``available`` bytes free; None when it may."""
     if available is None or need <= share * available:
         return None
-    return (f"loading this profile would take about {need / 2**30:.1f} GiB of memory but only "
-            f"{available / 2**30:.1f} GiB is available; the language server refuses rather than risk being killed. "
-            "Run `nki-studio profile report` in a terminal (its own process), or export a smaller range.")
+    return (
+        f"loading this profile would take about {need / 2**30:.1f} GiB of memory but only "
+        f"{available / 2**30:.1f} GiB is available; the language server refuses rather than risk being killed. "
+        "Run `nki-studio profile report` in a terminal (its own process), or export a smaller range."
+    )

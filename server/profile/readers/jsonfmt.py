@@ -26,7 +26,13 @@ from nki_studio.profile.model import (
 )
 from nki_studio.profile.readers.tables import profile_from_tables
 
-_SUMMARY_HINTS = ("total_time", "total_exec_time", "total_active_time", "neuroncore_cycle_count", "dma_active_time")
+_SUMMARY_HINTS = (
+    "total_time",
+    "total_exec_time",
+    "total_active_time",
+    "neuroncore_cycle_count",
+    "dma_active_time",
+)
 
 
 def load_json_document(path: Path) -> Any:
@@ -41,7 +47,9 @@ def load_json_document(path: Path) -> Any:
     try:
         return json.loads(text[brace:])
     except json.JSONDecodeError as exc:
-        raise ProfileError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); truncated file?") from exc
+        raise ProfileError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); truncated file?"
+        ) from exc
 
 
 def summary_entry(doc: Any) -> dict[str, Any] | None:
@@ -68,9 +76,17 @@ def read_summary_json(path: str | Path) -> Profile:
         raise ProfileError(
             f"{p}: JSON, but not a Neuron profile (no instruction list and no summary fields such as total_time)"
         )
-    meta = {k: entry[k] for k in ("instance_type", "compiler_version", "runtime_version", "profiler_version") if k in entry}
-    notes = ["summary-json holds kernel totals only: no per-line heat. Use the Parquet output for source lines."]
-    return Profile(str(p), "summary-json", no_instructions(), no_locations(), no_dma(), dict(entry), meta, [], "", notes)
+    meta = {
+        k: entry[k]
+        for k in ("instance_type", "compiler_version", "runtime_version", "profiler_version")
+        if k in entry
+    }
+    notes = [
+        "summary-json holds kernel totals only: no per-line heat. Use the Parquet output for source lines."
+    ]
+    return Profile(
+        str(p), "summary-json", no_instructions(), no_locations(), no_dma(), dict(entry), meta, [], "", notes
+    )
 
 
 def _time_scale(lo: int, hi: int, summary: dict[str, Any]) -> tuple[float, str]:
@@ -107,17 +123,25 @@ def _instr_row(rec: dict[str, Any]) -> InstrRow:
     """The fields the model needs from one ``instruction[]`` record (json-legacy.md §1.2)."""
     sub = str(rec.get("subgraph") or "")
     return (
-        int(rec["timestamp"]), int(rec.get("duration", 0)),
-        sys.intern(str(rec.get("label") or rec.get("engine") or "")), sys.intern(str(rec.get("opcode") or "")),
+        int(rec["timestamp"]),
+        int(rec.get("duration", 0)),
+        sys.intern(str(rec.get("label") or rec.get("engine") or "")),
+        sys.intern(str(rec.get("opcode") or "")),
         int(sub[2:]) if sub.startswith("sg") and sub[2:].isdigit() else 0,  # sgNN ≈ physical core (inferred)
-        _text_or_none(rec.get("nki_source_location")), _text_or_none(rec.get("bir_debug_info_source_location")),
+        _text_or_none(rec.get("nki_source_location")),
+        _text_or_none(rec.get("bir_debug_info_source_location")),
     )
 
 
 def _dma_row(rec: dict[str, Any]) -> DmaRow:
     """The fields of one ``dma[]`` record (json-legacy.md §1.3; queue/variable keys unverified)."""
-    return (int(rec["timestamp"]), int(rec.get("duration", 0)), int(rec.get("transfer_bytes") or rec.get("read_size") or 0),
-            _text_or_none(_queue_of(rec)), _text_or_none(rec.get("variable")))
+    return (
+        int(rec["timestamp"]),
+        int(rec.get("duration", 0)),
+        int(rec.get("transfer_bytes") or rec.get("read_size") or 0),
+        _text_or_none(_queue_of(rec)),
+        _text_or_none(rec.get("variable")),
+    )
 
 
 def _parse_profile(text: str, pos: int) -> tuple[dict[str, Any], list[InstrRow], list[DmaRow]]:
@@ -188,18 +212,26 @@ def read_legacy_json(path: str | Path) -> Profile:
     try:
         top, instr, dma = _parse_profile(text, brace)
     except json.JSONDecodeError as exc:
-        raise ProfileError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); truncated file?") from exc
+        raise ProfileError(
+            f"{p}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); truncated file?"
+        ) from exc
     except IndexError as exc:
         raise ProfileError(f"{p}: invalid JSON: the file ends early; truncated file?") from exc
     except (KeyError, TypeError, ValueError) as exc:
-        raise ProfileError(f"{p}: an instruction or DMA record lacks an integer 'timestamp'/'duration' ({exc})") from exc
+        raise ProfileError(
+            f"{p}: an instruction or DMA record lacks an integer 'timestamp'/'duration' ({exc})"
+        ) from exc
     del text
     if "instruction" not in top:
         if summary_entry(top) is not None:
             return read_summary_json(p)
         raise ProfileError(f"{p}: JSON, but not a Neuron profile (no 'instruction' list, no summary fields)")
     summary_list = top.get("summary") or [{}]
-    summary = summary_list[0] if isinstance(summary_list, list) and summary_list and isinstance(summary_list[0], dict) else {}
+    summary = (
+        summary_list[0]
+        if isinstance(summary_list, list) and summary_list and isinstance(summary_list[0], dict)
+        else {}
+    )
     lo = min((r[0] for r in instr), default=0)
     hi = max((r[0] + r[1] for r in instr), default=0)
     scale, unit_note = _time_scale(lo, hi, summary)
@@ -212,24 +244,28 @@ def read_legacy_json(path: str | Path) -> Profile:
         return pa.array(arr if scale == 1.0 else np.rint(arr * scale).astype(np.int64))
 
     tables: dict[str, pa.Table] = {
-        "Instruction": pa.table({
-            "start_ts": ns([r[0] for r in instr]),
-            "end_ts": ns([r[0] + r[1] for r in instr]),
-            "engine": col(instr, 2, pa.string()),
-            "opcode": col(instr, 3, pa.string()),
-            "pcore_idx": col(instr, 4, pa.int64()),
-            "nki_source_location": col(instr, 5, pa.string()),
-            "bir_debug_info_source_location": col(instr, 6, pa.string()),
-        })
+        "Instruction": pa.table(
+            {
+                "start_ts": ns([r[0] for r in instr]),
+                "end_ts": ns([r[0] + r[1] for r in instr]),
+                "engine": col(instr, 2, pa.string()),
+                "opcode": col(instr, 3, pa.string()),
+                "pcore_idx": col(instr, 4, pa.int64()),
+                "nki_source_location": col(instr, 5, pa.string()),
+                "bir_debug_info_source_location": col(instr, 6, pa.string()),
+            }
+        )
     }
     if dma:
-        tables["DmaPacketAggregated"] = pa.table({
-            "start_ts": ns([r[0] for r in dma]),
-            "end_ts": ns([r[0] + r[1] for r in dma]),
-            "transfer_bytes": col(dma, 2, pa.int64()),
-            "queue_name": col(dma, 3, pa.string()),
-            "variable": col(dma, 4, pa.string()),
-        })
+        tables["DmaPacketAggregated"] = pa.table(
+            {
+                "start_ts": ns([r[0] for r in dma]),
+                "end_ts": ns([r[0] + r[1] for r in dma]),
+                "transfer_bytes": col(dma, 2, pa.int64()),
+                "queue_name": col(dma, 3, pa.string()),
+                "variable": col(dma, 4, pa.string()),
+            }
+        )
     if summary:
         tables["Summary"] = pa.Table.from_pylist([summary])
     meta = top.get("metadata")

@@ -28,7 +28,9 @@ def resolve_dir(path: Path) -> Path:
         return found[0]
     if len(found) > 1:
         names = ", ".join(p.name for p in found)
-        raise ProfileError(f"{path} holds several processed profiles ({names}); open one of those directories")
+        raise ProfileError(
+            f"{path} holds several processed profiles ({names}); open one of those directories"
+        )
     raise ProfileError(f"{path} contains no .parquet files")
 
 
@@ -44,7 +46,9 @@ def table_files(directory: Path) -> dict[str, list[Path]]:
 
 # Optional Instruction string columns that are often entirely null (no debug info, no KernelInstructions):
 # when the file's statistics say so they are not read at all, which is the same as the column being absent.
-_SKIP_WHEN_NULL = frozenset({"kernel_instruction_name", "nki_source_location", "bir_debug_info_source_location"})
+_SKIP_WHEN_NULL = frozenset(
+    {"kernel_instruction_name", "nki_source_location", "bir_debug_info_source_location"}
+)
 
 
 def _all_null(pf: pq.ParquetFile, name: str, schema: pa.Schema) -> bool:

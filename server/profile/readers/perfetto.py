@@ -66,7 +66,9 @@ def _varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
             raise ProfileError("malformed varint: not a Perfetto trace")
 
 
-def iter_blocks(fh: IO[bytes], block: int = _BLOCK) -> Iterator[tuple[bytes, npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+def iter_blocks(
+    fh: IO[bytes], block: int = _BLOCK
+) -> Iterator[tuple[bytes, npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
     """Yield (bytes, packet starts, packet ends) for blocks of whole ``Trace.packet`` records.
 
     Only the record positions are found in Python (one hop per record); the payload bounds are then computed
@@ -106,7 +108,9 @@ def iter_blocks(fh: IO[bytes], block: int = _BLOCK) -> Iterator[tuple[bytes, npt
                 elif wire_type == 0:
                     _, end = _varint(buf, p)
                 else:
-                    raise ProfileError(f"byte {offset + pos}: unexpected wire type {wire_type}; not a Perfetto trace")
+                    raise ProfileError(
+                        f"byte {offset + pos}: unexpected wire type {wire_type}; not a Perfetto trace"
+                    )
             except IndexError:
                 break
             if end > n:
@@ -148,7 +152,9 @@ def read_pftrace(path: str | Path, block_size: int = _BLOCK) -> Profile:
                     try:
                         st.block(block, starts, ends)
                     except (DecodeError, wire.WireError) as exc:
-                        raise ProfileError(f"{p}: not a Perfetto trace (protobuf decode failed: {exc})") from exc
+                        raise ProfileError(
+                            f"{p}: not a Perfetto trace (protobuf decode failed: {exc})"
+                        ) from exc
             except TruncatedTrace as exc:
                 if not st.events:
                     raise ProfileError(f"{p}: {exc}") from exc
@@ -174,20 +180,40 @@ class _State:
     def __init__(self, pb: Any) -> None:
         self.pb = pb
         P, T, D = pb.TracePacket.DESCRIPTOR, pb.TrackEvent.DESCRIPTOR, pb.DebugAnnotation.DESCRIPTOR
-        self.f_ts, self.f_seq, self.f_te = _num(P, "timestamp"), _num(P, "trusted_packet_sequence_id"), _num(P, "track_event")
+        self.f_ts, self.f_seq, self.f_te = (
+            _num(P, "timestamp"),
+            _num(P, "trusted_packet_sequence_id"),
+            _num(P, "track_event"),
+        )
         self.f_flags = _num(P, "sequence_flags")
         self.packet_fields = frozenset({self.f_ts, self.f_seq, self.f_te, self.f_flags})
         self.t_type, self.t_uuid, self.t_iid, self.t_name, self.t_args = (
-            _num(T, "type"), _num(T, "track_uuid"), _num(T, "name_iid"), _num(T, "name"), _num(T, "debug_annotations"))
+            _num(T, "type"),
+            _num(T, "track_uuid"),
+            _num(T, "name_iid"),
+            _num(T, "name"),
+            _num(T, "debug_annotations"),
+        )
         self.t_abs_us, self.t_delta_us = _num(T, "timestamp_absolute_us"), _num(T, "timestamp_delta_us")
-        self.te_fields = frozenset({self.t_type, self.t_uuid, self.t_iid, self.t_name, self.t_args, self.t_abs_us,
-                                    self.t_delta_us})
+        self.te_fields = frozenset(
+            {self.t_type, self.t_uuid, self.t_iid, self.t_name, self.t_args, self.t_abs_us, self.t_delta_us}
+        )
         self.d_iid, self.d_name, self.d_str, self.d_siid, self.d_int, self.d_uint = (
-            _num(D, "name_iid"), _num(D, "name"), _num(D, "string_value"), _num(D, "string_value_iid"),
-            _num(D, "int_value"), _num(D, "uint_value"))
-        self.da_fields = frozenset({self.d_iid, self.d_name, self.d_str, self.d_siid, self.d_int, self.d_uint})
-        self.BEGIN, self.END, self.INSTANT = (pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END,
-                                              pb.TrackEvent.TYPE_INSTANT)
+            _num(D, "name_iid"),
+            _num(D, "name"),
+            _num(D, "string_value"),
+            _num(D, "string_value_iid"),
+            _num(D, "int_value"),
+            _num(D, "uint_value"),
+        )
+        self.da_fields = frozenset(
+            {self.d_iid, self.d_name, self.d_str, self.d_siid, self.d_int, self.d_uint}
+        )
+        self.BEGIN, self.END, self.INSTANT = (
+            pb.TrackEvent.TYPE_SLICE_BEGIN,
+            pb.TrackEvent.TYPE_SLICE_END,
+            pb.TrackEvent.TYPE_INSTANT,
+        )
         self.cleared = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
         self.packets = 0  # packets seen before the current block
         self.events: list[dict[str, npt.NDArray[Any]]] = []
@@ -219,7 +245,7 @@ class _State:
         gen_start = dict(self.gen)
         resets: dict[int, list[int]] = {}
         for i in np.flatnonzero(general):
-            pkt = self.pb.TracePacket.FromString(data[int(starts[i]):int(ends[i])])
+            pkt = self.pb.TracePacket.FromString(data[int(starts[i]) : int(ends[i])])
             if self._general(pkt, self.packets + int(i)):
                 resets.setdefault(pkt.trusted_packet_sequence_id, []).append(int(i))
         ts, has_ts = pf.last(self.f_ts, n)
@@ -233,8 +259,13 @@ class _State:
             self._fast(buf, fast, te_s[k], te_e[k], seq[fast], ts[fast], gen_start, resets)
         self.packets += n
 
-    def _gens(self, idx: npt.NDArray[np.int64], seq: npt.NDArray[np.int64], gen_start: dict[int, int],
-              resets: dict[int, list[int]]) -> npt.NDArray[np.int64]:
+    def _gens(
+        self,
+        idx: npt.NDArray[np.int64],
+        seq: npt.NDArray[np.int64],
+        gen_start: dict[int, int],
+        resets: dict[int, list[int]],
+    ) -> npt.NDArray[np.int64]:
         """Incremental-state generation of each fast packet (resets happen only in general packets)."""
         out = np.zeros(idx.size, np.int64)
         for sq in dense_ids(seq)[1]:
@@ -243,9 +274,17 @@ class _State:
             out[m] = gen_start.get(int(sq), 0) + np.searchsorted(r, idx[m], side="right")
         return out
 
-    def _fast(self, buf: wire.U8, idx: npt.NDArray[np.int64], s: npt.NDArray[np.int64], e: npt.NDArray[np.int64],
-              seq: npt.NDArray[np.int64], ts: npt.NDArray[np.int64], gen_start: dict[int, int],
-              resets: dict[int, list[int]]) -> None:
+    def _fast(
+        self,
+        buf: wire.U8,
+        idx: npt.NDArray[np.int64],
+        s: npt.NDArray[np.int64],
+        e: npt.NDArray[np.int64],
+        seq: npt.NDArray[np.int64],
+        ts: npt.NDArray[np.int64],
+        gen_start: dict[int, int],
+        resets: dict[int, list[int]],
+    ) -> None:
         m = idx.size
         tf = wire.scan(buf, s, e, self.te_fields)
         typ = tf.last(self.t_type, m)[0].astype(np.int64)
@@ -259,7 +298,9 @@ class _State:
         name_code = np.zeros(m, np.int64)
         iid, has_iid = tf.last(self.t_iid, m)
         if has_iid.any():
-            name_code[has_iid] = self._resolve(seq[has_iid], gen[has_iid], iid[has_iid].astype(np.int64), "names")
+            name_code[has_iid] = self._resolve(
+                seq[has_iid], gen[has_iid], iid[has_iid].astype(np.int64), "names"
+            )
         if self.t_name in tf.spans:
             ni, ns, ne = tf.spans[self.t_name]
             raw = buf.tobytes()
@@ -274,27 +315,43 @@ class _State:
         endm = (typ == self.END) | (typ == self.INSTANT)
         for mask, kind, sub in ((begin, 1, 0), (endm, -1, 1)):
             if mask.any():
-                self.events.append({
-                    "pidx": pidx[mask], "sub": np.full(int(mask.sum()), sub, np.int8), "ts": ts[mask],
-                    "seq": seq[mask].astype(np.uint32),
-                    "kind": np.full(int(mask.sum()), kind, np.int8), "track": uuid[mask],
-                    "name": name_code[mask] if kind > 0 else np.zeros(int(mask.sum()), np.int64),
-                    "loc": loc_code[mask] if kind > 0 else np.zeros(int(mask.sum()), np.int64),
-                    "bytes": nbytes[mask] if kind > 0 else np.zeros(int(mask.sum()), np.int64),
-                })
+                self.events.append(
+                    {
+                        "pidx": pidx[mask],
+                        "sub": np.full(int(mask.sum()), sub, np.int8),
+                        "ts": ts[mask],
+                        "seq": seq[mask].astype(np.uint32),
+                        "kind": np.full(int(mask.sum()), kind, np.int8),
+                        "track": uuid[mask],
+                        "name": name_code[mask] if kind > 0 else np.zeros(int(mask.sum()), np.int64),
+                        "loc": loc_code[mask] if kind > 0 else np.zeros(int(mask.sum()), np.int64),
+                        "bytes": nbytes[mask] if kind > 0 else np.zeros(int(mask.sum()), np.int64),
+                    }
+                )
 
-    def _resolve(self, seq: npt.NDArray[np.int64], gen: npt.NDArray[np.int64], iid: npt.NDArray[np.int64],
-                 table: str) -> npt.NDArray[np.int64]:
+    def _resolve(
+        self, seq: npt.NDArray[np.int64], gen: npt.NDArray[np.int64], iid: npt.NDArray[np.int64], table: str
+    ) -> npt.NDArray[np.int64]:
         """String codes of interned ids, one dictionary lookup per distinct (sequence, generation, iid)."""
         sq_id, sq_keys = dense_ids(seq)
         ng, ni = int(gen.max()) + 1, int(iid.max()) + 1
         ids, keys = dense_ids((sq_id * ng + gen) * ni + iid)
-        codes = np.array([self.code(self.interned.get((int(sq_keys[k // (ng * ni)]), int(k // ni % ng), table), {})
-                                    .get(int(k % ni), "")) for k in keys.tolist()], np.int64)
+        codes = np.array(
+            [
+                self.code(
+                    self.interned.get((int(sq_keys[k // (ng * ni)]), int(k // ni % ng), table), {}).get(
+                        int(k % ni), ""
+                    )
+                )
+                for k in keys.tolist()
+            ],
+            np.int64,
+        )
         return codes[ids]
 
-    def _annotations(self, buf: wire.U8, tf: wire.Fields, m: int, seq: npt.NDArray[np.int64],
-                     gen: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    def _annotations(
+        self, buf: wire.U8, tf: wire.Fields, m: int, seq: npt.NDArray[np.int64], gen: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Per event: code of its source-location string (0 = none) and its byte count (0 = none)."""
         loc = np.zeros(m, np.int64)
         nbytes = np.zeros(m, np.int64)
@@ -307,7 +364,9 @@ class _State:
         key_code = np.zeros(k, np.int64)
         kiid, has_kiid = da.last(self.d_iid, k)
         if has_kiid.any():
-            key_code[has_kiid] = self._resolve(seq[owner][has_kiid], gen[owner][has_kiid], kiid[has_kiid].astype(np.int64), "arg_names")
+            key_code[has_kiid] = self._resolve(
+                seq[owner][has_kiid], gen[owner][has_kiid], kiid[has_kiid].astype(np.int64), "arg_names"
+            )
         raw = buf.tobytes()
         if self.d_name in da.spans:
             for j, a, b in zip(*(x.tolist() for x in da.spans[self.d_name]), strict=True):
@@ -320,7 +379,9 @@ class _State:
         sval = np.zeros(k, np.int64)
         siid, has_siid = da.last(self.d_siid, k)
         if has_siid.any():
-            sval[has_siid] = self._resolve(seq[owner][has_siid], gen[owner][has_siid], siid[has_siid].astype(np.int64), "strings")
+            sval[has_siid] = self._resolve(
+                seq[owner][has_siid], gen[owner][has_siid], siid[has_siid].astype(np.int64), "strings"
+            )
         if self.d_str in da.spans:
             for j, a, b in zip(*(x.tolist() for x in da.spans[self.d_str]), strict=True):
                 sval[j] = self.code(raw[a:b].decode("utf-8", "replace"))
@@ -344,8 +405,11 @@ class _State:
         gen = self.gen.get(seq, 0)
         if pkt.HasField("interned_data"):
             d = pkt.interned_data
-            for table, entries, attr in (("names", d.event_names, "name"), ("arg_names", d.debug_annotation_names, "name"),
-                                         ("strings", d.debug_annotation_string_values, "str")):
+            for table, entries, attr in (
+                ("names", d.event_names, "name"),
+                ("arg_names", d.debug_annotation_names, "name"),
+                ("strings", d.debug_annotation_string_values, "str"),
+            ):
                 if len(entries):
                     tab = self.interned.setdefault((seq, gen, table), {})
                     for x in entries:
@@ -358,8 +422,12 @@ class _State:
         self.clocks.general_packet(pkt, pidx, seq)
         if pkt.HasField("track_descriptor"):
             td = pkt.track_descriptor
-            tname = td.name or td.static_name or (td.thread.thread_name if td.HasField("thread") else "") or (
-                td.process.process_name if td.HasField("process") else "")
+            tname = (
+                td.name
+                or td.static_name
+                or (td.thread.thread_name if td.HasField("thread") else "")
+                or (td.process.process_name if td.HasField("process") else "")
+            )
             self.tracks[td.uuid] = (tname or ("counter" if td.HasField("counter") else ""), td.parent_uuid)
         if pkt.HasField("track_event"):
             self._general_event(pkt, pidx, seq, gen)
@@ -380,22 +448,36 @@ class _State:
                 self.arg_keys.add(key)
                 role = _role(key)
                 if role > best:
-                    value = a.string_value or self.interned.get((seq, gen, "strings"), {}).get(a.string_value_iid, "")
+                    value = a.string_value or self.interned.get((seq, gen, "strings"), {}).get(
+                        a.string_value_iid, ""
+                    )
                     if value:
                         loc, best = self.code(value), role
                 elif role < 0:
                     nb = int(a.int_value or a.uint_value or a.double_value or 0)
-        rows = [(1, 0, name, loc, nb)] if typ == self.BEGIN else [(-1, 1, 0, 0, 0)] if typ == self.END else \
-            [(1, 0, name, loc, nb), (-1, 1, 0, 0, 0)]
+        rows = (
+            [(1, 0, name, loc, nb)]
+            if typ == self.BEGIN
+            else [(-1, 1, 0, 0, 0)]
+            if typ == self.END
+            else [(1, 0, name, loc, nb), (-1, 1, 0, 0, 0)]
+        )
         ts = ev.timestamp_absolute_us * 1000 if ev.HasField("timestamp_absolute_us") else pkt.timestamp
         self.delta_us_events += ev.HasField("timestamp_delta_us")
         for kind, sub, nm, lc, b in rows:
-            self.events.append({
-                "pidx": np.array([pidx], np.int64), "sub": np.array([sub], np.int8), "ts": np.array([ts], np.int64),
-                "seq": np.array([seq], np.uint32),
-                "kind": np.array([kind], np.int8), "track": np.array([track], np.int64), "name": np.array([nm], np.int64),
-                "loc": np.array([lc], np.int64), "bytes": np.array([b], np.int64),
-            })
+            self.events.append(
+                {
+                    "pidx": np.array([pidx], np.int64),
+                    "sub": np.array([sub], np.int8),
+                    "ts": np.array([ts], np.int64),
+                    "seq": np.array([seq], np.uint32),
+                    "kind": np.array([kind], np.int8),
+                    "track": np.array([track], np.int64),
+                    "name": np.array([nm], np.int64),
+                    "loc": np.array([lc], np.int64),
+                    "bytes": np.array([b], np.int64),
+                }
+            )
 
     def _default_track(self, seq: int, pidx: int) -> int:
         uuid = 0
@@ -413,8 +495,10 @@ class _State:
         ts, kind, track = cols["ts"][order], cols["kind"][order], cols["track"][order]
         ts = self.clocks.to_trace_ns(cols["pidx"][order], cols["seq"][order].astype(np.int64), ts, notes)
         if self.delta_us_events:
-            notes.append(f"{self.delta_us_events} events use the legacy TrackEvent.timestamp_delta_us, which is not "
-                         "supported: their packet timestamps are used")
+            notes.append(
+                f"{self.delta_us_events} events use the legacy TrackEvent.timestamp_delta_us, which is not "
+                "supported: their packet timestamps are used"
+            )
         name, loc, nbytes = cols["name"][order], cols["loc"][order], cols["bytes"][order]
         b_idx, e_idx, open_count = pair_slices(track, kind)
         if open_count:
@@ -445,9 +529,15 @@ class _State:
             dm = dma_mask
             cnt = int(dm.sum())
             dma = DmaTransfers(
-                start=start[dm], end=end[dm], bytes=nbytes[b_idx][dm], queue=Codes(tnames, tcodes[dm]),
-                tensor=Codes(strings, names[dm]), queue_type=Codes((), np.full(cnt, -1, np.int32)),
-                pcore=pcore[dm], instr=np.full(cnt, -1, np.int64), table="perfetto q* queue slices",
+                start=start[dm],
+                end=end[dm],
+                bytes=nbytes[b_idx][dm],
+                queue=Codes(tnames, tcodes[dm]),
+                tensor=Codes(strings, names[dm]),
+                queue_type=Codes((), np.full(cnt, -1, np.int32)),
+                pcore=pcore[dm],
+                instr=np.full(cnt, -1, np.int64),
+                table="perfetto q* queue slices",
             )
         if self.arg_keys:
             notes.append("slice argument names seen: " + ", ".join(sorted(self.arg_keys)[:20]))
@@ -469,7 +559,9 @@ def _stable_order(key: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
     return np.argsort(key, kind="stable")
 
 
-def pair_slices(track: npt.NDArray[np.int64], kind: npt.NDArray[np.int8]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
+def pair_slices(
+    track: npt.NDArray[np.int64], kind: npt.NDArray[np.int8]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
     """Match each BEGIN with its END on the same track (innermost open slice closes first), vectorised.
 
     Within a track, the nesting depth after each event is a running sum of +1/−1. A BEGIN that raises the depth

@@ -47,9 +47,13 @@ class Clocks:
     units: dict[int, int] = field(default_factory=dict)  # clock key -> ns per unit
     incremental: set[int] = field(default_factory=set)  # clock keys
     incremental_seqs: set[int] = field(default_factory=set)
-    defaults: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # seq -> [(packet index, clock id)]
+    defaults: dict[int, list[tuple[int, int]]] = field(
+        default_factory=dict
+    )  # seq -> [(packet index, clock id)]
     explicit: dict[int, int] = field(default_factory=dict)  # packet index -> timestamp_clock_id
-    ticks: list[tuple[I64, I64, I64]] = field(default_factory=list)  # (packet index, seq, raw ts) on incremental seqs
+    ticks: list[tuple[I64, I64, I64]] = field(
+        default_factory=list
+    )  # (packet index, seq, raw ts) on incremental seqs
 
     @property
     def used(self) -> bool:
@@ -61,7 +65,9 @@ class Clocks:
         if pkt.HasField("timestamp_clock_id"):
             self.explicit[pidx] = int(pkt.timestamp_clock_id)
         if pkt.HasField("trace_packet_defaults") and pkt.trace_packet_defaults.HasField("timestamp_clock_id"):
-            self.defaults.setdefault(seq, []).append((pidx, int(pkt.trace_packet_defaults.timestamp_clock_id)))
+            self.defaults.setdefault(seq, []).append(
+                (pidx, int(pkt.trace_packet_defaults.timestamp_clock_id))
+            )
         if pkt.HasField("clock_snapshot"):
             cs = pkt.clock_snapshot
             readings = {}
@@ -95,9 +101,11 @@ class Clocks:
             m = key == k
             raw = self._absolute(k, pidx[m], ts[m]) if k in self.incremental else ts[m]
             out[m] = self._convert(k, primary, pidx[m], raw, notes)
-        notes.append(f"timestamps converted to ns on the trace clock (clock id {primary}) from clock(s) "
-                     f"{', '.join(str(k & 0xFF) for k in np.unique(key).tolist())} using {len(self.snapshots)} "
-                     "clock snapshot(s)")
+        notes.append(
+            f"timestamps converted to ns on the trace clock (clock id {primary}) from clock(s) "
+            f"{', '.join(str(k & 0xFF) for k in np.unique(key).tolist())} using {len(self.snapshots)} "
+            "clock snapshot(s)"
+        )
         return out
 
     def _keys(self, pidx: I64, seq: I64) -> I64:
@@ -135,12 +143,16 @@ class Clocks:
         sv = np.array([v for _, v in snaps], np.int64)
         seg = np.searchsorted(sp, tp, side="right") - 1  # -1: before the clock was defined
         cs = np.cumsum(np.where(seg >= 0, tts, 0))
-        first = np.searchsorted(seg, np.arange(sp.size), side="left")  # ticks are in file order, so seg ascends
+        first = np.searchsorted(
+            seg, np.arange(sp.size), side="left"
+        )  # ticks are in file order, so seg ascends
         before = np.where(first > 0, cs[np.maximum(first - 1, 0)], 0)
         absolute = np.where(seg >= 0, sv[np.maximum(seg, 0)] + cs - before[np.maximum(seg, 0)], tts)
         pos = np.minimum(np.searchsorted(tp, pidx), max(tp.size - 1, 0))
         found = tp[pos] == pidx if tp.size else np.zeros(pidx.size, bool)
-        return np.where(found, absolute[pos] if tp.size else delta, delta)  # not found: before the clock existed
+        return np.where(
+            found, absolute[pos] if tp.size else delta, delta
+        )  # not found: before the clock existed
 
     def _convert(self, k: int, primary: int, pidx: I64, raw: I64, notes: list[str]) -> I64:
         """Readings of clock ``k`` (its own units) → ns on the trace clock ``primary``."""
@@ -149,8 +161,10 @@ class Clocks:
             return ns
         both = [s for s in self.snapshots if k in s.readings and primary in s.readings]
         if not both:
-            notes.append(f"clock {k & 0xFF} has no snapshot relating it to the trace clock {primary}: its "
-                         "timestamps are used as they are")
+            notes.append(
+                f"clock {k & 0xFF} has no snapshot relating it to the trace clock {primary}: its "
+                "timestamps are used as they are"
+            )
             return ns
         sp = np.array([s.pidx for s in both], np.int64)
         i = np.maximum(np.searchsorted(sp, pidx, side="right") - 1, 0)

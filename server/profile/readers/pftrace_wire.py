@@ -62,7 +62,9 @@ class Fields:
     spans: dict[int, tuple[I64, I64, I64]]
     other: npt.NDArray[np.bool_]  # messages with a field number outside ``wanted``
 
-    def last(self, field: int, n: int, default: int = 0) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+    def last(
+        self, field: int, n: int, default: int = 0
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
         """Per message: the field's value (last occurrence) and whether it was present."""
         out = np.full(n, default, np.uint64)
         present = np.zeros(n, bool)
@@ -113,7 +115,9 @@ def scan(buf: U8, starts: I64, ends: I64, wanted: frozenset[int]) -> Fields:
         for mask, width in ((is_64, 8), (is_32, 4)):
             if mask.any():
                 pos = p[mask]
-                raw = buf[pos[:, None] + np.arange(width)].astype(np.uint64) << (8 * np.arange(width, dtype=np.uint64))
+                raw = buf[pos[:, None] + np.arange(width)].astype(np.uint64) << (
+                    8 * np.arange(width, dtype=np.uint64)
+                )
                 nxt[mask] = pos + width
                 _collect(scal_i, scal_v, fnum[mask], idx[mask], np.bitwise_or.reduce(raw, axis=1), wanted)
         unknown = ~lut[np.minimum(fnum, lut.size - 1)]
@@ -134,8 +138,12 @@ def scan(buf: U8, starts: I64, ends: I64, wanted: frozenset[int]) -> Fields:
 
 
 def _collect(
-    scal_i: dict[int, list[I64]], scal_v: dict[int, list[npt.NDArray[np.uint64]]], fnum: I64, idx: I64,
-    values: npt.NDArray[np.uint64], wanted: frozenset[int],
+    scal_i: dict[int, list[I64]],
+    scal_v: dict[int, list[npt.NDArray[np.uint64]]],
+    fnum: I64,
+    idx: I64,
+    values: npt.NDArray[np.uint64],
+    wanted: frozenset[int],
 ) -> None:
     for field in dense_ids(fnum)[1]:
         if int(field) in wanted:

@@ -37,6 +37,7 @@ from nki_studio.profile.readers.common import (
 
 I64 = npt.NDArray[np.int64]
 
+
 class TableLike(Protocol):
     """What the builders need of a table: a ``pyarrow.Table``, or the Parquet reader's column-at-a-time source."""
 
@@ -52,12 +53,39 @@ class TableLike(Protocol):
 # Columns each table contributes (projection list for readers that can project).
 COLUMNS: dict[str, tuple[str, ...]] = {
     "Instruction": (  # timeline_track (the UI row) is not needed: engines come from ``engine``
-        "start_ts", "end_ts", "engine", "opcode", "pcore_idx", "id",
-        "kernel_instruction_name", "nki_source_location", "bir_debug_info_source_location",
+        "start_ts",
+        "end_ts",
+        "engine",
+        "opcode",
+        "pcore_idx",
+        "id",
+        "kernel_instruction_name",
+        "nki_source_location",
+        "bir_debug_info_source_location",
     ),
-    "KernelInstructions": ("kernel_instruction_name", "pcore_idx", "file_path", "line_number", "iteration_variables_id"),
-    "KernelIterationVariables": ("iteration_variable_id", "variable_name", "variable_value", "parent_iteration_variable_id"),
-    "DmaPacketAggregated": ("start_ts", "end_ts", "id", "pcore_idx", "queue_name", "queue_type", "variable", "transfer_bytes"),
+    "KernelInstructions": (
+        "kernel_instruction_name",
+        "pcore_idx",
+        "file_path",
+        "line_number",
+        "iteration_variables_id",
+    ),
+    "KernelIterationVariables": (
+        "iteration_variable_id",
+        "variable_name",
+        "variable_value",
+        "parent_iteration_variable_id",
+    ),
+    "DmaPacketAggregated": (
+        "start_ts",
+        "end_ts",
+        "id",
+        "pcore_idx",
+        "queue_name",
+        "queue_type",
+        "variable",
+        "transfer_bytes",
+    ),
     "DmaPacket": ("start_ts", "end_ts", "pcore_idx", "packet_aggregation_id", "transfer_bytes", "queue_name"),
     "Flow": ("in_id", "out_id", "in_table", "out_table"),
     "ExecutionInfo": ("execution_index", "execution_start_ts", "execution_end_ts"),
@@ -68,7 +96,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 
 
 def int_column(
-    table: TableLike, tname: str, name: str, default: int | None = None, dtype: type[np.signedinteger[Any]] = np.int64
+    table: TableLike,
+    tname: str,
+    name: str,
+    default: int | None = None,
+    dtype: type[np.signedinteger[Any]] = np.int64,
 ) -> npt.NDArray[Any]:
     """An integer column as ``dtype`` (nulls → ``default``); a clear error when it is not numeric."""
     if name not in table.column_names:
@@ -127,7 +159,9 @@ def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, no
                 "`neuron-explorer view ... --ingest-only` on a capture that executed the kernel."
             )
         notes = [*notes, "summary only: no Instruction rows, so there is no per-line heat"]
-        return Profile(path, fmt, no_instructions(), no_locations(), no_dma(), summary, metadata, [], "", notes)
+        return Profile(
+            path, fmt, no_instructions(), no_locations(), no_dma(), summary, metadata, [], "", notes
+        )
 
     t = inst_t
     start = int_column(t, "Instruction", "start_ts")
@@ -150,7 +184,18 @@ def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, no
         notes = [*notes, *(f"profile warning: {m}" for m in warn.column("message").to_pylist() if m)]
     if summary.get("dma_active_time") and len(dma):
         notes = [*notes, *_cross_check(dma, float(summary["dma_active_time"]))]
-    return Profile(path, fmt, ins, locations, dma, summary, metadata, execs, str(metadata.get("profile_schema_version") or ""), notes)
+    return Profile(
+        path,
+        fmt,
+        ins,
+        locations,
+        dma,
+        summary,
+        metadata,
+        execs,
+        str(metadata.get("profile_schema_version") or ""),
+        notes,
+    )
 
 
 def _cross_check(dma: DmaTransfers, active_s: float) -> list[str]:
@@ -159,7 +204,9 @@ def _cross_check(dma: DmaTransfers, active_s: float) -> list[str]:
     mine = union_length(dma.start, dma.end)
     theirs = round(active_s * 1e9)
     if theirs and abs(mine - theirs) > max(2, 0.01 * theirs):
-        return [f"DMA union of {dma.table} is {mine} ns but Summary.dma_active_time says {theirs} ns (sampled DMA data?)"]
+        return [
+            f"DMA union of {dma.table} is {mine} ns but Summary.dma_active_time says {theirs} ns (sampled DMA data?)"
+        ]
     return []
 
 
@@ -171,7 +218,9 @@ def _locations(tables: Mapping[str, TableLike], t: TableLike, pcore: npt.NDArray
     used: list[str] = []
     ki = tables.get("KernelInstructions")
     if ki is not None and ki.num_rows and "kernel_instruction_name" in t.column_names:
-        part = _kernel_instruction_locations(tables, ki, str_codes(t, "Instruction", "kernel_instruction_name"), pcore)
+        part = _kernel_instruction_locations(
+            tables, ki, str_codes(t, "Instruction", "kernel_instruction_name"), pcore
+        )
         if part[0].size:
             parts.append(part)
             done[part[0]] = True
@@ -180,7 +229,9 @@ def _locations(tables: Mapping[str, TableLike], t: TableLike, pcore: npt.NDArray
         if field not in t.column_names or done.all():
             continue
         codes = str_codes(t, "Instruction", field)
-        row_codes = codes.codes if not parts else np.where(done, -1, codes.codes)  # rows already located: none
+        row_codes = (
+            codes.codes if not parts else np.where(done, -1, codes.codes)
+        )  # rows already located: none
         part = expand_locations(parsed_values(codes), row_codes)
         if part[0].size:
             parts.append(part)
@@ -234,7 +285,9 @@ def _iteration_labels(t: TableLike | None) -> dict[int, str]:
     if t is None or t.num_rows == 0:
         return {}
     ids = int_column(t, "KernelIterationVariables", "iteration_variable_id")
-    names = t.column("variable_name").to_pylist() if "variable_name" in t.column_names else [None] * t.num_rows
+    names = (
+        t.column("variable_name").to_pylist() if "variable_name" in t.column_names else [None] * t.num_rows
+    )
     values = int_column(t, "KernelIterationVariables", "variable_value", 0)
     parents = int_column(t, "KernelIterationVariables", "parent_iteration_variable_id", -1)
     own = {int(i): (names[r] or "?", int(values[r]), int(parents[r])) for r, i in enumerate(ids)}
@@ -264,7 +317,9 @@ def _dma(tables: Mapping[str, TableLike], instr_ids: I64 | None, n_instr: int) -
     flow = tables.get("Flow")
     if name == "DmaPacketAggregated" and flow is not None and flow.num_rows and n_instr:
         # Without Instruction.id, Flow's in_id can only be the row number.
-        instr = _flow_instr(flow, instr_ids if instr_ids is not None else np.arange(n_instr, dtype=np.int64), ids)
+        instr = _flow_instr(
+            flow, instr_ids if instr_ids is not None else np.arange(n_instr, dtype=np.int64), ids
+        )
     return DmaTransfers(
         start=int_column(agg, name, "start_ts"),
         end=int_column(agg, name, "end_ts"),
@@ -284,7 +339,9 @@ def _flow_instr(flow: TableLike, instr_ids: I64, dma_ids: I64) -> I64:
     Table names are matched case-insensitively and both spellings are accepted: observed
     ``Instruction``/``DmaPacketAggregated``, documented ``instruction``/``dma_block`` (parquet-schema.md §4).
     """
-    m = _lower_in(flow.column("in_table"), {"instruction"}) & _lower_in(flow.column("out_table"), {"dmapacketaggregated", "dma_block"})
+    m = _lower_in(flow.column("in_table"), {"instruction"}) & _lower_in(
+        flow.column("out_table"), {"dmapacketaggregated", "dma_block"}
+    )
     in_id = int_column(flow, "Flow", "in_id")[m]
     out_id = int_column(flow, "Flow", "out_id")[m]
     order_i = np.argsort(instr_ids)
@@ -312,5 +369,6 @@ def _executions(t: TableLike | None) -> list[Execution]:
     s = int_column(t, "ExecutionInfo", "execution_start_ts", -1)
     e = int_column(t, "ExecutionInfo", "execution_end_ts", -1)
     return sorted(
-        (Execution(int(i), int(a), int(b)) for i, a, b in zip(idx, s, e, strict=True) if a >= 0 and b > a), key=lambda x: x.index
+        (Execution(int(i), int(a), int(b)) for i, a, b in zip(idx, s, e, strict=True) if a >= 0 and b > a),
+        key=lambda x: x.index,
     )

@@ -24,8 +24,9 @@ SBUF = ("sbuf",)
 PSUM = ("psum",)
 Values = Any  # np.ndarray or a float32 scalar
 
-FLOAT_DTYPES = frozenset({"float8_e4m3", "float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "tfloat32",
-                          "float32"})
+FLOAT_DTYPES = frozenset(
+    {"float8_e4m3", "float8_e4m3fn", "float8_e5m2", "bfloat16", "float16", "tfloat32", "float32"}
+)
 
 
 def nc_version() -> int:
@@ -44,7 +45,9 @@ def require_version(op: str, minimum: int, what: str = "") -> None:
     if v < minimum:
         gen = context.current().options.target.generation.value
         feature = f"{op} {what}".strip()
-        raise HardwareLimitError(f"{feature} needs NeuronCore-v{minimum} or newer; the target is {gen} (v{v})")
+        raise HardwareLimitError(
+            f"{feature} needs NeuronCore-v{minimum} or newer; the target is {gen} (v{v})"
+        )
 
 
 def tensor(op: str, role: str, value: object, allowed: tuple[str, ...] = ON_CHIP) -> NkiTensor:
@@ -54,7 +57,9 @@ def tensor(op: str, role: str, value: object, allowed: tuple[str, ...] = ON_CHIP
     if t.buffer.on_chip:
         checks.partitions(op, role, t)
         if t.ndim < 2:
-            raise HardwareLimitError(f"{op} {role} must be at least 2-D (partition dim first), got {list(t.shape)}")
+            raise HardwareLimitError(
+                f"{op} {role} must be at least 2-D (partition dim first), got {list(t.shape)}"
+            )
     return t
 
 
@@ -65,8 +70,9 @@ def free_limit(op: str, role: str, t: NkiTensor) -> int:
     lim = limits()
     cap = lim.vector_free_max_psum if t.buffer.kind == "psum" else lim.vector_free_max_sbuf
     if n > cap:
-        raise HardwareLimitError(f"{op} {role} has {n} elements per partition; the maximum on "
-                                 f"{t.buffer.kind.upper()} is {cap}")
+        raise HardwareLimitError(
+            f"{op} {role} has {n} elements per partition; the maximum on {t.buffer.kind.upper()} is {cap}"
+        )
     return n
 
 
@@ -83,12 +89,14 @@ def at_most_one_psum(op: str, **operands: NkiTensor | None) -> None:
     """Two-input Vector instructions may read at most one operand from PSUM (isa.md §0.3)."""
     in_psum = [r for r, t in operands.items() if t is not None and t.buffer.kind == "psum"]
     if len(in_psum) > 1:
-        raise HardwareLimitError(f"{op}: at most one of {', '.join(operands)} may be in PSUM "
-                                 f"({', '.join(in_psum)} are)")
+        raise HardwareLimitError(
+            f"{op}: at most one of {', '.join(operands)} may be in PSUM ({', '.join(in_psum)} are)"
+        )
 
 
-def two_inputs(op: str, dst: object, first: tuple[str, object], second: tuple[str, object]
-               ) -> tuple[NkiTensor, NkiTensor, NkiTensor, int, int]:
+def two_inputs(
+    op: str, dst: object, first: tuple[str, object], second: tuple[str, object]
+) -> tuple[NkiTensor, NkiTensor, NkiTensor, int, int]:
     """Operands of a two-input Vector instruction: on-chip tensors of equal partitions and elements per
     partition, at most one input in PSUM. Returns ``(dst, first, second, P, F)``."""
     d = tensor(op, "dst", dst)
@@ -103,15 +111,18 @@ def dtype_in(op: str, role: str, t: NkiTensor, allowed: frozenset[str] | tuple[s
     """The operand's dtype name, which must be in ``allowed``."""
     name = t.dtype_name
     if name not in allowed:
-        raise HardwareLimitError(f"{op} {role} dtype {name} is not supported; expected one of "
-                                 f"{', '.join(sorted(allowed))}")
+        raise HardwareLimitError(
+            f"{op} {role} dtype {name} is not supported; expected one of {', '.join(sorted(allowed))}"
+        )
     return name
 
 
 def integer(op: str, role: str, t: NkiTensor) -> None:
     """Bitvec operators work on integer dtypes only (isa.md §0.4)."""
     if not dtypes.is_int(t.dtype):
-        raise HardwareLimitError(f"{op} {role} must have an integer dtype for a bitvec operator, not {t.dtype_name}")
+        raise HardwareLimitError(
+            f"{op} {role} must have an integer dtype for a bitvec operator, not {t.dtype_name}"
+        )
 
 
 def mat(t: NkiTensor, raw: bool = False) -> np.ndarray:
@@ -147,6 +158,7 @@ def same_storage_dtype(a: NkiTensor, b: NkiTensor) -> bool:
 
 # ----------------------------------------------------------------- scalar / vector operands
 
+
 def scalar_operand(op: str, role: str, value: object, p: int, *, allow_tensor: bool = True) -> Values:
     """A "scalar" operand (isa.md §0.2): a Python/NumPy number, a register/NkiScalar, or a ``(P, 1)`` tile
     (per-partition value broadcast along the free dims). Returns a float32 scalar or a ``(P, 1)`` array."""
@@ -155,7 +167,9 @@ def scalar_operand(op: str, role: str, value: object, p: int, *, allow_tensor: b
             raise HardwareLimitError(f"{op} {role} must be a compile-time scalar, not a tensor")
         tensor(op, role, value)
         if checks.free_size(value) != 1 or value.shape[0] not in (p, 1):
-            raise HardwareLimitError(f"{op} {role} must be a scalar or a ({p}, 1) tile, got {list(value.shape)}")
+            raise HardwareLimitError(
+                f"{op} {role} must be a scalar or a ({p}, 1) tile, got {list(value.shape)}"
+            )
         return mat(value)
     if isinstance(value, (VirtualRegister, NkiScalar)):
         return F32(value.sim_value())
@@ -170,27 +184,35 @@ def int_operand(op: str, role: str, value: object, p: int) -> Values:
         tensor(op, role, value)
         integer(op, role, value)
         if checks.free_size(value) != 1 or value.shape[0] not in (p, 1):
-            raise HardwareLimitError(f"{op} {role} must be a scalar or a ({p}, 1) tile, got {list(value.shape)}")
+            raise HardwareLimitError(
+                f"{op} {role} must be a scalar or a ({p}, 1) tile, got {list(value.shape)}"
+            )
         return mat(value, raw=True)
     if isinstance(value, (VirtualRegister, NkiScalar)):
         return np.int64(value.sim_value())
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return np.int64(value)
-    raise HardwareLimitError(f"{op} {role} of a bitvec operator must be an integer or an integer (P, 1) tile, "
-                             f"not {value!r}")
+    raise HardwareLimitError(
+        f"{op} {role} of a bitvec operator must be an integer or an integer (P, 1) tile, not {value!r}"
+    )
 
 
 # ----------------------------------------------------------------- operators
 
-def alu_op(op: str, role: str, value: object, *, reduce: bool = False, allowed: tuple[str, ...] = ()) -> alu.AluOp:
+
+def alu_op(
+    op: str, role: str, value: object, *, reduce: bool = False, allowed: tuple[str, ...] = ()
+) -> alu.AluOp:
     """Resolve an ALU operator argument (``nl.add`` ...), checking reducibility, an allow-list and the
     generation it needs."""
     resolved = alu.alu_op(value)
     if resolved is None:
         raise HardwareLimitError(f"{op} {role}={_op_repr(value)} is not an ALU operator")
     if allowed and resolved.name not in allowed:
-        raise HardwareLimitError(f"{op} {role}={_op_repr(value)} is not supported here; expected one of "
-                                 f"{', '.join('nl.' + a for a in allowed)}")
+        raise HardwareLimitError(
+            f"{op} {role}={_op_repr(value)} is not supported here; expected one of "
+            f"{', '.join('nl.' + a for a in allowed)}"
+        )
     if reduce and not resolved.reducible:
         raise HardwareLimitError(f"{op} {role}={_op_repr(value)} cannot be used as a reduction operator")
     if resolved.min_nc_version > nc_version():
@@ -218,8 +240,14 @@ def apply(opr: alu.AluOp, x: Values, y: Values, reverse: bool = False) -> Values
     ``read`` hands out storage views read-only), ufunc results are computed in place, which saves a
     full-tile allocation per stage."""
     fn = opr.fn
-    in_place = isinstance(fn, np.ufunc) and isinstance(x, np.ndarray) and x.flags.writeable \
-        and x.dtype == F32 and np.result_type(x, y) == F32 and np.broadcast_shapes(np.shape(x), np.shape(y)) == x.shape
+    in_place = (
+        isinstance(fn, np.ufunc)
+        and isinstance(x, np.ndarray)
+        and x.flags.writeable
+        and x.dtype == F32
+        and np.result_type(x, y) == F32
+        and np.broadcast_shapes(np.shape(x), np.shape(y)) == x.shape
+    )
     if opr.arity == 1:
         return fn(x, out=x) if in_place else fn(x)
     if in_place:
@@ -229,8 +257,14 @@ def apply(opr: alu.AluOp, x: Values, y: Values, reverse: bool = False) -> Values
 
 # ----------------------------------------------------------------- engines
 
-_ENGINE_NAMES = {engine.tensor: "tensor", engine.vector: "vector", engine.scalar: "scalar",
-                 engine.gpsimd: "gpsimd", engine.dma: "dma", engine.sync: "sync"}
+_ENGINE_NAMES = {
+    engine.tensor: "tensor",
+    engine.vector: "vector",
+    engine.scalar: "scalar",
+    engine.gpsimd: "gpsimd",
+    engine.dma: "dma",
+    engine.sync: "sync",
+}
 
 
 def engine_name(op: str, value: object, default: str, allowed: tuple[str, ...]) -> str:
@@ -262,6 +296,7 @@ def no_psum_on_gpsimd(op: str, eng: str, **operands: NkiTensor | None) -> None:
 
 # ----------------------------------------------------------------- accumulator registers (isa.md §0.7)
 
+
 def accumulators(eng: str) -> np.ndarray:
     """The per-partition FP32 accumulator registers of ``eng`` ("scalar" or "vector") on this core.
 
@@ -284,13 +319,16 @@ def command(op: str, value: object, allowed: tuple[reduce_cmd, ...]) -> reduce_c
     except (ValueError, TypeError):
         raise HardwareLimitError(f"{op} reduce_cmd={value!r} is not an nisa.reduce_cmd member") from None
     if cmd not in allowed:
-        raise HardwareLimitError(f"{op} does not support reduce_cmd={cmd.name}; expected one of "
-                                 f"{', '.join(c.name for c in allowed)}")
+        raise HardwareLimitError(
+            f"{op} does not support reduce_cmd={cmd.name}; expected one of "
+            f"{', '.join(c.name for c in allowed)}"
+        )
     return cmd
 
 
-def accumulate(acc: np.ndarray, p: int, cmd: reduce_cmd, opr: alu.AluOp, partial: np.ndarray,
-               init: Values = None) -> None:
+def accumulate(
+    acc: np.ndarray, p: int, cmd: reduce_cmd, opr: alu.AluOp, partial: np.ndarray, init: Values = None
+) -> None:
     """Apply a register command to ``acc[:p]`` with this instruction's per-partition ``partial`` results.
 
     reset: identity only; reset_reduce: identity then fold; reduce: fold onto the current value;
@@ -334,7 +372,9 @@ def psum_flags(t: NkiTensor, create: bool = True) -> np.ndarray | None:
         regs[_FLAG_KEY] = table
     st = t.storage
     if t._data is not st.data:
-        return None  # a reinterpreted (.view(dtype)) PSUM view is not tracked: treated as never matmul-written
+        return (
+            None  # a reinterpreted (.view(dtype)) PSUM view is not tracked: treated as never matmul-written
+        )
     flags = table.get(st)
     if flags is None:
         if not create:

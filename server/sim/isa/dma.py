@@ -25,8 +25,10 @@ _DMA_REGIONS = ("hbm", "sbuf")
 def _operand(op: str, role: str, value: object) -> NkiTensor:
     t = checks.tensor_arg(op, role, value)
     if t.buffer.kind == "psum":
-        raise HardwareLimitError(f"{op} {role} cannot be in PSUM (DMA does not access PSUM since NKI 0.3.0); "
-                                 f"copy it to SBUF with nisa.tensor_copy first")
+        raise HardwareLimitError(
+            f"{op} {role} cannot be in PSUM (DMA does not access PSUM since NKI 0.3.0); "
+            f"copy it to SBUF with nisa.tensor_copy first"
+        )
     return c.tensor(op, role, t, _DMA_REGIONS)
 
 
@@ -47,8 +49,12 @@ def _modes(op: str, dge: object, eng: object, priority: object, oob: object) -> 
     return mode, skip
 
 
-def _transfer(dst: NkiTensor, sources: list[tuple[NkiTensor, bool]], skip: bool,
-              combine: Callable[[list[np.ndarray]], np.ndarray]) -> None:
+def _transfer(
+    dst: NkiTensor,
+    sources: list[tuple[NkiTensor, bool]],
+    skip: bool,
+    combine: Callable[[list[np.ndarray]], np.ndarray],
+) -> None:
     """Read ``sources`` (tensor, raw) and write ``combine(values)`` into ``dst``.
 
     Out-of-range elements of runtime-offset views (``out_of_bounds``) raise with ``oob_mode=error`` (in
@@ -73,16 +79,26 @@ def _converts(op: str, dst: NkiTensor, src: NkiTensor, mode: Dge) -> bool:
     if dst.dtype_name == src.dtype_name:
         return False
     if mode == Dge.hwdge:
-        raise HardwareLimitError(f"{op} with dge_mode=hwdge needs equal dtypes ({src.dtype_name} -> "
-                                 f"{dst.dtype_name}); reinterpret with .view() instead")
+        raise HardwareLimitError(
+            f"{op} with dge_mode=hwdge needs equal dtypes ({src.dtype_name} -> "
+            f"{dst.dtype_name}); reinterpret with .view() instead"
+        )
     if dtypes.PACKED_X4 & {dst.dtype_name, src.dtype_name}:
-        raise HardwareLimitError(f"{op} cannot convert packed MX dtypes ({src.dtype_name} -> {dst.dtype_name})")
+        raise HardwareLimitError(
+            f"{op} cannot convert packed MX dtypes ({src.dtype_name} -> {dst.dtype_name})"
+        )
     return True
 
 
-def dma_copy(dst: NkiTensor, src: NkiTensor, priority: object = None, oob_mode: object = Oob.error,
-             dge_mode: object = Dge.unknown, engine: object = Eng.unknown,
-             name: str | None = None) -> NkiInstruction:
+def dma_copy(
+    dst: NkiTensor,
+    src: NkiTensor,
+    priority: object = None,
+    oob_mode: object = Oob.error,
+    dge_mode: object = Dge.unknown,
+    engine: object = Eng.unknown,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = src`` between HBM and SBUF with dtype conversion through FP32 (isa.md §5.1); with
     ``oob_mode=skip`` elements whose runtime offset is out of range are not transferred."""
     opname = "nisa.dma_copy"
@@ -90,8 +106,9 @@ def dma_copy(dst: NkiTensor, src: NkiTensor, priority: object = None, oob_mode: 
     s = _operand(opname, "src", src)
     mode, skip = _modes(opname, dge_mode, engine, priority, oob_mode)
     if d.size != s.size:
-        raise HardwareLimitError(f"{opname}: dst has {d.size} elements {list(d.shape)}, src has {s.size} "
-                                 f"{list(s.shape)}")
+        raise HardwareLimitError(
+            f"{opname}: dst has {d.size} elements {list(d.shape)}, src has {s.size} {list(s.shape)}"
+        )
     convert = _converts(opname, d, s, mode)
     context.issue(opname, "dma", reads={"src": s}, writes={"dst": d})
     _transfer(d, [(s, not convert and c.same_storage_dtype(d, s))], skip, lambda v: v[0])
@@ -101,9 +118,15 @@ def dma_copy(dst: NkiTensor, src: NkiTensor, priority: object = None, oob_mode: 
 _DEFAULT_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
 
 
-def dma_transpose(dst: NkiTensor, src: NkiTensor, axes: object = None, priority: object = None,
-                  dge_mode: object = Dge.unknown, oob_mode: object = Oob.error,
-                  name: str | None = None) -> NkiInstruction:
+def dma_transpose(
+    dst: NkiTensor,
+    src: NkiTensor,
+    axes: object = None,
+    priority: object = None,
+    dge_mode: object = Dge.unknown,
+    oob_mode: object = Oob.error,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = np.transpose(src, axes)`` while copying HBM->SBUF or SBUF->SBUF, same dtype (isa.md §5.2)."""
     opname = "nisa.dma_transpose"
     d = _operand(opname, "dst", dst)
@@ -116,12 +139,14 @@ def dma_transpose(dst: NkiTensor, src: NkiTensor, axes: object = None, priority:
         raise HardwareLimitError(f"{opname}: src must be 2-D, 3-D or 4-D, got {list(s.shape)}")
     perm = _DEFAULT_AXES[s.ndim] if axes is None else tuple(int(a) for a in axes)  # type: ignore[attr-defined]
     if perm != _DEFAULT_AXES[s.ndim]:
-        raise HardwareLimitError(f"{opname}: axes {perm} is not supported for a {s.ndim}-D src; use "
-                                 f"{_DEFAULT_AXES[s.ndim]}")
+        raise HardwareLimitError(
+            f"{opname}: axes {perm} is not supported for a {s.ndim}-D src; use {_DEFAULT_AXES[s.ndim]}"
+        )
     expected = tuple(s.shape[a] for a in perm)
     if d.shape != expected:
-        raise HardwareLimitError(f"{opname}: dst shape {list(d.shape)} must equal the transposed src shape "
-                                 f"{list(expected)}")
+        raise HardwareLimitError(
+            f"{opname}: dst shape {list(d.shape)} must equal the transposed src shape {list(expected)}"
+        )
     if mode == Dge.hwdge:
         _hwdge_transpose(opname, s)
     context.issue(opname, "dma", reads={"src": s}, writes={"dst": d})
@@ -145,12 +170,21 @@ def _hwdge_transpose(op: str, s: NkiTensor) -> None:
     if s.ndim == 2 and shp[0] != 16:
         raise HardwareLimitError(f"{op} with dge_mode=hwdge: a 2-D src needs shape[0] == 16, got {shp[0]}")
     if s.ndim > 2 and (shp[0] not in (1, 2, 4, 8, 16) or (shp[0] * shp[-2]) % 16):
-        raise HardwareLimitError(f"{op} with dge_mode=hwdge: src shape {list(shp)} needs shape[0] in "
-                                 f"{{1,2,4,8,16}} and shape[0]*shape[-2] a multiple of 16")
+        raise HardwareLimitError(
+            f"{op} with dge_mode=hwdge: src shape {list(shp)} needs shape[0] in "
+            f"{{1,2,4,8,16}} and shape[0]*shape[-2] a multiple of 16"
+        )
 
 
-def dma_compute(dst: NkiTensor, srcs: object, reduce_op: object, scales: object = None, unique_indices: bool = True,
-                oob_mode: object = Oob.error, name: str | None = None) -> NkiInstruction:
+def dma_compute(
+    dst: NkiTensor,
+    srcs: object,
+    reduce_op: object,
+    scales: object = None,
+    unique_indices: bool = True,
+    oob_mode: object = Oob.error,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = srcs[0] + srcs[1] + ...`` in FP32 inside the DMA engines; only ``nl.add`` and unit scales
     (isa.md §5.3). Read-modify-write forms (a source equal to an indirect ``dst``) work because every
     source is read before ``dst`` is written."""
@@ -169,8 +203,13 @@ def dma_compute(dst: NkiTensor, srcs: object, reduce_op: object, scales: object 
     if not unique_indices:
         raise HardwareLimitError(f"{opname}: unique_indices=False is not supported")
     _, skip = _modes(opname, None, None, None, oob_mode)
-    context.issue(opname, "dma", reads={f"srcs[{i}]": s for i, s in enumerate(sources)}, writes={"dst": d},
-                  flops=d.size * (len(sources) - 1))
+    context.issue(
+        opname,
+        "dma",
+        reads={f"srcs[{i}]": s for i, s in enumerate(sources)},
+        writes={"dst": d},
+        flops=d.size * (len(sources) - 1),
+    )
 
     def add(values: list[np.ndarray]) -> np.ndarray:
         total = np.zeros(d.size, np.float32)

@@ -35,37 +35,56 @@ def _affine(op: str, pattern: object, offset: object, channel_multiplier: object
     return ((values + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int64)  # int32 wrap
 
 
-def iota(dst: NkiTensor, pattern: object, offset: object = 0, channel_multiplier: object = 0,
-         name: str | None = None) -> NkiInstruction:
+def iota(
+    dst: NkiTensor,
+    pattern: object,
+    offset: object = 0,
+    channel_multiplier: object = 0,
+    name: str | None = None,
+) -> NkiInstruction:
     """Affine index values per partition and pattern position, cast to ``dst.dtype`` (isa.md §4.1)."""
     opname = "nisa.iota"
     d = c.tensor(opname, "dst", dst, c.SBUF)
     p = d.shape[0]
     values = _affine(opname, pattern, offset, channel_multiplier, p)
     if values.shape[1] != checks.free_size(d):
-        raise HardwareLimitError(f"{opname}: the pattern produces {values.shape[1]} elements per partition, "
-                                 f"dst holds {checks.free_size(d)}")
+        raise HardwareLimitError(
+            f"{opname}: the pattern produces {values.shape[1]} elements per partition, "
+            f"dst holds {checks.free_size(d)}"
+        )
     context.issue(opname, "gpsimd", writes={"dst": d})
     c.store(d, values)
     return c.handle(opname, name)
 
 
-def affine_select(dst: NkiTensor, pattern: object, channel_multiplier: object, on_true_tile: NkiTensor,
-                  on_false_value: object, cmp_op: object = "equal", offset: object = 0,
-                  name: str | None = None) -> NkiInstruction:
+def affine_select(
+    dst: NkiTensor,
+    pattern: object,
+    channel_multiplier: object,
+    on_true_tile: NkiTensor,
+    on_false_value: object,
+    cmp_op: object = "equal",
+    offset: object = 0,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = on_true_tile where cmp_op(affine_value, 0) else on_false_value`` (isa.md §4.2); values pass
     through FP32 when dtypes differ."""
     opname = "nisa.affine_select"
     d = c.tensor(opname, "dst", dst, c.SBUF)
     t = c.tensor(opname, "on_true_tile", on_true_tile, c.SBUF)
     p, f = c.same_shape2d(opname, dst=d, on_true_tile=t)
-    cmp = c.alu_op(opname, "cmp_op", cmp_op if cmp_op is not None else "equal",
-                   allowed=("equal", "not_equal", "greater", "greater_equal", "less", "less_equal"))
+    cmp = c.alu_op(
+        opname,
+        "cmp_op",
+        cmp_op if cmp_op is not None else "equal",
+        allowed=("equal", "not_equal", "greater", "greater_equal", "less", "less_equal"),
+    )
     fill = c.scalar_operand(opname, "on_false_value", on_false_value, p, allow_tensor=False)
     values = _affine(opname, pattern, offset, channel_multiplier, p)
     if values.shape[1] != f:
-        raise HardwareLimitError(f"{opname}: the pattern produces {values.shape[1]} elements per partition, "
-                                 f"dst holds {f}")
+        raise HardwareLimitError(
+            f"{opname}: the pattern produces {values.shape[1]} elements per partition, dst holds {f}"
+        )
     context.issue(opname, "gpsimd", reads={"on_true_tile": t}, writes={"dst": d}, flops=2 * p * f)
     keep = cmp.fn(values, 0) != 0
     if c.same_storage_dtype(d, t):
@@ -76,7 +95,9 @@ def affine_select(dst: NkiTensor, pattern: object, channel_multiplier: object, o
     return c.handle(opname, name)
 
 
-def tensor_partition_reduce(dst: NkiTensor, op: object, data: NkiTensor, name: str | None = None) -> NkiInstruction:
+def tensor_partition_reduce(
+    dst: NkiTensor, op: object, data: NkiTensor, name: str | None = None
+) -> NkiInstruction:
     """Reduce across partitions: ``dst[0, ...] = op(data, axis=0)`` (isa.md §4.3); FP32 *(inferred)*."""
     opname = "nisa.tensor_partition_reduce"
     d = c.tensor(opname, "dst", dst, c.SBUF)
@@ -98,7 +119,9 @@ def tensor_partition_reduce(dst: NkiTensor, op: object, data: NkiTensor, name: s
     return c.handle(opname, name)
 
 
-def nc_n_gather(dst: NkiTensor, data: NkiTensor, indices: NkiTensor, name: str | None = None) -> NkiInstruction:
+def nc_n_gather(
+    dst: NkiTensor, data: NkiTensor, indices: NkiTensor, name: str | None = None
+) -> NkiInstruction:
     """Per-partition gather from the flattened free dims: ``dst[p, j] = data[p].ravel()[indices[p, j]]``
     (isa.md §4.5); an out-of-range index is an error."""
     opname = "nisa.nc_n_gather"
@@ -119,8 +142,14 @@ def nc_n_gather(dst: NkiTensor, data: NkiTensor, indices: NkiTensor, name: str |
     return c.handle(opname, name)
 
 
-def local_gather(dst: NkiTensor, src_buffer: NkiTensor, index: NkiTensor, num_elem_per_idx: int = 1,
-                 num_valid_indices: int | None = None, name: str | None = None) -> NkiInstruction:
+def local_gather(
+    dst: NkiTensor,
+    src_buffer: NkiTensor,
+    index: NkiTensor,
+    num_elem_per_idx: int = 1,
+    num_valid_indices: int | None = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """Each GpSimd core (16 partitions) gathers ``num_elem_per_idx``-element chunks of its partitions and
     every partition of the core receives all chunks (isa.md §4.4, [T] NumPy reference).
 
@@ -136,18 +165,26 @@ def local_gather(dst: NkiTensor, src_buffer: NkiTensor, index: NkiTensor, num_el
     if p % 16:
         raise HardwareLimitError(f"{opname}: partitions ({p}) must be a multiple of 16")
     if num_elem_per_idx not in (1, 2, 4, 8, 16, 32):
-        raise HardwareLimitError(f"{opname}: num_elem_per_idx must be 1, 2, 4, 8, 16 or 32, got {num_elem_per_idx}")
+        raise HardwareLimitError(
+            f"{opname}: num_elem_per_idx must be 1, 2, 4, 8, 16 or 32, got {num_elem_per_idx}"
+        )
     if d.dtype_name != src.dtype_name:
-        raise HardwareLimitError(f"{opname}: dst dtype {d.dtype_name} must equal src_buffer dtype {src.dtype_name}")
+        raise HardwareLimitError(
+            f"{opname}: dst dtype {d.dtype_name} must equal src_buffer dtype {src.dtype_name}"
+        )
     cores = p // 16
     per_core = ix.size // cores
     n = per_core if num_valid_indices is None else int(num_valid_indices)
     if n > per_core or n > 4096:
-        raise HardwareLimitError(f"{opname}: num_valid_indices {n} exceeds the {min(per_core, 4096)} indices per core")
+        raise HardwareLimitError(
+            f"{opname}: num_valid_indices {n} exceeds the {min(per_core, 4096)} indices per core"
+        )
     k = num_elem_per_idx
     if n * k != checks.free_size(d):
-        raise HardwareLimitError(f"{opname}: dst must hold num_valid_indices*num_elem_per_idx = {n * k} "
-                                 f"elements per partition, got {checks.free_size(d)}")
+        raise HardwareLimitError(
+            f"{opname}: dst must hold num_valid_indices*num_elem_per_idx = {n * k} "
+            f"elements per partition, got {checks.free_size(d)}"
+        )
     context.issue(opname, "gpsimd", reads={"src_buffer": src, "index": ix}, writes={"dst": d})
     data = c.mat(src, raw=True)
     idx = c.mat(ix, raw=True).astype(np.int64)
@@ -191,8 +228,13 @@ def sequence_bounds(dst: NkiTensor, segment_ids: NkiTensor, name: str | None = N
     return c.handle(opname, name)
 
 
-def nonzero_with_count(dst: NkiTensor, src: NkiTensor, index_offset: object = 0, padding_val: object = -1,
-                       name: str | None = None) -> NkiInstruction:
+def nonzero_with_count(
+    dst: NkiTensor,
+    src: NkiTensor,
+    index_offset: object = 0,
+    padding_val: object = -1,
+    name: str | None = None,
+) -> NkiInstruction:
     """On partitions 0, 16, ..., 112: indices of the non-zero elements (+ offset), padding, then the count
     in the last column; other partitions untouched (v3+, isa.md §4.7)."""
     opname = "nisa.nonzero_with_count"
@@ -204,21 +246,24 @@ def nonzero_with_count(dst: NkiTensor, src: NkiTensor, index_offset: object = 0,
     checks.same_partitions(opname, dst=d, src=s)
     t = checks.free_size(s)
     if checks.free_size(d) != t + 1:
-        raise HardwareLimitError(f"{opname}: dst needs {t + 1} elements per partition (src + count), "
-                                 f"got {checks.free_size(d)}")
+        raise HardwareLimitError(
+            f"{opname}: dst needs {t + 1} elements per partition (src + count), got {checks.free_size(d)}"
+        )
     off, pad = index_value(index_offset), index_value(padding_val)
     context.issue(opname, "gpsimd", reads={"src": s}, writes={"dst": d})
     values = c.mat(s)
     for row in range(0, s.shape[0], 16):
         hits = np.flatnonzero(values[row] != 0)
         out = np.full(t + 1, pad, np.int64)
-        out[:hits.size] = hits + off
+        out[: hits.size] = hits + off
         out[t] = hits.size
-        c.store(d[row:row + 1], out.reshape(1, -1))
+        c.store(d[row : row + 1], out.reshape(1, -1))
     return c.handle(opname, name)
 
 
-def topk(val_dst: NkiTensor, idx_dst: NkiTensor, src: NkiTensor, n: int, name: str | None = None) -> NkiInstruction:
+def topk(
+    val_dst: NkiTensor, idx_dst: NkiTensor, src: NkiTensor, n: int, name: str | None = None
+) -> NkiInstruction:
     """The K largest of ``n`` values held in a 16-partition snake (element ``e`` at partition ``e % 16``,
     column ``e // 16``), ascending, with their positions (isa.md §4.8).
 
@@ -243,17 +288,16 @@ def topk(val_dst: NkiTensor, idx_dst: NkiTensor, src: NkiTensor, n: int, name: s
         raise HardwareLimitError(f"{opname}: n={n} must be in [8, 65536) and fit in the src snake")
     if not 1 <= k <= n or k >= 32768:
         raise HardwareLimitError(f"{opname}: K={k} must satisfy 1 <= K <= n and K < 32768")
-    context.issue(opname, "gpsimd", reads={"src": s}, writes={"val_dst": vd, "idx_dst": idd},
-                  flops=4 * n + k)
+    context.issue(opname, "gpsimd", reads={"src": s}, writes={"val_dst": vd, "idx_dst": idd}, flops=4 * n + k)
     data = c.mat(s)
     vals = np.empty((p, k), F32)
     idxs = np.empty((p, k), np.int64)
     for g in range(p // 16):
-        block = data[16 * g:16 * g + 16]
+        block = data[16 * g : 16 * g + 16]
         seq = block.T.reshape(-1)[:n]  # element e = block[e % 16, e // 16]
         order = np.argsort(-seq, kind="stable")[:k][::-1]
-        vals[16 * g:16 * g + 16] = seq[order]
-        idxs[16 * g:16 * g + 16] = order
+        vals[16 * g : 16 * g + 16] = seq[order]
+        idxs[16 * g : 16 * g + 16] = order
     c.store(vd, vals)
     c.store_raw(idd, idxs.astype(np.uint32))
     return c.handle(opname, name)

@@ -70,7 +70,9 @@ class Mailbox:
             del self.slots[key]
         return value
 
-    def gather(self, prefix: Hashable, members: Sequence[int], rank: int, value: Any, what: str) -> dict[int, Any]:
+    def gather(
+        self, prefix: Hashable, members: Sequence[int], rank: int, value: Any, what: str
+    ) -> dict[int, Any]:
         """All-to-all rendezvous: post ``value`` as ``rank`` and return every member's value. The last member
         to read removes the slots."""
         self.post((prefix, rank), value)
@@ -97,8 +99,9 @@ def mailbox() -> Mailbox:
     return box
 
 
-def core_barrier(data: NkiTensor, cores: object, engine: object = engine.gpsimd,
-                 name: str | None = None) -> NkiInstruction:
+def core_barrier(
+    data: NkiTensor, cores: object, engine: object = engine.gpsimd, name: str | None = None
+) -> NkiInstruction:
     """Both cores of an LNC=2 launch wait for each other around the shared-HBM tensor ``data`` (v3+,
     isa.md §6.1). Under LNC=1 there is no other core: a warning, then a no-op."""
     op = "nisa.core_barrier"
@@ -121,8 +124,15 @@ def core_barrier(data: NkiTensor, cores: object, engine: object = engine.gpsimd,
 _GPSIMD_DMA_BYTES = {4: 1024, 2: 512, 1: 256}  # per partition with dma_engine.gpsimd_dma (isa.md §6.2)
 
 
-def sendrecv(src: NkiTensor, dst: NkiTensor, send_to_rank: int, recv_from_rank: int, pipe_id: int,
-             dma_engine: object = dma_engine.dma, name: str | None = None) -> NkiInstruction:
+def sendrecv(
+    src: NkiTensor,
+    dst: NkiTensor,
+    send_to_rank: int,
+    recv_from_rank: int,
+    pipe_id: int,
+    dma_engine: object = dma_engine.dma,
+    name: str | None = None,
+) -> NkiInstruction:
     """Send this core's ``src`` tile to ``send_to_rank`` and receive ``dst`` from ``recv_from_rank``
     (v3+, LNC=2, isa.md §6.2); calls with the same ``pipe_id`` pair up in program order."""
     op = "nisa.sendrecv"
@@ -130,17 +140,22 @@ def sendrecv(src: NkiTensor, dst: NkiTensor, send_to_rank: int, recv_from_rank: 
     s = c.tensor(op, "src", src, c.SBUF)
     d = c.tensor(op, "dst", dst, c.SBUF)
     if s.dtype_name != d.dtype_name or s.shape != d.shape:
-        raise HardwareLimitError(f"{op}: src {list(s.shape)} {s.dtype_name} and dst {list(d.shape)} "
-                                 f"{d.dtype_name} must have the same shape and dtype")
+        raise HardwareLimitError(
+            f"{op}: src {list(s.shape)} {s.dtype_name} and dst {list(d.shape)} "
+            f"{d.dtype_name} must have the same shape and dtype"
+        )
     core = context.current_core()
     for role, rank in (("send_to_rank", send_to_rank), ("recv_from_rank", recv_from_rank)):
         if rank not in range(core.num_cores) or rank not in (0, 1):
-            raise HardwareLimitError(f"{op}: {role}={rank!r} is not a core of this launch "
-                                     f"(LNC={core.num_cores})")
+            raise HardwareLimitError(
+                f"{op}: {role}={rank!r} is not a core of this launch (LNC={core.num_cores})"
+            )
     if dma_engine == 2:  # gpsimd_dma
         cap = _GPSIMD_DMA_BYTES.get(s.dtype.itemsize, 1024)
         if checks.free_size(s) * s.dtype.itemsize > cap:
-            raise HardwareLimitError(f"{op} with dma_engine.gpsimd_dma carries at most {cap} bytes per partition")
+            raise HardwareLimitError(
+                f"{op} with dma_engine.gpsimd_dma carries at most {cap} bytes per partition"
+            )
     context.issue(op, "dma", reads={"src": s}, writes={"dst": d})
     box = mailbox()
     me, rank = core.core_id, core.rank

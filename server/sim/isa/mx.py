@@ -18,8 +18,11 @@ from nki_studio.sim.isa.enums import NkiInstruction
 from nki_studio.sim.isa.tensor_ops import accumulate_into, moving_limit, no_indirection, pe_matmul, tiling
 from nki_studio.sim.tensor import NkiTensor
 
-_MX_DATA = {"float8_e5m2_x4": ml_dtypes.float8_e5m2, "float8_e4m3fn_x4": ml_dtypes.float8_e4m3fn,
-            "float4_e2m1fn_x4": ml_dtypes.float4_e2m1fn}
+_MX_DATA = {
+    "float8_e5m2_x4": ml_dtypes.float8_e5m2,
+    "float8_e4m3fn_x4": ml_dtypes.float8_e4m3fn,
+    "float4_e2m1fn_x4": ml_dtypes.float4_e2m1fn,
+}
 
 
 def _unpack_mx(t: NkiTensor) -> np.ndarray:
@@ -47,15 +50,25 @@ def _mx_scales(op: str, role: str, scale: NkiTensor, k: int, f: int) -> np.ndarr
     rows = k // 8
     where = scale_partitions(k)
     if max(where, default=0) >= raw.shape[0] or raw.shape[1] < f:
-        raise HardwareLimitError(f"{op} {role} {list(scale.shape)} does not hold the {rows} scale rows of "
-                                 f"{f} values a [{k}, {f}] tile needs")
+        raise HardwareLimitError(
+            f"{op} {role} {list(scale.shape)} does not hold the {rows} scale rows of "
+            f"{f} values a [{k}, {f}] tile needs"
+        )
     exps = raw[where, :f].astype(np.float32)
     return np.repeat(np.exp2(exps - 127.0), 8, axis=0)
 
 
-def nc_matmul_mx(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, stationary_scale: NkiTensor,
-                 moving_scale: NkiTensor, tile_position: object = None, tile_size: object = None,
-                 accumulate: bool | None = None, name: str | None = None) -> NkiInstruction:
+def nc_matmul_mx(
+    dst: NkiTensor,
+    stationary: NkiTensor,
+    moving: NkiTensor,
+    stationary_scale: NkiTensor,
+    moving_scale: NkiTensor,
+    tile_position: object = None,
+    tile_size: object = None,
+    accumulate: bool | None = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """MX matmul with on-the-fly dequantisation (v4, isa.md §1.2, [MX] golden model)."""
     op = "nisa.nc_matmul_mx"
     c.require_version(op, 4)
@@ -73,18 +86,26 @@ def nc_matmul_mx(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, stati
     k = checks.same_partitions(op, stationary=st, moving=mv)
     m, n = checks.free_size(st), checks.free_size(mv)
     if k % 32 or k > lim.matmul_contraction_max:
-        raise HardwareLimitError(f"{op}: K={k} must be a multiple of 32 and at most {lim.matmul_contraction_max}")
+        raise HardwareLimitError(
+            f"{op}: K={k} must be a multiple of 32 and at most {lim.matmul_contraction_max}"
+        )
     if m % 2 or m > lim.matmul_stationary_free_max:
-        raise HardwareLimitError(f"{op}: stationary free size {m} must be even and at most "
-                                 f"{lim.matmul_stationary_free_max}")
+        raise HardwareLimitError(
+            f"{op}: stationary free size {m} must be even and at most {lim.matmul_stationary_free_max}"
+        )
     if n > moving_limit(d):
         raise HardwareLimitError(f"{op}: moving free size {n} exceeds maximum {moving_limit(d)}")
     if d.shape[0] != m or checks.free_size(d) != n:
         raise HardwareLimitError(f"{op} dst must be [{m}, {n}], got {list(d.shape)}")
     if tile_position or tile_size:
         tiling(op, tile_position, tile_size, k, m, "none")
-    context.issue(op, "tensor", reads={"stationary": st, "moving": mv, "stationary_scale": sts,
-                                       "moving_scale": mvs}, writes={"dst": d}, flops=2 * 4 * k * m * n)
+    context.issue(
+        op,
+        "tensor",
+        reads={"stationary": st, "moving": mv, "stationary_scale": sts, "moving_scale": mvs},
+        writes={"dst": d},
+        flops=2 * 4 * k * m * n,
+    )
     s = _unpack_mx(st) * _mx_scales(op, "stationary_scale", sts, k, m)[:, :, None]
     v = _unpack_mx(mv) * _mx_scales(op, "moving_scale", mvs, k, n)[:, :, None]
     s2 = s.transpose(0, 2, 1).reshape(4 * k, m)
@@ -93,11 +114,15 @@ def nc_matmul_mx(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, stati
     return c.handle(op, name)
 
 
+_QUANT = {
+    "float8_e4m3fn_x4": (ml_dtypes.float8_e4m3fn, 8, 448.0),
+    "float8_e5m2_x4": (ml_dtypes.float8_e5m2, 15, 57344.0),
+}
 
-_QUANT = {"float8_e4m3fn_x4": (ml_dtypes.float8_e4m3fn, 8, 448.0), "float8_e5m2_x4": (ml_dtypes.float8_e5m2, 15, 57344.0)}
 
-
-def quantize_mx(dst: NkiTensor, src: NkiTensor, dst_scale: NkiTensor, name: str | None = None) -> NkiInstruction:
+def quantize_mx(
+    dst: NkiTensor, src: NkiTensor, dst_scale: NkiTensor, name: str | None = None
+) -> NkiInstruction:
     """Quantise FP16/BF16 ``src[P, F]`` into MXFP8 ``dst[P, F/4]`` and per-group scales (v4, isa.md §3.20).
 
     Per group of 32 values (8 partitions x 4 consecutive elements): ``X = 2**(floor(log2(amax)) - (Emax-1))``
@@ -114,14 +139,17 @@ def quantize_mx(dst: NkiTensor, src: NkiTensor, dst_scale: NkiTensor, name: str 
     c.dtype_in(op, "dst_scale", sc, ("float8_e8m0fnu", "uint8"))
     p, f = s.shape[0], checks.free_size(s)
     if p % 32 or f % 4:
-        raise HardwareLimitError(f"{op}: src [{p}, {f}] needs partitions a multiple of 32 and a free size "
-                                 f"a multiple of 4")
+        raise HardwareLimitError(
+            f"{op}: src [{p}, {f}] needs partitions a multiple of 32 and a free size a multiple of 4"
+        )
     if d.shape[0] != p or checks.free_size(d) != f // 4:
         raise HardwareLimitError(f"{op}: dst must be [{p}, {f // 4}], got {list(d.shape)}")
     rows = scale_partitions(p)
     if sc.shape[0] <= max(rows) or checks.free_size(sc) != f // 4:
-        raise HardwareLimitError(f"{op}: dst_scale {list(sc.shape)} cannot hold scale rows at partitions "
-                                 f"{rows} with {f // 4} values each")
+        raise HardwareLimitError(
+            f"{op}: dst_scale {list(sc.shape)} cannot hold scale rows at partitions "
+            f"{rows} with {f // 4} values each"
+        )
     context.issue(op, "vector", reads={"src": s}, writes={"dst": d, "dst_scale": sc}, flops=2 * p * f)
     v = c.mat(s).reshape(p // 8, 8, f // 4, 4)
     amax = np.abs(v).max(axis=(1, 3))  # [groups, F/4]
@@ -135,6 +163,6 @@ def quantize_mx(dst: NkiTensor, src: NkiTensor, dst_scale: NkiTensor, name: str 
     scale_bytes = (exp + 127).astype(np.uint8)
     cols = f // 4
     for i, part in enumerate(rows):
-        row = sc[part:part + 1]  # keeps its free dims; values are laid out row-major
-        c.store_raw(row, scale_bytes[i:i + 1].reshape(1, cols).view(row._data.dtype))
+        row = sc[part : part + 1]  # keeps its free dims; values are laid out row-major
+        c.store_raw(row, scale_bytes[i : i + 1].reshape(1, cols).view(row._data.dtype))
     return c.handle(op, name)

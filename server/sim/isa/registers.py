@@ -27,8 +27,9 @@ def _one_element(op: str, role: str, value: object) -> NkiTensor:
 
 def _register(op: str, role: str, value: object) -> VirtualRegister:
     if not isinstance(value, VirtualRegister):
-        raise HardwareLimitError(f"{op} {role} must be a VirtualRegister (from nisa.register_alloc), "
-                                 f"not {type(value).__name__}")
+        raise HardwareLimitError(
+            f"{op} {role} must be a VirtualRegister (from nisa.register_alloc), not {type(value).__name__}"
+        )
     return value
 
 
@@ -67,8 +68,10 @@ def register_store(dst: NkiTensor, src: VirtualRegister) -> None:
 
 def _tracer_only(op: str) -> None:
     if context.current().options.nki_version < NkiVersion(0, 7):
-        raise HardwareLimitError(f"{op} exists only in NKI 0.7 and newer (tracer front end); the target is "
-                                 f"NKI {context.current().options.nki_version}")
+        raise HardwareLimitError(
+            f"{op} exists only in NKI 0.7 and newer (tracer front end); the target is "
+            f"NKI {context.current().options.nki_version}"
+        )
 
 
 def scalar_load(src: NkiTensor) -> NkiScalar:
@@ -87,10 +90,13 @@ def scalar_store(dst: NkiTensor, value: NkiScalar) -> None:
     _tracer_only(op)
     t = _one_element(op, "dst", dst)
     if not isinstance(value, NkiScalar):
-        raise HardwareLimitError(f"{op} value must be an NkiScalar, not {type(value).__name__} "
-                                 f"(use nisa.memset for constants)")
+        raise HardwareLimitError(
+            f"{op} value must be an NkiScalar, not {type(value).__name__} (use nisa.memset for constants)"
+        )
     if t.dtype_name != value.dtype:
-        raise HardwareLimitError(f"{op}: a {value.dtype} scalar cannot be stored into a {t.dtype_name} tensor")
+        raise HardwareLimitError(
+            f"{op}: a {value.dtype} scalar cannot be stored into a {t.dtype_name} tensor"
+        )
     context.issue(op, "sync", writes={"dst": t})
     c.store(t, np.asarray(value.sim_value(), np.int64).reshape(t.shape))
 

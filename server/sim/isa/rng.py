@@ -32,7 +32,9 @@ def _generator(eng: str) -> np.random.Generator:
 
 def _reseed(eng: str, seed_material: bytes) -> None:
     digest = hashlib.sha256(seed_material).digest()
-    context.current_core().registers[f"{eng}.rng"] = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+    context.current_core().registers[f"{eng}.rng"] = np.random.default_rng(
+        int.from_bytes(digest[:8], "little")
+    )
 
 
 def rng(dst: NkiTensor, engine: object = engine.vector, name: str | None = None) -> NkiInstruction:
@@ -88,13 +90,17 @@ def set_rng_seed(src_seeds: NkiTensor, name: str | None = None) -> NkiInstructio
     op = "nisa.set_rng_seed"
     t = c.tensor(op, "src_seeds", src_seeds)
     if t.size != 1 or t.dtype.itemsize != 4:
-        raise HardwareLimitError(f"{op}: src_seeds must be a (1, 1) 32-bit tile, got {list(t.shape)} {t.dtype_name}")
+        raise HardwareLimitError(
+            f"{op}: src_seeds must be a (1, 1) 32-bit tile, got {list(t.shape)} {t.dtype_name}"
+        )
     context.issue(op, "vector", reads={"src_seeds": t})
     _reseed("vector", np.ascontiguousarray(c.mat(t, raw=True)).tobytes())
     return c.handle(op, name)
 
 
-def rand_set_state(src_seeds: NkiTensor, engine: object = engine.gpsimd, name: str | None = None) -> NkiInstruction:
+def rand_set_state(
+    src_seeds: NkiTensor, engine: object = engine.gpsimd, name: str | None = None
+) -> NkiInstruction:
     """Load per-lane generator state (uint32 ``(P, n)``); v3 GpSimd only, v4 GpSimd or Vector. The state
     words seed the stream deterministically (not the hardware XORWOW mapping)."""
     op = "nisa.rand_set_state"

@@ -36,8 +36,9 @@ def _pre(x: np.ndarray, scale: c.Values, bias: c.Values) -> np.ndarray:
     return v
 
 
-def _reduce_stage(op: str, p: int, cmd: Cmd, opr: alu.AluOp | None, out: np.ndarray,
-                  reduce_res: object) -> None:
+def _reduce_stage(
+    op: str, p: int, cmd: Cmd, opr: alu.AluOp | None, out: np.ndarray, reduce_res: object
+) -> None:
     """Fold this instruction's per-partition results into the Scalar registers and read them out.
 
     AMBIGUOUS (isa.md §2.1): the stub's pseudo-code adds the old register value twice; we follow the prose
@@ -53,26 +54,64 @@ def _reduce_stage(op: str, p: int, cmd: Cmd, opr: alu.AluOp | None, out: np.ndar
     c.reduce_result(op, reduce_res, p, acc[:p].copy())
 
 
-def activation(dst: NkiTensor, op: object, data: NkiTensor, bias: object = None, scale: object = 1.0,
-               reduce_op: object = None, reduce_res: object = None, reduce_cmd: object = Cmd.idle,
-               name: str | None = None) -> NkiInstruction:
+def activation(
+    dst: NkiTensor,
+    op: object,
+    data: NkiTensor,
+    bias: object = None,
+    scale: object = 1.0,
+    reduce_op: object = None,
+    reduce_res: object = None,
+    reduce_cmd: object = Cmd.idle,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = op(data * scale + bias)`` with optional add-reduction into the Scalar registers (isa.md §2.1)."""
-    return _activation("nisa.activation", dst, op, data, bias, scale, reduce_op, reduce_res, reduce_cmd, name,
-                       ("add",))
+    return _activation(
+        "nisa.activation", dst, op, data, bias, scale, reduce_op, reduce_res, reduce_cmd, name, ("add",)
+    )
 
 
-def activation_reduce(dst: NkiTensor, op: object, data: NkiTensor, reduce_op: object, reduce_res: object,
-                      bias: object = None, scale: object = 1.0, name: str | None = None) -> NkiInstruction:
+def activation_reduce(
+    dst: NkiTensor,
+    op: object,
+    data: NkiTensor,
+    reduce_op: object,
+    reduce_res: object,
+    bias: object = None,
+    scale: object = 1.0,
+    name: str | None = None,
+) -> NkiInstruction:
     """``activation`` with ``reduce_cmd=reset_reduce`` (isa.md §2.2). v2: only ``nl.add``; later
     generations also maximum/minimum *(inferred from "on v2 reduce_op must be nl.add")*."""
     allowed = ("add",) if c.nc_version() < 3 else ("add", "maximum", "minimum")
-    return _activation("nisa.activation_reduce", dst, op, data, bias, scale, reduce_op, reduce_res,
-                       Cmd.reset_reduce, name, allowed)
+    return _activation(
+        "nisa.activation_reduce",
+        dst,
+        op,
+        data,
+        bias,
+        scale,
+        reduce_op,
+        reduce_res,
+        Cmd.reset_reduce,
+        name,
+        allowed,
+    )
 
 
-def _activation(opname: str, dst: NkiTensor, op: object, data: NkiTensor, bias: object, scale: object,
-                reduce_op: object, reduce_res: object, cmd_arg: object, name: str | None,
-                reduce_ops: tuple[str, ...]) -> NkiInstruction:
+def _activation(
+    opname: str,
+    dst: NkiTensor,
+    op: object,
+    data: NkiTensor,
+    bias: object,
+    scale: object,
+    reduce_op: object,
+    reduce_res: object,
+    cmd_arg: object,
+    name: str | None,
+    reduce_ops: tuple[str, ...],
+) -> NkiInstruction:
     d = c.tensor(opname, "dst", dst)
     x = c.tensor(opname, "data", data)
     p, f = c.same_shape2d(opname, dst=d, data=x)
@@ -88,8 +127,13 @@ def _activation(opname: str, dst: NkiTensor, op: object, data: NkiTensor, bias: 
             raise HardwareLimitError(f"{opname}: reduce_cmd={cmd.name} needs reduce_op")
         opr = c.alu_op(opname, "reduce_op", reduce_op, reduce=True, allowed=reduce_ops)
     stages = 1 + (bias_v is not None) + (not (np.ndim(scale_v) == 0 and scale_v == 1.0)) + (opr is not None)
-    context.issue(opname, "scalar", reads={"data": x, "bias": bias, "scale": scale},
-                  writes={"dst": d, "reduce_res": reduce_res}, flops=p * f * stages)
+    context.issue(
+        opname,
+        "scalar",
+        reads={"data": x, "bias": bias, "scale": scale},
+        writes={"dst": d, "reduce_res": reduce_res},
+        flops=p * f * stages,
+    )
     with np.errstate(all="ignore"):
         out = np.asarray(fn(_pre(c.mat(x), scale_v, bias_v), None), c.F32)
         c.store(d, out)  # dst first, then reduce_res: an aliasing reduce_res keeps the reduction (0.6.0 fix)
@@ -97,14 +141,32 @@ def _activation(opname: str, dst: NkiTensor, op: object, data: NkiTensor, bias: 
     return c.handle(opname, name)
 
 
-_ACT2_PAIRS = {("multiply", "add"), ("multiply", "subtract"), ("multiply", "bypass"), ("add", "bypass"),
-               ("subtract", "bypass"), ("bypass", "bypass")}
+_ACT2_PAIRS = {
+    ("multiply", "add"),
+    ("multiply", "subtract"),
+    ("multiply", "bypass"),
+    ("add", "bypass"),
+    ("subtract", "bypass"),
+    ("bypass", "bypass"),
+}
 
 
-def activate2(dst: NkiTensor, op: object, data: NkiTensor, imm0: object, imm1: object, op0: object, op1: object,
-              relu_param: object = 0.0, reverse0: bool = False, reverse1: bool = False, reduce_op: object = None,
-              reduce_res: object = None, reduce_cmd: object = Cmd.idle,
-              name: str | None = None) -> NkiInstruction:
+def activate2(
+    dst: NkiTensor,
+    op: object,
+    data: NkiTensor,
+    imm0: object,
+    imm1: object,
+    op0: object,
+    op1: object,
+    relu_param: object = 0.0,
+    reverse0: bool = False,
+    reverse1: bool = False,
+    reduce_op: object = None,
+    reduce_res: object = None,
+    reduce_cmd: object = Cmd.idle,
+    name: str | None = None,
+) -> NkiInstruction:
     """Two ALU stages, an activation and an optional reduction (v4, isa.md §2.3)."""
     opname = "nisa.activate2"
     c.require_version(opname, 4)
@@ -121,10 +183,20 @@ def activate2(dst: NkiTensor, op: object, data: NkiTensor, imm0: object, imm1: o
     cmd = c.command(opname, reduce_cmd, _ALL_CMDS)
     opr = None
     if reduce_op is not None or cmd != Cmd.idle:
-        opr = c.alu_op(opname, "reduce_op", reduce_op, reduce=True,
-                       allowed=("add", "maximum", "minimum", "abs_max", "abs_min"))
-    context.issue(opname, "scalar", reads={"data": x, "imm0": imm0, "imm1": imm1},
-                  writes={"dst": d, "reduce_res": reduce_res}, flops=p * f * 4)
+        opr = c.alu_op(
+            opname,
+            "reduce_op",
+            reduce_op,
+            reduce=True,
+            allowed=("add", "maximum", "minimum", "abs_max", "abs_min"),
+        )
+    context.issue(
+        opname,
+        "scalar",
+        reads={"data": x, "imm0": imm0, "imm1": imm1},
+        writes={"dst": d, "reduce_res": reduce_res},
+        flops=p * f * 4,
+    )
     v = c.mat(x)
     with np.errstate(all="ignore"):
         for stage, opn, imm, rev in ((0, n0, imm0, reverse0), (1, n1, imm1, reverse1)):

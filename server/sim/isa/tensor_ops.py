@@ -51,8 +51,10 @@ def _input_dtypes(op: str, st: NkiTensor, mv: NkiTensor) -> None:
     a = c.dtype_in(op, "stationary", st, frozenset(allowed))
     b = c.dtype_in(op, "moving", mv, frozenset(allowed))
     if (a in _WIDE) != (b in _WIDE):
-        raise HardwareLimitError(f"{op}: a {a} stationary cannot be multiplied with a {b} moving tensor "
-                                 f"(float32/tfloat32 only combine with each other)")
+        raise HardwareLimitError(
+            f"{op}: a {a} stationary cannot be multiplied with a {b} moving tensor "
+            f"(float32/tfloat32 only combine with each other)"
+        )
     if {a, b} == {"float8_e4m3", "float8_e4m3fn"}:
         raise HardwareLimitError(f"{op}: float8_e4m3 and float8_e4m3fn cannot be mixed in one matmul")
 
@@ -73,7 +75,9 @@ def tiling(op: str, tile_position: object, tile_size: object, k: int, m: int, pe
         if size not in sizes:
             raise HardwareLimitError(f"{op}: tile {what} size {size} is not one of {sizes} on this target")
         if start % size or not 0 <= start < 128:
-            raise HardwareLimitError(f"{op}: tile {what} start {start} must be a multiple of {size} below 128")
+            raise HardwareLimitError(
+                f"{op}: tile {what} start {start} must be a multiple of {size} below 128"
+            )
     if k > rows:
         raise HardwareLimitError(f"{op}: stationary partitions {k} exceed the tile row size {rows}")
     if m > cols:
@@ -87,8 +91,10 @@ def no_indirection(op: str, **operands: NkiTensor) -> None:
     16-offset groups of the other engines only, so an indirect Tensor-engine operand is not simulated."""
     for role, t in operands.items():
         if t.is_indirect():
-            raise NotImplementedInSimulator(f"{op} with an indirect {role}",
-                                            "Tensor-engine tensor indirection (32-offset groups) is not modelled")
+            raise NotImplementedInSimulator(
+                f"{op} with an indirect {role}",
+                "Tensor-engine tensor indirection (32-offset groups) is not modelled",
+            )
 
 
 def psum_bank(op: str, dst: NkiTensor) -> None:
@@ -103,13 +109,17 @@ def psum_bank(op: str, dst: NkiTensor) -> None:
     size = dst.dtype.itemsize
     bank = c.limits().psum_bank_bytes
     if (first * size) // bank != ((first + span) * size + size - 1) // bank:
-        raise HardwareLimitError(f"{op} dst (bytes {first * size}..{(first + span + 1) * size} of its PSUM "
-                                 f"partition row) crosses a {bank}-byte PSUM bank boundary")
+        raise HardwareLimitError(
+            f"{op} dst (bytes {first * size}..{(first + span + 1) * size} of its PSUM "
+            f"partition row) crosses a {bank}-byte PSUM bank boundary"
+        )
 
 
 def moving_limit(dst: NkiTensor) -> int:
     lim = c.limits()
-    return lim.matmul_moving_free_max_bf16 if dst.dtype_name == "bfloat16" else lim.matmul_moving_free_max_fp32
+    return (
+        lim.matmul_moving_free_max_bf16 if dst.dtype_name == "bfloat16" else lim.matmul_moving_free_max_fp32
+    )
 
 
 def accumulate_into(op: str, dst: NkiTensor, result: np.ndarray, accumulate: object) -> None:
@@ -138,10 +148,19 @@ def accumulate_into(op: str, dst: NkiTensor, result: np.ndarray, accumulate: obj
     flags[...] = True
 
 
-def nc_matmul(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, is_stationary_onezero: bool = False,
-              is_moving_onezero: bool = False, is_transpose: bool = False, accumulate: bool | None = None,
-              tile_position: object = (), tile_size: object = (),
-              perf_mode: object = matmul_perf_mode.none, name: str | None = None) -> NkiInstruction:
+def nc_matmul(
+    dst: NkiTensor,
+    stationary: NkiTensor,
+    moving: NkiTensor,
+    is_stationary_onezero: bool = False,
+    is_moving_onezero: bool = False,
+    is_transpose: bool = False,
+    accumulate: bool | None = None,
+    tile_position: object = (),
+    tile_size: object = (),
+    perf_mode: object = matmul_perf_mode.none,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst[M, N] (+)= stationary[K, M].T @ moving[K, N]`` in FP32 (isa.md §1.1)."""
     op = _MATMUL
     d = c.tensor(op, "dst", dst, c.PSUM)
@@ -161,42 +180,59 @@ def nc_matmul(dst: NkiTensor, stationary: NkiTensor, moving: NkiTensor, is_stati
         c.dtype_in(op, "stationary", st, _FP8)
         c.dtype_in(op, "moving", mv, _FP8)
         if st.ndim < 3 or st.shape[1] != 2 or mv.ndim < 3 or mv.shape[1] != 2:
-            raise HardwareLimitError(f"{op}: perf_mode=double_row needs stationary [K, 2, M] and moving [K, 2, N], "
-                                     f"got {list(st.shape)} and {list(mv.shape)}")
+            raise HardwareLimitError(
+                f"{op}: perf_mode=double_row needs stationary [K, 2, M] and moving [K, 2, N], "
+                f"got {list(st.shape)} and {list(mv.shape)}"
+            )
         m, n = m // 2, n // 2
     _input_dtypes(op, st, mv)
     if d.dtype_name not in lim.psum_dst_dtypes:
-        raise HardwareLimitError(f"{op} dst dtype {d.dtype_name} is not supported on {lim.generation.value}; "
-                                 f"expected {' or '.join(lim.psum_dst_dtypes)}")
+        raise HardwareLimitError(
+            f"{op} dst dtype {d.dtype_name} is not supported on {lim.generation.value}; "
+            f"expected {' or '.join(lim.psum_dst_dtypes)}"
+        )
     if k > lim.matmul_contraction_max:
-        raise HardwareLimitError(f"{op} contraction (partition) size {k} exceeds maximum {lim.matmul_contraction_max}")
+        raise HardwareLimitError(
+            f"{op} contraction (partition) size {k} exceeds maximum {lim.matmul_contraction_max}"
+        )
     if m > lim.matmul_stationary_free_max:
-        raise HardwareLimitError(f"{op} stationary free size {m} exceeds maximum {lim.matmul_stationary_free_max}")
+        raise HardwareLimitError(
+            f"{op} stationary free size {m} exceeds maximum {lim.matmul_stationary_free_max}"
+        )
     n_max = moving_limit(d)
     if n > n_max:
-        raise HardwareLimitError(f"{op} moving free size {n} exceeds maximum {n_max} for a {d.dtype_name} dst "
-                                 f"on {lim.generation.value}")
+        raise HardwareLimitError(
+            f"{op} moving free size {n} exceeds maximum {n_max} for a {d.dtype_name} dst "
+            f"on {lim.generation.value}"
+        )
     if d.shape[0] != m or checks.free_size(d) != n:
-        raise HardwareLimitError(f"{op} dst must be [{m}, {n}] (stationary free x moving free), got {list(d.shape)}")
+        raise HardwareLimitError(
+            f"{op} dst must be [{m}, {n}] (stationary free x moving free), got {list(d.shape)}"
+        )
     tiling(op, tile_position, tile_size, k, m, perf)
     psum_bank(op, d)
     kk = 2 * k if perf == "double_row" else k
-    context.issue(op, "tensor", reads={"stationary": st, "moving": mv}, writes={"dst": d}, flops=2 * kk * m * n)
+    context.issue(
+        op, "tensor", reads={"stationary": st, "moving": mv}, writes={"dst": d}, flops=2 * kk * m * n
+    )
     s_vals = c.mat(st).reshape(kk, m)  # double_row: [K, 2, M] row-major is the 2K contraction
     v_vals = c.mat(mv).reshape(kk, n)
     accumulate_into(op, d, pe_matmul(s_vals, v_vals), accumulate)
     return c.handle(op, name)
 
 
-def _pe_transpose(op: str, d: NkiTensor, st: NkiTensor, mv: NkiTensor, k: int, m: int,
-                  name: str | None) -> NkiInstruction:
+def _pe_transpose(
+    op: str, d: NkiTensor, st: NkiTensor, mv: NkiTensor, k: int, m: int, name: str | None
+) -> NkiInstruction:
     """``is_transpose=True``: bit-exact transpose of ``stationary`` through the PE array (v3+ bit-accurate;
     isa.md §1.1). The output may keep a 16-bit input dtype; otherwise it is float32."""
     if d.shape[0] != m or checks.free_size(d) != k:
         raise HardwareLimitError(f"{op}(is_transpose=True) dst must be [{m}, {k}], got {list(d.shape)}")
     if d.dtype_name not in (st.dtype_name, "float32"):
-        raise HardwareLimitError(f"{op}(is_transpose=True) dst dtype {d.dtype_name} must be float32 or the "
-                                 f"stationary dtype {st.dtype_name}")
+        raise HardwareLimitError(
+            f"{op}(is_transpose=True) dst dtype {d.dtype_name} must be float32 or the "
+            f"stationary dtype {st.dtype_name}"
+        )
     if k > c.limits().matmul_contraction_max or m > c.limits().matmul_stationary_free_max:
         raise HardwareLimitError(f"{op}(is_transpose=True) stationary {list(st.shape)} exceeds [128, 128]")
     context.issue(op, "tensor", reads={"stationary": st, "moving": mv}, writes={"dst": d}, flops=0)
@@ -205,8 +241,9 @@ def _pe_transpose(op: str, d: NkiTensor, st: NkiTensor, mv: NkiTensor, k: int, m
     return c.handle(op, name)
 
 
-def nc_transpose(dst: NkiTensor, data: NkiTensor, engine: object = engine.unknown,
-                 name: str | None = None) -> NkiInstruction:
+def nc_transpose(
+    dst: NkiTensor, data: NkiTensor, engine: object = engine.unknown, name: str | None = None
+) -> NkiInstruction:
     """``dst[f, p] = data[p, f]`` (free dims flattened), bit-exact (isa.md §1.3).
 
     Engine choice for ``engine.unknown`` *(inferred)*: Tensor when ``dst`` is PSUM and ``data`` SBUF, else
@@ -225,7 +262,9 @@ def nc_transpose(dst: NkiTensor, data: NkiTensor, engine: object = engine.unknow
     else:
         side = 32  # 32x32 transpose banks of the Vector engine (isa.md §1.3)
     if p > side or f > side:
-        raise HardwareLimitError(f"{op} on the {eng} engine handles at most [{side}, {side}], data is [{p}, {f}]")
+        raise HardwareLimitError(
+            f"{op} on the {eng} engine handles at most [{side}, {side}], data is [{p}, {f}]"
+        )
     if d.dtype_name != x.dtype_name:
         raise HardwareLimitError(f"{op}: dst dtype {d.dtype_name} must equal data dtype {x.dtype_name}")
     if d.shape[0] != f or checks.free_size(d) != p:

@@ -19,8 +19,14 @@ from nki_studio.sim.tensor import NkiTensor
 _INT32 = ("int32", "uint32")
 
 
-def tensor_tensor(dst: NkiTensor, data1: NkiTensor, data2: NkiTensor, op: object, engine: object = engine.unknown,
-                  name: str | None = None) -> NkiInstruction:
+def tensor_tensor(
+    dst: NkiTensor,
+    data1: NkiTensor,
+    data2: NkiTensor,
+    op: object,
+    engine: object = engine.unknown,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = op(data1, data2)`` element-wise, no broadcasting (isa.md §3.1).
 
     All-int32/uint32 operands default to GpSimd with exact integer arithmetic (Vector if any is in PSUM);
@@ -30,7 +36,9 @@ def tensor_tensor(dst: NkiTensor, data1: NkiTensor, data2: NkiTensor, op: object
     d, a, b, p, f = c.two_inputs(opname, dst, ("data1", data1), ("data2", data2))
     opr = c.alu_op(opname, "op", op)
     if opr.arity != 2:
-        raise HardwareLimitError(f"{opname} op=nl.{opr.name} is unary; use nisa.tensor_scalar or nisa.activation")
+        raise HardwareLimitError(
+            f"{opname} op=nl.{opr.name} is unary; use nisa.tensor_scalar or nisa.activation"
+        )
     any_psum = any(t.buffer.kind == "psum" for t in (d, a, b))
     ints = all(t.dtype_name in _INT32 for t in (d, a, b))
     default = "gpsimd" if opr.name == "power" or (ints and not any_psum) else "vector"
@@ -56,7 +64,9 @@ def _operand(opname: str, role: str, opr: alu.AluOp, value: object, p: int) -> c
     bitvec operators, else FP32 (a non-float32 tile is accepted with a warning: the docs require FP32)."""
     if opr.arity == 1:
         if value is not None and not (isinstance(value, (int, float)) and value == 0):
-            raise HardwareLimitError(f"{opname}: {role} must be None or 0 for the unary operator nl.{opr.name}")
+            raise HardwareLimitError(
+                f"{opname}: {role} must be None or 0 for the unary operator nl.{opr.name}"
+            )
         return None
     if value is None:
         raise HardwareLimitError(f"{opname}: {role} is required for nl.{opr.name}")
@@ -67,9 +77,18 @@ def _operand(opname: str, role: str, opr: alu.AluOp, value: object, p: int) -> c
     return c.scalar_operand(opname, role, value, p)
 
 
-def tensor_scalar(dst: NkiTensor, data: NkiTensor, op0: object, operand0: object, reverse0: bool = False,
-                  op1: object = None, operand1: object = None, reverse1: bool = False,
-                  engine: object = engine.unknown, name: str | None = None) -> NkiInstruction:
+def tensor_scalar(
+    dst: NkiTensor,
+    data: NkiTensor,
+    op0: object,
+    operand0: object,
+    reverse0: bool = False,
+    op1: object = None,
+    operand1: object = None,
+    reverse1: bool = False,
+    engine: object = engine.unknown,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = op1(op0(data, operand0), operand1)`` with scalar or ``(P, 1)`` operands (isa.md §3.2)."""
     opname = "nisa.tensor_scalar"
     d = c.tensor(opname, "dst", dst)
@@ -82,20 +101,32 @@ def tensor_scalar(dst: NkiTensor, data: NkiTensor, op0: object, operand0: object
     if op1 is not None:
         o1 = c.alu_op(opname, "op1", op1)
         if o1.kind != o0.kind:
-            raise HardwareLimitError(f"{opname}: op0 and op1 must both be arithmetic or both bitvec operators")
+            raise HardwareLimitError(
+                f"{opname}: op0 and op1 must both be arithmetic or both bitvec operators"
+            )
     elif operand1 is not None:
         raise HardwareLimitError(f"{opname}: operand1 given without op1")
     bitvec = o0.kind == alu.BITVEC
     eng = c.engine_name(opname, engine, "vector", ("vector",) if bitvec else ("vector", "scalar", "gpsimd"))
     c.no_psum_on_gpsimd(opname, eng, dst=d, data=x)
-    if eng == "scalar" and c.nc_version() == 3 and (o0.name, o1.name if o1 else None) not in (
-            ("multiply", "add"), ("multiply", None), ("add", None)):
-        raise HardwareLimitError(f"{opname} on the Scalar engine of trn2 supports only (multiply, add), "
-                                 f"(multiply, None) and (add, None)")
+    if (
+        eng == "scalar"
+        and c.nc_version() == 3
+        and (o0.name, o1.name if o1 else None) not in (("multiply", "add"), ("multiply", None), ("add", None))
+    ):
+        raise HardwareLimitError(
+            f"{opname} on the Scalar engine of trn2 supports only (multiply, add), "
+            f"(multiply, None) and (add, None)"
+        )
     v0 = _operand(opname, "operand0", o0, operand0, p)
     v1 = _operand(opname, "operand1", o1, operand1, p) if o1 is not None else None
-    context.issue(opname, eng, reads={"data": x, "operand0": operand0, "operand1": operand1},
-                  writes={"dst": d}, flops=p * f * (2 if o1 else 1))
+    context.issue(
+        opname,
+        eng,
+        reads={"data": x, "operand0": operand0, "operand1": operand1},
+        writes={"dst": d},
+        flops=p * f * (2 if o1 else 1),
+    )
     if bitvec:
         for role, t in (("dst", d), ("data", x)):
             c.integer(opname, role, t)
@@ -112,9 +143,17 @@ def tensor_scalar(dst: NkiTensor, data: NkiTensor, op0: object, operand0: object
     return c.handle(opname, name)
 
 
-def scalar_tensor_tensor(dst: NkiTensor, data: NkiTensor, op0: object, operand0: object, op1: object,
-                         operand1: NkiTensor, reverse0: bool = False, reverse1: bool = False,
-                         name: str | None = None) -> NkiInstruction:
+def scalar_tensor_tensor(
+    dst: NkiTensor,
+    data: NkiTensor,
+    op0: object,
+    operand0: object,
+    op1: object,
+    operand1: NkiTensor,
+    reverse0: bool = False,
+    reverse1: bool = False,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = op1(op0(data, operand0), operand1)``: scalar/vector operand0, full-tile operand1 (isa.md §3.3)."""
     opname = "nisa.scalar_tensor_tensor"
     d, x, t1, p, f = c.two_inputs(opname, dst, ("data", data), ("operand1", operand1))
@@ -123,15 +162,21 @@ def scalar_tensor_tensor(dst: NkiTensor, data: NkiTensor, op0: object, operand0:
     if alu.BITVEC in (o0.kind, o1.kind):
         raise HardwareLimitError(f"{opname} supports arithmetic operators only")
     v0 = _operand(opname, "operand0", o0, operand0, p)
-    context.issue(opname, "vector", reads={"data": x, "operand0": operand0, "operand1": t1}, writes={"dst": d},
-                  flops=2 * p * f)
+    context.issue(
+        opname,
+        "vector",
+        reads={"data": x, "operand0": operand0, "operand1": t1},
+        writes={"dst": d},
+        flops=2 * p * f,
+    )
     with np.errstate(all="ignore"):
         c.store(d, c.apply(o1, c.apply(o0, c.mat(x), v0, reverse0), c.mat(t1), reverse1))
     return c.handle(opname, name)
 
 
-def tensor_copy(dst: NkiTensor, src: NkiTensor, engine: object = engine.unknown,
-                name: str | None = None) -> NkiInstruction:
+def tensor_copy(
+    dst: NkiTensor, src: NkiTensor, engine: object = engine.unknown, name: str | None = None
+) -> NkiInstruction:
     """``dst = src``: bit-exact for equal dtypes, else through FP32 (isa.md §3.8)."""
     opname = "nisa.tensor_copy"
     d = c.tensor(opname, "dst", dst)
@@ -140,16 +185,19 @@ def tensor_copy(dst: NkiTensor, src: NkiTensor, engine: object = engine.unknown,
     eng = c.engine_name(opname, engine, "vector", ("vector", "scalar", "gpsimd"))
     if eng == "scalar" and c.nc_version() < 3:
         # The stub both describes and forbids Scalar-engine copies on v2 (README §5.4); we forbid.
-        raise HardwareLimitError(f"{opname} is not supported on the Scalar engine of NeuronCore-v2; "
-                                 f"use nisa.activation(op=nl.copy)")
+        raise HardwareLimitError(
+            f"{opname} is not supported on the Scalar engine of NeuronCore-v2; "
+            f"use nisa.activation(op=nl.copy)"
+        )
     c.no_psum_on_gpsimd(opname, eng, dst=d, src=s)
     context.issue(opname, eng, reads={"src": s}, writes={"dst": d})
     c.store(d, c.mat(s, raw=c.same_storage_dtype(d, s)))
     return c.handle(opname, name)
 
 
-def tensor_copy_predicated(dst: NkiTensor, src: object, predicate: NkiTensor, reverse_pred: bool = False,
-                           name: str | None = None) -> NkiInstruction:
+def tensor_copy_predicated(
+    dst: NkiTensor, src: object, predicate: NkiTensor, reverse_pred: bool = False, name: str | None = None
+) -> NkiInstruction:
     """``dst = where((predicate != 0) ^ reverse_pred, src, dst)``; no dtype conversion (isa.md §3.9)."""
     opname = "nisa.tensor_copy_predicated"
     d = c.tensor(opname, "dst", dst)
@@ -159,7 +207,9 @@ def tensor_copy_predicated(dst: NkiTensor, src: object, predicate: NkiTensor, re
     if isinstance(src, NkiTensor):
         s = c.tensor(opname, "src", src)
         if s.dtype_name != d.dtype_name:
-            raise HardwareLimitError(f"{opname}: src dtype {s.dtype_name} must equal dst dtype {d.dtype_name}")
+            raise HardwareLimitError(
+                f"{opname}: src dtype {s.dtype_name} must equal dst dtype {d.dtype_name}"
+            )
         operands["src"] = s
         c.at_most_one_psum(opname, src=s, predicate=pr)
     p, _ = c.same_shape2d(opname, **operands)
@@ -188,15 +238,47 @@ def reciprocal(dst: NkiTensor, data: NkiTensor, name: str | None = None) -> NkiI
     return c.handle(opname, name)
 
 
-_EXP_SRC = frozenset({"float8_e4m3", "float8_e5m2", "float16", "bfloat16", "float32", "int8", "int16", "int32",
-                      "uint8", "uint16", "uint32"})
-_EXP_DST = frozenset({"float8_e4m3", "float8_e5m2", "float16", "bfloat16", "float32", "tfloat32", "int8", "int16",
-                      "int32", "uint8", "uint16"})
+_EXP_SRC = frozenset(
+    {
+        "float8_e4m3",
+        "float8_e5m2",
+        "float16",
+        "bfloat16",
+        "float32",
+        "int8",
+        "int16",
+        "int32",
+        "uint8",
+        "uint16",
+        "uint32",
+    }
+)
+_EXP_DST = frozenset(
+    {
+        "float8_e4m3",
+        "float8_e5m2",
+        "float16",
+        "bfloat16",
+        "float32",
+        "tfloat32",
+        "int8",
+        "int16",
+        "int32",
+        "uint8",
+        "uint16",
+    }
+)
 
 
-def exponential(dst: NkiTensor, src: NkiTensor, max_value: object = 0.0, reduce_res: object = None,
-                reduce_cmd: object = Cmd.idle, reduce_init: object = 0.0,
-                name: str | None = None) -> NkiInstruction:
+def exponential(
+    dst: NkiTensor,
+    src: NkiTensor,
+    max_value: object = 0.0,
+    reduce_res: object = None,
+    reduce_cmd: object = Cmd.idle,
+    reduce_init: object = 0.0,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = exp(src - max_value)`` with an optional add-reduction into the Vector accumulators (v4,
     isa.md §3.11). The sum uses the FP32 values before the cast to ``dst`` *(inferred)*."""
     opname = "nisa.exponential"
@@ -210,8 +292,13 @@ def exponential(dst: NkiTensor, src: NkiTensor, max_value: object = 0.0, reduce_
     if cmd != Cmd.load_reduce and reduce_init not in (None, 0, 0.0):
         raise HardwareLimitError(f"{opname}: reduce_init is only used with reduce_cmd=load_reduce")
     mx = c.scalar_operand(opname, "max_value", max_value, p)
-    context.issue(opname, "vector", reads={"src": s, "max_value": max_value},
-                  writes={"dst": d, "reduce_res": reduce_res}, flops=2 * p * f)
+    context.issue(
+        opname,
+        "vector",
+        reads={"src": s, "max_value": max_value},
+        writes={"dst": d, "reduce_res": reduce_res},
+        flops=2 * p * f,
+    )
     with np.errstate(all="ignore"):
         out = np.exp(c.mat(s) - mx)
         c.store(d, out)
@@ -224,7 +311,9 @@ def exponential(dst: NkiTensor, src: NkiTensor, max_value: object = 0.0, reduce_
     return c.handle(opname, name)
 
 
-def memset(dst: NkiTensor, value: object, engine: object = engine.unknown, name: str | None = None) -> NkiInstruction:
+def memset(
+    dst: NkiTensor, value: object, engine: object = engine.unknown, name: str | None = None
+) -> NkiInstruction:
     """Fill ``dst`` with a constant (isa.md §3.22). The value must match the dtype kind (integer for integer
     dtypes, since 0.3.0); packed x4 dtypes accept only 0. GpSimd cannot write PSUM."""
     opname = "nisa.memset"
@@ -238,7 +327,9 @@ def memset(dst: NkiTensor, value: object, engine: object = engine.unknown, name:
     if dname in dtypes.PACKED_X4 and value != 0:
         raise HardwareLimitError(f"{opname}: a {dname} tensor can only be set to 0")
     if dtypes.is_int(d.dtype) and isinstance(value, (float, np.floating)):
-        raise HardwareLimitError(f"{opname}: value {value!r} is a float but dst is {dname}; use an integer literal")
+        raise HardwareLimitError(
+            f"{opname}: value {value!r} is a float but dst is {dname}; use an integer literal"
+        )
     context.issue(opname, eng, writes={"dst": d})
     if dtypes.is_int(d.dtype) or dname in dtypes.PACKED_X4:
         c.store(d, np.asarray(value, np.int64))

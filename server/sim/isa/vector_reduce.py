@@ -23,13 +23,22 @@ def _axes(op: str, axis: object, ndim: int) -> tuple[int, ...]:
     raw = [axis] if isinstance(axis, (int, np.integer)) else list(axis)  # type: ignore[call-overload]
     axes = sorted({int(a) + ndim if int(a) < 0 else int(a) for a in raw})
     if not axes or axes[0] < 1 or axes != list(range(axes[0], ndim)):
-        raise HardwareLimitError(f"{op}: axis={axis!r} must be the trailing free dims ending at the last dim "
-                                 f"(e.g. {ndim - 1} or {tuple(range(1, ndim))}) of a {ndim}-D tensor")
+        raise HardwareLimitError(
+            f"{op}: axis={axis!r} must be the trailing free dims ending at the last dim "
+            f"(e.g. {ndim - 1} or {tuple(range(1, ndim))}) of a {ndim}-D tensor"
+        )
     return tuple(axes)
 
 
-def tensor_reduce(dst: NkiTensor, op: object, data: NkiTensor, axis: object, negate: bool = False,
-                  keepdims: bool = False, name: str | None = None) -> NkiInstruction:
+def tensor_reduce(
+    dst: NkiTensor,
+    op: object,
+    data: NkiTensor,
+    axis: object,
+    negate: bool = False,
+    keepdims: bool = False,
+    name: str | None = None,
+) -> NkiInstruction:
     """Reduce ``data`` over trailing free axes with a reduction operator; ``negate`` multiplies by -1."""
     opname = "nisa.tensor_reduce"
     d = c.tensor(opname, "dst", dst)
@@ -38,10 +47,11 @@ def tensor_reduce(dst: NkiTensor, op: object, data: NkiTensor, axis: object, neg
     c.free_limit(opname, "data", x)
     opr = c.alu_op(opname, "op", op, reduce=True)
     axes = _axes(opname, axis, x.ndim)
-    kept = math.prod(x.shape[1:axes[0]])
+    kept = math.prod(x.shape[1 : axes[0]])
     if checks.free_size(d) != kept:
-        raise HardwareLimitError(f"{opname} dst must hold {kept} elements per partition (the reduced shape), "
-                                 f"got {list(d.shape)}")
+        raise HardwareLimitError(
+            f"{opname} dst must hold {kept} elements per partition (the reduced shape), got {list(d.shape)}"
+        )
     context.issue(opname, "vector", reads={"data": x}, writes={"dst": d}, flops=x.size)
     if opr.kind == alu.BITVEC:
         c.integer(opname, "data", x)
@@ -63,9 +73,17 @@ def read_nd(t: NkiTensor, raw: bool = False) -> np.ndarray:
     return c.mat(t, raw).reshape(t.shape)
 
 
-def tensor_tensor_scan(dst: NkiTensor, data0: NkiTensor, data1: NkiTensor, initial: object, op0: object,
-                       op1: object, reverse0: bool = False, reverse1: bool = False,
-                       name: str | None = None) -> NkiInstruction:
+def tensor_tensor_scan(
+    dst: NkiTensor,
+    data0: NkiTensor,
+    data1: NkiTensor,
+    initial: object,
+    op0: object,
+    op1: object,
+    reverse0: bool = False,
+    reverse1: bool = False,
+    name: str | None = None,
+) -> NkiInstruction:
     """``r[i] = op1(op0(data0[i], r[i-1]), data1[i])`` along the flattened free dim, ``r[-1] = initial``
     (isa.md §3.5). ``reverse1=False`` puts ``data1`` on the right of ``op1``. The carry stays FP32."""
     opname = "nisa.tensor_tensor_scan"
@@ -75,8 +93,13 @@ def tensor_tensor_scan(dst: NkiTensor, data0: NkiTensor, data1: NkiTensor, initi
     if alu.BITVEC in (o0.kind, o1.kind) or o0.arity == 1 or o1.arity == 1:
         raise HardwareLimitError(f"{opname} supports binary arithmetic operators only")
     init = c.scalar_operand(opname, "initial", initial, p)
-    context.issue(opname, "vector", reads={"data0": a, "data1": b, "initial": initial}, writes={"dst": d},
-                  flops=2 * p * f)
+    context.issue(
+        opname,
+        "vector",
+        reads={"data0": a, "data1": b, "initial": initial},
+        writes={"dst": d},
+        flops=2 * p * f,
+    )
     x0, x1 = c.mat(a), c.mat(b)
     with np.errstate(all="ignore"):
         if o0.name == "multiply" and o1.name == "add" and bool(np.all(x0 == 1)):
@@ -95,10 +118,19 @@ def tensor_tensor_scan(dst: NkiTensor, data0: NkiTensor, data1: NkiTensor, initi
     return c.handle(opname, name)
 
 
-def tensor_scalar_reduce(dst: NkiTensor, data: NkiTensor, op0: object, operand0: object, reduce_op: object,
-                         reduce_res: object = None, reverse0: bool = False, reduce_cmd: object = Cmd.reset_reduce,
-                         reduce_init: object = None, reduce_res_negate: bool = False,
-                         name: str | None = None) -> NkiInstruction:
+def tensor_scalar_reduce(
+    dst: NkiTensor,
+    data: NkiTensor,
+    op0: object,
+    operand0: object,
+    reduce_op: object,
+    reduce_res: object = None,
+    reverse0: bool = False,
+    reduce_cmd: object = Cmd.reset_reduce,
+    reduce_init: object = None,
+    reduce_res_negate: bool = False,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = op0(data, operand0)`` and fold each partition's results into the Vector accumulators
     (isa.md §3.6). The fold uses the FP32 values *(inferred)*; ``reduce_res_negate`` negates only the
     read-out, the registers keep the positive value."""
@@ -111,14 +143,21 @@ def tensor_scalar_reduce(dst: NkiTensor, data: NkiTensor, op0: object, operand0:
         raise HardwareLimitError(f"{opname}: op0 must be an arithmetic operator")
     if reverse0:
         raise HardwareLimitError(f"{opname}: reverse0 is documented as not supported yet")
-    opr = c.alu_op(opname, "reduce_op", reduce_op, reduce=True, allowed=("add", "multiply", "maximum", "minimum"))
+    opr = c.alu_op(
+        opname, "reduce_op", reduce_op, reduce=True, allowed=("add", "multiply", "maximum", "minimum")
+    )
     cmd = c.command(opname, reduce_cmd, (Cmd.reset_reduce, Cmd.reduce, Cmd.load_reduce))
     if (reduce_init is not None) != (cmd == Cmd.load_reduce):
         raise HardwareLimitError(f"{opname}: reduce_init must be given exactly when reduce_cmd=load_reduce")
     v0 = None if o0.arity == 1 else c.scalar_operand(opname, "operand0", operand0, p)
     init = None if reduce_init is None else c.scalar_operand(opname, "reduce_init", reduce_init, p)
-    context.issue(opname, "vector", reads={"data": x, "operand0": operand0},
-                  writes={"dst": d, "reduce_res": reduce_res}, flops=2 * p * f)
+    context.issue(
+        opname,
+        "vector",
+        reads={"data": x, "operand0": operand0},
+        writes={"dst": d, "reduce_res": reduce_res},
+        flops=2 * p * f,
+    )
     with np.errstate(all="ignore"):
         t = np.asarray(c.apply(o0, c.mat(x), v0), F32)
         c.store(d, t)
@@ -129,14 +168,33 @@ def tensor_scalar_reduce(dst: NkiTensor, data: NkiTensor, op0: object, operand0:
     return c.handle(opname, name)
 
 
-_CUMULATIVE_DTYPES = frozenset({"bfloat16", "float16", "float32", "float8_e4m3", "float8_e5m2", "float8_e4m3fn",
-                                "uint8", "uint16", "int8", "int16"})
+_CUMULATIVE_DTYPES = frozenset(
+    {
+        "bfloat16",
+        "float16",
+        "float32",
+        "float8_e4m3",
+        "float8_e5m2",
+        "float8_e4m3fn",
+        "uint8",
+        "uint16",
+        "int8",
+        "int16",
+    }
+)
 _ACCUMULATE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum}
 
 
-def tensor_scalar_cumulative(dst: NkiTensor, src: NkiTensor, op0: object, op1: object, imm0: object,
-                             imm1: object = None, reduce_cmd: object = Cmd.reset_reduce,
-                             name: str | None = None) -> NkiInstruction:
+def tensor_scalar_cumulative(
+    dst: NkiTensor,
+    src: NkiTensor,
+    op0: object,
+    op1: object,
+    imm0: object,
+    imm1: object = None,
+    reduce_cmd: object = Cmd.reset_reduce,
+    name: str | None = None,
+) -> NkiInstruction:
     """Running reduction per partition: ``reg = op1(op0(src[i], imm0), reg); dst[i] = reg`` (isa.md §3.7).
 
     The register starts at the identity of ``op1`` (reset_reduce), keeps the Vector accumulator value
@@ -155,8 +213,9 @@ def tensor_scalar_cumulative(dst: NkiTensor, src: NkiTensor, op0: object, op1: o
     o1 = c.alu_op(opname, "op1", op1, allowed=("add", "subtract", "multiply", "maximum", "minimum"))
     cmd = c.command(opname, reduce_cmd, (Cmd.reset_reduce, Cmd.reduce, Cmd.load_reduce))
     v0 = None if o0.arity == 1 else c.scalar_operand(opname, "imm0", imm0, p)
-    context.issue(opname, "vector", reads={"src": s, "imm0": imm0, "imm1": imm1}, writes={"dst": d},
-                  flops=2 * p * f)
+    context.issue(
+        opname, "vector", reads={"src": s, "imm0": imm0, "imm1": imm1}, writes={"dst": d}, flops=2 * p * f
+    )
     acc = c.accumulators("vector")
     if cmd == Cmd.reset_reduce:
         start = np.full(p, o1.identity, F32)
@@ -194,8 +253,10 @@ def bn_stats(dst: NkiTensor, data: NkiTensor, name: str | None = None) -> NkiIns
     f = checks.free_size(x)
     fmax = c.limits().bn_stats_free_max
     if f > fmax:
-        raise HardwareLimitError(f"{opname} data has {f} elements per partition; the maximum is {fmax} "
-                                 f"(nl.tile_size.bn_stats_fmax)")
+        raise HardwareLimitError(
+            f"{opname} data has {f} elements per partition; the maximum is {fmax} "
+            f"(nl.tile_size.bn_stats_fmax)"
+        )
     if checks.free_size(d) != 6:
         raise HardwareLimitError(f"{opname} dst must hold 6 elements per partition, got {list(d.shape)}")
     context.issue(opname, "vector", reads={"data": x}, writes={"dst": d}, flops=3 * p * f)
@@ -221,8 +282,10 @@ def bn_aggr(dst: NkiTensor, data: NkiTensor, name: str | None = None) -> NkiInst
     p = checks.same_partitions(opname, dst=d, data=x)
     f = checks.free_size(x)
     if f % 3:
-        raise HardwareLimitError(f"{opname} data must hold (count, mean, var*count) triples; {f} elements per "
-                                 f"partition is not a multiple of 3")
+        raise HardwareLimitError(
+            f"{opname} data must hold (count, mean, var*count) triples; {f} elements per "
+            f"partition is not a multiple of 3"
+        )
     if checks.free_size(d) != 2:
         raise HardwareLimitError(f"{opname} dst must hold 2 elements per partition, got {list(d.shape)}")
     context.issue(opname, "vector", reads={"data": x}, writes={"dst": d}, flops=4 * p * f)
@@ -246,9 +309,17 @@ def _max_register(opname: str, p: int, cmd: Cmd, out: np.ndarray, reduce_res: ob
         c.reduce_result(opname, reduce_res, p, acc[:p].copy())
 
 
-def select_reduce(dst: NkiTensor, predicate: NkiTensor, on_true: NkiTensor, on_false: object,
-                  reduce_res: object = None, reduce_cmd: object = Cmd.idle, reduce_op: object = None,
-                  reverse_pred: bool = False, name: str | None = None) -> NkiInstruction:
+def select_reduce(
+    dst: NkiTensor,
+    predicate: NkiTensor,
+    on_true: NkiTensor,
+    on_false: object,
+    reduce_res: object = None,
+    reduce_cmd: object = Cmd.idle,
+    reduce_op: object = None,
+    reverse_pred: bool = False,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = where((predicate != 0) ^ reverse_pred, on_true, on_false)`` plus an optional max-reduction
     (isa.md §3.14)."""
     opname = "nisa.select_reduce"
@@ -259,8 +330,13 @@ def select_reduce(dst: NkiTensor, predicate: NkiTensor, on_true: NkiTensor, on_f
     c.alu_op(opname, "reduce_op", reduce_op if reduce_op is not None else "maximum", allowed=("maximum",))
     cmd = c.command(opname, reduce_cmd, (Cmd.idle, Cmd.reset, Cmd.reduce, Cmd.reset_reduce))
     off = c.scalar_operand(opname, "on_false", on_false, p)
-    context.issue(opname, "vector", reads={"predicate": pr, "on_true": t, "on_false": on_false},
-                  writes={"dst": d, "reduce_res": reduce_res}, flops=p * f)
+    context.issue(
+        opname,
+        "vector",
+        reads={"predicate": pr, "on_true": t, "on_false": on_false},
+        writes={"dst": d, "reduce_res": reduce_res},
+        flops=p * f,
+    )
     mask = c.mat(pr, raw=True) != 0
     if reverse_pred:
         mask = ~mask
@@ -273,10 +349,20 @@ def select_reduce(dst: NkiTensor, predicate: NkiTensor, on_true: NkiTensor, on_f
 _FP32_MIN = float(np.finfo(np.float32).min)
 
 
-def range_select(dst: NkiTensor, on_true_tile: NkiTensor, comp_op0: object, comp_op1: object, bound0: object,
-                 bound1: object, reduce_cmd: object = Cmd.reset_reduce, reduce_res: object = None,
-                 reduce_op: object = None, range_start: int = 0, on_false_value: float = _FP32_MIN,
-                 name: str | None = None) -> NkiInstruction:
+def range_select(
+    dst: NkiTensor,
+    on_true_tile: NkiTensor,
+    comp_op0: object,
+    comp_op1: object,
+    bound0: object,
+    bound1: object,
+    reduce_cmd: object = Cmd.reset_reduce,
+    reduce_res: object = None,
+    reduce_op: object = None,
+    range_start: int = 0,
+    on_false_value: float = _FP32_MIN,
+    name: str | None = None,
+) -> NkiInstruction:
     """Keep elements whose free index (from ``range_start``) satisfies both bound comparisons, else
     ``on_false_value`` (must be FP32_MIN), with a max-reduction (v3+, isa.md §3.15)."""
     opname = "nisa.range_select"
@@ -289,12 +375,19 @@ def range_select(dst: NkiTensor, on_true_tile: NkiTensor, comp_op0: object, comp
     c1 = c.alu_op(opname, "comp_op1", comp_op1, allowed=cmps)
     c.alu_op(opname, "reduce_op", reduce_op if reduce_op is not None else "maximum", allowed=("maximum",))
     if float(on_false_value) != _FP32_MIN:
-        raise HardwareLimitError(f"{opname}: on_false_value must be FP32_MIN (-3.4028235e+38), got {on_false_value}")
+        raise HardwareLimitError(
+            f"{opname}: on_false_value must be FP32_MIN (-3.4028235e+38), got {on_false_value}"
+        )
     cmd = c.command(opname, reduce_cmd, (Cmd.idle, Cmd.reset, Cmd.reduce, Cmd.reset_reduce))
     b0 = c.scalar_operand(opname, "bound0", bound0, p)
     b1 = c.scalar_operand(opname, "bound1", bound1, p)
-    context.issue(opname, "vector", reads={"on_true_tile": t, "bound0": bound0, "bound1": bound1},
-                  writes={"dst": d, "reduce_res": reduce_res}, flops=3 * p * f)
+    context.issue(
+        opname,
+        "vector",
+        reads={"on_true_tile": t, "bound0": bound0, "bound1": bound1},
+        writes={"dst": d, "reduce_res": reduce_res},
+        flops=3 * p * f,
+    )
     idx = (int(range_start) + np.arange(f, dtype=np.int64)).astype(F32)[None, :]
     mask = (c0.fn(idx, b0) != 0) & (c1.fn(idx, b1) != 0)
     out = np.where(mask, c.mat(t), F32(_FP32_MIN)).astype(F32, copy=False)

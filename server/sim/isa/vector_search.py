@@ -59,7 +59,9 @@ def _occurrences(row: np.ndarray, vals: np.ndarray, order: range) -> np.ndarray:
     return out
 
 
-def nc_find_index8(dst: NkiTensor, data: NkiTensor, vals: NkiTensor, name: str | None = None) -> NkiInstruction:
+def nc_find_index8(
+    dst: NkiTensor, data: NkiTensor, vals: NkiTensor, name: str | None = None
+) -> NkiInstruction:
     """Index of the first occurrence of each of the 8 ``vals`` per partition; the j-th duplicate takes the
     j-th occurrence; a miss is all-ones (isa.md §3.17, 0.6.0 simulator fixes)."""
     opname = "nisa.nc_find_index8"
@@ -82,8 +84,14 @@ def nc_find_index8(dst: NkiTensor, data: NkiTensor, vals: NkiTensor, name: str |
     return c.handle(opname, name)
 
 
-def nc_match_replace8(dst: NkiTensor, data: NkiTensor, vals: NkiTensor, imm: float, dst_idx: object = None,
-                      name: str | None = None) -> NkiInstruction:
+def nc_match_replace8(
+    dst: NkiTensor,
+    data: NkiTensor,
+    vals: NkiTensor,
+    imm: float,
+    dst_idx: object = None,
+    name: str | None = None,
+) -> NkiInstruction:
     """``dst = data`` with the first unmatched occurrence of each of the 8 ``vals`` replaced by ``imm``;
     duplicates are processed from j = 7 down to 0 (isa.md §3.18). A value that is not found leaves ``dst``
     unchanged and writes all-ones into ``dst_idx`` (the docs do not say; same convention as
@@ -100,8 +108,9 @@ def nc_match_replace8(dst: NkiTensor, data: NkiTensor, vals: NkiTensor, imm: flo
         idx_t = c.tensor(opname, "dst_idx", dst_idx)
         _eight(opname, "dst_idx", idx_t, p)
         c.dtype_in(opname, "dst_idx", idx_t, ("uint32", "uint16", "int32"))
-    context.issue(opname, "vector", reads={"data": x, "vals": v}, writes={"dst": d, "dst_idx": idx_t},
-                  flops=8 * p * f)
+    context.issue(
+        opname, "vector", reads={"data": x, "vals": v}, writes={"dst": d, "dst_idx": idx_t}, flops=8 * p * f
+    )
     rows = np.array(c.mat(x), dtype=np.float32)
     targets = c.mat(v)
     found = np.empty((p, 8), np.int64)
@@ -116,8 +125,9 @@ def nc_match_replace8(dst: NkiTensor, data: NkiTensor, vals: NkiTensor, imm: flo
     return c.handle(opname, name)
 
 
-def nc_stream_shuffle(dst: NkiTensor, src: NkiTensor, shuffle_mask: object,
-                      name: str | None = None) -> NkiInstruction:
+def nc_stream_shuffle(
+    dst: NkiTensor, src: NkiTensor, shuffle_mask: object, name: str | None = None
+) -> NkiInstruction:
     """Within each 32-partition quadrant ``dst[32q + i] = src[32q + mask[i]]``; 255 keeps ``dst[32q + i]``
     (isa.md §3.19). All sources are read before writing, so ``dst is src`` works."""
     opname = "nisa.nc_stream_shuffle"
@@ -143,8 +153,10 @@ def nc_stream_shuffle(dst: NkiTensor, src: NkiTensor, shuffle_mask: object,
             if m == 255 or row >= pd:
                 continue
             if from_row >= ps:
-                raise HardwareLimitError(f"{opname}: dst partition {row} reads src partition {from_row}, "
-                                         f"but src has {ps} partitions")
+                raise HardwareLimitError(
+                    f"{opname}: dst partition {row} reads src partition {from_row}, "
+                    f"but src has {ps} partitions"
+                )
             out[row] = source[from_row]
     c.store(d, out)
     return c.handle(opname, name)

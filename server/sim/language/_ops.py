@@ -48,8 +48,10 @@ def tile_arg(name: str, value: object) -> NkiTensor:
     if not isinstance(value, NkiTensor):
         raise SimulationError(f"nl.{name}: expected a tile (NkiTensor), got {type(value).__name__}")
     if not value.buffer.on_chip:
-        raise HardwareLimitError(f"nl.{name}: operand must be on SBUF or PSUM, not {value.buffer.value} "
-                                 f"(load it with nl.load or nisa.dma_copy first)")
+        raise HardwareLimitError(
+            f"nl.{name}: operand must be on SBUF or PSUM, not {value.buffer.value} "
+            f"(load it with nl.load or nisa.dma_copy first)"
+        )
     return value
 
 
@@ -83,22 +85,38 @@ def broadcast_shape(name: str, operands: Sequence[object]) -> tuple[int, ...]:
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise HardwareLimitError(f"nl.{name}: operand shapes {[list(s) for s in shapes]} do not match") from None
+        raise HardwareLimitError(
+            f"nl.{name}: operand shapes {[list(s) for s in shapes]} do not match"
+        ) from None
 
 
-def new_tile(shape: tuple[int, ...], dtype: np.dtype[Any], buffer: MemoryRegion = MemoryRegion.sbuf) -> NkiTensor:
+def new_tile(
+    shape: tuple[int, ...], dtype: np.dtype[Any], buffer: MemoryRegion = MemoryRegion.sbuf
+) -> NkiTensor:
     """A fresh result tile."""
     return allocate(shape, dtype, buffer)
 
 
-def elementwise(name: str, engine: str, fn: Callable[..., Any], operands: Sequence[object], dtype: object,
-                *, raw: bool = False) -> NkiTensor:
+def elementwise(
+    name: str,
+    engine: str,
+    fn: Callable[..., Any],
+    operands: Sequence[object],
+    dtype: object,
+    *,
+    raw: bool = False,
+) -> NkiTensor:
     """Apply ``fn`` to the operands' values and return a new SBUF tile (one instruction)."""
     out_dtype = result_dtype(name, operands, dtype)
     shape = broadcast_shape(name, operands)
     out = new_tile(shape, out_dtype)
-    context.issue(f"nl.{name}", engine, reads={f"x{i}": x for i, x in enumerate(operands)}, writes={"dst": out},
-                  flops=out.size)
+    context.issue(
+        f"nl.{name}",
+        engine,
+        reads={f"x{i}": x for i, x in enumerate(operands)},
+        writes={"dst": out},
+        flops=out.size,
+    )
     if raw:
         vals = [read(tile_arg(name, x), raw=True) if isinstance(x, NkiTensor) else x for x in operands]
     else:
@@ -113,9 +131,13 @@ def normalise_axis(name: str, t: NkiTensor, axis: object) -> tuple[int, ...]:
     nd = len(t.shape)
     norm = tuple(sorted(a + nd if a < 0 else a for a in axes))
     if not norm or 0 in norm or norm[-1] >= nd:
-        raise HardwareLimitError(f"nl.{name}: axis {axis} must name free dims (1..{nd - 1}) of shape {list(t.shape)}")
+        raise HardwareLimitError(
+            f"nl.{name}: axis {axis} must name free dims (1..{nd - 1}) of shape {list(t.shape)}"
+        )
     if norm != tuple(range(norm[0], nd)):
-        raise HardwareLimitError(f"nl.{name}: axis {list(norm)} must be the trailing free dims of shape {list(t.shape)}")
+        raise HardwareLimitError(
+            f"nl.{name}: axis {list(norm)} must be the trailing free dims of shape {list(t.shape)}"
+        )
     return norm
 
 

@@ -42,7 +42,9 @@ def _bound(value: object, what: str) -> int:
     try:
         return index_value(value)
     except TypeError:
-        raise SimulationError(f"{what}: bound must be an int, NkiScalar or VirtualRegister, not {value!r}") from None
+        raise SimulationError(
+            f"{what}: bound must be an int, NkiScalar or VirtualRegister, not {value!r}"
+        ) from None
 
 
 def _step(step: object, what: str) -> int:
@@ -63,8 +65,11 @@ def dynamic_range(start: object, stop: object = None, step: int = 1) -> Iterator
         raise SimulationError("nl.dynamic_range was removed in NKI 0.7; use nl.fori_loop(lower, upper, body)")
     _check_reorder("nl.dynamic_range")
     ctx.warn("nl.dynamic_range is deprecated in NKI 0.6; use nl.fori_loop")
-    lo, hi = (0, _bound(start, "nl.dynamic_range")) if stop is None else (
-        _bound(start, "nl.dynamic_range"), _bound(stop, "nl.dynamic_range"))
+    lo, hi = (
+        (0, _bound(start, "nl.dynamic_range"))
+        if stop is None
+        else (_bound(start, "nl.dynamic_range"), _bound(stop, "nl.dynamic_range"))
+    )
     for i in range(lo, hi, _step(step, "nl.dynamic_range")):
         yield VirtualRegister(i, frozen=True)
 
@@ -75,8 +80,11 @@ def fori_loop(lower: object, upper: object, body_fun: Callable[[object], object]
     _check_reorder("nl.fori_loop")
     lo, hi = _bound(lower, "nl.fori_loop"), _bound(upper, "nl.fori_loop")
     st = _step(step, "nl.fori_loop")
-    use_register = isinstance(lower, VirtualRegister) or isinstance(upper, VirtualRegister) or \
-        ctx.options.nki_version < _V07
+    use_register = (
+        isinstance(lower, VirtualRegister)
+        or isinstance(upper, VirtualRegister)
+        or ctx.options.nki_version < _V07
+    )
     for i in range(lo, hi, st):
         var: object = VirtualRegister(i, frozen=True) if use_register else NkiScalar(i, "int32")
         if body_fun(var) is not None:

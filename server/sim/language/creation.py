@@ -15,8 +15,12 @@ def _buffer(buffer: object) -> MemoryRegion:
     if isinstance(buffer, MemoryRegion):
         return buffer
     if isinstance(buffer, str):
-        raise SimulationError(f"buffer={buffer!r}: string buffer names are rejected since NKI 0.3.0; use nl.{buffer}")
-    raise SimulationError(f"buffer must be nl.sbuf, nl.psum, nl.hbm, nl.private_hbm or nl.shared_hbm, not {buffer!r}")
+        raise SimulationError(
+            f"buffer={buffer!r}: string buffer names are rejected since NKI 0.3.0; use nl.{buffer}"
+        )
+    raise SimulationError(
+        f"buffer must be nl.sbuf, nl.psum, nl.hbm, nl.private_hbm or nl.shared_hbm, not {buffer!r}"
+    )
 
 
 def _check_address(buffer: MemoryRegion, address: object) -> None:
@@ -29,12 +33,15 @@ def _check_address(buffer: MemoryRegion, address: object) -> None:
         raise HardwareLimitError(f"PSUM address {address!r} must start at a 2 KiB bank boundary")
 
 
-def ndarray(shape: object, dtype: object, buffer: object = MemoryRegion.sbuf, name: str = "",
-            address: object = None) -> NkiTensor:
+def ndarray(
+    shape: object, dtype: object, buffer: object = MemoryRegion.sbuf, name: str = "", address: object = None
+) -> NkiTensor:
     """Allocate an uninitialised tensor (NaN / 4 sentinels, simulator.md §4)."""
     region = _buffer(buffer)
     _check_address(region, address)
-    placed = (int(address[0]), int(address[1])) if isinstance(address, (tuple, list)) and region.on_chip else None
+    placed = (
+        (int(address[0]), int(address[1])) if isinstance(address, (tuple, list)) and region.on_chip else None
+    )
     return allocate(shape, dtype, region, name, address=placed)
 
 
@@ -48,25 +55,37 @@ def ones(shape: object, dtype: object, buffer: object = MemoryRegion.sbuf, name:
     return allocate(shape, dtype, _buffer(buffer), name, fill=1)
 
 
-def full(shape: object, fill_value: object, dtype: object, buffer: object = MemoryRegion.sbuf,
-         name: str = "") -> NkiTensor:
+def full(
+    shape: object, fill_value: object, dtype: object, buffer: object = MemoryRegion.sbuf, name: str = ""
+) -> NkiTensor:
     """A tensor filled with ``fill_value``."""
     return allocate(shape, dtype, _buffer(buffer), name, fill=float(fill_value))  # type: ignore[arg-type]
 
 
 def zeros_like(x: NkiTensor, dtype: object = None, buffer: object = None, name: str = "") -> NkiTensor:
     """Zeros with ``x``'s shape (dtype defaults to ``x.dtype``, buffer to SBUF)."""
-    return zeros(x.shape, x.dtype if dtype is None else dtype, MemoryRegion.sbuf if buffer is None else buffer, name)
+    return zeros(
+        x.shape, x.dtype if dtype is None else dtype, MemoryRegion.sbuf if buffer is None else buffer, name
+    )
 
 
-def empty_like(x: NkiTensor, dtype: object = None, buffer: object = None, name: str = "", *,
-               transpose_axes: object = None, address: object = None) -> NkiTensor:
+def empty_like(
+    x: NkiTensor,
+    dtype: object = None,
+    buffer: object = None,
+    name: str = "",
+    *,
+    transpose_axes: object = None,
+    address: object = None,
+) -> NkiTensor:
     """Uninitialised tensor like ``x`` (dtype and buffer default to ``x``'s)."""
     shape = x.shape
     if transpose_axes is not None:
         order = tuple(int(a) for a in transpose_axes)  # type: ignore[attr-defined]
         shape = tuple(x.shape[a] for a in order)
-    return ndarray(shape, x.dtype if dtype is None else dtype, x.buffer if buffer is None else buffer, name, address)
+    return ndarray(
+        shape, x.dtype if dtype is None else dtype, x.buffer if buffer is None else buffer, name, address
+    )
 
 
 def _rng() -> np.random.Generator:
@@ -91,7 +110,9 @@ def random_seed(seed: NkiTensor) -> None:
     if not isinstance(seed, NkiTensor) or not seed.buffer.on_chip or seed.size != 1:
         raise SimulationError("nl.random_seed: seed must be a (1, 1) tensor on SBUF/PSUM, not a Python value")
     context.issue("nl.random_seed", "vector", reads={"seed": seed})
-    context.current_core().registers["nl.rng"] = np.random.default_rng(int(read(seed, raw=True).reshape(-1)[0]))
+    context.current_core().registers["nl.rng"] = np.random.default_rng(
+        int(read(seed, raw=True).reshape(-1)[0])
+    )
 
 
 def shared_constant(constant: object, dtype: object = None) -> NkiTensor:
@@ -113,4 +134,3 @@ def shared_identity_matrix(n: int, dtype: object = np.uint8, dst: NkiTensor | No
     context.issue("nl.shared_identity_matrix", "gpsimd", writes={"dst": out})
     write(out, np.eye(n, dtype=np.float32))
     return out
-

@@ -21,8 +21,16 @@ _F32 = np.float32
 
 # Language-level maths with no ISA table entry (sin here has range reduction, language.md §8).
 _EXTRA_UNARY: dict[str, Callable[[Any], Any]] = {
-    "negative": np.negative, "cos": np.cos, "tan": np.tan, "ceil": np.ceil, "floor": np.floor,
-    "trunc": np.trunc, "sin": np.sin, "exp": np.exp, "log": np.log, "tanh": np.tanh,
+    "negative": np.negative,
+    "cos": np.cos,
+    "tan": np.tan,
+    "ceil": np.ceil,
+    "floor": np.floor,
+    "trunc": np.trunc,
+    "sin": np.sin,
+    "exp": np.exp,
+    "log": np.log,
+    "tanh": np.tanh,
 }
 _EXTRA_BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "fmod": np.fmod,  # C-style remainder (sign of x); simulation only on hardware
@@ -72,7 +80,9 @@ def _make_binary(name: str) -> Callable[..., NkiTensor]:
 
 def _operator_token(name: str) -> Callable[..., Any]:
     def fn(*args: object, **kwargs: object) -> Any:
-        raise NotImplementedInSimulator(f"nl.{name}", "it is an operator constant for ISA instructions, not a function")
+        raise NotImplementedInSimulator(
+            f"nl.{name}", "it is an operator constant for ISA instructions, not a function"
+        )
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``nl.{name}``: operator constant for ISA ``op=`` arguments (language.md §13)."
@@ -80,16 +90,65 @@ def _operator_token(name: str) -> Callable[..., Any]:
 
 
 UNARY = (
-    "abs", "negative", "sign", "square", "sqrt", "rsqrt", "reciprocal", "exp", "log", "sin", "cos", "tan",
-    "arctan", "tanh", "ceil", "floor", "trunc", "invert", "logical_not",
-    "relu", "sigmoid", "silu", "silu_dx", "gelu", "gelu_dx", "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx",
-    "gelu_apprx_tanh", "mish", "softplus", "erf", "erf_dx",
+    "abs",
+    "negative",
+    "sign",
+    "square",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "tan",
+    "arctan",
+    "tanh",
+    "ceil",
+    "floor",
+    "trunc",
+    "invert",
+    "logical_not",
+    "relu",
+    "sigmoid",
+    "silu",
+    "silu_dx",
+    "gelu",
+    "gelu_dx",
+    "gelu_apprx_sigmoid",
+    "gelu_apprx_sigmoid_dx",
+    "gelu_apprx_tanh",
+    "mish",
+    "softplus",
+    "erf",
+    "erf_dx",
 )
 BINARY = (
-    "add", "subtract", "multiply", "divide", "maximum", "minimum", "abs_max", "abs_min", "power", "fmod", "mod",
-    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
-    "logical_and", "logical_or", "logical_xor",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "maximum",
+    "minimum",
+    "abs_max",
+    "abs_min",
+    "power",
+    "fmod",
+    "mod",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "left_shift",
+    "right_shift",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
 )
 TOKENS = ("prelu", "bypass", "average")
 

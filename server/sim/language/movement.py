@@ -29,8 +29,10 @@ def load(src: NkiTensor, dtype: object = None, **_: object) -> NkiTensor:
     """HBM view -> new SBUF tile of the same shape (first dim = partitions), cast through FP32 if ``dtype``."""
     s = _hbm_arg("load", src)
     if len(s.shape) < 2:
-        raise HardwareLimitError(f"nl.load: a {len(s.shape)}-D source cannot become an on-chip tile; "
-                                 f"index or reshape it to 2-D (partition dim first)")
+        raise HardwareLimitError(
+            f"nl.load: a {len(s.shape)}-D source cannot become an on-chip tile; "
+            f"index or reshape it to 2-D (partition dim first)"
+        )
     out = new_tile(s.shape, s.dtype if dtype is None else dtypes.to_dtype(dtype))
     nisa.dma_copy(dst=out, src=s)
     return out
@@ -41,9 +43,13 @@ def store(dst: NkiTensor, value: NkiTensor, **_: object) -> None:
     d = _hbm_arg("store", dst)
     v = tile_arg("store", value)
     if v.buffer is MemoryRegion.psum:
-        raise HardwareLimitError("nl.store: the value is in PSUM; copy it to SBUF first (nl.copy / nisa.tensor_copy)")
+        raise HardwareLimitError(
+            "nl.store: the value is in PSUM; copy it to SBUF first (nl.copy / nisa.tensor_copy)"
+        )
     if v.size != d.size:
-        raise HardwareLimitError(f"nl.store: value {list(v.shape)} does not match destination {list(d.shape)}")
+        raise HardwareLimitError(
+            f"nl.store: value {list(v.shape)} does not match destination {list(d.shape)}"
+        )
     nisa.dma_copy(dst=d, src=v)
 
 
@@ -75,8 +81,14 @@ def matmul(x: NkiTensor, y: NkiTensor, transpose_x: bool = False, **_: object) -
     k, m = (a.shape[0], a.shape[1]) if transpose_x else (a.shape[1], a.shape[0])
     n = b.shape[1]
     if b.shape[0] != k:
-        raise HardwareLimitError(f"nl.matmul: contraction mismatch: x gives K={k}, y has {b.shape[0]} partitions")
-    if k > lim.matmul_contraction_max or m > lim.matmul_stationary_free_max or n > lim.matmul_moving_free_max_fp32:
+        raise HardwareLimitError(
+            f"nl.matmul: contraction mismatch: x gives K={k}, y has {b.shape[0]} partitions"
+        )
+    if (
+        k > lim.matmul_contraction_max
+        or m > lim.matmul_stationary_free_max
+        or n > lim.matmul_moving_free_max_fp32
+    ):
         raise HardwareLimitError(
             f"nl.matmul: tile [K={k}, M={m}, N={n}] exceeds the {lim.generation.value} limits K<={lim.matmul_contraction_max}, "
             f"M<={lim.matmul_stationary_free_max}, N<={lim.matmul_moving_free_max_fp32}"
@@ -135,19 +147,28 @@ def expand_dims(x: NkiTensor, axis: int) -> NkiTensor:
 def where(condition: NkiTensor, x: object, y: object, dtype: object = None, **_: object) -> NkiTensor:
     """Element-wise select: ``x`` where ``condition`` is non-zero, else ``y``."""
     c = tile_arg("where", condition)
-    out = new_tile(c.shape, result_dtype("where", [x, y], dtype) if dtype is not None or isinstance(x, NkiTensor)
-                   or isinstance(y, NkiTensor) else c.dtype)
-    context.issue("nl.where", "vector", reads={"condition": c, "x": x, "y": y}, writes={"dst": out}, flops=out.size)
+    out = new_tile(
+        c.shape,
+        result_dtype("where", [x, y], dtype)
+        if dtype is not None or isinstance(x, NkiTensor) or isinstance(y, NkiTensor)
+        else c.dtype,
+    )
+    context.issue(
+        "nl.where", "vector", reads={"condition": c, "x": x, "y": y}, writes={"dst": out}, flops=out.size
+    )
     write(out, np.where(read(c) != 0, value_of("where", x), value_of("where", y)))
     return out
 
 
-def gather_flattened(data: NkiTensor, indices: NkiTensor, axis: int = 0, dtype: object = None,
-                     **_: object) -> NkiTensor:
+def gather_flattened(
+    data: NkiTensor, indices: NkiTensor, axis: int = 0, dtype: object = None, **_: object
+) -> NkiTensor:
     """Per-partition gather from the flattened free dims of ``data`` (result shape = ``indices`` shape)."""
     d, i = tile_arg("gather_flattened", data), tile_arg("gather_flattened", indices)
     if d.shape[0] != i.shape[0]:
-        raise HardwareLimitError(f"nl.gather_flattened: data has {d.shape[0]} partitions, indices {i.shape[0]}")
+        raise HardwareLimitError(
+            f"nl.gather_flattened: data has {d.shape[0]} partitions, indices {i.shape[0]}"
+        )
     flat = read(d, raw=True).reshape(d.shape[0], -1)
     idx = read(i, raw=True).reshape(i.shape[0], -1).astype(np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= flat.shape[1]):

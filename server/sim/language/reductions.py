@@ -33,11 +33,15 @@ def _reduce(name: str, x: NkiTensor, axis: object, dtype: object, keepdims: bool
 
 
 def _make(name: str) -> Callable[..., NkiTensor]:
-    def fn(x: NkiTensor, axis: object, dtype: object = None, keepdims: bool = False, **_: object) -> NkiTensor:
+    def fn(
+        x: NkiTensor, axis: object, dtype: object = None, keepdims: bool = False, **_: object
+    ) -> NkiTensor:
         return _reduce(name, x, axis, dtype, keepdims)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``nl.{name}(x, axis, dtype=None, keepdims=False)``: {name}-reduction over trailing free axes."
+    fn.__doc__ = (
+        f"``nl.{name}(x, axis, dtype=None, keepdims=False)``: {name}-reduction over trailing free axes."
+    )
     return fn
 
 
@@ -57,8 +61,16 @@ def softmax(x: NkiTensor, axis: object = -1, dtype: object = None, **_: object) 
     return out
 
 
-def rms_norm(x: NkiTensor, w: object, axis: object, n: int, epsilon: float = 1e-6, dtype: object = None,
-             compute_dtype: object = None, **_: object) -> NkiTensor:
+def rms_norm(
+    x: NkiTensor,
+    w: object,
+    axis: object,
+    n: int,
+    epsilon: float = 1e-6,
+    dtype: object = None,
+    compute_dtype: object = None,
+    **_: object,
+) -> NkiTensor:
     """``x / sqrt(sum(x^2)/n + epsilon) * w`` over ``axis`` (formula inferred, language.md §9)."""
     t = tile_arg("rms_norm", x)
     axes = normalise_axis("rms_norm", t, axis)

@@ -29,8 +29,10 @@ class _TileSize:
     def psum_num_banks(self) -> int:
         """8, or 7 when NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE=true on trn2+ (bank 7 reserved)."""
         lim = _limits()
-        reserved = os.environ.get("NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE", "").lower() == "true" and \
-            lim.generation.nc_version >= 3
+        reserved = (
+            os.environ.get("NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE", "").lower() == "true"
+            and lim.generation.nc_version >= 3
+        )
         return lim.psum_banks - (1 if reserved else 0)
 
     @property

@@ -14,7 +14,9 @@ from . import language as language
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-def jit(fn: _F | None = None, *, compile_config: Any = None, specialization_config: Any = None, **kwargs: Any) -> _F:
+def jit(
+    fn: _F | None = None, *, compile_config: Any = None, specialization_config: Any = None, **kwargs: Any
+) -> _F:
     """Mark a function as an NKI kernel: the compiler specialises it for its argument shapes/dtypes.
 
     Call it with framework tensors (PyTorch/JAX) or NumPy arrays; ``kernel[2](...)`` launches it on two

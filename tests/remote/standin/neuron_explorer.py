@@ -52,8 +52,12 @@ def capture(args: argparse.Namespace) -> None:
     stem = args.session_file[: -len(".ntff")]
     # naming rule (README §2.1): --num-exec=N --profile-nth-exec=M -> <stem>_exec_M.ntff; N=1 -> the name as given
     name = args.session_file if args.num_exec == 1 else f"{stem}_exec_{args.profile_nth_exec}.ntff"
-    Path(name).write_text(json.dumps({"neff": os.path.abspath(args.neff), "kernel": neff["kernel"],
-                                      "dge": args.enable_dge_notifs}), encoding="utf-8")
+    Path(name).write_text(
+        json.dumps(
+            {"neff": os.path.abspath(args.neff), "kernel": neff["kernel"], "dge": args.enable_dge_notifs}
+        ),
+        encoding="utf-8",
+    )
     print(f"captured execution {args.profile_nth_exec} of {args.num_exec} into {name}")
 
 
@@ -75,7 +79,9 @@ def view(args: argparse.Namespace) -> None:
     kernel_file = Path(neff["kernel_file"])
     if args.nki_source_root and not kernel_file.is_relative_to(Path(args.nki_source_root).resolve()):
         fail(f"--nki-source-root {args.nki_source_root}: the kernel source {kernel_file} is not under it")
-    tl = fixturegen.kernel_file_timeline(kernel_file, remote_dir=str(kernel_file.parent), n_instructions=200, seed=3)
+    tl = fixturegen.kernel_file_timeline(
+        kernel_file, remote_dir=str(kernel_file.parent), n_instructions=200, seed=3
+    )
     if not neff["debug_info"]:
         tl.location = [None] * tl.n  # compiled without NKI_DEBUG_INFO: no source locations
     if fmt == "parquet":
@@ -101,8 +107,11 @@ def main() -> None:
     v = sub.add_parser("view")
     v.add_argument("-n", "--neff-path", required=True)
     v.add_argument("-s", "--session-file", required=True)
-    v.add_argument("--output-format", choices=("parquet", "summary-json", "summary-text", "json", "perfetto"),
-                   default="parquet")
+    v.add_argument(
+        "--output-format",
+        choices=("parquet", "summary-json", "summary-text", "json", "perfetto"),
+        default="parquet",
+    )
     v.add_argument("--output-file")
     v.add_argument("--nki-source-root")
     args = p.parse_args()

@@ -93,7 +93,10 @@ def test_names_resolve_from_functions_ufuncs_and_strings() -> None:
         ("sigmoid", lambda x: 1 / (1 + np.exp(-x))),
         ("silu", lambda x: x / (1 + np.exp(-x))),
         ("gelu", lambda x: 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))),
-        ("gelu_apprx_tanh", lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))),
+        (
+            "gelu_apprx_tanh",
+            lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+        ),
         ("erf", np.vectorize(math.erf)),
         ("softplus", lambda x: np.log1p(np.exp(x))),
         ("mish", lambda x: x * np.tanh(np.log1p(np.exp(x)))),

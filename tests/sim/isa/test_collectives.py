@@ -128,7 +128,7 @@ def test_all_gather_v_chunks_and_recv_counts():
     dst, meta = outs[2]
     expect = np.full(16, -1.0)
     for s in range(4):  # rank s sends s+1 elements from displacement s: 10s+s ...
-        expect[4 * s:4 * s + s + 1] = 10 * s + np.arange(s, 2 * s + 1)
+        expect[4 * s : 4 * s + s + 1] = 10 * s + np.arange(s, 2 * s + 1)
     np.testing.assert_array_equal(dst.reshape(-1), expect)
     assert meta[2].tolist() == [1, 2, 3, 4]
 

@@ -21,7 +21,11 @@ def test_dma_copy_same_dtype_is_bit_exact_and_traced(sim):
     nisa.dma_copy(dst, src[128:256, :])
     assert raw(dst).view(np.uint16).tolist() == x[128:].view(np.uint16).tolist()
     ev = sim.recorder.events[-1]
-    assert (ev.engine, ev.bytes_read, ev.bytes_written) == ("dma", {"hbm": 128 * 64 * 2}, {"sbuf": 128 * 64 * 2})
+    assert (ev.engine, ev.bytes_read, ev.bytes_written) == (
+        "dma",
+        {"hbm": 128 * 64 * 2},
+        {"sbuf": 128 * 64 * 2},
+    )
 
 
 def test_dma_copy_casts_through_fp32_and_reorders_row_major(sim):
@@ -66,7 +70,9 @@ def test_dma_transpose_default_axes(sim):
     with pytest.raises(HardwareLimitError, match="must equal the transposed"):
         nisa.dma_transpose(new((16, 32), BF16), tile(x, BF16, HBM))
     with pytest.raises(HardwareLimitError, match="2-byte dtype"):
-        nisa.dma_transpose(new((32, 16)), tile(x.astype(np.float32), np.float32, HBM), dge_mode=nisa.dge_mode.hwdge)
+        nisa.dma_transpose(
+            new((32, 16)), tile(x.astype(np.float32), np.float32, HBM), dge_mode=nisa.dge_mode.hwdge
+        )
 
 
 def test_dma_compute_sum_and_scatter_add(sim):
@@ -90,11 +96,15 @@ def test_oob_skip_leaves_destination_rows_alone(sim):
     idx = tile(np.array([[2], [0xFFFFFFFF], [5]], np.uint32), np.uint32)
     # gather: row 1 reads out of range -> skipped, dst keeps its -1s
     dst = tile(np.full((3, 4), -1.0))
-    nisa.dma_copy(dst, table.ap([[4, 3], [1, 4]], vector_offset=idx, indirect_dim=0), oob_mode=nisa.oob_mode.skip)
+    nisa.dma_copy(
+        dst, table.ap([[4, 3], [1, 4]], vector_offset=idx, indirect_dim=0), oob_mode=nisa.oob_mode.skip
+    )
     assert val(dst)[:, 0].tolist() == [8, -1, 20]
     # scatter: the invalid row is not written (KV-cache update pattern of nki-library)
     upd = tile(np.full((3, 4), 7.0))
-    nisa.dma_copy(table.ap([[4, 3], [1, 4]], vector_offset=idx, indirect_dim=0), upd, oob_mode=nisa.oob_mode.skip)
+    nisa.dma_copy(
+        table.ap([[4, 3], [1, 4]], vector_offset=idx, indirect_dim=0), upd, oob_mode=nisa.oob_mode.skip
+    )
     assert val(table)[:, 0].tolist() == [0, 4, 7, 12, 16, 7]
     with pytest.raises(SimulationError, match="out-of-bounds"):
         nisa.dma_copy(dst, table.ap([[4, 3], [1, 4]], vector_offset=idx, indirect_dim=0))
@@ -104,7 +114,9 @@ def test_oob_skip_keeps_integer_bits_and_rmw_scatter(sim):
     table = tile(np.array([[1 << 30], [7]], np.int32), np.int32, HBM)
     idx = tile(np.array([[0], [9]], np.int32), np.int32)
     dst = tile(np.array([[0], [-5]]), np.int32)
-    nisa.dma_copy(dst, table.ap([[1, 2], [1, 1]], vector_offset=idx, indirect_dim=0), oob_mode=nisa.oob_mode.skip)
+    nisa.dma_copy(
+        dst, table.ap([[1, 2], [1, 1]], vector_offset=idx, indirect_dim=0), oob_mode=nisa.oob_mode.skip
+    )
     assert raw(dst).tolist() == [[1 << 30], [-5]]
     acc = tile(np.zeros((3, 2)), np.float32, HBM)
     rows = tile(np.array([[2], [100]], np.int32), np.int32)

@@ -56,7 +56,9 @@ def test_nc_n_gather(sim):
     idx = RNG.integers(0, 15, (4, 6)).astype(np.uint32)
     dst = new((4, 6))
     nisa.nc_n_gather(dst, tile(data), tile(idx, np.uint32))
-    np.testing.assert_array_equal(val(dst), np.take_along_axis(data.reshape(4, 15), idx.astype(np.int64), axis=1))
+    np.testing.assert_array_equal(
+        val(dst), np.take_along_axis(data.reshape(4, 15), idx.astype(np.int64), axis=1)
+    )
     with pytest.raises(HardwareLimitError, match="out of range"):
         nisa.nc_n_gather(dst, tile(data), tile(np.full((4, 6), 15), np.uint32))
 

@@ -11,7 +11,7 @@ import pytest
 from nki_studio.sim import simulate
 from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator
 
-KERNEL = '''\
+KERNEL = """\
 import nki
 import nki.isa as nisa
 import nki.language as nl
@@ -45,7 +45,7 @@ def uses_missing(x):
     st = nl.ndarray((128, 6), dtype=nl.uint32, buffer=nl.sbuf)
     nisa.rand_get_state(dst=st)
     return x
-'''
+"""
 
 
 @pytest.fixture
@@ -81,4 +81,5 @@ def test_not_implemented_names_api_and_line(kernel_file):
         simulate(kernel_file, np.zeros((2, 2), np.float32), kernel_name="uses_missing")
     line = _line(kernel_file, "nisa.rand_get_state(")
     assert str(err.value).startswith(
-        f"not implemented in the embedded simulator: nisa.rand_get_state ({kernel_file}:{line})")
+        f"not implemented in the embedded simulator: nisa.rand_get_state ({kernel_file}:{line})"
+    )

@@ -29,8 +29,13 @@ def test_nc_matmul_mx_against_golden_einsum(trn3):
     for i in range(k // 8):
         s_scale[32 * (i // 4) + i % 4], v_scale[32 * (i // 4) + i % 4] = s_exp[i], v_exp[i]
     dst = new((m, n), buffer=PSUM)
-    nisa.nc_matmul_mx(dst, tile(_pack(s_vals), "float8_e4m3fn_x4"), tile(_pack(v_vals), "float8_e4m3fn_x4"),
-                      tile(s_scale, np.uint8), tile(v_scale, np.uint8))
+    nisa.nc_matmul_mx(
+        dst,
+        tile(_pack(s_vals), "float8_e4m3fn_x4"),
+        tile(_pack(v_vals), "float8_e4m3fn_x4"),
+        tile(s_scale, np.uint8),
+        tile(v_scale, np.uint8),
+    )
     s = s_vals * np.exp2(np.repeat(s_exp, 8, axis=0).astype(np.float32) - 127)[:, :, None]
     v = v_vals * np.exp2(np.repeat(v_exp, 8, axis=0).astype(np.float32) - 127)[:, :, None]
     np.testing.assert_allclose(val(dst), np.einsum("kiq,kjq->ij", s, v), rtol=1e-6)

@@ -64,7 +64,7 @@ def _swap_kernel(data):
     mine = tile(np.full((2, 3), core + 1.0))
     theirs = new((2, 3))
     nisa.sendrecv(mine, theirs, send_to_rank=1 - core, recv_from_rank=1 - core, pipe_id=0)
-    nisa.dma_copy(data[core * 2:core * 2 + 2, :], theirs)
+    nisa.dma_copy(data[core * 2 : core * 2 + 2, :], theirs)
     nisa.core_barrier(data, (0, 1))
     check = new((4, 3))
     nisa.dma_copy(check, data)

@@ -41,27 +41,44 @@ def test_reduce_registers_reset_reduce_then_reduce(sim):
     x = RNG.standard_normal((8, 16)).astype(np.float32)
     res = new((8, 1))
     dst = new((8, 16))
-    nisa.activation(dst, nl.square, tile(x), reduce_op=nl.add, reduce_res=res,
-                    reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.activation(
+        dst, nl.square, tile(x), reduce_op=nl.add, reduce_res=res, reduce_cmd=nisa.reduce_cmd.reset_reduce
+    )
     np.testing.assert_allclose(val(res)[:, 0], (x * x).sum(axis=1), rtol=1e-5)
-    nisa.activation(dst, nl.square, tile(x), reduce_op=nl.add, reduce_res=res, reduce_cmd=nisa.reduce_cmd.reduce)
+    nisa.activation(
+        dst, nl.square, tile(x), reduce_op=nl.add, reduce_res=res, reduce_cmd=nisa.reduce_cmd.reduce
+    )
     np.testing.assert_allclose(val(res)[:, 0], 2 * (x * x).sum(axis=1), rtol=1e-5)
     # reset only: registers hold 0, nothing added
-    nisa.activation(dst, nl.square, tile(x), reduce_op=nl.add, reduce_res=res, reduce_cmd=nisa.reduce_cmd.reset)
+    nisa.activation(
+        dst, nl.square, tile(x), reduce_op=nl.add, reduce_res=res, reduce_cmd=nisa.reduce_cmd.reset
+    )
     assert np.all(val(res) == 0)
 
 
 def test_reduce_without_reset_reads_nan_registers(sim):
     res = new((4, 1))
-    nisa.activation(new((4, 2)), nl.copy, tile(np.ones((4, 2))), reduce_op=nl.add, reduce_res=res,
-                    reduce_cmd=nisa.reduce_cmd.reduce)
+    nisa.activation(
+        new((4, 2)),
+        nl.copy,
+        tile(np.ones((4, 2))),
+        reduce_op=nl.add,
+        reduce_res=res,
+        reduce_cmd=nisa.reduce_cmd.reduce,
+    )
     assert np.all(np.isnan(val(res)))
 
 
 def test_reduce_res_aliasing_dst_keeps_the_reduction(sim):
     dst = new((4, 1))
-    nisa.activation(dst, nl.copy, tile(np.full((4, 1), 3.0)), reduce_op=nl.add, reduce_res=dst,
-                    reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.activation(
+        dst,
+        nl.copy,
+        tile(np.full((4, 1), 3.0)),
+        reduce_op=nl.add,
+        reduce_res=dst,
+        reduce_cmd=nisa.reduce_cmd.reset_reduce,
+    )
     assert np.all(val(dst) == 3)
 
 
@@ -75,8 +92,14 @@ def test_activation_reduce_and_operand_checks(sim):
     with pytest.raises(HardwareLimitError, match="not an activation function"):
         nisa.activation(new((16, 32)), nl.add, tile(x))
     with pytest.raises(HardwareLimitError, match="not supported here"):
-        nisa.activation(new((16, 32)), nl.exp, tile(x), reduce_op=nl.maximum, reduce_res=res,
-                        reduce_cmd=nisa.reduce_cmd.reset_reduce)
+        nisa.activation(
+            new((16, 32)),
+            nl.exp,
+            tile(x),
+            reduce_op=nl.maximum,
+            reduce_res=res,
+            reduce_cmd=nisa.reduce_cmd.reset_reduce,
+        )
 
 
 def test_activation_reads_and_writes_psum(sim):
@@ -90,8 +113,19 @@ def test_activate2_stages_and_reduce(trn3):
     x = RNG.standard_normal((8, 16)).astype(np.float32)
     dst = new((8, 16))
     res = new((8, 1))
-    nisa.activate2(dst, nl.relu, tile(x), imm0=2.0, imm1=0.5, op0=nl.multiply, op1=nl.subtract, reverse1=True,
-                   reduce_op=nl.maximum, reduce_res=res, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.activate2(
+        dst,
+        nl.relu,
+        tile(x),
+        imm0=2.0,
+        imm1=0.5,
+        op0=nl.multiply,
+        op1=nl.subtract,
+        reverse1=True,
+        reduce_op=nl.maximum,
+        reduce_res=res,
+        reduce_cmd=nisa.reduce_cmd.reset_reduce,
+    )
     expect = np.maximum(0.5 - x * 2, 0)
     np.testing.assert_allclose(val(dst), expect, rtol=1e-6)
     np.testing.assert_allclose(val(res)[:, 0], expect.max(axis=1), rtol=1e-6)

@@ -64,7 +64,9 @@ def test_double_row_fp8_einsum(sim):
     m = RNG.integers(-3, 4, (8, 2, 5)).astype(ml_dtypes.float8_e5m2)
     dst = new((4, 5), buffer=PSUM)
     nisa.nc_matmul(dst, tile(s, s.dtype), tile(m, m.dtype), perf_mode="double_row")
-    np.testing.assert_array_equal(val(dst), np.einsum("kli,klj->ij", s.astype(np.float32), m.astype(np.float32)))
+    np.testing.assert_array_equal(
+        val(dst), np.einsum("kli,klj->ij", s.astype(np.float32), m.astype(np.float32))
+    )
 
 
 def test_double_row_needs_trn2(trn1):

@@ -62,8 +62,13 @@ def test_tensor_tensor_buffer_and_shape_checks(sim):
     with pytest.raises(HardwareLimitError, match="same partitions"):
         nisa.tensor_tensor(new((4, 8)), tile(np.ones((2, 16))), tile(np.ones((4, 8))), op=nl.add)
     with pytest.raises(HardwareLimitError, match="GpSimd engine cannot access PSUM"):
-        nisa.tensor_tensor(new((4, 8), buffer=PSUM), tile(np.ones((4, 8))), tile(np.ones((4, 8))), op=nl.add,
-                           engine=nisa.engine.gpsimd)
+        nisa.tensor_tensor(
+            new((4, 8), buffer=PSUM),
+            tile(np.ones((4, 8))),
+            tile(np.ones((4, 8))),
+            op=nl.add,
+            engine=nisa.engine.gpsimd,
+        )
     with pytest.raises(HardwareLimitError, match="is unary"):
         nisa.tensor_tensor(new((4, 8)), tile(np.ones((4, 8))), tile(np.ones((4, 8))), op=nl.abs)
 
@@ -77,8 +82,9 @@ def test_tensor_scalar_two_stages_reverse_and_vector_operand(sim):
     x = RNG.standard_normal((8, 32)).astype(np.float32)
     v = RNG.standard_normal((8, 1)).astype(np.float32)
     dst = new((8, 32))
-    nisa.tensor_scalar(dst, tile(x), op0=nl.subtract, operand0=tile(v), reverse0=True, op1=nl.multiply,
-                       operand1=3.0)
+    nisa.tensor_scalar(
+        dst, tile(x), op0=nl.subtract, operand0=tile(v), reverse0=True, op1=nl.multiply, operand1=3.0
+    )
     np.testing.assert_allclose(val(dst), (v - x) * 3, rtol=1e-6)
     nisa.tensor_scalar(dst, tile(x), op0=nl.rsqrt, operand0=None, engine=nisa.engine.gpsimd)
     with np.errstate(invalid="ignore"):
@@ -104,8 +110,9 @@ def test_tensor_scalar_rules(sim):
 def test_tensor_scalar_bitvec_shift(sim):
     x = np.array([[-16, 256]], np.int32)
     dst = new((1, 2), np.int32)
-    nisa.tensor_scalar(dst, tile(x, np.int32), op0=nl.right_shift, operand0=2, op1=nl.bitwise_and,
-                       operand1=0xFFFF)
+    nisa.tensor_scalar(
+        dst, tile(x, np.int32), op0=nl.right_shift, operand0=2, op1=nl.bitwise_and, operand1=0xFFFF
+    )
     assert raw(dst).tolist() == [[(0xFFFFFFF0 >> 2) & 0xFFFF, 64]]
 
 
@@ -113,8 +120,9 @@ def test_scalar_tensor_tensor(sim):
     x = RNG.standard_normal((4, 16)).astype(np.float32)
     y = RNG.standard_normal((4, 16)).astype(np.float32)
     dst = new((4, 16))
-    nisa.scalar_tensor_tensor(dst, tile(x), op0=nl.multiply, operand0=2.0, op1=nl.subtract, operand1=tile(y),
-                              reverse1=True)
+    nisa.scalar_tensor_tensor(
+        dst, tile(x), op0=nl.multiply, operand0=2.0, op1=nl.subtract, operand1=tile(y), reverse1=True
+    )
     np.testing.assert_allclose(val(dst), y - 2 * x, rtol=1e-6)
 
 
@@ -158,11 +166,19 @@ def test_exponential_with_reduce(trn3):
     x = RNG.standard_normal((4, 8)).astype(np.float32)
     mx = x.max(axis=1, keepdims=True)
     dst, res = new((4, 8)), new((4, 1))
-    nisa.exponential(dst, tile(x), max_value=tile(mx), reduce_res=res, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.exponential(
+        dst, tile(x), max_value=tile(mx), reduce_res=res, reduce_cmd=nisa.reduce_cmd.reset_reduce
+    )
     np.testing.assert_allclose(val(dst), np.exp(x - mx), rtol=1e-6)
     np.testing.assert_allclose(val(res)[:, 0], np.exp(x - mx).sum(axis=1), rtol=1e-5)
-    nisa.exponential(dst, tile(x), max_value=tile(mx), reduce_res=res, reduce_cmd=nisa.reduce_cmd.load_reduce,
-                     reduce_init=1.0)
+    nisa.exponential(
+        dst,
+        tile(x),
+        max_value=tile(mx),
+        reduce_res=res,
+        reduce_cmd=nisa.reduce_cmd.load_reduce,
+        reduce_init=1.0,
+    )
     np.testing.assert_allclose(val(res)[:, 0], 1 + np.exp(x - mx).sum(axis=1), rtol=1e-5)
 
 

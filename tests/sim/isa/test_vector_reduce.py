@@ -68,11 +68,21 @@ def test_tensor_scalar_reduce_commands(sim):
     dst, res = new((8, 10)), new((8, 1))
     nisa.tensor_scalar_reduce(dst, tile(x), op0=nl.multiply, operand0=2.0, reduce_op=nl.add, reduce_res=res)
     np.testing.assert_allclose(val(res)[:, 0], 2 * x.sum(axis=1), rtol=1e-5, atol=1e-6)
-    nisa.tensor_scalar_reduce(dst, tile(x), op0=nl.add, operand0=0.0, reduce_op=nl.maximum, reduce_res=res,
-                              reduce_cmd=CMD.load_reduce, reduce_init=100.0, reduce_res_negate=True)
+    nisa.tensor_scalar_reduce(
+        dst,
+        tile(x),
+        op0=nl.add,
+        operand0=0.0,
+        reduce_op=nl.maximum,
+        reduce_res=res,
+        reduce_cmd=CMD.load_reduce,
+        reduce_init=100.0,
+        reduce_res_negate=True,
+    )
     assert np.all(val(res) == -100)
-    nisa.tensor_scalar_reduce(dst, tile(x), op0=nl.add, operand0=0.0, reduce_op=nl.maximum, reduce_res=res,
-                              reduce_cmd=CMD.reduce)
+    nisa.tensor_scalar_reduce(
+        dst, tile(x), op0=nl.add, operand0=0.0, reduce_op=nl.maximum, reduce_res=res, reduce_cmd=CMD.reduce
+    )
     assert np.all(val(res) == 100)  # the registers kept +100
     with pytest.raises(HardwareLimitError, match="reduce_init must be given exactly"):
         nisa.tensor_scalar_reduce(dst, tile(x), op0=nl.add, operand0=0.0, reduce_op=nl.add, reduce_init=1.0)
@@ -85,8 +95,9 @@ def test_tensor_scalar_cumulative(sim):
     np.testing.assert_array_equal(val(dst), np.cumsum(ones, axis=1))
     nisa.tensor_scalar_cumulative(dst, tile(ones), op0=nl.add, op1=nl.add, imm0=0.0, reduce_cmd=CMD.reduce)
     np.testing.assert_array_equal(val(dst), 64 + np.cumsum(ones, axis=1))
-    nisa.tensor_scalar_cumulative(dst, tile(ones), op0=nl.add, op1=nl.add, imm0=0.0, imm1=1.0,
-                                  reduce_cmd=CMD.load_reduce)
+    nisa.tensor_scalar_cumulative(
+        dst, tile(ones), op0=nl.add, op1=nl.add, imm0=0.0, imm1=1.0, reduce_cmd=CMD.load_reduce
+    )
     np.testing.assert_array_equal(val(dst), 1 + np.cumsum(ones, axis=1))
     x = RNG.standard_normal((2, 8)).astype(np.float32)
     nisa.tensor_scalar_cumulative(dst[:, 0:8], tile(x), op0=nl.multiply, op1=nl.maximum, imm0=2.0)
@@ -115,8 +126,9 @@ def test_select_reduce(sim):
     on_true = RNG.standard_normal((4, 6)).astype(np.float32)
     pred = (RNG.random((4, 6)) > 0.5).astype(np.uint8)
     dst, res = new((4, 6)), new((4, 1))
-    nisa.select_reduce(dst, tile(pred, np.uint8), tile(on_true), -1.0, reduce_res=res,
-                       reduce_cmd=CMD.reset_reduce)
+    nisa.select_reduce(
+        dst, tile(pred, np.uint8), tile(on_true), -1.0, reduce_res=res, reduce_cmd=CMD.reset_reduce
+    )
     expect = np.where(pred != 0, on_true, -1.0)
     np.testing.assert_array_equal(val(dst), expect)
     np.testing.assert_array_equal(val(res)[:, 0], expect.max(axis=1))
@@ -131,9 +143,17 @@ def test_range_select_chains_across_tiles(sim):
     res = new((2, 1))
     out = new((2, 8), BF16)
     for k in range(2):
-        nisa.range_select(out, tile(x[:, 8 * k:8 * k + 8]), nl.greater_equal, nl.less, lo, hi,
-                          reduce_cmd=CMD.reset_reduce if k == 0 else CMD.reduce, reduce_res=res,
-                          range_start=8 * k)
+        nisa.range_select(
+            out,
+            tile(x[:, 8 * k : 8 * k + 8]),
+            nl.greater_equal,
+            nl.less,
+            lo,
+            hi,
+            reduce_cmd=CMD.reset_reduce if k == 0 else CMD.reduce,
+            reduce_res=res,
+            range_start=8 * k,
+        )
     idx = np.arange(16)
     mask = np.stack([(idx >= 2) & (idx < 20), (idx >= 5) & (idx < 9)])
     np.testing.assert_array_equal(val(res)[:, 0], np.where(mask, x, -np.inf).max(axis=1))

@@ -37,10 +37,13 @@ shared_hbm: MemoryRegion
 
 def is_hbm(buffer: MemoryRegion) -> bool:
     """True for any HBM kind (``private_hbm``/``hbm``/``shared_hbm``)."""
+
 def is_on_chip(buffer: MemoryRegion) -> bool:
     """True for SBUF or PSUM."""
+
 def is_psum(buffer: MemoryRegion) -> bool:
     """True for PSUM."""
+
 def is_sbuf(buffer: MemoryRegion) -> bool:
     """True for SBUF."""
 
@@ -149,7 +152,9 @@ class NkiTensor:
     buffer: MemoryRegion
     ndim: int
     size: int
-    def __init__(self, shape: Shape, dtype: DType, storage: Any, buffer: MemoryRegion = ..., name: str = "") -> None: ...
+    def __init__(
+        self, shape: Shape, dtype: DType, storage: Any, buffer: MemoryRegion = ..., name: str = ""
+    ) -> None: ...
     def __getitem__(self, key: Any) -> NkiTensor: ...
     def __setitem__(self, key: Any, value: Any) -> None: ...
     def slice(self, dim: int, start: int, end: int, step: int = 1) -> NkiTensor:
@@ -172,14 +177,23 @@ class NkiTensor:
         """Merge dimensions ``start_dim..end_dim`` (inclusive); they must be contiguous."""
     def reshape(self, shape: Shape) -> NkiTensor:
         """Same elements, new shape (on-chip: partition size unchanged; layout must allow it)."""
-    def rearrange(self, src_pattern: Any, dst_pattern: Any, fixed_sizes: dict[str, int] | None = None) -> NkiTensor:
+    def rearrange(
+        self, src_pattern: Any, dst_pattern: Any, fixed_sizes: dict[str, int] | None = None
+    ) -> NkiTensor:
         """einops-style split/permute/merge of dimensions."""
     def view(self, dtype: DType) -> NkiTensor:
         """Reinterpret the bits as ``dtype``; the last dimension scales with the size ratio."""
     def reinterpret_cast(self, dtype: DType) -> NkiTensor:
         """Alias of ``view(dtype)``."""
-    def ap(self, pattern: Sequence[Sequence[int]], offset: int | None = None, scalar_offset: Any = None,
-           vector_offset: NkiTensor | None = None, indirect_dim: int = 0, dtype: DType | None = None) -> NkiTensor:
+    def ap(
+        self,
+        pattern: Sequence[Sequence[int]],
+        offset: int | None = None,
+        scalar_offset: Any = None,
+        vector_offset: NkiTensor | None = None,
+        indirect_dim: int = 0,
+        dtype: DType | None = None,
+    ) -> NkiTensor:
         """Raw access pattern ``[[step, count], ...]`` over the underlying storage (ignores the current view).
 
         ``scalar_offset`` (a (1,1) SBUF tensor, ``VirtualRegister`` or 0.7 ``NkiScalar``) or ``vector_offset``
@@ -195,215 +209,339 @@ class NkiTensor:
         """Whether the view uses a run-time offset."""
 
 # ---------------------------------------------------------------------------------------------- creation
-def ndarray(shape: Shape, dtype: DType, buffer: MemoryRegion = ..., name: str = "", address: tuple[int, int] | None = None) -> NkiTensor:
+def ndarray(
+    shape: Shape,
+    dtype: DType,
+    buffer: MemoryRegion = ...,
+    name: str = "",
+    address: tuple[int, int] | None = None,
+) -> NkiTensor:
     """Allocate an uninitialised tensor of ``shape``/``dtype`` on ``buffer`` (default SBUF).
 
     On-chip: ``shape[0]`` is the partition dimension (<= 128) and the free bytes count against the per-partition
     capacity. ``address=(partition_offset, free_offset_bytes)`` places it explicitly (PSUM: 2 KiB bank aligned).
     Kernel outputs use ``buffer=nl.shared_hbm``.
     """
+
 def zeros(shape: Shape, dtype: DType, buffer: MemoryRegion = ..., name: str = "") -> NkiTensor:
     """Allocate a tensor filled with 0 (default SBUF)."""
+
 def ones(shape: Shape, dtype: DType, buffer: MemoryRegion = ..., name: str = "") -> NkiTensor:
     """Allocate a tensor filled with 1 (default SBUF)."""
-def full(shape: Shape, fill_value: Any, dtype: DType, buffer: MemoryRegion = ..., name: str = "") -> NkiTensor:
+
+def full(
+    shape: Shape, fill_value: Any, dtype: DType, buffer: MemoryRegion = ..., name: str = ""
+) -> NkiTensor:
     """Allocate a tensor filled with ``fill_value`` (default SBUF)."""
-def zeros_like(x: NkiTensor, dtype: DType | None = None, buffer: MemoryRegion | None = None, name: str = "") -> NkiTensor:
+
+def zeros_like(
+    x: NkiTensor, dtype: DType | None = None, buffer: MemoryRegion | None = None, name: str = ""
+) -> NkiTensor:
     """Zeros with the shape of ``x``."""
-def empty_like(x: Any, dtype: DType | None = None, buffer: MemoryRegion | None = None, name: str = "", *,
-               transpose_axes: Sequence[int] | None = None, address: tuple[int, int] | None = None) -> Any:
+
+def empty_like(
+    x: Any,
+    dtype: DType | None = None,
+    buffer: MemoryRegion | None = None,
+    name: str = "",
+    *,
+    transpose_axes: Sequence[int] | None = None,
+    address: tuple[int, int] | None = None,
+) -> Any:
     """Uninitialised tensor with the shape (and by default dtype/buffer) of ``x``.
 
     0.7: ``x`` may be a tile/block grid; ``transpose_axes=`` and ``address=`` are new keyword-only parameters.
     """
+
 def rand(shape: Shape, dtype: DType, buffer: MemoryRegion = ..., name: str = "") -> NkiTensor:
     """Uniform random values in [0, 1) (trn3: ``nisa.rand2`` on Vector; earlier: ``nisa.rng``)."""
+
 def random_seed(seed: NkiTensor) -> None:
     """Seed ``rand``; ``seed`` is a (1,1) on-chip tensor holding a 32-bit value (not a Python int)."""
+
 def shared_constant(constant: Any) -> NkiTensor:
     """A ``shared_hbm`` tensor initialised from a NumPy array or ``.npy`` path, embedded in the binary."""
+
 def shared_identity_matrix(n: int, dtype: DType = ..., dst: NkiTensor | None = None) -> NkiTensor:
     """An ``n x n`` identity matrix in SBUF (default dtype uint8); identical ones are shared."""
 
 # ---------------------------------------------------------------------------------------------- data movement
 def load(src: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Copy an HBM view into a new SBUF tile of the same shape (first dim -> partitions, <= 128). DMA."""
+
 def store(dst: NkiTensor, value: NkiTensor) -> None:
     """Copy SBUF tile ``value`` into HBM view ``dst`` (a PSUM value must be copied to SBUF first). DMA."""
+
 def load_transpose2d(src: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Load a 2-D HBM tensor into SBUF with the two axes swapped."""
+
 def copy(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """New SBUF tile with the content of ``x`` (SBUF or PSUM); Vector ``tensor_copy``. Stable since 0.6.0."""
+
 def transpose(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """2-D partition/free swap; the result is in PSUM (Tensor engine)."""
+
 def matmul(x: NkiTensor, y: NkiTensor, transpose_x: bool = False) -> NkiTensor:
     """``x @ y`` (or ``x.T @ y``) on the Tensor engine; result FP32 in PSUM.
 
     x: SBUF, P <= 128, F <= 128; y: SBUF, P <= 128, F <= 512. Known issue 0.3-0.6: only ``transpose_x=True`` works.
     """
+
 def broadcast_to(x: NkiTensor, shape: Shape, dtype: DType | None = None) -> NkiTensor:
     """Broadcast an on-chip tile to ``shape`` (same rank, each dim equal or 1)."""
+
 def expand_dims(x: NkiTensor, axis: int) -> NkiTensor:
     """View with a new size-1 axis."""
+
 def ds(start: Any, size: int) -> slice:
     """Dynamic slice ``start : start + size`` for use inside ``[]``."""
-def gather_flattened(data: NkiTensor, indices: NkiTensor, axis: int = 0, dtype: DType | None = None) -> NkiTensor:
+
+def gather_flattened(
+    data: NkiTensor, indices: NkiTensor, axis: int = 0, dtype: DType | None = None
+) -> NkiTensor:
     """Per-partition gather from the flattened free dims of ``data`` (maps to ``nisa.nc_n_gather``)."""
+
 def where(condition: NkiTensor, x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Element-wise select; ``condition`` is a 1.0/0.0 tile."""
 
 # ---------------------------------------------------------------------------------------------- unary math
 def abs(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Absolute value (Vector/Scalar). Also an ALU/activation ``op``."""
+
 def negative(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``-x``."""
+
 def sign(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """-1, 0 or 1."""
+
 def square(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``x * x``."""
+
 def sqrt(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Square root (activation valid range [2^-116, 2^118])."""
+
 def rsqrt(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``1/sqrt(x)``; runs on GpSimd since 0.5.0 (no PSUM input)."""
+
 def reciprocal(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``1/x``."""
+
 def exp(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``e**x`` (Scalar engine)."""
+
 def log(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Natural logarithm (activation valid range [2^-64, 2^64])."""
+
 def sin(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Sine with range reduction (the raw activation is only valid on [-pi, pi])."""
+
 def cos(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Cosine."""
+
 def tan(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Tangent."""
+
 def arctan(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Arc tangent (activation valid range [-pi/2, pi/2])."""
+
 def tanh(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Hyperbolic tangent."""
+
 def ceil(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Round up."""
+
 def floor(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Round down."""
+
 def trunc(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Round toward zero."""
+
 def invert(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Bitwise NOT of an integer tile."""
+
 def logical_not(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """XOR with 1 for 0/1 inputs (use ``nl.equal(x, 0)`` for general input)."""
 
 # ---------------------------------------------------------------------------------------------- activations
 def relu(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``max(x, 0)`` (Scalar engine activation)."""
+
 def sigmoid(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``1/(1+exp(-x))``."""
+
 def silu(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``x * sigmoid(x)``."""
+
 def silu_dx(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Derivative of silu."""
+
 def gelu(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``0.5 * x * (1 + erf(x / sqrt(2)))``."""
+
 def gelu_dx(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Derivative of gelu."""
+
 def gelu_apprx_sigmoid(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """gelu approximated with a sigmoid."""
+
 def gelu_apprx_sigmoid_dx(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Derivative of the sigmoid gelu approximation."""
+
 def gelu_apprx_tanh(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """gelu approximated with tanh."""
+
 def mish(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``x * tanh(softplus(x))``."""
+
 def softplus(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """``log(1 + exp(x))``."""
+
 def erf(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Error function."""
+
 def erf_dx(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
     """Derivative of erf."""
 
 # ---------------------------------------------------------------------------------------------- binary math
 def add(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """``x + y`` (equal shapes; computed in FP32)."""
+
 def subtract(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """``x - y``."""
+
 def multiply(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """``x * y``."""
+
 def divide(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """``x / y`` — not supported on hardware: use ``multiply(x, reciprocal(y))``."""
+
 def maximum(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Element-wise maximum."""
+
 def minimum(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Element-wise minimum."""
+
 def abs_max(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Signed value of larger magnitude (tie: ``y``). trn3 only."""
+
 def abs_min(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Signed value of smaller magnitude (tie: ``y``). trn3 only."""
+
 def power(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """``x ** y`` (GpSimd); the exponent must be a tile, not a scalar."""
+
 def fmod(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """C-style remainder. Simulation only: fails on hardware."""
+
 def mod(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Python-style ``%``. Simulation only."""
+
 def equal(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """1 where ``x == y`` else 0 (dtype of the input; pass ``dtype=nl.uint8`` for a mask)."""
+
 def not_equal(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """1 where ``x != y`` else 0."""
+
 def less(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """1 where ``x < y`` else 0."""
+
 def less_equal(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """1 where ``x <= y`` else 0."""
+
 def greater(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """1 where ``x > y`` else 0."""
+
 def greater_equal(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """1 where ``x >= y`` else 0."""
+
 def bitwise_and(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Bitwise AND of integer inputs."""
+
 def bitwise_or(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Bitwise OR of integer inputs."""
+
 def bitwise_xor(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Bitwise XOR of integer inputs."""
+
 def left_shift(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Shift left."""
+
 def right_shift(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Logical shift right."""
+
 def logical_and(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Logical AND on 0/1 inputs."""
+
 def logical_or(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Logical OR on 0/1 inputs."""
+
 def logical_xor(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
     """Logical XOR on 0/1 inputs."""
 
 # ---------------------------------------------------------------------------------------------- reductions
-def sum(x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False) -> NkiTensor:
+def sum(
+    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
+) -> NkiTensor:
     """Sum over free axes (trailing contiguous ones: [1], [1,2], ...)."""
-def max(x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False) -> NkiTensor:
+
+def max(
+    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
+) -> NkiTensor:
     """Maximum over free axes."""
-def min(x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False) -> NkiTensor:
+
+def min(
+    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
+) -> NkiTensor:
     """Minimum over free axes."""
-def mean(x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False) -> NkiTensor:
+
+def mean(
+    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
+) -> NkiTensor:
     """Mean over free axes (FP32 intermediates)."""
-def prod(x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False) -> NkiTensor:
+
+def prod(
+    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
+) -> NkiTensor:
     """Product over free axes."""
-def var(x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False) -> NkiTensor:
+
+def var(
+    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
+) -> NkiTensor:
     """Variance over free axes (``keepdims`` is ignored: dims are always kept)."""
+
 def all(x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None) -> NkiTensor:
     """Logical AND reduction over free axes."""
+
 def softmax(x: NkiTensor, axis: int | Sequence[int] = -1, dtype: DType | None = None) -> NkiTensor:
     """Softmax over the free axis/axes."""
-def rms_norm(x: NkiTensor, w: NkiTensor, axis: int | Sequence[int], n: int, epsilon: float = 1e-06,
-             dtype: DType | None = None, compute_dtype: DType | None = None) -> NkiTensor:
+
+def rms_norm(
+    x: NkiTensor,
+    w: NkiTensor,
+    axis: int | Sequence[int],
+    n: int,
+    epsilon: float = 1e-06,
+    dtype: DType | None = None,
+    compute_dtype: DType | None = None,
+) -> NkiTensor:
     """``x / RMS(x) * w`` with RMS over ``axis`` using ``n`` as the element count."""
+
 def dropout(x: NkiTensor, rate: Any, dtype: DType | None = None) -> NkiTensor:
     """Zero elements with probability ``rate`` (scalar or (P,1) tile)."""
 
 # ---------------------------------------------------------------------------------------------- loops
 def affine_range(start: int, stop: int | None = None, step: int = 1) -> Iterator[int]:
     """Deprecated: identical to ``range`` (fully unrolled)."""
+
 def sequential_range(start: int, stop: int | None = None, step: int = 1) -> Iterator[int]:
     """Deprecated: identical to ``range``."""
+
 def static_range(start: int, stop: int | None = None, step: int = 1) -> Iterator[int]:
     """Deprecated in 0.6.0: identical to ``range``."""
+
 def dynamic_range(start: Any, stop: Any = None, step: int = 1) -> Iterator[Any]:
     """On-device loop (body emitted once). Deprecated in 0.6.0, **removed in 0.7**: use ``nl.fori_loop``."""
+
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any], None], step: int = 1) -> None:
     """Run ``body_fun(i)`` on device for ``i in range(lower, upper, step)`` (new in 0.6.0).
 
@@ -411,18 +549,23 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any], None], step: int
     0.6: ``i`` is a read-only register (no Python arithmetic); 0.7: an ``NkiScalar`` allowing ``i * 4 + 1``.
     Not allowed inside ``no_reorder``.
     """
+
 def while_loop(init: Any, body_fun: Callable[[Any], Any]) -> None:
     """``r = init; while r != 0: r = body_fun(r)`` on device (new in 0.6.0); ``init`` is a ``VirtualRegister``."""
+
 def no_reorder() -> AbstractContextManager[None]:
     """``with nl.no_reorder():`` keeps program order of every instruction inside (no dynamic loops inside)."""
 
 # ---------------------------------------------------------------------------------------------- SPMD / debug
 def program_id(axis: int = 0) -> int:
     """Index of this program along ``axis`` of the launch grid (the core under LNC=2); 0 without a grid."""
+
 def num_programs(axes: int = 0) -> int:
     """Number of programs along ``axes``; 1 without LNC."""
+
 def program_ndim() -> int:
     """Number of launch-grid dimensions (0 without a grid)."""
+
 def device_print(print_prefix: str, tensor: NkiTensor) -> None:
     """Print a tensor at run time (``print`` runs at specialisation time instead)."""
 
@@ -451,13 +594,31 @@ class NkiBlockGrid(NkiGrid):
 
 def tiles(source: Any, *, tile_shape: Shape | None = None) -> NkiTileGrid:
     """0.7 only: view a tensor as a grid of tiles (``.data`` is the operand; edge tiles are clamped)."""
+
 def blocks(source: Any, *, tile_shape: Shape | None = None, block_shape: Shape) -> NkiBlockGrid:
     """0.7 only: view a tensor as blocks of ``block_shape`` tiles."""
-def alloc_tiles(*, tile_shape: Shape, element_shape: Shape, buffer: MemoryRegion, dtype: DType,
-                address: tuple[int, int] | None = None, name: str = "") -> NkiTileGrid:
+
+def alloc_tiles(
+    *,
+    tile_shape: Shape,
+    element_shape: Shape,
+    buffer: MemoryRegion,
+    dtype: DType,
+    address: tuple[int, int] | None = None,
+    name: str = "",
+) -> NkiTileGrid:
     """0.7 only: allocate uninitialised storage organised as tiles."""
-def alloc_blocks(*, tile_shape: Shape, block_shape: Shape, element_shape: Shape, buffer: MemoryRegion, dtype: DType,
-                 address: tuple[int, int] | None = None, name: str = "") -> NkiBlockGrid:
+
+def alloc_blocks(
+    *,
+    tile_shape: Shape,
+    block_shape: Shape,
+    element_shape: Shape,
+    buffer: MemoryRegion,
+    dtype: DType,
+    address: tuple[int, int] | None = None,
+    name: str = "",
+) -> NkiBlockGrid:
     """0.7 only: allocate uninitialised storage organised as blocks of tiles."""
 
 # ---------------------------------------------------------------------------------------------- operator constants

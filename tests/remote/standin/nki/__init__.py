@@ -34,8 +34,11 @@ class _Kernel:
             "kernel_file": os.path.abspath(inspect.getsourcefile(self.fn)),
             "kernel": self.fn.__name__,
             # STANDIN_NO_SOURCE=1 plays a compiler that ignored the debug flags (e.g. a reused cached NEFF)
-            "debug_info": (os.environ.get("NKI_DEBUG_INFO") == "True" and os.environ.get("NEURON_FRAMEWORK_DEBUG") == "1"
-                           and os.environ.get("STANDIN_NO_SOURCE") != "1"),
+            "debug_info": (
+                os.environ.get("NKI_DEBUG_INFO") == "True"
+                and os.environ.get("NEURON_FRAMEWORK_DEBUG") == "1"
+                and os.environ.get("STANDIN_NO_SOURCE") != "1"
+            ),
             "target": os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE"),
             "lnc": self.lnc,
             "args": [[list(a.shape), str(a.dtype)] if isinstance(a, np.ndarray) else repr(a) for a in args],
