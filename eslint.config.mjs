@@ -26,7 +26,11 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', name: ['describe', 'it', 'test', 'before', 'after'], package: 'node:test' }] },
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', name: ['describe', 'it', 'test', 'before', 'after'], package: 'node:test' },
+          ],
+        },
       ],
     },
   },

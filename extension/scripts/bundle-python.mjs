@@ -29,7 +29,10 @@ function run(cmd, args) {
 /** Top-level names (files or folders) a distribution installed, from its RECORD. */
 function recordTops(distInfo) {
   const record = fs.readFileSync(path.join(distInfo, 'RECORD'), 'utf8');
-  const files = record.split('\n').map((l) => l.split(',')[0]).filter(Boolean);
+  const files = record
+    .split('\n')
+    .map((l) => l.split(',')[0])
+    .filter(Boolean);
   return { files, tops: [...new Set(files.map((f) => f.split('/')[0]))] };
 }
 
@@ -70,7 +73,17 @@ const manifest = { platform: `${process.platform}-${process.arch}`, pythons: [],
 for (const [i, python] of pythons.entries()) {
   const version = run(python, ['-c', 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")']).trim();
   const stage = path.join(bundled, `.stage-cp${version}`);
-  run(python, ['-m', 'pip', 'install', '--quiet', '--no-compile', '--disable-pip-version-check', '--target', stage, '.']);
+  run(python, [
+    '-m',
+    'pip',
+    'install',
+    '--quiet',
+    '--no-compile',
+    '--disable-pip-version-check',
+    '--target',
+    stage,
+    '.',
+  ]);
   const nativeDir = path.join(bundled, 'native', `cp${version}`);
   fs.mkdirSync(nativeDir, { recursive: true });
   const native = [];
@@ -102,4 +115,6 @@ for (const [i, python] of pythons.entries()) {
 }
 
 fs.writeFileSync(path.join(bundled, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-console.log(`bundled for ${manifest.platform}, CPython ${manifest.pythons.join(', ')}; native: ${JSON.stringify(manifest.native)}`);
+console.log(
+  `bundled for ${manifest.platform}, CPython ${manifest.pythons.join(', ')}; native: ${JSON.stringify(manifest.native)}`,
+);

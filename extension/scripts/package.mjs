@@ -21,7 +21,16 @@ run(process.execPath, [path.join(root, 'extension/scripts/bundle-python.mjs')]);
 // libraries it runs for tens of minutes. The scan is skipped; the only code we wrote in the package is
 // dist/extension.js, built from this repository, and bundled/ holds pip-installed PyPI wheels.
 run(bin('vsce'), [
-  'package', '--no-dependencies', '--allow-missing-repository', '--skip-license',
-  '--allow-package-all-secrets', '--allow-package-env-file', '--no-rewrite-relative-links', '--target', target, '--out', out,
+  'package',
+  '--no-dependencies',
+  '--allow-missing-repository',
+  '--skip-license',
+  '--allow-package-all-secrets',
+  '--allow-package-env-file',
+  '--no-rewrite-relative-links',
+  '--target',
+  target,
+  '--out',
+  out,
 ]);
 console.log(`packaged ${path.relative(root, out)} for ${target} (${(fs.statSync(out).size / 2 ** 20).toFixed(1)} MiB)`);

@@ -18,11 +18,13 @@ export interface CommandDeps {
   panel: KernelPanel;
 }
 
-const TRUST_NEEDED = 'Running a kernel executes this workspace\'s code, so NKI Studio only does it in a trusted workspace. Linting still works.';
+const TRUST_NEEDED =
+  "Running a kernel executes this workspace's code, so NKI Studio only does it in a trusted workspace. Linting still works.";
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const { vs, server, heat } = deps;
-  const reg = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable => vs.commands.registerCommand(id, fn);
+  const reg = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable =>
+    vs.commands.registerCommand(id, fn);
   return [
     reg('nki-studio.simulateKernel', (...args) => simulateKernel(deps, args)),
     reg('nki-studio.toggleSimulateOnSave', () => toggleSimulateOnSave(vs)),
@@ -46,7 +48,10 @@ function refuseUntrusted(vs: VsCode): boolean {
 }
 
 /** The kernel to run: explicit arguments (uri, name), else the one at the cursor, else a quick pick. */
-async function chooseKernel(vs: VsCode, args: unknown[]): Promise<{ uri: string; kernel: string; doc?: vscode.TextDocument } | undefined> {
+async function chooseKernel(
+  vs: VsCode,
+  args: unknown[],
+): Promise<{ uri: string; kernel: string; doc?: vscode.TextDocument } | undefined> {
   if (typeof args[0] === 'string' && typeof args[1] === 'string') return { uri: args[0], kernel: args[1] };
   const editor = vs.window.activeTextEditor;
   if (!editor || editor.document.languageId !== 'python') {
@@ -96,9 +101,16 @@ async function simulateKernel(deps: CommandDeps, args: unknown[]): Promise<Simul
   }
   // The result comes back as the response, or (older servers) only as nki/simulationResult.
   const parsed = parseSimulationResult(response);
-  const result = parsed.status !== 'unknown' ? simulations.add({ uri: target.uri, kernel: target.kernel, ...(response as object) }, target.uri) : simulations.last !== before ? simulations.last : undefined;
+  const result =
+    parsed.status !== 'unknown'
+      ? simulations.add({ uri: target.uri, kernel: target.kernel, ...(response as object) }, target.uri)
+      : simulations.last !== before
+        ? simulations.last
+        : undefined;
   if (!result) {
-    void vs.window.showWarningMessage(`NKI: simulation of ${target.kernel} finished without a result (see "NKI: Show Logs").`);
+    void vs.window.showWarningMessage(
+      `NKI: simulation of ${target.kernel} finished without a result (see "NKI: Show Logs").`,
+    );
     return undefined;
   }
   const line = `NKI: ${summaryLine(result)}`;
@@ -151,7 +163,10 @@ async function profileOnRemote(deps: CommandDeps): Promise<void> {
   if (refuseUntrusted(vs)) return;
   const host = vs.workspace.getConfiguration('nki-studio').get<string>('remote.host');
   if (!host) {
-    const pick = await vs.window.showWarningMessage('NKI: set "nki-studio.remote.host" (an ssh config alias or user@host) first.', 'Open Settings');
+    const pick = await vs.window.showWarningMessage(
+      'NKI: set "nki-studio.remote.host" (an ssh config alias or user@host) first.',
+      'Open Settings',
+    );
     if (pick) void vs.commands.executeCommand('workbench.action.openSettings', 'nki-studio.remote');
     return;
   }
@@ -159,7 +174,11 @@ async function profileOnRemote(deps: CommandDeps): Promise<void> {
   if (!target) return;
   try {
     const response = await vs.window.withProgress(
-      { location: vs.ProgressLocation.Notification, title: `NKI: profiling ${target.kernel} on ${host}`, cancellable: true },
+      {
+        location: vs.ProgressLocation.Notification,
+        title: `NKI: profiling ${target.kernel} on ${host}`,
+        cancellable: true,
+      },
       (progress, token) =>
         server.executeCommand('nki-studio.profileRemote', [target.uri, target.kernel], token, (p) => {
           if (p.kind !== 'end' && p.message) progress.report({ message: p.message });

@@ -28,7 +28,14 @@ export function activate(context: vscode.ExtensionContext): void {
   const heat = new HeatController(vs, (t) => timings.record({ event: 'paint', ...t }));
   const simulations = new SimulationStore();
   const panel = new KernelPanel(vs, simulations, heat);
-  server = new ServerManager(vs, context.extensionPath, log, timings, activatedAt, new InterpreterCache(context.workspaceState, (p) => fs.existsSync(p), context.globalState));
+  server = new ServerManager(
+    vs,
+    context.extensionPath,
+    log,
+    timings,
+    activatedAt,
+    new InterpreterCache(context.workspaceState, (p) => fs.existsSync(p), context.globalState),
+  );
   const status = new LanguageStatus(vs, server);
 
   server.onNotification('nki/heatmap', (raw) => {
@@ -49,12 +56,23 @@ export function activate(context: vscode.ExtensionContext): void {
     if (!isSuccess(r) && r.status !== 'cancelled') log.warn(`simulation problem: ${summaryLine(r)}`);
   });
 
-  context.subscriptions.push(log, heat, panel, status, server, ...registerCommands({ vs, server, heat, simulations, panel }));
+  context.subscriptions.push(
+    log,
+    heat,
+    panel,
+    status,
+    server,
+    ...registerCommands({ vs, server, heat, simulations, panel }),
+  );
   // Activation finishes before the server is up: the editor never waits for Python to start.
   void server.start();
   const now = performance.now();
   // loadMs: evaluating the bundle; VS Code reports activation as load + activate() too
-  timings.record({ event: 'activate', ms: now - activatedAt, loadMs: loadStart === undefined ? undefined : loaded - loadStart });
+  timings.record({
+    event: 'activate',
+    ms: now - activatedAt,
+    loadMs: loadStart === undefined ? undefined : loaded - loadStart,
+  });
 }
 
 export async function deactivate(): Promise<void> {

@@ -75,7 +75,11 @@ export async function discoverInterpreter(probes: InterpreterProbes): Promise<Fo
     if (found) return found;
     if (candidate.source === 'setting') {
       // The user chose this one explicitly: say so rather than silently running something else.
-      return { message: `The interpreter in "nki-studio.interpreter" cannot run the server (${skipped.join('; ')}).`, fix: FIX, skipped };
+      return {
+        message: `The interpreter in "nki-studio.interpreter" cannot run the server (${skipped.join('; ')}).`,
+        fix: FIX,
+        skipped,
+      };
     }
   }
   return { message: 'NKI Studio found no Python 3.10+ to run its language server.', fix: FIX, skipped };

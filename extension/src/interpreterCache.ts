@@ -48,7 +48,10 @@ export class InterpreterCache {
   }
 
   set(setting: string, found: Found): void {
-    const entry: Entry = { setting, found: { path: found.path, executable: found.executable, source: found.source, version: found.version } };
+    const entry: Entry = {
+      setting,
+      found: { path: found.path, executable: found.executable, source: found.source, version: found.version },
+    };
     void this.store.update(KEY, entry);
     const launchers = this.machine?.get<Record<string, string>>(RESOLVED_KEY) ?? {};
     if (this.machine && found.executable !== found.path && launchers[found.path] !== found.executable) {

@@ -4,18 +4,25 @@ import { formatNs } from './heat/format';
 export function profileLoadSummary(response: unknown): string {
   const r = (typeof response === 'object' && response !== null ? response : {}) as Record<string, unknown>;
   const files = Array.isArray(r.files) ? r.files.length : 0;
-  const parts = [`profile loaded${typeof r.format === 'string' ? ` (${r.format})` : ''}: heat on ${files} file${files === 1 ? '' : 's'}`];
+  const parts = [
+    `profile loaded${typeof r.format === 'string' ? ` (${r.format})` : ''}: heat on ${files} file${files === 1 ? '' : 's'}`,
+  ];
   if (typeof r.latency_ns === 'number') {
-    parts.push(`kernel ${formatNs(r.latency_ns)}${typeof r.latency_source === 'string' ? ` (${r.latency_source})` : ''}`);
+    parts.push(
+      `kernel ${formatNs(r.latency_ns)}${typeof r.latency_source === 'string' ? ` (${r.latency_source})` : ''}`,
+    );
   }
-  if (typeof r.unattributed_instr === 'number' && r.unattributed_instr > 0) parts.push(`${r.unattributed_instr} instructions without a source line`);
+  if (typeof r.unattributed_instr === 'number' && r.unattributed_instr > 0)
+    parts.push(`${r.unattributed_instr} instructions without a source line`);
   const unmapped = Array.isArray(r.unmapped_files) ? r.unmapped_files : [];
   if (unmapped.length) {
     const names = unmapped.map((u: unknown) => {
       const recorded = typeof u === 'object' && u !== null ? (u as Record<string, unknown>).recorded : u;
       return typeof recorded === 'string' ? recorded : '?';
     });
-    parts.push(`not found in the workspace: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''} (see nki-studio.pathMappings)`);
+    parts.push(
+      `not found in the workspace: ${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''} (see nki-studio.pathMappings)`,
+    );
   }
   return parts.join(' · ');
 }

@@ -9,7 +9,9 @@ import type { VsCode } from './vscodeApi';
 interface PythonExtensionApi {
   environments?: {
     getActiveEnvironmentPath(resource?: unknown): { path: string } | undefined;
-    resolveEnvironment(env: { path: string } | string): Promise<{ executable?: { uri?: { fsPath: string } } } | undefined>;
+    resolveEnvironment(
+      env: { path: string } | string,
+    ): Promise<{ executable?: { uri?: { fsPath: string } } } | undefined>;
   };
   settings?: { getExecutionDetails(resource?: unknown): { execCommand?: string[] } | undefined };
 }
@@ -48,7 +50,8 @@ export function which(name: string, envPath = process.env.PATH ?? ''): string | 
  * written without print() so a Python 2 answers too (and is then reported as too old).
  */
 export function pythonInfo(exe: string): Promise<PythonInfo | string> {
-  const code = 'import sys; sys.stdout.write("%d %d %s" % (sys.version_info[0], sys.version_info[1], sys.executable or ""))';
+  const code =
+    'import sys; sys.stdout.write("%d %d %s" % (sys.version_info[0], sys.version_info[1], sys.executable or ""))';
   return new Promise((resolve) => {
     execFile(exe, ['-S', '-c', code], { timeout: 10_000 }, (err, stdout) => {
       if (err) {
@@ -56,7 +59,11 @@ export function pythonInfo(exe: string): Promise<PythonInfo | string> {
         return;
       }
       const m = /^(\d+) (\d+) ?(.*)$/.exec(stdout.trim());
-      resolve(m ? { version: [Number(m[1]), Number(m[2])], executable: m[3] } : `unexpected version output ${JSON.stringify(stdout.trim())}`);
+      resolve(
+        m
+          ? { version: [Number(m[1]), Number(m[2])], executable: m[3] }
+          : `unexpected version output ${JSON.stringify(stdout.trim())}`,
+      );
     });
   });
 }

@@ -31,7 +31,11 @@ export function bundleFor(extensionPath: string, exists: (p: string) => boolean)
   return exists(nativeRoot) ? { libs, nativeRoot } : { libs };
 }
 
-export function serverCommand(interpreter: string, bundle: Bundle | undefined, baseEnv: Readonly<Record<string, string | undefined>>): ServerCommand {
+export function serverCommand(
+  interpreter: string,
+  bundle: Bundle | undefined,
+  baseEnv: Readonly<Record<string, string | undefined>>,
+): ServerCommand {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) env[k] = v;
   env.PYTHONUTF8 = '1';

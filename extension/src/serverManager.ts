@@ -101,7 +101,11 @@ export class ServerManager {
   }
 
   settings(): Record<string, unknown> {
-    return serverSettings(this.vs.workspace.getConfiguration('nki-studio'), this.trusted, serverLogLevel(this.log.logLevel));
+    return serverSettings(
+      this.vs.workspace.getConfiguration('nki-studio'),
+      this.trusted,
+      serverLogLevel(this.log.logLevel),
+    );
   }
 
   async start(): Promise<void> {
@@ -115,7 +119,11 @@ export class ServerManager {
     const discover = (): Promise<Found | NotFound> => {
       const probeStarted = performance.now();
       return discoverInterpreter(realProbes(this.vs)).then((result) => {
-        this.timings.record({ event: 'interpreter', ms: performance.now() - probeStarted, remembered: remembered !== undefined });
+        this.timings.record({
+          event: 'interpreter',
+          ms: performance.now() - probeStarted,
+          remembered: remembered !== undefined,
+        });
         for (const s of result.skipped) this.log.info(`interpreter skipped: ${s}`);
         return result;
       });
@@ -127,9 +135,15 @@ export class ServerManager {
     if (!remembered && bundle) {
       const candidate = await firstCandidate(realProbes(this.vs));
       // A launcher (pyenv shim...) starts what it resolved to last time on this machine, if known.
-      if (candidate) speculative = { ...candidate, executable: this.interpreters.resolved(candidate.path) ?? candidate.path, version: [0, 0], skipped: [] };
+      if (candidate)
+        speculative = {
+          ...candidate,
+          executable: this.interpreters.resolved(candidate.path) ?? candidate.path,
+          version: [0, 0],
+          skipped: [],
+        };
     }
-    const discovery = remembered ?? speculative ? undefined : discover();
+    const discovery = (remembered ?? speculative) ? undefined : discover();
     if (discovery) await new Promise((resolve) => setImmediate(resolve)); // let the probe's process start first
     const { CloseAction, ErrorAction, LanguageClient } = languageClientModule();
     const found = remembered ?? speculative ?? (await (discovery as Promise<Found | NotFound>));
@@ -144,9 +158,17 @@ export class ServerManager {
     this.interpreterInfo = speculative
       ? `${found.path} (from ${from}${runs ? `${runs} as last time on this machine` : ''}; its version is checked as the server starts)`
       : `${found.path} (Python ${found.version.join('.')}, from ${from}${runs})`;
-    this.log.info(`starting server: ${cmd.command} ${cmd.args.join(' ')} — ${this.interpreterInfo}; ` +
-      (bundle ? `bundled libraries ${cmd.env.PYTHONPATH}` : 'no bundled libraries: using the interpreter\'s own nki_studio'));
-    this.log.info(this.trusted ? 'workspace trusted: lint, simulate and profile' : 'restricted mode (untrusted workspace): lint only');
+    this.log.info(
+      `starting server: ${cmd.command} ${cmd.args.join(' ')} — ${this.interpreterInfo}; ` +
+        (bundle
+          ? `bundled libraries ${cmd.env.PYTHONPATH}`
+          : "no bundled libraries: using the interpreter's own nki_studio"),
+    );
+    this.log.info(
+      this.trusted
+        ? 'workspace trusted: lint, simulate and profile'
+        : 'restricted mode (untrusted workspace): lint only',
+    );
 
     // Start-up is over at the first diagnostics, or STARTUP_GRACE_MS after the start (no Python file open).
     let startupOver: () => void = () => undefined;
@@ -175,7 +197,9 @@ export class ServerManager {
           configuration: async (params, token, next): Promise<unknown[] | ResponseError> => {
             const result: unknown[] | ResponseError = (await next(params, token)) as unknown[] | ResponseError;
             if (!Array.isArray(result)) return result;
-            return params.items.map((item, i): unknown => (item.section === 'nki-studio' ? this.settings() : result[i]));
+            return params.items.map((item, i): unknown =>
+              item.section === 'nki-studio' ? this.settings() : result[i],
+            );
           },
         },
         didOpen: (document, next) => {
@@ -189,7 +213,12 @@ export class ServerManager {
           if (openedAt !== undefined) {
             this.opened.delete(key);
             const now = performance.now();
-            this.timings.record({ event: 'firstDiagnostics', uri: key, ms: now - openedAt, sinceActivateMs: now - this.activatedAt });
+            this.timings.record({
+              event: 'firstDiagnostics',
+              uri: key,
+              ms: now - openedAt,
+              sinceActivateMs: now - this.activatedAt,
+            });
           }
           next(uri, diagnostics);
         },
@@ -287,7 +316,8 @@ export class ServerManager {
   /** Resolves once the server runs; waits while it is (re)starting, e.g. right after trust was granted. */
   whenRunning(timeoutMs: number): Promise<void> {
     if (this.state === 'running' && this.client) return Promise.resolve();
-    if (this.state !== 'starting') return Promise.reject(new Error('the NKI language server is not running (see "NKI: Show Logs")'));
+    if (this.state !== 'starting')
+      return Promise.reject(new Error('the NKI language server is not running (see "NKI: Show Logs")'));
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         sub.dispose();
@@ -313,13 +343,18 @@ export class ServerManager {
     this.log.error(`${found.message} ${found.fix}`);
     this.setState('no-python');
     void this.vs.window.showErrorMessage(`${found.message} ${found.fix}`, 'Open Settings', 'Show Logs').then((pick) => {
-      if (pick === 'Open Settings') void this.vs.commands.executeCommand('workbench.action.openSettings', 'nki-studio.interpreter');
+      if (pick === 'Open Settings')
+        void this.vs.commands.executeCommand('workbench.action.openSettings', 'nki-studio.interpreter');
       if (pick === 'Show Logs') this.log.show();
     });
   }
 
   /** The unprobed candidate could not run the server (too old, say): start on what discovery finds. */
-  private async afterSpeculativeFailure(setting: string, discovery: Promise<Found | NotFound>, generation: number): Promise<void> {
+  private async afterSpeculativeFailure(
+    setting: string,
+    discovery: Promise<Found | NotFound>,
+    generation: number,
+  ): Promise<void> {
     const fresh = await discovery;
     if (generation !== this.generation || this.state === 'stopped') return;
     if (!isFound(fresh)) {
@@ -338,16 +373,24 @@ export class ServerManager {
    * candidate, unprobed): discovery confirms it (a confirmed candidate is remembered), or the server starts
    * again on what discovery found (nothing remembered when it found nothing, or when the remembered one moved).
    */
-  private async confirmInterpreter(setting: string, started: Found, speculative: boolean, discovery: Promise<Found | NotFound>, generation: number): Promise<void> {
+  private async confirmInterpreter(
+    setting: string,
+    started: Found,
+    speculative: boolean,
+    discovery: Promise<Found | NotFound>,
+    generation: number,
+  ): Promise<void> {
     const fresh = await discovery;
     // An unprobed start ran the candidate itself (then whatever it launches is right) or what it resolved to
     // before (right only if it still resolves there).
     const ranLauncher = started.executable === started.path;
-    const unprobedRight = isFound(fresh) && fresh.path === started.path && (ranLauncher || fresh.executable === started.executable);
+    const unprobedRight =
+      isFound(fresh) && fresh.path === started.path && (ranLauncher || fresh.executable === started.executable);
     if (isFound(fresh) && (speculative ? unprobedRight : sameInterpreter(fresh, started))) {
       if (!speculative) return;
       this.interpreters.set(setting, fresh);
-      const runs = fresh.executable === fresh.path ? '' : `, runs ${fresh.executable}${ranLauncher ? ' from the next start' : ''}`;
+      const runs =
+        fresh.executable === fresh.path ? '' : `, runs ${fresh.executable}${ranLauncher ? ' from the next start' : ''}`;
       this.interpreterInfo = `${fresh.path} (Python ${fresh.version.join('.')}, from ${fresh.source}${runs})`;
       this.log.info(`interpreter confirmed: ${this.interpreterInfo}`);
       return;

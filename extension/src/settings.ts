@@ -20,7 +20,17 @@ export const SERVER_KEYS = [
 ] as const;
 
 /** Remote-profiling keys (issue 7, read by server/remote/config.py), sent nested as `remote: {...}`. */
-export const REMOTE_KEYS = ['host', 'workDir', 'envActivation', 'neuronCore', 'sshOptions', 'keepFiles', 'timeout', 'sshConfig', 'cacheDir'] as const;
+export const REMOTE_KEYS = [
+  'host',
+  'workDir',
+  'envActivation',
+  'neuronCore',
+  'sshOptions',
+  'keepFiles',
+  'timeout',
+  'sshConfig',
+  'cacheDir',
+] as const;
 
 /** Settings that need a new server process (the others are sent with didChangeConfiguration). */
 export const RESTART_KEYS = ['interpreter'] as const;
@@ -40,7 +50,11 @@ export interface ConfigReader {
 }
 
 /** The section sent as initializationOptions and with every configuration change. */
-export function serverSettings(config: ConfigReader, trusted: boolean, logLevel: ServerLogLevel): Record<string, unknown> {
+export function serverSettings(
+  config: ConfigReader,
+  trusted: boolean,
+  logLevel: ServerLogLevel,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of SERVER_KEYS) {
     const value = config.get<unknown>(key);

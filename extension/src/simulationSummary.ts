@@ -4,7 +4,8 @@
  * show. Tolerant: unknown or missing fields are skipped, never thrown on.
  */
 
-export type SimStatus = 'passed' | 'failed' | 'error' | 'timeout' | 'memory_limit' | 'cancelled' | 'crashed' | 'refused' | 'unknown';
+export type SimStatus =
+  'passed' | 'failed' | 'error' | 'timeout' | 'memory_limit' | 'cancelled' | 'crashed' | 'refused' | 'unknown';
 
 export interface SimulationResult {
   status: SimStatus;
@@ -33,10 +34,28 @@ export interface OracleJson {
   passed?: boolean;
   problems?: string[];
   inputs?: OracleMetric[];
-  outputs?: { name: string; shape: number[]; dtype: string; nan_count?: number; inf_count?: number; metrics?: OracleMetric[]; notes?: string[]; passed?: boolean }[];
+  outputs?: {
+    name: string;
+    shape: number[];
+    dtype: string;
+    nan_count?: number;
+    inf_count?: number;
+    metrics?: OracleMetric[];
+    notes?: string[];
+    passed?: boolean;
+  }[];
 }
 
-const STATUSES: readonly SimStatus[] = ['passed', 'failed', 'error', 'timeout', 'memory_limit', 'cancelled', 'crashed', 'refused'];
+const STATUSES: readonly SimStatus[] = [
+  'passed',
+  'failed',
+  'error',
+  'timeout',
+  'memory_limit',
+  'cancelled',
+  'crashed',
+  'refused',
+];
 
 function obj(v: unknown): Record<string, unknown> | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;

@@ -4,7 +4,11 @@ import type { ServerManager, ServerState } from './serverManager';
 import type { SimulationResult } from './simulationSummary';
 import type { VsCode } from './vscodeApi';
 
-export function statusText(state: ServerState, trusted: boolean, sim: SimulationResult | undefined): { text: string; detail: string; busy: boolean; error: boolean } {
+export function statusText(
+  state: ServerState,
+  trusted: boolean,
+  sim: SimulationResult | undefined,
+): { text: string; detail: string; busy: boolean; error: boolean } {
   switch (state) {
     case 'starting':
       return { text: 'NKI: starting', detail: 'language server starting', busy: true, error: false };
@@ -15,8 +19,16 @@ export function statusText(state: ServerState, trusted: boolean, sim: Simulation
     case 'stopped':
       return { text: 'NKI: stopped', detail: '', busy: false, error: false };
     case 'running': {
-      if (!trusted) return { text: 'NKI: lint only', detail: 'restricted mode: simulation off until the workspace is trusted', busy: false, error: false };
-      const simPart = sim ? `last simulation ${sim.kernel ?? ''} ${sim.status}${sim.backend ? ` (${sim.backend})` : ''}` : 'no simulation yet';
+      if (!trusted)
+        return {
+          text: 'NKI: lint only',
+          detail: 'restricted mode: simulation off until the workspace is trusted',
+          busy: false,
+          error: false,
+        };
+      const simPart = sim
+        ? `last simulation ${sim.kernel ?? ''} ${sim.status}${sim.backend ? ` (${sim.backend})` : ''}`
+        : 'no simulation yet';
       return { text: 'NKI: lint + simulate', detail: simPart, busy: false, error: false };
     }
   }
@@ -48,7 +60,11 @@ export class LanguageStatus {
     this.item.detail = s.detail;
     this.item.busy = s.busy;
     this.item.severity = s.error ? this.vs.LanguageStatusSeverity.Error : this.vs.LanguageStatusSeverity.Information;
-    void this.vs.commands.executeCommand('setContext', 'nki-studio.serverRunning', this.server.currentState === 'running');
+    void this.vs.commands.executeCommand(
+      'setContext',
+      'nki-studio.serverRunning',
+      this.server.currentState === 'running',
+    );
   }
 
   dispose(): void {

@@ -16,7 +16,15 @@ export const PALETTE: readonly string[] = ['#ffffb2', '#fed976', '#feb24c', '#fd
  * The same scheme for light themes, one step darker per bucket: classes 3-9 of ColorBrewer's 9-class "YlOrRd",
  * because its palest yellows vanish on a white editor (bars and washes of cool lines could not be seen).
  */
-export const LIGHT_PALETTE: readonly string[] = ['#fed976', '#feb24c', '#fd8d3c', '#fc4e2a', '#e31a1c', '#bd0026', '#800026'];
+export const LIGHT_PALETTE: readonly string[] = [
+  '#fed976',
+  '#feb24c',
+  '#fd8d3c',
+  '#fc4e2a',
+  '#e31a1c',
+  '#bd0026',
+  '#800026',
+];
 
 /** Line background opacity per bucket: heat-scaled, faint for cool lines so code stays readable. */
 export function backgroundAlpha(bucket: number): number {

@@ -8,7 +8,16 @@ import type * as vscode from 'vscode';
 import type { VsCode } from '../vscodeApi';
 import { legendText } from './legend';
 import { nextHottest } from './hottest';
-import { type HeatLine, type HeatmapParams, METRICS, METRIC_FIELDS, METRIC_LABELS, type Metric, isMetric, profileLabel } from './model';
+import {
+  type HeatLine,
+  type HeatmapParams,
+  METRICS,
+  METRIC_FIELDS,
+  METRIC_LABELS,
+  type Metric,
+  isMetric,
+  profileLabel,
+} from './model';
 import { HeatPainter } from './painter';
 import { planDecorations } from './plan';
 import { type LineChange, changesLines, shiftLines } from './shift';
@@ -52,7 +61,10 @@ export class HeatController {
       vs.window.onDidChangeTextEditorVisibleRanges((e) => this.painter.scrolled(e.textEditor)),
       vs.workspace.onDidChangeTextDocument((e) => this.onEdit(e)),
       vs.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('nki-studio.heatmapMetric') || e.affectsConfiguration('nki-studio.heatmap.showBars')) {
+        if (
+          e.affectsConfiguration('nki-studio.heatmapMetric') ||
+          e.affectsConfiguration('nki-studio.heatmap.showBars')
+        ) {
           const m = vs.workspace.getConfiguration('nki-studio').get<string>('heatmapMetric');
           if (isMetric(m)) this.metric = m;
           this.repaintAll();
@@ -66,7 +78,12 @@ export class HeatController {
     if (params.lines.length === 0) {
       this.docs.delete(params.uri);
     } else {
-      this.docs.set(params.uri, { params, lines: params.lines, byLine: index(params.lines), stale: params.stale === true });
+      this.docs.set(params.uri, {
+        params,
+        lines: params.lines,
+        byLine: index(params.lines),
+        stale: params.stale === true,
+      });
     }
     for (const editor of this.editorsOf(params.uri)) this.paintEditor(editor);
     this.updateLegend();
@@ -98,7 +115,9 @@ export class HeatController {
     const picked = await this.vs.window.showQuickPick(items, { title: 'NKI heatmap metric' });
     if (!picked) return;
     this.metric = picked.metric;
-    const target = this.vs.workspace.workspaceFolders ? this.vs.ConfigurationTarget.Workspace : this.vs.ConfigurationTarget.Global;
+    const target = this.vs.workspace.workspaceFolders
+      ? this.vs.ConfigurationTarget.Workspace
+      : this.vs.ConfigurationTarget.Global;
     await this.vs.workspace.getConfiguration('nki-studio').update('heatmapMetric', picked.metric, target);
     this.repaintAll();
   }
@@ -108,7 +127,9 @@ export class HeatController {
     const editor = this.vs.window.activeTextEditor;
     const heat = editor && this.docs.get(editor.document.uri.toString());
     if (!editor || !heat) {
-      void this.vs.window.showInformationMessage('NKI: no heatmap in this editor. Load a profile or simulate the kernel first.');
+      void this.vs.window.showInformationMessage(
+        'NKI: no heatmap in this editor. Load a profile or simulate the kernel first.',
+      );
       return undefined;
     }
     const line = nextHottest(heat.lines, this.metric, editor.selection.active.line);
@@ -153,7 +174,12 @@ export class HeatController {
     const plan = planDecorations(heat.lines, this.metric, editor.document.lineCount, this.showBars());
     const planned = performance.now();
     this.painter.paint(editor, plan, heat.stale);
-    this.onPainted({ uri, lines: editor.document.lineCount, ms: performance.now() - started, planMs: planned - started });
+    this.onPainted({
+      uri,
+      lines: editor.document.lineCount,
+      ms: performance.now() - started,
+      planMs: planned - started,
+    });
   }
 
   private onEdit(event: vscode.TextDocumentChangeEvent): void {
@@ -191,8 +217,12 @@ export class HeatController {
     const mapping = heat.params.profile?.mapping;
     const tip = new this.vs.MarkdownString(
       `**NKI heatmap** — coloured by *${METRIC_LABELS[this.metric]}*, ` +
-        (heat.params.source === 'measured' ? `measured (profile: ${label}${heat.params.profile?.format ? `, ${heat.params.profile.format}` : ''})` : '**estimated** by the cost model, not measured') +
-        (mapping?.recorded ? `.\n\nSource mapping: \`${mapping.recorded}\` → \`${mapping.local ?? '?'}\` (${mapping.how ?? 'mapped'})` : '') +
+        (heat.params.source === 'measured'
+          ? `measured (profile: ${label}${heat.params.profile?.format ? `, ${heat.params.profile.format}` : ''})`
+          : '**estimated** by the cost model, not measured') +
+        (mapping?.recorded
+          ? `.\n\nSource mapping: \`${mapping.recorded}\` → \`${mapping.local ?? '?'}\` (${mapping.how ?? 'mapped'})`
+          : '') +
         `.\n\nCool → hot: ${['▁', '▂', '▃', '▄', '▅', '▆', '▇'].join(' ')}\n\nClick to choose the metric.`,
     );
     this.legend.tooltip = tip;

@@ -2,7 +2,12 @@
 import type { HeatSource } from './model';
 
 /** e.g. "$(flame) busy time · measured · run-42" or "$(flame) busy time · estimated". */
-export function legendText(metricLabel: string, source: HeatSource, profile: string | null | undefined, stale: boolean): string {
+export function legendText(
+  metricLabel: string,
+  source: HeatSource,
+  profile: string | null | undefined,
+  stale: boolean,
+): string {
   const where = source === 'measured' ? `measured · ${profile ?? 'profile'}` : 'estimated';
   return `$(flame) ${metricLabel} · ${where}${stale ? ' · stale' : ''}`;
 }

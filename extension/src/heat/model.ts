@@ -104,12 +104,18 @@ export function parseHeatmap(raw: unknown): HeatmapParams | string {
   }
   const lines: HeatLine[] = [];
   for (const item of p.lines as unknown[]) {
-    if (typeof item === 'object' && item !== null && Number.isInteger((item as HeatLine).line) && (item as HeatLine).line >= 0) {
+    if (
+      typeof item === 'object' &&
+      item !== null &&
+      Number.isInteger((item as HeatLine).line) &&
+      (item as HeatLine).line >= 0
+    ) {
       const l = item as HeatLine;
       lines.push({ ...l, engines: typeof l.engines === 'object' && l.engines !== null ? l.engines : {} });
     }
   }
-  const profile = typeof p.profile === 'string' ? { label: p.profile } : isObject(p.profile) ? (p.profile as ProfileInfo) : null;
+  const profile =
+    typeof p.profile === 'string' ? { label: p.profile } : isObject(p.profile) ? (p.profile as ProfileInfo) : null;
   return {
     uri: p.uri,
     source: p.source,

@@ -34,7 +34,11 @@ export class HeatPainter {
   private readonly editors = new WeakMap<vscode.TextEditor, EditorState>();
 
   constructor(private readonly vs: VsCode) {
-    const colours = (palette: readonly string[], bucket: number, dim: number): vscode.ThemableDecorationRenderOptions => ({
+    const colours = (
+      palette: readonly string[],
+      bucket: number,
+      dim: number,
+    ): vscode.ThemableDecorationRenderOptions => ({
       backgroundColor: rgba(palette[bucket], backgroundAlpha(bucket) * dim),
       overviewRulerColor: rgba(palette[bucket], dim === 1 ? 0.9 : 0.35),
     });
@@ -65,7 +69,12 @@ export class HeatPainter {
     const active = stale ? this.stale : this.fresh;
     for (let b = 0; b < BUCKETS; b += 1) {
       const runs = lineRuns(plan.buckets[b].map((p) => p.line));
-      this.set(editor, state, active[b], runs.map(([first, last]) => new this.vs.Range(first, 0, last, 0)));
+      this.set(
+        editor,
+        state,
+        active[b],
+        runs.map(([first, last]) => new this.vs.Range(first, 0, last, 0)),
+      );
     }
     this.paintBars(editor, state);
     for (const type of previous) if (!state.painted.has(type)) editor.setDecorations(type, []);
@@ -90,18 +99,33 @@ export class HeatPainter {
     state.window = barWindow(visibleLines(editor), state.plan.lineCount);
     const { hot, cold } = barsInWindow(state.plan, state.window);
     const alpha = state.stale ? 0.5 : 1;
-    this.set(editor, state, this.bar, hot.map((p) => ({
-      range: new this.vs.Range(p.line, 0, p.line, 0),
-      renderOptions: {
-        before: { contentText: p.text, color: rgba(PALETTE[p.bucket], alpha) },
-        light: { before: { color: rgba(LIGHT_PALETTE[p.bucket], alpha) } },
-      },
-    })));
-    this.set(editor, state, this.cold, cold.map((line) => new this.vs.Range(line, 0, line, 0)));
+    this.set(
+      editor,
+      state,
+      this.bar,
+      hot.map((p) => ({
+        range: new this.vs.Range(p.line, 0, p.line, 0),
+        renderOptions: {
+          before: { contentText: p.text, color: rgba(PALETTE[p.bucket], alpha) },
+          light: { before: { color: rgba(LIGHT_PALETTE[p.bucket], alpha) } },
+        },
+      })),
+    );
+    this.set(
+      editor,
+      state,
+      this.cold,
+      cold.map((line) => new this.vs.Range(line, 0, line, 0)),
+    );
   }
 
   /** Set a type's ranges; an empty list only goes out when the editor has ranges of that type. */
-  private set(editor: vscode.TextEditor, state: EditorState, type: vscode.TextEditorDecorationType, ranges: vscode.Range[] | vscode.DecorationOptions[]): void {
+  private set(
+    editor: vscode.TextEditor,
+    state: EditorState,
+    type: vscode.TextEditorDecorationType,
+    ranges: vscode.Range[] | vscode.DecorationOptions[],
+  ): void {
     if (ranges.length === 0) {
       if (state.painted.delete(type)) editor.setDecorations(type, []);
       return;

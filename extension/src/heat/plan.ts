@@ -39,7 +39,12 @@ export interface BarLine {
  * Plan the decorations of one document with `lineCount` lines. Lines past the end (the file shrank
  * since the profile was taken) are skipped.
  */
-export function planDecorations(lines: readonly HeatLine[], metric: Metric, lineCount: number, showBars: boolean): DecorationPlan {
+export function planDecorations(
+  lines: readonly HeatLine[],
+  metric: Metric,
+  lineCount: number,
+  showBars: boolean,
+): DecorationPlan {
   const buckets: PaintedLine[][] = Array.from({ length: BUCKETS }, () => []);
   const byLine = new Map<number, PaintedLine>();
   for (const b of bucketLines(lines, metric)) {
@@ -111,7 +116,12 @@ export function barsInWindow(plan: DecorationPlan, window: LineWindow): { hot: B
   if (!plan.showBars || plan.byLine.size === 0) return { hot, cold };
   for (let line = Math.max(0, window.from); line <= Math.min(plan.lineCount - 1, window.to); line += 1) {
     const painted = plan.byLine.get(line);
-    if (painted) hot.push({ line, bucket: painted.bucket, text: barText(painted.ratio, formatMetric(plan.metric, painted.value)) });
+    if (painted)
+      hot.push({
+        line,
+        bucket: painted.bucket,
+        text: barText(painted.ratio, formatMetric(plan.metric, painted.value)),
+      });
     else cold.push(line);
   }
   return { hot, cold };

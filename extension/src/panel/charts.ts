@@ -5,7 +5,10 @@
 import { formatBytes, formatNs } from '../heat/format';
 
 export function esc(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  );
 }
 
 export interface CapacityBar {
@@ -48,11 +51,16 @@ export function decompositionBar(segments: readonly Segment[], totalNs: number):
   for (const s of segments) {
     const w = totalNs > 0 ? (width * s.ns) / totalNs : 0;
     if (w <= 0) continue;
-    parts.push(`<rect x="${x.toFixed(1)}" y="0" width="${w.toFixed(1)}" height="18" class="${s.cls}"><title>${esc(s.label)}: ${esc(formatNs(s.ns))}</title></rect>`);
+    parts.push(
+      `<rect x="${x.toFixed(1)}" y="0" width="${w.toFixed(1)}" height="18" class="${s.cls}"><title>${esc(s.label)}: ${esc(formatNs(s.ns))}</title></rect>`,
+    );
     x += w;
   }
   const legend = segments
-    .map((s, i) => `<rect x="${i * 105}" y="26" width="10" height="10" class="${s.cls}"/><text x="${i * 105 + 14}" y="35" class="small">${esc(s.label)} ${esc(formatNs(s.ns))}</text>`)
+    .map(
+      (s, i) =>
+        `<rect x="${i * 105}" y="26" width="10" height="10" class="${s.cls}"/><text x="${i * 105 + 14}" y="35" class="small">${esc(s.label)} ${esc(formatNs(s.ns))}</text>`,
+    )
     .join('');
   return `<svg role="img" aria-label="kernel time decomposition" width="${width}" height="42">${parts.join('')}${legend}</svg>`;
 }
@@ -107,13 +115,16 @@ export function roofline(p: RooflinePoint): string {
   const xMax = Math.max(p.intensity, ridge) * 20;
   const yMax = p.peakTflops * 3;
   const yMin = Math.min(p.achievedTflops > 0 ? p.achievedTflops : yMax, (p.ceilingGbps * 1e9 * xMin) / 1e12) / 3;
-  const lx = (v: number): number => m.l + ((Math.log10(v) - Math.log10(xMin)) / (Math.log10(xMax) - Math.log10(xMin))) * (width - m.l - m.r);
-  const ly = (v: number): number => height - m.b - ((Math.log10(v) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * (height - m.t - m.b);
+  const lx = (v: number): number =>
+    m.l + ((Math.log10(v) - Math.log10(xMin)) / (Math.log10(xMax) - Math.log10(xMin))) * (width - m.l - m.r);
+  const ly = (v: number): number =>
+    height - m.b - ((Math.log10(v) - Math.log10(yMin)) / (Math.log10(yMax) - Math.log10(yMin))) * (height - m.t - m.b);
   const memAt = (x: number): number => (p.ceilingGbps * 1e9 * x) / 1e12;
   const roof = `<polyline class="roof" fill="none" points="${lx(xMin).toFixed(1)},${ly(memAt(xMin)).toFixed(1)} ${lx(ridge).toFixed(1)},${ly(p.peakTflops).toFixed(1)} ${lx(xMax).toFixed(1)},${ly(p.peakTflops).toFixed(1)}"/>`;
-  const pt = p.achievedTflops > 0
-    ? `<circle class="point" cx="${lx(p.intensity).toFixed(1)}" cy="${ly(p.achievedTflops).toFixed(1)}" r="5"><title>${p.intensity.toFixed(2)} FLOP/B, ${p.achievedTflops.toFixed(3)} TFLOP/s</title></circle>`
-    : '';
+  const pt =
+    p.achievedTflops > 0
+      ? `<circle class="point" cx="${lx(p.intensity).toFixed(1)}" cy="${ly(p.achievedTflops).toFixed(1)}" r="5"><title>${p.intensity.toFixed(2)} FLOP/B, ${p.achievedTflops.toFixed(3)} TFLOP/s</title></circle>`
+      : '';
   const axes =
     `<line class="axis" x1="${m.l}" y1="${height - m.b}" x2="${width - m.r}" y2="${height - m.b}"/>` +
     `<line class="axis" x1="${m.l}" y1="${m.t}" x2="${m.l}" y2="${height - m.b}"/>` +

@@ -29,10 +29,15 @@ export class KernelPanel {
     if (this.panel) {
       this.panel.reveal(undefined, true);
     } else {
-      this.panel = this.vs.window.createWebviewPanel('nki-studio.kernel', 'NKI Kernel', { viewColumn: this.vs.ViewColumn.Beside, preserveFocus: true }, {
-        enableScripts: false,
-        localResourceRoots: [],
-      });
+      this.panel = this.vs.window.createWebviewPanel(
+        'nki-studio.kernel',
+        'NKI Kernel',
+        { viewColumn: this.vs.ViewColumn.Beside, preserveFocus: true },
+        {
+          enableScripts: false,
+          localResourceRoots: [],
+        },
+      );
       this.panel.onDidDispose(() => (this.panel = undefined));
     }
     this.lastUri = this.vs.window.activeTextEditor?.document.uri.toString() ?? this.lastUri;
@@ -46,7 +51,11 @@ export class KernelPanel {
     const simulation = (uri && this.simulations.forUri(uri)) || this.simulations.last;
     const heat = uri ? this.heat.heatOf(uri) : undefined;
     const nonce = randomBytes(16).toString('base64');
-    this.panel.webview.html = renderPanel({ simulation, heat: heat && { params: heat.params, stale: heat.stale } }, nonce, this.panel.webview.cspSource);
+    this.panel.webview.html = renderPanel(
+      { simulation, heat: heat && { params: heat.params, stale: heat.stale } },
+      nonce,
+      this.panel.webview.cspSource,
+    );
   }
 
   dispose(): void {

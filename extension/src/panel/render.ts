@@ -24,8 +24,25 @@ function obj(v: unknown): Record<string, unknown> | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
-const USED_KEYS = ['peakBytes', 'bytesPerPartition', 'peakBytesPerPartition', 'peak_bytes_per_partition', 'bytes_per_partition', 'peakBytes', 'bytes', 'used'];
-const CAPACITY_KEYS = ['capacityBytes', 'capacityPerPartition', 'capacityBytesPerPartition', 'capacity_bytes_per_partition', 'capacity', 'capacityBytes', 'limit'];
+const USED_KEYS = [
+  'peakBytes',
+  'bytesPerPartition',
+  'peakBytesPerPartition',
+  'peak_bytes_per_partition',
+  'bytes_per_partition',
+  'peakBytes',
+  'bytes',
+  'used',
+];
+const CAPACITY_KEYS = [
+  'capacityBytes',
+  'capacityPerPartition',
+  'capacityBytesPerPartition',
+  'capacity_bytes_per_partition',
+  'capacity',
+  'capacityBytes',
+  'limit',
+];
 
 /** Peak per memory (SBUF, PSUM…) from the result's `peak` object, whatever the exact key spelling. */
 export function peakBars(peak: Record<string, unknown> | undefined): CapacityBar[] {
@@ -40,27 +57,50 @@ export function peakBars(peak: Record<string, unknown> | undefined): CapacityBar
 }
 
 function metricRow(output: string, m: OracleMetric): string {
-  const mark = m.passed === true ? '<span class="pass">✔ pass</span>' : m.passed === false ? '<span class="fail">✘ fail</span>' : '<span class="na">–</span>';
-  const value = typeof m.value === 'number' ? (Number.isInteger(m.value) ? String(m.value) : m.value.toExponential(3)) : esc(JSON.stringify(m.value));
+  const mark =
+    m.passed === true
+      ? '<span class="pass">✔ pass</span>'
+      : m.passed === false
+        ? '<span class="fail">✘ fail</span>'
+        : '<span class="na">–</span>';
+  const value =
+    typeof m.value === 'number'
+      ? Number.isInteger(m.value)
+        ? String(m.value)
+        : m.value.toExponential(3)
+      : esc(JSON.stringify(m.value));
   return `<tr><td>${esc(output)}</td><td>${esc(m.name)}</td><td>${value}</td><td>${esc(m.threshold ?? '')}</td><td>${mark}</td></tr>`;
 }
 
 function simulationSection(r: SimulationResult): string {
   const cls = r.status === 'passed' ? 'pass' : 'fail';
-  const parts: string[] = [`<h2>Simulation <span class="${cls}">${esc(r.status.replace('_', ' '))}</span></h2>`, `<p>${esc(summaryLine(r))}</p>`];
-  if (r.error?.message) parts.push(`<pre class="error">${esc(r.error.message)}${r.error.line ? ` (line ${r.error.line})` : ''}</pre>`);
+  const parts: string[] = [
+    `<h2>Simulation <span class="${cls}">${esc(r.status.replace('_', ' '))}</span></h2>`,
+    `<p>${esc(summaryLine(r))}</p>`,
+  ];
+  if (r.error?.message)
+    parts.push(`<pre class="error">${esc(r.error.message)}${r.error.line ? ` (line ${r.error.line})` : ''}</pre>`);
   const oracle = r.oracle;
   if (oracle) {
     const rows: string[] = [];
     for (const o of oracle.outputs ?? []) for (const m of o.metrics ?? []) rows.push(metricRow(o.name, m));
     for (const m of oracle.inputs ?? []) rows.push(metricRow('inputs', m));
-    parts.push(`<h3>Oracle ${oracle.hasReference ? '(against the reference)' : '(no reference: shape and finiteness only)'}</h3>`);
-    if (rows.length) parts.push(`<table><tr><th>output</th><th>metric</th><th>value</th><th>threshold</th><th></th></tr>${rows.join('')}</table>`);
+    parts.push(
+      `<h3>Oracle ${oracle.hasReference ? '(against the reference)' : '(no reference: shape and finiteness only)'}</h3>`,
+    );
+    if (rows.length)
+      parts.push(
+        `<table><tr><th>output</th><th>metric</th><th>value</th><th>threshold</th><th></th></tr>${rows.join('')}</table>`,
+      );
     for (const p of oracle.problems ?? []) parts.push(`<p class="fail">${esc(p)}</p>`);
     const outs = (oracle.outputs ?? []).map(
-      (o) => `<tr><td>${esc(o.name)}</td><td>${esc(o.dtype)}[${o.shape.join(', ')}]</td><td>${o.nan_count ?? 0}</td><td>${o.inf_count ?? 0}</td><td>${esc((o.notes ?? []).join('; '))}</td></tr>`,
+      (o) =>
+        `<tr><td>${esc(o.name)}</td><td>${esc(o.dtype)}[${o.shape.join(', ')}]</td><td>${o.nan_count ?? 0}</td><td>${o.inf_count ?? 0}</td><td>${esc((o.notes ?? []).join('; '))}</td></tr>`,
     );
-    if (outs.length) parts.push(`<h3>Outputs</h3><table><tr><th>name</th><th>type</th><th>NaN</th><th>Inf</th><th>notes</th></tr>${outs.join('')}</table>`);
+    if (outs.length)
+      parts.push(
+        `<h3>Outputs</h3><table><tr><th>name</th><th>type</th><th>NaN</th><th>Inf</th><th>notes</th></tr>${outs.join('')}</table>`,
+      );
   }
   const bars = peakBars(r.peak);
   if (bars.length) parts.push('<h3>Peak on-chip memory per partition</h3>', capacityBars(bars));
@@ -76,9 +116,12 @@ function simulationSection(r: SimulationResult): string {
       const dtype = typeof l.dtype === 'string' ? l.dtype : '';
       return `<tr><td>${esc(mem.toUpperCase())}</td><td>${esc(name)}</td><td>${esc(dtype + shape)}</td><td>${esc(bytes)}</td><td>${typeof l.line === 'number' ? l.line : ''}</td></tr>`;
     });
-    parts.push(`<table><tr><th>memory</th><th>live at peak</th><th>type</th><th>per partition</th><th>line</th></tr>${rows.join('')}</table>`);
+    parts.push(
+      `<table><tr><th>memory</th><th>live at peak</th><th>type</th><th>per partition</th><th>line</th></tr>${rows.join('')}</table>`,
+    );
   }
-  if (r.warnings.length) parts.push(`<h3>Warnings</h3><ul>${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>`);
+  if (r.warnings.length)
+    parts.push(`<h3>Warnings</h3><ul>${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>`);
   return parts.join('\n');
 }
 
@@ -87,14 +130,19 @@ function tracksOf(kernel: Record<string, unknown>, latency: number): Track[] {
   if (Array.isArray(kernel.timeline)) {
     return (kernel.timeline as Record<string, unknown>[])
       .filter((t) => typeof t.name === 'string' && Array.isArray(t.intervals))
-      .map((t) => ({ name: t.name as string, kind: t.kind === 'dma' ? 'dma' : 'compute', intervals: t.intervals as [number, number][] }));
+      .map((t) => ({
+        name: t.name as string,
+        kind: t.kind === 'dma' ? 'dma' : 'compute',
+        intervals: t.intervals as [number, number][],
+      }));
   }
   // Otherwise one bar per engine of its busy union (and the DMA union), from time 0.
   const tracks: Track[] = [];
   const dma = num(kernel, ['dma_union_ns']);
   if (dma !== undefined) tracks.push({ name: 'DMA (union)', kind: 'dma', intervals: [[0, dma]] });
   for (const [engine, ns] of Object.entries(obj(kernel.engines) ?? obj(kernel.engine_ns) ?? {})) {
-    if (typeof ns === 'number' && ns > 0) tracks.push({ name: engine, kind: 'compute', intervals: [[0, Math.min(ns, latency)]] });
+    if (typeof ns === 'number' && ns > 0)
+      tracks.push({ name: engine, kind: 'compute', intervals: [[0, Math.min(ns, latency)]] });
   }
   return tracks;
 }
@@ -102,8 +150,13 @@ function tracksOf(kernel: Record<string, unknown>, latency: number): Track[] {
 function profileSection(heat: { params: HeatmapParams; stale: boolean }): string {
   const { params } = heat;
   const kernel = params.kernel ?? {};
-  const source = params.source === 'measured' ? `measured · ${esc(profileLabel(params))}` : '<strong>estimated</strong> (cost model, not measured)';
-  const parts: string[] = [`<h2>Profile <span class="muted">${source}${heat.stale ? ' · stale (file edited since)' : ''}</span></h2>`];
+  const source =
+    params.source === 'measured'
+      ? `measured · ${esc(profileLabel(params))}`
+      : '<strong>estimated</strong> (cost model, not measured)';
+  const parts: string[] = [
+    `<h2>Profile <span class="muted">${source}${heat.stale ? ' · stale (file edited since)' : ''}</span></h2>`,
+  ];
   const latency = num(kernel, ['latency_ns', 'total_ns']);
   if (latency !== undefined) {
     const denom = typeof kernel.latency_source === 'string' ? ` (${esc(kernel.latency_source)})` : '';
@@ -128,7 +181,9 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
     }
     const tracks = tracksOf(kernel, latency);
     if (tracks.length) {
-      const what = Array.isArray(kernel.timeline) ? 'Engine timeline' : 'Engine busy time (union per engine; no per-instruction intervals in this data)';
+      const what = Array.isArray(kernel.timeline)
+        ? 'Engine timeline'
+        : 'Engine busy time (union per engine; no per-instruction intervals in this data)';
       parts.push(`<h3>${what}</h3>`, timeline(tracks, latency));
     }
   }
@@ -140,17 +195,26 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
   if (rf && !(achieved !== undefined && peak !== undefined && ceiling !== undefined) && typeof rf.bound === 'string') {
     // Estimates carry the point but not the ceilings it was judged against: say what is known.
     const i = intensity !== undefined ? `, ${intensity.toFixed(2)} FLOP/byte` : '';
-    parts.push(`<h3>Roofline</h3><p>${esc(rf.bound)}-bound${esc(i)}${params.source === 'estimate' ? ' (estimated)' : ''}</p>`);
+    parts.push(
+      `<h3>Roofline</h3><p>${esc(rf.bound)}-bound${esc(i)}${params.source === 'estimate' ? ' (estimated)' : ''}</p>`,
+    );
   }
   if (rf && intensity !== undefined && achieved !== undefined && peak !== undefined && ceiling !== undefined) {
     const bound = typeof rf.bound === 'string' ? rf.bound : 'unknown';
-    parts.push(`<h3>Roofline <span class="muted">${esc(bound)}-bound${typeof rf.flops_source === 'string' ? ` · FLOPs: ${esc(rf.flops_source)}` : ''}</span></h3>`);
+    parts.push(
+      `<h3>Roofline <span class="muted">${esc(bound)}-bound${typeof rf.flops_source === 'string' ? ` · FLOPs: ${esc(rf.flops_source)}` : ''}</span></h3>`,
+    );
     parts.push(roofline({ intensity, achievedTflops: achieved, peakTflops: peak, ceilingGbps: ceiling, bound }));
   }
   const top = [...params.lines].sort((a, b) => b.busy_ns - a.busy_ns).slice(0, 8);
   if (top.length) {
-    const rows = top.map((l) => `<tr><td>${l.line + 1}</td><td>${esc(formatNs(l.busy_ns))}</td><td>${esc(formatPercent(l.share))}</td><td>${l.instr}</td><td>${esc(formatBytes(l.dma_bytes))}</td></tr>`);
-    parts.push(`<h3>Hottest lines</h3><table><tr><th>line</th><th>busy</th><th>share</th><th>instr</th><th>DMA</th></tr>${rows.join('')}</table>`);
+    const rows = top.map(
+      (l) =>
+        `<tr><td>${l.line + 1}</td><td>${esc(formatNs(l.busy_ns))}</td><td>${esc(formatPercent(l.share))}</td><td>${l.instr}</td><td>${esc(formatBytes(l.dma_bytes))}</td></tr>`,
+    );
+    parts.push(
+      `<h3>Hottest lines</h3><table><tr><th>line</th><th>busy</th><th>share</th><th>instr</th><th>DMA</th></tr>${rows.join('')}</table>`,
+    );
   }
   return parts.join('\n');
 }
@@ -175,9 +239,13 @@ export function renderPanel(data: PanelData, nonce: string, cspSource: string): 
   if (data.simulation) body.push(simulationSection(data.simulation));
   if (data.heat) body.push(profileSection(data.heat));
   if (!body.length) {
-    body.push('<p class="muted">No data yet. Run <b>NKI: Simulate Kernel</b> or <b>NKI: Load Profile…</b> on the active kernel file.</p>');
+    body.push(
+      '<p class="muted">No data yet. Run <b>NKI: Simulate Kernel</b> or <b>NKI: Load Profile…</b> on the active kernel file.</p>',
+    );
   }
-  return `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8"><meta http-equiv="Content-Security-Policy" content="${csp}">` +
+  return (
+    `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8"><meta http-equiv="Content-Security-Policy" content="${csp}">` +
     `<meta name="viewport" content="width=device-width, initial-scale=1.0"><style nonce="${nonce}">${STYLE}</style><title>NKI Kernel</title></head>` +
-    `<body>${body.join('\n')}</body></html>`;
+    `<body>${body.join('\n')}</body></html>`
+  );
 }

@@ -26,7 +26,8 @@ export function vsixPath(): string {
 export function checkPrerequisites(): void {
   const missing: string[] = [];
   if (!fs.existsSync(CODE_SERVER)) missing.push(`code-server (${CODE_SERVER}): run scripts/setup-extension.sh`);
-  if (!fs.existsSync('/usr/bin/chromium')) missing.push('/usr/bin/chromium: run scripts/setup-extension.sh (apt-get install chromium)');
+  if (!fs.existsSync('/usr/bin/chromium'))
+    missing.push('/usr/bin/chromium: run scripts/setup-extension.sh (apt-get install chromium)');
   if (!fs.existsSync(vsixPath())) missing.push(`${vsixPath()}: run npm run package`);
   if (missing.length) throw new Error(`end-to-end prerequisites missing:\n  ${missing.join('\n  ')}`);
 }
@@ -85,7 +86,9 @@ export class CodeServer {
 
   /** Install the .vsix into fresh folders, then start the server (an extension installed later is not seen). */
   static async start(options: CodeServerOptions): Promise<CodeServer> {
-    const cs = options.profileDir ? new CodeServer(options.profileDir, false) : new CodeServer(fs.mkdtempSync(path.join(os.tmpdir(), 'nki-e2e-')), true);
+    const cs = options.profileDir
+      ? new CodeServer(options.profileDir, false)
+      : new CodeServer(fs.mkdtempSync(path.join(os.tmpdir(), 'nki-e2e-')), true);
     const userData = path.join(cs.dir, 'user-data');
     const extensions = path.join(cs.dir, 'extensions');
     fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
@@ -108,15 +111,31 @@ export class CodeServer {
     );
     fs.writeFileSync(path.join(userData, 'User', 'keybindings.json'), JSON.stringify(options.keybindings ?? []));
     const installed = fs.existsSync(extensions) && fs.readdirSync(extensions).some((d) => d.startsWith('nki-studio'));
-    if (!installed) await run(CODE_SERVER, ['--install-extension', vsixPath(), '--user-data-dir', userData, '--extensions-dir', extensions], { timeout: 180_000 });
+    if (!installed)
+      await run(
+        CODE_SERVER,
+        ['--install-extension', vsixPath(), '--user-data-dir', userData, '--extensions-dir', extensions],
+        { timeout: 180_000 },
+      );
     const port = await freePort();
     const args = [
-      '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-      '--user-data-dir', userData, '--extensions-dir', extensions,
+      '--auth',
+      'none',
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--user-data-dir',
+      userData,
+      '--extensions-dir',
+      extensions,
       ...(options.trusted ? ['--disable-workspace-trust'] : []),
       options.workspace,
     ];
-    const proc = spawn(CODE_SERVER, args, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(CODE_SERVER, args, {
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     cs.proc = proc;
     proc.stdout?.on('data', (d: Buffer) => (cs.output += d.toString()));
     proc.stderr?.on('data', (d: Buffer) => (cs.output += d.toString()));

@@ -38,15 +38,22 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
   before(async () => {
     fs.rmSync(timings, { force: true });
     fs.writeFileSync(longSource, longKernel(600));
-    session = await openSession({ [KERNEL]: `examples/${KERNEL}`, [LONG]: longSource }, {
-      trusted: true,
-      settings: { 'nki-studio.simulateOnSave': false },
-      env: { NKI_STUDIO_TIMINGS_FILE: timings },
-      keybindings: [
-        { key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(profileFile).toString() },
-        { key: LOAD_LONG_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(longProfile).toString() },
-      ],
-    });
+    session = await openSession(
+      { [KERNEL]: `examples/${KERNEL}`, [LONG]: longSource },
+      {
+        trusted: true,
+        settings: { 'nki-studio.simulateOnSave': false },
+        env: { NKI_STUDIO_TIMINGS_FILE: timings },
+        keybindings: [
+          { key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(profileFile).toString() },
+          {
+            key: LOAD_LONG_PROFILE_KEY,
+            command: 'nki-studio.openProfile',
+            args: pathToFileURL(longProfile).toString(),
+          },
+        ],
+      },
+    );
     ({ wb, workspace } = session);
   });
 
@@ -69,7 +76,10 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
   it('applies the quick fix and the diagnostic disappears', async () => {
     await wb.goToLine(24, 16); // on nl.affine_range
     await wb.page.keyboard.press('Control+.');
-    await wb.page.locator('.action-widget .monaco-list-row', { hasText: /range\(\)/ }).first().waitFor({ timeout: 20_000 });
+    await wb.page
+      .locator('.action-widget .monaco-list-row', { hasText: /range\(\)/ })
+      .first()
+      .waitFor({ timeout: 20_000 });
     await wb.screenshot('quick-fix-menu');
     // the menu takes keys, not clicks (a pointer block covers it): walk to the fix and accept it
     for (let i = 0; i < 6; i += 1) {
@@ -87,7 +97,10 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
   it('simulates the kernel at the cursor and shows the result', async () => {
     await wb.goToLine(26);
     await wb.runCommand('NKI: Simulate Kernel');
-    const note = await wb.waitForNotification(/double_kernel: (passed|failed|error)|Simulate double_kernel failed/, 180_000);
+    const note = await wb.waitForNotification(
+      /double_kernel: (passed|failed|error)|Simulate double_kernel failed/,
+      180_000,
+    );
     await wb.screenshot('simulate-result');
     assert.match(note, /double_kernel: passed/);
     assert.match(note, /backend/);
@@ -120,9 +133,15 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
       const bars = await wb.heatBars();
       await wb.screenshot('heatmap');
       assert.ok(bars.size >= 3, `expected heat bars on several lines, got ${JSON.stringify([...bars])}`);
-      for (const line of bars.keys()) assert.ok(expected.has(line), `line ${line} painted but the profile has nothing there (${[...expected].join(',')})`);
+      for (const line of bars.keys())
+        assert.ok(
+          expected.has(line),
+          `line ${line} painted but the profile has nothing there (${[...expected].join(',')})`,
+        );
       assert.match(await wb.statusBar(), /measured · /);
-      const hottest = [...bars.entries()].sort((a, b) => b[1].replace(/[^█]/g, '').length - a[1].replace(/[^█]/g, '').length)[0][0];
+      const hottest = [...bars.entries()].sort(
+        (a, b) => b[1].replace(/[^█]/g, '').length - a[1].replace(/[^█]/g, '').length,
+      )[0][0];
       const hover = await wb.hoverLine(hottest);
       await wb.screenshot('heatmap-hover');
       assert.match(hover, /Measured/i);
@@ -191,9 +210,11 @@ describe('extension in restricted mode (untrusted workspace)', { timeout: 300_00
     await wb.openFile(KERNEL);
     await wb.goToLine(26);
     await wb.runCommand('NKI: Simulate Kernel');
-    const note = await wb.waitForNotification(/double_kernel: (passed|failed|error)|Simulate double_kernel failed/, 180_000);
+    const note = await wb.waitForNotification(
+      /double_kernel: (passed|failed|error)|Simulate double_kernel failed/,
+      180_000,
+    );
     await wb.screenshot('trusted-after-grant');
     assert.match(note, /double_kernel: passed/);
   });
 });
-

@@ -11,7 +11,11 @@ export function projectPython(): string {
 
 /** Write every profile format of a synthetic profile of `kernelFile` into `outDir`; returns format → path. */
 export function makeProfile(kernelFile: string, outDir: string, instructions = 400): Record<string, string> {
-  const out = execFileSync(projectPython(), [path.join(ROOT, 'tests', 'profile', 'fixturegen.py'), kernelFile, outDir, String(instructions)], { encoding: 'utf8' });
+  const out = execFileSync(
+    projectPython(),
+    [path.join(ROOT, 'tests', 'profile', 'fixturegen.py'), kernelFile, outDir, String(instructions)],
+    { encoding: 'utf8' },
+  );
   const paths: Record<string, string> = {};
   for (const line of out.split('\n')) {
     const m = /^([\w-]+): (.+)$/.exec(line.trim());
@@ -22,20 +26,39 @@ export function makeProfile(kernelFile: string, outDir: string, instructions = 4
 
 /** 1-based lines the synthetic profile attributes instructions to (the kernels' statement lines). */
 export function profiledLines(kernelFile: string): number[] {
-  const code = 'import sys, json; sys.path.insert(0, sys.argv[1]); import fixturegen; ' +
+  const code =
+    'import sys, json; sys.path.insert(0, sys.argv[1]); import fixturegen; ' +
     'print(json.dumps(sorted(fixturegen.kernel_body_lines(open(sys.argv[2]).read()))))';
-  return JSON.parse(execFileSync(projectPython(), ['-c', code, path.join(ROOT, 'tests', 'profile'), kernelFile], { encoding: 'utf8' })) as number[];
+  return JSON.parse(
+    execFileSync(projectPython(), ['-c', code, path.join(ROOT, 'tests', 'profile'), kernelFile], { encoding: 'utf8' }),
+  ) as number[];
 }
 
 /** A syntactically valid NKI kernel of about `lines` lines: one long chain of element-wise ops. */
 export function longKernel(lines: number): string {
-  const head = ['import nki', 'import nki.isa as nisa', 'import nki.language as nl', '', '', '@nki.jit', 'def big_kernel(x):',
-    '    t0 = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)', '    nisa.dma_copy(dst=t0, src=x[0:128, 0:512])'];
+  const head = [
+    'import nki',
+    'import nki.isa as nisa',
+    'import nki.language as nl',
+    '',
+    '',
+    '@nki.jit',
+    'def big_kernel(x):',
+    '    t0 = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)',
+    '    nisa.dma_copy(dst=t0, src=x[0:128, 0:512])',
+  ];
   const body: string[] = [];
   for (let i = 1; body.length + head.length < lines - 3; i += 1) {
     body.push(`    t${i} = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)`);
     body.push(`    nisa.tensor_scalar(dst=t${i}, data=t${i - 1}, op0=nl.multiply, operand0=1.0)`);
   }
   const last = (body.length / 2) | 0;
-  return [...head, ...body, '    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)', `    nisa.dma_copy(dst=out, src=t${last})`, '    return out', ''].join('\n');
+  return [
+    ...head,
+    ...body,
+    '    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)',
+    `    nisa.dma_copy(dst=out, src=t${last})`,
+    '    return out',
+    '',
+  ].join('\n');
 }

@@ -26,7 +26,9 @@ export interface RemoteHost {
 
 /** Why the remote test cannot run here: starting sshd needs root, as for tests/remote. */
 export function remoteUnavailable(): string | undefined {
-  return process.getuid?.() === 0 ? undefined : 'the remote-profile test starts sshd on loopback, which needs root (as tests/remote)';
+  return process.getuid?.() === 0
+    ? undefined
+    : 'the remote-profile test starts sshd on loopback, which needs root (as tests/remote)';
 }
 
 export function startRemoteHost(): RemoteHost {
@@ -40,8 +42,14 @@ export function startRemoteHost(): RemoteHost {
     'print(json.dumps({"alias": sshd.ALIAS, "sshConfig": str(h.ssh_config), "activation": h.activation(), "pidFile": str(h.root / "sshd.pid"),',
     '                  "kernelSource": conftest.KERNEL_SOURCE, "bodyLines": list(conftest.BODY_LINES)}))',
   ].join('\n');
-  const out = execFileSync(projectPython(), ['-c', code, path.join(ROOT, 'tests', 'remote'), path.join(scratch, 'sshd')], { encoding: 'utf8' });
-  const info = JSON.parse(out.trim().split('\n').pop() ?? '{}') as Omit<RemoteHost, 'scratch' | 'stop'> & { pidFile: string };
+  const out = execFileSync(
+    projectPython(),
+    ['-c', code, path.join(ROOT, 'tests', 'remote'), path.join(scratch, 'sshd')],
+    { encoding: 'utf8' },
+  );
+  const info = JSON.parse(out.trim().split('\n').pop() ?? '{}') as Omit<RemoteHost, 'scratch' | 'stop'> & {
+    pidFile: string;
+  };
   return {
     ...info,
     scratch,

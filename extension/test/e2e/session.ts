@@ -14,7 +14,10 @@ export interface Session {
 }
 
 /** `files`: workspace file name → path to copy (relative to the repository, or absolute). */
-export async function openSession(files: Record<string, string>, options: Omit<CodeServerOptions, 'workspace'>): Promise<Session> {
+export async function openSession(
+  files: Record<string, string>,
+  options: Omit<CodeServerOptions, 'workspace'>,
+): Promise<Session> {
   checkPrerequisites();
   const workspace = makeWorkspace(files);
   let server: CodeServer | undefined;

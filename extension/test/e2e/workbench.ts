@@ -7,7 +7,16 @@ import { ARTIFACTS } from './codeServer';
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -31,7 +40,9 @@ export class Workbench {
     const item = this.page.getByRole('treeitem', { name, exact: true });
     await item.waitFor({ timeout: 60_000 });
     await item.click();
-    await this.page.waitForSelector(`.tab[data-resource-name="${name}"], .tab[aria-label^="${name}"]`, { timeout: 30_000 });
+    await this.page.waitForSelector(`.tab[data-resource-name="${name}"], .tab[aria-label^="${name}"]`, {
+      timeout: 30_000,
+    });
     await this.page.locator('.monaco-editor .view-lines').first().waitFor();
   }
 
@@ -60,7 +71,8 @@ export class Workbench {
       const rows = await this.problems();
       const hit = rows.find((r) => pattern.test(r));
       if (hit) return hit;
-      if (Date.now() > deadline) throw new Error(`no problem matching ${pattern} within ${timeoutMs} ms; rows: ${JSON.stringify(rows)}`);
+      if (Date.now() > deadline)
+        throw new Error(`no problem matching ${pattern} within ${timeoutMs} ms; rows: ${JSON.stringify(rows)}`);
       await this.page.waitForTimeout(500);
     }
   }
@@ -70,7 +82,8 @@ export class Workbench {
     for (;;) {
       const rows = await this.problems();
       if (!rows.some((r) => pattern.test(r))) return;
-      if (Date.now() > deadline) throw new Error(`problem matching ${pattern} still there after ${timeoutMs} ms: ${JSON.stringify(rows)}`);
+      if (Date.now() > deadline)
+        throw new Error(`problem matching ${pattern} still there after ${timeoutMs} ms: ${JSON.stringify(rows)}`);
       await this.page.waitForTimeout(500);
     }
   }
@@ -79,10 +92,13 @@ export class Workbench {
   async waitForNotification(pattern: RegExp, timeoutMs = 120_000): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const texts = await this.page.locator('.notifications-toasts .notification-toast, .notification-list-item-message').allInnerTexts();
+      const texts = await this.page
+        .locator('.notifications-toasts .notification-toast, .notification-list-item-message')
+        .allInnerTexts();
       const hit = texts.find((t) => pattern.test(t));
       if (hit) return hit;
-      if (Date.now() > deadline) throw new Error(`no notification matching ${pattern} within ${timeoutMs} ms; saw ${JSON.stringify(texts)}`);
+      if (Date.now() > deadline)
+        throw new Error(`no notification matching ${pattern} within ${timeoutMs} ms; saw ${JSON.stringify(texts)}`);
       await this.page.waitForTimeout(500);
     }
   }
@@ -111,7 +127,9 @@ export class Workbench {
    * renderer main-thread tasks over 50 ms meanwhile. Read the result with heatBarsSettled.
    */
   async watchHeatBars(statusText: string): Promise<void> {
-    await this.page.evaluate(`(${watchHeatBars.toString()})(${readHeatBars.toString()}, ${JSON.stringify(statusText)}, ${SETTLE_MS})`);
+    await this.page.evaluate(
+      `(${watchHeatBars.toString()})(${readHeatBars.toString()}, ${JSON.stringify(statusText)}, ${SETTLE_MS})`,
+    );
   }
 
   /** The watch's result once the bars changed and settled and the legend showed, else undefined. */
@@ -123,10 +141,16 @@ export class Workbench {
   /** Hover the text of a 1-based line and return the hover widget's text. */
   async hoverLine(line: number): Promise<string> {
     const row = await this.page.evaluateHandle((n) => {
-      const gutter = Array.from(document.querySelectorAll<HTMLElement>('.monaco-editor .margin-view-overlays .line-numbers')).find((g) => g.textContent?.trim() === String(n));
+      const gutter = Array.from(
+        document.querySelectorAll<HTMLElement>('.monaco-editor .margin-view-overlays .line-numbers'),
+      ).find((g) => g.textContent?.trim() === String(n));
       if (!gutter) return null;
       const y = gutter.getBoundingClientRect().top + 5;
-      return Array.from(document.querySelectorAll<HTMLElement>('.monaco-editor .view-line')).find((l) => Math.abs(l.getBoundingClientRect().top + 5 - y) < 4) ?? null;
+      return (
+        Array.from(document.querySelectorAll<HTMLElement>('.monaco-editor .view-line')).find(
+          (l) => Math.abs(l.getBoundingClientRect().top + 5 - y) < 4,
+        ) ?? null
+      );
     }, line);
     const el = row.asElement();
     if (!el) throw new Error(`line ${line} is not on screen`);
@@ -134,7 +158,9 @@ export class Workbench {
     if (!box) throw new Error(`line ${line} has no box`);
     // hover over the code, to the right of the bar
     await this.page.mouse.move(box.x + 220, box.y + box.height / 2);
-    const hover = this.page.locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents').first();
+    const hover = this.page
+      .locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents')
+      .first();
     await hover.waitFor({ timeout: 15_000 });
     return hover.innerText();
   }
@@ -183,10 +209,14 @@ function readHeatBars(): [number, string][] {
   if (!editor) return out;
   const lines = Array.from(editor.querySelectorAll<HTMLElement>('.view-line'));
   const lineHeight = lines[0]?.offsetHeight || 19;
-  const gutter = Array.from(document.querySelectorAll<HTMLElement>('.monaco-editor .margin-view-overlays .line-numbers'));
+  const gutter = Array.from(
+    document.querySelectorAll<HTMLElement>('.monaco-editor .margin-view-overlays .line-numbers'),
+  );
   for (const line of lines) {
     const top = Number.parseFloat(line.style.top || '0');
-    const number = gutter.find((g) => Math.abs(g.getBoundingClientRect().top - line.getBoundingClientRect().top) < lineHeight / 2);
+    const number = gutter.find(
+      (g) => Math.abs(g.getBoundingClientRect().top - line.getBoundingClientRect().top) < lineHeight / 2,
+    );
     for (const span of Array.from(line.querySelectorAll('span'))) {
       const content = getComputedStyle(span, '::before').content;
       if (content && content !== 'none' && content !== 'normal' && /[█▏▎▍▌▋▊▉]/.test(content)) {
@@ -203,12 +233,14 @@ function watchHeatBars(read: () => [number, string][], statusText: string, settl
   (window as unknown as { __nkiHeatWatch: HeatBarsWatch }).__nkiHeatWatch = state;
   let previous = JSON.stringify(read());
   const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) state.longTasks.push({ start: performance.timeOrigin + e.startTime, ms: e.duration });
+    for (const e of list.getEntries())
+      state.longTasks.push({ start: performance.timeOrigin + e.startTime, ms: e.duration });
   });
   observer.observe({ type: 'longtask' });
   const tick = (): void => {
     const t = Date.now();
-    if (!state.statusAt && (document.querySelector<HTMLElement>('.statusbar')?.innerText ?? '').includes(statusText)) state.statusAt = t;
+    if (!state.statusAt && (document.querySelector<HTMLElement>('.statusbar')?.innerText ?? '').includes(statusText))
+      state.statusAt = t;
     const now = JSON.stringify(read());
     if (now !== previous && now !== '[]') {
       state.changedAt ||= t;

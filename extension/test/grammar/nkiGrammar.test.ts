@@ -11,7 +11,10 @@ const ROOT = path.resolve(__dirname, '../../../..');
 const INJECTION = path.join(ROOT, 'syntaxes', 'nki.injection.tmLanguage.json');
 const PYTHON = require.resolve('tm-grammars/grammars/python.json');
 
-interface Token { text: string; scopes: string[] }
+interface Token {
+  text: string;
+  scopes: string[];
+}
 
 let grammar: vsctm.IGrammar;
 
@@ -49,7 +52,10 @@ function scopesOf(lines: Token[][], source: string, marker: string, text: string
   const index = source.split('\n').findIndex((l) => l.includes(marker));
   assert.ok(index >= 0, `marker ${marker}`);
   const token = lines[index].find((t) => t.text === text);
-  assert.ok(token, `token ${JSON.stringify(text)} on line ${index + 1}: ${JSON.stringify(lines[index].map((t) => t.text))}`);
+  assert.ok(
+    token,
+    `token ${JSON.stringify(text)} on line ${index + 1}: ${JSON.stringify(lines[index].map((t) => t.text))}`,
+  );
   return token.scopes;
 }
 
@@ -85,7 +91,11 @@ describe('NKI injection grammar', () => {
 
   it('marks buffers', () => {
     const lines = tokenize(KERNEL);
-    for (const [marker, buffer] of [['shared_hbm)', 'shared_hbm'], ['nl.sbuf)', 'sbuf'], ['nl.psum)', 'psum']]) {
+    for (const [marker, buffer] of [
+      ['shared_hbm)', 'shared_hbm'],
+      ['nl.sbuf)', 'sbuf'],
+      ['nl.psum)', 'psum'],
+    ]) {
       assert.ok(scopesOf(lines, KERNEL, marker, buffer).includes('constant.language.buffer.nki'), buffer);
     }
   });
@@ -116,7 +126,10 @@ describe('NKI injection grammar', () => {
   it('leaves strings, comments and unknown attributes alone', () => {
     const lines = tokenize(KERNEL);
     const line = lines[KERNEL.split('\n').findIndex((l) => l.includes('in a string'))];
-    assert.ok(line.every((t) => !t.scopes.some((s) => s.endsWith('.nki'))), JSON.stringify(line));
+    assert.ok(
+      line.every((t) => !t.scopes.some((s) => s.endsWith('.nki'))),
+      JSON.stringify(line),
+    );
     const unknown = scopesOf(lines, KERNEL, 'ndarray_like', 'ndarray_like');
     assert.ok(!unknown.some((s) => s.endsWith('.nki') || s.includes('.nki.')), unknown.join(' '));
   });

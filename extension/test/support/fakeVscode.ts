@@ -72,7 +72,13 @@ export class FakeEditor {
   revealed: FakeRange[] = [];
   /** What is on screen: the first 40 lines unless a test scrolls. */
   visibleRanges: FakeRange[];
-  readonly document: { uri: { toString(): string; fsPath: string }; lineCount: number; languageId: string; getText(): string; isDirty: boolean };
+  readonly document: {
+    uri: { toString(): string; fsPath: string };
+    lineCount: number;
+    languageId: string;
+    getText(): string;
+    isDirty: boolean;
+  };
 
   constructor(uri: string, text: string) {
     this.document = {
@@ -148,14 +154,25 @@ export class FakeVsCode {
     const fake = {
       window: {
         createTextEditorDecorationType: (options: vscode.DecorationRenderOptions) => {
-          const t: FakeDecorationType = { key: `deco${self.decorationTypes.length}`, options, disposed: false, dispose: () => (t.disposed = true) };
+          const t: FakeDecorationType = {
+            key: `deco${self.decorationTypes.length}`,
+            options,
+            disposed: false,
+            dispose: () => (t.disposed = true),
+          };
           self.decorationTypes.push(t);
           return t;
         },
         createStatusBarItem: () => {
           const item: FakeStatusBarItem = {
-            text: '', tooltip: undefined, command: undefined, name: '', visible: false,
-            show: () => (item.visible = true), hide: () => (item.visible = false), dispose: () => undefined,
+            text: '',
+            tooltip: undefined,
+            command: undefined,
+            name: '',
+            visible: false,
+            show: () => (item.visible = true),
+            hide: () => (item.visible = false),
+            dispose: () => undefined,
           };
           self.statusItems.push(item);
           return item;
@@ -225,7 +242,9 @@ export class FakeVsCode {
   edit(editor: FakeEditor, startLine: number, startChar: number, endLine: number, endChar: number, text: string): void {
     this.documentChanged.fire({
       document: editor.document,
-      contentChanges: [{ range: new FakeRange(startLine, startChar, endLine, endChar), text, rangeOffset: 0, rangeLength: 0 }],
+      contentChanges: [
+        { range: new FakeRange(startLine, startChar, endLine, endChar), text, rangeOffset: 0, rangeLength: 0 },
+      ],
       reason: undefined,
     } as unknown as vscode.TextDocumentChangeEvent);
   }

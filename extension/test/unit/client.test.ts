@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { type Found, type InterpreterProbes, discoverInterpreter, firstCandidate, isFound } from '../../src/interpreter';
+import {
+  type Found,
+  type InterpreterProbes,
+  discoverInterpreter,
+  firstCandidate,
+  isFound,
+} from '../../src/interpreter';
 import { InterpreterCache, type StateStore, sameInterpreter } from '../../src/interpreterCache';
 import { Coalescer, CrashBackoff, type Timers } from '../../src/restartPolicy';
 import { bundleFor, serverCommand } from '../../src/serverCommand';
@@ -14,7 +20,16 @@ function config(values: Record<string, unknown>) {
 describe('settings → server options', () => {
   it('sends the server keys, nests remote settings, adds trust and log level', () => {
     const s = serverSettings(
-      config({ target: 'trn2', nkiVersion: '0.7', simulateOnSave: true, heatmapMetric: 'wait', 'remote.host': 'trn', 'remote.neuronCore': 1, 'remote.sshConfig': '', interpreter: '/x/python' }),
+      config({
+        target: 'trn2',
+        nkiVersion: '0.7',
+        simulateOnSave: true,
+        heatmapMetric: 'wait',
+        'remote.host': 'trn',
+        'remote.neuronCore': 1,
+        'remote.sshConfig': '',
+        interpreter: '/x/python',
+      }),
       true,
       'debug',
     );
@@ -25,7 +40,7 @@ describe('settings → server options', () => {
     assert.equal(s.trustedWorkspace, true);
     assert.equal(s.logLevel, 'debug');
     assert.equal(s.simulateOnSave, true);
-    assert.equal('interpreter' in s, false, 'the interpreter is the client\'s business');
+    assert.equal('interpreter' in s, false, "the interpreter is the client's business");
   });
 
   it('leaves unset (empty) values to the server and forces simulate-on-save off when untrusted', () => {
@@ -35,18 +50,29 @@ describe('settings → server options', () => {
     assert.equal(s.simulateOnSave, false);
   });
 
-  it('maps VS Code log levels to the server\'s', () => {
+  it("maps VS Code log levels to the server's", () => {
     assert.deepEqual([0, 1, 2, 3, 4, 5].map(serverLogLevel), ['error', 'debug', 'debug', 'info', 'warning', 'error']);
   });
 
   it('restarts only for the interpreter', () => {
-    assert.equal(needsRestart((s) => s === 'nki-studio.interpreter'), true);
-    assert.equal(needsRestart((s) => s === 'nki-studio.target'), false);
+    assert.equal(
+      needsRestart((s) => s === 'nki-studio.interpreter'),
+      true,
+    );
+    assert.equal(
+      needsRestart((s) => s === 'nki-studio.target'),
+      false,
+    );
   });
 });
 
 /** `versions`: candidate → [major, minor] (its own executable), or [major, minor, sys.executable], or an error. */
-function probes(over: Partial<InterpreterProbes> & { versions?: Record<string, [number, number] | [number, number, string] | string>; onPath?: Record<string, string> }): InterpreterProbes & { asked: string[] } {
+function probes(
+  over: Partial<InterpreterProbes> & {
+    versions?: Record<string, [number, number] | [number, number, string] | string>;
+    onPath?: Record<string, string>;
+  },
+): InterpreterProbes & { asked: string[] } {
   const asked: string[] = [];
   return {
     asked,
@@ -62,10 +88,20 @@ function probes(over: Partial<InterpreterProbes> & { versions?: Record<string, [
 }
 
 describe('interpreter discovery order', () => {
-  const versions: Record<string, [number, number]> = { '/set/py': [3, 12], '/ext/py': [3, 11], '/usr/bin/python3': [3, 10], '/usr/bin/python': [3, 13] };
+  const versions: Record<string, [number, number]> = {
+    '/set/py': [3, 12],
+    '/ext/py': [3, 11],
+    '/usr/bin/python3': [3, 10],
+    '/usr/bin/python': [3, 13],
+  };
 
   it('uses the setting first', async () => {
-    const p = probes({ setting: () => '/set/py', pythonExtension: () => Promise.resolve('/ext/py'), onPath: { python3: '/usr/bin/python3' }, versions });
+    const p = probes({
+      setting: () => '/set/py',
+      pythonExtension: () => Promise.resolve('/ext/py'),
+      onPath: { python3: '/usr/bin/python3' },
+      versions,
+    });
     const r = await discoverInterpreter(p);
     assert.ok(isFound(r));
     assert.deepEqual([r.path, r.source], ['/set/py', 'setting']);
@@ -73,33 +109,53 @@ describe('interpreter discovery order', () => {
   });
 
   it('does not fall back silently when the configured interpreter is broken', async () => {
-    const r = await discoverInterpreter(probes({ setting: () => '/broken', onPath: { python3: '/usr/bin/python3' }, versions }));
+    const r = await discoverInterpreter(
+      probes({ setting: () => '/broken', onPath: { python3: '/usr/bin/python3' }, versions }),
+    );
     assert.ok(!isFound(r));
     assert.match(r.message, /nki-studio\.interpreter/);
     assert.match(r.fix, /Restart Server/);
   });
 
   it('then the Python extension, then python3, then python on PATH', async () => {
-    let r = await discoverInterpreter(probes({ pythonExtension: () => Promise.resolve('/ext/py'), onPath: { python3: '/usr/bin/python3' }, versions }));
+    let r = await discoverInterpreter(
+      probes({ pythonExtension: () => Promise.resolve('/ext/py'), onPath: { python3: '/usr/bin/python3' }, versions }),
+    );
     assert.ok(isFound(r) && r.source === 'python-extension');
-    r = await discoverInterpreter(probes({ onPath: { python3: '/usr/bin/python3', python: '/usr/bin/python' }, versions }));
+    r = await discoverInterpreter(
+      probes({ onPath: { python3: '/usr/bin/python3', python: '/usr/bin/python' }, versions }),
+    );
     assert.ok(isFound(r) && r.path === '/usr/bin/python3' && r.source === 'PATH');
     r = await discoverInterpreter(probes({ onPath: { python: '/usr/bin/python' }, versions }));
     assert.ok(isFound(r) && r.path === '/usr/bin/python');
   });
 
   it('names the first candidate without running anything (the bundled server starts on it at once)', async () => {
-    const p = probes({ pythonExtension: () => Promise.reject(new Error('boom')), onPath: { python3: '/usr/bin/python3' }, versions });
+    const p = probes({
+      pythonExtension: () => Promise.reject(new Error('boom')),
+      onPath: { python3: '/usr/bin/python3' },
+      versions,
+    });
     assert.deepEqual(await firstCandidate(p), { path: '/usr/bin/python3', source: 'PATH' });
-    assert.deepEqual(await firstCandidate(probes({ setting: () => ' /set/py ', versions })), { path: '/set/py', source: 'setting' });
-    assert.deepEqual(await firstCandidate(probes({ pythonExtension: () => Promise.resolve('/ext/py') })), { path: '/ext/py', source: 'python-extension' });
+    assert.deepEqual(await firstCandidate(probes({ setting: () => ' /set/py ', versions })), {
+      path: '/set/py',
+      source: 'setting',
+    });
+    assert.deepEqual(await firstCandidate(probes({ pythonExtension: () => Promise.resolve('/ext/py') })), {
+      path: '/ext/py',
+      source: 'python-extension',
+    });
     assert.equal(await firstCandidate(probes({})), undefined);
     assert.deepEqual(p.asked, [], 'no interpreter was run');
   });
 
   it('skips interpreters older than 3.10 and a failing Python extension', async () => {
     const r = await discoverInterpreter(
-      probes({ pythonExtension: () => Promise.reject(new Error('boom')), onPath: { python3: '/old', python: '/usr/bin/python' }, versions: { ...versions, '/old': [3, 8] } }),
+      probes({
+        pythonExtension: () => Promise.reject(new Error('boom')),
+        onPath: { python3: '/old', python: '/usr/bin/python' },
+        versions: { ...versions, '/old': [3, 8] },
+      }),
     );
     assert.ok(isFound(r));
     assert.equal(r.path, '/usr/bin/python');
@@ -108,10 +164,17 @@ describe('interpreter discovery order', () => {
 
   it('runs the server on the executable the candidate resolves to (a launcher such as a pyenv shim is skipped)', async () => {
     const shim = '/home/u/.pyenv/shims/python3';
-    const r = await discoverInterpreter(probes({ onPath: { python3: shim }, versions: { [shim]: [3, 11, '/home/u/.pyenv/versions/3.11.7/bin/python3'] } }));
+    const r = await discoverInterpreter(
+      probes({
+        onPath: { python3: shim },
+        versions: { [shim]: [3, 11, '/home/u/.pyenv/versions/3.11.7/bin/python3'] },
+      }),
+    );
     assert.ok(isFound(r));
     assert.deepEqual([r.path, r.executable], [shim, '/home/u/.pyenv/versions/3.11.7/bin/python3']);
-    const plain = await discoverInterpreter(probes({ onPath: { python3: '/usr/bin/python3' }, versions: { '/usr/bin/python3': [3, 10, ''] } }));
+    const plain = await discoverInterpreter(
+      probes({ onPath: { python3: '/usr/bin/python3' }, versions: { '/usr/bin/python3': [3, 10, ''] } }),
+    );
     assert.ok(isFound(plain) && plain.executable === '/usr/bin/python3');
   });
 
@@ -124,10 +187,19 @@ describe('interpreter discovery order', () => {
 });
 
 describe('remembered interpreter', () => {
-  const found = (executable: string, version: [number, number] = [3, 11]): Found => ({ path: '/usr/bin/python3', executable, source: 'PATH', version, skipped: [] });
+  const found = (executable: string, version: [number, number] = [3, 11]): Found => ({
+    path: '/usr/bin/python3',
+    executable,
+    source: 'PATH',
+    version,
+    skipped: [],
+  });
   const store = (): StateStore => {
     const values = new Map<string, unknown>();
-    return { get: <T>(k: string) => values.get(k) as T | undefined, update: (k: string, v: unknown) => Promise.resolve(void values.set(k, v)) };
+    return {
+      get: <T>(k: string) => values.get(k) as T | undefined,
+      update: (k: string, v: unknown) => Promise.resolve(void values.set(k, v)),
+    };
   };
 
   it('gives back the last interpreter for the same setting value while its executable exists', () => {
@@ -179,7 +251,11 @@ describe('server command', () => {
     const cmd = serverCommand('/usr/bin/python3', bundle, { PYTHONPATH: '/user', HOME: '/h' });
     assert.deepEqual(cmd.args, ['-m', 'nki_studio.boot', 'serve']);
     assert.equal(cmd.env.PYTHONPATH, ['/ext/bundled/libs', '/user'].join(path.delimiter));
-    assert.equal(cmd.env.NKI_STUDIO_NATIVE_ROOT, '/ext/bundled/native', 'the boot module picks cp3XY for its own Python');
+    assert.equal(
+      cmd.env.NKI_STUDIO_NATIVE_ROOT,
+      '/ext/bundled/native',
+      'the boot module picks cp3XY for its own Python',
+    );
     assert.equal(cmd.env.PYTHONNOUSERSITE, '1');
     assert.equal(cmd.env.HOME, '/h');
   });
@@ -189,8 +265,11 @@ describe('server command', () => {
     assert.equal(serverCommand('/usr/bin/python3', bundle, {}).env.NKI_STUDIO_NATIVE_ROOT, undefined);
   });
 
-  it('uses the interpreter\'s own installation without a bundle (development)', () => {
-    assert.equal(bundleFor(ext, () => false), undefined);
+  it("uses the interpreter's own installation without a bundle (development)", () => {
+    assert.equal(
+      bundleFor(ext, () => false),
+      undefined,
+    );
     const cmd = serverCommand('/venv/python', undefined, {});
     assert.deepEqual(cmd.args, ['-m', 'nki_studio', 'serve']);
     assert.equal(cmd.env.PYTHONPATH, undefined);
@@ -200,7 +279,10 @@ describe('server command', () => {
 describe('restart policy', () => {
   it('backs off exponentially after crashes and gives up after five in the window', () => {
     const b = new CrashBackoff(1000, 5, 60_000);
-    assert.deepEqual([0, 1, 2, 3, 4].map((t) => b.next(t)), [1000, 2000, 4000, 8000, 16000]);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4].map((t) => b.next(t)),
+      [1000, 2000, 4000, 8000, 16000],
+    );
     assert.equal(b.next(5), undefined);
     assert.equal(b.next(120_000), 1000, 'old crashes leave the window');
     b.reset();

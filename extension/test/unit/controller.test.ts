@@ -20,7 +20,14 @@ function setup(): { fake: FakeVsCode; editor: FakeEditor; heat: HeatController }
 const params = (source: 'measured' | 'estimate' = 'measured'): HeatmapParams => ({
   uri: URI,
   source,
-  profile: source === 'measured' ? { label: 'run-42', format: 'parquet', mapping: { recorded: '/home/ubuntu/kernel.py', local: '/ws/kernel.py', how: 'basename' } } : null,
+  profile:
+    source === 'measured'
+      ? {
+          label: 'run-42',
+          format: 'parquet',
+          mapping: { recorded: '/home/ubuntu/kernel.py', local: '/ws/kernel.py', how: 'basename' },
+        }
+      : null,
   lines: [heatLine(4, 10_000), heatLine(10, 5_000), heatLine(20, 100)],
 });
 
@@ -46,10 +53,19 @@ describe('heat controller with a vscode test double', () => {
     assert.deepEqual(editor.linesOf(hottest), [4]);
     assert.equal(hottest.options.isWholeLine, true);
     assert.ok(hottest.options.overviewRulerColor);
-    assert.match(String((hottest.options.light as { backgroundColor?: string } | undefined)?.backgroundColor), /^rgba\(128, 0, 38, /);
+    assert.match(
+      String((hottest.options.light as { backgroundColor?: string } | undefined)?.backgroundColor),
+      /^rgba\(128, 0, 38, /,
+    );
     type Attachment = { before?: { contentText?: string; color?: string } };
-    const bars = editor.decorations.get(fake.decorationTypes[14]) as { range: { start: { line: number } }; renderOptions?: Attachment & { light?: Attachment } }[];
-    assert.deepEqual(bars.map((b) => b.range.start.line), [4, 10, 20]);
+    const bars = editor.decorations.get(fake.decorationTypes[14]) as {
+      range: { start: { line: number } };
+      renderOptions?: Attachment & { light?: Attachment };
+    }[];
+    assert.deepEqual(
+      bars.map((b) => b.range.start.line),
+      [4, 10, 20],
+    );
     assert.match(bars[0].renderOptions?.before?.contentText ?? '', /10\.0\u00a0µs/);
     assert.match(bars[0].renderOptions?.before?.color ?? '', /^rgba\(177, 0, 38, 1/);
     assert.match(bars[0].renderOptions?.light?.before?.color ?? '', /^rgba\(128, 0, 38, 1/); // darker on light themes
@@ -60,8 +76,17 @@ describe('heat controller with a vscode test double', () => {
   it('paints adjacent lines of one bucket as one range', () => {
     const { fake, editor, heat } = setup();
     heat.apply({ ...params(), lines: [heatLine(5, 100), heatLine(6, 100), heatLine(7, 100), heatLine(9, 100)] });
-    const ranges = editor.decorations.get(fake.decorationTypes[6]) as { start: { line: number }; end: { line: number } }[];
-    assert.deepEqual(ranges.map((r) => [r.start.line, r.end.line]), [[5, 7], [9, 9]]);
+    const ranges = editor.decorations.get(fake.decorationTypes[6]) as {
+      start: { line: number };
+      end: { line: number };
+    }[];
+    assert.deepEqual(
+      ranges.map((r) => [r.start.line, r.end.line]),
+      [
+        [5, 7],
+        [9, 9],
+      ],
+    );
   });
 
   it('paints bars only around the visible lines, and follows scrolling', () => {
@@ -72,12 +97,22 @@ describe('heat controller with a vscode test double', () => {
     heat.apply({ ...params(), lines: Array.from({ length: 1000 }, (_, i) => heatLine(i * 2, 1 + (i % 7))) });
     // backgrounds cover the whole file, bars the screen (lines 0-39) and one screen below
     assert.equal(hotLines(fake, editor).length, 1000);
-    const bars = (): number[] => [...editor.linesOf(fake.decorationTypes[14]), ...editor.linesOf(fake.decorationTypes[15])].sort((a, b) => a - b);
-    assert.deepEqual(bars(), Array.from({ length: 80 }, (_, i) => i));
+    const bars = (): number[] =>
+      [...editor.linesOf(fake.decorationTypes[14]), ...editor.linesOf(fake.decorationTypes[15])].sort((a, b) => a - b);
+    assert.deepEqual(
+      bars(),
+      Array.from({ length: 80 }, (_, i) => i),
+    );
     fake.scroll(editor, 10, 49); // still well inside the painted window: nothing repainted
-    assert.deepEqual(bars(), Array.from({ length: 80 }, (_, i) => i));
+    assert.deepEqual(
+      bars(),
+      Array.from({ length: 80 }, (_, i) => i),
+    );
     fake.scroll(editor, 1000, 1039);
-    assert.deepEqual(bars(), Array.from({ length: 120 }, (_, i) => 960 + i));
+    assert.deepEqual(
+      bars(),
+      Array.from({ length: 120 }, (_, i) => 960 + i),
+    );
     assert.equal(hotLines(fake, editor).length, 1000);
   });
 
@@ -87,7 +122,10 @@ describe('heat controller with a vscode test double', () => {
     const legend = fake.statusItems[0];
     assert.ok(legend.visible);
     assert.match(legend.text, /measured · run-42/);
-    assert.match(String((legend.tooltip as { value: string }).value), /home\/ubuntu\/kernel\.py` → `\/ws\/kernel\.py` \(basename\)/);
+    assert.match(
+      String((legend.tooltip as { value: string }).value),
+      /home\/ubuntu\/kernel\.py` → `\/ws\/kernel\.py` \(basename\)/,
+    );
     heat.apply(params('estimate'));
     assert.match(legend.text, /estimated/);
     assert.doesNotMatch(legend.text, /measured/);
@@ -103,7 +141,7 @@ describe('heat controller with a vscode test double', () => {
     assert.equal(heat.heatOf(URI)?.stale, true);
   });
 
-  it('takes the server\'s stale flag and clears on an empty payload', () => {
+  it("takes the server's stale flag and clears on an empty payload", () => {
     const { fake, editor, heat } = setup();
     heat.apply({ ...params(), stale: true });
     assert.deepEqual(hotLines(fake, editor, true), [4, 10, 20]);

@@ -26,7 +26,8 @@ describe('buckets and palette', () => {
 
   it('is sequential in lightness (readable without hue, so colour-blind safe)', () => {
     for (const palette of [PALETTE, LIGHT_PALETTE]) {
-      for (let i = 1; i < palette.length; i += 1) assert.ok(luminance(palette[i]) < luminance(palette[i - 1]), `${palette[i]} not darker than ${palette[i - 1]}`);
+      for (let i = 1; i < palette.length; i += 1)
+        assert.ok(luminance(palette[i]) < luminance(palette[i - 1]), `${palette[i]} not darker than ${palette[i - 1]}`);
     }
   });
 
@@ -55,8 +56,17 @@ describe('buckets and palette', () => {
 
   it('buckets by the chosen metric', () => {
     const lines = [heatLine(1, 100, { dma_bytes: 0 }), heatLine(2, 10, { dma_bytes: 4096 })];
-    assert.deepEqual(bucketLines(lines, 'busy').map((b) => [b.line.line, b.bucket]), [[1, 6], [2, 0]]);
-    assert.deepEqual(bucketLines(lines, 'dma').map((b) => [b.line.line, b.bucket]), [[2, 6]]);
+    assert.deepEqual(
+      bucketLines(lines, 'busy').map((b) => [b.line.line, b.bucket]),
+      [
+        [1, 6],
+        [2, 0],
+      ],
+    );
+    assert.deepEqual(
+      bucketLines(lines, 'dma').map((b) => [b.line.line, b.bucket]),
+      [[2, 6]],
+    );
   });
 
   it('reads metric values defensively', () => {
@@ -67,7 +77,9 @@ describe('buckets and palette', () => {
 
 describe('bars', () => {
   it('has the same width whatever the ratio and value', () => {
-    const widths = [0, 0.01, 0.5, 0.999, 1].flatMap((r) => ['1 ns', '123.4 µs', 'a-very-long-value'].map((v) => [...barText(r, v)].length));
+    const widths = [0, 0.01, 0.5, 0.999, 1].flatMap((r) =>
+      ['1 ns', '123.4 µs', 'a-very-long-value'].map((v) => [...barText(r, v)].length),
+    );
     assert.equal(new Set(widths).size, 1);
     assert.equal(widths[0], BAR_CELLS + VALUE_WIDTH + 2);
     assert.equal([...blankBar()].length, widths[0]);
@@ -91,7 +103,14 @@ describe('decoration plan', () => {
     const plan = planDecorations(lines, 'busy', 20, true);
     assert.equal(plan.buckets.length, BUCKETS);
     const placed = plan.buckets.flatMap((b, i) => b.map((p) => [p.line, i]));
-    assert.deepEqual(placed.sort((a, b) => a[0] - b[0]), [[3, 6], [7, 3], [9, 0]]);
+    assert.deepEqual(
+      placed.sort((a, b) => a[0] - b[0]),
+      [
+        [3, 6],
+        [7, 3],
+        [9, 0],
+      ],
+    );
     assert.equal(plan.buckets[6][0].ratio, 1);
     assert.ok(barsInWindow(plan, { from: 3, to: 3 }).hot[0].text.includes('1.0\u00a0µs'));
   });
@@ -104,13 +123,19 @@ describe('decoration plan', () => {
   it('gives every other line of the window a blank bar so code stays aligned, only when bars are on', () => {
     const plan = planDecorations(lines, 'busy', 12, true);
     const { hot, cold } = barsInWindow(plan, { from: 0, to: 11 });
-    assert.deepEqual(hot.map((p) => p.line), [3, 7, 9]);
+    assert.deepEqual(
+      hot.map((p) => p.line),
+      [3, 7, 9],
+    );
     assert.equal(cold.length, 12 - 3);
     assert.ok(!cold.includes(3));
     assert.deepEqual(barsInWindow(plan, { from: 5, to: 8 }).cold, [5, 6, 8]);
     const noBars = planDecorations(lines, 'busy', 12, false);
     assert.deepEqual(barsInWindow(noBars, { from: 0, to: 11 }), { hot: [], cold: [] });
-    assert.deepEqual(noBars.buckets[6].map((p) => p.line), [3]);
+    assert.deepEqual(
+      noBars.buckets[6].map((p) => p.line),
+      [3],
+    );
   });
 
   it('paints nothing when nothing is hot', () => {
@@ -120,13 +145,26 @@ describe('decoration plan', () => {
   });
 
   it('merges adjacent lines into runs', () => {
-    assert.deepEqual(lineRuns([1, 2, 3, 5, 7, 8]), [[1, 3], [5, 5], [7, 8]]);
+    assert.deepEqual(lineRuns([1, 2, 3, 5, 7, 8]), [
+      [1, 3],
+      [5, 5],
+      [7, 8],
+    ]);
     assert.deepEqual(lineRuns([]), []);
   });
 
   it('keeps bars on the screen plus one screen each side, within the document', () => {
     assert.deepEqual(barWindow([{ from: 100, to: 139 }], 2000), { from: 60, to: 179 });
-    assert.deepEqual(barWindow([{ from: 0, to: 9 }, { from: 30, to: 39 }], 50), { from: 0, to: 49 });
+    assert.deepEqual(
+      barWindow(
+        [
+          { from: 0, to: 9 },
+          { from: 30, to: 39 },
+        ],
+        50,
+      ),
+      { from: 0, to: 49 },
+    );
     assert.deepEqual(barWindow([{ from: 5, to: 6 }], 100), { from: 0, to: 26 }); // at least 20 lines of margin
   });
 
@@ -159,12 +197,21 @@ describe('next hottest line', () => {
 
 describe('notification parsing and formatting', () => {
   it('accepts a well-formed payload and drops malformed lines', () => {
-    const parsed = parseHeatmap({ uri: 'file:///k.py', source: 'measured', profile: { label: 'p', path: '/x/p' }, stale: true, lines: [heatLine(1, 5), { line: -1 }, { nope: 1 }, { line: 2, busy_ns: 3 }] });
+    const parsed = parseHeatmap({
+      uri: 'file:///k.py',
+      source: 'measured',
+      profile: { label: 'p', path: '/x/p' },
+      stale: true,
+      lines: [heatLine(1, 5), { line: -1 }, { nope: 1 }, { line: 2, busy_ns: 3 }],
+    });
     assert.ok(typeof parsed !== 'string');
     assert.equal(profileLabel(parsed), 'p');
     assert.equal(parsed.stale, true);
     assert.equal(profileLabel({ profile: { path: '/data/run_7/' } }), 'run_7');
-    assert.deepEqual(parsed.lines.map((l) => l.line), [1, 2]);
+    assert.deepEqual(
+      parsed.lines.map((l) => l.line),
+      [1, 2],
+    );
     assert.deepEqual(parsed.lines[1].engines, {});
   });
 

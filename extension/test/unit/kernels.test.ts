@@ -51,6 +51,9 @@ describe('kernel discovery', () => {
 
   it('copes with half-typed text', () => {
     assert.deepEqual(findKernels('@nki.jit\n'), []);
-    assert.deepEqual(findKernels('@nki.jit\ndef k(').map((k) => k.name), ['k']);
+    assert.deepEqual(
+      findKernels('@nki.jit\ndef k(').map((k) => k.name),
+      ['k'],
+    );
   });
 });

@@ -7,7 +7,10 @@ const at = (line: number) => ({ line });
 describe('edit shifting', () => {
   it('moves lines below an inserted line down', () => {
     const change = { startLine: 3, startCharacter: 10, endLine: 3, text: '\n    x = 1' };
-    assert.deepEqual(shiftLines([at(1), at(3), at(5)], [change]).map((l) => l.line), [1, 3, 6]);
+    assert.deepEqual(
+      shiftLines([at(1), at(3), at(5)], [change]).map((l) => l.line),
+      [1, 3, 6],
+    );
   });
 
   it('moves the line itself when text ending in a newline is inserted at column 0', () => {
@@ -17,7 +20,10 @@ describe('edit shifting', () => {
 
   it('drops lines whose content was deleted and moves the rest up', () => {
     const change = { startLine: 2, startCharacter: 0, endLine: 5, text: '' };
-    assert.deepEqual(shiftLines([at(1), at(2), at(3), at(5), at(9)], [change]).map((l) => l.line), [1, 2, 6]);
+    assert.deepEqual(
+      shiftLines([at(1), at(2), at(3), at(5), at(9)], [change]).map((l) => l.line),
+      [1, 2, 6],
+    );
   });
 
   it('applies several changes of one event (reported against the same document state)', () => {
@@ -25,17 +31,26 @@ describe('edit shifting', () => {
       { startLine: 1, startCharacter: 0, endLine: 1, text: 'a\n' },
       { startLine: 6, startCharacter: 0, endLine: 8, text: '' },
     ];
-    assert.deepEqual(shiftLines([at(0), at(3), at(7), at(10)], changes).map((l) => l.line), [0, 4, 9]);
+    assert.deepEqual(
+      shiftLines([at(0), at(3), at(7), at(10)], changes).map((l) => l.line),
+      [0, 4, 9],
+    );
   });
 
   it('keeps everything for typing within a line', () => {
     const change = { startLine: 2, startCharacter: 4, endLine: 2, text: 'abc' };
     assert.equal(changesLines(change), false);
-    assert.deepEqual(shiftLines([at(2), at(3)], [change]).map((l) => l.line), [2, 3]);
+    assert.deepEqual(
+      shiftLines([at(2), at(3)], [change]).map((l) => l.line),
+      [2, 3],
+    );
   });
 
   it('keeps the other fields of shifted items', () => {
-    const [moved] = shiftLines([{ line: 5, busy_ns: 7 }], [{ startLine: 0, startCharacter: 0, endLine: 0, text: '\n\n' }]);
+    const [moved] = shiftLines(
+      [{ line: 5, busy_ns: 7 }],
+      [{ startLine: 0, startCharacter: 0, endLine: 0, text: '\n\n' }],
+    );
     assert.deepEqual(moved, { line: 7, busy_ns: 7 });
   });
 });

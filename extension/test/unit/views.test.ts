@@ -27,15 +27,35 @@ describe('simulation results', () => {
       passed: false,
       problems: [],
       inputs: [{ name: 'inputs unchanged', value: true, threshold: 'bitwise', passed: true }],
-      outputs: [{ name: 'out', shape: [128, 512], dtype: 'float32', nan_count: 0, inf_count: 0, metrics: [{ name: 'allclose', value: 0.3, threshold: 'atol 1e-5', passed: false }], notes: [] }],
+      outputs: [
+        {
+          name: 'out',
+          shape: [128, 512],
+          dtype: 'float32',
+          nan_count: 0,
+          inf_count: 0,
+          metrics: [{ name: 'allclose', value: 0.3, threshold: 'atol 1e-5', passed: false }],
+          notes: [],
+        },
+      ],
     },
-    peak: { sbuf: { peakBytes: 150 * 1024, capacityBytes: 192 * 1024, live: [{ name: 'x_tile', shape: [128, 512], dtype: 'float32', bytesPerPartition: 2048, line: 12 }] }, psum: { peakBytes: 4096, capacityBytes: 16384, live: [] } },
+    peak: {
+      sbuf: {
+        peakBytes: 150 * 1024,
+        capacityBytes: 192 * 1024,
+        live: [{ name: 'x_tile', shape: [128, 512], dtype: 'float32', bytesPerPartition: 2048, line: 12 }],
+      },
+      psum: { peakBytes: 4096, capacityBytes: 16384, live: [] },
+    },
     warnings: ['w1'],
   };
 
   it('parses tolerantly and summarises in one line', () => {
     const r = parseSimulationResult(raw);
-    assert.equal(summaryLine(r), 'add: failed — add: oracle failed: out allclose · embedded backend · 1.15 s · 1 warning');
+    assert.equal(
+      summaryLine(r),
+      'add: failed — add: oracle failed: out allclose · embedded backend · 1.15 s · 1 warning',
+    );
     assert.equal(parseSimulationResult('garbage').status, 'unknown');
     const wrapped = parseSimulationResult({ uri: 'file:///k.py', kernel: 'add', result: raw });
     assert.equal(wrapped.status, 'failed');
@@ -61,7 +81,11 @@ describe('simulation results', () => {
             source: 'estimate',
             lines: [heatLine(3, 100)],
             kernel: {
-              latency_ns: 1000, dma_union_ns: 600, compute_union_ns: 700, intersection_ns: 400, engines: { Vector: 500, Tensor: 300 },
+              latency_ns: 1000,
+              dma_union_ns: 600,
+              compute_union_ns: 700,
+              intersection_ns: 400,
+              engines: { Vector: 500, Tensor: 300 },
               roofline: { intensity: 2, achieved_tflops: 0.5, peak_tflops: 90, ceiling_gbps: 368, bound: 'memory' },
             },
           },
@@ -87,22 +111,58 @@ describe('simulation results', () => {
     assert.match(html, /var\(--vscode-/);
   });
 
-  it('reads the estimate\'s engine times and states its roofline bound as estimated', () => {
-    const html = renderPanel({ heat: { stale: false, params: { uri: 'u', source: 'estimate', lines: [heatLine(1, 10)], kernel: { latency_ns: 100, engine_ns: { vector: 80 }, roofline: { intensity: 0.25, bound: 'memory' } } } } }, 'n', 'x');
+  it("reads the estimate's engine times and states its roofline bound as estimated", () => {
+    const html = renderPanel(
+      {
+        heat: {
+          stale: false,
+          params: {
+            uri: 'u',
+            source: 'estimate',
+            lines: [heatLine(1, 10)],
+            kernel: { latency_ns: 100, engine_ns: { vector: 80 }, roofline: { intensity: 0.25, bound: 'memory' } },
+          },
+        },
+      },
+      'n',
+      'x',
+    );
     assert.match(html, />vector</);
     assert.match(html, /memory-bound, 0\.25 FLOP\/byte \(estimated\)/);
   });
 
-  it('draws the measured engine timeline from the server\'s intervals, on the kernel\'s time axis', () => {
+  it("draws the measured engine timeline from the server's intervals, on the kernel's time axis", () => {
     const timeline = [
-      { name: 'DMA', kind: 'dma', intervals: [[0, 250], [500, 750]] },
+      {
+        name: 'DMA',
+        kind: 'dma',
+        intervals: [
+          [0, 250],
+          [500, 750],
+        ],
+      },
       { name: 'Tensor', kind: 'compute', intervals: [[250, 500]] },
     ];
-    const html = renderPanel({ heat: { stale: false, params: { uri: 'u', source: 'measured', lines: [heatLine(1, 10)], kernel: { latency_ns: 1000, timeline } } } }, 'n', 'x');
+    const html = renderPanel(
+      {
+        heat: {
+          stale: false,
+          params: { uri: 'u', source: 'measured', lines: [heatLine(1, 10)], kernel: { latency_ns: 1000, timeline } },
+        },
+      },
+      'n',
+      'x',
+    );
     assert.match(html, /<h3>Engine timeline<\/h3>/);
-    const rects = [...html.matchAll(/<rect x="([\d.]+)" y="\d+" width="([\d.]+)" height="\d+" class="(dma|compute)"\/>/g)].map((m) => [m[3], Number(m[1]), Number(m[2])]);
+    const rects = [
+      ...html.matchAll(/<rect x="([\d.]+)" y="\d+" width="([\d.]+)" height="\d+" class="(dma|compute)"\/>/g),
+    ].map((m) => [m[3], Number(m[1]), Number(m[2])]);
     // 330 px of plot after a 90 px label column: 250 ns of 1000 is 82.5 px
-    assert.deepEqual(rects, [['dma', 90, 82.5], ['dma', 255, 82.5], ['compute', 172.5, 82.5]]);
+    assert.deepEqual(rects, [
+      ['dma', 90, 82.5],
+      ['dma', 255, 82.5],
+      ['compute', 172.5, 82.5],
+    ]);
   });
 
   it('renders an empty panel with a hint', () => {
@@ -113,10 +173,17 @@ describe('simulation results', () => {
 describe('profile load summary', () => {
   it('names the format, files, latency source and unmapped files', () => {
     const text = profileLoadSummary({
-      files: ['file:///ws/k.py'], format: 'parquet', latency_ns: 218_666, latency_source: 'Summary.total_exec_time',
-      unattributed_instr: 3, unmapped_files: [{ recorded: '/home/ubuntu/other.py', local: null, how: 'not mapped' }],
+      files: ['file:///ws/k.py'],
+      format: 'parquet',
+      latency_ns: 218_666,
+      latency_source: 'Summary.total_exec_time',
+      unattributed_instr: 3,
+      unmapped_files: [{ recorded: '/home/ubuntu/other.py', local: null, how: 'not mapped' }],
     });
-    assert.match(text, /profile loaded \(parquet\): heat on 1 file · kernel 218\.7 µs \(Summary\.total_exec_time\) · 3 instructions without a source line · not found in the workspace: \/home\/ubuntu\/other\.py/);
+    assert.match(
+      text,
+      /profile loaded \(parquet\): heat on 1 file · kernel 218\.7 µs \(Summary\.total_exec_time\) · 3 instructions without a source line · not found in the workspace: \/home\/ubuntu\/other\.py/,
+    );
     assert.match(profileLoadSummary(null), /heat on 0 files/);
   });
 });
@@ -125,7 +192,10 @@ describe('status and errors', () => {
   it('says lint only in restricted mode', () => {
     assert.equal(statusText('running', false, undefined).text, 'NKI: lint only');
     assert.equal(statusText('running', true, undefined).text, 'NKI: lint + simulate');
-    assert.match(statusText('running', true, parseSimulationResult({ status: 'passed', kernel: 'k', backend: 'embedded' })).detail, /k passed \(embedded\)/);
+    assert.match(
+      statusText('running', true, parseSimulationResult({ status: 'passed', kernel: 'k', backend: 'embedded' })).detail,
+      /k passed \(embedded\)/,
+    );
     assert.equal(statusText('no-python', true, undefined).error, true);
   });
 
