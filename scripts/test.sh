@@ -8,6 +8,7 @@ bash scripts/setup-ssh.sh  # OpenSSH server/client for tests/remote (real sshd o
 export PATH="$PWD/.venv/bin:$PATH"
 
 echo "== ruff"; ruff check server tests benchmarks
+echo "== ruff format"; ruff format --check server tests benchmarks
 echo "== mypy"; mypy
 echo "== pytest"; pytest -q -p no:cacheprovider "$@"
 
@@ -17,6 +18,7 @@ echo "== pytest"; pytest -q -p no:cacheprovider "$@"
 echo "== extension: set-up"; bash scripts/setup-extension.sh
 echo "== extension: typecheck"; npm run --silent typecheck
 echo "== extension: eslint"; npm run --silent lint
+echo "== extension: prettier"; npm run --silent format:check
 echo "== extension: unit tests"; npm run --silent test:unit
 echo "== extension: package"; npm run --silent package
 echo "== extension: packaging test"; npm run --silent test:package
