@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Rewrite every artefact generated from a single declaration in the code (rule pages and lists, ...).
+# Each generator has a test that fails when its artefact is stale; run this after changing a declaration.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-.venv/bin/python}"
+"$PY" -m nki_studio.nkilint.rule_docs
