@@ -1,6 +1,7 @@
 /** The language status item on Python files: server state, mode (full / lint only), simulation state and backend. */
 import type * as vscode from 'vscode';
-import type { ServerManager, ServerState } from './serverManager';
+import type { ServerState } from './serverLifecycle';
+import type { ServerManager } from './serverManager';
 import type { SimulationResult } from './simulationSummary';
 import type { VsCode } from './vscodeApi';
 

@@ -124,6 +124,9 @@ export class FakeVsCode {
   readonly statusItems: FakeStatusBarItem[] = [];
   readonly executed: unknown[][] = [];
   readonly messages: string[] = [];
+  readonly errors: string[] = [];
+  /** The button a test "clicks" on the next error messages (undefined: dismissed). */
+  errorAnswer: string | undefined;
   readonly hoverProviders: vscode.HoverProvider[] = [];
   readonly config = new Map<string, unknown>();
   readonly configUpdates: [string, unknown][] = [];
@@ -180,6 +183,10 @@ export class FakeVsCode {
         showInformationMessage: (m: string) => {
           self.messages.push(m);
           return Promise.resolve(undefined);
+        },
+        showErrorMessage: (m: string) => {
+          self.errors.push(m);
+          return Promise.resolve(self.errorAnswer);
         },
         showQuickPick: (items: readonly unknown[]) => Promise.resolve(self.quickPickAnswer?.(items)),
         onDidChangeVisibleTextEditors: self.visibleEditorsChanged.event,

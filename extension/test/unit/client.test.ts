@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import {
-  type Found,
-  type InterpreterProbes,
-  discoverInterpreter,
-  firstCandidate,
-  isFound,
-} from '../../src/interpreter';
-import { InterpreterCache, type StateStore, sameInterpreter } from '../../src/interpreterCache';
+import { type Found, discoverInterpreter, firstCandidate, isFound } from '../../src/interpreter';
+import { InterpreterCache, sameInterpreter } from '../../src/interpreterCache';
 import { Coalescer, CrashBackoff, type Timers } from '../../src/restartPolicy';
 import { bundleFor, serverCommand } from '../../src/serverCommand';
 import { needsRestart, serverLogLevel, serverSettings } from '../../src/settings';
+import { probes, store } from '../support/fakeProbes';
 
 function config(values: Record<string, unknown>) {
   return { get: <T>(key: string) => values[key] as T | undefined };
@@ -65,27 +60,6 @@ describe('settings → server options', () => {
     );
   });
 });
-
-/** `versions`: candidate → [major, minor] (its own executable), or [major, minor, sys.executable], or an error. */
-function probes(
-  over: Partial<InterpreterProbes> & {
-    versions?: Record<string, [number, number] | [number, number, string] | string>;
-    onPath?: Record<string, string>;
-  },
-): InterpreterProbes & { asked: string[] } {
-  const asked: string[] = [];
-  return {
-    asked,
-    setting: over.setting ?? (() => undefined),
-    pythonExtension: over.pythonExtension ?? (() => Promise.resolve(undefined)),
-    which: (name) => over.onPath?.[name],
-    version: (p) => {
-      asked.push(p);
-      const v = over.versions?.[p] ?? 'not found';
-      return Promise.resolve(typeof v === 'string' ? v : { version: [v[0], v[1]], executable: v[2] ?? p });
-    },
-  };
-}
 
 describe('interpreter discovery order', () => {
   const versions: Record<string, [number, number]> = {
@@ -194,13 +168,6 @@ describe('remembered interpreter', () => {
     version,
     skipped: [],
   });
-  const store = (): StateStore => {
-    const values = new Map<string, unknown>();
-    return {
-      get: <T>(k: string) => values.get(k) as T | undefined,
-      update: (k: string, v: unknown) => Promise.resolve(void values.set(k, v)),
-    };
-  };
 
   it('gives back the last interpreter for the same setting value while its executable exists', () => {
     const present = new Set(['/opt/py/bin/python3']);
