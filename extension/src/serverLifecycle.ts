@@ -202,7 +202,7 @@ export class ServerLifecycle<C extends ManagedClient> {
     this.setState('starting');
     const generation = ++this.generation;
     const plan = await planLaunch(bootstrap, () => clients.prepare());
-    if (generation !== this.generation) return; // stopped meanwhile
+    if (generation !== this.generation) return; // stopped meanwhile (or given up on: see START_WAIT_MS)
     if (!isLaunchPlan(plan)) {
       this.reportNoPython(plan);
       return;
@@ -235,7 +235,7 @@ export class ServerLifecycle<C extends ManagedClient> {
       failed = true;
       log.error(`server failed to start: ${String(err)}`);
       if (generation !== this.generation) {
-        this.discardClient(client); // stopped meanwhile: nothing to stop
+        this.discardClient(client); // stopped or given up on meanwhile: nothing to stop
         return;
       }
       // A first start on an unprobed candidate: the discovery decides what to run (or that nothing can).

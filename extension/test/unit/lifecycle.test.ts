@@ -358,6 +358,29 @@ describe('server lifecycle', () => {
     assert.equal(h.lifecycle.currentState, 'running');
   });
 
+  it('starts on the remembered interpreter, and restarts on a fresh discovery when it moved', async () => {
+    const h = harness();
+    h.cache.set('', {
+      path: '/usr/bin/python3',
+      executable: '/old/python3',
+      source: 'PATH',
+      version: [3, 10],
+      skipped: [],
+    });
+    await h.lifecycle.start();
+    assert.equal(h.clients[0].plan.choice, 'remembered');
+    assert.equal(
+      h.lifecycle.interpreter,
+      '/usr/bin/python3 (Python 3.10, from PATH, remembered from the last start, runs /old/python3)',
+    );
+    h.clients[0].events.diagnostics();
+    await settle();
+    assert.ok(h.logged.includes('info: restarting server: the interpreter is now /usr/bin/python3'));
+    assert.equal(h.clients.length, 2);
+    assert.equal(h.clients[1].plan.choice, 'probed', 'nothing remembered: the restart discovers afresh');
+    assert.equal(h.lifecycle.currentState, 'running');
+  });
+
   it('starts on what discovery finds when the unprobed candidate cannot run the server', async () => {
     const h = harness({
       bundle: BUNDLE,
