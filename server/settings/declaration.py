@@ -277,7 +277,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Local folder for downloaded profiles (default: the user cache folder).",
         "server",
         scope="machine-overridable",
-        docs_default="the user cache folder",
+        docs_default="`~/.cache/nki-studio/remote-profiles`",
     ),
     Setting(
         "remote.transfer",

@@ -114,7 +114,7 @@ def _meaning(s: Setting) -> str:
     if s.docs_note:
         parts.append(s.docs_note)
     if s.restricted:
-        parts.append("Restricted: a workspace value counts only in a trusted workspace.")
+        parts.append("*Restricted.*")
     return " ".join(parts).replace("|", "\\|")
 
 
