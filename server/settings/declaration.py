@@ -7,8 +7,9 @@ defaults and allowed values from here; ``python -m nki_studio.settings.generate`
 and the README settings table from it. This module imports nothing from the rest of the package, so every
 layer may read it.
 
-To add a setting: append one ``Setting(...)`` to ``SETTINGS``, give the reader its key, run
-``bash scripts/generate.sh``.
+To add a setting, append one line to ``SETTINGS``, e.g.
+``Setting("exampleFlag", "boolean", False, "What it switches.", "server"),``; read it (a server key: a field
+and a ``_KEYS`` parser in ``nki_studio.lsp.settings``), then run ``bash scripts/generate.sh``.
 """
 
 from __future__ import annotations
