@@ -1,41 +1,13 @@
 /**
  * Editor settings → the `nki-studio` section the language server reads (server/lsp/settings.py: keys are
  * camelCase and match VS Code's `nki-studio.<key>`). The client adds what only it knows: workspace trust
- * and the log level chosen with "Set Log Level" on the output channel.
+ * and the log level chosen with "Set Log Level" on the output channel. The key lists are generated from the one
+ * declaration of every setting (server/settings/declaration.py).
  */
 
-/** Keys the server understands (server/lsp/settings.py CLIENT_KEYS, minus the two the client fills in). */
-export const SERVER_KEYS = [
-  'target',
-  'nkiVersion',
-  'lintEnabled',
-  'lintDebounceMs',
-  'simulateOnSave',
-  'simulationTimeout',
-  'simulationMemoryLimitMb',
-  'heatmapMetric',
-  'pathMappings',
-  'inlayHints',
-  'ruleDocsBaseUrl',
-] as const;
+import { LOG_LEVELS, REMOTE_KEYS, RESTART_KEYS, SERVER_KEYS } from './settingsKeys.generated';
 
-/** Remote-profiling keys (issue 7, read by server/remote/config.py), sent nested as `remote: {...}`. */
-export const REMOTE_KEYS = [
-  'host',
-  'workDir',
-  'envActivation',
-  'neuronCore',
-  'sshOptions',
-  'keepFiles',
-  'timeout',
-  'sshConfig',
-  'cacheDir',
-] as const;
-
-/** Settings that need a new server process (the others are sent with didChangeConfiguration). */
-export const RESTART_KEYS = ['interpreter'] as const;
-
-export type ServerLogLevel = 'error' | 'warning' | 'info' | 'debug';
+export type ServerLogLevel = (typeof LOG_LEVELS)[number];
 
 /** vscode.LogLevel numbers: Off 0, Trace 1, Debug 2, Info 3, Warning 4, Error 5. */
 export function serverLogLevel(vscodeLevel: number): ServerLogLevel {

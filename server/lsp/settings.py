@@ -1,8 +1,9 @@
 """Language-server settings: one immutable object, filled from the client's ``initializationOptions`` and
 ``workspace/didChangeConfiguration`` (section ``nki-studio``).
 
-Keys are camelCase, as VS Code settings ``nki-studio.<key>`` are spelled. Unknown keys are ignored; a bad
-value keeps the previous value and is reported (returned as a problem string), never fatal.
+Keys are camelCase, as VS Code settings ``nki-studio.<key>`` are spelled; each is declared, with its default
+and allowed values, in ``nki_studio.settings.declaration``. Unknown keys are kept in ``extra``; a bad value keeps
+the previous value and is reported (returned as a problem string), never fatal.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nki_studio.model.targets import Generation, NkiVersion, parse_generation, parse_nki_version
+from nki_studio.settings.declaration import SECTION, default, setting
 
-SECTION = "nki-studio"
-
-HEATMAP_METRICS = ("busy", "instr", "wait", "dma")
-LOG_LEVELS = ("error", "warning", "info", "debug")
+HEATMAP_METRICS = setting("heatmapMetric").enum
+LOG_LEVELS = setting("logLevel").enum
 
 
 @dataclass(frozen=True)
@@ -26,28 +26,6 @@ class PathMapping:
 
     remote: str
     local: str
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything a feature may read. ``None`` for target/nki_version means "not set in the editor":
-    the project's ``[tool.nki-studio]`` (or auto-detection) decides."""
-
-    target: Generation | None = None
-    nki_version: NkiVersion | None = None
-    # Running user code is a trust decision: only a client that says so makes the workspace trusted.
-    trusted_workspace: bool = False
-    lint_enabled: bool = True
-    lint_debounce_ms: int = 150
-    simulate_on_save: bool = True  # effective only in a trusted workspace
-    simulation_timeout_s: float = 60.0
-    simulation_memory_mb: int = 4096
-    heatmap_metric: str = "busy"
-    path_mappings: tuple[PathMapping, ...] = ()
-    inlay_hints: bool = False
-    rule_docs_base_url: str | None = None  # e.g. https://example.org/docs/rules ; default: local file URI
-    log_level: str = "info"
-    extra: Mapping[str, Any] = field(default_factory=dict)  # unknown keys, kept for feature modules
 
 
 def _bool(value: Any) -> bool:
@@ -113,7 +91,7 @@ def _path_mappings(value: Any) -> tuple[PathMapping, ...]:
     raise ValueError(f"expected an object or a list of {{remote, local}}, got {value!r}")
 
 
-# camelCase client key -> (Settings field, parser)
+# camelCase client key -> (Settings field, parser); the keys are declared in nki_studio.settings.declaration
 _KEYS: dict[str, tuple[str, Any]] = {
     "target": ("target", _target),
     "nkiVersion": ("nki_version", _nki_version),
@@ -130,7 +108,33 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "logLevel": ("log_level", _choice(LOG_LEVELS)),
 }
 
-CLIENT_KEYS = tuple(_KEYS)
+
+def _declared(key: str) -> Any:
+    """The declared default of ``key``, parsed as a client's value would be."""
+    return _KEYS[key][1](default(key))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a feature may read. ``None`` for target/nki_version means "not set in the editor":
+    the project's ``[tool.nki-studio]`` (or auto-detection) decides. Defaults are the declared ones, parsed."""
+
+    # Both parse "auto" to None (immutable, so a shared default is safe).
+    target: Generation | None = _declared("target")  # noqa: RUF009
+    nki_version: NkiVersion | None = _declared("nkiVersion")  # noqa: RUF009
+    # Running user code is a trust decision: only a client that says so makes the workspace trusted.
+    trusted_workspace: bool = _declared("trustedWorkspace")
+    lint_enabled: bool = _declared("lintEnabled")
+    lint_debounce_ms: int = _declared("lintDebounceMs")
+    simulate_on_save: bool = _declared("simulateOnSave")  # effective only in a trusted workspace
+    simulation_timeout_s: float = _declared("simulationTimeout")
+    simulation_memory_mb: int = _declared("simulationMemoryLimitMb")
+    heatmap_metric: str = _declared("heatmapMetric")
+    path_mappings: tuple[PathMapping, ...] = _declared("pathMappings")
+    inlay_hints: bool = _declared("inlayHints")
+    rule_docs_base_url: str | None = _declared("ruleDocsBaseUrl")  # None: local file URI
+    log_level: str = _declared("logLevel")
+    extra: Mapping[str, Any] = field(default_factory=dict)  # unknown keys, kept for feature modules
 
 
 def section_of(options: Any) -> Mapping[str, Any]:

@@ -1,7 +1,8 @@
 """Remote-profiling settings: host, remote work directory, activation command, NeuronCore, ssh options.
 
 Filled from the language server's ``remote`` settings object (VS Code ``nki-studio.remote.*``) or from the
-CLI. Validation happens here so the command builder only ever sees values it can pass on safely.
+CLI. The keys, defaults and allowed values are declared in ``nki_studio.settings.declaration``. Validation
+happens here so the command builder only ever sees values it can pass on safely.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-DEFAULT_WORKDIR = "~/nki-studio-remote"
-TRANSFERS = ("auto", "scp", "rsync")
+from nki_studio.settings.declaration import default, setting
+
+DEFAULT_WORKDIR: str = default("remote.workDir")
+TRANSFERS = setting("remote.transfer").enum
 # The work directory also appears in scp's ``host:path`` operand, which older scp (original protocol)
 # hands to the remote shell; a conservative character set keeps that operand inert in every scp mode.
 _SAFE_PATH = re.compile(r"[A-Za-z0-9._/+-]+")
@@ -66,60 +69,69 @@ def remote_workdir(text: str) -> str:
     return path.rstrip("/") or "/"
 
 
+def _declared(key: str) -> Any:
+    """The declared default of the ``remote.<key>`` setting (KeyError: the key is not declared)."""
+    return default(f"remote.{key}")
+
+
+def _value(values: Mapping[str, Any], key: str) -> Any:
+    """``values[key]``, or the declared default when it is missing."""
+    return values.get(key, _declared(key))
+
+
 @dataclass(frozen=True)
 class RemoteSettings:
     """Everything the flow needs to know about the host."""
 
     host: HostSpec
-    workdir: str = "nki-studio-remote"
+    workdir: str = remote_workdir(DEFAULT_WORKDIR)
     activation: str = (
         ""  # shell text the user configured, run verbatim before the tools (e.g. `source venv/bin/activate`)
     )
-    neuron_core: int = 0
+    neuron_core: int = _declared("neuronCore")
     ssh_options: tuple[str, ...] = ()
     ssh_config: str | None = None  # ``ssh -F FILE``
-    keep_files: bool = False
+    keep_files: bool = _declared("keepFiles")
     python: str = "python3"
     platform_target: str = "trn2"
     connect_timeout_s: int = 8
-    stage_timeout_s: float = (
-        900.0  # compile / capture / view each; big kernels take minutes (view of ~1 GB NTFF)
-    )
+    # compile / capture / view each; big kernels take minutes (view of ~1 GB NTFF)
+    stage_timeout_s: float = float(_declared("timeout"))
     control_path: str | None = None  # set by the flow while its shared connection is up
-    transfer: str = "auto"  # "auto" (rsync when both ends have it, else scp), "scp" or "rsync"
+    transfer: str = _declared("transfer")  # "auto" (rsync when both ends have it, else scp), "scp" or "rsync"
 
 
 def settings_from(raw: Mapping[str, Any], **overrides: Any) -> RemoteSettings:
     """Build settings from the client's ``remote`` object (camelCase keys) plus explicit overrides."""
     values = {**raw, **{k: v for k, v in overrides.items() if v is not None}}
-    host = values.get("host")
+    host = _value(values, "host")
     if not isinstance(host, str) or not host.strip():
         raise RemoteConfigError("remote.host is not set: name an ssh config alias or user@host[:port]")
-    core = values.get("neuronCore", 0)
+    core = _value(values, "neuronCore")
     if isinstance(core, bool) or not isinstance(core, int) or core < 0:
         raise RemoteConfigError(f"remote.neuronCore: expected a non-negative integer, got {core!r}")
-    opts = values.get("sshOptions", [])
+    opts = _value(values, "sshOptions")
     if isinstance(opts, str):
         opts = opts.split()
     if not isinstance(opts, (list, tuple)) or not all(isinstance(o, str) for o in opts):
         raise RemoteConfigError("remote.sshOptions: expected a list of strings (one argument each)")
-    activation = values.get("envActivation", "") or ""
+    activation = _value(values, "envActivation") or ""
     if not isinstance(activation, str):
         raise RemoteConfigError("remote.envActivation: expected a string")
-    transfer = values.get("transfer", "auto") or "auto"
+    transfer = _value(values, "transfer") or _declared("transfer")
     if transfer not in TRANSFERS:
         raise RemoteConfigError(f"remote.transfer: expected one of {', '.join(TRANSFERS)}, got {transfer!r}")
-    timeout = values.get("timeout", 900.0)
+    timeout = _value(values, "timeout")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise RemoteConfigError(f"remote.timeout: expected a positive number of seconds, got {timeout!r}")
     return RemoteSettings(
         host=parse_host(host),
-        workdir=remote_workdir(str(values.get("workDir") or DEFAULT_WORKDIR)),
+        workdir=remote_workdir(str(_value(values, "workDir") or DEFAULT_WORKDIR)),
         activation=activation.strip(),
         neuron_core=core,
         ssh_options=tuple(opts),
-        ssh_config=values.get("sshConfig") or None,
-        keep_files=bool(values.get("keepFiles", False)),
+        ssh_config=_value(values, "sshConfig") or None,
+        keep_files=bool(_value(values, "keepFiles")),
         platform_target=str(values.get("target") or "trn2"),
         stage_timeout_s=float(timeout),
         transfer=transfer,
