@@ -5,3 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-.venv/bin/python}"
 "$PY" -m nki_studio.nkilint.rule_docs
+"$PY" -m nki_studio.simulate.result_schema

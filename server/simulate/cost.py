@@ -26,6 +26,7 @@ from typing import Any
 from nki_studio.model.targets import COST_RULES, InstructionCostRules, TargetLimits
 from nki_studio.profile.roofline import flops_from_trace
 from nki_studio.sim.trace import TraceEvent
+from nki_studio.simulate.result import Cost
 
 LABEL = "estimated"
 _SIXTEEN_BIT = ("bfloat16", "float16")
@@ -84,7 +85,7 @@ class CostReport:
     roofline: Roofline
     label: str = LABEL
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Cost:
         """JSON form for ``nki/simulationResult`` and ``--json`` (times in ns, all estimated)."""
         r = self.roofline
         return {
