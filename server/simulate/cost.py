@@ -21,7 +21,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from nki_studio.model.targets import COST_RULES, InstructionCostRules, TargetLimits
 from nki_studio.profile.roofline import flops_from_trace
@@ -70,7 +70,7 @@ class Roofline:
     ridge: float  # intensity at which the compute and memory roofs meet for this kernel's FLOP mix
     compute_ns: float  # FLOPs at the peaks of the engines that did them (concurrent engines)
     memory_ns: float  # HBM bytes at the DMA bandwidth
-    bound: str  # "memory" or "compute"
+    bound: Literal["memory", "compute"]
 
 
 @dataclass

@@ -10,7 +10,7 @@ the string in its ``Annotated[...]``. Optional keys live in a ``total=False`` su
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Literal, TypedDict, final
 
 Status = Literal["passed", "failed", "error", "timeout", "memory_limit", "cancelled", "crashed", "refused"]
 
@@ -172,6 +172,7 @@ class _SimulationResultKeys(TypedDict):
     cost: Cost | None
 
 
+@final  # lets `"cost" in result` tell a result from a notice
 class SimulationResult(_SimulationResultKeys, total=False):
     """The result of one simulation job run by a worker (``simulate --json`` prints this)."""
 
@@ -188,6 +189,7 @@ class _SimulationNoticeKeys(TypedDict):
     message: str
 
 
+@final
 class SimulationNotice(_SimulationNoticeKeys, total=False):
     """An answer no worker produced: refused (untrusted workspace), cancelled, or the run could not start."""
 

@@ -38,7 +38,7 @@ from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.findings import Finding
 from nki_studio.simulate.job import Job
-from nki_studio.simulate.result import AnyResult, Spec
+from nki_studio.simulate.result import AnyResult, Cost, Spec
 from nki_studio.simulate.runner import WorkerPool, run_job
 from nki_studio.simulate.spec import KernelInfo, comment_findings, find_kernels, inferred_fields, resolve
 from pygls.uris import to_fs_path
@@ -63,6 +63,11 @@ class _Parsed:
 
     diagnostics: list[types.Diagnostic]
     specs: list[Spec]
+
+
+def _cost(result: AnyResult) -> Cost | None:
+    """The estimated cost of a result (a notice has none)."""
+    return result["cost"] if "cost" in result else None
 
 
 def _diagnostics(
@@ -267,13 +272,12 @@ class SimulateFeature:
             return
         self.results.setdefault(uri, {})[kernel] = result
         self.server.notify_client(RESULT_NOTIFICATION, {**result, "uri": uri, "kernel": kernel})
-        if result.get("cost"):
+        cost = _cost(result)
+        if cost:
             # numpy: imported on first use, not at start-up
             from nki_studio.simulate.heat import estimate_payload
 
-            self.server.notify_client(
-                HEATMAP_NOTIFICATION, estimate_payload(uri, path, kernel, result["cost"])
-            )
+            self.server.notify_client(HEATMAP_NOTIFICATION, estimate_payload(uri, path, kernel, cost))
         self.refresh_spec_findings(uri)
         caps = self.server.client_capabilities.workspace
         refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
@@ -327,9 +331,10 @@ class SimulateFeature:
         first, last = params.range.start.line, params.range.end.line
         hints = []
         for kernel, result in self.results[uri].items():
-            if not result.get("cost"):
+            cost = _cost(result)
+            if not cost:
                 continue
-            for heat in estimate_payload(uri, path, kernel, result["cost"])["lines"]:
+            for heat in estimate_payload(uri, path, kernel, cost)["lines"]:
                 line = heat["line"]  # 0-based
                 if not first <= line <= last or line >= len(lines):
                     continue
@@ -353,9 +358,10 @@ class SimulateFeature:
         from nki_studio.simulate.heat import estimate_payload
 
         for kernel, result in self.results[uri].items():
-            if not result.get("cost"):
+            cost = _cost(result)
+            if not cost:
                 continue
-            payload = estimate_payload(uri, path, kernel, result["cost"])
+            payload = estimate_payload(uri, path, kernel, cost)
             for line in payload["lines"]:
                 if line["line"] == params.position.line:
                     return types.Hover(
@@ -380,10 +386,11 @@ class SimulateFeature:
             last = self.results.get(uri, {}).get(kernel.name)
             if last is not None:
                 title += f" (last: {last.get('status')}"
-                if last.get("cost"):
+                cost = _cost(last)
+                if cost:
                     from nki_studio.profile.heatmap import fmt_ns  # numpy: loaded once a result has a cost
 
-                    title += f", estimated {fmt_ns(last['cost']['totalNs'])}"
+                    title += f", estimated {fmt_ns(cost['totalNs'])}"
                 title += ")"
             at = types.Position(line=kernel.decorator_line - 1, character=0)
             lenses.append(
