@@ -7,9 +7,10 @@
 
 For every public function of ``nki``, ``nki.isa``, ``nki.language`` and ``nki.collectives``: parameter names (not
 those of ``*args``/``**kwargs``), order, kinds (positional, keyword-only, ``*args``, ``**kwargs``), which are
-required, and the default where both sides state one (the stubs write ``...`` for enum defaults). ``api_signatures`` lists only the leading parameters the interpreter binds, so each of its
-lists must be the start of the function's positional parameters. Every difference the sides may have is listed
-below with its reason: a name or parameter added on one side only fails this test.
+required, and the default where both sides state one (the stubs write ``...`` for enum defaults).
+``api_signatures`` lists only the leading parameters the interpreter binds, so each of its lists must be the start
+of the function's positional parameters. Every difference the sides may have is listed below with its reason: a
+name or parameter added on one side only fails this test.
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ STUB_VALUES: dict[str, dict[str, str]] = {
         for name in ("average", "bypass", "prelu")
     },
 }
-# Optional parameters the simulator accepts beyond the reference's signature (kept: removing one would turn a
-# kernel that simulates today into a TypeError, and the reference does not say the real API rejects it).
+# Optional parameters the simulator accepts beyond the reference's signature. Kept: removing one would turn a
+# kernel that simulates today into an error, and the reference does not say whether the real API rejects it.
 SIM_EXTRA_PARAMS: dict[tuple[str, str], dict[str, str]] = {
     ("language", "ds"): {"step": "DynSlice supports strides; language.md documents ds(start, size)"},
     ("language", "shared_constant"): {
