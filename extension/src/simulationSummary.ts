@@ -14,6 +14,10 @@ import {
 
 export type SimStatus = Status | 'unknown';
 
+/**
+ * What the extension keeps of a result or notice (the generated `AnyResult`), normalised: an unknown status is
+ * 'unknown', timings keep the numbers only, missing lists are empty.
+ */
 export interface SimulationResult {
   status: SimStatus;
   message: string;
