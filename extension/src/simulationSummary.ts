@@ -1,12 +1,23 @@
 /**
- * Reading `nki/simulationResult` (server/simulate/job.py: status, message, backend, kernel, path, timings
- * in seconds, oracle, peak, warnings, error, cost) into what the notification, status item and panel
- * show. Tolerant: unknown or missing fields are skipped, never thrown on.
+ * Reading `nki/simulationResult` (typed in simulationResult.generated.ts, generated from server/simulate/result.py)
+ * into what the notification, status item and panel show. Tolerant: unknown or missing fields are skipped, never
+ * thrown on.
  */
+import {
+  type Cost,
+  type ErrorInfo,
+  type Oracle,
+  type Peak,
+  STATUS_VALUES,
+  type Status,
+} from './simulationResult.generated';
 
-export type SimStatus =
-  'passed' | 'failed' | 'error' | 'timeout' | 'memory_limit' | 'cancelled' | 'crashed' | 'refused' | 'unknown';
+export type SimStatus = Status | 'unknown';
 
+/**
+ * What the extension keeps of a result or notice (the generated `AnyResult`), normalised: an unknown status is
+ * 'unknown', timings keep the numbers only, missing lists are empty.
+ */
 export interface SimulationResult {
   status: SimStatus;
   message: string;
@@ -15,47 +26,12 @@ export interface SimulationResult {
   uri?: string;
   path?: string;
   timings: Record<string, number>;
-  oracle?: OracleJson;
-  peak?: Record<string, unknown>;
+  oracle?: Oracle;
+  peak?: Peak;
   warnings: string[];
-  error?: { message?: string; kind?: string; file?: string; line?: number };
-  cost?: Record<string, unknown>;
+  error?: ErrorInfo;
+  cost?: Cost;
 }
-
-export interface OracleMetric {
-  name: string;
-  value: unknown;
-  threshold: string;
-  passed: boolean | null;
-}
-
-export interface OracleJson {
-  hasReference?: boolean;
-  passed?: boolean;
-  problems?: string[];
-  inputs?: OracleMetric[];
-  outputs?: {
-    name: string;
-    shape: number[];
-    dtype: string;
-    nan_count?: number;
-    inf_count?: number;
-    metrics?: OracleMetric[];
-    notes?: string[];
-    passed?: boolean;
-  }[];
-}
-
-const STATUSES: readonly SimStatus[] = [
-  'passed',
-  'failed',
-  'error',
-  'timeout',
-  'memory_limit',
-  'cancelled',
-  'crashed',
-  'refused',
-];
 
 function obj(v: unknown): Record<string, unknown> | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
@@ -66,7 +42,7 @@ export function parseSimulationResult(raw: unknown): SimulationResult {
   // The notification wraps the result: {uri, kernel, result: {...}}; the command answers with the result itself.
   const inner = obj(outer.result);
   const r = inner ? { uri: outer.uri, kernel: outer.kernel, ...inner } : outer;
-  const status = STATUSES.includes(r.status as SimStatus) ? (r.status as SimStatus) : 'unknown';
+  const status = STATUS_VALUES.includes(r.status as Status) ? (r.status as Status) : 'unknown';
   const timings: Record<string, number> = {};
   for (const [k, v] of Object.entries(obj(r.timings) ?? {})) if (typeof v === 'number') timings[k] = v;
   const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -78,11 +54,12 @@ export function parseSimulationResult(raw: unknown): SimulationResult {
     uri: str(r.uri),
     path: str(r.path),
     timings,
-    oracle: obj(r.oracle),
-    peak: obj(r.peak),
+    // Shapes as the server declares them (result.schema.json); only their being objects is checked here.
+    oracle: obj(r.oracle) as Oracle | undefined,
+    peak: obj(r.peak) as Peak | undefined,
     warnings: Array.isArray(r.warnings) ? r.warnings.filter((w): w is string => typeof w === 'string') : [],
-    error: obj(r.error),
-    cost: obj(r.cost),
+    error: obj(r.error) as ErrorInfo | undefined,
+    cost: obj(r.cost) as Cost | undefined,
   };
 }
 

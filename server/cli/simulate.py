@@ -21,6 +21,7 @@ from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.sim import official
 from nki_studio.simulate.job import Job
 from nki_studio.simulate.report import exit_code, format_text
+from nki_studio.simulate.result import SimulationResult
 from nki_studio.simulate.runner import run_job
 from nki_studio.simulate.spec import SimSpec, find_kernels, parse_fields, resolve
 
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _simulate_one(
     args: argparse.Namespace, path: str, spec: SimSpec, target: str, version: str, several: bool
-) -> dict[str, Any]:
+) -> SimulationResult:
     trace = os.path.abspath(args.trace) if args.trace else None
     if trace and several:  # one trace per kernel: OUT.<kernel>.jsonl
         root, ext = os.path.splitext(trace)

@@ -79,13 +79,13 @@ class LaunchedKernel:
         return run_kernel(self.kernel.func, args, kwargs, default_options(lnc=self.lnc), grid=True).output
 
 
-def jit(func: Callable[..., Any] | None = None, **options: Any) -> Any:
+def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     """``@nki.jit`` / ``@nki.jit(...)``: options (mode, platform_target, debug_kernel...) are accepted and kept."""
-    if func is None:
+    if fn is None:
         return lambda f: JitKernel(f, **options)
-    if isinstance(func, JitKernel):
-        return func
-    return JitKernel(func, **options)
+    if isinstance(fn, JitKernel):
+        return fn
+    return JitKernel(fn, **options)
 
 
 def unwrap(kernel: object) -> tuple[Callable[..., Any], int | None]:

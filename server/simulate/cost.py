@@ -21,11 +21,12 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from nki_studio.model.targets import COST_RULES, InstructionCostRules, TargetLimits
 from nki_studio.profile.roofline import flops_from_trace
 from nki_studio.sim.trace import TraceEvent
+from nki_studio.simulate.result import Cost
 
 LABEL = "estimated"
 _SIXTEEN_BIT = ("bfloat16", "float16")
@@ -69,7 +70,7 @@ class Roofline:
     ridge: float  # intensity at which the compute and memory roofs meet for this kernel's FLOP mix
     compute_ns: float  # FLOPs at the peaks of the engines that did them (concurrent engines)
     memory_ns: float  # HBM bytes at the DMA bandwidth
-    bound: str  # "memory" or "compute"
+    bound: Literal["memory", "compute"]
 
 
 @dataclass
@@ -84,7 +85,7 @@ class CostReport:
     roofline: Roofline
     label: str = LABEL
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Cost:
         """JSON form for ``nki/simulationResult`` and ``--json`` (times in ns, all estimated)."""
         r = self.roofline
         return {

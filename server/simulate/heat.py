@@ -10,13 +10,13 @@ cost model cannot know (semaphore waits, overlap with DMA, fused instructions) s
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any
 
 from nki_studio.profile.heatmap import HeatLine, build_payload
+from nki_studio.simulate.result import Cost
 
 
-def heat_lines(cost: Mapping[str, Any], path: str) -> list[HeatLine]:
+def heat_lines(cost: Cost, path: str) -> list[HeatLine]:
     """HeatLines (0-based LSP lines) for the cost report's lines in ``path``."""
     total = float(cost.get("totalNs") or 0.0)
     serial = float(cost.get("serialNs") or 0.0)
@@ -43,7 +43,7 @@ def heat_lines(cost: Mapping[str, Any], path: str) -> list[HeatLine]:
     return out
 
 
-def estimate_payload(uri: str, path: str, kernel: str, cost: Mapping[str, Any]) -> dict[str, Any]:
+def estimate_payload(uri: str, path: str, kernel: str, cost: Cost) -> dict[str, Any]:
     """The ``nki/heatmap`` body for one simulated kernel's estimated cost."""
     label = f"estimated by the nki-studio cost model ({cost.get('target')}), not measured: {kernel}"
     info = {

@@ -1,10 +1,6 @@
 """One simulation job, executed inside the worker process (never in the server): memory limit, inputs,
-simulation, reference, oracle and estimated cost, turned into the structured result (a JSON object).
-
-Result keys (camelCase, as ``nki/simulationResult`` sends them): ``status`` (passed | failed | error |
-timeout | memory_limit | cancelled | crashed), ``message``, ``backend``, ``kernel``, ``path``, ``spec``,
-``timings`` (seconds), ``oracle``, ``peak``, ``warnings``, ``error`` ({message, kind, file, line, stack}),
-``cost`` (estimated), ``peakRssBytes``.
+simulation, reference, oracle and estimated cost, turned into the structured result, a
+:class:`~nki_studio.simulate.result.SimulationResult` (keys and their types are declared there).
 """
 
 from __future__ import annotations
@@ -20,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from nki_studio.simulate.result import ErrorInfo, SimulationResult, Spec, Status, Timings
+
 Send = Callable[[dict[str, Any]], None]
 
 
@@ -28,7 +26,7 @@ class Job:
     """What the runner asks the worker to do."""
 
     path: str
-    spec: dict[str, Any]  # SimSpec.to_json()
+    spec: Spec  # SimSpec.to_json()
     target: str = "trn2"
     nki_version: str | None = None
     backend: str = "auto"  # auto | official | embedded
@@ -60,7 +58,7 @@ def _limit_memory(nbytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
 
 
-def _error_info(exc: BaseException) -> dict[str, Any]:
+def _error_info(exc: BaseException) -> ErrorInfo:
     """Message, kind and user file:line + helper call chain of an exception."""
     from nki_studio.sim.errors import SimulationError
     from nki_studio.sim.userframe import traceback_location
@@ -128,12 +126,12 @@ def _as_outputs(value: Any) -> list[Any]:
     return [np.asarray(value)]
 
 
-def run(job: Job, send: Send) -> dict[str, Any]:
+def run(job: Job, send: Send) -> SimulationResult:
     """Execute ``job``; every failure becomes a result, never an exception."""
     from nki_studio.simulate.spec import SimSpec
 
     spec = SimSpec.from_json(job.spec)
-    result: dict[str, Any] = {
+    result: SimulationResult = {
         "status": "error",
         "message": "",
         "backend": None,
@@ -147,7 +145,7 @@ def run(job: Job, send: Send) -> dict[str, Any]:
         "error": None,
         "cost": None,
     }
-    timings: dict[str, float] = result["timings"]
+    timings = result["timings"]
     try:
         _limit_memory(job.memory_bytes)
         _run_stages(job, spec, result, send)
@@ -156,7 +154,7 @@ def run(job: Job, send: Send) -> dict[str, Any]:
 
         gc.collect()  # a MemoryError leaves little room: free what the failed run held first
         info = _error_info(exc)
-        status = "error"
+        status: Status = "error"
         if isinstance(exc, MemoryError) or (
             isinstance(exc, ResourceLimitError) and not isinstance(exc, SimulationTimeout)
         ):
@@ -168,19 +166,19 @@ def run(job: Job, send: Send) -> dict[str, Any]:
             )
         where = f"{info['file']}:{info['line']}"
         prefix = f"{where}: " if info["file"] and where not in info["message"] else ""
-        result.update(status=status, error=info, message=f"{prefix}{info['message']}")
+        result["status"], result["error"], result["message"] = status, info, f"{prefix}{info['message']}"
     timings.setdefault("simulation", 0.0)
     result["peakRssBytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return result
 
 
-def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None:
+def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> None:
     from nki_studio.model.targets import Target, limits_for, parse_generation, parse_nki_version
     from nki_studio.sim import load_kernel_module, simulate
     from nki_studio.simulate import cost, oracle
     from nki_studio.simulate.inputs import make_inputs
 
-    timings: dict[str, float] = result["timings"]
+    timings: Timings = result["timings"]
     folder = os.path.dirname(os.path.abspath(job.path))
     if folder not in sys.path:
         sys.path.insert(0, folder)
@@ -288,15 +286,15 @@ def _run_stages(job: Job, spec: Any, result: dict[str, Any], send: Send) -> None
 
     if verdict.passed:
         checked = "matches the reference" if expected is not None else "ran (no reference to compare with)"
-        result.update(status="passed", message=f"{spec.kernel} {checked}")
+        result["status"], result["message"] = "passed", f"{spec.kernel} {checked}"
     else:
         failed = ", ".join(f"{name} {m.name}" for name, m in verdict.failed_metrics()) or "; ".join(
             verdict.problems
         )
-        result.update(status="failed", message=f"{spec.kernel}: oracle failed: {failed}")
+        result["status"], result["message"] = "failed", f"{spec.kernel}: oracle failed: {failed}"
 
 
-def _first_uninitialized_read(run_strict: Callable[[], Any]) -> dict[str, Any] | None:
+def _first_uninitialized_read(run_strict: Callable[[], Any]) -> ErrorInfo | None:
     """Where a strict-mode run stops at a read of never-written memory (None if it does not)."""
     from nki_studio.sim.errors import UninitializedReadError
 
@@ -322,6 +320,6 @@ def _heartbeat(kernel: str, send: Send, every_s: float = 1.0) -> Callable[[], No
     return checkin
 
 
-def run_json(line: str, send: Send) -> dict[str, Any]:
+def run_json(line: str, send: Send) -> SimulationResult:
     """Parse a job line and run it."""
     return run(Job(**json.loads(line)), send)

@@ -12,11 +12,12 @@ all arithmetic is done in float64.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from nki_studio.simulate.inputs import as_numpy_dtype
+from nki_studio.simulate.result import MetricValue, Oracle, OracleMetric, OracleOutput
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,13 @@ class Metric:
     """One check: its value, the threshold it was held to, and whether it passed (None: not applicable)."""
 
     name: str
-    value: Any
+    value: MetricValue
     threshold: str
     passed: bool | None
+
+    def to_json(self) -> OracleMetric:
+        """JSON-friendly form."""
+        return {"name": self.name, "value": self.value, "threshold": self.threshold, "passed": self.passed}
 
 
 @dataclass
@@ -83,6 +88,19 @@ class OutputReport:
     def passed(self) -> bool:
         """True when no metric failed."""
         return all(m.passed is not False for m in self.metrics)
+
+    def to_json(self) -> OracleOutput:
+        """JSON-friendly form (the shape as a list)."""
+        return {
+            "name": self.name,
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "nan_count": self.nan_count,
+            "inf_count": self.inf_count,
+            "metrics": [m.to_json() for m in self.metrics],
+            "notes": list(self.notes),
+            "passed": self.passed,
+        }
 
 
 @dataclass
@@ -108,14 +126,14 @@ class OracleReport:
         out = [(o.name, m) for o in self.outputs for m in o.metrics if m.passed is False]
         return out + [("inputs", m) for m in self.input_checks if m.passed is False]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Oracle:
         """JSON-friendly form (for ``nki/simulationResult`` and ``--json``)."""
         return {
             "hasReference": self.has_reference,
             "passed": self.passed,
             "problems": self.problems,
-            "inputs": [asdict(m) for m in self.input_checks],
-            "outputs": [{**asdict(o), "shape": list(o.shape), "passed": o.passed} for o in self.outputs],
+            "inputs": [m.to_json() for m in self.input_checks],
+            "outputs": [o.to_json() for o in self.outputs],
         }
 
 

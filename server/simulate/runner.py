@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from nki_studio.simulate.job import Job
+from nki_studio.simulate.result import SimulationResult, Status, Timings
 
 Progress = Callable[[str], None]
 _OUTPUT_TAIL = 4000  # characters of the kernel's stdout/stderr kept in the result
@@ -217,8 +218,8 @@ def run_job(
     timeout_s: float = 60.0,
     cancelled: Callable[[], bool] = _never,
     on_progress: Progress | None = None,
-) -> dict[str, Any]:
-    """Run ``job`` in a worker and return the structured result (see ``nki_studio.simulate.job``).
+) -> SimulationResult:
+    """Run ``job`` in a worker and return the structured result (``nki_studio.simulate.result``).
 
     ``timeout_s`` bounds the job from the moment it is handed over (import time of a cold worker is not
     counted); ``cancelled`` is polled every 50 ms. The worker is always gone when this returns.
@@ -227,10 +228,10 @@ def run_job(
     own_pool = pool is None
     pool = pool if pool is not None else WorkerPool(warm=False)
     worker, warm = pool.take()
-    result: dict[str, Any]
+    result: SimulationResult
     try:
         failure = worker.wait_ready(time.perf_counter() + max(timeout_s, 60.0), cancelled)
-        timings: dict[str, Any] = {"warm": warm, "wait": time.perf_counter() - started}
+        timings: Timings = {"warm": warm, "wait": time.perf_counter() - started}
         if worker.ready is not None:  # both happened before the job when the worker was warm
             timings["processStart"] = max(0.0, float(worker.ready["startedAt"]) - worker.spawned_at)
             timings["import"] = float(worker.ready["importSeconds"])
@@ -241,7 +242,7 @@ def run_job(
             )
         else:
             result = _failure(job, failure, timeout_s, worker)
-        result.setdefault("timings", {}).update(timings)
+        result["timings"].update(timings)
         result["timings"]["total"] = time.perf_counter() - started
         result["output"] = worker.output_tail()
     finally:
@@ -258,7 +259,7 @@ def _await_result(
     timeout_s: float,
     cancelled: Callable[[], bool],
     on_progress: Progress | None,
-) -> dict[str, Any]:
+) -> SimulationResult:
     while True:
         message = worker.next_message(deadline, cancelled)
         if isinstance(message, str):
@@ -267,13 +268,14 @@ def _await_result(
         if message.get("type") == "progress" and on_progress is not None:
             on_progress(str(message.get("message", "")))
         elif message.get("type") == "result":
-            result: dict[str, Any] = message["result"]
+            result: SimulationResult = message["result"]  # JSON of what job.run returned
             return result
 
 
-def _failure(job: Job, what: str, timeout_s: float, worker: Worker) -> dict[str, Any]:
+def _failure(job: Job, what: str, timeout_s: float, worker: Worker) -> SimulationResult:
     """The result of a run that produced none: timeout, cancel or a dead worker."""
     kernel = job.spec.get("kernel", "?")
+    status: Status
     if what == "timeout":
         status, message = (
             "timeout",

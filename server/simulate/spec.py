@@ -30,6 +30,7 @@ from typing import Any
 from nki_studio.model.kernels import build_module, kernel_decorator_name
 from nki_studio.nkilint.config import find_pyproject
 from nki_studio.nkilint.findings import Finding, Severity, Span
+from nki_studio.simulate.result import Spec
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -126,7 +127,7 @@ class SimSpec:
                 parts.append(f"{key}={value}")
         return f"# {SPEC_MARKER} " + " ".join(parts)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Spec:
         """A JSON-friendly form (sent to the worker process and in results)."""
         return {
             "kernel": self.kernel,

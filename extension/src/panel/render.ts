@@ -5,7 +5,8 @@
  */
 import { formatBytes, formatNs, formatPercent } from '../heat/format';
 import { type HeatmapParams, profileLabel } from '../heat/model';
-import type { OracleMetric, SimulationResult } from '../simulationSummary';
+import type { LiveAllocation, OracleMetric, Peak } from '../simulationResult.generated';
+import type { SimulationResult } from '../simulationSummary';
 import { summaryLine } from '../simulationSummary';
 import { type CapacityBar, type Track, capacityBars, decompositionBar, esc, roofline, timeline } from './charts';
 
@@ -24,33 +25,12 @@ function obj(v: unknown): Record<string, unknown> | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
-const USED_KEYS = [
-  'peakBytes',
-  'bytesPerPartition',
-  'peakBytesPerPartition',
-  'peak_bytes_per_partition',
-  'bytes_per_partition',
-  'peakBytes',
-  'bytes',
-  'used',
-];
-const CAPACITY_KEYS = [
-  'capacityBytes',
-  'capacityPerPartition',
-  'capacityBytesPerPartition',
-  'capacity_bytes_per_partition',
-  'capacity',
-  'capacityBytes',
-  'limit',
-];
-
-/** Peak per memory (SBUF, PSUM…) from the result's `peak` object, whatever the exact key spelling. */
-export function peakBars(peak: Record<string, unknown> | undefined): CapacityBar[] {
+/** Peak per memory (SBUF, PSUM…) against its capacity, from the result's `peak` (bytes per partition). */
+export function peakBars(peak: Peak | undefined): CapacityBar[] {
   const bars: CapacityBar[] = [];
-  for (const [name, value] of Object.entries(peak ?? {})) {
-    const entry = obj(value);
-    const used = num(entry, USED_KEYS);
-    const capacity = num(entry, CAPACITY_KEYS);
+  for (const [name, region] of Object.entries(peak ?? {})) {
+    const used = num(obj(region), ['peakBytes']);
+    const capacity = num(obj(region), ['capacityBytes']);
     if (used !== undefined && capacity !== undefined) bars.push({ name: name.toUpperCase(), used, capacity });
   }
   return bars;
@@ -104,10 +84,11 @@ function simulationSection(r: SimulationResult): string {
   }
   const bars = peakBars(r.peak);
   if (bars.length) parts.push('<h3>Peak on-chip memory per partition</h3>', capacityBars(bars));
-  const live = Object.entries(r.peak ?? {}).flatMap(([mem, v]) => {
-    const entries = obj(v)?.live;
-    return Array.isArray(entries) ? entries.map((e): [string, Record<string, unknown>] => [mem, obj(e) ?? {}]) : [];
-  });
+  const live = Object.entries(r.peak ?? {}).flatMap(([mem, region]) =>
+    Array.isArray(region?.live)
+      ? region.live.filter((l) => obj(l)).map((l): [string, LiveAllocation] => [mem, l]) // tolerant: unchecked JSON
+      : [],
+  );
   if (live.length) {
     const rows = live.map(([mem, l]) => {
       const shape = Array.isArray(l.shape) ? `[${l.shape.map(Number).join(', ')}]` : '';

@@ -43,7 +43,9 @@ describe('simulation results', () => {
       sbuf: {
         peakBytes: 150 * 1024,
         capacityBytes: 192 * 1024,
-        live: [{ name: 'x_tile', shape: [128, 512], dtype: 'float32', bytesPerPartition: 2048, line: 12 }],
+        live: [
+          { name: 'x_tile', shape: [128, 512], dtype: 'float32', bytesPerPartition: 2048, file: '/k.py', line: 12 },
+        ],
       },
       psum: { peakBytes: 4096, capacityBytes: 16384, live: [] },
     },

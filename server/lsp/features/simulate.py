@@ -9,7 +9,7 @@ lens per spec'd kernel, and the "Add simulate spec" code action.
   (document, kernel): a new save cancels the running job (its worker is killed) and only the newest result
   is published. Simulations run in a worker process via ``nki_studio.simulate.runner`` driven from a
   thread (``asyncio.to_thread``), so the event loop keeps answering requests.
-* ``nki/simulationResult`` is the structured result (``nki_studio.simulate.job``) plus ``uri``; the command
+* ``nki/simulationResult`` is the structured result (``nki_studio.simulate.result``) plus ``uri``; the command
   answers with the same object.
 * Spec problems (NKI601) are published on open/change/save even in untrusted workspaces: parsing runs no
   user code. Parsing a large module takes hundreds of ms, so it never runs on the event loop: a change
@@ -38,6 +38,7 @@ from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.findings import Finding
 from nki_studio.simulate.job import Job
+from nki_studio.simulate.result import AnyResult, Cost, Spec
 from nki_studio.simulate.runner import WorkerPool, run_job
 from nki_studio.simulate.spec import KernelInfo, comment_findings, find_kernels, inferred_fields, resolve
 from pygls.uris import to_fs_path
@@ -61,11 +62,16 @@ class _Parsed:
     """What a diagnostics job found: ``nki-sim`` diagnostics, and on save the specs to simulate."""
 
     diagnostics: list[types.Diagnostic]
-    specs: list[dict[str, Any]]
+    specs: list[Spec]
+
+
+def _cost(result: AnyResult) -> Cost | None:
+    """The estimated cost of a result (a notice has none)."""
+    return result["cost"] if "cost" in result else None
 
 
 def _diagnostics(
-    uri: str, path: str, text: str, results: dict[str, dict[str, Any]], encoding: Any, base_url: str | None
+    uri: str, path: str, text: str, results: dict[str, AnyResult], encoding: Any, base_url: str | None
 ) -> list[types.Diagnostic]:
     """NKI601 spec problems plus the findings of ``results`` (kernel -> last result), as LSP diagnostics."""
     found: list[Finding] = list(comment_findings(text, path))
@@ -86,8 +92,8 @@ class SimulateFeature:
 
     def __init__(self, server: NkiLanguageServer) -> None:
         self.server = server
-        self.jobs: JobRunner[dict[str, Any]] = JobRunner(server.executor, name="simulate")
-        self.results: dict[str, dict[str, dict[str, Any]]] = {}  # uri -> kernel -> result
+        self.jobs: JobRunner[AnyResult] = JobRunner(server.executor, name="simulate")
+        self.results: dict[str, dict[str, AnyResult]] = {}  # uri -> kernel -> result
         # Spec/result diagnostics per document, computed in the job pool; key uri (edits) or uri::save.
         self.spec_jobs: JobRunner[_Parsed] = JobRunner(server.executor, name="simulate diagnostics")
         self._published: dict[str, list[types.Diagnostic]] = {}  # uri -> nki-sim diagnostics last published
@@ -149,7 +155,7 @@ class SimulateFeature:
         base_url = self.server.settings.rule_docs_base_url
 
         def work(token: CancelToken) -> _Parsed:
-            specs: list[dict[str, Any]] = []
+            specs: list[Spec] = []
             if simulate:
                 for kernel in find_kernels(text, path):
                     token.raise_if_cancelled()
@@ -194,7 +200,7 @@ class SimulateFeature:
             self.refresh_spec_findings(uri, simulate=True)
 
     # ---- running -------------------------------------------------------------------------------------------
-    def _job(self, path: str, spec: dict[str, Any]) -> Job:
+    def _job(self, path: str, spec: Spec) -> Job:
         settings = self.server.settings
         try:
             configured = load_config(path).target
@@ -209,15 +215,13 @@ class SimulateFeature:
             memory_bytes=settings.simulation_memory_mb << 20,
         )
 
-    def submit(
-        self, uri: str, path: str, kernel: str, spec: dict[str, Any]
-    ) -> asyncio.Future[dict[str, Any]]:
+    def submit(self, uri: str, path: str, kernel: str, spec: Spec) -> asyncio.Future[AnyResult]:
         """Start (superseding any run of the same kernel) and return a future of the published result."""
         loop = asyncio.get_running_loop()
-        done: asyncio.Future[dict[str, Any]] = loop.create_future()
+        done: asyncio.Future[AnyResult] = loop.create_future()
         job = self._job(path, spec)
 
-        async def work(token: CancelToken) -> dict[str, Any]:
+        async def work(token: CancelToken) -> AnyResult:
             if not self.server.trusted:  # trust was withdrawn while this run waited
                 return {"status": "refused", "kernel": kernel, "message": REFUSAL}
             async with progress(self.server, f"Simulating {kernel}", cancel=token) as prog:
@@ -240,7 +244,7 @@ class SimulateFeature:
                         "message": f"nki-studio could not run the simulation: {exc}",
                     }
 
-        def publish(result: dict[str, Any]) -> None:
+        def publish(result: AnyResult) -> None:
             self._on_result(uri, path, kernel, result)
             if not done.done():
                 done.set_result(result)
@@ -263,25 +267,24 @@ class SimulateFeature:
         token.on_cancel(superseded)
         return done
 
-    def _on_result(self, uri: str, path: str, kernel: str, result: dict[str, Any]) -> None:
+    def _on_result(self, uri: str, path: str, kernel: str, result: AnyResult) -> None:
         if result.get("status") in ("cancelled", "refused"):
             return
         self.results.setdefault(uri, {})[kernel] = result
         self.server.notify_client(RESULT_NOTIFICATION, {**result, "uri": uri, "kernel": kernel})
-        if result.get("cost"):
+        cost = _cost(result)
+        if cost:
             # numpy: imported on first use, not at start-up
             from nki_studio.simulate.heat import estimate_payload
 
-            self.server.notify_client(
-                HEATMAP_NOTIFICATION, estimate_payload(uri, path, kernel, result["cost"])
-            )
+            self.server.notify_client(HEATMAP_NOTIFICATION, estimate_payload(uri, path, kernel, cost))
         self.refresh_spec_findings(uri)
         caps = self.server.client_capabilities.workspace
         refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
         if self.server.settings.inlay_hints and refresh:
             self.server.call_soon(lambda: self.server.workspace_inlay_hint_refresh(None))
 
-    async def command(self, *args: Any) -> dict[str, Any]:
+    async def command(self, *args: Any) -> AnyResult:
         """``nki-studio.simulate`` with ``[uri, kernelName]`` (kernel optional): the structured result."""
         uri = str(args[0]) if args else ""
         kernel = str(args[1]) if len(args) > 1 and args[1] else None
@@ -328,9 +331,10 @@ class SimulateFeature:
         first, last = params.range.start.line, params.range.end.line
         hints = []
         for kernel, result in self.results[uri].items():
-            if not result.get("cost"):
+            cost = _cost(result)
+            if not cost:
                 continue
-            for heat in estimate_payload(uri, path, kernel, result["cost"])["lines"]:
+            for heat in estimate_payload(uri, path, kernel, cost)["lines"]:
                 line = heat["line"]  # 0-based
                 if not first <= line <= last or line >= len(lines):
                     continue
@@ -354,9 +358,10 @@ class SimulateFeature:
         from nki_studio.simulate.heat import estimate_payload
 
         for kernel, result in self.results[uri].items():
-            if not result.get("cost"):
+            cost = _cost(result)
+            if not cost:
                 continue
-            payload = estimate_payload(uri, path, kernel, result["cost"])
+            payload = estimate_payload(uri, path, kernel, cost)
             for line in payload["lines"]:
                 if line["line"] == params.position.line:
                     return types.Hover(
@@ -381,10 +386,11 @@ class SimulateFeature:
             last = self.results.get(uri, {}).get(kernel.name)
             if last is not None:
                 title += f" (last: {last.get('status')}"
-                if last.get("cost"):
+                cost = _cost(last)
+                if cost:
                     from nki_studio.profile.heatmap import fmt_ns  # numpy: loaded once a result has a cost
 
-                    title += f", estimated {fmt_ns(last['cost']['totalNs'])}"
+                    title += f", estimated {fmt_ns(cost['totalNs'])}"
                 title += ")"
             at = types.Position(line=kernel.decorator_line - 1, character=0)
             lenses.append(
@@ -459,5 +465,5 @@ def register(server: NkiLanguageServer) -> None:
     )
 
     @server.command(COMMAND)
-    async def simulate_command(ls: NkiLanguageServer, *args: Any) -> dict[str, Any]:
+    async def simulate_command(ls: NkiLanguageServer, *args: Any) -> AnyResult:
         return await feature.command(*args)

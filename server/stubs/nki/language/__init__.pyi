@@ -35,16 +35,16 @@ hbm: MemoryRegion
 shared_hbm: MemoryRegion
 """HBM visible to all instances (both cores under LNC=2). Kernel outputs must be allocated here (since 0.3.0)."""
 
-def is_hbm(buffer: MemoryRegion) -> bool:
+def is_hbm(b: MemoryRegion) -> bool:
     """True for any HBM kind (``private_hbm``/``hbm``/``shared_hbm``)."""
 
-def is_on_chip(buffer: MemoryRegion) -> bool:
+def is_on_chip(b: MemoryRegion) -> bool:
     """True for SBUF or PSUM."""
 
-def is_psum(buffer: MemoryRegion) -> bool:
+def is_psum(b: MemoryRegion) -> bool:
     """True for PSUM."""
 
-def is_sbuf(buffer: MemoryRegion) -> bool:
+def is_sbuf(b: MemoryRegion) -> bool:
     """True for SBUF."""
 
 # ---------------------------------------------------------------------------------------------- dtypes

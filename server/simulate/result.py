@@ -1,0 +1,203 @@
+"""The structured simulation result, declared once: what a worker returns (``nki_studio.simulate.job``), what
+``nki/simulationResult`` sends (plus ``uri``), what the ``nki-studio.simulate`` command answers and what
+``nki-studio simulate --json`` prints (one result, or a list when several kernels ran).
+
+The TypedDicts are the JSON shape itself (camelCase keys, as sent). ``nki_studio.simulate.result_schema`` turns
+them into ``result.schema.json`` and the extension's ``simulationResult.generated.ts``; a field's description is
+the string in its ``Annotated[...]``. Optional keys live in a ``total=False`` subclass (no ``NotRequired``: Python
+3.10 has none).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypedDict, final
+
+Status = Literal["passed", "failed", "error", "timeout", "memory_limit", "cancelled", "crashed", "refused"]
+
+
+class ErrorInfo(TypedDict):
+    """Why and where the kernel stopped (or, as ``uninitializedRead``, where it first read never-written memory)."""
+
+    message: str
+    kind: Annotated[str, "exception class name"]
+    file: Annotated[str, "user file of the failing line ('' when unknown)"]
+    line: Annotated[int, "1-based failing line (0 when unknown)"]
+    stack: Annotated[list[str], "helper call chain as 'path:line:function', outermost first"]
+
+
+class Spec(TypedDict):
+    """The simulate spec that ran (``SimSpec.to_json``)."""
+
+    kernel: str
+    args: Annotated[list[list[str]], "[name, value] pairs in call order, values as in the spec comment"]
+    reference: str | None
+    inputs: Annotated[str | None, "function that builds the arguments, instead of args"]
+    seed: int
+    lnc: int
+    ranks: int
+    atol: float | None
+    rtol: float | None
+    origin: Annotated[list[str], "where the spec came from, e.g. comment, pyproject, inferred"]
+
+
+# ``import`` is a keyword, hence the functional form. Seconds, except ``warm``.
+Timings = TypedDict(
+    "Timings",
+    {
+        "warm": Annotated[bool, "the worker was started before the job"],
+        "wait": float,
+        "processStart": float,
+        "import": float,
+        "inputs": float,
+        "simulation": float,
+        "reference": float,
+        "oracle": float,
+        "strictRerun": float,
+        "cost": float,
+        "total": float,
+    },
+    total=False,
+)
+Timings.__doc__ = (
+    "Wall-clock seconds per stage (only the stages that ran); ``warm`` says whether the worker was."
+)
+
+MetricValue = bool | int | float | str | list[int]
+
+
+class OracleMetric(TypedDict):
+    """One check of an output (or input): its value, the threshold it was held to and the verdict."""
+
+    name: str
+    value: MetricValue
+    threshold: str
+    passed: Annotated[bool | None, "null: not applicable"]
+
+
+class OracleOutput(TypedDict):
+    """One kernel output: summary, metrics against the reference and notes."""
+
+    name: str
+    shape: list[int]
+    dtype: str
+    nan_count: int
+    inf_count: int
+    metrics: list[OracleMetric]
+    notes: list[str]
+    passed: bool
+
+
+class Oracle(TypedDict):
+    """The oracle's verdict over every output and input."""
+
+    hasReference: bool
+    passed: bool
+    problems: list[str]
+    inputs: Annotated[list[OracleMetric], "one 'unchanged:<name>' check per array input"]
+    outputs: list[OracleOutput]
+
+
+class LiveAllocation(TypedDict):
+    """An allocation live at the peak of its region."""
+
+    name: Annotated[str, "the allocation's name= ('' when not given)"]
+    shape: list[int]
+    dtype: str
+    bytesPerPartition: int
+    file: str
+    line: int
+
+
+class RegionPeak(TypedDict):
+    """Peak use of one on-chip region, in bytes per partition."""
+
+    capacityBytes: int
+    peakBytes: int
+    live: Annotated[list[LiveAllocation], "what was live at the peak, in allocation order"]
+
+
+Peak = Annotated[dict[str, RegionPeak], "per on-chip region: sbuf, psum"]
+
+
+class CostLine(TypedDict):
+    """Estimated time issued from one source line."""
+
+    path: str
+    line: int
+    ns: float
+    engine: Annotated[str, "the engine that takes most of the line's time"]
+    share: Annotated[float, "of the serial total"]
+    instructions: int
+    byEngine: Annotated[dict[str, float], "engine -> estimated ns"]
+    dmaBytes: int
+    opcodes: Annotated[dict[str, list[float]], "instruction -> [count, estimated ns]"]
+
+
+class Roofline(TypedDict):
+    """The kernel's estimated point on the roofline."""
+
+    flops: int
+    hbmBytes: int
+    intensity: Annotated[float, "FLOPs per HBM byte"]
+    ridge: Annotated[float, "intensity at which the compute and memory roofs meet"]
+    computeNs: float
+    memoryNs: float
+    bound: Literal["memory", "compute"]
+
+
+class Cost(TypedDict):
+    """Estimated cost from the simulator trace (a cost model, not a measurement; times in ns)."""
+
+    label: str
+    target: str
+    totalNs: Annotated[float, "busiest engine queue (engines overlap)"]
+    serialNs: Annotated[float, "every instruction one after another"]
+    engineNs: Annotated[dict[str, float], "'engine' or 'engine@core' -> busy ns"]
+    lines: list[CostLine]
+    roofline: Roofline
+
+
+class _SimulationResultKeys(TypedDict):
+    status: Status
+    message: str
+    backend: Annotated[str | None, "embedded or official; null when the simulation did not start"]
+    kernel: str
+    path: str
+    spec: Spec
+    timings: Timings
+    oracle: Oracle | None
+    peak: Peak | None
+    warnings: Annotated[list[str], "simulator warnings, each 'file:line: message' when the line is known"]
+    error: ErrorInfo | None
+    cost: Cost | None
+
+
+@final  # lets `"cost" in result` tell a result from a notice
+class SimulationResult(_SimulationResultKeys, total=False):
+    """The result of one simulation job run by a worker (``simulate --json`` prints this)."""
+
+    peakRssBytes: Annotated[int, "peak resident memory of the worker"]
+    devicePrints: Annotated[list[str], "nl.device_print output"]
+    instructions: Annotated[int, "instructions simulated"]
+    uninitializedRead: Annotated[ErrorInfo | None, "the strict re-run's first read of never-written memory"]
+    output: Annotated[str, "tail of what the kernel printed"]
+    uri: Annotated[str, "the document, on nki/simulationResult"]
+
+
+class _SimulationNoticeKeys(TypedDict):
+    status: Status
+    message: str
+
+
+@final
+class SimulationNotice(_SimulationNoticeKeys, total=False):
+    """An answer no worker produced: refused (untrusted workspace), cancelled, or the run could not start."""
+
+    kernel: str
+    path: str
+    uri: Annotated[str, "the document, on nki/simulationResult"]
+    warnings: list[str]
+
+
+# What the server sends: ``nki/simulationResult`` and the ``nki-studio.simulate`` command's answer.
+AnyResult = SimulationResult | SimulationNotice
