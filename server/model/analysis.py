@@ -11,13 +11,13 @@ import ast
 import logging
 from dataclasses import dataclass
 
+from nki_studio.core.findings import Span
 from nki_studio.model.interpreter import Interpreter
 from nki_studio.model.kernels import FunctionInfo, KernelDiscovery, discover
 from nki_studio.model.module_info import ScopeCache
 from nki_studio.model.targets import Target
 from nki_studio.model.tensors import KernelFacts
 from nki_studio.model.values import UNKNOWN, Const, FunctionVal, TensorVal, Value, const_int
-from nki_studio.nkilint.findings import Span
 
 log = logging.getLogger("nki_studio.model.analysis")
 

@@ -11,10 +11,10 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from nki_studio.core.findings import Finding, Span
 from nki_studio.model.kernels import KernelDiscovery
 from nki_studio.nkilint.config import ConfigError, LintConfig, load_config
 from nki_studio.nkilint.engine import CONFIG_ERROR, discover_safely, lint_module, meta_finding, parse
-from nki_studio.nkilint.findings import Finding, Span
 
 __all__ = [
     "ConfigError",

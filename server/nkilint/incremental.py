@@ -33,6 +33,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from nki_studio.core.findings import Finding, Fix, Related, Span, TextEdit
 from nki_studio.model.syntax import child_fields
 from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.context import LintContext
@@ -47,7 +48,6 @@ from nki_studio.nkilint.engine import (
     parse,
     syntax_finding,
 )
-from nki_studio.nkilint.findings import Finding, Fix, Related, Span, TextEdit
 
 log = logging.getLogger("nki_studio.nkilint")
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
+from nki_studio.core.findings import Related, Span
 from nki_studio.model.analysis import ModuleFacts
 from nki_studio.model.capacity import Peak, peak
 from nki_studio.model.tensors import ApiCall, CallChain, KernelFacts
 from nki_studio.model.values import Allocation, Const, TensorVal, Value, const_int
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Related, Span
 
 
 def module_facts(ctx: LintContext) -> ModuleFacts:

@@ -150,8 +150,8 @@ def find_kernel(module: Any, kernel_name: str | None, path: str) -> Any:
 
 def check_python_subset(path: str, nki_version: NkiVersion) -> None:
     """Reject Python the target NKI version does not compile, using the linter's NKI1xx findings."""
+    from nki_studio.core.findings import Severity
     from nki_studio.nkilint.api import config_for, lint_source
-    from nki_studio.nkilint.findings import Severity
 
     with open(path, encoding="utf-8") as handle:
         text = handle.read()

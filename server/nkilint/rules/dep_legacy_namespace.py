@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.model.imports import LEGACY_PREFIX, is_legacy, to_canonical
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, V04
 

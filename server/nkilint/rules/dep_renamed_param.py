@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity, TextEdit
 from nki_studio.model.imports import is_legacy
 from nki_studio.model.targets import NkiVersion
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity, TextEdit
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, V03, remove_keyword
 

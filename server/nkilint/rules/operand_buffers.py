@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.api_signatures import GPSIMD_ONLY, ISA_OUTPUTS, ISA_PARAMS, ONE_PSUM_INPUT
 from nki_studio.model.tensors import ApiCall
 from nki_studio.model.values import ApiRef, TensorVal
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls
 

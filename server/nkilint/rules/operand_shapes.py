@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.api_signatures import SAME_PARTITION_OPERANDS, SAME_SHAPE_OPERANDS
 from nki_studio.model.values import const_int
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls, describe_tensor, explain, on_chip_tensor
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Related, Severity
 from nki_studio.model.targets import NkiVersion
 from nki_studio.model.values import Seq, TensorVal, Value
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Related, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import place, roots
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.value_findings import describe_tensor, explain, place, roots
 

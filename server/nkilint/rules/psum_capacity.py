@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.capacity import psum_banks
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import live_summary, peak_over, roots
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V07, own_nodes
 
