@@ -21,7 +21,7 @@ LINT_SOURCE = "nkilint"
 _VALUE_RULES_FOOTER = (
     "Values the interpreter cannot compute (unknown shapes, loop bounds, kernel arguments without an assert) "
     "never make this rule fire; an allocation or operand it could not size is left out, so reported totals "
-    "are lower bounds."
+    "are lower bounds. Limits per generation come from `server/model/targets.py`."
 )
 
 
@@ -46,8 +46,8 @@ FAMILIES: tuple[Family, ...] = (
         "NKI6",
         "simulation",
         source="nki-sim",
-        footer="Reported by the simulator (`nki-studio simulate`, simulate-on-save in trusted workspaces), not "
-        "by the linter.",
+        footer="Reported by the simulation side of nki-studio (source `nki-sim`: the spec parser, and the results "
+        "of `nki-studio simulate` or simulate-on-save), not by `nki-studio lint`.",
     ),
     Family("NKI9", "meta"),
 )

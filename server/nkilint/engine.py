@@ -112,6 +112,7 @@ def check(ctx: LintContext) -> list[Finding]:
     for code, r in all_rules().items():
         if r.check is None or not r.applies_to(config.target) or not config.enabled(code, path):
             continue
+        ctx.rule = r.entry  # what ctx.report reports: the check names no code
         try:
             findings.extend(r.check(ctx))
         except Exception as exc:
@@ -124,6 +125,7 @@ def check(ctx: LintContext) -> list[Finding]:
                     f"internal error in rule {code} ({r.name}): {type(exc).__name__}: {exc}",
                 )
             )
+    ctx.rule = None
     return [f for f in findings if config.enabled(f.code, path)]
 
 

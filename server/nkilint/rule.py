@@ -5,9 +5,9 @@ the NKI versions/generations it applies to, the basis of the rule (stated in the
 good example (used verbatim by the docs pages and by the tests), and ``check(ctx) -> Iterable[Finding]``.
 
 Rule modules live in ``nki_studio.nkilint.rules`` and register themselves with the :func:`rule` decorator when
-imported; :func:`all_rules` imports that package once. Code ranges: NKI0xx meta (syntax, internal error, unused
-suppression), NKI1xx Python subset, NKI2xx deprecations/legacy, NKI3xx partition dim, NKI4xx SBUF/PSUM capacity,
-NKI5xx ISA operands.
+imported; :func:`all_rules` imports that package once. Each rule's code, name, default severity and summary
+go into the one catalogue of diagnostic codes (``nki_studio.core.codes``, whose ``FAMILIES`` are the code
+ranges); the engine binds the running rule's code, so a check reports with ``ctx.report(node, message)``.
 
 Writing a rule::
 
@@ -19,7 +19,7 @@ Writing a rule::
     def check(ctx: LintContext) -> Iterator[Finding]:
         for func in ctx.kernel_code():          # FunctionInfo of this module's kernel code
             ...
-            yield ctx.finding("NKI301", node, "partition dim 256 = TILE*2 (TILE=128) > 128")
+            yield ctx.report(node, "partition dim 256 = TILE*2 (TILE=128) > 128")   # the code is bound
 """
 
 from __future__ import annotations

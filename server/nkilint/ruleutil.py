@@ -55,7 +55,7 @@ def construct_rule(
         for node in ctx.kernel_nodes_of(node_types):
             if accept is None or accept(ctx, node):
                 where = ctx.head_span(node) if isinstance(node, ast.stmt) else ctx.span(node)
-                yield ctx.finding(code, where, message)
+                yield ctx.report(where, message)
 
     check.__doc__ = why
     rule(

@@ -68,8 +68,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if isinstance(call, ast.Call) and isinstance(loop, ast.For) and loop.iter is call:
             fix = _fix(ctx, loop, call)
             where = call
-        yield ctx.finding(
-            "NKI202",
+        yield ctx.report(
             where,
             f"nl.dynamic_range is {what}; use nl.fori_loop(lo, hi, body, step) "
             "with the loop body as a function",

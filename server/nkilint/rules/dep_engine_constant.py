@@ -47,4 +47,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             fix = Fix(
                 f"Replace with engine.{new}", (ctx.replace(node, f"{ctx.text(node.value)}.engine.{new}"),)
             )
-        yield ctx.finding("NKI204", node, f"{ctx.text(node)} is deprecated; use nisa.engine.{new}", fix=fix)
+        yield ctx.report(node, f"{ctx.text(node)} is deprecated; use nisa.engine.{new}", fix=fix)

@@ -59,4 +59,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             if name.endswith("divide") and isinstance(call, ast.Call) and call.func is node
             else None
         )
-        yield ctx.finding("NKI212", node, f"nl.{name.rsplit('.', 1)[1]} {_OPS[name]}", fix=fix)
+        yield ctx.report(node, f"nl.{name.rsplit('.', 1)[1]} {_OPS[name]}", fix=fix)

@@ -67,8 +67,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         fix = Fix(f"Replace with `{new}`", (ctx.replace(rec_stmt, new),)) if new else None
         for a in rec_stmt.names:
             fixes.setdefault(a.asname or a.name.split(".")[0], fix)
-        yield ctx.finding(
-            "NKI208",
+        yield ctx.report(
             rec_stmt,
             f"legacy namespace {LEGACY_PREFIX} imported; import from nki / nki.language / nki.isa instead",
             fix=fix,
@@ -76,8 +75,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     if ctx.target.nki_version < V04:
         return
     for node in _first_legacy_uses(ctx):
-        yield ctx.finding(
-            "NKI208",
+        yield ctx.report(
             node,
             f"`{node.id}` comes from the legacy namespace {LEGACY_PREFIX}: using it in "
             "kernel code is a compile error since NKI 0.4; import from nki / "

@@ -41,8 +41,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             and isinstance(node.func.value, ast.Name)
             and node.func.value.id in kernels
         ):
-            yield ctx.finding(
-                "NKI211",
+            yield ctx.report(
                 node.func,
                 f"{ctx.text(node.func)}(...) launch syntax is being deprecated "
                 "(NKI 0.7); set NEURON_LOGICAL_NC_CONFIG and call the kernel "

@@ -58,6 +58,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         ):
             fix = Fix("Replace with range()", (ctx.replace(node, "range"),))
         short = name.rsplit(".", 1)[1]
-        yield ctx.finding(
-            "NKI201", node, f"nl.{short} is deprecated (alias of range()); use range()", fix=fix
-        )
+        yield ctx.report(node, f"nl.{short} is deprecated (alias of range()); use range()", fix=fix)

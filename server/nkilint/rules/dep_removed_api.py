@@ -104,4 +104,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if name == "nki.language.fp32" and isinstance(parent, ast.Attribute) and parent.attr == "min":
             target = parent
             fix = Fix("Replace with -3.4028235e+38", (ctx.replace(parent, "-3.4028235e+38"),))
-        yield ctx.finding("NKI209", target, f"{ctx.text(target)} is {advice}", fix=fix)
+        yield ctx.report(target, f"{ctx.text(target)} is {advice}", fix=fix)

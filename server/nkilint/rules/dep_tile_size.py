@@ -41,8 +41,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         fix = None
         if isinstance(node, ast.Attribute):
             fix = Fix(f"Replace with {new}", (ctx.replace(node, f"{ctx.text(node.value)}.{new}"),))
-        yield ctx.finding(
-            "NKI205",
+        yield ctx.report(
             node,
             f"tile_size.{name.rsplit('.', 1)[1]} is deprecated since NKI 0.4; use tile_size.{new}",
             fix=fix,

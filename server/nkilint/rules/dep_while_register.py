@@ -66,8 +66,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     "Convert to nl.while_loop (body becomes a function)",
                     returns=reg,
                 )
-            yield ctx.finding(
-                "NKI203",
+            yield ctx.report(
                 ctx.head_span(node),
                 f"`while {reg}:` on a register is {what}; use "
                 f"nl.while_loop({reg}, body) where body returns the "

@@ -54,7 +54,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 f"class {cls.name} derives from {', '.join(n or '?' for n in names)}; classes used in kernels "
                 "must derive from nl.NKIObject (or Enum) and nothing else"
             )
-        yield ctx.finding("NKI104", _head(ctx, cls), msg)
+        yield ctx.report(_head(ctx, cls), msg)
 
 
 def _local_name(node: ast.expr) -> str:

@@ -78,8 +78,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     and left.id in instances
                     and right.id in instances
                 ):
-                    yield ctx.finding(
-                        "NKI125",
+                    yield ctx.report(
                         node,
                         f"`{ctx.text(node)}` compares two {instances[left.id]} "
                         "instances: NKI 0.6 compared them field by field, NKI 0.7 "

@@ -44,8 +44,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             keys = [node.key]
         for key in keys:
             if key is not None and _non_string_literal(key):
-                yield ctx.finding(
-                    "NKI105",
+                yield ctx.report(
                     key,
                     f"dict key {ast.unparse(key)} is not a string; NKI dicts "
                     "support only string keys before NKI 0.7",

@@ -55,8 +55,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     [node.left, node.right] if isinstance(node, ast.BinOp) else [node.target, node.value]
                 )
                 if any(isinstance(o, ast.Name) and o.id == var for o in operands):
-                    yield ctx.finding(
-                        "NKI124",
+                    yield ctx.report(
                         node,
                         f"Python arithmetic on fori_loop variable `{var}` (a runtime "
                         "register in NKI 0.6); use it only as .ap(scalar_offset=...)",

@@ -52,8 +52,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                         f"Replace with {'==' if isinstance(op, ast.Is) else '!='}", (ctx.replace(node, new),)
                     )
                 word = "is" if isinstance(op, ast.Is) else "is not"
-                yield ctx.finding(
-                    "NKI107",
+                yield ctx.report(
                     node,
                     f"`{word}` is not supported in NKI kernels (0.3-0.6); use "
                     f"{'==' if isinstance(op, ast.Is) else '!='}",

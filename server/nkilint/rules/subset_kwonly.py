@@ -33,8 +33,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         args = kernel.node.args
         if args.kwonlyargs:
             first: ast.AST = args.kwonlyargs[0]
-            yield ctx.finding(
-                "NKI114",
+            yield ctx.report(
                 first,
                 f"kernel `{kernel.qualname}` has keyword-only parameters "
                 f"({', '.join(a.arg for a in args.kwonlyargs)}); NKI kernels do not "

@@ -54,8 +54,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 continue
             for arg in [*node.args, *(kw.value for kw in node.keywords)]:
                 if k.of(arg) is Kind.TENSOR:
-                    yield ctx.finding(
-                        "NKI110",
+                    yield ctx.report(
                         node,
                         f"{ast.unparse(node.func)}() is a {lib} function applied "
                         f"to NKI tensor `{ctx.text(arg)}`; tensor values exist only "

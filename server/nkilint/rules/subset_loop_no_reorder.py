@@ -42,8 +42,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             for inner in ast.walk(stmt):
                 if isinstance(inner, ast.Call) and ctx.aliases.canonical(inner.func) in _DYNAMIC:
                     name = ast.unparse(inner.func)
-                    yield ctx.finding(
-                        "NKI121",
+                    yield ctx.report(
                         inner.func,
                         f"{name} inside `with nl.no_reorder():` is not "
                         "supported; move the dynamic loop out of the block",

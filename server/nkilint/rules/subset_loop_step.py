@@ -73,15 +73,13 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 continue
             value = _literal_int(step)
             if value is not None and (not isinstance(value, int) or value <= 0):
-                yield ctx.finding(
-                    "NKI126",
+                yield ctx.report(
                     step,
                     f"loop step {ctx.text(step)} must be a positive integer; dynamic "
                     "loops only count up (swap the bounds and index from the end)",
                 )
             elif k.of(step) is Kind.REGISTER:
-                yield ctx.finding(
-                    "NKI126",
+                yield ctx.report(
                     step,
                     f"loop step `{ctx.text(step)}` is a runtime register; the step must "
                     "be a compile-time positive int",

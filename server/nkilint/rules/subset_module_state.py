@@ -88,8 +88,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     if isinstance(t, ast.Subscript):
                         target = t.value
             if isinstance(target, ast.Name) and target.id in watched:
-                yield ctx.finding(
-                    "NKI123",
+                yield ctx.report(
                     node,
                     f"kernel code mutates module-level `{target.id}`; kernels must be "
                     "pure functions of their arguments (compiled kernels are cached)",

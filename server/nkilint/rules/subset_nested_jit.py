@@ -45,8 +45,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 related = (
                     Related(ctx.path, ctx.span(decorator), f"{site.callee.qualname} is decorated here"),
                 )
-            yield ctx.finding(
-                "NKI113",
+            yield ctx.report(
                 site.call.func,
                 f"`{site.callee.qualname}` is an @nki.jit kernel called from kernel code "
                 f"(`{site.caller.qualname}`); remove the decorator from the sub-kernel"

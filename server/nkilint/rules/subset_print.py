@@ -34,8 +34,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             and node.func.id == "print"
             and "print" not in ctx.aliases.bindings
         ):
-            yield ctx.finding(
-                "NKI120",
+            yield ctx.report(
                 node,
                 "print() runs once at compile time, not on the device; use "
                 "nl.device_print(prefix, tensor) for run-time values",

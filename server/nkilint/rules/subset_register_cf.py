@@ -48,8 +48,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 tested = list(node.args)
             for expr in tested:
                 if k.of(expr) is Kind.REGISTER:
-                    yield ctx.finding(
-                        "NKI112",
+                    yield ctx.report(
                         expr,
                         f"`{ctx.text(expr)}` is a runtime register: Python control "
                         "flow cannot use its value; use nl.fori_loop / nl.while_loop",

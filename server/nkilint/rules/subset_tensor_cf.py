@@ -48,8 +48,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 tested = list(node.args[:1])
             for expr in tested:
                 if k.of(expr) is Kind.TENSOR:
-                    yield ctx.finding(
-                        "NKI111",
+                    yield ctx.report(
                         expr,
                         f"Python truth test on NKI tensor `{ctx.text(expr)}`: tensor "
                         "values are unknown at compile time; use nl.where / "
