@@ -8,7 +8,7 @@ helper lives in another file, the finding moves to the outermost call site in th
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 from nki_studio.core.findings import Related, Span
 from nki_studio.model.analysis import ModuleFacts
@@ -124,7 +124,7 @@ def peak_over(
 
 
 def api_calls(
-    ctx: LintContext, names: frozenset[str] | set[str] | dict[str, object], namespace: str = "isa"
+    ctx: LintContext, names: Collection[str], namespace: str = "isa"
 ) -> Iterator[tuple[ApiCall, Span, tuple[Related, ...]]]:
     """Recorded API calls of the given names, each call site once, with where to report them."""
     seen: set[tuple[int, int, int]] = set()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.values import ApiRef, Const, TensorVal, const_int
@@ -53,7 +53,7 @@ def _free_size(t: TensorVal) -> int | None:
     return t.free_elems()
 
 
-def _special_mode(operands: dict[str, object]) -> bool:
+def _special_mode(operands: Mapping[str, object]) -> bool:
     """double_row (FP8, K split over a size-2 dim) and transpose mode have other shape rules."""
     perf = operands.get("perf_mode")
     if isinstance(perf, Const) and perf.value not in (None, "none"):

@@ -36,11 +36,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     to it or perform Python arithmetic on it. Read it as a runtime offset via `.ap(scalar_offset=...)`". Scale
     the offset through the access pattern (`indirect_dim` and the base shape) instead."""
     bodies: set[str] = set()
-    for node in ctx.kernel_calls_to("nki.language.fori_loop"):
+    for call in ctx.kernel_calls_to("nki.language.fori_loop"):
         arg = (
-            node.args[2]
-            if len(node.args) > 2
-            else next((kw.value for kw in node.keywords if kw.arg == "body_fun"), None)
+            call.args[2]
+            if len(call.args) > 2
+            else next((kw.value for kw in call.keywords if kw.arg == "body_fun"), None)
         )
         if isinstance(arg, ast.Name):
             bodies.add(arg.id)
