@@ -153,8 +153,3 @@ def lookup(code: str) -> Code:
 def catalogue() -> dict[str, Code]:
     """Every declared code, sorted (lint codes are declared when ``nkilint.rule.all_rules`` loads the rules)."""
     return dict(sorted(_CATALOGUE.items()))
-
-
-def is_known_prefix(prefix: str, source: str) -> bool:
-    """Whether some declared code reported by ``source`` starts with ``prefix``."""
-    return any(c.startswith(prefix) and e.family.source == source for c, e in _CATALOGUE.items())
