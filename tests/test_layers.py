@@ -14,8 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "server"
 DOC = ROOT / "docs" / "architecture.md"
 PACKAGE = "nki_studio"
-PROTOCOL_LIBRARIES = ("lsprotocol", "pygls")  # front-end types (layer FRONT_END and above only)
-FRONT_END = 8
+PROTOCOL_LIBRARIES = ("lsprotocol", "pygls")  # front-end types: the language server's layer and above only
 
 
 def declared_layers(text: str) -> dict[str, int]:
@@ -30,6 +29,7 @@ def declared_layers(text: str) -> dict[str, int]:
 
 
 LAYERS = declared_layers(DOC.read_text(encoding="utf-8"))
+FRONT_END = LAYERS["lsp"]
 
 
 def unit_of(path: Path) -> str:

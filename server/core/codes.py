@@ -49,7 +49,7 @@ FAMILIES: tuple[Family, ...] = (
         footer="Reported by the simulation side of nki-studio (source `nki-sim`: the spec parser, and the results "
         "of `nki-studio simulate` or simulate-on-save), not by `nki-studio lint`.",
     ),
-    Family("NKI9", "meta"),
+    Family("NKI9", "internal errors"),
 )
 
 
