@@ -12,10 +12,10 @@ import sys
 from typing import Any
 
 from nki_studio.cli.lint_formats import FORMATS
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.model.targets import parse_generation, parse_nki_version
 from nki_studio.nkilint.api import lint_paths
 from nki_studio.nkilint.config import LintConfig
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.fixes import apply_fixes
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from nki_studio import __version__
-from nki_studio.nkilint.findings import Finding, Severity
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.rule import all_rules
 
 DOCS_BASE = "https://github.com/nki-studio/nki-studio/blob/main/docs/rules/"

@@ -21,7 +21,8 @@ from nki_studio.profile.analyze import ProfileReport, analyze
 from nki_studio.profile.metrics import MetricOptions
 from nki_studio.profile.model import ProfileError
 from nki_studio.profile.readers.detect import FORMATS
-from nki_studio.profile.roofline import RooflineOptions, flops_from_trace
+from nki_studio.profile.roofline import RooflineOptions
+from nki_studio.simulate.cost import flops_from_trace
 
 
 def _common(p: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from nki_studio.nkilint.findings import Finding, Fix, Severity, Span
+from nki_studio.core.findings import Finding, Fix, Severity, Span
 from pygls.uris import from_fs_path
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # LSP and Python agree on these three; str.splitlines knows more

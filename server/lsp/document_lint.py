@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from nki_studio.core.findings import Finding
 from nki_studio.lsp.settings import Settings
-from nki_studio.nkilint.findings import Finding
 from nki_studio.nkilint.incremental import IncrementalLinter
 
 

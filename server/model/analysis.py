@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import ast
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from nki_studio.core.findings import Span
 from nki_studio.model.interpreter import Interpreter
 from nki_studio.model.kernels import FunctionInfo, KernelDiscovery, discover
 from nki_studio.model.module_info import ScopeCache
 from nki_studio.model.targets import Target
 from nki_studio.model.tensors import KernelFacts
 from nki_studio.model.values import UNKNOWN, Const, FunctionVal, TensorVal, Value, const_int
-from nki_studio.nkilint.findings import Span
 
 log = logging.getLogger("nki_studio.model.analysis")
 
@@ -114,7 +115,7 @@ def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
     return ModuleFacts(own.path, target, roots)
 
 
-def _name_span(func: FunctionInfo, lines: list[str]) -> Span:
+def _name_span(func: FunctionInfo, lines: Sequence[str]) -> Span:
     node = func.node
     line = node.lineno
     text = lines[line - 1] if line - 1 < len(lines) else ""
@@ -192,8 +193,9 @@ def infer_kernel_inputs(
         for name, value in root.params.items():
             if not isinstance(value, TensorVal):
                 continue
-            dims = tuple(const_int(d) for d in value.shape) if value.shape is not None else None
-            if dims is None or None in dims:
+            maybe = [const_int(d) for d in value.shape] if value.shape is not None else [None]
+            dims = tuple(d for d in maybe if d is not None)
+            if len(dims) < len(maybe):
                 result[name] = None
             else:
                 result[name] = (dims, value.dtype.name if value.dtype is not None else None)

@@ -6,6 +6,11 @@ parameters that carry tensors, shapes, dtypes or buffers are listed; the rest st
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
 ISA_PARAMS: dict[str, tuple[str, ...]] = {
     "nc_matmul": (
         "dst",
@@ -139,10 +144,8 @@ NL_CREATE_PARAMS: dict[str, tuple[str, ...]] = {
 }
 
 
-def bind_arguments(
-    params: tuple[str, ...], args: list[object], kwargs: dict[str, object]
-) -> dict[str, object]:
+def bind_arguments(params: tuple[str, ...], args: Sequence[T], kwargs: Mapping[str, T]) -> dict[str, T]:
     """Match positional ``args`` to ``params`` and merge ``kwargs`` (extra positionals are dropped)."""
-    bound: dict[str, object] = dict(zip(params, args, strict=False))
+    bound: dict[str, T] = dict(zip(params, args, strict=False))
     bound.update(kwargs)
     return bound

@@ -37,7 +37,9 @@ BINOP_SYMBOLS = {
 }
 
 
-def apply_binop(op: ast.operator, a: Any, b: Any) -> object | None:
+def apply_binop(op: ast.operator, a: Any, b: Any) -> Any:
+    """Python's own ``a op b`` (None for results the interpreter does not keep); operands are any constants,
+    so errors (TypeError, ArithmeticError) are the caller's to catch."""
     if isinstance(op, ast.Add):
         return a + b
     if isinstance(op, ast.Sub):
@@ -148,16 +150,18 @@ def compare_values(op: ast.cmpop, left: Value, right: Value) -> bool | None:
                 return isinstance(op, ast.NotIn)
         return None
     if isinstance(left, Const) and isinstance(right, Const):
-        a, b = left.value, right.value
+        # Python's own ordering decides; mixed kinds (str < int) raise TypeError: unknown.
+        a: Any = left.value
+        b: Any = right.value
         try:
             if isinstance(op, ast.Lt):
-                return a < b
+                return bool(a < b)
             if isinstance(op, ast.LtE):
-                return a <= b
+                return bool(a <= b)
             if isinstance(op, ast.Gt):
-                return a > b
+                return bool(a > b)
             if isinstance(op, ast.GtE):
-                return a >= b
+                return bool(a >= b)
         except TypeError:
             return None
     return None

@@ -27,10 +27,10 @@ from nki_studio.model.values import (
 )
 
 if TYPE_CHECKING:
-    from nki_studio.model.interpreter import Interpreter
+    from nki_studio.model.evaluation import ExpressionEvaluator
 
 
-def list_method(interp: Interpreter, owner: Seq, name: str, args: list[Value]) -> Value:
+def list_method(interp: ExpressionEvaluator, owner: Seq, name: str, args: list[Value]) -> Value:
     """Mutating list methods; a change the list outlives in a summarised loop or an unknown branch makes it
     inexact (its length is no longer known)."""
     if name in ("append", "extend", "insert", "pop", "remove", "clear") and interp.uncertain_write(
@@ -86,7 +86,7 @@ def _class_fields(cls: ast.ClassDef) -> Iterator[tuple[str, ast.expr | None]]:
                     yield target.id, stmt.value
 
 
-def class_attribute(interp: Interpreter, cls: ClassVal, attr: str) -> Value:
+def class_attribute(interp: ExpressionEvaluator, cls: ClassVal, attr: str) -> Value:
     """A class-level constant (``Config.TILE``), evaluated in the class's module."""
     for name, expr in _class_fields(cls.node):
         if name == attr and expr is not None:
@@ -99,7 +99,9 @@ def class_attribute(interp: Interpreter, cls: ClassVal, attr: str) -> Value:
     return UNKNOWN
 
 
-def instantiate(interp: Interpreter, cls: ClassVal, args: list[Value], kwargs: dict[str, Value]) -> Value:
+def instantiate(
+    interp: ExpressionEvaluator, cls: ClassVal, args: list[Value], kwargs: dict[str, Value]
+) -> Value:
     """A user class call: dataclass-style fields from arguments/defaults, then ``__init__`` inlined if present."""
     obj = ObjectVal(cls.node.name, created=interp.context_depth())
     fields = list(_class_fields(cls.node))
@@ -126,15 +128,18 @@ def instantiate(interp: Interpreter, cls: ClassVal, args: list[Value], kwargs: d
     return obj
 
 
-def builtin_call(interp: Interpreter, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+def builtin_call(
+    interp: ExpressionEvaluator, name: str, args: list[Value], kwargs: dict[str, Value]
+) -> Value:
     """Python builtins and ``math`` functions on known values."""
     nums = [const_num(a) for a in args]
     if name in ("min", "max"):
         items = args
         if len(args) == 1 and isinstance(args[0], Seq):
             items = list(args[0].items) if args[0].exact else []
-        values = [const_num(a) for a in items]
-        if not items or any(v is None for v in values):
+        maybe = [const_num(a) for a in items]
+        values = [v for v in maybe if v is not None]
+        if not items or len(values) < len(maybe):
             return UNKNOWN
         pick = (min if name == "min" else max)(range(len(items)), key=lambda i: values[i])
         chosen = items[pick]
@@ -176,19 +181,23 @@ def builtin_call(interp: Interpreter, name: str, args: list[Value], kwargs: dict
         if isinstance(src, Seq):
             return Seq(list(src.items), is_list=name == "list", exact=src.exact)
         if isinstance(src, nki.RangeVal):
-            values = src.values()
-            return Seq(values, is_list=name == "list") if values is not None else UNKNOWN
+            loop_values = src.values()
+            return Seq(loop_values, is_list=name == "list") if loop_values is not None else UNKNOWN
         return UNKNOWN
     if name in ("enumerate", "zip", "reversed", "sorted"):
         return _sequence_builtin(name, args)
     if name == "sum":
         if args and isinstance(args[0], Seq) and args[0].exact:
-            values = [const_num(v) for v in args[0].items]
-            if all(v is not None for v in values):
+            maybe = [const_num(v) for v in args[0].items]
+            values = [v for v in maybe if v is not None]
+            if len(values) == len(maybe):
                 return Const(sum(values))
         return UNKNOWN
-    if name == "divmod" and len(nums) == 2 and None not in nums and nums[1]:
-        q, r = divmod(nums[0], nums[1])
+    if name == "divmod" and len(nums) == 2:
+        num, den = nums
+        if num is None or not den:
+            return UNKNOWN
+        q, r = divmod(num, den)
         return Seq([Const(q), Const(r)])
     if name == "slice":
         padded = [*args, Const(None), Const(None), Const(None)]
@@ -230,8 +239,9 @@ def _sequence_builtin(name: str, args: list[Value]) -> Value:
         return Seq([Seq(list(group)) for group in zip(*seqs, strict=False)])
     if name == "reversed":
         return Seq(list(reversed(seqs[0])))
-    values = [const_num(v) for v in seqs[0]]
-    if any(v is None for v in values):
+    maybe = [const_num(v) for v in seqs[0]]
+    values = [v for v in maybe if v is not None]
+    if len(values) < len(maybe):
         return UNKNOWN
     return Seq([Const(v) for v in sorted(values)])
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from nki_studio.core.findings import Span
 from nki_studio.model import builtin_values
 from nki_studio.model import nki_semantics as nki
 from nki_studio.model.arithmetic import binop, compare_values, unary
@@ -38,7 +39,6 @@ from nki_studio.model.values import (
     join_all,
     named,
 )
-from nki_studio.nkilint.findings import Span
 
 STEP_BUDGET = 25_000  # evaluated nodes per analysed function (kernel plus inlined helpers)
 MAX_CALL_DEPTH = 10

@@ -26,6 +26,7 @@ from nki_studio.model.values import (
     BufferVal,
     Const,
     DType,
+    FunctionVal,
     ModuleRef,
     Seq,
     SliceVal,
@@ -38,7 +39,7 @@ from nki_studio.model.values import (
 )
 
 if TYPE_CHECKING:
-    from nki_studio.model.interpreter import Interpreter
+    from nki_studio.model.evaluation import ExpressionEvaluator
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,7 +126,7 @@ def tensor_attribute(t: TensorVal, attr: str, text: str) -> Value:
     if attr == "dtype":
         return t.dtype if t.dtype is not None else UNKNOWN
     if attr == "buffer":
-        return BufferVal(t.buffer) if t.buffer in BUFFERS.values() else UNKNOWN
+        return BufferVal(t.buffer) if t.buffer is not None and t.buffer in BUFFERS.values() else UNKNOWN
     if attr == "ndim":
         return Const(len(t.shape)) if t.shape is not None else UNKNOWN
     if attr == "size":
@@ -145,7 +146,7 @@ def _rename(value: Value, text: str) -> Value:
 
 
 def new_tensor(
-    interp: Interpreter,
+    interp: ExpressionEvaluator,
     api: str,
     shape: tuple[Value, ...] | None,
     dtype: DType | None,
@@ -175,7 +176,7 @@ def new_tensor(
     return tensor
 
 
-def note_view(interp: Interpreter, tensor: TensorVal, node: ast.AST, what: str) -> None:
+def note_view(interp: ExpressionEvaluator, tensor: TensorVal, node: ast.AST, what: str) -> None:
     """Remember an on-chip tensor whose partition dim exceeds the target's (the NKI3xx rule reports it)."""
     if tensor.buffer not in ON_CHIP:
         return
@@ -221,7 +222,9 @@ def _buffer_arg(value: Value | None, default: str | None) -> str | None:
 _CREATE_APIS = frozenset(f"nl.{n}" for n in NL_CREATE_PARAMS)
 
 
-def subscript_tensor(interp: Interpreter, t: TensorVal, key_node: ast.expr, node: ast.AST) -> TensorVal:
+def subscript_tensor(
+    interp: ExpressionEvaluator, t: TensorVal, key_node: ast.expr, node: ast.AST
+) -> TensorVal:
     """The view ``t[key]`` (language.md §5.2): ints drop free dims (partition dim kept as 1, on-chip views stay
     at least 2-D), slices and ``nl.ds`` keep a dim of their size."""
     keys = key_node.elts if isinstance(key_node, ast.Tuple) else [key_node]
@@ -294,7 +297,12 @@ def _is_none(value: Value) -> bool:
 
 
 def tensor_method(
-    interp: Interpreter, t: TensorVal, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.AST
+    interp: ExpressionEvaluator,
+    t: TensorVal,
+    name: str,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    node: ast.AST,
 ) -> Value:
     """View methods of NkiTensor (language.md §5.3): the view's shape when it can be computed."""
     shape = list(t.shape) if t.shape is not None else None
@@ -408,9 +416,10 @@ def _reshaping_method(
     if name == "flatten_dims":
         end = idx(1, "end_dim")
         if dim is not None and end is not None and dim <= end < len(shape):
-            ints = [const_int(d) for d in shape[dim : end + 1]]
+            maybe = [const_int(d) for d in shape[dim : end + 1]]
+            ints = [n for n in maybe if n is not None]
             total: Value = UNKNOWN
-            if None not in ints:
+            if len(ints) == len(maybe):
                 prod = 1
                 for n in ints:
                     prod *= n
@@ -502,7 +511,7 @@ _LANG_PARAMS: dict[str, tuple[str, ...]] = {
 
 
 def call_api(
-    interp: Interpreter,
+    interp: ExpressionEvaluator,
     qualname: str,
     args: list[Value],
     kwargs: dict[str, Value],
@@ -525,7 +534,7 @@ def call_api(
 
 
 def _language_call(
-    interp: Interpreter, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
+    interp: ExpressionEvaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
 ) -> Value:
     if name in NL_CREATE_PARAMS:
         return _create(interp, name, bind_arguments(NL_CREATE_PARAMS[name], args, kwargs), node)
@@ -542,13 +551,13 @@ def _language_call(
     if name in ("fori_loop",):
         b = bind_arguments(("lower", "upper", "body_fun", "step"), args, kwargs)
         body = b.get("body_fun")
-        if body is not None and body.__class__.__name__ == "FunctionVal":
+        if isinstance(body, FunctionVal):
             interp.call_function(body, [UNKNOWN], {}, node)
         return Const(None)
     if name == "while_loop":
         b = bind_arguments(("init", "body_fun"), args, kwargs)
         body = b.get("body_fun")
-        if body is not None and body.__class__.__name__ == "FunctionVal":
+        if isinstance(body, FunctionVal):
             interp.call_function(body, [UNKNOWN], {}, node)
         return UNKNOWN
     if name in _LANG_PARAMS:
@@ -571,7 +580,7 @@ def _language_call(
     return UNKNOWN
 
 
-def _create(interp: Interpreter, name: str, bound: dict[str, object], node: ast.Call) -> Value:
+def _create(interp: ExpressionEvaluator, name: str, bound: dict[str, Value], node: ast.Call) -> Value:
     api = f"nl.{name}"
     if name in ("empty_like", "zeros_like"):
         like = bound.get("x")
@@ -583,9 +592,9 @@ def _create(interp: Interpreter, name: str, bound: dict[str, object], node: ast.
         return new_tensor(interp, api, like.shape, dtype, buffer, node)
     if name == "shared_identity_matrix":
         n = bound.get("n")
-        shape = (n, n) if isinstance(n, Const) else None
+        square = (n, n) if isinstance(n, Const) else None
         dtype = _dtype_arg(bound.get("dtype"), DType("uint8"))
-        return new_tensor(interp, api, shape, dtype, "sbuf", node)
+        return new_tensor(interp, api, square, dtype, "sbuf", node)
     shape_value = bound.get("shape")
     shape = _shape_arg(shape_value) if isinstance(shape_value, Value) else None
     dtype = _dtype_arg(bound.get("dtype"))
@@ -609,7 +618,7 @@ def _legacy_block_dims(value: object) -> int | None:
     return None
 
 
-def _language_result(interp: Interpreter, name: str, ops: dict[str, Value], node: ast.Call) -> Value:
+def _language_result(interp: ExpressionEvaluator, name: str, ops: dict[str, Value], node: ast.Call) -> Value:
     if name == "store":
         return Const(None)
     src = ops.get("src") if name in ("load", "load_transpose2d") else ops.get("x")
@@ -641,7 +650,7 @@ def _language_result(interp: Interpreter, name: str, ops: dict[str, Value], node
 
 
 def _elementwise_result(
-    interp: Interpreter, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
+    interp: ExpressionEvaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
 ) -> Value:
     tensors = [a for a in args if isinstance(a, TensorVal)]
     if not tensors:
@@ -676,7 +685,7 @@ _DST_FIRST = {"sendrecv": "src", "core_barrier": "data", "topk": "val_dst"}
 
 
 def _isa_call(
-    interp: Interpreter,
+    interp: ExpressionEvaluator,
     name: str,
     args: list[Value],
     kwargs: dict[str, Value],

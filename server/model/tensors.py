@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nki_studio.core.findings import Span
 from nki_studio.model.values import Allocation, TensorVal, Value
-from nki_studio.nkilint.findings import Span
 
 CallChain = tuple[tuple[str, Span], ...]
 

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from nki_studio.nkilint.findings import Span
+from nki_studio.core.findings import Span
 
 
 class Value:

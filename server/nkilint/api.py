@@ -9,16 +9,18 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from nki_studio.core.findings import Finding, Severity, Span
 from nki_studio.model.kernels import KernelDiscovery
+from nki_studio.model.targets import NkiVersion, Target
 from nki_studio.nkilint.config import ConfigError, LintConfig, load_config
 from nki_studio.nkilint.engine import CONFIG_ERROR, discover_safely, lint_module, meta_finding, parse
-from nki_studio.nkilint.findings import Finding, Span
 
 __all__ = [
     "ConfigError",
     "LintConfig",
+    "check_python_subset",
     "config_for",
     "iter_python_files",
     "lint_paths",
@@ -69,6 +71,22 @@ def lint_source(text: str, path: str, config: LintConfig | None = None) -> list[
     except Exception as exc:  # last line of defence: the engine already isolates rules
         log.exception("lint failed on %s", path)
         return [*extra, meta_finding("NKI999", path, Span(1, 1, 1, 1), f"internal error: {exc}")]
+
+
+def check_python_subset(path: str, nki_version: NkiVersion) -> list[Finding]:
+    """The findings that reject the file for ``nki_version``: its NKI1xx (Python subset) findings of severity
+    error or warning under the file's config with that version. Empty when the target compiles it. Passed to
+    ``nki_studio.sim.simulate(python_subset=...)``."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    config, _ = config_for(path)
+    config = replace(config, target=Target(config.target.generation, nki_version))
+    # The subset rules are warnings (their basis is partly inferred); in this mode any of them rejects.
+    return [
+        f
+        for f in lint_source(text, path, config)
+        if f.code.startswith("NKI1") and f.severity in (Severity.ERROR, Severity.WARNING)
+    ]
 
 
 def iter_python_files(paths: Iterable[str]) -> Iterator[str]:

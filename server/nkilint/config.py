@@ -11,17 +11,18 @@ Keys (all optional)::
     severity = { NKI201 = "error" }               # per-code severity override
     sbuf-reserved-bytes = 4096      # SBUF bytes per partition NKI401 keeps free (usable size is unpublished)
 
-Loaded configs are cached by (path, mtime), so an edited ``pyproject.toml`` is reloaded on the next lint.
+The file is found and read by ``nki_studio.core.pyproject`` (cached by mtime: an edit is reloaded on the next lint).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
-import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from nki_studio.core.findings import Severity
+from nki_studio.core.pyproject import TOOL_TABLE, PyprojectError, find_pyproject, read_pyproject
 from nki_studio.model.targets import (
     DEFAULT_GENERATION,
     NEWEST_VERSION,
@@ -32,13 +33,6 @@ from nki_studio.model.targets import (
     parse_generation,
     parse_nki_version,
 )
-from nki_studio.nkilint.findings import Severity
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 
 _ALWAYS_SELECTED = frozenset({"NKI000", "NKI999"})
 
@@ -175,46 +169,6 @@ def config_from_table(
     )
 
 
-def find_pyproject(path: str) -> str | None:
-    """The nearest ``pyproject.toml`` with a ``[tool.nki-studio]`` table, walking up from ``path``."""
-    current = os.path.abspath(path)
-    if not os.path.isdir(current):
-        current = os.path.dirname(current)
-    while True:
-        candidate = os.path.join(current, "pyproject.toml")
-        if os.path.isfile(candidate) and _has_table(candidate):
-            return candidate
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
-_cache: dict[str, tuple[float, Any]] = {}
-
-
-def _read_toml(path: str) -> dict[str, Any]:
-    mtime = os.stat(path).st_mtime
-    hit = _cache.get(path)
-    if hit is not None and hit[0] == mtime:
-        return dict(hit[1])
-    with open(path, "rb") as fh:
-        data = tomllib.load(fh)
-    _cache[path] = (mtime, data)
-    return dict(data)
-
-
-def _has_table(path: str) -> bool:
-    try:
-        return "nki-studio" in _read_toml(path).get("tool", {})
-    except OSError:
-        return False
-    except tomllib.TOMLDecodeError:
-        # A broken file that is meant for us must surface as an error, not be skipped silently.
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return "tool.nki-studio" in fh.read()
-
-
 def load_config(path: str) -> LintConfig:
     """The configuration that applies to ``path`` (a file or directory): its nearest ``[tool.nki-studio]``,
     else defaults. Raises ConfigError for an unreadable or invalid table (message names file and key)."""
@@ -222,9 +176,9 @@ def load_config(path: str) -> LintConfig:
     if pyproject is None:
         return LintConfig(target=Target(DEFAULT_GENERATION, detect_installed_nki_version() or NEWEST_VERSION))
     try:
-        table = _read_toml(pyproject)["tool"]["nki-studio"]
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{pyproject}: {exc}") from None
+        table = read_pyproject(pyproject)["tool"][TOOL_TABLE]
+    except PyprojectError as exc:
+        raise ConfigError(str(exc)) from None
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.nki-studio] must be a table")
     return config_from_table(table, root=os.path.dirname(pyproject), source=pyproject)

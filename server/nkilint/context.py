@@ -1,7 +1,7 @@
 """What a rule sees: one parsed file, its kernels, imports, target and config, plus finding helpers.
 
 Positions: ``ast`` column offsets are UTF-8 byte offsets; findings use 1-based code-point columns
-(findings.py), so every span goes through :meth:`LintContext.span`.
+(core/findings.py), so every span goes through :meth:`LintContext.span`.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
+from nki_studio.core.codes import Code
+from nki_studio.core.findings import Finding, Fix, Related, Severity, Span, TextEdit
 from nki_studio.model.imports import ImportAliases, to_canonical
 from nki_studio.model.kernels import FunctionInfo, KernelDiscovery
 from nki_studio.model.syntax import source_lines
 from nki_studio.model.targets import Target
 from nki_studio.nkilint.config import LintConfig
-from nki_studio.nkilint.findings import Finding, Fix, Related, Severity, Span, TextEdit
-from nki_studio.nkilint.rule import all_rules
 
 
 class LintContext:
@@ -33,6 +33,7 @@ class LintContext:
         self.discovery = discovery
         self.config = config
         self.memo: dict[str, Any] = {}  # per-file results rules share (e.g. name kinds per function)
+        self.rule: Code | None = None  # the code of the rule whose check runs (set by the engine)
 
     @property
     def aliases(self) -> ImportAliases:
@@ -218,9 +219,8 @@ class LintContext:
 
     # --- findings ----------------------------------------------------------------------------------------
 
-    def finding(
+    def report(
         self,
-        code: str,
         where: ast.AST | Span,
         message: str,
         *,
@@ -228,18 +228,10 @@ class LintContext:
         fix: Fix | None = None,
         related: tuple[Related, ...] = (),
     ) -> Finding:
-        """A finding of rule ``code`` (name, default severity and deprecated tag come from the registry;
-        ``severity`` overrides the default, e.g. for a rule that is a warning on 0.6 and an error on 0.7)."""
-        r = all_rules()[code]
+        """A finding of the rule being checked (the engine binds :attr:`rule` to the code ``@rule(code=...)``
+        registered): name, default severity and deprecated tag come from the catalogue; ``severity``
+        overrides the default, e.g. for a rule that is a warning on 0.6 and an error on 0.7."""
+        if self.rule is None:
+            raise RuntimeError("LintContext.report outside a rule's check (no rule is bound)")
         span = where if isinstance(where, Span) else self.span(where)
-        return Finding(
-            path=self.path,
-            span=span,
-            code=code,
-            name=r.name,
-            severity=severity or r.default_severity,
-            message=message,
-            fix=fix,
-            deprecated=r.deprecated,
-            related=related,
-        )
+        return self.rule.finding(self.path, span, message, severity=severity, fix=fix, related=related)

@@ -12,10 +12,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
+from nki_studio.core.codes import LINT_SOURCE, family_of
+from nki_studio.core.findings import Finding, Severity, Span
 from nki_studio.model.kernels import KernelDiscovery, discover
 from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity, Span
 from nki_studio.nkilint.rule import all_rules
 from nki_studio.nkilint.suppression import parse_suppressions, unused_fix
 
@@ -29,8 +30,7 @@ INTERNAL_ERROR = "NKI999"
 
 def meta_finding(code: str, path: str, span: Span, message: str) -> Finding:
     """A finding of one of the engine's own rules (syntax, config, internal error)."""
-    r = all_rules()[code]
-    return Finding(path=path, span=span, code=code, name=r.name, severity=r.default_severity, message=message)
+    return all_rules()[code].entry.finding(path, span, message)
 
 
 def parse(source: str, path: str) -> ast.Module | Finding:
@@ -112,6 +112,7 @@ def check(ctx: LintContext) -> list[Finding]:
     for code, r in all_rules().items():
         if r.check is None or not r.applies_to(config.target) or not config.enabled(code, path):
             continue
+        ctx.rule = r.entry  # what ctx.report reports: the check names no code
         try:
             findings.extend(r.check(ctx))
         except Exception as exc:
@@ -124,6 +125,7 @@ def check(ctx: LintContext) -> list[Finding]:
                     f"internal error in rule {code} ({r.name}): {type(exc).__name__}: {exc}",
                 )
             )
+    ctx.rule = None
     return [f for f in findings if config.enabled(f.code, path)]
 
 
@@ -133,6 +135,17 @@ def finish(findings: list[Finding], source: str, path: str, config: LintConfig) 
     findings = _suppress(findings, source, path, config)
     findings = [_override(f, config) for f in findings]
     return sorted(findings, key=lambda f: (f.span.line, f.span.column, f.code))
+
+
+def as_configured(findings: Iterable[Finding], source: str, path: str, config: LintConfig) -> list[Finding]:
+    """Findings another analysis produced for this file (the simulator's NKI6xx) treated like the linter's:
+    codes ``select``/``ignore``/``per-file-ignores`` leave out are dropped, ``# noqa`` comments suppress, and
+    severities are overridden. (Unused ``# noqa`` codes are the lint's to report, in :func:`finish`.)"""
+    kept = [f for f in findings if config.enabled(f.code, path)]
+    if "noqa" in source:
+        sup = parse_suppressions(source)
+        kept = [f for f in kept if not sup.suppresses(f)]
+    return [_override(f, config) for f in kept]
 
 
 def _suppress(findings: list[Finding], source: str, path: str, config: LintConfig) -> list[Finding]:
@@ -155,15 +168,11 @@ def _suppress(findings: list[Finding], source: str, path: str, config: LintConfi
         if not unused:
             continue
         fix = unused_fix(noqa, unused, lines[noqa.line - 1] if noqa.line <= len(lines) else "")
-        r = all_rules()[UNUSED_NOQA]
         kept.append(
-            Finding(
-                path=path,
-                span=noqa.comment_span,
-                code=UNUSED_NOQA,
-                name=r.name,
-                severity=r.default_severity,
-                message=f"unused suppression: {', '.join(unused)} reported nothing on this line",
+            all_rules()[UNUSED_NOQA].entry.finding(
+                path,
+                noqa.comment_span,
+                f"unused suppression: {', '.join(unused)} reported nothing on this line",
                 fix=fix,
                 unnecessary=True,
             )
@@ -174,7 +183,11 @@ def _suppress(findings: list[Finding], source: str, path: str, config: LintConfi
 def _active_or_unknown(prefix: str, path: str, config: LintConfig) -> bool:
     matching = [r for code, r in all_rules().items() if code.startswith(prefix)]
     if not matching:
-        return True
+        try:
+            # A code of a family another analysis reports (NKI6xx: the simulator) may be used there.
+            return family_of(prefix).source == LINT_SOURCE
+        except ValueError:
+            return True
     return any(r.applies_to(config.target) and config.enabled(r.code, path) for r in matching)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nki_studio.nkilint.findings import Fix, TextEdit
+from nki_studio.core.findings import Fix, TextEdit
 
 
 def _offsets(text: str) -> list[int]:
@@ -23,7 +23,7 @@ def _pos(starts: list[int], line: int, column: int) -> int:
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     """Apply every fix whose edits do not overlap an already accepted fix; returns (new text, fixes applied).
 
-    Spans are 1-based line/column in code points, end exclusive (findings.py). Overlapping fixes are left for
+    Spans are 1-based line/column in code points, end exclusive (core/findings.py). Overlapping fixes are left for
     a later pass, as ruff does.
     """
     starts = _offsets(text)

@@ -33,6 +33,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from nki_studio.core.findings import Finding, Fix, Related, Span, TextEdit
 from nki_studio.model.syntax import child_fields
 from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.context import LintContext
@@ -47,7 +48,6 @@ from nki_studio.nkilint.engine import (
     parse,
     syntax_finding,
 )
-from nki_studio.nkilint.findings import Finding, Fix, Related, Span, TextEdit
 
 log = logging.getLogger("nki_studio.nkilint")
 
@@ -96,7 +96,7 @@ class Block:
 
 def _first_line(stmt: ast.stmt) -> int:
     decorators = getattr(stmt, "decorator_list", ())
-    return min([stmt.lineno, *(d.lineno for d in decorators)])
+    return min([stmt.lineno, *(int(d.lineno) for d in decorators)])
 
 
 def split_blocks(stmts: Sequence[ast.stmt], lines: Sequence[str], offset: int = 0) -> list[Block]:
@@ -448,12 +448,15 @@ class IncrementalLinter:
             self._entries.clear()
             self._config = config
         lines = _LINE_BREAK.split(text)
-        blocks = reparse(self._lines, self._blocks, lines)
-        if blocks is None:
+        reparsed = reparse(self._lines, self._blocks, lines)
+        blocks: list[Block] | Finding
+        if reparsed is None:
             tree = parse(text, self.path)
             blocks = tree if isinstance(tree, Finding) else split_blocks(tree.body, lines)
-        elif isinstance(blocks, ParseFailure):
-            blocks = syntax_finding(blocks.error, self.path, blocks.line_offset)
+        elif isinstance(reparsed, ParseFailure):
+            blocks = syntax_finding(reparsed.error, self.path, reparsed.line_offset)
+        else:
+            blocks = reparsed
         if isinstance(blocks, Finding):  # keep the cache: the next version that parses reuses it
             return [blocks] if config.enabled(SYNTAX_ERROR, self.path) else []
         self._lines, self._blocks = lines, blocks

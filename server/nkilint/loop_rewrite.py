@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from nki_studio.core.findings import Fix, TextEdit
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Fix, TextEdit
 from nki_studio.nkilint.ruleutil import body_escapes, header_span, indent_of, line_end, names_stored_in
 
 

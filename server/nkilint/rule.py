@@ -5,21 +5,21 @@ the NKI versions/generations it applies to, the basis of the rule (stated in the
 good example (used verbatim by the docs pages and by the tests), and ``check(ctx) -> Iterable[Finding]``.
 
 Rule modules live in ``nki_studio.nkilint.rules`` and register themselves with the :func:`rule` decorator when
-imported; :func:`all_rules` imports that package once. Code ranges: NKI0xx meta (syntax, internal error, unused
-suppression), NKI1xx Python subset, NKI2xx deprecations/legacy, NKI3xx partition dim, NKI4xx SBUF/PSUM capacity,
-NKI5xx ISA operands.
+imported; :func:`all_rules` imports that package once. Each rule's code, name, default severity and summary
+go into the one catalogue of diagnostic codes (``nki_studio.core.codes``, whose ``FAMILIES`` are the code
+ranges); the engine binds the running rule's code, so a check reports with ``ctx.report(node, message)``.
 
 Writing a rule::
 
     from nki_studio.nkilint.rule import Basis, rule
-    from nki_studio.nkilint.findings import Severity
+    from nki_studio.core.findings import Severity
 
     @rule(code="NKI301", name="partition-dim-too-large", severity=Severity.ERROR, basis=Basis.STATED,
           summary="...", bad="...", good="...")
     def check(ctx: LintContext) -> Iterator[Finding]:
         for func in ctx.kernel_code():          # FunctionInfo of this module's kernel code
             ...
-            yield ctx.finding("NKI301", node, "partition dim 256 = TILE*2 (TILE=128) > 128")
+            yield ctx.report(node, "partition dim 256 = TILE*2 (TILE=128) > 128")   # the code is bound
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from nki_studio.core.codes import Code, declare
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.targets import Generation, NkiVersion, Target
-from nki_studio.nkilint.findings import Finding, Severity
 
 if TYPE_CHECKING:
     from nki_studio.nkilint.context import LintContext
@@ -58,12 +59,9 @@ class Example:
 
 @dataclass(frozen=True)
 class Rule:
-    """One lint rule: metadata plus its check function."""
+    """One lint rule: its catalogue entry (code, name, default severity, summary), metadata and check function."""
 
-    code: str
-    name: str
-    default_severity: Severity
-    summary: str
+    entry: Code
     basis: Basis
     check: CheckFn | None  # None: findings produced by the engine itself (syntax, internal error, noqa)
     bad: tuple[Example, ...]
@@ -71,7 +69,6 @@ class Rule:
     min_version: NkiVersion | None = None  # applies to targets >= this version
     max_version: NkiVersion | None = None  # applies to targets <= this version
     generations: frozenset[Generation] | None = None  # None: every generation
-    deprecated: bool = False  # findings carry the LSP Deprecated tag
     fixable: bool = False
     sources: str = ""  # reference pages the rule rests on, e.g. "python-subset.md §5; deprecations.md §D"
     scope_note: str = ""  # free text for the docs page, e.g. "error on 0.7, warning on 0.6"
@@ -86,9 +83,34 @@ class Rule:
         return self.generations is None or target.generation in self.generations
 
     @property
+    def code(self) -> str:
+        """The stable code, e.g. ``NKI301``."""
+        return self.entry.code
+
+    @property
+    def name(self) -> str:
+        """The rule name, e.g. ``partition-dim-too-large``."""
+        return self.entry.name
+
+    @property
+    def default_severity(self) -> Severity:
+        """Severity unless configured otherwise."""
+        return self.entry.severity
+
+    @property
+    def summary(self) -> str:
+        """One-line description."""
+        return self.entry.summary
+
+    @property
+    def deprecated(self) -> bool:
+        """Findings carry the LSP Deprecated tag."""
+        return self.entry.deprecated
+
+    @property
     def docs_path(self) -> str:
         """Repository-relative path of the docs page."""
-        return f"docs/rules/{self.code}.md"
+        return self.entry.docs_path
 
 
 REGISTRY: dict[str, Rule] = {}
@@ -133,17 +155,14 @@ def define_rule(
     sources: str = "",
     scope_note: str = "",
 ) -> Rule:
-    """Register a rule; raises ValueError on a duplicate code or name. ``check=None`` is for the meta rules
-    whose findings the engine itself produces."""
+    """Register a rule and declare its code in the catalogue (``nki_studio.core.codes``); raises ValueError on
+    a duplicate code or name. ``check=None`` is for the meta rules whose findings the engine itself produces."""
     if code in REGISTRY:
         raise ValueError(f"duplicate rule code {code}")
     if any(r.name == name for r in REGISTRY.values()):
         raise ValueError(f"duplicate rule name {name}")
     REGISTRY[code] = Rule(
-        code=code,
-        name=name,
-        default_severity=severity,
-        summary=summary,
+        entry=declare(code, name, severity, summary, deprecated=deprecated),
         basis=basis,
         check=check,
         bad=_examples(bad),
@@ -151,7 +170,6 @@ def define_rule(
         min_version=min_version,
         max_version=max_version,
         generations=frozenset(generations) if generations is not None else None,
-        deprecated=deprecated,
         fixable=fixable,
         sources=sources,
         scope_note=scope_note,

@@ -6,12 +6,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator
 
+from nki_studio.core.findings import Finding, Severity, Span, TextEdit
 from nki_studio.model.imports import is_legacy
 from nki_studio.model.kernels import FunctionInfo
 from nki_studio.model.kinds import FunctionKinds, classify
 from nki_studio.model.targets import NkiVersion
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity, Span, TextEdit
 from nki_studio.nkilint.rule import Basis, Example, rule
 
 V02, V03, V04, V06, V07 = (NkiVersion(0, m) for m in (2, 3, 4, 6, 7))
@@ -55,7 +55,7 @@ def construct_rule(
         for node in ctx.kernel_nodes_of(node_types):
             if accept is None or accept(ctx, node):
                 where = ctx.head_span(node) if isinstance(node, ast.stmt) else ctx.span(node)
-                yield ctx.finding(code, where, message)
+                yield ctx.report(where, message)
 
     check.__doc__ = why
     rule(

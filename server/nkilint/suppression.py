@@ -11,7 +11,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from nki_studio.nkilint.findings import Finding, Fix, Span, TextEdit
+from nki_studio.core.findings import Finding, Fix, Span, TextEdit
 
 _NOQA = re.compile(
     r"#\s*noqa(?P<sep>\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?", re.IGNORECASE

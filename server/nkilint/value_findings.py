@@ -8,14 +8,14 @@ helper lives in another file, the finding moves to the outermost call site in th
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 
+from nki_studio.core.findings import Related, Span
 from nki_studio.model.analysis import ModuleFacts
 from nki_studio.model.capacity import Peak, peak
 from nki_studio.model.tensors import ApiCall, CallChain, KernelFacts
 from nki_studio.model.values import Allocation, Const, TensorVal, Value, const_int
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Related, Span
 
 
 def module_facts(ctx: LintContext) -> ModuleFacts:
@@ -124,7 +124,7 @@ def peak_over(
 
 
 def api_calls(
-    ctx: LintContext, names: frozenset[str] | set[str] | dict[str, object], namespace: str = "isa"
+    ctx: LintContext, names: Collection[str], namespace: str = "isa"
 ) -> Iterator[tuple[ApiCall, Span, tuple[Related, ...]]]:
     """Recorded API calls of the given names, each call site once, with where to report them."""
     seen: set[tuple[int, int, int]] = set()

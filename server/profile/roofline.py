@@ -1,20 +1,17 @@
 """The kernel's roofline point (metrics.md §5).
 
-FLOPs come from the simulator's trace of the same kernel (``nki_studio.sim.trace.TraceEvent`` records) when
-one is given: the profiler does not count Vector/Scalar FLOPs and ``Summary.model_flops`` is 0 for standalone
+FLOPs come from the simulator's trace of the same kernel when one is given, summed by the caller into a
+:class:`TraceFlops` (``nki_studio.simulate.cost.flops_from_trace``; this layer does not read traces): the profiler does not count Vector/Scalar FLOPs and ``Summary.model_flops`` is 0 for standalone
 NKI kernels, so that field is never used. Without a trace, ``Summary.hardware_flops`` (Tensor Engine only) is
 used when non-zero and labelled as such.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from nki_studio.model.targets import limits_for, parse_generation
-from nki_studio.sim.trace import TraceEvent, read_jsonl
 
 # Walkthrough figure for the FP32 Vector Engine peak; not in any profile (metrics.md §5), so configurable.
 DEFAULT_VECTOR_PEAK_TFLOPS = 1.0
@@ -39,26 +36,6 @@ class TraceFlops:
     hbm_bytes: int
     by_line: dict[tuple[str, int], int]
     source: str
-
-
-def flops_from_trace(events: Iterable[TraceEvent] | str | Path) -> TraceFlops:
-    """Sum FLOPs per engine and per source line from TraceEvent records or a JSON Lines trace file."""
-    if isinstance(events, (str, Path)):
-        with open(events, encoding="utf-8") as fh:
-            return flops_from_trace(list(read_jsonl(fh)))
-    return _sum_trace(events)
-
-
-def _sum_trace(events: Iterable[TraceEvent]) -> TraceFlops:
-    by_engine: dict[str, int] = {}
-    by_line: dict[tuple[str, int], int] = {}
-    total = hbm = 0
-    for ev in events:
-        total += ev.flops
-        by_engine[ev.engine] = by_engine.get(ev.engine, 0) + ev.flops
-        by_line[(ev.file, ev.line)] = by_line.get((ev.file, ev.line), 0) + ev.flops
-        hbm += ev.bytes_read.get("hbm", 0) + ev.bytes_written.get("hbm", 0)
-    return TraceFlops(total, by_engine, hbm, by_line, "simulator trace (estimated FLOPs)")
 
 
 @dataclass

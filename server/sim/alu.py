@@ -47,6 +47,11 @@ class AluOp:
     def __call__(self, x: Any, y: Any = None) -> Any:
         return self.fn(x) if self.arity == 1 else self.fn(x, y)
 
+    def reduce(self, x: Array, axes: tuple[int, ...]) -> Array:
+        """Reduce ``x`` over ``axes`` with this operator (callers resolved it with ``reduce=True``)."""
+        assert self.reduce_fn is not None, f"{self.name} is not a reduction operator"
+        return self.reduce_fn(x, axes)
+
 
 def _f(x: Any) -> Any:
     """Compare results are 1.0/0.0 in FP32 (isa.md §0.4)."""

@@ -10,13 +10,13 @@ subclasses naming the kernel line; nothing is left behind (sys.modules restored,
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from nki_studio.core.findings import Finding
 from nki_studio.model.targets import (
     Generation,
     NkiVersion,
@@ -148,21 +148,13 @@ def find_kernel(module: Any, kernel_name: str | None, path: str) -> Any:
     return getattr(module, kernels[0])
 
 
-def check_python_subset(path: str, nki_version: NkiVersion) -> None:
-    """Reject Python the target NKI version does not compile, using the linter's NKI1xx findings."""
-    from nki_studio.nkilint.api import config_for, lint_source
-    from nki_studio.nkilint.findings import Severity
+PythonSubsetCheck = Callable[[str, NkiVersion], Sequence[Finding]]
 
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    config, _ = config_for(path)
-    config = dataclasses.replace(config, target=Target(config.target.generation, nki_version))
-    # The subset rules are warnings (their basis is partly inferred); in this mode any of them rejects.
-    findings = [
-        f
-        for f in lint_source(text, path, config)
-        if f.code.startswith("NKI1") and f.severity in (Severity.ERROR, Severity.WARNING)
-    ]
+
+def _reject_python_subset(path: str, nki_version: NkiVersion, check: PythonSubsetCheck) -> None:
+    """Raise for Python the target NKI version does not compile: the findings ``check`` returns for the file
+    (e.g. ``nki_studio.nkilint.api.check_python_subset``, the linter's NKI1xx rules)."""
+    findings = check(path, nki_version)
     if findings:
         first = findings[0]
         listing = "; ".join(f"line {f.span.line}: {f.code} {f.message}" for f in findings[:10])
@@ -236,7 +228,7 @@ def simulate(
     backend: str = "embedded",
     kernel_kwargs: dict[str, Any] | None = None,
     capacity: str = "error",
-    python_subset: bool = False,
+    python_subset: PythonSubsetCheck | None = None,
     deadline_s: float | None = None,
     allocation_budget: int | None = None,
     max_instructions: int | None = None,
@@ -250,8 +242,9 @@ def simulate(
     ``kernel_or_path``: an ``@nki.jit`` kernel, ``kernel[lnc]``, a plain function, or a ``.py`` path
     (with ``kernel_name``, or its only kernel). ``target`` defaults to NEURON_PLATFORM_TARGET_OVERRIDE or
     trn2, ``nki_version`` to the newest; ``precise`` to NKI_PRECISE_FP (default on). ``lnc`` overrides
-    the launch degree (``kernel[2]`` sets it too). ``python_subset`` rejects constructs the target NKI
-    version does not compile (file paths only). ``ranks`` runs one kernel instance per collective rank
+    the launch degree (``kernel[2]`` sets it too). ``python_subset`` (a checker such as
+    ``nki_studio.nkilint.api.check_python_subset``) rejects constructs the target NKI version does not
+    compile (file paths only; the simulator does not import the linter itself). ``ranks`` runs one kernel instance per collective rank
     (threads); rank ``r`` gets ``rank_args[r]`` or a private copy of ``args``. See the module docstring
     for the bounds.
     """
@@ -271,8 +264,8 @@ def simulate(
         ranks=ranks,
     )
     path = os.fspath(kernel_or_path) if isinstance(kernel_or_path, (str, os.PathLike)) else None
-    if path is not None and python_subset:
-        check_python_subset(path, tgt.nki_version)
+    if path is not None and python_subset is not None:
+        _reject_python_subset(path, tgt.nki_version, python_subset)
     if use_official:
         output = official.run(
             kernel_or_path if path is None else path,

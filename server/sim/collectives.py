@@ -492,9 +492,10 @@ def _prepare(api: str, run: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) 
 
 def _trigger(api: str, prepare_instr: object, kind: str) -> NkiInstruction:
     regs = context.current_core().registers
+    pending: object = regs.get("ncc.prepared")  # typed object: an identity test must not narrow the handle
     if (
         not isinstance(prepare_instr, _Prepared)
-        or regs.get("ncc.prepared") is not prepare_instr
+        or pending is not prepare_instr
         or not prepare_instr.op.startswith(f"ncc.{kind}")
     ):
         raise HardwareLimitError(f"ncc.{api}: prepare_instr must be the pending ncc.{kind}_prepare handle")

@@ -324,10 +324,12 @@ def run_kernel(
             rank_outputs = [
                 _convert_output(results[r * options.lnc], back, ctx) for r in range(options.ranks)
             ]
-        modified = [i for i, t, _ in arg_tensors if t.storage.dirty]
-        for _, t, original in arg_tensors:
-            if original is not None and t.storage.dirty:
-                original[...] = to_array(t).reshape(original.shape)  # copied argument: write back (official)
+        modified = [i for i, tensor, _ in arg_tensors if tensor.storage.dirty]
+        for _, tensor, original in arg_tensors:
+            if original is not None and tensor.storage.dirty:
+                original[...] = to_array(tensor).reshape(
+                    original.shape
+                )  # copied argument: write back (official)
         return KernelRun(ctx, output, modified, elapsed, rank_outputs)
     finally:
         for core in ctx.cores:

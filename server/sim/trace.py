@@ -1,5 +1,5 @@
-"""Trace records: one per simulated ISA operation. The simulator writes them; the cost model and the
-roofline read them. This module is the contract between the two, so it holds data only.
+"""Trace records: one per simulated ISA operation. The simulator writes them; the cost model reads them
+(and sums the FLOPs the profile's roofline takes as input). This module is the contract between the two, so it holds data only.
 """
 
 from __future__ import annotations

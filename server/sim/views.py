@@ -9,7 +9,7 @@ array of flat positions.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from nki_studio.sim import dtypes
@@ -352,7 +352,7 @@ class ViewMixin:
             raise SimulationError(
                 f"rearrange: pattern {src_pattern} has {len(src)} dims, tensor has {len(self.shape)}"
             )
-        view: NkiTensor = self
+        view = cast("NkiTensor", self)  # the mixin is only ever part of an NkiTensor
         names: list[str] = []
         pos = 0
         for group, n in zip(src, self.shape, strict=False):
@@ -425,7 +425,7 @@ class ViewMixin:
         pattern: object,
         offset: object = None,
         scalar_offset: object = None,
-        vector_offset: object = None,
+        vector_offset: NkiTensor | None = None,
         indirect_dim: int = 0,
         dtype: object = None,
     ) -> NkiTensor:
@@ -476,7 +476,7 @@ class ViewMixin:
             lo, hi = self._extent(start, shape, strides)
         else:
             lo, hi = int(index.min(initial=0)), int(index.max(initial=0))
-        if shape and math.prod(shape) and (lo < 0 or hi >= data.size):
+        if shape and 0 not in shape and (lo < 0 or hi >= data.size):
             if not dynamic:
                 raise SimulationError(
                     f".ap(): access pattern {[list(p) for p in pairs]} at offset {start} reaches "

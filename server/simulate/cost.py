@@ -21,11 +21,12 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from nki_studio.model.targets import COST_RULES, InstructionCostRules, TargetLimits
-from nki_studio.profile.roofline import flops_from_trace
-from nki_studio.sim.trace import TraceEvent
+from nki_studio.profile.roofline import TraceFlops
+from nki_studio.sim.trace import TraceEvent, read_jsonl
 from nki_studio.simulate.result import Cost
 
 LABEL = "estimated"
@@ -205,6 +206,26 @@ def instruction_cost(
         cycles = elementwise_cycles(event, limits, rules)
     clock = limits.clock_ghz.get(event.engine, limits.clock_ghz["vector"])
     return InstructionCost(event, cycles / clock, cycles)
+
+
+def flops_from_trace(events: Iterable[TraceEvent] | str | Path) -> TraceFlops:
+    """Sum FLOPs per engine and per source line from TraceEvent records or a JSON Lines trace file."""
+    if isinstance(events, (str, Path)):
+        with open(events, encoding="utf-8") as fh:
+            return flops_from_trace(list(read_jsonl(fh)))
+    return _sum_trace(events)
+
+
+def _sum_trace(events: Iterable[TraceEvent]) -> TraceFlops:
+    by_engine: dict[str, int] = {}
+    by_line: dict[tuple[str, int], int] = {}
+    total = hbm = 0
+    for ev in events:
+        total += ev.flops
+        by_engine[ev.engine] = by_engine.get(ev.engine, 0) + ev.flops
+        by_line[(ev.file, ev.line)] = by_line.get((ev.file, ev.line), 0) + ev.flops
+        hbm += ev.bytes_read.get("hbm", 0) + ev.bytes_written.get("hbm", 0)
+    return TraceFlops(total, by_engine, hbm, by_line, "simulator trace (estimated FLOPs)")
 
 
 def roofline(events: Iterable[TraceEvent], limits: TargetLimits) -> Roofline:

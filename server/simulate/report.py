@@ -13,16 +13,25 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from nki_studio.nkilint.findings import Finding, Related, Severity, Span
+from nki_studio.core.findings import Finding, Related, Span
+from nki_studio.core.simulation_codes import (
+    NEVER_WRITTEN_READ,
+    ON_CHIP_PEAK,
+    ORACLE_MISMATCH,
+    SIMULATION_ERROR,
+    SIMULATION_MEMORY_LIMIT,
+    SIMULATION_TIMEOUT,
+    SIMULATION_WARNING,
+    SIMULATION_WORKER_CRASHED,
+)
 from nki_studio.profile.heatmap import fmt_ns as format_ns
 from nki_studio.simulate.spec import KernelInfo
 
-SOURCE = "nki-sim"
 _STATUS_CODES = {
-    "error": ("NKI610", "simulation-error"),
-    "timeout": ("NKI611", "simulation-timeout"),
-    "memory_limit": ("NKI612", "simulation-memory-limit"),
-    "crashed": ("NKI613", "simulation-worker-crashed"),
+    "error": SIMULATION_ERROR,
+    "timeout": SIMULATION_TIMEOUT,
+    "memory_limit": SIMULATION_MEMORY_LIMIT,
+    "crashed": SIMULATION_WORKER_CRASHED,
 }
 _WARNING_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<message>.*)$", re.S)
 
@@ -78,19 +87,15 @@ def findings(result: Mapping[str, Any], path: str, kernel: KernelInfo | None) ->
     status = str(result.get("status"))
     kernel_line = kernel.def_line if kernel is not None else 1
     if status in _STATUS_CODES:
-        code, name = _STATUS_CODES[status]
+        code = _STATUS_CODES[status]
         error = result.get("error") or {}
         line, related = _anchor(path, error, kernel) if error else (kernel_line, ())
         out.append(
-            Finding(
+            code.finding(
                 path,
                 _line_span(line),
-                code,
-                name,
-                Severity.ERROR,
                 f"simulation: {error.get('message') or result.get('message')}",
                 related=related,
-                source=SOURCE,
             )
         )
     oracle = result.get("oracle") or {}
@@ -99,14 +104,10 @@ def findings(result: Mapping[str, Any], path: str, kernel: KernelInfo | None) ->
         if failed:
             detail = "; ".join(f"{m['name']} {_value(m['value'])} (needs {m['threshold']})" for m in failed)
             out.append(
-                Finding(
+                ORACLE_MISMATCH.finding(
                     path,
                     _line_span(kernel_line),
-                    "NKI620",
-                    "oracle-mismatch",
-                    Severity.ERROR,
                     f"simulation: {output['name']} does not match the reference: {detail}",
-                    source=SOURCE,
                 )
             )
         if output.get("nan_count"):
@@ -114,42 +115,30 @@ def findings(result: Mapping[str, Any], path: str, kernel: KernelInfo | None) ->
             line, related = _anchor(path, read, kernel) if read else (kernel_line, ())
             notes = " ".join(n for n in output.get("notes", ()) if "sentinel" in n or "strict re-run" in n)
             out.append(
-                Finding(
+                NEVER_WRITTEN_READ.finding(
                     path,
                     _line_span(line),
-                    "NKI621",
-                    "never-written-memory-read",
-                    Severity.ERROR,
                     f"simulation: {notes}",
                     related=related,
-                    source=SOURCE,
                 )
             )
     for m in oracle.get("inputs", ()):
         if m.get("passed") is False:
             out.append(
-                Finding(
+                ORACLE_MISMATCH.finding(
                     path,
                     _line_span(kernel_line),
-                    "NKI620",
-                    "oracle-mismatch",
-                    Severity.ERROR,
                     f"simulation: input {m['name'].split(':', 1)[-1]} was modified by the kernel",
-                    source=SOURCE,
                 )
             )
     for warning in result.get("warnings", ()):
         m = _WARNING_LINE.match(str(warning))
         if m and _same(m.group("file"), path):
             out.append(
-                Finding(
+                SIMULATION_WARNING.finding(
                     path,
                     _line_span(int(m.group("line"))),
-                    "NKI622",
-                    "simulation-warning",
-                    Severity.WARNING,
                     f"simulation: {m.group('message')}",
-                    source=SOURCE,
                 )
             )
     out.extend(_peak_findings(result.get("peak") or {}, path))
@@ -206,15 +195,11 @@ def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
             if a.get("file")
         )
         out.append(
-            Finding(
+            ON_CHIP_PEAK.finding(
                 path,
                 _line_span(int(at["line"])),
-                "NKI630",
-                "on-chip-memory-peak",
-                Severity.INFO,
                 message,
                 related=related,
-                source=SOURCE,
             )
         )
     return out

@@ -21,25 +21,18 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nki_studio.core.findings import Finding, Span
+from nki_studio.core.pyproject import TOOL_TABLE, PyprojectError, find_pyproject, read_pyproject
+from nki_studio.core.simulation_codes import MALFORMED_SPEC
 from nki_studio.model.kernels import build_module, kernel_decorator_name
-from nki_studio.nkilint.config import find_pyproject
-from nki_studio.nkilint.findings import Finding, Severity, Span
 from nki_studio.simulate.result import Spec
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 SPEC_MARKER = "nki-studio: simulate"
-CODE_MALFORMED = "NKI601"
-NAME_MALFORMED = "malformed-simulate-spec"
 INFERRED_DEFAULT_DTYPE = "float32"  # for parameters whose dtype the kernel does not assert
 RESERVED = ("reference", "inputs", "seed", "lnc", "ranks", "atol", "rtol")
 MAX_RANKS = 64  # collective ranks simulated as threads: a sanity bound, not a hardware number
@@ -397,15 +390,7 @@ def comment_findings(source: str, path: str) -> list[Finding]:
 
 
 def _finding(path: str, span: Span, message: str) -> Finding:
-    return Finding(
-        path=path,
-        span=span,
-        code=CODE_MALFORMED,
-        name=NAME_MALFORMED,
-        severity=Severity.ERROR,
-        message=f"malformed simulate spec: {message}",
-        source="nki-sim",
-    )
+    return MALFORMED_SPEC.finding(path, span, f"malformed simulate spec: {message}")
 
 
 # ------------------------------------------------------------------------------------------- pyproject
@@ -417,10 +402,10 @@ def pyproject_fields(pyproject: Path, kernel_path: str | Path, kernel: str) -> d
     A value is either a spec string (the comment grammar) or a table of the same keys. Raises SpecError.
     """
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SpecError(f"{pyproject}: cannot read: {exc}") from None
-    table = data.get("tool", {}).get("nki-studio", {}).get("simulate", {})
+        data = read_pyproject(str(pyproject))
+    except PyprojectError as exc:
+        raise SpecError(f"{pyproject}: cannot read: {exc.reason}") from None
+    table = data.get("tool", {}).get(TOOL_TABLE, {}).get("simulate", {})
     if not isinstance(table, dict):
         return {}
     try:

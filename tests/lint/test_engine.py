@@ -10,12 +10,12 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.targets import Generation, NkiVersion, Target
 from nki_studio.nkilint import rule as rule_mod
 from nki_studio.nkilint.api import lint_paths, lint_source, load_config
 from nki_studio.nkilint.config import ConfigError, LintConfig
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, define_rule
 from nkilint_testutil import apply_fix, codes, lint
 

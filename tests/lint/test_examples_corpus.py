@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from nki_studio.core.findings import Severity
 from nki_studio.model.targets import Target, parse_nki_version
 from nki_studio.nkilint.api import iter_python_files, lint_paths, lint_source
 from nki_studio.nkilint.config import LintConfig
-from nki_studio.nkilint.findings import Severity
 from nkilint_testutil import apply_fix, parses
 
 EXAMPLES = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "examples"))

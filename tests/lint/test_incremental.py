@@ -272,7 +272,7 @@ def test_odd_documents_match_a_full_lint_under_edits(name: str) -> None:
 
 
 def test_module_level_findings_that_disagree_are_detected() -> None:
-    from nki_studio.nkilint.findings import Finding, Severity, Span
+    from nki_studio.core.findings import Finding, Severity, Span
     from nki_studio.nkilint.incremental import Block, _consistent
 
     env = Block(1, 3, "import nki\n\n", ())

@@ -33,3 +33,10 @@ def test_readme_rule_list_is_current() -> None:
     with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
         readme = fh.read()
     assert readme_with_rules(readme) == readme, f"README.md rule list is stale: {HINT}"
+
+
+def test_every_page_under_docs_rules_is_generated() -> None:
+    folder = os.path.join(ROOT, "docs", "rules")
+    on_disk = {os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(".md")}
+    owned = set(generated_pages(ROOT))
+    assert on_disk == owned, f"hand-written or orphaned pages: {sorted(on_disk ^ owned)}; {HINT}"

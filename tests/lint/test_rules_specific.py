@@ -3,7 +3,7 @@ alarms on unknown values."""
 
 from __future__ import annotations
 
-from nki_studio.nkilint.findings import Severity
+from nki_studio.core.findings import Severity
 from nkilint_testutil import apply_fix, codes, lint, parses
 
 HEAD = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from nki_studio.core.findings import Finding
 from nki_studio.model.targets import Target, parse_generation, parse_nki_version
 from nki_studio.nkilint.api import lint_source
 from nki_studio.nkilint.config import LintConfig
-from nki_studio.nkilint.findings import Finding
 
 HEADER = "import nki\nimport nki.language as nl\nimport nki.isa as nisa\n\n"
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterable
 
 from nki_studio.cli.main import main
-from nki_studio.nkilint.findings import Finding, Severity
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 
 CODE = "NKI990"

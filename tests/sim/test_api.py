@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from nki_studio.nkilint.api import check_python_subset
 from nki_studio.sim import api, dropin
 from nki_studio.sim.errors import (
     HardwareLimitError,
@@ -260,9 +261,11 @@ def test_python_subset_mode_rejects_constructs_the_target_does_not_compile(tmp_p
     )
     a = np.zeros((128, 4), np.float32)
     with pytest.raises(SimulationError, match="NKI101") as info:
-        api.simulate(str(path), a, nki_version="0.6", python_subset=True)
+        api.simulate(str(path), a, nki_version="0.6", python_subset=check_python_subset)
     assert info.value.line == 7
-    api.simulate(str(path), a, nki_version="0.7", python_subset=True)  # NKI 0.7 traces Python: accepted
+    api.simulate(
+        str(path), a, nki_version="0.7", python_subset=check_python_subset
+    )  # NKI 0.7 traces Python: accepted
     api.simulate(str(path), a, nki_version="0.6")  # the mode is optional
 
 

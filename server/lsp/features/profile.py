@@ -63,7 +63,7 @@ class ProfileFeature:
         from nki_studio.profile.metrics import MetricOptions
         from nki_studio.profile.model import ProfileError
         from nki_studio.profile.readers.detect import available_memory, memory_estimate, memory_refusal
-        from nki_studio.profile.roofline import flops_from_trace
+        from nki_studio.simulate.cost import flops_from_trace
 
         spec = args[0] if args else None
         trace_uri = None

@@ -30,13 +30,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
+from nki_studio.core.findings import Finding
 from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lines
 from nki_studio.lsp.jobs import CancelToken, JobRunner, progress
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.typed import position, to_diagnostic
 from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION
+from nki_studio.nkilint.api import config_for
 from nki_studio.nkilint.config import ConfigError, load_config
-from nki_studio.nkilint.findings import Finding
+from nki_studio.nkilint.engine import as_configured
 from nki_studio.simulate.job import Job
 from nki_studio.simulate.result import AnyResult, Cost, Spec
 from nki_studio.simulate.runner import WorkerPool, run_job
@@ -73,7 +75,8 @@ def _cost(result: AnyResult) -> Cost | None:
 def _diagnostics(
     uri: str, path: str, text: str, results: dict[str, AnyResult], encoding: Any, base_url: str | None
 ) -> list[types.Diagnostic]:
-    """NKI601 spec problems plus the findings of ``results`` (kernel -> last result), as LSP diagnostics."""
+    """NKI601 spec problems plus the findings of ``results`` (kernel -> last result), as LSP diagnostics, after
+    the project config (``ignore``, ``severity``) and ``# noqa`` comments, like the lint's."""
     found: list[Finding] = list(comment_findings(text, path))
     if results:
         from nki_studio.simulate.report import findings as result_findings  # numpy: only once results exist
@@ -81,6 +84,7 @@ def _diagnostics(
         kernels = {k.name: k for k in find_kernels(text, path)}
         for name, result in results.items():
             found.extend(result_findings(result, path, kernels.get(name)))
+    found = as_configured(found, text, path, config_for(path)[0])
     positions = DocumentPositions(split_lines(text), encoding)
     return [
         to_diagnostic(diagnostic_json(f, positions, uri=uri, doc_path=path, base_url=base_url)) for f in found

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.loop_rewrite import loop_to_function_fix
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V06, V07, nl_alias_for, resolved_refs
@@ -68,8 +68,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if isinstance(call, ast.Call) and isinstance(loop, ast.For) and loop.iter is call:
             fix = _fix(ctx, loop, call)
             where = call
-        yield ctx.finding(
-            "NKI202",
+        yield ctx.report(
             where,
             f"nl.dynamic_range is {what}; use nl.fori_loop(lo, hi, body, step) "
             "with the loop body as a function",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, resolved_refs
 
@@ -47,4 +47,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             fix = Fix(
                 f"Replace with engine.{new}", (ctx.replace(node, f"{ctx.text(node.value)}.engine.{new}"),)
             )
-        yield ctx.finding("NKI204", node, f"{ctx.text(node)} is deprecated; use nisa.engine.{new}", fix=fix)
+        yield ctx.report(node, f"{ctx.text(node)} is deprecated; use nisa.engine.{new}", fix=fix)

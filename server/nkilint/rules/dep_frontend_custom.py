@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V07
 
@@ -44,8 +44,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         consts = [n.value for n in inner if isinstance(n, ast.Constant) and isinstance(n.value, str)]
         if _VAR in consts and any(c.lower() in _OLD for c in consts):
             reported.update(id(n) for n in inner)
-            yield ctx.finding(
-                "NKI213",
+            yield ctx.report(
                 node,
                 f"{_VAR}=custom keeps the deprecated NKI 0.6 front end, removed in the "
                 "next Neuron release; migrate the kernel and unset it",

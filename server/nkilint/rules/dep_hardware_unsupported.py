@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, nl_alias_for, resolved_refs
 
@@ -59,4 +59,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             if name.endswith("divide") and isinstance(call, ast.Call) and call.func is node
             else None
         )
-        yield ctx.finding("NKI212", node, f"nl.{name.rsplit('.', 1)[1]} {_OPS[name]}", fix=fix)
+        yield ctx.report(node, f"nl.{name.rsplit('.', 1)[1]} {_OPS[name]}", fix=fix)

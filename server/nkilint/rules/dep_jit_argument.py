@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.model.imports import is_legacy
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V03, remove_keyword
 
@@ -39,16 +39,14 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             continue
         for kw in node.keywords:
             if kw.arg == "mode":
-                yield ctx.finding(
-                    "NKI207",
+                yield ctx.report(
                     kw,
                     "nki.jit(mode=...) is ignored since NKI 0.3.0; remove it (simulate "
                     "with nki.simulate(kernel)(...) or NKI_SIMULATOR=1)",
                     fix=Fix("Remove mode=", (remove_keyword(ctx, node, kw),)),
                 )
             elif kw.arg == "platform_target":
-                yield ctx.finding(
-                    "NKI207",
+                yield ctx.report(
                     kw,
                     "nki.jit(platform_target=...) is an error since NKI 0.3.0; set "
                     "NEURON_PLATFORM_TARGET_OVERRIDE instead",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.model.imports import LEGACY_PREFIX, is_legacy, to_canonical
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, V04
 
@@ -67,8 +67,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         fix = Fix(f"Replace with `{new}`", (ctx.replace(rec_stmt, new),)) if new else None
         for a in rec_stmt.names:
             fixes.setdefault(a.asname or a.name.split(".")[0], fix)
-        yield ctx.finding(
-            "NKI208",
+        yield ctx.report(
             rec_stmt,
             f"legacy namespace {LEGACY_PREFIX} imported; import from nki / nki.language / nki.isa instead",
             fix=fix,
@@ -76,8 +75,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     if ctx.target.nki_version < V04:
         return
     for node in _first_legacy_uses(ctx):
-        yield ctx.finding(
-            "NKI208",
+        yield ctx.report(
             node,
             f"`{node.id}` comes from the legacy namespace {LEGACY_PREFIX}: using it in "
             "kernel code is a compile error since NKI 0.4; import from nki / "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V07
 
@@ -41,8 +41,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             and isinstance(node.func.value, ast.Name)
             and node.func.value.id in kernels
         ):
-            yield ctx.finding(
-                "NKI211",
+            yield ctx.report(
                 node.func,
                 f"{ctx.text(node.func)}(...) launch syntax is being deprecated "
                 "(NKI 0.7); set NEURON_LOGICAL_NC_CONFIG and call the kernel "

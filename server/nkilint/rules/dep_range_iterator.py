@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V03, V06, resolved_refs
 
@@ -58,6 +58,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         ):
             fix = Fix("Replace with range()", (ctx.replace(node, "range"),))
         short = name.rsplit(".", 1)[1]
-        yield ctx.finding(
-            "NKI201", node, f"nl.{short} is deprecated (alias of range()); use range()", fix=fix
-        )
+        yield ctx.report(node, f"nl.{short} is deprecated (alias of range()); use range()", fix=fix)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, V04, resolved_refs
 
@@ -104,4 +104,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if name == "nki.language.fp32" and isinstance(parent, ast.Attribute) and parent.attr == "min":
             target = parent
             fix = Fix("Replace with -3.4028235e+38", (ctx.replace(parent, "-3.4028235e+38"),))
-        yield ctx.finding("NKI209", target, f"{ctx.text(target)} is {advice}", fix=fix)
+        yield ctx.report(target, f"{ctx.text(target)} is {advice}", fix=fix)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity, TextEdit
 from nki_studio.model.imports import is_legacy
 from nki_studio.model.targets import NkiVersion
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity, TextEdit
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, V03, remove_keyword
 
@@ -93,8 +93,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 if kw.arg == name and api.startswith(prefix):
                     # Warning, not error: nki-library (NKI >= 0.3) still passes dtype= to
                     # nisa.scalar_tensor_tensor in moe_cte_utils.py, so the removal is not certain in practice.
-                    yield ctx.finding(
-                        "NKI206",
+                    yield ctx.report(
                         kw,
                         f"{api.rsplit('.', 1)[1]}({name}=...): {advice}",
                         severity=Severity.WARNING,
@@ -112,4 +111,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 fix = Fix(f"Remove {kw.arg}=", (remove_keyword(ctx, node, kw),))
             elif kw.arg == "use_gpsimd_dma":
                 fix = _sendrecv_fix(ctx, node, kw)
-            yield ctx.finding("NKI206", kw, f"{api.rsplit('.', 1)[1]}({kw.arg}=...) is {advice}", fix=fix)
+            yield ctx.report(kw, f"{api.rsplit('.', 1)[1]}({kw.arg}=...) is {advice}", fix=fix)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V03, nl_alias_for
 
@@ -44,8 +44,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 fix = None
                 if value in _BUFFERS and nl is not None:
                     fix = Fix(f"Replace with {nl}.{value}", (ctx.replace(kw.value, f"{nl}.{value}"),))
-                yield ctx.finding(
-                    "NKI210",
+                yield ctx.report(
                     kw.value,
                     f"buffer={kw.value.value!r} is a string; since NKI 0.3 buffers "
                     f"are objects such as nl.{value if value in _BUFFERS else 'sbuf'}",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V04, resolved_refs
 
@@ -41,8 +41,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         fix = None
         if isinstance(node, ast.Attribute):
             fix = Fix(f"Replace with {new}", (ctx.replace(node, f"{ctx.text(node.value)}.{new}"),))
-        yield ctx.finding(
-            "NKI205",
+        yield ctx.report(
             node,
             f"tile_size.{name.rsplit('.', 1)[1]} is deprecated since NKI 0.4; use tile_size.{new}",
             fix=fix,

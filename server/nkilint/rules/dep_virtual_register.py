@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V07, resolved_refs
 
@@ -45,8 +45,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     available for now. NkiScalars also allow Python arithmetic that registers do not."""
     for node, name in resolved_refs(ctx, _REGISTER_APIS):
         short = name.rsplit(".", 1)[1]
-        yield ctx.finding(
-            "NKI214",
+        yield ctx.report(
             node,
             f"nisa.{short}: NKI 0.7 announces NkiScalar (nisa.scalar_load / "
             "scalar_store) as the replacement of VirtualRegister",

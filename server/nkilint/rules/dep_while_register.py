@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.loop_rewrite import loop_to_function_fix
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V06, V07, kinds, own_nodes
@@ -66,8 +66,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     "Convert to nl.while_loop (body becomes a function)",
                     returns=reg,
                 )
-            yield ctx.finding(
-                "NKI203",
+            yield ctx.report(
                 ctx.head_span(node),
                 f"`while {reg}:` on a register is {what}; use "
                 f"nl.while_loop({reg}, body) where body returns the "

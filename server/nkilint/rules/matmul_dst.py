@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.values import Const, TensorVal
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls
 
@@ -46,7 +46,8 @@ GOOD = BAD.replace(
     scope_note="Per generation; transpose mode (is_transpose=True) may write fp16/bf16 and is not checked.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
-    """Report nc_matmul calls whose dst dtype is known and not a PSUM matmul output dtype of the target."""
+    """nc_matmul accumulates in fp32 into PSUM. On trn1/trn2 the destination must be float32; trn3 also allows
+    bfloat16. Other destination dtypes are rejected; cast when copying the result out of PSUM."""
     allowed = ctx.target.limits.psum_dst_dtypes
     for call, span, related in api_calls(ctx, {"nc_matmul"}):
         transpose = call.operands.get("is_transpose")
@@ -59,4 +60,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             f"nc_matmul dst dtype is {dst.dtype.name}; on {ctx.target.generation.value} the matmul "
             f"output in PSUM must be {' or '.join(allowed)} (cast when copying out of PSUM instead)"
         )
-        yield ctx.finding("NKI502", span, message, related=related)
+        yield ctx.report(span, message, related=related)

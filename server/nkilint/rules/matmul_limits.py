@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.values import ApiRef, Const, TensorVal, const_int
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls, explain
 
@@ -53,7 +53,7 @@ def _free_size(t: TensorVal) -> int | None:
     return t.free_elems()
 
 
-def _special_mode(operands: dict[str, object]) -> bool:
+def _special_mode(operands: Mapping[str, object]) -> bool:
     """double_row (FP8, K split over a size-2 dim) and transpose mode have other shape rules."""
     perf = operands.get("perf_mode")
     if isinstance(perf, Const) and perf.value not in (None, "none"):
@@ -81,7 +81,11 @@ def _special_mode(operands: dict[str, object]) -> bool:
     "checked on 2-D operands only (how 3-D+ operands map onto M/N is not documented).",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
-    """Check K, M, N of every nc_matmul whose operand shapes are known."""
+    """The Tensor Engine is a 128x128 systolic array: the contraction dim K (partition dim of both inputs) and
+    the stationary free size M are at most 128, and the moving free size N is at most one PSUM bank of fp32
+    (512) on trn1/trn2; trn3 accepts up to 4096 (fp32 dst) or 8192 (bf16 dst). Larger operands do not compile.
+    `nl.matmul(x, y, transpose_x)` is checked too: x free size <= 128, y free size <= 512, and the contraction
+    dims of x and y must match."""
     limits = ctx.target.limits
     for call, span, related in api_calls(ctx, {"nc_matmul"}):
         ops = call.operands
@@ -116,7 +120,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     f"{' with a bf16 dst' if bf16_dst else ''}"
                 )
         if problems:
-            yield ctx.finding("NKI501", span, "nc_matmul: " + "; ".join(problems), related=related)
+            yield ctx.report(span, "nc_matmul: " + "; ".join(problems), related=related)
     yield from _check_nl_matmul(ctx)
 
 
@@ -143,4 +147,4 @@ def _check_nl_matmul(ctx: LintContext) -> Iterator[Finding]:
             side = "partition dim" if transposed else "free size"
             problems.append(f"contraction differs: x {side} {contraction}, y partition dim {y_k}")
         if problems:
-            yield ctx.finding("NKI501", span, "nl.matmul: " + "; ".join(problems), related=related)
+            yield ctx.report(span, "nl.matmul: " + "; ".join(problems), related=related)

@@ -3,7 +3,7 @@ internal error."""
 
 from __future__ import annotations
 
-from nki_studio.nkilint.findings import Severity
+from nki_studio.core.findings import Severity
 from nki_studio.nkilint.rule import Basis, Example, define_rule
 
 define_rule(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.api_signatures import GPSIMD_ONLY, ISA_OUTPUTS, ISA_PARAMS, ONE_PSUM_INPUT
 from nki_studio.model.tensors import ApiCall
 from nki_studio.model.values import ApiRef, TensorVal
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls
 
@@ -90,20 +90,19 @@ def _problems(call: ApiCall) -> list[str]:
     good=GOOD,
     sources="isa.md §0.3 (buffers each engine may touch; dma_copy may not read PSUM since NKI 0.3.0), §1.1, "
     "§3.1; hardware.md §3 engine table",
+    scope_note="No version or generation exceptions. A DMA *writing* PSUM is reported as a warning: the docs "
+    "state that DMA may not read PSUM (since NKI 0.3.0) and are silent on writes, so that part is inferred.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
-    """Check the buffers of the tensor operands of every recorded ISA call.
-
-    A DMA *writing* PSUM is reported as a warning only: the docs state that DMA may not read PSUM and are
-    silent on writes (isa.md §0.3 recommends treating PSUM as no DMA operand).
-    """
+    """Each engine reaches only some memories: DMA cannot read PSUM (since NKI 0.3.0) and GpSimd has no PSUM
+    access at all; the Tensor Engine reads SBUF and writes PSUM; two-input Vector instructions take at most
+    one PSUM input. An operand in the wrong memory does not compile."""
     for call, span, related in api_calls(ctx, ISA_PARAMS):
         problems = _problems(call)
         if problems:
-            yield ctx.finding("NKI504", span, f"{call.api}: " + "; ".join(problems), related=related)
+            yield ctx.report(span, f"{call.api}: " + "; ".join(problems), related=related)
         elif call.api in _DMA and _buffer(call.operands.get("dst")) == "psum":
-            yield ctx.finding(
-                "NKI504",
+            yield ctx.report(
                 span,
                 f"{call.api}: dst is in PSUM; DMA writes to PSUM are not "
                 "documented (inferred: move data into PSUM with an engine instruction)",

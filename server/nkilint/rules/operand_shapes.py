@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.api_signatures import SAME_PARTITION_OPERANDS, SAME_SHAPE_OPERANDS
 from nki_studio.model.values import const_int
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls, describe_tensor, explain, on_chip_tensor
 
@@ -45,7 +45,12 @@ GOOD = BAD.replace("y = nl.ndarray((64, 512)", "y = nl.ndarray((128, 512)")
     "broadcasting exists for these instructions (use tensor_scalar with a (P, 1) operand).",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
-    """Compare partition dims and free sizes of the data operands of element-wise instructions."""
+    """Element-wise instructions (tensor_tensor, tensor_copy, activation, activation_reduce, tensor_scalar,
+    tensor_scalar_reduce, tensor_scalar_cumulative, scalar_tensor_tensor, reciprocal, tensor_copy_predicated,
+    select_reduce, exponential, dropout) move partition p of each input to partition p of the output and walk
+    the same number of free elements in each operand; there is no broadcasting. Mismatched operands fail
+    verification. Reductions and statistics (tensor_reduce, bn_stats, bn_aggr, max8, nc_find_index8) write
+    fewer elements per partition than they read, so only their partition dims are compared."""
     roles = {**SAME_SHAPE_OPERANDS, **SAME_PARTITION_OPERANDS}
     for call, span, related in api_calls(ctx, roles):
         tensors = [(role, on_chip_tensor(call.operands.get(role))) for role in roles[call.api]]
@@ -61,6 +66,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             problems.append("elements per partition differ: " + ", ".join(f"{role} {n}" for role, n in frees))
         if problems:
             shapes = ", ".join(f"{role} {describe_tensor(t)}" for role, t in known)
-            yield ctx.finding(
-                "NKI503", span, f"{call.api}: {'; '.join(problems)} ({shapes})", related=related
-            )
+            yield ctx.report(span, f"{call.api}: {'; '.join(problems)} ({shapes})", related=related)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Related, Severity
 from nki_studio.model.targets import NkiVersion
 from nki_studio.model.values import Seq, TensorVal, Value
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Related, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import place, roots
 
@@ -46,7 +46,8 @@ def _returned(value: Value) -> Iterator[TensorVal]:
     "SBUF/PSUM are not reported: jit functions composed into other kernels return tiles.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
-    """Report the allocation of each returned tensor whose buffer is known and not shared_hbm."""
+    """Since NKI 0.3.0 kernel outputs must live in `nl.shared_hbm` (visible to both cores under LNC=2); an output
+    allocated in `nl.hbm`/`nl.private_hbm` or on chip fails to compile."""
     seen: set[int] = set()
     for root in roots(ctx):
         if not root.is_kernel or root.legacy:
@@ -66,8 +67,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     f"'{root.name}' returns {alloc.name or 'a tensor'} allocated in {alloc.buffer}; "
                     f"kernel outputs must be allocated with buffer=nl.shared_hbm"
                 )
-                yield ctx.finding(
-                    "NKI505",
+                yield ctx.report(
                     where[0],
                     message,
                     related=(Related(root.path, root.span, "the kernel"), *where[1]),

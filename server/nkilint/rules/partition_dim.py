@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.value_findings import describe_tensor, explain, place, roots
 
@@ -53,9 +53,14 @@ def kernel(a):
     good=GOOD,
     sources="language.md §5.1 (partition dim at index 0, at most 128); isa.md §0.2 (NKI 0.6 raises a "
     "verification error); hardware.md §1, §5 (tile_size.pmax == 128 on every generation)",
+    scope_note="No version or generation exceptions.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
-    """Report each on-chip allocation or view whose computed partition dim exceeds ``nl.tile_size.pmax``."""
+    """SBUF and PSUM have 128 partitions on every generation and the partition dim is always index 0 of an
+    on-chip tensor. NKI 0.6 rejects a larger tile with a verification error at compile time, which you would
+    otherwise only see on a Trainium host. The check follows values through module constants, arithmetic,
+    `x.shape` unpacking, asserts and helper arguments (NKI inlines helpers, so the caller's values are used
+    per call site) and names the computed value, e.g. `partition dim 256 = TILE*2 (TILE=128) > 128`."""
     pmax = ctx.target.limits.pmax
     seen: set[tuple[int, int, int, int]] = set()
     reported_storage: set[int] = set()
@@ -80,4 +85,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 f"{event.what} {describe_tensor(event.tensor)}; tile the partition axis into chunks of "
                 f"at most {pmax}"
             )
-            yield ctx.finding("NKI301", span, message, related=related)
+            yield ctx.report(span, message, related=related)

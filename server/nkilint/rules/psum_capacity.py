@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.capacity import psum_banks
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import live_summary, peak_over, roots
 
@@ -56,7 +56,10 @@ return out
     "With NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE=true only 7 banks are usable (not modelled).",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
-    """Report where the live PSUM banks first reach a peak above the target's bank count."""
+    """PSUM has 16 KiB per partition in 8 banks of 2 KiB, and every PSUM tile starts on a bank boundary, so each
+    live PSUM tile occupies whole banks. More live PSUM tiles than banks cannot be allocated. The finding sits
+    where the peak is reached and lists the live tiles. Tiles allocated on different sides of an `if` whose
+    condition is not known at compile time are never counted together."""
     limits = ctx.target.limits
     for root in roots(ctx):
         found = peak_over(
@@ -70,4 +73,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             f"here in '{root.name}', but PSUM has {limits.psum_banks} "
             f"({limits.psum_bytes_per_partition // 1024} KiB); live: {live_summary(top.live)}"
         )
-        yield ctx.finding("NKI402", span, message, related=related)
+        yield ctx.report(span, message, related=related)

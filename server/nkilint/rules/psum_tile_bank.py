@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.targets import Generation
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import format_bytes, place, roots
 
@@ -52,7 +52,10 @@ return out
     scope_note="Warning (inferred guidance). On trn3 a tile used as an nc_matmul destination is exempt.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
-    """Report PSUM allocations whose bytes per partition exceed one bank."""
+    """A PSUM bank holds 512 fp32 values per partition; matmul accumulation and most PSUM reads work within a
+    bank. A larger PSUM tile usually means a free dim that should have been tiled. On trn3 an nc_matmul
+    destination may span several banks (moving free size up to 4096 fp32 / 8192 bf16), so those tiles are
+    exempt there."""
     limits = ctx.target.limits
     seen: set[tuple[int, int]] = set()
     for root in roots(ctx):
@@ -71,4 +74,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 f"{'' if alloc.dtype else 'at least '}{format_bytes(size)} per partition, more than one {format_bytes(limits.psum_bank_bytes)} "
                 f"bank; split the free dim into chunks of at most {limits.psum_bank_bytes} bytes"
             )
-            yield ctx.finding("NKI403", where[0], message, related=where[1])
+            yield ctx.report(where[0], message, related=where[1])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.capacity import sbuf_bytes
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import format_bytes, live_summary, peak_over, roots
 
@@ -51,11 +51,19 @@ return out
     good=GOOD,
     sources="hardware.md §1 (SBUF per partition), §5 linter guidance (per-partition budgets, reserved "
     "margin; the usable size is not published)",
-    scope_note="Warning: the budget and the liveness model (allocation to last use) are inferred; the "
+    scope_note="The budget is 192 / 224 / 256 KiB per partition on trn1 / trn2 / trn3 minus "
+    "`sbuf-reserved-bytes` (default 0) from `[tool.nki-studio]`: the usable size "
+    "(`nl.tile_size.sbuf_fmax_bytes`) is not published, so reserve what your runtime keeps back.\n\n"
+    "Warning: the budget and the liveness model (allocation to last use) are inferred; the "
     "compiler may spill. Unknown sizes count as zero, so the reported use is a lower bound.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
-    """Report where the live SBUF bytes per partition first reach a peak above the budget."""
+    """Every SBUF tensor live at the same time takes bytes in every partition it spans. When the tensors live at
+    one point need more than the per-partition SBUF, the compiler has to spill to HBM (slow) or fails to
+    allocate. The finding sits on the allocation where the peak is reached and lists what is live there (also
+    as related locations). Liveness runs from allocation to the last use as an instruction operand or view; an
+    allocation inside an unrolled loop counts once per iteration only while it is still referenced (for
+    example kept in a list and used after the loop)."""
     limits = ctx.target.limits
     reserved = ctx.config.sbuf_reserved_bytes
     budget = limits.sbuf_bytes_per_partition - reserved
@@ -74,4 +82,4 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             f"'{root.name}', over the {format_bytes(budget)} of {ctx.target.generation.value}{margin}; "
             f"live: {live_summary(top.live)}"
         )
-        yield ctx.finding("NKI401", span, message, related=related)
+        yield ctx.report(span, message, related=related)

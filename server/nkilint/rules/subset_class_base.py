@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity, Span
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity, Span
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, V06
 
@@ -54,7 +54,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 f"class {cls.name} derives from {', '.join(n or '?' for n in names)}; classes used in kernels "
                 "must derive from nl.NKIObject (or Enum) and nothing else"
             )
-        yield ctx.finding("NKI104", _head(ctx, cls), msg)
+        yield ctx.report(_head(ctx, cls), msg)
 
 
 def _local_name(node: ast.expr) -> str:

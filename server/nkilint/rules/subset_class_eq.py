@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V07, own_nodes
 
@@ -78,8 +78,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     and left.id in instances
                     and right.id in instances
                 ):
-                    yield ctx.finding(
-                        "NKI125",
+                    yield ctx.report(
                         node,
                         f"`{ctx.text(node)}` compares two {instances[left.id]} "
                         "instances: NKI 0.6 compared them field by field, NKI 0.7 "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, V06
 
@@ -44,8 +44,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             keys = [node.key]
         for key in keys:
             if key is not None and _non_string_literal(key):
-                yield ctx.finding(
-                    "NKI105",
+                yield ctx.report(
                     key,
                     f"dict key {ast.unparse(key)} is not a string; NKI dicts "
                     "support only string keys before NKI 0.7",

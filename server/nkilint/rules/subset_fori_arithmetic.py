@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V06, own_nodes
 
@@ -36,11 +36,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     to it or perform Python arithmetic on it. Read it as a runtime offset via `.ap(scalar_offset=...)`". Scale
     the offset through the access pattern (`indirect_dim` and the base shape) instead."""
     bodies: set[str] = set()
-    for node in ctx.kernel_calls_to("nki.language.fori_loop"):
+    for call in ctx.kernel_calls_to("nki.language.fori_loop"):
         arg = (
-            node.args[2]
-            if len(node.args) > 2
-            else next((kw.value for kw in node.keywords if kw.arg == "body_fun"), None)
+            call.args[2]
+            if len(call.args) > 2
+            else next((kw.value for kw in call.keywords if kw.arg == "body_fun"), None)
         )
         if isinstance(arg, ast.Name):
             bodies.add(arg.id)
@@ -55,8 +55,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     [node.left, node.right] if isinstance(node, ast.BinOp) else [node.target, node.value]
                 )
                 if any(isinstance(o, ast.Name) and o.id == var for o in operands):
-                    yield ctx.finding(
-                        "NKI124",
+                    yield ctx.report(
                         node,
                         f"Python arithmetic on fori_loop variable `{var}` (a runtime "
                         "register in NKI 0.6); use it only as .ap(scalar_offset=...)",

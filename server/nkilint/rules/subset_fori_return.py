@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import own_nodes
 
@@ -46,8 +46,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     and inner.value is not None
                     and not (isinstance(inner.value, ast.Constant) and inner.value.value is None)
                 ):
-                    yield ctx.finding(
-                        "NKI122",
+                    yield ctx.report(
                         inner,
                         f"fori_loop body `{func.node.name}` returns a value; the body "
                         "must return nothing (keep loop state in SBUF/HBM tensors)",

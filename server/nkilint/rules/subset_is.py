@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V03, V06
 
@@ -52,8 +52,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                         f"Replace with {'==' if isinstance(op, ast.Is) else '!='}", (ctx.replace(node, new),)
                     )
                 word = "is" if isinstance(op, ast.Is) else "is not"
-                yield ctx.finding(
-                    "NKI107",
+                yield ctx.report(
                     node,
                     f"`{word}` is not supported in NKI kernels (0.3-0.6); use "
                     f"{'==' if isinstance(op, ast.Is) else '!='}",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V03, V07
 
@@ -33,8 +33,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         args = kernel.node.args
         if args.kwonlyargs:
             first: ast.AST = args.kwonlyargs[0]
-            yield ctx.finding(
-                "NKI114",
+            yield ctx.report(
                 first,
                 f"kernel `{kernel.qualname}` has keyword-only parameters "
                 f"({', '.join(a.arg for a in args.kwonlyargs)}); NKI kernels do not "

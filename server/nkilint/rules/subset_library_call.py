@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.imports import LIBRARY_MODULES
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import kinds, own_nodes
 
@@ -54,8 +54,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 continue
             for arg in [*node.args, *(kw.value for kw in node.keywords)]:
                 if k.of(arg) is Kind.TENSOR:
-                    yield ctx.finding(
-                        "NKI110",
+                    yield ctx.report(
                         node,
                         f"{ast.unparse(node.func)}() is a {lib} function applied "
                         f"to NKI tensor `{ctx.text(arg)}`; tensor values exist only "

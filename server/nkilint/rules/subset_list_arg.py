@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Fix, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V03, V07
 
@@ -40,8 +40,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     for kernel in kernels.values():
         for default in [*kernel.node.args.defaults, *kernel.node.args.kw_defaults]:
             if isinstance(default, ast.List):
-                yield ctx.finding(
-                    "NKI115",
+                yield ctx.report(
                     default,
                     f"list default for a parameter of kernel `{kernel.qualname}`; "
                     "kernels take tuples, not lists",
@@ -55,8 +54,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if isinstance(callee, ast.Name) and callee.id in kernels:
             for arg in [*node.args, *(kw.value for kw in node.keywords)]:
                 if isinstance(arg, ast.List):
-                    yield ctx.finding(
-                        "NKI115",
+                    yield ctx.report(
                         arg,
                         f"list passed to kernel `{callee.id}`; kernels take tuples",
                         fix=_tuple_fix(ctx, arg),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 
 _DYNAMIC = ("nki.language.fori_loop", "nki.language.while_loop", "nki.language.dynamic_range")
@@ -42,8 +42,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             for inner in ast.walk(stmt):
                 if isinstance(inner, ast.Call) and ctx.aliases.canonical(inner.func) in _DYNAMIC:
                     name = ast.unparse(inner.func)
-                    yield ctx.finding(
-                        "NKI121",
+                    yield ctx.report(
                         inner.func,
                         f"{name} inside `with nl.no_reorder():` is not "
                         "supported; move the dynamic loop out of the block",

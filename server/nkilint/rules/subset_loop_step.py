@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, kinds, own_nodes
 
@@ -73,15 +73,13 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 continue
             value = _literal_int(step)
             if value is not None and (not isinstance(value, int) or value <= 0):
-                yield ctx.finding(
-                    "NKI126",
+                yield ctx.report(
                     step,
                     f"loop step {ctx.text(step)} must be a positive integer; dynamic "
                     "loops only count up (swap the bounds and index from the end)",
                 )
             elif k.of(step) is Kind.REGISTER:
-                yield ctx.finding(
-                    "NKI126",
+                yield ctx.report(
                     step,
                     f"loop step `{ctx.text(step)}` is a runtime register; the step must "
                     "be a compile-time positive int",

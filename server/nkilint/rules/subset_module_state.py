@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import own_nodes
 
@@ -88,8 +88,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     if isinstance(t, ast.Subscript):
                         target = t.value
             if isinstance(target, ast.Name) and target.id in watched:
-                yield ctx.finding(
-                    "NKI123",
+                yield ctx.report(
                     node,
                     f"kernel code mutates module-level `{target.id}`; kernels must be "
                     "pure functions of their arguments (compiled kernels are cached)",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Related, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Related, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V02, V07
 
@@ -45,8 +45,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 related = (
                     Related(ctx.path, ctx.span(decorator), f"{site.callee.qualname} is decorated here"),
                 )
-            yield ctx.finding(
-                "NKI113",
+            yield ctx.report(
                 site.call.func,
                 f"`{site.callee.qualname}` is an @nki.jit kernel called from kernel code "
                 f"(`{site.caller.qualname}`); remove the decorator from the sub-kernel"

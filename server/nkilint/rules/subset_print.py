@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 
 
@@ -34,8 +34,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             and node.func.id == "print"
             and "print" not in ctx.aliases.bindings
         ):
-            yield ctx.finding(
-                "NKI120",
+            yield ctx.report(
                 node,
                 "print() runs once at compile time, not on the device; use "
                 "nl.device_print(prefix, tensor) for run-time values",

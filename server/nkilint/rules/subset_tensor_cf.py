@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Finding, Severity
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, own_nodes, truth_tested
 
@@ -48,8 +48,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 tested = list(node.args[:1])
             for expr in tested:
                 if k.of(expr) is Kind.TENSOR:
-                    yield ctx.finding(
-                        "NKI111",
+                    yield ctx.report(
                         expr,
                         f"Python truth test on NKI tensor `{ctx.text(expr)}`: tensor "
                         "values are unknown at compile time; use nl.where / "

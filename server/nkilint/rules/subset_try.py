@@ -2,7 +2,7 @@
 
 import ast
 
-from nki_studio.nkilint.findings import Severity
+from nki_studio.core.findings import Severity
 from nki_studio.nkilint.rule import Basis
 from nki_studio.nkilint.ruleutil import construct_rule
 

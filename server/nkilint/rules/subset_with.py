@@ -2,8 +2,8 @@
 
 import ast
 
+from nki_studio.core.findings import Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.findings import Severity
 from nki_studio.nkilint.rule import Basis
 from nki_studio.nkilint.ruleutil import construct_rule
 

@@ -76,7 +76,7 @@ def read_summary_json(path: str | Path) -> Profile:
         raise ProfileError(
             f"{p}: JSON, but not a Neuron profile (no instruction list and no summary fields such as total_time)"
         )
-    meta = {
+    meta: dict[str, Any] = {
         k: entry[k]
         for k in ("instance_type", "compiler_version", "runtime_version", "profiler_version")
         if k in entry

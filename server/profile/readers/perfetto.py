@@ -123,8 +123,8 @@ def iter_blocks(
         if pos:
             arr = wire.as_array(buf[:pos])
             h = np.asarray(heads, np.int64)
-            length, starts = wire.varints(arr, h + 1)
-            yield buf[:pos], starts, starts + length.astype(np.int64)
+            lengths, starts = wire.varints(arr, h + 1)
+            yield buf[:pos], starts, starts + lengths.astype(np.int64)
         rest = buf[pos:]
         offset += pos
         if not data:
@@ -248,8 +248,8 @@ class _State:
             pkt = self.pb.TracePacket.FromString(data[int(starts[i]) : int(ends[i])])
             if self._general(pkt, self.packets + int(i)):
                 resets.setdefault(pkt.trusted_packet_sequence_id, []).append(int(i))
-        ts, has_ts = pf.last(self.f_ts, n)
-        ts = ts.astype(np.int64)
+        raw_ts, has_ts = pf.last(self.f_ts, n)
+        ts = raw_ts.astype(np.int64)
         self.clocks.block_ticks(self.packets + np.arange(n, dtype=np.int64), seq, ts, has_ts)
         fast = np.flatnonzero(~general)
         if fast.size:

@@ -269,8 +269,8 @@ def _kernel_instruction_locations(
         core = int(key % ncore) if core_aware else -1
         row_of[u] = by_key.get((name, core), by_key.get((name, -1), -1))
     ki_row = row_of[inv]
-    per_value = [
-        ((k_file[r], int(k_line[r])),) if k_file[r] and k_line[r] > 0 else () for r in range(ki.num_rows)
+    per_value: list[tuple[tuple[str, int], ...]] = [
+        ((str(k_file[r]), int(k_line[r])),) if k_file[r] and k_line[r] > 0 else () for r in range(ki.num_rows)
     ]
     label_values = tuple(dict.fromkeys(labels.values()))
     label_index = {v: i for i, v in enumerate(label_values)}

@@ -267,7 +267,7 @@ _ENGINE_NAMES = {
 }
 
 
-def engine_name(op: str, value: object, default: str, allowed: tuple[str, ...]) -> str:
+def engine_name(op: str, value: Any, default: str, allowed: tuple[str, ...]) -> str:
     """The engine an instruction runs on: the requested one (which must be allowed) or ``default``."""
     if value is None or value == engine.unknown:
         return default
@@ -312,7 +312,7 @@ def accumulators(eng: str) -> np.ndarray:
     return acc
 
 
-def command(op: str, value: object, allowed: tuple[reduce_cmd, ...]) -> reduce_cmd:
+def command(op: str, value: Any, allowed: tuple[reduce_cmd, ...]) -> reduce_cmd:
     """A ``reduce_cmd`` argument, checked against the commands the instruction supports."""
     try:
         cmd = reduce_cmd(value)

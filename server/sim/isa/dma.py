@@ -8,6 +8,7 @@ gathers/scatters come in as ``.ap(vector_offset=...)`` / ``scalar_offset`` views
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from nki_studio.sim import checks, context, dtypes
@@ -32,7 +33,7 @@ def _operand(op: str, role: str, value: object) -> NkiTensor:
     return c.tensor(op, role, t, _DMA_REGIONS)
 
 
-def _modes(op: str, dge: object, eng: object, priority: object, oob: object) -> tuple[Dge, bool]:
+def _modes(op: str, dge: Any, eng: Any, priority: Any, oob: Any) -> tuple[Dge, bool]:
     """Validate the DMA mode arguments (isa.md §5.1); returns the DGE mode and whether ``oob_mode=skip``."""
     try:
         mode = Dge(dge if dge is not None else Dge.unknown)

@@ -113,9 +113,9 @@ def tensor_partition_reduce(
     opr = c.alu_op(opname, "op", op, reduce=True, allowed=("add", "maximum", "bitwise_or", "bitwise_and"))
     if opr.kind == alu.BITVEC:
         c.integer(opname, "data", x)
-        c.store_raw(d, np.asarray(opr.reduce_fn(c.mat(x, raw=True), (0,))).reshape(1, -1))
+        c.store_raw(d, np.asarray(opr.reduce(c.mat(x, raw=True), (0,))).reshape(1, -1))
     else:
-        c.store(d, np.asarray(opr.reduce_fn(c.mat(x), (0,))).reshape(1, -1))
+        c.store(d, np.asarray(opr.reduce(c.mat(x), (0,))).reshape(1, -1))
     return c.handle(opname, name)
 
 

@@ -306,7 +306,7 @@ def exponential(
     add = alu.alu_op("add")
     assert add is not None
     init = None if reduce_init is None else c.scalar_operand(opname, "reduce_init", reduce_init, p)
-    c.accumulate(acc, p, cmd, add, np.sum(out, axis=1, dtype=np.float32), init)
+    c.accumulate(acc, p, cmd, add, np.asarray(np.sum(out, axis=1, dtype=np.float32)), init)
     c.reduce_result(opname, reduce_res, p, acc[:p].copy())
     return c.handle(opname, name)
 

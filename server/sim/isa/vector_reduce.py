@@ -58,10 +58,10 @@ def tensor_reduce(
         c.integer(opname, "dst", d)
         if negate:
             raise HardwareLimitError(f"{opname}: negate applies to arithmetic operators only")
-        c.store_raw(d, np.asarray(opr.reduce_fn(read_nd(x, raw=True), axes)).reshape(p, -1))
+        c.store_raw(d, np.asarray(opr.reduce(read_nd(x, raw=True), axes)).reshape(p, -1))
         return c.handle(opname, name)
     with np.errstate(all="ignore"):
-        out = opr.reduce_fn(read_nd(x), axes)
+        out = opr.reduce(read_nd(x), axes)
         if negate:
             out = -out
     c.store(d, np.asarray(out, F32).reshape(p, -1))
@@ -162,7 +162,7 @@ def tensor_scalar_reduce(
         t = np.asarray(c.apply(o0, c.mat(x), v0), F32)
         c.store(d, t)
         acc = c.accumulators("vector")
-        c.accumulate(acc, p, cmd, opr, opr.reduce_fn(t, (1,)), init)
+        c.accumulate(acc, p, cmd, opr, opr.reduce(t, (1,)), init)
     out = acc[:p].copy()
     c.reduce_result(opname, reduce_res, p, -out if reduce_res_negate else out)
     return c.handle(opname, name)
