@@ -23,7 +23,7 @@ from typing import Any
 from lsprotocol import types
 from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lines
 from nki_studio.lsp.document_lint import document_config, lint_document
-from nki_studio.lsp.jobs import CancelToken, JobRunner
+from nki_studio.lsp.jobs import CancelToken, JobCancelled, JobRunner
 from nki_studio.lsp.noqa_edit import noqa_edit
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.settings import Settings
@@ -160,6 +160,8 @@ class LintFeature:
                 linter = self._linters[snap.uri] = IncrementalLinter(snap.path)
             findings = lint_document(linter, snap.text, config, config_problem)
             engine_ms = (time.perf_counter() - engine_start) * 1000
+        except JobCancelled:
+            raise  # superseded (an edit came in): the runner drops it; not an engine crash
         except Exception as exc:
             return [self._internal_error(snap, exc)]
         self._reported_errors.pop(snap.uri, None)
