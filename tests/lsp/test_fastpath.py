@@ -1,4 +1,4 @@
-"""The first diagnostics published before the full server loads (``lsp.early_start``): the same answers as the
+"""The first diagnostics published before the full server loads (``lsp.fastpath``): the same answers as the
 full server, nothing lost at the handover, and the plain full start whenever the shortcut does not apply.
 
 The process tests drive ``nki-studio serve`` over raw JSON-RPC with their own cache folder, so whether the
@@ -19,11 +19,16 @@ from typing import Any
 
 import pytest
 from lsp_harness import TRY_KERNEL
-from nki_studio.lsp import early_start, initialize_cache
 from nki_studio.lsp.convert import client_units
+from nki_studio.lsp.fastpath import initialize_cache, start
+from nki_studio.lsp.fastpath.early_phase import EarlyPhase
+from nki_studio.lsp.fastpath.handover import EarlyLint, Handover
+from nki_studio.lsp.fastpath.streams import AlreadySentFilter, ReplayReader
+from nki_studio.lsp.fastpath.wire import PUBLISH
+from nki_studio.nkilint.incremental import IncrementalLinter
 from pygls.workspace.position_codec import PositionCodec
 
-pytestmark = pytest.mark.skipif(not early_start.supported(), reason="the early phase needs select() on pipes")
+pytestmark = pytest.mark.skipif(not start.supported(), reason="the early phase needs select() on pipes")
 
 KERNEL = (
     "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(a):\n"
@@ -242,11 +247,11 @@ def test_client_units_agree_with_pygls(encoding: str) -> None:
 
 def test_replay_reader_continues_a_message_the_early_phase_read_part_of() -> None:
     stream = io.BytesIO(b"ength: 5\r\n\r\nhelloContent-Length: 2\r\n\r\nhi")
-    reader = early_start.ReplayReader(b"Content-L", stream)
+    reader = ReplayReader(b"Content-L", stream)
     assert reader.readline() == b"Content-Length: 5\r\n"
     assert reader.readline() == b"\r\n"
     assert reader.read(5) == b"hello"
-    reader = early_start.ReplayReader(b"Content-Length: 2\r\n\r\nh", io.BytesIO(b"i"))
+    reader = ReplayReader(b"Content-Length: 2\r\n\r\nh", io.BytesIO(b"i"))
     assert [reader.readline(), reader.readline(), reader.read(2)] == [
         b"Content-Length: 2\r\n",
         b"\r\n",
@@ -257,15 +262,21 @@ def test_replay_reader_continues_a_message_the_early_phase_read_part_of() -> Non
 def test_handover_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     published = {"uri": "file:///k.py", "diagnostics": [{"message": "m"}], "version": 1}
-    early = early_start.EarlyStart(
-        initialize_id=1, key="k", answered={"capabilities": {"a": 1}}, published={"file:///k.py": published}
+    early = EarlyPhase(
+        consumed=b"",
+        initialize_id=1,
+        cache_key="k",
+        handover=Handover(
+            initialize_result={"capabilities": {"a": 1}},
+            lints={"file:///k.py": EarlyLint(published=published, linter=IncrementalLinter("/k.py"))},
+        ),
     )
     out = io.BytesIO()
-    sent = early_start.HandoverFilter(out, early)
+    sent = AlreadySentFilter(out, early)
     sent.write(_frame({"jsonrpc": "2.0", "id": 1, "result": {"capabilities": {"a": 2}}}))
     assert out.getvalue() == b""  # answered already; the new answer is remembered for the next start
     assert initialize_cache.load("k") == {"capabilities": {"a": 2}}
-    same = _frame({"jsonrpc": "2.0", "method": early_start.PUBLISH, "params": published})
+    same = _frame({"jsonrpc": "2.0", "method": PUBLISH, "params": published})
     sent.write(same)
     assert out.getvalue() == b""
     sent.write(same)  # only the first one per document is the duplicate
