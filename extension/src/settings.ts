@@ -17,6 +17,7 @@ export const SERVER_KEYS = [
   'pathMappings',
   'inlayHints',
   'ruleDocsBaseUrl',
+  'fastStart',
 ] as const;
 
 /** Remote-profiling keys (issue 7, read by server/remote/config.py), sent nested as `remote: {...}`. */

@@ -47,6 +47,8 @@ class Settings:
     inlay_hints: bool = False
     rule_docs_base_url: str | None = None  # e.g. https://example.org/docs/rules ; default: local file URI
     log_level: str = "info"
+    # Read only by the start-up fast path (lsp.fastpath), from initializationOptions: applies from the next start.
+    fast_start: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)  # unknown keys, kept for feature modules
 
 
@@ -128,6 +130,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "inlayHints": ("inlay_hints", _bool),
     "ruleDocsBaseUrl": ("rule_docs_base_url", _optional_str),
     "logLevel": ("log_level", _choice(LOG_LEVELS)),
+    "fastStart": ("fast_start", _bool),
 }
 
 CLIENT_KEYS = tuple(_KEYS)

@@ -9,6 +9,6 @@ document. Then the full server starts on the streams of ``streams``: its input r
 
 The full server and its features know nothing of this but one :class:`handover.Handover` (None: started
 normally), which says what the client already received and holds the lint state behind it; the lint feature
-takes it over. ``start.fast_start`` is the one entry; it is off on platforms without ``select`` on pipes
-(not POSIX).
+takes it over. ``start.fast_start`` is the one entry; it is off with ``NKI_STUDIO_FASTPATH=0`` or the setting
+``fastStart: false``, and on platforms without ``select`` on pipes (not POSIX).
 """

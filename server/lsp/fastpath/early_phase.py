@@ -1,7 +1,7 @@
 """The fast path's own conversation, standard library only until ``initialize`` is answered:
 
 1. ``initialize`` is answered from the answer the full server gave to the same request on an earlier start
-   (``initialize_cache``); without one, nothing more happens here;
+   (``initialize_cache``); without one, or with the setting ``fastStart`` false, nothing more happens here;
 2. ``initialized`` is let through;
 3. the first ``textDocument/didOpen`` of a Python document is linted exactly as the full server lints it
    (``lsp.document_lint``, ``lsp.convert``) and its diagnostics are published.
@@ -76,6 +76,13 @@ def _converse(reader: MessageReader, out: BinaryIO, progress: _Progress, idle_s:
     if message is None or message.get("method") != "initialize" or "id" not in message:
         return
     params = message.get("params") or {}
+    # The settings come with initialize; ``fastStart`` must be known before anything is answered.
+    from nki_studio.lsp.settings import Settings, merge
+
+    settings, _ = merge(Settings(), params.get("initializationOptions"))
+    if not settings.fast_start:
+        log.info("fast start-up path off (setting fastStart): the full server answers everything")
+        return
     progress.initialize_id = message["id"]
     progress.cache_key = initialize_cache.request_key(params)
     result = initialize_cache.load(progress.cache_key)
@@ -84,11 +91,9 @@ def _converse(reader: MessageReader, out: BinaryIO, progress: _Progress, idle_s:
     send(out, {"jsonrpc": "2.0", "id": message["id"], "result": result})
     progress.answered = result
     # The lint engine and its rules load now, while the client takes in the answer and sends didOpen.
-    from nki_studio.lsp.settings import Settings, merge
     from nki_studio.nkilint.rule import all_rules
 
     all_rules()
-    settings, _ = merge(Settings(), params.get("initializationOptions"))
     encoding = (result.get("capabilities") or {}).get("positionEncoding") or "utf-16"
     while (message := reader.next(idle_s)) is not None:
         method = message.get("method")

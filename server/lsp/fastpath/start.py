@@ -10,6 +10,9 @@ from nki_studio.lsp.fastpath import early_phase
 from nki_studio.lsp.fastpath.handover import Handover
 from nki_studio.lsp.fastpath.streams import AlreadySentFilter, ReplayReader
 
+ENV = "NKI_STUDIO_FASTPATH"  # "0" (or false/off/no): start the full server alone
+_OFF = ("0", "false", "off", "no")
+
 
 class FullServerIO(NamedTuple):
     """What the full server starts with: its input and output, and what was already done (None: nothing)."""
@@ -24,9 +27,15 @@ def supported() -> bool:
     return os.name == "posix"
 
 
+def enabled() -> bool:
+    """Whether the fast path may run: supported and not switched off by ``NKI_STUDIO_FASTPATH``. (The setting
+    ``fastStart`` arrives with ``initialize``, so the early phase itself reads it.)"""
+    return supported() and os.environ.get(ENV, "").strip().lower() not in _OFF
+
+
 def fast_start(stdin: BinaryIO, stdout: BinaryIO) -> FullServerIO:
-    """Run the early phase on the client's streams when supported; the streams for the full server after it."""
-    if not supported():
+    """Run the early phase on the client's streams when enabled; the streams for the full server after it."""
+    if not enabled():
         return FullServerIO(stdin, stdout, None)
     early = early_phase.run(stdin.fileno(), stdout)
     output: Any = stdout if early.initialize_id is None else AlreadySentFilter(stdout, early)
