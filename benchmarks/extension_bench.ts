@@ -7,7 +7,7 @@
  *   user waits for on the first kernel of a window. Twice, with the server's user cache (XDG_CACHE_HOME) in a
  *   fresh folder: the first start after installing the extension (nothing cached: the full server answers
  *   initialize), then a new window of the same VS Code on another workspace (the server answers initialize with
- *   the answer the first start stored, and lints before loading pygls: server/lsp/early_start.py). Then the
+ *   the answer the first start stored, and lints before loading pygls: server/lsp/fastpath/). Then the
  *   second window is reloaded: the next window on the workspace, where the server starts on the remembered
  *   interpreter.
  * - Heatmap paint of a 2,000-line file, three figures: the extension's own time (planning + setDecorations

@@ -6,7 +6,7 @@ Drives the real ``nki-studio serve`` process over stdio with pygls' LanguageClie
 * start to first diagnostics: process spawn -> initialize -> didOpen -> first publishDiagnostics, with the
   server's user cache in a fresh folder: the first start (nothing cached: the full server answers everything)
   is reported apart from the later ones (initialize answered from the remembered answer and the first
-  diagnostics published before pygls loads, server/lsp/early_start.py); and the full server alone with only the
+  diagnostics published before pygls loads, server/lsp/fastpath/); and the full server alone with only the
   lint feature (so the cost of the other features' imports is visible);
 * round trip: 50 incremental one-line edits, each waiting for the diagnostics of its version; measured with
   the debounce at 0 (the raw round trip) and at the default 150 ms (what a typing user sees), for three kinds of

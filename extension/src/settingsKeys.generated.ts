@@ -14,6 +14,7 @@ export const SERVER_KEYS = [
   'inlayHints',
   'ruleDocsBaseUrl',
   'profileIgnoreSchemaVersion',
+  'fastStart',
 ] as const;
 
 /** Remote-profiling settings (`nki-studio.remote.*`), sent nested as `remote: {...}`. */

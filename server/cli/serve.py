@@ -34,23 +34,19 @@ def run(args: argparse.Namespace) -> int:
     protocol_out = sys.stdout.buffer
     # Anything printed by imported or user code must not corrupt the protocol stream.
     sys.stdout = sys.stderr
-    from nki_studio.lsp import early_start, logs
+    from nki_studio.lsp import logs
+    from nki_studio.lsp.fastpath.start import fast_start
 
     logs.configure_stderr(args.log_level)
-    stdin: Any = sys.stdin.buffer
-    stdout: Any = protocol_out
-    early = None
-    if early_start.supported():
-        # The first diagnostics go out before pygls loads; the full server then replays what was read.
-        early = early_start.run(stdin.fileno(), protocol_out)
-        stdin = early_start.ReplayReader(early.consumed, stdin)
-        stdout = early_start.HandoverFilter(protocol_out, early)
+    # The first answers and diagnostics may go out before pygls loads (lsp.fastpath); the full server then
+    # starts on streams that replay what was read and drop what was sent, and takes over the hand-over.
+    full = fast_start(sys.stdin.buffer, protocol_out)
 
     from nki_studio.lsp.attrs_code_cache import import_lsprotocol_with_cache
 
     import_lsprotocol_with_cache()  # before pygls imports it: a third of start-up, cached from the second start
     from nki_studio.lsp.server import create_server
 
-    server = create_server(early=early)
-    server.start_io(stdin, stdout)
+    server = create_server(handover=full.handover)
+    server.start_io(full.input, full.output)
     return 0

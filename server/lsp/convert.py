@@ -1,7 +1,7 @@
 """Findings (1-based, code-point columns) → LSP diagnostics (0-based, client position encoding, UTF-16 by
 default), built as the protocol's JSON. Pure functions of the document text: they run in the job threads,
 off the event loop. Standard library only (no lsprotocol): the first diagnostics of a start are published
-with them before the full server has loaded (``lsp.early_start``); the full server turns them into
+with them before the full server has loaded (``lsp.fastpath``); the full server turns them into
 lsprotocol objects (``lsp.typed``)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The lint of one open document as the language server runs it: the project config (``pyproject.toml``)
 with the editor's explicit target and NKI version on top, and a broken config reported as the first
 finding. Shared by the full server's lint feature and the first diagnostics published before it loaded
-(``lsp.early_start``), so both give the same findings. No lsprotocol here."""
+(``lsp.fastpath``), so both give the same findings. No lsprotocol here."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ from typing import Any, Literal
 from lsprotocol import types
 from nki_studio import __version__
 from nki_studio.lsp import logs
-from nki_studio.lsp.early_start import EarlyStart
+from nki_studio.lsp.fastpath.handover import Handover
 from nki_studio.lsp.settings import SECTION, Settings, merge, section_of
 from nki_studio.lsp.typed import converter
 from pygls.lsp.server import LanguageServer
@@ -87,9 +87,9 @@ class NkiLanguageServer(LanguageServer):
         self._code_action_options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}  # uri -> owner -> list
         self._after_startup: list[Callable[[], Any]] | None = []  # None once start-up is over
-        # What lsp.early_start did before this server loaded (the diagnostics it published, the linters that
-        # produced them): the lint feature takes them over at registration. None when it did nothing.
-        self.early: EarlyStart | None = None
+        # What the client received before this server started (lsp.fastpath), for the lint feature to take
+        # over at registration; None: started normally.
+        self.handover: Handover | None = None
         self._register_core_handlers()
 
     # ---- hooks for feature modules -------------------------------------------------------------------
@@ -178,8 +178,8 @@ class NkiLanguageServer(LanguageServer):
             self._startup_over()
 
     def seed_diagnostics(self, uri: str, owner: str, diagnostics: Sequence[types.Diagnostic]) -> None:
-        """Diagnostics the client already shows from before this server loaded (``lsp.early_start``): ``owner``'s
-        list until it publishes its own, so another feature's publish meanwhile does not erase them."""
+        """Diagnostics the client already shows that this server did not publish (sent before it started):
+        ``owner``'s list until it publishes its own, so another feature's publish meanwhile does not erase them."""
         self._diagnostics.setdefault(uri, {}).setdefault(owner, list(diagnostics))
 
     def notify_client(self, method: str, payload: Any) -> None:
@@ -395,11 +395,11 @@ def _join_hovers(results: list[types.Hover]) -> types.Hover | None:
     )
 
 
-def create_server(features: Sequence[str] = FEATURES, early: EarlyStart | None = None) -> NkiLanguageServer:
-    """Build the server and register each feature module (a broken module is logged and skipped). ``early``: what
-    ``lsp.early_start`` already did, for the features to take over (see ``NkiLanguageServer.early``)."""
+def create_server(features: Sequence[str] = FEATURES, handover: Handover | None = None) -> NkiLanguageServer:
+    """Build the server and register each feature module (a broken module is logged and skipped). ``handover``:
+    what the fast path already sent, for the features to take over (None: started normally)."""
     server = NkiLanguageServer()
-    server.early = early
+    server.handover = handover
     for name in features:
         try:
             importlib.import_module(f"nki_studio.lsp.features.{name}").register(server)

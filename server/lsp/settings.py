@@ -106,6 +106,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "inlayHints": ("inlay_hints", _bool),
     "ruleDocsBaseUrl": ("rule_docs_base_url", _optional_str),
     "logLevel": ("log_level", _choice(LOG_LEVELS)),
+    "fastStart": ("fast_start", _bool),
 }
 
 
@@ -134,6 +135,8 @@ class Settings:
     inlay_hints: bool = _declared("inlayHints")
     rule_docs_base_url: str | None = _declared("ruleDocsBaseUrl")  # None: local file URI
     log_level: str = _declared("logLevel")
+    # Read only by the start-up fast path (lsp.fastpath), from initializationOptions: applies from the next start.
+    fast_start: bool = _declared("fastStart")
     extra: Mapping[str, Any] = field(default_factory=dict)  # unknown keys, kept for feature modules
 
 

@@ -206,6 +206,15 @@ SETTINGS: tuple[Setting, ...] = (
         user_setting=False,
     ),
     Setting(
+        "fastStart",
+        "boolean",
+        True,
+        "Answer the editor and publish the first diagnostics before the language server has fully loaded, "
+        "from what an earlier start remembered (POSIX). Turn off to have the full server answer everything "
+        "(also: environment variable `NKI_STUDIO_FASTPATH=0`). Applies from the next start.",
+        "server",
+    ),
+    Setting(
         "remote.host",
         "string",
         "",

@@ -60,7 +60,7 @@ async def wait_diagnostics(
 
 
 async def wait_log(client: LanguageClient, text: str, timeout: float = 60.0) -> str:
-    """The first window/logMessage containing ``text`` (the full server's; lsp.early_start only logs to stderr)."""
+    """The first window/logMessage containing ``text`` (the full server's; the fast path only logs to stderr)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         for m in client.log_messages:
@@ -73,7 +73,7 @@ async def wait_log(client: LanguageClient, text: str, timeout: float = 60.0) -> 
 
 async def first_lint(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
     """The first diagnostics of v1, once the full server has linted v1 itself. They may come before it loaded
-    (lsp.early_start), and a test that counts later publishes must not see the full server's own first one."""
+    (lsp.fastpath), and a test that counts later publishes must not see the full server's own first one."""
     diagnostics = await wait_diagnostics(client, uri, 1)
     await wait_log(client, f"lint {uri} v1:")
     return diagnostics

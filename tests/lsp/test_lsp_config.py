@@ -64,7 +64,7 @@ async def test_bad_setting_is_reported_and_ignored(bare_client: LanguageClient, 
     await start(bare_client, {"nkiVersion": "0.6", "target": "trn9", "lintDebounceMs": -3})
     uri = open_doc(bare_client, workdir / "k.py", TRY_KERNEL)
     assert _codes(await wait_diagnostics(bare_client, uri, 1)) == ["NKI101"]
-    # The first diagnostics may come before the full server has loaded (lsp.early_start); its warnings follow.
+    # The first diagnostics may come before the full server has loaded (lsp.fastpath); its warnings follow.
     deadline = asyncio.get_running_loop().time() + 30
     while True:
         warnings = [m.message for m in bare_client.log_messages if m.type == types.MessageType.Warning]

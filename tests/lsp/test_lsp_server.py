@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
+from nki_studio.lsp.jobs import CancelToken, JobCancelled
 from nki_studio.lsp.server import FEATURES, create_server
+from nki_studio.lsp.settings import Settings
 from pygls.workspace import Workspace
 
 
@@ -82,3 +86,23 @@ def test_warm_ups_wait_for_the_first_diagnostics() -> None:
     server.publish_diagnostics("file:///k.py", "nkilint", [])
     server.after_startup(lambda: ran.append("late"))  # start-up is over: runs at once
     assert ran == ["jedi", "late"]
+
+
+def test_a_superseded_lint_is_dropped_not_reported_as_an_engine_error(workdir: Path) -> None:
+    from nki_studio.lsp.features.lint import LintFeature, _Snapshot
+
+    feature = LintFeature(create_server(()))
+    path = workdir / "k.py"
+    snap = _Snapshot(
+        uri=path.as_uri(),
+        path=str(path),
+        version=1,
+        text="x = 1\n",
+        settings=Settings(),
+        encoding="utf-16",
+        reuse=False,
+    )
+    token = CancelToken()
+    token.cancel()  # an edit came in while the config was being read
+    with pytest.raises(JobCancelled):
+        feature.run(snap, token)

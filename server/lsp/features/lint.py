@@ -23,7 +23,8 @@ from typing import Any
 from lsprotocol import types
 from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lines
 from nki_studio.lsp.document_lint import document_config, lint_document
-from nki_studio.lsp.jobs import CancelToken, JobRunner
+from nki_studio.lsp.fastpath.handover import Handover
+from nki_studio.lsp.jobs import CancelToken, JobCancelled, JobRunner
 from nki_studio.lsp.noqa_edit import noqa_edit
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.settings import Settings
@@ -54,23 +55,21 @@ class _Snapshot:
 class LintFeature:
     """Owns the lint jobs of one server."""
 
-    def __init__(self, server: NkiLanguageServer) -> None:
+    def __init__(self, server: NkiLanguageServer, handover: Handover | None = None) -> None:
+        """``handover``: what the fast path sent before the server started (None: started normally)."""
         self.server = server
         self.jobs: JobRunner[list[types.Diagnostic]] = JobRunner(server.executor, name="lint")
         self._reported_errors: dict[str, str] = {}
         # uri -> (what the last run depended on, its diagnostics). Runs of one uri never overlap (JobRunner).
         self._last: dict[str, tuple[tuple[Any, ...], list[types.Diagnostic]]] = {}
         self._linters: dict[str, IncrementalLinter] = {}  # uri -> its linter (and cache of unchanged kernels)
-
-    def adopt_early(self) -> None:
-        """Take over what ``lsp.early_start`` did: the diagnostics the client already has (kept as this feature's
-        until it publishes its own) and the linters that made them (its first lint of the same text reuses them)."""
-        early = self.server.early
-        if early is None:
-            return
-        for uri, published in early.published.items():
-            self.server.seed_diagnostics(uri, SOURCE, [to_diagnostic(d) for d in published["diagnostics"]])
-        self._linters.update(early.linters)
+        # Take over the early lints: the diagnostics the client already has (kept as this feature's until it
+        # publishes its own) and the linters that made them (its first lint of the same text reuses them).
+        if handover is not None:
+            for uri, early in handover.lints.items():
+                diagnostics = [to_diagnostic(d) for d in early.published["diagnostics"]]
+                server.seed_diagnostics(uri, SOURCE, diagnostics)
+                self._linters[uri] = early.linter
 
     # ---- scheduling ----------------------------------------------------------------------------------
     def schedule(self, uri: str, delay: float, *, reuse: bool = False) -> None:
@@ -160,6 +159,8 @@ class LintFeature:
                 linter = self._linters[snap.uri] = IncrementalLinter(snap.path)
             findings = lint_document(linter, snap.text, config, config_problem)
             engine_ms = (time.perf_counter() - engine_start) * 1000
+        except JobCancelled:
+            raise  # superseded (an edit came in): the runner drops it; not an engine crash
         except Exception as exc:
             return [self._internal_error(snap, exc)]
         self._reported_errors.pop(snap.uri, None)
@@ -205,7 +206,7 @@ class LintFeature:
             return None
         uri = params.text_document.uri
         # A lint of the current text still running (just after start-up, whose first diagnostics may come from
-        # lsp.early_start, or right after an edit): its result tells whether the fixes are for this text.
+        # the fast path, or right after an edit): its result tells whether the fixes are for this text.
         await self.jobs.settled(uri, FIX_WAIT_S)
         doc = self.server.workspace.get_text_document(uri)
         encoding = self.server.workspace.position_encoding
@@ -307,8 +308,7 @@ def register(server: NkiLanguageServer) -> None:
 
     importlib.import_module("nki_studio.nkilint.api")
     all_rules()
-    feature = LintFeature(server)
-    feature.adopt_early()
+    feature = LintFeature(server, server.handover)
 
     def debounce() -> float:
         return server.settings.lint_debounce_ms / 1000.0

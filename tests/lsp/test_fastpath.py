@@ -1,4 +1,4 @@
-"""The first diagnostics published before the full server loads (``lsp.early_start``): the same answers as the
+"""The first diagnostics published before the full server loads (``lsp.fastpath``): the same answers as the
 full server, nothing lost at the handover, and the plain full start whenever the shortcut does not apply.
 
 The process tests drive ``nki-studio serve`` over raw JSON-RPC with their own cache folder, so whether the
@@ -15,15 +15,20 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from lsp_harness import TRY_KERNEL
-from nki_studio.lsp import early_start, initialize_cache
 from nki_studio.lsp.convert import client_units
+from nki_studio.lsp.fastpath import initialize_cache, start
+from nki_studio.lsp.fastpath.early_phase import EarlyPhase
+from nki_studio.lsp.fastpath.handover import EarlyLint, Handover
+from nki_studio.lsp.fastpath.streams import AlreadySentFilter, ReplayReader
+from nki_studio.lsp.fastpath.wire import PUBLISH
+from nki_studio.nkilint.incremental import IncrementalLinter
 from pygls.workspace.position_codec import PositionCodec
 
-pytestmark = pytest.mark.skipif(not early_start.supported(), reason="the early phase needs select() on pipes")
+pytestmark = pytest.mark.skipif(not start.supported(), reason="the early phase needs select() on pipes")
 
 KERNEL = (
     "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(a):\n"
@@ -40,8 +45,12 @@ def _frame(message: dict[str, Any]) -> bytes:
 class Session:
     """A ``nki-studio serve`` process and the messages it sent, read on a thread."""
 
-    def __init__(self, cache: Path) -> None:
-        env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    def __init__(self, cache: Path, fastpath: str | None = None) -> None:
+        """``fastpath``: the value of ``NKI_STUDIO_FASTPATH`` (None: unset, whatever the caller's environment)."""
+        env = {k: v for k, v in os.environ.items() if k != start.ENV}
+        env["XDG_CACHE_HOME"] = str(cache)
+        if fastpath is not None:
+            env[start.ENV] = fastpath
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "nki_studio", "serve"],
             stdin=subprocess.PIPE,
@@ -51,6 +60,7 @@ class Session:
         )
         self.received: list[dict[str, Any]] = []
         self._lock = threading.Condition()
+        self._write_lock = threading.Lock()  # the reader thread answers the server's requests
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -63,15 +73,19 @@ class Session:
                     length = int(line.split(b":")[1])
             if length is None:
                 return
+            message = json.loads(out.read(length))
             with self._lock:
-                self.received.append(json.loads(out.read(length)))
+                self.received.append(message)
                 self._lock.notify_all()
+            if "method" in message and "id" in message:  # a request to the client: answered as a client would
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": _client_answer(message)})
 
     def send(self, *messages: dict[str, Any]) -> None:
         """Write the messages in one go (as a client writes back-to-back notifications)."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(b"".join(_frame(m) for m in messages))
-        self.proc.stdin.flush()
+        with self._write_lock:
+            self.proc.stdin.write(b"".join(_frame(m) for m in messages))
+            self.proc.stdin.flush()
 
     def wait(self, pred: Any, what: str, timeout: float = 60) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -101,7 +115,16 @@ class Session:
         return err.decode(errors="replace")
 
 
-def _initialize(options: dict[str, Any], encoding: str) -> dict[str, Any]:
+def _client_answer(request: dict[str, Any]) -> Any:
+    """A client's answer to a server request: no settings of its own for workspace/configuration, else null."""
+    if request["method"] == "workspace/configuration":
+        return [None for _ in (request.get("params") or {}).get("items", [])]
+    return None
+
+
+def _initialize(
+    options: dict[str, Any], encoding: str, capabilities: dict[str, Any] | None = None
+) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": 1,
@@ -110,7 +133,7 @@ def _initialize(options: dict[str, Any], encoding: str) -> dict[str, Any]:
             "processId": os.getpid(),
             "rootUri": None,
             "initializationOptions": options,
-            "capabilities": {"general": {"positionEncodings": [encoding]}},
+            "capabilities": {"general": {"positionEncodings": [encoding]}, **(capabilities or {})},
         },
     }
 
@@ -242,11 +265,11 @@ def test_client_units_agree_with_pygls(encoding: str) -> None:
 
 def test_replay_reader_continues_a_message_the_early_phase_read_part_of() -> None:
     stream = io.BytesIO(b"ength: 5\r\n\r\nhelloContent-Length: 2\r\n\r\nhi")
-    reader = early_start.ReplayReader(b"Content-L", stream)
+    reader = ReplayReader(b"Content-L", stream)
     assert reader.readline() == b"Content-Length: 5\r\n"
     assert reader.readline() == b"\r\n"
     assert reader.read(5) == b"hello"
-    reader = early_start.ReplayReader(b"Content-Length: 2\r\n\r\nh", io.BytesIO(b"i"))
+    reader = ReplayReader(b"Content-Length: 2\r\n\r\nh", io.BytesIO(b"i"))
     assert [reader.readline(), reader.readline(), reader.read(2)] == [
         b"Content-Length: 2\r\n",
         b"\r\n",
@@ -257,16 +280,150 @@ def test_replay_reader_continues_a_message_the_early_phase_read_part_of() -> Non
 def test_handover_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     published = {"uri": "file:///k.py", "diagnostics": [{"message": "m"}], "version": 1}
-    early = early_start.EarlyStart(
-        initialize_id=1, key="k", answered={"capabilities": {"a": 1}}, published={"file:///k.py": published}
+    early = EarlyPhase(
+        consumed=b"",
+        initialize_id=1,
+        cache_key="k",
+        handover=Handover(
+            initialize_result={"capabilities": {"a": 1}},
+            lints={"file:///k.py": EarlyLint(published=published, linter=IncrementalLinter("/k.py"))},
+        ),
     )
     out = io.BytesIO()
-    sent = early_start.HandoverFilter(out, early)
+    sent = AlreadySentFilter(out, early)
     sent.write(_frame({"jsonrpc": "2.0", "id": 1, "result": {"capabilities": {"a": 2}}}))
     assert out.getvalue() == b""  # answered already; the new answer is remembered for the next start
     assert initialize_cache.load("k") == {"capabilities": {"a": 2}}
-    same = _frame({"jsonrpc": "2.0", "method": early_start.PUBLISH, "params": published})
+    same = _frame({"jsonrpc": "2.0", "method": PUBLISH, "params": published})
     sent.write(same)
     assert out.getvalue() == b""
     sent.write(same)  # only the first one per document is the duplicate
     assert out.getvalue() == same
+
+
+def test_the_environment_switches_the_fast_path_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    stdin, stdout = io.BytesIO(b"never read"), io.BytesIO()
+    for value in ("0", "false", "Off", "no"):
+        monkeypatch.setenv(start.ENV, value)
+        assert not start.enabled()
+        assert start.fast_start(stdin, stdout) == (stdin, stdout, None)  # the full server alone, as it was
+    for value in ("1", ""):
+        monkeypatch.setenv(start.ENV, value)
+        assert start.enabled()
+
+
+# ---- the same conversation with and without the fast path ------------------------------------------------------
+
+CHANGED = KERNEL.replace('    n = ["d\u00e9j\u00e0 \U0001f600", nl.affine_range(2)]\n', "")
+# A client that asks for settings, registers watchers and takes versioned edits, so the server's requests to
+# it and the edits of the quick fixes are part of what is compared.
+CAPABILITIES = {
+    "workspace": {
+        "configuration": True,
+        "didChangeWatchedFiles": {"dynamicRegistration": True},
+        "workspaceEdit": {"documentChanges": True},
+    },
+    "textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}},
+}
+# Log lines whose presence depends on the machine's load, not on the conversation.
+TIMING_LOGS = re.compile(r"took \d+ ms on the event loop")
+
+
+def _request(id_: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
+
+
+class Conversation(NamedTuple):
+    """Every message the client received (in order, up to the answer to shutdown), and the server's stderr."""
+
+    received: list[dict[str, Any]]
+    stderr: str
+
+    def answer(self, id_: int) -> Any:
+        """The result of the client's request ``id_``."""
+        return next(m for m in self.received if m.get("id") == id_ and "method" not in m)["result"]
+
+
+def _converse(
+    cache: Path, workdir: Path, options: dict[str, Any], fastpath: str | None = None
+) -> Conversation:
+    """initialize, didOpen of a kernel with findings, didChange, a code action, hover, shutdown."""
+    path = workdir / "k.py"
+    path.write_text(KERNEL)
+    uri = path.as_uri()
+    doc = {"textDocument": {"uri": uri}}
+    s = Session(cache, fastpath)
+
+    def published(version: int) -> dict[str, Any]:
+        return s.wait(
+            lambda m: m.get("method") == PUBLISH and m["params"].get("version") == version, f"v{version}"
+        )
+
+    try:
+        s.send(_initialize(options, "utf-16", CAPABILITIES))
+        s.wait(lambda m: m.get("id") == 1, "initialize answer")
+        s.send({"jsonrpc": "2.0", "method": "initialized", "params": {}}, _did_open(uri, KERNEL))
+        published(1)
+        path.write_text(CHANGED)
+        change = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": CHANGED}]}
+        s.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": change})
+        diagnostics = published(2)["params"]["diagnostics"]
+        loop = {"start": {"line": 6, "character": 4}, "end": {"line": 6, "character": 30}}
+        s.send(
+            _request(
+                2, "textDocument/codeAction", {**doc, "range": loop, "context": {"diagnostics": diagnostics}}
+            ),
+            _request(3, "textDocument/hover", {**doc, "position": {"line": 6, "character": 16}}),
+        )
+        s.wait(lambda m: m.get("id") == 2, "codeAction answer")
+        s.wait(lambda m: m.get("id") == 3, "hover answer")
+        time.sleep(0.5)  # a late (duplicate) publish would have arrived by now
+    except BaseException:
+        s.proc.kill()
+        raise
+    stderr = s.close()
+    return Conversation(list(s.received), stderr)
+
+
+def _as_compared(received: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the client received, as compared. The order of messages is kept per kind (each publish of a
+    document, each log line, each request to the client, in the order sent) but not across kinds: the fast path
+    answers initialize before the full server has loaded, so that answer comes before the full server's first
+    log lines instead of after them (LSP allows log messages on either side of the initialize answer). The ids
+    of the server's requests to the client are the server's own numbering, not part of the conversation. Log
+    lines about slow event-loop listeners depend on the machine's load and are left out."""
+    answers = {m["id"]: m for m in received if "method" not in m}
+    by_method: dict[str, list[Any]] = {}
+    for m in received:
+        if "method" not in m:
+            continue
+        if m["method"] == "window/logMessage" and TIMING_LOGS.search(m["params"]["message"]):
+            continue
+        by_method.setdefault(m["method"], []).append(m.get("params"))
+    return {"answers": answers, "by_method": by_method}
+
+
+def test_the_same_conversation_with_and_without_the_fast_path(tmp_path: Path, workdir: Path) -> None:
+    cache = tmp_path / "cache"
+    options = {"nkiVersion": "0.6"}
+    first = _converse(cache, workdir, options)  # nothing remembered yet: the full server answers everything
+    fast = _converse(cache, workdir, options)
+    assert EARLY_LOG in fast.stderr
+    plain = _converse(cache, workdir, options, fastpath="0")
+    assert EARLY_LOG not in first.stderr and EARLY_LOG not in plain.stderr
+    assert _as_compared(fast.received) == _as_compared(plain.received) == _as_compared(first.received)
+    # What the comparison covers is really there: both versions' diagnostics, the fixes, the hover, the server's
+    # requests to the client and its log.
+    by_method = _as_compared(fast.received)["by_method"]
+    assert [len(p["diagnostics"]) for p in by_method[PUBLISH]] == [2, 1]
+    assert [a["title"] for a in fast.answer(2)] == [
+        "Replace with range() (NKI201)",
+        "Suppress NKI201 on this line (# noqa: NKI201)",
+    ]
+    assert "affine_range" in fast.answer(3)["contents"]["value"]
+    assert {"client/registerCapability", "workspace/configuration", "window/logMessage"} <= set(by_method)
+
+    # Off by the setting: the early phase reads initialize but leaves it to the full server.
+    off = _converse(cache, workdir, {**options, "fastStart": False})
+    assert EARLY_LOG not in off.stderr and "setting fastStart" in off.stderr
+    assert _as_compared(off.received) == _as_compared(plain.received)

@@ -2,7 +2,7 @@
 
 The answer (capabilities, server info) is what pygls derives from the registered features and the client's
 capabilities, so it only changes with the client's capabilities or with the server's code. Remembering it lets
-a start answer ``initialize`` before pygls and lsprotocol have loaded (``lsp.early_start``). Entries are keyed
+a start answer ``initialize`` before pygls and lsprotocol have loaded (``lsp.fastpath``). Entries are keyed
 by the request without its per-window parts (process id, workspace folders, settings) and by a fingerprint of
 the server (its version, the code of ``nki_studio.lsp``, the files of pygls and lsprotocol), so an edited or
 upgraded server does not answer with an old result. Every start checks the early answer against the full
@@ -29,7 +29,7 @@ MAX_ENTRIES = 8  # a few clients/settings side by side (each window's settings a
 # Parts of InitializeParams that differ between windows or settings but do not change the answer (the
 # capabilities follow from the registered features and the client's capabilities; settings only change what
 # the features do). If that ever stops being true, the full server's answer differs from the one sent early:
-# lsp.early_start logs it and stores the new answer.
+# the fast path logs it and stores the new answer (``streams.AlreadySentFilter``).
 _PER_WINDOW = (
     "processId",
     "rootPath",
@@ -49,7 +49,7 @@ def _fingerprint() -> list[Any]:
     """What the answer depends on besides the request: this server's code (the content of ``nki_studio.lsp``,
     which registers the features) and its LSP libraries (each file's name and size: they change with their
     version). Independent of where the server is installed, so a reinstalled extension keeps its answers."""
-    lsp_dir = Path(__file__).resolve().parent
+    lsp_dir = Path(__file__).resolve().parent.parent  # nki_studio.lsp, this fast path included
     code = hashlib.blake2b(digest_size=16)
     for f in sorted(lsp_dir.rglob("*.py")):
         code.update(f.relative_to(lsp_dir).as_posix().encode() + b"\0" + f.read_bytes())
