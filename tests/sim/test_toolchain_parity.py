@@ -1,0 +1,70 @@
+"""Kernels the real toolchain compiles and runs are not refused by the simulator (issue 14, part 2).
+
+Each kernel here is our own, written the way production NKI libraries write such code (module-level
+constants, keyword arguments, explicit buffers), to reproduce a pattern the simulator used to refuse.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+from nki_studio.sim import simulate
+
+
+def _kernel_file(tmp_path: Path, source: str) -> Path:
+    path = tmp_path / "kernel.py"
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+MASKED_ROW_MAX = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+NEG_INF_F32 = -3.4028235e38  # written as a float literal: a float64 that rounds to FP32_MIN
+
+
+@nki.jit
+def masked_row_max(x, lo, hi):
+    rows, cols = x.shape
+    out = nl.ndarray((rows, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    x_sb = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.sbuf)
+    lo_sb = nl.ndarray((rows, 1), dtype=nl.float32, buffer=nl.sbuf)
+    hi_sb = nl.ndarray((rows, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x_sb, src=x)
+    nisa.dma_copy(dst=lo_sb, src=lo)
+    nisa.dma_copy(dst=hi_sb, src=hi)
+    masked = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.sbuf)
+    row_max = nl.ndarray((rows, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.range_select(
+        dst=masked,
+        on_true_tile=x_sb,
+        comp_op0=nl.greater_equal,
+        comp_op1=nl.less,
+        bound0=lo_sb,
+        bound1=hi_sb,
+        reduce_cmd=nisa.reduce_cmd.reset_reduce,
+        reduce_res=row_max,
+        reduce_op=nl.maximum,
+        range_start=0,
+        on_false_value=NEG_INF_F32,
+    )
+    nisa.dma_copy(dst=out, src=row_max)
+    return out
+"""
+
+
+def test_range_select_accepts_the_fp32_min_literal(tmp_path: Path) -> None:
+    """``-3.4028235e38`` is not the double ``float(np.finfo(np.float32).min)`` but is FP32_MIN in FP32."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    lo = np.array([[0.0], [2.0], [5.0], [8.0]], np.float32)
+    hi = np.array([[16.0], [9.0], [6.0], [15.0]], np.float32)
+    result = simulate(_kernel_file(tmp_path, MASKED_ROW_MAX), x, lo, hi)
+    idx = np.arange(16)
+    expect = np.array([x[r, (idx >= lo[r, 0]) & (idx < hi[r, 0])].max() for r in range(4)])
+    np.testing.assert_array_equal(result.output[:, 0], expect)
+
