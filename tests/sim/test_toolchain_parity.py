@@ -68,3 +68,28 @@ def test_range_select_accepts_the_fp32_min_literal(tmp_path: Path) -> None:
     expect = np.array([x[r, (idx >= lo[r, 0]) & (idx < hi[r, 0])].max() for r in range(4)])
     np.testing.assert_array_equal(result.output[:, 0], expect)
 
+
+ZERO_INIT_INDICES = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+P_MAX = 128
+
+
+@nki.jit
+def zero_init_indices(x):
+    out = nl.ndarray((P_MAX, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+    idx_sb = nl.ndarray((P_MAX, 8), dtype=nl.uint32, buffer=nl.sbuf)
+    nisa.memset(dst=idx_sb, value=0.0)
+    nisa.dma_copy(dst=out, src=idx_sb)
+    return out
+"""
+
+
+def test_memset_float_zero_into_uint32(tmp_path: Path) -> None:
+    """A float 0.0 into an integer tile is exact: accepted without a warning, stored as 0."""
+    result = simulate(_kernel_file(tmp_path, ZERO_INIT_INDICES), np.zeros((1, 1), np.float32))
+    assert result.output.dtype == np.uint32 and not result.output.any()
+    assert not [w for w in result.report.warnings if "memset" in w]
+
