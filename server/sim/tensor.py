@@ -178,8 +178,8 @@ class NkiTensor(ViewMixin):
 
 
 def out_of_bounds(t: NkiTensor) -> np.ndarray | None:
-    """Boolean mask of elements a runtime offset put outside the storage (``.ap(scalar_offset=...)``,
-    ``vector_offset``), or None when every element is in range. Instructions honouring
+    """Boolean mask of elements an ``.ap()`` pattern or runtime offset (``scalar_offset``,
+    ``vector_offset``) put outside the storage, or None when every element is in range. Instructions honouring
     ``oob_mode=skip`` leave those elements alone: ``write(dst, read(src, oob_fill=0), where=~mask)``."""
     if t._index is None:
         return None
@@ -191,7 +191,8 @@ def _oob_error(t: NkiTensor, mask: np.ndarray) -> SimulationError:
     first = [int(i) for i in np.argwhere(mask)[0]]
     return SimulationError(
         f"out-of-bounds access: element {first} of the {t.name or 'tensor'} view {list(t.shape)} lies outside its "
-        f"{t.buffer.value} storage (runtime offset out of range; oob_mode=skip skips such elements)"
+        f"{t.buffer.value} storage (its access pattern or runtime offset reaches outside the storage; "
+        "oob_mode=skip skips such elements)"
     )
 
 

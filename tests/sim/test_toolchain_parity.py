@@ -93,3 +93,36 @@ def test_memset_float_zero_into_uint32(tmp_path: Path) -> None:
     assert result.output.dtype == np.uint32 and not result.output.any()
     assert not [w for w in result.report.warnings if "memset" in w]
 
+
+TAIL_COPY = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+TILE = 8
+
+
+@nki.jit
+def tail_copy(x):
+    rows, cols = x.shape
+    out = nl.ndarray((rows, cols), dtype=x.dtype, buffer=nl.shared_hbm)
+    n_tiles = (cols + TILE - 1) // TILE
+    for t in nl.affine_range(n_tiles):
+        # The full-width window of the last tile reaches past the tensor; only its shape is used
+        # when the tile is partial, and it is accessed only when it fits.
+        window = x.ap(pattern=[[cols, rows], [1, TILE]], offset=t * TILE)
+        width = min(TILE, cols - t * TILE)
+        buf = nl.ndarray((rows, window.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+        if width == TILE:
+            nisa.dma_copy(dst=buf, src=window)
+        else:
+            nisa.dma_copy(dst=buf[:, 0:width], src=x[:, t * TILE : t * TILE + width])
+        nisa.dma_copy(dst=out[:, t * TILE : t * TILE + width], src=buf[:, 0:width])
+    return out
+"""
+
+
+def test_ap_view_past_the_storage_fails_only_when_accessed(tmp_path: Path) -> None:
+    x = np.arange(4 * 12, dtype=np.float32).reshape(4, 12)
+    result = simulate(_kernel_file(tmp_path, TAIL_COPY), x)
+    np.testing.assert_array_equal(result.output, x)
