@@ -126,3 +126,31 @@ def test_ap_view_past_the_storage_fails_only_when_accessed(tmp_path: Path) -> No
     x = np.arange(4 * 12, dtype=np.float32).reshape(4, 12)
     result = simulate(_kernel_file(tmp_path, TAIL_COPY), x)
     np.testing.assert_array_equal(result.output, x)
+
+
+MX_FORMAT_TABLE = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+# Per-format constants keyed by the packed dtype, as MX kernels keep them.
+_MX_MAX_EXP = {nl.float8_e5m2_x4: 15, nl.float8_e4m3fn_x4: 8, nl.float4_e2m1fn_x4: 2}
+
+
+@nki.jit
+def mx_max_exp(x):
+    out = nl.ndarray((1, 3), dtype=nl.int32, buffer=nl.shared_hbm)
+    table = nl.ndarray((1, 3), dtype=nl.int32, buffer=nl.sbuf)
+    formats = (nl.float8_e5m2_x4, nl.float8_e4m3fn_x4, nl.float4_e2m1fn_x4)
+    for i, fmt in enumerate(formats):
+        packed = nl.ndarray((1, 4), dtype=fmt, buffer=nl.sbuf)
+        nisa.memset(dst=table[:, i : i + 1], value=_MX_MAX_EXP[packed.dtype])
+    nisa.dma_copy(dst=out, src=table)
+    return out
+"""
+
+
+def test_packed_mx_dtypes_key_dicts_apart(tmp_path: Path) -> None:
+    result = simulate(_kernel_file(tmp_path, MX_FORMAT_TABLE), np.zeros((1, 1), np.float32))
+    assert result.output.tolist() == [[15, 8, 2]]
+
