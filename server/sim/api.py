@@ -21,6 +21,7 @@ from nki_studio.model.targets import (
     Generation,
     NkiVersion,
     Target,
+    generation_from_env,
     parse_generation,
     parse_nki_version,
 )
@@ -180,8 +181,8 @@ def _target(target: Target | Generation | str | None, nki_version: NkiVersion | 
     elif isinstance(target, str):
         base = Target(generation=parse_generation(target))
     else:
-        env = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
-        base = Target(generation=parse_generation(env)) if env else Target()
+        env = generation_from_env()
+        base = Target(generation=env) if env else Target()
     if nki_version is None:
         return base
     version = parse_nki_version(nki_version) if isinstance(nki_version, str) else nki_version
@@ -248,8 +249,8 @@ def simulate(
     """Simulate a kernel on NumPy (or torch) arguments.
 
     ``kernel_or_path``: an ``@nki.jit`` kernel, ``kernel[lnc]``, a plain function, or a ``.py`` path
-    (with ``kernel_name``, or its only kernel). ``target`` defaults to NEURON_PLATFORM_TARGET_OVERRIDE or
-    trn2, ``nki_version`` to the newest; ``precise`` to NKI_PRECISE_FP (default on). ``lnc`` overrides
+    (with ``kernel_name``, or its only kernel). ``target`` defaults to NKI_NC_VERSION, then
+    NEURON_PLATFORM_TARGET_OVERRIDE, then trn2, ``nki_version`` to the newest; ``precise`` to NKI_PRECISE_FP (default on). ``lnc`` overrides
     the launch degree (``kernel[2]`` sets it too). ``python_subset`` rejects constructs the target NKI
     version does not compile (file paths only). ``ranks`` runs one kernel instance per collective rank
     (threads); rank ``r`` gets ``rank_args[r]`` or a private copy of ``args``. See the module docstring

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from nki_studio.sim import simulate
 
 
@@ -154,3 +155,30 @@ def test_packed_mx_dtypes_key_dicts_apart(tmp_path: Path) -> None:
     result = simulate(_kernel_file(tmp_path, MX_FORMAT_TABLE), np.zeros((1, 1), np.float32))
     assert result.output.tolist() == [[15, 8, 2]]
 
+
+NC_VERSION_PROBE = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def nc_version_probe(x):
+    out = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.shared_hbm)
+    v = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=v, value=4 if nisa.get_nc_version() == nisa.nc_version.gen4 else 3)
+    nisa.dma_copy(dst=out, src=v)
+    return out
+"""
+
+
+def test_nki_nc_version_names_the_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness sets ``NKI_NC_VERSION`` to an ``nc_version`` name; it wins over the machine-wide override."""
+    path = _kernel_file(tmp_path, NC_VERSION_PROBE)
+    x = np.zeros((1, 1), np.float32)
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+    monkeypatch.setenv("NKI_NC_VERSION", "gen4")
+    result = simulate(path, x)
+    assert result.report.target == "trn3" and result.output.tolist() == [[4]]
+    monkeypatch.delenv("NKI_NC_VERSION")
+    assert simulate(path, x).report.target == "trn2"
