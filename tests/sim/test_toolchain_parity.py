@@ -182,3 +182,37 @@ def test_nki_nc_version_names_the_target(tmp_path: Path, monkeypatch: pytest.Mon
     assert result.report.target == "trn3" and result.output.tolist() == [[4]]
     monkeypatch.delenv("NKI_NC_VERSION")
     assert simulate(path, x).report.target == "trn2"
+
+
+ADD_ROW_BIAS = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+P = 128
+FREE = 8192  # above the 4K elements of a dense PSUM operand
+
+
+@nki.jit
+def add_row_bias(x, bias):
+    out = nl.ndarray((P, FREE), dtype=nl.float32, buffer=nl.shared_hbm)
+    x_sb = nl.ndarray((P, FREE), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x_sb, src=x)
+    bias_sb = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=bias_sb, src=bias)
+    bias_ps = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.psum)
+    nisa.tensor_copy(dst=bias_ps, src=bias_sb)
+    # Step 0 repeats the one PSUM column along the free dim.
+    nisa.tensor_tensor(dst=x_sb, data1=x_sb, data2=bias_ps.ap(pattern=[[1, P], [0, FREE]]), op=nl.add)
+    nisa.dma_copy(dst=out, src=x_sb)
+    return out
+"""
+
+
+def test_stride0_psum_operand_is_not_held_to_the_dense_free_limit(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((128, 8192)).astype(np.float32)
+    bias = rng.standard_normal((128, 1)).astype(np.float32)
+    result = simulate(_kernel_file(tmp_path, ADD_ROW_BIAS), x, bias)
+    np.testing.assert_array_equal(result.output, x + bias)
+    assert any("stride-0" in w for w in result.report.warnings)
