@@ -42,6 +42,9 @@ class SimOptions:
     while_loop_cap: int = 1 << 20  # iterations before nl.while_loop is declared non-terminating
     lnc: int = 1
     ranks: int = 1  # collective ranks (one kernel instance per rank and logical core)
+    nki_version_note: str | None = (
+        None  # how the NKI version was chosen when inferred (reported as a warning)
+    )
 
     @property
     def nki_version(self) -> NkiVersion:
@@ -152,7 +155,7 @@ class SimContext:
                 )
                 self.cores.append(CoreState(core, options.lnc, tracker, rank, options.ranks, pair))
         self.recorder: TraceRecorder | None = TraceRecorder() if options.trace else None
-        self.warnings: list[str] = []
+        self.warnings: list[str] = [options.nki_version_note] if options.nki_version_note else []
         self.instructions = 0
         self.lock = threading.Lock()
         # Shared state for cross-core primitives (nisa.core_barrier, nisa.sendrecv, collectives),

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from nki_studio.sim import simulate
+from nki_studio.sim.errors import SimulationError
 
 
 def _kernel_file(tmp_path: Path, source: str) -> Path:
@@ -216,3 +217,53 @@ def test_stride0_psum_operand_is_not_held_to_the_dense_free_limit(tmp_path: Path
     result = simulate(_kernel_file(tmp_path, ADD_ROW_BIAS), x, bias)
     np.testing.assert_array_equal(result.output, x + bias)
     assert any("stride-0" in w for w in result.report.warnings)
+
+
+RUNTIME_TRIP_COUNT = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def accumulate_trips(x, trips):
+    rows, cols = x.shape
+    out = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.sbuf)
+    x_sb = nl.ndarray((rows, cols), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x_sb, src=x)
+    nisa.memset(dst=acc, value=0.0)
+    trips_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=trips_sb, src=trips)
+    trip_reg = nisa.register_alloc()
+    nisa.register_load(trip_reg, trips_sb)
+    for _ in nl.dynamic_range(0, trip_reg, 1):
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=x_sb, op=nl.add)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+"""
+
+
+def test_nki_version_is_inferred_from_0_6_only_code(tmp_path: Path) -> None:
+    """Code using ``nl.dynamic_range`` is 0.6 code: with no version named it runs with 0.6 semantics, and the
+    result says why; naming 0.7 keeps 0.7's refusal."""
+    path = _kernel_file(tmp_path, RUNTIME_TRIP_COUNT)
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    trips = np.array([[3]], np.int32)
+    result = simulate(path, x, trips)
+    np.testing.assert_array_equal(result.output, 3 * x)
+    assert result.report.nki_version == "0.6"
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "nl.dynamic_range" in t)
+    assert f"NKI version 0.6 inferred from nl.dynamic_range at {path}:{line}" in result.warnings[0]
+    with pytest.raises(SimulationError, match=r"removed in NKI 0\.7"):
+        simulate(path, x, trips, nki_version="0.7")
+
+
+def test_nki_version_inferred_through_the_drop_in_launch(tmp_path: Path) -> None:
+    """Harnesses that launch ``kernel[lnc](...)`` themselves (no simulate() call) get the same inference."""
+    from nki_studio.sim import load_kernel_module
+
+    module = load_kernel_module(str(_kernel_file(tmp_path, RUNTIME_TRIP_COUNT)))
+    x = np.ones((2, 4), np.float32)
+    out = module.accumulate_trips[1](x, np.array([[2]], np.int32))
+    np.testing.assert_array_equal(out, 2 * x)
