@@ -151,7 +151,11 @@ class SimContext:
             pair = threading.Barrier(options.lnc) if options.lnc > 1 else None
             for core in range(options.lnc):
                 tracker = MemoryTracker(
-                    capacity, mode=options.capacity, budget=self.budget, pmax=limits.partitions
+                    capacity,
+                    mode=options.capacity,
+                    budget=self.budget,
+                    pmax=limits.partitions,
+                    clock=self._clock,
                 )
                 self.cores.append(CoreState(core, options.lnc, tracker, rank, options.ranks, pair))
         self.recorder: TraceRecorder | None = TraceRecorder() if options.trace else None
@@ -166,6 +170,10 @@ class SimContext:
         # (rank, n) -> the n-th shared_hbm storage of that rank, shared by its logical cores.
         self.shared_hbm: dict[tuple[int, int], Any] = {}
         self._warned: set[tuple[str, int, str]] = set()
+
+    def _clock(self) -> int:
+        """The time of an access: the number of instructions issued so far (live ranges are in this unit)."""
+        return self.instructions
 
     def warn(self, message: str) -> None:
         """Record a warning once per (file, line, message), prefixed with the user's file:line."""
@@ -227,6 +235,8 @@ def session(options: SimOptions | None = None, **overrides: Any) -> Iterator[Sim
     try:
         with activate(ctx, ctx.cores[0]):
             yield ctx
+            for core in ctx.cores:
+                core.memory.finish()  # capacity from the complete live ranges (raises at the tensor's line)
     finally:
         for core in ctx.cores:
             core.memory.release_all()

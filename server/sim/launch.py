@@ -320,6 +320,8 @@ def run_kernel(
                 failures[0],
             )
             raise primary
+        for core in ctx.cores:
+            core.memory.finish()  # capacity from the complete live ranges (raises at the tensor's line)
         with context.activate(ctx, ctx.cores[0]):
             output = _convert_output(results[0], back, ctx)
             rank_outputs = [

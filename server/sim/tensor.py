@@ -23,14 +23,25 @@ from typing import Any
 import numpy as np
 from nki_studio.sim import context, dtypes
 from nki_studio.sim.errors import SimulationError, UninitializedReadError
-from nki_studio.sim.memory import MemoryRegion
+from nki_studio.sim.memory import LiveRange, MemoryRegion
 from nki_studio.sim.views import ViewMixin
 
 
 class Storage:
     """One allocation: a flat NumPy buffer in a memory region, plus a written-mask in strict mode."""
 
-    __slots__ = ("__weakref__", "data", "dirty", "dtype", "name", "precise", "region", "shape", "written")
+    __slots__ = (
+        "__weakref__",
+        "data",
+        "dirty",
+        "dtype",
+        "live",
+        "name",
+        "precise",
+        "region",
+        "shape",
+        "written",
+    )
 
     def __init__(
         self,
@@ -50,6 +61,9 @@ class Storage:
         self.precise = precise
         self.written = written  # bool per element, strict mode only
         self.dirty = False  # set by every write (tells which kernel arguments were modified)
+        self.live: LiveRange | None = (
+            None  # on-chip: touched by every read and write (capacity from liveness)
+        )
 
 
 class DynSlice:
@@ -201,6 +215,8 @@ def read(t: NkiTensor, *, raw: bool = False, oob_fill: float | None = None) -> n
 
     Out-of-bounds elements of a runtime-offset view raise, unless ``oob_fill`` gives their value.
     """
+    if t._st.live is not None:
+        t._st.live.touch()
     oob = out_of_bounds(t)
     if oob is not None:
         if oob_fill is None:
@@ -247,6 +263,8 @@ def write(
     ``where`` (boolean, ``dst``'s shape) writes only the selected elements; out-of-bounds elements of a
     runtime-offset ``dst`` must be excluded by it, else the write raises.
     """
+    if dst._st.live is not None:
+        dst._st.live.touch()
     vals = np.asarray(values)
     vals = _fit(vals, dst.shape, dst.name or "tensor")
     oob = out_of_bounds(dst)
@@ -369,7 +387,9 @@ def _new_storage(
     if ctx.options.strict:
         written = np.full(n, fill is not None, np.bool_)
     st = Storage(data, dt, buffer, name, shp, precise, written)
-    core.memory.allocate(st, buffer, shp, dtypes.dtype_name(dt), dt.itemsize, name, address)
+    st.live = core.memory.allocate(st, buffer, shp, dtypes.dtype_name(dt), dt.itemsize, name, address)
+    if fill is not None and st.live is not None:
+        st.live.touch()  # created with contents (nl.zeros ...): written by definition
     return st
 
 

@@ -267,3 +267,45 @@ def test_nki_version_inferred_through_the_drop_in_launch(tmp_path: Path) -> None
     x = np.ones((2, 4), np.float32)
     out = module.accumulate_trips[1](x, np.array([[2]], np.int32))
     np.testing.assert_array_equal(out, 2 * x)
+
+
+TWO_PHASE_SCRATCH = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+SCRATCH_FREE = 40 * 1024  # 160 KiB per partition in fp32: one scratch fits the SBUF, two do not
+
+
+class Buffers:
+    # Scratch tiles kept together for the whole kernel, as buffer-holder classes do.
+
+    def __init__(self, rows):
+        self.phase1 = nl.ndarray((rows, SCRATCH_FREE), dtype=nl.float32, buffer=nl.sbuf)
+        self.phase2 = nl.ndarray((rows, SCRATCH_FREE), dtype=nl.float32, buffer=nl.sbuf)
+
+
+@nki.jit
+def two_phase(x):
+    rows = x.shape[0]
+    out = nl.ndarray((rows, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    result = nl.ndarray((rows, 2), dtype=nl.float32, buffer=nl.sbuf)
+    bufs = Buffers(rows)
+    nisa.memset(dst=bufs.phase1, value=1.0)
+    nisa.tensor_reduce(dst=result[:, 0:1], data=bufs.phase1, op=nl.add, axis=1)
+    # phase1 is never touched again: the compiler reuses its bytes for phase2.
+    nisa.memset(dst=bufs.phase2, value=2.0)
+    nisa.tensor_reduce(dst=result[:, 1:2], data=bufs.phase2, op=nl.add, axis=1)
+    nisa.dma_copy(dst=out, src=result)
+    return out
+"""
+
+
+def test_capacity_comes_from_liveness_not_from_python_references(tmp_path: Path) -> None:
+    result = simulate(
+        _kernel_file(tmp_path, TWO_PHASE_SCRATCH), np.zeros((128, 1), np.float32), target="trn2"
+    )
+    assert result.output[0].tolist() == [40 * 1024, 80 * 1024]
+    sbuf = result.report.sbuf
+    assert sbuf is not None and sbuf.peak_bytes == 160 * 1024 + 8  # one scratch and the result tile
+    assert sorted(a.bytes_per_partition for a in sbuf.live_at_peak) == [8, 160 * 1024]
