@@ -21,7 +21,7 @@ from nki_studio.model.targets import NkiVersion, Target
 from nki_studio.sim.errors import ResourceLimitError, SimulationError
 from nki_studio.sim.memory import AllocationBudget, MemoryTracker
 from nki_studio.sim.trace import Operand, TraceEvent
-from nki_studio.sim.userframe import user_location
+from nki_studio.sim.userframe import SourceLocation, user_location
 
 if TYPE_CHECKING:
     from nki_studio.sim.tensor import NkiTensor
@@ -175,9 +175,10 @@ class SimContext:
         """The time of an access: the number of instructions issued so far (live ranges are in this unit)."""
         return self.instructions
 
-    def warn(self, message: str) -> None:
-        """Record a warning once per (file, line, message), prefixed with the user's file:line."""
-        loc = user_location()
+    def warn(self, message: str, location: SourceLocation | None = None) -> None:
+        """Record a warning once per (file, line, message), prefixed with ``location`` (default: the user's
+        current file:line)."""
+        loc = location if location is not None else user_location()
         key = (loc.file, loc.line, message)
         with self.lock:
             if key not in self._warned:

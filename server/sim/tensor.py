@@ -21,7 +21,7 @@ import math
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import context, dtypes
+from nki_studio.sim import context, dtypes, races
 from nki_studio.sim.errors import SimulationError, UninitializedReadError
 from nki_studio.sim.memory import LiveRange, MemoryRegion
 from nki_studio.sim.views import ViewMixin
@@ -295,6 +295,12 @@ def write(
         out = dtypes.cast(vals, dst.dtype, st.precise)
     else:
         out = dtypes.cast(vals, dst._data.dtype, True)
+    ctx = context.current_or_none() if st.region is MemoryRegion.shared_hbm else None
+    if ctx is not None and ctx.options.lnc > 1 and dst.size:  # both cores see this storage
+        positions = (
+            dst._index if dst._index is not None else dst._positions(dst.shape, dst.strides, dst.offset)
+        )
+        races.record_write(dst, positions, out)
     if dst._index is not None:
         dst._data[dst._index] = out
     elif dst.size:

@@ -309,3 +309,47 @@ def test_capacity_comes_from_liveness_not_from_python_references(tmp_path: Path)
     sbuf = result.report.sbuf
     assert sbuf is not None and sbuf.peak_bytes == 160 * 1024 + 8  # one scratch and the result tile
     assert sorted(a.bytes_per_partition for a in sbuf.live_at_peak) == [8, 160 * 1024]
+
+
+ZERO_FILL_THEN_WRITE = """\
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+def _zero_fill(out, barrier):
+    rows, cols = out.shape
+    zeros = nl.ndarray((rows, cols), dtype=out.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=zeros, value=0.0)
+    nisa.dma_copy(dst=out, src=zeros)  # every core clears the whole output
+    if barrier:
+        nisa.core_barrier(out, (0, 1))
+
+
+@nki.jit
+def half_rows(x, barrier=False):
+    rows, cols = x.shape
+    out = nl.ndarray((rows, cols), dtype=x.dtype, buffer=nl.shared_hbm)
+    _zero_fill(out, barrier)
+    half = rows // nl.num_programs(0)
+    first = nl.program_id(0) * half
+    tile = nl.ndarray((half, cols), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=tile, src=x[first : first + half, :])
+    nisa.dma_copy(dst=out[first : first + half, :], src=tile)
+    return out
+"""
+
+
+def test_lnc2_cores_writing_the_same_bytes_without_a_barrier_warn_on_both_lines(tmp_path: Path) -> None:
+    path = _kernel_file(tmp_path, ZERO_FILL_THEN_WRITE)
+    lines = path.read_text().splitlines()
+    fill = next(i for i, t in enumerate(lines, 1) if "every core clears" in t)
+    copy = next(i for i, t in enumerate(lines, 1) if "dst=out[first" in t)
+    x = np.arange(8 * 4, dtype=np.float32).reshape(8, 4)
+    result = simulate(path, x, lnc=2, target="trn2")
+    races = [w for w in result.warnings if "LNC race" in w]
+    assert f"{path}:{fill}: LNC race: cores 0 and 1" in "\n".join(races)
+    assert any(w.startswith(f"{path}:{copy}:") for w in races)  # one core's copy vs the other's zero-fill
+    fenced = simulate(path, x, lnc=2, target="trn2", kernel_kwargs={"barrier": True})
+    np.testing.assert_array_equal(fenced.output, x)
+    assert not [w for w in fenced.warnings if "LNC race" in w]
