@@ -251,9 +251,9 @@ def simulate(
 
     ``kernel_or_path``: an ``@nki.jit`` kernel, ``kernel[lnc]``, a plain function, or a ``.py`` path
     (with ``kernel_name``, or its only kernel). ``target`` defaults to NKI_NC_VERSION, then
-    NEURON_PLATFORM_TARGET_OVERRIDE, then trn2, ``nki_version`` to the one the kernel's code implies (``sim.versioning``; a
-    ``Target`` names its own), else the newest; ``precise`` to NKI_PRECISE_FP (default on). ``lnc`` overrides
-    the launch degree (``kernel[2]`` sets it too). ``python_subset`` rejects constructs the target NKI
+    NEURON_PLATFORM_TARGET_OVERRIDE, then trn2; ``nki_version`` to the one the kernel's code implies
+    (``sim.versioning``; a ``Target`` names its own), else the newest; ``precise`` to NKI_PRECISE_FP
+    (default on). ``lnc`` overrides the launch degree (``kernel[2]`` sets it too). ``python_subset`` rejects constructs the target NKI
     version does not compile (file paths only). ``ranks`` runs one kernel instance per collective rank
     (threads); rank ``r`` gets ``rank_args[r]`` or a private copy of ``args``. See the module docstring
     for the bounds.

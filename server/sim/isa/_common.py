@@ -74,8 +74,8 @@ def free_limit(op: str, role: str, t: NkiTensor) -> int:
         # The limit is stated for dense operands; the docs give none for stride-0 (broadcast) dims, which
         # re-read the same elements. Such an operand is accepted with a warning while the elements it
         # actually touches fit (never stricter than the toolchain; inferred).
-        dims = zip(t.shape[1:], t.strides[1:], strict=False) if t._index is None else ()
-        touched = math.prod(d for d, s in dims if s != 0) if t._index is None else n
+        free_dims = zip(t.shape[1:], t.strides[1:], strict=False)
+        touched = n if t._index is not None else math.prod(d for d, s in free_dims if s != 0)
         if touched <= cap:
             context.warn(
                 f"{op} {role} has {n} elements per partition, above the {cap} of a dense "
