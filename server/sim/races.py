@@ -3,7 +3,8 @@
 Both cores see the same ``shared_hbm`` tensors. When they write different values to the same elements with
 no cross-core synchronisation (``nisa.core_barrier``, ``nisa.sendrecv``) between the two writes, which value
 survives depends on hardware timing: the simulator's thread interleaving picks one silently, hardware may
-pick the other. Each such pair is reported as a warning on both writing lines.
+pick the other. Each such pair is reported as a warning on both writing lines. Accumulating writes
+(DMA accumulate) commute and are not tracked.
 
 Model: each core counts the synchronisations it has passed (its *epoch*); both cores pass the n-th one
 together, so two writes are unordered exactly when they come from different cores in the same epoch.

@@ -296,7 +296,8 @@ def write(
     else:
         out = dtypes.cast(vals, dst._data.dtype, True)
     ctx = context.current_or_none() if st.region is MemoryRegion.shared_hbm else None
-    if ctx is not None and ctx.options.lnc > 1 and dst.size:  # both cores see this storage
+    # Both cores see this storage; accumulating writes (DMA accumulate) commute, so only plain writes race.
+    if ctx is not None and ctx.options.lnc > 1 and dst.size and not accumulate:
         positions = (
             dst._index if dst._index is not None else dst._positions(dst.shape, dst.strides, dst.offset)
         )
