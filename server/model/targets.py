@@ -222,10 +222,14 @@ def detect_installed_nki_version() -> NkiVersion | None:
         except metadata.PackageNotFoundError:
             return None
         version = compiler_to_nki.get(".".join(cc.split(".")[:2]))
-    if version is not None and version >= NkiVersion(0, 7):
-        if os.environ.get("NKI_COMPILER_FRONTEND", "").lower() in ("custom", "parser"):
-            return NkiVersion(0, 6)
+    if version is not None and version >= NkiVersion(0, 7) and frontend_asks_for_06():
+        return NkiVersion(0, 6)
     return version
+
+
+def frontend_asks_for_06() -> bool:
+    """``NKI_COMPILER_FRONTEND=custom``/``parser``: a 0.7 toolchain asked for 0.6 semantics (nki-0.7.md §5)."""
+    return os.environ.get("NKI_COMPILER_FRONTEND", "").lower() in ("custom", "parser")
 
 
 @dataclass(frozen=True)

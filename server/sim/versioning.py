@@ -16,8 +16,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from nki_studio.model.targets import NkiVersion
-from nki_studio.model.version_signals import VersionSignal, version_signals
+from nki_studio.model.targets import NkiVersion, frontend_asks_for_06
+from nki_studio.model.version_signals import V06, VersionSignal, version_signals
 from nki_studio.sim.userframe import is_internal
 
 _MAX_FILES = 500  # bound the scan of very large code bases (nothing pins a version past it)
@@ -90,7 +90,10 @@ def infer_nki_version(
     func: Callable[..., Any], default: NkiVersion, path: str | None = None
 ) -> tuple[NkiVersion, str | None]:
     """The version to simulate ``func`` (loaded from ``path``, when known) with, and a note saying why when it
-    differs from ``default`` or when the code's signals conflict; ``(default, None)`` otherwise."""
+    differs from ``default`` or when the code's signals conflict; ``(default, None)`` otherwise.
+    ``NKI_COMPILER_FRONTEND=custom`` names 0.6 without looking at the code."""
+    if default > V06 and frontend_asks_for_06():
+        return V06, "NKI version 0.6 from NKI_COMPILER_FRONTEND (0.6 semantics on a 0.7 toolchain)"
     old: tuple[str, VersionSignal] | None = None
     new: tuple[str, VersionSignal] | None = None
     for file in _user_files(func, path):

@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from nki_studio.model.targets import NkiVersion
 from nki_studio.model.version_signals import version_signals
 from nki_studio.sim import simulate
@@ -57,3 +58,11 @@ def test_code_without_signals_runs_with_the_default_and_no_note(tmp_path: Path):
     path.write_text(textwrap.dedent(MIXED.split("\n\ndef legacy_helper")[0]) + "\n")
     result = simulate(path, np.ones((2, 2), np.float32))
     assert result.report.nki_version == "0.7" and not result.warnings
+
+
+def test_the_custom_frontend_environment_names_0_6(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "plain.py"
+    path.write_text(textwrap.dedent(MIXED.split("\n\ndef legacy_helper")[0]) + "\n")
+    monkeypatch.setenv("NKI_COMPILER_FRONTEND", "custom")
+    result = simulate(path, np.ones((2, 2), np.float32))
+    assert result.report.nki_version == "0.6" and "NKI_COMPILER_FRONTEND" in result.warnings[0]
