@@ -156,7 +156,7 @@ class MemoryTracker:
         self.clock = clock  # the instruction count: the time unit of live ranges
         self.peaks: dict[str, RegionPeak] = {"sbuf": RegionPeak(), "psum": RegionPeak()}
         self.warnings: list[str] = []
-        self.ranges: list[LiveRange] = []  # every on-chip allocation, in allocation order
+        self._ranges: list[LiveRange] = []  # every on-chip allocation, in allocation order
         self._held: dict[int, int] = {}  # allocation id -> bytes taken from the budget while referenced
         self._next_id = 0
         self._finished = False
@@ -215,7 +215,7 @@ class MemoryTracker:
             return None
         alloc = Allocation(name, region.value, shape, dtype_name, per_partition, loc.file, loc.line)
         live = LiveRange(alloc, loc, placed, self.clock)
-        self.ranges.append(live)
+        self._ranges.append(live)
         return live
 
     def _release(self, ident: int) -> None:
@@ -244,7 +244,7 @@ class MemoryTracker:
         (in allocation order), usage is measured after each, then the tensors last accessed then leave."""
         starts: dict[int, list[LiveRange]] = {}
         ends: dict[int, list[LiveRange]] = {}
-        for r in self.ranges:
+        for r in self._ranges:
             if r.alloc.region == kind and r.first is not None:
                 starts.setdefault(r.first, []).append(r)
                 ends.setdefault(r.last, []).append(r)
