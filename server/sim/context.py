@@ -42,9 +42,8 @@ class SimOptions:
     while_loop_cap: int = 1 << 20  # iterations before nl.while_loop is declared non-terminating
     lnc: int = 1
     ranks: int = 1  # collective ranks (one kernel instance per rank and logical core)
-    nki_version_note: str | None = (
-        None  # how the NKI version was chosen when inferred (reported as a warning)
-    )
+    # How the NKI version was chosen when it was inferred (reported as the first warning).
+    nki_version_note: str | None = None
 
     @property
     def nki_version(self) -> NkiVersion:

@@ -61,9 +61,8 @@ class Storage:
         self.precise = precise
         self.written = written  # bool per element, strict mode only
         self.dirty = False  # set by every write (tells which kernel arguments were modified)
-        self.live: LiveRange | None = (
-            None  # on-chip: touched by every read and write (capacity from liveness)
-        )
+        # On-chip storages: touched by every read and write (capacity comes from liveness).
+        self.live: LiveRange | None = None
 
 
 class DynSlice:
