@@ -10,7 +10,7 @@ Capacity model (documented in docs/simulator.md):
   any read or write of its storage (through any view), stamped with the instruction count; a tensor created
   with contents (``nl.zeros``) is accessed at creation. A tensor Python still references but no instruction
   touches again is free — what the compiler does — and one never accessed occupies nothing. Two tensors
-  overlap when one's first access is at or before the other's last one (an instruction's sources and
+  are live together when their [first, last] intervals share a stamp (an instruction's sources and
   destination coexist). The exact intervals are only known when the kernel has run, so capacity is checked
   and peaks are measured then (:meth:`MemoryTracker.finish`).
 * Budgets per partition come from ``nki_studio.model.targets`` (SBUF 192/224/256 KiB, PSUM 16 KiB).
