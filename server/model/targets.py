@@ -52,6 +52,14 @@ def parse_generation(name: str) -> Generation:
         raise ValueError(f"unknown target generation {name!r}; expected one of: {accepted}") from None
 
 
+def generation_from_env() -> Generation | None:
+    """The generation the environment names: ``NKI_NC_VERSION`` (an ``nisa.nc_version`` name such as
+    ``gen3``, how test harnesses such as nki-library's name the target of one run), else the machine-wide
+    ``NEURON_PLATFORM_TARGET_OVERRIDE``; None when neither is set. Raises ValueError for an unknown name."""
+    name = os.environ.get("NKI_NC_VERSION") or os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
+    return parse_generation(name) if name else None
+
+
 @dataclass(frozen=True)
 class TargetLimits:
     """Hardware numbers of one NeuronCore generation (hardware.md §1, §3, §5 unless noted)."""
@@ -214,10 +222,14 @@ def detect_installed_nki_version() -> NkiVersion | None:
         except metadata.PackageNotFoundError:
             return None
         version = compiler_to_nki.get(".".join(cc.split(".")[:2]))
-    if version is not None and version >= NkiVersion(0, 7):
-        if os.environ.get("NKI_COMPILER_FRONTEND", "").lower() in ("custom", "parser"):
-            return NkiVersion(0, 6)
+    if version is not None and version >= NkiVersion(0, 7) and frontend_asks_for_06():
+        return NkiVersion(0, 6)
     return version
+
+
+def frontend_asks_for_06() -> bool:
+    """``NKI_COMPILER_FRONTEND=custom``/``parser``: a 0.7 toolchain asked for 0.6 semantics (nki-0.7.md §5)."""
+    return os.environ.get("NKI_COMPILER_FRONTEND", "").lower() in ("custom", "parser")
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from nki_studio.model.targets import (
     Generation,
     NkiVersion,
     Target,
+    generation_from_env,
     parse_generation,
     parse_nki_version,
 )
@@ -31,6 +32,7 @@ from nki_studio.sim.launch import JitKernel, KernelRun, LaunchedKernel, run_kern
 from nki_studio.sim.memory import Allocation
 from nki_studio.sim.trace import TraceEvent
 from nki_studio.sim.userframe import SourceLocation
+from nki_studio.sim.versioning import infer_nki_version
 
 BACKENDS = ("auto", "official", "embedded")
 
@@ -172,8 +174,8 @@ def _target(target: Target | Generation | str | None, nki_version: NkiVersion | 
     elif isinstance(target, str):
         base = Target(generation=parse_generation(target))
     else:
-        env = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
-        base = Target(generation=parse_generation(env)) if env else Target()
+        env = generation_from_env()
+        base = Target(generation=env) if env else Target()
     if nki_version is None:
         return base
     version = parse_nki_version(nki_version) if isinstance(nki_version, str) else nki_version
@@ -240,11 +242,13 @@ def simulate(
     """Simulate a kernel on NumPy (or torch) arguments.
 
     ``kernel_or_path``: an ``@nki.jit`` kernel, ``kernel[lnc]``, a plain function, or a ``.py`` path
-    (with ``kernel_name``, or its only kernel). ``target`` defaults to NEURON_PLATFORM_TARGET_OVERRIDE or
-    trn2, ``nki_version`` to the newest; ``precise`` to NKI_PRECISE_FP (default on). ``lnc`` overrides
-    the launch degree (``kernel[2]`` sets it too). ``python_subset`` (a checker such as
-    ``nki_studio.nkilint.api.check_python_subset``) rejects constructs the target NKI version does not
-    compile (file paths only; the simulator does not import the linter itself). ``ranks`` runs one kernel instance per collective rank
+    (with ``kernel_name``, or its only kernel). ``target`` defaults to NKI_NC_VERSION, then
+    NEURON_PLATFORM_TARGET_OVERRIDE, then trn2; ``nki_version`` to the one the kernel's code implies
+    (``sim.versioning``; a ``Target`` names its own), else the newest; ``precise`` to NKI_PRECISE_FP
+    (default on). ``lnc`` overrides the launch degree (``kernel[2]`` sets it too). ``python_subset`` (a checker
+    such as ``nki_studio.nkilint.api.check_python_subset``) rejects constructs the target NKI version does not
+    compile (file paths only; the simulator does not import the linter itself). ``ranks`` runs one kernel
+    instance per collective rank
     (threads); rank ``r`` gets ``rank_args[r]`` or a private copy of ``args``. See the module docstring
     for the bounds.
     """
@@ -292,6 +296,9 @@ def simulate(
         else:
             kernel = kernel_or_path
         func, launched = unwrap(kernel)
+        if nki_version is None and not isinstance(target, Target):  # a Target names its version
+            version, opts.nki_version_note = infer_nki_version(func, tgt.nki_version, path)
+            opts.target = Target(tgt.generation, version)
         opts.lnc = lnc or launched or 1
         if opts.lnc not in (1, 2):
             raise SimulationError(f"lnc must be 1 or 2, not {opts.lnc}")

@@ -21,7 +21,7 @@ from nki_studio.model.targets import NkiVersion, Target
 from nki_studio.sim.errors import ResourceLimitError, SimulationError
 from nki_studio.sim.memory import AllocationBudget, MemoryTracker
 from nki_studio.sim.trace import Operand, TraceEvent
-from nki_studio.sim.userframe import user_location
+from nki_studio.sim.userframe import SourceLocation, user_location
 
 if TYPE_CHECKING:
     from nki_studio.sim.tensor import NkiTensor
@@ -42,6 +42,8 @@ class SimOptions:
     while_loop_cap: int = 1 << 20  # iterations before nl.while_loop is declared non-terminating
     lnc: int = 1
     ranks: int = 1  # collective ranks (one kernel instance per rank and logical core)
+    # How the NKI version was chosen when it was inferred (reported as the first warning).
+    nki_version_note: str | None = None
 
     @property
     def nki_version(self) -> NkiVersion:
@@ -148,11 +150,15 @@ class SimContext:
             pair = threading.Barrier(options.lnc) if options.lnc > 1 else None
             for core in range(options.lnc):
                 tracker = MemoryTracker(
-                    capacity, mode=options.capacity, budget=self.budget, pmax=limits.partitions
+                    capacity,
+                    mode=options.capacity,
+                    budget=self.budget,
+                    pmax=limits.partitions,
+                    clock=self._clock,
                 )
                 self.cores.append(CoreState(core, options.lnc, tracker, rank, options.ranks, pair))
         self.recorder: TraceRecorder | None = TraceRecorder() if options.trace else None
-        self.warnings: list[str] = []
+        self.warnings: list[str] = [options.nki_version_note] if options.nki_version_note else []
         self.instructions = 0
         self.lock = threading.Lock()
         # Shared state for cross-core primitives (nisa.core_barrier, nisa.sendrecv, collectives),
@@ -164,9 +170,14 @@ class SimContext:
         self.shared_hbm: dict[tuple[int, int], Any] = {}
         self._warned: set[tuple[str, int, str]] = set()
 
-    def warn(self, message: str) -> None:
-        """Record a warning once per (file, line, message), prefixed with the user's file:line."""
-        loc = user_location()
+    def _clock(self) -> int:
+        """The time of an access: the number of instructions issued so far (live ranges are in this unit)."""
+        return self.instructions
+
+    def warn(self, message: str, location: SourceLocation | None = None) -> None:
+        """Record a warning once per (file, line, message), prefixed with ``location`` (default: the user's
+        current file:line)."""
+        loc = location if location is not None else user_location()
         key = (loc.file, loc.line, message)
         with self.lock:
             if key not in self._warned:
@@ -224,6 +235,8 @@ def session(options: SimOptions | None = None, **overrides: Any) -> Iterator[Sim
     try:
         with activate(ctx, ctx.cores[0]):
             yield ctx
+            for core in ctx.cores:
+                core.memory.finish()  # capacity from the complete live ranges (raises at the tensor's line)
     finally:
         for core in ctx.cores:
             core.memory.release_all()

@@ -20,15 +20,16 @@ import sys
 import threading
 import types
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from nki_studio.model.targets import Target, parse_generation
+from nki_studio.model.targets import Generation, Target, generation_from_env
 from nki_studio.sim import dtypes
 from nki_studio.sim.context import SimOptions
 from nki_studio.sim.errors import NotImplementedInSimulator
 from nki_studio.sim.userframe import is_internal
+from nki_studio.sim.versioning import infer_nki_version
 
 _ALIASES = {
     "nki": "nki_studio.sim.nki_module",
@@ -101,14 +102,18 @@ def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iter
                     sys.modules.pop(alias, None)
 
 
-def default_options(lnc: int = 1) -> SimOptions:
+def default_options(lnc: int = 1, func: Callable[..., Any] | None = None) -> SimOptions:
     """Options for a kernel launched through ``nki.simulate``/``kernel(...)``: the active block's options,
-    else the official simulator's environment (NEURON_PLATFORM_TARGET_OVERRIDE, default trn3; NKI_PRECISE_FP).
+    else the official simulator's environment (NKI_NC_VERSION or NEURON_PLATFORM_TARGET_OVERRIDE, default
+    trn3; NKI_PRECISE_FP) and the NKI version ``func``'s code implies (``sim.versioning``).
     """
     base: SimOptions | None = getattr(_defaults, "options", None)
     if base is None:
-        gen = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
-        base = SimOptions(target=Target(generation=parse_generation(gen)), precise=dtypes.precise_default())
+        gen = generation_from_env() or Generation.GEN4
+        base = SimOptions(target=Target(generation=gen), precise=dtypes.precise_default())
+        if func is not None:
+            version, base.nki_version_note = infer_nki_version(func, base.nki_version)
+            base.target = Target(gen, version)
     opts = SimOptions(**{f: getattr(base, f) for f in base.__dataclass_fields__})
     opts.lnc = lnc
     return opts

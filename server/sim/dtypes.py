@@ -3,9 +3,11 @@
 Model (language.md §2, isa.md §0.4, simulator.md §2, hardware.md §8):
 
 * Every NKI dtype is a ``numpy.dtype``. Formats NumPy lacks come from ``ml_dtypes``. ``tfloat32`` and the
-  packed MX types have no NumPy twin, so they are the storage dtype (float32 / uint32 / uint16) tagged with
-  ``metadata={"nki": name}``; :func:`dtype_name` tells them apart. NumPy ignores metadata in ``==``, so
-  ``nl.tfloat32 == np.float32`` is True (documented limitation).
+  packed MX types have no NumPy twin: each is a one-field structured dtype named after itself over its
+  storage word (float32 / uint32 / uint16), tagged ``metadata={"nki": name}``. The field name makes each
+  compare and hash as itself (``nl.float8_e4m3fn_x4 != nl.uint32``, and dicts keyed by dtypes keep them
+  apart), which metadata alone does not (NumPy ignores it in ``==`` and ``hash``); :func:`storage_dtype`
+  gives the word arrays are stored in.
 * Precise mode (default, ``NKI_PRECISE_FP=1`` like the official simulator) stores each tensor in its own
   dtype, so every write rounds like hardware (round-to-nearest-even). Float32 mode (``NKI_PRECISE_FP=0``)
   stores low-precision floats as float32 with no rounding.
@@ -23,10 +25,16 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-TFLOAT32 = np.dtype(np.float32, metadata={"nki": "tfloat32"})
-FLOAT8_E5M2_X4 = np.dtype(np.uint32, metadata={"nki": "float8_e5m2_x4"})
-FLOAT8_E4M3FN_X4 = np.dtype(np.uint32, metadata={"nki": "float8_e4m3fn_x4"})
-FLOAT4_E2M1FN_X4 = np.dtype(np.uint16, metadata={"nki": "float4_e2m1fn_x4"})
+
+def _tagged(name: str, word: type[np.generic]) -> np.dtype[Any]:
+    """A dtype with no NumPy twin: its own identity (the field name) over its storage ``word``."""
+    return np.dtype([(name, word)], metadata={"nki": name})
+
+
+TFLOAT32 = _tagged("tfloat32", np.float32)
+FLOAT8_E5M2_X4 = _tagged("float8_e5m2_x4", np.uint32)
+FLOAT8_E4M3FN_X4 = _tagged("float8_e4m3fn_x4", np.uint32)
+FLOAT4_E2M1FN_X4 = _tagged("float4_e2m1fn_x4", np.uint16)
 
 #: Every NKI dtype by its ``nl`` attribute name (language.md §2).
 NKI_DTYPES: dict[str, np.dtype[Any]] = {
@@ -100,8 +108,11 @@ def to_dtype(value: object) -> np.dtype[Any]:
 
 def is_float(dt: np.dtype[Any]) -> bool:
     """True for floating-point formats (ml_dtypes formats included, packed x4 types excluded)."""
-    if dtype_name(dt) in PACKED_X4:
+    name = dtype_name(dt)
+    if name in PACKED_X4:
         return False
+    if name == "tfloat32":
+        return True
     return dt.kind == "f" or (dt.kind == "V" and dt.itemsize <= 2) or _is_ml_float(dt)
 
 
@@ -130,7 +141,7 @@ def storage_dtype(dt: np.dtype[Any], precise: bool) -> np.dtype[Any]:
     if not precise and is_float(dt):
         return FLOAT32
     if dt.metadata:
-        return np.dtype(dt.str)  # drop the NKI tag: packed types are raw unsigned words
+        return dt[0]  # the storage word of a tagged type: packed types are raw unsigned words
     return dt
 
 

@@ -58,7 +58,7 @@ class JitKernel:
             return self.func(*args, **kwargs)  # a kernel calling a kernel: plain call
         from nki_studio.sim.dropin import default_options
 
-        return run_kernel(self.func, args, kwargs, default_options(lnc=1), grid=False).output
+        return run_kernel(self.func, args, kwargs, default_options(1, self.func), grid=False).output
 
     def __repr__(self) -> str:
         return f"<nki.jit kernel {self.func.__name__}>"
@@ -76,7 +76,8 @@ class LaunchedKernel:
             raise SimulationError("kernel[lnc](...) cannot be launched from inside another kernel")
         from nki_studio.sim.dropin import default_options
 
-        return run_kernel(self.kernel.func, args, kwargs, default_options(lnc=self.lnc), grid=True).output
+        opts = default_options(self.lnc, self.kernel.func)
+        return run_kernel(self.kernel.func, args, kwargs, opts, grid=True).output
 
 
 def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
@@ -319,6 +320,8 @@ def run_kernel(
                 failures[0],
             )
             raise primary
+        for core in ctx.cores:
+            core.memory.finish()  # capacity from the complete live ranges (raises at the tensor's line)
         with context.activate(ctx, ctx.cores[0]):
             output = _convert_output(results[0], back, ctx)
             rank_outputs = [

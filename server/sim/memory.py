@@ -1,36 +1,41 @@
-"""Memory regions and the run-time SBUF/PSUM capacity model.
+"""Memory regions and the SBUF/PSUM capacity model: capacity from liveness (first to last access).
 
 Capacity model (documented in docs/simulator.md):
 
 * An on-chip tensor (SBUF or PSUM) occupies ``prod(shape[1:]) * itemsize`` bytes in *every* partition
-  from the moment ``nl.ndarray``/``zeros``/... creates it (the NKI dtype's size, also in float32 mode).
-  Partitions are not packed: a ``(32, 512)`` tile costs the same per-partition bytes as a ``(128, 512)``
-  one, the conservative reading of the compiler's per-partition allocator (inferred).
-* It is released when it can no longer be used: when the last Python reference to its storage (the
-  tensor or any view of it) dies — ``weakref.finalize`` on the storage — or when the kernel returns.
-  In a loop ``for i in range(n): t = nl.ndarray(...)`` the previous ``t`` dies when rebound, i.e. just
-  *after* the new one was allocated, so two live copies are counted (what the compiler's double buffering
-  needs as well).
+  (the NKI dtype's size, also in float32 mode). Partitions are not packed: a ``(32, 512)`` tile costs the
+  same per-partition bytes as a ``(128, 512)`` one, the conservative reading of the compiler's per-partition
+  allocator (inferred).
+* It occupies them from its first access to its last one, as the compiler's allocator sees it: an access is
+  any read or write of its storage (through any view), stamped with the instruction count; a tensor created
+  with contents (``nl.zeros``) is accessed at creation. A tensor Python still references but no instruction
+  touches again is free — what the compiler does — and one never accessed occupies nothing. Two tensors
+  are live together when their [first, last] intervals share a stamp (an instruction's sources and
+  destination coexist). The exact intervals are only known when the kernel has run, so capacity is checked
+  and peaks are measured then (:meth:`MemoryTracker.finish`).
 * Budgets per partition come from ``nki_studio.model.targets`` (SBUF 192/224/256 KiB, PSUM 16 KiB).
-  Exceeding one raises ``HardwareLimitError`` naming the line and listing what was live (or only warns
-  with ``capacity="warn"``). Peak usage and what was live at the peak are reported.
+  Exceeding one raises ``HardwareLimitError`` naming the line of the tensor whose first access went over and
+  listing what was live then (or only warns with ``capacity="warn"``). Peak usage and what was live at the
+  peak are reported.
 * Tensors placed explicitly (``nl.ndarray(..., address=(partition, free_offset_bytes))``, as allocator
-  libraries such as nki-library's do) occupy their byte range: they must end within the capacity, and they
-  count as the union of their live ranges, since such allocators deliberately reuse addresses.
+  libraries such as nki-library's do) occupy their byte range: they must end within the capacity (checked at
+  creation), and they count as the union of their live ranges, since such allocators reuse addresses.
 * Each logical core has its own tracker; an optional allocation budget (all regions, HBM included,
-  shared by the cores) bounds how much memory a kernel may allocate in total.
+  shared by the cores) bounds how much host memory a kernel may hold at once: it follows Python references
+  (released when the last reference to a storage dies), since that is what holds host memory.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
 from nki_studio.sim.errors import HardwareLimitError, ResourceLimitError
-from nki_studio.sim.userframe import user_location
+from nki_studio.sim.userframe import SourceLocation, user_location
 
 
 class MemoryRegion(str, Enum):
@@ -105,8 +110,35 @@ class AllocationBudget:
             self.used_bytes -= nbytes
 
 
+class LiveRange:
+    """The accesses of one on-chip storage: first and last instruction stamp (None until accessed)."""
+
+    __slots__ = ("alloc", "clock", "first", "last", "location", "placed")
+
+    def __init__(
+        self,
+        alloc: Allocation,
+        location: SourceLocation,
+        placed: tuple[int, int] | None,
+        clock: Callable[[], int],
+    ) -> None:
+        self.alloc = alloc
+        self.location = location
+        self.placed = placed  # byte range of an explicitly addressed tensor
+        self.clock = clock
+        self.first: int | None = None
+        self.last = -1
+
+    def touch(self) -> None:
+        """Record an access now (called by every read and write of the storage)."""
+        now = self.clock()
+        if self.first is None:
+            self.first = now
+        self.last = now
+
+
 class MemoryTracker:
-    """SBUF/PSUM usage of one logical core, with capacity checks and peak bookkeeping."""
+    """SBUF/PSUM use of one logical core: allocations and their live ranges, capacity checks and peaks."""
 
     def __init__(
         self,
@@ -115,23 +147,19 @@ class MemoryTracker:
         mode: str = "error",
         budget: AllocationBudget | None = None,
         pmax: int = 128,
+        clock: Callable[[], int] = lambda: 0,
     ) -> None:
         self.capacity = capacity  # region kind ("sbuf"/"psum") -> bytes per partition
         self.mode = mode  # "error" | "warn" | "off"
         self.pmax = pmax
         self.budget = budget if budget is not None else AllocationBudget()
-        self.used: dict[str, int] = {"sbuf": 0, "psum": 0}
+        self.clock = clock  # the instruction count: the time unit of live ranges
         self.peaks: dict[str, RegionPeak] = {"sbuf": RegionPeak(), "psum": RegionPeak()}
         self.warnings: list[str] = []
-        self._live: dict[int, Allocation] = {}
-        self._placed: dict[int, tuple[int, int]] = {}  # explicitly addressed on-chip tensors: byte range
-        self._loose = {"sbuf": 0, "psum": 0}  # bytes per partition of live tensors without an address
-        self._cover: dict[
-            str, np.ndarray
-        ] = {}  # per byte of a partition: how many live placed tensors use it
-        self._covered = {"sbuf": 0, "psum": 0}  # bytes with a non-zero count
+        self._ranges: list[LiveRange] = []  # every on-chip allocation, in allocation order
+        self._held: dict[int, int] = {}  # allocation id -> bytes taken from the budget while referenced
         self._next_id = 0
-        self._finalizers: list[weakref.finalize] = []
+        self._finished = False
 
     def allocate(
         self,
@@ -142,14 +170,16 @@ class MemoryTracker:
         itemsize: int,
         name: str,
         address: tuple[int, int] | None = None,
-    ) -> None:
-        """Account a new tensor storage ``owner``; released automatically when ``owner`` is collected.
+    ) -> LiveRange | None:
+        """Account a new tensor storage ``owner``; returns the live range its accesses must ``touch``
+        (None for HBM). Its budget bytes are returned when ``owner`` is collected.
 
         ``address`` = (partition offset, free-dim byte offset) of an explicitly placed on-chip tensor."""
         total = itemsize
         for d in shape:
             total *= d
         loc = user_location()
+        placed: tuple[int, int] | None = None
         if region.on_chip:
             if len(shape) < 2:
                 raise HardwareLimitError(
@@ -163,84 +193,94 @@ class MemoryTracker:
                     location=loc,
                 )
             per_partition = total // shape[0] if shape[0] else 0
-        else:
-            per_partition = total
-        self.budget.take(total, f"{region.value} tensor {name or ''} {list(shape)}")
-        alloc = Allocation(name, region.value, shape, dtype_name, per_partition, loc.file, loc.line)
-        ident = self._next_id
-        self._next_id += 1
-        self._live[ident] = alloc
-        if region.on_chip:
-            kind = region.kind
-            cap = self.capacity[kind]
             if address is not None:
+                kind, cap = region.kind, self.capacity[region.kind]
                 start = int(address[1])
                 if start < 0 or start + per_partition > cap or int(address[0]) + shape[0] > self.pmax:
-                    del self._live[ident]  # not yet accounted in the region
-                    self.budget.give(total)
                     raise HardwareLimitError(
                         f"{name or 'tensor'} {list(shape)} placed at address {tuple(address)} needs bytes "
                         f"{start}..{start + per_partition} and partitions {address[0]}..{int(address[0]) + shape[0]}, "
                         f"beyond the {kind.upper()} of {cap} bytes x {self.pmax} partitions",
                         location=loc,
                     )
-                self._placed[ident] = (start, start + per_partition)
-                self._cover_add(kind, start, start + per_partition, 1)
-            else:
-                self._loose[kind] += per_partition
-            self.used[kind] = self._loose[kind] + self._covered[kind]
-            if self.used[kind] > cap and self.mode != "off":
-                live = [a for a in self._live.values() if a.region == kind]
-                msg = (
-                    f"{kind.upper()} capacity exceeded: {self.used[kind]} of {cap} bytes per partition live after "
-                    f"allocating {name or 'a tensor'} {list(shape)} {dtype_name}; live: "
-                    + "; ".join(a.describe() for a in live)
-                )
-                if self.mode == "error":
-                    self._release(ident, total)
-                    raise HardwareLimitError(msg, location=loc)
-                self.warnings.append(f"{loc.file}:{loc.line}: {msg}")
-            if self.used[kind] > self.peaks[kind].bytes_per_partition:
-                self.peaks[kind] = RegionPeak(
-                    self.used[kind], tuple(a for a in self._live.values() if a.region == kind)
-                )
-        weakref.finalize(owner, self._release, ident, total)
-
-    def _cover_add(self, kind: str, lo: int, hi: int, delta: int) -> None:
-        """Add ``delta`` to the use count of bytes ``lo..hi``, keeping the count of used bytes (the union)."""
-        cover = self._cover.get(kind)
-        if cover is None:
-            cover = self._cover[kind] = np.zeros(self.capacity[kind], np.int32)
-        window = cover[lo:hi]
-        if delta > 0:
-            self._covered[kind] += int(np.count_nonzero(window == 0))
-            window += delta
+                placed = (start, start + per_partition)
         else:
-            window += delta
-            self._covered[kind] -= int(np.count_nonzero(window == 0))
+            per_partition = total
+        self.budget.take(total, f"{region.value} tensor {name or ''} {list(shape)}")
+        ident = self._next_id
+        self._next_id += 1
+        self._held[ident] = total
+        weakref.finalize(owner, self._release, ident)
+        if not region.on_chip:
+            return None
+        alloc = Allocation(name, region.value, shape, dtype_name, per_partition, loc.file, loc.line)
+        live = LiveRange(alloc, loc, placed, self.clock)
+        self._ranges.append(live)
+        return live
 
-    def _release(self, ident: int, total: int) -> None:
-        alloc = self._live.pop(ident, None)
-        if alloc is None:
-            return
-        placed = self._placed.pop(ident, None)
-        self.budget.give(total)
-        kind = alloc.region
-        if kind in self.used:
-            if placed is not None:
-                self._cover_add(kind, placed[0], placed[1], -1)
-            else:
-                self._loose[kind] -= alloc.bytes_per_partition
-            self.used[kind] = self._loose[kind] + self._covered[kind]
+    def _release(self, ident: int) -> None:
+        total = self._held.pop(ident, None)
+        if total is not None:
+            self.budget.give(total)
 
     def release_all(self) -> None:
-        """Forget every live allocation (the kernel returned)."""
-        for ident in list(self._live):
-            alloc = self._live[ident]
-            per = alloc.bytes_per_partition
-            total = per * alloc.shape[0] if alloc.region in self.used and alloc.shape else per
-            self._release(ident, total)
+        """Return every budget byte still held (the kernel returned)."""
+        for ident in list(self._held):
+            self._release(ident)
 
-    def live(self) -> list[Allocation]:
-        """Allocations currently live, in allocation order."""
-        return list(self._live.values())
+    def finish(self) -> None:
+        """Measure each region's peak from the live ranges and check it against the capacity (the kernel has
+        run, so every range is complete). Raises ``HardwareLimitError`` in "error" mode; idempotent."""
+        if self._finished:
+            return
+        self._finished = True
+        for kind, cap in self.capacity.items():
+            error = self._sweep(kind, cap)
+            if error is not None:
+                raise error
+
+    def _sweep(self, kind: str, cap: int) -> HardwareLimitError | None:
+        """Walk the ranges of one region in time order: at each stamp the tensors first accessed then join
+        (in allocation order), usage is measured after each, then the tensors last accessed then leave."""
+        starts: dict[int, list[LiveRange]] = {}
+        ends: dict[int, list[LiveRange]] = {}
+        for r in self._ranges:
+            if r.alloc.region == kind and r.first is not None:
+                starts.setdefault(r.first, []).append(r)
+                ends.setdefault(r.last, []).append(r)
+        cover = np.zeros(cap, np.int32)  # per byte of a partition: how many live placed tensors use it
+        covered = loose = 0
+        live: dict[int, LiveRange] = {}
+        peak = RegionPeak()
+        for now in sorted(starts.keys() | ends.keys()):
+            for r in starts.get(now, ()):
+                live[id(r)] = r
+                if r.placed is None:
+                    loose += r.alloc.bytes_per_partition
+                else:
+                    window = cover[r.placed[0] : r.placed[1]]
+                    covered += int(np.count_nonzero(window == 0))
+                    window += 1
+                used = loose + covered
+                if used > cap and self.mode != "off":
+                    msg = (
+                        f"{kind.upper()} capacity exceeded: {used} of {cap} bytes per partition live when "
+                        f"{r.alloc.name or 'a tensor'} {list(r.alloc.shape)} {r.alloc.dtype} is first used; "
+                        "live: " + "; ".join(x.alloc.describe() for x in live.values())
+                    )
+                    if self.mode == "error":
+                        self.peaks[kind] = RegionPeak(used, tuple(x.alloc for x in live.values()))
+                        return HardwareLimitError(msg, location=r.location)
+                    self.warnings.append(f"{r.location.file}:{r.location.line}: {msg}")
+                if used > peak.bytes_per_partition:
+                    peak = RegionPeak(used, tuple(x.alloc for x in live.values()))
+            for r in ends.get(now, ()):
+                del live[id(r)]
+                if r.placed is None:
+                    loose -= r.alloc.bytes_per_partition
+                else:
+                    window = cover[r.placed[0] : r.placed[1]]
+                    window -= 1
+                    covered -= int(np.count_nonzero(window == 0))
+        self.peaks[kind] = peak
+        return None

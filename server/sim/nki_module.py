@@ -36,7 +36,7 @@ def simulate(kernel: object) -> Any:
     def run(*args: Any, **kwargs: Any) -> Any:
         from nki_studio.sim.dropin import default_options
 
-        opts = default_options(lnc=lnc or 1)
+        opts = default_options(lnc or 1, func)
         return run_kernel(func, args, kwargs, opts, grid=lnc is not None).output
 
     return run

@@ -21,16 +21,27 @@ import math
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import context, dtypes
+from nki_studio.sim import context, dtypes, races
 from nki_studio.sim.errors import SimulationError, UninitializedReadError
-from nki_studio.sim.memory import MemoryRegion
+from nki_studio.sim.memory import LiveRange, MemoryRegion
 from nki_studio.sim.views import ViewMixin
 
 
 class Storage:
     """One allocation: a flat NumPy buffer in a memory region, plus a written-mask in strict mode."""
 
-    __slots__ = ("__weakref__", "data", "dirty", "dtype", "name", "precise", "region", "shape", "written")
+    __slots__ = (
+        "__weakref__",
+        "data",
+        "dirty",
+        "dtype",
+        "live",
+        "name",
+        "precise",
+        "region",
+        "shape",
+        "written",
+    )
 
     def __init__(
         self,
@@ -50,6 +61,8 @@ class Storage:
         self.precise = precise
         self.written = written  # bool per element, strict mode only
         self.dirty = False  # set by every write (tells which kernel arguments were modified)
+        # On-chip storages: touched by every read and write (capacity comes from liveness).
+        self.live: LiveRange | None = None
 
 
 class DynSlice:
@@ -178,8 +191,8 @@ class NkiTensor(ViewMixin):
 
 
 def out_of_bounds(t: NkiTensor) -> np.ndarray | None:
-    """Boolean mask of elements a runtime offset put outside the storage (``.ap(scalar_offset=...)``,
-    ``vector_offset``), or None when every element is in range. Instructions honouring
+    """Boolean mask of elements an ``.ap()`` pattern or runtime offset (``scalar_offset``,
+    ``vector_offset``) put outside the storage, or None when every element is in range. Instructions honouring
     ``oob_mode=skip`` leave those elements alone: ``write(dst, read(src, oob_fill=0), where=~mask)``."""
     if t._index is None:
         return None
@@ -191,7 +204,8 @@ def _oob_error(t: NkiTensor, mask: np.ndarray) -> SimulationError:
     first = [int(i) for i in np.argwhere(mask)[0]]
     return SimulationError(
         f"out-of-bounds access: element {first} of the {t.name or 'tensor'} view {list(t.shape)} lies outside its "
-        f"{t.buffer.value} storage (runtime offset out of range; oob_mode=skip skips such elements)"
+        f"{t.buffer.value} storage (its access pattern or runtime offset reaches outside the storage; "
+        "oob_mode=skip skips such elements)"
     )
 
 
@@ -200,6 +214,8 @@ def read(t: NkiTensor, *, raw: bool = False, oob_fill: float | None = None) -> n
 
     Out-of-bounds elements of a runtime-offset view raise, unless ``oob_fill`` gives their value.
     """
+    if t._st.live is not None:
+        t._st.live.touch()
     oob = out_of_bounds(t)
     if oob is not None:
         if oob_fill is None:
@@ -246,6 +262,8 @@ def write(
     ``where`` (boolean, ``dst``'s shape) writes only the selected elements; out-of-bounds elements of a
     runtime-offset ``dst`` must be excluded by it, else the write raises.
     """
+    if dst._st.live is not None:
+        dst._st.live.touch()
     vals = np.asarray(values)
     vals = _fit(vals, dst.shape, dst.name or "tensor")
     oob = out_of_bounds(dst)
@@ -276,6 +294,13 @@ def write(
         out = dtypes.cast(vals, dst.dtype, st.precise)
     else:
         out = dtypes.cast(vals, dst._data.dtype, True)
+    ctx = context.current_or_none() if st.region is MemoryRegion.shared_hbm else None
+    # Both cores see this storage; accumulating writes (DMA accumulate) commute, so only plain writes race.
+    if ctx is not None and ctx.options.lnc > 1 and dst.size and not accumulate:
+        positions = (
+            dst._index if dst._index is not None else dst._positions(dst.shape, dst.strides, dst.offset)
+        )
+        races.record_write(dst, positions, out)
     if dst._index is not None:
         dst._data[dst._index] = out
     elif dst.size:
@@ -368,7 +393,9 @@ def _new_storage(
     if ctx.options.strict:
         written = np.full(n, fill is not None, np.bool_)
     st = Storage(data, dt, buffer, name, shp, precise, written)
-    core.memory.allocate(st, buffer, shp, dtypes.dtype_name(dt), dt.itemsize, name, address)
+    st.live = core.memory.allocate(st, buffer, shp, dtypes.dtype_name(dt), dt.itemsize, name, address)
+    if fill is not None and st.live is not None:
+        st.live.touch()  # created with contents (nl.zeros ...): written by definition
     return st
 
 

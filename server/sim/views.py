@@ -433,7 +433,8 @@ class ViewMixin:
 
         ``offset=None`` keeps this view's storage offset; an int is added to it (AMBIGUOUS in the docs,
         see docs/simulator.md). ``scalar_offset`` adds ``value * prod(self.shape[indirect_dim+1:])``;
-        ``vector_offset`` starts row ``w`` at ``vector_offset[w] * prod(self.shape[1:])``.
+        ``vector_offset`` starts row ``w`` at ``vector_offset[w] * prod(self.shape[1:])``. Elements
+        outside the storage fail when an instruction accesses them, not here.
         """
         from nki_studio.sim.tensor import NkiTensor, read
 
@@ -471,19 +472,15 @@ class ViewMixin:
             rest = self._positions(shape[1:], strides[1:], 0)
             row_elems = int(math.prod(self.shape[1:]) * ratio)
             index = start + rows.reshape((-1,) + (1,) * len(rest.shape)) * row_elems + rest
-        dynamic = scalar_offset is not None or vector_offset is not None
         if index is None:
             lo, hi = self._extent(start, shape, strides)
         else:
             lo, hi = int(index.min(initial=0)), int(index.max(initial=0))
         if shape and 0 not in shape and (lo < 0 or hi >= data.size):
-            if not dynamic:
-                raise SimulationError(
-                    f".ap(): access pattern {[list(p) for p in pairs]} at offset {start} reaches "
-                    f"element {hi if hi >= data.size else lo} outside the storage of {data.size}"
-                )
-            # A runtime offset out of range is legal until an instruction touches it (oob_mode, isa.md §5.1):
-            # keep the view, with -1 marking out-of-bounds elements (see tensor.out_of_bounds).
+            # A view reaching past the storage is legal until an instruction touches it (the compiler only
+            # checks accesses: kernels build such views before a bounds guard, or only use their .shape);
+            # runtime offsets likewise (oob_mode, isa.md §5.1). Keep the view, with -1 marking the
+            # out-of-bounds elements, so reads and writes of them raise (see tensor.out_of_bounds).
             if index is None:
                 index = self._positions(shape, strides, start)
             index = np.where((index < 0) | (index >= data.size), -1, index)

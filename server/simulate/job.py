@@ -173,7 +173,7 @@ def run(job: Job, send: Send) -> SimulationResult:
 
 
 def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> None:
-    from nki_studio.model.targets import Target, limits_for, parse_generation, parse_nki_version
+    from nki_studio.model.targets import limits_for, parse_generation
     from nki_studio.sim import load_kernel_module, simulate
     from nki_studio.simulate import cost, oracle
     from nki_studio.simulate.inputs import make_inputs
@@ -183,11 +183,8 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
     if folder not in sys.path:
         sys.path.insert(0, folder)
     generation = parse_generation(job.target)
-    target = (
-        Target(generation)
-        if job.nki_version is None
-        else Target(generation, parse_nki_version(job.nki_version))
-    )
+    # No version named: simulate() infers it from the kernel's code and says so in its warnings.
+    target = {"target": generation.value, "nki_version": job.nki_version}
 
     t = time.perf_counter()
     module = load_kernel_module(job.path, backend=job.backend)
@@ -214,7 +211,7 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
     sim = call(
         simulate,
         args,
-        target=target,
+        **target,
         precise=job.precise,
         strict=job.strict,
         trace=True,
@@ -252,7 +249,7 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
             lambda: call(
                 simulate,
                 [_copy(a) for _, a in before],
-                target=target,
+                **target,
                 precise=job.precise,
                 strict=True,
                 lnc=spec.lnc if spec.lnc > 1 else None,

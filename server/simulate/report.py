@@ -171,7 +171,7 @@ def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
         live = list(data.get("live", ()))
         if not live or not data.get("peakBytes"):
             continue
-        at = live[-1]  # the most recent allocation is the one that reached the peak
+        at = live[-1]  # the tensor whose first access reached the peak (live ranges join in that order)
         if not _same(str(at.get("file", "")), path):
             at = next((a for a in reversed(live) if _same(str(a.get("file", "")), path)), None)
             if at is None:

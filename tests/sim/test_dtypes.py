@@ -56,3 +56,16 @@ def test_precise_default_follows_environment(monkeypatch):
     assert dtypes.precise_default() is False
     monkeypatch.delenv("NKI_PRECISE_FP")
     assert dtypes.precise_default() is True
+
+
+def test_every_nki_dtype_compares_and_hashes_as_itself():
+    """Dicts keyed by dtypes keep every dtype apart; no dtype equals another (nor its storage word)."""
+    values = list(dtypes.NKI_DTYPES.values())
+    assert len(set(values)) == len(values)
+    for name, dt in dtypes.NKI_DTYPES.items():
+        others = [o for n, o in dtypes.NKI_DTYPES.items() if n != name]
+        assert all(dt != o for o in others), name
+    for name in ("float8_e4m3fn_x4", "float8_e5m2_x4"):
+        assert dtypes.NKI_DTYPES[name] != np.uint32
+        assert dtypes.storage_dtype(dtypes.NKI_DTYPES[name], True) == np.uint32
+    assert dtypes.NKI_DTYPES["tfloat32"] != np.float32

@@ -197,3 +197,9 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
     while any(_alive(p) for p in pids) and time.time() < deadline:
         time.sleep(0.1)
     assert not any(_alive(p) for p in pids), "a worker outlived its killed parent"
+
+
+def test_a_job_without_a_version_runs_0_6_code_and_says_how_the_version_was_chosen() -> None:
+    result = run_job(_job("trip_count_06.py"), timeout_s=60)
+    assert result["status"] == "passed", result["message"]
+    assert any("NKI version 0.6 inferred from nl.dynamic_range" in w for w in result["warnings"])

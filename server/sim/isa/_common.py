@@ -7,6 +7,7 @@ Every check raises ``HardwareLimitError`` (``nisa.NkiValidationError``), which n
 
 from __future__ import annotations
 
+import math
 import weakref
 from typing import Any
 
@@ -70,6 +71,18 @@ def free_limit(op: str, role: str, t: NkiTensor) -> int:
     lim = limits()
     cap = lim.vector_free_max_psum if t.buffer.kind == "psum" else lim.vector_free_max_sbuf
     if n > cap:
+        # The limit is stated for dense operands; the docs give none for stride-0 (broadcast) dims, which
+        # re-read the same elements. Such an operand is accepted with a warning while the elements it
+        # actually touches fit (never stricter than the toolchain; inferred).
+        free_dims = zip(t.shape[1:], t.strides[1:], strict=False)
+        touched = n if t._index is not None else math.prod(d for d, s in free_dims if s != 0)
+        if touched <= cap:
+            context.warn(
+                f"{op} {role} has {n} elements per partition, above the {cap} of a dense "
+                f"{t.buffer.kind.upper()} operand; accepted because its stride-0 (broadcast) dims leave "
+                f"{touched} distinct elements (the documented limit is for dense operands)"
+            )
+            return n
         raise HardwareLimitError(
             f"{op} {role} has {n} elements per partition; the maximum on {t.buffer.kind.upper()} is {cap}"
         )

@@ -14,7 +14,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import checks, context
+from nki_studio.sim import checks, context, races
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, dma_engine, engine
@@ -118,6 +118,7 @@ def core_barrier(
     box = mailbox()
     seq = box.next_seq(("barrier", core.rank, core.core_id))
     box.gather(("barrier", core.rank, seq), range(core.num_cores), core.core_id, None, op)
+    races.synchronised()
     return c.handle(op, name)
 
 
@@ -163,4 +164,5 @@ def sendrecv(
     recv_seq = box.next_seq(("recv", rank, pipe_id, recv_from_rank, me))
     box.post(("sr", rank, pipe_id, me, send_to_rank, send_seq), np.array(read(s, raw=True)))
     c.store(d, box.take(("sr", rank, pipe_id, recv_from_rank, me, recv_seq), op))
+    races.synchronised()  # each core waited for the other's send
     return c.handle(op, name)

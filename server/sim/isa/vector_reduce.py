@@ -346,7 +346,7 @@ def select_reduce(
     return c.handle(opname, name)
 
 
-_FP32_MIN = float(np.finfo(np.float32).min)
+_FP32_MIN = float(np.finfo(np.float32).min)  # -3.4028234663852886e38, the float32 value as a float64
 
 
 def range_select(
@@ -374,7 +374,9 @@ def range_select(
     c0 = c.alu_op(opname, "comp_op0", comp_op0, allowed=cmps)
     c1 = c.alu_op(opname, "comp_op1", comp_op1, allowed=cmps)
     c.alu_op(opname, "reduce_op", reduce_op if reduce_op is not None else "maximum", allowed=("maximum",))
-    if float(on_false_value) != _FP32_MIN:
+    # The hardware holds on_false_value as FP32: compare there, so the float64 literal -3.4028235e38 (a
+    # different double that rounds to the same FP32, as kernels write it) is FP32_MIN too.
+    if F32(float(on_false_value)) != F32(_FP32_MIN):
         raise HardwareLimitError(
             f"{opname}: on_false_value must be FP32_MIN (-3.4028235e+38), got {on_false_value}"
         )
