@@ -49,22 +49,26 @@ _lock = threading.RLock()
 _defaults = threading.local()
 
 
+def unimplemented_module(name: str) -> types.ModuleType:
+    """A module ``name`` whose every public attribute raises "not implemented" where the kernel uses it."""
+    stub = types.ModuleType(name)
+
+    def missing(attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise NotImplementedInSimulator(f"{name.rsplit('.', 1)[-1]}.{attr}")
+
+    stub.__getattr__ = missing  # type: ignore[method-assign]
+    return stub
+
+
 def _module(name: str) -> types.ModuleType:
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name != name:
             raise  # a real import error inside the module: never hide it
-        # A part not written yet (e.g. collectives): a module whose every attribute is "not implemented".
-        stub = types.ModuleType(name)
-
-        def missing(attr: str) -> Any:
-            if attr.startswith("__"):
-                raise AttributeError(attr)
-            raise NotImplementedInSimulator(f"{name.rsplit('.', 1)[-1]}.{attr}")
-
-        stub.__getattr__ = missing  # type: ignore[method-assign]
-        return stub
+        return unimplemented_module(name)  # a part not written yet (e.g. collectives)
 
 
 @contextmanager
