@@ -16,7 +16,6 @@ neither may change the modules other simulations use. A name the simulator has n
 
 from __future__ import annotations
 
-import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -66,16 +65,6 @@ def cpu_simulate(kernel: object) -> _Launch:
     return _Launch(kernel)
 
 
-def _source(nki_name: str) -> types.ModuleType:
-    """The module dropin serves as ``nki_name`` (call inside a dropin block), else a "not implemented" one."""
-    try:
-        return importlib.import_module(nki_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != nki_name:
-            raise
-        return dropin.unimplemented_module(nki_name)
-
-
 def _facade(name: str, source: types.ModuleType) -> types.ModuleType:
     module = types.ModuleType(name, source.__doc__)
     module.__dict__.update({k: v for k, v in vars(source).items() if not k.startswith("__")})
@@ -92,7 +81,7 @@ def _build() -> dict[str, types.ModuleType]:
     )
     modules = {PACKAGE: root}
     for sub, nki_name in _STANDS_FOR.items():
-        modules[f"{PACKAGE}.{sub}"] = _facade(f"{PACKAGE}.{sub}", _source(nki_name))
+        modules[f"{PACKAGE}.{sub}"] = _facade(f"{PACKAGE}.{sub}", dropin.module_or_unimplemented(nki_name))
     modules[f"{PACKAGE}.nki"].cpu_simulate = cpu_simulate  # type: ignore[attr-defined]
     for name, module in modules.items():
         parent, _, child = name.rpartition(".")

@@ -49,26 +49,23 @@ _lock = threading.RLock()
 _defaults = threading.local()
 
 
-def unimplemented_module(name: str) -> types.ModuleType:
-    """A module ``name`` whose every public attribute raises "not implemented" where the kernel uses it."""
-    stub = types.ModuleType(name)
-
-    def missing(attr: str) -> Any:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        raise NotImplementedInSimulator(f"{name.rsplit('.', 1)[-1]}.{attr}")
-
-    stub.__getattr__ = missing  # type: ignore[method-assign]
-    return stub
-
-
-def _module(name: str) -> types.ModuleType:
+def module_or_unimplemented(name: str) -> types.ModuleType:
+    """Import ``name``; when it does not exist, a module whose every attribute raises "not implemented"."""
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name != name:
             raise  # a real import error inside the module: never hide it
-        return unimplemented_module(name)  # a part not written yet (e.g. collectives)
+        # A part not written yet (e.g. collectives): a module whose every attribute is "not implemented".
+        stub = types.ModuleType(name)
+
+        def missing(attr: str) -> Any:
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+            raise NotImplementedInSimulator(f"{name.rsplit('.', 1)[-1]}.{attr}")
+
+        stub.__getattr__ = missing  # type: ignore[method-assign]
+        return stub
 
 
 @contextmanager
@@ -85,7 +82,7 @@ def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iter
         previous = getattr(_defaults, "options", None)
         try:
             for alias, target in names.items():
-                sys.modules[alias] = _module(target)
+                sys.modules[alias] = module_or_unimplemented(target)
             isa = sys.modules["nki.isa"]
             if not hasattr(isa, "constants"):
                 isa.__dict__["constants"] = sys.modules[
