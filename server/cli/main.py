@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from nki_studio import __version__
 
 # Sub-command modules, in the order ``--help`` lists them.
-_COMMANDS: tuple[str, ...] = ("lint", "simulate", "serve", "profile")
+_COMMANDS: tuple[str, ...] = ("lint", "simulate", "test", "serve", "profile")
 
 
 def build_parser(commands: Sequence[str] = _COMMANDS) -> argparse.ArgumentParser:

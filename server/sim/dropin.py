@@ -50,7 +50,8 @@ _lock = threading.RLock()
 _defaults = threading.local()
 
 
-def _module(name: str) -> types.ModuleType:
+def module_or_unimplemented(name: str) -> types.ModuleType:
+    """Import ``name``; when it does not exist, a module whose every attribute raises "not implemented"."""
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -82,7 +83,7 @@ def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iter
         previous = getattr(_defaults, "options", None)
         try:
             for alias, target in names.items():
-                sys.modules[alias] = _module(target)
+                sys.modules[alias] = module_or_unimplemented(target)
             isa = sys.modules["nki.isa"]
             if not hasattr(isa, "constants"):
                 isa.__dict__["constants"] = sys.modules[
