@@ -21,7 +21,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -50,7 +50,7 @@ _STANDS_FOR = {
 class _Launch:
     """``cpu_simulate(kernel)``: call it to run the kernel at LNC=1, or pick the degree first with ``[lnc]``."""
 
-    def __init__(self, kernel: object) -> None:
+    def __init__(self, kernel: Callable[..., Any]) -> None:
         self.kernel = kernel
 
     def __getitem__(self, lnc: int) -> Any:
@@ -60,7 +60,7 @@ class _Launch:
         return simulate(self.kernel)(*args, **kwargs)
 
 
-def cpu_simulate(kernel: object) -> _Launch:
+def cpu_simulate(kernel: Callable[..., Any]) -> _Launch:
     """NkiCpuSimulator's launcher, ``nki.cpu_simulate(kernel)[lnc](*args, **kwargs)``, on the embedded simulator."""
     return _Launch(kernel)
 
