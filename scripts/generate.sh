@@ -6,3 +6,4 @@ cd "$(dirname "$0")/.."
 PY="${PYTHON:-.venv/bin/python}"
 "$PY" -m nki_studio.nkilint.rule_docs
 "$PY" -m nki_studio.settings.generate
+"$PY" -m nki_studio.estimate.constants_doc

@@ -25,6 +25,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -63,47 +64,71 @@ class Schedule:
 
 
 class _Footprints:
-    """Accesses to one allocation on one core, sorted by first byte: ``[b0, b1, p0, p1, end, engine, write]``.
-    A write drops the accesses it covers, so a tile rewritten in a loop keeps one entry."""
+    """What happened last to each rectangle of one allocation on one core. An entry is
+    ``[b0, b1, p0, p1, write_end, write_engine, read_end, read_engine]`` (ends -1: none); entries are sorted by
+    first byte for overlap queries and indexed by rectangle, since most tiles are always accessed whole. A write
+    drops the entries it covers, so a tile rewritten in a loop keeps one entry."""
 
-    __slots__ = ("entries", "longest", "starts")
+    __slots__ = ("entries", "index", "longest", "starts")
 
-    def __init__(self, b0: int, b1: int, p0: int, p1: int, write: bool, engine: str, end: float) -> None:
-        self.starts: list[int] = [b0]
-        self.entries: list[list[object]] = [[b0, b1, p0, p1, end, engine, write]]
-        self.longest = b1 - b0
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.entries: list[list[Any]] = []
+        self.index: dict[tuple[int, int, int, int], list[Any]] = {}
+        self.longest = 0
 
-    def _window(self, b0: int, b1: int) -> range:
+    def _overlapping(self, b0: int, b1: int, p0: int, p1: int) -> list[list[Any]]:
         lo = bisect.bisect_right(self.starts, b0 - self.longest)
         hi = bisect.bisect_left(self.starts, b1)
-        return range(lo, hi)
+        return [e for e in self.entries[lo:hi] if e[1] > b0 and e[2] < p1 and p0 < e[3]]
 
-    def ready(self, b0: int, b1: int, p0: int, p1: int, write: bool, engine: str, sem: float) -> float:
+    def ready(self, rect: tuple[int, int, int, int], write: bool, engine: str, sem: float) -> float:
         """When an access may start: after every overlapping write (and, for a write, every overlapping
         read), plus the semaphore latency when that access was another engine's."""
-        t = 0.0
-        for i in self._window(b0, b1):
-            e = self.entries[i]
-            if (write or e[6]) and e[1] > b0 and e[2] < p1 and p0 < e[3]:  # type: ignore[operator]
-                t = max(t, e[4] + (sem if e[5] != engine else 0.0))  # type: ignore[operator]
+        only = self.index.get(rect) if len(self.entries) == 1 else None
+        t = -1.0
+        for e in (only,) if only is not None else self._overlapping(*rect):
+            if e[4] >= 0:
+                t = max(t, e[4] + (sem if e[5] != engine else 0.0))
+            if write and e[6] >= 0:
+                t = max(t, e[6] + (sem if e[7] != engine else 0.0))
         return t
 
-    def add(self, b0: int, b1: int, p0: int, p1: int, write: bool, engine: str, end: float) -> None:
+    def add(self, rect: tuple[int, int, int, int], write: bool, engine: str, end: float) -> None:
         """Record a scheduled access ending at ``end``."""
-        window = self._window(b0, b1)
-        for i in reversed(window):
-            e = self.entries[i]
-            covered = b0 <= e[0] and e[1] <= b1 and p0 <= e[2] and e[3] <= p1  # type: ignore[operator]
-            if covered and (write or (not e[6] and e[0] == b0 and e[1] == b1 and e[2] == p0 and e[3] == p1)):
-                if not write:  # the same read again: keep one entry, the later end
-                    e[4], e[5] = max(e[4], end), engine  # type: ignore[call-overload]
-                    return
-                del self.starts[i]
-                del self.entries[i]
-        i = bisect.bisect_left(self.starts, b0)
-        self.starts.insert(i, b0)
-        self.entries.insert(i, [b0, b1, p0, p1, end, engine, write])
-        self.longest = max(self.longest, b1 - b0)
+        entry = self.index.get(rect)
+        if write:
+            if entry is None or len(self.entries) > 1:
+                b0, b1, p0, p1 = rect
+                for e in self._overlapping(b0, b1, p0, p1):
+                    if b0 <= e[0] and e[1] <= b1 and p0 <= e[2] and e[3] <= p1:
+                        self._remove(e)
+                entry = None
+            if entry is None:
+                entry = self._insert(rect)
+            entry[4], entry[5], entry[6] = end, engine, -1.0
+        else:
+            if entry is None:
+                entry = self._insert(rect)
+            if end > entry[6]:
+                entry[6], entry[7] = end, engine
+
+    def _insert(self, rect: tuple[int, int, int, int]) -> list[Any]:
+        entry = [*rect, -1.0, "", -1.0, ""]
+        i = bisect.bisect_right(self.starts, rect[0])
+        self.starts.insert(i, rect[0])
+        self.entries.insert(i, entry)
+        self.index[rect] = entry
+        self.longest = max(self.longest, rect[1] - rect[0])
+        return entry
+
+    def _remove(self, entry: list[Any]) -> None:
+        i = bisect.bisect_left(self.starts, entry[0])
+        while self.entries[i] is not entry:
+            i += 1
+        del self.starts[i]
+        del self.entries[i]
+        del self.index[(entry[0], entry[1], entry[2], entry[3])]
 
 
 class _Core:
@@ -119,11 +144,11 @@ class _Core:
 _WRITE_ROLES = ("dst", "out", "reduce_res", "val_dst", "idx_dst")
 _is_write: dict[str, bool] = {}  # role -> written (memo of the prefix test)
 
-Access = tuple[int, int, int, int, int, bool]
+Access = tuple[int, tuple[int, int, int, int], bool]  # storage, (b0, b1, p0, p1), written
 
 
 def _accesses(event: TraceEvent) -> list[Access]:
-    """(storage, b0, b1, p0, p1, write) per operand with a known footprint (HBM: partitions 0..1). A barrier
+    """(storage, rectangle, written) per operand with a known footprint (HBM: partitions 0..1). A barrier
     counts as a write of its tensor: it waits for the accesses before it, and later ones wait for it."""
     fence = event.op == "nisa.core_barrier"
     out = []
@@ -134,9 +159,9 @@ def _accesses(event: TraceEvent) -> list[Access]:
         if write is None:
             write = _is_write[o.role] = o.role.startswith(_WRITE_ROLES)
         if o.buffer == "hbm":
-            out.append((o.storage, o.byte_start, o.byte_end, 0, 1, fence or write))
+            out.append((o.storage, (o.byte_start, o.byte_end, 0, 1), fence or write))
         else:
-            out.append((o.storage, o.byte_start, o.byte_end, o.part_start, o.part_end, fence or write))
+            out.append((o.storage, (o.byte_start, o.byte_end, o.part_start, o.part_end), fence or write))
     return out
 
 
@@ -231,10 +256,10 @@ def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         ready = not_before
         accesses = _accesses(e)
         prints = core.footprints
-        for storage, b0, b1, p0, p1, write in accesses:
+        for storage, rect, write in accesses:
             fp = prints.get(storage)
             if fp is not None:
-                t = fp.ready(b0, b1, p0, p1, write, e.engine, sem)
+                t = fp.ready(rect, write, e.engine, sem)
                 if t > ready:
                     ready = t
         first, last, ns = duration(e)
@@ -255,12 +280,11 @@ def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         if dma[0] < 0:
             core.free[e.engine] = t + ns
         prints = core.footprints
-        for storage, b0, b1, p0, p1, write in accesses:
+        for storage, rect, write in accesses:
             fp = prints.get(storage)
             if fp is None:
-                prints[storage] = _Footprints(b0, b1, p0, p1, write, e.engine, t + ns)
-            else:
-                fp.add(b0, b1, p0, p1, write, e.engine, t + ns)
+                fp = prints[storage] = _Footprints()
+            fp.add(rect, write, e.engine, t + ns)
 
     pos = dict.fromkeys(streams, 0)
     seen: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
