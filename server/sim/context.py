@@ -98,15 +98,14 @@ def footprint(t: NkiTensor) -> tuple[int, int, int, int, int]:
     data, shape, strides, index = t._data, t.shape, t.strides, t._index
     isz = data.itemsize
     row, dense = isz, 1
-    for n, s in zip(reversed(shape), reversed(strides), strict=True):  # contiguous innermost run
-        if n > 1 and s != dense:
-            break
-        row *= n
-        dense *= n
-    if index is not None:
+    if index is not None:  # a gathered view: no strides, every element may stand alone
         lo, hi = (int(index.min()), int(index.max()) + 1) if index.size else (0, 0)
-        row = isz
     else:
+        for n, s in zip(reversed(shape), reversed(strides), strict=True):  # contiguous innermost run
+            if n > 1 and s != dense:
+                break
+            row *= n
+            dense *= n
         lo, hi = _extent(t.offset, shape, strides) if t.size else (t.offset, t.offset)
     storage = t._st
     if not storage.region.on_chip:
