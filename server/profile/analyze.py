@@ -56,9 +56,10 @@ class ProfileReport:
         """The ``profile`` object of a payload."""
         p = self.profile
         info: dict[str, Any] = {
-            "label": f"{Path(p.path).name} ({p.format})",
+            "label": f"{Path(p.path).name} ({p.format}, {p.provenance})",
             "path": p.path,
             "format": p.format,
+            "provenance": p.provenance,
             "schema_version": p.schema_version,
             "location_source": p.locations.source,
             "notes": list(self.metrics.kernel.notes),
@@ -71,9 +72,12 @@ class ProfileReport:
         """One ``nki/heatmap`` payload per mapped file; heat normalised across all of them."""
         kernel = kernel_summary(self.metrics, self.unmapped, self.unmapped_busy_ns)
         top = max((ln.busy_ns for fh in self.files.values() for ln in fh.lines), default=0)
+        source = (
+            "estimate" if self.profile.provenance == "estimated" else "measured"
+        )  # the heatmap's vocabulary
         return [
             build_payload(
-                uri_of(local), "measured", self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top
+                uri_of(local), source, self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top
             )
             for local, fh in sorted(self.files.items())
         ]

@@ -137,6 +137,8 @@ class DmaTransfers:
     pcore: I32
     instr: I64  # index into Instructions of the triggering instruction via Flow, -1 when unknown
     table: str  # "DmaPacketAggregated", "DmaPacket", "perfetto", "legacy-json dma", ...
+    partitions: I32 | None = None  # SBUF partitions each transfer spans; None when the profile does not say
+    direction: Codes | None = None  # "hbm->sbuf", "sbuf->hbm", ...; None when the profile does not say
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
@@ -149,6 +151,15 @@ class Execution:
     index: int
     start: int
     end: int
+
+
+@dataclass(frozen=True)
+class TensorRole:
+    """A kernel input or output (``TensorInfo`` rows of type IN/OUT) and its size in bytes."""
+
+    name: str
+    role: str  # "IN" or "OUT"
+    size: int
 
 
 @dataclass
@@ -167,6 +178,9 @@ class Profile:
     executions: list[Execution] = field(default_factory=list)
     schema_version: str = ""
     notes: list[str] = field(default_factory=list)  # reader remarks and the profile's own Warning rows
+    tensors: list[TensorRole] = field(default_factory=list)  # kernel inputs/outputs, when known
+    # Where the timings come from: "measured" (a profiler on hardware) or "estimated" (nki_studio.estimate).
+    provenance: str = "measured"
 
     @property
     def has_instructions(self) -> bool:
@@ -249,17 +263,7 @@ def sort_by_start(profile: Profile) -> Profile:
             None if ins.execution is None else ins.execution[order],
         )
         loc = Locations(rank[loc.instr], loc.file, loc.line, loc.iteration, loc.source)
-        dma = DmaTransfers(
-            dma.start,
-            dma.end,
-            dma.bytes,
-            dma.queue,
-            dma.tensor,
-            dma.queue_type,
-            dma.pcore,
-            np.where(dma.instr >= 0, rank[np.maximum(dma.instr, 0)], -1),
-            dma.table,
-        )
+        dma = dataclasses.replace(dma, instr=np.where(dma.instr >= 0, rank[np.maximum(dma.instr, 0)], -1))
     if not _is_sorted(loc.instr):
         o = np.argsort(loc.instr, kind="stable")
         loc = Locations(
@@ -281,6 +285,8 @@ def sort_by_start(profile: Profile) -> Profile:
             dma.pcore[o],
             dma.instr[o],
             dma.table,
+            None if dma.partitions is None else dma.partitions[o],
+            None if dma.direction is None else Codes(dma.direction.values, dma.direction.codes[o]),
         )
     profile.instructions, profile.locations, profile.dma = ins, loc, dma
     return profile

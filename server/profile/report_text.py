@@ -21,7 +21,8 @@ def kernel_text(report: ProfileReport) -> list[str]:
     """The kernel summary block."""
     p, k = report.profile, report.metrics.kernel
     lat = k.latency_ns
-    out = [f"Profile: {p.path} ({p.format}" + (f", schema {p.schema_version})" if p.schema_version else ")")]
+    schema = f", schema {p.schema_version}" if p.schema_version else ""
+    out = [f"Profile: {p.path} ({p.format}{schema}, {p.provenance})"]
     out.append(f"Latency: {fmt_ns(lat)}  [denominator: {k.latency_source}]")
     if p.has_instructions:
         out.append(

@@ -11,7 +11,9 @@ calls the caller's check-in hook (deadlines), enforces the instruction budget, a
 
 from __future__ import annotations
 
+import itertools
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -79,12 +81,67 @@ class CoreState:
         self.registers: dict[str, Any] = {}
 
 
+def _extent(offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
+    """Half-open range of flat element positions a strided view touches."""
+    lo, hi = offset, offset + 1
+    for n, s in zip(shape, strides, strict=True):
+        if n > 1:
+            if s > 0:
+                hi += s * (n - 1)
+            else:
+                lo += s * (n - 1)
+    return lo, hi
+
+
+def footprint(t: NkiTensor) -> tuple[int, int, int, int, int]:
+    """``(part_start, part_end, byte_start, byte_end, row_bytes)`` of a view in its storage: the bounding box
+    of the elements it touches (``trace.Operand``). Arithmetic on the view's strides only, no per-element work
+    except for gathered (index) views."""
+    data, shape, strides, index = t._data, t.shape, t.strides, t._index
+    isz = data.itemsize
+    row, dense = isz, 1
+    if index is not None:  # a gathered view: no strides, every element may stand alone
+        lo, hi = (int(index.min()), int(index.max()) + 1) if index.size else (0, 0)
+    else:
+        for n, s in zip(reversed(shape), reversed(strides), strict=True):  # contiguous innermost run
+            if n > 1 and s != dense:
+                break
+            row *= n
+            dense *= n
+        lo, hi = _extent(t.offset, shape, strides) if t.size else (t.offset, t.offset)
+    storage = t._st
+    if not storage.region.on_chip:
+        return 0, 0, lo * isz, hi * isz, row
+    per = max(data.size // storage.shape[0], 1) if storage.shape and storage.shape[0] else max(data.size, 1)
+    p0, p1 = lo // per, max(hi - 1, lo) // per + 1
+    if p1 - p0 == 1:
+        f0, f1 = lo - p0 * per, hi - p0 * per
+    elif index is None and strides[0] % per == 0:
+        # the first dim steps whole partitions: the free range is the same in each of them
+        f0, f1 = _extent(t.offset % per, shape[1:], strides[1:])
+        if f0 < 0 or f1 > per:
+            f0, f1 = 0, per
+    else:
+        f0, f1 = 0, per
+    return p0, p1, f0 * isz, f1 * isz, min(row, (f1 - f0) * isz)
+
+
 class TraceRecorder:
-    """Builds ``TraceEvent``s with the user's file:line; thread-safe for LNC=2."""
+    """Builds ``TraceEvent``s with the user's file:line and each operand's footprint; thread-safe for LNC=2."""
 
     def __init__(self) -> None:
         self.events: list[TraceEvent] = []
         self._lock = threading.Lock()
+        # Storage -> its number in this trace; weak, so tracing never keeps a tile alive (capacity accounting).
+        self._storages: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
+        self._numbers = itertools.count()
+
+    def _storage_id(self, storage: object) -> int:
+        with self._lock:
+            uid = self._storages.get(storage)
+            if uid is None:
+                uid = self._storages[storage] = next(self._numbers)
+            return uid
 
     def record(
         self,
@@ -94,6 +151,7 @@ class TraceRecorder:
         reads: Mapping[str, object],
         writes: Mapping[str, object],
         flops: int,
+        rank: int = 0,
     ) -> None:
         """Append one event for an instruction whose operands are ``reads`` and ``writes`` (role -> value)."""
         from nki_studio.sim.tensor import NkiTensor
@@ -108,7 +166,17 @@ class TraceRecorder:
                 if not isinstance(value, NkiTensor):
                     continue
                 kind = value.buffer.kind
-                operands.append(Operand(role, value.shape, value.dtype_name, kind))
+                operands.append(
+                    Operand(
+                        role,
+                        value.shape,
+                        value.dtype_name,
+                        kind,
+                        self._storage_id(value.storage),
+                        *footprint(value),
+                        value.storage.name or "",
+                    )
+                )
                 counter[kind] = counter.get(kind, 0) + value.size * value.dtype.itemsize
                 if main is None and value.buffer.on_chip:
                     main = value
@@ -133,6 +201,7 @@ class TraceRecorder:
                     bytes_written=bytes_written,
                     flops=flops,
                     core=core,
+                    rank=rank,
                 )
             )
 
@@ -266,7 +335,15 @@ def issue(
         raise ResourceLimitError(f"instruction budget of {opts.max_instructions} exceeded at {op}")
     if ctx.recorder is not None:
         core = _state.core
-        ctx.recorder.record(op, engine, core.core_id if core else 0, reads or {}, writes or {}, flops)
+        ctx.recorder.record(
+            op,
+            engine,
+            core.core_id if core else 0,
+            reads or {},
+            writes or {},
+            flops,
+            core.rank if core else 0,
+        )
 
 
 def warn(message: str) -> None:

@@ -16,14 +16,27 @@ ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma", "sync")
 REGIONS = ("hbm", "sbuf", "psum")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Operand:
-    """One tensor operand of an instruction as the hardware sees it."""
+    """One tensor operand of an instruction as the hardware sees it, with the bytes it touches.
+
+    The footprint is a bounding box in the operand's storage (one allocation): on chip, partitions
+    ``[part_start, part_end)`` x bytes ``[byte_start, byte_end)`` of each partition; in HBM, bytes
+    ``[byte_start, byte_end)`` of the flat buffer (partitions 0..0). ``storage`` numbers allocations
+    within one simulation (-1: unknown); the estimated timeline's dependencies are overlaps of footprints.
+    """
 
     role: str  # the keyword it was passed as: "dst", "src", "data1", "stationary", ...
     shape: tuple[int, ...]
     dtype: str  # numpy/ml_dtypes name: "float32", "bfloat16", "float8_e4m3fn", ...
     buffer: str  # "hbm" (incl. shared/private hbm), "sbuf" or "psum"
+    storage: int = -1
+    part_start: int = 0
+    part_end: int = 0
+    byte_start: int = 0
+    byte_end: int = 0
+    row_bytes: int = 0  # longest contiguous run of the innermost dims (a DMA descriptor's row)
+    name: str = ""  # the storage's tensor name (kernel argument name for inputs/outputs)
 
 
 @dataclass(frozen=True)
@@ -43,6 +56,7 @@ class TraceEvent:
     bytes_written: dict[str, int] = field(default_factory=dict)
     flops: int = 0  # floating-point operations (a multiply-add counts 2)
     core: int = 0  # logical core (program_id) under LNC=2
+    rank: int = 0  # collective rank (a separate device) when the spec runs several
 
     def to_json(self) -> str:
         """One JSON Lines record."""
@@ -53,9 +67,7 @@ class TraceEvent:
         """Parse a record written by ``to_json``."""
         raw = json.loads(text)
         raw["stack"] = tuple(raw.get("stack", ()))
-        raw["operands"] = tuple(
-            Operand(o["role"], tuple(o["shape"]), o["dtype"], o["buffer"]) for o in raw.get("operands", ())
-        )
+        raw["operands"] = tuple(Operand(**{**o, "shape": tuple(o["shape"])}) for o in raw.get("operands", ()))
         return TraceEvent(**raw)
 
 

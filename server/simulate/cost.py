@@ -22,24 +22,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from nki_studio.estimate.cost import FP32_INPUTS, instruction_cost, operand
 from nki_studio.model.targets import COST_RULES, InstructionCostRules, TargetLimits
 from nki_studio.profile.roofline import TraceFlops
 from nki_studio.sim.trace import TraceEvent, read_jsonl
 from nki_studio.simulate.result import Cost
 
 LABEL = "estimated"
-_SIXTEEN_BIT = ("bfloat16", "float16")
-
-
-@dataclass(frozen=True)
-class InstructionCost:
-    """Estimated time of one traced instruction."""
-
-    event: TraceEvent
-    ns: float
-    cycles: float  # 0 for DMA (priced in bytes)
 
 
 @dataclass
@@ -121,93 +112,6 @@ class CostReport:
         }
 
 
-def _suffix(op: str) -> str:
-    return op.rsplit(".", 1)[-1]
-
-
-def _free_size(shape: tuple[int, ...]) -> int:
-    return math.prod(shape[1:]) if len(shape) > 1 else 1
-
-
-def _operand(event: TraceEvent, *roles: str) -> Any:
-    for op in event.operands:
-        if op.role in roles:
-            return op
-    return None
-
-
-def _lanes(event: TraceEvent, limits: TargetLimits) -> int:
-    """Data-path width: the 16-bit width only when every operand is BF16/FP16 (hardware.md §3)."""
-    sixteen = bool(event.operands) and all(o.dtype in _SIXTEEN_BIT for o in event.operands)
-    table = limits.lanes if sixteen else limits.lanes_other
-    return table.get(event.engine, limits.partitions)
-
-
-def dma_ns(nbytes: int, limits: TargetLimits) -> float:
-    """Estimated time of one DMA transfer of ``nbytes``."""
-    return nbytes / limits.dma_bytes_per_ns + limits.dma_fixed_overhead_ns / limits.dma_engines
-
-
-def matmul_cycles(event: TraceEvent, rules: InstructionCostRules = COST_RULES) -> int:
-    """TensorE cycles: ``max(64, N_moving)``, x4 when the moving operand is FP32 (hardware.md §3, [A2])."""
-    moving = _operand(event, "moving", "src", "data")
-    n = _free_size(moving.shape) if moving is not None else event.free_elements
-    cycles = max(rules.matmul_min_cycles, n)
-    if moving is not None and moving.dtype in ("float32", "tfloat32"):
-        cycles *= rules.matmul_fp32_factor
-    return cycles
-
-
-def _is_input(role: str) -> bool:
-    return not role.startswith(("dst", "out", "reduce_res"))
-
-
-def free_size(event: TraceEvent) -> int:
-    """N of the cost formulas: the largest per-partition element count among the on-chip operands (a
-    reduction's input, not its small output); the trace's own figure when no operand is on chip."""
-    sizes = [_free_size(o.shape) for o in event.operands if o.buffer in ("sbuf", "psum")]
-    return max(sizes) if sizes else event.free_elements
-
-
-def elementwise_cycles(
-    event: TraceEvent, limits: TargetLimits, rules: InstructionCostRules = COST_RULES
-) -> float:
-    """Vector/Scalar/GpSimd cycles for one instruction (see the module docstring)."""
-    n = free_size(event)
-    name = _suffix(event.op)
-    if name in ("iota", "affine_select"):
-        return rules.gpsimd_fixed_cycles + n
-    if name == "bn_aggr":
-        return max(rules.min_ii_cycles, rules.bn_aggr_factor * n) + rules.access_overhead_cycles
-    # inputs streamed at full size; a [P, 1] per-partition scalar operand (tensor_scalar's operand0) is not one
-    streams = sum(1 for o in event.operands if _is_input(o.role) and _free_size(o.shape) == n)
-    factor: float = 1
-    if name == "reciprocal":
-        factor = rules.reciprocal_factor
-    elif streams >= 2:
-        factor = rules.two_input_factor
-    data_cycles = math.ceil(factor * n * limits.partitions / _lanes(event, limits))
-    extra = rules.min_ii_cycles if name in ("activation_reduce", "tensor_scalar_reduce") else 0
-    return max(rules.min_ii_cycles, data_cycles) + extra + rules.access_overhead_cycles
-
-
-def instruction_cost(
-    event: TraceEvent, limits: TargetLimits, rules: InstructionCostRules = COST_RULES
-) -> InstructionCost:
-    """Estimated time of one instruction on ``limits``' generation."""
-    if event.engine == "dma":
-        moved = max(sum(event.bytes_read.values()), sum(event.bytes_written.values()))
-        return InstructionCost(event, dma_ns(moved, limits), 0.0)
-    if event.engine == "sync":  # a sequencer without a data path: no time of its own in this model
-        return InstructionCost(event, 0.0, 0.0)
-    if event.engine == "tensor":
-        cycles: float = matmul_cycles(event, rules)
-    else:
-        cycles = elementwise_cycles(event, limits, rules)
-    clock = limits.clock_ghz.get(event.engine, limits.clock_ghz["vector"])
-    return InstructionCost(event, cycles / clock, cycles)
-
-
 def flops_from_trace(events: Iterable[TraceEvent] | str | Path) -> TraceFlops:
     """Sum FLOPs per engine and per source line from TraceEvent records or a JSON Lines trace file."""
     if isinstance(events, (str, Path)):
@@ -233,8 +137,7 @@ def roofline(events: Iterable[TraceEvent], limits: TargetLimits) -> Roofline:
     events = list(events)
     sums = flops_from_trace(events)
     fp32_matmul = any(
-        (moving := _operand(e, "moving", "src", "data")) is not None
-        and moving.dtype in ("float32", "tfloat32")
+        (moving := operand(e, "moving", "src", "data")) is not None and moving.dtype in FP32_INPUTS
         for e in events
         if e.engine == "tensor"
     )

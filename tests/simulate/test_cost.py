@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from nki_studio.estimate.cost import instruction_cost
 from nki_studio.model.targets import COST_RULES, Generation, limits_for
 from nki_studio.sim.trace import Operand, TraceEvent
-from nki_studio.simulate.cost import estimate, instruction_cost, roofline
+from nki_studio.simulate.cost import estimate, roofline
 
 TRN2 = limits_for(Generation.GEN3)
 

@@ -1,0 +1,68 @@
+"""Every constant the estimated timeline adds to the per-instruction cost model, with its source.
+
+The cost model's own constants (DMA bandwidth and per-transfer overhead, engine clocks, lane widths, MIN_II,
+cycle factors) live in ``nki_studio.model.targets`` (``TargetLimits`` per generation, ``COST_RULES``), each
+naming its hardware.md section; this table holds only what the scheduler adds. "inferred" means no
+published figure was found: the value is a stated assumption, never fitted to a measurement.
+docs/cost-model.md reprints this table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Constant:
+    """One model constant: its value, unit and where it comes from."""
+
+    value: float
+    unit: str
+    source: str
+
+
+SEMAPHORE_LATENCY = Constant(
+    64.0,
+    "ns",
+    "inferred: engines hand data over through hardware semaphores (hardware.md §3); no latency is published. "
+    "Paid when an instruction waits for another engine's (or a DMA's) result",
+)
+DMA_PARTITIONS_PER_ENGINE = Constant(
+    8.0,
+    "partitions",
+    "hardware.md §3 cost rules: each of the 16 DMA engines typically handles 8 partitions (128/16) [BW], [DMA]",
+)
+DMA_DESCRIPTOR_OVERHEAD = Constant(
+    512.0,
+    "bytes",
+    "inferred: a descriptor row of R bytes moves at R / (R + 512) of the engine's rate (80% at 2 KiB, 89% at "
+    "4 KiB), shaped after [BW] (hardware.md §3: 2 KiB per partition the recommended minimum, >= 4 KiB saturates)",
+)
+DMA_TRANSPOSE_HBM_EFFICIENCY = Constant(
+    0.9, "fraction", "hardware.md §3: DMA transpose HBM->SBUF up to ~90% of DMA throughput on Trainium2 [A3]"
+)
+DMA_TRANSPOSE_SBUF_EFFICIENCY = Constant(
+    0.5, "fraction", "hardware.md §3: DMA transpose SBUF->SBUF up to ~50% of DMA throughput on Trainium2 [A3]"
+)
+STATIONARY_LOAD_SPEEDUP = Constant(
+    4.0,
+    "x",
+    "hardware.md §3: LoadStationary is up to 4x faster than a MultiplyMoving of the same free size [A2]; paid "
+    "when a matmul's stationary operand differs from the previous matmul's on that core",
+)
+TENSOR_INSTRUCTION_OVERHEAD = Constant(
+    16.0,
+    "cycles",
+    "inferred: per-instruction issue overhead of the Tensor engine (not published; the Vector/Scalar access "
+    "overhead of 60 cycles [A2] is for streaming SBUF access and already in the cost model)",
+)
+
+TABLE: dict[str, Constant] = {
+    "SEMAPHORE_LATENCY": SEMAPHORE_LATENCY,
+    "DMA_PARTITIONS_PER_ENGINE": DMA_PARTITIONS_PER_ENGINE,
+    "DMA_DESCRIPTOR_OVERHEAD": DMA_DESCRIPTOR_OVERHEAD,
+    "DMA_TRANSPOSE_HBM_EFFICIENCY": DMA_TRANSPOSE_HBM_EFFICIENCY,
+    "DMA_TRANSPOSE_SBUF_EFFICIENCY": DMA_TRANSPOSE_SBUF_EFFICIENCY,
+    "STATIONARY_LOAD_SPEEDUP": STATIONARY_LOAD_SPEEDUP,
+    "TENSOR_INSTRUCTION_OVERHEAD": TENSOR_INSTRUCTION_OVERHEAD,
+}

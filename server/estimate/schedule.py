@@ -1,0 +1,333 @@
+"""The estimated timeline: every traced instruction placed on its engine queue after what it depends on.
+
+Model (docs/cost-model.md, "Estimated timeline"):
+
+* Each (rank, logical core) runs its own program. Its instructions issue in trace order, in order on their
+  engine queue (Tensor, Vector, Scalar, GpSimd, Sync); DMA transfers run on the 16 DMA engines, a transfer
+  on the engines that own its on-chip partitions (8 partitions each), every engine one transfer at a time
+  in issue order (a DMA queue is in order).
+* An instruction starts after the instructions it depends on through the bytes it touches: read after
+  write, write after read and write after write on overlapping footprints (``trace.Operand``: SBUF/PSUM
+  partitions x bytes, HBM byte ranges, per allocation). A PSUM accumulation group is a chain of writes to
+  one range, so it serialises and its reader waits for the last matmul. Waiting on another engine's result
+  adds the semaphore latency.
+* ``nisa.core_barrier`` and ``nisa.sendrecv`` join the logical cores of a rank; ``ncc.*`` collectives join
+  every instance that issues them: the k-th such instruction starts on all of them when the last arrives.
+  Footprints are tracked per core, so shared HBM orders the cores only through these joins.
+* Durations: ``nki_studio.estimate.cost`` per instruction, plus the Tensor engine's stationary loads and
+  issue overhead and the DMA model below; constants in ``nki_studio.estimate.constants``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from nki_studio.estimate import constants as K
+from nki_studio.estimate.cost import instruction_cost, operand
+from nki_studio.model.targets import TargetLimits
+from nki_studio.sim.trace import TraceEvent
+
+F64 = npt.NDArray[np.float64]
+
+# Instructions that synchronise instances: the scope they join ("core": the cores of one rank, "all").
+_CORE_JOINS = ("nisa.core_barrier", "nisa.sendrecv")
+_TRANSPOSE_DMA = ("nisa.dma_transpose", "nl.load_transpose2d")
+
+
+def _join_scope(op: str) -> str | None:
+    if op in _CORE_JOINS:
+        return "core"
+    return "all" if op.startswith("ncc.") else None
+
+
+@dataclass
+class Schedule:
+    """Start and end (ns) of every trace event, index-aligned with ``events``; DMA transfers also name the DMA
+    engines they ran on (``dma_engines[i]`` = (first, last), (-1, -1) for other engines)."""
+
+    events: Sequence[TraceEvent]
+    start: F64
+    end: F64
+    dma_engines: list[tuple[int, int]]
+
+    @property
+    def total_ns(self) -> float:
+        """First start to last end."""
+        return float(self.end.max() - self.start.min()) if len(self.events) else 0.0
+
+
+class _Footprints:
+    """What happened last to each rectangle of one allocation on one core. An entry is
+    ``[b0, b1, p0, p1, write_end, write_engine, read_end, read_engine]`` (ends -1: none); entries are sorted by
+    first byte for overlap queries and indexed by rectangle, since most tiles are always accessed whole. A write
+    drops the entries it covers, so a tile rewritten in a loop keeps one entry."""
+
+    __slots__ = ("entries", "index", "longest", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.entries: list[list[Any]] = []
+        self.index: dict[tuple[int, int, int, int], list[Any]] = {}
+        self.longest = 0
+
+    def _overlapping(self, b0: int, b1: int, p0: int, p1: int) -> list[list[Any]]:
+        lo = bisect.bisect_right(self.starts, b0 - self.longest)
+        hi = bisect.bisect_left(self.starts, b1)
+        return [e for e in self.entries[lo:hi] if e[1] > b0 and e[2] < p1 and p0 < e[3]]
+
+    def ready(self, rect: tuple[int, int, int, int], write: bool, engine: str, sem: float) -> float:
+        """When an access may start: after every overlapping write (and, for a write, every overlapping
+        read), plus the semaphore latency when that access was another engine's."""
+        only = self.index.get(rect) if len(self.entries) == 1 else None
+        t = -1.0
+        for e in (only,) if only is not None else self._overlapping(*rect):
+            if e[4] >= 0:
+                t = max(t, e[4] + (sem if e[5] != engine else 0.0))
+            if write and e[6] >= 0:
+                t = max(t, e[6] + (sem if e[7] != engine else 0.0))
+        return t
+
+    def add(self, rect: tuple[int, int, int, int], write: bool, engine: str, end: float) -> None:
+        """Record a scheduled access ending at ``end``."""
+        entry = self.index.get(rect)
+        if write:
+            if entry is None or len(self.entries) > 1:
+                b0, b1, p0, p1 = rect
+                for e in self._overlapping(b0, b1, p0, p1):
+                    if b0 <= e[0] and e[1] <= b1 and p0 <= e[2] and e[3] <= p1:
+                        self._remove(e)
+                entry = None
+            if entry is None:
+                entry = self._insert(rect)
+            entry[4], entry[5], entry[6] = end, engine, -1.0
+        else:
+            if entry is None:
+                entry = self._insert(rect)
+            if end > entry[6]:
+                entry[6], entry[7] = end, engine
+
+    def _insert(self, rect: tuple[int, int, int, int]) -> list[Any]:
+        entry = [*rect, -1.0, "", -1.0, ""]
+        i = bisect.bisect_right(self.starts, rect[0])
+        self.starts.insert(i, rect[0])
+        self.entries.insert(i, entry)
+        self.index[rect] = entry
+        self.longest = max(self.longest, rect[1] - rect[0])
+        return entry
+
+    def _remove(self, entry: list[Any]) -> None:
+        i = bisect.bisect_left(self.starts, entry[0])
+        while self.entries[i] is not entry:
+            i += 1
+        del self.starts[i]
+        del self.entries[i]
+        del self.index[(entry[0], entry[1], entry[2], entry[3])]
+
+
+class _Core:
+    """Scheduling state of one (rank, core) program."""
+
+    def __init__(self, dma_engines: int) -> None:
+        self.free: dict[str, float] = defaultdict(float)  # engine queue -> when it is free
+        self.dma_free = [0.0] * dma_engines
+        self.footprints: dict[int, _Footprints] = {}
+        self.stationary: tuple[int, int, int, int, int] | None = None  # last matmul's stationary footprint
+
+
+_WRITE_ROLES = ("dst", "out", "reduce_res", "val_dst", "idx_dst")
+_is_write: dict[str, bool] = {}  # role -> written (memo of the prefix test)
+
+Access = tuple[int, tuple[int, int, int, int], bool]  # storage, (b0, b1, p0, p1), written
+
+
+def _accesses(event: TraceEvent) -> list[Access]:
+    """(storage, rectangle, written) per operand with a known footprint (HBM: partitions 0..1). A barrier
+    counts as a write of its tensor: it waits for the accesses before it, and later ones wait for it."""
+    fence = event.op == "nisa.core_barrier"
+    out = []
+    for o in event.operands:
+        if o.storage < 0:
+            continue
+        write = _is_write.get(o.role)
+        if write is None:
+            write = _is_write[o.role] = o.role.startswith(_WRITE_ROLES)
+        if o.buffer == "hbm":
+            out.append((o.storage, (o.byte_start, o.byte_end, 0, 1), fence or write))
+        else:
+            out.append((o.storage, (o.byte_start, o.byte_end, o.part_start, o.part_end), fence or write))
+    return out
+
+
+def _moved_bytes(event: TraceEvent) -> int:
+    return max(sum(event.bytes_read.values()), sum(event.bytes_written.values()))
+
+
+def dma_plan(event: TraceEvent, limits: TargetLimits) -> tuple[int, int, float]:
+    """(first engine, last engine, time on them in ns) of one DMA transfer: its bytes over the engines that own
+    its on-chip partitions, at the per-engine rate scaled by the descriptor efficiency (and the DMA-transpose
+    efficiency). The per-transfer latency (``limits.dma_fixed_overhead_ns``) comes on top, off the engines."""
+    per = int(K.DMA_PARTITIONS_PER_ENGINE.value)
+    chip = [o for o in event.operands if o.buffer in ("sbuf", "psum") and o.part_end > o.part_start]
+    if chip:
+        p0, p1 = min(o.part_start for o in chip), max(o.part_end for o in chip)
+        first, last = p0 // per, min((p1 - 1) // per, limits.dma_engines - 1)
+    else:  # HBM to HBM: spread over every engine
+        first, last = 0, limits.dma_engines - 1
+    rows = [o.row_bytes for o in event.operands if o.row_bytes > 0]
+    row = min(rows) if rows else 0
+    overhead = K.DMA_DESCRIPTOR_OVERHEAD.value
+    efficiency = row / (row + overhead) if row else 1.0
+    if event.op in _TRANSPOSE_DMA:
+        both_on_chip = all(o.buffer != "hbm" for o in event.operands)
+        efficiency *= (
+            K.DMA_TRANSPOSE_SBUF_EFFICIENCY if both_on_chip else K.DMA_TRANSPOSE_HBM_EFFICIENCY
+        ).value
+    rate = limits.dma_bytes_per_ns / limits.dma_engines * (last - first + 1) * efficiency
+    return first, last, _moved_bytes(event) / rate if rate else 0.0
+
+
+def _matmul_extra_cycles(event: TraceEvent, core: _Core) -> float:
+    """Tensor-engine cycles beyond the MultiplyMoving: the issue overhead, and a stationary load unless the
+    stationary operand is the one already in the array."""
+    extra = K.TENSOR_INSTRUCTION_OVERHEAD.value
+    st = operand(event, "stationary")
+    if st is None:
+        return extra
+    key = (st.storage, st.byte_start, st.byte_end, st.part_start, st.part_end)
+    if key != core.stationary or st.storage < 0:
+        free = math.prod(st.shape[1:]) if len(st.shape) > 1 else 1
+        extra += max(64, free) / K.STATIONARY_LOAD_SPEEDUP.value
+    core.stationary = key
+    return extra
+
+
+def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
+    """Place every event of a trace on the estimated timeline (see the module docstring)."""
+    n = len(events)
+    start = np.zeros(n, np.float64)
+    end = np.zeros(n, np.float64)
+    engines: list[tuple[int, int]] = [(-1, -1)] * n
+    streams: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for i, e in enumerate(events):
+        streams[(e.rank, e.core)].append(i)
+    cores = {key: _Core(limits.dma_engines) for key in streams}
+    sem = K.SEMAPHORE_LATENCY.value
+    latency = limits.dma_fixed_overhead_ns
+    tensor_clock = limits.clock_ghz["tensor"]
+
+    # Who takes part in the k-th join of each scope: every stream that issues at least k + 1 of them.
+    joins_of: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
+    for key, idx in streams.items():
+        for i in idx:
+            scope = _join_scope(events[i].op)
+            if scope is not None:
+                joins_of[key][scope] += 1
+
+    durations: dict[tuple[object, ...], tuple[int, int, float]] = {}
+
+    def duration(e: TraceEvent) -> tuple[int, int, float]:
+        """(first DMA engine, last, busy ns) -- memoised on what the cost depends on, not on addresses."""
+        key = (
+            e.op,
+            e.engine,
+            e.free_elements,
+            *(
+                (o.role, o.shape, o.dtype, o.buffer, o.part_start, o.part_end, o.row_bytes)
+                for o in e.operands
+            ),
+        )
+        got = durations.get(key)
+        if got is None:
+            got = durations[key] = (
+                dma_plan(e, limits) if e.engine == "dma" else (-1, -1, instruction_cost(e, limits).ns)
+            )
+        return got
+
+    def place(i: int, core: _Core, not_before: float) -> tuple[float, float, tuple[int, int], list[Access]]:
+        """(start, duration, dma engines, accesses) of event i, not starting before ``not_before``."""
+        e = events[i]
+        ready = not_before
+        accesses = _accesses(e)
+        prints = core.footprints
+        for storage, rect, write in accesses:
+            fp = prints.get(storage)
+            if fp is not None:
+                t = fp.ready(rect, write, e.engine, sem)
+                if t > ready:
+                    ready = t
+        first, last, ns = duration(e)
+        if first >= 0:
+            t = max(ready, max(core.dma_free[first : last + 1]))
+            for k in range(first, last + 1):
+                core.dma_free[k] = t + ns
+            return t, ns + latency, (first, last), accesses
+        if e.engine == "tensor":
+            ns += _matmul_extra_cycles(e, core) / tensor_clock
+        return max(ready, core.free[e.engine]), ns, (-1, -1), accesses
+
+    def commit(
+        i: int, core: _Core, t: float, ns: float, dma: tuple[int, int], accesses: list[Access]
+    ) -> None:
+        e = events[i]
+        start[i], end[i], engines[i] = t, t + ns, dma
+        if dma[0] < 0:
+            core.free[e.engine] = t + ns
+        prints = core.footprints
+        for storage, rect, write in accesses:
+            fp = prints.get(storage)
+            if fp is None:
+                fp = prints[storage] = _Footprints()
+            fp.add(rect, write, e.engine, t + ns)
+
+    pos = dict.fromkeys(streams, 0)
+    seen: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
+    waiting: dict[
+        tuple[str, int, int], dict[tuple[int, int], tuple[int, float, float, tuple[int, int], list[Access]]]
+    ] = defaultdict(dict)
+    active = [k for k in streams if streams[k]]
+    while active:
+        progressed = False
+        for key in active:
+            core, idx = cores[key], streams[key]
+            while pos[key] < len(idx):
+                i = idx[pos[key]]
+                scope = _join_scope(events[i].op)
+                if scope is None:
+                    commit(i, core, *place(i, core, 0.0))
+                    pos[key] += 1
+                    progressed = True
+                    continue
+                k = seen[key][scope]
+                group = (scope, k, key[0] if scope == "core" else -1)
+                arrived = waiting[group]
+                if key not in arrived:
+                    arrived[key] = (i, *place(i, core, 0.0))
+                    progressed = True
+                members = [
+                    m for m in streams if joins_of[m][scope] > k and (scope == "all" or m[0] == key[0])
+                ]
+                if any(m not in arrived for m in members):
+                    break  # wait for the other instances
+                t_join = max(a[1] for a in arrived.values())
+                for m, (j, _t, ns, dma, accesses) in arrived.items():
+                    commit(j, cores[m], t_join, ns, dma, accesses)
+                    pos[m] += 1
+                    seen[m][scope] += 1
+                del waiting[group]
+                progressed = True
+        active = [k for k in active if pos[k] < len(streams[k])]
+        if active and not progressed:  # a join some instance never reaches: release what arrived
+            for group, arrived in list(waiting.items()):
+                for m, (j, t, ns, dma, accesses) in arrived.items():
+                    commit(j, cores[m], t, ns, dma, accesses)
+                    pos[m] += 1
+                    seen[m][group[0]] += 1
+                del waiting[group]
+    return Schedule(events, start, end, engines)

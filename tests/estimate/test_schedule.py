@@ -1,0 +1,172 @@
+"""Scheduler unit tests on hand-built traces: dependencies through footprints, engine overlap, accumulation
+chains, DMA engines in parallel, barriers joining cores."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from nki_studio.estimate import constants as K
+from nki_studio.estimate.cost import instruction_cost
+from nki_studio.estimate.schedule import dma_plan, schedule
+from nki_studio.model.targets import Target
+from nki_studio.sim.trace import Operand, TraceEvent
+
+LIMITS = Target().limits
+
+
+def _tile(
+    role: str, storage: int, p: tuple[int, int] = (0, 128), nbytes: int = 4096, buffer: str = "sbuf"
+) -> Operand:
+    return Operand(
+        role, (p[1] - p[0], nbytes // 4), "float32", buffer, storage, p[0], p[1], 0, nbytes, nbytes
+    )
+
+
+def _ev(seq: int, op: str, engine: str, *operands: Operand, core: int = 0) -> TraceEvent:
+    reads = {
+        o.buffer: (o.byte_end - o.byte_start) * max(o.part_end - o.part_start, 1)
+        for o in operands
+        if o.role != "dst"
+    }
+    writes = {
+        o.buffer: (o.byte_end - o.byte_start) * max(o.part_end - o.part_start, 1)
+        for o in operands
+        if o.role == "dst"
+    }
+    return TraceEvent(
+        seq,
+        op,
+        engine,
+        "k.py",
+        seq + 1,
+        operands=operands,
+        partitions=128,
+        free_elements=1024,
+        bytes_read=reads,
+        bytes_written=writes,
+        core=core,
+    )
+
+
+def _hbm(role: str, storage: int, start: int, nbytes: int) -> Operand:
+    return Operand(
+        role, (nbytes // 4,), "float32", "hbm", storage, 0, 0, start, start + nbytes, nbytes, "arg0"
+    )
+
+
+def test_a_read_after_write_waits_for_the_producer_plus_the_semaphore() -> None:
+    events = [
+        _ev(0, "nisa.tensor_copy", "vector", _tile("dst", 1), _tile("src", 0)),
+        _ev(1, "nisa.activation", "scalar", _tile("dst", 2), _tile("data", 1)),
+    ]
+    s = schedule(events, LIMITS)
+    assert s.start[0] == 0.0
+    assert s.start[1] == s.end[0] + K.SEMAPHORE_LATENCY.value
+
+
+def test_independent_engines_overlap_and_one_engine_runs_in_order() -> None:
+    events = [
+        _ev(0, "nisa.tensor_copy", "vector", _tile("dst", 1), _tile("src", 0)),
+        _ev(1, "nisa.activation", "scalar", _tile("dst", 3), _tile("data", 2)),
+        _ev(2, "nisa.tensor_copy", "vector", _tile("dst", 5), _tile("src", 4)),
+    ]
+    s = schedule(events, LIMITS)
+    assert s.start[0] == s.start[1] == 0.0  # different engines, no shared bytes: concurrent
+    assert s.start[2] == s.end[0]  # same queue: in order, no semaphore
+    assert s.total_ns < sum(instruction_cost(e, LIMITS).ns for e in events)
+
+
+def test_a_write_after_read_waits_for_the_reader() -> None:
+    events = [
+        _ev(0, "nisa.activation", "scalar", _tile("dst", 1), _tile("data", 0)),
+        _ev(1, "nisa.memset", "vector", _tile("dst", 0)),
+    ]
+    s = schedule(events, LIMITS)
+    assert s.start[1] == s.end[0] + K.SEMAPHORE_LATENCY.value
+
+
+def test_disjoint_partitions_and_bytes_do_not_depend() -> None:
+    events = [
+        _ev(0, "nisa.tensor_copy", "vector", _tile("dst", 1, (0, 64)), _tile("src", 0)),
+        _ev(1, "nisa.activation", "scalar", _tile("dst", 2), _tile("data", 1, (64, 128))),
+    ]
+    s = schedule(events, LIMITS)
+    assert s.start[1] == 0.0
+
+
+def test_an_accumulation_chain_serialises_and_its_reader_waits_for_the_last_matmul() -> None:
+    psum = _tile("dst", 9, nbytes=2048, buffer="psum")
+    chain = [
+        _ev(
+            i,
+            "nisa.nc_matmul",
+            "tensor",
+            psum,
+            _tile("stationary", 10 + i, nbytes=256),
+            _tile("moving", 20 + i, nbytes=1024),
+        )
+        for i in range(4)
+    ]
+    copy = _ev(
+        4,
+        "nisa.tensor_copy",
+        "vector",
+        _tile("dst", 30),
+        Operand("src", (128, 512), "float32", "psum", 9, 0, 128, 0, 2048, 2048),
+    )
+    s = schedule([*chain, copy], LIMITS)
+    for a, b in zip(range(3), range(1, 4), strict=True):
+        assert s.start[b] >= s.end[a]
+    assert s.start[4] == s.end[3] + K.SEMAPHORE_LATENCY.value
+
+
+def test_reusing_the_stationary_operand_skips_its_load() -> None:
+    st = _tile("stationary", 1, nbytes=256)
+    same = [
+        _ev(
+            i,
+            "nisa.nc_matmul",
+            "tensor",
+            _tile("dst", 10 + i, nbytes=2048, buffer="psum"),
+            st,
+            _tile("moving", 2, nbytes=1024),
+        )
+        for i in range(2)
+    ]
+    s = schedule(same, LIMITS)
+    assert s.end[1] - s.start[1] < s.end[0] - s.start[0]
+
+
+def test_dma_transfers_on_different_partitions_run_in_parallel() -> None:
+    lo = _ev(0, "nisa.dma_copy", "dma", _tile("dst", 1, (0, 64)), _hbm("src", 0, 0, 64 * 4096))
+    hi = _ev(1, "nisa.dma_copy", "dma", _tile("dst", 2, (64, 128)), _hbm("src", 0, 64 * 4096, 64 * 4096))
+    both = _ev(2, "nisa.dma_copy", "dma", _tile("dst", 3), _hbm("src", 0, 0, 128 * 4096))
+    s = schedule([lo, hi, both], LIMITS)
+    assert s.start[0] == s.start[1] == 0.0
+    assert s.dma_engines[0] == (0, 7) and s.dma_engines[1] == (8, 15)
+    busy = dma_plan(lo, LIMITS)[2]
+    assert s.start[2] == busy  # needs all 16 engines: after both halves left them
+    assert s.end[0] == busy + LIMITS.dma_fixed_overhead_ns
+
+
+def test_narrow_descriptor_rows_move_slower() -> None:
+    wide = _ev(0, "nisa.dma_copy", "dma", _tile("dst", 1), _hbm("src", 0, 0, 128 * 4096))
+    narrow_src = Operand("src", (128 * 64,), "float32", "hbm", 0, 0, 0, 0, 128 * 4096, 256, "arg0")
+    narrow = _ev(0, "nisa.dma_copy", "dma", _tile("dst", 1), narrow_src)
+    assert dma_plan(narrow, LIMITS)[2] > dma_plan(wide, LIMITS)[2]
+
+
+def test_a_barrier_joins_the_cores() -> None:
+    shared = _hbm("data", 7, 0, 128 * 4096)
+    events = [
+        _ev(0, "nisa.dma_copy", "dma", dataclasses.replace(shared, role="dst"), _tile("src", 1), core=0),
+        _ev(1, "nisa.core_barrier", "gpsimd", shared, core=0),
+        _ev(2, "nisa.core_barrier", "gpsimd", shared, core=1),
+        _ev(3, "nisa.dma_copy", "dma", _tile("dst", 2), dataclasses.replace(shared, role="src"), core=1),
+        _ev(4, "nisa.activation", "scalar", _tile("dst", 5), _tile("data", 4), core=1),
+    ]
+    s = schedule(events, LIMITS)
+    # core 1 reaches its barrier at once but leaves with core 0, whose barrier waits for its store
+    assert s.start[1] == s.start[2] == s.end[0] + K.SEMAPHORE_LATENCY.value
+    assert s.start[3] >= s.end[2]  # core 1 reads the shared tensor after the barrier
+    assert s.start[4] == 0.0  # work of core 1 that does not touch it is not held back
