@@ -77,3 +77,9 @@ def test_lint_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
         (tmp_path / f"k{i}.py").write_text(WARN)
     code, err = closed_stdout_run(["lint", str(tmp_path)], tmp_path)
     assert code == EXIT_BROKEN_PIPE and err == ""
+
+
+def test_profile_report_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    (tmp_path / "summary.json").write_text('{"total_time": 0.001, "dma_active_time": 0.0005}')
+    code, err = closed_stdout_run(["profile", "summary", str(tmp_path / "summary.json")], tmp_path)
+    assert code == EXIT_BROKEN_PIPE and err == ""
