@@ -72,3 +72,19 @@ def test_other_huge_numbers_are_a_clear_error(tmp_path: Path, capsys: pytest.Cap
     for name, edit in (("line.json", line), ("total.json", total)):
         path = _legacy(tmp_path, name, edit)
         assert "out of range" in _refused(["profile", "summary", str(path)], capsys)
+
+
+def test_legacy_json_without_dma_records_reports_idle_as_not_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_dma(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["dma"] = []
+
+    path = _legacy(tmp_path, "nodma.json", no_dma)
+    assert main(["profile", "summary", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "overlap and idle: not recorded in this profile" in out and "idle -" not in out
+    assert main(["profile", "summary", str(path), "--format", "json"]) == 0
+    kernel = json.loads(capsys.readouterr().out)["kernel"]
+    assert kernel["idle_ns"] is None and kernel["intersection_ns"] is None
+    assert 0 < kernel["dma_union_ns"] <= kernel["latency_ns"]  # the Summary's DMA time is still shown
