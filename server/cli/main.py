@@ -2,7 +2,8 @@
 
 Each sub-command lives in its own module exposing ``register(subparsers)``, which adds its parser and sets
 ``func`` (taking the parsed namespace, returning the exit code). Exit codes: 0 clean, 1 findings or
-failures, 2 usage or internal error.
+failures, 2 usage or internal error (one line on stderr, the traceback logged: ``cli.errors``), 141 when stdout
+was closed early (``| head``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from nki_studio import __version__
+from nki_studio.cli.errors import run_guarded
 
 # Sub-command modules, in the order ``--help`` lists them.
 _COMMANDS: tuple[str, ...] = ("lint", "simulate", "test", "serve", "profile")
@@ -43,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2
-    return int(args.func(args))
+    return run_guarded(args.func, args, own_logging=getattr(args, "own_logging", False))
 
 
 if __name__ == "__main__":

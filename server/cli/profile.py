@@ -118,16 +118,19 @@ def _analyze(
             trace = flops_from_trace(args.trace)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ProfileError(f"--trace {args.trace}: not a readable simulator trace ({exc})") from exc
-    return analyze(
-        args.profile,
-        fmt=args.input_format,
-        roots=roots,
-        mappings=mappings,
-        explicit=explicit,
-        options=opts,
-        trace=trace,
-        ignore_schema_version=args.ignore_schema_version,
-    )
+    try:
+        return analyze(
+            args.profile,
+            fmt=args.input_format,
+            roots=roots,
+            mappings=mappings,
+            explicit=explicit,
+            options=opts,
+            trace=trace,
+            ignore_schema_version=args.ignore_schema_version,
+        )
+    except OverflowError as exc:  # the readers locate what they check; this is any number they do not
+        raise ProfileError(f"{args.profile}: a number in the profile is out of range ({exc})") from exc
 
 
 def run_summary(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
         default="info",
         help="initial log level (setting logLevel overrides)",
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, own_logging=True)  # logs go to the client too: see lsp.logs
 
 
 def run(args: argparse.Namespace) -> int:

@@ -46,9 +46,11 @@ class KernelMetrics:
     dma_union_ns: int
     dma_union_source: str
     compute_union_ns: int
-    intersection_ns: int
-    dma_or_compute_ns: int
-    idle_ns: int
+    # None when the profile has no DMA rows (DMA time from the Summary): the overlap is not recorded, so neither
+    # is the idle time; a number here would break idle >= 0.
+    intersection_ns: int | None
+    dma_or_compute_ns: int | None
+    idle_ns: int | None
     engines: dict[str, int]  # engine -> busy union ns (work only)
     perfect_pipeline_ns: int
     serialization_gap_ns: int
@@ -173,7 +175,9 @@ def compute_metrics(
     if dunion == 0 and len(profile.dma) == 0 and summary_dma is not None:
         dunion = summary_dma[0]
         dma_source = f"{summary_dma[1]} (no DMA rows in the profile; intersection unknown)"
-    inter = int(inter_per_core[main_core]) if nc else 0
+        inter: int | None = None
+    else:
+        inter = int(inter_per_core[main_core]) if nc else 0
     span = _span(start, end, d_isl) if scope is None else _span(start[scope], end[scope], d_isl)
     latency, latency_source = _latency(profile, window, span)
 
@@ -213,8 +217,8 @@ def compute_metrics(
         dma_union_source=dma_source,
         compute_union_ns=cunion,
         intersection_ns=inter,
-        dma_or_compute_ns=dunion + cunion - inter,
-        idle_ns=latency - (dunion + cunion - inter) if latency else 0,
+        dma_or_compute_ns=None if inter is None else dunion + cunion - inter,
+        idle_ns=None if inter is None else latency - (dunion + cunion - inter) if latency else 0,
         engines=engines,
         perfect_pipeline_ns=perfect,
         serialization_gap_ns=latency - perfect if latency else 0,

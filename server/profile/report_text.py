@@ -25,10 +25,16 @@ def kernel_text(report: ProfileReport) -> list[str]:
     out = [f"Profile: {p.path} ({p.format}{schema}, {p.provenance})"]
     out.append(f"Latency: {fmt_ns(lat)}  [denominator: {k.latency_source}]")
     if p.has_instructions:
+        if k.intersection_ns is None or k.idle_ns is None:
+            overlap = "overlap and idle: not recorded in this profile (no DMA rows)"
+        else:
+            overlap = (
+                f"overlap {fmt_ns(k.intersection_ns)} ({_pct(k.intersection_ns, k.dma_union_ns)} of DMA hidden) · "
+                f"idle {fmt_ns(k.idle_ns)} ({_pct(k.idle_ns, lat)})"
+            )
         out.append(
             f"DMA union {fmt_ns(k.dma_union_ns)} ({_pct(k.dma_union_ns, lat)}) · compute union "
-            f"{fmt_ns(k.compute_union_ns)} ({_pct(k.compute_union_ns, lat)}) · overlap {fmt_ns(k.intersection_ns)} "
-            f"({_pct(k.intersection_ns, k.dma_union_ns)} of DMA hidden) · idle {fmt_ns(k.idle_ns)} ({_pct(k.idle_ns, lat)})"
+            f"{fmt_ns(k.compute_union_ns)} ({_pct(k.compute_union_ns, lat)}) · {overlap}"
         )
         out.append(f"  DMA union from: {k.dma_union_source}")
     if k.engines:

@@ -9,11 +9,19 @@ from nki_studio.profile.model import Profile, ProfileError, assign_executions, s
 FORMATS = ("parquet", "csv", "legacy-json", "summary-json", "perfetto")
 
 
+def refuse_special(p: Path) -> None:
+    """Raise ProfileError unless ``p`` is a regular file or a directory: opening a FIFO named ``*.json``
+    would block forever, a device would be read without end."""
+    if not p.exists():
+        raise ProfileError(f"{p}: no such file or directory")
+    if not (p.is_file() or p.is_dir()):
+        raise ProfileError(f"{p}: not a regular file or directory (a FIFO, device or socket); not a profile")
+
+
 def detect_format(path: str | Path) -> str:
     """Which reader handles ``path``: by directory contents, file extension, then the first bytes."""
     p = Path(path)
-    if not p.exists():
-        raise ProfileError(f"{p}: no such file or directory")
+    refuse_special(p)
     if p.is_dir():
         if any(p.glob("*.parquet")) or any(p.glob("profiles/global/*/*.parquet")):
             return "parquet"
@@ -55,6 +63,7 @@ def load_profile(path: str | Path, fmt: str | None = None, *, ignore_schema_vers
 
 
 def _read(p: Path, fmt: str | None, ignore_schema_version: bool) -> Profile:
+    refuse_special(p)  # also when ``fmt`` skips detection
     kind = fmt or detect_format(p)
     if kind == "parquet":
         from nki_studio.profile.readers.parquet import read_parquet_dir

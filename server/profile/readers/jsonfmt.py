@@ -50,6 +50,13 @@ def load_json_document(path: Path) -> Any:
         raise ProfileError(
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); truncated file?"
         ) from exc
+    except RecursionError as exc:
+        raise ProfileError(_too_deep(path)) from exc
+
+
+def _too_deep(path: Path) -> str:
+    # The decoder's depth is bounded by the interpreter's recursion limit; no Neuron profile nests this deep.
+    return f"{path}: JSON nested too deeply to read (over {sys.getrecursionlimit()} levels); not a Neuron profile"
 
 
 def summary_entry(doc: Any) -> dict[str, Any] | None:
@@ -119,12 +126,34 @@ def _text_or_none(value: Any) -> str | None:
     return sys.intern(str(value)) if value else None
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+class _FieldError(ValueError):
+    """A record field that is not a finite integer in the int64 range (caught and located by the parser)."""
+
+    def __init__(self, field: str, value: Any) -> None:
+        super().__init__(f"{field} = {str(value)[:40]} is not an integer within the 64-bit range")
+        self.field, self.value = field, value
+
+
+def _int64(field: str, value: Any) -> int:
+    """``value`` as an int64-sized Python int (JSON allows 1e400 and 30-digit integers; the tables do not)."""
+    try:
+        out = int(value)
+    except (OverflowError, ValueError, TypeError) as exc:
+        raise _FieldError(field, value) from exc
+    if not _INT64[0] <= out <= _INT64[1]:
+        raise _FieldError(field, value)
+    return out
+
+
 def _instr_row(rec: dict[str, Any]) -> InstrRow:
     """The fields the model needs from one ``instruction[]`` record (json-legacy.md §1.2)."""
     sub = str(rec.get("subgraph") or "")
     return (
-        int(rec["timestamp"]),
-        int(rec.get("duration", 0)),
+        _int64("timestamp", rec["timestamp"]),
+        _int64("duration", rec.get("duration", 0)),
         sys.intern(str(rec.get("label") or rec.get("engine") or "")),
         sys.intern(str(rec.get("opcode") or "")),
         int(sub[2:]) if sub.startswith("sg") and sub[2:].isdigit() else 0,  # sgNN ≈ physical core (inferred)
@@ -136,9 +165,9 @@ def _instr_row(rec: dict[str, Any]) -> InstrRow:
 def _dma_row(rec: dict[str, Any]) -> DmaRow:
     """The fields of one ``dma[]`` record (json-legacy.md §1.3; queue/variable keys unverified)."""
     return (
-        int(rec["timestamp"]),
-        int(rec.get("duration", 0)),
-        int(rec.get("transfer_bytes") or rec.get("read_size") or 0),
+        _int64("timestamp", rec["timestamp"]),
+        _int64("duration", rec.get("duration", 0)),
+        _int64("transfer_bytes", rec.get("transfer_bytes") or rec.get("read_size") or 0),
         _text_or_none(_queue_of(rec)),
         _text_or_none(rec.get("variable")),
     )
@@ -177,11 +206,16 @@ def _parse_profile(text: str, pos: int) -> tuple[dict[str, Any], list[InstrRow],
             if text[pos] == "]":
                 pos += 1
             else:
+                index = 0
                 while True:
                     rec, pos = _DECODER.raw_decode(text, skip(pos))
                     # Instruction records must be timed; DMA records without a time are skipped (unverified format).
                     if isinstance(rec, dict) and (key == "instruction" or "timestamp" in rec):
-                        rows.append(convert(rec))
+                        try:
+                            rows.append(convert(rec))
+                        except _FieldError as exc:
+                            raise _FieldError(f"{key}[{index}].{exc.field}", exc.value) from exc
+                    index += 1
                     pos = skip(pos)
                     if text[pos] == "]":
                         pos += 1
@@ -217,6 +251,10 @@ def read_legacy_json(path: str | Path) -> Profile:
         ) from exc
     except IndexError as exc:
         raise ProfileError(f"{p}: invalid JSON: the file ends early; truncated file?") from exc
+    except RecursionError as exc:
+        raise ProfileError(_too_deep(p)) from exc
+    except _FieldError as exc:
+        raise ProfileError(f"{p}: {exc}") from exc
     except (KeyError, TypeError, ValueError) as exc:
         raise ProfileError(
             f"{p}: an instruction or DMA record lacks an integer 'timestamp'/'duration' ({exc})"

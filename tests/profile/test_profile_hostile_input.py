@@ -1,0 +1,90 @@
+"""Hostile profile inputs end in exit 2 and one line naming the file (and the JSON path where there is one):
+FIFOs and other non-regular files refused before opening, deep JSON nesting, numbers beyond 64 bits."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import fixturegen
+import pytest
+from fixturewriters import write_legacy_json
+from nki_studio.cli.main import main
+
+
+def _legacy(tmp_path: Path, name: str, edit: object) -> Path:
+    """A legacy JSON profile of the walkthrough timeline, its document changed by ``edit(doc)``."""
+    path = write_legacy_json(fixturegen.walkthrough_timeline(), tmp_path / name)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    edit(doc)  # type: ignore[operator]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "internal error" not in err
+    return err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.timeout(30)
+def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fifo = tmp_path / "profile.json"
+    os.mkfifo(fifo)
+    for args in (
+        ["profile", "report", str(fifo)],
+        ["profile", "summary", str(fifo), "--input-format", "legacy-json"],
+    ):
+        assert "not a regular file" in _refused(args, capsys)
+
+
+def test_deeply_nested_json_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "a.json").write_text('{"summary": ' + deep + "}")
+    (tmp_path / "b.json").write_text('{"instruction": [{"timestamp": 1, "x": ' + deep + "}]}")
+    for name in ("a.json", "b.json"):
+        assert "nested too deeply" in _refused(["profile", "summary", str(tmp_path / name)], capsys)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("timestamp", 10**30), ("duration", 10**30), ("timestamp", "1e400")]
+)
+def test_numbers_beyond_64_bits_are_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: object
+) -> None:
+    def edit(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["instruction"][2][field] = float(value) if isinstance(value, str) else value
+
+    path = _legacy(tmp_path, "big.json", edit)
+    assert f"instruction[2].{field}" in _refused(["profile", "report", str(path)], capsys)
+
+
+def test_other_huge_numbers_are_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def line(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["instruction"][0]["nki_source_location"] = "/home/ubuntu/kernels/k.py:" + "9" * 30
+
+    def total(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["summary"][0]["total_time"] = 10**30
+
+    for name, edit in (("line.json", line), ("total.json", total)):
+        path = _legacy(tmp_path, name, edit)
+        assert "out of range" in _refused(["profile", "summary", str(path)], capsys)
+
+
+def test_legacy_json_without_dma_records_reports_idle_as_not_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_dma(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["dma"] = []
+
+    path = _legacy(tmp_path, "nodma.json", no_dma)
+    assert main(["profile", "summary", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "overlap and idle: not recorded in this profile" in out and "idle -" not in out
+    assert main(["profile", "summary", str(path), "--format", "json"]) == 0
+    kernel = json.loads(capsys.readouterr().out)["kernel"]
+    assert kernel["idle_ns"] is None and kernel["intersection_ns"] is None
+    assert 0 < kernel["dma_union_ns"] <= kernel["latency_ns"]  # the Summary's DMA time is still shown
