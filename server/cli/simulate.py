@@ -97,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = load_config(path)
         generation = parse_generation(args.target) if args.target else config.target.generation
-        version = parse_nki_version(args.nki_version) if args.nki_version else config.target.nki_version
+        # None: nothing names the version; the simulation infers it from the kernel's code and says so.
+        version = parse_nki_version(args.nki_version) if args.nki_version else config.named_nki_version
     except (ValueError, ConfigError) as exc:
         return _usage(str(exc))
     override: dict[str, Any] = {}
@@ -127,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
             return _usage("cannot simulate: " + "; ".join(resolution.problems))
         specs.append(resolution.spec)
     results = [
-        _simulate_one(args, path, spec, generation.value, str(version), len(specs) > 1) for spec in specs
+        _simulate_one(args, path, spec, generation.value, str(version) if version else None, len(specs) > 1)
+        for spec in specs
     ]
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2, default=str))
@@ -137,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _simulate_one(
-    args: argparse.Namespace, path: str, spec: SimSpec, target: str, version: str, several: bool
+    args: argparse.Namespace, path: str, spec: SimSpec, target: str, version: str | None, several: bool
 ) -> SimulationResult:
     trace = os.path.abspath(args.trace) if args.trace else None
     if trace and several:  # one trace per kernel: OUT.<kernel>.jsonl

@@ -5,6 +5,7 @@ Keys (all optional)::
     [tool.nki-studio]
     target = "trn2"                 # trn1 | trn2 | trn3 (gen2/gen3/gen4 accepted)
     nki-version = "0.6"             # 0.2 ... 0.7 or "legacy"; default: installed `nki`, else the newest
+                                    # (the simulator infers an unnamed version from the kernel's code)
     select = ["NKI1", "NKI201"]     # code prefixes; default: every rule
     ignore = ["NKI120"]
     per-file-ignores = { "tests/*" = ["NKI1"] }   # globs relative to the pyproject.toml directory
@@ -55,6 +56,15 @@ class LintConfig:
     sbuf_reserved_bytes: int = (
         0  # SBUF bytes per partition kept free of the NKI401 budget (usable size unknown)
     )
+    # Whether something named target.nki_version (pyproject, a flag or setting, an installed nki/neuronx-cc)
+    # rather than the newest-version fallback: only an unnamed version is left to the simulator to infer.
+    nki_version_set: bool = False
+
+    @property
+    def named_nki_version(self) -> NkiVersion | None:
+        """The NKI version a setting or the installed toolchain names; None when it is only the newest-version
+        fallback (the simulator then infers it from the kernel's code, ``sim.versioning``)."""
+        return self.target.nki_version if self.nki_version_set else None
 
     def enabled(self, code: str, path: str | None = None) -> bool:
         """Whether ``code`` is reported for ``path`` after select/ignore/per-file-ignores. Syntax and internal
@@ -101,6 +111,7 @@ class LintConfig:
         return replace(
             self,
             target=target,
+            nki_version_set=self.nki_version_set or nki_version is not None,
             select=select if select is not None else self.select,
             ignore=self.ignore + (ignore or ()),
         )
@@ -121,10 +132,11 @@ def config_from_table(
     where = source or "[tool.nki-studio]"
     try:
         generation = parse_generation(str(table["target"])) if "target" in table else DEFAULT_GENERATION
-        if "nki-version" in table:
-            version = parse_nki_version(str(table["nki-version"]))
-        else:
-            version = detect_installed_nki_version() or NEWEST_VERSION
+        named = (
+            parse_nki_version(str(table["nki-version"]))
+            if "nki-version" in table
+            else detect_installed_nki_version()
+        )
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     select = _codes(table["select"], f"{where}: select") if "select" in table else None
@@ -158,7 +170,8 @@ def config_from_table(
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     return LintConfig(
-        target=Target(generation, version),
+        target=Target(generation, named or NEWEST_VERSION),
+        nki_version_set=named is not None,
         select=select,
         ignore=ignore,
         per_file_ignores=pfi,
@@ -174,7 +187,11 @@ def load_config(path: str) -> LintConfig:
     else defaults. Raises ConfigError for an unreadable or invalid table (message names file and key)."""
     pyproject = find_pyproject(path)
     if pyproject is None:
-        return LintConfig(target=Target(DEFAULT_GENERATION, detect_installed_nki_version() or NEWEST_VERSION))
+        installed = detect_installed_nki_version()
+        return LintConfig(
+            target=Target(DEFAULT_GENERATION, installed or NEWEST_VERSION),
+            nki_version_set=installed is not None,
+        )
     try:
         table = read_pyproject(pyproject)["tool"][TOOL_TABLE]
     except PyprojectError as exc:

@@ -268,9 +268,9 @@ def simulate(
         ranks=ranks,
     )
     path = os.fspath(kernel_or_path) if isinstance(kernel_or_path, (str, os.PathLike)) else None
-    if path is not None and python_subset is not None:
-        _reject_python_subset(path, tgt.nki_version, python_subset)
     if use_official:
+        if path is not None and python_subset is not None:
+            _reject_python_subset(path, tgt.nki_version, python_subset)
         output = official.run(
             kernel_or_path if path is None else path,
             args,
@@ -299,6 +299,8 @@ def simulate(
         if nki_version is None and not isinstance(target, Target):  # a Target names its version
             version, opts.nki_version_note = infer_nki_version(func, tgt.nki_version, path)
             opts.target = Target(tgt.generation, version)
+        if path is not None and python_subset is not None:  # against the inferred version, not the default
+            _reject_python_subset(path, opts.nki_version, python_subset)
         opts.lnc = lnc or launched or 1
         if opts.lnc not in (1, 2):
             raise SimulationError(f"lnc must be 1 or 2, not {opts.lnc}")

@@ -380,3 +380,15 @@ def test_strict_mode_stops_at_the_first_read_of_unwritten_memory(tmp_path):
     with pytest.raises(SimulationError, match="never written") as info:
         api.simulate(str(path), a, strict=True)
     assert info.value.line == 11
+
+
+def test_python_subset_mode_checks_against_the_inferred_version(tmp_path):
+    path = tmp_path / "subset06.py"
+    path.write_text(
+        "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(a):\n    for _ in nl.dynamic_range(1):\n"
+        "        pass\n    try:\n        n = 1\n    except Exception:\n        n = 2\n    return a\n"
+    )
+    a = np.zeros((128, 4), np.float32)
+    with pytest.raises(SimulationError, match=r"NKI 0\.6 does not compile.*NKI101") as info:
+        api.simulate(str(path), a, python_subset=check_python_subset)  # 0.6 inferred from nl.dynamic_range
+    assert info.value.line == 9

@@ -339,3 +339,13 @@ async def test_spec_problems_follow_edits_next_to_lint_diagnostics(
     assert (
         _sim_diags(client, uri) == []
     )  # the fixed spec cleared NKI601; lint's NKI301 stayed (checked above)
+
+
+async def test_a_kernel_with_no_version_named_simulates_with_the_inferred_version(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    await _start(client, tmp_path, trustedWorkspace=True)  # its pyproject table names no version
+    _save(client, tmp_path / "triple.py", (DATA / "trip_count_06.py").read_text())
+    [result] = await _result(client)
+    assert result.status == "passed", result.message
+    assert any("NKI version 0.6 inferred from nl.dynamic_range" in w for w in result.warnings)

@@ -77,3 +77,20 @@ def test_timeout_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
 def test_parameters_after_a_defaulted_one_go_by_keyword(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", str(DATA / "gap_kernel.py"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "passed"
+
+
+def test_unnamed_version_is_inferred_and_shown_a_named_one_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernel = tmp_path / "triple.py"
+    kernel.write_text((DATA / "trip_count_06.py").read_text())
+    (tmp_path / "pyproject.toml").write_text("[tool.nki-studio]\n")  # a table that names no version
+    assert main(["simulate", str(kernel)]) == 0
+    assert "warning: NKI version 0.6 inferred from nl.dynamic_range" in capsys.readouterr().out
+    (tmp_path / "pyproject.toml").write_text('[tool.nki-studio]\nnki-version = "0.7"\n')
+    assert main(["simulate", str(kernel), "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "error" and "dynamic_range" in result["message"]
+    assert not any("inferred" in w for w in result["warnings"])
+    assert main(["simulate", str(kernel), "--nki-version", "0.6", "--json"]) == 0  # the flag names it too
+    assert not any("inferred" in w for w in json.loads(capsys.readouterr().out)["warnings"])

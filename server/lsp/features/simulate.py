@@ -35,7 +35,7 @@ from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lin
 from nki_studio.lsp.jobs import CancelToken, JobRunner, progress
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.typed import position, to_diagnostic
-from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION
+from nki_studio.model.targets import DEFAULT_GENERATION
 from nki_studio.nkilint.api import config_for
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.engine import as_configured
@@ -207,15 +207,17 @@ class SimulateFeature:
     def _job(self, path: str, spec: Spec) -> Job:
         settings = self.server.settings
         try:
-            configured = load_config(path).target
-            generation, version = configured.generation, configured.nki_version
+            config = load_config(path)
+            generation, named = config.target.generation, config.named_nki_version
         except ConfigError:
-            generation, version = DEFAULT_GENERATION, NEWEST_VERSION
+            generation, named = DEFAULT_GENERATION, None
+        # Nothing names the version: the simulation infers it from the kernel's code and says so.
+        version = settings.nki_version or named
         return Job(
             path=path,
             spec=spec,
             target=(settings.target or generation).value,
-            nki_version=str(settings.nki_version or version),
+            nki_version=str(version) if version else None,
             memory_bytes=settings.simulation_memory_mb << 20,
         )
 
