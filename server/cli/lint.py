@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
-from nki_studio.cli.lint_formats import FORMATS
+from nki_studio.cli.lint_formats import FORMATS, find_source_root
 from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.model.targets import parse_generation, parse_nki_version
 from nki_studio.nkilint.api import lint_paths
@@ -89,14 +90,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"Fixed {fixed} finding(s).", file=sys.stderr)
             findings = lint_paths(args.paths, override=override)
     sources: dict[str, list[str]] = {}
-    if args.format == "text":
+    if args.format in ("text", "sarif"):
         for path in {f.path for f in findings}:
             try:
                 with open(path, encoding="utf-8-sig") as fh:
                     sources[path] = fh.read().splitlines()
             except (OSError, UnicodeDecodeError):
                 sources[path] = []
-    report = FORMATS[args.format](findings, sources)
+    report = FORMATS[args.format](findings, sources, find_source_root(Path.cwd()))
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(report + "\n")

@@ -13,14 +13,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from nki_studio.core.distribution import rule_pages_dir
 from nki_studio.core.findings import Finding, Fix, Severity, Span
+from nki_studio.core.text_units import client_units
 from pygls.uris import from_fs_path
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # LSP and Python agree on these three; str.splitlines knows more
 _RULE_CODE = re.compile(r"NKI\d{3}")
 
-# docs/rules next to the package in a source checkout (editable install); a wheel has no docs: no link.
-DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "rules"
+# The rule pages this installation carries: the wheel's packaged copy or a checkout's docs/rules.
+DOCS_DIR = rule_pages_dir()
 
 # LSP's DiagnosticSeverity and DiagnosticTag values.
 _SEVERITY = {Severity.ERROR: 1, Severity.WARNING: 2, Severity.INFO: 3}
@@ -30,17 +32,6 @@ _UNNECESSARY, _DEPRECATED = 1, 2
 def split_lines(text: str) -> list[str]:
     """Lines without their terminators, split the way LSP clients count lines."""
     return _LINE_BREAK.split(text)
-
-
-def client_units(text: str, encoding: Any) -> int:
-    """Length of ``text`` in the negotiated position encoding's code units ("utf-8", "utf-16" (the
-    default), "utf-32"; a PositionEncodingKind works too: it is a str enum)."""
-    kind = getattr(encoding, "value", encoding)
-    if kind == "utf-32":
-        return len(text)
-    if kind == "utf-8":
-        return len(text.encode("utf-8", "surrogatepass"))
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)  # astral characters are surrogate pairs
 
 
 class DocumentPositions:

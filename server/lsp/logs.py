@@ -69,7 +69,8 @@ class ClientLogHandler(logging.Handler):
         super().__init__()
         self._send = send
         self._local = threading.local()
-        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        # The message type carries the level (the editor prints it); repeating it gave "[info] INFO …".
+        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
         self.addFilter(_REPEATS)
 
     def emit(self, record: logging.LogRecord) -> None:

@@ -9,7 +9,8 @@ import tokenize
 from typing import Any
 
 from lsprotocol import types
-from nki_studio.lsp.convert import client_units, split_lines
+from nki_studio.core.text_units import client_units
+from nki_studio.lsp.convert import split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?P<colon>:\s*(?P<codes>[A-Z]+\d+(?:[\s,]+[A-Z]+\d+)*))?", re.IGNORECASE)
 

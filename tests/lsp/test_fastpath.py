@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import pytest
 from lsp_harness import TRY_KERNEL
-from nki_studio.lsp.convert import client_units
+from nki_studio.core.text_units import client_units
 from nki_studio.lsp.fastpath import initialize_cache, start
 from nki_studio.lsp.fastpath.early_phase import EarlyPhase
 from nki_studio.lsp.fastpath.handover import EarlyLint, Handover
