@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nki_studio.core.findings import Span
@@ -18,7 +18,7 @@ from nki_studio.model.kernels import FunctionInfo, KernelDiscovery, discover
 from nki_studio.model.module_info import ScopeCache
 from nki_studio.model.targets import Target
 from nki_studio.model.tensors import KernelFacts
-from nki_studio.model.values import UNKNOWN, Const, FunctionVal, TensorVal, Value, const_int
+from nki_studio.model.values import UNKNOWN, Const, FunctionVal, TensorVal, Value, const_int, make_dtype
 
 log = logging.getLogger("nki_studio.model.analysis")
 
@@ -51,7 +51,27 @@ def _is_tensor_param(arg: ast.arg, has_default: bool) -> bool:
     )
 
 
-def _root_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Value]:
+# What a caller knows of a kernel's arguments (a simulate spec): a tensor's (shape, dtype name), or a scalar.
+ArgFact = tuple[tuple[int, ...], str] | int | float | bool
+KernelArgs = Mapping[str, Mapping[str, ArgFact]]  # kernel name -> parameter -> fact
+
+
+def _known_value(fact: ArgFact) -> Value:
+    if isinstance(fact, tuple):
+        shape, dtype = fact
+        return TensorVal(tuple(Const(d) for d in shape), make_dtype(dtype), "hbm")
+    return Const(fact)
+
+
+def _root_params(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, known: Mapping[str, ArgFact]
+) -> dict[str, Value]:
+    params = _unknown_params(node)
+    params.update({name: _known_value(fact) for name, fact in known.items() if name in params})
+    return params
+
+
+def _unknown_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Value]:
     a = node.args
     positional = [*a.posonlyargs, *a.args]
     n_plain = len(positional) - len(a.defaults)
@@ -69,8 +89,11 @@ def _root_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Valu
     return params
 
 
-def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
-    """Interpret every kernel of the module, then this module's helpers that no kernel inlined."""
+def interpret(
+    discovery: KernelDiscovery, target: Target, kernel_args: KernelArgs | None = None
+) -> ModuleFacts:
+    """Interpret every kernel of the module, then this module's helpers that no kernel inlined. A kernel named
+    in ``kernel_args`` starts from those argument values (its simulate spec) instead of unknown ones."""
     scopes = ScopeCache(discovery.resolver)
     module_envs: dict[str, dict[str, Value]] = {}
     inlined: set[ast.AST] = set()
@@ -98,7 +121,8 @@ def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
         )
         interp = Interpreter(target, facts, scopes, module_envs)
         try:
-            interp.run_function(FunctionVal(func.node, scope), _root_params(func.node))
+            known = (kernel_args or {}).get(func.qualname, {}) if func.is_kernel else {}
+            interp.run_function(FunctionVal(func.node, scope), _root_params(func.node, known))
         except Exception:  # an interpreter bug must cost one kernel's facts, not every value rule
             log.exception("value interpreter failed on %s in %s", func.qualname, func.module.path)
             facts = KernelFacts(
@@ -123,11 +147,13 @@ def _name_span(func: FunctionInfo, lines: Sequence[str]) -> Span:
     return Span(line, col, line, col + len(node.name))
 
 
-def interpret_source(text: str, path: str, target: Target) -> ModuleFacts | None:
+def interpret_source(
+    text: str, path: str, target: Target, kernel_args: KernelArgs | None = None
+) -> ModuleFacts | None:
     """Parse, discover and interpret a module's text; None when it does not parse."""
     try:
         tree = ast.parse(text, filename=path or "<unknown>")
-        return interpret(discover(text, path, tree), target)
+        return interpret(discover(text, path, tree), target, kernel_args)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -146,12 +172,15 @@ class AllocationInfo:
     instances: int  # how many are live at once because they outlive iterations of a loop (lower bound)
 
 
-def describe_allocations(text: str, path: str, target: Target) -> list[AllocationInfo]:
+def describe_allocations(
+    text: str, path: str, target: Target, kernel_args: KernelArgs | None = None
+) -> list[AllocationInfo]:
     """Shape, dtype, buffer and bytes per partition of each allocation site in this file, by position.
 
     A site reached several times (unrolled loops, helpers called twice) is listed once per distinct value.
+    ``kernel_args`` (from simulate specs) gives kernels their argument shapes and dtypes.
     """
-    facts = interpret_source(text, path, target)
+    facts = interpret_source(text, path, target, kernel_args)
     if facts is None:
         return []
     out: dict[tuple[Span, tuple[int | None, ...] | None, str | None, str | None], AllocationInfo] = {}

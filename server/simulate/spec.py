@@ -544,3 +544,20 @@ def inferred_fields(source: str, path: str, kernel: str) -> dict[str, Any]:
         except SpecError:
             continue
     return fields
+
+
+def spec_arguments(
+    source: str, path: str
+) -> dict[str, dict[str, tuple[tuple[int, ...], str] | int | float | bool]]:
+    """What the specs (comment and pyproject, not inference) say of each spec'd kernel's arguments: a tensor's
+    (shape, dtype), or a scalar; for editor features that size allocations from them. {} without specs."""
+    out: dict[str, dict[str, tuple[tuple[int, ...], str] | int | float | bool]] = {}
+    for kernel in find_kernels(source, path):
+        spec = resolve(source, path, kernel.name, infer=False).spec
+        if spec is None or not spec.args:
+            continue
+        out[kernel.name] = {
+            name: (value.shape, value.dtype) if isinstance(value, TensorSpec) else value
+            for name, value in spec.args
+        }
+    return out

@@ -144,6 +144,30 @@ async def test_hover_on_allocation_shows_interpreter_facts(client: LanguageClien
     assert "buffer: `shared_hbm`" in hbm and "bytes per partition" not in hbm
 
 
+SPEC_KERNEL = """import nki
+import nki.language as nl
+
+
+# nki-studio: simulate x=bfloat16[256,640]
+@nki.jit
+def kernel(x):
+    n, d = x.shape
+    buf = nl.ndarray((128, d), dtype=x.dtype, buffer=nl.sbuf)
+    return buf
+"""
+
+
+async def test_hover_on_allocation_uses_the_simulate_spec(client: LanguageClient, tmp_path: Path) -> None:
+    uri = open_doc(client, tmp_path / "k.py", SPEC_KERNEL)
+    text = await _hover(client, uri, _pos(SPEC_KERNEL, "    buf = nl.ndarray", 4))
+    assert "shape: `(128, 640)`" in text and "dtype: `bfloat16`" in text
+    assert "bytes per partition: 1,280" in text
+    unspecified = SPEC_KERNEL.replace("# nki-studio: simulate x=bfloat16[256,640]\n", "")
+    uri = open_doc(client, tmp_path / "plain.py", unspecified)
+    text = await _hover(client, uri, _pos(unspecified, "    buf = nl.ndarray", 4))
+    assert "shape: `(128, ?)`" in text  # without a spec the kernel does not pin d down
+
+
 async def test_signature_help_parameters(client: LanguageClient, tmp_path: Path) -> None:
     text = _edit(KERNEL, 20, "    nisa.tensor_tensor(t, t, ")
     uri = open_doc(client, tmp_path / "k.py", text)

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types
 from nki_studio.lsp.features.nki_jedi import NkiJedi, imports_nki, target_notes
 from nki_studio.lsp.server import NkiLanguageServer
-from nki_studio.model.analysis import AllocationInfo, describe_allocations
+from nki_studio.model.analysis import AllocationInfo, KernelArgs, describe_allocations
 from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
 from nki_studio.nkilint.config import ConfigError, load_config
+from nki_studio.simulate.spec import SpecError, spec_arguments
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
@@ -196,7 +197,8 @@ class IntelligenceFeature:
         key = (req.version, target)
         cached = self._allocations.get(req.uri)
         if cached is None or cached[0] != key:
-            cached = (key, describe_allocations(req.text, req.path or "<unknown>", target))
+            path = req.path or "<unknown>"
+            cached = (key, describe_allocations(req.text, path, target, _spec_arguments(req.text, path)))
             self._allocations[req.uri] = cached
         col = req.column + 1  # Span columns are 1-based
         on_line = [a for a in cached[1] if a.span.line <= req.line <= a.span.end_line]
@@ -348,3 +350,11 @@ def register(server: NkiLanguageServer) -> None:
         return await feature.definition(params)
 
     server.after_startup(lambda: feature.start(None))
+
+
+def _spec_arguments(text: str, path: str) -> KernelArgs:
+    """Argument shapes and dtypes from the file's simulate specs (a malformed spec just gives none)."""
+    try:
+        return spec_arguments(text, path)
+    except (SpecError, ValueError, OSError):
+        return {}
