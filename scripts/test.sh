@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/setup-ssh.sh  # OpenSSH server/client for tests/remote (real sshd on loopback)
+bash scripts/setup-editors.sh  # Neovim (Debian's and >= 0.11), Emacs + eglot for tests/editors
 export PATH="$PWD/.venv/bin:$PATH"
 
 echo "== ruff"; ruff check server tests benchmarks
