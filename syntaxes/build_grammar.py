@@ -30,7 +30,8 @@ def public_names(module: str) -> dict[str, list[str]]:
         elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
             out["class"].append(node.name)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            out["constant"].append(node.target.id)
+            is_alias = isinstance(node.annotation, ast.Name) and node.annotation.id == "TypeAlias"
+            out["class" if is_alias else "constant"].append(node.target.id)  # a type alias names a type
     return {k: sorted(v, key=lambda n: (-len(n), n)) for k, v in out.items()}  # longest first: no prefix wins
 
 

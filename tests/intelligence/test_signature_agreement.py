@@ -41,12 +41,17 @@ UNSTATED = object()  # a default the stub leaves as ``...`` or writes as a non-l
 
 # ---- the known, justified differences -----------------------------------------------------------------------
 STUB_ONLY_NAMES: dict[str, dict[str, str]] = {
-    "nki": {"_F": "typing variable of the stubs"},
+    "nki": {
+        "_F": "typing variable of the stubs",
+        "dtype": "a type alias in the stubs (real kernels annotate `dtype: nki.dtype`); in the simulator the lazily "
+        "imported module of dtypes (`import nki.dtype as nt`)",
+    },
     "isa": {"Op": "typing alias of the stubs"},
     "collectives": {"Op": "typing alias of the stubs"},
     "language": {
         "DType": "typing-only class of the stubs (the simulator's dtypes are ml_dtypes/NumPy objects)",
         "Shape": "typing alias of the stubs",
+        "DTypeLike": "typing alias of the stubs: what a dtype= parameter accepts (nl, NumPy scalar type or dtype)",
         "_TileSize": "typing-only class of the stubs' tile_size constant",
         "NkiGrid": "NKI 0.7 tile/block grids (nki-0.7.md): documented, not simulated yet",
         "NkiTileGrid": "NKI 0.7 tile/block grids: documented, not simulated yet",
@@ -196,6 +201,13 @@ def stub_module(module: str) -> StubModule:
             names.add(node.name)
         elif isinstance(node, ast.ClassDef):
             names.add(node.name)
+            # A lower-case class is an API function in class form (``nl.ndarray(shape, dtype)``: a class in the
+            # stubs so it also works as an annotation): its constructor's parameters, without ``self``.
+            init = next(
+                (n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None
+            )
+            if init is not None and node.name.islower():
+                functions[node.name] = stub_params(init)[1:]
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
         elif isinstance(node, ast.Assign):

@@ -5,12 +5,16 @@ Stubs written by nki-studio (API of NKI 0.6.0; 0.7.0 changes marked "0.7"). Conv
 """
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from . import collectives as collectives
 from . import compiler as compiler
 from . import isa as isa
 from . import language as language
+
+# ``nki.dtype`` annotates dtype parameters in real kernels (``dtype: nki.dtype = nl.bfloat16``): any value a
+# ``dtype=`` parameter accepts. (A renaming ``from`` import would not be re-exported from a stub.)
+dtype: TypeAlias = language.DTypeLike
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

@@ -8,10 +8,10 @@ Engines: Tensor (matmul; reads SBUF, writes PSUM), Vector and Scalar (SBUF/PSUM)
 """
 
 from collections.abc import Sequence
-from enum import Enum
+from enum import Enum, IntEnum
 from typing import Any
 
-from nki.language import DType, NkiTensor
+from nki.language import DTypeLike, NkiTensor
 
 Op = Any  # an ``nl`` operator such as ``nl.add`` or ``nl.exp``
 
@@ -67,7 +67,7 @@ class matmul_perf_mode(Enum):
     none = "none"
     double_row = "double_row"
 
-class nc_version(Enum):
+class nc_version(IntEnum):
     """NeuronCore generation: gen2 = trn1/inf2, gen3 = trn2, gen4 = trn3."""
 
     gen2 = 2
@@ -96,7 +96,7 @@ class VirtualRegister:
 class NkiScalar:
     """0.7 only: one integer computed on device (int32 or int64), from ``scalar_load``; ``+ - *`` are traced."""
 
-    def __init__(self, state: Any, dtype: DType | None = None, is_comparison: bool = False) -> None: ...
+    def __init__(self, state: Any, dtype: DTypeLike | None = None, is_comparison: bool = False) -> None: ...
     def __add__(self, other: int | NkiScalar) -> NkiScalar: ...
     def __sub__(self, other: int | NkiScalar) -> NkiScalar: ...
     def __mul__(self, other: int | NkiScalar) -> NkiScalar: ...
@@ -115,7 +115,7 @@ def nc_matmul(
     accumulate: bool | None = None,
     tile_position: Sequence[int] = (),
     tile_size: Sequence[int] = (),
-    perf_mode: matmul_perf_mode = ...,
+    perf_mode: matmul_perf_mode | str = ...,
     name: str | None = None,
 ) -> NkiInstruction:
     """``dst[M, N] (=|+=) stationary[K, M].T @ moving[K, N]``, accumulated in FP32.
@@ -548,7 +548,7 @@ def dma_copy(
     src: NkiTensor,
     priority: int | None = None,
     oob_mode: oob_mode = ...,
-    dge_mode: dge_mode = ...,
+    dge_mode: dge_mode | int = ...,
     engine: engine = ...,
     name: str | None = None,
 ) -> NkiInstruction:
@@ -563,7 +563,7 @@ def dma_transpose(
     src: NkiTensor,
     axes: Sequence[int] | None = None,
     priority: int | None = None,
-    dge_mode: dge_mode = ...,
+    dge_mode: dge_mode | int = ...,
     oob_mode: oob_mode = ...,
     name: str | None = None,
 ) -> NkiInstruction:
@@ -588,7 +588,7 @@ def dma_compute(
 
 # ---------------------------------------------------------------------------------------------- multi-core
 def core_barrier(
-    data: NkiTensor, cores: Sequence[int], engine: engine = ..., name: str | None = None
+    data: NkiTensor, cores: Sequence[int] | int, engine: engine = ..., name: str | None = None
 ) -> NkiInstruction:
     """Barrier between the two cores of an LNC=2 pair around a shared-HBM tensor. trn2+."""
 

@@ -9,7 +9,9 @@ Stubs written by nki-studio from its reference notes.
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from enum import Enum
-from typing import Any
+from typing import Any, TypeAlias
+
+import numpy as np
 
 Shape = Sequence[int]
 
@@ -50,6 +52,10 @@ def is_sbuf(b: MemoryRegion) -> bool:
 # ---------------------------------------------------------------------------------------------- dtypes
 class DType(str):
     """An NKI element type (a string in the official stubs)."""
+
+DTypeLike: TypeAlias = DType | type[Any] | np.dtype[Any]
+"""What a ``dtype=`` parameter accepts: an ``nl`` dtype, a NumPy scalar type (``np.float32``) or a NumPy dtype
+(``x.dtype`` of a NumPy input), as real kernels pass them."""
 
 bool_: DType
 """Boolean stored as one byte."""
@@ -153,37 +159,37 @@ class NkiTensor:
     ndim: int
     size: int
     def __init__(
-        self, shape: Shape, dtype: DType, storage: Any, buffer: MemoryRegion = ..., name: str = ""
+        self, shape: Shape, dtype: DTypeLike, storage: Any, buffer: MemoryRegion = ..., name: str | None = ""
     ) -> None: ...
-    def __getitem__(self, key: Any) -> NkiTensor: ...
+    def __getitem__(self, key: Any) -> ndarray: ...
     def __setitem__(self, key: Any, value: Any) -> None: ...
-    def slice(self, dim: int, start: int, end: int, step: int = 1) -> NkiTensor:
+    def slice(self, dim: int, start: int, end: int, step: int = 1) -> ndarray:
         """Elements ``start..end-1`` (step ``step``) of ``dim``."""
-    def select(self, dim: int, index: int | NkiTensor) -> NkiTensor:
+    def select(self, dim: int, index: int | NkiTensor) -> ndarray:
         """Remove ``dim`` by picking ``index`` (an int, or a (1,1) int32 SBUF tensor for a run-time pick)."""
-    def vector_select(self, dim: int, vector_offset: NkiTensor) -> NkiTensor:
+    def vector_select(self, dim: int, vector_offset: NkiTensor) -> ndarray:
         """Per-partition gather of rows of an HBM tensor; ``dim`` must be 0."""
-    def permute(self, dims: Sequence[int]) -> NkiTensor:
+    def permute(self, dims: Sequence[int]) -> ndarray:
         """Reorder dimensions (on-chip: ``dims[0] == 0``)."""
-    def broadcast(self, dim: int, size: int) -> NkiTensor:
+    def broadcast(self, dim: int, size: int) -> ndarray:
         """Repeat a size-1 dimension ``size`` times (stride 0)."""
-    def expand_dim(self, dim: int) -> NkiTensor:
+    def expand_dim(self, dim: int) -> ndarray:
         """Insert a size-1 dimension at ``dim``."""
-    def squeeze_dim(self, dim: int) -> NkiTensor:
+    def squeeze_dim(self, dim: int) -> ndarray:
         """Drop a size-1 dimension."""
-    def reshape_dim(self, dim: int, shape: Shape) -> NkiTensor:
+    def reshape_dim(self, dim: int, shape: Shape) -> ndarray:
         """Split one dimension into several (one -1 allowed)."""
-    def flatten_dims(self, start_dim: int, end_dim: int) -> NkiTensor:
+    def flatten_dims(self, start_dim: int, end_dim: int) -> ndarray:
         """Merge dimensions ``start_dim..end_dim`` (inclusive); they must be contiguous."""
-    def reshape(self, shape: Shape) -> NkiTensor:
+    def reshape(self, shape: Shape) -> ndarray:
         """Same elements, new shape (on-chip: partition size unchanged; layout must allow it)."""
     def rearrange(
         self, src_pattern: Any, dst_pattern: Any, fixed_sizes: dict[str, int] | None = None
-    ) -> NkiTensor:
+    ) -> ndarray:
         """einops-style split/permute/merge of dimensions."""
-    def view(self, dtype: DType) -> NkiTensor:
+    def view(self, dtype: DTypeLike) -> ndarray:
         """Reinterpret the bits as ``dtype``; the last dimension scales with the size ratio."""
-    def reinterpret_cast(self, dtype: DType) -> NkiTensor:
+    def reinterpret_cast(self, dtype: DTypeLike) -> ndarray:
         """Alias of ``view(dtype)``."""
     def ap(
         self,
@@ -192,14 +198,14 @@ class NkiTensor:
         scalar_offset: Any = None,
         vector_offset: NkiTensor | None = None,
         indirect_dim: int = 0,
-        dtype: DType | None = None,
-    ) -> NkiTensor:
+        dtype: DTypeLike | None = None,
+    ) -> ndarray:
         """Raw access pattern ``[[step, count], ...]`` over the underlying storage (ignores the current view).
 
         ``scalar_offset`` (a (1,1) SBUF tensor, ``VirtualRegister`` or 0.7 ``NkiScalar``) or ``vector_offset``
         ((P,1) SBUF indices) add run-time offsets; the two are mutually exclusive.
         """
-    def indirect(self, index: NkiTensor, num_elem: int | None = None) -> NkiTensor:
+    def indirect(self, index: NkiTensor, num_elem: int | None = None) -> ndarray:
         """Tensor-indirection view ``(P, num_elem)`` for compute instructions (trn3 only, since 0.5.0)."""
     def is_contiguous(self) -> bool:
         """Dense row-major over the free dimensions."""
@@ -209,13 +215,7 @@ class NkiTensor:
         """Whether the view uses a run-time offset."""
 
 # ---------------------------------------------------------------------------------------------- creation
-def ndarray(
-    shape: Shape,
-    dtype: DType,
-    buffer: MemoryRegion = ...,
-    name: str = "",
-    address: tuple[int, int] | None = None,
-) -> NkiTensor:
+class ndarray(NkiTensor):
     """Allocate an uninitialised tensor of ``shape``/``dtype`` on ``buffer`` (default SBUF).
 
     On-chip: ``shape[0]`` is the partition dimension (<= 128) and the free bytes count against the per-partition
@@ -223,27 +223,36 @@ def ndarray(
     Kernel outputs use ``buffer=nl.shared_hbm``.
     """
 
-def zeros(shape: Shape, dtype: DType, buffer: MemoryRegion = ..., name: str = "") -> NkiTensor:
+    def __init__(
+        self,
+        shape: Shape,
+        dtype: DTypeLike,
+        buffer: MemoryRegion = ...,
+        name: str | None = "",
+        address: tuple[int, int] | None = None,
+    ) -> None: ...
+
+def zeros(shape: Shape, dtype: DTypeLike, buffer: MemoryRegion = ..., name: str | None = "") -> ndarray:
     """Allocate a tensor filled with 0 (default SBUF)."""
 
-def ones(shape: Shape, dtype: DType, buffer: MemoryRegion = ..., name: str = "") -> NkiTensor:
+def ones(shape: Shape, dtype: DTypeLike, buffer: MemoryRegion = ..., name: str | None = "") -> ndarray:
     """Allocate a tensor filled with 1 (default SBUF)."""
 
 def full(
-    shape: Shape, fill_value: Any, dtype: DType, buffer: MemoryRegion = ..., name: str = ""
-) -> NkiTensor:
+    shape: Shape, fill_value: Any, dtype: DTypeLike, buffer: MemoryRegion = ..., name: str | None = ""
+) -> ndarray:
     """Allocate a tensor filled with ``fill_value`` (default SBUF)."""
 
 def zeros_like(
-    x: NkiTensor, dtype: DType | None = None, buffer: MemoryRegion | None = None, name: str = ""
-) -> NkiTensor:
+    x: NkiTensor, dtype: DTypeLike | None = None, buffer: MemoryRegion | None = None, name: str | None = ""
+) -> ndarray:
     """Zeros with the shape of ``x``."""
 
 def empty_like(
     x: Any,
-    dtype: DType | None = None,
+    dtype: DTypeLike | None = None,
     buffer: MemoryRegion | None = None,
-    name: str = "",
+    name: str | None = "",
     *,
     transpose_axes: Sequence[int] | None = None,
     address: tuple[int, int] | None = None,
@@ -253,266 +262,266 @@ def empty_like(
     0.7: ``x`` may be a tile/block grid; ``transpose_axes=`` and ``address=`` are new keyword-only parameters.
     """
 
-def rand(shape: Shape, dtype: DType, buffer: MemoryRegion = ..., name: str = "") -> NkiTensor:
+def rand(shape: Shape, dtype: DTypeLike, buffer: MemoryRegion = ..., name: str | None = "") -> ndarray:
     """Uniform random values in [0, 1) (trn3: ``nisa.rand2`` on Vector; earlier: ``nisa.rng``)."""
 
 def random_seed(seed: NkiTensor) -> None:
     """Seed ``rand``; ``seed`` is a (1,1) on-chip tensor holding a 32-bit value (not a Python int)."""
 
-def shared_constant(constant: Any) -> NkiTensor:
+def shared_constant(constant: Any) -> ndarray:
     """A ``shared_hbm`` tensor initialised from a NumPy array or ``.npy`` path, embedded in the binary."""
 
-def shared_identity_matrix(n: int, dtype: DType = ..., dst: NkiTensor | None = None) -> NkiTensor:
+def shared_identity_matrix(n: int, dtype: DTypeLike = ..., dst: NkiTensor | None = None) -> ndarray:
     """An ``n x n`` identity matrix in SBUF (default dtype uint8); identical ones are shared."""
 
 # ---------------------------------------------------------------------------------------------- data movement
-def load(src: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def load(src: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Copy an HBM view into a new SBUF tile of the same shape (first dim -> partitions, <= 128). DMA."""
 
 def store(dst: NkiTensor, value: NkiTensor) -> None:
     """Copy SBUF tile ``value`` into HBM view ``dst`` (a PSUM value must be copied to SBUF first). DMA."""
 
-def load_transpose2d(src: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def load_transpose2d(src: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Load a 2-D HBM tensor into SBUF with the two axes swapped."""
 
-def copy(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def copy(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """New SBUF tile with the content of ``x`` (SBUF or PSUM); Vector ``tensor_copy``. Stable since 0.6.0."""
 
-def transpose(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def transpose(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """2-D partition/free swap; the result is in PSUM (Tensor engine)."""
 
-def matmul(x: NkiTensor, y: NkiTensor, transpose_x: bool = False) -> NkiTensor:
+def matmul(x: NkiTensor, y: NkiTensor, transpose_x: bool = False) -> ndarray:
     """``x @ y`` (or ``x.T @ y``) on the Tensor engine; result FP32 in PSUM.
 
     x: SBUF, P <= 128, F <= 128; y: SBUF, P <= 128, F <= 512. Known issue 0.3-0.6: only ``transpose_x=True`` works.
     """
 
-def broadcast_to(x: NkiTensor, shape: Shape, dtype: DType | None = None) -> NkiTensor:
+def broadcast_to(x: NkiTensor, shape: Shape, dtype: DTypeLike | None = None) -> ndarray:
     """Broadcast an on-chip tile to ``shape`` (same rank, each dim equal or 1)."""
 
-def expand_dims(x: NkiTensor, axis: int) -> NkiTensor:
+def expand_dims(x: NkiTensor, axis: int) -> ndarray:
     """View with a new size-1 axis."""
 
 def ds(start: Any, size: int) -> slice:
     """Dynamic slice ``start : start + size`` for use inside ``[]``."""
 
 def gather_flattened(
-    data: NkiTensor, indices: NkiTensor, axis: int = 0, dtype: DType | None = None
-) -> NkiTensor:
+    data: NkiTensor, indices: NkiTensor, axis: int = 0, dtype: DTypeLike | None = None
+) -> ndarray:
     """Per-partition gather from the flattened free dims of ``data`` (maps to ``nisa.nc_n_gather``)."""
 
-def where(condition: NkiTensor, x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def where(condition: NkiTensor, x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Element-wise select; ``condition`` is a 1.0/0.0 tile."""
 
 # ---------------------------------------------------------------------------------------------- unary math
-def abs(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def abs(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Absolute value (Vector/Scalar). Also an ALU/activation ``op``."""
 
-def negative(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def negative(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``-x``."""
 
-def sign(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def sign(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """-1, 0 or 1."""
 
-def square(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def square(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``x * x``."""
 
-def sqrt(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def sqrt(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Square root (activation valid range [2^-116, 2^118])."""
 
-def rsqrt(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def rsqrt(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``1/sqrt(x)``; runs on GpSimd since 0.5.0 (no PSUM input)."""
 
-def reciprocal(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def reciprocal(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``1/x``."""
 
-def exp(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def exp(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``e**x`` (Scalar engine)."""
 
-def log(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def log(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Natural logarithm (activation valid range [2^-64, 2^64])."""
 
-def sin(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def sin(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Sine with range reduction (the raw activation is only valid on [-pi, pi])."""
 
-def cos(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def cos(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Cosine."""
 
-def tan(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def tan(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Tangent."""
 
-def arctan(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def arctan(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Arc tangent (activation valid range [-pi/2, pi/2])."""
 
-def tanh(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def tanh(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Hyperbolic tangent."""
 
-def ceil(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def ceil(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Round up."""
 
-def floor(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def floor(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Round down."""
 
-def trunc(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def trunc(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Round toward zero."""
 
-def invert(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def invert(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Bitwise NOT of an integer tile."""
 
-def logical_not(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def logical_not(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """XOR with 1 for 0/1 inputs (use ``nl.equal(x, 0)`` for general input)."""
 
 # ---------------------------------------------------------------------------------------------- activations
-def relu(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def relu(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``max(x, 0)`` (Scalar engine activation)."""
 
-def sigmoid(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def sigmoid(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``1/(1+exp(-x))``."""
 
-def silu(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def silu(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``x * sigmoid(x)``."""
 
-def silu_dx(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def silu_dx(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Derivative of silu."""
 
-def gelu(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def gelu(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``0.5 * x * (1 + erf(x / sqrt(2)))``."""
 
-def gelu_dx(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def gelu_dx(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Derivative of gelu."""
 
-def gelu_apprx_sigmoid(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def gelu_apprx_sigmoid(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """gelu approximated with a sigmoid."""
 
-def gelu_apprx_sigmoid_dx(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def gelu_apprx_sigmoid_dx(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Derivative of the sigmoid gelu approximation."""
 
-def gelu_apprx_tanh(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def gelu_apprx_tanh(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """gelu approximated with tanh."""
 
-def mish(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def mish(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``x * tanh(softplus(x))``."""
 
-def softplus(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def softplus(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """``log(1 + exp(x))``."""
 
-def erf(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def erf(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Error function."""
 
-def erf_dx(x: NkiTensor, dtype: DType | None = None) -> NkiTensor:
+def erf_dx(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """Derivative of erf."""
 
 # ---------------------------------------------------------------------------------------------- binary math
-def add(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def add(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """``x + y`` (equal shapes; computed in FP32)."""
 
-def subtract(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def subtract(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """``x - y``."""
 
-def multiply(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def multiply(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """``x * y``."""
 
-def divide(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def divide(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """``x / y`` — not supported on hardware: use ``multiply(x, reciprocal(y))``."""
 
-def maximum(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def maximum(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Element-wise maximum."""
 
-def minimum(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def minimum(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Element-wise minimum."""
 
-def abs_max(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def abs_max(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Signed value of larger magnitude (tie: ``y``). trn3 only."""
 
-def abs_min(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def abs_min(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Signed value of smaller magnitude (tie: ``y``). trn3 only."""
 
-def power(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def power(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """``x ** y`` (GpSimd); the exponent must be a tile, not a scalar."""
 
-def fmod(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def fmod(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """C-style remainder. Simulation only: fails on hardware."""
 
-def mod(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def mod(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Python-style ``%``. Simulation only."""
 
-def equal(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def equal(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """1 where ``x == y`` else 0 (dtype of the input; pass ``dtype=nl.uint8`` for a mask)."""
 
-def not_equal(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def not_equal(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """1 where ``x != y`` else 0."""
 
-def less(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def less(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """1 where ``x < y`` else 0."""
 
-def less_equal(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def less_equal(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """1 where ``x <= y`` else 0."""
 
-def greater(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def greater(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """1 where ``x > y`` else 0."""
 
-def greater_equal(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def greater_equal(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """1 where ``x >= y`` else 0."""
 
-def bitwise_and(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def bitwise_and(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Bitwise AND of integer inputs."""
 
-def bitwise_or(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def bitwise_or(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Bitwise OR of integer inputs."""
 
-def bitwise_xor(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def bitwise_xor(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Bitwise XOR of integer inputs."""
 
-def left_shift(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def left_shift(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Shift left."""
 
-def right_shift(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def right_shift(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Logical shift right."""
 
-def logical_and(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def logical_and(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Logical AND on 0/1 inputs."""
 
-def logical_or(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def logical_or(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Logical OR on 0/1 inputs."""
 
-def logical_xor(x: Any, y: Any, dtype: DType | None = None) -> NkiTensor:
+def logical_xor(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Logical XOR on 0/1 inputs."""
 
 # ---------------------------------------------------------------------------------------------- reductions
 def sum(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
-) -> NkiTensor:
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+) -> ndarray:
     """Sum over free axes (trailing contiguous ones: [1], [1,2], ...)."""
 
 def max(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
-) -> NkiTensor:
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+) -> ndarray:
     """Maximum over free axes."""
 
 def min(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
-) -> NkiTensor:
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+) -> ndarray:
     """Minimum over free axes."""
 
 def mean(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
-) -> NkiTensor:
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+) -> ndarray:
     """Mean over free axes (FP32 intermediates)."""
 
 def prod(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
-) -> NkiTensor:
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+) -> ndarray:
     """Product over free axes."""
 
 def var(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None, keepdims: bool = False
-) -> NkiTensor:
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+) -> ndarray:
     """Variance over free axes (``keepdims`` is ignored: dims are always kept)."""
 
-def all(x: NkiTensor, axis: int | Sequence[int], dtype: DType | None = None) -> NkiTensor:
+def all(x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None) -> ndarray:
     """Logical AND reduction over free axes."""
 
-def softmax(x: NkiTensor, axis: int | Sequence[int] = -1, dtype: DType | None = None) -> NkiTensor:
+def softmax(x: NkiTensor, axis: int | Sequence[int] = -1, dtype: DTypeLike | None = None) -> ndarray:
     """Softmax over the free axis/axes."""
 
 def rms_norm(
@@ -521,12 +530,12 @@ def rms_norm(
     axis: int | Sequence[int],
     n: int,
     epsilon: float = 1e-06,
-    dtype: DType | None = None,
-    compute_dtype: DType | None = None,
-) -> NkiTensor:
+    dtype: DTypeLike | None = None,
+    compute_dtype: DTypeLike | None = None,
+) -> ndarray:
     """``x / RMS(x) * w`` with RMS over ``axis`` using ``n`` as the element count."""
 
-def dropout(x: NkiTensor, rate: Any, dtype: DType | None = None) -> NkiTensor:
+def dropout(x: NkiTensor, rate: Any, dtype: DTypeLike | None = None) -> ndarray:
     """Zero elements with probability ``rate`` (scalar or (P,1) tile)."""
 
 # ---------------------------------------------------------------------------------------------- loops
@@ -603,9 +612,9 @@ def alloc_tiles(
     tile_shape: Shape,
     element_shape: Shape,
     buffer: MemoryRegion,
-    dtype: DType,
+    dtype: DTypeLike,
     address: tuple[int, int] | None = None,
-    name: str = "",
+    name: str | None = "",
 ) -> NkiTileGrid:
     """0.7 only: allocate uninitialised storage organised as tiles."""
 
@@ -615,9 +624,9 @@ def alloc_blocks(
     block_shape: Shape,
     element_shape: Shape,
     buffer: MemoryRegion,
-    dtype: DType,
+    dtype: DTypeLike,
     address: tuple[int, int] | None = None,
-    name: str = "",
+    name: str | None = "",
 ) -> NkiBlockGrid:
     """0.7 only: allocate uninitialised storage organised as blocks of tiles."""
 

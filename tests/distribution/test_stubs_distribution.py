@@ -1,0 +1,73 @@
+"""``nki-studio-stubs`` (PEP 561, package ``nki-stubs``): builds, passes ``twine check``, and once installed
+type-checks a kernel with pyright and nothing else configured but the documented ``reportMissingModuleSource``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nki_studio
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL = ROOT / "tests" / "stubs" / "kernels" / "typed_style.py"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("stubs-dist")
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_stubs_dist.py"), "--outdir", str(out / "dist")],
+        check=True,
+        capture_output=True,
+    )
+    files = sorted(str(p) for p in (out / "dist").iterdir())
+    check = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *files], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    (wheel,) = (out / "dist").glob("*.whl")
+    assert wheel.name.startswith(f"nki_studio_stubs-{nki_studio.__version__}-")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(out / "site"),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return out / "site"
+
+
+def _pyright(site: Path, folder: Path, source: Path) -> list[str]:
+    pyright = Path(sys.executable).with_name("pyright")
+    if not pyright.exists():
+        pytest.skip("pyright not installed (dev dependencies)")
+    folder.mkdir()
+    shutil.copyfile(source, folder / "k.py")
+    (folder / "pyrightconfig.json").write_text(
+        json.dumps({"extraPaths": [str(site)], "reportMissingModuleSource": "none"})
+    )
+    done = subprocess.run([str(pyright), "--outputjson", "k.py"], capture_output=True, text=True, cwd=folder)
+    return [d["message"] for d in json.loads(done.stdout)["generalDiagnostics"] if d["severity"] == "error"]
+
+
+def test_an_installed_stubs_package_type_checks_a_kernel(installed: Path, tmp_path: Path) -> None:
+    assert (installed / "nki-stubs" / "language" / "__init__.pyi").is_file()
+    assert _pyright(installed, tmp_path / "clean", KERNEL) == []
+
+
+def test_the_installed_stubs_are_what_pyright_checks_against(installed: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text(KERNEL.read_text().replace("dge_mode=2)", "dge_mode=2, no_such_parameter=1)"))
+    assert _pyright(installed, tmp_path / "broken", broken) == ['No parameter named "no_such_parameter"']
