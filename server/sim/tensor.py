@@ -124,6 +124,12 @@ class NkiTensor(ViewMixin):
         return self._st.region
 
     @property
+    def data(self) -> NkiTensor:
+        """The tensor itself: the 0.7 API pages write ``t.data`` for any operand, tensor or grid (inferred
+        from the ``nl.NkiTileGrid`` example, which passes ``nl.ndarray(...).data`` to ``nisa.dma_copy``)."""
+        return self
+
+    @property
     def ndim(self) -> int:
         """Number of view dimensions."""
         return len(self.shape)

@@ -48,14 +48,6 @@ STUB_ONLY_NAMES: dict[str, dict[str, str]] = {
         "DType": "typing-only class of the stubs (the simulator's dtypes are ml_dtypes/NumPy objects)",
         "Shape": "typing alias of the stubs",
         "_TileSize": "typing-only class of the stubs' tile_size constant",
-        "NkiGrid": "NKI 0.7 tile/block grids (nki-0.7.md): documented, not simulated yet",
-        "NkiTileGrid": "NKI 0.7 tile/block grids: documented, not simulated yet",
-        "NkiBlockGrid": "NKI 0.7 tile/block grids: documented, not simulated yet",
-        "tiles": "NKI 0.7 tile/block grids: documented, not simulated yet (the simulator says so)",
-        "blocks": "NKI 0.7 tile/block grids: documented, not simulated yet (the simulator says so)",
-        "alloc_tiles": "NKI 0.7 tile/block grids: documented, not simulated yet (the simulator says so)",
-        "alloc_blocks": "NKI 0.7 tile/block grids: documented, not simulated yet (the simulator says so)",
-        "int64": "NKI 0.7 dtype of NkiScalar (nki-0.7.md): documented, not simulated",
     },
 }
 SIM_ONLY_NAMES: dict[str, dict[str, str]] = {

@@ -36,6 +36,15 @@ from nki_studio.sim.language.creation import (
     zeros_like,
 )
 from nki_studio.sim.language.elementwise import FUNCTIONS as _ELEMENTWISE
+from nki_studio.sim.language.grids import (
+    NkiBlockGrid,
+    NkiGrid,
+    NkiTileGrid,
+    alloc_blocks,
+    alloc_tiles,
+    blocks,
+    tiles,
+)
 from nki_studio.sim.language.movement import (
     broadcast_to,
     copy,
@@ -137,10 +146,6 @@ _LEGACY = {
     "atomic_rmw": "use nisa.dma_compute",
     "all_reduce": "use nki.collectives.all_reduce",
     "fp32": "use nl.float32",
-    "tiles": "NKI 0.7 tile grids are not simulated yet",
-    "blocks": "NKI 0.7 block grids are not simulated yet",
-    "alloc_tiles": "NKI 0.7 tile grids are not simulated yet",
-    "alloc_blocks": "NKI 0.7 block grids are not simulated yet",
 }
 
 
@@ -154,8 +159,14 @@ __all__ = [
     "DynSlice",
     "MemoryRegion",
     "NKIObject",
+    "NkiBlockGrid",
+    "NkiGrid",
     "NkiTensor",
+    "NkiTileGrid",
     "affine_range",
+    "alloc_blocks",
+    "alloc_tiles",
+    "blocks",
     "broadcast_to",
     "copy",
     "device_print",
@@ -195,6 +206,7 @@ __all__ = [
     "static_range",
     "store",
     "tile_size",
+    "tiles",
     "transpose",
     "where",
     "while_loop",
