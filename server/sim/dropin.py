@@ -37,6 +37,7 @@ _ALIASES = {
     "nki.isa": "nki_studio.sim.isa",
     "nki.isa.constants": "nki_studio.sim.isa",
     "nki.collectives": "nki_studio.sim.collectives",
+    "nki.compiler": "nki_studio.sim.nki_compiler",
     "nki.dtype": "nki_studio.sim.nki_dtype",
 }
 _LEGACY_ALIASES = {
@@ -90,7 +91,7 @@ def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iter
                     "nki.isa.constants"
                 ]  # `from nki.isa import constants`
             top = sys.modules["nki"]
-            for sub in ("language", "isa", "collectives", "dtype"):
+            for sub in ("language", "isa", "collectives", "compiler", "dtype"):
                 setattr(top, sub, sys.modules[f"nki.{sub}"])
             _defaults.options = options
             yield

@@ -89,6 +89,13 @@ def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
     return JitKernel(fn, **options)
 
 
+def jit_options(kernel: object) -> dict[str, Any]:
+    """The keyword options of ``@nki.jit(...)`` behind a kernel object (empty for a plain function)."""
+    if isinstance(kernel, LaunchedKernel):
+        kernel = kernel.kernel
+    return dict(kernel.options) if isinstance(kernel, JitKernel) else {}
+
+
 def unwrap(kernel: object) -> tuple[Callable[..., Any], int | None]:
     """The Python function behind a kernel object and the LNC degree it was launched with (if any)."""
     if isinstance(kernel, LaunchedKernel):

@@ -1,7 +1,7 @@
 """The top-level ``nki`` module seen by kernels run in the embedded simulator (installed by ``dropin``).
 
 ``nki.jit``, ``nki.simulate(kernel)(*arrays)``, ``kernel[lnc]``; submodules ``nki.language``, ``nki.isa``,
-``nki.collectives``. Removed legacy entry points (``baremetal``, ``benchmark``, ``profile``) raise with
+``nki.collectives``, ``nki.compiler``. Removed legacy entry points (``baremetal``, ``benchmark``, ``profile``) raise with
 their replacement, as the SDK does since 2.27/2.28; ``simulate_kernel`` (legacy) still runs the kernel.
 """
 
@@ -19,6 +19,7 @@ _SUBMODULES = {
     "language": "nki_studio.sim.language",
     "isa": "nki_studio.sim.isa",
     "collectives": "nki_studio.sim.collectives",
+    "compiler": "nki_studio.sim.nki_compiler",
     "dtype": "nki_studio.sim.nki_dtype",
     "typing": "nki_studio.sim.nki_typing",  # legacy neuronxcc.nki.typing
 }

@@ -1,11 +1,12 @@
 """The three declarations of the NKI API agree with each other.
 
-* the embedded simulator's functions (``nki_studio.sim.nki_module``, ``.isa``, ``.language``, ``.collectives``;
+* the embedded simulator's functions (``nki_studio.sim.nki_module``, ``.isa``, ``.language``, ``.collectives``,
+  ``.nki_compiler``;
   ``inspect``),
 * the shipped stubs (``server/stubs/nki/**/__init__.pyi``; ``ast``),
 * the value interpreter's parameter lists (``nki_studio.model.api_signatures``).
 
-For every public function of ``nki``, ``nki.isa``, ``nki.language`` and ``nki.collectives``: parameter names (not
+For every public function of ``nki``, ``nki.isa``, ``nki.language``, ``nki.collectives`` and ``nki.compiler``: parameter names (not
 those of ``*args``/``**kwargs``), order, kinds (positional, keyword-only, ``*args``, ``**kwargs``), which are
 required, and the default where both sides state one (the stubs write ``...`` for enum defaults).
 ``api_signatures`` lists only the leading parameters the interpreter binds, so each of its lists must be the start
@@ -27,6 +28,7 @@ from nki_studio.model import api_signatures as sigs
 from nki_studio.sim import collectives as sim_collectives
 from nki_studio.sim import isa as sim_isa
 from nki_studio.sim import language as sim_language
+from nki_studio.sim import nki_compiler as sim_compiler
 from nki_studio.sim import nki_module as sim_nki
 
 STUBS = Path(__file__).resolve().parents[2] / "server" / "stubs" / "nki"
@@ -35,8 +37,9 @@ SIMULATED: dict[str, ModuleType] = {
     "isa": sim_isa,
     "language": sim_language,
     "collectives": sim_collectives,
+    "compiler": sim_compiler,
 }
-STUB_ONLY_MODULES = {"compiler": "NKI 0.7 compile configuration classes (nki-0.7.md): nothing to simulate"}
+STUB_ONLY_MODULES: dict[str, str] = {}
 UNSTATED = object()  # a default the stub leaves as ``...`` or writes as a non-literal expression
 
 # ---- the known, justified differences -----------------------------------------------------------------------
