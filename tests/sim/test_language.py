@@ -168,6 +168,17 @@ def test_fori_loop_variable_kind_depends_on_version():
             nl.fori_loop(0, 1, lambda i: None)
 
 
+def test_fori_loop_unroll_runs_the_same_iterations_but_needs_compile_time_bounds():
+    with context.session(target=Target(nki_version=NkiVersion(0, 7))):
+        seen = []
+        nl.fori_loop(0, 6, lambda i: seen.append(i.value), step=2, unroll=True)
+        assert seen == [0, 2, 4]
+        with pytest.raises(SimulationError, match="known at compile time"):
+            nl.fori_loop(0, NkiScalar(3, "int32"), lambda i: None, unroll=True)
+        nl.fori_loop(0, NkiScalar(2, "int32"), lambda i: seen.append(i.value))  # a compiled loop takes it
+        assert seen[-2:] == [0, 1]
+
+
 def test_while_loop_runs_until_zero_and_caps_runaway_loops():
     with context.session(while_loop_cap=100):
         count = []
