@@ -26,6 +26,7 @@ from nki_studio.sim.isa.enums import NkiInstruction
 from nki_studio.sim.isa.multicore import mailbox
 from nki_studio.sim.scalars import VirtualRegister, index_value
 from nki_studio.sim.tensor import NkiTensor, read
+from nki_studio.sim.unimplemented import module_getattr
 
 _REDUCE_OPS = ("add", "minimum", "maximum")
 
@@ -522,6 +523,8 @@ def all_gather_v_trigger(prepare_instr: object, name: str | None = None) -> NkiI
     """0.7: second half of ``all_gather_v`` (signature assumed identical to the all-to-all trigger)."""
     return _trigger("all_gather_v_trigger", prepare_instr, "all_gather_v")
 
+
+__getattr__ = module_getattr("ncc", {}, "not a documented nki.collectives name")
 
 __all__ = [
     "ReplicaGroup",

@@ -14,6 +14,8 @@ import enum
 import os
 from typing import Any, ClassVar
 
+from nki_studio.sim.unimplemented import module_getattr
+
 
 class AddressRotation(enum.Enum):
     """Whether the backend may rotate a memory location's address for a better layout."""
@@ -105,5 +107,7 @@ def ignored_options(jit_options: dict[str, Any]) -> list[str]:
             )
     return notes
 
+
+__getattr__ = module_getattr("nki.compiler", {}, "not an NKI 0.7 nki.compiler name")
 
 __all__ = ["AddressRotation", "CompileConfig", "SpecializationConfig"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from nki_studio.sim.errors import NotImplementedInSimulator, SimulationError
+from nki_studio.sim.errors import MissingName, SimulationError
 from nki_studio.sim.launch import JitKernel, LaunchedKernel, jit, run_kernel, unwrap
 
 __all__ = ["JitKernel", "LaunchedKernel", "jit", "simulate", "simulate_kernel"]
@@ -55,4 +55,4 @@ def __getattr__(name: str) -> Any:
         raise SimulationError(f"nki.{name}: {_REMOVED[name]}")
     if name.startswith("__"):
         raise AttributeError(name)
-    raise NotImplementedInSimulator(f"nki.{name}")
+    raise MissingName(f"nki.{name}", "not a documented nki name")

@@ -214,8 +214,15 @@ def test_program_queries_and_tile_size(sess):
 
 
 def test_unknown_and_legacy_names_are_not_implemented_errors():
-    with pytest.raises(NotImplementedInSimulator, match=r"nl\.par_dim"):
-        nl.par_dim  # noqa: B018
+    from nki_studio.sim.language import par_dim  # a legacy name imports ...
+
+    with pytest.raises(NotImplementedInSimulator, match=r"nl\.par_dim.*drop nl.par_dim"):
+        par_dim(128)  # ... and fails where it is used
+    with pytest.raises(NotImplementedInSimulator, match=r"nl\.if_else"):
+        nl.if_else(None, None, None)
+    with pytest.raises(AttributeError, match=r"nl\.no_such_name"):
+        nl.no_such_name  # noqa: B018
+    assert "not implemented" in repr(nl.mgrid)
     assert nl.add.__name__ == "add" and nl.sum.__name__ == "sum"
 
 
