@@ -14,6 +14,7 @@ collectives.md; the 0.7 prepare/trigger pairs run the collective at the trigger.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -517,6 +518,11 @@ def all_to_all_v_trigger(prepare_instr: object, name: str | None = None) -> NkiI
 def all_gather_v_prepare(*args: Any, **kwargs: Any) -> NkiInstruction:
     """0.7: first half of ``all_gather_v``."""
     return _prepare("all_gather_v_prepare", all_gather_v, args, kwargs)
+
+
+# The prepares take exactly their collective's parameters (the API pages): introspection shows those.
+all_to_all_v_prepare.__signature__ = inspect.signature(all_to_all_v)  # type: ignore[attr-defined]
+all_gather_v_prepare.__signature__ = inspect.signature(all_gather_v)  # type: ignore[attr-defined]
 
 
 def all_gather_v_trigger(prepare_instr: object, name: str | None = None) -> NkiInstruction:

@@ -80,8 +80,19 @@ class LaunchedKernel:
         return run_kernel(self.kernel.func, args, kwargs, opts, grid=True).output
 
 
-def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
-    """``@nki.jit`` / ``@nki.jit(...)``: options (mode, platform_target, debug_kernel...) are accepted and kept."""
+def jit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    compile_config: Any = None,
+    specialization_config: Any = None,
+    **options: Any,
+) -> Any:
+    """``@nki.jit`` / ``@nki.jit(...)``: options (0.7 ``compile_config``/``specialization_config``, mode,
+    platform_target, debug_kernel...) are accepted and kept; ``sim.nki_compiler`` reports which are ignored."""
+    if compile_config is not None:
+        options["compile_config"] = compile_config
+    if specialization_config is not None:
+        options["specialization_config"] = specialization_config
     if fn is None:
         return lambda f: JitKernel(f, **options)
     if isinstance(fn, JitKernel):

@@ -80,12 +80,7 @@ SIM_EXTRA_PARAMS: dict[tuple[str, str], dict[str, str]] = {
     },
 }
 # Keyword-only parameters of a stub that the simulator's ``**kwargs`` takes (and keeps) without naming them.
-STUB_KEYWORDS_IN_SIM_KWARGS: dict[tuple[str, str], dict[str, str]] = {
-    ("nki", "jit"): {
-        name: "NKI 0.7 jit keyword (nki-0.7.md): kept among the simulator's jit options"
-        for name in ("compile_config", "specialization_config")
-    },
-}
+STUB_KEYWORDS_IN_SIM_KWARGS: dict[tuple[str, str], dict[str, str]] = {}
 # Simulator functions that take ``*args, **kwargs`` and forward them to another one (whose signature counts).
 FORWARDERS: dict[tuple[str, str], str] = {
     ("collectives", "all_to_all_v_prepare"): "all_to_all_v",  # the collective runs at the trigger
