@@ -29,6 +29,7 @@ from nki_studio.sim import dropin, dtypes, official
 from nki_studio.sim.context import SimOptions
 from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.launch import JitKernel, KernelRun, LaunchedKernel, jit_options, run_kernel, unwrap
+from nki_studio.sim.lnc_config import configured_lnc
 from nki_studio.sim.memory import Allocation
 from nki_studio.sim.nki_compiler import ignored_options
 from nki_studio.sim.trace import TraceEvent
@@ -304,7 +305,7 @@ def simulate(
             opts.target = Target(tgt.generation, version)
         if path is not None and python_subset is not None:  # against the inferred version, not the default
             _reject_python_subset(path, opts.nki_version, python_subset)
-        opts.lnc = lnc or launched or 1
+        opts.lnc = lnc or launched or configured_lnc() or 1
         if opts.lnc not in (1, 2):
             raise SimulationError(f"lnc must be 1 or 2, not {opts.lnc}")
         if rank_args is not None and len(rank_args) != ranks:
@@ -314,7 +315,7 @@ def simulate(
             args,
             kernel_kwargs or {},
             opts,
-            grid=launched is not None or lnc is not None,
+            grid=launched is not None or lnc is not None or configured_lnc() is not None,
             deadline_s=deadline_s,
             rank_args=rank_args,
         )

@@ -12,6 +12,7 @@ from typing import Any
 
 from nki_studio.sim.errors import MissingName, SimulationError
 from nki_studio.sim.launch import JitKernel, LaunchedKernel, jit, run_kernel, unwrap
+from nki_studio.sim.lnc_config import configured_lnc
 
 __all__ = ["JitKernel", "LaunchedKernel", "jit", "simulate", "simulate_kernel"]
 
@@ -37,8 +38,9 @@ def simulate(kernel: object) -> Any:
     def run(*args: Any, **kwargs: Any) -> Any:
         from nki_studio.sim.dropin import default_options
 
-        opts = default_options(lnc or 1, func)
-        return run_kernel(func, args, kwargs, opts, grid=lnc is not None).output
+        degree = lnc or configured_lnc()  # the bracket, else NEURON_LOGICAL_NC_CONFIG (NKI 0.7)
+        opts = default_options(degree or 1, func)
+        return run_kernel(func, args, kwargs, opts, grid=degree is not None).output
 
     return run
 

@@ -1,0 +1,80 @@
+"""A fixed execution order for the instances (LNC cores, collective ranks) of one launch.
+
+Instances run on threads, but only the holder of the baton executes kernel code: instance 0 starts; the holder
+keeps running until it finishes or waits in a rendezvous (``nisa.core_barrier``, ``nisa.sendrecv``, a
+collective: ``isa.multicore.Mailbox.wait_for``), then hands the baton to the next instance after it (round
+robin) that can make progress. So unsynchronised writes of two cores to the same bytes always resolve the same
+way (the later instance in that order wins) instead of depending on thread timing; ``races.py`` still reports
+them. Inferred design choice: hardware gives no order, so any fixed one is as valid; this one is reproducible.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+_POLL_S = 0.05
+
+
+class Baton:
+    """Which instance of a launch may run."""
+
+    def __init__(self, instances: int) -> None:
+        self.n = instances
+        self.cond = threading.Condition()
+        self.holder: int | None = 0
+        self.finished: set[int] = set()
+        self.waiting: dict[int, Callable[[], bool]] = {}  # blocked instance -> "can it continue?"
+
+    def _hand_on(self, after: int) -> None:
+        """Give the baton to the first instance after ``after`` that is not finished and not stuck waiting."""
+        self.holder = None
+        for k in range(1, self.n + 1):
+            j = (after + k) % self.n
+            if j in self.finished:
+                continue
+            ready = self.waiting.get(j)
+            if ready is None or ready():
+                self.holder = j
+                break
+        self.cond.notify_all()
+
+    def acquire(self, i: int, poll: Callable[[], None]) -> None:
+        """Wait until instance ``i`` holds the baton; ``poll`` runs between waits (may raise to abort)."""
+        with self.cond:
+            while self.holder != i:
+                self.cond.wait(_POLL_S)
+                if self.holder != i:
+                    poll()
+            self.waiting.pop(i, None)
+
+    def block(self, i: int, ready: Callable[[], bool]) -> None:
+        """Instance ``i`` must wait for others: pass the baton on (``ready`` says when ``i`` can continue)."""
+        with self.cond:
+            self.waiting[i] = ready
+            if self.holder == i:
+                self._hand_on(i)
+
+    def finish(self, i: int) -> None:
+        """Instance ``i`` is done (or failed): it never runs again."""
+        with self.cond:
+            self.finished.add(i)
+            self.waiting.pop(i, None)
+            if self.holder == i or self.holder is None:
+                self._hand_on(i)
+
+
+def abort_poll(
+    barrier: threading.Barrier | None, checkin: Callable[[], None] | None, what: str
+) -> Callable[[], None]:
+    """What a waiting instance runs between waits: stop when another instance failed (its launcher aborted the
+    barrier), and let the caller's check-in hook (cancellation) run."""
+
+    def poll() -> None:
+        if barrier is not None and barrier.broken:
+            # The launcher reports the other instance's failure in preference to this echo.
+            raise threading.BrokenBarrierError(f"{what}: another core failed while this one waited")
+        if checkin is not None:
+            checkin()
+
+    return poll
