@@ -159,3 +159,32 @@ def test_grids_in_a_kernel_run_through_the_drop_in(tmp_path):
     with dropin.installed():
         out = module.double(x)
     assert np.allclose(out, 2 * x)
+
+
+def test_grid_operands_have_the_footprints_the_estimate_reads(tmp_path):
+    from nki_studio.sim import api
+
+    path = tmp_path / "k.py"
+    path.write_text(
+        "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n"
+        "@nki.jit\ndef stage(src):\n"
+        "    s = nl.tiles(src, tile_shape=(128, 64))\n"
+        "    buf = nl.alloc_tiles(tile_shape=(128, 64), element_shape=(128, 192), buffer=nl.sbuf, dtype=src.dtype)\n"
+        "    for j in range(s.shape[1]):\n"
+        "        nisa.dma_copy(dst=buf[0, j].data, src=s[0, j].data)\n"
+        "    out = nl.ndarray(src.shape, dtype=src.dtype, buffer=nl.shared_hbm)\n"
+        "    nisa.dma_copy(dst=out, src=buf.data)\n"
+        "    return out\n"
+    )
+    x = RNG.random((128, 192), np.float32)
+    result = api.simulate(str(path), x, trace=True)
+    assert np.array_equal(result.output, x)  # the whole grid is one operand: tiles side by side = the row
+    copies = [e for e in result.trace if e.op == "nisa.dma_copy"]
+    dsts = [next(o for o in e.operands if o.role == "dst") for e in copies[:3]]
+    assert {o.storage for o in dsts} == {dsts[0].storage} and dsts[0].storage >= 0
+    assert [(o.part_start, o.part_end, o.byte_start, o.byte_end) for o in dsts] == [
+        (0, 128, 256 * j, 256 * (j + 1)) for j in range(3)
+    ]
+    srcs = [next(o for o in e.operands if o.role == "src") for e in copies[:3]]
+    assert [(o.byte_start, o.row_bytes) for o in srcs] == [(256 * j, 256) for j in range(3)]
+    assert result.report.sbuf is not None and result.report.sbuf.peak_bytes == 192 * 4
