@@ -1,11 +1,13 @@
 """A fixed execution order for the instances (LNC cores, collective ranks) of one launch.
 
-Instances run on threads, but only the holder of the baton executes kernel code: instance 0 starts; the holder
-keeps running until it finishes or waits in a rendezvous (``nisa.core_barrier``, ``nisa.sendrecv``, a
-collective: ``isa.multicore.Mailbox.wait_for``), then hands the baton to the next instance after it (round
-robin) that can make progress. So unsynchronised writes of two cores to the same bytes always resolve the same
-way (the later instance in that order wins) instead of depending on thread timing; ``races.py`` still reports
-them. Inferred design choice: hardware gives no order, so any fixed one is as valid; this one is reproducible.
+Instances run on threads, but only the holder of the baton executes kernel code. Instance 0 starts; at every
+instruction it issues (``context.issue``) the holder hands the baton to the next instance (round robin) that can
+make progress, and an instance waiting in a rendezvous (``nisa.core_barrier``, ``nisa.sendrecv``, a collective:
+``isa.multicore.Mailbox.wait_for``) passes it on until it can continue. So the instances advance in lockstep,
+one instruction each in turn, as cores running the same program do on hardware; unsynchronised writes of two
+cores to the same bytes resolve the same way on every run instead of depending on thread timing (``races.py``
+still reports them). Inferred design choice: hardware gives no order; lockstep is reproducible and keeps the
+program-position order that hides such races on hardware (both cores' early zero-fills before either's results).
 """
 
 from __future__ import annotations
@@ -47,6 +49,15 @@ class Baton:
                 if self.holder != i:
                     poll()
             self.waiting.pop(i, None)
+
+    def step(self, i: int, poll: Callable[[], None]) -> None:
+        """Instance ``i`` (the holder) issues an instruction: let the next instance run one, then continue."""
+        with self.cond:
+            if self.holder != i:
+                return
+            self._hand_on(i)
+        if self.holder != i:
+            self.acquire(i, poll)
 
     def block(self, i: int, ready: Callable[[], bool]) -> None:
         """Instance ``i`` must wait for others: pass the baton on (``ready`` says when ``i`` can continue)."""
