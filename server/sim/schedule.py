@@ -19,17 +19,22 @@ _POLL_S = 0.05
 
 
 class Baton:
-    """Which instance of a launch may run."""
+    """Which instance of a launch may run. Each instance waits on its own gate (a plain lock, the cheapest
+    hand-over CPython has); the holder opens the next instance's gate when it hands the baton on."""
 
     def __init__(self, instances: int) -> None:
         self.n = instances
-        self.cond = threading.Condition()
+        self.mutex = threading.Lock()  # guards holder / finished / waiting
+        self.gates = [threading.Lock() for _ in range(instances)]
+        for gate in self.gates[1:]:
+            gate.acquire()  # closed: only instance 0 may start
         self.holder: int | None = 0
         self.finished: set[int] = set()
         self.waiting: dict[int, Callable[[], bool]] = {}  # blocked instance -> "can it continue?"
 
-    def _hand_on(self, after: int) -> None:
-        """Give the baton to the first instance after ``after`` that is not finished and not stuck waiting."""
+    def _hand_on(self, after: int, running: bool) -> int | None:
+        """Give the baton to the first instance after ``after`` that is not finished and not stuck waiting
+        (``after`` itself last); open its gate unless it is the caller and keeps running. Mutex held."""
         self.holder = None
         for k in range(1, self.n + 1):
             j = (after + k) % self.n
@@ -38,41 +43,41 @@ class Baton:
             ready = self.waiting.get(j)
             if ready is None or ready():
                 self.holder = j
+                if j != after or not running:
+                    self.gates[j].release()
                 break
-        self.cond.notify_all()
+        return self.holder
 
     def acquire(self, i: int, poll: Callable[[], None]) -> None:
         """Wait until instance ``i`` holds the baton; ``poll`` runs between waits (may raise to abort)."""
-        with self.cond:
-            while self.holder != i:
-                self.cond.wait(_POLL_S)
-                if self.holder != i:
-                    poll()
+        while not self.gates[i].acquire(timeout=_POLL_S):
+            poll()
+        with self.mutex:
             self.waiting.pop(i, None)
 
     def step(self, i: int, poll: Callable[[], None]) -> None:
         """Instance ``i`` (the holder) issues an instruction: let the next instance run one, then continue."""
-        with self.cond:
+        with self.mutex:
             if self.holder != i:
                 return
-            self._hand_on(i)
-        if self.holder != i:
+            nxt = self._hand_on(i, running=True)
+        if nxt != i:
             self.acquire(i, poll)
 
     def block(self, i: int, ready: Callable[[], bool]) -> None:
         """Instance ``i`` must wait for others: pass the baton on (``ready`` says when ``i`` can continue)."""
-        with self.cond:
+        with self.mutex:
             self.waiting[i] = ready
             if self.holder == i:
-                self._hand_on(i)
+                self._hand_on(i, running=False)
 
     def finish(self, i: int) -> None:
         """Instance ``i`` is done (or failed): it never runs again."""
-        with self.cond:
+        with self.mutex:
             self.finished.add(i)
             self.waiting.pop(i, None)
             if self.holder == i or self.holder is None:
-                self._hand_on(i)
+                self._hand_on(i, running=False)
 
 
 def abort_poll(
