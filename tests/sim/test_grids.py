@@ -37,6 +37,14 @@ def test_tiles_shape_coordinates_and_clamped_remainder(sess):
     assert np.array_equal(to_array(row.data), to_array(src)[256:300])
 
 
+def test_iterating_a_grid_walks_its_first_dim(sess):
+    grid = nl.tiles(hbm(np.zeros((300, 256), np.float32)), tile_shape=(128, 128))
+    rows = list(grid)
+    assert len(rows) == 3 and rows[2].shape == (2,) and rows[2].element_shape == (44, 256)
+    with pytest.raises(SimulationError, match="out of range"):
+        grid[3, 0]
+
+
 def test_a_gapped_selection_has_no_single_operand(sess):
     grid = nl.tiles(hbm(np.zeros((256, 1024), np.float32)), tile_shape=(128, 256))
     every_other = grid[:, ::2]

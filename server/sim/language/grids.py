@@ -88,6 +88,10 @@ def _shape_tuple(value: object, what: str) -> tuple[int, ...]:
     return value
 
 
+class GridIndexError(SimulationError, IndexError):
+    """A grid coordinate past the grid; also an ``IndexError``, so ``for cell in grid`` stops like a sequence."""
+
+
 class NkiGrid:
     """Base of ``NkiTileGrid`` and ``NkiBlockGrid``: a selection of tiles/blocks over one storage."""
 
@@ -171,7 +175,7 @@ class NkiGrid:
                 j = index_value(k)
                 j += d.n if j < 0 else 0
                 if not 0 <= j < d.n:
-                    raise SimulationError(f"grid index {j} out of range for a grid dim of {d.n}")
+                    raise GridIndexError(f"grid index {j} out of range for a grid dim of {d.n}")
                 dims[i] = replace(d, start=d.cells()[j], count=1, step=1, consumed=True)
         return self._like(tuple(dims))
 
