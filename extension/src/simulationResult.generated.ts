@@ -23,6 +23,11 @@ export interface SimulationResult {
   devicePrints?: string[];
   /** instructions simulated */
   instructions?: number;
+  /**
+   * nki.compiler options the kernel set that the simulation accepted and recorded but does not honour, each with the
+   * reason
+   */
+  ignoredConfig?: string[];
   /** the strict re-run's first read of never-written memory */
   uninitializedRead?: ErrorInfo | null;
   /** tail of what the kernel printed */

@@ -28,8 +28,10 @@ from nki_studio.model.targets import (
 from nki_studio.sim import dropin, dtypes, official
 from nki_studio.sim.context import SimOptions
 from nki_studio.sim.errors import SimulationError
-from nki_studio.sim.launch import JitKernel, KernelRun, LaunchedKernel, run_kernel, unwrap
+from nki_studio.sim.launch import JitKernel, KernelRun, LaunchedKernel, jit_options, run_kernel, unwrap
+from nki_studio.sim.lnc_config import configured_lnc
 from nki_studio.sim.memory import Allocation
+from nki_studio.sim.nki_compiler import ignored_options
 from nki_studio.sim.trace import TraceEvent
 from nki_studio.sim.userframe import SourceLocation
 from nki_studio.sim.versioning import infer_nki_version
@@ -64,6 +66,7 @@ class SimReport:
     trace: list[TraceEvent] = field(default_factory=list)
     inputs_modified: list[int] = field(default_factory=list)  # indices of arguments the kernel wrote
     traced: bool = False
+    ignored_config: list[str] = field(default_factory=list)  # nki.compiler options accepted, not simulated
 
 
 @dataclass
@@ -182,7 +185,7 @@ def _target(target: Target | Generation | str | None, nki_version: NkiVersion | 
     return Target(generation=base.generation, nki_version=version)
 
 
-def _report(run: KernelRun, backend: str, opts: SimOptions) -> SimReport:
+def _report(run: KernelRun, backend: str, opts: SimOptions, ignored_config: list[str]) -> SimReport:
     ctx = run.ctx
     usage: dict[str, RegionUsage] = {}
     for kind in ("sbuf", "psum"):
@@ -207,6 +210,7 @@ def _report(run: KernelRun, backend: str, opts: SimOptions) -> SimReport:
         trace=list(ctx.recorder.events) if ctx.recorder is not None else [],
         inputs_modified=run.inputs_modified,
         traced=ctx.recorder is not None,
+        ignored_config=ignored_config,
     )
 
 
@@ -301,7 +305,7 @@ def simulate(
             opts.target = Target(tgt.generation, version)
         if path is not None and python_subset is not None:  # against the inferred version, not the default
             _reject_python_subset(path, opts.nki_version, python_subset)
-        opts.lnc = lnc or launched or 1
+        opts.lnc = lnc or launched or configured_lnc() or 1
         if opts.lnc not in (1, 2):
             raise SimulationError(f"lnc must be 1 or 2, not {opts.lnc}")
         if rank_args is not None and len(rank_args) != ranks:
@@ -311,11 +315,12 @@ def simulate(
             args,
             kernel_kwargs or {},
             opts,
-            grid=launched is not None or lnc is not None,
+            grid=launched is not None or lnc is not None or configured_lnc() is not None,
             deadline_s=deadline_s,
             rank_args=rank_args,
         )
-    return SimResult(run.output, _report(run, "embedded", opts), run.rank_outputs)
+    report = _report(run, "embedded", opts, ignored_options(jit_options(kernel)))
+    return SimResult(run.output, report, run.rank_outputs)
 
 
 __all__ = [

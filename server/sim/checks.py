@@ -12,7 +12,10 @@ from nki_studio.sim.tensor import NkiTensor
 def tensor_arg(op: str, role: str, value: object) -> NkiTensor:
     """``value`` as an ``NkiTensor``, or an error naming the operand."""
     if not isinstance(value, NkiTensor):
-        raise HardwareLimitError(f"{op} {role} must be a tensor, not {type(value).__name__}")
+        kind = type(value).__name__
+        # nl.tiles/nl.blocks views are not operands (nki-0.7.md §2.6): the API pages pass ``grid.data``.
+        hint = "; pass its .data" if kind in ("NkiTileGrid", "NkiBlockGrid") else ""
+        raise HardwareLimitError(f"{op} {role} must be a tensor, not {kind}{hint}")
     return value
 
 

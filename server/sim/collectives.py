@@ -14,6 +14,7 @@ collectives.md; the 0.7 prepare/trigger pairs run the collective at the trigger.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from nki_studio.sim.isa.enums import NkiInstruction
 from nki_studio.sim.isa.multicore import mailbox
 from nki_studio.sim.scalars import VirtualRegister, index_value
 from nki_studio.sim.tensor import NkiTensor, read
+from nki_studio.sim.unimplemented import module_getattr
 
 _REDUCE_OPS = ("add", "minimum", "maximum")
 
@@ -518,10 +520,17 @@ def all_gather_v_prepare(*args: Any, **kwargs: Any) -> NkiInstruction:
     return _prepare("all_gather_v_prepare", all_gather_v, args, kwargs)
 
 
+# The prepares take exactly their collective's parameters (the API pages): introspection shows those.
+all_to_all_v_prepare.__signature__ = inspect.signature(all_to_all_v)  # type: ignore[attr-defined]
+all_gather_v_prepare.__signature__ = inspect.signature(all_gather_v)  # type: ignore[attr-defined]
+
+
 def all_gather_v_trigger(prepare_instr: object, name: str | None = None) -> NkiInstruction:
     """0.7: second half of ``all_gather_v`` (signature assumed identical to the all-to-all trigger)."""
     return _trigger("all_gather_v_trigger", prepare_instr, "all_gather_v")
 
+
+__getattr__ = module_getattr("ncc", {}, "not a documented nki.collectives name")
 
 __all__ = [
     "ReplicaGroup",

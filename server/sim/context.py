@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from nki_studio.model.targets import NkiVersion, Target
 from nki_studio.sim.errors import ResourceLimitError, SimulationError
 from nki_studio.sim.memory import AllocationBudget, MemoryTracker
+from nki_studio.sim.schedule import abort_poll
 from nki_studio.sim.trace import Operand, TraceEvent
 from nki_studio.sim.userframe import SourceLocation, user_location
 
@@ -327,6 +328,11 @@ def issue(
     ctx = _state.ctx
     if ctx is None:
         raise SimulationError(f"{op} was called outside a simulation (use nki_studio.sim.simulate)")
+    baton = ctx.shared.get("baton")
+    instance = _state.core
+    if baton is not None and instance is not None:  # several instances: one instruction each in turn
+        index = instance.rank * instance.num_cores + instance.core_id  # = position in ctx.cores
+        baton.step(index, abort_poll(ctx.barrier, ctx.options.checkin, op))
     ctx.instructions += 1
     opts = ctx.options
     if opts.checkin is not None:

@@ -27,7 +27,7 @@ from typing import Any
 from nki_studio.model.targets import Generation, Target, generation_from_env
 from nki_studio.sim import dtypes
 from nki_studio.sim.context import SimOptions
-from nki_studio.sim.errors import NotImplementedInSimulator
+from nki_studio.sim.errors import MissingName
 from nki_studio.sim.userframe import is_internal
 from nki_studio.sim.versioning import infer_nki_version
 
@@ -37,6 +37,7 @@ _ALIASES = {
     "nki.isa": "nki_studio.sim.isa",
     "nki.isa.constants": "nki_studio.sim.isa",
     "nki.collectives": "nki_studio.sim.collectives",
+    "nki.compiler": "nki_studio.sim.nki_compiler",
     "nki.dtype": "nki_studio.sim.nki_dtype",
 }
 _LEGACY_ALIASES = {
@@ -63,7 +64,9 @@ def module_or_unimplemented(name: str) -> types.ModuleType:
         def missing(attr: str) -> Any:
             if attr.startswith("__"):
                 raise AttributeError(attr)
-            raise NotImplementedInSimulator(f"{name.rsplit('.', 1)[-1]}.{attr}")
+            raise MissingName(
+                f"{name.rsplit('.', 1)[-1]}.{attr}", "no module for it in the embedded simulator"
+            )
 
         stub.__getattr__ = missing  # type: ignore[method-assign]
         return stub
@@ -90,7 +93,7 @@ def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iter
                     "nki.isa.constants"
                 ]  # `from nki.isa import constants`
             top = sys.modules["nki"]
-            for sub in ("language", "isa", "collectives", "dtype"):
+            for sub in ("language", "isa", "collectives", "compiler", "dtype"):
                 setattr(top, sub, sys.modules[f"nki.{sub}"])
             _defaults.options = options
             yield

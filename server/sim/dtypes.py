@@ -42,6 +42,8 @@ NKI_DTYPES: dict[str, np.dtype[Any]] = {
     "int8": np.dtype(np.int8),
     "int16": np.dtype(np.int16),
     "int32": np.dtype(np.int32),
+    # 0.7: the wide NkiScalar dtype (1x1 sources of nisa.scalar_load, HBM offsets beyond 4 GB; nki-0.7.md §2.4).
+    "int64": np.dtype(np.int64),
     "uint8": np.dtype(np.uint8),
     "uint16": np.dtype(np.uint16),
     "uint32": np.dtype(np.uint32),

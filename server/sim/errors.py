@@ -84,3 +84,11 @@ class KernelError(SimulationError):
     def __init__(self, original: BaseException, *, location: SourceLocation) -> None:
         self.original = original
         super().__init__(f"{type(original).__name__}: {original}", location=location)
+
+
+class MissingName(NotImplementedInSimulator, AttributeError):
+    """A module attribute the embedded simulator does not have.
+
+    Also an ``AttributeError``, so ``hasattr``, ``getattr(m, name, default)`` and ``import a.b.c as x`` (which
+    walks module attributes and falls back to ``sys.modules`` on AttributeError) behave as for any module.
+    """

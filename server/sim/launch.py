@@ -30,7 +30,9 @@ from nki_studio.sim.errors import (
     SimulationError,
     SimulationTimeout,
 )
+from nki_studio.sim.lnc_config import configured_lnc, lnc_mismatch
 from nki_studio.sim.memory import MemoryRegion
+from nki_studio.sim.schedule import Baton, abort_poll
 from nki_studio.sim.tensor import NkiTensor, from_array, to_array
 from nki_studio.sim.userframe import traceback_location
 
@@ -58,7 +60,9 @@ class JitKernel:
             return self.func(*args, **kwargs)  # a kernel calling a kernel: plain call
         from nki_studio.sim.dropin import default_options
 
-        return run_kernel(self.func, args, kwargs, default_options(1, self.func), grid=False).output
+        lnc = configured_lnc()  # NKI 0.7: the degree comes from NEURON_LOGICAL_NC_CONFIG
+        opts = default_options(lnc or 1, self.func)
+        return run_kernel(self.func, args, kwargs, opts, grid=lnc is not None).output
 
     def __repr__(self) -> str:
         return f"<nki.jit kernel {self.func.__name__}>"
@@ -80,13 +84,31 @@ class LaunchedKernel:
         return run_kernel(self.kernel.func, args, kwargs, opts, grid=True).output
 
 
-def jit(fn: Callable[..., Any] | None = None, **options: Any) -> Any:
-    """``@nki.jit`` / ``@nki.jit(...)``: options (mode, platform_target, debug_kernel...) are accepted and kept."""
+def jit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    compile_config: Any = None,
+    specialization_config: Any = None,
+    **options: Any,
+) -> Any:
+    """``@nki.jit`` / ``@nki.jit(...)``: options (0.7 ``compile_config``/``specialization_config``, mode,
+    platform_target, debug_kernel...) are accepted and kept; ``sim.nki_compiler`` reports which are ignored."""
+    if compile_config is not None:
+        options["compile_config"] = compile_config
+    if specialization_config is not None:
+        options["specialization_config"] = specialization_config
     if fn is None:
         return lambda f: JitKernel(f, **options)
     if isinstance(fn, JitKernel):
         return fn
     return JitKernel(fn, **options)
+
+
+def jit_options(kernel: object) -> dict[str, Any]:
+    """The keyword options of ``@nki.jit(...)`` behind a kernel object (empty for a plain function)."""
+    if isinstance(kernel, LaunchedKernel):
+        kernel = kernel.kernel
+    return dict(kernel.options) if isinstance(kernel, JitKernel) else {}
 
 
 def unwrap(kernel: object) -> tuple[Callable[..., Any], int | None]:
@@ -257,6 +279,9 @@ def run_kernel(
     """
     ctx = SimContext(options)
     ctx.shared["launch_grid"] = grid
+    mismatch = lnc_mismatch(getattr(func, "__name__", "kernel"), options.lnc)
+    if mismatch:
+        ctx.warnings.append(mismatch)
     region = MemoryRegion.shared_hbm if options.lnc > 1 else MemoryRegion.private_hbm
     per_rank: list[tuple[list[Any], dict[str, Any]]] = []
     with context.activate(ctx, ctx.cores[0]):
@@ -271,6 +296,8 @@ def run_kernel(
             per_rank.append((w, k))
     watchdog = _Watchdog(deadline_s)
     n = len(ctx.cores)
+    baton = Baton(n) if n > 1 else None  # one instance at a time, in a fixed order (sim.schedule)
+    ctx.shared["baton"] = baton
     results: list[Any] = [None] * n
     errors: list[BaseException | None] = [None] * n
 
@@ -280,9 +307,13 @@ def run_kernel(
             with context.activate(ctx, core):
                 watchdog.enter()
                 try:
+                    if baton is not None:
+                        baton.acquire(index, abort_poll(ctx.barrier, options.checkin, "launch"))
                     r_args, r_kw = per_rank[core.rank]
                     results[index] = func(*r_args, **r_kw)
                 finally:
+                    if baton is not None:
+                        baton.finish(index)
                     watchdog.leave()
         except BaseException as exc:  # reported to the caller below, with the kernel's line
             errors[index] = _translate(exc, deadline_s)

@@ -1,7 +1,7 @@
 """The top-level ``nki`` module seen by kernels run in the embedded simulator (installed by ``dropin``).
 
 ``nki.jit``, ``nki.simulate(kernel)(*arrays)``, ``kernel[lnc]``; submodules ``nki.language``, ``nki.isa``,
-``nki.collectives``. Removed legacy entry points (``baremetal``, ``benchmark``, ``profile``) raise with
+``nki.collectives``, ``nki.compiler``. Removed legacy entry points (``baremetal``, ``benchmark``, ``profile``) raise with
 their replacement, as the SDK does since 2.27/2.28; ``simulate_kernel`` (legacy) still runs the kernel.
 """
 
@@ -10,8 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from nki_studio.sim.errors import NotImplementedInSimulator, SimulationError
+from nki_studio.sim.errors import MissingName, SimulationError
 from nki_studio.sim.launch import JitKernel, LaunchedKernel, jit, run_kernel, unwrap
+from nki_studio.sim.lnc_config import configured_lnc
 
 __all__ = ["JitKernel", "LaunchedKernel", "jit", "simulate", "simulate_kernel"]
 
@@ -19,6 +20,7 @@ _SUBMODULES = {
     "language": "nki_studio.sim.language",
     "isa": "nki_studio.sim.isa",
     "collectives": "nki_studio.sim.collectives",
+    "compiler": "nki_studio.sim.nki_compiler",
     "dtype": "nki_studio.sim.nki_dtype",
     "typing": "nki_studio.sim.nki_typing",  # legacy neuronxcc.nki.typing
 }
@@ -36,8 +38,9 @@ def simulate(kernel: object) -> Any:
     def run(*args: Any, **kwargs: Any) -> Any:
         from nki_studio.sim.dropin import default_options
 
-        opts = default_options(lnc or 1, func)
-        return run_kernel(func, args, kwargs, opts, grid=lnc is not None).output
+        degree = lnc or configured_lnc()  # the bracket, else NEURON_LOGICAL_NC_CONFIG (NKI 0.7)
+        opts = default_options(degree or 1, func)
+        return run_kernel(func, args, kwargs, opts, grid=degree is not None).output
 
     return run
 
@@ -54,4 +57,4 @@ def __getattr__(name: str) -> Any:
         raise SimulationError(f"nki.{name}: {_REMOVED[name]}")
     if name.startswith("__"):
         raise AttributeError(name)
-    raise NotImplementedInSimulator(f"nki.{name}")
+    raise MissingName(f"nki.{name}", "not a documented nki name")

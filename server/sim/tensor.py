@@ -94,7 +94,18 @@ def _dense_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 class NkiTensor(ViewMixin):
     """A view over a storage. Attributes as language.md §5.1: shape, strides, offset, name, dtype, buffer."""
 
-    __slots__ = ("__weakref__", "_data", "_index", "_st", "dtype", "name", "offset", "shape", "strides")
+    __slots__ = (
+        "__weakref__",
+        "_data",
+        "_index",
+        "_indirect",
+        "_st",
+        "dtype",
+        "name",
+        "offset",
+        "shape",
+        "strides",
+    )
 
     def __init__(
         self,
@@ -116,12 +127,20 @@ class NkiTensor(ViewMixin):
         self.offset = int(offset)
         self._index = index
         self.name = storage.name if name is None else name
+        # ``.indirect()`` views keep (base view, index values, num_elem) so an engine can regroup them.
+        self._indirect: tuple[NkiTensor, np.ndarray, int, int] | None = None  # ... and the current group
 
     # ----- attributes -------------------------------------------------------------------------------
     @property
     def buffer(self) -> MemoryRegion:
         """The memory region of the storage."""
         return self._st.region
+
+    @property
+    def data(self) -> NkiTensor:
+        """The tensor itself: the 0.7 API pages write ``t.data`` for any operand, tensor or grid (inferred
+        from the ``nl.NkiTileGrid`` example, which passes ``nl.ndarray(...).data`` to ``nisa.dma_copy``)."""
+        return self
 
     @property
     def ndim(self) -> int:

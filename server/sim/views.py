@@ -516,15 +516,44 @@ class ViewMixin:
     def indirect(self, index: NkiTensor, num_elem: int | None = None) -> NkiTensor:
         """Tensor-indirection view ``(P, num_elem)``: ``[p, i] = self[p, index[i % 16, i // 16]]`` (v4+).
 
-        The group size 16 is the Vector/Scalar/GpSimd one; Tensor-engine operands (group 32) are not
-        distinguished (documented limitation).
+        The group size 16 is the Vector/Scalar/GpSimd one; the Tensor engine regroups the view by 32
+        (:meth:`regrouped`).
         """
         from nki_studio.sim.tensor import read
 
         self._need_strided("indirect")
         idx = read(index, raw=True).astype(np.int64)
         n = idx.size if num_elem is None else int(num_elem)
-        g = _INDIRECT_GROUP
+        # An index shaped for the Tensor engine's 32-offset groups does not fit 16-offset groups: the view
+        # starts grouped by 32 then; each engine regroups it as it reads (``regrouped``).
+        fits = (
+            idx.ndim != 2
+            or not n
+            or (idx.shape[0] >= _INDIRECT_GROUP and n <= _INDIRECT_GROUP * idx.shape[1])
+        )
+        view = self._gathered(idx, n, _INDIRECT_GROUP if fits else 2 * _INDIRECT_GROUP)
+        view._indirect = (cast("NkiTensor", self), idx, n, _INDIRECT_GROUP if fits else 2 * _INDIRECT_GROUP)
+        return view
+
+    def regrouped(self, group: int) -> NkiTensor | None:
+        """This ``.indirect()`` view with offset ``i`` read from ``index[i % group, i // group]`` instead (the
+        Tensor engine's 32-offset groups, isa.md §0.8); None for a view not made by ``.indirect()`` itself."""
+        recipe = getattr(self, "_indirect", None)
+        if recipe is None:
+            return None
+        base, idx, n, current = recipe
+        if current == group:
+            return cast("NkiTensor", self)
+        view = base._gathered(idx, n, group)
+        view._indirect = (base, idx, n, group)
+        return view
+
+    def _gathered(self, idx: np.ndarray, n: int, g: int) -> NkiTensor:
+        if idx.ndim == 2 and n and (idx.shape[0] < g or n > g * idx.shape[1]):
+            raise SimulationError(
+                f"indirect(): an index {list(idx.shape)} read in groups of {g} offsets holds fewer than "
+                f"num_elem={n} (it needs at least {g} partitions and {-(-n // g)} columns)"
+            )
         flat = (
             np.array([idx[i % g, i // g] for i in range(n)], np.int64)
             if idx.ndim == 2

@@ -226,6 +226,8 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
     result["warnings"] = list(sim.warnings)
     result["devicePrints"] = list(sim.report.device_prints)
     result["instructions"] = sim.report.instructions
+    if sim.report.ignored_config:
+        result["ignoredConfig"] = list(sim.report.ignored_config)
     result["peak"] = sim.peak_json()
     outputs = _as_outputs(sim.outputs)
 

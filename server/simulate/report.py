@@ -265,6 +265,7 @@ def format_text(result: Mapping[str, Any]) -> str:
                 f"    line {c['line']:>4}: estimated {format_ns(c['ns']):>10} {c['share']:6.1%} {c['engine']}"
             )
     lines.extend(f"  warning: {w}" for w in result.get("warnings", ()))
+    lines.extend(f"  config: {c}" for c in result.get("ignoredConfig", ()))
     t = result.get("timings") or {}
     split = ", ".join(
         f"{k} {t[k]:.3f}s"

@@ -179,6 +179,11 @@ class SimulationResult(_SimulationResultKeys, total=False):
     peakRssBytes: Annotated[int, "peak resident memory of the worker"]
     devicePrints: Annotated[list[str], "nl.device_print output"]
     instructions: Annotated[int, "instructions simulated"]
+    ignoredConfig: Annotated[
+        list[str],
+        "nki.compiler options the kernel set that the simulation accepted and recorded but does not honour, "
+        "each with the reason",
+    ]
     uninitializedRead: Annotated[ErrorInfo | None, "the strict re-run's first read of never-written memory"]
     output: Annotated[str, "tail of what the kernel printed"]
     uri: Annotated[str, "the document, on nki/simulationResult"]

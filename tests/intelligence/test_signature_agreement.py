@@ -1,11 +1,12 @@
 """The three declarations of the NKI API agree with each other.
 
-* the embedded simulator's functions (``nki_studio.sim.nki_module``, ``.isa``, ``.language``, ``.collectives``;
+* the embedded simulator's functions (``nki_studio.sim.nki_module``, ``.isa``, ``.language``, ``.collectives``,
+  ``.nki_compiler``;
   ``inspect``),
 * the shipped stubs (``server/stubs/nki/**/__init__.pyi``; ``ast``),
 * the value interpreter's parameter lists (``nki_studio.model.api_signatures``).
 
-For every public function of ``nki``, ``nki.isa``, ``nki.language`` and ``nki.collectives``: parameter names (not
+For every public function of ``nki``, ``nki.isa``, ``nki.language``, ``nki.collectives`` and ``nki.compiler``: parameter names (not
 those of ``*args``/``**kwargs``), order, kinds (positional, keyword-only, ``*args``, ``**kwargs``), which are
 required, and the default where both sides state one (the stubs write ``...`` for enum defaults).
 ``api_signatures`` lists only the leading parameters the interpreter binds, so each of its lists must be the start
@@ -27,6 +28,7 @@ from nki_studio.model import api_signatures as sigs
 from nki_studio.sim import collectives as sim_collectives
 from nki_studio.sim import isa as sim_isa
 from nki_studio.sim import language as sim_language
+from nki_studio.sim import nki_compiler as sim_compiler
 from nki_studio.sim import nki_module as sim_nki
 
 STUBS = Path(__file__).resolve().parents[2] / "server" / "stubs" / "nki"
@@ -35,8 +37,9 @@ SIMULATED: dict[str, ModuleType] = {
     "isa": sim_isa,
     "language": sim_language,
     "collectives": sim_collectives,
+    "compiler": sim_compiler,
 }
-STUB_ONLY_MODULES = {"compiler": "NKI 0.7 compile configuration classes (nki-0.7.md): nothing to simulate"}
+STUB_ONLY_MODULES: dict[str, str] = {}
 UNSTATED = object()  # a default the stub leaves as ``...`` or writes as a non-literal expression
 
 # ---- the known, justified differences -----------------------------------------------------------------------
@@ -53,14 +56,6 @@ STUB_ONLY_NAMES: dict[str, dict[str, str]] = {
         "Shape": "typing alias of the stubs",
         "DTypeLike": "typing alias of the stubs: what a dtype= parameter accepts (nl, NumPy scalar type or dtype)",
         "_TileSize": "typing-only class of the stubs' tile_size constant",
-        "NkiGrid": "NKI 0.7 tile/block grids (nki-0.7.md): documented, not simulated yet",
-        "NkiTileGrid": "NKI 0.7 tile/block grids: documented, not simulated yet",
-        "NkiBlockGrid": "NKI 0.7 tile/block grids: documented, not simulated yet",
-        "tiles": "NKI 0.7 tile/block grids: documented, not simulated yet (the simulator says so)",
-        "blocks": "NKI 0.7 tile/block grids: documented, not simulated yet (the simulator says so)",
-        "alloc_tiles": "NKI 0.7 tile/block grids: documented, not simulated yet (the simulator says so)",
-        "alloc_blocks": "NKI 0.7 tile/block grids: documented, not simulated yet (the simulator says so)",
-        "int64": "NKI 0.7 dtype of NkiScalar (nki-0.7.md): documented, not simulated",
     },
 }
 SIM_ONLY_NAMES: dict[str, dict[str, str]] = {
@@ -90,12 +85,7 @@ SIM_EXTRA_PARAMS: dict[tuple[str, str], dict[str, str]] = {
     },
 }
 # Keyword-only parameters of a stub that the simulator's ``**kwargs`` takes (and keeps) without naming them.
-STUB_KEYWORDS_IN_SIM_KWARGS: dict[tuple[str, str], dict[str, str]] = {
-    ("nki", "jit"): {
-        name: "NKI 0.7 jit keyword (nki-0.7.md): kept among the simulator's jit options"
-        for name in ("compile_config", "specialization_config")
-    },
-}
+STUB_KEYWORDS_IN_SIM_KWARGS: dict[tuple[str, str], dict[str, str]] = {}
 # Simulator functions that take ``*args, **kwargs`` and forward them to another one (whose signature counts).
 FORWARDERS: dict[tuple[str, str], str] = {
     ("collectives", "all_to_all_v_prepare"): "all_to_all_v",  # the collective runs at the trigger

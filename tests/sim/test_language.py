@@ -168,6 +168,17 @@ def test_fori_loop_variable_kind_depends_on_version():
             nl.fori_loop(0, 1, lambda i: None)
 
 
+def test_fori_loop_unroll_runs_the_same_iterations_but_needs_compile_time_bounds():
+    with context.session(target=Target(nki_version=NkiVersion(0, 7))):
+        seen = []
+        nl.fori_loop(0, 6, lambda i: seen.append(i.value), step=2, unroll=True)
+        assert seen == [0, 2, 4]
+        with pytest.raises(SimulationError, match="known at compile time"):
+            nl.fori_loop(0, NkiScalar(3, "int32"), lambda i: None, unroll=True)
+        nl.fori_loop(0, NkiScalar(2, "int32"), lambda i: seen.append(i.value))  # a compiled loop takes it
+        assert seen[-2:] == [0, 1]
+
+
 def test_while_loop_runs_until_zero_and_caps_runaway_loops():
     with context.session(while_loop_cap=100):
         count = []
@@ -203,8 +214,15 @@ def test_program_queries_and_tile_size(sess):
 
 
 def test_unknown_and_legacy_names_are_not_implemented_errors():
-    with pytest.raises(NotImplementedInSimulator, match=r"nl\.par_dim"):
-        nl.par_dim  # noqa: B018
+    from nki_studio.sim.language import par_dim  # a legacy name imports ...
+
+    with pytest.raises(NotImplementedInSimulator, match=r"nl\.par_dim.*drop nl.par_dim"):
+        par_dim(128)  # ... and fails where it is used
+    with pytest.raises(NotImplementedInSimulator, match=r"nl\.if_else"):
+        nl.if_else(None, None, None)
+    with pytest.raises(AttributeError, match=r"nl\.no_such_name"):
+        nl.no_such_name  # noqa: B018
+    assert "not implemented" in repr(nl.mgrid)
     assert nl.add.__name__ == "add" and nl.sum.__name__ == "sum"
 
 

@@ -75,6 +75,7 @@ from nki_studio.sim.isa.vector_reduce import (
 )
 from nki_studio.sim.isa.vector_search import max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle
 from nki_studio.sim.scalars import NkiScalar, VirtualRegister
+from nki_studio.sim.unimplemented import module_getattr
 
 __all__ = [
     "NkiInstruction",
@@ -150,18 +151,12 @@ __all__ = [
 ]
 
 
-# Removed or legacy-only ISA names (isa.md §9): using one is reported as "not implemented" with the kernel
-# line instead of a bare AttributeError; any other unknown name stays an AttributeError.
+# Removed or legacy-only ISA names (isa.md §9): they import, and using one is reported as "not implemented" with
+# the kernel line; any other unknown name raises MissingName (an AttributeError).
 _REMOVED = {
     "tensor_copy_dynamic_src": "removed in NKI 0.4.0; use tensor_copy with .ap(scalar_offset=...)",
     "tensor_copy_dynamic_dst": "removed in NKI 0.4.0; use tensor_copy with .ap(scalar_offset=...)",
 }
 
 
-def __getattr__(name: str) -> object:
-    """Removed ISA names raise ``NotImplementedInSimulator`` naming the kernel line."""
-    from nki_studio.sim.errors import NotImplementedInSimulator
-
-    if name in _REMOVED:
-        raise NotImplementedInSimulator(f"nisa.{name}", _REMOVED[name])
-    raise AttributeError(f"module 'nki.isa' has no attribute {name!r}")
+__getattr__ = module_getattr("nisa", _REMOVED, "not a documented nki.isa name")

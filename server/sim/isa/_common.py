@@ -51,9 +51,14 @@ def require_version(op: str, minimum: int, what: str = "") -> None:
         )
 
 
+_TENSOR_ENGINE_OPS = frozenset({"nisa.nc_matmul", "nisa.nc_matmul_mx"})  # regroup by 32 themselves
+
+
 def tensor(op: str, role: str, value: object, allowed: tuple[str, ...] = ON_CHIP) -> NkiTensor:
     """``value`` as a tensor in one of the ``allowed`` regions; on-chip operands are partition-checked."""
     t = checks.tensor_arg(op, role, value)
+    if t._indirect is not None and op not in _TENSOR_ENGINE_OPS:
+        t = t.regrouped(16) or t  # Vector/Scalar/GpSimd read indexes in 16-offset groups (isa.md §0.8)
     checks.buffers(op, role, t, allowed)
     if t.buffer.on_chip:
         checks.partitions(op, role, t)

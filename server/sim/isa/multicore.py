@@ -18,6 +18,7 @@ from nki_studio.sim import checks, context, races
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, dma_engine, engine
+from nki_studio.sim.schedule import Baton, abort_poll
 from nki_studio.sim.tensor import NkiTensor, read
 
 _POLL_S = 0.05
@@ -45,23 +46,28 @@ class Mailbox:
             self.cond.notify_all()
 
     def wait_for(self, keys: Sequence[Hashable], what: str) -> list[Any]:
-        """Block until every key is present; returns their values (left in place)."""
+        """Block until every key is present; returns their values (left in place). A waiting instance passes
+        the launch's baton on (``sim.schedule``) and takes it back before it continues."""
         ctx = context.current()
+        baton: Baton | None = ctx.shared.get("baton")
+        poll = abort_poll(ctx.barrier, ctx.options.checkin, what)
+        me = ctx.cores.index(context.current_core()) if baton is not None else 0
+        blocked = False
         with self.cond:
             while not all(k in self.slots for k in keys):
-                barrier = ctx.barrier
-                if barrier is not None and barrier.broken:
-                    # The launcher reports the other core's failure in preference to this echo.
-                    raise threading.BrokenBarrierError(f"{what}: another core failed while this one waited")
-                checkin = ctx.options.checkin
-                if checkin is not None:
-                    self.cond.release()
-                    try:
-                        checkin()
-                    finally:
-                        self.cond.acquire()
+                if baton is not None and not blocked:
+                    baton.block(me, lambda: all(k in self.slots for k in keys))
+                    blocked = True
+                self.cond.release()
+                try:
+                    poll()
+                finally:
+                    self.cond.acquire()
                 self.cond.wait(_POLL_S)
-            return [self.slots[k] for k in keys]
+            values = [self.slots[k] for k in keys]
+        if baton is not None and blocked:
+            baton.acquire(me, poll)
+        return values
 
     def take(self, key: Hashable, what: str) -> Any:
         """Wait for ``key`` and remove it (single consumer)."""

@@ -87,14 +87,37 @@ def tiling(op: str, tile_position: object, tile_size: object, k: int, m: int, pe
 
 
 def no_indirection(op: str, **operands: NkiTensor) -> None:
-    """Tensor-engine operands gather with 32-offset index groups (isa.md §0.8); the views model the
-    16-offset groups of the other engines only, so an indirect Tensor-engine operand is not simulated."""
+    """Operands of Tensor-engine instructions whose indirection is not simulated (``nc_matmul_mx``: the
+    scale/data pairs must share one index, not modelled)."""
     for role, t in operands.items():
         if t.is_indirect():
             raise NotImplementedInSimulator(
-                f"{op} with an indirect {role}",
-                "Tensor-engine tensor indirection (32-offset groups) is not modelled",
+                f"{op} with an indirect {role}", "tensor indirection on this instruction is not modelled"
             )
+
+
+_INDIRECT_DTYPES = ("float16", "bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn")
+_TENSOR_GROUP = 32  # offsets per index column on the Tensor engine (isa.md §0.8)
+
+
+def tensor_engine_view(op: str, role: str, t: NkiTensor, *, tiled: bool, inputs: bool = True) -> NkiTensor:
+    """An operand as the Tensor engine reads/writes it: an ``.indirect()`` view regrouped to 32-offset index
+    groups (v4+, isa.md §0.8 and §1.1: 16-bit/FP8 inputs only, no tiling); other views unchanged."""
+    if not t.is_indirect():
+        return t
+    c.require_version(op, 4, f"with an indirect {role}")
+    if tiled:
+        raise HardwareLimitError(
+            f"{op}: tensor indirection ({role}) cannot be combined with tile_position/tile_size"
+        )
+    if inputs:
+        c.dtype_in(op, role, t, _INDIRECT_DTYPES)
+    regrouped = t.regrouped(_TENSOR_GROUP)
+    if regrouped is None:
+        raise NotImplementedInSimulator(
+            f"{op} with an indirect {role}", "only a view made by .indirect() itself (not a view of it)"
+        )
+    return regrouped
 
 
 def psum_bank(op: str, dst: NkiTensor) -> None:
@@ -166,7 +189,13 @@ def nc_matmul(
     d = c.tensor(op, "dst", dst, c.PSUM)
     st = c.tensor(op, "stationary", stationary, c.SBUF)
     mv = c.tensor(op, "moving", moving, c.SBUF)
-    no_indirection(op, dst=d, stationary=st, moving=mv)
+    # "incompatible with tiling": tile_position must be (0, 0) or unset (isa.md §1.1)
+    tiled = isinstance(tile_position, (tuple, list)) and any(int(x) for x in tile_position)
+    if is_transpose and mv.is_indirect():
+        raise HardwareLimitError(f"{op}: with is_transpose=True, moving may not use tensor indirection")
+    d = tensor_engine_view(op, "dst", d, tiled=tiled, inputs=False)
+    st = tensor_engine_view(op, "stationary", st, tiled=tiled)
+    mv = tensor_engine_view(op, "moving", mv, tiled=tiled)
     perf = perf_mode.value if isinstance(perf_mode, matmul_perf_mode) else str(perf_mode or "none")
     if perf not in ("none", "double_row"):
         raise HardwareLimitError(f"{op}: perf_mode={perf_mode!r} is not an nisa.matmul_perf_mode member")

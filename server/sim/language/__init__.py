@@ -1,7 +1,7 @@
 """``nki.language`` (``nl``) for the embedded simulator: every public name of language.md §15.
 
-Unknown attributes raise ``NotImplementedInSimulator`` naming the kernel line; legacy ``neuronxcc``-era
-names get a pointer to their replacement (deprecations.md).
+Legacy ``neuronxcc``-era names (and documented names not simulated) import, and raise ``NotImplementedInSimulator``
+with a pointer to their replacement where used (deprecations.md); unknown names raise ``MissingName``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from nki_studio.sim.dtypes import NKI_DTYPES
-from nki_studio.sim.errors import NotImplementedInSimulator
 from nki_studio.sim.language.control import (
     affine_range,
     device_print,
@@ -36,6 +35,15 @@ from nki_studio.sim.language.creation import (
     zeros_like,
 )
 from nki_studio.sim.language.elementwise import FUNCTIONS as _ELEMENTWISE
+from nki_studio.sim.language.grids import (
+    NkiBlockGrid,
+    NkiGrid,
+    NkiTileGrid,
+    alloc_blocks,
+    alloc_tiles,
+    blocks,
+    tiles,
+)
 from nki_studio.sim.language.movement import (
     broadcast_to,
     copy,
@@ -54,6 +62,7 @@ from nki_studio.sim.language.reductions import rms_norm, softmax
 from nki_studio.sim.language.tile_size import tile_size
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.tensor import DynSlice, NkiTensor, ds
+from nki_studio.sim.unimplemented import module_getattr
 
 
 def _nki_object_init(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -137,25 +146,24 @@ _LEGACY = {
     "atomic_rmw": "use nisa.dma_compute",
     "all_reduce": "use nki.collectives.all_reduce",
     "fp32": "use nl.float32",
-    "tiles": "NKI 0.7 tile grids are not simulated yet",
-    "blocks": "NKI 0.7 block grids are not simulated yet",
-    "alloc_tiles": "NKI 0.7 tile grids are not simulated yet",
-    "alloc_blocks": "NKI 0.7 block grids are not simulated yet",
+    # Newest docs only (control-flow page of 2026-11-13, after Neuron 2.33.1): no signature could be retrieved.
+    "if_else": "the compiled conditional of the newest NKI docs; its signature is not documented for NKI 0.7",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise NotImplementedInSimulator(f"nl.{name}", _LEGACY.get(name, "not a documented nki.language name"))
+__getattr__ = module_getattr("nl", _LEGACY, "not a documented nki.language name")
 
 
 __all__ = [
     "DynSlice",
     "MemoryRegion",
     "NKIObject",
+    "NkiBlockGrid",
+    "NkiGrid",
     "NkiTensor",
+    "NkiTileGrid",
     "affine_range",
+    "alloc_blocks",
+    "alloc_tiles",
+    "blocks",
     "broadcast_to",
     "copy",
     "device_print",
@@ -195,6 +203,7 @@ __all__ = [
     "static_range",
     "store",
     "tile_size",
+    "tiles",
     "transpose",
     "where",
     "while_loop",

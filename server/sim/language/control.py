@@ -74,10 +74,20 @@ def dynamic_range(start: object, stop: object = None, step: int = 1) -> Iterator
         yield VirtualRegister(i, frozen=True)
 
 
-def fori_loop(lower: object, upper: object, body_fun: Callable[[object], object], step: int = 1) -> None:
-    """Run ``body_fun(i)`` for ``i`` in ``range(lower, upper, step)``; the body must return None."""
+def fori_loop(
+    lower: object, upper: object, body_fun: Callable[[object], object], step: int = 1, *, unroll: bool = False
+) -> None:
+    """Run ``body_fun(i)`` for ``i`` in ``range(lower, upper, step)``; the body must return None.
+
+    ``unroll=True`` (the ``latest`` control-flow page, 2026-11-13: traced once, unrolled by the compiler) needs
+    bounds known at compile time; the simulated values are the same either way.
+    """
     ctx = context.current()
     _check_reorder("nl.fori_loop")
+    if unroll and any(isinstance(b, (VirtualRegister, NkiScalar)) for b in (lower, upper)):
+        raise SimulationError(
+            "nl.fori_loop(unroll=True): the bounds must be known at compile time, not runtime registers/scalars"
+        )
     lo, hi = _bound(lower, "nl.fori_loop"), _bound(upper, "nl.fori_loop")
     st = _step(step, "nl.fori_loop")
     use_register = (

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 from nki_studio.sim import context, dtypes
-from nki_studio.sim.errors import HardwareLimitError, SimulationError
+from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator, SimulationError
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.tensor import NkiTensor, allocate, read, write
 
@@ -70,15 +71,24 @@ def zeros_like(x: NkiTensor, dtype: object = None, buffer: object = None, name: 
 
 
 def empty_like(
-    x: NkiTensor,
+    x: object,
     dtype: object = None,
     buffer: object = None,
     name: str = "",
     *,
     transpose_axes: object = None,
     address: object = None,
-) -> NkiTensor:
-    """Uninitialised tensor like ``x`` (dtype and buffer default to ``x``'s)."""
+) -> Any:
+    """Uninitialised tensor like ``x`` (dtype and buffer default to ``x``'s); a tile/block grid gives a grid
+    over fresh storage (nki-0.7.md §2.6)."""
+    from nki_studio.sim.language.grids import NkiGrid, empty_like_grid
+
+    if isinstance(x, NkiGrid):
+        if transpose_axes is not None:
+            raise NotImplementedInSimulator("nl.empty_like(grid, transpose_axes=...)", "only for tensors")
+        return empty_like_grid(x, dtype, buffer, name, address)
+    if not isinstance(x, NkiTensor):
+        raise SimulationError(f"nl.empty_like: x must be a tensor or a tile/block grid, not {x!r}")
     shape = x.shape
     if transpose_axes is not None:
         order = tuple(int(a) for a in transpose_axes)  # type: ignore[attr-defined]

@@ -100,9 +100,10 @@ def test_single_rank_all_reduce_is_identity_and_missing_ranks_error(sim):
 
 
 def _lnc2_all_reduce():
+    # per-core buffers: the n-th shared_hbm allocation of both cores is one tensor (a race between them)
     core = nl.program_id(0)
-    src = tile(np.full((1, 2), 10.0 * core + ncc.rank_id().sim_value()), np.float32, HBM)
-    dst = new((1, 2), np.float32, HBM)
+    src = tile(np.full((1, 2), 10.0 * core + ncc.rank_id().sim_value()), np.float32, nl.private_hbm)
+    dst = new((1, 2), np.float32, nl.private_hbm)
     ncc.all_reduce([src], [dst], ncc.ReplicaGroup([[0, 1]]), op=nl.add)
     return raw(dst)
 

@@ -50,11 +50,15 @@ def test_target_queries(trn3):
     assert nisa.get_nc_sub_version() == 0
 
 
-def test_removed_names_raise_not_implemented(sim):
-    with pytest.raises(NotImplementedInSimulator, match="tensor_copy_dynamic_src"):
-        nisa.tensor_copy_dynamic_src  # noqa: B018
+def test_removed_names_raise_not_implemented_where_used(sim):
+    removed = nisa.tensor_copy_dynamic_src  # importing a removed name works ...
+    with pytest.raises(NotImplementedInSimulator, match=r"tensor_copy_dynamic_src.*removed in NKI 0\.4\.0"):
+        removed(dst=None, src=None)  # ... using it does not
     with pytest.raises(AttributeError):
         nisa.no_such_instruction  # noqa: B018
+    with pytest.raises(NotImplementedInSimulator, match=r"not a documented nki\.isa name"):
+        nisa.no_such_instruction  # noqa: B018
+    assert not hasattr(nisa, "no_such_instruction") and getattr(nisa, "no_such", None) is None
     with pytest.raises(NotImplementedInSimulator, match="rand_get_state"):
         nisa.rand_get_state(new((1, 6), np.uint32))
 

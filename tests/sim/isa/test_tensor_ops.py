@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from isa_tiles import PSUM, new, raw, tile, val
 from nki_studio.sim import isa as nisa
-from nki_studio.sim.errors import HardwareLimitError
+from nki_studio.sim.errors import HardwareLimitError, SimulationError
 
 RNG = np.random.default_rng(0)
 BF16 = ml_dtypes.bfloat16
@@ -137,13 +137,32 @@ def test_nc_transpose_engines(sim):
         nisa.nc_transpose(new((64, 128), BF16, PSUM), tile(x))
 
 
-def test_indirect_tensor_engine_operands_are_not_simulated(trn3):
-    from nki_studio.sim.errors import NotImplementedInSimulator
+def test_indirect_matmul_operands_gather_columns_in_groups_of_32(trn3):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    data = tile(x, BF16)
+    xb = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    offsets = rng.permutation(64)[:48]  # offset i sits at index[i % 32, i // 32] on the Tensor engine
+    index_values = np.zeros((32, 2), np.int32)
+    for i, off in enumerate(offsets):
+        index_values[i % 32, i // 32] = off
+    index = tile(index_values, np.int32)
+    out = new((16, 48), buffer=PSUM)
+    stationary = tile(x[:, :16], BF16)
+    nisa.nc_matmul(out, stationary, data.indirect(index, 48))
+    expected = xb[:, :16].T @ xb[:, offsets]
+    np.testing.assert_allclose(val(out), expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(HardwareLimitError, match="tile_position"):
+        nisa.nc_matmul(out, stationary, data.indirect(index, 48), tile_position=(32, 0), tile_size=(32, 128))
+    with pytest.raises(HardwareLimitError, match="bfloat16"):
+        nisa.nc_matmul(out, tile(x[:, :16]), tile(x).indirect(index, 48))  # float32 input
 
+
+def test_indirect_matmul_needs_neuroncore_v4(sim):
     data = tile(np.ones((32, 64), np.float32), BF16)
-    index = tile(np.arange(32 * 4).reshape(32, 4) % 64, np.int32)
-    with pytest.raises(NotImplementedInSimulator, match="indirect moving"):
-        nisa.nc_matmul(new((32, 64), buffer=PSUM), data, data.indirect(index, 64))
+    index = tile(np.zeros((32, 2), np.int32), np.int32)
+    with pytest.raises(HardwareLimitError, match="NeuronCore-v4"):
+        nisa.nc_matmul(new((16, 48), buffer=PSUM), tile(np.ones((32, 16)), BF16), data.indirect(index, 48))
 
 
 def test_matmul_dst_must_stay_in_one_psum_bank_before_trn3(sim):
@@ -152,3 +171,18 @@ def test_matmul_dst_must_stay_in_one_psum_bank_before_trn3(sim):
     nisa.nc_matmul(acc[:, 512:1024], s, m)
     with pytest.raises(HardwareLimitError, match="crosses a 2048-byte PSUM bank boundary"):
         nisa.nc_matmul(acc[:, 256:768], s, m)
+
+
+def test_vector_engine_reads_the_same_indirect_view_in_groups_of_16(trn3):
+    x = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
+    data = tile(x, BF16)
+    index_values = np.zeros((32, 2), np.int32)
+    offsets = np.arange(32)[::-1] + 5
+    for i, off in enumerate(offsets):
+        index_values[i % 16, i // 16] = off
+    out = new((32, 32))
+    nisa.tensor_copy(dst=out, src=data.indirect(tile(index_values, np.int32), 32))
+    np.testing.assert_array_equal(val(out), x.astype(ml_dtypes.bfloat16).astype(np.float32)[:, offsets])
+    tensor_shaped = data.indirect(tile(np.zeros((32, 2), np.int32), np.int32), 48)  # 48 > 16 x 2 offsets
+    with pytest.raises(SimulationError, match="groups of 16"):
+        nisa.tensor_copy(dst=new((32, 48)), src=tensor_shaped)

@@ -1,13 +1,31 @@
 """``nki.compiler``: per-kernel compiler configuration, passed to ``@nki.jit(compile_config=..., specialization_config=...)``.
 
-0.7 only. Stubs written by nki-studio from its reference notes; the members of ``AddressRotation`` are not documented.
+0.7 only. Stubs written by nki-studio from its reference notes (``AddressRotation`` members: the ``latest`` API page).
 """
 
-class AddressRotation:
-    """Whether the backend may rotate a memory location's address (members undocumented)."""
+from enum import Enum
+
+class AddressRotation(Enum):
+    """Whether the backend may rotate a memory location's address for a better layout."""
+
+    AUTO = ...
+    """Decide per memory location: fixed addresses are not rotated, backend-allocated ones may be."""
+    ENABLE = ...
+    DISABLE = ...
 
 class CompileConfig:
     """Compiler switches of one kernel (0.7)."""
+
+    def __init__(
+        self,
+        *,
+        address_rotation: AddressRotation = ...,
+        non_ssa_legalization: bool = ...,
+        dead_code_elim: bool = ...,
+        barrier_check: bool = ...,
+        prefetch_auto: bool = ...,
+        nki_alloc_fallback: bool = ...,
+    ) -> None: ...
 
     address_rotation: AddressRotation
     non_ssa_legalization: bool
@@ -21,6 +39,8 @@ class CompileConfig:
 
 class SpecializationConfig:
     """Specialisation switches of one kernel (0.7)."""
+
+    def __init__(self, *, allow_nested_config_override: bool = ...) -> None: ...
 
     allow_nested_config_override: bool
     """A nested ``@nki.jit`` kernel with a different config warns and is inlined under the top-level config."""

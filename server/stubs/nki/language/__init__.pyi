@@ -551,12 +551,14 @@ def static_range(start: int, stop: int | None = None, step: int = 1) -> Iterator
 def dynamic_range(start: Any, stop: Any = None, step: int = 1) -> Iterator[Any]:
     """On-device loop (body emitted once). Deprecated in 0.6.0, **removed in 0.7**: use ``nl.fori_loop``."""
 
-def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any], None], step: int = 1) -> None:
+def fori_loop(
+    lower: Any, upper: Any, body_fun: Callable[[Any], None], step: int = 1, *, unroll: bool = False
+) -> None:
     """Run ``body_fun(i)`` on device for ``i in range(lower, upper, step)`` (new in 0.6.0).
 
     Bounds: int or ``VirtualRegister`` (0.7 also ``NkiScalar``, 32-bit only); ``step`` a positive compile-time int.
     0.6: ``i`` is a read-only register (no Python arithmetic); 0.7: an ``NkiScalar`` allowing ``i * 4 + 1``.
-    Not allowed inside ``no_reorder``.
+    Not allowed inside ``no_reorder``. ``unroll=True`` (newest docs): unrolled by the compiler, compile-time bounds.
     """
 
 def while_loop(init: Any, body_fun: Callable[[Any], Any]) -> None:

@@ -1,0 +1,63 @@
+"""``nki.compiler`` (NKI 0.7): configuration objects import, are recorded, and the result says what was ignored."""
+
+import numpy as np
+from nki_studio.sim import api
+from nki_studio.sim.nki_compiler import AddressRotation, CompileConfig, SpecializationConfig, ignored_options
+
+KERNEL = """
+import nki
+import nki.language as nl
+from nki.compiler import AddressRotation, CompileConfig, SpecializationConfig
+import nki.compiler as ncomp
+
+
+@nki.jit(
+    compile_config=CompileConfig(barrier_check=True, address_rotation=AddressRotation.DISABLE),
+    specialization_config=ncomp.SpecializationConfig(allow_nested_config_override=True),
+)
+def scaled(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.multiply(nl.load(a), 3.0))
+    return out
+
+
+@nki.jit
+def plain(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.load(a))
+    return out
+"""
+
+
+def test_configs_keep_what_was_set_and_leave_the_rest_unset():
+    config = CompileConfig(prefetch_auto=True)
+    assert config.prefetch_auto is True and config.dead_code_elim is ...
+    assert config.given() == {"prefetch_auto": True}
+    assert SpecializationConfig().given() == {}
+    assert {m.name for m in AddressRotation} == {"AUTO", "ENABLE", "DISABLE"}
+
+
+def test_every_option_set_is_reported_with_a_reason(monkeypatch):
+    monkeypatch.delenv("NKI_PREFETCH_RING_SIZE", raising=False)
+    notes = ignored_options(
+        {"compile_config": CompileConfig(dead_code_elim=False, opt_level=2), "specialization_config": None}
+    )
+    assert notes[0].startswith("CompileConfig.dead_code_elim=False: ignored (")
+    assert notes[1] == "CompileConfig.opt_level=2: not an NKI 0.7 option; ignored"
+    monkeypatch.setenv("NKI_PREFETCH_RING_SIZE", "4")
+    assert "mutually exclusive" in ignored_options({"compile_config": CompileConfig(prefetch_auto=True)})[-1]
+    assert ignored_options({}) == []
+
+
+def test_a_configured_kernel_runs_and_the_result_lists_the_ignored_options(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL)
+    x = np.arange(128 * 4, dtype=np.float32).reshape(128, 4)
+    result = api.simulate(str(path), x, kernel_name="scaled")
+    assert np.array_equal(result.output, 3 * x)
+    assert [n.split(": ")[0] for n in result.report.ignored_config] == [
+        "CompileConfig.address_rotation=AddressRotation.DISABLE",
+        "CompileConfig.barrier_check=True",
+        "SpecializationConfig.allow_nested_config_override=True",
+    ]
+    assert api.simulate(str(path), x, kernel_name="plain").report.ignored_config == []
