@@ -17,11 +17,41 @@ from nki_studio.nkilint.rule import Basis, Example, rule
 V02, V03, V04, V06, V07 = (NkiVersion(0, m) for m in (2, 3, 4, 6, 7))
 
 
+# Device loops whose body function receives a register: canonical API -> position of the body (keyword body_fun).
+_LOOP_BODY_ARGUMENT = {"nki.language.fori_loop": 2, "nki.language.while_loop": 1}
+
+
+def loop_bodies(ctx: LintContext) -> dict[str, str]:
+    """Names of the functions passed as the body of ``nl.fori_loop``/``nl.while_loop`` in kernel code, with the
+    canonical loop API (their first parameter is the loop's register; computed once per file)."""
+    memo: dict[str, str] | None = ctx.memo.get("loop_bodies")
+    if memo is None:
+        memo = {}
+        for api, position in _LOOP_BODY_ARGUMENT.items():
+            for call in ctx.kernel_calls_to(api):
+                body = (
+                    call.args[position]
+                    if len(call.args) > position
+                    else next((kw.value for kw in call.keywords if kw.arg == "body_fun"), None)
+                )
+                if isinstance(body, ast.Name):
+                    memo.setdefault(body.id, api)
+        ctx.memo["loop_bodies"] = memo
+    return memo
+
+
 def kinds(ctx: LintContext, func: FunctionInfo) -> FunctionKinds:
-    """Definite tensor/register names of a kernel-code function (computed once per file)."""
+    """Definite tensor/register/grid names of a kernel-code function (computed once per file); the first
+    parameter of a device-loop body is its register."""
     memo: dict[int, FunctionKinds] = ctx.memo.setdefault("kinds", {})
     if id(func.node) not in memo:
-        memo[id(func.node)] = classify(func.node, ctx.aliases, nodes=own_nodes(ctx, func))
+        params = func.node.args.args
+        registers = (
+            frozenset({params[0].arg}) if params and func.node.name in loop_bodies(ctx) else frozenset()
+        )
+        memo[id(func.node)] = classify(
+            func.node, ctx.aliases, nodes=own_nodes(ctx, func), register_params=registers
+        )
     return memo[id(func.node)]
 
 
@@ -205,3 +235,35 @@ def nl_alias_for(ctx: LintContext, func: ast.expr) -> str | None:
         return ctx.text(func.value)
     aliases = ctx.aliases.locals_for("nki.language")
     return aliases[0] if aliases else None
+
+
+# Loop constructs and the keywords of their bound parameters, in order (lower/start, upper/stop); the step is
+# checked by NKI126 for the device loops. ``range`` is the builtin; the static ``nl`` iterators behave as it
+# (language.md §9, nki-0.7.md §2.2).
+_DEVICE_LOOPS = {
+    "nki.language.fori_loop": ("lower", "upper"),
+    "nki.language.dynamic_range": ("start", "stop"),
+}
+PYTHON_RANGES = frozenset(
+    {"nki.language.affine_range", "nki.language.sequential_range", "nki.language.static_range"}
+)
+
+
+def loop_kind(ctx: LintContext, call: ast.Call) -> str | None:
+    """``"range"`` for the builtin, else the canonical name of an ``nl`` loop (static iterator, ``fori_loop``,
+    ``dynamic_range``); None for any other call."""
+    if isinstance(call.func, ast.Name) and call.func.id == "range":
+        return "range"
+    name = ctx.aliases.canonical(call.func)
+    return name if name in PYTHON_RANGES or name in _DEVICE_LOOPS else None
+
+
+def loop_bound_args(call: ast.Call, kind: str) -> list[ast.expr]:
+    """The bound arguments of a loop call of ``kind`` (:func:`loop_kind`): every argument of a Python range
+    (start, stop, step), the lower/upper bounds of a device loop."""
+    if kind not in _DEVICE_LOOPS:
+        return [a for a in call.args if not isinstance(a, ast.Starred)]
+    keywords = _DEVICE_LOOPS[kind]
+    out = [a for a in call.args[:2] if not isinstance(a, ast.Starred)]
+    out += [kw.value for kw in call.keywords if kw.arg in keywords[len(call.args[:2]) :]]
+    return out

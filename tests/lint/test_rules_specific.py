@@ -181,3 +181,58 @@ def test_simulate_kernel_fix() -> None:
     text = "import nki\n\n\ndef run(k, a, b):\n    return nki.simulate_kernel(k, a, b=b)\n"
     (f,) = only("NKI209", text)
     assert apply_fix(text, f.fix).endswith("return nki.simulate(k)(a, b=b)\n")  # type: ignore[arg-type]
+
+
+REGISTERS = HEAD + (
+    "@nki.jit\ndef k(x, c):\n    n = nisa.scalar_load(c)\n"  # line 8
+    "    while n > 0:\n        pass\n"  # 9
+    "    assert n != 3\n"  # 11
+    "    y = bool(n - 1)\n"  # 12
+    "    m = x.shape[0] if x.shape[0] > 1 else 2\n"  # 13: Python values, not registers
+    "    def body(i):\n        j = i * 2\n        if j:\n            pass\n"  # 14-17
+    "        if not -i:\n            pass\n"  # 18-19
+    "        if x.shape[0] > 0:\n            pass\n"  # 20-21
+    "    nl.fori_loop(0, n, body)\n"  # 22
+    "    def again(r):\n        if r == 1:\n            pass\n        return r\n"  # 23-26
+    "    nl.while_loop(n, again)\n    return x\n"
+)
+
+
+def test_register_comparisons_arithmetic_and_loop_parameters() -> None:
+    found = only("NKI112", REGISTERS)
+    assert [(f.span.line, f.span.column) for f in found] == [
+        (9, 11),
+        (11, 12),
+        (12, 14),
+        (16, 12),
+        (18, 16),
+        (24, 12),
+    ]
+    assert "comparison is traced" in found[0].message and "cannot use its value" in found[2].message
+    # A function that is not passed to a device loop gets no register parameter.
+    plain = only("NKI112", REGISTERS.replace("nl.fori_loop(0, n, body)", "body(1)"))
+    assert [f.span.line for f in plain] == [9, 11, 12, 24]
+
+
+def test_register_comparison_in_06_dynamic_range_loop() -> None:
+    text = HEAD + (
+        "@nki.jit\ndef k(x, n):\n    for i in nl.dynamic_range(n):\n        if i > 0 and n:\n"
+        "            pass\n    return x\n"
+    )
+    (f,) = only("NKI112", text, "0.6")
+    assert (f.span.line, f.severity) == (9, Severity.ERROR) and "`i > 0`" in f.message
+
+
+def test_register_range_bound_fix_and_version() -> None:
+    text = HEAD + (
+        "@nki.jit\ndef k(x, c):\n    n = nisa.register_alloc()\n    nisa.register_load(n, c)\n"
+        "    for j in nl.sequential_range(1, n * 2, 2):\n        nisa.dma_copy(dst=x, src=x)\n"
+        "    for q in range(4, n):\n        last = q\n    return last\n"
+    )
+    first, second = only("NKI127", text)
+    assert first.fix is not None and second.fix is None  # `last` is used after the loop: no safe rewrite
+    fixed = apply_fix(text, first.fix)
+    assert parses(fixed) and "nl.fori_loop(1, n * 2, _j_body, 2)" in fixed
+    assert len(only("NKI127", fixed)) == 1
+    assert [f.fix for f in only("NKI127", text, "0.5")] == [None, None]  # no fori_loop before 0.6
+    assert "nl.dynamic_range" in only("NKI127", text, "0.5")[0].message

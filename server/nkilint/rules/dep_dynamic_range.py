@@ -5,30 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from nki_studio.core.findings import Finding, Fix, Severity
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.loop_rewrite import loop_to_function_fix
+from nki_studio.nkilint.loop_rewrite import range_to_fori_fix
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V06, V07, nl_alias_for, resolved_refs
-
-
-def _fori_args(ctx: LintContext, call: ast.Call) -> list[str] | None:
-    if call.keywords or not 1 <= len(call.args) <= 3 or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    args = [ctx.text(a) for a in call.args]
-    return ["0", args[0]] if len(args) == 1 else args
-
-
-def _fix(ctx: LintContext, loop: ast.For, call: ast.Call) -> Fix | None:
-    args = _fori_args(ctx, call)
-    nl = nl_alias_for(ctx, call.func)
-    if args is None or nl is None or not isinstance(loop.target, ast.Name):
-        return None
-    step = f", {args[2]}" if len(args) == 3 else ""
-    template = f"{nl}.fori_loop({args[0]}, {args[1]}, {{body}}{step})"
-    return loop_to_function_fix(
-        ctx, loop, loop.target.id, template, "Convert to nl.fori_loop (body becomes a function)"
-    )
+from nki_studio.nkilint.ruleutil import V06, V07, resolved_refs
 
 
 @rule(
@@ -66,7 +47,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         fix = None
         where: ast.AST = node
         if isinstance(call, ast.Call) and isinstance(loop, ast.For) and loop.iter is call:
-            fix = _fix(ctx, loop, call)
+            fix = range_to_fori_fix(ctx, loop, call)
             where = call
         yield ctx.report(
             where,
