@@ -236,3 +236,32 @@ def test_register_range_bound_fix_and_version() -> None:
     assert len(only("NKI127", fixed)) == 1
     assert [f.fix for f in only("NKI127", text, "0.5")] == [None, None]  # no fori_loop before 0.6
     assert "nl.dynamic_range" in only("NKI127", text, "0.5")[0].message
+
+
+def test_grid_operands_selections_lists_and_data() -> None:
+    text = HEAD.replace("\n\n\n", "\nimport nki.collectives as ncc\n\n\n") + (
+        "@nki.jit\ndef k(x, rg):\n"  # 8
+        "    out = nl.ndarray((512, 1024), dtype=x.dtype, buffer=nl.shared_hbm)\n"
+        "    g = nl.alloc_tiles(tile_shape=(128, 512), element_shape=(512, 1024), buffer=nl.sbuf, dtype=x.dtype)\n"
+        "    b = nl.blocks(x, tile_shape=(128, 512), block_shape=(2, 2))\n"  # 11
+        "    e = nl.empty_like(g)\n"  # a grid keeps its type
+        "    inner = nl.tiles(b[0, 0])\n"  # grids are fine where a grid is taken
+        "    for i in range(g.shape[0]):\n"
+        "        cell = g[i, 0]\n"
+        "        nisa.dma_copy(dst=cell, src=x)\n"  # 16
+        "        nisa.dma_copy(dst=e[i, 0].data, src=inner[0, 0])\n"  # 17
+        "        y = nl.exp(cell.data)\n"
+        "    ncc.all_gather(srcs=[g], dsts=[out], replica_group=rg, collective_dim=0)\n"  # 19
+        "    return out\n"
+    )
+    found = only("NKI507", text)
+    assert [(f.span.line, f.fix.edits[0].new_text if f.fix else None) for f in found] == [
+        (16, "cell.data"),
+        (17, "inner[0, 0].data"),
+        (19, "g.data"),
+    ]
+    fixed = text
+    for f in reversed(found):
+        fixed = apply_fix(fixed, f.fix)  # type: ignore[arg-type]
+    assert only("NKI507", fixed) == []
+    assert only("NKI507", text, "0.6") == []
