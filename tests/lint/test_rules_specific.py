@@ -265,3 +265,31 @@ def test_grid_operands_selections_lists_and_data() -> None:
         fixed = apply_fix(fixed, f.fix)  # type: ignore[arg-type]
     assert only("NKI507", fixed) == []
     assert only("NKI507", text, "0.6") == []
+
+
+def test_collective_prepare_trigger_pairing() -> None:
+    text = "import nki\nimport nki.collectives as ncc\nimport nki.language as nl\n\n\n" + (
+        "@nki.jit\ndef k(src, dst, meta, rg, n):\n"  # 6-7
+        "    a = ncc.all_to_all_v_prepare([src], [dst], rg, meta)\n"
+        "    b = ncc.all_gather_v_prepare([src], [dst], rg, meta)\n"  # 9: a still waits
+        "    ncc.all_to_all_v_trigger(a)\n    ncc.all_gather_v_trigger(b)\n"
+        "    ncc.all_gather_v_trigger(b)\n"  # 12: second trigger
+        "    ncc.all_to_all_v_prepare([src], [dst], rg, meta)\n"  # 13: discarded
+        "    c = ncc.all_gather_v_prepare([src], [dst], rg, meta)\n"  # 14: the discarded one holds the slot
+        "    for i in range(n):\n        ncc.all_gather_v_trigger(c)\n"  # 16: different loops
+        "    for i in range(n):\n        d = ncc.all_to_all_v_prepare([src], [dst], rg, meta)\n"
+        "        ncc.all_to_all_v_trigger(d)\n"  # fine: same loop body
+        "    ncc.all_to_all_v_trigger(ncc.all_to_all_v_prepare([src], [dst], rg, meta))\n"  # fine
+        "    ncc.all_to_all_v_trigger(ncc.all_gather_v_prepare([src], [dst], rg, meta))\n"  # 21: wrong kind
+        "    e = ncc.all_gather_v_prepare([src], [dst], rg, meta)\n"  # 22: never triggered
+        "    f = ncc.all_to_all_v_prepare([src], [dst], rg, meta)\n"  # 23: e waits; f is handed on
+        "    return f\n"
+    )
+    found = only("NKI508", text)
+    assert [f.span.line for f in found] == [9, 12, 13, 14, 16, 21, 22, 23]
+    wrong = found[5]
+    assert wrong.fix is not None and "ncc.all_gather_v_trigger(ncc.all_gather_v_prepare" in apply_fix(
+        text, wrong.fix
+    )
+    assert found[0].related and found[0].related[0].span.line == 8
+    assert only("NKI508", text, "0.6") == []
