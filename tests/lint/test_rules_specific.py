@@ -293,3 +293,44 @@ def test_collective_prepare_trigger_pairing() -> None:
     )
     assert found[0].related and found[0].related[0].span.line == 8
     assert only("NKI508", text, "0.6") == []
+
+
+def test_float_loop_bounds_and_fixes() -> None:
+    text = HEAD + (
+        "@nki.jit\ndef k(x, n, m):\n    half = n / 2\n    q = n // 2\n"  # 6-9
+        "    for i in range(half):\n        pass\n"  # 10: a name only ever a float
+        "    for i in nl.affine_range(4.0):\n        pass\n"  # 12
+        "    for i in range(0, (n + 1) / 2 + 1, 1):\n        pass\n"  # 14
+        "    def body(i):\n        pass\n"
+        "    nl.fori_loop(0, float(n), body)\n"  # 18
+        "    nl.fori_loop(0, upper=m / 2, body_fun=body)\n"  # 19
+        "    for i in range(q):\n        pass\n"  # int: fine
+        "    for i in range(m * 1.5):\n        pass\n"  # 22
+        "    return x\n"
+    )
+    found = only("NKI128", text)
+    assert [f.span.line for f in found] == [10, 12, 14, 18, 19, 22]
+    assert [f.fix is not None for f in found] == [False, True, True, False, True, False]
+    fixed = text
+    for f in reversed(found):
+        if f.fix is not None:
+            fixed = apply_fix(fixed, f.fix)
+    assert (
+        "nl.affine_range(4)" in fixed and "range(0, (n + 1) // 2 + 1, 1)" in fixed and "upper=m // 2" in fixed
+    )
+    assert [f.span.line for f in only("NKI128", fixed)] == [10, 18, 22]
+
+
+def test_int64_fori_bound() -> None:
+    text = HEAD + (
+        "@nki.jit\ndef k(x, c):\n"
+        "    t64 = nl.ndarray((1, 1), dtype=nl.int64, buffer=nl.sbuf)\n"
+        "    t32 = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)\n"
+        "    big = nisa.scalar_load(t64)\n    small = nisa.scalar_load(src=t32)\n"  # 10-11
+        "    def body(i):\n        pass\n"
+        "    nl.fori_loop(0, big * 2 + 1, body)\n"  # 14
+        "    nl.fori_loop(small, small + 4, body)\n"  # 15: int32, fine
+        "    big = small\n    nl.fori_loop(0, big, body)\n"  # 17: rebound to an int32 scalar
+        "    return x\n"
+    )
+    assert [f.span.line for f in only("NKI129", text)] == [14]
