@@ -334,3 +334,31 @@ def test_int64_fori_bound() -> None:
         "    return x\n"
     )
     assert [f.span.line for f in only("NKI129", text)] == [14]
+
+
+def test_user_class_equality_classes_and_comparisons() -> None:
+    text = (
+        "import dataclasses\nfrom dataclasses import dataclass\nfrom typing import NamedTuple\n\n"
+        "import nki\nimport nki.language as nl\n\n\n"
+        "class Plain:\n    pass\n\n\nclass Child(Plain):\n    pass\n\n\n"  # 9, 13: identity ==
+        "class WithEq(nl.NKIObject):\n    def __eq__(self, other):\n        return True\n\n\n"  # 17
+        "class InheritsEq(WithEq):\n    pass\n\n\n"  # 22
+        "@dataclass\nclass Data:\n    n: int = 0\n\n\n"
+        "@dataclasses.dataclass(eq=False)\nclass NoEq:\n    n: int = 0\n\n\n"  # 32: identity ==
+        "class Pair(NamedTuple):\n    a: int\n    b: int\n\n\n"  # tuple ==
+        "@nki.jit\ndef kernel(x, cfg: Child):\n"  # 41-42
+        "    a, b = Plain(), Plain()\n"  # unpacking: not followed
+        "    p = Plain()\n    q = Plain()\n    n1, n2 = NoEq(), NoEq()\n"  # 44-46
+        "    e1 = InheritsEq()\n    e2 = InheritsEq()\n    d1 = Data()\n    t1 = Pair(1, 2)\n"  # 47-50
+        "    r1 = p == q\n"  # 51
+        "    r2 = cfg != Child()\n"  # 52
+        "    r3 = p in (q, cfg)\n"  # 53
+        "    r4 = e1 == e2 or d1 == Data() or t1 == Pair(1, 2) or a == b or p == 3\n"  # 54: none
+        "    r5 = NoEq() == NoEq()\n"  # 55
+        "    q = p\n    r6 = p == q\n"  # 56-57: q is p now (not followed)
+        "    return x\n"
+    )
+    found = only("NKI125", text)
+    assert [f.span.line for f in found] == [51, 52, 53, 55]
+    assert "compares Plain instances" in found[0].message and "@dataclass or __eq__" in found[0].message
+    assert only("NKI125", text, "0.6") == []
