@@ -362,3 +362,20 @@ def test_user_class_equality_classes_and_comparisons() -> None:
     assert [f.span.line for f in found] == [51, 52, 53, 55]
     assert "compares Plain instances" in found[0].message and "@dataclass or __eq__" in found[0].message
     assert only("NKI125", text, "0.6") == []
+
+
+def test_unnamed_version_follows_the_code() -> None:
+    dyn = HEAD + (
+        "@nki.jit\ndef k(x, n):\n    for i in nl.dynamic_range(n):\n        pass\n"
+        "    def body(i):\n        nisa.dma_copy(dst=x, src=x.ap([[1, 1]], scalar_offset=i * 2))\n"
+        "    nl.fori_loop(0, n, body)\n    return x\n"
+    )
+    found = lint(dyn)  # no version named: the 0.7 fallback gives way to the code's 0.6 API
+    (f202,) = [f for f in found if f.code == "NKI202"]
+    assert f202.severity == Severity.WARNING and "assumed from nl.dynamic_range on line 8" in f202.message
+    assert "NKI124" in codes(found)  # a 0.6-only rule runs
+    assert [f.severity for f in only("NKI202", dyn)] == [Severity.ERROR]  # 0.7 named
+    both = dyn.replace("    return x\n", "    s = nisa.scalar_load(x)\n    return x\n")
+    assert [f.severity for f in lint(both) if f.code == "NKI202"] == [
+        Severity.ERROR
+    ]  # 0.7 API too: stays 0.7

@@ -138,9 +138,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             elif api in _TRIGGERS:
                 kind = _TRIGGERS[api]
                 arg = _instruction_arg(node)
-                prep = by_name.get(arg.id) if isinstance(arg, ast.Name) else None
-                if prep is None:
+                paired = by_name.get(arg.id) if isinstance(arg, ast.Name) else None
+                if paired is None:
                     continue  # a parameter, a helper's result or an inline prepare (checked there)
+                prep = paired
                 wrong = _wrong_kind(ctx, node, kind, prep)
                 if wrong is not None:
                     yield wrong

@@ -31,7 +31,9 @@ from nki_studio.nkilint.ruleutil import V06, V07, resolved_refs
     "        nisa.dma_copy(dst=out, src=x.ap([[512, 128], [1, 512]], scalar_offset=i, indirect_dim=0))\n\n"
     "    nl.fori_loop(0, n, body)\n    return out\n",
     sources="deprecations.md §A and §H, nki-0.7.md §2.2 ([RN33], [ANN])",
-    scope_note="Warning (deprecated) on NKI 0.6, error on 0.7 and later (removed). Not reported before 0.6.",
+    scope_note="Warning (deprecated) on NKI 0.6, error on 0.7 and later (removed). Not reported before 0.6. When "
+    "no setting or installed toolchain names the NKI version, a file that uses `nl.dynamic_range` and no 0.7-only "
+    "API is linted as NKI 0.6 code (the message says so); name the version to get the 0.7 error.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
     """`nl.dynamic_range` was deprecated in 0.6.0 (it emits a warning) and removed in 0.7.0, whose tracer
@@ -41,6 +43,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     removed = ctx.target.nki_version >= V07
     severity = Severity.ERROR if removed else None
     what = "removed in NKI 0.7" if removed else "deprecated since NKI 0.6 (removed in 0.7)"
+    signal = ctx.config.version_signal
+    if signal is not None:  # say why this is not the 0.7 error
+        what += (
+            f"; NKI {signal.version} assumed from {signal.api} on line {signal.line} (no setting names it)"
+        )
     for node, _ in resolved_refs(ctx, ("nki.language.dynamic_range",)):
         call = ctx.call_of.get(id(node))
         loop = ctx.parent(call) if call is not None else None
