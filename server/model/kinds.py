@@ -64,6 +64,9 @@ class FunctionKinds:
     """Definite kinds of the names of one function."""
 
     kinds: dict[str, Kind] = field(default_factory=dict)
+    # Whether any name was ever a register: arithmetic and comparisons need looking at only then (a fast path
+    # for the common function without registers).
+    has_registers: bool = False
 
     def of(self, node: ast.expr) -> Kind | None:
         """Kind of an expression: a known name, a subscript/view of a known tensor, a tile selection of a grid
@@ -75,11 +78,13 @@ class FunctionKinds:
             return inner if inner in (Kind.TENSOR, Kind.GRID) else None
         if isinstance(node, ast.Attribute):
             return Kind.TENSOR if node.attr == "data" and self.of(node.value) is Kind.GRID else None
-        if isinstance(node, ast.BinOp):
-            return self._register_of((node.left, node.right))
-        if isinstance(node, ast.UnaryOp):
-            return self.of(node.operand) if isinstance(node.op, _REGISTER_UNARY) else None
-        if isinstance(node, ast.Compare):
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            if not self.has_registers:
+                return None
+            if isinstance(node, ast.BinOp):
+                return self._register_of((node.left, node.right))
+            if isinstance(node, ast.UnaryOp):
+                return self.of(node.operand) if isinstance(node.op, _REGISTER_UNARY) else None
             return self._register_of((node.left, *node.comparators))
         if (
             isinstance(node, ast.Call)
@@ -92,8 +97,14 @@ class FunctionKinds:
 
     def _register_of(self, operands: tuple[ast.expr, ...]) -> Kind | None:
         """REGISTER when an operand is one and none is a tensor or grid (then the expression is something else)."""
-        found = [self.of(o) for o in operands]
-        return Kind.REGISTER if Kind.REGISTER in found and not {Kind.TENSOR, Kind.GRID} & set(found) else None
+        register = False
+        for operand in operands:
+            kind = self.of(operand)
+            if kind is Kind.REGISTER:
+                register = True
+            elif kind is not None:
+                return None
+        return Kind.REGISTER if register else None
 
 
 def classify(
@@ -111,6 +122,7 @@ def classify(
     candidates: dict[str, Kind | None] = {}
     for name in register_params:
         candidates[name] = result.kinds[name] = Kind.REGISTER
+        result.has_registers = True
 
     touched: list[str] = []
 
@@ -159,6 +171,7 @@ def classify(
                 result.kinds.pop(name, None)
             else:
                 result.kinds[name] = kind
+                result.has_registers = result.has_registers or kind is Kind.REGISTER
         touched.clear()
     for arg in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]:
         if arg.arg not in register_params:

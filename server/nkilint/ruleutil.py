@@ -40,6 +40,20 @@ def loop_bodies(ctx: LintContext) -> dict[str, str]:
     return memo
 
 
+# Where registers come from (model/kinds.py): no call to one of these in kernel code, no register anywhere.
+_REGISTER_SOURCES = (
+    "nki.isa.register_alloc",
+    "nki.isa.scalar_load",
+    "nki.language.dynamic_range",
+    *_LOOP_BODY_ARGUMENT,
+)
+
+
+def may_hold_registers(ctx: LintContext) -> bool:
+    """Whether this file's kernel code can hold a runtime register at all (a cheap pre-check for rules)."""
+    return any(ctx.kernel_calls_to(api) for api in _REGISTER_SOURCES)
+
+
 def kinds(ctx: LintContext, func: FunctionInfo) -> FunctionKinds:
     """Definite tensor/register/grid names of a kernel-code function (computed once per file); the first
     parameter of a device-loop body is its register."""
@@ -249,17 +263,43 @@ PYTHON_RANGES = frozenset(
 )
 
 
-def loop_kind(ctx: LintContext, call: ast.Call) -> str | None:
-    """``"range"`` for the builtin, else the canonical name of an ``nl`` loop (static iterator, ``fori_loop``,
-    ``dynamic_range``); None for any other call."""
-    if isinstance(call.func, ast.Name) and call.func.id == "range":
-        return "range"
-    name = ctx.aliases.canonical(call.func)
-    return name if name in PYTHON_RANGES or name in _DEVICE_LOOPS else None
+def loop_calls(ctx: LintContext) -> list[tuple[ast.Call, str]]:
+    """Every loop call of this file's kernel code with its kind: ``"range"`` for the builtin, else the canonical
+    name of the ``nl`` loop (static iterator, ``fori_loop``, ``dynamic_range``); in source order, from the shared
+    call index (no name resolution per call)."""
+    memo: list[tuple[ast.Call, str]] | None = ctx.memo.get("loop_calls")
+    if memo is None:
+        found = [(c, api) for api in (*PYTHON_RANGES, *_DEVICE_LOOPS) for c in ctx.kernel_calls_to(api)]
+        found += [
+            (c, "range")
+            for c in ctx.kernel_nodes_of((ast.Call,))
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "range"
+        ]
+        memo = sorted(found, key=lambda e: (e[0].lineno, e[0].col_offset))
+        ctx.memo["loop_calls"] = memo
+    return memo
+
+
+def enclosing_function(ctx: LintContext, node: ast.AST) -> FunctionInfo | None:
+    """The kernel-code function whose own code holds ``node`` (a node of kernel code): the innermost one whose
+    lines contain it (by position, so no parent map of the whole file is built)."""
+    functions: list[FunctionInfo] | None = ctx.memo.get("functions_by_start")
+    if functions is None:
+        functions = sorted(ctx.kernel_code(), key=lambda f: (f.node.lineno, f.node.col_offset))
+        ctx.memo["functions_by_start"] = functions
+    where = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+    best: FunctionInfo | None = None
+    for func in functions:
+        start = (func.node.lineno, func.node.col_offset)
+        if start > where:
+            break
+        if where <= (func.node.end_lineno or func.node.lineno, func.node.end_col_offset or 0):
+            best = func  # later starts that still contain it are nested deeper
+    return best
 
 
 def loop_bound_args(call: ast.Call, kind: str) -> list[ast.expr]:
-    """The bound arguments of a loop call of ``kind`` (:func:`loop_kind`): every argument of a Python range
+    """The bound arguments of a loop call of ``kind`` (as :func:`loop_calls` gives it): every argument of a Python range
     (start, stop, step), the lower/upper bounds of a device loop."""
     if kind not in _DEVICE_LOOPS:
         return [a for a in call.args if not isinstance(a, ast.Starred)]

@@ -89,6 +89,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     returns an instruction) and runs the collective later (`*_v_trigger(instr)`, which reuses every argument of
     its prepare). The prepares share a single slot in hardware, so the docs require each prepare to be followed
     by exactly one trigger of its kind, with no other prepare of any kind in between."""
+    if not any(ctx.kernel_calls_to(api) for api in (*_PREPARES, *_TRIGGERS)):
+        return
     for func in ctx.kernel_code():
         nodes = own_nodes(ctx, func)
         prepares: list[_Prepare] = []

@@ -23,6 +23,12 @@ _GRID_ACCEPTING = frozenset(
         "nki.language.alloc_blocks",
     }
 )
+_GRID_SOURCES = (
+    "nki.language.tiles",
+    "nki.language.blocks",
+    "nki.language.alloc_tiles",
+    "nki.language.alloc_blocks",
+)
 _TENSOR_APIS = ("nki.isa.", "nki.language.", "nki.collectives.")
 
 
@@ -78,6 +84,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """An `NkiTileGrid`/`NkiBlockGrid` is a view that organises a tensor (or new storage) into tiles: it has no
     access pattern of its own, and selecting a tile (`grid[i, j]`) gives a one-tile grid, not an `NkiTensor`.
     Instructions take tensors; a grid's `.data` is its selection as one `NkiTensor` operand."""
+    if not any(ctx.kernel_calls_to(api) for api in _GRID_SOURCES):
+        return  # no grid is made in kernel code
     for func in ctx.kernel_code():
         k = kinds(ctx, func)
         if Kind.GRID not in k.kinds.values():

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from nki_studio.core.findings import Finding, Fix, Severity, Span, TextEdit
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
-from nki_studio.nkilint.ruleutil import loop_bound_args, loop_kind, own_nodes
+from nki_studio.nkilint.ruleutil import enclosing_function, loop_bound_args, loop_calls, own_nodes
 
 _KEEPS_FLOAT = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
@@ -120,22 +120,28 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """`range` and the static `nl` iterators (which behave as `range` in 0.7) raise `TypeError` for a float
     bound, and the device loops take ints, registers or NkiScalars only. In Python 3 `/` always gives a float,
     even for `512 / 128`, so a trip count computed with `/` fails when the kernel is built. Use `//`."""
-    for func in ctx.kernel_code():
-        nodes = own_nodes(ctx, func)
-        floats: set[str] | None = None
-        for node in nodes:
-            if not isinstance(node, ast.Call):
-                continue
-            kind = loop_kind(ctx, node)
-            if kind is None:
-                continue
-            if floats is None:
-                floats = _float_names(func.node, nodes)
-            for bound in loop_bound_args(node, kind):
-                if _is_float(bound, floats):
-                    yield ctx.report(
-                        bound,
-                        f"loop bound `{ctx.text(bound)}` is a float; loops take integer bounds (a float raises "
-                        "TypeError when the kernel is built); use `//` or int()",
-                        fix=_fix(ctx, bound, floats),
-                    )
+    # Names some kernel-code assignment gives a float directly: only bounds naming one need the per-function pass.
+    maybe = {
+        t.id
+        for node in ctx.kernel_nodes_of((ast.Assign,))
+        if isinstance(node, ast.Assign) and _is_float(node.value, set())
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    floats_of: dict[int, set[str]] = {}
+    for call, kind in loop_calls(ctx):
+        for bound in loop_bound_args(call, kind):
+            floats: set[str] = set()
+            if maybe and any(isinstance(n, ast.Name) and n.id in maybe for n in ast.walk(bound)):
+                func = enclosing_function(ctx, call)
+                if func is not None:
+                    if id(func.node) not in floats_of:
+                        floats_of[id(func.node)] = _float_names(func.node, own_nodes(ctx, func))
+                    floats = floats_of[id(func.node)]
+            if _is_float(bound, floats):
+                yield ctx.report(
+                    bound,
+                    f"loop bound `{ctx.text(bound)}` is a float; loops take integer bounds (a float raises "
+                    "TypeError when the kernel is built); use `//` or int()",
+                    fix=_fix(ctx, bound, floats),
+                )

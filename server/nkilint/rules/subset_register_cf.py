@@ -9,7 +9,7 @@ from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, Example, kernel_example, rule
-from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, own_nodes, truth_tested
+from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, may_hold_registers, own_nodes, truth_tested
 
 _CANDIDATES = TRUTH_TESTING | {ast.Call, ast.Assert}
 
@@ -111,6 +111,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     `nl.fori_loop`/`nl.while_loop` body and of a 0.6 `nl.dynamic_range` loop is such a register. Use
     `nl.fori_loop` with the register as a bound, or `nl.while_loop`; a first or last iteration that differs is
     peeled off by changing the bounds."""
+    if not may_hold_registers(ctx):
+        return
     for func in ctx.kernel_code():
         k = kinds(ctx, func)
         if Kind.REGISTER not in k.kinds.values():

@@ -10,7 +10,15 @@ from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.loop_rewrite import range_to_fori_fix
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
-from nki_studio.nkilint.ruleutil import PYTHON_RANGES, V06, kinds, loop_bound_args, loop_kind, own_nodes
+from nki_studio.nkilint.ruleutil import (
+    PYTHON_RANGES,
+    V06,
+    enclosing_function,
+    kinds,
+    loop_bound_args,
+    loop_calls,
+    may_hold_registers,
+)
 
 
 @rule(
@@ -55,30 +63,27 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     its bounds as Python ints while the kernel is built; a register's value exists only on the device, so the
     tracer raises `TypeError`. A loop with a runtime trip count is `nl.fori_loop`, whose bounds may be a
     register or NkiScalar arithmetic (`n + 1`)."""
-    for func in ctx.kernel_code():
-        k = kinds(ctx, func)
-        if Kind.REGISTER not in k.kinds.values():
+    if not may_hold_registers(ctx):
+        return
+    for call, kind in loop_calls(ctx):
+        if kind != "range" and kind not in PYTHON_RANGES:
             continue
-        for node in own_nodes(ctx, func):
-            if not isinstance(node, ast.Call):
-                continue
-            kind = loop_kind(ctx, node)
-            if kind != "range" and kind not in PYTHON_RANGES:
-                continue
-            registers = [a for a in loop_bound_args(node, kind) if k.of(a) is Kind.REGISTER]
-            if not registers:
-                continue
-            loop = ctx.parent(node)
-            fix = None
-            if ctx.target.nki_version >= V06 and isinstance(loop, ast.For) and loop.iter is node:
-                fix = range_to_fori_fix(ctx, loop, node)
-            replacement = (
-                "nl.fori_loop(lo, hi, body)" if ctx.target.nki_version >= V06 else "nl.dynamic_range"
+        func = enclosing_function(ctx, call)
+        if func is None:
+            continue
+        k = kinds(ctx, func)
+        registers = [a for a in loop_bound_args(call, kind) if k.of(a) is Kind.REGISTER]
+        if not registers:
+            continue
+        loop = ctx.parent(call)
+        fix = None
+        if ctx.target.nki_version >= V06 and isinstance(loop, ast.For) and loop.iter is call:
+            fix = range_to_fori_fix(ctx, loop, call)
+        replacement = "nl.fori_loop(lo, hi, body)" if ctx.target.nki_version >= V06 else "nl.dynamic_range"
+        for arg in registers:
+            yield ctx.report(
+                arg,
+                f"`{ctx.text(arg)}` is a runtime register (VirtualRegister/NkiScalar): a Python loop "
+                f"needs compile-time int bounds; use {replacement} for a runtime trip count",
+                fix=fix,
             )
-            for arg in registers:
-                yield ctx.report(
-                    arg,
-                    f"`{ctx.text(arg)}` is a runtime register (VirtualRegister/NkiScalar): a Python loop "
-                    f"needs compile-time int bounds; use {replacement} for a runtime trip count",
-                    fix=fix,
-                )
