@@ -21,10 +21,11 @@ V02, V03, V04, V06, V07 = (NkiVersion(0, m) for m in (2, 3, 4, 6, 7))
 _LOOP_BODY_ARGUMENT = {"nki.language.fori_loop": 2, "nki.language.while_loop": 1}
 
 
-def loop_bodies(ctx: LintContext) -> dict[str, str]:
-    """Names of the functions passed as the body of ``nl.fori_loop``/``nl.while_loop`` in kernel code, with the
-    canonical loop API (their first parameter is the loop's register; computed once per file)."""
-    memo: dict[str, str] | None = ctx.memo.get("loop_bodies")
+def loop_body_api(ctx: LintContext, func: FunctionInfo) -> str | None:
+    """The canonical device loop (``nl.fori_loop``/``nl.while_loop``) ``func`` is passed to as the body, if any
+    (its first parameter is then the loop's register). The loop call must see ``func`` under that name: a call
+    in the function defining it, in a function nested there, or anywhere for a module-level function."""
+    memo: dict[str, list[tuple[str, FunctionInfo | None]]] | None = ctx.memo.get("loop_bodies")
     if memo is None:
         memo = {}
         for api, position in _LOOP_BODY_ARGUMENT.items():
@@ -35,9 +36,17 @@ def loop_bodies(ctx: LintContext) -> dict[str, str]:
                     else next((kw.value for kw in call.keywords if kw.arg == "body_fun"), None)
                 )
                 if isinstance(body, ast.Name):
-                    memo.setdefault(body.id, api)
+                    memo.setdefault(body.id, []).append((api, enclosing_function(ctx, call)))
         ctx.memo["loop_bodies"] = memo
-    return memo
+    for api, caller in memo.get(func.node.name, ()):
+        if func.parent is None:
+            return api
+        scope = caller
+        while scope is not None:
+            if scope.node is func.parent.node:
+                return api
+            scope = scope.parent
+    return None
 
 
 # Where registers come from (model/kinds.py): no call to one of these in kernel code, no register anywhere.
@@ -60,9 +69,7 @@ def kinds(ctx: LintContext, func: FunctionInfo) -> FunctionKinds:
     memo: dict[int, FunctionKinds] = ctx.memo.setdefault("kinds", {})
     if id(func.node) not in memo:
         params = func.node.args.args
-        registers = (
-            frozenset({params[0].arg}) if params and func.node.name in loop_bodies(ctx) else frozenset()
-        )
+        registers = frozenset({params[0].arg}) if params and loop_body_api(ctx, func) else frozenset()
         memo[id(func.node)] = classify(
             func.node, ctx.aliases, nodes=own_nodes(ctx, func), register_params=registers
         )

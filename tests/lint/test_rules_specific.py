@@ -379,3 +379,16 @@ def test_unnamed_version_follows_the_code() -> None:
     assert [f.severity for f in lint(both) if f.code == "NKI202"] == [
         Severity.ERROR
     ]  # 0.7 API too: stays 0.7
+
+
+def test_loop_body_parameter_is_a_register_only_where_the_loop_sees_the_function() -> None:
+    text = (
+        HEAD
+        + (
+            "@nki.jit\ndef k1(x, n):\n    def body(i):\n        if i:\n            pass\n"  # 6-10
+            "    nl.fori_loop(0, n, body)\n    return x\n\n\n"
+            "@nki.jit\ndef k2(x):\n    def body(flag):\n        if flag:\n            pass\n"  # 15-19: not a loop body
+            "    body(True)\n    return x\n"
+        )
+    )
+    assert [f.span.line for f in only("NKI112", text)] == [9]
