@@ -53,6 +53,7 @@ _GRID_RESULTS = frozenset(
 )
 # Operators that keep a register a register (NkiScalar arithmetic and comparisons are traced; nki-0.7.md §2.4).
 _REGISTER_UNARY = (ast.USub, ast.UAdd, ast.Invert)
+_REGISTER_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 # Statements/expressions that bind names (the only nodes :func:`classify` looks at).
 _BINDING_NODES = frozenset(
     {ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr}
@@ -85,6 +86,8 @@ class FunctionKinds:
                 return self._register_of((node.left, node.right))
             if isinstance(node, ast.UnaryOp):
                 return self.of(node.operand) if isinstance(node.op, _REGISTER_UNARY) else None
+            if not all(isinstance(op, _REGISTER_COMPARISONS) for op in node.ops):
+                return None  # `reg is None`, `x in regs`: Python identity/containment, no register value
             return self._register_of((node.left, *node.comparators))
         if (
             isinstance(node, ast.Call)

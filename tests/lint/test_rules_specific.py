@@ -188,7 +188,7 @@ REGISTERS = HEAD + (
     "    while n > 0:\n        pass\n"  # 9
     "    assert n != 3\n"  # 11
     "    y = bool(n - 1)\n"  # 12
-    "    m = x.shape[0] if x.shape[0] > 1 else 2\n"  # 13: Python values, not registers
+    "    m = x.shape[0] if x.shape[0] > 1 or n is None else 2\n"  # 13: Python values and identity
     "    def body(i):\n        j = i * 2\n        if j:\n            pass\n"  # 14-17
     "        if not -i:\n            pass\n"  # 18-19
     "        if x.shape[0] > 0:\n            pass\n"  # 20-21
