@@ -5,7 +5,10 @@ tensor"): a name counts as a tensor only when every assignment to it in the func
 ``nl.ndarray``/``nl.zeros``/... allocation, an ``nl`` math result, a view of a known tensor). Parameters are
 never assumed to be tensors -- a kernel argument may be a Python value -- so unknown stays unknown and the
 rules cannot raise false alarms on them. Registers are ``nisa.register_alloc()``/``nisa.scalar_load()``
-results and ``nl.dynamic_range`` loop variables.
+results, ``nl.dynamic_range`` loop variables, the loop variable of a ``nl.fori_loop``/``nl.while_loop`` body (when
+the caller names it) and arithmetic or comparisons of registers (traced, nki-0.7.md §2.4). Grids are the
+``nl.tiles``/``nl.blocks``/``nl.alloc_tiles``/``nl.alloc_blocks`` results, their tile selections and
+``nl.empty_like`` of a grid; a grid's ``.data`` is a tensor (nki-0.7.md §2.6).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ class Kind(str, Enum):
     """What a name holds at run time."""
 
     TENSOR = "tensor"
-    REGISTER = "register"
+    REGISTER = "register"  # VirtualRegister or NkiScalar: a value computed on the device
+    GRID = "grid"  # NkiTileGrid / NkiBlockGrid (0.7): not an NkiTensor; ``.data`` is one
 
 
 # nki.language functions returning a new tensor (language.md §6-§9).
@@ -44,6 +48,12 @@ view reinterpret_cast ap indirect
 """.split()
 )
 _REGISTER_RESULTS = frozenset({"nki.isa.register_alloc", "nki.isa.scalar_load"})
+_GRID_RESULTS = frozenset(
+    {"nki.language.tiles", "nki.language.blocks", "nki.language.alloc_tiles", "nki.language.alloc_blocks"}
+)
+# Operators that keep a register a register (NkiScalar arithmetic and comparisons are traced; nki-0.7.md §2.4).
+_REGISTER_UNARY = (ast.USub, ast.UAdd, ast.Invert)
+_REGISTER_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 # Statements/expressions that bind names (the only nodes :func:`classify` looks at).
 _BINDING_NODES = frozenset(
     {ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr}
@@ -55,13 +65,30 @@ class FunctionKinds:
     """Definite kinds of the names of one function."""
 
     kinds: dict[str, Kind] = field(default_factory=dict)
+    # Whether any name was ever a register: arithmetic and comparisons need looking at only then (a fast path
+    # for the common function without registers).
+    has_registers: bool = False
 
     def of(self, node: ast.expr) -> Kind | None:
-        """Kind of an expression: a known name, or a subscript/view of a known tensor."""
+        """Kind of an expression: a known name, a subscript/view of a known tensor, a tile selection of a grid
+        (a grid) or its ``.data`` (a tensor), arithmetic or a comparison involving a register (a register)."""
         if isinstance(node, ast.Name):
             return self.kinds.get(node.id)
-        if isinstance(node, ast.Subscript) and self.of(node.value) is Kind.TENSOR:
-            return Kind.TENSOR
+        if isinstance(node, ast.Subscript):
+            inner = self.of(node.value)
+            return inner if inner in (Kind.TENSOR, Kind.GRID) else None
+        if isinstance(node, ast.Attribute):
+            return Kind.TENSOR if node.attr == "data" and self.of(node.value) is Kind.GRID else None
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            if not self.has_registers:
+                return None
+            if isinstance(node, ast.BinOp):
+                return self._register_of((node.left, node.right))
+            if isinstance(node, ast.UnaryOp):
+                return self.of(node.operand) if isinstance(node.op, _REGISTER_UNARY) else None
+            if not all(isinstance(op, _REGISTER_COMPARISONS) for op in node.ops):
+                return None  # `reg is None`, `x in regs`: Python identity/containment, no register value
+            return self._register_of((node.left, *node.comparators))
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -71,15 +98,34 @@ class FunctionKinds:
             return Kind.TENSOR
         return None
 
+    def _register_of(self, operands: tuple[ast.expr, ...]) -> Kind | None:
+        """REGISTER when an operand is one and none is a tensor or grid (then the expression is something else)."""
+        register = False
+        for operand in operands:
+            kind = self.of(operand)
+            if kind is Kind.REGISTER:
+                register = True
+            elif kind is not None:
+                return None
+        return Kind.REGISTER if register else None
+
 
 def classify(
-    func: ast.FunctionDef | ast.AsyncFunctionDef, aliases: ImportAliases, nodes: list[ast.AST] | None = None
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    aliases: ImportAliases,
+    nodes: list[ast.AST] | None = None,
+    register_params: frozenset[str] = frozenset(),
 ) -> FunctionKinds:
-    """Definite tensor/register names of ``func`` (nested functions are separate scopes and skipped).
+    """Definite tensor/register/grid names of ``func`` (nested functions are separate scopes and skipped).
 
-    ``nodes``: the function's own nodes in source order when the caller already has them."""
+    ``nodes``: the function's own nodes in source order when the caller already has them. ``register_params``:
+    parameters known to hold a register (the loop variable of a ``fori_loop``/``while_loop`` body); every other
+    parameter is unknown."""
     result = FunctionKinds()
     candidates: dict[str, Kind | None] = {}
+    for name in register_params:
+        candidates[name] = result.kinds[name] = Kind.REGISTER
+        result.has_registers = True
 
     touched: list[str] = []
 
@@ -128,9 +174,11 @@ def classify(
                 result.kinds.pop(name, None)
             else:
                 result.kinds[name] = kind
+                result.has_registers = result.has_registers or kind is Kind.REGISTER
         touched.clear()
     for arg in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]:
-        result.kinds.pop(arg.arg, None)
+        if arg.arg not in register_params:
+            result.kinds.pop(arg.arg, None)
     return result
 
 
@@ -140,6 +188,10 @@ def _value_kind(value: ast.expr, aliases: ImportAliases, known: FunctionKinds) -
         if name is not None:
             if name in _REGISTER_RESULTS:
                 return Kind.REGISTER
+            if name in _GRID_RESULTS:
+                return Kind.GRID
+            if name == "nki.language.empty_like" and value.args and known.of(value.args[0]) is Kind.GRID:
+                return Kind.GRID  # a grid keeps its type (nki-0.7.md §2.6 [EL])
             if name.startswith("nki.language.") and name.rsplit(".", 1)[1] in _NL_TENSOR_RESULTS:
                 return Kind.TENSOR
             return None

@@ -9,6 +9,7 @@ setting names the version.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from nki_studio.model.imports import ImportAliases
@@ -41,6 +42,16 @@ _FROM_07 = {
 }
 
 
+# Last components of the 0.6-only names: text without any of them cannot pin 0.6 (a cheap pre-check).
+_UP_TO_06_LEAVES = tuple(sorted({name.rsplit(".", 1)[1] for name in _UP_TO_06}))
+
+
+def may_pin_old_version(source: str) -> bool:
+    """False when ``source`` cannot use a 0.6-only API (none of their names occurs in it), so callers skip the
+    scan."""
+    return any(leaf in source for leaf in _UP_TO_06_LEAVES)
+
+
 @dataclass(frozen=True)
 class VersionSignal:
     """The first use of an API that pins the NKI version: ``api`` at ``line`` of the scanned source."""
@@ -57,20 +68,28 @@ def version_signals(source: str) -> tuple[VersionSignal | None, VersionSignal | 
         tree = ast.parse(source)
     except SyntaxError:
         return None, None
-    nodes = list(ast.walk(tree))
+    return signals_of_uses(uses_in(ast.walk(tree)))
+
+
+def uses_in(nodes: Iterable[ast.AST]) -> Iterator[tuple[str, int]]:
+    """``(canonical name, line)`` of every imported name used among ``nodes`` (all nodes of a module)."""
+    nodes = list(nodes)
     aliases = ImportAliases.from_nodes(nodes)
+    for node in nodes:
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            name = aliases.canonical(node)
+            if name is not None:
+                yield name, node.lineno
+
+
+def signals_of_uses(uses: Iterable[tuple[str, int]]) -> tuple[VersionSignal | None, VersionSignal | None]:
+    """The first 0.6-only and the first 0.7-only API among ``(canonical name, line)`` uses (each None when
+    absent); for callers that already resolved the file's names (the linter's references)."""
     old: VersionSignal | None = None
     new: VersionSignal | None = None
-    for node in nodes:
-        if not isinstance(node, (ast.Attribute, ast.Name)):
-            continue
-        name = aliases.canonical(node)
-        if name is None:
-            continue
-        if name in _UP_TO_06 and (old is None or node.lineno < old.line):
-            old = VersionSignal(V06, _UP_TO_06[name], node.lineno)
-        elif (name in _FROM_07 or name.startswith(_FROM_07_PREFIXES)) and (
-            new is None or node.lineno < new.line
-        ):
-            new = VersionSignal(V07, _FROM_07.get(name, name), node.lineno)
+    for name, line in uses:
+        if name in _UP_TO_06 and (old is None or line < old.line):
+            old = VersionSignal(V06, _UP_TO_06[name], line)
+        elif (name in _FROM_07 or name.startswith(_FROM_07_PREFIXES)) and (new is None or line < new.line):
+            new = VersionSignal(V07, _FROM_07.get(name, name), line)
     return old, new

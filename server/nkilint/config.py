@@ -5,7 +5,8 @@ Keys (all optional)::
     [tool.nki-studio]
     target = "trn2"                 # trn1 | trn2 | trn3 (gen2/gen3/gen4 accepted)
     nki-version = "0.6"             # 0.2 ... 0.7 or "legacy"; default: installed `nki`, else the newest
-                                    # (the simulator infers an unnamed version from the kernel's code)
+                                    # (an unnamed version is inferred from the code: 0.6-only APIs and no
+                                    # 0.7-only ones mean 0.6, in the linter per file and in the simulator)
     select = ["NKI1", "NKI201"]     # code prefixes; default: every rule
     ignore = ["NKI120"]
     per-file-ignores = { "tests/*" = ["NKI1"] }   # globs relative to the pyproject.toml directory
@@ -34,6 +35,7 @@ from nki_studio.model.targets import (
     parse_generation,
     parse_nki_version,
 )
+from nki_studio.model.version_signals import VersionSignal
 
 _ALWAYS_SELECTED = frozenset({"NKI000", "NKI999"})
 
@@ -57,8 +59,11 @@ class LintConfig:
         0  # SBUF bytes per partition kept free of the NKI401 budget (usable size unknown)
     )
     # Whether something named target.nki_version (pyproject, a flag or setting, an installed nki/neuronx-cc)
-    # rather than the newest-version fallback: only an unnamed version is left to the simulator to infer.
+    # rather than the newest-version fallback: only an unnamed version is inferred from the code (the linter
+    # per file, ``nkilint.engine``; the simulator per kernel, ``sim.versioning``).
     nki_version_set: bool = False
+    # The API use an unnamed version was inferred from (``nkilint.engine.with_code_version``); None otherwise.
+    version_signal: VersionSignal | None = None
 
     @property
     def named_nki_version(self) -> NkiVersion | None:

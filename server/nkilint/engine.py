@@ -15,6 +15,8 @@ from dataclasses import replace
 from nki_studio.core.codes import LINT_SOURCE, family_of
 from nki_studio.core.findings import Finding, Severity, Span
 from nki_studio.model.kernels import KernelDiscovery, discover
+from nki_studio.model.targets import Target
+from nki_studio.model.version_signals import V06, may_pin_old_version, signals_of_uses, version_signals
 from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import all_rules
@@ -104,9 +106,28 @@ def lint_module(
     return finish(check(LintContext(path, source, tree, discovery, config)), source, path, config)
 
 
+def with_code_version(
+    config: LintConfig, source: str, uses: Iterable[tuple[str, int]] | None = None
+) -> LintConfig:
+    """``config`` with the NKI version the file's own code is written for when no setting names one (as the
+    simulator does, ``sim.versioning``): a 0.6-only API (``nl.dynamic_range``) and no 0.7-only one means 0.6
+    code, checked by the 0.6 rules rather than reported as removed 0.7 API. ``uses``: the file's
+    ``(canonical name, line)`` references when the caller has them (else ``source`` is scanned)."""
+    if config.nki_version_set or config.target.nki_version <= V06 or not may_pin_old_version(source):
+        return config
+    old, new = signals_of_uses(uses) if uses is not None else version_signals(source)
+    if old is None or new is not None or old.version >= config.target.nki_version:
+        return config
+    target = Target(config.target.generation, old.version)
+    return replace(config, target=target, nki_version_set=True, version_signal=old)
+
+
 def check(ctx: LintContext) -> list[Finding]:
     """The raw findings of every enabled rule on one context, before suppression and severity overrides.
-    A rule that raises becomes one NKI999 finding naming it."""
+    A rule that raises becomes one NKI999 finding naming it. An unnamed NKI version is taken from the code."""
+    ctx.config = with_code_version(
+        ctx.config, ctx.source, ((name, node.lineno) for name, uses in ctx.refs.items() for node, _ in uses)
+    )
     config, path = ctx.config, ctx.path
     findings: list[Finding] = []
     for code, r in all_rules().items():

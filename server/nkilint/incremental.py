@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 
 from nki_studio.core.findings import Finding, Fix, Related, Span, TextEdit
 from nki_studio.model.syntax import child_fields
+from nki_studio.model.version_signals import uses_in
 from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.engine import (
@@ -47,6 +48,7 @@ from nki_studio.nkilint.engine import (
     meta_finding,
     parse,
     syntax_finding,
+    with_code_version,
 )
 
 log = logging.getLogger("nki_studio.nkilint")
@@ -444,9 +446,6 @@ class IncrementalLinter:
                 return [meta_finding(INTERNAL_ERROR, self.path, Span(1, 1, 1, 1), f"internal error: {exc}")]
 
     def _lint(self, text: str, config: LintConfig) -> list[Finding]:
-        if config != self._config:
-            self._entries.clear()
-            self._config = config
         lines = _LINE_BREAK.split(text)
         reparsed = reparse(self._lines, self._blocks, lines)
         blocks: list[Block] | Finding
@@ -460,6 +459,13 @@ class IncrementalLinter:
         if isinstance(blocks, Finding):  # keep the cache: the next version that parses reuses it
             return [blocks] if config.enabled(SYNTAX_ERROR, self.path) else []
         self._lines, self._blocks = lines, blocks
+        # The version is the whole file's (its code may name it), decided once for every component.
+        config = with_code_version(
+            config, text, uses_in(n for b in blocks for st in b.stmts() for n in ast.walk(st))
+        )
+        if config != self._config:
+            self._entries.clear()
+            self._config = config
         names = [self._block_names(b) for b in blocks]
         self._names = {b.text: n for b, n in zip(blocks, names, strict=True)}
         layout = Layout(blocks, names)

@@ -14,7 +14,14 @@ import ast
 
 from nki_studio.core.findings import Fix, TextEdit
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.ruleutil import body_escapes, header_span, indent_of, line_end, names_stored_in
+from nki_studio.nkilint.ruleutil import (
+    body_escapes,
+    header_span,
+    indent_of,
+    line_end,
+    names_stored_in,
+    nl_alias_for,
+)
 
 
 def _enclosing_function(ctx: LintContext, node: ast.AST) -> ast.AST:
@@ -60,3 +67,24 @@ def loop_to_function_fix(
     tail += f"\n{indent}{call_template.format(body=name)}"
     edits = (TextEdit(header, f"def {name}({loop_var}):"), TextEdit(line_end(ctx, last_line), tail))
     return Fix(title=title, edits=edits)
+
+
+def _fori_args(ctx: LintContext, call: ast.Call) -> list[str] | None:
+    if call.keywords or not 1 <= len(call.args) <= 3 or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    args = [ctx.text(a) for a in call.args]
+    return ["0", args[0]] if len(args) == 1 else args
+
+
+def range_to_fori_fix(ctx: LintContext, loop: ast.For, call: ast.Call) -> Fix | None:
+    """A fix turning ``for i in <range-like>(lo, hi, step): body`` (``range``, ``nl.dynamic_range``, the static
+    ``nl.*_range`` iterators) into a body function plus ``nl.fori_loop(lo, hi, body, step)``."""
+    args = _fori_args(ctx, call)
+    nl = nl_alias_for(ctx, call.func)
+    if args is None or nl is None or not isinstance(loop.target, ast.Name):
+        return None
+    step = f", {args[2]}" if len(args) == 3 else ""
+    template = f"{nl}.fori_loop({args[0]}, {args[1]}, {{body}}{step})"
+    return loop_to_function_fix(
+        ctx, loop, loop.target.id, template, "Convert to nl.fori_loop (body becomes a function)"
+    )

@@ -17,11 +17,62 @@ from nki_studio.nkilint.rule import Basis, Example, rule
 V02, V03, V04, V06, V07 = (NkiVersion(0, m) for m in (2, 3, 4, 6, 7))
 
 
+# Device loops whose body function receives a register: canonical API -> position of the body (keyword body_fun).
+_LOOP_BODY_ARGUMENT = {"nki.language.fori_loop": 2, "nki.language.while_loop": 1}
+
+
+def loop_body_api(ctx: LintContext, func: FunctionInfo) -> str | None:
+    """The canonical device loop (``nl.fori_loop``/``nl.while_loop``) ``func`` is passed to as the body, if any
+    (its first parameter is then the loop's register). The loop call must see ``func`` under that name: a call
+    in the function defining it, in a function nested there, or anywhere for a module-level function."""
+    memo: dict[str, list[tuple[str, FunctionInfo | None]]] | None = ctx.memo.get("loop_bodies")
+    if memo is None:
+        memo = {}
+        for api, position in _LOOP_BODY_ARGUMENT.items():
+            for call in ctx.kernel_calls_to(api):
+                body = (
+                    call.args[position]
+                    if len(call.args) > position
+                    else next((kw.value for kw in call.keywords if kw.arg == "body_fun"), None)
+                )
+                if isinstance(body, ast.Name):
+                    memo.setdefault(body.id, []).append((api, enclosing_function(ctx, call)))
+        ctx.memo["loop_bodies"] = memo
+    for api, caller in memo.get(func.node.name, ()):
+        if func.parent is None:
+            return api
+        scope = caller
+        while scope is not None:
+            if scope.node is func.parent.node:
+                return api
+            scope = scope.parent
+    return None
+
+
+# Where registers come from (model/kinds.py): no call to one of these in kernel code, no register anywhere.
+_REGISTER_SOURCES = (
+    "nki.isa.register_alloc",
+    "nki.isa.scalar_load",
+    "nki.language.dynamic_range",
+    *_LOOP_BODY_ARGUMENT,
+)
+
+
+def may_hold_registers(ctx: LintContext) -> bool:
+    """Whether this file's kernel code can hold a runtime register at all (a cheap pre-check for rules)."""
+    return any(ctx.kernel_calls_to(api) for api in _REGISTER_SOURCES)
+
+
 def kinds(ctx: LintContext, func: FunctionInfo) -> FunctionKinds:
-    """Definite tensor/register names of a kernel-code function (computed once per file)."""
+    """Definite tensor/register/grid names of a kernel-code function (computed once per file); the first
+    parameter of a device-loop body is its register."""
     memo: dict[int, FunctionKinds] = ctx.memo.setdefault("kinds", {})
     if id(func.node) not in memo:
-        memo[id(func.node)] = classify(func.node, ctx.aliases, nodes=own_nodes(ctx, func))
+        params = func.node.args.args
+        registers = frozenset({params[0].arg}) if params and loop_body_api(ctx, func) else frozenset()
+        memo[id(func.node)] = classify(
+            func.node, ctx.aliases, nodes=own_nodes(ctx, func), register_params=registers
+        )
     return memo[id(func.node)]
 
 
@@ -205,3 +256,61 @@ def nl_alias_for(ctx: LintContext, func: ast.expr) -> str | None:
         return ctx.text(func.value)
     aliases = ctx.aliases.locals_for("nki.language")
     return aliases[0] if aliases else None
+
+
+# Loop constructs and the keywords of their bound parameters, in order (lower/start, upper/stop); the step is
+# checked by NKI126 for the device loops. ``range`` is the builtin; the static ``nl`` iterators behave as it
+# (language.md §9, nki-0.7.md §2.2).
+_DEVICE_LOOPS = {
+    "nki.language.fori_loop": ("lower", "upper"),
+    "nki.language.dynamic_range": ("start", "stop"),
+}
+PYTHON_RANGES = frozenset(
+    {"nki.language.affine_range", "nki.language.sequential_range", "nki.language.static_range"}
+)
+
+
+def loop_calls(ctx: LintContext) -> list[tuple[ast.Call, str]]:
+    """Every loop call of this file's kernel code with its kind: ``"range"`` for the builtin, else the canonical
+    name of the ``nl`` loop (static iterator, ``fori_loop``, ``dynamic_range``); in source order, from the shared
+    call index (no name resolution per call)."""
+    memo: list[tuple[ast.Call, str]] | None = ctx.memo.get("loop_calls")
+    if memo is None:
+        found = [(c, api) for api in (*PYTHON_RANGES, *_DEVICE_LOOPS) for c in ctx.kernel_calls_to(api)]
+        found += [
+            (c, "range")
+            for c in ctx.kernel_nodes_of((ast.Call,))
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "range"
+        ]
+        memo = sorted(found, key=lambda e: (e[0].lineno, e[0].col_offset))
+        ctx.memo["loop_calls"] = memo
+    return memo
+
+
+def enclosing_function(ctx: LintContext, node: ast.AST) -> FunctionInfo | None:
+    """The kernel-code function whose own code holds ``node`` (a node of kernel code): the innermost one whose
+    lines contain it (by position, so no parent map of the whole file is built)."""
+    functions: list[FunctionInfo] | None = ctx.memo.get("functions_by_start")
+    if functions is None:
+        functions = sorted(ctx.kernel_code(), key=lambda f: (f.node.lineno, f.node.col_offset))
+        ctx.memo["functions_by_start"] = functions
+    where = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+    best: FunctionInfo | None = None
+    for func in functions:
+        start = (func.node.lineno, func.node.col_offset)
+        if start > where:
+            break
+        if where <= (func.node.end_lineno or func.node.lineno, func.node.end_col_offset or 0):
+            best = func  # later starts that still contain it are nested deeper
+    return best
+
+
+def loop_bound_args(call: ast.Call, kind: str) -> list[ast.expr]:
+    """The bound arguments of a loop call of ``kind`` (as :func:`loop_calls` gives it): every argument of a Python range
+    (start, stop, step), the lower/upper bounds of a device loop."""
+    if kind not in _DEVICE_LOOPS:
+        return [a for a in call.args if not isinstance(a, ast.Starred)]
+    keywords = _DEVICE_LOOPS[kind]
+    out = [a for a in call.args[:2] if not isinstance(a, ast.Starred)]
+    out += [kw.value for kw in call.keywords if kw.arg in keywords[len(call.args[:2]) :]]
+    return out

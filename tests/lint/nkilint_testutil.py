@@ -19,9 +19,12 @@ def lint(
     path: str = "/nonexistent/kernel.py",
     generation: str | None = None,
 ) -> list[Finding]:
-    """Lint a snippet against a target NKI version (default 0.7) without reading any config file."""
+    """Lint a snippet against a target NKI version without reading any config file; without ``version``, as the
+    newest-version fallback (0.7) that the file's own code may override."""
     target = Target(nki_version=parse_nki_version(version or "0.7"))
-    return lint_source(code, path, LintConfig(target=target, select=select))
+    return lint_source(
+        code, path, LintConfig(target=target, select=select, nki_version_set=version is not None)
+    )
 
 
 def codes(findings: list[Finding]) -> list[str]:

@@ -34,7 +34,10 @@ def tree(tmp_path):  # type: ignore[no-untyped-def]
 def test_exit_codes(tree, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["lint", str(tree / "a" / "clean.py")]) == 0
     assert main(["lint", str(tree / "a")]) == 0  # warnings only
-    assert main(["lint", str(tree)]) == 1  # NKI202 is an error on the default 0.7
+    assert (
+        main(["lint", str(tree)]) == 0
+    )  # no version named: dynamic_range-only code is 0.6 code (NKI202 warns)
+    assert main(["lint", str(tree), "--nki-version", "0.7"]) == 1  # NKI202 is an error on 0.7
     assert main(["lint", str(tree), "--nki-version", "0.6"]) == 0
     assert main(["lint", str(tree / "missing.py")]) == 2
     assert main(["lint", str(tree), "--target", "trn9"]) == 2
@@ -65,14 +68,14 @@ def test_text_shows_source_and_caret(tree, capsys) -> None:  # type: ignore[no-u
 
 
 def test_select_ignore_and_sarif_github(tree, capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["lint", str(tree), "--ignore", "NKI202"]) == 0
-    assert main(["lint", str(tree), "--select", "NKI1"]) == 0
+    assert main(["lint", str(tree), "--nki-version", "0.7", "--ignore", "NKI202"]) == 0
+    assert main(["lint", str(tree), "--nki-version", "0.7", "--select", "NKI1"]) == 0
     capsys.readouterr()
-    main(["lint", str(tree / "b.py"), "--format", "sarif"])
+    main(["lint", str(tree / "b.py"), "--nki-version", "0.7", "--format", "sarif"])
     sarif = json.loads(capsys.readouterr().out)
     result = sarif["runs"][0]["results"][0]
     assert sarif["version"] == "2.1.0" and result["ruleId"] == "NKI202" and result["level"] == "error"
-    main(["lint", str(tree / "b.py"), "--format", "github"])
+    main(["lint", str(tree / "b.py"), "--nki-version", "0.7", "--format", "github"])
     line = capsys.readouterr().out.strip()
     assert (
         line.startswith("::error file=")

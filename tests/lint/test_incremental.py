@@ -285,3 +285,19 @@ def test_module_level_findings_that_disagree_are_detected() -> None:
     assert not _consistent([at(span, "a"), at(span, "used in k1")], [env])
     in_helper = Span(5, 1, 5, 4)  # one helper line, two call sites: two findings is right
     assert _consistent([at(in_helper, "256"), at(in_helper, "512")], [env])
+
+
+def test_version_inferred_from_another_kernel_refreshes_cached_findings() -> None:
+    """Adding an ``nl.dynamic_range`` loop to one kernel makes the whole file 0.6 code (no version is named):
+    the cached 0.7 findings of the other kernels must not survive."""
+    head = "import nki\nimport nki.language as nl\n\n\nclass T:\n    pass\n\n\n"
+    k1 = "@nki.jit\ndef k1(x):\n    a = T()\n    b = T()\n    same = a == b\n    return x\n\n\n"
+    k2 = "@nki.jit\ndef k2(x, n):\n    for i in range(2):\n        pass\n    return x\n"
+    config = _config("0.7")
+    linter = IncrementalLinter("/nonexistent/k.py")
+    before = head + k1 + k2
+    assert "NKI125" in [f.code for f in linter.lint(before, config)]
+    after = before.replace("range(2)", "nl.dynamic_range(n)")
+    found = linter.lint(after, config)
+    assert found == lint_source(after, "/nonexistent/k.py", config)
+    assert "NKI125" not in [f.code for f in found] and "NKI202" in [f.code for f in found]

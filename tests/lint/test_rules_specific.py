@@ -181,3 +181,214 @@ def test_simulate_kernel_fix() -> None:
     text = "import nki\n\n\ndef run(k, a, b):\n    return nki.simulate_kernel(k, a, b=b)\n"
     (f,) = only("NKI209", text)
     assert apply_fix(text, f.fix).endswith("return nki.simulate(k)(a, b=b)\n")  # type: ignore[arg-type]
+
+
+REGISTERS = HEAD + (
+    "@nki.jit\ndef k(x, c):\n    n = nisa.scalar_load(c)\n"  # line 8
+    "    while n > 0:\n        pass\n"  # 9
+    "    assert n != 3\n"  # 11
+    "    y = bool(n - 1)\n"  # 12
+    "    m = x.shape[0] if x.shape[0] > 1 or n is None else 2\n"  # 13: Python values and identity
+    "    def body(i):\n        j = i * 2\n        if j:\n            pass\n"  # 14-17
+    "        if not -i:\n            pass\n"  # 18-19
+    "        if x.shape[0] > 0:\n            pass\n"  # 20-21
+    "    nl.fori_loop(0, n, body)\n"  # 22
+    "    def again(r):\n        if r == 1:\n            pass\n        return r\n"  # 23-26
+    "    nl.while_loop(n, again)\n    return x\n"
+)
+
+
+def test_register_comparisons_arithmetic_and_loop_parameters() -> None:
+    found = only("NKI112", REGISTERS)
+    assert [(f.span.line, f.span.column) for f in found] == [
+        (9, 11),
+        (11, 12),
+        (12, 14),
+        (16, 12),
+        (18, 16),
+        (24, 12),
+    ]
+    assert "comparison is traced" in found[0].message and "cannot use its value" in found[2].message
+    # A function that is not passed to a device loop gets no register parameter.
+    plain = only("NKI112", REGISTERS.replace("nl.fori_loop(0, n, body)", "body(1)"))
+    assert [f.span.line for f in plain] == [9, 11, 12, 24]
+
+
+def test_register_comparison_in_06_dynamic_range_loop() -> None:
+    text = HEAD + (
+        "@nki.jit\ndef k(x, n):\n    for i in nl.dynamic_range(n):\n        if i > 0 and n:\n"
+        "            pass\n    return x\n"
+    )
+    (f,) = only("NKI112", text, "0.6")
+    assert (f.span.line, f.severity) == (9, Severity.ERROR) and "`i > 0`" in f.message
+
+
+def test_register_range_bound_fix_and_version() -> None:
+    text = HEAD + (
+        "@nki.jit\ndef k(x, c):\n    n = nisa.register_alloc()\n    nisa.register_load(n, c)\n"
+        "    for j in nl.sequential_range(1, n * 2, 2):\n        nisa.dma_copy(dst=x, src=x)\n"
+        "    for q in range(4, n):\n        last = q\n    return last\n"
+    )
+    first, second = only("NKI127", text)
+    assert first.fix is not None and second.fix is None  # `last` is used after the loop: no safe rewrite
+    fixed = apply_fix(text, first.fix)
+    assert parses(fixed) and "nl.fori_loop(1, n * 2, _j_body, 2)" in fixed
+    assert len(only("NKI127", fixed)) == 1
+    assert [f.fix for f in only("NKI127", text, "0.5")] == [None, None]  # no fori_loop before 0.6
+    assert "nl.dynamic_range" in only("NKI127", text, "0.5")[0].message
+
+
+def test_grid_operands_selections_lists_and_data() -> None:
+    text = HEAD.replace("\n\n\n", "\nimport nki.collectives as ncc\n\n\n") + (
+        "@nki.jit\ndef k(x, rg):\n"  # 8
+        "    out = nl.ndarray((512, 1024), dtype=x.dtype, buffer=nl.shared_hbm)\n"
+        "    g = nl.alloc_tiles(tile_shape=(128, 512), element_shape=(512, 1024), buffer=nl.sbuf, dtype=x.dtype)\n"
+        "    b = nl.blocks(x, tile_shape=(128, 512), block_shape=(2, 2))\n"  # 11
+        "    e = nl.empty_like(g)\n"  # a grid keeps its type
+        "    inner = nl.tiles(b[0, 0])\n"  # grids are fine where a grid is taken
+        "    for i in range(g.shape[0]):\n"
+        "        cell = g[i, 0]\n"
+        "        nisa.dma_copy(dst=cell, src=x)\n"  # 16
+        "        nisa.dma_copy(dst=e[i, 0].data, src=inner[0, 0])\n"  # 17
+        "        y = nl.exp(cell.data)\n"
+        "    ncc.all_gather(srcs=[g], dsts=[out], replica_group=rg, collective_dim=0)\n"  # 19
+        "    return out\n"
+    )
+    found = only("NKI507", text)
+    assert [(f.span.line, f.fix.edits[0].new_text if f.fix else None) for f in found] == [
+        (16, "cell.data"),
+        (17, "inner[0, 0].data"),
+        (19, "g.data"),
+    ]
+    fixed = text
+    for f in reversed(found):
+        fixed = apply_fix(fixed, f.fix)  # type: ignore[arg-type]
+    assert only("NKI507", fixed) == []
+    assert only("NKI507", text, "0.6") == []
+
+
+def test_collective_prepare_trigger_pairing() -> None:
+    text = "import nki\nimport nki.collectives as ncc\nimport nki.language as nl\n\n\n" + (
+        "@nki.jit\ndef k(src, dst, meta, rg, n):\n"  # 6-7
+        "    a = ncc.all_to_all_v_prepare([src], [dst], rg, meta)\n"
+        "    b = ncc.all_gather_v_prepare([src], [dst], rg, meta)\n"  # 9: a still waits
+        "    ncc.all_to_all_v_trigger(a)\n    ncc.all_gather_v_trigger(b)\n"
+        "    ncc.all_gather_v_trigger(b)\n"  # 12: second trigger
+        "    ncc.all_to_all_v_prepare([src], [dst], rg, meta)\n"  # 13: discarded
+        "    c = ncc.all_gather_v_prepare([src], [dst], rg, meta)\n"  # 14: the discarded one holds the slot
+        "    for i in range(n):\n        ncc.all_gather_v_trigger(c)\n"  # 16: different loops
+        "    for i in range(n):\n        d = ncc.all_to_all_v_prepare([src], [dst], rg, meta)\n"
+        "        ncc.all_to_all_v_trigger(d)\n"  # fine: same loop body
+        "    ncc.all_to_all_v_trigger(ncc.all_to_all_v_prepare([src], [dst], rg, meta))\n"  # fine
+        "    ncc.all_to_all_v_trigger(ncc.all_gather_v_prepare([src], [dst], rg, meta))\n"  # 21: wrong kind
+        "    e = ncc.all_gather_v_prepare([src], [dst], rg, meta)\n"  # 22: never triggered
+        "    f = ncc.all_to_all_v_prepare([src], [dst], rg, meta)\n"  # 23: e waits; f is handed on
+        "    return f\n"
+    )
+    found = only("NKI508", text)
+    assert [f.span.line for f in found] == [9, 12, 13, 14, 16, 21, 22, 23]
+    wrong = found[5]
+    assert wrong.fix is not None and "ncc.all_gather_v_trigger(ncc.all_gather_v_prepare" in apply_fix(
+        text, wrong.fix
+    )
+    assert found[0].related and found[0].related[0].span.line == 8
+    assert only("NKI508", text, "0.6") == []
+
+
+def test_float_loop_bounds_and_fixes() -> None:
+    text = HEAD + (
+        "@nki.jit\ndef k(x, n, m):\n    half = n / 2\n    q = n // 2\n"  # 6-9
+        "    for i in range(half):\n        pass\n"  # 10: a name only ever a float
+        "    for i in nl.affine_range(4.0):\n        pass\n"  # 12
+        "    for i in range(0, (n + 1) / 2 + 1, 1):\n        pass\n"  # 14
+        "    def body(i):\n        pass\n"
+        "    nl.fori_loop(0, float(n), body)\n"  # 18
+        "    nl.fori_loop(0, upper=m / 2, body_fun=body)\n"  # 19
+        "    for i in range(q):\n        pass\n"  # int: fine
+        "    for i in range(m * 1.5):\n        pass\n"  # 22
+        "    return x\n"
+    )
+    found = only("NKI128", text)
+    assert [f.span.line for f in found] == [10, 12, 14, 18, 19, 22]
+    assert [f.fix is not None for f in found] == [False, True, True, False, True, False]
+    fixed = text
+    for f in reversed(found):
+        if f.fix is not None:
+            fixed = apply_fix(fixed, f.fix)
+    assert (
+        "nl.affine_range(4)" in fixed and "range(0, (n + 1) // 2 + 1, 1)" in fixed and "upper=m // 2" in fixed
+    )
+    assert [f.span.line for f in only("NKI128", fixed)] == [10, 18, 22]
+
+
+def test_int64_fori_bound() -> None:
+    text = HEAD + (
+        "@nki.jit\ndef k(x, c):\n"
+        "    t64 = nl.ndarray((1, 1), dtype=nl.int64, buffer=nl.sbuf)\n"
+        "    t32 = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)\n"
+        "    big = nisa.scalar_load(t64)\n    small = nisa.scalar_load(src=t32)\n"  # 10-11
+        "    def body(i):\n        pass\n"
+        "    nl.fori_loop(0, big * 2 + 1, body)\n"  # 14
+        "    nl.fori_loop(small, small + 4, body)\n"  # 15: int32, fine
+        "    big = small\n    nl.fori_loop(0, big, body)\n"  # 17: rebound to an int32 scalar
+        "    return x\n"
+    )
+    assert [f.span.line for f in only("NKI129", text)] == [14]
+
+
+def test_user_class_equality_classes_and_comparisons() -> None:
+    text = (
+        "import dataclasses\nfrom dataclasses import dataclass\nfrom typing import NamedTuple\n\n"
+        "import nki\nimport nki.language as nl\n\n\n"
+        "class Plain:\n    pass\n\n\nclass Child(Plain):\n    pass\n\n\n"  # 9, 13: identity ==
+        "class WithEq(nl.NKIObject):\n    def __eq__(self, other):\n        return True\n\n\n"  # 17
+        "class InheritsEq(WithEq):\n    pass\n\n\n"  # 22
+        "@dataclass\nclass Data:\n    n: int = 0\n\n\n"
+        "@dataclasses.dataclass(eq=False)\nclass NoEq:\n    n: int = 0\n\n\n"  # 32: identity ==
+        "class Pair(NamedTuple):\n    a: int\n    b: int\n\n\n"  # tuple ==
+        "@nki.jit\ndef kernel(x, cfg: Child):\n"  # 41-42
+        "    a, b = Plain(), Plain()\n"  # unpacking: not followed
+        "    p = Plain()\n    q = Plain()\n    n1, n2 = NoEq(), NoEq()\n"  # 44-46
+        "    e1 = InheritsEq()\n    e2 = InheritsEq()\n    d1 = Data()\n    t1 = Pair(1, 2)\n"  # 47-50
+        "    r1 = p == q\n"  # 51
+        "    r2 = cfg != Child()\n"  # 52
+        "    r3 = p in (q, cfg)\n"  # 53
+        "    r4 = e1 == e2 or d1 == Data() or t1 == Pair(1, 2) or a == b or p == 3\n"  # 54: none
+        "    r5 = NoEq() == NoEq()\n"  # 55
+        "    q = p\n    r6 = p == q\n"  # 56-57: q is p now (not followed)
+        "    return x\n"
+    )
+    found = only("NKI125", text)
+    assert [f.span.line for f in found] == [51, 52, 53, 55]
+    assert "compares Plain instances" in found[0].message and "@dataclass or __eq__" in found[0].message
+    assert only("NKI125", text, "0.6") == []
+
+
+def test_unnamed_version_follows_the_code() -> None:
+    dyn = HEAD + (
+        "@nki.jit\ndef k(x, n):\n    for i in nl.dynamic_range(n):\n        pass\n"
+        "    def body(i):\n        nisa.dma_copy(dst=x, src=x.ap([[1, 1]], scalar_offset=i * 2))\n"
+        "    nl.fori_loop(0, n, body)\n    return x\n"
+    )
+    found = lint(dyn)  # no version named: the 0.7 fallback gives way to the code's 0.6 API
+    (f202,) = [f for f in found if f.code == "NKI202"]
+    assert f202.severity == Severity.WARNING and "assumed from nl.dynamic_range on line 8" in f202.message
+    assert "NKI124" in codes(found)  # a 0.6-only rule runs
+    assert [f.severity for f in only("NKI202", dyn)] == [Severity.ERROR]  # 0.7 named
+    both = dyn.replace("    return x\n", "    s = nisa.scalar_load(x)\n    return x\n")
+    assert [f.severity for f in lint(both) if f.code == "NKI202"] == [
+        Severity.ERROR
+    ]  # 0.7 API too: stays 0.7
+
+
+def test_loop_body_parameter_is_a_register_only_where_the_loop_sees_the_function() -> None:
+    text = (
+        HEAD
+        + (
+            "@nki.jit\ndef k1(x, n):\n    def body(i):\n        if i:\n            pass\n"  # 6-10
+            "    nl.fori_loop(0, n, body)\n    return x\n\n\n"
+            "@nki.jit\ndef k2(x):\n    def body(flag):\n        if flag:\n            pass\n"  # 15-19: not a loop body
+            "    body(True)\n    return x\n"
+        )
+    )
+    assert [f.span.line for f in only("NKI112", text)] == [9]

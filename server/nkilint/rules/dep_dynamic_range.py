@@ -5,30 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from nki_studio.core.findings import Finding, Fix, Severity
+from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.loop_rewrite import loop_to_function_fix
+from nki_studio.nkilint.loop_rewrite import range_to_fori_fix
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V06, V07, nl_alias_for, resolved_refs
-
-
-def _fori_args(ctx: LintContext, call: ast.Call) -> list[str] | None:
-    if call.keywords or not 1 <= len(call.args) <= 3 or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    args = [ctx.text(a) for a in call.args]
-    return ["0", args[0]] if len(args) == 1 else args
-
-
-def _fix(ctx: LintContext, loop: ast.For, call: ast.Call) -> Fix | None:
-    args = _fori_args(ctx, call)
-    nl = nl_alias_for(ctx, call.func)
-    if args is None or nl is None or not isinstance(loop.target, ast.Name):
-        return None
-    step = f", {args[2]}" if len(args) == 3 else ""
-    template = f"{nl}.fori_loop({args[0]}, {args[1]}, {{body}}{step})"
-    return loop_to_function_fix(
-        ctx, loop, loop.target.id, template, "Convert to nl.fori_loop (body becomes a function)"
-    )
+from nki_studio.nkilint.ruleutil import V06, V07, resolved_refs
 
 
 @rule(
@@ -50,7 +31,9 @@ def _fix(ctx: LintContext, loop: ast.For, call: ast.Call) -> Fix | None:
     "        nisa.dma_copy(dst=out, src=x.ap([[512, 128], [1, 512]], scalar_offset=i, indirect_dim=0))\n\n"
     "    nl.fori_loop(0, n, body)\n    return out\n",
     sources="deprecations.md §A and §H, nki-0.7.md §2.2 ([RN33], [ANN])",
-    scope_note="Warning (deprecated) on NKI 0.6, error on 0.7 and later (removed). Not reported before 0.6.",
+    scope_note="Warning (deprecated) on NKI 0.6, error on 0.7 and later (removed). Not reported before 0.6. When "
+    "no setting or installed toolchain names the NKI version, a file that uses `nl.dynamic_range` and no 0.7-only "
+    "API is linted as NKI 0.6 code (the message says so); name the version to get the 0.7 error.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
     """`nl.dynamic_range` was deprecated in 0.6.0 (it emits a warning) and removed in 0.7.0, whose tracer
@@ -60,13 +43,18 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     removed = ctx.target.nki_version >= V07
     severity = Severity.ERROR if removed else None
     what = "removed in NKI 0.7" if removed else "deprecated since NKI 0.6 (removed in 0.7)"
+    signal = ctx.config.version_signal
+    if signal is not None:  # say why this is not the 0.7 error
+        what += (
+            f"; NKI {signal.version} assumed from {signal.api} on line {signal.line} (no setting names it)"
+        )
     for node, _ in resolved_refs(ctx, ("nki.language.dynamic_range",)):
         call = ctx.call_of.get(id(node))
         loop = ctx.parent(call) if call is not None else None
         fix = None
         where: ast.AST = node
         if isinstance(call, ast.Call) and isinstance(loop, ast.For) and loop.iter is call:
-            fix = _fix(ctx, loop, call)
+            fix = range_to_fori_fix(ctx, loop, call)
             where = call
         yield ctx.report(
             where,

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V06, own_nodes
+from nki_studio.nkilint.ruleutil import V06, loop_body_api, own_nodes
 
 
 @rule(
@@ -35,18 +35,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """The 0.6 migration rules for `fori_loop`: the loop variable is a read-only `VirtualRegister`; "do not write
     to it or perform Python arithmetic on it. Read it as a runtime offset via `.ap(scalar_offset=...)`". Scale
     the offset through the access pattern (`indirect_dim` and the base shape) instead."""
-    bodies: set[str] = set()
-    for call in ctx.kernel_calls_to("nki.language.fori_loop"):
-        arg = (
-            call.args[2]
-            if len(call.args) > 2
-            else next((kw.value for kw in call.keywords if kw.arg == "body_fun"), None)
-        )
-        if isinstance(arg, ast.Name):
-            bodies.add(arg.id)
     for func in ctx.kernel_code():
         params = func.node.args.args
-        if func.node.name not in bodies or not params:
+        if not params or loop_body_api(ctx, func) != "nki.language.fori_loop":
             continue
         var = params[0].arg
         for node in own_nodes(ctx, func):
