@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "server"
 DOC = ROOT / "docs" / "architecture.md"
 PACKAGE = "nki_studio"
-PROTOCOL_LIBRARIES = ("lsprotocol", "pygls")  # front-end types: the language server's layer and above only
+PROTOCOL_LIBRARIES = ("lsprotocol", "pygls", "mcp")  # front-end types: the front ends (layer 8) and above only
 
 
 def declared_layers(text: str) -> dict[str, int]:

@@ -8,40 +8,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from nki_studio import __version__
+from nki_studio.core.finding_json import finding_dict
 from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.rule import all_rules
 
 DOCS_BASE = "https://github.com/nki-studio/nki-studio/blob/main/docs/rules/"
-
-
-def finding_dict(f: Finding) -> dict[str, Any]:
-    """The JSON object of one finding: exactly the documented keys, plus ``fix`` when there is one."""
-    out: dict[str, Any] = {
-        "path": f.path,
-        "line": f.span.line,
-        "column": f.span.column,
-        "end_line": f.span.end_line,
-        "end_column": f.span.end_column,
-        "code": f.code,
-        "name": f.name,
-        "severity": f.severity.value,
-        "message": f.message,
-    }
-    if f.fix is not None:
-        out["fix"] = {
-            "title": f.fix.title,
-            "edits": [
-                {
-                    "line": e.span.line,
-                    "column": e.span.column,
-                    "end_line": e.span.end_line,
-                    "end_column": e.span.end_column,
-                    "new_text": e.new_text,
-                }
-                for e in f.fix.edits
-            ],
-        }
-    return out
 
 
 def format_json(findings: Sequence[Finding], sources: dict[str, list[str]]) -> str:
