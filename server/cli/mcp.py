@@ -29,7 +29,11 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="workspace root the tools may read (repeatable; default: the current directory)",
     )
-    p.add_argument("--settings", metavar="FILE.json", help="nki-studio settings (keys of the settings table)")
+    p.add_argument(
+        "--settings",
+        metavar="FILE.json|JSON",
+        help="nki-studio settings (keys of the settings table), a JSON file or inline JSON",
+    )
     p.add_argument("--untrusted", action="store_true", help="run no kernel: lint, docs and profiles only")
     p.add_argument("--timeout", type=float, help="simulation wall-clock limit, seconds (default 60)")
     p.add_argument("--memory-mb", type=int, help="simulation worker memory limit, MiB (default 4096)")
@@ -52,10 +56,10 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve until the client disconnects; returns the exit code."""
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="nki-studio mcp: %(message)s")
-    from nki_studio.mcp.config import build_config, read_settings_file
+    from nki_studio.mcp.config import build_config, read_settings
 
     try:
-        settings = read_settings_file(args.settings) if args.settings else {}
+        settings = read_settings(args.settings) if args.settings else {}
         config = build_config(
             args.root or [os.getcwd()],
             settings=settings,

@@ -34,15 +34,18 @@ class McpConfig:
         return self.trusted and self.remote_enabled and isinstance(host, str) and bool(host.strip())
 
 
-def read_settings_file(path: str) -> dict[str, Any]:
-    """The settings object of a JSON file: either nested (``{"remote": {"host": ...}}``) or VS Code's flat
-    ``nki-studio.*`` keys. Raises ValueError naming the file."""
+def read_settings(text: str) -> dict[str, Any]:
+    """The settings object of ``--settings``: inline JSON (``{...}``, as the VS Code extension passes it) or a
+    JSON file; either nested (``{"remote": {"host": ...}}``) or VS Code's flat ``nki-studio.*`` keys.
+    Raises ValueError naming what is wrong."""
+    inline = text.lstrip().startswith("{")
+    what = "--settings (inline JSON)" if inline else f"--settings {text}"
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = json.loads(text if inline else Path(text).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ValueError(f"--settings {path}: not a readable JSON file ({exc})") from exc
+        raise ValueError(f"{what}: not readable JSON ({exc})") from exc
     if not isinstance(raw, dict):
-        raise ValueError(f"--settings {path}: expected a JSON object")
+        raise ValueError(f"{what}: expected a JSON object")
     out: dict[str, Any] = {}
     for key, value in raw.items():
         key = key.removeprefix("nki-studio.")
