@@ -78,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
     import anyio
     from nki_studio.mcp.server import serve_http, serve_stdio
 
-    app.simulator.warm_up()
     try:
         if args.http is not None:
             serve_http(app, args.http)

@@ -5,6 +5,7 @@ nothing left behind). One warm spare worker is kept, so a call pays for the simu
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,11 +83,13 @@ class Simulator:
     def __init__(self, config: McpConfig) -> None:
         self.config = config
         self._pool: WorkerPool | None = None
+        self._lock = threading.Lock()
 
     def warm_up(self) -> None:
         """Start the spare worker now (it imports NumPy and the simulator in its own process)."""
-        if self._pool is None and self.config.trusted:
-            self._pool = WorkerPool(warm=True)
+        with self._lock:
+            if self._pool is None and self.config.trusted:
+                self._pool = WorkerPool(warm=True)
 
     def run(
         self, job: Prepared, *, timeout_s: float | None = None, trace_path: str | None = None
@@ -114,6 +117,7 @@ class Simulator:
 
     def close(self) -> None:
         """Kill every worker (server shutdown)."""
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()

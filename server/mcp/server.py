@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -26,10 +27,7 @@ from nki_studio.mcp.errors import ToolFailure
 from nki_studio.mcp.explain_tool import explain
 from nki_studio.mcp.jobs import Simulator
 from nki_studio.mcp.lint_tool import lint
-from nki_studio.mcp.profile_tools import analyze_profile, compare, estimate
-from nki_studio.mcp.remote_tool import profile_remote
 from nki_studio.mcp.schemas import TOOLS
-from nki_studio.mcp.simulate_tool import simulate
 from nki_studio.mcp.workspace import Workspace
 
 log = logging.getLogger("nki_studio.mcp")
@@ -50,17 +48,36 @@ class NkiStudioMcp:
         self.config = config
         self.workspace = Workspace(config.roots)
         self.simulator = Simulator(config)
+        self._warm_started = False
         self._validators = {name: Draft202012Validator(t["input"]) for name, t in TOOLS.items()}
         self._handlers: dict[str, Callable[[dict[str, Any]], Answer]] = {
             "lint": lambda a: lint(self.workspace, a),
-            "simulate": lambda a: simulate(self.workspace, self.simulator, a),
-            "estimate": lambda a: estimate(self.workspace, self.simulator, a),
-            "analyze_profile": lambda a: analyze_profile(self.workspace, a),
-            "compare": lambda a: compare(self.workspace, self.simulator, a),
+            "simulate": self._simulate,
+            "estimate": lambda a: self._profiles().estimate(self.workspace, self.simulator, a),
+            "analyze_profile": lambda a: self._profiles().analyze_profile(self.workspace, a),
+            "compare": lambda a: self._profiles().compare(self.workspace, self.simulator, a),
             "explain": explain,
         }
         if config.remote_available:
-            self._handlers["profile_remote"] = lambda a: profile_remote(self.workspace, self.config, a)
+            self._handlers["profile_remote"] = self._profile_remote
+
+    # The simulation, profile and remote tools import NumPy and the profile stack on first use: the server's
+    # start (and its first lint answer) does not wait for them.
+    def _simulate(self, args: dict[str, Any]) -> Answer:
+        from nki_studio.mcp.simulate_tool import simulate
+
+        return simulate(self.workspace, self.simulator, args)
+
+    @staticmethod
+    def _profiles() -> Any:
+        from nki_studio.mcp import profile_tools
+
+        return profile_tools
+
+    def _profile_remote(self, args: dict[str, Any]) -> Answer:
+        from nki_studio.mcp.remote_tool import profile_remote
+
+        return profile_remote(self.workspace, self.config, args)
 
     def tool_names(self) -> list[str]:
         """The tools this server offers (``profile_remote`` only when configured and enabled)."""
@@ -84,6 +101,16 @@ class NkiStudioMcp:
 
     def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """Run one tool call to its result; never raises."""
+        try:
+            return self._call(name, arguments)
+        finally:
+            # The spare simulation worker starts once the first answer is out: its imports (NumPy, the
+            # simulator) would otherwise compete with the server's start for the CPU.
+            if not self._warm_started:
+                self._warm_started = True
+                threading.Thread(target=self.simulator.warm_up, name="nki-mcp-warm", daemon=True).start()
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         try:
             handler = self._handlers.get(name)
             if handler is None:
