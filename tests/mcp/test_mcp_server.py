@@ -186,3 +186,39 @@ async def test_an_untrusted_server_runs_no_kernel(workspace: Path, tool: str) ->
         err = error_of(await s.call_tool(tool, {"file": "rms_plain.py"}))
         assert err["kind"] == "refused" and "untrusted" in err["message"]
         assert structured(await s.call_tool("lint", {"file": "rms_plain.py"}))["path"] == "rms_plain.py"
+
+
+async def test_streamable_http_on_loopback(workspace: Path) -> None:
+    import socket
+    import subprocess
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:  # a free port on loopback
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "nki_studio", "mcp", "--root", str(workspace), "--http", str(port)],
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with anyio.fail_after(60):
+            while True:  # until it listens
+                with socket.socket() as c:
+                    if c.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                await anyio.sleep(0.2)
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            await s.initialize()
+            assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+            assert structured(await s.call_tool("lint", {"file": "rms_fused.py"}))["counts"]["error"] == 0
+            assert error_of(await s.call_tool("lint", {"file": "/etc/hostname"}))["kind"] == "outside_roots"
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
