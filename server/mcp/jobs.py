@@ -84,6 +84,9 @@ class Simulator:
         self.config = config
         self._pool: WorkerPool | None = None
         self._lock = threading.Lock()
+        # One simulation at a time: each worker may use the whole memory limit, so an agent firing several
+        # calls at once queues them instead of multiplying it (other tools keep answering meanwhile).
+        self._one_at_a_time = threading.Lock()
 
     def warm_up(self) -> None:
         """Start the spare worker now (it imports NumPy and the simulator in its own process)."""
@@ -102,18 +105,16 @@ class Simulator:
             )
         self.warm_up()
         limit = min(float(timeout_s), self.config.timeout_s) if timeout_s else self.config.timeout_s
-        return run_job(
-            Job(
-                path=os.path.abspath(job.path),
-                spec=job.spec.to_json(),
-                target=job.generation.value,
-                nki_version=job.nki_version,
-                memory_bytes=self.config.memory_mb << 20,
-                trace_path=trace_path,
-            ),
-            pool=self._pool,
-            timeout_s=limit,
+        request = Job(
+            path=os.path.abspath(job.path),
+            spec=job.spec.to_json(),
+            target=job.generation.value,
+            nki_version=job.nki_version,
+            memory_bytes=self.config.memory_mb << 20,
+            trace_path=trace_path,
         )
+        with self._one_at_a_time:  # the timeout counts from the hand-over, not from the wait here
+            return run_job(request, pool=self._pool, timeout_s=limit)
 
     def close(self) -> None:
         """Kill every worker (server shutdown)."""

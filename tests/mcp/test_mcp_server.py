@@ -222,3 +222,21 @@ async def test_streamable_http_on_loopback(workspace: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+async def test_concurrent_calls_are_all_answered(workspace: Path) -> None:
+    import anyio
+
+    answers: dict[str, dict] = {}
+    async with mcp_session("--root", str(workspace)) as s:
+
+        async def call(key: str, tool: str, args: dict) -> None:
+            answers[key] = structured(await s.call_tool(tool, args))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, "plain", "simulate", {"file": "rms_plain.py"})
+            tg.start_soon(call, "fused", "simulate", {"file": "rms_fused.py"})
+            tg.start_soon(call, "lint", "lint", {"file": "rms_plain.py"})
+    assert answers["plain"]["passed"] and answers["fused"]["passed"]
+    assert answers["plain"]["kernel"] == "rms_plain" and answers["fused"]["kernel"] == "rms_fused"
+    assert answers["lint"]["path"] == "rms_plain.py"
