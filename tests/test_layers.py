@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "server"
 DOC = ROOT / "docs" / "architecture.md"
 PACKAGE = "nki_studio"
-PROTOCOL_LIBRARIES = ("lsprotocol", "pygls")  # front-end types: the language server's layer and above only
+# front-end types: the front ends (layer 8) and above only
+PROTOCOL_LIBRARIES = ("lsprotocol", "pygls", "mcp")
 
 
 def declared_layers(text: str) -> dict[str, int]:

@@ -5,13 +5,15 @@ import { registerCommands } from './commands';
 import { HeatController } from './heat/controller';
 import { parseHeatmap } from './heat/model';
 import { InterpreterCache } from './interpreterCache';
+import { registerMcpServer } from './mcpServer';
 import { KernelPanel } from './panel/kernelPanel';
+import { bundleFor } from './serverCommand';
 import { ServerManager } from './serverManager';
 import { SimulationStore } from './simulationStore';
 import { isSuccess, summaryLine } from './simulationSummary';
 import { LanguageStatus } from './statusItem';
 import { Timings } from './timings';
-import { realVsCode } from './vscodeApi';
+import { realMcpApi, realVsCode } from './vscodeApi';
 
 let server: ServerManager | undefined;
 
@@ -63,6 +65,19 @@ export function activate(context: vscode.ExtensionContext): void {
     status,
     server,
     ...registerCommands({ vs, server, heat, simulations, panel }),
+    // Agent mode (VS Code >= 1.101): `nki-studio mcp` on the server's interpreter and bundle, trusted only.
+    ...registerMcpServer(
+      realMcpApi(),
+      vs,
+      (roots) => ({
+        interpreter:
+          server?.executable || vs.workspace.getConfiguration('nki-studio').get<string>('interpreter') || 'python3',
+        bundle: bundleFor(context.extensionPath, (p) => fs.existsSync(p)),
+        roots,
+        config: vs.workspace.getConfiguration('nki-studio'),
+      }),
+      packageVersion(context.extension.packageJSON),
+    ),
   );
   // Activation finishes before the server is up: the editor never waits for Python to start.
   void server.start();
@@ -73,6 +88,12 @@ export function activate(context: vscode.ExtensionContext): void {
     ms: now - activatedAt,
     loadMs: loadStart === undefined ? undefined : loaded - loadStart,
   });
+}
+
+/** The extension's version from its package.json ('' when it has none). */
+function packageVersion(packageJSON: unknown): string {
+  const version = (packageJSON as { version?: unknown } | undefined)?.version;
+  return typeof version === 'string' ? version : '';
 }
 
 export async function deactivate(): Promise<void> {

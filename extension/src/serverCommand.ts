@@ -31,19 +31,21 @@ export function bundleFor(extensionPath: string, exists: (p: string) => boolean)
   return exists(nativeRoot) ? { libs, nativeRoot } : { libs };
 }
 
+/** `subcommand`: `serve` (the language server) or `mcp` (the MCP server for agent mode, mcpServer.ts). */
 export function serverCommand(
   interpreter: string,
   bundle: Bundle | undefined,
   baseEnv: Readonly<Record<string, string | undefined>>,
+  subcommand: 'serve' | 'mcp' = 'serve',
 ): ServerCommand {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) env[k] = v;
   env.PYTHONUTF8 = '1';
   env.PYTHONUNBUFFERED = '1';
-  if (!bundle) return { command: interpreter, args: ['-m', 'nki_studio', 'serve'], env };
+  if (!bundle) return { command: interpreter, args: ['-m', 'nki_studio', subcommand], env };
   env.PYTHONPATH = [bundle.libs, ...(env.PYTHONPATH ? [env.PYTHONPATH] : [])].join(path.delimiter);
   if (bundle.nativeRoot) env.NKI_STUDIO_NATIVE_ROOT = bundle.nativeRoot;
   // The bundled versions must win over anything in the user's site-packages.
   env.PYTHONNOUSERSITE = '1';
-  return { command: interpreter, args: ['-m', 'nki_studio.boot', 'serve'], env };
+  return { command: interpreter, args: ['-m', 'nki_studio.boot', subcommand], env };
 }

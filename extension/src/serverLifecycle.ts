@@ -77,6 +77,7 @@ export class ServerLifecycle<C extends ManagedClient> {
   private pendingRestart: unknown;
   private state: ServerState = 'stopped';
   private interpreterInfo = '';
+  private executable = '';
   private stopping = false;
   /** Counts starts and stops, so a start or background check acts only while it is the latest. */
   private generation = 0;
@@ -103,6 +104,11 @@ export class ServerLifecycle<C extends ManagedClient> {
   /** The interpreter the server runs on, described for the user ('' before the first start). */
   get interpreter(): string {
     return this.interpreterInfo;
+  }
+
+  /** The interpreter the server was last started on ('' before the first start). */
+  get executablePath(): string {
+    return this.executable;
   }
 
   /** The client, while one is started or starting. */
@@ -208,6 +214,7 @@ export class ServerLifecycle<C extends ManagedClient> {
       return;
     }
     this.interpreterInfo = plan.description;
+    this.executable = plan.command.command;
     log.info(launchMessage(plan));
     log.info(
       this.deps.vs.workspace.isTrusted

@@ -75,6 +75,11 @@ export class ServerManager {
     return this.lifecycle.interpreter;
   }
 
+  /** The interpreter the language server runs on ('' before it first started): the MCP server's too. */
+  get executable(): string {
+    return this.lifecycle.executablePath;
+  }
+
   get trusted(): boolean {
     return this.vs.workspace.isTrusted;
   }

@@ -4,6 +4,7 @@
  * The eslint config forbids value imports of 'vscode' outside this file.
  */
 import * as vscode from 'vscode';
+import type { McpApi } from './mcpServer';
 
 export interface VsCode {
   window: Pick<
@@ -32,6 +33,7 @@ export interface VsCode {
     | 'onDidChangeConfiguration'
     | 'onDidChangeTextDocument'
     | 'onDidGrantWorkspaceTrust'
+    | 'onDidChangeWorkspaceFolders'
     | 'isTrusted'
     | 'workspaceFolders'
     | 'textDocuments'
@@ -88,4 +90,10 @@ export function realVsCode(): VsCode {
     DecorationRangeBehavior: vscode.DecorationRangeBehavior,
     ConfigurationTarget: vscode.ConfigurationTarget,
   };
+}
+
+/** VS Code's MCP API (>= 1.101), or what an older VS Code has of it (nothing): checked by mcpServer.ts. */
+export function realMcpApi(): McpApi {
+  const api = vscode as unknown as McpApi;
+  return { lm: api.lm, McpStdioServerDefinition: api.McpStdioServerDefinition };
 }

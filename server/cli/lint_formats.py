@@ -13,38 +13,9 @@ from urllib.parse import quote
 from nki_studio import __version__
 from nki_studio.core.codes import Code, lookup
 from nki_studio.core.distribution import project_urls, rule_page, rule_page_url
+from nki_studio.core.finding_json import finding_dict
 from nki_studio.core.findings import Finding, Severity, Span
 from nki_studio.core.text_units import client_units
-
-
-def finding_dict(f: Finding) -> dict[str, Any]:
-    """The JSON object of one finding: exactly the documented keys, plus ``fix`` when there is one."""
-    out: dict[str, Any] = {
-        "path": f.path,
-        "line": f.span.line,
-        "column": f.span.column,
-        "end_line": f.span.end_line,
-        "end_column": f.span.end_column,
-        "code": f.code,
-        "name": f.name,
-        "severity": f.severity.value,
-        "message": f.message,
-    }
-    if f.fix is not None:
-        out["fix"] = {
-            "title": f.fix.title,
-            "edits": [
-                {
-                    "line": e.span.line,
-                    "column": e.span.column,
-                    "end_line": e.span.end_line,
-                    "end_column": e.span.end_column,
-                    "new_text": e.new_text,
-                }
-                for e in f.fix.edits
-            ],
-        }
-    return out
 
 
 def format_json(findings: Sequence[Finding], sources: dict[str, list[str]], root: Path) -> str:

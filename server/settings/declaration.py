@@ -215,6 +215,16 @@ SETTINGS: tuple[Setting, ...] = (
         "server",
     ),
     Setting(
+        "mcp.remoteProfiling",
+        "boolean",
+        False,
+        "Let coding agents profile on the remote Trn2 host (`remote.host`) through the MCP server's "
+        "`profile_remote` tool. Off: the tool is not offered. The extension passes it to `nki-studio mcp` "
+        "(`--enable-remote-profiling`); other MCP clients set that option or this key in `--settings`.",
+        "extension",
+        restricted=True,
+    ),
+    Setting(
         "remote.host",
         "string",
         "",

@@ -1,0 +1,114 @@
+"""What the ``estimate``, ``analyze_profile`` and ``compare`` tools say about one profile, measured or
+estimated: the kernel summary, the bounds, the investigations and the per-line heat, in one JSON shape.
+
+The seam for the bound families and line-level investigations (issue 15, part 3): :func:`bounds_of` and
+:func:`investigations_of` are the only places that compute them. Today they return what the profile model
+already knows (roofline point, DMA/compute decomposition, engine busy times) and no investigations; when
+``nki_studio.profile`` gains the bound families, these two functions call it and nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from nki_studio.profile.metrics import KernelMetrics, ProfileMetrics
+from nki_studio.profile.model import Profile
+
+TOP_LINES = 40  # hottest lines returned per profile (an agent reads them; the rest are in the totals)
+
+_SUMMARY_KEYS = (
+    "latency_ns",
+    "latency_source",
+    "compute_union_ns",
+    "dma_union_ns",
+    "intersection_ns",
+    "idle_ns",
+    "perfect_pipeline_ns",
+    "serialization_gap_ns",
+    "engines",
+    "instr",
+    "dma_bytes",
+    "effective_dma_gbps",
+)
+
+
+def label_of(profile: Profile) -> str:
+    """ "estimated" for the nki-studio schedule, "measured" for a device profile: shown with every number."""
+    return "estimated" if profile.provenance == "estimated" else "measured"
+
+
+def summary_of(kernel: KernelMetrics) -> dict[str, Any]:
+    """The kernel-level numbers (metrics.md §2, §4): latency, unions, idle, engines, DMA."""
+    d = kernel.to_dict()
+    return {k: d[k] for k in _SUMMARY_KEYS}
+
+
+def bounds_of(profile: Profile, metrics: ProfileMetrics) -> dict[str, Any]:
+    """The bounds the profile model gives today (see the module docstring for the seam)."""
+    k = metrics.kernel
+    busiest = max(k.engines.items(), key=lambda kv: kv[1], default=("", 0))
+    return {
+        "families": [],  # bound families (bounds.md) are not computed yet: see the module docstring
+        "roofline": k.roofline.to_dict() if k.roofline else None,
+        "busiestEngine": {"engine": busiest[0], "busy_ns": busiest[1]},
+        "dmaShare": k.dma_union_ns / k.latency_ns if k.latency_ns else None,
+        "computeShare": k.compute_union_ns / k.latency_ns if k.latency_ns else None,
+        "overlapShare": (
+            k.intersection_ns / k.latency_ns if k.latency_ns and k.intersection_ns is not None else None
+        ),
+    }
+
+
+def investigations_of(profile: Profile, metrics: ProfileMetrics) -> list[dict[str, Any]]:
+    """Line-level investigations (bounds.md): none yet (see the module docstring for the seam)."""
+    del profile, metrics
+    return []
+
+
+def lines_of(
+    metrics: ProfileMetrics, local: Callable[[str], str], top: int = TOP_LINES
+) -> list[dict[str, Any]]:
+    """The ``top`` hottest lines, each with its local file (``local`` maps the recorded path)."""
+    out = []
+    for m in metrics.lines[:top]:
+        out.append(
+            {
+                "file": local(m.file),
+                "line": m.line,
+                "busy_ns": m.busy_ns,
+                "share": m.share,
+                "wait_ns": m.wait_ns,
+                "instr": m.instr,
+                "engines": m.engines,
+                "dma_bytes": m.dma_bytes,
+                "dma_ns": m.dma_ns,
+                "top_opcodes": [{"opcode": o, "count": c, "sum_ns": t} for o, c, t in m.top_opcodes],
+            }
+        )
+    return out
+
+
+def view(profile: Profile, metrics: ProfileMetrics, local: Callable[[str], str]) -> dict[str, Any]:
+    """Everything a tool returns about one profile."""
+    return {
+        "label": label_of(profile),
+        "format": profile.format,
+        "summary": summary_of(metrics.kernel),
+        "bounds": bounds_of(profile, metrics),
+        "investigations": investigations_of(profile, metrics),
+        "lines": lines_of(metrics, local),
+        "notes": list(metrics.kernel.notes),
+    }
+
+
+def headline(name: str, v: dict[str, Any]) -> str:
+    """One line: the label, latency and busiest engine of a view."""
+    s = v["summary"]
+    busiest = v["bounds"]["busiestEngine"]
+    top = v["lines"][0] if v["lines"] else None
+    hot = f"; hottest line {top['file']}:{top['line']} ({top['share']:.0%})" if top else ""
+    return (
+        f"{name}: {v['label']} latency {s['latency_ns'] / 1000:.2f} µs ({s['latency_source']}); busiest engine "
+        f"{busiest['engine'] or '-'} {busiest['busy_ns'] / 1000:.2f} µs{hot}"
+    )

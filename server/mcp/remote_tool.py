@@ -1,0 +1,52 @@
+"""The ``profile_remote`` tool, offered only when the server was given a host and remote profiling was
+enabled (``McpConfig.remote_available``): compile, capture and download a profile on the Trn2 host
+(``nki_studio.remote``), then view it like ``analyze_profile``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nki_studio.mcp import profile_view
+from nki_studio.mcp.config import McpConfig
+from nki_studio.mcp.errors import ToolFailure
+from nki_studio.mcp.jobs import prepare
+from nki_studio.mcp.workspace import Workspace
+from nki_studio.remote.cache import default_root
+from nki_studio.remote.config import RemoteConfigError, settings_from
+from nki_studio.remote.errors import RemoteError
+from nki_studio.remote.flow import RemoteJob, fetch_profile, load_report
+
+
+def profile_remote(ws: Workspace, config: McpConfig, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Profile the kernel on the configured host; the log of the remote stages comes back too."""
+    if not config.remote_available:
+        raise ToolFailure("refused", "remote profiling is not configured and enabled for this server")
+    job = prepare(ws, args)
+    try:
+        settings = settings_from(config.remote, target=job.generation.value)
+    except RemoteConfigError as exc:
+        raise ToolFailure("invalid_arguments", str(exc)) from exc
+    kernel_file = Path(job.path)
+    root = next((r for r in ws.roots if kernel_file.is_relative_to(r)), kernel_file.parent)
+    cache = config.remote.get("cacheDir") or None
+    remote = RemoteJob(kernel_file, job.spec, settings, Path(cache) if cache else default_root(), root)
+    log: list[str] = []
+    try:
+        profile = fetch_profile(
+            remote,
+            log=log.append,
+            progress=lambda stage, message: log.append(f"[{stage}] {message}"),
+            cancelled=lambda: False,
+        )
+        report = load_report(profile)
+    except RemoteError as exc:
+        raise ToolFailure("remote_failed", str(exc), log=log[-40:]) from exc
+
+    def local(recorded: str) -> str:
+        mapped = report.mapping.get(recorded)
+        return ws.relative(mapped.local) if mapped is not None and mapped.local else recorded
+
+    out = profile_view.view(report.profile, report.metrics, local)
+    out.update(kernel=job.spec.kernel, host=profile.host, downloaded=str(profile.path), log=log[-40:])
+    return out, profile_view.headline(f"{job.spec.kernel} on {profile.host}", out)

@@ -1,0 +1,162 @@
+"""The JSON Schemas of every tool's input and structured output, and the tools' descriptions.
+
+Input schemas are strict (unknown keys refused) and checked before a tool runs; output schemas name the
+top-level keys an agent can rely on and leave nested objects open, so a field added later breaks no client.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_TARGET = {
+    "type": "string",
+    "description": "Trainium generation: trn1, trn2 or trn3 (default: [tool.nki-studio] in pyproject.toml, else trn2)",
+}
+_VERSION = {
+    "type": "string",
+    "description": "NKI version the kernel is written for, e.g. 0.6 or 0.7 (default: pyproject, else inferred)",
+}
+_FILE = {"type": "string", "description": "kernel file, absolute or relative to the first workspace root"}
+_KERNEL_FIELDS: dict[str, Any] = {
+    "file": _FILE,
+    "kernel": {"type": "string", "description": "@nki.jit function name (default: the first with a spec)"},
+    "inputs": {
+        "type": "string",
+        "description": "argument spec, e.g. 'x=bfloat16[128,512] seed=3' (the '# nki-studio: simulate' comment "
+        "grammar); default: the spec comment above the kernel, pyproject, or inferred shapes",
+    },
+    "reference": {
+        "type": "string",
+        "description": "NumPy reference function: a name in the file, or module:function",
+    },
+    "target": _TARGET,
+    "nki_version": _VERSION,
+    "timeout_s": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "description": "wall-clock limit in seconds (capped by the server's simulationTimeout)",
+    },
+}
+
+
+def _obj(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+        **extra,
+    }
+
+
+def _out(*keys: str, **types: Any) -> dict[str, Any]:
+    """An open output schema: ``keys`` required, ``types`` giving some of their schemas."""
+    return {"type": "object", "properties": {k: types.get(k, {}) for k in keys}, "required": list(keys)}
+
+
+_SIDE = {
+    "type": "object",
+    "description": "a measured profile {profile: PATH} or a kernel to estimate {file, kernel?, inputs?, ...}",
+    "properties": {"profile": {"type": "string", "description": "profile path"}, **_KERNEL_FIELDS},
+    "additionalProperties": False,
+    "anyOf": [{"required": ["profile"]}, {"required": ["file"]}],
+}
+_VIEW = ("label", "summary", "bounds", "investigations", "lines", "notes")
+_STR, _BOOL, _ARR, _OBJ = {"type": "string"}, {"type": "boolean"}, {"type": "array"}, {"type": "object"}
+
+TOOLS: dict[str, dict[str, Any]] = {
+    "lint": {
+        "title": "Lint an NKI kernel",
+        "description": "Check an NKI kernel file (or unsaved source text) against the NKI Python subset, removed "
+        "and deprecated API, partition and SBUF/PSUM limits and ISA operand rules. Returns findings with line, "
+        "column, code, message and, when available, the fix as text edits. Runs no code.",
+        "input": _obj(
+            {
+                "file": _FILE,
+                "source": {"type": "string", "description": "source text to lint instead of a file"},
+                "path": {"type": "string", "description": "where the source text would live (config lookup)"},
+                "target": _TARGET,
+                "nki_version": _VERSION,
+            },
+            anyOf=[{"required": ["file"]}, {"required": ["source"]}],
+        ),
+        "output": _out("path", "target", "nkiVersion", "counts", "fixable", "findings", findings=_ARR),
+        "read_only": True,
+    },
+    "simulate": {
+        "title": "Simulate an NKI kernel and check it",
+        "description": "Run the kernel on NumPy in a sandboxed worker (time and memory limits) and check its "
+        "outputs against the NumPy reference: shape/dtype, finite, inputs unchanged, allclose, max/mean abs "
+        "error, cosine. Returns the oracle verdict with every metric (failedMetrics names the failing ones), "
+        "an output summary, SBUF/PSUM peaks and errors located on kernel lines. A kernel that raises, times "
+        "out or exceeds memory is a tool error carrying the same result.",
+        "input": _obj(_KERNEL_FIELDS, ("file",)),
+        "output": _out(
+            "status",
+            "passed",
+            "message",
+            "kernel",
+            "path",
+            "failedMetrics",
+            "outputs",
+            "peak",
+            "findings",
+            passed=_BOOL,
+            failedMetrics=_ARR,
+            findings=_ARR,
+        ),
+        "read_only": True,
+    },
+    "estimate": {
+        "title": "Estimate an NKI kernel's timeline",
+        "description": "Simulate the kernel (as simulate) and schedule its instruction trace on the engine "
+        "queues and DMA engines of the target after their data dependencies: an ESTIMATED profile, not a "
+        "measurement. Returns the estimated latency, engine busy times, DMA/compute overlap, bounds and the "
+        "hottest kernel lines, plus the simulation's verdict.",
+        "input": _obj(_KERNEL_FIELDS, ("file",)),
+        "output": _out(*_VIEW, "kernel", "path", "target", "simulation", label={"const": "estimated"}),
+        "read_only": True,
+    },
+    "analyze_profile": {
+        "title": "Analyze a Neuron Explorer profile",
+        "description": "Read a measured device profile (Parquet output directory, legacy JSON, summary-json, CSV "
+        "export directory or .pftrace) inside the workspace and return the kernel summary, bounds and the "
+        "hottest source lines (paths mapped onto the workspace). Runs no code.",
+        "input": _obj(
+            {"profile": {"type": "string", "description": "profile file or directory"}}, ("profile",)
+        ),
+        "output": _out(*_VIEW, "path", "mapping", "problem"),
+        "read_only": True,
+    },
+    "compare": {
+        "title": "Compare two profiles or estimates",
+        "description": "Put two profiles or estimates side by side (e.g. a kernel before and after an "
+        "optimisation): summaries and bounds of each, deltas of the totals (b - a), per-engine busy times and "
+        "per-line deltas, and which is faster. Each side is a measured profile or a kernel to estimate.",
+        "input": _obj({"a": _SIDE, "b": _SIDE}, ("a", "b")),
+        "output": _out(
+            "a", "b", "totals", "engines", "lines", "faster", "speedup", faster={"enum": ["a", "b", "same"]}
+        ),
+        "read_only": True,
+    },
+    "explain": {
+        "title": "Explain a rule code or NKI API",
+        "description": "The documentation page of a diagnostic code (e.g. NKI301, NKI620), or the signature and "
+        "documentation of an NKI API name (e.g. nisa.nc_matmul, nl.load, nki.language.NkiTensor.reshape): "
+        "engine, buffers, limits and version notes.",
+        "input": _obj({"name": {"type": "string", "description": "rule code or NKI API name"}}, ("name",)),
+        "output": _out("kind", "name", "markdown", kind={"enum": ["rule", "api"]}, markdown=_STR),
+        "read_only": True,
+    },
+    "profile_remote": {
+        "title": "Profile a kernel on the remote Trainium host",
+        "description": "Upload the kernel to the configured Trn2 host, compile it, capture a device profile "
+        "with neuron-explorer, download it and return the measured summary, bounds and hottest lines. Offered "
+        "only because the user configured a host and enabled remote profiling; takes minutes.",
+        "input": _obj({k: _KERNEL_FIELDS[k] for k in ("file", "kernel", "inputs", "target")}, ("file",)),
+        "output": _out(*_VIEW, "kernel", "host", "downloaded", "log"),
+        "read_only": False,
+    },
+}
+
+ERROR_SCHEMA = _out("error", error=_out("kind", "message", kind=_STR, message=_STR))

@@ -1,0 +1,242 @@
+"""The MCP server through the real ``mcp`` client SDK: tool list and schemas, every tool on the examples, the
+scripted agent loop, and bad input answered with structured errors while the server keeps answering."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "profile"))
+import fixturegen
+from mcp_harness import EXAMPLES, ROOT, error_of, mcp_session, structured
+
+TOOLS = {"lint", "simulate", "estimate", "analyze_profile", "compare", "explain"}
+
+
+async def test_tool_list_schemas_resources_and_prompt() -> None:
+    async with mcp_session("--root", str(EXAMPLES)) as s:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        assert set(tools) == TOOLS  # no profile_remote without a host and the switch
+        for t in tools.values():
+            Draft202012Validator.check_schema(t.input_schema)
+            Draft202012Validator.check_schema(t.output_schema)
+            assert t.input_schema["type"] == "object" and t.input_schema["additionalProperties"] is False
+            assert t.description and t.annotations.read_only_hint is True
+        assert tools["simulate"].input_schema["required"] == ["file"]
+        assert tools["estimate"].output_schema["properties"]["label"] == {"const": "estimated"}
+
+        uris = {str(r.uri) for r in (await s.list_resources()).resources}
+        assert {"nki-studio://rules", "nki-studio://rules/NKI201", "nki-studio://rules/NKI620"} <= uris
+        assert {
+            f"nki-studio://api/{m}" for m in ("nki", "nki.language", "nki.isa", "nki.collectives")
+        } <= uris
+        page = (await s.read_resource("nki-studio://rules/NKI201")).contents[0].text
+        assert page == (ROOT / "docs" / "rules" / "NKI201.md").read_text(encoding="utf-8")
+        isa = (await s.read_resource("nki-studio://api/nki.isa")).contents[0].text
+        assert "### `nki.isa.nc_matmul`" in isa and "Engine: Tensor" in isa
+
+        prompt = await s.get_prompt("optimise_kernel", {"file": "k.py"})
+        text = prompt.messages[0].content.text
+        for step in ("`lint`", "`simulate`", "`estimate`", "`compare`", "ESTIMATED"):
+            assert step in text
+        assert "profile_remote" not in text
+
+
+async def test_profile_remote_is_offered_only_when_configured_and_enabled() -> None:
+    for args, offered in (
+        (["--remote-host", "trn2"], False),
+        (["--enable-remote-profiling"], False),
+        (["--remote-host", "trn2", "--enable-remote-profiling", "--untrusted"], False),
+        (["--remote-host", "trn2", "--enable-remote-profiling"], True),
+    ):
+        async with mcp_session("--root", str(EXAMPLES), *args) as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert ("profile_remote" in names) is offered, args
+            if not offered:
+                err = error_of(await s.call_tool("profile_remote", {"file": "tensor_add.py"}))
+                assert err["kind"] == "invalid_arguments" and "enable-remote-profiling" in err["message"]
+
+
+async def test_every_tool_on_the_examples(tmp_path: Path) -> None:
+    profiles = tmp_path / "profiles"
+    fixturegen.main([str(EXAMPLES / "rmsnorm_residual.py"), str(profiles)])
+    parquet = next(profiles.glob("*_parquet"))
+    async with mcp_session("--root", str(EXAMPLES), "--root", str(tmp_path)) as s:
+        lint = structured(await s.call_tool("lint", {"file": "deprecated_loop.py"}))
+        nki201 = [f for f in lint["findings"] if f["code"] == "NKI201"]
+        assert nki201 and nki201[0]["fix"]["edits"] and lint["path"] == "deprecated_loop.py"
+        unsaved = "import nki\nimport nki.language as nl\n\n\n@nki.jit\ndef k(x):\n    for i in nl.affine_range(4):\n        pass\n    return x\n"
+        text = structured(await s.call_tool("lint", {"source": unsaved, "path": "new_kernel.py"}))
+        assert [(f["code"], f["line"], f["path"]) for f in text["findings"]] == [
+            ("NKI201", 7, "new_kernel.py")
+        ]
+
+        sim = structured(await s.call_tool("simulate", {"file": "tensor_add.py"}))
+        assert sim["passed"] and sim["status"] == "passed" and not sim["failedMetrics"]
+        assert sim["outputs"] and sim["peak"]["sbuf"]["peakBytes"] > 0
+
+        est = await s.call_tool("estimate", {"file": "softmax.py"})
+        view = structured(est)
+        assert view["label"] == "estimated" and "estimated" in est.content[0].text
+        assert view["summary"]["latency_ns"] > 0 and view["lines"][0]["file"] == "softmax.py"
+        assert view["simulation"]["status"] == "passed" and view["bounds"]["roofline"]["flops"] > 0
+
+        measured = structured(await s.call_tool("analyze_profile", {"profile": str(parquet)}))
+        assert measured["label"] == "measured" and measured["problem"] is None
+        assert measured["lines"][0]["file"] == "rmsnorm_residual.py" and measured["summary"]["latency_ns"] > 0
+
+        both = structured(
+            await s.call_tool(
+                "compare", {"a": {"profile": str(parquet)}, "b": {"file": "rmsnorm_residual.py"}}
+            )
+        )
+        assert (both["a"]["label"], both["b"]["label"]) == ("measured", "estimated")
+        assert (
+            both["totals"]["latency_ns"]["delta"]
+            == both["b"]["summary"]["latency_ns"] - both["a"]["summary"]["latency_ns"]
+        )
+        assert both["lines"] and all(r["delta_ns"] == r["b_ns"] - r["a_ns"] for r in both["lines"])
+
+        rule = structured(await s.call_tool("explain", {"name": "nki201"}))
+        assert rule["kind"] == "rule" and rule["markdown"].startswith("<!--") and "NKI201" in rule["markdown"]
+        api = structured(await s.call_tool("explain", {"name": "nisa.nc_matmul"}))
+        assert [m["name"] for m in api["matches"]] == ["nki.isa.nc_matmul"] and "K <= 128" in api["markdown"]
+        unknown = error_of(await s.call_tool("explain", {"name": "nisa.nc_matmal"}))
+        assert unknown["kind"] == "unknown_name" and "nki.isa.nc_matmul" in unknown["suggestions"]
+
+
+async def test_scripted_agent_loop(workspace: Path) -> None:
+    """Wrong epsilon → simulate fails naming the metric → the fixed kernel passes → estimate → the fused
+    variant estimates faster than the plain one."""
+    good = (workspace / "rms_plain.py").read_text(encoding="utf-8")
+    assert "EPS = 1e-5" in good
+    (workspace / "rms_plain.py").write_text(good.replace("EPS = 1e-5", "EPS = 0.5"), encoding="utf-8")
+    async with mcp_session("--root", str(workspace)) as s:
+        wrong = await s.call_tool("simulate", {"file": "rms_plain.py"})
+        verdict = structured(wrong)
+        assert verdict["status"] == "failed" and not verdict["passed"]
+        metrics = {m["metric"] for m in verdict["failedMetrics"]}
+        assert "allclose" in metrics and all(m["output"] == "out" for m in verdict["failedMetrics"])
+        assert "allclose" in wrong.content[0].text
+
+        (workspace / "rms_plain.py").write_text(good, encoding="utf-8")  # the agent's fix
+        assert structured(await s.call_tool("simulate", {"file": "rms_plain.py"}))["passed"]
+        assert structured(await s.call_tool("simulate", {"file": "rms_fused.py"}))["passed"]
+
+        plain = structured(await s.call_tool("estimate", {"file": "rms_plain.py"}))
+        fused = structured(await s.call_tool("estimate", {"file": "rms_fused.py"}))
+        assert plain["simulation"]["status"] == fused["simulation"]["status"] == "passed"
+        assert fused["summary"]["latency_ns"] < plain["summary"]["latency_ns"]
+        assert fused["summary"]["instr"] < plain["summary"]["instr"]
+
+        cmp = structured(
+            await s.call_tool("compare", {"a": {"file": "rms_plain.py"}, "b": {"file": "rms_fused.py"}})
+        )
+        assert cmp["faster"] == "b" and cmp["speedup"] > 1
+        assert cmp["totals"]["latency_ns"] == {
+            "a": plain["summary"]["latency_ns"],
+            "b": fused["summary"]["latency_ns"],
+            "delta": fused["summary"]["latency_ns"] - plain["summary"]["latency_ns"],
+            "ratio": fused["summary"]["latency_ns"] / plain["summary"]["latency_ns"],
+        }
+
+
+async def test_bad_input_is_a_structured_error_and_the_server_keeps_answering(
+    workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "secret.py"
+    outside.write_text("import nki\n", encoding="utf-8")
+    os.symlink(outside, workspace / "link.py")
+    (workspace / "corrupt.json").write_bytes(b'{"instructions": [\x00\xff garbage')
+    cases = [
+        ("simulate", {"file": "missing.py"}, "not_found"),
+        ("lint", {"file": str(outside)}, "outside_roots"),
+        ("lint", {"file": "../secret.py"}, "outside_roots"),
+        ("lint", {"file": "link.py"}, "outside_roots"),
+        ("simulate", {"file": "broken.py"}, "syntax_error"),
+        ("simulate", {"file": "forever.py", "timeout_s": 3}, "timeout"),
+        ("analyze_profile", {"profile": "corrupt.json"}, "unreadable_profile"),
+        ("simulate", {"file": "rms_plain.py", "kernel": "nope"}, "no_kernel"),
+        ("simulate", {"file": "rms_plain.py", "inputs": "a=bfloat16[oops"}, "bad_spec"),
+        ("simulate", {}, "invalid_arguments"),
+        ("lint", {"file": "rms_plain.py", "colour": "red"}, "invalid_arguments"),
+        ("lint", {"file": "rms_plain.py", "target": "trn9"}, "invalid_arguments"),
+    ]
+    async with mcp_session("--root", str(workspace), "--timeout", "30") as s:
+        for tool, args, kind in cases:
+            err = error_of(await s.call_tool(tool, args))
+            assert err["kind"] == kind, (tool, args, err)
+            # ... and the next call still works
+            ok = structured(await s.call_tool("lint", {"file": "rms_fused.py"}))
+            assert ok["counts"]["error"] == 0
+        timeout = error_of(await s.call_tool("simulate", {"file": "forever.py", "timeout_s": 2}))
+        assert timeout["result"]["status"] == "timeout" and "2 s" in timeout["message"]
+        syntax = error_of(await s.call_tool("simulate", {"file": "broken.py"}))
+        assert (syntax["file"], syntax["line"]) == ("broken.py", 6)
+        assert structured(await s.call_tool("simulate", {"file": "rms_fused.py"}))["passed"]
+
+
+@pytest.mark.parametrize("tool", ["simulate", "estimate"])
+async def test_an_untrusted_server_runs_no_kernel(workspace: Path, tool: str) -> None:
+    async with mcp_session("--root", str(workspace), "--untrusted") as s:
+        err = error_of(await s.call_tool(tool, {"file": "rms_plain.py"}))
+        assert err["kind"] == "refused" and "untrusted" in err["message"]
+        assert structured(await s.call_tool("lint", {"file": "rms_plain.py"}))["path"] == "rms_plain.py"
+
+
+async def test_streamable_http_on_loopback(workspace: Path) -> None:
+    import socket
+    import subprocess
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with socket.socket() as probe:  # a free port on loopback
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "nki_studio", "mcp", "--root", str(workspace), "--http", str(port)],
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with anyio.fail_after(60):
+            while True:  # until it listens
+                with socket.socket() as c:
+                    if c.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                await anyio.sleep(0.2)
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            await s.initialize()
+            assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+            assert structured(await s.call_tool("lint", {"file": "rms_fused.py"}))["counts"]["error"] == 0
+            assert error_of(await s.call_tool("lint", {"file": "/etc/hostname"}))["kind"] == "outside_roots"
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+async def test_concurrent_calls_are_all_answered(workspace: Path) -> None:
+    import anyio
+
+    answers: dict[str, dict] = {}
+    async with mcp_session("--root", str(workspace)) as s:
+
+        async def call(key: str, tool: str, args: dict) -> None:
+            answers[key] = structured(await s.call_tool(tool, args))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, "plain", "simulate", {"file": "rms_plain.py"})
+            tg.start_soon(call, "fused", "simulate", {"file": "rms_fused.py"})
+            tg.start_soon(call, "lint", "lint", {"file": "rms_plain.py"})
+    assert answers["plain"]["passed"] and answers["fused"]["passed"]
+    assert answers["plain"]["kernel"] == "rms_plain" and answers["fused"]["kernel"] == "rms_fused"
+    assert answers["lint"]["path"] == "rms_plain.py"
