@@ -158,6 +158,9 @@ class NkiTensor:
     buffer: MemoryRegion
     ndim: int
     size: int
+    @property
+    def data(self) -> NkiTensor:
+        """The tensor itself (0.7 examples pass ``t.data`` for tensors and grids alike; inferred)."""
     def __init__(
         self, shape: Shape, dtype: DTypeLike, storage: Any, buffer: MemoryRegion = ..., name: str | None = ""
     ) -> None: ...
