@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate import constants as K
-from nki_studio.estimate.cost import instruction_cost, operand
-from nki_studio.model.targets import TargetLimits
+from nki_studio.estimate.cost import instruction_cost, is_pe_transpose, operand
+from nki_studio.model.targets import Generation, TargetLimits
 from nki_studio.sim.trace import TraceEvent
 
 F64 = npt.NDArray[np.float64]
@@ -41,6 +41,9 @@ F64 = npt.NDArray[np.float64]
 # Instructions that synchronise instances: the scope they join ("core": the cores of one rank, "all").
 _CORE_JOINS = ("nisa.core_barrier", "nisa.sendrecv")
 _TRANSPOSE_DMA = ("nisa.dma_transpose", "nl.load_transpose2d")
+# Engines that share PSUM access: Vector and Scalar never touch one PSUM bank at the same time (on v2 not PSUM
+# at all at the same time) -- hardware.md §3, [A2], [A3].
+_PSUM_SHARERS = ("vector", "scalar")
 
 
 def _join_scope(op: str) -> str | None:
@@ -146,6 +149,9 @@ class _Core:
         self.dma_free = [0.0] * dma_engines
         self.footprints: dict[int, _Footprints] = {}
         self.stationary: tuple[int, int, int, int, int] | None = None  # last matmul's stationary footprint
+        self.psum: dict[
+            int, tuple[float, str]
+        ] = {}  # PSUM bank -> (end, engine) of its last Vector/Scalar access
 
 
 _WRITE_ROLES = ("dst", "out", "reduce_res", "val_dst", "idx_dst")
@@ -190,7 +196,7 @@ def _matmul_extra_cycles(event: TraceEvent, core: _Core) -> float:
     """Tensor-engine cycles beyond the MultiplyMoving: the issue overhead, and a stationary load unless the
     stationary operand is the one already in the array."""
     extra = K.TENSOR_INSTRUCTION_OVERHEAD.value
-    st = operand(event, "stationary")
+    st = operand(event, "data", "src") if is_pe_transpose(event) else operand(event, "stationary")
     if st is None:
         return extra
     key = (st.storage, st.byte_start, st.byte_end, st.part_start, st.part_end)
@@ -233,6 +239,8 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     sem = K.SEMAPHORE_LATENCY.value
     latency = limits.dma_fixed_overhead_ns
     tensor_clock = limits.clock_ghz["tensor"]
+    bank_bytes = limits.psum_bank_bytes
+    whole_psum = limits.generation == Generation.GEN2  # v2: one PSUM access at a time
 
     # Who takes part in the k-th join of each scope: every stream that issues at least k + 1 of them.
     scope_of: dict[str, str | None] = {}
@@ -260,6 +268,7 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         # a barrier counts as a write of its tensor: it waits for the accesses before it, later ones wait for it
         fence = e.op == "nisa.core_barrier"
         accesses: list[Access] = []
+        banks: list[int] = []  # PSUM banks a Vector/Scalar instruction holds
         key: list[object] = [e.op, engine, e.free_elements]
         for o in e.operands:
             key.append((o.role, o.shape, o.dtype, o.buffer, o.part_start, o.part_end, o.row_bytes))
@@ -278,6 +287,11 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     continue  # touches no bytes
             if o.byte_end <= o.byte_start:
                 continue
+            if o.buffer == "psum" and engine in _PSUM_SHARERS:
+                if whole_psum:
+                    banks.append(0)
+                else:
+                    banks.extend(range(o.byte_start // bank_bytes, (o.byte_end - 1) // bank_bytes + 1))
             fp = prints.get(storage)
             if fp is None:
                 accesses.append((storage, rect, write, None, 0, None))
@@ -312,7 +326,16 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         if engine == "tensor":
             ns += _matmul_extra_cycles(e, core) / tensor_clock
         free = core.free[engine]
-        return (ready if ready > free else free), ns, _NO_DMA, accesses
+        t = ready if ready > free else free
+        if banks:  # wait until the other engine left the banks, then hold them
+            held = core.psum
+            for b in banks:
+                holder = held.get(b)
+                if holder is not None and holder[1] != engine and holder[0] > t:
+                    t = holder[0]
+            for b in banks:
+                held[b] = (t + ns, engine)
+        return t, ns, _NO_DMA, accesses
 
     def commit(
         i: int, core: _Core, t: float, ns: float, dma: tuple[int, int], accesses: list[Access]

@@ -170,3 +170,32 @@ def test_a_barrier_joins_the_cores() -> None:
     assert s.start[1] == s.start[2] == s.end[0] + K.SEMAPHORE_LATENCY.value
     assert s.start[3] >= s.end[2]  # core 1 reads the shared tensor after the barrier
     assert s.start[4] == 0.0  # work of core 1 that does not touch it is not held back
+
+
+def test_a_pe_transpose_is_a_matmul_by_the_identity_with_the_data_as_stationary() -> None:
+    data = _tile("data", 1, (0, 128), nbytes=256)  # [128, 64] fp32
+    transpose = _ev(0, "nisa.nc_transpose", "tensor", _tile("dst", 2, (0, 64), 512, "psum"), data)
+    again = _ev(1, "nisa.nc_transpose", "tensor", _tile("dst", 3, (0, 64), 512, "psum"), data)
+    cycles = instruction_cost(transpose, LIMITS).cycles
+    assert (
+        cycles == 128 * 4
+    )  # N = the data's 128 partitions (the identity's free size), fp32 at a quarter rate
+    s = schedule([transpose, again], LIMITS)
+    # the first loads the data as stationary; the second finds it in the array
+    assert s.end[0] - s.start[0] > s.end[1] - s.start[1]
+
+
+def test_vector_and_scalar_take_turns_on_a_psum_bank() -> None:
+    bank0 = _tile("src", 9, nbytes=2048, buffer="psum")
+    bank1 = dataclasses.replace(bank0, byte_start=2048, byte_end=4096)
+    same = [
+        _ev(0, "nisa.tensor_copy", "vector", _tile("dst", 1), bank0),
+        _ev(1, "nisa.activation", "scalar", _tile("dst", 2), dataclasses.replace(bank0, role="data")),
+    ]
+    s = schedule(same, LIMITS)
+    assert s.start[1] == s.end[0]  # reads only, no dependency: the bank itself is the shared resource
+    other = [
+        same[0],
+        _ev(1, "nisa.activation", "scalar", _tile("dst", 2), dataclasses.replace(bank1, role="data")),
+    ]
+    assert schedule(other, LIMITS).start[1] == 0.0

@@ -39,7 +39,8 @@ def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool
 def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[float]]:
     """Start/end of each event: after its engine queue (DMA: the DMA engines it uses) and after every earlier
     event of its core that touched an overlapping footprint of the same allocation with a write on either side,
-    plus the semaphore latency when that event ran on another engine."""
+    plus the semaphore latency when that event ran on another engine; Vector and Scalar never hold one PSUM bank
+    at the same time."""
     sem = K.SEMAPHORE_LATENCY.value
     start: list[float] = []
     end: list[float] = []
@@ -67,6 +68,19 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
             if e.engine == "tensor":
                 ns += _matmul_extra_cycles(e, core) / LIMITS.clock_ghz["tensor"]
             t = max(ready, core.free[e.engine])
+            banks = {
+                b
+                for o in e.operands
+                if o.buffer == "psum" and o.storage >= 0 and e.engine in ("vector", "scalar")
+                for b in range(
+                    o.byte_start // LIMITS.psum_bank_bytes, (o.byte_end - 1) // LIMITS.psum_bank_bytes + 1
+                )
+            }
+            for b in banks:
+                if b in core.psum and core.psum[b][1] != e.engine:
+                    t = max(t, core.psum[b][0])
+            for b in banks:
+                core.psum[b] = (t + ns, e.engine)
             core.free[e.engine] = t + ns
         start.append(t)
         end.append(t + ns)
@@ -93,6 +107,9 @@ def _random_trace(seed: int, n: int = 300) -> list[TraceEvent]:
         b0 = rng.choice((0, 0, 512, 1024))
         b1 = b0 + rng.choice((512, 1024, 2048))
         storage = rng.randrange(4) if buffer == "sbuf" else 10 + rng.randrange(2)
+        if buffer == "psum":  # banks of 2 KiB: accesses span one or two
+            b0 = rng.choice((0, 1024, 2048))
+            b1 = b0 + rng.choice((512, 1024, 2048))
         return Operand(role, (p1 - p0, (b1 - b0) // 2), "bfloat16", buffer, storage, p0, p1, b0, b1, b1 - b0)
 
     def hbm(role: str) -> Operand:
@@ -110,8 +127,8 @@ def _random_trace(seed: int, n: int = 300) -> list[TraceEvent]:
             ops = (sbuf("dst"), hbm("src")) if load else (hbm("dst"), sbuf("src"))
         elif engine == "tensor":
             ops = (sbuf("dst", "psum"), sbuf("stationary"), sbuf("moving"))
-        else:
-            ops = tuple(sbuf(r) for r in roles)
+        else:  # Vector/Scalar inputs sometimes read PSUM
+            ops = tuple(sbuf(r, "psum" if r != "dst" and rng.random() < 0.3 else "sbuf") for r in roles)
         moved = {o.buffer: (o.byte_end - o.byte_start) * max(o.part_end - o.part_start, 1) for o in ops}
         events.append(
             TraceEvent(
