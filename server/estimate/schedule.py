@@ -4,8 +4,9 @@ Model (docs/cost-model.md, "Estimated timeline"):
 
 * Each (rank, logical core) runs its own program. Its instructions issue in trace order, in order on their
   engine queue (Tensor, Vector, Scalar, GpSimd, Sync); DMA transfers run on the 16 DMA engines, a transfer
-  on the engines that own its on-chip partitions (8 partitions each), every engine one transfer at a time
-  in issue order (a DMA queue is in order).
+  on the engines that own its on-chip partitions (8 partitions each), every engine one transfer at a time,
+  a queue (one per issuing line, inferred) in issue order; an engine takes whichever queue's transfer is
+  ready, so a transfer may fill a gap an earlier-issued one left.
 * An instruction starts after the instructions it depends on through the bytes it touches: read after
   write, write after read and write after write on overlapping footprints (``trace.Operand``: SBUF/PSUM
   partitions x bytes, HBM byte ranges, per allocation). A PSUM accumulation group is a chain of writes to
@@ -141,17 +142,62 @@ class _Footprints:
             del self.index[entry[7]]
 
 
+Busy = dict[tuple[int, int], tuple[list[float], list[float]]]  # DMA engines (first, last) -> starts, ends
+
+
+def _dma_fit(busy: Busy, first: int, last: int, t: float, ns: float) -> float:
+    """The earliest start >= t at which engines first..last are all free for ``ns``: an engine serves whichever
+    of its queues has a transfer ready, so a transfer fills a gap an earlier-issued one left. Reservations are
+    kept per group of engines a transfer used (few distinct groups), so a transfer checks the groups that share
+    an engine with its own."""
+    groups = [v for (f, g), v in busy.items() if f <= last and first <= g and v[1] and t < v[1][-1]]
+    moved = bool(groups)
+    while moved:
+        moved = False
+        for starts, ends in groups:
+            if t >= ends[-1]:
+                continue
+            j = bisect.bisect_right(starts, t) - 1
+            if j >= 0 and ends[j] > t:  # inside a busy interval
+                t, moved = ends[j], True
+            elif j + 1 < len(starts) and starts[j + 1] < t + ns:  # the gap is too short
+                t, moved = ends[j + 1], True
+    return t
+
+
+def _dma_reserve(busy: Busy, first: int, last: int, t: float, ns: float) -> None:
+    """Mark engines first..last busy over [t, t + ns) (a free gap, see ``_dma_fit``); touching intervals merge."""
+    got = busy.get((first, last))
+    if got is None:
+        busy[(first, last)] = ([t], [t + ns])
+        return
+    starts, ends = got
+    end = t + ns
+    j = bisect.bisect_right(starts, t)  # intervals before: [0, j)
+    if j and ends[j - 1] == t:  # touches the previous one: extend it
+        ends[j - 1] = end
+        if j < len(starts) and starts[j] == end:  # and now the next one
+            ends[j - 1] = ends[j]
+            del starts[j], ends[j]
+    elif j < len(starts) and starts[j] == end:
+        starts[j] = t
+    else:
+        starts.insert(j, t)
+        ends.insert(j, end)
+
+
 class _Core:
     """Scheduling state of one (rank, core) program."""
 
-    def __init__(self, dma_engines: int) -> None:
+    def __init__(self) -> None:
         self.free: dict[str, float] = defaultdict(float)  # engine queue -> when it is free
-        self.dma_free = [0.0] * dma_engines
+        self.dma_busy: Busy = {}  # reserved DMA engine time (see _dma_fit)
+        # DMA queue (the issuing line) -> end of its last transfer
+        self.queue_free: dict[tuple[str, int], float] = {}
         self.footprints: dict[int, _Footprints] = {}
         self.stationary: tuple[int, int, int, int, int] | None = None  # last matmul's stationary footprint
-        self.psum: dict[
-            int, tuple[float, str]
-        ] = {}  # PSUM bank -> (end, engine) of its last Vector/Scalar access
+        # PSUM bank -> (end, engine) of its last Vector/Scalar access
+        self.psum: dict[int, tuple[float, str]] = {}
 
 
 _WRITE_ROLES = ("dst", "out", "reduce_res", "val_dst", "idx_dst")
@@ -235,7 +281,7 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     streams: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i, e in enumerate(events):
         streams[(e.rank, e.core)].append(i)
-    cores = {key: _Core(limits.dma_engines) for key in streams}
+    cores = {key: _Core() for key in streams}
     sem = K.SEMAPHORE_LATENCY.value
     latency = limits.dma_fixed_overhead_ns
     tensor_clock = limits.clock_ghz["tensor"]
@@ -319,9 +365,12 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
             )
         first, last, ns = got
         if first >= 0:
-            dma_free = core.dma_free
-            t = max(ready, max(dma_free[first : last + 1]))
-            dma_free[first : last + 1] = [t + ns] * (last - first + 1)
+            # in order on its queue (one per issuing line: the compiler's queue choice is not in the trace)
+            queue = (e.file, e.line)
+            t = max(ready, core.queue_free.get(queue, 0.0))
+            t = _dma_fit(core.dma_busy, first, last, t, ns)
+            _dma_reserve(core.dma_busy, first, last, t, ns)
+            core.queue_free[queue] = t + ns
             return t, ns + latency, (first, last), accesses
         if engine == "tensor":
             ns += _matmul_extra_cycles(e, core) / tensor_clock

@@ -199,3 +199,16 @@ def test_vector_and_scalar_take_turns_on_a_psum_bank() -> None:
         _ev(1, "nisa.activation", "scalar", _tile("dst", 2), dataclasses.replace(bank1, role="data")),
     ]
     assert schedule(other, LIMITS).start[1] == 0.0
+
+
+def test_a_load_overtakes_a_store_that_waits_for_compute_but_one_queue_stays_in_order() -> None:
+    big = 65536  # bytes per partition: the activation takes far longer than a transfer
+    compute = _ev(0, "nisa.activation", "scalar", _tile("dst", 1, nbytes=big), _tile("data", 0, nbytes=big))
+    store = _ev(1, "nisa.dma_copy", "dma", _hbm("dst", 5, 0, 128 * 4096), _tile("src", 1))
+    load = _ev(2, "nisa.dma_copy", "dma", _tile("dst", 2), _hbm("src", 6, 0, 128 * 4096))
+    s = schedule([compute, store, load], LIMITS)
+    assert s.start[1] >= s.end[0]  # the store waits for its data
+    assert s.start[2] == 0.0  # the load (another line, another queue) uses the idle engines meanwhile
+    same_queue = dataclasses.replace(load, line=store.line)
+    s = schedule([compute, store, same_queue], LIMITS)
+    assert s.start[2] >= s.start[1]  # one queue: in issue order

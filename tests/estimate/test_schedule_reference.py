@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,8 @@ def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool
 
 
 def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[float]]:
-    """Start/end of each event: after its engine queue (DMA: the DMA engines it uses) and after every earlier
+    """Start/end of each event: after its engine queue (DMA: its queue, then the first moment the DMA engines it
+    uses are all free) and after every earlier
     event of its core that touched an overlapping footprint of the same allocation with a write on either side,
     plus the semaphore latency when that event ran on another engine; Vector and Scalar never hold one PSUM bank
     at the same time."""
@@ -46,8 +48,12 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
     end: list[float] = []
     cores: dict[tuple[int, int], _Core] = {}
     done: list[tuple[TraceEvent, float]] = []
+    reserved: dict[tuple[int, int], list[tuple[float, float, int]]] = defaultdict(
+        list
+    )  # (start, end, engine)
+    queues: dict[tuple[int, int, str, int], float] = {}
     for e in events:
-        core = cores.setdefault((e.rank, e.core), _Core(LIMITS.dma_engines))
+        core = cores.setdefault((e.rank, e.core), _Core())
         ready = 0.0
         mine = [(o.storage, _rect(o), o.role.startswith(_WRITES)) for o in e.operands if o.storage >= 0]
         for prev, prev_end in done:
@@ -60,8 +66,17 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
                 ready = max(ready, prev_end + (sem if prev.engine != e.engine else 0.0))
         if e.engine == "dma":
             first, last, ns = dma_plan(e, LIMITS)
-            t = max(ready, *core.dma_free[first : last + 1])
-            core.dma_free[first : last + 1] = [t + ns] * (last - first + 1)
+            # in order on its queue (its issuing line); then the first moment all its engines are free for ns
+            t = max(ready, queues.get((e.rank, e.core, e.file, e.line), 0.0))
+            while True:
+                clash = [
+                    b for a, b, k in reserved[(e.rank, e.core)] if first <= k <= last and a < t + ns and t < b
+                ]
+                if not clash:
+                    break
+                t = max(clash)
+            reserved[(e.rank, e.core)].extend((t, t + ns, k) for k in range(first, last + 1))
+            queues[(e.rank, e.core, e.file, e.line)] = t + ns
             ns += LIMITS.dma_fixed_overhead_ns
         else:
             ns = instruction_cost(e, LIMITS).ns
