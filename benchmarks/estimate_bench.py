@@ -76,22 +76,26 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     target = Target()
     trace = generated_trace(args.instructions)
-    t0 = time.perf_counter()
+    w0, c0 = time.perf_counter(), time.process_time()
     sched = schedule(trace, target.limits)
-    dt = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    per = 1e5 / len(trace)
     print(
-        f"schedule: {len(trace)} instructions in {dt:.2f} s = {dt / len(trace) * 1e5:.2f} s per 100k "
-        f"(target <= 1 s); estimated kernel time {sched.total_ns / 1e3:.1f} us"
+        f"schedule: {len(trace)} instructions in {cpu:.2f} s CPU ({wall:.2f} s wall) = {cpu * per:.2f} s CPU per "
+        f"100k (target <= 1 s); estimated kernel time {sched.total_ns / 1e3:.1f} us"
     )
     if args.profile_instructions:
+        del trace, sched
         big = generated_trace(args.profile_instructions)
-        t0 = time.perf_counter()
-        profile_from_schedule(schedule(big, target.limits), target)
-        dt = time.perf_counter() - t0
+        trace_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        w0, c0 = time.perf_counter(), time.process_time()
+        profile = profile_from_schedule(schedule(big, target.limits), target)
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
-            f"estimated profile: {len(big)} instructions in {dt:.2f} s (target <= 5 s), "
-            f"peak RSS {rss:.0f} MiB including the trace (target <= 1 GB)"
+            f"estimated profile: {len(big)} instructions, {len(profile.instructions)} profile rows in {cpu:.2f} s "
+            f"CPU ({wall:.2f} s wall; target <= 5 s), peak RSS {rss:.0f} MiB (target <= 1 GB), of which the "
+            f"trace's TraceEvent objects alone {trace_rss:.0f} MiB"
         )
     return 0
 

@@ -17,6 +17,8 @@ export interface SimulationResult {
   warnings: string[];
   error: ErrorInfo | null;
   cost: Cost | null;
+  /** the estimated timeline (null when the simulation recorded no trace) */
+  estimate: Estimate | null;
   /** peak resident memory of the worker */
   peakRssBytes?: number;
   /** nl.device_print output */
@@ -78,6 +80,8 @@ export interface Timings {
   oracle?: number;
   strictRerun?: number;
   cost?: number;
+  /** scheduling the trace into the estimated timeline */
+  estimate?: number;
   total?: number;
 }
 
@@ -191,6 +195,82 @@ export interface Roofline {
   computeNs: number;
   memoryNs: number;
   bound: 'memory' | 'compute';
+}
+
+/**
+ * The estimated timeline: every traced instruction scheduled on its engine queue after its dependencies
+ * (`nki_studio.estimate`, docs/cost-model.md), as an estimated profile's metrics. Estimated, not measured.
+ * Analyses of the estimated profile (bounds, investigations) are added here as optional keys.
+ */
+export interface Estimate {
+  /** always 'estimated' */
+  label: string;
+  target: string;
+  /** estimated kernel time: first instruction start to last end on the timeline */
+  totalNs: number;
+  /** engine -> busy ns (union of its instructions) */
+  engineNs: Record<string, number>;
+  /** union of all DMA transfers */
+  dmaNs: number;
+  /** union of all compute instructions */
+  computeNs: number;
+  /** time DMA and compute ran together (null: no DMA) */
+  overlapNs: number | null;
+  /** time neither ran: waits and latencies (null: no DMA) */
+  idleNs: number | null;
+  instructions: number;
+  dmaBytes: number;
+  /** hottest first */
+  lines: EstimateLine[];
+  /** the main core's engine tracks, DMA first */
+  timeline: EngineTrack[];
+  /** how the estimate was made and what it leaves out */
+  notes?: string[];
+}
+
+/**
+ * One source line on the estimated timeline: the per-line metrics of the estimated profile, computed by the
+ * same code as a measured profile's (times in ns, estimated).
+ */
+export interface EstimateLine {
+  path: string;
+  line: number;
+  /** union of the line's instruction intervals (never a sum of durations) */
+  busyNs: number;
+  /** busyNs over the estimated kernel time; lines overlap, shares do not sum to 1 */
+  share: number;
+  /** busyNs over the union of all compute instructions */
+  shareOfCompute: number;
+  instructions: number;
+  /** engine -> busy ns on that engine */
+  engines: Record<string, number>;
+  /** bytes of the DMA transfers the line issued */
+  dmaBytes: number;
+  /** union of those transfers */
+  dmaNs: number;
+  /** part of busyNs during which any DMA ran */
+  dmaOverlapNs: number;
+  /** additive view: concurrent lines share each moment equally */
+  exclusiveNs: number;
+  topOpcodes: EstimateOpcode[];
+}
+
+/** One instruction kind of a line on the estimated timeline. */
+export interface EstimateOpcode {
+  opcode: string;
+  count: number;
+  /** summed estimated durations */
+  sumNs: number;
+}
+
+/**
+ * When one engine (or the DMA queues) was busy, as `[start, end]` ns from the kernel start (merged below
+ * the kernel panel's resolution).
+ */
+export interface EngineTrack {
+  name: string;
+  kind: 'dma' | 'compute';
+  intervals: number[][];
 }
 
 /** An answer no worker produced: refused (untrusted workspace), cancelled, or the run could not start. */

@@ -54,12 +54,25 @@ def dma_ns(nbytes: int, limits: TargetLimits) -> float:
     return nbytes / limits.dma_bytes_per_ns + limits.dma_fixed_overhead_ns / limits.dma_engines
 
 
+def is_pe_transpose(event: TraceEvent) -> bool:
+    """A transpose through the Tensor engine's PE array (``nc_transpose`` / ``transpose`` on the Tensor engine)."""
+    return event.engine == "tensor" and _suffix(event.op) in ("nc_transpose", "transpose")
+
+
 def matmul_cycles(event: TraceEvent, rules: InstructionCostRules = COST_RULES) -> int:
-    """TensorE cycles: ``max(64, N_moving)``, x4 when the moving operand is FP32 (hardware.md §3, [A2])."""
-    moving = operand(event, "moving", "src", "data")
-    n = _free_size(moving.shape) if moving is not None else event.free_elements
+    """TensorE cycles: ``max(64, N_moving)``, x4 when the moving operand is FP32 (hardware.md §3, [A2]). A PE
+    transpose of data ``[P, F]`` is a matmul of the data (stationary) by the identity (moving ``[P, P]``:
+    hardware.md §3, "transpose (matmul with identity)"), so N is the data's partition count."""
+    if is_pe_transpose(event):
+        data = operand(event, "data", "src")
+        n = data.shape[0] if data is not None and data.shape else event.partitions
+        dtype = data.dtype if data is not None else ""
+    else:
+        moving = operand(event, "moving", "src", "data")
+        n = _free_size(moving.shape) if moving is not None else event.free_elements
+        dtype = moving.dtype if moving is not None else ""
     cycles = max(rules.matmul_min_cycles, n)
-    if moving is not None and moving.dtype in FP32_INPUTS:
+    if dtype in FP32_INPUTS:
         cycles *= rules.matmul_fp32_factor
     return cycles
 

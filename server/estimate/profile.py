@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
@@ -79,8 +78,32 @@ def _metadata(target: Target) -> dict[str, object]:
     }
 
 
+class _Interner:
+    """String -> code, for building ``Codes`` columns without a per-row string list."""
+
+    def __init__(self) -> None:
+        self.table: dict[str, int] = {}
+
+    def code(self, value: str) -> int:
+        got = self.table.get(value)
+        if got is None:
+            got = self.table[value] = len(self.table)
+        return got
+
+    def codes(self, codes: list[int]) -> Codes:
+        return Codes(tuple(self.table), np.array(codes, np.int32))
+
+
+def _dma_row(event: TraceEvent) -> tuple[int, int, str, str]:
+    """(bytes, SBUF partitions, HBM tensor name, direction) of one transfer."""
+    moved = max(sum(event.bytes_read.values()), sum(event.bytes_written.values()))
+    chip = [o.part_end - o.part_start for o in event.operands if o.buffer != "hbm"]
+    return moved, max(chip, default=0), _hbm_name(event), _direction(event)
+
+
 def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Profile:
-    """The ``Profile`` of a scheduled trace (see the module docstring)."""
+    """The ``Profile`` of a scheduled trace (see the module docstring). One pass over the events with every
+    string interned, since a trace has millions of rows but few distinct names."""
     events = sched.events
     ncores = max((e.core for e in events), default=0) + 1
     ins_rows: list[int] = []
@@ -88,8 +111,7 @@ def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Pr
     for i, e in enumerate(events):
         (dma_rows if e.engine == "dma" else ins_rows).append(i)
     # Each DMA also gets its issue instruction on the Sync queue (see the module docstring).
-    issue_rows = dma_rows
-    rows = ins_rows + issue_rows
+    rows = ins_rows + dma_rows
     n_ins = len(ins_rows)
     start = np.floor(sched.start).astype(np.int64)
     end = np.maximum(np.ceil(sched.end).astype(np.int64), start + 1)
@@ -97,53 +119,84 @@ def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Pr
     ins_start = start[order_ins]
     ins_end = end[order_ins].copy()
     ins_end[n_ins:] = ins_start[n_ins:]  # the issue instruction takes no time of its own
-    engines = [_ENGINE.get(events[i].engine, canonical_engine(events[i].engine)) for i in ins_rows]
-    engines += ["Sync"] * len(issue_rows)
-    opcodes = [events[i].op.rsplit(".", 1)[-1] for i in rows]
-    pcore = np.array([events[i].rank * ncores + events[i].core for i in rows], np.int32)
-    instructions = make_instructions(
-        ins_start, ins_end, Codes.from_strings(engines), Codes.from_strings(opcodes), pcore
-    )
 
-    seen: dict[tuple[str, int, tuple[str, ...], str], int] = defaultdict(int)
-    labels: list[str] = []
-    for i in rows:
+    engine_names, opcodes, files = _Interner(), _Interner(), _Interner()
+    engine_of: dict[str, int] = {}
+    opcode_of: dict[str, int] = {}
+    engine_codes: list[int] = []
+    opcode_codes: list[int] = []
+    pcores: list[int] = []
+    file_codes: list[int] = []
+    lines: list[int] = []
+    iterations: list[int] = []
+    seen: dict[tuple[str, int, tuple[str, ...], str], int] = {}
+    sync = engine_names.code("Sync")
+    for k, i in enumerate(rows):
         e = events[i]
+        if k < n_ins:
+            code = engine_of.get(e.engine)
+            if code is None:
+                code = engine_of[e.engine] = engine_names.code(
+                    _ENGINE.get(e.engine) or canonical_engine(e.engine)
+                )
+            engine_codes.append(code)
+        else:
+            engine_codes.append(sync)
+        op = opcode_of.get(e.op)
+        if op is None:
+            op = opcode_of[e.op] = opcodes.code(e.op.rsplit(".", 1)[-1])
+        opcode_codes.append(op)
+        pcores.append(e.rank * ncores + e.core)
+        file_codes.append(files.code(e.file))
+        lines.append(e.line)
         key = (e.file, e.line, e.stack, e.op)
-        labels.append(f"iteration={seen[key]}")
-        seen[key] += 1
+        n = seen.get(key, 0)
+        seen[key] = n + 1
+        iterations.append(n)
+    instructions = make_instructions(
+        ins_start,
+        ins_end,
+        engine_names.codes(engine_codes),
+        opcodes.codes(opcode_codes),
+        np.array(pcores, np.int32),
+    )
+    top = max(iterations, default=-1)
     locations = Locations(
         np.arange(len(rows), dtype=np.int64),
-        Codes.from_strings([events[i].file for i in rows]),
-        np.array([events[i].line for i in rows], np.int32),
-        Codes.from_strings(labels),
+        files.codes(file_codes),
+        np.array(lines, np.int32),
+        Codes(tuple(f"iteration={n}" for n in range(top + 1)), np.array(iterations, np.int32)),
         "simulator trace (innermost kernel line)",
     )
 
     d = np.asarray(dma_rows, np.int64)
-    first_last = [sched.dma_engines[i] for i in dma_rows]
-    partitions = []
+    queues, tensors, directions = _Interner(), _Interner(), _Interner()
+    moved: list[int] = []
+    partitions: list[int] = []
+    queue_codes: list[int] = []
+    tensor_codes: list[int] = []
+    direction_codes: list[int] = []
     for i in dma_rows:
-        chip = [o for o in events[i].operands if o.buffer != "hbm"]
-        partitions.append(max((o.part_end - o.part_start for o in chip), default=0))
+        nbytes, parts, tensor, direction = _dma_row(events[i])
+        first, last = sched.dma_engines[i]
+        moved.append(nbytes)
+        partitions.append(parts)
+        queue_codes.append(queues.code(f"dma{first}-{last}"))
+        tensor_codes.append(tensors.code(tensor))
+        direction_codes.append(directions.code(direction))
+    n_dma = len(dma_rows)
     dma = DmaTransfers(
         start[d] if d.size else np.zeros(0, np.int64),
         end[d] if d.size else np.zeros(0, np.int64),
-        np.array(
-            [
-                max(sum(events[i].bytes_read.values()), sum(events[i].bytes_written.values()))
-                for i in dma_rows
-            ],
-            np.int64,
-        ),
-        Codes.from_strings([f"dma{a}-{b}" for a, b in first_last]),
-        Codes.from_strings([_hbm_name(events[i]) for i in dma_rows]),
-        Codes.from_strings(["estimated"] * len(dma_rows)),
-        np.array([events[i].rank * ncores + events[i].core for i in dma_rows], np.int32),
-        np.arange(n_ins, n_ins + len(dma_rows), dtype=np.int64),
+        np.array(moved, np.int64),
+        queues.codes(queue_codes),
+        tensors.codes(tensor_codes),
+        Codes(("estimated",) if n_dma else (), np.zeros(n_dma, np.int32)),
+        np.array(pcores[n_ins:], np.int32),
+        np.arange(n_ins, n_ins + n_dma, dtype=np.int64),
         "estimated",
         np.array(partitions, np.int32),
-        Codes.from_strings([_direction(events[i]) for i in dma_rows]),
+        directions.codes(direction_codes),
     )
     profile = Profile(
         path=path,

@@ -4,8 +4,9 @@ Model (docs/cost-model.md, "Estimated timeline"):
 
 * Each (rank, logical core) runs its own program. Its instructions issue in trace order, in order on their
   engine queue (Tensor, Vector, Scalar, GpSimd, Sync); DMA transfers run on the 16 DMA engines, a transfer
-  on the engines that own its on-chip partitions (8 partitions each), every engine one transfer at a time
-  in issue order (a DMA queue is in order).
+  on the engines that own its on-chip partitions (8 partitions each), every engine one transfer at a time,
+  a queue (one per issuing line, inferred) in issue order; an engine takes whichever queue's transfer is
+  ready, so a transfer may fill a gap an earlier-issued one left.
 * An instruction starts after the instructions it depends on through the bytes it touches: read after
   write, write after read and write after write on overlapping footprints (``trace.Operand``: SBUF/PSUM
   partitions x bytes, HBM byte ranges, per allocation). A PSUM accumulation group is a chain of writes to
@@ -21,17 +22,19 @@ Model (docs/cost-model.md, "Estimated timeline"):
 from __future__ import annotations
 
 import bisect
+import gc
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate import constants as K
-from nki_studio.estimate.cost import instruction_cost, operand
-from nki_studio.model.targets import TargetLimits
+from nki_studio.estimate.cost import instruction_cost, is_pe_transpose, operand
+from nki_studio.model.targets import Generation, TargetLimits
 from nki_studio.sim.trace import TraceEvent
 
 F64 = npt.NDArray[np.float64]
@@ -39,6 +42,9 @@ F64 = npt.NDArray[np.float64]
 # Instructions that synchronise instances: the scope they join ("core": the cores of one rank, "all").
 _CORE_JOINS = ("nisa.core_barrier", "nisa.sendrecv")
 _TRANSPOSE_DMA = ("nisa.dma_transpose", "nl.load_transpose2d")
+# Engines that share PSUM access: Vector and Scalar never touch one PSUM bank at the same time (on v2 not PSUM
+# at all at the same time) -- hardware.md §3, [A2], [A3].
+_PSUM_SHARERS = ("vector", "scalar")
 
 
 def _join_scope(op: str) -> str | None:
@@ -65,56 +71,60 @@ class Schedule:
 
 class _Footprints:
     """What happened last to each rectangle of one allocation on one core. An entry is
-    ``[b0, b1, p0, p1, write_end, write_engine, read_end, read_engine]`` (ends -1: none); entries are sorted by
-    first byte for overlap queries and indexed by rectangle, since most tiles are always accessed whole. A write
-    drops the entries it covers, so a tile rewritten in a loop keeps one entry."""
+    ``[b0, b1, p0, p1, write_end, write_engine, reads, rect]`` (write_end -1: none; ``reads``: engine -> end of
+    its last read since that write, or None); entries are sorted by first byte for overlap queries and indexed
+    by rectangle, since most tiles are always accessed whole. A write drops the entries it covers (whatever
+    waits for them waits for it), so a tile rewritten in a loop keeps one entry. ``version`` counts changes, so
+    an overlap query made while placing an instruction is reused when it commits."""
 
-    __slots__ = ("entries", "index", "longest", "starts")
+    __slots__ = ("entries", "index", "longest", "starts", "version")
 
-    def __init__(self) -> None:
-        self.starts: list[int] = []
-        self.entries: list[list[Any]] = []
-        self.index: dict[tuple[int, int, int, int], list[Any]] = {}
-        self.longest = 0
+    def __init__(self, rect: Rect, write: bool, engine: str, end: float) -> None:
+        """Footprints whose first access is this one."""
+        entry = [*rect, end, engine, None, rect] if write else [*rect, -1.0, "", {engine: end}, rect]
+        self.starts: list[int] = [rect[0]]
+        self.entries: list[list[Any]] = [entry]
+        self.index: dict[Rect, list[Any]] = {rect: entry}
+        self.longest = rect[1] - rect[0]
+        self.version = 0
 
-    def _overlapping(self, b0: int, b1: int, p0: int, p1: int) -> list[list[Any]]:
-        lo = bisect.bisect_right(self.starts, b0 - self.longest)
-        hi = bisect.bisect_left(self.starts, b1)
-        return [e for e in self.entries[lo:hi] if e[1] > b0 and e[2] < p1 and p0 < e[3]]
+    def hits(self, rect: Rect) -> list[list[Any]]:
+        """The entries an access to ``rect`` depends on: the overlapping ones (a lone entry of exactly this
+        rectangle is taken without the range query, the common case of a tile accessed whole)."""
+        entries = self.entries
+        if len(entries) == 1 and entries[0][7] == rect:
+            return entries
+        b0, b1, p0, p1 = rect
+        starts = self.starts
+        lo = bisect.bisect_right(starts, b0 - self.longest)
+        hi = bisect.bisect_left(starts, b1)
+        return [e for e in entries[lo:hi] if e[1] > b0 and e[2] < p1 and p0 < e[3]]
 
-    def ready(self, rect: tuple[int, int, int, int], write: bool, engine: str, sem: float) -> float:
-        """When an access may start: after every overlapping write (and, for a write, every overlapping
-        read), plus the semaphore latency when that access was another engine's."""
-        only = self.index.get(rect) if len(self.entries) == 1 else None
-        t = -1.0
-        for e in (only,) if only is not None else self._overlapping(*rect):
-            if e[4] >= 0:
-                t = max(t, e[4] + (sem if e[5] != engine else 0.0))
-            if write and e[6] >= 0:
-                t = max(t, e[6] + (sem if e[7] != engine else 0.0))
-        return t
-
-    def add(self, rect: tuple[int, int, int, int], write: bool, engine: str, end: float) -> None:
-        """Record a scheduled access ending at ``end``."""
-        entry = self.index.get(rect)
+    def record(self, rect: Rect, write: bool, engine: str, end: float, hits: list[list[Any]] | None) -> None:
+        """Record a scheduled access ending at ``end``; ``hits`` is ``self.hits(rect)`` if nothing changed since."""
+        entries = self.entries
         if write:
-            if entry is None or len(self.entries) > 1:
+            if len(entries) == 1 and entries[0][7] == rect:
+                entry = entries[0]
+            else:
                 b0, b1, p0, p1 = rect
-                for e in self._overlapping(b0, b1, p0, p1):
+                for e in hits if hits is not None else self.hits(rect):
                     if b0 <= e[0] and e[1] <= b1 and p0 <= e[2] and e[3] <= p1:
                         self._remove(e)
-                entry = None
-            if entry is None:
                 entry = self._insert(rect)
-            entry[4], entry[5], entry[6] = end, engine, -1.0
+            entry[4], entry[5], entry[6] = end, engine, None
         else:
-            if entry is None:
-                entry = self._insert(rect)
-            if end > entry[6]:
-                entry[6], entry[7] = end, engine
+            found = self.index.get(rect)
+            entry = found if found is not None else self._insert(rect)
+            reads = entry[6]
+            if reads is None:
+                entry[6] = {engine: end}
+            elif end > reads.get(engine, -1.0):
+                reads[engine] = end
+        self.version += 1
 
-    def _insert(self, rect: tuple[int, int, int, int]) -> list[Any]:
-        entry = [*rect, -1.0, "", -1.0, ""]
+    def _insert(self, rect: Rect) -> list[Any]:
+        entry = [*rect, -1.0, "", None, rect]
         i = bisect.bisect_right(self.starts, rect[0])
         self.starts.insert(i, rect[0])
         self.entries.insert(i, entry)
@@ -128,41 +138,76 @@ class _Footprints:
             i += 1
         del self.starts[i]
         del self.entries[i]
-        del self.index[(entry[0], entry[1], entry[2], entry[3])]
+        if self.index.get(entry[7]) is entry:
+            del self.index[entry[7]]
+
+
+Busy = dict[tuple[int, int], tuple[list[float], list[float]]]  # DMA engines (first, last) -> starts, ends
+
+
+def _dma_fit(busy: Busy, first: int, last: int, t: float, ns: float) -> float:
+    """The earliest start >= t at which engines first..last are all free for ``ns``: an engine serves whichever
+    of its queues has a transfer ready, so a transfer fills a gap an earlier-issued one left. Reservations are
+    kept per group of engines a transfer used (few distinct groups), so a transfer checks the groups that share
+    an engine with its own."""
+    groups = [v for (f, g), v in busy.items() if f <= last and first <= g and v[1] and t < v[1][-1]]
+    moved = bool(groups)
+    while moved:
+        moved = False
+        for starts, ends in groups:
+            if t >= ends[-1]:
+                continue
+            j = bisect.bisect_right(starts, t) - 1
+            if j >= 0 and ends[j] > t:  # inside a busy interval
+                t, moved = ends[j], True
+            elif j + 1 < len(starts) and starts[j + 1] < t + ns:  # the gap is too short
+                t, moved = ends[j + 1], True
+    return t
+
+
+def _dma_reserve(busy: Busy, first: int, last: int, t: float, ns: float) -> None:
+    """Mark engines first..last busy over [t, t + ns) (a free gap, see ``_dma_fit``); touching intervals merge."""
+    got = busy.get((first, last))
+    if got is None:
+        busy[(first, last)] = ([t], [t + ns])
+        return
+    starts, ends = got
+    end = t + ns
+    j = bisect.bisect_right(starts, t)  # intervals before: [0, j)
+    if j and ends[j - 1] == t:  # touches the previous one: extend it
+        ends[j - 1] = end
+        if j < len(starts) and starts[j] == end:  # and now the next one
+            ends[j - 1] = ends[j]
+            del starts[j], ends[j]
+    elif j < len(starts) and starts[j] == end:
+        starts[j] = t
+    else:
+        starts.insert(j, t)
+        ends.insert(j, end)
 
 
 class _Core:
     """Scheduling state of one (rank, core) program."""
 
-    def __init__(self, dma_engines: int) -> None:
+    def __init__(self) -> None:
         self.free: dict[str, float] = defaultdict(float)  # engine queue -> when it is free
-        self.dma_free = [0.0] * dma_engines
+        self.dma_busy: Busy = {}  # reserved DMA engine time (see _dma_fit)
+        # DMA queue (the issuing line) -> end of its last transfer
+        self.queue_free: dict[tuple[str, int], float] = {}
         self.footprints: dict[int, _Footprints] = {}
         self.stationary: tuple[int, int, int, int, int] | None = None  # last matmul's stationary footprint
+        # PSUM bank -> (end, engine) of its last Vector/Scalar access
+        self.psum: dict[int, tuple[float, str]] = {}
 
 
 _WRITE_ROLES = ("dst", "out", "reduce_res", "val_dst", "idx_dst")
 _is_write: dict[str, bool] = {}  # role -> written (memo of the prefix test)
 
-Access = tuple[int, tuple[int, int, int, int], bool]  # storage, (b0, b1, p0, p1), written
-
-
-def _accesses(event: TraceEvent) -> list[Access]:
-    """(storage, rectangle, written) per operand with a known footprint (HBM: partitions 0..1). A barrier
-    counts as a write of its tensor: it waits for the accesses before it, and later ones wait for it."""
-    fence = event.op == "nisa.core_barrier"
-    out = []
-    for o in event.operands:
-        if o.storage < 0:
-            continue
-        write = _is_write.get(o.role)
-        if write is None:
-            write = _is_write[o.role] = o.role.startswith(_WRITE_ROLES)
-        if o.buffer == "hbm":
-            out.append((o.storage, (o.byte_start, o.byte_end, 0, 1), fence or write))
-        else:
-            out.append((o.storage, (o.byte_start, o.byte_end, o.part_start, o.part_end), fence or write))
-    return out
+Rect = tuple[int, int, int, int]  # (b0, b1, p0, p1)
+# storage, rectangle, written, its footprints when placed (None: first access), their version, the hits then
+Access = tuple[int, Rect, bool, "_Footprints | None", int, "list[list[Any]] | None"]
+Placed = tuple[float, float, tuple[int, int], list[Access]]  # start, duration, DMA engines, accesses
+_NO_DMA = (-1, -1)
 
 
 def _moved_bytes(event: TraceEvent) -> int:
@@ -197,7 +242,7 @@ def _matmul_extra_cycles(event: TraceEvent, core: _Core) -> float:
     """Tensor-engine cycles beyond the MultiplyMoving: the issue overhead, and a stationary load unless the
     stationary operand is the one already in the array."""
     extra = K.TENSOR_INSTRUCTION_OVERHEAD.value
-    st = operand(event, "stationary")
+    st = operand(event, "data", "src") if is_pe_transpose(event) else operand(event, "stationary")
     if st is None:
         return extra
     key = (st.storage, st.byte_start, st.byte_end, st.part_start, st.part_end)
@@ -208,83 +253,160 @@ def _matmul_extra_cycles(event: TraceEvent, core: _Core) -> float:
     return extra
 
 
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector. Scheduling allocates a few small lists per instruction and makes no
+    cycles, but every few hundred allocations the collector would walk the whole trace again (half the time
+    on a 100k-instruction trace); reference counting still frees everything."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     """Place every event of a trace on the estimated timeline (see the module docstring)."""
+    with no_cyclic_gc():
+        return _schedule(events, limits)
+
+
+def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     n = len(events)
-    start = np.zeros(n, np.float64)
-    end = np.zeros(n, np.float64)
+    start = [0.0] * n  # lists: element stores are cheaper than on arrays
+    end = [0.0] * n
     engines: list[tuple[int, int]] = [(-1, -1)] * n
     streams: dict[tuple[int, int], list[int]] = defaultdict(list)
     for i, e in enumerate(events):
         streams[(e.rank, e.core)].append(i)
-    cores = {key: _Core(limits.dma_engines) for key in streams}
+    cores = {key: _Core() for key in streams}
     sem = K.SEMAPHORE_LATENCY.value
     latency = limits.dma_fixed_overhead_ns
     tensor_clock = limits.clock_ghz["tensor"]
+    bank_bytes = limits.psum_bank_bytes
+    whole_psum = limits.generation == Generation.GEN2  # v2: one PSUM access at a time
 
     # Who takes part in the k-th join of each scope: every stream that issues at least k + 1 of them.
+    scope_of: dict[str, str | None] = {}
+    scopes = [
+        scope_of[e.op] if e.op in scope_of else scope_of.setdefault(e.op, _join_scope(e.op)) for e in events
+    ]
     joins_of: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
     for key, idx in streams.items():
         for i in idx:
-            scope = _join_scope(events[i].op)
+            scope = scopes[i]
             if scope is not None:
                 joins_of[key][scope] += 1
 
     durations: dict[tuple[object, ...], tuple[int, int, float]] = {}
+    is_write = _is_write
 
-    def duration(e: TraceEvent) -> tuple[int, int, float]:
-        """(first DMA engine, last, busy ns) -- memoised on what the cost depends on, not on addresses."""
-        key = (
-            e.op,
-            e.engine,
-            e.free_elements,
-            *(
-                (o.role, o.shape, o.dtype, o.buffer, o.part_start, o.part_end, o.row_bytes)
-                for o in e.operands
-            ),
-        )
-        got = durations.get(key)
-        if got is None:
-            got = durations[key] = (
-                dma_plan(e, limits) if e.engine == "dma" else (-1, -1, instruction_cost(e, limits).ns)
-            )
-        return got
-
-    def place(i: int, core: _Core, not_before: float) -> tuple[float, float, tuple[int, int], list[Access]]:
-        """(start, duration, dma engines, accesses) of event i, not starting before ``not_before``."""
+    def place(i: int, core: _Core, not_before: float) -> Placed:
+        """(start, duration, dma engines, accesses) of event i, not starting before ``not_before``: after the
+        accesses it depends on (see ``_Footprints``) and its engine queue. Durations are memoised on what the
+        cost depends on, not on addresses."""
         e = events[i]
+        engine = e.engine
         ready = not_before
-        accesses = _accesses(e)
         prints = core.footprints
-        for storage, rect, write in accesses:
+        # a barrier counts as a write of its tensor: it waits for the accesses before it, later ones wait for it
+        fence = e.op == "nisa.core_barrier"
+        accesses: list[Access] = []
+        banks: list[int] = []  # PSUM banks a Vector/Scalar instruction holds
+        key: list[object] = [e.op, engine, e.free_elements]
+        for o in e.operands:
+            key.append((o.role, o.shape, o.dtype, o.buffer, o.part_start, o.part_end, o.row_bytes))
+            storage = o.storage
+            if storage < 0:
+                continue
+            write = is_write.get(o.role)
+            if write is None:
+                write = is_write[o.role] = o.role.startswith(_WRITE_ROLES)
+            write = write or fence
+            if o.buffer == "hbm":  # flat: partitions 0..1
+                rect = (o.byte_start, o.byte_end, 0, 1)
+            else:
+                rect = (o.byte_start, o.byte_end, o.part_start, o.part_end)
+                if o.part_end <= o.part_start:
+                    continue  # touches no bytes
+            if o.byte_end <= o.byte_start:
+                continue
+            if o.buffer == "psum" and engine in _PSUM_SHARERS:
+                if whole_psum:
+                    banks.append(0)
+                else:
+                    banks.extend(range(o.byte_start // bank_bytes, (o.byte_end - 1) // bank_bytes + 1))
             fp = prints.get(storage)
-            if fp is not None:
-                t = fp.ready(rect, write, e.engine, sem)
-                if t > ready:
-                    ready = t
-        first, last, ns = duration(e)
+            if fp is None:
+                accesses.append((storage, rect, write, None, 0, None))
+                continue
+            ents = fp.entries
+            hits = ents if len(ents) == 1 and ents[0][7] == rect else fp.hits(rect)
+            for h in hits:
+                # read after write; a write also after reads (plus the semaphore when another engine's)
+                if h[4] >= 0:
+                    t = h[4] + (sem if h[5] != engine else 0.0)
+                    if t > ready:
+                        ready = t
+                if write and h[6] is not None:
+                    for reader, t in h[6].items():
+                        if reader != engine:
+                            t += sem
+                        if t > ready:
+                            ready = t
+            accesses.append((storage, rect, write, fp, fp.version, hits))
+        memo = tuple(key)
+        got = durations.get(memo)
+        if got is None:
+            got = durations[memo] = (
+                dma_plan(e, limits) if engine == "dma" else (-1, -1, instruction_cost(e, limits).ns)
+            )
+        first, last, ns = got
         if first >= 0:
-            t = max(ready, max(core.dma_free[first : last + 1]))
-            for k in range(first, last + 1):
-                core.dma_free[k] = t + ns
+            # in order on its queue (one per issuing line: the compiler's queue choice is not in the trace)
+            queue = (e.file, e.line)
+            t = max(ready, core.queue_free.get(queue, 0.0))
+            t = _dma_fit(core.dma_busy, first, last, t, ns)
+            _dma_reserve(core.dma_busy, first, last, t, ns)
+            core.queue_free[queue] = t + ns
             return t, ns + latency, (first, last), accesses
-        if e.engine == "tensor":
+        if engine == "tensor":
             ns += _matmul_extra_cycles(e, core) / tensor_clock
-        return max(ready, core.free[e.engine]), ns, (-1, -1), accesses
+        free = core.free[engine]
+        t = ready if ready > free else free
+        if banks:  # wait until the other engine left the banks, then hold them
+            held = core.psum
+            for b in banks:
+                holder = held.get(b)
+                if holder is not None and holder[1] != engine and holder[0] > t:
+                    t = holder[0]
+            for b in banks:
+                held[b] = (t + ns, engine)
+        return t, ns, _NO_DMA, accesses
 
     def commit(
         i: int, core: _Core, t: float, ns: float, dma: tuple[int, int], accesses: list[Access]
     ) -> None:
-        e = events[i]
-        start[i], end[i], engines[i] = t, t + ns, dma
+        engine = events[i].engine
+        done = t + ns
+        start[i], end[i] = t, done
         if dma[0] < 0:
-            core.free[e.engine] = t + ns
+            core.free[engine] = done
+        else:
+            engines[i] = dma
         prints = core.footprints
-        for storage, rect, write in accesses:
-            fp = prints.get(storage)
+        for storage, rect, write, fp, version, hits in accesses:
             if fp is None:
-                fp = prints[storage] = _Footprints()
-            fp.add(rect, write, e.engine, t + ns)
+                fp = prints.get(storage)
+                if fp is None:
+                    prints[storage] = _Footprints(rect, write, engine, done)
+                    continue
+                hits = None
+            elif fp.version != version:  # another access of this instruction changed it
+                hits = None
+            fp.record(rect, write, engine, done, hits)
 
     pos = dict.fromkeys(streams, 0)
     seen: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
@@ -298,7 +420,7 @@ def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
             core, idx = cores[key], streams[key]
             while pos[key] < len(idx):
                 i = idx[pos[key]]
-                scope = _join_scope(events[i].op)
+                scope = scopes[i]
                 if scope is None:
                     commit(i, core, *place(i, core, 0.0))
                     pos[key] += 1
@@ -330,4 +452,4 @@ def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     pos[m] += 1
                     seen[m][group[0]] += 1
                 del waiting[group]
-    return Schedule(events, start, end, engines)
+    return Schedule(events, np.array(start, np.float64), np.array(end, np.float64), engines)

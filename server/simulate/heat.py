@@ -1,10 +1,10 @@
-"""The estimated-cost report as an ``nki/heatmap`` payload with ``source: "estimate"`` — the same schema the
+"""The estimated timeline as an ``nki/heatmap`` payload with ``source: "estimate"`` — the same schema the
 profile view paints measured data with (``nki_studio.profile.heatmap``), so the extension needs one painter.
 
-Field mapping (all estimated): ``busy_ns`` = the line's estimated time; ``share`` = that over the kernel's
-estimated time (busiest engine); ``share_of_compute`` = over the serial sum; ``engines`` per-engine estimated
-ns; ``dma_bytes``/``dma_ns`` from the line's DMA instructions; ``top_opcodes`` by estimated time. Fields a
-cost model cannot know (semaphore waits, overlap with DMA, fused instructions) stay 0.
+The lines are the estimated profile's per-line metrics (``nki_studio.simulate.estimate``: busy unions on the
+scheduled timeline, DMA bytes and overlap, exclusive time), the kernel summary carries the engine timeline and
+the DMA/compute decomposition under a profile summary's keys, plus the cost model's roofline point. Semaphore
+waits and fused instructions do not exist in an estimate and stay 0. Everything is labelled estimated.
 """
 
 from __future__ import annotations
@@ -13,54 +13,53 @@ import os
 from typing import Any
 
 from nki_studio.profile.heatmap import HeatLine, build_payload
-from nki_studio.simulate.result import Cost
+from nki_studio.simulate.estimate import LABEL, kernel_summary
+from nki_studio.simulate.result import Estimate, Roofline
 
 
-def heat_lines(cost: Cost, path: str) -> list[HeatLine]:
-    """HeatLines (0-based LSP lines) for the cost report's lines in ``path``."""
-    total = float(cost.get("totalNs") or 0.0)
-    serial = float(cost.get("serialNs") or 0.0)
+def heat_lines(estimate: Estimate, path: str) -> list[HeatLine]:
+    """HeatLines (0-based LSP lines) for the estimate's lines in ``path``."""
     out = []
-    for c in cost.get("lines", ()):
-        if os.path.abspath(str(c["path"])) != os.path.abspath(path):
+    for c in estimate["lines"]:
+        if os.path.abspath(c["path"]) != os.path.abspath(path):
             continue
-        ns = float(c["ns"])
-        top = sorted(c.get("opcodes", {}).items(), key=lambda kv: -kv[1][1])[:3]
         out.append(
             HeatLine(
-                line=int(c["line"]) - 1,
-                busy_ns=round(ns),
-                share=ns / total if total else 0.0,
-                share_of_compute=ns / serial if serial else 0.0,
-                instr=int(c["instructions"]),
-                work_instr=int(c["instructions"]),
-                engines={e: round(v) for e, v in c["byEngine"].items()},
-                dma_bytes=int(c.get("dmaBytes", 0)),
-                dma_ns=round(c["byEngine"].get("dma", 0.0)),
-                top_opcodes=[{"opcode": op, "count": int(n), "sum_ns": round(t)} for op, (n, t) in top],
+                line=c["line"] - 1,
+                busy_ns=c["busyNs"],
+                share=c["share"],
+                share_of_compute=c["shareOfCompute"],
+                instr=c["instructions"],
+                work_instr=c["instructions"],
+                engines=dict(c["engines"]),
+                dma_bytes=c["dmaBytes"],
+                dma_ns=c["dmaNs"],
+                dma_overlap_ns=c["dmaOverlapNs"],
+                exclusive_ns=c["exclusiveNs"],
+                top_opcodes=[
+                    {"opcode": o["opcode"], "count": o["count"], "sum_ns": o["sumNs"]}
+                    for o in c["topOpcodes"]
+                ],
             )
         )
     return out
 
 
-def estimate_payload(uri: str, path: str, kernel: str, cost: Cost) -> dict[str, Any]:
-    """The ``nki/heatmap`` body for one simulated kernel's estimated cost."""
-    label = f"estimated by the nki-studio cost model ({cost.get('target')}), not measured: {kernel}"
+def estimate_payload(
+    uri: str, path: str, kernel: str, estimate: Estimate, roofline: Roofline | None = None
+) -> dict[str, Any]:
+    """The ``nki/heatmap`` body for one simulated kernel's estimated timeline."""
+    label = f"{LABEL} by the nki-studio timeline ({estimate['target']}), not measured: {kernel}"
     info = {
         "label": label,
         "path": path,
         "format": "simulator trace",
+        "provenance": LABEL,
         "schema_version": "",
         "location_source": "simulator trace (innermost kernel line)",
         "mapping": {"recorded": path, "local": path, "how": "same file"},
+        "notes": list(estimate.get("notes", ())),
     }
-    summary = {
-        "name": kernel,
-        "latency_ns": round(float(cost.get("totalNs") or 0.0)),
-        "latency_source": "estimated busiest-engine time",
-        "serial_ns": round(float(cost.get("serialNs") or 0)),
-        "engine_ns": {e: round(v) for e, v in (cost.get("engineNs") or {}).items()},
-        "roofline": cost.get("roofline"),
-        "estimated": True,
-    }
-    return build_payload(uri, "estimate", info, heat_lines(cost, path), summary)
+    return build_payload(
+        uri, "estimate", info, heat_lines(estimate, path), kernel_summary(estimate, kernel, roofline)
+    )

@@ -46,7 +46,7 @@ def preload() -> None:
     import numpy
     import numpy.random
     from nki_studio.sim import api, dropin  # noqa: F401
-    from nki_studio.simulate import cost, inputs, oracle  # noqa: F401
+    from nki_studio.simulate import cost, estimate, inputs, oracle  # noqa: F401
 
     with dropin.installed():  # imports every module the ``nki`` drop-in aliases
         pass
@@ -144,6 +144,7 @@ def run(job: Job, send: Send) -> SimulationResult:
         "warnings": [],
         "error": None,
         "cost": None,
+        "estimate": None,
     }
     timings = result["timings"]
     try:
@@ -176,6 +177,7 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
     from nki_studio.model.targets import limits_for, parse_generation
     from nki_studio.sim import load_kernel_module, simulate
     from nki_studio.simulate import cost, oracle
+    from nki_studio.simulate.estimate import estimate_section
     from nki_studio.simulate.inputs import make_inputs
 
     timings: Timings = result["timings"]
@@ -282,6 +284,9 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
             with open(job.trace_path, "w", encoding="utf-8") as stream:
                 write_jsonl(sim.trace, stream)
         timings["cost"] = time.perf_counter() - t
+        t = time.perf_counter()
+        result["estimate"] = estimate_section(sim.trace, generation)
+        timings["estimate"] = time.perf_counter() - t
 
     if verdict.passed:
         checked = "matches the reference" if expected is not None else "ran (no reference to compare with)"

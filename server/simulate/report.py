@@ -249,20 +249,31 @@ def format_text(result: Mapping[str, Any]) -> str:
             f"{_kib(data.get('capacityBytes', 0))} per partition"
         )
     cost = result.get("cost")
+    estimate = result.get("estimate")
+    if estimate:
+        overlap = estimate["overlapNs"]
+        lines.append(
+            f"  {estimate['label']} time ({estimate['target']}, scheduled timeline, not measured): "
+            f"{format_ns(estimate['totalNs'])} (DMA busy {format_ns(estimate['dmaNs'])}, compute busy "
+            f"{format_ns(estimate['computeNs'])}"
+            + (f", overlapping {format_ns(overlap)}" if overlap is not None else "")
+            + ")"
+        )
     if cost:
         roof = cost["roofline"]
         lines.append(
-            f"  {cost['label']} time ({cost['target']}, cost model, not measured): {format_ns(cost['totalNs'])} "
-            f"(busiest engine; {format_ns(cost['serialNs'])} if nothing overlapped)"
+            f"  {cost['label']} busiest engine alone ({cost['target']}, cost model): {format_ns(cost['totalNs'])}; "
+            f"{format_ns(cost['serialNs'])} if nothing overlapped"
         )
         lines.append(
             f"  estimated roofline: {roof['flops']:,} FLOPs, {roof['hbmBytes']:,} HBM bytes, intensity "
             f"{roof['intensity']:.3g} FLOP/B -> {roof['bound']}-bound"
         )
-        top = sorted(cost["lines"], key=lambda c: -c["ns"])[:5]
-        for c in top:
+    if estimate:
+        for ln in estimate["lines"][:5]:  # hottest first
+            engine = max(ln["engines"].items(), key=lambda kv: kv[1])[0] if ln["engines"] else "none"
             lines.append(
-                f"    line {c['line']:>4}: estimated {format_ns(c['ns']):>10} {c['share']:6.1%} {c['engine']}"
+                f"    line {ln['line']:>4}: estimated {format_ns(ln['busyNs']):>10} {ln['share']:6.1%} {engine}"
             )
     lines.extend(f"  warning: {w}" for w in result.get("warnings", ()))
     lines.extend(f"  config: {c}" for c in result.get("ignoredConfig", ()))
@@ -278,6 +289,7 @@ def format_text(result: Mapping[str, Any]) -> str:
             "reference",
             "oracle",
             "cost",
+            "estimate",
             "total",
         )
         if k in t

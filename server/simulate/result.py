@@ -54,6 +54,7 @@ Timings = TypedDict(
         "oracle": float,
         "strictRerun": float,
         "cost": float,
+        "estimate": Annotated[float, "scheduling the trace into the estimated timeline"],
         "total": float,
     },
     total=False,
@@ -157,6 +158,64 @@ class Cost(TypedDict):
     roofline: Roofline
 
 
+class EstimateOpcode(TypedDict):
+    """One instruction kind of a line on the estimated timeline."""
+
+    opcode: str
+    count: int
+    sumNs: Annotated[int, "summed estimated durations"]
+
+
+class EstimateLine(TypedDict):
+    """One source line on the estimated timeline: the per-line metrics of the estimated profile, computed by the
+    same code as a measured profile's (times in ns, estimated)."""
+
+    path: str
+    line: int
+    busyNs: Annotated[int, "union of the line's instruction intervals (never a sum of durations)"]
+    share: Annotated[float, "busyNs over the estimated kernel time; lines overlap, shares do not sum to 1"]
+    shareOfCompute: Annotated[float, "busyNs over the union of all compute instructions"]
+    instructions: int
+    engines: Annotated[dict[str, int], "engine -> busy ns on that engine"]
+    dmaBytes: Annotated[int, "bytes of the DMA transfers the line issued"]
+    dmaNs: Annotated[int, "union of those transfers"]
+    dmaOverlapNs: Annotated[int, "part of busyNs during which any DMA ran"]
+    exclusiveNs: Annotated[int, "additive view: concurrent lines share each moment equally"]
+    topOpcodes: list[EstimateOpcode]
+
+
+class EngineTrack(TypedDict):
+    """When one engine (or the DMA queues) was busy, as ``[start, end]`` ns from the kernel start (merged below
+    the kernel panel's resolution)."""
+
+    name: str
+    kind: Literal["dma", "compute"]
+    intervals: list[list[int]]
+
+
+class _EstimateKeys(TypedDict):
+    label: Annotated[str, "always 'estimated'"]
+    target: str
+    totalNs: Annotated[int, "estimated kernel time: first instruction start to last end on the timeline"]
+    engineNs: Annotated[dict[str, int], "engine -> busy ns (union of its instructions)"]
+    dmaNs: Annotated[int, "union of all DMA transfers"]
+    computeNs: Annotated[int, "union of all compute instructions"]
+    overlapNs: Annotated[int | None, "time DMA and compute ran together (null: no DMA)"]
+    idleNs: Annotated[int | None, "time neither ran: waits and latencies (null: no DMA)"]
+    instructions: int
+    dmaBytes: int
+    lines: Annotated[list[EstimateLine], "hottest first"]
+    timeline: Annotated[list[EngineTrack], "the main core's engine tracks, DMA first"]
+
+
+class Estimate(_EstimateKeys, total=False):
+    """The estimated timeline: every traced instruction scheduled on its engine queue after its dependencies
+    (``nki_studio.estimate``, docs/cost-model.md), as an estimated profile's metrics. Estimated, not measured.
+    Analyses of the estimated profile (bounds, investigations) are added here as optional keys."""
+
+    notes: Annotated[list[str], "how the estimate was made and what it leaves out"]
+
+
 class _SimulationResultKeys(TypedDict):
     status: Status
     message: str
@@ -170,6 +229,9 @@ class _SimulationResultKeys(TypedDict):
     warnings: Annotated[list[str], "simulator warnings, each 'file:line: message' when the line is known"]
     error: ErrorInfo | None
     cost: Cost | None
+    estimate: Annotated[
+        Estimate | None, "the estimated timeline (null when the simulation recorded no trace)"
+    ]
 
 
 @final  # lets `"cost" in result` tell a result from a notice

@@ -306,4 +306,5 @@ def _failure(job: Job, what: str, timeout_s: float, worker: Worker) -> Simulatio
         "warnings": [],
         "error": None,
         "cost": None,
+        "estimate": None,
     }

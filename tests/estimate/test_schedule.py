@@ -170,3 +170,45 @@ def test_a_barrier_joins_the_cores() -> None:
     assert s.start[1] == s.start[2] == s.end[0] + K.SEMAPHORE_LATENCY.value
     assert s.start[3] >= s.end[2]  # core 1 reads the shared tensor after the barrier
     assert s.start[4] == 0.0  # work of core 1 that does not touch it is not held back
+
+
+def test_a_pe_transpose_is_a_matmul_by_the_identity_with_the_data_as_stationary() -> None:
+    data = _tile("data", 1, (0, 128), nbytes=256)  # [128, 64] fp32
+    transpose = _ev(0, "nisa.nc_transpose", "tensor", _tile("dst", 2, (0, 64), 512, "psum"), data)
+    again = _ev(1, "nisa.nc_transpose", "tensor", _tile("dst", 3, (0, 64), 512, "psum"), data)
+    cycles = instruction_cost(transpose, LIMITS).cycles
+    assert (
+        cycles == 128 * 4
+    )  # N = the data's 128 partitions (the identity's free size), fp32 at a quarter rate
+    s = schedule([transpose, again], LIMITS)
+    # the first loads the data as stationary; the second finds it in the array
+    assert s.end[0] - s.start[0] > s.end[1] - s.start[1]
+
+
+def test_vector_and_scalar_take_turns_on_a_psum_bank() -> None:
+    bank0 = _tile("src", 9, nbytes=2048, buffer="psum")
+    bank1 = dataclasses.replace(bank0, byte_start=2048, byte_end=4096)
+    same = [
+        _ev(0, "nisa.tensor_copy", "vector", _tile("dst", 1), bank0),
+        _ev(1, "nisa.activation", "scalar", _tile("dst", 2), dataclasses.replace(bank0, role="data")),
+    ]
+    s = schedule(same, LIMITS)
+    assert s.start[1] == s.end[0]  # reads only, no dependency: the bank itself is the shared resource
+    other = [
+        same[0],
+        _ev(1, "nisa.activation", "scalar", _tile("dst", 2), dataclasses.replace(bank1, role="data")),
+    ]
+    assert schedule(other, LIMITS).start[1] == 0.0
+
+
+def test_a_load_overtakes_a_store_that_waits_for_compute_but_one_queue_stays_in_order() -> None:
+    big = 65536  # bytes per partition: the activation takes far longer than a transfer
+    compute = _ev(0, "nisa.activation", "scalar", _tile("dst", 1, nbytes=big), _tile("data", 0, nbytes=big))
+    store = _ev(1, "nisa.dma_copy", "dma", _hbm("dst", 5, 0, 128 * 4096), _tile("src", 1))
+    load = _ev(2, "nisa.dma_copy", "dma", _tile("dst", 2), _hbm("src", 6, 0, 128 * 4096))
+    s = schedule([compute, store, load], LIMITS)
+    assert s.start[1] >= s.end[0]  # the store waits for its data
+    assert s.start[2] == 0.0  # the load (another line, another queue) uses the idle engines meanwhile
+    same_queue = dataclasses.replace(load, line=store.line)
+    s = schedule([compute, store, same_queue], LIMITS)
+    assert s.start[2] >= s.start[1]  # one queue: in issue order

@@ -115,29 +115,6 @@ def test_roofline_without_flops_is_memory_bound() -> None:
     assert math.isinf(roofline([], TRN2).intensity)
 
 
-def test_heatmap_payload_uses_the_shared_schema_with_source_estimate() -> None:
-    from nki_studio.simulate.heat import estimate_payload
-
-    dma = _ev(
-        "nisa.dma_copy", "dma", (), 512, line=5, bytes_read={"hbm": 262144}, bytes_written={"sbuf": 262144}
-    )
-    mm = _ev("nisa.nc_matmul", "tensor", (Operand("moving", (128, 512), "bfloat16", "sbuf"),), 512, line=7)
-    other = TraceEvent(seq=3, op="nisa.iota", engine="gpsimd", file="/helper.py", line=3, free_elements=8)
-    cost = estimate([dma, mm, mm, other], TRN2).to_json()
-    payload = estimate_payload("file:///k.py", "/k.py", "k", cost)
-    assert payload["source"] == "estimate" and payload["kernel"]["estimated"]
-    lines = {ln["line"]: ln for ln in payload["lines"]}
-    assert set(lines) == {4, 6}  # 0-based; the helper file's line is not painted on this document
-    assert lines[4]["dma_bytes"] == 262144 and lines[4]["engines"] == {"dma": round(262144 / 368 + 1300 / 16)}
-    assert lines[6]["instr"] == 2 and lines[6]["top_opcodes"][0] == {
-        "opcode": "nisa.nc_matmul",
-        "count": 2,
-        "sum_ns": round(2 * 512 / 2.4),
-    }
-    assert lines[4]["share"] == pytest.approx(lines[4]["busy_ns"] / cost["totalNs"], rel=1e-3)
-    assert max(ln["heat"] for ln in payload["lines"]) == 1.0
-
-
 def test_reductions_are_priced_by_their_input_and_scalar_operands_do_not_count_as_streams() -> None:
     # bn_stats: the dst is [128, 6] but 512 elements per partition are read
     ev = _ev(

@@ -123,6 +123,9 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(
     assert heatmap.source == "estimate" and heatmap.lines and heatmap.kernel.estimated
     assert "estimated" in heatmap.profile.label
     assert {ln.line for ln in heatmap.lines} == {15, 16, 17}  # 0-based: the two loads and the add+store
+    # painted from the estimated timeline (its latency and engine tracks), not from per-instruction sums
+    assert heatmap.kernel.latency_ns == result.estimate.totalNs > 0
+    assert {t.name for t in heatmap.kernel.timeline} >= {"DMA", "Vector"}
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )

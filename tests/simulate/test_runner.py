@@ -43,6 +43,9 @@ def test_passing_kernel_reports_backend_timings_oracle_and_estimated_cost() -> N
     assert result["oracle"]["passed"] and result["oracle"]["hasReference"]
     assert {"processStart", "import", "simulation", "oracle", "total"} <= set(result["timings"])
     assert result["cost"]["label"] == "estimated" and result["cost"]["lines"]
+    estimate = result["estimate"]
+    assert estimate is not None and estimate["label"] == "estimated" and estimate["totalNs"] > 0
+    assert estimate["lines"] and {t["name"] for t in estimate["timeline"]} >= {"DMA"}
     assert result["peak"]["sbuf"]["peakBytes"] > 0
     path = str(DATA / "add_kernel.py")
     [kernel] = find_kernels((DATA / "add_kernel.py").read_text(), path)
@@ -140,7 +143,9 @@ def test_official_backend_is_used_when_installed(tmp_path: Path, monkeypatch: py
     result = run_job(_job("add_kernel.py"), timeout_s=60)
     assert result["status"] == "passed", result["message"]
     assert result["backend"] == "official"
-    assert result["cost"] is None and result["peak"] is None  # the SDK gives neither trace nor capacity
+    assert (
+        result["cost"] is None and result["estimate"] is None and result["peak"] is None
+    )  # no trace, no capacity
     assert any("official nki.simulate" in w for w in result["warnings"])
 
 

@@ -219,7 +219,7 @@ export class HeatController {
       `**NKI heatmap** — coloured by *${METRIC_LABELS[this.metric]}*, ` +
         (heat.params.source === 'measured'
           ? `measured (profile: ${label}${heat.params.profile?.format ? `, ${heat.params.profile.format}` : ''})`
-          : '**estimated** by the cost model, not measured') +
+          : '**estimated** from the simulator trace (scheduled timeline), not measured') +
         (mapping?.recorded
           ? `.\n\nSource mapping: \`${mapping.recorded}\` → \`${mapping.local ?? '?'}\` (${mapping.how ?? 'mapped'})`
           : '') +

@@ -134,7 +134,7 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
   const source =
     params.source === 'measured'
       ? `measured · ${esc(profileLabel(params))}`
-      : '<strong>estimated</strong> (cost model, not measured)';
+      : '<strong>estimated</strong> (timeline scheduled from the simulator trace, not measured)';
   const parts: string[] = [
     `<h2>Profile <span class="muted">${source}${heat.stale ? ' · stale (file edited since)' : ''}</span></h2>`,
   ];

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { ARTIFACTS } from './codeServer';
-import { longKernel, makeProfile, profiledLines } from './fixtures';
+import { estimatedLines, longKernel, makeProfile, profiledLines } from './fixtures';
 import { type Session, openSession } from './session';
 import type { Workbench } from './workbench';
 
@@ -106,6 +106,27 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
     assert.match(note, /backend/);
   });
 
+  it('paints the estimated timeline on the lines that issued instructions, labelled estimated', async () => {
+    const expected = new Set(estimatedLines(path.join(workspace, KERNEL)));
+    await wb.openFile(KERNEL);
+    let bars = await wb.heatBars();
+    for (let i = 0; i < 60 && bars.size === 0; i += 1) {
+      await wb.page.waitForTimeout(500);
+      bars = await wb.heatBars();
+    }
+    await wb.screenshot('heatmap');
+    assert.ok(bars.size >= 1, 'no estimated heat painted after the simulation');
+    for (const line of bars.keys())
+      assert.ok(
+        expected.has(line),
+        `line ${line} painted but the estimate has nothing there (${[...expected].join(',')})`,
+      );
+    assert.match(await wb.statusBar(), /estimated/);
+    const hover = await wb.hoverLine([...bars.keys()][0]);
+    await wb.screenshot('heatmap-hover');
+    assert.match(hover, /Estimated/);
+  });
+
   it('shows the result in the kernel panel (oracle, peak memory vs capacity)', async () => {
     await wb.runCommand('NKI: Show Kernel Panel');
     const text = await wb.webviewText(/Simulation/, 30_000);
@@ -114,6 +135,7 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
     assert.match(text, /Oracle \(against the reference\)/);
     assert.match(text, /Peak on-chip memory per partition/);
     assert.match(text, /estimated/);
+    assert.match(text, /Engine timeline/); // the estimated timeline's tracks, not per-engine totals
     // close the panel (a focused webview keeps keys from the workbench) and go back to the kernel
     await wb.page.locator('.tab', { hasText: 'NKI Kernel' }).locator('.tab-actions .action-label').first().click();
     await wb.openFile(KERNEL);
@@ -131,7 +153,7 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
       await wb.waitForNotification(/profile loaded \(perfetto\)/, 60_000);
       await wb.page.waitForTimeout(500);
       const bars = await wb.heatBars();
-      await wb.screenshot('heatmap');
+      await wb.screenshot('heatmap-loaded-profile');
       assert.ok(bars.size >= 3, `expected heat bars on several lines, got ${JSON.stringify([...bars])}`);
       for (const line of bars.keys())
         assert.ok(
@@ -143,7 +165,7 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
         (a, b) => b[1].replace(/[^█]/g, '').length - a[1].replace(/[^█]/g, '').length,
       )[0][0];
       const hover = await wb.hoverLine(hottest);
-      await wb.screenshot('heatmap-hover');
+      await wb.screenshot('heatmap-loaded-profile-hover');
       assert.match(hover, /Measured/i);
       assert.match(hover, /busy/i);
     } finally {

@@ -1,4 +1,7 @@
-/** Test inputs made by the project's own Python tools: synthetic profiles (tests/profile/fixturegen.py). */
+/**
+ * Test inputs made by the project's own Python tools: synthetic profiles (tests/profile/fixturegen.py) for the
+ * profile readers, and the estimated timeline of a simulation (`nki-studio simulate --json`).
+ */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -32,6 +35,17 @@ export function profiledLines(kernelFile: string): number[] {
   return JSON.parse(
     execFileSync(projectPython(), ['-c', code, path.join(ROOT, 'tests', 'profile'), kernelFile], { encoding: 'utf8' }),
   ) as number[];
+}
+
+/** 1-based lines of `kernelFile` that the estimated timeline of its simulation puts instructions on. */
+export function estimatedLines(kernelFile: string): number[] {
+  const out = execFileSync(projectPython(), ['-m', 'nki_studio', 'simulate', kernelFile, '--json'], {
+    encoding: 'utf8',
+    cwd: ROOT,
+  });
+  const parsed = JSON.parse(out) as unknown;
+  const results = (Array.isArray(parsed) ? parsed : [parsed]) as { estimate?: { lines: { line: number }[] } }[];
+  return results.flatMap((r) => (r.estimate?.lines ?? []).map((l) => l.line));
 }
 
 /** A syntactically valid NKI kernel of about `lines` lines: one long chain of element-wise ops. */

@@ -40,7 +40,7 @@ from nki_studio.nkilint.api import config_for
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.engine import as_configured
 from nki_studio.simulate.job import Job
-from nki_studio.simulate.result import AnyResult, Cost, Spec
+from nki_studio.simulate.result import AnyResult, Estimate, Spec
 from nki_studio.simulate.runner import WorkerPool, run_job
 from nki_studio.simulate.spec import KernelInfo, comment_findings, find_kernels, inferred_fields, resolve
 from pygls.uris import to_fs_path
@@ -67,9 +67,20 @@ class _Parsed:
     specs: list[Spec]
 
 
-def _cost(result: AnyResult) -> Cost | None:
-    """The estimated cost of a result (a notice has none)."""
-    return result["cost"] if "cost" in result else None
+def _estimate(result: AnyResult) -> Estimate | None:
+    """The estimated timeline of a result (a notice has none)."""
+    return result.get("estimate") if "cost" in result else None
+
+
+def _payload(uri: str, path: str, kernel: str, result: AnyResult) -> dict[str, Any] | None:
+    """The estimated heatmap of a result: its estimated timeline, with the cost model's roofline point."""
+    estimate = _estimate(result)
+    if not estimate:
+        return None
+    from nki_studio.simulate.heat import estimate_payload  # numpy: imported on first use, not at start-up
+
+    cost = result["cost"] if "cost" in result else None
+    return estimate_payload(uri, path, kernel, estimate, cost["roofline"] if cost else None)
 
 
 def _diagnostics(
@@ -278,12 +289,9 @@ class SimulateFeature:
             return
         self.results.setdefault(uri, {})[kernel] = result
         self.server.notify_client(RESULT_NOTIFICATION, {**result, "uri": uri, "kernel": kernel})
-        cost = _cost(result)
-        if cost:
-            # numpy: imported on first use, not at start-up
-            from nki_studio.simulate.heat import estimate_payload
-
-            self.server.notify_client(HEATMAP_NOTIFICATION, estimate_payload(uri, path, kernel, cost))
+        payload = _payload(uri, path, kernel, result)
+        if payload:
+            self.server.notify_client(HEATMAP_NOTIFICATION, payload)
         self.refresh_spec_findings(uri)
         caps = self.server.client_capabilities.workspace
         refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
@@ -329,7 +337,6 @@ class SimulateFeature:
         if got is None or not self.results.get(uri):
             return None
         from nki_studio.profile.heatmap import inlay_label  # numpy: imported on first use, not at start-up
-        from nki_studio.simulate.heat import estimate_payload
 
         path, text = got
         lines = split_lines(text)
@@ -337,10 +344,10 @@ class SimulateFeature:
         first, last = params.range.start.line, params.range.end.line
         hints = []
         for kernel, result in self.results[uri].items():
-            cost = _cost(result)
-            if not cost:
+            payload = _payload(uri, path, kernel, result)
+            if not payload:
                 continue
-            for heat in estimate_payload(uri, path, kernel, cost)["lines"]:
+            for heat in payload["lines"]:
                 line = heat["line"]  # 0-based
                 if not first <= line <= last or line >= len(lines):
                     continue
@@ -349,7 +356,7 @@ class SimulateFeature:
                         position=position(positions.position(line + 1, len(lines[line]) + 1)),
                         label=inlay_label(heat, "estimate"),
                         padding_left=True,
-                        tooltip="Estimated by the nki-studio cost model from the simulator trace, not measured.",
+                        tooltip="Estimated by the nki-studio timeline from the simulator trace, not measured.",
                     )
                 )
         return hints
@@ -361,13 +368,11 @@ class SimulateFeature:
         if path is None or not self.results.get(uri):
             return None
         from nki_studio.profile.heatmap import hover_markdown  # numpy: imported on first use, not at start-up
-        from nki_studio.simulate.heat import estimate_payload
 
         for kernel, result in self.results[uri].items():
-            cost = _cost(result)
-            if not cost:
+            payload = _payload(uri, path, kernel, result)
+            if not payload:
                 continue
-            payload = estimate_payload(uri, path, kernel, cost)
             for line in payload["lines"]:
                 if line["line"] == params.position.line:
                     return types.Hover(
@@ -392,11 +397,13 @@ class SimulateFeature:
             last = self.results.get(uri, {}).get(kernel.name)
             if last is not None:
                 title += f" (last: {last.get('status')}"
-                cost = _cost(last)
-                if cost:
-                    from nki_studio.profile.heatmap import fmt_ns  # numpy: loaded once a result has a cost
+                estimate = _estimate(last)
+                if estimate:
+                    from nki_studio.profile.heatmap import (
+                        fmt_ns,
+                    )  # numpy: loaded once a result has an estimate
 
-                    title += f", estimated {fmt_ns(cost['totalNs'])}"
+                    title += f", estimated {fmt_ns(estimate['totalNs'])}"
                 title += ")"
             at = types.Position(line=kernel.decorator_line - 1, character=0)
             lenses.append(

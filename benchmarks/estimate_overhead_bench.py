@@ -1,0 +1,81 @@
+"""What the estimated timeline adds to a simulate-on-save of the examples (issue 15 target: <= 20 %).
+
+Each spec'd kernel under examples/ runs through the worker's own job function (``nki_studio.simulate.job.run``,
+what a warm worker executes on save: inputs, simulation, reference, oracle, cost report, estimate) in this one
+process, a warm-up run first (imports, caches), then ``--repeat`` runs, each followed back to back by the estimate
+alone on the trace the job recorded. Figures are CPU seconds of this process (``time.process_time``: the machine
+is shared, wall time would count other processes' turns): A = the job without its estimate stage, B = the
+estimate stage; the medians are printed. A save's round trip also pays the language server and the worker
+hand-over, so the ratio to the whole save is smaller than the one printed here.
+
+Prints figures; asserts nothing. Run: ``.venv/bin/python benchmarks/estimate_overhead_bench.py [--repeat 3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from nki_studio.model.targets import Generation
+from nki_studio.sim.trace import read_jsonl
+from nki_studio.simulate.estimate import estimate_section
+from nki_studio.simulate.job import Job, run
+from nki_studio.simulate.spec import resolve
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _jobs(folder: Path) -> list[tuple[str, Job]]:
+    jobs = []
+    for path in sorted((ROOT / "examples").glob("*.py")):
+        res = resolve(path.read_text(), str(path), None)
+        if res.spec is not None:
+            trace = str(folder / f"{path.stem}.jsonl")
+            jobs.append((path.name, Job(path=str(path), spec=res.spec.to_json(), trace_path=trace)))
+    return jobs
+
+
+def _ignore(_message: dict[str, Any]) -> None:
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the per-example and overall ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    total_a = total_b = 0.0
+    with tempfile.TemporaryDirectory() as folder:
+        for name, job in _jobs(Path(folder)):
+            result = run(job, _ignore)  # warm-up; also writes the trace
+            with open(str(job.trace_path), encoding="utf-8") as stream:
+                trace = list(read_jsonl(stream))
+            generation = Generation(job.target)
+            a_runs, b_runs = [], []
+            for _ in range(args.repeat):
+                c0 = time.process_time()
+                result = run(job, _ignore)
+                c1 = time.process_time()
+                estimate_section(trace, generation)
+                c2 = time.process_time()
+                a_runs.append(max(c1 - c0 - (c2 - c1), 1e-9))
+                b_runs.append(c2 - c1)
+            a, b = statistics.median(a_runs), statistics.median(b_runs)
+            total_a += a
+            total_b += b
+            n = result.get("instructions", 0)
+            print(
+                f"  {name:28} {result['status']:7} {n:6} instr: job without estimate {a * 1e3:7.1f} ms CPU, "
+                f"estimate {b * 1e3:6.1f} ms CPU -> +{b / a:5.1%}"
+            )
+    if total_a:
+        print(f"all examples: the estimate adds {total_b / total_a:.1%} to the job time (target <= 20 %)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
