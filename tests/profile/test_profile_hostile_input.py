@@ -62,16 +62,30 @@ def test_numbers_beyond_64_bits_are_located(
     assert f"instruction[2].{field}" in _refused(["profile", "report", str(path)], capsys)
 
 
-def test_other_huge_numbers_are_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_line_number_beyond_32_bits_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     def line(doc: dict) -> None:  # type: ignore[type-arg]
-        doc["instruction"][0]["nki_source_location"] = "/home/ubuntu/kernels/k.py:" + "9" * 30
+        doc["instruction"][1]["nki_source_location"] = "/home/ubuntu/kernels/k.py:" + "9" * 30
 
+    err = _refused(["profile", "summary", str(_legacy(tmp_path, "line.json", line))], capsys)
+    assert "Instruction.nki_source_location: row 1" in err and "out of range" in err
+
+
+@pytest.mark.parametrize("value", [10**30, float("nan"), float("inf"), -1.0])
+def test_an_unusable_summary_total_is_ignored_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: float
+) -> None:
     def total(doc: dict) -> None:  # type: ignore[type-arg]
-        doc["summary"][0]["total_time"] = 10**30
+        doc["summary"][0]["total_time"] = value
+        doc["summary"][0].pop("total_exec_time", None)
 
-    for name, edit in (("line.json", line), ("total.json", total)):
-        path = _legacy(tmp_path, name, edit)
-        assert "out of range" in _refused(["profile", "summary", str(path)], capsys)
+    path = _legacy(tmp_path, "total.json", total)
+    assert main(["profile", "summary", str(path), "--format", "json"]) == 0
+    kernel = json.loads(capsys.readouterr().out)["kernel"]
+    assert any(n.startswith("Summary.total_time = ") and "ignored" in n for n in kernel["notes"])
+    assert kernel["latency_source"].startswith("span of")  # the rows' span, not the unusable total
+    assert 0 < kernel["compute_union_ns"] <= kernel["latency_ns"]
 
 
 def test_legacy_json_without_dma_records_reports_idle_as_not_recorded(

@@ -521,7 +521,7 @@ class _State:
         i_track = Codes(tnames, tcodes[im])
         ins = make_instructions(start[im], end[im], i_track, Codes(strings, names[im]), pcore[im])
         loc_codes = Codes(strings, np.where(locs[im] == 0, -1, locs[im]).astype(np.int32))  # code 0 is ""
-        part = expand_locations(parsed_values(loc_codes), loc_codes.codes)
+        part = expand_locations(parsed_values(loc_codes, "slice source annotation"), loc_codes.codes)
         keys = "/".join(sorted(k for k in self.arg_keys if _role(k) > 0))
         locations = concat_locations([part] if part[0].size else [], f"perfetto slice arg {keys}")
         dma = no_dma()

@@ -32,8 +32,10 @@ from nki_studio.profile.readers.common import (
     concat_locations,
     expand_locations,
     filled_numpy,
+    null_mask,
     parsed_values,
 )
+from nki_studio.profile.validate import int_values
 
 I64 = npt.NDArray[np.int64]
 
@@ -102,7 +104,8 @@ def int_column(
     default: int | None = None,
     dtype: type[np.signedinteger[Any]] = np.int64,
 ) -> npt.NDArray[Any]:
-    """An integer column as ``dtype`` (nulls → ``default``); a clear error when it is not numeric."""
+    """An integer column as ``dtype`` (nulls → ``default``; a column without default is required) after the
+    checks of ``nki_studio.profile.validate``; a clear error when it is not numeric or a value is unusable."""
     if name not in table.column_names:
         if default is None:
             raise ProfileError(f"{tname} has no column {name!r}, which is required")
@@ -112,11 +115,20 @@ def int_column(
         shown = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
         raise ProfileError(f"{tname}.{name} has type {shown}, expected an integer column (int64)")
     if pa.types.is_null(col.type):
+        if default is None and table.num_rows:
+            raise ProfileError(f"{tname}.{name}: every row is empty (null) in a required column")
         return np.full(table.num_rows, default if default is not None else 0, dtype)
     fill = default if default is not None else 0
-    if pa.types.is_floating(col.type):
-        return np.round(filled_numpy(col, fill, np.float64)).astype(dtype)
-    return filled_numpy(col, fill, dtype)
+    wide = (
+        np.float64
+        if pa.types.is_floating(col.type)
+        else np.uint64
+        if pa.types.is_unsigned_integer(col.type)
+        else np.int64
+    )
+    values = filled_numpy(col, fill, wide)
+    null = null_mask(col) if col.null_count else None  # rare: computed only when there are nulls
+    return int_values(values, tname, name, dtype, null, required=default is None)
 
 
 def str_codes(table: TableLike, tname: str, name: str) -> Codes:
@@ -232,7 +244,7 @@ def _locations(tables: Mapping[str, TableLike], t: TableLike, pcore: npt.NDArray
         row_codes = (
             codes.codes if not parts else np.where(done, -1, codes.codes)
         )  # rows already located: none
-        part = expand_locations(parsed_values(codes), row_codes)
+        part = expand_locations(parsed_values(codes, f"Instruction.{field}"), row_codes)
         if part[0].size:
             parts.append(part)
             done[part[0]] = True
