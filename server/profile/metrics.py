@@ -113,10 +113,11 @@ def _scope(
 
 
 def _latency(
-    profile: Profile, window: tuple[int, int] | None, span: tuple[int, int] | None
+    profile: Profile, window: tuple[int, int] | None, span: tuple[int, int] | None, summary: bool = True
 ) -> tuple[int, str]:
-    """The kernel latency and the name of the denominator used (metrics.md §2)."""
-    summ = profile.summary
+    """The kernel latency and the name of the denominator used (metrics.md §2); ``summary=False`` skips the
+    Summary's totals."""
+    summ = profile.summary if summary else {}
     if window is not None and len(profile.executions) > 1:
         return window[1] - window[0], "ExecutionInfo execution window"
     for key in ("total_exec_time", "total_time"):
@@ -180,11 +181,30 @@ def compute_metrics(
         inter = int(inter_per_core[main_core]) if nc else 0
     span = _span(start, end, d_isl) if scope is None else _span(start[scope], end[scope], d_isl)
     latency, latency_source = _latency(profile, window, span)
+    room = span[1] - span[0] if span is not None else latency
+    if inter is None and room and dunion > room:  # the Summary's DMA time cannot lie inside the kernel
+        notes.append(
+            f"{dma_source.split(' (')[0]} ({dunion} ns) is longer than the kernel; DMA time not shown"
+        )
+        dunion, dma_source = 0, "not recorded (the Summary's DMA time does not fit the kernel)"
+    active = max(dunion, cunion) if inter is None else dunion + cunion - inter
+    if latency_source.startswith("Summary.") and latency < active and span is not None:
+        # A denominator shorter than the activity it covers would give negative idle time and shares over 1.
+        notes.append(
+            f"{latency_source} ({latency} ns) is shorter than the measured DMA ∪ compute ({active} ns); "
+            "the span of the rows is the latency instead"
+        )
+        latency, latency_source = _latency(profile, window, span, summary=False)
 
     names = ins.engine.values
     engines = {names[e]: int(eng_busy[e, main_core]) for e in range(len(names)) if eng_busy[e].any()}
     if not engines and profile.summary:
         engines = _engines_from_summary(profile.summary)
+        for name in [e for e, v in engines.items() if latency and v > latency]:
+            notes.append(
+                f"Summary's {name} engine time is longer than the latency ({latency_source}); not shown"
+            )
+            del engines[name]
     perfect = max([*engines.values(), dunion], default=0)
     n_in = n if scope is None else int(scope.sum())
     n_work = n_in - int(is_wait.sum() if scope is None else (is_wait & scope).sum())

@@ -161,6 +161,13 @@ def first_row(table: pa.Table | None) -> dict[str, Any]:
 
 def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, notes: list[str]) -> Profile:
     """Assemble a Profile from whichever tables exist."""
+    for tname, table in tables.items():
+        names = list(table.column_names)
+        twice = sorted({c for c in names if names.count(c) > 1})
+        if twice:
+            raise ProfileError(
+                f"{tname} has the column {twice[0]!r} more than once; which one holds the data is unknown"
+            )
     summary = first_row(tables.get("Summary"))
     metadata = first_row(tables.get("Metadata"))
     inst_t = tables.get("Instruction")
