@@ -76,6 +76,24 @@ HOSTILE_NUMBERS: list[Any] = [
     2**31 - 1,
     65536,
 ]
+
+
+def plausible_number(case: Case, old: Any) -> Any:
+    """A value a profile could hold but rarely does: valid for the readers, odd for the metrics (huge but in
+    range, zero, tiny, a small core index, near the old value)."""
+    base = old if isinstance(old, (int, float)) and not isinstance(old, bool) and math.isfinite(old) else 0
+    kind = case.rng.choice(("huge", "zero", "small", "near", "scaled"))
+    if kind == "huge":
+        return case.rng.randrange(2**60, 2**62 - 2**40)
+    if kind == "zero":
+        return 0
+    if kind == "small":
+        return case.rng.randrange(0, 4)
+    if kind == "near":
+        return max(0, int(base) + case.rng.randint(-1000, 1000))
+    return type(base)(abs(base) * case.rng.choice((0.001, 0.5, 2, 1000)))
+
+
 HOSTILE_JSON: list[Any] = [*HOSTILE_NUMBERS, None, True, "", "12", "abc", [], {}, [1, 2], {"a": 1}, "1e400"]
 HOSTILE_TEXT = [
     "nan",
@@ -306,6 +324,12 @@ def _set_values(col: pa.ChunkedArray, rows: list[int], value: Any) -> pa.Array:
     return pa.array(values, pa.int64())
 
 
+PARQUET_MUTATIONS = (
+    *("value", "value", "plausible", "plausible", "plausible"),
+    *("null", "swap", "type", "drop", "rows", "bytes", "delete", "location"),
+)
+
+
 def _mutate_parquet(case: Case, base: Path, work: Path) -> Path:
     target = work / "parquet"
     shutil.copytree(base, target)
@@ -314,9 +338,7 @@ def _mutate_parquet(case: Case, base: Path, work: Path) -> Path:
         if not files:
             break
         f = case.rng.choice(files)
-        kind = case.rng.choice(
-            ("value", "value", "value", "null", "swap", "type", "drop", "rows", "bytes", "delete", "location")
-        )
+        kind = case.rng.choice(PARQUET_MUTATIONS)
         if kind == "bytes":
             f.write_bytes(_flip_bytes(case, f.read_bytes()))
             case.note(f"in {f.name}")
@@ -364,6 +386,13 @@ def _mutate_parquet(case: Case, base: Path, work: Path) -> Path:
                 value = case.rng.choice(HOSTILE_NUMBERS)
                 t = t.set_column(idx, name, _set_values(t.column(name), rows, value))
                 case.note(f"{f.stem}.{name} rows {rows[:3]} = {value}")
+            elif kind == "plausible":
+                old = t.column(name)[rows[0]].as_py()
+                value = plausible_number(case, old)
+                if pa.types.is_floating(t.column(name).type):
+                    value = float(value)
+                t = t.set_column(idx, name, _set_values(t.column(name), rows, value))
+                case.note(f"{f.stem}.{name} rows {rows[:3]} = {value} (plausible)")
             elif kind == "null":
                 t = t.set_column(idx, name, _set_values(t.column(name), rows, None))
                 case.note(f"{f.stem}.{name} rows {rows[:3]} = null")
@@ -415,13 +444,18 @@ def _mutate_json(case: Case, base: Path, work: Path) -> Path:
     target = work / "profile.json"
     doc = json.loads(base.read_text(encoding="utf-8"))
     for _ in range(case.rng.choice((1, 1, 2, 4))):
-        kind = case.rng.choice(("value", "value", "value", "delete", "location", "key", "records"))
+        kind = case.rng.choice(
+            ("value", "value", "plausible", "plausible", "plausible", "delete", "location", "key", "records")
+        )
         targets = _json_targets(doc)
-        if kind in ("value", "delete") and targets:
+        if kind in ("value", "delete", "plausible") and targets:
             rec, name = case.rng.choice(targets)
             if kind == "delete":
                 del rec[name]
                 case.note(f"deleted {name}")
+            elif kind == "plausible":
+                rec[name] = plausible_number(case, rec[name])
+                case.note(f"{name} = {rec[name]!r} (plausible)")
             else:
                 rec[name] = case.rng.choice(HOSTILE_JSON)
                 case.note(f"{name} = {rec[name]!r}")
@@ -477,7 +511,10 @@ def _mutate_csv(case: Case, base: Path, work: Path) -> Path:
             r = case.rng.randrange(1, len(rows))
             cells = rows[r].split(",")  # the writer quotes no cell of these tables
             c = case.rng.randrange(len(cells))
-            cells[c] = case.rng.choice(HOSTILE_TEXT)
+            plausible = cells[c].isdigit() and case.rng.random() < 0.5
+            cells[c] = (
+                str(plausible_number(case, int(cells[c]))) if plausible else case.rng.choice(HOSTILE_TEXT)
+            )
             rows[r] = ",".join(cells)
             case.note(f"{f.name} row {r} cell {c} = {cells[c]!r}")
         f.write_text("\n".join(rows) + "\n", encoding="utf-8")
@@ -505,7 +542,8 @@ def _hostile_timeline(case: Case, kernel: Path) -> fixturegen.Timeline:
     name = case.rng.choice(sorted(arrays))
     arr = arrays[name]
     if arr.size:
-        value = case.rng.choice([2**63 - 1, 2**62, 2**40, -1, -(2**40), 0, 10**15])
+        # Trace timestamps are unsigned varints: no negatives (the fixture writer cannot place them either).
+        value = case.rng.choice([2**64 - 1, 2**63 - 1, 2**62, 2**62 - 1, 2**40, 0, 1, 10**15])
         rows = case.rng.sample(range(arr.size), k=min(arr.size, case.rng.randint(1, 3)))
         arr[rows] = value
         case.note(f"timeline {name} rows {rows} = {value}")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import fixturegen
 import pytest
-from fixturewriters import write_legacy_json
+from fixturewriters import write_csv, write_legacy_json, write_pftrace
 from nki_studio.cli.main import main
 
 
@@ -102,3 +102,54 @@ def test_legacy_json_without_dma_records_reports_idle_as_not_recorded(
     kernel = json.loads(capsys.readouterr().out)["kernel"]
     assert kernel["idle_ns"] is None and kernel["intersection_ns"] is None
     assert 0 < kernel["dma_union_ns"] <= kernel["latency_ns"]  # the Summary's DMA time is still shown
+
+
+def test_a_trace_name_that_is_not_utf8_is_read_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_pftrace(fixturegen.walkthrough_timeline(), tmp_path / "t.pftrace")
+    data = path.read_bytes()
+    assert b"Vector Engine Row 0" in data
+    path.write_bytes(data.replace(b"Vector Engine Row 0", b"\xffector Engine Row 0"))
+    assert main(["profile", "summary", str(path), "--format", "json"]) == 0
+    engines = json.loads(capsys.readouterr().out)["kernel"]["engines"]
+    assert "\ufffdector Engine Row 0" in engines  # kept as text (replacement character), not a crash
+
+
+@pytest.mark.parametrize("value", [2**62, 2**64 - 1])
+def test_trace_timestamps_beyond_the_time_range_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: int
+) -> None:
+    tl = fixturegen.walkthrough_timeline()
+    tl.end = tl.end.astype(object)
+    tl.end[3] = value  # the writer encodes Python ints as unsigned varints
+    path = write_pftrace(tl, tmp_path / "t.pftrace")
+    err = _refused(["profile", "summary", str(path)], capsys)
+    assert "TracePacket.timestamp" in err and "out of range" in err
+
+
+def test_csv_with_a_duplicated_column_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_csv(fixturegen.walkthrough_timeline(), tmp_path / "csv")
+    f = path / "Instruction.csv"
+    lines = f.read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace("duration_ns", "start_ts")
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert "Instruction has the column 'start_ts' more than once" in _refused(
+        ["profile", "summary", str(path)], capsys
+    )
+
+
+def test_a_summary_latency_shorter_than_the_activity_gives_way_to_the_span(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def short(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["summary"][0]["total_exec_time"] = 1e-6  # 1 µs for a 218 µs kernel
+
+    path = _legacy(tmp_path, "short.json", short)
+    assert main(["profile", "summary", str(path), "--format", "json"]) == 0
+    kernel = json.loads(capsys.readouterr().out)["kernel"]
+    assert kernel["latency_ns"] == fixturegen.WALKTHROUGH_LATENCY_NS and kernel["latency_source"].startswith(
+        "span"
+    )
+    assert any("is shorter than the measured DMA ∪ compute" in n for n in kernel["notes"])
+    assert kernel["idle_ns"] >= 0
