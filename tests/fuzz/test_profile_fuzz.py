@@ -6,8 +6,8 @@ text form) and must end in exit 0 or 2 with no traceback and no internal error; 
 the invariants checked here independently of the product's own checks (unions within the latency, idle >= 0,
 overlap within both unions, bytes >= 0, shares and heat in [0, 1], every number finite).
 
-``NKI_STUDIO_FUZZ_CASES`` sets the cases per text format (default 250; Parquet, whose cases write and read a dozen
-real files, runs half as many): about a thousand cases, under a minute on one core. ``NKI_STUDIO_FUZZ_SEED``
+``NKI_STUDIO_FUZZ_CASES`` sets the cases per text format (default 500; Parquet, whose cases write and read a dozen
+real files, runs half as many): about two thousand cases, about 30 s of CPU time. ``NKI_STUDIO_FUZZ_SEED``
 shifts the seeds. A failure names the case's seed and mutation.
 """
 
@@ -35,11 +35,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "profile"))  # fixturegen, fixturewriters
 
 import fixturegen
-from fixturewriters import write_csv, write_legacy_json, write_parquet, write_pftrace
+from fixturewriters import write_csv, write_legacy_json, write_parquet, write_pftrace, write_summary_json
 from nki_studio.cli.main import main
 
-CASES = int(os.environ.get("NKI_STUDIO_FUZZ_CASES", "250"))
+CASES = int(os.environ.get("NKI_STUDIO_FUZZ_CASES", "500"))
 SEED = int(os.environ.get("NKI_STUDIO_FUZZ_SEED", "0"))
+# The suite's 300 s per test would cut a long run short: allow a second per case (a case takes ~10-50 ms).
+pytestmark = pytest.mark.timeout(max(300, CASES))
 
 KERNEL = """import nki
 import nki.language as nl
@@ -256,14 +258,21 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "kernel": kernel,
         "parquet": write_parquet(tl, base / "parquet"),
         "json": write_legacy_json(tl, base / "profile.json"),
+        "summary-json": write_summary_json(tl, base / "summary.json"),
         "csv": write_csv(tl, base / "csv"),
         "pftrace": write_pftrace(tl, base / "profile.pftrace"),
     }
 
 
-def _report(path: Path, kernel: Path, fmt: str = "json") -> list[str]:
+def _report(path: Path, kernel: Path, fmt: str = "json") -> tuple[int, list[str]]:
+    """The exit code of ``profile report`` on ``path`` and what is wrong with the run."""
     code, out, err = run_cli(["profile", "report", str(path), "--source", str(kernel), "--format", fmt])
-    return outcome_problems(code, out, err, fmt)
+    return code, outcome_problems(code, out, err, fmt)
+
+
+# Share of cases that must still give a report (exit 0): the invariants are only checked on those, so a
+# mutator that broke every file would test refusals alone.
+MIN_REPORTED = 0.15
 
 
 def _flip_bytes(case: Case, data: bytes) -> bytes:
@@ -292,16 +301,19 @@ def _flip_bytes(case: Case, data: bytes) -> bytes:
 
 def _run_cases(fmt: str, make: Callable[[Case, Path], Path], kernel: Path, tmp: Path, n: int = CASES) -> None:
     failures = []
+    reported = 0
     for i in range(n):
         case = Case(fmt, i)
         work = tmp / f"case{i % 2}"  # reuse two folders: no thousands of leftovers
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
         path = make(case, work)
-        problems = _report(path, kernel, "text" if i % 10 == 9 else "json")
+        code, problems = _report(path, kernel, "text" if i % 10 == 9 else "json")
+        reported += code == 0
         if problems:
             failures.append(f"{case}: {problems[:3]}")
     assert not failures, f"{len(failures)} of {n} {fmt} cases failed:\n" + "\n".join(failures[:10])
+    assert reported >= MIN_REPORTED * n, f"only {reported} of {n} {fmt} cases gave a report"
 
 
 # ---- Parquet -----------------------------------------------------------------------------------------------
@@ -433,16 +445,19 @@ def _json_targets(doc: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
     for key in ("instruction", "dma", "summary"):
         if isinstance(doc.get(key), list):
             records += doc[key]
-    records.append(doc.get("metadata"))
+    records += [
+        v for v in doc.values() if isinstance(v, dict)
+    ]  # metadata; summary-json's {"n_<hash>": {...}}
     for rec in records:
         if isinstance(rec, dict):
             out += [(rec, f) for f in rec]
     return out
 
 
-def _mutate_json(case: Case, base: Path, work: Path) -> Path:
+def _mutate_json(case: Case, bases: tuple[Path, Path], work: Path) -> Path:
+    """A legacy JSON profile (or, one case in five, a summary-json file) with a few fields changed."""
     target = work / "profile.json"
-    doc = json.loads(base.read_text(encoding="utf-8"))
+    doc = json.loads(bases[case.rng.random() < 0.2].read_text(encoding="utf-8"))
     for _ in range(case.rng.choice((1, 1, 2, 4))):
         kind = case.rng.choice(
             ("value", "value", "plausible", "plausible", "plausible", "delete", "location", "key", "records")
@@ -480,7 +495,12 @@ def _mutate_json(case: Case, base: Path, work: Path) -> Path:
 
 
 def test_fuzzed_legacy_json_profiles(workspace: dict[str, Path], tmp_path: Path) -> None:
-    _run_cases("json", lambda c, w: _mutate_json(c, workspace["json"], w), workspace["kernel"], tmp_path)
+    _run_cases(
+        "json",
+        lambda c, w: _mutate_json(c, (workspace["json"], workspace["summary-json"]), w),
+        workspace["kernel"],
+        tmp_path,
+    )
 
 
 # ---- CSV export --------------------------------------------------------------------------------------------
@@ -579,7 +599,7 @@ def test_fuzzed_profiles_in_real_processes(workspace: dict[str, Path], tmp_path:
     exe = Path(sys.executable).with_name("nki-studio")
     makers: dict[str, Callable[[Case, Path], Path]] = {
         "parquet": lambda c, w: _mutate_parquet(c, workspace["parquet"], w),
-        "json": lambda c, w: _mutate_json(c, workspace["json"], w),
+        "json": lambda c, w: _mutate_json(c, (workspace["json"], workspace["summary-json"]), w),
         "csv": lambda c, w: _mutate_csv(c, workspace["csv"], w),
         "pftrace": lambda c, w: _mutate_pftrace(c, workspace["pftrace"], workspace["kernel"], w),
     }

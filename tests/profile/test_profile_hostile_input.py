@@ -153,3 +153,25 @@ def test_a_summary_latency_shorter_than_the_activity_gives_way_to_the_span(
     )
     assert any("is shorter than the measured DMA ∪ compute" in n for n in kernel["notes"])
     assert kernel["idle_ns"] >= 0
+
+
+def test_huge_but_valid_times_give_a_sound_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kernel_file: Path
+) -> None:
+    """Times near the top of the range (2^62 ns) pass validation; every sum, bar and share stays sound."""
+    tl = fixturegen.kernel_file_timeline(kernel_file, n_instructions=30, seed=3)
+    tl.end[-1] = 2**62 - 1  # one instruction lasting ~146 years
+    tl.start[0] = 2**61
+    tl.end[0] = 2**61 + 5
+    path = write_legacy_json(tl, tmp_path / "huge.json")
+    args = ["profile", "report", str(path), "--source", str(kernel_file)]
+    assert main([*args, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    k = doc["kernel"]
+    assert 0 < k["compute_union_ns"] <= k["latency_ns"] < 2**62
+    assert all(0 <= ln["share"] <= 1 and 0 <= ln["heat"] <= 1 for f in doc["files"] for ln in f["lines"])
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    bars = [ln.split()[1] for ln in out.splitlines() if "│" in ln and len(ln.split()) > 1]
+    bars = [b for b in bars if set(b) <= {"█", "·"}]
+    assert bars and all(len(b) == 20 for b in bars) and any("█" in b for b in bars)
