@@ -170,6 +170,17 @@ _ACTIVE_SUFFIX = "_active_time"
 _TOTALS = ("total_time", "total_exec_time")
 
 
+# Metadata fields the roofline divides by, with the range a real device can have (inferred generously from
+# hardware.md: Trn1/Trn2 DMA bandwidth ~0.4 TB/s, a 128×128 PE array at ~1.4 GHz); outside it a ceiling or
+# peak would be absurd (a 1e-300 B/s ceiling makes the memory floor infinite), so the target's figure is used.
+_PLAUSIBLE: dict[str, tuple[float, float]] = {
+    "dma_ddr_bandwidth": (1e6, 1e15),  # bytes/s
+    "tensor_engine_num_rows": (1, 1 << 16),
+    "tensor_engine_num_cols": (1, 1 << 16),
+    "tensor_engine_clock_freq": (1e-3, 1e3),  # GHz
+}
+
+
 def _bad_scalar(key: str, value: Any) -> str | None:
     """Why a numeric one-row field cannot be used, or None when it can (or is not a number)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -184,6 +195,9 @@ def _bad_scalar(key: str, value: Any) -> str | None:
         return "is over 100 %"
     if key.endswith("_time") and value > _MAX_SECONDS:
         return "is out of range for a time in seconds"
+    lo, hi = _PLAUSIBLE.get(key, (0, math.inf))
+    if value and not lo <= value <= hi:
+        return f"is outside the range a device can have ({lo:g} to {hi:g})"
     return None
 
 

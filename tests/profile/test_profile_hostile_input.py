@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import fixturegen
+import pyarrow as pa
 import pytest
 from fixturewriters import write_csv, write_legacy_json, write_pftrace
 from nki_studio.cli.main import main
@@ -175,3 +176,21 @@ def test_huge_but_valid_times_give_a_sound_report(
     bars = [ln.split()[1] for ln in out.splitlines() if "│" in ln and len(ln.split()) > 1]
     bars = [b for b in bars if set(b) <= {"█", "·"}]
     assert bars and all(len(b) == 20 for b in bars) and any("█" in b for b in bars)
+
+
+def test_an_absurd_metadata_ceiling_is_ignored_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pyarrow.parquet as pq
+    from fixturewriters import write_parquet
+
+    path = write_parquet(fixturegen.walkthrough_timeline(), tmp_path / "p")
+    meta = pq.read_table(path / "Metadata.parquet")
+    i = meta.schema.get_field_index("dma_ddr_bandwidth")
+    meta = meta.set_column(i, "dma_ddr_bandwidth", pa.array([1e-300]))
+    pq.write_table(meta, path / "Metadata.parquet")
+    assert main(["profile", "summary", str(path), "--format", "json"]) == 0
+    kernel = json.loads(capsys.readouterr().out)["kernel"]
+    assert any(n.startswith("Metadata.dma_ddr_bandwidth = 1e-300 is outside") for n in kernel["notes"])
+    roofline = kernel["roofline"]
+    assert "Metadata" not in roofline["ceiling_source"] and 0 < roofline["memory_floor_ns"] < 1e9
