@@ -158,7 +158,7 @@ def run_summary(args: argparse.Namespace) -> int:
 
     try:
         report = _analyze(args, [], {}, [])
-    except (ProfileError, ValueError) as exc:
+    except ProfileError as exc:  # anything else is a bug: run_guarded reports it
         return _usage(str(exc))
     if args.format == "json":
         print(
@@ -188,7 +188,7 @@ def run_report(args: argparse.Namespace) -> int:
     roots = [Path(r) for r in args.root] or ([] if explicit else [Path.cwd()])
     try:
         report = _analyze(args, roots, mappings, explicit)
-    except (ProfileError, ValueError) as exc:
+    except ProfileError as exc:  # anything else is a bug: run_guarded reports it
         return _usage(str(exc))
     if args.format == "json":
         print(json.dumps(report_json(report), indent=1))

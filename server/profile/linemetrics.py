@@ -181,7 +181,8 @@ def line_metrics(
                 share_of_compute=b / cunion if cunion else 0.0,
                 engines={names[x]: int(eng[k, x, c]) for x in range(len(names)) if eng[k, x, c]},
                 dma_overlap_ns=int(overlap2[k, c]),
-                exclusive_ns=int(exclusive2[k, c]),
+                # The float shares can round a few ns past the line's own union at huge timestamps; never past it.
+                exclusive_ns=min(int(exclusive2[k, c]), b),
                 dma_bytes=int(dma_bytes[k]),
                 dma_ns=int(dma_ns[k]),
                 fused_instr=int(fused[k]),

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from nki_studio.profile import intervals as iv
 from nki_studio.profile.linemetrics import LineMetrics, line_metrics
-from nki_studio.profile.model import SETUP_OPCODES, WAIT_OPCODES, Profile, sort_by_start
+from nki_studio.profile.model import SETUP_OPCODES, WAIT_OPCODES, Profile, ProfileError, sort_by_start
 from nki_studio.profile.roofline import Roofline, RooflineOptions, TraceFlops, roofline_point
 from nki_studio.profile.timeline import engine_timeline
 
@@ -97,7 +97,7 @@ def _scope(
     wanted = options.execution if options.execution is not None else profile.executions[0].index
     match = [x for x in profile.executions if x.index == wanted]
     if not match:
-        raise ValueError(
+        raise ProfileError(
             f"execution {wanted} is not in this profile (executions: {[x.index for x in profile.executions]})"
         )
     ex = match[0]

@@ -181,10 +181,16 @@ _PLAUSIBLE: dict[str, tuple[float, float]] = {
 }
 
 
+# One-row fields that are numbers by their name (times, fractions, byte and FLOP counts), whatever the file
+# holds: the metrics and the roofline compute with them.
+_NUMERIC_SUFFIXES = ("_time", "_percent", "_bytes", "_flops")
+
+
 def _bad_scalar(key: str, value: Any) -> str | None:
-    """Why a numeric one-row field cannot be used, or None when it can (or is not a number)."""
+    """Why a one-row field cannot be used, or None when it can (a number in range, or text where text is due)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
+        numeric = key.endswith(_NUMERIC_SUFFIXES) or key in _PLAUSIBLE
+        return "is not a number" if numeric and value is not None else None
     if isinstance(value, float) and not math.isfinite(value):
         return "is not a finite number"
     if value < 0:

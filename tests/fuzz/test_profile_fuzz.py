@@ -206,7 +206,8 @@ def report_violations(doc: dict[str, Any]) -> list[str]:
 
 
 _HEADLINE = re.compile(r"^(Latency|DMA union|Engines|Perfect pipeline|DMA bytes|Instructions)")
-_BAD_TEXT = re.compile(r"\bnan\b|\binf\b|(?<![\w.])-\d", re.I)
+# A number shown with a unit that is not finite or is negative (engine and file names may hold anything).
+_BAD_TEXT = re.compile(r"(?<![\w.])(-\d[\d.,]*|nan|inf)\s?(ns|µs|ms|s|%|B|KiB|MiB|GiB|GB/s)(?!\w)", re.I)
 
 
 def text_violations(text: str) -> list[str]:
@@ -657,4 +658,5 @@ def test_the_oracle_catches_what_it_must(workspace: dict[str, Path]) -> None:
     assert outcome_problems(2, "", "nki-studio: internal error: OverflowError")
     assert outcome_problems(2, "", "nki-studio profile: internal check failed: kernel.idle_ns = -1")
     assert text_violations("Latency: nan ns\nDMA union -5 ns") == ["Latency: nan ns", "DMA union -5 ns"]
+    assert text_violations("Engines (busy union): -1 1.9 µs (6.1%), inf 2 ns (1.0%)") == []
     assert np.isfinite(doc["kernel"]["latency_ns"])

@@ -194,3 +194,16 @@ def test_an_absurd_metadata_ceiling_is_ignored_with_a_note(
     assert any(n.startswith("Metadata.dma_ddr_bandwidth = 1e-300 is outside") for n in kernel["notes"])
     roofline = kernel["roofline"]
     assert "Metadata" not in roofline["ceiling_source"] and 0 < roofline["memory_floor_ns"] < 1e9
+
+
+def test_a_summary_number_that_is_text_is_ignored_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def text(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["summary"][0]["dma_active_time"] = "abc"
+        doc["summary"][0]["hbm_read_bytes"] = [1]
+
+    assert main(["profile", "summary", str(_legacy(tmp_path, "text.json", text)), "--format", "json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["kernel"]["notes"]
+    assert any(n.startswith("Summary.dma_active_time = abc is not a number") for n in notes)
+    assert any(n.startswith("Summary.hbm_read_bytes = [1] is not a number") for n in notes)

@@ -123,7 +123,7 @@ class ProfileFeature:
         loop = asyncio.get_running_loop()
         try:
             report = await loop.run_in_executor(self.server.executor, work)
-        except (ProfileError, ValueError) as exc:
+        except ProfileError as exc:
             raise ProfileLoadError(str(exc)) from exc
         except MemoryError as exc:
             raise ProfileLoadError(f"{path}: the profile is too large to load in memory") from exc

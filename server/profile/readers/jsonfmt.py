@@ -243,10 +243,9 @@ def _parse_profile(text: str, pos: int) -> tuple[dict[str, Any], list[InstrRow],
 def _one_row(p: Path, table: str, where: str, fields: dict[str, Any], notes: list[str]) -> pa.Table:
     """A one-row table of ``fields``: its scalars (nested values are not table fields), the unusable numbers
     dropped first (``clean_scalars``; JSON integers may exceed what a table column holds) with notes."""
-    scalars, dropped = clean_scalars(
-        table, {k: v for k, v in fields.items() if v is None or isinstance(v, (bool, int, float, str))}
-    )
+    cleaned, dropped = clean_scalars(table, fields)
     notes += dropped
+    scalars = {k: v for k, v in cleaned.items() if v is None or isinstance(v, (bool, int, float, str))}
     try:
         return pa.Table.from_pylist([scalars])
     except (pa.ArrowException, OverflowError, ValueError, TypeError) as exc:

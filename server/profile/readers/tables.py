@@ -35,7 +35,7 @@ from nki_studio.profile.readers.common import (
     null_mask,
     parsed_values,
 )
-from nki_studio.profile.validate import int_values
+from nki_studio.profile.validate import clean_scalars, int_values
 
 I64 = npt.NDArray[np.int64]
 
@@ -168,8 +168,10 @@ def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, no
             raise ProfileError(
                 f"{tname} has the column {twice[0]!r} more than once; which one holds the data is unknown"
             )
-    summary = first_row(tables.get("Summary"))
-    metadata = first_row(tables.get("Metadata"))
+    # Cleaned here already (``validated`` runs after every reader): the DMA cross-check below reads the Summary.
+    summary, s_notes = clean_scalars("Summary", first_row(tables.get("Summary")))
+    metadata, m_notes = clean_scalars("Metadata", first_row(tables.get("Metadata")))
+    notes = [*notes, *s_notes, *m_notes]
     inst_t = tables.get("Instruction")
     if inst_t is None or inst_t.num_rows == 0:
         if not summary:
@@ -201,7 +203,7 @@ def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, no
     warn = tables.get("Warning")
     if warn is not None and "message" in warn.column_names:
         notes = [*notes, *(f"profile warning: {m}" for m in warn.column("message").to_pylist() if m)]
-    if summary.get("dma_active_time") and len(dma):
+    if summary.get("dma_active_time") and len(dma):  # a number: clean_scalars dropped anything else
         notes = [*notes, *_cross_check(dma, float(summary["dma_active_time"]))]
     return Profile(
         path,
