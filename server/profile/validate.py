@@ -1,10 +1,11 @@
 """Checks on a profile's numbers before anything is computed from them, shared by every reader.
 
-Two levels, both here so each rule exists once:
+Three checks, all here so each rule exists once:
 
 * ``int_values`` turns one numeric column (Parquet, CSV, legacy JSON tables) into integers: NaN, infinities,
   nulls in a required column, values outside the field's range or the target integer type are an error naming
-  the table, the field, how many rows and the first of them. Nothing is rounded, wrapped or clipped silently.
+  the table, the field, how many rows and the first of them. Nothing is wrapped or clipped (a fractional value
+  is rounded to the nearest integer, as before).
 * ``check_model`` runs on the normalised model of every reader (Perfetto included): timestamps, durations,
   bytes, cores, line numbers and execution windows within their ranges, no interval ending before it starts.
 * ``clean_scalars`` checks the one-row tables (Summary, Metadata): a field that is not a finite, non-negative
