@@ -112,6 +112,20 @@ def _scope(
     return None if mask.all() else mask, ex.index, (ex.start, ex.end), notes
 
 
+def _too_short(
+    latency: int, source: str, needed: int, span: tuple[int, int] | None, what: str, notes: list[str]
+) -> bool:
+    """Whether a Summary latency is shorter than a measured union it must hold (``needed``), which would give a
+    negative idle time or a share above 1; noted, so the caller takes the rows' span instead."""
+    if not (source.startswith("Summary.") and latency < needed and span is not None):
+        return False
+    notes.append(
+        f"{source} ({latency} ns) is shorter than the measured {what} ({needed} ns); the span of the rows is "
+        "the latency instead"
+    )
+    return True
+
+
 def _latency(
     profile: Profile, window: tuple[int, int] | None, span: tuple[int, int] | None, summary: bool = True
 ) -> tuple[int, str]:
@@ -163,7 +177,7 @@ def compute_metrics(
     eng_busy = iv.sum_by_group(e_isl[0], e_isl[2] - e_isl[1], ne * nc).reshape(ne, nc)
     c_isl = iv.grouped_islands(e_isl[0] % nc, e_isl[1], e_isl[2])
     compute_per_core = iv.sum_by_group(c_isl[0], c_isl[2] - c_isl[1], nc)
-    d_isl, dma_source, dma_bytes, bytes_source = _dma_islands(profile, opts, window, cores_present)
+    d_isl, dma_source, dma_bytes, bytes_source, dma_rows = _dma_islands(profile, opts, window, cores_present)
     dma_per_core = iv.sum_by_group(d_isl[0], d_isl[2] - d_isl[1], nc)
     inter_per_core = np.zeros(nc, np.int64)
     for c in range(nc):
@@ -188,12 +202,7 @@ def compute_metrics(
         )
         dunion, dma_source = 0, "not recorded (the Summary's DMA time does not fit the kernel)"
     active = max(dunion, cunion) if inter is None else dunion + cunion - inter
-    if latency_source.startswith("Summary.") and latency < active and span is not None:
-        # A denominator shorter than the activity it covers would give negative idle time and shares over 1.
-        notes.append(
-            f"{latency_source} ({latency} ns) is shorter than the measured DMA ∪ compute ({active} ns); "
-            "the span of the rows is the latency instead"
-        )
+    if _too_short(latency, latency_source, active, span, "DMA ∪ compute", notes):
         latency, latency_source = _latency(profile, window, span, summary=False)
 
     names = ins.engine.values
@@ -213,6 +222,7 @@ def compute_metrics(
     loc = profile.locations
     lines, unattr = line_metrics(
         profile,
+        dma_rows,
         start,
         end,
         scope,
@@ -225,6 +235,11 @@ def compute_metrics(
         opts.exclusive_time,
         scratch,
     )
+    longest_wait = max([unattr[3], *(ln.wait_ns for ln in lines)])
+    if _too_short(latency, latency_source, longest_wait, span, "semaphore wait of one line", notes):
+        latency, latency_source = _latency(profile, window, span, summary=False)
+        for ln in lines:
+            ln.share = ln.busy_ns / latency if latency else 0.0
     roof = roofline_point(profile, opts.roofline, trace_flops, latency, dma_bytes)
     origin = window[0] if window is not None else span[0] if span is not None else 0
     tracks = engine_timeline(e_isl, list(names), nc, main_core, d_isl, origin, latency) if nc else []
@@ -336,8 +351,9 @@ def _dma_islands(
     opts: MetricOptions,
     window: tuple[int, int] | None,
     cores: list[int],
-) -> tuple[tuple[I64, I64, I64], str, int, str]:
-    """DMA union islands per core, with the union's source, the kernel DMA bytes and their source."""
+) -> tuple[tuple[I64, I64, I64], str, int, str, tuple[Mask, I64, I64]]:
+    """DMA union islands per core, with the union's source, the kernel DMA bytes and their source, and the rows
+    they count (mask, start and end clipped to the window): what the lines' attributed DMA counts too."""
     dma = profile.dma
     keep = np.ones(len(dma), bool)
     source = f"union of {dma.table}" if dma.table else "no DMA rows"
@@ -358,4 +374,4 @@ def _dma_islands(
         total = profile.summary.get("dma_transfer_total_bytes")
         if isinstance(total, (int, float)) and total > 0:
             nbytes, bytes_source = int(total), "Summary.dma_transfer_total_bytes"
-    return isl, source, nbytes, bytes_source
+    return isl, source, nbytes, bytes_source, (keep, s, e)

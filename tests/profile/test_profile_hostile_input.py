@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import fixturegen
+import numpy as np
 import pyarrow as pa
 import pytest
 from fixturewriters import write_csv, write_legacy_json, write_pftrace
@@ -207,3 +208,44 @@ def test_a_summary_number_that_is_text_is_ignored_with_a_note(
     notes = json.loads(capsys.readouterr().out)["kernel"]["notes"]
     assert any(n.startswith("Summary.dma_active_time = abc is not a number") for n in notes)
     assert any(n.startswith("Summary.hbm_read_bytes = [1] is not a number") for n in notes)
+
+
+def test_a_lines_dma_time_counts_only_the_transfers_the_kernel_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kernel_file: Path
+) -> None:
+    """Found by the fuzzer: transfers starting before the execution window counted in full for their line
+    (clipped for the kernel), so a line's DMA time exceeded the latency."""
+    tl = fixturegen.kernel_file_timeline(kernel_file, n_instructions=40, seed=5)
+    tl.executions = [(0, int(tl.start.min()), int(tl.end.max()))]
+    triggered = np.flatnonzero(tl.dma_trigger >= 0)
+    assert triggered.size
+    tl.dma_start[triggered] = 1  # long before the window opens
+    from fixturewriters import write_parquet
+
+    path = write_parquet(tl, tmp_path / "p")
+    assert main(["profile", "report", str(path), "--source", str(kernel_file), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    lat = doc["kernel"]["latency_ns"]
+    lines = [ln for f in doc["files"] for ln in f["lines"]]
+    assert any(ln["dma_ns"] for ln in lines) and all(ln["dma_ns"] <= lat for ln in lines)
+
+
+def test_a_wait_longer_than_the_summary_latency_gives_way_to_the_span(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def long_wait(doc: dict) -> None:  # type: ignore[type-arg]
+        doc["instruction"][0]["duration"] = 10**9  # the first semaphore wait lasts a second
+
+    path = _legacy(tmp_path, "wait.json", long_wait)
+    assert main(["profile", "summary", str(path), "--format", "json"]) == 0
+    kernel = json.loads(capsys.readouterr().out)["kernel"]
+    assert kernel["latency_source"].startswith("span")
+    assert kernel["unattributed_wait_ns"] <= kernel["latency_ns"]
+    assert any("semaphore wait of one line" in n for n in kernel["notes"])
+
+
+def test_a_csv_header_that_is_not_utf8_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_csv(fixturegen.walkthrough_timeline(), tmp_path / "csv")
+    f = path / "Instruction.csv"
+    f.write_bytes(f.read_bytes().replace(b"opcode", b"op\xdbcode", 1))
+    assert "a column name is not UTF-8 text" in _refused(["profile", "summary", str(path)], capsys)
