@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -25,6 +26,17 @@ from nki_studio.profile.roofline import RooflineOptions
 from nki_studio.simulate.cost import flops_from_trace
 
 
+def _positive(text: str) -> float:
+    """A finite number above 0 (a rate); argparse reports anything else as a usage error."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "profile",
@@ -37,10 +49,17 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--trace", metavar="TRACE.jsonl", help="simulator trace of the same kernel: FLOPs for the roofline"
     )
     p.add_argument(
-        "--dma-ceiling", type=float, metavar="GB/s", help="DMA bandwidth ceiling (default: profile Metadata)"
+        "--dma-ceiling",
+        type=_positive,
+        metavar="GB/s",
+        help="DMA bandwidth ceiling (default: profile Metadata)",
     )
     p.add_argument(
-        "--vector-peak", type=float, default=1.0, metavar="TFLOP/s", help="Vector Engine peak (default 1.0)"
+        "--vector-peak",
+        type=_positive,
+        default=1.0,
+        metavar="TFLOP/s",
+        help="Vector Engine peak (default 1.0)",
     )
     p.add_argument(
         "--target", default="trn2", help="generation for ceilings missing from the profile (default trn2)"
@@ -139,7 +158,7 @@ def run_summary(args: argparse.Namespace) -> int:
 
     try:
         report = _analyze(args, [], {}, [])
-    except (ProfileError, ValueError) as exc:
+    except ProfileError as exc:  # anything else is a bug: run_guarded reports it
         return _usage(str(exc))
     if args.format == "json":
         print(
@@ -169,7 +188,7 @@ def run_report(args: argparse.Namespace) -> int:
     roots = [Path(r) for r in args.root] or ([] if explicit else [Path.cwd()])
     try:
         report = _analyze(args, roots, mappings, explicit)
-    except (ProfileError, ValueError) as exc:
+    except ProfileError as exc:  # anything else is a bug: run_guarded reports it
         return _usage(str(exc))
     if args.format == "json":
         print(json.dumps(report_json(report), indent=1))

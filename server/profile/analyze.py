@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from nki_studio.profile.heatmap import FileHeat, build_payload, group_by_file, kernel_summary
+from nki_studio.profile.invariants import check_metrics, check_payload
 from nki_studio.profile.mapping import MappedFile, map_sources
 from nki_studio.profile.metrics import NO_SOURCE_HELP, MetricOptions, ProfileMetrics, compute_metrics
 from nki_studio.profile.model import Profile
@@ -76,8 +77,10 @@ class ProfileReport:
             "estimate" if self.profile.provenance == "estimated" else "measured"
         )  # the heatmap's vocabulary
         return [
-            build_payload(
-                uri_of(local), source, self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top
+            check_payload(
+                build_payload(
+                    uri_of(local), source, self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top
+                )
             )
             for local, fh in sorted(self.files.items())
         ]
@@ -94,9 +97,10 @@ def analyze(
     trace: TraceFlops | None = None,
     ignore_schema_version: bool = False,
 ) -> ProfileReport:
-    """Read, measure and map a profile. Raises ``ProfileError`` (clear message) on unreadable input."""
+    """Read, measure and map a profile. Raises ``ProfileError`` (clear message) on unreadable input, and when
+    a result fails its invariants (``invariants``) rather than returning a wrong number."""
     profile = load_profile(path, fmt, ignore_schema_version=ignore_schema_version)
-    metrics = compute_metrics(profile, options, trace)
+    metrics = check_metrics(compute_metrics(profile, options, trace))
     mapping = map_sources({m.file for m in metrics.lines}, roots, mappings, explicit)
     files, unmapped, unmapped_busy = group_by_file(metrics, mapping)
     return ProfileReport(profile, metrics, mapping, files, unmapped, unmapped_busy)

@@ -337,9 +337,13 @@ def exclusive_shares(isl_start: I64, isl_end: I64, scratch: Scratch | None = Non
     cum = np.empty(2 * m, np.float64)  # F(t[i]) = ∫ 1/active up to event i
     cum[0] = 0.0
     np.subtract(t[1:], t[:-1], out=cum[1:])
-    np.maximum(active, 1, out=active)  # gaps (active 0) lie inside no interval: never read
+    # Gaps (active 0) lie inside no interval: they add nothing to F, so F stays within the union's length
+    # and float64 keeps ns precision even when the intervals lie 2^60 ns apart.
+    gap = active[:-1] == 0
+    np.maximum(active, 1, out=active)
     cum[1:] /= active[:-1]
-    del active
+    cum[1:][gap] = 0.0
+    del active, gap
     np.cumsum(cum[1:], out=cum[1:])
     at = t.view(np.float64)  # the sorted times are no longer needed: their buffer takes F per event
     np.put(at, order, cum)  # F at each interval's own start and end event (at[order] = cum, faster path)

@@ -74,6 +74,7 @@ class Rows:
 
 def line_metrics(
     profile: Profile,
+    dma_rows: tuple[Mask, I64, I64],
     start: I64,
     end: I64,
     scope: Mask | None,
@@ -89,7 +90,8 @@ def line_metrics(
     """Per-line rows, hottest first, and the unattributed bucket (count, work count, busy ns, wait ns).
 
     ``start``/``end`` are the instructions' times clipped to the execution window, ``scope`` the instructions
-    of that window (None: all), ``core_idx`` each instruction's dense core index (None: one core)."""
+    of that window (None: all), ``core_idx`` each instruction's dense core index (None: one core), ``dma_rows``
+    the DMA rows the kernel counts (mask, start and end clipped to the window)."""
     ins, loc = profile.instructions, profile.locations
     keep = scope[loc.instr] if scope is not None and loc.instr.size else None
     if keep is not None and keep.all():
@@ -159,7 +161,7 @@ def line_metrics(
     del g3
 
     tops = _top_opcodes(rows, ins.opcode.values, nl)
-    dma_bytes, dma_ns = _dma_attributed(profile, li, lid, nl)
+    dma_bytes, dma_ns = _dma_attributed(profile, dma_rows, li, lid, nl)
     iters = None
     if (loc.iteration.codes >= 0).any():
         iters = _iterations(loc, keep, lid, nl, start[li], end[li], ~is_wait[li])
@@ -181,7 +183,8 @@ def line_metrics(
                 share_of_compute=b / cunion if cunion else 0.0,
                 engines={names[x]: int(eng[k, x, c]) for x in range(len(names)) if eng[k, x, c]},
                 dma_overlap_ns=int(overlap2[k, c]),
-                exclusive_ns=int(exclusive2[k, c]),
+                # The float shares can round a few ns past the line's own union at huge timestamps; never past it.
+                exclusive_ns=min(int(exclusive2[k, c]), b),
                 dma_bytes=int(dma_bytes[k]),
                 dma_ns=int(dma_ns[k]),
                 fused_instr=int(fused[k]),
@@ -271,11 +274,15 @@ def _top_opcodes(rows: Rows, names: tuple[str, ...], nl: int) -> list[list[tuple
     return [[(label[o], int(cnt[k, o]), int(tot[k, o])) for o in top[k] if cnt[k, o]] for k in range(nl)]
 
 
-def _dma_attributed(profile: Profile, li: I64, lid: I64, nl: int) -> tuple[I64, I64]:
-    """Bytes and union time of the DMA transfers each line's instructions triggered (Flow edges).
+def _dma_attributed(
+    profile: Profile, dma_rows: tuple[Mask, I64, I64], li: I64, lid: I64, nl: int
+) -> tuple[I64, I64]:
+    """Bytes and union time of the DMA transfers each line's instructions triggered (Flow edges), among the
+    rows the kernel counts and clipped like them (so a line's DMA time lies within the kernel's).
     ``li`` is sorted (location rows are in instruction order)."""
     dma = profile.dma
-    has = dma.instr >= 0
+    keep, d_start, d_end = dma_rows
+    has = (dma.instr >= 0) & keep
     if not has.any() or li.size == 0:
         return np.zeros(nl, np.int64), np.zeros(nl, np.int64)
     d_idx = np.flatnonzero(has)
@@ -290,7 +297,7 @@ def _dma_attributed(profile: Profile, li: I64, lid: I64, nl: int) -> tuple[I64, 
     pos = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(lo, cnt)
     line = lid[pos]
     nbytes = iv.sum_by_group(line, dma.bytes[rep], nl)
-    ns = iv.grouped_union_length(line, dma.start[rep], dma.end[rep], nl, sorted_by_start=True)
+    ns = iv.grouped_union_length(line, d_start[rep], d_end[rep], nl, sorted_by_start=True)
     return nbytes, ns
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from nki_studio.profile import intervals as iv
 from nki_studio.profile.linemetrics import LineMetrics, line_metrics
-from nki_studio.profile.model import SETUP_OPCODES, WAIT_OPCODES, Profile, sort_by_start
+from nki_studio.profile.model import SETUP_OPCODES, WAIT_OPCODES, Profile, ProfileError, sort_by_start
 from nki_studio.profile.roofline import Roofline, RooflineOptions, TraceFlops, roofline_point
 from nki_studio.profile.timeline import engine_timeline
 
@@ -97,7 +97,7 @@ def _scope(
     wanted = options.execution if options.execution is not None else profile.executions[0].index
     match = [x for x in profile.executions if x.index == wanted]
     if not match:
-        raise ValueError(
+        raise ProfileError(
             f"execution {wanted} is not in this profile (executions: {[x.index for x in profile.executions]})"
         )
     ex = match[0]
@@ -112,11 +112,26 @@ def _scope(
     return None if mask.all() else mask, ex.index, (ex.start, ex.end), notes
 
 
+def _too_short(
+    latency: int, source: str, needed: int, span: tuple[int, int] | None, what: str, notes: list[str]
+) -> bool:
+    """Whether a Summary latency is shorter than a measured union it must hold (``needed``), which would give a
+    negative idle time or a share above 1; noted, so the caller takes the rows' span instead."""
+    if not (source.startswith("Summary.") and latency < needed and span is not None):
+        return False
+    notes.append(
+        f"{source} ({latency} ns) is shorter than the measured {what} ({needed} ns); the span of the rows is "
+        "the latency instead"
+    )
+    return True
+
+
 def _latency(
-    profile: Profile, window: tuple[int, int] | None, span: tuple[int, int] | None
+    profile: Profile, window: tuple[int, int] | None, span: tuple[int, int] | None, summary: bool = True
 ) -> tuple[int, str]:
-    """The kernel latency and the name of the denominator used (metrics.md §2)."""
-    summ = profile.summary
+    """The kernel latency and the name of the denominator used (metrics.md §2); ``summary=False`` skips the
+    Summary's totals."""
+    summ = profile.summary if summary else {}
     if window is not None and len(profile.executions) > 1:
         return window[1] - window[0], "ExecutionInfo execution window"
     for key in ("total_exec_time", "total_time"):
@@ -162,7 +177,7 @@ def compute_metrics(
     eng_busy = iv.sum_by_group(e_isl[0], e_isl[2] - e_isl[1], ne * nc).reshape(ne, nc)
     c_isl = iv.grouped_islands(e_isl[0] % nc, e_isl[1], e_isl[2])
     compute_per_core = iv.sum_by_group(c_isl[0], c_isl[2] - c_isl[1], nc)
-    d_isl, dma_source, dma_bytes, bytes_source = _dma_islands(profile, opts, window, cores_present)
+    d_isl, dma_source, dma_bytes, bytes_source, dma_rows = _dma_islands(profile, opts, window, cores_present)
     dma_per_core = iv.sum_by_group(d_isl[0], d_isl[2] - d_isl[1], nc)
     inter_per_core = np.zeros(nc, np.int64)
     for c in range(nc):
@@ -180,11 +195,25 @@ def compute_metrics(
         inter = int(inter_per_core[main_core]) if nc else 0
     span = _span(start, end, d_isl) if scope is None else _span(start[scope], end[scope], d_isl)
     latency, latency_source = _latency(profile, window, span)
+    room = span[1] - span[0] if span is not None else latency
+    if inter is None and room and dunion > room:  # the Summary's DMA time cannot lie inside the kernel
+        notes.append(
+            f"{dma_source.split(' (')[0]} ({dunion} ns) is longer than the kernel; DMA time not shown"
+        )
+        dunion, dma_source = 0, "not recorded (the Summary's DMA time does not fit the kernel)"
+    active = max(dunion, cunion) if inter is None else dunion + cunion - inter
+    if _too_short(latency, latency_source, active, span, "DMA ∪ compute", notes):
+        latency, latency_source = _latency(profile, window, span, summary=False)
 
     names = ins.engine.values
     engines = {names[e]: int(eng_busy[e, main_core]) for e in range(len(names)) if eng_busy[e].any()}
     if not engines and profile.summary:
         engines = _engines_from_summary(profile.summary)
+        for name in [e for e, v in engines.items() if latency and v > latency]:
+            notes.append(
+                f"Summary's {name} engine time is longer than the latency ({latency_source}); not shown"
+            )
+            del engines[name]
     perfect = max([*engines.values(), dunion], default=0)
     n_in = n if scope is None else int(scope.sum())
     n_work = n_in - int(is_wait.sum() if scope is None else (is_wait & scope).sum())
@@ -193,6 +222,7 @@ def compute_metrics(
     loc = profile.locations
     lines, unattr = line_metrics(
         profile,
+        dma_rows,
         start,
         end,
         scope,
@@ -205,6 +235,11 @@ def compute_metrics(
         opts.exclusive_time,
         scratch,
     )
+    longest_wait = max([unattr[3], *(ln.wait_ns for ln in lines)])
+    if _too_short(latency, latency_source, longest_wait, span, "semaphore wait of one line", notes):
+        latency, latency_source = _latency(profile, window, span, summary=False)
+        for ln in lines:
+            ln.share = ln.busy_ns / latency if latency else 0.0
     roof = roofline_point(profile, opts.roofline, trace_flops, latency, dma_bytes)
     origin = window[0] if window is not None else span[0] if span is not None else 0
     tracks = engine_timeline(e_isl, list(names), nc, main_core, d_isl, origin, latency) if nc else []
@@ -316,8 +351,9 @@ def _dma_islands(
     opts: MetricOptions,
     window: tuple[int, int] | None,
     cores: list[int],
-) -> tuple[tuple[I64, I64, I64], str, int, str]:
-    """DMA union islands per core, with the union's source, the kernel DMA bytes and their source."""
+) -> tuple[tuple[I64, I64, I64], str, int, str, tuple[Mask, I64, I64]]:
+    """DMA union islands per core, with the union's source, the kernel DMA bytes and their source, and the rows
+    they count (mask, start and end clipped to the window): what the lines' attributed DMA counts too."""
     dma = profile.dma
     keep = np.ones(len(dma), bool)
     source = f"union of {dma.table}" if dma.table else "no DMA rows"
@@ -338,4 +374,4 @@ def _dma_islands(
         total = profile.summary.get("dma_transfer_total_bytes")
         if isinstance(total, (int, float)) and total > 0:
             nbytes, bytes_source = int(total), "Summary.dma_transfer_total_bytes"
-    return isl, source, nbytes, bytes_source
+    return isl, source, nbytes, bytes_source, (keep, s, e)

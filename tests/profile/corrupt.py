@@ -85,7 +85,59 @@ def corrupt_variants(directory: Path) -> dict[str, tuple[Path, str]]:
     tl2.location = [None] * len(tl2.location)
     out["no source locations"] = (write_parquet(tl2, d / "no_locations"), "NEURON_FRAMEWORK_DEBUG=1")
 
+    out.update(hostile_number_variants(d / "numbers"))
+
     good = write_parquet(tl, d / "unmappable")
     out["paths that map to no file"] = (good, "maps to a file here")
     shutil.rmtree(d / "cut.pftrace", ignore_errors=True)
+    return out
+
+
+def _parquet_with(directory: Path, table: str, column: str, values: pa.Array) -> Path:
+    """The walkthrough as Parquet with one column of one table replaced."""
+    path = write_parquet(fixturegen.walkthrough_timeline(), directory)
+    t = pq.read_table(path / f"{table}.parquet")
+    t = t.set_column(t.schema.get_field_index(column), column, values)
+    pq.write_table(t, path / f"{table}.parquet")
+    return path
+
+
+def hostile_number_variants(directory: Path) -> dict[str, tuple[Path, str]]:
+    """Profiles whose numbers are unusable (NaN, infinite, negative, out of range, end before start, null in a
+    required column), each with the phrase naming table, field and row that the refusal must contain."""
+    d = directory
+    d.mkdir(parents=True, exist_ok=True)
+    n = len(fixturegen.WALKTHROUGH_INSTRUCTIONS)
+    out: dict[str, tuple[Path, str]] = {}
+    starts = [float(r[4]) for r in fixturegen.WALKTHROUGH_INSTRUCTIONS]
+    out["NaN start time"] = (
+        _parquet_with(
+            d / "nan", "Instruction", "start_ts", pa.array([*starts[:2], float("nan"), *starts[3:]])
+        ),
+        "Instruction.start_ts: 1 of 6 rows are not finite numbers (first: row 2 = nan)",
+    )
+    out["infinite DMA bytes"] = (
+        _parquet_with(d / "inf", "DmaPacketAggregated", "transfer_bytes", pa.array([1.0, float("inf")])),
+        "DmaPacketAggregated.transfer_bytes: 1 of 2 rows are not finite numbers (first: row 1 = inf)",
+    )
+    out["null start time"] = (
+        _parquet_with(d / "null", "Instruction", "start_ts", pa.array([None] * n, pa.int64())),
+        "Instruction.start_ts: 6 of 6 rows are empty (null)",
+    )
+    out["core index beyond 16 bits"] = (
+        _parquet_with(d / "core", "Instruction", "pcore_idx", pa.array([0, 0, 0, 2**31, 0, 0], pa.int64())),
+        "Instruction.pcore_idx: 1 of 6 rows are out of range for a core index (0 to 65535) (first: row 3",
+    )
+    ends = [r[5] for r in fixturegen.WALKTHROUGH_INSTRUCTIONS]
+    ends[4] = 1
+    out["end before start"] = (
+        _parquet_with(d / "back", "Instruction", "end_ts", pa.array(ends, pa.int64())),
+        "Instruction.end_ts: 1 of 6 rows end before they start (first: row 4 = 1 < start_ts 209756)",
+    )
+    tl = fixturegen.walkthrough_timeline()
+    tl.dma_end = tl.dma_start - 5
+    out["negative JSON duration"] = (
+        write_legacy_json(tl, d / "negative.json"),
+        "dma[0].duration = -5 is not",
+    )
     return out

@@ -45,6 +45,12 @@ NAMES = [
     "directory without tables",
     "no source locations",
     "paths that map to no file",
+    "NaN start time",
+    "infinite DMA bytes",
+    "null start time",
+    "core index beyond 16 bits",
+    "end before start",
+    "negative JSON duration",
 ]
 
 

@@ -140,3 +140,13 @@ def test_passes_sharing_a_scratch_buffer_return_their_own_arrays() -> None:
     assert [a.tolist() for a in isl] == [a.tolist() for a in iv.islands_by_group(g, s, e, 7)]
     assert lengths.tolist() == iv.union_by_group(g % 3, s, e, 3).tolist()
     assert np.allclose(shares, iv.exclusive_shares(isl[1], isl[2]))
+
+
+def test_exclusive_shares_keep_ns_precision_across_a_huge_gap() -> None:
+    """Found by the fuzzer: a gap of ~2^60 ns before two overlapping intervals made the float running sum lose
+    its ns precision (768 and 1024 ns instead of 883 and 1117; a line's exclusive time then exceeded its busy
+    union). Gaps add nothing to the running sum now."""
+    far = 1274872965286302008  # float64 ulp 256 ns here
+    a = np.array([0, 100, far, far + 333], np.int64)
+    b = np.array([50, 1100, far + 1433, far + 2000], np.int64)
+    assert iv.exclusive_shares(a, b).tolist() == [50.0, 1000.0, 333 + 550, 550 + 567]

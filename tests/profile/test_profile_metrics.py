@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from fixturewriters import write_parquet
 from nki_studio.profile.metrics import MetricOptions, compute_metrics
+from nki_studio.profile.model import ProfileError
 from nki_studio.profile.readers.detect import load_profile
 from nki_studio.profile.roofline import RooflineOptions
 from nki_studio.sim.trace import TraceEvent, write_jsonl
@@ -152,7 +153,7 @@ def test_execution_window_selects_rows(tmp_path: Path) -> None:
     assert m0.kernel.latency_ns == 100000 and "ExecutionInfo" in m0.kernel.latency_source
     assert {ln.line for ln in m0.lines} == {41}
     assert {ln.line for ln in m1.lines} == {44, 47}
-    with pytest.raises(ValueError, match="execution 5"):
+    with pytest.raises(ProfileError, match="execution 5"):
         compute_metrics(prof, MetricOptions(execution=5))
 
 

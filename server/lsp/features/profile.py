@@ -40,6 +40,13 @@ class ProfileLoadError(JsonRpcException):
     CODE = REQUEST_FAILED
 
 
+def _internal(path: str, exc: BaseException) -> str:
+    """The one-line message of an unexpected failure while loading ``path``."""
+    text = str(exc).strip().splitlines()
+    first = text[0][:200] if text else ""
+    return f"{path}: internal error reading the profile: {type(exc).__name__}: {first} (details in the output panel)"
+
+
 @dataclass
 class _Painted:
     payload: dict[str, Any]
@@ -116,15 +123,21 @@ class ProfileFeature:
         loop = asyncio.get_running_loop()
         try:
             report = await loop.run_in_executor(self.server.executor, work)
-        except (ProfileError, ValueError) as exc:
+        except ProfileError as exc:
             raise ProfileLoadError(str(exc)) from exc
         except MemoryError as exc:
             raise ProfileLoadError(f"{path}: the profile is too large to load in memory") from exc
+        except Exception as exc:  # a reader bug: one line for the user, the traceback in the output panel
+            log.exception("loading profile %s failed", path)
+            raise ProfileLoadError(_internal(path, exc)) from exc
         problem = report.problem()
         if problem:
             raise ProfileLoadError(problem)
+        try:
+            payloads = report.payloads(lambda local: from_fs_path(local) or Path(local).as_uri())
+        except ProfileError as exc:
+            raise ProfileLoadError(str(exc)) from exc
         self.clear()
-        payloads = report.payloads(lambda local: from_fs_path(local) or Path(local).as_uri())
         for payload in payloads:
             doc_uri = payload["uri"]
             text = self._text(doc_uri)

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-from nki_studio.profile.model import Codes, Locations, empty_codes
+from nki_studio.profile.model import Codes, Locations, ProfileError, empty_codes
+from nki_studio.profile.validate import MAX_LINE
 
 _ITEM_SPLIT = re.compile(r"[,;\n]")
 
@@ -33,12 +34,28 @@ def parse_locations(text: str | None) -> tuple[tuple[str, int], ...]:
             continue
         # Some producers append a column ("file.py:42:7"): take the line before it.
         head, sep2, maybe_line = path.rpartition(":")
-        if sep2 and maybe_line.strip().isdigit() and line.strip().isdigit() and head:
+        if sep2 and _line_number(maybe_line) is not None and _line_number(line) is not None and head:
             path, line = head, maybe_line
-        line = line.strip()
-        if line.isdigit() and int(line) > 0:
-            out.append((path.strip(), int(line)))
+        number = _line_number(line)
+        if number:
+            out.append((path.strip(), number))
     return tuple(out)
+
+
+class LineOutOfRange(ValueError):
+    """A location whose line number is digits beyond the model's line range (located by ``parsed_values``)."""
+
+
+def _line_number(text: str) -> int | None:
+    """``text`` as a line number; None unless it is ASCII digits; LineOutOfRange beyond the model's range."""
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()):
+        return None
+    if len(text) > 10 or int(text) > MAX_LINE:
+        raise LineOutOfRange(
+            f"line number {text[:20]}{'…' if len(text) > 20 else ''} is out of range (0 to 2^31-1)"
+        )
+    return int(text)
 
 
 def filled_numpy(
@@ -74,6 +91,23 @@ def _fill_chunk(ch: pa.Array, default: float, part: npt.NDArray[Any]) -> None:
             ch.offset :
         ]
         part[valid == 0] = default
+
+
+def null_mask(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.bool_]:
+    """True for each null row of ``column`` (from the validity bitmaps, without ``pyarrow.compute``)."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    parts = [np.zeros(0, bool)]
+    for ch in chunks:
+        m = len(ch)
+        if ch.null_count == 0:
+            parts.append(np.zeros(m, bool))
+        elif ch.null_count == m:
+            parts.append(np.ones(m, bool))
+        else:
+            validity = ch.buffers()[0]
+            bits = np.unpackbits(np.frombuffer(validity, np.uint8), count=ch.offset + m, bitorder="little")
+            parts.append(bits[ch.offset :] == 0)
+    return np.concatenate(parts)
 
 
 def codes_of(column: pa.ChunkedArray | pa.Array) -> Codes:
@@ -194,6 +228,18 @@ def concat_locations(
     )
 
 
-def parsed_values(codes: Codes) -> list[tuple[tuple[str, int], ...]]:
-    """Parse each distinct string of a location column once."""
-    return [parse_locations(v) for v in codes.values]
+def parsed_values(codes: Codes, where: str) -> list[tuple[tuple[str, int], ...]]:
+    """Parse each distinct string of a location column (``where``: its table and field) once; a ProfileError
+    naming the field and the first row when a line number is out of range."""
+    out = []
+    for c, v in enumerate(codes.values):
+        try:
+            out.append(parse_locations(v))
+        except LineOutOfRange as exc:
+            rows = np.flatnonzero(codes.codes == c)
+            if (
+                rows.size
+            ):  # a string no row uses as a location (a .pftrace shares its string table) is no error
+                raise ProfileError(f"{where}: row {int(rows[0])}: {exc} in {v[:80]!r}") from exc
+            out.append(())
+    return out

@@ -34,8 +34,13 @@ def read_csv_dir(path: str | Path) -> Profile:
                 column_types={"nki_source_location": pa.string(), "timeline_track": pa.string()}
             )
             tables[name] = pacsv.read_csv(f, convert_options=opts)
+            tables[name].column_names  # noqa: B018 - Arrow decodes the header names only here
         except (pa.ArrowException, OSError) as exc:
             raise ProfileError(f"{f.name}: not a readable CSV export ({exc})") from exc
+        except UnicodeDecodeError as exc:
+            raise ProfileError(
+                f"{f.name}: not a readable CSV export (a column name is not UTF-8 text)"
+            ) from exc
     if "Instruction" not in tables:
         raise ProfileError(f"{root}: no Instruction.csv")
     note = "CSV export: only the range visible in the UI when exported, possibly sampled; latency is the row span"

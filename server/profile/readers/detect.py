@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nki_studio.profile.model import Profile, ProfileError, assign_executions, sort_by_start
+from nki_studio.profile.validate import validated
 
 FORMATS = ("parquet", "csv", "legacy-json", "summary-json", "perfetto")
 
@@ -58,8 +59,9 @@ def detect_format(path: str | Path) -> str:
 
 def load_profile(path: str | Path, fmt: str | None = None, *, ignore_schema_version: bool = False) -> Profile:
     """Read any supported profile (``fmt`` forces a reader, else it is detected), rows ordered by start and
-    tagged with their execution."""
-    return assign_executions(sort_by_start(_read(Path(path), fmt, ignore_schema_version)))
+    tagged with their execution. Every number is checked first (``validate``): a ProfileError names what is
+    out of range."""
+    return assign_executions(sort_by_start(validated(_read(Path(path), fmt, ignore_schema_version))))
 
 
 def _read(p: Path, fmt: str | None, ignore_schema_version: bool) -> Profile:

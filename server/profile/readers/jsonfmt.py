@@ -10,6 +10,7 @@ after SDK 2.33; for big profiles Parquet is the format to use.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ from nki_studio.profile.model import (
     no_locations,
 )
 from nki_studio.profile.readers.tables import profile_from_tables
+from nki_studio.profile.validate import BYTES, CORE, TIME, Bound, clean_scalars
 
 _SUMMARY_HINTS = (
     "total_time",
@@ -72,7 +74,13 @@ def summary_entry(doc: Any) -> dict[str, Any] | None:
     entries = [v for v in doc.values() if isinstance(v, dict) and any(k in v for k in _SUMMARY_HINTS)]
     if not entries:
         return None
-    return max(entries, key=lambda v: float(v.get("total_time") or 0))
+    return max(entries, key=lambda v: _seconds(v.get("total_time")))
+
+
+def _seconds(value: Any) -> float:
+    """A summary time for ranking entries: the number, or 0 for anything else (checked later with the rest)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else 0.0
 
 
 def read_summary_json(path: str | Path) -> Profile:
@@ -126,25 +134,23 @@ def _text_or_none(value: Any) -> str | None:
     return sys.intern(str(value)) if value else None
 
 
-_INT64 = (-(2**63), 2**63 - 1)
-
-
 class _FieldError(ValueError):
-    """A record field that is not a finite integer in the int64 range (caught and located by the parser)."""
+    """A record field that is not a finite integer in its range (caught and located by the parser)."""
 
-    def __init__(self, field: str, value: Any) -> None:
-        super().__init__(f"{field} = {str(value)[:40]} is not an integer within the 64-bit range")
-        self.field, self.value = field, value
+    def __init__(self, field: str, value: Any, what: str) -> None:
+        super().__init__(f"{field} = {str(value)[:40]} is not {what}")
+        self.field, self.value, self.what = field, value, what
 
 
-def _int64(field: str, value: Any) -> int:
-    """``value`` as an int64-sized Python int (JSON allows 1e400 and 30-digit integers; the tables do not)."""
+def _int(field: str, value: Any, bound: Bound) -> int:
+    """``value`` as a Python int within ``bound`` (JSON allows 1e400, -5 and 30-digit integers; the tables and
+    the interval maths do not)."""
     try:
         out = int(value)
     except (OverflowError, ValueError, TypeError) as exc:
-        raise _FieldError(field, value) from exc
-    if not _INT64[0] <= out <= _INT64[1]:
-        raise _FieldError(field, value)
+        raise _FieldError(field, value, bound.what) from exc
+    if not bound.lo <= out <= bound.hi:
+        raise _FieldError(field, value, bound.what)
     return out
 
 
@@ -152,11 +158,12 @@ def _instr_row(rec: dict[str, Any]) -> InstrRow:
     """The fields the model needs from one ``instruction[]`` record (json-legacy.md §1.2)."""
     sub = str(rec.get("subgraph") or "")
     return (
-        _int64("timestamp", rec["timestamp"]),
-        _int64("duration", rec.get("duration", 0)),
+        _int("timestamp", rec["timestamp"], TIME),
+        _int("duration", rec.get("duration", 0), TIME),
         sys.intern(str(rec.get("label") or rec.get("engine") or "")),
         sys.intern(str(rec.get("opcode") or "")),
-        int(sub[2:]) if sub.startswith("sg") and sub[2:].isdigit() else 0,  # sgNN ≈ physical core (inferred)
+        # sgNN ≈ physical core (inferred)
+        _int("subgraph", sub[2:], CORE) if sub.startswith("sg") and sub[2:].isdigit() else 0,
         _text_or_none(rec.get("nki_source_location")),
         _text_or_none(rec.get("bir_debug_info_source_location")),
     )
@@ -165,9 +172,9 @@ def _instr_row(rec: dict[str, Any]) -> InstrRow:
 def _dma_row(rec: dict[str, Any]) -> DmaRow:
     """The fields of one ``dma[]`` record (json-legacy.md §1.3; queue/variable keys unverified)."""
     return (
-        _int64("timestamp", rec["timestamp"]),
-        _int64("duration", rec.get("duration", 0)),
-        _int64("transfer_bytes", rec.get("transfer_bytes") or rec.get("read_size") or 0),
+        _int("timestamp", rec["timestamp"], TIME),
+        _int("duration", rec.get("duration", 0), TIME),
+        _int("transfer_bytes", rec.get("transfer_bytes") or rec.get("read_size") or 0, BYTES),
         _text_or_none(_queue_of(rec)),
         _text_or_none(rec.get("variable")),
     )
@@ -214,7 +221,7 @@ def _parse_profile(text: str, pos: int) -> tuple[dict[str, Any], list[InstrRow],
                         try:
                             rows.append(convert(rec))
                         except _FieldError as exc:
-                            raise _FieldError(f"{key}[{index}].{exc.field}", exc.value) from exc
+                            raise _FieldError(f"{key}[{index}].{exc.field}", exc.value, exc.what) from exc
                     index += 1
                     pos = skip(pos)
                     if text[pos] == "]":
@@ -231,6 +238,18 @@ def _parse_profile(text: str, pos: int) -> tuple[dict[str, Any], list[InstrRow],
         if text[pos] != ",":
             raise json.JSONDecodeError("expected ',' or '}'", text, pos)
         pos += 1
+
+
+def _one_row(p: Path, table: str, where: str, fields: dict[str, Any], notes: list[str]) -> pa.Table:
+    """A one-row table of ``fields``: its scalars (nested values are not table fields), the unusable numbers
+    dropped first (``clean_scalars``; JSON integers may exceed what a table column holds) with notes."""
+    cleaned, dropped = clean_scalars(table, fields)
+    notes += dropped
+    scalars = {k: v for k, v in cleaned.items() if v is None or isinstance(v, (bool, int, float, str))}
+    try:
+        return pa.Table.from_pylist([scalars])
+    except (pa.ArrowException, OverflowError, ValueError, TypeError) as exc:
+        raise ProfileError(f"{p}: {where} holds a value that fits no table column ({exc})") from exc
 
 
 def read_legacy_json(path: str | Path) -> Profile:
@@ -304,9 +323,10 @@ def read_legacy_json(path: str | Path) -> Profile:
                 "variable": col(dma, 4, pa.string()),
             }
         )
+    notes = [f"legacy JSON: {unit_note}"]
     if summary:
-        tables["Summary"] = pa.Table.from_pylist([summary])
+        tables["Summary"] = _one_row(p, "Summary", "summary[0]", summary, notes)
     meta = top.get("metadata")
     if isinstance(meta, dict) and meta:
-        tables["Metadata"] = pa.Table.from_pylist([meta])
-    return profile_from_tables(tables, str(p), "legacy-json", [f"legacy JSON: {unit_note}"])
+        tables["Metadata"] = _one_row(p, "Metadata", "metadata", meta, notes)
+    return profile_from_tables(tables, str(p), "legacy-json", notes)

@@ -23,6 +23,7 @@ heat of a Neuron device trace as far as documented.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -226,8 +227,8 @@ class _State:
         self.clocks = Clocks()
         self.delta_us_events = 0  # legacy TrackEvent.timestamp_delta_us: not supported, counted
 
-    def code(self, text: str) -> int:
-        return self.strings.setdefault(text, len(self.strings))
+    def code(self, text: str | bytes) -> int:
+        return self.strings.setdefault(_text(text), len(self.strings))
 
     # ---- one block ---------------------------------------------------------------------------------------------
     def block(self, data: bytes, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]) -> None:
@@ -249,6 +250,7 @@ class _State:
             if self._general(pkt, self.packets + int(i)):
                 resets.setdefault(pkt.trusted_packet_sequence_id, []).append(int(i))
         raw_ts, has_ts = pf.last(self.f_ts, n)
+        _all_in_range(raw_ts, "TracePacket.timestamp")
         ts = raw_ts.astype(np.int64)
         self.clocks.block_ticks(self.packets + np.arange(n, dtype=np.int64), seq, ts, has_ts)
         fast = np.flatnonzero(~general)
@@ -309,6 +311,9 @@ class _State:
         loc_code, nbytes = self._annotations(buf, tf, m, seq, gen)
         abs_us, has_abs = tf.last(self.t_abs_us, m)
         if has_abs.any():  # legacy TrackEvent field, microseconds
+            _all_in_range(
+                abs_us[has_abs] * np.uint64(1000), "TrackEvent.timestamp_absolute_us", abs_us[has_abs]
+            )
             ts = np.where(has_abs, abs_us.astype(np.int64) * 1000, ts)
         self.delta_us_events += int(tf.last(self.t_delta_us, m)[1].sum())
         begin = (typ == self.BEGIN) | (typ == self.INSTANT)
@@ -428,7 +433,10 @@ class _State:
                 or (td.thread.thread_name if td.HasField("thread") else "")
                 or (td.process.process_name if td.HasField("process") else "")
             )
-            self.tracks[td.uuid] = (tname or ("counter" if td.HasField("counter") else ""), td.parent_uuid)
+            self.tracks[td.uuid] = (
+                _text(tname) or ("counter" if td.HasField("counter") else ""),
+                td.parent_uuid,
+            )
         if pkt.HasField("track_event"):
             self._general_event(pkt, pidx, seq, gen)
         return reset
@@ -444,7 +452,7 @@ class _State:
             name = self.code(ev.name or self.interned.get((seq, gen, "names"), {}).get(ev.name_iid, ""))
             best = 0
             for a in ev.debug_annotations:
-                key = a.name or self.interned.get((seq, gen, "arg_names"), {}).get(a.name_iid, "")
+                key = _text(a.name or self.interned.get((seq, gen, "arg_names"), {}).get(a.name_iid, ""))
                 self.arg_keys.add(key)
                 role = _role(key)
                 if role > best:
@@ -454,7 +462,7 @@ class _State:
                     if value:
                         loc, best = self.code(value), role
                 elif role < 0:
-                    nb = int(a.int_value or a.uint_value or a.double_value or 0)
+                    nb = _in_range(a.int_value or a.uint_value or a.double_value or 0, "a bytes annotation")
         rows = (
             [(1, 0, name, loc, nb)]
             if typ == self.BEGIN
@@ -462,7 +470,10 @@ class _State:
             if typ == self.END
             else [(1, 0, name, loc, nb), (-1, 1, 0, 0, 0)]
         )
-        ts = ev.timestamp_absolute_us * 1000 if ev.HasField("timestamp_absolute_us") else pkt.timestamp
+        ts = _in_range(
+            ev.timestamp_absolute_us * 1000 if ev.HasField("timestamp_absolute_us") else pkt.timestamp,
+            "TracePacket.timestamp",
+        )
         self.delta_us_events += ev.HasField("timestamp_delta_us")
         for kind, sub, nm, lc, b in rows:
             self.events.append(
@@ -521,7 +532,7 @@ class _State:
         i_track = Codes(tnames, tcodes[im])
         ins = make_instructions(start[im], end[im], i_track, Codes(strings, names[im]), pcore[im])
         loc_codes = Codes(strings, np.where(locs[im] == 0, -1, locs[im]).astype(np.int32))  # code 0 is ""
-        part = expand_locations(parsed_values(loc_codes), loc_codes.codes)
+        part = expand_locations(parsed_values(loc_codes, "slice source annotation"), loc_codes.codes)
         keys = "/".join(sorted(k for k in self.arg_keys if _role(k) > 0))
         locations = concat_locations([part] if part[0].size else [], f"perfetto slice arg {keys}")
         dma = no_dma()
@@ -542,6 +553,33 @@ class _State:
         if self.arg_keys:
             notes.append("slice argument names seen: " + ", ".join(sorted(self.arg_keys)[:20]))
         return Profile(path, "perfetto", ins, locations, dma, {}, {}, [], "", notes)
+
+
+def _text(value: str | bytes) -> str:
+    """A protobuf string field as text: the runtime hands back bytes when the field is not valid UTF-8."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+_MAX = 1 << 62  # the model's time and byte range (nki_studio.profile.validate); beyond it int64 sums wrap
+
+
+def _in_range(value: float, what: str) -> int:
+    """One decoded number as an int within the model's range, else a ProfileError naming ``what``."""
+    if not (isinstance(value, int) or math.isfinite(value)) or not 0 <= value < _MAX:
+        raise ProfileError(f"{what} = {value} is out of range (0 to 2^62); the trace is corrupt")
+    return int(value)
+
+
+def _all_in_range(
+    values: npt.NDArray[np.uint64], what: str, before: npt.NDArray[np.uint64] | None = None
+) -> None:
+    """``_in_range`` for a column of varints (``before``: the values as written, when ``values`` is scaled and
+    so may have wrapped)."""
+    raw = values if before is None else before
+    limit = _MAX if before is None else _MAX // 1000
+    if raw.size and int(raw.max()) >= limit:
+        bad = int(np.flatnonzero(raw >= limit)[0])
+        raise ProfileError(f"{what} = {int(raw[bad])} is out of range (0 to 2^62 ns); the trace is corrupt")
 
 
 def _role(key: str) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from nki_studio.profile.model import ProfileError
 
 I64 = npt.NDArray[np.int64]
 
@@ -142,6 +143,7 @@ class Clocks:
         sp = np.array([p for p, _ in snaps], np.int64)
         sv = np.array([v for _, v in snaps], np.int64)
         seg = np.searchsorted(sp, tp, side="right") - 1  # -1: before the clock was defined
+        _within(np.cumsum(np.where(seg >= 0, tts, 0), dtype=np.float64) + float(np.abs(sv).max(initial=0)), k)
         cs = np.cumsum(np.where(seg >= 0, tts, 0))
         first = np.searchsorted(
             seg, np.arange(sp.size), side="left"
@@ -155,8 +157,11 @@ class Clocks:
         )  # not found: before the clock existed
 
     def _convert(self, k: int, primary: int, pidx: I64, raw: I64, notes: list[str]) -> I64:
-        """Readings of clock ``k`` (its own units) → ns on the trace clock ``primary``."""
-        ns = raw * self.units.get(k, 1)
+        """Readings of clock ``k`` (its own units) → ns on the trace clock ``primary``; a ProfileError when the
+        arithmetic would leave int64 (it would wrap silently into plausible-looking times)."""
+        unit = self.units.get(k, 1)
+        _within(raw.astype(np.float64) * unit, k)
+        ns = raw * unit
         if k == primary:
             return ns
         both = [s for s in self.snapshots if k in s.readings and primary in s.readings]
@@ -168,6 +173,21 @@ class Clocks:
             return ns
         sp = np.array([s.pidx for s in both], np.int64)
         i = np.maximum(np.searchsorted(sp, pidx, side="right") - 1, 0)
-        a = np.array([s.readings[k] * self.units.get(k, 1) for s in both], np.int64)
-        t = np.array([s.readings[primary] * self.units.get(primary, 1) for s in both], np.int64)
+        a_py = [s.readings[k] * self.units.get(k, 1) for s in both]
+        t_py = [s.readings[primary] * self.units.get(primary, 1) for s in both]
+        _within(np.array(a_py + t_py, np.float64), k)
+        a, t = np.array(a_py, np.int64), np.array(t_py, np.int64)
+        _within(t[i].astype(np.float64) + (ns.astype(np.float64) - a[i]), k)
         return t[i] + (ns - a[i])
+
+
+_LIMIT = float(1 << 62)  # the model's time range (nki_studio.profile.validate.MAX_TIME_NS)
+
+
+def _within(values: npt.NDArray[np.float64], k: int) -> None:
+    """Raise ProfileError when a clock computation (done in float64 alongside the int64 one) leaves the range."""
+    if values.size and not (np.isfinite(values).all() and float(np.abs(values).max()) < _LIMIT):
+        raise ProfileError(
+            f"clock {k & 0xFF}: converting its timestamps to ns leaves the 64-bit range (timestamps, units or "
+            "clock snapshots out of range); the trace is corrupt"
+        )

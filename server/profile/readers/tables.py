@@ -32,8 +32,10 @@ from nki_studio.profile.readers.common import (
     concat_locations,
     expand_locations,
     filled_numpy,
+    null_mask,
     parsed_values,
 )
+from nki_studio.profile.validate import clean_scalars, int_values
 
 I64 = npt.NDArray[np.int64]
 
@@ -102,7 +104,8 @@ def int_column(
     default: int | None = None,
     dtype: type[np.signedinteger[Any]] = np.int64,
 ) -> npt.NDArray[Any]:
-    """An integer column as ``dtype`` (nulls → ``default``); a clear error when it is not numeric."""
+    """An integer column as ``dtype`` (nulls → ``default``; a column without default is required) after the
+    checks of ``nki_studio.profile.validate``; a clear error when it is not numeric or a value is unusable."""
     if name not in table.column_names:
         if default is None:
             raise ProfileError(f"{tname} has no column {name!r}, which is required")
@@ -112,11 +115,20 @@ def int_column(
         shown = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
         raise ProfileError(f"{tname}.{name} has type {shown}, expected an integer column (int64)")
     if pa.types.is_null(col.type):
+        if default is None and table.num_rows:
+            raise ProfileError(f"{tname}.{name}: every row is empty (null) in a required column")
         return np.full(table.num_rows, default if default is not None else 0, dtype)
     fill = default if default is not None else 0
-    if pa.types.is_floating(col.type):
-        return np.round(filled_numpy(col, fill, np.float64)).astype(dtype)
-    return filled_numpy(col, fill, dtype)
+    wide = (
+        np.float64
+        if pa.types.is_floating(col.type)
+        else np.uint64
+        if pa.types.is_unsigned_integer(col.type)
+        else np.int64
+    )
+    values = filled_numpy(col, fill, wide)
+    null = null_mask(col) if col.null_count else None  # rare: computed only when there are nulls
+    return int_values(values, tname, name, dtype, null, required=default is None)
 
 
 def str_codes(table: TableLike, tname: str, name: str) -> Codes:
@@ -149,8 +161,17 @@ def first_row(table: pa.Table | None) -> dict[str, Any]:
 
 def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, notes: list[str]) -> Profile:
     """Assemble a Profile from whichever tables exist."""
-    summary = first_row(tables.get("Summary"))
-    metadata = first_row(tables.get("Metadata"))
+    for tname, table in tables.items():
+        names = list(table.column_names)
+        twice = sorted({c for c in names if names.count(c) > 1})
+        if twice:
+            raise ProfileError(
+                f"{tname} has the column {twice[0]!r} more than once; which one holds the data is unknown"
+            )
+    # Cleaned here already (``validated`` runs after every reader): the DMA cross-check below reads the Summary.
+    summary, s_notes = clean_scalars("Summary", first_row(tables.get("Summary")))
+    metadata, m_notes = clean_scalars("Metadata", first_row(tables.get("Metadata")))
+    notes = [*notes, *s_notes, *m_notes]
     inst_t = tables.get("Instruction")
     if inst_t is None or inst_t.num_rows == 0:
         if not summary:
@@ -182,7 +203,7 @@ def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, no
     warn = tables.get("Warning")
     if warn is not None and "message" in warn.column_names:
         notes = [*notes, *(f"profile warning: {m}" for m in warn.column("message").to_pylist() if m)]
-    if summary.get("dma_active_time") and len(dma):
+    if summary.get("dma_active_time") and len(dma):  # a number: clean_scalars dropped anything else
         notes = [*notes, *_cross_check(dma, float(summary["dma_active_time"]))]
     return Profile(
         path,
@@ -232,7 +253,7 @@ def _locations(tables: Mapping[str, TableLike], t: TableLike, pcore: npt.NDArray
         row_codes = (
             codes.codes if not parts else np.where(done, -1, codes.codes)
         )  # rows already located: none
-        part = expand_locations(parsed_values(codes), row_codes)
+        part = expand_locations(parsed_values(codes, f"Instruction.{field}"), row_codes)
         if part[0].size:
             parts.append(part)
             done[part[0]] = True
