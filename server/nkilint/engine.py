@@ -63,7 +63,7 @@ def syntax_finding(exc: Exception, path: str, line_offset: int = 0) -> Finding:
             f"syntax error: {msg}",
         )
     # null bytes, absurd nesting
-    return meta_finding(SYNTAX_ERROR, path, Span(1, 1, 1, 1), f"cannot parse: {exc}")
+    return meta_finding(SYNTAX_ERROR, path, Span(1, 1, 1, 1), f"cannot parse: {exc or type(exc).__name__}")
 
 
 def discover_safely(
