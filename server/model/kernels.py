@@ -203,7 +203,7 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
 # at this depth, the cut replaced by TOO_DEEP markers, and reported once per construct (NKI003).
 MAX_AST_DEPTH = 100
 TOO_DEEP = "__nki_studio_too_deep__"  # name of the marker standing for a cut-off subtree
-_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_SCOPES = frozenset((ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
 
 
 def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]], list[ast.stmt]]:
@@ -221,15 +221,17 @@ def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]
         if owner is not None:
             owner.append(node)
         kind = type(node)
-        if kind is ast.Name and node.id == TOO_DEEP and top is not None:  # type: ignore[attr-defined]
-            too_deep[id(top)] = top  # cut by an earlier traversal of the same statements (incremental lint)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if kind is ast.Name:
+            if node.id == TOO_DEEP and top is not None:  # type: ignore[attr-defined]
+                too_deep[id(top)] = (
+                    top  # cut by an earlier traversal of the same statements (incremental lint)
+                )
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             owner = own[id(node)] = []
-        if depth >= MAX_AST_DEPTH and _cut(node):
-            if top is not None:
-                too_deep[id(top)] = top
-        scope = isinstance(node, _SCOPES)
+        if depth >= MAX_AST_DEPTH and _cut(node) and top is not None:
+            too_deep[id(top)] = top
         depth += 1
+        scope = kind in _SCOPES
         # ast.iter_child_nodes inlined (this loop is the hottest part of linting a large tree), pushing children
         # in reverse so they pop in source order; the load/store context and operator singletons (``ctx``,
         # ``op``, ``ops``) are left out: no analysis walks to them.
@@ -238,6 +240,7 @@ def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]
             if type(value) is list:
                 for child in reversed(value):
                     if isinstance(child, ast.AST):
+                        # a statement of a scope's body is the "top" of everything under it
                         push((child, owner, depth, child if scope and isinstance(child, ast.stmt) else top))
             elif isinstance(value, ast.AST):
                 push((value, owner, depth, top))
