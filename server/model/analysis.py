@@ -69,8 +69,9 @@ def _root_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Valu
     return params
 
 
-def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
-    """Interpret every kernel of the module, then this module's helpers that no kernel inlined."""
+def interpret(discovery: KernelDiscovery, target: Target, *, line: int | None = None) -> ModuleFacts:
+    """Interpret every kernel of the module, then this module's helpers that no kernel inlined. ``line``: only
+    the kernel whose definition spans that line, when it is in one (a hover needs no other kernel's facts)."""
     scopes = ScopeCache(discovery.resolver)
     module_envs: dict[str, dict[str, Value]] = {}
     inlined: set[ast.AST] = set()
@@ -82,6 +83,9 @@ def interpret(discovery: KernelDiscovery, target: Target) -> ModuleFacts:
         for f in discovery.in_this_module()
         if not f.is_kernel and f.parent is None and "." not in f.qualname
     ]
+    if line is not None:
+        around = [k for k in candidates if k.is_kernel and k.node.lineno <= line <= (k.node.end_lineno or 0)]
+        candidates = around or candidates  # in a helper: its values come from the kernels that inline it
     steps = 0
     for func in candidates[:MAX_ROOTS]:
         if func.node in inlined:
@@ -123,11 +127,12 @@ def _name_span(func: FunctionInfo, lines: Sequence[str]) -> Span:
     return Span(line, col, line, col + len(node.name))
 
 
-def interpret_source(text: str, path: str, target: Target) -> ModuleFacts | None:
-    """Parse, discover and interpret a module's text; None when it does not parse."""
+def interpret_source(text: str, path: str, target: Target, *, line: int | None = None) -> ModuleFacts | None:
+    """Parse, discover and interpret a module's text (``line``: see :func:`interpret`); None when it does not
+    parse."""
     try:
         tree = ast.parse(text, filename=path or "<unknown>")
-        return interpret(discover(text, path, tree), target)
+        return interpret(discover(text, path, tree), target, line=line)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -146,12 +151,15 @@ class AllocationInfo:
     instances: int  # how many are live at once because they outlive iterations of a loop (lower bound)
 
 
-def describe_allocations(text: str, path: str, target: Target) -> list[AllocationInfo]:
-    """Shape, dtype, buffer and bytes per partition of each allocation site in this file, by position.
+def describe_allocations(
+    text: str, path: str, target: Target, *, line: int | None = None
+) -> list[AllocationInfo]:
+    """Shape, dtype, buffer and bytes per partition of each allocation site in this file, by position
+    (``line``: only those of the kernel around that line, when it is in one).
 
     A site reached several times (unrolled loops, helpers called twice) is listed once per distinct value.
     """
-    facts = interpret_source(text, path, target)
+    facts = interpret_source(text, path, target, line=line)
     if facts is None:
         return []
     out: dict[tuple[Span, tuple[int | None, ...] | None, str | None, str | None], AllocationInfo] = {}

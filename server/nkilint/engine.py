@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from nki_studio.core.codes import LINT_SOURCE, family_of
 from nki_studio.core.findings import Finding, Severity, Span
+from nki_studio.core.yielding import checkpoint
 from nki_studio.model.kernels import KernelDiscovery, discover
 from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.context import LintContext
@@ -113,6 +114,7 @@ def check(ctx: LintContext) -> list[Finding]:
         if r.check is None or not r.applies_to(config.target) or not config.enabled(code, path):
             continue
         ctx.rule = r.entry  # what ctx.report reports: the check names no code
+        checkpoint()  # a user request may want the CPU (core.yielding)
         try:
             findings.extend(r.check(ctx))
         except Exception as exc:
