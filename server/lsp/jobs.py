@@ -146,7 +146,7 @@ class JobRunner(Generic[T]):
                 if inspect.isawaitable(outcome):
                     await outcome
         except (asyncio.CancelledError, JobCancelled):
-            pass
+            log.debug("%s %s: cancelled (superseded or closed)", self.name, key)
         except Exception:
             log.exception("%s for %s failed", self.name, key)
         finally:
@@ -156,7 +156,11 @@ class JobRunner(Generic[T]):
     async def _in_thread(self, key: str, work: Callable[[CancelToken], Any], token: CancelToken) -> Any:
         previous = self._threads.get(key)
         if previous is not None and not previous.done():
-            finished, _ = await asyncio.wait([asyncio.wrap_future(previous)], timeout=self.overlap_wait_s)
+            waited = asyncio.wrap_future(previous)
+            # The superseded run usually ends in JobCancelled: retrieve it here, or asyncio logs an ERROR
+            # ("exception was never retrieved") with its traceback once the future is collected.
+            waited.add_done_callback(_retrieve)
+            finished, _ = await asyncio.wait([waited], timeout=self.overlap_wait_s)
             if not finished:  # a run that never ends (an analysis bug) must not block its key for good
                 log.warning(
                     "%s %s: a superseded run is still busy after %.0f s; starting the new one anyway",
@@ -207,6 +211,12 @@ class JobRunner(Generic[T]):
                 return False
             await asyncio.wait([job.task], timeout=left)  # a newer submit replaces the job: wait for that one
         return True
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a future's outcome as seen (its run was superseded: nobody wants it)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _guarded(work: Callable[[CancelToken], Any], token: CancelToken) -> Any:

@@ -51,6 +51,12 @@ FEATURES: tuple[str, ...] = ("lint", "simulate", "profile", "intelligence", "rem
 # Listeners run on the event loop: anything slower than this delays every request and is logged.
 SLOW_LISTENER_MS = 50.0
 
+# While a user request is answered, background job threads pause at their next yield point
+# (``core.yielding``), at most this long per pause, so a stream of requests cannot starve them for good.
+USER_PRIORITY_MAX_PAUSE_S = 0.5
+
+RELEASE_AFTER_CLOSE_S = 2.0  # memory is given back this long after the last of a burst of didClose
+
 DocumentEvent = Literal["open", "change", "save", "close"]
 DocumentListener = Callable[[str], None]
 SettingsListener = Callable[[Settings, Settings], None]
@@ -71,6 +77,9 @@ class NkiLanguageServer(LanguageServer):
         self.settings = Settings()
         # Analysis jobs run here, not in pygls' pool (its stdin reader holds one of those threads).
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nki-job")
+        # Work a user is waiting for (code actions and other requests that parse the document) runs here, so
+        # it never queues behind background lint, spec diagnostics or simulation jobs in ``executor``.
+        self.request_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nki-request")
         self.loaded_features: list[str] = []
         self.failed_features: dict[
             str, str
@@ -90,6 +99,10 @@ class NkiLanguageServer(LanguageServer):
         # What the client received before this server started (lsp.fastpath), for the lint feature to take
         # over at registration; None: started normally.
         self.handover: Handover | None = None
+        self._release: asyncio.TimerHandle | None = None
+        self._user_requests = 0  # user requests being answered (event loop only)
+        self._user_idle = threading.Event()  # set while none is: background job threads run
+        self._user_idle.set()
         self._register_core_handlers()
 
     # ---- hooks for feature modules -------------------------------------------------------------------
@@ -140,6 +153,29 @@ class NkiLanguageServer(LanguageServer):
         )
 
     # ---- helpers for feature modules -----------------------------------------------------------------
+    def user_request(self, handler: Callable[..., Any]) -> Callable[..., Any]:
+        """Wrap an async request handler a user waits for (hover, completion, code action, signature help):
+        while it runs, background jobs give way (``core.yielding``; jobs in ``executor`` pause at their next
+        yield point). Requests run in ``request_executor`` or their own threads, never behind those jobs."""
+
+        async def run(*args: Any) -> Any:
+            self._user_requests += 1
+            self._user_idle.clear()
+            try:
+                return await handler(*args)
+            finally:
+                self._user_requests -= 1
+                if not self._user_requests:
+                    self._user_idle.set()
+
+        run.__name__ = getattr(handler, "__name__", "user_request")
+        return run
+
+    def _yield_to_user(self) -> None:
+        """The yield point of this server's background threads (installed in ``core.yielding``)."""
+        if not self._user_idle.is_set() and threading.current_thread().name.startswith("nki-job"):
+            self._user_idle.wait(USER_PRIORITY_MAX_PAUSE_S)
+
     def after_startup(self, callback: Callable[[], Any]) -> None:
         """Run ``callback()`` on the event loop once start-up is over: the first diagnostics were published, or
         ``STARTUP_GRACE_S`` passed after ``initialized``. Warm-ups (jedi, simulator workers) wait for it: on a
@@ -225,6 +261,11 @@ class NkiLanguageServer(LanguageServer):
         providers = self._providers[method] = [provider]
 
         async def handler(params: Any) -> Any:
+            if method in _USER_METHODS:
+                return await self.user_request(answer)(params)
+            return await answer(params)
+
+        async def answer(params: Any) -> Any:
             results = []
             for p in list(providers):
                 try:
@@ -323,10 +364,24 @@ class NkiLanguageServer(LanguageServer):
             ls._emit_document("close", uri)
             if ls._diagnostics.pop(uri, None):  # a closed document shows no diagnostics of ours
                 ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            ls._release_memory_later()
 
         @self.feature(types.SHUTDOWN)
         def shutdown(ls: NkiLanguageServer, params: None) -> None:
             ls.executor.shutdown(wait=False, cancel_futures=True)
+            ls.request_executor.shutdown(wait=False, cancel_futures=True)
+
+    def _release_memory_later(self) -> None:
+        """Give memory back once a burst of closes is over (``lsp.memory``), in the job pool."""
+        if self._release is not None:
+            self._release.cancel()
+        from nki_studio.lsp.memory import release_memory
+
+        def release() -> None:
+            self._release = None
+            self.executor.submit(release_memory)
+
+        self._release = asyncio.get_running_loop().call_later(RELEASE_AFTER_CLOSE_S, release)
 
     async def _register_watchers(self) -> None:
         caps = self.client_capabilities.workspace
@@ -366,6 +421,10 @@ class NkiLanguageServer(LanguageServer):
             self.apply_settings(result[0], "workspace/configuration")
 
 
+# Merged requests a user waits for (the others, inlay hints and code lenses, are redrawn in the background).
+_USER_METHODS = frozenset({types.TEXT_DOCUMENT_HOVER, types.TEXT_DOCUMENT_CODE_ACTION})
+
+
 def _join_lists(results: list[Any]) -> list[Any] | None:
     joined = [item for r in results for item in r]
     return joined or None
@@ -400,6 +459,9 @@ def create_server(features: Sequence[str] = FEATURES, handover: Handover | None 
     what the fast path already sent, for the features to take over (None: started normally)."""
     server = NkiLanguageServer()
     server.handover = handover
+    from nki_studio.core import yielding
+
+    yielding.install(server._yield_to_user)
     for name in features:
         try:
             importlib.import_module(f"nki_studio.lsp.features.{name}").register(server)

@@ -90,10 +90,15 @@ def _unknown_params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, V
 
 
 def interpret(
-    discovery: KernelDiscovery, target: Target, kernel_args: KernelArgs | None = None
+    discovery: KernelDiscovery,
+    target: Target,
+    kernel_args: KernelArgs | None = None,
+    *,
+    line: int | None = None,
 ) -> ModuleFacts:
     """Interpret every kernel of the module, then this module's helpers that no kernel inlined. A kernel named
-    in ``kernel_args`` starts from those argument values (its simulate spec) instead of unknown ones."""
+    in ``kernel_args`` starts from those argument values (its simulate spec) instead of unknown ones. ``line``:
+    only the kernel whose definition spans that line, when it is in one (a hover needs no other kernel's facts)."""
     scopes = ScopeCache(discovery.resolver)
     module_envs: dict[str, dict[str, Value]] = {}
     inlined: set[ast.AST] = set()
@@ -105,6 +110,9 @@ def interpret(
         for f in discovery.in_this_module()
         if not f.is_kernel and f.parent is None and "." not in f.qualname
     ]
+    if line is not None:
+        around = [k for k in candidates if k.is_kernel and k.node.lineno <= line <= (k.node.end_lineno or 0)]
+        candidates = around or candidates  # in a helper: its values come from the kernels that inline it
     steps = 0
     for func in candidates[:MAX_ROOTS]:
         if func.node in inlined:
@@ -148,12 +156,13 @@ def _name_span(func: FunctionInfo, lines: Sequence[str]) -> Span:
 
 
 def interpret_source(
-    text: str, path: str, target: Target, kernel_args: KernelArgs | None = None
+    text: str, path: str, target: Target, kernel_args: KernelArgs | None = None, *, line: int | None = None
 ) -> ModuleFacts | None:
-    """Parse, discover and interpret a module's text; None when it does not parse."""
+    """Parse, discover and interpret a module's text (``kernel_args``, ``line``: see :func:`interpret`); None
+    when it does not parse."""
     try:
         tree = ast.parse(text, filename=path or "<unknown>")
-        return interpret(discover(text, path, tree), target, kernel_args)
+        return interpret(discover(text, path, tree), target, kernel_args, line=line)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -173,14 +182,15 @@ class AllocationInfo:
 
 
 def describe_allocations(
-    text: str, path: str, target: Target, kernel_args: KernelArgs | None = None
+    text: str, path: str, target: Target, kernel_args: KernelArgs | None = None, *, line: int | None = None
 ) -> list[AllocationInfo]:
-    """Shape, dtype, buffer and bytes per partition of each allocation site in this file, by position.
+    """Shape, dtype, buffer and bytes per partition of each allocation site in this file, by position
+    (``line``: only those of the kernel around that line, when it is in one).
 
     A site reached several times (unrolled loops, helpers called twice) is listed once per distinct value.
     ``kernel_args`` (from simulate specs) gives kernels their argument shapes and dtypes.
     """
-    facts = interpret_source(text, path, target, kernel_args)
+    facts = interpret_source(text, path, target, kernel_args, line=line)
     if facts is None:
         return []
     out: dict[tuple[Span, tuple[int | None, ...] | None, str | None, str | None], AllocationInfo] = {}

@@ -9,7 +9,6 @@ lower bound and a rule firing on it is not a guess.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,7 +27,7 @@ class Peak:
 def psum_banks(alloc: Allocation, bank_bytes: int) -> int:
     """PSUM banks one allocation occupies (whole banks; PSUM tiles start on a bank boundary, language.md §6)."""
     size = alloc.min_bytes_per_partition() or 0
-    return max(1, math.ceil(size / bank_bytes)) * alloc.repeat if size else 0
+    return max(1, -(-size // bank_bytes)) * alloc.repeat if size else 0  # int ceil: sizes may be huge
 
 
 def sbuf_bytes(alloc: Allocation) -> int:

@@ -16,6 +16,7 @@ import ast
 import logging
 import os
 
+from nki_studio.core.yielding import checkpoint
 from nki_studio.model import nki_semantics as nki
 from nki_studio.model.arithmetic import binop
 from nki_studio.model.evaluation import (
@@ -57,6 +58,7 @@ class Interpreter(ExpressionEvaluator):
     # ------------------------------------------------------------------ entry points
     def run_function(self, fn: FunctionVal, args: dict[str, Value]) -> None:
         """Interpret ``fn`` as a root with the given parameter values (others unknown)."""
+        checkpoint()  # a user request may want the CPU (core.yielding)
         frame = Frame(dict(fn.closure.env) if isinstance(fn.closure, Frame) else {}, fn.module, fn.node.name)
         frame.env.update(args)
         self.frame = frame

@@ -48,6 +48,8 @@ class ModuleInfo:
     # local name -> (imported module, level, attribute or None for ``import x as name``), all import forms
     import_index: dict[str, tuple[str, int, str | None]] = field(default_factory=dict)
     kernels_marked: bool = False
+    # statements (outermost of their scope) with code nested past MAX_AST_DEPTH, cut off before any analysis
+    too_deep: list[ast.stmt] = field(default_factory=list)
     short_names: set[str] = field(
         default_factory=set
     )  # names that can refer to a local function/class/module
@@ -159,7 +161,7 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     """Parse (unless ``tree`` is given) and index a module's functions, classes and imports."""
     if tree is None:
         tree = ast.parse(source, filename=path)
-    nodes, own = _traverse(tree)
+    nodes, own, too_deep = _traverse(tree)
     module = ModuleInfo(
         path=os.path.abspath(path) if path else path,
         source=source,
@@ -167,6 +169,7 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
         aliases=ImportAliases.from_nodes(nodes),
         nodes=nodes,
         own_nodes=own,
+        too_deep=too_deep,
     )
     _index_functions(module, tree.body, prefix="", parent=None)
     for node in nodes:
@@ -195,31 +198,78 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     return module
 
 
-def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]]:
-    """All nodes in source order, and each function's own nodes (one traversal serves every analysis)."""
+# Deepest AST nesting the analyses take: they recurse (a few Python frames per level) under the interpreter's
+# recursion limit of 1000. Deeper code (an elif chain of 1,000 branches, a 2,500-deep subscript chain) is cut
+# at this depth, the cut replaced by TOO_DEEP markers, and reported once per construct (NKI003).
+MAX_AST_DEPTH = 100
+TOO_DEEP = "__nki_studio_too_deep__"  # name of the marker standing for a cut-off subtree
+_SCOPES = frozenset((ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+
+
+def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]], list[ast.stmt]]:
+    """All nodes in source order, each function's own nodes (one traversal serves every analysis), and the
+    statements (outermost of their scope) holding code cut at :data:`MAX_AST_DEPTH`, in source order."""
     nodes: list[ast.AST] = []
     own: dict[int, list[ast.AST]] = {}
-    stack: list[tuple[ast.AST, list[ast.AST] | None]] = [(tree, None)]
+    too_deep: dict[int, ast.stmt] = {}
+    # (node, its function's own-node list, depth, outermost statement of its scope)
+    stack: list[tuple[ast.AST, list[ast.AST] | None, int, ast.stmt | None]] = [(tree, None, 0, None)]
     push = stack.append
     while stack:
-        node, owner = stack.pop()
+        node, owner, depth, top = stack.pop()
         nodes.append(node)
         if owner is not None:
             owner.append(node)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id == TOO_DEEP and top is not None:  # type: ignore[attr-defined]
+                too_deep[id(top)] = (
+                    top  # cut by an earlier traversal of the same statements (incremental lint)
+                )
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             owner = own[id(node)] = []
+        if depth >= MAX_AST_DEPTH and _cut(node) and top is not None:
+            too_deep[id(top)] = top
+        depth += 1
+        scope = kind in _SCOPES
         # ast.iter_child_nodes inlined (this loop is the hottest part of linting a large tree), pushing children
         # in reverse so they pop in source order; the load/store context and operator singletons (``ctx``,
         # ``op``, ``ops``) are left out: no analysis walks to them.
-        for name in reversed(child_fields(type(node))):
+        for name in reversed(child_fields(kind)):
             value = getattr(node, name, None)
             if type(value) is list:
                 for child in reversed(value):
                     if isinstance(child, ast.AST):
-                        push((child, owner))
+                        # a statement of a scope's body is the "top" of everything under it
+                        push((child, owner, depth, child if scope and isinstance(child, ast.stmt) else top))
             elif isinstance(value, ast.AST):
-                push((value, owner))
-    return nodes, own
+                push((value, owner, depth, top))
+    return nodes, own, sorted(too_deep.values(), key=lambda s: (s.lineno, s.col_offset))
+
+
+def _marker(like: ast.AST) -> ast.Name:
+    marker = ast.Name(id=TOO_DEEP, ctx=getattr(like, "ctx", None) or ast.Load())
+    return ast.copy_location(marker, like)
+
+
+def _cut(node: ast.AST) -> bool:
+    """Replace the sub-expressions and statement blocks of ``node`` by markers; whether anything was cut."""
+    cut = False
+    for name in child_fields(type(node)):
+        value = getattr(node, name, None)
+        if isinstance(value, ast.expr) and not isinstance(value, (ast.Name, ast.Constant)):
+            setattr(node, name, _marker(value))
+            cut = True
+        elif type(value) is list and value:
+            if isinstance(value[0], ast.stmt):
+                setattr(node, name, [ast.copy_location(ast.Expr(value=_marker(value[0])), value[0])])
+                cut = True
+            elif isinstance(value[0], ast.expr):
+                for i, item in enumerate(value):
+                    if not isinstance(item, (ast.Name, ast.Constant)):
+                        value[i] = _marker(item)
+                        cut = True
+    return cut
 
 
 def _index_functions(

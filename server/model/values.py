@@ -273,10 +273,8 @@ class Allocation:
         dims = self.shape_ints()
         if dims is None or self.dtype is None or not dims:
             return None
-        n = 1
-        for d in dims[1:]:
-            n *= d
-        return int(n * self.dtype.bytes)
+        # integer arithmetic: a shape of hundreds of dims is a huge exact int, past any float
+        return math.prod(dims[1:]) * DTYPE_BITS.get(self.dtype.name, 32) // 8
 
     def min_bytes_per_partition(self) -> int | None:
         """Exact bytes per partition, or a lower bound of 1 byte per element when only the dtype is unknown

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from nki_studio.core.codes import LINT_SOURCE, family_of
 from nki_studio.core.findings import Finding, Severity, Span
+from nki_studio.core.yielding import checkpoint
 from nki_studio.model.kernels import KernelDiscovery, discover
 from nki_studio.model.targets import Target
 from nki_studio.model.version_signals import V06, may_pin_old_version, signals_of_uses, version_signals
@@ -65,7 +66,7 @@ def syntax_finding(exc: Exception, path: str, line_offset: int = 0) -> Finding:
             f"syntax error: {msg}",
         )
     # null bytes, absurd nesting
-    return meta_finding(SYNTAX_ERROR, path, Span(1, 1, 1, 1), f"cannot parse: {exc}")
+    return meta_finding(SYNTAX_ERROR, path, Span(1, 1, 1, 1), f"cannot parse: {exc or type(exc).__name__}")
 
 
 def discover_safely(
@@ -134,6 +135,7 @@ def check(ctx: LintContext) -> list[Finding]:
         if r.check is None or not r.applies_to(config.target) or not config.enabled(code, path):
             continue
         ctx.rule = r.entry  # what ctx.report reports: the check names no code
+        checkpoint()  # a user request may want the CPU (core.yielding)
         try:
             findings.extend(r.check(ctx))
         except Exception as exc:

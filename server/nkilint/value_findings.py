@@ -83,10 +83,17 @@ def describe_allocation(a: Allocation) -> str:
     return text
 
 
+def format_count(n: int) -> str:
+    """An exact count, or ``about 2^k`` once it has more digits than a reader can use (or ``str`` allows)."""
+    return str(n) if n.bit_length() <= 64 else f"about 2^{n.bit_length() - 1}"
+
+
 def format_bytes(n: int) -> str:
-    """Bytes as ``1536 B`` or ``12.5 KiB``."""
+    """Bytes as ``1536 B``, ``12.5 KiB``, or ``about 2^3012 B`` past any float (a shape of hundreds of dims)."""
     if n < 1024:
         return f"{n} B"
+    if n.bit_length() > 1000:  # n / 1024 would overflow a float
+        return f"about 2^{n.bit_length() - 1} B"
     kib = n / 1024
     return f"{kib:.1f} KiB".replace(".0 KiB", " KiB")
 

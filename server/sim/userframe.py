@@ -77,3 +77,38 @@ def traceback_location(tb: types.TracebackType | None) -> SourceLocation:
         return SourceLocation()
     loc = user_location(last_user.tb_frame)
     return SourceLocation(loc.file, last_user.tb_lineno, loc.stack)
+
+
+def shorten_stack(stack: tuple[str, ...] | list[str], max_cycle: int = 8, min_repeats: int = 3) -> list[str]:
+    """A call chain with each run of a repeating cycle (an infinite recursion) kept as its first and last
+    occurrence, and one entry between them saying how many calls were left out.
+
+    Entries stay ``path:line:function`` (the elision note is appended to the function of the repeated
+    frame), so every consumer still parses them."""
+    frames = list(stack)
+    out: list[str] = []
+    i = 0
+    while i < len(frames):
+        best_len, best_reps = 0, 1
+        for length in range(1, max_cycle + 1):
+            block = frames[i : i + length]
+            if len(block) < length:
+                break
+            reps = 1
+            while frames[i + reps * length : i + (reps + 1) * length] == block:
+                reps += 1
+            if reps >= min_repeats and reps * length > best_reps * best_len:
+                best_len, best_reps = length, reps
+        if not best_len:
+            out.append(frames[i])
+            i += 1
+            continue
+        block = frames[i : i + best_len]
+        elided = (best_reps - 2) * best_len
+        path, line, function = block[0].rsplit(":", 2)
+        out.extend(block)
+        note = f"the {best_len} call(s) above repeat {best_reps} times; {elided} left out"
+        out.append(f"{path}:{line}:{function} [{note}]")
+        out.extend(block[1:])
+        i += best_reps * best_len
+    return out

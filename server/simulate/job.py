@@ -61,7 +61,7 @@ def _limit_memory(nbytes: int) -> None:
 def _error_info(exc: BaseException) -> ErrorInfo:
     """Message, kind and user file:line + helper call chain of an exception."""
     from nki_studio.sim.errors import SimulationError
-    from nki_studio.sim.userframe import traceback_location
+    from nki_studio.sim.userframe import shorten_stack, traceback_location
 
     if isinstance(exc, SimulationError) and exc.file:
         loc_file, loc_line, stack = exc.file, exc.line, list(exc.stack)
@@ -75,7 +75,7 @@ def _error_info(exc: BaseException) -> ErrorInfo:
         "kind": type(exc).__name__,
         "file": loc_file,
         "line": loc_line,
-        "stack": stack,
+        "stack": shorten_stack(stack),  # an infinite recursion: first and last cycle, with the count
     }
 
 

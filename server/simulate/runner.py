@@ -1,8 +1,10 @@
 """Run a simulation job in a separate worker process with a wall-clock timeout, a memory limit and
 cancellation, leaving no process behind.
 
-* Each worker is a new session (its own process group); timeout, cancel and pool shutdown kill the whole
-  group with SIGKILL, so anything the kernel spawned goes too. Workers also die with their parent.
+* Each worker is a new session (its own process group) whose first process supervises the job process
+  (``worker.py``): at the end of every run, passed, failed, timed out or cancelled, it kills everything the
+  kernel started, new sessions and daemons included (``containment.py``); then the group is SIGKILLed too.
+  Workers also die with their parent.
 * Memory: the worker sets ``RLIMIT_AS`` to the job's limit before touching the kernel (no cgroups needed);
   an allocation beyond it raises ``MemoryError`` in the kernel, reported as ``memory_limit``. A worker
   killed by a signal is reported as ``crashed``.
@@ -31,6 +33,7 @@ from nki_studio.simulate.result import SimulationResult, Status, Timings
 
 Progress = Callable[[str], None]
 _OUTPUT_TAIL = 4000  # characters of the kernel's stdout/stderr kept in the result
+_SUPERVISOR_GRACE_S = 6.0  # for the supervisor to end a run (its own budget is 5 s) before the group SIGKILL
 
 
 class Worker:
@@ -104,20 +107,39 @@ class Worker:
         return self.output.read().decode("utf-8", "replace")
 
     def signal_kill(self) -> None:
-        """SIGKILL the worker's whole process group without waiting for it (it cannot survive this)."""
+        """Ask the worker's supervisor to end the run now, without waiting: it SIGKILLs the job process and
+        everything the kernel started (``containment.py``), then exits."""
         if self.proc.poll() is None:
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.send_signal(signal.SIGTERM)
             except (ProcessLookupError, PermissionError):
                 pass
 
     def kill(self) -> None:
-        """SIGKILL the worker's whole process group and reap it (the output stays readable)."""
+        """End the run (see :meth:`signal_kill`) and reap the worker; its process group is SIGKILLed before the
+        reap (while the group id cannot be reused), catching what stayed in it where there is no subreaper,
+        and at once if the supervisor does not exit in time. The output stays readable."""
         self.signal_kill()
+        deadline = time.monotonic() + _SUPERVISOR_GRACE_S
+        while not self._exited() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+
+    def _exited(self) -> bool:
+        """Whether the worker process has ended, without reaping it."""
+        if self.proc.returncode is not None:
+            return True
+        try:
+            return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True
 
     def close(self) -> None:
         """Kill (if needed) and close the pipes and the output file."""

@@ -5,6 +5,12 @@ the message pipe (fd N), then block until one job arrives on stdin, run it under
 send ``result`` and exit. One job per process, so no state leaks between runs; the runner keeps a spare
 worker warm. The worker dies with its parent (a parent-pid watchdog thread).
 
+The process the runner starts is a small *supervisor* that runs no user code: it forks the job process at
+once and, when that ends (a result, a crash, or SIGTERM from the runner on timeout/cancel/release), ends
+every process the kernel started (``containment.py``: a child subreaper on Linux, so daemons and new
+sessions are caught too) before it exits with the job process's status. Without ``fork`` (Windows) the job
+runs in the started process itself.
+
 Messages are JSON lines: ``{"type": "ready", ...}``, ``{"type": "progress", "message": ...}``,
 ``{"type": "result", "result": {...}}``. The kernel's own stdout/stderr go wherever the runner pointed them.
 """
@@ -49,14 +55,67 @@ def _die_with_parent() -> None:
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 
 
+def _supervise(fd: int) -> int:
+    """Fork the job process, wait for it, end what the run left behind, exit as the job process did."""
+    from nki_studio.simulate.containment import for_platform
+
+    started, started_wall = time.perf_counter(), time.time()
+    containment = for_platform()  # before the fork: the job process's orphans must come here
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            code = _job_process(fd, started, started_wall)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(fd)  # the runner sees end-of-file when the job process (and its children) are gone
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)  # the job line is for the job process only
+    os.close(null)
+
+    def stop(signum: int, frame: Any) -> None:
+        try:
+            os.kill(child, signal.SIGKILL)
+        except ProcessLookupError:  # already exited, not reaped yet: waitpid below gets it
+            pass
+
+    signal.signal(signal.SIGTERM, stop)
+    parent = os.getppid()
+
+    def watch() -> None:  # the runner went away (even by SIGKILL): end the run as a SIGTERM would
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+    while True:
+        pid, status = os.waitpid(-1, 0)  # orphans re-parented here are reaped on the way
+        if pid == child:
+            break
+    containment.end()
+    if os.WIFSIGNALED(status):  # report a killed job process as killed (the runner names the signal)
+        signum = os.WTERMSIG(status)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Worker entry point."""
-    global _CHANNEL
-    started, started_wall = time.perf_counter(), time.time()
     parser = argparse.ArgumentParser()
     parser.add_argument("--fd", type=int, required=True)
     args = parser.parse_args(argv)
-    _CHANNEL = os.fdopen(args.fd, "w", buffering=1, encoding="utf-8")
+    if hasattr(os, "fork"):
+        return _supervise(args.fd)
+    return _job_process(args.fd, time.perf_counter(), time.time())
+
+
+def _job_process(fd: int, started: float, started_wall: float) -> int:
+    """Import the simulator, say ready, run the one job that arrives on stdin."""
+    global _CHANNEL
+    _CHANNEL = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
     _die_with_parent()
     # The heavy imports happen before a job is known: this is what keeps a warm worker's overhead small.
     from nki_studio.simulate import job

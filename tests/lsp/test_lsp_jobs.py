@@ -6,6 +6,7 @@ import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from nki_studio.lsp.jobs import CancelToken, JobRunner
 
 
@@ -118,3 +119,33 @@ async def test_settled_waits_for_the_newest_job_of_a_key() -> None:
         release.set()
         assert await runner.settled("doc", 5)
         assert results == ["second"] and not runner.pending("doc")
+
+
+async def test_superseded_job_ending_in_job_cancelled_is_logged_at_debug_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import gc
+    import logging
+
+    started = threading.Event()
+
+    def stops_when_cancelled(token: CancelToken) -> str:
+        started.set()
+        token.wait(5)
+        token.raise_if_cancelled()  # what a lint does when an edit supersedes it
+        return "old"
+
+    caplog.set_level(logging.DEBUG)
+    results: list[str] = []
+    with ThreadPoolExecutor(2) as pool:
+        runner: JobRunner[str] = JobRunner(pool)
+        runner.submit("doc", stops_when_cancelled, on_result=results.append)
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 5)
+        runner.submit("doc", lambda token: "new", on_result=results.append)
+        await asyncio.sleep(0.3)
+    gc.collect()  # asyncio reports a never-retrieved exception when the future is collected
+    await asyncio.sleep(0)
+    assert results == ["new"]
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [], [r.getMessage() for r in errors]
+    assert any("cancelled" in r.getMessage() and r.levelno == logging.DEBUG for r in caplog.records)

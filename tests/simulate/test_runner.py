@@ -208,3 +208,21 @@ def test_a_job_without_a_version_runs_0_6_code_and_says_how_the_version_was_chos
     result = run_job(_job("trip_count_06.py"), timeout_s=60)
     assert result["status"] == "passed", result["message"]
     assert any("NKI version 0.6 inferred from nl.dynamic_range" in w for w in result["warnings"])
+
+
+def test_infinite_recursion_keeps_the_call_chain_short(tmp_path: Path) -> None:
+    path = tmp_path / "recursive.py"
+    path.write_text(
+        "import nki\n\n\ndef down(n):\n    return down(n + 1)\n\n\n"
+        "# nki-studio: simulate a=float32[128,64]\n@nki.jit\ndef recursive(a):\n    return down(0)\n"
+    )
+    res = resolve(path.read_text(), str(path), None, use_pyproject=False)
+    assert res.spec is not None
+    result = run_job(Job(path=str(path), spec=res.spec.to_json()), timeout_s=60)
+    assert result["status"] == "error" and "RecursionError" in result["message"]
+    stack = result["error"]["stack"]
+    assert len(stack) < 10, stack
+    assert stack[0].endswith(":11:recursive")  # the outermost frame is kept
+    [note] = [s for s in stack if "repeat" in s]
+    _, line, function = note.rsplit(":", 2)
+    assert line == "5" and function.startswith("down [the 1 call(s) above repeat")

@@ -67,7 +67,7 @@ class IntelligenceFeature:
         self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nki-jedi")
         self.jedi: NkiJedi | None = None
         self._completions: dict[str, Completion] = {}  # label -> item of the latest completion, for resolve
-        self._allocations: dict[str, tuple[tuple[int | None, Target], list[AllocationInfo]]] = {}
+        self._allocations: dict[str, tuple[tuple[int | None, Target, int], list[AllocationInfo]]] = {}
         self._root: str | None = None
 
     # ---- plumbing ------------------------------------------------------------------------------------------
@@ -194,11 +194,13 @@ class IntelligenceFeature:
     def _allocation_at(self, req: _Request, target: Target) -> AllocationInfo | None:
         """The allocation whose call spans the cursor, or whose line the cursor is on before the call
         (the assigned name)."""
-        key = (req.version, target)
+        # Only the kernel around the cursor is interpreted: while the user types, every hover is on a new version.
+        key = (req.version, target, req.line)
         cached = self._allocations.get(req.uri)
         if cached is None or cached[0] != key:
             path = req.path or "<unknown>"
-            cached = (key, describe_allocations(req.text, path, target, _spec_arguments(req.text, path)))
+            args = _spec_arguments(req.text, path)
+            cached = (key, describe_allocations(req.text, path, target, args, line=req.line))
             self._allocations[req.uri] = cached
         col = req.column + 1  # Span columns are 1-based
         on_line = [a for a in cached[1] if a.span.line <= req.line <= a.span.end_line]
@@ -332,22 +334,22 @@ def register(server: NkiLanguageServer) -> None:
         types.CompletionOptions(trigger_characters=[".", "(", ","], resolve_provider=True),
     )
     async def completion(ls: NkiLanguageServer, params: types.CompletionParams) -> Any:
-        return await feature.completion(params)
+        return await ls.user_request(feature.completion)(params)
 
     @server.feature(types.COMPLETION_ITEM_RESOLVE)
     async def resolve(ls: NkiLanguageServer, item: types.CompletionItem) -> types.CompletionItem:
-        return await feature.resolve(item)
+        return await ls.user_request(feature.resolve)(item)
 
     @server.feature(
         types.TEXT_DOCUMENT_SIGNATURE_HELP,
         types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=[","]),
     )
     async def signature_help(ls: NkiLanguageServer, params: types.SignatureHelpParams) -> Any:
-        return await feature.signature_help(params)
+        return await ls.user_request(feature.signature_help)(params)
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def definition(ls: NkiLanguageServer, params: types.DefinitionParams) -> Any:
-        return await feature.definition(params)
+        return await ls.user_request(feature.definition)(params)
 
     server.after_startup(lambda: feature.start(None))
 

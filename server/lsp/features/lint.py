@@ -116,6 +116,7 @@ class LintFeature:
         self.jobs.cancel(uri)
         self._last.pop(uri, None)
         self._linters.pop(uri, None)
+        self._reported_errors.pop(uri, None)
 
     def _snapshot(self, uri: str, reuse: bool) -> _Snapshot | None:
         doc = self.server.workspace.get_text_document(uri)
@@ -205,9 +206,12 @@ class LintFeature:
         ):
             return None
         uri = params.text_document.uri
-        # A lint of the current text still running (just after start-up, whose first diagnostics may come from
-        # the fast path, or right after an edit): its result tells whether the fixes are for this text.
-        await self.jobs.settled(uri, FIX_WAIT_S)
+        # Just after start-up (first diagnostics from the fast path) this server has not linted the document
+        # yet: wait for its first lint, whose result tells whether the fixes are for this text. Later a run in
+        # flight is not waited for (during fast typing that would be every time): fixes of a stale lint are
+        # left out until the new text is linted, and noqa actions are offered at once.
+        if uri not in self._last:
+            await self.jobs.settled(uri, FIX_WAIT_S)
         doc = self.server.workspace.get_text_document(uri)
         encoding = self.server.workspace.position_encoding
         # Fix edits were computed for the text of the last lint; once the document moved on they could

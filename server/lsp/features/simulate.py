@@ -450,12 +450,16 @@ def _add_spec_action(uri: str, text: str, path: str, kernel: KernelInfo) -> type
     )
 
 
-def _in_pool(server: NkiLanguageServer, provider: Callable[[P], R]) -> Callable[[P], Awaitable[R]]:
-    """Run a provider that parses the document in the job pool: code lenses and actions are asked for after
-    every edit and cursor move, and parsing a large module must not hold the event loop."""
+def _in_pool(
+    server: NkiLanguageServer, provider: Callable[[P], R], *, user: bool = False
+) -> Callable[[P], Awaitable[R]]:
+    """Run a provider that parses the document off the event loop: code lenses and actions are asked for after
+    every edit and cursor move, and parsing a large module must not hold the loop. ``user``: a request the
+    user waits for (code actions), run in the request pool so it never queues behind background jobs."""
 
     async def run(params: P) -> R:
-        return await asyncio.get_running_loop().run_in_executor(server.executor, provider, params)
+        pool = server.request_executor if user else server.executor
+        return await asyncio.get_running_loop().run_in_executor(pool, provider, params)
 
     return run
 
@@ -474,7 +478,7 @@ def register(server: NkiLanguageServer) -> None:
     server.add_code_lens_provider(_in_pool(server, feature.code_lenses))
     server.add_hover_provider(feature.hover)
     server.add_code_action_provider(
-        _in_pool(server, feature.code_actions), kinds=[types.CodeActionKind.RefactorRewrite]
+        _in_pool(server, feature.code_actions, user=True), kinds=[types.CodeActionKind.RefactorRewrite]
     )
 
     @server.command(COMMAND)

@@ -8,7 +8,7 @@ from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.capacity import psum_banks
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
-from nki_studio.nkilint.value_findings import live_summary, peak_over, roots
+from nki_studio.nkilint.value_findings import format_count, live_summary, peak_over, roots
 
 BAD = kernel_example(
     "a",
@@ -69,7 +69,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             continue
         top, span, related = found
         message = (
-            f"PSUM use reaches at least {top.amount} banks of {limits.psum_bank_bytes} B per partition "
+            f"PSUM use reaches at least {format_count(top.amount)} banks of {limits.psum_bank_bytes} B per partition "
             f"here in '{root.name}', but PSUM has {limits.psum_banks} "
             f"({limits.psum_bytes_per_partition // 1024} KiB); live: {live_summary(top.live)}"
         )

@@ -1,0 +1,382 @@
+"""Language-server responsiveness during an edit storm, and memory given back when the documents close.
+
+Drives the real ``nki-studio serve`` process over stdio with raw JSON-RPC (``StormClient``, also used by
+tests/lsp/test_lsp_storm.py): opens ``--docs`` generated kernel modules, then for ``--seconds`` sends
+``--rate`` edits per second spread round-robin over them (typing inside a kernel body, so every edit costs a
+real re-lint after the debounce) while one request at a time alternates hover and code action on random
+documents. Prints, per request kind, p50/p95/max latency (send to response, measured in this client), and the
+server's resident memory before the documents open, at the end of the storm and after they all closed.
+
+Targets (issue 16): hover and code action p95 <= 150 ms, max <= 500 ms; memory after close within 10 MiB of
+before. Figures depend heavily on what else the machine runs (the client shares it too).
+
+Run: ``.venv/bin/python benchmarks/lsp_storm_bench.py [--docs 50] [--rate 100] [--seconds 20]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import psutil
+
+_HEADER = '''"""Generated storm document {n}."""
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+TILE = 128
+WIDTH = 512
+'''
+
+_KERNEL = """
+
+@nki.jit
+def kernel_{i}(a, b):
+    out = nl.ndarray((TILE, WIDTH), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        # storm 0
+        ta = nl.ndarray((TILE, WIDTH), dtype=a.dtype, buffer=nl.sbuf)
+        tb = nl.ndarray((TILE, WIDTH), dtype=b.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ta, src=a[i * TILE:(i + 1) * TILE, 0:WIDTH])
+        nisa.dma_copy(dst=tb, src=b[i * TILE:(i + 1) * TILE, 0:WIDTH])
+        s = nl.ndarray((256, WIDTH), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=s, data1=ta, data2=tb, op=nl.add)
+        for j in nl.affine_range(2):
+            nisa.dma_copy(dst=out, src=s)
+    return out
+"""
+
+
+def document(n: int, kernels: int = 8) -> str:
+    """A module of ``kernels`` kernels; each has a ``# storm`` comment line edits rewrite, and an NKI301
+    (256 partitions) so code actions have diagnostics to act on."""
+    return _HEADER.format(n=n) + "".join(_KERNEL.format(i=i) for i in range(kernels))
+
+
+def storm_lines(text: str) -> list[int]:
+    """0-based line numbers of the ``# storm`` comments."""
+    return [i for i, line in enumerate(text.split("\n")) if line.strip().startswith("# storm")]
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) by nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+class StormClient:
+    """A minimal LSP client over the server's stdio: requests with latency, notifications, diagnostics."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
+        self._lock = threading.Lock()
+        self._next_id = 0
+        self._pending: dict[int, tuple[threading.Event, list[Any]]] = {}
+        self.diagnostics: dict[str, tuple[int | None, list[dict[str, Any]]]] = {}  # uri -> (version, list)
+        self.logs: list[tuple[int, str]] = []  # window/logMessage (type, message)
+        self.closed = threading.Event()
+        threading.Thread(target=self._read, name="storm-reader", daemon=True).start()
+
+    # ---- wire ------------------------------------------------------------------------------------------
+    def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        stdin: IO[bytes] | None = self.proc.stdin
+        assert stdin is not None
+        with self._lock:
+            stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            stdin.flush()
+
+    def _read(self) -> None:
+        stream = self.proc.stdout
+        assert stream is not None
+        try:
+            while True:
+                length = 0
+                while (line := stream.readline()) not in (b"\r\n", b""):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                if not line:
+                    return
+                self._dispatch(json.loads(stream.read(length)))
+        finally:
+            self.closed.set()
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        if "id" in message and "method" not in message:  # a response
+            waiter = self._pending.pop(int(message["id"]), None)
+            if waiter is not None:
+                waiter[1].append(message)
+                waiter[0].set()
+            return
+        method = message.get("method")
+        if "id" in message:  # a request from the server: registrations, progress tokens
+            self._send({"id": message["id"], "result": None})
+        elif method == "textDocument/publishDiagnostics":
+            params = message["params"]
+            self.diagnostics[params["uri"]] = (params.get("version"), params["diagnostics"])
+        elif method == "window/logMessage":
+            self.logs.append((message["params"]["type"], message["params"]["message"]))
+
+    # ---- API -------------------------------------------------------------------------------------------
+    def request(self, method: str, params: Any, timeout: float = 60.0) -> tuple[dict[str, Any], float]:
+        """Send a request, wait for its response; returns (response, seconds)."""
+        with self._lock:
+            self._next_id += 1
+            rid = self._next_id
+        event, box = threading.Event(), []  # type: ignore[var-annotated]
+        self._pending[rid] = (event, box)
+        started = time.perf_counter()
+        self._send({"id": rid, "method": method, "params": params})
+        if not event.wait(timeout):
+            raise TimeoutError(f"{method}: no response within {timeout} s")
+        return box[0], time.perf_counter() - started
+
+    def notify(self, method: str, params: Any) -> None:
+        """Send a notification."""
+        self._send({"method": method, "params": params})
+
+    def initialize(self, root: str, options: dict[str, Any]) -> None:
+        """initialize + initialized."""
+        self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": Path(root).as_uri(),
+                "capabilities": {
+                    "textDocument": {
+                        "hover": {"contentFormat": ["markdown"]},
+                        "codeAction": {},
+                        "publishDiagnostics": {"versionSupport": True},
+                    }
+                },
+                "initializationOptions": options,
+            },
+        )
+        self.notify("initialized", {})
+
+    def open(self, uri: str, text: str) -> None:
+        """didOpen, version 1."""
+        self.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
+
+    def change_line(self, uri: str, version: int, line: int, old_len: int, new_text: str) -> None:
+        """didChange replacing line ``line`` (``old_len`` characters) with ``new_text``."""
+        edit = {
+            "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": old_len}},
+            "text": new_text,
+        }
+        self.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [edit]},
+        )
+
+    def close(self, uri: str) -> None:
+        """didClose."""
+        self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+    def wait_diagnostics(self, uris: list[str], timeout: float = 120.0) -> bool:
+        """Whether every uri got a publish within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(u in self.diagnostics for u in uris):
+                return True
+            time.sleep(0.02)
+        return False
+
+    def rss(self) -> int:
+        """The server's resident set size in bytes."""
+        return int(psutil.Process(self.proc.pid).memory_info().rss)
+
+    def shutdown(self) -> None:
+        """shutdown + exit, then wait for the process."""
+        try:
+            self.request("shutdown", None, timeout=10)
+            self.notify("exit", None)
+            self.proc.wait(timeout=10)
+        except (TimeoutError, OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Storm:
+    """The documents of a storm and their edit state."""
+
+    def __init__(self, client: StormClient, folder: Path, docs: int) -> None:
+        self.client = client
+        self.uris: list[str] = []
+        self.texts: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+        self.edited: dict[str, list[tuple[int, str]]] = {}  # uri -> [(line, current text)]
+        for n in range(docs):
+            path = folder / f"storm_{n}.py"
+            text = document(n)
+            path.write_text(text)
+            uri = path.as_uri()
+            self.uris.append(uri)
+            self.texts[uri] = text
+            self.versions[uri] = 1
+            lines = text.split("\n")
+            self.edited[uri] = [(i, lines[i]) for i in storm_lines(text)]
+
+    def open_all(self) -> None:
+        """didOpen every document."""
+        for uri in self.uris:
+            self.client.open(uri, self.texts[uri])
+
+    def edit(self, n: int) -> None:
+        """The n-th edit of the storm: rewrite one ``# storm`` comment of one document (round-robin)."""
+        uri = self.uris[n % len(self.uris)]
+        slots = self.edited[uri]
+        k = (n // len(self.uris)) % len(slots)
+        line, old = slots[k]
+        new = f"        # storm {n}"
+        self.versions[uri] += 1
+        self.client.change_line(uri, self.versions[uri], line, len(old), new)
+        slots[k] = (line, new)
+
+    def hover_params(self, rng: random.Random) -> dict[str, Any]:
+        """A hover on ``nl.ndarray`` in a random document."""
+        uri = rng.choice(self.uris)
+        line = next(i for i, t in enumerate(self.texts[uri].split("\n")) if "nl.ndarray((TILE" in t)
+        character = self.texts[uri].split("\n")[line].index("ndarray") + 2
+        return {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}
+
+    def code_action_params(self, rng: random.Random) -> dict[str, Any]:
+        """A code action on the line of a diagnostic (the last ones published) of a random document."""
+        uri = rng.choice(self.uris)
+        _, diagnostics = self.client.diagnostics.get(uri, (None, []))
+        diagnostic = diagnostics[0] if diagnostics else None
+        line = diagnostic["range"]["start"]["line"] if diagnostic else 0
+        return {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}},
+            "context": {"diagnostics": [diagnostic] if diagnostic else []},
+        }
+
+
+def run_storm(
+    client: StormClient, storm: Storm, seconds: float, rate: float, seed: int = 0
+) -> tuple[dict[str, list[float]], list[str], int]:
+    """Edits at ``rate``/s for ``seconds`` while one request at a time alternates hover and code action.
+    Returns latencies per kind, error responses and the number of edits sent."""
+    rng = random.Random(seed)
+    stop = threading.Event()
+    sent = [0]
+
+    def edits() -> None:
+        start = time.perf_counter()
+        while not stop.is_set():
+            due = start + sent[0] / rate
+            delay = due - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            storm.edit(sent[0])
+            sent[0] += 1
+
+    editor = threading.Thread(target=edits, name="storm-edits", daemon=True)
+    latencies: dict[str, list[float]] = {"hover": [], "codeAction": []}
+    errors: list[str] = []
+    editor.start()
+    deadline = time.perf_counter() + seconds
+    turn = 0
+    while time.perf_counter() < deadline:
+        kind = "hover" if turn % 2 == 0 else "codeAction"
+        params = storm.hover_params(rng) if kind == "hover" else storm.code_action_params(rng)
+        response, took = client.request(f"textDocument/{kind}", params)
+        if "error" in response:
+            errors.append(f"{kind}: {response['error'].get('message')}")
+        latencies[kind].append(took)
+        turn += 1
+        time.sleep(0.02)  # a user's requests come a little apart
+    stop.set()
+    editor.join()
+    return latencies, errors, sent[0]
+
+
+def start_server(
+    folder: Path, options: dict[str, Any] | None = None, allocator: str | None = None
+) -> StormClient:
+    """The real server, initialised on ``folder`` (its user cache inside the folder); ``allocator``: the
+    server's ``PYTHONMALLOC`` (``malloc`` lets freed memory go back to the system; see lsp/memory.py)."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(folder / "cache"), NKI_STUDIO_FASTPATH="0")
+    if allocator:
+        env["PYTHONMALLOC"] = allocator
+    client = StormClient([sys.executable, "-m", "nki_studio", "serve"], env)
+    client.initialize(str(folder), {"trustedWorkspace": False, **(options or {})})
+    return client
+
+
+def main() -> int:
+    """Run the storm and print the figures."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--docs", type=int, default=50)
+    ap.add_argument("--rate", type=float, default=100.0, help="edits per second, over all documents")
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--allocator", choices=["pymalloc", "malloc"], help="the server's PYTHONMALLOC")
+    ap.add_argument("--options", default="{}", help="initializationOptions as JSON, e.g. lintDebounceMs")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        client = start_server(folder, json.loads(args.options), args.allocator)
+        storm = Storm(client, folder, args.docs)
+        # Warm-up outside the figures: jedi, the linter and the first hover's imports stay loaded for good.
+        warm = storm.uris[0]
+        client.open(warm, storm.texts[warm])
+        client.wait_diagnostics([warm])
+        client.request(
+            "textDocument/hover", storm.hover_params(random.Random(1)) | {"textDocument": {"uri": warm}}
+        )
+        client.close(warm)
+        client.diagnostics.clear()
+        time.sleep(4)  # the server releases memory 2 s after the last close
+        before = client.rss()
+        t0 = time.perf_counter()
+        storm.open_all()
+        client.wait_diagnostics(storm.uris)
+        opened = time.perf_counter() - t0
+        latencies, errors, edits = run_storm(client, storm, args.seconds, args.rate)
+        peak = client.rss()
+        for uri in storm.uris:
+            client.close(uri)
+        time.sleep(5)
+        after = client.rss()
+        cancelled_errors = [m for kind, m in client.logs if kind == 1 and "JobCancelled" in m]
+        client.shutdown()
+    mib = 1 << 20
+    print(f"server allocator: {args.allocator or 'default (pymalloc)'}; options {args.options}")
+    print(
+        f"storm: {args.docs} documents of {document(0).count(chr(10))} lines, {edits} edits in {args.seconds:g} s "
+        f"({edits / args.seconds:.0f}/s); all opened and linted in {opened:.1f} s"
+    )
+    for kind, values in latencies.items():
+        ms = [v * 1000 for v in values]
+        print(
+            f"{kind:>10}: {len(ms)} requests  p50 {statistics.median(ms):6.1f} ms  p95 {percentile(ms, 0.95):6.1f} ms"
+            f"  max {max(ms):6.1f} ms   (targets: p95 <= 150 ms, max <= 500 ms)"
+        )
+    print(f"error responses: {len(errors)}  ERROR logs with JobCancelled: {len(cancelled_errors)}")
+    print(
+        f"server RSS: before open {before / mib:.1f} MiB, end of storm {peak / mib:.1f} MiB, "
+        f"after close {after / mib:.1f} MiB (after - before {(after - before) / mib:+.1f} MiB; target <= 10 MiB)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
