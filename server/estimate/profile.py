@@ -17,10 +17,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
+from nki_studio.estimate.profile_details import dma_columns, instruction_columns
 from nki_studio.estimate.schedule import Schedule, schedule
 from nki_studio.model.targets import Target
 from nki_studio.profile.model import (
@@ -104,6 +106,10 @@ def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Pr
     instructions = make_instructions(
         ins_start, ins_end, Codes.from_strings(engines), Codes.from_strings(opcodes), pcore
     )
+    flops, transpose, kmn = instruction_columns(events, rows)
+    instructions = dataclasses.replace(instructions, flops=flops, transpose=transpose, matmul_kmn=kmn)
+    tensors = _tensors(events)
+    source, dest, dma_transpose, hbm_range = dma_columns(events, dma_rows, tensors)
 
     seen: dict[tuple[str, int, tuple[str, ...], str], int] = defaultdict(int)
     labels: list[str] = []
@@ -144,6 +150,10 @@ def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Pr
         "estimated",
         np.array(partitions, np.int32),
         Codes.from_strings([_direction(events[i]) for i in dma_rows]),
+        source,
+        dest,
+        dma_transpose,
+        hbm_range,
     )
     profile = Profile(
         path=path,
@@ -154,7 +164,7 @@ def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Pr
         # no Summary: the latency is the span of the instructions and transfers, as metrics.md §2 names it
         metadata=_metadata(target),
         notes=["estimated from the simulator trace by the nki-studio scheduler (docs/cost-model.md)"],
-        tensors=_tensors(events),
+        tensors=tensors,
         provenance="estimated",
     )
     return sort_by_start(profile)
