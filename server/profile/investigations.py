@@ -365,7 +365,7 @@ def tensor_engine(
                     row,
                 )
             )
-    summary = f"{len(rows)} matmul line(s), {fmt_bytes(hw).replace('B', '')}FLOP on the Tensor engine"
+    summary = f"{len(rows)} matmul line(s), {hw / 1e9:.3g} GFLOP on the Tensor engine"
     if kmn is None:
         summary += "; K/M/N not in this profile's operands text, so tile sizes cannot be checked"
     rows.sort(key=lambda r: -r["flops"])

@@ -232,3 +232,74 @@ def test_missing_prerequisites_are_named_with_the_fix(tmp_path: Path) -> None:
     nolines = _measured(location=[None] * 6)
     p = load_profile(str(write_parquet(nolines, tmp_path / "nolines", kernel_instructions=False)))
     assert "NEURON_FRAMEWORK_DEBUG=1" in investigate(p)[0].summary
+
+
+# ---- command line ---------------------------------------------------------------------------------------------
+
+
+def _parquet_of(variant: str, kernels: str, directory: Path) -> Path:
+    _, p = _estimated(variant, kernels)
+    return write_parquet(_timeline(p), directory / variant)
+
+
+def test_cli_analyze_text_and_json(kernels: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from nki_studio.cli.main import main
+
+    prof = _parquet_of("transpose", kernels, tmp_path)
+    assert main(["profile", "analyze", str(prof), "--root", kernels]) == 0
+    text = capsys.readouterr().out
+    line = pk.marker_line(pk.source("transpose"), "transpose")
+    assert "bottleneck" in text and "compute_bound_ideal_useful_flops" in text
+    assert f"perf_transpose.py:{line}: NKI706" in text
+    assert text.count("nothing found") == 3
+    assert main(["profile", "analyze", str(prof), "--root", kernels, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["bounds"]["bottleneck"] in data["bounds"]["engines"]
+    (found,) = [f for i in data["investigations"] for f in i["findings"]]
+    assert found["code"] == "NKI706" and found["line"] == line and found["local"].endswith("perf_transpose.py")
+
+
+def test_cli_compare_shows_bounds_side_by_side_and_line_deltas(
+    kernels: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from nki_studio.cli.main import main
+
+    before, after = _parquet_of("transpose", kernels, tmp_path), _parquet_of("clean", kernels, tmp_path)
+    assert main(["profile", "compare", str(before), str(after), "--root", kernels, "--json"]) == 0
+    cmp = json.loads(capsys.readouterr().out)
+    rows = {r["name"]: r for r in cmp["bounds"]}
+    assert rows["compute_bound"]["b"] < rows["compute_bound"]["a"]  # the transposes are gone
+    assert rows["compute_bound_ideal_useful_flops"]["delta"] == 0  # the useful work is the same
+    assert cmp["findings"]["gone"] == [
+        {"code": "NKI706", "file": "", "line": pk.marker_line(pk.source("transpose"), "transpose")}
+    ]
+    assert cmp["findings"]["new"] == []
+    assert any(r["delta_ns"] < 0 for r in cmp["lines"])
+    assert main(["profile", "compare", str(before), str(after), "--root", kernels]) == 0
+    assert "Findings gone: NKI706" in capsys.readouterr().out
+    assert main(["profile", "compare", str(before), str(tmp_path / "missing")]) == 2
+
+
+def test_cli_simulate_analyze_reports_the_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from nki_studio.cli.main import main
+
+    kernel = tmp_path / "reload.py"
+    kernel.write_text(pk.source("reload"))
+    inputs = ["--inputs", "a_t=bfloat16[128,2048] b=bfloat16[128,2048]"]
+    assert main(["simulate", str(kernel), *inputs, "--analyze"]) == 0
+    text = capsys.readouterr().out
+    line = pk.marker_line(pk.source("reload"), "load-b")
+    assert "Bounds (estimated" in text and "Investigations (estimated)" in text
+    assert f"reload.py:{line}: NKI703" in text
+    assert main(["simulate", str(kernel), *inputs, "--analyze", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "passed" and result["analysis"]["provenance"] == "estimated"
+    assert result["analysis"]["bounds"]["provenance"] == "estimated"
+    assert main(["simulate", str(kernel), *inputs, "--json"]) == 0
+    assert "analysis" not in json.loads(capsys.readouterr().out)
