@@ -94,12 +94,28 @@ class ProfileReport:
         source = (
             "estimate" if self.profile.provenance == "estimated" else "measured"
         )  # the heatmap's vocabulary
+        findings = self.findings_by_file()
         return [
-            build_payload(
-                uri_of(local), source, self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top
-            )
+            {
+                **build_payload(
+                    uri_of(local), source, self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top
+                ),
+                "findings": findings.get(local, []),
+            }
             for local, fh in sorted(self.files.items())
         ]
+
+    def findings_by_file(self) -> dict[str, list[dict[str, Any]]]:
+        """Investigation findings per local file, as payload entries (0-based ``line``, like heat lines)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for inv in self.investigations:
+            for f in inv.findings:
+                local = self.local_path(f.file)
+                if local is not None:
+                    out.setdefault(local, []).append(
+                        {"line": f.line - 1, "code": f.code, "kind": inv.kind, "message": f.message}
+                    )
+        return out
 
 
 def analyze(

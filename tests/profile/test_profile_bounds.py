@@ -258,7 +258,9 @@ def test_cli_analyze_text_and_json(kernels: str, tmp_path: Path, capsys: pytest.
     data = json.loads(capsys.readouterr().out)
     assert data["bounds"]["bottleneck"] in data["bounds"]["engines"]
     (found,) = [f for i in data["investigations"] for f in i["findings"]]
-    assert found["code"] == "NKI706" and found["line"] == line and found["local"].endswith("perf_transpose.py")
+    assert (
+        found["code"] == "NKI706" and found["line"] == line and found["local"].endswith("perf_transpose.py")
+    )
 
 
 def test_cli_compare_shows_bounds_side_by_side_and_line_deltas(
@@ -284,7 +286,9 @@ def test_cli_compare_shows_bounds_side_by_side_and_line_deltas(
     assert main(["profile", "compare", str(before), str(tmp_path / "missing")]) == 2
 
 
-def test_cli_simulate_analyze_reports_the_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_simulate_analyze_reports_the_estimate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     from nki_studio.cli.main import main
