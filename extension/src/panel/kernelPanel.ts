@@ -4,7 +4,7 @@ import type * as vscode from 'vscode';
 import type { HeatController } from '../heat/controller';
 import type { SimulationStore } from '../simulationStore';
 import type { VsCode } from '../vscodeApi';
-import { renderPanel } from './render';
+import { GO_TO_LINE, renderPanel } from './render';
 
 export class KernelPanel {
   private panel: vscode.WebviewPanel | undefined;
@@ -35,6 +35,8 @@ export class KernelPanel {
         { viewColumn: this.vs.ViewColumn.Beside, preserveFocus: true },
         {
           enableScripts: false,
+          // the findings list jumps to its line through this one command, nothing else
+          enableCommandUris: [GO_TO_LINE],
           localResourceRoots: [],
         },
       );

@@ -8,7 +8,20 @@ import { type HeatmapParams, profileLabel } from '../heat/model';
 import type { LiveAllocation, OracleMetric, Peak } from '../simulationResult.generated';
 import type { SimulationResult } from '../simulationSummary';
 import { summaryLine } from '../simulationSummary';
-import { type CapacityBar, type Track, capacityBars, decompositionBar, esc, roofline, timeline } from './charts';
+import {
+  type CapacityBar,
+  type Track,
+  type WaterfallFamily,
+  boundsWaterfall,
+  capacityBars,
+  decompositionBar,
+  esc,
+  roofline,
+  timeline,
+} from './charts';
+
+/** The command the findings list links to (allowed in the webview's command URIs). */
+export const GO_TO_LINE = 'nki-studio.goToLine';
 
 export interface PanelData {
   simulation?: SimulationResult;
@@ -187,6 +200,8 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
     );
     parts.push(roofline({ intensity, achievedTflops: achieved, peakTflops: peak, ceilingGbps: ceiling, bound }));
   }
+  parts.push(...boundsSection(kernel, params.source === 'estimate'));
+  parts.push(...investigationsSection(params));
   const top = [...params.lines].sort((a, b) => b.busy_ns - a.busy_ns).slice(0, 8);
   if (top.length) {
     const rows = top.map(
@@ -200,6 +215,63 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
   return parts.join('\n');
 }
 
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return obj(v) !== undefined;
+}
+
+/** The families of `kernel.bounds` (server: profile.bounds.Bounds.to_dict), tolerant of missing fields. */
+export function waterfallFamilies(bounds: Record<string, unknown>): WaterfallFamily[] {
+  const families = Array.isArray(bounds.families) ? bounds.families : [];
+  return families.filter(isRecord).map((f) => ({
+    name: typeof f.name === 'string' ? f.name : '?',
+    bounds: (Array.isArray(f.bounds) ? f.bounds : []).filter(isRecord).map((b) => ({
+      name: typeof b.name === 'string' ? b.name : '?',
+      ns: typeof b.ns === 'number' && Number.isFinite(b.ns) ? b.ns : null,
+      gapMeans: typeof b.gap_means === 'string' ? b.gap_means : '',
+      speedup: typeof b.speedup === 'number' && Number.isFinite(b.speedup) ? b.speedup : null,
+    })),
+  }));
+}
+
+function boundsSection(kernel: Record<string, unknown>, estimated: boolean): string[] {
+  const bounds = obj(kernel.bounds);
+  const total = num(bounds, ['total_ns']);
+  if (!bounds || total === undefined) return [];
+  const label = estimated ? ' · estimated' : '';
+  const bottleneck = typeof bounds.bottleneck === 'string' ? bounds.bottleneck : '?';
+  const notes = (Array.isArray(bounds.notes) ? bounds.notes : [])
+    .filter((n): n is string => typeof n === 'string')
+    .map((n) => `<li>${esc(n)}</li>`)
+    .join('');
+  return [
+    `<h3>Bounds <span class="muted">bottleneck ${esc(bottleneck)}${label}</span></h3>`,
+    boundsWaterfall(waterfallFamilies(bounds), total),
+    '<p class="muted">Gaps are overheads, not predicted savings; speedups assume the slowest untouched engine.</p>',
+    notes ? `<ul class="muted">${notes}</ul>` : '',
+  ];
+}
+
+function investigationsSection(params: HeatmapParams): string[] {
+  const invs = (Array.isArray(params.kernel?.investigations) ? params.kernel.investigations : []).filter(isRecord);
+  if (!invs.length) return [];
+  const rows = invs.map((i) => {
+    const status = typeof i.status === 'string' ? i.status : '?';
+    const cls = status === 'found' ? 'fail' : status === 'unavailable' ? 'na' : 'pass';
+    const title = typeof i.title === 'string' ? i.title : typeof i.kind === 'string' ? i.kind : '';
+    const summary = typeof i.summary === 'string' ? i.summary : '';
+    return `<tr><td>${esc(title)}</td><td class="${cls}">${esc(status)}</td><td>${esc(summary)}</td></tr>`;
+  });
+  const found = (params.findings ?? []).map((f) => {
+    const args = encodeURIComponent(JSON.stringify([params.uri, f.line]));
+    return `<li><a href="command:${GO_TO_LINE}?${args}">line ${f.line + 1}</a> <code>${esc(f.code)}</code> ${esc(f.message)}</li>`;
+  });
+  return [
+    `<h3>Investigations${params.source === 'estimate' ? ' <span class="muted">estimated</span>' : ''}</h3>`,
+    `<table><tr><th>investigation</th><th>status</th><th>what it examined</th></tr>${rows.join('')}</table>`,
+    found.length ? `<ul>${found.join('')}</ul>` : '<p class="muted">No finding on this file\'s lines.</p>',
+  ];
+}
+
 const STYLE = `
 body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); background: var(--vscode-editor-background); padding: 0 12px; }
 h2 { font-size: 1.2em; margin-top: 1.2em; } h3 { font-size: 1em; margin-bottom: 4px; }
@@ -210,6 +282,7 @@ svg text { fill: var(--vscode-foreground); font-size: 12px; } svg text.small { f
 svg .track { fill: var(--vscode-editorWidget-background); stroke: var(--vscode-panel-border); }
 svg .bar { fill: var(--vscode-charts-blue); } svg .bar.over { fill: var(--vscode-charts-red); }
 svg .dma { fill: var(--vscode-charts-orange); } svg .compute { fill: var(--vscode-charts-blue); } svg .overlap { fill: var(--vscode-charts-purple); } svg .idle { fill: var(--vscode-disabledForeground); }
+svg .total { fill: var(--vscode-disabledForeground); } svg .bound { fill: var(--vscode-charts-green); } svg .gap { fill: var(--vscode-charts-yellow); }
 svg .roof { stroke: var(--vscode-charts-blue); stroke-width: 2; } svg .axis { stroke: var(--vscode-descriptionForeground); } svg .point { fill: var(--vscode-charts-red); }
 `;
 
