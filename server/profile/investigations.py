@@ -77,19 +77,36 @@ def _instr_lines(profile: Profile) -> tuple[npt.NDArray[np.int64], list[tuple[st
     keys: list[tuple[str, int]] = []
     if not loc.instr.size:
         return out, keys
-    first_rows = np.unique(loc.instr, return_index=True)[1]  # location rows are sorted by instruction
+    # Location rows are sorted by instruction (model.sort_by_start): an instruction's first row is where the
+    # instruction index changes. Distinct (file, line) pairs come from a presence table, not a sort.
+    first_rows = np.flatnonzero(np.r_[True, loc.instr[1:] != loc.instr[:-1]])
     fc = loc.file.codes[first_rows].astype(np.int64)
     ln = loc.line[first_rows].astype(np.int64)
     base = int(ln.max()) + 1
-    uniq, inv = np.unique(np.where(fc >= 0, fc * base + ln, -1), return_inverse=True)
-    lut = np.full(uniq.size, -1, np.int64)
-    for j, p in enumerate(uniq):
-        f, line = divmod(int(p), base)
-        if p >= 0 and line > 0:
-            lut[j] = len(keys)
-            keys.append((loc.file.values[f], line))
-    out[loc.instr[first_rows]] = lut[inv]
+    ok = (fc >= 0) & (ln > 0)
+    pair = np.where(ok, fc * base + ln, 0)
+    present = np.zeros(max(len(loc.file.values), 1) * base, bool)
+    present[pair[ok]] = True
+    pairs = np.flatnonzero(present)
+    lut = np.full(present.size, -1, np.int64)
+    lut[pairs] = np.arange(pairs.size)
+    keys.extend((loc.file.values[int(p) // base], int(p) % base) for p in pairs)
+    out[loc.instr[first_rows]] = np.where(ok, lut[pair], -1)
     return out, keys
+
+
+def _by_line(
+    mask: npt.NDArray[np.bool_], line: npt.NDArray[np.int64]
+) -> list[tuple[int, npt.NDArray[np.int64]]]:
+    """The rows of ``mask`` grouped by their line index (rows without a line left out): one sort of the
+    selected rows, never one pass over all rows per line."""
+    rows = np.flatnonzero(mask & (line >= 0))
+    if not rows.size:
+        return []
+    rows = rows[np.argsort(line[rows], kind="stable")]
+    keys = line[rows]
+    cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    return [(int(keys[g[0]]), rows[g]) for g in np.split(np.arange(rows.size), cuts)]
 
 
 def dma_efficiency(
@@ -113,18 +130,17 @@ def dma_efficiency(
     parts = dma.partitions
     rows: list[dict[str, Any]] = []
     findings: list[LineFinding] = []
-    for k in np.unique(dline[linked]):
-        sel = linked & (dline == k)
+    for k, sel in _by_line(linked, dline):
         nbytes = int(dma.bytes[sel].sum())
         row: dict[str, Any] = {
             "file": keys[k][0],
             "line": keys[k][1],
-            "transfers": int(sel.sum()),
+            "transfers": int(sel.size),
             "bytes": nbytes,
             "share": nbytes / total,
         }
         if parts is not None and (parts[sel] > 0).any():
-            with_p = sel & (parts > 0)
+            with_p = sel[parts[sel] > 0]
             row["partitions_per_transfer"] = float(parts[with_p].mean())
             row["descriptor_bytes"] = float(dma.bytes[with_p].sum() / parts[with_p].sum())
         transposed = int(dma.transpose[sel].sum()) if dma.transpose is not None else 0
@@ -254,15 +270,12 @@ def redundant_dma(
                 )
             )
     else:
-        for k in np.unique(dline[loads]):
-            if k < 0:
-                continue
-            sel = loads & (dline == k)
+        for k, sel in _by_line(loads, dline):
             for c in np.unique(tensor_of[sel]):
                 name = dma.tensor.values[c] if c >= 0 else "?"
                 if ratios.get(name, 0.0) <= 1.0:
                     continue
-                nbytes = int(dma.bytes[sel & (tensor_of == c)].sum())
+                nbytes = int(dma.bytes[sel[tensor_of[sel] == c]].sum())
                 nums = {"tensor": name, "loaded_bytes": nbytes, "tensor_ratio": ratios[name]}
                 findings.append(
                     LineFinding(
@@ -330,17 +343,14 @@ def tensor_engine(
         return Investigation("tensor-engine", title, "unavailable", NO_SOURCE_HELP)
     kmn = ins.matmul_kmn
     rows, findings = [], []
-    for k in np.unique(line_of[mm]):
-        if k < 0:
-            continue
-        sel = mm & (line_of == k)
+    for k, sel in _by_line(mm, line_of):
         fl = int(ins.flops[sel].sum())
         busy = int((ins.end[sel] - ins.start[sel]).sum())
         ideal = fl / pk.te_flops_per_s * 1e9
         row: dict[str, Any] = {
             "file": keys[k][0],
             "line": keys[k][1],
-            "count": int(sel.sum()),
+            "count": int(sel.size),
             "flops": fl,
             "share": fl / hw if hw else 0.0,
             "busy_ns": busy,
@@ -388,16 +398,14 @@ def transposes(
     if not keys:
         return Investigation("transposes", title, "unavailable", NO_SOURCE_HELP)
     total = int(ins.flops[tr].sum())
-    rows, findings = [], []
-    for k in np.unique(line_of[tr]):
-        if k < 0:
-            continue
-        sel = tr & (line_of == k)
+    rows: list[dict[str, Any]] = []
+    findings: list[LineFinding] = []
+    for k, sel in _by_line(tr, line_of):
         fl = int(ins.flops[sel].sum())
-        row = {
+        row: dict[str, Any] = {
             "file": keys[k][0],
             "line": keys[k][1],
-            "count": int(sel.sum()),
+            "count": int(sel.size),
             "flops": fl,
             "peak_ns": fl / pk.te_flops_per_s * 1e9,
             "share": fl / total if total else 0.0,
