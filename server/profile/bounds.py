@@ -151,6 +151,18 @@ def _family(
     return Family("", out)
 
 
+def _necessary_on_core(profile: Profile, pcore: int) -> int | None:
+    """Bytes of kernel inputs and outputs one core moves, each byte once: the union of the HBM ranges of its
+    input loads and output stores (estimated profiles know them); None when the profile has no ranges."""
+    dma = profile.dma
+    if dma.hbm_range is None or dma.source is None or dma.dest is None:
+        return None
+    io = (dma.source.mask_of({"[[INPUT]]"}) | dma.dest.mask_of({"[OUTPUT]"})) & (dma.pcore == pcore)
+    io &= dma.hbm_range[:, 0] >= 0
+    rng = dma.hbm_range[io]
+    return sum(iv.union_length(rng[rng[:, 0] == a, 1], rng[rng[:, 0] == a, 2]) for a in np.unique(rng[:, 0]))
+
+
 def _core_bounds(profile: Profile, pcore: int | None, pk: Peaks) -> Bounds:
     ins, dma = profile.instructions, profile.dma
     kernel = kernel_dma_mask(profile)
@@ -183,6 +195,12 @@ def _core_bounds(profile: Profile, pcore: int | None, pk: Peaks) -> Bounds:
         notes.append(
             "kernel inputs/outputs unknown (no TensorInfo table): memory_bound_ideal_no_reloads needs their sizes"
         )
+    elif pcore is not None:  # one of several cores: only the bytes this core must move count
+        necessary = _necessary_on_core(profile, pcore)
+        if necessary is None:
+            notes.append(
+                "memory_bound_ideal_no_reloads: the kernel inputs/outputs are not known per physical core"
+            )
 
     hw = tr = None
     if ins.flops is not None:

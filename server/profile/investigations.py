@@ -125,7 +125,15 @@ def dma_efficiency(
     linked = kernel & (dline >= 0)
     coverage = int(dma.bytes[linked].sum()) / total if total else 0.0
     cover_text = f"{coverage:.0%} of the kernel's {fmt_bytes(total)} DMA bytes are linked to a source line"
-    if dma.table not in ("DmaPacketAggregated", "estimated") or coverage == 0:
+    if dma.table not in ("DmaPacketAggregated", "estimated"):
+        return Investigation(
+            "dma-efficiency",
+            title,
+            "unavailable",
+            f"{cover_text}: the {profile.format} profile's DMA rows ({dma.table or 'none'}) carry no instruction "
+            f"links; use the Parquet output. {NO_DGE_HELP}",
+        )
+    if coverage == 0:
         return Investigation("dma-efficiency", title, "unavailable", f"{cover_text}: {NO_DGE_HELP}")
     parts = dma.partitions
     rows: list[dict[str, Any]] = []
@@ -172,6 +180,12 @@ def dma_efficiency(
                 )
             )
     status = "found" if findings else "nothing found"
+    if not findings and not any("descriptor_bytes" in r for r in rows):
+        status = "unavailable"
+        cover_text += (
+            "; the profile records no SBUF partition counts per transfer (read/write_num_sbuf_partitions), so "
+            "descriptor sizes are unknown"
+        )
     rows.sort(key=lambda r: -r["bytes"])
     return Investigation("dma-efficiency", title, status, cover_text, findings, rows)
 

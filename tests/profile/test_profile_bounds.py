@@ -307,3 +307,26 @@ def test_cli_simulate_analyze_reports_the_estimate(
     assert result["analysis"]["bounds"]["provenance"] == "estimated"
     assert main(["simulate", str(kernel), *inputs, "--json"]) == 0
     assert "analysis" not in json.loads(capsys.readouterr().out)
+
+
+def test_lnc2_cores_are_bounded_separately_with_their_own_necessary_bytes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from nki_studio.cli.main import main
+
+    kernel = Path(__file__).resolve().parents[2] / "examples" / "lnc2_add.py"
+    assert main(["simulate", str(kernel), "--analyze", "--json"]) == 0
+    analysis = json.loads(capsys.readouterr().out)["analysis"]
+    head = analysis["bounds"]
+    cores = [head, *head["other_cores"]]
+    assert sorted(c["core"] for c in cores) == [0, 1]
+    inputs_outputs = sum(
+        r["size"] for i in analysis["investigations"] if i["kind"] == "redundant-dma" for r in i["lines"]
+    )
+    assert inputs_outputs > 0
+    assert sum(c["necessary_bytes"] for c in cores) == sum(c["dma_bytes"] for c in cores)  # nothing reloaded
+    for c in cores:
+        gaps = [b["gap_ns"] for f in c["families"] for b in f["bounds"] if b["gap_ns"] is not None]
+        assert all(g >= 0 for g in gaps), c
