@@ -36,6 +36,12 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg('nki-studio.pickHeatmapMetric', () => heat.pickMetric()),
     reg('nki-studio.showKernelPanel', () => deps.panel.show()),
     reg(GO_TO_LINE, (uri, line) => goToLine(vs, uri, line)),
+    reg('nki-studio.setProfileBaseline', () => {
+      if (!deps.panel.setBaseline())
+        void vs.window.showInformationMessage(
+          'NKI: no profile or estimate in this editor to compare against. Load a profile or simulate first.',
+        );
+    }),
     reg('nki-studio.restartServer', () => server.restart('restart requested')),
     reg('nki-studio.showLogs', () => server.log.show()),
   ];

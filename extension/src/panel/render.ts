@@ -26,6 +26,8 @@ export const GO_TO_LINE = 'nki-studio.goToLine';
 export interface PanelData {
   simulation?: SimulationResult;
   heat?: { params: HeatmapParams; stale: boolean };
+  /** The heat data the user chose to compare later data against (NKI: Set Profile Baseline). */
+  baseline?: HeatmapParams;
 }
 
 function num(o: Record<string, unknown> | undefined, keys: readonly string[]): number | undefined {
@@ -286,12 +288,63 @@ svg .total { fill: var(--vscode-disabledForeground); } svg .bound { fill: var(--
 svg .roof { stroke: var(--vscode-charts-blue); stroke-width: 2; } svg .axis { stroke: var(--vscode-descriptionForeground); } svg .point { fill: var(--vscode-charts-red); }
 `;
 
+function boundValues(kernel: Record<string, unknown> | undefined): Map<string, number | null> {
+  const out = new Map<string, number | null>();
+  const bounds = obj(kernel?.bounds);
+  const total = num(bounds, ['total_ns']);
+  if (!bounds || total === undefined) return out;
+  out.set('total_time', total);
+  for (const fam of waterfallFamilies(bounds)) for (const b of fam.bounds) out.set(b.name, b.ns);
+  return out;
+}
+
+function originOf(p: HeatmapParams): string {
+  return p.source === 'measured' ? `measured · ${profileLabel(p)}` : 'estimated';
+}
+
+/** Before (the baseline) and after (the current data): bounds side by side and the lines whose time moved. */
+export function compareSection(before: HeatmapParams, after: HeatmapParams): string {
+  const a = boundValues(before.kernel);
+  const b = boundValues(after.kernel);
+  const rows = [...new Set([...a.keys(), ...b.keys()])].map((name) => {
+    const x = a.get(name) ?? null;
+    const y = b.get(name) ?? null;
+    const delta = x === null || y === null ? 'n/a' : `${y >= x ? '+' : '−'}${formatNs(Math.abs(y - x))}`;
+    const fmt = (v: number | null): string => (v === null ? 'n/a' : formatNs(v));
+    return `<tr><td>${esc(name)}</td><td>${esc(fmt(x))}</td><td>${esc(fmt(y))}</td><td>${esc(delta)}</td></tr>`;
+  });
+  const busy = (p: HeatmapParams): Map<number, number> => new Map(p.lines.map((l) => [l.line, l.busy_ns]));
+  const la = busy(before);
+  const lb = busy(after);
+  const moved = [...new Set([...la.keys(), ...lb.keys()])]
+    .map((line) => ({ line, a: la.get(line) ?? 0, b: lb.get(line) ?? 0 }))
+    .filter((r) => r.a !== r.b)
+    .sort((r, s) => Math.abs(s.b - s.a) - Math.abs(r.b - r.a))
+    .slice(0, 8)
+    .map(
+      (r) =>
+        `<tr><td>${r.line + 1}</td><td>${esc(formatNs(r.a))}</td><td>${esc(formatNs(r.b))}</td><td>${esc(`${r.b >= r.a ? '+' : '−'}${formatNs(Math.abs(r.b - r.a))}`)}</td></tr>`,
+    );
+  return [
+    `<h2>Before / after <span class="muted">${esc(originOf(before))} → ${esc(originOf(after))}</span></h2>`,
+    rows.length
+      ? `<table><tr><th>bound</th><th>before</th><th>after</th><th>change</th></tr>${rows.join('')}</table>`
+      : '<p class="muted">No bounds in one of the two (summary-only profile).</p>',
+    '<h3>Lines whose busy time changed most <span class="muted">(matched by line number)</span></h3>',
+    moved.length
+      ? `<table><tr><th>line</th><th>before</th><th>after</th><th>change</th></tr>${moved.join('')}</table>`
+      : '<p class="muted">No line changed.</p>',
+  ].join('\n');
+}
+
 /** The whole document. `cspSource` is the webview's own origin; nothing else may load. */
 export function renderPanel(data: PanelData, nonce: string, cspSource: string): string {
   const csp = `default-src 'none'; img-src ${cspSource} data:; style-src 'nonce-${nonce}'; script-src 'none'; connect-src 'none'; font-src ${cspSource};`;
   const body: string[] = [];
   if (data.simulation) body.push(simulationSection(data.simulation));
   if (data.heat) body.push(profileSection(data.heat));
+  if (data.baseline && data.heat && data.baseline !== data.heat.params)
+    body.push(compareSection(data.baseline, data.heat.params));
   if (!body.length) {
     body.push(
       '<p class="muted">No data yet. Run <b>NKI: Simulate Kernel</b> or <b>NKI: Load Profile…</b> on the active kernel file.</p>',

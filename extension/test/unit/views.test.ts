@@ -224,6 +224,36 @@ describe('simulation results', () => {
     assert.ok(html.includes(`<a href="${link}">line 13</a> <code>NKI701</code> descriptors of 1 KiB &lt;b&gt;`));
   });
 
+  it('shows the before/after view against a baseline: bounds side by side and the lines that moved', () => {
+    const bounds = (total: number, memory: number) => ({
+      total_ns: total,
+      families: [{ name: 'memory', bounds: [{ name: 'memory_bound', ns: memory, gap_means: '', speedup: null }] }],
+    });
+    const before = {
+      uri: 'u',
+      source: 'measured' as const,
+      profile: { label: 'before.parquet' },
+      lines: [heatLine(3, 900), heatLine(4, 100)],
+      kernel: { bounds: bounds(2000, 1500) },
+    };
+    const after = {
+      uri: 'u',
+      source: 'estimate' as const,
+      lines: [heatLine(3, 400), heatLine(4, 100)],
+      kernel: { bounds: bounds(1000, 800) },
+    };
+    const html = renderPanel({ heat: { stale: false, params: after }, baseline: before }, 'n', 'x');
+    assert.match(html, /Before \/ after <span class="muted">measured · before\.parquet → estimated<\/span>/);
+    assert.match(html, /<td>total_time<\/td><td>2\.0 µs<\/td><td>1\.0 µs<\/td><td>−1\.0 µs<\/td>/);
+    assert.match(html, /<td>memory_bound<\/td><td>1\.5 µs<\/td><td>800 ns<\/td><td>−700 ns<\/td>/);
+    assert.match(html, /<td>4<\/td><td>900 ns<\/td><td>400 ns<\/td><td>−500 ns<\/td>/);
+    assert.doesNotMatch(html.split('Before / after')[1] ?? '', /<td>5<\/td>/); // unchanged lines are not listed
+    assert.doesNotMatch(
+      renderPanel({ heat: { stale: false, params: after }, baseline: after }, 'n', 'x'),
+      /Before \/ after/,
+    );
+  });
+
   it('renders an empty panel with a hint', () => {
     assert.match(renderPanel({}, 'n', 'x'), /Simulate Kernel/);
   });
