@@ -170,7 +170,7 @@ def _simulate_one(
     trace = trace or temporary_trace()
     try:
         result = _run(args, path, spec, target, version, trace)
-        return result, analyze_trace(trace, path, target)
+        return result, analyze_trace(trace, path, target, [name for name, _ in spec.args])
     finally:
         if own:
             os.unlink(trace)

@@ -7,14 +7,18 @@ The worker writes the instruction trace (to ``--trace`` or a temporary file); th
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.model.targets import Target, parse_generation
 from nki_studio.profile.analyze import ProfileReport, analyze_profile
+from nki_studio.profile.model import Codes, Profile
 from nki_studio.sim.trace import read_jsonl
 
 
@@ -25,8 +29,29 @@ def temporary_trace() -> str:
     return path
 
 
-def analyze_trace(trace_path: str, kernel_file: str, target: str) -> ProfileReport | None:
-    """The analysed estimated profile of a trace file; None when the run left no trace (it failed early)."""
+_ARG = re.compile(r"^(?P<tag>.*?)arg(?P<i>\d+)$")
+
+
+def with_argument_names(profile: Profile, names: Sequence[str]) -> Profile:
+    """The profile with the simulator's positional tensor names (``arg0``, ``r1.arg0``) replaced by the kernel's
+    parameter names, so findings say "input `b`"."""
+
+    def rename(value: str) -> str:
+        m = _ARG.match(value)
+        i = int(m.group("i")) if m else -1
+        return f"{m.group('tag')}{names[i]}" if m and i < len(names) else value
+
+    dma = profile.dma
+    tensors = [dataclasses.replace(t, name=rename(t.name)) for t in profile.tensors]
+    renamed = Codes(tuple(rename(v) for v in dma.tensor.values), dma.tensor.codes)
+    return dataclasses.replace(profile, tensors=tensors, dma=dataclasses.replace(dma, tensor=renamed))
+
+
+def analyze_trace(
+    trace_path: str, kernel_file: str, target: str, arg_names: Sequence[str] = ()
+) -> ProfileReport | None:
+    """The analysed estimated profile of a trace file; None when the run left no trace (it failed early).
+    ``arg_names``: the kernel's parameters in call order (for tensor names)."""
     try:
         with open(trace_path, encoding="utf-8") as fh:
             events = list(read_jsonl(fh))
@@ -35,6 +60,7 @@ def analyze_trace(trace_path: str, kernel_file: str, target: str) -> ProfileRepo
     if not events:
         return None
     profile = estimate_profile(events, Target(parse_generation(target)), path=f"estimate of {kernel_file}")
+    profile = with_argument_names(profile, arg_names)
     return analyze_profile(profile, explicit=[Path(kernel_file).resolve()])
 
 

@@ -277,8 +277,8 @@ def redundant_dma(
                     "NKI703",
                     keys[k][0],
                     keys[k][1],
-                    f"moves {fmt_bytes(nbytes)} to read {fmt_bytes(span)} of input `{name}` "
-                    f"({nbytes / span:.0f}× the same HBM bytes, a broadcast load). Load it once and broadcast "
+                    f"moves {fmt_bytes(nbytes)} for {fmt_bytes(span)} of input `{name}`: a broadcast load, "
+                    "reading the same HBM bytes again for every partition it fills. Load it once and broadcast "
                     "on chip (e.g. a partition broadcast or a stride-0 access) if the DMA is the bottleneck.",
                     nums,
                 )
