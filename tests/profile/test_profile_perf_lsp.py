@@ -92,7 +92,40 @@ async def test_findings_become_diagnostics_hovers_and_kernel_summary(
     )
     assert hover is not None and "Investigations" in hover.contents.value and "NKI706" in hover.contents.value
 
+    def perf() -> list[types.Diagnostic]:
+        return [d for d in client.diagnostics.get(uri, []) if d.source == "nki-perf"]
+
+    # the setting switches them off and on again
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"nki-studio": {"lintEnabled": False, "perfInvestigations": False}}
+        )
+    )
+    await _until(lambda: not perf())
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"nki-studio": {"lintEnabled": False, "perfInvestigations": True}}
+        )
+    )
+    await _until(perf)
+
     await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="nki-studio.clearProfile", arguments=[])
     )
     await _until(lambda: not [d for d in client.diagnostics.get(uri, []) if d.source == "nki-perf"])
+
+
+def test_noqa_and_config_apply_to_perf_findings(tmp_path: Path) -> None:
+    from nki_studio.lsp.features.perf_diagnostics import perf_diagnostics
+
+    text = (
+        "x = 1\n    nisa.nc_transpose(dst=t, data=d)\n    nisa.nc_transpose(dst=t, data=d)  # noqa: NKI706\n"
+    )
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    found = [{"line": n, "code": "NKI706", "message": "transposes"} for n in (1, 2, 7)]  # 7: beyond the text
+    (d,) = perf_diagnostics(path.as_uri(), str(path), text, found, "utf-16", None)
+    assert (d.code, d.source, d.range.start.line, d.range.start.character) == ("NKI706", "nki-perf", 1, 4)
+    assert d.range.end.character == len(text.splitlines()[1])
+    (tmp_path / "pyproject.toml").write_text('[tool.nki-studio]\nignore = ["NKI706"]\n')
+    assert perf_diagnostics(path.as_uri(), str(path), text, found, "utf-16", None) == []
