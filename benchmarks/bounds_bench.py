@@ -41,7 +41,11 @@ def _with_tensor_columns(tl: Any) -> Any:
     te = np.array([e == "Tensor" for e in tl.engine])
     k = np.where(np.arange(tl.n) % 3 == 0, 64, 128)
     kinds = ["TRANSPOSE" if t and i % 8 == 0 else "REGULAR" if t else None for i, t in enumerate(te)]
-    operands = [f"K*M={k[i]}*128 N=512" if t else "" for i, t in enumerate(te)]
+    # one distinct text per row, like the runtime's addresses (the K*M format is inferred, bounds.md §3.3)
+    operands = [
+        f"K*M={k[i]}*128 N=512 src=0x{i:x}" if t else f"data=0x{i:x} dst=0xffff{i:08x}"
+        for i, t in enumerate(te)
+    ]
     flops = np.where(te, 2 * k * 128 * 512, 0).astype(np.int64)
     return dataclasses.replace(tl, instr_flops=flops, instr_kind=kinds, instr_operands=operands)
 
@@ -75,6 +79,23 @@ def main() -> int:
         )
         print(f"  compute_metrics {metrics:.3f} s · compute_bounds {bounds:.3f} s · investigate {invs:.3f} s")
         print(f"  bounds + investigations add {(bounds + invs) / metrics:.0%} to the metrics time")
+
+        # What reading the detail columns costs load_profile: the same file read with and without them, in
+        # alternation (same process, same load), operands text distinct per row as in real profiles.
+        from nki_studio.profile.readers import tables
+
+        full = tables.COLUMNS["Instruction"]
+        lean = tuple(c for c in full if c not in ("adjusted_flops", "tensor_instruction_type", "operands"))
+        times: dict[str, float] = {"without": float("inf"), "with": float("inf")}
+        for _ in range(args.repeat):
+            for label, cols in (("without", lean), ("with", full)):
+                tables.COLUMNS["Instruction"] = cols
+                times[label] = min(times[label], _best(lambda: load_profile(str(path)), 1))
+        tables.COLUMNS["Instruction"] = full
+        print(
+            f"  load_profile without the detail columns {times['without']:.3f} s · with them {times['with']:.3f} s "
+            "(adjusted_flops, tensor_instruction_type, operands: K/M/N of the Tensor rows)"
+        )
 
         _, trace = perf_kernels.trace("reload", tmp)
         est = estimate_profile(trace, Target())

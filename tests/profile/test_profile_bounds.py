@@ -330,3 +330,15 @@ def test_lnc2_cores_are_bounded_separately_with_their_own_necessary_bytes(
     for c in cores:
         gaps = [b["gap_ns"] for f in c["families"] for b in f["bounds"] if b["gap_ns"] is not None]
         assert all(g >= 0 for g in gaps), c
+
+
+def test_kmn_are_read_defensively_from_operands_of_tensor_rows() -> None:
+    import pyarrow as pa
+    from nki_studio.profile.readers.detail_columns import instruction_details
+
+    texts = ["K*M=32*128 N=512", "K*M = 64 * 128", "data=0xd size=4,4", None, "K*M=128*128 N=256"]
+    table = pa.table({"operands": texts, "adjusted_flops": [1, 2, 3, 4, 5]})
+    _, transpose, kmn = instruction_details(table, np.array([True, True, True, True, False]))
+    assert transpose is None
+    assert kmn is not None
+    assert kmn.tolist() == [[32, 128, 512], [64, 128, -1], [-1, -1, -1], [-1, -1, -1], [-1, -1, -1]]

@@ -8,7 +8,6 @@ it names what was missing.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -22,18 +21,8 @@ DMA_COLUMNS = ("source", "dest", "read_num_sbuf_partitions", "write_num_sbuf_par
 TENSOR_INFO_COLUMNS = ("variable_name", "type", "size")
 
 # ``operands`` carries K*M and N in an undocumented format (neuron-explorer >= 2.22, bounds.md §3.3). Parsed
-# defensively (inferred): the first "a*b" product is K*M, and N is the value of an ``N=``/``N:`` token.
-_KM = re.compile(r"(\d+)\s*\*\s*(\d+)")
-_N = re.compile(r"\bN\s*[=:]\s*(\d+)")
-
-
-def parse_kmn(text: str | None) -> tuple[int, int, int]:
-    """(K, M, N) from an ``operands`` text, -1 for what it does not hold."""
-    if not text:
-        return -1, -1, -1
-    km, n = _KM.search(text), _N.search(text)
-    k, m = (int(km.group(1)), int(km.group(2))) if km else (-1, -1)
-    return k, m, int(n.group(1)) if n else -1
+# defensively (inferred): the first "a*b" product is K*M, and N is the value of an ``N=``/``N:`` token after it.
+_KMN = r"(?P<k>\d+)\s*\*\s*(?P<m>\d+)(?:.*?\bN\s*[=:]\s*(?P<n>\d+))?"
 
 
 def _strings(table: Any, name: str) -> Codes | None:
@@ -63,16 +52,36 @@ def instruction_details(
     flops = _ints(table, "adjusted_flops")
     kind = _strings(table, "tensor_instruction_type")
     transpose = None if kind is None else kind.mask_of({"TRANSPOSE", '["TRANSPOSE"]'})
-    operands = _strings(table, "operands")
-    kmn = None
-    if operands is not None and is_tensor.any():
-        used = np.unique(operands.codes[is_tensor & (operands.codes >= 0)])
-        lut = np.full((len(operands.values) + 1, 3), -1, np.int32)
-        for c in used:  # one parse per distinct operands text of a Tensor-engine row
-            lut[c] = parse_kmn(operands.values[c])
-        if (lut >= 0).any():
-            kmn = lut[np.where(is_tensor, operands.codes, -1)]
-    return flops, transpose, kmn
+    return flops, transpose, _kmn(table, is_tensor)
+
+
+def _kmn(table: Any, is_tensor: npt.NDArray[np.bool_]) -> npt.NDArray[np.int32] | None:
+    """K/M/N of the Tensor-engine rows from ``operands``. The column holds about one distinct text per row, so
+    only the Tensor rows' texts are taken from Arrow and each distinct one is parsed once."""
+    if "operands" not in table.column_names or not is_tensor.any():
+        return None
+    col = table.column("operands")
+    base = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
+    if not (pa.types.is_string(base) or pa.types.is_large_string(base)):
+        return None
+    import pyarrow.compute as pc  # ~0.1 s to import: only for profiles whose Tensor rows have operands
+
+    rows = np.flatnonzero(is_tensor)
+    texts = col.take(pa.array(rows))
+    if pa.types.is_dictionary(texts.type):
+        texts = texts.cast(base)
+    # Run by Arrow over the Tensor rows at once (a Python regex per row costs seconds at 1M rows).
+    found = pc.extract_regex(texts, _KMN)
+    values = np.full((rows.size, 3), -1, np.int32)
+    for j, field in enumerate(("k", "m", "n")):
+        got = pc.struct_field(found, field)
+        got = pc.if_else(pc.greater(pc.utf8_length(got), 0), got, pa.scalar(None, pa.string()))  # "": absent
+        values[:, j] = filled_numpy(pc.cast(got, pa.int64(), safe=False).combine_chunks(), -1, np.int64)
+    if not (values >= 0).any():
+        return None
+    kmn = np.full((is_tensor.size, 3), -1, np.int32)
+    kmn[rows] = values
+    return kmn
 
 
 def dma_details(
