@@ -3,6 +3,7 @@ import type * as vscode from 'vscode';
 import type { HeatController } from './heat/controller';
 import { findKernels, kernelAt } from './kernels';
 import type { KernelPanel } from './panel/kernelPanel';
+import { GO_TO_LINE } from './panel/render';
 import { profileLoadSummary } from './profileSummary';
 import { describeFailure, isCancellation, isUnknownCommand } from './serverErrors';
 import type { ServerManager } from './serverManager';
@@ -34,6 +35,13 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg('nki-studio.nextHottestLine', () => heat.nextHottestLine()),
     reg('nki-studio.pickHeatmapMetric', () => heat.pickMetric()),
     reg('nki-studio.showKernelPanel', () => deps.panel.show()),
+    reg(GO_TO_LINE, (uri, line) => goToLine(vs, uri, line)),
+    reg('nki-studio.setProfileBaseline', () => {
+      if (!deps.panel.setBaseline())
+        void vs.window.showInformationMessage(
+          'NKI: no profile or estimate in this editor to compare against. Load a profile or simulate first.',
+        );
+    }),
     reg('nki-studio.restartServer', () => server.restart('restart requested')),
     reg('nki-studio.showLogs', () => server.log.show()),
   ];
@@ -201,4 +209,14 @@ async function clearHeatmap(deps: CommandDeps): Promise<void> {
     // The painted heat is gone either way; an older server without the command has nothing to clear.
     if (!isUnknownCommand(err)) deps.server.log.warn(`clearProfile: ${String(err)}`);
   }
+}
+
+/** Open `uri` (a string, as the panel's command links pass it) with the cursor on 0-based `line`. */
+async function goToLine(vs: VsCode, uri: unknown, line: unknown): Promise<void> {
+  if (typeof uri !== 'string' || typeof line !== 'number' || !Number.isInteger(line) || line < 0) return;
+  const pos = new vs.Position(line, 0);
+  await vs.window.showTextDocument(vs.Uri.parse(uri), {
+    selection: new vs.Range(pos, pos),
+    preserveFocus: false,
+  });
 }

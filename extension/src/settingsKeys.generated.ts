@@ -12,6 +12,7 @@ export const SERVER_KEYS = [
   'heatmapMetric',
   'pathMappings',
   'inlayHints',
+  'perfInvestigations',
   'ruleDocsBaseUrl',
   'profileIgnoreSchemaVersion',
   'fastStart',

@@ -1,7 +1,8 @@
 """``nki-studio profile``: Neuron Explorer profiles on the command line.
 
 ``profile report PROFILE`` prints the kernel summary and each mapped source file with a heat bar per line;
-``profile summary PROFILE`` prints the kernel summary only. PROFILE is a Parquet output directory, a legacy
+``profile summary PROFILE`` prints the kernel summary only; ``profile analyze PROFILE`` the bounds and the
+line-level investigations (profile-formats/bounds.md); ``profile compare A B`` two profiles side by side. PROFILE is a Parquet output directory, a legacy
 JSON or summary-json file, a CSV export directory or a ``.pftrace`` (detected). Exit codes: 0 ok, 2 unreadable
 profile, bad arguments, or (report) nothing that maps to a source line. Further actions (e.g. ``remote``) add
 their own sub-parser in ``register``.
@@ -43,6 +44,10 @@ def _common(p: argparse.ArgumentParser) -> None:
         metavar="PROFILE",
         help="Parquet directory, .json, summary-json, CSV export dir or .pftrace",
     )
+    _options(p)
+
+
+def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-format", choices=FORMATS, help="skip detection and use this reader")
     p.add_argument("--execution", type=int, help="ExecutionInfo execution_index to show (default: the first)")
     p.add_argument(
@@ -84,6 +89,42 @@ def register(subparsers: Any) -> None:
         "report", help="kernel summary + annotated source listing with a heat bar per line"
     )
     _common(rep)
+    _mapping_options(rep)
+    rep.add_argument(
+        "--metric", choices=("busy", "instr", "wait", "dma"), default="busy", help="what the bars show"
+    )
+    rep.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="terminal colours")
+    rep.set_defaults(func=run_report)
+    summ = actions.add_parser("summary", help="kernel summary only")
+    _common(summ)
+    summ.set_defaults(func=run_summary)
+    ana = actions.add_parser(
+        "analyze",
+        help="bounds (memory, compute, pipeline) and line-level investigations",
+        description="Bound families, gaps, bottleneck engine and speedups, and the four investigations "
+        "(DMA efficiency, redundant DMA, Tensor-engine tiles, transposes) with their source lines.",
+    )
+    _common(ana)
+    _mapping_options(ana)
+    ana.add_argument("--json", action="store_true", help="same as --format json")
+    ana.set_defaults(func=run_analyze)
+    cmp = actions.add_parser(
+        "compare",
+        help="two profiles (measured or estimated) before/after: bounds side by side, per-line deltas",
+    )
+    cmp.add_argument("profile", metavar="A", help="the 'before' profile")
+    cmp.add_argument("profile_b", metavar="B", help="the 'after' profile")
+    _options(cmp)
+    _mapping_options(cmp)
+    cmp.add_argument("--json", action="store_true", help="same as --format json")
+    cmp.set_defaults(func=run_compare)
+    profile_remote.register(actions)
+    prof.set_defaults(
+        func=lambda args: _usage("choose an action: report, summary, analyze, compare or remote")
+    )
+
+
+def _mapping_options(rep: argparse.ArgumentParser) -> None:
     rep.add_argument(
         "--source",
         action="append",
@@ -105,16 +146,6 @@ def register(subparsers: Any) -> None:
         metavar="REMOTE=LOCAL",
         help="map a compile-host path prefix to a local one (repeatable)",
     )
-    rep.add_argument(
-        "--metric", choices=("busy", "instr", "wait", "dma"), default="busy", help="what the bars show"
-    )
-    rep.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="terminal colours")
-    rep.set_defaults(func=run_report)
-    summ = actions.add_parser("summary", help="kernel summary only")
-    _common(summ)
-    summ.set_defaults(func=run_summary)
-    profile_remote.register(actions)
-    prof.set_defaults(func=lambda args: _usage("choose an action: report, summary or remote"))
 
 
 def _usage(message: str) -> int:
@@ -171,24 +202,62 @@ def run_summary(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_report(args: argparse.Namespace) -> int:
-    """``profile report``."""
-    from nki_studio.profile.report_text import kernel_text, listing_text, report_json
-
+def _mapped(args: argparse.Namespace, path: str | None = None) -> ProfileReport:
+    """``_analyze`` with the --source/--root/--path-map options; ValueError names a bad option."""
     mappings: dict[str, str] = {}
     for item in args.path_map:
         remote, sep, local = item.partition("=")
         if not sep or not remote or not local:
-            return _usage(f"--path-map expects REMOTE=LOCAL, got {item!r}")
+            raise ValueError(f"--path-map expects REMOTE=LOCAL, got {item!r}")
         mappings[remote] = local
     explicit = [Path(s) for s in args.source]
     missing = [str(s) for s in explicit if not s.is_file()]
     if missing:
-        return _usage(f"--source: no such file: {', '.join(missing)}")
+        raise ValueError(f"--source: no such file: {', '.join(missing)}")
     roots = [Path(r) for r in args.root] or ([] if explicit else [Path.cwd()])
+    if path is not None:
+        args = argparse.Namespace(**{**vars(args), "profile": path})
+    return _analyze(args, roots, mappings, explicit)
+
+
+def run_analyze(args: argparse.Namespace) -> int:
+    """``profile analyze``: bounds and investigations."""
+    from nki_studio.profile.bounds_text import bounds_text, investigations_text
+
     try:
-        report = _analyze(args, roots, mappings, explicit)
-    except ProfileError as exc:  # anything else is a bug: run_guarded reports it
+        report = _mapped(args)
+    except (ProfileError, ValueError) as exc:
+        return _usage(str(exc))
+    if args.json or args.format == "json":
+        print(json.dumps({"profile": report.profile_info(), **report.analysis()}, indent=1, default=str))
+    else:
+        print("\n".join([*bounds_text(report.bounds), "", *investigations_text(report)]))
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """``profile compare A B``."""
+    from nki_studio.profile.bounds_text import compare, compare_text
+
+    try:
+        a, b = _mapped(args), _mapped(args, args.profile_b)
+    except (ProfileError, ValueError) as exc:
+        return _usage(str(exc))
+    result = compare(a, b)
+    if args.json or args.format == "json":
+        print(json.dumps(result, indent=1, default=str))
+    else:
+        print("\n".join(compare_text(result)))
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """``profile report``."""
+    from nki_studio.profile.report_text import kernel_text, listing_text, report_json
+
+    try:
+        report = _mapped(args)
+    except (ProfileError, ValueError) as exc:
         return _usage(str(exc))
     if args.format == "json":
         print(json.dumps(report_json(report), indent=1))

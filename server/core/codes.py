@@ -4,7 +4,7 @@ diagnostic nki-studio reports, whichever analysis produces it.
 A family is a code prefix (``NKI6``) with a title, the ``source`` its findings carry (the tool that reports
 them) and an optional footer for its generated docs pages. Lint rules (NKI0xx-NKI5xx) declare their codes
 when ``nki_studio.nkilint.rule`` registers them; codes of other analyses are declared where the family is
-(``simulation_codes`` for NKI6xx). A new family is one :class:`Family` in :data:`FAMILIES` plus the
+(``simulation_codes`` for NKI6xx, ``perf_codes`` for NKI7xx). A new family is one :class:`Family` in :data:`FAMILIES` plus the
 :func:`declare` calls of its codes. Severity overrides, ``select``/``ignore`` and ``# noqa`` work on every
 code of the catalogue alike; the docs pages and index are generated from it (``nki_studio.nkilint.rule_docs``).
 """
@@ -48,6 +48,15 @@ FAMILIES: tuple[Family, ...] = (
         source="nki-sim",
         footer="Reported by the simulation side of nki-studio (source `nki-sim`: the spec parser, and the results "
         "of `nki-studio simulate` or simulate-on-save), not by `nki-studio lint`.",
+    ),
+    Family(
+        "NKI7",
+        "performance investigations",
+        source="nki-perf",
+        footer="Reported by the profile analysis of nki-studio (source `nki-perf`: `nki-studio profile analyze`, "
+        "`nki-studio simulate --analyze`, or a profile loaded in the editor), for measured and estimated profiles "
+        "alike; switched off with the setting `nki-studio.perfInvestigations`. See "
+        "`shared/profile-formats/bounds.md` §3 for the method.",
     ),
     Family("NKI9", "internal errors"),
 )

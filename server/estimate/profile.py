@@ -17,9 +17,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
+from nki_studio.estimate.profile_details import dma_columns, instruction_columns
 from nki_studio.estimate.schedule import Schedule, schedule
 from nki_studio.model.targets import Target
 from nki_studio.profile.model import (
@@ -160,6 +162,10 @@ def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Pr
         opcodes.codes(opcode_codes),
         np.array(pcores, np.int32),
     )
+    flops, transpose, kmn = instruction_columns(events, rows)
+    instructions = dataclasses.replace(instructions, flops=flops, transpose=transpose, matmul_kmn=kmn)
+    roles = _tensors(events)
+    source, dest, dma_transpose, hbm_range = dma_columns(events, dma_rows, roles)
     top = max(iterations, default=-1)
     locations = Locations(
         np.arange(len(rows), dtype=np.int64),
@@ -197,6 +203,10 @@ def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Pr
         "estimated",
         np.array(partitions, np.int32),
         directions.codes(direction_codes),
+        source,
+        dest,
+        dma_transpose,
+        hbm_range,
     )
     profile = Profile(
         path=path,
@@ -207,7 +217,7 @@ def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Pr
         # no Summary: the latency is the span of the instructions and transfers, as metrics.md §2 names it
         metadata=_metadata(target),
         notes=["estimated from the simulator trace by the nki-studio scheduler (docs/cost-model.md)"],
-        tensors=_tensors(events),
+        tensors=roles,
         provenance="estimated",
     )
     return sort_by_start(profile)

@@ -104,6 +104,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "heatmapMetric": ("heatmap_metric", _choice(HEATMAP_METRICS)),
     "pathMappings": ("path_mappings", _path_mappings),
     "inlayHints": ("inlay_hints", _bool),
+    "perfInvestigations": ("perf_investigations", _bool),
     "ruleDocsBaseUrl": ("rule_docs_base_url", _optional_str),
     "logLevel": ("log_level", _choice(LOG_LEVELS)),
     "fastStart": ("fast_start", _bool),
@@ -133,6 +134,7 @@ class Settings:
     heatmap_metric: str = _declared("heatmapMetric")
     path_mappings: tuple[PathMapping, ...] = _declared("pathMappings")
     inlay_hints: bool = _declared("inlayHints")
+    perf_investigations: bool = _declared("perfInvestigations")
     rule_docs_base_url: str | None = _declared("ruleDocsBaseUrl")  # None: local file URI
     log_level: str = _declared("logLevel")
     # Read only by the start-up fast path (lsp.fastpath), from initializationOptions: applies from the next start.

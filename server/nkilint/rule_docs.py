@@ -16,7 +16,10 @@ import os
 import sys
 from collections.abc import Iterable
 
-from nki_studio.core import simulation_codes  # noqa: F401  (declares the NKI6xx codes and their pages)
+from nki_studio.core import (
+    perf_codes,  # noqa: F401  (declares the NKI7xx codes and their pages)
+    simulation_codes,  # noqa: F401  (declares the NKI6xx codes and their pages)
+)
 from nki_studio.core.codes import FAMILIES, LINT_SOURCE, Code, Page, catalogue
 from nki_studio.model.targets import NkiVersion
 from nki_studio.nkilint.rule import Basis, Rule, all_rules

@@ -6,12 +6,14 @@ The CLI and the language server both use ``analyze``; neither computes anything 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nki_studio.profile.bounds import Bounds, compute_bounds
 from nki_studio.profile.heatmap import FileHeat, build_payload, group_by_file, kernel_summary
 from nki_studio.profile.invariants import check_metrics, check_payload
+from nki_studio.profile.investigations import Investigation, investigate
 from nki_studio.profile.mapping import MappedFile, map_sources
 from nki_studio.profile.metrics import NO_SOURCE_HELP, MetricOptions, ProfileMetrics, compute_metrics
 from nki_studio.profile.model import Profile
@@ -29,6 +31,23 @@ class ProfileReport:
     files: dict[str, FileHeat]  # local path → heat
     unmapped: list[MappedFile]
     unmapped_busy_ns: int
+    bounds: Bounds | None = None  # None for summary-only profiles (no instructions)
+    investigations: list[Investigation] = field(default_factory=list)
+
+    def local_path(self, recorded: str) -> str | None:
+        """The workspace file a recorded source path maps to, if any."""
+        mapped = self.mapping.get(recorded)
+        return str(mapped.local) if mapped is not None and mapped.local is not None else None
+
+    def analysis(self) -> dict[str, Any]:
+        """Bounds and investigations as JSON (findings carry the local path when the file maps)."""
+        invs = []
+        for inv in self.investigations:
+            d = inv.to_dict()
+            for f in d["findings"]:
+                f["local"] = self.local_path(f["file"])
+            invs.append(d)
+        return {"bounds": self.bounds.to_dict() if self.bounds else None, "investigations": invs}
 
     def problem(self) -> str | None:
         """Why no line can be painted, with the fix; None when at least one file has heat."""
@@ -71,19 +90,35 @@ class ProfileReport:
 
     def payloads(self, uri_of: Callable[[str], str]) -> list[dict[str, Any]]:
         """One ``nki/heatmap`` payload per mapped file; heat normalised across all of them."""
-        kernel = kernel_summary(self.metrics, self.unmapped, self.unmapped_busy_ns)
+        kernel = {**kernel_summary(self.metrics, self.unmapped, self.unmapped_busy_ns), **self.analysis()}
         top = max((ln.busy_ns for fh in self.files.values() for ln in fh.lines), default=0)
         source = (
             "estimate" if self.profile.provenance == "estimated" else "measured"
         )  # the heatmap's vocabulary
+        findings = self.findings_by_file()
         return [
-            check_payload(
-                build_payload(
-                    uri_of(local), source, self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top
-                )
-            )
+            {
+                **check_payload(
+                    build_payload(
+                        uri_of(local), source, self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top
+                    )
+                ),
+                "findings": findings.get(local, []),
+            }
             for local, fh in sorted(self.files.items())
         ]
+
+    def findings_by_file(self) -> dict[str, list[dict[str, Any]]]:
+        """Investigation findings per local file, as payload entries (0-based ``line``, like heat lines)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for inv in self.investigations:
+            for f in inv.findings:
+                local = self.local_path(f.file)
+                if local is not None:
+                    out.setdefault(local, []).append(
+                        {"line": f.line - 1, "code": f.code, "kind": inv.kind, "message": f.message}
+                    )
+        return out
 
 
 def analyze(
@@ -100,7 +135,30 @@ def analyze(
     """Read, measure and map a profile. Raises ``ProfileError`` (clear message) on unreadable input, and when
     a result fails its invariants (``invariants``) rather than returning a wrong number."""
     profile = load_profile(path, fmt, ignore_schema_version=ignore_schema_version)
+    return analyze_profile(
+        profile, roots=roots, mappings=mappings, explicit=explicit, options=options, trace=trace
+    )
+
+
+def analyze_profile(
+    profile: Profile,
+    *,
+    roots: Sequence[Path] = (),
+    mappings: Mapping[str, str] | None = None,
+    explicit: Sequence[Path] = (),
+    options: MetricOptions | None = None,
+    trace: TraceFlops | None = None,
+) -> ProfileReport:
+    """Measure and map a profile already in memory (a read one, or an estimate): metrics, bounds, findings.
+    Raises ``ProfileError`` when a result fails its invariants (``invariants``) rather than returning a wrong
+    number."""
     metrics = check_metrics(compute_metrics(profile, options, trace))
     mapping = map_sources({m.file for m in metrics.lines}, roots, mappings, explicit)
     files, unmapped, unmapped_busy = group_by_file(metrics, mapping)
-    return ProfileReport(profile, metrics, mapping, files, unmapped, unmapped_busy)
+    generation = (options or MetricOptions()).roofline.generation
+    if not profile.has_instructions:
+        return ProfileReport(profile, metrics, mapping, files, unmapped, unmapped_busy)
+    bounds = compute_bounds(profile, generation)
+    return ProfileReport(
+        profile, metrics, mapping, files, unmapped, unmapped_busy, bounds, investigate(profile, generation)
+    )

@@ -103,6 +103,10 @@ class Instructions:
     pcore: I32
     row_id: I64 | None
     execution: I32 | None = None  # ExecutionInfo index per row (-1: outside every window); None: no windows
+    # Tensor-engine detail (bounds.md §1, §3); None when the profile does not say.
+    flops: I64 | None = None  # BF16-equivalent FLOPs (``Instruction.adjusted_flops``)
+    transpose: npt.NDArray[np.bool_] | None = None  # a Tensor-engine transpose (``tensor_instruction_type``)
+    matmul_kmn: I32 | None = None  # shape (n, 3): K, M, N of a matmul, -1 where unknown
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
@@ -139,6 +143,14 @@ class DmaTransfers:
     table: str  # "DmaPacketAggregated", "DmaPacket", "perfetto", "legacy-json dma", ...
     partitions: I32 | None = None  # SBUF partitions each transfer spans; None when the profile does not say
     direction: Codes | None = None  # "hbm->sbuf", "sbuf->hbm", ...; None when the profile does not say
+    source: Codes | None = (
+        None  # memory text (``source``: "[[INPUT]]" for kernel-input loads, "VIRTUAL..." spills)
+    )
+    dest: Codes | None = None  # memory text (``dest``)
+    transpose: npt.NDArray[np.bool_] | None = None  # a transposing DMA (``is_transpose_mode``)
+    # shape (n, 3): HBM allocation, first and last+1 byte of the HBM side; -1 where unknown (estimated profiles:
+    # the simulator knows every byte range, Neuron Explorer records them as unparsed text)
+    hbm_range: I64 | None = None
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
@@ -244,6 +256,18 @@ def _is_sorted(a: npt.NDArray[Any]) -> bool:
     return bool(a.size < 2 or (a[1:] >= a[:-1]).all())
 
 
+def _permuted(columns: Any, order: npt.NDArray[np.integer[Any]], n: int) -> Any:
+    """A copy of a columnar dataclass with every row-aligned column (array of ``n`` rows, Codes) reordered."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(columns):
+        value = getattr(columns, f.name)
+        if isinstance(value, Codes):
+            changes[f.name] = Codes(value.values, value.codes[order])
+        elif isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == n:
+            changes[f.name] = value[order]
+    return dataclasses.replace(columns, **changes)
+
+
 def sort_by_start(profile: Profile) -> Profile:
     """Return the profile with instructions and DMA transfers ordered by start time and location rows ordered
     by instruction — the invariant the metrics rely on to replace full sorts by linear-time group sorts.
@@ -253,41 +277,14 @@ def sort_by_start(profile: Profile) -> Profile:
         order = np.argsort(ins.start, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
-        ins = Instructions(
-            ins.start[order],
-            ins.end[order],
-            Codes(ins.engine.values, ins.engine.codes[order]),
-            Codes(ins.opcode.values, ins.opcode.codes[order]),
-            ins.pcore[order],
-            None if ins.row_id is None else ins.row_id[order],
-            None if ins.execution is None else ins.execution[order],
-        )
+        ins = _permuted(ins, order, len(ins))
         loc = Locations(rank[loc.instr], loc.file, loc.line, loc.iteration, loc.source)
         dma = dataclasses.replace(dma, instr=np.where(dma.instr >= 0, rank[np.maximum(dma.instr, 0)], -1))
     if not _is_sorted(loc.instr):
         o = np.argsort(loc.instr, kind="stable")
-        loc = Locations(
-            loc.instr[o],
-            Codes(loc.file.values, loc.file.codes[o]),
-            loc.line[o],
-            Codes(loc.iteration.values, loc.iteration.codes[o]),
-            loc.source,
-        )
+        loc = _permuted(loc, o, int(loc.instr.size))
     if not _is_sorted(dma.start):
-        o = np.argsort(dma.start, kind="stable")
-        dma = DmaTransfers(
-            dma.start[o],
-            dma.end[o],
-            dma.bytes[o],
-            Codes(dma.queue.values, dma.queue.codes[o]),
-            Codes(dma.tensor.values, dma.tensor.codes[o]),
-            Codes(dma.queue_type.values, dma.queue_type.codes[o]),
-            dma.pcore[o],
-            dma.instr[o],
-            dma.table,
-            None if dma.partitions is None else dma.partitions[o],
-            None if dma.direction is None else Codes(dma.direction.values, dma.direction.codes[o]),
-        )
+        dma = _permuted(dma, np.argsort(dma.start, kind="stable"), len(dma))
     profile.instructions, profile.locations, profile.dma = ins, loc, dma
     return profile
 

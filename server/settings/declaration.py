@@ -170,6 +170,15 @@ SETTINGS: tuple[Setting, ...] = (
         "server",
     ),
     Setting(
+        "perfInvestigations",
+        "boolean",
+        True,
+        "Show the performance investigations of a loaded profile (DMA efficiency, redundant DMA, Tensor-engine "
+        "tile sizes and transposes; codes NKI7xx, source `nki-perf`) as Information diagnostics on the lines "
+        "they concern.",
+        "server",
+    ),
+    Setting(
         "ruleDocsBaseUrl",
         "string",
         "",

@@ -58,6 +58,16 @@ class Timeline:
     total_exec_time_s: float
     executions: list[tuple[int, int, int]] = field(default_factory=list)
     schema_version: str = "7.4.0"
+    # Optional bounds inputs (bounds.md §1): per instruction, per DMA transfer, and TensorInfo rows.
+    instr_flops: np.ndarray | None = None  # adjusted_flops
+    instr_kind: list[str | None] | None = None  # tensor_instruction_type
+    instr_operands: list[str] | None = None
+    dma_partitions: np.ndarray | None = None  # SBUF partitions (written for loads, read for stores)
+    dma_source: list[str] | None = None
+    dma_dest: list[str] | None = None
+    dma_transpose: np.ndarray | None = None
+    tensors: list[tuple[str, str, int]] = field(default_factory=list)  # (variable_name, type, size)
+    metadata: dict[str, Any] = field(default_factory=dict)  # Metadata fields overriding the Trn2 defaults
 
     @property
     def n(self) -> int:

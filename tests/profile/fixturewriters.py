@@ -102,6 +102,19 @@ def _kernel_instructions(tl: Timeline) -> tuple[list[str | None], dict[str, list
     return names, ki, kiv
 
 
+def _partition_columns(tl: Timeline) -> dict[str, Any]:
+    """SBUF partition counts as Neuron Explorer records them: written for loads (dest on chip), read for stores."""
+    out: dict[str, Any] = {}
+    if tl.dma_partitions is not None:
+        dest = tl.dma_dest or ["[SB]"] * int(tl.dma_start.size)
+        load = np.array(["SB" in d or "PSUM" in d for d in dest])
+        out["write_num_sbuf_partitions"] = np.where(load, tl.dma_partitions, 0).astype(np.int32)
+        out["read_num_sbuf_partitions"] = np.where(load, 0, tl.dma_partitions).astype(np.int32)
+    if tl.dma_transpose is not None:
+        out["is_transpose_mode"] = [bool(v) for v in tl.dma_transpose]
+    return out
+
+
 def write_parquet(
     tl: Timeline,
     directory: Path,
@@ -130,7 +143,11 @@ def write_parquet(
         "kernel_instruction_name": names,
         "nki_source_location": tl.location,
         "raw_flops": np.zeros(n, np.int64),
+        "adjusted_flops": tl.instr_flops,
+        "tensor_instruction_type": tl.instr_kind,
     }
+    if tl.instr_operands is not None:
+        instr["operands"] = tl.instr_operands
     instr = {k: v for k, v in instr.items() if v is not None}
     tables = {"Instruction": _table("Instruction", n, instr)}
     if ki.get("kernel_instruction_name"):
@@ -160,9 +177,10 @@ def write_parquet(
                 "write_bytes": tl.dma_bytes,
                 "transfer_bytes": tl.dma_bytes,
                 "throughput": tl.dma_bytes / np.maximum(tl.dma_end - tl.dma_start, 1) * 1e9,
-                "source": ["[[INPUT]]"] * m,
-                "dest": ["[SB]"] * m,
+                "source": tl.dma_source or ["[[INPUT]]"] * m,
+                "dest": tl.dma_dest or ["[SB]"] * m,
                 "semaphore_id": [f"S[1] ({q})" for q in tl.dma_queue],
+                **_partition_columns(tl),
             },
         )
         if dma_packets:
@@ -192,6 +210,16 @@ def write_parquet(
                     "out_table": ["DmaPacketAggregated"] * trig.size,
                 },
             )
+    if tl.tensors:
+        tables["TensorInfo"] = _table(
+            "TensorInfo",
+            len(tl.tensors),
+            {
+                "variable_name": [t[0] for t in tl.tensors],
+                "type": [t[1] for t in tl.tensors],
+                "size": [t[2] for t in tl.tensors],
+            },
+        )
     if tl.executions:
         ex = tl.executions
         tables["ExecutionInfo"] = _table(
@@ -219,6 +247,7 @@ def write_parquet(
             "instance_type": ["trn2.48xlarge"],
             "profile_name": ["synthetic"],
             "is_simulation": [False],
+            **{k: [v] for k, v in tl.metadata.items()},
         },
     )
     for name, table in tables.items():

@@ -45,6 +45,15 @@ export interface HeatmapParams {
   stale?: boolean;
   lines: HeatLine[];
   kernel?: Record<string, unknown>;
+  /** Investigation findings on this document's lines (0-based), as the server found them. */
+  findings?: Finding[];
+}
+
+export interface Finding {
+  line: number;
+  code: string;
+  kind: string;
+  message: string;
 }
 
 /** Payload field each metric reads (also the key of its definition in `metric_defs`). */
@@ -124,5 +133,13 @@ export function parseHeatmap(raw: unknown): HeatmapParams | string {
     stale: p.stale === true,
     lines,
     kernel: typeof p.kernel === 'object' && p.kernel !== null ? (p.kernel as Record<string, unknown>) : {},
+    findings: Array.isArray(p.findings) ? (p.findings as unknown[]).filter(isFinding) : [],
   };
+}
+
+function isFinding(v: unknown): v is Finding {
+  if (!isObject(v)) return false;
+  return (
+    Number.isInteger(v.line) && (v.line as number) >= 0 && typeof v.code === 'string' && typeof v.message === 'string'
+  );
 }

@@ -134,3 +134,65 @@ export function roofline(p: RooflinePoint): string {
     `<text class="small" x="${lx(xMin) + 4}" y="${ly(memAt(xMin)) - 6}">${p.ceilingGbps.toFixed(0)} GB/s</text>`;
   return `<svg role="img" aria-label="roofline" width="${width}" height="${height}">${axes}${roof}${pt}</svg>`;
 }
+
+export interface WaterfallBound {
+  name: string;
+  /** null: the profile lacks what this bound needs. */
+  ns: number | null;
+  gapMeans: string;
+  speedup: number | null;
+}
+
+export interface WaterfallFamily {
+  name: string;
+  bounds: readonly WaterfallBound[];
+}
+
+/**
+ * The bounds waterfall: per family, the total time and then each bound as a bar from 0, the gap to the bar
+ * above drawn as a floating segment (what that overhead is), and the bottleneck-aware speedup of reaching it.
+ */
+export function boundsWaterfall(families: readonly WaterfallFamily[], totalNs: number): string {
+  const width = 560;
+  const labelW = 200;
+  const plotW = 250;
+  const rowH = 20;
+  const scale = (ns: number): number => (plotW * Math.max(0, ns)) / (totalNs || 1);
+  const rows: string[] = [];
+  let y = 0;
+  for (const fam of families) {
+    rows.push(`<text x="0" y="${y + 13}" class="label">${esc(fam.name)}</text>`);
+    rows.push(
+      `<rect x="${labelW}" y="${y + 3}" width="${scale(totalNs).toFixed(1)}" height="${rowH - 6}" class="total"><title>total ${esc(formatNs(totalNs))}</title></rect>` +
+        `<text x="${labelW + plotW + 8}" y="${y + 13}" class="small">total ${esc(formatNs(totalNs))}</text>`,
+    );
+    y += rowH;
+    let prev: number | null = totalNs;
+    for (const b of fam.bounds) {
+      rows.push(`<text x="12" y="${y + 13}" class="small">${esc(b.name)}</text>`);
+      if (b.ns === null) {
+        rows.push(`<text x="${labelW}" y="${y + 13}" class="small">n/a</text>`);
+        prev = null;
+        y += rowH;
+        continue;
+      }
+      rows.push(
+        `<rect x="${labelW}" y="${y + 3}" width="${scale(b.ns).toFixed(1)}" height="${rowH - 6}" class="bound"><title>${esc(b.name)}: ${esc(formatNs(b.ns))}</title></rect>`,
+      );
+      if (prev !== null && prev > b.ns) {
+        rows.push(
+          `<rect x="${(labelW + scale(b.ns)).toFixed(1)}" y="${y + 3}" width="${(scale(prev) - scale(b.ns)).toFixed(1)}" height="${rowH - 6}" class="gap"><title>gap ${esc(formatNs(prev - b.ns))}: ${esc(b.gapMeans)}</title></rect>`,
+        );
+      }
+      const gap = prev !== null ? ` · gap ${formatNs(Math.max(0, prev - b.ns))}` : '';
+      const speed = b.speedup !== null ? ` · ${b.speedup.toFixed(2)}×` : '';
+      rows.push(
+        `<text x="${labelW + plotW + 8}" y="${y + 13}" class="small">${esc(formatNs(b.ns) + gap + speed)}</text>`,
+      );
+      prev = b.ns;
+      y += rowH;
+    }
+    y += 6;
+  }
+  return `<svg role="img" aria-label="bounds waterfall" width="${width}" height="${y}">${rows.join('')}</svg>`;
+}

@@ -2,14 +2,17 @@
 import { randomBytes } from 'node:crypto';
 import type * as vscode from 'vscode';
 import type { HeatController } from '../heat/controller';
+import type { HeatmapParams } from '../heat/model';
 import type { SimulationStore } from '../simulationStore';
 import type { VsCode } from '../vscodeApi';
-import { renderPanel } from './render';
+import { GO_TO_LINE, renderPanel } from './render';
 
 export class KernelPanel {
   private panel: vscode.WebviewPanel | undefined;
   private lastUri: string | undefined;
   private readonly subscription: vscode.Disposable;
+  /** Per document: the heat data later data is compared against (NKI: Set Profile Baseline). */
+  private readonly baselines = new Map<string, HeatmapParams>();
 
   constructor(
     private readonly vs: VsCode,
@@ -35,6 +38,8 @@ export class KernelPanel {
         { viewColumn: this.vs.ViewColumn.Beside, preserveFocus: true },
         {
           enableScripts: false,
+          // the findings list jumps to its line through this one command, nothing else
+          enableCommandUris: [GO_TO_LINE],
           localResourceRoots: [],
         },
       );
@@ -42,6 +47,16 @@ export class KernelPanel {
     }
     this.lastUri = this.vs.window.activeTextEditor?.document.uri.toString() ?? this.lastUri;
     this.refresh();
+  }
+
+  /** Keep the active document's current heat data as the "before" of the panel's before/after view. */
+  setBaseline(): boolean {
+    const uri = this.vs.window.activeTextEditor?.document.uri.toString() ?? this.lastUri;
+    const heat = uri ? this.heat.heatOf(uri) : undefined;
+    if (!uri || !heat) return false;
+    this.baselines.set(uri, heat.params);
+    this.show();
+    return true;
   }
 
   /** Re-render (called when a simulation result or heat data arrives). */
@@ -52,7 +67,11 @@ export class KernelPanel {
     const heat = uri ? this.heat.heatOf(uri) : undefined;
     const nonce = randomBytes(16).toString('base64');
     this.panel.webview.html = renderPanel(
-      { simulation, heat: heat && { params: heat.params, stale: heat.stale } },
+      {
+        simulation,
+        heat: heat && { params: heat.params, stale: heat.stale },
+        baseline: uri ? this.baselines.get(uri) : undefined,
+      },
       nonce,
       this.panel.webview.cspSource,
     );

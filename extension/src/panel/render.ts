@@ -8,11 +8,26 @@ import { type HeatmapParams, profileLabel } from '../heat/model';
 import type { LiveAllocation, OracleMetric, Peak } from '../simulationResult.generated';
 import type { SimulationResult } from '../simulationSummary';
 import { summaryLine } from '../simulationSummary';
-import { type CapacityBar, type Track, capacityBars, decompositionBar, esc, roofline, timeline } from './charts';
+import {
+  type CapacityBar,
+  type Track,
+  type WaterfallFamily,
+  boundsWaterfall,
+  capacityBars,
+  decompositionBar,
+  esc,
+  roofline,
+  timeline,
+} from './charts';
+
+/** The command the findings list links to (allowed in the webview's command URIs). */
+export const GO_TO_LINE = 'nki-studio.goToLine';
 
 export interface PanelData {
   simulation?: SimulationResult;
   heat?: { params: HeatmapParams; stale: boolean };
+  /** The heat data the user chose to compare later data against (NKI: Set Profile Baseline). */
+  baseline?: HeatmapParams;
 }
 
 function num(o: Record<string, unknown> | undefined, keys: readonly string[]): number | undefined {
@@ -187,6 +202,8 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
     );
     parts.push(roofline({ intensity, achievedTflops: achieved, peakTflops: peak, ceilingGbps: ceiling, bound }));
   }
+  parts.push(...boundsSection(kernel, params.source === 'estimate'));
+  parts.push(...investigationsSection(params));
   const top = [...params.lines].sort((a, b) => b.busy_ns - a.busy_ns).slice(0, 8);
   if (top.length) {
     const rows = top.map(
@@ -200,6 +217,63 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
   return parts.join('\n');
 }
 
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return obj(v) !== undefined;
+}
+
+/** The families of `kernel.bounds` (server: profile.bounds.Bounds.to_dict), tolerant of missing fields. */
+export function waterfallFamilies(bounds: Record<string, unknown>): WaterfallFamily[] {
+  const families = Array.isArray(bounds.families) ? bounds.families : [];
+  return families.filter(isRecord).map((f) => ({
+    name: typeof f.name === 'string' ? f.name : '?',
+    bounds: (Array.isArray(f.bounds) ? f.bounds : []).filter(isRecord).map((b) => ({
+      name: typeof b.name === 'string' ? b.name : '?',
+      ns: typeof b.ns === 'number' && Number.isFinite(b.ns) ? b.ns : null,
+      gapMeans: typeof b.gap_means === 'string' ? b.gap_means : '',
+      speedup: typeof b.speedup === 'number' && Number.isFinite(b.speedup) ? b.speedup : null,
+    })),
+  }));
+}
+
+function boundsSection(kernel: Record<string, unknown>, estimated: boolean): string[] {
+  const bounds = obj(kernel.bounds);
+  const total = num(bounds, ['total_ns']);
+  if (!bounds || total === undefined) return [];
+  const label = estimated ? ' · estimated' : '';
+  const bottleneck = typeof bounds.bottleneck === 'string' ? bounds.bottleneck : '?';
+  const notes = (Array.isArray(bounds.notes) ? bounds.notes : [])
+    .filter((n): n is string => typeof n === 'string')
+    .map((n) => `<li>${esc(n)}</li>`)
+    .join('');
+  return [
+    `<h3>Bounds <span class="muted">bottleneck ${esc(bottleneck)}${label}</span></h3>`,
+    boundsWaterfall(waterfallFamilies(bounds), total),
+    '<p class="muted">Gaps are overheads, not predicted savings; speedups assume the slowest untouched engine.</p>',
+    notes ? `<ul class="muted">${notes}</ul>` : '',
+  ];
+}
+
+function investigationsSection(params: HeatmapParams): string[] {
+  const invs = (Array.isArray(params.kernel?.investigations) ? params.kernel.investigations : []).filter(isRecord);
+  if (!invs.length) return [];
+  const rows = invs.map((i) => {
+    const status = typeof i.status === 'string' ? i.status : '?';
+    const cls = status === 'found' ? 'fail' : status === 'unavailable' ? 'na' : 'pass';
+    const title = typeof i.title === 'string' ? i.title : typeof i.kind === 'string' ? i.kind : '';
+    const summary = typeof i.summary === 'string' ? i.summary : '';
+    return `<tr><td>${esc(title)}</td><td class="${cls}">${esc(status)}</td><td>${esc(summary)}</td></tr>`;
+  });
+  const found = (params.findings ?? []).map((f) => {
+    const args = encodeURIComponent(JSON.stringify([params.uri, f.line]));
+    return `<li><a href="command:${GO_TO_LINE}?${args}">line ${f.line + 1}</a> <code>${esc(f.code)}</code> ${esc(f.message)}</li>`;
+  });
+  return [
+    `<h3>Investigations${params.source === 'estimate' ? ' <span class="muted">estimated</span>' : ''}</h3>`,
+    `<table><tr><th>investigation</th><th>status</th><th>what it examined</th></tr>${rows.join('')}</table>`,
+    found.length ? `<ul>${found.join('')}</ul>` : '<p class="muted">No finding on this file\'s lines.</p>',
+  ];
+}
+
 const STYLE = `
 body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); background: var(--vscode-editor-background); padding: 0 12px; }
 h2 { font-size: 1.2em; margin-top: 1.2em; } h3 { font-size: 1em; margin-bottom: 4px; }
@@ -210,8 +284,58 @@ svg text { fill: var(--vscode-foreground); font-size: 12px; } svg text.small { f
 svg .track { fill: var(--vscode-editorWidget-background); stroke: var(--vscode-panel-border); }
 svg .bar { fill: var(--vscode-charts-blue); } svg .bar.over { fill: var(--vscode-charts-red); }
 svg .dma { fill: var(--vscode-charts-orange); } svg .compute { fill: var(--vscode-charts-blue); } svg .overlap { fill: var(--vscode-charts-purple); } svg .idle { fill: var(--vscode-disabledForeground); }
+svg .total { fill: var(--vscode-disabledForeground); } svg .bound { fill: var(--vscode-charts-green); } svg .gap { fill: var(--vscode-charts-yellow); }
 svg .roof { stroke: var(--vscode-charts-blue); stroke-width: 2; } svg .axis { stroke: var(--vscode-descriptionForeground); } svg .point { fill: var(--vscode-charts-red); }
 `;
+
+function boundValues(kernel: Record<string, unknown> | undefined): Map<string, number | null> {
+  const out = new Map<string, number | null>();
+  const bounds = obj(kernel?.bounds);
+  const total = num(bounds, ['total_ns']);
+  if (!bounds || total === undefined) return out;
+  out.set('total_time', total);
+  for (const fam of waterfallFamilies(bounds)) for (const b of fam.bounds) out.set(b.name, b.ns);
+  return out;
+}
+
+function originOf(p: HeatmapParams): string {
+  return p.source === 'measured' ? `measured · ${profileLabel(p)}` : 'estimated';
+}
+
+/** Before (the baseline) and after (the current data): bounds side by side and the lines whose time moved. */
+export function compareSection(before: HeatmapParams, after: HeatmapParams): string {
+  const a = boundValues(before.kernel);
+  const b = boundValues(after.kernel);
+  const rows = [...new Set([...a.keys(), ...b.keys()])].map((name) => {
+    const x = a.get(name) ?? null;
+    const y = b.get(name) ?? null;
+    const delta = x === null || y === null ? 'n/a' : `${y >= x ? '+' : '−'}${formatNs(Math.abs(y - x))}`;
+    const fmt = (v: number | null): string => (v === null ? 'n/a' : formatNs(v));
+    return `<tr><td>${esc(name)}</td><td>${esc(fmt(x))}</td><td>${esc(fmt(y))}</td><td>${esc(delta)}</td></tr>`;
+  });
+  const busy = (p: HeatmapParams): Map<number, number> => new Map(p.lines.map((l) => [l.line, l.busy_ns]));
+  const la = busy(before);
+  const lb = busy(after);
+  const moved = [...new Set([...la.keys(), ...lb.keys()])]
+    .map((line) => ({ line, a: la.get(line) ?? 0, b: lb.get(line) ?? 0 }))
+    .filter((r) => r.a !== r.b)
+    .sort((r, s) => Math.abs(s.b - s.a) - Math.abs(r.b - r.a))
+    .slice(0, 8)
+    .map(
+      (r) =>
+        `<tr><td>${r.line + 1}</td><td>${esc(formatNs(r.a))}</td><td>${esc(formatNs(r.b))}</td><td>${esc(`${r.b >= r.a ? '+' : '−'}${formatNs(Math.abs(r.b - r.a))}`)}</td></tr>`,
+    );
+  return [
+    `<h2>Before / after <span class="muted">${esc(originOf(before))} → ${esc(originOf(after))}</span></h2>`,
+    rows.length
+      ? `<table><tr><th>bound</th><th>before</th><th>after</th><th>change</th></tr>${rows.join('')}</table>`
+      : '<p class="muted">No bounds in one of the two (summary-only profile).</p>',
+    '<h3>Lines whose busy time changed most <span class="muted">(matched by line number)</span></h3>',
+    moved.length
+      ? `<table><tr><th>line</th><th>before</th><th>after</th><th>change</th></tr>${moved.join('')}</table>`
+      : '<p class="muted">No line changed.</p>',
+  ].join('\n');
+}
 
 /** The whole document. `cspSource` is the webview's own origin; nothing else may load. */
 export function renderPanel(data: PanelData, nonce: string, cspSource: string): string {
@@ -219,6 +343,8 @@ export function renderPanel(data: PanelData, nonce: string, cspSource: string): 
   const body: string[] = [];
   if (data.simulation) body.push(simulationSection(data.simulation));
   if (data.heat) body.push(profileSection(data.heat));
+  if (data.baseline && data.heat && data.baseline !== data.heat.params)
+    body.push(compareSection(data.baseline, data.heat.params));
   if (!body.length) {
     body.push(
       '<p class="muted">No data yet. Run <b>NKI: Simulate Kernel</b> or <b>NKI: Load Profile…</b> on the active kernel file.</p>',

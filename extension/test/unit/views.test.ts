@@ -167,6 +167,93 @@ describe('simulation results', () => {
     ]);
   });
 
+  it('draws the bounds waterfall and lists the findings with links that jump to their line', () => {
+    const bounds = {
+      total_ns: 1000,
+      bottleneck: 'DMA',
+      notes: ['no TensorInfo'],
+      families: [
+        {
+          name: 'memory',
+          bounds: [
+            { name: 'memory_bound', ns: 800, gap_means: 'DMA idle time', speedup: 1.25 },
+            { name: 'memory_bound_ideal', ns: 400, gap_means: 'DMA inefficiency', speedup: 2 },
+            { name: 'memory_bound_ideal_no_reloads', ns: null, gap_means: 'reloads', speedup: null },
+          ],
+        },
+      ],
+    };
+    const investigations = [
+      { kind: 'dma-efficiency', title: 'DMA efficiency', status: 'found', summary: '100% linked' },
+      { kind: 'transposes', title: 'Transposes', status: 'nothing found', summary: 'no transposes' },
+    ];
+    const findings = [{ line: 12, code: 'NKI701', kind: 'dma-efficiency', message: 'descriptors of 1 KiB <b>' }];
+    const html = renderPanel(
+      {
+        heat: {
+          stale: false,
+          params: {
+            uri: 'file:///k.py',
+            source: 'estimate',
+            lines: [heatLine(12, 10)],
+            kernel: { latency_ns: 1000, bounds, investigations },
+            findings,
+          },
+        },
+      },
+      'n',
+      'x',
+    );
+    assert.match(html, /aria-label="bounds waterfall"/);
+    assert.match(html, /bottleneck DMA · estimated/);
+    // 250 px of plot for 1000 ns: memory_bound 200 px, its gap 50 px; the ideal 100 px with a 100 px gap
+    const bars = [
+      ...html.matchAll(/<rect x="([\d.]+)" y="\d+" width="([\d.]+)" height="\d+" class="(total|bound|gap)">/g),
+    ].map((m) => [m[3], Number(m[1]), Number(m[2])]);
+    assert.deepEqual(bars, [
+      ['total', 200, 250],
+      ['bound', 200, 200],
+      ['gap', 400, 50],
+      ['bound', 200, 100],
+      ['gap', 300, 100],
+    ]);
+    assert.match(html, /memory_bound_ideal_no_reloads<\/text><text x="200" y="\d+" class="small">n\/a/);
+    assert.match(html, /no TensorInfo/);
+    assert.match(html, /<td class="fail">found<\/td>/);
+    const link = `command:nki-studio.goToLine?${encodeURIComponent(JSON.stringify(['file:///k.py', 12]))}`;
+    assert.ok(html.includes(`<a href="${link}">line 13</a> <code>NKI701</code> descriptors of 1 KiB &lt;b&gt;`));
+  });
+
+  it('shows the before/after view against a baseline: bounds side by side and the lines that moved', () => {
+    const bounds = (total: number, memory: number) => ({
+      total_ns: total,
+      families: [{ name: 'memory', bounds: [{ name: 'memory_bound', ns: memory, gap_means: '', speedup: null }] }],
+    });
+    const before = {
+      uri: 'u',
+      source: 'measured' as const,
+      profile: { label: 'before.parquet' },
+      lines: [heatLine(3, 900), heatLine(4, 100)],
+      kernel: { bounds: bounds(2000, 1500) },
+    };
+    const after = {
+      uri: 'u',
+      source: 'estimate' as const,
+      lines: [heatLine(3, 400), heatLine(4, 100)],
+      kernel: { bounds: bounds(1000, 800) },
+    };
+    const html = renderPanel({ heat: { stale: false, params: after }, baseline: before }, 'n', 'x');
+    assert.match(html, /Before \/ after <span class="muted">measured · before\.parquet → estimated<\/span>/);
+    assert.match(html, /<td>total_time<\/td><td>2\.0 µs<\/td><td>1\.0 µs<\/td><td>−1\.0 µs<\/td>/);
+    assert.match(html, /<td>memory_bound<\/td><td>1\.5 µs<\/td><td>800 ns<\/td><td>−700 ns<\/td>/);
+    assert.match(html, /<td>4<\/td><td>900 ns<\/td><td>400 ns<\/td><td>−500 ns<\/td>/);
+    assert.doesNotMatch(html.split('Before / after')[1] ?? '', /<td>5<\/td>/); // unchanged lines are not listed
+    assert.doesNotMatch(
+      renderPanel({ heat: { stale: false, params: after }, baseline: after }, 'n', 'x'),
+      /Before \/ after/,
+    );
+  });
+
   it('renders an empty panel with a hint', () => {
     assert.match(renderPanel({}, 'n', 'x'), /Simulate Kernel/);
   });

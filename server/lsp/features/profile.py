@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 LOAD_COMMAND = "nki-studio.loadProfile"
 CLEAR_COMMAND = "nki-studio.clearProfile"
 HEATMAP = "nki/heatmap"
+PERF_SOURCE = "nki-perf"  # owner of the investigation diagnostics (features.perf_diagnostics)
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 
 
@@ -144,6 +145,7 @@ class ProfileFeature:
             self.painted[doc_uri] = _Painted(payload, text, text)
             self._sync(doc_uri)  # the open document may already differ from the file on disk
             self.server.notify_client(HEATMAP, self.painted[doc_uri].payload)
+            self._publish_findings(doc_uri)
         self._refresh_inlays()
         k = report.metrics.kernel
         return {
@@ -161,8 +163,9 @@ class ProfileFeature:
         """``clearProfile``: remove the heat from every painted document."""
         cleared = list(self.painted)
         for uri in cleared:
-            empty = {**self.painted[uri].payload, "lines": [], "cleared": True}
+            empty = {**self.painted[uri].payload, "lines": [], "findings": [], "cleared": True}
             self.server.notify_client(HEATMAP, empty)
+            self.server.publish_diagnostics(uri, PERF_SOURCE, [])
         self.painted.clear()
         if cleared:
             self._refresh_inlays()
@@ -173,6 +176,7 @@ class ProfileFeature:
         """Move the heat with the edit and mark it stale."""
         if uri in self.painted and self._sync(uri):
             self.server.notify_client(HEATMAP, self.painted[uri].payload)
+            self._publish_findings(uri)
 
     def _sync(self, uri: str) -> bool:
         """Bring the painted lines in line with the current document text; True when the payload changed."""
@@ -184,10 +188,11 @@ class ProfileFeature:
             return False
         current = doc.source
         lines, changed = remap_lines(painted.payload["lines"], painted.text, current)
+        findings, _ = remap_lines(painted.payload.get("findings", []), painted.text, current)
         stale = current != painted.profiled_text
         if not changed and stale == painted.payload["stale"]:
             return False
-        painted.payload = {**painted.payload, "lines": lines, "stale": stale}
+        painted.payload = {**painted.payload, "lines": lines, "findings": findings, "stale": stale}
         painted.text = current
         return True
 
@@ -199,13 +204,20 @@ class ProfileFeature:
             return None
         from nki_studio.profile.heatmap import hover_markdown  # loaded by the first load()
 
-        line = next((ln for ln in painted.payload["lines"] if ln["line"] == params.position.line), None)
-        if line is None:
+        n = params.position.line
+        line = next((ln for ln in painted.payload["lines"] if ln["line"] == n), None)
+        found = [f for f in painted.payload.get("findings", []) if f["line"] == n]
+        if line is None and not found:
             return None
-        return types.Hover(
-            contents=types.MarkupContent(
-                kind=types.MarkupKind.Markdown, value=hover_markdown(line, painted.payload)
+        parts = [hover_markdown(line, painted.payload)] if line is not None else []
+        if found:
+            label = "estimated" if painted.payload["source"] == "estimate" else "measured"
+            parts.append(
+                f"**Investigations** ({label}):\n\n"
+                + "\n".join(f"* `{f['code']}` {f['message']}" for f in found)
             )
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts))
         )
 
     def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint] | None:
@@ -236,6 +248,32 @@ class ProfileFeature:
         return hints or None
 
     # ---- helpers -------------------------------------------------------------------------------------------
+    def _publish_findings(self, uri: str) -> None:
+        """The painted document's investigation findings as ``nki-perf`` diagnostics (none when switched off)."""
+        from nki_studio.lsp.features.perf_diagnostics import perf_diagnostics
+
+        painted = self.painted.get(uri)
+        path = to_fs_path(uri)
+        if painted is None or path is None:
+            return
+        found = painted.payload.get("findings", []) if self.server.settings.perf_investigations else []
+        settings = self.server.settings
+        diagnostics = perf_diagnostics(
+            uri,
+            path,
+            painted.text,
+            found,
+            self.server.workspace.position_encoding,
+            settings.rule_docs_base_url,
+        )
+        self.server.publish_diagnostics(uri, PERF_SOURCE, diagnostics)
+
+    def on_settings_changed(self, old: Any, new: Any) -> None:
+        """Show or hide the ``nki-perf`` diagnostics when ``perfInvestigations`` changes."""
+        if old.perf_investigations != new.perf_investigations:
+            for uri in self.painted:
+                self._publish_findings(uri)
+
     def _roots(self) -> list[Path]:
         ws = self.server.workspace
         roots = [Path(p) for f in ws.folders.values() if (p := to_fs_path(f.uri))]
@@ -264,6 +302,7 @@ class ProfileFeature:
 def register(server: NkiLanguageServer) -> None:
     """Wire the profile heat into the server."""
     feature = ProfileFeature(server)
+    server.on_settings_changed(feature.on_settings_changed)
     server.on_document("change", feature.on_change)
     server.on_document("open", feature.on_change)
     server.add_hover_provider(feature.hover)

@@ -51,6 +51,10 @@ _SKIP_WHEN_NULL = frozenset(
 )
 
 
+# String columns with about one distinct value per row: dictionary-encoding them costs more than it saves.
+_PLAIN_STRINGS = frozenset({"operands"})
+
+
 def _all_null(pf: pq.ParquetFile, name: str, schema: pa.Schema) -> bool:
     """True when every row group's statistics record only nulls for column ``name`` (``schema``: the file's)."""
     md = pf.metadata
@@ -90,7 +94,9 @@ class ColumnSource:
                 schema = pq.ParquetFile(f).schema_arrow
                 present = schema.names
                 cols = [c for c in columns if c in present] if columns else present
-                strings = [c for c in cols if pa.types.is_string(schema.field(c).type)]
+                strings = [
+                    c for c in cols if pa.types.is_string(schema.field(c).type) and c not in _PLAIN_STRINGS
+                ]
                 # ParquetFile, not pq.read_table: the latter goes through pyarrow.dataset, whose import pulls
                 # pyarrow.compute (~0.1 s) into a fresh process.
                 pf = pq.ParquetFile(f, read_dictionary=strings)

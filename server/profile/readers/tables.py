@@ -7,6 +7,7 @@ columns are found by name and cast, extra columns are ignored (parquet-schema.md
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -36,6 +37,14 @@ from nki_studio.profile.readers.common import (
     parsed_values,
 )
 from nki_studio.profile.validate import clean_scalars, int_values
+from nki_studio.profile.readers.detail_columns import (
+    DMA_COLUMNS,
+    INSTRUCTION_COLUMNS,
+    TENSOR_INFO_COLUMNS,
+    dma_details,
+    instruction_details,
+    tensor_roles,
+)
 
 I64 = npt.NDArray[np.int64]
 
@@ -64,6 +73,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "kernel_instruction_name",
         "nki_source_location",
         "bir_debug_info_source_location",
+        *INSTRUCTION_COLUMNS,
     ),
     "KernelInstructions": (
         "kernel_instruction_name",
@@ -87,6 +97,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "queue_type",
         "variable",
         "transfer_bytes",
+        *DMA_COLUMNS,
     ),
     "DmaPacket": ("start_ts", "end_ts", "pcore_idx", "packet_aggregation_id", "transfer_bytes", "queue_name"),
     "Flow": ("in_id", "out_id", "in_table", "out_table"),
@@ -94,6 +105,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "Summary": (),  # all columns
     "Metadata": (),
     "Warning": ("message", "category"),
+    "TensorInfo": TENSOR_INFO_COLUMNS,
 }
 
 
@@ -197,6 +209,8 @@ def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, no
         int_column(t, "Instruction", "pcore_idx", 0, np.int32),
         int_column(t, "Instruction", "id", -1) if "id" in t.column_names else None,
     )
+    flops, transpose, kmn = instruction_details(t, ins.engine.mask_of({"Tensor"}))
+    ins = dataclasses.replace(ins, flops=flops, transpose=transpose, matmul_kmn=kmn)
     locations = _locations(tables, t, ins.pcore)
     dma = _dma(tables, ins.row_id, len(ins))
     execs = _executions(tables.get("ExecutionInfo"))
@@ -216,6 +230,7 @@ def profile_from_tables(tables: Mapping[str, TableLike], path: str, fmt: str, no
         execs,
         str(metadata.get("profile_schema_version") or ""),
         notes,
+        tensor_roles(tables.get("TensorInfo")),
     )
 
 
@@ -341,6 +356,7 @@ def _dma(tables: Mapping[str, TableLike], instr_ids: I64 | None, n_instr: int) -
         instr = _flow_instr(
             flow, instr_ids if instr_ids is not None else np.arange(n_instr, dtype=np.int64), ids
         )
+    source, dest, partitions, transpose = dma_details(agg)
     return DmaTransfers(
         start=int_column(agg, name, "start_ts"),
         end=int_column(agg, name, "end_ts"),
@@ -351,6 +367,10 @@ def _dma(tables: Mapping[str, TableLike], instr_ids: I64 | None, n_instr: int) -
         pcore=int_column(agg, name, "pcore_idx", 0, np.int32),
         instr=instr,
         table=name,
+        partitions=partitions,
+        source=source,
+        dest=dest,
+        transpose=transpose,
     )
 
 

@@ -1,0 +1,297 @@
+"""Performance bounds of a kernel (profile-formats/bounds.md §2), for measured and estimated profiles alike.
+
+Three families of kernel times, each a lower bound reached by removing one kind of overhead: memory (DMA idle
+time, DMA inefficiency, excess HBM traffic), compute (Tensor-engine idle time, under-utilisation, transposes)
+and pipeline (serialisation). The window is the first to the last kernel DMA packet (bounds.md §1); every
+physical core is bounded separately (the headline is the core with the longest window). Gaps are overheads,
+not predicted savings; the bottleneck-aware speedup of a family is ``total / max(bound, slowest engine the
+improvement does not touch)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from nki_studio.model.targets import limits_for, parse_generation
+from nki_studio.profile import intervals as iv
+from nki_studio.profile.model import WAIT_OPCODES, Profile
+
+Mask = npt.NDArray[np.bool_]
+DMA = "DMA"
+
+# What the gap *to* each bound means (bounds.md §2, "gap to the previous one means").
+GAP_MEANING = {
+    "memory_bound": "DMA idle time",
+    "memory_bound_ideal": "DMA inefficiency (small descriptors, transposed DMA)",
+    "memory_bound_ideal_no_reloads": "excess HBM traffic: input reloads and spills",
+    "compute_bound": "Tensor-engine idle time",
+    "compute_bound_ideal_flops": "Tensor-engine under-utilisation (undersized tiles, weight loads, throttling)",
+    "compute_bound_ideal_useful_flops": "Tensor-engine time spent on transposes",
+    "perfect_pipeline": "serialisation between engines",
+}
+
+
+@dataclass
+class Bound:
+    """One bound: its time, the gap from the previous bound of its family, and the speedup of reaching it."""
+
+    name: str
+    ns: float | None  # None: the profile lacks what it needs (``missing`` says what)
+    gap_ns: float | None
+    gap_means: str
+    speedup: float | None  # bottleneck-aware; None where the family is not the bottleneck's (bounds.md §2)
+    missing: str = ""
+
+
+@dataclass
+class Family:
+    """A family of bounds, ordered from the total time down."""
+
+    name: str  # "memory", "compute", "pipeline"
+    bounds: list[Bound]
+
+
+@dataclass
+class Peaks:
+    """Per-core peaks with where each came from."""
+
+    dma_bytes_per_s: float
+    dma_source: str
+    te_flops_per_s: float
+    te_source: str
+
+
+@dataclass
+class Bounds:
+    """The bounds of one core of one profile."""
+
+    provenance: str  # "measured" or "estimated"
+    core: int
+    window: tuple[int, int]
+    window_source: str
+    total_ns: int
+    engines: dict[str, int]  # engine -> busy ns in the window; "DMA" = the union of kernel DMA
+    bottleneck: str
+    families: list[Family]
+    dma_bytes: int
+    necessary_bytes: int | None
+    hardware_flops: int | None
+    transpose_flops: int | None
+    peaks: Peaks
+    notes: list[str] = field(default_factory=list)
+    other_cores: list[Bounds] = field(default_factory=list)
+
+    def bound(self, name: str) -> Bound:
+        """The bound called ``name`` (KeyError when there is none)."""
+        for fam in self.families:
+            for b in fam.bounds:
+                if b.name == name:
+                    return b
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+def peaks(profile: Profile, generation: str = "trn2") -> Peaks:
+    """DMA and Tensor-engine peaks from the profile's Metadata (bounds.md §1), else the target's."""
+    meta = profile.metadata
+    lim = limits_for(parse_generation(str(meta.get("target") or generation)))
+    bw = meta.get("dma_ddr_bandwidth")
+    if isinstance(bw, (int, float)) and bw > 0:
+        dma, dma_src = float(bw), "Metadata.dma_ddr_bandwidth"
+    else:
+        dma, dma_src = lim.dma_bytes_per_ns * 1e9, f"{lim.generation.value} DMA bandwidth (model/targets.py)"
+    rows, cols, ghz = (
+        meta.get(k) for k in ("tensor_engine_num_rows", "tensor_engine_num_cols", "tensor_engine_clock_freq")
+    )
+    if all(isinstance(v, (int, float)) and v > 0 for v in (rows, cols, ghz)):
+        te = float(rows) * float(cols) * 2 * float(ghz) * 1e9  # type: ignore[arg-type]
+        te_src = "Metadata tensor_engine rows × cols × 2 × clock"
+    else:
+        te = lim.partitions * lim.matmul_stationary_free_max * 2 * lim.clock_ghz["tensor"] * 1e9
+        te_src = f"{lim.generation.value} PE array rows × cols × 2 × clock (model/targets.py)"
+    return Peaks(dma, dma_src, te, te_src)
+
+
+def kernel_dma_mask(profile: Profile) -> Mask:
+    """Kernel DMA transfers: ``queue_type != 'instruction'`` and more than 4 bytes (bounds.md §1)."""
+    dma = profile.dma
+    return np.asarray(~dma.queue_type.mask_of({"instruction"}) & (dma.bytes > 4), bool)
+
+
+def _window(profile: Profile, kernel: Mask, core: Mask | None) -> tuple[tuple[int, int], str]:
+    dma, ins = profile.dma, profile.instructions
+    sel = kernel if core is None else kernel & core
+    if sel.any():
+        return (int(dma.start[sel].min()), int(dma.end[sel].max())), "first to last kernel DMA transfer"
+    if len(ins):
+        return (int(ins.start.min()), int(ins.end.max())), "first to last instruction (no kernel DMA)"
+    return (0, 0), "empty profile"
+
+
+def _busy(start: npt.ArrayLike, end: npt.ArrayLike, w: tuple[int, int]) -> int:
+    s, e, keep = iv.clip(start, end, w[0], w[1])
+    return iv.union_length(s[keep], e[keep]) if keep.any() else 0
+
+
+def _family(
+    total: float, names: list[str], values: list[float | None], speedups: list[float | None]
+) -> Family:
+    out, prev = [], float(total)
+    prev_known: float | None = prev
+    for name, ns, sp in zip(names, values, speedups, strict=True):
+        gap = None if ns is None or prev_known is None else prev_known - ns
+        out.append(Bound(name, ns, gap, GAP_MEANING[name], sp))
+        prev_known = ns
+    return Family("", out)
+
+
+def _necessary_on_core(profile: Profile, pcore: int) -> int | None:
+    """Bytes of kernel inputs and outputs one core moves, each byte once: the union of the HBM ranges of its
+    input loads and output stores (estimated profiles know them); None when the profile has no ranges."""
+    dma = profile.dma
+    if dma.hbm_range is None or dma.source is None or dma.dest is None:
+        return None
+    io = (dma.source.mask_of({"[[INPUT]]"}) | dma.dest.mask_of({"[OUTPUT]"})) & (dma.pcore == pcore)
+    io &= dma.hbm_range[:, 0] >= 0
+    rng = dma.hbm_range[io]
+    return sum(iv.union_length(rng[rng[:, 0] == a, 1], rng[rng[:, 0] == a, 2]) for a in np.unique(rng[:, 0]))
+
+
+def _core_bounds(profile: Profile, pcore: int | None, pk: Peaks) -> Bounds:
+    ins, dma = profile.instructions, profile.dma
+    kernel = kernel_dma_mask(profile)
+    on_core_dma = None if pcore is None else dma.pcore == pcore
+    on_core_ins = None if pcore is None else ins.pcore == pcore
+    window, window_source = _window(profile, kernel, on_core_dma)
+    total = window[1] - window[0]
+    notes: list[str] = []
+
+    work = ~ins.opcode.mask_of(WAIT_OPCODES)
+    if on_core_ins is not None:
+        work &= on_core_ins
+    engines: dict[str, int] = {}
+    for code, name in enumerate(ins.engine.values):
+        sel = work & (ins.engine.codes == code)
+        if sel.any():
+            busy = _busy(ins.start[sel], ins.end[sel], window)
+            if busy:
+                engines[name] = busy
+    dsel = kernel if on_core_dma is None else kernel & on_core_dma
+    memory_bound = _busy(dma.start[dsel], dma.end[dsel], window)
+    engines[DMA] = memory_bound
+    dma_bytes = int(dma.bytes[dsel].sum())  # the window spans every kernel transfer
+    if not dsel.any():
+        notes.append("no kernel DMA transfers in the profile: the memory family is not defined")
+
+    tensors = [t for t in profile.tensors if t.role in ("IN", "OUT")]
+    necessary = sum(t.size for t in tensors) if tensors else None
+    if necessary is None:
+        notes.append(
+            "kernel inputs/outputs unknown (no TensorInfo table): memory_bound_ideal_no_reloads needs their sizes"
+        )
+    elif pcore is not None:  # one of several cores: only the bytes this core must move count
+        necessary = _necessary_on_core(profile, pcore)
+        if necessary is None:
+            notes.append(
+                "memory_bound_ideal_no_reloads: the kernel inputs/outputs are not known per physical core"
+            )
+
+    hw = tr = None
+    if ins.flops is not None:
+        te = ins.engine.mask_of({"Tensor"}) & work & (ins.start >= window[0]) & (ins.start < window[1])
+        hw = int(ins.flops[te].sum())
+        tr = int(ins.flops[te & ins.transpose].sum()) if ins.transpose is not None else None
+        if tr is None:
+            notes.append("no tensor_instruction_type column: transpose FLOPs unknown")
+    else:
+        notes.append("no Instruction.adjusted_flops column: the compute family's ideal bounds need FLOPs")
+
+    te_busy = engines.get("Tensor", 0)
+    perfect = max(engines.values(), default=0)
+    bottleneck = max(engines, key=lambda k: engines[k]) if perfect else DMA
+
+    def untouched(touched: str) -> int:
+        return max((v for k, v in engines.items() if k != touched), default=0)
+
+    def speed(bound: float | None, touched: str) -> float | None:
+        if bound is None or bottleneck not in (DMA, "Tensor"):
+            return None  # Vector/Scalar/GpSimd bound: only the pipeline gap is defined (bounds.md §2)
+        floor = max(bound, untouched(touched))
+        return total / floor if floor > 0 else None
+
+    mem_values: list[float | None] = [
+        float(memory_bound) if dsel.any() else None,
+        dma_bytes / pk.dma_bytes_per_s * 1e9 if dsel.any() else None,
+        necessary / pk.dma_bytes_per_s * 1e9 if necessary is not None and dsel.any() else None,
+    ]
+    comp_values: list[float | None] = [
+        float(te_busy),
+        hw / pk.te_flops_per_s * 1e9 if hw is not None else None,
+        (hw - tr) / pk.te_flops_per_s * 1e9 if hw is not None and tr is not None else None,
+    ]
+    memory = _family(
+        total,
+        ["memory_bound", "memory_bound_ideal", "memory_bound_ideal_no_reloads"],
+        mem_values,
+        [speed(v, DMA) for v in mem_values],
+    )
+    memory.name = "memory"
+    compute = _family(
+        total,
+        ["compute_bound", "compute_bound_ideal_flops", "compute_bound_ideal_useful_flops"],
+        comp_values,
+        [speed(v, "Tensor") for v in comp_values],
+    )
+    compute.name = "compute"
+    pipeline = _family(total, ["perfect_pipeline"], [float(perfect)], [total / perfect if perfect else None])
+    pipeline.name = "pipeline"
+    for fam in (memory, compute):
+        for b in fam.bounds:
+            if b.ns is None:
+                b.missing = next((n for n in notes if b.name in n or fam.name in n), "not in the profile")
+    if bottleneck not in (DMA, "Tensor"):
+        notes.append(
+            f"the bottleneck is the {bottleneck} engine: only the pipeline gap is defined, the memory and "
+            "compute speedups are not"
+        )
+    return Bounds(
+        provenance=profile.provenance,
+        core=-1 if pcore is None else pcore,
+        window=window,
+        window_source=window_source,
+        total_ns=total,
+        engines=engines,
+        bottleneck=bottleneck,
+        families=[memory, compute, pipeline],
+        dma_bytes=dma_bytes,
+        necessary_bytes=necessary,
+        hardware_flops=hw,
+        transpose_flops=tr,
+        peaks=pk,
+        notes=notes,
+    )
+
+
+def compute_bounds(profile: Profile, generation: str = "trn2") -> Bounds:
+    """The bounds of ``profile`` (bounds.md §2): per physical core, the longest-window core as the headline
+    and the others in ``other_cores``."""
+    pk = peaks(profile, generation)
+    cores = sorted(
+        {int(c) for c in np.unique(profile.instructions.pcore)}
+        | {int(c) for c in np.unique(profile.dma.pcore)}
+    )
+    if len(cores) <= 1:
+        b = _core_bounds(profile, None, pk)
+        b.core = cores[0] if cores else 0
+        return b
+    per = [_core_bounds(profile, c, pk) for c in cores]
+    head = max(per, key=lambda b: b.total_ns)
+    head.other_cores = [b for b in per if b is not head]
+    head.notes.append(f"{len(cores)} physical cores, bounded separately; showing core {head.core}")
+    return head

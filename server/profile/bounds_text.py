@@ -1,0 +1,171 @@
+"""Plain-text and JSON renderings of bounds, investigations and a before/after comparison (CLI output).
+
+Estimated numbers say so: every block names the profile's provenance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nki_studio.profile.analyze import ProfileReport
+from nki_studio.profile.bounds import Bounds
+from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
+
+
+def _ns(v: float | None) -> str:
+    return "n/a" if v is None else fmt_ns(v)
+
+
+def _x(v: float | None) -> str:
+    return "–" if v is None else f"{v:.2f}×"
+
+
+def bounds_text(b: Bounds | None) -> list[str]:
+    """The bounds block: each family with its bounds, gaps and bottleneck-aware speedups."""
+    if b is None:
+        return ["Bounds: not available (the profile holds kernel totals only, no instructions)"]
+    out = [
+        f"Bounds ({b.provenance}, core {b.core}): total {fmt_ns(b.total_ns)} [{b.window_source}] · "
+        f"bottleneck {b.bottleneck}",
+        "  engines busy: "
+        + ", ".join(f"{e} {fmt_ns(v)}" for e, v in sorted(b.engines.items(), key=lambda kv: -kv[1])),
+    ]
+    for fam in b.families:
+        out.append(f"  {fam.name}:")
+        for x in fam.bounds:
+            if x.ns is None:
+                out.append(f"    {x.name:<34} n/a  ({x.missing})")
+                continue
+            out.append(
+                f"    {x.name:<34} {_ns(x.ns):>10}  gap {_ns(x.gap_ns):>10} ({x.gap_means})  speedup {_x(x.speedup)}"
+            )
+    nec = fmt_bytes(b.necessary_bytes) if b.necessary_bytes is not None else "unknown"
+    flops = f"{b.hardware_flops:,}" if b.hardware_flops is not None else "unknown"
+    out.append(
+        f"  DMA {fmt_bytes(b.dma_bytes)} (necessary {nec}) · Tensor-engine FLOPs {flops}"
+        f" · peaks {b.peaks.dma_bytes_per_s / 1e9:.0f} GB/s [{b.peaks.dma_source}], "
+        f"{b.peaks.te_flops_per_s / 1e12:.1f} TFLOP/s [{b.peaks.te_source}]"
+    )
+    out += [f"  note: {n}" for n in b.notes]
+    return out
+
+
+def investigations_text(report: ProfileReport) -> list[str]:
+    """Each investigation: status, summary, and its findings as ``file:line: CODE message``."""
+    out = [f"Investigations ({report.profile.provenance}):"]
+    for inv in report.investigations:
+        out.append(f"  {inv.title}: {inv.status} — {inv.summary}")
+        for f in inv.findings:
+            where = report.local_path(f.file) or f.file
+            out.append(f"    {where}:{f.line}: {f.code} {f.message}")
+    return out
+
+
+def _bound_values(b: Bounds | None) -> dict[str, float | None]:
+    if b is None:
+        return {}
+    vals: dict[str, float | None] = {"total_time": float(b.total_ns)}
+    for fam in b.families:
+        for x in fam.bounds:
+            vals[x.name] = x.ns
+    return vals
+
+
+def _line_times(report: ProfileReport, one_file: bool) -> dict[tuple[str, int], int]:
+    """(local file or recorded path, line) -> busy ns; ``one_file``: the file left out ("") of the key."""
+    out: dict[tuple[str, int], int] = {}
+    for ln in report.metrics.lines:
+        key = ("" if one_file else report.local_path(ln.file) or ln.file, ln.line)
+        out[key] = out.get(key, 0) + ln.busy_ns
+    return out
+
+
+def _files(report: ProfileReport) -> set[str]:
+    return {report.local_path(ln.file) or ln.file for ln in report.metrics.lines}
+
+
+def _finding_keys(report: ProfileReport, one_file: bool) -> set[tuple[str, str, int]]:
+    return {
+        (f.code, "" if one_file else report.local_path(f.file) or f.file, f.line)
+        for i in report.investigations
+        for f in i.findings
+    }
+
+
+def compare(a: ProfileReport, b: ProfileReport) -> dict[str, Any]:
+    """Bounds side by side, per-line busy-time deltas and the findings that appeared or went away."""
+    va, vb = _bound_values(a.bounds), _bound_values(b.bounds)
+    bounds = []
+    for name in dict.fromkeys([*va, *vb]):
+        x, y = va.get(name), vb.get(name)
+        bounds.append(
+            {
+                "name": name,
+                "a": x,
+                "b": y,
+                "delta": None if x is None or y is None else y - x,
+                "ratio": None if not x or y is None else y / x,
+            }
+        )
+    # Two single-file profiles (a kernel before and after an edit, maybe saved under another name) are matched
+    # by line number; otherwise by file and line.
+    files_a, files_b = _files(a), _files(b)
+    one_file = len(files_a) == 1 and len(files_b) == 1
+    la, lb = _line_times(a, one_file), _line_times(b, one_file)
+    lines: list[dict[str, Any]] = [
+        {"file": f, "line": n, "a_ns": la.get((f, n), 0), "b_ns": lb.get((f, n), 0), "delta_ns": d}
+        for f, n in sorted(set(la) | set(lb))
+        for d in (lb.get((f, n), 0) - la.get((f, n), 0),)
+    ]
+    lines.sort(key=lambda r: -abs(r["delta_ns"]))
+    fa, fb = _finding_keys(a, one_file), _finding_keys(b, one_file)
+    return {
+        "a": {"path": a.profile.path, "provenance": a.profile.provenance},
+        "b": {"path": b.profile.path, "provenance": b.profile.provenance},
+        "bottleneck": {
+            "a": a.bounds.bottleneck if a.bounds else None,
+            "b": b.bounds.bottleneck if b.bounds else None,
+        },
+        "bounds": bounds,
+        "lines_matched_by": (
+            f"line number ({next(iter(files_a))} ↔ {next(iter(files_b))})" if one_file else "file and line"
+        ),
+        "lines": lines,
+        "findings": {
+            "gone": [{"code": c, "file": f, "line": n} for c, f, n in sorted(fa - fb)],
+            "new": [{"code": c, "file": f, "line": n} for c, f, n in sorted(fb - fa)],
+        },
+    }
+
+
+def _signed(ns: float) -> str:
+    return "0" if not ns else ("+" if ns > 0 else "−") + fmt_ns(abs(ns))
+
+
+def compare_text(cmp: dict[str, Any], top: int = 15) -> list[str]:
+    """The comparison as a table: bounds A | B | change, then the lines whose time changed most."""
+    a, b = cmp["a"], cmp["b"]
+    out = [
+        f"A: {a['path']} ({a['provenance']})",
+        f"B: {b['path']} ({b['provenance']})",
+        f"Bottleneck: {cmp['bottleneck']['a']} → {cmp['bottleneck']['b']}",
+        f"  {'bound':<34} {'A':>10} {'B':>10} {'B − A':>11} {'B / A':>7}",
+    ]
+    for r in cmp["bounds"]:
+        delta = "n/a" if r["delta"] is None else _signed(r["delta"])
+        ratio = "–" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        out.append(f"  {r['name']:<34} {_ns(r['a']):>10} {_ns(r['b']):>10} {delta:>11} {ratio:>7}")
+    changed = [r for r in cmp["lines"] if r["delta_ns"]]
+    out.append(
+        f"Lines whose busy time changed ({len(changed)}; top {min(top, len(changed))}; matched by "
+        f"{cmp['lines_matched_by']}):"
+    )
+    for r in changed[:top]:
+        where = f"{r['file']}:{r['line']}" if r["file"] else f"line {r['line']}"
+        out.append(f"  {where}: {fmt_ns(r['a_ns'])} → {fmt_ns(r['b_ns'])} ({_signed(r['delta_ns'])})")
+    for key, label in (("gone", "Findings gone"), ("new", "Findings new")):
+        items = cmp["findings"][key]
+        out.append(
+            f"{label}: " + (", ".join(f"{i['code']} {i['file']}:{i['line']}" for i in items) or "none")
+        )
+    return out

@@ -1,0 +1,453 @@
+"""The four line-level investigations of profile-formats/bounds.md §3, for measured and estimated profiles.
+
+Each explains one gap of the bounds (``nki_studio.profile.bounds``) and puts its findings on source lines with
+the numbers behind them: DMA efficiency (descriptor size per ``dma_copy`` line), redundant DMA (input reloads,
+compiler spills; in an estimated profile also exact reloads of one HBM byte range), Tensor-engine inefficiency
+(K/M/N per ``nc_matmul`` line against the maxima) and redundant transposes. Each reports what it found,
+"nothing found", or which prerequisite the profile lacked and how to capture it.
+
+Codes are NKI7xx (``nki_studio.core.perf_codes``); this module only names them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from nki_studio.profile.bounds import Peaks, kernel_dma_mask, peaks
+from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
+from nki_studio.profile.metrics import NO_SOURCE_HELP
+from nki_studio.profile.model import Profile
+
+# Descriptors under about 4 KiB per partition row are markedly less efficient (bounds.md §3.1).
+DESCRIPTOR_BYTES = 4096
+# The Tensor engine's K/M/N maxima (bounds.md §3.3; model/targets.py matmul_* limits on every generation).
+K_MAX, M_MAX, N_MAX = 128, 128, 512
+
+NO_DGE_HELP = (
+    "the profile has no DmaPacketAggregated rows linked to instructions (Flow), so DMA bytes cannot be put on "
+    "source lines. Capture with NEURON_RT_ENABLE_DGE_NOTIFICATIONS=1 (or `neuron-explorer capture "
+    "--enable-dge-notifs`); in swdge and compiler-chosen DMA modes the table may still be missing."
+)
+NO_FLOPS_HELP = (
+    "the profile has no Instruction.adjusted_flops / tensor_instruction_type columns; process the capture "
+    "with neuron-explorer >= 2.22 (`neuron-explorer view ... --ingest-only`)."
+)
+NO_TENSORS_HELP = (
+    "the profile has no TensorInfo rows (kernel inputs and outputs with their sizes), so reloads cannot be "
+    "told from necessary traffic; process the capture with a neuron-explorer that writes TensorInfo."
+)
+
+
+@dataclass
+class LineFinding:
+    """One finding on one source line."""
+
+    code: str  # NKI7xx
+    file: str  # as recorded in the profile (mapping to workspace files happens in the front ends)
+    line: int
+    message: str
+    numbers: dict[str, Any]
+
+
+@dataclass
+class Investigation:
+    """The outcome of one investigation."""
+
+    kind: str  # "dma-efficiency", "redundant-dma", "tensor-engine", "transposes"
+    title: str
+    status: str  # "found", "nothing found", "unavailable"
+    summary: str
+    findings: list[LineFinding] = field(default_factory=list)
+    lines: list[dict[str, Any]] = field(default_factory=list)  # every line examined, with its numbers
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+def _instr_lines(profile: Profile) -> tuple[npt.NDArray[np.int64], list[tuple[str, int]]]:
+    """Per instruction, the index of its (first) source line in the returned list, -1 when it has none."""
+    loc = profile.locations
+    n = len(profile.instructions)
+    out = np.full(n, -1, np.int64)
+    keys: list[tuple[str, int]] = []
+    if not loc.instr.size:
+        return out, keys
+    # Location rows are sorted by instruction (model.sort_by_start): an instruction's first row is where the
+    # instruction index changes. Distinct (file, line) pairs come from a presence table, not a sort.
+    first_rows = np.flatnonzero(np.r_[True, loc.instr[1:] != loc.instr[:-1]])
+    fc = loc.file.codes[first_rows].astype(np.int64)
+    ln = loc.line[first_rows].astype(np.int64)
+    base = int(ln.max()) + 1
+    ok = (fc >= 0) & (ln > 0)
+    pair = np.where(ok, fc * base + ln, 0)
+    present = np.zeros(max(len(loc.file.values), 1) * base, bool)
+    present[pair[ok]] = True
+    pairs = np.flatnonzero(present)
+    lut = np.full(present.size, -1, np.int64)
+    lut[pairs] = np.arange(pairs.size)
+    keys.extend((loc.file.values[int(p) // base], int(p) % base) for p in pairs)
+    out[loc.instr[first_rows]] = np.where(ok, lut[pair], -1)
+    return out, keys
+
+
+def _by_line(
+    mask: npt.NDArray[np.bool_], line: npt.NDArray[np.int64]
+) -> list[tuple[int, npt.NDArray[np.int64]]]:
+    """The rows of ``mask`` grouped by their line index (rows without a line left out): one sort of the
+    selected rows, never one pass over all rows per line."""
+    rows = np.flatnonzero(mask & (line >= 0))
+    if not rows.size:
+        return []
+    rows = rows[np.argsort(line[rows], kind="stable")]
+    keys = line[rows]
+    cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    return [(int(keys[g[0]]), rows[g]) for g in np.split(np.arange(rows.size), cuts)]
+
+
+def dma_efficiency(
+    profile: Profile, line_of: npt.NDArray[np.int64], keys: list[tuple[str, int]]
+) -> Investigation:
+    """§3.1: per ``dma_copy`` line, transfers, bytes, partitions and descriptor size (bytes per partition row)."""
+    title = "DMA efficiency (memory_bound → memory_bound_ideal)"
+    dma = profile.dma
+    kernel = kernel_dma_mask(profile)
+    total = int(dma.bytes[kernel].sum())
+    if not kernel.any():
+        return Investigation("dma-efficiency", title, "nothing found", "no kernel DMA transfers")
+    if not keys:
+        return Investigation("dma-efficiency", title, "unavailable", NO_SOURCE_HELP)
+    dline = np.where(dma.instr >= 0, line_of[np.maximum(dma.instr, 0)], -1) if len(line_of) else dma.instr
+    linked = kernel & (dline >= 0)
+    coverage = int(dma.bytes[linked].sum()) / total if total else 0.0
+    cover_text = f"{coverage:.0%} of the kernel's {fmt_bytes(total)} DMA bytes are linked to a source line"
+    if dma.table not in ("DmaPacketAggregated", "estimated"):
+        return Investigation(
+            "dma-efficiency",
+            title,
+            "unavailable",
+            f"{cover_text}: the {profile.format} profile's DMA rows ({dma.table or 'none'}) carry no instruction "
+            f"links; use the Parquet output. {NO_DGE_HELP}",
+        )
+    if coverage == 0:
+        return Investigation("dma-efficiency", title, "unavailable", f"{cover_text}: {NO_DGE_HELP}")
+    parts = dma.partitions
+    rows: list[dict[str, Any]] = []
+    findings: list[LineFinding] = []
+    for k, sel in _by_line(linked, dline):
+        nbytes = int(dma.bytes[sel].sum())
+        row: dict[str, Any] = {
+            "file": keys[k][0],
+            "line": keys[k][1],
+            "transfers": int(sel.size),
+            "bytes": nbytes,
+            "share": nbytes / total,
+        }
+        if parts is not None and (parts[sel] > 0).any():
+            with_p = sel[parts[sel] > 0]
+            row["partitions_per_transfer"] = float(parts[with_p].mean())
+            row["descriptor_bytes"] = float(dma.bytes[with_p].sum() / parts[with_p].sum())
+        transposed = int(dma.transpose[sel].sum()) if dma.transpose is not None else 0
+        row["transposed"] = transposed
+        rows.append(row)
+        desc = row.get("descriptor_bytes")
+        if desc is not None and desc < DESCRIPTOR_BYTES:
+            findings.append(
+                LineFinding(
+                    "NKI701",
+                    keys[k][0],
+                    keys[k][1],
+                    f"DMA descriptors of {fmt_bytes(desc)} per partition row (under {fmt_bytes(DESCRIPTOR_BYTES)} is "
+                    f"markedly less efficient): {row['transfers']} transfers, {fmt_bytes(nbytes)}, "
+                    f"{row['share']:.0%} of the kernel's DMA bytes, {row['partitions_per_transfer']:.0f} partitions "
+                    "each. Move wider rows per transfer (a larger free dimension per partition).",
+                    row,
+                )
+            )
+        if transposed:
+            findings.append(
+                LineFinding(
+                    "NKI702",
+                    keys[k][0],
+                    keys[k][1],
+                    f"{transposed} transposing DMA transfer(s) ({fmt_bytes(nbytes)}): DMA transposes run well below "
+                    "the DMA peak; a layout that needs no transpose, or a Tensor-engine transpose, may be faster.",
+                    row,
+                )
+            )
+    status = "found" if findings else "nothing found"
+    if not findings and not any("descriptor_bytes" in r for r in rows):
+        status = "unavailable"
+        cover_text += (
+            "; the profile records no SBUF partition counts per transfer (read/write_num_sbuf_partitions), so "
+            "descriptor sizes are unknown"
+        )
+    rows.sort(key=lambda r: -r["bytes"])
+    return Investigation("dma-efficiency", title, status, cover_text, findings, rows)
+
+
+def _range_key(pcore: npt.NDArray[np.int32], hbm: npt.NDArray[np.int64], i: int) -> tuple[int, int, int, int]:
+    """(core, HBM allocation, first byte, end byte) of transfer i."""
+    return int(pcore[i]), int(hbm[i, 0]), int(hbm[i, 1]), int(hbm[i, 2])
+
+
+def redundant_dma(
+    profile: Profile, line_of: npt.NDArray[np.int64], keys: list[tuple[str, int]]
+) -> Investigation:
+    """§3.2: excess HBM traffic split into input reloads (per tensor, per line and tensor; exact byte-range
+    reloads where the profile knows the ranges) and compiler spills."""
+    title = "Redundant DMA (memory_bound_ideal → memory_bound_ideal_no_reloads)"
+    dma = profile.dma
+    kernel = kernel_dma_mask(profile)
+    inputs = {t.name: t.size for t in profile.tensors if t.role == "IN"}
+    necessary = sum(t.size for t in profile.tensors if t.role in ("IN", "OUT"))
+    total = int(dma.bytes[kernel].sum())
+    if not profile.tensors:
+        return Investigation("redundant-dma", title, "unavailable", NO_TENSORS_HELP)
+    names = set(dma.tensor.values)
+    if names <= {"unknown", ""}:
+        return Investigation("redundant-dma", title, "unavailable", f"tensor names unknown: {NO_DGE_HELP}")
+    dline = np.where(dma.instr >= 0, line_of[np.maximum(dma.instr, 0)], -1) if len(line_of) else dma.instr
+    excess = total - necessary
+    summary = (
+        f"DMA moved {fmt_bytes(total)}, the kernel's inputs and outputs are {fmt_bytes(necessary)}: "
+        f"excess {fmt_bytes(max(excess, 0))}"
+    )
+    findings: list[LineFinding] = []
+    rows: list[dict[str, Any]] = []
+    loads = kernel & (
+        dma.source.mask_of({"[[INPUT]]"}) if dma.source is not None else dma.tensor.mask_of(set(inputs))
+    )
+    tensor_of = np.asarray(dma.tensor.codes)
+    ratios: dict[str, float] = {}
+    for name, size in inputs.items():
+        c = dma.tensor.values.index(name) if name in dma.tensor.values else -1
+        moved = int(dma.bytes[loads & (tensor_of == c)].sum()) if c >= 0 else 0
+        ratios[name] = moved / size if size else 0.0
+        rows.append({"tensor": name, "size": size, "loaded": moved, "ratio": ratios[name]})
+
+    exact = dma.hbm_range is not None and (dma.hbm_range[:, 0] >= 0).any()
+    if exact:
+        # Exact: a load of an HBM byte range some earlier load of this kernel already brought in.
+        assert dma.hbm_range is not None
+        first: dict[tuple[int, int, int, int], int] = {}
+        again: dict[tuple[int, str], list[int]] = defaultdict(list)
+        broadcast: dict[tuple[int, str], list[int]] = defaultdict(list)
+        for i in np.flatnonzero(loads):
+            key = _range_key(dma.pcore, dma.hbm_range, int(i))
+            if key[1] < 0:
+                continue
+            if key in first:
+                again[(int(dline[i]), dma.tensor.value(int(i)) or "?")].append(int(i))
+            else:
+                first[key] = int(i)
+            if int(dma.bytes[i]) > key[3] - key[2]:  # one transfer reading its bytes several times
+                broadcast[(int(dline[i]), dma.tensor.value(int(i)) or "?")].append(int(i))
+        for (k, name), idx in sorted(again.items(), key=lambda kv: -len(kv[1])):
+            if k < 0:
+                continue
+            nbytes = int(dma.bytes[idx].sum())
+            firsts = {int(dline[first[_range_key(dma.pcore, dma.hbm_range, i)]]) for i in idx}
+            at = sorted(keys[f][1] for f in firsts if f >= 0 and keys[f][0] == keys[k][0])
+            nums = {"tensor": name, "reloads": len(idx), "reloaded_bytes": nbytes, "first_loaded_at": at}
+            findings.append(
+                LineFinding(
+                    "NKI703",
+                    keys[k][0],
+                    keys[k][1],
+                    f"reloads {fmt_bytes(nbytes)} of input `{name}` that were already loaded "
+                    f"({len(idx)} transfer(s) of the same HBM bytes"
+                    + (f", first loaded at line {', '.join(map(str, at))}" if at else "")
+                    + "). Keep the tile in SBUF and reuse it.",
+                    nums,
+                )
+            )
+        for (k, name), idx in broadcast.items():
+            if k < 0:
+                continue
+            span = int(sum(dma.hbm_range[i, 2] - dma.hbm_range[i, 1] for i in idx))
+            nbytes = int(dma.bytes[idx].sum())
+            nums = {"tensor": name, "transfers": len(idx), "hbm_bytes": span, "moved_bytes": nbytes}
+            findings.append(
+                LineFinding(
+                    "NKI703",
+                    keys[k][0],
+                    keys[k][1],
+                    f"moves {fmt_bytes(nbytes)} for {fmt_bytes(span)} of input `{name}`: a broadcast load, "
+                    "reading the same HBM bytes again for every partition it fills. Load it once and broadcast "
+                    "on chip (e.g. a partition broadcast or a stride-0 access) if the DMA is the bottleneck.",
+                    nums,
+                )
+            )
+    else:
+        for k, sel in _by_line(loads, dline):
+            for c in np.unique(tensor_of[sel]):
+                name = dma.tensor.values[c] if c >= 0 else "?"
+                if ratios.get(name, 0.0) <= 1.0:
+                    continue
+                nbytes = int(dma.bytes[sel[tensor_of[sel] == c]].sum())
+                nums = {"tensor": name, "loaded_bytes": nbytes, "tensor_ratio": ratios[name]}
+                findings.append(
+                    LineFinding(
+                        "NKI703",
+                        keys[k][0],
+                        keys[k][1],
+                        f"loads {fmt_bytes(nbytes)} of input `{name}`, which the kernel loads "
+                        f"{ratios[name]:.2f}× its size in all: part of it is reloaded. Keep tiles in SBUF and reuse them.",
+                        nums,
+                    )
+                )
+
+    if dma.source is not None and dma.dest is not None:
+        virtual_src = np.array(["VIRTUAL" in v for v in dma.source.values] + [False], bool)[dma.source.codes]
+        virtual_dst = np.array(["VIRTUAL" in v for v in dma.dest.values] + [False], bool)[dma.dest.codes]
+        reload = kernel & virtual_src
+        spill_any = kernel & (virtual_src | virtual_dst)
+        for k in np.unique(dline[spill_any]):
+            if k < 0:
+                continue
+            rb = int(dma.bytes[reload & (dline == k)].sum())
+            cost = 2 * rb  # save-direction Flow links are partly missing (bounds.md §3.2)
+            nums = {"reload_bytes": rb, "cost_bytes": cost}
+            findings.append(
+                LineFinding(
+                    "NKI704",
+                    keys[k][0],
+                    keys[k][1],
+                    f"the compiler spilled this operation's output to HBM and reloaded it: about {fmt_bytes(cost)} of "
+                    "DMA (2 × the reloads). Reduce the live SBUF data here (smaller tiles, fewer buffers).",
+                    nums,
+                )
+            )
+    method = "exact HBM byte ranges" if exact else "per tensor (TensorInfo sizes)"
+    return Investigation(
+        "redundant-dma",
+        title,
+        "found" if findings else "nothing found",
+        f"{summary}; reloads found by {method}",
+        findings,
+        rows,
+    )
+
+
+def _te_rows(profile: Profile) -> npt.NDArray[np.bool_]:
+    ins = profile.instructions
+    te = ins.engine.mask_of({"Tensor"})
+    return np.asarray(te & (ins.flops > 0), bool) if ins.flops is not None else np.zeros(len(ins), bool)
+
+
+def tensor_engine(
+    profile: Profile, line_of: npt.NDArray[np.int64], keys: list[tuple[str, int]], pk: Peaks
+) -> Investigation:
+    """§3.3: per ``nc_matmul`` line, count, share of hardware FLOPs and K/M/N against 128/128/512."""
+    title = "Tensor-engine inefficiency (compute_bound → compute_bound_ideal_flops)"
+    ins = profile.instructions
+    if ins.flops is None:
+        return Investigation("tensor-engine", title, "unavailable", NO_FLOPS_HELP)
+    te = _te_rows(profile)
+    mm = te & ~ins.transpose if ins.transpose is not None else te
+    hw = int(ins.flops[te].sum())
+    if not mm.any():
+        return Investigation("tensor-engine", title, "nothing found", "no matmuls on the Tensor engine")
+    if not keys:
+        return Investigation("tensor-engine", title, "unavailable", NO_SOURCE_HELP)
+    kmn = ins.matmul_kmn
+    rows, findings = [], []
+    for k, sel in _by_line(mm, line_of):
+        fl = int(ins.flops[sel].sum())
+        busy = int((ins.end[sel] - ins.start[sel]).sum())
+        ideal = fl / pk.te_flops_per_s * 1e9
+        row: dict[str, Any] = {
+            "file": keys[k][0],
+            "line": keys[k][1],
+            "count": int(sel.size),
+            "flops": fl,
+            "share": fl / hw if hw else 0.0,
+            "busy_ns": busy,
+            "ideal_ns": ideal,
+        }
+        known = kmn is not None and (kmn[sel] >= 0).all(axis=1).any()
+        if known:
+            assert kmn is not None
+            good = kmn[sel][(kmn[sel] >= 0).all(axis=1)]
+            row.update(K=int(good[:, 0].max()), M=int(good[:, 1].max()), N=int(good[:, 2].max()))
+        rows.append(row)
+        if known and (row["K"] < K_MAX or row["M"] < M_MAX):
+            findings.append(
+                LineFinding(
+                    "NKI705",
+                    keys[k][0],
+                    keys[k][1],
+                    f"matmuls with K={row['K']} M={row['M']} N={row['N']} (maxima {K_MAX}/{M_MAX}/{N_MAX}): "
+                    f"{row['count']} instruction(s), {row['share']:.0%} of the Tensor-engine FLOPs, "
+                    f"{fmt_ns(busy)} busy for {fmt_ns(ideal)} of work at peak. Undersized K or M cuts what an "
+                    "instruction delivers without shortening it much: use full 128-row tiles.",
+                    row,
+                )
+            )
+    summary = f"{len(rows)} matmul line(s), {hw / 1e9:.3g} GFLOP on the Tensor engine"
+    if kmn is None:
+        summary += "; K/M/N not in this profile's operands text, so tile sizes cannot be checked"
+    rows.sort(key=lambda r: -r["flops"])
+    return Investigation(
+        "tensor-engine", title, "found" if findings else "nothing found", summary, findings, rows
+    )
+
+
+def transposes(
+    profile: Profile, line_of: npt.NDArray[np.int64], keys: list[tuple[str, int]], pk: Peaks
+) -> Investigation:
+    """§3.4: per ``nc_transpose`` line, count, transpose FLOPs, time at TE peak and share of all transposes."""
+    title = "Redundant Tensor-engine transposes (compute_bound_ideal_flops → useful_flops)"
+    ins = profile.instructions
+    if ins.flops is None or ins.transpose is None:
+        return Investigation("transposes", title, "unavailable", NO_FLOPS_HELP)
+    tr = _te_rows(profile) & ins.transpose
+    if not tr.any():
+        return Investigation("transposes", title, "nothing found", "no Tensor-engine transposes")
+    if not keys:
+        return Investigation("transposes", title, "unavailable", NO_SOURCE_HELP)
+    total = int(ins.flops[tr].sum())
+    rows: list[dict[str, Any]] = []
+    findings: list[LineFinding] = []
+    for k, sel in _by_line(tr, line_of):
+        fl = int(ins.flops[sel].sum())
+        row: dict[str, Any] = {
+            "file": keys[k][0],
+            "line": keys[k][1],
+            "count": int(sel.size),
+            "flops": fl,
+            "peak_ns": fl / pk.te_flops_per_s * 1e9,
+            "share": fl / total if total else 0.0,
+        }
+        rows.append(row)
+        findings.append(
+            LineFinding(
+                "NKI706",
+                keys[k][0],
+                keys[k][1],
+                f"{row['count']} Tensor-engine transpose(s): {fmt_ns(row['peak_ns'])} of Tensor-engine time at "
+                f"peak, {row['share']:.0%} of all transpose overhead. Taking the operand pre-transposed "
+                "(or loading it transposed once) removes them.",
+                row,
+            )
+        )
+    return Investigation(
+        "transposes", title, "found", f"{int(tr.sum())} transpose(s) on {len(rows)} line(s)", findings, rows
+    )
+
+
+def investigate(profile: Profile, generation: str = "trn2") -> list[Investigation]:
+    """All four investigations of one profile, in bounds.md order."""
+    line_of, keys = _instr_lines(profile)
+    pk = peaks(profile, generation)
+    return [
+        dma_efficiency(profile, line_of, keys),
+        redundant_dma(profile, line_of, keys),
+        tensor_engine(profile, line_of, keys, pk),
+        transposes(profile, line_of, keys, pk),
+    ]
