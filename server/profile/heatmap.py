@@ -67,7 +67,8 @@ METRIC_DEFS: dict[str, dict[str, str]] = {
     "dma_bytes": {
         "label": "DMA bytes",
         "unit": "bytes",
-        "description": "bytes of transfers triggered by the line's instructions (Flow edges)",
+        "description": "bytes of the kernel's transfers (as counted for the kernel: in the execution window, "
+        "no instruction-queue or <= 4-byte packets) triggered by the line's instructions (Flow edges)",
     },
     "dma_ns": {"label": "DMA time", "unit": "ns", "description": "union of those transfers"},
     "exclusive_ns": {
