@@ -100,7 +100,12 @@ class ProfileReport:
             {
                 **check_payload(
                     build_payload(
-                        uri_of(local), source, self.profile_info(fh.mapping), fh.lines, kernel, max_busy_ns=top
+                        uri_of(local),
+                        source,
+                        self.profile_info(fh.mapping),
+                        fh.lines,
+                        kernel,
+                        max_busy_ns=top,
                     )
                 ),
                 "findings": findings.get(local, []),

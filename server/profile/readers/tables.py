@@ -36,7 +36,6 @@ from nki_studio.profile.readers.common import (
     null_mask,
     parsed_values,
 )
-from nki_studio.profile.validate import clean_scalars, int_values
 from nki_studio.profile.readers.detail_columns import (
     DMA_COLUMNS,
     INSTRUCTION_COLUMNS,
@@ -45,6 +44,7 @@ from nki_studio.profile.readers.detail_columns import (
     instruction_details,
     tensor_roles,
 )
+from nki_studio.profile.validate import clean_scalars, int_values
 
 I64 = npt.NDArray[np.int64]
 
