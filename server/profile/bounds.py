@@ -145,6 +145,15 @@ def _family(
     out, prev = [], float(total)
     prev_known: float | None = prev
     for name, ns, sp in zip(names, values, speedups, strict=True):
+        if ns is not None and prev_known is not None and ns > prev_known:
+            # A lower bound above the time it bounds: the recorded bytes or FLOPs, or the peak they are divided
+            # by, contradict the measured times. Withheld rather than shown with a negative gap.
+            why = (
+                f"{name} ({ns:.0f} ns) exceeds the {out[-1].name if out else 'total time'} it bounds "
+                f"({prev_known:.0f} ns): the recorded bytes or FLOPs, or the peak, contradict the measured times"
+            )
+            out.append(Bound(name, None, None, GAP_MEANING[name], None, missing=why))
+            continue
         gap = None if ns is None or prev_known is None else prev_known - ns
         out.append(Bound(name, ns, gap, GAP_MEANING[name], sp))
         prev_known = ns
@@ -253,7 +262,7 @@ def _core_bounds(profile: Profile, pcore: int | None, pk: Peaks) -> Bounds:
     pipeline.name = "pipeline"
     for fam in (memory, compute):
         for b in fam.bounds:
-            if b.ns is None:
+            if b.ns is None and not b.missing:
                 b.missing = next((n for n in notes if b.name in n or fam.name in n), "not in the profile")
     if bottleneck not in (DMA, "Tensor"):
         notes.append(

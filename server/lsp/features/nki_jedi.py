@@ -70,13 +70,11 @@ class NkiJedi:
         return jedi.Script(text, path=path, project=self.project(path), environment=self.environment)
 
     def warm_up(self) -> None:
-        """Parse the stubs and infer the builtins once so the first real request does not pay for it: the first
-        keyword-argument completion (jedi completes the global scope inside a call) took ~1.3 s unwarmed."""
+        """Parse the stubs once so the first real request does not pay for it."""
         source = "import nki\nimport nki.language as nl\nimport nki.isa as nisa\nnl.ndarray\nnisa.nc_matmul("
         script = self.script(source, None)
         script.complete(4, 3)
         script.get_signatures(5, len("nisa.nc_matmul("))
-        script.complete(5, len("nisa.nc_matmul("))
 
     def complete(self, text: str, path: str | None, line: int, column: int) -> list[Completion]:
         """NKI completions at 1-based ``line`` / 0-based code-point ``column``: attributes of the NKI modules and
