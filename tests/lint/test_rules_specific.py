@@ -392,3 +392,80 @@ def test_loop_body_parameter_is_a_register_only_where_the_loop_sees_the_function
         )
     )
     assert [f.span.line for f in only("NKI112", text)] == [9]
+
+
+def test_int64_scalar_rules_follow_dtypes_through_code() -> None:
+    text = (
+        HEAD
+        + (
+            "@nki.jit\ndef k(x, c, hbm):\n"  # 6-7
+            "    t64 = nl.ndarray((1, 1), dtype=nl.int64, buffer=nl.sbuf)\n"
+            "    t32 = nl.ndarray((1, 1), dtype=nl.int32)\n"  # 9: default buffer sbuf
+            "    big = nisa.scalar_load(t64)\n    small = nisa.scalar_load(src=t32)\n"  # 10-11
+            "    a = big < 3\n    b = small < 3\n    c2 = 0 == big * 2\n    d = big is None\n"  # 12-15: 12, 14
+            "    m = big + small\n    big += small\n    ok = small * 4 + 1\n"  # 16-18: 16, 17
+            "    sb = nl.ndarray((128, 64), dtype=nl.float32)\n"  # 19
+            "    v1 = sb.ap([[64, 1], [1, 64]], scalar_offset=nisa.scalar_load(t64))\n"  # 20
+            "    v2 = sb.ap([[64, 1], [1, 64]], scalar_offset=small)\n"  # 21: int32, fine
+            "    v3 = hbm.ap([[64, 1], [1, 64]], scalar_offset=nisa.scalar_load(t64))\n"  # 22: unknown (HBM param)
+            "    h = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)\n"
+            "    v4 = h.ap([[64, 1], [1, 64]], scalar_offset=nisa.scalar_load(t64) * 64)\n"  # 24: HBM, fine
+            "    def body(i):\n"
+            "        w = sb.ap([[64, 1], [1, 64]], scalar_offset=nisa.scalar_load(t64) + i)\n"  # 26: closure
+            "        s = nisa.scalar_load(t32)\n        s += nisa.scalar_load(t32)\n"  # 27-28 fine
+            "    nl.fori_loop(0, small, body)\n"
+            "    nisa.scalar_store(t32, nisa.scalar_load(t64))\n"  # 30: width
+            "    nisa.scalar_store(t64, nisa.scalar_load(t64))\n"  # 31: fine
+            "    sb = t64\n    v5 = sb.ap([[1, 1], [1, 1]], scalar_offset=nisa.scalar_load(t64))\n"  # 32-33 rebound
+            "    return x\n"
+        )
+    )
+    assert [f.span.line for f in only("NKI130", text)] == [12, 14]
+    assert [f.span.line for f in only("NKI131", text)] == [16, 17, 30]
+    assert [f.span.line for f in only("NKI509", text)] == [20, 26, 33]
+    assert all(not only(code, text, "0.6") for code in ("NKI130", "NKI131", "NKI509"))
+    (store,) = [f for f in only("NKI131", text) if f.span.line == 30]
+    assert "int64 NkiScalar" in store.message and "nl.int32 tile" in store.message
+    assert "SBUF tensor `sb`" in only("NKI509", text)[0].message
+
+
+def test_scalar_tile_dtype_shape_and_buffer() -> None:
+    text = HEAD + (
+        "@nki.jit\ndef k(x):\n"  # 6-7
+        "    u32 = nl.ndarray((1, 1), dtype=nl.uint32, buffer=nl.sbuf)\n"
+        "    u64 = nl.zeros((1, 1), dtype=nl.uint64, buffer=nl.hbm)\n"
+        "    f = nl.ndarray((1, 1), nl.float32, nl.sbuf)\n"  # positional dtype and buffer
+        "    wide = nl.ndarray((1, 4), dtype=nl.int32, buffer=nl.sbuf)\n"
+        "    ps = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.psum)\n"
+        "    good = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)\n"
+        "    a = nisa.scalar_load(u32)\n    b = nisa.scalar_load(src=u64)\n"  # 14-15
+        "    c = nisa.scalar_load(f)\n    d = nisa.scalar_load(wide)\n"  # 16-17
+        "    e = nisa.scalar_load(ps)\n    g = nisa.scalar_load(good)\n"  # 18-19 (19 fine)
+        "    h = nisa.scalar_load(wide[0:1, 0:1])\n"  # 20: a one-element view, shape not judged
+        "    nisa.scalar_store(u32, g)\n    nisa.scalar_store(good, g)\n"  # 21-22 (22 fine)
+        "    nisa.scalar_load(x)\n"  # parameter: unknown
+        "    return x\n"
+    )
+    found = only("NKI510", text)
+    assert [f.span.line for f in found] == [14, 15, 16, 17, 18, 21]
+    assert "use nl.int32" in found[0].message and "use nl.int64" in found[1].message
+    assert "1x4" in found[3].message and "PSUM" in found[4].message
+    assert found[5].message.startswith("scalar_store destination `u32`")
+    assert only("NKI510", text, "0.6") == []
+
+
+def test_empty_like_transpose_axes_orders_and_fix() -> None:
+    text = HEAD + (
+        "@nki.jit\ndef k(x, axes):\n"  # 6-7
+        "    a = nl.empty_like(x, transpose_axes=(1, 0))\n"
+        "    b = nl.empty_like(x, transpose_axes=[0, 2, 1])\n"  # 9
+        "    c = nl.empty_like(x, transpose_axes=(0, 1, 2, 3, 4))\n"  # 10: no allowed order of rank 5
+        "    d = nl.empty_like(x, transpose_axes=axes)\n"  # not literal
+        "    return x\n"
+    )
+    found = only("NKI511", text)
+    assert [f.span.line for f in found] == [9, 10]
+    assert found[0].fix is not None and found[1].fix is None
+    fixed = apply_fix(text, found[0].fix)
+    assert "transpose_axes=(2, 1, 0)" in fixed and [f.span.line for f in only("NKI511", fixed)] == [10]
+    assert only("NKI511", text, "0.6") == []
