@@ -94,7 +94,18 @@ def _dense_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 class NkiTensor(ViewMixin):
     """A view over a storage. Attributes as language.md §5.1: shape, strides, offset, name, dtype, buffer."""
 
-    __slots__ = ("__weakref__", "_data", "_index", "_st", "dtype", "name", "offset", "shape", "strides")
+    __slots__ = (
+        "__weakref__",
+        "_data",
+        "_index",
+        "_size",
+        "_st",
+        "dtype",
+        "name",
+        "offset",
+        "shape",
+        "strides",
+    )
 
     def __init__(
         self,
@@ -111,9 +122,10 @@ class NkiTensor(ViewMixin):
         self._st = storage
         self._data = storage.data if data is None else data  # storage buffer, possibly reinterpreted
         self.dtype = storage.dtype if dtype is None else dtype
-        self.shape = tuple(int(d) for d in shape)
-        self.strides = tuple(int(s) for s in strides)
+        self.shape = tuple(map(int, shape))
+        self.strides = tuple(map(int, strides))
         self.offset = int(offset)
+        self._size = math.prod(self.shape)  # views are immutable; every operand check asks for the size
         self._index = index
         self.name = storage.name if name is None else name
 
@@ -131,7 +143,7 @@ class NkiTensor(ViewMixin):
     @property
     def size(self) -> int:
         """Number of elements in the view."""
-        return math.prod(self.shape)
+        return self._size
 
     @property
     def dtype_name(self) -> str:
