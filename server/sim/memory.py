@@ -37,6 +37,8 @@ import numpy as np
 from nki_studio.sim.errors import HardwareLimitError, ResourceLimitError
 from nki_studio.sim.userframe import SourceLocation, user_location
 
+_HBM = frozenset({"private_hbm", "shared_hbm"})
+
 
 class MemoryRegion(str, Enum):
     """``nl.sbuf``, ``nl.psum``, ``nl.private_hbm`` (= ``nl.hbm``), ``nl.shared_hbm`` (language.md §1)."""
@@ -46,15 +48,17 @@ class MemoryRegion(str, Enum):
     private_hbm = "private_hbm"
     shared_hbm = "shared_hbm"
 
+    # Both are read by every operand check: `_value_` skips Enum's descriptor, a set lookup the tuple scan.
     @property
     def kind(self) -> str:
         """The trace region: "hbm", "sbuf" or "psum"."""
-        return "hbm" if self in (MemoryRegion.private_hbm, MemoryRegion.shared_hbm) else self.value
+        value: str = self._value_
+        return "hbm" if value in _HBM else value
 
     @property
     def on_chip(self) -> bool:
         """True for SBUF and PSUM."""
-        return self in (MemoryRegion.sbuf, MemoryRegion.psum)
+        return self._value_ not in _HBM
 
     def __repr__(self) -> str:
         return f"nl.{self.value}"

@@ -99,6 +99,7 @@ class NkiTensor(ViewMixin):
         "_data",
         "_index",
         "_indirect",
+        "_size",
         "_st",
         "dtype",
         "name",
@@ -122,9 +123,10 @@ class NkiTensor(ViewMixin):
         self._st = storage
         self._data = storage.data if data is None else data  # storage buffer, possibly reinterpreted
         self.dtype = storage.dtype if dtype is None else dtype
-        self.shape = tuple(int(d) for d in shape)
-        self.strides = tuple(int(s) for s in strides)
+        self.shape = tuple(map(int, shape))
+        self.strides = tuple(map(int, strides))
         self.offset = int(offset)
+        self._size = math.prod(self.shape)  # views are immutable; every operand check asks for the size
         self._index = index
         self.name = storage.name if name is None else name
         # ``.indirect()`` views keep (base view, index values, num_elem) so an engine can regroup them.
@@ -150,7 +152,7 @@ class NkiTensor(ViewMixin):
     @property
     def size(self) -> int:
         """Number of elements in the view."""
-        return math.prod(self.shape)
+        return self._size
 
     @property
     def dtype_name(self) -> str:

@@ -22,6 +22,7 @@ _LIB_DIRS = tuple(
     }
 )
 _internal_cache: dict[str, bool] = {}
+_abspath_cache: dict[str, str] = {}  # a code object's file name -> its absolute path (asked per allocation)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ def is_internal(filename: str) -> bool:
     """True for frames of the simulator itself, the standard library or installed packages."""
     cached = _internal_cache.get(filename)
     if cached is None:
-        path = os.path.abspath(filename)
+        path = _abspath(filename)
         cached = (
             filename.startswith("<frozen")
             or path.startswith(_PACKAGE_DIR + os.sep)
@@ -45,6 +46,16 @@ def is_internal(filename: str) -> bool:
         )
         _internal_cache[filename] = cached
     return cached
+
+
+def _abspath(filename: str) -> str:
+    """``os.path.abspath``, remembered for absolute names (a relative one depends on the working directory)."""
+    path = _abspath_cache.get(filename)
+    if path is None:
+        path = os.path.abspath(filename)
+        if os.path.isabs(filename):
+            _abspath_cache[filename] = path
+    return path
 
 
 def user_location(frame: types.FrameType | None = None) -> SourceLocation:
@@ -60,10 +71,10 @@ def user_location(frame: types.FrameType | None = None) -> SourceLocation:
     # Walk out through the user's helper frames; stop at the first internal frame (the simulator's call
     # into the kernel), so test runners and drivers around the simulation are not reported.
     while f is not None and not is_internal(f.f_code.co_filename):
-        outer.append(f"{os.path.abspath(f.f_code.co_filename)}:{f.f_lineno}:{f.f_code.co_name}")
+        outer.append(f"{_abspath(f.f_code.co_filename)}:{f.f_lineno}:{f.f_code.co_name}")
         f = f.f_back
     outer.reverse()
-    return SourceLocation(os.path.abspath(inner.f_code.co_filename), inner.f_lineno, tuple(outer))
+    return SourceLocation(_abspath(inner.f_code.co_filename), inner.f_lineno, tuple(outer))
 
 
 def traceback_location(tb: types.TracebackType | None) -> SourceLocation:
