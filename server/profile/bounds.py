@@ -142,7 +142,8 @@ def _busy(start: npt.ArrayLike, end: npt.ArrayLike, w: tuple[int, int]) -> int:
 def _family(
     total: float, names: list[str], values: list[float | None], speedups: list[float | None]
 ) -> Family:
-    out, prev = [], float(total)
+    out: list[Bound] = []
+    prev = float(total)
     prev_known: float | None = prev
     for name, ns, sp in zip(names, values, speedups, strict=True):
         if ns is not None and prev_known is not None and ns > prev_known:
