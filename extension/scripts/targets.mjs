@@ -13,7 +13,15 @@ export const TARGETS = {
     pythons: ['3.12'],
   },
   'darwin-x64': {
-    platforms: ['macosx_10_9_x86_64', 'macosx_10_13_x86_64', 'macosx_11_0_x86_64', 'macosx_12_0_x86_64'],
+    platforms: [
+      'macosx_10_9_x86_64',
+      'macosx_10_13_x86_64',
+      'macosx_11_0_x86_64',
+      'macosx_12_0_x86_64',
+      'macosx_13_0_x86_64',
+      'macosx_14_0_x86_64',
+      'macosx_15_0_x86_64',
+    ],
     pythons: ['3.12'],
   },
   'darwin-arm64': {
