@@ -22,5 +22,10 @@ echo "== extension: eslint"; npm run --silent lint
 echo "== extension: prettier"; npm run --silent format:check
 echo "== extension: unit tests"; npm run --silent test:unit
 echo "== extension: package"; npm run --silent package
-echo "== extension: packaging test"; npm run --silent test:package
+# One foreign target too (its wheels from pip download, cached in .cache/wheels): the packaging test checks
+# both packages' compiled files against their targets (ELF/Mach-O headers); the linux-x64 one also runs.
+echo "== extension: package darwin-arm64"; bash scripts/package-all.sh darwin-arm64
+version=$(node -p 'require("./package.json").version')
+echo "== extension: packaging test"
+NKI_STUDIO_VSIXES="nki-studio-$version.vsix dist/nki-studio-darwin-arm64-$version.vsix" npm run --silent test:package
 echo "== extension: end-to-end"; npm run --silent test:e2e
