@@ -1,10 +1,9 @@
 """What the ``estimate``, ``analyze_profile`` and ``compare`` tools say about one profile, measured or
 estimated: the kernel summary, the bounds, the investigations and the per-line heat, in one JSON shape.
 
-The seam for the bound families and line-level investigations (issue 15, part 3): :func:`bounds_of` and
-:func:`investigations_of` are the only places that compute them. Today they return what the profile model
-already knows (roofline point, DMA/compute decomposition, engine busy times) and no investigations; when
-``nki_studio.profile`` gains the bound families, these two functions call it and nothing else changes.
+The bound families and line-level investigations (bounds.md §2, §3) come from ``nki_studio.profile.bounds`` and
+``nki_studio.profile.investigations``, the same code the CLI's ``profile analyze`` and the editor use; only
+:func:`bounds_of` and :func:`investigations_of` call them.
 """
 
 from __future__ import annotations
@@ -12,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from nki_studio.profile.bounds import compute_bounds
+from nki_studio.profile.investigations import investigate
 from nki_studio.profile.metrics import KernelMetrics, ProfileMetrics
 from nki_studio.profile.model import Profile
 
@@ -45,11 +46,15 @@ def summary_of(kernel: KernelMetrics) -> dict[str, Any]:
 
 
 def bounds_of(profile: Profile, metrics: ProfileMetrics) -> dict[str, Any]:
-    """The bounds the profile model gives today (see the module docstring for the seam)."""
+    """The bound families (memory, compute, pipeline: each bound, its gap and the bottleneck-aware speedup),
+    the bottleneck engine, and the roofline point and DMA/compute decomposition of the kernel."""
     k = metrics.kernel
     busiest = max(k.engines.items(), key=lambda kv: kv[1], default=("", 0))
+    bounds = compute_bounds(profile).to_dict() if profile.has_instructions else None
     return {
-        "families": [],  # bound families (bounds.md) are not computed yet: see the module docstring
+        "families": bounds["families"] if bounds else [],
+        "bottleneck": bounds["bottleneck"] if bounds else None,
+        "boundNotes": bounds["notes"] if bounds else ["the profile holds no instructions: no bounds"],
         "roofline": k.roofline.to_dict() if k.roofline else None,
         "busiestEngine": {"engine": busiest[0], "busy_ns": busiest[1]},
         "dmaShare": k.dma_union_ns / k.latency_ns if k.latency_ns else None,
@@ -61,9 +66,12 @@ def bounds_of(profile: Profile, metrics: ProfileMetrics) -> dict[str, Any]:
 
 
 def investigations_of(profile: Profile, metrics: ProfileMetrics) -> list[dict[str, Any]]:
-    """Line-level investigations (bounds.md): none yet (see the module docstring for the seam)."""
-    del profile, metrics
-    return []
+    """The four line-level investigations (DMA efficiency, redundant DMA, Tensor-engine tiles, transposes),
+    each "found", "nothing found" or "unavailable" with what is missing."""
+    del metrics
+    if not profile.has_instructions:
+        return []
+    return [inv.to_dict() for inv in investigate(profile)]
 
 
 def lines_of(

@@ -84,6 +84,11 @@ async def test_every_tool_on_the_examples(tmp_path: Path) -> None:
         assert view["label"] == "estimated" and "estimated" in est.content[0].text
         assert view["summary"]["latency_ns"] > 0 and view["lines"][0]["file"] == "softmax.py"
         assert view["simulation"]["status"] == "passed" and view["bounds"]["roofline"]["flops"] > 0
+        families = {f["name"]: [b["name"] for b in f["bounds"]] for f in view["bounds"]["families"]}
+        assert families["memory"][0] == "memory_bound" and families["pipeline"] == ["perfect_pipeline"]
+        assert view["bounds"]["bottleneck"]
+        kinds = {i["kind"]: i["status"] for i in view["investigations"]}
+        assert set(kinds) == {"dma-efficiency", "redundant-dma", "tensor-engine", "transposes"}
 
         measured = structured(await s.call_tool("analyze_profile", {"profile": str(parquet)}))
         assert measured["label"] == "measured" and measured["problem"] is None
