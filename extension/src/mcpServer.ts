@@ -92,9 +92,18 @@ export function registerMcpServer(
       return [new Definition(MCP_LABEL, launch.command, launch.args, launch.env, version)];
     },
   };
+  let registration: vscode.Disposable;
+  try {
+    registration = register.call(api.lm, MCP_PROVIDER_ID, provider);
+  } catch {
+    // A VS Code with an earlier, incompatible form of the API (1.100 throws: it wants another contribution
+    // point): agent mode is simply unavailable there; the rest of the extension must still activate.
+    changed.dispose();
+    return [];
+  }
   return [
     changed,
-    register.call(api.lm, MCP_PROVIDER_ID, provider),
+    registration,
     host.workspace.onDidGrantWorkspaceTrust(() => changed.fire()),
     host.workspace.onDidChangeWorkspaceFolders(() => changed.fire()),
     host.workspace.onDidChangeConfiguration((e) => {

@@ -92,6 +92,24 @@ describe('MCP server for agent mode', () => {
     );
   });
 
+  it('registers nothing when the API throws (VS Code 1.100 wants another contribution point)', () => {
+    const { h } = host(true, ['/w']);
+    const api: McpApi = {
+      lm: {
+        registerMcpServerDefinitionProvider: () => {
+          throw new Error(
+            'MCP configuration providers must be registered in contributes.modelContextServerCollections',
+          );
+        },
+      },
+      McpStdioServerDefinition: Definition,
+    };
+    assert.deepEqual(
+      registerMcpServer(api, h, () => assert.fail('no options wanted'), '0.1.0'),
+      [],
+    );
+  });
+
   it('offers the server in trusted workspaces only and announces trust and settings changes', () => {
     let provider: McpProvider | undefined;
     let id = '';
