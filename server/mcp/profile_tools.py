@@ -16,8 +16,10 @@ from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.simulate_tool import failed_metrics
 from nki_studio.mcp.workspace import Workspace
 from nki_studio.model.targets import Target
+from nki_studio.profile import (
+    analyze as profile_analysis,  # its analyze_profile: this module has a tool of that name
+)
 from nki_studio.profile.analyze import analyze
-from nki_studio.profile.metrics import compute_metrics
 from nki_studio.profile.model import ProfileError
 from nki_studio.sim.trace import read_jsonl
 from nki_studio.simulate.cost import flops_from_trace
@@ -39,8 +41,10 @@ def estimate_view(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> dict[s
         with open(trace_path, encoding="utf-8") as fh:
             trace = list(read_jsonl(fh))
     profile = estimate_profile(trace, Target(job.generation), path=job.path)
-    metrics = compute_metrics(profile, trace_flops=flops_from_trace(trace))  # FLOPs for the roofline point
-    out = profile_view.view(profile, metrics, ws.relative)
+    report = profile_analysis.analyze_profile(
+        profile, trace=flops_from_trace(trace)
+    )  # FLOPs for the roofline point
+    out = profile_view.view(report, ws.relative)
     out.update(
         kernel=job.spec.kernel,
         path=ws.relative(job.path),
@@ -76,7 +80,7 @@ def profile_report_view(ws: Workspace, path_text: str, argument: str = "profile"
         mapped = report.mapping.get(recorded)
         return ws.relative(mapped.local) if mapped is not None and mapped.local else recorded
 
-    out = profile_view.view(report.profile, report.metrics, local)
+    out = profile_view.view(report, local)
     out.update(
         path=ws.relative(path),
         mapping=[m.to_dict() for m in report.mapping.values()],

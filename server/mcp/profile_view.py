@@ -1,9 +1,8 @@
 """What the ``estimate``, ``analyze_profile`` and ``compare`` tools say about one profile, measured or
 estimated: the kernel summary, the bounds, the investigations and the per-line heat, in one JSON shape.
 
-The bound families and line-level investigations (bounds.md §2, §3) come from ``nki_studio.profile.bounds`` and
-``nki_studio.profile.investigations``, the same code the CLI's ``profile analyze`` and the editor use; only
-:func:`bounds_of` and :func:`investigations_of` call them.
+The bound families and line-level investigations (bounds.md §2, §3) are those ``nki_studio.profile.analyze``
+computed for the report, the same the CLI's ``profile analyze`` and the editor show.
 """
 
 from __future__ import annotations
@@ -11,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nki_studio.profile.bounds import compute_bounds
-from nki_studio.profile.investigations import investigate
+from nki_studio.profile.analyze import ProfileReport
 from nki_studio.profile.metrics import KernelMetrics, ProfileMetrics
 from nki_studio.profile.model import Profile
 
@@ -45,12 +43,12 @@ def summary_of(kernel: KernelMetrics) -> dict[str, Any]:
     return {k: d[k] for k in _SUMMARY_KEYS}
 
 
-def bounds_of(profile: Profile, metrics: ProfileMetrics) -> dict[str, Any]:
+def bounds_of(report: ProfileReport) -> dict[str, Any]:
     """The bound families (memory, compute, pipeline: each bound, its gap and the bottleneck-aware speedup),
     the bottleneck engine, and the roofline point and DMA/compute decomposition of the kernel."""
-    k = metrics.kernel
+    k = report.metrics.kernel
     busiest = max(k.engines.items(), key=lambda kv: kv[1], default=("", 0))
-    bounds = compute_bounds(profile).to_dict() if profile.has_instructions else None
+    bounds = report.bounds.to_dict() if report.bounds else None
     return {
         "families": bounds["families"] if bounds else [],
         "bottleneck": bounds["bottleneck"] if bounds else None,
@@ -63,15 +61,6 @@ def bounds_of(profile: Profile, metrics: ProfileMetrics) -> dict[str, Any]:
             k.intersection_ns / k.latency_ns if k.latency_ns and k.intersection_ns is not None else None
         ),
     }
-
-
-def investigations_of(profile: Profile, metrics: ProfileMetrics) -> list[dict[str, Any]]:
-    """The four line-level investigations (DMA efficiency, redundant DMA, Tensor-engine tiles, transposes),
-    each "found", "nothing found" or "unavailable" with what is missing."""
-    del metrics
-    if not profile.has_instructions:
-        return []
-    return [inv.to_dict() for inv in investigate(profile)]
 
 
 def lines_of(
@@ -97,16 +86,17 @@ def lines_of(
     return out
 
 
-def view(profile: Profile, metrics: ProfileMetrics, local: Callable[[str], str]) -> dict[str, Any]:
-    """Everything a tool returns about one profile."""
+def view(report: ProfileReport, local: Callable[[str], str]) -> dict[str, Any]:
+    """Everything a tool returns about one analysed profile (its bounds and investigations as ``analyze``
+    computed them)."""
     return {
-        "label": label_of(profile),
-        "format": profile.format,
-        "summary": summary_of(metrics.kernel),
-        "bounds": bounds_of(profile, metrics),
-        "investigations": investigations_of(profile, metrics),
-        "lines": lines_of(metrics, local),
-        "notes": list(metrics.kernel.notes),
+        "label": label_of(report.profile),
+        "format": report.profile.format,
+        "summary": summary_of(report.metrics.kernel),
+        "bounds": bounds_of(report),
+        "investigations": [inv.to_dict() for inv in report.investigations],
+        "lines": lines_of(report.metrics, local),
+        "notes": list(report.metrics.kernel.notes),
     }
 
 

@@ -47,6 +47,6 @@ def profile_remote(ws: Workspace, config: McpConfig, args: dict[str, Any]) -> tu
         mapped = report.mapping.get(recorded)
         return ws.relative(mapped.local) if mapped is not None and mapped.local else recorded
 
-    out = profile_view.view(report.profile, report.metrics, local)
+    out = profile_view.view(report, local)
     out.update(kernel=job.spec.kernel, host=profile.host, downloaded=str(profile.path), log=log[-40:])
     return out, profile_view.headline(f"{job.spec.kernel} on {profile.host}", out)
