@@ -157,11 +157,8 @@ function unpackWheel(wheel, dir) {
   }
 }
 
-/** `pip download` the pinned distributions for one target and CPython version; returns the wheel files. */
-function download(target, version, pins) {
-  const dir = path.join(root, '.cache', 'wheels', target, `cp${version.replace('.', '')}`);
-  fs.mkdirSync(dir, { recursive: true });
-  const platforms = TARGETS[target]?.platforms ?? [];
+/** `pip download` binary wheels only, without their dependencies, into `dest` (`args`: selectors and specs). */
+function pipDownload(dest, args) {
   run(python0, [
     '-m',
     'pip',
@@ -170,13 +167,23 @@ function download(target, version, pins) {
     '--disable-pip-version-check',
     '--no-deps',
     '--only-binary=:all:',
+    '--dest',
+    dest,
+    ...args,
+  ]);
+}
+
+/** `pip download` the pinned distributions for one target and CPython version; returns the wheel files. */
+function download(target, version, pins) {
+  const dir = path.join(root, '.cache', 'wheels', target, `cp${version.replace('.', '')}`);
+  fs.mkdirSync(dir, { recursive: true });
+  const platforms = TARGETS[target]?.platforms ?? [];
+  pipDownload(dir, [
     '--implementation',
     'cp',
     '--python-version',
     version,
     ...platforms.flatMap((p) => ['--platform', p]),
-    '--dest',
-    dir,
     ...pins,
   ]);
   const wheels = fs.readdirSync(dir).filter((f) => f.endsWith('.whl'));
@@ -223,20 +230,7 @@ function targetBuild(target, versions) {
     .map((m) => `${m[1]}${m[2].trim()}`);
   if (marked.length) {
     const dir = path.join(root, '.cache', 'wheels', 'pure');
-    run(python0, [
-      '-m',
-      'pip',
-      'download',
-      '--quiet',
-      '--disable-pip-version-check',
-      '--no-deps',
-      '--only-binary=:all:',
-      '--python-version',
-      '3.10',
-      '--dest',
-      dir,
-      ...marked,
-    ]);
+    pipDownload(dir, ['--python-version', '3.10', ...marked]);
     for (const w of fs.readdirSync(dir).filter((f) => f.endsWith('-none-any.whl')))
       unpackWheel(path.join(dir, w), stage);
   }
