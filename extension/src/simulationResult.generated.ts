@@ -199,8 +199,9 @@ export interface Roofline {
 
 /**
  * The estimated timeline: every traced instruction scheduled on its engine queue after its dependencies
- * (`nki_studio.estimate`, docs/cost-model.md), as an estimated profile's metrics. Estimated, not measured.
- * Analyses of the estimated profile (bounds, investigations) are added here as optional keys.
+ * (`nki_studio.estimate`, docs/cost-model.md), as an estimated profile's metrics, with the bounds and
+ * investigations of that profile (`nki_studio.profile.bounds` / `investigations`, the same objects
+ * `profile analyze --json` and the MCP tools carry). Estimated, not measured.
  */
 export interface Estimate {
   /** always 'estimated' */
@@ -218,12 +219,22 @@ export interface Estimate {
   overlapNs: number | null;
   /** time neither ran: waits and latencies (null: no DMA) */
   idleNs: number | null;
+  /** the busiest engine (or DMA) alone: the time with perfect overlap */
+  perfectPipelineNs: number;
+  /** totalNs - perfectPipelineNs: time lost to serialisation */
+  serializationGapNs: number;
+  /** DMA bytes over the DMA union (null: no DMA) */
+  effectiveDmaGbps: number | null;
   instructions: number;
   dmaBytes: number;
   /** hottest first */
   lines: EstimateLine[];
   /** the main core's engine tracks, DMA first */
   timeline: EngineTrack[];
+  /** the estimated profile's bound families, bottleneck and speedups (null: no instructions) */
+  bounds: BoundsJson | null;
+  /** the four line-level investigations of the estimated profile, each with its status */
+  investigations: InvestigationJson[];
   /** how the estimate was made and what it leaves out */
   notes?: string[];
 }
@@ -272,6 +283,82 @@ export interface EngineTrack {
   kind: 'dma' | 'compute';
   intervals: number[][];
 }
+
+/** The bound families of one core (profile-formats/bounds.md §2); `other_cores` holds the rest. */
+export interface BoundsJson {
+  /** measured or estimated */
+  provenance: string;
+  core: number;
+  /** [first, last] ns of the kernel DMA window */
+  window: number[];
+  window_source: string;
+  total_ns: number;
+  /** engine -> busy ns in the window; DMA: the union of kernel DMA */
+  engines: Record<string, number>;
+  bottleneck: string;
+  families: FamilyJson[];
+  dma_bytes: number;
+  necessary_bytes: number | null;
+  hardware_flops: number | null;
+  transpose_flops: number | null;
+  peaks: PeaksJson;
+  notes: string[];
+  other_cores: BoundsJson[];
+}
+
+/** A family of bounds (memory, compute, pipeline), from the total time down. */
+export interface FamilyJson {
+  name: string;
+  bounds: BoundJson[];
+}
+
+/** One bound of a family: its time, the gap from the previous bound and the speedup of reaching it. */
+export interface BoundJson {
+  name: string;
+  /** null: the profile lacks what the bound needs (see missing) */
+  ns: number | null;
+  gap_ns: number | null;
+  /** the overhead the gap to this bound stands for */
+  gap_means: string;
+  /** bottleneck-aware; null where the family is not the bottleneck's */
+  speedup: number | null;
+  missing: string;
+}
+
+/** Per-core peaks the bounds divide by, with where each came from. */
+export interface PeaksJson {
+  dma_bytes_per_s: number;
+  dma_source: string;
+  te_flops_per_s: number;
+  te_source: string;
+}
+
+/** The outcome of one line-level investigation (profile-formats/bounds.md §3). */
+export interface InvestigationJson {
+  /** dma-efficiency, redundant-dma, tensor-engine or transposes */
+  kind: string;
+  title: string;
+  /** found, nothing found, or unavailable (summary names the missing prerequisite) */
+  status: string;
+  summary: string;
+  findings: FindingJson[];
+  /** every line (or tensor) examined, with its numbers */
+  lines: Record<string, DetailValue>[];
+}
+
+/** One investigation finding on one source line, with the numbers behind it. */
+export interface FindingJson {
+  /** NKI7xx */
+  code: string;
+  /** as recorded in the profile */
+  file: string;
+  /** 1-based */
+  line: number;
+  message: string;
+  numbers: Record<string, DetailValue>;
+}
+
+export type DetailValue = number | string | number[];
 
 /** An answer no worker produced: refused (untrusted workspace), cancelled, or the run could not start. */
 export interface SimulationNotice {

@@ -228,10 +228,12 @@ def run_analyze(args: argparse.Namespace) -> int:
         report = _mapped(args)
     except (ProfileError, ValueError) as exc:
         return _usage(str(exc))
+    analysis = report.analysis()
     if args.json or args.format == "json":
-        print(json.dumps({"profile": report.profile_info(), **report.analysis()}, indent=1, default=str))
+        print(json.dumps({"profile": report.profile_info(), **analysis}, indent=1, default=str))
     else:
-        print("\n".join([*bounds_text(report.bounds), "", *investigations_text(report)]))
+        invs = investigations_text(report.profile.provenance, analysis["investigations"], report.local_path)
+        print("\n".join([*bounds_text(analysis["bounds"]), "", *invs]))
     return 0
 
 

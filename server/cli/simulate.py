@@ -58,7 +58,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--analyze",
         action="store_true",
-        help="also print the bounds and line-level investigations of the estimated profile",
+        help="also print the bounds and line-level investigations of the estimated profile (--json always "
+        "carries them in its estimate section)",
     )
     p.set_defaults(func=run)
 
@@ -132,48 +133,30 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{path}:{f.span.line}:{f.span.column}: {f.code} {f.message}", file=sys.stderr)
             return _usage("cannot simulate: " + "; ".join(resolution.problems))
         specs.append(resolution.spec)
-    runs = [
+    results = [
         _simulate_one(args, path, spec, generation.value, str(version) if version else None, len(specs) > 1)
         for spec in specs
     ]
-    results = [r for r, _ in runs]
-    if args.json:
-        shown: list[Any] = list(results)
-        if args.analyze:
-            from nki_studio.cli.simulate_analyze import analysis_json
+    if args.json:  # the estimate section holds the bounds and investigations with or without --analyze
+        print(json.dumps(results[0] if len(results) == 1 else results, indent=2, default=str))
+    elif args.analyze:
+        from nki_studio.cli.simulate_analyze import analysis_text
 
-            shown = [{**r, "analysis": analysis_json(a)} for r, a in runs]
-        print(json.dumps(shown[0] if len(shown) == 1 else shown, indent=2, default=str))
+        print("\n\n".join(f"{format_text(r)}\n\n{analysis_text(r)}" for r in results))
     else:
-        if args.analyze:
-            from nki_studio.cli.simulate_analyze import analysis_text
-
-            print("\n\n".join(f"{format_text(r)}\n\n{analysis_text(a)}" for r, a in runs))
-        else:
-            print("\n\n".join(format_text(r) for r in results))
+        print("\n\n".join(format_text(r) for r in results))
     return max(exit_code(r) for r in results)
 
 
 def _simulate_one(
     args: argparse.Namespace, path: str, spec: SimSpec, target: str, version: str | None, several: bool
-) -> tuple[SimulationResult, Any]:
-    """The result, and with ``--analyze`` the analysed estimated profile (None otherwise)."""
+) -> SimulationResult:
+    """The result of one kernel (its trace written to ``--trace``, one file per kernel when there are several)."""
     trace = os.path.abspath(args.trace) if args.trace else None
     if trace and several:  # one trace per kernel: OUT.<kernel>.jsonl
         root, ext = os.path.splitext(trace)
         trace = f"{root}.{spec.kernel}{ext or '.jsonl'}"
-    if not args.analyze:
-        return _run(args, path, spec, target, version, trace), None
-    from nki_studio.cli.simulate_analyze import analyze_trace, temporary_trace
-
-    own = trace is None
-    trace = trace or temporary_trace()
-    try:
-        result = _run(args, path, spec, target, version, trace)
-        return result, analyze_trace(trace, path, target, [name for name, _ in spec.args])
-    finally:
-        if own:
-            os.unlink(trace)
+    return _run(args, path, spec, target, version, trace)
 
 
 def _run(

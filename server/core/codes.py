@@ -54,8 +54,8 @@ FAMILIES: tuple[Family, ...] = (
         "performance investigations",
         source="nki-perf",
         footer="Reported by the profile analysis of nki-studio (source `nki-perf`: `nki-studio profile analyze`, "
-        "`nki-studio simulate --analyze`, or a profile loaded in the editor), for measured and estimated profiles "
-        "alike; switched off with the setting `nki-studio.perfInvestigations`. See "
+        "`nki-studio simulate --analyze`, a profile loaded in the editor, or the estimate of a simulate-on-save), for "
+        "measured and estimated profiles alike; switched off with the setting `nki-studio.perfInvestigations`. See "
         "`shared/profile-formats/bounds.md` §3 for the method.",
     ),
     Family("NKI9", "internal errors"),

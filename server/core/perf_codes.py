@@ -12,7 +12,8 @@ from nki_studio.core.findings import Severity
 
 _SCOPE = (
     "every NKI version and generation; reported after a profile is loaded (`nki-studio profile analyze`, "
-    "`nki-studio.loadProfile`) or for the estimated profile of a simulation (`nki-studio simulate --analyze`)"
+    "`nki-studio.loadProfile`) or for the estimated profile of a simulation (`nki-studio simulate --analyze`, "
+    "the `estimate` section of `--json`, simulate-on-save)"
 )
 
 DMA_SMALL_DESCRIPTORS = declare(

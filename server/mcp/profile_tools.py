@@ -4,47 +4,33 @@ them side by side with per-line deltas."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from nki_studio.estimate.profile import estimate_profile
 from nki_studio.mcp import profile_view
 from nki_studio.mcp.errors import ToolFailure
 from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.simulate_tool import failed_metrics
 from nki_studio.mcp.workspace import Workspace
-from nki_studio.model.targets import Target
-from nki_studio.profile import (
-    analyze as profile_analysis,  # its analyze_profile: this module has a tool of that name
-)
 from nki_studio.profile.analyze import analyze
 from nki_studio.profile.model import ProfileError
-from nki_studio.sim.trace import read_jsonl
-from nki_studio.simulate.cost import flops_from_trace
 
 
 def estimate_view(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> dict[str, Any]:
-    """Simulate the kernel with a trace, schedule the trace (``nki_studio.estimate``) and view the estimated
-    profile. The simulation's verdict comes along: an estimate of a wrong kernel is worth little."""
+    """Simulate the kernel and view the result's ``estimate`` section (the worker scheduled the trace,
+    ``nki_studio.estimate``, and analysed the estimated profile): the fields ``simulate --json`` prints. The
+    simulation's verdict comes along: an estimate of a wrong kernel is worth little."""
     job = prepare(ws, args)
-    with tempfile.TemporaryDirectory(prefix="nki-studio-mcp-") as tmp:
-        trace_path = os.path.join(tmp, "trace.jsonl")
-        result = sim.run(job, timeout_s=args.get("timeout_s"), trace_path=trace_path)
-        if result["status"] not in ("passed", "failed") or not os.path.isfile(trace_path):
-            raise ToolFailure(
-                "kernel_error" if result["status"] != "timeout" else "timeout",
-                f"cannot estimate: the simulation did not finish: {result['status']}: {result['message']}",
-                status=result["status"],
-            )
-        with open(trace_path, encoding="utf-8") as fh:
-            trace = list(read_jsonl(fh))
-    profile = estimate_profile(trace, Target(job.generation), path=job.path)
-    report = profile_analysis.analyze_profile(
-        profile, trace=flops_from_trace(trace)
-    )  # FLOPs for the roofline point
-    out = profile_view.view(report, ws.relative)
+    result = sim.run(job, timeout_s=args.get("timeout_s"))
+    section = result.get("estimate")
+    if result["status"] not in ("passed", "failed") or not section:
+        raise ToolFailure(
+            "kernel_error" if result["status"] != "timeout" else "timeout",
+            f"cannot estimate: the simulation did not finish: {result['status']}: {result['message']}",
+            status=result["status"],
+        )
+    cost = result.get("cost")
+    out = profile_view.estimate_section_view(section, cost["roofline"] if cost else None, ws.relative)
     out.update(
         kernel=job.spec.kernel,
         path=ws.relative(job.path),

@@ -2,7 +2,9 @@
 estimated: the kernel summary, the bounds, the investigations and the per-line heat, in one JSON shape.
 
 The bound families and line-level investigations (bounds.md §2, §3) are those ``nki_studio.profile.analyze``
-computed for the report, the same the CLI's ``profile analyze`` and the editor show.
+computed for the report, the same the CLI's ``profile analyze`` and the editor show. An estimate is viewed from
+the simulation result's ``estimate`` section (``estimate_section_view``): the same fields ``simulate --json``
+prints, so a CI script and an agent read one set of numbers.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any
 from nki_studio.profile.analyze import ProfileReport
 from nki_studio.profile.metrics import KernelMetrics, ProfileMetrics
 from nki_studio.profile.model import Profile
+from nki_studio.simulate.estimate import kernel_summary
+from nki_studio.simulate.result import Estimate, Roofline
 
 TOP_LINES = 40  # hottest lines returned per profile (an agent reads them; the rest are in the totals)
 
@@ -37,30 +41,35 @@ def label_of(profile: Profile) -> str:
     return "estimated" if profile.provenance == "estimated" else "measured"
 
 
-def summary_of(kernel: KernelMetrics) -> dict[str, Any]:
-    """The kernel-level numbers (metrics.md §2, §4): latency, unions, idle, engines, DMA."""
-    d = kernel.to_dict()
+def summary_of(kernel: KernelMetrics | dict[str, Any]) -> dict[str, Any]:
+    """The kernel-level numbers (metrics.md §2, §4): latency, unions, idle, engines, DMA (from a profile's
+    ``KernelMetrics`` or an estimate's kernel summary under the same keys)."""
+    d = kernel.to_dict() if isinstance(kernel, KernelMetrics) else kernel
     return {k: d[k] for k in _SUMMARY_KEYS}
 
 
-def bounds_of(report: ProfileReport) -> dict[str, Any]:
+def _bounds_view(summary: dict[str, Any], bounds: Any, roofline: Any) -> dict[str, Any]:
     """The bound families (memory, compute, pipeline: each bound, its gap and the bottleneck-aware speedup),
     the bottleneck engine, and the roofline point and DMA/compute decomposition of the kernel."""
-    k = report.metrics.kernel
-    busiest = max(k.engines.items(), key=lambda kv: kv[1], default=("", 0))
-    bounds = report.bounds.to_dict() if report.bounds else None
+    latency, overlap = summary["latency_ns"], summary["intersection_ns"]
+    busiest = max(summary["engines"].items(), key=lambda kv: kv[1], default=("", 0))
     return {
         "families": bounds["families"] if bounds else [],
         "bottleneck": bounds["bottleneck"] if bounds else None,
         "boundNotes": bounds["notes"] if bounds else ["the profile holds no instructions: no bounds"],
-        "roofline": k.roofline.to_dict() if k.roofline else None,
+        "roofline": roofline,
         "busiestEngine": {"engine": busiest[0], "busy_ns": busiest[1]},
-        "dmaShare": k.dma_union_ns / k.latency_ns if k.latency_ns else None,
-        "computeShare": k.compute_union_ns / k.latency_ns if k.latency_ns else None,
-        "overlapShare": (
-            k.intersection_ns / k.latency_ns if k.latency_ns and k.intersection_ns is not None else None
-        ),
+        "dmaShare": summary["dma_union_ns"] / latency if latency else None,
+        "computeShare": summary["compute_union_ns"] / latency if latency else None,
+        "overlapShare": overlap / latency if latency and overlap is not None else None,
     }
+
+
+def bounds_of(report: ProfileReport) -> dict[str, Any]:
+    """``_bounds_view`` of an analysed profile."""
+    k = report.metrics.kernel
+    bounds = report.bounds.to_dict() if report.bounds else None
+    return _bounds_view(summary_of(k), bounds, k.roofline.to_dict() if k.roofline else None)
 
 
 def lines_of(
@@ -97,6 +106,40 @@ def view(report: ProfileReport, local: Callable[[str], str]) -> dict[str, Any]:
         "investigations": [inv.to_dict() for inv in report.investigations],
         "lines": lines_of(report.metrics, local),
         "notes": list(report.metrics.kernel.notes),
+    }
+
+
+def estimate_section_view(
+    estimate: Estimate, roofline: Roofline | None, local: Callable[[str], str], top: int = TOP_LINES
+) -> dict[str, Any]:
+    """``view`` of a simulation result's ``estimate`` section (``roofline``: the result's cost-model point):
+    its bounds and investigations are the section's own objects, its numbers the section's fields."""
+    summary = summary_of(kernel_summary(estimate, "", roofline))
+    lines = [
+        {
+            "file": local(ln["path"]),
+            "line": ln["line"],
+            "busy_ns": ln["busyNs"],
+            "share": ln["share"],
+            "wait_ns": 0,  # an estimate schedules no semaphore waits of its own
+            "instr": ln["instructions"],
+            "engines": ln["engines"],
+            "dma_bytes": ln["dmaBytes"],
+            "dma_ns": ln["dmaNs"],
+            "top_opcodes": [
+                {"opcode": o["opcode"], "count": o["count"], "sum_ns": o["sumNs"]} for o in ln["topOpcodes"]
+            ],
+        }
+        for ln in estimate["lines"][:top]
+    ]
+    return {
+        "label": "estimated",
+        "format": "simulator trace",
+        "summary": summary,
+        "bounds": _bounds_view(summary, estimate["bounds"], roofline),
+        "investigations": estimate["investigations"],
+        "lines": lines,
+        "notes": list(estimate.get("notes", ())),
     }
 
 

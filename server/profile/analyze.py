@@ -44,9 +44,8 @@ class ProfileReport:
         invs = []
         for inv in self.investigations:
             d = inv.to_dict()
-            for f in d["findings"]:
-                f["local"] = self.local_path(f["file"])
-            invs.append(d)
+            local = [{**f, "local": self.local_path(f["file"])} for f in d["findings"]]
+            invs.append({**d, "findings": local})
         return {"bounds": self.bounds.to_dict() if self.bounds else None, "investigations": invs}
 
     def problem(self) -> str | None:

@@ -11,12 +11,13 @@ improvement does not touch)``.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
 from nki_studio.model.targets import limits_for, parse_generation
 from nki_studio.profile import intervals as iv
+from nki_studio.profile.analysis_json import BoundsJson
 from nki_studio.profile.model import WAIT_OPCODES, Profile
 
 Mask = npt.NDArray[np.bool_]
@@ -92,9 +93,12 @@ class Bounds:
                     return b
         raise KeyError(name)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return asdict(self)
+    def to_dict(self) -> BoundsJson:
+        """JSON-ready dict (``analysis_json.BoundsJson``)."""
+        out = asdict(self)
+        for core in (out, *out["other_cores"]):
+            core["window"] = list(core["window"])  # a JSON array, in memory as after a round trip
+        return cast(BoundsJson, out)
 
 
 def peaks(profile: Profile, generation: str = "trn2") -> Peaks:

@@ -5,8 +5,10 @@ Estimated numbers say so: every block names the profile's provenance.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from nki_studio.profile.analysis_json import BoundsJson, InvestigationJson
 from nki_studio.profile.analyze import ProfileReport
 from nki_studio.profile.bounds import Bounds
 from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
@@ -20,44 +22,49 @@ def _x(v: float | None) -> str:
     return "–" if v is None else f"{v:.2f}×"
 
 
-def bounds_text(b: Bounds | None) -> list[str]:
-    """The bounds block: each family with its bounds, gaps and bottleneck-aware speedups."""
+def bounds_text(b: BoundsJson | None) -> list[str]:
+    """The bounds block: each family with its bounds, gaps and bottleneck-aware speedups. Rendered from the JSON
+    shape (``Bounds.to_dict``), so the text says what ``--json`` and the ``estimate`` section say."""
     if b is None:
         return ["Bounds: not available (the profile holds kernel totals only, no instructions)"]
     out = [
-        f"Bounds ({b.provenance}, core {b.core}): total {fmt_ns(b.total_ns)} [{b.window_source}] · "
-        f"bottleneck {b.bottleneck}",
+        f"Bounds ({b['provenance']}, core {b['core']}): total {fmt_ns(b['total_ns'])} [{b['window_source']}] · "
+        f"bottleneck {b['bottleneck']}",
         "  engines busy: "
-        + ", ".join(f"{e} {fmt_ns(v)}" for e, v in sorted(b.engines.items(), key=lambda kv: -kv[1])),
+        + ", ".join(f"{e} {fmt_ns(v)}" for e, v in sorted(b["engines"].items(), key=lambda kv: -kv[1])),
     ]
-    for fam in b.families:
-        out.append(f"  {fam.name}:")
-        for x in fam.bounds:
-            if x.ns is None:
-                out.append(f"    {x.name:<34} n/a  ({x.missing})")
+    for fam in b["families"]:
+        out.append(f"  {fam['name']}:")
+        for x in fam["bounds"]:
+            if x["ns"] is None:
+                out.append(f"    {x['name']:<34} n/a  ({x['missing']})")
                 continue
             out.append(
-                f"    {x.name:<34} {_ns(x.ns):>10}  gap {_ns(x.gap_ns):>10} ({x.gap_means})  speedup {_x(x.speedup)}"
+                f"    {x['name']:<34} {_ns(x['ns']):>10}  gap {_ns(x['gap_ns']):>10} ({x['gap_means']})  "
+                f"speedup {_x(x['speedup'])}"
             )
-    nec = fmt_bytes(b.necessary_bytes) if b.necessary_bytes is not None else "unknown"
-    flops = f"{b.hardware_flops:,}" if b.hardware_flops is not None else "unknown"
+    nec = fmt_bytes(b["necessary_bytes"]) if b["necessary_bytes"] is not None else "unknown"
+    flops = f"{b['hardware_flops']:,}" if b["hardware_flops"] is not None else "unknown"
+    pk = b["peaks"]
     out.append(
-        f"  DMA {fmt_bytes(b.dma_bytes)} (necessary {nec}) · Tensor-engine FLOPs {flops}"
-        f" · peaks {b.peaks.dma_bytes_per_s / 1e9:.0f} GB/s [{b.peaks.dma_source}], "
-        f"{b.peaks.te_flops_per_s / 1e12:.1f} TFLOP/s [{b.peaks.te_source}]"
+        f"  DMA {fmt_bytes(b['dma_bytes'])} (necessary {nec}) · Tensor-engine FLOPs {flops}"
+        f" · peaks {pk['dma_bytes_per_s'] / 1e9:.0f} GB/s [{pk['dma_source']}], "
+        f"{pk['te_flops_per_s'] / 1e12:.1f} TFLOP/s [{pk['te_source']}]"
     )
-    out += [f"  note: {n}" for n in b.notes]
+    out += [f"  note: {n}" for n in b["notes"]]
     return out
 
 
-def investigations_text(report: ProfileReport) -> list[str]:
-    """Each investigation: status, summary, and its findings as ``file:line: CODE message``."""
-    out = [f"Investigations ({report.profile.provenance}):"]
-    for inv in report.investigations:
-        out.append(f"  {inv.title}: {inv.status} — {inv.summary}")
-        for f in inv.findings:
-            where = report.local_path(f.file) or f.file
-            out.append(f"    {where}:{f.line}: {f.code} {f.message}")
+def investigations_text(
+    provenance: str, investigations: Sequence[InvestigationJson], local: Callable[[str], str | None]
+) -> list[str]:
+    """Each investigation: status, summary, and its findings as ``file:line: CODE message`` (``local``: the
+    workspace file of a recorded path, None when it maps to none)."""
+    out = [f"Investigations ({provenance}):"]
+    for inv in investigations:
+        out.append(f"  {inv['title']}: {inv['status']} — {inv['summary']}")
+        for f in inv["findings"]:
+            out.append(f"    {local(f['file']) or f['file']}:{f['line']}: {f['code']} {f['message']}")
     return out
 
 

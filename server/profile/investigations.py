@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
+from nki_studio.profile.analysis_json import InvestigationJson
 from nki_studio.profile.bounds import Peaks, kernel_dma_mask, peaks
 from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
 from nki_studio.profile.metrics import NO_SOURCE_HELP
@@ -52,6 +53,11 @@ class LineFinding:
     message: str
     numbers: dict[str, Any]
 
+    @classmethod
+    def on(cls, code: str, where: tuple[str, int], message: str, numbers: dict[str, Any]) -> LineFinding:
+        """The finding ``code`` on ``where`` (a (file, line) key of ``_instr_lines``)."""
+        return cls(code, where[0], where[1], message, numbers)
+
 
 @dataclass
 class Investigation:
@@ -64,9 +70,9 @@ class Investigation:
     findings: list[LineFinding] = field(default_factory=list)
     lines: list[dict[str, Any]] = field(default_factory=list)  # every line examined, with its numbers
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return asdict(self)
+    def to_dict(self) -> InvestigationJson:
+        """JSON-ready dict (``analysis_json.InvestigationJson``)."""
+        return cast(InvestigationJson, asdict(self))
 
 
 def _instr_lines(profile: Profile) -> tuple[npt.NDArray[np.int64], list[tuple[str, int]]]:
@@ -157,10 +163,9 @@ def dma_efficiency(
         desc = row.get("descriptor_bytes")
         if desc is not None and desc < DESCRIPTOR_BYTES:
             findings.append(
-                LineFinding(
+                LineFinding.on(
                     "NKI701",
-                    keys[k][0],
-                    keys[k][1],
+                    keys[k],
                     f"DMA descriptors of {fmt_bytes(desc)} per partition row (under {fmt_bytes(DESCRIPTOR_BYTES)} is "
                     f"markedly less efficient): {row['transfers']} transfers, {fmt_bytes(nbytes)}, "
                     f"{row['share']:.0%} of the kernel's DMA bytes, {row['partitions_per_transfer']:.0f} partitions "
@@ -170,10 +175,9 @@ def dma_efficiency(
             )
         if transposed:
             findings.append(
-                LineFinding(
+                LineFinding.on(
                     "NKI702",
-                    keys[k][0],
-                    keys[k][1],
+                    keys[k],
                     f"{transposed} transposing DMA transfer(s) ({fmt_bytes(nbytes)}): DMA transposes run well below "
                     "the DMA peak; a layout that needs no transpose, or a Tensor-engine transpose, may be faster.",
                     row,
@@ -255,10 +259,9 @@ def redundant_dma(
             at = sorted(keys[f][1] for f in firsts if f >= 0 and keys[f][0] == keys[k][0])
             nums = {"tensor": name, "reloads": len(idx), "reloaded_bytes": nbytes, "first_loaded_at": at}
             findings.append(
-                LineFinding(
+                LineFinding.on(
                     "NKI703",
-                    keys[k][0],
-                    keys[k][1],
+                    keys[k],
                     f"reloads {fmt_bytes(nbytes)} of input `{name}` that were already loaded "
                     f"({len(idx)} transfer(s) of the same HBM bytes"
                     + (f", first loaded at line {', '.join(map(str, at))}" if at else "")
@@ -273,10 +276,9 @@ def redundant_dma(
             nbytes = int(dma.bytes[idx].sum())
             nums = {"tensor": name, "transfers": len(idx), "hbm_bytes": span, "moved_bytes": nbytes}
             findings.append(
-                LineFinding(
+                LineFinding.on(
                     "NKI703",
-                    keys[k][0],
-                    keys[k][1],
+                    keys[k],
                     f"moves {fmt_bytes(nbytes)} for {fmt_bytes(span)} of input `{name}`: a broadcast load, "
                     "reading the same HBM bytes again for every partition it fills. Load it once and broadcast "
                     "on chip (e.g. a partition broadcast or a stride-0 access) if the DMA is the bottleneck.",
@@ -292,10 +294,9 @@ def redundant_dma(
                 nbytes = int(dma.bytes[sel[tensor_of[sel] == c]].sum())
                 nums = {"tensor": name, "loaded_bytes": nbytes, "tensor_ratio": ratios[name]}
                 findings.append(
-                    LineFinding(
+                    LineFinding.on(
                         "NKI703",
-                        keys[k][0],
-                        keys[k][1],
+                        keys[k],
                         f"loads {fmt_bytes(nbytes)} of input `{name}`, which the kernel loads "
                         f"{ratios[name]:.2f}× its size in all: part of it is reloaded. Keep tiles in SBUF and reuse them.",
                         nums,
@@ -314,10 +315,9 @@ def redundant_dma(
             cost = 2 * rb  # save-direction Flow links are partly missing (bounds.md §3.2)
             nums = {"reload_bytes": rb, "cost_bytes": cost}
             findings.append(
-                LineFinding(
+                LineFinding.on(
                     "NKI704",
-                    keys[k][0],
-                    keys[k][1],
+                    keys[k],
                     f"the compiler spilled this operation's output to HBM and reloaded it: about {fmt_bytes(cost)} of "
                     "DMA (2 × the reloads). Reduce the live SBUF data here (smaller tiles, fewer buffers).",
                     nums,
@@ -378,10 +378,9 @@ def tensor_engine(
         rows.append(row)
         if known and (row["K"] < K_MAX or row["M"] < M_MAX):
             findings.append(
-                LineFinding(
+                LineFinding.on(
                     "NKI705",
-                    keys[k][0],
-                    keys[k][1],
+                    keys[k],
                     f"matmuls with K={row['K']} M={row['M']} N={row['N']} (maxima {K_MAX}/{M_MAX}/{N_MAX}): "
                     f"{row['count']} instruction(s), {row['share']:.0%} of the Tensor-engine FLOPs, "
                     f"{fmt_ns(busy)} busy for {fmt_ns(ideal)} of work at peak. Undersized K or M cuts what an "
@@ -426,10 +425,9 @@ def transposes(
         }
         rows.append(row)
         findings.append(
-            LineFinding(
+            LineFinding.on(
                 "NKI706",
-                keys[k][0],
-                keys[k][1],
+                keys[k],
                 f"{row['count']} Tensor-engine transpose(s): {fmt_ns(row['peak_ns'])} of Tensor-engine time at "
                 f"peak, {row['share']:.0%} of all transpose overhead. Taking the operand pre-transposed "
                 "(or loading it transposed once) removes them.",

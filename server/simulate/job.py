@@ -285,7 +285,7 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
                 write_jsonl(sim.trace, stream)
         timings["cost"] = time.perf_counter() - t
         t = time.perf_counter()
-        result["estimate"] = estimate_section(sim.trace, generation)
+        result["estimate"] = estimate_section(sim.trace, generation, names)
         timings["estimate"] = time.perf_counter() - t
 
     if verdict.passed:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypedDict, final
 
+from nki_studio.profile.analysis_json import BoundsJson, InvestigationJson
+
 Status = Literal["passed", "failed", "error", "timeout", "memory_limit", "cancelled", "crashed", "refused"]
 
 
@@ -202,16 +204,28 @@ class _EstimateKeys(TypedDict):
     computeNs: Annotated[int, "union of all compute instructions"]
     overlapNs: Annotated[int | None, "time DMA and compute ran together (null: no DMA)"]
     idleNs: Annotated[int | None, "time neither ran: waits and latencies (null: no DMA)"]
+    perfectPipelineNs: Annotated[int, "the busiest engine (or DMA) alone: the time with perfect overlap"]
+    serializationGapNs: Annotated[int, "totalNs - perfectPipelineNs: time lost to serialisation"]
+    effectiveDmaGbps: Annotated[float | None, "DMA bytes over the DMA union (null: no DMA)"]
     instructions: int
     dmaBytes: int
     lines: Annotated[list[EstimateLine], "hottest first"]
     timeline: Annotated[list[EngineTrack], "the main core's engine tracks, DMA first"]
+    bounds: Annotated[
+        BoundsJson | None,
+        "the estimated profile's bound families, bottleneck and speedups (null: no instructions)",
+    ]
+    investigations: Annotated[
+        list[InvestigationJson],
+        "the four line-level investigations of the estimated profile, each with its status",
+    ]
 
 
 class Estimate(_EstimateKeys, total=False):
     """The estimated timeline: every traced instruction scheduled on its engine queue after its dependencies
-    (``nki_studio.estimate``, docs/cost-model.md), as an estimated profile's metrics. Estimated, not measured.
-    Analyses of the estimated profile (bounds, investigations) are added here as optional keys."""
+    (``nki_studio.estimate``, docs/cost-model.md), as an estimated profile's metrics, with the bounds and
+    investigations of that profile (``nki_studio.profile.bounds`` / ``investigations``, the same objects
+    ``profile analyze --json`` and the MCP tools carry). Estimated, not measured."""
 
     notes: Annotated[list[str], "how the estimate was made and what it leaves out"]
 

@@ -19,12 +19,18 @@ import textwrap
 import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints, is_typeddict
 
+from nki_studio.profile.analysis_json import DetailValue
 from nki_studio.simulate import result
 
 SCHEMA_FILE = os.path.join("server", "simulate", "result.schema.json")
 TS_FILE = os.path.join("extension", "src", "simulationResult.generated.ts")
 ROOTS: tuple[type, ...] = (result.SimulationResult, result.SimulationNotice)
-ALIASES: dict[str, object] = {"Status": result.Status, "MetricValue": result.MetricValue, "Peak": result.Peak}
+ALIASES: dict[str, object] = {
+    "Status": result.Status,
+    "MetricValue": result.MetricValue,
+    "Peak": result.Peak,
+    "DetailValue": DetailValue,
+}
 _SCALARS: dict[object, dict[str, Any]] = {
     str: {"type": "string"},
     int: {"type": "integer"},

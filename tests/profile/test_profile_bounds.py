@@ -326,12 +326,16 @@ def test_cli_simulate_analyze_reports_the_estimate(
     line = pk.marker_line(pk.source("reload"), "load-b")
     assert "Bounds (estimated" in text and "Investigations (estimated)" in text
     assert f"reload.py:{line}: NKI703" in text
-    assert main(["simulate", str(kernel), *inputs, "--analyze", "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
-    assert result["status"] == "passed" and result["analysis"]["provenance"] == "estimated"
-    assert result["analysis"]["bounds"]["provenance"] == "estimated"
     assert main(["simulate", str(kernel), *inputs, "--json"]) == 0
-    assert "analysis" not in json.loads(capsys.readouterr().out)
+    result = json.loads(capsys.readouterr().out)
+    estimate = result["estimate"]  # the one documented section: no "analysis" beside it
+    assert result["status"] == "passed" and "analysis" not in result
+    assert estimate["label"] == "estimated" and estimate["bounds"]["provenance"] == "estimated"
+    (reload,) = [i for i in estimate["investigations"] if i["kind"] == "redundant-dma"]
+    assert [(f["code"], f["line"]) for f in reload["findings"]] == [("NKI703", line)]
+    assert "input `b`" in reload["findings"][0]["message"]  # the parameter's name, not arg1
+    assert main(["simulate", str(kernel), *inputs, "--analyze", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["estimate"]["investigations"] == estimate["investigations"]
 
 
 def test_lnc2_cores_are_bounded_separately_with_their_own_necessary_bytes(
@@ -342,8 +346,8 @@ def test_lnc2_cores_are_bounded_separately_with_their_own_necessary_bytes(
     from nki_studio.cli.main import main
 
     kernel = Path(__file__).resolve().parents[2] / "examples" / "lnc2_add.py"
-    assert main(["simulate", str(kernel), "--analyze", "--json"]) == 0
-    analysis = json.loads(capsys.readouterr().out)["analysis"]
+    assert main(["simulate", str(kernel), "--json"]) == 0
+    analysis = json.loads(capsys.readouterr().out)["estimate"]
     head = analysis["bounds"]
     cores = [head, *head["other_cores"]]
     assert sorted(c["core"] for c in cores) == [0, 1]

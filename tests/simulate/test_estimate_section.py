@@ -61,3 +61,28 @@ def test_the_payload_paints_the_estimate_with_the_profile_schema() -> None:
     assert kernel["estimated"] and kernel["latency_ns"] == section["totalNs"]
     assert kernel["timeline"] == section["timeline"] and kernel["dma_union_ns"] == section["dmaNs"]
     assert max(ln["heat"] for ln in payload["lines"]) == 1.0
+
+
+def test_the_section_carries_the_bounds_and_investigations_of_the_same_profile() -> None:
+    """One documented section: bounds and investigations are those of the estimated profile the metrics came
+    from (what ``profile analyze`` would say of it), and the tensors are named by the kernel's parameters."""
+    from nki_studio.profile.analyze import analyze_profile
+    from nki_studio.simulate.estimate import with_argument_names
+
+    trace = _trace()
+    section = estimate_section(trace, Generation.GEN3, ["x"])
+    profile = with_argument_names(estimate_profile(trace, Target(Generation.GEN3)), ["x"])
+    report = analyze_profile(profile)
+    assert report.bounds is not None and section["bounds"] == report.bounds.to_dict()
+    assert section["bounds"]["provenance"] == "estimated" and section["bounds"]["total_ns"] > 0
+    assert section["investigations"] == [i.to_dict() for i in report.investigations]
+    assert [i["kind"] for i in section["investigations"]] == [
+        "dma-efficiency",
+        "redundant-dma",
+        "tensor-engine",
+        "transposes",
+    ]
+    assert section["perfectPipelineNs"] <= section["totalNs"]
+    assert section["serializationGapNs"] == section["totalNs"] - section["perfectPipelineNs"]
+    payload = estimate_payload("file:///k.py", "/k.py", "k", section)
+    assert payload["kernel"]["bounds"] == section["bounds"]  # the panel's waterfall, for an estimate too
