@@ -114,32 +114,58 @@ async def test_every_tool_on_the_examples(tmp_path: Path) -> None:
         assert unknown["kind"] == "unknown_name" and "nki.isa.nc_matmul" in unknown["suggestions"]
 
 
+async def test_estimate_reads_the_fields_simulate_json_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """One documented ``estimate`` section: the MCP tool's bounds, investigations and totals are that section's
+    (what a CI script reads from ``simulate --json``), not a second analysis."""
+    import json
+
+    from nki_studio.cli.main import main
+
+    main(["simulate", str(EXAMPLES / "softmax.py"), "--json"])
+    section = json.loads(capsys.readouterr().out)["estimate"]
+    async with mcp_session("--root", str(EXAMPLES)) as s:
+        view = structured(await s.call_tool("estimate", {"file": "softmax.py"}))
+    assert view["investigations"] == section["investigations"]
+    assert view["bounds"]["families"] == section["bounds"]["families"]
+    assert view["bounds"]["bottleneck"] == section["bounds"]["bottleneck"]
+    assert view["summary"]["latency_ns"] == section["totalNs"]
+    assert view["summary"]["engines"] == section["engineNs"]
+    assert view["summary"]["serialization_gap_ns"] == section["serializationGapNs"]
+    assert [(ln["line"], ln["busy_ns"]) for ln in view["lines"]] == [
+        (ln["line"], ln["busyNs"]) for ln in section["lines"][: len(view["lines"])]
+    ]
+
+
 async def test_scripted_agent_loop(workspace: Path) -> None:
     """Wrong epsilon → simulate fails naming the metric → the fixed kernel passes → estimate → the fused
     variant estimates faster than the plain one."""
-    good = (workspace / "rms_plain.py").read_text(encoding="utf-8")
-    assert "EPS = 1e-5" in good
-    (workspace / "rms_plain.py").write_text(good.replace("EPS = 1e-5", "EPS = 0.5"), encoding="utf-8")
+    good = (workspace / "rmsnorm_residual.py").read_text(encoding="utf-8")
+    assert good.count("operand1=EPS)") == 1  # the kernel's epsilon; the reference keeps the right one
+    (workspace / "rmsnorm_residual.py").write_text(
+        good.replace("operand1=EPS)", "operand1=0.5)"), encoding="utf-8"
+    )
     async with mcp_session("--root", str(workspace)) as s:
-        wrong = await s.call_tool("simulate", {"file": "rms_plain.py"})
+        wrong = await s.call_tool("simulate", {"file": "rmsnorm_residual.py"})
         verdict = structured(wrong)
         assert verdict["status"] == "failed" and not verdict["passed"]
         metrics = {m["metric"] for m in verdict["failedMetrics"]}
         assert "allclose" in metrics and all(m["output"] == "out" for m in verdict["failedMetrics"])
         assert "allclose" in wrong.content[0].text
 
-        (workspace / "rms_plain.py").write_text(good, encoding="utf-8")  # the agent's fix
-        assert structured(await s.call_tool("simulate", {"file": "rms_plain.py"}))["passed"]
-        assert structured(await s.call_tool("simulate", {"file": "rms_fused.py"}))["passed"]
+        (workspace / "rmsnorm_residual.py").write_text(good, encoding="utf-8")  # the agent's fix
+        assert structured(await s.call_tool("simulate", {"file": "rmsnorm_residual.py"}))["passed"]
+        assert structured(await s.call_tool("simulate", {"file": "rmsnorm_residual_fused.py"}))["passed"]
 
-        plain = structured(await s.call_tool("estimate", {"file": "rms_plain.py"}))
-        fused = structured(await s.call_tool("estimate", {"file": "rms_fused.py"}))
+        plain = structured(await s.call_tool("estimate", {"file": "rmsnorm_residual.py"}))
+        fused = structured(await s.call_tool("estimate", {"file": "rmsnorm_residual_fused.py"}))
         assert plain["simulation"]["status"] == fused["simulation"]["status"] == "passed"
         assert fused["summary"]["latency_ns"] < plain["summary"]["latency_ns"]
         assert fused["summary"]["instr"] < plain["summary"]["instr"]
 
         cmp = structured(
-            await s.call_tool("compare", {"a": {"file": "rms_plain.py"}, "b": {"file": "rms_fused.py"}})
+            await s.call_tool(
+                "compare", {"a": {"file": "rmsnorm_residual.py"}, "b": {"file": "rmsnorm_residual_fused.py"}}
+            )
         )
         assert cmp["faster"] == "b" and cmp["speedup"] > 1
         assert cmp["totals"]["latency_ns"] == {
@@ -165,32 +191,35 @@ async def test_bad_input_is_a_structured_error_and_the_server_keeps_answering(
         ("simulate", {"file": "broken.py"}, "syntax_error"),
         ("simulate", {"file": "forever.py", "timeout_s": 3}, "timeout"),
         ("analyze_profile", {"profile": "corrupt.json"}, "unreadable_profile"),
-        ("simulate", {"file": "rms_plain.py", "kernel": "nope"}, "no_kernel"),
-        ("simulate", {"file": "rms_plain.py", "inputs": "a=bfloat16[oops"}, "bad_spec"),
+        ("simulate", {"file": "rmsnorm_residual.py", "kernel": "nope"}, "no_kernel"),
+        ("simulate", {"file": "rmsnorm_residual.py", "inputs": "a=bfloat16[oops"}, "bad_spec"),
         ("simulate", {}, "invalid_arguments"),
-        ("lint", {"file": "rms_plain.py", "colour": "red"}, "invalid_arguments"),
-        ("lint", {"file": "rms_plain.py", "target": "trn9"}, "invalid_arguments"),
+        ("lint", {"file": "rmsnorm_residual.py", "colour": "red"}, "invalid_arguments"),
+        ("lint", {"file": "rmsnorm_residual.py", "target": "trn9"}, "invalid_arguments"),
     ]
     async with mcp_session("--root", str(workspace), "--timeout", "30") as s:
         for tool, args, kind in cases:
             err = error_of(await s.call_tool(tool, args))
             assert err["kind"] == kind, (tool, args, err)
             # ... and the next call still works
-            ok = structured(await s.call_tool("lint", {"file": "rms_fused.py"}))
+            ok = structured(await s.call_tool("lint", {"file": "rmsnorm_residual_fused.py"}))
             assert ok["counts"]["error"] == 0
         timeout = error_of(await s.call_tool("simulate", {"file": "forever.py", "timeout_s": 2}))
         assert timeout["result"]["status"] == "timeout" and "2 s" in timeout["message"]
         syntax = error_of(await s.call_tool("simulate", {"file": "broken.py"}))
         assert (syntax["file"], syntax["line"]) == ("broken.py", 6)
-        assert structured(await s.call_tool("simulate", {"file": "rms_fused.py"}))["passed"]
+        assert structured(await s.call_tool("simulate", {"file": "rmsnorm_residual_fused.py"}))["passed"]
 
 
 @pytest.mark.parametrize("tool", ["simulate", "estimate"])
 async def test_an_untrusted_server_runs_no_kernel(workspace: Path, tool: str) -> None:
     async with mcp_session("--root", str(workspace), "--untrusted") as s:
-        err = error_of(await s.call_tool(tool, {"file": "rms_plain.py"}))
+        err = error_of(await s.call_tool(tool, {"file": "rmsnorm_residual.py"}))
         assert err["kind"] == "refused" and "untrusted" in err["message"]
-        assert structured(await s.call_tool("lint", {"file": "rms_plain.py"}))["path"] == "rms_plain.py"
+        assert (
+            structured(await s.call_tool("lint", {"file": "rmsnorm_residual.py"}))["path"]
+            == "rmsnorm_residual.py"
+        )
 
 
 async def test_streamable_http_on_loopback(workspace: Path) -> None:
@@ -222,7 +251,12 @@ async def test_streamable_http_on_loopback(workspace: Path) -> None:
         ):
             await s.initialize()
             assert {t.name for t in (await s.list_tools()).tools} == TOOLS
-            assert structured(await s.call_tool("lint", {"file": "rms_fused.py"}))["counts"]["error"] == 0
+            assert (
+                structured(await s.call_tool("lint", {"file": "rmsnorm_residual_fused.py"}))["counts"][
+                    "error"
+                ]
+                == 0
+            )
             assert error_of(await s.call_tool("lint", {"file": "/etc/hostname"}))["kind"] == "outside_roots"
     finally:
         server.terminate()
@@ -239,9 +273,10 @@ async def test_concurrent_calls_are_all_answered(workspace: Path) -> None:
             answers[key] = structured(await s.call_tool(tool, args))
 
         async with anyio.create_task_group() as tg:
-            tg.start_soon(call, "plain", "simulate", {"file": "rms_plain.py"})
-            tg.start_soon(call, "fused", "simulate", {"file": "rms_fused.py"})
-            tg.start_soon(call, "lint", "lint", {"file": "rms_plain.py"})
+            tg.start_soon(call, "plain", "simulate", {"file": "rmsnorm_residual.py"})
+            tg.start_soon(call, "fused", "simulate", {"file": "rmsnorm_residual_fused.py"})
+            tg.start_soon(call, "lint", "lint", {"file": "rmsnorm_residual.py"})
     assert answers["plain"]["passed"] and answers["fused"]["passed"]
-    assert answers["plain"]["kernel"] == "rms_plain" and answers["fused"]["kernel"] == "rms_fused"
-    assert answers["lint"]["path"] == "rms_plain.py"
+    assert answers["plain"]["kernel"] == "rmsnorm_residual_kernel"
+    assert answers["fused"]["kernel"] == "rmsnorm_residual_fused_kernel"
+    assert answers["lint"]["path"] == "rmsnorm_residual.py"
