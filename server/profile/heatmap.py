@@ -223,6 +223,22 @@ def inlay_label(line: dict[str, Any], source: str = "measured") -> str:
     return f"⏱ {prefix}{fmt_ns(line['busy_ns'])} · {line['share'] * 100:.0f}% · {_main_engine(line)}"
 
 
+def line_hover_markdown(payload: dict[str, Any], n: int) -> str | None:
+    """The hover of 0-based line ``n`` of a painted payload: its heat (``hover_markdown``) and its investigation
+    findings, labelled measured or estimated; None when the line has neither."""
+    line = next((ln for ln in payload["lines"] if ln["line"] == n), None)
+    found = [f for f in payload.get("findings", []) if f["line"] == n]
+    if line is None and not found:
+        return None
+    parts = [hover_markdown(line, payload)] if line is not None else []
+    if found:
+        label = "estimated" if payload["source"] == "estimate" else "measured"
+        parts.append(
+            f"**Investigations** ({label}):\n\n" + "\n".join(f"* `{f['code']}` {f['message']}" for f in found)
+        )
+    return "\n\n".join(parts)
+
+
 def hover_markdown(line: dict[str, Any], payload: dict[str, Any]) -> str:
     """Markdown hover for one payload line: busy, share, engines, top opcodes, waits, DMA, iterations."""
     source = payload["source"]

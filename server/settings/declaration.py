@@ -173,9 +173,9 @@ SETTINGS: tuple[Setting, ...] = (
         "perfInvestigations",
         "boolean",
         True,
-        "Show the performance investigations of a loaded profile (DMA efficiency, redundant DMA, Tensor-engine "
-        "tile sizes and transposes; codes NKI7xx, source `nki-perf`) as Information diagnostics on the lines "
-        "they concern.",
+        "Show the performance investigations of a loaded profile or of a simulation's estimated profile (DMA "
+        "efficiency, redundant DMA, Tensor-engine tile sizes and transposes; codes NKI7xx, source `nki-perf`) as "
+        "Information diagnostics on the lines they concern.",
         "server",
     ),
     Setting(

@@ -45,6 +45,17 @@ def heat_lines(estimate: Estimate, path: str) -> list[HeatLine]:
     return out
 
 
+def estimate_findings(estimate: Estimate, path: str) -> list[dict[str, Any]]:
+    """The investigations' findings on ``path``, as payload entries (0-based ``line``, like heat lines; the
+    shape ``profile.analyze.ProfileReport.findings_by_file`` gives a measured profile's)."""
+    return [
+        {"line": f["line"] - 1, "code": f["code"], "kind": inv["kind"], "message": f["message"]}
+        for inv in estimate["investigations"]
+        for f in inv["findings"]
+        if os.path.abspath(f["file"]) == os.path.abspath(path)
+    ]
+
+
 def estimate_payload(
     uri: str, path: str, kernel: str, estimate: Estimate, roofline: Roofline | None = None
 ) -> dict[str, Any]:
@@ -60,6 +71,7 @@ def estimate_payload(
         "mapping": {"recorded": path, "local": path, "how": "same file"},
         "notes": list(estimate.get("notes", ())),
     }
-    return build_payload(
+    payload = build_payload(
         uri, "estimate", info, heat_lines(estimate, path), kernel_summary(estimate, kernel, roofline)
     )
+    return {**payload, "findings": estimate_findings(estimate, path)}

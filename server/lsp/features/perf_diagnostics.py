@@ -23,10 +23,19 @@ SOURCE = "nki-perf"
 
 
 def perf_diagnostics(
-    uri: str, path: str, text: str, findings: Sequence[dict[str, Any]], encoding: Any, base_url: str | None
+    uri: str,
+    path: str,
+    text: str,
+    findings: Sequence[dict[str, Any]],
+    encoding: Any,
+    base_url: str | None,
+    *,
+    estimated: bool = False,
 ) -> list[types.Diagnostic]:
-    """One diagnostic per payload finding (0-based ``line``), spanning the line's code."""
+    """One diagnostic per payload finding (0-based ``line``), spanning the line's code. ``estimated``: the
+    findings come from an estimated profile, and each message says so."""
     lines = split_lines(text)
+    label = "Estimated (simulator trace, not measured): " if estimated else ""
     found = []
     for f in findings:
         n = int(f["line"])
@@ -35,7 +44,7 @@ def perf_diagnostics(
         body = lines[n].rstrip("\r\n")
         first = len(body) - len(body.lstrip())
         span = Span(n + 1, first + 1, n + 1, max(len(body.rstrip()), first) + 1)
-        found.append(lookup(str(f["code"])).finding(path, span, str(f["message"])))
+        found.append(lookup(str(f["code"])).finding(path, span, label + str(f["message"])))
     kept = as_configured(found, text, path, config_for(path)[0])
     positions = DocumentPositions(lines, encoding)
     return [

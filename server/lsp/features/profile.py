@@ -202,23 +202,12 @@ class ProfileFeature:
         painted = self.painted.get(params.text_document.uri)
         if painted is None:
             return None
-        from nki_studio.profile.heatmap import hover_markdown  # loaded by the first load()
+        from nki_studio.profile.heatmap import line_hover_markdown  # loaded by the first load()
 
-        n = params.position.line
-        line = next((ln for ln in painted.payload["lines"] if ln["line"] == n), None)
-        found = [f for f in painted.payload.get("findings", []) if f["line"] == n]
-        if line is None and not found:
+        text = line_hover_markdown(painted.payload, params.position.line)
+        if text is None:
             return None
-        parts = [hover_markdown(line, painted.payload)] if line is not None else []
-        if found:
-            label = "estimated" if painted.payload["source"] == "estimate" else "measured"
-            parts.append(
-                f"**Investigations** ({label}):\n\n"
-                + "\n".join(f"* `{f['code']}` {f['message']}" for f in found)
-            )
-        return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n".join(parts))
-        )
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
     def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint] | None:
         """``⏱ 12.3 µs · 18% · Vector`` at the end of measured lines (setting ``inlayHints``)."""

@@ -18,6 +18,10 @@ lens per spec'd kernel, and the "Add simulate spec" code action.
   in a job too and submits the simulations from its result.
 * Diagnostics go through ``server.publish_diagnostics(uri, "nki-sim", ...)`` (the server publishes the union
   of every feature's lists), only when this feature's list changed.
+* The estimate's investigations (the result's ``estimate.investigations``, computed by the worker) are
+  published as ``nki-perf`` diagnostics marked estimated, through ``perf_diagnostics`` like a loaded profile's
+  (setting ``perfInvestigations``, ``# noqa`` and config apply), under their own owner so a loaded profile's
+  findings stay beside them.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ COMMAND = "nki-studio.simulate"
 RESULT_NOTIFICATION = "nki/simulationResult"
 HEATMAP_NOTIFICATION = "nki/heatmap"
 SOURCE = "nki-sim"
+PERF_OWNER = "nki-perf (estimate)"  # publish_diagnostics owner; each diagnostic's source is nki-perf
 REFUSAL = (
     "nki-studio does not run kernels in an untrusted workspace: simulating executes the kernel's "
     "Python code. Trust the workspace to enable simulation."
@@ -61,9 +66,11 @@ R = TypeVar("R")
 
 @dataclass
 class _Parsed:
-    """What a diagnostics job found: ``nki-sim`` diagnostics, and on save the specs to simulate."""
+    """What a diagnostics job found: ``nki-sim`` diagnostics, the estimates' ``nki-perf`` ones, and on save the
+    specs to simulate."""
 
     diagnostics: list[types.Diagnostic]
+    perf: list[types.Diagnostic]
     specs: list[Spec]
 
 
@@ -102,6 +109,20 @@ def _diagnostics(
     ]
 
 
+def _perf(
+    uri: str, path: str, text: str, results: dict[str, AnyResult], encoding: Any, base_url: str | None
+) -> list[types.Diagnostic]:
+    """The investigation findings of every result's estimate on this document, as ``nki-perf`` diagnostics."""
+    estimates = [e for r in results.values() if (e := _estimate(r))]
+    if not estimates:
+        return []
+    from nki_studio.lsp.features.perf_diagnostics import perf_diagnostics
+    from nki_studio.simulate.heat import estimate_findings
+
+    found = [f for e in estimates for f in estimate_findings(e, path)]
+    return perf_diagnostics(uri, path, text, found, encoding, base_url, estimated=True)
+
+
 class SimulateFeature:
     """Owns the simulation jobs, results and the warm worker pool of one server."""
 
@@ -112,6 +133,7 @@ class SimulateFeature:
         # Spec/result diagnostics per document, computed in the job pool; key uri (edits) or uri::save.
         self.spec_jobs: JobRunner[_Parsed] = JobRunner(server.executor, name="simulate diagnostics")
         self._published: dict[str, list[types.Diagnostic]] = {}  # uri -> nki-sim diagnostics last published
+        self._published_perf: dict[str, list[types.Diagnostic]] = {}  # uri -> nki-perf (estimate) ones
         self._pool: WorkerPool | None = None
         self._keys: dict[str, set[str]] = {}  # uri -> job keys ever submitted (cancelled on close)
 
@@ -127,6 +149,9 @@ class SimulateFeature:
         """Gaining trust pre-starts a worker (so the first save is warm); losing it stops everything at once."""
         if new.trusted_workspace and not old.trusted_workspace and new.simulate_on_save:
             self.server.after_startup(self._prestart)
+        if old.perf_investigations != new.perf_investigations:
+            for uri in list(self.results):
+                self.refresh_spec_findings(uri)
         if old.trusted_workspace and not new.trusted_workspace:
             self.jobs.cancel_all()
             if self._pool is not None:
@@ -168,6 +193,7 @@ class SimulateFeature:
         version = doc.version if doc is not None else None
         encoding = self.server.workspace.position_encoding
         base_url = self.server.settings.rule_docs_base_url
+        perf = self.server.settings.perf_investigations
 
         def work(token: CancelToken) -> _Parsed:
             specs: list[Spec] = []
@@ -177,12 +203,17 @@ class SimulateFeature:
                     resolution = resolve(text, path, kernel.name, infer=False)
                     if resolution.spec is not None:
                         specs.append(resolution.spec.to_json())
-            return _Parsed(_diagnostics(uri, path, text, results, encoding, base_url), specs)
+            return _Parsed(
+                _diagnostics(uri, path, text, results, encoding, base_url),
+                _perf(uri, path, text, results, encoding, base_url) if perf else [],
+                specs,
+            )
 
         def done(parsed: _Parsed) -> None:
             current = self.server.workspace.text_documents.get(uri)
             if current is None or current.version == version:  # a newer edit has its own job
                 self._set_diagnostics(uri, parsed.diagnostics)
+                self._set_perf(uri, parsed.perf)
             if simulate and self.server.trusted:
                 for spec in parsed.specs:
                     self.submit(uri, path, spec["kernel"], spec)
@@ -195,6 +226,12 @@ class SimulateFeature:
         self._published[uri] = diagnostics
         self.server.publish_diagnostics(uri, SOURCE, diagnostics)
 
+    def _set_perf(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        if self._published_perf.get(uri, []) == diagnostics:
+            return
+        self._published_perf[uri] = diagnostics
+        self.server.publish_diagnostics(uri, PERF_OWNER, diagnostics)
+
     def on_close(self, uri: str) -> None:
         """Cancel the document's runs and forget its results."""
         for key in self._keys.pop(uri, set()):
@@ -203,6 +240,7 @@ class SimulateFeature:
             self.spec_jobs.cancel(key)
         self.results.pop(uri, None)
         self._published.pop(uri, None)
+        self._published_perf.pop(uri, None)
 
     def on_save(self, uri: str) -> None:
         """Simulate every kernel of the document that has a spec (trusted workspaces only)."""
@@ -362,24 +400,19 @@ class SimulateFeature:
         return hints
 
     def hover(self, params: types.HoverParams) -> types.Hover | None:
-        """The estimated cost of the hovered line (engines, top instructions, DMA bytes), labelled estimated."""
+        """The estimated cost of the hovered line (engines, top instructions, DMA bytes) and the estimate's
+        findings there, labelled estimated."""
         uri = params.text_document.uri
         path = to_fs_path(uri)
         if path is None or not self.results.get(uri):
             return None
-        from nki_studio.profile.heatmap import hover_markdown  # numpy: imported on first use, not at start-up
+        from nki_studio.profile.heatmap import line_hover_markdown  # numpy: imported on first use
 
         for kernel, result in self.results[uri].items():
             payload = _payload(uri, path, kernel, result)
-            if not payload:
-                continue
-            for line in payload["lines"]:
-                if line["line"] == params.position.line:
-                    return types.Hover(
-                        contents=types.MarkupContent(
-                            kind=types.MarkupKind.Markdown, value=hover_markdown(line, payload)
-                        )
-                    )
+            text = line_hover_markdown(payload, params.position.line) if payload else None
+            if text is not None:
+                return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
         return None
 
     def code_lenses(self, params: types.CodeLensParams) -> list[types.CodeLens] | None:
