@@ -56,6 +56,16 @@ TENSOR_INSTRUCTION_OVERHEAD = Constant(
     "inferred: per-instruction issue overhead of the Tensor engine (not published; the Vector/Scalar access "
     "overhead of 60 cycles [A2] is for streaming SBUF access and already in the cost model)",
 )
+ACTIVATION_TABLE_LOAD = Constant(
+    1283.0,
+    "ns",
+    "published measurement: 'A swap costs 1283 ns' and 'five ACT_TABLE_LOADs at 1,283 ns' in Neuron Explorer "
+    "captures on Trainium (github.com/KevGomes1403/nki-moe-megakernel, nki_kernels/specs/deltanet_decode_opt.md; "
+    "one kernel's notes, generation not stated: applying it to every generation is inferred). No Neuron "
+    "documentation page in the search corpus describes activation table loads. Paid by a Scalar-engine "
+    "activation whose function needs another table than the previous activation's on that core (the first one "
+    "too); which functions share a table: estimate/activation_tables.py",
+)
 
 TABLE: dict[str, Constant] = {
     "SEMAPHORE_LATENCY": SEMAPHORE_LATENCY,
@@ -65,4 +75,5 @@ TABLE: dict[str, Constant] = {
     "DMA_TRANSPOSE_SBUF_EFFICIENCY": DMA_TRANSPOSE_SBUF_EFFICIENCY,
     "STATIONARY_LOAD_SPEEDUP": STATIONARY_LOAD_SPEEDUP,
     "TENSOR_INSTRUCTION_OVERHEAD": TENSOR_INSTRUCTION_OVERHEAD,
+    "ACTIVATION_TABLE_LOAD": ACTIVATION_TABLE_LOAD,
 }

@@ -16,7 +16,8 @@ Model (docs/cost-model.md, "Estimated timeline"):
   every instance that issues them: the k-th such instruction starts on all of them when the last arrives.
   Footprints are tracked per core, so shared HBM orders the cores only through these joins.
 * Durations: ``nki_studio.estimate.cost`` per instruction, plus the Tensor engine's stationary loads and
-  issue overhead and the DMA model below; constants in ``nki_studio.estimate.constants``.
+  issue overhead, the Scalar engine's activation-table loads (``activation_tables``) and the DMA model below;
+  constants in ``nki_studio.estimate.constants``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate import constants as K
+from nki_studio.estimate.activation_tables import table_loads
 from nki_studio.estimate.cost import instruction_cost, is_pe_transpose, operand
 from nki_studio.model.targets import Generation, TargetLimits
 from nki_studio.sim.trace import TraceEvent
@@ -302,6 +304,7 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
 
     durations: dict[tuple[object, ...], tuple[int, int, float]] = {}
     is_write = _is_write
+    tables = table_loads(events)  # index -> activation-table load before it (Scalar engine)
 
     def place(i: int, core: _Core, not_before: float) -> Placed:
         """(start, duration, dma engines, accesses) of event i, not starting before ``not_before``: after the
@@ -374,6 +377,8 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
             return t, ns + latency, (first, last), accesses
         if engine == "tensor":
             ns += _matmul_extra_cycles(e, core) / tensor_clock
+        elif i in tables:
+            ns += tables[i]
         free = core.free[engine]
         t = ready if ready > free else free
         if banks:  # wait until the other engine left the banks, then hold them

@@ -153,8 +153,10 @@ class TraceRecorder:
         writes: Mapping[str, object],
         flops: int,
         rank: int = 0,
+        function: str = "",
     ) -> None:
-        """Append one event for an instruction whose operands are ``reads`` and ``writes`` (role -> value)."""
+        """Append one event for an instruction whose operands are ``reads`` and ``writes`` (role -> value);
+        ``function``: an activation instruction's function name."""
         from nki_studio.sim.tensor import NkiTensor
 
         loc = user_location()
@@ -203,6 +205,7 @@ class TraceRecorder:
                     flops=flops,
                     core=core,
                     rank=rank,
+                    function=function,
                 )
             )
 
@@ -318,11 +321,13 @@ def issue(
     reads: Mapping[str, object] | None = None,
     writes: Mapping[str, object] | None = None,
     flops: int = 0,
+    function: str = "",
 ) -> None:
     """Announce one instruction (call before computing it).
 
     ``op`` is the public name ("nisa.tensor_tensor"), ``engine`` one of ``trace.ENGINES``; ``reads`` and
-    ``writes`` map operand roles to values (non-tensors are ignored). Raises ``ResourceLimitError`` when
+    ``writes`` map operand roles to values (non-tensors are ignored); ``function``: the activation function
+    of an activation instruction (recorded in the trace for the estimate's table loads). Raises ``ResourceLimitError`` when
     the instruction budget is spent; the check-in hook may raise to stop the kernel.
     """
     ctx = _state.ctx
@@ -349,6 +354,7 @@ def issue(
             writes or {},
             flops,
             core.rank if core else 0,
+            function,
         )
 
 

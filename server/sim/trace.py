@@ -57,6 +57,9 @@ class TraceEvent:
     flops: int = 0  # floating-point operations (a multiply-add counts 2)
     core: int = 0  # logical core (program_id) under LNC=2
     rank: int = 0  # collective rank (a separate device) when the spec runs several
+    # the activation function of an activation instruction ("exp", "rsqrt"); "" for every other instruction.
+    # The estimate charges an activation-table load where it changes on the Scalar engine.
+    function: str = ""
 
     def to_json(self) -> str:
         """One JSON Lines record."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from nki_studio.estimate import constants as K
 from nki_studio.estimate.cost import instruction_cost
 from nki_studio.estimate.schedule import dma_plan, schedule
@@ -212,3 +213,32 @@ def test_a_load_overtakes_a_store_that_waits_for_compute_but_one_queue_stays_in_
     same_queue = dataclasses.replace(load, line=store.line)
     s = schedule([compute, store, same_queue], LIMITS)
     assert s.start[2] >= s.start[1]  # one queue: in issue order
+
+
+def _activations(functions: list[str]) -> list[TraceEvent]:
+    """One independent Scalar-engine activation per function, in order (each on its own tiles)."""
+    return [
+        dataclasses.replace(
+            _ev(i, "nisa.activation", "scalar", _tile("dst", 100 + i), _tile("data", 200 + i)), function=fn
+        )
+        for i, fn in enumerate(functions)
+    ]
+
+
+def test_alternating_activation_functions_pay_table_loads_grouped_ones_do_not() -> None:
+    load = K.ACTIVATION_TABLE_LOAD.value
+    alternating = schedule(_activations(["exp", "tanh"] * 4), LIMITS)
+    grouped = schedule(_activations(["exp"] * 4 + ["tanh"] * 4), LIMITS)
+    # the same eight instructions: grouped pays two loads, alternating one per instruction
+    assert alternating.total_ns - grouped.total_ns == pytest.approx(6 * load)
+    one = instruction_cost(_activations(["exp"])[0], LIMITS).ns
+    assert grouped.end[0] - grouped.start[0] == pytest.approx(one + load)  # the first activation loads too
+    assert grouped.end[1] - grouped.start[1] == pytest.approx(one)  # same function: no load
+    # instructions without a function (every non-activation) never load, and each core has its own table
+    plain = schedule([dataclasses.replace(e, function="") for e in _activations(["exp", "tanh"])], LIMITS)
+    assert plain.total_ns == pytest.approx(2 * one)
+    split = [dataclasses.replace(e, core=i % 2) for i, e in enumerate(_activations(["exp", "tanh"] * 2))]
+    assert schedule(split, LIMITS).total_ns == pytest.approx(load + 2 * one)  # exp, exp | tanh, tanh
+    # functions measured to share a table switch for free (square and rsqrt: the fused RMSNorm's pair)
+    shared = schedule(_activations(["square", "rsqrt"] * 4), LIMITS)
+    assert shared.total_ns == pytest.approx(grouped.total_ns - load)

@@ -392,3 +392,38 @@ def test_python_subset_mode_checks_against_the_inferred_version(tmp_path):
     with pytest.raises(SimulationError, match=r"NKI 0\.6 does not compile.*NKI101") as info:
         api.simulate(str(path), a, python_subset=check_python_subset)  # 0.6 inferred from nl.dynamic_range
     assert info.value.line == 9
+
+
+ACTIVATIONS = """import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def acts(a):
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    e = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=e, op=nl.exp, data=t)
+    s = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation_reduce(dst=e, op=nl.square, data=e, reduce_op=nl.add, reduce_res=s)
+    h = nl.tanh(e)
+    y = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=y, src=h)
+    nisa.dma_copy(dst=out, src=y)
+    return out
+"""
+
+
+def test_the_trace_records_each_activations_function(tmp_path):
+    """The estimate's activation-table loads need the function of every activation; nothing else has one."""
+    path = tmp_path / "acts.py"
+    path.write_text(ACTIVATIONS)
+    res = api.simulate(str(path), np.zeros((128, 64), np.float32), trace=True)
+    assert [(e.op, e.engine, e.function) for e in res.trace if e.function] == [
+        ("nisa.activation", "scalar", "exp"),
+        ("nisa.activation_reduce", "scalar", "square"),
+        ("nl.tanh", "scalar", "tanh"),
+    ]
+    assert {e.function for e in res.trace if e.engine != "scalar"} == {""}

@@ -133,6 +133,7 @@ def _activation(
         reads={"data": x, "bias": bias, "scale": scale},
         writes={"dst": d, "reduce_res": reduce_res},
         flops=p * f * stages,
+        function=alu.op_name(op),
     )
     with np.errstate(all="ignore"):
         out = np.asarray(fn(_pre(c.mat(x), scale_v, bias_v), None), c.F32)
@@ -196,6 +197,7 @@ def activate2(
         reads={"data": x, "imm0": imm0, "imm1": imm1},
         writes={"dst": d, "reduce_res": reduce_res},
         flops=p * f * 4,
+        function=alu.op_name(op),
     )
     v = c.mat(x)
     with np.errstate(all="ignore"):

@@ -106,7 +106,8 @@ def elementwise(
     *,
     raw: bool = False,
 ) -> NkiTensor:
-    """Apply ``fn`` to the operands' values and return a new SBUF tile (one instruction)."""
+    """Apply ``fn`` to the operands' values and return a new SBUF tile (one instruction). On the Scalar engine
+    the instruction is an activation of the function ``name`` (its table, for the estimate)."""
     out_dtype = result_dtype(name, operands, dtype)
     shape = broadcast_shape(name, operands)
     out = new_tile(shape, out_dtype)
@@ -116,6 +117,7 @@ def elementwise(
         reads={f"x{i}": x for i, x in enumerate(operands)},
         writes={"dst": out},
         flops=out.size,
+        function=name if engine == "scalar" else "",
     )
     if raw:
         vals = [read(tile_arg(name, x), raw=True) if isinstance(x, NkiTensor) else x for x in operands]
