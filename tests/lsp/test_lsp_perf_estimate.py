@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_harness import open_doc, start
+from lsp_harness import change_doc, open_doc, start
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -62,17 +62,17 @@ def _perf(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
     return [d for d in client.diagnostics.get(uri, []) if d.source == "nki-perf"]
 
 
-def _save(client: LanguageClient, path: Path, uri: str, version: int, text: str) -> None:
-    path.write_text(text)
-    client.text_document_did_change(
-        types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
-        )
-    )
+def _did_save(client: LanguageClient, uri: str) -> None:
     client.text_document_did_save(
         types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
+
+
+def _save(client: LanguageClient, path: Path, uri: str, version: int, text: str) -> None:
+    """Write ``text`` to disk (the worker runs the file), send it as the new version and save."""
+    path.write_text(text)
+    change_doc(client, uri, version, text)
+    _did_save(client, uri)
 
 
 async def test_simulate_on_save_publishes_the_estimates_findings(
@@ -86,9 +86,7 @@ async def test_simulate_on_save_publishes_the_estimates_findings(
     path = workdir / "reload.py"
     path.write_text(RELOAD)
     uri = open_doc(client, path, RELOAD)
-    client.text_document_did_save(
-        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
-    )
+    _did_save(client, uri)
 
     (d,) = await _until(lambda: _perf(client, uri))
     assert (d.code, d.range.start.line, d.severity) == (
