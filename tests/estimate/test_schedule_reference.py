@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 from nki_studio.estimate import constants as K
+from nki_studio.estimate.activation_tables import table_of
 from nki_studio.estimate.cost import instruction_cost
 from nki_studio.estimate.schedule import _Core, _matmul_extra_cycles, dma_plan, schedule
 from nki_studio.model.targets import Target
@@ -47,6 +48,7 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
     start: list[float] = []
     end: list[float] = []
     cores: dict[tuple[int, int], _Core] = {}
+    tables: dict[tuple[int, int], str] = {}  # (rank, core) -> activation table in the Scalar engine
     done: list[tuple[TraceEvent, float]] = []
     reserved: dict[tuple[int, int], list[tuple[float, float, int]]] = defaultdict(
         list
@@ -82,6 +84,10 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
             ns = instruction_cost(e, LIMITS).ns
             if e.engine == "tensor":
                 ns += _matmul_extra_cycles(e, core) / LIMITS.clock_ghz["tensor"]
+            if e.engine == "scalar" and e.function:
+                if tables.get((e.rank, e.core)) != table_of(e.function):
+                    ns += K.ACTIVATION_TABLE_LOAD.value
+                tables[(e.rank, e.core)] = table_of(e.function)
             t = max(ready, core.free[e.engine])
             banks = {
                 b
@@ -145,9 +151,22 @@ def _random_trace(seed: int, n: int = 300) -> list[TraceEvent]:
         else:  # Vector/Scalar inputs sometimes read PSUM
             ops = tuple(sbuf(r, "psum" if r != "dst" and rng.random() < 0.3 else "sbuf") for r in roles)
         moved = {o.buffer: (o.byte_end - o.byte_start) * max(o.part_end - o.part_start, 1) for o in ops}
+        function = rng.choice(("exp", "tanh", "square", "rsqrt")) if op == "nisa.activation" else ""
         events.append(
             TraceEvent(
-                seq, op, engine, "k.py", 1 + seq % 7, (), ops, 128, 512, moved, moved, core=rng.randrange(2)
+                seq,
+                op,
+                engine,
+                "k.py",
+                1 + seq % 7,
+                (),
+                ops,
+                128,
+                512,
+                moved,
+                moved,
+                core=rng.randrange(2),
+                function=function,
             )
         )
     return events
