@@ -1,6 +1,8 @@
 """The ``estimate`` section of a simulation result: the simulator trace scheduled into an estimated profile
 (``nki_studio.estimate``) and measured by the profile's own metrics (``nki_studio.profile.metrics``), so the
-numbers mean what they mean for a hardware profile -- busy unions, DMA/compute overlap, the engine timeline.
+numbers mean what they mean for a hardware profile -- busy unions, DMA/compute overlap, the engine timeline --
+and analysed by its own bounds and investigations (``profile.bounds``, ``profile.investigations``), all computed
+once in the worker so ``simulate --json``, the editor and the MCP tools carry the same objects.
 
 Also the other direction: the ``kernel`` summary a heatmap payload carries, rebuilt from the section, so the
 language server paints an estimate with the fields the kernel panel reads for a measured profile.
