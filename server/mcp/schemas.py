@@ -111,8 +111,9 @@ TOOLS: dict[str, dict[str, Any]] = {
         "title": "Estimate an NKI kernel's timeline",
         "description": "Simulate the kernel (as simulate) and schedule its instruction trace on the engine "
         "queues and DMA engines of the target after their data dependencies: an ESTIMATED profile, not a "
-        "measurement. Returns the estimated latency, engine busy times, DMA/compute overlap, bounds and the "
-        "hottest kernel lines, plus the simulation's verdict.",
+        "measurement. Returns the estimated latency, engine busy times, DMA/compute overlap, bounds, the "
+        "line-level investigations and the hottest kernel lines (the numbers of `nki-studio simulate --json`'s "
+        "estimate section), plus the simulation's verdict.",
         "input": _obj(_KERNEL_FIELDS, ("file",)),
         "output": _out(*_VIEW, "kernel", "path", "target", "simulation", label={"const": "estimated"}),
         "read_only": True,
