@@ -5,9 +5,10 @@ cancellation, leaving no process behind.
   (``worker.py``): at the end of every run, passed, failed, timed out or cancelled, it kills everything the
   kernel started, new sessions and daemons included (``containment.py``); then the group is SIGKILLed too.
   Workers also die with their parent.
-* Memory: the worker sets ``RLIMIT_AS`` to the job's limit before touching the kernel (no cgroups needed);
-  an allocation beyond it raises ``MemoryError`` in the kernel, reported as ``memory_limit``. A worker
-  killed by a signal is reported as ``crashed``.
+* Memory: the job process sets ``RLIMIT_AS`` to the job's limit before touching the kernel (no cgroups
+  needed), or where that does not work (macOS, Windows) watches its resident memory (``memory_guard.py``);
+  either way the kernel gets a ``MemoryError``, reported as ``memory_limit``. A worker killed by a signal
+  is reported as ``crashed``.
 * Windows (``containment.plan``): no sessions or signals to groups; each worker is held in a job object
   (``winjob.py``) that ends it and everything it started at the end of a run, and the message pipe's
   handle is passed instead of a file descriptor.

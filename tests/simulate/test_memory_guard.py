@@ -123,3 +123,26 @@ def test_forced_rss_guard_ends_a_kernel_that_catches_memory_error(rss_guard: Non
     result = run_job(_job("swallow_memory_error.py", memory_bytes=512 * MiB), timeout_s=60)
     assert result["status"] == "memory_limit", result["message"]
     assert result["message"].startswith("the kernel exceeded the memory limit of 512 MiB (resident memory")
+
+
+def test_sampler_counts_the_processes_the_kernel_started() -> None:
+    import subprocess
+    import sys
+
+    sampler = memory_guard._TreeSampler()
+    alone = sampler()
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; b = bytearray(200 << 20); print(1, flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline()  # allocated
+        sampler._listed_at = -1e9  # re-list now rather than in 0.5 s
+        assert sampler() - alone > 150 * MiB
+    finally:
+        child.kill()
+        child.wait()
