@@ -144,9 +144,10 @@ def run(job: Job, send: Send) -> SimulationResult:
     timings = result["timings"]
 
     def hard_stop(message: str) -> None:  # the RSS watcher ends a kernel that did not stop at the limit
-        result["timings"].setdefault("simulation", 0.0)
-        result["peakRssBytes"] = memory_guard.peak_rss_bytes()
-        send({"type": "result", "result": _memory_limit(result, job, message, None)})
+        # a copy: the main thread may still be writing to ``result`` (the process exits right after this)
+        final: SimulationResult = {**result, "timings": {"simulation": 0.0, **result["timings"]}}
+        final["peakRssBytes"] = memory_guard.peak_rss_bytes()
+        send({"type": "result", "result": _memory_limit(final, job, message, None)})
 
     try:
         guard = memory_guard.limit(job.memory_bytes, hard_stop)

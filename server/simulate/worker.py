@@ -28,16 +28,19 @@ import time
 from typing import IO, Any
 
 _CHANNEL: IO[str] | None = None
+_SEND_LOCK = threading.Lock()  # the memory guard's thread may send the result while the kernel sends progress
 
 
 def send(message: dict[str, Any]) -> None:
-    """Write one JSON line to the runner."""
+    """Write one JSON line to the runner (whole lines, from any thread)."""
     import json
 
     if _CHANNEL is None:
         return
-    _CHANNEL.write(json.dumps(message, default=str) + "\n")
-    _CHANNEL.flush()
+    line = json.dumps(message, default=str) + "\n"
+    with _SEND_LOCK:
+        _CHANNEL.write(line)
+        _CHANNEL.flush()
 
 
 def _die_with_parent() -> None:

@@ -146,3 +146,25 @@ def test_sampler_counts_the_processes_the_kernel_started() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_without_the_resource_module_the_guard_watches_rss(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    import psutil  # its Linux backend needs ``resource`` itself; Windows' does not
+
+    modules = ", ".join(
+        f"nki_studio.simulate.{m}"
+        for m in ("job", "worker", "runner", "containment", "memory_guard", "winjob", "start_method")
+    )
+    blocked = f"import sys; sys.modules['resource'] = None; import {modules}"
+    subprocess.run([sys.executable, "-c", blocked], check=True)  # as on Windows: no module-level import
+    assert psutil
+    monkeypatch.setitem(sys.modules, "resource", None)  # ``import resource`` fails from here on
+    guard = memory_guard.limit(1 << 40, on_hard_stop=lambda message: None, chosen="rlimit")
+    try:
+        assert isinstance(guard, RssGuard)
+    finally:
+        guard.stop()
+    assert memory_guard.peak_rss_bytes() > 10 * MiB  # psutil's figure instead of getrusage
