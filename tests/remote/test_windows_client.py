@@ -71,3 +71,11 @@ def test_remote_kernel_path_is_posix_from_a_windows_workspace() -> None:
     kernel = PureWindowsPath("C:\\Users\\me\\ws\\kernels\\add.py")
     assert relative_kernel_path(kernel, PureWindowsPath("C:\\Users\\me\\ws")) == "kernels/add.py"  # type: ignore[arg-type]
     assert relative_kernel_path(kernel, PureWindowsPath("D:\\elsewhere")) == "add.py"  # type: ignore[arg-type]
+
+
+def test_cache_folder_names_are_legal_windows_names(tmp_path: Path) -> None:
+    from nki_studio.remote import cache
+
+    entry = cache.entry_dir(tmp_path, Path("add.py"), "add", "me@trn:2022")
+    for part in entry.relative_to(tmp_path).parts:
+        assert not set(part) & set('<>:"/\\|?*'), part  # characters Windows refuses in file names
