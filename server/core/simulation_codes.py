@@ -134,8 +134,8 @@ SIMULATION_MEMORY_LIMIT = declare(
         scope=_AFTER_RUN,
         what="The kernel allocated more memory than the worker may use (setting "
         "`nki-studio.simulationMemoryLimitMb`, default 4096; CLI `--memory-mb`). The worker runs under an "
-        "address-space limit (RLIMIT_AS) and the simulator's allocation budget; the allocation that failed is "
-        "named when known.",
+        "address-space limit (RLIMIT_AS; on macOS and Windows, where that does not work, a watch on its "
+        "resident memory) and the simulator's allocation budget; the allocation that failed is named when known.",
         why="A kernel that allocates without bound (a growing list of tiles, a shape computed wrongly) must fail "
         "cleanly instead of taking the machine down.",
         bad=(

@@ -1,5 +1,5 @@
 """Simulation jobs for the tools: resolve a kernel's spec from the tool arguments and run it in the sandboxed
-worker (``nki_studio.simulate.runner``: its own process group, wall-clock timeout, ``RLIMIT_AS`` memory limit,
+worker (``nki_studio.simulate.runner``: its own process group, wall-clock timeout, memory limit,
 nothing left behind). One warm spare worker is kept, so a call pays for the simulation, not the imports."""
 
 from __future__ import annotations

@@ -3,11 +3,18 @@
 Order (issue 5 §3, parquet-schema.md §4): the user's path-mapping setting first, then the path itself if it
 exists here, then the workspace file sharing the longest common path suffix, then a unique basename.
 Ambiguous matches are reported with their candidates instead of guessed. Every result says how it was found.
+
+Paths of either OS are read on any OS: a recorded or mapped path with a drive letter, a UNC prefix or
+backslashes is a Windows path (either separator). Where the local file system ignores case (Windows, macOS
+by default), names and path components match case-insensitively; a Windows-style recorded path is compared
+so too, and a path-mapping prefix applies to it whatever its case and separators.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -49,10 +56,49 @@ class MappedFile:
         }
 
 
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:(?:[\\/]|$)|\\\\)")  # C:\x, C:/x, C: or \\server\share
+
+
+def is_windows_path(path: str) -> bool:
+    """Whether ``path`` is written the Windows way: a drive letter, a UNC prefix or backslashes."""
+    return bool(_WINDOWS_PATH.match(path)) or "\\" in path
+
+
+def case_insensitive_fs(platform: str | None = None) -> bool:
+    """Whether local file names ignore case by default (Windows, macOS): an estimate of the platform's
+    default file system; a case-sensitive APFS volume is matched case-insensitively too (rarely wrong:
+    two files differing only in case)."""
+    return (sys.platform if platform is None else platform) in ("win32", "darwin")
+
+
 def _parts(path: str) -> tuple[str, ...]:
-    """Path components of a POSIX or Windows path, whatever OS we run on."""
-    pure = PureWindowsPath(path) if ("\\" in path and "/" not in path) else PurePosixPath(path)
-    return tuple(p for p in pure.parts if p not in ("/", "\\") and not p.endswith(":\\"))
+    """Path components of a POSIX or Windows path, whatever OS we run on (no root, drive or share)."""
+    if is_windows_path(path):
+        win = PureWindowsPath(path)
+        return tuple(p for p in win.parts if p != win.anchor)
+    return tuple(p for p in PurePosixPath(path).parts if p != "/")
+
+
+def _strip_prefix(recorded: str, prefix: str, fold: bool) -> str | None:
+    """The rest of ``recorded`` after the path-mapping ``prefix`` (whole components only), or None."""
+    if not prefix:
+        return None
+    if is_windows_path(recorded) or is_windows_path(prefix) or fold:
+        rec, pre = _parts(recorded), _parts(prefix)
+        if fold or is_windows_path(recorded):
+            rec_key, pre_key = tuple(p.casefold() for p in rec), tuple(p.casefold() for p in pre)
+        else:
+            rec_key, pre_key = rec, pre
+        anchors_match = _anchor(recorded, fold) == _anchor(prefix, fold)
+        if anchors_match and rec_key[: len(pre_key)] == pre_key:
+            return "/".join(rec[len(pre) :])
+        return None
+    return recorded[len(prefix) :].lstrip("/\\") if recorded.startswith(prefix) else None
+
+
+def _anchor(path: str, fold: bool) -> str:
+    anchor = PureWindowsPath(path).anchor if is_windows_path(path) else ("/" if path.startswith("/") else "")
+    return anchor.replace("/", "\\").casefold() if is_windows_path(path) or fold else anchor
 
 
 def index_workspace(roots: Sequence[Path], suffix: str = ".py") -> dict[str, list[Path]]:
@@ -74,18 +120,37 @@ def index_workspace(roots: Sequence[Path], suffix: str = ".py") -> dict[str, lis
     return out
 
 
-def _common_suffix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+def _common_suffix(a: tuple[str, ...], b: tuple[str, ...], fold: bool = False) -> int:
+    if fold:
+        a, b = tuple(p.casefold() for p in a), tuple(p.casefold() for p in b)
     k = 0
     while k < min(len(a), len(b)) and a[-1 - k] == b[-1 - k]:
         k += 1
     return k
 
 
-def map_path(recorded: str, mappings: Mapping[str, str], index: Mapping[str, list[Path]]) -> MappedFile:
-    """Map one recorded path (see module docstring for the order)."""
+def _named(index: Mapping[str, list[Path]], name: str, fold: bool) -> list[Path]:
+    """Indexed files called ``name`` (any case when ``fold``; the exact spelling first)."""
+    exact = list(index.get(name, []))
+    if not fold:
+        return exact
+    key = name.casefold()
+    return exact + [p for k, paths in index.items() if k != name and k.casefold() == key for p in paths]
+
+
+def map_path(
+    recorded: str,
+    mappings: Mapping[str, str],
+    index: Mapping[str, list[Path]],
+    case_insensitive: bool | None = None,
+) -> MappedFile:
+    """Map one recorded path (see module docstring for the order). ``case_insensitive``: how local names
+    compare (default: :func:`case_insensitive_fs`); a Windows-style recorded path always ignores case."""
+    local_fold = case_insensitive_fs() if case_insensitive is None else case_insensitive
+    fold = local_fold or is_windows_path(recorded)
     for remote, local in sorted(mappings.items(), key=lambda kv: -len(kv[0])):
-        if remote and recorded.startswith(remote):
-            rest = recorded[len(remote) :].lstrip("/\\")
+        rest = _strip_prefix(recorded, remote, local_fold)
+        if rest is not None:
             target = Path(local, *_parts(rest)) if rest else Path(local)
             if target.is_file():
                 return MappedFile(recorded, target.resolve(), f"path mapping {remote} → {local}")
@@ -95,10 +160,10 @@ def map_path(recorded: str, mappings: Mapping[str, str], index: Mapping[str, lis
     parts = _parts(recorded)
     if not parts:
         return MappedFile(recorded, None, "empty path")
-    candidates = index.get(parts[-1], [])
+    candidates = _named(index, parts[-1], fold)
     if not candidates:
         return MappedFile(recorded, None, f"no workspace file named {parts[-1]}")
-    scored = sorted(((_common_suffix(parts, c.parts), c) for c in candidates), key=lambda t: -t[0])
+    scored = sorted(((_common_suffix(parts, c.parts, fold), c) for c in candidates), key=lambda t: -t[0])
     best = scored[0][0]
     top = [c for s, c in scored if s == best]
     if len(top) > 1:

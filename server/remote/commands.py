@@ -9,12 +9,21 @@ they wrote it).
 Host keys: we pass ``BatchMode=yes`` (never prompt for passwords or host-key confirmation) and nothing
 about ``StrictHostKeyChecking``, so the user's ssh config and known_hosts decide; an unknown host key fails
 with "Host key verification failed" unless their config accepts new keys.
+
+Windows' OpenSSH client (Win32-OpenSSH) has no connection multiplexing (PowerShell/Win32-OpenSSH#1328):
+there no shared master is started and ``ControlMaster=no``/``ControlPath=none`` are passed, so a
+``ControlMaster`` in the user's ssh config cannot fail the connection ("getsockname failed: Not a socket");
+each command then authenticates on its own. Remote paths are POSIX on every client; local operands of
+scp/rsync are given relative to the command's working directory (:func:`local_operand`), so a drive
+letter's colon is never read as ``host:``.
 """
 
 from __future__ import annotations
 
 import shlex
+import sys
 from collections.abc import Mapping, Sequence
+from pathlib import PurePath
 
 from nki_studio.remote.config import RemoteSettings
 
@@ -31,6 +40,11 @@ def user_sets(settings: RemoteSettings, name: str) -> bool:
     return any(v.lower().startswith(low + "=") or v.lower().startswith(low + " ") for v in values)
 
 
+def multiplexing_supported(platform: str | None = None) -> bool:
+    """Whether the local ssh client can share one connection (``ControlMaster``): not Windows' OpenSSH."""
+    return (sys.platform if platform is None else platform) != "win32"
+
+
 def _common_options(settings: RemoteSettings, *, master: bool = False) -> list[str]:
     """Options shared by ssh and scp (``-o`` form, which both accept)."""
     args: list[str] = []
@@ -39,6 +53,10 @@ def _common_options(settings: RemoteSettings, *, master: bool = False) -> list[s
     args += ["-o", "BatchMode=yes"]
     if settings.control_path and not master:
         args += ["-o", f"ControlPath={settings.control_path}", "-o", "ControlMaster=no"]
+    elif not multiplexing_supported() and not (
+        user_sets(settings, "ControlPath") or user_sets(settings, "ControlMaster")
+    ):
+        args += ["-o", "ControlMaster=no", "-o", "ControlPath=none"]  # overrides the user's ssh config
     if not user_sets(settings, "ConnectTimeout"):
         args += ["-o", f"ConnectTimeout={settings.connect_timeout_s}"]
     if not user_sets(settings, "ServerAliveInterval"):
@@ -100,6 +118,13 @@ def rsync_argv(settings: RemoteSettings, sources: Sequence[str], target: str) ->
     if settings.host.port:
         ssh += ["-p", str(settings.host.port)]
     return ["rsync", "-a", "--protect-args", "-e", shlex.join(ssh), "--", *sources, target]
+
+
+def local_operand(path: PurePath, directory: bool = False) -> tuple[str, str]:
+    """``(working directory, operand)`` for a local scp/rsync path: ``./NAME`` in its parent folder, so no
+    drive letter (``C:``) or other colon is ever taken for a host; ``directory`` adds rsync's trailing ``/``
+    (copy the contents)."""
+    return str(path.parent), f"./{path.name}" + ("/" if directory else "")
 
 
 def remote_operand(settings: RemoteSettings, path: str) -> str:

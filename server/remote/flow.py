@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -28,8 +29,10 @@ from nki_studio.remote import cache
 from nki_studio.remote.commands import (
     env_argv,
     kill_line,
+    local_operand,
     master_argv,
     master_exit_argv,
+    multiplexing_supported,
     quote_argv,
     remote_operand,
     rsync_argv,
@@ -104,9 +107,9 @@ class _Session:
         self.rsync = False
 
     # ---- plumbing --------------------------------------------------------------------------------------
-    def _run(self, stage: str, argv: list[str], timeout_s: float) -> Completed:
-        self.log(f"$ {quote_argv(argv)}")
-        return run(argv, timeout_s=timeout_s, cancelled=self.cancelled, log=self.log, label=stage)
+    def _run(self, stage: str, argv: list[str], timeout_s: float, cwd: str | None = None) -> Completed:
+        self.log(f"$ {quote_argv(argv)}" + ("" if cwd is None else f"  # in {shlex.quote(cwd)}"))
+        return run(argv, timeout_s=timeout_s, cancelled=self.cancelled, log=self.log, label=stage, cwd=cwd)
 
     def _check(self, stage: str, result: Completed, timeout_s: float) -> Completed:
         if result.cancelled:
@@ -156,7 +159,11 @@ class _Session:
 
         Skipped when the user's extra options choose their own ControlPath/ControlMaster. The master's output
         goes to a file, not a pipe: the backgrounded master keeps it open, and a pipe would never see EOF."""
-        if user_sets(self.s, "ControlPath") or user_sets(self.s, "ControlMaster"):
+        if (
+            user_sets(self.s, "ControlPath")
+            or user_sets(self.s, "ControlMaster")
+            or not multiplexing_supported()
+        ):
             return
         self._control_dir = tempfile.mkdtemp(prefix="nks-")  # short: socket paths are limited to ~100 bytes
         path = f"{self._control_dir}/cm"
@@ -229,9 +236,8 @@ class _Session:
         with tempfile.TemporaryDirectory(prefix="nki-studio-upload-") as tmp:
             local = stage_job(Path(tmp) / "job", self.job.kernel_file, self.job.spec, self.job.local_root)
             self.created = True
-            self._copy(
-                "upload", str(local) + ("/" if self.rsync else ""), remote_operand(self.s, self.job_rel)
-            )
+            cwd, operand = local_operand(local, directory=self.rsync)
+            self._copy("upload", operand, remote_operand(self.s, self.job_rel), cwd)
 
     def _choose_rsync(self, remote_has_it: bool) -> bool:
         local_has_it = shutil.which("rsync") is not None
@@ -244,10 +250,11 @@ class _Session:
             )
         return self.s.transfer != "scp" and local_has_it and remote_has_it
 
-    def _copy(self, stage: str, source: str, target: str) -> None:
-        """One transfer with rsync (when chosen) or scp; same resulting layout either way."""
+    def _copy(self, stage: str, source: str, target: str, cwd: str) -> None:
+        """One transfer with rsync (when chosen) or scp, run in ``cwd`` (the local operand is relative to it);
+        same resulting layout either way."""
         argv = rsync_argv(self.s, [source], target) if self.rsync else scp_argv(self.s, [source], target)
-        self._check(stage, self._run(stage, argv, self.s.stage_timeout_s), self.s.stage_timeout_s)
+        self._check(stage, self._run(stage, argv, self.s.stage_timeout_s, cwd), self.s.stage_timeout_s)
 
     def compile(self) -> None:
         self.progress("compile", f"compiling {self.job.spec.kernel} on {self.host}")
@@ -326,7 +333,8 @@ class _Session:
         final = cache.entry_dir(self.job.cache_root, self.job.kernel_file, self.job.spec.kernel, self.host)
         partial = cache.partial_dir(final)
         try:
-            self._copy("download", remote_operand(self.s, f"{self.job_rel}/{remote_out}"), str(partial) + "/")
+            cwd, operand = local_operand(partial, directory=True)
+            self._copy("download", remote_operand(self.s, f"{self.job_rel}/{remote_out}"), operand, cwd)
             if self.cancelled():
                 raise RemoteError("cancelled", "download: cancelled")
             placed = cache.commit(partial, final)

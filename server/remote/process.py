@@ -39,9 +39,15 @@ def _pump(stream: IO[str], sink: list[str], log: LogFn, prefix: str) -> None:
 
 
 def run(
-    argv: Sequence[str], *, timeout_s: float, cancelled: CancelledFn, log: LogFn, label: str
+    argv: Sequence[str],
+    *,
+    timeout_s: float,
+    cancelled: CancelledFn,
+    log: LogFn,
+    label: str,
+    cwd: str | None = None,
 ) -> Completed:
-    """Run ``argv`` (no shell); kill it on timeout or when ``cancelled()`` turns true."""
+    """Run ``argv`` (no shell) in ``cwd``; kill it on timeout or when ``cancelled()`` turns true."""
     proc = subprocess.Popen(
         list(argv),
         stdin=subprocess.DEVNULL,
@@ -49,7 +55,8 @@ def run(
         stderr=subprocess.PIPE,
         text=True,
         errors="replace",
-        start_new_session=True,
+        start_new_session=os.name == "posix",
+        cwd=cwd,
     )
     out: list[str] = []
     err: list[str] = []
@@ -68,9 +75,9 @@ def run(
         elif time.monotonic() > deadline:
             timed_out = True
         if was_cancelled or timed_out:
-            try:  # the whole group: rsync/scp run their own ssh child
+            try:  # the whole group: rsync/scp run their own ssh child (Windows: scp only; its ssh sees EOF)
                 os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
+            except (OSError, AttributeError):  # AttributeError: no process groups (Windows)
                 proc.kill()
             break
         time.sleep(POLL_S)

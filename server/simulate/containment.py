@@ -8,9 +8,9 @@ every orphan of the run, daemons included, is re-parented to the supervisor inst
 victim's own children to it, so a tree goes level by level; SIGKILL cannot be ignored).
 
 Elsewhere (macOS, BSD) :class:`ProcessGroup` is the fallback: the run's process group is killed, which ends
-everything that stayed in it (not a new session). Windows has neither fork nor process groups; job objects
-(``AssignProcessToJobObject`` with ``JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE``) are the equivalent and belong in
-a third implementation of :class:`Containment` selected by :func:`for_platform` (issue 19).
+everything that stayed in it (not a new session). Windows has neither fork nor process groups: there the
+*runner* holds each worker in a job object (``winjob.py``, ``JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE``) and the
+worker runs no supervisor. :func:`plan` is the one place that choice is made.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import time
+from typing import Literal, NamedTuple
 
 _PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 _END_BUDGET_S = 5.0  # a fork bomb racing the kills is given up on after this (the group kill still runs)
@@ -93,9 +94,29 @@ class Subreaper(ProcessGroup):
         return killed
 
 
-def for_platform() -> Containment:
-    """The strongest containment this platform offers (a subreaper on Linux, else the process group)."""
-    if sys.platform.startswith("linux"):
+class Plan(NamedTuple):
+    """Who contains a run where: the worker's supervisor, and the runner around the whole worker."""
+
+    supervisor: Literal["subreaper", "process-group", "none"]
+    runner: Literal["session", "job-object"]  # session: the worker is a new session, its group is SIGKILLed
+
+
+def plan(platform: str | None = None) -> Plan:
+    """Linux: subreaper + session; Windows: a job object (no supervisor); elsewhere: process group + session."""
+    platform = sys.platform if platform is None else platform
+    if platform == "win32":
+        return Plan("none", "job-object")
+    if platform.startswith("linux"):
+        return Plan("subreaper", "session")
+    return Plan("process-group", "session")
+
+
+def for_platform(platform: str | None = None) -> Containment:
+    """The supervisor's containment of :func:`plan` (a subreaper on Linux, else the process group), started."""
+    chosen = plan(platform).supervisor
+    if chosen == "none":
+        return Containment()
+    if chosen == "subreaper":
         subreaper = Subreaper()
         try:
             subreaper.start()

@@ -9,13 +9,13 @@ import gc
 import importlib
 import json
 import os
-import resource
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from nki_studio.simulate import memory_guard
 from nki_studio.simulate.result import ErrorInfo, SimulationResult, Spec, Status, Timings
 
 Send = Callable[[dict[str, Any]], None]
@@ -51,11 +51,6 @@ def preload() -> None:
     with dropin.installed():  # imports every module the ``nki`` drop-in aliases
         pass
     numpy.random.default_rng(0).standard_normal(1)  # numpy.random's extension modules load lazily
-
-
-def _limit_memory(nbytes: int) -> None:
-    """Cap this process's address space (inherited by anything the kernel spawns)."""
-    resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes))
 
 
 def _error_info(exc: BaseException) -> ErrorInfo:
@@ -147,29 +142,55 @@ def run(job: Job, send: Send) -> SimulationResult:
         "estimate": None,
     }
     timings = result["timings"]
+
+    def hard_stop(message: str) -> None:  # the RSS watcher ends a kernel that did not stop at the limit
+        # a copy: the main thread may still be writing to ``result`` (the process exits right after this)
+        final: SimulationResult = {**result, "timings": {"simulation": 0.0, **result["timings"]}}
+        final["peakRssBytes"] = memory_guard.peak_rss_bytes()
+        send({"type": "result", "result": _memory_limit(final, job, message, None)})
+
     try:
-        _limit_memory(job.memory_bytes)
-        _run_stages(job, spec, result, send)
+        guard = memory_guard.limit(job.memory_bytes, hard_stop)
+        try:
+            _run_stages(job, spec, result, send)
+        finally:
+            guard.stop()
+        guard.raise_if_exceeded()
     except BaseException as exc:  # the kernel may raise anything, SystemExit included
         from nki_studio.sim.errors import ResourceLimitError, SimulationTimeout
 
         gc.collect()  # a MemoryError leaves little room: free what the failed run held first
         info = _error_info(exc)
-        status: Status = "error"
         if isinstance(exc, MemoryError) or (
             isinstance(exc, ResourceLimitError) and not isinstance(exc, SimulationTimeout)
         ):
-            status = "memory_limit"
-            info["message"] = (
-                f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
-                f"({info['message']}); if it really needs more, raise --memory-mb / "
-                "nki-studio.simulationMemoryLimitMb"
-            )
-        where = f"{info['file']}:{info['line']}"
-        prefix = f"{where}: " if info["file"] and where not in info["message"] else ""
-        result["status"], result["error"], result["message"] = status, info, f"{prefix}{info['message']}"
+            _memory_limit(result, job, info["message"], info)
+        else:
+            _set_error(result, "error", info)
     timings.setdefault("simulation", 0.0)
-    result["peakRssBytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    result["peakRssBytes"] = memory_guard.peak_rss_bytes()
+    return result
+
+
+def _memory_limit(result: SimulationResult, job: Job, what: str, info: ErrorInfo | None) -> SimulationResult:
+    """``result`` as a ``memory_limit`` failure, one message whichever guard (``memory_guard``) stopped it."""
+    info = (
+        info
+        if info is not None
+        else {"message": what, "kind": "MemoryLimitExceeded", "file": "", "line": 0, "stack": []}
+    )
+    info["message"] = (
+        f"the kernel exceeded the memory limit of {job.memory_bytes / (1 << 20):.0f} MiB "
+        f"({what}); if it really needs more, raise --memory-mb / nki-studio.simulationMemoryLimitMb"
+    )
+    return _set_error(result, "memory_limit", info)
+
+
+def _set_error(result: SimulationResult, status: Status, info: ErrorInfo) -> SimulationResult:
+    """Status, error and the located message of a failed run."""
+    where = f"{info['file']}:{info['line']}"
+    prefix = f"{where}: " if info["file"] and where not in info["message"] else ""
+    result["status"], result["error"], result["message"] = status, info, f"{prefix}{info['message']}"
     return result
 
 

@@ -5,9 +5,13 @@ cancellation, leaving no process behind.
   (``worker.py``): at the end of every run, passed, failed, timed out or cancelled, it kills everything the
   kernel started, new sessions and daemons included (``containment.py``); then the group is SIGKILLed too.
   Workers also die with their parent.
-* Memory: the worker sets ``RLIMIT_AS`` to the job's limit before touching the kernel (no cgroups needed);
-  an allocation beyond it raises ``MemoryError`` in the kernel, reported as ``memory_limit``. A worker
-  killed by a signal is reported as ``crashed``.
+* Memory: the job process sets ``RLIMIT_AS`` to the job's limit before touching the kernel (no cgroups
+  needed), or where that does not work (macOS, Windows) watches its resident memory (``memory_guard.py``);
+  either way the kernel gets a ``MemoryError``, reported as ``memory_limit``. A worker killed by a signal
+  is reported as ``crashed``.
+* Windows (``containment.plan``): no sessions or signals to groups; each worker is held in a job object
+  (``winjob.py``) that ends it and everything it started at the end of a run, and the message pipe's
+  handle is passed instead of a file descriptor.
 * Warm start: :class:`WorkerPool` keeps one spare worker that has already imported NumPy and the
   simulator, so a job only pays for the simulation itself. One job per worker; the next spare is started
   when a job ends.
@@ -18,7 +22,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import selectors
+import queue
 import signal
 import subprocess
 import sys
@@ -28,12 +32,28 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
+from nki_studio.simulate import containment
 from nki_studio.simulate.job import Job
 from nki_studio.simulate.result import SimulationResult, Status, Timings
 
 Progress = Callable[[str], None]
 _OUTPUT_TAIL = 4000  # characters of the kernel's stdout/stderr kept in the result
 _SUPERVISOR_GRACE_S = 6.0  # for the supervisor to end a run (its own budget is 5 s) before the group SIGKILL
+_SIGKILL = getattr(signal, "SIGKILL", 9)  # absent on Windows
+
+
+def channel_options(write_fd: int, windows: bool, msvcrt: Any = None) -> tuple[list[str], dict[str, Any]]:
+    """The worker's arguments and Popen options that hand it the write end of the message pipe: the file
+    descriptor (POSIX ``pass_fds``), or on Windows the inheritable handle, listed in ``handle_list`` so the
+    worker inherits that one handle only. ``msvcrt`` is injectable (tests)."""
+    if not windows:
+        return ["--fd", str(write_fd)], {"pass_fds": (write_fd,), "start_new_session": True}
+    if msvcrt is None:
+        import msvcrt
+    handle = msvcrt.get_osfhandle(write_fd)
+    os.set_handle_inheritable(handle, True)  # type: ignore[attr-defined,unused-ignore]
+    startupinfo = subprocess.STARTUPINFO(lpAttributeList={"handle_list": [handle]})  # type: ignore[attr-defined,unused-ignore]
+    return ["--handle", str(handle)], {"startupinfo": startupinfo, "close_fds": True}
 
 
 class Worker:
@@ -50,38 +70,64 @@ class Worker:
             MKL_NUM_THREADS="1",
             PYTHONUNBUFFERED="1",
         )
+        self.plan = containment.plan()
+        channel, options = channel_options(write_fd, windows=self.plan.runner == "job-object")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "nki_studio.simulate.worker", "--fd", str(write_fd)],
+            [sys.executable, "-m", "nki_studio.simulate.worker", *channel],
             stdin=subprocess.PIPE,
             stdout=self.output,
             stderr=subprocess.STDOUT,
-            pass_fds=(write_fd,),
-            start_new_session=True,
             env=env,
+            **options,
         )
         os.close(write_fd)
+        self.job_object: Any = None
+        if (
+            self.plan.runner == "job-object"
+        ):  # before the job is sent: see winjob.py on the assignment's timing
+            from nki_studio.simulate.winjob import JobObject
+
+            self.job_object = JobObject()
+            self.job_object.assign(self.proc.pid)
         self._reader = os.fdopen(read_fd, "rb", buffering=0)
-        self._buffer = b""
+        # A thread reads the pipe (select() on pipes is POSIX-only); it owns the read end and closes it at
+        # end-of-file, which comes once the worker and everything it started are gone.
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._pump, name="nki-sim-channel", daemon=True).start()
         self.ready: dict[str, Any] | None = None
+
+    def _pump(self) -> None:
+        """Split the message pipe into lines for :meth:`next_message`; None marks the end of the pipe."""
+        buffer = b""
+        try:
+            while chunk := self._reader.read(65536):
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    self._lines.put(line)
+        except (OSError, ValueError):  # closed under us
+            pass
+        finally:
+            self._lines.put(None)
+            self._reader.close()
 
     def next_message(self, deadline: float, should_stop: Callable[[], bool]) -> dict[str, Any] | str:
         """The next JSON message, or "timeout" / "cancelled" / "eof"."""
-        with selectors.DefaultSelector() as sel:
-            sel.register(self._reader, selectors.EVENT_READ)
-            while b"\n" not in self._buffer:
-                if should_stop():
-                    return "cancelled"
-                remaining = deadline - time.perf_counter()
-                if remaining <= 0:
-                    return "timeout"
-                if sel.select(timeout=min(0.05, remaining)):
-                    chunk = self._reader.read(65536)
-                    if not chunk:
-                        return "eof"
-                    self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        message: dict[str, Any] = json.loads(line)
-        return message
+        while True:
+            if should_stop():
+                return "cancelled"
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                return "timeout"
+            try:
+                line = self._lines.get(timeout=min(0.05, remaining))
+            except queue.Empty:
+                continue
+            if line is None:
+                self._lines.put(None)  # every later call sees the end too
+                return "eof"
+            message: dict[str, Any] = json.loads(line)
+            return message
 
     def wait_ready(self, deadline: float, should_stop: Callable[[], bool]) -> str | None:
         """Block until the worker has imported everything; returns a failure word or None."""
@@ -108,7 +154,13 @@ class Worker:
 
     def signal_kill(self) -> None:
         """Ask the worker's supervisor to end the run now, without waiting: it SIGKILLs the job process and
-        everything the kernel started (``containment.py``), then exits."""
+        everything the kernel started (``containment.py``), then exits. (Windows: the job object ends them.)"""
+        if self.job_object is not None:
+            try:
+                self.job_object.terminate()
+            except OSError:  # the job's processes are gone already
+                pass
+            return
         if self.proc.poll() is None:
             try:
                 self.proc.send_signal(signal.SIGTERM)
@@ -123,10 +175,11 @@ class Worker:
         deadline = time.monotonic() + _SUPERVISOR_GRACE_S
         while not self._exited() and time.monotonic() < deadline:
             time.sleep(0.01)
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self.plan.runner == "session":
+            try:
+                os.killpg(self.proc.pid, _SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -136,6 +189,8 @@ class Worker:
         """Whether the worker process has ended, without reaping it."""
         if self.proc.returncode is not None:
             return True
+        if not hasattr(os, "waitid"):  # Windows: reaping is harmless there (no group id to keep)
+            return self.proc.poll() is not None
         try:
             return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
         except ChildProcessError:
@@ -144,7 +199,9 @@ class Worker:
     def close(self) -> None:
         """Kill (if needed) and close the pipes and the output file."""
         self.kill()
-        for stream in (self.proc.stdin, self._reader, self.output):
+        if self.job_object is not None:
+            self.job_object.close()
+        for stream in (self.proc.stdin, self.output):  # the read end is the pump thread's
             try:
                 if stream is not None:
                     stream.close()
@@ -313,7 +370,7 @@ def _failure(job: Job, what: str, timeout_s: float, worker: Worker) -> Simulatio
         code = worker.proc.returncode
         how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         status, message = "crashed", f"the simulation worker for {kernel} died ({how}) without a result"
-        if code == -signal.SIGKILL:
+        if code == -_SIGKILL:
             message += "; it may have exceeded the memory limit"
     return {
         "status": status,

@@ -5,11 +5,13 @@ the message pipe (fd N), then block until one job arrives on stdin, run it under
 send ``result`` and exit. One job per process, so no state leaks between runs; the runner keeps a spare
 worker warm. The worker dies with its parent (a parent-pid watchdog thread).
 
-The process the runner starts is a small *supervisor* that runs no user code: it forks the job process at
+The process the runner starts is a small *supervisor* that runs no user code: it starts the job process at
 once and, when that ends (a result, a crash, or SIGTERM from the runner on timeout/cancel/release), ends
 every process the kernel started (``containment.py``: a child subreaper on Linux, so daemons and new
-sessions are caught too) before it exits with the job process's status. Without ``fork`` (Windows) the job
-runs in the started process itself.
+sessions are caught too) before it exits with the job process's status. The job process is forked, or
+spawned as a fresh interpreter (``--job-process``) where that is the platform's default or forced
+(``start_method.py``). On Windows the job runs in the started process itself: the runner holds it in a job
+object (``winjob.py``), which ends every process it starts.
 
 Messages are JSON lines: ``{"type": "ready", ...}``, ``{"type": "progress", "message": ...}``,
 ``{"type": "result", "result": {...}}``. The kernel's own stdout/stderr go wherever the runner pointed them.
@@ -26,16 +28,19 @@ import time
 from typing import IO, Any
 
 _CHANNEL: IO[str] | None = None
+_SEND_LOCK = threading.Lock()  # the memory guard's thread may send the result while the kernel sends progress
 
 
 def send(message: dict[str, Any]) -> None:
-    """Write one JSON line to the runner."""
+    """Write one JSON line to the runner (whole lines, from any thread)."""
     import json
 
     if _CHANNEL is None:
         return
-    _CHANNEL.write(json.dumps(message, default=str) + "\n")
-    _CHANNEL.flush()
+    line = json.dumps(message, default=str) + "\n"
+    with _SEND_LOCK:
+        _CHANNEL.write(line)
+        _CHANNEL.flush()
 
 
 def _die_with_parent() -> None:
@@ -44,6 +49,8 @@ def _die_with_parent() -> None:
     A watchdog thread notices the re-parenting. PR_SET_PDEATHSIG is not used: it fires when the *thread*
     that started the worker ends, and the pool starts spares from short-lived threads.
     """
+    if not hasattr(os, "killpg"):  # Windows: the runner's job object kills the worker when the runner dies
+        return
     parent = os.getppid()
 
     def watch() -> None:
@@ -55,21 +62,25 @@ def _die_with_parent() -> None:
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 
 
-def _supervise(fd: int) -> int:
-    """Fork the job process, wait for it, end what the run left behind, exit as the job process did."""
+def _supervise(fd: int, method: str) -> int:
+    """Start the job process (``method``: fork or spawn), wait for it, end what the run left behind, exit as
+    the job process did."""
     from nki_studio.simulate.containment import for_platform
 
     started, started_wall = time.perf_counter(), time.time()
-    containment = for_platform()  # before the fork: the job process's orphans must come here
-    child = os.fork()
-    if child == 0:
-        code = 1
-        try:
-            code = _job_process(fd, started, started_wall)
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
+    containment = for_platform()  # before the job process exists: its orphans must come here
+    if method == "spawn":
+        child = _spawn_job_process(fd, started_wall)
+    else:
+        child = os.fork()
+        if child == 0:
+            code = 1
+            try:
+                code = _job_process(fd, started, started_wall)
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
     os.close(fd)  # the runner sees end-of-file when the job process (and its children) are gone
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)  # the job line is for the job process only
@@ -102,13 +113,38 @@ def _supervise(fd: int) -> int:
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
 
 
+def _spawn_job_process(fd: int, started_wall: float) -> int:
+    """Start the job process as a fresh interpreter that inherits stdin, stdout/stderr and the message pipe;
+    it stays in the supervisor's process group (no new session), so the group kill reaches it too."""
+    import subprocess
+
+    command = [sys.executable, "-m", "nki_studio.simulate.worker", "--fd", str(fd), "--job-process"]
+    proc = subprocess.Popen([*command, "--started-wall", repr(started_wall)], pass_fds=(fd,))
+    return proc.pid  # reaped by the supervisor's waitpid(-1) loop, not through ``proc``
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Worker entry point."""
+    """Worker entry point: the supervisor, or (``--job-process``) a spawned job process."""
+    from nki_studio.simulate.start_method import start_method
+
     parser = argparse.ArgumentParser()
-    parser.add_argument("--fd", type=int, required=True)
+    channel = parser.add_mutually_exclusive_group(required=True)
+    channel.add_argument("--fd", type=int, help="the message pipe's file descriptor (POSIX)")
+    channel.add_argument("--handle", type=int, help="the message pipe's inherited handle (Windows)")
+    parser.add_argument("--job-process", action="store_true", help="run the job (started by the supervisor)")
+    parser.add_argument("--started-wall", type=float, help="when the supervisor started (time.time())")
     args = parser.parse_args(argv)
-    if hasattr(os, "fork"):
-        return _supervise(args.fd)
+    if args.handle is not None:
+        import msvcrt  # Windows only
+
+        args.fd = msvcrt.open_osfhandle(args.handle, os.O_WRONLY)  # type: ignore[attr-defined,unused-ignore]
+    if args.job_process:
+        started_wall = time.time() if args.started_wall is None else args.started_wall
+        # the import time counts from the supervisor's start, the second interpreter's start-up included
+        started = time.perf_counter() - max(0.0, time.time() - started_wall)
+        return _job_process(args.fd, started, started_wall)
+    if os.name == "posix":
+        return _supervise(args.fd, start_method())
     return _job_process(args.fd, time.perf_counter(), time.time())
 
 

@@ -4,6 +4,7 @@ the full server."""
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, BinaryIO, NamedTuple
 
 from nki_studio.lsp.fastpath import early_phase
@@ -23,8 +24,11 @@ class FullServerIO(NamedTuple):
 
 
 def supported() -> bool:
-    """Whether this platform can wait on a pipe with a timeout (``select`` on pipes: POSIX)."""
-    return os.name == "posix"
+    """Whether this platform can wait on a pipe with a timeout (``select`` on pipes: POSIX). On Windows
+    ``select`` takes sockets only, so the fast path is skipped there and the full server starts alone (the
+    same answers, only later); waiting on a pipe there would need a reader thread that the full server's
+    reader then has to take over, which is not worth its risk for one start-up's head start."""
+    return os.name == "posix" and sys.platform != "win32"
 
 
 def enabled() -> bool:

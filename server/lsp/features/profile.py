@@ -23,6 +23,7 @@ from typing import Any
 
 from lsprotocol import types
 from nki_studio.lsp.server import NkiLanguageServer
+from nki_studio.lsp.uris import ByUri, canonical, find_document
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -60,7 +61,7 @@ class ProfileFeature:
 
     def __init__(self, server: NkiLanguageServer) -> None:
         self.server = server
-        self.painted: dict[str, _Painted] = {}
+        self.painted: ByUri[_Painted] = ByUri()  # any spelling of a document's URI finds it (lsp.uris)
 
     # ---- commands --------------------------------------------------------------------------------------
     async def load(self, *args: Any) -> dict[str, Any]:
@@ -135,7 +136,7 @@ class ProfileFeature:
         if problem:
             raise ProfileLoadError(problem)
         try:
-            payloads = report.payloads(lambda local: from_fs_path(local) or Path(local).as_uri())
+            payloads = report.payloads(lambda local: canonical(from_fs_path(local) or Path(local).as_uri()))
         except ProfileError as exc:
             raise ProfileLoadError(str(exc)) from exc
         self.clear()
@@ -183,7 +184,7 @@ class ProfileFeature:
         from nki_studio.profile.heatmap import remap_lines  # loaded by the first load()
 
         painted = self.painted[uri]
-        doc = self.server.workspace.text_documents.get(uri)
+        doc = find_document(self.server.workspace.text_documents, uri)
         if doc is None:
             return False
         current = doc.source
@@ -271,7 +272,7 @@ class ProfileFeature:
         return roots
 
     def _text(self, uri: str) -> str:
-        doc = self.server.workspace.text_documents.get(uri)
+        doc = find_document(self.server.workspace.text_documents, uri)
         if doc is not None:
             return doc.source
         path = to_fs_path(uri)

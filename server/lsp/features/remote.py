@@ -23,6 +23,7 @@ from lsprotocol import types
 from nki_studio.lsp.features.profile import LOAD_COMMAND, REQUEST_FAILED
 from nki_studio.lsp.jobs import CancelToken, progress
 from nki_studio.lsp.server import NkiLanguageServer
+from nki_studio.lsp.uris import canonical
 from nki_studio.remote.cache import default_root
 from nki_studio.remote.config import RemoteConfigError, settings_from
 from nki_studio.remote.errors import RemoteError
@@ -93,7 +94,7 @@ class RemoteFeature:
             raise RemoteProfileError(str(exc)) from exc
         if not self._busy.acquire(blocking=False):
             raise RemoteProfileError("a remote profiling run is already in progress; cancel it or wait")
-        doc_uri = Path(path).resolve().as_uri()
+        doc_uri = canonical(Path(path).resolve().as_uri())  # the spelling the profile feature keys by
         self.server.publish_diagnostics(doc_uri, DIAGNOSTIC_OWNER, [])
         try:
             from nki_studio.remote.flow import RemoteJob
