@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -99,30 +100,42 @@ def _extract(rev: str, into: Path) -> str:
     return str(into)
 
 
-def _import_s(pythonpath: str | None) -> float:
-    """Wall time of a fresh interpreter importing the MCP server module (what ``nki-studio mcp`` loads)."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _import_s(pythonpath: str | None) -> tuple[float, float]:
+    """Wall and CPU time of a fresh interpreter importing the MCP server module (what ``nki-studio mcp``
+    loads before it answers)."""
     env = {**os.environ, **({"PYTHONPATH": pythonpath} if pythonpath else {})}
-    t = time.perf_counter()
+    cpu, t = _children_cpu(), time.perf_counter()
     subprocess.run([sys.executable, "-c", "import nki_studio.mcp.server"], check=True, env=env, cwd=ROOT)
-    return time.perf_counter() - t
+    return time.perf_counter() - t, _children_cpu() - cpu
 
 
 def _compare(rev: str, starts: int) -> None:
+    """Old (``rev``) and new alternately: wall time to the first answer, and CPU time (user + system) of the
+    server process over that session and of the bare import, which the machine's load disturbs far less."""
     with tempfile.TemporaryDirectory(prefix="nki-mcp-bench-") as tmp:
         old = _extract(rev, Path(tmp))
-        figures: dict[str, dict[str, list[float]]] = {
-            "start": {"old": [], "new": []},
-            "import": {"old": [], "new": []},
-        }
+        figures: dict[str, dict[str, list[float]]] = {}
         for _ in range(starts):  # alternate, so both see the same load
             for label, path in (("old", old), ("new", None)):
-                figures["start"][label].append(anyio.run(_first_answer, path))
-                figures["import"][label].append(_import_s(path))
+                cpu = _children_cpu()
+                wall = anyio.run(_first_answer, path)
+                session_cpu = _children_cpu() - cpu
+                import_wall, import_cpu = _import_s(path)
+                for what, value in (
+                    ("start → first lint answer, wall", wall),
+                    ("server CPU over that session (start, initialize, one lint, exit)", session_cpu),
+                    ("import nki_studio.mcp.server, wall", import_wall),
+                    ("import nki_studio.mcp.server, CPU", import_cpu),
+                ):
+                    figures.setdefault(what, {"old": [], "new": []})[label].append(value)
         for what, runs in figures.items():
             ratio = statistics.median(runs["old"]) / statistics.median(runs["new"])
-            print(
-                f"{what} — {rev}: {_ms(runs['old'])}; working tree: {_ms(runs['new'])}; old/new {ratio:.2f}"
-            )
+            print(f"{what}: {rev} {_ms(runs['old'])}; working tree {_ms(runs['new'])}; old/new {ratio:.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
