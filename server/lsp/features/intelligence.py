@@ -67,7 +67,9 @@ class IntelligenceFeature:
         self.server = server
         self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nki-jedi")
         self.jedi: NkiJedi | None = None
-        self._completions: dict[str, Completion | StubParameter] = {}  # label -> item of the latest completion, for resolve
+        self._completions: dict[
+            str, Completion | StubParameter
+        ] = {}  # label -> item of the latest completion, for resolve
         self._allocations: dict[str, tuple[tuple[int | None, Target, int], list[AllocationInfo]]] = {}
         self._root: str | None = None
 
@@ -130,7 +132,9 @@ class IntelligenceFeature:
             return None
         # Keyword arguments of an NKI call come from the stubs' table on the event loop: the first one after
         # start does not wait for jedi's warm-up on its thread (stub_keywords). The rest goes to jedi.
-        items: Sequence[Completion | StubParameter] | None = keyword_completions(req.text, req.line, req.column)
+        items: Sequence[Completion | StubParameter] | None = keyword_completions(
+            req.text, req.line, req.column
+        )
         if items is None:
             none: list[Completion] = []
             items = await self._run(
