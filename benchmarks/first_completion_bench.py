@@ -7,6 +7,9 @@ warmed up or not). Timed from the request to the answer. ``--compare-with REV`` 
 and put first on ``PYTHONPATH``), alternately with the working tree's, so the ratio holds under a changing
 load.
 
+The first start for a new client configuration has no remembered ``initialize`` answer, so no fast path
+(``lsp.fastpath``): a run warms that cache with its first start, and the figures are those of later starts.
+
 Usage: .venv/bin/python benchmarks/first_completion_bench.py [--starts 6] [--compare-with REV]
 """
 
