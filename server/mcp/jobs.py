@@ -30,16 +30,22 @@ class Prepared:
     generation: Generation
     nki_version: str | None
     kernel: KernelInfo | None
+    source: str | None = None  # unsaved text standing in for the file at ``path`` (which need not exist)
 
 
 def prepare(ws: Workspace, args: dict[str, Any], argument: str = "file") -> Prepared:
-    """The spec for ``args`` (file, kernel, inputs, reference, target, nki_version). Raises ToolFailure."""
-    path = str(ws.resolve(args.get(argument, ""), argument=argument))
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            source = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ToolFailure("not_found", f"{argument}: cannot read {args.get(argument)}: {exc}") from exc
+    """The spec for ``args`` (file or source [+ path], kernel, inputs, reference, target, nki_version).
+    Raises ToolFailure."""
+    unsaved = args.get("source")
+    if unsaved is not None:
+        path, source = ws.unsaved(args.get("path") or args.get(argument)), str(unsaved)
+    else:
+        path = str(ws.resolve(args.get(argument, ""), argument=argument))
+        try:
+            with open(path, encoding="utf-8-sig") as fh:
+                source = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ToolFailure("not_found", f"{argument}: cannot read {args.get(argument)}: {exc}") from exc
     tree = parse(source, path)
     if not hasattr(tree, "body"):  # a Finding: the file does not parse
         span = tree.span
@@ -73,7 +79,12 @@ def prepare(ws: Workspace, args: dict[str, Any], argument: str = "file") -> Prep
     version = config.named_nki_version
     kernel = next((k for k in find_kernels(source, path) if k.name == resolution.spec.kernel), None)
     return Prepared(
-        path, resolution.spec, config.target.generation, str(version) if version else None, kernel
+        path,
+        resolution.spec,
+        config.target.generation,
+        str(version) if version else None,
+        kernel,
+        str(unsaved) if unsaved is not None else None,
     )
 
 
@@ -114,7 +125,7 @@ class Simulator:
             trace_path=trace_path,
         )
         with self._one_at_a_time:  # the timeout counts from the hand-over, not from the wait here
-            return run_job(request, pool=self._pool, timeout_s=limit)
+            return run_job(request, pool=self._pool, timeout_s=limit, source=job.source)
 
     def close(self) -> None:
         """Kill every worker (server shutdown)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from typing import Any
 
@@ -19,7 +18,7 @@ def lint(ws: Workspace, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
     if args.get("source") is not None:
         where = args.get("path") or args.get("file")
         # Unsaved text: its path only locates the config and helper modules, so it need not exist yet.
-        path = str(ws.roots[0] / "untitled.py") if not where else _located(ws, where)
+        path = ws.unsaved(where)
         text = str(args["source"])
     elif args.get("file"):
         path = str(ws.resolve(args["file"]))
@@ -51,9 +50,3 @@ def lint(ws: Workspace, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
         f"{counts.get('warning', 0)} warning(s); first: line {first['line']} {first['code']} {first['message']}"
     )
     return result, summary
-
-
-def _located(ws: Workspace, where: str) -> str:
-    """An absolute path inside the roots for unsaved text (the file itself may not exist)."""
-    parent = ws.resolve(os.path.dirname(where) or ".", kind="dir", argument="path")
-    return str(parent / os.path.basename(where))

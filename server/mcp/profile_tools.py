@@ -91,10 +91,11 @@ def _side(ws: Workspace, sim: Simulator, name: str, spec: Any) -> dict[str, Any]
         )
     if spec.get("profile"):
         return profile_report_view(ws, spec["profile"], argument=f"{name}.profile")
-    if spec.get("file"):
+    if spec.get("file") or spec.get("source") is not None:
         return estimate_view(ws, sim, spec)
     raise ToolFailure(
-        "invalid_arguments", f"{name}: give profile (a profile path) or file (a kernel to estimate)"
+        "invalid_arguments",
+        f"{name}: give profile (a profile path), file or source (a kernel to estimate)",
     )
 
 

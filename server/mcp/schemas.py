@@ -38,6 +38,20 @@ _KERNEL_FIELDS: dict[str, Any] = {
     },
 }
 
+# Unsaved text instead of a file (an agent's draft): simulate and estimate run it from a private staged copy.
+_SOURCE_FIELDS: dict[str, Any] = {
+    "source": {
+        "type": "string",
+        "description": "kernel source text to run instead of a saved file (lines in results are this text's)",
+    },
+    "path": {
+        "type": "string",
+        "description": "where the source text would live, inside a root (config, helper modules, result "
+        "paths); need not exist; default untitled.py in the first root",
+    },
+}
+_FILE_OR_SOURCE = [{"required": ["file"]}, {"required": ["source"]}]
+
 
 def _obj(properties: dict[str, Any], required: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
     return {
@@ -57,9 +71,13 @@ def _out(*keys: str, **types: Any) -> dict[str, Any]:
 _SIDE = {
     "type": "object",
     "description": "a measured profile {profile: PATH} or a kernel to estimate {file, kernel?, inputs?, ...}",
-    "properties": {"profile": {"type": "string", "description": "profile path"}, **_KERNEL_FIELDS},
+    "properties": {
+        "profile": {"type": "string", "description": "profile path"},
+        **_KERNEL_FIELDS,
+        **_SOURCE_FIELDS,
+    },
     "additionalProperties": False,
-    "anyOf": [{"required": ["profile"]}, {"required": ["file"]}],
+    "anyOf": [{"required": ["profile"]}, *_FILE_OR_SOURCE],
 }
 _VIEW = ("label", "summary", "bounds", "investigations", "lines", "notes")
 _STR, _BOOL, _ARR, _OBJ = {"type": "string"}, {"type": "boolean"}, {"type": "array"}, {"type": "object"}
@@ -78,19 +96,20 @@ TOOLS: dict[str, dict[str, Any]] = {
                 "target": _TARGET,
                 "nki_version": _VERSION,
             },
-            anyOf=[{"required": ["file"]}, {"required": ["source"]}],
+            anyOf=_FILE_OR_SOURCE,
         ),
         "output": _out("path", "target", "nkiVersion", "counts", "fixable", "findings", findings=_ARR),
         "read_only": True,
     },
     "simulate": {
         "title": "Simulate an NKI kernel and check it",
-        "description": "Run the kernel on NumPy in a sandboxed worker (time and memory limits) and check its "
+        "description": "Run the kernel (a file, or unsaved source text) on NumPy in a sandboxed worker (time "
+        "and memory limits) and check its "
         "outputs against the NumPy reference: shape/dtype, finite, inputs unchanged, allclose, max/mean abs "
         "error, cosine. Returns the oracle verdict with every metric (failedMetrics names the failing ones), "
         "an output summary, SBUF/PSUM peaks and errors located on kernel lines. A kernel that raises, times "
         "out or exceeds memory is a tool error carrying the same result.",
-        "input": _obj(_KERNEL_FIELDS, ("file",)),
+        "input": _obj({**_KERNEL_FIELDS, **_SOURCE_FIELDS}, anyOf=_FILE_OR_SOURCE),
         "output": _out(
             "status",
             "passed",
@@ -113,8 +132,8 @@ TOOLS: dict[str, dict[str, Any]] = {
         "queues and DMA engines of the target after their data dependencies: an ESTIMATED profile, not a "
         "measurement. Returns the estimated latency, engine busy times, DMA/compute overlap, bounds, the "
         "line-level investigations and the hottest kernel lines (the numbers of `nki-studio simulate --json`'s "
-        "estimate section), plus the simulation's verdict.",
-        "input": _obj(_KERNEL_FIELDS, ("file",)),
+        "estimate section), plus the simulation's verdict. Takes a file or unsaved source text.",
+        "input": _obj({**_KERNEL_FIELDS, **_SOURCE_FIELDS}, anyOf=_FILE_OR_SOURCE),
         "output": _out(*_VIEW, "kernel", "path", "target", "simulation", label={"const": "estimated"}),
         "read_only": True,
     },

@@ -13,22 +13,27 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from jsonschema import Draft202012Validator
-from mcp import types
-from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
-from nki_studio import __version__
-from nki_studio.mcp import docs, prompts
-from nki_studio.mcp.config import McpConfig
-from nki_studio.mcp.errors import ToolFailure
-from nki_studio.mcp.explain_tool import explain
-from nki_studio.mcp.jobs import Simulator
-from nki_studio.mcp.lint_tool import lint
-from nki_studio.mcp.schemas import TOOLS
-from nki_studio.mcp.workspace import Workspace
+from nki_studio.mcp import sdk
+
+sdk.load()  # before the first ``mcp`` import: the submodules below without the SDK's eager package inits
+
+from mcp import types  # noqa: E402
+from mcp.server.lowlevel.server import Server  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+from nki_studio import __version__  # noqa: E402
+from nki_studio.mcp import prompts  # noqa: E402
+from nki_studio.mcp.config import McpConfig  # noqa: E402
+from nki_studio.mcp.errors import ToolFailure  # noqa: E402
+from nki_studio.mcp.schemas import TOOLS  # noqa: E402
+from nki_studio.mcp.workspace import Workspace  # noqa: E402
+
+if TYPE_CHECKING:
+    from nki_studio.mcp.jobs import Simulator
+
+Validator = Any  # a jsonschema validator (the package has no type information)
 
 log = logging.getLogger("nki_studio.mcp")
 
@@ -47,22 +52,53 @@ class NkiStudioMcp:
     def __init__(self, config: McpConfig) -> None:
         self.config = config
         self.workspace = Workspace(config.roots)
-        self.simulator = Simulator(config)
+        self._simulator: Simulator | None = None
+        self._lock = threading.Lock()
         self._warm_started = False
-        self._validators = {name: Draft202012Validator(t["input"]) for name, t in TOOLS.items()}
+        self._validators: dict[str, Validator] = {}
         self._handlers: dict[str, Callable[[dict[str, Any]], Answer]] = {
-            "lint": lambda a: lint(self.workspace, a),
+            "lint": self._lint,
             "simulate": self._simulate,
             "estimate": lambda a: self._profiles().estimate(self.workspace, self.simulator, a),
             "analyze_profile": lambda a: self._profiles().analyze_profile(self.workspace, a),
             "compare": lambda a: self._profiles().compare(self.workspace, self.simulator, a),
-            "explain": explain,
+            "explain": self._explain,
         }
         if config.remote_available:
             self._handlers["profile_remote"] = self._profile_remote
 
-    # The simulation, profile and remote tools import NumPy and the profile stack on first use: the server's
-    # start (and its first lint answer) does not wait for them.
+    # Every tool imports its stack on first use (the linter, jsonschema, the simulation jobs, NumPy, the
+    # profile stack, the docs): the server's start does not wait for any of them, and the first lint
+    # answer only for the linter (``benchmarks/mcp_bench.py``: start to first answer).
+    @property
+    def simulator(self) -> Simulator:
+        """The simulation workers, created on first use."""
+        with self._lock:
+            if self._simulator is None:
+                from nki_studio.mcp.jobs import Simulator
+
+                self._simulator = Simulator(self.config)
+            return self._simulator
+
+    def _validator(self, name: str) -> Validator:
+        with self._lock:
+            if name not in self._validators:
+                from jsonschema import Draft202012Validator
+
+                self._validators[name] = Draft202012Validator(TOOLS[name]["input"])
+            return self._validators[name]
+
+    def _lint(self, args: dict[str, Any]) -> Answer:
+        from nki_studio.mcp.lint_tool import lint
+
+        return lint(self.workspace, args)
+
+    @staticmethod
+    def _explain(args: dict[str, Any]) -> Answer:
+        from nki_studio.mcp.explain_tool import explain
+
+        return explain(args)
+
     def _simulate(self, args: dict[str, Any]) -> Answer:
         from nki_studio.mcp.simulate_tool import simulate
 
@@ -106,9 +142,24 @@ class NkiStudioMcp:
         finally:
             # The spare simulation worker starts once the first answer is out: its imports (NumPy, the
             # simulator) would otherwise compete with the server's start for the CPU.
-            if not self._warm_started:
+            if not self._warm_started and self.config.trusted:
                 self._warm_started = True
-                threading.Thread(target=self.simulator.warm_up, name="nki-mcp-warm", daemon=True).start()
+                threading.Thread(target=self._warm_up, name="nki-mcp-warm", daemon=True).start()
+
+    def _warm_up(self) -> None:
+        self.simulator.warm_up()
+
+    def preload(self) -> None:
+        """Import what the first call needs (the linter, the argument validators). Run in a thread while the
+        server waits for the client's first requests: the client is another process, so this overlaps with
+        its own work instead of adding to the first answer."""
+        try:
+            import nki_studio.mcp.lint_tool  # noqa: F401
+
+            for name in self.tool_names():
+                self._validator(name)
+        except Exception:  # the calls import again and report any failure as a tool error
+            log.debug("preload failed", exc_info=True)
 
     def _call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         try:
@@ -122,7 +173,7 @@ class NkiStudioMcp:
                 raise ToolFailure(
                     "invalid_arguments", f"no tool {name!r}{hint}; tools: {', '.join(self.tool_names())}"
                 )
-            problems = sorted(self._validators[name].iter_errors(arguments), key=lambda e: list(e.path))
+            problems = sorted(self._validator(name).iter_errors(arguments), key=lambda e: list(e.path))
             if problems:
                 where = ".".join(str(p) for p in problems[0].path) or "arguments"
                 raise ToolFailure("invalid_arguments", f"{where}: {problems[0].message}", argument=where)
@@ -138,6 +189,8 @@ class NkiStudioMcp:
 
     def resources(self) -> list[types.Resource]:
         """Rule pages (and their index) and the NKI API reference per stub module."""
+        from nki_studio.mcp import docs
+
         out = [
             types.Resource(
                 uri="nki-studio://rules",
@@ -170,6 +223,8 @@ class NkiStudioMcp:
 
     def read(self, uri: str) -> str:
         """The text of a resource; ValueError for an unknown URI."""
+        from nki_studio.mcp import docs
+
         if uri == "nki-studio://rules":
             return docs.rule_index()
         kind, _, name = uri.removeprefix("nki-studio://").partition("/")
@@ -180,8 +235,11 @@ class NkiStudioMcp:
         raise ValueError(f"no resource {uri}")
 
     def close(self) -> None:
-        """Stop the simulation workers."""
-        self.simulator.close()
+        """Stop the simulation workers (if any started)."""
+        with self._lock:
+            simulator, self._simulator = self._simulator, None
+        if simulator is not None:
+            simulator.close()
 
 
 def _error(failure: ToolFailure) -> types.CallToolResult:
@@ -262,6 +320,7 @@ async def serve_stdio(app: NkiStudioMcp) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(app)
+    threading.Thread(target=app.preload, name="nki-mcp-preload", daemon=True).start()
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

@@ -55,6 +55,15 @@ class Workspace:
             raise ToolFailure("not_a_file", f"{argument}: {text} is not a directory", argument=argument)
         return path
 
+    def unsaved(self, where: str | None) -> str:
+        """Where unsaved text (lint, simulate or estimate of ``source``) lives, inside the roots; the file
+        itself need not exist: ``where``, else ``untitled.py`` in the first root. It locates the
+        configuration and the helper modules, and names the file in the results."""
+        if not where:
+            return str(self.roots[0] / "untitled.py")
+        parent = self.resolve(os.path.dirname(where) or ".", kind="dir", argument="path")
+        return str(parent / os.path.basename(where))
+
     def relative(self, path: str | Path) -> str:
         """``path`` relative to the root that holds it (as agents read it), else unchanged."""
         p = Path(path)

@@ -34,6 +34,9 @@ class Job:
     trace_path: str | None = None
     precise: bool = True
     strict: bool = False
+    # Folders importable after the kernel's own: the caller's folder when the file is a staged copy of
+    # unsaved text (``nki_studio.simulate.unsaved``), so its helper modules and references still import.
+    search_path: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         """One JSON line for the worker's stdin."""
@@ -203,8 +206,9 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
 
     timings: Timings = result["timings"]
     folder = os.path.dirname(os.path.abspath(job.path))
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
+    for at, extra in enumerate((folder, *job.search_path)):
+        if extra not in sys.path:
+            sys.path.insert(at, extra)
     generation = parse_generation(job.target)
     # No version named: simulate() infers it from the kernel's code and says so in its warnings.
     target = {"target": generation.value, "nki_version": job.nki_version}

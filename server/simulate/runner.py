@@ -297,12 +297,24 @@ def run_job(
     timeout_s: float = 60.0,
     cancelled: Callable[[], bool] = _never,
     on_progress: Progress | None = None,
+    source: str | None = None,
 ) -> SimulationResult:
     """Run ``job`` in a worker and return the structured result (``nki_studio.simulate.result``).
 
     ``timeout_s`` bounds the job from the moment it is handed over (import time of a cold worker is not
-    counted); ``cancelled`` is polled every 50 ms. The worker is always gone when this returns.
+    counted); ``cancelled`` is polled every 50 ms. The worker is always gone when this returns. ``source``:
+    the kernel file's text when it is not the saved file (``nki_studio.simulate.unsaved``: run from a
+    private staged copy; the result and the trace name ``job.path``, lines are the text's).
     """
+    if source is not None:
+        from nki_studio.simulate.unsaved import staged
+
+        with staged(job, source) as copy:
+            staged_result = run_job(
+                copy.job, pool=pool, timeout_s=timeout_s, cancelled=cancelled, on_progress=on_progress
+            )
+            copy.restore_trace(job.trace_path)
+            return copy.restore(staged_result)
     started = time.perf_counter()
     own_pool = pool is None
     pool = pool if pool is not None else WorkerPool(warm=False)

@@ -427,3 +427,56 @@ def test_the_same_conversation_with_and_without_the_fast_path(tmp_path: Path, wo
     off = _converse(cache, workdir, {**options, "fastStart": False})
     assert EARLY_LOG not in off.stderr and "setting fastStart" in off.stderr
     assert _as_compared(off.received) == _as_compared(plain.received)
+
+
+TYPING = (
+    "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n@nki.jit\ndef k(a):\n"
+    '    s = "d\u00e9j\u00e0 \U0001f600"; nisa.tensor_scalar(dst=a, data=a, op\n    return a\n'
+)
+
+
+def _typed_right_after_opening(cache: Path, workdir: Path, fastpath: str | None = None) -> Conversation:
+    """didOpen and two keyword completions sent back to back (the user typing at once), then one more later."""
+    path = workdir / "k.py"
+    path.write_text(TYPING)
+    uri = path.as_uri()
+    row = TYPING.split("\n")[7]
+    at = {"line": 7, "character": client_units(row, "utf-16")}  # after the emoji: UTF-16 units differ
+    s = Session(cache, fastpath)
+    try:
+        s.send(_initialize({"nkiVersion": "0.6"}, "utf-16", CAPABILITIES))
+        s.wait(lambda m: m.get("id") == 1, "initialize answer")
+        completion = {"textDocument": {"uri": uri}, "position": at}
+        s.send(
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            _did_open(uri, TYPING),
+            _request(2, "textDocument/completion", completion),
+            _request(3, "textDocument/completion", completion),
+        )
+        s.wait(lambda m: m.get("id") == 3, "the second completion")
+        time.sleep(1.0)  # the full server is up by then: it answers this one
+        s.send(_request(4, "textDocument/completion", completion))
+        s.wait(lambda m: m.get("id") == 4, "the later completion")
+        time.sleep(0.5)  # a duplicate answer from the full server would have arrived by now
+    except BaseException:
+        s.proc.kill()
+        raise
+    return Conversation(list(s.received), s.close())
+
+
+def test_keyword_completions_typed_at_once_are_answered_early_as_the_full_server_answers(
+    tmp_path: Path, workdir: Path
+) -> None:
+    cache = tmp_path / "cache"
+    _typed_right_after_opening(cache, workdir)  # remembers the initialize answer
+    fast = _typed_right_after_opening(cache, workdir)
+    plain = _typed_right_after_opening(cache, workdir, fastpath="0")
+    assert "2 completion(s) answered before the full server loaded" in fast.stderr
+    assert "answered before the full server" not in plain.stderr
+    for conversation in (fast, plain):  # each request answered exactly once
+        ids = [m["id"] for m in conversation.received if "method" not in m]
+        assert sorted(i for i in ids if i in (2, 3, 4)) == [2, 3, 4]
+    expected = ["op0=", "op1=", "operand0=", "operand1="]
+    assert [i["label"] for i in plain.answer(2)["items"]] == expected
+    for id_ in (2, 3, 4):
+        assert fast.answer(id_) == plain.answer(id_) == plain.answer(4)

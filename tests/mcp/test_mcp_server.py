@@ -3,6 +3,7 @@ scripted agent loop, and bad input answered with structured errors while the ser
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -26,7 +27,10 @@ async def test_tool_list_schemas_resources_and_prompt() -> None:
             Draft202012Validator.check_schema(t.output_schema)
             assert t.input_schema["type"] == "object" and t.input_schema["additionalProperties"] is False
             assert t.description and t.annotations.read_only_hint is True
-        assert tools["simulate"].input_schema["required"] == ["file"]
+        for name in ("lint", "simulate", "estimate"):  # a saved file or unsaved source text
+            schema = tools[name].input_schema
+            assert schema["anyOf"] == [{"required": ["file"]}, {"required": ["source"]}], name
+            assert {"file", "source", "path"} <= set(schema["properties"]), name
         assert tools["estimate"].output_schema["properties"]["label"] == {"const": "estimated"}
 
         uris = {str(r.uri) for r in (await s.list_resources()).resources}
@@ -280,3 +284,43 @@ async def test_concurrent_calls_are_all_answered(workspace: Path) -> None:
     assert answers["plain"]["kernel"] == "rmsnorm_residual_kernel"
     assert answers["fused"]["kernel"] == "rmsnorm_residual_fused_kernel"
     assert answers["lint"]["path"] == "rmsnorm_residual.py"
+
+
+async def test_simulate_and_estimate_of_unsaved_text(workspace: Path) -> None:
+    # The draft exists only as text; its reference lives in a helper module next to where it would be saved.
+    (workspace / "sub").mkdir()
+    saved = (workspace / "rmsnorm_residual.py").read_text(encoding="utf-8")
+    ref = saved[saved.index("def ref_rmsnorm_residual") : saved.index("# nki-studio: simulate")]
+    (workspace / "sub" / "rms_ref.py").write_text("import numpy as np\n\nEPS = 1e-6\n\n\n" + ref, encoding="utf-8")
+    draft = saved.replace("reference=ref_rmsnorm_residual", "reference=rms_ref:ref_rmsnorm_residual")
+    marker = "    n, d = x.shape\n"
+    raising = draft.replace(marker, marker + "    raise ValueError('boom in the draft')\n")
+    boom_line = raising.splitlines().index("    raise ValueError('boom in the draft')") + 1
+    async with mcp_session("--root", str(workspace), "--timeout", "60") as s:
+        sim = structured(await s.call_tool("simulate", {"source": draft, "path": "sub/draft.py"}))
+        assert sim["passed"] and sim["path"] == os.path.join("sub", "draft.py")
+
+        failed = error_of(await s.call_tool("simulate", {"source": raising, "path": "sub/draft.py"}))
+        result = failed["result"]
+        assert (result["error"]["file"], result["error"]["line"]) == (
+            os.path.join("sub", "draft.py"),
+            boom_line,
+        )
+        assert [(f["path"], f["line"]) for f in result["findings"]][:1] == [
+            (os.path.join("sub", "draft.py"), boom_line)
+        ]
+
+        est = structured(await s.call_tool("estimate", {"source": draft, "path": "sub/draft.py"}))
+        assert est["label"] == "estimated" and est["simulation"]["status"] == "passed"
+        assert est["lines"] and {line["file"] for line in est["lines"]} == {os.path.join("sub", "draft.py")}
+
+        # Without a path the text is untitled.py in the first root; the staged copy is named nowhere.
+        plain = structured(await s.call_tool("simulate", {"source": saved}))
+        assert plain["passed"] and plain["path"] == "untitled.py"
+        for answer in (sim, result, est, plain):
+            assert "nki-studio-unsaved-" not in json.dumps(answer)
+
+        syntax = error_of(await s.call_tool("simulate", {"source": "def k(:\n", "path": "sub/bad.py"}))
+        assert syntax["kind"] == "syntax_error" and syntax["line"] == 1
+        outside = error_of(await s.call_tool("estimate", {"source": draft, "path": "../elsewhere/k.py"}))
+        assert outside["kind"] == "outside_roots"

@@ -352,3 +352,30 @@ async def test_a_kernel_with_no_version_named_simulates_with_the_inferred_versio
     [result] = await _result(client)
     assert result.status == "passed", result.message
     assert any("NKI version 0.6 inferred from nl.dynamic_range" in w for w in result.warnings)
+
+
+async def test_the_command_simulates_unsaved_text_with_the_editors_lines(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    await _start(client, tmp_path, trustedWorkspace=True, simulateOnSave=False)
+    path = tmp_path / "broken.py"
+    saved = (DATA / "broken_kernel.py").read_text()
+    uri = _save(client, path, saved)
+    edited = "# three lines\n# typed in the editor\n# and not saved\n" + saved  # the helper's line 7 → 10
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=edited)],
+        )
+    )
+    answer = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="nki-studio.simulate", arguments=[uri, "broken"])
+    )
+    assert answer["status"] == "error", answer
+    assert (answer["error"]["file"], answer["error"]["line"]) == (str(path), 10)
+    assert answer["path"] == str(path) and "nki-studio-unsaved-" not in str(answer)
+    assert not any("saved file" in w for w in answer.get("warnings", []))
+    await _until(lambda: any(d.code == "NKI610" for d in _sim_diags(client, uri)))
+    [diag] = [d for d in _sim_diags(client, uri) if d.code == "NKI610"]
+    assert diag.range.start.line == 9  # 0-based: the helper's line in the edited text
+    assert path.read_text() == saved  # nothing was written over the user's file

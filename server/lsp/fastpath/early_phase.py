@@ -4,7 +4,10 @@
    (``initialize_cache``); without one, or with the setting ``fastStart`` false, nothing more happens here;
 2. ``initialized`` is let through;
 3. the first ``textDocument/didOpen`` of a Python document is linted exactly as the full server lints it
-   (``lsp.document_lint``, ``lsp.convert``) and its diagnostics are published.
+   (``lsp.document_lint``, ``lsp.convert``) and its diagnostics are published;
+4. keyword-argument completions of NKI calls in that document already waiting when that is done (the user
+   typing right after opening it) are answered from the stubs' table (``early_completion``), as the full
+   server answers them; the full server's own answers to those requests are dropped (``streams``).
 
 Any other message, or a second or so of silence, ends this phase at once. Needs ``select`` on pipes (POSIX).
 """
@@ -36,6 +39,7 @@ class EarlyPhase:
     )
     cache_key: str | None = None  # its initialize_cache key
     handover: Handover | None = None
+    answered_ids: tuple[Any, ...] = ()  # ids of the client's requests answered here (completions)
 
 
 @dataclass
@@ -46,6 +50,7 @@ class _Progress:
     cache_key: str | None = None
     answered: dict[str, Any] | None = None
     lints: dict[str, EarlyLint] = field(default_factory=dict)
+    requests: list[Any] = field(default_factory=list)  # ids of the requests answered early
 
 
 def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyPhase:
@@ -62,12 +67,15 @@ def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyPhase:
             "first diagnostics published %.0f ms after the server began reading, before the full server loaded",
             (time.perf_counter() - started) * 1000,
         )
+    if progress.requests:
+        log.info("%d completion(s) answered before the full server loaded", len(progress.requests))
     answered = progress.answered
     return EarlyPhase(
         consumed=bytes(reader.data),
         initialize_id=progress.initialize_id,
         cache_key=progress.cache_key,
         handover=None if answered is None else Handover(initialize_result=answered, lints=progress.lints),
+        answered_ids=tuple(progress.requests),
     )
 
 
@@ -101,7 +109,35 @@ def _converse(reader: MessageReader, out: BinaryIO, progress: _Progress, idle_s:
             continue
         if method == "textDocument/didOpen" and "id" not in message:
             _publish_first(out, message.get("params") or {}, settings, encoding, progress)
+            _answer_waiting_completions(reader, out, message.get("params") or {}, encoding, progress)
         return
+
+
+WAITING_S = 0.001  # what "already waiting" means: read what is in the pipe, never wait for the client
+
+
+def _answer_waiting_completions(
+    reader: MessageReader, out: BinaryIO, opened: dict[str, Any], encoding: Any, progress: _Progress
+) -> None:
+    """Answer the completion requests on the opened document that are already waiting, while each one is a
+    keyword argument the stubs' table knows; stop at anything else (the full server answers it)."""
+    from nki_studio.lsp.fastpath.early_completion import answer
+
+    doc = opened.get("textDocument") or {}
+    uri, text = doc.get("uri"), doc.get("text")
+    if doc.get("languageId") != "python" or not isinstance(uri, str) or not isinstance(text, str):
+        return
+    while (message := reader.next(WAITING_S)) is not None:
+        if message.get("method") != "textDocument/completion" or "id" not in message:
+            return
+        params = message.get("params") or {}
+        if (params.get("textDocument") or {}).get("uri") != uri:
+            return
+        result = answer(text, params.get("position") or {}, encoding)
+        if result is None:
+            return
+        send(out, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        progress.requests.append(message["id"])
 
 
 def _publish_first(

@@ -50,8 +50,9 @@ class ReplayReader:
 class AlreadySentFilter:
     """The full server's output, without what the early phase already sent: its answer to ``initialize``
     (stored for the next start; if it differs from the one sent, a warning: the client runs with the stored
-    capabilities until the next start) and its first diagnostics of each document published early when they
-    are the same. Everything else passes through."""
+    capabilities until the next start), its first diagnostics of each document published early when they
+    are the same, and its answers to the requests answered early (completions). Everything else passes
+    through."""
 
     def __init__(self, out: BinaryIO, early: EarlyPhase) -> None:
         self._out = out
@@ -63,10 +64,11 @@ class AlreadySentFilter:
         # uri -> early params, until the full server publishes it
         self._published = {} if handover is None else {u: e.published for u, e in handover.lints.items()}
         self._left = CHECKED_MESSAGES
+        self._answered_ids = set(early.answered_ids)  # requests answered early: the full server's answers go
 
     def write(self, data: bytes) -> None:
         """One message as pygls writes it (headers and body in one call)."""
-        if self._left > 0 and (self._initialize_pending or self._published):
+        if self._left > 0 and (self._initialize_pending or self._published or self._answered_ids):
             self._left -= 1
             if self._already_sent(data):
                 return
@@ -88,6 +90,9 @@ class AlreadySentFilter:
             params = message.get("params") or {}
             early = self._published.pop(str(params.get("uri")), None)
             return early is not None and early == params
+        if "method" not in message and message.get("id") in self._answered_ids:
+            self._answered_ids.discard(message.get("id"))
+            return True
         if self._initialize_pending and "method" not in message and message.get("id") == self._initialize_id:
             self._initialize_pending = False
             return self._initialize_answered(message.get("result"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from nki_studio.lsp.features.nki_jedi import NkiJedi, imports_nki, target_notes
+from nki_studio.lsp.features.stub_keywords import StubParameter, keyword_completions
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.model.analysis import AllocationInfo, KernelArgs, describe_allocations
 from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
@@ -66,7 +67,9 @@ class IntelligenceFeature:
         self.server = server
         self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nki-jedi")
         self.jedi: NkiJedi | None = None
-        self._completions: dict[str, Completion] = {}  # label -> item of the latest completion, for resolve
+        self._completions: dict[
+            str, Completion | StubParameter
+        ] = {}  # label -> item of the latest completion, for resolve
         self._allocations: dict[str, tuple[tuple[int | None, Target, int], list[AllocationInfo]]] = {}
         self._root: str | None = None
 
@@ -127,10 +130,16 @@ class IntelligenceFeature:
         req = self._request(params.text_document.uri, params.position)
         if req is None:
             return None
-        none: list[Completion] = []
-        items = await self._run(
-            lambda: self._backend().complete(req.text, req.path, req.line, req.column), none
+        # Keyword arguments of an NKI call come from the stubs' table on the event loop: the first one after
+        # start does not wait for jedi's warm-up on its thread (stub_keywords). The rest goes to jedi.
+        items: Sequence[Completion | StubParameter] | None = keyword_completions(
+            req.text, req.line, req.column
         )
+        if items is None:
+            none: list[Completion] = []
+            items = await self._run(
+                lambda: self._backend().complete(req.text, req.path, req.line, req.column), none
+            )
         if not items:
             return None
         self._completions = {c.name_with_symbols: c for c in items}

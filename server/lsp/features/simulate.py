@@ -270,8 +270,11 @@ class SimulateFeature:
             memory_bytes=settings.simulation_memory_mb << 20,
         )
 
-    def submit(self, uri: str, path: str, kernel: str, spec: Spec) -> asyncio.Future[AnyResult]:
-        """Start (superseding any run of the same kernel) and return a future of the published result."""
+    def submit(
+        self, uri: str, path: str, kernel: str, spec: Spec, source: str | None = None
+    ) -> asyncio.Future[AnyResult]:
+        """Start (superseding any run of the same kernel) and return a future of the published result.
+        ``source``: the document's text when it differs from the saved file (run from a staged copy)."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[AnyResult] = loop.create_future()
         job = self._job(path, spec)
@@ -289,6 +292,7 @@ class SimulateFeature:
                         timeout_s=self.server.settings.simulation_timeout_s,
                         cancelled=lambda: token.cancelled,
                         on_progress=prog.report,
+                        source=source,
                     )
                 except Exception as exc:  # a bug here must not leave the command waiting forever
                     log.exception("simulation of %s failed", kernel)
@@ -352,18 +356,17 @@ class SimulateFeature:
         resolution = resolve(text, path, kernel)
         if resolution.spec is None:
             return {"status": "error", "message": "cannot simulate: " + "; ".join(resolution.problems)}
-        # Cancel through the run's $/progress (cancellable): pygls 2.1 runs command handlers inside its
-        # executeCommand generator, so a $/cancelRequest of the command never reaches this coroutine.
-        result = await self.submit(uri, path, resolution.spec.kernel, resolution.spec.to_json())
         try:
             unsaved = Path(path).read_text(encoding="utf-8") != text
-        except OSError:
-            unsaved = False
-        if unsaved:  # the worker runs the file on disk, the way the kernel would be imported
-            result.setdefault("warnings", []).append(
-                "the document has unsaved changes: the saved file was simulated"
-            )
-        return result
+        except OSError:  # never saved (or unreadable): the text is all there is
+            unsaved = True
+        # Unsaved changes: the worker runs the document's text from a private staged copy, so results and
+        # their lines are the editor's (nki_studio.simulate.unsaved).
+        # Cancel through the run's $/progress (cancellable): pygls 2.1 runs command handlers inside its
+        # executeCommand generator, so a $/cancelRequest of the command never reaches this coroutine.
+        return await self.submit(
+            uri, path, resolution.spec.kernel, resolution.spec.to_json(), source=text if unsaved else None
+        )
 
     # ---- editor extras ---------------------------------------------------------------------------------
     def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint] | None:

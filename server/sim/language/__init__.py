@@ -210,6 +210,7 @@ __all__ = [
     "zeros",
     "zeros_like",
     *NKI_DTYPES,
+    "bool",  # the undocumented alias above; the stubs declare it too
     *_ELEMENTWISE,
     *_REDUCTIONS,
 ]

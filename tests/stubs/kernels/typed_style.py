@@ -1,6 +1,6 @@
 """A kernel module in the style of public NKI libraries, for the stubs type-check test: ``nl.ndarray`` and
 ``nki.dtype`` as annotations, the ISA enums from ``nki.isa.constants``, NumPy dtypes, integer DGE modes,
-string perf modes, an int core list and version comparisons."""
+string perf modes, an int core list, version comparisons and ``nl.bool``."""
 
 from dataclasses import dataclass
 
@@ -47,3 +47,12 @@ def scaled_matmul(lhs_t: nl.ndarray, rhs: nl.ndarray) -> nl.ndarray:
     nisa.core_barrier(out, (0))
     nisa.dma_copy(dst=out, src=res, oob_mode=oob_mode.skip)
     return out
+
+
+def mask_of(src: nl.ndarray, keep: bool = True) -> nl.ndarray:
+    """A byte mask: ``nl.bool`` as real kernels spell it, next to the stub's own (builtin) bool parameters."""
+    mask = nl.ndarray(src.shape, dtype=nl.bool if keep else nl.bool_, buffer=nl.sbuf)
+    flag: bool = nl.is_sbuf(nl.sbuf) and not mask.is_indirect()
+    total = nl.ndarray((src.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_reduce(dst=total, op=nl.add, data=src, axis=1, keepdims=flag)
+    return mask

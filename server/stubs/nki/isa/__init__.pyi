@@ -231,6 +231,10 @@ def tensor_scalar(
     Engine: Vector (also Scalar/GpSimd). ``reverse0/1`` swap operand order. trn3 adds ``square``/``relu`` as op0.
     """
 
+# No ``dtype=``: the Neuron docs document it only for the legacy ``neuronxcc.nki.isa`` form that returns its
+# result (v2.26.1: ``scalar_tensor_tensor(*, data, ..., dtype=None, mask=None)``); the ``nki.isa`` form with
+# ``dst`` (v2.33.0, the newest in the search corpus; no v2.33.1 page of it there) takes its dtype from ``dst``.
+# v2.33.0 also lists ``reduce_cmd``/``reduce_op``/``reduce_res``, not in the 0.6.0 reference this stub follows.
 def scalar_tensor_tensor(
     dst: NkiTensor,
     data: NkiTensor,

@@ -6,6 +6,7 @@ rules live on the ISA functions. Most math/creation helpers are *experimental* i
 Stubs written by nki-studio from its reference notes.
 """
 
+import builtins
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from enum import Enum
@@ -37,16 +38,16 @@ hbm: MemoryRegion
 shared_hbm: MemoryRegion
 """HBM visible to all instances (both cores under LNC=2). Kernel outputs must be allocated here (since 0.3.0)."""
 
-def is_hbm(b: MemoryRegion) -> bool:
+def is_hbm(b: MemoryRegion) -> builtins.bool:
     """True for any HBM kind (``private_hbm``/``hbm``/``shared_hbm``)."""
 
-def is_on_chip(b: MemoryRegion) -> bool:
+def is_on_chip(b: MemoryRegion) -> builtins.bool:
     """True for SBUF or PSUM."""
 
-def is_psum(b: MemoryRegion) -> bool:
+def is_psum(b: MemoryRegion) -> builtins.bool:
     """True for PSUM."""
 
-def is_sbuf(b: MemoryRegion) -> bool:
+def is_sbuf(b: MemoryRegion) -> builtins.bool:
     """True for SBUF."""
 
 # ---------------------------------------------------------------------------------------------- dtypes
@@ -59,6 +60,13 @@ DTypeLike: TypeAlias = DType | type[Any] | np.dtype[Any]
 
 bool_: DType
 """Boolean stored as one byte."""
+bool: DType
+"""The same dtype as ``bool_`` (boolean stored as one byte).
+
+Not in the documented name list (language reference 0.6.0; the data-type table of the Neuron docs v2.33.1
+names ``nki.language.bool_`` only), but real kernels use it (nki-library, once) and the simulator accepts it
+as an alias of ``bool_``; that it is the same dtype is inferred from that usage. Prefer ``bool_``. Every
+``bool`` annotation in this stub is ``builtins.bool``: this name shadows the builtin here."""
 int8: DType
 """8-bit signed integer."""
 int16: DType
@@ -210,11 +218,11 @@ class NkiTensor:
         """
     def indirect(self, index: NkiTensor, num_elem: int | None = None) -> ndarray:
         """Tensor-indirection view ``(P, num_elem)`` for compute instructions (trn3 only, since 0.5.0)."""
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self) -> builtins.bool:
         """Dense row-major over the free dimensions."""
     def get_pattern(self) -> list[list[int]]:
         """The current view in ``.ap()`` format."""
-    def is_indirect(self) -> bool:
+    def is_indirect(self) -> builtins.bool:
         """Whether the view uses a run-time offset."""
 
 # ---------------------------------------------------------------------------------------------- creation
@@ -293,7 +301,7 @@ def copy(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
 def transpose(x: NkiTensor, dtype: DTypeLike | None = None) -> ndarray:
     """2-D partition/free swap; the result is in PSUM (Tensor engine)."""
 
-def matmul(x: NkiTensor, y: NkiTensor, transpose_x: bool = False) -> ndarray:
+def matmul(x: NkiTensor, y: NkiTensor, transpose_x: builtins.bool = False) -> ndarray:
     """``x @ y`` (or ``x.T @ y``) on the Tensor engine; result FP32 in PSUM.
 
     x: SBUF, P <= 128, F <= 128; y: SBUF, P <= 128, F <= 512. Known issue 0.3-0.6: only ``transpose_x=True`` works.
@@ -492,32 +500,32 @@ def logical_xor(x: Any, y: Any, dtype: DTypeLike | None = None) -> ndarray:
 
 # ---------------------------------------------------------------------------------------------- reductions
 def sum(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: builtins.bool = False
 ) -> ndarray:
     """Sum over free axes (trailing contiguous ones: [1], [1,2], ...)."""
 
 def max(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: builtins.bool = False
 ) -> ndarray:
     """Maximum over free axes."""
 
 def min(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: builtins.bool = False
 ) -> ndarray:
     """Minimum over free axes."""
 
 def mean(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: builtins.bool = False
 ) -> ndarray:
     """Mean over free axes (FP32 intermediates)."""
 
 def prod(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: builtins.bool = False
 ) -> ndarray:
     """Product over free axes."""
 
 def var(
-    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: bool = False
+    x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None, keepdims: builtins.bool = False
 ) -> ndarray:
     """Variance over free axes (``keepdims`` is ignored: dims are always kept)."""
 
@@ -555,7 +563,7 @@ def dynamic_range(start: Any, stop: Any = None, step: int = 1) -> Iterator[Any]:
     """On-device loop (body emitted once). Deprecated in 0.6.0, **removed in 0.7**: use ``nl.fori_loop``."""
 
 def fori_loop(
-    lower: Any, upper: Any, body_fun: Callable[[Any], None], step: int = 1, *, unroll: bool = False
+    lower: Any, upper: Any, body_fun: Callable[[Any], None], step: int = 1, *, unroll: builtins.bool = False
 ) -> None:
     """Run ``body_fun(i)`` on device for ``i in range(lower, upper, step)`` (new in 0.6.0).
 
@@ -592,8 +600,8 @@ class NkiGrid:
     dtype: DType
     element_shape: tuple[int, ...]
     index_step_elements: tuple[int, ...]
-    is_data_representable: bool
-    is_remainder: bool
+    is_data_representable: builtins.bool
+    is_remainder: builtins.bool
     shape: tuple[int, ...]
     tile_shape: tuple[int, ...]
     def __getitem__(self, key: Any) -> NkiGrid: ...
