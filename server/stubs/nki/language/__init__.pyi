@@ -567,6 +567,15 @@ def fori_loop(
 def while_loop(init: Any, body_fun: Callable[[Any], Any]) -> None:
     """``r = init; while r != 0: r = body_fun(r)`` on device (new in 0.6.0); ``init`` is a ``VirtualRegister``."""
 
+def if_else(
+    cond: bool | int | Any, then_fn: Callable[[], None], else_fn: Callable[[], None] | None = None
+) -> None:
+    """Run ``then_fn()`` when ``cond`` is nonzero (negative included), else ``else_fn()`` if given (newest docs).
+
+    ``cond``: a Python bool/int (resolved at compile time, only that callback is called) or a 32-bit
+    ``NkiScalar`` (arithmetic and comparison results included) available on every engine.
+    """
+
 def no_reorder() -> AbstractContextManager[None]:
     """``with nl.no_reorder():`` keeps program order of every instruction inside (no dynamic loops inside)."""
 
