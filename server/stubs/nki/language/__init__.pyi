@@ -9,7 +9,7 @@ Stubs written by nki-studio from its reference notes.
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from enum import Enum
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -593,6 +593,8 @@ def device_print(print_prefix: str, tensor: NkiTensor) -> None:
     """Print a tensor at run time (``print`` runs at specialisation time instead)."""
 
 # ---------------------------------------------------------------------------------------------- 0.7 grids
+_Grid = TypeVar("_Grid", bound="NkiGrid")
+
 class NkiGrid:
     """0.7: base of tile/block grid views."""
 
@@ -605,7 +607,8 @@ class NkiGrid:
     is_remainder: bool
     shape: tuple[int, ...]
     tile_shape: tuple[int, ...]
-    def __getitem__(self, key: Any) -> NkiGrid: ...
+    def __getitem__(self: _Grid, key: Any) -> _Grid:
+        """Select tiles/blocks by grid coordinate: a grid of the same kind (one tile: shape ``()``)."""
 
 class NkiTileGrid(NkiGrid):
     """0.7: a tensor seen as a grid of fixed-size tiles."""
