@@ -267,3 +267,42 @@ def test_nki_object_subclasses_construct_by_keyword_even_as_dataclasses():
     assert (s.idx, s.offset) == (1, 128)
     d = Dims(128)
     assert (d.p, d.f, d.total) == (128, 512, 65536) and Dims(1, 2) == Dims(1, 2)
+
+
+IF_ELSE_KERNEL = """
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def if_else_kernel(flag, data):
+    flag_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=flag_sb, src=flag)
+    condition = nisa.scalar_load(flag_sb) > 0
+    result = nl.ndarray(data.shape, dtype=data.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=result, src=data)
+
+    def then_branch():
+        nisa.tensor_scalar(result, result, op0=nl.add, operand0=10.0)
+
+    def else_branch():
+        nisa.tensor_scalar(result, result, op0=nl.subtract, operand0=10.0)
+
+    nl.if_else(condition, then_branch, else_branch)
+    out = nl.ndarray(data.shape, dtype=data.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=result)
+    return out
+"""
+
+
+def test_the_if_else_page_example_runs_each_branch(tmp_path):
+    from nki_studio.sim import api
+
+    path = tmp_path / "k.py"
+    path.write_text(IF_ELSE_KERNEL)
+    data = np.arange(8, dtype=np.float32).reshape(2, 4)
+    for flag, expect in ((3, data + 10), (0, data - 10), (-1, data - 10)):
+        result = api.simulate(str(path), np.array([[flag]], np.int32), data)
+        np.testing.assert_array_equal(result.output, expect)
+        assert result.report.nki_version == "0.7"
