@@ -34,20 +34,19 @@ def _shape(node: ast.expr | None, names: dict[str, ast.expr]) -> Shape | None:
         node = names[node.id]
     if not isinstance(node, (ast.Tuple, ast.List)):
         return None
-    out: list[object] = []
-    for elt in node.elts:
-        if (
-            isinstance(elt, ast.UnaryOp)
-            and isinstance(elt.op, ast.USub)
-            and isinstance(elt.operand, ast.Constant)
-        ):
-            value = elt.operand.value
-            out.append(-value if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
-        elif isinstance(elt, ast.Constant):
-            out.append(elt.value)
-        else:
-            out.append(None)
-    return tuple(out)
+    return tuple(_constant(elt) for elt in node.elts)
+
+
+def _constant(node: ast.expr) -> object:
+    """A literal's value (``-3`` included), None for anything else."""
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    ):
+        value = node.operand.value
+        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return node.value if isinstance(node, ast.Constant) else None
 
 
 def _single_bindings(ctx: LintContext, func: FunctionInfo) -> dict[str, ast.expr]:
@@ -73,18 +72,25 @@ def _entry_problems(what: str, shape: Shape) -> list[str]:
     return problems
 
 
-def _grid_shape(tile: Shape, element: Shape, block: Shape | None) -> tuple[int, ...] | None:
+def _positive_ints(shape: Shape | None) -> tuple[int, ...] | None:
+    """The shape when every entry is a positive int literal, else None."""
+    if shape is None or not all(type(v) is int and v > 0 for v in shape):
+        return None
+    return tuple(v for v in shape if isinstance(v, int))
+
+
+def _grid_shape(
+    tile: tuple[int, ...], element: tuple[int, ...], block: tuple[int, ...] | None
+) -> tuple[int, ...] | None:
     """Tiles (blocks) per dim of an allocation with literal shapes: untiled leading dims count their elements,
     tiled dims count ceil(extent / tile) (remainders are kept, clamped), blocks group ``block`` tiles."""
-    if not all(type(v) is int and v > 0 for v in (*tile, *element, *(block or ()))):
-        return None
     lead = len(element) - len(tile)
-    if lead < 0 or (block is not None and len(block) != len(tile)):
+    if len(tile) < 2 or lead < 0 or (block is not None and len(block) != len(tile)):
         return None
-    counts = [int(e) for e in element[:lead]]  # type: ignore[call-overload]
+    counts = list(element[:lead])
     for k, (e, t) in enumerate(zip(element[lead:], tile, strict=True)):
-        n = math.ceil(int(e) / int(t))  # type: ignore[call-overload]
-        counts.append(math.ceil(n / int(block[k])) if block else n)  # type: ignore[call-overload]
+        n = math.ceil(e / t)
+        counts.append(math.ceil(n / block[k]) if block else n)
     return tuple(counts)
 
 
@@ -131,20 +137,20 @@ def _view_problems(call: ast.Call, api: str, names: dict[str, ast.expr]) -> list
     return problems
 
 
-def _selection_problems(ctx: LintContext, sub: ast.Subscript, shape: tuple[int, ...]) -> list[str]:
+def _selection_problems(sub: ast.Subscript, shape: tuple[int, ...]) -> list[str]:
     keys = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
     if len(keys) > len(shape):
         return [f"{len(keys)} indices for a grid of shape {shape}"]
     problems = []
     for key, n in zip(keys, shape, strict=False):
         if isinstance(key, ast.Slice):
-            step = _shape(ast.Tuple(elts=[key.step]), {}) if key.step is not None else None
-            if step and type(step[0]) is int and step[0] <= 0:
-                problems.append(f"grid slices take a positive step, got {step[0]}")
+            step = _constant(key.step) if key.step is not None else None
+            if isinstance(step, int) and not isinstance(step, bool) and step <= 0:
+                problems.append(f"grid slices take a positive step, got {step}")
             continue
-        index = _shape(ast.Tuple(elts=[key]), {})
-        if index and type(index[0]) is int and not -n <= index[0] < n:
-            problems.append(f"grid index {index[0]} is out of range for a grid dim of {n} (shape {shape})")
+        index = _constant(key)
+        if isinstance(index, int) and not isinstance(index, bool) and not -n <= index < n:
+            problems.append(f"grid index {index} is out of range for a grid dim of {n} (shape {shape})")
     return problems
 
 
@@ -216,10 +222,14 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 and names.get(node.targets[0].id) is node.value
             ):
                 call = node.value
-                shape = _grid_shape(
-                    _shape(_keyword(call, "tile_shape"), names) or (),
-                    _shape(_keyword(call, "element_shape"), names) or (),
-                    _shape(_keyword(call, "block_shape"), names) if _keyword(call, "block_shape") else None,
+                tile = _positive_ints(_shape(_keyword(call, "tile_shape"), names))
+                element = _positive_ints(_shape(_keyword(call, "element_shape"), names))
+                has_blocks = _keyword(call, "block_shape") is not None
+                block = _positive_ints(_shape(_keyword(call, "block_shape"), names)) if has_blocks else None
+                shape = (
+                    _grid_shape(tile, element, block)
+                    if tile and element and (block is not None or not has_blocks)
+                    else None
                 )
                 if shape:
                     grids[node.targets[0].id] = shape
@@ -230,5 +240,5 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             ):
                 if not isinstance(node.ctx, ast.Load):
                     continue
-                for problem in _selection_problems(ctx, node, grids[node.value.id]):
+                for problem in _selection_problems(node, grids[node.value.id]):
                     yield ctx.report(node, problem)
