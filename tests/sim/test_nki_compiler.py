@@ -89,3 +89,24 @@ def test_drop_in_launches_warn_at_the_kernel_and_record_the_ignored_options(tmp_
     assert len(caught) == 3 * 3 and len(notes) == 3
     assert all(n.kernel == "scaled" and len(n.ignored_config) == 3 for n in notes)
     assert "  config: CompileConfig.address_rotation=AddressRotation.DISABLE: ignored" in notes[0].text()
+
+
+def test_a_blanket_error_filter_does_not_fail_the_kernel_but_a_named_one_does(tmp_path):
+    import warnings
+
+    import pytest
+    from nki_studio.sim import dropin, launch_log
+
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL)
+    module = dropin.load_module(str(path))
+    x = np.ones((2, 4), np.float32)
+    with dropin.installed():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("error")  # pytest's `filterwarnings = error`
+            np.testing.assert_array_equal(module.scaled(x), 3 * x)
+        assert len(caught) == 3 and all(w.category is launch_log.IgnoredConfigWarning for w in caught)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", launch_log.IgnoredConfigWarning)
+            with pytest.raises(launch_log.IgnoredConfigWarning, match="address_rotation"):
+                module.scaled(x)
