@@ -7,6 +7,9 @@ modules are the embedded simulator's (:func:`nki_studio.sim.dropin.installed`), 
 AWS's simulator. ``--nki-library`` also provides ``nki_cpu_simulator``, the package nki-library's
 ``--test-mode simulation`` imports (:mod:`nki_studio.sim.cpu_simulator_adapter`).
 
+Launches that set ``nki.compiler`` options the simulation does not honour say so (an ``IgnoredConfigWarning``
+and the test's "nki-studio simulator" report section, with the simulation's warnings).
+
 A simulator failure is reported at the kernel line: the traceback pytest shows stops at the user's frames
 (``--fulltrace`` keeps the simulator's), and a kernel's own exception is shown as the cause.
 
@@ -59,6 +62,22 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """When the plugin was registered too late for the hook above (``pytest_plugins`` in a conftest)."""
     _install(config, bool(config.getoption("nki_library")))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    """The test's kernel launches: the ``nki.compiler`` options the simulation ignored (``ignoredConfig``) and the
+    simulation's warnings, as a report section ("nki-studio simulator", shown with the test's captured output,
+    e.g. for failures or ``-rA``). Each ignored option is also an ``IgnoredConfigWarning`` in pytest's warnings
+    summary, at the kernel's ``def`` line (``sim.launch_log``)."""
+    from nki_studio.sim import launch_log
+
+    with launch_log.recording() as notes:
+        try:
+            return (yield)
+        finally:
+            if notes:
+                item.add_report_section("call", "nki-studio simulator", "\n".join(n.text() for n in notes))
 
 
 def _user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:

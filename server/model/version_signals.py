@@ -35,6 +35,7 @@ _FROM_07 = {
     "nki.language.NkiGrid": "nl.NkiGrid",
     "nki.language.NkiTileGrid": "nl.NkiTileGrid",
     "nki.language.NkiBlockGrid": "nl.NkiBlockGrid",
+    "nki.language.if_else": "nl.if_else",  # newest docs only; its runtime condition is an NkiScalar (0.7)
     "nki.collectives.all_to_all_v_prepare": "ncc.all_to_all_v_prepare",
     "nki.collectives.all_to_all_v_trigger": "ncc.all_to_all_v_trigger",
     "nki.collectives.all_gather_v_prepare": "ncc.all_gather_v_prepare",

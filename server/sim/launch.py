@@ -58,11 +58,8 @@ class JitKernel:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if context.current_or_none() is not None:
             return self.func(*args, **kwargs)  # a kernel calling a kernel: plain call
-        from nki_studio.sim.dropin import default_options
-
         lnc = configured_lnc()  # NKI 0.7: the degree comes from NEURON_LOGICAL_NC_CONFIG
-        opts = default_options(lnc or 1, self.func)
-        return run_kernel(self.func, args, kwargs, opts, grid=lnc is not None).output
+        return run_dropin(self, args, kwargs, lnc or 1, grid=lnc is not None)
 
     def __repr__(self) -> str:
         return f"<nki.jit kernel {self.func.__name__}>"
@@ -78,10 +75,7 @@ class LaunchedKernel:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if context.current_or_none() is not None:
             raise SimulationError("kernel[lnc](...) cannot be launched from inside another kernel")
-        from nki_studio.sim.dropin import default_options
-
-        opts = default_options(self.lnc, self.kernel.func)
-        return run_kernel(self.kernel.func, args, kwargs, opts, grid=True).output
+        return run_dropin(self, args, kwargs, self.lnc, grid=True)
 
 
 def jit(
@@ -109,6 +103,19 @@ def jit_options(kernel: object) -> dict[str, Any]:
     if isinstance(kernel, LaunchedKernel):
         kernel = kernel.kernel
     return dict(kernel.options) if isinstance(kernel, JitKernel) else {}
+
+
+def run_dropin(kernel: object, args: tuple[Any, ...], kwargs: dict[str, Any], lnc: int, *, grid: bool) -> Any:
+    """A drop-in launch (``kernel(...)``, ``kernel[lnc](...)``, ``nki.simulate``): run under the block's or the
+    environment's options, publish what the output cannot carry (``sim.launch_log``), return the output."""
+    from nki_studio.sim import launch_log
+    from nki_studio.sim.dropin import default_options
+    from nki_studio.sim.nki_compiler import ignored_options
+
+    func, _ = unwrap(kernel)
+    run = run_kernel(func, args, kwargs, default_options(lnc, func), grid=grid)
+    launch_log.publish(func, ignored_options(jit_options(kernel)), list(run.ctx.warnings))
+    return run.output
 
 
 def unwrap(kernel: object) -> tuple[Callable[..., Any], int | None]:

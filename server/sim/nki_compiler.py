@@ -14,6 +14,11 @@ import enum
 import os
 from typing import Any, ClassVar
 
+from nki_studio.model.jit_config import (
+    COMPILE_CONFIG_OPTIONS,
+    PREFETCH_RING_VARIABLE,
+    SPECIALIZATION_CONFIG_OPTIONS,
+)
 from nki_studio.sim.unimplemented import module_getattr
 
 
@@ -68,6 +73,7 @@ class CompileConfig(_Config):
         "prefetch_auto": "DMA prefetch placement changes timing, not values",
         "nki_alloc_fallback": "the simulator checks SBUF/PSUM capacity either way (from liveness)",
     }
+    assert set(OPTIONS) == set(COMPILE_CONFIG_OPTIONS)  # the names are declared in model.jit_config
 
 
 class SpecializationConfig(_Config):
@@ -78,6 +84,7 @@ class SpecializationConfig(_Config):
     OPTIONS: ClassVar[dict[str, str]] = {
         "allow_nested_config_override": "nested @nki.jit kernels always run inlined in the simulator",
     }
+    assert set(OPTIONS) == set(SPECIALIZATION_CONFIG_OPTIONS)
 
 
 def _show(value: object) -> str:
@@ -99,7 +106,7 @@ def ignored_options(jit_options: dict[str, Any]) -> list[str]:
             notes.append(f"{type(config).__name__}.{name}={_show(value)}: ignored ({config.OPTIONS[name]})")
         for name, value in config.unknown.items():
             notes.append(f"{type(config).__name__}.{name}={_show(value)}: not an NKI 0.7 option; ignored")
-        ring = os.environ.get("NKI_PREFETCH_RING_SIZE")
+        ring = os.environ.get(PREFETCH_RING_VARIABLE)
         if isinstance(config, CompileConfig) and config.prefetch_auto is True and ring:
             notes.append(
                 f"CompileConfig.prefetch_auto=True with NKI_PREFETCH_RING_SIZE={ring}: the API page calls them "

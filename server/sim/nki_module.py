@@ -11,7 +11,7 @@ import importlib
 from typing import Any
 
 from nki_studio.sim.errors import MissingName, SimulationError
-from nki_studio.sim.launch import JitKernel, LaunchedKernel, jit, run_kernel, unwrap
+from nki_studio.sim.launch import JitKernel, LaunchedKernel, jit, run_dropin, unwrap
 from nki_studio.sim.lnc_config import configured_lnc
 
 __all__ = ["JitKernel", "LaunchedKernel", "jit", "simulate", "simulate_kernel"]
@@ -33,14 +33,11 @@ _REMOVED = {
 
 def simulate(kernel: object) -> Any:
     """``nki.simulate(kernel)``: a callable running the kernel on NumPy (or torch) arguments."""
-    func, lnc = unwrap(kernel)
+    _, lnc = unwrap(kernel)
 
     def run(*args: Any, **kwargs: Any) -> Any:
-        from nki_studio.sim.dropin import default_options
-
         degree = lnc or configured_lnc()  # the bracket, else NEURON_LOGICAL_NC_CONFIG (NKI 0.7)
-        opts = default_options(degree or 1, func)
-        return run_kernel(func, args, kwargs, opts, grid=degree is not None).output
+        return run_dropin(kernel, args, kwargs, degree or 1, grid=degree is not None)
 
     return run
 

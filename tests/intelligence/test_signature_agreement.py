@@ -56,6 +56,7 @@ STUB_ONLY_NAMES: dict[str, dict[str, str]] = {
         "Shape": "typing alias of the stubs",
         "DTypeLike": "typing alias of the stubs: what a dtype= parameter accepts (nl, NumPy scalar type or dtype)",
         "_TileSize": "typing-only class of the stubs' tile_size constant",
+        "_Grid": "typing variable of the stubs (grid indexing keeps the grid's type)",
     },
 }
 SIM_ONLY_NAMES: dict[str, dict[str, str]] = {

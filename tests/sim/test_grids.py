@@ -196,3 +196,44 @@ def test_grid_operands_have_the_footprints_the_estimate_reads(tmp_path):
     srcs = [next(o for o in e.operands if o.role == "src") for e in copies[:3]]
     assert [(o.byte_start, o.row_bytes) for o in srcs] == [(256 * j, 256) for j in range(3)]
     assert result.report.sbuf is not None and result.report.sbuf.peak_bytes == 192 * 4
+
+
+def test_tiles_over_a_gapped_selection_number_its_cells_densely(sess):
+    values = np.arange(256 * 1024, dtype=np.float32).reshape(256, 1024)
+    grid = nl.tiles(hbm(values), tile_shape=(128, 256))
+    every_other = grid[:, ::2]  # tile columns 0 and 2: elements 0..255 and 512..767
+    again = nl.tiles(every_other, tile_shape=(128, 128))
+    assert again.shape == (2, 4) and again.element_shape == (256, 512)
+    expect = np.concatenate([values[:, 0:256], values[:, 512:768]], axis=1)
+    for i in range(2):
+        for j in range(4):
+            cell = again[i, j]
+            assert np.array_equal(
+                to_array(cell.data), expect[128 * i : 128 * (i + 1), 128 * j : 128 * (j + 1)]
+            )
+    straddling = again[0, 1:3]  # the last 128 of tile 0 and the first 128 of tile 2: a gap between them
+    assert not straddling.is_data_representable
+    blocks = nl.blocks(every_other, tile_shape=(128, 128), block_shape=(1, 2))
+    assert blocks.shape == (2, 2)
+    assert np.array_equal(to_array(blocks[1, 1].data), values[128:256, 512:768])
+
+
+def test_empty_like_with_transpose_axes_transposes_each_tile(sess):
+    values = RNG.random((256, 384), np.float32).astype(np.float32)
+    src = nl.tiles(hbm(values), tile_shape=(128, 128))
+    cell = src[1, 2]
+    dst = nl.empty_like(cell, buffer=nl.sbuf, transpose_axes=(1, 0))
+    assert isinstance(dst, nl.NkiTileGrid) and dst.buffer is nl.sbuf
+    assert dst.element_shape == (128, 128) and dst.data.shape == (128, 128)
+    nisa.dma_transpose(dst=dst.data, src=cell.data)
+    assert np.array_equal(to_array(dst.data), values[128:256, 256:384].T)
+    edge = nl.tiles(hbm(np.zeros((200, 96), np.float32)), tile_shape=(128, 64))[1, 1]  # clamped (72, 32)
+    assert nl.empty_like(edge, buffer=nl.sbuf, transpose_axes=(1, 0)).element_shape == (32, 72)
+    with pytest.raises(ValueError, match=r"supported order is \(1, 0\)"):
+        nl.empty_like(cell, buffer=nl.sbuf, transpose_axes=(0, 1))
+    wide = nl.tiles(hbm(np.zeros((128, 512), np.float32)), tile_shape=(128, 512))[0, 0]
+    with pytest.raises(HardwareLimitError, match="extent of 512 the partition dim"):
+        nl.empty_like(wide, buffer=nl.sbuf, transpose_axes=(1, 0))
+    assert not sess.warnings
+    nl.empty_like(cell, buffer=nl.shared_hbm, transpose_axes=(1, 0))
+    assert any("prepares an SBUF destination" in w for w in sess.warnings)

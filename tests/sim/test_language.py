@@ -179,6 +179,24 @@ def test_fori_loop_unroll_runs_the_same_iterations_but_needs_compile_time_bounds
         assert seen[-2:] == [0, 1]
 
 
+def test_if_else_runs_the_branch_its_condition_selects():
+    with context.session(target=Target(nki_version=NkiVersion(0, 7))) as ctx:
+        taken = []
+        nl.if_else(NkiScalar(-3) > 0, lambda: taken.append("then"), lambda: taken.append("else"))
+        nl.if_else(NkiScalar(-3), lambda: taken.append("then"))  # any nonzero value, negative included
+        nl.if_else(NkiScalar(0) * 5, lambda: taken.append("then"))  # zero, no else_fn: nothing runs
+        nl.if_else(True, lambda: taken.append("py-then"), lambda: taken.append("py-else"))
+        nl.if_else(0, lambda: taken.append("py-then"), lambda: taken.append("py-else"))
+        assert taken == ["else", "then", "py-then", "py-else"]
+        with pytest.raises(SimulationError, match="32-bit NkiScalar"):
+            nl.if_else(NkiScalar(1, "int64"), lambda: None)
+        with pytest.raises(SimulationError, match="bool/int or a 32-bit"):
+            nl.if_else(1.5, lambda: None)
+        assert not ctx.warnings
+        nl.if_else(VirtualRegister(1), lambda: 7)  # undocumented forms: accepted with a warning each
+        assert len(ctx.warnings) == 2 and "VirtualRegister" in ctx.warnings[0]
+
+
 def test_while_loop_runs_until_zero_and_caps_runaway_loops():
     with context.session(while_loop_cap=100):
         count = []
@@ -218,8 +236,6 @@ def test_unknown_and_legacy_names_are_not_implemented_errors():
 
     with pytest.raises(NotImplementedInSimulator, match=r"nl\.par_dim.*drop nl.par_dim"):
         par_dim(128)  # ... and fails where it is used
-    with pytest.raises(NotImplementedInSimulator, match=r"nl\.if_else"):
-        nl.if_else(None, None, None)
     with pytest.raises(AttributeError, match=r"nl\.no_such_name"):
         nl.no_such_name  # noqa: B018
     assert "not implemented" in repr(nl.mgrid)
@@ -251,3 +267,42 @@ def test_nki_object_subclasses_construct_by_keyword_even_as_dataclasses():
     assert (s.idx, s.offset) == (1, 128)
     d = Dims(128)
     assert (d.p, d.f, d.total) == (128, 512, 65536) and Dims(1, 2) == Dims(1, 2)
+
+
+IF_ELSE_KERNEL = """
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def if_else_kernel(flag, data):
+    flag_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=flag_sb, src=flag)
+    condition = nisa.scalar_load(flag_sb) > 0
+    result = nl.ndarray(data.shape, dtype=data.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=result, src=data)
+
+    def then_branch():
+        nisa.tensor_scalar(result, result, op0=nl.add, operand0=10.0)
+
+    def else_branch():
+        nisa.tensor_scalar(result, result, op0=nl.subtract, operand0=10.0)
+
+    nl.if_else(condition, then_branch, else_branch)
+    out = nl.ndarray(data.shape, dtype=data.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=result)
+    return out
+"""
+
+
+def test_the_if_else_page_example_runs_each_branch(tmp_path):
+    from nki_studio.sim import api
+
+    path = tmp_path / "k.py"
+    path.write_text(IF_ELSE_KERNEL)
+    data = np.arange(8, dtype=np.float32).reshape(2, 4)
+    for flag, expect in ((3, data + 10), (0, data - 10), (-1, data - 10)):
+        result = api.simulate(str(path), np.array([[flag]], np.int32), data)
+        np.testing.assert_array_equal(result.output, expect)
+        assert result.report.nki_version == "0.7"

@@ -53,3 +53,36 @@ def test_exit_code_is_pytests(project: Path) -> None:
 def test_arguments_after_the_separator_go_to_pytest() -> None:
     args = build_parser(("test",)).parse_args(["test", "--nki-library", "--", "-x", "tests"])
     assert pytest_argv(args) == ["-p", "nki_studio.pytest_plugin", "--nki-library", "-x", "tests"]
+
+
+CONFIGURED = """
+import nki
+import nki.language as nl
+import numpy as np
+from nki.compiler import CompileConfig
+
+
+@nki.jit(compile_config=CompileConfig(dead_code_elim=False))
+def copy(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.load(a))
+    return out
+
+
+def test_configured_kernel_runs():
+    x = np.ones((2, 4), np.float32)
+    assert np.array_equal(copy(x), x)
+"""
+
+
+def test_ignored_compiler_options_reach_the_warnings_summary_and_the_report(tmp_path: Path) -> None:
+    (tmp_path / "test_configured.py").write_text(CONFIGURED)
+    run = _run(tmp_path, "-rA")
+    assert run.returncode == 0, run.stdout + run.stderr
+    line = CONFIGURED.splitlines().index("@nki.jit(compile_config=CompileConfig(dead_code_elim=False))") + 1
+    assert f"test_configured.py:{line}: IgnoredConfigWarning" in run.stdout, run.stdout
+    assert "nki-studio simulator: CompileConfig.dead_code_elim=False: ignored (" in run.stdout
+    # the -rA report of the passed test carries the section with the same line
+    section = run.stdout.split("Captured nki-studio simulator call", 1)
+    assert len(section) == 2, run.stdout
+    assert section[1].lstrip("- \n").startswith("kernel copy:\n  config: CompileConfig.dead_code_elim=False")

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.ruleutil import V07, enclosing_function, loop_body_api
 
 
 @rule(
@@ -23,10 +24,12 @@ from nki_studio.nkilint.rule import Basis, rule
     "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    nisa.dma_copy(dst=out, src=x)\n"
     '    nl.device_print("out", out)\n    return out\n',
     sources="python-subset.md §6 (print: S [LG] intro), language.md §12 (device_print)",
+    scope_note="From NKI 0.7 a `print()` in a `fori_loop`/`while_loop` body is reported by NKI132 instead.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The language guide: `print` runs at compile (specialisation/trace) time and prints once; to see tensor
     values at run time use `nl.device_print(prefix, tensor)`. Printing shapes for debugging is fine, hence info."""
+    tracing = ctx.target.nki_version >= V07
     for node in ctx.kernel_nodes_of((ast.Call,)):
         if (
             isinstance(node, ast.Call)
@@ -34,6 +37,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             and node.func.id == "print"
             and "print" not in ctx.aliases.bindings
         ):
+            func = enclosing_function(ctx, node) if tracing else None
+            if func is not None and loop_body_api(ctx, func) is not None:
+                continue  # a loop body's print is NKI132's (printed once per trace, not per iteration)
             yield ctx.report(
                 node,
                 "print() runs once at compile time, not on the device; use "

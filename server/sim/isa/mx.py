@@ -15,7 +15,7 @@ from nki_studio.sim import checks, context
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
-from nki_studio.sim.isa.tensor_ops import accumulate_into, moving_limit, no_indirection, pe_matmul, tiling
+from nki_studio.sim.isa.tensor_ops import accumulate_into, moving_limit, pe_matmul, tensor_engine_view, tiling
 from nki_studio.sim.tensor import NkiTensor
 
 _MX_DATA = {
@@ -58,6 +58,33 @@ def _mx_scales(op: str, role: str, scale: NkiTensor, k: int, f: int) -> np.ndarr
     return np.repeat(np.exp2(exps - 127.0), 8, axis=0)
 
 
+def _same_index(a: NkiTensor, b: NkiTensor) -> bool:
+    """Whether two ``.indirect()`` views gather with the same offsets (same index values and count)."""
+    ra, rb = getattr(a, "_indirect", None), getattr(b, "_indirect", None)
+    if ra is None or rb is None:
+        return True  # a view of an indirect view: tensor_engine_view refuses it as not modelled
+    return ra[2] == rb[2] and np.array_equal(ra[1], rb[1])
+
+
+def _indirect_pair(
+    op: str, data: tuple[str, NkiTensor], scale: tuple[str, NkiTensor], tiled: bool
+) -> tuple[NkiTensor, NkiTensor]:
+    """A data tile and its scale tile as the Tensor engine reads them: both ``.indirect()`` with the same index,
+    or neither (isa.md §1.2); gathered views regrouped to the engine's 32-offset groups (isa.md §0.8). The
+    16-bit/FP8 dtype list of ``nc_matmul`` indirection is not applied: §1.2 states none for the x4 types."""
+    (drole, d), (srole, s) = data, scale
+    if d.is_indirect() != s.is_indirect() or (d.is_indirect() and not _same_index(d, s)):
+        raise HardwareLimitError(
+            f"{op}: {drole} and {srole} must both use tensor indirection with the same index, or neither"
+        )
+    if not d.is_indirect():
+        return d, s
+    return (
+        tensor_engine_view(op, drole, d, tiled=tiled, inputs=False),
+        tensor_engine_view(op, srole, s, tiled=tiled, inputs=False),
+    )
+
+
 def nc_matmul_mx(
     dst: NkiTensor,
     stationary: NkiTensor,
@@ -77,7 +104,11 @@ def nc_matmul_mx(
     mv = c.tensor(op, "moving", moving, c.SBUF)
     sts = c.tensor(op, "stationary_scale", stationary_scale, c.SBUF)
     mvs = c.tensor(op, "moving_scale", moving_scale, c.SBUF)
-    no_indirection(op, dst=d, stationary=st, moving=mv, stationary_scale=sts, moving_scale=mvs)
+    # "incompatible with tiling": tile_position must be (0, 0) or unset, as for nc_matmul (isa.md §1.1-1.2)
+    tiled = isinstance(tile_position, (tuple, list)) and any(int(x) for x in tile_position)
+    d = tensor_engine_view(op, "dst", d, tiled=tiled, inputs=False)
+    st, sts = _indirect_pair(op, ("stationary", st), ("stationary_scale", sts), tiled)
+    mv, mvs = _indirect_pair(op, ("moving", mv), ("moving_scale", mvs), tiled)
     c.dtype_in(op, "stationary", st, tuple(_MX_DATA))
     c.dtype_in(op, "moving", mv, tuple(_MX_DATA))
     lim = c.limits()

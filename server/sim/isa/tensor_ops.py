@@ -86,16 +86,6 @@ def tiling(op: str, tile_position: object, tile_size: object, k: int, m: int, pe
         raise HardwareLimitError(f"{op}: perf_mode=double_row cannot be combined with column tiling")
 
 
-def no_indirection(op: str, **operands: NkiTensor) -> None:
-    """Operands of Tensor-engine instructions whose indirection is not simulated (``nc_matmul_mx``: the
-    scale/data pairs must share one index, not modelled)."""
-    for role, t in operands.items():
-        if t.is_indirect():
-            raise NotImplementedInSimulator(
-                f"{op} with an indirect {role}", "tensor indirection on this instruction is not modelled"
-            )
-
-
 _INDIRECT_DTYPES = ("float16", "bfloat16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn")
 _TENSOR_GROUP = 32  # offsets per index column on the Tensor engine (isa.md §0.8)
 

@@ -14,6 +14,7 @@ from nki_studio.sim.language.control import (
     device_print,
     dynamic_range,
     fori_loop,
+    if_else,
     no_reorder,
     num_programs,
     program_id,
@@ -146,8 +147,6 @@ _LEGACY = {
     "atomic_rmw": "use nisa.dma_compute",
     "all_reduce": "use nki.collectives.all_reduce",
     "fp32": "use nl.float32",
-    # Newest docs only (control-flow page of 2026-11-13, after Neuron 2.33.1): no signature could be retrieved.
-    "if_else": "the compiled conditional of the newest NKI docs; its signature is not documented for NKI 0.7",
 }
 __getattr__ = module_getattr("nl", _LEGACY, "not a documented nki.language name")
 
@@ -175,6 +174,7 @@ __all__ = [
     "fori_loop",
     "full",
     "gather_flattened",
+    "if_else",
     "hbm",
     "is_hbm",
     "is_on_chip",

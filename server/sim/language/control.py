@@ -115,6 +115,49 @@ def while_loop(init: object, body_fun: Callable[[object], object]) -> None:
     raise SimulationError(f"nl.while_loop did not terminate within {ctx.options.while_loop_cap} iterations")
 
 
+def _condition(cond: object) -> int:
+    """The value behind an ``nl.if_else`` condition (the ``latest`` if_else page: a Python bool/int, or a 32-bit
+    NkiScalar, arithmetic and comparison results included)."""
+    if isinstance(cond, bool):
+        return int(cond)
+    if isinstance(cond, NkiScalar):
+        if cond.dtype != "int32":
+            raise SimulationError(
+                "nl.if_else: cond must be a 32-bit NkiScalar (an int64 NkiScalar is not allowed)"
+            )
+        return cond.sim_value()
+    if isinstance(cond, VirtualRegister):
+        # Undocumented: the page names Python values and NkiScalars only, and rejects values bound to one
+        # sequencer (registers belong to an engine sequencer, isa.md §7): accepted here with a warning.
+        context.current().warn(
+            "nl.if_else with a VirtualRegister condition: the docs accept a Python bool/int or a 32-bit "
+            "NkiScalar (from nisa.scalar_load); the compiler may reject a register bound to one engine"
+        )
+        return cond.sim_value()
+    if isinstance(cond, (int, np.integer)):
+        return int(cond)
+    raise SimulationError(f"nl.if_else: cond must be a Python bool/int or a 32-bit NkiScalar, not {cond!r}")
+
+
+def if_else(cond: object, then_fn: Callable[[], object], else_fn: Callable[[], object] | None = None) -> None:
+    """Run ``then_fn()`` when ``cond`` is nonzero (negative included), else ``else_fn()`` if given.
+
+    Documented only on the ``latest`` page (after Neuron 2.33.1). A runtime (NkiScalar) condition is a
+    compiled branch on hardware and tracing records both callbacks (*inferred* from "a Python bool or int ...
+    only the selected callback is called"); the eager simulator runs only the taken one, so Python side effects
+    of the other do not happen (docs/simulator.md).
+    """
+    taken = then_fn if _condition(cond) != 0 else else_fn
+    if taken is None:
+        return
+    if not callable(taken):
+        raise SimulationError(f"nl.if_else: the callbacks must be functions () -> None, not {taken!r}")
+    if taken() is not None:
+        # "The callbacks take no arguments and do not return anything"; what the compiler does with a value
+        # is not stated, so the simulation warns rather than refuses.
+        context.current().warn("nl.if_else: a callback returned a value; the callbacks return nothing")
+
+
 @contextmanager
 def no_reorder() -> Iterator[None]:
     """Keep program order inside the block (no effect on eager simulation; dynamic loops are refused)."""

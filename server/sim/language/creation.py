@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from nki_studio.sim import context, dtypes
-from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator, SimulationError
+from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.tensor import NkiTensor, allocate, read, write
 
@@ -84,9 +84,7 @@ def empty_like(
     from nki_studio.sim.language.grids import NkiGrid, empty_like_grid
 
     if isinstance(x, NkiGrid):
-        if transpose_axes is not None:
-            raise NotImplementedInSimulator("nl.empty_like(grid, transpose_axes=...)", "only for tensors")
-        return empty_like_grid(x, dtype, buffer, name, address)
+        return empty_like_grid(x, dtype, buffer, name, address, transpose_axes)
     if not isinstance(x, NkiTensor):
         raise SimulationError(f"nl.empty_like: x must be a tensor or a tile/block grid, not {x!r}")
     shape = x.shape

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
+from nki_studio.sim import context
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.scalars import index_value
@@ -34,6 +35,11 @@ def _affine(offset: int, stride: int) -> Positions:
 
 def _shifted(pos: Positions, first: int) -> Positions:
     return lambda e: pos(e + first)
+
+
+def _gathered(pos: Positions, selected: np.ndarray) -> Positions:
+    """Dense element numbers of a gapped selection -> the storage positions of the selected elements."""
+    return lambda e: pos(selected[np.asarray(e, np.int64)])
 
 
 def _tiled(tile: int, tile_stride: int, inner: int) -> Positions:
@@ -210,10 +216,13 @@ class NkiGrid:
                 fixed = int(d.pos(np.array([first]))[0])
                 out.append(_Dim(1, _affine(fixed, 0), 1, False, consumed=True))
                 continue
+            selected = d.elements()
             if d.step != 1 and d.n > 1:
-                raise SimulationError("nl.tiles/nl.blocks over a grid selection with gaps (slice step > 1)")
-            n = len(d.elements())
-            out.append(_Dim(n, _shifted(d.pos, first), 1, False))
+                # A gapped selection: the new grid numbers the selected elements densely and maps each one to
+                # where it lives (the cells keep their storage; only the numbering is packed).
+                out.append(_Dim(len(selected), _gathered(d.pos, selected), 1, False))
+                continue
+            out.append(_Dim(len(selected), _shifted(d.pos, first), 1, False))
         return tuple(out)
 
 
@@ -376,25 +385,75 @@ def alloc_blocks(
     return NkiBlockGrid(base, _tile(dims, tshape, per_block), tshape, per_block)
 
 
-def empty_like_grid(x: NkiGrid, dtype: object, buffer: object, name: str, address: object) -> NkiGrid:
+# The tiled-dim orders the v2.33.0 empty_like page allows, one per tile rank (nki-0.7.md §2.6 [EL]).
+TRANSPOSE_ORDERS = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+
+
+def _transpose_order(x: NkiGrid, transpose_axes: object) -> tuple[int, ...]:
+    """``transpose_axes`` checked against the grid's tile rank and the 128-partition limit of the result."""
+    if not isinstance(transpose_axes, (tuple, list)) or not all(type(a) is int for a in transpose_axes):
+        raise TypeError(f"nl.empty_like: transpose_axes must be a tuple of ints, not {transpose_axes!r}")
+    order = tuple(transpose_axes)
+    rank = len(x.tile_shape)
+    if TRANSPOSE_ORDERS.get(rank) != order:
+        allowed = TRANSPOSE_ORDERS.get(rank)
+        raise ValueError(
+            f"nl.empty_like: transpose_axes {order} for a rank-{rank} tile; the supported order is {allowed}"
+            if allowed
+            else f"nl.empty_like: transpose_axes for a rank-{rank} tile; supported ranks are 2 to 4"
+        )
+    lead = len(x.element_shape) - rank
+    extent = min(x.element_shape[lead + order[0]], x.tile_shape[order[0]])
+    if extent > _PARTITIONS:  # "the source free extent that becomes the destination partition extent"
+        raise HardwareLimitError(
+            f"nl.empty_like: transpose_axes {order} makes a source extent of {extent} the partition dim; "
+            f"at most {_PARTITIONS}"
+        )
+    return order
+
+
+def empty_like_grid(
+    x: NkiGrid, dtype: object, buffer: object, name: str, address: object, transpose_axes: object = None
+) -> NkiGrid:
     """``nl.empty_like`` of a grid: fresh storage for the selection (gaps packed densely), same grid type,
-    navigation shape, tile/block shapes and remainder extents."""
+    tile/block shapes and remainder extents.
+
+    ``transpose_axes`` (a destination for ``nisa.dma_transpose``) permutes the tiled dims of every tile, so
+    ``.data`` of a cell is its source tile transposed with partitions first. The grid's dims (navigation
+    shape, tile/block shapes, extents) are permuted with them *(inferred: the page states the allowed orders
+    and the partition limit, not how the navigation of a transposed grid is ordered)*.
+    """
     region = x.buffer if buffer is None else buffer
     dt = x.dtype if dtype is None else dtype
-    base, dims, tshape = _allocate(x.tile_shape, x.element_shape, region, dt, address, name)
+    kept = [d for d in x._dims if d.kept]
+    tshape, eshape, bshape = x.tile_shape, x.element_shape, getattr(x, "block_shape", None)
+    if transpose_axes is not None:
+        order = _transpose_order(x, transpose_axes)
+        lead = len(kept) - len(order)
+        tshape = tuple(tshape[a] for a in order)
+        eshape = eshape[:lead] + tuple(eshape[lead + a] for a in order)
+        bshape = None if bshape is None else tuple(bshape[a] for a in order)
+        kept = kept[:lead] + [kept[lead + a] for a in order]
+        if region is not MemoryRegion.sbuf:
+            context.current().warn(
+                "nl.empty_like(transpose_axes=...) prepares an SBUF destination for nisa.dma_transpose; "
+                f"this one is in {region}"
+            )
+    base, dims, tshape = _allocate(tshape, eshape, region, dt, address, name)
     new: NkiGrid
     if isinstance(x, NkiBlockGrid):
-        new = NkiBlockGrid(base, _tile(dims, tshape, x.block_shape), tshape, x.block_shape)
+        assert bshape is not None
+        new = NkiBlockGrid(base, _tile(dims, tshape, bshape), tshape, bshape)
     else:
         new = NkiTileGrid(base, _tile(dims, tshape, None), tshape)
     # A tiled dim the source indexed is one tile here: index it too, so the navigation shape matches.
-    kept = [d for d in x._dims if d.kept]
     if any(d.consumed for d in kept):
         return cast(NkiGrid, new[tuple(0 if d.consumed else slice(None) for d in kept)])
     return new
 
 
 __all__ = [
+    "TRANSPOSE_ORDERS",
     "NkiBlockGrid",
     "NkiGrid",
     "NkiTileGrid",

@@ -98,3 +98,64 @@ def test_quantize_mx_scale_tile_may_have_several_free_dims(trn3):
     amax = np.abs(src.astype(np.float32).reshape(4, 8, 4, 4)).max(axis=(1, 3))
     expect = (np.floor(np.log2(amax)) - 7 + 127).astype(np.uint8)
     assert raw(scale)[:4].reshape(4, 4).view(np.uint8).tolist() == expect.tolist()
+
+
+def _mx_operands(k: int, m: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Random MXFP8 values and scale exponents for a K <= 32 tile (scale rows at partitions [0, K/8))."""
+    s_vals = RNG.integers(-4, 5, (k, m, 4)).astype(np.float32)
+    v_vals = RNG.integers(-4, 5, (k, n, 4)).astype(np.float32)
+    s_scale = np.zeros((k, m), np.uint8)
+    v_scale = np.zeros((k, n), np.uint8)
+    s_scale[: k // 8] = RNG.integers(125, 130, (k // 8, m))
+    v_scale[: k // 8] = RNG.integers(125, 130, (k // 8, n))
+    return s_vals, v_vals, s_scale, v_scale
+
+
+def _dequant(vals: np.ndarray, scale: np.ndarray, k: int) -> np.ndarray:
+    return vals * np.exp2(np.repeat(scale[: k // 8], 8, axis=0).astype(np.float32) - 127)[:, :, None]
+
+
+def test_nc_matmul_mx_gathers_moving_and_its_scale_with_one_index(trn3):
+    k, m, cols, n = 32, 2, 40, 33
+    s_vals, v_vals, s_scale, v_scale = _mx_operands(k, m, cols)
+    offsets = RNG.permutation(cols)[:n]
+    index = np.zeros((32, 2), np.int32)  # Tensor engine: offset i at index[i % 32, i // 32]
+    for i, o in enumerate(offsets):
+        index[i % 32, i // 32] = o
+    idx = tile(index, np.int32)
+    mv = tile(_pack(v_vals), "float8_e4m3fn_x4")
+    mvs = tile(v_scale, np.uint8)
+    dst = new((m, n), buffer=PSUM)
+    nisa.nc_matmul_mx(
+        dst,
+        tile(_pack(s_vals), "float8_e4m3fn_x4"),
+        mv.indirect(idx, n),
+        tile(s_scale, np.uint8),
+        mvs.indirect(idx, n),
+    )
+    s = _dequant(s_vals, s_scale, k)
+    v = _dequant(v_vals, v_scale, k)[:, offsets]
+    np.testing.assert_allclose(val(dst), np.einsum("kiq,kjq->ij", s, v), rtol=1e-6)
+
+
+def test_nc_matmul_mx_pairs_share_their_indirection(trn3):
+    k, m, cols, n = 32, 2, 40, 32
+    s_vals, v_vals, s_scale, v_scale = _mx_operands(k, m, cols)
+    st, sts = tile(_pack(s_vals), "float8_e4m3fn_x4"), tile(s_scale, np.uint8)
+    mv, mvs = tile(_pack(v_vals), "float8_e4m3fn_x4"), tile(v_scale, np.uint8)
+    one = tile(np.arange(32, dtype=np.int32).reshape(32, 1), np.int32)
+    other = tile(np.arange(32, dtype=np.int32)[::-1].reshape(32, 1).copy(), np.int32)
+    with pytest.raises(HardwareLimitError, match="same index, or neither"):
+        nisa.nc_matmul_mx(new((m, n), buffer=PSUM), st, mv.indirect(one, n), sts, mvs)
+    with pytest.raises(HardwareLimitError, match="same index, or neither"):
+        nisa.nc_matmul_mx(new((m, n), buffer=PSUM), st, mv.indirect(one, n), sts, mvs.indirect(other, n))
+    with pytest.raises(HardwareLimitError, match="cannot be combined with tile_position"):
+        nisa.nc_matmul_mx(
+            new((m, n), buffer=PSUM),
+            st,
+            mv.indirect(one, n),
+            sts,
+            mvs.indirect(one, n),
+            tile_position=(32, 0),
+            tile_size=(32, 128),
+        )

@@ -10,7 +10,7 @@ import builtins
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from enum import Enum
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -575,6 +575,15 @@ def fori_loop(
 def while_loop(init: Any, body_fun: Callable[[Any], Any]) -> None:
     """``r = init; while r != 0: r = body_fun(r)`` on device (new in 0.6.0); ``init`` is a ``VirtualRegister``."""
 
+def if_else(
+    cond: bool | int | Any, then_fn: Callable[[], None], else_fn: Callable[[], None] | None = None
+) -> None:
+    """Run ``then_fn()`` when ``cond`` is nonzero (negative included), else ``else_fn()`` if given (newest docs).
+
+    ``cond``: a Python bool/int (resolved at compile time, only that callback is called) or a 32-bit
+    ``NkiScalar`` (arithmetic and comparison results included) available on every engine.
+    """
+
 def no_reorder() -> AbstractContextManager[None]:
     """``with nl.no_reorder():`` keeps program order of every instruction inside (no dynamic loops inside)."""
 
@@ -592,6 +601,8 @@ def device_print(print_prefix: str, tensor: NkiTensor) -> None:
     """Print a tensor at run time (``print`` runs at specialisation time instead)."""
 
 # ---------------------------------------------------------------------------------------------- 0.7 grids
+_Grid = TypeVar("_Grid", bound="NkiGrid")
+
 class NkiGrid:
     """0.7: base of tile/block grid views."""
 
@@ -604,7 +615,8 @@ class NkiGrid:
     is_remainder: builtins.bool
     shape: tuple[int, ...]
     tile_shape: tuple[int, ...]
-    def __getitem__(self, key: Any) -> NkiGrid: ...
+    def __getitem__(self: _Grid, key: Any) -> _Grid:
+        """Select tiles/blocks by grid coordinate: a grid of the same kind (one tile: shape ``()``)."""
 
 class NkiTileGrid(NkiGrid):
     """0.7: a tensor seen as a grid of fixed-size tiles."""
