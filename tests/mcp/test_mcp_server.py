@@ -291,7 +291,9 @@ async def test_simulate_and_estimate_of_unsaved_text(workspace: Path) -> None:
     (workspace / "sub").mkdir()
     saved = (workspace / "rmsnorm_residual.py").read_text(encoding="utf-8")
     ref = saved[saved.index("def ref_rmsnorm_residual") : saved.index("# nki-studio: simulate")]
-    (workspace / "sub" / "rms_ref.py").write_text("import numpy as np\n\nEPS = 1e-6\n\n\n" + ref, encoding="utf-8")
+    (workspace / "sub" / "rms_ref.py").write_text(
+        "import numpy as np\n\nEPS = 1e-6\n\n\n" + ref, encoding="utf-8"
+    )
     draft = saved.replace("reference=ref_rmsnorm_residual", "reference=rms_ref:ref_rmsnorm_residual")
     marker = "    n, d = x.shape\n"
     raising = draft.replace(marker, marker + "    raise ValueError('boom in the draft')\n")

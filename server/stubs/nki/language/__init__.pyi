@@ -576,7 +576,7 @@ def while_loop(init: Any, body_fun: Callable[[Any], Any]) -> None:
     """``r = init; while r != 0: r = body_fun(r)`` on device (new in 0.6.0); ``init`` is a ``VirtualRegister``."""
 
 def if_else(
-    cond: bool | int | Any, then_fn: Callable[[], None], else_fn: Callable[[], None] | None = None
+    cond: builtins.bool | int | Any, then_fn: Callable[[], None], else_fn: Callable[[], None] | None = None
 ) -> None:
     """Run ``then_fn()`` when ``cond`` is nonzero (negative included), else ``else_fn()`` if given (newest docs).
 
