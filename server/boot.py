@@ -29,16 +29,35 @@ def add_native_packages(root: str | None, libs_hint: str | None = None) -> str |
         present = sorted(d for d in os.listdir(root) if d.startswith("cp")) if os.path.isdir(root) else []
         return (
             f"this build of the extension bundles numpy/pyarrow/ml_dtypes for {', '.join(present) or 'no'} "
-            f"Python versions, not {tag}: they must be importable by this interpreter, or set "
-            '"nki-studio.interpreter" to a Python version the build supports'
+            f'Python versions, not {tag}: run "NKI: Create Server Environment" to install them for this '
+            'interpreter, or set "nki-studio.interpreter" to a Python version the build supports'
         )
     at = sys.path.index(libs_hint) + 1 if libs_hint in sys.path else 1
     sys.path.insert(at, native)
+    _read_pth_files(native, at + 1)
     # Child processes (simulation workers) run on this interpreter too: they get the folder through PYTHONPATH.
     entries = [e for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]
     at = entries.index(libs_hint) + 1 if libs_hint in entries else 0
     os.environ["PYTHONPATH"] = os.pathsep.join([*entries[:at], native, *entries[at:]])
     return None
+
+
+def _read_pth_files(folder: str, at: int) -> None:
+    """Read ``folder``'s ``.pth`` files as ``site`` reads a site directory's, their paths going to ``sys.path[at:]``.
+
+    pywin32 (which mcp's stdio transport imports on Windows) puts its modules behind ``pywin32.pth`` (``win32``,
+    ``win32/lib``) and loads its DLLs from an import line there; the native folder is no site directory, so
+    without this they would not be found. The entries stay ahead of the interpreter's own site-packages.
+    """
+    if not any(name.endswith(".pth") for name in os.listdir(folder)):
+        return
+    import site
+
+    before = set(sys.path)
+    site.addsitedir(folder)  # appends what the .pth files name, runs their import lines
+    added = [p for p in sys.path if p not in before]
+    sys.path[:] = [p for p in sys.path if p in before]
+    sys.path[at:at] = added
 
 
 def main(argv: list[str] | None = None) -> int:

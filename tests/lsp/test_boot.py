@@ -55,3 +55,33 @@ def test_boot_runs_the_cli() -> None:
         check=True,
     ).stdout
     assert "--log-level" in out
+
+
+def test_pth_files_of_the_native_folder_are_read_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pywin32's layout: its modules sit in folders a .pth file names, and an import line in it loads its DLLs
+    tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    native = tmp_path / "native" / tag
+    (native / "win32" / "lib").mkdir(parents=True)
+    (native / "win32" / "lib" / "nki_test_bootstrap.py").write_text(
+        "import os\nos.environ['NKI_TEST_PTH_RAN'] = '1'\n", encoding="utf-8"
+    )
+    (native / "pywin32.pth").write_text(
+        "# comment\nwin32\nwin32/lib\nPythonwin\nimport nki_test_bootstrap\n", encoding="utf-8"
+    )
+    monkeypatch.setattr(sys, "path", ["", "/ext/bundled/libs", "/user/site-packages"])
+    monkeypatch.delenv("NKI_TEST_PTH_RAN", raising=False)
+    monkeypatch.delitem(sys.modules, "nki_test_bootstrap", raising=False)
+    assert boot.add_native_packages(str(tmp_path / "native"), "/ext/bundled/libs") is None
+    # named folders right after the native one (a missing one, Pythonwin, is skipped as site skips it), ahead of
+    # the interpreter's own site-packages
+    assert sys.path == [
+        "",
+        "/ext/bundled/libs",
+        str(native),
+        str(native / "win32"),
+        str(native / "win32" / "lib"),
+        "/user/site-packages",
+    ]
+    assert os.environ.get("NKI_TEST_PTH_RAN") == "1"
