@@ -118,6 +118,7 @@ function createEnvironment(vs: VsCode, log: vscode.LogOutputChannel, manager: Se
       remove: (p) => fs.rmSync(p, { force: true }),
     },
     restart: () => manager.restartOnNewEnvironment(),
+    stop: () => manager.stop(),
   });
 }
 

@@ -58,6 +58,8 @@ export interface EnvCommandDeps {
   files: EnvFiles;
   /** Start the server again (on the new environment). */
   restart(): Promise<void>;
+  /** Stop the server: before an environment it runs on is made again (Windows locks a running python.exe). */
+  stop(): Promise<void>;
 }
 
 export type EnvOutcome =
@@ -99,7 +101,7 @@ export async function createServerEnvironment(deps: EnvCommandDeps): Promise<Env
   const consent = await vs.window.showWarningMessage(
     `${fit.kind === 'needs-env' ? `${fit.reason} ` : ''}Create a private environment for the NKI Studio server ` +
       `from ${base.path} (Python ${py}) and download the pinned ${names.join(', ')} from the Python package ` +
-      'index (about 60 MB; nothing else on your machine changes)?',
+      "index (roughly 60–80 MB, depending on the platform; nothing outside the extension's storage changes)?",
     { modal: true },
     DOWNLOAD,
   );
@@ -108,6 +110,8 @@ export async function createServerEnvironment(deps: EnvCommandDeps): Promise<Env
     { location: vs.ProgressLocation.Notification, title: 'NKI: server environment', cancellable: true },
     async (progress, token) => {
       deps.files.remove(paths.record); // an interrupted run must not look finished
+      const remake = fit.kind === 'private-env';
+      if (remake) await deps.stop();
       const steps = createSteps(base.executable, paths);
       for (const [i, step] of steps.entries()) {
         progress.report({ message: step.title, increment: i === 0 ? 5 : 0 });
@@ -122,11 +126,13 @@ export async function createServerEnvironment(deps: EnvCommandDeps): Promise<Env
           },
           token,
         );
-        if (token.isCancellationRequested) {
+        if (token.isCancellationRequested || result.code !== 0) {
+          if (remake) await deps.restart(); // on the base interpreter: the old environment is gone
+          if (result.code !== 0 && !token.isCancellationRequested)
+            return reportFailure(deps, step, result, manifest, py);
           void vs.window.showInformationMessage('NKI: creating the server environment was cancelled.');
           return 'cancelled';
         }
-        if (result.code !== 0) return reportFailure(deps, step, result, manifest, py);
       }
       const done: EnvRecord = { python: py, requirements: manifest.requirements };
       deps.files.write(paths.record, `${JSON.stringify(done, null, 2)}\n`);

@@ -121,6 +121,7 @@ function world(opts: {
   info?: string;
   results?: RunResult[];
   cancelAt?: number;
+  record?: { python: string; requirements: string[] };
 }) {
   const files = new Map<string, string>();
   const ran: Step[] = [];
@@ -131,6 +132,7 @@ function world(opts: {
     progress: [],
   };
   let restarts = 0;
+  let stops = 0;
   let cancelled = false;
   const token = {
     get isCancellationRequested() {
@@ -181,8 +183,13 @@ function world(opts: {
       restarts++;
       return Promise.resolve();
     },
+    stop: () => {
+      stops++;
+      return Promise.resolve();
+    },
   };
-  return { deps, files, ran, shown, restarts: () => restarts };
+  if (opts.record) files.set('/store/server-env/nki-env.json', JSON.stringify(opts.record));
+  return { deps, files, ran, shown, restarts: () => restarts, stops: () => stops };
 }
 
 describe('NKI: Create Server Environment', () => {
@@ -206,6 +213,7 @@ describe('NKI: Create Server Environment', () => {
       requirements: PINS,
     });
     assert.equal(w.restarts(), 1);
+    assert.equal(w.stops(), 0, 'a first environment does not stop the server');
     assert.ok(w.shown.progress.includes('collecting numpy==2.2.6'));
   });
 
@@ -237,6 +245,22 @@ describe('NKI: Create Server Environment', () => {
     assert.match(w.shown.info[0], /bundled packages are for Python 3\.12/);
     const anyway = world({ manifest: perTarget, base: found([3, 12]), info: 'Create Anyway', consent: undefined });
     assert.equal(await createServerEnvironment(anyway.deps), 'declined'); // reached the consent question
+  });
+
+  it('stops the server before making again the environment it runs on, and starts it after a failure', async () => {
+    const w = world({
+      manifest: perTarget,
+      record: { python: '3.10', requirements: PINS },
+      info: 'Create Anyway',
+      consent: 'Download and Install',
+      results: [{ code: 1, output: 'Error: [WinError 32] python.exe is being used by another process' }],
+    });
+    assert.equal(await createServerEnvironment(w.deps), 'failed');
+    assert.match(w.shown.info[0], /already has a private environment for Python 3\.10/);
+    assert.equal(w.stops(), 1);
+    assert.equal(w.restarts(), 1);
+    assert.match(w.shown.error[0], /creating the environment failed: Error: \[WinError 32\]/);
+    assert.equal(w.files.has('/store/server-env/nki-env.json'), false, 'the old record is gone with the old venv');
   });
 
   it('without a bundle or an interpreter there is nothing to make', async () => {
