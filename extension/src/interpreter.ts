@@ -22,8 +22,11 @@ export interface PythonInfo {
 export interface InterpreterProbes {
   /** The setting's value (trimmed; empty = unset). */
   setting(): string | undefined;
-  /** The private environment's interpreter when it is complete for this package (absent: none is looked for). */
-  privateEnv?(): string | undefined;
+  /**
+   * The private environment's interpreter when it is complete for this package (absent: none is looked for).
+   * `setting`: the interpreter setting's value, when set: the environment counts only if it was made from it.
+   */
+  privateEnv?(setting: string | undefined): string | undefined;
   /** The Python extension's interpreter, undefined when the extension is absent or has none. */
   pythonExtension(): Promise<string | undefined>;
   /** Absolute path of an executable on PATH, or undefined. */
@@ -93,15 +96,18 @@ export interface Candidate {
   source: InterpreterSource;
 }
 
-/** The candidates in order, without running any: the setting (alone, when set), the private environment, the
- * Python extension's, then python3 and python on PATH. */
+/** The candidates in order, without running any: the setting (alone, when set, after the private environment
+ * made from it), else the private environment, the Python extension's, then python3 and python on PATH. */
 async function* candidates(probes: InterpreterProbes): AsyncGenerator<Candidate> {
   const setting = probes.setting()?.trim();
   if (setting) {
+    // the environment made from the configured interpreter stands in for it (falling back to it if broken)
+    const made = probes.privateEnv?.(setting);
+    if (made) yield { path: made, source: 'private-env' };
     yield { path: setting, source: 'setting' };
     return;
   }
-  const privateEnv = probes.privateEnv?.();
+  const privateEnv = probes.privateEnv?.(undefined);
   if (privateEnv) yield { path: privateEnv, source: 'private-env' };
   const fromExtension = await probes.pythonExtension().catch(() => undefined);
   if (fromExtension) yield { path: fromExtension, source: 'python-extension' };

@@ -40,6 +40,8 @@ export interface EnvRecord {
   python: string;
   /** The manifest requirements it installed. */
   requirements: string[];
+  /** The interpreter it was made from, as configured or found (the `nki-studio.interpreter` value, if set). */
+  base?: string;
 }
 
 export function parseRecord(text: string): EnvRecord | undefined {

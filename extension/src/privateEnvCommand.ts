@@ -134,7 +134,7 @@ export async function createServerEnvironment(deps: EnvCommandDeps): Promise<Env
           return 'cancelled';
         }
       }
-      const done: EnvRecord = { python: py, requirements: manifest.requirements };
+      const done: EnvRecord = { python: py, requirements: manifest.requirements, base: base.path };
       deps.files.write(paths.record, `${JSON.stringify(done, null, 2)}\n`);
       log.info(`server environment ready: ${paths.python} (Python ${py})`);
       await deps.restart();

@@ -69,7 +69,10 @@ export function pythonInfo(exe: string): Promise<PythonInfo | string> {
 }
 
 /** `privateEnv`: the server's private environment's interpreter when it is complete (serverEnvironment.ts). */
-export function realProbes(vs: VsCode, privateEnv?: () => string | undefined): InterpreterProbes {
+export function realProbes(
+  vs: VsCode,
+  privateEnv?: (setting: string | undefined) => string | undefined,
+): InterpreterProbes {
   return {
     setting: () => vs.workspace.getConfiguration('nki-studio').get<string>('interpreter'),
     privateEnv,

@@ -41,11 +41,16 @@ export class ServerEnvironment {
     return text === undefined ? undefined : parseManifest(text);
   }
 
-  /** The environment's interpreter when the environment is complete for this package's pins. */
-  python(): string | undefined {
+  /**
+   * The environment's interpreter when the environment is complete for this package's pins; with `setting` (the
+   * interpreter setting's value), only when it was made from that interpreter.
+   */
+  python(setting?: string): string | undefined {
     const manifest = this.manifest();
-    const record = this.files.read(this.paths.record);
-    if (!manifest || record === undefined || !recordFits(manifest, parseRecord(record))) return undefined;
+    const text = this.files.read(this.paths.record);
+    const record = text === undefined ? undefined : parseRecord(text);
+    if (!manifest || !record || !recordFits(manifest, record)) return undefined;
+    if (setting !== undefined && record.base !== setting) return undefined;
     return this.files.exists(this.paths.python) ? this.paths.python : undefined;
   }
 

@@ -50,7 +50,7 @@ export class ServerManager {
       timings,
       onInterpreter: (found) => this.offerEnvironment(found),
       bootstrap: {
-        probes: realProbes(vs, () => environment.python()),
+        probes: realProbes(vs, (setting) => environment.python(setting)),
         cache: interpreters,
         bundle: () => bundleFor(extensionPath, (p) => fs.existsSync(p)),
         env: process.env,

@@ -211,6 +211,7 @@ describe('NKI: Create Server Environment', () => {
     assert.deepEqual(JSON.parse(w.files.get('/store/server-env/nki-env.json') ?? '{}'), {
       python: '3.10',
       requirements: PINS,
+      base: '/usr/bin/python3',
     });
     assert.equal(w.restarts(), 1);
     assert.equal(w.stops(), 0, 'a first environment does not stop the server');
@@ -286,12 +287,15 @@ describe('the environment as a server interpreter', () => {
   const manifestFile = { '/ext/bundled/manifest.json': JSON.stringify(perTarget) };
   const done = {
     ...manifestFile,
-    '/store/server-env/nki-env.json': JSON.stringify({ python: '3.10', requirements: PINS }),
+    '/store/server-env/nki-env.json': JSON.stringify({ python: '3.10', requirements: PINS, base: '/set/py' }),
     '/store/server-env/bin/python': '',
   };
 
   it('is a candidate only when finished for these pins', () => {
     assert.equal(environment(done).python(), '/store/server-env/bin/python');
+    // with the interpreter setting set: only the environment made from that interpreter
+    assert.equal(environment(done).python('/set/py'), '/store/server-env/bin/python');
+    assert.equal(environment(done).python('/other/py'), undefined);
     assert.equal(environment({ ...done, '/store/server-env/nki-env.json': '{}' }).python(), undefined);
     assert.equal(environment(manifestFile).python(), undefined);
   });
@@ -304,15 +308,26 @@ describe('the environment as a server interpreter', () => {
     assert.equal(environment(manifestFile).offerFor(found([3, 11], 'private-env')), undefined);
   });
 
-  it('comes after the setting and before the Python extension and PATH', async () => {
+  it('stands in for the setting it was made from, and comes before the Python extension and PATH', async () => {
     const venv = '/store/server-env/bin/python';
     const versions: Record<string, [number, number]> = { [venv]: [3, 10], '/ext/py': [3, 12], '/set/py': [3, 11] };
     const withEnv = await discoverInterpreter(
       probes({ privateEnv: () => venv, pythonExtension: () => Promise.resolve('/ext/py'), versions }),
     );
     assert.equal((withEnv as Found).source, 'private-env');
-    const setting = await discoverInterpreter(probes({ setting: () => '/set/py', privateEnv: () => venv, versions }));
-    assert.equal((setting as Found).path, '/set/py');
+    const env = environment(done);
+    const fromSetting = await discoverInterpreter(
+      probes({ setting: () => '/set/py', privateEnv: (s) => env.python(s), versions }),
+    );
+    assert.equal((fromSetting as Found).source, 'private-env', 'the environment made from the setting stands in');
+    const otherSetting = await discoverInterpreter(
+      probes({ setting: () => '/ext/py', privateEnv: (s) => env.python(s), versions }),
+    );
+    assert.equal((otherSetting as Found).path, '/ext/py');
+    const broken = await discoverInterpreter(
+      probes({ setting: () => '/set/py', privateEnv: () => '/gone/python', versions }),
+    );
+    assert.equal((broken as Found).path, '/set/py', 'a broken environment falls back to the setting');
   });
 
   it('starts the server without the bundled native folder (the venv has its own)', async () => {
