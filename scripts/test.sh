@@ -26,10 +26,13 @@ echo "== extension: eslint"; npm run --silent lint
 echo "== extension: prettier"; npm run --silent format:check
 echo "== extension: unit tests"; npm run --silent test:unit
 echo "== extension: package"; npm run --silent package
-# One foreign target too (its wheels from pip download, cached in .cache/wheels): the packaging test checks
-# both packages' compiled files against their targets (ELF/Mach-O headers); the linux-x64 one also runs.
-echo "== extension: package darwin-arm64"; bash scripts/package-all.sh darwin-arm64
+# One foreign target too (its wheels from pip download, cached in .cache/wheels) and the platform-neutral one:
+# the packaging test checks the packages' compiled files against their targets (ELF/Mach-O headers); the
+# linux-x64 one also runs, and the neutral one runs on a private environment made by the
+# "NKI: Create Server Environment" steps (pins from the registry or pip's cache).
+echo "== extension: package darwin-arm64, universal"; bash scripts/package-all.sh darwin-arm64 universal
 version=$(node -p 'require("./package.json").version')
 echo "== extension: packaging test"
-NKI_STUDIO_VSIXES="nki-studio-$version.vsix dist/nki-studio-darwin-arm64-$version.vsix" npm run --silent test:package
+NKI_STUDIO_VSIXES="nki-studio-$version.vsix dist/nki-studio-darwin-arm64-$version.vsix dist/nki-studio-universal-$version.vsix" \
+  npm run --silent test:package
 echo "== extension: end-to-end"; npm run --silent test:e2e

@@ -10,6 +10,7 @@ Pythons, so a too-old interpreter gets a clear message and exit code :data:`TOO_
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -29,16 +30,65 @@ def add_native_packages(root: str | None, libs_hint: str | None = None) -> str |
         present = sorted(d for d in os.listdir(root) if d.startswith("cp")) if os.path.isdir(root) else []
         return (
             f"this build of the extension bundles numpy/pyarrow/ml_dtypes for {', '.join(present) or 'no'} "
-            f"Python versions, not {tag}: they must be importable by this interpreter, or set "
-            '"nki-studio.interpreter" to a Python version the build supports'
+            f'Python versions, not {tag}: run "NKI: Create Server Environment" to install them for this '
+            'interpreter, or set "nki-studio.interpreter" to a Python version the build supports'
+        )
+    built_for, running = _manifest_platform(root), this_platform()
+    if built_for and running and built_for != running:
+        # e.g. an x86_64 Python under Rosetta with the darwin-arm64 package: its modules would not load
+        return (
+            f"this build of the extension bundles compiled packages for {built_for}, but this interpreter runs "
+            f'as {running}: run "NKI: Create Server Environment" to install them for it, or set '
+            f'"nki-studio.interpreter" to a {built_for} Python'
         )
     at = sys.path.index(libs_hint) + 1 if libs_hint in sys.path else 1
     sys.path.insert(at, native)
+    _read_pth_files(native, at + 1)
     # Child processes (simulation workers) run on this interpreter too: they get the folder through PYTHONPATH.
     entries = [e for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]
     at = entries.index(libs_hint) + 1 if libs_hint in entries else 0
     os.environ["PYTHONPATH"] = os.pathsep.join([*entries[:at], native, *entries[at:]])
     return None
+
+
+def this_platform() -> str | None:
+    """This process's VS Code target (``darwin-x64``…), None when there is none. The process's own CPU: an x86_64
+    Python under Rosetta or Windows' emulation reports x86_64, which is what its compiled modules must be."""
+    if hasattr(os, "uname"):
+        machine = os.uname().machine
+    else:  # Windows: the architecture the process runs as
+        machine = os.environ.get("PROCESSOR_ARCHITECTURE", "")
+    arch = {"x86_64": "x64", "amd64": "x64", "arm64": "arm64", "aarch64": "arm64"}.get(machine.lower())
+    system = {"linux": "linux", "darwin": "darwin", "win32": "win32"}.get(sys.platform)
+    return f"{system}-{arch}" if arch and system else None
+
+
+def _manifest_platform(native_root: str) -> str | None:
+    """The target the bundle's compiled packages were built for (``bundled/manifest.json`` beside ``native/``)."""
+    try:
+        with open(os.path.join(os.path.dirname(native_root), "manifest.json"), encoding="utf-8") as f:
+            platform = json.load(f).get("platform")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return platform if isinstance(platform, str) else None
+
+
+def _read_pth_files(folder: str, at: int) -> None:
+    """Read ``folder``'s ``.pth`` files as ``site`` reads a site directory's, their paths going to ``sys.path[at:]``.
+
+    pywin32 (which mcp's stdio transport imports on Windows) puts its modules behind ``pywin32.pth`` (``win32``,
+    ``win32/lib``) and loads its DLLs from an import line there; the native folder is no site directory, so
+    without this they would not be found. The entries stay ahead of the interpreter's own site-packages.
+    """
+    if not any(name.endswith(".pth") for name in os.listdir(folder)):
+        return
+    import site
+
+    before = set(sys.path)
+    site.addsitedir(folder)  # appends what the .pth files name, runs their import lines
+    added = [p for p in sys.path if p not in before]
+    sys.path[:] = [p for p in sys.path if p in before]
+    sys.path[at:at] = added
 
 
 def main(argv: list[str] | None = None) -> int:

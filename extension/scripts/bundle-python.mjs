@@ -1,7 +1,7 @@
 // Install the language server (this repository's Python package) and all its dependencies into
 // bundled/, to ship inside the .vsix: nothing has to be pip-installed on the user's machine.
-//   bundled/libs/            pure-Python and abi3 packages (any CPython >= 3.10), with their *.dist-info
-//   bundled/native/cp3XY/    packages with version-specific compiled modules (numpy, pyarrow, ml_dtypes)
+//   bundled/libs/            pure-Python packages only (any CPython >= 3.10), with their *.dist-info
+//   bundled/native/cp3XY/    every package with a compiled file (numpy, pyarrow, ml_dtypes, abi3 ones too)
 //   bundled/manifest.json    what was bundled for which platform/Python
 // Compiled wheels are platform- AND CPython-version-specific, so the .vsix is per platform (vsce --target).
 // Two ways to fill bundled/native:
@@ -12,8 +12,11 @@
 //     `pip download --platform … --python-version … --only-binary=:all: --no-deps` (nothing built from source)
 //     for the versions in targets.mjs (NKI_STUDIO_TARGET_PYTHONS="3.11 3.12" overrides). NKI_STUDIO_TARGET=
 //     universal: no compiled files at all (the platform-neutral package; they install on demand).
-// manifest.json's `requirements` pins every compiled distribution: what the on-demand install puts in the
-// server's private environment for a CPython the package has no native folder for (extension/src/privateEnv.ts).
+// The versions of the compiled distributions come from extension/native-pins.txt (exact pins with PEP 508 markers,
+// read through scripts/native_pins.py): the pip install of the pure part is constrained by it, and a target build
+// downloads the pins whose markers hold for that target and CPython version. manifest.json's `requirements`
+// carries the file's lines, markers and all: what the on-demand install ("NKI: Create Server Environment",
+// extension/src/privateEnv.ts) puts into the server's private environment, pip evaluating the markers there.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -29,6 +32,7 @@ function defaultPython() {
 }
 
 const pythons = (process.env.NKI_STUDIO_BUNDLE_PYTHONS ?? defaultPython()).split(/\s+/).filter(Boolean);
+const PINS = path.join(root, 'extension', 'native-pins.txt');
 
 function run(cmd, args) {
   console.log(`$ ${cmd} ${args.join(' ')}`);
@@ -45,7 +49,6 @@ function recordTops(distInfo) {
   return { files, tops: [...new Set(files.map((f) => f.split('/')[0]))] };
 }
 
-const VERSION_SPECIFIC = /\.cpython-3\d+[^/]*\.(so|pyd)$|\.cp3\d+-win[^/]*\.pyd$/;
 // Any compiled file (version-specific, abi3 or a vendored shared library): its distribution is platform-specific.
 const COMPILED = /\.(so|pyd|dylib|dll)$|\.so\.\d/;
 
@@ -65,6 +68,10 @@ const PRUNE = [
   /^pyarrow\/.*\.lib$/, // Windows import libraries: only for linking C++ against pyarrow
   /^numpy\/(.*\/)?tests$/,
   /^ml_dtypes\/tests$/,
+  // pywin32 (Windows only; mcp's stdio transport needs win32api, win32job, pywintypes): the Pythonwin IDE, COM
+  // extensions, ADO and IIS bindings and the help file are never imported.
+  /^(pythonwin|win32comext|adodbapi|isapi)$/,
+  /^PyWin32\.chm$/,
   // jedi ships typeshed stubs for ~200 third-party PyPI packages (5,000 files); the server completes the
   // standard library and NKI (own stubs), so only typeshed's stdlib part is kept.
   /^jedi\/third_party\/typeshed\/stubs$/,
@@ -93,6 +100,8 @@ function pipInstall(python, stage) {
     '--disable-pip-version-check',
     '--target',
     stage,
+    '--constraint',
+    PINS,
     '.',
   ]);
 }
@@ -109,7 +118,12 @@ const normalise = (name) => name.replace(/[-_.]+/g, '_').toLowerCase();
 
 /** Host build: every interpreter given installs for itself; its version-specific packages go to native/cp3XY. */
 function hostBuild(pythons) {
-  const manifest = { platform: `${process.platform}-${process.arch}`, pythons: [], native: {} };
+  const manifest = {
+    platform: `${process.platform}-${process.arch}`,
+    pythons: [],
+    native: {},
+    requirements: pinLines(),
+  };
   for (const [i, python] of pythons.entries()) {
     const version = run(python, ['-c', 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")']).trim();
     const stage = path.join(bundled, `.stage-cp${version}`);
@@ -120,7 +134,8 @@ function hostBuild(pythons) {
     for (const entry of fs.readdirSync(stage)) {
       if (!entry.endsWith('.dist-info')) continue;
       const { files, tops } = recordTops(path.join(stage, entry));
-      if (!files.some((f) => VERSION_SPECIFIC.test(f))) continue;
+      // abi3 ones too: libs stays pure (see targetBuild)
+      if (!files.some((f) => COMPILED.test(f))) continue;
       native.push(distName(entry));
       for (const top of tops) {
         const from = path.join(stage, top);
@@ -198,23 +213,40 @@ function download(target, version, pins) {
   });
 }
 
+/** The pin file's requirement lines (comments dropped), markers kept: manifest.json's `requirements`. */
+function pinLines() {
+  return fs
+    .readFileSync(PINS, 'utf8')
+    .split('\n')
+    .map((l) => l.split('#')[0].trim())
+    .filter(Boolean);
+}
+
+/** `name==version` for every pin whose marker holds for CPython `version` on `target` (scripts/native_pins.py). */
+function pinsFor(target, version) {
+  return run(python0, [path.join(root, 'scripts', 'native_pins.py'), 'pins', target, version])
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+}
+
 /** Target build: the pure part from this machine, every compiled distribution as the target's wheels. */
 function targetBuild(target, versions) {
   const stage = path.join(bundled, '.stage');
   pipInstall(python0, stage);
-  const pins = [];
+  const pinned = new Set(pinLines().map((l) => normalise(l.split(/[=;<>!~ ]/)[0])));
   for (const entry of fs.readdirSync(stage)) {
     if (!entry.endsWith('.dist-info')) continue;
     const { files, tops } = recordTops(path.join(stage, entry));
     if (!files.some((f) => COMPILED.test(f))) continue;
-    const meta = fs.readFileSync(path.join(stage, entry, 'METADATA'), 'utf8');
-    pins.push(`${meta.match(/^Name: (.+)$/m)[1].trim()}==${meta.match(/^Version: (.+)$/m)[1].trim()}`);
+    // Every compiled distribution must be pinned: the target's wheels are downloaded for the pins only.
+    if (!pinned.has(normalise(distName(entry))))
+      throw new Error(`${distName(entry)} has compiled files but no pin in extension/native-pins.txt`);
     for (const top of tops)
       if (!top.startsWith('..')) fs.rmSync(path.join(stage, top), { recursive: true, force: true });
   }
-  // Dependencies behind a Python-version marker this interpreter does not match (tomli on 3.10) are pure:
-  // their wheels go into libs too, so every supported version finds them.
-  const server = fs.readdirSync(stage).find((e) => /^nki_studio-.*\.dist-info$/.test(e));
+  // Dependencies behind a Python-version marker this interpreter does not match (tomli, exceptiongroup on 3.10)
+  // are pure: their wheels go into libs too, so every supported version finds them.
   const present = new Set(
     fs
       .readdirSync(stage)
@@ -222,12 +254,20 @@ function targetBuild(target, versions) {
       .map((e) => normalise(distName(e))),
   );
   const marked = [
-    ...fs
-      .readFileSync(path.join(stage, server, 'METADATA'), 'utf8')
-      .matchAll(/^Requires-Dist: ([A-Za-z0-9_.-]+)([^;\n]*); *(python_version[^\n]*)$/gm),
-  ]
-    .filter((m) => !m[3].includes('extra') && !present.has(normalise(m[1])))
-    .map((m) => `${m[1]}${m[2].trim()}`);
+    ...new Set(
+      fs
+        .readdirSync(stage)
+        .filter((e) => e.endsWith('.dist-info') && fs.existsSync(path.join(stage, e, 'METADATA')))
+        .flatMap((e) => [
+          ...fs
+            .readFileSync(path.join(stage, e, 'METADATA'), 'utf8')
+            .matchAll(/^Requires-Dist: ([A-Za-z0-9_.-]+)([^;\n]*); *(python_version[^\n]*)$/gm),
+        ])
+        .filter((m) => !m[3].includes('extra') && !/sys_platform|platform_/.test(m[3]))
+        .filter((m) => !present.has(normalise(m[1])) && !pinned.has(normalise(m[1])))
+        .map((m) => `${m[1]}${m[2].trim()}`),
+    ),
+  ];
   if (marked.length) {
     const dir = path.join(root, '.cache', 'wheels', 'pure');
     pipDownload(dir, ['--python-version', '3.10', ...marked]);
@@ -235,22 +275,19 @@ function targetBuild(target, versions) {
       unpackWheel(path.join(dir, w), stage);
   }
   fs.rmSync(path.join(stage, 'bin'), { recursive: true, force: true });
-  const manifest = { platform: target, pythons: [], native: {}, requirements: pins.sort(), wheels: {} };
+  const manifest = { platform: target, pythons: [], native: {}, requirements: pinLines(), wheels: {} };
   if (target !== NEUTRAL) {
     for (const version of versions) {
       const tag = `cp${version.replace('.', '')}`;
       const nativeDir = path.join(bundled, 'native', tag);
       fs.mkdirSync(nativeDir, { recursive: true });
-      const wheels = download(target, version, manifest.requirements);
+      const wheels = download(target, version, pinsFor(target, version));
+      // Every compiled wheel, abi3 ones too, goes to the version's folder: an abi3 wheel has a minimum CPython
+      // (cryptography's cp311-abi3), and libs stays pure, so a private environment's compiled set for another
+      // version is never shadowed by a bundled one (both cost 4 MB: one CPython version per package).
       for (const wheel of wheels) {
-        // abi3 and py3-none wheels serve every CPython version: once, into libs.
-        const abi = path.basename(wheel, '.whl').split('-').at(-2);
-        if (abi === 'abi3' || abi === 'none') {
-          if (version === versions[0]) unpackWheel(wheel, stage);
-        } else {
-          unpackWheel(wheel, nativeDir);
-          (manifest.native[tag] ??= []).push(path.basename(wheel).split('-')[0]);
-        }
+        unpackWheel(wheel, nativeDir);
+        (manifest.native[tag] ??= []).push(path.basename(wheel).split('-')[0]);
       }
       manifest.native[tag] = (manifest.native[tag] ?? []).sort();
       manifest.wheels[tag] = wheels.map((w) => path.basename(w)).sort();

@@ -1,5 +1,6 @@
 /** Entry point: wires the server manager, heatmap, kernel panel, status item and commands together. */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { HeatController } from './heat/controller';
@@ -7,13 +8,15 @@ import { parseHeatmap } from './heat/model';
 import { InterpreterCache } from './interpreterCache';
 import { registerMcpServer } from './mcpServer';
 import { KernelPanel } from './panel/kernelPanel';
+import { CREATE_ENV_COMMAND, createServerEnvironment, spawnRunner } from './privateEnvCommand';
 import { bundleFor } from './serverCommand';
+import { ServerEnvironment } from './serverEnvironment';
 import { ServerManager } from './serverManager';
 import { SimulationStore } from './simulationStore';
 import { isSuccess, summaryLine } from './simulationSummary';
 import { LanguageStatus } from './statusItem';
 import { Timings } from './timings';
-import { realMcpApi, realVsCode } from './vscodeApi';
+import { type VsCode, realMcpApi, realVsCode } from './vscodeApi';
 
 let server: ServerManager | undefined;
 
@@ -37,6 +40,10 @@ export function activate(context: vscode.ExtensionContext): void {
     timings,
     activatedAt,
     new InterpreterCache(context.workspaceState, (p) => fs.existsSync(p), context.globalState),
+    new ServerEnvironment(context.extensionPath, context.globalStorageUri.fsPath, {
+      read: (p) => readText(p),
+      exists: (p) => fs.existsSync(p),
+    }),
   );
   const status = new LanguageStatus(vs, server);
 
@@ -65,6 +72,7 @@ export function activate(context: vscode.ExtensionContext): void {
     status,
     server,
     ...registerCommands({ vs, server, heat, simulations, panel }),
+    vs.commands.registerCommand(CREATE_ENV_COMMAND, () => createEnvironment(vs, log, server)),
     // Agent mode (VS Code >= 1.101): `nki-studio mcp` on the server's interpreter and bundle, trusted only.
     ...registerMcpServer(
       realMcpApi(),
@@ -72,7 +80,7 @@ export function activate(context: vscode.ExtensionContext): void {
       (roots) => ({
         interpreter:
           server?.executable || vs.workspace.getConfiguration('nki-studio').get<string>('interpreter') || 'python3',
-        bundle: bundleFor(context.extensionPath, (p) => fs.existsSync(p)),
+        bundle: server?.bundleForExecutable() ?? bundleFor(context.extensionPath, (p) => fs.existsSync(p)),
         roots,
         config: vs.workspace.getConfiguration('nki-studio'),
       }),
@@ -88,6 +96,38 @@ export function activate(context: vscode.ExtensionContext): void {
     ms: now - activatedAt,
     loadMs: loadStart === undefined ? undefined : loaded - loadStart,
   });
+}
+
+/** "NKI: Create Server Environment" on the real processes and files. */
+function createEnvironment(vs: VsCode, log: vscode.LogOutputChannel, manager: ServerManager | undefined): unknown {
+  if (!manager) return undefined;
+  const env = manager.environment;
+  return createServerEnvironment({
+    vs,
+    log,
+    manifest: () => env.manifest(),
+    paths: env.paths,
+    baseInterpreter: () => manager.baseInterpreter(),
+    run: spawnRunner,
+    files: {
+      read: (p) => readText(p),
+      write: (p, text) => {
+        fs.mkdirSync(path.dirname(p), { recursive: true });
+        fs.writeFileSync(p, text, 'utf8');
+      },
+      remove: (p) => fs.rmSync(p, { force: true }),
+    },
+    restart: () => manager.restartOnNewEnvironment(),
+    stop: () => manager.stop(),
+  });
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 /** The extension's version from its package.json ('' when it has none). */

@@ -1,5 +1,6 @@
 /**
- * Which Python runs the language server. Order: the `nki-studio.interpreter` setting, else the Python
+ * Which Python runs the language server. Order: the `nki-studio.interpreter` setting, else the server's private
+ * environment when "NKI: Create Server Environment" made one for this package (privateEnv.ts), else the Python
  * extension's active interpreter when that extension is installed (optional: code-server and offline
  * hosts do not have it), else `python3` (then `python`) on PATH. Each candidate must be Python ≥ 3.10.
  * The server then runs on the executable the probe reports (sys.executable), not on the candidate: a
@@ -9,7 +10,7 @@
 
 export const MIN_PYTHON: readonly [number, number] = [3, 10];
 
-export type InterpreterSource = 'setting' | 'python-extension' | 'PATH';
+export type InterpreterSource = 'setting' | 'private-env' | 'python-extension' | 'PATH';
 
 /** What the version probe learns from running a candidate. */
 export interface PythonInfo {
@@ -21,6 +22,11 @@ export interface PythonInfo {
 export interface InterpreterProbes {
   /** The setting's value (trimmed; empty = unset). */
   setting(): string | undefined;
+  /**
+   * The private environment's interpreter when it is complete for this package (absent: none is looked for).
+   * `setting`: the interpreter setting's value, when set: the environment counts only if it was made from it.
+   */
+  privateEnv?(setting: string | undefined): string | undefined;
   /** The Python extension's interpreter, undefined when the extension is absent or has none. */
   pythonExtension(): Promise<string | undefined>;
   /** Absolute path of an executable on PATH, or undefined. */
@@ -90,14 +96,19 @@ export interface Candidate {
   source: InterpreterSource;
 }
 
-/** The candidates in order, without running any: the setting (alone, when set), the Python extension's, then
- * python3 and python on PATH. */
+/** The candidates in order, without running any: the setting (alone, when set, after the private environment
+ * made from it), else the private environment, the Python extension's, then python3 and python on PATH. */
 async function* candidates(probes: InterpreterProbes): AsyncGenerator<Candidate> {
   const setting = probes.setting()?.trim();
   if (setting) {
+    // the environment made from the configured interpreter stands in for it (falling back to it if broken)
+    const made = probes.privateEnv?.(setting);
+    if (made) yield { path: made, source: 'private-env' };
     yield { path: setting, source: 'setting' };
     return;
   }
+  const privateEnv = probes.privateEnv?.(undefined);
+  if (privateEnv) yield { path: privateEnv, source: 'private-env' };
   const fromExtension = await probes.pythonExtension().catch(() => undefined);
   if (fromExtension) yield { path: fromExtension, source: 'python-extension' };
   for (const name of ['python3', 'python']) {

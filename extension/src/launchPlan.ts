@@ -17,7 +17,7 @@ import {
   isFound,
 } from './interpreter';
 import { type InterpreterCache, sameInterpreter } from './interpreterCache';
-import { type Bundle, type ServerCommand, serverCommand } from './serverCommand';
+import { type Bundle, type ServerCommand, bundleForInterpreter, serverCommand } from './serverCommand';
 import type { Timings } from './timings';
 
 /**
@@ -92,12 +92,13 @@ export async function planLaunch(boot: Bootstrap, meanwhile: () => void): Promis
   if (!isFound(found)) return found;
   const runs = found.executable === found.path ? '' : `, runs ${found.executable}`;
   const from = remembered ? `${found.source}, remembered from the last start` : found.source;
+  const planBundle = bundleForInterpreter(bundle, found.source === 'private-env');
   return {
     setting,
     interpreter: found,
     choice: remembered ? 'remembered' : unprobed ? 'unprobed' : 'probed',
-    bundle,
-    command: serverCommand(found.executable, bundle, boot.env),
+    bundle: planBundle,
+    command: serverCommand(found.executable, planBundle, boot.env),
     description: unprobed
       ? `${found.path} (from ${from}${runs ? `${runs} as last time on this machine` : ''}; its version is checked as the server starts)`
       : `${found.path} (Python ${found.version.join('.')}, from ${from}${runs})`,

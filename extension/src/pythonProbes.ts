@@ -68,9 +68,14 @@ export function pythonInfo(exe: string): Promise<PythonInfo | string> {
   });
 }
 
-export function realProbes(vs: VsCode): InterpreterProbes {
+/** `privateEnv`: the server's private environment's interpreter when it is complete (serverEnvironment.ts). */
+export function realProbes(
+  vs: VsCode,
+  privateEnv?: (setting: string | undefined) => string | undefined,
+): InterpreterProbes {
   return {
     setting: () => vs.workspace.getConfiguration('nki-studio').get<string>('interpreter'),
+    privateEnv,
     pythonExtension: () => fromPythonExtension(vs),
     which: (name) => which(name),
     version: pythonInfo,

@@ -31,6 +31,15 @@ export function bundleFor(extensionPath: string, exists: (p: string) => boolean)
   return exists(nativeRoot) ? { libs, nativeRoot } : { libs };
 }
 
+/**
+ * The bundle as an interpreter uses it: on the server's private environment (privateEnv.ts) the compiled packages
+ * are the venv's own, so the bundled native folder is left out (it may be for this CPython version but another
+ * CPU, which is one reason to make the environment).
+ */
+export function bundleForInterpreter(bundle: Bundle | undefined, privateEnv: boolean): Bundle | undefined {
+  return bundle && privateEnv ? { libs: bundle.libs } : bundle;
+}
+
 /** `subcommand`: `serve` (the language server) or `mcp` (the MCP server for agent mode, mcpServer.ts). */
 export function serverCommand(
   interpreter: string,

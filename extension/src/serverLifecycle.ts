@@ -62,6 +62,8 @@ export interface LifecycleDeps<C extends ManagedClient> {
   timers?: Timers;
   /** The clock the crash backoff counts with. */
   now?: () => number;
+  /** Told the interpreter of each start once its version is known (probed, remembered, or confirmed later). */
+  onInterpreter?: (found: Found) => void;
 }
 
 /** Why a command cannot be sent to the server. */
@@ -216,6 +218,7 @@ export class ServerLifecycle<C extends ManagedClient> {
     this.interpreterInfo = plan.description;
     this.executable = plan.command.command;
     log.info(launchMessage(plan));
+    if (plan.choice !== 'unprobed') this.deps.onInterpreter?.(plan.interpreter);
     log.info(
       this.deps.vs.workspace.isTrusted
         ? 'workspace trusted: lint, simulate and profile'
@@ -332,9 +335,11 @@ export class ServerLifecycle<C extends ManagedClient> {
     discovery: Promise<Found | NotFound>,
     generation: number,
   ): Promise<void> {
-    const verdict = confirmPlan(plan, await discovery, this.deps.bootstrap.cache);
+    const fresh = await discovery;
+    const verdict = confirmPlan(plan, fresh, this.deps.bootstrap.cache);
     if (verdict.kind === 'kept') return;
     if (verdict.kind === 'confirmed') {
+      if (isFound(fresh)) this.deps.onInterpreter?.(fresh);
       this.interpreterInfo = verdict.description;
       this.deps.log.info(`interpreter confirmed: ${this.interpreterInfo}`);
       return;

@@ -13,11 +13,14 @@ import type {
   WorkDoneProgressEnd,
   WorkDoneProgressReport,
 } from 'vscode-languageclient/node';
+import { type Found, type NotFound, discoverInterpreter } from './interpreter';
 import type { InterpreterCache } from './interpreterCache';
 import { languageClientModule, languageClients } from './languageClient';
 import { realProbes } from './pythonProbes';
 import { Coalescer } from './restartPolicy';
-import { bundleFor } from './serverCommand';
+import { CREATE_ENV_COMMAND } from './privateEnvCommand';
+import { type Bundle, bundleFor, bundleForInterpreter } from './serverCommand';
+import type { ServerEnvironment } from './serverEnvironment';
 import { NOT_RUNNING, ServerLifecycle, type ServerState } from './serverLifecycle';
 import { needsRestart, serverLogLevel, serverSettings } from './settings';
 import type { Timings } from './timings';
@@ -34,18 +37,20 @@ export class ServerManager {
 
   constructor(
     private readonly vs: VsCode,
-    extensionPath: string,
+    private readonly extensionPath: string,
     readonly log: vscode.LogOutputChannel,
     timings: Timings,
     activatedAt: number,
-    interpreters: InterpreterCache,
+    private readonly interpreters: InterpreterCache,
+    readonly environment: ServerEnvironment,
   ) {
     this.lifecycle = new ServerLifecycle({
       vs,
       log,
       timings,
+      onInterpreter: (found) => this.offerEnvironment(found),
       bootstrap: {
-        probes: realProbes(vs),
+        probes: realProbes(vs, (setting) => environment.python(setting)),
         cache: interpreters,
         bundle: () => bundleFor(extensionPath, (p) => fs.existsSync(p)),
         env: process.env,
@@ -108,6 +113,40 @@ export class ServerManager {
   /** A deliberate restart (command, trust granted, interpreter changed): resets the crash backoff. */
   restart(reason: string): Promise<void> {
     return this.lifecycle.restart(reason);
+  }
+
+  /** Restart after the private environment changed: forget the remembered interpreter, so discovery picks it. */
+  restartOnNewEnvironment(): Promise<void> {
+    this.interpreters.clear();
+    return this.restart('the server environment changed');
+  }
+
+  /** What the private environment is made from: discovery as for a start, the environment itself not counted. */
+  baseInterpreter(): Promise<Found | NotFound> {
+    return discoverInterpreter(realProbes(this.vs));
+  }
+
+  /** The bundle for another process on the server's interpreter (the MCP server). */
+  bundleForExecutable(): Bundle | undefined {
+    const bundle = bundleFor(this.extensionPath, (p) => fs.existsSync(p));
+    return bundleForInterpreter(bundle, this.executable !== '' && this.executable === this.environment.python());
+  }
+
+  /** The server started on an interpreter the package has no compiled packages for: offer the environment. */
+  private offerEnvironment(found: Found): void {
+    const reason = this.environment.offerFor(found);
+    if (!reason) return;
+    this.log.warn(reason);
+    const create = 'Create Server Environment';
+    void this.vs.window
+      .showWarningMessage(
+        `NKI: ${reason} Simulation and profiles need them: create a private environment for the server?`,
+        create,
+        'Not Now',
+      )
+      .then((pick) => {
+        if (pick === create) void this.vs.commands.executeCommand(CREATE_ENV_COMMAND);
+      });
   }
 
   /** Push the current settings to a running server. */

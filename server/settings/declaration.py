@@ -61,9 +61,11 @@ SETTINGS: tuple[Setting, ...] = (
         "interpreter",
         "string",
         "",
-        "Python interpreter (3.10 or newer) that runs the NKI Studio language server. Empty: the Python "
-        "extension's selected interpreter when that extension is installed, else `python3` on `PATH`. The "
-        "server's own dependencies ship inside the extension.",
+        "Python interpreter (3.10 or newer) that runs the NKI Studio language server. Empty: the server's "
+        "private environment when **NKI: Create Server Environment** made one, else the Python extension's "
+        "selected interpreter when that extension is installed, else `python3` on `PATH`. The server's own "
+        "dependencies ship inside the extension (the compiled ones for one CPython version per platform; for "
+        "another, the command installs them).",
         "extension",
         scope="machine-overridable",
         restricted=True,

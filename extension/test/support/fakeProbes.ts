@@ -13,6 +13,7 @@ export function probes(
   return {
     asked,
     setting: over.setting ?? (() => undefined),
+    privateEnv: over.privateEnv,
     pythonExtension: over.pythonExtension ?? (() => Promise.resolve(undefined)),
     which: (name) => over.onPath?.[name],
     version: (p) => {

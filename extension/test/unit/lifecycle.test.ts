@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { InterpreterProbes } from '../../src/interpreter';
+import type { Found, InterpreterProbes } from '../../src/interpreter';
 import { InterpreterCache } from '../../src/interpreterCache';
 import type { Bootstrap, LaunchPlan } from '../../src/launchPlan';
 import type { Timers } from '../../src/restartPolicy';
@@ -97,6 +97,7 @@ interface Options {
   bundle?: Bundle;
   /** Client starts wait for `up()` / `fail()`. */
   manualStart?: boolean;
+  onInterpreter?: (found: Found) => void;
 }
 
 const PATH_ONLY: Parameters<typeof probes>[0] = {
@@ -142,6 +143,7 @@ function harness(options: Options = {}) {
     },
     timers,
     now: () => timers.now,
+    onInterpreter: options.onInterpreter,
   });
   const states: ServerState[] = [];
   lifecycle.onDidChangeState((s) => void states.push(s));
@@ -329,6 +331,25 @@ describe('server lifecycle', () => {
     assert.ok(h.logged.includes(`info: interpreter confirmed: ${confirmed}`));
     assert.equal(h.clients.length, 1, 'kept');
     assert.equal(h.cache.get('')?.executable, '/usr/bin/python3.12');
+  });
+
+  it('tells of each interpreter once its version is known (the private-environment offer reads it)', async () => {
+    const seen: string[] = [];
+    const record = (f: Found): void => void seen.push(`${f.path} ${f.version.join('.')}`);
+    const probed = harness({ onInterpreter: record });
+    await probed.lifecycle.start();
+    assert.deepEqual(seen, ['/usr/bin/python3 3.11']);
+    seen.length = 0;
+    const unprobed = harness({
+      bundle: BUNDLE,
+      onInterpreter: record,
+      probes: probes({ onPath: { python3: '/usr/bin/python3' }, versions: { '/usr/bin/python3': [3, 10] } }),
+    });
+    await unprobed.lifecycle.start();
+    assert.deepEqual(seen, [], 'not before the version is known');
+    unprobed.clients[0].events.diagnostics();
+    await settle();
+    assert.deepEqual(seen, ['/usr/bin/python3 3.10']);
   });
 
   it('restarts on the interpreter discovery picks when it is not the unprobed candidate', async () => {
