@@ -1,8 +1,5 @@
-"""``profile compare`` follows source lines across an edit (``nki_studio.profile.line_align``).
-
-Two versions of one kernel: B removes a line above the hot loop, inserts three (one of them an instruction),
-and doubles the loop's trip count, so the hot line moves from line L to L + 2 and takes about twice the time.
-"""
+"""``profile compare`` follows source lines across an edit (``nki_studio.profile.line_align``), on the two
+versions of ``moved_kernels``."""
 
 from __future__ import annotations
 
@@ -12,6 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fixturewriters import write_parquet
+from moved_kernels import A as _A
+from moved_kernels import B as _B
+from moved_kernels import marker_line as _line
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.model.targets import Target
 from nki_studio.profile.analyze import ProfileReport, analyze_profile
@@ -28,36 +28,6 @@ from nki_studio.profile.line_align import (
 )
 from nki_studio.sim.api import simulate
 from test_profile_bounds import _timeline
-
-_A = """import nki
-import nki.isa as nisa
-import nki.language as nl
-
-
-@nki.jit
-def kernel(x):
-    p, f = x.shape
-    out = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.shared_hbm)
-    t = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.sbuf)
-    u = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=x)
-    nisa.tensor_copy(dst=u, src=t)  # marker: removed
-    for i in range(4):
-        nisa.tensor_copy(dst=u, src=t)  # marker: hot
-    nisa.dma_copy(dst=out, src=u)
-    return out
-"""
-_B = _A.replace(
-    "    nisa.tensor_copy(dst=u, src=t)  # marker: removed\n    for i in range(4):\n",
-    "    # two copies before the loop, then the loop twice as long\n"
-    "    v = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.sbuf)\n"
-    "    nisa.tensor_copy(dst=v, src=t)  # marker: added\n"
-    "    for i in range(8):\n",
-)
-
-
-def _line(text: str, marker: str) -> int:
-    return next(i for i, ln in enumerate(text.splitlines(), 1) if ln.endswith(f"# marker: {marker}"))
 
 
 @pytest.fixture(scope="module")
