@@ -20,6 +20,7 @@ from typing import Any
 
 from nki_studio.cli import profile_remote
 from nki_studio.profile.analyze import ProfileReport, analyze
+from nki_studio.profile.line_align import SNAPSHOT_NAME, SourceText, read_snapshot
 from nki_studio.profile.metrics import MetricOptions
 from nki_studio.profile.model import ProfileError
 from nki_studio.profile.readers.detect import FORMATS
@@ -116,6 +117,16 @@ def register(subparsers: Any) -> None:
     cmp.add_argument("profile_b", metavar="B", help="the 'after' profile")
     _options(cmp)
     _mapping_options(cmp)
+    for side in ("a", "b"):
+        cmp.add_argument(
+            f"--text-{side}",
+            metavar="FILE",
+            action="append",
+            default=[],
+            help=f"the kernel file as it was when {side.upper()} was captured (e.g. `git show REV:k.py > old.py`), "
+            "so lines are followed across the edit; default: the source snapshot stored with the profile "
+            f"({SNAPSHOT_NAME}); without one, lines are matched by number",
+        )
     cmp.add_argument("--json", action="store_true", help="same as --format json")
     cmp.set_defaults(func=run_compare)
     profile_remote.register(actions)
@@ -237,15 +248,32 @@ def run_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _texts(profile: str, files: list[str]) -> dict[str, SourceText]:
+    """One side's source versions: the snapshot stored with the profile, overridden by ``--text-*`` files
+    (keyed by their own path; ``line_align.source_for`` matches them to the profile's files by name).
+    ValueError names an unreadable file."""
+    out = read_snapshot(profile)
+    for f in files:
+        try:
+            out[str(Path(f).resolve())] = SourceText.read(f)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--text-a/--text-b: cannot read {f}: {exc}") from exc
+    return out
+
+
 def run_compare(args: argparse.Namespace) -> int:
     """``profile compare A B``."""
     from nki_studio.profile.bounds_text import compare, compare_text
 
     try:
         a, b = _mapped(args), _mapped(args, args.profile_b)
+        texts = [
+            _texts(path, files)
+            for path, files in ((args.profile, args.text_a), (args.profile_b, args.text_b))
+        ]
     except (ProfileError, ValueError) as exc:
         return _usage(str(exc))
-    result = compare(a, b)
+    result = compare(a, b, *texts)
     if args.json or args.format == "json":
         print(json.dumps(result, indent=1, default=str))
     else:

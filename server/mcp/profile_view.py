@@ -73,9 +73,9 @@ def bounds_of(report: ProfileReport) -> dict[str, Any]:
 
 
 def lines_of(
-    metrics: ProfileMetrics, local: Callable[[str], str], top: int = TOP_LINES
+    metrics: ProfileMetrics, local: Callable[[str], str], top: int | None = TOP_LINES
 ) -> list[dict[str, Any]]:
-    """The ``top`` hottest lines, each with its local file (``local`` maps the recorded path)."""
+    """The ``top`` hottest lines (None: all), each with its local file (``local`` maps the recorded path)."""
     out = []
     for m in metrics.lines[:top]:
         out.append(
@@ -95,22 +95,22 @@ def lines_of(
     return out
 
 
-def view(report: ProfileReport, local: Callable[[str], str]) -> dict[str, Any]:
+def view(report: ProfileReport, local: Callable[[str], str], top: int | None = TOP_LINES) -> dict[str, Any]:
     """Everything a tool returns about one analysed profile (its bounds and investigations as ``analyze``
-    computed them)."""
+    computed them; ``top``: how many of the hottest lines, None: all)."""
     return {
         "label": label_of(report.profile),
         "format": report.profile.format,
         "summary": summary_of(report.metrics.kernel),
         "bounds": bounds_of(report),
         "investigations": [inv.to_dict() for inv in report.investigations],
-        "lines": lines_of(report.metrics, local),
+        "lines": lines_of(report.metrics, local, top),
         "notes": list(report.metrics.kernel.notes),
     }
 
 
 def estimate_section_view(
-    estimate: Estimate, roofline: Roofline | None, local: Callable[[str], str], top: int = TOP_LINES
+    estimate: Estimate, roofline: Roofline | None, local: Callable[[str], str], top: int | None = TOP_LINES
 ) -> dict[str, Any]:
     """``view`` of a simulation result's ``estimate`` section (``roofline``: the result's cost-model point):
     its bounds and investigations are the section's own objects, its numbers the section's fields."""

@@ -152,10 +152,25 @@ TOOLS: dict[str, dict[str, Any]] = {
         "title": "Compare two profiles or estimates",
         "description": "Put two profiles or estimates side by side (e.g. a kernel before and after an "
         "optimisation): summaries and bounds of each, deltas of the totals (b - a), per-engine busy times and "
-        "per-line deltas, and which is faster. Each side is a measured profile or a kernel to estimate.",
+        "per-line deltas, and which is faster. Each side is a measured profile or a kernel to estimate. A "
+        "source line is followed across the edit when both versions' texts are known (the kernel simulated "
+        "for an estimate, the source snapshot stored with a profile): lines give line_a -> line_b, and lines "
+        "only in a (removed_lines) or only in b (added_lines) are listed with their time; otherwise "
+        "lines_matched_by says the lines were matched by number.",
         "input": _obj({"a": _SIDE, "b": _SIDE}, ("a", "b")),
         "output": _out(
-            "a", "b", "totals", "engines", "lines", "faster", "speedup", faster={"enum": ["a", "b", "same"]}
+            "a",
+            "b",
+            "totals",
+            "engines",
+            "lines",
+            "removed_lines",
+            "added_lines",
+            "lines_matched_by",
+            "faster",
+            "speedup",
+            faster={"enum": ["a", "b", "same"]},
+            lines_matched_by=_STR,
         ),
         "read_only": True,
     },

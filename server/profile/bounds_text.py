@@ -5,13 +5,14 @@ Estimated numbers say so: every block names the profile's provenance.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nki_studio.profile.analysis_json import BoundsJson, InvestigationJson
 from nki_studio.profile.analyze import ProfileReport
 from nki_studio.profile.bounds import Bounds
 from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
+from nki_studio.profile.line_align import SourceText, compare_lines, line_map, source_for
 
 
 def _ns(v: float | None) -> str:
@@ -78,12 +79,12 @@ def _bound_values(b: Bounds | None) -> dict[str, float | None]:
     return vals
 
 
-def _line_times(report: ProfileReport, one_file: bool) -> dict[tuple[str, int], int]:
-    """(local file or recorded path, line) -> busy ns; ``one_file``: the file left out ("") of the key."""
-    out: dict[tuple[str, int], int] = {}
+def _line_times(report: ProfileReport, one_file: bool) -> dict[str, dict[int, int]]:
+    """file key (local file or recorded path; "" for ``one_file``) -> line -> busy ns."""
+    out: dict[str, dict[int, int]] = {}
     for ln in report.metrics.lines:
-        key = ("" if one_file else report.local_path(ln.file) or ln.file, ln.line)
-        out[key] = out.get(key, 0) + ln.busy_ns
+        per = out.setdefault("" if one_file else report.local_path(ln.file) or ln.file, {})
+        per[ln.line] = per.get(ln.line, 0) + ln.busy_ns
     return out
 
 
@@ -99,8 +100,22 @@ def _finding_keys(report: ProfileReport, one_file: bool) -> set[tuple[str, str, 
     }
 
 
-def compare(a: ProfileReport, b: ProfileReport) -> dict[str, Any]:
-    """Bounds side by side, per-line busy-time deltas and the findings that appeared or went away."""
+def _only(files_a: set[str], files_b: set[str]) -> tuple[str, str] | None:
+    return (next(iter(files_a)), next(iter(files_b))) if len(files_a) == 1 and len(files_b) == 1 else None
+
+
+def compare(
+    a: ProfileReport,
+    b: ProfileReport,
+    sources_a: Mapping[str, SourceText] | None = None,
+    sources_b: Mapping[str, SourceText] | None = None,
+) -> dict[str, Any]:
+    """Bounds side by side, per-line busy-time deltas and the findings that appeared or went away.
+
+    ``sources_*``: each version's source text (``line_align``; path -> snapshot). With both texts of a file,
+    its lines are followed across the edit (``line_a`` -> ``line_b``) and lines only in A or only in B are
+    listed as ``removed``/``added``; without them lines are matched by number, and ``lines_matched_by`` says so.
+    """
     va, vb = _bound_values(a.bounds), _bound_values(b.bounds)
     bounds = []
     for name in dict.fromkeys([*va, *vb]):
@@ -114,18 +129,29 @@ def compare(a: ProfileReport, b: ProfileReport) -> dict[str, Any]:
                 "ratio": None if not x or y is None else y / x,
             }
         )
-    # Two single-file profiles (a kernel before and after an edit, maybe saved under another name) are matched
-    # by line number; otherwise by file and line.
+    # Two single-file profiles (a kernel before and after an edit, maybe saved under another name) are one
+    # file; otherwise lines are compared within the same file.
     files_a, files_b = _files(a), _files(b)
     one_file = len(files_a) == 1 and len(files_b) == 1
     la, lb = _line_times(a, one_file), _line_times(b, one_file)
-    lines: list[dict[str, Any]] = [
-        {"file": f, "line": n, "a_ns": la.get((f, n), 0), "b_ns": lb.get((f, n), 0), "delta_ns": d}
-        for f, n in sorted(set(la) | set(lb))
-        for d in (lb.get((f, n), 0) - la.get((f, n), 0),)
-    ]
-    lines.sort(key=lambda r: -abs(r["delta_ns"]))
-    fa, fb = _finding_keys(a, one_file), _finding_keys(b, one_file)
+    got = compare_lines(la, lb, sources_a or {}, sources_b or {}, _only(files_a, files_b))
+    only = _only(files_a, files_b)
+    fb = _finding_keys(b, one_file)
+    # A finding on a line that only moved is the same finding: A's lines are translated to B's first.
+    maps: dict[str, dict[int, int] | None] = {}
+    gone, kept = [], set()
+    for code, f, n in sorted(_finding_keys(a, one_file)):
+        if f not in maps:
+            maps[f] = line_map(
+                source_for(sources_a or {}, f, only[0] if only else None),
+                source_for(sources_b or {}, f, only[1] if only else None),
+            )
+        m = maps[f]
+        nb = n if m is None else m.get(n)
+        if nb is not None and (code, f, nb) in fb:
+            kept.add((code, f, nb))
+        else:
+            gone.append({"code": code, "file": f, "line": n})  # A's line
     return {
         "a": {"path": a.profile.path, "provenance": a.profile.provenance},
         "b": {"path": b.profile.path, "provenance": b.profile.provenance},
@@ -134,19 +160,32 @@ def compare(a: ProfileReport, b: ProfileReport) -> dict[str, Any]:
             "b": b.bounds.bottleneck if b.bounds else None,
         },
         "bounds": bounds,
-        "lines_matched_by": (
-            f"line number ({next(iter(files_a))} ↔ {next(iter(files_b))})" if one_file else "file and line"
-        ),
-        "lines": lines,
+        **got,
         "findings": {
-            "gone": [{"code": c, "file": f, "line": n} for c, f, n in sorted(fa - fb)],
-            "new": [{"code": c, "file": f, "line": n} for c, f, n in sorted(fb - fa)],
+            "gone": gone,
+            "new": [{"code": c, "file": f, "line": n} for c, f, n in sorted(fb - kept)],  # B's lines
         },
     }
 
 
 def _signed(ns: float) -> str:
     return "0" if not ns else ("+" if ns > 0 else "−") + fmt_ns(abs(ns))
+
+
+def _where(r: dict[str, Any]) -> str:
+    """ "line 40 → 43" for a line that moved, "line 40" for one that did not (with the file when several)."""
+    la, lb = r.get("line_a"), r.get("line_b")
+    n = (
+        f"{la} → {lb}"
+        if la is not None and lb is not None and la != lb
+        else str(lb if lb is not None else la)
+    )
+    return f"{r['file']}:{n}" if r["file"] else f"line {n}"
+
+
+def _quote(r: dict[str, Any]) -> str:
+    text = r.get("text")
+    return f"  `{text[:60]}`" if text else ""
 
 
 def compare_text(cmp: dict[str, Any], top: int = 15) -> list[str]:
@@ -164,12 +203,23 @@ def compare_text(cmp: dict[str, Any], top: int = 15) -> list[str]:
         out.append(f"  {r['name']:<34} {_ns(r['a']):>10} {_ns(r['b']):>10} {delta:>11} {ratio:>7}")
     changed = [r for r in cmp["lines"] if r["delta_ns"]]
     out.append(
-        f"Lines whose busy time changed ({len(changed)}; top {min(top, len(changed))}; matched by "
+        f"Lines whose busy time changed ({len(changed)}; top {min(top, len(changed))}; "
         f"{cmp['lines_matched_by']}):"
     )
     for r in changed[:top]:
-        where = f"{r['file']}:{r['line']}" if r["file"] else f"line {r['line']}"
-        out.append(f"  {where}: {fmt_ns(r['a_ns'])} → {fmt_ns(r['b_ns'])} ({_signed(r['delta_ns'])})")
+        out.append(
+            f"  {_where(r)}: {fmt_ns(r['a_ns'])} → {fmt_ns(r['b_ns'])} ({_signed(r['delta_ns'])}){_quote(r)}"
+        )
+    for key, label, side in (
+        ("removed_lines", "Lines only in A (removed)", "a_ns"),
+        ("added_lines", "Lines only in B (added)", "b_ns"),
+    ):
+        rows = cmp.get(key, [])
+        out.append(f"{label}: {len(rows)}" + (f"; top {min(top, len(rows))}:" if rows else ""))
+        for r in rows[:top]:
+            n = r["line_a"] if side == "a_ns" else r["line_b"]
+            where = f"{r['file']}:{n}" if r["file"] else f"line {n}"
+            out.append(f"  {where}: {fmt_ns(r[side])}{_quote(r)}")
     for key, label in (("gone", "Findings gone"), ("new", "Findings new")):
         items = cmp["findings"][key]
         out.append(

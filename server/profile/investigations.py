@@ -340,6 +340,14 @@ def _te_rows(profile: Profile) -> npt.NDArray[np.bool_]:
     return np.asarray(te & (ins.flops > 0), bool) if ins.flops is not None else np.zeros(len(ins), bool)
 
 
+# Where a measured profile's K/M/N come from. Neuron Explorer documents ``Instruction.operands`` only as "Input
+# operands for the instruction", free text (profile-formats/parquet-schema.md, Instruction table; no page of the
+# Neuron docs corpus, v2.33, gives its grammar): the reader's ``K*M=a*b N=c`` pattern is inferred from observed
+# texts (bounds.md §3.3), so every measured K/M/N figure carries this label. Estimated profiles take them from
+# the simulator's operand shapes, which are exact.
+INFERRED_KMN = "inferred operand format"
+
+
 def tensor_engine(
     profile: Profile, line_of: npt.NDArray[np.int64], keys: list[tuple[str, int]], pk: Peaks
 ) -> Investigation:
@@ -356,6 +364,8 @@ def tensor_engine(
     if not keys:
         return Investigation("tensor-engine", title, "unavailable", NO_SOURCE_HELP)
     kmn = ins.matmul_kmn
+    measured = profile.provenance != "estimated"
+    kmn_source = f"operands text ({INFERRED_KMN})" if measured else "simulator operand shapes"
     rows, findings = [], []
     for k, sel in _by_line(mm, line_of):
         fl = int(ins.flops[sel].sum())
@@ -375,6 +385,7 @@ def tensor_engine(
             assert kmn is not None
             good = kmn[sel][(kmn[sel] >= 0).all(axis=1)]
             row.update(K=int(good[:, 0].max()), M=int(good[:, 1].max()), N=int(good[:, 2].max()))
+            row["kmn_source"] = kmn_source
         rows.append(row)
         if known and (row["K"] < K_MAX or row["M"] < M_MAX):
             findings.append(
@@ -384,13 +395,16 @@ def tensor_engine(
                     f"matmuls with K={row['K']} M={row['M']} N={row['N']} (maxima {K_MAX}/{M_MAX}/{N_MAX}): "
                     f"{row['count']} instruction(s), {row['share']:.0%} of the Tensor-engine FLOPs, "
                     f"{fmt_ns(busy)} busy for {fmt_ns(ideal)} of work at peak. Undersized K or M cuts what an "
-                    "instruction delivers without shortening it much: use full 128-row tiles.",
+                    "instruction delivers without shortening it much: use full 128-row tiles."
+                    + (f" (K/M/N from the operands text: {INFERRED_KMN})" if measured else ""),
                     row,
                 )
             )
     summary = f"{len(rows)} matmul line(s), {hw / 1e9:.3g} GFLOP on the Tensor engine"
     if kmn is None:
         summary += "; K/M/N not in this profile's operands text, so tile sizes cannot be checked"
+    elif measured:
+        summary += f"; K/M/N parsed from the operands text ({INFERRED_KMN}: undocumented, may misread)"
     rows.sort(key=lambda r: -r["flops"])
     return Investigation(
         "tensor-engine", title, "found" if findings else "nothing found", summary, findings, rows

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nki_studio.profile.analyze import ProfileReport, analyze
+from nki_studio.profile.line_align import write_snapshot
 from nki_studio.profile.model import ProfileError
 from nki_studio.remote import cache
 from nki_studio.remote.commands import (
@@ -102,6 +103,7 @@ class _Session:
         self.job_rel = f"{self.s.workdir}/{name}"  # validated characters only: safe in scp operands too
         self.job_abs = ""
         self.created = False
+        self.kernel_text: str | None = None  # the kernel as uploaded: stored with the profile (line_align)
         self.running_remote = False
         self._control_dir: str | None = None
         self.rsync = False
@@ -233,6 +235,10 @@ class _Session:
             )
         self.job_abs = f"{cwd}/{self.job_rel.rsplit('/', 1)[-1]}"
         self.rsync = self._choose_rsync(RSYNC_PRESENT in lines)
+        try:
+            self.kernel_text = self.job.kernel_file.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            self.kernel_text = None  # stage_job names the problem
         with tempfile.TemporaryDirectory(prefix="nki-studio-upload-") as tmp:
             local = stage_job(Path(tmp) / "job", self.job.kernel_file, self.job.spec, self.job.local_root)
             self.created = True
@@ -337,6 +343,10 @@ class _Session:
             self._copy("download", remote_operand(self.s, f"{self.job_rel}/{remote_out}"), operand, cwd)
             if self.cancelled():
                 raise RemoteError("cancelled", "download: cancelled")
+            if self.kernel_text is not None:
+                # the text the profile's line numbers refer to, so a later `profile compare` can follow
+                # lines across edits made since (the local file will have changed by then)
+                write_snapshot(partial, {str(self.job.kernel_file.resolve()): self.kernel_text})
             placed = cache.commit(partial, final)
         except BaseException:
             cache.discard(partial)

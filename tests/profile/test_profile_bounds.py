@@ -371,3 +371,21 @@ def test_kmn_are_read_defensively_from_operands_of_tensor_rows() -> None:
     assert transpose is None
     assert kmn is not None
     assert kmn.tolist() == [[32, 128, 512], [64, 128, -1], [-1, -1, -1], [-1, -1, -1], [-1, -1, -1]]
+
+
+def test_measured_kmn_are_labelled_inferred_and_estimated_ones_are_not(kernels: str, tmp_path: Path) -> None:
+    from nki_studio.profile.investigations import INFERRED_KMN
+
+    p = load_profile(str(write_parquet(_measured(), tmp_path / "m")))
+    te = next(i for i in investigate(p) if i.kind == "tensor-engine")
+    (f,) = te.findings
+    assert INFERRED_KMN in te.summary and INFERRED_KMN in f.message
+    assert (f.numbers["K"], f.numbers["M"], f.numbers["N"]) == (32, 128, 512)  # the inferred format, read
+    assert INFERRED_KMN in f.numbers["kmn_source"]
+    _, est = _estimated("undersized", kernels)
+    te = next(i for i in investigate(est) if i.kind == "tensor-engine")
+    assert te.findings and INFERRED_KMN not in te.summary
+    assert all(
+        INFERRED_KMN not in f.message and f.numbers["kmn_source"] == "simulator operand shapes"
+        for f in te.findings
+    )

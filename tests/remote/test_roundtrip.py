@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import BODY_LINES, KERNEL_SOURCE
 from helpers import cli, heat_lines
+from nki_studio.profile.line_align import read_snapshot
 from sshd import LoopbackHost
 
 pytestmark = pytest.mark.slow  # each test drives ssh/scp against a real sshd (seconds each)
@@ -26,6 +27,9 @@ def test_cli_round_trip_paints_the_kernel_lines(host: LoopbackHost, kernel: Path
     downloaded = Path(report["downloaded"])
     assert downloaded.is_relative_to(tmp_path / "cache" / "add_act.add_act_kernel" / "trn2-test")
     assert report["profile"]["format"] == "parquet"
+    # the kernel's text as captured, stored with the profile for `profile compare` (line_align)
+    snapshot = read_snapshot(downloaded)
+    assert [t.lines for t in snapshot.values()] == [tuple(kernel.read_text().splitlines())]
     argvs = [json.loads(line)["argv"] for line in calls.read_text().splitlines()]
     assert argvs[0] == [
         "capture",

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type * as vscode from 'vscode';
 import type { HeatController } from '../heat/controller';
-import type { HeatmapParams } from '../heat/model';
+import type { HeatLine, HeatmapParams } from '../heat/model';
 import type { SimulationStore } from '../simulationStore';
 import type { VsCode } from '../vscodeApi';
 import { GO_TO_LINE, renderPanel } from './render';
@@ -12,7 +12,7 @@ export class KernelPanel {
   private lastUri: string | undefined;
   private readonly subscription: vscode.Disposable;
   /** Per document: the heat data later data is compared against (NKI: Set Profile Baseline). */
-  private readonly baselines = new Map<string, HeatmapParams>();
+  private readonly baselines = new Map<string, { params: HeatmapParams; text?: string; lines: readonly HeatLine[] }>();
 
   constructor(
     private readonly vs: VsCode,
@@ -54,7 +54,9 @@ export class KernelPanel {
     const uri = this.vs.window.activeTextEditor?.document.uri.toString() ?? this.lastUri;
     const heat = uri ? this.heat.heatOf(uri) : undefined;
     if (!uri || !heat) return false;
-    this.baselines.set(uri, heat.params);
+    // the text the heat's lines refer to now (they were shifted with edits), so later data can be compared
+    // line for line even after the kernel was edited
+    this.baselines.set(uri, { params: heat.params, text: this.textOf(uri), lines: heat.lines });
     this.show();
     return true;
   }
@@ -65,16 +67,23 @@ export class KernelPanel {
     const uri = this.lastUri;
     const simulation = (uri && this.simulations.forUri(uri)) || this.simulations.last;
     const heat = uri ? this.heat.heatOf(uri) : undefined;
+    const baseline = uri ? this.baselines.get(uri) : undefined;
     const nonce = randomBytes(16).toString('base64');
     this.panel.webview.html = renderPanel(
       {
         simulation,
-        heat: heat && { params: heat.params, stale: heat.stale },
-        baseline: uri ? this.baselines.get(uri) : undefined,
+        heat: heat && { params: heat.params, stale: heat.stale, lines: heat.lines, text: uri && this.textOf(uri) },
+        baseline: baseline?.params,
+        baselineSource: baseline?.text !== undefined ? { text: baseline.text, lines: baseline.lines } : undefined,
       },
       nonce,
       this.panel.webview.cspSource,
     );
+  }
+
+  /** The open document's current text; undefined when it is not open. */
+  private textOf(uri: string): string | undefined {
+    return this.vs.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.getText();
   }
 
   dispose(): void {

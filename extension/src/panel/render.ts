@@ -4,10 +4,11 @@
  * string out; the CSP allows only inline styles with a nonce and no scripts or network at all.
  */
 import { formatBytes, formatNs, formatPercent } from '../heat/format';
-import { type HeatmapParams, profileLabel } from '../heat/model';
+import { type HeatLine, type HeatmapParams, profileLabel } from '../heat/model';
 import type { LiveAllocation, OracleMetric, Peak } from '../simulationResult.generated';
 import type { SimulationResult } from '../simulationSummary';
 import { summaryLine } from '../simulationSummary';
+import { alignLines, splitLines } from './lineAlign';
 import {
   type CapacityBar,
   type Track,
@@ -25,9 +26,22 @@ export const GO_TO_LINE = 'nki-studio.goToLine';
 
 export interface PanelData {
   simulation?: SimulationResult;
-  heat?: { params: HeatmapParams; stale: boolean };
+  /** `lines`: the heat shifted with edits since it arrived, `text`: the document now (both optional). */
+  heat?: { params: HeatmapParams; stale: boolean; lines?: readonly LineTime[]; text?: string };
   /** The heat data the user chose to compare later data against (NKI: Set Profile Baseline). */
   baseline?: HeatmapParams;
+  /** The document's text and the heat's (shifted) lines when the baseline was set: lines are followed across edits. */
+  baselineSource?: { text: string; lines: readonly LineTime[] };
+}
+
+/** A line's busy time (0-based line), as the before/after view compares them. */
+export type LineTime = Pick<HeatLine, 'line' | 'busy_ns'>;
+
+/** One side of the before/after view: its data, and optionally its lines as of `text`. */
+export interface CompareSide {
+  params: HeatmapParams;
+  lines?: readonly LineTime[];
+  text?: string;
 }
 
 function num(o: Record<string, unknown> | undefined, keys: readonly string[]): number | undefined {
@@ -302,35 +316,90 @@ function originOf(p: HeatmapParams): string {
   return p.source === 'measured' ? `measured · ${profileLabel(p)}` : 'estimated';
 }
 
+const signed = (d: number): string => `${d >= 0 ? '+' : '−'}${formatNs(Math.abs(d))}`;
+
+interface LineDelta {
+  a?: number; // 0-based line before
+  b?: number; // 0-based line after
+  aNs: number;
+  bNs: number;
+}
+
+/** Per-line deltas: lines followed across the edit when both texts are known, else matched by number. */
+function lineDeltas(before: CompareSide, after: CompareSide): { rows: LineDelta[]; followed: boolean } {
+  const busy = (lines: readonly LineTime[]): Map<number, number> => {
+    const m = new Map<number, number>();
+    for (const l of lines) m.set(l.line, (m.get(l.line) ?? 0) + l.busy_ns);
+    return m;
+  };
+  const la = busy(before.lines ?? before.params.lines);
+  const lb = busy(after.lines ?? after.params.lines);
+  const map =
+    before.text !== undefined && after.text !== undefined
+      ? alignLines(splitLines(before.text), splitLines(after.text))
+      : undefined;
+  if (!map) {
+    const rows = [...new Set([...la.keys(), ...lb.keys()])].map((n) => ({
+      a: n,
+      b: n,
+      aNs: la.get(n) ?? 0,
+      bNs: lb.get(n) ?? 0,
+    }));
+    return { rows, followed: false };
+  }
+  const back = new Map([...map].map(([x, y]) => [y, x]));
+  const rows: LineDelta[] = [];
+  for (const [n, ns] of la) {
+    const m = map.get(n);
+    rows.push(m === undefined ? { a: n, aNs: ns, bNs: 0 } : { a: n, b: m, aNs: ns, bNs: lb.get(m) ?? 0 });
+  }
+  for (const [n, ns] of lb) {
+    const m = back.get(n);
+    if (m === undefined) rows.push({ b: n, aNs: 0, bNs: ns });
+    else if (!la.has(m)) rows.push({ a: m, b: n, aNs: 0, bNs: ns });
+  }
+  return { rows, followed: true };
+}
+
+function lineLabel(r: LineDelta): string {
+  if (r.a === undefined) return `${(r.b ?? 0) + 1} (added)`;
+  if (r.b === undefined) return `${r.a + 1} (removed)`;
+  return r.a === r.b ? `${r.b + 1}` : `${r.a + 1} → ${r.b + 1}`;
+}
+
 /** Before (the baseline) and after (the current data): bounds side by side and the lines whose time moved. */
-export function compareSection(before: HeatmapParams, after: HeatmapParams): string {
-  const a = boundValues(before.kernel);
-  const b = boundValues(after.kernel);
+export function compareSection(
+  beforeSide: CompareSide | HeatmapParams,
+  afterSide: CompareSide | HeatmapParams,
+): string {
+  const side = (s: CompareSide | HeatmapParams): CompareSide => ('params' in s ? s : { params: s });
+  const before = side(beforeSide);
+  const after = side(afterSide);
+  const a = boundValues(before.params.kernel);
+  const b = boundValues(after.params.kernel);
   const rows = [...new Set([...a.keys(), ...b.keys()])].map((name) => {
     const x = a.get(name) ?? null;
     const y = b.get(name) ?? null;
-    const delta = x === null || y === null ? 'n/a' : `${y >= x ? '+' : '−'}${formatNs(Math.abs(y - x))}`;
+    const delta = x === null || y === null ? 'n/a' : signed(y - x);
     const fmt = (v: number | null): string => (v === null ? 'n/a' : formatNs(v));
     return `<tr><td>${esc(name)}</td><td>${esc(fmt(x))}</td><td>${esc(fmt(y))}</td><td>${esc(delta)}</td></tr>`;
   });
-  const busy = (p: HeatmapParams): Map<number, number> => new Map(p.lines.map((l) => [l.line, l.busy_ns]));
-  const la = busy(before);
-  const lb = busy(after);
-  const moved = [...new Set([...la.keys(), ...lb.keys()])]
-    .map((line) => ({ line, a: la.get(line) ?? 0, b: lb.get(line) ?? 0 }))
-    .filter((r) => r.a !== r.b)
-    .sort((r, s) => Math.abs(s.b - s.a) - Math.abs(r.b - r.a))
+  const { rows: deltas, followed } = lineDeltas(before, after);
+  const moved = deltas
+    .filter((r) => r.aNs !== r.bNs)
+    .sort((r, s) => Math.abs(s.bNs - s.aNs) - Math.abs(r.bNs - r.aNs))
     .slice(0, 8)
     .map(
       (r) =>
-        `<tr><td>${r.line + 1}</td><td>${esc(formatNs(r.a))}</td><td>${esc(formatNs(r.b))}</td><td>${esc(`${r.b >= r.a ? '+' : '−'}${formatNs(Math.abs(r.b - r.a))}`)}</td></tr>`,
+        `<tr><td>${esc(lineLabel(r))}</td><td>${esc(formatNs(r.aNs))}</td><td>${esc(formatNs(r.bNs))}</td><td>${esc(signed(r.bNs - r.aNs))}</td></tr>`,
     );
+  const how = followed ? 'lines followed across the edit' : 'lines matched by number: source text unavailable';
   return [
-    `<h2>Before / after <span class="muted">${esc(originOf(before))} → ${esc(originOf(after))}</span></h2>`,
+    `<h2>Before / after <span class="muted">${esc(originOf(before.params))} → ${esc(originOf(after.params))}</span></h2>`,
     rows.length
       ? `<table><tr><th>bound</th><th>before</th><th>after</th><th>change</th></tr>${rows.join('')}</table>`
       : '<p class="muted">No bounds in one of the two (summary-only profile).</p>',
-    '<h3>Lines whose busy time changed most <span class="muted">(matched by line number)</span></h3>',
+    `<h3>Lines whose busy time changed most <span class="muted">(${how})</span></h3>`,
     moved.length
       ? `<table><tr><th>line</th><th>before</th><th>after</th><th>change</th></tr>${moved.join('')}</table>`
       : '<p class="muted">No line changed.</p>',
@@ -344,7 +413,12 @@ export function renderPanel(data: PanelData, nonce: string, cspSource: string): 
   if (data.simulation) body.push(simulationSection(data.simulation));
   if (data.heat) body.push(profileSection(data.heat));
   if (data.baseline && data.heat && data.baseline !== data.heat.params)
-    body.push(compareSection(data.baseline, data.heat.params));
+    body.push(
+      compareSection(
+        { params: data.baseline, lines: data.baselineSource?.lines, text: data.baselineSource?.text },
+        { params: data.heat.params, lines: data.heat.lines, text: data.heat.text },
+      ),
+    );
   if (!body.length) {
     body.push(
       '<p class="muted">No data yet. Run <b>NKI: Simulate Kernel</b> or <b>NKI: Load Profile…</b> on the active kernel file.</p>',

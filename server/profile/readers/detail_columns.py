@@ -20,8 +20,10 @@ INSTRUCTION_COLUMNS = ("adjusted_flops", "tensor_instruction_type", "operands")
 DMA_COLUMNS = ("source", "dest", "read_num_sbuf_partitions", "write_num_sbuf_partitions", "is_transpose_mode")
 TENSOR_INFO_COLUMNS = ("variable_name", "type", "size")
 
-# ``operands`` carries K*M and N in an undocumented format (neuron-explorer >= 2.22, bounds.md §3.3). Parsed
-# defensively (inferred): the first "a*b" product is K*M, and N is the value of an ``N=``/``N:`` token after it.
+# ``operands`` carries K*M and N in an undocumented format (neuron-explorer >= 2.22, bounds.md §3.3): the profile
+# docs call the column "Input operands for the instruction", free text (parquet-schema.md), and no Neuron docs page
+# (v2.33) gives its grammar. Parsed defensively, format INFERRED: the first "a*b" product is K*M, and N is the
+# value of an ``N=``/``N:`` token after it. The investigation labels these figures ``INFERRED_KMN``.
 _KMN = r"(?P<k>\d+)\s*\*\s*(?P<m>\d+)(?:.*?\bN\s*[=:]\s*(?P<n>\d+))?"
 
 
