@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from nki_studio.core.codes import LINT_SOURCE, family_of
 from nki_studio.core.findings import Finding, Severity, Span
+from nki_studio.core.gc_pause import gc_paused
 from nki_studio.core.yielding import checkpoint
 from nki_studio.model.kernels import KernelDiscovery, discover
 from nki_studio.model.targets import Target
@@ -94,6 +95,17 @@ def lint_module(
     discovery: KernelDiscovery | None = None,
 ) -> list[Finding]:
     """All findings for one file's text, sorted by position, after suppression and severity overrides."""
+    with gc_paused():  # millions of short-lived-for-the-collector objects (core.gc_pause)
+        return _lint_module(source, path, config, tree, discovery)
+
+
+def _lint_module(
+    source: str,
+    path: str,
+    config: LintConfig,
+    tree: ast.Module | None,
+    discovery: KernelDiscovery | None,
+) -> list[Finding]:
     if tree is None:
         parsed = parse(source, path)
         if isinstance(parsed, Finding):

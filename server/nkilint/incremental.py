@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nki_studio.core.findings import Finding, Fix, Related, Span, TextEdit
+from nki_studio.core.gc_pause import gc_paused
 from nki_studio.model.syntax import child_fields
 from nki_studio.model.version_signals import uses_in
 from nki_studio.nkilint.config import LintConfig
@@ -437,7 +438,7 @@ class IncrementalLinter:
     def lint(self, text: str, config: LintConfig) -> list[Finding]:
         """All findings for ``text``, as ``lint_source`` reports them."""
         text = text.removeprefix("\ufeff")
-        with self._lock:
+        with self._lock, gc_paused():
             try:
                 return self._lint(text, config)
             except Exception as exc:  # last line of defence, as in lint_source
