@@ -213,7 +213,11 @@ class IntelligenceFeature:
         return before[0] if before else None
 
     def forget(self, uri: str) -> None:
+        """A document closed: drop its allocation facts, and (on the jedi thread) what jedi cached of it."""
         self._allocations.pop(uri, None)
+        path = to_fs_path(uri)
+        if path is not None:
+            self.thread.submit(lambda: self.jedi.forget(path) if self.jedi is not None else None)
 
     # ---- signature help ------------------------------------------------------------------------------------
     async def signature_help(self, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
