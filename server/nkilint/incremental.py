@@ -44,6 +44,7 @@ from nki_studio.nkilint.engine import (
     SYNTAX_ERROR,
     check,
     discover_safely,
+    dispose,
     finish,
     lint_module,
     meta_finding,
@@ -507,8 +508,10 @@ class IncrementalLinter:
         if isinstance(found, Finding):
             findings = [found]
         else:
-            findings = check(LintContext(self.path, text, tree, found, config))
+            ctx = LintContext(self.path, text, tree, found, config)
+            findings = check(ctx)
             files = tuple((p, _mtime(p)) for p in sorted(found.resolver.files))
+            dispose(ctx)
         starts = tuple(b.start for b in blocks)
         ends = tuple(b.end for b in blocks)
         kept = tuple(
