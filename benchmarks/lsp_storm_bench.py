@@ -372,7 +372,10 @@ def measure(
         storm.open_all()
         client.wait_diagnostics(storm.uris)
         opened = time.perf_counter() - t0
+        server = psutil.Process(client.proc.pid)
+        cpu0 = sum(server.cpu_times()[:2])
         latencies, errors, edits = run_storm(client, storm, seconds, rate)
+        server_cpu = sum(server.cpu_times()[:2]) - cpu0  # the server process alone, not its worker
         peak = client.rss()
         for uri in storm.uris:
             client.close(uri)
@@ -390,6 +393,7 @@ def measure(
         "opened": opened,
         "rss": (before, peak, after),
         "cancelled_errors": cancelled_errors,
+        "server_cpu": server_cpu / seconds,
     }
 
 
@@ -417,6 +421,10 @@ def report(name: str, m: dict[str, Any], docs: int, seconds: float) -> dict[str,
         f"after close {after / mib:.1f} MiB (after - before {(after - before) / mib:+.1f} MiB; target <= 10 MiB)"
     )
     out["kept MiB"] = (after - before) / mib
+    # CPU the server process itself used per second of storm: what competes with the requests for its GIL (less
+    # disturbed by the machine's load than the latencies).
+    print(f"server process CPU during the storm: {m['server_cpu']:.2f} s per second")
+    out["server CPU s/s"] = m["server_cpu"]
     return out
 
 
