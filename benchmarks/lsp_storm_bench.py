@@ -434,7 +434,12 @@ def main() -> int:
     ap.add_argument("--docs", type=int, default=50)
     ap.add_argument("--rate", type=float, default=100.0, help="edits per second, over all documents")
     ap.add_argument("--seconds", type=float, default=20.0)
-    ap.add_argument("--allocator", choices=["pymalloc", "malloc"], help="the server's PYTHONMALLOC")
+    ap.add_argument(
+        "--allocator",
+        choices=["pymalloc", "malloc"],
+        default="malloc",
+        help="the server's PYTHONMALLOC (default malloc, as the extension starts it)",
+    )
     ap.add_argument("--options", default="{}", help="initializationOptions as JSON, e.g. lintDebounceMs")
     ap.add_argument("--in-process", action="store_true", help="lint in the server's threads, not its worker")
     ap.add_argument(
@@ -453,7 +458,7 @@ def main() -> int:
     )
     args = ap.parse_args()
     options = json.loads(args.options)
-    print(f"server allocator: {args.allocator or 'default (pymalloc)'}; options {args.options}")
+    print(f"server allocator: {args.allocator}; options {args.options}")
     if not args.ab:
         name = "lint in the server's threads" if args.in_process else "lint in the worker process"
         m = measure(args.docs, args.rate, args.seconds, options, args.allocator, not args.in_process)
