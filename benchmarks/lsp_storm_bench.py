@@ -364,9 +364,16 @@ def measure(
         client.request(
             "textDocument/hover", storm.hover_params(random.Random(1)) | {"textDocument": {"uri": warm}}
         )
+        client.request(
+            "textDocument/codeAction",
+            storm.code_action_params(random.Random(1)) | {"textDocument": {"uri": warm}},
+        )
         client.close(warm)
         client.diagnostics.clear()
-        time.sleep(4)  # the server releases memory 2 s after the last close
+        time.sleep(4)  # the server releases memory 2 s after the last close (and ends its lint worker)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and client.children():
+            time.sleep(0.2)
         before = client.rss()
         t0 = time.perf_counter()
         storm.open_all()
