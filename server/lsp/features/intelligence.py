@@ -171,9 +171,6 @@ class IntelligenceFeature:
             return None
         target = self.target(req.path)
         parts: list[str] = []
-        alloc = await self._run(lambda: self._allocation_at(req, target), None)
-        if alloc is not None:
-            parts.append(allocation_markdown(alloc, target))
 
         def api() -> str | None:
             names = self._backend().api_names(req.text, req.path, req.line, req.column)
@@ -182,7 +179,15 @@ class IntelligenceFeature:
             name = names[0]
             return _api_markdown(name.name, _signature_line(name), name.docstring(raw=True), target)
 
-        doc = await self._run(api, None)
+        def both() -> tuple[AllocationInfo | None, str | None]:
+            # One trip to the jedi thread: while lint and edits keep the server busy, every hand-over between
+            # threads waits its turn for the GIL. Each half failing alone still lets the other answer.
+            return _logged(lambda: self._allocation_at(req, target)), _logged(api)
+
+        nothing: tuple[AllocationInfo | None, str | None] = (None, None)
+        alloc, doc = await self._run(both, nothing)
+        if alloc is not None:
+            parts.append(allocation_markdown(alloc, target))
         if doc is not None:
             parts.append(doc)
         if not parts:
@@ -270,6 +275,15 @@ class IntelligenceFeature:
 
 
 # ---- markdown ----------------------------------------------------------------------------------------------
+
+
+def _logged(fn: Callable[[], T | None]) -> T | None:
+    """``fn()``, or None after logging its failure (jedi on a half-typed file, an interpreter bug)."""
+    try:
+        return fn()
+    except Exception:
+        log.exception("editor intelligence: %s failed", getattr(fn, "__qualname__", fn))
+        return None
 
 
 def allocation_markdown(alloc: AllocationInfo, target: Target) -> str:
