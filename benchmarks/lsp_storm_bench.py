@@ -200,8 +200,26 @@ class StormClient:
         return False
 
     def rss(self) -> int:
-        """The server's resident set size in bytes."""
-        return int(psutil.Process(self.proc.pid).memory_info().rss)
+        """The resident set size in bytes of the server and every process it started (its lint worker)."""
+        server = psutil.Process(self.proc.pid)
+        total = 0
+        for proc in [server, *server.children(recursive=True)]:
+            try:
+                total += int(proc.memory_info().rss)
+            except psutil.Error:  # ended meanwhile
+                pass
+        return total
+
+    def children(self) -> list[psutil.Process]:
+        """The server's running child processes (its lint worker)."""
+        try:
+            return [
+                c
+                for c in psutil.Process(self.proc.pid).children(recursive=True)
+                if c.status() != psutil.STATUS_ZOMBIE
+            ]
+        except psutil.Error:
+            return []
 
     def shutdown(self) -> None:
         """shutdown + exit, then wait for the process."""
@@ -310,16 +328,111 @@ def run_storm(
 
 
 def start_server(
-    folder: Path, options: dict[str, Any] | None = None, allocator: str | None = None
+    folder: Path,
+    options: dict[str, Any] | None = None,
+    allocator: str | None = None,
+    lint_process: bool = True,
 ) -> StormClient:
     """The real server, initialised on ``folder`` (its user cache inside the folder); ``allocator``: the
-    server's ``PYTHONMALLOC`` (``malloc`` lets freed memory go back to the system; see lsp/memory.py)."""
-    env = dict(os.environ, XDG_CACHE_HOME=str(folder / "cache"), NKI_STUDIO_FASTPATH="0")
+    server's ``PYTHONMALLOC`` (``malloc`` lets freed memory go back to the system; see lsp/memory.py);
+    ``lint_process``: lint in the worker process (the default) or in the server's threads."""
+    env = dict(
+        os.environ,
+        XDG_CACHE_HOME=str(folder / "cache"),
+        NKI_STUDIO_FASTPATH="0",
+        NKI_STUDIO_LINT_PROCESS="1" if lint_process else "0",
+    )
     if allocator:
         env["PYTHONMALLOC"] = allocator
     client = StormClient([sys.executable, "-m", "nki_studio", "serve"], env)
     client.initialize(str(folder), {"trustedWorkspace": False, **(options or {})})
     return client
+
+
+def measure(
+    docs: int, rate: float, seconds: float, options: dict[str, Any], allocator: str | None, lint_process: bool
+) -> dict[str, Any]:
+    """One storm on a fresh server: latencies per kind, memory before/peak/after (bytes) and counts."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        client = start_server(folder, options, allocator, lint_process)
+        storm = Storm(client, folder, docs)
+        # Warm-up outside the figures: jedi, the linter and the first hover's imports stay loaded for good.
+        warm = storm.uris[0]
+        client.open(warm, storm.texts[warm])
+        client.wait_diagnostics([warm])
+        client.request(
+            "textDocument/hover", storm.hover_params(random.Random(1)) | {"textDocument": {"uri": warm}}
+        )
+        client.request(
+            "textDocument/codeAction",
+            storm.code_action_params(random.Random(1)) | {"textDocument": {"uri": warm}},
+        )
+        client.close(warm)
+        client.diagnostics.clear()
+        time.sleep(4)  # the server releases memory 2 s after the last close (and ends its lint worker)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and client.children():
+            time.sleep(0.2)
+        before = client.rss()
+        t0 = time.perf_counter()
+        storm.open_all()
+        client.wait_diagnostics(storm.uris)
+        opened = time.perf_counter() - t0
+        server = psutil.Process(client.proc.pid)
+        cpu0 = sum(server.cpu_times()[:2])
+        latencies, errors, edits = run_storm(client, storm, seconds, rate)
+        server_cpu = sum(server.cpu_times()[:2]) - cpu0  # the server process alone, not its worker
+        peak = client.rss()
+        for uri in storm.uris:
+            client.close(uri)
+        time.sleep(5)  # the server releases memory 2 s after the last close, and ends its lint worker
+        deadline = time.monotonic() + 20  # a loaded machine may take longer
+        while time.monotonic() < deadline and client.children():
+            time.sleep(0.2)
+        after = client.rss()
+        cancelled_errors = [m for kind, m in client.logs if kind == 1 and "JobCancelled" in m]
+        client.shutdown()
+    return {
+        "latencies": latencies,
+        "errors": errors,
+        "edits": edits,
+        "opened": opened,
+        "rss": (before, peak, after),
+        "cancelled_errors": cancelled_errors,
+        "server_cpu": server_cpu / seconds,
+    }
+
+
+def report(name: str, m: dict[str, Any], docs: int, seconds: float) -> dict[str, float]:
+    """Print one measurement; returns p95/max per kind (ms) and the memory kept (MiB)."""
+    mib = 1 << 20
+    before, peak, after = m["rss"]
+    print(f"--- {name}  (load average {os.getloadavg()[0]:.1f})")
+    print(
+        f"storm: {docs} documents of {document(0).count(chr(10))} lines, {m['edits']} edits in {seconds:g} s "
+        f"({m['edits'] / seconds:.0f}/s); all opened and linted in {m['opened']:.1f} s"
+    )
+    out: dict[str, float] = {}
+    for kind, values in m["latencies"].items():
+        ms = [v * 1000 for v in values]
+        p95, top = percentile(ms, 0.95), max(ms)
+        out[f"{kind} p95"], out[f"{kind} max"] = p95, top
+        print(
+            f"{kind:>10}: {len(ms)} requests  p50 {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms"
+            f"  max {top:6.1f} ms   (targets: p95 <= 150 ms, max <= 500 ms)"
+        )
+    print(f"error responses: {len(m['errors'])}  ERROR logs with JobCancelled: {len(m['cancelled_errors'])}")
+    print(
+        f"RSS (server and its worker): before open {before / mib:.1f} MiB, end of storm {peak / mib:.1f} MiB, "
+        f"after close {after / mib:.1f} MiB (after - before {(after - before) / mib:+.1f} MiB; target <= 10 MiB)"
+    )
+    out["kept MiB"] = (after - before) / mib
+    # CPU the server process itself used per second of storm: what competes with the requests for its GIL (less
+    # disturbed by the machine's load than the latencies).
+    print(f"server process CPU during the storm: {m['server_cpu']:.2f} s per second")
+    out["server CPU s/s"] = m["server_cpu"]
+    return out
 
 
 def main() -> int:
@@ -328,53 +441,53 @@ def main() -> int:
     ap.add_argument("--docs", type=int, default=50)
     ap.add_argument("--rate", type=float, default=100.0, help="edits per second, over all documents")
     ap.add_argument("--seconds", type=float, default=20.0)
-    ap.add_argument("--allocator", choices=["pymalloc", "malloc"], help="the server's PYTHONMALLOC")
+    ap.add_argument(
+        "--allocator",
+        choices=["pymalloc", "malloc"],
+        default="malloc",
+        help="the server's PYTHONMALLOC (default malloc, as the extension starts it)",
+    )
     ap.add_argument("--options", default="{}", help="initializationOptions as JSON, e.g. lintDebounceMs")
+    ap.add_argument("--in-process", action="store_true", help="lint in the server's threads, not its worker")
+    ap.add_argument(
+        "--ab",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="compare two configurations (--compare), alternating, ROUNDS each",
+    )
+    ap.add_argument(
+        "--compare",
+        choices=["process", "allocator"],
+        default="process",
+        help="process: lint in the worker vs in the server's threads; allocator: server PYTHONMALLOC malloc vs "
+        "pymalloc (lint in the worker)",
+    )
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        client = start_server(folder, json.loads(args.options), args.allocator)
-        storm = Storm(client, folder, args.docs)
-        # Warm-up outside the figures: jedi, the linter and the first hover's imports stay loaded for good.
-        warm = storm.uris[0]
-        client.open(warm, storm.texts[warm])
-        client.wait_diagnostics([warm])
-        client.request(
-            "textDocument/hover", storm.hover_params(random.Random(1)) | {"textDocument": {"uri": warm}}
-        )
-        client.close(warm)
-        client.diagnostics.clear()
-        time.sleep(4)  # the server releases memory 2 s after the last close
-        before = client.rss()
-        t0 = time.perf_counter()
-        storm.open_all()
-        client.wait_diagnostics(storm.uris)
-        opened = time.perf_counter() - t0
-        latencies, errors, edits = run_storm(client, storm, args.seconds, args.rate)
-        peak = client.rss()
-        for uri in storm.uris:
-            client.close(uri)
-        time.sleep(5)
-        after = client.rss()
-        cancelled_errors = [m for kind, m in client.logs if kind == 1 and "JobCancelled" in m]
-        client.shutdown()
-    mib = 1 << 20
-    print(f"server allocator: {args.allocator or 'default (pymalloc)'}; options {args.options}")
-    print(
-        f"storm: {args.docs} documents of {document(0).count(chr(10))} lines, {edits} edits in {args.seconds:g} s "
-        f"({edits / args.seconds:.0f}/s); all opened and linted in {opened:.1f} s"
+    options = json.loads(args.options)
+    print(f"server allocator: {args.allocator}; options {args.options}")
+    if not args.ab:
+        name = "lint in the server's threads" if args.in_process else "lint in the worker process"
+        m = measure(args.docs, args.rate, args.seconds, options, args.allocator, not args.in_process)
+        report(name, m, args.docs, args.seconds)
+        return 0
+    arms: list[tuple[str, str | None, bool]] = (  # (name, server allocator, lint in the worker)
+        [("worker", args.allocator, True), ("threads", args.allocator, False)]
+        if args.compare == "process"
+        else [("malloc", "malloc", True), ("pymalloc", "pymalloc", True)]
     )
-    for kind, values in latencies.items():
-        ms = [v * 1000 for v in values]
-        print(
-            f"{kind:>10}: {len(ms)} requests  p50 {statistics.median(ms):6.1f} ms  p95 {percentile(ms, 0.95):6.1f} ms"
-            f"  max {max(ms):6.1f} ms   (targets: p95 <= 150 ms, max <= 500 ms)"
-        )
-    print(f"error responses: {len(errors)}  ERROR logs with JobCancelled: {len(cancelled_errors)}")
-    print(
-        f"server RSS: before open {before / mib:.1f} MiB, end of storm {peak / mib:.1f} MiB, "
-        f"after close {after / mib:.1f} MiB (after - before {(after - before) / mib:+.1f} MiB; target <= 10 MiB)"
-    )
+    figures: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in arms}
+    for _ in range(args.ab):
+        for name, allocator, in_worker in arms:
+            m = measure(args.docs, args.rate, args.seconds, options, allocator, in_worker)
+            figures[name].append(report(name, m, args.docs, args.seconds))
+    (a, _, _), (b, _, _) = arms
+    print(f"--- A/B summary (medians over rounds; ratio {a} / {b})")
+    for metric in figures[a][0]:
+        x = statistics.median(f[metric] for f in figures[a])
+        y = statistics.median(f[metric] for f in figures[b])
+        ratio = f"{x / y:5.2f}" if y else "  n/a"
+        print(f"{metric:>16}: {a} {x:8.1f}   {b} {y:8.1f}   ratio {ratio}")
     return 0
 
 

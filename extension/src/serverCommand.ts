@@ -51,6 +51,9 @@ export function serverCommand(
   for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined) env[k] = v;
   env.PYTHONUTF8 = '1';
   env.PYTHONUNBUFFERED = '1';
+  // The language server gives memory back after documents close only with the C allocator (server/lsp/memory.py;
+  // CPython's own keeps freed arenas). It hands its children (lint and simulation workers) the default again.
+  if (subcommand === 'serve' && env.PYTHONMALLOC === undefined) env.PYTHONMALLOC = 'malloc';
   if (!bundle) return { command: interpreter, args: ['-m', 'nki_studio', subcommand], env };
   env.PYTHONPATH = [bundle.libs, ...(env.PYTHONPATH ? [env.PYTHONPATH] : [])].join(path.delimiter);
   if (bundle.nativeRoot) env.NKI_STUDIO_NATIVE_ROOT = bundle.nativeRoot;

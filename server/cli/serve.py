@@ -35,6 +35,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve until the client sends exit, then end the process at once (exit code 0)."""
     protocol_out = sys.stdout.buffer
+    # The editor starts the server with PYTHONMALLOC=malloc (lsp.memory: freed memory goes back to the system
+    # after documents close). Its children (the lint worker, simulation workers) end when their work does, so
+    # they keep CPython's faster default allocator.
+    if os.environ.get("PYTHONMALLOC") == "malloc":
+        del os.environ["PYTHONMALLOC"]
     # Anything printed by imported or user code must not corrupt the protocol stream.
     sys.stdout = sys.stderr
     from nki_studio.lsp import logs

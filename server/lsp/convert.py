@@ -80,6 +80,22 @@ def _edit_json(positions: DocumentPositions, fix: Fix) -> dict[str, Any]:
     }
 
 
+def conversion_key(finding: Finding, positions: DocumentPositions, doc_path: str) -> tuple[Any, ...] | None:
+    """What :func:`diagnostic_json` of ``finding`` depends on besides the settings: the finding and the text of
+    every line of this document its ranges read. Equal keys give equal diagnostics, so a document re-linted
+    after an edit elsewhere need not convert its findings again. None when it also reads another file."""
+    spans = [finding.span]
+    if finding.fix is not None:
+        spans += [e.span for e in finding.fix.edits]
+    for rel in finding.related:
+        if Path(rel.path) != Path(doc_path):
+            return None
+        spans.append(rel.span)
+    lines = positions.lines
+    read = sorted({n for s in spans for n in (s.line, s.end_line)})
+    return (finding, tuple(lines[n - 1] if 0 < n <= len(lines) else n for n in read), len(lines))
+
+
 def diagnostic_json(
     finding: Finding,
     positions: DocumentPositions,

@@ -4,8 +4,10 @@ Closing a document drops its caches (each feature's ``close`` listener), but CPy
 its own arenas and glibc keeps freed heap pages, so the resident size would stay where the busiest moment
 left it. Once closes have settled, one full garbage collection and ``malloc_trim(0)`` (glibc only; a no-op
 elsewhere) return what is free. CPython's own small-object arenas go back only when wholly empty, so after a
-storm most of the growth stays with the default allocator; with ``PYTHONMALLOC=malloc`` in the server's
-environment it goes back (benchmarks/lsp_storm_bench.py ``--allocator``; measured ~15% slower linting).
+storm most of the growth stays with the default allocator (fragmentation, not live objects); with
+``PYTHONMALLOC=malloc`` in the server's environment it goes back. The extension starts the server that way
+(lint, which that allocator slows by ~15%, runs in the lint worker, which keeps the default: cli/serve.py);
+docs/language-server.md has the measurements.
 """
 
 from __future__ import annotations

@@ -90,6 +90,7 @@ class NkiLanguageServer(LanguageServer):
             e: [] for e in ("open", "change", "save", "close")
         }
         self._settings_listeners: list[SettingsListener] = []
+        self._release_listeners: list[Callable[[], None]] = []
         self._files_listeners: list[FilesListener] = []
         self._watch_globs: list[str] = []
         self._providers: dict[str, list[Provider]] = {}
@@ -109,6 +110,11 @@ class NkiLanguageServer(LanguageServer):
     def on_document(self, event: DocumentEvent, callback: DocumentListener) -> None:
         """Call ``callback(uri)`` after the workspace applied a didOpen/didChange/didSave/didClose."""
         self._doc_listeners[event].append(callback)
+
+    def on_release(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` in a job thread once a burst of didClose is over, before this process gives its
+        free memory back (``lsp.memory``): features drop what the closed documents kept."""
+        self._release_listeners.append(callback)
 
     def on_settings_changed(self, callback: SettingsListener) -> None:
         """Call ``callback(old, new)`` whenever the client changes settings (only if they differ)."""
@@ -379,9 +385,17 @@ class NkiLanguageServer(LanguageServer):
 
         def release() -> None:
             self._release = None
-            self.executor.submit(release_memory)
+            self.executor.submit(self._release_now, release_memory)
 
         self._release = asyncio.get_running_loop().call_later(RELEASE_AFTER_CLOSE_S, release)
+
+    def _release_now(self, release_memory: Callable[[], None]) -> None:
+        for listener in self._release_listeners:
+            try:
+                listener()
+            except Exception:
+                log.exception("release listener %r failed", listener)
+        release_memory()
 
     async def _register_watchers(self) -> None:
         caps = self.client_capabilities.workspace

@@ -183,7 +183,7 @@ class ExpressionEvaluator:
         for name, cls in module.classes.items():
             env[name] = ClassVal(cls, module)
         saved = self.frame
-        self.frame = Frame(env, module, "<module>")
+        self.frame = Frame(env, module, nki.MODULE_FRAME)
         try:
             for stmt in module.info.tree.body:
                 if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):

@@ -41,6 +41,9 @@ from nki_studio.model.values import (
 if TYPE_CHECKING:
     from nki_studio.model.evaluation import ExpressionEvaluator
 
+# The function name of the frame module globals are evaluated in (``ExpressionEvaluator.module_env``).
+MODULE_FRAME = "<module>"
+
 
 @dataclass(frozen=True, eq=False)
 class RangeVal(Value):
@@ -170,8 +173,15 @@ def new_tensor(
         loops=tuple(interp.loops),
         branches=tuple(interp.branches),
     )
-    interp.facts.allocations.append(alloc)
     tensor = TensorVal(shape, dtype, buffer, alloc)
+    if interp.frame.function == MODULE_FRAME:
+        # Module-level code runs at import, not in the kernel, and module globals are evaluated once, by
+        # whichever kernel reads a global first: recording the allocation there would charge it to that
+        # kernel only, so whole-file and incremental lint (which checks a kernel with only the module-level
+        # statements it names) would disagree. It is no kernel's allocation (inferred: NKI allocates on-chip
+        # tensors inside a traced kernel; nothing in the reference says a module-level one counts).
+        return tensor
+    interp.facts.allocations.append(alloc)
     note_view(interp, tensor, node, "allocation" if api in _CREATE_APIS else f"result of {api}")
     return tensor
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from nki_studio.core.codes import LINT_SOURCE, family_of
 from nki_studio.core.findings import Finding, Severity, Span
+from nki_studio.core.gc_pause import gc_paused
 from nki_studio.core.yielding import checkpoint
 from nki_studio.model.kernels import KernelDiscovery, discover
 from nki_studio.model.targets import Target
@@ -94,17 +95,45 @@ def lint_module(
     discovery: KernelDiscovery | None = None,
 ) -> list[Finding]:
     """All findings for one file's text, sorted by position, after suppression and severity overrides."""
+    with gc_paused():  # millions of short-lived-for-the-collector objects (core.gc_pause)
+        return _lint_module(source, path, config, tree, discovery)
+
+
+def _lint_module(
+    source: str,
+    path: str,
+    config: LintConfig,
+    tree: ast.Module | None,
+    discovery: KernelDiscovery | None,
+) -> list[Finding]:
     if tree is None:
         parsed = parse(source, path)
         if isinstance(parsed, Finding):
             return [parsed] if config.enabled(SYNTAX_ERROR, path) else []
         tree = parsed
+    own_discovery = discovery is None
     if discovery is None:
         found = discover_safely(source, path, tree)
         if isinstance(found, Finding):
             return [found]
         discovery = found
-    return finish(check(LintContext(path, source, tree, discovery, config)), source, path, config)
+    ctx = LintContext(path, source, tree, discovery, config)
+    findings = check(ctx)
+    if own_discovery:
+        dispose(ctx)
+    return finish(findings, source, path, config)
+
+
+def dispose(ctx: LintContext) -> None:
+    """Break the reference cycles of one lint's analysis (functions and their module, the context's caches),
+    once its findings are out, so its objects are freed by reference counting as the lint returns instead of
+    by a collector pass over all of them (1.6 million objects, ~0.55 s CPU, for a 50,000-line module). Only
+    for a discovery the caller made for this lint alone."""
+    discovery = ctx.discovery
+    ctx.__dict__.clear()
+    discovery.module.functions.clear()
+    for shared in (discovery.kernels, discovery.reachable, discovery.call_sites, discovery.classes):
+        shared.clear()
 
 
 def with_code_version(

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nki_studio.core.findings import Finding, Fix, Related, Span, TextEdit
+from nki_studio.core.gc_pause import gc_paused
 from nki_studio.model.syntax import child_fields
 from nki_studio.model.version_signals import uses_in
 from nki_studio.nkilint.config import LintConfig
@@ -43,6 +44,7 @@ from nki_studio.nkilint.engine import (
     SYNTAX_ERROR,
     check,
     discover_safely,
+    dispose,
     finish,
     lint_module,
     meta_finding,
@@ -437,7 +439,7 @@ class IncrementalLinter:
     def lint(self, text: str, config: LintConfig) -> list[Finding]:
         """All findings for ``text``, as ``lint_source`` reports them."""
         text = text.removeprefix("\ufeff")
-        with self._lock:
+        with self._lock, gc_paused():
             try:
                 return self._lint(text, config)
             except Exception as exc:  # last line of defence, as in lint_source
@@ -506,8 +508,10 @@ class IncrementalLinter:
         if isinstance(found, Finding):
             findings = [found]
         else:
-            findings = check(LintContext(self.path, text, tree, found, config))
+            ctx = LintContext(self.path, text, tree, found, config)
+            findings = check(ctx)
             files = tuple((p, _mtime(p)) for p in sorted(found.resolver.files))
+            dispose(ctx)
         starts = tuple(b.start for b in blocks)
         ends = tuple(b.end for b in blocks)
         kept = tuple(

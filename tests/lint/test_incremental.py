@@ -301,3 +301,25 @@ def test_version_inferred_from_another_kernel_refreshes_cached_findings() -> Non
     found = linter.lint(after, config)
     assert found == lint_source(after, "/nonexistent/k.py", config)
     assert "NKI125" not in [f.code for f in found] and "NKI202" in [f.code for f in found]
+
+
+@pytest.mark.parametrize("uses_it", [False, True])
+def test_a_module_level_psum_allocation_gives_the_same_findings_both_ways(uses_it: bool) -> None:
+    """Found by tests/fuzz (seed 1400): module globals are evaluated once, by the first kernel reading one, so
+    the whole-file lint charged an unused module-level PSUM tile to that kernel (NKI402/403 on the module line)
+    while the incremental lint, which checks each kernel with only the module-level code it names, did not."""
+    head = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n"
+    tile = "t = nl.ndarray((128, 2**62), dtype=nl.float32, buffer=nl.psum)\n\n\n"
+    body = "    acc = t\n" if uses_it else ""
+    kernels = "".join(
+        f"@nki.jit\ndef k{i}(a):\n{body}"
+        f"    s = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)\n"
+        f"    nisa.memset(dst=s, value=0.0)\n    return a\n\n\n"
+        for i in range(2)
+    )
+    text = head + tile + kernels
+    config = _config("0.7")
+    whole = lint_source(text, "/nonexistent/psum.py", config)
+    assert IncrementalLinter("/nonexistent/psum.py").lint(text, config) == whole
+    assert not [f for f in whole if f.code in ("NKI402", "NKI403")]
+    _compare_under_edits(text, "0.7", "/nonexistent/psum.py", edits=15, seed=1400 + uses_it)

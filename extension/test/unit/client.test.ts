@@ -225,6 +225,13 @@ describe('server command', () => {
     );
     assert.equal(cmd.env.PYTHONNOUSERSITE, '1');
     assert.equal(cmd.env.HOME, '/h');
+    assert.equal(cmd.env.PYTHONMALLOC, 'malloc', 'the server returns freed memory after documents close');
+  });
+
+  it("keeps the user's PYTHONMALLOC, and the MCP server's default allocator", () => {
+    const bundle = bundleFor(ext, exists);
+    assert.equal(serverCommand('/usr/bin/python3', bundle, { PYTHONMALLOC: 'debug' }).env.PYTHONMALLOC, 'debug');
+    assert.equal(serverCommand('/usr/bin/python3', bundle, {}, 'mcp').env.PYTHONMALLOC, undefined);
   });
 
   it('leaves the native folder out when the bundle has none', () => {

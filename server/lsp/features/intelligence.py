@@ -180,9 +180,6 @@ class IntelligenceFeature:
             return None
         target = self.target(req.path)
         parts: list[str] = []
-        alloc = await self._run(lambda: self._allocation_at(req, target), None)
-        if alloc is not None:
-            parts.append(allocation_markdown(alloc, target))
 
         def api() -> str | None:
             names = self._backend().api_names(req.text, req.path, req.line, req.column)
@@ -191,7 +188,15 @@ class IntelligenceFeature:
             name = names[0]
             return _api_markdown(name.name, _signature_line(name), name.docstring(raw=True), target)
 
-        doc = await self._run(api, None)
+        def both() -> tuple[AllocationInfo | None, str | None]:
+            # One trip to the jedi thread: while lint and edits keep the server busy, every hand-over between
+            # threads waits its turn for the GIL. Each half failing alone still lets the other answer.
+            return _logged(lambda: self._allocation_at(req, target)), _logged(api)
+
+        nothing: tuple[AllocationInfo | None, str | None] = (None, None)
+        alloc, doc = await self._run(both, nothing)
+        if alloc is not None:
+            parts.append(allocation_markdown(alloc, target))
         if doc is not None:
             parts.append(doc)
         if not parts:
@@ -222,7 +227,11 @@ class IntelligenceFeature:
         return before[0] if before else None
 
     def forget(self, uri: str) -> None:
+        """A document closed: drop its allocation facts, and (on the jedi thread) what jedi cached of it."""
         self._allocations.pop(uri, None)
+        path = to_fs_path(uri)
+        if path is not None:
+            self.thread.submit(lambda: self.jedi.forget(path) if self.jedi is not None else None)
 
     # ---- signature help ------------------------------------------------------------------------------------
     async def signature_help(self, params: types.SignatureHelpParams) -> types.SignatureHelp | None:
@@ -275,6 +284,15 @@ class IntelligenceFeature:
 
 
 # ---- markdown ----------------------------------------------------------------------------------------------
+
+
+def _logged(fn: Callable[[], T | None]) -> T | None:
+    """``fn()``, or None after logging its failure (jedi on a half-typed file, an interpreter bug)."""
+    try:
+        return fn()
+    except Exception:
+        log.exception("editor intelligence: %s failed", getattr(fn, "__qualname__", fn))
+        return None
 
 
 def allocation_markdown(alloc: AllocationInfo, target: Target) -> str:

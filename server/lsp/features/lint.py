@@ -21,10 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lines
+from nki_studio.core.findings import Finding
+from nki_studio.lsp import lint_process
+from nki_studio.lsp.convert import DocumentPositions, conversion_key, diagnostic_json, split_lines
 from nki_studio.lsp.document_lint import document_config, lint_document
 from nki_studio.lsp.fastpath.handover import Handover
 from nki_studio.lsp.jobs import CancelToken, JobCancelled, JobRunner
+from nki_studio.lsp.lint_process import LintProcess
 from nki_studio.lsp.noqa_edit import noqa_edit
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.settings import Settings
@@ -62,7 +65,12 @@ class LintFeature:
         self._reported_errors: dict[str, str] = {}
         # uri -> (what the last run depended on, its diagnostics). Runs of one uri never overlap (JobRunner).
         self._last: dict[str, tuple[tuple[Any, ...], list[types.Diagnostic]]] = {}
-        self._linters: dict[str, IncrementalLinter] = {}  # uri -> its linter (and cache of unchanged kernels)
+        # uri -> its linter (and cache of unchanged kernels), when lint runs in this process (see ``_lint``)
+        self._linters: dict[str, IncrementalLinter] = {}
+        self.process = LintProcess() if lint_process.enabled() else None
+        # uri -> ((docs base url, position encoding), conversion key -> diagnostic) of its last run (``_convert``)
+        self._converted: dict[str, tuple[tuple[Any, Any], dict[tuple[Any, ...], types.Diagnostic]]] = {}
+        self._closed: list[str] = []  # closed since the last memory release: the worker forgets them then
         # Take over the early lints: the diagnostics the client already has (kept as this feature's until it
         # publishes its own) and the linters that made them (its first lint of the same text reuses them).
         if handover is not None:
@@ -116,7 +124,24 @@ class LintFeature:
         self.jobs.cancel(uri)
         self._last.pop(uri, None)
         self._linters.pop(uri, None)
+        self._converted.pop(uri, None)
         self._reported_errors.pop(uri, None)
+        self._closed.append(uri)
+
+    def release(self) -> None:
+        """After a burst of closes (in a job thread): the worker ends if no document is open any more (all its
+        memory goes back to the system), else it forgets the closed documents."""
+        closed, self._closed = self._closed, []
+        open_now = set(self.server.workspace.text_documents)
+        for cache in (self._last, self._converted):  # a run in flight at the close may have stored its result
+            for uri in [u for u in cache if u not in open_now]:
+                cache.pop(uri, None)
+        if self.process is None:
+            return
+        if not self.server.workspace.text_documents:
+            self.process.stop()
+        else:
+            self.process.close(closed)
 
     def _snapshot(self, uri: str, reuse: bool) -> _Snapshot | None:
         doc = self.server.workspace.get_text_document(uri)
@@ -155,10 +180,7 @@ class LintFeature:
                 return last[1]
             token.raise_if_cancelled()
             engine_start = time.perf_counter()
-            linter = self._linters.get(snap.uri)
-            if linter is None or linter.path != snap.path:
-                linter = self._linters[snap.uri] = IncrementalLinter(snap.path)
-            findings = lint_document(linter, snap.text, config, config_problem)
+            findings, checked = self._lint(snap, config, config_problem, token)
             engine_ms = (time.perf_counter() - engine_start) * 1000
         except JobCancelled:
             raise  # superseded (an edit came in): the runner drops it; not an engine crash
@@ -166,14 +188,7 @@ class LintFeature:
             return [self._internal_error(snap, exc)]
         self._reported_errors.pop(snap.uri, None)
         token.raise_if_cancelled()
-        diagnostics = [
-            to_diagnostic(
-                diagnostic_json(
-                    f, positions, uri=snap.uri, doc_path=snap.path, base_url=snap.settings.rule_docs_base_url
-                )
-            )
-            for f in findings
-        ]
+        diagnostics = self._convert(snap, findings, positions)
         self._last[snap.uri] = (depends_on, diagnostics)
         # benchmarks/lsp_bench.py reads this line (engine vs total time) at debug level.
         log.debug(
@@ -183,9 +198,53 @@ class LintFeature:
             len(diagnostics),
             engine_ms,
             (time.perf_counter() - started) * 1000,
-            linter.last_checked,
+            checked,
         )
         return diagnostics
+
+    def _convert(
+        self, snap: _Snapshot, findings: list[Finding], positions: DocumentPositions
+    ) -> list[types.Diagnostic]:
+        """The findings as diagnostics; those the last run of the document converted on the same lines are
+        reused (during typing most findings are unchanged, and converting costs about a third of an incremental
+        lint, in this process, which also answers the user's requests)."""
+        base_url = snap.settings.rule_docs_base_url
+        memo = self._converted.get(snap.uri)
+        if memo is None or memo[0] != (base_url, snap.encoding):
+            memo = ((base_url, snap.encoding), {})
+        reused, fresh = memo[1], {}
+        diagnostics = []
+        for f in findings:
+            key = conversion_key(f, positions, snap.path)
+            diagnostic = reused.get(key) if key is not None else None
+            if diagnostic is None:
+                diagnostic = to_diagnostic(
+                    diagnostic_json(f, positions, uri=snap.uri, doc_path=snap.path, base_url=base_url)
+                )
+            if key is not None:
+                fresh[key] = diagnostic
+            diagnostics.append(diagnostic)
+        self._converted[snap.uri] = (memo[0], fresh)
+        return diagnostics
+
+    def _lint(
+        self, snap: _Snapshot, config: Any, config_problem: Finding | None, token: CancelToken
+    ) -> tuple[list[Finding], int]:
+        """The findings and the number of kernel groups checked: in the lint worker process, or in this thread
+        with the document's own linter (no worker, or the linter the fast path handed over, whose first lint
+        of the same text costs nothing)."""
+        linter = self._linters.get(snap.uri)
+        if self.process is not None and (linter is None or linter.path != snap.path):
+            findings, checked = self.process.lint(snap.uri, snap.path, snap.text, config, token)
+            if config_problem is not None:
+                findings.insert(0, config_problem)
+            return findings, checked
+        if linter is None or linter.path != snap.path:
+            linter = self._linters[snap.uri] = IncrementalLinter(snap.path)
+        findings = lint_document(linter, snap.text, config, config_problem)
+        if self.process is not None:
+            del self._linters[snap.uri]  # the handed-over linter served its first lint; the worker takes over
+        return findings, linter.last_checked
 
     def _internal_error(self, snap: _Snapshot, exc: Exception) -> types.Diagnostic:
         summary = f"{type(exc).__name__}: {exc}"
@@ -321,6 +380,7 @@ def register(server: NkiLanguageServer) -> None:
     server.on_document("change", lambda uri: feature.schedule(uri, debounce()))
     server.on_document("save", feature.on_save)
     server.on_document("close", feature.on_close)
+    server.on_release(feature.release)
     server.on_settings_changed(lambda old, new: feature.relint_all())
     server.watch_files("**/pyproject.toml")
     server.on_files_changed(feature.on_files_changed)

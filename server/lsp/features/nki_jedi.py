@@ -69,6 +69,17 @@ class NkiJedi:
 
         return jedi.Script(text, path=path, project=self.project(path), environment=self.environment)
 
+    def forget(self, path: str) -> None:
+        """Drop what parso keeps of a closed document: jedi parses every request's text under its path, and
+        parso caches the tree per path (so the next parse of that path is a diff) for 10 minutes, about as much
+        memory as the text's objects for every document ever hovered (jedi thread only)."""
+        from parso.cache import parser_cache
+
+        resolved = Path(path).resolve()
+        for by_path in parser_cache.values():
+            for key in [k for k in by_path if k is not None and Path(k).resolve() == resolved]:
+                del by_path[key]
+
     def warm_up(self) -> None:
         """Parse the stubs once so the first real request does not pay for it."""
         source = "import nki\nimport nki.language as nl\nimport nki.isa as nisa\nnl.ndarray\nnisa.nc_matmul("
