@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate import constants as K
-from nki_studio.estimate.columns import first_of, group
+from nki_studio.estimate.columns import first_of, group, row_hash
 from nki_studio.estimate.tile_deps import TileDeps, tile_deps
 from nki_studio.model.targets import Generation, TargetLimits
 from nki_studio.sim.trace import TraceEvent
@@ -88,45 +88,46 @@ def plan(
     ops = trace.event_table("op")
     eng_code = trace.event("engine")
     engines = trace.event_table("engine")
-    eng_of_row = eng_code[owner]
 
-    # durations, once per cost signature
-    role = trace.operand("role").astype(np.int64)
+    # durations, once per cost signature: events grouped by their own fields and their operands' hashes, then
+    # checked operand by operand against the group's first event (an exact grouping on a collision)
+    role = trace.operand("role")
     roles = trace.operand_table("role")
     o_cols = [
         role,
-        trace.operand("shape").astype(np.int64),
-        trace.operand("dtype").astype(np.int64),
-        trace.operand("buffer").astype(np.int64),
-        trace.operand("part_start"),
-        trace.operand("part_end"),
-        trace.operand("row_bytes"),
+        *(trace.operand(f) for f in ("shape", "dtype", "buffer", "part_start", "part_end", "row_bytes")),
     ]
     ns = np.zeros(n, np.float64)
     first_e = np.full(n, -1, np.int64)
     last_e = np.full(n, -1, np.int64)
     if n:
-        okey = group(o_cols)[0] if len(owner) else np.zeros(0, np.int64)
-        width = int(counts.max()) if n else 0
         pos = np.arange(len(owner), dtype=np.int64) - trace.offsets[owner]
-        padded = np.full((width, n), -1, np.int64)
-        padded[pos, owner] = okey
-        e_cols = [
-            op_code,
-            eng_code.astype(np.int64),
-            trace.event("free_elements"),
-            trace.event("partitions"),
-            trace.regions("bytes_read"),
-            trace.regions("bytes_written"),
-            counts,
-            *padded,
-        ]
-        sig, reps = group(e_cols)
-        del padded, e_cols
+
+        def signatures(operand_keys: npt.NDArray[np.uint64]) -> tuple[I64, I64]:
+            padded = np.zeros((int(counts.max()), n), np.uint64)  # absent operands: told apart by the count
+            padded[pos, owner] = operand_keys
+            e_cols = [
+                op_code,
+                eng_code,
+                trace.event("free_elements"),
+                trace.event("partitions"),
+                trace.regions("bytes_read"),
+                trace.regions("bytes_written"),
+                counts,
+                *padded,
+            ]
+            return group(e_cols)
+
+        sig, reps = signatures(row_hash(o_cols))
+        rep_row = trace.offsets[reps[sig[owner]]] + pos
+        if not all(np.array_equal(c, c[rep_row]) for c in o_cols):
+            sig, reps = signatures(group(o_cols)[0].astype(np.uint64))
+        del rep_row, pos
         got = [cost(trace[int(r)]) for r in reps]
         first_e = np.array([g[0] for g in got], np.int64)[sig]
         last_e = np.array([g[1] for g in got], np.int64)[sig]
         ns = np.array([g[2] for g in got], np.float64)[sig]
+    del o_cols
 
     # footprints
     storage = trace.operand("storage")
@@ -142,7 +143,7 @@ def plan(
     valid = (storage >= 0) & (hbm | (pe > ps)) & (b1 > b0)
     p0 = np.where(hbm, 0, ps)  # HBM: flat, partitions 0..1
     p1 = np.where(hbm, 1, pe)
-    sharer = np.array([e in PSUM_SHARERS for e in engines], bool)[eng_of_row] & psum
+    sharer = np.array([e in PSUM_SHARERS for e in engines], bool)[eng_code][owner] & psum
     bank = limits.psum_bank_bytes
     if limits.generation == Generation.GEN2:  # v2: one PSUM access at a time
         bank0 = np.where(sharer, 0, 0)

@@ -10,6 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
+from nki_studio.estimate import columns, trace_plan
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.estimate.schedule import schedule
 from nki_studio.model.targets import Target
@@ -186,3 +188,13 @@ def test_bounds_and_investigations_are_computed_when_first_read() -> None:
     assert report.bounds.to_dict() == compute_bounds(profile).to_dict()
     assert [i.to_dict() for i in report.investigations] == [i.to_dict() for i in investigate(profile)]
     assert "bounds" in vars(report)
+
+
+def test_hash_collisions_fall_back_to_exact_grouping(monkeypatch: pytest.MonkeyPatch) -> None:
+    events = _tile_trace(10, 200)
+    want = schedule(events, LIMITS)
+    collide = lambda columns: np.zeros(len(columns[0]), np.uint64)  # noqa: E731  every row one hash
+    monkeypatch.setattr(trace_plan, "row_hash", collide)
+    monkeypatch.setattr(columns, "row_hash", collide)
+    got = schedule(CompactTrace.of(events), LIMITS)
+    assert np.array_equal(got.start, want.start) and np.array_equal(got.end, want.end)
