@@ -296,7 +296,7 @@ class _Cursor:
         self.scope = np.asarray(SCOPES, object)[p.scope[ev]].tolist() if len(ev) else []
         self.stationary = p.stationary[ev].tolist()
         self.load_cycles = p.stationary_load[ev].tolist()
-        self.offsets, rows = _gather(p.fp_offsets, ev)
+        offsets, rows = _gather(p.fp_offsets, ev)
         rects = zip(
             p.fp_b0[rows].tolist(),
             p.fp_b1[rows].tolist(),
@@ -313,10 +313,31 @@ class _Cursor:
                 strict=True,
             )
         )
-        self.dep_offsets, rows = _gather(p.deps.offsets, ev)
+        dep_offsets, rows = _gather(p.deps.offsets, ev)
         self.deps = list(zip(p.deps.event[rows].tolist(), p.deps.add[rows].tolist(), strict=True))
-        self.bank_offsets, rows = _gather(p.bank_offsets, ev)
+        bank_offsets, rows = _gather(p.bank_offsets, ev)
         self.banks = list(zip(p.bank0[rows].tolist(), p.bank1[rows].tolist(), strict=True))
+        # one tuple per event: a single index and unpack in the loop
+        self.records = list(
+            zip(
+                self.events,
+                self.engine,
+                self.ns,
+                self.first,
+                self.last,
+                self.queue,
+                self.scope,
+                self.stationary,
+                self.load_cycles,
+                offsets[:-1],
+                offsets[1:],
+                dep_offsets[:-1],
+                dep_offsets[1:],
+                bank_offsets[:-1],
+                bank_offsets[1:],
+                strict=True,
+            )
+        )
 
 
 def _gather(
@@ -361,20 +382,19 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     def place(k: int, cur: _Cursor, core: _Core, not_before: float) -> Placed:
         """(start, duration, dma engines, accesses) of the cursor's event k, not starting before
         ``not_before``: after the accesses it depends on (see ``_Footprints``) and its engine queue."""
-        engine = cur.engine[k]
+        _i, engine, ns, first, last, queue, _scope, st, load, a0, a1, d0, d1, k0, k1 = cur.records[k]
         ready = not_before
         prints = core.footprints
         accesses: list[Access] = []
-        d0, d1 = cur.dep_offsets[k], cur.dep_offsets[k + 1]
         if d1 > d0:  # through whole tiles (``tile_deps``)
             for j, add in cur.deps[d0:d1]:
                 t = end[j] + add
                 if t > ready:
                     ready = t
-        for storage, rect, write, last in cur.accesses[cur.offsets[k] : cur.offsets[k + 1]]:
+        for storage, rect, write, final in cur.accesses[a0:a1]:
             fp = prints.get(storage)
             if fp is None:
-                accesses.append((storage, rect, write, None, 0, None, last))
+                accesses.append((storage, rect, write, None, 0, None, final))
                 continue
             ents = fp.entries
             if len(ents) == 1:  # the range query of ``_Footprints.hits`` reduced to one overlap test
@@ -399,13 +419,9 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                             t += sem
                         if t > ready:
                             ready = t
-            accesses.append((storage, rect, write, fp, fp.version, hits, last))
-        ns = cur.ns[k]
-        first = cur.first[k]
+            accesses.append((storage, rect, write, fp, fp.version, hits, final))
         if first >= 0:
-            last = cur.last[k]
             # in order on its queue (one per issuing line: the compiler's queue choice is not in the trace)
-            queue = cur.queue[k]
             t = max(ready, core.queue_free.get(queue, 0.0))
             t = _dma_fit(core.dma_busy, first, last, t, ns)
             _dma_reserve(core.dma_busy, first, last, t, ns)
@@ -416,10 +432,9 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
             return t, ns + latency, pair, accesses
         if engine == "tensor":
             # the issue overhead, and a stationary load unless it is the operand already in the array
-            st = cur.stationary[k]
             if st != -1:
                 if st != core.stationary or st < 0:
-                    ns += (overhead + cur.load_cycles[k]) / tensor_clock
+                    ns += (overhead + load) / tensor_clock
                 else:
                     ns += overhead / tensor_clock
                 core.stationary = st
@@ -427,9 +442,8 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                 ns += overhead / tensor_clock
         free = core.free[engine]
         t = ready if ready > free else free
-        b0, b1 = cur.bank_offsets[k], cur.bank_offsets[k + 1]
-        if b1 > b0:  # wait until the other engine left the PSUM banks, then hold them
-            banks = [b for lo, hi in cur.banks[b0:b1] for b in range(lo, hi + 1)]
+        if k1 > k0:  # wait until the other engine left the PSUM banks, then hold them
+            banks = [b for lo, hi in cur.banks[k0:k1] for b in range(lo, hi + 1)]
             held = core.psum
             for b in banks:
                 holder = held.get(b)
@@ -442,8 +456,8 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     def commit(
         k: int, cur: _Cursor, core: _Core, t: float, ns: float, dma: tuple[int, int], accesses: list[Access]
     ) -> None:
-        i = cur.events[k]
-        engine = cur.engine[k]
+        rec = cur.records[k]
+        i, engine = rec[0], rec[1]
         done = t + ns
         start[i], end[i] = t, done
         if dma[0] < 0:
@@ -501,7 +515,7 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                 if k >= cur.n:
                     cur.load(pos[key])
                     k = 0
-                scope = cur.scope[k]
+                scope = cur.records[k][6]
                 if scope is None:
                     commit(k, cur, core, *place(k, cur, core, 0.0))
                     pos[key] += 1
