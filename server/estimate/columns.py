@@ -12,6 +12,7 @@ from nki_studio.profile.model import Codes
 
 I64 = npt.NDArray[np.int64]
 B = npt.NDArray[np.bool_]
+_SMALL = 512  # rows up to which ``group`` uses a dict
 
 
 def row_hash(columns: Sequence[npt.NDArray[Any]]) -> npt.NDArray[np.uint64]:
@@ -36,6 +37,17 @@ def group(columns: Sequence[npt.NDArray[Any]]) -> tuple[I64, I64]:
     n = len(columns[0])
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if n <= _SMALL:  # a short trace: a dict of row tuples costs less than the array calls
+        seen: dict[tuple[Any, ...], int] = {}
+        firsts: list[int] = []
+        out = []
+        for i, row in enumerate(zip(*(c.tolist() for c in columns), strict=True)):
+            got = seen.get(row)
+            if got is None:
+                got = seen[row] = len(firsts)
+                firsts.append(i)
+            out.append(got)
+        return np.array(out, np.int64), np.array(firsts, np.int64)
     h = row_hash(columns)
     order = np.argsort(h, kind="stable")
     hs = h[order]

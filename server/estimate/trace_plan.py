@@ -123,7 +123,9 @@ def plan(
         if not all(np.array_equal(c, c[rep_row]) for c in o_cols):
             sig, reps = signatures(group(o_cols)[0].astype(np.uint64))
         del rep_row, pos
-        got = [cost(trace[int(r)]) for r in reps]
+        # the representatives as records: all at once when they are many (a short trace), else one by one
+        records = list(trace) if 4 * len(reps) > n else None
+        got = [cost(records[r] if records is not None else trace[r]) for r in reps.tolist()]
         first_e = np.array([g[0] for g in got], np.int64)[sig]
         last_e = np.array([g[1] for g in got], np.int64)[sig]
         ns = np.array([g[2] for g in got], np.float64)[sig]

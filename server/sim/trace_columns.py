@@ -177,6 +177,7 @@ class CompactTrace(Sequence[TraceEvent]):
         self.offsets = offsets
         self.n = len(offsets) - 1
         self._owner: I64 | None = None
+        self._sums: dict[str, I64] = {}
 
     @staticmethod
     def of(events: Iterable[TraceEvent]) -> CompactTrace:
@@ -197,7 +198,14 @@ class CompactTrace(Sequence[TraceEvent]):
         return self._ev_tables[name]
 
     def regions(self, name: str) -> I64:
-        """``bytes_read`` / ``bytes_written`` summed over regions, per event (absent regions count 0)."""
+        """``bytes_read`` / ``bytes_written`` summed over regions, per event (absent regions count 0; computed
+        once)."""
+        got = self._sums.get(name)
+        if got is None:
+            got = self._sums[name] = self._region_sum(name)
+        return got
+
+    def _region_sum(self, name: str) -> I64:
         total = np.zeros(self.n, np.int64)
         for r in REGIONS:
             total += np.maximum(self._ev[f"{name}.{r}"], 0)
