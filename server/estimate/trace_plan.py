@@ -164,11 +164,11 @@ def plan(
     stream_ids = renumber[stream_ids]
     streams = tuple((int(rank[i]), int(core[i])) for i in stream_first[order])
     rows = np.flatnonzero(valid)
-    key = storage[rows].astype(np.int64)  # dense: the recorder numbers allocations 0, 1, ...
+    key = storage[rows].astype(np.int64)  # dense as the recorder numbers allocations: 0, 1, ...
     if len(streams) > 1:
         key += stream_ids[owner[rows]] * (int(storage.max(initial=0)) + 1)
-        if key.size and int(key.max()) > 4 * key.size + 1024:
-            key = group([key])[0]
+    if key.size and int(key.max()) > 4 * key.size + 1024:  # sparse numbers (a hand-made trace): renumber
+        key = group([key])[0]
     deps = tile_deps(
         key,
         owner[rows],

@@ -4,6 +4,7 @@ tiles and of overlapping footprints, and estimated-profile columns equal to a pe
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 from collections import Counter
@@ -197,4 +198,19 @@ def test_hash_collisions_fall_back_to_exact_grouping(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(trace_plan, "row_hash", collide)
     monkeypatch.setattr(columns, "row_hash", collide)
     got = schedule(CompactTrace.of(events), LIMITS)
+    assert np.array_equal(got.start, want.start) and np.array_equal(got.end, want.end)
+
+
+def test_sparse_allocation_numbers_schedule_the_same() -> None:
+    events = _tile_trace(12, 200)
+    spread = [
+        TraceEvent(
+            e.seq, e.op, e.engine, e.file, e.line, e.stack,
+            tuple(dataclasses.replace(o, storage=o.storage * 10**9 + 7) for o in e.operands),
+            e.partitions, e.free_elements, e.bytes_read, e.bytes_written, e.flops, e.core, e.rank,
+        )
+        for e in events
+    ]  # fmt: skip
+    want = schedule(events, LIMITS)
+    got = schedule(CompactTrace.of(spread), LIMITS)
     assert np.array_equal(got.start, want.start) and np.array_equal(got.end, want.end)
