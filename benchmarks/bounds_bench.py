@@ -1,6 +1,7 @@
 """Bounds + investigations benchmark (issue 15 parts 3-4). Prints figures; asserts nothing.
 
-What ``profile.analyze`` adds to every profile load: ``compute_bounds`` and ``investigate`` on
+What bounds and investigations cost a profile load (``profile.analyze`` computes them when first read):
+``compute_bounds`` and ``investigate`` on
 1. a generated N-instruction Parquet profile (``fixturegen.big_timeline``, default 1,000,000 instructions over
    a 300-line kernel, Tensor rows with FLOPs, K/M/N and some transposes), read once with ``load_profile``; compared with ``compute_metrics`` on the same profile
    in the same process (so machine load affects both alike);
@@ -79,6 +80,23 @@ def main() -> int:
         )
         print(f"  compute_metrics {metrics:.3f} s · compute_bounds {bounds:.3f} s · investigate {invs:.3f} s")
         print(f"  bounds + investigations add {(bounds + invs) / metrics:.0%} to the metrics time")
+
+        # analyze_profile computes them when first read (ProfileReport.bounds / .investigations): what a caller
+        # that shows only the heat pays, against one that reads them, alternating (same process, same load)
+        from nki_studio.profile.analyze import analyze_profile
+
+        def _full() -> None:
+            report = analyze_profile(prof)
+            _ = report.bounds, report.investigations
+
+        lazy = full = float("inf")
+        for _ in range(args.repeat):
+            lazy = min(lazy, _best(lambda: analyze_profile(prof), 1))
+            full = min(full, _best(_full, 1))
+        print(
+            f"  analyze_profile {lazy:.3f} s without reading bounds/investigations, {full:.3f} s reading them "
+            f"({full / lazy:.2f}x)"
+        )
 
         # What reading the detail columns costs load_profile: the same file read with and without them, in
         # alternation (same process, same load), operands text distinct per row as in real profiles.

@@ -18,6 +18,7 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from nki_studio.estimate.profile import estimate_profile
 from nki_studio.model.targets import Generation, Target
 from nki_studio.profile.bounds import compute_bounds
 from nki_studio.profile.investigations import investigate
-from nki_studio.sim.trace import read_jsonl
+from nki_studio.sim.trace import TraceEvent, read_jsonl
 from nki_studio.simulate.estimate import estimate_section
 from nki_studio.simulate.job import Job, run
 from nki_studio.simulate.spec import resolve
@@ -43,6 +44,15 @@ def _jobs(folder: Path) -> list[tuple[str, Job]]:
     return jobs
 
 
+def _as_recorded(events: Iterable[TraceEvent]) -> Sequence[TraceEvent]:
+    """The trace as the simulator holds it: columns when the code has them (``sim.trace_columns``)."""
+    try:
+        from nki_studio.sim.trace_columns import CompactTrace
+    except ImportError:  # code from before the columnar trace
+        return list(events)
+    return CompactTrace.of(events)
+
+
 def _ignore(_message: dict[str, Any]) -> None:
     pass
 
@@ -57,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, job in _jobs(Path(folder)):
             result = run(job, _ignore)  # warm-up; also writes the trace
             with open(str(job.trace_path), encoding="utf-8") as stream:
-                trace = list(read_jsonl(stream))
+                trace = _as_recorded(read_jsonl(stream))
             generation = Generation(job.target)
             a_runs, b_runs, c_runs = [], [], []
             for _ in range(args.repeat):

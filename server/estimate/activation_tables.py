@@ -7,10 +7,9 @@ is consecutive on the engine. Grouping activations of one table is what avoids t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
+import numpy as np
 from nki_studio.estimate import constants as K
-from nki_studio.sim.trace import TraceEvent
+from nki_studio.sim.trace_columns import CompactTrace
 
 # Functions measured to share one table: "t0={COPY,SQUARE,RECIPROCAL_SQRT}" (the source of
 # ACTIVATION_TABLE_LOAD; sigmoid, silu, exp and softplus each had their own there). Every function not named
@@ -23,15 +22,21 @@ def table_of(function: str) -> str:
     return SHARED_TABLES.get(function, function)
 
 
-def table_loads(events: Sequence[TraceEvent]) -> dict[int, float]:
+def table_loads(trace: CompactTrace) -> dict[int, float]:
     """Event index -> ns of the table load charged before that Scalar-engine activation (only the loads)."""
+    engines, functions = trace.event_table("engine"), trace.event_table("function")
+    if "scalar" not in engines:
+        return {}
+    active = trace.event("engine") == engines.index("scalar")
+    if "" in functions:
+        active &= trace.event("function") != functions.index("")
+    idx = np.flatnonzero(active)  # the activations: few next to the whole trace, so a plain loop
     loaded: dict[tuple[int, int], str] = {}  # (rank, core) -> the table in the engine
     out: dict[int, float] = {}
     ns = K.ACTIVATION_TABLE_LOAD.value
-    for i, e in enumerate(events):
-        if not e.function or e.engine != "scalar":
-            continue
-        key, table = (e.rank, e.core), table_of(e.function)
+    codes, ranks, cores = trace.event("function")[idx], trace.event("rank")[idx], trace.event("core")[idx]
+    for i, code, rank, core in zip(idx.tolist(), codes.tolist(), ranks.tolist(), cores.tolist(), strict=True):
+        key, table = (rank, core), table_of(functions[code])
         if loaded.get(key) != table:
             out[i] = ns
             loaded[key] = table

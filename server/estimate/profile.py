@@ -19,9 +19,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from nki_studio.estimate.profile_details import dma_columns, instruction_columns
+import numpy.typing as npt
+from nki_studio.estimate.columns import first_of, group, occurrence, recode
+from nki_studio.estimate.profile_details import (
+    OperandView,
+    dma_columns,
+    hbm_key,
+    instruction_columns,
+    lut,
+    tensor_name,
+    tensors,
+)
 from nki_studio.estimate.schedule import Schedule, schedule
 from nki_studio.model.targets import Target
 from nki_studio.profile.model import (
@@ -29,44 +40,15 @@ from nki_studio.profile.model import (
     DmaTransfers,
     Locations,
     Profile,
-    TensorRole,
     canonical_engine,
     make_instructions,
     sort_by_start,
 )
 from nki_studio.sim.trace import TraceEvent
+from nki_studio.sim.trace_columns import as_compact
 
 FORMAT = "nki-studio estimate"
 _ENGINE = {"tensor": "Tensor", "vector": "Vector", "scalar": "Scalar", "gpsimd": "GpSimd", "sync": "Sync"}
-
-
-def _direction(event: TraceEvent) -> str:
-    src = next((o.buffer for o in event.operands if not o.role.startswith("dst")), "?")
-    dst = next((o.buffer for o in event.operands if o.role.startswith("dst")), "?")
-    return f"{src}->{dst}"
-
-
-def _hbm_name(event: TraceEvent) -> str:
-    for o in event.operands:
-        if o.buffer == "hbm":
-            return o.name or f"hbm#{o.storage}"
-    return "sbuf"
-
-
-def _tensors(events: Sequence[TraceEvent]) -> list[TensorRole]:
-    """Kernel inputs (arguments the kernel read) and outputs (HBM it allocated and wrote), in first-use order."""
-    sizes: dict[tuple[str, str], int] = {}
-    for e in events:
-        for o in e.operands:
-            if o.buffer != "hbm" or o.storage < 0:
-                continue
-            written = o.role.startswith("dst")
-            is_arg = o.name.startswith("arg") or (bool(o.name) and not written)
-            if written == is_arg:
-                continue  # an argument written in place, or a scratch read: neither role
-            key = (o.name or f"hbm#{o.storage}", "OUT" if written else "IN")
-            sizes[key] = max(sizes.get(key, 0), o.byte_end)
-    return [TensorRole(name, role, size) for (name, role), size in sizes.items()]
 
 
 def _metadata(target: Target) -> dict[str, object]:
@@ -80,129 +62,108 @@ def _metadata(target: Target) -> dict[str, object]:
     }
 
 
-class _Interner:
-    """String -> code, for building ``Codes`` columns without a per-row string list."""
-
-    def __init__(self) -> None:
-        self.table: dict[str, int] = {}
-
-    def code(self, value: str) -> int:
-        got = self.table.get(value)
-        if got is None:
-            got = self.table[value] = len(self.table)
-        return got
-
-    def codes(self, codes: list[int]) -> Codes:
-        return Codes(tuple(self.table), np.array(codes, np.int32))
+def _engine_name(engine: str) -> str:
+    return _ENGINE.get(engine) or canonical_engine(engine)
 
 
-def _dma_row(event: TraceEvent) -> tuple[int, int, str, str]:
-    """(bytes, SBUF partitions, HBM tensor name, direction) of one transfer."""
-    moved = max(sum(event.bytes_read.values()), sum(event.bytes_written.values()))
-    chip = [o.part_end - o.part_start for o in event.operands if o.buffer != "hbm"]
-    return moved, max(chip, default=0), _hbm_name(event), _direction(event)
+def _dma_rows(v: OperandView, rows: npt.NDArray[np.int64]) -> tuple[Any, ...]:
+    """(bytes, SBUF partitions, HBM tensor name, direction) columns of the transfers ``rows``."""
+    t = v.trace
+    moved = np.maximum(t.regions("bytes_read"), t.regions("bytes_written"))[rows]
+    chip = ~v.hbm
+    spans = t.operand("part_end") - t.operand("part_start")
+    widest = np.full(v.n, np.iinfo(np.int64).min, np.int64)
+    np.maximum.at(widest, v.owner[chip], spans[chip])
+    partitions = np.where(np.bincount(v.owner[chip], minlength=v.n) > 0, widest, 0)[rows]
+    # tensor: the first HBM operand's name, "sbuf" when none
+    first_hbm = first_of(v.hbm, v.owner, v.n)[rows]
+    has = first_hbm >= 0
+    ids = np.full(len(rows), -1, np.int64)
+    names: dict[int, str] = {-1: "sbuf"}
+    if has.any():
+        hid, reps = hbm_key(v, first_hbm[has])
+        ids[has] = hid
+        names.update((h, tensor_name(v, r)) for h, r in enumerate(reps.tolist()))
+    tensor = recode(ids + 1, lambda i: names[i - 1])
+    # direction "src->dst" of buffers ("?" for no operand)
+    buffers = t.operand_table("buffer")
+    nb = len(buffers)
+    src = np.where(
+        v.src_row[rows] >= 0, v.buffer[np.maximum(v.src_row[rows], 0)] if v.buffer.size else -1, nb
+    )
+    dst = np.where(
+        v.dst_row[rows] >= 0, v.buffer[np.maximum(v.dst_row[rows], 0)] if v.buffer.size else -1, nb
+    )
+    label = (*buffers, "?")
+    direction = recode(src * (nb + 1) + dst, lambda i: f"{label[i // (nb + 1)]}->{label[i % (nb + 1)]}")
+    return moved, partitions.astype(np.int32), tensor, direction
 
 
 def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Profile:
-    """The ``Profile`` of a scheduled trace (see the module docstring). One pass over the events with every
-    string interned, since a trace has millions of rows but few distinct names."""
-    events = sched.events
-    ncores = max((e.core for e in events), default=0) + 1
-    ins_rows: list[int] = []
-    dma_rows: list[int] = []
-    for i, e in enumerate(events):
-        (dma_rows if e.engine == "dma" else ins_rows).append(i)
+    """The ``Profile`` of a scheduled trace (see the module docstring), built column by column from the
+    trace's columns: a trace has millions of rows but few distinct names."""
+    trace = as_compact(sched.events)
+    v = OperandView(trace)
+    n = len(trace)
+    engines = trace.event_table("engine")
+    eng = trace.event("engine")
+    is_dma = lut(engines, lambda e: e == "dma", bool)[eng] if n else np.zeros(0, bool)
+    ins_rows, dma_rows = np.flatnonzero(~is_dma), np.flatnonzero(is_dma)
     # Each DMA also gets its issue instruction on the Sync queue (see the module docstring).
-    rows = ins_rows + dma_rows
-    n_ins = len(ins_rows)
+    rows = np.concatenate([ins_rows, dma_rows])
+    n_ins, n_dma = len(ins_rows), len(dma_rows)
     start = np.floor(sched.start).astype(np.int64)
     end = np.maximum(np.ceil(sched.end).astype(np.int64), start + 1)
-    order_ins = np.asarray(rows, np.int64)
-    ins_start = start[order_ins]
-    ins_end = end[order_ins].copy()
+    ins_start = start[rows]
+    ins_end = end[rows].copy()
     ins_end[n_ins:] = ins_start[n_ins:]  # the issue instruction takes no time of its own
 
-    engine_names, opcodes, files = _Interner(), _Interner(), _Interner()
-    engine_of: dict[str, int] = {}
-    opcode_of: dict[str, int] = {}
-    engine_codes: list[int] = []
-    opcode_codes: list[int] = []
-    pcores: list[int] = []
-    file_codes: list[int] = []
-    lines: list[int] = []
-    iterations: list[int] = []
-    seen: dict[tuple[str, int, tuple[str, ...], str], int] = {}
-    sync = engine_names.code("Sync")
-    for k, i in enumerate(rows):
-        e = events[i]
-        if k < n_ins:
-            code = engine_of.get(e.engine)
-            if code is None:
-                code = engine_of[e.engine] = engine_names.code(
-                    _ENGINE.get(e.engine) or canonical_engine(e.engine)
-                )
-            engine_codes.append(code)
-        else:
-            engine_codes.append(sync)
-        op = opcode_of.get(e.op)
-        if op is None:
-            op = opcode_of[e.op] = opcodes.code(e.op.rsplit(".", 1)[-1])
-        opcode_codes.append(op)
-        pcores.append(e.rank * ncores + e.core)
-        file_codes.append(files.code(e.file))
-        lines.append(e.line)
-        key = (e.file, e.line, e.stack, e.op)
-        n = seen.get(key, 0)
-        seen[key] = n + 1
-        iterations.append(n)
-    instructions = make_instructions(
-        ins_start,
-        ins_end,
-        engine_names.codes(engine_codes),
-        opcodes.codes(opcode_codes),
-        np.array(pcores, np.int32),
-    )
-    flops, transpose, kmn = instruction_columns(events, rows)
+    # engine names as profiles spell them; the issue instructions on Sync
+    sync = len(engines)
+    engine_ids = np.concatenate([eng[ins_rows].astype(np.int64), np.full(n_dma, sync, np.int64)])
+    engine_codes = recode(engine_ids, lambda i: "Sync" if i == sync else _engine_name(engines[i]), ("Sync",))
+    ops = trace.event_table("op")
+    op_code = trace.event("op")[rows].astype(np.int64)
+    opcodes = recode(op_code, lambda i: ops[i].rsplit(".", 1)[-1])
+    rank, core = trace.event("rank"), trace.event("core")
+    ncores = int(core.max(initial=0)) + 1
+    pcores = (rank * ncores + core)[rows].astype(np.int32)
+    file_code = trace.event("file").astype(np.int64)
+    files = trace.event_table("file")
+    lines = trace.event("line")
+    # the n-th time a source line (with its call stack) issued an instruction of that op
+    same = group([file_code[rows], lines[rows], trace.event("stack")[rows].astype(np.int64), op_code])[0]
+    iterations = occurrence(same)
+    instructions = make_instructions(ins_start, ins_end, engine_codes, opcodes, pcores)
+    flops, transpose, kmn = instruction_columns(v, rows)
     instructions = dataclasses.replace(instructions, flops=flops, transpose=transpose, matmul_kmn=kmn)
-    roles = _tensors(events)
-    source, dest, dma_transpose, hbm_range = dma_columns(events, dma_rows, roles)
-    top = max(iterations, default=-1)
+    roles = tensors(v)
+    source, dest, dma_transpose, hbm_range = dma_columns(v, dma_rows, roles)
+    top = int(iterations.max(initial=-1))
     locations = Locations(
         np.arange(len(rows), dtype=np.int64),
-        files.codes(file_codes),
-        np.array(lines, np.int32),
-        Codes(tuple(f"iteration={n}" for n in range(top + 1)), np.array(iterations, np.int32)),
+        recode(file_code[rows], lambda i: files[i]),
+        lines[rows].astype(np.int32),
+        Codes(tuple(f"iteration={k}" for k in range(top + 1)), iterations.astype(np.int32)),
         "simulator trace (innermost kernel line)",
     )
 
-    d = np.asarray(dma_rows, np.int64)
-    queues, tensors, directions = _Interner(), _Interner(), _Interner()
-    moved: list[int] = []
-    partitions: list[int] = []
-    queue_codes: list[int] = []
-    tensor_codes: list[int] = []
-    direction_codes: list[int] = []
-    for i in dma_rows:
-        nbytes, parts, tensor, direction = _dma_row(events[i])
-        first, last = sched.dma_engines[i]
-        moved.append(nbytes)
-        partitions.append(parts)
-        queue_codes.append(queues.code(f"dma{first}-{last}"))
-        tensor_codes.append(tensors.code(tensor))
-        direction_codes.append(directions.code(direction))
-    n_dma = len(dma_rows)
+    moved, partitions, tensor, direction = _dma_rows(v, dma_rows)
+    pairs = np.array([sched.dma_engines[i] for i in dma_rows.tolist()], np.int64).reshape(-1, 2)
+    q_ids, q_first = group([pairs[:, 0], pairs[:, 1]])
+    queues = recode(q_ids, lambda q: f"dma{pairs[q_first[q], 0]}-{pairs[q_first[q], 1]}")
     dma = DmaTransfers(
-        start[d] if d.size else np.zeros(0, np.int64),
-        end[d] if d.size else np.zeros(0, np.int64),
-        np.array(moved, np.int64),
-        queues.codes(queue_codes),
-        tensors.codes(tensor_codes),
+        start[dma_rows],
+        end[dma_rows],
+        moved.astype(np.int64),
+        queues,
+        tensor,
         Codes(("estimated",) if n_dma else (), np.zeros(n_dma, np.int32)),
-        np.array(pcores[n_ins:], np.int32),
+        pcores[n_ins:],
         np.arange(n_ins, n_ins + n_dma, dtype=np.int64),
         "estimated",
-        np.array(partitions, np.int32),
-        directions.codes(direction_codes),
+        partitions,
+        direction,
         source,
         dest,
         dma_transpose,
@@ -225,4 +186,4 @@ def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Pr
 
 def estimate_profile(trace: Sequence[TraceEvent], target: Target, path: str = "") -> Profile:
     """Schedule a simulator trace on ``target`` and return the estimated profile (``provenance="estimated"``)."""
-    return profile_from_schedule(schedule(trace, target.limits), target, path)
+    return profile_from_schedule(schedule(as_compact(trace), target.limits), target, path)

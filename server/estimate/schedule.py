@@ -26,7 +26,7 @@ import bisect
 import gc
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -36,23 +36,14 @@ import numpy.typing as npt
 from nki_studio.estimate import constants as K
 from nki_studio.estimate.activation_tables import table_loads
 from nki_studio.estimate.cost import instruction_cost, is_pe_transpose, operand
-from nki_studio.model.targets import Generation, TargetLimits
+from nki_studio.estimate.trace_plan import SCOPES, Plan, plan
+from nki_studio.model.targets import TargetLimits
 from nki_studio.sim.trace import TraceEvent
+from nki_studio.sim.trace_columns import as_compact
 
 F64 = npt.NDArray[np.float64]
 
-# Instructions that synchronise instances: the scope they join ("core": the cores of one rank, "all").
-_CORE_JOINS = ("nisa.core_barrier", "nisa.sendrecv")
 _TRANSPOSE_DMA = ("nisa.dma_transpose", "nl.load_transpose2d")
-# Engines that share PSUM access: Vector and Scalar never touch one PSUM bank at the same time (on v2 not PSUM
-# at all at the same time) -- hardware.md §3, [A2], [A3].
-_PSUM_SHARERS = ("vector", "scalar")
-
-
-def _join_scope(op: str) -> str | None:
-    if op in _CORE_JOINS:
-        return "core"
-    return "all" if op.startswith("ncc.") else None
 
 
 @dataclass
@@ -97,6 +88,8 @@ class _Footprints:
         if len(entries) == 1 and entries[0][7] == rect:
             return entries
         b0, b1, p0, p1 = rect
+        if len(entries) <= 8:  # a scan is cheaper than two bisections; same entries, same order
+            return [e for e in entries if e[1] > b0 and e[0] < b1 and e[2] < p1 and p0 < e[3]]
         starts = self.starts
         lo = bisect.bisect_right(starts, b0 - self.longest)
         hi = bisect.bisect_left(starts, b1)
@@ -197,17 +190,16 @@ class _Core:
         # DMA queue (the issuing line) -> end of its last transfer
         self.queue_free: dict[tuple[str, int], float] = {}
         self.footprints: dict[int, _Footprints] = {}
-        self.stationary: tuple[int, int, int, int, int] | None = None  # last matmul's stationary footprint
+        # the last matmul's stationary footprint: its plan id (or, in `_matmul_extra_cycles`, the tuple)
+        self.stationary: object = None
         # PSUM bank -> (end, engine) of its last Vector/Scalar access
         self.psum: dict[int, tuple[float, str]] = {}
 
 
-_WRITE_ROLES = ("dst", "out", "reduce_res", "val_dst", "idx_dst")
-_is_write: dict[str, bool] = {}  # role -> written (memo of the prefix test)
-
 Rect = tuple[int, int, int, int]  # (b0, b1, p0, p1)
 # storage, rectangle, written, its footprints when placed (None: first access), their version, the hits then
-Access = tuple[int, Rect, bool, "_Footprints | None", int, "list[list[Any]] | None"]
+# ... and whether it is the allocation's last access on the core
+Access = tuple[int, Rect, bool, "_Footprints | None", int, "list[list[Any]] | None", bool]
 Placed = tuple[float, float, tuple[int, int], list[Access]]  # start, duration, DMA engines, accesses
 _NO_DMA = (-1, -1)
 
@@ -275,78 +267,150 @@ def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         return _schedule(events, limits)
 
 
+def _cost(limits: TargetLimits) -> Callable[[TraceEvent], tuple[int, int, float]]:
+    def cost(e: TraceEvent) -> tuple[int, int, float]:
+        return dma_plan(e, limits) if e.engine == "dma" else (-1, -1, instruction_cost(e, limits).ns)
+
+    return cost
+
+
+class _Cursor:
+    """One program's events, read in order a chunk at a time: the plan's columns for the chunk as lists (per-
+    element reads of NumPy arrays cost more than the scheduling itself; whole-trace lists would cost the
+    memory the columns save)."""
+
+    CHUNK = 8192
+
+    def __init__(self, p: Plan, idx: npt.NDArray[np.int64]) -> None:
+        self.p, self.idx, self.base, self.n = p, idx, 0, 0
+        self.load(0)
+
+    def load(self, base: int) -> None:
+        p = self.p
+        ev = self.idx[base : base + self.CHUNK]
+        self.base, self.n = base, len(ev)
+        self.events = ev.tolist()
+        self.engine = np.asarray(p.engines, object)[p.engine[ev]].tolist() if len(ev) else []
+        self.ns = p.ns[ev].tolist()
+        self.first = p.dma_first[ev].tolist()
+        self.last = p.dma_last[ev].tolist()
+        self.queue = p.queue[ev].tolist()
+        self.scope = np.asarray(SCOPES, object)[p.scope[ev]].tolist() if len(ev) else []
+        self.stationary = p.stationary[ev].tolist()
+        self.load_cycles = p.stationary_load[ev].tolist()
+        offsets, rows = _gather(p.fp_offsets, ev)
+        rects = zip(
+            p.fp_b0[rows].tolist(),
+            p.fp_b1[rows].tolist(),
+            p.fp_p0[rows].tolist(),
+            p.fp_p1[rows].tolist(),
+            strict=True,
+        )
+        self.accesses = list(
+            zip(
+                p.fp_storage[rows].tolist(),
+                rects,
+                p.fp_write[rows].tolist(),
+                p.fp_last[rows].tolist(),
+                strict=True,
+            )
+        )
+        dep_offsets, rows = _gather(p.deps.offsets, ev)
+        self.deps = list(zip(p.deps.event[rows].tolist(), p.deps.add[rows].tolist(), strict=True))
+        bank_offsets, rows = _gather(p.bank_offsets, ev)
+        self.banks = list(zip(p.bank0[rows].tolist(), p.bank1[rows].tolist(), strict=True))
+        # one tuple per event: a single index and unpack in the loop
+        self.records = list(
+            zip(
+                self.events,
+                self.engine,
+                self.ns,
+                self.first,
+                self.last,
+                self.queue,
+                self.scope,
+                self.stationary,
+                self.load_cycles,
+                offsets[:-1],
+                offsets[1:],
+                dep_offsets[:-1],
+                dep_offsets[1:],
+                bank_offsets[:-1],
+                bank_offsets[1:],
+                strict=True,
+            )
+        )
+
+
+def _gather(
+    offsets: npt.NDArray[np.int64], ev: npt.NDArray[np.int64]
+) -> tuple[list[int], npt.NDArray[np.int64]]:
+    """(chunk-local offsets, rows) of the CSR rows ``offsets`` gives events ``ev``."""
+    s, e = offsets[ev], offsets[ev + 1]
+    lens = e - s
+    local = np.zeros(len(ev) + 1, np.int64)
+    np.cumsum(lens, out=local[1:])
+    rows = np.arange(int(local[-1]), dtype=np.int64) - np.repeat(local[:-1] - s, lens)
+    return local.tolist(), rows
+
+
 def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
-    n = len(events)
+    trace = as_compact(events)
+    p = plan(trace, limits, _cost(limits))
+    n = len(trace)
     start = [0.0] * n  # lists: element stores are cheaper than on arrays
     end = [0.0] * n
-    engines: list[tuple[int, int]] = [(-1, -1)] * n
-    streams: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for i, e in enumerate(events):
-        streams[(e.rank, e.core)].append(i)
+    engines: list[tuple[int, int]] = [_NO_DMA] * n
+    order = np.argsort(p.stream, kind="stable") if n else np.zeros(0, np.int64)
+    bounds = np.searchsorted(p.stream[order], np.arange(len(p.streams) + 1)) if n else np.zeros(1, np.int64)
+    streams = {key: order[bounds[s] : bounds[s + 1]] for s, key in enumerate(p.streams)}
+    lengths = {key: len(idx) for key, idx in streams.items()}
+    cursors = {key: _Cursor(p, idx) for key, idx in streams.items()}
     cores = {key: _Core() for key in streams}
     sem = K.SEMAPHORE_LATENCY.value
     latency = limits.dma_fixed_overhead_ns
     tensor_clock = limits.clock_ghz["tensor"]
-    bank_bytes = limits.psum_bank_bytes
-    whole_psum = limits.generation == Generation.GEN2  # v2: one PSUM access at a time
+    overhead = K.TENSOR_INSTRUCTION_OVERHEAD.value
+    dma_pairs: dict[tuple[int, int], tuple[int, int]] = {}  # one tuple per engine range
 
     # Who takes part in the k-th join of each scope: every stream that issues at least k + 1 of them.
-    scope_of: dict[str, str | None] = {}
-    scopes = [
-        scope_of[e.op] if e.op in scope_of else scope_of.setdefault(e.op, _join_scope(e.op)) for e in events
-    ]
     joins_of: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
     for key, idx in streams.items():
-        for i in idx:
-            scope = scopes[i]
+        codes = p.scope[idx]
+        for code, scope in enumerate(SCOPES):
             if scope is not None:
-                joins_of[key][scope] += 1
+                joins_of[key][scope] = int(np.count_nonzero(codes == code))
 
-    durations: dict[tuple[object, ...], tuple[int, int, float]] = {}
-    is_write = _is_write
-    tables = table_loads(events)  # index -> activation-table load before it (Scalar engine)
+    tables = table_loads(trace)  # index -> activation-table load before it (Scalar engine)
 
-    def place(i: int, core: _Core, not_before: float) -> Placed:
-        """(start, duration, dma engines, accesses) of event i, not starting before ``not_before``: after the
-        accesses it depends on (see ``_Footprints``) and its engine queue. Durations are memoised on what the
-        cost depends on, not on addresses."""
-        e = events[i]
-        engine = e.engine
+    def place(k: int, cur: _Cursor, core: _Core, not_before: float) -> Placed:
+        """(start, duration, dma engines, accesses) of the cursor's event k, not starting before
+        ``not_before``: after the accesses it depends on (see ``_Footprints``) and its engine queue."""
+        i, engine, ns, first, last, queue, _scope, st, load, a0, a1, d0, d1, k0, k1 = cur.records[k]
         ready = not_before
         prints = core.footprints
-        # a barrier counts as a write of its tensor: it waits for the accesses before it, later ones wait for it
-        fence = e.op == "nisa.core_barrier"
         accesses: list[Access] = []
-        banks: list[int] = []  # PSUM banks a Vector/Scalar instruction holds
-        key: list[object] = [e.op, engine, e.free_elements]
-        for o in e.operands:
-            key.append((o.role, o.shape, o.dtype, o.buffer, o.part_start, o.part_end, o.row_bytes))
-            storage = o.storage
-            if storage < 0:
-                continue
-            write = is_write.get(o.role)
-            if write is None:
-                write = is_write[o.role] = o.role.startswith(_WRITE_ROLES)
-            write = write or fence
-            if o.buffer == "hbm":  # flat: partitions 0..1
-                rect = (o.byte_start, o.byte_end, 0, 1)
-            else:
-                rect = (o.byte_start, o.byte_end, o.part_start, o.part_end)
-                if o.part_end <= o.part_start:
-                    continue  # touches no bytes
-            if o.byte_end <= o.byte_start:
-                continue
-            if o.buffer == "psum" and engine in _PSUM_SHARERS:
-                if whole_psum:
-                    banks.append(0)
-                else:
-                    banks.extend(range(o.byte_start // bank_bytes, (o.byte_end - 1) // bank_bytes + 1))
+        if d1 > d0:  # through whole tiles (``tile_deps``)
+            for j, add in cur.deps[d0:d1]:
+                t = end[j] + add
+                if t > ready:
+                    ready = t
+        for storage, rect, write, final in cur.accesses[a0:a1]:
             fp = prints.get(storage)
             if fp is None:
-                accesses.append((storage, rect, write, None, 0, None))
+                accesses.append((storage, rect, write, None, 0, None, final))
                 continue
             ents = fp.entries
-            hits = ents if len(ents) == 1 and ents[0][7] == rect else fp.hits(rect)
+            if len(ents) == 1:  # the range query of ``_Footprints.hits`` reduced to one overlap test
+                e0 = ents[0]
+                if e0[7] == rect:
+                    hits = ents
+                elif e0[1] > rect[0] and e0[0] < rect[1] and e0[2] < rect[3] and rect[2] < e0[3]:
+                    hits = [e0]
+                else:
+                    hits = []
+            else:
+                hits = fp.hits(rect)
             for h in hits:
                 # read after write; a write also after reads (plus the semaphore when another engine's)
                 if h[4] >= 0:
@@ -359,29 +423,33 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                             t += sem
                         if t > ready:
                             ready = t
-            accesses.append((storage, rect, write, fp, fp.version, hits))
-        memo = tuple(key)
-        got = durations.get(memo)
-        if got is None:
-            got = durations[memo] = (
-                dma_plan(e, limits) if engine == "dma" else (-1, -1, instruction_cost(e, limits).ns)
-            )
-        first, last, ns = got
+            accesses.append((storage, rect, write, fp, fp.version, hits, final))
         if first >= 0:
             # in order on its queue (one per issuing line: the compiler's queue choice is not in the trace)
-            queue = (e.file, e.line)
             t = max(ready, core.queue_free.get(queue, 0.0))
             t = _dma_fit(core.dma_busy, first, last, t, ns)
             _dma_reserve(core.dma_busy, first, last, t, ns)
             core.queue_free[queue] = t + ns
-            return t, ns + latency, (first, last), accesses
+            pair = dma_pairs.get((first, last))
+            if pair is None:
+                pair = dma_pairs[(first, last)] = (first, last)
+            return t, ns + latency, pair, accesses
         if engine == "tensor":
-            ns += _matmul_extra_cycles(e, core) / tensor_clock
+            # the issue overhead, and a stationary load unless it is the operand already in the array
+            if st != -1:
+                if st != core.stationary or st < 0:
+                    ns += (overhead + load) / tensor_clock
+                else:
+                    ns += overhead / tensor_clock
+                core.stationary = st
+            else:
+                ns += overhead / tensor_clock
         elif i in tables:
             ns += tables[i]
         free = core.free[engine]
         t = ready if ready > free else free
-        if banks:  # wait until the other engine left the banks, then hold them
+        if k1 > k0:  # wait until the other engine left the PSUM banks, then hold them
+            banks = [b for lo, hi in cur.banks[k0:k1] for b in range(lo, hi + 1)]
             held = core.psum
             for b in banks:
                 holder = held.get(b)
@@ -392,9 +460,10 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         return t, ns, _NO_DMA, accesses
 
     def commit(
-        i: int, core: _Core, t: float, ns: float, dma: tuple[int, int], accesses: list[Access]
+        k: int, cur: _Cursor, core: _Core, t: float, ns: float, dma: tuple[int, int], accesses: list[Access]
     ) -> None:
-        engine = events[i].engine
+        rec = cur.records[k]
+        i, engine = rec[0], rec[1]
         done = t + ns
         start[i], end[i] = t, done
         if dma[0] < 0:
@@ -402,7 +471,10 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         else:
             engines[i] = dma
         prints = core.footprints
-        for storage, rect, write, fp, version, hits in accesses:
+        for storage, rect, write, fp, version, hits, last in accesses:
+            if last:  # nothing later on this core touches the allocation: forget it
+                prints.pop(storage, None)
+                continue
             if fp is None:
                 fp = prints.get(storage)
                 if fp is None:
@@ -411,50 +483,74 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                 hits = None
             elif fp.version != version:  # another access of this instruction changed it
                 hits = None
+            ents = fp.entries
+            if write:
+                if len(ents) == 1 and ents[0][7] == rect:  # ``record``'s common case, inline
+                    entry = ents[0]
+                    entry[4], entry[5], entry[6] = done, engine, None
+                    fp.version += 1
+                    continue
+            else:
+                found = fp.index.get(rect)
+                if found is not None:
+                    entry = found
+                    reads = entry[6]
+                    if reads is None:
+                        entry[6] = {engine: done}
+                    elif done > reads.get(engine, -1.0):
+                        reads[engine] = done
+                    fp.version += 1
+                    continue
             fp.record(rect, write, engine, done, hits)
 
     pos = dict.fromkeys(streams, 0)
     seen: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
     waiting: dict[
-        tuple[str, int, int], dict[tuple[int, int], tuple[int, float, float, tuple[int, int], list[Access]]]
+        tuple[str, int, int],
+        dict[tuple[int, int], tuple[int, _Cursor, float, float, tuple[int, int], list[Access]]],
     ] = defaultdict(dict)
-    active = [k for k in streams if streams[k]]
+
+    active = [k for k in streams if lengths[k]]
     while active:
         progressed = False
         for key in active:
-            core, idx = cores[key], streams[key]
-            while pos[key] < len(idx):
-                i = idx[pos[key]]
-                scope = scopes[i]
+            core, length = cores[key], lengths[key]
+            cur = cursors[key]
+            while pos[key] < length:
+                k = pos[key] - cur.base
+                if k >= cur.n:
+                    cur.load(pos[key])
+                    k = 0
+                scope = cur.records[k][6]
                 if scope is None:
-                    commit(i, core, *place(i, core, 0.0))
+                    commit(k, cur, core, *place(k, cur, core, 0.0))
                     pos[key] += 1
                     progressed = True
                     continue
-                k = seen[key][scope]
-                group = (scope, k, key[0] if scope == "core" else -1)
+                j = seen[key][scope]
+                group = (scope, j, key[0] if scope == "core" else -1)
                 arrived = waiting[group]
                 if key not in arrived:
-                    arrived[key] = (i, *place(i, core, 0.0))
+                    arrived[key] = (k, cur, *place(k, cur, core, 0.0))
                     progressed = True
                 members = [
-                    m for m in streams if joins_of[m][scope] > k and (scope == "all" or m[0] == key[0])
+                    m for m in streams if joins_of[m][scope] > j and (scope == "all" or m[0] == key[0])
                 ]
                 if any(m not in arrived for m in members):
                     break  # wait for the other instances
-                t_join = max(a[1] for a in arrived.values())
-                for m, (j, _t, ns, dma, accesses) in arrived.items():
-                    commit(j, cores[m], t_join, ns, dma, accesses)
+                t_join = max(a[2] for a in arrived.values())
+                for m, (k2, cur2, _t, ns, dma, accesses) in arrived.items():
+                    commit(k2, cur2, cores[m], t_join, ns, dma, accesses)
                     pos[m] += 1
                     seen[m][scope] += 1
                 del waiting[group]
                 progressed = True
-        active = [k for k in active if pos[k] < len(streams[k])]
+        active = [k for k in active if pos[k] < lengths[k]]
         if active and not progressed:  # a join some instance never reaches: release what arrived
             for group, arrived in list(waiting.items()):
-                for m, (j, t, ns, dma, accesses) in arrived.items():
-                    commit(j, cores[m], t, ns, dma, accesses)
+                for m, (k2, cur2, t, ns, dma, accesses) in arrived.items():
+                    commit(k2, cur2, cores[m], t, ns, dma, accesses)
                     pos[m] += 1
                     seen[m][group[0]] += 1
                 del waiting[group]
-    return Schedule(events, np.array(start, np.float64), np.array(end, np.float64), engines)
+    return Schedule(trace, np.array(start, np.float64), np.array(end, np.float64), engines)

@@ -63,7 +63,7 @@ class SimReport:
     psum: RegionUsage | None = None
     warnings: list[str] = field(default_factory=list)
     device_prints: list[str] = field(default_factory=list)
-    trace: list[TraceEvent] = field(default_factory=list)
+    trace: Sequence[TraceEvent] = field(default_factory=list)  # a CompactTrace when traced
     inputs_modified: list[int] = field(default_factory=list)  # indices of arguments the kernel wrote
     traced: bool = False
     ignored_config: list[str] = field(default_factory=list)  # nki.compiler options accepted, not simulated
@@ -106,7 +106,7 @@ class SimResult:
         return self.report.warnings
 
     @property
-    def trace(self) -> list[TraceEvent] | None:
+    def trace(self) -> Sequence[TraceEvent] | None:
         """Trace events (None unless ``trace=True`` with the embedded backend)."""
         return self.report.trace if self.report.traced else None
 
@@ -207,7 +207,7 @@ def _report(run: KernelRun, backend: str, opts: SimOptions, ignored_config: list
         psum=usage["psum"],
         warnings=warnings,
         device_prints=list(ctx.shared.get("device_print", [])),
-        trace=list(ctx.recorder.events) if ctx.recorder is not None else [],
+        trace=ctx.recorder.events if ctx.recorder is not None else [],
         inputs_modified=run.inputs_modified,
         traced=ctx.recorder is not None,
         ignored_config=ignored_config,

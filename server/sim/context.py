@@ -24,6 +24,7 @@ from nki_studio.sim.errors import ResourceLimitError, SimulationError
 from nki_studio.sim.memory import AllocationBudget, MemoryTracker
 from nki_studio.sim.schedule import abort_poll
 from nki_studio.sim.trace import Operand, TraceEvent
+from nki_studio.sim.trace_columns import CompactTrace, TraceBuilder
 from nki_studio.sim.userframe import SourceLocation, user_location
 
 if TYPE_CHECKING:
@@ -131,11 +132,17 @@ class TraceRecorder:
     """Builds ``TraceEvent``s with the user's file:line and each operand's footprint; thread-safe for LNC=2."""
 
     def __init__(self) -> None:
-        self.events: list[TraceEvent] = []
+        self._trace = TraceBuilder()  # columns, not one object per instruction (sim.trace_columns)
         self._lock = threading.Lock()
         # Storage -> its number in this trace; weak, so tracing never keeps a tile alive (capacity accounting).
         self._storages: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
         self._numbers = itertools.count()
+
+    @property
+    def events(self) -> CompactTrace:
+        """The events recorded so far."""
+        with self._lock:
+            return self._trace.build()
 
     def _storage_id(self, storage: object) -> int:
         with self._lock:
@@ -189,9 +196,9 @@ class TraceRecorder:
         else:
             partitions, free = 0, sum(o.shape[0] if o.shape else 1 for o in operands[:1])
         with self._lock:
-            self.events.append(
+            self._trace.append(
                 TraceEvent(
-                    seq=len(self.events),
+                    seq=len(self._trace),
                     op=op,
                     engine=engine,
                     file=loc.file,

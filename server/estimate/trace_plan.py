@@ -1,0 +1,241 @@
+"""What the scheduler needs of each instruction, computed from the trace's columns in whole-array steps
+(``nki_studio.sim.trace_columns``), so its per-instruction loop only places and records:
+
+* durations: ``cost.instruction_cost`` / ``schedule.dma_plan`` once per distinct cost signature (op, engine,
+  sizes, and each operand's role, shape, dtype, buffer, partitions and row bytes), not once per instruction;
+* the footprint of each operand that touches bytes (allocation, bytes x partitions, written or read), with
+  the PSUM banks a Vector/Scalar access holds, and whether it is the last access of its allocation on its
+  core (then the scheduler forgets the allocation: nothing later can depend on it);
+* the Tensor engine's stationary operand (an id per distinct footprint) and the cycles of loading it;
+* the DMA queue (issuing line) and the join scope of barriers and collectives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from nki_studio.estimate import constants as K
+from nki_studio.estimate.columns import first_of, group, row_hash
+from nki_studio.estimate.tile_deps import TileDeps, tile_deps
+from nki_studio.model.targets import Generation, TargetLimits
+from nki_studio.sim.trace import TraceEvent
+from nki_studio.sim.trace_columns import CompactTrace
+
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+B = npt.NDArray[np.bool_]
+
+WRITE_ROLES = ("dst", "out", "reduce_res", "val_dst", "idx_dst")
+CORE_JOINS = ("nisa.core_barrier", "nisa.sendrecv")
+# Engines that share PSUM access: Vector and Scalar never touch one PSUM bank at the same time (on v2 not PSUM
+# at all at the same time) -- hardware.md §3, [A2], [A3].
+PSUM_SHARERS = ("vector", "scalar")
+SCOPES = (None, "core", "all")  # join scope by code
+
+
+def join_scope(op: str) -> str | None:
+    """The instances an instruction joins: "core" (the cores of one rank), "all" (every instance), or None."""
+    if op in CORE_JOINS:
+        return "core"
+    return "all" if op.startswith("ncc.") else None
+
+
+@dataclass
+class Plan:
+    """Per-event and per-footprint inputs of the scheduler (see the module docstring). Footprint rows are in
+    event order; event i's are ``fp_offsets[i]:fp_offsets[i + 1]``."""
+
+    engine: npt.NDArray[np.int32]  # code into ``engines``
+    engines: tuple[str, ...]
+    ns: F64  # duration (DMA: time on its engines, without the per-transfer latency)
+    dma_first: I64  # DMA engines first..last; -1 for other engines
+    dma_last: I64
+    queue: I64  # DMA queue (issuing file and line)
+    scope: npt.NDArray[np.int8]  # code into SCOPES
+    stationary: I64  # Tensor engine: stationary footprint id, -1 none, -2 unknown allocation (always loaded)
+    stationary_load: F64  # cycles of loading it
+    stream: I64  # (rank, core) program, code into ``streams``
+    streams: tuple[tuple[int, int], ...]
+    deps: TileDeps  # dependencies known before scheduling
+    fp_offsets: I64  # the other footprints, for the scheduler's footprint index
+    fp_storage: I64
+    fp_b0: I64
+    fp_b1: I64
+    fp_p0: I64
+    fp_p1: I64
+    fp_write: B
+    fp_last: B  # the last access of its allocation on its core
+    bank_offsets: I64  # PSUM banks a Vector/Scalar access holds: bank0..bank1
+    bank0: I64
+    bank1: I64
+
+
+def plan(
+    trace: CompactTrace,
+    limits: TargetLimits,
+    cost: Callable[[TraceEvent], tuple[int, int, float]],
+) -> Plan:
+    """The scheduler's inputs for ``trace``; ``cost(event)`` is (first DMA engine, last, ns) of a
+    representative event of each cost signature."""
+    n = len(trace)
+    owner = trace.operand_event()
+    counts = np.diff(trace.offsets)
+    op_code = trace.event("op").astype(np.int64)
+    ops = trace.event_table("op")
+    eng_code = trace.event("engine")
+    engines = trace.event_table("engine")
+
+    # durations, once per cost signature: events grouped by their own fields and their operands' hashes, then
+    # checked operand by operand against the group's first event (an exact grouping on a collision)
+    role = trace.operand("role")
+    roles = trace.operand_table("role")
+    o_cols = [
+        role,
+        *(trace.operand(f) for f in ("shape", "dtype", "buffer", "part_start", "part_end", "row_bytes")),
+    ]
+    ns = np.zeros(n, np.float64)
+    first_e = np.full(n, -1, np.int64)
+    last_e = np.full(n, -1, np.int64)
+    if n:
+        pos = np.arange(len(owner), dtype=np.int64) - trace.offsets[owner]
+
+        def signatures(operand_keys: npt.NDArray[np.uint64]) -> tuple[I64, I64]:
+            padded = np.zeros((int(counts.max()), n), np.uint64)  # absent operands: told apart by the count
+            padded[pos, owner] = operand_keys
+            e_cols = [
+                op_code,
+                eng_code,
+                trace.event("free_elements"),
+                trace.event("partitions"),
+                trace.regions("bytes_read"),
+                trace.regions("bytes_written"),
+                counts,
+                *padded,
+            ]
+            return group(e_cols)
+
+        sig, reps = signatures(row_hash(o_cols))
+        rep_row = trace.offsets[reps[sig[owner]]] + pos
+        if not all(np.array_equal(c, c[rep_row]) for c in o_cols):
+            sig, reps = signatures(group(o_cols)[0].astype(np.uint64))
+        del rep_row, pos
+        # the representatives as records: all at once when they are many (a short trace), else one by one
+        records = list(trace) if 4 * len(reps) > n else None
+        got = [cost(records[r] if records is not None else trace[r]) for r in reps.tolist()]
+        first_e = np.array([g[0] for g in got], np.int64)[sig]
+        last_e = np.array([g[1] for g in got], np.int64)[sig]
+        ns = np.array([g[2] for g in got], np.float64)[sig]
+    del o_cols
+
+    # footprints
+    storage = trace.operand("storage")
+    b0, b1 = trace.operand("byte_start"), trace.operand("byte_end")
+    ps, pe = trace.operand("part_start"), trace.operand("part_end")
+    buffers = trace.operand_table("buffer")
+    buf = trace.operand("buffer")
+    hbm = buf == (buffers.index("hbm") if "hbm" in buffers else -1)
+    psum = buf == (buffers.index("psum") if "psum" in buffers else -1)
+    fence_op = np.array([o == "nisa.core_barrier" for o in ops], bool)
+    # a barrier counts as a write of its tensor: it waits for the accesses before it, later ones wait for it
+    write = np.array([r.startswith(WRITE_ROLES) for r in roles], bool)[role] | fence_op[op_code[owner]]
+    valid = (storage >= 0) & (hbm | (pe > ps)) & (b1 > b0)
+    p0 = np.where(hbm, 0, ps)  # HBM: flat, partitions 0..1
+    p1 = np.where(hbm, 1, pe)
+    sharer = np.array([e in PSUM_SHARERS for e in engines], bool)[eng_code][owner] & psum
+    bank = limits.psum_bank_bytes
+    if limits.generation == Generation.GEN2:  # v2: one PSUM access at a time
+        bank0 = np.where(sharer, 0, 0)
+        bank1 = np.where(sharer, 0, -1)
+    else:
+        bank0 = np.where(sharer, b0 // bank, 0)
+        bank1 = np.where(sharer, (b1 - 1) // bank, -1)
+    rank, core = trace.event("rank"), trace.event("core")
+    if n and (rank.any() or core.any()):
+        stream_ids, stream_first = group([rank, core])
+    else:  # one program
+        stream_ids, stream_first = np.zeros(n, np.int64), np.zeros(min(n, 1), np.int64)
+    order = np.argsort(stream_first)  # number the programs in order of appearance, as the trace lists them
+    renumber = np.empty_like(order)
+    renumber[order] = np.arange(len(order))
+    stream_ids = renumber[stream_ids]
+    streams = tuple((int(rank[i]), int(core[i])) for i in stream_first[order])
+    rows = np.flatnonzero(valid)
+    key = storage[rows].astype(np.int64)  # dense as the recorder numbers allocations: 0, 1, ...
+    if len(streams) > 1:
+        key += stream_ids[owner[rows]] * (int(storage.max(initial=0)) + 1)
+    if key.size and int(key.max()) > 4 * key.size + 1024:  # sparse numbers (a hand-made trace): renumber
+        key = group([key])[0]
+    deps = tile_deps(
+        key,
+        owner[rows],
+        write[rows],
+        [b0[rows], b1[rows], p0[rows], p1[rows]],
+        eng_code,
+        K.SEMAPHORE_LATENCY.value,
+        n,
+    )
+    held = rows[bank1[rows] >= bank0[rows]]
+    bank_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(owner[held], minlength=n), out=bank_offsets[1:])
+    key, rows = key[~deps.static], rows[~deps.static]
+    fp_owner = owner[rows]
+    # last access per (core, allocation): the first occurrence in reversed row order
+    _, at = np.unique(key[::-1], return_index=True)
+    fp_last = np.zeros(len(rows), bool)
+    fp_last[len(rows) - 1 - at] = True
+    fp_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(fp_owner, minlength=n), out=fp_offsets[1:])
+
+    # the Tensor engine's stationary operand: a PE transpose's data, else the matmul's stationary
+    tensor = np.array([e == "tensor" for e in engines], bool)[eng_code]
+    pe_transpose = (
+        tensor & np.array([o.rsplit(".", 1)[-1] in ("nc_transpose", "transpose") for o in ops], bool)[op_code]
+    )
+    is_data = np.array([r in ("data", "src") for r in roles], bool)[role]
+    is_st = np.array([r == "stationary" for r in roles], bool)[role]
+    st_row = np.where(pe_transpose, first_of(is_data, owner, n), first_of(is_st, owner, n))
+    st_row = np.where(tensor, st_row, -1)
+    stationary = np.full(n, -1, np.int64)
+    load = np.zeros(n, np.float64)
+    has = np.flatnonzero(st_row >= 0)
+    if has.size:
+        r = st_row[has]
+        ids = group([storage[r], b0[r], b1[r], ps[r], pe[r]])[0]
+        stationary[has] = np.where(storage[r] < 0, -2, ids)
+        shapes = trace.operand_table("shape")
+        free = np.array([math.prod(s[1:]) if len(s) > 1 else 1 for s in shapes], np.float64)
+        load[has] = np.maximum(64, free[trace.operand("shape")[r]]) / K.STATIONARY_LOAD_SPEEDUP.value
+
+    files_line = trace.event("file").astype(np.int64) << np.int64(32) | (
+        trace.event("line").astype(np.int64) & 0xFFFFFFFF
+    )
+    scope_of_op = np.array([SCOPES.index(join_scope(o)) for o in ops], np.int8)
+    return Plan(
+        engine=eng_code,
+        engines=engines,
+        ns=ns,
+        dma_first=first_e,
+        dma_last=last_e,
+        queue=files_line,
+        scope=scope_of_op[op_code] if n else np.zeros(0, np.int8),
+        stationary=stationary,
+        stationary_load=load,
+        stream=stream_ids,
+        streams=streams,
+        deps=deps,
+        fp_offsets=fp_offsets,
+        fp_storage=storage[rows],
+        fp_b0=b0[rows],
+        fp_b1=b1[rows],
+        fp_p0=p0[rows],
+        fp_p1=p1[rows],
+        fp_write=write[rows],
+        fp_last=fp_last,
+        bank_offsets=bank_offsets,
+        bank0=bank0[held],
+        bank1=bank1[held],
+    )
