@@ -36,3 +36,6 @@ echo "== extension: packaging test"
 NKI_STUDIO_VSIXES="nki-studio-$version.vsix dist/nki-studio-darwin-arm64-$version.vsix dist/nki-studio-universal-$version.vsix" \
   npm run --silent test:package
 echo "== extension: end-to-end"; npm run --silent test:e2e
+# Agent mode's MCP registration needs VS Code >= 1.101: its own code-server (4.103.2 on Node 22 from PyPI,
+# installed by setup-extension.sh), after the main suite; about 2 minutes (two workbenches).
+echo "== extension: end-to-end, MCP in VS Code 1.103"; npm run --silent test:e2e:mcp

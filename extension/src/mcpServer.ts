@@ -2,8 +2,9 @@
  * nki-studio's MCP server for VS Code's agent mode: `nki-studio mcp` over stdio, the workspace folders as its
  * roots and the editor's settings passed along (`--settings`), registered with
  * `vscode.lm.registerMcpServerDefinitionProvider` (VS Code >= 1.101; package.json
- * `contributes.mcpServerDefinitionProviders`). An older VS Code (code-server 1.100 in the end-to-end tests) has
- * no such API: nothing is registered and the rest of the extension works as before. Trusted workspaces only: an
+ * `contributes.mcpServerDefinitionProviders`; extension/test/e2e-mcp drives it in VS Code 1.103: listed, started,
+ * its tools discovered). An older VS Code (code-server 1.100 in the main end-to-end suite) has no such API:
+ * nothing is registered and the rest of the extension works as before. Trusted workspaces only: an
  * untrusted one gets no definition, and granting trust (or changing folders or settings) announces the change.
  */
 import type * as vscode from 'vscode';

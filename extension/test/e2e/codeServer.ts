@@ -11,6 +11,31 @@ import { promisify } from 'node:util';
 
 export const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
 export const CODE_SERVER = path.join(ROOT, '.cache', 'e2e', 'node_modules', '.bin', 'code-server');
+
+/** A code-server install to drive: its launcher and, when not the machine's, the Node bin folder it needs. */
+export interface CodeServerBuild {
+  bin: string;
+  nodeBin?: string;
+}
+
+/** The main suite's build: code-server 4.100.3 (VS Code 1.100) on the machine's Node 20. */
+export const DEFAULT_BUILD: CodeServerBuild = { bin: CODE_SERVER };
+
+/**
+ * VS Code >= 1.101 (agent mode's MCP server definition provider API): code-server 4.103.2 (VS Code 1.103.2) on
+ * Node 22 from PyPI, both installed by scripts/setup-extension.sh into their own folders.
+ */
+export const VSCODE_1_103: CodeServerBuild = {
+  bin: path.join(ROOT, '.cache', 'e2e-vscode-1.103', 'node_modules', '.bin', 'code-server'),
+  nodeBin: path.join(ROOT, '.cache', 'node22', 'bin'),
+};
+
+/** The environment a build runs in: its Node first on PATH (the launcher is `#!/usr/bin/env node`). */
+function buildEnv(build: CodeServerBuild, extra?: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  if (build.nodeBin) env.PATH = `${build.nodeBin}${path.delimiter}${env.PATH ?? ''}`;
+  return env;
+}
 export const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'extension');
 
 const run = promisify(execFile);
@@ -23,9 +48,11 @@ export function vsixPath(): string {
 }
 
 /** Fail early, with the fix, when a prerequisite is missing (never skip silently). */
-export function checkPrerequisites(): void {
+export function checkPrerequisites(build: CodeServerBuild = DEFAULT_BUILD): void {
   const missing: string[] = [];
-  if (!fs.existsSync(CODE_SERVER)) missing.push(`code-server (${CODE_SERVER}): run scripts/setup-extension.sh`);
+  if (!fs.existsSync(build.bin)) missing.push(`code-server (${build.bin}): run scripts/setup-extension.sh`);
+  if (build.nodeBin && !fs.existsSync(path.join(build.nodeBin, 'node')))
+    missing.push(`Node (${build.nodeBin}/node): run scripts/setup-extension.sh`);
   if (!fs.existsSync('/usr/bin/chromium'))
     missing.push('/usr/bin/chromium: run scripts/setup-extension.sh (apt-get install chromium)');
   if (!fs.existsSync(vsixPath())) missing.push(`${vsixPath()}: run npm run package`);
@@ -72,6 +99,8 @@ export interface CodeServerOptions {
    * server on it is a later window of the same VS Code install (global state kept, the .vsix installed once).
    */
   profileDir?: string;
+  /** Which code-server to run (default: the main suite's, VS Code 1.100). */
+  build?: CodeServerBuild;
 }
 
 export class CodeServer {
@@ -86,6 +115,7 @@ export class CodeServer {
 
   /** Install the .vsix into fresh folders, then start the server (an extension installed later is not seen). */
   static async start(options: CodeServerOptions): Promise<CodeServer> {
+    const build = options.build ?? DEFAULT_BUILD;
     const cs = options.profileDir
       ? new CodeServer(options.profileDir, false)
       : new CodeServer(fs.mkdtempSync(path.join(os.tmpdir(), 'nki-e2e-')), true);
@@ -113,9 +143,9 @@ export class CodeServer {
     const installed = fs.existsSync(extensions) && fs.readdirSync(extensions).some((d) => d.startsWith('nki-studio'));
     if (!installed)
       await run(
-        CODE_SERVER,
+        build.bin,
         ['--install-extension', vsixPath(), '--user-data-dir', userData, '--extensions-dir', extensions],
-        { timeout: 180_000 },
+        { timeout: 180_000, env: buildEnv(build) },
       );
     const port = await freePort();
     const args = [
@@ -132,8 +162,8 @@ export class CodeServer {
       ...(options.trusted ? ['--disable-workspace-trust'] : []),
       options.workspace,
     ];
-    const proc = spawn(CODE_SERVER, args, {
-      env: { ...process.env, ...options.env },
+    const proc = spawn(build.bin, args, {
+      env: buildEnv(build, options.env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     cs.proc = proc;

@@ -18,7 +18,7 @@ export async function openSession(
   files: Record<string, string>,
   options: Omit<CodeServerOptions, 'workspace'>,
 ): Promise<Session> {
-  checkPrerequisites();
+  checkPrerequisites(options.build);
   const workspace = makeWorkspace(files);
   let server: CodeServer | undefined;
   let browser: Browser | undefined;
