@@ -32,6 +32,7 @@ from nki_studio.sim.errors import (
 )
 from nki_studio.sim.lnc_config import configured_lnc, lnc_mismatch
 from nki_studio.sim.memory import MemoryRegion
+from nki_studio.sim.nki_compiler import surfaces_allocation_oom
 from nki_studio.sim.schedule import Baton, abort_poll
 from nki_studio.sim.tensor import NkiTensor, from_array, to_array
 from nki_studio.sim.userframe import traceback_location
@@ -62,6 +63,7 @@ class JitKernel:
 
         lnc = configured_lnc()  # NKI 0.7: the degree comes from NEURON_LOGICAL_NC_CONFIG
         opts = default_options(lnc or 1, self.func)
+        opts.program_order_capacity = surfaces_allocation_oom(self.options)
         return run_kernel(self.func, args, kwargs, opts, grid=lnc is not None).output
 
     def __repr__(self) -> str:
@@ -81,6 +83,7 @@ class LaunchedKernel:
         from nki_studio.sim.dropin import default_options
 
         opts = default_options(self.lnc, self.kernel.func)
+        opts.program_order_capacity = surfaces_allocation_oom(self.kernel.options)
         return run_kernel(self.kernel.func, args, kwargs, opts, grid=True).output
 
 

@@ -11,8 +11,9 @@ import importlib
 from typing import Any
 
 from nki_studio.sim.errors import MissingName, SimulationError
-from nki_studio.sim.launch import JitKernel, LaunchedKernel, jit, run_kernel, unwrap
+from nki_studio.sim.launch import JitKernel, LaunchedKernel, jit, jit_options, run_kernel, unwrap
 from nki_studio.sim.lnc_config import configured_lnc
+from nki_studio.sim.nki_compiler import surfaces_allocation_oom
 
 __all__ = ["JitKernel", "LaunchedKernel", "jit", "simulate", "simulate_kernel"]
 
@@ -40,6 +41,7 @@ def simulate(kernel: object) -> Any:
 
         degree = lnc or configured_lnc()  # the bracket, else NEURON_LOGICAL_NC_CONFIG (NKI 0.7)
         opts = default_options(degree or 1, func)
+        opts.program_order_capacity = surfaces_allocation_oom(jit_options(kernel))
         return run_kernel(func, args, kwargs, opts, grid=degree is not None).output
 
     return run
