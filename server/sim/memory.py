@@ -160,6 +160,16 @@ class LiveRange:
             if self.tracker is not None:
                 self.tracker._operand(self, now)
 
+    def created_with_contents(self) -> None:
+        """Record the write that creates a tensor with contents (``nl.zeros`` ...). Not an instruction the
+        simulator issues (hardware fills each tensor on its own), so it joins no other tensor's footprint."""
+        now = self.clock()
+        if self.first is None:
+            self.first = now
+        self.last = max(self.last, now)
+        if self.tracker is not None:
+            self.tracker._alone(self)
+
 
 class _Operands:
     """The on-chip tensors one instruction (one clock stamp) accessed, in one region, and their bytes."""
@@ -271,6 +281,16 @@ class MemoryTracker:
         widest = self._widest.get(kind)
         if widest is None or cur.nbytes > widest.nbytes:
             self._widest[kind] = cur
+
+    def _alone(self, r: LiveRange) -> None:
+        """``r`` was written on its own (no instruction): its own bytes are an operand footprint."""
+        kind = r.alloc.region
+        single = _Operands(-1)
+        single.members.append(r)
+        single.nbytes = r.alloc.bytes_per_partition if r.placed is None else r.placed[1] - r.placed[0]
+        widest = self._widest.get(kind)
+        if widest is None or single.nbytes > widest.nbytes:
+            self._widest[kind] = single
 
     def _release(self, ident: int) -> None:
         total = self._held.pop(ident, None)

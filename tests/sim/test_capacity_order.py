@@ -123,3 +123,20 @@ def test_nki_alloc_fallback_is_honoured_not_listed_as_ignored():
     assert not surfaces_allocation_oom({"compile_config": CompileConfig(nki_alloc_fallback=True)})
     assert not surfaces_allocation_oom({})
     assert ignored_options({"compile_config": CompileConfig(nki_alloc_fallback=False)}) == []
+
+
+def test_tensors_created_with_contents_are_not_one_instruction():
+    from nki_studio.sim import context
+    from nki_studio.sim.memory import MemoryRegion
+    from nki_studio.sim.tensor import allocate
+
+    # 9 x 2 KiB of PSUM filled at creation: live together in program order (a warning), but no one
+    # instruction touches them all, so nothing refuses them ...
+    with context.session() as ctx:
+        for _ in range(9):
+            allocate((128, 512), np.float32, MemoryRegion.psum, fill=0.0)
+    assert any("PSUM capacity exceeded" in w for w in ctx.cores[0].memory.warnings)
+    # ... while one such tensor over the capacity on its own is still an error.
+    with pytest.raises(HardwareLimitError, match="operands of one instruction need 32768 of 16384"):
+        with context.session():
+            allocate((128, 8192), np.float32, MemoryRegion.psum, fill=0.0)
