@@ -275,8 +275,9 @@ ON_CHIP_PEAK = declare(
         what="Informational: the peak SBUF (and PSUM) use per partition measured during the simulation, e.g. "
         '"SBUF peak 201 KiB/224 KiB per partition (simulated): x_tile 8 KiB, ...", placed on the allocation '
         "that reached the peak, with every tile live at that moment as related information. Capacities per "
-        "generation: SBUF 192/224/256 KiB, PSUM 16 KiB (hardware.md §1). The capacity model (allocation at "
-        "creation, release when the last reference dies) is documented in docs/simulator.md.",
+        "generation: SBUF 192/224/256 KiB, PSUM 16 KiB (hardware.md §1). The capacity model (a tensor is live "
+        "from its first access to its last, in program order; a program-order peak over capacity is a warning, "
+        "since the compiler reorders and spills) is documented in docs/simulator.md.",
         why="Tiling decisions (tile sizes, double buffering) are about this number; seeing it on the line that "
         "allocates lets the user trade tile size against headroom before the compiler spills.",
         bad=(

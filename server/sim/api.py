@@ -31,7 +31,7 @@ from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.launch import JitKernel, KernelRun, LaunchedKernel, jit_options, run_kernel, unwrap
 from nki_studio.sim.lnc_config import configured_lnc
 from nki_studio.sim.memory import Allocation
-from nki_studio.sim.nki_compiler import ignored_options
+from nki_studio.sim.nki_compiler import ignored_options, surfaces_allocation_oom
 from nki_studio.sim.trace import TraceEvent
 from nki_studio.sim.userframe import SourceLocation
 from nki_studio.sim.versioning import infer_nki_version
@@ -306,6 +306,7 @@ def simulate(
         if path is not None and python_subset is not None:  # against the inferred version, not the default
             _reject_python_subset(path, opts.nki_version, python_subset)
         opts.lnc = lnc or launched or configured_lnc() or 1
+        opts.program_order_capacity = surfaces_allocation_oom(jit_options(kernel))
         if opts.lnc not in (1, 2):
             raise SimulationError(f"lnc must be 1 or 2, not {opts.lnc}")
         if rank_args is not None and len(rank_args) != ranks:

@@ -40,6 +40,8 @@ class SimOptions:
     strict: bool = False  # reading never-written memory raises, naming the line
     trace: bool = False  # record one TraceEvent per instruction
     capacity: str = "error"  # SBUF/PSUM over capacity: "error" | "warn" | "off"
+    # CompileConfig(nki_alloc_fallback=False): the program-order peak is an error too (memory.py module doc)
+    program_order_capacity: bool = False
     allocation_budget: int | None = None  # live bytes over all regions the kernel may allocate
     max_instructions: int | None = None  # instruction budget (None = unbounded)
     checkin: Callable[[], None] | None = None  # called every instruction; raise to stop the kernel
@@ -236,6 +238,7 @@ class SimContext:
                     pmax=limits.partitions,
                     clock=self._clock,
                 )
+                tracker.strict_order = options.program_order_capacity
                 self.cores.append(CoreState(core, options.lnc, tracker, rank, options.ranks, pair))
         self.recorder: TraceRecorder | None = TraceRecorder() if options.trace else None
         self.warnings: list[str] = [options.nki_version_note] if options.nki_version_note else []

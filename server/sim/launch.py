@@ -32,6 +32,7 @@ from nki_studio.sim.errors import (
 )
 from nki_studio.sim.lnc_config import configured_lnc, lnc_mismatch
 from nki_studio.sim.memory import MemoryRegion
+from nki_studio.sim.nki_compiler import surfaces_allocation_oom
 from nki_studio.sim.schedule import Baton, abort_poll
 from nki_studio.sim.tensor import NkiTensor, from_array, to_array
 from nki_studio.sim.userframe import traceback_location
@@ -113,8 +114,11 @@ def run_dropin(kernel: object, args: tuple[Any, ...], kwargs: dict[str, Any], ln
     from nki_studio.sim.nki_compiler import ignored_options
 
     func, _ = unwrap(kernel)
-    run = run_kernel(func, args, kwargs, default_options(lnc, func), grid=grid)
-    launch_log.publish(func, ignored_options(jit_options(kernel)), list(run.ctx.warnings))
+    options = jit_options(kernel)
+    opts = default_options(lnc, func)
+    opts.program_order_capacity = surfaces_allocation_oom(options)
+    run = run_kernel(func, args, kwargs, opts, grid=grid)
+    launch_log.publish(func, ignored_options(options), list(run.ctx.warnings))
     return run.output
 
 

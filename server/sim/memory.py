@@ -14,9 +14,24 @@ Capacity model (documented in docs/simulator.md):
   destination coexist). The exact intervals are only known when the kernel has run, so capacity is checked
   and peaks are measured then (:meth:`MemoryTracker.finish`).
 * Budgets per partition come from ``nki_studio.model.targets`` (SBUF 192/224/256 KiB, PSUM 16 KiB).
-  Exceeding one raises ``HardwareLimitError`` naming the line of the tensor whose first access went over and
-  listing what was live then (or only warns with ``capacity="warn"``). Peak usage and what was live at the
-  peak are reported.
+  Two limits, because the toolchain only refuses one of them:
+
+  - **Operands of one instruction** (every tensor an instruction reads or writes, a tensor on its own
+    included) must fit together: no schedule or spill can split them. Exceeding that raises
+    ``HardwareLimitError`` (``capacity="error"``, the default).
+  - **Program-order peak**: the live ranges above follow the kernel's program order, but by default the
+    toolchain neither keeps that order nor refuses an allocation that does not fit it. neuronx-cc orders the
+    instructions itself after tracing (only their dependencies bind it) and allocates afterwards, spilling SBUF
+    to HBM where needed (NKI compile-config deep dive, 2.33 docs: "By default, neuronx-cc makes both
+    decisions"; NCC_EOOM001 lists "SBUF spills"); NKI 0.7's own linear-scan allocation falls back to
+    neuronx-cc's when it fails unless ``CompileConfig(nki_alloc_fallback=False)`` ("set False to surface
+    SBUF/PSUM OOM", nki-0.7.md §2.8). A program-order peak over the capacity is therefore a warning naming
+    the line and what was live (the kernel may spill or be reordered: a performance matter), and an error
+    only with ``nki_alloc_fallback=False`` (``MemoryTracker.strict_order``). Found on nki-library's MoE
+    kernels, which accumulate 12 PSUM banks' worth of matmul tiles before copying any out: they run on
+    hardware, so the compiler does not keep that order.
+
+  With ``capacity="warn"`` both only warn. Peak usage and what was live at the peak are reported.
 * Tensors placed explicitly (``nl.ndarray(..., address=(partition, free_offset_bytes))``, as allocator
   libraries such as nki-library's do) occupy their byte range: they must end within the capacity (checked at
   creation), and they count as the union of their live ranges, since such allocators reuse addresses.
@@ -117,7 +132,7 @@ class AllocationBudget:
 class LiveRange:
     """The accesses of one on-chip storage: first and last instruction stamp (None until accessed)."""
 
-    __slots__ = ("alloc", "clock", "first", "last", "location", "placed")
+    __slots__ = ("alloc", "clock", "first", "last", "location", "placed", "tracker")
 
     def __init__(
         self,
@@ -125,11 +140,13 @@ class LiveRange:
         location: SourceLocation,
         placed: tuple[int, int] | None,
         clock: Callable[[], int],
+        tracker: MemoryTracker | None = None,
     ) -> None:
         self.alloc = alloc
         self.location = location
         self.placed = placed  # byte range of an explicitly addressed tensor
         self.clock = clock
+        self.tracker = tracker  # told once per instruction that accesses this storage (operand footprint)
         self.first: int | None = None
         self.last = -1
 
@@ -138,7 +155,31 @@ class LiveRange:
         now = self.clock()
         if self.first is None:
             self.first = now
-        self.last = now
+        if self.last != now:  # first access by this instruction: it is one of its operands
+            self.last = now
+            if self.tracker is not None:
+                self.tracker._operand(self, now)
+
+    def created_with_contents(self) -> None:
+        """Record the write that creates a tensor with contents (``nl.zeros`` ...). Not an instruction the
+        simulator issues (hardware fills each tensor on its own), so it joins no other tensor's footprint."""
+        now = self.clock()
+        if self.first is None:
+            self.first = now
+        self.last = max(self.last, now)
+        if self.tracker is not None:
+            self.tracker._alone(self)
+
+
+class _Operands:
+    """The on-chip tensors one instruction (one clock stamp) accessed, in one region, and their bytes."""
+
+    __slots__ = ("members", "nbytes", "stamp")
+
+    def __init__(self, stamp: int) -> None:
+        self.stamp = stamp
+        self.nbytes = 0
+        self.members: list[LiveRange] = []
 
 
 class MemoryTracker:
@@ -164,6 +205,13 @@ class MemoryTracker:
         self._held: dict[int, int] = {}  # allocation id -> bytes taken from the budget while referenced
         self._next_id = 0
         self._finished = False
+        # The program-order peak is an error only when the kernel pins NKI's allocation
+        # (CompileConfig(nki_alloc_fallback=False)); otherwise the toolchain reorders/spills (module doc).
+        self.strict_order = False
+        self._current: dict[str, _Operands] = {}  # region -> operands of the instruction being accessed
+        self._widest: dict[
+            str, _Operands
+        ] = {}  # region -> the instruction whose operands took the most bytes
 
     def allocate(
         self,
@@ -218,9 +266,31 @@ class MemoryTracker:
         if not region.on_chip:
             return None
         alloc = Allocation(name, region.value, shape, dtype_name, per_partition, loc.file, loc.line)
-        live = LiveRange(alloc, loc, placed, self.clock)
+        live = LiveRange(alloc, loc, placed, self.clock, self)
         self._ranges.append(live)
         return live
+
+    def _operand(self, r: LiveRange, now: int) -> None:
+        """``r`` is an operand of the instruction at stamp ``now``: add it to that instruction's footprint."""
+        kind = r.alloc.region
+        cur = self._current.get(kind)
+        if cur is None or cur.stamp != now:
+            cur = self._current[kind] = _Operands(now)
+        cur.members.append(r)
+        cur.nbytes += r.alloc.bytes_per_partition if r.placed is None else r.placed[1] - r.placed[0]
+        widest = self._widest.get(kind)
+        if widest is None or cur.nbytes > widest.nbytes:
+            self._widest[kind] = cur
+
+    def _alone(self, r: LiveRange) -> None:
+        """``r`` was written on its own (no instruction): its own bytes are an operand footprint."""
+        kind = r.alloc.region
+        single = _Operands(-1)
+        single.members.append(r)
+        single.nbytes = r.alloc.bytes_per_partition if r.placed is None else r.placed[1] - r.placed[0]
+        widest = self._widest.get(kind)
+        if widest is None or single.nbytes > widest.nbytes:
+            self._widest[kind] = single
 
     def _release(self, ident: int) -> None:
         total = self._held.pop(ident, None)
@@ -234,14 +304,28 @@ class MemoryTracker:
 
     def finish(self) -> None:
         """Measure each region's peak from the live ranges and check it against the capacity (the kernel has
-        run, so every range is complete). Raises ``HardwareLimitError`` in "error" mode; idempotent."""
+        run, so every range is complete). Raises ``HardwareLimitError`` in "error" mode when one instruction's
+        operands do not fit (or, with ``strict_order``, when the program-order peak does not); idempotent."""
         if self._finished:
             return
         self._finished = True
         for kind, cap in self.capacity.items():
-            error = self._sweep(kind, cap)
+            error = self._operands_fit(kind, cap) or self._sweep(kind, cap)
             if error is not None:
                 raise error
+
+    def _operands_fit(self, kind: str, cap: int) -> HardwareLimitError | None:
+        """The schedule-independent limit: the widest instruction's operands against the capacity."""
+        widest = self._widest.get(kind)
+        if widest is None or widest.nbytes <= cap or self.mode != "error":
+            return None  # "warn": the sweep warns about the (at least as high) program-order peak
+        last = widest.members[-1]
+        return HardwareLimitError(
+            f"{kind.upper()} capacity exceeded: the operands of one instruction need {widest.nbytes} of {cap} "
+            "bytes per partition together (no schedule or spill separates them): "
+            + "; ".join(x.alloc.describe() for x in widest.members),
+            location=last.location,
+        )
 
     def _sweep(self, kind: str, cap: int) -> HardwareLimitError | None:
         """Walk the ranges of one region in time order: at each stamp the tensors first accessed then join
@@ -254,6 +338,7 @@ class MemoryTracker:
                 ends.setdefault(r.last, []).append(r)
         cover = np.zeros(cap, np.int32)  # per byte of a partition: how many live placed tensors use it
         covered = loose = 0
+        warned = False  # one warning per region: the first time the program-order peak goes over
         live: dict[int, LiveRange] = {}
         peak = RegionPeak()
         for now in sorted(starts.keys() | ends.keys()):
@@ -266,16 +351,26 @@ class MemoryTracker:
                     covered += int(np.count_nonzero(window == 0))
                     window += 1
                 used = loose + covered
-                if used > cap and self.mode != "off":
+                if used > cap and self.mode != "off" and not warned:
                     msg = (
                         f"{kind.upper()} capacity exceeded: {used} of {cap} bytes per partition live when "
                         f"{r.alloc.name or 'a tensor'} {list(r.alloc.shape)} {r.alloc.dtype} is first used; "
                         "live: " + "; ".join(x.alloc.describe() for x in live.values())
                     )
-                    if self.mode == "error":
+                    if self.mode == "error" and self.strict_order:
                         self.peaks[kind] = RegionPeak(used, tuple(x.alloc for x in live.values()))
-                        return HardwareLimitError(msg, location=r.location)
+                        return HardwareLimitError(
+                            msg + " (CompileConfig(nki_alloc_fallback=False): NKI allocation follows program "
+                            "order and surfaces this)",
+                            location=r.location,
+                        )
+                    if self.mode == "error":  # the default toolchain reorders and spills instead (module doc)
+                        msg += (
+                            " (in program order; neuronx-cc reorders instructions and spills SBUF, so this "
+                            "costs performance rather than failing; nki_alloc_fallback=False makes it an error)"
+                        )
                     self.warnings.append(f"{r.location.file}:{r.location.line}: {msg}")
+                    warned = True
                 if used > peak.bytes_per_partition:
                     peak = RegionPeak(used, tuple(x.alloc for x in live.values()))
             for r in ends.get(now, ()):

@@ -4,6 +4,8 @@
 The configuration is accepted and recorded. None of the documented options changes the values a kernel
 computes: they steer the backend's allocation, scheduling and checking passes, which the simulator does not
 run. :func:`ignored_options` says so per option, and the simulation result lists it (``ignoredConfig``).
+One is honoured: ``nki_alloc_fallback=False`` makes the SBUF/PSUM program-order peak an error
+(:func:`surfaces_allocation_oom`, ``sim/memory.py``).
 Sources: ``/en/v2.33.1/nki/api/nki.compiler.html`` and ``/en/v2.33.1/_modules/nki/compiler.html`` (attribute
 names, defaults written ``...``); the ``AddressRotation`` members come from the ``latest`` API page.
 """
@@ -71,7 +73,7 @@ class CompileConfig(_Config):
         "barrier_check": "the LNC barrier checker is a compile pass; the simulator always reports unsynchronised"
         " overlapping writes of LNC cores as warnings",
         "prefetch_auto": "DMA prefetch placement changes timing, not values",
-        "nki_alloc_fallback": "the simulator checks SBUF/PSUM capacity either way (from liveness)",
+        "nki_alloc_fallback": "honoured: False makes a program-order SBUF/PSUM peak over capacity an error",
     }
     assert set(OPTIONS) == set(COMPILE_CONFIG_OPTIONS)  # the names are declared in model.jit_config
 
@@ -85,6 +87,17 @@ class SpecializationConfig(_Config):
         "allow_nested_config_override": "nested @nki.jit kernels always run inlined in the simulator",
     }
     assert set(OPTIONS) == set(SPECIALIZATION_CONFIG_OPTIONS)
+
+
+#: Options the simulation honours (never listed as ignored).
+HONOURED = frozenset({"nki_alloc_fallback"})
+
+
+def surfaces_allocation_oom(jit_options: dict[str, Any]) -> bool:
+    """True when the kernel sets ``CompileConfig(nki_alloc_fallback=False)``: NKI's program-order allocation
+    then reports SBUF/PSUM OOM instead of falling back to neuronx-cc's (nki-0.7.md §2.8)."""
+    config = jit_options.get("compile_config")
+    return isinstance(config, CompileConfig) and config.nki_alloc_fallback is False
 
 
 def _show(value: object) -> str:
@@ -103,6 +116,8 @@ def ignored_options(jit_options: dict[str, Any]) -> list[str]:
             notes.append(f"{key}={config!r}: not an nki.compiler config object; ignored")
             continue
         for name, value in config.given().items():
+            if name in HONOURED:
+                continue
             notes.append(f"{type(config).__name__}.{name}={_show(value)}: ignored ({config.OPTIONS[name]})")
         for name, value in config.unknown.items():
             notes.append(f"{type(config).__name__}.{name}={_show(value)}: not an NKI 0.7 option; ignored")

@@ -416,7 +416,7 @@ def _new_storage(
     st = Storage(data, dt, buffer, name, shp, precise, written)
     st.live = core.memory.allocate(st, buffer, shp, dtypes.dtype_name(dt), dt.itemsize, name, address)
     if fill is not None and st.live is not None:
-        st.live.touch()  # created with contents (nl.zeros ...): written by definition
+        st.live.created_with_contents()  # nl.zeros ...: written by definition, by no issued instruction
     return st
 
 
