@@ -516,17 +516,19 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         for key in active:
             core, length = cores[key], lengths[key]
             cur = cursors[key]
-            while pos[key] < length:
-                k = pos[key] - cur.base
+            at = pos[key]  # a local position between joins (a join moves ``pos`` of every member)
+            while at < length:
+                k = at - cur.base
                 if k >= cur.n:
-                    cur.load(pos[key])
+                    cur.load(at)
                     k = 0
                 scope = cur.records[k][6]
                 if scope is None:
                     commit(k, cur, core, *place(k, cur, core, 0.0))
-                    pos[key] += 1
+                    at += 1
                     progressed = True
                     continue
+                pos[key] = at
                 j = seen[key][scope]
                 group = (scope, j, key[0] if scope == "core" else -1)
                 arrived = waiting[group]
@@ -537,7 +539,7 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     m for m in streams if joins_of[m][scope] > j and (scope == "all" or m[0] == key[0])
                 ]
                 if any(m not in arrived for m in members):
-                    break  # wait for the other instances
+                    break  # wait for the other instances (``pos[key]`` is ``at``)
                 t_join = max(a[2] for a in arrived.values())
                 for m, (k2, cur2, _t, ns, dma, accesses) in arrived.items():
                     commit(k2, cur2, cores[m], t_join, ns, dma, accesses)
@@ -545,6 +547,8 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     seen[m][scope] += 1
                 del waiting[group]
                 progressed = True
+                at = pos[key]
+            pos[key] = at
         active = [k for k in active if pos[k] < lengths[k]]
         if active and not progressed:  # a join some instance never reaches: release what arrived
             for group, arrived in list(waiting.items()):
