@@ -54,12 +54,12 @@ def group(columns: Sequence[npt.NDArray[Any]]) -> tuple[I64, I64]:
             out.append(got)
         return np.array(out, np.int64), np.array(firsts, np.int64)
     h = row_hash(columns)
-    order = np.argsort(h, kind="stable")
+    order = np.argsort(h)  # not stable (cheaper): the first row of each hash is the least one of its run
     hs = h[order]
     new = np.empty(n, bool)
     new[0] = True
     np.not_equal(hs[1:], hs[:-1], out=new[1:])
-    first = order[new]  # stable: the first row of each hash
+    first = np.minimum.reduceat(order, np.flatnonzero(new))  # the first row of each hash
     ids = np.empty(n, np.int64)
     ids[order] = np.cumsum(new) - 1
     rep = first[ids]
