@@ -36,6 +36,7 @@ import numpy.typing as npt
 from nki_studio.estimate import constants as K
 from nki_studio.estimate.activation_tables import table_loads
 from nki_studio.estimate.cost import instruction_cost, is_pe_transpose, operand
+from nki_studio.estimate.heap import heap_for_large_arrays
 from nki_studio.estimate.trace_plan import SCOPES, Plan, plan
 from nki_studio.model.targets import TargetLimits
 from nki_studio.sim.trace import TraceEvent
@@ -264,7 +265,7 @@ def no_cyclic_gc() -> Iterator[None]:
 
 def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     """Place every event of a trace on the estimated timeline (see the module docstring)."""
-    with no_cyclic_gc():
+    with no_cyclic_gc(), heap_for_large_arrays():
         return _schedule(events, limits)
 
 
