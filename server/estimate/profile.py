@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate.columns import first_of, group, occurrence, recode
+from nki_studio.estimate.heap import heap_for_large_arrays
 from nki_studio.estimate.profile_details import (
     OperandView,
     dma_columns,
@@ -107,6 +108,11 @@ def _dma_rows(v: OperandView, rows: npt.NDArray[np.int64]) -> tuple[Any, ...]:
 def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Profile:
     """The ``Profile`` of a scheduled trace (see the module docstring), built column by column from the
     trace's columns: a trace has millions of rows but few distinct names."""
+    with heap_for_large_arrays():
+        return _profile_from_schedule(sched, target, path)
+
+
+def _profile_from_schedule(sched: Schedule, target: Target, path: str) -> Profile:
     trace = as_compact(sched.events)
     v = OperandView(trace)
     n = len(trace)
