@@ -36,6 +36,7 @@ import numpy.typing as npt
 from nki_studio.estimate import constants as K
 from nki_studio.estimate.activation_tables import table_loads
 from nki_studio.estimate.cost import instruction_cost, is_pe_transpose, operand
+from nki_studio.estimate.heap import heap_for_large_arrays
 from nki_studio.estimate.trace_plan import SCOPES, Plan, plan
 from nki_studio.model.targets import TargetLimits
 from nki_studio.sim.trace import TraceEvent
@@ -200,7 +201,8 @@ Rect = tuple[int, int, int, int]  # (b0, b1, p0, p1)
 # storage, rectangle, written, its footprints when placed (None: first access), their version, the hits then
 # ... and whether it is the allocation's last access on the core
 Access = tuple[int, Rect, bool, "_Footprints | None", int, "list[list[Any]] | None", bool]
-Placed = tuple[float, float, tuple[int, int], list[Access]]  # start, duration, DMA engines, accesses
+# event, engine, start, duration, DMA engines, accesses
+Placed = tuple[int, str, float, float, tuple[int, int], list[Access]]
 _NO_DMA = (-1, -1)
 
 
@@ -263,7 +265,7 @@ def no_cyclic_gc() -> Iterator[None]:
 
 def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     """Place every event of a trace on the estimated timeline (see the module docstring)."""
-    with no_cyclic_gc():
+    with no_cyclic_gc(), heap_for_large_arrays():
         return _schedule(events, limits)
 
 
@@ -384,7 +386,7 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     tables = table_loads(trace)  # index -> activation-table load before it (Scalar engine)
 
     def place(k: int, cur: _Cursor, core: _Core, not_before: float) -> Placed:
-        """(start, duration, dma engines, accesses) of the cursor's event k, not starting before
+        """(event, engine, start, duration, dma engines, accesses) of the cursor's event k, not starting before
         ``not_before``: after the accesses it depends on (see ``_Footprints``) and its engine queue."""
         i, engine, ns, first, last, queue, _scope, st, load, a0, a1, d0, d1, k0, k1 = cur.records[k]
         ready = not_before
@@ -433,7 +435,7 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
             pair = dma_pairs.get((first, last))
             if pair is None:
                 pair = dma_pairs[(first, last)] = (first, last)
-            return t, ns + latency, pair, accesses
+            return i, engine, t, ns + latency, pair, accesses
         if engine == "tensor":
             # the issue overhead, and a stationary load unless it is the operand already in the array
             if st != -1:
@@ -457,13 +459,11 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     t = holder[0]
             for b in banks:
                 held[b] = (t + ns, engine)
-        return t, ns, _NO_DMA, accesses
+        return i, engine, t, ns, _NO_DMA, accesses
 
     def commit(
-        k: int, cur: _Cursor, core: _Core, t: float, ns: float, dma: tuple[int, int], accesses: list[Access]
+        core: _Core, i: int, engine: str, t: float, ns: float, dma: tuple[int, int], accesses: list[Access]
     ) -> None:
-        rec = cur.records[k]
-        i, engine = rec[0], rec[1]
         done = t + ns
         start[i], end[i] = t, done
         if dma[0] < 0:
@@ -505,10 +505,7 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
 
     pos = dict.fromkeys(streams, 0)
     seen: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
-    waiting: dict[
-        tuple[str, int, int],
-        dict[tuple[int, int], tuple[int, _Cursor, float, float, tuple[int, int], list[Access]]],
-    ] = defaultdict(dict)
+    waiting: dict[tuple[str, int, int], dict[tuple[int, int], Placed]] = defaultdict(dict)
 
     active = [k for k in streams if lengths[k]]
     while active:
@@ -516,40 +513,44 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         for key in active:
             core, length = cores[key], lengths[key]
             cur = cursors[key]
-            while pos[key] < length:
-                k = pos[key] - cur.base
+            at = pos[key]  # a local position between joins (a join moves ``pos`` of every member)
+            while at < length:
+                k = at - cur.base
                 if k >= cur.n:
-                    cur.load(pos[key])
+                    cur.load(at)
                     k = 0
                 scope = cur.records[k][6]
                 if scope is None:
-                    commit(k, cur, core, *place(k, cur, core, 0.0))
-                    pos[key] += 1
+                    commit(core, *place(k, cur, core, 0.0))
+                    at += 1
                     progressed = True
                     continue
+                pos[key] = at
                 j = seen[key][scope]
                 group = (scope, j, key[0] if scope == "core" else -1)
                 arrived = waiting[group]
                 if key not in arrived:
-                    arrived[key] = (k, cur, *place(k, cur, core, 0.0))
+                    arrived[key] = place(k, cur, core, 0.0)
                     progressed = True
                 members = [
                     m for m in streams if joins_of[m][scope] > j and (scope == "all" or m[0] == key[0])
                 ]
                 if any(m not in arrived for m in members):
-                    break  # wait for the other instances
+                    break  # wait for the other instances (``pos[key]`` is ``at``)
                 t_join = max(a[2] for a in arrived.values())
-                for m, (k2, cur2, _t, ns, dma, accesses) in arrived.items():
-                    commit(k2, cur2, cores[m], t_join, ns, dma, accesses)
+                for m, (i2, engine2, _t, ns, dma, accesses) in arrived.items():
+                    commit(cores[m], i2, engine2, t_join, ns, dma, accesses)
                     pos[m] += 1
                     seen[m][scope] += 1
                 del waiting[group]
                 progressed = True
+                at = pos[key]
+            pos[key] = at
         active = [k for k in active if pos[k] < lengths[k]]
         if active and not progressed:  # a join some instance never reaches: release what arrived
             for group, arrived in list(waiting.items()):
-                for m, (k2, cur2, t, ns, dma, accesses) in arrived.items():
-                    commit(k2, cur2, cores[m], t, ns, dma, accesses)
+                for m, (i2, engine2, t, ns, dma, accesses) in arrived.items():
+                    commit(cores[m], i2, engine2, t, ns, dma, accesses)
                     pos[m] += 1
                     seen[m][group[0]] += 1
                 del waiting[group]

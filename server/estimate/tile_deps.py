@@ -69,10 +69,12 @@ def tile_deps(
     bad = np.zeros(nkeys, bool)
     if sub.size:
         sk = k[sub]
-        lex = np.lexsort((sub, *(c[sub] for c in reversed(cols)), sk))
+        lex = np.lexsort((*(c[sub] for c in reversed(cols)), sk))  # stable: event order within a footprint
         order[sub] = order[sub][lex]
-        k = key[order]
-        cols = [c[order] for c in rect]
+        # only the rows of ``sub`` moved, and within runs of one allocation (``sk`` leads the sort): ``k`` is
+        # unchanged, the rectangle columns are permuted there alone (no full re-gather)
+        for c in cols:
+            c[sub] = c[sub][lex]
         # allocations whose distinct footprints are disjoint byte ranges: sorted by first byte, each ends
         # before the next begins (then each footprint is a tile of its own)
         sk, sb0, sb1 = k[sub], cols[0][sub], cols[1][sub]
