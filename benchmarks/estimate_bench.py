@@ -108,6 +108,12 @@ def _worker(what: str, n: int) -> dict[str, float]:
     from nki_studio.estimate.schedule import schedule
     from nki_studio.model.targets import Target
 
+    try:  # what the simulation job process does before it simulates (code before it had the import-time form)
+        from nki_studio.estimate.heap import prefer_heap_for_large_arrays
+
+        prefer_heap_for_large_arrays()
+    except ImportError:
+        pass
     target = Target()
     trace = _trace(n)
     out: dict[str, float] = {"instructions": len(trace), "trace_mib": _peak_mib()}

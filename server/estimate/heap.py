@@ -5,7 +5,8 @@ operand rows). glibc serves each block above its mmap threshold with a fresh ``m
 ``munmap`` on free, so every temporary is page-faulted in again (and zeroed by the kernel): measured about a
 third of the plan's time at 1M instructions. With the threshold at glibc's own maximum (32 MiB on 64-bit,
 ``DEFAULT_MMAP_THRESHOLD_MAX``; the value its dynamic threshold reaches after freeing such a block), set once
-when this module is imported (so before the simulator builds the trace's columns, which then share the heap),
+by the simulation job process (``prefer_heap_for_large_arrays``, before the simulator builds the trace's columns,
+which then share the heap),
 and a high trim threshold while an estimate runs, freed blocks are reused instead. On exit the trim threshold
 goes back down to twice the mmap threshold (what glibc's dynamic rule sets) and ``malloc_trim`` returns the
 free memory to the system, so the process does not keep it. The mmap threshold stays: glibc cannot be told to
@@ -40,14 +41,24 @@ def _libc() -> Any:
 
 
 _LIBC = _libc()
-if _LIBC is not None:  # at import, so the trace's own columns (built after) come from the heap too
-    _LIBC.mallopt(_M_MMAP_THRESHOLD, _MMAP_MAX)
+_raised = False
+
+
+def prefer_heap_for_large_arrays() -> None:
+    """Raise glibc's mmap threshold for the rest of the process (once; see the module docstring). Called by the
+    simulation job process before the simulator builds the trace, so the trace's columns come from the heap
+    too; not at import, so no other process that merely imports the estimate (the language server, the CLI)
+    has its allocator changed."""
+    global _raised
+    if _LIBC is not None and not _raised:
+        _LIBC.mallopt(_M_MMAP_THRESHOLD, _MMAP_MAX)
+        _raised = True
 
 
 @contextmanager
 def heap_for_large_arrays() -> Iterator[None]:
     """Serve large temporaries from the heap for the duration (see the module docstring)."""
-    if _LIBC is None:
+    if _LIBC is None or not _raised:
         yield
         return
     _LIBC.mallopt(_M_TRIM_THRESHOLD, _TRIM_DURING)

@@ -198,11 +198,14 @@ def _set_error(result: SimulationResult, status: Status, info: ErrorInfo) -> Sim
 
 
 def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> None:
+    from nki_studio.estimate.heap import prefer_heap_for_large_arrays
     from nki_studio.model.targets import limits_for, parse_generation
     from nki_studio.sim import load_kernel_module, simulate
     from nki_studio.simulate import cost, oracle
     from nki_studio.simulate.estimate import estimate_section
     from nki_studio.simulate.inputs import make_inputs
+
+    prefer_heap_for_large_arrays()  # this process runs one kernel and its estimate: large temporaries reused
 
     timings: Timings = result["timings"]
     folder = os.path.dirname(os.path.abspath(job.path))
