@@ -57,6 +57,12 @@ USER_PRIORITY_MAX_PAUSE_S = 0.5
 
 RELEASE_AFTER_CLOSE_S = 2.0  # memory is given back this long after the last of a burst of didClose
 
+# A publish identical to what the client already shows (typing that moves no finding) is sent only once the
+# document stayed on that version this long: during fast typing every lint used to re-send every diagnostic,
+# and serialising and writing those lists was the largest cost on the event loop (measured with
+# benchmarks/lsp_storm_bench.py), which delayed hovers. The client still gets the final version's publish.
+UNCHANGED_PUBLISH_DELAY_S = 0.75
+
 DocumentEvent = Literal["open", "change", "save", "close"]
 DocumentListener = Callable[[str], None]
 SettingsListener = Callable[[Settings, Settings], None]
@@ -96,6 +102,8 @@ class NkiLanguageServer(LanguageServer):
         self._providers: dict[str, list[Provider]] = {}
         self._code_action_options = types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
         self._diagnostics: dict[str, dict[str, list[types.Diagnostic]]] = {}  # uri -> owner -> list
+        self._sent: dict[str, list[types.Diagnostic]] = {}  # uri -> the union the client last received
+        self._unchanged: dict[str, asyncio.TimerHandle] = {}  # uri -> its delayed identical publish
         self._after_startup: list[Callable[[], Any]] | None = []  # None once start-up is over
         # What the client received before this server started (lsp.fastpath), for the lint feature to take
         # over at registration; None: started normally.
@@ -212,12 +220,36 @@ class NkiLanguageServer(LanguageServer):
         owners = self._diagnostics.setdefault(uri, {})
         owners[owner] = list(diagnostics)
         doc = self.workspace.text_documents.get(uri)
+        version = doc.version if doc else None
         union = [d for owned in owners.values() for d in owned]
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=union, version=doc.version if doc else None)
-        )
+        pending = self._unchanged.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        # Features reuse unchanged Diagnostic objects, so this comparison is mostly identity checks.
+        if self._loop is not None and self._sent.get(uri) == union:
+            self._unchanged[uri] = self._loop.call_later(
+                UNCHANGED_PUBLISH_DELAY_S, self._publish_unchanged, uri, version
+            )
+        else:
+            self._send_diagnostics(uri, union, version)
         if self._after_startup is not None:
             self._startup_over()
+
+    def _publish_unchanged(self, uri: str, version: int | None) -> None:
+        """The delayed identical publish: only if the document is still on the version it was made for (a newer
+        version gets its own publish) and nothing else was sent meanwhile."""
+        self._unchanged.pop(uri, None)
+        doc = self.workspace.text_documents.get(uri)
+        owners = self._diagnostics.get(uri)
+        if doc is None or owners is None or doc.version != version:
+            return
+        self._send_diagnostics(uri, [d for owned in owners.values() for d in owned], version)
+
+    def _send_diagnostics(self, uri: str, union: list[types.Diagnostic], version: int | None) -> None:
+        self._sent[uri] = union
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=union, version=version)
+        )
 
     def seed_diagnostics(self, uri: str, owner: str, diagnostics: Sequence[types.Diagnostic]) -> None:
         """Diagnostics the client already shows that this server did not publish (sent before it started):
@@ -368,6 +400,10 @@ class NkiLanguageServer(LanguageServer):
         def did_close(ls: NkiLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
             uri = params.text_document.uri
             ls._emit_document("close", uri)
+            ls._sent.pop(uri, None)
+            pending = ls._unchanged.pop(uri, None)
+            if pending is not None:
+                pending.cancel()
             if ls._diagnostics.pop(uri, None):  # a closed document shows no diagnostics of ours
                 ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
             ls._release_memory_later()

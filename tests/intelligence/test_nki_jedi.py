@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from nki_studio.lsp.features.nki_jedi import NkiJedi, _excerpt, _nki_bound_names, imports_nki, target_notes
+from nki_studio.lsp.features.nki_jedi import (
+    NkiJedi,
+    _dotted_at,
+    _excerpt,
+    _nki_bound_names,
+    imports_nki,
+    target_notes,
+)
 from nki_studio.model.targets import Generation, NkiVersion, Target
 
 
@@ -93,3 +100,26 @@ def test_matmul_limits_follow_the_generation() -> None:
         and trn2
     )
     assert any("N <= 4096 (FP32 PSUM dst), N <= 8192 (BF16 dst)" in t for t in trn3)
+
+
+_HOVERED = "import nki.language as nl\nimport numpy as np\n\nx = nl.ndarray((2, 2), dtype=nl.float32)\ny = np.zeros(2)\n"
+
+
+def test_dotted_at_only_for_names_an_nki_import_binds() -> None:
+    """Hover on ``nl.ndarray`` needs only the imports; ``np.zeros`` and bare names go through the whole module."""
+    imports = "import nki.language as nl\nimport numpy as np"
+    assert _dotted_at(_HOVERED, 4, len("x = nl.nd")) == (imports, "nl.ndarray")
+    assert _dotted_at(_HOVERED, 4, len("x = nl.ndarray((2, 2), dtype=nl.fl")) == (imports, "nl.float32")
+    assert _dotted_at(_HOVERED, 4, len("x = n")) is None  # on the alias itself
+    assert _dotted_at(_HOVERED, 5, len("y = np.ze")) is None  # not an NKI import
+    assert _dotted_at(_HOVERED, 4, 0) is None  # a plain variable
+
+
+def test_api_name_from_the_imports_matches_the_whole_module() -> None:
+    """The short path (imports + expression) finds the same API name jedi finds in the whole module."""
+    jedi = NkiJedi()
+    column = len("x = nl.nd")
+    quick = jedi.api_names(_HOVERED, None, 4, column)
+    full = jedi._api_names_of(_HOVERED, None, 4, column)
+    assert [n.full_name for n in quick] == [n.full_name for n in full] == ["nki.language.ndarray"]
+    assert jedi.api_names(_HOVERED, None, 5, len("y = np.ze")) == []  # numpy is no API name

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # jedi is imported on the jedi thread, not at server start-up
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+API_HOVER_CACHE_SIZE = 512  # hover texts of distinct API names kept (the NKI API has a few hundred)
 
 _KINDS = {
     "module": types.CompletionItemKind.Module,
@@ -72,6 +73,10 @@ class IntelligenceFeature:
         ] = {}  # label -> item of the latest completion, for resolve
         self._allocations: dict[str, tuple[tuple[int | None, Target, int], list[AllocationInfo]]] = {}
         self._root: str | None = None
+        # (API name's definition, target) -> its hover markdown: the signature and docstring come from the stubs
+        # or the installed SDK, which do not change while the server runs (inferred), and reading them was
+        # most of a hover's cost, which a storm of edits made wait for the GIL. Jedi thread only.
+        self._api_hovers: dict[tuple[Any, ...], str] = {}
 
     # ---- plumbing ------------------------------------------------------------------------------------------
     def start(self, root: str | None) -> None:
@@ -186,7 +191,14 @@ class IntelligenceFeature:
             if not names:
                 return None
             name = names[0]
-            return _api_markdown(name.name, _signature_line(name), name.docstring(raw=True), target)
+            key = (name.module_path, name.full_name, name.name, name.line, name.column, target)
+            markdown = self._api_hovers.get(key)
+            if markdown is None:
+                if len(self._api_hovers) >= API_HOVER_CACHE_SIZE:
+                    self._api_hovers.clear()
+                markdown = _api_markdown(name.name, _signature_line(name), name.docstring(raw=True), target)
+                self._api_hovers[key] = markdown
+            return markdown
 
         def both() -> tuple[AllocationInfo | None, str | None]:
             # One trip to the jedi thread: while lint and edits keep the server busy, every hand-over between

@@ -49,6 +49,9 @@ class NkiJedi:
         self.root = Path(root).resolve() if root else None
         self._projects: dict[Path, jedi.Project] = {}
         self._members: dict[tuple[str, str], list[Completion]] = {}
+        self._hover_names: dict[
+            tuple[str, str, str], list[BaseName]
+        ] = {}  # (kind, imports, expression) -> names
 
     def project(self, path: str | None) -> jedi.Project:
         """The workspace's project for files inside it, else one rooted at the file's folder (so sibling helper
@@ -156,6 +159,24 @@ class NkiJedi:
     def api_names(self, text: str, path: str | None, line: int, column: int) -> list[BaseName]:
         """The NKI API name under the cursor (after following imports), if any; a variable holding an NKI
         object is not an API name."""
+        # ``nl.ndarray``: only the imports decide what it is, so jedi reads them and the expression, not the whole
+        # module (which changes with every keystroke); cached per (imports, expression).
+        quick = _dotted_at(text, line, column)
+        if quick is not None:
+            imports, dotted = quick
+            key = ("hover", imports, dotted)
+            cached = self._hover_names.get(key)
+            if cached is None:
+                cached = self._api_names_of(
+                    f"{imports}\n{dotted}", path, imports.count("\n") + 2, len(dotted)
+                )
+                self._hover_names[key] = cached
+                if len(self._hover_names) > 256:
+                    self._hover_names.pop(next(iter(self._hover_names)))
+            return cached
+        return self._api_names_of(text, path, line, column)
+
+    def _api_names_of(self, text: str, path: str | None, line: int, column: int) -> list[BaseName]:
         script = self.script(text, path)
         try:
             names = script.infer(line, column)
@@ -193,15 +214,11 @@ _IMPORT = re.compile(r"^(?:import|from)\s")
 _MAX_STATEMENT_LINES = 40
 
 
-def _excerpt(text: str, line: int, column: int) -> tuple[str, int, int] | None:
-    """The module's top-level imports followed by the statement under the cursor (dedented, up to the cursor);
-    returns the excerpt and the cursor in it (1-based line, column)."""
-    lines = text.split("\n")
-    if not 0 < line <= len(lines):
-        return None
+def _top_imports(lines: list[str], skip: int) -> list[str]:
+    """The module's top-level import lines (with their continuation lines), except the 0-based line ``skip``."""
     imports = []
     for i, row in enumerate(lines):
-        if i != line - 1 and _IMPORT.match(row):
+        if i != skip and _IMPORT.match(row):
             imports.append(row)
             while row.rstrip().endswith(("(", ",", "\\")) and i + 1 < len(lines):  # parenthesised imports
                 i += 1
@@ -209,6 +226,38 @@ def _excerpt(text: str, line: int, column: int) -> tuple[str, int, int] | None:
                 imports.append(row)
                 if ")" in row:
                     break
+    return imports
+
+
+_DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.\w+)+)$")
+
+
+def _dotted_at(text: str, line: int, column: int) -> tuple[str, str] | None:
+    """For a cursor in ``alias.attr[.attr]`` whose alias an NKI import binds: (the module's imports, the dotted
+    expression up to the end of the word under the cursor); None otherwise (jedi then reads the whole module)."""
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):
+        return None
+    row = lines[line - 1]
+    end = column
+    while end < len(row) and (row[end].isalnum() or row[end] == "_"):
+        end += 1
+    m = _DOTTED.search(row[:end])
+    if m is None or m.start() > column:
+        return None
+    imports = _top_imports(lines, line - 1)
+    if m.group(1).split(".")[0] not in _nki_bound_names(imports):
+        return None
+    return "\n".join(imports), m.group(1)
+
+
+def _excerpt(text: str, line: int, column: int) -> tuple[str, int, int] | None:
+    """The module's top-level imports followed by the statement under the cursor (dedented, up to the cursor);
+    returns the excerpt and the cursor in it (1-based line, column)."""
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):
+        return None
+    imports = _top_imports(lines, line - 1)
     start = line - 1  # the line holding the bracket that is still open at the cursor's line, if any
     depth = 0
     for candidate in range(line - 2, max(-1, line - 2 - _MAX_STATEMENT_LINES), -1):
