@@ -43,7 +43,9 @@ class NkiJedi:
 
     def __init__(self, root: str | None = None) -> None:
         from jedi.api.environment import InterpreterEnvironment
+        from nki_studio.lsp.features import parso_cache
 
+        parso_cache.install()  # a server ending mid-write must not leave a cache entry jedi cannot read
         # The server's own interpreter: no subprocess per request; the SDK is visible when installed next to us.
         self.environment = InterpreterEnvironment()
         self.root = Path(root).resolve() if root else None
