@@ -22,15 +22,14 @@ import os
 import resource
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
-from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 from nki_studio.sim.trace import Operand, TraceEvent
+from revisions import server_at
 
 ROOT = Path(__file__).resolve().parents[1]
 _PER_TILE = 12  # instructions per generated tile
@@ -130,15 +129,6 @@ def _worker(what: str, n: int) -> dict[str, float]:
     return out
 
 
-def _extract(rev: str, into: str) -> str:
-    """The ``server`` tree of git revision ``rev`` importable as ``nki_studio`` from the returned directory."""
-    data = subprocess.run(["git", "archive", rev, "server"], cwd=ROOT, capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=BytesIO(data)) as tar:
-        tar.extractall(into, filter="data")
-    os.symlink("server", os.path.join(into, "nki_studio"))
-    return into
-
-
 def _run(root: str | None, what: str, n: int) -> dict[str, float]:
     """``_worker`` in a fresh interpreter, on the code under ``root`` (None: this tree)."""
     env = dict(os.environ)
@@ -162,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         variants: dict[str, str | None] = {"after": None}
         if args.baseline:
-            variants = {"before": _extract(args.baseline, tmp), **variants}
+            variants = {"before": server_at(args.baseline, tmp), **variants}
         best: dict[str, dict[str, float]] = {}
         for _ in range(args.repeat):  # alternate, so load changes affect both alike
             for label, root in variants.items():

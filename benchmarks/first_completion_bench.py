@@ -19,15 +19,14 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
+from revisions import server_at
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = """import nki
@@ -91,17 +90,6 @@ async def _once(pythonpath: str | None, folder: Path, first: str) -> float:
     return elapsed
 
 
-def _extract(rev: str, into: Path) -> str:
-    archive = into / "server.tar"
-    subprocess.run(
-        ["git", "archive", "--format=tar", f"--output={archive}", rev, "server"], cwd=ROOT, check=True
-    )
-    with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
-    (into / "server").rename(into / "nki_studio")
-    return str(into)
-
-
 def _ms(values: list[float]) -> str:
     return f"p50 {statistics.median(values):.0f} ms (min {min(values):.0f}, max {max(values):.0f}, n={len(values)})"
 
@@ -112,7 +100,7 @@ async def main_async(starts: int, rev: str | None) -> None:
     with tempfile.TemporaryDirectory(prefix="nki-first-completion-") as tmp:
         variants: list[tuple[str, str | None]] = [("working tree", None)]
         if rev:
-            variants.insert(0, (rev, _extract(rev, Path(tmp))))
+            variants.insert(0, (rev, server_at(rev, Path(tmp))))
         figures: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label, _ in variants}
         for n in range(starts):  # alternate, so every variant sees the same load
             for label, path in variants:

@@ -25,7 +25,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ from pathlib import Path
 import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from revisions import server_at
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = StdioServerParameters(
@@ -88,18 +88,6 @@ async def _warm(lints: int, simulates: int, pause: float) -> tuple[list[float], 
     return lint_s, overhead, simulation, waited
 
 
-def _extract(rev: str, into: Path) -> str:
-    """``server/`` at git revision ``rev`` as the package ``nki_studio`` under ``into``; returns ``into``."""
-    archive = into / "server.tar"
-    subprocess.run(
-        ["git", "archive", "--format=tar", f"--output={archive}", rev, "server"], cwd=ROOT, check=True
-    )
-    with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
-    (into / "server").rename(into / "nki_studio")
-    return str(into)
-
-
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -118,7 +106,7 @@ def _compare(rev: str, starts: int) -> None:
     """Old (``rev``) and new alternately: wall time to the first answer, and CPU time (user + system) of the
     server process over that session and of the bare import, which the machine's load disturbs far less."""
     with tempfile.TemporaryDirectory(prefix="nki-mcp-bench-") as tmp:
-        old = _extract(rev, Path(tmp))
+        old = server_at(rev, Path(tmp))
         figures: dict[str, dict[str, list[float]]] = {}
         for _ in range(starts):  # alternate, so both see the same load
             for label, path in (("old", old), ("new", None)):

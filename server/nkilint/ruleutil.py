@@ -314,3 +314,19 @@ def loop_bound_args(call: ast.Call, kind: str) -> list[ast.expr]:
     out = [a for a in call.args[:2] if not isinstance(a, ast.Starred)]
     out += [kw.value for kw in call.keywords if kw.arg in keywords[len(call.args[:2]) :]]
     return out
+
+
+NOT_LITERAL = object()  # what ``literal_value`` gives for an expression that is not a literal
+
+
+def literal_value(node: ast.expr) -> object:
+    """A literal's value, a negated number (``-3``) included; ``NOT_LITERAL`` for anything else (``None`` is a
+    literal value)."""
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+    ):
+        value = node.operand.value
+        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else NOT_LITERAL
+    return node.value if isinstance(node, ast.Constant) else NOT_LITERAL

@@ -11,7 +11,7 @@ from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.kernels import FunctionInfo
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
-from nki_studio.nkilint.ruleutil import V07, own_nodes
+from nki_studio.nkilint.ruleutil import NOT_LITERAL, V07, literal_value, own_nodes
 
 _NL = "nki.language."
 _ALLOCATORS = ("alloc_tiles", "alloc_blocks")
@@ -39,14 +39,8 @@ def _shape(node: ast.expr | None, names: dict[str, ast.expr]) -> Shape | None:
 
 def _constant(node: ast.expr) -> object:
     """A literal's value (``-3`` included), None for anything else."""
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-    ):
-        value = node.operand.value
-        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    return node.value if isinstance(node, ast.Constant) else None
+    value = literal_value(node)
+    return None if value is NOT_LITERAL else value
 
 
 def _single_bindings(ctx: LintContext, func: FunctionInfo) -> dict[str, ast.expr]:

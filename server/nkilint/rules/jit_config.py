@@ -17,7 +17,7 @@ from nki_studio.model.jit_config import (
 )
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V07
+from nki_studio.nkilint.ruleutil import NOT_LITERAL, V07, literal_value
 
 _COMPILER = "nki.compiler."
 _HEADER = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\nfrom nki.compiler import CompileConfig\n\n\n"
@@ -27,26 +27,14 @@ _BODY = (
 )
 
 
-def _literal(node: ast.expr) -> object:
-    """The value of a constant (``-1`` included), else the ``_literal`` sentinel itself (not a literal)."""
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-    ):
-        value = node.operand.value
-        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else _literal
-    return node.value if isinstance(node, ast.Constant) else _literal
-
-
 def _type_problem(ctx: LintContext, kind: str, value: ast.expr) -> str | None:
     """Why a literal does not have the documented type (``bool`` or an ``nki.compiler`` enum); None if it may."""
-    literal = _literal(value)
+    literal = literal_value(value)
     if kind == "bool":
-        if literal is _literal or isinstance(literal, bool):
+        if literal is NOT_LITERAL or isinstance(literal, bool):
             return None
         return f"takes a bool, not {literal!r}"
-    if literal is not _literal:  # an enum option given a plain constant
+    if literal is not NOT_LITERAL:  # an enum option given a plain constant
         return f"takes an nki.compiler.{kind} member, not {literal!r}"
     api = ctx.aliases.canonical(value)
     if api is not None and api.startswith(_COMPILER) and not api.startswith(f"{_COMPILER}{kind}"):
@@ -72,9 +60,9 @@ def _environment_writes(ctx: LintContext) -> dict[str, list[tuple[ast.AST, objec
         ):
             key, value = node.args
         if key is not None and value is not None:
-            name = _literal(key)
+            name = literal_value(key)
             if isinstance(name, str):
-                out.setdefault(name, []).append((node, _literal(value)))
+                out.setdefault(name, []).append((node, literal_value(value)))
     return out
 
 
@@ -102,7 +90,12 @@ def _config_calls(ctx: LintContext) -> Iterator[Finding]:
             problem = _type_problem(ctx, options[kw.arg], kw.value)
             if problem:
                 yield ctx.report(kw.value, f"{cls}.{kw.arg} {problem}")
-            if cls == "CompileConfig" and kw.arg == "prefetch_auto" and _literal(kw.value) is True and ring:
+            if (
+                cls == "CompileConfig"
+                and kw.arg == "prefetch_auto"
+                and literal_value(kw.value) is True
+                and ring
+            ):
                 yield ctx.report(
                     kw,
                     f"CompileConfig(prefetch_auto=True) and {PREFETCH_RING_VARIABLE} (set in this file) are "
@@ -124,7 +117,9 @@ def _jit_keywords(ctx: LintContext) -> Iterator[Finding]:
                 given = api[len(_COMPILER) :] if api.startswith(_COMPILER) else None
             elif isinstance(kw.value, (ast.Dict, ast.Constant, ast.List, ast.Tuple, ast.Set)):
                 given = (
-                    type(_literal(kw.value)).__name__ if isinstance(kw.value, ast.Constant) else "a literal"
+                    type(literal_value(kw.value)).__name__
+                    if isinstance(kw.value, ast.Constant)
+                    else "a literal"
                 )
             if given is not None and given != wanted:
                 yield ctx.report(
@@ -141,13 +136,13 @@ def _lnc_degrees(ctx: LintContext, kernels: set[str]) -> Iterator[Finding]:
             isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id in kernels
         ):
             continue
-        degree = _literal(sub.slice)
+        degree = literal_value(sub.slice)
         if isinstance(sub.slice, ast.Tuple) or (
-            degree is not _literal and (isinstance(degree, bool) or degree not in LNC_DEGREES)
+            degree is not NOT_LITERAL and (isinstance(degree, bool) or degree not in LNC_DEGREES)
         ):
             yield ctx.report(sub, f"{ctx.text(sub)}: the LNC degree of a launch is {allowed}")
     for node, value in _environment_writes(ctx).get(LNC_VARIABLE, ()):
-        if value is not _literal and str(value).strip() not in {str(d) for d in LNC_DEGREES}:
+        if value is not NOT_LITERAL and str(value).strip() not in {str(d) for d in LNC_DEGREES}:
             yield ctx.report(node, f"{LNC_VARIABLE}={value!r}: set it to {allowed} (nki.jit)")
 
 

@@ -9,7 +9,7 @@ from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V02, kinds, own_nodes
+from nki_studio.nkilint.ruleutil import V02, kinds, literal_value, own_nodes
 
 _STEP_POSITION = {"nki.language.fori_loop": 3, "nki.language.dynamic_range": 2}
 
@@ -22,20 +22,8 @@ def _step(call: ast.Call, api: str) -> ast.expr | None:
 
 
 def _literal_int(node: ast.expr) -> int | float | None:
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-    ):
-        value = node.operand.value
-        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    if (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, (int, float))
-        and not isinstance(node.value, bool)
-    ):
-        return node.value
-    return None
+    value = literal_value(node)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 @rule(
