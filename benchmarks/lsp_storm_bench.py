@@ -248,14 +248,15 @@ class Storm:
             uri = path.as_uri()
             self.uris.append(uri)
             self.texts[uri] = text
+
+    def open_all(self) -> None:
+        """didOpen every document with its text as written (the edits of an earlier cycle start over)."""
+        for uri in self.uris:
+            text = self.texts[uri]
             self.versions[uri] = 1
             lines = text.split("\n")
             self.edited[uri] = [(i, lines[i]) for i in storm_lines(text)]
-
-    def open_all(self) -> None:
-        """didOpen every document."""
-        for uri in self.uris:
-            self.client.open(uri, self.texts[uri])
+            self.client.open(uri, text)
 
     def edit(self, n: int) -> None:
         """The n-th edit of the storm: rewrite one ``# storm`` comment of one document (round-robin)."""
@@ -350,9 +351,17 @@ def start_server(
 
 
 def measure(
-    docs: int, rate: float, seconds: float, options: dict[str, Any], allocator: str | None, lint_process: bool
+    docs: int,
+    rate: float,
+    seconds: float,
+    options: dict[str, Any],
+    allocator: str | None,
+    lint_process: bool,
+    cycles: int = 1,
 ) -> dict[str, Any]:
-    """One storm on a fresh server: latencies per kind, memory before/peak/after (bytes) and counts."""
+    """``cycles`` storms on one fresh server (open all, storm, close all): latencies per kind (the first storm),
+    memory before/peak/after the first close (bytes), after each close, and counts. More than one cycle tells
+    a one-time fill of caches (later cycles add nothing) from growth."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         client = start_server(folder, options, allocator, lint_process)
@@ -375,22 +384,29 @@ def measure(
         while time.monotonic() < deadline and client.children():
             time.sleep(0.2)
         before = client.rss()
-        t0 = time.perf_counter()
-        storm.open_all()
-        client.wait_diagnostics(storm.uris)
-        opened = time.perf_counter() - t0
-        server = psutil.Process(client.proc.pid)
-        cpu0 = sum(server.cpu_times()[:2])
-        latencies, errors, edits = run_storm(client, storm, seconds, rate)
-        server_cpu = sum(server.cpu_times()[:2]) - cpu0  # the server process alone, not its worker
-        peak = client.rss()
-        for uri in storm.uris:
-            client.close(uri)
-        time.sleep(5)  # the server releases memory 2 s after the last close, and ends its lint worker
-        deadline = time.monotonic() + 20  # a loaded machine may take longer
-        while time.monotonic() < deadline and client.children():
-            time.sleep(0.2)
-        after = client.rss()
+        afters: list[int] = []
+        for cycle in range(cycles):
+            t0 = time.perf_counter()
+            storm.open_all()
+            client.wait_diagnostics(storm.uris)
+            if cycle == 0:
+                opened = time.perf_counter() - t0
+            server = psutil.Process(client.proc.pid)
+            cpu0 = sum(server.cpu_times()[:2])
+            figures = run_storm(client, storm, seconds, rate)
+            if cycle == 0:
+                latencies, errors, edits = figures
+                server_cpu = sum(server.cpu_times()[:2]) - cpu0  # the server process alone, not its worker
+                peak = client.rss()
+            for uri in storm.uris:
+                client.close(uri)
+            client.diagnostics.clear()
+            time.sleep(5)  # the server releases memory 2 s after the last close, and ends its lint worker
+            deadline = time.monotonic() + 20  # a loaded machine may take longer
+            while time.monotonic() < deadline and client.children():
+                time.sleep(0.2)
+            afters.append(client.rss())
+        after = afters[0]
         cancelled_errors = [m for kind, m in client.logs if kind == 1 and "JobCancelled" in m]
         client.shutdown()
     return {
@@ -399,6 +415,7 @@ def measure(
         "edits": edits,
         "opened": opened,
         "rss": (before, peak, after),
+        "after_each": afters,
         "cancelled_errors": cancelled_errors,
         "server_cpu": server_cpu / seconds,
     }
@@ -428,6 +445,9 @@ def report(name: str, m: dict[str, Any], docs: int, seconds: float) -> dict[str,
         f"after close {after / mib:.1f} MiB (after - before {(after - before) / mib:+.1f} MiB; target <= 10 MiB)"
     )
     out["kept MiB"] = (after - before) / mib
+    if len(m["after_each"]) > 1:
+        kept = ", ".join(f"{(a - before) / mib:+.1f}" for a in m["after_each"])
+        print(f"RSS kept after each close, cycle by cycle (MiB vs before open): {kept}")
     # CPU the server process itself used per second of storm: what competes with the requests for its GIL (less
     # disturbed by the machine's load than the latencies).
     print(f"server process CPU during the storm: {m['server_cpu']:.2f} s per second")
@@ -450,6 +470,12 @@ def main() -> int:
     ap.add_argument("--options", default="{}", help="initializationOptions as JSON, e.g. lintDebounceMs")
     ap.add_argument("--in-process", action="store_true", help="lint in the server's threads, not its worker")
     ap.add_argument(
+        "--cycles",
+        type=int,
+        default=1,
+        help="open/storm/close cycles on one server (memory after each close)",
+    )
+    ap.add_argument(
         "--ab",
         type=int,
         default=0,
@@ -468,7 +494,9 @@ def main() -> int:
     print(f"server allocator: {args.allocator}; options {args.options}")
     if not args.ab:
         name = "lint in the server's threads" if args.in_process else "lint in the worker process"
-        m = measure(args.docs, args.rate, args.seconds, options, args.allocator, not args.in_process)
+        m = measure(
+            args.docs, args.rate, args.seconds, options, args.allocator, not args.in_process, args.cycles
+        )
         report(name, m, args.docs, args.seconds)
         return 0
     arms: list[tuple[str, str | None, bool]] = (  # (name, server allocator, lint in the worker)
