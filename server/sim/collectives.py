@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import context
+from nki_studio.sim import context, untaken
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
@@ -128,6 +128,7 @@ def _check_dim(op: str, dim: object, t: NkiTensor) -> int:
     return d
 
 
+@untaken.instruction
 def all_reduce(
     srcs: object,
     dsts: object,
@@ -153,6 +154,7 @@ def all_reduce(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def all_gather(
     srcs: object,
     dsts: object,
@@ -179,6 +181,7 @@ def all_gather(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def reduce_scatter(
     srcs: object,
     dsts: object,
@@ -208,6 +211,7 @@ def reduce_scatter(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def all_to_all(
     srcs: object,
     dsts: object,
@@ -236,6 +240,7 @@ def all_to_all(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def collective_permute(
     srcs: object, dsts: object, source_target_pairs: object, priority: object = None, name: str | None = None
 ) -> NkiInstruction:
@@ -286,6 +291,7 @@ def _ring(
     return group, s, d
 
 
+@untaken.instruction
 def collective_permute_implicit(
     srcs_by_channel: object,
     dsts_by_channel: object,
@@ -305,6 +311,7 @@ def collective_permute_implicit(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def collective_permute_implicit_reduce(
     srcs0_by_channel: object,
     srcs1_by_channel: object,
@@ -383,6 +390,7 @@ def _write_recv_counts(meta: NkiTensor, table: np.ndarray, counts: list[int]) ->
     c.store(meta, table.astype(np.uint32).reshape(meta.shape))
 
 
+@untaken.instruction
 def all_gather_v(
     srcs: object,
     dsts: object,
@@ -424,6 +432,7 @@ def all_gather_v(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def all_to_all_v(
     srcs: object,
     dsts: object,

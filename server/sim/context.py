@@ -83,6 +83,9 @@ class CoreState:
         # Engine-private state owned by the ISA implementations (accumulator registers, RNG state...),
         # keyed by a name the owner chooses, e.g. "scalar.reduce_regs".
         self.registers: dict[str, Any] = {}
+        # Depth of untaken ``nl.if_else`` callbacks running on this core (sim.untaken): while > 0,
+        # instructions are validated and ``issue`` stops them before they execute.
+        self.untaken = 0
 
 
 def _extent(offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
@@ -325,6 +328,25 @@ def session(options: SimOptions | None = None, **overrides: Any) -> Iterator[Sim
             core.memory.release_all()
 
 
+class UntakenBranch(BaseException):
+    """Raised by ``issue`` inside an untaken ``nl.if_else`` callback: the instruction's operands were
+    validated (everything an instruction checks comes before ``issue``) and what follows (reads, writes,
+    registers, trace) must not run. ``sim.untaken``'s decorators catch it at the instruction's entry.
+
+    A ``BaseException``, so a kernel's own ``except Exception`` cannot swallow it."""
+
+    def __init__(self, op: str, writes: Mapping[str, object]) -> None:
+        super().__init__(op)
+        self.op = op
+        self.writes = writes
+
+
+def untaken() -> bool:
+    """True while an untaken ``nl.if_else`` callback runs on this thread's core."""
+    core = _state.core
+    return core is not None and core.untaken > 0
+
+
 def issue(
     op: str,
     engine: str,
@@ -338,11 +360,14 @@ def issue(
     ``op`` is the public name ("nisa.tensor_tensor"), ``engine`` one of ``trace.ENGINES``; ``reads`` and
     ``writes`` map operand roles to values (non-tensors are ignored); ``function``: the activation function
     of an activation instruction (recorded in the trace for the estimate's table loads). Raises ``ResourceLimitError`` when
-    the instruction budget is spent; the check-in hook may raise to stop the kernel.
+    the instruction budget is spent; the check-in hook may raise to stop the kernel. Inside an untaken
+    ``nl.if_else`` callback it raises ``UntakenBranch`` instead: nothing is counted, traced or executed.
     """
     ctx = _state.ctx
     if ctx is None:
         raise SimulationError(f"{op} was called outside a simulation (use nki_studio.sim.simulate)")
+    if _state.core is not None and _state.core.untaken:
+        raise UntakenBranch(op, writes or {})
     baton = ctx.shared.get("baton")
     instance = _state.core
     if baton is not None and instance is not None:  # several instances: one instruction each in turn

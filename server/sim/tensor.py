@@ -233,20 +233,23 @@ def _oob_error(t: NkiTensor, mask: np.ndarray) -> SimulationError:
 def read(t: NkiTensor, *, raw: bool = False, oob_fill: float | None = None) -> np.ndarray:
     """The values of view ``t``: float32, or the stored dtype with ``raw=True``. Read-only; may alias.
 
-    Out-of-bounds elements of a runtime-offset view raise, unless ``oob_fill`` gives their value.
+    Out-of-bounds elements of a runtime-offset view raise, unless ``oob_fill`` gives their value. In an
+    untaken ``nl.if_else`` branch (operand values an instruction reads while it is validated) nothing is
+    accessed: no run-time check raises (out-of-bounds elements read as 0) and no live range grows.
     """
-    if t._st.live is not None:
+    untaken = context.untaken()
+    if t._st.live is not None and not untaken:
         t._st.live.touch()
     oob = out_of_bounds(t)
     if oob is not None:
-        if oob_fill is None:
+        if oob_fill is None and not untaken:
             raise _oob_error(t, oob)
         safe = t._derive(t.shape, (), 0, index=np.where(oob, 0, t._index))  # type: ignore[arg-type]
         vals = read(safe, raw=raw)
-        return np.where(oob, np.asarray(oob_fill, dtype=vals.dtype), vals)
+        return np.where(oob, np.asarray(oob_fill or 0, dtype=vals.dtype), vals)
     arr = t._np()
     mask = t._mask_view()
-    if mask is not None and not mask.all():
+    if mask is not None and not untaken and not mask.all():
         first = tuple(int(i) for i in np.argwhere(~mask)[0])
         raise UninitializedReadError(
             f"read of never-written memory: {t.name or 'tensor'} {list(t.shape)} ({t.buffer.value}) element "

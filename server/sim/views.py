@@ -153,10 +153,12 @@ class ViewMixin:
         return self._derive(shape, strides, offset)
 
     def __setitem__(self, key: object, value: object) -> None:
+        from nki_studio.sim import context
         from nki_studio.sim.tensor import NkiTensor, read, write
 
         view = self[key]
-        write(view, read(value) if isinstance(value, NkiTensor) else value)
+        if not context.untaken():  # an untaken nl.if_else branch writes nothing
+            write(view, read(value) if isinstance(value, NkiTensor) else value)
 
     # ----- view methods (language.md §5.3) ---------------------------------------------------------
     def slice(self, dim: int, start: int, end: int, step: int = 1) -> NkiTensor:

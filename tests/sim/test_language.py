@@ -1,5 +1,7 @@
 """nki.language helpers against NumPy oracles (language.md §6-§12)."""
 
+from collections.abc import Callable
+
 import ml_dtypes
 import nki_studio.sim.language as nl
 import numpy as np
@@ -182,12 +184,18 @@ def test_fori_loop_unroll_runs_the_same_iterations_but_needs_compile_time_bounds
 def test_if_else_runs_the_branch_its_condition_selects():
     with context.session(target=Target(nki_version=NkiVersion(0, 7))) as ctx:
         taken = []
-        nl.if_else(NkiScalar(-3) > 0, lambda: taken.append("then"), lambda: taken.append("else"))
-        nl.if_else(NkiScalar(-3), lambda: taken.append("then"))  # any nonzero value, negative included
-        nl.if_else(NkiScalar(0) * 5, lambda: taken.append("then"))  # zero, no else_fn: nothing runs
-        nl.if_else(True, lambda: taken.append("py-then"), lambda: taken.append("py-else"))
-        nl.if_else(0, lambda: taken.append("py-then"), lambda: taken.append("py-else"))
-        assert taken == ["else", "then", "py-then", "py-else"]
+
+        def branch(label: str) -> Callable[[], None]:
+            # a callback's Python code runs for both branches of a runtime condition (tracing calls both);
+            # only the selected one executes, which the untaken flag tells apart
+            return lambda: taken.append(label if not context.untaken() else f"({label})")
+
+        nl.if_else(NkiScalar(-3) > 0, branch("then"), branch("else"))
+        nl.if_else(NkiScalar(-3), branch("then"))  # any nonzero value, negative included
+        nl.if_else(NkiScalar(0) * 5, branch("then"))  # zero, no else_fn: nothing executes
+        nl.if_else(True, branch("py-then"), branch("py-else"))  # compile time: only the selected is called
+        nl.if_else(0, branch("py-then"), branch("py-else"))
+        assert taken == ["(then)", "else", "then", "(then)", "py-then", "py-else"]
         with pytest.raises(SimulationError, match="32-bit NkiScalar"):
             nl.if_else(NkiScalar(1, "int64"), lambda: None)
         with pytest.raises(SimulationError, match="bool/int or a 32-bit"):

@@ -364,14 +364,22 @@ def accumulate(
         acc[:p] = opr.fn(acc[:p], np.asarray(partial, F32).reshape(p))
 
 
-def reduce_result(op: str, reduce_res: object, p: int, values: np.ndarray) -> None:
-    """Write per-partition register values into the ``(P, 1)`` ``reduce_res`` tile when one is given."""
+def reduce_res_tile(op: str, reduce_res: object, p: int) -> NkiTensor | None:
+    """The ``(P, 1)`` ``reduce_res`` tile, checked, or None; instructions call it before ``issue`` too, since
+    it is a check the compiler makes (an untaken ``nl.if_else`` branch stops at ``issue``)."""
     if reduce_res is None:
-        return
+        return None
     t = tensor(op, "reduce_res", reduce_res)
     if t.shape[0] != p or checks.free_size(t) != 1:
         raise HardwareLimitError(f"{op} reduce_res must be a ({p}, 1) tile, got {list(t.shape)}")
-    store(t, values.reshape(p, 1))
+    return t
+
+
+def reduce_result(op: str, reduce_res: object, p: int, values: np.ndarray) -> None:
+    """Write per-partition register values into the ``(P, 1)`` ``reduce_res`` tile when one is given."""
+    t = reduce_res_tile(op, reduce_res, p)
+    if t is not None:
+        store(t, values.reshape(p, 1))
 
 
 # ----------------------------------------------------------------- PSUM matmul flags (isa.md §1.1)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import checks, context, dtypes
+from nki_studio.sim import checks, context, dtypes, untaken
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
@@ -91,6 +91,7 @@ def _converts(op: str, dst: NkiTensor, src: NkiTensor, mode: Dge) -> bool:
     return True
 
 
+@untaken.instruction
 def dma_copy(
     dst: NkiTensor,
     src: NkiTensor,
@@ -119,6 +120,7 @@ def dma_copy(
 _DEFAULT_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
 
 
+@untaken.instruction
 def dma_transpose(
     dst: NkiTensor,
     src: NkiTensor,
@@ -177,6 +179,7 @@ def _hwdge_transpose(op: str, s: NkiTensor) -> None:
         )
 
 
+@untaken.instruction
 def dma_compute(
     dst: NkiTensor,
     srcs: object,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from nki_studio.sim import alu, checks, context
+from nki_studio.sim import alu, checks, context, untaken
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
@@ -35,6 +35,7 @@ def _affine(op: str, pattern: object, offset: object, channel_multiplier: object
     return ((values + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int64)  # int32 wrap
 
 
+@untaken.instruction
 def iota(
     dst: NkiTensor,
     pattern: object,
@@ -57,6 +58,7 @@ def iota(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def affine_select(
     dst: NkiTensor,
     pattern: object,
@@ -95,6 +97,7 @@ def affine_select(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def tensor_partition_reduce(
     dst: NkiTensor, op: object, data: NkiTensor, name: str | None = None
 ) -> NkiInstruction:
@@ -105,20 +108,23 @@ def tensor_partition_reduce(
     f = checks.free_size(x)
     if d.shape[0] != 1 or checks.free_size(d) != f:
         raise HardwareLimitError(f"{opname} dst must be one partition of {f} elements, got {list(d.shape)}")
-    name_ = alu.op_name(op)
+    opr = None
+    if alu.op_name(op) != "average":
+        opr = c.alu_op(opname, "op", op, reduce=True, allowed=("add", "maximum", "bitwise_or", "bitwise_and"))
+        if opr.kind == alu.BITVEC:
+            c.integer(opname, "data", x)
     context.issue(opname, "gpsimd", reads={"data": x}, writes={"dst": d}, flops=x.size)
-    if name_ == "average":
+    if opr is None:
         c.store(d, c.mat(x).mean(axis=0, dtype=F32, keepdims=True))
         return c.handle(opname, name)
-    opr = c.alu_op(opname, "op", op, reduce=True, allowed=("add", "maximum", "bitwise_or", "bitwise_and"))
     if opr.kind == alu.BITVEC:
-        c.integer(opname, "data", x)
         c.store_raw(d, np.asarray(opr.reduce(c.mat(x, raw=True), (0,))).reshape(1, -1))
     else:
         c.store(d, np.asarray(opr.reduce(c.mat(x), (0,))).reshape(1, -1))
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def nc_n_gather(
     dst: NkiTensor, data: NkiTensor, indices: NkiTensor, name: str | None = None
 ) -> NkiInstruction:
@@ -142,6 +148,7 @@ def nc_n_gather(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def local_gather(
     dst: NkiTensor,
     src_buffer: NkiTensor,
@@ -201,6 +208,7 @@ def local_gather(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def sequence_bounds(dst: NkiTensor, segment_ids: NkiTensor, name: str | None = None) -> NkiInstruction:
     """Start and end (exclusive) of each element's run of equal segment ids; padding (0) gets ``n``/``-1``
     (isa.md §4.6)."""
@@ -228,6 +236,7 @@ def sequence_bounds(dst: NkiTensor, segment_ids: NkiTensor, name: str | None = N
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def nonzero_with_count(
     dst: NkiTensor,
     src: NkiTensor,
@@ -261,6 +270,7 @@ def nonzero_with_count(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def topk(
     val_dst: NkiTensor, idx_dst: NkiTensor, src: NkiTensor, n: int, name: str | None = None
 ) -> NkiInstruction:

@@ -14,7 +14,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import checks, context, races
+from nki_studio.sim import checks, context, races, untaken
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, dma_engine, engine
@@ -105,6 +105,7 @@ def mailbox() -> Mailbox:
     return box
 
 
+@untaken.instruction
 def core_barrier(
     data: NkiTensor, cores: object, engine: object = engine.gpsimd, name: str | None = None
 ) -> NkiInstruction:
@@ -131,6 +132,7 @@ def core_barrier(
 _GPSIMD_DMA_BYTES = {4: 1024, 2: 512, 1: 256}  # per partition with dma_engine.gpsimd_dma (isa.md §6.2)
 
 
+@untaken.instruction
 def sendrecv(
     src: NkiTensor,
     dst: NkiTensor,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-from nki_studio.sim import checks, context
+from nki_studio.sim import checks, context, untaken
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
@@ -85,6 +85,7 @@ def _indirect_pair(
     )
 
 
+@untaken.instruction
 def nc_matmul_mx(
     dst: NkiTensor,
     stationary: NkiTensor,
@@ -151,6 +152,7 @@ _QUANT = {
 }
 
 
+@untaken.instruction
 def quantize_mx(
     dst: NkiTensor, src: NkiTensor, dst_scale: NkiTensor, name: str | None = None
 ) -> NkiInstruction:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from nki_studio.model.targets import NkiVersion
-from nki_studio.sim import context, dtypes
+from nki_studio.sim import context, dtypes, untaken
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.scalars import NkiScalar, VirtualRegister, index_value
@@ -44,9 +44,12 @@ def register_alloc(x: object = None) -> VirtualRegister:
 def register_move(dst: VirtualRegister, src: object) -> None:
     """``dst = src`` (an int constant or a register; isa.md §7, 0.6.0 stub)."""
     reg = _register("nisa.register_move", "dst", dst)
-    reg.set(index_value(src))
+    value = index_value(src)
+    if not context.untaken():  # an untaken nl.if_else branch leaves registers alone
+        reg.set(value)
 
 
+@untaken.effect_instruction
 def register_load(dst: VirtualRegister, src: NkiTensor) -> None:
     """Load the single element of a 1-element HBM/SBUF tensor into ``dst``."""
     op = "nisa.register_load"
@@ -57,6 +60,7 @@ def register_load(dst: VirtualRegister, src: NkiTensor) -> None:
     reg.set(int(raw) if dtypes.is_int(t.dtype) else int(np.rint(float(raw))))
 
 
+@untaken.effect_instruction
 def register_store(dst: NkiTensor, src: VirtualRegister) -> None:
     """Store a register's value into a 1-element HBM/SBUF tensor."""
     op = "nisa.register_store"
@@ -80,10 +84,15 @@ def scalar_load(src: NkiTensor) -> NkiScalar:
     _tracer_only(op)
     t = _one_element(op, "src", src)
     name = c.dtype_in(op, "src", t, ("int32", "int64"))
+    if context.untaken():
+        # Traced, not run: the value is unknown. 0 keeps every offset derived from it in range; an untaken
+        # fori_loop runs its body once whatever its bounds (implementation choice).
+        return NkiScalar(0, name)
     context.issue(op, "sync", reads={"src": t})
     return NkiScalar(int(np.asarray(read(t, raw=True)).reshape(-1)[0]), name)
 
 
+@untaken.effect_instruction
 def scalar_store(dst: NkiTensor, value: NkiScalar) -> None:
     """Store an ``NkiScalar`` into a 1x1 tensor of the same width; Python ints are rejected (use memset)."""
     op = "nisa.scalar_store"

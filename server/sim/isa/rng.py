@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
-from nki_studio.sim import checks, context
+from nki_studio.sim import checks, context, untaken
 from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, engine
@@ -37,6 +37,7 @@ def _reseed(eng: str, seed_material: bytes) -> None:
     )
 
 
+@untaken.instruction
 def rng(dst: NkiTensor, engine: object = engine.vector, name: str | None = None) -> NkiInstruction:
     """32 random bits per element, truncated to ``dst``'s integer width (v2: Vector only; v3+: Vector or
     GpSimd; GpSimd writes SBUF only)."""
@@ -52,6 +53,7 @@ def rng(dst: NkiTensor, engine: object = engine.vector, name: str | None = None)
     return c.handle(op, name)
 
 
+@untaken.instruction
 def rand2(dst: NkiTensor, min: object, max: object, name: str | None = None) -> NkiInstruction:
     """Uniform FP32 values in ``[min, max]`` cast to ``dst.dtype`` (v4, Vector engine)."""
     op = "nisa.rand2"
@@ -68,6 +70,7 @@ def rand2(dst: NkiTensor, min: object, max: object, name: str | None = None) -> 
     return c.handle(op, name)
 
 
+@untaken.instruction
 def dropout(dst: NkiTensor, data: NkiTensor, prob: object, name: str | None = None) -> NkiInstruction:
     """Zero each element with probability ``prob`` (scalar or ``(P, 1)``); kept values are not rescaled
     (isa.md §3.21). Vector engine."""
@@ -85,6 +88,7 @@ def dropout(dst: NkiTensor, data: NkiTensor, prob: object, name: str | None = No
     return c.handle(op, name)
 
 
+@untaken.instruction
 def set_rng_seed(src_seeds: NkiTensor, name: str | None = None) -> NkiInstruction:
     """Seed the Vector engine generator from a ``(1, 1)`` 32-bit SBUF/PSUM tile."""
     op = "nisa.set_rng_seed"
@@ -98,6 +102,7 @@ def set_rng_seed(src_seeds: NkiTensor, name: str | None = None) -> NkiInstructio
     return c.handle(op, name)
 
 
+@untaken.instruction
 def rand_set_state(
     src_seeds: NkiTensor, engine: object = engine.gpsimd, name: str | None = None
 ) -> NkiInstruction:

@@ -7,7 +7,7 @@ three instructions and live per core.
 from __future__ import annotations
 
 import numpy as np
-from nki_studio.sim import alu, context
+from nki_studio.sim import alu, context, untaken
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
@@ -54,6 +54,7 @@ def _reduce_stage(
     c.reduce_result(op, reduce_res, p, acc[:p].copy())
 
 
+@untaken.instruction
 def activation(
     dst: NkiTensor,
     op: object,
@@ -71,6 +72,7 @@ def activation(
     )
 
 
+@untaken.instruction
 def activation_reduce(
     dst: NkiTensor,
     op: object,
@@ -127,6 +129,7 @@ def _activation(
             raise HardwareLimitError(f"{opname}: reduce_cmd={cmd.name} needs reduce_op")
         opr = c.alu_op(opname, "reduce_op", reduce_op, reduce=True, allowed=reduce_ops)
     stages = 1 + (bias_v is not None) + (not (np.ndim(scale_v) == 0 and scale_v == 1.0)) + (opr is not None)
+    c.reduce_res_tile(opname, reduce_res, p)
     context.issue(
         opname,
         "scalar",
@@ -152,6 +155,7 @@ _ACT2_PAIRS = {
 }
 
 
+@untaken.instruction
 def activate2(
     dst: NkiTensor,
     op: object,
@@ -191,6 +195,13 @@ def activate2(
             reduce=True,
             allowed=("add", "maximum", "minimum", "abs_max", "abs_min"),
         )
+    stages = [
+        (c.alu_op(opname, f"op{stage}", opn), c.scalar_operand(opname, f"imm{stage}", imm, p), rev)
+        for stage, opn, imm, rev in ((0, n0, imm0, reverse0), (1, n1, imm1, reverse1))
+        if opn != "bypass"
+    ]
+    relu = c.scalar_operand(opname, "relu_param", relu_param, p)
+    c.reduce_res_tile(opname, reduce_res, p)
     context.issue(
         opname,
         "scalar",
@@ -201,11 +212,9 @@ def activate2(
     )
     v = c.mat(x)
     with np.errstate(all="ignore"):
-        for stage, opn, imm, rev in ((0, n0, imm0, reverse0), (1, n1, imm1, reverse1)):
-            if opn != "bypass":
-                opr_s = c.alu_op(opname, f"op{stage}", opn)
-                v = c.apply(opr_s, v, c.scalar_operand(opname, f"imm{stage}", imm, p), rev)
-        out = np.asarray(fn(v, c.scalar_operand(opname, "relu_param", relu_param, p)), c.F32)
+        for opr_s, imm_v, rev in stages:
+            v = c.apply(opr_s, v, imm_v, rev)
+        out = np.asarray(fn(v, relu), c.F32)
         c.store(d, out)
         _reduce_stage(opname, p, cmd, opr, out, reduce_res)
     return c.handle(opname, name)

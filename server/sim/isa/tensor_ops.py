@@ -5,7 +5,7 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-from nki_studio.sim import checks, context
+from nki_studio.sim import checks, context, untaken
 from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, engine, matmul_perf_mode
@@ -161,6 +161,7 @@ def accumulate_into(op: str, dst: NkiTensor, result: np.ndarray, accumulate: obj
     flags[...] = True
 
 
+@untaken.instruction
 def nc_matmul(
     dst: NkiTensor,
     stationary: NkiTensor,
@@ -260,6 +261,7 @@ def _pe_transpose(
     return c.handle(op, name)
 
 
+@untaken.instruction
 def nc_transpose(
     dst: NkiTensor, data: NkiTensor, engine: object = engine.unknown, name: str | None = None
 ) -> NkiInstruction:

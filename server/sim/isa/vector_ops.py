@@ -9,7 +9,7 @@ on the stored integer bits (isa.md §0.4).
 from __future__ import annotations
 
 import numpy as np
-from nki_studio.sim import alu, context, dtypes
+from nki_studio.sim import alu, context, dtypes, untaken
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, engine
@@ -19,6 +19,7 @@ from nki_studio.sim.tensor import NkiTensor
 _INT32 = ("int32", "uint32")
 
 
+@untaken.instruction
 def tensor_tensor(
     dst: NkiTensor,
     data1: NkiTensor,
@@ -45,10 +46,11 @@ def tensor_tensor(
     allowed = ("gpsimd",) if opr.name == "power" else ("vector", "gpsimd")
     eng = c.engine_name(opname, engine, default, allowed)
     c.no_psum_on_gpsimd(opname, eng, dst=d, data1=a, data2=b)
-    context.issue(opname, eng, reads={"data1": a, "data2": b}, writes={"dst": d}, flops=p * f)
     if opr.kind == alu.BITVEC:
         for role, t in (("dst", d), ("data1", a), ("data2", b)):
             c.integer(opname, role, t)
+    context.issue(opname, eng, reads={"data1": a, "data2": b}, writes={"dst": d}, flops=p * f)
+    if opr.kind == alu.BITVEC:
         c.store_raw(d, np.asarray(opr.fn(c.mat(a, raw=True), c.mat(b, raw=True))))
     elif ints and eng == "gpsimd":
         # Exact integer arithmetic on GpSimd (isa.md §0.4); results saturate to dst like every int cast.
@@ -77,6 +79,7 @@ def _operand(opname: str, role: str, opr: alu.AluOp, value: object, p: int) -> c
     return c.scalar_operand(opname, role, value, p)
 
 
+@untaken.instruction
 def tensor_scalar(
     dst: NkiTensor,
     data: NkiTensor,
@@ -120,6 +123,9 @@ def tensor_scalar(
         )
     v0 = _operand(opname, "operand0", o0, operand0, p)
     v1 = _operand(opname, "operand1", o1, operand1, p) if o1 is not None else None
+    if bitvec:
+        for role, t in (("dst", d), ("data", x)):
+            c.integer(opname, role, t)
     context.issue(
         opname,
         eng,
@@ -128,8 +134,6 @@ def tensor_scalar(
         flops=p * f * (2 if o1 else 1),
     )
     if bitvec:
-        for role, t in (("dst", d), ("data", x)):
-            c.integer(opname, role, t)
         out = np.asarray(c.apply(o0, c.mat(x, raw=True), v0, reverse0))
         if o1 is not None:
             out = np.asarray(c.apply(o1, out, v1, reverse1))
@@ -143,6 +147,7 @@ def tensor_scalar(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def scalar_tensor_tensor(
     dst: NkiTensor,
     data: NkiTensor,
@@ -174,6 +179,7 @@ def scalar_tensor_tensor(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def tensor_copy(
     dst: NkiTensor, src: NkiTensor, engine: object = engine.unknown, name: str | None = None
 ) -> NkiInstruction:
@@ -195,6 +201,7 @@ def tensor_copy(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def tensor_copy_predicated(
     dst: NkiTensor, src: object, predicate: NkiTensor, reverse_pred: bool = False, name: str | None = None
 ) -> NkiInstruction:
@@ -213,6 +220,7 @@ def tensor_copy_predicated(
         operands["src"] = s
         c.at_most_one_psum(opname, src=s, predicate=pr)
     p, _ = c.same_shape2d(opname, **operands)
+    scalar = None if isinstance(src, NkiTensor) else c.scalar_operand(opname, "src", src, p)
     context.issue(opname, "vector", reads={"src": src, "predicate": pr}, writes={"dst": d})
     mask = c.mat(pr, raw=True) != 0
     if reverse_pred:
@@ -221,11 +229,12 @@ def tensor_copy_predicated(
     if isinstance(src, NkiTensor):
         value = c.mat(src, raw=True)
     else:
-        value = dtypes.cast(np.asarray(c.scalar_operand(opname, "src", src, p)), d.dtype, d.storage.precise)
+        value = dtypes.cast(np.asarray(scalar), d.dtype, d.storage.precise)
     c.store(d, np.where(mask, value, current))
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def reciprocal(dst: NkiTensor, data: NkiTensor, name: str | None = None) -> NkiInstruction:
     """``dst = 1 / data`` in FP32 on the Vector engine (isa.md §3.10)."""
     opname = "nisa.reciprocal"
@@ -270,6 +279,7 @@ _EXP_DST = frozenset(
 )
 
 
+@untaken.instruction
 def exponential(
     dst: NkiTensor,
     src: NkiTensor,
@@ -292,6 +302,8 @@ def exponential(
     if cmd != Cmd.load_reduce and reduce_init not in (None, 0, 0.0):
         raise HardwareLimitError(f"{opname}: reduce_init is only used with reduce_cmd=load_reduce")
     mx = c.scalar_operand(opname, "max_value", max_value, p)
+    init = None if reduce_init is None else c.scalar_operand(opname, "reduce_init", reduce_init, p)
+    c.reduce_res_tile(opname, reduce_res, p)
     context.issue(
         opname,
         "vector",
@@ -305,12 +317,12 @@ def exponential(
     acc = c.accumulators("vector")
     add = alu.alu_op("add")
     assert add is not None
-    init = None if reduce_init is None else c.scalar_operand(opname, "reduce_init", reduce_init, p)
     c.accumulate(acc, p, cmd, add, np.asarray(np.sum(out, axis=1, dtype=np.float32)), init)
     c.reduce_result(opname, reduce_res, p, acc[:p].copy())
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def memset(
     dst: NkiTensor, value: object, engine: object = engine.unknown, name: str | None = None
 ) -> NkiInstruction:

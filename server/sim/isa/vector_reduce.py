@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from nki_studio.sim import alu, checks, context
+from nki_studio.sim import alu, checks, context, untaken
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
@@ -30,6 +30,7 @@ def _axes(op: str, axis: object, ndim: int) -> tuple[int, ...]:
     return tuple(axes)
 
 
+@untaken.instruction
 def tensor_reduce(
     dst: NkiTensor,
     op: object,
@@ -52,12 +53,13 @@ def tensor_reduce(
         raise HardwareLimitError(
             f"{opname} dst must hold {kept} elements per partition (the reduced shape), got {list(d.shape)}"
         )
-    context.issue(opname, "vector", reads={"data": x}, writes={"dst": d}, flops=x.size)
     if opr.kind == alu.BITVEC:
         c.integer(opname, "data", x)
         c.integer(opname, "dst", d)
         if negate:
             raise HardwareLimitError(f"{opname}: negate applies to arithmetic operators only")
+    context.issue(opname, "vector", reads={"data": x}, writes={"dst": d}, flops=x.size)
+    if opr.kind == alu.BITVEC:
         c.store_raw(d, np.asarray(opr.reduce(read_nd(x, raw=True), axes)).reshape(p, -1))
         return c.handle(opname, name)
     with np.errstate(all="ignore"):
@@ -73,6 +75,7 @@ def read_nd(t: NkiTensor, raw: bool = False) -> np.ndarray:
     return c.mat(t, raw).reshape(t.shape)
 
 
+@untaken.instruction
 def tensor_tensor_scan(
     dst: NkiTensor,
     data0: NkiTensor,
@@ -118,6 +121,7 @@ def tensor_tensor_scan(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def tensor_scalar_reduce(
     dst: NkiTensor,
     data: NkiTensor,
@@ -151,6 +155,7 @@ def tensor_scalar_reduce(
         raise HardwareLimitError(f"{opname}: reduce_init must be given exactly when reduce_cmd=load_reduce")
     v0 = None if o0.arity == 1 else c.scalar_operand(opname, "operand0", operand0, p)
     init = None if reduce_init is None else c.scalar_operand(opname, "reduce_init", reduce_init, p)
+    c.reduce_res_tile(opname, reduce_res, p)
     context.issue(
         opname,
         "vector",
@@ -185,6 +190,7 @@ _CUMULATIVE_DTYPES = frozenset(
 _ACCUMULATE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum}
 
 
+@untaken.instruction
 def tensor_scalar_cumulative(
     dst: NkiTensor,
     src: NkiTensor,
@@ -213,6 +219,10 @@ def tensor_scalar_cumulative(
     o1 = c.alu_op(opname, "op1", op1, allowed=("add", "subtract", "multiply", "maximum", "minimum"))
     cmd = c.command(opname, reduce_cmd, (Cmd.reset_reduce, Cmd.reduce, Cmd.load_reduce))
     v0 = None if o0.arity == 1 else c.scalar_operand(opname, "imm0", imm0, p)
+    if cmd == Cmd.load_reduce:
+        if imm1 is None:
+            raise HardwareLimitError(f"{opname}: reduce_cmd=load_reduce needs imm1")
+        v1 = c.scalar_operand(opname, "imm1", imm1, p)
     context.issue(
         opname, "vector", reads={"src": s, "imm0": imm0, "imm1": imm1}, writes={"dst": d}, flops=2 * p * f
     )
@@ -220,9 +230,7 @@ def tensor_scalar_cumulative(
     if cmd == Cmd.reset_reduce:
         start = np.full(p, o1.identity, F32)
     elif cmd == Cmd.load_reduce:
-        if imm1 is None:
-            raise HardwareLimitError(f"{opname}: reduce_cmd=load_reduce needs imm1")
-        start = np.broadcast_to(np.asarray(c.scalar_operand(opname, "imm1", imm1, p), F32).reshape(-1), (p,))
+        start = np.broadcast_to(np.asarray(v1, F32).reshape(-1), (p,))
     else:
         start = acc[:p].copy()
     with np.errstate(all="ignore"):
@@ -243,6 +251,7 @@ def tensor_scalar_cumulative(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def bn_stats(dst: NkiTensor, data: NkiTensor, name: str | None = None) -> NkiInstruction:
     """Per partition ``[n_even, mean_even, var_even*n_even, n_odd, mean_odd, var_odd*n_odd]`` over the
     even/odd positions of the flattened free dim, population variance (isa.md §3.12, layout inferred)."""
@@ -273,6 +282,7 @@ def bn_stats(dst: NkiTensor, data: NkiTensor, name: str | None = None) -> NkiIns
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def bn_aggr(dst: NkiTensor, data: NkiTensor, name: str | None = None) -> NkiInstruction:
     """Combine ``(count, mean, var*count)`` triples into ``[mean, variance]`` (isa.md §3.13; exact pooled
     statistics *(inferred)*)."""
@@ -309,6 +319,7 @@ def _max_register(opname: str, p: int, cmd: Cmd, out: np.ndarray, reduce_res: ob
         c.reduce_result(opname, reduce_res, p, acc[:p].copy())
 
 
+@untaken.instruction
 def select_reduce(
     dst: NkiTensor,
     predicate: NkiTensor,
@@ -330,6 +341,7 @@ def select_reduce(
     c.alu_op(opname, "reduce_op", reduce_op if reduce_op is not None else "maximum", allowed=("maximum",))
     cmd = c.command(opname, reduce_cmd, (Cmd.idle, Cmd.reset, Cmd.reduce, Cmd.reset_reduce))
     off = c.scalar_operand(opname, "on_false", on_false, p)
+    c.reduce_res_tile(opname, reduce_res, p)
     context.issue(
         opname,
         "vector",
@@ -349,6 +361,7 @@ def select_reduce(
 _FP32_MIN = float(np.finfo(np.float32).min)  # -3.4028234663852886e38, the float32 value as a float64
 
 
+@untaken.instruction
 def range_select(
     dst: NkiTensor,
     on_true_tile: NkiTensor,
@@ -383,6 +396,7 @@ def range_select(
     cmd = c.command(opname, reduce_cmd, (Cmd.idle, Cmd.reset, Cmd.reduce, Cmd.reset_reduce))
     b0 = c.scalar_operand(opname, "bound0", bound0, p)
     b1 = c.scalar_operand(opname, "bound1", bound1, p)
+    c.reduce_res_tile(opname, reduce_res, p)
     context.issue(
         opname,
         "vector",

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import numpy as np
-from nki_studio.sim import checks, context
+from nki_studio.sim import checks, context, untaken
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
@@ -29,6 +29,7 @@ def _eight(op: str, role: str, t: NkiTensor, p: int) -> None:
         raise HardwareLimitError(f"{op} {role} must be [{p}, 8], got {list(t.shape)}")
 
 
+@untaken.instruction
 def max8(dst: NkiTensor, src: NkiTensor, name: str | None = None) -> NkiInstruction:
     """The 8 largest values of each partition in descending order, duplicates kept (isa.md §3.16; engine
     not named in the docs, Vector presumed)."""
@@ -59,6 +60,7 @@ def _occurrences(row: np.ndarray, vals: np.ndarray, order: range) -> np.ndarray:
     return out
 
 
+@untaken.instruction
 def nc_find_index8(
     dst: NkiTensor, data: NkiTensor, vals: NkiTensor, name: str | None = None
 ) -> NkiInstruction:
@@ -84,6 +86,7 @@ def nc_find_index8(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def nc_match_replace8(
     dst: NkiTensor,
     data: NkiTensor,
@@ -125,6 +128,7 @@ def nc_match_replace8(
     return c.handle(opname, name)
 
 
+@untaken.instruction
 def nc_stream_shuffle(
     dst: NkiTensor, src: NkiTensor, shuffle_mask: object, name: str | None = None
 ) -> NkiInstruction:
@@ -144,19 +148,21 @@ def nc_stream_shuffle(
         raise HardwareLimitError(f"{opname}: shuffle_mask must hold 32 values in 0..31 or 255, got {mask}")
     ps, pd = s.shape[0], d.shape[0]
     quadrants = -(-max(ps, pd) // 32)
+    moves = [
+        (32 * q + i, 32 * q + m)
+        for q in range(quadrants)
+        for i, m in enumerate(mask)
+        if m != 255 and 32 * q + i < pd
+    ]
+    for row, from_row in moves:
+        if from_row >= ps:
+            raise HardwareLimitError(
+                f"{opname}: dst partition {row} reads src partition {from_row}, but src has {ps} partitions"
+            )
     context.issue(opname, "vector", reads={"src": s}, writes={"dst": d}, flops=0)
     source = np.array(c.mat(s, raw=True))
     out = np.array(c.mat(d, raw=True)) if 255 in mask else np.empty((pd, f), source.dtype)
-    for q in range(quadrants):
-        for i, m in enumerate(mask):
-            row, from_row = 32 * q + i, 32 * q + m
-            if m == 255 or row >= pd:
-                continue
-            if from_row >= ps:
-                raise HardwareLimitError(
-                    f"{opname}: dst partition {row} reads src partition {from_row}, "
-                    f"but src has {ps} partitions"
-                )
-            out[row] = source[from_row]
+    for row, from_row in moves:
+        out[row] = source[from_row]
     c.store(d, out)
     return c.handle(opname, name)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import context, dtypes
+from nki_studio.sim import context, dtypes, untaken
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.tensor import NkiTensor, allocate, read, write
@@ -97,6 +97,7 @@ def new_tile(
     return allocate(shape, dtype, buffer)
 
 
+@untaken.tile_instruction
 def elementwise(
     name: str,
     engine: str,

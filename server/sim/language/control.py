@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import numpy as np
 from nki_studio.model.targets import NkiVersion
-from nki_studio.sim import context
+from nki_studio.sim import context, untaken
 from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.scalars import NkiScalar, VirtualRegister, index_value
 from nki_studio.sim.tensor import NkiTensor, read
@@ -95,7 +95,8 @@ def fori_loop(
         or isinstance(upper, VirtualRegister)
         or ctx.options.nki_version < _V07
     )
-    for i in range(lo, hi, st):
+    # In an untaken nl.if_else branch the loop is traced, not run: tracing calls the body once (inferred).
+    for i in range(lo, lo + 1) if context.untaken() else range(lo, hi, st):
         var: object = VirtualRegister(i, frozen=True) if use_register else NkiScalar(i, "int32")
         if body_fun(var) is not None:
             raise SimulationError("nl.fori_loop: the body must return None (loop state lives in SBUF/HBM)")
@@ -106,56 +107,78 @@ def while_loop(init: object, body_fun: Callable[[object], object]) -> None:
     ctx = context.current()
     _check_reorder("nl.while_loop")
     cond = init
+    traced_only = context.untaken()  # an untaken nl.if_else branch: the body is traced once, not run
     for _ in range(ctx.options.while_loop_cap):
-        if _bound(cond, "nl.while_loop") == 0:
+        if not traced_only and _bound(cond, "nl.while_loop") == 0:
             return
         cond = body_fun(cond)
         if cond is None:
             raise SimulationError("nl.while_loop: the body must return the next condition register")
+        if traced_only:
+            return
     raise SimulationError(f"nl.while_loop did not terminate within {ctx.options.while_loop_cap} iterations")
 
 
-def _condition(cond: object) -> int:
-    """The value behind an ``nl.if_else`` condition (the ``latest`` if_else page: a Python bool/int, or a 32-bit
-    NkiScalar, arithmetic and comparison results included)."""
+def _condition(cond: object) -> tuple[int, bool]:
+    """The value behind an ``nl.if_else`` condition and whether it is known at compile time (the ``latest``
+    if_else page: a Python bool/int, or a 32-bit NkiScalar, arithmetic and comparison results included)."""
     if isinstance(cond, bool):
-        return int(cond)
+        return int(cond), True
     if isinstance(cond, NkiScalar):
         if cond.dtype != "int32":
             raise SimulationError(
                 "nl.if_else: cond must be a 32-bit NkiScalar (an int64 NkiScalar is not allowed)"
             )
-        return cond.sim_value()
+        return cond.sim_value(), False
     if isinstance(cond, VirtualRegister):
-        # Undocumented: the page names Python values and NkiScalars only, and rejects values bound to one
-        # sequencer (registers belong to an engine sequencer, isa.md §7): accepted here with a warning.
+        # The page: cond "must be available on all engines: every sequencer runs the branch, so a value
+        # bound to one sequencer is rejected". It names no such value. The narrowest reading: a register,
+        # the only value the docs place in one engine sequencer ("Each engine sequencer ... maintains its own
+        # set of physical registers", register_alloc page), though the compiler may place it on all of them.
+        # The docs being silent on what is rejected, it is accepted with a warning (inferred).
         context.current().warn(
             "nl.if_else with a VirtualRegister condition: the docs accept a Python bool/int or a 32-bit "
-            "NkiScalar (from nisa.scalar_load); the compiler may reject a register bound to one engine"
+            'NkiScalar (from nisa.scalar_load) and reject "a value bound to one sequencer"; a register '
+            "lives in an engine sequencer, so the compiler may reject it"
         )
-        return cond.sim_value()
+        return cond.sim_value(), False
     if isinstance(cond, (int, np.integer)):
-        return int(cond)
+        return int(cond), True
     raise SimulationError(f"nl.if_else: cond must be a Python bool/int or a 32-bit NkiScalar, not {cond!r}")
+
+
+def _callback(fn: Callable[[], object] | None) -> None:
+    """Call one ``nl.if_else`` callback (``None``: no else branch)."""
+    if fn is None:
+        return
+    if not callable(fn):
+        raise SimulationError(f"nl.if_else: the callbacks must be functions () -> None, not {fn!r}")
+    if fn() is not None:
+        # "The callbacks take no arguments and do not return anything"; what the compiler does with a value
+        # is not stated, so the simulation warns rather than refuses.
+        context.current().warn("nl.if_else: a callback returned a value; the callbacks return nothing")
 
 
 def if_else(cond: object, then_fn: Callable[[], object], else_fn: Callable[[], object] | None = None) -> None:
     """Run ``then_fn()`` when ``cond`` is nonzero (negative included), else ``else_fn()`` if given.
 
-    Documented only on the ``latest`` page (after Neuron 2.33.1). A runtime (NkiScalar) condition is a
-    compiled branch on hardware and tracing records both callbacks (*inferred* from "a Python bool or int ...
-    only the selected callback is called"); the eager simulator runs only the taken one, so Python side effects
-    of the other do not happen (docs/simulator.md).
+    Documented only on the ``latest`` page (after Neuron 2.33.1). A Python bool/int "is resolved at compile
+    time. Only the selected callback is called". A runtime condition (NkiScalar) compiles to a branch, so
+    tracing calls both callbacks (*inferred* from that contrast): here both are called in program order,
+    ``then_fn`` first, and the one the condition does not select runs ``untaken.tracing_only``, so its
+    Python side effects happen and its instructions are checked as the compiler checks them, without
+    executing (no writes, no trace events, no DMA).
     """
-    taken = then_fn if _condition(cond) != 0 else else_fn
-    if taken is None:
+    value, static = _condition(cond)
+    if static:
+        _callback(then_fn if value != 0 else else_fn)
         return
-    if not callable(taken):
-        raise SimulationError(f"nl.if_else: the callbacks must be functions () -> None, not {taken!r}")
-    if taken() is not None:
-        # "The callbacks take no arguments and do not return anything"; what the compiler does with a value
-        # is not stated, so the simulation warns rather than refuses.
-        context.current().warn("nl.if_else: a callback returned a value; the callbacks return nothing")
+    for fn, selected in ((then_fn, value != 0), (else_fn, value == 0)):
+        if selected:
+            _callback(fn)
+        else:
+            with untaken.tracing_only():
+                _callback(fn)
 
 
 @contextmanager
@@ -191,6 +214,8 @@ def program_ndim() -> int:
 def device_print(print_prefix: str, tensor: object, **_: object) -> None:
     """Print a tensor (any buffer) immediately, as the official CPU simulator does; kept in the report."""
     ctx = context.current()
+    if context.untaken():
+        return  # a device print in an untaken nl.if_else branch never runs
     if isinstance(tensor, NkiTensor):
         values = np.array2string(np.asarray(read(tensor, raw=True)), threshold=200)
         text = f"{print_prefix} {values}"

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import context, dtypes
+from nki_studio.sim import context, dtypes, untaken
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.tensor import NkiTensor, allocate, read, write
@@ -105,6 +105,7 @@ def _rng() -> np.random.Generator:
     return gen
 
 
+@untaken.tile_instruction
 def rand(shape: object, dtype: object, buffer: object = MemoryRegion.sbuf, name: str = "") -> NkiTensor:
     """Uniform [0, 1) values. Deterministic NumPy PCG64 stream per core (not the hardware generator)."""
     out = allocate(shape, dtype, _buffer(buffer), name)
@@ -113,6 +114,7 @@ def rand(shape: object, dtype: object, buffer: object = MemoryRegion.sbuf, name:
     return out
 
 
+@untaken.effect_instruction
 def random_seed(seed: NkiTensor) -> None:
     """Seed ``nl.rand``/``nl.dropout`` from a (1, 1) on-chip tensor (a Python int is rejected)."""
     if not isinstance(seed, NkiTensor) or not seed.buffer.on_chip or seed.size != 1:
@@ -136,6 +138,7 @@ def shared_constant(constant: object, dtype: object = None) -> NkiTensor:
     return t
 
 
+@untaken.tile_instruction
 def shared_identity_matrix(n: int, dtype: object = np.uint8, dst: NkiTensor | None = None) -> NkiTensor:
     """An ``n x n`` identity matrix in SBUF (written into ``dst`` when given)."""
     out = dst if dst is not None else allocate((n, n), dtype, MemoryRegion.sbuf, "identity")

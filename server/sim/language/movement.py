@@ -8,7 +8,7 @@ Helpers that are one ISA instruction are lowered to it (``nisa.dma_copy``, ``ten
 from __future__ import annotations
 
 import numpy as np
-from nki_studio.sim import context, dtypes
+from nki_studio.sim import context, dtypes, untaken
 from nki_studio.sim import isa as nisa
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.language._ops import new_tile, result_dtype, tile_arg, value_of
@@ -53,6 +53,7 @@ def store(dst: NkiTensor, value: NkiTensor, **_: object) -> None:
     nisa.dma_copy(dst=d, src=v)
 
 
+@untaken.tile_instruction
 def load_transpose2d(src: NkiTensor, dtype: object = None, **_: object) -> NkiTensor:
     """2-D HBM -> SBUF with the axes swapped."""
     s = _hbm_arg("load_transpose2d", src)
@@ -124,6 +125,7 @@ def transpose(x: NkiTensor, dtype: object = None, **_: object) -> NkiTensor:
     return cast
 
 
+@untaken.tile_instruction
 def broadcast_to(x: NkiTensor, shape: object, dtype: object = None, **_: object) -> NkiTensor:
     """NumPy-rule broadcast of a tile to ``shape`` (same rank); ``x`` itself when nothing changes."""
     t = tile_arg("broadcast_to", x)
@@ -144,6 +146,7 @@ def expand_dims(x: NkiTensor, axis: int) -> NkiTensor:
     return x.expand_dim(axis)
 
 
+@untaken.tile_instruction
 def where(condition: NkiTensor, x: object, y: object, dtype: object = None, **_: object) -> NkiTensor:
     """Element-wise select: ``x`` where ``condition`` is non-zero, else ``y``."""
     c = tile_arg("where", condition)
@@ -160,6 +163,7 @@ def where(condition: NkiTensor, x: object, y: object, dtype: object = None, **_:
     return out
 
 
+@untaken.tile_instruction
 def gather_flattened(
     data: NkiTensor, indices: NkiTensor, axis: int = 0, dtype: object = None, **_: object
 ) -> NkiTensor:
@@ -169,22 +173,23 @@ def gather_flattened(
         raise HardwareLimitError(
             f"nl.gather_flattened: data has {d.shape[0]} partitions, indices {i.shape[0]}"
         )
+    out = new_tile(i.shape, d.dtype if dtype is None else dtypes.to_dtype(dtype))
+    context.issue("nl.gather_flattened", "gpsimd", reads={"data": d, "indices": i}, writes={"dst": out})
     flat = read(d, raw=True).reshape(d.shape[0], -1)
     idx = read(i, raw=True).reshape(i.shape[0], -1).astype(np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= flat.shape[1]):
         raise SimulationError(f"nl.gather_flattened: index out of range [0, {flat.shape[1]})")
-    out = new_tile(i.shape, d.dtype if dtype is None else dtypes.to_dtype(dtype))
-    context.issue("nl.gather_flattened", "gpsimd", reads={"data": d, "indices": i}, writes={"dst": out})
     write(out, np.take_along_axis(flat, idx, axis=1).reshape(i.shape))
     return out
 
 
+@untaken.tile_instruction
 def dropout(x: NkiTensor, rate: object, dtype: object = None, **_: object) -> NkiTensor:
     """Zero each element with probability ``rate`` (kept values are not rescaled, like ``nisa.dropout``)."""
     t = tile_arg("dropout", x)
-    p = read(rate) if isinstance(rate, NkiTensor) else np.float32(rate)  # type: ignore[arg-type]
     out = new_tile(t.shape, t.dtype if dtype is None else dtypes.to_dtype(dtype))
     context.issue("nl.dropout", "vector", reads={"x": t, "rate": rate}, writes={"dst": out})
+    p = read(rate) if isinstance(rate, NkiTensor) else np.float32(rate)  # type: ignore[arg-type]
     keep = _rng().random(t.shape, dtype=np.float32) >= p
     write(out, np.where(keep, read(t), np.float32(0)))
     return out

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import alu, context
+from nki_studio.sim import alu, context, untaken
 from nki_studio.sim.language._ops import new_tile, normalise_axis, reduced_shape, result_dtype, tile_arg
 from nki_studio.sim.tensor import NkiTensor, read, write
 
@@ -23,6 +23,7 @@ _REDUCERS: dict[str, Callable[[np.ndarray, tuple[int, ...]], Any]] = {
 }
 
 
+@untaken.tile_instruction
 def _reduce(name: str, x: NkiTensor, axis: object, dtype: object, keepdims: bool) -> NkiTensor:
     t = tile_arg(name, x)
     axes = normalise_axis(name, t, axis)
@@ -48,6 +49,7 @@ def _make(name: str) -> Callable[..., NkiTensor]:
 REDUCTIONS: dict[str, Callable[..., Any]] = {n: _make(n) for n in _REDUCERS}
 
 
+@untaken.tile_instruction
 def softmax(x: NkiTensor, axis: object = -1, dtype: object = None, **_: object) -> NkiTensor:
     """``exp(x - max) / sum(exp(x - max))`` over the trailing free axes (max-subtracted, float32)."""
     t = tile_arg("softmax", x)
@@ -61,6 +63,7 @@ def softmax(x: NkiTensor, axis: object = -1, dtype: object = None, **_: object) 
     return out
 
 
+@untaken.tile_instruction
 def rms_norm(
     x: NkiTensor,
     w: object,
