@@ -140,16 +140,16 @@ def classify(
         if type(node) not in _BINDING_NODES:
             continue
         if isinstance(node, ast.Assign):
-            value_kind = _value_kind(node.value, aliases, result)  # one value for all targets
+            assigned = value_kind(node.value, aliases, result)  # one value for all targets
             for target in node.targets:
                 if isinstance(target, ast.Name):
-                    record(target.id, value_kind)
+                    record(target.id, assigned)
                 else:
                     for name in _bound_names(target):
                         record(name, None)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
             value = node.value if isinstance(node, ast.AnnAssign) else None
-            record(node.target.id, _value_kind(value, aliases, result) if value is not None else None)
+            record(node.target.id, value_kind(value, aliases, result) if value is not None else None)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             is_dyn = (
                 isinstance(node.iter, ast.Call)
@@ -182,7 +182,12 @@ def classify(
     return result
 
 
-def _value_kind(value: ast.expr, aliases: ImportAliases, known: FunctionKinds) -> Kind | None:
+def value_kind(value: ast.expr, aliases: ImportAliases, known: FunctionKinds) -> Kind | None:
+    """Kind of an expression in a function whose names so far are ``known``: what ``known.of`` gives, plus
+    calls (an allocation, a ``nisa.scalar_load``...) and arithmetic or comparisons involving such a call
+    (``nisa.scalar_load(t) > 0`` is a register, as the if_else page's example writes it)."""
+    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.Compare)) and _has_register_call(value, aliases):
+        return _register_expression(value, aliases, known)
     if isinstance(value, ast.Call):
         name = aliases.canonical(value.func)
         if name is not None:
@@ -196,6 +201,33 @@ def _value_kind(value: ast.expr, aliases: ImportAliases, known: FunctionKinds) -
                 return Kind.TENSOR
             return None
     return known.of(value)
+
+
+def _has_register_call(node: ast.expr, aliases: ImportAliases) -> bool:
+    return any(
+        isinstance(n, ast.Call) and aliases.canonical(n.func) in _REGISTER_RESULTS for n in ast.walk(node)
+    )
+
+
+def _register_expression(node: ast.expr, aliases: ImportAliases, known: FunctionKinds) -> Kind | None:
+    """REGISTER for arithmetic/comparisons whose operands are registers (calls included) and no other kind,
+    following ``FunctionKinds.of``'s rules."""
+    if isinstance(node, ast.BinOp):
+        operands: tuple[ast.expr, ...] = (node.left, node.right)
+    elif isinstance(node, ast.UnaryOp):
+        if not isinstance(node.op, _REGISTER_UNARY):
+            return None
+        operands = (node.operand,)
+    elif isinstance(node, ast.Compare):
+        if not all(isinstance(op, _REGISTER_COMPARISONS) for op in node.ops):
+            return None
+        operands = (node.left, *node.comparators)
+    else:
+        return value_kind(node, aliases, known)
+    kinds = [value_kind(o, aliases, known) for o in operands]
+    if Kind.REGISTER in kinds and all(k in (None, Kind.REGISTER) for k in kinds):
+        return Kind.REGISTER
+    return None
 
 
 def _bound_names(target: ast.expr) -> list[str]:

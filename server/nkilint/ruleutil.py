@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from nki_studio.core.findings import Finding, Severity, Span, TextEdit
 from nki_studio.model.imports import is_legacy
 from nki_studio.model.kernels import FunctionInfo
-from nki_studio.model.kinds import FunctionKinds, classify
+from nki_studio.model.kinds import FunctionKinds, Kind, classify, value_kind
 from nki_studio.model.targets import NkiVersion
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, Example, rule
@@ -39,14 +39,55 @@ def loop_body_api(ctx: LintContext, func: FunctionInfo) -> str | None:
                     memo.setdefault(body.id, []).append((api, enclosing_function(ctx, call)))
         ctx.memo["loop_bodies"] = memo
     for api, caller in memo.get(func.node.name, ()):
-        if func.parent is None:
+        if named_in_scope(func, caller):
             return api
-        scope = caller
-        while scope is not None:
-            if scope.node is func.parent.node:
-                return api
-            scope = scope.parent
     return None
+
+
+_IF_ELSE_CALLBACKS = ((1, "then_fn"), (2, "else_fn"))  # nl.if_else's callback arguments: position, keyword
+
+
+def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((kw.value for kw in call.keywords if kw.arg == keyword), None)
+
+
+def runtime_if_else_callback(ctx: LintContext, func: FunctionInfo) -> bool:
+    """Whether ``func`` is passed by name as a callback of an ``nl.if_else`` whose condition is definitely a
+    device value (an NkiScalar/register, or arithmetic or a comparison of one). Tracing calls both callbacks
+    of such a call (a Python bool/int condition calls only the selected one)."""
+    memo: dict[str, list[FunctionInfo]] | None = ctx.memo.get("runtime_if_else_callbacks")
+    if memo is None:
+        memo = {}
+        for call in ctx.kernel_calls_to("nki.language.if_else"):
+            cond = _argument(call, 0, "cond")
+            caller = enclosing_function(ctx, call)
+            if (
+                cond is None
+                or caller is None
+                or value_kind(cond, ctx.aliases, kinds(ctx, caller)) is not Kind.REGISTER
+            ):
+                continue
+            for position, keyword in _IF_ELSE_CALLBACKS:
+                fn = _argument(call, position, keyword)
+                if isinstance(fn, ast.Name):
+                    memo.setdefault(fn.id, []).append(caller)
+        ctx.memo["runtime_if_else_callbacks"] = memo
+    return any(named_in_scope(func, caller) for caller in memo.get(func.node.name, ()))
+
+
+def named_in_scope(func: FunctionInfo, caller: FunctionInfo | None) -> bool:
+    """Whether code of ``caller`` sees ``func`` under its name: ``func`` is module-level, or defined in
+    ``caller`` or in a function enclosing it."""
+    if func.parent is None:
+        return True
+    scope = caller
+    while scope is not None:
+        if scope.node is func.parent.node:
+            return True
+        scope = scope.parent
+    return False
 
 
 # Where registers come from (model/kinds.py): no call to one of these in kernel code, no register anywhere.

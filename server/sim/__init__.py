@@ -14,14 +14,16 @@ Layers (data flows one way):
 
 How an ISA instruction is written on top of this API::
 
-    from nki_studio.sim import checks, context
+    from nki_studio.sim import checks, context, untaken
     from nki_studio.sim.tensor import read, write
 
+    @untaken.instruction  # in an untaken nl.if_else branch: checked up to issue, then its handle is returned
     def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
+        checks.same_partitions("nisa.tensor_tensor", dst=dst, data1=data1, data2=data2)  # checks first
         context.issue("nisa.tensor_tensor", "vector", reads={"data1": data1, "data2": data2},
                       writes={"dst": dst}, flops=dst.size)
-        checks.same_partitions("nisa.tensor_tensor", dst=dst, data1=data1, data2=data2)
-        write(dst, OPS[op](read(data1), read(data2)))
+        write(dst, OPS[op](read(data1), read(data2)))  # then the execution
+        return NkiInstruction("nisa.tensor_tensor", name)
 
 Kernel instances: one per (collective rank, logical core), each in its own thread when there are several.
 ``context.current_core()`` gives ``core_id``/``num_cores`` (LNC), ``rank``/``num_ranks`` (collectives),

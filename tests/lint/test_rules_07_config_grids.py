@@ -192,3 +192,71 @@ def test_loop_body_python_state_changes_once() -> None:
     ]
     assert _found(LOOP, "NKI132", "0.6") == []  # the parser front end does not run the body as Python
     assert len([f for f in lint(LOOP, "0.6") if f.code == "NKI120"]) == 2
+
+
+IF_ELSE = (
+    HEADER
+    + """@nki.jit
+def kernel(x, flag):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    flag_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=flag_sb, src=flag)
+    ran = []
+    count = 0
+    on_device = nisa.scalar_load(flag_sb) > 0
+
+    def then_branch():
+        nonlocal count
+        nisa.dma_copy(dst=out, src=x)                             # device work: fine
+        ran.append("then")
+        count += 1
+        print("then")
+
+    def else_branch():
+        ran.append("else")
+
+    def compile_time():
+        ran.append("static")                                      # a Python condition: only one is called
+
+    nl.if_else(on_device, then_branch, else_branch)
+    nl.if_else(nisa.scalar_load(flag_sb) * 2, then_fn=else_branch)
+    nl.if_else(True, compile_time)
+    nl.if_else(flag, compile_time)                                # a parameter: kind unknown, not reported
+    print(ran)                                                    # outside a callback: NKI120's
+    return out
+"""
+)
+
+
+def test_if_else_callback_python_state_changes_for_both_branches() -> None:
+    found = _found(IF_ELSE, "NKI133")
+    lines = IF_ELSE.splitlines()
+    flagged = sorted(lines[line - 1].strip().split("#")[0].strip() for line, _, _ in found)
+    assert flagged == sorted(['ran.append("then")', "count += 1", 'print("then")', 'ran.append("else")']), (
+        found
+    )
+    assert all(sev == "warning" and "whichever branch the device takes" in m for _, sev, m in found)
+    prints = [f.span.line for f in lint(IF_ELSE, "0.7") if f.code == "NKI120"]
+    assert prints == [
+        next(k for k, t in enumerate(lines, 1) if "print(ran)" in t)
+    ]  # the callback's is NKI133's
+    assert _found(IF_ELSE, "NKI133", "0.6") == []  # nl.if_else is a 0.7 (tracer) API
+
+
+def test_a_comparison_of_a_scalar_load_is_a_register() -> None:
+    # The if_else page's own form, `nisa.scalar_load(t) > 0` bound to a name: a device value, so a Python `if`
+    # on it is NKI112's (it was unknown while only names bound to a register counted as operands).
+    code = HEADER + (
+        "@nki.jit\ndef kernel(x, flag):\n"
+        "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+        "    flag_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)\n"
+        "    nisa.dma_copy(dst=flag_sb, src=flag)\n"
+        "    positive = nisa.scalar_load(flag_sb) > 0\n"
+        "    shape_ok = x.shape[0] > 0\n"
+        "    if positive:\n        nisa.dma_copy(dst=out, src=x)\n"
+        "    if shape_ok:\n        nisa.dma_copy(dst=out, src=x)\n"
+        "    return out\n"
+    )
+    lines = code.splitlines()
+    found = [line for line, _, _ in _found(code, "NKI112")]
+    assert found == [next(k for k, t in enumerate(lines, 1) if t.strip() == "if positive:")]

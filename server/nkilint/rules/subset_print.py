@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V07, enclosing_function, loop_body_api
+from nki_studio.nkilint.ruleutil import V07, enclosing_function, loop_body_api, runtime_if_else_callback
 
 
 @rule(
@@ -24,7 +24,8 @@ from nki_studio.nkilint.ruleutil import V07, enclosing_function, loop_body_api
     "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n    nisa.dma_copy(dst=out, src=x)\n"
     '    nl.device_print("out", out)\n    return out\n',
     sources="python-subset.md §6 (print: S [LG] intro), language.md §12 (device_print)",
-    scope_note="From NKI 0.7 a `print()` in a `fori_loop`/`while_loop` body is reported by NKI132 instead.",
+    scope_note="From NKI 0.7 a `print()` in a `fori_loop`/`while_loop` body is reported by NKI132 instead, and "
+    "one in a callback of an `nl.if_else` with a runtime condition by NKI133.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The language guide: `print` runs at compile (specialisation/trace) time and prints once; to see tensor
@@ -38,8 +39,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             and "print" not in ctx.aliases.bindings
         ):
             func = enclosing_function(ctx, node) if tracing else None
-            if func is not None and loop_body_api(ctx, func) is not None:
-                continue  # a loop body's print is NKI132's (printed once per trace, not per iteration)
+            if func is not None and (
+                loop_body_api(ctx, func) is not None or runtime_if_else_callback(ctx, func)
+            ):
+                continue  # NKI132's (a loop body: once per trace) or NKI133's (an if_else callback: both branches)
             yield ctx.report(
                 node,
                 "print() runs once at compile time, not on the device; use "
