@@ -29,8 +29,11 @@ class VirtualRegister:
         self.frozen = frozen
 
     def sim_value(self) -> int:
-        """The register's current value; reading an unset register is an error."""
+        """The register's current value; reading an unset register is an error (but 0 in an untaken
+        ``nl.if_else`` branch, where the load that would have set it did not run)."""
         if self.value is None:
+            if context.untaken():
+                return 0
             raise SimulationError("read of an uninitialised register (register_alloc() without a value)")
         return self.value
 

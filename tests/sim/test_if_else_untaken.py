@@ -117,12 +117,15 @@ def test_untaken_loops_registers_and_prints_are_traced_not_run():
 
             nisa.register_move(reg, 99)
             nl.device_print("never", reg)
+            loaded = nisa.register_alloc()
+            nisa.register_load(loaded, nl.zeros((1, 1), dtype=nl.int32, buffer=nl.sbuf))  # traced, not run
+            nl.fori_loop(0, loaded, lambda i: bodies.append(100))  # its unset bound is no error here
 
         nl.if_else(NkiScalar(0) > 0, untaken_body)
-        assert bodies == [0, -1] and reg.value == 7
+        assert bodies == [0, -1, 100] and reg.value == 7
         assert "device_print" not in ctx.shared and ctx.instructions == 0
         nl.if_else(NkiScalar(1), untaken_body)  # taken: everything runs
-        assert bodies[2:] == [0, 1, 2, 3, 4, -1] and reg.value == 99
+        assert bodies[3:] == [0, 1, 2, 3, 4, -1] and reg.value == 99  # the loaded bound is 0: no iteration
 
 
 def test_nested_and_static_conditions():
