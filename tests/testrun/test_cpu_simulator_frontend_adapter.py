@@ -18,7 +18,7 @@ from nki_studio.sim.errors import NotImplementedInSimulator
 def frontend() -> Iterator[Any]:
     """The ``nki.compiler.frontend`` module the harness's kernel_tracer imports, after the harness's aliasing."""
     with cpu_simulator_adapter.installed():
-        import nki_cpu_simulator.nki.compiler as sim_ncc
+        import nki_cpu_simulator.nki.compiler as sim_ncc  # type: ignore[import-not-found]
         from nki_cpu_simulator import nki as sim_nki
 
         sys.modules["nki"] = sim_nki  # simulation_setup.setup_simulation_mode's aliasing
