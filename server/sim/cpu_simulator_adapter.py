@@ -3,15 +3,16 @@
 nki-library's test harness (``test/utils/simulation_setup.py``, ``--test-mode simulation``) imports
 ``nki_cpu_simulator.nki`` and its ``language``, ``language.dtypes``, ``isa``, ``isa.constants``, ``typing``,
 ``compiler``, ``tensor`` and ``builtin`` submodules, aliases them as ``nki.*`` itself, and launches kernels
-with ``nki.cpu_simulate(kernel)[lnc](**inputs)``. While :func:`installed` is active a module finder answers
-those names with the embedded simulator's modules, so that suite runs here unchanged.
+with ``nki.cpu_simulate(kernel)[lnc](**inputs)``; its ``trace_only`` tests import ``nki.compiler.frontend``
+through that alias (:mod:`compiler_frontend_adapter`). While :func:`installed` is active a module finder
+answers those names with the embedded simulator's modules, so that suite runs here unchanged.
 
 Each name is a *facade*: a fresh module holding the same objects as the module :mod:`dropin` aliases for the
 matching ``nki`` name (``nki.language`` ...), plus its submodules as attributes. Facades, not our modules
 themselves, because the import system writes ``__spec__``/``__loader__`` and child attributes into what a
 finder returns, and ``import a.b.c as x`` walks attributes (an unknown name must raise AttributeError there):
 neither may change the modules other simulations use. A name the simulator has no module for (e.g.
-``compiler``) is a module whose attributes raise "not implemented" where they are used, never at import.
+``tensor``) is a module whose attributes raise "not implemented" where they are used, never at import.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from nki_studio.sim.nki_module import simulate
 
 PACKAGE = "nki_cpu_simulator"
 
-# Every module of the package nki-library imports -> the `nki` name dropin serves it under.
+# Every module of the package nki-library imports -> the `nki` name dropin serves it under (or our module).
 _STANDS_FOR = {
     "nki": "nki",
     "nki.language": "nki.language",
@@ -42,6 +43,9 @@ _STANDS_FOR = {
     "nki.dtype": "nki.dtype",
     "nki.typing": "neuronxcc.nki.typing",
     "nki.compiler": "nki.compiler",
+    # No `nki` module of ours: the compiler front end the harness's trace-only tests import through its own
+    # `nki.compiler` alias (sim/compiler_frontend_adapter.py says why and what it stands in for).
+    "nki.compiler.frontend": "nki_studio.sim.compiler_frontend_adapter",
     "nki.tensor": "nki.tensor",
     "nki.builtin": "nki.builtin",
 }
@@ -91,21 +95,41 @@ def _build() -> dict[str, types.ModuleType]:
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Answers the stand-in package's names with the prebuilt facades (and nothing else)."""
+    """Answers the stand-in package's names with the prebuilt facades (and nothing else).
+
+    Also a submodule imported through an alias of a facade package: after ``sys.modules["nki.compiler"] =
+    nki_cpu_simulator.nki.compiler`` (the harness's aliasing), ``import nki.compiler.frontend`` finds the
+    package's ``frontend`` as an on-disk package's submodule would be found through its parent's ``__path__``.
+    """
 
     def __init__(self, modules: dict[str, types.ModuleType]) -> None:
         self.modules = modules
         self.packages = {name.rpartition(".")[0] for name in modules}
+        self.facades = {id(m) for m in modules.values()}
+
+    def _facade_name(self, fullname: str) -> str | None:
+        if fullname in self.modules:
+            return fullname
+        parent, _, child = fullname.rpartition(".")
+        module = sys.modules.get(parent)
+        if module is None or id(module) not in self.facades:
+            return None
+        name = f"{module.__name__}.{child}"
+        return name if name in self.modules else None
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in self.modules:
+        name = self._facade_name(fullname)
+        if name is None:
             return None
-        return importlib.util.spec_from_loader(fullname, self, is_package=fullname in self.packages)
+        spec = importlib.util.spec_from_loader(fullname, self, is_package=name in self.packages)
+        if spec is not None:
+            spec.loader_state = name
+        return spec
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return self.modules[spec.name]
+        return self.modules[spec.loader_state]
 
     def exec_module(self, module: types.ModuleType) -> None:
         """Nothing to run: the facade was filled when it was built."""
@@ -115,7 +139,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def installed() -> Iterator[None]:
     """Inside a :func:`dropin.installed` block, make ``import nki_cpu_simulator...`` resolve to the facades.
 
-    On exit the finder and every ``nki_cpu_simulator`` module are removed again.
+    On exit the finder and every ``nki_cpu_simulator`` module are removed again, also where the harness
+    aliased them under other names (``nki.compiler.frontend`` ...).
     """
     with dropin.installed():
         finder = _Finder(_build())
@@ -124,5 +149,5 @@ def installed() -> Iterator[None]:
             yield
         finally:
             sys.meta_path.remove(finder)
-            for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
+            for name in [n for n, m in sys.modules.items() if id(m) in finder.facades]:
                 del sys.modules[name]

@@ -18,10 +18,11 @@ import functools
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from nki_studio.model.targets import Generation, NkiVersion
 from nki_studio.sim import context
 from nki_studio.sim.context import SimContext, SimOptions
 from nki_studio.sim.errors import (
@@ -106,9 +107,21 @@ def jit_options(kernel: object) -> dict[str, Any]:
     return dict(kernel.options) if isinstance(kernel, JitKernel) else {}
 
 
-def run_dropin(kernel: object, args: tuple[Any, ...], kwargs: dict[str, Any], lnc: int, *, grid: bool) -> Any:
+def run_dropin(
+    kernel: object,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    lnc: int,
+    *,
+    grid: bool,
+    generation: Generation | None = None,
+    nki_version: tuple[NkiVersion, str] | None = None,
+) -> Any:
     """A drop-in launch (``kernel(...)``, ``kernel[lnc](...)``, ``nki.simulate``): run under the block's or the
-    environment's options, publish what the output cannot carry (``sim.launch_log``), return the output."""
+    environment's options, publish what the output cannot carry (``sim.launch_log``), return the output.
+
+    A launcher that names the target itself (an argument, not the environment) passes ``generation`` and/or
+    ``nki_version`` (the version and why, shown as the simulation's version note)."""
     from nki_studio.sim import launch_log
     from nki_studio.sim.dropin import default_options
     from nki_studio.sim.nki_compiler import ignored_options
@@ -116,6 +129,11 @@ def run_dropin(kernel: object, args: tuple[Any, ...], kwargs: dict[str, Any], ln
     func, _ = unwrap(kernel)
     options = jit_options(kernel)
     opts = default_options(lnc, func)
+    if generation is not None:
+        opts.target = replace(opts.target, generation=generation)
+    if nki_version is not None:
+        opts.target = replace(opts.target, nki_version=nki_version[0])
+        opts.nki_version_note = nki_version[1]
     opts.program_order_capacity = surfaces_allocation_oom(options)
     run = run_kernel(func, args, kwargs, opts, grid=grid)
     launch_log.publish(func, ignored_options(options), list(run.ctx.warnings))
