@@ -33,8 +33,10 @@ class NkiProtocol(LanguageServerProtocol):
     ) -> None:
         def done(future: Future[Any]) -> None:
             # pygls files the future before adding its callback, so a handler done at once is dropped too. A
-            # request's own callback drops it as well before responding; a cancelled one was dropped already.
-            if self._request_futures.get(msg_id) is future:
+            # request's own callback drops it as well before responding. A cancelled one is left: a
+            # ``$/cancelRequest`` dropped it already, and shutdown cancels the running ones while iterating over
+            # the dict (a concurrent future runs its callbacks at once, inside that loop).
+            if not future.cancelled() and self._request_futures.get(msg_id) is future:
                 del self._request_futures[msg_id]
             callback(future)
 

@@ -23,6 +23,17 @@ def _feeder(server: NkiLanguageServer) -> Any:
     return send
 
 
+def _messages(out: io.BytesIO) -> list[dict[str, Any]]:
+    """The messages the server wrote (Content-Length framing)."""
+    data, messages = out.getvalue(), []
+    while data:
+        header, data = data.split(b"\r\n\r\n", 1)
+        length = int(header.split(b"Content-Length:")[1].split(b"\r\n")[0])
+        messages.append(json.loads(data[:length]))
+        data = data[length:]
+    return messages
+
+
 async def _settle(server: NkiLanguageServer) -> None:
     """Let the loop run the handlers' callbacks (async handlers finish on later iterations)."""
     for _ in range(50):
@@ -57,7 +68,9 @@ async def test_no_handler_future_outlives_a_document_opened_edited_and_closed(tm
     send({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}})
     await _settle(server)
     try:
-        assert b'"id": 1' in out.getvalue()  # initialize was answered: the messages were handled
+        assert [
+            m for m in _messages(out) if m.get("id") == 1
+        ]  # initialize was answered: messages were handled
         assert uri not in server.workspace.text_documents
         assert server.protocol._request_futures == {}  # pygls 2.1.1 alone: 43+ futures left
     finally:
@@ -88,7 +101,34 @@ async def test_a_request_cancelled_while_running_is_forgotten_and_answered() -> 
     await _settle(server)
     try:
         assert server.protocol._request_futures == {}
-        assert b'"id": 7' in out.getvalue() and b"finished" not in out.getvalue()
+        (response,) = [m for m in _messages(out) if m.get("id") == 7]
+        assert "error" in response  # the cancelled request's answer, not its result
+    finally:
+        server.executor.shutdown(wait=False, cancel_futures=True)
+        server.request_executor.shutdown(wait=False, cancel_futures=True)
+
+
+async def test_shutdown_while_a_notification_handler_still_runs_is_answered() -> None:
+    """Shutdown cancels the handlers still running while it iterates over their futures; a cancelled one must
+    stay there until it is over (dropping it inside that loop failed the shutdown request)."""
+    server = create_server(features=())
+    out = io.BytesIO()
+    server.protocol.set_writer(StdoutWriter(out))
+    send = _feeder(server)
+    capabilities = {"workspace": {"configuration": True}}
+    send({"id": 1, "method": "initialize", "params": {"processId": None, "capabilities": capabilities}})
+    # The server's initialized handler asks the client for its configuration and waits: nobody answers here.
+    send({"method": "initialized", "params": {}})
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if b"workspace/configuration" in out.getvalue():
+            break
+    assert server.protocol._request_futures  # initialized is still running
+    send({"id": 2, "method": "shutdown", "params": None})
+    await _settle(server)
+    try:
+        (response,) = [m for m in _messages(out) if m.get("id") == 2]
+        assert "error" not in response and response["result"] is None
     finally:
         server.executor.shutdown(wait=False, cancel_futures=True)
         server.request_executor.shutdown(wait=False, cancel_futures=True)
