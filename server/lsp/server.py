@@ -37,6 +37,7 @@ from lsprotocol import types
 from nki_studio import __version__
 from nki_studio.lsp import logs
 from nki_studio.lsp.fastpath.handover import Handover
+from nki_studio.lsp.protocol import NkiProtocol
 from nki_studio.lsp.settings import SECTION, Settings, merge, section_of
 from nki_studio.lsp.typed import converter
 from pygls.lsp.server import LanguageServer
@@ -79,6 +80,7 @@ class NkiLanguageServer(LanguageServer):
             version=__version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             converter_factory=converter,
+            protocol_cls=NkiProtocol,
         )
         self.settings = Settings()
         # Analysis jobs run here, not in pygls' pool (its stdin reader holds one of those threads).
