@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bisect
 import gc
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -34,10 +33,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate import constants as K
-from nki_studio.estimate.activation_tables import table_loads
-from nki_studio.estimate.cost import instruction_cost, is_pe_transpose, operand
+from nki_studio.estimate.cost import instruction_cost
 from nki_studio.estimate.heap import heap_for_large_arrays
-from nki_studio.estimate.trace_plan import SCOPES, Plan, plan
+from nki_studio.estimate.trace_plan import BANKS, DMA, FOOTPRINTS, JOIN, SCOPES, Plan, plan
 from nki_studio.model.targets import TargetLimits
 from nki_studio.sim.trace import TraceEvent
 from nki_studio.sim.trace_columns import as_compact
@@ -55,7 +53,7 @@ class Schedule:
     events: Sequence[TraceEvent]
     start: F64
     end: F64
-    dma_engines: list[tuple[int, int]]
+    dma_engines: npt.NDArray[np.int64]  # shape (n, 2)
 
     @property
     def total_ns(self) -> float:
@@ -65,7 +63,8 @@ class Schedule:
 
 class _Footprints:
     """What happened last to each rectangle of one allocation on one core. An entry is
-    ``[b0, b1, p0, p1, write_end, write_engine, reads, rect]`` (write_end -1: none; ``reads``: engine -> end of
+    ``[b0, b1, p0, p1, write_end, write_engine, reads, rect]`` (write_end -1: none; engines by code; ``reads``:
+    engine -> end of
     its last read since that write, or None); entries are sorted by first byte for overlap queries and indexed
     by rectangle, since most tiles are always accessed whole. A write drops the entries it covers (whatever
     waits for them waits for it), so a tile rewritten in a loop keeps one entry. ``version`` counts changes, so
@@ -73,9 +72,9 @@ class _Footprints:
 
     __slots__ = ("entries", "index", "longest", "starts", "version")
 
-    def __init__(self, rect: Rect, write: bool, engine: str, end: float) -> None:
+    def __init__(self, rect: Rect, write: bool, engine: int, end: float) -> None:
         """Footprints whose first access is this one."""
-        entry = [*rect, end, engine, None, rect] if write else [*rect, -1.0, "", {engine: end}, rect]
+        entry = [*rect, end, engine, None, rect] if write else [*rect, -1.0, -1, {engine: end}, rect]
         self.starts: list[int] = [rect[0]]
         self.entries: list[list[Any]] = [entry]
         self.index: dict[Rect, list[Any]] = {rect: entry}
@@ -96,7 +95,7 @@ class _Footprints:
         hi = bisect.bisect_left(starts, b1)
         return [e for e in entries[lo:hi] if e[1] > b0 and e[2] < p1 and p0 < e[3]]
 
-    def record(self, rect: Rect, write: bool, engine: str, end: float, hits: list[list[Any]] | None) -> None:
+    def record(self, rect: Rect, write: bool, engine: int, end: float, hits: list[list[Any]] | None) -> None:
         """Record a scheduled access ending at ``end``; ``hits`` is ``self.hits(rect)`` if nothing changed since."""
         entries = self.entries
         if write:
@@ -120,7 +119,7 @@ class _Footprints:
         self.version += 1
 
     def _insert(self, rect: Rect) -> list[Any]:
-        entry = [*rect, -1.0, "", None, rect]
+        entry = [*rect, -1.0, -1, None, rect]
         i = bisect.bisect_right(self.starts, rect[0])
         self.starts.insert(i, rect[0])
         self.entries.insert(i, entry)
@@ -185,25 +184,22 @@ def _dma_reserve(busy: Busy, first: int, last: int, t: float, ns: float) -> None
 class _Core:
     """Scheduling state of one (rank, core) program."""
 
-    def __init__(self) -> None:
-        self.free: dict[str, float] = defaultdict(float)  # engine queue -> when it is free
+    def __init__(self, engines: int) -> None:
+        self.free = [0.0] * engines  # engine queue (by code) -> when it is free
         self.dma_busy: Busy = {}  # reserved DMA engine time (see _dma_fit)
         # DMA queue (the issuing line) -> end of its last transfer
-        self.queue_free: dict[tuple[str, int], float] = {}
+        self.queue_free: dict[int, float] = {}
         self.footprints: dict[int, _Footprints] = {}
-        # the last matmul's stationary footprint: its plan id (or, in `_matmul_extra_cycles`, the tuple)
-        self.stationary: object = None
         # PSUM bank -> (end, engine) of its last Vector/Scalar access
-        self.psum: dict[int, tuple[float, str]] = {}
+        self.psum: dict[int, tuple[float, int]] = {}
 
 
 Rect = tuple[int, int, int, int]  # (b0, b1, p0, p1)
 # storage, rectangle, written, its footprints when placed (None: first access), their version, the hits then
 # ... and whether it is the allocation's last access on the core
 Access = tuple[int, Rect, bool, "_Footprints | None", int, "list[list[Any]] | None", bool]
-# event, engine, start, duration, DMA engines, accesses
-Placed = tuple[int, str, float, float, tuple[int, int], list[Access]]
-_NO_DMA = (-1, -1)
+# event, engine, start, duration, a DMA transfer, accesses
+Placed = tuple[int, int, float, float, bool, list[Access]]
 
 
 def _moved_bytes(event: TraceEvent) -> int:
@@ -232,21 +228,6 @@ def dma_plan(event: TraceEvent, limits: TargetLimits) -> tuple[int, int, float]:
         ).value
     rate = limits.dma_bytes_per_ns / limits.dma_engines * (last - first + 1) * efficiency
     return first, last, _moved_bytes(event) / rate if rate else 0.0
-
-
-def _matmul_extra_cycles(event: TraceEvent, core: _Core) -> float:
-    """Tensor-engine cycles beyond the MultiplyMoving: the issue overhead, and a stationary load unless the
-    stationary operand is the one already in the array."""
-    extra = K.TENSOR_INSTRUCTION_OVERHEAD.value
-    st = operand(event, "data", "src") if is_pe_transpose(event) else operand(event, "stationary")
-    if st is None:
-        return extra
-    key = (st.storage, st.byte_start, st.byte_end, st.part_start, st.part_end)
-    if key != core.stationary or st.storage < 0:
-        free = math.prod(st.shape[1:]) if len(st.shape) > 1 else 1
-        extra += max(64, free) / K.STATIONARY_LOAD_SPEEDUP.value
-    core.stationary = key
-    return extra
 
 
 @contextmanager
@@ -279,7 +260,8 @@ def _cost(limits: TargetLimits) -> Callable[[TraceEvent], tuple[int, int, float]
 class _Cursor:
     """One program's events, read in order a chunk at a time: the plan's columns for the chunk as lists (per-
     element reads of NumPy arrays cost more than the scheduling itself; whole-trace lists would cost the
-    memory the columns save)."""
+    memory the columns save). Event k of the chunk waits for ``dep[dep_at[k]:dep_at[k + 1]]`` (listed
+    dependencies, plus ``add``); the columns the common case does not need are read only when it has others."""
 
     CHUNK = 8192
 
@@ -292,15 +274,20 @@ class _Cursor:
         ev = self.idx[base : base + self.CHUNK]
         self.base, self.n = base, len(ev)
         self.events = ev.tolist()
-        self.engine = np.asarray(p.engines, object)[p.engine[ev]].tolist() if len(ev) else []
+        self.engine = p.engine[ev].tolist()
         self.ns = p.ns[ev].tolist()
+        kind = p.kind[ev]
+        self.kind = kind.tolist()
+        self.dep_at, rows = _gather(p.deps.offsets, ev)
+        self.dep = p.deps.event[rows].tolist()
+        self.add = p.deps.add[rows].tolist()
+        if not kind.any():
+            return
         self.first = p.dma_first[ev].tolist()
         self.last = p.dma_last[ev].tolist()
         self.queue = p.queue[ev].tolist()
-        self.scope = np.asarray(SCOPES, object)[p.scope[ev]].tolist() if len(ev) else []
-        self.stationary = p.stationary[ev].tolist()
-        self.load_cycles = p.stationary_load[ev].tolist()
-        offsets, rows = _gather(p.fp_offsets, ev)
+        self.scope = np.asarray(SCOPES, object)[p.scope[ev]].tolist()
+        self.fp_at, rows = _gather(p.fp_offsets, ev)
         rects = zip(
             p.fp_b0[rows].tolist(),
             p.fp_b1[rows].tolist(),
@@ -317,31 +304,8 @@ class _Cursor:
                 strict=True,
             )
         )
-        dep_offsets, rows = _gather(p.deps.offsets, ev)
-        self.deps = list(zip(p.deps.event[rows].tolist(), p.deps.add[rows].tolist(), strict=True))
-        bank_offsets, rows = _gather(p.bank_offsets, ev)
+        self.bank_at, rows = _gather(p.bank_offsets, ev)
         self.banks = list(zip(p.bank0[rows].tolist(), p.bank1[rows].tolist(), strict=True))
-        # one tuple per event: a single index and unpack in the loop
-        self.records = list(
-            zip(
-                self.events,
-                self.engine,
-                self.ns,
-                self.first,
-                self.last,
-                self.queue,
-                self.scope,
-                self.stationary,
-                self.load_cycles,
-                offsets[:-1],
-                offsets[1:],
-                dep_offsets[:-1],
-                dep_offsets[1:],
-                bank_offsets[:-1],
-                bank_offsets[1:],
-                strict=True,
-            )
-        )
 
 
 def _gather(
@@ -362,18 +326,14 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     n = len(trace)
     start = [0.0] * n  # lists: element stores are cheaper than on arrays
     end = [0.0] * n
-    engines: list[tuple[int, int]] = [_NO_DMA] * n
     order = np.argsort(p.stream, kind="stable") if n else np.zeros(0, np.int64)
     bounds = np.searchsorted(p.stream[order], np.arange(len(p.streams) + 1)) if n else np.zeros(1, np.int64)
     streams = {key: order[bounds[s] : bounds[s + 1]] for s, key in enumerate(p.streams)}
     lengths = {key: len(idx) for key, idx in streams.items()}
     cursors = {key: _Cursor(p, idx) for key, idx in streams.items()}
-    cores = {key: _Core() for key in streams}
+    cores = {key: _Core(len(p.engines)) for key in streams}
     sem = K.SEMAPHORE_LATENCY.value
     latency = limits.dma_fixed_overhead_ns
-    tensor_clock = limits.clock_ghz["tensor"]
-    overhead = K.TENSOR_INSTRUCTION_OVERHEAD.value
-    dma_pairs: dict[tuple[int, int], tuple[int, int]] = {}  # one tuple per engine range
 
     # Who takes part in the k-th join of each scope: every stream that issues at least k + 1 of them.
     joins_of: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
@@ -383,75 +343,57 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
             if scope is not None:
                 joins_of[key][scope] = int(np.count_nonzero(codes == code))
 
-    tables = table_loads(trace)  # index -> activation-table load before it (Scalar engine)
-
-    def place(k: int, cur: _Cursor, core: _Core, not_before: float) -> Placed:
-        """(event, engine, start, duration, dma engines, accesses) of the cursor's event k, not starting before
-        ``not_before``: after the accesses it depends on (see ``_Footprints``) and its engine queue."""
-        i, engine, ns, first, last, queue, _scope, st, load, a0, a1, d0, d1, k0, k1 = cur.records[k]
-        ready = not_before
-        prints = core.footprints
+    def place(k: int, cur: _Cursor, core: _Core, ready: float) -> Placed:
+        """(event, engine, start, duration, DMA?, accesses) of the cursor's event k that is not of the common
+        case (``Plan.kind``), not starting before ``ready`` (its listed dependencies): after the accesses it
+        depends on (see ``_Footprints``), its engine queue or DMA queue and engines, and the PSUM banks."""
+        i, engine, ns, kind = cur.events[k], cur.engine[k], cur.ns[k], cur.kind[k]
         accesses: list[Access] = []
-        if d1 > d0:  # through whole tiles (``tile_deps``)
-            for j, add in cur.deps[d0:d1]:
-                t = end[j] + add
-                if t > ready:
-                    ready = t
-        for storage, rect, write, final in cur.accesses[a0:a1]:
-            fp = prints.get(storage)
-            if fp is None:
-                accesses.append((storage, rect, write, None, 0, None, final))
-                continue
-            ents = fp.entries
-            if len(ents) == 1:  # the range query of ``_Footprints.hits`` reduced to one overlap test
-                e0 = ents[0]
-                if e0[7] == rect:
-                    hits = ents
-                elif e0[1] > rect[0] and e0[0] < rect[1] and e0[2] < rect[3] and rect[2] < e0[3]:
-                    hits = [e0]
+        if kind & FOOTPRINTS:
+            prints = core.footprints
+            for storage, rect, write, final in cur.accesses[cur.fp_at[k] : cur.fp_at[k + 1]]:
+                fp = prints.get(storage)
+                if fp is None:
+                    accesses.append((storage, rect, write, None, 0, None, final))
+                    continue
+                ents = fp.entries
+                if len(ents) == 1:  # the range query of ``_Footprints.hits`` reduced to one overlap test
+                    e0 = ents[0]
+                    if e0[7] == rect:
+                        hits = ents
+                    elif e0[1] > rect[0] and e0[0] < rect[1] and e0[2] < rect[3] and rect[2] < e0[3]:
+                        hits = [e0]
+                    else:
+                        hits = []
                 else:
-                    hits = []
-            else:
-                hits = fp.hits(rect)
-            for h in hits:
-                # read after write; a write also after reads (plus the semaphore when another engine's)
-                if h[4] >= 0:
-                    t = h[4] + (sem if h[5] != engine else 0.0)
-                    if t > ready:
-                        ready = t
-                if write and h[6] is not None:
-                    for reader, t in h[6].items():
-                        if reader != engine:
-                            t += sem
+                    hits = fp.hits(rect)
+                for h in hits:
+                    # read after write; a write also after reads (plus the semaphore when another engine's)
+                    if h[4] >= 0:
+                        t = h[4] + (sem if h[5] != engine else 0.0)
                         if t > ready:
                             ready = t
-            accesses.append((storage, rect, write, fp, fp.version, hits, final))
-        if first >= 0:
+                    if write and h[6] is not None:
+                        for reader, t in h[6].items():
+                            if reader != engine:
+                                t += sem
+                            if t > ready:
+                                ready = t
+                accesses.append((storage, rect, write, fp, fp.version, hits, final))
+        if kind & DMA:
             # in order on its queue (one per issuing line: the compiler's queue choice is not in the trace)
+            first, last, queue = cur.first[k], cur.last[k], cur.queue[k]
             t = max(ready, core.queue_free.get(queue, 0.0))
             t = _dma_fit(core.dma_busy, first, last, t, ns)
             _dma_reserve(core.dma_busy, first, last, t, ns)
             core.queue_free[queue] = t + ns
-            pair = dma_pairs.get((first, last))
-            if pair is None:
-                pair = dma_pairs[(first, last)] = (first, last)
-            return i, engine, t, ns + latency, pair, accesses
-        if engine == "tensor":
-            # the issue overhead, and a stationary load unless it is the operand already in the array
-            if st != -1:
-                if st != core.stationary or st < 0:
-                    ns += (overhead + load) / tensor_clock
-                else:
-                    ns += overhead / tensor_clock
-                core.stationary = st
-            else:
-                ns += overhead / tensor_clock
-        elif i in tables:
-            ns += tables[i]
+            return i, engine, t, ns + latency, True, accesses
         free = core.free[engine]
         t = ready if ready > free else free
-        if k1 > k0:  # wait until the other engine left the PSUM banks, then hold them
-            banks = [b for lo, hi in cur.banks[k0:k1] for b in range(lo, hi + 1)]
+        if kind & BANKS:  # wait until the other engine left the PSUM banks, then hold them
+            banks = [
+                b for lo, hi in cur.banks[cur.bank_at[k] : cur.bank_at[k + 1]] for b in range(lo, hi + 1)
+            ]
             held = core.psum
             for b in banks:
                 holder = held.get(b)
@@ -459,17 +401,15 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     t = holder[0]
             for b in banks:
                 held[b] = (t + ns, engine)
-        return i, engine, t, ns, _NO_DMA, accesses
+        return i, engine, t, ns, False, accesses
 
     def commit(
-        core: _Core, i: int, engine: str, t: float, ns: float, dma: tuple[int, int], accesses: list[Access]
+        core: _Core, i: int, engine: int, t: float, ns: float, dma: bool, accesses: list[Access]
     ) -> None:
         done = t + ns
         start[i], end[i] = t, done
-        if dma[0] < 0:
+        if not dma:
             core.free[engine] = done
-        else:
-            engines[i] = dma
         prints = core.footprints
         for storage, rect, write, fp, version, hits, last in accesses:
             if last:  # nothing later on this core touches the allocation: forget it
@@ -512,25 +452,65 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         progressed = False
         for key in active:
             core, length = cores[key], lengths[key]
+            free = core.free
             cur = cursors[key]
+            base, chunk = cur.base, cur.n
+            events_, engine_, ns_, kind_, dep_at, dep, add = (
+                cur.events,
+                cur.engine,
+                cur.ns,
+                cur.kind,
+                cur.dep_at,
+                cur.dep,
+                cur.add,
+            )
             at = pos[key]  # a local position between joins (a join moves ``pos`` of every member)
             while at < length:
-                k = at - cur.base
-                if k >= cur.n:
+                k = at - base
+                if k >= chunk:
                     cur.load(at)
+                    base, chunk = cur.base, cur.n
+                    events_, engine_, ns_, kind_, dep_at, dep, add = (
+                        cur.events,
+                        cur.engine,
+                        cur.ns,
+                        cur.kind,
+                        cur.dep_at,
+                        cur.dep,
+                        cur.add,
+                    )
                     k = 0
-                scope = cur.records[k][6]
-                if scope is None:
-                    commit(core, *place(k, cur, core, 0.0))
+                ready = 0.0  # after the listed dependencies (``tile_deps``)
+                d, d1 = dep_at[k], dep_at[k + 1]
+                while d < d1:
+                    t = end[dep[d]] + add[d]
+                    if t > ready:
+                        ready = t
+                    d += 1
+                kind = kind_[k]
+                if not kind:  # the common case: its engine queue and the listed dependencies alone
+                    e = engine_[k]
+                    t = free[e]
+                    if ready > t:
+                        t = ready
+                    i = events_[k]
+                    start[i] = t
+                    end[i] = free[e] = t + ns_[k]
                     at += 1
                     progressed = True
                     continue
+                if not kind & JOIN:
+                    commit(core, *place(k, cur, core, ready))
+                    at += 1
+                    progressed = True
+                    continue
+                scope = cur.scope[k]
                 pos[key] = at
                 j = seen[key][scope]
                 group = (scope, j, key[0] if scope == "core" else -1)
                 arrived = waiting[group]
                 if key not in arrived:
-                    arrived[key] = place(k, cur, core, 0.0)
+                    arrived[key] = place(k, cur, core, ready)
                     progressed = True
                 members = [
                     m for m in streams if joins_of[m][scope] > j and (scope == "all" or m[0] == key[0])
@@ -554,4 +534,5 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     pos[m] += 1
                     seen[m][group[0]] += 1
                 del waiting[group]
-    return Schedule(trace, np.array(start, np.float64), np.array(end, np.float64), engines)
+    dma_engines = np.stack([p.dma_first, p.dma_last], 1) if n else np.full((0, 2), -1, np.int64)
+    return Schedule(trace, np.array(start, np.float64), np.array(end, np.float64), dma_engines)
