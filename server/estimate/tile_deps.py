@@ -23,6 +23,7 @@ Every other allocation is left to the scheduler's footprint index. The timeline 
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +37,9 @@ B = npt.NDArray[np.bool_]
 # many footprints starting inside them (the dependencies listed grow with it; beyond, the footprint index of
 # the scheduler costs less). A cost trade-off, not a model constant: results are the same either way.
 OVERLAPS_PER_FOOTPRINT = 16
+# Access rows per batch of whole allocations (allocations are independent): bounds the temporaries' memory,
+# a few dozen arrays of this length, on traces of millions of rows.
+BATCH_ROWS = 1 << 19
 
 
 @dataclass
@@ -72,26 +76,79 @@ def tile_deps(
     a few times the rows), ``owner`` (event, non-decreasing), ``write`` and ``rect`` (b0, b1, p0, p1
     columns); ``engine`` per event (code) and ``dma`` per engine code; ``n`` events."""
     offsets = np.zeros(n + 1, np.int64)
-    nothing = TileDeps(np.ones(key.size, bool), offsets, np.zeros(0, np.int64), np.zeros(0, np.float64))
+    static = np.ones(key.size, bool)
+    none = TileDeps(static, offsets, np.zeros(0, np.int64), np.zeros(0, np.float64))
     if not key.size:
-        return nothing
-    nkeys = int(key.max()) + 1
-    written = np.zeros(nkeys, bool)
+        return none
+    written = np.zeros(int(key.max()) + 1, bool)
     written[key[write]] = True
     sel = np.flatnonzero(written[key])  # read-only allocations: nothing waits
     if not sel.size:
-        return nothing
-    # rows by footprint (allocation, bytes, partitions), in event order within one: by allocation first (a
-    # stable sort of nearly sorted numbers, as allocations are numbered in order of creation), then the rows
-    # of allocations with several footprints by footprint
+        return none
+    # rows by allocation (a stable sort of nearly sorted numbers, as allocations are numbered in order of
+    # creation), in event order within one; then batches of whole allocations
     order = sel[np.argsort(key[sel], kind="stable")]
+    del sel
     k = key[order]
+    cuts = [0]
+    while cuts[-1] < k.size:
+        at = cuts[-1] + BATCH_ROWS
+        if at >= k.size:
+            cuts.append(k.size)
+            continue
+        cut = int(np.searchsorted(k, k[at], "left"))  # the first row of the allocation at ``at``
+        cuts.append(cut if cut > cuts[-1] else int(np.searchsorted(k, k[at], "right")))
+    del k
+    found = [
+        _batch(order[a:b], key, owner, write, rect, static, engine, dma, n)
+        for a, b in itertools.pairwise(cuts)
+    ]
+    waiter = np.concatenate([w for w, _ in found])
+    dep = np.concatenate([d for _, d in found])
+    del found
+    if not waiter.size:
+        return none
+
+    # the reductions (module docstring): sorted by waiter, then the source's engine, then the source
+    de = engine[dep].astype(np.int64)
+    ne = int(max(engine.max(initial=0), 0)) + 1
+    by = np.argsort((waiter * ne + de) * np.int64(n) + dep)
+    waiter, dep, de = waiter[by], dep[by], de[by]
+    del by
+    last = np.ones(waiter.size, bool)  # the last of its (waiter, source engine) run, or a distinct transfer
+    same_run = (waiter[1:] == waiter[:-1]) & (de[1:] == de[:-1])
+    last[:-1] = ~same_run | (dma[de[:-1]] & (dep[1:] != dep[:-1]))
+    waiter, dep, de = waiter[last], dep[last], de[last]
+    add = np.where(de != engine[waiter], sem, 0.0)
+    np.cumsum(np.bincount(waiter, minlength=n), out=offsets[1:])
+    return TileDeps(static, offsets, dep, add)
+
+
+def _batch(
+    order: I64,
+    key: I64,
+    owner: I64,
+    write: B,
+    rect: list[npt.NDArray[np.int64]],
+    static: B,
+    engine: npt.NDArray[np.int32],
+    dma: B,
+    n: int,
+) -> tuple[I64, I64]:
+    """(waiter, dependency) events of the rows ``order`` (whole allocations, sorted by allocation and event),
+    before the reductions but without the waiter's own queue; marks the rows left to the footprint index
+    in ``static``."""
+    k = key[order]
+    k -= k[0]  # allocations of the batch, from 0
+    nkeys = int(k[-1]) + 1
     cols = [c[order] for c in rect]
+    # the rows of allocations with several footprints by footprint (bytes, partitions), in event order within
     same_key = k[1:] == k[:-1]
     moved = same_key & np.logical_or.reduce([c[1:] != c[:-1] for c in cols])
     several = np.zeros(nkeys, bool)
     several[k[1:][moved]] = True
     sub = np.flatnonzero(several[k])
+    del moved, several
     if sub.size:
         lex = np.lexsort(
             (*(c[sub] for c in reversed(cols)), k[sub])
@@ -101,20 +158,25 @@ def tile_deps(
         # unchanged, the rectangle columns are permuted there alone (no full re-gather)
         for c in cols:
             c[sub] = c[sub][lex]
+        del lex
+    del sub
     new = np.empty(k.size, bool)
     new[0] = True
     new[1:] = ~same_key | np.logical_or.reduce([c[1:] != c[:-1] for c in cols])
+    del same_key
     unit = np.cumsum(new) - 1  # footprint of each sorted row
     first = np.flatnonzero(new)
+    del new
     ukey, ub0, ub1, up0, up1 = k[first], *(c[first] for c in cols)
-    nu = first.size
+    del cols, first, k
+    nu = ukey.size
 
     # footprints overlapping each footprint: within an allocation, sorted by first byte, the footprints that
     # start inside u (u itself included) are the pairs (u, v) of overlapping bytes, each once
     span = int(max(ub1.max(), 0)) + 1
     ok = np.zeros(nu, bool)
     pu = pv = np.zeros(0, np.int64)
-    if (nkeys + 1) * span < 2**62:  # else the combined sort key would overflow: all left to the index
+    if nkeys * span < 2**62:  # else the combined sort key would overflow: all left to the index
         at = ukey * span + ub0
         end = np.searchsorted(at, ukey * span + ub1, "left")
         starting = end - np.arange(nu) - 1  # footprints other than u starting inside u
@@ -126,11 +188,10 @@ def tile_deps(
         pu = cand[pu]
         meet = (up0[pv] < up1[pu]) & (up0[pu] < up1[pv])
         pu, pv = pu[meet], pv[meet]
-    static = np.ones(key.size, bool)
     rows_ok = ok[unit]
     static[order[~rows_ok]] = False
     if not rows_ok.any():
-        return TileDeps(static, offsets, np.zeros(0, np.int64), np.zeros(0, np.float64))
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     # each other footprint v overlapping a footprint u, as (u, v) and (v, u), by u
     cross_u, cross_v = np.concatenate([pu, pv]), np.concatenate([pv, pu])
     by = np.argsort(cross_u, kind="stable")
@@ -187,18 +248,6 @@ def tile_deps(
         waiters.append(qe[wq][ro])
         deps.append(re[rr])
     waiter, dep = np.concatenate(waiters), np.concatenate(deps)
-
-    # the reductions (module docstring): sorted by waiter, then the source's engine, then the source
-    de, wengine = engine[dep].astype(np.int64), engine[waiter]
-    keep = (de != wengine) | dma[wengine]
-    waiter, dep, de = waiter[keep], dep[keep], de[keep]
-    ne = int(max(engine.max(initial=0), 0)) + 1
-    by = np.argsort((waiter * ne + de) * np.int64(n) + dep)
-    waiter, dep, de = waiter[by], dep[by], de[by]
-    last = np.ones(waiter.size, bool)  # the last of its (waiter, source engine) run, or a distinct transfer
-    same_run = (waiter[1:] == waiter[:-1]) & (de[1:] == de[:-1])
-    last[:-1] = ~same_run | (dma[de[:-1]] & (dep[1:] != dep[:-1]))
-    waiter, dep, de = waiter[last], dep[last], de[last]
-    add = np.where(de != engine[waiter], sem, 0.0)
-    np.cumsum(np.bincount(waiter, minlength=n), out=offsets[1:])
-    return TileDeps(static, offsets, dep, add)
+    keep = engine[dep] != engine[waiter]
+    keep |= dma[engine[waiter]]
+    return waiter[keep], dep[keep]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -148,16 +149,19 @@ def plan(
     # a barrier counts as a write of its tensor: it waits for the accesses before it, later ones wait for it
     write = np.array([r.startswith(WRITE_ROLES) for r in roles], bool)[role] | fence_op[op_code[owner]]
     valid = (storage >= 0) & (hbm | (pe > ps)) & (b1 > b0)
-    p0 = np.where(hbm, 0, ps)  # HBM: flat, partitions 0..1
-    p1 = np.where(hbm, 1, pe)
-    sharer = np.array([e in PSUM_SHARERS for e in engines], bool)[eng_code][owner] & psum
+    p0 = np.where(hbm, np.int32(0), ps)  # HBM: flat, partitions 0..1
+    p1 = np.where(hbm, np.int32(1), pe)
+    del hbm
+    # PSUM banks a Vector/Scalar access holds
+    held = np.flatnonzero(
+        np.array([e in PSUM_SHARERS for e in engines], bool)[eng_code][owner] & psum & valid
+    )
     bank = limits.psum_bank_bytes
     if limits.generation == Generation.GEN2:  # v2: one PSUM access at a time
-        bank0 = np.where(sharer, 0, 0)
-        bank1 = np.where(sharer, 0, -1)
+        bank0 = bank1 = np.zeros(held.size, np.int64)
     else:
-        bank0 = np.where(sharer, b0 // bank, 0)
-        bank1 = np.where(sharer, (b1 - 1) // bank, -1)
+        bank0, bank1 = b0[held] // bank, (b1[held] - 1) // bank
+    del psum
     rank, core = trace.event("rank"), trace.event("core")
     if n and (rank.any() or core.any()):
         stream_ids, stream_first = group([rank, core])
@@ -169,22 +173,27 @@ def plan(
     stream_ids = renumber[stream_ids]
     streams = tuple((int(rank[i]), int(core[i])) for i in stream_first[order])
     rows = np.flatnonzero(valid)
+    del valid
     key = storage[rows].astype(np.int64)  # dense as the recorder numbers allocations: 0, 1, ...
     if len(streams) > 1:
         key += stream_ids[owner[rows]] * (int(storage.max(initial=0)) + 1)
     if key.size and int(key.max()) > 4 * key.size + 1024:  # sparse numbers (a hand-made trace): renumber
         key = group([key])[0]
+    every = rows.size == owner.size  # then the columns themselves, not copies
+
+    def take(column: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        return column if every else column[rows]
+
     deps = tile_deps(
         key,
-        owner[rows],
-        write[rows],
-        [b0[rows], b1[rows], p0[rows], p1[rows]],
+        take(owner),
+        take(write),
+        [take(b0), take(b1), take(p0), take(p1)],
         eng_code,
         np.array([e == "dma" for e in engines], bool),
         K.SEMAPHORE_LATENCY.value,
         n,
     )
-    held = rows[bank1[rows] >= bank0[rows]]
     bank_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(owner[held], minlength=n), out=bank_offsets[1:])
     key, rows = key[~deps.static], rows[~deps.static]
@@ -227,8 +236,8 @@ def plan(
         fp_write=write[rows],
         fp_last=fp_last,
         bank_offsets=bank_offsets,
-        bank0=bank0[held],
-        bank1=bank1[held],
+        bank0=bank0,
+        bank1=bank1,
     )
 
 
