@@ -137,48 +137,69 @@ class _Footprints:
             del self.index[entry[7]]
 
 
-Busy = dict[tuple[int, int], tuple[list[float], list[float]]]  # DMA engines (first, last) -> starts, ends
+class _DmaQueues:
+    """One core's DMA queues and engines. A transfer runs in order on its queue (one per issuing line: the
+    compiler's queue choice is not in the trace), then on engines first..last at the earliest time they are all
+    free for its duration: an engine serves whichever of its queues has a transfer ready, so a transfer fills a
+    gap an earlier-issued one left. Engine time is reserved per group of engines a transfer used (few distinct
+    groups) as sorted busy intervals, merged where they touch; ``meets`` lists, per group, the groups that share
+    an engine with it (its own included)."""
 
+    __slots__ = ("busy", "meets", "queue_free")
 
-def _dma_fit(busy: Busy, first: int, last: int, t: float, ns: float) -> float:
-    """The earliest start >= t at which engines first..last are all free for ``ns``: an engine serves whichever
-    of its queues has a transfer ready, so a transfer fills a gap an earlier-issued one left. Reservations are
-    kept per group of engines a transfer used (few distinct groups), so a transfer checks the groups that share
-    an engine with its own."""
-    groups = [v for (f, g), v in busy.items() if f <= last and first <= g and v[1] and t < v[1][-1]]
-    moved = bool(groups)
-    while moved:
-        moved = False
-        for starts, ends in groups:
-            if t >= ends[-1]:
-                continue
-            j = bisect.bisect_right(starts, t) - 1
-            if j >= 0 and ends[j] > t:  # inside a busy interval
-                t, moved = ends[j], True
-            elif j + 1 < len(starts) and starts[j + 1] < t + ns:  # the gap is too short
-                t, moved = ends[j + 1], True
-    return t
+    def __init__(self) -> None:
+        self.queue_free: dict[int, float] = {}  # queue -> end of its last transfer
+        self.busy: dict[
+            tuple[int, int], tuple[list[float], list[float]]
+        ] = {}  # (first, last) -> starts, ends
+        self.meets: dict[tuple[int, int], list[tuple[list[float], list[float]]]] = {}
 
+    def start(self, queue: int, first: int, last: int, ready: float, ns: float) -> float:
+        """The start of a transfer of ``ns`` on engines first..last, ready at ``ready``; books it."""
+        t = self.queue_free.get(queue, 0.0)
+        if ready > t:
+            t = ready
+        pair = (first, last)
+        groups = self.meets.get(pair)
+        if groups is None:  # a new group of engines
+            busy = self.busy
+            busy[pair] = ([], [])
+            self.meets = {p: [v for (f, g), v in busy.items() if f <= p[1] and p[0] <= g] for p in busy}
+            groups = self.meets[pair]
+        if len(groups) > 1:
+            groups = [v for v in groups if v[1] and t < v[1][-1]]
+        elif not groups[0][1] or t >= groups[0][1][-1]:  # the common case: one group, free from t on
+            groups = []
+        moved = bool(groups)
+        while moved:
+            moved = False
+            for starts, ends in groups:
+                if t >= ends[-1]:
+                    continue
+                j = bisect.bisect_right(starts, t) - 1
+                if j >= 0 and ends[j] > t:  # inside a busy interval
+                    t, moved = ends[j], True
+                elif j + 1 < len(starts) and starts[j + 1] < t + ns:  # the gap is too short
+                    t, moved = ends[j + 1], True
+        self._reserve(pair, t, ns)
+        self.queue_free[queue] = t + ns
+        return t
 
-def _dma_reserve(busy: Busy, first: int, last: int, t: float, ns: float) -> None:
-    """Mark engines first..last busy over [t, t + ns) (a free gap, see ``_dma_fit``); touching intervals merge."""
-    got = busy.get((first, last))
-    if got is None:
-        busy[(first, last)] = ([t], [t + ns])
-        return
-    starts, ends = got
-    end = t + ns
-    j = bisect.bisect_right(starts, t)  # intervals before: [0, j)
-    if j and ends[j - 1] == t:  # touches the previous one: extend it
-        ends[j - 1] = end
-        if j < len(starts) and starts[j] == end:  # and now the next one
-            ends[j - 1] = ends[j]
-            del starts[j], ends[j]
-    elif j < len(starts) and starts[j] == end:
-        starts[j] = t
-    else:
-        starts.insert(j, t)
-        ends.insert(j, end)
+    def _reserve(self, pair: tuple[int, int], t: float, ns: float) -> None:
+        """Mark the group's engines busy over [t, t + ns) (a free gap); touching intervals merge."""
+        starts, ends = self.busy[pair]
+        end = t + ns
+        j = bisect.bisect_right(starts, t)  # intervals before: [0, j)
+        if j and ends[j - 1] == t:  # touches the previous one: extend it
+            ends[j - 1] = end
+            if j < len(starts) and starts[j] == end:  # and now the next one
+                ends[j - 1] = ends[j]
+                del starts[j], ends[j]
+        elif j < len(starts) and starts[j] == end:
+            starts[j] = t
+        else:
+            starts.insert(j, t)
+            ends.insert(j, end)
 
 
 class _Core:
@@ -186,9 +207,7 @@ class _Core:
 
     def __init__(self, engines: int) -> None:
         self.free = [0.0] * engines  # engine queue (by code) -> when it is free
-        self.dma_busy: Busy = {}  # reserved DMA engine time (see _dma_fit)
-        # DMA queue (the issuing line) -> end of its last transfer
-        self.queue_free: dict[int, float] = {}
+        self.dma = _DmaQueues()
         self.footprints: dict[int, _Footprints] = {}
         # PSUM bank -> (end, engine) of its last Vector/Scalar access
         self.psum: dict[int, tuple[float, int]] = {}
@@ -261,7 +280,8 @@ class _Cursor:
     """One program's events, read in order a chunk at a time: the plan's columns for the chunk as lists (per-
     element reads of NumPy arrays cost more than the scheduling itself; whole-trace lists would cost the
     memory the columns save). Event k of the chunk waits for ``dep[dep_at[k]:dep_at[k + 1]]`` (listed
-    dependencies, plus ``add``); the columns the common case does not need are read only when it has others."""
+    dependencies, plus ``add``); the columns that neither the common case nor a plain DMA transfer needs are read
+    only for a chunk that has other events."""
 
     CHUNK = 8192
 
@@ -281,11 +301,11 @@ class _Cursor:
         self.dep_at, rows = _gather(p.deps.offsets, ev)
         self.dep = p.deps.event[rows].tolist()
         self.add = p.deps.add[rows].tolist()
-        if not kind.any():
-            return
         self.first = p.dma_first[ev].tolist()
         self.last = p.dma_last[ev].tolist()
         self.queue = p.queue[ev].tolist()
+        if not (kind & ~DMA).any():
+            return
         self.scope = np.asarray(SCOPES, object)[p.scope[ev]].tolist()
         self.fp_at, rows = _gather(p.fp_offsets, ev)
         rects = zip(
@@ -306,6 +326,23 @@ class _Cursor:
         )
         self.bank_at, rows = _gather(p.bank_offsets, ev)
         self.banks = list(zip(p.bank0[rows].tolist(), p.bank1[rows].tolist(), strict=True))
+
+    def columns(self) -> tuple[list[Any], ...]:
+        """The chunk's columns the scheduler's loop reads for its common cases, bound to locals there: events,
+        engines, durations, kinds, dependency offsets, dependencies, their additions, DMA queues, first and last
+        DMA engines."""
+        return (
+            self.events,
+            self.engine,
+            self.ns,
+            self.kind,
+            self.dep_at,
+            self.dep,
+            self.add,
+            self.queue,
+            self.first,
+            self.last,
+        )
 
 
 def _gather(
@@ -381,12 +418,7 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                                 ready = t
                 accesses.append((storage, rect, write, fp, fp.version, hits, final))
         if kind & DMA:
-            # in order on its queue (one per issuing line: the compiler's queue choice is not in the trace)
-            first, last, queue = cur.first[k], cur.last[k], cur.queue[k]
-            t = max(ready, core.queue_free.get(queue, 0.0))
-            t = _dma_fit(core.dma_busy, first, last, t, ns)
-            _dma_reserve(core.dma_busy, first, last, t, ns)
-            core.queue_free[queue] = t + ns
+            t = core.dma.start(cur.queue[k], cur.first[k], cur.last[k], ready, ns)
             return i, engine, t, ns + latency, True, accesses
         free = core.free[engine]
         t = ready if ready > free else free
@@ -455,30 +487,15 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
             free = core.free
             cur = cursors[key]
             base, chunk = cur.base, cur.n
-            events_, engine_, ns_, kind_, dep_at, dep, add = (
-                cur.events,
-                cur.engine,
-                cur.ns,
-                cur.kind,
-                cur.dep_at,
-                cur.dep,
-                cur.add,
-            )
+            dma_start = core.dma.start
+            events_, engine_, ns_, kind_, dep_at, dep, add, queue_, first_, last_ = cur.columns()
             at = pos[key]  # a local position between joins (a join moves ``pos`` of every member)
             while at < length:
                 k = at - base
                 if k >= chunk:
                     cur.load(at)
                     base, chunk = cur.base, cur.n
-                    events_, engine_, ns_, kind_, dep_at, dep, add = (
-                        cur.events,
-                        cur.engine,
-                        cur.ns,
-                        cur.kind,
-                        cur.dep_at,
-                        cur.dep,
-                        cur.add,
-                    )
+                    events_, engine_, ns_, kind_, dep_at, dep, add, queue_, first_, last_ = cur.columns()
                     k = 0
                 ready = 0.0  # after the listed dependencies (``tile_deps``)
                 d, d1 = dep_at[k], dep_at[k + 1]
@@ -496,6 +513,15 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     i = events_[k]
                     start[i] = t
                     end[i] = free[e] = t + ns_[k]
+                    at += 1
+                    progressed = True
+                    continue
+                if kind == DMA:  # a transfer with listed dependencies alone
+                    ns = ns_[k]
+                    t = dma_start(queue_[k], first_[k], last_[k], ready, ns)
+                    i = events_[k]
+                    start[i] = t
+                    end[i] = t + (ns + latency)
                     at += 1
                     progressed = True
                     continue
