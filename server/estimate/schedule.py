@@ -166,21 +166,34 @@ class _DmaQueues:
             busy[pair] = ([], [])
             self.meets = {p: [v for (f, g), v in busy.items() if f <= p[1] and p[0] <= g] for p in busy}
             groups = self.meets[pair]
-        if len(groups) > 1:
-            groups = [v for v in groups if v[1] and t < v[1][-1]]
-        elif not groups[0][1] or t >= groups[0][1][-1]:  # the common case: one group, free from t on
-            groups = []
-        moved = bool(groups)
-        while moved:
-            moved = False
-            for starts, ends in groups:
-                if t >= ends[-1]:
-                    continue
+        if len(groups) == 1:  # the common case: the position in the one group only moves forward
+            starts, ends = groups[0]
+            if ends and t < ends[-1]:
                 j = bisect.bisect_right(starts, t) - 1
-                if j >= 0 and ends[j] > t:  # inside a busy interval
-                    t, moved = ends[j], True
-                elif j + 1 < len(starts) and starts[j + 1] < t + ns:  # the gap is too short
-                    t, moved = ends[j + 1], True
+                count = len(starts)
+                while True:
+                    if j >= 0 and ends[j] > t:  # inside a busy interval
+                        t = ends[j]
+                    elif j + 1 < count and starts[j + 1] < t + ns:  # the gap is too short
+                        t = ends[j + 1]
+                    else:
+                        break
+                    if t >= ends[-1]:
+                        break
+                    while j + 1 < count and starts[j + 1] <= t:  # bisect_right(starts, t) - 1, from j on
+                        j += 1
+        else:
+            moved = True
+            while moved:
+                moved = False
+                for starts, ends in groups:
+                    if not ends or t >= ends[-1]:
+                        continue
+                    j = bisect.bisect_right(starts, t) - 1
+                    if j >= 0 and ends[j] > t:  # inside a busy interval
+                        t, moved = ends[j], True
+                    elif j + 1 < len(starts) and starts[j + 1] < t + ns:  # the gap is too short
+                        t, moved = ends[j + 1], True
         self._reserve(pair, t, ns)
         self.queue_free[queue] = t + ns
         return t
