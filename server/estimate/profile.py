@@ -160,7 +160,7 @@ def _profile_from_schedule(sched: Schedule, target: Target, path: str) -> Profil
     )
 
     moved, partitions, tensor, direction = _dma_rows(v, dma_rows)
-    pairs = np.array([sched.dma_engines[i] for i in dma_rows.tolist()], np.int64).reshape(-1, 2)
+    pairs = sched.dma_engines[dma_rows]
     q_ids, q_first = group([pairs[:, 0], pairs[:, 1]])
     queues = recode(q_ids, lambda q: f"dma{pairs[q_first[q], 0]}-{pairs[q_first[q], 1]}")
     dma = DmaTransfers(

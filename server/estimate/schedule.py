@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bisect
 import gc
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -34,10 +33,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate import constants as K
-from nki_studio.estimate.activation_tables import table_loads
-from nki_studio.estimate.cost import instruction_cost, is_pe_transpose, operand
+from nki_studio.estimate.cost import instruction_cost
 from nki_studio.estimate.heap import heap_for_large_arrays
-from nki_studio.estimate.trace_plan import SCOPES, Plan, plan
+from nki_studio.estimate.trace_plan import BANKS, DMA, FOOTPRINTS, JOIN, SCOPES, Plan, plan
 from nki_studio.model.targets import TargetLimits
 from nki_studio.sim.trace import TraceEvent
 from nki_studio.sim.trace_columns import as_compact
@@ -55,7 +53,7 @@ class Schedule:
     events: Sequence[TraceEvent]
     start: F64
     end: F64
-    dma_engines: list[tuple[int, int]]
+    dma_engines: npt.NDArray[np.int64]  # shape (n, 2)
 
     @property
     def total_ns(self) -> float:
@@ -65,7 +63,8 @@ class Schedule:
 
 class _Footprints:
     """What happened last to each rectangle of one allocation on one core. An entry is
-    ``[b0, b1, p0, p1, write_end, write_engine, reads, rect]`` (write_end -1: none; ``reads``: engine -> end of
+    ``[b0, b1, p0, p1, write_end, write_engine, reads, rect]`` (write_end -1: none; engines by code; ``reads``:
+    engine -> end of
     its last read since that write, or None); entries are sorted by first byte for overlap queries and indexed
     by rectangle, since most tiles are always accessed whole. A write drops the entries it covers (whatever
     waits for them waits for it), so a tile rewritten in a loop keeps one entry. ``version`` counts changes, so
@@ -73,9 +72,9 @@ class _Footprints:
 
     __slots__ = ("entries", "index", "longest", "starts", "version")
 
-    def __init__(self, rect: Rect, write: bool, engine: str, end: float) -> None:
+    def __init__(self, rect: Rect, write: bool, engine: int, end: float) -> None:
         """Footprints whose first access is this one."""
-        entry = [*rect, end, engine, None, rect] if write else [*rect, -1.0, "", {engine: end}, rect]
+        entry = [*rect, end, engine, None, rect] if write else [*rect, -1.0, -1, {engine: end}, rect]
         self.starts: list[int] = [rect[0]]
         self.entries: list[list[Any]] = [entry]
         self.index: dict[Rect, list[Any]] = {rect: entry}
@@ -96,7 +95,7 @@ class _Footprints:
         hi = bisect.bisect_left(starts, b1)
         return [e for e in entries[lo:hi] if e[1] > b0 and e[2] < p1 and p0 < e[3]]
 
-    def record(self, rect: Rect, write: bool, engine: str, end: float, hits: list[list[Any]] | None) -> None:
+    def record(self, rect: Rect, write: bool, engine: int, end: float, hits: list[list[Any]] | None) -> None:
         """Record a scheduled access ending at ``end``; ``hits`` is ``self.hits(rect)`` if nothing changed since."""
         entries = self.entries
         if write:
@@ -120,7 +119,7 @@ class _Footprints:
         self.version += 1
 
     def _insert(self, rect: Rect) -> list[Any]:
-        entry = [*rect, -1.0, "", None, rect]
+        entry = [*rect, -1.0, -1, None, rect]
         i = bisect.bisect_right(self.starts, rect[0])
         self.starts.insert(i, rect[0])
         self.entries.insert(i, entry)
@@ -138,72 +137,101 @@ class _Footprints:
             del self.index[entry[7]]
 
 
-Busy = dict[tuple[int, int], tuple[list[float], list[float]]]  # DMA engines (first, last) -> starts, ends
+class _DmaQueues:
+    """One core's DMA queues and engines. A transfer runs in order on its queue (one per issuing line: the
+    compiler's queue choice is not in the trace), then on engines first..last at the earliest time they are all
+    free for its duration: an engine serves whichever of its queues has a transfer ready, so a transfer fills a
+    gap an earlier-issued one left. Engine time is reserved per group of engines a transfer used (few distinct
+    groups) as sorted busy intervals, merged where they touch; ``meets`` lists, per group, the groups that share
+    an engine with it (its own included)."""
 
+    __slots__ = ("busy", "meets", "queue_free")
 
-def _dma_fit(busy: Busy, first: int, last: int, t: float, ns: float) -> float:
-    """The earliest start >= t at which engines first..last are all free for ``ns``: an engine serves whichever
-    of its queues has a transfer ready, so a transfer fills a gap an earlier-issued one left. Reservations are
-    kept per group of engines a transfer used (few distinct groups), so a transfer checks the groups that share
-    an engine with its own."""
-    groups = [v for (f, g), v in busy.items() if f <= last and first <= g and v[1] and t < v[1][-1]]
-    moved = bool(groups)
-    while moved:
-        moved = False
-        for starts, ends in groups:
-            if t >= ends[-1]:
-                continue
-            j = bisect.bisect_right(starts, t) - 1
-            if j >= 0 and ends[j] > t:  # inside a busy interval
-                t, moved = ends[j], True
-            elif j + 1 < len(starts) and starts[j + 1] < t + ns:  # the gap is too short
-                t, moved = ends[j + 1], True
-    return t
+    def __init__(self) -> None:
+        self.queue_free: dict[int, float] = {}  # queue -> end of its last transfer
+        self.busy: dict[
+            tuple[int, int], tuple[list[float], list[float]]
+        ] = {}  # (first, last) -> starts, ends
+        self.meets: dict[tuple[int, int], list[tuple[list[float], list[float]]]] = {}
 
+    def start(self, queue: int, first: int, last: int, ready: float, ns: float) -> float:
+        """The start of a transfer of ``ns`` on engines first..last, ready at ``ready``; books it."""
+        t = self.queue_free.get(queue, 0.0)
+        if ready > t:
+            t = ready
+        pair = (first, last)
+        groups = self.meets.get(pair)
+        if groups is None:  # a new group of engines
+            busy = self.busy
+            busy[pair] = ([], [])
+            self.meets = {p: [v for (f, g), v in busy.items() if f <= p[1] and p[0] <= g] for p in busy}
+            groups = self.meets[pair]
+        if len(groups) == 1:  # the common case: the position in the one group only moves forward
+            starts, ends = groups[0]
+            if ends and t < ends[-1]:
+                j = bisect.bisect_right(starts, t) - 1
+                count = len(starts)
+                while True:
+                    if j >= 0 and ends[j] > t:  # inside a busy interval
+                        t = ends[j]
+                    elif j + 1 < count and starts[j + 1] < t + ns:  # the gap is too short
+                        t = ends[j + 1]
+                    else:
+                        break
+                    if t >= ends[-1]:
+                        break
+                    while j + 1 < count and starts[j + 1] <= t:  # bisect_right(starts, t) - 1, from j on
+                        j += 1
+        else:
+            moved = True
+            while moved:
+                moved = False
+                for starts, ends in groups:
+                    if not ends or t >= ends[-1]:
+                        continue
+                    j = bisect.bisect_right(starts, t) - 1
+                    if j >= 0 and ends[j] > t:  # inside a busy interval
+                        t, moved = ends[j], True
+                    elif j + 1 < len(starts) and starts[j + 1] < t + ns:  # the gap is too short
+                        t, moved = ends[j + 1], True
+        self._reserve(pair, t, ns)
+        self.queue_free[queue] = t + ns
+        return t
 
-def _dma_reserve(busy: Busy, first: int, last: int, t: float, ns: float) -> None:
-    """Mark engines first..last busy over [t, t + ns) (a free gap, see ``_dma_fit``); touching intervals merge."""
-    got = busy.get((first, last))
-    if got is None:
-        busy[(first, last)] = ([t], [t + ns])
-        return
-    starts, ends = got
-    end = t + ns
-    j = bisect.bisect_right(starts, t)  # intervals before: [0, j)
-    if j and ends[j - 1] == t:  # touches the previous one: extend it
-        ends[j - 1] = end
-        if j < len(starts) and starts[j] == end:  # and now the next one
-            ends[j - 1] = ends[j]
-            del starts[j], ends[j]
-    elif j < len(starts) and starts[j] == end:
-        starts[j] = t
-    else:
-        starts.insert(j, t)
-        ends.insert(j, end)
+    def _reserve(self, pair: tuple[int, int], t: float, ns: float) -> None:
+        """Mark the group's engines busy over [t, t + ns) (a free gap); touching intervals merge."""
+        starts, ends = self.busy[pair]
+        end = t + ns
+        j = bisect.bisect_right(starts, t)  # intervals before: [0, j)
+        if j and ends[j - 1] == t:  # touches the previous one: extend it
+            ends[j - 1] = end
+            if j < len(starts) and starts[j] == end:  # and now the next one
+                ends[j - 1] = ends[j]
+                del starts[j], ends[j]
+        elif j < len(starts) and starts[j] == end:
+            starts[j] = t
+        else:
+            starts.insert(j, t)
+            ends.insert(j, end)
 
 
 class _Core:
     """Scheduling state of one (rank, core) program."""
 
-    def __init__(self) -> None:
-        self.free: dict[str, float] = defaultdict(float)  # engine queue -> when it is free
-        self.dma_busy: Busy = {}  # reserved DMA engine time (see _dma_fit)
-        # DMA queue (the issuing line) -> end of its last transfer
-        self.queue_free: dict[tuple[str, int], float] = {}
+    def __init__(self, engines: int) -> None:
+        self.free = [0.0] * engines  # engine queue (by code) -> when it is free
+        self.dma = _DmaQueues()
         self.footprints: dict[int, _Footprints] = {}
-        # the last matmul's stationary footprint: its plan id (or, in `_matmul_extra_cycles`, the tuple)
-        self.stationary: object = None
         # PSUM bank -> (end, engine) of its last Vector/Scalar access
-        self.psum: dict[int, tuple[float, str]] = {}
+        self.psum: dict[int, tuple[float, int]] = {}
 
 
 Rect = tuple[int, int, int, int]  # (b0, b1, p0, p1)
 # storage, rectangle, written, its footprints when placed (None: first access), their version, the hits then
 # ... and whether it is the allocation's last access on the core
 Access = tuple[int, Rect, bool, "_Footprints | None", int, "list[list[Any]] | None", bool]
-# event, engine, start, duration, DMA engines, accesses
-Placed = tuple[int, str, float, float, tuple[int, int], list[Access]]
-_NO_DMA = (-1, -1)
+# event, engine, start, duration, a DMA transfer, accesses
+Placed = tuple[int, int, float, float, bool, list[Access]]
 
 
 def _moved_bytes(event: TraceEvent) -> int:
@@ -232,21 +260,6 @@ def dma_plan(event: TraceEvent, limits: TargetLimits) -> tuple[int, int, float]:
         ).value
     rate = limits.dma_bytes_per_ns / limits.dma_engines * (last - first + 1) * efficiency
     return first, last, _moved_bytes(event) / rate if rate else 0.0
-
-
-def _matmul_extra_cycles(event: TraceEvent, core: _Core) -> float:
-    """Tensor-engine cycles beyond the MultiplyMoving: the issue overhead, and a stationary load unless the
-    stationary operand is the one already in the array."""
-    extra = K.TENSOR_INSTRUCTION_OVERHEAD.value
-    st = operand(event, "data", "src") if is_pe_transpose(event) else operand(event, "stationary")
-    if st is None:
-        return extra
-    key = (st.storage, st.byte_start, st.byte_end, st.part_start, st.part_end)
-    if key != core.stationary or st.storage < 0:
-        free = math.prod(st.shape[1:]) if len(st.shape) > 1 else 1
-        extra += max(64, free) / K.STATIONARY_LOAD_SPEEDUP.value
-    core.stationary = key
-    return extra
 
 
 @contextmanager
@@ -279,7 +292,9 @@ def _cost(limits: TargetLimits) -> Callable[[TraceEvent], tuple[int, int, float]
 class _Cursor:
     """One program's events, read in order a chunk at a time: the plan's columns for the chunk as lists (per-
     element reads of NumPy arrays cost more than the scheduling itself; whole-trace lists would cost the
-    memory the columns save)."""
+    memory the columns save). Event k of the chunk waits for ``dep[dep_at[k]:dep_at[k + 1]]`` (listed
+    dependencies, plus ``add``); the columns that neither the common case nor a plain DMA transfer needs are read
+    only for a chunk that has other events."""
 
     CHUNK = 8192
 
@@ -292,15 +307,20 @@ class _Cursor:
         ev = self.idx[base : base + self.CHUNK]
         self.base, self.n = base, len(ev)
         self.events = ev.tolist()
-        self.engine = np.asarray(p.engines, object)[p.engine[ev]].tolist() if len(ev) else []
+        self.engine = p.engine[ev].tolist()
         self.ns = p.ns[ev].tolist()
+        kind = p.kind[ev]
+        self.kind = kind.tolist()
+        self.dep_at, rows = _gather(p.deps.offsets, ev)
+        self.dep = p.deps.event[rows].tolist()
+        self.add = p.deps.add[rows].tolist()
         self.first = p.dma_first[ev].tolist()
         self.last = p.dma_last[ev].tolist()
         self.queue = p.queue[ev].tolist()
-        self.scope = np.asarray(SCOPES, object)[p.scope[ev]].tolist() if len(ev) else []
-        self.stationary = p.stationary[ev].tolist()
-        self.load_cycles = p.stationary_load[ev].tolist()
-        offsets, rows = _gather(p.fp_offsets, ev)
+        if not (kind & ~DMA).any():
+            return
+        self.scope = np.asarray(SCOPES, object)[p.scope[ev]].tolist()
+        self.fp_at, rows = _gather(p.fp_offsets, ev)
         rects = zip(
             p.fp_b0[rows].tolist(),
             p.fp_b1[rows].tolist(),
@@ -317,30 +337,24 @@ class _Cursor:
                 strict=True,
             )
         )
-        dep_offsets, rows = _gather(p.deps.offsets, ev)
-        self.deps = list(zip(p.deps.event[rows].tolist(), p.deps.add[rows].tolist(), strict=True))
-        bank_offsets, rows = _gather(p.bank_offsets, ev)
+        self.bank_at, rows = _gather(p.bank_offsets, ev)
         self.banks = list(zip(p.bank0[rows].tolist(), p.bank1[rows].tolist(), strict=True))
-        # one tuple per event: a single index and unpack in the loop
-        self.records = list(
-            zip(
-                self.events,
-                self.engine,
-                self.ns,
-                self.first,
-                self.last,
-                self.queue,
-                self.scope,
-                self.stationary,
-                self.load_cycles,
-                offsets[:-1],
-                offsets[1:],
-                dep_offsets[:-1],
-                dep_offsets[1:],
-                bank_offsets[:-1],
-                bank_offsets[1:],
-                strict=True,
-            )
+
+    def columns(self) -> tuple[list[Any], ...]:
+        """The chunk's columns the scheduler's loop reads for its common cases, bound to locals there: events,
+        engines, durations, kinds, dependency offsets, dependencies, their additions, DMA queues, first and last
+        DMA engines."""
+        return (
+            self.events,
+            self.engine,
+            self.ns,
+            self.kind,
+            self.dep_at,
+            self.dep,
+            self.add,
+            self.queue,
+            self.first,
+            self.last,
         )
 
 
@@ -362,18 +376,14 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     n = len(trace)
     start = [0.0] * n  # lists: element stores are cheaper than on arrays
     end = [0.0] * n
-    engines: list[tuple[int, int]] = [_NO_DMA] * n
     order = np.argsort(p.stream, kind="stable") if n else np.zeros(0, np.int64)
     bounds = np.searchsorted(p.stream[order], np.arange(len(p.streams) + 1)) if n else np.zeros(1, np.int64)
     streams = {key: order[bounds[s] : bounds[s + 1]] for s, key in enumerate(p.streams)}
     lengths = {key: len(idx) for key, idx in streams.items()}
     cursors = {key: _Cursor(p, idx) for key, idx in streams.items()}
-    cores = {key: _Core() for key in streams}
+    cores = {key: _Core(len(p.engines)) for key in streams}
     sem = K.SEMAPHORE_LATENCY.value
     latency = limits.dma_fixed_overhead_ns
-    tensor_clock = limits.clock_ghz["tensor"]
-    overhead = K.TENSOR_INSTRUCTION_OVERHEAD.value
-    dma_pairs: dict[tuple[int, int], tuple[int, int]] = {}  # one tuple per engine range
 
     # Who takes part in the k-th join of each scope: every stream that issues at least k + 1 of them.
     joins_of: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
@@ -383,75 +393,52 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
             if scope is not None:
                 joins_of[key][scope] = int(np.count_nonzero(codes == code))
 
-    tables = table_loads(trace)  # index -> activation-table load before it (Scalar engine)
-
-    def place(k: int, cur: _Cursor, core: _Core, not_before: float) -> Placed:
-        """(event, engine, start, duration, dma engines, accesses) of the cursor's event k, not starting before
-        ``not_before``: after the accesses it depends on (see ``_Footprints``) and its engine queue."""
-        i, engine, ns, first, last, queue, _scope, st, load, a0, a1, d0, d1, k0, k1 = cur.records[k]
-        ready = not_before
-        prints = core.footprints
+    def place(k: int, cur: _Cursor, core: _Core, ready: float) -> Placed:
+        """(event, engine, start, duration, DMA?, accesses) of the cursor's event k that is not of the common
+        case (``Plan.kind``), not starting before ``ready`` (its listed dependencies): after the accesses it
+        depends on (see ``_Footprints``), its engine queue or DMA queue and engines, and the PSUM banks."""
+        i, engine, ns, kind = cur.events[k], cur.engine[k], cur.ns[k], cur.kind[k]
         accesses: list[Access] = []
-        if d1 > d0:  # through whole tiles (``tile_deps``)
-            for j, add in cur.deps[d0:d1]:
-                t = end[j] + add
-                if t > ready:
-                    ready = t
-        for storage, rect, write, final in cur.accesses[a0:a1]:
-            fp = prints.get(storage)
-            if fp is None:
-                accesses.append((storage, rect, write, None, 0, None, final))
-                continue
-            ents = fp.entries
-            if len(ents) == 1:  # the range query of ``_Footprints.hits`` reduced to one overlap test
-                e0 = ents[0]
-                if e0[7] == rect:
-                    hits = ents
-                elif e0[1] > rect[0] and e0[0] < rect[1] and e0[2] < rect[3] and rect[2] < e0[3]:
-                    hits = [e0]
+        if kind & FOOTPRINTS:
+            prints = core.footprints
+            for storage, rect, write, final in cur.accesses[cur.fp_at[k] : cur.fp_at[k + 1]]:
+                fp = prints.get(storage)
+                if fp is None:
+                    accesses.append((storage, rect, write, None, 0, None, final))
+                    continue
+                ents = fp.entries
+                if len(ents) == 1:  # the range query of ``_Footprints.hits`` reduced to one overlap test
+                    e0 = ents[0]
+                    if e0[7] == rect:
+                        hits = ents
+                    elif e0[1] > rect[0] and e0[0] < rect[1] and e0[2] < rect[3] and rect[2] < e0[3]:
+                        hits = [e0]
+                    else:
+                        hits = []
                 else:
-                    hits = []
-            else:
-                hits = fp.hits(rect)
-            for h in hits:
-                # read after write; a write also after reads (plus the semaphore when another engine's)
-                if h[4] >= 0:
-                    t = h[4] + (sem if h[5] != engine else 0.0)
-                    if t > ready:
-                        ready = t
-                if write and h[6] is not None:
-                    for reader, t in h[6].items():
-                        if reader != engine:
-                            t += sem
+                    hits = fp.hits(rect)
+                for h in hits:
+                    # read after write; a write also after reads (plus the semaphore when another engine's)
+                    if h[4] >= 0:
+                        t = h[4] + (sem if h[5] != engine else 0.0)
                         if t > ready:
                             ready = t
-            accesses.append((storage, rect, write, fp, fp.version, hits, final))
-        if first >= 0:
-            # in order on its queue (one per issuing line: the compiler's queue choice is not in the trace)
-            t = max(ready, core.queue_free.get(queue, 0.0))
-            t = _dma_fit(core.dma_busy, first, last, t, ns)
-            _dma_reserve(core.dma_busy, first, last, t, ns)
-            core.queue_free[queue] = t + ns
-            pair = dma_pairs.get((first, last))
-            if pair is None:
-                pair = dma_pairs[(first, last)] = (first, last)
-            return i, engine, t, ns + latency, pair, accesses
-        if engine == "tensor":
-            # the issue overhead, and a stationary load unless it is the operand already in the array
-            if st != -1:
-                if st != core.stationary or st < 0:
-                    ns += (overhead + load) / tensor_clock
-                else:
-                    ns += overhead / tensor_clock
-                core.stationary = st
-            else:
-                ns += overhead / tensor_clock
-        elif i in tables:
-            ns += tables[i]
+                    if write and h[6] is not None:
+                        for reader, t in h[6].items():
+                            if reader != engine:
+                                t += sem
+                            if t > ready:
+                                ready = t
+                accesses.append((storage, rect, write, fp, fp.version, hits, final))
+        if kind & DMA:
+            t = core.dma.start(cur.queue[k], cur.first[k], cur.last[k], ready, ns)
+            return i, engine, t, ns + latency, True, accesses
         free = core.free[engine]
         t = ready if ready > free else free
-        if k1 > k0:  # wait until the other engine left the PSUM banks, then hold them
-            banks = [b for lo, hi in cur.banks[k0:k1] for b in range(lo, hi + 1)]
+        if kind & BANKS:  # wait until the other engine left the PSUM banks, then hold them
+            banks = [
+                b for lo, hi in cur.banks[cur.bank_at[k] : cur.bank_at[k + 1]] for b in range(lo, hi + 1)
+            ]
             held = core.psum
             for b in banks:
                 holder = held.get(b)
@@ -459,17 +446,15 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     t = holder[0]
             for b in banks:
                 held[b] = (t + ns, engine)
-        return i, engine, t, ns, _NO_DMA, accesses
+        return i, engine, t, ns, False, accesses
 
     def commit(
-        core: _Core, i: int, engine: str, t: float, ns: float, dma: tuple[int, int], accesses: list[Access]
+        core: _Core, i: int, engine: int, t: float, ns: float, dma: bool, accesses: list[Access]
     ) -> None:
         done = t + ns
         start[i], end[i] = t, done
-        if dma[0] < 0:
+        if not dma:
             core.free[engine] = done
-        else:
-            engines[i] = dma
         prints = core.footprints
         for storage, rect, write, fp, version, hits, last in accesses:
             if last:  # nothing later on this core touches the allocation: forget it
@@ -512,25 +497,59 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
         progressed = False
         for key in active:
             core, length = cores[key], lengths[key]
+            free = core.free
             cur = cursors[key]
+            base, chunk = cur.base, cur.n
+            dma_start = core.dma.start
+            events_, engine_, ns_, kind_, dep_at, dep, add, queue_, first_, last_ = cur.columns()
             at = pos[key]  # a local position between joins (a join moves ``pos`` of every member)
             while at < length:
-                k = at - cur.base
-                if k >= cur.n:
+                k = at - base
+                if k >= chunk:
                     cur.load(at)
+                    base, chunk = cur.base, cur.n
+                    events_, engine_, ns_, kind_, dep_at, dep, add, queue_, first_, last_ = cur.columns()
                     k = 0
-                scope = cur.records[k][6]
-                if scope is None:
-                    commit(core, *place(k, cur, core, 0.0))
+                ready = 0.0  # after the listed dependencies (``tile_deps``)
+                d, d1 = dep_at[k], dep_at[k + 1]
+                while d < d1:
+                    t = end[dep[d]] + add[d]
+                    if t > ready:
+                        ready = t
+                    d += 1
+                kind = kind_[k]
+                if not kind:  # the common case: its engine queue and the listed dependencies alone
+                    e = engine_[k]
+                    t = free[e]
+                    if ready > t:
+                        t = ready
+                    i = events_[k]
+                    start[i] = t
+                    end[i] = free[e] = t + ns_[k]
                     at += 1
                     progressed = True
                     continue
+                if kind == DMA:  # a transfer with listed dependencies alone
+                    ns = ns_[k]
+                    t = dma_start(queue_[k], first_[k], last_[k], ready, ns)
+                    i = events_[k]
+                    start[i] = t
+                    end[i] = t + (ns + latency)
+                    at += 1
+                    progressed = True
+                    continue
+                if not kind & JOIN:
+                    commit(core, *place(k, cur, core, ready))
+                    at += 1
+                    progressed = True
+                    continue
+                scope = cur.scope[k]
                 pos[key] = at
                 j = seen[key][scope]
                 group = (scope, j, key[0] if scope == "core" else -1)
                 arrived = waiting[group]
                 if key not in arrived:
-                    arrived[key] = place(k, cur, core, 0.0)
+                    arrived[key] = place(k, cur, core, ready)
                     progressed = True
                 members = [
                     m for m in streams if joins_of[m][scope] > j and (scope == "all" or m[0] == key[0])
@@ -554,4 +573,5 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     pos[m] += 1
                     seen[m][group[0]] += 1
                 del waiting[group]
-    return Schedule(trace, np.array(start, np.float64), np.array(end, np.float64), engines)
+    dma_engines = np.stack([p.dma_first, p.dma_last], 1) if n else np.full((0, 2), -1, np.int64)
+    return Schedule(trace, np.array(start, np.float64), np.array(end, np.float64), dma_engines)

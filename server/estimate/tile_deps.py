@@ -2,19 +2,28 @@
 steps before it runs (``trace_plan``):
 
 * an allocation a core only reads (a kernel input): no access of it waits for another;
-* an allocation whose footprints on a core are each either the same as or byte-disjoint from the others (a
-  tile used whole, the common case; a big HBM tensor accessed tile by tile): the footprint index of
-  ``schedule._Footprints`` would hold one entry per footprint, each met only by accesses of exactly that
-  footprint, so an access waits for the last write of its footprint before it, and a write also for every
-  read since that write -- known from the order of accesses alone. Each such dependency is listed as
-  (earlier event, semaphore latency or 0: another engine's result).
+* an allocation with few distinct footprints (allocation, bytes x partitions) that overlap each other little
+  -- a tile used whole, a tile and a slice of it, a big HBM tensor accessed tile by tile. An access of
+  footprint u conflicts with the earlier accesses of every footprint v overlapping u that write, or that read
+  when it writes; of those it waits, per v, only for the last write of v before it and, when it writes, the
+  reads of v since both that write and the last write of u. Every other conflict ends before one of these
+  starts (a write of v waited for the writes and reads of v before it; the last write of u for the reads of v
+  before it, and this access waits for it) and the semaphore latency obeys the triangle inequality, so the
+  latest of these is the latest of all: the start the quadratic statement of the model gives
+  (``tests/estimate/test_schedule_reference.py``).
 
-Every other allocation is left to the scheduler's footprint index. The timeline is the same either way
-(``tests/estimate/test_schedule_reference.py``).
+Two reductions shorten the scheduler's loop: a dependency on an earlier instruction of the waiter's own
+(non-DMA) engine queue is dropped, as the queue already orders them; of the dependencies on one other
+non-DMA engine queue only the latest is kept, as a queue's instructions end in issue order. DMA transfers
+run on several engines and queues, so a dependency on a transfer, or of one, is kept as listed. Each
+dependency is (earlier event, semaphore latency or 0: another engine's result).
+
+Every other allocation is left to the scheduler's footprint index. The timeline is the same either way.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +32,14 @@ import numpy.typing as npt
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 B = npt.NDArray[np.bool_]
+
+# An allocation is listed here when its footprints, sorted by first byte, each meet on average at most this
+# many footprints starting inside them (the dependencies listed grow with it; beyond, the footprint index of
+# the scheduler costs less). A cost trade-off, not a model constant: results are the same either way.
+OVERLAPS_PER_FOOTPRINT = 16
+# Access rows per batch of whole allocations (allocations are independent): bounds the temporaries' memory,
+# a few dozen arrays of this length, on traces of millions of rows.
+BATCH_ROWS = 1 << 19
 
 
 @dataclass
@@ -36,83 +53,201 @@ class TileDeps:
     add: F64
 
 
+def _ranges(lo: I64, hi: I64) -> tuple[I64, I64]:
+    """(owner, value) of every integer of the ranges [lo[i], hi[i]): ``owner`` the range's index."""
+    lens = np.maximum(hi - lo, 0)
+    starts = np.zeros(len(lo) + 1, np.int64)
+    np.cumsum(lens, out=starts[1:])
+    owner = np.repeat(np.arange(len(lo), dtype=np.int64), lens)
+    return owner, np.arange(int(starts[-1]), dtype=np.int64) - (starts[:-1] - lo)[owner]
+
+
 def tile_deps(
     key: I64,
     owner: I64,
     write: B,
     rect: list[npt.NDArray[np.int64]],
     engine: npt.NDArray[np.int32],
+    dma: B,
     sem: float,
     n: int,
 ) -> TileDeps:
     """The dependencies above for the access rows given by ``key`` (core x allocation, dense: 0 <= key <
     a few times the rows), ``owner`` (event, non-decreasing), ``write`` and ``rect`` (b0, b1, p0, p1
-    columns); ``engine`` per event; ``n`` events."""
+    columns); ``engine`` per event (code) and ``dma`` per engine code; ``n`` events."""
     offsets = np.zeros(n + 1, np.int64)
-    m = key.size
-    if not m:
-        return TileDeps(np.zeros(0, bool), offsets, np.zeros(0, np.int64), np.zeros(0, np.float64))
-    nkeys = int(key.max()) + 1
-    written = np.zeros(nkeys, bool)
+    static = np.ones(key.size, bool)
+    none = TileDeps(static, offsets, np.zeros(0, np.int64), np.zeros(0, np.float64))
+    if not key.size:
+        return none
+    written = np.zeros(int(key.max()) + 1, bool)
     written[key[write]] = True
-    # rows by footprint (allocation, bytes, partitions), in event order within one: by allocation first (a
-    # stable sort of nearly sorted numbers, as allocations are numbered in order of creation), then the rows
-    # of allocations with several footprints by footprint
-    order = np.argsort(key, kind="stable")
+    sel = np.flatnonzero(written[key])  # read-only allocations: nothing waits
+    if not sel.size:
+        return none
+    # rows by allocation (a stable sort of nearly sorted numbers, as allocations are numbered in order of
+    # creation), in event order within one; then batches of whole allocations
+    order = sel[np.argsort(key[sel], kind="stable")]
+    del sel
     k = key[order]
+    cuts = [0]
+    while cuts[-1] < k.size:
+        at = cuts[-1] + BATCH_ROWS
+        if at >= k.size:
+            cuts.append(k.size)
+            continue
+        cut = int(np.searchsorted(k, k[at], "left"))  # the first row of the allocation at ``at``
+        cuts.append(cut if cut > cuts[-1] else int(np.searchsorted(k, k[at], "right")))
+    del k
+    found = [
+        _batch(order[a:b], key, owner, write, rect, static, engine, dma, n)
+        for a, b in itertools.pairwise(cuts)
+    ]
+    waiter = np.concatenate([w for w, _ in found])
+    dep = np.concatenate([d for _, d in found])
+    del found
+    if not waiter.size:
+        return none
+
+    # the reductions (module docstring): sorted by waiter, then the source's engine, then the source
+    de = engine[dep].astype(np.int64)
+    ne = int(max(engine.max(initial=0), 0)) + 1
+    by = np.argsort((waiter * ne + de) * np.int64(n) + dep)
+    waiter, dep, de = waiter[by], dep[by], de[by]
+    del by
+    last = np.ones(waiter.size, bool)  # the last of its (waiter, source engine) run, or a distinct transfer
+    same_run = (waiter[1:] == waiter[:-1]) & (de[1:] == de[:-1])
+    last[:-1] = ~same_run | (dma[de[:-1]] & (dep[1:] != dep[:-1]))
+    waiter, dep, de = waiter[last], dep[last], de[last]
+    add = np.where(de != engine[waiter], sem, 0.0)
+    np.cumsum(np.bincount(waiter, minlength=n), out=offsets[1:])
+    return TileDeps(static, offsets, dep, add)
+
+
+def _batch(
+    order: I64,
+    key: I64,
+    owner: I64,
+    write: B,
+    rect: list[npt.NDArray[np.int64]],
+    static: B,
+    engine: npt.NDArray[np.int32],
+    dma: B,
+    n: int,
+) -> tuple[I64, I64]:
+    """(waiter, dependency) events of the rows ``order`` (whole allocations, sorted by allocation and event),
+    before the reductions but without the waiter's own queue; marks the rows left to the footprint index
+    in ``static``."""
+    k = key[order]
+    k -= k[0]  # allocations of the batch, from 0
+    nkeys = int(k[-1]) + 1
     cols = [c[order] for c in rect]
+    # the rows of allocations with several footprints by footprint (bytes, partitions), in event order within
     same_key = k[1:] == k[:-1]
     moved = same_key & np.logical_or.reduce([c[1:] != c[:-1] for c in cols])
     several = np.zeros(nkeys, bool)
     several[k[1:][moved]] = True
     sub = np.flatnonzero(several[k])
-    bad = np.zeros(nkeys, bool)
+    del moved, several
     if sub.size:
-        sk = k[sub]
-        lex = np.lexsort((*(c[sub] for c in reversed(cols)), sk))  # stable: event order within a footprint
+        lex = np.lexsort(
+            (*(c[sub] for c in reversed(cols)), k[sub])
+        )  # stable: event order within a footprint
         order[sub] = order[sub][lex]
-        # only the rows of ``sub`` moved, and within runs of one allocation (``sk`` leads the sort): ``k`` is
+        # only the rows of ``sub`` moved, and within runs of one allocation (``k`` leads the sort): ``k`` is
         # unchanged, the rectangle columns are permuted there alone (no full re-gather)
         for c in cols:
             c[sub] = c[sub][lex]
-        # allocations whose distinct footprints are disjoint byte ranges: sorted by first byte, each ends
-        # before the next begins (then each footprint is a tile of its own)
-        sk, sb0, sb1 = k[sub], cols[0][sub], cols[1][sub]
-        same = sk[1:] == sk[:-1]
-        distinct = same & np.logical_or.reduce([c[sub][1:] != c[sub][:-1] for c in cols])
-        bad[sk[1:][distinct & (sb0[1:] < sb1[:-1])]] = True
-    new = np.empty(m, bool)
+        del lex
+    del sub
+    new = np.empty(k.size, bool)
     new[0] = True
-    new[1:] = (k[1:] != k[:-1]) | np.logical_or.reduce([c[1:] != c[:-1] for c in cols])
-    static = ~bad[key] | ~written[key]
-    keep = static[order] & written[k]  # rows whose dependencies are listed here
-    unit = (np.cumsum(new) - 1)[keep]
-    e, w = owner[order][keep], write[order][keep]
-    if not e.size:
-        return TileDeps(static, offsets, np.zeros(0, np.int64), np.zeros(0, np.float64))
+    new[1:] = ~same_key | np.logical_or.reduce([c[1:] != c[:-1] for c in cols])
+    del same_key
+    unit = np.cumsum(new) - 1  # footprint of each sorted row
+    first = np.flatnonzero(new)
+    del new
+    ukey, ub0, ub1, up0, up1 = k[first], *(c[first] for c in cols)
+    del cols, first, k
+    nu = ukey.size
+
+    # footprints overlapping each footprint: within an allocation, sorted by first byte, the footprints that
+    # start inside u (u itself included) are the pairs (u, v) of overlapping bytes, each once
+    span = int(max(ub1.max(), 0)) + 1
+    ok = np.zeros(nu, bool)
+    pu = pv = np.zeros(0, np.int64)
+    if nkeys * span < 2**62:  # else the combined sort key would overflow: all left to the index
+        at = ukey * span + ub0
+        end = np.searchsorted(at, ukey * span + ub1, "left")
+        starting = end - np.arange(nu) - 1  # footprints other than u starting inside u
+        several_units = np.flatnonzero(starting)
+        per_key = np.bincount(ukey[several_units], weights=starting[several_units], minlength=nkeys)
+        ok = (per_key <= OVERLAPS_PER_FOOTPRINT * np.bincount(ukey, minlength=nkeys))[ukey]
+        cand = several_units[ok[several_units]]
+        pu, pv = _ranges(cand + 1, end[cand])
+        pu = cand[pu]
+        meet = (up0[pv] < up1[pu]) & (up0[pu] < up1[pv])
+        pu, pv = pu[meet], pv[meet]
+    rows_ok = ok[unit]
+    static[order[~rows_ok]] = False
+    if not rows_ok.any():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # each other footprint v overlapping a footprint u, as (u, v) and (v, u), by u
+    cross_u, cross_v = np.concatenate([pu, pv]), np.concatenate([pv, pu])
+    by = np.argsort(cross_u, kind="stable")
+    cross_u, cross_v = cross_u[by], cross_v[by]
+    cross_at = np.zeros(nu + 1, np.int64)
+    np.cumsum(np.bincount(cross_u, minlength=nu), out=cross_at[1:])
+
     # one group per (footprint, event): a write when any of the event's accesses writes
-    first = np.empty(e.size, bool)
-    first[0] = True
-    first[1:] = (unit[1:] != unit[:-1]) | (e[1:] != e[:-1])
-    gid = np.cumsum(first) - 1
-    gk, ge = unit[first], e[first]
-    gw = np.bincount(gid, weights=w, minlength=len(gk)) > 0
-    g = len(gk)
+    gu_rows, e_rows, w_rows = unit, owner[order], write[order]
+    if not rows_ok.all():
+        gu_rows, e_rows, w_rows = gu_rows[rows_ok], e_rows[rows_ok], w_rows[rows_ok]
+    gfirst = np.empty(gu_rows.size, bool)
+    gfirst[0] = True
+    gfirst[1:] = (gu_rows[1:] != gu_rows[:-1]) | (e_rows[1:] != e_rows[:-1])
+    gid = np.cumsum(gfirst) - 1
+    gu, ge = gu_rows[gfirst], e_rows[gfirst]
+    gw = np.bincount(gid, weights=w_rows, minlength=gu.size) > 0
+    g = gu.size
+
+    # within its own footprint (the group sequence in event order, no search): a read waits for the last write
+    # before it, a write for it and the reads since
     pos = np.arange(g, dtype=np.int64)
-    seg = np.maximum.accumulate(np.where(np.r_[True, gk[1:] != gk[:-1]], pos, 0))
+    seg = np.maximum.accumulate(np.where(np.r_[True, gu[1:] != gu[:-1]], pos, 0))
     last_write = np.maximum.accumulate(np.where(gw, pos, -1))
     prev = np.r_[-1, last_write[:-1]]
     prev = np.where(prev >= seg, prev, -1)  # the last write before, within the footprint
     lo = np.where(gw, np.where(prev >= 0, prev, seg), np.maximum(prev, 0))
     hi = np.where(gw, pos, np.where(prev >= 0, prev + 1, 0))
-    lens = np.maximum(hi - lo, 0)
-    total = int(lens.sum())
-    starts = np.zeros(g + 1, np.int64)
-    np.cumsum(lens, out=starts[1:])
-    dep_pos = np.arange(total, dtype=np.int64) - np.repeat(starts[:-1] - lo, lens)
-    waiter = np.repeat(ge, lens)
-    dep = ge[dep_pos]
-    add = np.where(engine[dep] != engine[waiter], sem, 0.0)
-    by = np.argsort(waiter)  # any order within an event: it waits for the latest
-    np.cumsum(np.bincount(waiter, minlength=n), out=offsets[1:])
-    return TileDeps(static, offsets, dep[by], add[by])
+    own_w, own_d = _ranges(lo, hi)
+    waiters, deps = [ge[own_w]], [ge[own_d]]
+
+    # against each other footprint v overlapping its own: the last write of v before it, and for a write the
+    # reads of v since that write and since its own footprint's last write
+    qg = np.flatnonzero(cross_at[gu + 1] > cross_at[gu])
+    if qg.size:
+        stride = np.int64(n + 1)
+        gkey = gu * stride + ge  # sorted: by footprint, then event
+        wkey, we = gkey[gw], ge[gw]
+        rkey, re = gkey[~gw], ge[~gw]
+        qo, qp = _ranges(cross_at[gu[qg]], cross_at[gu[qg] + 1])
+        qg, qv = qg[qo], cross_v[qp]
+        qe = ge[qg]
+        i = np.searchsorted(wkey, qv * stride + qe, "left") - 1
+        found = i >= 0
+        found[found] = wkey[i[found]] // stride == qv[found]
+        lw = np.where(found, we[np.maximum(i, 0)], -1)
+        waiters.append(qe[found])
+        deps.append(lw[found])
+        wq = np.flatnonzero(gw[qg])
+        since = np.maximum(lw[wq], np.where(prev[qg[wq]] >= 0, ge[prev[qg[wq]]], -1))
+        r_lo = np.searchsorted(rkey, qv[wq] * stride + since, "right")
+        r_hi = np.searchsorted(rkey, qv[wq] * stride + qe[wq], "left")
+        ro, rr = _ranges(r_lo, r_hi)
+        waiters.append(qe[wq][ro])
+        deps.append(re[rr])
+    waiter, dep = np.concatenate(waiters), np.concatenate(deps)
+    keep = engine[dep] != engine[waiter]
+    keep |= dma[engine[waiter]]
+    return waiter[keep], dep[keep]

@@ -6,8 +6,11 @@
 * the footprint of each operand that touches bytes (allocation, bytes x partitions, written or read), with
   the PSUM banks a Vector/Scalar access holds, and whether it is the last access of its allocation on its
   core (then the scheduler forgets the allocation: nothing later can depend on it);
-* the Tensor engine's stationary operand (an id per distinct footprint) and the cycles of loading it;
-* the DMA queue (issuing line) and the join scope of barriers and collectives.
+* the Tensor engine's issue overhead and stationary loads (a load unless the stationary footprint is the one
+  the previous matmul of the core left in the array) and the Scalar engine's activation-table loads, added to
+  the durations: both follow from the order of a core's instructions alone;
+* the DMA queue (issuing line), the join scope of barriers and collectives, and what of this the scheduler
+  must look at per instruction (``kind``), so that its common case is a plain one.
 """
 
 from __future__ import annotations
@@ -15,10 +18,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate import constants as K
+from nki_studio.estimate.activation_tables import table_loads
 from nki_studio.estimate.columns import first_of, group, row_hash
 from nki_studio.estimate.tile_deps import TileDeps, tile_deps
 from nki_studio.model.targets import Generation, TargetLimits
@@ -35,6 +40,8 @@ CORE_JOINS = ("nisa.core_barrier", "nisa.sendrecv")
 # at all at the same time) -- hardware.md §3, [A2], [A3].
 PSUM_SHARERS = ("vector", "scalar")
 SCOPES = (None, "core", "all")  # join scope by code
+# ``Plan.kind`` bits: what an instruction needs beyond its engine queue and listed dependencies
+DMA, FOOTPRINTS, BANKS, JOIN = 1, 2, 4, 8
 
 
 def join_scope(op: str) -> str | None:
@@ -52,12 +59,11 @@ class Plan:
     engine: npt.NDArray[np.int32]  # code into ``engines``
     engines: tuple[str, ...]
     ns: F64  # duration (DMA: time on its engines, without the per-transfer latency)
+    kind: npt.NDArray[np.int8]  # DMA | FOOTPRINTS | BANKS | JOIN bits, 0: the engine queue and deps alone
     dma_first: I64  # DMA engines first..last; -1 for other engines
     dma_last: I64
     queue: I64  # DMA queue (issuing file and line)
     scope: npt.NDArray[np.int8]  # code into SCOPES
-    stationary: I64  # Tensor engine: stationary footprint id, -1 none, -2 unknown allocation (always loaded)
-    stationary_load: F64  # cycles of loading it
     stream: I64  # (rank, core) program, code into ``streams``
     streams: tuple[tuple[int, int], ...]
     deps: TileDeps  # dependencies known before scheduling
@@ -143,16 +149,19 @@ def plan(
     # a barrier counts as a write of its tensor: it waits for the accesses before it, later ones wait for it
     write = np.array([r.startswith(WRITE_ROLES) for r in roles], bool)[role] | fence_op[op_code[owner]]
     valid = (storage >= 0) & (hbm | (pe > ps)) & (b1 > b0)
-    p0 = np.where(hbm, 0, ps)  # HBM: flat, partitions 0..1
-    p1 = np.where(hbm, 1, pe)
-    sharer = np.array([e in PSUM_SHARERS for e in engines], bool)[eng_code][owner] & psum
+    p0 = np.where(hbm, np.int32(0), ps)  # HBM: flat, partitions 0..1
+    p1 = np.where(hbm, np.int32(1), pe)
+    del hbm
+    # PSUM banks a Vector/Scalar access holds
+    held = np.flatnonzero(
+        np.array([e in PSUM_SHARERS for e in engines], bool)[eng_code][owner] & psum & valid
+    )
     bank = limits.psum_bank_bytes
     if limits.generation == Generation.GEN2:  # v2: one PSUM access at a time
-        bank0 = np.where(sharer, 0, 0)
-        bank1 = np.where(sharer, 0, -1)
+        bank0 = bank1 = np.zeros(held.size, np.int64)
     else:
-        bank0 = np.where(sharer, b0 // bank, 0)
-        bank1 = np.where(sharer, (b1 - 1) // bank, -1)
+        bank0, bank1 = b0[held] // bank, (b1[held] - 1) // bank
+    del psum
     rank, core = trace.event("rank"), trace.event("core")
     if n and (rank.any() or core.any()):
         stream_ids, stream_first = group([rank, core])
@@ -164,21 +173,27 @@ def plan(
     stream_ids = renumber[stream_ids]
     streams = tuple((int(rank[i]), int(core[i])) for i in stream_first[order])
     rows = np.flatnonzero(valid)
+    del valid
     key = storage[rows].astype(np.int64)  # dense as the recorder numbers allocations: 0, 1, ...
     if len(streams) > 1:
         key += stream_ids[owner[rows]] * (int(storage.max(initial=0)) + 1)
     if key.size and int(key.max()) > 4 * key.size + 1024:  # sparse numbers (a hand-made trace): renumber
         key = group([key])[0]
+    every = rows.size == owner.size  # then the columns themselves, not copies
+
+    def take(column: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        return column if every else column[rows]
+
     deps = tile_deps(
         key,
-        owner[rows],
-        write[rows],
-        [b0[rows], b1[rows], p0[rows], p1[rows]],
+        take(owner),
+        take(write),
+        [take(b0), take(b1), take(p0), take(p1)],
         eng_code,
+        np.array([e == "dma" for e in engines], bool),
         K.SEMAPHORE_LATENCY.value,
         n,
     )
-    held = rows[bank1[rows] >= bank0[rows]]
     bank_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(owner[held], minlength=n), out=bank_offsets[1:])
     key, rows = key[~deps.static], rows[~deps.static]
@@ -190,40 +205,25 @@ def plan(
     fp_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(fp_owner, minlength=n), out=fp_offsets[1:])
 
-    # the Tensor engine's stationary operand: a PE transpose's data, else the matmul's stationary
-    tensor = np.array([e == "tensor" for e in engines], bool)[eng_code]
-    pe_transpose = (
-        tensor & np.array([o.rsplit(".", 1)[-1] in ("nc_transpose", "transpose") for o in ops], bool)[op_code]
-    )
-    is_data = np.array([r in ("data", "src") for r in roles], bool)[role]
-    is_st = np.array([r == "stationary" for r in roles], bool)[role]
-    st_row = np.where(pe_transpose, first_of(is_data, owner, n), first_of(is_st, owner, n))
-    st_row = np.where(tensor, st_row, -1)
-    stationary = np.full(n, -1, np.int64)
-    load = np.zeros(n, np.float64)
-    has = np.flatnonzero(st_row >= 0)
-    if has.size:
-        r = st_row[has]
-        ids = group([storage[r], b0[r], b1[r], ps[r], pe[r]])[0]
-        stationary[has] = np.where(storage[r] < 0, -2, ids)
-        shapes = trace.operand_table("shape")
-        free = np.array([math.prod(s[1:]) if len(s) > 1 else 1 for s in shapes], np.float64)
-        load[has] = np.maximum(64, free[trace.operand("shape")[r]]) / K.STATIONARY_LOAD_SPEEDUP.value
-
+    ns = _engine_extras(trace, limits, ns, stream_ids, eng_code, engines, op_code, ops, role, roles)
     files_line = trace.event("file").astype(np.int64) << np.int64(32) | (
         trace.event("line").astype(np.int64) & 0xFFFFFFFF
     )
     scope_of_op = np.array([SCOPES.index(join_scope(o)) for o in ops], np.int8)
+    scope = scope_of_op[op_code] if n else np.zeros(0, np.int8)
+    kind = np.where(first_e >= 0, DMA, 0).astype(np.int8)
+    kind[np.diff(fp_offsets) > 0] |= FOOTPRINTS
+    kind[np.diff(bank_offsets) > 0] |= BANKS
+    kind[scope != 0] |= JOIN
     return Plan(
         engine=eng_code,
         engines=engines,
         ns=ns,
+        kind=kind,
         dma_first=first_e,
         dma_last=last_e,
         queue=files_line,
-        scope=scope_of_op[op_code] if n else np.zeros(0, np.int8),
-        stationary=stationary,
-        stationary_load=load,
+        scope=scope,
         stream=stream_ids,
         streams=streams,
         deps=deps,
@@ -236,6 +236,60 @@ def plan(
         fp_write=write[rows],
         fp_last=fp_last,
         bank_offsets=bank_offsets,
-        bank0=bank0[held],
-        bank1=bank1[held],
+        bank0=bank0,
+        bank1=bank1,
     )
+
+
+def _engine_extras(
+    trace: CompactTrace,
+    limits: TargetLimits,
+    ns: F64,
+    stream_ids: I64,
+    eng_code: npt.NDArray[np.int32],
+    engines: tuple[str, ...],
+    op_code: I64,
+    ops: tuple[str, ...],
+    role: npt.NDArray[np.int32],
+    roles: tuple[str, ...],
+) -> F64:
+    """``ns`` plus the Tensor engine's issue overhead and stationary loads, and the activation-table loads
+    (module docstring), each added as the scheduler used to add it when it placed the instruction."""
+    n = len(ns)
+    ns = ns.copy()
+    owner = trace.operand_event()
+    storage, b0, b1 = trace.operand("storage"), trace.operand("byte_start"), trace.operand("byte_end")
+    ps, pe = trace.operand("part_start"), trace.operand("part_end")
+    # the stationary operand: a PE transpose's data, else the matmul's stationary
+    tensor = np.array([e == "tensor" for e in engines], bool)[eng_code]
+    pe_transpose = (
+        tensor & np.array([o.rsplit(".", 1)[-1] in ("nc_transpose", "transpose") for o in ops], bool)[op_code]
+    )
+    is_data = np.array([r in ("data", "src") for r in roles], bool)[role]
+    is_st = np.array([r == "stationary" for r in roles], bool)[role]
+    st_row = np.where(pe_transpose, first_of(is_data, owner, n), first_of(is_st, owner, n))
+    clock = limits.clock_ghz["tensor"]
+    overhead = K.TENSOR_INSTRUCTION_OVERHEAD.value
+    without = np.flatnonzero(tensor & (st_row < 0))
+    ns[without] += overhead / clock
+    has = np.flatnonzero(tensor & (st_row >= 0))
+    if has.size:
+        r = st_row[has]
+        ids = group([storage[r], b0[r], b1[r], ps[r], pe[r]])[0]
+        st = np.where(storage[r] < 0, -1, ids)  # -1: an unknown allocation, always loaded
+        shapes = trace.operand_table("shape")
+        free = np.array([math.prod(s[1:]) if len(s) > 1 else 1 for s in shapes], np.float64)
+        load = np.maximum(64, free[trace.operand("shape")[r]]) / K.STATIONARY_LOAD_SPEEDUP.value
+        # loaded unless the previous matmul of the same core had the same (known) stationary footprint
+        by = np.argsort(stream_ids[has], kind="stable")
+        same = np.zeros(has.size, bool)
+        sb, stb = stream_ids[has][by], st[by]
+        same[by[1:]] = (sb[1:] == sb[:-1]) & (stb[1:] == stb[:-1]) & (stb[1:] >= 0)
+        ns[has[~same]] += (overhead + load[~same]) / clock
+        ns[has[same]] += overhead / clock
+    tables = table_loads(trace)
+    if tables:
+        ns[np.fromiter(tables, np.int64, len(tables))] += np.fromiter(
+            tables.values(), np.float64, len(tables)
+        )
+    return ns

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from nki_studio.estimate import columns, trace_plan
+from nki_studio.estimate import schedule as scheduler
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.estimate.schedule import schedule
 from nki_studio.model.targets import Target
@@ -111,7 +112,7 @@ def test_the_builder_can_be_read_while_recording() -> None:
     assert list(builder.build()) == events
 
 
-def test_the_compact_schedule_equals_the_reference_on_tiles_and_overlaps() -> None:
+def test_the_compact_schedule_equals_the_reference_on_tiles_and_overlaps(tracking: str) -> None:
     for events in [_tile_trace(seed) for seed in range(6)] + [_random_trace(seed) for seed in (11, 12)]:
         compact = CompactTrace.of(events)
         got = schedule(compact, LIMITS)
@@ -214,3 +215,35 @@ def test_sparse_allocation_numbers_schedule_the_same() -> None:
     want = schedule(events, LIMITS)
     got = schedule(CompactTrace.of(spread), LIMITS)
     assert np.array_equal(got.start, want.start) and np.array_equal(got.end, want.end)
+
+
+def _copy(seq: int, dst: Operand, src: Operand) -> TraceEvent:
+    moved = {"sbuf": 128 * (src.byte_end - src.byte_start)}
+    return TraceEvent(seq, "nisa.tensor_copy", "vector" if seq % 2 else "scalar", "k.py", 1, (), (dst, src),
+                      128, 128, moved, moved)  # fmt: skip
+
+
+def test_few_overlapping_footprints_are_listed_and_many_left_to_the_footprint_index() -> None:
+    def sbuf(role: str, storage: int, b0: int, nbytes: int) -> Operand:
+        return Operand(role, (128, nbytes // 2), "bfloat16", "sbuf", storage, 0, 128, b0, b0 + nbytes, nbytes)
+
+    # a tile written whole, read through two slices, rewritten whole: listed before scheduling
+    tile = [
+        sbuf("dst", 1, 0, 2048),
+        sbuf("src", 1, 256, 256),
+        sbuf("src", 1, 0, 1024),
+        sbuf("dst", 1, 0, 2048),
+    ]
+    slices = [_copy(k, o, sbuf("src", 0, 0, 2048)) if o.role == "dst" else _copy(k, sbuf("dst", 2 + k, 0, 2048), o)
+              for k, o in enumerate(tile)]  # fmt: skip
+    # sliding windows of one tile, each overlapping the next 39: left to the index
+    windows = [_copy(k, sbuf("dst" if k % 3 == 0 else "src", 1, 64 * k, 2560), sbuf("src", 0, 0, 2048))
+               if k % 3 == 0 else _copy(k, sbuf("dst", 100 + k, 0, 2048), sbuf("src", 1, 64 * k, 2560))
+               for k in range(60)]  # fmt: skip
+    for events, listed in ((slices, True), (windows, False)):
+        p = trace_plan.plan(CompactTrace.of(events), LIMITS, scheduler._cost(LIMITS))
+        assert bool((p.fp_storage == 1).any()) is not listed
+        got = schedule(events, LIMITS)
+        start, end = reference_schedule(events)
+        assert np.array_equal(got.start, np.array(start)) and np.array_equal(got.end, np.array(end))
+    assert schedule(slices, LIMITS).start[1] > 0  # the slice waits for the whole write

@@ -144,7 +144,7 @@ def test_dma_transfers_on_different_partitions_run_in_parallel() -> None:
     both = _ev(2, "nisa.dma_copy", "dma", _tile("dst", 3), _hbm("src", 0, 0, 128 * 4096))
     s = schedule([lo, hi, both], LIMITS)
     assert s.start[0] == s.start[1] == 0.0
-    assert s.dma_engines[0] == (0, 7) and s.dma_engines[1] == (8, 15)
+    assert tuple(s.dma_engines[0]) == (0, 7) and tuple(s.dma_engines[1]) == (8, 15)
     busy = dma_plan(lo, LIMITS)[2]
     assert s.start[2] == busy  # needs all 16 engines: after both halves left them
     assert s.end[0] == busy + LIMITS.dma_fixed_overhead_ns
