@@ -12,7 +12,7 @@ from nki_studio.profile.model import Codes
 
 I64 = npt.NDArray[np.int64]
 B = npt.NDArray[np.bool_]
-_SMALL = 512  # rows up to which ``group`` uses a dict
+SMALL_ROWS = 512  # rows up to which ``group`` uses a dict (exact, and cheaper than ``row_hash``)
 
 
 def row_hash(columns: Sequence[npt.NDArray[Any]]) -> npt.NDArray[np.uint64]:
@@ -42,7 +42,7 @@ def group(columns: Sequence[npt.NDArray[Any]]) -> tuple[I64, I64]:
     n = len(columns[0])
     if n == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    if n <= _SMALL:  # a short trace: a dict of row tuples costs less than the array calls
+    if n <= SMALL_ROWS:  # a short trace: a dict of row tuples costs less than the array calls
         seen: dict[tuple[Any, ...], int] = {}
         firsts: list[int] = []
         out = []

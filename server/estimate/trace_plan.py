@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate import constants as K
 from nki_studio.estimate.activation_tables import table_loads
-from nki_studio.estimate.columns import first_of, group, row_hash
+from nki_studio.estimate.columns import SMALL_ROWS, first_of, group, row_hash
 from nki_studio.estimate.tile_deps import TileDeps, tile_deps
 from nki_studio.model.targets import Generation, TargetLimits
 from nki_studio.sim.trace import TraceEvent
@@ -124,11 +124,16 @@ def plan(
             ]
             return group(e_cols)
 
-        sig, reps = signatures(row_hash(o_cols))
-        rep_row = trace.offsets[reps[sig[owner]]] + pos
-        if not all(np.array_equal(c, c[rep_row]) for c in o_cols):
+        # few operands: their exact grouping costs less than hashing them and checking the hash groups
+        if len(owner) <= SMALL_ROWS:
             sig, reps = signatures(group(o_cols)[0].astype(np.uint64))
-        del rep_row, pos
+        else:
+            sig, reps = signatures(row_hash(o_cols))
+            rep_row = trace.offsets[reps[sig[owner]]] + pos
+            if not all(np.array_equal(c, c[rep_row]) for c in o_cols):
+                sig, reps = signatures(group(o_cols)[0].astype(np.uint64))
+            del rep_row
+        del pos
         # the representatives as records: all at once when they are many (a short trace), else one by one
         records = list(trace) if 4 * len(reps) > n else None
         got = [cost(records[r] if records is not None else trace[r]) for r in reps.tolist()]

@@ -10,14 +10,13 @@ improvement does not touch)``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import cast
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 from nki_studio.model.targets import limits_for, parse_generation
 from nki_studio.profile import intervals as iv
-from nki_studio.profile.analysis_json import BoundsJson
+from nki_studio.profile.analysis_json import BoundJson, BoundsJson
 from nki_studio.profile.model import WAIT_OPCODES, Profile
 
 Mask = npt.NDArray[np.bool_]
@@ -45,6 +44,17 @@ class Bound:
     gap_means: str
     speedup: float | None  # bottleneck-aware; None where the family is not the bottleneck's (bounds.md §2)
     missing: str = ""
+
+    def to_dict(self) -> BoundJson:
+        """JSON-ready dict (``analysis_json.BoundJson``)."""
+        return {
+            "name": self.name,
+            "ns": self.ns,
+            "gap_ns": self.gap_ns,
+            "gap_means": self.gap_means,
+            "speedup": self.speedup,
+            "missing": self.missing,
+        }
 
 
 @dataclass
@@ -95,10 +105,31 @@ class Bounds:
 
     def to_dict(self) -> BoundsJson:
         """JSON-ready dict (``analysis_json.BoundsJson``)."""
-        out = asdict(self)
-        for core in (out, *out["other_cores"]):
-            core["window"] = list(core["window"])  # a JSON array, in memory as after a round trip
-        return cast(BoundsJson, out)
+        # built field by field, not with ``dataclasses.asdict``: its generic deep copy was a tenth of the
+        # estimate stage of a small kernel (benchmarks/estimate_overhead_bench.py); every value here is a
+        # str, number or None, so copying the containers copies everything.
+        return {
+            "provenance": self.provenance,
+            "core": self.core,
+            "window": list(self.window),  # a JSON array, in memory as after a round trip
+            "window_source": self.window_source,
+            "total_ns": self.total_ns,
+            "engines": dict(self.engines),
+            "bottleneck": self.bottleneck,
+            "families": [{"name": f.name, "bounds": [b.to_dict() for b in f.bounds]} for f in self.families],
+            "dma_bytes": self.dma_bytes,
+            "necessary_bytes": self.necessary_bytes,
+            "hardware_flops": self.hardware_flops,
+            "transpose_flops": self.transpose_flops,
+            "peaks": {
+                "dma_bytes_per_s": self.peaks.dma_bytes_per_s,
+                "dma_source": self.peaks.dma_source,
+                "te_flops_per_s": self.peaks.te_flops_per_s,
+                "te_source": self.peaks.te_source,
+            },
+            "notes": list(self.notes),
+            "other_cores": [c.to_dict() for c in self.other_cores],
+        }
 
 
 def peaks(profile: Profile, generation: str = "trn2") -> Peaks:

@@ -11,13 +11,14 @@ Codes are NKI7xx (``nki_studio.core.perf_codes``); this module only names them.
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
-from nki_studio.profile.analysis_json import InvestigationJson
+from nki_studio.profile.analysis_json import DetailValue, InvestigationJson
 from nki_studio.profile.bounds import Peaks, kernel_dma_mask, peaks
 from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
 from nki_studio.profile.metrics import NO_SOURCE_HELP
@@ -72,7 +73,42 @@ class Investigation:
 
     def to_dict(self) -> InvestigationJson:
         """JSON-ready dict (``analysis_json.InvestigationJson``)."""
-        return cast(InvestigationJson, asdict(self))
+        # built field by field, not with ``dataclasses.asdict`` (its generic deep copy cost as much as the
+        # investigations themselves on a small kernel); the numbers are copied as asdict copied them
+        return {
+            "kind": self.kind,
+            "title": self.title,
+            "status": self.status,
+            "summary": self.summary,
+            "findings": [
+                {
+                    "code": f.code,
+                    "file": f.file,
+                    "line": f.line,
+                    "message": f.message,
+                    "numbers": cast(dict[str, DetailValue], _copy(f.numbers)),
+                }
+                for f in self.findings
+            ],
+            "lines": cast(list[dict[str, DetailValue]], _copy(self.lines)),
+        }
+
+
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of JSON-like ``value`` (dicts, lists and tuples of scalars), as ``dataclasses.asdict`` makes
+    it: containers rebuilt, immutable scalars shared, anything else ``copy.deepcopy``-ed."""
+    if isinstance(value, _IMMUTABLE):
+        return value
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    if type(value) is tuple:
+        return tuple(_copy(v) for v in value)
+    return copy.deepcopy(value)
 
 
 def _instr_lines(profile: Profile) -> tuple[npt.NDArray[np.int64], list[tuple[str, int]]]:

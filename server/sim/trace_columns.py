@@ -12,6 +12,7 @@ written against the record type keeps working. The columns follow the record typ
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
@@ -39,6 +40,7 @@ EVENT_KINDS = _kinds(
     TraceEvent, {"operands": "operands", "bytes_read": "regions", "bytes_written": "regions"}
 )
 OPERAND_KINDS = _kinds(Operand, {})
+_OPERANDS_AT = list(EVENT_KINDS).index("operands")  # TraceEvent's positional argument ``operands``
 _ABSENT = -1  # a region with no bytes entry (0 is a real entry: a zero-size operand)
 
 
@@ -268,11 +270,12 @@ class CompactTrace(Sequence[TraceEvent]):
         )
         offs = (self.offsets[a : b + 1] - o0).tolist()
         fields = _event_fields(self._ev, self._ev_tables, self._ev_objects, slice(a, b))
-        names = list(fields)
+        # positional arguments in field order (the columns follow ``dataclasses.fields``, ``operands`` left out):
+        # a keyword dict per record cost about as much as the record
+        i = _OPERANDS_AT
         for k, row in enumerate(zip(*fields.values(), strict=True)):
-            yield TraceEvent(
-                **dict(zip(names, row, strict=True)), operands=tuple(operands[offs[k] : offs[k + 1]])
-            )
+            args: tuple[Any, ...] = (*row[:i], tuple(operands[offs[k] : offs[k + 1]]), *row[i:])
+            yield TraceEvent(*args)
 
 
 def _values(
@@ -292,9 +295,8 @@ def _values(
             lists[name] = [table[c] for c in cols[name][sel].tolist()]
         elif kind == "object":
             lists[name] = objects[name][sel]
-    names = list(lists)
-    for row in zip(*(lists[n] for n in names), strict=True):
-        yield cls(**dict(zip(names, row, strict=True)))
+    # every field has a list, in field order (``_kinds``): positional arguments, no keyword dict per record
+    yield from itertools.starmap(cls, zip(*lists.values(), strict=True))
 
 
 def _event_fields(
