@@ -25,10 +25,10 @@ How an ISA instruction is written on top of this API::
         write(dst, OPS[op](read(data1), read(data2)))  # then the execution
         return NkiInstruction("nisa.tensor_tensor", name)
 
-Kernel instances: one per (collective rank, logical core), each in its own thread when there are several.
-``context.current_core()`` gives ``core_id``/``num_cores`` (LNC), ``rank``/``num_ranks`` (collectives),
-``registers`` (engine-private state) and ``lnc_barrier`` (the cores of one rank). The shared
-``context.current()`` has ``shared`` + ``lock`` (cross-instance state) and ``barrier`` (all instances).
+Kernel instances: one per (collective rank, logical core), in lockstep on one thread when there are several
+(``schedule.py``). ``context.current_core()`` gives ``core_id``/``num_cores`` (LNC), ``rank``/``num_ranks``
+(collectives) and ``registers`` (engine-private state). The shared ``context.current()`` has ``shared`` +
+``lock`` (cross-instance state).
 Under LNC=2 the n-th ``shared_hbm`` allocation of both cores is the same tensor.
 
 Runtime-offset views (``.ap(scalar_offset=|vector_offset=)``) whose offset lands outside the storage are

@@ -253,7 +253,7 @@ def simulate(
     such as ``nki_studio.nkilint.api.check_python_subset``) rejects constructs the target NKI version does not
     compile (file paths only; the simulator does not import the linter itself). ``ranks`` runs one kernel
     instance per collective rank
-    (threads); rank ``r`` gets ``rank_args[r]`` or a private copy of ``args``. See the module docstring
+    (in lockstep, ``sim.schedule``); rank ``r`` gets ``rank_args[r]`` or a private copy of ``args``. See the module docstring
     for the bounds.
     """
     if backend not in BACKENDS:

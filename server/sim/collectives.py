@@ -2,7 +2,7 @@
 
 Rank model *(implementation choice; the official simulator does not implement collectives)*: the
 simulation runs one kernel instance per collective rank (``simulate(..., ranks=N)``) and logical core,
-each in its own thread; ``CoreState.rank`` is the rank id. A ``ReplicaGroup`` naming a rank that does not
+in lockstep on one thread (``sim.schedule``); ``CoreState.rank`` is the rank id. A ``ReplicaGroup`` naming a rank that does not
 exist is an error. Under LNC=2 each logical core exchanges with the same core of the other ranks. Ranks
 exchange data through the simulation's mailbox (``isa.multicore``): each collective is a rendezvous of
 the caller's group, matched by the order in which each instance issues its collectives.

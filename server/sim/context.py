@@ -1,8 +1,9 @@
 """The current simulation: options, per-core state, instruction check-in and the trace recorder.
 
-Every simulated API call runs inside a :class:`SimContext` made current for its thread. Under LNC=2 each
-of the two kernel threads has its own :class:`CoreState` (program id, SBUF/PSUM tracker, engine registers)
-and both share the context (options, trace, warnings, shared-HBM synchronisation).
+Every simulated API call runs inside a :class:`SimContext` made current for the running kernel instance
+(:func:`activate`). Under LNC=2 each of the two cores has its own :class:`CoreState` (program id, SBUF/PSUM
+tracker, engine registers) and both share the context (options, trace, warnings, shared-HBM synchronisation);
+the instances of a launch run in lockstep on one thread (``sim.schedule``), handing over in :func:`issue`.
 
 ISA implementations call :func:`issue` once per instruction, before computing. It counts the instruction,
 calls the caller's check-in hook (deadlines), enforces the instruction budget, and records a
@@ -16,13 +17,13 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nki_studio.model.targets import NkiVersion, Target
 from nki_studio.sim.errors import ResourceLimitError, SimulationError
 from nki_studio.sim.memory import AllocationBudget, MemoryTracker
-from nki_studio.sim.schedule import abort_poll
 from nki_studio.sim.trace import Operand, TraceEvent
 from nki_studio.sim.trace_columns import CompactTrace, TraceBuilder
 from nki_studio.sim.userframe import SourceLocation, user_location
@@ -59,7 +60,7 @@ class SimOptions:
 
 class CoreState:
     """State private to one kernel instance: logical core ``core_id`` (of ``num_cores``, LNC) of
-    collective rank ``rank`` (of ``num_ranks``). Each instance runs in its own thread when there are several."""
+    collective rank ``rank`` (of ``num_ranks``). Each instance runs in its own greenlet when there are several."""
 
     def __init__(
         self,
@@ -68,15 +69,12 @@ class CoreState:
         memory: MemoryTracker,
         rank: int = 0,
         num_ranks: int = 1,
-        lnc_barrier: threading.Barrier | None = None,
     ) -> None:
         self.core_id = core_id
         self.num_cores = num_cores
         self.rank = rank
         self.num_ranks = num_ranks
         self.memory = memory
-        # Synchronises the logical cores of this rank (nisa.core_barrier, sendrecv); None when LNC=1.
-        self.lnc_barrier = lnc_barrier
         self.shared_hbm_allocations = (
             0  # per-instance count: the n-th shared_hbm tensor is the same on all cores
         )
@@ -232,7 +230,6 @@ class SimContext:
         capacity = {"sbuf": limits.sbuf_bytes_per_partition, "psum": limits.psum_bytes_per_partition}
         self.cores: list[CoreState] = []  # index = rank * lnc + core
         for rank in range(options.ranks):
-            pair = threading.Barrier(options.lnc) if options.lnc > 1 else None
             for core in range(options.lnc):
                 tracker = MemoryTracker(
                     capacity,
@@ -242,7 +239,7 @@ class SimContext:
                     clock=self._clock,
                 )
                 tracker.strict_order = options.program_order_capacity
-                self.cores.append(CoreState(core, options.lnc, tracker, rank, options.ranks, pair))
+                self.cores.append(CoreState(core, options.lnc, tracker, rank, options.ranks))
         self.recorder: TraceRecorder | None = TraceRecorder() if options.trace else None
         self.warnings: list[str] = [options.nki_version_note] if options.nki_version_note else []
         self.instructions = 0
@@ -250,8 +247,6 @@ class SimContext:
         # Shared state for cross-core primitives (nisa.core_barrier, nisa.sendrecv, collectives),
         # keyed by the owner's choice; guard with ``lock``.
         self.shared: dict[str, Any] = {}
-        # Synchronises every kernel instance (all ranks and cores); None with a single instance.
-        self.barrier = threading.Barrier(len(self.cores)) if len(self.cores) > 1 else None
         # (rank, n) -> the n-th shared_hbm storage of that rank, shared by its logical cores.
         self.shared_hbm: dict[tuple[int, int], Any] = {}
         self._warned: set[tuple[str, int, str]] = set()
@@ -271,17 +266,17 @@ class SimContext:
                 self.warnings.append(f"{loc.file}:{loc.line}: {message}" if loc.file else message)
 
 
-class _State(threading.local):
-    ctx: SimContext | None = None
-    core: CoreState | None = None
-
-
-_state = _State()
+# The running simulation and kernel instance. A context variable, not thread-local state: the instances of a
+# launch share one thread, each in its own greenlet with its own context (sim.schedule); other threads and
+# greenlets start with an empty context, so they see no simulation.
+_current: ContextVar[tuple[SimContext | None, CoreState | None]] = ContextVar(
+    "nki_studio_sim_current", default=(None, None)
+)
 
 
 def current() -> SimContext:
-    """The simulation running on this thread; raises ``SimulationError`` outside a simulation."""
-    ctx = _state.ctx
+    """The simulation running here (this kernel instance); raises ``SimulationError`` outside a simulation."""
+    ctx = _current.get()[0]
     if ctx is None:
         raise SimulationError("the nki API was used outside a simulation (use nki_studio.sim.simulate)")
     return ctx
@@ -289,12 +284,12 @@ def current() -> SimContext:
 
 def current_or_none() -> SimContext | None:
     """The running simulation, or None."""
-    return _state.ctx
+    return _current.get()[0]
 
 
 def current_core() -> CoreState:
-    """The logical core running on this thread."""
-    core = _state.core
+    """The kernel instance (logical core of a rank) running here."""
+    core = _current.get()[1]
     if core is None:
         raise SimulationError("the nki API was used outside a simulation (use nki_studio.sim.simulate)")
     return core
@@ -302,13 +297,12 @@ def current_core() -> CoreState:
 
 @contextmanager
 def activate(ctx: SimContext, core: CoreState) -> Iterator[SimContext]:
-    """Make ``ctx``/``core`` current on this thread for the duration of the block."""
-    saved = (_state.ctx, _state.core)
-    _state.ctx, _state.core = ctx, core
+    """Make ``ctx``/``core`` current in this thread or greenlet for the duration of the block."""
+    token = _current.set((ctx, core))
     try:
         yield ctx
     finally:
-        _state.ctx, _state.core = saved
+        _current.reset(token)
 
 
 @contextmanager
@@ -342,8 +336,8 @@ class UntakenBranch(BaseException):
 
 
 def untaken() -> bool:
-    """True while an untaken ``nl.if_else`` callback runs on this thread's core."""
-    core = _state.core
+    """True while an untaken ``nl.if_else`` callback runs on the current core."""
+    core = _current.get()[1]
     return core is not None and core.untaken > 0
 
 
@@ -363,16 +357,14 @@ def issue(
     the instruction budget is spent; the check-in hook may raise to stop the kernel. Inside an untaken
     ``nl.if_else`` callback it raises ``UntakenBranch`` instead: nothing is counted, traced or executed.
     """
-    ctx = _state.ctx
+    ctx, core = _current.get()
     if ctx is None:
         raise SimulationError(f"{op} was called outside a simulation (use nki_studio.sim.simulate)")
-    if _state.core is not None and _state.core.untaken:
+    if core is not None and core.untaken:
         raise UntakenBranch(op, writes or {})
     baton = ctx.shared.get("baton")
-    instance = _state.core
-    if baton is not None and instance is not None:  # several instances: one instruction each in turn
-        index = instance.rank * instance.num_cores + instance.core_id  # = position in ctx.cores
-        baton.step(index, abort_poll(ctx.barrier, ctx.options.checkin, op))
+    if baton is not None and core is not None:  # several instances: one instruction each in turn
+        baton.step(core.rank * core.num_cores + core.core_id)  # = position in ctx.cores
     ctx.instructions += 1
     opts = ctx.options
     if opts.checkin is not None:
@@ -380,7 +372,6 @@ def issue(
     if opts.max_instructions is not None and ctx.instructions > opts.max_instructions:
         raise ResourceLimitError(f"instruction budget of {opts.max_instructions} exceeded at {op}")
     if ctx.recorder is not None:
-        core = _state.core
         ctx.recorder.record(
             op,
             engine,
@@ -395,6 +386,6 @@ def issue(
 
 def warn(message: str) -> None:
     """Record a simulation warning at the user's line (no-op outside a simulation)."""
-    ctx = _state.ctx
+    ctx = _current.get()[0]
     if ctx is not None:
         ctx.warn(message)

@@ -2,13 +2,14 @@
 
 ``run_kernel`` executes one kernel in a fresh :class:`SimContext`: NumPy arguments become HBM tensors
 (``shared_hbm`` under LNC=2, else ``hbm``, as the official simulator does), the kernel runs eagerly — in
-the calling thread for LNC=1, in one thread per logical core for LNC=2 (both see the same shared-HBM
-tensors) — and returned tensors come back as NumPy arrays. Arguments the kernel wrote are updated in place
+the calling thread, one instance per logical core and rank, several in lockstep (``sim.schedule``; the
+cores of a rank see the same shared-HBM tensors) — and returned tensors come back as NumPy arrays. Arguments the kernel wrote are updated in place
 (official behaviour) and listed in ``inputs_modified``.
 
-Bounds: ``deadline_s`` raises ``SimulationTimeout`` inside the kernel threads (asynchronous exception,
-so it also stops pure-Python infinite loops); the allocation budget and instruction budget come from
-``SimOptions``. Whatever happens, the context's memory is released and helper threads are joined.
+Bounds: ``deadline_s`` raises ``SimulationTimeout`` inside the running kernel instance (asynchronous
+exception in the calling thread, so it also stops pure-Python infinite loops); the allocation budget and
+instruction budget come from ``SimOptions``. Whatever happens, the context's memory is released and the
+watchdog's timer thread is joined.
 """
 
 from __future__ import annotations
@@ -34,13 +35,13 @@ from nki_studio.sim.errors import (
 from nki_studio.sim.lnc_config import configured_lnc, lnc_mismatch
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.nki_compiler import surfaces_allocation_oom
-from nki_studio.sim.schedule import Baton, abort_poll
+from nki_studio.sim.schedule import Baton, InstanceAborted
 from nki_studio.sim.tensor import NkiTensor, from_array, to_array
 from nki_studio.sim.userframe import traceback_location
 
 
 class _DeadlineSignal(BaseException):
-    """Injected into kernel threads when the deadline passes (BaseException: kernels can't swallow it)."""
+    """Injected into the kernel's thread when the deadline passes (BaseException: kernels can't swallow it)."""
 
 
 class JitKernel:
@@ -207,12 +208,12 @@ def _set_async_exc(thread_id: int, exc: type[BaseException]) -> None:
 
 
 class _Watchdog:
-    """Raises ``_DeadlineSignal`` in the registered threads once ``seconds`` have passed."""
+    """Raises ``_DeadlineSignal`` in the thread that entered once ``seconds`` have passed."""
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
         self.lock = threading.Lock()
-        self.threads: set[int] = set()
+        self.thread: int | None = None
         self.fired = False
         self.timer = threading.Timer(seconds, self._fire) if seconds is not None else None
         if self.timer is not None:
@@ -225,12 +226,12 @@ class _Watchdog:
     def _fire(self) -> None:
         with self.lock:
             self.fired = True
-            for tid in self.threads:
-                _set_async_exc(tid, _DeadlineSignal)
+            if self.thread is not None:
+                _set_async_exc(self.thread, _DeadlineSignal)
 
     def enter(self) -> None:
         with self.lock:
-            self.threads.add(threading.get_ident())
+            self.thread = threading.get_ident()
             if self.fired:
                 raise _DeadlineSignal()
 
@@ -239,7 +240,7 @@ class _Watchdog:
         # flag set, slowing every later bytecode. A signal that fired just before this point is delivered
         # within the caller's try block and reported as a timeout, which it was.
         with self.lock:
-            self.threads.discard(threading.get_ident())
+            self.thread = None
 
     def stop(self) -> None:
         if self.timer is not None:
@@ -325,7 +326,14 @@ def run_kernel(
             per_rank.append((w, k))
     watchdog = _Watchdog(deadline_s)
     n = len(ctx.cores)
-    baton = Baton(n) if n > 1 else None  # one instance at a time, in a fixed order (sim.schedule)
+    labels = [
+        " ".join(
+            ([f"rank {c.rank}"] if options.ranks > 1 else [])
+            + ([f"core {c.core_id}"] if options.lnc > 1 else [])
+        )
+        for c in ctx.cores
+    ]
+    baton = Baton(labels) if n > 1 else None  # one instance at a time, in a fixed order (sim.schedule)
     ctx.shared["baton"] = baton
     results: list[Any] = [None] * n
     errors: list[BaseException | None] = [None] * n
@@ -334,48 +342,38 @@ def run_kernel(
         core = ctx.cores[index]
         try:
             with context.activate(ctx, core):
-                watchdog.enter()
-                try:
-                    if baton is not None:
-                        baton.acquire(index, abort_poll(ctx.barrier, options.checkin, "launch"))
-                    r_args, r_kw = per_rank[core.rank]
-                    results[index] = func(*r_args, **r_kw)
-                finally:
-                    if baton is not None:
-                        baton.finish(index)
-                    watchdog.leave()
+                r_args, r_kw = per_rank[core.rank]
+                results[index] = func(*r_args, **r_kw)
         except BaseException as exc:  # reported to the caller below, with the kernel's line
             errors[index] = _translate(exc, deadline_s)
-            for barrier in {id(b): b for b in (ctx.barrier, core.lnc_barrier) if b is not None}.values():
-                barrier.abort()  # release instances waiting for this one
+            if baton is not None:
+                baton.abort()  # the other instances stop where they are
 
     start = time.perf_counter()
     watchdog.start()
     try:
-        if n == 1:
-            body(0)
-        else:
-            threads = [
-                threading.Thread(target=body, args=(i,), name=f"nki-instance{i}", daemon=True)
-                for i in range(n)
-            ]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+        watchdog.enter()
+        try:
+            if baton is None:
+                body(0)
+            else:
+                baton.run([functools.partial(body, i) for i in range(n)])
+        finally:
+            watchdog.leave()
+    except _DeadlineSignal as exc:  # it landed between instances (in the scheduler), not in kernel code
+        errors.append(_translate(exc, deadline_s))
     finally:
         watchdog.stop()
     elapsed = time.perf_counter() - start
     try:
         failures = [e for e in errors if e is not None]
         if failures:
-            # Prefer a real failure over the broken-barrier echo it caused on the other instances.
+            # Prefer a real failure over the echo it caused on the other instances.
             primary = next(
                 (
                     e
                     for e in failures
-                    if not isinstance(e, KernelError)
-                    or not isinstance(e.original, threading.BrokenBarrierError)
+                    if not isinstance(e, KernelError) or not isinstance(e.original, InstanceAborted)
                 ),
                 failures[0],
             )

@@ -2,7 +2,7 @@
 
 Both cores see the same ``shared_hbm`` tensors. When they write different values to the same elements with
 no cross-core synchronisation (``nisa.core_barrier``, ``nisa.sendrecv``) between the two writes, which value
-survives depends on hardware timing: the simulator's thread interleaving picks one silently, hardware may
+survives depends on hardware timing: the simulator's fixed interleaving of the cores picks one silently, hardware may
 pick the other. Each such pair is reported as a warning on both writing lines. Accumulating writes
 (DMA accumulate) commute and are not tracked.
 
@@ -14,7 +14,6 @@ views (``.view(dtype)``) are mapped to the storage elements containing them.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,7 +32,6 @@ class _StorageWrites:
     def __init__(self, size: int) -> None:
         self.last = np.full(size, -1, np.int32)
         self.records: list[tuple[int, int, SourceLocation]] = []  # (core, epoch, location)
-        self.lock = threading.Lock()
 
 
 def synchronised() -> None:
@@ -62,22 +60,21 @@ def record_write(dst: NkiTensor, positions: np.ndarray, values: np.ndarray) -> N
             ctx.shared.setdefault("lnc.write_storages", []).append(st)  # keeps id(st) unique while tracked
     epoch = core.registers.get(_EPOCH, 0)
     here = user_location()
-    with writes.lock:
-        previous = writes.last[tracked]
-        for rec in np.unique(previous[previous >= 0]):
-            other_core, other_epoch, there = writes.records[int(rec)]
-            if other_core == core.core_id or other_epoch != epoch:
-                continue
-            mask = previous == rec
-            new = np.ascontiguousarray(np.broadcast_to(values, dst.shape).reshape(-1)[mask])
-            if new.tobytes() == np.ascontiguousarray(dst._data[flat[mask]]).tobytes():
-                continue
-            message = (
-                "LNC race: cores 0 and 1 write different values to the same elements of "
-                f"{dst.name or 'a shared_hbm tensor'} with no nisa.core_barrier between the writes; "
-                "which one survives depends on hardware timing"
-            )
-            ctx.warn(message, location=there)
-            ctx.warn(message, location=here)
-        writes.records.append((core.core_id, epoch, here))
-        writes.last[tracked] = len(writes.records) - 1
+    previous = writes.last[tracked]
+    for rec in np.unique(previous[previous >= 0]):
+        other_core, other_epoch, there = writes.records[int(rec)]
+        if other_core == core.core_id or other_epoch != epoch:
+            continue
+        mask = previous == rec
+        new = np.ascontiguousarray(np.broadcast_to(values, dst.shape).reshape(-1)[mask])
+        if new.tobytes() == np.ascontiguousarray(dst._data[flat[mask]]).tobytes():
+            continue
+        message = (
+            "LNC race: cores 0 and 1 write different values to the same elements of "
+            f"{dst.name or 'a shared_hbm tensor'} with no nisa.core_barrier between the writes; "
+            "which one survives depends on hardware timing"
+        )
+        ctx.warn(message, location=there)
+        ctx.warn(message, location=here)
+    writes.records.append((core.core_id, epoch, here))
+    writes.last[tracked] = len(writes.records) - 1

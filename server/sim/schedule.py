@@ -1,96 +1,132 @@
 """A fixed execution order for the instances (LNC cores, collective ranks) of one launch.
 
-Instances run on threads, but only the holder of the baton executes kernel code. Instance 0 starts; at every
-instruction it issues (``context.issue``) the holder hands the baton to the next instance (round robin) that can
-make progress, and an instance waiting in a rendezvous (``nisa.core_barrier``, ``nisa.sendrecv``, a collective:
-``isa.multicore.Mailbox.wait_for``) passes it on until it can continue. So the instances advance in lockstep,
-one instruction each in turn, as cores running the same program do on hardware; unsynchronised writes of two
-cores to the same bytes resolve the same way on every run instead of depending on thread timing (``races.py``
-still reports them). Inferred design choice: hardware gives no order; lockstep is reproducible and keeps the
-program-position order that hides such races on hardware (both cores' early zero-fills before either's results).
+All instances of a launch run on the launching thread, each in its own greenlet (a coroutine with its own
+stack and its own ``contextvars`` context, so ``context.current_core()`` is per instance). Only one runs at a
+time. Instance 0 starts; at every instruction it issues (``context.issue``) the running instance hands over to
+the next instance (round robin) that can make progress, and an instance waiting in a rendezvous
+(``nisa.core_barrier``, ``nisa.sendrecv``, a collective: ``isa.multicore.Mailbox.wait_for``) is skipped until
+it can continue. So the instances advance in lockstep, one instruction each in turn, as cores running the same
+program do on hardware; unsynchronised writes of two cores to the same bytes resolve the same way on every run
+(``races.py`` still reports them). Inferred design choice: hardware gives no order; lockstep is reproducible and
+keeps the program-position order that hides such races on hardware (both cores' early zero-fills before either's
+results).
+
+Why greenlets and not one OS thread per instance: a hand-over is then a stack switch in the same thread (about a
+microsecond) instead of waking another thread and waiting for a CPU (about 2.8 OS context switches per
+instruction, most of an LNC=2 simulation's time; ``benchmarks/lnc_lockstep_bench.py``). Because nothing runs
+concurrently, a deadlock is known the moment no instance can continue, and is reported at once.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-_POLL_S = 0.05
+from greenlet import greenlet
+from nki_studio.sim.errors import SimulationError
+
+
+class InstanceAborted(BaseException):
+    """Raised in the instances still running when another one failed: they stop where they are. A
+    ``BaseException``, so a kernel's ``except Exception`` cannot swallow it; the launcher reports the failure
+    that caused it, not this echo."""
 
 
 class Baton:
-    """Which instance of a launch may run. Each instance waits on its own gate (a plain lock, the cheapest
-    hand-over CPython has); the holder opens the next instance's gate when it hands the baton on."""
+    """Which instance of a launch runs. :meth:`run` starts the instances; the running one calls :meth:`step` at
+    every instruction and :meth:`block` when it must wait for others; a failed one calls :meth:`abort`."""
 
-    def __init__(self, instances: int) -> None:
-        self.n = instances
-        self.mutex = threading.Lock()  # guards holder / finished / waiting
-        self.gates = [threading.Lock() for _ in range(instances)]
-        for gate in self.gates[1:]:
-            gate.acquire()  # closed: only instance 0 may start
-        self.holder: int | None = 0
-        self.finished: set[int] = set()
-        self.waiting: dict[int, Callable[[], bool]] = {}  # blocked instance -> "can it continue?"
+    def __init__(self, labels: Sequence[str]) -> None:
+        self.labels = list(labels)  # how errors name each instance ("core 1", "rank 2 core 0")
+        self.n = len(self.labels)
+        self.greenlets: list[greenlet] = []
+        self.finished = [False] * self.n
+        self.waiting: dict[int, tuple[Callable[[], bool], str]] = {}  # instance -> (can it continue?, where)
+        self.current = 0  # the running instance
+        self.aborted = False
 
-    def _hand_on(self, after: int, running: bool) -> int | None:
-        """Give the baton to the first instance after ``after`` that is not finished and not stuck waiting
-        (``after`` itself last); open its gate unless it is the caller and keeps running. Mutex held."""
-        self.holder = None
+    def run(self, bodies: Sequence[Callable[[], None]]) -> None:
+        """Run ``bodies[i]`` as instance ``i`` until every instance has returned, instance 0 first. A body
+        catches its own failures and calls :meth:`abort`; the instances still running then stop with
+        :class:`InstanceAborted`."""
+        self.greenlets = [greenlet(self._instance(i, body)) for i, body in enumerate(bodies)]
+        try:
+            last = self.n - 1  # so that instance 0 starts
+            while not self.aborted:
+                nxt = self._next(last)
+                if (
+                    nxt is None
+                ):  # nobody can continue: resume a waiting one, whose block() reports the deadlock
+                    order = ((last + k) % self.n for k in range(1, self.n + 1))
+                    nxt = next((j for j in order if j in self.waiting), None)
+                    if nxt is None:
+                        return  # all returned
+                self._switch(nxt)  # back here when an instance returns
+                last = self.current
+        finally:
+            self.aborted = True  # an instance being stopped hands over to nobody
+            for i, g in enumerate(self.greenlets):
+                if g:  # started and suspended at a hand-over
+                    self.current = i
+                    g.throw(InstanceAborted(f"{self.labels[i]} stopped: another instance failed"))
+
+    def step(self, i: int) -> None:
+        """Instance ``i`` (the running one) issues an instruction: let the next instance run one, then continue."""
+        if self.aborted:
+            raise InstanceAborted(f"{self.labels[i]} stopped: another instance failed")
+        nxt = self._next(i)
+        if nxt is not None and nxt != i:
+            self._switch(nxt)
+
+    def block(self, i: int, ready: Callable[[], bool], what: str) -> None:
+        """Instance ``i`` must wait in the rendezvous ``what`` until ``ready()``: the others run meanwhile.
+        Raises ``SimulationError`` at the caller's line when no instance can continue (a deadlock)."""
+        if self.aborted:
+            raise InstanceAborted(f"{self.labels[i]} stopped: another instance failed")
+        self.waiting[i] = (ready, what)
+        try:
+            nxt = self._next(i)
+            if nxt is not None:
+                self._switch(nxt)
+            if nxt is None or not ready():  # resumed although not ready: nothing else could run
+                raise SimulationError(self._deadlock())
+        finally:
+            del self.waiting[i]
+
+    def abort(self) -> None:
+        """The running instance failed: stop the others (the launcher reports its failure)."""
+        self.aborted = True
+
+    def _instance(self, i: int, body: Callable[[], None]) -> Callable[[], None]:
+        def main() -> None:
+            try:
+                body()
+            finally:
+                self.finished[i] = True  # its greenlet returns to run()
+
+        return main
+
+    def _next(self, after: int) -> int | None:
+        """The first instance after ``after`` (itself last) that has not returned and is not stuck waiting."""
         for k in range(1, self.n + 1):
             j = (after + k) % self.n
-            if j in self.finished:
+            if self.finished[j]:
                 continue
-            ready = self.waiting.get(j)
-            if ready is None or ready():
-                self.holder = j
-                if j != after or not running:
-                    self.gates[j].release()
-                break
-        return self.holder
+            wait = self.waiting.get(j)
+            if wait is None or wait[0]():
+                return j
+        return None
 
-    def acquire(self, i: int, poll: Callable[[], None]) -> None:
-        """Wait until instance ``i`` holds the baton; ``poll`` runs between waits (may raise to abort)."""
-        while not self.gates[i].acquire(timeout=_POLL_S):
-            poll()
-        with self.mutex:
-            self.waiting.pop(i, None)
+    def _switch(self, j: int) -> None:
+        self.current = j
+        self.greenlets[j].switch()
 
-    def step(self, i: int, poll: Callable[[], None]) -> None:
-        """Instance ``i`` (the holder) issues an instruction: let the next instance run one, then continue."""
-        with self.mutex:
-            if self.holder != i:
-                return
-            nxt = self._hand_on(i, running=True)
-        if nxt != i:
-            self.acquire(i, poll)
-
-    def block(self, i: int, ready: Callable[[], bool]) -> None:
-        """Instance ``i`` must wait for others: pass the baton on (``ready`` says when ``i`` can continue)."""
-        with self.mutex:
-            self.waiting[i] = ready
-            if self.holder == i:
-                self._hand_on(i, running=False)
-
-    def finish(self, i: int) -> None:
-        """Instance ``i`` is done (or failed): it never runs again."""
-        with self.mutex:
-            self.finished.add(i)
-            self.waiting.pop(i, None)
-            if self.holder == i or self.holder is None:
-                self._hand_on(i, running=False)
-
-
-def abort_poll(
-    barrier: threading.Barrier | None, checkin: Callable[[], None] | None, what: str
-) -> Callable[[], None]:
-    """What a waiting instance runs between waits: stop when another instance failed (its launcher aborted the
-    barrier), and let the caller's check-in hook (cancellation) run."""
-
-    def poll() -> None:
-        if barrier is not None and barrier.broken:
-            # The launcher reports the other instance's failure in preference to this echo.
-            raise threading.BrokenBarrierError(f"{what}: another core failed while this one waited")
-        if checkin is not None:
-            checkin()
-
-    return poll
+    def _deadlock(self) -> str:
+        states = [
+            f"{label} waits in {self.waiting[i][1]}" if i in self.waiting else f"{label} has returned"
+            for i, label in enumerate(self.labels)
+            if i in self.waiting or self.finished[i]
+        ]
+        return (
+            f"deadlock: no kernel instance can continue ({', '.join(states)}); every instance must reach "
+            "the same rendezvous"
+        )

@@ -1,79 +1,65 @@
 """Cross-core instructions (isa.md §6): ``core_barrier`` and ``sendrecv`` between the two cores of an LNC=2
-launch, plus the thread mailbox they (and ``nki.collectives``) exchange data through.
+launch, plus the mailbox they (and ``nki.collectives``) exchange data through.
 
-Each kernel instance is a thread: logical core ``core_id`` of collective rank ``rank``. ``core_barrier`` and
-``sendrecv`` pair the cores of one rank; collectives pair the same core of different ranks. A wait
-gives up when another core has failed (the launcher aborts the shared barrier) and calls the caller's
-check-in hook, so deadlines still apply to a kernel stuck in a mismatched exchange.
+Each kernel instance is logical core ``core_id`` of collective rank ``rank``; the instances of a launch run in
+lockstep on one thread (``sim.schedule``). ``core_barrier`` and ``sendrecv`` pair the cores of one rank;
+collectives pair the same core of different ranks. An instance waiting for a value lets the others run until
+it arrives; when no instance can continue (a rendezvous the others never reach) the wait raises at once.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
 from nki_studio.sim import checks, context, races, untaken
-from nki_studio.sim.errors import HardwareLimitError
+from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, dma_engine, engine
-from nki_studio.sim.schedule import Baton, abort_poll
+from nki_studio.sim.schedule import Baton
 from nki_studio.sim.tensor import NkiTensor, read
-
-_POLL_S = 0.05
 
 
 class Mailbox:
-    """Values posted by ranks under keys, taken by other ranks; one per simulation (``ctx.shared``)."""
+    """Values posted by ranks under keys, taken by other ranks; one per simulation (``ctx.shared``). No lock:
+    only the running instance touches it."""
 
     def __init__(self) -> None:
-        self.cond = threading.Condition()
         self.slots: dict[Hashable, Any] = {}
         self.counters: dict[Hashable, int] = {}
 
     def next_seq(self, key: Hashable) -> int:
         """A per-key sequence number (e.g. the n-th send of core 0 on pipe 3)."""
-        with self.cond:
-            n = self.counters.get(key, 0)
-            self.counters[key] = n + 1
-            return n
+        n = self.counters.get(key, 0)
+        self.counters[key] = n + 1
+        return n
 
     def post(self, key: Hashable, value: Any) -> None:
         """Publish ``value`` under ``key``."""
-        with self.cond:
-            self.slots[key] = value
-            self.cond.notify_all()
+        self.slots[key] = value
 
     def wait_for(self, keys: Sequence[Hashable], what: str) -> list[Any]:
-        """Block until every key is present; returns their values (left in place). A waiting instance passes
-        the launch's baton on (``sim.schedule``) and takes it back before it continues."""
-        ctx = context.current()
-        baton: Baton | None = ctx.shared.get("baton")
-        poll = abort_poll(ctx.barrier, ctx.options.checkin, what)
-        me = ctx.cores.index(context.current_core()) if baton is not None else 0
-        blocked = False
-        with self.cond:
-            while not all(k in self.slots for k in keys):
-                if baton is not None and not blocked:
-                    baton.block(me, lambda: all(k in self.slots for k in keys))
-                    blocked = True
-                self.cond.release()
-                try:
-                    poll()
-                finally:
-                    self.cond.acquire()
-                self.cond.wait(_POLL_S)
-            values = [self.slots[k] for k in keys]
-        if baton is not None and blocked:
-            baton.acquire(me, poll)
-        return values
+        """Wait until every key is present (the other instances run meanwhile: ``sim.schedule``); returns
+        their values (left in place). Raises ``SimulationError`` when no instance can post them."""
+
+        def ready() -> bool:
+            return all(k in self.slots for k in keys)
+
+        if not ready():
+            ctx = context.current()
+            baton: Baton | None = ctx.shared.get("baton")
+            if baton is None:
+                raise SimulationError(
+                    f"deadlock: {what} waits for another kernel instance, and this launch has one"
+                )
+            baton.block(ctx.cores.index(context.current_core()), ready, what)
+        return [self.slots[k] for k in keys]
 
     def take(self, key: Hashable, what: str) -> Any:
         """Wait for ``key`` and remove it (single consumer)."""
         value = self.wait_for([key], what)[0]
-        with self.cond:
-            del self.slots[key]
+        del self.slots[key]
         return value
 
     def gather(
@@ -84,13 +70,12 @@ class Mailbox:
         self.post((prefix, rank), value)
         keys = [(prefix, m) for m in members]
         values = self.wait_for(keys, what)
-        with self.cond:
-            done = self.counters.get((prefix, "read"), 0) + 1
-            self.counters[(prefix, "read")] = done
-            if done == len(members):
-                for k in keys:
-                    del self.slots[k]
-                del self.counters[(prefix, "read")]
+        done = self.counters.get((prefix, "read"), 0) + 1
+        self.counters[(prefix, "read")] = done
+        if done == len(members):
+            for k in keys:
+                del self.slots[k]
+            del self.counters[(prefix, "read")]
         return dict(zip(members, values, strict=True))
 
 
