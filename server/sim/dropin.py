@@ -48,6 +48,8 @@ _LEGACY_ALIASES = {
     "neuronxcc.nki.typing": "nki_studio.sim.nki_typing",
 }
 _lock = threading.RLock()
+# Per thread, not per kernel instance (context.py's context variable): only launchers read it (default_options),
+# and they run before and outside a launch's instances.
 _defaults = threading.local()
 
 
