@@ -182,8 +182,10 @@ def group_key(
 
 def _add_group_offsets(s: I64, e: I64, counts: I64, span: int, t0: int) -> None:
     """Turn times of rows in group order into offset keys ``group * span + (time - t0)``, in place. With few
-    groups a slice per group does it without the row-sized array a ``repeat`` of the offsets would take."""
-    if counts.size > 4096:
+    groups a slice per group does it without the row-sized array a ``repeat`` of the offsets would take; when the
+    rows are not many more than the groups (a small profile's per-line groups) that array is small and the
+    loop over the groups would cost more than the rows."""
+    if counts.size > 4096 or s.size < 64 * counts.size:
         off = np.repeat(np.arange(counts.size, dtype=np.int64) * span - t0, counts)
         s += off
         e += off
