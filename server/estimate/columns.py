@@ -103,7 +103,9 @@ def occurrence(ids: I64) -> I64:
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
     starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
-    run = np.arange(ids.size, dtype=np.int64) - np.repeat(starts, np.diff(np.concatenate((starts, [ids.size]))))
+    run = np.arange(ids.size, dtype=np.int64) - np.repeat(
+        starts, np.diff(np.concatenate((starts, [ids.size])))
+    )
     out = np.empty(ids.size, np.int64)
     out[order] = run
     return out
