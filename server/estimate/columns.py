@@ -102,8 +102,10 @@ def occurrence(ids: I64) -> I64:
         return np.zeros(0, np.int64)
     order = np.argsort(ids, kind="stable")
     sorted_ids = ids[order]
-    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
-    run = np.arange(ids.size, dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, ids.size]))
+    starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
+    run = np.arange(ids.size, dtype=np.int64) - np.repeat(
+        starts, np.diff(np.concatenate((starts, [ids.size])))
+    )
     out = np.empty(ids.size, np.int64)
     out[order] = run
     return out

@@ -78,7 +78,7 @@ def _dma_rows(v: OperandView, rows: npt.NDArray[np.int64]) -> tuple[Any, ...]:
     owner, span = v.owner[chip], spans[chip]
     partitions = np.zeros(v.n, np.int64)
     if owner.size:
-        seg = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        seg = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1])))
         partitions[owner[seg]] = np.maximum.reduceat(span, seg)
     partitions = partitions[rows]
     # tensor: the first HBM operand's name, "sbuf" when none
@@ -108,7 +108,7 @@ def _dma_rows(v: OperandView, rows: npt.NDArray[np.int64]) -> tuple[Any, ...]:
 def profile_from_schedule(sched: Schedule, target: Target, path: str = "") -> Profile:
     """The ``Profile`` of a scheduled trace (see the module docstring), built column by column from the
     trace's columns: a trace has millions of rows but few distinct names."""
-    with heap_for_large_arrays():
+    with heap_for_large_arrays(as_compact(sched.events).nbytes()):
         return _profile_from_schedule(sched, target, path)
 
 

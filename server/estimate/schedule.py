@@ -278,8 +278,9 @@ def no_cyclic_gc() -> Iterator[None]:
 
 def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     """Place every event of a trace on the estimated timeline (see the module docstring)."""
-    with no_cyclic_gc(), heap_for_large_arrays():
-        return _schedule(events, limits)
+    trace = as_compact(events)
+    with no_cyclic_gc(), heap_for_large_arrays(trace.nbytes()):
+        return _schedule(trace, limits)
 
 
 def _cost(limits: TargetLimits) -> Callable[[TraceEvent], tuple[int, int, float]]:

@@ -214,9 +214,9 @@ def _batch(
     # within its own footprint (the group sequence in event order, no search): a read waits for the last write
     # before it, a write for it and the reads since
     pos = np.arange(g, dtype=np.int64)
-    seg = np.maximum.accumulate(np.where(np.r_[True, gu[1:] != gu[:-1]], pos, 0))
+    seg = np.maximum.accumulate(np.where(np.concatenate(([True], gu[1:] != gu[:-1])), pos, 0))
     last_write = np.maximum.accumulate(np.where(gw, pos, -1))
-    prev = np.r_[-1, last_write[:-1]]
+    prev = np.concatenate(([-1], last_write[:-1]))
     prev = np.where(prev >= seg, prev, -1)  # the last write before, within the footprint
     lo = np.where(gw, np.where(prev >= 0, prev, seg), np.maximum(prev, 0))
     hi = np.where(gw, pos, np.where(prev >= 0, prev + 1, 0))

@@ -134,9 +134,7 @@ def plan(
                 sig, reps = signatures(group(o_cols)[0].astype(np.uint64))
             del rep_row
         del pos
-        # the representatives as records: all at once when they are many (a short trace), else one by one
-        records = list(trace) if 4 * len(reps) > n else None
-        got = [cost(records[r] if records is not None else trace[r]) for r in reps.tolist()]
+        got = [cost(e) for e in trace.records(reps)]  # the representatives alone as records, in one batch
         first_e = np.array([g[0] for g in got], np.int64)[sig]
         last_e = np.array([g[1] for g in got], np.int64)[sig]
         ns = np.array([g[2] for g in got], np.float64)[sig]

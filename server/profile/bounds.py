@@ -205,7 +205,10 @@ def _necessary_on_core(profile: Profile, pcore: int) -> int | None:
     io = (dma.source.mask_of({"[[INPUT]]"}) | dma.dest.mask_of({"[OUTPUT]"})) & (dma.pcore == pcore)
     io &= dma.hbm_range[:, 0] >= 0
     rng = dma.hbm_range[io]
-    return sum(iv.union_length(rng[rng[:, 0] == a, 1], rng[rng[:, 0] == a, 2]) for a in np.unique(rng[:, 0]))
+    allocations, alloc = np.unique(
+        rng[:, 0], return_inverse=True
+    )  # one grouped union, not one per allocation
+    return int(iv.grouped_union_length(alloc.reshape(-1), rng[:, 1], rng[:, 2], allocations.size).sum())
 
 
 def _core_bounds(profile: Profile, pcore: int | None, pk: Peaks) -> Bounds:
@@ -220,13 +223,12 @@ def _core_bounds(profile: Profile, pcore: int | None, pk: Peaks) -> Bounds:
     work = ~ins.opcode.mask_of(WAIT_OPCODES)
     if on_core_ins is not None:
         work &= on_core_ins
-    engines: dict[str, int] = {}
-    for code, name in enumerate(ins.engine.values):
-        sel = work & (ins.engine.codes == code)
-        if sel.any():
-            busy = _busy(ins.start[sel], ins.end[sel], window)
-            if busy:
-                engines[name] = busy
+    # every engine's busy union in one grouped pass (rows of no engine, code -1, left out)
+    names = ins.engine.values
+    s, e, keep = iv.clip(ins.start, ins.end, window[0], window[1])
+    keep &= work & (ins.engine.codes >= 0)
+    per_engine = iv.grouped_union_length(ins.engine.codes[keep], s[keep], e[keep], len(names)).tolist()
+    engines: dict[str, int] = {name: busy for name, busy in zip(names, per_engine, strict=True) if busy}
     dsel = kernel if on_core_dma is None else kernel & on_core_dma
     memory_bound = _busy(dma.start[dsel], dma.end[dsel], window)
     engines[DMA] = memory_bound

@@ -182,8 +182,10 @@ def group_key(
 
 def _add_group_offsets(s: I64, e: I64, counts: I64, span: int, t0: int) -> None:
     """Turn times of rows in group order into offset keys ``group * span + (time - t0)``, in place. With few
-    groups a slice per group does it without the row-sized array a ``repeat`` of the offsets would take."""
-    if counts.size > 4096:
+    groups a slice per group does it without the row-sized array a ``repeat`` of the offsets would take; when the
+    rows are not many more than the groups (a small profile's per-line groups) that array is small and the
+    loop over the groups would cost more than the rows."""
+    if counts.size > 4096 or s.size < 64 * counts.size:
         off = np.repeat(np.arange(counts.size, dtype=np.int64) * span - t0, counts)
         s += off
         e += off
@@ -292,7 +294,9 @@ def coverage(isl_start: I64, isl_end: I64, t: npt.ArrayLike) -> I64:
     before = np.concatenate([[0], np.cumsum(isl_end - isl_start)])
     k = np.searchsorted(isl_start, tt, side="right") - 1
     kc = np.maximum(k, 0)
-    inside = np.clip(tt - isl_start[kc], 0, isl_end[kc] - isl_start[kc])
+    # np.clip's definition, minimum(maximum(.)), spelt out: the same integers without np.clip's per-call
+    # dispatch, which costs more than the arithmetic on a small profile's few islands
+    inside = np.minimum(np.maximum(tt - isl_start[kc], 0), isl_end[kc] - isl_start[kc])
     return np.where(k >= 0, before[kc] + inside, 0)
 
 

@@ -121,7 +121,7 @@ def _instr_lines(profile: Profile) -> tuple[npt.NDArray[np.int64], list[tuple[st
         return out, keys
     # Location rows are sorted by instruction (model.sort_by_start): an instruction's first row is where the
     # instruction index changes. Distinct (file, line) pairs come from a presence table, not a sort.
-    first_rows = np.flatnonzero(np.r_[True, loc.instr[1:] != loc.instr[:-1]])
+    first_rows = np.flatnonzero(np.concatenate(([True], loc.instr[1:] != loc.instr[:-1])))
     fc = loc.file.codes[first_rows].astype(np.int64)
     ln = loc.line[first_rows].astype(np.int64)
     base = int(ln.max()) + 1

@@ -167,29 +167,35 @@ def line_metrics(
         iters = _iterations(loc, keep, lid, nl, start[li], end[li], ~is_wait[li])
 
     names = ins.engine.values
+    # Python ints of the small per-line tables, read element by element below (NumPy scalar reads cost more)
+    best_l, count_l, wcount_l, lkeys_l = best.tolist(), count.tolist(), wcount.tolist(), lkeys.tolist()
+    busy_l, wait_l, eng_l = busy.tolist(), wait.tolist(), eng.tolist()
+    overlap_l, exclusive_l = overlap2.tolist(), exclusive2.tolist()
+    dma_bytes_l, dma_ns_l, fused_l = dma_bytes.tolist(), dma_ns.tolist(), fused.tolist()
     out: list[LineMetrics] = []
     for k in range(nl):
-        c = int(best[k])
-        b = int(busy[k, c])
+        c = best_l[k]
+        b = busy_l[k][c]
+        eng_k = eng_l[k]
         out.append(
             LineMetrics(
-                file=loc.file.values[int(lkeys[k] // maxline)],
-                line=int(lkeys[k] % maxline),
-                instr=int(count[k]),
-                work_instr=int(wcount[k]),
+                file=loc.file.values[lkeys_l[k] // maxline],
+                line=lkeys_l[k] % maxline,
+                instr=count_l[k],
+                work_instr=wcount_l[k],
                 busy_ns=b,
-                wait_ns=int(wait[k, c]),
+                wait_ns=wait_l[k][c],
                 share=b / latency if latency else 0.0,
                 share_of_compute=b / cunion if cunion else 0.0,
-                engines={names[x]: int(eng[k, x, c]) for x in range(len(names)) if eng[k, x, c]},
-                dma_overlap_ns=int(overlap2[k, c]),
+                engines={names[x]: eng_k[x][c] for x in range(len(names)) if eng_k[x][c]},
+                dma_overlap_ns=overlap_l[k][c],
                 # The float shares can round a few ns past the line's own union at huge timestamps; never past it.
-                exclusive_ns=min(int(exclusive2[k, c]), b),
-                dma_bytes=int(dma_bytes[k]),
-                dma_ns=int(dma_ns[k]),
-                fused_instr=int(fused[k]),
+                exclusive_ns=min(exclusive_l[k][c], b),
+                dma_bytes=dma_bytes_l[k],
+                dma_ns=dma_ns_l[k],
+                fused_instr=fused_l[k],
                 top_opcodes=tops[k],
-                per_core_busy_ns={} if nc == 1 else {int(x): int(busy[k, x]) for x in range(nc)},
+                per_core_busy_ns={} if nc == 1 else dict(enumerate(busy_l[k])),
                 iterations=iters[k] if iters is not None else None,
             )
         )
@@ -271,7 +277,11 @@ def _top_opcodes(rows: Rows, names: tuple[str, ...], nl: int) -> list[list[tuple
         :, :TOP_OPCODES
     ]  # one sort of the small (line × opcode) table
     label = (*names, "?")
-    return [[(label[o], int(cnt[k, o]), int(tot[k, o])) for o in top[k] if cnt[k, o]] for k in range(nl)]
+    cnt_l, tot_l = cnt.tolist(), tot.tolist()
+    return [
+        [(label[o], cnt_l[k][o], tot_l[k][o]) for o in row if cnt_l[k][o]]
+        for k, row in enumerate(top.tolist())
+    ]
 
 
 def _dma_attributed(
@@ -315,14 +325,14 @@ def _iterations(
     busy = iv.grouped_union_length(idx[sel], s[sel], e[sel], ng, sorted_by_start=True)
     cnt = np.bincount(idx[has], minlength=ng)
     out: list[list[dict[str, Any]] | None] = [None] * nl
-    for g in range(ng):
-        if not cnt[g]:
+    for key_g, busy_g, cnt_g in zip(keys.tolist(), busy.tolist(), cnt.tolist(), strict=True):
+        if not cnt_g:
             continue
-        line, label = int(keys[g] // nit), loc.iteration.values[int(keys[g] % nit)]
+        line, label = key_g // nit, loc.iteration.values[key_g % nit]
         bucket = out[line]
         if bucket is None:
             bucket = out[line] = []
-        bucket.append({"label": label, "busy_ns": int(busy[g]), "instr": int(cnt[g])})
+        bucket.append({"label": label, "busy_ns": busy_g, "instr": cnt_g})
     for k, bucket in enumerate(out):
         if bucket is not None and len(bucket) > MAX_ITERATIONS_PER_LINE:
             bucket.sort(key=lambda d: -d["busy_ns"])

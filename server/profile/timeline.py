@@ -21,8 +21,9 @@ MAX_INTERVALS = 330
 def coarse_intervals(start: I64, end: I64, origin: int, length: int) -> list[list[int]]:
     """Disjoint, sorted busy islands → ``[[start, end], ...]`` ns from ``origin``, clipped to ``[0, length]``,
     with gaps below ``length / RESOLUTION`` closed (and all but the MAX_INTERVALS - 1 widest, if more are left)."""
-    s = np.clip(start - origin, 0, length)
-    e = np.clip(end - origin, 0, length)
+    # np.clip spelt out as its definition (the same integers, without its per-call dispatch)
+    s = np.minimum(np.maximum(start - origin, 0), length)
+    e = np.minimum(np.maximum(end - origin, 0), length)
     keep = e > s
     s, e = s[keep], e[keep]
     if s.size == 0:
@@ -35,8 +36,7 @@ def coarse_intervals(start: I64, end: I64, origin: int, length: int) -> list[lis
     breaks = gaps >= gap
     first = np.concatenate(([True], breaks))
     last = np.concatenate((breaks, [True]))
-    intervals: list[list[int]] = np.stack([s[first], e[last]], axis=1).tolist()
-    return intervals
+    return [[a, b] for a, b in zip(s[first].tolist(), e[last].tolist(), strict=True)]
 
 
 def engine_timeline(

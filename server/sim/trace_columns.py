@@ -260,16 +260,29 @@ class CompactTrace(Sequence[TraceEvent]):
         for a in range(0, self.n, step):
             yield from self._records(a, min(a + step, self.n))
 
+    def records(self, rows: npt.NDArray[np.integer[Any]]) -> list[TraceEvent]:
+        """Events ``rows`` (indices, any order) as records, their columns gathered at once: a few records of a
+        long trace cost what they are, not a pass over the trace."""
+        rows = np.asarray(rows, np.int64)
+        lo, hi = self.offsets[rows], self.offsets[rows + 1]
+        offs = np.zeros(rows.size + 1, np.int64)
+        np.cumsum(hi - lo, out=offs[1:])
+        op_rows = np.arange(int(offs[-1]), dtype=np.int64) - np.repeat(offs[:-1] - lo, hi - lo)
+        return list(self._build(rows, op_rows, offs.tolist(), rows.tolist()))
+
     def _records(self, a: int, b: int) -> Iterator[TraceEvent]:
         """Events a..b-1 as records."""
         if b <= a:
             return
         o0, o1 = int(self.offsets[a]), int(self.offsets[b])
-        operands = list(
-            _values(self._op, self._op_tables, self._op_objects, OPERAND_KINDS, slice(o0, o1), Operand)
-        )
         offs = (self.offsets[a : b + 1] - o0).tolist()
-        fields = _event_fields(self._ev, self._ev_tables, self._ev_objects, slice(a, b))
+        yield from self._build(slice(a, b), slice(o0, o1), offs, range(a, b))
+
+    def _build(self, sel: Any, op_sel: Any, offs: list[int], index: Sequence[int]) -> Iterator[TraceEvent]:
+        """Records of the events ``sel`` (a slice or an index array; ``index``: their event numbers) whose
+        operands are rows ``op_sel`` of the operand table, event k's at ``offs[k]:offs[k + 1]`` of those."""
+        operands = list(_values(self._op, self._op_tables, self._op_objects, OPERAND_KINDS, op_sel, Operand))
+        fields = _event_fields(self._ev, self._ev_tables, self._ev_objects, sel, index)
         # positional arguments in field order (the columns follow ``dataclasses.fields``, ``operands`` left out):
         # a keyword dict per record cost about as much as the record
         i = _OPERANDS_AT
@@ -278,12 +291,17 @@ class CompactTrace(Sequence[TraceEvent]):
             yield TraceEvent(*args)
 
 
+def _take(values: list[Any], sel: Any) -> list[Any]:
+    """``values[sel]`` of a list, ``sel`` a slice or an index array."""
+    return values[sel] if isinstance(sel, slice) else [values[k] for k in sel.tolist()]
+
+
 def _values(
     cols: dict[str, npt.NDArray[Any]],
     tables: dict[str, tuple[Any, ...]],
     objects: dict[str, Any],
     kinds: dict[str, str],
-    sel: slice,
+    sel: Any,
     cls: type,
 ) -> Iterator[Any]:
     lists: dict[str, Any] = {}
@@ -294,13 +312,17 @@ def _values(
             table = tables[name]
             lists[name] = [table[c] for c in cols[name][sel].tolist()]
         elif kind == "object":
-            lists[name] = objects[name][sel]
+            lists[name] = _take(objects[name], sel)
     # every field has a list, in field order (``_kinds``): positional arguments, no keyword dict per record
     yield from itertools.starmap(cls, zip(*lists.values(), strict=True))
 
 
 def _event_fields(
-    cols: dict[str, npt.NDArray[Any]], tables: dict[str, tuple[Any, ...]], objects: dict[str, Any], sel: slice
+    cols: dict[str, npt.NDArray[Any]],
+    tables: dict[str, tuple[Any, ...]],
+    objects: dict[str, Any],
+    sel: Any,
+    index: Sequence[int],
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, kind in EVENT_KINDS.items():
@@ -310,14 +332,13 @@ def _event_fields(
             table = tables[name]
             out[name] = [table[c] for c in cols[name][sel].tolist()]
         elif kind == "object":
-            out[name] = objects[name][sel]
+            out[name] = _take(objects[name], sel)
         elif kind == "regions":
             per = [cols[f"{name}.{r}"][sel].tolist() for r in REGIONS]
             extra: dict[int, dict[str, int]] = objects[name]
-            a = sel.start or 0
             out[name] = [
-                {r: v for r, v in zip(REGIONS, row, strict=True) if v != _ABSENT} | extra.get(a + k, {})
-                for k, row in enumerate(zip(*per, strict=True))
+                {r: v for r, v in zip(REGIONS, row, strict=True) if v != _ABSENT} | extra.get(e, {})
+                for e, row in zip(index, zip(*per, strict=True), strict=True)
             ]
     return out
 

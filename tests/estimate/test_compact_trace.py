@@ -99,6 +99,9 @@ def test_the_columns_give_the_same_records_back() -> None:
     assert list(compact) == events
     assert compact[-1] == events[-1] and compact[7] == events[7]
     assert compact[10:20] == events[10:20] and compact[::9] == events[::9]
+    rows = np.array([len(events) - 1, 3, 0, 3, 12])  # any order, repeats, the one with an extra region
+    assert compact.records(rows) == [events[i] for i in rows.tolist()]
+    assert compact.records(np.zeros(0, np.int64)) == []
     assert compact.operand("byte_start").dtype == np.int64  # 2**40 does not fit int32
     assert CompactTrace.of(compact) is compact
 
