@@ -201,10 +201,15 @@ def plan(
     np.cumsum(np.bincount(owner[held], minlength=n), out=bank_offsets[1:])
     key, rows = key[~deps.static], rows[~deps.static]
     fp_owner = owner[rows]
-    # last access per (core, allocation): the first occurrence in reversed row order
-    _, at = np.unique(key[::-1], return_index=True)
+    # last access per (core, allocation): the tail of its run in a stable sort of the keys
+    by_key = np.argsort(key, kind="stable")
+    tail = np.empty(key.size, bool)
+    if key.size:
+        sorted_key = key[by_key]
+        np.not_equal(sorted_key[1:], sorted_key[:-1], out=tail[:-1])
+        tail[-1] = True
     fp_last = np.zeros(len(rows), bool)
-    fp_last[len(rows) - 1 - at] = True
+    fp_last[by_key[tail]] = True
     fp_offsets = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(fp_owner, minlength=n), out=fp_offsets[1:])
 

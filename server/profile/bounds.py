@@ -329,10 +329,7 @@ def compute_bounds(profile: Profile, generation: str = "trn2") -> Bounds:
     """The bounds of ``profile`` (bounds.md §2): per physical core, the longest-window core as the headline
     and the others in ``other_cores``."""
     pk = peaks(profile, generation)
-    cores = sorted(
-        {int(c) for c in np.unique(profile.instructions.pcore)}
-        | {int(c) for c in np.unique(profile.dma.pcore)}
-    )
+    cores = sorted(set(profile.instructions.pcore.tolist()) | set(profile.dma.pcore.tolist()))
     if len(cores) <= 1:
         b = _core_bounds(profile, None, pk)
         b.core = cores[0] if cores else 0
