@@ -13,7 +13,6 @@ calls the caller's check-in hook (deadlines), enforces the instruction budget, a
 from __future__ import annotations
 
 import itertools
-import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -132,11 +131,10 @@ def footprint(t: NkiTensor) -> tuple[int, int, int, int, int]:
 
 
 class TraceRecorder:
-    """Builds ``TraceEvent``s with the user's file:line and each operand's footprint; thread-safe for LNC=2."""
+    """Builds ``TraceEvent``s with the user's file:line and each operand's footprint."""
 
     def __init__(self) -> None:
         self._trace = TraceBuilder()  # columns, not one object per instruction (sim.trace_columns)
-        self._lock = threading.Lock()
         # Storage -> its number in this trace; weak, so tracing never keeps a tile alive (capacity accounting).
         self._storages: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
         self._numbers = itertools.count()
@@ -144,15 +142,13 @@ class TraceRecorder:
     @property
     def events(self) -> CompactTrace:
         """The events recorded so far."""
-        with self._lock:
-            return self._trace.build()
+        return self._trace.build()
 
     def _storage_id(self, storage: object) -> int:
-        with self._lock:
-            uid = self._storages.get(storage)
-            if uid is None:
-                uid = self._storages[storage] = next(self._numbers)
-            return uid
+        uid = self._storages.get(storage)
+        if uid is None:
+            uid = self._storages[storage] = next(self._numbers)
+        return uid
 
     def record(
         self,
@@ -198,26 +194,25 @@ class TraceRecorder:
             free = main.size // partitions if partitions else 0
         else:
             partitions, free = 0, sum(o.shape[0] if o.shape else 1 for o in operands[:1])
-        with self._lock:
-            self._trace.append(
-                TraceEvent(
-                    seq=len(self._trace),
-                    op=op,
-                    engine=engine,
-                    file=loc.file,
-                    line=loc.line,
-                    stack=loc.stack,
-                    operands=tuple(operands),
-                    partitions=partitions,
-                    free_elements=free,
-                    bytes_read=bytes_read,
-                    bytes_written=bytes_written,
-                    flops=flops,
-                    core=core,
-                    rank=rank,
-                    function=function,
-                )
+        self._trace.append(
+            TraceEvent(
+                seq=len(self._trace),
+                op=op,
+                engine=engine,
+                file=loc.file,
+                line=loc.line,
+                stack=loc.stack,
+                operands=tuple(operands),
+                partitions=partitions,
+                free_elements=free,
+                bytes_read=bytes_read,
+                bytes_written=bytes_written,
+                flops=flops,
+                core=core,
+                rank=rank,
+                function=function,
             )
+        )
 
 
 class SimContext:
@@ -243,9 +238,8 @@ class SimContext:
         self.recorder: TraceRecorder | None = TraceRecorder() if options.trace else None
         self.warnings: list[str] = [options.nki_version_note] if options.nki_version_note else []
         self.instructions = 0
-        self.lock = threading.Lock()
         # Shared state for cross-core primitives (nisa.core_barrier, nisa.sendrecv, collectives),
-        # keyed by the owner's choice; guard with ``lock``.
+        # keyed by the owner's choice. No lock: the instances of a launch run on one thread, one at a time.
         self.shared: dict[str, Any] = {}
         # (rank, n) -> the n-th shared_hbm storage of that rank, shared by its logical cores.
         self.shared_hbm: dict[tuple[int, int], Any] = {}
@@ -260,10 +254,9 @@ class SimContext:
         current file:line)."""
         loc = location if location is not None else user_location()
         key = (loc.file, loc.line, message)
-        with self.lock:
-            if key not in self._warned:
-                self._warned.add(key)
-                self.warnings.append(f"{loc.file}:{loc.line}: {message}" if loc.file else message)
+        if key not in self._warned:
+            self._warned.add(key)
+            self.warnings.append(f"{loc.file}:{loc.line}: {message}" if loc.file else message)
 
 
 # The running simulation and kernel instance. A context variable, not thread-local state: the instances of a

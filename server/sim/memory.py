@@ -42,10 +42,9 @@ Capacity model (documented in docs/simulator.md):
 
 from __future__ import annotations
 
-import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
@@ -111,22 +110,19 @@ class AllocationBudget:
 
     limit_bytes: int | None = None
     used_bytes: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def take(self, nbytes: int, what: str) -> None:
         """Account ``nbytes``; raise ``ResourceLimitError`` when the bound would be exceeded."""
-        with self.lock:
-            if self.limit_bytes is not None and self.used_bytes + nbytes > self.limit_bytes:
-                raise ResourceLimitError(
-                    f"allocation budget exceeded: {what} needs {nbytes} bytes, {self.used_bytes} of "
-                    f"{self.limit_bytes} already live"
-                )
-            self.used_bytes += nbytes
+        if self.limit_bytes is not None and self.used_bytes + nbytes > self.limit_bytes:
+            raise ResourceLimitError(
+                f"allocation budget exceeded: {what} needs {nbytes} bytes, {self.used_bytes} of "
+                f"{self.limit_bytes} already live"
+            )
+        self.used_bytes += nbytes
 
     def give(self, nbytes: int) -> None:
         """Return bytes taken by ``take``."""
-        with self.lock:
-            self.used_bytes -= nbytes
+        self.used_bytes -= nbytes
 
 
 class LiveRange:

@@ -52,12 +52,11 @@ def record_write(dst: NkiTensor, positions: np.ndarray, values: np.ndarray) -> N
     tracked = flat  # storage elements: a reinterpreted view maps to the elements containing its own
     if dst._data is not st.data:
         tracked = flat * dst._data.dtype.itemsize // st.data.dtype.itemsize
-    with ctx.lock:
-        table: dict[int, _StorageWrites] = ctx.shared.setdefault("lnc.writes", {})
-        writes = table.get(id(st))
-        if writes is None:
-            writes = table[id(st)] = _StorageWrites(st.data.size)
-            ctx.shared.setdefault("lnc.write_storages", []).append(st)  # keeps id(st) unique while tracked
+    table: dict[int, _StorageWrites] = ctx.shared.setdefault("lnc.writes", {})
+    writes = table.get(id(st))
+    if writes is None:
+        writes = table[id(st)] = _StorageWrites(st.data.size)
+        ctx.shared.setdefault("lnc.write_storages", []).append(st)  # keeps id(st) unique while tracked
     epoch = core.registers.get(_EPOCH, 0)
     here = user_location()
     previous = writes.last[tracked]

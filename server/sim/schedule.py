@@ -53,9 +53,8 @@ class Baton:
             last = self.n - 1  # so that instance 0 starts
             while not self.aborted:
                 nxt = self._next(last)
-                if (
-                    nxt is None
-                ):  # nobody can continue: resume a waiting one, whose block() reports the deadlock
+                # Nobody can continue: resume a waiting one, whose block() reports the deadlock.
+                if nxt is None:
                     order = ((last + k) % self.n for k in range(1, self.n + 1))
                     nxt = next((j for j in order if j in self.waiting), None)
                     if nxt is None:

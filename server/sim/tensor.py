@@ -380,11 +380,10 @@ def _shared_allocation(
     """Under LNC>1 the n-th shared_hbm allocation of every core is one tensor (identical control flow)."""
     key = (core.rank, core.shared_hbm_allocations)
     core.shared_hbm_allocations += 1
-    with ctx.lock:
-        st = ctx.shared_hbm.get(key)
-        if st is None:
-            st = _new_storage(ctx, core, shp, dt, MemoryRegion.shared_hbm, name, fill)
-            ctx.shared_hbm[key] = st
+    st = ctx.shared_hbm.get(key)
+    if st is None:
+        st = _new_storage(ctx, core, shp, dt, MemoryRegion.shared_hbm, name, fill)
+        ctx.shared_hbm[key] = st
     if st.shape != shp or st.dtype != dt:
         raise SimulationError(
             f"LNC cores allocated different shared_hbm tensors ({list(st.shape)} {dtypes.dtype_name(st.dtype)} vs "

@@ -82,11 +82,10 @@ class Mailbox:
 def mailbox() -> Mailbox:
     """The current simulation's mailbox."""
     ctx = context.current()
-    with ctx.lock:
-        box = ctx.shared.get("mailbox")
-        if box is None:
-            box = Mailbox()
-            ctx.shared["mailbox"] = box
+    box = ctx.shared.get("mailbox")
+    if box is None:
+        box = Mailbox()
+        ctx.shared["mailbox"] = box
     return box
 
 

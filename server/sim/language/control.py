@@ -221,6 +221,5 @@ def device_print(print_prefix: str, tensor: object, **_: object) -> None:
         text = f"{print_prefix} {values}"
     else:
         text = f"{print_prefix} {tensor!r}"
-    with ctx.lock:
-        ctx.shared.setdefault("device_print", []).append(text)
+    ctx.shared.setdefault("device_print", []).append(text)
     print(text, flush=True)
