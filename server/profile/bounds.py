@@ -205,9 +205,8 @@ def _necessary_on_core(profile: Profile, pcore: int) -> int | None:
     io = (dma.source.mask_of({"[[INPUT]]"}) | dma.dest.mask_of({"[OUTPUT]"})) & (dma.pcore == pcore)
     io &= dma.hbm_range[:, 0] >= 0
     rng = dma.hbm_range[io]
-    allocations, alloc = np.unique(
-        rng[:, 0], return_inverse=True
-    )  # one grouped union, not one per allocation
+    # one grouped union, not one per allocation
+    allocations, alloc = np.unique(rng[:, 0], return_inverse=True)
     return int(iv.grouped_union_length(alloc.reshape(-1), rng[:, 1], rng[:, 2], allocations.size).sum())
 
 
