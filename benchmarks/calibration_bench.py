@@ -18,9 +18,9 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+from nki_studio.estimate.section import estimate_section
 from nki_studio.model.targets import Generation
 from nki_studio.sim.api import simulate
-from nki_studio.simulate.estimate import estimate_section
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = "published Trn2 RMSNorm walkthrough (shared/profile-formats/metrics.md §6.1)"

@@ -83,7 +83,7 @@ def _record_traces(folder: Path) -> int:
     from estimate_bench import generated_trace
     from estimate_overhead_bench import _ignore, _jobs
     from nki_studio.sim.trace import TraceEvent, write_jsonl
-    from nki_studio.simulate.job import run
+    from nki_studio.verify.job import run
     from test_compact_trace import _tile_trace
     from test_schedule_reference import _random_trace
 

@@ -1,6 +1,6 @@
 """What the estimated timeline adds to a simulate-on-save of the examples (issue 15 target: <= 20 %).
 
-Each spec'd kernel under examples/ runs through the worker's own job function (``nki_studio.simulate.job.run``,
+Each spec'd kernel under examples/ runs through the worker's own job function (``nki_studio.verify.job.run``,
 what a warm worker executes on save: inputs, simulation, reference, oracle, cost report, estimate) in this one
 process, a warm-up run first (imports, caches), then ``--repeat`` runs, each followed back to back by the estimate
 alone on the trace the job recorded. Figures are CPU seconds of this process (``time.process_time``: the machine
@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from nki_studio.estimate.profile import estimate_profile
+from nki_studio.estimate.section import estimate_section
 from nki_studio.model.targets import Generation, Target
 from nki_studio.profile.bounds import compute_bounds
 from nki_studio.profile.investigations import investigate
 from nki_studio.sim.trace import TraceEvent, read_jsonl
-from nki_studio.simulate.estimate import estimate_section
-from nki_studio.simulate.job import Job, run
-from nki_studio.simulate.spec import resolve
+from nki_studio.verify.job import Job, run
+from nki_studio.verify.spec import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from nki_studio.simulate.job import Job
-from nki_studio.simulate.runner import run_job
-from nki_studio.simulate.spec import parse_fields, resolve
+from nki_studio.verify.job import Job
+from nki_studio.verify.runner import run_job
+from nki_studio.verify.spec import parse_fields, resolve
 from pygls.lsp.client import LanguageClient
 
 ROOT = Path(__file__).resolve().parents[1]

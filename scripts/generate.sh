@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 PY="${PYTHON:-.venv/bin/python}"
 "$PY" -m nki_studio.nkilint.rule_docs
 "$PY" -m nki_studio.settings.generate
-"$PY" -m nki_studio.simulate.result_schema
+"$PY" -m nki_studio.protocol.schema
 "$PY" -m nki_studio.estimate.constants_doc

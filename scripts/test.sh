@@ -13,9 +13,9 @@ echo "== ruff format"; ruff format --check server tests benchmarks
 echo "== mypy"; mypy
 echo "== pytest"; pytest -q -p no:cacheprovider "$@"
 # The simulate tests again with the job process spawned (a fresh interpreter), the path macOS and Windows
-# take (nki_studio.simulate.start_method); ~4 min on 2 busy cores, most of it worker start-ups.
+# take (nki_studio.verify.start_method); ~4 min on 2 busy cores, most of it worker start-ups.
 echo "== pytest: simulate with spawn"
-NKI_STUDIO_SIM_START_METHOD=spawn pytest -q -p no:cacheprovider tests/simulate tests/fuzz/test_process_escape.py
+NKI_STUDIO_SIM_START_METHOD=spawn pytest -q -p no:cacheprovider tests/verify tests/fuzz/test_process_escape.py
 
 # The VS Code extension (package.json at the root; scripts/setup-extension.sh installs Node deps, Chromium,
 # ripgrep and code-server). Build/lint/unit tests, then the .vsix with the bundled Python server, a test of

@@ -100,7 +100,7 @@ def violations() -> list[str]:
 
 
 def test_the_order_is_declared() -> None:
-    assert {"core", "model", "nkilint", "sim", "profile", "simulate", "remote", "lsp", "cli"} <= set(LAYERS)
+    assert {"core", "model", "nkilint", "sim", "profile", "verify", "remote", "lsp", "cli"} <= set(LAYERS)
     assert LAYERS["core"] < LAYERS["model"] < LAYERS["nkilint"] == LAYERS["sim"] < LAYERS["profile"]
 
 

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from nki_studio.cli import profile_remote
+from nki_studio.estimate.trace_cost import flops_from_trace
 from nki_studio.profile.analyze import ProfileReport, analyze
 from nki_studio.profile.line_align import SNAPSHOT_NAME, SourceText, read_snapshot
 from nki_studio.profile.metrics import MetricOptions
 from nki_studio.profile.model import ProfileError
 from nki_studio.profile.readers.detect import FORMATS
 from nki_studio.profile.roofline import RooflineOptions
-from nki_studio.simulate.cost import flops_from_trace
 
 
 def _positive(text: str) -> float:

@@ -16,7 +16,7 @@ from nki_studio.remote.cache import default_root
 from nki_studio.remote.config import RemoteConfigError, settings_from
 from nki_studio.remote.errors import RemoteError
 from nki_studio.remote.flow import RemoteJob, fetch_profile, load_report
-from nki_studio.simulate.spec import resolve
+from nki_studio.verify.spec import resolve
 
 
 def register(actions: Any) -> None:

@@ -18,12 +18,12 @@ from typing import Any
 
 from nki_studio.model.targets import parse_generation, parse_nki_version
 from nki_studio.nkilint.config import ConfigError, load_config
+from nki_studio.protocol.simulation import SimulationResult
 from nki_studio.sim import official
-from nki_studio.simulate.job import Job
-from nki_studio.simulate.report import exit_code, format_text
-from nki_studio.simulate.result import SimulationResult
-from nki_studio.simulate.runner import run_job
-from nki_studio.simulate.spec import SimSpec, find_kernels, parse_fields, resolve
+from nki_studio.verify.job import Job
+from nki_studio.verify.report import exit_code, format_text
+from nki_studio.verify.runner import run_job
+from nki_studio.verify.spec import SimSpec, find_kernels, parse_fields, resolve
 
 
 def register(subparsers: Any) -> None:

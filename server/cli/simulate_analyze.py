@@ -9,7 +9,7 @@ The worker computes them with the rest of the ``estimate`` section (``simulate.e
 from __future__ import annotations
 
 from nki_studio.profile.bounds_text import bounds_text, investigations_text
-from nki_studio.simulate.result import SimulationResult
+from nki_studio.protocol.simulation import SimulationResult
 
 
 def analysis_text(result: SimulationResult) -> str:

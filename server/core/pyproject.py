@@ -1,7 +1,7 @@
 """The project configuration lookup: the nearest ``pyproject.toml`` with a ``[tool.nki-studio]`` table.
 
 Shared by the linter (``nki_studio.nkilint.config``: the lint keys) and the simulator's specs
-(``nki_studio.simulate.spec``: ``[tool.nki-studio.simulate]``). Parsed files are cached by (path, mtime), so
+(``nki_studio.verify.spec``: ``[tool.nki-studio.simulate]``). Parsed files are cached by (path, mtime), so
 an edited ``pyproject.toml`` is reread on the next lookup.
 """
 

@@ -1,4 +1,4 @@
-"""The NKI6xx family: diagnostics of a simulation (``nki_studio.simulate``), source ``nki-sim``.
+"""The NKI6xx family: diagnostics of a simulation (``nki_studio.verify``), source ``nki-sim``.
 
 NKI601 comes from the spec parser (``simulate.spec``), the others from a simulation's result
 (``simulate.report``). Declared here, in the core, so the linter (``# noqa`` bookkeeping) and the docs

@@ -1,6 +1,6 @@
 """Per-instruction estimated time from one trace record: the cost model of docs/cost-model.md ("Per-instruction
 cost"). The scheduler (``nki_studio.estimate.schedule``) places these durations on engine queues; the simple
-report (``nki_studio.simulate.cost``) sums them. Constants: ``nki_studio.model.targets`` (``TargetLimits``,
+report (``nki_studio.estimate.trace_cost``) sums them. Constants: ``nki_studio.model.targets`` (``TargetLimits``,
 ``COST_RULES``, each naming its hardware.md section) and ``nki_studio.estimate.constants``.
 """
 

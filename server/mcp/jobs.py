@@ -1,5 +1,5 @@
 """Simulation jobs for the tools: resolve a kernel's spec from the tool arguments and run it in the sandboxed
-worker (``nki_studio.simulate.runner``: its own process group, wall-clock timeout, memory limit,
+worker (``nki_studio.verify.runner``: its own process group, wall-clock timeout, memory limit,
 nothing left behind). One warm spare worker is kept, so a call pays for the simulation, not the imports."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from nki_studio.mcp.targets import file_config
 from nki_studio.mcp.workspace import Workspace
 from nki_studio.model.targets import Generation
 from nki_studio.nkilint.engine import parse
-from nki_studio.simulate.job import Job
-from nki_studio.simulate.result import SimulationResult
-from nki_studio.simulate.runner import WorkerPool, run_job
-from nki_studio.simulate.spec import KernelInfo, SimSpec, find_kernels, parse_fields, resolve
+from nki_studio.protocol.simulation import SimulationResult
+from nki_studio.verify.job import Job
+from nki_studio.verify.runner import WorkerPool, run_job
+from nki_studio.verify.spec import KernelInfo, SimSpec, find_kernels, parse_fields, resolve
 
 
 @dataclass(frozen=True)

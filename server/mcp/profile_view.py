@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from nki_studio.estimate.section import kernel_summary
 from nki_studio.profile.analyze import ProfileReport
 from nki_studio.profile.metrics import KernelMetrics, ProfileMetrics
 from nki_studio.profile.model import Profile
-from nki_studio.simulate.estimate import kernel_summary
-from nki_studio.simulate.result import Estimate, Roofline
+from nki_studio.protocol.simulation import Estimate, Roofline
 
 TOP_LINES = 40  # hottest lines returned per profile (an agent reads them; the rest are in the totals)
 

@@ -9,8 +9,8 @@ from nki_studio.core.finding_json import finding_dict
 from nki_studio.mcp.errors import Kind, ToolFailure
 from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.workspace import Workspace
-from nki_studio.simulate.report import findings
-from nki_studio.simulate.result import SimulationResult
+from nki_studio.protocol.simulation import SimulationResult
+from nki_studio.verify.report import findings
 
 _FAILURE_KIND: dict[str, Kind] = {
     "timeout": "timeout",

@@ -16,8 +16,8 @@ import numpy as np
 import numpy.typing as npt
 from nki_studio.model.targets import limits_for, parse_generation
 from nki_studio.profile import intervals as iv
-from nki_studio.profile.analysis_json import BoundJson, BoundsJson
 from nki_studio.profile.model import WAIT_OPCODES, Profile
+from nki_studio.protocol.analysis import BoundJson, BoundsJson
 
 Mask = npt.NDArray[np.bool_]
 DMA = "DMA"

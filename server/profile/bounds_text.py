@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from nki_studio.profile.analysis_json import BoundsJson, InvestigationJson
 from nki_studio.profile.analyze import ProfileReport
 from nki_studio.profile.bounds import Bounds
 from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
 from nki_studio.profile.line_align import SourceText, compare_lines, line_map, source_for
+from nki_studio.protocol.analysis import BoundsJson, InvestigationJson
 
 
 def _ns(v: float | None) -> str:

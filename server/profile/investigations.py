@@ -18,11 +18,11 @@ from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
-from nki_studio.profile.analysis_json import DetailValue, InvestigationJson
 from nki_studio.profile.bounds import Peaks, kernel_dma_mask, peaks
 from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
 from nki_studio.profile.metrics import NO_SOURCE_HELP
 from nki_studio.profile.model import Profile
+from nki_studio.protocol.analysis import DetailValue, InvestigationJson
 
 # Descriptors under about 4 KiB per partition row are markedly less efficient (bounds.md §3.1).
 DESCRIPTOR_BYTES = 4096

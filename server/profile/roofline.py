@@ -1,7 +1,7 @@
 """The kernel's roofline point (metrics.md §5).
 
 FLOPs come from the simulator's trace of the same kernel when one is given, summed by the caller into a
-:class:`TraceFlops` (``nki_studio.simulate.cost.flops_from_trace``; this layer does not read traces): the profiler does not count Vector/Scalar FLOPs and ``Summary.model_flops`` is 0 for standalone
+:class:`TraceFlops` (``nki_studio.estimate.trace_cost.flops_from_trace``; this layer does not read traces): the profiler does not count Vector/Scalar FLOPs and ``Summary.model_flops`` is 0 for standalone
 NKI kernels, so that field is never used. Without a trace, ``Summary.hardware_flops`` (Tensor Engine only) is
 used when non-zero and labelled as such.
 """

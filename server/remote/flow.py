@@ -46,7 +46,7 @@ from nki_studio.remote.config import RemoteSettings
 from nki_studio.remote.errors import NO_SOURCE_FLAGS, RemoteError, classify, compile_error
 from nki_studio.remote.harness import HARNESS_NAME, SOURCE_DIR, SPEC_NAME, relative_kernel_path, stage_job
 from nki_studio.remote.process import CancelledFn, Completed, LogFn, run
-from nki_studio.simulate.spec import SimSpec
+from nki_studio.verify.spec import SimSpec
 
 STAGES = ("upload", "compile", "capture", "view", "download", "load")
 NTFF = "out.ntff"

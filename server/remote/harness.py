@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nki_studio.simulate.spec import SimSpec, TensorSpec
+from nki_studio.verify.spec import SimSpec, TensorSpec
 
 HARNESS_NAME = "harness.py"
 SPEC_NAME = "spec.json"

@@ -6,7 +6,7 @@ README §4), ``NEURON_FRAMEWORK_DEBUG=1`` and ``NKI_DEBUG_INFO=True`` (source lo
 Self-contained on purpose: it needs only the standard library, NumPy, ml_dtypes for bfloat16/FP8 and the
 host's ``nki``. All names (kernel file, kernel) are data read from ``spec.json``, never code.
 
-Inputs are drawn like nki-studio's simulator does (``nki_studio.simulate.inputs``: one seeded generator,
+Inputs are drawn like nki-studio's simulator does (``nki_studio.verify.inputs``: one seeded generator,
 arguments in order, normal floats rounded once, small integers), so a profile runs the same data a
 simulation did.
 """

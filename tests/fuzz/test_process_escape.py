@@ -17,9 +17,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from nki_studio.simulate.job import Job
-from nki_studio.simulate.runner import WorkerPool, run_job
-from nki_studio.simulate.spec import resolve
+from nki_studio.verify.job import Job
+from nki_studio.verify.runner import WorkerPool, run_job
+from nki_studio.verify.spec import resolve
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="subreaper containment: Linux")
 

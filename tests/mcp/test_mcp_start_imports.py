@@ -24,7 +24,7 @@ def test_the_server_module_skips_the_sdk_client_and_every_tool_stack() -> None:
         import nki_studio.mcp.server
         from nki_studio.mcp import sdk
         heavy = ["mcp.client", "mcp.server.mcpserver", "jsonschema", "numpy", "jedi",
-                 "nki_studio.nkilint.api", "nki_studio.simulate.runner", "nki_studio.mcp.docs"]
+                 "nki_studio.nkilint.api", "nki_studio.verify.runner", "nki_studio.mcp.docs"]
         print(json.dumps({"lazy": [sdk.is_lazy("mcp"), sdk.is_lazy("mcp.server")],
                           "imported": [m for m in heavy if m in sys.modules]}))
         """

@@ -8,12 +8,12 @@ import fixturegen
 import numpy as np
 import pytest
 from fixturewriters import write_parquet
+from nki_studio.estimate.trace_cost import flops_from_trace
 from nki_studio.profile.metrics import MetricOptions, compute_metrics
 from nki_studio.profile.model import ProfileError
 from nki_studio.profile.readers.detect import load_profile
 from nki_studio.profile.roofline import RooflineOptions
 from nki_studio.sim.trace import TraceEvent, write_jsonl
-from nki_studio.simulate.cost import flops_from_trace
 
 ORACLE = fixturegen.oracle_expectations()
 

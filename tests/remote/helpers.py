@@ -10,7 +10,7 @@ from typing import Any
 
 from nki_studio.remote.config import settings_from
 from nki_studio.remote.flow import RemoteJob
-from nki_studio.simulate.spec import resolve
+from nki_studio.verify.spec import resolve
 from sshd import ALIAS, LoopbackHost
 
 

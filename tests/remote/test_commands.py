@@ -15,8 +15,8 @@ import pytest
 from nki_studio.remote.commands import env_argv, kill_line, rsync_argv, scp_argv, shell_line, ssh_argv
 from nki_studio.remote.config import RemoteConfigError, parse_host, remote_workdir, settings_from
 from nki_studio.remote.harness import harness_spec, stage_job
-from nki_studio.simulate.inputs import make_inputs
-from nki_studio.simulate.spec import SimSpec, TensorSpec
+from nki_studio.verify.inputs import make_inputs
+from nki_studio.verify.spec import SimSpec, TensorSpec
 
 STANDIN = Path(__file__).parent / "standin"
 HOSTILE = [

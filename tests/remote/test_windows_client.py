@@ -13,7 +13,7 @@ from nki_studio.remote import flow
 from nki_studio.remote.commands import local_operand, multiplexing_supported, scp_argv, ssh_argv
 from nki_studio.remote.config import settings_from
 from nki_studio.remote.harness import relative_kernel_path
-from nki_studio.simulate.spec import SimSpec, TensorSpec
+from nki_studio.verify.spec import SimSpec, TensorSpec
 
 
 def _pairs(argv: list[str]) -> list[str]:

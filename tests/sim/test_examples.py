@@ -1,5 +1,5 @@
 """Every kernel in examples/ with a simulate spec runs in the embedded simulator and matches its NumPy
-reference under the walkthrough oracle (nki_studio.simulate.oracle: allclose atol=2^-7 rtol=1e-2, max abs
+reference under the walkthrough oracle (nki_studio.verify.oracle: allclose atol=2^-7 rtol=1e-2, max abs
 <= 2^-5, mean abs <= 5e-5, cosine >= 0.9999 for BF16; finite outputs; inputs unchanged) on adversarial
 inputs: two random seeds, zeros, a constant (other inputs non-uniform), alternating signs, small and large
 magnitudes of the first (data) input, and exact cancellation (second input = -first) where two inputs have the same shape.
@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from nki_studio.sim import api
-from nki_studio.simulate import oracle
+from nki_studio.verify import oracle
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SPEC = re.compile(r"^#\s*nki-studio:\s*simulate\s+(.*)$", re.M)

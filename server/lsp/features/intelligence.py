@@ -25,7 +25,7 @@ from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.model.analysis import AllocationInfo, KernelArgs, describe_allocations
 from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
 from nki_studio.nkilint.config import ConfigError, load_config
-from nki_studio.simulate.spec import SpecError, spec_arguments
+from nki_studio.verify.spec import SpecError, spec_arguments
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 

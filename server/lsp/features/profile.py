@@ -68,11 +68,11 @@ class ProfileFeature:
         """``loadProfile`` with ``[uri]`` or ``[{"uri", "format"?, "execution"?, "trace"?}]`` (``trace``: URI of
         the simulator's JSON Lines trace of the same kernel, for the roofline FLOPs): paint, return a summary."""
         # The profile modules pull numpy: imported on the first load, not at server start-up.
+        from nki_studio.estimate.trace_cost import flops_from_trace
         from nki_studio.profile.analyze import analyze
         from nki_studio.profile.metrics import MetricOptions
         from nki_studio.profile.model import ProfileError
         from nki_studio.profile.readers.detect import available_memory, memory_estimate, memory_refusal
-        from nki_studio.simulate.cost import flops_from_trace
 
         spec = args[0] if args else None
         trace_uri = None

@@ -27,7 +27,7 @@ from nki_studio.lsp.uris import canonical
 from nki_studio.remote.cache import default_root
 from nki_studio.remote.config import RemoteConfigError, settings_from
 from nki_studio.remote.errors import RemoteError
-from nki_studio.simulate.spec import resolve
+from nki_studio.verify.spec import resolve
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 

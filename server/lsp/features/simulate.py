@@ -7,9 +7,9 @@ lens per spec'd kernel, and the "Add simulate spec" code action.
 * Workers are killed by the pool's atexit hook and die with the server process anyway.
 * On save, every kernel of the file with a spec (comment or pyproject) is simulated, one job per
   (document, kernel): a new save cancels the running job (its worker is killed) and only the newest result
-  is published. Simulations run in a worker process via ``nki_studio.simulate.runner`` driven from a
+  is published. Simulations run in a worker process via ``nki_studio.verify.runner`` driven from a
   thread (``asyncio.to_thread``), so the event loop keeps answering requests.
-* ``nki/simulationResult`` is the structured result (``nki_studio.simulate.result``) plus ``uri``; the command
+* ``nki/simulationResult`` is the structured result (``nki_studio.protocol.simulation``) plus ``uri``; the command
   answers with the same object.
 * Spec problems (NKI601) are published on open/change/save even in untrusted workspaces: parsing runs no
   user code. Parsing a large module takes hundreds of ms, so it never runs on the event loop: a change
@@ -43,10 +43,10 @@ from nki_studio.model.targets import DEFAULT_GENERATION
 from nki_studio.nkilint.api import config_for
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.engine import as_configured
-from nki_studio.simulate.job import Job
-from nki_studio.simulate.result import AnyResult, Estimate, Spec
-from nki_studio.simulate.runner import WorkerPool, run_job
-from nki_studio.simulate.spec import KernelInfo, comment_findings, find_kernels, inferred_fields, resolve
+from nki_studio.protocol.simulation import AnyResult, Estimate, Spec
+from nki_studio.verify.job import Job
+from nki_studio.verify.runner import WorkerPool, run_job
+from nki_studio.verify.spec import KernelInfo, comment_findings, find_kernels, inferred_fields, resolve
 from pygls.uris import to_fs_path
 
 log = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ def _payload(uri: str, path: str, kernel: str, result: AnyResult) -> dict[str, A
     estimate = _estimate(result)
     if not estimate:
         return None
-    from nki_studio.simulate.heat import estimate_payload  # numpy: imported on first use, not at start-up
+    from nki_studio.estimate.heat import estimate_payload  # numpy: imported on first use, not at start-up
 
     cost = result["cost"] if "cost" in result else None
     return estimate_payload(uri, path, kernel, estimate, cost["roofline"] if cost else None)
@@ -97,7 +97,7 @@ def _diagnostics(
     the project config (``ignore``, ``severity``) and ``# noqa`` comments, like the lint's."""
     found: list[Finding] = list(comment_findings(text, path))
     if results:
-        from nki_studio.simulate.report import findings as result_findings  # numpy: only once results exist
+        from nki_studio.verify.report import findings as result_findings  # numpy: only once results exist
 
         kernels = {k.name: k for k in find_kernels(text, path)}
         for name, result in results.items():
@@ -116,8 +116,8 @@ def _perf(
     estimates = [e for r in results.values() if (e := _estimate(r))]
     if not estimates:
         return []
+    from nki_studio.estimate.heat import estimate_findings
     from nki_studio.lsp.features.perf_diagnostics import perf_diagnostics
-    from nki_studio.simulate.heat import estimate_findings
 
     found = [f for e in estimates for f in estimate_findings(e, path)]
     return perf_diagnostics(uri, path, text, found, encoding, base_url, estimated=True)
@@ -361,7 +361,7 @@ class SimulateFeature:
         except OSError:  # never saved (or unreadable): the text is all there is
             unsaved = True
         # Unsaved changes: the worker runs the document's text from a private staged copy, so results and
-        # their lines are the editor's (nki_studio.simulate.unsaved).
+        # their lines are the editor's (nki_studio.verify.unsaved).
         # Cancel through the run's $/progress (cancellable): pygls 2.1 runs command handlers inside its
         # executeCommand generator, so a $/cancelRequest of the command never reaches this coroutine.
         return await self.submit(

@@ -1,0 +1,122 @@
+"""The ``estimate`` section of a simulation result: the simulator trace scheduled into an estimated profile
+(``nki_studio.estimate``) and measured by the profile's own metrics (``nki_studio.profile.metrics``), so the
+numbers mean what they mean for a hardware profile -- busy unions, DMA/compute overlap, the engine timeline --
+and analysed by its own bounds and investigations (``profile.bounds``, ``profile.investigations``), all computed
+once in the worker so ``simulate --json``, the editor and the MCP tools carry the same objects.
+
+Also the other direction: the ``kernel`` summary a heatmap payload carries, rebuilt from the section, so the
+language server paints an estimate with the fields the kernel panel reads for a measured profile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from nki_studio.estimate.profile import estimate_profile
+from nki_studio.model.targets import Generation, Target
+from nki_studio.profile.bounds import compute_bounds
+from nki_studio.profile.investigations import investigate
+from nki_studio.profile.metrics import compute_metrics
+from nki_studio.profile.model import Codes, Profile
+from nki_studio.protocol.simulation import Estimate, EstimateLine
+from nki_studio.sim.trace import TraceEvent
+
+LABEL = "estimated"
+LATENCY_SOURCE = "estimated timeline (scheduled from the simulator trace)"
+
+_ARG = re.compile(r"^(?P<tag>.*?)arg(?P<i>\d+)$")
+
+
+def with_argument_names(profile: Profile, names: Sequence[str]) -> Profile:
+    """The profile with the simulator's positional tensor names (``arg0``, ``r1.arg0``) replaced by the kernel's
+    parameter names, so findings say "input `b`"."""
+
+    def rename(value: str) -> str:
+        m = _ARG.match(value)
+        i = int(m.group("i")) if m else -1
+        return f"{m.group('tag')}{names[i]}" if m and i < len(names) else value
+
+    dma = profile.dma
+    tensors = [dataclasses.replace(t, name=rename(t.name)) for t in profile.tensors]
+    renamed = Codes(tuple(rename(v) for v in dma.tensor.values), dma.tensor.codes)
+    return dataclasses.replace(profile, tensors=tensors, dma=dataclasses.replace(dma, tensor=renamed))
+
+
+def estimate_section(
+    trace: Sequence[TraceEvent], generation: Generation, arg_names: Sequence[str] = ()
+) -> Estimate:
+    """Schedule ``trace`` on ``generation`` and summarise the estimated profile (see the module docstring): its
+    metrics, bounds and investigations. ``arg_names``: the kernel's parameters in call order (tensor names)."""
+    target = Target(generation)
+    profile = with_argument_names(estimate_profile(trace, target), arg_names)
+    metrics = compute_metrics(profile)
+    k = metrics.kernel
+    has_instructions = profile.has_instructions
+    lines: list[EstimateLine] = [
+        {
+            "path": m.file,
+            "line": m.line,
+            "busyNs": m.busy_ns,
+            "share": m.share,
+            "shareOfCompute": m.share_of_compute,
+            "instructions": m.instr,
+            "engines": dict(m.engines),
+            "dmaBytes": m.dma_bytes,
+            "dmaNs": m.dma_ns,
+            "dmaOverlapNs": m.dma_overlap_ns,
+            "exclusiveNs": m.exclusive_ns,
+            "topOpcodes": [{"opcode": o, "count": c, "sumNs": t} for o, c, t in m.top_opcodes],
+        }
+        for m in metrics.lines
+    ]
+    return {
+        "label": LABEL,
+        "target": generation.value,
+        "totalNs": k.latency_ns,
+        "engineNs": dict(k.engines),
+        "dmaNs": k.dma_union_ns,
+        "computeNs": k.compute_union_ns,
+        "overlapNs": k.intersection_ns,
+        "idleNs": k.idle_ns,
+        "perfectPipelineNs": k.perfect_pipeline_ns,
+        "serializationGapNs": k.serialization_gap_ns,
+        "effectiveDmaGbps": k.effective_dma_gbps,
+        "instructions": k.instr,
+        "dmaBytes": k.dma_bytes,
+        "lines": lines,
+        "timeline": k.timeline,  # type: ignore[typeddict-item]  # tracks built as plain dicts by profile.timeline
+        "bounds": compute_bounds(profile, generation.value).to_dict() if has_instructions else None,
+        "investigations": (
+            [i.to_dict() for i in investigate(profile, generation.value)] if has_instructions else []
+        ),
+        "notes": list(k.notes),
+    }
+
+
+def kernel_summary(estimate: Estimate, name: str, roofline: Any = None) -> dict[str, Any]:
+    """The heatmap payload's ``kernel`` object for an estimate, under the keys a profile's summary uses
+    (``KernelMetrics.to_dict``), labelled estimated."""
+    return {
+        "name": name,
+        "latency_ns": estimate["totalNs"],
+        "latency_source": LATENCY_SOURCE,
+        "dma_union_ns": estimate["dmaNs"],
+        "compute_union_ns": estimate["computeNs"],
+        "intersection_ns": estimate["overlapNs"],
+        "idle_ns": estimate["idleNs"],
+        "engines": dict(estimate["engineNs"]),
+        "instr": estimate["instructions"],
+        "dma_bytes": estimate["dmaBytes"],
+        "perfect_pipeline_ns": estimate["perfectPipelineNs"],
+        "serialization_gap_ns": estimate["serializationGapNs"],
+        "effective_dma_gbps": estimate["effectiveDmaGbps"],
+        "timeline": estimate["timeline"],
+        "roofline": roofline,
+        "bounds": estimate["bounds"],
+        "investigations": estimate["investigations"],
+        "notes": list(estimate.get("notes", ())),
+        "estimated": True,
+    }

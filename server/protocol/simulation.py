@@ -1,0 +1,284 @@
+"""The structured simulation result, declared once: what a worker returns (``nki_studio.verify.job``), what
+``nki/simulationResult`` sends (plus ``uri``), what the ``nki-studio.simulate`` command answers and what
+``nki-studio simulate --json`` prints (one result, or a list when several kernels ran).
+
+The TypedDicts are the JSON shape itself (camelCase keys, as sent). ``nki_studio.protocol.schema`` turns
+them into ``simulation.schema.json`` and the extension's ``simulationResult.generated.ts``; a field's description is
+the string in its ``Annotated[...]``. Optional keys live in a ``total=False`` subclass (no ``NotRequired``: Python
+3.10 has none).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypedDict, final
+
+from nki_studio.protocol.analysis import BoundsJson, InvestigationJson
+
+Status = Literal["passed", "failed", "error", "timeout", "memory_limit", "cancelled", "crashed", "refused"]
+
+
+class ErrorInfo(TypedDict):
+    """Why and where the kernel stopped (or, as ``uninitializedRead``, where it first read never-written memory)."""
+
+    message: str
+    kind: Annotated[str, "exception class name"]
+    file: Annotated[str, "user file of the failing line ('' when unknown)"]
+    line: Annotated[int, "1-based failing line (0 when unknown)"]
+    stack: Annotated[list[str], "helper call chain as 'path:line:function', outermost first"]
+
+
+class Spec(TypedDict):
+    """The simulate spec that ran (``SimSpec.to_json``)."""
+
+    kernel: str
+    args: Annotated[list[list[str]], "[name, value] pairs in call order, values as in the spec comment"]
+    reference: str | None
+    inputs: Annotated[str | None, "function that builds the arguments, instead of args"]
+    seed: int
+    lnc: int
+    ranks: int
+    atol: float | None
+    rtol: float | None
+    origin: Annotated[list[str], "where the spec came from, e.g. comment, pyproject, inferred"]
+
+
+# ``import`` is a keyword, hence the functional form. Seconds, except ``warm``.
+Timings = TypedDict(
+    "Timings",
+    {
+        "warm": Annotated[bool, "the worker was started before the job"],
+        "wait": float,
+        "processStart": float,
+        "import": float,
+        "inputs": float,
+        "simulation": float,
+        "reference": float,
+        "oracle": float,
+        "strictRerun": float,
+        "cost": float,
+        "estimate": Annotated[float, "scheduling the trace into the estimated timeline"],
+        "total": float,
+    },
+    total=False,
+)
+Timings.__doc__ = (
+    "Wall-clock seconds per stage (only the stages that ran); ``warm`` says whether the worker was."
+)
+
+MetricValue = bool | int | float | str | list[int]
+
+
+class OracleMetric(TypedDict):
+    """One check of an output (or input): its value, the threshold it was held to and the verdict."""
+
+    name: str
+    value: MetricValue
+    threshold: str
+    passed: Annotated[bool | None, "null: not applicable"]
+
+
+class OracleOutput(TypedDict):
+    """One kernel output: summary, metrics against the reference and notes."""
+
+    name: str
+    shape: list[int]
+    dtype: str
+    nan_count: int
+    inf_count: int
+    metrics: list[OracleMetric]
+    notes: list[str]
+    passed: bool
+
+
+class Oracle(TypedDict):
+    """The oracle's verdict over every output and input."""
+
+    hasReference: bool
+    passed: bool
+    problems: list[str]
+    inputs: Annotated[list[OracleMetric], "one 'unchanged:<name>' check per array input"]
+    outputs: list[OracleOutput]
+
+
+class LiveAllocation(TypedDict):
+    """An allocation live at the peak of its region."""
+
+    name: Annotated[str, "the allocation's name= ('' when not given)"]
+    shape: list[int]
+    dtype: str
+    bytesPerPartition: int
+    file: str
+    line: int
+
+
+class RegionPeak(TypedDict):
+    """Peak use of one on-chip region, in bytes per partition."""
+
+    capacityBytes: int
+    peakBytes: int
+    live: Annotated[list[LiveAllocation], "what was live at the peak, in allocation order"]
+
+
+Peak = Annotated[dict[str, RegionPeak], "per on-chip region: sbuf, psum"]
+
+
+class CostLine(TypedDict):
+    """Estimated time issued from one source line."""
+
+    path: str
+    line: int
+    ns: float
+    engine: Annotated[str, "the engine that takes most of the line's time"]
+    share: Annotated[float, "of the serial total"]
+    instructions: int
+    byEngine: Annotated[dict[str, float], "engine -> estimated ns"]
+    dmaBytes: int
+    opcodes: Annotated[dict[str, list[float]], "instruction -> [count, estimated ns]"]
+
+
+class Roofline(TypedDict):
+    """The kernel's estimated point on the roofline."""
+
+    flops: int
+    hbmBytes: int
+    intensity: Annotated[float, "FLOPs per HBM byte"]
+    ridge: Annotated[float, "intensity at which the compute and memory roofs meet"]
+    computeNs: float
+    memoryNs: float
+    bound: Literal["memory", "compute"]
+
+
+class Cost(TypedDict):
+    """Estimated cost from the simulator trace (a cost model, not a measurement; times in ns)."""
+
+    label: str
+    target: str
+    totalNs: Annotated[float, "busiest engine queue (engines overlap)"]
+    serialNs: Annotated[float, "every instruction one after another"]
+    engineNs: Annotated[dict[str, float], "'engine' or 'engine@core' -> busy ns"]
+    lines: list[CostLine]
+    roofline: Roofline
+
+
+class EstimateOpcode(TypedDict):
+    """One instruction kind of a line on the estimated timeline."""
+
+    opcode: str
+    count: int
+    sumNs: Annotated[int, "summed estimated durations"]
+
+
+class EstimateLine(TypedDict):
+    """One source line on the estimated timeline: the per-line metrics of the estimated profile, computed by the
+    same code as a measured profile's (times in ns, estimated)."""
+
+    path: str
+    line: int
+    busyNs: Annotated[int, "union of the line's instruction intervals (never a sum of durations)"]
+    share: Annotated[float, "busyNs over the estimated kernel time; lines overlap, shares do not sum to 1"]
+    shareOfCompute: Annotated[float, "busyNs over the union of all compute instructions"]
+    instructions: int
+    engines: Annotated[dict[str, int], "engine -> busy ns on that engine"]
+    dmaBytes: Annotated[int, "bytes of the DMA transfers the line issued"]
+    dmaNs: Annotated[int, "union of those transfers"]
+    dmaOverlapNs: Annotated[int, "part of busyNs during which any DMA ran"]
+    exclusiveNs: Annotated[int, "additive view: concurrent lines share each moment equally"]
+    topOpcodes: list[EstimateOpcode]
+
+
+class EngineTrack(TypedDict):
+    """When one engine (or the DMA queues) was busy, as ``[start, end]`` ns from the kernel start (merged below
+    the kernel panel's resolution)."""
+
+    name: str
+    kind: Literal["dma", "compute"]
+    intervals: list[list[int]]
+
+
+class _EstimateKeys(TypedDict):
+    label: Annotated[str, "always 'estimated'"]
+    target: str
+    totalNs: Annotated[int, "estimated kernel time: first instruction start to last end on the timeline"]
+    engineNs: Annotated[dict[str, int], "engine -> busy ns (union of its instructions)"]
+    dmaNs: Annotated[int, "union of all DMA transfers"]
+    computeNs: Annotated[int, "union of all compute instructions"]
+    overlapNs: Annotated[int | None, "time DMA and compute ran together (null: no DMA)"]
+    idleNs: Annotated[int | None, "time neither ran: waits and latencies (null: no DMA)"]
+    perfectPipelineNs: Annotated[int, "the busiest engine (or DMA) alone: the time with perfect overlap"]
+    serializationGapNs: Annotated[int, "totalNs - perfectPipelineNs: time lost to serialisation"]
+    effectiveDmaGbps: Annotated[float | None, "DMA bytes over the DMA union (null: no DMA)"]
+    instructions: int
+    dmaBytes: int
+    lines: Annotated[list[EstimateLine], "hottest first"]
+    timeline: Annotated[list[EngineTrack], "the main core's engine tracks, DMA first"]
+    bounds: Annotated[
+        BoundsJson | None,
+        "the estimated profile's bound families, bottleneck and speedups (null: no instructions)",
+    ]
+    investigations: Annotated[
+        list[InvestigationJson],
+        "the four line-level investigations of the estimated profile, each with its status",
+    ]
+
+
+class Estimate(_EstimateKeys, total=False):
+    """The estimated timeline: every traced instruction scheduled on its engine queue after its dependencies
+    (``nki_studio.estimate``, docs/cost-model.md), as an estimated profile's metrics, with the bounds and
+    investigations of that profile (``nki_studio.profile.bounds`` / ``investigations``, the same objects
+    ``profile analyze --json`` and the MCP tools carry). Estimated, not measured."""
+
+    notes: Annotated[list[str], "how the estimate was made and what it leaves out"]
+
+
+class _SimulationResultKeys(TypedDict):
+    status: Status
+    message: str
+    backend: Annotated[str | None, "embedded or official; null when the simulation did not start"]
+    kernel: str
+    path: str
+    spec: Spec
+    timings: Timings
+    oracle: Oracle | None
+    peak: Peak | None
+    warnings: Annotated[list[str], "simulator warnings, each 'file:line: message' when the line is known"]
+    error: ErrorInfo | None
+    cost: Cost | None
+    estimate: Annotated[
+        Estimate | None, "the estimated timeline (null when the simulation recorded no trace)"
+    ]
+
+
+@final  # lets `"cost" in result` tell a result from a notice
+class SimulationResult(_SimulationResultKeys, total=False):
+    """The result of one simulation job run by a worker (``simulate --json`` prints this)."""
+
+    peakRssBytes: Annotated[int, "peak resident memory of the worker"]
+    devicePrints: Annotated[list[str], "nl.device_print output"]
+    instructions: Annotated[int, "instructions simulated"]
+    ignoredConfig: Annotated[
+        list[str],
+        "nki.compiler options the kernel set that the simulation accepted and recorded but does not honour, "
+        "each with the reason",
+    ]
+    uninitializedRead: Annotated[ErrorInfo | None, "the strict re-run's first read of never-written memory"]
+    output: Annotated[str, "tail of what the kernel printed"]
+    uri: Annotated[str, "the document, on nki/simulationResult"]
+
+
+class _SimulationNoticeKeys(TypedDict):
+    status: Status
+    message: str
+
+
+@final
+class SimulationNotice(_SimulationNoticeKeys, total=False):
+    """An answer no worker produced: refused (untrusted workspace), cancelled, or the run could not start."""
+
+    kernel: str
+    path: str
+    uri: Annotated[str, "the document, on nki/simulationResult"]
+    warnings: list[str]
+
+
+# What the server sends: ``nki/simulationResult`` and the ``nki-studio.simulate`` command's answer.
+AnyResult = SimulationResult | SimulationNotice

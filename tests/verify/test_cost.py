@@ -1,0 +1,151 @@
+"""Estimated-cost model: hand-computed instruction costs (trn2 numbers from model/targets.py)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from nki_studio.estimate.cost import instruction_cost
+from nki_studio.estimate.trace_cost import estimate, roofline
+from nki_studio.model.targets import COST_RULES, Generation, limits_for
+from nki_studio.sim.trace import Operand, TraceEvent
+
+TRN2 = limits_for(Generation.GEN3)
+
+
+def _ev(
+    op: str, engine: str, operands: tuple[Operand, ...], free: int, line: int = 10, **kw: object
+) -> TraceEvent:
+    return TraceEvent(
+        seq=0,
+        op=op,
+        engine=engine,
+        file="/k.py",
+        line=line,
+        operands=operands,
+        partitions=128,
+        free_elements=free,
+        **kw,
+    )  # type: ignore[arg-type]
+
+
+def test_dma_bytes_at_368_gb_per_s_plus_amortised_overhead() -> None:
+    # 128 x 2048 bf16 = 524288 bytes: 524288 / 368 B/ns + 1300 ns / 16 engines
+    ev = _ev(
+        "nisa.dma_copy",
+        "dma",
+        (Operand("dst", (128, 2048), "bfloat16", "sbuf"),),
+        2048,
+        bytes_read={"hbm": 524288},
+        bytes_written={"sbuf": 524288},
+    )
+    assert instruction_cost(ev, TRN2).ns == pytest.approx(524288 / 368 + 1300 / 16)
+
+
+def test_matmul_cycles_formula() -> None:
+    ops = (
+        Operand("stationary", (128, 128), "bfloat16", "sbuf"),
+        Operand("moving", (128, 512), "bfloat16", "sbuf"),
+        Operand("dst", (128, 512), "float32", "psum"),
+    )
+    ev = _ev("nisa.nc_matmul", "tensor", ops, 512)
+    cost = instruction_cost(ev, TRN2)
+    assert cost.cycles == 512 and cost.ns == pytest.approx(512 / 2.4)
+    small = _ev("nisa.nc_matmul", "tensor", (ops[0], Operand("moving", (128, 16), "bfloat16", "sbuf")), 16)
+    assert instruction_cost(small, TRN2).cycles == 64  # max(64, N)
+    fp32 = _ev("nisa.nc_matmul", "tensor", (ops[0], Operand("moving", (128, 512), "float32", "sbuf")), 512)
+    assert instruction_cost(fp32, TRN2).cycles == 4 * 512
+
+
+def test_vector_lanes_by_dtype_and_two_inputs() -> None:
+    bf = Operand("src", (128, 4096), "bfloat16", "sbuf")
+    one = _ev("nisa.tensor_scalar", "vector", (Operand("dst", (128, 4096), "bfloat16", "sbuf"), bf), 4096)
+    # 16-bit operands: 512 lanes -> 4096 * 128 / 512 = 1024 cycles, + 60 access overhead, at 0.96 GHz
+    assert instruction_cost(one, TRN2).cycles == 1024 + COST_RULES.access_overhead_cycles
+    assert instruction_cost(one, TRN2).ns == pytest.approx(1084 / 0.96)
+    f32 = Operand("dst", (128, 4096), "float32", "sbuf")
+    two = _ev(
+        "nisa.tensor_tensor", "vector", (f32, bf, Operand("data2", (128, 4096), "bfloat16", "sbuf")), 4096
+    )
+    # a float32 operand: 256 lanes; two inputs: x2 -> 2 * 4096 * 128 / 256 = 4096
+    assert instruction_cost(two, TRN2).cycles == 4096 + 60
+    tiny = _ev("nisa.activation", "scalar", (Operand("dst", (128, 8), "float32", "sbuf"),), 8)
+    assert instruction_cost(tiny, TRN2).cycles == 64 + 60  # MIN_II floor
+    iota = _ev("nisa.iota", "gpsimd", (Operand("dst", (128, 100), "int32", "sbuf"),), 100)
+    assert instruction_cost(iota, TRN2).cycles == 150 + 100
+
+
+def test_report_per_line_share_engine_overlap_and_roofline() -> None:
+    dma = _ev(
+        "nisa.dma_copy",
+        "dma",
+        (Operand("dst", (128, 512), "float32", "sbuf"),),
+        512,
+        line=5,
+        bytes_read={"hbm": 262144},
+        bytes_written={"sbuf": 262144},
+    )
+    mm = _ev(
+        "nisa.nc_matmul",
+        "tensor",
+        (Operand("moving", (128, 512), "bfloat16", "sbuf"),),
+        512,
+        line=7,
+        flops=2 * 128 * 128 * 512,
+    )
+    report = estimate([dma, mm, mm], TRN2)
+    dma_ns = 262144 / 368 + 1300 / 16
+    mm_ns = 512 / 2.4
+    assert [(c.line, c.engine, c.instructions) for c in report.lines] == [(5, "dma", 1), (7, "tensor", 2)]
+    assert report.serial_ns == pytest.approx(dma_ns + 2 * mm_ns)
+    assert report.total_ns == pytest.approx(max(dma_ns, 2 * mm_ns))  # engines overlap
+    assert sum(c.share for c in report.lines) == pytest.approx(1.0)
+    r = report.roofline
+    assert r.flops == 2 * 2 * 128 * 128 * 512 and r.hbm_bytes == 262144
+    assert r.intensity == pytest.approx(r.flops / 262144)
+    assert r.compute_ns == pytest.approx(r.flops / 79e3) and r.memory_ns == pytest.approx(262144 / 368)
+    assert r.bound == "memory"  # 425 ns of TensorE work < 712 ns of DMA
+    assert report.to_json()["label"] == "estimated"
+
+
+def test_roofline_without_flops_is_memory_bound() -> None:
+    dma = _ev("nisa.dma_copy", "dma", (), 0, bytes_read={"hbm": 1000})
+    r = roofline([dma], TRN2)
+    assert r.flops == 0 and r.bound == "memory" and r.intensity == 0.0
+    assert math.isinf(roofline([], TRN2).intensity)
+
+
+def test_reductions_are_priced_by_their_input_and_scalar_operands_do_not_count_as_streams() -> None:
+    # bn_stats: the dst is [128, 6] but 512 elements per partition are read
+    ev = _ev(
+        "nisa.bn_stats",
+        "vector",
+        (Operand("dst", (128, 6), "float32", "sbuf"), Operand("data", (128, 512), "bfloat16", "sbuf")),
+        6,
+    )
+    assert (
+        instruction_cost(ev, TRN2).cycles == math.ceil(512 * 128 / 256) + 60
+    )  # a float32 operand: 256 lanes
+    # tensor_scalar with [P, 1] operands: one stream, not three
+    ts = _ev(
+        "nisa.tensor_scalar",
+        "vector",
+        (
+            Operand("dst", (128, 1024), "float32", "sbuf"),
+            Operand("data", (128, 1024), "bfloat16", "sbuf"),
+            Operand("operand0", (128, 1), "float32", "sbuf"),
+        ),
+        1024,
+    )
+    assert instruction_cost(ts, TRN2).cycles == 1024 * 128 // 256 + 60
+
+
+def test_collective_ranks_are_estimated_per_rank() -> None:
+    dma = _ev(
+        "nisa.dma_copy", "dma", (), 512, line=5, bytes_read={"hbm": 262144}, bytes_written={"sbuf": 262144}
+    )
+    one = estimate([dma], TRN2)
+    four = estimate([dma] * 4, TRN2, ranks=4)  # four ranks, same program, one trace
+    assert four.total_ns == pytest.approx(one.total_ns) and four.lines[0].instructions == 1
+    assert four.roofline.hbm_bytes == one.roofline.hbm_bytes
+    assert four.label.startswith("estimated, per rank of 4")
