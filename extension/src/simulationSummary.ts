@@ -1,5 +1,5 @@
 /**
- * Reading `nki/simulationResult` (typed in simulationResult.generated.ts, generated from server/verify/result.py)
+ * Reading `nki/simulationResult` (typed in simulationResult.generated.ts, generated from server/protocol/simulation.py)
  * into what the notification, status item and panel show. Tolerant: unknown or missing fields are skipped, never
  * thrown on.
  */
