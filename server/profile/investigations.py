@@ -21,7 +21,7 @@ import numpy.typing as npt
 from nki_studio.profile.bounds import Peaks, kernel_dma_mask, peaks
 from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
 from nki_studio.profile.metrics import NO_SOURCE_HELP
-from nki_studio.profile.model import Profile
+from nki_studio.profile.model import DmaTransfers, Profile
 from nki_studio.protocol.analysis import DetailValue, InvestigationJson
 
 # Descriptors under about 4 KiB per partition row are markedly less efficient (bounds.md §3.1).
@@ -151,6 +151,12 @@ def _by_line(
     return [(int(keys[g[0]]), rows[g]) for g in np.split(np.arange(rows.size), cuts)]
 
 
+def _dma_lines(profile: Profile, line_of: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Per DMA transfer, the line index of its triggering instruction (``_instr_lines``), -1 when it has none."""
+    dma = profile.dma
+    return np.where(dma.instr >= 0, line_of[np.maximum(dma.instr, 0)], -1) if len(line_of) else dma.instr
+
+
 def dma_efficiency(
     profile: Profile, line_of: npt.NDArray[np.int64], keys: list[tuple[str, int]]
 ) -> Investigation:
@@ -163,7 +169,7 @@ def dma_efficiency(
         return Investigation("dma-efficiency", title, "nothing found", "no kernel DMA transfers")
     if not keys:
         return Investigation("dma-efficiency", title, "unavailable", NO_SOURCE_HELP)
-    dline = np.where(dma.instr >= 0, line_of[np.maximum(dma.instr, 0)], -1) if len(line_of) else dma.instr
+    dline = _dma_lines(profile, line_of)
     linked = kernel & (dline >= 0)
     coverage = int(dma.bytes[linked].sum()) / total if total else 0.0
     cover_text = f"{coverage:.0%} of the kernel's {fmt_bytes(total)} DMA bytes are linked to a source line"
@@ -235,6 +241,156 @@ def _range_key(pcore: npt.NDArray[np.int32], hbm: npt.NDArray[np.int64], i: int)
     return int(pcore[i]), int(hbm[i, 0]), int(hbm[i, 1]), int(hbm[i, 2])
 
 
+def _input_loads(dma: DmaTransfers, kernel: npt.NDArray[np.bool_], inputs: set[str]) -> npt.NDArray[np.bool_]:
+    """The kernel's loads of its inputs: by memory text where the profile has it, else by tensor name."""
+    by_source = dma.source.mask_of({"[[INPUT]]"}) if dma.source is not None else dma.tensor.mask_of(inputs)
+    return np.asarray(kernel & by_source, bool)
+
+
+def _load_ratios(
+    dma: DmaTransfers, loads: npt.NDArray[np.bool_], inputs: dict[str, int]
+) -> tuple[dict[str, float], list[dict[str, Any]]]:
+    """Per input tensor, bytes loaded over its size: the ratios by name, and one row per tensor."""
+    tensor_of = np.asarray(dma.tensor.codes)
+    ratios: dict[str, float] = {}
+    rows: list[dict[str, Any]] = []
+    for name, size in inputs.items():
+        c = dma.tensor.values.index(name) if name in dma.tensor.values else -1
+        moved = int(dma.bytes[loads & (tensor_of == c)].sum()) if c >= 0 else 0
+        ratios[name] = moved / size if size else 0.0
+        rows.append({"tensor": name, "size": size, "loaded": moved, "ratio": ratios[name]})
+    return ratios, rows
+
+
+def _exact_reloads(
+    dma: DmaTransfers,
+    hbm: npt.NDArray[np.int64],
+    loads: npt.NDArray[np.bool_],
+    dline: npt.NDArray[np.int64],
+    keys: list[tuple[str, int]],
+) -> list[LineFinding]:
+    """NKI703 from exact HBM byte ranges: loads of a range an earlier load already brought in (most transfers
+    first), then broadcast loads, one transfer reading its bytes several times."""
+    first: dict[tuple[int, int, int, int], int] = {}
+    again: dict[tuple[int, str], list[int]] = defaultdict(list)
+    broadcast: dict[tuple[int, str], list[int]] = defaultdict(list)
+    for i in np.flatnonzero(loads):
+        key = _range_key(dma.pcore, hbm, int(i))
+        if key[1] < 0:
+            continue
+        if key in first:
+            again[(int(dline[i]), dma.tensor.value(int(i)) or "?")].append(int(i))
+        else:
+            first[key] = int(i)
+        if int(dma.bytes[i]) > key[3] - key[2]:  # one transfer reading its bytes several times
+            broadcast[(int(dline[i]), dma.tensor.value(int(i)) or "?")].append(int(i))
+    findings: list[LineFinding] = []
+    for (k, name), idx in sorted(again.items(), key=lambda kv: -len(kv[1])):
+        if k < 0:
+            continue
+        firsts = {int(dline[first[_range_key(dma.pcore, hbm, i)]]) for i in idx}
+        at = sorted(keys[f][1] for f in firsts if f >= 0 and keys[f][0] == keys[k][0])
+        findings.append(_reload_finding(keys[k], name, len(idx), int(dma.bytes[idx].sum()), at))
+    for (k, name), idx in broadcast.items():
+        if k < 0:
+            continue
+        span = int(sum(hbm[i, 2] - hbm[i, 1] for i in idx))
+        findings.append(_broadcast_finding(keys[k], name, len(idx), span, int(dma.bytes[idx].sum())))
+    return findings
+
+
+def _reload_finding(
+    where: tuple[str, int], name: str, reloads: int, nbytes: int, at: list[int]
+) -> LineFinding:
+    """NKI703 on a line that loads HBM bytes of input ``name`` already loaded (first at lines ``at``)."""
+    nums = {"tensor": name, "reloads": reloads, "reloaded_bytes": nbytes, "first_loaded_at": at}
+    return LineFinding.on(
+        "NKI703",
+        where,
+        f"reloads {fmt_bytes(nbytes)} of input `{name}` that were already loaded "
+        f"({reloads} transfer(s) of the same HBM bytes"
+        + (f", first loaded at line {', '.join(map(str, at))}" if at else "")
+        + "). Keep the tile in SBUF and reuse it.",
+        nums,
+    )
+
+
+def _broadcast_finding(
+    where: tuple[str, int], name: str, transfers: int, span: int, nbytes: int
+) -> LineFinding:
+    """NKI703 on a line whose loads move ``nbytes`` for ``span`` HBM bytes of input ``name``."""
+    nums = {"tensor": name, "transfers": transfers, "hbm_bytes": span, "moved_bytes": nbytes}
+    return LineFinding.on(
+        "NKI703",
+        where,
+        f"moves {fmt_bytes(nbytes)} for {fmt_bytes(span)} of input `{name}`: a broadcast load, "
+        "reading the same HBM bytes again for every partition it fills. Load it once and broadcast "
+        "on chip (e.g. a partition broadcast or a stride-0 access) if the DMA is the bottleneck.",
+        nums,
+    )
+
+
+def _tensor_reloads(
+    dma: DmaTransfers,
+    loads: npt.NDArray[np.bool_],
+    dline: npt.NDArray[np.int64],
+    keys: list[tuple[str, int]],
+    ratios: dict[str, float],
+) -> list[LineFinding]:
+    """NKI703 without byte ranges: every line loading an input the kernel loads more than its size of in all."""
+    tensor_of = np.asarray(dma.tensor.codes)
+    findings: list[LineFinding] = []
+    for k, sel in _by_line(loads, dline):
+        for c in np.unique(tensor_of[sel]):
+            name = dma.tensor.values[c] if c >= 0 else "?"
+            if ratios.get(name, 0.0) <= 1.0:
+                continue
+            nbytes = int(dma.bytes[sel[tensor_of[sel] == c]].sum())
+            nums = {"tensor": name, "loaded_bytes": nbytes, "tensor_ratio": ratios[name]}
+            findings.append(
+                LineFinding.on(
+                    "NKI703",
+                    keys[k],
+                    f"loads {fmt_bytes(nbytes)} of input `{name}`, which the kernel loads "
+                    f"{ratios[name]:.2f}× its size in all: part of it is reloaded. Keep tiles in SBUF and reuse them.",
+                    nums,
+                )
+            )
+    return findings
+
+
+def _spills(
+    dma: DmaTransfers,
+    kernel: npt.NDArray[np.bool_],
+    dline: npt.NDArray[np.int64],
+    keys: list[tuple[str, int]],
+) -> list[LineFinding]:
+    """NKI704 on every line whose transfers read or write a compiler spill buffer (``VIRTUAL`` memory)."""
+    if dma.source is None or dma.dest is None:
+        return []
+    virtual_src = np.array(["VIRTUAL" in v for v in dma.source.values] + [False], bool)[dma.source.codes]
+    virtual_dst = np.array(["VIRTUAL" in v for v in dma.dest.values] + [False], bool)[dma.dest.codes]
+    reload = kernel & virtual_src
+    spill_any = kernel & (virtual_src | virtual_dst)
+    findings: list[LineFinding] = []
+    for k in np.unique(dline[spill_any]):
+        if k < 0:
+            continue
+        rb = int(dma.bytes[reload & (dline == k)].sum())
+        cost = 2 * rb  # save-direction Flow links are partly missing (bounds.md §3.2)
+        nums = {"reload_bytes": rb, "cost_bytes": cost}
+        findings.append(
+            LineFinding.on(
+                "NKI704",
+                keys[k],
+                f"the compiler spilled this operation's output to HBM and reloaded it: about {fmt_bytes(cost)} of "
+                "DMA (2 × the reloads). Reduce the live SBUF data here (smaller tiles, fewer buffers).",
+                nums,
+            )
+        )
+    return findings
+
+
 def redundant_dma(
     profile: Profile, line_of: npt.NDArray[np.int64], keys: list[tuple[str, int]]
 ) -> Investigation:
@@ -242,131 +398,31 @@ def redundant_dma(
     reloads where the profile knows the ranges) and compiler spills."""
     title = "Redundant DMA (memory_bound_ideal → memory_bound_ideal_no_reloads)"
     dma = profile.dma
-    kernel = kernel_dma_mask(profile)
-    inputs = {t.name: t.size for t in profile.tensors if t.role == "IN"}
-    necessary = sum(t.size for t in profile.tensors if t.role in ("IN", "OUT"))
-    total = int(dma.bytes[kernel].sum())
     if not profile.tensors:
         return Investigation("redundant-dma", title, "unavailable", NO_TENSORS_HELP)
-    names = set(dma.tensor.values)
-    if names <= {"unknown", ""}:
+    if set(dma.tensor.values) <= {"unknown", ""}:
         return Investigation("redundant-dma", title, "unavailable", f"tensor names unknown: {NO_DGE_HELP}")
-    dline = np.where(dma.instr >= 0, line_of[np.maximum(dma.instr, 0)], -1) if len(line_of) else dma.instr
-    excess = total - necessary
+    kernel = kernel_dma_mask(profile)
+    inputs = {t.name: t.size for t in profile.tensors if t.role == "IN"}
+    dline = _dma_lines(profile, line_of)
+    loads = _input_loads(dma, kernel, set(inputs))
+    ratios, rows = _load_ratios(dma, loads, inputs)
+    hbm = dma.hbm_range
+    exact = hbm is not None and bool((hbm[:, 0] >= 0).any())
+    if hbm is not None and exact:
+        findings = _exact_reloads(dma, hbm, loads, dline, keys)
+    else:
+        findings = _tensor_reloads(dma, loads, dline, keys, ratios)
+    findings += _spills(dma, kernel, dline, keys)
+    total = int(dma.bytes[kernel].sum())
+    necessary = sum(t.size for t in profile.tensors if t.role in ("IN", "OUT"))
+    method = "exact HBM byte ranges" if exact else "per tensor (TensorInfo sizes)"
     summary = (
         f"DMA moved {fmt_bytes(total)}, the kernel's inputs and outputs are {fmt_bytes(necessary)}: "
-        f"excess {fmt_bytes(max(excess, 0))}"
+        f"excess {fmt_bytes(max(total - necessary, 0))}; reloads found by {method}"
     )
-    findings: list[LineFinding] = []
-    rows: list[dict[str, Any]] = []
-    loads = kernel & (
-        dma.source.mask_of({"[[INPUT]]"}) if dma.source is not None else dma.tensor.mask_of(set(inputs))
-    )
-    tensor_of = np.asarray(dma.tensor.codes)
-    ratios: dict[str, float] = {}
-    for name, size in inputs.items():
-        c = dma.tensor.values.index(name) if name in dma.tensor.values else -1
-        moved = int(dma.bytes[loads & (tensor_of == c)].sum()) if c >= 0 else 0
-        ratios[name] = moved / size if size else 0.0
-        rows.append({"tensor": name, "size": size, "loaded": moved, "ratio": ratios[name]})
-
-    exact = dma.hbm_range is not None and (dma.hbm_range[:, 0] >= 0).any()
-    if exact:
-        # Exact: a load of an HBM byte range some earlier load of this kernel already brought in.
-        assert dma.hbm_range is not None
-        first: dict[tuple[int, int, int, int], int] = {}
-        again: dict[tuple[int, str], list[int]] = defaultdict(list)
-        broadcast: dict[tuple[int, str], list[int]] = defaultdict(list)
-        for i in np.flatnonzero(loads):
-            key = _range_key(dma.pcore, dma.hbm_range, int(i))
-            if key[1] < 0:
-                continue
-            if key in first:
-                again[(int(dline[i]), dma.tensor.value(int(i)) or "?")].append(int(i))
-            else:
-                first[key] = int(i)
-            if int(dma.bytes[i]) > key[3] - key[2]:  # one transfer reading its bytes several times
-                broadcast[(int(dline[i]), dma.tensor.value(int(i)) or "?")].append(int(i))
-        for (k, name), idx in sorted(again.items(), key=lambda kv: -len(kv[1])):
-            if k < 0:
-                continue
-            nbytes = int(dma.bytes[idx].sum())
-            firsts = {int(dline[first[_range_key(dma.pcore, dma.hbm_range, i)]]) for i in idx}
-            at = sorted(keys[f][1] for f in firsts if f >= 0 and keys[f][0] == keys[k][0])
-            nums = {"tensor": name, "reloads": len(idx), "reloaded_bytes": nbytes, "first_loaded_at": at}
-            findings.append(
-                LineFinding.on(
-                    "NKI703",
-                    keys[k],
-                    f"reloads {fmt_bytes(nbytes)} of input `{name}` that were already loaded "
-                    f"({len(idx)} transfer(s) of the same HBM bytes"
-                    + (f", first loaded at line {', '.join(map(str, at))}" if at else "")
-                    + "). Keep the tile in SBUF and reuse it.",
-                    nums,
-                )
-            )
-        for (k, name), idx in broadcast.items():
-            if k < 0:
-                continue
-            span = int(sum(dma.hbm_range[i, 2] - dma.hbm_range[i, 1] for i in idx))
-            nbytes = int(dma.bytes[idx].sum())
-            nums = {"tensor": name, "transfers": len(idx), "hbm_bytes": span, "moved_bytes": nbytes}
-            findings.append(
-                LineFinding.on(
-                    "NKI703",
-                    keys[k],
-                    f"moves {fmt_bytes(nbytes)} for {fmt_bytes(span)} of input `{name}`: a broadcast load, "
-                    "reading the same HBM bytes again for every partition it fills. Load it once and broadcast "
-                    "on chip (e.g. a partition broadcast or a stride-0 access) if the DMA is the bottleneck.",
-                    nums,
-                )
-            )
-    else:
-        for k, sel in _by_line(loads, dline):
-            for c in np.unique(tensor_of[sel]):
-                name = dma.tensor.values[c] if c >= 0 else "?"
-                if ratios.get(name, 0.0) <= 1.0:
-                    continue
-                nbytes = int(dma.bytes[sel[tensor_of[sel] == c]].sum())
-                nums = {"tensor": name, "loaded_bytes": nbytes, "tensor_ratio": ratios[name]}
-                findings.append(
-                    LineFinding.on(
-                        "NKI703",
-                        keys[k],
-                        f"loads {fmt_bytes(nbytes)} of input `{name}`, which the kernel loads "
-                        f"{ratios[name]:.2f}× its size in all: part of it is reloaded. Keep tiles in SBUF and reuse them.",
-                        nums,
-                    )
-                )
-
-    if dma.source is not None and dma.dest is not None:
-        virtual_src = np.array(["VIRTUAL" in v for v in dma.source.values] + [False], bool)[dma.source.codes]
-        virtual_dst = np.array(["VIRTUAL" in v for v in dma.dest.values] + [False], bool)[dma.dest.codes]
-        reload = kernel & virtual_src
-        spill_any = kernel & (virtual_src | virtual_dst)
-        for k in np.unique(dline[spill_any]):
-            if k < 0:
-                continue
-            rb = int(dma.bytes[reload & (dline == k)].sum())
-            cost = 2 * rb  # save-direction Flow links are partly missing (bounds.md §3.2)
-            nums = {"reload_bytes": rb, "cost_bytes": cost}
-            findings.append(
-                LineFinding.on(
-                    "NKI704",
-                    keys[k],
-                    f"the compiler spilled this operation's output to HBM and reloaded it: about {fmt_bytes(cost)} of "
-                    "DMA (2 × the reloads). Reduce the live SBUF data here (smaller tiles, fewer buffers).",
-                    nums,
-                )
-            )
-    method = "exact HBM byte ranges" if exact else "per tensor (TensorInfo sizes)"
     return Investigation(
-        "redundant-dma",
-        title,
-        "found" if findings else "nothing found",
-        f"{summary}; reloads found by {method}",
-        findings,
-        rows,
+        "redundant-dma", title, "found" if findings else "nothing found", summary, findings, rows
     )
 
 
