@@ -42,7 +42,7 @@ class Setting:
     restart: bool = False  # the extension restarts the server when it changes (not sent to the server)
     # False: a key of the server's protocol the client fills in (no VS Code setting, no key list entry)
     user_setting: bool = True
-    docs_default: str | None = None  # the settings table's wording of the default when the JSON value needs words
+    docs_default: str | None = None  # the table's wording of the default when the JSON value needs words
     docs_note: str = ""  # settings table only: what LSP clients (not VS Code) may also send
 
     @property
