@@ -1,9 +1,9 @@
-"""Rule and code documentation generated from the registry and the code catalogue, so pages, index and README cannot drift from the code.
+"""Rule and code documentation generated from the registry and the code catalogue, so pages and index cannot drift from
+the code.
 
 * ``docs/rules/NKI###.md`` for every code of the catalogue (``nki_studio.core.codes``): lint rules from their
   rule module, other codes (NKI6xx) from their declaration's ``Page``, each with its family's footer;
-* ``docs/rules/README.md``: the index of every code;
-* the "Rules" section of ``README.md`` between the ``<!-- rules:begin -->``/``<!-- rules:end -->`` markers.
+* ``docs/rules/README.md``: the index of every code, which the project README links as its rule list.
 
 Run ``python -m nki_studio.nkilint.rule_docs`` from the repository root to rewrite them; the tests fail when a
 file differs from what this module renders.
@@ -28,8 +28,6 @@ MARKER = (
     "<!-- generated from the code catalogue by nki_studio.nkilint.rule_docs; edit the rule module or the "
     "code's declaration -->"
 )
-README_BEGIN = "<!-- rules:begin -->"
-README_END = "<!-- rules:end -->"
 
 
 def _version_scope(rule: Rule) -> str:
@@ -141,6 +139,8 @@ def render_index(rules: dict[str, Rule]) -> str:
         "",
         f"Codes: {families}.",
         "",
+        "Severity shown is the default (some rules change it per NKI version, see their pages).",
+        "",
         "| code | name | severity | scope | fix | summary |",
         "|---|---|---|---|---|---|",
     ]
@@ -151,23 +151,6 @@ def render_index(rules: dict[str, Rule]) -> str:
             f"{'yes' if fixable else ''} | {c.summary.replace('|', '/')} |"
         )
     return "\n".join(lines) + "\n"
-
-
-def render_readme_section(rules: dict[str, Rule]) -> str:
-    """The README's rule list (between the markers)."""
-    lines = [
-        README_BEGIN,
-        "",
-        f"{len(rules)} rules; each has a page in [`docs/rules/`](docs/rules/README.md). Severity shown is the "
-        "default (some rules change it per NKI version, see their pages).",
-        "",
-        "| code | name | severity |",
-        "|---|---|---|",
-    ]
-    for r in rules.values():
-        lines.append(f"| [{r.code}](docs/rules/{r.code}.md) | {r.name} | {r.default_severity.value} |")
-    lines += ["", README_END]
-    return "\n".join(lines)
 
 
 def generated_pages(root: str) -> dict[str, str]:
@@ -184,27 +167,12 @@ def generated_pages(root: str) -> dict[str, str]:
     return out
 
 
-def readme_with_rules(readme: str) -> str:
-    """README text with its rules section replaced (appended as "## Rules" when the markers are missing)."""
-    section = render_readme_section(all_rules())
-    if README_BEGIN in readme and README_END in readme:
-        head, rest = readme.split(README_BEGIN, 1)
-        _, tail = rest.split(README_END, 1)
-        return head + section + tail
-    return readme.rstrip("\n") + "\n\n## Rules\n\n" + section + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
     """Rewrite the generated docs under the current directory (the repository root)."""
     root = (argv or sys.argv[1:] or ["."])[0]
     for path, text in generated_pages(root).items():
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
-    readme = os.path.join(root, "README.md")
-    with open(readme, encoding="utf-8") as fh:
-        current = fh.read()
-    with open(readme, "w", encoding="utf-8") as fh:
-        fh.write(readme_with_rules(current))
     return 0
 
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 import copy
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
 from nki_studio.profile.bounds import Peaks, kernel_dma_mask, peaks
 from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
 from nki_studio.profile.metrics import NO_SOURCE_HELP
-from nki_studio.profile.model import Profile
+from nki_studio.profile.model import DmaTransfers, Profile
 from nki_studio.protocol.analysis import DetailValue, InvestigationJson
 
 # Descriptors under about 4 KiB per partition row are markedly less efficient (bounds.md §3.1).
@@ -151,6 +151,12 @@ def _by_line(
     return [(int(keys[g[0]]), rows[g]) for g in np.split(np.arange(rows.size), cuts)]
 
 
+def _dma_lines(profile: Profile, line_of: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Per DMA transfer, the line index of its triggering instruction (``_instr_lines``), -1 when it has none."""
+    dma = profile.dma
+    return np.where(dma.instr >= 0, line_of[np.maximum(dma.instr, 0)], -1) if len(line_of) else dma.instr
+
+
 def dma_efficiency(
     profile: Profile, line_of: npt.NDArray[np.int64], keys: list[tuple[str, int]]
 ) -> Investigation:
@@ -163,7 +169,7 @@ def dma_efficiency(
         return Investigation("dma-efficiency", title, "nothing found", "no kernel DMA transfers")
     if not keys:
         return Investigation("dma-efficiency", title, "unavailable", NO_SOURCE_HELP)
-    dline = np.where(dma.instr >= 0, line_of[np.maximum(dma.instr, 0)], -1) if len(line_of) else dma.instr
+    dline = _dma_lines(profile, line_of)
     linked = kernel & (dline >= 0)
     coverage = int(dma.bytes[linked].sum()) / total if total else 0.0
     cover_text = f"{coverage:.0%} of the kernel's {fmt_bytes(total)} DMA bytes are linked to a source line"
@@ -235,6 +241,168 @@ def _range_key(pcore: npt.NDArray[np.int32], hbm: npt.NDArray[np.int64], i: int)
     return int(pcore[i]), int(hbm[i, 0]), int(hbm[i, 1]), int(hbm[i, 2])
 
 
+@dataclass(frozen=True)
+class _KernelDma:
+    """What every step of ``redundant_dma`` reads: the transfers, which are the kernel's own, and the source
+    line of each (an index into ``keys``, -1 without one)."""
+
+    dma: DmaTransfers
+    kernel: npt.NDArray[np.bool_]  # ``kernel_dma_mask``
+    line: npt.NDArray[np.int64]  # ``_dma_lines``
+    keys: list[tuple[str, int]]  # ``_instr_lines``
+
+
+def _input_loads(t: _KernelDma, inputs: set[str]) -> npt.NDArray[np.bool_]:
+    """The kernel's loads of its inputs: by memory text where the profile has it, else by tensor name."""
+    dma = t.dma
+    by_source = dma.source.mask_of({"[[INPUT]]"}) if dma.source is not None else dma.tensor.mask_of(inputs)
+    return np.asarray(t.kernel & by_source, bool)
+
+
+def _load_ratios(
+    dma: DmaTransfers, loads: npt.NDArray[np.bool_], inputs: dict[str, int]
+) -> tuple[dict[str, float], list[dict[str, Any]]]:
+    """Per input tensor, bytes loaded over its size: the ratios by name, and one row per tensor."""
+    tensor_of = np.asarray(dma.tensor.codes)
+    ratios: dict[str, float] = {}
+    rows: list[dict[str, Any]] = []
+    for name, size in inputs.items():
+        c = dma.tensor.values.index(name) if name in dma.tensor.values else -1
+        moved = int(dma.bytes[loads & (tensor_of == c)].sum()) if c >= 0 else 0
+        ratios[name] = moved / size if size else 0.0
+        rows.append({"tensor": name, "size": size, "loaded": moved, "ratio": ratios[name]})
+    return ratios, rows
+
+
+class _RangeLoads(NamedTuple):
+    """Input loads grouped by their exact HBM byte range."""
+
+    first: dict[
+        tuple[int, int, int, int], int
+    ]  # range key (``_range_key``) -> the transfer that loaded it first
+    again: dict[tuple[int, str], list[int]]  # (line, tensor) -> transfers of a range already loaded
+    broadcast: dict[
+        tuple[int, str], list[int]
+    ]  # (line, tensor) -> transfers moving more bytes than their range
+
+
+def _range_loads(t: _KernelDma, hbm: npt.NDArray[np.int64], loads: npt.NDArray[np.bool_]) -> _RangeLoads:
+    """Walk the input loads in order, grouping repeats of a range and broadcast loads by line and tensor."""
+    groups = _RangeLoads({}, defaultdict(list), defaultdict(list))
+    for i in np.flatnonzero(loads):
+        key = _range_key(t.dma.pcore, hbm, int(i))
+        if key[1] < 0:
+            continue
+        where = (int(t.line[i]), t.dma.tensor.value(int(i)) or "?")
+        if key in groups.first:
+            groups.again[where].append(int(i))
+        else:
+            groups.first[key] = int(i)
+        if int(t.dma.bytes[i]) > key[3] - key[2]:  # one transfer reading its bytes several times
+            groups.broadcast[where].append(int(i))
+    return groups
+
+
+def _repeated_loads(t: _KernelDma, hbm: npt.NDArray[np.int64], groups: _RangeLoads) -> list[LineFinding]:
+    """NKI703 on every line loading an HBM byte range an earlier load already brought in (most transfers
+    first), naming the lines of the first loads."""
+    findings: list[LineFinding] = []
+    for (k, name), idx in sorted(groups.again.items(), key=lambda kv: -len(kv[1])):
+        if k < 0:
+            continue
+        nbytes = int(t.dma.bytes[idx].sum())
+        firsts = {int(t.line[groups.first[_range_key(t.dma.pcore, hbm, i)]]) for i in idx}
+        at = sorted(t.keys[f][1] for f in firsts if f >= 0 and t.keys[f][0] == t.keys[k][0])
+        nums = {"tensor": name, "reloads": len(idx), "reloaded_bytes": nbytes, "first_loaded_at": at}
+        findings.append(
+            LineFinding.on(
+                "NKI703",
+                t.keys[k],
+                f"reloads {fmt_bytes(nbytes)} of input `{name}` that were already loaded "
+                f"({len(idx)} transfer(s) of the same HBM bytes"
+                + (f", first loaded at line {', '.join(map(str, at))}" if at else "")
+                + "). Keep the tile in SBUF and reuse it.",
+                nums,
+            )
+        )
+    return findings
+
+
+def _broadcast_loads(t: _KernelDma, hbm: npt.NDArray[np.int64], groups: _RangeLoads) -> list[LineFinding]:
+    """NKI703 on every line whose loads read their HBM bytes several times (a broadcast load)."""
+    findings: list[LineFinding] = []
+    for (k, name), idx in groups.broadcast.items():
+        if k < 0:
+            continue
+        span = int(sum(hbm[i, 2] - hbm[i, 1] for i in idx))
+        nbytes = int(t.dma.bytes[idx].sum())
+        nums = {"tensor": name, "transfers": len(idx), "hbm_bytes": span, "moved_bytes": nbytes}
+        findings.append(
+            LineFinding.on(
+                "NKI703",
+                t.keys[k],
+                f"moves {fmt_bytes(nbytes)} for {fmt_bytes(span)} of input `{name}`: a broadcast load, "
+                "reading the same HBM bytes again for every partition it fills. Load it once and broadcast "
+                "on chip (e.g. a partition broadcast or a stride-0 access) if the DMA is the bottleneck.",
+                nums,
+            )
+        )
+    return findings
+
+
+def _tensor_reloads(
+    t: _KernelDma, loads: npt.NDArray[np.bool_], ratios: dict[str, float]
+) -> list[LineFinding]:
+    """NKI703 without byte ranges: every line loading an input the kernel loads more than its size of in all."""
+    tensor_of = np.asarray(t.dma.tensor.codes)
+    findings: list[LineFinding] = []
+    for k, sel in _by_line(loads, t.line):
+        for c in np.unique(tensor_of[sel]):
+            name = t.dma.tensor.values[c] if c >= 0 else "?"
+            if ratios.get(name, 0.0) <= 1.0:
+                continue
+            nbytes = int(t.dma.bytes[sel[tensor_of[sel] == c]].sum())
+            nums = {"tensor": name, "loaded_bytes": nbytes, "tensor_ratio": ratios[name]}
+            findings.append(
+                LineFinding.on(
+                    "NKI703",
+                    t.keys[k],
+                    f"loads {fmt_bytes(nbytes)} of input `{name}`, which the kernel loads "
+                    f"{ratios[name]:.2f}× its size in all: part of it is reloaded. Keep tiles in SBUF and reuse them.",
+                    nums,
+                )
+            )
+    return findings
+
+
+def _spills(t: _KernelDma) -> list[LineFinding]:
+    """NKI704 on every line whose transfers read or write a compiler spill buffer (``VIRTUAL`` memory)."""
+    dma = t.dma
+    if dma.source is None or dma.dest is None:
+        return []
+    virtual_src = np.array(["VIRTUAL" in v for v in dma.source.values] + [False], bool)[dma.source.codes]
+    virtual_dst = np.array(["VIRTUAL" in v for v in dma.dest.values] + [False], bool)[dma.dest.codes]
+    reload = t.kernel & virtual_src
+    spill_any = t.kernel & (virtual_src | virtual_dst)
+    findings: list[LineFinding] = []
+    for k in np.unique(t.line[spill_any]):
+        if k < 0:
+            continue
+        rb = int(dma.bytes[reload & (t.line == k)].sum())
+        cost = 2 * rb  # save-direction Flow links are partly missing (bounds.md §3.2)
+        nums = {"reload_bytes": rb, "cost_bytes": cost}
+        findings.append(
+            LineFinding.on(
+                "NKI704",
+                t.keys[k],
+                f"the compiler spilled this operation's output to HBM and reloaded it: about {fmt_bytes(cost)} of "
+                "DMA (2 × the reloads). Reduce the live SBUF data here (smaller tiles, fewer buffers).",
+                nums,
+            )
+        )
+    return findings
+
+
 def redundant_dma(
     profile: Profile, line_of: npt.NDArray[np.int64], keys: list[tuple[str, int]]
 ) -> Investigation:
@@ -242,131 +410,31 @@ def redundant_dma(
     reloads where the profile knows the ranges) and compiler spills."""
     title = "Redundant DMA (memory_bound_ideal → memory_bound_ideal_no_reloads)"
     dma = profile.dma
-    kernel = kernel_dma_mask(profile)
-    inputs = {t.name: t.size for t in profile.tensors if t.role == "IN"}
-    necessary = sum(t.size for t in profile.tensors if t.role in ("IN", "OUT"))
-    total = int(dma.bytes[kernel].sum())
     if not profile.tensors:
         return Investigation("redundant-dma", title, "unavailable", NO_TENSORS_HELP)
-    names = set(dma.tensor.values)
-    if names <= {"unknown", ""}:
+    if set(dma.tensor.values) <= {"unknown", ""}:
         return Investigation("redundant-dma", title, "unavailable", f"tensor names unknown: {NO_DGE_HELP}")
-    dline = np.where(dma.instr >= 0, line_of[np.maximum(dma.instr, 0)], -1) if len(line_of) else dma.instr
-    excess = total - necessary
+    t = _KernelDma(dma, kernel_dma_mask(profile), _dma_lines(profile, line_of), keys)
+    inputs = {tensor.name: tensor.size for tensor in profile.tensors if tensor.role == "IN"}
+    loads = _input_loads(t, set(inputs))
+    ratios, rows = _load_ratios(dma, loads, inputs)
+    hbm = dma.hbm_range
+    exact = hbm is not None and bool((hbm[:, 0] >= 0).any())
+    if hbm is not None and exact:
+        groups = _range_loads(t, hbm, loads)
+        findings = _repeated_loads(t, hbm, groups) + _broadcast_loads(t, hbm, groups)
+    else:
+        findings = _tensor_reloads(t, loads, ratios)
+    findings += _spills(t)
+    total = int(dma.bytes[t.kernel].sum())
+    necessary = sum(tensor.size for tensor in profile.tensors if tensor.role in ("IN", "OUT"))
+    method = "exact HBM byte ranges" if exact else "per tensor (TensorInfo sizes)"
     summary = (
         f"DMA moved {fmt_bytes(total)}, the kernel's inputs and outputs are {fmt_bytes(necessary)}: "
-        f"excess {fmt_bytes(max(excess, 0))}"
+        f"excess {fmt_bytes(max(total - necessary, 0))}; reloads found by {method}"
     )
-    findings: list[LineFinding] = []
-    rows: list[dict[str, Any]] = []
-    loads = kernel & (
-        dma.source.mask_of({"[[INPUT]]"}) if dma.source is not None else dma.tensor.mask_of(set(inputs))
-    )
-    tensor_of = np.asarray(dma.tensor.codes)
-    ratios: dict[str, float] = {}
-    for name, size in inputs.items():
-        c = dma.tensor.values.index(name) if name in dma.tensor.values else -1
-        moved = int(dma.bytes[loads & (tensor_of == c)].sum()) if c >= 0 else 0
-        ratios[name] = moved / size if size else 0.0
-        rows.append({"tensor": name, "size": size, "loaded": moved, "ratio": ratios[name]})
-
-    exact = dma.hbm_range is not None and (dma.hbm_range[:, 0] >= 0).any()
-    if exact:
-        # Exact: a load of an HBM byte range some earlier load of this kernel already brought in.
-        assert dma.hbm_range is not None
-        first: dict[tuple[int, int, int, int], int] = {}
-        again: dict[tuple[int, str], list[int]] = defaultdict(list)
-        broadcast: dict[tuple[int, str], list[int]] = defaultdict(list)
-        for i in np.flatnonzero(loads):
-            key = _range_key(dma.pcore, dma.hbm_range, int(i))
-            if key[1] < 0:
-                continue
-            if key in first:
-                again[(int(dline[i]), dma.tensor.value(int(i)) or "?")].append(int(i))
-            else:
-                first[key] = int(i)
-            if int(dma.bytes[i]) > key[3] - key[2]:  # one transfer reading its bytes several times
-                broadcast[(int(dline[i]), dma.tensor.value(int(i)) or "?")].append(int(i))
-        for (k, name), idx in sorted(again.items(), key=lambda kv: -len(kv[1])):
-            if k < 0:
-                continue
-            nbytes = int(dma.bytes[idx].sum())
-            firsts = {int(dline[first[_range_key(dma.pcore, dma.hbm_range, i)]]) for i in idx}
-            at = sorted(keys[f][1] for f in firsts if f >= 0 and keys[f][0] == keys[k][0])
-            nums = {"tensor": name, "reloads": len(idx), "reloaded_bytes": nbytes, "first_loaded_at": at}
-            findings.append(
-                LineFinding.on(
-                    "NKI703",
-                    keys[k],
-                    f"reloads {fmt_bytes(nbytes)} of input `{name}` that were already loaded "
-                    f"({len(idx)} transfer(s) of the same HBM bytes"
-                    + (f", first loaded at line {', '.join(map(str, at))}" if at else "")
-                    + "). Keep the tile in SBUF and reuse it.",
-                    nums,
-                )
-            )
-        for (k, name), idx in broadcast.items():
-            if k < 0:
-                continue
-            span = int(sum(dma.hbm_range[i, 2] - dma.hbm_range[i, 1] for i in idx))
-            nbytes = int(dma.bytes[idx].sum())
-            nums = {"tensor": name, "transfers": len(idx), "hbm_bytes": span, "moved_bytes": nbytes}
-            findings.append(
-                LineFinding.on(
-                    "NKI703",
-                    keys[k],
-                    f"moves {fmt_bytes(nbytes)} for {fmt_bytes(span)} of input `{name}`: a broadcast load, "
-                    "reading the same HBM bytes again for every partition it fills. Load it once and broadcast "
-                    "on chip (e.g. a partition broadcast or a stride-0 access) if the DMA is the bottleneck.",
-                    nums,
-                )
-            )
-    else:
-        for k, sel in _by_line(loads, dline):
-            for c in np.unique(tensor_of[sel]):
-                name = dma.tensor.values[c] if c >= 0 else "?"
-                if ratios.get(name, 0.0) <= 1.0:
-                    continue
-                nbytes = int(dma.bytes[sel[tensor_of[sel] == c]].sum())
-                nums = {"tensor": name, "loaded_bytes": nbytes, "tensor_ratio": ratios[name]}
-                findings.append(
-                    LineFinding.on(
-                        "NKI703",
-                        keys[k],
-                        f"loads {fmt_bytes(nbytes)} of input `{name}`, which the kernel loads "
-                        f"{ratios[name]:.2f}× its size in all: part of it is reloaded. Keep tiles in SBUF and reuse them.",
-                        nums,
-                    )
-                )
-
-    if dma.source is not None and dma.dest is not None:
-        virtual_src = np.array(["VIRTUAL" in v for v in dma.source.values] + [False], bool)[dma.source.codes]
-        virtual_dst = np.array(["VIRTUAL" in v for v in dma.dest.values] + [False], bool)[dma.dest.codes]
-        reload = kernel & virtual_src
-        spill_any = kernel & (virtual_src | virtual_dst)
-        for k in np.unique(dline[spill_any]):
-            if k < 0:
-                continue
-            rb = int(dma.bytes[reload & (dline == k)].sum())
-            cost = 2 * rb  # save-direction Flow links are partly missing (bounds.md §3.2)
-            nums = {"reload_bytes": rb, "cost_bytes": cost}
-            findings.append(
-                LineFinding.on(
-                    "NKI704",
-                    keys[k],
-                    f"the compiler spilled this operation's output to HBM and reloaded it: about {fmt_bytes(cost)} of "
-                    "DMA (2 × the reloads). Reduce the live SBUF data here (smaller tiles, fewer buffers).",
-                    nums,
-                )
-            )
-    method = "exact HBM byte ranges" if exact else "per tensor (TensorInfo sizes)"
     return Investigation(
-        "redundant-dma",
-        title,
-        "found" if findings else "nothing found",
-        f"{summary}; reloads found by {method}",
-        findings,
-        rows,
+        "redundant-dma", title, "found" if findings else "nothing found", summary, findings, rows
     )
 
 

@@ -4,8 +4,8 @@ whether untrusted workspaces may set it, and who reads it.
 ``nki_studio.lsp.settings`` (server), ``nki_studio.remote.config`` (the ``remote.*`` keys) take their
 defaults and allowed values from here; ``python -m nki_studio.settings.generate`` writes package.json
 ``contributes.configuration`` and ``restrictedConfigurations``, ``extension/src/settingsKeys.generated.ts``
-and the README settings table from it. This module imports nothing from the rest of the package, so every
-layer may read it.
+and the settings table of ``docs/settings.md`` from it. This module imports nothing from the rest of the
+package, so every layer may read it.
 
 To add a setting, append one line to ``SETTINGS``, e.g.
 ``Setting("exampleFlag", "boolean", False, "What it switches.", "server"),``; read it (a server key: a field
@@ -42,8 +42,8 @@ class Setting:
     restart: bool = False  # the extension restarts the server when it changes (not sent to the server)
     # False: a key of the server's protocol the client fills in (no VS Code setting, no key list entry)
     user_setting: bool = True
-    docs_default: str | None = None  # the README's wording of the default when the JSON value needs words
-    docs_note: str = ""  # README only: what LSP clients (not VS Code) may also send
+    docs_default: str | None = None  # the table's wording of the default when the JSON value needs words
+    docs_note: str = ""  # settings table only: what LSP clients (not VS Code) may also send
 
     @property
     def remote(self) -> bool:

@@ -3,7 +3,8 @@
 * ``package.json``: ``contributes.configuration`` and ``capabilities.untrustedWorkspaces.restrictedConfigurations``
   (the rest of the manifest is kept, in npm's 2-space layout);
 * ``extension/src/settingsKeys.generated.ts``: the key lists the extension sends to the server;
-* the README settings table between ``<!-- settings:begin -->`` and ``<!-- settings:end -->``.
+* the settings table of ``docs/settings.md`` between ``<!-- settings:begin -->`` and ``<!-- settings:end -->``
+  (the rest of that page is written by hand).
 
 Run ``python -m nki_studio.settings.generate`` from the repository root (``scripts/generate.sh`` does); the
 tests fail when a file differs from what this module renders.
@@ -19,8 +20,9 @@ from typing import Any
 from nki_studio.settings.declaration import SECTION, SETTINGS, Setting, setting
 
 TS_PATH = os.path.join("extension", "src", "settingsKeys.generated.ts")
-README_BEGIN = "<!-- settings:begin -->"
-README_END = "<!-- settings:end -->"
+PAGE_PATH = os.path.join("docs", "settings.md")
+TABLE_BEGIN = "<!-- settings:begin -->"
+TABLE_END = "<!-- settings:end -->"
 PRETTIER_WIDTH = 120  # .prettierrc.json printWidth: the TypeScript must already be in Prettier's layout
 
 
@@ -118,32 +120,32 @@ def _meaning(s: Setting) -> str:
     return " ".join(parts).replace("|", "\\|")
 
 
-def readme_section() -> str:
-    """The README's settings table, markers included."""
+def settings_table() -> str:
+    """The settings table of ``docs/settings.md``, markers included."""
     lines = [
-        README_BEGIN,
+        TABLE_BEGIN,
         "",
         "| setting | default | read by | meaning |",
         "|---|---|---|---|",
     ]
     lines += [f"| `{s.key}` | {_docs_default(s)} | {_reader(s)} | {_meaning(s)} |" for s in SETTINGS]
-    lines += ["", README_END]
+    lines += ["", TABLE_END]
     return "\n".join(lines)
 
 
-def readme_with_settings(readme: str) -> str:
-    """README text with the settings table between its markers replaced (ValueError without markers)."""
-    head, begin, rest = readme.partition(README_BEGIN)
-    _, end, tail = rest.partition(README_END)
+def page_with_settings(page: str) -> str:
+    """``docs/settings.md`` text with the table between its markers replaced (ValueError without markers)."""
+    head, begin, rest = page.partition(TABLE_BEGIN)
+    _, end, tail = rest.partition(TABLE_END)
     if not begin or not end:
-        raise ValueError(f"README.md needs the {README_BEGIN} and {README_END} markers")
-    return head + readme_section() + tail
+        raise ValueError(f"{PAGE_PATH} needs the {TABLE_BEGIN} and {TABLE_END} markers")
+    return head + settings_table() + tail
 
 
 def generated_files(root: str) -> dict[str, str]:
     """Path -> the content this module renders for it, given the files as they are under ``root``."""
     out = {os.path.join(root, TS_PATH): typescript()}
-    for name, render in (("package.json", package_json), ("README.md", readme_with_settings)):
+    for name, render in (("package.json", package_json), (PAGE_PATH, page_with_settings)):
         path = os.path.join(root, name)
         with open(path, encoding="utf-8") as fh:
             out[path] = render(fh.read())

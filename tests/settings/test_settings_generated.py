@@ -1,5 +1,5 @@
-"""package.json settings, the extension's key lists and the README settings table match the declaration
-(regenerate with ``python -m nki_studio.settings.generate``)."""
+"""package.json settings, the extension's key lists and the settings table of docs/settings.md match the
+declaration (regenerate with ``python -m nki_studio.settings.generate``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from nki_studio.settings.declaration import SECTION, SETTINGS
-from nki_studio.settings.generate import generated_files, readme_with_settings
+from nki_studio.settings.generate import generated_files, page_with_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 HINT = "run `python -m nki_studio.settings.generate` (or `bash scripts/generate.sh`) from the repository root"
@@ -29,6 +29,6 @@ def test_package_json_declares_every_user_setting_with_its_default() -> None:
     assert "nki-studio.remote.transfer" in properties  # the setting that had drifted out of package.json
 
 
-def test_readme_without_markers_is_refused() -> None:
+def test_settings_page_without_markers_is_refused() -> None:
     with pytest.raises(ValueError, match="markers"):
-        readme_with_settings("# no table here\n")
+        page_with_settings("# no table here\n")
