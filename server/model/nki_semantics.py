@@ -14,6 +14,15 @@ from typing import TYPE_CHECKING
 
 from nki_studio.model.api_signatures import ISA_PARAMS, NL_CREATE_PARAMS, bind_arguments
 from nki_studio.model.arithmetic import binop
+from nki_studio.model.nki_api import (
+    LANGUAGE_ACTIVATIONS,
+    LANGUAGE_BINARY,
+    LANGUAGE_PARAMS,
+    LANGUAGE_REDUCTIONS,
+    LANGUAGE_SHAPE_KEEPING,
+    LANGUAGE_UNARY_MATH,
+    TENSOR_VIEW_METHODS,
+)
 from nki_studio.model.targets import Target, tile_size_constants
 from nki_studio.model.tensors import ApiCall, ViewEvent
 from nki_studio.model.values import (
@@ -350,33 +359,12 @@ def tensor_method(
     elif name == "indirect":
         new_shape = None
     else:
-        return UNKNOWN if name not in _VIEW_METHODS else TensorVal(None, dtype, t.buffer, t.storage)
-    if name not in _VIEW_METHODS:
+        return UNKNOWN if name not in TENSOR_VIEW_METHODS else TensorVal(None, dtype, t.buffer, t.storage)
+    if name not in TENSOR_VIEW_METHODS:
         return UNKNOWN
     view = TensorVal(tuple(new_shape) if new_shape is not None else None, dtype, t.buffer, t.storage)
     note_view(interp, view, node, f"view .{name}()")
     return view
-
-
-_VIEW_METHODS = frozenset(
-    {
-        "reshape",
-        "view",
-        "reinterpret_cast",
-        "ap",
-        "slice",
-        "select",
-        "permute",
-        "broadcast",
-        "expand_dim",
-        "squeeze_dim",
-        "reshape_dim",
-        "flatten_dims",
-        "indirect",
-        "rearrange",
-        "vector_select",
-    }
-)
 
 
 def _reshaping_method(
@@ -444,79 +432,14 @@ def _reshaping_method(
 
 # ---------------------------------------------------------------------------------------------- API calls
 
+# Calls whose result has the shape of their tensor operands (broadcast together); reductions drop or keep axes.
 _ELEMENTWISE_RESULT = frozenset(
-    {
-        "copy",
-        "abs",
-        "negative",
-        "sign",
-        "square",
-        "sqrt",
-        "rsqrt",
-        "reciprocal",
-        "exp",
-        "log",
-        "sin",
-        "cos",
-        "tan",
-        "arctan",
-        "tanh",
-        "ceil",
-        "floor",
-        "trunc",
-        "invert",
-        "logical_not",
-        "relu",
-        "sigmoid",
-        "silu",
-        "silu_dx",
-        "gelu",
-        "gelu_dx",
-        "gelu_apprx_sigmoid",
-        "gelu_apprx_sigmoid_dx",
-        "gelu_apprx_tanh",
-        "mish",
-        "softplus",
-        "erf",
-        "erf_dx",
-        "add",
-        "subtract",
-        "multiply",
-        "divide",
-        "maximum",
-        "minimum",
-        "abs_max",
-        "abs_min",
-        "power",
-        "fmod",
-        "mod",
-        "equal",
-        "not_equal",
-        "less",
-        "less_equal",
-        "greater",
-        "greater_equal",
-        "bitwise_and",
-        "bitwise_or",
-        "bitwise_xor",
-        "left_shift",
-        "right_shift",
-        "logical_and",
-        "logical_or",
-        "logical_xor",
-        "softmax",
-        "dropout",
-        "where",
-        "rms_norm",
-    }
+    {"copy", "where", *LANGUAGE_UNARY_MATH, *LANGUAGE_ACTIVATIONS, *LANGUAGE_BINARY, *LANGUAGE_SHAPE_KEEPING}
 )
 _RANGE_APIS = frozenset({"affine_range", "static_range", "sequential_range", "range"})
-_LANG_PARAMS: dict[str, tuple[str, ...]] = {
-    "load": ("src", "dtype"),
-    "store": ("dst", "value"),
-    "matmul": ("x", "y", "transpose_x"),
-    "transpose": ("x", "dtype"),
-    "load_transpose2d": ("src", "dtype"),
+# Data-movement calls recorded for the rules, with their parameter lists from the stubs.
+_LANG_PARAMS = {
+    name: LANGUAGE_PARAMS[name] for name in ("load", "store", "matmul", "transpose", "load_transpose2d")
 }
 
 
@@ -551,7 +474,7 @@ def _language_call(
     if name in _RANGE_APIS:
         return make_range(args)
     if name == "ds" and len(args) + len(kwargs) >= 2:
-        b = bind_arguments(("start", "size"), args, kwargs)
+        b = bind_arguments(LANGUAGE_PARAMS["ds"], args, kwargs)
         start, size = b["start"], b["size"]
         assert isinstance(start, Value) and isinstance(size, Value)
         stop = binop(ast.Add(), start, size, "start", "size")
@@ -559,13 +482,13 @@ def _language_call(
     if name == "par_dim" and args:
         return ParDim(args[0])
     if name in ("fori_loop",):
-        b = bind_arguments(("lower", "upper", "body_fun", "step"), args, kwargs)
+        b = bind_arguments(LANGUAGE_PARAMS["fori_loop"], args, kwargs)
         body = b.get("body_fun")
         if isinstance(body, FunctionVal):
             interp.call_function(body, [UNKNOWN], {}, node)
         return Const(None)
     if name == "while_loop":
-        b = bind_arguments(("init", "body_fun"), args, kwargs)
+        b = bind_arguments(LANGUAGE_PARAMS["while_loop"], args, kwargs)
         body = b.get("body_fun")
         if isinstance(body, FunctionVal):
             interp.call_function(body, [UNKNOWN], {}, node)
@@ -585,7 +508,7 @@ def _language_call(
             )
         )
         return _language_result(interp, name, operands, node)
-    if name in _ELEMENTWISE_RESULT or name in ("sum", "max", "min", "mean", "prod", "var", "all"):
+    if name in _ELEMENTWISE_RESULT or name in LANGUAGE_REDUCTIONS:
         return _elementwise_result(interp, name, args, kwargs, node)
     return UNKNOWN
 
@@ -672,7 +595,7 @@ def _elementwise_result(
             shape = None
             break
         shape = tuple(a if same_value(a, b) else UNKNOWN for a, b in zip(shape, other.shape, strict=False))
-    if name in ("sum", "max", "min", "mean", "prod", "var", "all") and shape is not None:
+    if name in LANGUAGE_REDUCTIONS and shape is not None:
         axis = kwargs.get("axis", args[1] if len(args) > 1 else None)
         axes = (
             [const_int(axis)]
@@ -691,9 +614,6 @@ def _elementwise_result(
     return new_tensor(interp, f"nl.{name}", shape, dtype, buffer, node)
 
 
-_DST_FIRST = {"sendrecv": "src", "core_barrier": "data", "topk": "val_dst"}
-
-
 def _isa_call(
     interp: ExpressionEvaluator,
     name: str,
@@ -707,7 +627,7 @@ def _isa_call(
     params = ISA_PARAMS.get(name)
     if params is None:
         return UNKNOWN
-    first = _DST_FIRST.get(name, "dst")
+    first = params[0]  # dst, or what the instruction writes/sends first (sendrecv, core_barrier, topk)
     # Legacy (<= 0.1) ISA calls returned their result and had no dst; only bind the current signature when the
     # call is written in the dst-first form (isa.md §0.1).
     if first not in kwargs and (not as_statement or interp.module.legacy):
