@@ -10,10 +10,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from nki_studio.model.api_signatures import ISA_PARAMS, NL_CREATE_PARAMS, bind_arguments
 from nki_studio.model.arithmetic import binop
+from nki_studio.model.evaluator import Evaluator
 from nki_studio.model.nki_api import (
     LANGUAGE_ACTIVATIONS,
     LANGUAGE_BINARY,
@@ -46,9 +46,6 @@ from nki_studio.model.values import (
     merge_binds,
     same_value,
 )
-
-if TYPE_CHECKING:
-    from nki_studio.model.evaluation import ExpressionEvaluator
 
 # The function name of the frame module globals are evaluated in (``ExpressionEvaluator.module_env``).
 MODULE_FRAME = "<module>"
@@ -158,7 +155,7 @@ def _rename(value: Value, text: str) -> Value:
 
 
 def new_tensor(
-    interp: ExpressionEvaluator,
+    interp: Evaluator,
     api: str,
     shape: tuple[Value, ...] | None,
     dtype: DType | None,
@@ -195,7 +192,7 @@ def new_tensor(
     return tensor
 
 
-def note_view(interp: ExpressionEvaluator, tensor: TensorVal, node: ast.AST, what: str) -> None:
+def note_view(interp: Evaluator, tensor: TensorVal, node: ast.AST, what: str) -> None:
     """Remember an on-chip tensor whose partition dim exceeds the target's (the NKI3xx rule reports it)."""
     if tensor.buffer not in ON_CHIP:
         return
@@ -241,9 +238,7 @@ def _buffer_arg(value: Value | None, default: str | None) -> str | None:
 _CREATE_APIS = frozenset(f"nl.{n}" for n in NL_CREATE_PARAMS)
 
 
-def subscript_tensor(
-    interp: ExpressionEvaluator, t: TensorVal, key_node: ast.expr, node: ast.AST
-) -> TensorVal:
+def subscript_tensor(interp: Evaluator, t: TensorVal, key_node: ast.expr, node: ast.AST) -> TensorVal:
     """The view ``t[key]`` (language.md §5.2): ints drop free dims (partition dim kept as 1, on-chip views stay
     at least 2-D), slices and ``nl.ds`` keep a dim of their size."""
     keys = key_node.elts if isinstance(key_node, ast.Tuple) else [key_node]
@@ -316,7 +311,7 @@ def _is_none(value: Value) -> bool:
 
 
 def tensor_method(
-    interp: ExpressionEvaluator,
+    interp: Evaluator,
     t: TensorVal,
     name: str,
     args: list[Value],
@@ -444,17 +439,15 @@ _LANG_PARAMS = {
 
 
 def call_api(
-    interp: ExpressionEvaluator,
+    interp: Evaluator,
     qualname: str,
     args: list[Value],
     kwargs: dict[str, Value],
     node: ast.Call,
     as_statement: bool,
 ) -> Value:
-    """Evaluate a call of an API / builtin name (anything not defined in user code)."""
+    """Evaluate a call of an NKI API name (``builtins`` and ``math`` are ``builtin_values``')."""
     head, _, name = qualname.rpartition(".")
-    if head == "math":
-        return _math_call(name, args)
     for value in (*args, *kwargs.values()):
         interp.use(value)
     if head == "nki.language":
@@ -467,7 +460,7 @@ def call_api(
 
 
 def _language_call(
-    interp: ExpressionEvaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
+    interp: Evaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
 ) -> Value:
     if name in NL_CREATE_PARAMS:
         return _create(interp, name, bind_arguments(NL_CREATE_PARAMS[name], args, kwargs), node)
@@ -513,7 +506,7 @@ def _language_call(
     return UNKNOWN
 
 
-def _create(interp: ExpressionEvaluator, name: str, bound: dict[str, Value], node: ast.Call) -> Value:
+def _create(interp: Evaluator, name: str, bound: dict[str, Value], node: ast.Call) -> Value:
     api = f"nl.{name}"
     if name in ("empty_like", "zeros_like"):
         like = bound.get("x")
@@ -551,7 +544,7 @@ def _legacy_block_dims(value: object) -> int | None:
     return None
 
 
-def _language_result(interp: ExpressionEvaluator, name: str, ops: dict[str, Value], node: ast.Call) -> Value:
+def _language_result(interp: Evaluator, name: str, ops: dict[str, Value], node: ast.Call) -> Value:
     if name == "store":
         return Const(None)
     src = ops.get("src") if name in ("load", "load_transpose2d") else ops.get("x")
@@ -583,7 +576,7 @@ def _language_result(interp: ExpressionEvaluator, name: str, ops: dict[str, Valu
 
 
 def _elementwise_result(
-    interp: ExpressionEvaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
+    interp: Evaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
 ) -> Value:
     tensors = [a for a in args if isinstance(a, TensorVal)]
     if not tensors:
@@ -615,7 +608,7 @@ def _elementwise_result(
 
 
 def _isa_call(
-    interp: ExpressionEvaluator,
+    interp: Evaluator,
     name: str,
     args: list[Value],
     kwargs: dict[str, Value],
@@ -642,9 +635,3 @@ def _isa_call(
         if isinstance(dst, TensorVal) and dst.storage is not None:
             dst.storage.is_matmul_dst = True
     return UNKNOWN
-
-
-def _math_call(name: str, args: list[Value]) -> Value:
-    from nki_studio.model.builtin_values import math_call
-
-    return math_call(name, args)
