@@ -9,9 +9,9 @@ import pytest
 from nki_studio.model import nki_api
 from nki_studio.model.targets import Generation, NkiVersion, Target
 from nki_studio.sim import alu, context
+from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator, SimulationError
 from nki_studio.sim.scalars import NkiScalar, VirtualRegister
-from nki_studio.sim.tensor import read, write
 
 RNG = np.random.default_rng(3)
 

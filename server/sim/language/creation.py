@@ -6,9 +6,10 @@ import os
 
 import numpy as np
 from nki_studio.sim import context, dtypes, untaken
+from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.memory import MemoryRegion
-from nki_studio.sim.tensor import NkiTensor, allocate, read, write
+from nki_studio.sim.tensor import NkiTensor, allocate
 
 
 def _buffer(buffer: object) -> MemoryRegion:

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 from nki_studio.model.nki_api import LANGUAGE_REDUCTIONS
 from nki_studio.sim import alu, context, untaken
+from nki_studio.sim.access import read, write
 from nki_studio.sim.language._ops import new_tile, normalise_axis, reduced_shape, result_dtype, tile_arg
-from nki_studio.sim.tensor import NkiTensor, read, write
+from nki_studio.sim.tensor import NkiTensor
 
 _REDUCERS: dict[str, Callable[[np.ndarray, tuple[int, ...]], Any]] = {
     "sum": lambda v, a: np.sum(v, axis=a, dtype=np.float32),
