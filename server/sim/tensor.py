@@ -134,28 +134,6 @@ class NkiTensor(ViewMixin):
             raise SimulationError(f"a tensor used as an index must have one element, not shape {self.shape}")
         return int(read(self, raw=True).reshape(-1)[0])
 
-    def _derive(
-        self,
-        shape: tuple[int, ...],
-        strides: tuple[int, ...],
-        offset: int,
-        index: np.ndarray | None = None,
-        *,
-        data: np.ndarray | None = None,
-        dtype: np.dtype[Any] | None = None,
-    ) -> NkiTensor:
-        """Another view of the same storage (``data``/``dtype``: reinterpreted, else this view's)."""
-        return NkiTensor(
-            self._st,
-            shape,
-            strides,
-            offset,
-            data=self._data if data is None else data,
-            dtype=self.dtype if dtype is None else dtype,
-            index=index,
-            name=self.name,
-        )
-
     # ----- NumPy access -----------------------------------------------------------------------------
     def _np(self) -> np.ndarray:
         """A NumPy view of the elements (strided views) or a gathered copy (index views)."""

@@ -29,18 +29,30 @@ class ViewMixin(TensorBase):
 
     __slots__ = ()
 
-    if TYPE_CHECKING:
-
-        def _derive(
-            self,
-            shape: tuple[int, ...],
-            strides: tuple[int, ...],
-            offset: int,
-            index: np.ndarray | None = None,
-            *,
-            data: np.ndarray | None = None,
-            dtype: np.dtype[Any] | None = None,
-        ) -> NkiTensor: ...
+    def _derive(
+        self,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...],
+        offset: int,
+        index: np.ndarray | None = None,
+        *,
+        data: np.ndarray | None = None,
+        dtype: np.dtype[Any] | None = None,
+    ) -> NkiTensor:
+        """Another view of the same storage (``data``/``dtype``: reinterpreted, else this view's)."""
+        tensor = cast(
+            "type[NkiTensor]", type(self)
+        )  # the class this is mixed into, not imported: tensor imports us
+        return tensor(
+            self._st,
+            shape,
+            strides,
+            offset,
+            data=self._data if data is None else data,
+            dtype=self.dtype if dtype is None else dtype,
+            index=index,
+            name=self.name,
+        )
 
     # ----- helpers --------------------------------------------------------------------------------
     def _on_chip(self) -> bool:
