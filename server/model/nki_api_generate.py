@@ -31,6 +31,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     ),
     "operator constants": ("LANGUAGE_OPERATOR_CONSTANTS", "values passed as op=, never called"),
 }
+LINE_LENGTH = 110  # pyproject.toml [tool.ruff]
 _HEADING = re.compile(r"^# -{10,} (.+)$")
 TENSOR_TYPES = frozenset({"ndarray", "NkiTensor"})
 GRID_TYPES = frozenset({"NkiTileGrid", "NkiBlockGrid"})
@@ -101,6 +102,14 @@ def _tuple(names: tuple[str, ...]) -> str:
     return "(" + ", ".join(map(_q, names)) + ("," if len(names) == 1 else "") + ")"
 
 
+def _entry(name: str, params: tuple[str, ...]) -> str:
+    """One ``name: (params...)`` line, or one parameter a line when that passes the line length (as ruff would)."""
+    line = f"    {_q(name)}: {_tuple(params)},"
+    if len(line) <= LINE_LENGTH:
+        return line
+    return "\n".join([f"    {_q(name)}: (", *(f"        {_q(p)}," for p in params), "    ),"])
+
+
 def render() -> str:
     """The text of ``nki_api.py``."""
     language, language_lines = _tree("language")
@@ -122,7 +131,7 @@ def render() -> str:
         "",
         "# nki.language: the positional parameters of every function (of a lower-case class: its constructor).",
         "LANGUAGE_PARAMS: dict[str, tuple[str, ...]] = {",
-        *(f"    {_q(name)}: {_tuple(params)}," for name, (params, _) in calls.items()),
+        *(_entry(name, params) for name, (params, _) in calls.items()),
         "}",
     ]
     for heading, (constant, why) in SECTIONS.items():
