@@ -1,13 +1,17 @@
 """Parameter lists of the NKI API calls the interpreter resolves, so positional and keyword operands match up.
 
-Taken from isa.md (``nki.isa``, NKI 0.6.0) and language.md §6-§9 (``nki.language``). Only the leading
-parameters that carry tensors, shapes, dtypes or buffers are listed; the rest stay keyword-only for us.
+``ISA_PARAMS`` is taken from isa.md (``nki.isa``, NKI 0.6.0): only the leading parameters that carry tensors,
+shapes, dtypes or buffers are listed, the rest stay keyword-only for us; each list is the start of its stub's
+positional parameters (``tests/intelligence/test_signature_agreement.py``). The ``nki.language`` lists come from
+the stubs through the generated ``nki_api``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
+
+from nki_studio.model.nki_api import LANGUAGE_PARAMS
 
 T = TypeVar("T")
 
@@ -131,16 +135,19 @@ ONE_PSUM_INPUT: dict[str, tuple[str, str]] = {
     "select_reduce": ("on_true", "predicate"),
 }
 
-# nki.language creation calls: parameter lists (language.md §6).
+# nki.language creation calls the interpreter allocates for (language.md §6), with their stubs' parameter lists.
 NL_CREATE_PARAMS: dict[str, tuple[str, ...]] = {
-    "ndarray": ("shape", "dtype", "buffer", "name", "address"),
-    "zeros": ("shape", "dtype", "buffer", "name"),
-    "ones": ("shape", "dtype", "buffer", "name"),
-    "full": ("shape", "fill_value", "dtype", "buffer", "name"),
-    "rand": ("shape", "dtype", "buffer", "name"),
-    "empty_like": ("x", "dtype", "buffer", "name"),
-    "zeros_like": ("x", "dtype", "buffer", "name"),
-    "shared_identity_matrix": ("n", "dtype", "dst"),
+    name: LANGUAGE_PARAMS[name]
+    for name in (
+        "ndarray",
+        "zeros",
+        "ones",
+        "full",
+        "rand",
+        "empty_like",
+        "zeros_like",
+        "shared_identity_matrix",
+    )
 }
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from nki_studio.model import nki_semantics as nki
 from nki_studio.model.arithmetic import binop
+from nki_studio.model.evaluator import Evaluator
 from nki_studio.model.values import (
     MAX_SEQ_LEN,
     UNKNOWN,
@@ -26,11 +26,8 @@ from nki_studio.model.values import (
     merge_binds,
 )
 
-if TYPE_CHECKING:
-    from nki_studio.model.evaluation import ExpressionEvaluator
 
-
-def list_method(interp: ExpressionEvaluator, owner: Seq, name: str, args: list[Value]) -> Value:
+def list_method(interp: Evaluator, owner: Seq, name: str, args: list[Value]) -> Value:
     """Mutating list methods; a change the list outlives in a summarised loop or an unknown branch makes it
     inexact (its length is no longer known)."""
     if name in ("append", "extend", "insert", "pop", "remove", "clear") and interp.uncertain_write(
@@ -86,7 +83,7 @@ def _class_fields(cls: ast.ClassDef) -> Iterator[tuple[str, ast.expr | None]]:
                     yield target.id, stmt.value
 
 
-def class_attribute(interp: ExpressionEvaluator, cls: ClassVal, attr: str) -> Value:
+def class_attribute(interp: Evaluator, cls: ClassVal, attr: str) -> Value:
     """A class-level constant (``Config.TILE``), evaluated in the class's module."""
     for name, expr in _class_fields(cls.node):
         if name == attr and expr is not None:
@@ -99,9 +96,7 @@ def class_attribute(interp: ExpressionEvaluator, cls: ClassVal, attr: str) -> Va
     return UNKNOWN
 
 
-def instantiate(
-    interp: ExpressionEvaluator, cls: ClassVal, args: list[Value], kwargs: dict[str, Value]
-) -> Value:
+def instantiate(interp: Evaluator, cls: ClassVal, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """A user class call: dataclass-style fields from arguments/defaults, then ``__init__`` inlined if present."""
     obj = ObjectVal(cls.node.name, created=interp.context_depth())
     fields = list(_class_fields(cls.node))
@@ -128,9 +123,7 @@ def instantiate(
     return obj
 
 
-def builtin_call(
-    interp: ExpressionEvaluator, name: str, args: list[Value], kwargs: dict[str, Value]
-) -> Value:
+def builtin_call(interp: Evaluator, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """Python builtins and ``math`` functions on known values."""
     nums = [const_num(a) for a in args]
     if name in ("min", "max"):

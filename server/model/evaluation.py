@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from nki_studio.core.findings import Span
 from nki_studio.model import builtin_values
 from nki_studio.model import nki_semantics as nki
 from nki_studio.model.arithmetic import binop, compare_values, unary
+from nki_studio.model.evaluator import Frame
 from nki_studio.model.imports import to_canonical
 from nki_studio.model.module_info import ModuleScope, ScopeCache
 from nki_studio.model.syntax import expr_text
@@ -59,19 +60,6 @@ class _Continue(Exception):
 
 class _BudgetExceeded(Exception):
     pass
-
-
-@dataclass
-class Frame:
-    """One function activation: local variables and the module it runs in."""
-
-    env: dict[str, Value]
-    module: ModuleScope
-    function: str
-    returns: list[Value] = field(default_factory=list)
-    # variable -> (tensor variable, dim index, rank or None) for ``P, F = x.shape`` / ``N = x.shape[0]`` of a
-    # tensor whose shape is unknown, so ``assert P == 128`` can refine ``x`` too
-    dim_origin: dict[str, tuple[str, int, int | None]] = field(default_factory=dict)
 
 
 class ExpressionEvaluator:
@@ -454,6 +442,9 @@ class ExpressionEvaluator:
         if isinstance(func, ApiRef):
             if func.qualname.startswith("builtins."):
                 return builtin_values.builtin_call(self, func.qualname[9:], args, kwargs)
+            head, _, name = func.qualname.rpartition(".")
+            if head == "math":
+                return builtin_values.math_call(name, args)
             return nki.call_api(self, func.qualname, args, kwargs, node, as_statement)
         if isinstance(func, FunctionVal):
             return self.call_function(func, args, kwargs, node)

@@ -22,12 +22,12 @@ from nki_studio.model.arithmetic import binop
 from nki_studio.model.evaluation import (
     STEP_BUDGET,
     ExpressionEvaluator,
-    Frame,
     _Break,
     _BudgetExceeded,
     _Continue,
     _Return,
 )
+from nki_studio.model.evaluator import Frame
 from nki_studio.model.syntax import assigned_names, expr_text, load_copy, strip_tuple_call, target_names
 from nki_studio.model.tensors import LoopFrame
 from nki_studio.model.values import (

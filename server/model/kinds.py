@@ -18,6 +18,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from nki_studio.model.imports import ImportAliases
+from nki_studio.model.nki_api import (
+    ISA_REGISTER_RESULTS,
+    LANGUAGE_GRID_RESULTS,
+    LANGUAGE_TENSOR_RESULTS,
+    TENSOR_VIEW_METHODS,
+)
 
 
 class Kind(str, Enum):
@@ -28,29 +34,11 @@ class Kind(str, Enum):
     GRID = "grid"  # NkiTileGrid / NkiBlockGrid (0.7): not an NkiTensor; ``.data`` is one
 
 
-# nki.language functions returning a new tensor (language.md §6-§9).
-_NL_TENSOR_RESULTS = frozenset(
-    """
-ndarray zeros ones full zeros_like empty_like rand shared_constant shared_identity_matrix
-load load_transpose2d copy matmul transpose broadcast_to expand_dims where gather_flattened
-abs negative sign square sqrt rsqrt reciprocal exp log sin cos tan arctan tanh ceil floor trunc invert logical_not
-relu sigmoid silu silu_dx gelu gelu_dx gelu_apprx_sigmoid gelu_apprx_sigmoid_dx gelu_apprx_tanh mish softplus
-erf erf_dx add subtract multiply divide maximum minimum abs_max abs_min power fmod mod equal not_equal less
-less_equal greater greater_equal bitwise_and bitwise_or bitwise_xor left_shift right_shift logical_and
-logical_or logical_xor sum max min mean prod var all softmax rms_norm dropout
-""".split()
-)
-# NkiTensor view methods (language.md §5.3): a view of a tensor is a tensor.
-_VIEW_METHODS = frozenset(
-    """
-slice select vector_select permute broadcast expand_dim squeeze_dim reshape_dim flatten_dims reshape rearrange
-view reinterpret_cast ap indirect
-""".split()
-)
-_REGISTER_RESULTS = frozenset({"nki.isa.register_alloc", "nki.isa.scalar_load"})
-_GRID_RESULTS = frozenset(
-    {"nki.language.tiles", "nki.language.blocks", "nki.language.alloc_tiles", "nki.language.alloc_blocks"}
-)
+# Calls and view methods by the result their stub declares (``nki_api``, generated from the stubs). The stub of
+# ``nl.empty_like`` returns ``Any`` (of a grid it is a grid, nki-0.7.md §2.6): of a tensor it is a tensor.
+_NL_TENSOR_RESULTS = LANGUAGE_TENSOR_RESULTS | {"empty_like"}
+_REGISTER_RESULTS = frozenset(f"nki.isa.{name}" for name in ISA_REGISTER_RESULTS)
+_GRID_RESULTS = frozenset(f"nki.language.{name}" for name in LANGUAGE_GRID_RESULTS)
 # Operators that keep a register a register (NkiScalar arithmetic and comparisons are traced; nki-0.7.md §2.4).
 _REGISTER_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _REGISTER_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
@@ -92,7 +80,7 @@ class FunctionKinds:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _VIEW_METHODS
+            and node.func.attr in TENSOR_VIEW_METHODS
             and self.of(node.func.value) is Kind.TENSOR
         ):
             return Kind.TENSOR

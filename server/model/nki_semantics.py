@@ -10,10 +10,19 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from nki_studio.model.api_signatures import ISA_PARAMS, NL_CREATE_PARAMS, bind_arguments
 from nki_studio.model.arithmetic import binop
+from nki_studio.model.evaluator import Evaluator
+from nki_studio.model.nki_api import (
+    LANGUAGE_ACTIVATIONS,
+    LANGUAGE_BINARY,
+    LANGUAGE_PARAMS,
+    LANGUAGE_REDUCTIONS,
+    LANGUAGE_SHAPE_KEEPING,
+    LANGUAGE_UNARY_MATH,
+    TENSOR_VIEW_METHODS,
+)
 from nki_studio.model.targets import Target, tile_size_constants
 from nki_studio.model.tensors import ApiCall, ViewEvent
 from nki_studio.model.values import (
@@ -37,9 +46,6 @@ from nki_studio.model.values import (
     merge_binds,
     same_value,
 )
-
-if TYPE_CHECKING:
-    from nki_studio.model.evaluation import ExpressionEvaluator
 
 # The function name of the frame module globals are evaluated in (``ExpressionEvaluator.module_env``).
 MODULE_FRAME = "<module>"
@@ -149,7 +155,7 @@ def _rename(value: Value, text: str) -> Value:
 
 
 def new_tensor(
-    interp: ExpressionEvaluator,
+    interp: Evaluator,
     api: str,
     shape: tuple[Value, ...] | None,
     dtype: DType | None,
@@ -186,7 +192,7 @@ def new_tensor(
     return tensor
 
 
-def note_view(interp: ExpressionEvaluator, tensor: TensorVal, node: ast.AST, what: str) -> None:
+def note_view(interp: Evaluator, tensor: TensorVal, node: ast.AST, what: str) -> None:
     """Remember an on-chip tensor whose partition dim exceeds the target's (the NKI3xx rule reports it)."""
     if tensor.buffer not in ON_CHIP:
         return
@@ -232,9 +238,7 @@ def _buffer_arg(value: Value | None, default: str | None) -> str | None:
 _CREATE_APIS = frozenset(f"nl.{n}" for n in NL_CREATE_PARAMS)
 
 
-def subscript_tensor(
-    interp: ExpressionEvaluator, t: TensorVal, key_node: ast.expr, node: ast.AST
-) -> TensorVal:
+def subscript_tensor(interp: Evaluator, t: TensorVal, key_node: ast.expr, node: ast.AST) -> TensorVal:
     """The view ``t[key]`` (language.md §5.2): ints drop free dims (partition dim kept as 1, on-chip views stay
     at least 2-D), slices and ``nl.ds`` keep a dim of their size."""
     keys = key_node.elts if isinstance(key_node, ast.Tuple) else [key_node]
@@ -307,7 +311,7 @@ def _is_none(value: Value) -> bool:
 
 
 def tensor_method(
-    interp: ExpressionEvaluator,
+    interp: Evaluator,
     t: TensorVal,
     name: str,
     args: list[Value],
@@ -350,33 +354,12 @@ def tensor_method(
     elif name == "indirect":
         new_shape = None
     else:
-        return UNKNOWN if name not in _VIEW_METHODS else TensorVal(None, dtype, t.buffer, t.storage)
-    if name not in _VIEW_METHODS:
+        return UNKNOWN if name not in TENSOR_VIEW_METHODS else TensorVal(None, dtype, t.buffer, t.storage)
+    if name not in TENSOR_VIEW_METHODS:
         return UNKNOWN
     view = TensorVal(tuple(new_shape) if new_shape is not None else None, dtype, t.buffer, t.storage)
     note_view(interp, view, node, f"view .{name}()")
     return view
-
-
-_VIEW_METHODS = frozenset(
-    {
-        "reshape",
-        "view",
-        "reinterpret_cast",
-        "ap",
-        "slice",
-        "select",
-        "permute",
-        "broadcast",
-        "expand_dim",
-        "squeeze_dim",
-        "reshape_dim",
-        "flatten_dims",
-        "indirect",
-        "rearrange",
-        "vector_select",
-    }
-)
 
 
 def _reshaping_method(
@@ -444,94 +427,27 @@ def _reshaping_method(
 
 # ---------------------------------------------------------------------------------------------- API calls
 
+# Calls whose result has the shape of their tensor operands (broadcast together); reductions drop or keep axes.
 _ELEMENTWISE_RESULT = frozenset(
-    {
-        "copy",
-        "abs",
-        "negative",
-        "sign",
-        "square",
-        "sqrt",
-        "rsqrt",
-        "reciprocal",
-        "exp",
-        "log",
-        "sin",
-        "cos",
-        "tan",
-        "arctan",
-        "tanh",
-        "ceil",
-        "floor",
-        "trunc",
-        "invert",
-        "logical_not",
-        "relu",
-        "sigmoid",
-        "silu",
-        "silu_dx",
-        "gelu",
-        "gelu_dx",
-        "gelu_apprx_sigmoid",
-        "gelu_apprx_sigmoid_dx",
-        "gelu_apprx_tanh",
-        "mish",
-        "softplus",
-        "erf",
-        "erf_dx",
-        "add",
-        "subtract",
-        "multiply",
-        "divide",
-        "maximum",
-        "minimum",
-        "abs_max",
-        "abs_min",
-        "power",
-        "fmod",
-        "mod",
-        "equal",
-        "not_equal",
-        "less",
-        "less_equal",
-        "greater",
-        "greater_equal",
-        "bitwise_and",
-        "bitwise_or",
-        "bitwise_xor",
-        "left_shift",
-        "right_shift",
-        "logical_and",
-        "logical_or",
-        "logical_xor",
-        "softmax",
-        "dropout",
-        "where",
-        "rms_norm",
-    }
+    {"copy", "where", *LANGUAGE_UNARY_MATH, *LANGUAGE_ACTIVATIONS, *LANGUAGE_BINARY, *LANGUAGE_SHAPE_KEEPING}
 )
 _RANGE_APIS = frozenset({"affine_range", "static_range", "sequential_range", "range"})
-_LANG_PARAMS: dict[str, tuple[str, ...]] = {
-    "load": ("src", "dtype"),
-    "store": ("dst", "value"),
-    "matmul": ("x", "y", "transpose_x"),
-    "transpose": ("x", "dtype"),
-    "load_transpose2d": ("src", "dtype"),
+# Data-movement calls recorded for the rules, with their parameter lists from the stubs.
+_LANG_PARAMS = {
+    name: LANGUAGE_PARAMS[name] for name in ("load", "store", "matmul", "transpose", "load_transpose2d")
 }
 
 
 def call_api(
-    interp: ExpressionEvaluator,
+    interp: Evaluator,
     qualname: str,
     args: list[Value],
     kwargs: dict[str, Value],
     node: ast.Call,
     as_statement: bool,
 ) -> Value:
-    """Evaluate a call of an API / builtin name (anything not defined in user code)."""
+    """Evaluate a call of an NKI API name (``builtins`` and ``math`` are ``builtin_values``')."""
     head, _, name = qualname.rpartition(".")
-    if head == "math":
-        return _math_call(name, args)
     for value in (*args, *kwargs.values()):
         interp.use(value)
     if head == "nki.language":
@@ -544,14 +460,14 @@ def call_api(
 
 
 def _language_call(
-    interp: ExpressionEvaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
+    interp: Evaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
 ) -> Value:
     if name in NL_CREATE_PARAMS:
         return _create(interp, name, bind_arguments(NL_CREATE_PARAMS[name], args, kwargs), node)
     if name in _RANGE_APIS:
         return make_range(args)
     if name == "ds" and len(args) + len(kwargs) >= 2:
-        b = bind_arguments(("start", "size"), args, kwargs)
+        b = bind_arguments(LANGUAGE_PARAMS["ds"], args, kwargs)
         start, size = b["start"], b["size"]
         assert isinstance(start, Value) and isinstance(size, Value)
         stop = binop(ast.Add(), start, size, "start", "size")
@@ -559,13 +475,13 @@ def _language_call(
     if name == "par_dim" and args:
         return ParDim(args[0])
     if name in ("fori_loop",):
-        b = bind_arguments(("lower", "upper", "body_fun", "step"), args, kwargs)
+        b = bind_arguments(LANGUAGE_PARAMS["fori_loop"], args, kwargs)
         body = b.get("body_fun")
         if isinstance(body, FunctionVal):
             interp.call_function(body, [UNKNOWN], {}, node)
         return Const(None)
     if name == "while_loop":
-        b = bind_arguments(("init", "body_fun"), args, kwargs)
+        b = bind_arguments(LANGUAGE_PARAMS["while_loop"], args, kwargs)
         body = b.get("body_fun")
         if isinstance(body, FunctionVal):
             interp.call_function(body, [UNKNOWN], {}, node)
@@ -585,12 +501,12 @@ def _language_call(
             )
         )
         return _language_result(interp, name, operands, node)
-    if name in _ELEMENTWISE_RESULT or name in ("sum", "max", "min", "mean", "prod", "var", "all"):
+    if name in _ELEMENTWISE_RESULT or name in LANGUAGE_REDUCTIONS:
         return _elementwise_result(interp, name, args, kwargs, node)
     return UNKNOWN
 
 
-def _create(interp: ExpressionEvaluator, name: str, bound: dict[str, Value], node: ast.Call) -> Value:
+def _create(interp: Evaluator, name: str, bound: dict[str, Value], node: ast.Call) -> Value:
     api = f"nl.{name}"
     if name in ("empty_like", "zeros_like"):
         like = bound.get("x")
@@ -628,7 +544,7 @@ def _legacy_block_dims(value: object) -> int | None:
     return None
 
 
-def _language_result(interp: ExpressionEvaluator, name: str, ops: dict[str, Value], node: ast.Call) -> Value:
+def _language_result(interp: Evaluator, name: str, ops: dict[str, Value], node: ast.Call) -> Value:
     if name == "store":
         return Const(None)
     src = ops.get("src") if name in ("load", "load_transpose2d") else ops.get("x")
@@ -660,7 +576,7 @@ def _language_result(interp: ExpressionEvaluator, name: str, ops: dict[str, Valu
 
 
 def _elementwise_result(
-    interp: ExpressionEvaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
+    interp: Evaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
 ) -> Value:
     tensors = [a for a in args if isinstance(a, TensorVal)]
     if not tensors:
@@ -672,7 +588,7 @@ def _elementwise_result(
             shape = None
             break
         shape = tuple(a if same_value(a, b) else UNKNOWN for a, b in zip(shape, other.shape, strict=False))
-    if name in ("sum", "max", "min", "mean", "prod", "var", "all") and shape is not None:
+    if name in LANGUAGE_REDUCTIONS and shape is not None:
         axis = kwargs.get("axis", args[1] if len(args) > 1 else None)
         axes = (
             [const_int(axis)]
@@ -691,11 +607,8 @@ def _elementwise_result(
     return new_tensor(interp, f"nl.{name}", shape, dtype, buffer, node)
 
 
-_DST_FIRST = {"sendrecv": "src", "core_barrier": "data", "topk": "val_dst"}
-
-
 def _isa_call(
-    interp: ExpressionEvaluator,
+    interp: Evaluator,
     name: str,
     args: list[Value],
     kwargs: dict[str, Value],
@@ -707,7 +620,7 @@ def _isa_call(
     params = ISA_PARAMS.get(name)
     if params is None:
         return UNKNOWN
-    first = _DST_FIRST.get(name, "dst")
+    first = params[0]  # dst, or what the instruction writes/sends first (sendrecv, core_barrier, topk)
     # Legacy (<= 0.1) ISA calls returned their result and had no dst; only bind the current signature when the
     # call is written in the dst-first form (isa.md §0.1).
     if first not in kwargs and (not as_statement or interp.module.legacy):
@@ -722,9 +635,3 @@ def _isa_call(
         if isinstance(dst, TensorVal) and dst.storage is not None:
             dst.storage.is_matmul_dst = True
     return UNKNOWN
-
-
-def _math_call(name: str, args: list[Value]) -> Value:
-    from nki_studio.model.builtin_values import math_call
-
-    return math_call(name, args)

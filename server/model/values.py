@@ -402,11 +402,3 @@ def join_all(values: list[Value]) -> Value:
     for value in values[1:]:
         result = join(result, value)
     return result
-
-
-def interpret(discovery: Any, target: Any) -> Any:
-    """Run the compile-time interpreter over a module's kernel code (``analysis.interpret``; the lint
-    context calls it through this name)."""
-    from nki_studio.model.analysis import interpret as run
-
-    return run(discovery, target)

@@ -47,13 +47,14 @@ class LintContext:
 
     @cached_property
     def values(self) -> Any:
-        """Compile-time values of the kernel code, computed on first use by ``nki_studio.model.values``.
+        """Compile-time values of the kernel code, computed on first use by the interpreter
+        (``nki_studio.model.analysis.interpret``).
 
-        The interpreter is owned by the values module; this hook only calls its ``interpret(discovery, target)``.
+        Imported here, not at the top: a file whose rules never ask for values does not load the interpreter.
         """
-        from nki_studio.model import values
+        from nki_studio.model.analysis import interpret
 
-        return values.interpret(self.discovery, self.target)
+        return interpret(self.discovery, self.target)
 
     # --- kernel code -------------------------------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 Layers (data flows one way):
 
 * ``dtypes`` — NKI dtypes (ml_dtypes), storage in precise / float32 mode, casting rules.
-* ``tensor`` / ``views`` — ``NkiTensor`` = storage + strided view; ``read(t)``, ``write(dst, values,
-  accumulate=)``, ``allocate(...)``; indexing, ``nl.ds``, view methods, ``.ap()``.
+* ``tensor`` / ``views`` / ``access`` — ``NkiTensor`` = storage + strided view; ``allocate(...)``; indexing,
+  ``nl.ds``, view methods, ``.ap()``; ``read(t)``, ``write(dst, values, accumulate=)``.
 * ``memory`` — memory regions and the SBUF/PSUM capacity model; ``context`` — the current simulation
   (options, per-core state, ``issue()`` per instruction: check-in, budget, trace); ``scalars`` —
   registers / NkiScalar; ``checks`` — operand checks; ``errors`` — exceptions naming the kernel line.
@@ -15,7 +15,7 @@ Layers (data flows one way):
 How an ISA instruction is written on top of this API::
 
     from nki_studio.sim import checks, context, untaken
-    from nki_studio.sim.tensor import read, write
+    from nki_studio.sim.access import read, write
 
     @untaken.instruction  # in an untaken nl.if_else branch: checked up to issue, then its handle is returned
     def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
@@ -32,7 +32,7 @@ Kernel instances: one per (collective rank, logical core), in lockstep on one th
 Under LNC=2 the n-th ``shared_hbm`` allocation of both cores is the same tensor.
 
 Runtime-offset views (``.ap(scalar_offset=|vector_offset=)``) whose offset lands outside the storage are
-created anyway; ``tensor.out_of_bounds(t)`` gives their out-of-range mask, ``read(t)`` / ``write(t, ...)``
+created anyway; ``access.out_of_bounds(t)`` gives their out-of-range mask, ``read(t)`` / ``write(t, ...)``
 raise on those elements unless ``read(t, oob_fill=0)`` / ``write(dst, v, where=~mask)`` skip them (how
 ``dma_copy(oob_mode=skip)`` is meant to be built).
 """

@@ -28,7 +28,7 @@ from nki_studio.model.targets import (
 from nki_studio.sim import dropin, dtypes, official
 from nki_studio.sim.context import SimOptions
 from nki_studio.sim.errors import SimulationError
-from nki_studio.sim.launch import JitKernel, KernelRun, LaunchedKernel, jit_options, run_kernel, unwrap
+from nki_studio.sim.launch import KernelRun, find_kernel, jit_options, run_kernel, unwrap
 from nki_studio.sim.lnc_config import configured_lnc
 from nki_studio.sim.memory import Allocation
 from nki_studio.sim.nki_compiler import ignored_options, surfaces_allocation_oom
@@ -133,24 +133,6 @@ class SimResult:
             }
             for kind, usage in (("sbuf", self.report.sbuf), ("psum", self.report.psum))
         }
-
-
-def find_kernel(module: Any, kernel_name: str | None, path: str) -> Any:
-    """The kernel named ``kernel_name`` in a loaded module, or its only ``@nki.jit`` kernel."""
-    if kernel_name:
-        obj = getattr(module, kernel_name, None)
-        if obj is None or not callable(obj):
-            raise SimulationError(
-                f"{path} has no kernel named {kernel_name!r}", location=SourceLocation(path, 1)
-            )
-        return obj
-    kernels = [k for k, v in vars(module).items() if isinstance(v, (JitKernel, LaunchedKernel))]
-    if len(kernels) != 1:
-        detail = f"several: {', '.join(sorted(kernels))}" if kernels else "none found"
-        raise SimulationError(
-            f"{path}: name the @nki.jit kernel to simulate ({detail})", location=SourceLocation(path, 1)
-        )
-    return getattr(module, kernels[0])
 
 
 PythonSubsetCheck = Callable[[str, NkiVersion], Sequence[Finding]]

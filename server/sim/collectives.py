@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 from nki_studio.sim import context, untaken
+from nki_studio.sim.access import read
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
 from nki_studio.sim.isa.multicore import mailbox
 from nki_studio.sim.scalars import VirtualRegister, index_value
-from nki_studio.sim.tensor import NkiTensor, read
+from nki_studio.sim.tensor import NkiTensor
 from nki_studio.sim.unimplemented import module_getattr
 
 _REDUCE_OPS = ("add", "minimum", "maximum")

@@ -18,17 +18,15 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nki_studio.model.targets import NkiVersion, Target
 from nki_studio.sim.errors import ResourceLimitError, SimulationError
 from nki_studio.sim.memory import AllocationBudget, MemoryTracker
+from nki_studio.sim.tensor_base import TensorBase
 from nki_studio.sim.trace import Operand, TraceEvent
 from nki_studio.sim.trace_columns import CompactTrace, TraceBuilder
 from nki_studio.sim.userframe import SourceLocation, user_location
-
-if TYPE_CHECKING:
-    from nki_studio.sim.tensor import NkiTensor
 
 
 @dataclass
@@ -97,7 +95,7 @@ def _extent(offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> tu
     return lo, hi
 
 
-def footprint(t: NkiTensor) -> tuple[int, int, int, int, int]:
+def footprint(t: TensorBase) -> tuple[int, int, int, int, int]:
     """``(part_start, part_end, byte_start, byte_end, row_bytes)`` of a view in its storage: the bounding box
     of the elements it touches (``trace.Operand``). Arithmetic on the view's strides only, no per-element work
     except for gathered (index) views."""
@@ -163,16 +161,14 @@ class TraceRecorder:
     ) -> None:
         """Append one event for an instruction whose operands are ``reads`` and ``writes`` (role -> value);
         ``function``: an activation instruction's function name."""
-        from nki_studio.sim.tensor import NkiTensor
-
         loc = user_location()
         operands: list[Operand] = []
         bytes_read: dict[str, int] = {}
         bytes_written: dict[str, int] = {}
-        main: NkiTensor | None = None
+        main: TensorBase | None = None
         for mapping, counter in ((writes, bytes_written), (reads, bytes_read)):
             for role, value in mapping.items():
-                if not isinstance(value, NkiTensor):
+                if not isinstance(value, TensorBase):
                     continue
                 kind = value.buffer.kind
                 operands.append(

@@ -37,7 +37,7 @@ from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.nki_compiler import surfaces_allocation_oom
 from nki_studio.sim.schedule import Baton, InstanceAborted
 from nki_studio.sim.tensor import NkiTensor, from_array, to_array
-from nki_studio.sim.userframe import traceback_location
+from nki_studio.sim.userframe import SourceLocation, traceback_location
 
 
 class _DeadlineSignal(BaseException):
@@ -150,6 +150,24 @@ def unwrap(kernel: object) -> tuple[Callable[..., Any], int | None]:
     if callable(kernel):
         return kernel, None
     raise SimulationError(f"not a kernel: {kernel!r}")
+
+
+def find_kernel(module: Any, kernel_name: str | None, path: str) -> Any:
+    """The kernel named ``kernel_name`` in a loaded module, or its only ``@nki.jit`` kernel."""
+    if kernel_name:
+        obj = getattr(module, kernel_name, None)
+        if obj is None or not callable(obj):
+            raise SimulationError(
+                f"{path} has no kernel named {kernel_name!r}", location=SourceLocation(path, 1)
+            )
+        return obj
+    kernels = [k for k, v in vars(module).items() if isinstance(v, (JitKernel, LaunchedKernel))]
+    if len(kernels) != 1:
+        detail = f"several: {', '.join(sorted(kernels))}" if kernels else "none found"
+        raise SimulationError(
+            f"{path}: name the @nki.jit kernel to simulate ({detail})", location=SourceLocation(path, 1)
+        )
+    return getattr(module, kernels[0])
 
 
 @dataclass

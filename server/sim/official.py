@@ -17,6 +17,7 @@ from typing import Any
 
 from nki_studio.model.targets import Target
 from nki_studio.sim.errors import SimulationError
+from nki_studio.sim.launch import find_kernel
 
 
 def _real_nki() -> Any | None:
@@ -84,8 +85,6 @@ def run(
         )
     kernel: Any = kernel_or_path
     if isinstance(kernel_or_path, str):
-        from nki_studio.sim.api import find_kernel
-
         kernel = find_kernel(load_module(kernel_or_path), kernel_name, kernel_or_path)
     if lnc and lnc > 1:
         kernel = kernel[lnc]

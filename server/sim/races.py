@@ -14,14 +14,10 @@ views (``.view(dtype)``) are mapped to the storage elements containing them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from nki_studio.sim import context
+from nki_studio.sim.tensor_base import TensorBase
 from nki_studio.sim.userframe import SourceLocation, user_location
-
-if TYPE_CHECKING:
-    from nki_studio.sim.tensor import NkiTensor
 
 _EPOCH = "lnc.epoch"  # CoreState.registers key: synchronisations this core has passed
 
@@ -41,7 +37,7 @@ def synchronised() -> None:
     core.registers[_EPOCH] = core.registers.get(_EPOCH, 0) + 1
 
 
-def record_write(dst: NkiTensor, positions: np.ndarray, values: np.ndarray) -> None:
+def record_write(dst: TensorBase, positions: np.ndarray, values: np.ndarray) -> None:
     """Note a write of ``values`` at ``positions`` (flat elements of ``dst``'s data, both of ``dst``'s shape)
     by this core, before it lands; warn on both lines when the other core wrote different values to any of
     those elements in the same epoch (equal values, e.g. both cores zero-filling, cannot disagree)."""

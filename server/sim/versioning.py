@@ -48,8 +48,6 @@ def _names(value: object) -> dict[str, Any] | None:
 
 def _user_files(func: Callable[..., Any], path: str | None) -> list[str]:
     """The kernel's file first, then the user files reachable from its module's names."""
-    from nki_studio.sim.launch import JitKernel
-
     func = inspect.unwrap(func)
     start = path or _file_of(func) or ""
     files: list[str] = [os.path.abspath(start)] if start else []
@@ -57,8 +55,9 @@ def _user_files(func: Callable[..., Any], path: str | None) -> list[str]:
     pending = [names for names in (_names(func),) if names is not None]
     while pending and len(files) < _MAX_FILES:
         for value in list(pending.pop().values()):
-            if isinstance(value, JitKernel):
-                value = value.func
+            if not isinstance(value, (types.ModuleType, types.FunctionType, type)):
+                # a wrapper object (an ``@nki.jit`` kernel, whose ``functools.update_wrapper`` sets it): its function
+                value = getattr(value, "__wrapped__", value)
             if not isinstance(value, (types.ModuleType, types.FunctionType, type)):
                 continue
             file = _file_of(value)

@@ -12,43 +12,47 @@ import math
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from nki_studio.sim import dtypes
+from nki_studio.sim import context, dtypes
+from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator, SimulationError
 from nki_studio.sim.scalars import index_value
+from nki_studio.sim.tensor_base import TensorBase
 
 if TYPE_CHECKING:
-    from nki_studio.sim.memory import MemoryRegion
-    from nki_studio.sim.tensor import NkiTensor, Storage
+    from nki_studio.sim.tensor import NkiTensor
 
 _INDIRECT_GROUP = 16  # offsets per index column for Vector/Scalar/GpSimd (isa.md §0.8); Tensor uses 32
 
 
-class ViewMixin:
+class ViewMixin(TensorBase):
     """View operations; mixed into ``NkiTensor``."""
 
     __slots__ = ()
 
-    if TYPE_CHECKING:
-        _st: Storage
-        _data: np.ndarray
-        _index: np.ndarray | None
-        dtype: np.dtype[Any]
-        shape: tuple[int, ...]
-        strides: tuple[int, ...]
-        offset: int
-        name: str
-
-        @property
-        def buffer(self) -> MemoryRegion: ...
-        @property
-        def size(self) -> int: ...
-        def _derive(
-            self,
-            shape: tuple[int, ...],
-            strides: tuple[int, ...],
-            offset: int,
-            index: np.ndarray | None = None,
-        ) -> NkiTensor: ...
+    def _derive(
+        self,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...],
+        offset: int,
+        index: np.ndarray | None = None,
+        *,
+        data: np.ndarray | None = None,
+        dtype: np.dtype[Any] | None = None,
+    ) -> NkiTensor:
+        """Another view of the same storage (``data``/``dtype``: reinterpreted, else this view's)."""
+        tensor = cast(
+            "type[NkiTensor]", type(self)
+        )  # the class this is mixed into, not imported: tensor imports us
+        return tensor(
+            self._st,
+            shape,
+            strides,
+            offset,
+            data=self._data if data is None else data,
+            dtype=self.dtype if dtype is None else dtype,
+            index=index,
+            name=self.name,
+        )
 
     # ----- helpers --------------------------------------------------------------------------------
     def _on_chip(self) -> bool:
@@ -153,12 +157,10 @@ class ViewMixin:
         return self._derive(shape, strides, offset)
 
     def __setitem__(self, key: object, value: object) -> None:
-        from nki_studio.sim import context
-        from nki_studio.sim.tensor import NkiTensor, read, write
-
         view = self[key]
         if not context.untaken():  # an untaken nl.if_else branch writes nothing
-            write(view, read(value) if isinstance(value, NkiTensor) else value)
+            # a tensor (every TensorBase is an NkiTensor): its values
+            write(view, read(cast("NkiTensor", value)) if isinstance(value, TensorBase) else value)
 
     # ----- view methods (language.md §5.3) ---------------------------------------------------------
     def slice(self, dim: int, start: int, end: int, step: int = 1) -> NkiTensor:
@@ -184,7 +186,6 @@ class ViewMixin:
 
     def vector_select(self, dim: int, vector_offset: NkiTensor) -> NkiTensor:
         """Per-partition row gather on an HBM tensor: row ``p`` of the result is row ``vector_offset[p]``."""
-        from nki_studio.sim.tensor import read
 
         if dim != 0:
             raise HardwareLimitError("vector_select: dim must be 0")
@@ -395,17 +396,7 @@ class ViewMixin:
         ratio_num, ratio_den = old_size, new_size
         shape = (*self.shape[:-1], last * ratio_num // ratio_den)
         strides = (*tuple(s * ratio_num // ratio_den for s in self.strides[:-1]), 1)
-        from nki_studio.sim.tensor import NkiTensor
-
-        return NkiTensor(
-            self._st,
-            shape,
-            strides,
-            self.offset * ratio_num // ratio_den,
-            data=data,
-            dtype=new,
-            name=self.name,
-        )
+        return self._derive(shape, strides, self.offset * ratio_num // ratio_den, data=data, dtype=new)
 
     reinterpret_cast = view
 
@@ -438,7 +429,6 @@ class ViewMixin:
         ``vector_offset`` starts row ``w`` at ``vector_offset[w] * prod(self.shape[1:])``. Elements
         outside the storage fail when an instruction accesses them, not here.
         """
-        from nki_studio.sim.tensor import NkiTensor, read
 
         self._need_strided("ap")
         pairs = [(index_value(p[0]), index_value(p[1])) for p in pattern]  # type: ignore[attr-defined]
@@ -482,19 +472,17 @@ class ViewMixin:
             # A view reaching past the storage is legal until an instruction touches it (the compiler only
             # checks accesses: kernels build such views before a bounds guard, or only use their .shape);
             # runtime offsets likewise (oob_mode, isa.md §5.1). Keep the view, with -1 marking the
-            # out-of-bounds elements, so reads and writes of them raise (see tensor.out_of_bounds).
+            # out-of-bounds elements, so reads and writes of them raise (see access.out_of_bounds).
             if index is None:
                 index = self._positions(shape, strides, start)
             index = np.where((index < 0) | (index >= data.size), -1, index)
-        return NkiTensor(
-            self._st,
+        return self._derive(
             shape,
             strides if index is None else (),
             start if index is None else 0,
+            index=index,
             data=data,
             dtype=new_dtype,
-            index=index,
-            name=self.name,
         )
 
     @staticmethod
@@ -521,7 +509,6 @@ class ViewMixin:
         The group size 16 is the Vector/Scalar/GpSimd one; the Tensor engine regroups the view by 32
         (:meth:`regrouped`).
         """
-        from nki_studio.sim.tensor import read
 
         self._need_strided("indirect")
         idx = read(index, raw=True).astype(np.int64)

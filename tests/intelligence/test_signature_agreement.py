@@ -1,10 +1,13 @@
-"""The three declarations of the NKI API agree with each other.
+"""The declarations of the NKI API agree with each other, for every public name.
 
+* the shipped stubs (``server/stubs/nki/**/__init__.pyi``; ``ast``) are the source;
+* ``nki_studio.model.nki_api`` is generated from them (``tests/intelligence/test_nki_api_generated.py``), and the
+  value interpreter (``nki_semantics``, ``kinds``, the ``nki.language`` lists of ``api_signatures``) and the
+  simulator's element-wise and reduction registrations read their names and parameter lists from it;
 * the embedded simulator's functions (``nki_studio.sim.nki_module``, ``.isa``, ``.language``, ``.collectives``,
-  ``.nki_compiler``;
-  ``inspect``),
-* the shipped stubs (``server/stubs/nki/**/__init__.pyi``; ``ast``),
-* the value interpreter's parameter lists (``nki_studio.model.api_signatures``).
+  ``.nki_compiler``; ``inspect``) are compared with the stubs here;
+* the value interpreter's hand-kept ``nki.isa`` parameter lists (``nki_studio.model.api_signatures``) too, and every
+  ``nki.language`` function is either interpreted or listed below with the reason it is not.
 
 For every public function of ``nki``, ``nki.isa``, ``nki.language``, ``nki.collectives`` and ``nki.compiler``: parameter names (not
 those of ``*args``/``**kwargs``), order, kinds (positional, keyword-only, ``*args``, ``**kwargs``), which are
@@ -25,6 +28,7 @@ from typing import Any
 
 import pytest
 from nki_studio.model import api_signatures as sigs
+from nki_studio.model import nki_api, nki_semantics
 from nki_studio.sim import collectives as sim_collectives
 from nki_studio.sim import isa as sim_isa
 from nki_studio.sim import language as sim_language
@@ -103,6 +107,30 @@ ISA_NOT_BOUND: dict[str, str] = {
     "set_rng_seed": "RNG state, no data operands",
     "rand_set_state": "RNG state, no data operands",
     "rand_get_state": "RNG state, no data operands",
+}
+
+# nki.language functions the value interpreter gives no value (its result stays unknown to the rules).
+_GRID = "0.7 tile/block grid: kinds.py knows the result is a grid; the interpreter does not model grids"
+_UNSHAPED = "a tensor result the interpreter does not shape (kinds.py still knows it is a tensor)"
+_NO_VALUE = "no value a rule checks"
+LANGUAGE_NOT_INTERPRETED: dict[str, str] = {
+    **{name: _GRID for name in ("tiles", "blocks", "alloc_tiles", "alloc_blocks")},
+    **{name: _UNSHAPED for name in ("broadcast_to", "expand_dims", "gather_flattened", "shared_constant")},
+    **{name: _NO_VALUE for name in ("device_print", "no_reorder", "random_seed", "if_else")},
+    **{
+        name: "a runtime query, unknown at compile time"
+        for name in ("program_id", "num_programs", "program_ndim")
+    },
+    **{
+        name: "a buffer query; the rules read buffers from allocations"
+        for name in ("is_hbm", "is_on_chip", "is_psum", "is_sbuf")
+    },
+    "dynamic_range": "a runtime loop: kinds.py makes its variable a register; the interpreter does not unroll it",
+}
+# Names the interpreter resolves that the stubs do not declare (legacy or Python's own).
+LANGUAGE_INTERPRETED_UNSTUBBED: dict[str, str] = {
+    "par_dim": "legacy partition-dim marker (removed from nki.language; old kernels still use it)",
+    "range": "Python's range under an nl alias in legacy code",
 }
 
 
@@ -285,6 +313,25 @@ def test_api_signatures_are_leading_parameters(module: str, table: dict[str, tup
 def test_every_isa_instruction_is_bound_or_listed() -> None:
     functions = set(stub_module("isa").functions)
     assert sorted(functions - set(sigs.ISA_PARAMS)) == sorted(ISA_NOT_BOUND)
+
+
+def test_every_language_function_is_interpreted_or_listed() -> None:
+    """Each ``nki.language`` function of the stubs has a value in the interpreter (``nki_semantics``) or a
+    reason here; what the interpreter knows beyond the stubs is listed too."""
+    interpreted = {
+        *sigs.NL_CREATE_PARAMS,
+        *nki_semantics._RANGE_APIS,
+        *nki_semantics._LANG_PARAMS,
+        *nki_semantics._ELEMENTWISE_RESULT,
+        *nki_api.LANGUAGE_REDUCTIONS,
+        "ds",
+        "par_dim",
+        "fori_loop",
+        "while_loop",
+    }
+    stubbed = set(nki_api.LANGUAGE_PARAMS)
+    assert sorted(stubbed - interpreted) == sorted(LANGUAGE_NOT_INTERPRETED)
+    assert sorted(interpreted - stubbed) == sorted(LANGUAGE_INTERPRETED_UNSTUBBED)
 
 
 def test_operand_roles_are_parameters() -> None:

@@ -5,8 +5,9 @@ import pytest
 from nki_studio.sim import context, dropin
 from nki_studio.sim import isa as nisa
 from nki_studio.sim import language as nl
+from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
-from nki_studio.sim.tensor import from_array, read, to_array, write
+from nki_studio.sim.tensor import from_array, to_array
 
 RNG = np.random.default_rng(7)
 

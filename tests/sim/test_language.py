@@ -6,11 +6,12 @@ import ml_dtypes
 import nki_studio.sim.language as nl
 import numpy as np
 import pytest
+from nki_studio.model import nki_api
 from nki_studio.model.targets import Generation, NkiVersion, Target
-from nki_studio.sim import context
+from nki_studio.sim import alu, context
+from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator, SimulationError
 from nki_studio.sim.scalars import NkiScalar, VirtualRegister
-from nki_studio.sim.tensor import read, write
 
 RNG = np.random.default_rng(3)
 
@@ -49,6 +50,27 @@ def test_unary_math_and_activation_functions(sess):
     assert np.allclose(read(nl.cos(t)), np.cos(x), rtol=1e-6)
     assert np.array_equal(read(nl.floor(t)), np.floor(x))
     assert np.allclose(read(nl.rsqrt(tile(np.abs(x) + 1))), 1 / np.sqrt(np.abs(x) + 1), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("names", "arity"),
+    [
+        ((*nki_api.LANGUAGE_UNARY_MATH, *nki_api.LANGUAGE_ACTIVATIONS), 1),
+        (nki_api.LANGUAGE_BINARY, 2),
+        (nki_api.LANGUAGE_REDUCTIONS, 1),
+    ],
+    ids=["unary", "binary", "reductions"],
+)
+def test_every_stubbed_elementwise_and_reduction_name_runs(sess, names: tuple[str, ...], arity: int):
+    """The simulator registers its element-wise and reduction functions from the stubs' names (``nki_api``):
+    each must have maths behind it, not only a name."""
+    for name in names:
+        op = alu.alu_op(name)
+        dtype = np.int32 if op is not None and op.kind == alu.BITVEC else np.float32  # bit ops take integers
+        operands = [tile(np.full((4, 8), 2 - i), dtype) for i in range(arity)]
+        args = [*operands, 1] if name in nki_api.LANGUAGE_REDUCTIONS else operands
+        result = getattr(nl, name)(*args)
+        assert result.shape[0] == 4, name
 
 
 def test_result_dtype_promotion_and_output_rounding(sess):

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from nki_studio.model.targets import Generation, Target
 from nki_studio.sim import context
+from nki_studio.sim.access import write
 from nki_studio.sim.errors import HardwareLimitError, ResourceLimitError
 from nki_studio.sim.memory import MemoryRegion
-from nki_studio.sim.tensor import NkiTensor, allocate, write
+from nki_studio.sim.tensor import NkiTensor, allocate
 
 
 def use(*tiles: NkiTensor) -> None:

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 from nki_studio.sim import context
+from nki_studio.sim.access import out_of_bounds, read, write
 from nki_studio.sim.errors import HardwareLimitError, SimulationError, UninitializedReadError
 from nki_studio.sim.memory import MemoryRegion
-from nki_studio.sim.tensor import allocate, ds, out_of_bounds, read, write
+from nki_studio.sim.tensor import allocate, ds
 
 
 @pytest.fixture

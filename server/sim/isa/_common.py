@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 from nki_studio.model.targets import TargetLimits
 from nki_studio.sim import alu, checks, context, dtypes
+from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.isa.enums import NkiInstruction, engine, reduce_cmd
 from nki_studio.sim.scalars import NkiScalar, VirtualRegister
-from nki_studio.sim.tensor import NkiTensor, read, write
+from nki_studio.sim.tensor import NkiTensor
 
 F32 = np.float32
 ON_CHIP = ("sbuf", "psum")

@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 from nki_studio.sim import checks, context, dtypes, untaken
+from nki_studio.sim.access import out_of_bounds, read
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction
 from nki_studio.sim.isa.enums import dge_mode as Dge
 from nki_studio.sim.isa.enums import engine as Eng
 from nki_studio.sim.isa.enums import oob_mode as Oob
-from nki_studio.sim.tensor import NkiTensor, out_of_bounds, read
+from nki_studio.sim.tensor import NkiTensor
 
 _DMA_REGIONS = ("hbm", "sbuf")
 

@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 from nki_studio.sim import checks, context, races, untaken
+from nki_studio.sim.access import read
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, dma_engine, engine
 from nki_studio.sim.schedule import Baton
-from nki_studio.sim.tensor import NkiTensor, read
+from nki_studio.sim.tensor import NkiTensor
 
 
 class Mailbox:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 from nki_studio.model.targets import NkiVersion
 from nki_studio.sim import context, dtypes, untaken
+from nki_studio.sim.access import read
 from nki_studio.sim.errors import HardwareLimitError
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.scalars import NkiScalar, VirtualRegister, index_value
-from nki_studio.sim.tensor import NkiTensor, read
+from nki_studio.sim.tensor import NkiTensor
 
 _REG_REGIONS = ("hbm", "sbuf")
 

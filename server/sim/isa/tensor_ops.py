@@ -6,10 +6,11 @@ import weakref
 
 import numpy as np
 from nki_studio.sim import checks, context, untaken
+from nki_studio.sim.access import write
 from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator
 from nki_studio.sim.isa import _common as c
 from nki_studio.sim.isa.enums import NkiInstruction, engine, matmul_perf_mode
-from nki_studio.sim.tensor import NkiTensor, write
+from nki_studio.sim.tensor import NkiTensor
 from threadpoolctl import ThreadpoolController
 
 _MATMUL = "nisa.nc_matmul"

@@ -24,7 +24,6 @@ from nki_studio.sim.language.control import (
     while_loop,
 )
 from nki_studio.sim.language.creation import (
-    empty_like,
     full,
     ndarray,
     ones,
@@ -43,6 +42,7 @@ from nki_studio.sim.language.grids import (
     alloc_blocks,
     alloc_tiles,
     blocks,
+    empty_like,
     tiles,
 )
 from nki_studio.sim.language.movement import (

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 from nki_studio.sim import context, dtypes, untaken
+from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.memory import MemoryRegion
-from nki_studio.sim.tensor import NkiTensor, allocate, read, write
+from nki_studio.sim.tensor import NkiTensor, allocate
 
 # (float16, bfloat16) -> float32 etc.: the legacy promotion table (language.md §2 [OLD]).
 _SPECIAL = {

@@ -13,9 +13,10 @@ from contextlib import contextmanager
 import numpy as np
 from nki_studio.model.targets import NkiVersion
 from nki_studio.sim import context, untaken
+from nki_studio.sim.access import read
 from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.scalars import NkiScalar, VirtualRegister, index_value
-from nki_studio.sim.tensor import NkiTensor, read
+from nki_studio.sim.tensor import NkiTensor
 
 _V07 = NkiVersion(0, 7)
 _NO_REORDER = "nl.no_reorder.depth"

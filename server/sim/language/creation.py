@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 import numpy as np
 from nki_studio.sim import context, dtypes, untaken
+from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.memory import MemoryRegion
-from nki_studio.sim.tensor import NkiTensor, allocate, read, write
+from nki_studio.sim.tensor import NkiTensor, allocate
 
 
 def _buffer(buffer: object) -> MemoryRegion:
@@ -67,32 +67,6 @@ def zeros_like(x: NkiTensor, dtype: object = None, buffer: object = None, name: 
     """Zeros with ``x``'s shape (dtype defaults to ``x.dtype``, buffer to SBUF)."""
     return zeros(
         x.shape, x.dtype if dtype is None else dtype, MemoryRegion.sbuf if buffer is None else buffer, name
-    )
-
-
-def empty_like(
-    x: object,
-    dtype: object = None,
-    buffer: object = None,
-    name: str = "",
-    *,
-    transpose_axes: object = None,
-    address: object = None,
-) -> Any:
-    """Uninitialised tensor like ``x`` (dtype and buffer default to ``x``'s); a tile/block grid gives a grid
-    over fresh storage (nki-0.7.md §2.6)."""
-    from nki_studio.sim.language.grids import NkiGrid, empty_like_grid
-
-    if isinstance(x, NkiGrid):
-        return empty_like_grid(x, dtype, buffer, name, address, transpose_axes)
-    if not isinstance(x, NkiTensor):
-        raise SimulationError(f"nl.empty_like: x must be a tensor or a tile/block grid, not {x!r}")
-    shape = x.shape
-    if transpose_axes is not None:
-        order = tuple(int(a) for a in transpose_axes)  # type: ignore[attr-defined]
-        shape = tuple(x.shape[a] for a in order)
-    return ndarray(
-        shape, x.dtype if dtype is None else dtype, x.buffer if buffer is None else buffer, name, address
     )
 
 

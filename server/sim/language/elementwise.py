@@ -12,6 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from nki_studio.model.nki_api import (
+    LANGUAGE_ACTIVATIONS,
+    LANGUAGE_BINARY,
+    LANGUAGE_OPERATOR_CONSTANTS,
+    LANGUAGE_UNARY_MATH,
+)
 from nki_studio.sim import alu
 from nki_studio.sim.errors import NotImplementedInSimulator
 from nki_studio.sim.language._ops import elementwise
@@ -89,71 +95,9 @@ def _operator_token(name: str) -> Callable[..., Any]:
     return fn
 
 
-UNARY = (
-    "abs",
-    "negative",
-    "sign",
-    "square",
-    "sqrt",
-    "rsqrt",
-    "reciprocal",
-    "exp",
-    "log",
-    "sin",
-    "cos",
-    "tan",
-    "arctan",
-    "tanh",
-    "ceil",
-    "floor",
-    "trunc",
-    "invert",
-    "logical_not",
-    "relu",
-    "sigmoid",
-    "silu",
-    "silu_dx",
-    "gelu",
-    "gelu_dx",
-    "gelu_apprx_sigmoid",
-    "gelu_apprx_sigmoid_dx",
-    "gelu_apprx_tanh",
-    "mish",
-    "softplus",
-    "erf",
-    "erf_dx",
-)
-BINARY = (
-    "add",
-    "subtract",
-    "multiply",
-    "divide",
-    "maximum",
-    "minimum",
-    "abs_max",
-    "abs_min",
-    "power",
-    "fmod",
-    "mod",
-    "equal",
-    "not_equal",
-    "less",
-    "less_equal",
-    "greater",
-    "greater_equal",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "left_shift",
-    "right_shift",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-)
-TOKENS = ("prelu", "bypass", "average")
-
+# The names and their arity are the stubs' (the generated ``nki_api``); the maths per name is above and in ``alu``.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
-    **{n: _make_unary(n) for n in UNARY},
-    **{n: _make_binary(n) for n in BINARY},
-    **{n: _operator_token(n) for n in TOKENS},
+    **{n: _make_unary(n) for n in (*LANGUAGE_UNARY_MATH, *LANGUAGE_ACTIVATIONS)},
+    **{n: _make_binary(n) for n in LANGUAGE_BINARY},
+    **{n: _operator_token(n) for n in LANGUAGE_OPERATOR_CONSTANTS},
 }

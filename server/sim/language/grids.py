@@ -21,6 +21,7 @@ from typing import Any, cast
 import numpy as np
 from nki_studio.sim import context
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
+from nki_studio.sim.language.creation import ndarray
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.scalars import index_value
 from nki_studio.sim.tensor import NkiTensor
@@ -319,8 +320,6 @@ def _allocate(
 ) -> tuple[NkiTensor, tuple[_Dim, ...], tuple[int, ...]]:
     """Storage for a tiled allocation: HBM is the dense logical extent; on chip, tiles sit side by side along
     the free axis of ``tile_shape[0]`` partitions (the "dense rank-2 capacity layout" of the API page)."""
-    from nki_studio.sim.language.creation import ndarray
-
     tshape = _shape_tuple(tile_shape, "tile_shape")
     eshape = _shape_tuple(element_shape, "element_shape")
     if not isinstance(buffer, MemoryRegion):
@@ -452,6 +451,30 @@ def empty_like_grid(
     return new
 
 
+def empty_like(
+    x: object,
+    dtype: object = None,
+    buffer: object = None,
+    name: str = "",
+    *,
+    transpose_axes: object = None,
+    address: object = None,
+) -> Any:
+    """Uninitialised tensor like ``x`` (dtype and buffer default to ``x``'s); a tile/block grid gives a grid
+    over fresh storage (nki-0.7.md §2.6)."""
+    if isinstance(x, NkiGrid):
+        return empty_like_grid(x, dtype, buffer, name, address, transpose_axes)
+    if not isinstance(x, NkiTensor):
+        raise SimulationError(f"nl.empty_like: x must be a tensor or a tile/block grid, not {x!r}")
+    shape = x.shape
+    if transpose_axes is not None:
+        order = tuple(int(a) for a in transpose_axes)  # type: ignore[attr-defined]
+        shape = tuple(x.shape[a] for a in order)
+    return ndarray(
+        shape, x.dtype if dtype is None else dtype, x.buffer if buffer is None else buffer, name, address
+    )
+
+
 __all__ = [
     "TRANSPOSE_ORDERS",
     "NkiBlockGrid",
@@ -460,6 +483,7 @@ __all__ = [
     "alloc_blocks",
     "alloc_tiles",
     "blocks",
+    "empty_like",
     "empty_like_grid",
     "tiles",
 ]

@@ -10,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 from nki_studio.sim import context, dtypes, untaken
 from nki_studio.sim import isa as nisa
+from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.language._ops import new_tile, result_dtype, tile_arg, value_of
 from nki_studio.sim.language.creation import _rng
 from nki_studio.sim.memory import MemoryRegion
-from nki_studio.sim.tensor import NkiTensor, read, write
+from nki_studio.sim.tensor import NkiTensor
 
 
 def _hbm_arg(name: str, value: object) -> NkiTensor:

@@ -8,9 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from nki_studio.model.nki_api import LANGUAGE_REDUCTIONS
 from nki_studio.sim import alu, context, untaken
+from nki_studio.sim.access import read, write
 from nki_studio.sim.language._ops import new_tile, normalise_axis, reduced_shape, result_dtype, tile_arg
-from nki_studio.sim.tensor import NkiTensor, read, write
+from nki_studio.sim.tensor import NkiTensor
 
 _REDUCERS: dict[str, Callable[[np.ndarray, tuple[int, ...]], Any]] = {
     "sum": lambda v, a: np.sum(v, axis=a, dtype=np.float32),
@@ -46,7 +48,8 @@ def _make(name: str) -> Callable[..., NkiTensor]:
     return fn
 
 
-REDUCTIONS: dict[str, Callable[..., Any]] = {n: _make(n) for n in _REDUCERS}
+# The names are the stubs' (the generated ``nki_api``); tests/sim/test_language.py checks every one has a reducer.
+REDUCTIONS: dict[str, Callable[..., Any]] = {n: _make(n) for n in LANGUAGE_REDUCTIONS}
 
 
 @untaken.tile_instruction

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from nki_studio.sim.access import read, write
 from nki_studio.sim.memory import MemoryRegion
-from nki_studio.sim.tensor import NkiTensor, allocate, read, write
+from nki_studio.sim.tensor import NkiTensor, allocate
 
 SBUF, PSUM, HBM = MemoryRegion.sbuf, MemoryRegion.psum, MemoryRegion.shared_hbm
 

@@ -532,6 +532,7 @@ def var(
 def all(x: NkiTensor, axis: int | Sequence[int], dtype: DTypeLike | None = None) -> ndarray:
     """Logical AND reduction over free axes."""
 
+# ---------------------------------------------------------------------------------------------- normalisation and dropout
 def softmax(x: NkiTensor, axis: int | Sequence[int] = -1, dtype: DTypeLike | None = None) -> ndarray:
     """Softmax over the free axis/axes."""
 
