@@ -135,6 +135,20 @@ def run_kernel(
     )
 
 
+def _by_opcode(run: KernelRun) -> str:
+    """The estimate's busy time per opcode (summed over source lines): count, mean per instruction, total."""
+    totals: dict[str, list[float]] = {}
+    for line in run.section["lines"]:
+        for top in line["topOpcodes"]:
+            count_sum = totals.setdefault(top["opcode"], [0, 0.0])
+            count_sum[0] += top["count"]
+            count_sum[1] += top["sumNs"]
+    ranked = sorted(totals.items(), key=lambda kv: -kv[1][1])
+    return "; ".join(
+        f"{op} {int(n):,} x {t / n:,.0f} ns = {t * run.scale / 1e3:,.0f} us" for op, (n, t) in ranked
+    )
+
+
 def _shape(shape: dict[str, int]) -> str:
     return " ".join(f"{k}={v}" for k, v in shape.items())
 
@@ -218,6 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="run each kernel at its smaller `quick` shape")
     parser.add_argument("--only", nargs="+", metavar="KERNEL", help="run only these kernels of the table")
     parser.add_argument("--mirror", action="append", default=[], metavar="OWNER/NAME=GIT_DIR")
+    parser.add_argument(
+        "--by-opcode", action="store_true", help="also print each kernel's estimate per opcode"
+    )
     args = parser.parse_args(argv)
     table = load()
     mirrors = _mirrors(args.mirror)
@@ -242,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  {kid:24} {points[0].generation}  {_shape(run.shape):28} {kernel.origin:17} "
             f"{run.instructions:7,} instructions, simulated in {run.seconds:5.1f} s{scaled}; {run.check}"
         )
+        if args.by_opcode:
+            print(f"    estimated per opcode: {_by_opcode(run)}")
     unreproduced = sorted(
         {p.workload for p in table.points if p.kernel is None and "best plan" not in p.workload}
     )

@@ -3,8 +3,10 @@ NKIBench ``kernels/rope_single_freq_apply_B1_H64_N4096_D128_0.py`` (legacy ``neu
 nki-samples' ``tutorials/rotary``).
 
 Same loop and instructions: per 512-column tile one [128, 512] load of x and [64, 512] loads of cos and sin, a
-copy of x's lower half to partitions 0-63, four ``tensor_tensor`` products and two ``tensor_tensor`` sums into
-the two halves of the output tile, and one [128, 512] store. ``x[D, S]``, ``cos``/``sin`` ``[D // 2, S]``.
+copy of x's lower half to partitions 0-63 (legacy ``nl.copy``; here ``activation(copy)`` on the Scalar engine,
+where the matmul kernels' measured engine times show the compiler puts ``nl.copy``: inferred), four
+``tensor_tensor`` products and two ``tensor_tensor`` sums into the two halves of the output tile, and one
+[128, 512] store. ``x[D, S]``, ``cos``/``sin`` ``[D // 2, S]``.
 """
 
 import nki
