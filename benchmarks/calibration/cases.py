@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 F32 = np.float32
 BF16 = ml_dtypes.bfloat16
 P = 128
+EPS = 1e-5  # the benchmark's epsilon (its get_inputs), a constant of the translated kernels
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class Case:
     """Kernel arguments, reference arguments, a local reference (if any) and the output dtype's tolerance."""
 
     kernel_args: tuple[np.ndarray, ...]
-    reference_args: tuple[np.ndarray, ...]
+    reference_args: tuple[Any, ...]
     reference: Callable[..., np.ndarray] | None
     tolerance: float  # max |out - ref| / max |ref|
 
@@ -68,6 +70,37 @@ def _matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
     return Case(args, (lhs, rhs), None, 1e-4)
 
 
+def _add_rmsnorm_matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
+    x, w = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"], s["N"])
+    z, g = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"])
+    return Case((x, w, z, g), (x, w, EPS, z, g), None, 1e-4)
+
+
+def _matmul_add_rmsnorm(s: dict[str, int], rng: np.random.Generator) -> Case:
+    x, w = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"], s["N"])
+    z, g = _normal(rng, s["M"], s["N"]), _normal(rng, s["N"])
+    return Case((x, w, z, g), (x, w, EPS, z, g), None, 1e-4)
+
+
+def _bmm(s: dict[str, int], rng: np.random.Generator) -> Case:
+    lhs, rhs = _normal(rng, s["B"], s["M"], s["K"]), _normal(rng, s["B"], s["K"], s["N"])
+    return Case((lhs, rhs), (lhs, rhs), None, 1e-4)
+
+
+def _mamba(s: dict[str, int], rng: np.random.Generator) -> Case:
+    def small(*shape: int) -> np.ndarray:  # the benchmark's inputs: normal(0, 0.05)
+        return (0.05 * rng.standard_normal(shape)).astype(F32)
+
+    args = (
+        small(s["C"], s["M"]),
+        small(s["C"], s["M"]),
+        small(s["C"], s["S"]),
+        small(s["S"], s["M"]),
+        small(s["S"], s["M"]),
+    )
+    return Case(args, args, None, 1e-4)
+
+
 def _matmul_t(lhs_t: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """FP32 reference of ``lhsT.T @ rhs``."""
     return lhs_t.astype(F32).T @ rhs.astype(F32)
@@ -92,6 +125,10 @@ BUILDERS: dict[str, Callable[[dict[str, int], np.random.Generator], Case]] = {
     "rmsnorm_matmul": _rmsnorm_matmul,
     "transpose_matmul": _transpose_matmul,
     "matmul": _matmul,
+    "add_rmsnorm_matmul": _add_rmsnorm_matmul,
+    "matmul_add_rmsnorm": _matmul_add_rmsnorm,
+    "bmm": _bmm,
+    "mamba": _mamba,
     "ladder_v0": _ladder,
     "ladder_v1": _ladder,
     "ladder_v2": _ladder,
