@@ -15,7 +15,8 @@ and ``+ eps`` are one ``tensor_scalar``; ``nl.copy`` runs on the Scalar engine. 
 import nki
 import nki.isa as nisa
 import nki.language as nl
-import numpy as np
+from pe_transpose import load_identity, transpose
+from rms_rows import rmsnorm_rows
 
 P = 128
 TILE_N = 512
@@ -28,9 +29,7 @@ def add_rmsnorm_matmul_kernel(x, w, z, g):
     _, n = w.shape
     kt = k // P
     out = nl.ndarray((m, n), dtype=nl.float32, buffer=nl.shared_hbm)
-    ident_hbm = nl.shared_constant(np.identity(P, dtype=np.float32))
-    ident = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=ident, src=ident_hbm)
+    ident = load_identity()
     gt = nl.ndarray((P, k), dtype=nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=gt, src=g.reshape((1, k)).broadcast(0, P))
     wt = []
@@ -46,27 +45,8 @@ def add_rmsnorm_matmul_kernel(x, w, z, g):
         nisa.dma_copy(dst=zt, src=z[rows, :])
         a = nl.ndarray((P, k), dtype=nl.float32, buffer=nl.sbuf)
         nisa.tensor_tensor(dst=a, data1=xt, data2=zt, op=nl.add)
-        sq = nl.ndarray((P, k), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.activation(dst=sq, op=nl.square, data=a)
-        ss = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.tensor_reduce(dst=ss, op=nl.add, data=sq, axis=1)
-        ms = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.tensor_scalar(dst=ms, data=ss, op0=nl.multiply, operand0=1.0 / k, op1=nl.add, operand1=EPS)
-        rstd = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.activation(dst=rstd, op=nl.rsqrt, data=ms)
-        yn = nl.ndarray((P, k), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.tensor_scalar(dst=yn, data=a, op0=nl.multiply, operand0=rstd)
-        y = nl.ndarray((P, k), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.tensor_tensor(dst=y, data1=yn, data2=gt, op=nl.multiply)
-        y_t = []
-        for kk in range(kt):
-            tp = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.psum)
-            nisa.nc_matmul(
-                dst=tp, stationary=y[:, kk * P : (kk + 1) * P], moving=ident, is_moving_onezero=True
-            )
-            ts = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.sbuf)
-            nisa.activation(dst=ts, op=nl.copy, data=tp)
-            y_t.append(ts)
+        y = rmsnorm_rows(a, gt, EPS)
+        y_t = [transpose(y[:, kk * P : (kk + 1) * P], ident) for kk in range(kt)]
         for nn in range(n // TILE_N):
             cols = slice(nn * TILE_N, (nn + 1) * TILE_N)
             acc = nl.ndarray((P, TILE_N), dtype=nl.float32, buffer=nl.psum)

@@ -15,7 +15,7 @@ shows no Vector time for them, so the compiler put them there (inferred from the
 import nki
 import nki.isa as nisa
 import nki.language as nl
-import numpy as np
+from pe_transpose import load_identity, transpose
 
 P = 128
 BLOCK = 1024
@@ -28,9 +28,7 @@ def matmul_kernel(lhs, rhs):
     mt, p, kt, _ = lhs.shape
     _, _, n = rhs.shape
     out = nl.ndarray((mt, p, n), dtype=nl.float32, buffer=nl.shared_hbm)
-    ident_hbm = nl.shared_constant(np.identity(P, dtype=np.float32))
-    ident = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=ident, src=ident_hbm)
+    ident = load_identity()
     for i0 in range(n // BLOCK):
         b = []
         for i in range(kt):
@@ -43,11 +41,7 @@ def matmul_kernel(lhs, rhs):
                 rows = nl.ndarray((P, K_GROUP, P), dtype=nl.float32, buffer=nl.sbuf)
                 nisa.dma_copy(dst=rows, src=lhs[i3, :, i4 * K_GROUP : (i4 + 1) * K_GROUP, :])
                 for i5 in range(K_GROUP):
-                    tp = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.psum)
-                    nisa.nc_matmul(dst=tp, stationary=rows[:, i5, :], moving=ident, is_moving_onezero=True)
-                    ts = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.sbuf)
-                    nisa.activation(dst=ts, op=nl.copy, data=tp)
-                    a_t.append(ts)
+                    a_t.append(transpose(rows[:, i5, :], ident))
             res = nl.ndarray((P, BLOCK), dtype=nl.float32, buffer=nl.sbuf)
             for i6 in range(BLOCK // TILE_N):
                 acc = nl.ndarray((P, TILE_N), dtype=nl.float32, buffer=nl.psum)

@@ -15,7 +15,8 @@ engine. Inputs ``(x, w, z, g)``: ``x[M, K]``, ``w[K, N]``, ``z[M, N]``, ``g[N]``
 import nki
 import nki.isa as nisa
 import nki.language as nl
-import numpy as np
+from pe_transpose import load_identity, transpose
+from rms_rows import rmsnorm_rows
 
 P = 128
 TILE_N = 512
@@ -28,9 +29,7 @@ def matmul_add_rmsnorm_kernel(x, w, z, g):
     _, n = w.shape
     kt = k // P
     out = nl.ndarray((m, n), dtype=nl.float32, buffer=nl.shared_hbm)
-    ident_hbm = nl.shared_constant(np.identity(P, dtype=np.float32))
-    ident = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=ident, src=ident_hbm)
+    ident = load_identity()
     gt = nl.ndarray((P, n), dtype=nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=gt, src=g.reshape((1, n)).broadcast(0, P))
     wt = []
@@ -42,15 +41,7 @@ def matmul_add_rmsnorm_kernel(x, w, z, g):
         rows = slice(i * P, (i + 1) * P)
         xt = nl.ndarray((P, k), dtype=nl.float32, buffer=nl.sbuf)
         nisa.dma_copy(dst=xt, src=x[rows, :])
-        x_t = []
-        for kk in range(kt):
-            tp = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.psum)
-            nisa.nc_matmul(
-                dst=tp, stationary=xt[:, kk * P : (kk + 1) * P], moving=ident, is_moving_onezero=True
-            )
-            ts = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.sbuf)
-            nisa.activation(dst=ts, op=nl.copy, data=tp)
-            x_t.append(ts)
+        x_t = [transpose(xt[:, kk * P : (kk + 1) * P], ident) for kk in range(kt)]
         h = nl.ndarray((P, n), dtype=nl.float32, buffer=nl.sbuf)
         for nn in range(n // TILE_N):
             cols = slice(nn * TILE_N, (nn + 1) * TILE_N)
@@ -62,17 +53,6 @@ def matmul_add_rmsnorm_kernel(x, w, z, g):
         nisa.dma_copy(dst=zt, src=z[rows, :])
         a = nl.ndarray((P, n), dtype=nl.float32, buffer=nl.sbuf)
         nisa.tensor_tensor(dst=a, data1=h, data2=zt, op=nl.add)
-        sq = nl.ndarray((P, n), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.activation(dst=sq, op=nl.square, data=a)
-        ss = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.tensor_reduce(dst=ss, op=nl.add, data=sq, axis=1)
-        ms = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.tensor_scalar(dst=ms, data=ss, op0=nl.multiply, operand0=1.0 / n, op1=nl.add, operand1=EPS)
-        rstd = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.activation(dst=rstd, op=nl.rsqrt, data=ms)
-        yn = nl.ndarray((P, n), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.tensor_scalar(dst=yn, data=a, op0=nl.multiply, operand0=rstd)
-        y = nl.ndarray((P, n), dtype=nl.float32, buffer=nl.sbuf)
-        nisa.tensor_tensor(dst=y, data1=yn, data2=gt, op=nl.multiply)
+        y = rmsnorm_rows(a, gt, EPS)
         nisa.dma_copy(dst=out[rows, :], src=y)
     return out

@@ -18,7 +18,7 @@ shows no Vector time for them, so the compiler put them there (inferred from the
 import nki
 import nki.isa as nisa
 import nki.language as nl
-import numpy as np
+from pe_transpose import load_identity, transpose
 
 P = 128
 TILES_PER_BLOCK = 8
@@ -34,9 +34,7 @@ def rmsnorm_matmul_kernel(x, w):
     out = nl.ndarray((mt, p, n), dtype=nl.float32, buffer=nl.shared_hbm)
     zero = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
     nisa.memset(dst=zero, value=0.0)
-    ident_hbm = nl.shared_constant(np.identity(P, dtype=np.float32))
-    ident = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=ident, src=ident_hbm)
+    ident = load_identity()
     halves = k // HALF
     chunks = HALF // P  # K tiles per half
     for i0 in range(mt // TILES_PER_BLOCK):
@@ -70,13 +68,7 @@ def rmsnorm_matmul_kernel(x, w):
                     dst=xn, data=xt2[:, i3 * HALF : (i3 + 1) * HALF], op0=nl.multiply, operand0=rstd
                 )
                 for i4 in range(chunks):
-                    tp = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.psum)
-                    nisa.nc_matmul(
-                        dst=tp, stationary=xn[:, i4 * P : (i4 + 1) * P], moving=ident, is_moving_onezero=True
-                    )
-                    ts = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.sbuf)
-                    nisa.activation(dst=ts, op=nl.copy, data=tp)
-                    tiles.append(ts)
+                    tiles.append(transpose(xn[:, i4 * P : (i4 + 1) * P], ident))
             xn_t.append(tiles)
         for i5 in range(n // BLOCK_N):
             wt = []

@@ -1,0 +1,28 @@
+"""On-chip transposes as the legacy NKIBench kernels spell them: a Tensor-engine matmul of the tile against an
+identity (``is_moving_onezero``), copied PSUM -> SBUF on the Scalar engine (``activation(copy)``: the measured
+engine times of the matmul kernels show the compiler puts the legacy ``nl.copy`` there, Vector ~0; inferred).
+"""
+
+import nki.isa as nisa
+import nki.language as nl
+import numpy as np
+
+P = 128
+
+
+def load_identity():
+    """The [128, 128] FP32 identity in SBUF, loaded once from a shared constant."""
+    hbm = nl.shared_constant(np.identity(P, dtype=np.float32))
+    ident = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ident, src=hbm)
+    return ident
+
+
+def transpose(view, ident):
+    """The [128, f] FP32 SBUF ``view`` transposed into a new [f, 128] SBUF tile."""
+    p, f = view.shape
+    tp = nl.ndarray((f, p), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=tp, stationary=view, moving=ident, is_moving_onezero=True)
+    ts = nl.ndarray((f, p), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=ts, op=nl.copy, data=tp)
+    return ts
