@@ -101,6 +101,19 @@ def _mamba(s: dict[str, int], rng: np.random.Generator) -> Case:
     return Case(args, args, None, 1e-4)
 
 
+def _swiglu(s: dict[str, int], rng: np.random.Generator) -> Case:
+    x, w_up = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"], s["N"])
+    w_down, w_gate = _normal(rng, s["N"], s["K"]), _normal(rng, s["K"], s["N"])
+    kt = s["K"] // P
+    args = (
+        x.reshape(s["M"] // (4 * P), 4, P, kt, P),
+        w_up.reshape(kt, P, s["N"]),
+        w_down.reshape(s["N"] // P, P, s["K"]),
+        w_gate.reshape(kt, P, s["N"]),
+    )
+    return Case(args, (x, w_up, w_down, w_gate), None, 1e-4)
+
+
 def _matmul_t(lhs_t: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """FP32 reference of ``lhsT.T @ rhs``."""
     return lhs_t.astype(F32).T @ rhs.astype(F32)
@@ -130,6 +143,7 @@ BUILDERS: dict[str, Callable[[dict[str, int], np.random.Generator], Case]] = {
     "matmul_add_rmsnorm": _matmul_add_rmsnorm,
     "bmm": _bmm,
     "mamba": _mamba,
+    "swiglu": _swiglu,
     "mamba_optimized": _mamba,
     "ladder_v0": _ladder,
     "ladder_v1": _ladder,

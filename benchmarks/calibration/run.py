@@ -63,6 +63,7 @@ class KernelRun:
     instructions: int
     check: str
     correct: bool
+    capacity: str  # the simulator's first SBUF/PSUM capacity warning, or ""
     section: dict[str, Any]
 
     def estimated(self, point: Point) -> float:
@@ -123,6 +124,10 @@ def run_kernel(
     seconds = time.perf_counter() - t0
     assert result.trace is not None
     check, correct = _check(kernel, case, result.outputs[0], table, mirrors)
+    # the program-order peak over capacity is where the compiler spills (README.md, cause 6)
+    capacity = next(
+        (str(w).split(": ", 1)[1] for w in result.report.warnings if "capacity exceeded" in str(w)), ""
+    )
     return KernelRun(
         kernel,
         shape,
@@ -131,6 +136,7 @@ def run_kernel(
         len(result.trace),
         check,
         correct,
+        capacity.split(" when ")[0],
         estimate(result.trace, gen),
     )
 
@@ -259,6 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  {kid:24} {points[0].generation}  {_shape(run.shape):28} {kernel.origin:17} "
             f"{run.instructions:7,} instructions, simulated in {run.seconds:5.1f} s{scaled}; {run.check}"
         )
+        if run.capacity:
+            print(f"    simulator: {run.capacity}")
         if args.by_opcode:
             print(f"    estimated per opcode: {_by_opcode(run)}")
     unreproduced = sorted(

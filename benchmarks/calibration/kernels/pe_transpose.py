@@ -18,11 +18,12 @@ def load_identity():
     return ident
 
 
-def transpose(view, ident):
-    """The [128, f] FP32 SBUF ``view`` transposed into a new [f, 128] SBUF tile."""
+def transpose(view, ident, dst=None):
+    """The [128, f] FP32 SBUF ``view`` transposed into ``dst`` ([f, 128] SBUF; a new tile when not given)."""
     p, f = view.shape
     tp = nl.ndarray((f, p), dtype=nl.float32, buffer=nl.psum)
     nisa.nc_matmul(dst=tp, stationary=view, moving=ident, is_moving_onezero=True)
-    ts = nl.ndarray((f, p), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.activation(dst=ts, op=nl.copy, data=tp)
-    return ts
+    if dst is None:
+        dst = nl.ndarray((f, p), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=dst, op=nl.copy, data=tp)
+    return dst
