@@ -15,8 +15,8 @@ and ``+ eps`` are one ``tensor_scalar``; ``nl.copy`` runs on the Scalar engine. 
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from pe_transpose import load_identity, transpose
 from rms_rows import rmsnorm_rows
+from tensor_engine import load_identity, matmul_sum, transpose
 
 P = 128
 TILE_N = 512
@@ -49,9 +49,7 @@ def add_rmsnorm_matmul_kernel(x, w, z, g):
         y_t = [transpose(y[:, kk * P : (kk + 1) * P], ident) for kk in range(kt)]
         for nn in range(n // TILE_N):
             cols = slice(nn * TILE_N, (nn + 1) * TILE_N)
-            acc = nl.ndarray((P, TILE_N), dtype=nl.float32, buffer=nl.psum)
-            for kk in range(kt):
-                nisa.nc_matmul(dst=acc, stationary=y_t[kk], moving=wt[kk][:, cols], accumulate=kk > 0)
+            acc = matmul_sum(y_t, [t[:, cols] for t in wt])
             res = nl.ndarray((P, TILE_N), dtype=nl.float32, buffer=nl.sbuf)
             nisa.activation(dst=res, op=nl.copy, data=acc)
             nisa.dma_copy(dst=out[rows, cols], src=res)

@@ -3,7 +3,7 @@ NKIBench ``kernels/bmm_B16_M4096_K64_N4096_0.py`` (legacy ``neuronxcc.nki``, com
 
 Same loop nest, tile shapes and dtypes: per batch and 1024-column N block a [64, 1024] load of B; per 1024-row
 M block eight [128, 64] loads of A, each transposed on the Tensor engine (a matmul against an identity) and
-copied PSUM -> SBUF (``pe_transpose``); then per 128-row M tile and 512-column half one K=64 matmul, a
+copied PSUM -> SBUF (``tensor_engine.transpose``); then per 128-row M tile and 512-column half one K=64 matmul, a
 PSUM -> SBUF copy, and a [128, 1024] store. As in the legacy loop order, A is loaded again for every N block.
 PSUM -> SBUF copies (legacy ``nl.copy``) run on the Scalar engine (``activation(copy)``), where the measured
 engine times show them (Vector ~0; inferred). Inputs ``lhs[B, M, K]``, ``rhs[B, K, N]``; output
@@ -13,7 +13,7 @@ engine times show them (Vector ~0; inferred). Inputs ``lhs[B, M, K]``, ``rhs[B, 
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from pe_transpose import load_identity, transpose
+from tensor_engine import load_identity, transpose
 
 P = 128
 BLOCK = 1024

@@ -15,7 +15,7 @@ shows no Vector time for them, so the compiler put them there (inferred from the
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from pe_transpose import load_identity, transpose
+from tensor_engine import load_identity, matmul_sum, transpose
 
 P = 128
 BLOCK = 1024
@@ -44,14 +44,7 @@ def matmul_kernel(lhs, rhs):
                     a_t.append(transpose(rows[:, i5, :], ident))
             res = nl.ndarray((P, BLOCK), dtype=nl.float32, buffer=nl.sbuf)
             for i6 in range(BLOCK // TILE_N):
-                acc = nl.ndarray((P, TILE_N), dtype=nl.float32, buffer=nl.psum)
-                for k in range(kt):
-                    nisa.nc_matmul(
-                        dst=acc,
-                        stationary=a_t[k],
-                        moving=b[k][:, i6 * TILE_N : (i6 + 1) * TILE_N],
-                        accumulate=k > 0,
-                    )
+                acc = matmul_sum(a_t, [t[:, i6 * TILE_N : (i6 + 1) * TILE_N] for t in b])
                 nisa.activation(dst=res[:, i6 * TILE_N : (i6 + 1) * TILE_N], op=nl.copy, data=acc)
             nisa.dma_copy(dst=out[i3, :, i0 * BLOCK : (i0 + 1) * BLOCK], src=res)
     return out

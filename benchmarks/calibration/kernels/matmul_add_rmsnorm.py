@@ -15,8 +15,8 @@ engine. Inputs ``(x, w, z, g)``: ``x[M, K]``, ``w[K, N]``, ``z[M, N]``, ``g[N]``
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from pe_transpose import load_identity, transpose
 from rms_rows import rmsnorm_rows
+from tensor_engine import load_identity, matmul_sum, transpose
 
 P = 128
 TILE_N = 512
@@ -45,9 +45,7 @@ def matmul_add_rmsnorm_kernel(x, w, z, g):
         h = nl.ndarray((P, n), dtype=nl.float32, buffer=nl.sbuf)
         for nn in range(n // TILE_N):
             cols = slice(nn * TILE_N, (nn + 1) * TILE_N)
-            acc = nl.ndarray((P, TILE_N), dtype=nl.float32, buffer=nl.psum)
-            for kk in range(kt):
-                nisa.nc_matmul(dst=acc, stationary=x_t[kk], moving=wt[kk][:, cols], accumulate=kk > 0)
+            acc = matmul_sum(x_t, [t[:, cols] for t in wt])
             nisa.activation(dst=h[:, cols], op=nl.copy, data=acc)
         zt = nl.ndarray((P, n), dtype=nl.float32, buffer=nl.sbuf)
         nisa.dma_copy(dst=zt, src=z[rows, :])

@@ -14,6 +14,7 @@ Every version copies each [128, 512] PSUM result to SBUF and stores it.
 import nki
 import nki.isa as nisa
 import nki.language as nl
+from tensor_engine import matmul_sum
 
 TILE_K = 128
 TILE_M = 128
@@ -76,9 +77,7 @@ def matmul_v1(lhsT, rhs):
                 b.append(col)
             for bm in range(BM):
                 for bn in range(BN):
-                    acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-                    for ki in range(kt):
-                        nisa.nc_matmul(dst=acc, stationary=a[bm][ki], moving=b[bn][ki], accumulate=ki > 0)
+                    acc = matmul_sum(a[bm], b[bn])
                     _store(out, acc, (mb * BM + bm) * TILE_M, (nb * BN + bn) * TILE_N)
     return out
 
@@ -106,13 +105,9 @@ def matmul_v2(lhsT, rhs):
                 b.append(t)
             for bm in range(BM):
                 for bn in range(BN):
-                    acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-                    for ki in range(kt):
-                        nisa.nc_matmul(
-                            dst=acc,
-                            stationary=a[ki][:, bm * TILE_M : (bm + 1) * TILE_M],
-                            moving=b[ki][:, bn * TILE_N : (bn + 1) * TILE_N],
-                            accumulate=ki > 0,
-                        )
+                    acc = matmul_sum(
+                        [t[:, bm * TILE_M : (bm + 1) * TILE_M] for t in a],
+                        [t[:, bn * TILE_N : (bn + 1) * TILE_N] for t in b],
+                    )
                     _store(out, acc, mb * block_m + bm * TILE_M, nb * block_n + bn * TILE_N)
     return out

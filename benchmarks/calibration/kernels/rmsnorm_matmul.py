@@ -18,7 +18,7 @@ shows no Vector time for them, so the compiler put them there (inferred from the
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from pe_transpose import load_identity, transpose
+from tensor_engine import load_identity, matmul_sum, transpose
 
 P = 128
 TILES_PER_BLOCK = 8
@@ -79,14 +79,7 @@ def rmsnorm_matmul_kernel(x, w):
             for i8 in range(TILES_PER_BLOCK):
                 res = nl.ndarray((P, BLOCK_N), dtype=nl.float32, buffer=nl.sbuf)
                 for i9 in range(BLOCK_N // TILE_N):
-                    acc = nl.ndarray((P, TILE_N), dtype=nl.float32, buffer=nl.psum)
-                    for kk in range(kt):
-                        nisa.nc_matmul(
-                            dst=acc,
-                            stationary=xn_t[i8][kk],
-                            moving=wt[kk][:, i9 * TILE_N : (i9 + 1) * TILE_N],
-                            accumulate=kk > 0,
-                        )
+                    acc = matmul_sum(xn_t[i8], [t[:, i9 * TILE_N : (i9 + 1) * TILE_N] for t in wt])
                     nisa.activation(dst=res[:, i9 * TILE_N : (i9 + 1) * TILE_N], op=nl.copy, data=acc)
                 nisa.dma_copy(
                     dst=out[i0 * TILES_PER_BLOCK + i8, :, i5 * BLOCK_N : (i5 + 1) * BLOCK_N], src=res

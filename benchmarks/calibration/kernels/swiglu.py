@@ -3,7 +3,7 @@ AccelOpt NKIBench ``kernels/swiglu_M4096_N3072_K1024_0.py`` (legacy ``neuronxcc.
 its spill written out as an HBM scratch tensor).
 
 Same three phases, loop nests, tiles and instructions. 1: per 1024-column block of W_gate eight [128, 1024] loads,
-per 512-row M block four [128, 8 x 128] loads of x and 32 on-chip transposes (``pe_transpose``), then per
+per 512-row M block four [128, 8 x 128] loads of x and 32 on-chip transposes (``tensor_engine.transpose``), then per
 128-column N tile eight accumulating matmuls giving gate^T [128 (n), 512 (m)], copied to SBUF. 2: the same for
 W_up (x loaded and transposed again, as in the legacy kernel), then per tile exp(-g) on the Scalar engine,
 ``1 + e``, its reciprocal, ``g * r`` and the product with up^T read from PSUM, stored to the HBM scratch (the
@@ -17,7 +17,7 @@ a [128, 1024] store. Input layout as the benchmark's ``transform_to_nki_inputs``
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from pe_transpose import load_identity, transpose
+from tensor_engine import load_identity, matmul_sum, transpose
 
 P = 128
 BLOCK = 1024  # N columns per weight block
@@ -56,14 +56,7 @@ def swiglu_kernel(x, w_up, w_down, w_gate):
         for i2 in range(mb_count):
             x_t = _x_transposed(x, i2, kt, ident)
             for i5 in range(BLOCK // P):
-                acc = nl.ndarray((P, HALF), dtype=nl.float32, buffer=nl.psum)
-                for i6 in range(kt):
-                    nisa.nc_matmul(
-                        dst=acc,
-                        stationary=wg[i6][:, i5 * P : (i5 + 1) * P],
-                        moving=x_t[i6],
-                        accumulate=i6 > 0,
-                    )
+                acc = matmul_sum([t[:, i5 * P : (i5 + 1) * P] for t in wg], x_t)
                 g = nl.ndarray((P, HALF), dtype=nl.float32, buffer=nl.sbuf)
                 nisa.activation(dst=g, op=nl.copy, data=acc)
                 gate[i0, i5, i2] = g
@@ -76,14 +69,7 @@ def swiglu_kernel(x, w_up, w_down, w_gate):
         for i9 in range(mb_count):
             x_t = _x_transposed(x, i9, kt, ident)
             for i12 in range(BLOCK // P):
-                up = nl.ndarray((P, HALF), dtype=nl.float32, buffer=nl.psum)
-                for i13 in range(kt):
-                    nisa.nc_matmul(
-                        dst=up,
-                        stationary=wu[i13][:, i12 * P : (i12 + 1) * P],
-                        moving=x_t[i13],
-                        accumulate=i13 > 0,
-                    )
+                up = matmul_sum([t[:, i12 * P : (i12 + 1) * P] for t in wu], x_t)
                 g = gate[i7, i12, i9]
                 e = nl.ndarray((P, HALF), dtype=nl.float32, buffer=nl.sbuf)
                 nisa.activation(dst=e, op=nl.exp, data=g, bias=zero, scale=-1.0)
@@ -111,14 +97,10 @@ def swiglu_kernel(x, w_up, w_down, w_gate):
         for i19 in range(M_TILES):
             res = nl.ndarray((P, k), dtype=nl.float32, buffer=nl.sbuf)
             for i20 in range(k // HALF):
-                acc = nl.ndarray((P, HALF), dtype=nl.float32, buffer=nl.psum)
-                for j in range(nt):
-                    nisa.nc_matmul(
-                        dst=acc,
-                        stationary=h_t[j][:, i19 * P : (i19 + 1) * P],
-                        moving=wd[j][:, i20 * HALF : (i20 + 1) * HALF],
-                        accumulate=j > 0,
-                    )
+                acc = matmul_sum(
+                    [t[:, i19 * P : (i19 + 1) * P] for t in h_t],
+                    [t[:, i20 * HALF : (i20 + 1) * HALF] for t in wd],
+                )
                 nisa.activation(dst=res[:, i20 * HALF : (i20 + 1) * HALF], op=nl.copy, data=acc)
             nisa.dma_copy(dst=out[i16 * M_TILES + i19], src=res)
     return out

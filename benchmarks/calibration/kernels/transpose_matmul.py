@@ -15,6 +15,7 @@ shows no Vector time for them, so the compiler put them there (inferred from the
 import nki
 import nki.isa as nisa
 import nki.language as nl
+from tensor_engine import matmul_sum
 
 BLOCK = 1024
 TILE_M = 128
@@ -45,14 +46,9 @@ def transpose_matmul_kernel(lhs, rhs):
                 for i5 in range((w + TILE_N - 1) // TILE_N):
                     n0 = i5 * TILE_N
                     wn = min(TILE_N, w - n0)
-                    acc = nl.ndarray((TILE_M, wn), dtype=nl.float32, buffer=nl.psum)
-                    for i6 in range(kt):
-                        nisa.nc_matmul(
-                            dst=acc,
-                            stationary=a[i6][:, i4 * TILE_M : (i4 + 1) * TILE_M],
-                            moving=b[i6][:, n0 : n0 + wn],
-                            accumulate=i6 > 0,
-                        )
+                    acc = matmul_sum(
+                        [t[:, i4 * TILE_M : (i4 + 1) * TILE_M] for t in a], [t[:, n0 : n0 + wn] for t in b]
+                    )
                     nisa.activation(dst=res[:, n0 : n0 + wn], op=nl.copy, data=acc)
                 nisa.dma_copy(dst=out[i0 * (BLOCK // TILE_M) + i4, :, c0 : c0 + w], src=res)
     return out
