@@ -214,6 +214,9 @@ def _print_pairs(pairs: list[Pair], table: Table, runs: dict[str, KernelRun]) ->
             ends = " and ".join(end for end, r in (("before", rb), ("after", ra)) if r is None)
             print(f"  {pair.id:40} {measured:8.2f}x {'':>9}  not reproducible: no kernel run for {ends}")
             continue
+        if not (rb.correct and ra.correct):
+            print(f"  {pair.id:40} {measured:8.2f}x {'':>9}  left out: a kernel's output is wrong")
+            continue
         estimated = rb.estimated(before) / ra.estimated(after)
         ranked = (estimated > 1) == (measured > 1)
         sized = abs(math.log(estimated / measured)) <= SIZED_RIGHT
