@@ -1,0 +1,113 @@
+"""The blocking-tiled BF16 matmul ladder of aws-neuron/neuron-agentic-development
+``skills/neuron-nki-profile-querying/references/example-bounds-analysis.md``: ``C[M, N] = lhsT[K, M].T @ rhs[K, N]``,
+measured on Trn2 at 4096^3. Our own kernels, written after that page's description and code excerpts (V0 is
+shown almost whole; V1 and V2 as the structural change and the block sizes of the measured tables, BM=8, BN=2),
+so the comparison is of the same algorithm, not of the same instruction stream.
+
+- ``matmul_v0``: 128 x 128 stationary and 128 x 512 moving tiles, both loaded in the innermost loop (m, n, k).
+- ``matmul_v1``: lhsT tiles loaded once per 8-tile M block, rhs tiles once per (M block, 2-tile N block).
+- ``matmul_v2``: as V1 with [128, 1024] row loads (one transfer covers the block width) sliced by the matmuls.
+
+Every version copies each [128, 512] PSUM result to SBUF and stores it.
+"""
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+from tensor_engine import matmul_sum
+
+TILE_K = 128
+TILE_M = 128
+TILE_N = 512
+BM = 8  # M tiles per block
+BN = 2  # N tiles per block
+
+
+def _store(out, acc, m0, n0):
+    """PSUM -> SBUF copy (rounding to the output dtype) and the store of one [128, 512] result tile."""
+    res = nl.ndarray((TILE_M, TILE_N), dtype=out.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    nisa.dma_copy(dst=out[m0 : m0 + TILE_M, n0 : n0 + TILE_N], src=res)
+
+
+@nki.jit
+def matmul_v0(lhsT, rhs):
+    k, m = lhsT.shape
+    _, n = rhs.shape
+    out = nl.ndarray((m, n), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+    for mi in range(m // TILE_M):
+        for ni in range(n // TILE_N):
+            acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
+            for ki in range(k // TILE_K):
+                a = nl.ndarray((TILE_K, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
+                b = nl.ndarray((TILE_K, TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
+                kk = slice(ki * TILE_K, (ki + 1) * TILE_K)
+                nisa.dma_copy(dst=a, src=lhsT[kk, mi * TILE_M : (mi + 1) * TILE_M])
+                nisa.dma_copy(dst=b, src=rhs[kk, ni * TILE_N : (ni + 1) * TILE_N])
+                nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=ki > 0)
+            _store(out, acc, mi * TILE_M, ni * TILE_N)
+    return out
+
+
+@nki.jit
+def matmul_v1(lhsT, rhs):
+    k, m = lhsT.shape
+    _, n = rhs.shape
+    kt = k // TILE_K
+    out = nl.ndarray((m, n), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+    for mb in range(m // (BM * TILE_M)):
+        a = []
+        for bm in range(BM):
+            m0 = (mb * BM + bm) * TILE_M
+            row = []
+            for ki in range(kt):
+                t = nl.ndarray((TILE_K, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=lhsT[ki * TILE_K : (ki + 1) * TILE_K, m0 : m0 + TILE_M])
+                row.append(t)
+            a.append(row)
+        for nb in range(n // (BN * TILE_N)):
+            b = []
+            for bn in range(BN):
+                n0 = (nb * BN + bn) * TILE_N
+                col = []
+                for ki in range(kt):
+                    t = nl.ndarray((TILE_K, TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
+                    nisa.dma_copy(dst=t, src=rhs[ki * TILE_K : (ki + 1) * TILE_K, n0 : n0 + TILE_N])
+                    col.append(t)
+                b.append(col)
+            for bm in range(BM):
+                for bn in range(BN):
+                    acc = matmul_sum(a[bm], b[bn])
+                    _store(out, acc, (mb * BM + bm) * TILE_M, (nb * BN + bn) * TILE_N)
+    return out
+
+
+@nki.jit
+def matmul_v2(lhsT, rhs):
+    k, m = lhsT.shape
+    _, n = rhs.shape
+    kt = k // TILE_K
+    block_m, block_n = BM * TILE_M, BN * TILE_N
+    out = nl.ndarray((m, n), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+    for mb in range(m // block_m):
+        a = []
+        for ki in range(kt):
+            t = nl.ndarray((TILE_K, block_m), dtype=lhsT.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=lhsT[ki * TILE_K : (ki + 1) * TILE_K, mb * block_m : (mb + 1) * block_m])
+            a.append(t)
+        for nb in range(n // block_n):
+            b = []
+            for ki in range(kt):
+                t = nl.ndarray((TILE_K, block_n), dtype=rhs.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(
+                    dst=t, src=rhs[ki * TILE_K : (ki + 1) * TILE_K, nb * block_n : (nb + 1) * block_n]
+                )
+                b.append(t)
+            for bm in range(BM):
+                for bn in range(BN):
+                    acc = matmul_sum(
+                        [t[:, bm * TILE_M : (bm + 1) * TILE_M] for t in a],
+                        [t[:, bn * TILE_N : (bn + 1) * TILE_N] for t in b],
+                    )
+                    _store(out, acc, mb * block_m + bm * TILE_M, nb * block_n + bn * TILE_N)
+    return out
