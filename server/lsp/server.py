@@ -18,7 +18,8 @@ allows one handler per LSP method, the server owns the shared ones and fans them
 * everything else (commands, completion, ...) is registered directly with ``server.feature``/``command``.
 
 Long work goes through ``nki_studio.lsp.jobs`` (per-document newest-wins jobs, ``$/progress``).
-Custom notifications use the ``nki/`` prefix: ``server.notify_client("nki/heatmap", payload)``.
+Custom notifications use the ``nki/`` prefix, each declared in ``nki_studio.protocol.notifications``:
+``server.notify_client(HEATMAP.method, payload)``.
 """
 
 from __future__ import annotations

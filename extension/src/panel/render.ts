@@ -5,7 +5,7 @@
  */
 import { formatBytes, formatNs, formatPercent } from '../heat/format';
 import { type HeatLine, type HeatmapParams, profileLabel } from '../heat/model';
-import type { LiveAllocation, OracleMetric, Peak } from '../simulationResult.generated';
+import { CLIENT_COMMANDS, type LiveAllocation, type OracleMetric, type Peak } from '../protocol.generated';
 import type { SimulationResult } from '../simulationSummary';
 import { summaryLine } from '../simulationSummary';
 import { alignLines, splitLines } from './lineAlign';
@@ -22,7 +22,7 @@ import {
 } from './charts';
 
 /** The command the findings list links to (allowed in the webview's command URIs). */
-export const GO_TO_LINE = 'nki-studio.goToLine';
+export const GO_TO_LINE = CLIENT_COMMANDS.goToLine;
 
 export interface PanelData {
   simulation?: SimulationResult;
