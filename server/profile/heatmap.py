@@ -1,23 +1,9 @@
 """The ``nki/heatmap`` payload: one schema for measured profiles and for the simulator's estimates.
 
-Payload (one per document; all times integer ns, shares fractions 0–1)::
-
-    {
-      "uri": "file:///ws/kernels/rmsnorm.py",
-      "source": "measured" | "estimate",       # estimates are labelled everywhere a user sees them
-      "profile": {"label": str, "path": str, "format": str, "schema_version": str,
-                  "location_source": str, "mapping": {"recorded": str, "local": str, "how": str}},
-      "metric_defs": {name: {"label": str, "unit": "ns"|"fraction"|"count"|"bytes", "description": str}},
-      "stale": bool,                            # true once the document was edited after the heat was made
-      "lines": [{"line": int (0-based, LSP numbering), "busy_ns", "share", "share_of_compute", "instr",
-                 "work_instr", "wait_ns", "engines": {engine: busy_ns}, "dma_bytes", "dma_ns",
-                 "dma_overlap_ns", "exclusive_ns", "fused_instr", "top_opcodes": [{"opcode", "count", "sum_ns"}],
-                 "heat": fraction of the hottest line's busy_ns, "iterations"?: [{"label", "busy_ns", "instr"}]}],
-      "kernel": {KernelMetrics fields…, "unmapped_files": [...], "unmapped_busy_ns": int}
-    }
-
-Producers build ``HeatLine`` rows (``lines_from_metrics`` for profiles; the simulator's estimate builder fills
-the same fields it knows and leaves the rest 0) and call ``build_payload``. Everything here is pure: no LSP
+The payload is declared in ``nki_studio.protocol.heatmap`` (``HeatmapParams``; all times integer ns, shares
+fractions 0-1, lines 0-based); ``source`` is ``"estimate"`` for estimates, labelled so everywhere a user sees
+them. Producers build ``HeatLine`` rows (``heat_line_from_metrics`` for profiles; the simulator's estimate builder
+fills the same fields it knows and leaves the rest 0) and call ``build_payload``. Everything here is pure: no LSP
 types, so the CLI, tests and the language server share it.
 """
 

@@ -12,7 +12,6 @@ the general route: one row per (instruction, location) gathered first.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -49,13 +48,6 @@ class LineMetrics:
     top_opcodes: list[tuple[str, int, int]]  # (opcode, count, summed duration ns)
     per_core_busy_ns: dict[int, int]
     iterations: list[IterationJson] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        d = dict(self.__dict__)
-        d["top_opcodes"] = [{"opcode": o, "count": c, "sum_ns": t} for o, c, t in self.top_opcodes]
-        d["per_core_busy_ns"] = {str(k): v for k, v in self.per_core_busy_ns.items()}
-        return d
 
 
 @dataclass(frozen=True)
