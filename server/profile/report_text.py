@@ -6,7 +6,7 @@ from pathlib import Path
 
 from nki_studio.profile.analyze import ProfileReport
 from nki_studio.profile.heatmap import SORT_METRICS, HeatLine, fmt_bytes, fmt_ns, kernel_summary
-from nki_studio.protocol.heatmap import ProfileReportJson
+from nki_studio.protocol.outputs import ProfileReportJson
 
 BAR_WIDTH = 20
 # ANSI 256-colour ramp from cool to hot, used only when writing to a terminal.

@@ -116,12 +116,3 @@ class HeatmapParams(_HeatmapKeys, total=False):
 
     findings: Annotated[list[HeatFinding], "investigation findings on this document's lines"]
     cleared: Annotated[bool, "true: the heat was cleared (lines and findings are empty)"]
-
-
-class ProfileReportJson(TypedDict):
-    """``profile --json``: the profile, its kernel object and the payloads the language server would send."""
-
-    profile: ProfileInfo
-    kernel: MeasuredKernel
-    files: list[HeatmapParams]
-    mapping: list[MappingJson]
