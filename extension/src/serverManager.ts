@@ -19,7 +19,7 @@ import { languageClientModule, languageClients } from './languageClient';
 import { realProbes } from './pythonProbes';
 import { Coalescer } from './restartPolicy';
 import { CREATE_ENV_COMMAND } from './privateEnvCommand';
-import type { ServerCommand, ServerCommandArguments } from './protocol.generated';
+import type { NotificationMethod, ServerCommand, ServerCommandArguments } from './protocol.generated';
 import { type Bundle, bundleFor, bundleForInterpreter } from './serverCommand';
 import type { ServerEnvironment } from './serverEnvironment';
 import { NOT_RUNNING, ServerLifecycle, type ServerState } from './serverLifecycle';
@@ -91,7 +91,7 @@ export class ServerManager {
   }
 
   /** Route a server notification (kept across restarts). */
-  onNotification(method: string, handler: (params: unknown) => void): void {
+  onNotification(method: NotificationMethod, handler: (params: unknown) => void): void {
     this.lifecycle.onNotification(method, handler);
   }
 
