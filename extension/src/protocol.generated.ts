@@ -731,36 +731,3 @@ export interface ClientCommandArguments {
   'nki-studio.createServerEnvironment': [];
   'nki-studio.goToLine': [string, number];
 }
-
-/** What each command answers. */
-export interface ClientCommandResults {
-  'nki-studio.simulateKernel': null;
-  'nki-studio.toggleSimulateOnSave': null;
-  'nki-studio.openProfile': null;
-  'nki-studio.profileOnRemote': null;
-  'nki-studio.clearHeatmap': null;
-  'nki-studio.nextHottestLine': null;
-  'nki-studio.pickHeatmapMetric': null;
-  'nki-studio.showKernelPanel': null;
-  'nki-studio.setProfileBaseline': null;
-  'nki-studio.restartServer': null;
-  'nki-studio.showLogs': null;
-  'nki-studio.createServerEnvironment': null;
-  'nki-studio.goToLine': null;
-}
-
-/** The client commands package.json contributes (the others are internal, e.g. the panel's links). */
-export const CONTRIBUTED_COMMANDS: readonly ClientCommand[] = [
-  CLIENT_COMMANDS.simulateKernel,
-  CLIENT_COMMANDS.toggleSimulateOnSave,
-  CLIENT_COMMANDS.openProfile,
-  CLIENT_COMMANDS.profileOnRemote,
-  CLIENT_COMMANDS.clearHeatmap,
-  CLIENT_COMMANDS.nextHottestLine,
-  CLIENT_COMMANDS.pickHeatmapMetric,
-  CLIENT_COMMANDS.showKernelPanel,
-  CLIENT_COMMANDS.setProfileBaseline,
-  CLIENT_COMMANDS.restartServer,
-  CLIENT_COMMANDS.showLogs,
-  CLIENT_COMMANDS.createServerEnvironment,
-];
