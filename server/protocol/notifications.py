@@ -7,14 +7,18 @@ Schema and generates the TypeScript method constants and types the extension sub
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from nki_studio.protocol.heatmap import HeatmapParams
 from nki_studio.protocol.simulation import AnyResult
 
+P = TypeVar("P")
+
 
 @dataclass(frozen=True)
-class Notification:
-    """One server-to-client notification: ``key`` names its TypeScript constant, ``params`` its payload type."""
+class Notification(Generic[P]):
+    """One server-to-client notification: ``key`` names its TypeScript constant, ``params`` is its payload type
+    (``P``, for type checkers; ``params`` for the schema generator, which needs it at run time)."""
 
     key: str
     method: str
@@ -22,13 +26,13 @@ class Notification:
     doc: str
 
 
-HEATMAP = Notification(
+HEATMAP: Notification[HeatmapParams] = Notification(
     "heatmap",
     "nki/heatmap",
     HeatmapParams,
     "The heat of one document, measured (a profile) or estimated (a simulation); lines: [] clears it.",
 )
-SIMULATION_RESULT = Notification(
+SIMULATION_RESULT: Notification[AnyResult] = Notification(
     "simulationResult",
     "nki/simulationResult",
     AnyResult,

@@ -145,7 +145,7 @@ class ProfileFeature:
             text = self._text(doc_uri)
             self.painted[doc_uri] = _Painted(payload, text, text)
             self._sync(doc_uri)  # the open document may already differ from the file on disk
-            self.server.notify_client(HEATMAP.method, self.painted[doc_uri].payload)
+            self.server.notify_client(HEATMAP, self.painted[doc_uri].payload)
             self._publish_findings(doc_uri)
         self._refresh_inlays()
         k = report.metrics.kernel
@@ -164,8 +164,8 @@ class ProfileFeature:
         """``clearProfile``: remove the heat from every painted document."""
         cleared = list(self.painted)
         for uri in cleared:
-            empty = {**self.painted[uri].payload, "lines": [], "findings": [], "cleared": True}
-            self.server.notify_client(HEATMAP.method, empty)
+            empty: HeatmapParams = {**self.painted[uri].payload, "lines": [], "findings": [], "cleared": True}
+            self.server.notify_client(HEATMAP, empty)
             self.server.publish_diagnostics(uri, PERF_SOURCE, [])
         self.painted.clear()
         if cleared:
@@ -176,7 +176,7 @@ class ProfileFeature:
     def on_change(self, uri: str) -> None:
         """Move the heat with the edit and mark it stale."""
         if uri in self.painted and self._sync(uri):
-            self.server.notify_client(HEATMAP.method, self.painted[uri].payload)
+            self.server.notify_client(HEATMAP, self.painted[uri].payload)
             self._publish_findings(uri)
 
     def _sync(self, uri: str) -> bool:

@@ -330,10 +330,12 @@ class SimulateFeature:
         if result.get("status") in ("cancelled", "refused"):
             return
         self.results.setdefault(uri, {})[kernel] = result
-        self.server.notify_client(SIMULATION_RESULT.method, {**result, "uri": uri, "kernel": kernel})
+        sent = result.copy()
+        sent["uri"], sent["kernel"] = uri, kernel
+        self.server.notify_client(SIMULATION_RESULT, sent)
         payload = _payload(uri, path, kernel, result)
         if payload:
-            self.server.notify_client(HEATMAP.method, payload)
+            self.server.notify_client(HEATMAP, payload)
         self.refresh_spec_findings(uri)
         caps = self.server.client_capabilities.workspace
         refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
