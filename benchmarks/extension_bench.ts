@@ -21,6 +21,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { HeatController } from '../extension/src/heat/controller';
+import { CLIENT_COMMANDS } from '../extension/src/protocol.generated';
 import { ROOT, vsixPath } from '../extension/test/e2e/codeServer';
 import { longKernel, makeProfile } from '../extension/test/e2e/fixtures';
 import { type Session, openSession } from '../extension/test/e2e/session';
@@ -214,7 +215,7 @@ async function main(): Promise<void> {
     env: { NKI_STUDIO_TIMINGS_FILE: timingsFile, XDG_CACHE_HOME: cacheHome },
     profileDir: vscodeDir,
     keybindings: [
-      { key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(profileFolder).toString() },
+      { key: LOAD_PROFILE_KEY, command: CLIENT_COMMANDS.openProfile, args: pathToFileURL(profileFolder).toString() },
     ],
   });
   // 1. The first start after installing the extension: nothing in the server's cache yet.

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from nki_studio.protocol.notifications import HEATMAP, SIMULATION_RESULT
 from nki_studio.verify.job import Job
 from nki_studio.verify.runner import run_job
 from nki_studio.verify.spec import parse_fields, resolve
@@ -43,7 +44,7 @@ class _Client(LanguageClient):
         self.results: list[tuple[float, Any]] = []
         self.event = asyncio.Event()
 
-        @self.feature("nki/simulationResult")
+        @self.feature(SIMULATION_RESULT.method)
         def on_result(params: Any) -> None:
             self.results.append((time.perf_counter(), params))
             self.event.set()
@@ -51,7 +52,7 @@ class _Client(LanguageClient):
         for method in (
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
             types.WINDOW_LOG_MESSAGE,
-            "nki/heatmap",
+            HEATMAP.method,
             types.CLIENT_REGISTER_CAPABILITY,
         ):
             self.feature(method)(lambda params: None)

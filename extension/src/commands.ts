@@ -5,6 +5,7 @@ import { findKernels, kernelAt } from './kernels';
 import type { KernelPanel } from './panel/kernelPanel';
 import { GO_TO_LINE } from './panel/render';
 import { profileLoadSummary } from './profileSummary';
+import { CLIENT_COMMANDS, type ClientCommand, SERVER_COMMANDS } from './protocol.generated';
 import { describeFailure, isCancellation, isUnknownCommand } from './serverErrors';
 import type { ServerManager } from './serverManager';
 import type { SimulationStore } from './simulationStore';
@@ -24,26 +25,26 @@ const TRUST_NEEDED =
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const { vs, server, heat } = deps;
-  const reg = (id: string, fn: (...args: unknown[]) => unknown): vscode.Disposable =>
+  const reg = (id: ClientCommand, fn: (...args: unknown[]) => unknown): vscode.Disposable =>
     vs.commands.registerCommand(id, fn);
   return [
-    reg('nki-studio.simulateKernel', (...args) => simulateKernel(deps, args)),
-    reg('nki-studio.toggleSimulateOnSave', () => toggleSimulateOnSave(vs)),
-    reg('nki-studio.openProfile', (arg) => openProfile(deps, arg)),
-    reg('nki-studio.profileOnRemote', () => profileOnRemote(deps)),
-    reg('nki-studio.clearHeatmap', () => clearHeatmap(deps)),
-    reg('nki-studio.nextHottestLine', () => heat.nextHottestLine()),
-    reg('nki-studio.pickHeatmapMetric', () => heat.pickMetric()),
-    reg('nki-studio.showKernelPanel', () => deps.panel.show()),
+    reg(CLIENT_COMMANDS.simulateKernel, (...args) => simulateKernel(deps, args)),
+    reg(CLIENT_COMMANDS.toggleSimulateOnSave, () => toggleSimulateOnSave(vs)),
+    reg(CLIENT_COMMANDS.openProfile, (arg) => openProfile(deps, arg)),
+    reg(CLIENT_COMMANDS.profileOnRemote, () => profileOnRemote(deps)),
+    reg(CLIENT_COMMANDS.clearHeatmap, () => clearHeatmap(deps)),
+    reg(CLIENT_COMMANDS.nextHottestLine, () => heat.nextHottestLine()),
+    reg(CLIENT_COMMANDS.pickHeatmapMetric, () => heat.pickMetric()),
+    reg(CLIENT_COMMANDS.showKernelPanel, () => deps.panel.show()),
     reg(GO_TO_LINE, (uri, line) => goToLine(vs, uri, line)),
-    reg('nki-studio.setProfileBaseline', () => {
+    reg(CLIENT_COMMANDS.setProfileBaseline, () => {
       if (!deps.panel.setBaseline())
         void vs.window.showInformationMessage(
           'NKI: no profile or estimate in this editor to compare against. Load a profile or simulate first.',
         );
     }),
-    reg('nki-studio.restartServer', () => server.restart('restart requested')),
-    reg('nki-studio.showLogs', () => server.log.show()),
+    reg(CLIENT_COMMANDS.restartServer, () => server.restart('restart requested')),
+    reg(CLIENT_COMMANDS.showLogs, () => server.log.show()),
   ];
 }
 
@@ -95,7 +96,7 @@ async function simulateKernel(deps: CommandDeps, args: unknown[]): Promise<Simul
     response = await vs.window.withProgress(
       { location: vs.ProgressLocation.Notification, title: `NKI: simulating ${target.kernel}`, cancellable: true },
       (progress, token) =>
-        server.executeCommand('nki-studio.simulate', [target.uri, target.kernel], token, (p) => {
+        server.executeCommand(SERVER_COMMANDS.simulate, [target.uri, target.kernel], token, (p) => {
           if (p.kind !== 'end' && p.message) progress.report({ message: p.message });
         }),
     );
@@ -156,7 +157,7 @@ async function openProfile(deps: CommandDeps, arg: unknown): Promise<void> {
     const response = await vs.window.withProgress(
       { location: vs.ProgressLocation.Notification, title: 'NKI: loading profile', cancellable: true },
       (progress, token) =>
-        server.executeCommand('nki-studio.loadProfile', [uri], token, (p) => {
+        server.executeCommand(SERVER_COMMANDS.loadProfile, [uri], token, (p) => {
           if (p.kind !== 'end' && p.message) progress.report({ message: p.message });
         }),
     );
@@ -188,7 +189,7 @@ async function profileOnRemote(deps: CommandDeps): Promise<void> {
         cancellable: true,
       },
       (progress, token) =>
-        server.executeCommand('nki-studio.profileRemote', [target.uri, target.kernel], token, (p) => {
+        server.executeCommand(SERVER_COMMANDS.profileRemote, [target.uri, target.kernel], token, (p) => {
           if (p.kind !== 'end' && p.message) progress.report({ message: p.message });
         }),
     );
@@ -204,7 +205,7 @@ async function profileOnRemote(deps: CommandDeps): Promise<void> {
 async function clearHeatmap(deps: CommandDeps): Promise<void> {
   deps.heat.clear();
   try {
-    await deps.server.executeCommand('nki-studio.clearProfile', []);
+    await deps.server.executeCommand(SERVER_COMMANDS.clearProfile, []);
   } catch (err) {
     // The painted heat is gone either way; an older server without the command has nothing to clear.
     if (!isUnknownCommand(err)) deps.server.log.warn(`clearProfile: ${String(err)}`);

@@ -9,6 +9,7 @@ import { InterpreterCache } from './interpreterCache';
 import { registerMcpServer } from './mcpServer';
 import { KernelPanel } from './panel/kernelPanel';
 import { CREATE_ENV_COMMAND, createServerEnvironment, spawnRunner } from './privateEnvCommand';
+import { NOTIFICATIONS } from './protocol.generated';
 import { bundleFor } from './serverCommand';
 import { ServerEnvironment } from './serverEnvironment';
 import { ServerManager } from './serverManager';
@@ -47,7 +48,7 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   const status = new LanguageStatus(vs, server);
 
-  server.onNotification('nki/heatmap', (raw) => {
+  server.onNotification(NOTIFICATIONS.heatmap, (raw) => {
     const params = parseHeatmap(raw);
     if (typeof params === 'string') {
       log.warn(params);
@@ -56,7 +57,7 @@ export function activate(context: vscode.ExtensionContext): void {
     heat.apply(params);
     panel.refresh();
   });
-  server.onNotification('nki/simulationResult', (raw) => {
+  server.onNotification(NOTIFICATIONS.simulationResult, (raw) => {
     const result = simulations.add(raw);
     log.info(`simulation: ${summaryLine(result)}`);
   });

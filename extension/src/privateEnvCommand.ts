@@ -21,9 +21,10 @@ import {
   requirementNames,
   requirementsFile,
 } from './privateEnv';
+import { CLIENT_COMMANDS } from './protocol.generated';
 import type { VsCode } from './vscodeApi';
 
-export const CREATE_ENV_COMMAND = 'nki-studio.createServerEnvironment';
+export const CREATE_ENV_COMMAND = CLIENT_COMMANDS.createServerEnvironment;
 export const CREATE_ENV_TITLE = 'NKI: Create Server Environment';
 
 export interface RunResult {

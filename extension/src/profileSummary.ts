@@ -1,8 +1,12 @@
-/** One message for the answer of `nki-studio.loadProfile` (server/lsp/features/profile.py). */
+/** One message for the answer of the server's `loadProfile` command (`LoadProfileResult`, server/protocol/commands.py). */
 import { formatNs } from './heat/format';
+import type { LoadProfileResult } from './protocol.generated';
 
 export function profileLoadSummary(response: unknown): string {
-  const r = (typeof response === 'object' && response !== null ? response : {}) as Record<string, unknown>;
+  // Tolerant of an older or failing server: every field is checked before it is used.
+  const r = (typeof response === 'object' && response !== null ? response : {}) as Partial<
+    Record<keyof LoadProfileResult, unknown>
+  >;
   const files = Array.isArray(r.files) ? r.files.length : 0;
   const parts = [
     `profile loaded${typeof r.format === 'string' ? ` (${r.format})` : ''}: heat on ${files} file${files === 1 ? '' : 's'}`,

@@ -16,6 +16,7 @@ import {
   launchMessage,
   planLaunch,
 } from './launchPlan';
+import type { NotificationMethod } from './protocol.generated';
 import { CrashBackoff, type Timers, realTimers } from './restartPolicy';
 import type { Timings } from './timings';
 import type { VsCode } from './vscodeApi';
@@ -73,7 +74,7 @@ export class ServerLifecycle<C extends ManagedClient> {
   private current: C | undefined;
   private readonly backoff = new CrashBackoff();
   private readonly stateEmitter: vscode.EventEmitter<ServerState>;
-  private readonly handlers = new Map<string, (params: unknown) => void>();
+  private readonly handlers = new Map<NotificationMethod, (params: unknown) => void>();
   private readonly timers: Timers;
   private readonly now: () => number;
   private pendingRestart: unknown;
@@ -119,7 +120,7 @@ export class ServerLifecycle<C extends ManagedClient> {
   }
 
   /** Route a server notification (kept across restarts). */
-  onNotification(method: string, handler: (params: unknown) => void): void {
+  onNotification(method: NotificationMethod, handler: (params: unknown) => void): void {
     this.handlers.set(method, handler);
     this.current?.onNotification(method, handler);
   }

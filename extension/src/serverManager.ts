@@ -19,6 +19,7 @@ import { languageClientModule, languageClients } from './languageClient';
 import { realProbes } from './pythonProbes';
 import { Coalescer } from './restartPolicy';
 import { CREATE_ENV_COMMAND } from './privateEnvCommand';
+import type { NotificationMethod, ServerCommand, ServerCommandArguments } from './protocol.generated';
 import { type Bundle, bundleFor, bundleForInterpreter } from './serverCommand';
 import type { ServerEnvironment } from './serverEnvironment';
 import { NOT_RUNNING, ServerLifecycle, type ServerState } from './serverLifecycle';
@@ -90,7 +91,7 @@ export class ServerManager {
   }
 
   /** Route a server notification (kept across restarts). */
-  onNotification(method: string, handler: (params: unknown) => void): void {
+  onNotification(method: NotificationMethod, handler: (params: unknown) => void): void {
     this.lifecycle.onNotification(method, handler);
   }
 
@@ -160,9 +161,9 @@ export class ServerManager {
    * workspace/executeCommand on the server with a work-done token: `onProgress` sees its $/progress,
    * cancelling `token` sends $/cancelRequest.
    */
-  async executeCommand(
-    command: string,
-    args: unknown[],
+  async executeCommand<C extends ServerCommand>(
+    command: C,
+    args: ServerCommandArguments[C],
     token?: vscode.CancellationToken,
     onProgress?: (value: ProgressValue) => void,
   ): Promise<unknown> {

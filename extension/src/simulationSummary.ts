@@ -1,16 +1,9 @@
 /**
- * Reading `nki/simulationResult` (typed in simulationResult.generated.ts, generated from server/protocol/simulation.py)
+ * Reading `nki/simulationResult` (typed in protocol.generated.ts, generated from server/protocol/simulation.py)
  * into what the notification, status item and panel show. Tolerant: unknown or missing fields are skipped, never
  * thrown on.
  */
-import {
-  type Cost,
-  type ErrorInfo,
-  type Oracle,
-  type Peak,
-  STATUS_VALUES,
-  type Status,
-} from './simulationResult.generated';
+import { type Cost, type ErrorInfo, type Oracle, type Peak, STATUS_VALUES, type Status } from './protocol.generated';
 
 export type SimStatus = Status | 'unknown';
 

@@ -1,5 +1,6 @@
 /** The language status item on Python files: server state, mode (full / lint only), simulation state and backend. */
 import type * as vscode from 'vscode';
+import { CLIENT_COMMANDS } from './protocol.generated';
 import type { ServerState } from './serverLifecycle';
 import type { ServerManager } from './serverManager';
 import type { SimulationResult } from './simulationSummary';
@@ -45,7 +46,7 @@ export class LanguageStatus {
   ) {
     this.item = vs.languages.createLanguageStatusItem('nki-studio.status', { language: 'python' });
     this.item.name = 'NKI Studio';
-    this.item.command = { title: 'Show Logs', command: 'nki-studio.showLogs' };
+    this.item.command = { title: 'Show Logs', command: CLIENT_COMMANDS.showLogs };
     server.onDidChangeState(() => this.update());
     this.update();
   }

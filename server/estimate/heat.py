@@ -10,10 +10,11 @@ waits and fused instructions do not exist in an estimate and stay 0. Everything 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from nki_studio.estimate.section import LABEL, kernel_summary
 from nki_studio.profile.heatmap import HeatLine, build_payload
+from nki_studio.protocol.heatmap import HeatFinding, HeatmapParams
+from nki_studio.protocol.profile import ProfileInfo
 from nki_studio.protocol.simulation import Estimate, Roofline
 
 
@@ -45,7 +46,7 @@ def heat_lines(estimate: Estimate, path: str) -> list[HeatLine]:
     return out
 
 
-def estimate_findings(estimate: Estimate, path: str) -> list[dict[str, Any]]:
+def estimate_findings(estimate: Estimate, path: str) -> list[HeatFinding]:
     """The investigations' findings on ``path``, as payload entries (0-based ``line``, like heat lines; the
     shape ``profile.analyze.ProfileReport.findings_by_file`` gives a measured profile's)."""
     return [
@@ -58,10 +59,10 @@ def estimate_findings(estimate: Estimate, path: str) -> list[dict[str, Any]]:
 
 def estimate_payload(
     uri: str, path: str, kernel: str, estimate: Estimate, roofline: Roofline | None = None
-) -> dict[str, Any]:
+) -> HeatmapParams:
     """The ``nki/heatmap`` body for one simulated kernel's estimated timeline."""
     label = f"{LABEL} by the nki-studio timeline ({estimate['target']}), not measured: {kernel}"
-    info = {
+    info: ProfileInfo = {
         "label": label,
         "path": path,
         "format": "simulator trace",

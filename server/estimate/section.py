@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.model.targets import Generation, Target
@@ -21,7 +20,8 @@ from nki_studio.profile.bounds import compute_bounds
 from nki_studio.profile.investigations import investigate
 from nki_studio.profile.metrics import compute_metrics
 from nki_studio.profile.model import Codes, Profile
-from nki_studio.protocol.simulation import Estimate, EstimateLine
+from nki_studio.protocol.heatmap import EstimatedKernel
+from nki_studio.protocol.simulation import Estimate, EstimateLine, Roofline
 from nki_studio.sim.trace import TraceEvent
 
 LABEL = "estimated"
@@ -87,7 +87,7 @@ def estimate_section(
         "instructions": k.instr,
         "dmaBytes": k.dma_bytes,
         "lines": lines,
-        "timeline": k.timeline,  # type: ignore[typeddict-item]  # tracks built as plain dicts by profile.timeline
+        "timeline": k.timeline,
         "bounds": compute_bounds(profile, generation.value).to_dict() if has_instructions else None,
         "investigations": (
             [i.to_dict() for i in investigate(profile, generation.value)] if has_instructions else []
@@ -96,7 +96,7 @@ def estimate_section(
     }
 
 
-def kernel_summary(estimate: Estimate, name: str, roofline: Any = None) -> dict[str, Any]:
+def kernel_summary(estimate: Estimate, name: str, roofline: Roofline | None = None) -> EstimatedKernel:
     """The heatmap payload's ``kernel`` object for an estimate, under the keys a profile's summary uses
     (``KernelMetrics.to_dict``), labelled estimated."""
     return {

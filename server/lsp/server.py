@@ -18,7 +18,8 @@ allows one handler per LSP method, the server owns the shared ones and fans them
 * everything else (commands, completion, ...) is registered directly with ``server.feature``/``command``.
 
 Long work goes through ``nki_studio.lsp.jobs`` (per-document newest-wins jobs, ``$/progress``).
-Custom notifications use the ``nki/`` prefix: ``server.notify_client("nki/heatmap", payload)``.
+Custom notifications use the ``nki/`` prefix, each declared in ``nki_studio.protocol.notifications``:
+``server.notify_client(HEATMAP, payload)`` (the payload type-checked against the declaration).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from lsprotocol import types
 from nki_studio import __version__
@@ -41,6 +42,11 @@ from nki_studio.lsp.protocol import NkiProtocol
 from nki_studio.lsp.settings import SECTION, Settings, merge, section_of
 from nki_studio.lsp.typed import converter
 from pygls.lsp.server import LanguageServer
+
+if TYPE_CHECKING:  # the declarations are only read by type checkers here
+    from nki_studio.protocol.notifications import Notification
+
+P = TypeVar("P")  # a notification's payload type
 
 log = logging.getLogger(__name__)
 
@@ -258,9 +264,9 @@ class NkiLanguageServer(LanguageServer):
         ``owner``'s list until it publishes its own, so another feature's publish meanwhile does not erase them."""
         self._diagnostics.setdefault(uri, {}).setdefault(owner, list(diagnostics))
 
-    def notify_client(self, method: str, payload: Any) -> None:
-        """Send a custom notification (method prefixed ``nki/``) from any thread."""
-        self.call_soon(lambda: self.protocol.notify(method, payload))
+    def notify_client(self, notification: Notification[P], payload: P) -> None:
+        """Send a custom notification (declared in ``nki_studio.protocol.notifications``) from any thread."""
+        self.call_soon(lambda: self.protocol.notify(notification.method, payload))
 
     @property
     def trusted(self) -> bool:

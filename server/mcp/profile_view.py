@@ -16,6 +16,7 @@ from nki_studio.estimate.section import kernel_summary
 from nki_studio.profile.analyze import ProfileReport
 from nki_studio.profile.metrics import KernelMetrics, ProfileMetrics
 from nki_studio.profile.model import Profile
+from nki_studio.protocol.heatmap import EstimatedKernel
 from nki_studio.protocol.simulation import Estimate, Roofline
 
 TOP_LINES = 40  # hottest lines returned per profile (an agent reads them; the rest are in the totals)
@@ -41,10 +42,10 @@ def label_of(profile: Profile) -> str:
     return "estimated" if profile.provenance == "estimated" else "measured"
 
 
-def summary_of(kernel: KernelMetrics | dict[str, Any]) -> dict[str, Any]:
+def summary_of(kernel: KernelMetrics | EstimatedKernel) -> dict[str, Any]:
     """The kernel-level numbers (metrics.md §2, §4): latency, unions, idle, engines, DMA (from a profile's
     ``KernelMetrics`` or an estimate's kernel summary under the same keys)."""
-    d = kernel.to_dict() if isinstance(kernel, KernelMetrics) else kernel
+    d = dict(kernel.to_dict() if isinstance(kernel, KernelMetrics) else kernel)
     return {k: d[k] for k in _SUMMARY_KEYS}
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from nki_studio.profile.bounds import Bounds, compute_bounds
 from nki_studio.profile.heatmap import FileHeat, build_payload, group_by_file, kernel_summary
@@ -20,6 +20,9 @@ from nki_studio.profile.metrics import NO_SOURCE_HELP, MetricOptions, ProfileMet
 from nki_studio.profile.model import Profile
 from nki_studio.profile.readers.detect import load_profile
 from nki_studio.profile.roofline import TraceFlops
+from nki_studio.protocol.analysis import AnalysisJson, InvestigationJson
+from nki_studio.protocol.heatmap import HeatFinding, HeatmapParams, MeasuredKernel
+from nki_studio.protocol.profile import ProfileInfo
 
 
 @dataclass
@@ -51,13 +54,14 @@ class ProfileReport:
         mapped = self.mapping.get(recorded)
         return str(mapped.local) if mapped is not None and mapped.local is not None else None
 
-    def analysis(self) -> dict[str, Any]:
+    def analysis(self) -> AnalysisJson:
         """Bounds and investigations as JSON (findings carry the local path when the file maps)."""
-        invs = []
+        invs: list[InvestigationJson] = []
         for inv in self.investigations:
             d = inv.to_dict()
-            local = [{**f, "local": self.local_path(f["file"])} for f in d["findings"]]
-            invs.append({**d, "findings": local})
+            invs.append(
+                {**d, "findings": [{**f, "local": self.local_path(f["file"])} for f in d["findings"]]}
+            )
         return {"bounds": self.bounds.to_dict() if self.bounds else None, "investigations": invs}
 
     def problem(self) -> str | None:
@@ -83,10 +87,10 @@ class ProfileReport:
             "name the kernel file (--source FILE)."
         )
 
-    def profile_info(self, mapped: MappedFile | None = None) -> dict[str, Any]:
+    def profile_info(self, mapped: MappedFile | None = None) -> ProfileInfo:
         """The ``profile`` object of a payload."""
         p = self.profile
-        info: dict[str, Any] = {
+        info: ProfileInfo = {
             "label": f"{Path(p.path).name} ({p.format}, {p.provenance})",
             "path": p.path,
             "format": p.format,
@@ -99,11 +103,15 @@ class ProfileReport:
             info["mapping"] = mapped.to_dict()
         return info
 
-    def payloads(self, uri_of: Callable[[str], str]) -> list[dict[str, Any]]:
+    def kernel(self) -> MeasuredKernel:
+        """The payloads' ``kernel`` object: the kernel metrics, the unmapped files and the analysis."""
+        return {**kernel_summary(self.metrics, self.unmapped, self.unmapped_busy_ns), **self.analysis()}
+
+    def payloads(self, uri_of: Callable[[str], str]) -> list[HeatmapParams]:
         """One ``nki/heatmap`` payload per mapped file; heat normalised across all of them."""
-        kernel = {**kernel_summary(self.metrics, self.unmapped, self.unmapped_busy_ns), **self.analysis()}
+        kernel = self.kernel()
         top = max((ln.busy_ns for fh in self.files.values() for ln in fh.lines), default=0)
-        source = (
+        source: Literal["estimate", "measured"] = (
             "estimate" if self.profile.provenance == "estimated" else "measured"
         )  # the heatmap's vocabulary
         findings = self.findings_by_file()
@@ -124,9 +132,9 @@ class ProfileReport:
             for local, fh in sorted(self.files.items())
         ]
 
-    def findings_by_file(self) -> dict[str, list[dict[str, Any]]]:
+    def findings_by_file(self) -> dict[str, list[HeatFinding]]:
         """Investigation findings per local file, as payload entries (0-based ``line``, like heat lines)."""
-        out: dict[str, list[dict[str, Any]]] = {}
+        out: dict[str, list[HeatFinding]] = {}
         for inv in self.investigations:
             for f in inv.findings:
                 local = self.local_path(f.file)

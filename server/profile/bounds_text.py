@@ -6,13 +6,13 @@ Estimated numbers say so: every block names the profile's provenance.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from nki_studio.profile.analyze import ProfileReport
 from nki_studio.profile.bounds import Bounds
 from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
 from nki_studio.profile.line_align import SourceText, compare_lines, line_map, source_for
 from nki_studio.protocol.analysis import BoundsJson, InvestigationJson
+from nki_studio.protocol.profile import BoundDelta, Comparison, FindingKey, LineDelta
 
 
 def _ns(v: float | None) -> str:
@@ -109,7 +109,7 @@ def compare(
     b: ProfileReport,
     sources_a: Mapping[str, SourceText] | None = None,
     sources_b: Mapping[str, SourceText] | None = None,
-) -> dict[str, Any]:
+) -> Comparison:
     """Bounds side by side, per-line busy-time deltas and the findings that appeared or went away.
 
     ``sources_*``: each version's source text (``line_align``; path -> snapshot). With both texts of a file,
@@ -117,7 +117,7 @@ def compare(
     listed as ``removed``/``added``; without them lines are matched by number, and ``lines_matched_by`` says so.
     """
     va, vb = _bound_values(a.bounds), _bound_values(b.bounds)
-    bounds = []
+    bounds: list[BoundDelta] = []
     for name in dict.fromkeys([*va, *vb]):
         x, y = va.get(name), vb.get(name)
         bounds.append(
@@ -139,7 +139,8 @@ def compare(
     fb = _finding_keys(b, one_file)
     # A finding on a line that only moved is the same finding: A's lines are translated to B's first.
     maps: dict[str, dict[int, int] | None] = {}
-    gone, kept = [], set()
+    gone: list[FindingKey] = []
+    kept = set()
     for code, f, n in sorted(_finding_keys(a, one_file)):
         if f not in maps:
             maps[f] = line_map(
@@ -172,7 +173,7 @@ def _signed(ns: float) -> str:
     return "0" if not ns else ("+" if ns > 0 else "−") + fmt_ns(abs(ns))
 
 
-def _where(r: dict[str, Any]) -> str:
+def _where(r: LineDelta) -> str:
     """ "line 40 → 43" for a line that moved, "line 40" for one that did not (with the file when several)."""
     la, lb = r.get("line_a"), r.get("line_b")
     n = (
@@ -183,12 +184,12 @@ def _where(r: dict[str, Any]) -> str:
     return f"{r['file']}:{n}" if r["file"] else f"line {n}"
 
 
-def _quote(r: dict[str, Any]) -> str:
+def _quote(r: LineDelta) -> str:
     text = r.get("text")
     return f"  `{text[:60]}`" if text else ""
 
 
-def compare_text(cmp: dict[str, Any], top: int = 15) -> list[str]:
+def compare_text(cmp: Comparison, top: int = 15) -> list[str]:
     """The comparison as a table: bounds A | B | change, then the lines whose time changed most."""
     a, b = cmp["a"], cmp["b"]
     out = [
@@ -197,10 +198,10 @@ def compare_text(cmp: dict[str, Any], top: int = 15) -> list[str]:
         f"Bottleneck: {cmp['bottleneck']['a']} → {cmp['bottleneck']['b']}",
         f"  {'bound':<34} {'A':>10} {'B':>10} {'B − A':>11} {'B / A':>7}",
     ]
-    for r in cmp["bounds"]:
-        delta = "n/a" if r["delta"] is None else _signed(r["delta"])
-        ratio = "–" if r["ratio"] is None else f"{r['ratio']:.2f}"
-        out.append(f"  {r['name']:<34} {_ns(r['a']):>10} {_ns(r['b']):>10} {delta:>11} {ratio:>7}")
+    for bd in cmp["bounds"]:
+        delta = "n/a" if bd["delta"] is None else _signed(bd["delta"])
+        ratio = "–" if bd["ratio"] is None else f"{bd['ratio']:.2f}"
+        out.append(f"  {bd['name']:<34} {_ns(bd['a']):>10} {_ns(bd['b']):>10} {delta:>11} {ratio:>7}")
     changed = [r for r in cmp["lines"] if r["delta_ns"]]
     out.append(
         f"Lines whose busy time changed ({len(changed)}; top {min(top, len(changed))}; "
@@ -210,18 +211,19 @@ def compare_text(cmp: dict[str, Any], top: int = 15) -> list[str]:
         out.append(
             f"  {_where(r)}: {fmt_ns(r['a_ns'])} → {fmt_ns(r['b_ns'])} ({_signed(r['delta_ns'])}){_quote(r)}"
         )
-    for key, label, side in (
-        ("removed_lines", "Lines only in A (removed)", "a_ns"),
-        ("added_lines", "Lines only in B (added)", "b_ns"),
+    for rows, label, in_a in (
+        (cmp["removed_lines"], "Lines only in A (removed)", True),
+        (cmp["added_lines"], "Lines only in B (added)", False),
     ):
-        rows = cmp.get(key, [])
         out.append(f"{label}: {len(rows)}" + (f"; top {min(top, len(rows))}:" if rows else ""))
         for r in rows[:top]:
-            n = r["line_a"] if side == "a_ns" else r["line_b"]
+            n = r["line_a"] if in_a else r["line_b"]
             where = f"{r['file']}:{n}" if r["file"] else f"line {n}"
-            out.append(f"  {where}: {fmt_ns(r[side])}{_quote(r)}")
-    for key, label in (("gone", "Findings gone"), ("new", "Findings new")):
-        items = cmp["findings"][key]
+            out.append(f"  {where}: {fmt_ns(r['a_ns'] if in_a else r['b_ns'])}{_quote(r)}")
+    for items, label in (
+        (cmp["findings"]["gone"], "Findings gone"),
+        (cmp["findings"]["new"], "Findings new"),
+    ):
         out.append(
             f"{label}: " + (", ".join(f"{i['code']} {i['file']}:{i['line']}" for i in items) or "none")
         )

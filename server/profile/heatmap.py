@@ -1,23 +1,9 @@
 """The ``nki/heatmap`` payload: one schema for measured profiles and for the simulator's estimates.
 
-Payload (one per document; all times integer ns, shares fractions 0–1)::
-
-    {
-      "uri": "file:///ws/kernels/rmsnorm.py",
-      "source": "measured" | "estimate",       # estimates are labelled everywhere a user sees them
-      "profile": {"label": str, "path": str, "format": str, "schema_version": str,
-                  "location_source": str, "mapping": {"recorded": str, "local": str, "how": str}},
-      "metric_defs": {name: {"label": str, "unit": "ns"|"fraction"|"count"|"bytes", "description": str}},
-      "stale": bool,                            # true once the document was edited after the heat was made
-      "lines": [{"line": int (0-based, LSP numbering), "busy_ns", "share", "share_of_compute", "instr",
-                 "work_instr", "wait_ns", "engines": {engine: busy_ns}, "dma_bytes", "dma_ns",
-                 "dma_overlap_ns", "exclusive_ns", "fused_instr", "top_opcodes": [{"opcode", "count", "sum_ns"}],
-                 "heat": fraction of the hottest line's busy_ns, "iterations"?: [{"label", "busy_ns", "instr"}]}],
-      "kernel": {KernelMetrics fields…, "unmapped_files": [...], "unmapped_busy_ns": int}
-    }
-
-Producers build ``HeatLine`` rows (``lines_from_metrics`` for profiles; the simulator's estimate builder fills
-the same fields it knows and leaves the rest 0) and call ``build_payload``. Everything here is pure: no LSP
+The payload is declared in ``nki_studio.protocol.heatmap`` (``HeatmapParams``; all times integer ns, shares
+fractions 0-1, lines 0-based); ``source`` is ``"estimate"`` for estimates, labelled so everywhere a user sees
+them. Producers build ``HeatLine`` rows (``heat_line_from_metrics`` for profiles; the simulator's estimate builder
+fills the same fields it knows and leaves the rest 0) and call ``build_payload``. Everything here is pure: no LSP
 types, so the CLI, tests and the language server share it.
 """
 
@@ -25,13 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from nki_studio.profile.linemetrics import LineMetrics
 from nki_studio.profile.mapping import MappedFile
 from nki_studio.profile.metrics import ProfileMetrics
+from nki_studio.protocol.heatmap import (
+    EstimatedKernel,
+    HeatFinding,
+    HeatmapParams,
+    HeatSource,
+    MeasuredKernel,
+    MetricDef,
+)
+from nki_studio.protocol.heatmap import HeatLine as HeatLineJson
+from nki_studio.protocol.profile import IterationJson, ProfileInfo, TopOpcodeJson
 
-METRIC_DEFS: dict[str, dict[str, str]] = {
+METRIC_DEFS: dict[str, MetricDef] = {
     "busy_ns": {
         "label": "busy",
         "unit": "ns",
@@ -109,13 +105,30 @@ class HeatLine:
     dma_overlap_ns: int = 0
     exclusive_ns: int = 0
     fused_instr: int = 0
-    top_opcodes: list[dict[str, Any]] = field(default_factory=list)
-    iterations: list[dict[str, Any]] | None = None
+    top_opcodes: list[TopOpcodeJson] = field(default_factory=list)
+    iterations: list[IterationJson] | None = None
 
-    def to_dict(self, heat: float) -> dict[str, Any]:
+    def to_dict(self, heat: float) -> HeatLineJson:
         """Payload form, with the normalised heat value."""
-        d = {k: v for k, v in self.__dict__.items() if not (k == "iterations" and v is None)}
-        d["heat"] = heat
+        d: HeatLineJson = {
+            "line": self.line,
+            "busy_ns": self.busy_ns,
+            "share": self.share,
+            "share_of_compute": self.share_of_compute,
+            "instr": self.instr,
+            "work_instr": self.work_instr,
+            "wait_ns": self.wait_ns,
+            "engines": self.engines,
+            "dma_bytes": self.dma_bytes,
+            "dma_ns": self.dma_ns,
+            "dma_overlap_ns": self.dma_overlap_ns,
+            "exclusive_ns": self.exclusive_ns,
+            "fused_instr": self.fused_instr,
+            "top_opcodes": self.top_opcodes,
+            "heat": heat,
+        }
+        if self.iterations is not None:
+            d["iterations"] = self.iterations
         return d
 
 
@@ -169,14 +182,14 @@ def group_by_file(
 
 def build_payload(
     uri: str,
-    source: str,
-    profile_info: dict[str, Any],
+    source: HeatSource,
+    profile_info: ProfileInfo,
     lines: Sequence[HeatLine],
-    kernel: dict[str, Any],
+    kernel: MeasuredKernel | EstimatedKernel,
     *,
     stale: bool = False,
     max_busy_ns: int | None = None,
-) -> dict[str, Any]:
+) -> HeatmapParams:
     """The ``nki/heatmap`` notification body. ``max_busy_ns`` normalises heat across several documents."""
     if source not in ("measured", "estimate"):
         raise ValueError("source must be 'measured' or 'estimate'")
@@ -212,18 +225,18 @@ def fmt_bytes(n: float) -> str:
     return f"{n:.1f} GiB"
 
 
-def _main_engine(line: dict[str, Any] | HeatLine) -> str:
+def _main_engine(line: HeatLineJson | HeatLine) -> str:
     engines = line["engines"] if isinstance(line, dict) else line.engines
     return max(engines.items(), key=lambda kv: kv[1])[0] if engines else "—"
 
 
-def inlay_label(line: dict[str, Any], source: str = "measured") -> str:
+def inlay_label(line: HeatLineJson, source: HeatSource = "measured") -> str:
     """Short end-of-line hint, e.g. "⏱ 12.3 µs · 18% · Vector" (prefixed "est." for estimates)."""
     prefix = "est. " if source == "estimate" else ""
     return f"⏱ {prefix}{fmt_ns(line['busy_ns'])} · {line['share'] * 100:.0f}% · {_main_engine(line)}"
 
 
-def line_hover_markdown(payload: dict[str, Any], n: int) -> str | None:
+def line_hover_markdown(payload: HeatmapParams, n: int) -> str | None:
     """The hover of 0-based line ``n`` of a painted payload: its heat (``hover_markdown``) and its investigation
     findings, labelled measured or estimated; None when the line has neither."""
     line = next((ln for ln in payload["lines"] if ln["line"] == n), None)
@@ -239,7 +252,7 @@ def line_hover_markdown(payload: dict[str, Any], n: int) -> str | None:
     return "\n\n".join(parts)
 
 
-def hover_markdown(line: dict[str, Any], payload: dict[str, Any]) -> str:
+def hover_markdown(line: HeatLineJson, payload: HeatmapParams) -> str:
     """Markdown hover for one payload line: busy, share, engines, top opcodes, waits, DMA, iterations."""
     source = payload["source"]
     kernel = payload["kernel"]
@@ -281,9 +294,10 @@ def hover_markdown(line: dict[str, Any], payload: dict[str, Any]) -> str:
     return "\n\n".join(out)
 
 
-def remap_lines(
-    lines: Iterable[dict[str, Any]], old_text: str, new_text: str
-) -> tuple[list[dict[str, Any]], bool]:
+Painted = TypeVar("Painted", HeatLineJson, HeatFinding)  # anything with a 0-based ``line``
+
+
+def remap_lines(lines: Iterable[Painted], old_text: str, new_text: str) -> tuple[list[Painted], bool]:
     """Carry payload lines from ``old_text`` to ``new_text`` (an edit happened).
 
     Unchanged lines move with the code around them; a block replaced by a block of the same length keeps
@@ -305,12 +319,13 @@ def remap_lines(
 
 def kernel_summary(
     metrics: ProfileMetrics, unmapped: Sequence[MappedFile], unmapped_busy: int
-) -> dict[str, Any]:
+) -> MeasuredKernel:
     """The ``kernel`` object of the payload."""
-    k = metrics.kernel.to_dict()
-    k["unmapped_files"] = [m.to_dict() for m in unmapped]
-    k["unmapped_busy_ns"] = unmapped_busy
-    return k
+    return {
+        **metrics.kernel.to_dict(),
+        "unmapped_files": [m.to_dict() for m in unmapped],
+        "unmapped_busy_ns": unmapped_busy,
+    }
 
 
 __all__ = [

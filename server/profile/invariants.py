@@ -15,6 +15,7 @@ from typing import Any
 
 from nki_studio.profile.metrics import KernelMetrics, ProfileMetrics
 from nki_studio.profile.model import ProfileError
+from nki_studio.protocol.heatmap import HeatmapParams
 
 # Optional kernel metrics: withdrawn (None) instead of refusing the whole report.
 _OPTIONAL = ("intersection_ns", "dma_or_compute_ns", "idle_ns", "effective_dma_gbps", "end_to_end_dma_gbps")
@@ -107,7 +108,7 @@ def check_finite(value: Any, where: str) -> None:
             raise _withheld(path, number, "not a finite non-negative number")
 
 
-def check_payload(payload: dict[str, Any]) -> dict[str, Any]:
+def check_payload(payload: HeatmapParams) -> HeatmapParams:
     """An ``nki/heatmap`` payload after the checks: heat and shares within [0, 1], every number finite."""
     for ln in payload["lines"]:
         for name in ("heat", "share", "share_of_compute"):

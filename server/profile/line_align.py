@@ -18,7 +18,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from nki_studio.protocol.profile import LineComparison, LineDelta, LineDeltas
 
 SNAPSHOT_NAME = "nki-studio-source.json"
 SNAPSHOT_FORMAT = "nki-studio source snapshot 1"
@@ -122,19 +123,21 @@ def line_deltas(
     times_b: Mapping[int, int],
     text_a: SourceText | None,
     text_b: SourceText | None,
-) -> dict[str, Any]:
+) -> LineDeltas:
     """Per-line deltas of one file between two versions: ``matched`` (``line_a``, ``line_b``, times, delta),
     ``removed`` and ``added`` (lines with time on one side only, by text), and ``matched_by``. ``times_*``:
     line -> busy ns. Without both texts every line is matched by number and nothing is removed or added."""
-    matched: list[dict[str, Any]] = []
-    removed: list[dict[str, Any]] = []
-    added: list[dict[str, Any]] = []
+    matched: list[LineDelta] = []
+    removed: list[LineDelta] = []
+    added: list[LineDelta] = []
 
-    def row(la: int | None, lb: int | None) -> dict[str, Any]:
+    def row(la: int | None, lb: int | None) -> LineDelta:
         x, y = times_a.get(la, 0) if la else 0, times_b.get(lb, 0) if lb else 0
         return {
             "file": file,
-            "line": lb if lb is not None else la,  # where the line is now (B), or was (A) when it went away
+            "line": lb
+            if lb is not None
+            else (la or 0),  # where the line is now (B), or was (A) when it went away
             "line_a": la,
             "line_b": lb,
             "a_ns": x,
@@ -185,14 +188,14 @@ def compare_lines(
     sources_a: Mapping[str, SourceText],
     sources_b: Mapping[str, SourceText],
     only: tuple[str, str] | None = None,
-) -> dict[str, Any]:
+) -> LineComparison:
     """Per-line deltas of two profiles: ``times_*`` file -> line -> busy ns, ``sources_*`` each version's
     texts (path -> snapshot). ``only``: both profiles have one file each, (A's, B's), keyed "" in ``times_*``
     (a kernel saved under another name is still the same kernel). Returns ``lines`` (matched, largest change
     first), ``removed_lines``/``added_lines`` (largest time first) and ``lines_matched_by``."""
-    lines: list[dict[str, Any]] = []
-    removed: list[dict[str, Any]] = []
-    added: list[dict[str, Any]] = []
+    lines: list[LineDelta] = []
+    removed: list[LineDelta] = []
+    added: list[LineDelta] = []
     how: set[str] = set()
     for f in sorted(set(times_a) | set(times_b)):
         got = line_deltas(

@@ -12,12 +12,12 @@ the general route: one row per (instruction, location) gathered first.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from nki_studio.profile import intervals as iv
 from nki_studio.profile.model import Locations, Profile
+from nki_studio.protocol.profile import IterationJson
 
 I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -47,14 +47,7 @@ class LineMetrics:
     fused_instr: int  # instructions of this line that also belong to other lines
     top_opcodes: list[tuple[str, int, int]]  # (opcode, count, summed duration ns)
     per_core_busy_ns: dict[int, int]
-    iterations: list[dict[str, Any]] | None = None  # [{"label": "k=3", "busy_ns":…, "instr":…}]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        d = dict(self.__dict__)
-        d["top_opcodes"] = [{"opcode": o, "count": c, "sum_ns": t} for o, c, t in self.top_opcodes]
-        d["per_core_busy_ns"] = {str(k): v for k, v in self.per_core_busy_ns.items()}
-        return d
+    iterations: list[IterationJson] | None = None
 
 
 @dataclass(frozen=True)
@@ -313,7 +306,7 @@ def _dma_attributed(
 
 def _iterations(
     loc: Locations, keep: Mask | None, lid: I64, nl: int, s: I64, e: I64, work_row: Mask
-) -> list[list[dict[str, Any]] | None]:
+) -> list[list[IterationJson] | None]:
     """Busy time and instruction count per (line, loop-iteration label)."""
     it = loc.iteration.codes if keep is None else loc.iteration.codes[keep]
     has = it >= 0
@@ -324,7 +317,7 @@ def _iterations(
     sel = has & work_row
     busy = iv.grouped_union_length(idx[sel], s[sel], e[sel], ng, sorted_by_start=True)
     cnt = np.bincount(idx[has], minlength=ng)
-    out: list[list[dict[str, Any]] | None] = [None] * nl
+    out: list[list[IterationJson] | None] = [None] * nl
     for key_g, busy_g, cnt_g in zip(keys.tolist(), busy.tolist(), cnt.tolist(), strict=True):
         if not cnt_g:
             continue

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from nki_studio.protocol.profile import MappingJson
+
 # Directories never searched for kernel sources.
 _SKIP_DIRS = frozenset(
     {
@@ -46,7 +48,7 @@ class MappedFile:
     how: str  # e.g. "path mapping /home/ubuntu → /ws", "longest common path suffix (2 components)"
     candidates: tuple[str, ...] = field(default_factory=tuple)  # when ambiguous
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> MappingJson:
         """JSON-ready dict."""
         return {
             "recorded": self.recorded,

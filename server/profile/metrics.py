@@ -9,7 +9,7 @@ from the core where it is busiest, never from one union across cores.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +18,8 @@ from nki_studio.profile.linemetrics import LineMetrics, line_metrics
 from nki_studio.profile.model import SETUP_OPCODES, WAIT_OPCODES, Profile, ProfileError, sort_by_start
 from nki_studio.profile.roofline import Roofline, RooflineOptions, TraceFlops, roofline_point
 from nki_studio.profile.timeline import engine_timeline
+from nki_studio.protocol.profile import KernelMetricsJson
+from nki_studio.protocol.simulation import EngineTrack
 
 I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -70,13 +72,14 @@ class KernelMetrics:
     roofline: Roofline | None
     wait_opcodes: list[str]
     notes: list[str]
-    timeline: list[dict[str, Any]]  # per-engine busy intervals from the kernel start (profile.timeline)
+    timeline: list[EngineTrack]  # per-engine busy intervals from the kernel start (profile.timeline)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        d = dict(self.__dict__)
-        d["roofline"] = self.roofline.to_dict() if self.roofline else None
-        return d
+    def to_dict(self) -> KernelMetricsJson:
+        """JSON-ready dict; its keys are the fields (tests/protocol checks that they agree)."""
+        return cast(
+            KernelMetricsJson,
+            {**self.__dict__, "roofline": self.roofline.to_dict() if self.roofline else None},
+        )
 
 
 @dataclass

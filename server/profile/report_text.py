@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from nki_studio.profile.analyze import ProfileReport
-from nki_studio.profile.heatmap import SORT_METRICS, HeatLine, fmt_bytes, fmt_ns
+from nki_studio.profile.heatmap import SORT_METRICS, HeatLine, fmt_bytes, fmt_ns, kernel_summary
+from nki_studio.protocol.outputs import ProfileReportJson
 
 BAR_WIDTH = 20
 # ANSI 256-colour ramp from cool to hot, used only when writing to a terminal.
@@ -138,17 +138,13 @@ def listing_text(report: ProfileReport, metric: str = "busy", color: bool = Fals
     return out
 
 
-def report_json(report: ProfileReport) -> dict[str, Any]:
+def report_json(report: ProfileReport) -> ProfileReportJson:
     """Machine-readable report: the same payloads the language server sends, keyed by local path."""
     return {
         "profile": report.profile_info(),
-        "kernel": report.payloads(lambda p: Path(p).as_uri())[0]["kernel"]
+        "kernel": report.kernel()
         if report.files
-        else {
-            **report.metrics.kernel.to_dict(),
-            "unmapped_files": [m.to_dict() for m in report.unmapped],
-            "unmapped_busy_ns": report.unmapped_busy_ns,
-        },
+        else kernel_summary(report.metrics, report.unmapped, report.unmapped_busy_ns),
         "files": report.payloads(lambda p: Path(p).as_uri()),
         "mapping": [m.to_dict() for m in report.mapping.values()],
     }

@@ -9,9 +9,10 @@ used when non-zero and labelled as such.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from nki_studio.model.targets import limits_for, parse_generation
+from nki_studio.protocol.profile import RooflineJson
 
 # Walkthrough figure for the FP32 Vector Engine peak; not in any profile (metrics.md §5), so configurable.
 DEFAULT_VECTOR_PEAK_TFLOPS = 1.0
@@ -59,9 +60,9 @@ class Roofline:
     bound: str  # "memory", "compute" or "unknown"
     efficiency: float | None  # max(floors) / measured latency
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return dict(self.__dict__)
+    def to_dict(self) -> RooflineJson:
+        """JSON-ready dict; its keys are the fields (tests/protocol checks that they agree)."""
+        return cast(RooflineJson, dict(self.__dict__))
 
 
 def _ceiling(meta: dict[str, Any], opts: RooflineOptions) -> tuple[float, str]:

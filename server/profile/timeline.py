@@ -5,10 +5,9 @@ a few hundred rectangles per engine."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
+from nki_studio.protocol.simulation import EngineTrack
 
 I64 = npt.NDArray[np.int64]
 
@@ -47,12 +46,12 @@ def engine_timeline(
     dma_islands: tuple[I64, I64, I64],
     origin: int,
     length: int,
-) -> list[dict[str, Any]]:
+) -> list[EngineTrack]:
     """Tracks ``{"name", "kind": "dma"|"compute", "intervals"}`` for ``core``: DMA first, then each engine that
     was busy. Engine islands are grouped ``engine * ncores + core`` (``metrics``' group key), DMA ones by core."""
     if length <= 0:
         return []
-    tracks = []
+    tracks: list[EngineTrack] = []
     on_core = dma_islands[0] == core
     dma = coarse_intervals(dma_islands[1][on_core], dma_islands[2][on_core], origin, length)
     if dma:

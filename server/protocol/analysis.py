@@ -62,14 +62,20 @@ class BoundsJson(TypedDict):
     other_cores: list[BoundsJson]
 
 
-class FindingJson(TypedDict):
-    """One investigation finding on one source line, with the numbers behind it."""
-
+class _FindingKeys(TypedDict):
     code: Annotated[str, "NKI7xx"]
     file: Annotated[str, "as recorded in the profile"]
     line: Annotated[int, "1-based"]
     message: str
     numbers: dict[str, DetailValue]
+
+
+class FindingJson(_FindingKeys, total=False):
+    """One investigation finding on one source line, with the numbers behind it."""
+
+    local: Annotated[
+        str | None, "the workspace file the recorded one maps to (null: not found), where mapped"
+    ]
 
 
 class InvestigationJson(TypedDict):
@@ -81,3 +87,10 @@ class InvestigationJson(TypedDict):
     summary: str
     findings: list[FindingJson]
     lines: Annotated[list[dict[str, DetailValue]], "every line (or tensor) examined, with its numbers"]
+
+
+class AnalysisJson(TypedDict):
+    """A profile's bounds and investigations (``profile analyze --json``; findings carry ``local``)."""
+
+    bounds: Annotated[BoundsJson | None, "null: the profile has no instructions"]
+    investigations: list[InvestigationJson]

@@ -3,7 +3,7 @@
 ``nki-studio simulate --json`` prints (one result, or a list when several kernels ran).
 
 The TypedDicts are the JSON shape itself (camelCase keys, as sent). ``nki_studio.protocol.schema`` turns
-them into ``simulation.schema.json`` and the extension's ``simulationResult.generated.ts``; a field's description is
+them into ``simulation.schema.json`` and the extension's ``protocol.generated.ts``; a field's description is
 the string in its ``Annotated[...]``. Optional keys live in a ``total=False`` subclass (no ``NotRequired``: Python
 3.10 has none).
 """

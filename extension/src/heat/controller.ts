@@ -5,6 +5,7 @@
  * server's hover (profile and simulate features), so every LSP editor gets it and VS Code shows it once.
  */
 import type * as vscode from 'vscode';
+import { CLIENT_COMMANDS } from '../protocol.generated';
 import type { VsCode } from '../vscodeApi';
 import { legendText } from './legend';
 import { nextHottest } from './hottest';
@@ -53,7 +54,7 @@ export class HeatController {
     this.metric = isMetric(configured) ? configured : 'busy';
     this.legend = vs.window.createStatusBarItem('nki-studio.heatLegend', vs.StatusBarAlignment.Right, 100);
     this.legend.name = 'NKI Heatmap';
-    this.legend.command = 'nki-studio.pickHeatmapMetric';
+    this.legend.command = CLIENT_COMMANDS.pickHeatmapMetric;
     this.disposables.push(
       this.legend,
       vs.window.onDidChangeVisibleTextEditors((editors) => editors.forEach((e) => this.paintEditor(e))),

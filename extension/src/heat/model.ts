@@ -1,59 +1,47 @@
 /**
- * The `nki/heatmap` notification as the client reads it (written by server/profile/heatmap.py), plus the
- * metric choices. Plain data, no vscode types.
+ * The `nki/heatmap` notification as the client keeps it, plus the metric choices. Plain data, no vscode types.
+ * The wire types are generated from server/protocol/heatmap.py (protocol.generated.ts); the client tolerates
+ * payloads that lack what an older or partial server omits, so only what it cannot do without is required.
  */
+import {
+  type EstimatedKernel,
+  HEATSOURCE_VALUES,
+  type HeatFinding,
+  type HeatLine as WireHeatLine,
+  type HeatmapParams as WireHeatmap,
+  type MeasuredKernel,
+  type MetricDef,
+  NOTIFICATIONS,
+  type ProfileInfo,
+} from '../protocol.generated';
+
+export type { HeatSource, MetricDef, ProfileInfo } from '../protocol.generated';
 
 /** One source line's figures. `line` is 0-based like every LSP position. */
-export interface HeatLine {
-  line: number;
-  busy_ns: number;
-  share: number;
-  instr: number;
-  wait_ns: number;
-  engines: Record<string, number>;
-  dma_bytes: number;
-  iterations?: Record<string, unknown>[] | Record<string, unknown>;
-  /** Anything else the server adds (top opcodes, fused flag…) is kept and shown in the hover. */
-  [extra: string]: unknown;
-}
+export type HeatLine = Pick<
+  WireHeatLine,
+  'line' | 'busy_ns' | 'share' | 'instr' | 'wait_ns' | 'engines' | 'dma_bytes'
+> &
+  Partial<WireHeatLine>;
 
-export type HeatSource = 'measured' | 'estimate';
+/** An investigation finding on one of the document's lines (0-based). */
+export type Finding = HeatFinding;
 
-/** Where measured heat came from (server/profile/heatmap.py `profile`). */
-export interface ProfileInfo {
-  label?: string;
-  path?: string;
-  format?: string;
-  schema_version?: string;
-  location_source?: string;
-  /** How the recorded source path was mapped to the workspace file. */
-  mapping?: { recorded?: string; local?: string; how?: string };
-}
+/**
+ * The payload's `kernel` object (a measured or an estimated kernel) as the panel reads it: the field names are
+ * the generated ones, each value is checked before use, so a partial or older payload shows as far as it goes.
+ */
+export type KernelFields = Partial<Record<keyof MeasuredKernel | keyof EstimatedKernel, unknown>> &
+  Record<string, unknown>; // and what older servers sent (engine_ns, total_ns), which the panel still reads
 
-export interface MetricDef {
-  label?: string;
-  unit?: string;
-  description?: string;
-}
-
-export interface HeatmapParams {
-  uri: string;
-  source: HeatSource;
-  profile?: ProfileInfo | null;
+/** A payload as parsed: the uri, source and lines always; the rest as far as the server sent it. */
+export interface HeatmapParams extends Pick<WireHeatmap, 'uri' | 'source'> {
+  profile?: Partial<ProfileInfo> | null;
   metric_defs?: Record<string, MetricDef>;
-  /** The server marks heat stale once the document was edited after it was made. */
   stale?: boolean;
   lines: HeatLine[];
-  kernel?: Record<string, unknown>;
-  /** Investigation findings on this document's lines (0-based), as the server found them. */
+  kernel?: KernelFields;
   findings?: Finding[];
-}
-
-export interface Finding {
-  line: number;
-  code: string;
-  kind: string;
-  message: string;
 }
 
 /** Payload field each metric reads (also the key of its definition in `metric_defs`). */
@@ -99,17 +87,18 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /** Validate a notification payload; returns a message for bad input instead of throwing. */
 export function parseHeatmap(raw: unknown): HeatmapParams | string {
   if (typeof raw !== 'object' || raw === null) {
-    return 'nki/heatmap: payload is not an object';
+    return `${NOTIFICATIONS.heatmap}: payload is not an object`;
   }
   const p = raw as Record<string, unknown>;
   if (typeof p.uri !== 'string') {
-    return 'nki/heatmap: missing uri';
+    return `${NOTIFICATIONS.heatmap}: missing uri`;
   }
-  if (p.source !== 'measured' && p.source !== 'estimate') {
-    return `nki/heatmap: source must be "measured" or "estimate", got ${JSON.stringify(p.source)}`;
+  const source = p.source as WireHeatmap['source'];
+  if (!HEATSOURCE_VALUES.includes(source)) {
+    return `${NOTIFICATIONS.heatmap}: source must be "measured" or "estimate", got ${JSON.stringify(p.source)}`;
   }
   if (!Array.isArray(p.lines)) {
-    return 'nki/heatmap: lines is not a list';
+    return `${NOTIFICATIONS.heatmap}: lines is not a list`;
   }
   const lines: HeatLine[] = [];
   for (const item of p.lines as unknown[]) {
@@ -124,15 +113,19 @@ export function parseHeatmap(raw: unknown): HeatmapParams | string {
     }
   }
   const profile =
-    typeof p.profile === 'string' ? { label: p.profile } : isObject(p.profile) ? (p.profile as ProfileInfo) : null;
+    typeof p.profile === 'string'
+      ? { label: p.profile }
+      : isObject(p.profile)
+        ? (p.profile as Partial<ProfileInfo>)
+        : null;
   return {
     uri: p.uri,
-    source: p.source,
+    source,
     profile,
     metric_defs: isObject(p.metric_defs) ? (p.metric_defs as Record<string, MetricDef>) : {},
     stale: p.stale === true,
     lines,
-    kernel: typeof p.kernel === 'object' && p.kernel !== null ? (p.kernel as Record<string, unknown>) : {},
+    kernel: isObject(p.kernel) ? p.kernel : {},
     findings: Array.isArray(p.findings) ? (p.findings as unknown[]).filter(isFinding) : [],
   };
 }

@@ -5,7 +5,13 @@
  */
 import { formatBytes, formatNs, formatPercent } from '../heat/format';
 import { type HeatLine, type HeatmapParams, profileLabel } from '../heat/model';
-import type { LiveAllocation, OracleMetric, Peak } from '../simulationResult.generated';
+import {
+  CLIENT_COMMANDS,
+  type ClientCommandArguments,
+  type LiveAllocation,
+  type OracleMetric,
+  type Peak,
+} from '../protocol.generated';
 import type { SimulationResult } from '../simulationSummary';
 import { summaryLine } from '../simulationSummary';
 import { alignLines, splitLines } from './lineAlign';
@@ -22,7 +28,7 @@ import {
 } from './charts';
 
 /** The command the findings list links to (allowed in the webview's command URIs). */
-export const GO_TO_LINE = 'nki-studio.goToLine';
+export const GO_TO_LINE = CLIENT_COMMANDS.goToLine;
 
 export interface PanelData {
   simulation?: SimulationResult;
@@ -278,7 +284,8 @@ function investigationsSection(params: HeatmapParams): string[] {
     return `<tr><td>${esc(title)}</td><td class="${cls}">${esc(status)}</td><td>${esc(summary)}</td></tr>`;
   });
   const found = (params.findings ?? []).map((f) => {
-    const args = encodeURIComponent(JSON.stringify([params.uri, f.line]));
+    const link: ClientCommandArguments[typeof GO_TO_LINE] = [params.uri, f.line];
+    const args = encodeURIComponent(JSON.stringify(link));
     return `<li><a href="command:${GO_TO_LINE}?${args}">line ${f.line + 1}</a> <code>${esc(f.code)}</code> ${esc(f.message)}</li>`;
   });
   return [

@@ -123,6 +123,7 @@ export class FakeVsCode {
   readonly decorationTypes: FakeDecorationType[] = [];
   readonly statusItems: FakeStatusBarItem[] = [];
   readonly executed: unknown[][] = [];
+  readonly registered: string[] = [];
   readonly messages: string[] = [];
   readonly errors: string[] = [];
   /** The button a test "clicks" on the next error messages (undefined: dismissed). */
@@ -214,7 +215,10 @@ export class FakeVsCode {
           self.executed.push(args);
           return Promise.resolve(undefined);
         },
-        registerCommand: () => ({ dispose: () => undefined }),
+        registerCommand: (id: string) => {
+          self.registered.push(id);
+          return { dispose: () => undefined };
+        },
       },
       languages: {
         registerHoverProvider: (_selector: unknown, provider: vscode.HoverProvider) => {

@@ -18,6 +18,7 @@ from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lin
 from nki_studio.lsp.typed import to_diagnostic
 from nki_studio.nkilint.api import config_for
 from nki_studio.nkilint.engine import as_configured
+from nki_studio.protocol.heatmap import HeatFinding
 
 SOURCE = "nki-perf"
 
@@ -26,7 +27,7 @@ def perf_diagnostics(
     uri: str,
     path: str,
     text: str,
-    findings: Sequence[dict[str, Any]],
+    findings: Sequence[HeatFinding],
     encoding: Any,
     base_url: str | None,
     *,

@@ -24,14 +24,14 @@ from typing import Any
 from lsprotocol import types
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.uris import ByUri, canonical, find_document
+from nki_studio.protocol.commands import CLEAR_PROFILE, LOAD_PROFILE, ClearProfileResult, LoadProfileResult
+from nki_studio.protocol.heatmap import HeatmapParams
+from nki_studio.protocol.notifications import HEATMAP
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
 log = logging.getLogger(__name__)
 
-LOAD_COMMAND = "nki-studio.loadProfile"
-CLEAR_COMMAND = "nki-studio.clearProfile"
-HEATMAP = "nki/heatmap"
 PERF_SOURCE = "nki-perf"  # owner of the investigation diagnostics (features.perf_diagnostics)
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 
@@ -51,7 +51,7 @@ def _internal(path: str, exc: BaseException) -> str:
 
 @dataclass
 class _Painted:
-    payload: dict[str, Any]
+    payload: HeatmapParams
     text: str  # document text the current line numbers refer to
     profiled_text: str  # text when the profile was loaded (stale = differs from this)
 
@@ -64,7 +64,7 @@ class ProfileFeature:
         self.painted: ByUri[_Painted] = ByUri()  # any spelling of a document's URI finds it (lsp.uris)
 
     # ---- commands --------------------------------------------------------------------------------------
-    async def load(self, *args: Any) -> dict[str, Any]:
+    async def load(self, *args: Any) -> LoadProfileResult:
         """``loadProfile`` with ``[uri]`` or ``[{"uri", "format"?, "execution"?, "trace"?}]`` (``trace``: URI of
         the simulator's JSON Lines trace of the same kernel, for the roofline FLOPs): paint, return a summary."""
         # The profile modules pull numpy: imported on the first load, not at server start-up.
@@ -87,7 +87,7 @@ class ProfileFeature:
             uri, fmt, execution = spec, None, None
         if not isinstance(uri, str) or not uri:
             raise ProfileLoadError(
-                f"{LOAD_COMMAND} needs the URI of a profile directory or file as its argument"
+                f"{LOAD_PROFILE.id} needs the URI of a profile directory or file as its argument"
             )
         path = to_fs_path(uri) if "://" in uri else uri
         if path is None:
@@ -160,11 +160,11 @@ class ProfileFeature:
             "notes": k.notes,
         }
 
-    def clear(self, *args: Any) -> dict[str, Any]:
+    def clear(self, *args: Any) -> ClearProfileResult:
         """``clearProfile``: remove the heat from every painted document."""
         cleared = list(self.painted)
         for uri in cleared:
-            empty = {**self.painted[uri].payload, "lines": [], "findings": [], "cleared": True}
+            empty: HeatmapParams = {**self.painted[uri].payload, "lines": [], "findings": [], "cleared": True}
             self.server.notify_client(HEATMAP, empty)
             self.server.publish_diagnostics(uri, PERF_SOURCE, [])
         self.painted.clear()
@@ -298,10 +298,10 @@ def register(server: NkiLanguageServer) -> None:
     server.add_hover_provider(feature.hover)
     server.add_inlay_hint_provider(feature.inlay_hints)
 
-    @server.command(LOAD_COMMAND)
-    async def load_profile(ls: NkiLanguageServer, *args: Any) -> dict[str, Any]:
+    @server.command(LOAD_PROFILE.id)
+    async def load_profile(ls: NkiLanguageServer, *args: Any) -> LoadProfileResult:
         return await feature.load(*args)
 
-    @server.command(CLEAR_COMMAND)
-    def clear_profile(ls: NkiLanguageServer, *args: Any) -> dict[str, Any]:
+    @server.command(CLEAR_PROFILE.id)
+    def clear_profile(ls: NkiLanguageServer, *args: Any) -> ClearProfileResult:
         return feature.clear(*args)

@@ -20,10 +20,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from nki_studio.lsp.features.profile import LOAD_COMMAND, REQUEST_FAILED
+from nki_studio.lsp.features.profile import REQUEST_FAILED
 from nki_studio.lsp.jobs import CancelToken, progress
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.uris import canonical
+from nki_studio.protocol.commands import (
+    LOAD_PROFILE,
+    PROFILE_REMOTE,
+    LoadProfileResult,
+    Refusal,
+    RemoteProfileResult,
+)
 from nki_studio.remote.cache import default_root
 from nki_studio.remote.config import RemoteConfigError, settings_from
 from nki_studio.remote.errors import RemoteError
@@ -36,7 +43,6 @@ if TYPE_CHECKING:  # the flow pulls the profile readers (numpy): imported when a
 
 log = logging.getLogger(__name__)
 
-COMMAND = "nki-studio.profileRemote"
 DIAGNOSTIC_OWNER = "remote"
 REFUSAL = (
     "nki-studio does not profile kernels in an untrusted workspace: profiling compiles and runs the "
@@ -57,7 +63,7 @@ class RemoteFeature:
         self.server = server
         self._busy = threading.Lock()
 
-    async def profile(self, *args: Any) -> dict[str, Any]:
+    async def profile(self, *args: Any) -> RemoteProfileResult | Refusal:
         """Run the round trip for the kernel named by ``args``; returns the loadProfile summary plus the cache path."""
         first = args[0] if args else None
         uri, kernel = (
@@ -72,7 +78,7 @@ class RemoteFeature:
             return {"status": "refused", "message": REFUSAL}
         path = to_fs_path(uri) if isinstance(uri, str) and "://" in uri else uri
         if not isinstance(path, str) or not path:
-            raise RemoteProfileError(f"{COMMAND} needs the URI of a kernel file")
+            raise RemoteProfileError(f"{PROFILE_REMOTE.id} needs the URI of a kernel file")
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
@@ -115,13 +121,20 @@ class RemoteFeature:
             raise RemoteProfileError(str(exc)) from exc
         finally:
             self._busy.release()
-        load = self.server.protocol.fm.commands.get(LOAD_COMMAND)  # the profile feature's registered handler
+        load = self.server.protocol.fm.commands.get(
+            LOAD_PROFILE.id
+        )  # the profile feature's registered handler
         if load is None:
             raise RemoteProfileError(
                 f"profile downloaded to {profile.path}, but the profile feature is not enabled"
             )
-        summary = await load({"uri": profile.path.as_uri(), "format": profile.format})
-        result = {"status": "ok", "profile": str(profile.path), "host": profile.host, **summary}
+        summary: LoadProfileResult = await load({"uri": profile.path.as_uri(), "format": profile.format})
+        result: RemoteProfileResult = {
+            "status": "ok",
+            "profile": str(profile.path),
+            "host": profile.host,
+            **summary,
+        }
         doc = self.server.workspace.text_documents.get(uri) if isinstance(uri, str) else None
         if doc is not None and doc.source != text:  # the host ran the file as saved
             result["warnings"] = ["the document has unsaved changes: the saved file was profiled"]
@@ -176,6 +189,6 @@ def register(server: NkiLanguageServer) -> None:
     """Add the ``profileRemote`` command."""
     feature = RemoteFeature(server)
 
-    @server.command(COMMAND)
-    async def profile_remote(ls: NkiLanguageServer, *args: Any) -> dict[str, Any]:
+    @server.command(PROFILE_REMOTE.id)
+    async def profile_remote(ls: NkiLanguageServer, *args: Any) -> RemoteProfileResult | Refusal:
         return await feature.profile(*args)

@@ -43,6 +43,9 @@ from nki_studio.model.targets import DEFAULT_GENERATION
 from nki_studio.nkilint.api import config_for
 from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.engine import as_configured
+from nki_studio.protocol.commands import SIMULATE
+from nki_studio.protocol.heatmap import HeatmapParams
+from nki_studio.protocol.notifications import HEATMAP, SIMULATION_RESULT
 from nki_studio.protocol.simulation import AnyResult, Estimate, Spec
 from nki_studio.verify.job import Job
 from nki_studio.verify.runner import WorkerPool, run_job
@@ -51,9 +54,6 @@ from pygls.uris import to_fs_path
 
 log = logging.getLogger(__name__)
 
-COMMAND = "nki-studio.simulate"
-RESULT_NOTIFICATION = "nki/simulationResult"
-HEATMAP_NOTIFICATION = "nki/heatmap"
 SOURCE = "nki-sim"
 PERF_OWNER = "nki-perf (estimate)"  # publish_diagnostics owner; each diagnostic's source is nki-perf
 REFUSAL = (
@@ -79,7 +79,7 @@ def _estimate(result: AnyResult) -> Estimate | None:
     return result.get("estimate") if "cost" in result else None
 
 
-def _payload(uri: str, path: str, kernel: str, result: AnyResult) -> dict[str, Any] | None:
+def _payload(uri: str, path: str, kernel: str, result: AnyResult) -> HeatmapParams | None:
     """The estimated heatmap of a result: its estimated timeline, with the cost model's roofline point."""
     estimate = _estimate(result)
     if not estimate:
@@ -330,10 +330,12 @@ class SimulateFeature:
         if result.get("status") in ("cancelled", "refused"):
             return
         self.results.setdefault(uri, {})[kernel] = result
-        self.server.notify_client(RESULT_NOTIFICATION, {**result, "uri": uri, "kernel": kernel})
+        sent = result.copy()
+        sent["uri"], sent["kernel"] = uri, kernel
+        self.server.notify_client(SIMULATION_RESULT, sent)
         payload = _payload(uri, path, kernel, result)
         if payload:
-            self.server.notify_client(HEATMAP_NOTIFICATION, payload)
+            self.server.notify_client(HEATMAP, payload)
         self.refresh_spec_findings(uri)
         caps = self.server.client_capabilities.workspace
         refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
@@ -445,7 +447,7 @@ class SimulateFeature:
             lenses.append(
                 types.CodeLens(
                     range=types.Range(start=at, end=at),
-                    command=types.Command(title=title, command=COMMAND, arguments=[uri, kernel.name]),
+                    command=types.Command(title=title, command=SIMULATE.id, arguments=[uri, kernel.name]),
                 )
             )
         return lenses or None
@@ -517,6 +519,6 @@ def register(server: NkiLanguageServer) -> None:
         _in_pool(server, feature.code_actions, user=True), kinds=[types.CodeActionKind.RefactorRewrite]
     )
 
-    @server.command(COMMAND)
+    @server.command(SIMULATE.id)
     async def simulate_command(ls: NkiLanguageServer, *args: Any) -> AnyResult:
         return await feature.command(*args)

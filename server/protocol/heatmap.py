@@ -1,0 +1,118 @@
+"""The ``nki/heatmap`` notification, declared once: one payload per document for measured profiles and for the
+simulator's estimates (``nki_studio.profile.heatmap`` builds it, ``nki_studio.estimate.heat`` for estimates).
+
+All times are integer ns, shares fractions 0-1, ``line`` 0-based (LSP numbering). The extension's
+``protocol.generated.ts`` is generated from these TypedDicts (``nki_studio.protocol.schema``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypedDict
+
+from nki_studio.protocol.analysis import BoundsJson, InvestigationJson
+from nki_studio.protocol.profile import (
+    IterationJson,
+    KernelMetricsJson,
+    MappingJson,
+    ProfileInfo,
+    TopOpcodeJson,
+)
+from nki_studio.protocol.simulation import EngineTrack, Roofline
+
+HeatSource = Literal["measured", "estimate"]
+
+
+class _HeatLineKeys(TypedDict):
+    line: Annotated[int, "0-based, like every LSP position"]
+    busy_ns: Annotated[int, "union of the line's work-instruction intervals on one core; never a sum"]
+    share: Annotated[float, "busy_ns / kernel latency; lines overlap, shares do not sum to 1"]
+    share_of_compute: float
+    instr: int
+    work_instr: int
+    wait_ns: int
+    engines: Annotated[dict[str, int], "engine -> busy ns"]
+    dma_bytes: int
+    dma_ns: int
+    dma_overlap_ns: int
+    exclusive_ns: int
+    fused_instr: int
+    top_opcodes: list[TopOpcodeJson]
+    heat: Annotated[float, "busy_ns as a fraction of the hottest line's (across the documents of one load)"]
+
+
+class HeatLine(_HeatLineKeys, total=False):
+    """One painted source line's figures (an estimate leaves waits and fused instructions 0)."""
+
+    iterations: Annotated[
+        list[IterationJson], "busy time per loop-iteration value, when the profile has them"
+    ]
+
+
+class MetricDef(TypedDict):
+    """What a payload field means, for hovers and the metric picker."""
+
+    label: str
+    unit: Annotated[str, "ns, fraction, count or bytes"]
+    description: str
+
+
+class HeatFinding(TypedDict):
+    """An investigation finding on one of the document's lines."""
+
+    line: Annotated[int, "0-based, like heat lines"]
+    code: str
+    kind: Annotated[str, "the investigation that found it"]
+    message: str
+
+
+class _MeasuredKernelKeys(KernelMetricsJson):
+    unmapped_files: Annotated[list[MappingJson], "recorded source files not found in the workspace"]
+    unmapped_busy_ns: int
+
+
+class MeasuredKernel(_MeasuredKernelKeys, total=False):
+    """A measured profile's kernel metrics, the recorded files not found here and the analysis of the profile."""
+
+    bounds: Annotated[BoundsJson | None, "null: no instructions"]
+    investigations: list[InvestigationJson]
+
+
+class EstimatedKernel(TypedDict):
+    """An estimate's kernel figures under the keys a measured profile's use, labelled estimated."""
+
+    name: Annotated[str, "the simulated kernel"]
+    latency_ns: int
+    latency_source: str
+    dma_union_ns: int
+    compute_union_ns: int
+    intersection_ns: int | None
+    idle_ns: int | None
+    engines: Annotated[dict[str, int], "engine -> busy ns"]
+    instr: int
+    dma_bytes: int
+    perfect_pipeline_ns: int
+    serialization_gap_ns: int
+    effective_dma_gbps: float | None
+    timeline: list[EngineTrack]
+    roofline: Annotated[Roofline | None, "the cost model's roofline point"]
+    bounds: BoundsJson | None
+    investigations: list[InvestigationJson]
+    notes: list[str]
+    estimated: Literal[True]
+
+
+class _HeatmapKeys(TypedDict):
+    uri: str
+    source: Annotated[HeatSource, "estimates are labelled everywhere a user sees them"]
+    profile: ProfileInfo
+    metric_defs: Annotated[dict[str, MetricDef], "payload field -> what it means"]
+    stale: Annotated[bool, "the document was edited after the heat was made"]
+    lines: list[HeatLine]
+    kernel: MeasuredKernel | EstimatedKernel
+
+
+class HeatmapParams(_HeatmapKeys, total=False):
+    """The ``nki/heatmap`` notification: the heat of one document."""
+
+    findings: Annotated[list[HeatFinding], "investigation findings on this document's lines"]
+    cleared: Annotated[bool, "true: the heat was cleared (lines and findings are empty)"]
