@@ -4,8 +4,8 @@
  * thrown on.
  */
 import {
-  type Cost,
   type ErrorInfo,
+  type Estimate,
   type Oracle,
   type Peak,
   STATUS_VALUES,
@@ -30,7 +30,8 @@ export interface SimulationResult {
   peak?: Peak;
   warnings: string[];
   error?: ErrorInfo;
-  cost?: Cost;
+  /** The estimate: the scheduled timeline, its bounds, per-line table and roofline point. */
+  estimate?: Estimate;
 }
 
 function obj(v: unknown): Record<string, unknown> | undefined {
@@ -59,7 +60,7 @@ export function parseSimulationResult(raw: unknown): SimulationResult {
     peak: obj(r.peak) as Peak | undefined,
     warnings: Array.isArray(r.warnings) ? r.warnings.filter((w): w is string => typeof w === 'string') : [],
     error: obj(r.error) as ErrorInfo | undefined,
-    cost: obj(r.cost) as Cost | undefined,
+    estimate: obj(r.estimate) as Estimate | undefined,
   };
 }
 
