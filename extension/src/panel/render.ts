@@ -5,7 +5,7 @@
  */
 import { formatBytes, formatNs, formatPercent } from '../heat/format';
 import { type HeatLine, type HeatmapParams, profileLabel } from '../heat/model';
-import type { LiveAllocation, OracleMetric, Peak, Roofline } from '../simulationResult.generated';
+import type { LiveAllocation, OracleMetric, Peak } from '../simulationResult.generated';
 import type { SimulationResult } from '../simulationSummary';
 import { summaryLine } from '../simulationSummary';
 import { alignLines, splitLines } from './lineAlign';
@@ -198,7 +198,7 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
     }
   }
   const rf = obj(kernel.roofline);
-  if (rf) parts.push(...rooflineSection(rf as Partial<Roofline>, params.source === 'estimate'));
+  if (rf) parts.push(...rooflineSection(rf, params.source === 'estimate'));
   parts.push(...boundsSection(kernel, params.source === 'estimate'));
   parts.push(...investigationsSection(params));
   const top = [...params.lines].sort((a, b) => b.busy_ns - a.busy_ns).slice(0, 8);
@@ -216,17 +216,17 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
 
 /**
  * The roofline point (server: profile.roofline.Roofline, one type for a measured profile and an estimate): the
- * chart when the point and both roofs are known, else what is known of it. Tolerant of missing fields.
+ * chart when the point and both roofs are known, else what is known of it. Read as a record (the generated
+ * `Roofline` type names the keys): tolerant of missing fields.
  */
-function rooflineSection(rf: Partial<Roofline>, estimated: boolean): string[] {
-  const rec = rf as Record<string, unknown>;
+function rooflineSection(rf: Record<string, unknown>, estimated: boolean): string[] {
   const bound = typeof rf.bound === 'string' ? rf.bound : 'unknown';
   const flops = typeof rf.flops_source === 'string' ? ` · FLOPs: ${esc(rf.flops_source)}` : '';
   const head = `<h3>Roofline <span class="muted">${esc(bound)}-bound${estimated ? ' (estimated)' : ''}${flops}</span></h3>`;
-  const intensity = num(rec, ['intensity']);
-  const achieved = num(rec, ['achieved_tflops']);
-  const peak = num(rec, ['peak_tflops']);
-  const ceiling = num(rec, ['ceiling_gbps']);
+  const intensity = num(rf, ['intensity']);
+  const achieved = num(rf, ['achieved_tflops']);
+  const peak = num(rf, ['peak_tflops']);
+  const ceiling = num(rf, ['ceiling_gbps']);
   if (intensity === undefined || achieved === undefined || peak === undefined || ceiling === undefined) {
     const known = intensity !== undefined ? `${intensity.toFixed(2)} FLOP/byte` : 'no FLOP count or no HBM bytes';
     return [head, `<p>${esc(known)}</p>`];

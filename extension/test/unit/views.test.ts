@@ -145,6 +145,36 @@ describe('simulation results', () => {
     assert.match(html, /aria-label="roofline"/);
   });
 
+  it('states what is known of a measured roofline point without FLOPs, in the same section', () => {
+    const html = renderPanel(
+      {
+        heat: {
+          stale: false,
+          params: {
+            uri: 'u',
+            source: 'measured',
+            lines: [heatLine(1, 10)],
+            kernel: {
+              latency_ns: 100,
+              roofline: {
+                intensity: null,
+                achieved_tflops: null,
+                peak_tflops: 79,
+                ceiling_gbps: 368,
+                bound: 'unknown',
+              },
+            },
+          },
+        },
+      },
+      'n',
+      'x',
+    );
+    assert.match(html, /Roofline <span class="muted">unknown-bound<\/span>/);
+    assert.match(html, /no FLOP count or no HBM bytes/);
+    assert.doesNotMatch(html, /aria-label="roofline"/);
+  });
+
   it("draws the measured engine timeline from the server's intervals, on the kernel's time axis", () => {
     const timeline = [
       {
