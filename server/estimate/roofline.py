@@ -70,6 +70,6 @@ def estimate_roofline(events: Iterable[TraceEvent], limits: TargetLimits, latenc
         limits.dma_bytes_per_ns,  # bytes per ns == GB/s
         f"{where} DMA bandwidth (model/targets.py)",
         peak,
-        f"{where} peaks of the engines that did the FLOPs, busiest engine alone (model/targets.py)",
+        f"{where} peaks of the engines that did the FLOPs, the busiest one setting the compute time (model/targets.py)",
         latency_ns,
     )
