@@ -164,7 +164,7 @@ def main() -> None:
         f"{cold_overhead * 1000:.0f} ms -> warm/cold overhead ratio {overhead / cold_overhead:.2f}"
     )
     print(
-        "== estimated cost (cost model, trn2; not measured) vs the walkthrough's hardware measurements,\n"
+        "== estimated time (scheduled timeline, trn2; not measured) vs the walkthrough's hardware measurements,\n"
         f"   at the walkthrough's shapes ({WALKTHROUGH_SHAPES})"
     )
     if not (PLAIN.is_file() and FUSED.is_file()):
@@ -173,14 +173,16 @@ def main() -> None:
     estimates = {}
     for name, file in (("plain", PLAIN), ("fused", FUSED)):
         result = cold_run(file, None, WALKTHROUGH_SHAPES)
-        cost = result.get("cost") or {}
-        if not cost:
+        estimate = result.get("estimate")
+        if not estimate:
             print(f"  {name}: no estimate ({result['status']}: {result['message']})")
             return
-        estimates[name] = cost["totalNs"] / 1e3
+        estimates[name] = estimate["totalNs"] / 1e3
+        roofline = estimate["roofline"]
         print(
-            f"  {name:5}: estimated {estimates[name]:8.1f} us (busiest engine), {cost['serialNs'] / 1e3:8.1f} us "
-            f"serial; hardware {HARDWARE_US[name]} us; roofline {cost['roofline']['bound']}-bound"
+            f"  {name:5}: estimated {estimates[name]:8.1f} us (bounds {estimate['perfectPipelineNs'] / 1e3:.1f} to "
+            f"{estimate['serialNs'] / 1e3:.1f} us); hardware {HARDWARE_US[name]} us; roofline "
+            f"{roofline['bound'] if roofline else 'n/a'}-bound"
         )
     print(
         f"  estimated fused/plain {estimates['fused'] / estimates['plain']:.2f}; hardware "

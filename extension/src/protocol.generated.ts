@@ -128,7 +128,7 @@ export interface MeasuredKernel {
   location_source: string;
   cores: number[];
   execution: number | null;
-  roofline: RooflineJson | null;
+  roofline: Roofline | null;
   wait_opcodes: string[];
   notes: string[];
   /** per-engine busy intervals from the kernel start */
@@ -141,27 +141,37 @@ export interface MeasuredKernel {
   investigations?: InvestigationJson[];
 }
 
-/** A profile's roofline point with every input named (`profile.roofline.Roofline`). */
-export interface RooflineJson {
+/**
+ * One roofline point with every input named (`nki_studio.profile.roofline.Roofline`): a measured
+ * profile's, or the estimate's from the simulator trace (then every figure is estimated). Keys are the
+ * dataclass's own (snake_case), as the profile summary has always written them.
+ */
+export interface Roofline {
+  /** null: no FLOP count (a profile analysed without its simulator trace) */
   flops: number | null;
   flops_source: string;
+  /** HBM bytes */
   bytes: number;
   bytes_source: string;
-  /** FLOP per byte */
+  /** FLOPs per HBM byte (null: no FLOPs or no HBM bytes) */
   intensity: number | null;
+  /** the memory roof: DMA bandwidth in GB/s */
   ceiling_gbps: number;
   ceiling_source: string;
+  /** the compute roof */
   peak_tflops: number;
   peak_source: string;
-  /** FLOP per byte where the roofs meet */
+  /** intensity at which the compute and memory roofs meet */
   ridge: number;
   attainable_tflops: number | null;
+  /** FLOPs over the kernel time */
   achieved_tflops: number | null;
+  /** HBM bytes at the ceiling: a lower bound of the kernel time */
   memory_floor_ns: number;
+  /** FLOPs at the peak: a lower bound of the kernel time */
   compute_floor_ns: number | null;
-  /** memory, compute or unknown */
-  bound: string;
-  /** max(floors) / measured latency */
+  bound: 'memory' | 'compute' | 'unknown';
+  /** the larger floor over the kernel time */
   efficiency: number | null;
 }
 
@@ -271,25 +281,12 @@ export interface EstimatedKernel {
   serialization_gap_ns: number;
   effective_dma_gbps: number | null;
   timeline: EngineTrack[];
-  /** the cost model's roofline point */
+  /** the roofline point */
   roofline: Roofline | null;
   bounds: BoundsJson | null;
   investigations: InvestigationJson[];
   notes: string[];
   estimated: true;
-}
-
-/** The kernel's estimated point on the roofline. */
-export interface Roofline {
-  flops: number;
-  hbmBytes: number;
-  /** FLOPs per HBM byte */
-  intensity: number;
-  /** intensity at which the compute and memory roofs meet */
-  ridge: number;
-  computeNs: number;
-  memoryNs: number;
-  bound: 'memory' | 'compute';
 }
 
 /** An investigation finding on one of the document's lines. */
@@ -319,7 +316,6 @@ export interface SimulationResult {
   /** simulator warnings, each 'file:line: message' when the line is known */
   warnings: string[];
   error: ErrorInfo | null;
-  cost: Cost | null;
   /** the estimated timeline (null when the simulation recorded no trace) */
   estimate: Estimate | null;
   /** peak resident memory of the worker */
@@ -382,7 +378,6 @@ export interface Timings {
   reference?: number;
   oracle?: number;
   strictRerun?: number;
-  cost?: number;
   /** scheduling the trace into the estimated timeline */
   estimate?: number;
   total?: number;
@@ -456,37 +451,6 @@ export interface ErrorInfo {
   stack: string[];
 }
 
-/** Estimated cost from the simulator trace (a cost model, not a measurement; times in ns). */
-export interface Cost {
-  label: string;
-  target: string;
-  /** busiest engine queue (engines overlap) */
-  totalNs: number;
-  /** every instruction one after another */
-  serialNs: number;
-  /** 'engine' or 'engine@core' -> busy ns */
-  engineNs: Record<string, number>;
-  lines: CostLine[];
-  roofline: Roofline;
-}
-
-/** Estimated time issued from one source line. */
-export interface CostLine {
-  path: string;
-  line: number;
-  ns: number;
-  /** the engine that takes most of the line's time */
-  engine: string;
-  /** of the serial total */
-  share: number;
-  instructions: number;
-  /** engine -> estimated ns */
-  byEngine: Record<string, number>;
-  dmaBytes: number;
-  /** instruction -> [count, estimated ns] */
-  opcodes: Record<string, number[]>;
-}
-
 /**
  * The estimated timeline: every traced instruction scheduled on its engine queue after its dependencies
  * (`nki_studio.estimate`, docs/cost-model.md), as an estimated profile's metrics, with the bounds and
@@ -509,16 +473,20 @@ export interface Estimate {
   overlapNs: number | null;
   /** time neither ran: waits and latencies (null: no DMA) */
   idleNs: number | null;
-  /** the busiest engine (or DMA) alone: the time with perfect overlap */
+  /** lower bound: the busiest engine (or DMA) alone, as if every engine overlapped perfectly */
   perfectPipelineNs: number;
+  /** upper bound: the engines' and DMA's busy times one after another (no overlap) */
+  serialNs: number;
   /** totalNs - perfectPipelineNs: time lost to serialisation */
   serializationGapNs: number;
   /** DMA bytes over the DMA union (null: no DMA) */
   effectiveDmaGbps: number | null;
   instructions: number;
   dmaBytes: number;
-  /** hottest first */
+  /** the per-line table, hottest first */
   lines: EstimateLine[];
+  /** the kernel's estimated roofline point (null: no instructions) */
+  roofline: Roofline | null;
   /** the main core's engine tracks, DMA first */
   timeline: EngineTrack[];
   /** the estimated profile's bound families, bottleneck and speedups (null: no instructions) */

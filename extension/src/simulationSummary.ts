@@ -3,7 +3,14 @@
  * into what the notification, status item and panel show. Tolerant: unknown or missing fields are skipped, never
  * thrown on.
  */
-import { type Cost, type ErrorInfo, type Oracle, type Peak, STATUS_VALUES, type Status } from './protocol.generated';
+import {
+  type ErrorInfo,
+  type Estimate,
+  type Oracle,
+  type Peak,
+  STATUS_VALUES,
+  type Status,
+} from './protocol.generated';
 
 export type SimStatus = Status | 'unknown';
 
@@ -23,7 +30,8 @@ export interface SimulationResult {
   peak?: Peak;
   warnings: string[];
   error?: ErrorInfo;
-  cost?: Cost;
+  /** The estimate: the scheduled timeline, its bounds, per-line table and roofline point. */
+  estimate?: Estimate;
 }
 
 function obj(v: unknown): Record<string, unknown> | undefined {
@@ -52,7 +60,7 @@ export function parseSimulationResult(raw: unknown): SimulationResult {
     peak: obj(r.peak) as Peak | undefined,
     warnings: Array.isArray(r.warnings) ? r.warnings.filter((w): w is string => typeof w === 'string') : [],
     error: obj(r.error) as ErrorInfo | undefined,
-    cost: obj(r.cost) as Cost | undefined,
+    estimate: obj(r.estimate) as Estimate | undefined,
   };
 }
 

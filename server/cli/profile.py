@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from nki_studio.cli import profile_remote
-from nki_studio.estimate.trace_cost import flops_from_trace
+from nki_studio.estimate.roofline import flops_from_trace
 from nki_studio.profile.analyze import ProfileReport, analyze
 from nki_studio.profile.line_align import SNAPSHOT_NAME, SourceText, read_snapshot
 from nki_studio.profile.metrics import MetricOptions

@@ -1,5 +1,5 @@
 """``nki-studio simulate FILE[::KERNEL]``: run a kernel in the sandboxed simulator, check it against its
-reference and print an estimated cost.
+reference and print the estimate (the scheduled timeline, with its bounds).
 
 Inputs come from the spec comment above the kernel, inference, or ``[tool.nki-studio.simulate]``
 (``--inputs`` overrides them all). Exit codes: 0 the kernel ran and the oracle passed, 1 the kernel failed,

@@ -1,6 +1,6 @@
 """Per-instruction estimated time from one trace record: the cost model of docs/cost-model.md ("Per-instruction
 cost"). The scheduler (``nki_studio.estimate.schedule``) places these durations on engine queues; the simple
-report (``nki_studio.estimate.trace_cost``) sums them. Constants: ``nki_studio.model.targets`` (``TargetLimits``,
+result's bounds (``nki_studio.estimate.section``) add them up. Constants: ``nki_studio.model.targets`` (``TargetLimits``,
 ``COST_RULES``, each naming its hardware.md section) and ``nki_studio.estimate.constants``.
 """
 

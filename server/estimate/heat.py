@@ -3,7 +3,7 @@ profile view paints measured data with (``nki_studio.profile.heatmap``), so the 
 
 The lines are the estimated profile's per-line metrics (``nki_studio.estimate.section``: busy unions on the
 scheduled timeline, DMA bytes and overlap, exclusive time), the kernel summary carries the engine timeline and
-the DMA/compute decomposition under a profile summary's keys, plus the cost model's roofline point. Semaphore
+the DMA/compute decomposition under a profile summary's keys, plus the estimate's roofline point. Semaphore
 waits and fused instructions do not exist in an estimate and stay 0. Everything is labelled estimated.
 """
 
@@ -15,7 +15,7 @@ from nki_studio.estimate.section import LABEL, kernel_summary
 from nki_studio.profile.heatmap import HeatLine, build_payload
 from nki_studio.protocol.heatmap import HeatFinding, HeatmapParams
 from nki_studio.protocol.profile import ProfileInfo
-from nki_studio.protocol.simulation import Estimate, Roofline
+from nki_studio.protocol.simulation import Estimate
 
 
 def heat_lines(estimate: Estimate, path: str) -> list[HeatLine]:
@@ -57,9 +57,7 @@ def estimate_findings(estimate: Estimate, path: str) -> list[HeatFinding]:
     ]
 
 
-def estimate_payload(
-    uri: str, path: str, kernel: str, estimate: Estimate, roofline: Roofline | None = None
-) -> HeatmapParams:
+def estimate_payload(uri: str, path: str, kernel: str, estimate: Estimate) -> HeatmapParams:
     """The ``nki/heatmap`` body for one simulated kernel's estimated timeline."""
     label = f"{LABEL} by the nki-studio timeline ({estimate['target']}), not measured: {kernel}"
     info: ProfileInfo = {
@@ -73,6 +71,6 @@ def estimate_payload(
         "notes": list(estimate.get("notes", ())),
     }
     payload = build_payload(
-        uri, "estimate", info, heat_lines(estimate, path), kernel_summary(estimate, kernel, roofline)
+        uri, "estimate", info, heat_lines(estimate, path), kernel_summary(estimate, kernel)
     )
     return {**payload, "findings": estimate_findings(estimate, path)}

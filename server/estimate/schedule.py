@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +38,7 @@ from nki_studio.estimate.heap import heap_for_large_arrays
 from nki_studio.estimate.trace_plan import BANKS, DMA, FOOTPRINTS, JOIN, SCOPES, Plan, plan
 from nki_studio.model.targets import TargetLimits
 from nki_studio.sim.trace import TraceEvent
-from nki_studio.sim.trace_columns import as_compact
+from nki_studio.sim.trace_columns import CompactTrace, as_compact
 
 F64 = npt.NDArray[np.float64]
 
@@ -61,65 +61,90 @@ class Schedule:
         return float(self.end.max() - self.start.min()) if len(self.events) else 0.0
 
 
+Rect = tuple[int, int, int, int]  # (b0, b1, p0, p1)
+
+
+class _Entry:
+    """What happened last to one rectangle of an allocation: its bytes ``b0..b1`` x partitions ``p0..p1`` (also
+    as ``rect``), the end and engine (by code) of its last write (``write_end`` -1: none) and ``reads``: engine
+    -> end of its last read since that write, or None."""
+
+    __slots__ = ("b0", "b1", "p0", "p1", "reads", "rect", "write_end", "write_engine")
+
+    def __init__(
+        self, rect: Rect, write_end: float, write_engine: int, reads: dict[int, float] | None
+    ) -> None:
+        self.b0, self.b1, self.p0, self.p1 = rect
+        self.rect = rect
+        self.write_end = write_end
+        self.write_engine = write_engine
+        self.reads = reads
+
+    def overlaps(self, rect: Rect) -> bool:
+        """Whether ``rect`` shares a byte and a partition with this entry."""
+        return self.b1 > rect[0] and self.b0 < rect[1] and self.p0 < rect[3] and rect[2] < self.p1
+
+
 class _Footprints:
-    """What happened last to each rectangle of one allocation on one core. An entry is
-    ``[b0, b1, p0, p1, write_end, write_engine, reads, rect]`` (write_end -1: none; engines by code; ``reads``:
-    engine -> end of
-    its last read since that write, or None); entries are sorted by first byte for overlap queries and indexed
-    by rectangle, since most tiles are always accessed whole. A write drops the entries it covers (whatever
-    waits for them waits for it), so a tile rewritten in a loop keeps one entry. ``version`` counts changes, so
-    an overlap query made while placing an instruction is reused when it commits."""
+    """What happened last to each rectangle of one allocation on one core (``_Entry``); entries are sorted by
+    first byte for overlap queries and indexed by rectangle, since most tiles are always accessed whole. A write
+    drops the entries it covers (whatever waits for them waits for it), so a tile rewritten in a loop keeps one
+    entry. ``version`` counts changes, so an overlap query made while placing an instruction is reused when it
+    commits."""
 
     __slots__ = ("entries", "index", "longest", "starts", "version")
 
     def __init__(self, rect: Rect, write: bool, engine: int, end: float) -> None:
         """Footprints whose first access is this one."""
-        entry = [*rect, end, engine, None, rect] if write else [*rect, -1.0, -1, {engine: end}, rect]
+        entry = _Entry(rect, end, engine, None) if write else _Entry(rect, -1.0, -1, {engine: end})
         self.starts: list[int] = [rect[0]]
-        self.entries: list[list[Any]] = [entry]
-        self.index: dict[Rect, list[Any]] = {rect: entry}
+        self.entries: list[_Entry] = [entry]
+        self.index: dict[Rect, _Entry] = {rect: entry}
         self.longest = rect[1] - rect[0]
         self.version = 0
 
-    def hits(self, rect: Rect) -> list[list[Any]]:
+    def hits(self, rect: Rect) -> list[_Entry]:
         """The entries an access to ``rect`` depends on: the overlapping ones (a lone entry of exactly this
         rectangle is taken without the range query, the common case of a tile accessed whole)."""
         entries = self.entries
-        if len(entries) == 1 and entries[0][7] == rect:
-            return entries
+        if len(entries) == 1:
+            only = entries[0]
+            if only.rect == rect:
+                return entries
+            return [only] if only.overlaps(rect) else []  # a new list: ``record`` may remove from ``entries``
         b0, b1, p0, p1 = rect
         if len(entries) <= 8:  # a scan is cheaper than two bisections; same entries, same order
-            return [e for e in entries if e[1] > b0 and e[0] < b1 and e[2] < p1 and p0 < e[3]]
+            return [e for e in entries if e.b1 > b0 and e.b0 < b1 and e.p0 < p1 and p0 < e.p1]
         starts = self.starts
         lo = bisect.bisect_right(starts, b0 - self.longest)
         hi = bisect.bisect_left(starts, b1)
-        return [e for e in entries[lo:hi] if e[1] > b0 and e[2] < p1 and p0 < e[3]]
+        return [e for e in entries[lo:hi] if e.b1 > b0 and e.p0 < p1 and p0 < e.p1]
 
-    def record(self, rect: Rect, write: bool, engine: int, end: float, hits: list[list[Any]] | None) -> None:
+    def record(self, rect: Rect, write: bool, engine: int, end: float, hits: list[_Entry] | None) -> None:
         """Record a scheduled access ending at ``end``; ``hits`` is ``self.hits(rect)`` if nothing changed since."""
         entries = self.entries
         if write:
-            if len(entries) == 1 and entries[0][7] == rect:
+            if len(entries) == 1 and entries[0].rect == rect:
                 entry = entries[0]
             else:
                 b0, b1, p0, p1 = rect
                 for e in hits if hits is not None else self.hits(rect):
-                    if b0 <= e[0] and e[1] <= b1 and p0 <= e[2] and e[3] <= p1:
+                    if b0 <= e.b0 and e.b1 <= b1 and p0 <= e.p0 and e.p1 <= p1:
                         self._remove(e)
                 entry = self._insert(rect)
-            entry[4], entry[5], entry[6] = end, engine, None
+            entry.write_end, entry.write_engine, entry.reads = end, engine, None
         else:
             found = self.index.get(rect)
             entry = found if found is not None else self._insert(rect)
-            reads = entry[6]
+            reads = entry.reads
             if reads is None:
-                entry[6] = {engine: end}
+                entry.reads = {engine: end}
             elif end > reads.get(engine, -1.0):
                 reads[engine] = end
         self.version += 1
 
-    def _insert(self, rect: Rect) -> list[Any]:
-        entry = [*rect, -1.0, -1, None, rect]
+    def _insert(self, rect: Rect) -> _Entry:
+        entry = _Entry(rect, -1.0, -1, None)
         i = bisect.bisect_right(self.starts, rect[0])
         self.starts.insert(i, rect[0])
         self.entries.insert(i, entry)
@@ -127,14 +152,14 @@ class _Footprints:
         self.longest = max(self.longest, rect[1] - rect[0])
         return entry
 
-    def _remove(self, entry: list[Any]) -> None:
-        i = bisect.bisect_left(self.starts, entry[0])
+    def _remove(self, entry: _Entry) -> None:
+        i = bisect.bisect_left(self.starts, entry.b0)
         while self.entries[i] is not entry:
             i += 1
         del self.starts[i]
         del self.entries[i]
-        if self.index.get(entry[7]) is entry:
-            del self.index[entry[7]]
+        if self.index.get(entry.rect) is entry:
+            del self.index[entry.rect]
 
 
 class _DmaQueues:
@@ -226,12 +251,20 @@ class _Core:
         self.psum: dict[int, tuple[float, int]] = {}
 
 
-Rect = tuple[int, int, int, int]  # (b0, b1, p0, p1)
 # storage, rectangle, written, its footprints when placed (None: first access), their version, the hits then
-# ... and whether it is the allocation's last access on the core
-Access = tuple[int, Rect, bool, "_Footprints | None", int, "list[list[Any]] | None", bool]
-# event, engine, start, duration, a DMA transfer, accesses
-Placed = tuple[int, int, float, float, bool, list[Access]]
+# ... and whether it is the allocation's last access on the core (unpacked by name, never read by position)
+Access = tuple[int, Rect, bool, "_Footprints | None", int, "list[_Entry] | None", bool]
+
+
+class Placed(NamedTuple):
+    """An instruction placed but not yet committed (a join waits for every member before it commits)."""
+
+    event: int
+    engine: int
+    start: float
+    ns: float
+    dma: bool
+    accesses: list[Access]
 
 
 def _moved_bytes(event: TraceEvent) -> int:
@@ -373,67 +406,178 @@ def _gather(
 
 def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
     trace = as_compact(events)
-    p = plan(trace, limits, _cost(limits))
-    n = len(trace)
-    start = [0.0] * n  # lists: element stores are cheaper than on arrays
-    end = [0.0] * n
+    return _Scheduler(trace, plan(trace, limits, _cost(limits)), limits).run()
+
+
+Program = tuple[int, int]  # (rank, core)
+
+
+def _programs(p: Plan) -> dict[Program, npt.NDArray[np.int64]]:
+    """Each (rank, core) program's events, in trace order."""
+    n = len(p.stream)
     order = np.argsort(p.stream, kind="stable") if n else np.zeros(0, np.int64)
     bounds = np.searchsorted(p.stream[order], np.arange(len(p.streams) + 1)) if n else np.zeros(1, np.int64)
-    streams = {key: order[bounds[s] : bounds[s + 1]] for s, key in enumerate(p.streams)}
-    lengths = {key: len(idx) for key, idx in streams.items()}
-    cursors = {key: _Cursor(p, idx) for key, idx in streams.items()}
-    cores = {key: _Core(len(p.engines)) for key in streams}
-    sem = K.SEMAPHORE_LATENCY.value
-    latency = limits.dma_fixed_overhead_ns
+    return {key: order[bounds[s] : bounds[s + 1]] for s, key in enumerate(p.streams)}
 
-    # Who takes part in the k-th join of each scope: every stream that issues at least k + 1 of them.
-    joins_of: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
-    for key, idx in streams.items():
+
+def _join_counts(p: Plan, programs: dict[Program, npt.NDArray[np.int64]]) -> dict[Program, dict[str, int]]:
+    """How many joins of each scope every program issues: the k-th join of a scope is taken part in by every
+    program that issues at least k + 1 of them."""
+    counts: dict[Program, dict[str, int]] = {k: defaultdict(int) for k in programs}
+    for key, idx in programs.items():
         codes = p.scope[idx]
         for code, scope in enumerate(SCOPES):
             if scope is not None:
-                joins_of[key][scope] = int(np.count_nonzero(codes == code))
+                counts[key][scope] = int(np.count_nonzero(codes == code))
+    return counts
 
-    def place(k: int, cur: _Cursor, core: _Core, ready: float) -> Placed:
-        """(event, engine, start, duration, DMA?, accesses) of the cursor's event k that is not of the common
-        case (``Plan.kind``), not starting before ``ready`` (its listed dependencies): after the accesses it
-        depends on (see ``_Footprints``), its engine queue or DMA queue and engines, and the PSUM banks."""
+
+class _Scheduler:
+    """One pass over a planned trace: the programs advance in turn, each as far as it can (``_advance``), until
+    every one has ended; a program stops at a join until every member has arrived (``_arrive``). ``start`` and
+    ``end`` are filled in as events are committed."""
+
+    def __init__(self, trace: CompactTrace, p: Plan, limits: TargetLimits) -> None:
+        self.trace, self.p = trace, p
+        n = len(trace)
+        self.start = [0.0] * n  # lists: element stores are cheaper than on arrays
+        self.end = [0.0] * n
+        programs = _programs(p)
+        self.programs = list(programs)
+        self.lengths = {key: len(idx) for key, idx in programs.items()}
+        self.cursors = {key: _Cursor(p, idx) for key, idx in programs.items()}
+        self.cores = {key: _Core(len(p.engines)) for key in programs}
+        self.joins_of = _join_counts(p, programs)
+        self.sem = K.SEMAPHORE_LATENCY.value
+        self.latency = limits.dma_fixed_overhead_ns
+        self.pos = dict.fromkeys(programs, 0)  # each program's next event (a join moves every member's)
+        self.seen: dict[Program, dict[str, int]] = {k: defaultdict(int) for k in programs}  # joins passed
+        # the joins some members have arrived at: (scope, k, rank or -1) -> member -> its placement
+        self.waiting: dict[tuple[str, int, int], dict[Program, Placed]] = defaultdict(dict)
+
+    def run(self) -> Schedule:
+        """Schedule every program to its end."""
+        active = [k for k in self.programs if self.lengths[k]]
+        while active:
+            progressed = False
+            for key in active:
+                progressed |= self._advance(key)
+            active = [k for k in active if self.pos[k] < self.lengths[k]]
+            if active and not progressed:
+                self._release_joins()
+        p = self.p
+        dma_engines = (
+            np.stack([p.dma_first, p.dma_last], 1) if len(self.trace) else np.full((0, 2), -1, np.int64)
+        )
+        return Schedule(
+            self.trace, np.array(self.start, np.float64), np.array(self.end, np.float64), dma_engines
+        )
+
+    def _advance(self, key: Program) -> bool:
+        """Schedule program ``key`` from its position until it ends or waits at a join; whether anything moved.
+        The common cases (``Plan.kind`` 0 and a plain DMA transfer) are placed inline: this loop is the
+        scheduler's time."""
+        start, end, latency = self.start, self.end, self.latency
+        core, length = self.cores[key], self.lengths[key]
+        free = core.free
+        cur = self.cursors[key]
+        base, chunk = cur.base, cur.n
+        dma_start = core.dma.start
+        events_, engine_, ns_, kind_, dep_at, dep, add, queue_, first_, last_ = cur.columns()
+        progressed = False
+        at = self.pos[key]  # a local position between joins (a join moves ``pos`` of every member)
+        while at < length:
+            k = at - base
+            if k >= chunk:
+                cur.load(at)
+                base, chunk = cur.base, cur.n
+                events_, engine_, ns_, kind_, dep_at, dep, add, queue_, first_, last_ = cur.columns()
+                k = 0
+            ready = 0.0  # after the listed dependencies (``tile_deps``)
+            d, d1 = dep_at[k], dep_at[k + 1]
+            while d < d1:
+                t = end[dep[d]] + add[d]
+                if t > ready:
+                    ready = t
+                d += 1
+            kind = kind_[k]
+            if not kind:  # the common case: its engine queue and the listed dependencies alone
+                e = engine_[k]
+                t = free[e]
+                if ready > t:
+                    t = ready
+                i = events_[k]
+                start[i] = t
+                end[i] = free[e] = t + ns_[k]
+                at += 1
+                progressed = True
+                continue
+            if kind == DMA:  # a transfer with listed dependencies alone
+                ns = ns_[k]
+                t = dma_start(queue_[k], first_[k], last_[k], ready, ns)
+                i = events_[k]
+                start[i] = t
+                end[i] = t + (ns + latency)
+                at += 1
+                progressed = True
+                continue
+            if not kind & JOIN:
+                self._commit(core, *self._place(k, cur, core, ready))
+                at += 1
+                progressed = True
+                continue
+            self.pos[key] = at
+            arrived, joined = self._arrive(key, k, cur, core, ready)
+            progressed |= arrived or joined
+            if not joined:
+                break  # wait for the other members (``pos[key]`` is ``at``)
+            at = self.pos[key]
+        self.pos[key] = at
+        return progressed
+
+    def _arrive(self, key: Program, k: int, cur: _Cursor, core: _Core, ready: float) -> tuple[bool, bool]:
+        """Program ``key`` at its next join (the cursor's event k): placed there unless it already was; once
+        every member has, all of them start it together at the last arrival and move past it. Returns (arrived
+        now, the join completed)."""
+        scope = cur.scope[k]
+        j = self.seen[key][scope]
+        group = (scope, j, key[0] if scope == "core" else -1)
+        arrived = self.waiting[group]
+        now = key not in arrived
+        if now:
+            arrived[key] = self._place(k, cur, core, ready)
+        joins_of = self.joins_of
+        members = [m for m in self.programs if joins_of[m][scope] > j and (scope == "all" or m[0] == key[0])]
+        if any(m not in arrived for m in members):
+            return now, False
+        t_join = max(a.start for a in arrived.values())
+        for m, a in arrived.items():
+            self._commit(self.cores[m], a.event, a.engine, t_join, a.ns, a.dma, a.accesses)
+            self.pos[m] += 1
+            self.seen[m][scope] += 1
+        del self.waiting[group]
+        return now, True
+
+    def _release_joins(self) -> None:
+        """A join some member never reaches: every waiting join commits what arrived, each at its own time."""
+        for group, arrived in list(self.waiting.items()):
+            for m, a in arrived.items():
+                self._commit(self.cores[m], *a)
+                self.pos[m] += 1
+                self.seen[m][group[0]] += 1
+            del self.waiting[group]
+
+    def _place(self, k: int, cur: _Cursor, core: _Core, ready: float) -> Placed:
+        """The cursor's event k that is not of the common case (``Plan.kind``), placed not before ``ready`` (its
+        listed dependencies): after the accesses it depends on (see ``_Footprints``), its engine queue or DMA
+        queue and engines, and the PSUM banks."""
         i, engine, ns, kind = cur.events[k], cur.engine[k], cur.ns[k], cur.kind[k]
         accesses: list[Access] = []
         if kind & FOOTPRINTS:
-            prints = core.footprints
-            for storage, rect, write, final in cur.accesses[cur.fp_at[k] : cur.fp_at[k + 1]]:
-                fp = prints.get(storage)
-                if fp is None:
-                    accesses.append((storage, rect, write, None, 0, None, final))
-                    continue
-                ents = fp.entries
-                if len(ents) == 1:  # the range query of ``_Footprints.hits`` reduced to one overlap test
-                    e0 = ents[0]
-                    if e0[7] == rect:
-                        hits = ents
-                    elif e0[1] > rect[0] and e0[0] < rect[1] and e0[2] < rect[3] and rect[2] < e0[3]:
-                        hits = [e0]
-                    else:
-                        hits = []
-                else:
-                    hits = fp.hits(rect)
-                for h in hits:
-                    # read after write; a write also after reads (plus the semaphore when another engine's)
-                    if h[4] >= 0:
-                        t = h[4] + (sem if h[5] != engine else 0.0)
-                        if t > ready:
-                            ready = t
-                    if write and h[6] is not None:
-                        for reader, t in h[6].items():
-                            if reader != engine:
-                                t += sem
-                            if t > ready:
-                                ready = t
-                accesses.append((storage, rect, write, fp, fp.version, hits, final))
+            ready = self._after_footprints(k, cur, core, engine, ready, accesses)
         if kind & DMA:
             t = core.dma.start(cur.queue[k], cur.first[k], cur.last[k], ready, ns)
-            return i, engine, t, ns + latency, True, accesses
+            return Placed(i, engine, t, ns + self.latency, True, accesses)
         free = core.free[engine]
         t = ready if ready > free else free
         if kind & BANKS:  # wait until the other engine left the PSUM banks, then hold them
@@ -447,13 +591,49 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                     t = holder[0]
             for b in banks:
                 held[b] = (t + ns, engine)
-        return i, engine, t, ns, False, accesses
+        return Placed(i, engine, t, ns, False, accesses)
 
-    def commit(
-        core: _Core, i: int, engine: int, t: float, ns: float, dma: bool, accesses: list[Access]
+    def _after_footprints(
+        self, k: int, cur: _Cursor, core: _Core, engine: int, ready: float, accesses: list[Access]
+    ) -> float:
+        """``ready`` moved past the accesses the cursor's event k depends on through its footprints: read after
+        write, and a write also after reads (plus the semaphore when another engine's); its accesses appended to
+        ``accesses``, with the overlap queries made, for ``_commit``."""
+        sem = self.sem
+        prints = core.footprints
+        for storage, rect, write, final in cur.accesses[cur.fp_at[k] : cur.fp_at[k + 1]]:
+            fp = prints.get(storage)
+            if fp is None:
+                accesses.append((storage, rect, write, None, 0, None, final))
+                continue
+            ents = fp.entries
+            if (
+                len(ents) == 1
+            ):  # ``_Footprints.hits`` of one entry, without the call for a tile accessed whole
+                only = ents[0]
+                hits = ents if only.rect == rect else [only] if only.overlaps(rect) else []
+            else:
+                hits = fp.hits(rect)
+            for h in hits:
+                if h.write_end >= 0:
+                    t = h.write_end + (sem if h.write_engine != engine else 0.0)
+                    if t > ready:
+                        ready = t
+                if write and h.reads is not None:
+                    for reader, t in h.reads.items():
+                        if reader != engine:
+                            t += sem
+                        if t > ready:
+                            ready = t
+            accesses.append((storage, rect, write, fp, fp.version, hits, final))
+        return ready
+
+    def _commit(
+        self, core: _Core, i: int, engine: int, t: float, ns: float, dma: bool, accesses: list[Access]
     ) -> None:
+        """Event i runs from ``t`` for ``ns``: its start and end, its engine queue and its accesses recorded."""
         done = t + ns
-        start[i], end[i] = t, done
+        self.start[i], self.end[i] = t, done
         if not dma:
             core.free[engine] = done
         prints = core.footprints
@@ -471,108 +651,19 @@ def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
                 hits = None
             ents = fp.entries
             if write:
-                if len(ents) == 1 and ents[0][7] == rect:  # ``record``'s common case, inline
+                if len(ents) == 1 and ents[0].rect == rect:  # ``record``'s common case, inline
                     entry = ents[0]
-                    entry[4], entry[5], entry[6] = done, engine, None
+                    entry.write_end, entry.write_engine, entry.reads = done, engine, None
                     fp.version += 1
                     continue
             else:
                 found = fp.index.get(rect)
                 if found is not None:
-                    entry = found
-                    reads = entry[6]
+                    reads = found.reads
                     if reads is None:
-                        entry[6] = {engine: done}
+                        found.reads = {engine: done}
                     elif done > reads.get(engine, -1.0):
                         reads[engine] = done
                     fp.version += 1
                     continue
             fp.record(rect, write, engine, done, hits)
-
-    pos = dict.fromkeys(streams, 0)
-    seen: dict[tuple[int, int], dict[str, int]] = {k: defaultdict(int) for k in streams}
-    waiting: dict[tuple[str, int, int], dict[tuple[int, int], Placed]] = defaultdict(dict)
-
-    active = [k for k in streams if lengths[k]]
-    while active:
-        progressed = False
-        for key in active:
-            core, length = cores[key], lengths[key]
-            free = core.free
-            cur = cursors[key]
-            base, chunk = cur.base, cur.n
-            dma_start = core.dma.start
-            events_, engine_, ns_, kind_, dep_at, dep, add, queue_, first_, last_ = cur.columns()
-            at = pos[key]  # a local position between joins (a join moves ``pos`` of every member)
-            while at < length:
-                k = at - base
-                if k >= chunk:
-                    cur.load(at)
-                    base, chunk = cur.base, cur.n
-                    events_, engine_, ns_, kind_, dep_at, dep, add, queue_, first_, last_ = cur.columns()
-                    k = 0
-                ready = 0.0  # after the listed dependencies (``tile_deps``)
-                d, d1 = dep_at[k], dep_at[k + 1]
-                while d < d1:
-                    t = end[dep[d]] + add[d]
-                    if t > ready:
-                        ready = t
-                    d += 1
-                kind = kind_[k]
-                if not kind:  # the common case: its engine queue and the listed dependencies alone
-                    e = engine_[k]
-                    t = free[e]
-                    if ready > t:
-                        t = ready
-                    i = events_[k]
-                    start[i] = t
-                    end[i] = free[e] = t + ns_[k]
-                    at += 1
-                    progressed = True
-                    continue
-                if kind == DMA:  # a transfer with listed dependencies alone
-                    ns = ns_[k]
-                    t = dma_start(queue_[k], first_[k], last_[k], ready, ns)
-                    i = events_[k]
-                    start[i] = t
-                    end[i] = t + (ns + latency)
-                    at += 1
-                    progressed = True
-                    continue
-                if not kind & JOIN:
-                    commit(core, *place(k, cur, core, ready))
-                    at += 1
-                    progressed = True
-                    continue
-                scope = cur.scope[k]
-                pos[key] = at
-                j = seen[key][scope]
-                group = (scope, j, key[0] if scope == "core" else -1)
-                arrived = waiting[group]
-                if key not in arrived:
-                    arrived[key] = place(k, cur, core, ready)
-                    progressed = True
-                members = [
-                    m for m in streams if joins_of[m][scope] > j and (scope == "all" or m[0] == key[0])
-                ]
-                if any(m not in arrived for m in members):
-                    break  # wait for the other instances (``pos[key]`` is ``at``)
-                t_join = max(a[2] for a in arrived.values())
-                for m, (i2, engine2, _t, ns, dma, accesses) in arrived.items():
-                    commit(cores[m], i2, engine2, t_join, ns, dma, accesses)
-                    pos[m] += 1
-                    seen[m][scope] += 1
-                del waiting[group]
-                progressed = True
-                at = pos[key]
-            pos[key] = at
-        active = [k for k in active if pos[k] < lengths[k]]
-        if active and not progressed:  # a join some instance never reaches: release what arrived
-            for group, arrived in list(waiting.items()):
-                for m, (i2, engine2, t, ns, dma, accesses) in arrived.items():
-                    commit(cores[m], i2, engine2, t, ns, dma, accesses)
-                    pos[m] += 1
-                    seen[m][group[0]] += 1
-                del waiting[group]
-    dma_engines = np.stack([p.dma_first, p.dma_last], 1) if n else np.full((0, 2), -1, np.int64)
-    return Schedule(trace, np.array(start, np.float64), np.array(end, np.float64), dma_engines)

@@ -1,8 +1,10 @@
-"""The ``estimate`` section of a simulation result: the simulator trace scheduled into an estimated profile
-(``nki_studio.estimate``) and measured by the profile's own metrics (``nki_studio.profile.metrics``), so the
-numbers mean what they mean for a hardware profile -- busy unions, DMA/compute overlap, the engine timeline --
-and analysed by its own bounds and investigations (``profile.bounds``, ``profile.investigations``), all computed
-once in the worker so ``simulate --json``, the editor and the MCP tools carry the same objects.
+"""The ``estimate`` section of a simulation result, *the* estimate of a kernel: the simulator trace scheduled
+into an estimated profile (``nki_studio.estimate``) and measured by the profile's own metrics
+(``nki_studio.profile.metrics``), so the numbers mean what they mean for a hardware profile -- busy unions,
+DMA/compute overlap, the engine timeline, the per-line table -- and analysed by its own bounds and investigations
+(``profile.bounds``, ``profile.investigations``), with its roofline point (``estimate.roofline``), all computed
+once in the worker so ``simulate --json``, the editor and the MCP tools carry the same objects. The
+perfect-overlap and no-overlap figures are bounds of the scheduled time, never a second estimate.
 
 Also the other direction: the ``kernel`` summary a heatmap payload carries, rebuilt from the section, so the
 language server paints an estimate with the fields the kernel panel reads for a measured profile.
@@ -15,13 +17,14 @@ import re
 from collections.abc import Sequence
 
 from nki_studio.estimate.profile import estimate_profile
+from nki_studio.estimate.roofline import estimate_roofline
 from nki_studio.model.targets import Generation, Target
 from nki_studio.profile.bounds import compute_bounds
 from nki_studio.profile.investigations import investigate
 from nki_studio.profile.metrics import compute_metrics
 from nki_studio.profile.model import Codes, Profile
 from nki_studio.protocol.heatmap import EstimatedKernel
-from nki_studio.protocol.simulation import Estimate, EstimateLine, Roofline
+from nki_studio.protocol.simulation import Estimate, EstimateLine
 from nki_studio.sim.trace import TraceEvent
 
 LABEL = "estimated"
@@ -82,11 +85,17 @@ def estimate_section(
         "overlapNs": k.intersection_ns,
         "idleNs": k.idle_ns,
         "perfectPipelineNs": k.perfect_pipeline_ns,
+        "serialNs": sum(k.engines.values()) + k.dma_union_ns,
         "serializationGapNs": k.serialization_gap_ns,
         "effectiveDmaGbps": k.effective_dma_gbps,
         "instructions": k.instr,
         "dmaBytes": k.dma_bytes,
         "lines": lines,
+        "roofline": (
+            estimate_roofline(trace, target.limits, k.latency_ns).to_dict()
+            if has_instructions and k.latency_ns > 0
+            else None
+        ),
         "timeline": k.timeline,
         "bounds": compute_bounds(profile, generation.value).to_dict() if has_instructions else None,
         "investigations": (
@@ -96,7 +105,7 @@ def estimate_section(
     }
 
 
-def kernel_summary(estimate: Estimate, name: str, roofline: Roofline | None = None) -> EstimatedKernel:
+def kernel_summary(estimate: Estimate, name: str) -> EstimatedKernel:
     """The heatmap payload's ``kernel`` object for an estimate, under the keys a profile's summary uses
     (``KernelMetrics.to_dict``), labelled estimated."""
     return {
@@ -114,7 +123,7 @@ def kernel_summary(estimate: Estimate, name: str, roofline: Roofline | None = No
         "serialization_gap_ns": estimate["serializationGapNs"],
         "effective_dma_gbps": estimate["effectiveDmaGbps"],
         "timeline": estimate["timeline"],
-        "roofline": roofline,
+        "roofline": estimate["roofline"],
         "bounds": estimate["bounds"],
         "investigations": estimate["investigations"],
         "notes": list(estimate.get("notes", ())),

@@ -89,99 +89,13 @@ def plan(
     representative event of each cost signature."""
     n = len(trace)
     owner = trace.operand_event()
-    counts = np.diff(trace.offsets)
-    op_code = trace.event("op").astype(np.int64)
-    ops = trace.event_table("op")
     eng_code = trace.event("engine")
     engines = trace.event_table("engine")
-
-    # durations, once per cost signature: events grouped by their own fields and their operands' hashes, then
-    # checked operand by operand against the group's first event (an exact grouping on a collision)
-    role = trace.operand("role")
-    roles = trace.operand_table("role")
-    o_cols = [
-        role,
-        *(trace.operand(f) for f in ("shape", "dtype", "buffer", "part_start", "part_end", "row_bytes")),
-    ]
-    ns = np.zeros(n, np.float64)
-    first_e = np.full(n, -1, np.int64)
-    last_e = np.full(n, -1, np.int64)
-    if n:
-        pos = np.arange(len(owner), dtype=np.int64) - trace.offsets[owner]
-
-        def signatures(operand_keys: npt.NDArray[np.uint64]) -> tuple[I64, I64]:
-            padded = np.zeros((int(counts.max()), n), np.uint64)  # absent operands: told apart by the count
-            padded[pos, owner] = operand_keys
-            e_cols = [
-                op_code,
-                eng_code,
-                trace.event("free_elements"),
-                trace.event("partitions"),
-                trace.regions("bytes_read"),
-                trace.regions("bytes_written"),
-                counts,
-                *padded,
-            ]
-            return group(e_cols)
-
-        # few operands: their exact grouping costs less than hashing them and checking the hash groups
-        if len(owner) <= SMALL_ROWS:
-            sig, reps = signatures(group(o_cols)[0].astype(np.uint64))
-        else:
-            sig, reps = signatures(row_hash(o_cols))
-            rep_row = trace.offsets[reps[sig[owner]]] + pos
-            if not all(np.array_equal(c, c[rep_row]) for c in o_cols):
-                sig, reps = signatures(group(o_cols)[0].astype(np.uint64))
-            del rep_row
-        del pos
-        got = [cost(e) for e in trace.records(reps)]  # the representatives alone as records, in one batch
-        first_e = np.array([g[0] for g in got], np.int64)[sig]
-        last_e = np.array([g[1] for g in got], np.int64)[sig]
-        ns = np.array([g[2] for g in got], np.float64)[sig]
-    del o_cols
-
-    # footprints
-    storage = trace.operand("storage")
-    b0, b1 = trace.operand("byte_start"), trace.operand("byte_end")
-    ps, pe = trace.operand("part_start"), trace.operand("part_end")
-    buffers = trace.operand_table("buffer")
-    buf = trace.operand("buffer")
-    hbm = buf == (buffers.index("hbm") if "hbm" in buffers else -1)
-    psum = buf == (buffers.index("psum") if "psum" in buffers else -1)
-    fence_op = np.array([o == "nisa.core_barrier" for o in ops], bool)
-    # a barrier counts as a write of its tensor: it waits for the accesses before it, later ones wait for it
-    write = np.array([r.startswith(WRITE_ROLES) for r in roles], bool)[role] | fence_op[op_code[owner]]
-    valid = (storage >= 0) & (hbm | (pe > ps)) & (b1 > b0)
-    p0 = np.where(hbm, np.int32(0), ps)  # HBM: flat, partitions 0..1
-    p1 = np.where(hbm, np.int32(1), pe)
-    del hbm
-    # PSUM banks a Vector/Scalar access holds
-    held = np.flatnonzero(
-        np.array([e in PSUM_SHARERS for e in engines], bool)[eng_code][owner] & psum & valid
-    )
-    bank = limits.psum_bank_bytes
-    if limits.generation == Generation.GEN2:  # v2: one PSUM access at a time
-        bank0 = bank1 = np.zeros(held.size, np.int64)
-    else:
-        bank0, bank1 = b0[held] // bank, (b1[held] - 1) // bank
-    del psum
-    rank, core = trace.event("rank"), trace.event("core")
-    if n and (rank.any() or core.any()):
-        stream_ids, stream_first = group([rank, core])
-    else:  # one program
-        stream_ids, stream_first = np.zeros(n, np.int64), np.zeros(min(n, 1), np.int64)
-    order = np.argsort(stream_first)  # number the programs in order of appearance, as the trace lists them
-    renumber = np.empty_like(order)
-    renumber[order] = np.arange(len(order))
-    stream_ids = renumber[stream_ids]
-    streams = tuple((int(rank[i]), int(core[i])) for i in stream_first[order])
-    rows = np.flatnonzero(valid)
-    del valid
-    key = storage[rows].astype(np.int64)  # dense as the recorder numbers allocations: 0, 1, ...
-    if len(streams) > 1:
-        key += stream_ids[owner[rows]] * (int(storage.max(initial=0)) + 1)
-    if key.size and int(key.max()) > 4 * key.size + 1024:  # sparse numbers (a hand-made trace): renumber
-        key = group([key])[0]
+    first_e, last_e, ns = _durations(trace, cost)
+    fp = _operand_footprints(trace, limits)
+    stream_ids, streams = _programs(trace)
+    rows = np.flatnonzero(fp.valid)
+    key = _allocation_keys(fp.storage, rows, owner, stream_ids, len(streams))
     every = rows.size == owner.size  # then the columns themselves, not copies
 
     def take(column: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -190,63 +104,202 @@ def plan(
     deps = tile_deps(
         key,
         take(owner),
-        take(write),
-        [take(b0), take(b1), take(p0), take(p1)],
+        take(fp.write),
+        [take(fp.b0), take(fp.b1), take(fp.p0), take(fp.p1)],
         eng_code,
         np.array([e == "dma" for e in engines], bool),
         K.SEMAPHORE_LATENCY.value,
         n,
     )
-    bank_offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(owner[held], minlength=n), out=bank_offsets[1:])
-    key, rows = key[~deps.static], rows[~deps.static]
-    fp_owner = owner[rows]
-    # last access per (core, allocation): the tail of its run in a stable sort of the keys
+    bank_offsets = _offsets(owner[fp.held], n)
+    key, rows = key[~deps.static], rows[~deps.static]  # the scheduler's footprint index: the other accesses
+    fp_offsets = _offsets(owner[rows], n)
+    op_code = trace.event("op").astype(np.int64)
+    ops = trace.event_table("op")
+    role = trace.operand("role")
+    ns = _engine_extras(
+        trace, limits, ns, stream_ids, eng_code, engines, op_code, ops, role, trace.operand_table("role")
+    )
+    scope = (
+        np.array([SCOPES.index(join_scope(o)) for o in ops], np.int8)[op_code] if n else np.zeros(0, np.int8)
+    )
+    return Plan(
+        engine=eng_code,
+        engines=engines,
+        ns=ns,
+        kind=_kinds(first_e, fp_offsets, bank_offsets, scope),
+        dma_first=first_e,
+        dma_last=last_e,
+        queue=trace.event("file").astype(np.int64) << np.int64(32)
+        | (trace.event("line").astype(np.int64) & 0xFFFFFFFF),
+        scope=scope,
+        stream=stream_ids,
+        streams=streams,
+        deps=deps,
+        fp_offsets=fp_offsets,
+        fp_storage=fp.storage[rows],
+        fp_b0=fp.b0[rows],
+        fp_b1=fp.b1[rows],
+        fp_p0=fp.p0[rows],
+        fp_p1=fp.p1[rows],
+        fp_write=fp.write[rows],
+        fp_last=_last_access(key),
+        bank_offsets=bank_offsets,
+        bank0=fp.bank0,
+        bank1=fp.bank1,
+    )
+
+
+def _durations(
+    trace: CompactTrace, cost: Callable[[TraceEvent], tuple[int, int, float]]
+) -> tuple[I64, I64, F64]:
+    """(first DMA engine, last, ns) of every event, ``cost`` called once per cost signature: events grouped by
+    their own fields and their operands' hashes, then checked operand by operand against the group's first
+    event (an exact grouping on a collision)."""
+    if not len(trace):
+        return np.full(0, -1, np.int64), np.full(0, -1, np.int64), np.zeros(0, np.float64)
+    owner = trace.operand_event()
+    o_cols = [
+        trace.operand("role"),
+        *(trace.operand(f) for f in ("shape", "dtype", "buffer", "part_start", "part_end", "row_bytes")),
+    ]
+    pos = np.arange(len(owner), dtype=np.int64) - trace.offsets[owner]
+    # few operands: their exact grouping costs less than hashing them and checking the hash groups
+    if len(owner) <= SMALL_ROWS:
+        sig, reps = _signatures(trace, pos, group(o_cols)[0].astype(np.uint64))
+    else:
+        sig, reps = _signatures(trace, pos, row_hash(o_cols))
+        rep_row = trace.offsets[reps[sig[owner]]] + pos
+        if not all(np.array_equal(c, c[rep_row]) for c in o_cols):
+            sig, reps = _signatures(trace, pos, group(o_cols)[0].astype(np.uint64))
+        del rep_row
+    del pos, o_cols
+    got = [cost(e) for e in trace.records(reps)]  # the representatives alone as records, in one batch
+    first_e = np.array([g[0] for g in got], np.int64)[sig]
+    last_e = np.array([g[1] for g in got], np.int64)[sig]
+    return first_e, last_e, np.array([g[2] for g in got], np.float64)[sig]
+
+
+def _signatures(trace: CompactTrace, pos: I64, operand_keys: npt.NDArray[np.uint64]) -> tuple[I64, I64]:
+    """(signature per event, a representative event per signature): events grouped by their own fields and
+    the keys of their operands (``pos``: each operand's position in its event)."""
+    n = len(trace)
+    counts = np.diff(trace.offsets)
+    padded = np.zeros((int(counts.max()), n), np.uint64)  # absent operands: told apart by the count
+    padded[pos, trace.operand_event()] = operand_keys
+    e_cols = [
+        trace.event("op").astype(np.int64),
+        trace.event("engine"),
+        trace.event("free_elements"),
+        trace.event("partitions"),
+        trace.regions("bytes_read"),
+        trace.regions("bytes_written"),
+        counts,
+        *padded,
+    ]
+    return group(e_cols)
+
+
+@dataclass
+class _OperandFootprints:
+    """Per operand: its allocation, bytes ``b0..b1`` x partitions ``p0..p1`` (HBM: flat, partitions 0..1),
+    whether it writes, whether it touches bytes at all (``valid``); and the operands (``held``) of the PSUM
+    banks ``bank0..bank1`` a Vector/Scalar access holds."""
+
+    storage: I64
+    b0: I64
+    b1: I64
+    p0: I64
+    p1: I64
+    write: B
+    valid: B
+    held: I64
+    bank0: I64
+    bank1: I64
+
+
+def _operand_footprints(trace: CompactTrace, limits: TargetLimits) -> _OperandFootprints:
+    """The footprint of every operand (see ``_OperandFootprints``)."""
+    owner = trace.operand_event()
+    storage = trace.operand("storage")
+    b0, b1 = trace.operand("byte_start"), trace.operand("byte_end")
+    ps, pe = trace.operand("part_start"), trace.operand("part_end")
+    buffers = trace.operand_table("buffer")
+    buf = trace.operand("buffer")
+    hbm = buf == (buffers.index("hbm") if "hbm" in buffers else -1)
+    psum = buf == (buffers.index("psum") if "psum" in buffers else -1)
+    op_code = trace.event("op").astype(np.int64)
+    fence_op = np.array([o == "nisa.core_barrier" for o in trace.event_table("op")], bool)
+    # a barrier counts as a write of its tensor: it waits for the accesses before it, later ones wait for it
+    role_writes = np.array([r.startswith(WRITE_ROLES) for r in trace.operand_table("role")], bool)
+    write = role_writes[trace.operand("role")] | fence_op[op_code[owner]]
+    valid = (storage >= 0) & (hbm | (pe > ps)) & (b1 > b0)
+    p0 = np.where(hbm, np.int32(0), ps)
+    p1 = np.where(hbm, np.int32(1), pe)
+    sharer = np.array([e in PSUM_SHARERS for e in trace.event_table("engine")], bool)
+    held = np.flatnonzero(sharer[trace.event("engine")][owner] & psum & valid)
+    bank = limits.psum_bank_bytes
+    if limits.generation == Generation.GEN2:  # v2: one PSUM access at a time
+        bank0 = bank1 = np.zeros(held.size, np.int64)
+    else:
+        bank0, bank1 = b0[held] // bank, (b1[held] - 1) // bank
+    return _OperandFootprints(storage, b0, b1, p0, p1, write, valid, held, bank0, bank1)
+
+
+def _programs(trace: CompactTrace) -> tuple[I64, tuple[tuple[int, int], ...]]:
+    """Each event's (rank, core) program, as a code into the programs, numbered in order of appearance (as the
+    trace lists them)."""
+    n = len(trace)
+    rank, core = trace.event("rank"), trace.event("core")
+    if n and (rank.any() or core.any()):
+        stream_ids, stream_first = group([rank, core])
+    else:  # one program
+        stream_ids, stream_first = np.zeros(n, np.int64), np.zeros(min(n, 1), np.int64)
+    order = np.argsort(stream_first)
+    renumber = np.empty_like(order)
+    renumber[order] = np.arange(len(order))
+    return renumber[stream_ids], tuple((int(rank[i]), int(core[i])) for i in stream_first[order])
+
+
+def _allocation_keys(storage: I64, rows: I64, owner: I64, stream_ids: I64, programs: int) -> I64:
+    """The (program, allocation) of the operands ``rows``, as dense numbers."""
+    key = storage[rows].astype(np.int64)  # dense as the recorder numbers allocations: 0, 1, ...
+    if programs > 1:
+        key += stream_ids[owner[rows]] * (int(storage.max(initial=0)) + 1)
+    if key.size and int(key.max()) > 4 * key.size + 1024:  # sparse numbers (a hand-made trace): renumber
+        key = group([key])[0]
+    return key
+
+
+def _last_access(key: I64) -> B:
+    """Whether each access is the last of its (program, allocation): the tail of its run in a stable sort."""
     by_key = np.argsort(key, kind="stable")
     tail = np.empty(key.size, bool)
     if key.size:
         sorted_key = key[by_key]
         np.not_equal(sorted_key[1:], sorted_key[:-1], out=tail[:-1])
         tail[-1] = True
-    fp_last = np.zeros(len(rows), bool)
-    fp_last[by_key[tail]] = True
-    fp_offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(fp_owner, minlength=n), out=fp_offsets[1:])
+    last = np.zeros(key.size, bool)
+    last[by_key[tail]] = True
+    return last
 
-    ns = _engine_extras(trace, limits, ns, stream_ids, eng_code, engines, op_code, ops, role, roles)
-    files_line = trace.event("file").astype(np.int64) << np.int64(32) | (
-        trace.event("line").astype(np.int64) & 0xFFFFFFFF
-    )
-    scope_of_op = np.array([SCOPES.index(join_scope(o)) for o in ops], np.int8)
-    scope = scope_of_op[op_code] if n else np.zeros(0, np.int8)
+
+def _offsets(owners: I64, n: int) -> I64:
+    """CSR offsets of rows owned by events ``owners`` (in event order) over ``n`` events."""
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(owners, minlength=n), out=offsets[1:])
+    return offsets
+
+
+def _kinds(
+    first_e: I64, fp_offsets: I64, bank_offsets: I64, scope: npt.NDArray[np.int8]
+) -> npt.NDArray[np.int8]:
+    """``Plan.kind``: what each event needs of the scheduler beyond its engine queue and listed dependencies."""
     kind = np.where(first_e >= 0, DMA, 0).astype(np.int8)
     kind[np.diff(fp_offsets) > 0] |= FOOTPRINTS
     kind[np.diff(bank_offsets) > 0] |= BANKS
     kind[scope != 0] |= JOIN
-    return Plan(
-        engine=eng_code,
-        engines=engines,
-        ns=ns,
-        kind=kind,
-        dma_first=first_e,
-        dma_last=last_e,
-        queue=files_line,
-        scope=scope,
-        stream=stream_ids,
-        streams=streams,
-        deps=deps,
-        fp_offsets=fp_offsets,
-        fp_storage=storage[rows],
-        fp_b0=b0[rows],
-        fp_b1=b1[rows],
-        fp_p0=p0[rows],
-        fp_p1=p1[rows],
-        fp_write=write[rows],
-        fp_last=fp_last,
-        bank_offsets=bank_offsets,
-        bank0=bank0,
-        bank1=bank1,
-    )
+    return kind
 
 
 def _engine_extras(

@@ -32,8 +32,7 @@ def estimate_view(
             f"cannot estimate: the simulation did not finish: {result['status']}: {result['message']}",
             status=result["status"],
         )
-    cost = result.get("cost")
-    out = profile_view.estimate_section_view(section, cost["roofline"] if cost else None, ws.relative, top)
+    out = profile_view.estimate_section_view(section, ws.relative, top)
     out.update(
         kernel=job.spec.kernel,
         path=ws.relative(job.path),

@@ -17,7 +17,7 @@ from nki_studio.profile.analyze import ProfileReport
 from nki_studio.profile.metrics import KernelMetrics, ProfileMetrics
 from nki_studio.profile.model import Profile
 from nki_studio.protocol.heatmap import EstimatedKernel
-from nki_studio.protocol.simulation import Estimate, Roofline
+from nki_studio.protocol.simulation import Estimate
 
 TOP_LINES = 40  # hottest lines returned per profile (an agent reads them; the rest are in the totals)
 
@@ -111,11 +111,11 @@ def view(report: ProfileReport, local: Callable[[str], str], top: int | None = T
 
 
 def estimate_section_view(
-    estimate: Estimate, roofline: Roofline | None, local: Callable[[str], str], top: int | None = TOP_LINES
+    estimate: Estimate, local: Callable[[str], str], top: int | None = TOP_LINES
 ) -> dict[str, Any]:
-    """``view`` of a simulation result's ``estimate`` section (``roofline``: the result's cost-model point):
-    its bounds and investigations are the section's own objects, its numbers the section's fields."""
-    summary = summary_of(kernel_summary(estimate, "", roofline))
+    """``view`` of a simulation result's ``estimate`` section: its bounds, investigations and roofline point are
+    the section's own objects, its numbers the section's fields."""
+    summary = summary_of(kernel_summary(estimate, ""))
     lines = [
         {
             "file": local(ln["path"]),
@@ -137,7 +137,7 @@ def estimate_section_view(
         "label": "estimated",
         "format": "simulator trace",
         "summary": summary,
-        "bounds": _bounds_view(summary, estimate["bounds"], roofline),
+        "bounds": _bounds_view(summary, estimate["bounds"], estimate["roofline"]),
         "investigations": estimate["investigations"],
         "lines": lines,
         "notes": list(estimate.get("notes", ())),

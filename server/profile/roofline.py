@@ -1,18 +1,23 @@
 """The kernel's roofline point (metrics.md §5).
 
 FLOPs come from the simulator's trace of the same kernel when one is given, summed by the caller into a
-:class:`TraceFlops` (``nki_studio.estimate.trace_cost.flops_from_trace``; this layer does not read traces): the profiler does not count Vector/Scalar FLOPs and ``Summary.model_flops`` is 0 for standalone
-NKI kernels, so that field is never used. Without a trace, ``Summary.hardware_flops`` (Tensor Engine only) is
-used when non-zero and labelled as such.
+:class:`TraceFlops` (``nki_studio.estimate.roofline.flops_from_trace``; this layer does not read traces): the
+profiler does not count Vector/Scalar FLOPs and ``Summary.model_flops`` is 0 for standalone NKI kernels, so that
+field is never used. Without a trace, ``Summary.hardware_flops`` (Tensor Engine only) is used when non-zero and
+labelled as such.
+
+:class:`Roofline` is the one roofline type: a measured profile's point (:func:`roofline_point`) and the
+estimate's (``nki_studio.estimate.roofline``) are both built by :func:`make_roofline`, and sent as
+``nki_studio.protocol.simulation.Roofline``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from nki_studio.model.targets import limits_for, parse_generation
-from nki_studio.protocol.profile import RooflineJson
+from nki_studio.protocol.simulation import Roofline as RooflineJson
 
 # Walkthrough figure for the FP32 Vector Engine peak; not in any profile (metrics.md §5), so configurable.
 DEFAULT_VECTOR_PEAK_TFLOPS = 1.0
@@ -57,8 +62,8 @@ class Roofline:
     achieved_tflops: float | None
     memory_floor_ns: float
     compute_floor_ns: float | None
-    bound: str  # "memory", "compute" or "unknown"
-    efficiency: float | None  # max(floors) / measured latency
+    bound: Literal["memory", "compute", "unknown"]
+    efficiency: float | None  # max(floors) / latency
 
     def to_dict(self) -> RooflineJson:
         """JSON-ready dict; its keys are the fields (tests/protocol checks that they agree)."""
@@ -116,12 +121,32 @@ def roofline_point(
             opts.vector_peak_tflops,
             "Vector Engine FP32 peak (setting; walkthrough 1.0 TFLOP/s)",
         )
+    return make_roofline(
+        flops, flops_source, hbm, bytes_source, ceiling, ceiling_source, peak, peak_source, latency_ns
+    )
+
+
+def make_roofline(
+    flops: int | None,
+    flops_source: str,
+    hbm: int,
+    bytes_source: str,
+    ceiling: float,
+    ceiling_source: str,
+    peak: float,
+    peak_source: str,
+    latency_ns: float,
+) -> Roofline:
+    """The roofline point of ``flops`` over ``hbm`` bytes against a ``ceiling`` GB/s memory roof and a ``peak``
+    TFLOP/s compute roof, for a kernel that took ``latency_ns`` (> 0); every input keeps its source."""
     ridge = peak * 1e3 / ceiling  # (TFLOP/s → GFLOP/s) / (GB/s)
     mem_floor = hbm / ceiling if hbm else 0.0
     intensity = flops / hbm if flops is not None and hbm else None
     comp_floor = flops / (peak * 1e3) if flops is not None else None  # GFLOP/s == FLOP/ns
     floors = [f for f in (mem_floor, comp_floor) if f]
-    bound = "unknown" if comp_floor is None else ("memory" if mem_floor >= comp_floor else "compute")
+    bound: Literal["memory", "compute", "unknown"] = (
+        "unknown" if comp_floor is None else ("memory" if mem_floor >= comp_floor else "compute")
+    )
     return Roofline(
         flops=flops,
         flops_source=flops_source,

@@ -94,7 +94,7 @@ class EstimatedKernel(TypedDict):
     serialization_gap_ns: int
     effective_dma_gbps: float | None
     timeline: list[EngineTrack]
-    roofline: Annotated[Roofline | None, "the cost model's roofline point"]
+    roofline: Annotated[Roofline | None, "the roofline point"]
     bounds: BoundsJson | None
     investigations: list[InvestigationJson]
     notes: list[str]

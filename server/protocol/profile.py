@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, TypedDict
 
-from nki_studio.protocol.simulation import EngineTrack
+from nki_studio.protocol.simulation import EngineTrack, Roofline
 
 
 class _MappingKeys(TypedDict):
@@ -25,27 +25,6 @@ class MappingJson(_MappingKeys, total=False):
     """Where a recorded source path was found in the workspace (``MappedFile.to_dict``)."""
 
     candidates: Annotated[list[str], "several workspace files that could be meant"]
-
-
-class RooflineJson(TypedDict):
-    """A profile's roofline point with every input named (``profile.roofline.Roofline``)."""
-
-    flops: int | None
-    flops_source: str
-    bytes: int
-    bytes_source: str
-    intensity: Annotated[float | None, "FLOP per byte"]
-    ceiling_gbps: float
-    ceiling_source: str
-    peak_tflops: float
-    peak_source: str
-    ridge: Annotated[float, "FLOP per byte where the roofs meet"]
-    attainable_tflops: float | None
-    achieved_tflops: float | None
-    memory_floor_ns: float
-    compute_floor_ns: float | None
-    bound: Annotated[str, "memory, compute or unknown"]
-    efficiency: Annotated[float | None, "max(floors) / measured latency"]
 
 
 class KernelMetricsJson(TypedDict):
@@ -75,7 +54,7 @@ class KernelMetricsJson(TypedDict):
     location_source: str
     cores: list[int]
     execution: int | None
-    roofline: RooflineJson | None
+    roofline: Roofline | None
     wait_opcodes: list[str]
     notes: list[str]
     timeline: Annotated[list[EngineTrack], "per-engine busy intervals from the kernel start"]

@@ -55,7 +55,6 @@ Timings = TypedDict(
         "reference": float,
         "oracle": float,
         "strictRerun": float,
-        "cost": float,
         "estimate": Annotated[float, "scheduling the trace into the estimated timeline"],
         "total": float,
     },
@@ -122,42 +121,27 @@ class RegionPeak(TypedDict):
 Peak = Annotated[dict[str, RegionPeak], "per on-chip region: sbuf, psum"]
 
 
-class CostLine(TypedDict):
-    """Estimated time issued from one source line."""
-
-    path: str
-    line: int
-    ns: float
-    engine: Annotated[str, "the engine that takes most of the line's time"]
-    share: Annotated[float, "of the serial total"]
-    instructions: int
-    byEngine: Annotated[dict[str, float], "engine -> estimated ns"]
-    dmaBytes: int
-    opcodes: Annotated[dict[str, list[float]], "instruction -> [count, estimated ns]"]
-
-
 class Roofline(TypedDict):
-    """The kernel's estimated point on the roofline."""
+    """One roofline point with every input named (``nki_studio.profile.roofline.Roofline``): a measured
+    profile's, or the estimate's from the simulator trace (then every figure is estimated). Keys are the
+    dataclass's own (snake_case), as the profile summary has always written them."""
 
-    flops: int
-    hbmBytes: int
-    intensity: Annotated[float, "FLOPs per HBM byte"]
+    flops: Annotated[int | None, "null: no FLOP count (a profile analysed without its simulator trace)"]
+    flops_source: str
+    bytes: Annotated[int, "HBM bytes"]
+    bytes_source: str
+    intensity: Annotated[float | None, "FLOPs per HBM byte (null: no FLOPs or no HBM bytes)"]
+    ceiling_gbps: Annotated[float, "the memory roof: DMA bandwidth in GB/s"]
+    ceiling_source: str
+    peak_tflops: Annotated[float, "the compute roof"]
+    peak_source: str
     ridge: Annotated[float, "intensity at which the compute and memory roofs meet"]
-    computeNs: float
-    memoryNs: float
-    bound: Literal["memory", "compute"]
-
-
-class Cost(TypedDict):
-    """Estimated cost from the simulator trace (a cost model, not a measurement; times in ns)."""
-
-    label: str
-    target: str
-    totalNs: Annotated[float, "busiest engine queue (engines overlap)"]
-    serialNs: Annotated[float, "every instruction one after another"]
-    engineNs: Annotated[dict[str, float], "'engine' or 'engine@core' -> busy ns"]
-    lines: list[CostLine]
-    roofline: Roofline
+    attainable_tflops: float | None
+    achieved_tflops: Annotated[float | None, "FLOPs over the kernel time"]
+    memory_floor_ns: Annotated[float, "HBM bytes at the ceiling: a lower bound of the kernel time"]
+    compute_floor_ns: Annotated[float | None, "FLOPs at the peak: a lower bound of the kernel time"]
+    bound: Literal["memory", "compute", "unknown"]
+    efficiency: Annotated[float | None, "the larger floor over the kernel time"]
 
 
 class EstimateOpcode(TypedDict):
@@ -204,12 +188,16 @@ class _EstimateKeys(TypedDict):
     computeNs: Annotated[int, "union of all compute instructions"]
     overlapNs: Annotated[int | None, "time DMA and compute ran together (null: no DMA)"]
     idleNs: Annotated[int | None, "time neither ran: waits and latencies (null: no DMA)"]
-    perfectPipelineNs: Annotated[int, "the busiest engine (or DMA) alone: the time with perfect overlap"]
+    perfectPipelineNs: Annotated[
+        int, "lower bound: the busiest engine (or DMA) alone, as if every engine overlapped perfectly"
+    ]
+    serialNs: Annotated[int, "upper bound: the engines' and DMA's busy times one after another (no overlap)"]
     serializationGapNs: Annotated[int, "totalNs - perfectPipelineNs: time lost to serialisation"]
     effectiveDmaGbps: Annotated[float | None, "DMA bytes over the DMA union (null: no DMA)"]
     instructions: int
     dmaBytes: int
-    lines: Annotated[list[EstimateLine], "hottest first"]
+    lines: Annotated[list[EstimateLine], "the per-line table, hottest first"]
+    roofline: Annotated[Roofline | None, "the kernel's estimated roofline point (null: no instructions)"]
     timeline: Annotated[list[EngineTrack], "the main core's engine tracks, DMA first"]
     bounds: Annotated[
         BoundsJson | None,
@@ -242,13 +230,12 @@ class _SimulationResultKeys(TypedDict):
     peak: Peak | None
     warnings: Annotated[list[str], "simulator warnings, each 'file:line: message' when the line is known"]
     error: ErrorInfo | None
-    cost: Cost | None
     estimate: Annotated[
         Estimate | None, "the estimated timeline (null when the simulation recorded no trace)"
     ]
 
 
-@final  # lets `"cost" in result` tell a result from a notice
+@final  # lets `"estimate" in result` tell a result from a notice
 class SimulationResult(_SimulationResultKeys, total=False):
     """The result of one simulation job run by a worker (``simulate --json`` prints this)."""
 

@@ -1,5 +1,5 @@
 """One simulation job, executed inside the worker process (never in the server): memory limit, inputs,
-simulation, reference, oracle and estimated cost, turned into the structured result, a
+simulation, reference, oracle and the estimate, turned into the structured result, a
 :class:`~nki_studio.protocol.simulation.SimulationResult` (keys and their types are declared there).
 """
 
@@ -48,7 +48,7 @@ def preload() -> None:
     import ml_dtypes  # noqa: F401
     import numpy
     import numpy.random
-    from nki_studio.estimate import section, trace_cost  # noqa: F401
+    from nki_studio.estimate import section  # noqa: F401
     from nki_studio.sim import api, dropin  # noqa: F401
     from nki_studio.verify import inputs, oracle  # noqa: F401
 
@@ -142,7 +142,6 @@ def run(job: Job, send: Send) -> SimulationResult:
         "peak": None,
         "warnings": [],
         "error": None,
-        "cost": None,
         "estimate": None,
     }
     timings = result["timings"]
@@ -199,10 +198,9 @@ def _set_error(result: SimulationResult, status: Status, info: ErrorInfo) -> Sim
 
 
 def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> None:
-    from nki_studio.estimate import trace_cost as cost
     from nki_studio.estimate.heap import prefer_heap_for_large_arrays
     from nki_studio.estimate.section import estimate_section
-    from nki_studio.model.targets import limits_for, parse_generation
+    from nki_studio.model.targets import parse_generation
     from nki_studio.sim import load_kernel_module, simulate
     from nki_studio.verify import oracle
     from nki_studio.verify.inputs import make_inputs
@@ -306,14 +304,11 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
     result["oracle"] = verdict.to_json()
 
     if sim.trace is not None:
-        t = time.perf_counter()
-        result["cost"] = cost.estimate(sim.trace, limits_for(generation), ranks=spec.ranks).to_json()
         if job.trace_path:
             from nki_studio.sim.trace import write_jsonl
 
             with open(job.trace_path, "w", encoding="utf-8") as stream:
                 write_jsonl(sim.trace, stream)
-        timings["cost"] = time.perf_counter() - t
         t = time.perf_counter()
         result["estimate"] = estimate_section(sim.trace, generation, names)
         timings["estimate"] = time.perf_counter() - t

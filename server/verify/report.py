@@ -25,6 +25,7 @@ from nki_studio.core.simulation_codes import (
     SIMULATION_WORKER_CRASHED,
 )
 from nki_studio.profile.heatmap import fmt_ns as format_ns
+from nki_studio.protocol.simulation import Estimate
 from nki_studio.verify.spec import KernelInfo
 
 _STATUS_CODES = {
@@ -205,6 +206,34 @@ def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
     return out
 
 
+def _estimate_lines(estimate: Estimate) -> list[str]:
+    """The estimate's lines of the text report: the scheduled time (the one estimate), its bounds labelled as
+    bounds, the roofline point and the five hottest lines."""
+    overlap = estimate["overlapNs"]
+    out = [
+        f"  {estimate['label']} time ({estimate['target']}, scheduled timeline, not measured): "
+        f"{format_ns(estimate['totalNs'])} (DMA busy {format_ns(estimate['dmaNs'])}, compute busy "
+        f"{format_ns(estimate['computeNs'])}"
+        + (f", overlapping {format_ns(overlap)}" if overlap is not None else "")
+        + ")",
+        f"    bounds of that time: lower bound: busiest engine alone {format_ns(estimate['perfectPipelineNs'])} "
+        f"(perfect overlap); upper bound: engines one after another {format_ns(estimate['serialNs'])} (no overlap)",
+    ]
+    roof = estimate["roofline"]
+    if roof:
+        intensity = f"{roof['intensity']:.3g} FLOP/B" if roof["intensity"] is not None else "no HBM traffic"
+        out.append(
+            f"  estimated roofline: {roof['flops'] or 0:,} FLOPs, {roof['bytes']:,} HBM bytes, intensity "
+            f"{intensity} -> {roof['bound']}-bound"
+        )
+    for ln in estimate["lines"][:5]:  # hottest first
+        engine = max(ln["engines"].items(), key=lambda kv: kv[1])[0] if ln["engines"] else "none"
+        out.append(
+            f"    line {ln['line']:>4}: estimated {format_ns(ln['busyNs']):>10} {ln['share']:6.1%} {engine}"
+        )
+    return out
+
+
 def format_text(result: Mapping[str, Any]) -> str:
     """The CLI's readable report."""
     lines = [
@@ -248,33 +277,9 @@ def format_text(result: Mapping[str, Any]) -> str:
             f"  {region.upper()} peak: {_kib(data.get('peakBytes', 0))}/"
             f"{_kib(data.get('capacityBytes', 0))} per partition"
         )
-    cost = result.get("cost")
     estimate = result.get("estimate")
     if estimate:
-        overlap = estimate["overlapNs"]
-        lines.append(
-            f"  {estimate['label']} time ({estimate['target']}, scheduled timeline, not measured): "
-            f"{format_ns(estimate['totalNs'])} (DMA busy {format_ns(estimate['dmaNs'])}, compute busy "
-            f"{format_ns(estimate['computeNs'])}"
-            + (f", overlapping {format_ns(overlap)}" if overlap is not None else "")
-            + ")"
-        )
-    if cost:
-        roof = cost["roofline"]
-        lines.append(
-            f"  {cost['label']} busiest engine alone ({cost['target']}, cost model): {format_ns(cost['totalNs'])}; "
-            f"{format_ns(cost['serialNs'])} if nothing overlapped"
-        )
-        lines.append(
-            f"  estimated roofline: {roof['flops']:,} FLOPs, {roof['hbmBytes']:,} HBM bytes, intensity "
-            f"{roof['intensity']:.3g} FLOP/B -> {roof['bound']}-bound"
-        )
-    if estimate:
-        for ln in estimate["lines"][:5]:  # hottest first
-            engine = max(ln["engines"].items(), key=lambda kv: kv[1])[0] if ln["engines"] else "none"
-            lines.append(
-                f"    line {ln['line']:>4}: estimated {format_ns(ln['busyNs']):>10} {ln['share']:6.1%} {engine}"
-            )
+        lines.extend(_estimate_lines(estimate))
     lines.extend(f"  warning: {w}" for w in result.get("warnings", ()))
     lines.extend(f"  config: {c}" for c in result.get("ignoredConfig", ()))
     t = result.get("timings") or {}
@@ -288,7 +293,6 @@ def format_text(result: Mapping[str, Any]) -> str:
             "simulation",
             "reference",
             "oracle",
-            "cost",
             "estimate",
             "total",
         )

@@ -396,6 +396,5 @@ def _failure(job: Job, what: str, timeout_s: float, worker: Worker) -> Simulatio
         "peak": None,
         "warnings": [],
         "error": None,
-        "cost": None,
         "estimate": None,
     }

@@ -8,7 +8,7 @@ import fixturegen
 import numpy as np
 import pytest
 from fixturewriters import write_parquet
-from nki_studio.estimate.trace_cost import flops_from_trace
+from nki_studio.estimate.roofline import flops_from_trace
 from nki_studio.profile.metrics import MetricOptions, compute_metrics
 from nki_studio.profile.model import ProfileError
 from nki_studio.profile.readers.detect import load_profile

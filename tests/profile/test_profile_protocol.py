@@ -69,13 +69,11 @@ def test_profile_json_outputs_follow_the_schema(
 
 
 def test_estimated_payload_follows_the_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """An estimate's payload, with the cost model's roofline, from a real simulation."""
+    """An estimate's payload, with its roofline point, from a real simulation."""
     path = VERIFY_DATA / "add_kernel.py"
     main(["simulate", f"{path}::add", "--json"])
     result = json.loads(capsys.readouterr().out)
-    payload = estimate_payload(
-        path.as_uri(), str(path), "add", result["estimate"], result["cost"]["roofline"]
-    )
+    payload = estimate_payload(path.as_uri(), str(path), "add", result["estimate"])
     assert payload["lines"] and payload["kernel"]["roofline"] is not None
     assert problems(_json(payload), "HeatmapParams") == []
 

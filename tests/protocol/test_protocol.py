@@ -15,7 +15,8 @@ from nki_studio.profile.roofline import Roofline
 from nki_studio.protocol import schema
 from nki_studio.protocol.commands import CLIENT_COMMANDS, SERVER_COMMANDS
 from nki_studio.protocol.notifications import NOTIFICATIONS
-from nki_studio.protocol.profile import KernelMetricsJson, RooflineJson
+from nki_studio.protocol.profile import KernelMetricsJson
+from nki_studio.protocol.simulation import Roofline as RooflineJson
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))

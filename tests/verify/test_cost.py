@@ -1,12 +1,15 @@
-"""Estimated-cost model: hand-computed instruction costs (trn2 numbers from model/targets.py)."""
+"""Estimated-cost model: hand-computed instruction costs (trn2 numbers from model/targets.py), and the estimate's
+per-line table, bounds and roofline point built on them."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from nki_studio.estimate.cost import instruction_cost
-from nki_studio.estimate.trace_cost import estimate, roofline
+from nki_studio.estimate.roofline import estimate_roofline
+from nki_studio.estimate.section import estimate_section
 from nki_studio.model.targets import COST_RULES, Generation, limits_for
 from nki_studio.sim.trace import Operand, TraceEvent
 
@@ -75,7 +78,7 @@ def test_vector_lanes_by_dtype_and_two_inputs() -> None:
     assert instruction_cost(iota, TRN2).cycles == 150 + 100
 
 
-def test_report_per_line_share_engine_overlap_and_roofline() -> None:
+def test_the_estimate_has_one_per_line_table_bounds_and_roofline() -> None:
     dma = _ev(
         "nisa.dma_copy",
         "dma",
@@ -93,26 +96,29 @@ def test_report_per_line_share_engine_overlap_and_roofline() -> None:
         line=7,
         flops=2 * 128 * 128 * 512,
     )
-    report = estimate([dma, mm, mm], TRN2)
-    dma_ns = 262144 / 368 + 1300 / 16
-    mm_ns = 512 / 2.4
-    assert [(c.line, c.engine, c.instructions) for c in report.lines] == [(5, "dma", 1), (7, "tensor", 2)]
-    assert report.serial_ns == pytest.approx(dma_ns + 2 * mm_ns)
-    assert report.total_ns == pytest.approx(max(dma_ns, 2 * mm_ns))  # engines overlap
-    assert sum(c.share for c in report.lines) == pytest.approx(1.0)
-    r = report.roofline
-    assert r.flops == 2 * 2 * 128 * 128 * 512 and r.hbm_bytes == 262144
-    assert r.intensity == pytest.approx(r.flops / 262144)
-    assert r.compute_ns == pytest.approx(r.flops / 79e3) and r.memory_ns == pytest.approx(262144 / 368)
-    assert r.bound == "memory"  # 425 ns of TensorE work < 712 ns of DMA
-    assert report.to_json()["label"] == "estimated"
+    section = estimate_section([dma, mm, mm], Generation.GEN3)
+    by_line = {ln["line"]: ln for ln in section["lines"]}
+    assert set(by_line) == {5, 7} and by_line[5]["instructions"] == 1 and by_line[7]["instructions"] == 2
+    assert by_line[5]["dmaBytes"] == 262144 and by_line[5]["dmaNs"] > 0  # a DMA line: its transfers' union
+    assert by_line[7]["engines"].keys() == {"Tensor"} and by_line[7]["busyNs"] > 0
+    # the perfect-overlap and no-overlap figures are bounds of the scheduled time, not other estimates
+    assert section["perfectPipelineNs"] == max([*section["engineNs"].values(), section["dmaNs"]])
+    assert section["serialNs"] == sum(section["engineNs"].values()) + section["dmaNs"]
+    assert section["perfectPipelineNs"] <= section["totalNs"] <= section["serialNs"]
+    r = section["roofline"]
+    assert r is not None and r["flops"] == 2 * 2 * 128 * 128 * 512 and r["bytes"] == 262144
+    assert r["intensity"] == pytest.approx(r["flops"] / 262144)
+    assert r["compute_floor_ns"] == pytest.approx(r["flops"] / 79e3)
+    assert r["memory_floor_ns"] == pytest.approx(262144 / 368)
+    assert r["bound"] == "memory"  # 425 ns of TensorE work < 712 ns of DMA
+    assert "estimated" in r["flops_source"] and section["label"] == "estimated"
 
 
 def test_roofline_without_flops_is_memory_bound() -> None:
     dma = _ev("nisa.dma_copy", "dma", (), 0, bytes_read={"hbm": 1000})
-    r = roofline([dma], TRN2)
+    r = estimate_roofline([dma], TRN2, 100.0)
     assert r.flops == 0 and r.bound == "memory" and r.intensity == 0.0
-    assert math.isinf(roofline([], TRN2).intensity)
+    assert estimate_roofline([], TRN2, 100.0).intensity is None  # no HBM bytes: no intensity
 
 
 def test_reductions_are_priced_by_their_input_and_scalar_operands_do_not_count_as_streams() -> None:
@@ -144,8 +150,9 @@ def test_collective_ranks_are_estimated_per_rank() -> None:
     dma = _ev(
         "nisa.dma_copy", "dma", (), 512, line=5, bytes_read={"hbm": 262144}, bytes_written={"sbuf": 262144}
     )
-    one = estimate([dma], TRN2)
-    four = estimate([dma] * 4, TRN2, ranks=4)  # four ranks, same program, one trace
-    assert four.total_ns == pytest.approx(one.total_ns) and four.lines[0].instructions == 1
-    assert four.roofline.hbm_bytes == one.roofline.hbm_bytes
-    assert four.label.startswith("estimated, per rank of 4")
+    one = estimate_section([dma], Generation.GEN3)
+    # four ranks, same program, one trace: the ranks are separate devices running side by side
+    four = estimate_section([replace(dma, rank=r) for r in range(4)], Generation.GEN3)
+    assert four["totalNs"] == one["totalNs"] and four["lines"][0]["dmaNs"] == one["lines"][0]["dmaNs"]
+    assert four["roofline"] is not None and one["roofline"] is not None
+    assert four["roofline"]["bytes"] == one["roofline"]["bytes"]

@@ -112,7 +112,7 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(
         and result.status == "passed"
         and result.backend == "embedded"
     )
-    assert result.cost.label == "estimated"
+    assert result.estimate.label == "estimated"
     kinds = [type(v).__name__ for reports in client.progress_reports.values() for v in reports]
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
     await _until(lambda: any(d.code == "NKI630" for d in _sim_diags(client, uri)))

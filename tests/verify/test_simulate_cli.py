@@ -18,6 +18,11 @@ def test_pass_prints_report_and_exits_0(capsys: pytest.CaptureFixture[str]) -> N
     out = capsys.readouterr().out
     assert "PASSED" in out and "backend: embedded" in out
     assert "estimated time (trn2" in out and "estimated roofline" in out
+    # one estimated time; the perfect-overlap and no-overlap figures only as its bounds
+    assert out.count("estimated time") == 1 and "busiest engine" not in out.replace(
+        "lower bound: busiest", ""
+    )
+    assert "lower bound: busiest engine alone" in out and "upper bound: engines one after another" in out
 
 
 def test_wrong_kernel_fails_the_oracle_with_the_metric_that_caught_it(

@@ -76,7 +76,7 @@ def test_generated_files_are_current() -> None:
 @pytest.mark.parametrize(
     ("argv", "statuses"),
     [
-        ([f"{DATA / 'add_kernel.py'}::add"], ["passed"]),  # oracle, peak, cost
+        ([f"{DATA / 'add_kernel.py'}::add"], ["passed"]),  # oracle, peak, estimate
         ([str(DATA / "rmsnorm_eps.py")], ["passed", "failed"]),  # several kernels: a list
         ([str(DATA / "broken_kernel.py")], ["error"]),  # error with its call chain
         ([str(DATA / "half_written.py")], ["failed"]),  # NaN: uninitializedRead from the strict re-run
@@ -115,7 +115,7 @@ def test_validator_reports_a_wrong_shape() -> None:
         "peak": {"sbuf": {"capacityBytes": 1, "peakBytes": 1.5, "live": []}},
         "warnings": [],
         "error": None,
-        "cost": None,
+        "estimate": None,
     }
     problems = violations(main_result, RESULT)
     assert any("missing 'spec'" in p for p in problems)

@@ -204,24 +204,7 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
     }
   }
   const rf = obj(kernel.roofline);
-  const intensity = num(rf, ['intensity']);
-  const achieved = num(rf, ['achieved_tflops']);
-  const peak = num(rf, ['peak_tflops']);
-  const ceiling = num(rf, ['ceiling_gbps']);
-  if (rf && !(achieved !== undefined && peak !== undefined && ceiling !== undefined) && typeof rf.bound === 'string') {
-    // Estimates carry the point but not the ceilings it was judged against: say what is known.
-    const i = intensity !== undefined ? `, ${intensity.toFixed(2)} FLOP/byte` : '';
-    parts.push(
-      `<h3>Roofline</h3><p>${esc(rf.bound)}-bound${esc(i)}${params.source === 'estimate' ? ' (estimated)' : ''}</p>`,
-    );
-  }
-  if (rf && intensity !== undefined && achieved !== undefined && peak !== undefined && ceiling !== undefined) {
-    const bound = typeof rf.bound === 'string' ? rf.bound : 'unknown';
-    parts.push(
-      `<h3>Roofline <span class="muted">${esc(bound)}-bound${typeof rf.flops_source === 'string' ? ` · FLOPs: ${esc(rf.flops_source)}` : ''}</span></h3>`,
-    );
-    parts.push(roofline({ intensity, achievedTflops: achieved, peakTflops: peak, ceilingGbps: ceiling, bound }));
-  }
+  if (rf) parts.push(...rooflineSection(rf, params.source === 'estimate'));
   parts.push(...boundsSection(kernel, params.source === 'estimate'));
   parts.push(...investigationsSection(params));
   const top = [...params.lines].sort((a, b) => b.busy_ns - a.busy_ns).slice(0, 8);
@@ -235,6 +218,26 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
     );
   }
   return parts.join('\n');
+}
+
+/**
+ * The roofline point (server: profile.roofline.Roofline, one type for a measured profile and an estimate): the
+ * chart when the point and both roofs are known, else what is known of it. Read as a record (the generated
+ * `Roofline` type names the keys): tolerant of missing fields.
+ */
+function rooflineSection(rf: Record<string, unknown>, estimated: boolean): string[] {
+  const bound = typeof rf.bound === 'string' ? rf.bound : 'unknown';
+  const flops = typeof rf.flops_source === 'string' ? ` · FLOPs: ${esc(rf.flops_source)}` : '';
+  const head = `<h3>Roofline <span class="muted">${esc(bound)}-bound${estimated ? ' (estimated)' : ''}${flops}</span></h3>`;
+  const intensity = num(rf, ['intensity']);
+  const achieved = num(rf, ['achieved_tflops']);
+  const peak = num(rf, ['peak_tflops']);
+  const ceiling = num(rf, ['ceiling_gbps']);
+  if (intensity === undefined || achieved === undefined || peak === undefined || ceiling === undefined) {
+    const known = intensity !== undefined ? `${intensity.toFixed(2)} FLOP/byte` : 'no FLOP count or no HBM bytes';
+    return [head, `<p>${esc(known)}</p>`];
+  }
+  return [head, roofline({ intensity, achievedTflops: achieved, peakTflops: peak, ceilingGbps: ceiling, bound })];
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -113,7 +113,7 @@ describe('simulation results', () => {
     assert.match(html, /var\(--vscode-/);
   });
 
-  it("reads the estimate's engine times and states its roofline bound as estimated", () => {
+  it("reads the estimate's engine times and draws its roofline point, labelled estimated", () => {
     const html = renderPanel(
       {
         heat: {
@@ -122,7 +122,18 @@ describe('simulation results', () => {
             uri: 'u',
             source: 'estimate',
             lines: [heatLine(1, 10)],
-            kernel: { latency_ns: 100, engine_ns: { vector: 80 }, roofline: { intensity: 0.25, bound: 'memory' } },
+            kernel: {
+              latency_ns: 100,
+              engine_ns: { vector: 80 },
+              roofline: {
+                intensity: 0.25,
+                achieved_tflops: 0.01,
+                peak_tflops: 79,
+                ceiling_gbps: 368,
+                bound: 'memory',
+                flops_source: 'simulator trace (estimated FLOPs)',
+              },
+            },
           },
         },
       },
@@ -130,7 +141,38 @@ describe('simulation results', () => {
       'x',
     );
     assert.match(html, />vector</);
-    assert.match(html, /memory-bound, 0\.25 FLOP\/byte \(estimated\)/);
+    assert.match(html, /memory-bound \(estimated\) · FLOPs: simulator trace \(estimated FLOPs\)/);
+    assert.match(html, /aria-label="roofline"/);
+  });
+
+  it('states what is known of a measured roofline point without FLOPs, in the same section', () => {
+    const html = renderPanel(
+      {
+        heat: {
+          stale: false,
+          params: {
+            uri: 'u',
+            source: 'measured',
+            lines: [heatLine(1, 10)],
+            kernel: {
+              latency_ns: 100,
+              roofline: {
+                intensity: null,
+                achieved_tflops: null,
+                peak_tflops: 79,
+                ceiling_gbps: 368,
+                bound: 'unknown',
+              },
+            },
+          },
+        },
+      },
+      'n',
+      'x',
+    );
+    assert.match(html, /Roofline <span class="muted">unknown-bound<\/span>/);
+    assert.match(html, /no FLOP count or no HBM bytes/);
+    assert.doesNotMatch(html, /aria-label="roofline"/);
   });
 
   it("draws the measured engine timeline from the server's intervals, on the kernel's time axis", () => {

@@ -68,7 +68,7 @@ class ProfileFeature:
         """``loadProfile`` with ``[uri]`` or ``[{"uri", "format"?, "execution"?, "trace"?}]`` (``trace``: URI of
         the simulator's JSON Lines trace of the same kernel, for the roofline FLOPs): paint, return a summary."""
         # The profile modules pull numpy: imported on the first load, not at server start-up.
-        from nki_studio.estimate.trace_cost import flops_from_trace
+        from nki_studio.estimate.roofline import flops_from_trace
         from nki_studio.profile.analyze import analyze
         from nki_studio.profile.metrics import MetricOptions
         from nki_studio.profile.model import ProfileError

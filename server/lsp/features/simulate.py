@@ -76,18 +76,17 @@ class _Parsed:
 
 def _estimate(result: AnyResult) -> Estimate | None:
     """The estimated timeline of a result (a notice has none)."""
-    return result.get("estimate") if "cost" in result else None
+    return result.get("estimate") if "estimate" in result else None
 
 
 def _payload(uri: str, path: str, kernel: str, result: AnyResult) -> HeatmapParams | None:
-    """The estimated heatmap of a result: its estimated timeline, with the cost model's roofline point."""
+    """The estimated heatmap of a result: its estimated timeline, with its roofline point."""
     estimate = _estimate(result)
     if not estimate:
         return None
     from nki_studio.estimate.heat import estimate_payload  # numpy: imported on first use, not at start-up
 
-    cost = result["cost"] if "cost" in result else None
-    return estimate_payload(uri, path, kernel, estimate, cost["roofline"] if cost else None)
+    return estimate_payload(uri, path, kernel, estimate)
 
 
 def _diagnostics(
