@@ -56,10 +56,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve until the client disconnects; returns the exit code."""
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="nki-studio mcp: %(message)s")
-    from nki_studio.mcp.config import build_config, read_settings
+    from nki_studio.mcp.config import build_config
+    from nki_studio.service.settings import read_json
 
     try:
-        settings = read_settings(args.settings) if args.settings else {}
+        settings = read_json(args.settings) if args.settings else {}
         config = build_config(
             args.root or [os.getcwd()],
             settings=settings,

@@ -5,16 +5,18 @@ them side by side with per-line deltas."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nki_studio.mcp import profile_view
 from nki_studio.mcp.errors import ToolFailure
 from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.simulate_tool import failed_metrics
 from nki_studio.mcp.workspace import Workspace
-from nki_studio.profile.analyze import analyze
-from nki_studio.profile.line_align import SourceText, compare_lines, read_snapshot
-from nki_studio.profile.model import ProfileError
+from nki_studio.service import profiles
+from nki_studio.service.profiles import LoadOptions, ProfileError
+
+if TYPE_CHECKING:
+    from nki_studio.service.profiles import SourceText
 
 
 def estimate_view(
@@ -23,7 +25,7 @@ def estimate_view(
     """Simulate the kernel and view the result's ``estimate`` section (the worker scheduled the trace,
     ``nki_studio.estimate``, and analysed the estimated profile): the fields ``simulate --json`` prints. The
     simulation's verdict comes along: an estimate of a wrong kernel is worth little."""
-    job = prepare(ws, args)
+    job = prepare(ws, sim.config.settings, args)
     result = sim.run(job, timeout_s=args.get("timeout_s"))
     section = result.get("estimate")
     if result["status"] not in ("passed", "failed") or not section:
@@ -63,8 +65,8 @@ def profile_report_view(
     onto the roots."""
     path = ws.resolve(path_text, kind="any", argument=argument)
     try:
-        report = analyze(path, roots=list(ws.roots))
-    except (ProfileError, ValueError, OverflowError, UnicodeDecodeError) as exc:
+        report = profiles.load(path, LoadOptions(roots=list(ws.roots)))
+    except (ProfileError, ValueError, UnicodeDecodeError) as exc:
         raise ToolFailure("unreadable_profile", f"{argument}: {ws.relative(path)}: {exc}") from exc
 
     def local(recorded: str) -> str:
@@ -101,7 +103,7 @@ def _side(
         )
     if spec.get("profile"):
         view = profile_report_view(ws, spec["profile"], argument=f"{name}.profile", top=None)
-        snap = read_snapshot(ws.resolve(spec["profile"], kind="any", argument=f"{name}.profile"))
+        snap = profiles.snapshot(ws.resolve(spec["profile"], kind="any", argument=f"{name}.profile"))
         return view, {ws.relative(k): v for k, v in snap.items()}
     if spec.get("file") or spec.get("source") is not None:
         texts = _kernel_text(ws, spec)  # read before the run: the text the simulation sees
@@ -115,11 +117,13 @@ def _side(
 def _kernel_text(ws: Workspace, spec: dict[str, Any]) -> dict[str, SourceText]:
     if spec.get("source") is not None:
         return {
-            ws.relative(ws.unsaved(spec.get("path") or spec.get("file"))): SourceText.of(str(spec["source"]))
+            ws.relative(ws.unsaved(spec.get("path") or spec.get("file"))): profiles.source_text(
+                text=str(spec["source"])
+            )
         }
     try:
         path = ws.resolve(spec.get("file", ""), argument="file")
-        return {ws.relative(path): SourceText.read(path)}
+        return {ws.relative(path): profiles.source_text(path)}
     except (ToolFailure, OSError, UnicodeDecodeError):
         return {}  # estimate_view reports the unreadable file
 
@@ -161,7 +165,7 @@ def compare(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> tuple[dict[s
     only = (next(iter(ta)), next(iter(tb))) if len(ta) == 1 and len(tb) == 1 else None
     if only:  # one kernel file each side: the same kernel, maybe saved under another name
         ta, tb = {"": ta[only[0]]}, {"": tb[only[1]]}
-    got = compare_lines(ta, tb, sources_a, sources_b, only)
+    got = profiles.compare_lines(ta, tb, sources_a, sources_b, only)
     if only:  # name the file again: B's for lines that are in B, A's for removed ones
         for r in (*got["lines"], *got["removed_lines"], *got["added_lines"]):
             r["file"] = only[1] if r["line_b"] is not None else only[0]

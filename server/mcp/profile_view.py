@@ -10,13 +10,13 @@ prints, so a CI script and an agent read one set of numbers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nki_studio.estimate.section import kernel_summary
-from nki_studio.profile.analyze import ProfileReport
-from nki_studio.profile.metrics import KernelMetrics, ProfileMetrics
-from nki_studio.profile.model import Profile
 from nki_studio.protocol.simulation import Estimate, Roofline
+from nki_studio.service.profiles import estimate_summary
+
+if TYPE_CHECKING:
+    from nki_studio.service.profiles import ProfileReport
 
 TOP_LINES = 40  # hottest lines returned per profile (an agent reads them; the rest are in the totals)
 
@@ -36,16 +36,15 @@ _SUMMARY_KEYS = (
 )
 
 
-def label_of(profile: Profile) -> str:
+def label_of(report: ProfileReport) -> str:
     """ "estimated" for the nki-studio schedule, "measured" for a device profile: shown with every number."""
-    return "estimated" if profile.provenance == "estimated" else "measured"
+    return "estimated" if report.profile.provenance == "estimated" else "measured"
 
 
-def summary_of(kernel: KernelMetrics | dict[str, Any]) -> dict[str, Any]:
+def summary_of(kernel: dict[str, Any]) -> dict[str, Any]:
     """The kernel-level numbers (metrics.md §2, §4): latency, unions, idle, engines, DMA (from a profile's
-    ``KernelMetrics`` or an estimate's kernel summary under the same keys)."""
-    d = kernel.to_dict() if isinstance(kernel, KernelMetrics) else kernel
-    return {k: d[k] for k in _SUMMARY_KEYS}
+    ``KernelMetrics.to_dict()`` or an estimate's kernel summary under the same keys)."""
+    return {k: kernel[k] for k in _SUMMARY_KEYS}
 
 
 def _bounds_view(summary: dict[str, Any], bounds: Any, roofline: Any) -> dict[str, Any]:
@@ -69,15 +68,15 @@ def bounds_of(report: ProfileReport) -> dict[str, Any]:
     """``_bounds_view`` of an analysed profile."""
     k = report.metrics.kernel
     bounds = report.bounds.to_dict() if report.bounds else None
-    return _bounds_view(summary_of(k), bounds, k.roofline.to_dict() if k.roofline else None)
+    return _bounds_view(summary_of(k.to_dict()), bounds, k.roofline.to_dict() if k.roofline else None)
 
 
 def lines_of(
-    metrics: ProfileMetrics, local: Callable[[str], str], top: int | None = TOP_LINES
+    report: ProfileReport, local: Callable[[str], str], top: int | None = TOP_LINES
 ) -> list[dict[str, Any]]:
     """The ``top`` hottest lines (None: all), each with its local file (``local`` maps the recorded path)."""
     out = []
-    for m in metrics.lines[:top]:
+    for m in report.metrics.lines[:top]:
         out.append(
             {
                 "file": local(m.file),
@@ -99,12 +98,12 @@ def view(report: ProfileReport, local: Callable[[str], str], top: int | None = T
     """Everything a tool returns about one analysed profile (its bounds and investigations as ``analyze``
     computed them; ``top``: how many of the hottest lines, None: all)."""
     return {
-        "label": label_of(report.profile),
+        "label": label_of(report),
         "format": report.profile.format,
-        "summary": summary_of(report.metrics.kernel),
+        "summary": summary_of(report.metrics.kernel.to_dict()),
         "bounds": bounds_of(report),
         "investigations": [inv.to_dict() for inv in report.investigations],
-        "lines": lines_of(report.metrics, local, top),
+        "lines": lines_of(report, local, top),
         "notes": list(report.metrics.kernel.notes),
     }
 
@@ -114,7 +113,7 @@ def estimate_section_view(
 ) -> dict[str, Any]:
     """``view`` of a simulation result's ``estimate`` section (``roofline``: the result's cost-model point):
     its bounds and investigations are the section's own objects, its numbers the section's fields."""
-    summary = summary_of(kernel_summary(estimate, "", roofline))
+    summary = summary_of(estimate_summary(estimate, roofline))
     lines = [
         {
             "file": local(ln["path"]),

@@ -10,7 +10,7 @@ from nki_studio.mcp.errors import Kind, ToolFailure
 from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.workspace import Workspace
 from nki_studio.protocol.simulation import SimulationResult
-from nki_studio.verify.report import findings
+from nki_studio.service.simulation import result_findings
 
 _FAILURE_KIND: dict[str, Kind] = {
     "timeout": "timeout",
@@ -63,9 +63,9 @@ def peaks(result: SimulationResult) -> dict[str, Any]:
 def simulate(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """Run the kernel ``args`` name; returns the structured result and a one-line summary. A kernel that
     fails, times out or runs out of memory is a result (``passed: false``), not a tool error."""
-    job = prepare(ws, args)
+    job = prepare(ws, sim.config.settings, args)
     result = sim.run(job, timeout_s=args.get("timeout_s"))
-    located = [finding_dict(f) for f in findings(result, job.path, job.kernel)]
+    located = [finding_dict(f) for f in result_findings(result, job.path, job.info)]
     for f in located:
         f["path"] = ws.relative(f["path"])
     failed = failed_metrics(result)
