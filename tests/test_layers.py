@@ -120,7 +120,9 @@ def test_a_front_end_importing_past_the_service_is_caught() -> None:
     assert bypasses("cli", "nki_studio.profile.analyze")
     assert bypasses("mcp", "nki_studio.remote.flow.RemoteJob")
     assert not bypasses("mcp", "nki_studio.service.simulation.prepare")
-    assert not bypasses("lsp", "nki_studio.nkilint.api")  # lint and the model are shared, not behind the service
+    assert not bypasses(
+        "lsp", "nki_studio.nkilint.api"
+    )  # lint and the model are shared, not behind the service
     assert not bypasses("service", "nki_studio.verify.runner")
 
 

@@ -98,17 +98,8 @@ def run(args: argparse.Namespace) -> int:
             "--backend official: AWS's nki.simulate (Neuron SDK) is not importable here; "
             "use --backend embedded or auto"
         )
-    # Running the command is the user's trust decision; the options are settings like the editor's.
-    options = {
-        "target": args.target,
-        "nkiVersion": args.nki_version,
-        "simulationTimeout": args.timeout,
-        "simulationMemoryLimitMb": args.memory_mb,
-    }
     try:
-        settings = strict(
-            Settings(trusted_workspace=True), {k: v for k, v in options.items() if v is not None}
-        )
+        settings = settings_of(args)
         override = simulation.overrides(args.inputs, args.reference)
     except ValueError as exc:  # SpecProblem too: its message names ``inputs``
         return _usage(f"--{exc}" if isinstance(exc, SpecProblem) else str(exc))
@@ -139,6 +130,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("\n\n".join(simulation_text(r) for r in results))
     return max(simulation_exit_code(r) for r in results)
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The options as settings (the editor's keys): running the command is the user's trust decision.
+    Raises ValueError naming a bad value."""
+    options = {
+        "target": args.target,
+        "nkiVersion": args.nki_version,
+        "simulationTimeout": args.timeout,
+        "simulationMemoryLimitMb": args.memory_mb,
+    }
+    return strict(Settings(trusted_workspace=True), {k: v for k, v in options.items() if v is not None})
 
 
 def _trace_path(args: argparse.Namespace, kernel: Kernel, several: bool) -> str | None:

@@ -2,10 +2,12 @@
 target and NKI version of the settings on top. ``document_config``/``lint_document`` are the language
 server's (a broken config becomes the first finding, never an error), shared by its lint feature and the
 first diagnostics published before it loaded (``lsp.fastpath``), so both give the same findings;
-``lint_text`` is the CLI/MCP one (a broken config is an error)."""
+``lint_text`` and ``lint_files`` are the CLI/MCP ones (a broken config is an error, or its NKI002 finding in a
+report of many files)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from nki_studio.core.findings import Finding
@@ -44,3 +46,22 @@ def lint_text(text: str, path: str, settings: Settings) -> tuple[LintConfig, lis
 
     config = project_config(path, settings)
     return config, lint_source(text, path, config)
+
+
+def lint_files(
+    paths: Sequence[str],
+    settings: Settings,
+    *,
+    select: tuple[str, ...] | None = None,
+    ignore: tuple[str, ...] | None = None,
+) -> list[Finding]:
+    """Lint files and directories (recursed for ``*.py``), each file under its own project config with the
+    settings' explicit target/version and ``select``/``ignore`` on top."""
+    from nki_studio.nkilint.api import lint_paths
+
+    def override(config: LintConfig) -> LintConfig:
+        return config.with_overrides(
+            generation=settings.target, nki_version=settings.nki_version, select=select, ignore=ignore
+        )
+
+    return lint_paths(paths, override=override)

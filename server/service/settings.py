@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nki_studio.model.targets import Generation, NkiVersion, parse_generation, parse_nki_version
+from nki_studio.model.targets import (
+    DEFAULT_GENERATION,
+    NEWEST_VERSION,
+    Generation,
+    NkiVersion,
+    Target,
+    parse_generation,
+    parse_nki_version,
+)
 from nki_studio.settings.declaration import SECTION, default, setting
 
 if TYPE_CHECKING:
@@ -235,3 +243,16 @@ def project_config(path: str, settings: Settings) -> LintConfig:
     from nki_studio.nkilint.config import load_config
 
     return load_config(path).with_overrides(generation=settings.target, nki_version=settings.nki_version)
+
+
+def file_target(path: str | None, settings: Settings) -> Target:
+    """The target of ``path`` for the editor's features (completion, hovers): ``project_config``'s, or the
+    settings' over the defaults when there is no path or its ``pyproject.toml`` is broken (lint reports it)."""
+    from nki_studio.nkilint.config import ConfigError
+
+    try:
+        if path:
+            return project_config(path, settings).target
+    except ConfigError:
+        pass
+    return Target(settings.target or DEFAULT_GENERATION, settings.nki_version or NEWEST_VERSION)

@@ -23,8 +23,8 @@ from nki_studio.lsp.features.nki_jedi import NkiJedi, imports_nki, target_notes
 from nki_studio.lsp.features.stub_keywords import StubParameter, keyword_completions
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.model.analysis import AllocationInfo, describe_allocations
-from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
-from nki_studio.nkilint.config import ConfigError, load_config
+from nki_studio.model.targets import Target
+from nki_studio.service.settings import file_target
 from nki_studio.service.simulation import spec_arguments
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
@@ -122,13 +122,7 @@ class IntelligenceFeature:
 
     def target(self, path: str | None) -> Target:
         """The editor's target, else the project's ``[tool.nki-studio]``, else the defaults."""
-        settings = self.server.settings
-        try:
-            configured = load_config(path).target if path else Target()
-            generation, version = configured.generation, configured.nki_version
-        except ConfigError:
-            generation, version = DEFAULT_GENERATION, NEWEST_VERSION
-        return Target(settings.target or generation, settings.nki_version or version)
+        return file_target(path, self.server.settings)
 
     # ---- completion ----------------------------------------------------------------------------------------
     async def completion(self, params: types.CompletionParams) -> types.CompletionList | None:
