@@ -14,7 +14,7 @@ from typing import Any
 
 from nki_studio.service import remote_profile, simulation
 from nki_studio.service.remote_profile import RemoteConfigError, RemoteError
-from nki_studio.service.settings import Settings
+from nki_studio.service.settings import Settings, strict
 from nki_studio.service.simulation import SpecProblem
 
 
@@ -84,9 +84,8 @@ def run_remote(args: argparse.Namespace) -> int:
         "transfer": args.transfer,
         "cacheDir": args.cache_dir,
     }
-    settings = Settings(
-        trusted_workspace=True, extra={"remote": {k: v for k, v in options.items() if v is not None}}
-    )
+    remote = {k: v for k, v in options.items() if v is not None}
+    settings = strict(Settings(trusted_workspace=True), {"remote": remote})
     try:
         kernel_job = simulation.prepare(str(path), source, settings, kernel=kernel or None, lenient=True)
     except SpecProblem as exc:

@@ -144,17 +144,12 @@ def source_text(path: str | Path | None = None, *, text: str | None = None) -> S
     return SourceText.read(path)
 
 
-def compare(
-    a: ProfileReport,
-    b: ProfileReport,
-    sources_a: Mapping[str, SourceText] | None = None,
-    sources_b: Mapping[str, SourceText] | None = None,
-) -> dict[str, Any]:
+def compare(a: ProfileReport, b: ProfileReport, *sources: Mapping[str, SourceText]) -> dict[str, Any]:
     """Two analysed profiles: bounds side by side, per-line deltas (lines followed across the edit when both
-    texts are known), the findings that appeared or went away."""
+    texts, ``sources`` of A then of B, are known), the findings that appeared or went away."""
     from nki_studio.profile.bounds_text import compare as compare_reports
 
-    return compare_reports(a, b, sources_a, sources_b)
+    return compare_reports(a, b, *sources)
 
 
 def compare_lines(
