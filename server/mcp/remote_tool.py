@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nki_studio.mcp import profile_view
 from nki_studio.mcp.config import McpConfig
 from nki_studio.mcp.errors import ToolFailure
 from nki_studio.mcp.jobs import prepare
+from nki_studio.mcp.profile_tools import headline, local_paths
 from nki_studio.mcp.workspace import Workspace
-from nki_studio.service import remote_profile
+from nki_studio.service import remote_profile, views
 from nki_studio.service.remote_profile import RemoteConfigError, RemoteError
 
 
@@ -36,10 +36,12 @@ def profile_remote(ws: Workspace, config: McpConfig, args: dict[str, Any]) -> tu
     except RemoteError as exc:
         raise ToolFailure("remote_failed", str(exc), log=log[-40:]) from exc
 
-    def local(recorded: str) -> str:
-        mapped = report.mapping.get(recorded)
-        return ws.relative(mapped.local) if mapped is not None and mapped.local else recorded
-
-    out = profile_view.view(report, local)
-    out.update(kernel=job.spec.kernel, host=profile.host, downloaded=str(profile.path), log=log[-40:])
-    return out, profile_view.headline(f"{job.spec.kernel} on {profile.host}", out)
+    seen = views.view(report, local_paths(ws, report))
+    out = {
+        **seen,
+        "kernel": job.spec.kernel,
+        "host": profile.host,
+        "downloaded": str(profile.path),
+        "log": log[-40:],
+    }
+    return out, headline(f"{job.spec.kernel} on {profile.host}", seen)

@@ -76,7 +76,7 @@ class SpecProblem(ValueError):
         *,
         kernels: list[str] | None = None,
         problems: list[str] | None = None,
-        resolution_findings: list[Any] | None = None,
+        resolution_findings: list[Finding] | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -179,21 +179,21 @@ def specified_kernels(source: str, path: str, override: dict[str, Any] | None = 
     ]
 
 
-def saved_specs(source: str, path: str, cancelled: Callable[[], None] = lambda: None) -> list[Spec]:
-    """The specs simulate-on-save runs: every kernel with a given spec (``cancelled`` raises to stop)."""
+def saved_specs(source: str, path: str, check_cancelled: Callable[[], None] = lambda: None) -> list[Spec]:
+    """The specs simulate-on-save runs: every kernel with a given spec (``check_cancelled`` raises to stop)."""
     specs: list[Spec] = []
     for kernel in find_kernels(source, path):
-        cancelled()
+        check_cancelled()
         resolution = resolve(source, path, kernel.name, infer=False)
         if resolution.spec is not None:
             specs.append(resolution.spec.to_json())
     return specs
 
 
-def from_spec(path: str, spec: Spec, settings: Settings, *, source: str | None = None) -> Kernel:
-    """A kernel from a spec already resolved (simulate-on-save), its target read leniently."""
+def from_spec(path: str, spec: Spec, settings: Settings) -> Kernel:
+    """A saved file's kernel from a spec already resolved (simulate-on-save), its target read leniently."""
     generation, version = target_of(path, settings, lenient=True)
-    return Kernel(path, SimSpec.from_json(spec), generation, str(version) if version else None, None, source)
+    return Kernel(path, SimSpec.from_json(spec), generation, str(version) if version else None, None)
 
 
 def inferred_spec_comment(source: str, path: str, kernel: str) -> str | None:
