@@ -21,18 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nki_studio.model.targets import (
-    DEFAULT_GENERATION,
-    NEWEST_VERSION,
-    Generation,
-    NkiVersion,
-    Target,
-    parse_generation,
-    parse_nki_version,
-)
 from nki_studio.settings.declaration import SECTION, default, setting
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the target model is imported when a value names one: start-up reads only the defaults
+    from nki_studio.model.targets import Generation, NkiVersion, Target
     from nki_studio.nkilint.config import LintConfig
 
 HEATMAP_METRICS = setting("heatmapMetric").enum
@@ -87,12 +79,16 @@ def _optional_str(value: Any) -> str | None:
 def _target(value: Any) -> Generation | None:
     if value in (None, "", "auto"):
         return None
+    from nki_studio.model.targets import parse_generation
+
     return parse_generation(str(value))
 
 
 def _nki_version(value: Any) -> NkiVersion | None:
     if value in (None, "", "auto"):
         return None
+    from nki_studio.model.targets import parse_nki_version
+
     return parse_nki_version(str(value))
 
 
@@ -248,6 +244,7 @@ def project_config(path: str, settings: Settings) -> LintConfig:
 def file_target(path: str | None, settings: Settings) -> Target:
     """The target of ``path`` for the editor's features (completion, hovers): ``project_config``'s, or the
     settings' over the defaults when there is no path or its ``pyproject.toml`` is broken (lint reports it)."""
+    from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
     from nki_studio.nkilint.config import ConfigError
 
     try:
