@@ -22,6 +22,7 @@ from nki_studio.service import simulation
 from nki_studio.service.reports import simulation_exit_code, simulation_text
 from nki_studio.service.settings import Settings, strict
 from nki_studio.service.simulation import Kernel, RunOptions, Simulator, SpecProblem
+from nki_studio.settings.declaration import default
 
 
 def register(subparsers: Any) -> None:
@@ -48,8 +49,16 @@ def register(subparsers: Any) -> None:
         default="auto",
         help="simulator: AWS's nki.simulate when installed (auto), or ours (embedded)",
     )
-    p.add_argument("--timeout", type=float, default=60.0, help="wall-clock limit in seconds (default 60)")
-    p.add_argument("--memory-mb", type=int, default=4096, help="memory limit of the worker (default 4096)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        help=f"wall-clock limit in seconds (default {default('simulationTimeout')}: the simulationTimeout setting)",
+    )
+    p.add_argument(
+        "--memory-mb",
+        type=int,
+        help=f"memory limit of the worker (default {default('simulationMemoryLimitMb')}: simulationMemoryLimitMb)",
+    )
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
     p.add_argument("--trace", metavar="OUT.jsonl", help="write the instruction trace as JSON Lines")
     p.add_argument("--strict", action="store_true", help="stop at the first read of never-written memory")
@@ -91,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     path, _, kernel = args.target_file.partition("::")
     if not os.path.isfile(path):
         return _usage(f"no such file: {path}")
-    if args.timeout <= 0 or args.memory_mb <= 0:
+    if any(v is not None and v <= 0 for v in (args.timeout, args.memory_mb)):
         return _usage("--timeout and --memory-mb must be positive")
     if args.backend == "official" and not simulation.official_available():
         return _usage(
