@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from nki_studio.settings.declaration import default
+from nki_studio.cli.limits import add_limits
 
 
 def register(subparsers: Any) -> None:
@@ -37,16 +37,7 @@ def register(subparsers: Any) -> None:
         help="nki-studio settings (keys of the settings table), a JSON file or inline JSON",
     )
     p.add_argument("--untrusted", action="store_true", help="run no kernel: lint, docs and profiles only")
-    p.add_argument(
-        "--timeout",
-        type=float,
-        help=f"simulation wall-clock limit, seconds (default {default('simulationTimeout')})",
-    )
-    p.add_argument(
-        "--memory-mb",
-        type=int,
-        help=f"simulation worker memory limit, MiB (default {default('simulationMemoryLimitMb')})",
-    )
+    add_limits(p)
     p.add_argument(
         "--remote-host", metavar="HOST", help="Trn2 host for profile_remote (ssh alias or user@host)"
     )

@@ -16,13 +16,13 @@ import threading
 import time
 from typing import Any
 
+from nki_studio.cli.limits import add_limits
 from nki_studio.nkilint.config import ConfigError
 from nki_studio.protocol.simulation import SimulationResult
 from nki_studio.service import simulation
 from nki_studio.service.reports import simulation_exit_code, simulation_text
 from nki_studio.service.settings import Settings, strict
 from nki_studio.service.simulation import Kernel, RunOptions, Simulator, SpecProblem
-from nki_studio.settings.declaration import default
 
 
 def register(subparsers: Any) -> None:
@@ -49,16 +49,7 @@ def register(subparsers: Any) -> None:
         default="auto",
         help="simulator: AWS's nki.simulate when installed (auto), or ours (embedded)",
     )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        help=f"wall-clock limit in seconds (default {default('simulationTimeout')}: the simulationTimeout setting)",
-    )
-    p.add_argument(
-        "--memory-mb",
-        type=int,
-        help=f"memory limit of the worker (default {default('simulationMemoryLimitMb')}: simulationMemoryLimitMb)",
-    )
+    add_limits(p)
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
     p.add_argument("--trace", metavar="OUT.jsonl", help="write the instruction trace as JSON Lines")
     p.add_argument("--strict", action="store_true", help="stop at the first read of never-written memory")
