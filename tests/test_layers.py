@@ -14,8 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "server"
 DOC = ROOT / "docs" / "architecture.md"
 PACKAGE = "nki_studio"
-# front-end types: the front ends (layer 8) and above only
+# front-end types: the front ends (layer of lsp) and above only
 PROTOCOL_LIBRARIES = ("lsprotocol", "pygls", "mcp")
+# The front ends reach what computes only through ``service`` (docs/architecture.md): none of them imports these.
+# ``pytest_plugin`` is not one: it is the embedded simulator's pytest glue (installs the ``nki`` drop-in).
+FRONT_ENDS = ("lsp", "mcp", "cli")
+BEHIND_THE_SERVICE = ("sim", "verify", "estimate", "profile", "remote")
 
 
 def declared_layers(text: str) -> dict[str, int]:
@@ -75,6 +79,11 @@ def target_unit(module: str) -> str | None:
     return "__init__"  # ``from nki_studio import __version__``
 
 
+def bypasses(src: str, module: str) -> bool:
+    """Whether a module of unit ``src`` importing ``module`` is a front end going around the service."""
+    return src in FRONT_ENDS and target_unit(module) in BEHIND_THE_SERVICE
+
+
 def violations() -> list[str]:
     """One line per import against the order, ``file:line``, plus every unit without a layer."""
     out: list[str] = []
@@ -85,6 +94,8 @@ def violations() -> list[str]:
             out.append(f"{where}: package {src!r} has no layer in docs/architecture.md")
             continue
         for line, module in imported(path):
+            if bypasses(src, module):
+                out.append(f"{where}:{line}: front end {src} imports {module}: go through nki_studio.service")
             if LAYERS[src] < FRONT_END and module.split(".")[0] in PROTOCOL_LIBRARIES:
                 out.append(f"{where}:{line}: {src} imports {module}: protocol types stay in the front ends")
             dst = target_unit(module)
@@ -102,6 +113,18 @@ def violations() -> list[str]:
 def test_the_order_is_declared() -> None:
     assert {"core", "model", "nkilint", "sim", "profile", "verify", "remote", "lsp", "cli"} <= set(LAYERS)
     assert LAYERS["core"] < LAYERS["model"] < LAYERS["nkilint"] == LAYERS["sim"] < LAYERS["profile"]
+    assert LAYERS["remote"] < LAYERS["service"] < LAYERS["lsp"] == LAYERS["mcp"] < LAYERS["cli"]
+
+
+def test_a_front_end_importing_past_the_service_is_caught() -> None:
+    assert bypasses("lsp", "nki_studio.verify.runner.run_job")
+    assert bypasses("cli", "nki_studio.profile.analyze")
+    assert bypasses("mcp", "nki_studio.remote.flow.RemoteJob")
+    assert not bypasses("mcp", "nki_studio.service.simulation.prepare")
+    assert not bypasses(
+        "lsp", "nki_studio.nkilint.api"
+    )  # lint and the model are shared, not behind the service
+    assert not bypasses("service", "nki_studio.verify.runner")
 
 
 def test_imports_point_down_the_layers() -> None:

@@ -1,5 +1,5 @@
 /**
- * Editor settings → the `nki-studio` section the language server reads (server/lsp/settings.py: keys are
+ * Editor settings → the `nki-studio` section the language server reads (server/service/settings.py: keys are
  * camelCase and match VS Code's `nki-studio.<key>`). The client adds what only it knows: workspace trust
  * and the log level chosen with "Set Log Level" on the output channel. The key lists are generated from the one
  * declaration of every setting (server/settings/declaration.py).

@@ -14,10 +14,9 @@ from typing import Any
 
 from nki_studio.cli.lint_formats import FORMATS, find_source_root
 from nki_studio.core.findings import Finding, Fix, Severity
-from nki_studio.model.targets import parse_generation, parse_nki_version
-from nki_studio.nkilint.api import lint_paths
-from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.fixes import apply_fixes
+from nki_studio.service.lint import lint_files
+from nki_studio.service.settings import Settings, strict
 
 
 def _codes(text: str | None) -> tuple[str, ...] | None:
@@ -68,9 +67,9 @@ def _apply(findings: list[Finding]) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``lint``; returns the exit code."""
+    options = {"target": args.target, "nkiVersion": args.nki_version}
     try:
-        generation = parse_generation(args.target) if args.target else None
-        version = parse_nki_version(args.nki_version) if args.nki_version else None
+        settings = strict(Settings(), {k: v for k, v in options.items() if v})
     except ValueError as exc:
         print(f"nki-studio lint: {exc}", file=sys.stderr)
         return 2
@@ -79,16 +78,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"nki-studio lint: no such file or directory: {', '.join(missing)}", file=sys.stderr)
         return 2
     select, ignore = _codes(args.select), _codes(args.ignore)
-
-    def override(cfg: LintConfig) -> LintConfig:
-        return cfg.with_overrides(generation=generation, nki_version=version, select=select, ignore=ignore)
-
-    findings = lint_paths(args.paths, override=override)
+    findings = lint_files(args.paths, settings, select=select, ignore=ignore)
     if args.fix:
         fixed = _apply(findings)
         if fixed:
             print(f"Fixed {fixed} finding(s).", file=sys.stderr)
-            findings = lint_paths(args.paths, override=override)
+            findings = lint_files(args.paths, settings, select=select, ignore=ignore)
     sources: dict[str, list[str]] = {}
     if args.format in ("text", "sarif"):
         for path in {f.path for f in findings}:

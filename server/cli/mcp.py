@@ -13,6 +13,8 @@ import os
 import sys
 from typing import Any
 
+from nki_studio.cli.limits import add_limits
+
 
 def register(subparsers: Any) -> None:
     """Add the ``mcp`` sub-command."""
@@ -35,8 +37,7 @@ def register(subparsers: Any) -> None:
         help="nki-studio settings (keys of the settings table), a JSON file or inline JSON",
     )
     p.add_argument("--untrusted", action="store_true", help="run no kernel: lint, docs and profiles only")
-    p.add_argument("--timeout", type=float, help="simulation wall-clock limit, seconds (default 60)")
-    p.add_argument("--memory-mb", type=int, help="simulation worker memory limit, MiB (default 4096)")
+    add_limits(p)
     p.add_argument(
         "--remote-host", metavar="HOST", help="Trn2 host for profile_remote (ssh alias or user@host)"
     )
@@ -56,10 +57,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve until the client disconnects; returns the exit code."""
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(), format="nki-studio mcp: %(message)s")
-    from nki_studio.mcp.config import build_config, read_settings
+    from nki_studio.mcp.config import build_config
+    from nki_studio.service.settings import read_json
 
     try:
-        settings = read_settings(args.settings) if args.settings else {}
+        settings = read_json(args.settings) if args.settings else {}
         config = build_config(
             args.root or [os.getcwd()],
             settings=settings,

@@ -16,16 +16,14 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nki_studio.cli import profile_remote
-from nki_studio.estimate.roofline import flops_from_trace
-from nki_studio.profile.analyze import ProfileReport, analyze
-from nki_studio.profile.line_align import SNAPSHOT_NAME, SourceText, read_snapshot
-from nki_studio.profile.metrics import MetricOptions
-from nki_studio.profile.model import ProfileError
-from nki_studio.profile.readers.detect import FORMATS
-from nki_studio.profile.roofline import RooflineOptions
+from nki_studio.service import profiles
+from nki_studio.service.profiles import LoadOptions, ProfileError
+
+if TYPE_CHECKING:
+    from nki_studio.service.profiles import ProfileReport, SourceText
 
 
 def _positive(text: str) -> float:
@@ -49,7 +47,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--input-format", choices=FORMATS, help="skip detection and use this reader")
+    p.add_argument("--input-format", choices=profiles.formats(), help="skip detection and use this reader")
     p.add_argument("--execution", type=int, help="ExecutionInfo execution_index to show (default: the first)")
     p.add_argument(
         "--trace", metavar="TRACE.jsonl", help="simulator trace of the same kernel: FLOPs for the roofline"
@@ -125,7 +123,7 @@ def register(subparsers: Any) -> None:
             default=[],
             help=f"the kernel file as it was when {side.upper()} was captured (e.g. `git show REV:k.py > old.py`), "
             "so lines are followed across the edit; default: the source snapshot stored with the profile "
-            f"({SNAPSHOT_NAME}); without one, lines are matched by number",
+            f"({profiles.snapshot_name()}); without one, lines are matched by number",
         )
     cmp.add_argument("--json", action="store_true", help="same as --format json")
     cmp.set_defaults(func=run_compare)
@@ -167,36 +165,26 @@ def _usage(message: str) -> int:
 def _analyze(
     args: argparse.Namespace, roots: list[Path], mappings: dict[str, str], explicit: list[Path]
 ) -> ProfileReport:
-    opts = MetricOptions(
-        execution=args.execution,
-        roofline=RooflineOptions(
-            dma_ceiling_gbps=args.dma_ceiling, vector_peak_tflops=args.vector_peak, generation=args.target
-        ),
-    )
-    trace = None
-    if args.trace:
-        try:
-            trace = flops_from_trace(args.trace)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ProfileError(f"--trace {args.trace}: not a readable simulator trace ({exc})") from exc
-    try:
-        return analyze(
-            args.profile,
+    return profiles.load(
+        args.profile,
+        LoadOptions(
             fmt=args.input_format,
             roots=roots,
             mappings=mappings,
             explicit=explicit,
-            options=opts,
-            trace=trace,
+            execution=args.execution,
+            trace=args.trace,
+            dma_ceiling_gbps=args.dma_ceiling,
+            vector_peak_tflops=args.vector_peak,
+            generation=args.target,
             ignore_schema_version=args.ignore_schema_version,
-        )
-    except OverflowError as exc:  # the readers locate what they check; this is any number they do not
-        raise ProfileError(f"{args.profile}: a number in the profile is out of range ({exc})") from exc
+        ),
+    )
 
 
 def run_summary(args: argparse.Namespace) -> int:
     """``profile summary``."""
-    from nki_studio.profile.report_text import kernel_text
+    from nki_studio.service.reports import kernel_text
 
     try:
         report = _analyze(args, [], {}, [])
@@ -233,7 +221,7 @@ def _mapped(args: argparse.Namespace, path: str | None = None) -> ProfileReport:
 
 def run_analyze(args: argparse.Namespace) -> int:
     """``profile analyze``: bounds and investigations."""
-    from nki_studio.profile.bounds_text import bounds_text, investigations_text
+    from nki_studio.service.reports import bounds_text, investigations_text
 
     try:
         report = _mapped(args)
@@ -252,10 +240,10 @@ def _texts(profile: str, files: list[str]) -> dict[str, SourceText]:
     """One side's source versions: the snapshot stored with the profile, overridden by ``--text-*`` files
     (keyed by their own path; ``line_align.source_for`` matches them to the profile's files by name).
     ValueError names an unreadable file."""
-    out = read_snapshot(profile)
+    out = profiles.snapshot(profile)
     for f in files:
         try:
-            out[str(Path(f).resolve())] = SourceText.read(f)
+            out[str(Path(f).resolve())] = profiles.source_text(f)
         except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"--text-a/--text-b: cannot read {f}: {exc}") from exc
     return out
@@ -263,7 +251,7 @@ def _texts(profile: str, files: list[str]) -> dict[str, SourceText]:
 
 def run_compare(args: argparse.Namespace) -> int:
     """``profile compare A B``."""
-    from nki_studio.profile.bounds_text import compare, compare_text
+    from nki_studio.service.reports import compare_text
 
     try:
         a, b = _mapped(args), _mapped(args, args.profile_b)
@@ -273,7 +261,7 @@ def run_compare(args: argparse.Namespace) -> int:
         ]
     except (ProfileError, ValueError) as exc:
         return _usage(str(exc))
-    result = compare(a, b, *texts)
+    result = profiles.compare(a, b, *texts)
     if args.json or args.format == "json":
         print(json.dumps(result, indent=1, default=str))
     else:
@@ -283,7 +271,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_report(args: argparse.Namespace) -> int:
     """``profile report``."""
-    from nki_studio.profile.report_text import kernel_text, listing_text, report_json
+    from nki_studio.service.reports import kernel_text, listing_text, report_json
 
     try:
         report = _mapped(args)

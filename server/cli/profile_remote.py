@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from nki_studio.remote.cache import default_root
-from nki_studio.remote.config import RemoteConfigError, settings_from
-from nki_studio.remote.errors import RemoteError
-from nki_studio.remote.flow import RemoteJob, fetch_profile, load_report
-from nki_studio.verify.spec import resolve
+from nki_studio.service import remote_profile, simulation
+from nki_studio.service.remote_profile import RemoteConfigError, RemoteError
+from nki_studio.service.settings import Settings, strict
+from nki_studio.service.simulation import SpecProblem
 
 
 def register(actions: Any) -> None:
@@ -63,7 +62,7 @@ def register(actions: Any) -> None:
 
 def run_remote(args: argparse.Namespace) -> int:
     """``profile remote``."""
-    from nki_studio.profile.report_text import kernel_text, listing_text, report_json
+    from nki_studio.service.reports import kernel_text, listing_text, report_json
 
     path_text, _, kernel = args.target_file.partition("::")
     path = Path(path_text)
@@ -72,41 +71,37 @@ def run_remote(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"nki-studio profile remote: {path}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    resolution = resolve(source, str(path), kernel or None)
-    if resolution.spec is None:
-        print(
-            "nki-studio profile remote: no inputs for the kernel: " + "; ".join(resolution.problems),
-            file=sys.stderr,
-        )
-        return 2
+    # Running the command is the user's trust decision; the options are the ``remote`` settings object.
+    options = {
+        "host": args.host,
+        "sshConfig": args.ssh_config,
+        "sshOptions": args.ssh_option,
+        "workDir": args.workdir,
+        "envActivation": args.activate,
+        "neuronCore": args.neuron_core,
+        "keepFiles": args.keep_remote,
+        "timeout": args.timeout,
+        "transfer": args.transfer,
+        "cacheDir": args.cache_dir,
+    }
+    remote = {k: v for k, v in options.items() if v is not None}
+    settings = strict(Settings(trusted_workspace=True), {"remote": remote})
     try:
-        settings = settings_from(
-            {},
-            host=args.host,
-            sshConfig=args.ssh_config,
-            sshOptions=args.ssh_option,
-            workDir=args.workdir,
-            envActivation=args.activate,
-            neuronCore=args.neuron_core,
-            keepFiles=args.keep_remote,
-            target=args.target,
-            timeout=args.timeout,
-            transfer=args.transfer,
+        kernel_job = simulation.prepare(str(path), source, settings, kernel=kernel or None, lenient=True)
+    except SpecProblem as exc:
+        print(
+            "nki-studio profile remote: no inputs for the kernel: " + "; ".join(exc.problems), file=sys.stderr
         )
-    except RemoteConfigError as exc:
-        print(f"nki-studio profile remote: {exc}", file=sys.stderr)
         return 2
     kernel_file = path.resolve()
     cwd = Path.cwd().resolve()
     # mirror the layout under the current directory (when the kernel is inside it) on the host
     root = cwd if kernel_file.is_relative_to(cwd) else kernel_file.parent
-    job = RemoteJob(
-        kernel_file,
-        resolution.spec,
-        settings,
-        Path(args.cache_dir) if args.cache_dir else default_root(),
-        root,
-    )
+    try:
+        job = remote_profile.job_for(kernel_job, settings, root, target=args.target)
+    except RemoteConfigError as exc:
+        print(f"nki-studio profile remote: {exc}", file=sys.stderr)
+        return 2
 
     def log(line: str) -> None:
         if not args.quiet:
@@ -116,9 +111,9 @@ def run_remote(args: argparse.Namespace) -> int:
         print(f"[{stage}] {message}", file=sys.stderr, flush=True)
 
     try:
-        profile = fetch_profile(job, log=log, progress=progress, cancelled=lambda: False)
+        profile = remote_profile.run(job, log=log, progress=progress)
         progress("load", f"reading {profile.path}")
-        report = load_report(profile)
+        report = remote_profile.load(profile)
     except RemoteError as exc:
         print(f"nki-studio profile remote: {exc}", file=sys.stderr)
         return 1

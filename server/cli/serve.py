@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from nki_studio.lsp.settings import LOG_LEVELS
+from nki_studio.service.settings import LOG_LEVELS
 
 
 def register(subparsers: Any) -> None:

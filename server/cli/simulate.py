@@ -16,14 +16,13 @@ import threading
 import time
 from typing import Any
 
-from nki_studio.model.targets import parse_generation, parse_nki_version
-from nki_studio.nkilint.config import ConfigError, load_config
+from nki_studio.cli.limits import add_limits
+from nki_studio.nkilint.config import ConfigError
 from nki_studio.protocol.simulation import SimulationResult
-from nki_studio.sim import official
-from nki_studio.verify.job import Job
-from nki_studio.verify.report import exit_code, format_text
-from nki_studio.verify.runner import run_job
-from nki_studio.verify.spec import SimSpec, find_kernels, parse_fields, resolve
+from nki_studio.service import simulation
+from nki_studio.service.reports import simulation_exit_code, simulation_text
+from nki_studio.service.settings import Settings, strict
+from nki_studio.service.simulation import Kernel, RunOptions, Simulator, SpecProblem
 
 
 def register(subparsers: Any) -> None:
@@ -50,8 +49,7 @@ def register(subparsers: Any) -> None:
         default="auto",
         help="simulator: AWS's nki.simulate when installed (auto), or ours (embedded)",
     )
-    p.add_argument("--timeout", type=float, default=60.0, help="wall-clock limit in seconds (default 60)")
-    p.add_argument("--memory-mb", type=int, default=4096, help="memory limit of the worker (default 4096)")
+    add_limits(p)
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
     p.add_argument("--trace", metavar="OUT.jsonl", help="write the instruction trace as JSON Lines")
     p.add_argument("--strict", action="store_true", help="stop at the first read of never-written memory")
@@ -93,92 +91,81 @@ def run(args: argparse.Namespace) -> int:
     path, _, kernel = args.target_file.partition("::")
     if not os.path.isfile(path):
         return _usage(f"no such file: {path}")
-    if args.timeout <= 0 or args.memory_mb <= 0:
+    if any(v is not None and v <= 0 for v in (args.timeout, args.memory_mb)):
         return _usage("--timeout and --memory-mb must be positive")
-    if args.backend == "official" and not official.available():
+    if args.backend == "official" and not simulation.official_available():
         return _usage(
             "--backend official: AWS's nki.simulate (Neuron SDK) is not importable here; "
             "use --backend embedded or auto"
         )
     try:
-        config = load_config(path)
-        generation = parse_generation(args.target) if args.target else config.target.generation
-        # None: nothing names the version; the simulation infers it from the kernel's code and says so.
-        version = parse_nki_version(args.nki_version) if args.nki_version else config.named_nki_version
-    except (ValueError, ConfigError) as exc:
-        return _usage(str(exc))
-    override: dict[str, Any] = {}
-    if args.inputs:
-        fields, errors = parse_fields(args.inputs)
-        if errors:
-            return _usage("--inputs: " + "; ".join(str(e) for e in errors))
-        override.update(fields)
-    if args.reference:
-        override["reference"] = args.reference
+        settings = settings_of(args)
+        override = simulation.overrides(args.inputs, args.reference)
+    except ValueError as exc:  # SpecProblem too: its message names ``inputs``
+        return _usage(f"--{exc}" if isinstance(exc, SpecProblem) else str(exc))
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
     if kernel:
         names: list[str | None] = [kernel]
     else:  # every kernel with a spec; else the first kernel, with inferred inputs
-        names = [
-            k.name
-            for k in find_kernels(source, path)
-            if resolve(source, path, k.name, override=override, infer=False).spec is not None
-        ] or [None]
-    specs = []
+        names = [k.name for k in simulation.specified_kernels(source, path, override)] or [None]
+    kernels = []
     for name in names:
-        resolution = resolve(source, path, name, override=override)
-        if resolution.spec is None:
-            for f in resolution.findings:
+        try:
+            kernels.append(simulation.prepare(path, source, settings, kernel=name, override=override))
+        except SpecProblem as exc:
+            for f in exc.findings:
                 print(f"{path}:{f.span.line}:{f.span.column}: {f.code} {f.message}", file=sys.stderr)
-            return _usage("cannot simulate: " + "; ".join(resolution.problems))
-        specs.append(resolution.spec)
-    results = [
-        _simulate_one(args, path, spec, generation.value, str(version) if version else None, len(specs) > 1)
-        for spec in specs
-    ]
+            return _usage(str(exc))
+        except ConfigError as exc:
+            return _usage(str(exc))
+    simulator = Simulator()
+    results = [_run(args, simulator, settings, k, _trace_path(args, k, len(kernels) > 1)) for k in kernels]
     if args.json:  # the estimate section holds the bounds and investigations with or without --analyze
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2, default=str))
     elif args.analyze:
         from nki_studio.cli.simulate_analyze import analysis_text
 
-        print("\n\n".join(f"{format_text(r)}\n\n{analysis_text(r)}" for r in results))
+        print("\n\n".join(f"{simulation_text(r)}\n\n{analysis_text(r)}" for r in results))
     else:
-        print("\n\n".join(format_text(r) for r in results))
-    return max(exit_code(r) for r in results)
+        print("\n\n".join(simulation_text(r) for r in results))
+    return max(simulation_exit_code(r) for r in results)
 
 
-def _simulate_one(
-    args: argparse.Namespace, path: str, spec: SimSpec, target: str, version: str | None, several: bool
-) -> SimulationResult:
-    """The result of one kernel (its trace written to ``--trace``, one file per kernel when there are several)."""
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The options as settings (the editor's keys): running the command is the user's trust decision.
+    Raises ValueError naming a bad value."""
+    options = {
+        "target": args.target,
+        "nkiVersion": args.nki_version,
+        "simulationTimeout": args.timeout,
+        "simulationMemoryLimitMb": args.memory_mb,
+    }
+    return strict(Settings(trusted_workspace=True), {k: v for k, v in options.items() if v is not None})
+
+
+def _trace_path(args: argparse.Namespace, kernel: Kernel, several: bool) -> str | None:
+    """Where ``--trace`` writes the kernel's trace: one file per kernel when there are several."""
     trace = os.path.abspath(args.trace) if args.trace else None
     if trace and several:  # one trace per kernel: OUT.<kernel>.jsonl
         root, ext = os.path.splitext(trace)
-        trace = f"{root}.{spec.kernel}{ext or '.jsonl'}"
-    return _run(args, path, spec, target, version, trace)
+        trace = f"{root}.{kernel.spec.kernel}{ext or '.jsonl'}"
+    return trace
 
 
 def _run(
-    args: argparse.Namespace, path: str, spec: SimSpec, target: str, version: str | None, trace: str | None
+    args: argparse.Namespace, simulator: Simulator, settings: Settings, kernel: Kernel, trace: str | None
 ) -> SimulationResult:
-    job = Job(
-        path=os.path.abspath(path),
-        spec=spec.to_json(),
-        target=target,
-        nki_version=version,
-        backend=args.backend,
-        memory_bytes=args.memory_mb << 20,
-        trace_path=trace,
-        strict=args.strict,
-    )
-    status = [f"simulating {spec.kernel}"]
+    status = [f"simulating {kernel.spec.kernel}"]
     stop = threading.Event()
     ticker = threading.Thread(target=_progress_printer, args=(stop, status), daemon=True)
     if not args.json:
         ticker.start()
+    options = RunOptions(
+        trace_path=trace, backend=args.backend, strict=args.strict, on_progress=status.append
+    )
     try:
-        return run_job(job, timeout_s=args.timeout, on_progress=status.append)
+        return simulator.run(kernel, settings, options, warm=False)
     finally:
         stop.set()
         if ticker.is_alive():

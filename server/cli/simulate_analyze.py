@@ -1,15 +1,15 @@
 """``nki-studio simulate --analyze``: the bounds and investigations of the simulation's *estimated* profile, as
 text.
 
-The worker computes them with the rest of the ``estimate`` section (``simulate.estimate.estimate_section``), so
+The worker computes them with the rest of the ``estimate`` section (``estimate.section``), so
 ``--json`` carries them there whatever the flag; this only renders that section, and every heading says
 "estimated".
 """
 
 from __future__ import annotations
 
-from nki_studio.profile.bounds_text import bounds_text, investigations_text
 from nki_studio.protocol.simulation import SimulationResult
+from nki_studio.service.reports import bounds_text, investigations_text
 
 
 def analysis_text(result: SimulationResult) -> str:

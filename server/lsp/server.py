@@ -39,8 +39,8 @@ from nki_studio import __version__
 from nki_studio.lsp import logs
 from nki_studio.lsp.fastpath.handover import Handover
 from nki_studio.lsp.protocol import NkiProtocol
-from nki_studio.lsp.settings import SECTION, Settings, merge, section_of
 from nki_studio.lsp.typed import converter
+from nki_studio.service.settings import SECTION, Settings, merge, section_of
 from pygls.lsp.server import LanguageServer
 
 if TYPE_CHECKING:  # the declarations are only read by type checkers here

@@ -1,19 +1,22 @@
-"""What an MCP server may do, fixed when it starts: its workspace roots, whether it may run kernels, the
-simulation limits and the remote-profiling host (used only when also enabled).
+"""What an MCP server may do, fixed when it starts: its workspace roots, its settings (whether it may run
+kernels, the simulation limits, the remote-profiling host, used only when also enabled).
 
-Values come from ``nki-studio mcp`` options and an optional settings file with the keys of the settings
-table (``nki_studio.settings.declaration``: ``simulationTimeout``, ``remote: {host: ...}`` ...); options win.
+The settings are read by the one reader (``nki_studio.service.settings``): the ``nki-studio mcp`` options
+over the optional ``--settings`` object over the declared defaults; this module only names the options.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nki_studio.settings.declaration import default
+from nki_studio.service.settings import Settings, strict
+
+# An MCP server runs the workspace's kernels unless started --untrusted (or told so by its settings): the
+# user who starts it decides, unlike an editor, which asks the workspace.
+_BASE = Settings(trusted_workspace=True)
 
 
 @dataclass(frozen=True)
@@ -21,48 +24,19 @@ class McpConfig:
     """The server's configuration (see the module docstring)."""
 
     roots: tuple[Path, ...]
-    trusted: bool = True  # False: lint, explain and profile analysis only; nothing runs the workspace's code
-    timeout_s: float = float(default("simulationTimeout"))
-    memory_mb: int = int(default("simulationMemoryLimitMb"))
-    remote: Mapping[str, Any] = field(default_factory=dict)  # the settings' ``remote`` object
+    settings: Settings = _BASE
     remote_enabled: bool = False  # profile_remote exists only when this is true and remote.host is set
+
+    @property
+    def trusted(self) -> bool:
+        """False: lint, explain and profile analysis only; nothing runs the workspace's code."""
+        return self.settings.trusted_workspace
 
     @property
     def remote_available(self) -> bool:
         """Whether ``profile_remote`` is offered: configured (a host) and enabled, in a trusted server."""
-        host = self.remote.get("host")
+        host = self.settings.remote.get("host")
         return self.trusted and self.remote_enabled and isinstance(host, str) and bool(host.strip())
-
-
-def read_settings(text: str) -> dict[str, Any]:
-    """The settings object of ``--settings``: inline JSON (``{...}``, as the VS Code extension passes it) or a
-    JSON file; either nested (``{"remote": {"host": ...}}``) or VS Code's flat ``nki-studio.*`` keys.
-    Raises ValueError naming what is wrong."""
-    inline = text.lstrip().startswith("{")
-    what = "--settings (inline JSON)" if inline else f"--settings {text}"
-    try:
-        raw = json.loads(text if inline else Path(text).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{what}: not readable JSON ({exc})") from exc
-    if not isinstance(raw, dict):
-        raise ValueError(f"{what}: expected a JSON object")
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        key = key.removeprefix("nki-studio.")
-        if key.startswith("remote."):
-            out.setdefault("remote", {})[key.removeprefix("remote.")] = value
-        elif key == "remote" and isinstance(value, dict):
-            out.setdefault("remote", {}).update(value)
-        else:
-            out[key] = value
-    return out
-
-
-def _positive(settings: Mapping[str, Any], key: str, given: float | None) -> float:
-    value = given if given is not None else settings.get(key, default(key))
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"{key}: expected a positive number, got {value!r}")
-    return float(value)
 
 
 def build_config(
@@ -76,16 +50,18 @@ def build_config(
     remote_enabled: bool | None = None,
 ) -> McpConfig:
     """The configuration from options over settings over the declared defaults. Raises ValueError."""
-    s = dict(settings or {})
-    remote = dict(s.get("remote") or {})
+    given = strict(_BASE, settings or {})
+    options: dict[str, Any] = {"simulationTimeout": timeout_s, "simulationMemoryLimitMb": memory_mb}
     if remote_host is not None:
-        remote["host"] = remote_host
-    enabled = remote_enabled if remote_enabled is not None else bool(s.get("mcp.remoteProfiling", False))
+        options["remote"] = {**given.remote, "host": remote_host}
+    if not trusted:
+        options["trustedWorkspace"] = False
+    merged = strict(given, {k: v for k, v in options.items() if v is not None})
+    enabled = (
+        remote_enabled if remote_enabled is not None else bool(merged.extra.get("mcp.remoteProfiling", False))
+    )
     return McpConfig(
         roots=tuple(Path(r).expanduser().resolve() for r in roots),
-        trusted=trusted and s.get("trustedWorkspace", True) is not False,
-        timeout_s=_positive(s, "simulationTimeout", timeout_s),
-        memory_mb=int(_positive(s, "simulationMemoryLimitMb", memory_mb)),
-        remote=remote,
+        settings=merged,
         remote_enabled=enabled,
     )

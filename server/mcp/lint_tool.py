@@ -7,12 +7,14 @@ from typing import Any
 
 from nki_studio.core.finding_json import finding_dict
 from nki_studio.mcp.errors import ToolFailure
-from nki_studio.mcp.targets import file_config
+from nki_studio.mcp.targets import config_failure, tool_settings
 from nki_studio.mcp.workspace import Workspace
-from nki_studio.nkilint.api import lint_source
+from nki_studio.nkilint.config import ConfigError
+from nki_studio.service.lint import lint_text
+from nki_studio.service.settings import Settings
 
 
-def lint(ws: Workspace, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def lint(ws: Workspace, settings: Settings, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """Lint ``args["file"]`` or ``args["source"]`` (located at ``args["path"]`` for its config, default the
     first root); returns the structured result and a one-line summary."""
     if args.get("source") is not None:
@@ -29,8 +31,11 @@ def lint(ws: Workspace, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
             raise ToolFailure("not_found", f"file: cannot read {args['file']}: {exc}") from exc
     else:
         raise ToolFailure("invalid_arguments", "give either file or source", argument="file")
-    config = file_config(path, args)
-    findings = [finding_dict(f) for f in lint_source(text, path, config)]
+    try:
+        config, found = lint_text(text, path, tool_settings(settings, args))
+    except ConfigError as exc:
+        raise config_failure(exc) from exc
+    findings = [finding_dict(f) for f in found]
     for f in findings:
         f["path"] = ws.relative(f["path"])
     counts = Counter(f["severity"] for f in findings)

@@ -1,29 +1,54 @@
 """The ``estimate``, ``analyze_profile`` and ``compare`` tools: a kernel's estimated timeline or a measured
-Neuron Explorer profile → summary, bounds, investigations and per-line heat (``profile_view``), and two of
-them side by side with per-line deltas."""
+Neuron Explorer profile → summary, bounds, investigations and per-line heat (``service.views``), and two of
+them side by side with per-line deltas (``service.views.compare_views``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nki_studio.mcp import profile_view
 from nki_studio.mcp.errors import ToolFailure
 from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.simulate_tool import failed_metrics
 from nki_studio.mcp.workspace import Workspace
-from nki_studio.profile.analyze import analyze
-from nki_studio.profile.line_align import SourceText, compare_lines, read_snapshot
-from nki_studio.profile.model import ProfileError
+from nki_studio.service import profiles, views
+from nki_studio.service.profiles import LoadOptions, ProfileError
+from nki_studio.service.views import TOP_LINES, View
+
+if TYPE_CHECKING:
+    from nki_studio.service.profiles import ProfileReport, SourceText
+
+
+def local_paths(ws: Workspace, report: ProfileReport) -> Callable[[str], str]:
+    """A recorded source path as the workspace-relative file it maps to (as recorded when it maps to none)."""
+
+    def local(recorded: str) -> str:
+        mapped = report.mapping.get(recorded)
+        return ws.relative(mapped.local) if mapped is not None and mapped.local else recorded
+
+    return local
+
+
+def headline(name: str, v: View) -> str:
+    """One line: the label, latency and busiest engine of a view."""
+    s = v["summary"]
+    busiest = v["bounds"]["busiestEngine"]
+    top = v["lines"][0] if v["lines"] else None
+    hot = f"; hottest line {top['file']}:{top['line']} ({top['share']:.0%})" if top else ""
+    return (
+        f"{name}: {v['label']} latency {s['latency_ns'] / 1000:.2f} µs ({s['latency_source']}); busiest engine "
+        f"{busiest['engine'] or '-'} {busiest['busy_ns'] / 1000:.2f} µs{hot}"
+    )
 
 
 def estimate_view(
-    ws: Workspace, sim: Simulator, args: dict[str, Any], top: int | None = profile_view.TOP_LINES
-) -> dict[str, Any]:
-    """Simulate the kernel and view the result's ``estimate`` section (the worker scheduled the trace,
-    ``nki_studio.estimate``, and analysed the estimated profile): the fields ``simulate --json`` prints. The
-    simulation's verdict comes along: an estimate of a wrong kernel is worth little."""
-    job = prepare(ws, args)
+    ws: Workspace, sim: Simulator, args: dict[str, Any], top: int | None = TOP_LINES
+) -> tuple[View, dict[str, Any]]:
+    """Simulate the kernel and view the result's ``estimate`` section (the worker scheduled the trace and
+    analysed the estimated profile): the fields ``simulate --json`` prints; and what the tool adds (kernel,
+    path, target, the simulation's verdict: an estimate of a wrong kernel is worth little)."""
+    job = prepare(ws, sim.config.settings, args)
     result = sim.run(job, timeout_s=args.get("timeout_s"))
     section = result.get("estimate")
     if result["status"] not in ("passed", "failed") or not section:
@@ -32,79 +57,71 @@ def estimate_view(
             f"cannot estimate: the simulation did not finish: {result['status']}: {result['message']}",
             status=result["status"],
         )
-    out = profile_view.estimate_section_view(section, ws.relative, top)
-    out.update(
-        kernel=job.spec.kernel,
-        path=ws.relative(job.path),
-        target=job.generation.value,
-        simulation={
+    seen = views.estimate_view(section, ws.relative, top)
+    return seen, {
+        "kernel": job.spec.kernel,
+        "path": ws.relative(job.path),
+        "target": job.generation.value,
+        "simulation": {
             "status": result["status"],
             "message": result["message"],
             "failedMetrics": failed_metrics(result),
         },
-    )
-    return out
+    }
 
 
 def estimate(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The ``estimate`` tool."""
-    out = estimate_view(ws, sim, args)
-    verdict = (
-        "" if out["simulation"]["status"] == "passed" else f" (the simulation {out['simulation']['status']})"
-    )
-    return out, profile_view.headline(out["kernel"], out) + verdict
+    seen, extra = estimate_view(ws, sim, args)
+    status = extra["simulation"]["status"]
+    verdict = "" if status == "passed" else f" (the simulation {status})"
+    return {**seen, **extra}, headline(extra["kernel"], seen) + verdict
 
 
 def profile_report_view(
-    ws: Workspace, path_text: str, argument: str = "profile", top: int | None = profile_view.TOP_LINES
-) -> dict[str, Any]:
+    ws: Workspace, path_text: str, argument: str = "profile", top: int | None = TOP_LINES
+) -> tuple[View, dict[str, Any]]:
     """Read a measured profile (any supported format) inside the roots and view it, its source paths mapped
-    onto the roots."""
+    onto the roots; and what the tool adds (path, mapping, the reason nothing maps)."""
     path = ws.resolve(path_text, kind="any", argument=argument)
     try:
-        report = analyze(path, roots=list(ws.roots))
-    except (ProfileError, ValueError, OverflowError, UnicodeDecodeError) as exc:
+        report = profiles.load(path, LoadOptions(roots=list(ws.roots)))
+    except (ProfileError, ValueError, UnicodeDecodeError) as exc:
         raise ToolFailure("unreadable_profile", f"{argument}: {ws.relative(path)}: {exc}") from exc
-
-    def local(recorded: str) -> str:
-        mapped = report.mapping.get(recorded)
-        return ws.relative(mapped.local) if mapped is not None and mapped.local else recorded
-
-    out = profile_view.view(report, local, top)
-    out.update(
-        path=ws.relative(path),
-        mapping=[m.to_dict() for m in report.mapping.values()],
-        problem=report.problem(),
-    )
-    return out
+    return views.view(report, local_paths(ws, report), top), {
+        "path": ws.relative(path),
+        "mapping": [m.to_dict() for m in report.mapping.values()],
+        "problem": report.problem(),
+    }
 
 
 def analyze_profile(ws: Workspace, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The ``analyze_profile`` tool."""
-    out = profile_report_view(ws, args.get("profile", ""))
-    text = profile_view.headline(Path(out["path"]).name, out)
-    if out["problem"]:
-        text += f". {out['problem'].splitlines()[0]}"
-    return out, text
+    seen, extra = profile_report_view(ws, args.get("profile", ""))
+    text = headline(Path(extra["path"]).name, seen)
+    if extra["problem"]:
+        text += f". {extra['problem'].splitlines()[0]}"
+    return {**seen, **extra}, text
 
 
 def _side(
     ws: Workspace, sim: Simulator, name: str, spec: Any
-) -> tuple[dict[str, Any], dict[str, SourceText]]:
-    """One side's view with all its lines, and the source text it was produced from (workspace-relative path
-    -> snapshot): the kernel as simulated for an estimate, the snapshot stored with a measured profile (none:
-    lines are then matched by number)."""
+) -> tuple[View, dict[str, Any], dict[str, SourceText]]:
+    """One side's view with all its lines, its path (and kernel), and the source text it was produced from
+    (workspace-relative path -> snapshot): the kernel as simulated for an estimate, the snapshot stored with a
+    measured profile (none: lines are then matched by number)."""
     if not isinstance(spec, dict):
         raise ToolFailure(
             "invalid_arguments", f"{name}: expected an object with profile or file", argument=name
         )
     if spec.get("profile"):
-        view = profile_report_view(ws, spec["profile"], argument=f"{name}.profile", top=None)
-        snap = read_snapshot(ws.resolve(spec["profile"], kind="any", argument=f"{name}.profile"))
-        return view, {ws.relative(k): v for k, v in snap.items()}
+        seen, extra = profile_report_view(ws, spec["profile"], argument=f"{name}.profile", top=None)
+        snap = profiles.snapshot(ws.resolve(spec["profile"], kind="any", argument=f"{name}.profile"))
+        return seen, {"path": extra["path"]}, {ws.relative(k): v for k, v in snap.items()}
     if spec.get("file") or spec.get("source") is not None:
         texts = _kernel_text(ws, spec)  # read before the run: the text the simulation sees
-        return estimate_view(ws, sim, spec, top=None), texts
+        seen, extra = estimate_view(ws, sim, spec, top=None)
+        return seen, {"path": extra["path"], "kernel": extra["kernel"]}, texts
     raise ToolFailure(
         "invalid_arguments",
         f"{name}: give profile (a profile path), file or source (a kernel to estimate)",
@@ -114,77 +131,44 @@ def _side(
 def _kernel_text(ws: Workspace, spec: dict[str, Any]) -> dict[str, SourceText]:
     if spec.get("source") is not None:
         return {
-            ws.relative(ws.unsaved(spec.get("path") or spec.get("file"))): SourceText.of(str(spec["source"]))
+            ws.relative(ws.unsaved(spec.get("path") or spec.get("file"))): profiles.source_text(
+                text=str(spec["source"])
+            )
         }
     try:
         path = ws.resolve(spec.get("file", ""), argument="file")
-        return {ws.relative(path): SourceText.read(path)}
+        return {ws.relative(path): profiles.source_text(path)}
     except (ToolFailure, OSError, UnicodeDecodeError):
         return {}  # estimate_view reports the unreadable file
-
-
-def _times(view: dict[str, Any]) -> dict[str, dict[int, int]]:
-    out: dict[str, dict[int, int]] = {}
-    for ln in view["lines"]:
-        per = out.setdefault(ln["file"], {})
-        per[ln["line"]] = per.get(ln["line"], 0) + ln["busy_ns"]
-    return out
-
-
-_TOTALS = (
-    "latency_ns",
-    "compute_union_ns",
-    "dma_union_ns",
-    "idle_ns",
-    "serialization_gap_ns",
-    "instr",
-    "dma_bytes",
-)
 
 
 def compare(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The ``compare`` tool: ``a`` and ``b`` (each a profile or a kernel to estimate) → both views' summaries
     and bounds, the totals' deltas (b − a) and per-line deltas, largest first, with each line followed across
-    the edit when both texts are known (``line_align``), and the lines only in a or only in b."""
-    (a, sources_a), (b, sources_b) = _side(ws, sim, "a", args.get("a")), _side(ws, sim, "b", args.get("b"))
-    totals: dict[str, Any] = {}
-    for key in _TOTALS:
-        va, vb = a["summary"].get(key), b["summary"].get(key)
-        if isinstance(va, (int, float)) and isinstance(vb, (int, float)):
-            totals[key] = {"a": va, "b": vb, "delta": vb - va, "ratio": vb / va if va else None}
-    engines = sorted({*a["summary"]["engines"], *b["summary"]["engines"]})
-    engine_deltas = {
-        e: {"a": a["summary"]["engines"].get(e, 0), "b": b["summary"]["engines"].get(e, 0)} for e in engines
-    }
-    ta, tb = _times(a), _times(b)
-    only = (next(iter(ta)), next(iter(tb))) if len(ta) == 1 and len(tb) == 1 else None
-    if only:  # one kernel file each side: the same kernel, maybe saved under another name
-        ta, tb = {"": ta[only[0]]}, {"": tb[only[1]]}
-    got = compare_lines(ta, tb, sources_a, sources_b, only)
-    if only:  # name the file again: B's for lines that are in B, A's for removed ones
-        for r in (*got["lines"], *got["removed_lines"], *got["added_lines"]):
-            r["file"] = only[1] if r["line_b"] is not None else only[0]
-    la, lb = a["summary"]["latency_ns"], b["summary"]["latency_ns"]
-    faster = "same" if la == lb else ("b" if lb < la else "a")
+    the edit when both texts are known, and the lines only in a or only in b."""
+    a, name_a, sources_a = _side(ws, sim, "a", args.get("a"))
+    b, name_b, sources_b = _side(ws, sim, "b", args.get("b"))
+    got = views.compare_views(a, b, sources_a, sources_b)
     out = {
-        "a": {k: a[k] for k in ("label", "summary", "bounds", "investigations")} | _name(a),
-        "b": {k: b[k] for k in ("label", "summary", "bounds", "investigations")} | _name(b),
-        "totals": totals,
-        "engines": engine_deltas,
-        "lines": got["lines"][: profile_view.TOP_LINES],
-        "removed_lines": got["removed_lines"][: profile_view.TOP_LINES],
-        "added_lines": got["added_lines"][: profile_view.TOP_LINES],
-        "lines_matched_by": got["lines_matched_by"],
-        "faster": faster,
-        "speedup": la / lb if lb else None,
+        "a": {
+            "label": a["label"],
+            "summary": a["summary"],
+            "bounds": a["bounds"],
+            "investigations": a["investigations"],
+        }
+        | name_a,
+        "b": {
+            "label": b["label"],
+            "summary": b["summary"],
+            "bounds": b["bounds"],
+            "investigations": b["investigations"],
+        }
+        | name_b,
+        **got,
     }
-    labels = f"{a['label']} vs {b['label']}"
-    text = f"{labels}: a {la / 1000:.2f} µs, b {lb / 1000:.2f} µs — " + (
-        f"{faster} is faster ({out['speedup']:.2f}x a/b)" if faster != "same" else "the same latency"
+    la, lb, faster = a["summary"]["latency_ns"], b["summary"]["latency_ns"], got["faster"]
+    text = f"{a['label']} vs {b['label']}: a {la / 1000:.2f} µs, b {lb / 1000:.2f} µs — " + (
+        f"{faster} is faster ({got['speedup']:.2f}x a/b)" if faster != "same" else "the same latency"
     )
     text += f"; per-line deltas: {got['lines_matched_by']}"
     return out, text
-
-
-def _name(view: dict[str, Any]) -> dict[str, Any]:
-    return {k: view[k] for k in ("path", "kernel") if k in view}

@@ -7,46 +7,41 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from nki_studio.mcp import profile_view
 from nki_studio.mcp.config import McpConfig
 from nki_studio.mcp.errors import ToolFailure
 from nki_studio.mcp.jobs import prepare
+from nki_studio.mcp.profile_tools import headline, local_paths
 from nki_studio.mcp.workspace import Workspace
-from nki_studio.remote.cache import default_root
-from nki_studio.remote.config import RemoteConfigError, settings_from
-from nki_studio.remote.errors import RemoteError
-from nki_studio.remote.flow import RemoteJob, fetch_profile, load_report
+from nki_studio.service import remote_profile, views
+from nki_studio.service.remote_profile import RemoteConfigError, RemoteError
 
 
 def profile_remote(ws: Workspace, config: McpConfig, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """Profile the kernel on the configured host; the log of the remote stages comes back too."""
     if not config.remote_available:
         raise ToolFailure("refused", "remote profiling is not configured and enabled for this server")
-    job = prepare(ws, args)
-    try:
-        settings = settings_from(config.remote, target=job.generation.value)
-    except RemoteConfigError as exc:
-        raise ToolFailure("invalid_arguments", str(exc)) from exc
+    job = prepare(ws, config.settings, args)
     kernel_file = Path(job.path)
     root = next((r for r in ws.roots if kernel_file.is_relative_to(r)), kernel_file.parent)
-    cache = config.remote.get("cacheDir") or None
-    remote = RemoteJob(kernel_file, job.spec, settings, Path(cache) if cache else default_root(), root)
+    try:
+        remote = remote_profile.job_for(job, config.settings, root)
+    except RemoteConfigError as exc:
+        raise ToolFailure("invalid_arguments", str(exc)) from exc
     log: list[str] = []
     try:
-        profile = fetch_profile(
-            remote,
-            log=log.append,
-            progress=lambda stage, message: log.append(f"[{stage}] {message}"),
-            cancelled=lambda: False,
+        profile = remote_profile.run(
+            remote, log=log.append, progress=lambda stage, message: log.append(f"[{stage}] {message}")
         )
-        report = load_report(profile)
+        report = remote_profile.load(profile)
     except RemoteError as exc:
         raise ToolFailure("remote_failed", str(exc), log=log[-40:]) from exc
 
-    def local(recorded: str) -> str:
-        mapped = report.mapping.get(recorded)
-        return ws.relative(mapped.local) if mapped is not None and mapped.local else recorded
-
-    out = profile_view.view(report, local)
-    out.update(kernel=job.spec.kernel, host=profile.host, downloaded=str(profile.path), log=log[-40:])
-    return out, profile_view.headline(f"{job.spec.kernel} on {profile.host}", out)
+    seen = views.view(report, local_paths(ws, report))
+    out = {
+        **seen,
+        "kernel": job.spec.kernel,
+        "host": profile.host,
+        "downloaded": str(profile.path),
+        "log": log[-40:],
+    }
+    return out, headline(f"{job.spec.kernel} on {profile.host}", seen)

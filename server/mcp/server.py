@@ -91,7 +91,7 @@ class NkiStudioMcp:
     def _lint(self, args: dict[str, Any]) -> Answer:
         from nki_studio.mcp.lint_tool import lint
 
-        return lint(self.workspace, args)
+        return lint(self.workspace, self.config.settings, args)
 
     @staticmethod
     def _explain(args: dict[str, Any]) -> Answer:

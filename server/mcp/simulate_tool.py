@@ -3,14 +3,14 @@ oracle's verdict with its metrics, an output summary, SBUF/PSUM peaks and errors
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from nki_studio.core.finding_json import finding_dict
 from nki_studio.mcp.errors import Kind, ToolFailure
 from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.workspace import Workspace
-from nki_studio.protocol.simulation import SimulationResult
-from nki_studio.verify.report import findings
+from nki_studio.protocol.simulation import LiveAllocation, MetricValue, SimulationResult
+from nki_studio.service.simulation import result_findings
 
 _FAILURE_KIND: dict[str, Kind] = {
     "timeout": "timeout",
@@ -21,41 +21,79 @@ _FAILURE_KIND: dict[str, Kind] = {
 }
 
 
-def failed_metrics(result: SimulationResult) -> list[dict[str, Any]]:
+class FailedMetric(TypedDict):
+    """One oracle check that failed, named by output (or input) and metric."""
+
+    output: str
+    metric: str
+    value: MetricValue
+    threshold: str
+
+
+class OutputSummary(TypedDict):
+    """One output: shape, dtype, NaN/Inf counts and whether it passed."""
+
+    name: str
+    shape: list[int]
+    dtype: str
+    nan_count: int
+    inf_count: int
+    passed: bool
+
+
+class RegionUse(TypedDict):
+    """Peak bytes per partition of one on-chip region against its capacity."""
+
+    peakBytes: int
+    capacityBytes: int
+    share: float
+    live: list[LiveAllocation]
+
+
+def failed_metrics(result: SimulationResult) -> list[FailedMetric]:
     """Every oracle check that failed, named by output (or input) and metric."""
-    oracle: dict[str, Any] = dict(result.get("oracle") or {})
+    oracle = result.get("oracle")
+    if not oracle:
+        return []
     out = [
-        {"output": o["name"], "metric": m["name"], "value": m["value"], "threshold": m["threshold"]}
-        for o in oracle.get("outputs", ())
-        for m in o.get("metrics", ())
-        if m.get("passed") is False
+        FailedMetric(output=o["name"], metric=m["name"], value=m["value"], threshold=m["threshold"])
+        for o in oracle["outputs"]
+        for m in o["metrics"]
+        if m["passed"] is False
     ]
     out += [
-        {"output": m["name"], "metric": "unchanged", "value": m["value"], "threshold": m["threshold"]}
-        for m in oracle.get("inputs", ())
-        if m.get("passed") is False
+        FailedMetric(output=m["name"], metric="unchanged", value=m["value"], threshold=m["threshold"])
+        for m in oracle["inputs"]
+        if m["passed"] is False
     ]
     return out
 
 
-def outputs_summary(result: SimulationResult) -> list[dict[str, Any]]:
+def outputs_summary(result: SimulationResult) -> list[OutputSummary]:
     """Per output: shape, dtype, NaN/Inf counts and whether it passed."""
-    oracle: dict[str, Any] = dict(result.get("oracle") or {})
+    oracle = result.get("oracle")
     return [
-        {k: o[k] for k in ("name", "shape", "dtype", "nan_count", "inf_count", "passed")}
-        for o in oracle.get("outputs", ())
+        OutputSummary(
+            name=o["name"],
+            shape=o["shape"],
+            dtype=o["dtype"],
+            nan_count=o["nan_count"],
+            inf_count=o["inf_count"],
+            passed=o["passed"],
+        )
+        for o in (oracle["outputs"] if oracle else ())
     ]
 
 
-def peaks(result: SimulationResult) -> dict[str, Any]:
+def peaks(result: SimulationResult) -> dict[str, RegionUse]:
     """Peak bytes per partition against capacity, per on-chip region."""
     return {
-        region: {
-            "peakBytes": p["peakBytes"],
-            "capacityBytes": p["capacityBytes"],
-            "share": p["peakBytes"] / p["capacityBytes"] if p["capacityBytes"] else 0.0,
-            "live": p["live"][:8],
-        }
+        region: RegionUse(
+            peakBytes=p["peakBytes"],
+            capacityBytes=p["capacityBytes"],
+            share=p["peakBytes"] / p["capacityBytes"] if p["capacityBytes"] else 0.0,
+            live=p["live"][:8],
+        )
         for region, p in (result.get("peak") or {}).items()
     }
 
@@ -63,9 +101,9 @@ def peaks(result: SimulationResult) -> dict[str, Any]:
 def simulate(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """Run the kernel ``args`` name; returns the structured result and a one-line summary. A kernel that
     fails, times out or runs out of memory is a result (``passed: false``), not a tool error."""
-    job = prepare(ws, args)
+    job = prepare(ws, sim.config.settings, args)
     result = sim.run(job, timeout_s=args.get("timeout_s"))
-    located = [finding_dict(f) for f in findings(result, job.path, job.kernel)]
+    located = [finding_dict(f) for f in result_findings(result, job.path, job.info)]
     for f in located:
         f["path"] = ws.relative(f["path"])
     failed = failed_metrics(result)

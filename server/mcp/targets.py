@@ -1,33 +1,26 @@
-"""The ``target`` and ``nki_version`` arguments every tool takes, over the file's ``[tool.nki-studio]``."""
+"""The ``target`` and ``nki_version`` arguments every tool takes, over the server's settings."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from nki_studio.mcp.errors import ToolFailure
-from nki_studio.model.targets import Generation, NkiVersion, Target, parse_generation, parse_nki_version
-from nki_studio.nkilint.config import ConfigError, LintConfig, load_config
+from nki_studio.nkilint.config import ConfigError
+from nki_studio.service.settings import Settings, strict
 
 
-def file_config(path: str, args: dict[str, Any]) -> LintConfig:
-    """The lint configuration of ``path`` with the tool's ``target``/``nki_version`` arguments applied."""
+def tool_settings(base: Settings, args: dict[str, Any]) -> Settings:
+    """The server's settings with the tool's ``target``/``nki_version`` arguments (when given) on top; the
+    file's ``[tool.nki-studio]`` applies under them (``service.settings.project_config``)."""
+    given = {
+        key: args[arg] for key, arg in (("target", "target"), ("nkiVersion", "nki_version")) if args.get(arg)
+    }
     try:
-        config = load_config(path)
-    except ConfigError as exc:
-        raise ToolFailure("bad_spec", f"invalid [tool.nki-studio] configuration: {exc}") from exc
-    generation, version = parse_target_args(args)
-    if generation is None and version is None:
-        return config
-    target = Target(generation or config.target.generation, version or config.target.nki_version)
-    return replace(config, target=target, nki_version_set=config.nki_version_set or version is not None)
-
-
-def parse_target_args(args: dict[str, Any]) -> tuple[Generation | None, NkiVersion | None]:
-    """The generation and NKI version the arguments name (None: not named)."""
-    try:
-        generation = parse_generation(args["target"]) if args.get("target") else None
-        version = parse_nki_version(args["nki_version"]) if args.get("nki_version") else None
+        return strict(base, given)
     except ValueError as exc:
         raise ToolFailure("invalid_arguments", str(exc)) from exc
-    return generation, version
+
+
+def config_failure(exc: ConfigError) -> ToolFailure:
+    """A broken ``[tool.nki-studio]`` as the tool error."""
+    return ToolFailure("bad_spec", f"invalid [tool.nki-studio] configuration: {exc}")

@@ -1,7 +1,7 @@
 """Every ``nki-studio.*`` setting, declared once: key, JSON type, default, allowed values, description, scope,
 whether untrusted workspaces may set it, and who reads it.
 
-``nki_studio.lsp.settings`` (server), ``nki_studio.remote.config`` (the ``remote.*`` keys) take their
+``nki_studio.service.settings`` (server), ``nki_studio.remote.config`` (the ``remote.*`` keys) take their
 defaults and allowed values from here; ``python -m nki_studio.settings.generate`` writes package.json
 ``contributes.configuration`` and ``restrictedConfigurations``, ``extension/src/settingsKeys.generated.ts``
 and the settings table of ``docs/settings.md`` from it. This module imports nothing from the rest of the
@@ -9,7 +9,7 @@ package, so every layer may read it.
 
 To add a setting, append one line to ``SETTINGS``, e.g.
 ``Setting("exampleFlag", "boolean", False, "What it switches.", "server"),``; read it (a server key: a field
-and a ``_KEYS`` parser in ``nki_studio.lsp.settings``), then run ``bash scripts/generate.sh``.
+and a ``_KEYS`` parser in ``nki_studio.service.settings``), then run ``bash scripts/generate.sh``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from nki_studio.lsp.jobs import CancelToken, JobCancelled
 from nki_studio.lsp.server import FEATURES, create_server
-from nki_studio.lsp.settings import Settings
+from nki_studio.service.settings import Settings
 from pygls.workspace import Workspace
 
 

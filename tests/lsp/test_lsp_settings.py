@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nki_studio.lsp.settings import PathMapping, Settings, merge
 from nki_studio.model.targets import Generation, parse_nki_version
+from nki_studio.service.settings import PathMapping, Settings, merge
 
 
 def test_defaults_are_untrusted() -> None:

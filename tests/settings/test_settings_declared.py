@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nki_studio.lsp import settings as lsp_settings
+from nki_studio.service import settings as lsp_settings
 from nki_studio.settings.declaration import SETTINGS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,14 +25,15 @@ def _declared(readers: tuple[str, ...], *, remote: bool) -> set[str]:
 def test_top_level_keys_the_server_reads_are_declared() -> None:
     parsed = set(lsp_settings._KEYS)  # parsed into Settings
     # read by feature modules from Settings.extra (keys without a Settings field)
-    extra = _found(r'extra\.get\("(\w+)"', sorted((ROOT / "server" / "lsp").rglob("*.py")))
+    front = [*(ROOT / "server" / "lsp").rglob("*.py"), *(ROOT / "server" / "service").rglob("*.py")]
+    extra = _found(r'extra\.get\("(\w+)"', sorted(front))
     assert "remote" in extra  # the nested object of the remote.* settings
     assert parsed | (extra - {"remote"}) == _declared(("server", "both"), remote=False)
 
 
 def test_remote_keys_the_server_reads_are_declared() -> None:
     config = _found(r'_value\(values, "(\w+)"\)', [ROOT / "server" / "remote" / "config.py"])
-    feature = _found(r'raw\.get\("(\w+)"\)', [ROOT / "server" / "lsp" / "features" / "remote.py"])
+    feature = _found(r'raw\.get\("(\w+)"\)', [ROOT / "server" / "service" / "remote_profile.py"])
     assert config | feature == _declared(("server", "both"), remote=True)
 
 

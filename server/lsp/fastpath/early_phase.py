@@ -4,7 +4,7 @@
    (``initialize_cache``); without one, or with the setting ``fastStart`` false, nothing more happens here;
 2. ``initialized`` is let through;
 3. the first ``textDocument/didOpen`` of a Python document is linted exactly as the full server lints it
-   (``lsp.document_lint``, ``lsp.convert``) and its diagnostics are published;
+   (``service.lint``, ``lsp.convert``) and its diagnostics are published;
 4. keyword-argument completions of NKI calls in that document already waiting when that is done (the user
    typing right after opening it) are answered from the stubs' table (``early_completion``), as the full
    server answers them; the full server's own answers to those requests are dropped (``streams``).
@@ -85,7 +85,7 @@ def _converse(reader: MessageReader, out: BinaryIO, progress: _Progress, idle_s:
         return
     params = message.get("params") or {}
     # The settings come with initialize; ``fastStart`` must be known before anything is answered.
-    from nki_studio.lsp.settings import Settings, merge
+    from nki_studio.service.settings import Settings, merge
 
     settings, _ = merge(Settings(), params.get("initializationOptions"))
     if not settings.fast_start:
@@ -144,8 +144,8 @@ def _publish_first(
     out: BinaryIO, params: dict[str, Any], settings: Any, encoding: Any, progress: _Progress
 ) -> None:
     from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lines
-    from nki_studio.lsp.document_lint import document_config, lint_document
     from nki_studio.nkilint.incremental import IncrementalLinter
+    from nki_studio.service.lint import document_config, lint_document
     from pygls.uris import to_fs_path
 
     doc = params.get("textDocument") or {}

@@ -22,10 +22,10 @@ from lsprotocol import types
 from nki_studio.lsp.features.nki_jedi import NkiJedi, imports_nki, target_notes
 from nki_studio.lsp.features.stub_keywords import StubParameter, keyword_completions
 from nki_studio.lsp.server import NkiLanguageServer
-from nki_studio.model.analysis import AllocationInfo, KernelArgs, describe_allocations
-from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
-from nki_studio.nkilint.config import ConfigError, load_config
-from nki_studio.verify.spec import SpecError, spec_arguments
+from nki_studio.model.analysis import AllocationInfo, describe_allocations
+from nki_studio.model.targets import Target
+from nki_studio.service.settings import file_target
+from nki_studio.service.simulation import spec_arguments
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
@@ -122,13 +122,7 @@ class IntelligenceFeature:
 
     def target(self, path: str | None) -> Target:
         """The editor's target, else the project's ``[tool.nki-studio]``, else the defaults."""
-        settings = self.server.settings
-        try:
-            configured = load_config(path).target if path else Target()
-            generation, version = configured.generation, configured.nki_version
-        except ConfigError:
-            generation, version = DEFAULT_GENERATION, NEWEST_VERSION
-        return Target(settings.target or generation, settings.nki_version or version)
+        return file_target(path, self.server.settings)
 
     # ---- completion ----------------------------------------------------------------------------------------
     async def completion(self, params: types.CompletionParams) -> types.CompletionList | None:
@@ -225,7 +219,7 @@ class IntelligenceFeature:
         cached = self._allocations.get(req.uri)
         if cached is None or cached[0] != key:
             path = req.path or "<unknown>"
-            args = _spec_arguments(req.text, path)
+            args = spec_arguments(req.text, path)
             cached = (key, describe_allocations(req.text, path, target, args, line=req.line))
             self._allocations[req.uri] = cached
         col = req.column + 1  # Span columns are 1-based
@@ -391,11 +385,3 @@ def register(server: NkiLanguageServer) -> None:
         return await ls.user_request(feature.definition)(params)
 
     server.after_startup(lambda: feature.start(None))
-
-
-def _spec_arguments(text: str, path: str) -> KernelArgs:
-    """Argument shapes and dtypes from the file's simulate specs (a malformed spec just gives none)."""
-    try:
-        return spec_arguments(text, path)
-    except (SpecError, ValueError, OSError):
-        return {}

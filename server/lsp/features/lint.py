@@ -24,15 +24,15 @@ from lsprotocol import types
 from nki_studio.core.findings import Finding
 from nki_studio.lsp import lint_process
 from nki_studio.lsp.convert import DocumentPositions, conversion_key, diagnostic_json, split_lines
-from nki_studio.lsp.document_lint import document_config, lint_document
 from nki_studio.lsp.fastpath.handover import Handover
 from nki_studio.lsp.jobs import CancelToken, JobCancelled, JobRunner
 from nki_studio.lsp.lint_process import LintProcess
 from nki_studio.lsp.noqa_edit import noqa_edit
 from nki_studio.lsp.server import NkiLanguageServer
-from nki_studio.lsp.settings import Settings
 from nki_studio.lsp.typed import range_from_json, to_diagnostic
 from nki_studio.nkilint.incremental import IncrementalLinter
+from nki_studio.service.lint import document_config, lint_document
+from nki_studio.service.settings import Settings
 from pygls.uris import to_fs_path
 
 log = logging.getLogger(__name__)

@@ -1,8 +1,8 @@
 """Measured heat from Neuron Explorer profiles: commands ``nki-studio.loadProfile`` / ``nki-studio.clearProfile``,
 the ``nki/heatmap`` notification (``source: "measured"``), hovers and optional inlay hints.
 
-All analysis lives in ``nki_studio.profile`` (``analyze`` → payloads, ``hover_markdown``, ``remap_lines``); this
-module only moves data between the client and those functions.
+Loading (with its size and format checks) is the service's (``service.profiles``), the heat's labels, hovers and
+line remapping too (``service.heat``); this module only moves data between the client and those functions.
 
 Trust: loading a profile reads data files and runs no user code, so it is allowed in untrusted workspaces too
 (the brief's trust rule covers simulating and profiling, i.e. executing kernels). Nothing here executes
@@ -27,6 +27,7 @@ from nki_studio.lsp.uris import ByUri, canonical, find_document
 from nki_studio.protocol.commands import CLEAR_PROFILE, LOAD_PROFILE, ClearProfileResult, LoadProfileResult
 from nki_studio.protocol.heatmap import HeatmapParams
 from nki_studio.protocol.notifications import HEATMAP
+from nki_studio.service import heat, profiles
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -67,13 +68,6 @@ class ProfileFeature:
     async def load(self, *args: Any) -> LoadProfileResult:
         """``loadProfile`` with ``[uri]`` or ``[{"uri", "format"?, "execution"?, "trace"?}]`` (``trace``: URI of
         the simulator's JSON Lines trace of the same kernel, for the roofline FLOPs): paint, return a summary."""
-        # The profile modules pull numpy: imported on the first load, not at server start-up.
-        from nki_studio.estimate.roofline import flops_from_trace
-        from nki_studio.profile.analyze import analyze
-        from nki_studio.profile.metrics import MetricOptions
-        from nki_studio.profile.model import ProfileError
-        from nki_studio.profile.readers.detect import available_memory, memory_estimate, memory_refusal
-
         spec = args[0] if args else None
         trace_uri = None
         if isinstance(spec, dict):
@@ -95,37 +89,23 @@ class ProfileFeature:
         settings = self.server.settings
         roots = self._roots()
         mappings = {m.remote: m.local for m in settings.path_mappings}
-        options = MetricOptions(execution=execution if isinstance(execution, int) else None)
-        ignore = bool(settings.extra.get("profileIgnoreSchemaVersion", False))
-
         trace_path = (
             (to_fs_path(trace_uri) if "://" in trace_uri else trace_uri)
             if isinstance(trace_uri, str)
             else None
         )
-
-        def work() -> Any:
-            refusal = memory_refusal(memory_estimate(path, fmt), available_memory())
-            if refusal:
-                raise ProfileError(refusal)
-            try:
-                trace = flops_from_trace(trace_path) if trace_path else None
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise ProfileError(f"simulator trace {trace_path}: not readable ({exc})") from exc
-            return analyze(
-                path,
-                fmt=fmt,
-                roots=roots,
-                mappings=mappings,
-                options=options,
-                trace=trace,
-                ignore_schema_version=ignore,
-            )
-
+        options = profiles.LoadOptions(
+            fmt=fmt if isinstance(fmt, str) else None,
+            roots=roots,
+            mappings=mappings,
+            execution=execution if isinstance(execution, int) else None,
+            trace=trace_path,
+            ignore_schema_version=bool(settings.extra.get("profileIgnoreSchemaVersion", False)),
+        )
         loop = asyncio.get_running_loop()
         try:
-            report = await loop.run_in_executor(self.server.executor, work)
-        except ProfileError as exc:
+            report = await loop.run_in_executor(self.server.executor, profiles.load, path, options)
+        except profiles.ProfileError as exc:
             raise ProfileLoadError(str(exc)) from exc
         except MemoryError as exc:
             raise ProfileLoadError(f"{path}: the profile is too large to load in memory") from exc
@@ -136,8 +116,10 @@ class ProfileFeature:
         if problem:
             raise ProfileLoadError(problem)
         try:
-            payloads = report.payloads(lambda local: canonical(from_fs_path(local) or Path(local).as_uri()))
-        except ProfileError as exc:
+            payloads = profiles.payloads(
+                report, lambda local: canonical(from_fs_path(local) or Path(local).as_uri())
+            )
+        except profiles.ProfileError as exc:
             raise ProfileLoadError(str(exc)) from exc
         self.clear()
         for payload in payloads:
@@ -181,15 +163,13 @@ class ProfileFeature:
 
     def _sync(self, uri: str) -> bool:
         """Bring the painted lines in line with the current document text; True when the payload changed."""
-        from nki_studio.profile.heatmap import remap_lines  # loaded by the first load()
-
         painted = self.painted[uri]
         doc = find_document(self.server.workspace.text_documents, uri)
         if doc is None:
             return False
         current = doc.source
-        lines, changed = remap_lines(painted.payload["lines"], painted.text, current)
-        findings, _ = remap_lines(painted.payload.get("findings", []), painted.text, current)
+        lines, changed = heat.remap_lines(painted.payload["lines"], painted.text, current)
+        findings, _ = heat.remap_lines(painted.payload.get("findings", []), painted.text, current)
         stale = current != painted.profiled_text
         if not changed and stale == painted.payload["stale"]:
             return False
@@ -203,9 +183,7 @@ class ProfileFeature:
         painted = self.painted.get(params.text_document.uri)
         if painted is None:
             return None
-        from nki_studio.profile.heatmap import line_hover_markdown  # loaded by the first load()
-
-        text = line_hover_markdown(painted.payload, params.position.line)
+        text = heat.line_hover_markdown(painted.payload, params.position.line)
         if text is None:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
@@ -215,8 +193,6 @@ class ProfileFeature:
         painted = self.painted.get(params.text_document.uri)
         if painted is None or not self.server.settings.inlay_hints:
             return None
-        from nki_studio.profile.heatmap import inlay_label  # loaded by the first load()
-
         text_lines = painted.text.splitlines()
         hints = []
         for ln in painted.payload["lines"]:
@@ -230,7 +206,7 @@ class ProfileFeature:
                 hints.append(
                     types.InlayHint(
                         position=types.Position(line=n, character=col),
-                        label=inlay_label(ln, painted.payload["source"]),
+                        label=heat.inlay_label(ln, painted.payload["source"]),
                         padding_left=True,
                         tooltip=tip,
                     )

@@ -1,12 +1,14 @@
 """``nki-studio.profileRemote`` (issue 7): profile a kernel on a remote Trn2 host and paint the measured heat.
 
-Arguments ``[uri, kernel?]`` (or ``[{"uri", "kernel"?}]``). The flow itself is ``nki_studio.remote``; this
-module resolves the kernel's simulate spec (the same inputs "Simulate kernel" uses), reads the ``remote``
-settings object (VS Code ``nki-studio.remote.*``; ``cacheDir`` overrides the local profile cache), runs the flow in a worker thread with ``$/progress``
-stages and cancel, sends ssh and remote output to the log, and hands the downloaded profile to
-``nki-studio.loadProfile`` (profile feature) so hovers, stale tracking and clearing work as for any profile.
+Arguments ``[uri, kernel?]`` (or ``[{"uri", "kernel"?}]``). The service (``service.simulation``,
+``service.remote_profile``) resolves the kernel's simulate spec (the same inputs "Simulate kernel" uses) and
+the job from the ``remote`` settings object (VS Code ``nki-studio.remote.*``; ``cacheDir`` overrides the local
+profile cache); this module runs the flow in a worker thread with ``$/progress`` stages and cancel, sends ssh
+and remote output to the log, and hands the downloaded profile to ``nki-studio.loadProfile`` (profile
+feature) so hovers, stale tracking and clearing work as for any profile.
 
-Trust: this executes the user's kernel on their host, so it is refused in an untrusted workspace.
+Trust: this executes the user's kernel on their host, so it is refused (the service's refusal) in an
+untrusted workspace.
 Failures come back as an error response whose message says what to do; a compile error that names a kernel
 line is also published as a diagnostic on that line (owner ``remote``), cleared by the next run.
 """
@@ -31,23 +33,18 @@ from nki_studio.protocol.commands import (
     Refusal,
     RemoteProfileResult,
 )
-from nki_studio.remote.cache import default_root
-from nki_studio.remote.config import RemoteConfigError, settings_from
-from nki_studio.remote.errors import RemoteError
-from nki_studio.verify.spec import resolve
+from nki_studio.service import remote_profile, simulation
+from nki_studio.service.remote_profile import RemoteConfigError, RemoteError
+from nki_studio.service.simulation import SpecProblem
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
-if TYPE_CHECKING:  # the flow pulls the profile readers (numpy): imported when a run starts, not at start-up
-    from nki_studio.remote.flow import RemoteJob, RemoteProfile
+if TYPE_CHECKING:
+    from nki_studio.service.remote_profile import RemoteJob, RemoteProfile
 
 log = logging.getLogger(__name__)
 
 DIAGNOSTIC_OWNER = "remote"
-REFUSAL = (
-    "nki-studio does not profile kernels in an untrusted workspace: profiling compiles and runs the "
-    "kernel on the remote host. Trust the workspace to enable it."
-)
 
 
 class RemoteProfileError(JsonRpcException):
@@ -72,10 +69,11 @@ class RemoteFeature:
             else (first, args[1] if len(args) > 1 else None)
         )
         if not self.server.trusted:
+            refused = simulation.refusal()
             self.server.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Warning, message=REFUSAL)
+                types.ShowMessageParams(type=types.MessageType.Warning, message=refused["message"])
             )
-            return {"status": "refused", "message": REFUSAL}
+            return {"status": "refused", "message": refused["message"]}
         path = to_fs_path(uri) if isinstance(uri, str) and "://" in uri else uri
         if not isinstance(path, str) or not path:
             raise RemoteProfileError(f"{PROFILE_REMOTE.id} needs the URI of a kernel file")
@@ -83,38 +81,32 @@ class RemoteFeature:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise RemoteProfileError(f"{path}: {exc.strerror or exc}") from exc
-        resolution = resolve(text, path, kernel if isinstance(kernel, str) and kernel else None)
-        if resolution.spec is None:
+        settings = self.server.settings
+        try:
+            job = simulation.prepare(
+                path,
+                text,
+                settings,
+                kernel=kernel if isinstance(kernel, str) and kernel else None,
+                lenient=True,
+            )
+        except SpecProblem as exc:
             raise RemoteProfileError(
                 "cannot profile: "
-                + "; ".join(resolution.problems)
+                + "; ".join(exc.problems)
                 + " (add a `# nki-studio: simulate` spec comment with the kernel's inputs)"
-            )
-        raw = self.server.settings.extra.get("remote", {})
+            ) from exc
+        kernel_file = Path(path).resolve()
         try:
-            settings = settings_from(
-                raw if isinstance(raw, dict) else {},
-                target=self.server.settings.target.value if self.server.settings.target else None,
-            )
+            remote = remote_profile.job_for(job, settings, self._folder_of(kernel_file))
         except RemoteConfigError as exc:
             raise RemoteProfileError(str(exc)) from exc
         if not self._busy.acquire(blocking=False):
             raise RemoteProfileError("a remote profiling run is already in progress; cancel it or wait")
-        doc_uri = canonical(Path(path).resolve().as_uri())  # the spelling the profile feature keys by
+        doc_uri = canonical(kernel_file.as_uri())  # the spelling the profile feature keys by
         self.server.publish_diagnostics(doc_uri, DIAGNOSTIC_OWNER, [])
         try:
-            from nki_studio.remote.flow import RemoteJob
-
-            cache_dir = raw.get("cacheDir") if isinstance(raw, dict) else None
-            kernel_file = Path(path).resolve()
-            job = RemoteJob(
-                kernel_file,
-                resolution.spec,
-                settings,
-                Path(cache_dir) if isinstance(cache_dir, str) and cache_dir else default_root(),
-                self._folder_of(kernel_file),
-            )
-            profile = await self._run(job)
+            profile = await self._run(remote)
         except RemoteError as exc:
             if exc.line:
                 self._compile_diagnostic(doc_uri, exc)
@@ -141,18 +133,16 @@ class RemoteFeature:
         return result
 
     async def _run(self, job: RemoteJob) -> RemoteProfile:
-        from nki_studio.remote.flow import STAGES, fetch_profile
-
         token = CancelToken()
         title = f"Profiling {job.spec.kernel} on {job.settings.host}"
         async with progress(self.server, title, cancel=token) as prog:
 
             def stage(name: str, message: str) -> None:
                 log.info("remote %s: %s", name, message)
-                prog.report(message, int(100 * STAGES.index(name) / len(STAGES)))
+                prog.report(message, remote_profile.stage_share(name))
 
             def work() -> RemoteProfile:
-                return fetch_profile(
+                return remote_profile.run(
                     job,
                     log=lambda line: log.info("%s", line),
                     progress=stage,
@@ -161,7 +151,7 @@ class RemoteFeature:
 
             loop = asyncio.get_running_loop()
             profile = await loop.run_in_executor(self.server.executor, work)
-            prog.report("loading the profile", int(100 * STAGES.index("load") / len(STAGES)))
+            prog.report("loading the profile", remote_profile.stage_share("load"))
             return profile
 
     def _folder_of(self, kernel_file: Path) -> Path | None:

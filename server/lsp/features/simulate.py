@@ -2,12 +2,13 @@
 diagnostics, ``nki/simulationResult``, estimated ``nki/heatmap``, inlay hints and hovers, a "Simulate" code
 lens per spec'd kernel, and the "Add simulate spec" code action.
 
-* Running user code is a trust decision: nothing runs (and no worker process is even started) unless the
-  client declared the workspace trusted; the command then answers with a refusal, on-save does nothing.
+* Running user code is a trust decision (``nki_studio.service.simulation``, which resolves, builds and runs
+  every job): nothing runs (and no worker process is even started) unless the client declared the workspace
+  trusted; the command then answers with the service's refusal, on-save does nothing.
 * Workers are killed by the pool's atexit hook and die with the server process anyway.
 * On save, every kernel of the file with a spec (comment or pyproject) is simulated, one job per
   (document, kernel): a new save cancels the running job (its worker is killed) and only the newest result
-  is published. Simulations run in a worker process via ``nki_studio.verify.runner`` driven from a
+  is published. Simulations run in a worker process via ``service.simulation.Simulator`` driven from a
   thread (``asyncio.to_thread``), so the event loop keeps answering requests.
 * ``nki/simulationResult`` is the structured result (``nki_studio.protocol.simulation``) plus ``uri``; the command
   answers with the same object.
@@ -34,32 +35,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types
-from nki_studio.core.findings import Finding
 from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lines
 from nki_studio.lsp.jobs import CancelToken, JobRunner, progress
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.typed import position, to_diagnostic
-from nki_studio.model.targets import DEFAULT_GENERATION
 from nki_studio.nkilint.api import config_for
-from nki_studio.nkilint.config import ConfigError, load_config
 from nki_studio.nkilint.engine import as_configured
 from nki_studio.protocol.commands import SIMULATE
-from nki_studio.protocol.heatmap import HeatmapParams
 from nki_studio.protocol.notifications import HEATMAP, SIMULATION_RESULT
-from nki_studio.protocol.simulation import AnyResult, Estimate, Spec
-from nki_studio.verify.job import Job
-from nki_studio.verify.runner import WorkerPool, run_job
-from nki_studio.verify.spec import KernelInfo, comment_findings, find_kernels, inferred_fields, resolve
+from nki_studio.protocol.simulation import AnyResult, Spec
+from nki_studio.service import heat, simulation
+from nki_studio.service.simulation import Kernel, KernelInfo, Refused, RunOptions, Simulator, SpecProblem
 from pygls.uris import to_fs_path
 
 log = logging.getLogger(__name__)
 
 SOURCE = "nki-sim"
 PERF_OWNER = "nki-perf (estimate)"  # publish_diagnostics owner; each diagnostic's source is nki-perf
-REFUSAL = (
-    "nki-studio does not run kernels in an untrusted workspace: simulating executes the kernel's "
-    "Python code. Trust the workspace to enable simulation."
-)
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -74,34 +66,12 @@ class _Parsed:
     specs: list[Spec]
 
 
-def _estimate(result: AnyResult) -> Estimate | None:
-    """The estimated timeline of a result (a notice has none)."""
-    return result.get("estimate") if "estimate" in result else None
-
-
-def _payload(uri: str, path: str, kernel: str, result: AnyResult) -> HeatmapParams | None:
-    """The estimated heatmap of a result: its estimated timeline, with its roofline point."""
-    estimate = _estimate(result)
-    if not estimate:
-        return None
-    from nki_studio.estimate.heat import estimate_payload  # numpy: imported on first use, not at start-up
-
-    return estimate_payload(uri, path, kernel, estimate)
-
-
 def _diagnostics(
     uri: str, path: str, text: str, results: dict[str, AnyResult], encoding: Any, base_url: str | None
 ) -> list[types.Diagnostic]:
     """NKI601 spec problems plus the findings of ``results`` (kernel -> last result), as LSP diagnostics, after
     the project config (``ignore``, ``severity``) and ``# noqa`` comments, like the lint's."""
-    found: list[Finding] = list(comment_findings(text, path))
-    if results:
-        from nki_studio.verify.report import findings as result_findings  # numpy: only once results exist
-
-        kernels = {k.name: k for k in find_kernels(text, path)}
-        for name, result in results.items():
-            found.extend(result_findings(result, path, kernels.get(name)))
-    found = as_configured(found, text, path, config_for(path)[0])
+    found = as_configured(simulation.findings(text, path, results), text, path, config_for(path)[0])
     positions = DocumentPositions(split_lines(text), encoding)
     return [
         to_diagnostic(diagnostic_json(f, positions, uri=uri, doc_path=path, base_url=base_url)) for f in found
@@ -112,13 +82,11 @@ def _perf(
     uri: str, path: str, text: str, results: dict[str, AnyResult], encoding: Any, base_url: str | None
 ) -> list[types.Diagnostic]:
     """The investigation findings of every result's estimate on this document, as ``nki-perf`` diagnostics."""
-    estimates = [e for r in results.values() if (e := _estimate(r))]
-    if not estimates:
+    found = heat.estimate_findings(results.values(), path)
+    if not found:
         return []
-    from nki_studio.estimate.heat import estimate_findings
     from nki_studio.lsp.features.perf_diagnostics import perf_diagnostics
 
-    found = [f for e in estimates for f in estimate_findings(e, path)]
     return perf_diagnostics(uri, path, text, found, encoding, base_url, estimated=True)
 
 
@@ -133,17 +101,10 @@ class SimulateFeature:
         self.spec_jobs: JobRunner[_Parsed] = JobRunner(server.executor, name="simulate diagnostics")
         self._published: dict[str, list[types.Diagnostic]] = {}  # uri -> nki-sim diagnostics last published
         self._published_perf: dict[str, list[types.Diagnostic]] = {}  # uri -> nki-perf (estimate) ones
-        self._pool: WorkerPool | None = None
+        self.simulator = Simulator()
         self._keys: dict[str, set[str]] = {}  # uri -> job keys ever submitted (cancelled on close)
 
     # ---- trust and workers -----------------------------------------------------------------------------
-    def pool(self) -> WorkerPool:
-        """The warm worker pool, started on first trusted use (never in an untrusted workspace)."""
-        assert self.server.trusted, "worker pool requested in an untrusted workspace"
-        if self._pool is None:
-            self._pool = WorkerPool(warm=True)
-        return self._pool
-
     def on_settings_changed(self, old: Any, new: Any) -> None:
         """Gaining trust pre-starts a worker (so the first save is warm); losing it stops everything at once."""
         if new.trusted_workspace and not old.trusted_workspace and new.simulate_on_save:
@@ -153,13 +114,11 @@ class SimulateFeature:
                 self.refresh_spec_findings(uri)
         if old.trusted_workspace and not new.trusted_workspace:
             self.jobs.cancel_all()
-            if self._pool is not None:
-                self._pool.close()
-                self._pool = None
+            self.simulator.close()
 
     def _prestart(self) -> None:
-        if self.server.trusted and self.server.settings.simulate_on_save:  # trust may be gone by now
-            self.pool()
+        if self.server.settings.simulate_on_save:  # warm_up starts nothing once trust is gone
+            self.simulator.warm_up(self.server.settings)
 
     # ---- documents ---------------------------------------------------------------------------------------
     def _text(self, uri: str) -> tuple[str, str] | None:
@@ -195,13 +154,7 @@ class SimulateFeature:
         perf = self.server.settings.perf_investigations
 
         def work(token: CancelToken) -> _Parsed:
-            specs: list[Spec] = []
-            if simulate:
-                for kernel in find_kernels(text, path):
-                    token.raise_if_cancelled()
-                    resolution = resolve(text, path, kernel.name, infer=False)
-                    if resolution.spec is not None:
-                        specs.append(resolution.spec.to_json())
+            specs = simulation.saved_specs(text, path, token.raise_if_cancelled) if simulate else []
             return _Parsed(
                 _diagnostics(uri, path, text, results, encoding, base_url),
                 _perf(uri, path, text, results, encoding, base_url) if perf else [],
@@ -215,7 +168,7 @@ class SimulateFeature:
                 self._set_perf(uri, parsed.perf)
             if simulate and self.server.trusted:
                 for spec in parsed.specs:
-                    self.submit(uri, path, spec["kernel"], spec)
+                    self.submit(uri, simulation.from_spec(path, spec, self.server.settings))
 
         self.spec_jobs.submit(key, work, delay=delay, on_result=done)
 
@@ -252,47 +205,24 @@ class SimulateFeature:
             self.refresh_spec_findings(uri, simulate=True)
 
     # ---- running -------------------------------------------------------------------------------------------
-    def _job(self, path: str, spec: Spec) -> Job:
-        settings = self.server.settings
-        try:
-            config = load_config(path)
-            generation, named = config.target.generation, config.named_nki_version
-        except ConfigError:
-            generation, named = DEFAULT_GENERATION, None
-        # Nothing names the version: the simulation infers it from the kernel's code and says so.
-        version = settings.nki_version or named
-        return Job(
-            path=path,
-            spec=spec,
-            target=(settings.target or generation).value,
-            nki_version=str(version) if version else None,
-            memory_bytes=settings.simulation_memory_mb << 20,
-        )
-
-    def submit(
-        self, uri: str, path: str, kernel: str, spec: Spec, source: str | None = None
-    ) -> asyncio.Future[AnyResult]:
+    def submit(self, uri: str, job: Kernel) -> asyncio.Future[AnyResult]:
         """Start (superseding any run of the same kernel) and return a future of the published result.
-        ``source``: the document's text when it differs from the saved file (run from a staged copy)."""
+        ``job.source``: the document's text when it differs from the saved file (run from a staged copy)."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[AnyResult] = loop.create_future()
-        job = self._job(path, spec)
+        kernel, path = job.spec.kernel, job.path
 
         async def work(token: CancelToken) -> AnyResult:
-            if not self.server.trusted:  # trust was withdrawn while this run waited
-                return {"status": "refused", "kernel": kernel, "message": REFUSAL}
+            settings = self.server.settings
+            if not settings.trusted_workspace:  # trust was withdrawn while this run waited
+                return simulation.refusal(kernel)
             async with progress(self.server, f"Simulating {kernel}", cancel=token) as prog:
                 prog.report(f"{kernel}: starting")
+                options = RunOptions(cancelled=lambda: token.cancelled, on_progress=prog.report)
                 try:
-                    return await asyncio.to_thread(
-                        run_job,
-                        job,
-                        pool=self.pool(),
-                        timeout_s=self.server.settings.simulation_timeout_s,
-                        cancelled=lambda: token.cancelled,
-                        on_progress=prog.report,
-                        source=source,
-                    )
+                    return await asyncio.to_thread(self.simulator.run, job, settings, options)
+                except Refused:
+                    return simulation.refusal(kernel)
                 except Exception as exc:  # a bug here must not leave the command waiting forever
                     log.exception("simulation of %s failed", kernel)
                     return {
@@ -332,7 +262,7 @@ class SimulateFeature:
         sent = result.copy()
         sent["uri"], sent["kernel"] = uri, kernel
         self.server.notify_client(SIMULATION_RESULT, sent)
-        payload = _payload(uri, path, kernel, result)
+        payload = heat.estimate_payload(uri, path, kernel, result)
         if payload:
             self.server.notify_client(HEATMAP, payload)
         self.refresh_spec_findings(uri)
@@ -346,28 +276,30 @@ class SimulateFeature:
         uri = str(args[0]) if args else ""
         kernel = str(args[1]) if len(args) > 1 and args[1] else None
         if not self.server.trusted:
+            refused = simulation.refusal()
             self.server.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Warning, message=REFUSAL)
+                types.ShowMessageParams(type=types.MessageType.Warning, message=refused["message"])
             )
-            return {"status": "refused", "message": REFUSAL}
+            return refused
         got = self._text(uri)
         if got is None:
             return {"status": "error", "message": f"cannot read {uri!r}"}
         path, text = got
-        resolution = resolve(text, path, kernel)
-        if resolution.spec is None:
-            return {"status": "error", "message": "cannot simulate: " + "; ".join(resolution.problems)}
         try:
             unsaved = Path(path).read_text(encoding="utf-8") != text
         except OSError:  # never saved (or unreadable): the text is all there is
             unsaved = True
         # Unsaved changes: the worker runs the document's text from a private staged copy, so results and
-        # their lines are the editor's (nki_studio.verify.unsaved).
+        # their lines are the editor's.
+        try:
+            job = simulation.prepare(
+                path, text, self.server.settings, kernel=kernel, unsaved=unsaved, lenient=True
+            )
+        except SpecProblem as exc:
+            return {"status": "error", "message": str(exc)}
         # Cancel through the run's $/progress (cancellable): pygls 2.1 runs command handlers inside its
         # executeCommand generator, so a $/cancelRequest of the command never reaches this coroutine.
-        return await self.submit(
-            uri, path, resolution.spec.kernel, resolution.spec.to_json(), source=text if unsaved else None
-        )
+        return await self.submit(uri, job)
 
     # ---- editor extras ---------------------------------------------------------------------------------
     def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint] | None:
@@ -378,25 +310,23 @@ class SimulateFeature:
         got = self._text(uri)
         if got is None or not self.results.get(uri):
             return None
-        from nki_studio.profile.heatmap import inlay_label  # numpy: imported on first use, not at start-up
-
         path, text = got
         lines = split_lines(text)
         positions = DocumentPositions(lines, self.server.workspace.position_encoding)
         first, last = params.range.start.line, params.range.end.line
         hints = []
         for kernel, result in self.results[uri].items():
-            payload = _payload(uri, path, kernel, result)
+            payload = heat.estimate_payload(uri, path, kernel, result)
             if not payload:
                 continue
-            for heat in payload["lines"]:
-                line = heat["line"]  # 0-based
+            for line_heat in payload["lines"]:
+                line = line_heat["line"]  # 0-based
                 if not first <= line <= last or line >= len(lines):
                     continue
                 hints.append(
                     types.InlayHint(
                         position=position(positions.position(line + 1, len(lines[line]) + 1)),
-                        label=inlay_label(heat, "estimate"),
+                        label=heat.inlay_label(line_heat, "estimate"),
                         padding_left=True,
                         tooltip="Estimated by the nki-studio timeline from the simulator trace, not measured.",
                     )
@@ -410,11 +340,9 @@ class SimulateFeature:
         path = to_fs_path(uri)
         if path is None or not self.results.get(uri):
             return None
-        from nki_studio.profile.heatmap import line_hover_markdown  # numpy: imported on first use
-
         for kernel, result in self.results[uri].items():
-            payload = _payload(uri, path, kernel, result)
-            text = line_hover_markdown(payload, params.position.line) if payload else None
+            payload = heat.estimate_payload(uri, path, kernel, result)
+            text = heat.line_hover_markdown(payload, params.position.line) if payload else None
             if text is not None:
                 return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
         return None
@@ -427,20 +355,14 @@ class SimulateFeature:
             return None
         path, text = got
         lenses = []
-        for kernel in find_kernels(text, path):
-            if resolve(text, path, kernel.name, infer=False).spec is None:
-                continue
+        for kernel in simulation.specified_kernels(text, path):
             title = f"▶ Simulate {kernel.name}"
             last = self.results.get(uri, {}).get(kernel.name)
             if last is not None:
                 title += f" (last: {last.get('status')}"
-                estimate = _estimate(last)
+                estimate = heat.estimate_of(last)
                 if estimate:
-                    from nki_studio.profile.heatmap import (
-                        fmt_ns,
-                    )  # numpy: loaded once a result has an estimate
-
-                    title += f", estimated {fmt_ns(estimate['totalNs'])}"
+                    title += f", estimated {heat.fmt_ns(estimate['totalNs'])}"
                 title += ")"
             at = types.Position(line=kernel.decorator_line - 1, character=0)
             lenses.append(
@@ -460,7 +382,7 @@ class SimulateFeature:
         path, text = got
         line = params.range.start.line + 1
         actions = []
-        for kernel in find_kernels(text, path):
+        for kernel in simulation.kernels(text, path):
             if kernel.spec_line is not None or not kernel.decorator_line - 1 <= line <= kernel.def_line:
                 continue
             action = _add_spec_action(uri, text, path, kernel)
@@ -470,16 +392,13 @@ class SimulateFeature:
 
 
 def _add_spec_action(uri: str, text: str, path: str, kernel: KernelInfo) -> types.CodeAction | None:
-    fields = inferred_fields(text, path, kernel.name)
-    resolution = resolve(text, path, kernel.name, inferred=fields, use_pyproject=False)
-    if resolution.spec is None:
+    comment = simulation.inferred_spec_comment(text, path, kernel.name)
+    if comment is None:
         return None  # inference does not pin every parameter: nothing honest to offer
     indent = split_lines(text)[kernel.decorator_line - 1]
     indent = indent[: len(indent) - len(indent.lstrip())]
     at = types.Position(line=kernel.decorator_line - 1, character=0)
-    edit = types.TextEdit(
-        range=types.Range(start=at, end=at), new_text=f"{indent}{resolution.spec.to_comment()}\n"
-    )
+    edit = types.TextEdit(range=types.Range(start=at, end=at), new_text=f"{indent}{comment}\n")
     return types.CodeAction(
         title=f"Add simulate spec for {kernel.name} (shapes inferred from its asserts)",
         kind=types.CodeActionKind.RefactorRewrite,

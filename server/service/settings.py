@@ -1,20 +1,31 @@
-"""Language-server settings: one immutable object, filled from the client's ``initializationOptions`` and
-``workspace/didChangeConfiguration`` (section ``nki-studio``).
+"""The one reader of configuration: every source gives the same immutable ``Settings``.
+
+Sources: the language server's ``initializationOptions``, ``workspace/didChangeConfiguration`` and
+``workspace/configuration`` answers (``merge``: a bad value keeps the previous one and is reported); the MCP
+server's ``--settings`` JSON (``read_json``) and the CLI/MCP options (``strict``: a bad value is a usage
+error); the file's ``[tool.nki-studio]`` in ``pyproject.toml`` for target and NKI version (``project_config``; the
+language server's lenient reading is ``service.lint.document_config``), under the explicit values of the
+settings.
 
 Keys are camelCase, as VS Code settings ``nki-studio.<key>`` are spelled; each is declared, with its default
-and allowed values, in ``nki_studio.settings.declaration``. Unknown keys are kept in ``extra``; a bad value keeps
-the previous value and is reported (returned as a problem string), never fatal.
+and allowed values, in ``nki_studio.settings.declaration``. Unknown keys are kept in ``extra`` (the ``remote``
+object among them: ``Settings.remote``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from nki_studio.model.targets import Generation, NkiVersion, parse_generation, parse_nki_version
 from nki_studio.settings.declaration import SECTION, default, setting
+
+if TYPE_CHECKING:  # the target model is imported when a value names one: start-up reads only the defaults
+    from nki_studio.model.targets import Generation, NkiVersion, Target
+    from nki_studio.nkilint.config import LintConfig
 
 HEATMAP_METRICS = setting("heatmapMetric").enum
 LOG_LEVELS = setting("logLevel").enum
@@ -68,12 +79,16 @@ def _optional_str(value: Any) -> str | None:
 def _target(value: Any) -> Generation | None:
     if value in (None, "", "auto"):
         return None
+    from nki_studio.model.targets import parse_generation
+
     return parse_generation(str(value))
 
 
 def _nki_version(value: Any) -> NkiVersion | None:
     if value in (None, "", "auto"):
         return None
+    from nki_studio.model.targets import parse_nki_version
+
     return parse_nki_version(str(value))
 
 
@@ -141,6 +156,12 @@ class Settings:
     fast_start: bool = _declared("fastStart")
     extra: Mapping[str, Any] = field(default_factory=dict)  # unknown keys, kept for feature modules
 
+    @property
+    def remote(self) -> Mapping[str, Any]:
+        """The ``remote`` object (the ``remote.*`` settings, ``nki_studio.remote.config`` parses them)."""
+        raw = self.extra.get("remote", {})
+        return raw if isinstance(raw, Mapping) else {}
+
 
 def section_of(options: Any) -> Mapping[str, Any]:
     """The ``nki-studio`` part of an options/settings payload; accepts it nested or already flat."""
@@ -152,12 +173,12 @@ def section_of(options: Any) -> Mapping[str, Any]:
     return options
 
 
-def merge(base: Settings, options: Any) -> tuple[Settings, list[str]]:
-    """Return ``base`` updated with the keys present in ``options`` and a list of problems (bad values)."""
+def _apply(base: Settings, options: Any) -> tuple[Settings, list[tuple[str, str, Exception]]]:
+    """``base`` updated with the valid keys of ``options``, and (key, field, error) of every bad value."""
     values = section_of(options)
     changes: dict[str, Any] = {}
     extra = dict(base.extra)
-    problems: list[str] = []
+    bad: list[tuple[str, str, Exception]] = []
     for key, value in values.items():
         spec = _KEYS.get(key)
         if spec is None:
@@ -167,5 +188,68 @@ def merge(base: Settings, options: Any) -> tuple[Settings, list[str]]:
         try:
             changes[name] = parse(value)
         except (ValueError, TypeError) as exc:
-            problems.append(f"setting {SECTION}.{key}: {exc}; keeping {getattr(base, name)!r}")
-    return dataclasses.replace(base, extra=extra, **changes), problems
+            bad.append((key, name, exc))
+    return dataclasses.replace(base, extra=extra, **changes), bad
+
+
+def merge(base: Settings, options: Any) -> tuple[Settings, list[str]]:
+    """Return ``base`` updated with the keys present in ``options`` and a list of problems (bad values, each
+    keeping the previous value): an editor's settings, where a typo must not stop the server."""
+    settings, bad = _apply(base, options)
+    problems = [f"setting {SECTION}.{key}: {exc}; keeping {getattr(base, name)!r}" for key, name, exc in bad]
+    return settings, problems
+
+
+def strict(base: Settings, options: Any) -> Settings:
+    """``base`` updated with ``options`` from a command line, a settings file or a tool's arguments, which
+    have no previous value to keep: a bad value raises ValueError naming each (``key: problem``)."""
+    settings, bad = _apply(base, options)
+    if bad:
+        raise ValueError("; ".join(f"{key}: {exc}" for key, _, exc in bad))
+    return settings
+
+
+def read_json(text: str) -> dict[str, Any]:
+    """A settings object given on a command line (``--settings``): inline JSON (``{...}``, as the VS Code
+    extension passes it) or a JSON file; either nested (``{"remote": {"host": ...}}``) or VS Code's flat
+    ``nki-studio.*`` keys, returned nested as the server receives them. Raises ValueError naming what is wrong."""
+    inline = text.lstrip().startswith("{")
+    what = "--settings (inline JSON)" if inline else f"--settings {text}"
+    try:
+        raw = json.loads(text if inline else Path(text).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{what}: not readable JSON ({exc})") from exc
+    if not isinstance(raw, dict):
+        raise ValueError(f"{what}: expected a JSON object")
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        key = key.removeprefix(f"{SECTION}.")
+        if key.startswith("remote."):
+            out.setdefault("remote", {})[key.removeprefix("remote.")] = value
+        elif key == "remote" and isinstance(value, dict):
+            out.setdefault("remote", {}).update(value)
+        else:
+            out[key] = value
+    return out
+
+
+def project_config(path: str, settings: Settings) -> LintConfig:
+    """The ``[tool.nki-studio]`` configuration of ``path`` with the settings' explicit target and NKI version
+    on top. Raises ``nkilint.config.ConfigError`` for a broken ``pyproject.toml``."""
+    from nki_studio.nkilint.config import load_config
+
+    return load_config(path).with_overrides(generation=settings.target, nki_version=settings.nki_version)
+
+
+def file_target(path: str | None, settings: Settings) -> Target:
+    """The target of ``path`` for the editor's features (completion, hovers): ``project_config``'s, or the
+    settings' over the defaults when there is no path or its ``pyproject.toml`` is broken (lint reports it)."""
+    from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
+    from nki_studio.nkilint.config import ConfigError
+
+    try:
+        if path:
+            return project_config(path, settings).target
+    except ConfigError:
+        pass
+    return Target(settings.target or DEFAULT_GENERATION, settings.nki_version or NEWEST_VERSION)

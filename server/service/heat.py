@@ -1,0 +1,71 @@
+"""The per-line heat editors paint (``nki/heatmap`` payloads), from a simulation's estimate or a loaded
+profile, with its labels and hovers. The payload builders pull NumPy, so each function imports them on first
+use: the language server imports this module at start-up.
+
+The payload is ``nki_studio.protocol.heatmap.HeatmapParams``, as ``nki_studio.profile.heatmap.build_payload``
+returns it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TypeVar
+
+from nki_studio.protocol.heatmap import HeatFinding, HeatLine, HeatmapParams, HeatSource
+from nki_studio.protocol.simulation import AnyResult, Estimate
+
+Painted = TypeVar("Painted", HeatLine, HeatFinding)  # anything with a 0-based ``line``
+
+
+def estimate_of(result: AnyResult) -> Estimate | None:
+    """The estimated timeline of a result (a notice has none)."""
+    return result.get("estimate") if "estimate" in result else None
+
+
+def estimate_payload(uri: str, path: str, kernel: str, result: AnyResult) -> HeatmapParams | None:
+    """The estimated heatmap of a result: its estimated timeline, with its roofline point."""
+    estimate = estimate_of(result)
+    if not estimate:
+        return None
+    from nki_studio.estimate.heat import estimate_payload as payload
+
+    return payload(uri, path, kernel, estimate)
+
+
+def estimate_findings(results: Iterable[AnyResult], path: str) -> list[HeatFinding]:
+    """The investigation findings of every result's estimate on ``path``, as payload entries."""
+    estimates = [e for r in results if (e := estimate_of(r))]
+    if not estimates:
+        return []
+    from nki_studio.estimate.heat import estimate_findings as findings
+
+    return [f for e in estimates for f in findings(e, path)]
+
+
+def inlay_label(line: HeatLine, source: HeatSource) -> str:
+    """``⏱ 12.3 µs · 18% · Vector``: a heat line's inlay hint (``source``: measured or estimate)."""
+    from nki_studio.profile.heatmap import inlay_label as label
+
+    return label(line, source)
+
+
+def line_hover_markdown(payload: HeatmapParams, line: int) -> str | None:
+    """The hover of 0-based ``line`` of a payload (None: no heat there)."""
+    from nki_studio.profile.heatmap import line_hover_markdown as hover
+
+    return hover(payload, line)
+
+
+def fmt_ns(ns: float) -> str:
+    """A duration as the heat labels write it."""
+    from nki_studio.profile.heatmap import fmt_ns as fmt
+
+    return fmt(ns)
+
+
+def remap_lines(lines: Iterable[Painted], old_text: str, new_text: str) -> tuple[list[Painted], bool]:
+    """Carry payload lines across an edit (``profile.heatmap.remap_lines``): the moved lines and whether
+    anything changed."""
+    from nki_studio.profile.heatmap import remap_lines as remap
+
+    return remap(lines, old_text, new_text)
