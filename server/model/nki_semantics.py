@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from nki_studio.model.api_signatures import ISA_PARAMS, NL_CREATE_PARAMS, bind_arguments
 from nki_studio.model.arithmetic import binop
+from nki_studio.model.index_tiles import IndexTile, arange, indexed_shape
 from nki_studio.model.targets import Target, tile_size_constants
 from nki_studio.model.tensors import ApiCall, ViewEvent
 from nki_studio.model.values import (
@@ -239,6 +240,12 @@ def subscript_tensor(
     at least 2-D), slices and ``nl.ds`` keep a dim of their size."""
     keys = key_node.elts if isinstance(key_node, ast.Tuple) else [key_node]
     values = [interp.eval(k) for k in keys]
+    if any(isinstance(v, IndexTile) for v in values):  # a legacy index-tile access (model.index_tiles)
+        selected = indexed_shape(t.shape, values)
+        view = TensorVal(selected, t.dtype, t.buffer, t.storage)
+        if selected is not None:
+            note_view(interp, view, node, "access")
+        return view
     if t.shape is None:
         return TensorVal(None, t.dtype, t.buffer, t.storage)
     if any(v is ELLIPSIS for v in values):
@@ -558,6 +565,8 @@ def _language_call(
         return SliceVal(start, stop, Const(1), size)
     if name == "par_dim" and args:
         return ParDim(args[0])
+    if name == "arange":
+        return arange(args)
     if name in ("fori_loop",):
         b = bind_arguments(("lower", "upper", "body_fun", "step"), args, kwargs)
         body = b.get("body_fun")
@@ -615,6 +624,8 @@ def _create(interp: ExpressionEvaluator, name: str, bound: dict[str, Value], nod
         # Indexing follows the legacy block semantics we do not model, so the view's shape stays unknown.
         storage_shape = (shape[blocks], *shape[:blocks], *shape[blocks + 1 :])
         tensor = new_tensor(interp, api, storage_shape, dtype, buffer, node)
+        if tensor.storage is not None:
+            tensor.storage.block_dims = blocks
         return TensorVal(None, dtype, buffer, tensor.storage)
     return new_tensor(interp, api, shape, dtype, buffer, node)
 
