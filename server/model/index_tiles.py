@@ -108,9 +108,10 @@ def tile_subscript(tile: IndexTile, key: Value) -> Value:
 
 
 def tile_binop(left: Value, right: Value) -> Value:
-    """Arithmetic with an index tile (``i_p + 128 * k``, any operator): the broadcast of the operands'
-    shapes."""
-    if not all(isinstance(v, (IndexTile, Const)) for v in (left, right)):
+    """Arithmetic with an index tile (``i_p + 128 * k``, ``nl.program_id(0) * 128 + i_p``; any operator): the
+    broadcast of the operands' shapes. An operand the interpreter does not know is taken as a scalar (an
+    SPMD program id, a loop index: what legacy index expressions add, inferred from the legacy tutorials)."""
+    if not all(isinstance(v, (IndexTile, Const)) or not v.known for v in (left, right)):
         return UNKNOWN
     shape = broadcast([v.shape if isinstance(v, IndexTile) else () for v in (left, right)])
     return IndexTile(shape) if shape is not None else UNKNOWN

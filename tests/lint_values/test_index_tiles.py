@@ -63,7 +63,7 @@ def test_arange_partition_tile_over_128_is_reported() -> None:
     assert "(256, 512)" in found[0].message
 
 
-@pytest.mark.parametrize("offset", ["k * 128 + i_p", "i_p + 128 * k"])
+@pytest.mark.parametrize("offset", ["k * 128 + i_p", "i_p + 128 * k", "nl.program_id(0) * 128 + i_p"])
 def test_index_arithmetic_keeps_the_tile_shape(offset: str) -> None:
     ok = _legacy(
         f"i_p, i_f = nl.mgrid[0:128, 0:512]\nfor k in nl.affine_range(2):\n    t = nl.load(a[{offset}, i_f])"
