@@ -105,7 +105,9 @@ def _legacy_evidence(file: str, qualname: str) -> ApiEvidence | None:
                 source = handle.read()
             discovery = discover(source, file, ast.parse(source))
             api = file_api(discovery)
-            legacy_names = frozenset(q for q, f in discovery.module.functions.items() if api.is_legacy(f.node))
+            legacy_names = frozenset(
+                q for q, f in discovery.module.functions.items() if api.is_legacy(f.node)
+            )
             _legacy_cache[file] = (mtime, (api, legacy_names))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
         return None

@@ -24,7 +24,9 @@ from nki_studio.lsp.features.stub_keywords import StubParameter, keyword_complet
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.model.analysis import AllocationInfo, KernelArgs, describe_allocations
 from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
-from nki_studio.nkilint.config import ConfigError, load_config
+from nki_studio.model.version_signals import VersionSignal
+from nki_studio.nkilint.config import ConfigError, LintConfig, load_config
+from nki_studio.nkilint.engine import assumed_version_note, with_code_version
 from nki_studio.verify.spec import SpecError, spec_arguments
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
@@ -120,15 +122,22 @@ class IntelligenceFeature:
         pos = codec.position_from_client_units(lines, position) if position.line < len(lines) else position
         return _Request(uri, to_fs_path(uri), text, doc.version, pos.line + 1, pos.character)
 
-    def target(self, path: str | None) -> Target:
-        """The editor's target, else the project's ``[tool.nki-studio]``, else the defaults."""
+    def target(self, path: str | None, text: str | None = None) -> tuple[Target, VersionSignal | None]:
+        """The editor's target, else the project's ``[tool.nki-studio]``, else the defaults; with the file's
+        ``text``, a version nothing names is the one its code is written for, as the linter infers it (legacy
+        ``neuronxcc.nki`` imports, 0.6-only APIs), returned with the use it was inferred from."""
         settings = self.server.settings
         try:
-            configured = load_config(path).target if path else Target()
-            generation, version = configured.generation, configured.nki_version
+            config = load_config(path) if path else LintConfig()
         except ConfigError:
-            generation, version = DEFAULT_GENERATION, NEWEST_VERSION
-        return Target(settings.target or generation, settings.nki_version or version)
+            config = LintConfig(target=Target(DEFAULT_GENERATION, NEWEST_VERSION))
+        if text is not None and settings.nki_version is None:
+            config = with_code_version(config, text)
+        configured = config.target
+        target = Target(
+            settings.target or configured.generation, settings.nki_version or configured.nki_version
+        )
+        return target, config.version_signal
 
     # ---- completion ----------------------------------------------------------------------------------------
     async def completion(self, params: types.CompletionParams) -> types.CompletionList | None:
@@ -166,7 +175,7 @@ class IntelligenceFeature:
         completion = self._completions.get(item.label)
         if completion is None:
             return item
-        target = self.target(None)
+        target, _ = self.target(None)
 
         def docs() -> tuple[str, str]:
             return _signature_line(completion), completion.docstring(raw=True)
@@ -183,7 +192,7 @@ class IntelligenceFeature:
         req = self._request(params.text_document.uri, params.position)
         if req is None:
             return None
-        target = self.target(req.path)
+        target, assumed = self.target(req.path, req.text)
         parts: list[str] = []
 
         def api() -> str | None:
@@ -213,6 +222,8 @@ class IntelligenceFeature:
             parts.append(doc)
         if not parts:
             return None
+        if assumed is not None:  # the version the facts and notes were computed for came from the code
+            parts.append(f"_{assumed_version_note(assumed)}_")
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts))
         )
