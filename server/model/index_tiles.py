@@ -1,5 +1,6 @@
-"""Legacy ``neuronxcc.nki`` index tiles in the value interpreter: ``nl.arange``, ``nl.mgrid`` and what a
-tensor indexed with them selects, so the partition and capacity rules see legacy accesses.
+"""Legacy ``neuronxcc.nki`` indexing in the value interpreter: ``nl.arange``/``nl.mgrid`` index tiles, what a
+tensor indexed with them selects, and the blocks of a block tensor, so the partition and capacity rules see
+legacy accesses.
 
 Semantics as the legacy API pages state them (Neuron <= 2.26, ``neuronxcc.nki.language``):
 
@@ -21,7 +22,7 @@ import ast
 from dataclasses import dataclass
 
 from nki_studio.model.arithmetic import binop
-from nki_studio.model.values import UNKNOWN, Const, Seq, SliceVal, Value, const_int
+from nki_studio.model.values import UNKNOWN, Const, Seq, SliceVal, TensorVal, Value, const_int
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,6 +163,19 @@ def indexed_shape(shape: tuple[Value, ...] | None, keys: list[Value]) -> tuple[V
     if selected is None:
         return None
     return (*selected, *(shape or ())[len(keys) :])
+
+
+def block_tile(t: TensorVal, keys: list[Value]) -> tuple[TensorVal, list[Value]] | None:
+    """For ``t[keys]`` on a legacy block tensor whose leading keys pick one block (scalars, known or not): the
+    block's tile ``(P, F...)`` and the keys left to index it; None otherwise."""
+    storage = t.storage
+    if t.shape is not None or storage is None or not storage.block_dims or storage.shape is None:
+        return None
+    blocks = storage.block_dims
+    if len(keys) < blocks or any(isinstance(k, (SliceVal, IndexTile, TensorVal)) for k in keys[:blocks]):
+        return None
+    tile_shape = (storage.shape[0], *storage.shape[1 + blocks :])
+    return TensorVal(tile_shape, t.dtype, t.buffer, storage), keys[blocks:]
 
 
 def _is_none(value: Value) -> bool:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from nki_studio.model.api_signatures import ISA_PARAMS, NL_CREATE_PARAMS, bind_arguments
 from nki_studio.model.arithmetic import binop
-from nki_studio.model.index_tiles import IndexTile, arange, indexed_shape
+from nki_studio.model.index_tiles import IndexTile, arange, block_tile, indexed_shape
+from nki_studio.model.legacy_isa import LEGACY_VALUE_CALLS, legacy_result
 from nki_studio.model.targets import Target, tile_size_constants
 from nki_studio.model.tensors import ApiCall, ViewEvent
 from nki_studio.model.values import (
@@ -240,6 +241,9 @@ def subscript_tensor(
     at least 2-D), slices and ``nl.ds`` keep a dim of their size."""
     keys = key_node.elts if isinstance(key_node, ast.Tuple) else [key_node]
     values = [interp.eval(k) for k in keys]
+    picked = block_tile(t, values)  # one block of a legacy block tensor (model.index_tiles)
+    if picked is not None:
+        t, values = picked
     if any(isinstance(v, IndexTile) for v in values):  # a legacy index-tile access (model.index_tiles)
         selected = indexed_shape(t.shape, values)
         view = TensorVal(selected, t.dtype, t.buffer, t.storage)
@@ -722,6 +726,8 @@ def _isa_call(
     # Legacy (<= 0.1) ISA calls returned their result and had no dst; only bind the current signature when the
     # call is written in the dst-first form (isa.md §0.1).
     if first not in kwargs and (not as_statement or interp.module.legacy):
+        if interp.module.legacy and name in LEGACY_VALUE_CALLS:
+            return legacy_result(interp, name, args, kwargs, node)
         return UNKNOWN
     bound = bind_arguments(params, args, kwargs)
     operands = {k: v for k, v in bound.items() if isinstance(v, Value)}

@@ -87,3 +87,18 @@ def test_psum_blocks_are_one_tile_each() -> None:
     assert _legacy(one_bank) == []
     two_banks = "acc = nl.zeros((8, nl.par_dim(128), 1024), dtype=np.float32, buffer=nl.psum)\nreturn a"
     assert "NKI403" in [f.code for f in _legacy(two_banks)]
+
+
+def test_block_tensor_blocks_are_tiles() -> None:
+    body = (
+        "t = nl.ndarray((4, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.sbuf)\n"
+        "for b in nl.affine_range(4):\n"
+        "    i_p, i_f = nl.mgrid[0:128, 0:512]\n"
+        "    u = nl.exp(t[b, i_p, i_f])\n"
+        "    v = nl.exp(t[b])\n"
+        "return a"
+    )
+    assert _legacy(body) == []
+    wide = body.replace("nl.mgrid[0:128, 0:512]", "nl.mgrid[0:256, 0:512]")
+    found = _legacy(wide)  # the block is (128, 512): 256 index rows do not fit (the access and exp's result)
+    assert {f.code for f in found} == {"NKI301"} and {f.span.line for f in found} == {11}
