@@ -46,11 +46,6 @@ class ApiEvidence:
     statement: str  # the import statement as written, e.g. ``from neuronxcc import nki``
     line: int
 
-    def describe(self) -> str:
-        """``legacy neuronxcc.nki (from `from neuronxcc import nki` at line 3)``: what a finding assumed."""
-        what = "legacy neuronxcc.nki" if self.version == LEGACY else f"NKI {self.version}"
-        return f"{what} (from `{self.statement}` at line {self.line})"
-
 
 def _statement_text(lines: list[str], node: ast.stmt) -> str:
     first = lines[node.lineno - 1].strip() if 0 < node.lineno <= len(lines) else ""
@@ -59,12 +54,11 @@ def _statement_text(lines: list[str], node: ast.stmt) -> str:
 
 def legacy_evidence(aliases: ImportAliases, source: str) -> ApiEvidence | None:
     """The first import binding legacy API (None when the file imports none)."""
-    lines = source.splitlines()
     found = [r.node for r in aliases.records if is_legacy_binding(r.target)]
     if not found:
         return None
     first = min(found, key=lambda n: (n.lineno, n.col_offset))
-    return ApiEvidence(LEGACY, _statement_text(lines, first), first.lineno)
+    return ApiEvidence(LEGACY, _statement_text(source.splitlines(), first), first.lineno)
 
 
 def imports_current(aliases: ImportAliases) -> bool:

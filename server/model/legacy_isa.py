@@ -15,6 +15,7 @@ result from SBUF).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from nki_studio.model.api_signatures import ISA_PARAMS, bind_arguments
@@ -37,12 +38,22 @@ _SHAPED_LIKE = {
 LEGACY_VALUE_CALLS = frozenset({"nc_matmul", *_SHAPED_LIKE})
 
 
-def legacy_result(
-    interp: ExpressionEvaluator, name: str, args: list[Value], kwargs: dict[str, Value], node: ast.Call
-) -> Value:
-    """The result tile of a legacy value-returning ISA call, with the call recorded for the operand rules."""
-    from nki_studio.model.nki_semantics import new_tensor  # that module dispatches here (an import cycle)
+NewTensor = Callable[
+    ["ExpressionEvaluator", str, "tuple[Value, ...] | None", "DType | None", "str | None", ast.AST], TensorVal
+]
 
+
+def legacy_result(
+    interp: ExpressionEvaluator,
+    name: str,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    node: ast.Call,
+    new_tensor: NewTensor,
+) -> Value:
+    """The result tile of a legacy value-returning ISA call, with the call recorded for the operand rules.
+    ``new_tensor`` records the result's allocation (``nki_semantics.new_tensor``, passed in: that module
+    dispatches here)."""
     bound = bind_arguments(ISA_PARAMS[name][1:], args, kwargs)
     operands = {k: v for k, v in bound.items() if isinstance(v, Value)}
     if name == "nc_matmul":

@@ -727,7 +727,7 @@ def _isa_call(
     # call is written in the dst-first form (isa.md §0.1).
     if first not in kwargs and (not as_statement or interp.module.legacy):
         if interp.module.legacy and name in LEGACY_VALUE_CALLS:
-            return legacy_result(interp, name, args, kwargs, node)
+            return legacy_result(interp, name, args, kwargs, node, new_tensor)
         return UNKNOWN
     bound = bind_arguments(params, args, kwargs)
     operands = {k: v for k, v in bound.items() if isinstance(v, Value)}

@@ -159,8 +159,8 @@ def with_code_version(
     ``source`` is scanned)."""
     legacy = _legacy_file(config, source, aliases)
     if legacy is not None:
-        signal = VersionSignal(LEGACY, f"`{legacy.statement}`", legacy.line)
-        target = Target(config.target.generation, LEGACY)
+        signal = VersionSignal(legacy.version, f"`{legacy.statement}`", legacy.line)
+        target = Target(config.target.generation, legacy.version)
         return replace(config, target=target, nki_version_set=True, version_signal=signal)
     if config.nki_version_set or config.target.nki_version <= V06 or not may_pin_old_version(source):
         return config
