@@ -127,3 +127,26 @@ def test_incremental_lint_infers_the_same_version() -> None:
     linter = IncrementalLinter("/nonexistent/kernel.py")
     assert linter.lint(LEGACY_FILE, config) == lint_source(LEGACY_FILE, "/nonexistent/kernel.py", config)
     assert linter.lint(LEGACY_FILE, config)[0].message.endswith("(no setting names the NKI version)")
+
+
+LEGACY_HEADER = (
+    "import neuronxcc.nki as nki\nimport neuronxcc.nki.isa as nisa\nimport neuronxcc.nki.language as nl\n"
+)
+
+
+def _legacy_kernel(body: str) -> list[str]:
+    lines = "".join(f"    {line}\n" for line in body.splitlines())
+    return codes(lint(LEGACY_HEADER + "\n\n@nki.jit\ndef kernel(a):\n" + lines + "    return a\n"))
+
+
+def test_one_d_arange_index_only_where_the_index_stays_1d() -> None:
+    assert "NKI302" in _legacy_kernel("t = nl.load(a[nl.arange(64), 0])")
+    assert "NKI302" not in _legacy_kernel("i = nl.arange(64)\ni = i[:, None]\nt = nl.load(a[i, 0])")
+    assert "NKI302" not in _legacy_kernel("i = nl.arange(64)\nt = nl.load(a[i[:, None], 0])")
+
+
+def test_discarded_legacy_result_is_reported_in_legacy_code_only() -> None:
+    assert "NKI514" in _legacy_kernel("t = nl.load(a)\nnisa.nc_matmul(t, t)")
+    assert "NKI514" not in _legacy_kernel("t = nl.load(a)\nr = nisa.nc_matmul(t, t)")
+    current = "import nki\nimport nki.isa as nisa\n\n\n@nki.jit\ndef kernel(a, b):\n    nisa.activation(b, op=None, data=a)\n"
+    assert "NKI514" not in codes(lint(current))
