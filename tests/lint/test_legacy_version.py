@@ -150,3 +150,16 @@ def test_discarded_legacy_result_is_reported_in_legacy_code_only() -> None:
     assert "NKI514" not in _legacy_kernel("t = nl.load(a)\nr = nisa.nc_matmul(t, t)")
     current = "import nki\nimport nki.isa as nisa\n\n\n@nki.jit\ndef kernel(a, b):\n    nisa.activation(b, op=None, data=a)\n"
     assert "NKI514" not in codes(lint(current))
+
+
+def test_legacy_only_rules_follow_the_kernel_in_a_mixed_file() -> None:
+    mixed = MIXED.replace(
+        "    lnl.store(out, lnl.load(a))\n",
+        "    lnl.store(out, lnl.load(a))\n    lnisa.activation(op=lnl.exp, data=a)\n",
+    ).replace(
+        "import neuronxcc.nki.language as lnl\n",
+        "import neuronxcc.nki.language as lnl\nimport neuronxcc.nki.isa as lnisa\n",
+    )
+    found = [(f.code, f.span.line) for f in lint(mixed) if f.code == "NKI514"]
+    assert found == [("NKI514", 13)]  # in the legacy kernel; named 0.7, the file is current code
+    assert "NKI514" not in codes(lint(mixed, "0.7"))

@@ -6,13 +6,16 @@ import ast
 from collections.abc import Iterator
 
 from nki_studio.core.findings import Finding, Severity
-from nki_studio.model.targets import LEGACY
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.rule import Basis, Example, rule
 from nki_studio.nkilint.ruleutil import own_nodes
 
 _ARANGE = "nki.language.arange"
-_HEADER = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n\n@nki.jit\ndef kernel(a):\n"
+_KERNEL = (
+    "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n\n@nki.jit\ndef kernel(a):\n"
+    "    out = nl.ndarray((64, 1), dtype=a.dtype, buffer=nl.shared_hbm)\n"
+    "    i = {index}\n    nl.store(out[i, 0], value=nl.load(a[i, 0]))\n    return out\n"
+)
 
 
 @rule(
@@ -20,17 +23,15 @@ _HEADER = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n\
     name="legacy-1d-arange-index",
     severity=Severity.ERROR,
     basis=Basis.STATED,
-    max_version=LEGACY,
     summary="Legacy code indexes a tensor with a 1-D `nl.arange` (index tiles need a partition axis: "
     "`nl.arange(n)[:, None]`).",
-    bad=_HEADER + "    out = nl.ndarray((64, 1), dtype=a.dtype, buffer=nl.shared_hbm)\n"
-    "    i = nl.arange(64)\n    nl.store(out[i, 0], value=nl.load(a[i, 0]))\n    return out\n",
-    good=_HEADER + "    out = nl.ndarray((64, 1), dtype=a.dtype, buffer=nl.shared_hbm)\n"
-    "    i = nl.arange(64)[:, None]\n    nl.store(out[i, 0], value=nl.load(a[i, 0]))\n    return out\n",
+    bad=Example(_KERNEL.format(index="nl.arange(64)"), nki_version="legacy"),
+    good=Example(_KERNEL.format(index="nl.arange(64)[:, None]"), nki_version="legacy"),
     sources="legacy NKI API errors page, `err_1d_arange_not_supported` (Neuron /en/v2.21.0.beta/ "
     'general/nki/api/nki.errors: "Indexing a NKI tensor with 1D arange is not supported")',
-    scope_note="Legacy `neuronxcc.nki` code only (the `nki` namespace has no `nl.arange`: NKI209). Reported "
-    "where an index is `nl.arange(...)` itself or a name the function assigns once from it.",
+    scope_note="Legacy `neuronxcc.nki` code only: the target `legacy`, or legacy kernels when no setting names "
+    "the version (the `nki` namespace has no `nl.arange`: NKI209). Reported where an index is `nl.arange(...)` "
+    "itself or a name the function assigns once from it.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Legacy NKI maps index tiles onto on-chip memory, which has a partition axis: an index built with
@@ -38,6 +39,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     `nl.arange(n)[None, :]` for a free axis, or `nl.mgrid`). A 1-D arange index is the compile error
     `err_1d_arange_not_supported`."""
     for func in ctx.kernel_code():
+        if not ctx.legacy_code(func):
+            continue
         nodes = own_nodes(ctx, func)
         vectors = _one_d_names(ctx, nodes)
         for node in nodes:
