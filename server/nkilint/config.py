@@ -70,6 +70,12 @@ class LintConfig:
     version_signal: VersionSignal | None = None
 
     @property
+    def version_named_by_user(self) -> bool:
+        """A pyproject key, flag or setting named the version (not only the installed toolchain): the file's
+        legacy imports then no longer decide it."""
+        return self.nki_version_set and not self.nki_version_detected
+
+    @property
     def named_nki_version(self) -> NkiVersion | None:
         """The NKI version a setting or the installed toolchain names; None when it is only the newest-version
         fallback (the simulator then infers it from the kernel's code, ``sim.versioning``)."""

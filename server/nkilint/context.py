@@ -56,8 +56,7 @@ class LintContext:
         names the version and the function is legacy code (a legacy kernel of a file importing both APIs)."""
         if self.target.nki_version == LEGACY:
             return True
-        named = self.config.nki_version_set and not self.config.nki_version_detected
-        return not named and self.api.is_legacy(func.node)
+        return not self.config.version_named_by_user and self.api.is_legacy(func.node)
 
     @cached_property
     def values(self) -> Any:

@@ -173,7 +173,7 @@ def with_code_version(
 
 def _legacy_file(config: LintConfig, source: str, aliases: ImportAliases | None) -> ApiEvidence | None:
     """The legacy import of a file written for the legacy API only, when no setting names the version."""
-    if (config.nki_version_set and not config.nki_version_detected) or config.target.nki_version == LEGACY:
+    if config.version_named_by_user or config.target.nki_version == LEGACY:
         return None
     if LEGACY_PREFIX.split(".")[0] not in source and "torch_neuronx" not in source:
         return None  # cheap exit: no legacy import can be there
@@ -219,10 +219,33 @@ def check(ctx: LintContext) -> list[Finding]:
     kept = [f for f in findings if config.enabled(f.code, path)]
     signal = config.version_signal
     if signal is None:
-        return kept
+        return _legacy_kernel_notes(ctx, kept)
     # An inferred version changes what is reported, so every finding says what was assumed and from what.
     note = assumed_version_note(signal)
     return [f if f.code == INTERNAL_ERROR else replace(f, message=f"{f.message}; {note}") for f in kept]
+
+
+def _legacy_kernel_notes(ctx: LintContext, findings: list[Finding]) -> list[Finding]:
+    """In a file importing both APIs with no version named, the findings inside its legacy functions say that
+    those were checked as legacy code, and from which import."""
+    if not findings or not ctx.aliases.uses_legacy() or ctx.config.version_named_by_user:
+        return findings
+    evidence = ctx.api.legacy
+    spans = [
+        (f.node.lineno, f.node.end_lineno or f.node.lineno)
+        for f in ctx.kernel_code()
+        if ctx.api.mixed and ctx.api.is_legacy(f.node)
+    ]
+    if evidence is None or not spans:
+        return findings
+    signal = VersionSignal(evidence.version, f"`{evidence.statement}`", evidence.line)
+    note = f"this function: {assumed_version_note(signal)}"
+    return [
+        replace(f, message=f"{f.message}; {note}")
+        if f.code != INTERNAL_ERROR and any(lo <= f.span.line <= hi for lo, hi in spans)
+        else f
+        for f in findings
+    ]
 
 
 def assumed_version_note(signal: VersionSignal) -> str:

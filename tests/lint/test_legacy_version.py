@@ -162,4 +162,6 @@ def test_legacy_only_rules_follow_the_kernel_in_a_mixed_file() -> None:
     )
     found = [(f.code, f.span.line) for f in lint(mixed) if f.code == "NKI514"]
     assert found == [("NKI514", 13)]  # in the legacy kernel; named 0.7, the file is current code
+    note = "this function: legacy neuronxcc.nki assumed from `import neuronxcc.nki as legacy` on line 4"
+    assert all(note in f.message for f in lint(mixed) if f.code == "NKI514")
     assert "NKI514" not in codes(lint(mixed, "0.7"))
