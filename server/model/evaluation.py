@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from nki_studio.core.findings import Span
-from nki_studio.model import builtin_values
+from nki_studio.model import builtin_values, index_tiles
 from nki_studio.model import nki_semantics as nki
 from nki_studio.model.arithmetic import binop, compare_values, unary
 from nki_studio.model.evaluator import Frame
 from nki_studio.model.imports import to_canonical
+from nki_studio.model.index_tiles import IndexGrid, IndexTile
 from nki_studio.model.module_info import ModuleScope, ScopeCache
 from nki_studio.model.syntax import expr_text
 from nki_studio.model.targets import Target
@@ -239,9 +240,10 @@ class ExpressionEvaluator:
         return self.attribute(self.eval(node.value), node.attr, node)
 
     def _binop(self, node: ast.BinOp) -> Value:
-        return binop(
-            node.op, self.eval(node.left), self.eval(node.right), expr_text(node.left), expr_text(node.right)
-        )
+        left, right = self.eval(node.left), self.eval(node.right)
+        if isinstance(left, IndexTile) or isinstance(right, IndexTile):
+            return index_tiles.tile_binop(left, right)
+        return binop(node.op, left, right, expr_text(node.left), expr_text(node.right))
 
     def _unaryop(self, node: ast.UnaryOp) -> Value:
         return unary(node.op, self.eval(node.operand))
@@ -305,6 +307,8 @@ class ExpressionEvaluator:
             return env.get(attr, UNKNOWN)
         if isinstance(owner, ClassVal):
             return builtin_values.class_attribute(self, owner, attr)
+        if isinstance(owner, IndexGrid):
+            return index_tiles.grid_attribute(owner, attr)
         return UNKNOWN
 
     def boolop(self, node: ast.BoolOp) -> Value:
@@ -353,6 +357,10 @@ class ExpressionEvaluator:
             self.use(container)
             return view
         key = self.eval(node.slice)
+        if isinstance(container, IndexTile):
+            return index_tiles.tile_subscript(container, key)
+        if isinstance(container, ApiRef) and container.qualname == "nki.language.mgrid":
+            return index_tiles.mgrid(key)
         if isinstance(container, Seq):
             if isinstance(key, SliceVal):
                 if not container.exact:

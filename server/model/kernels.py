@@ -331,7 +331,7 @@ def _mark_kernels(module: ModuleInfo) -> None:
             target = module.functions.get(node.args[0].id)
             if name is not None and target is not None and target.kernel_decorator is None:
                 target.kernel_decorator = node
-                target.kernel_legacy = is_legacy(name)
+                target.kernel_legacy = is_legacy(name) or name.startswith("torch_neuronx")
 
 
 class ModuleResolver:

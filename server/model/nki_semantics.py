@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from nki_studio.model.api_signatures import ISA_PARAMS, NL_CREATE_PARAMS, bind_arguments
 from nki_studio.model.arithmetic import binop
 from nki_studio.model.evaluator import Evaluator
+from nki_studio.model.index_tiles import IndexTile, arange, block_tile, indexed_shape
+from nki_studio.model.legacy_isa import LEGACY_VALUE_CALLS, legacy_result
 from nki_studio.model.nki_api import (
     LANGUAGE_ACTIVATIONS,
     LANGUAGE_BINARY,
@@ -243,6 +245,15 @@ def subscript_tensor(interp: Evaluator, t: TensorVal, key_node: ast.expr, node: 
     at least 2-D), slices and ``nl.ds`` keep a dim of their size."""
     keys = key_node.elts if isinstance(key_node, ast.Tuple) else [key_node]
     values = [interp.eval(k) for k in keys]
+    picked = block_tile(t, values)  # one block of a legacy block tensor (model.index_tiles)
+    if picked is not None:
+        t, values = picked
+    if any(isinstance(v, IndexTile) for v in values):  # a legacy index-tile access (model.index_tiles)
+        selected = indexed_shape(t.shape, values)
+        view = TensorVal(selected, t.dtype, t.buffer, t.storage)
+        if selected is not None:
+            note_view(interp, view, node, "access")
+        return view
     if t.shape is None:
         return TensorVal(None, t.dtype, t.buffer, t.storage)
     if any(v is ELLIPSIS for v in values):
@@ -474,6 +485,8 @@ def _language_call(
         return SliceVal(start, stop, Const(1), size)
     if name == "par_dim" and args:
         return ParDim(args[0])
+    if name == "arange":
+        return arange(args)
     if name in ("fori_loop",):
         b = bind_arguments(LANGUAGE_PARAMS["fori_loop"], args, kwargs)
         body = b.get("body_fun")
@@ -531,6 +544,8 @@ def _create(interp: Evaluator, name: str, bound: dict[str, Value], node: ast.Cal
         # Indexing follows the legacy block semantics we do not model, so the view's shape stays unknown.
         storage_shape = (shape[blocks], *shape[:blocks], *shape[blocks + 1 :])
         tensor = new_tensor(interp, api, storage_shape, dtype, buffer, node)
+        if tensor.storage is not None:
+            tensor.storage.block_dims = blocks
         return TensorVal(None, dtype, buffer, tensor.storage)
     return new_tensor(interp, api, shape, dtype, buffer, node)
 
@@ -624,6 +639,8 @@ def _isa_call(
     # Legacy (<= 0.1) ISA calls returned their result and had no dst; only bind the current signature when the
     # call is written in the dst-first form (isa.md §0.1).
     if first not in kwargs and (not as_statement or interp.module.legacy):
+        if interp.module.legacy and name in LEGACY_VALUE_CALLS:
+            return legacy_result(interp, name, args, kwargs, node, new_tensor)
         return UNKNOWN
     bound = bind_arguments(params, args, kwargs)
     operands = {k: v for k, v in bound.items() if isinstance(v, Value)}

@@ -249,6 +249,9 @@ class Allocation:
     branches: tuple[tuple[int, int], ...] = ()  # sides of unknown ifs taken to reach it (see excludes)
     is_matmul_dst: bool = False
     name: str = ""  # variable it was first bound to, for messages
+    # Legacy block dims (``nl.ndarray((B, nl.par_dim(P), F))``), stored after the partition dim: (P, B, F).
+    # Each block is a tile of its own (deprecations.md §E; legacy nki.language.par_dim page).
+    block_dims: int = 0
 
     def excludes(self, other: Allocation) -> bool:
         """True when the two allocations sit on different sides of one unknown ``if``: never both made."""
@@ -284,6 +287,14 @@ class Allocation:
             return exact
         dims = self.shape_ints()
         return math.prod(dims[1:]) if dims else None
+
+    def min_tile_bytes_per_partition(self) -> int | None:
+        """:meth:`min_bytes_per_partition` of one tile: one block of a legacy block tensor, else the whole."""
+        total = self.min_bytes_per_partition()
+        dims = self.shape_ints()
+        if total is None or not self.block_dims or dims is None:
+            return total
+        return total // max(1, math.prod(dims[1 : 1 + self.block_dims]))
 
     def shape_text(self) -> str:
         """``(128, 512)`` with ``?`` for unknown dims."""

@@ -5,8 +5,9 @@ Keys (all optional)::
     [tool.nki-studio]
     target = "trn2"                 # trn1 | trn2 | trn3 (gen2/gen3/gen4 accepted)
     nki-version = "0.6"             # 0.2 ... 0.7 or "legacy"; default: installed `nki`, else the newest
-                                    # (an unnamed version is inferred from the code: 0.6-only APIs and no
-                                    # 0.7-only ones mean 0.6, in the linter per file and in the simulator)
+                                    # (an unnamed version is inferred from the code: legacy neuronxcc.nki
+                                    # imports mean legacy, 0.6-only APIs and no 0.7-only ones mean 0.6, in
+                                    # the linter per file and in the simulator)
     select = ["NKI1", "NKI201"]     # code prefixes; default: every rule
     ignore = ["NKI120"]
     per-file-ignores = { "tests/*" = ["NKI1"] }   # globs relative to the pyproject.toml directory
@@ -62,8 +63,17 @@ class LintConfig:
     # rather than the newest-version fallback: only an unnamed version is inferred from the code (the linter
     # per file, ``nkilint.engine``; the simulator per kernel, ``sim.versioning``).
     nki_version_set: bool = False
+    # The named version only comes from the installed toolchain (no pyproject key, flag or setting): a file
+    # written for the legacy ``neuronxcc.nki`` API is still linted as legacy code (``nkilint.engine``).
+    nki_version_detected: bool = False
     # The API use an unnamed version was inferred from (``nkilint.engine.with_code_version``); None otherwise.
     version_signal: VersionSignal | None = None
+
+    @property
+    def version_named_by_user(self) -> bool:
+        """A pyproject key, flag or setting named the version (not only the installed toolchain): the file's
+        legacy imports then no longer decide it."""
+        return self.nki_version_set and not self.nki_version_detected
 
     @property
     def named_nki_version(self) -> NkiVersion | None:
@@ -117,6 +127,7 @@ class LintConfig:
             self,
             target=target,
             nki_version_set=self.nki_version_set or nki_version is not None,
+            nki_version_detected=self.nki_version_detected and nki_version is None,
             select=select if select is not None else self.select,
             ignore=self.ignore + (ignore or ()),
         )
@@ -177,6 +188,7 @@ def config_from_table(
     return LintConfig(
         target=Target(generation, named or NEWEST_VERSION),
         nki_version_set=named is not None,
+        nki_version_detected=named is not None and "nki-version" not in table,
         select=select,
         ignore=ignore,
         per_file_ignores=pfi,
@@ -196,6 +208,7 @@ def load_config(path: str) -> LintConfig:
         return LintConfig(
             target=Target(DEFAULT_GENERATION, installed or NEWEST_VERSION),
             nki_version_set=installed is not None,
+            nki_version_detected=installed is not None,
         )
     try:
         table = read_pyproject(pyproject)["tool"][TOOL_TABLE]

@@ -13,10 +13,11 @@ from typing import Any
 
 from nki_studio.core.codes import Code
 from nki_studio.core.findings import Finding, Fix, Related, Severity, Span, TextEdit
+from nki_studio.model.api_version import FileApi, file_api
 from nki_studio.model.imports import ImportAliases, to_canonical
 from nki_studio.model.kernels import FunctionInfo, KernelDiscovery
 from nki_studio.model.syntax import source_lines
-from nki_studio.model.targets import Target
+from nki_studio.model.targets import LEGACY, Target
 from nki_studio.nkilint.config import LintConfig
 
 
@@ -44,6 +45,18 @@ class LintContext:
     def target(self) -> Target:
         """Target generation and NKI version."""
         return self.config.target
+
+    @cached_property
+    def api(self) -> FileApi:
+        """Which API (legacy ``neuronxcc.nki`` or ``nki``) the file and each of its functions is written for."""
+        return file_api(self.discovery)
+
+    def legacy_code(self, func: FunctionInfo) -> bool:
+        """Whether ``func`` is checked with the legacy API's meaning: the target is ``legacy``, or no setting
+        names the version and the function is legacy code (a legacy kernel of a file importing both APIs)."""
+        if self.target.nki_version == LEGACY:
+            return True
+        return not self.config.version_named_by_user and self.api.is_legacy(func.node)
 
     @cached_property
     def values(self) -> Any:

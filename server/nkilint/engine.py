@@ -16,9 +16,17 @@ from nki_studio.core.codes import LINT_SOURCE, family_of
 from nki_studio.core.findings import Finding, Severity, Span
 from nki_studio.core.gc_pause import gc_paused
 from nki_studio.core.yielding import checkpoint
+from nki_studio.model.api_version import ApiEvidence, imports_current, legacy_evidence
+from nki_studio.model.imports import LEGACY_PREFIX, ImportAliases
 from nki_studio.model.kernels import KernelDiscovery, discover
-from nki_studio.model.targets import Target
-from nki_studio.model.version_signals import V06, may_pin_old_version, signals_of_uses, version_signals
+from nki_studio.model.targets import LEGACY, Target
+from nki_studio.model.version_signals import (
+    V06,
+    VersionSignal,
+    may_pin_old_version,
+    signals_of_uses,
+    version_signals,
+)
 from nki_studio.nkilint.config import LintConfig
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import all_rules
@@ -137,12 +145,23 @@ def dispose(ctx: LintContext) -> None:
 
 
 def with_code_version(
-    config: LintConfig, source: str, uses: Iterable[tuple[str, int]] | None = None
+    config: LintConfig,
+    source: str,
+    uses: Iterable[tuple[str, int]] | None = None,
+    aliases: ImportAliases | None = None,
 ) -> LintConfig:
     """``config`` with the NKI version the file's own code is written for when no setting names one (as the
-    simulator does, ``sim.versioning``): a 0.6-only API (``nl.dynamic_range``) and no 0.7-only one means 0.6
-    code, checked by the 0.6 rules rather than reported as removed 0.7 API. ``uses``: the file's
-    ``(canonical name, line)`` references when the caller has them (else ``source`` is scanned)."""
+    simulator does, ``sim.versioning``). A file whose NKI imports are all legacy ``neuronxcc.nki`` ones is
+    legacy code (``model.api_version``; this also overrides a version only read from the installed toolchain:
+    the file's imports are more specific). Otherwise a 0.6-only API (``nl.dynamic_range``) and no 0.7-only one
+    means 0.6 code, checked by the 0.6 rules rather than reported as removed 0.7 API. ``uses``: the file's
+    ``(canonical name, line)`` references and ``aliases`` its imports, when the caller has them (else
+    ``source`` is scanned)."""
+    legacy = _legacy_file(config, source, aliases)
+    if legacy is not None:
+        signal = VersionSignal(legacy.version, f"`{legacy.statement}`", legacy.line)
+        target = Target(config.target.generation, legacy.version)
+        return replace(config, target=target, nki_version_set=True, version_signal=signal)
     if config.nki_version_set or config.target.nki_version <= V06 or not may_pin_old_version(source):
         return config
     old, new = signals_of_uses(uses) if uses is not None else version_signals(source)
@@ -152,11 +171,30 @@ def with_code_version(
     return replace(config, target=target, nki_version_set=True, version_signal=old)
 
 
+def _legacy_file(config: LintConfig, source: str, aliases: ImportAliases | None) -> ApiEvidence | None:
+    """The legacy import of a file written for the legacy API only, when no setting names the version."""
+    if config.version_named_by_user or config.target.nki_version == LEGACY:
+        return None
+    if LEGACY_PREFIX.split(".")[0] not in source and "torch_neuronx" not in source:
+        return None  # cheap exit: no legacy import can be there
+    if aliases is None:
+        try:
+            aliases = ImportAliases.from_tree(ast.parse(source))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    if imports_current(aliases):
+        return None  # both namespaces: decided per function (model.api_version.FileApi)
+    return legacy_evidence(aliases, source)
+
+
 def check(ctx: LintContext) -> list[Finding]:
     """The raw findings of every enabled rule on one context, before suppression and severity overrides.
     A rule that raises becomes one NKI999 finding naming it. An unnamed NKI version is taken from the code."""
     ctx.config = with_code_version(
-        ctx.config, ctx.source, ((name, node.lineno) for name, uses in ctx.refs.items() for node, _ in uses)
+        ctx.config,
+        ctx.source,
+        ((name, node.lineno) for name, uses in ctx.refs.items() for node, _ in uses),
+        ctx.aliases,
     )
     config, path = ctx.config, ctx.path
     findings: list[Finding] = []
@@ -178,7 +216,43 @@ def check(ctx: LintContext) -> list[Finding]:
                 )
             )
     ctx.rule = None
-    return [f for f in findings if config.enabled(f.code, path)]
+    kept = [f for f in findings if config.enabled(f.code, path)]
+    signal = config.version_signal
+    if signal is None:
+        return _legacy_kernel_notes(ctx, kept)
+    # An inferred version changes what is reported, so every finding says what was assumed and from what.
+    note = assumed_version_note(signal)
+    return [f if f.code == INTERNAL_ERROR else replace(f, message=f"{f.message}; {note}") for f in kept]
+
+
+def _legacy_kernel_notes(ctx: LintContext, findings: list[Finding]) -> list[Finding]:
+    """In a file importing both APIs with no version named, the findings inside its legacy functions say that
+    those were checked as legacy code, and from which import."""
+    if not findings or not ctx.aliases.uses_legacy() or ctx.config.version_named_by_user:
+        return findings
+    evidence = ctx.api.legacy
+    spans = [
+        (f.node.lineno, f.node.end_lineno or f.node.lineno)
+        for f in ctx.kernel_code()
+        if ctx.api.mixed and ctx.api.is_legacy(f.node)
+    ]
+    if evidence is None or not spans:
+        return findings
+    signal = VersionSignal(evidence.version, f"`{evidence.statement}`", evidence.line)
+    note = f"this function: {assumed_version_note(signal)}"
+    return [
+        replace(f, message=f"{f.message}; {note}")
+        if f.code != INTERNAL_ERROR and any(lo <= f.span.line <= hi for lo, hi in spans)
+        else f
+        for f in findings
+    ]
+
+
+def assumed_version_note(signal: VersionSignal) -> str:
+    """``legacy neuronxcc.nki assumed from `import neuronxcc.nki as nki` on line 3 (no setting names the NKI
+    version)``: the version a file was linted at when only its code named it, and why."""
+    version = "legacy neuronxcc.nki" if signal.version == LEGACY else f"NKI {signal.version}"
+    return f"{version} assumed from {signal.api} on line {signal.line} (no setting names the NKI version)"
 
 
 def finish(findings: list[Finding], source: str, path: str, config: LintConfig) -> list[Finding]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 
 from nki_studio.core.findings import Finding, Fix, Related, Span, TextEdit
 from nki_studio.core.gc_pause import gc_paused
+from nki_studio.model.imports import ImportAliases
 from nki_studio.model.syntax import child_fields
 from nki_studio.model.version_signals import uses_in
 from nki_studio.nkilint.config import LintConfig
@@ -462,9 +463,8 @@ class IncrementalLinter:
             return [blocks] if config.enabled(SYNTAX_ERROR, self.path) else []
         self._lines, self._blocks = lines, blocks
         # The version is the whole file's (its code may name it), decided once for every component.
-        config = with_code_version(
-            config, text, uses_in(n for b in blocks for st in b.stmts() for n in ast.walk(st))
-        )
+        nodes = [n for b in blocks for st in b.stmts() for n in ast.walk(st)]
+        config = with_code_version(config, text, uses_in(nodes), ImportAliases.from_nodes(nodes))
         if config != self._config:
             self._entries.clear()
             self._config = config

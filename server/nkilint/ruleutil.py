@@ -233,6 +233,14 @@ def truth_tested(node: ast.AST) -> list[ast.expr]:
     return []
 
 
+def bracket_lnc_kernels(ctx: LintContext) -> set[str]:
+    """Names of this file's kernels whose ``kernel[...]`` launch bracket is an LNC degree (the ``nki`` API).
+    On legacy code the bracket is an SPMD launch grid of any rank (``kernel[4, 2](src)`` in the
+    ``nki.language.spmd_dim``/``nki.language.nc`` API pages, whose examples import ``neuronxcc.nki.language``;
+    nki-samples' spmd_tensor_addition tutorial at 0898a77), so legacy kernels are left out."""
+    return {k.node.name for k in ctx.discovery.kernels if not ctx.legacy_code(k)}
+
+
 def resolved_refs(
     ctx: LintContext, names: Iterable[str], *, legacy: bool = False
 ) -> Iterator[tuple[ast.Name | ast.Attribute, str]]:

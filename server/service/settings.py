@@ -25,6 +25,7 @@ from nki_studio.settings.declaration import SECTION, default, setting
 
 if TYPE_CHECKING:  # the target model is imported when a value names one: start-up reads only the defaults
     from nki_studio.model.targets import Generation, NkiVersion, Target
+    from nki_studio.model.version_signals import VersionSignal
     from nki_studio.nkilint.config import LintConfig
 
 HEATMAP_METRICS = setting("heatmapMetric").enum
@@ -253,3 +254,22 @@ def file_target(path: str | None, settings: Settings) -> Target:
     except ConfigError:
         pass
     return Target(settings.target or DEFAULT_GENERATION, settings.nki_version or NEWEST_VERSION)
+
+
+def code_target(path: str | None, settings: Settings, text: str) -> tuple[Target, VersionSignal | None]:
+    """``file_target`` for a file's ``text``: when no setting names the NKI version, the version its code is
+    written for as the linter infers it (legacy ``neuronxcc.nki`` imports, 0.6-only APIs), returned with the use
+    it was inferred from (None: nothing was inferred)."""
+    from nki_studio.model.targets import DEFAULT_GENERATION, NEWEST_VERSION, Target
+    from nki_studio.nkilint.config import ConfigError, LintConfig, load_config
+    from nki_studio.nkilint.engine import with_code_version
+
+    try:
+        config = load_config(path) if path else LintConfig()
+    except ConfigError:
+        config = LintConfig(target=Target(DEFAULT_GENERATION, NEWEST_VERSION))
+    if settings.nki_version is None:
+        config = with_code_version(config, text)
+    configured = config.target
+    target = Target(settings.target or configured.generation, settings.nki_version or configured.nki_version)
+    return target, config.version_signal

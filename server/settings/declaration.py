@@ -87,9 +87,10 @@ SETTINGS: tuple[Setting, ...] = (
         "string",
         "auto",
         "NKI version the kernels are written for (e.g. `0.6`, `0.7`). `auto`: `pyproject.toml`, else the "
-        "installed `nki`, else the current version.",
+        "installed `nki`, else the current version; a file whose imports are all legacy `neuronxcc.nki` ones is "
+        "legacy code unless `pyproject.toml` or this setting names a version.",
         "server",
-        docs_default="project config, else installed `nki`, else newest",
+        docs_default="project config, else the file's legacy imports, else installed `nki`, else newest",
         docs_note="Also accepted: `legacy` (the `neuronxcc.nki` API).",
     ),
     Setting("lintEnabled", "boolean", True, "Lint NKI kernels while typing.", "server"),

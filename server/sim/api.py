@@ -32,6 +32,7 @@ from nki_studio.sim.launch import KernelRun, find_kernel, jit_options, run_kerne
 from nki_studio.sim.lnc_config import configured_lnc
 from nki_studio.sim.memory import Allocation
 from nki_studio.sim.nki_compiler import ignored_options, surfaces_allocation_oom
+from nki_studio.sim.packages import ModuleLocation
 from nki_studio.sim.trace import TraceEvent
 from nki_studio.sim.userframe import SourceLocation
 from nki_studio.sim.versioning import infer_nki_version
@@ -196,11 +197,18 @@ def _report(run: KernelRun, backend: str, opts: SimOptions, ignored_config: list
     )
 
 
-def load_kernel_module(path: str, backend: str = "embedded", sys_path: tuple[str, ...] = ()) -> Any:
-    """Load a kernel file as a module: against the embedded ``nki`` unless the official backend is used."""
+def load_kernel_module(
+    path: str,
+    backend: str = "embedded",
+    sys_path: tuple[str, ...] = (),
+    location: ModuleLocation | None = None,
+) -> Any:
+    """Load a kernel file as a module: against the embedded ``nki`` unless the official backend is used. A
+    file inside a package loads as its module of that package (``sim.packages``); ``location`` says which
+    when ``path`` stands in for the package's file (a staged copy of unsaved text)."""
     if backend == "official" or (backend == "auto" and official.available()):
         return official.load_module(path)
-    return dropin.load_module(path, None, sys_path)
+    return dropin.load_module(path, None, sys_path, location)
 
 
 def simulate(

@@ -28,6 +28,7 @@ from nki_studio.model.targets import Generation, Target, generation_from_env
 from nki_studio.sim import dtypes
 from nki_studio.sim.context import SimOptions
 from nki_studio.sim.errors import MissingName
+from nki_studio.sim.packages import ModuleLocation, package_module
 from nki_studio.sim.userframe import is_internal
 from nki_studio.sim.versioning import infer_nki_version
 
@@ -126,20 +127,28 @@ def default_options(lnc: int = 1, func: Callable[..., Any] | None = None) -> Sim
 
 
 def load_module(
-    path: str, options: SimOptions | None = None, sys_path: tuple[str, ...] = ()
+    path: str,
+    options: SimOptions | None = None,
+    sys_path: tuple[str, ...] = (),
+    location: ModuleLocation | None = None,
 ) -> types.ModuleType:
     """Execute a kernel file as a fresh module (its folder and ``sys_path`` on ``sys.path`` while it loads).
 
-    User modules it imports are dropped from ``sys.modules`` afterwards, so an edited helper is re-read
-    by the next simulation in the same process.
+    A file inside a package is loaded as its module of that package (``sim.packages``: ``location``, else
+    found from the ``__init__.py`` files above ``path`` and the source roots), its package root on
+    ``sys.path``, so its relative imports work; a loose file gets a private name. User modules it imports are
+    dropped from ``sys.modules`` afterwards, so an edited helper is re-read by the next simulation in the
+    same process.
     """
     path = os.path.abspath(path)
-    name = f"nki_studio_kernel_{uuid.uuid4().hex[:12]}"
+    location = location or package_module(path, sys_path)
+    name = location.name if location else f"nki_studio_kernel_{uuid.uuid4().hex[:12]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    extra = [os.path.dirname(path), *(os.path.abspath(p) for p in sys_path)]
+    roots = [location.root] if location else []
+    extra = [os.path.dirname(path), *roots, *(os.path.abspath(p) for p in sys_path)]
     with installed(options):
         before = set(sys.modules)
         sys.path[:0] = extra

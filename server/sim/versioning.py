@@ -1,7 +1,8 @@
 """The NKI version a launched kernel is simulated with when no setting names one: inferred from its code.
 
-Much code still runs 0.6 code (``nl.dynamic_range``) without saying so, while the default version is the
-newest (0.7). Where nothing says otherwise, the kernel's own code decides: the user files it is made of
+A kernel written for the legacy ``neuronxcc.nki`` API (its file's imports say so, as the linter reads them:
+``model.api_version``) is simulated as legacy code. Much code still runs 0.6 code (``nl.dynamic_range``)
+without saying so, while the default version is the newest (0.7). Where nothing says otherwise, the kernel's own code decides: the user files it is made of
 (its module and, transitively, the user modules and functions that module refers to; installed packages and
 the standard library excluded) are scanned for APIs that pin a version (``model.version_signals``). A
 0.6-only API gives 0.6 semantics unless a 0.7-only API is used too. The choice is reported as a note.
@@ -9,6 +10,7 @@ the standard library excluded) are scanned for APIs that pin a version (``model.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 import sys
@@ -16,12 +18,15 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from nki_studio.model.targets import NkiVersion, frontend_asks_for_06
+from nki_studio.model.api_version import ApiEvidence, FileApi, file_api
+from nki_studio.model.kernels import discover
+from nki_studio.model.targets import LEGACY, NkiVersion, frontend_asks_for_06
 from nki_studio.model.version_signals import V06, VersionSignal, version_signals
 from nki_studio.sim.userframe import is_internal
 
 _MAX_FILES = 500  # bound the scan of very large code bases (nothing pins a version past it)
 _cache: dict[str, tuple[float, tuple[VersionSignal | None, VersionSignal | None]]] = {}
+_legacy_cache: dict[str, tuple[float, tuple[FileApi, frozenset[str]]]] = {}
 
 
 def _file_of(value: object) -> str | None:
@@ -85,6 +90,29 @@ def _signals(file: str) -> tuple[VersionSignal | None, VersionSignal | None]:
     return found
 
 
+def _legacy_evidence(file: str, qualname: str) -> ApiEvidence | None:
+    """The legacy import that makes the kernel ``qualname`` of ``file`` legacy code, as the linter decides it
+    (``model.api_version``: a file of legacy imports only; in a file importing both APIs, a legacy-decorated
+    kernel), else None."""
+    try:
+        mtime = os.stat(file).st_mtime
+        hit = _legacy_cache.get(file)
+        if hit is not None and hit[0] == mtime:
+            api, legacy_names = hit[1]
+        else:
+            with open(file, encoding="utf-8") as handle:
+                source = handle.read()
+            discovery = discover(source, file, ast.parse(source))
+            api = file_api(discovery)
+            legacy_names = frozenset(
+                q for q, f in discovery.module.functions.items() if api.is_legacy(f.node)
+            )
+            _legacy_cache[file] = (mtime, (api, legacy_names))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        return None
+    return api.legacy if api.all_legacy or qualname in legacy_names else None
+
+
 def infer_nki_version(
     func: Callable[..., Any], default: NkiVersion, path: str | None = None
 ) -> tuple[NkiVersion, str | None]:
@@ -93,6 +121,13 @@ def infer_nki_version(
     ``NKI_COMPILER_FRONTEND=custom`` names 0.6 without looking at the code."""
     if default > V06 and frontend_asks_for_06():
         return V06, "NKI version 0.6 from NKI_COMPILER_FRONTEND (0.6 semantics on a 0.7 toolchain)"
+    start = path or _file_of(inspect.unwrap(func))
+    legacy = _legacy_evidence(start, getattr(inspect.unwrap(func), "__qualname__", "")) if start else None
+    if legacy is not None and default > LEGACY:
+        return LEGACY, (
+            f"NKI version legacy (neuronxcc.nki) inferred from `{legacy.statement}` at {start}:{legacy.line} "
+            "(no setting names the version)"
+        )
     old: tuple[str, VersionSignal] | None = None
     new: tuple[str, VersionSignal] | None = None
     for file in _user_files(func, path):

@@ -37,6 +37,10 @@ class Job:
     # Folders importable after the kernel's own: the caller's folder when the file is a staged copy of
     # unsaved text (``nki_studio.verify.unsaved``), so its helper modules and references still import.
     search_path: tuple[str, ...] = ()
+    # The module the kernel file is in its package (``sim.packages``) when ``path`` is a staged copy: the
+    # dotted name and the package root. A saved file's package is found from its own folder.
+    module_name: str | None = None
+    module_root: str | None = None
 
     def to_json(self) -> str:
         """One JSON line for the worker's stdin."""
@@ -202,6 +206,7 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
     from nki_studio.estimate.section import estimate_section
     from nki_studio.model.targets import parse_generation
     from nki_studio.sim import load_kernel_module, simulate
+    from nki_studio.sim.packages import ModuleLocation, package_module
     from nki_studio.verify import oracle
     from nki_studio.verify.inputs import make_inputs
 
@@ -209,7 +214,11 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
 
     timings: Timings = result["timings"]
     folder = os.path.dirname(os.path.abspath(job.path))
-    for at, extra in enumerate((folder, *job.search_path)):
+    named = ModuleLocation(job.module_name, job.module_root) if job.module_name and job.module_root else None
+    location = named or package_module(job.path, job.search_path)
+    # The package root stays importable while the kernel runs (imports inside functions, the reference).
+    roots = (location.root,) if location else ()
+    for at, extra in enumerate((folder, *roots, *job.search_path)):
         if extra not in sys.path:
             sys.path.insert(at, extra)
     generation = parse_generation(job.target)
@@ -217,7 +226,7 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
     target = {"target": generation.value, "nki_version": job.nki_version}
 
     t = time.perf_counter()
-    module = load_kernel_module(job.path, backend=job.backend)
+    module = load_kernel_module(job.path, backend=job.backend, location=location)
     if spec.inputs:
         args = list(_resolve_function(spec.inputs, module)())
         names = [f"arg{i}" for i in range(len(args))]

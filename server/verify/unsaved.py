@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from nki_studio.sim.packages import package_module
 from nki_studio.verify.job import Job
 
 T = TypeVar("T")
@@ -59,6 +60,10 @@ def staged(job: Job, source: str) -> Iterator[Staged]:
         with open(copy, "w", encoding="utf-8") as fh:
             fh.write(source)
         search = (os.path.dirname(original), *job.search_path)
+        # The copy is loaded as the original's module of its package, so its relative imports still work.
+        location = package_module(original, job.search_path)
+        if location is not None:
+            job = dataclasses.replace(job, module_name=location.name, module_root=location.root)
         yield Staged(dataclasses.replace(job, path=copy, search_path=search), original)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

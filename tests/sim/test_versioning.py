@@ -66,3 +66,41 @@ def test_the_custom_frontend_environment_names_0_6(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("NKI_COMPILER_FRONTEND", "custom")
     result = simulate(path, np.ones((2, 2), np.float32))
     assert result.report.nki_version == "0.6" and "NKI_COMPILER_FRONTEND" in result.warnings[0]
+
+
+LEGACY_ONLY = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def old_copy(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.load(a))
+    return out
+"""
+
+# The legacy kernel beside a current one: the current API under other names, the same copy kernel.
+LEGACY_AND_CURRENT = (
+    "import nki as current\nimport nki.language as cnl\n"
+    + LEGACY_ONLY
+    + "\n\n@current.jit\ndef new_copy(a):\n"
+    + "    out = cnl.ndarray(a.shape, dtype=a.dtype, buffer=cnl.shared_hbm)\n"
+    + "    cnl.store(out, cnl.load(a))\n    return out\n"
+)
+
+
+def test_legacy_imports_mean_legacy_semantics_per_kernel(tmp_path: Path):
+    only_legacy = tmp_path / "old.py"
+    only_legacy.write_text(LEGACY_ONLY)
+    result = simulate(only_legacy, np.ones((4, 4), np.float32))
+    assert result.report.nki_version == "legacy" and (result.output == 1).all()
+    assert (
+        "inferred from `import neuronxcc.nki as nki` at" in result.warnings[0] and ":1 " in result.warnings[0]
+    )
+    both = tmp_path / "both.py"
+    both.write_text(LEGACY_AND_CURRENT)
+    assert simulate(both, np.ones((4, 4), np.float32), kernel_name="old_copy").report.nki_version == "legacy"
+    assert simulate(both, np.ones((4, 4), np.float32), kernel_name="new_copy").report.nki_version == "0.7"
+    named = simulate(only_legacy, np.ones((4, 4), np.float32), nki_version="0.7")
+    assert named.report.nki_version == "0.7" and not named.warnings

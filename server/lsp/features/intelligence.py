@@ -24,7 +24,9 @@ from nki_studio.lsp.features.stub_keywords import StubParameter, keyword_complet
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.model.analysis import AllocationInfo, describe_allocations
 from nki_studio.model.targets import Target
-from nki_studio.service.settings import file_target
+from nki_studio.model.version_signals import VersionSignal
+from nki_studio.nkilint.engine import assumed_version_note
+from nki_studio.service.settings import code_target, file_target
 from nki_studio.service.simulation import spec_arguments
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace.position_codec import PositionCodec
@@ -120,9 +122,13 @@ class IntelligenceFeature:
         pos = codec.position_from_client_units(lines, position) if position.line < len(lines) else position
         return _Request(uri, to_fs_path(uri), text, doc.version, pos.line + 1, pos.character)
 
-    def target(self, path: str | None) -> Target:
-        """The editor's target, else the project's ``[tool.nki-studio]``, else the defaults."""
-        return file_target(path, self.server.settings)
+    def target(self, path: str | None, text: str | None = None) -> tuple[Target, VersionSignal | None]:
+        """The editor's target, else the project's ``[tool.nki-studio]``, else the defaults; with the file's
+        ``text``, a version nothing names is the one its code is written for (``service.settings.code_target``),
+        returned with the use it was inferred from."""
+        if text is None:
+            return file_target(path, self.server.settings), None
+        return code_target(path, self.server.settings, text)
 
     # ---- completion ----------------------------------------------------------------------------------------
     async def completion(self, params: types.CompletionParams) -> types.CompletionList | None:
@@ -160,7 +166,7 @@ class IntelligenceFeature:
         completion = self._completions.get(item.label)
         if completion is None:
             return item
-        target = self.target(None)
+        target, _ = self.target(None)
 
         def docs() -> tuple[str, str]:
             return _signature_line(completion), completion.docstring(raw=True)
@@ -177,7 +183,7 @@ class IntelligenceFeature:
         req = self._request(params.text_document.uri, params.position)
         if req is None:
             return None
-        target = self.target(req.path)
+        target, assumed = self.target(req.path, req.text)
         parts: list[str] = []
 
         def api() -> str | None:
@@ -207,6 +213,8 @@ class IntelligenceFeature:
             parts.append(doc)
         if not parts:
             return None
+        if assumed is not None:  # the version the facts and notes were computed for came from the code
+            parts.append(f"_{assumed_version_note(assumed)}_")
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts))
         )

@@ -43,11 +43,6 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     removed = ctx.target.nki_version >= V07
     severity = Severity.ERROR if removed else None
     what = "removed in NKI 0.7" if removed else "deprecated since NKI 0.6 (removed in 0.7)"
-    signal = ctx.config.version_signal
-    if signal is not None:  # say why this is not the 0.7 error
-        what += (
-            f"; NKI {signal.version} assumed from {signal.api} on line {signal.line} (no setting names it)"
-        )
     for node, _ in resolved_refs(ctx, ("nki.language.dynamic_range",)):
         call = ctx.call_of.get(id(node))
         loop = ctx.parent(call) if call is not None else None

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 
 from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.model.imports import LEGACY_PREFIX, is_legacy, to_canonical
+from nki_studio.model.targets import LEGACY
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V02, V04
+from nki_studio.nkilint.ruleutil import V04
 
 
 def _rewrite(stmt: ast.Import | ast.ImportFrom) -> str | None:
@@ -32,12 +33,17 @@ def _rewrite(stmt: ast.Import | ast.ImportFrom) -> str | None:
     return f"from {to_canonical(stmt.module)} import {names}"
 
 
+_MIGRATE = (
+    "to run on Neuron 2.27 or later migrate it to NKI 0.7: imports from nki / nki.language / nki.isa, then "
+    "the legacy constructs (nl.arange/mgrid index tiles, masks, par_dim block dims, value-returning ISA calls)"
+)
+
+
 @rule(
     code="NKI208",
     name="legacy-namespace",
     severity=Severity.WARNING,
     basis=Basis.STATED,
-    min_version=V02,
     deprecated=True,
     fixable=True,
     summary="Imports from the legacy `neuronxcc.nki` namespace (an error when kernel code uses them, NKI >= 0.4).",
@@ -47,22 +53,31 @@ def _rewrite(stmt: ast.Import | ast.ImportFrom) -> str | None:
     good="import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n"
     "@nki.jit\ndef kernel(x):\n    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
     "    nisa.dma_copy(dst=out, src=x)\n    return out\n",
-    sources="deprecations.md §D (namespace deprecated 2.27; inside kernels an error since 0.4.0), "
-    "python-subset.md §6",
-    scope_note="A warning at every legacy import. On NKI >= 0.4 also an error where each kernel (or helper) "
-    "first uses a legacy name, decorator included: that is what fails to compile. Not reported when "
-    "the target is `legacy`. The fix (on both) rewrites the import; legacy APIs in the body "
-    "(nl.arange, masks, value-returning ISA calls) still need migrating by hand.",
+    sources="deprecations.md header (version map: legacy = NKI 0.1, Neuron 2.20-2.26), §D (namespace deprecated "
+    "2.27; inside kernels an error since 0.4.0), §E (legacy constructs), python-subset.md §6",
+    scope_note="A file whose NKI imports are all legacy is legacy code when no setting names the NKI version: "
+    "a warning at each legacy import with the migration hint, never an error (the code ran on the SDK it was "
+    "written for), and no quick fix (rewriting the import alone would break legacy code). With a version "
+    "named (>= 0.4), or in a file importing both namespaces, also an error where each current-API kernel (or "
+    "helper) first uses a legacy name, decorator included: that is what fails to compile; legacy kernels of "
+    "such a file get the warning only. Not reported when the target is set to `legacy`. The fix (current "
+    "code) rewrites the import; legacy APIs in the body still need migrating by hand.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The `neuronxcc.nki` namespace was deprecated in Neuron 2.27 when `nki` became its own package, and using
-    it inside kernels is a compile error since NKI 0.4.0. The quick fix rewrites the import to `nki`,
+    it inside kernels is a compile error since NKI 0.4.0. Legacy code (a file importing only `neuronxcc.nki`)
+    is linted with the legacy API's meaning and only warned about. The quick fix rewrites the import to `nki`,
     `nki.language`, `nki.isa`. The import's finding does not depend on the kernels (so the editor can check
     each kernel on its own); the error is reported at the use in kernel code."""
+    signal = ctx.config.version_signal
+    if ctx.target.nki_version == LEGACY:
+        if signal is None or signal.version != LEGACY:
+            return  # legacy named by a setting: the user chose that API
+        for stmt in _legacy_imports(ctx):
+            yield ctx.report(stmt, f"legacy API {LEGACY_PREFIX} (deprecated since Neuron 2.27); {_MIGRATE}")
+        return
     fixes: dict[str, Fix | None] = {}  # local name -> the fix rewriting the import that binds it
-    for rec_stmt in {id(r.node): r.node for r in ctx.aliases.uses_legacy()}.values():
-        if not isinstance(rec_stmt, (ast.Import, ast.ImportFrom)):
-            continue
+    for rec_stmt in _legacy_imports(ctx):
         new = _rewrite(rec_stmt)
         fix = Fix(f"Replace with `{new}`", (ctx.replace(rec_stmt, new),)) if new else None
         for a in rec_stmt.names:
@@ -85,6 +100,12 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         )
 
 
+def _legacy_imports(ctx: LintContext) -> list[ast.Import | ast.ImportFrom]:
+    """Each import statement binding a legacy ``neuronxcc.nki`` name, once, in source order."""
+    stmts = {id(r.node): r.node for r in ctx.aliases.uses_legacy()}.values()
+    return [s for s in stmts if isinstance(s, (ast.Import, ast.ImportFrom))]
+
+
 def _first_legacy_uses(ctx: LintContext) -> list[ast.Name]:
     """In each kernel and helper of this file, the first read of each name bound to a legacy module (a legacy
     kernel decorator included)."""
@@ -94,6 +115,8 @@ def _first_legacy_uses(ctx: LintContext) -> list[ast.Name]:
     own = ctx.discovery.module.own_nodes
     out: list[ast.Name] = []
     for func in ctx.kernel_code():
+        if ctx.legacy_code(func):
+            continue  # a legacy kernel of a file importing both APIs: the import's warning says it
         # Parameter/return annotations are evaluated by Python when the def runs, not specialised as kernel
         # code, so an annotation-only use (``x: nt.tensor``) stays the import's warning.
         in_annotations: set[int] = set()

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V07
+from nki_studio.nkilint.ruleutil import V07, bracket_lnc_kernels
 
 
 @rule(
@@ -33,7 +33,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """The 0.7 docs describe the bracket syntax as "being deprecated" and make an LNC disagreement with the
     graph's `--lnc` a compile error (NCC_EVRF066). Set `NEURON_LOGICAL_NC_CONFIG` to the degree and call the
     kernel plainly."""
-    kernels = {k.node.name for k in ctx.discovery.kernels}
+    kernels = bracket_lnc_kernels(ctx)
     for node in ctx.calls:
         if (
             isinstance(node, ast.Call)

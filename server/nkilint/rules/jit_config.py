@@ -17,7 +17,7 @@ from nki_studio.model.jit_config import (
 )
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import NOT_LITERAL, V07, literal_value
+from nki_studio.nkilint.ruleutil import NOT_LITERAL, V07, bracket_lnc_kernels, literal_value
 
 _COMPILER = "nki.compiler."
 _HEADER = "import nki\nimport nki.isa as nisa\nimport nki.language as nl\nfrom nki.compiler import CompileConfig\n\n\n"
@@ -174,7 +174,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     bool `allow_nested_config_override`. `prefetch_auto=True` builds the DMA prefetch ring automatically and
     cannot be combined with a manual `NKI_PREFETCH_RING_SIZE`. The LNC degree (`NEURON_LOGICAL_NC_CONFIG`, or
     the deprecated `kernel[k]` bracket) is 1 or 2."""
-    kernels = {k.node.name for k in ctx.discovery.kernels}
+    kernels = bracket_lnc_kernels(ctx)
     yield from _config_calls(ctx)
     yield from _jit_keywords(ctx)
     yield from _lnc_degrees(ctx, kernels)

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.values import ApiRef, Const, TensorVal, const_int
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.rule import Basis, kernel_example, rule
+from nki_studio.nkilint.rule import Basis, Example, kernel_example, rule
 from nki_studio.nkilint.value_findings import api_calls, explain
 
 BAD = kernel_example(
@@ -46,6 +46,29 @@ return out
 )
 
 
+# Legacy code: nc_matmul returns its PSUM result; a moving tile of 1024 columns is past one matmul's N <= 512.
+_LEGACY = """import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def kernel(a, b):
+    out = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
+    i_k, i_m = nl.mgrid[0:128, 0:128]
+    j_k, j_n = nl.mgrid[0:128, 0:{n}]
+    lhs = nl.load(a[i_k, i_m])
+    for j in nl.affine_range({tiles}):
+        rhs = nl.load(b[j_k, j * {n} + j_n])
+        res = nisa.nc_matmul(lhs, rhs)
+        nl.store(out[i_m, j * {n} + j_n], value=nl.copy(res, dtype=np.float32))
+    return out
+"""
+LEGACY_BAD = _LEGACY.format(n=1024, tiles=1)
+LEGACY_GOOD = _LEGACY.format(n=512, tiles=2)
+
+
 def _free_size(t: TensorVal) -> int | None:
     """Free size of a 2-D operand; how 3-D+ operands map onto M/N is inferred only, so they are skipped."""
     if t.shape is None or len(t.shape) != 2:
@@ -73,12 +96,13 @@ def _special_mode(operands: Mapping[str, object]) -> bool:
     basis=Basis.STATED,
     summary="nc_matmul contraction K > 128, stationary free size M > 128, moving free size N above the "
     "generation's limit (512 on trn1/trn2; 4096 fp32 / 8192 bf16 dst on trn3), or K differs.",
-    bad=BAD,
-    good=GOOD,
+    bad=[BAD, Example(LEGACY_BAD, nki_version="legacy")],
+    good=[GOOD, Example(LEGACY_GOOD, nki_version="legacy")],
     sources="isa.md §1.1 (nc_matmul limits per generation), language.md §7 (nl.matmul: x free <= 128, "
     "y free <= 512), hardware.md §1 (Tensor Engine 128x128, moving free size)",
     scope_note="Per generation. perf_mode=double_row and is_transpose=True calls are not checked; M and N are "
-    "checked on 2-D operands only (how 3-D+ operands map onto M/N is not documented).",
+    "checked on 2-D operands only (how 3-D+ operands map onto M/N is not documented). Legacy `neuronxcc.nki` "
+    "calls that return their result (`res = nisa.nc_matmul(stationary, moving)`) are checked alike.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The Tensor Engine is a 128x128 systolic array: the contraction dim K (partition dim of both inputs) and

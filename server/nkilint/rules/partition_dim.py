@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from nki_studio.core.findings import Finding, Severity
 from nki_studio.nkilint.context import LintContext
-from nki_studio.nkilint.rule import Basis, rule
+from nki_studio.nkilint.rule import Basis, Example, rule
 from nki_studio.nkilint.value_findings import describe_tensor, explain, place, roots
 
 BAD = """import nki
@@ -43,17 +43,49 @@ def kernel(a):
 """
 
 
+# Legacy code: the partition dim of an access is the size of its partition index tile (nl.arange/nl.mgrid).
+LEGACY_BAD = """import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((256, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(256)[:, None]
+    i_f = nl.arange(512)[None, :]
+    tile = nl.load(a[i_p, i_f])
+    nl.store(out[i_p, i_f], value=tile)
+    return out
+"""
+
+LEGACY_GOOD = """import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def kernel(a):
+    out = nl.ndarray((256, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:128, 0:512]
+    for k in nl.affine_range(2):
+        tile = nl.load(a[k * 128 + i_p, i_f])
+        nl.store(out[k * 128 + i_p, i_f], value=tile)
+    return out
+"""
+
+
 @rule(
     code="NKI301",
     name="partition-dim-too-large",
     severity=Severity.ERROR,
     basis=Basis.STATED,
     summary="An SBUF/PSUM tensor, view or ISA operand spans more partitions than the target has (128).",
-    bad=BAD,
-    good=GOOD,
+    bad=[BAD, Example(LEGACY_BAD, nki_version="legacy")],
+    good=[GOOD, Example(LEGACY_GOOD, nki_version="legacy")],
     sources="language.md §5.1 (partition dim at index 0, at most 128); isa.md §0.2 (NKI 0.6 raises a "
     "verification error); hardware.md §1, §5 (tile_size.pmax == 128 on every generation)",
-    scope_note="No version or generation exceptions.",
+    scope_note="No version or generation exceptions. In legacy `neuronxcc.nki` code the partition dim of an "
+    "access `t[i_p, i_f]` is the size of its partition index tile (`nl.arange(n)[:, None]`, `nl.mgrid`), and "
+    "a block tensor's `nl.par_dim(n)` is its partition dim.",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
     """SBUF and PSUM have 128 partitions on every generation and the partition dim is always index 0 of an

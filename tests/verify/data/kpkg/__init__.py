@@ -1,0 +1,1 @@
+"""A package whose kernel imports a helper relatively (test data: kernels in packages)."""
