@@ -71,6 +71,18 @@ JIT_PLATFORM_TARGET = Rejection(
     inputs="a=float32[128,512]",
 )
 
+STRING_BUFFER = Rejection(
+    code="NKI210",
+    since=V03,
+    until=None,
+    simulation=Behaviour.ERROR,
+    message="string buffer names are rejected since NKI 0.3.0",
+    example=_HEADER + "@nki.jit\ndef kernel(x):\n"
+    '    out = nl.ndarray(x.shape, dtype=x.dtype, buffer="shared_hbm")\n'
+    "    nisa.dma_copy(dst=out, src=x)\n    return out\n",
+    inputs="x=float32[128,512]",
+)
+
 # The bound is read from an int64 tile whose dtype is a module-level constant, the way library code names dtypes.
 FORI_INT64_BOUND = Rejection(
     code="NKI129",
@@ -169,6 +181,7 @@ WHILE_REGISTER_DEPRECATED = Rejection(
 REJECTIONS: tuple[Rejection, ...] = (
     HBM_OUTPUT,
     JIT_PLATFORM_TARGET,
+    STRING_BUFFER,
     FORI_INT64_BOUND,
     FORI_BODY_RETURNS,
     LOOP_IN_NO_REORDER,
