@@ -110,20 +110,32 @@ class LintContext:
     @cached_property
     def _imported_dotted(self) -> dict[int, str]:
         """id(Name/Attribute) -> the dotted name it stands for through the imports (``aliases.resolve``), for
-        every chain headed by an imported name. Children first (a node's value precedes it in reverse source
-        order), so each ``a.b.c`` is built once from its ``a.b`` instead of re-walked per node."""
+        every chain headed by an imported name."""
+        return self._imported_chains[0]
+
+    @cached_property
+    def _imported_chains(self) -> tuple[dict[int, str], list[tuple[ast.Name | ast.Attribute, str]]]:
+        """``_imported_dotted`` and the chains that are read (load context), in source order, from one pass.
+        Children first (a node's value precedes it in reverse source order), so each ``a.b.c`` is built once from
+        its ``a.b`` instead of re-walked per node."""
         bindings = self.aliases.bindings
         raw_of: dict[int, str] = {}
+        loads: list[tuple[ast.Name | ast.Attribute, str]] = []
+        load = ast.Load
         for node in reversed(self.nodes):
             if type(node) is ast.Name:
-                target = bindings.get(node.id)
-                if target is not None:
-                    raw_of[id(node)] = target
+                raw = bindings.get(node.id)
             elif type(node) is ast.Attribute:
                 base = raw_of.get(id(node.value))
-                if base is not None:
-                    raw_of[id(node)] = f"{base}.{node.attr}"
-        return raw_of
+                raw = None if base is None else f"{base}.{node.attr}"
+            else:
+                continue
+            if raw is not None:
+                raw_of[id(node)] = raw
+                if type(node.ctx) is load:
+                    loads.append((node, raw))
+        loads.reverse()
+        return raw_of, loads
 
     def resolved(self, node: ast.AST) -> str | None:
         """What ``aliases.resolve(node)`` gives for a name or attribute chain of this file, from the file's table
@@ -134,16 +146,9 @@ class LintContext:
     def refs(self) -> dict[str, list[tuple[ast.Name | ast.Attribute, str]]]:
         """Imported names read anywhere in the file: resolved dotted name -> [(node, raw dotted name)], keyed by
         the canonical (legacy mapped onto ``nki``) name."""
-        raw_of = self._imported_dotted
         by_raw: dict[str, list[tuple[ast.Name | ast.Attribute, str]]] = {}
-        for node in self.nodes:
-            raw = raw_of.get(id(node))
-            if (
-                raw is not None
-                and isinstance(node, (ast.Name, ast.Attribute))
-                and isinstance(node.ctx, ast.Load)
-            ):
-                by_raw.setdefault(raw, []).append((node, raw))
+        for node, raw in self._imported_chains[1]:
+            by_raw.setdefault(raw, []).append((node, raw))
         return _by_canonical(by_raw)
 
     @cached_property
