@@ -99,6 +99,21 @@ FORI_INT64_BOUND = Rejection(
     inputs="x=float32[128,512] count=int64[1,1]",
 )
 
+IF_ELSE_INT64_CONDITION = Rejection(
+    code="NKI134",
+    since=V07,
+    until=None,
+    simulation=Behaviour.ERROR,
+    message="cond must be a 32-bit NkiScalar (an int64 NkiScalar is not allowed)",
+    example=_HEADER + "@nki.jit\ndef kernel(x, flag):\n"
+    "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+    "    flag_sb = nl.ndarray((1, 1), dtype=nl.int64, buffer=nl.sbuf)\n"
+    "    nisa.dma_copy(dst=flag_sb, src=flag)\n    enabled = nisa.scalar_load(flag_sb)\n\n"
+    "    def copy():\n        nisa.dma_copy(dst=out, src=x)\n\n"
+    "    nl.if_else(enabled, copy)\n    return out\n",
+    inputs="x=float32[128,512] flag=int64[1,1]",
+)
+
 FORI_BODY_RETURNS = Rejection(
     code="NKI122",
     since=LEGACY,
@@ -183,6 +198,7 @@ REJECTIONS: tuple[Rejection, ...] = (
     JIT_PLATFORM_TARGET,
     STRING_BUFFER,
     FORI_INT64_BOUND,
+    IF_ELSE_INT64_CONDITION,
     FORI_BODY_RETURNS,
     LOOP_IN_NO_REORDER,
     LOOP_STEP,

@@ -126,9 +126,7 @@ def _condition(cond: object) -> tuple[int, bool]:
         return int(cond), True
     if isinstance(cond, NkiScalar):
         if cond.dtype != "int32":
-            raise SimulationError(
-                "nl.if_else: cond must be a 32-bit NkiScalar (an int64 NkiScalar is not allowed)"
-            )
+            toolchain_rejects(rejects.IF_ELSE_INT64_CONDITION, "nl.if_else")
         return cond.sim_value(), False
     if isinstance(cond, VirtualRegister):
         # The page: cond "must be available on all engines: every sequencer runs the branch, so a value
