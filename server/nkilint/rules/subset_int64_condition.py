@@ -54,7 +54,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         return
     for call in ctx.kernel_calls_to(_IF_ELSE):
         cond = argument(call, 0, "cond")
-        if facts.dtype(cond) == "int64":
+        if cond is not None and facts.dtype(cond) == "int64":
             yield ctx.report(
                 cond,
                 f"if_else condition `{ctx.text(cond)}` is an int64 NkiScalar; the condition must be a 32-bit "
