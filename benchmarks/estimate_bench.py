@@ -30,6 +30,7 @@ from typing import Any
 
 from nki_studio.sim.trace import Operand, TraceEvent
 from revisions import server_at
+from targets import goal
 
 ROOT = Path(__file__).resolve().parents[1]
 _PER_TILE = 12  # instructions per generated tile
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             per = 1e5 / got["instructions"]
             print(
                 f"{label:6} schedule: {got['instructions']:.0f} instructions in {got['schedule_s']:.2f} s CPU = "
-                f"{got['schedule_s'] * per:.2f} s per 100k (target <= 1 s), best of {args.repeat}; estimated "
+                f"{got['schedule_s'] * per:.2f} s per 100k {goal(got['schedule_s'] * per, 1, 's')}, best of {args.repeat}; estimated "
                 f"kernel time {got['total_us']:.1f} us"
             )
         if "before" in best:
@@ -178,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
                 total = got["schedule_s"] + got["profile_s"]
                 print(
                     f"{label:6} estimated profile: {got['instructions']:.0f} instructions, {got['rows']:.0f} profile "
-                    f"rows in {total:.2f} s CPU (schedule {got['schedule_s']:.2f} + profile {got['profile_s']:.2f}; "
-                    f"target <= 5 s), peak RSS {got['peak_mib']:.0f} MiB (target <= 1 GB), of which the trace "
+                    f"rows in {total:.2f} s CPU (schedule {got['schedule_s']:.2f} + profile {got['profile_s']:.2f}) "
+                    f"{goal(total, 5, 's')}, peak RSS {got['peak_mib']:.0f} MiB {goal(got['peak_mib'], 1024, 'MiB')}, of which the trace "
                     f"alone {got['trace_mib']:.0f} MiB"
                 )
             if "before" in prof:

@@ -30,6 +30,7 @@ from nki_studio.profile.investigations import investigate
 from nki_studio.sim.trace import TraceEvent, read_jsonl
 from nki_studio.verify.job import Job, run
 from nki_studio.verify.spec import resolve
+from targets import goal
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -94,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
             )
     if total_a:
         print(
-            f"all examples: the estimate adds {total_b / total_a:.1%} to the job time (target <= 20 %), of which "
+            f"all examples: the estimate adds {total_b / total_a:.1%} to the job time "
+            f"{goal(total_b / total_a * 100, 20, '%')}, of which "
             f"bounds and investigations {total_c / total_a:.1%}"
         )
     return 0

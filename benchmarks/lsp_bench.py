@@ -8,14 +8,20 @@ Drives the real ``nki-studio serve`` process over stdio with pygls' LanguageClie
   is reported apart from the later ones (initialize answered from the remembered answer and the first
   diagnostics published before pygls loads, server/lsp/fastpath/); and the full server alone with only the
   lint feature (so the cost of the other features' imports is visible);
-* round trip: 50 incremental one-line edits, each waiting for the diagnostics of its version; measured with
-  the debounce at 0 (the raw round trip) and at the default 150 ms (what a typing user sees), for three kinds of
-  edit: a module constant one kernel pair uses, typing inside a kernel body, and an import every kernel uses
-  (the server re-checks only what an edit can affect, so the last one costs a whole-module lint);
+* round trip: 50 incremental edits, each waiting for the diagnostics of its version, for edits that change
+  the diagnostics (what a user waits for): a new error and its fix (a buffer given as a string, then as
+  ``nl.sbuf``, in one kernel) and a shifted range (a line inserted and removed above a diagnostic); measured
+  with the debounce at 0 (the raw round trip, against the targets) and at the default 150 ms (what a typing
+  user sees);
+* the unchanged-publish delay: edits that leave the diagnostics as they were (a module constant one kernel pair
+  uses, typing inside a kernel body, an import every kernel uses: the last costs a whole-module lint) are
+  republished only after ``UNCHANGED_PUBLISH_DELAY_S`` (the client already shows them), so their round trip is
+  that delay by design and is reported on its own line, not against the targets;
 * in-process ``lint_source`` time on the same text, in the same run (the baseline), and the server's own
   per-run engine/total time (its debug log), so the server's overhead is separated from the engine's time.
 
-Targets (issue 2): start <= 1 s; round trip p50 <= 50 ms, p95 <= 100 ms (without debounce).
+Targets (issue 2): start <= 1 s; round trip of an edit that changes the diagnostics p50 <= 50 ms, p95 <= 100 ms
+(without debounce). Each target line says MET or MISSED.
 
 Run: ``.venv/bin/python benchmarks/lsp_bench.py [--edits 50] [--starts 5] [--lines 2000]``
 """
@@ -36,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from nki_studio.lsp.server import UNCHANGED_PUBLISH_DELAY_S
 from pygls.lsp.client import LanguageClient
+from targets import goal
 
 _UNIT = '''
 
@@ -234,22 +242,52 @@ class RoundTrips:
     diagnostics: int
 
 
-# What each edit does: (description, how to find the edited line, the new line for edit k).
-EDIT_KINDS: dict[str, tuple[str, Callable[[str], bool], Callable[[str, int], str]]] = {
-    "constant": (
+@dataclass(frozen=True)
+class EditKind:
+    """One kind of edit: what it does, how to find the edited line, its text for edit k (a text with a newline
+    inserts lines), whether it changes the diagnostics, and the module text it starts from."""
+
+    description: str
+    where: Callable[[str], bool]
+    make: Callable[[str, int], str]
+    changes: bool
+    prepare: Callable[[str], str] = lambda text: text
+
+
+_MATMUL_10_TILE = "        m = nl.ndarray((TILE_10, N), dtype=rhs.dtype, buffer=nl.sbuf)"
+_ADD_10_RESULT = "        z = nl.ndarray((TILE_10, N_10), dtype=a.dtype, buffer=nl.sbuf)"
+
+EDIT_KINDS: dict[str, EditKind] = {
+    "error": EditKind(
+        "a new error and its fix in turn (buffer='sbuf', NKI210, in matmul_10)",
+        lambda line: line == _MATMUL_10_TILE,
+        lambda line, k: _MATMUL_10_TILE.replace("nl.sbuf", '"sbuf"') if k % 2 == 0 else _MATMUL_10_TILE,
+        changes=True,
+    ),
+    "shift": EditKind(
+        "a line inserted and removed in turn above a diagnostic (tensor_add_10): its range shifts",
+        lambda line: line.startswith("        y = load_tile_10("),
+        lambda line, k: line.split("\n")[0] + ("\n        # a comment" if k % 2 == 0 else ""),
+        changes=True,
+        prepare=lambda text: text.replace(_ADD_10_RESULT, _ADD_10_RESULT.replace("nl.sbuf", '"sbuf"')),
+    ),
+    "constant": EditKind(
         "a module constant one kernel pair uses (N_0 = ...)",
         lambda line: line.startswith("N_0 = "),
         lambda line, k: f"N_0 = {256 + 128 * (k % 4)}",
+        changes=False,
     ),
-    "kernel": (
-        "typing in a kernel body (matmul_10)",
+    "kernel": EditKind(
+        "typing a comment in a kernel body (matmul_10)",
         lambda line: "nisa.nc_matmul(dst=acc, stationary=s[0:TILE_10" in line,
         lambda line, k: line.split("  #")[0] + "  # " + "x" * (k % 7 + 1),
+        changes=False,
     ),
-    "import": (
-        "an import every kernel uses (re-checks everything)",
+    "import": EditKind(
+        "a comment on an import every kernel uses (re-checks everything)",
         lambda line: line.startswith("import nki.isa as nisa"),
         lambda line, k: line.split("  #")[0] + "  # " + "x" * (k % 7 + 1),
+        changes=False,
     ),
 }
 
@@ -257,23 +295,26 @@ EDIT_KINDS: dict[str, tuple[str, Callable[[str], bool], Callable[[str, int], str
 async def measure_round_trips(
     text: str, path: Path, edits: int, debounce_ms: int, features: str | None, kind: str = "constant"
 ) -> RoundTrips:
-    """Milliseconds from didChange to its publishDiagnostics for ``edits`` one-line edits of one kind."""
+    """Milliseconds from didChange to its publishDiagnostics for ``edits`` edits of one kind (each replaces the
+    text the previous one left at the edited line)."""
+    edit = EDIT_KINDS[kind]
+    text = edit.prepare(text)
     client, uri, _ = await _session(
         text, path, {"lintDebounceMs": debounce_ms, "logLevel": "debug"}, features
     )
     lines = text.split("\n")
-    _, where, make = EDIT_KINDS[kind]
-    target = next(i for i, line in enumerate(lines) if where(line))
+    target = next(i for i, line in enumerate(lines) if edit.where(line))
     out: list[float] = []
     cpu: list[float] = []
     n_diags = 0
     for k in range(edits):
         version = k + 2
-        new_line = make(lines[target], k)
+        old = lines[target]  # may span lines after an insertion
+        new_line = edit.make(old, k)
         change = types.TextDocumentContentChangePartial(
             range=types.Range(
                 start=types.Position(line=target, character=0),
-                end=types.Position(line=target, character=len(lines[target])),
+                end=types.Position(line=target + old.count("\n"), character=len(old.split("\n")[-1])),
             ),
             text=new_line,
         )
@@ -300,6 +341,16 @@ async def measure_round_trips(
         cpu,
         n_diags,
     )
+
+
+def _print_trips(label: str, trips: list[float], debounce: int) -> None:
+    p50, p95 = _pct(trips, 0.5), _pct(trips, 0.95)
+    verdict = (
+        f"{goal(p50, 50, 'ms', 'p50')} {goal(p95, 100, 'ms', 'p95')}"
+        if debounce == 0
+        else "(includes the debounce delay; the targets are without it)"
+    )
+    print(f"{label}: p50 {p50:.1f} ms, p95 {p95:.1f} ms, max {max(trips):.1f} ms {verdict}")
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -345,7 +396,7 @@ async def main_async(args: argparse.Namespace) -> None:
         print(
             f"start -> first diagnostics (all features, small file), first start with nothing cached: "
             f"{first.first_diagnostics:.3f} s (initialize answered at {first.initialize:.3f} s; server CPU "
-            f"{first.cpu:.3f} s) (target <= 1 s)"
+            f"{first.cpu:.3f} s) {goal(first.first_diagnostics, 1, 's')}"
         )
         starts_of = (
             ("all features", None),
@@ -362,24 +413,31 @@ async def main_async(args: argparse.Namespace) -> None:
                     f"start -> first diagnostics ({label}, {doc_label}): median {statistics.median(firsts):.3f} s "
                     f"(initialize answered at {statistics.median(s.initialize for s in starts):.3f} s; server CPU "
                     f"{statistics.median(s.cpu for s in starts):.3f} s), min {min(firsts):.3f} s, "
-                    f"max {max(firsts):.3f} s over {len(firsts)} starts (target <= 1 s)"
+                    f"max {max(firsts):.3f} s over {len(firsts)} starts "
+                    f"{goal(statistics.median(firsts), 1, 's', 'median')}"
                 )
 
-        runs = [(0, "all features", None, kind) for kind in EDIT_KINDS]
-        runs += [(0, "lint only", "lint", "constant"), (150, "all features", None, "constant")]
+        runs = [(0, "all features", None, kind) for kind in ("error", "shift")]
+        runs += [(0, "lint only", "lint", "error"), (150, "all features", None, "error")]
+        runs += [(0, "all features", None, kind) for kind, e in EDIT_KINDS.items() if not e.changes]
         for debounce, label, features, kind in runs:
             r = await measure_round_trips(text, path, args.edits, debounce, features, kind)
-            print(
-                f"didChange -> publishDiagnostics ({label}), edits to {EDIT_KINDS[kind][0]}, debounce {debounce} ms, "
-                f"{args.edits} edits, "
-                f"{r.diagnostics} diagnostics: "
-                f"p50 {_pct(r.trips, 0.5):.1f} ms, p95 {_pct(r.trips, 0.95):.1f} ms, max {max(r.trips):.1f} ms"
-                + (
-                    " (targets p50 <= 50 ms, p95 <= 100 ms)"
-                    if debounce == 0
-                    else " (includes the debounce delay)"
+            edit = EDIT_KINDS[kind]
+            head = f"didChange -> publishDiagnostics ({label}), debounce {debounce} ms, {args.edits} edits: "
+            if not edit.changes:
+                print(
+                    f"unchanged-publish delay ({label}), {edit.description}: diagnostics unchanged, republished after "
+                    f"p50 {_pct(r.trips, 0.5):.1f} ms, p95 {_pct(r.trips, 0.95):.1f} ms (held "
+                    f"UNCHANGED_PUBLISH_DELAY_S = {UNCHANGED_PUBLISH_DELAY_S * 1000:.0f} ms by design: the client "
+                    "already shows them; not a latency target)"
                 )
-            )
+            elif kind == "error":
+                print(head + edit.description)
+                for which, trips in (("a new error", r.trips[0::2]), ("the error fixed", r.trips[1::2])):
+                    _print_trips(f"  {which}", trips, debounce)
+            else:
+                print(head + edit.description)
+                _print_trips("  shifted range", r.trips, debounce)
             if r.engine:
                 rest = r.outside_lint
                 print(

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import psutil
+from targets import goal
 
 _HEADER = '''"""Generated storm document {n}."""
 
@@ -437,12 +438,12 @@ def report(name: str, m: dict[str, Any], docs: int, seconds: float) -> dict[str,
         out[f"{kind} p95"], out[f"{kind} max"] = p95, top
         print(
             f"{kind:>10}: {len(ms)} requests  p50 {statistics.median(ms):6.1f} ms  p95 {p95:6.1f} ms"
-            f"  max {top:6.1f} ms   (targets: p95 <= 150 ms, max <= 500 ms)"
+            f"  max {top:6.1f} ms   {goal(p95, 150, 'ms', 'p95')} {goal(top, 500, 'ms', 'max')}"
         )
     print(f"error responses: {len(m['errors'])}  ERROR logs with JobCancelled: {len(m['cancelled_errors'])}")
     print(
         f"RSS (server and its worker): before open {before / mib:.1f} MiB, end of storm {peak / mib:.1f} MiB, "
-        f"after close {after / mib:.1f} MiB (after - before {(after - before) / mib:+.1f} MiB; target <= 10 MiB)"
+        f"after close {after / mib:.1f} MiB (after - before {(after - before) / mib:+.1f} MiB) {goal((after - before) / mib, 10, 'MiB')}"
     )
     out["kept MiB"] = (after - before) / mib
     if len(m["after_each"]) > 1:

@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from targets import verdict
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "profile"))
 
@@ -171,10 +173,6 @@ def _first_touch_ms() -> float:
     return float(out.stdout.strip())
 
 
-def _met(ok: bool) -> str:
-    return "MET" if ok else "MISSED"
-
-
 def _fmt(ts: list[float]) -> str:
     return ", ".join(f"{t:.3f}" for t in ts)
 
@@ -246,14 +244,14 @@ def main() -> int:
             f"[parquet] ours, LSP/CLI default options (with the exclusive-time view): cold {_fmt(dflt['cold'])} s "
             f"(median {dflt['cold_median']:.3f}; read {_fmt(dflt['cold_read'])}; module imports before it "
             f"{_fmt(dflt['imports'])}), best {dflt['best']:.3f} s, peak RSS {dflt['rss_mb']:.0f} MB   "
-            f"target <= {TARGET_S} s: cold median {_met(dflt['cold_median'] <= TARGET_S)}, "
-            f"best {_met(dflt['best'] <= TARGET_S)}"
+            f"target <= {TARGET_S} s: cold median {verdict(dflt['cold_median'], TARGET_S)}, "
+            f"best {verdict(dflt['best'], TARGET_S)}"
         )
         print(
             f"[parquet] ours without the exclusive view: cold {_fmt(plain['cold'])} s (median "
             f"{plain['cold_median']:.3f}), best {plain['best']:.3f} s, {last['lines']} lines, {last['instr']:,} "
             f"instructions, peak RSS {plain['rss_mb']:.0f} MB   target <= {TARGET_S} s: cold median "
-            f"{_met(plain['cold_median'] <= TARGET_S)}, best {_met(plain['best'] <= TARGET_S)}"
+            f"{verdict(plain['cold_median'], TARGET_S)}, best {verdict(plain['best'], TARGET_S)}"
         )
         print(
             f"[parquet] duckdb per-line + per-line-engine unions + counts ({duck['last']['threads']} threads): "
@@ -265,8 +263,8 @@ def main() -> int:
         ratio_dflt = dflt["best"] / duck["best"]
         print(
             f"[parquet] ratio ours/duckdb: best {ratio_best:.2f}, cold medians {ratio_cold:.2f}, best with the "
-            f"exclusive view {ratio_dflt:.2f}   target <= {TARGET_RATIO}: best {_met(ratio_best <= TARGET_RATIO)}, "
-            f"cold {_met(ratio_cold <= TARGET_RATIO)}   per-line busy identical to duckdb: {agree}"
+            f"exclusive view {ratio_dflt:.2f}   target <= {TARGET_RATIO}: best {verdict(ratio_best, TARGET_RATIO)}, "
+            f"cold {verdict(ratio_cold, TARGET_RATIO)}   per-line busy identical to duckdb: {agree}"
         )
 
         t0 = time.perf_counter()
@@ -282,7 +280,7 @@ def main() -> int:
         print(
             f"[perfetto] ours end-to-end, cold, default options: {t:.2f} s (decode {pf['read'][0]:.2f} s), "
             f"{pf['lines']} lines, peak RSS {pf['rss_mb']:.0f} MB   target <= {TARGET_PFTRACE_S} s: "
-            f"{_met(t <= TARGET_PFTRACE_S)}"
+            f"{verdict(t, TARGET_PFTRACE_S)}"
         )
         print(f"load average {_load()} at the end")
         print(

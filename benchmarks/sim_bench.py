@@ -25,6 +25,7 @@ import nki_studio.sim.isa as nisa
 import nki_studio.sim.language as nl
 import numpy as np
 from nki_studio.sim import simulate
+from targets import goal, verdict
 
 BF16 = ml_dtypes.bfloat16
 EPS = 1e-6
@@ -160,7 +161,7 @@ def main() -> int:
         child(opts.child)
         return 0
     print(
-        f"{'case':<34} {'numpy s':>9} {'sim s':>9} {'ratio':>7} {'target':>7}   {'RSS growth/footprint':>22}"
+        f"{'case':<34} {'numpy s':>9} {'sim s':>9} {'ratio':>7} {'<=3x':>7}   {'RSS growth/footprint':>22}"
         f"   {'trace on/off':>12}"
     )
     for case, label in (
@@ -178,8 +179,9 @@ def main() -> int:
         mem = json.loads(proc.stdout.strip().splitlines()[-1])
         rss_ratio = mem["growth"] / mem["footprint"]
         print(
-            f"{label:<34} {t_np:9.4f} {t_sim:9.4f} {t_sim / t_np:6.2f}x {'<=3x':>7}   "
-            f"{mem['growth'] / 2**20:7.1f} MiB / {mem['footprint'] / 2**20:5.1f} MiB = {rss_ratio:4.2f}x (<=2x)"
+            f"{label:<34} {t_np:9.4f} {t_sim:9.4f} {t_sim / t_np:6.2f}x {verdict(t_sim / t_np, 3):>7}   "
+            f"{mem['growth'] / 2**20:7.1f} MiB / {mem['footprint'] / 2**20:5.1f} MiB = {rss_ratio:4.2f}x "
+            f"{goal(rss_ratio, 2, 'x')}"
             f"   {t_traced / t_sim:11.2f}x   max|sim-numpy|={err:.3g}"
         )
     return 0

@@ -198,7 +198,8 @@ def _sarif_rule(code: str) -> dict[str, Any]:
     summary = entry.summary if entry is not None else code
     page = rule_page(code)
     markdown = page.read_text(encoding="utf-8") if page is not None else ""
-    url = rule_page_url(code)
+    # The web page when the project declares where its rule pages live, else the page shipped with the server.
+    url = rule_page_url(code) or (page.as_uri() if page is not None else None)
     rule: dict[str, Any] = {
         "id": code,
         "name": entry.name if entry is not None else code,

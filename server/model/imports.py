@@ -60,6 +60,12 @@ def is_external(dotted: str) -> bool:
     return dotted.split(".")[0] in _EXTERNAL_ROOTS
 
 
+def library_root(dotted: str | None) -> str | None:
+    """``numpy``/``torch``/``math``/... when a resolved dotted name lies in that host library, else None."""
+    head = dotted.split(".", 1)[0] if dotted is not None else None
+    return head if head in LIBRARY_MODULES else None
+
+
 def is_legacy(dotted: str) -> bool:
     """True for names in the legacy ``neuronxcc.nki`` namespace."""
     return dotted == LEGACY_PREFIX or dotted.startswith(LEGACY_PREFIX + ".")
@@ -135,11 +141,7 @@ class ImportAliases:
 
     def library_of(self, node: ast.expr) -> str | None:
         """``numpy``/``torch``/``math``/... when the expression names something in that host library."""
-        name = self.resolve(node)
-        if name is None:
-            return None
-        head = name.split(".")[0]
-        return head if head in LIBRARY_MODULES else None
+        return library_root(self.resolve(node))
 
     def locals_for(self, module: str) -> list[str]:
         """Local names bound to exactly ``module`` (canonical form), e.g. every alias of ``nki.language``."""

@@ -124,47 +124,72 @@ class LintContext:
     @cached_property
     def _imported_dotted(self) -> dict[int, str]:
         """id(Name/Attribute) -> the dotted name it stands for through the imports (``aliases.resolve``), for
-        every chain headed by an imported name. Children first (a node's value precedes it in reverse source
-        order), so each ``a.b.c`` is built once from its ``a.b`` instead of re-walked per node."""
+        every chain headed by an imported name."""
+        return self._imported_chains[0]
+
+    @cached_property
+    def _imported_chains(self) -> tuple[dict[int, str], list[tuple[ast.Name | ast.Attribute, str]]]:
+        """``_imported_dotted`` and the chains that are read (load context), in source order, from one pass.
+        Children first (a node's value precedes it in reverse source order), so each ``a.b.c`` is built once from
+        its ``a.b`` instead of re-walked per node."""
         bindings = self.aliases.bindings
         raw_of: dict[int, str] = {}
+        loads: list[tuple[ast.Name | ast.Attribute, str]] = []
+        load = ast.Load
         for node in reversed(self.nodes):
             if type(node) is ast.Name:
-                target = bindings.get(node.id)
-                if target is not None:
-                    raw_of[id(node)] = target
+                raw = bindings.get(node.id)
             elif type(node) is ast.Attribute:
                 base = raw_of.get(id(node.value))
-                if base is not None:
-                    raw_of[id(node)] = f"{base}.{node.attr}"
-        return raw_of
+                raw = None if base is None else f"{base}.{node.attr}"
+            else:
+                continue
+            if raw is not None:
+                raw_of[id(node)] = raw
+                if type(node.ctx) is load:
+                    loads.append((node, raw))
+        loads.reverse()
+        return raw_of, loads
+
+    def resolved(self, node: ast.AST) -> str | None:
+        """What ``aliases.resolve(node)`` gives for a name or attribute chain of this file, from the file's table
+        of imported chains (a dictionary lookup instead of a walk)."""
+        return self._imported_dotted.get(id(node))
 
     @cached_property
     def refs(self) -> dict[str, list[tuple[ast.Name | ast.Attribute, str]]]:
         """Imported names read anywhere in the file: resolved dotted name -> [(node, raw dotted name)], keyed by
         the canonical (legacy mapped onto ``nki``) name."""
-        raw_of = self._imported_dotted
-        out: dict[str, list[tuple[ast.Name | ast.Attribute, str]]] = {}
-        for node in self.nodes:
-            raw = raw_of.get(id(node))
-            if (
-                raw is not None
-                and isinstance(node, (ast.Name, ast.Attribute))
-                and isinstance(node.ctx, ast.Load)
-            ):
-                out.setdefault(to_canonical(raw), []).append((node, raw))
-        return out
+        by_raw: dict[str, list[tuple[ast.Name | ast.Attribute, str]]] = {}
+        for node, raw in self._imported_chains[1]:
+            by_raw.setdefault(raw, []).append((node, raw))
+        return _by_canonical(by_raw)
 
     @cached_property
     def _kernel_calls_by_api(self) -> dict[str, list[ast.Call]]:
         raw_of = self._imported_dotted
-        out: dict[str, list[ast.Call]] = {}
+        by_raw: dict[str, list[ast.Call]] = {}
         for call in self.kernel_nodes_of((ast.Call,)):
             assert isinstance(call, ast.Call)
             raw = raw_of.get(id(call.func))
             if raw is not None:
-                out.setdefault(to_canonical(raw), []).append(call)
-        return out
+                by_raw.setdefault(raw, []).append(call)
+        return _by_canonical(by_raw)
+
+    @cached_property
+    def _calls_by_api(self) -> dict[str, list[ast.Call]]:
+        raw_of = self._imported_dotted
+        by_raw: dict[str, list[ast.Call]] = {}
+        for call in self.calls:
+            raw = raw_of.get(id(call.func))
+            if raw is not None:
+                by_raw.setdefault(raw, []).append(call)
+        return _by_canonical(by_raw)
+
+    def calls_to(self, name: str) -> list[ast.Call]:
+        """Calls anywhere in this file whose callee is the canonical imported name ``name`` (what
+        ``aliases.canonical(call.func) == name`` selects), in source order."""
+        return self._calls_by_api.get(name, [])
 
     def kernel_calls_to(self, name: str) -> list[ast.Call]:
         """Calls in this file's kernel code whose callee is the canonical imported name ``name`` (what
@@ -249,3 +274,21 @@ class LintContext:
             raise RuntimeError("LintContext.report outside a rule's check (no rule is bound)")
         span = where if isinstance(where, Span) else self.span(where)
         return self.rule.finding(self.path, span, message, severity=severity, fix=fix, related=related)
+
+
+def _by_canonical(by_raw: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """Lists keyed by raw dotted name, re-keyed by canonical name (each distinct name mapped once, not per node);
+    a legacy and a current spelling of one name merge in source order."""
+    out: dict[str, list[Any]] = {}
+    for raw, items in by_raw.items():
+        name = to_canonical(raw)
+        if name in out:
+            out[name] = sorted([*out[name], *items], key=_position)
+        else:
+            out[name] = items
+    return out
+
+
+def _position(item: Any) -> tuple[int, int]:
+    node = item[0] if isinstance(item, tuple) else item
+    return (node.lineno, node.col_offset)

@@ -221,7 +221,7 @@ class _Walker:
         position = _ALLOCATIONS.get(short)
         if position is None:
             return None
-        dtype = _short_name(self.ctx, argument(value, position, "dtype"), _DTYPE_MODULES)
+        dtype = _dtype_name(self.ctx, argument(value, position, "dtype"))
         buffer = _short_name(
             self.ctx, argument(value, 2 if short != "full" else 3, "buffer"), ("nki.language.",)
         )
@@ -243,6 +243,41 @@ def _combine(left: str | None, right: str | None) -> str | None:
     if left is None or right is None:
         return left or right
     return left if left == right else None
+
+
+def _dtype_name(ctx: LintContext, node: ast.expr | None) -> str | None:
+    """The short name of a dtype written ``nl.int64``/``np.int64``, ``"int64"`` (NKI dtypes are NumPy dtypes, which
+    take their names; *inferred*, the simulator accepts it), or a module constant bound once to one of those (library
+    code names its dtypes so: ``INDEX_DTYPE = nl.int64``)."""
+    if isinstance(node, ast.Name) and node.id not in ctx.aliases.bindings:
+        node = _module_constants(ctx).get(node.id, node)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return _short_name(ctx, node, _DTYPE_MODULES)
+
+
+def _module_constants(ctx: LintContext) -> dict[str, ast.expr]:
+    """Names bound once in the whole file, by a plain module-level ``NAME = value``, with their value."""
+    memo = ctx.memo.get("module_constants")
+    if memo is None:
+        stores: dict[str, int] = {}
+        for node in ctx.nodes:
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                stores[node.id] = stores.get(node.id, 0) + 1
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stores[node.name] = stores.get(node.name, 0) + 2  # never a constant
+            elif isinstance(node, ast.arg):
+                stores[node.arg] = stores.get(node.arg, 0) + 2  # a parameter shadows it
+        memo = {
+            stmt.targets[0].id: stmt.value
+            for stmt in ctx.tree.body
+            if isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stores.get(stmt.targets[0].id) == 1
+        }
+        ctx.memo["module_constants"] = memo
+    return memo
 
 
 def _short_name(ctx: LintContext, node: ast.expr | None, modules: tuple[str, ...]) -> str | None:

@@ -48,6 +48,8 @@ CORE = Bound(0, MAX_CORE, "a core index (0 to 65535)")
 LINE = Bound(0, MAX_LINE, "a line number (0 to 2^31-1)")
 BYTES = Bound(0, MAX_BYTES, "a byte count (0 to 2^48)")
 INDEX = Bound(0, MAX_INDEX, "an index (0 to 2^31-1)")
+COUNT = Bound(0, MAX_TIME_NS - 1, "a count (0 to 2^62)")  # FLOPs: their sums stay inside int64 like times
+PARTITIONS = Bound(0, MAX_CORE, "a partition count (0 to 65535)")
 
 # Range of each table field the readers convert (by field name: the tables share their spellings).
 FIELD_BOUNDS: dict[str, Bound] = {
@@ -59,6 +61,11 @@ FIELD_BOUNDS: dict[str, Bound] = {
     "transfer_bytes": BYTES,
     "line_number": LINE,
     "execution_index": INDEX,
+    # the optional columns of the bounds and investigations (readers.detail_columns)
+    "adjusted_flops": COUNT,
+    "read_num_sbuf_partitions": PARTITIONS,
+    "write_num_sbuf_partitions": PARTITIONS,
+    "size": BYTES,  # TensorInfo
 }
 
 

@@ -297,6 +297,7 @@ def simulate(
             _reject_python_subset(path, opts.nki_version, python_subset)
         opts.lnc = lnc or launched or configured_lnc() or 1
         opts.program_order_capacity = surfaces_allocation_oom(jit_options(kernel))
+        opts.jit_arguments = tuple(jit_options(kernel))
         if opts.lnc not in (1, 2):
             raise SimulationError(f"lnc must be 1 or 2, not {opts.lnc}")
         if rank_args is not None and len(rank_args) != ranks:

@@ -40,6 +40,7 @@ class SimOptions:
     capacity: str = "error"  # SBUF/PSUM over capacity: "error" | "warn" | "off"
     # CompileConfig(nki_alloc_fallback=False): the program-order peak is an error too (memory.py module doc)
     program_order_capacity: bool = False
+    jit_arguments: tuple[str, ...] = ()  # the keywords of the kernel's @nki.jit(...) (some are rejected)
     allocation_budget: int | None = None  # live bytes over all regions the kernel may allocate
     max_instructions: int | None = None  # instruction budget (None = unbounded)
     checkin: Callable[[], None] | None = None  # called every instruction; raise to stop the kernel

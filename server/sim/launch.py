@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from nki_studio.model import toolchain_rejections as rejects
 from nki_studio.model.targets import Generation, NkiVersion
 from nki_studio.sim import context
 from nki_studio.sim.context import SimContext, SimOptions
@@ -35,6 +36,7 @@ from nki_studio.sim.errors import (
 from nki_studio.sim.lnc_config import configured_lnc, lnc_mismatch
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.nki_compiler import surfaces_allocation_oom
+from nki_studio.sim.rejections import toolchain_rejects
 from nki_studio.sim.schedule import Baton, InstanceAborted
 from nki_studio.sim.tensor import NkiTensor, from_array, to_array
 from nki_studio.sim.userframe import SourceLocation, traceback_location
@@ -136,6 +138,7 @@ def run_dropin(
         opts.target = replace(opts.target, nki_version=nki_version[0])
         opts.nki_version_note = nki_version[1]
     opts.program_order_capacity = surfaces_allocation_oom(options)
+    opts.jit_arguments = tuple(options)
     run = run_kernel(func, args, kwargs, opts, grid=grid)
     launch_log.publish(func, ignored_options(options), list(run.ctx.warnings))
     return run.output
@@ -202,10 +205,16 @@ def _to_numpy(value: Any) -> tuple[Any, Callable[[np.ndarray], Any] | None]:
     return value, None
 
 
-def _convert_output(value: Any, back: Callable[[np.ndarray], Any] | None, ctx: SimContext) -> Any:
+def _convert_output(
+    value: Any, back: Callable[[np.ndarray], Any] | None, ctx: SimContext, arguments: set[int]
+) -> Any:
+    """The kernel's return value with tensors as arrays; ``arguments``: ids of the storages of its arguments (an
+    argument returned as it came is not an output the kernel allocated)."""
     if isinstance(value, NkiTensor):
-        if value.buffer is MemoryRegion.private_hbm and ctx.options.lnc > 1:
-            ctx.warn("kernel output is in nl.hbm/private_hbm; outputs must be allocated in nl.shared_hbm")
+        if value.buffer is MemoryRegion.private_hbm and id(value.storage) not in arguments:
+            toolchain_rejects(rejects.HBM_OUTPUT)
+            if ctx.options.lnc > 1:  # NKI versions before the rejection: the other core never sees it
+                ctx.warn("kernel output is in nl.hbm/private_hbm; outputs must be allocated in nl.shared_hbm")
         if value.buffer.on_chip:
             ctx.warn(
                 f"kernel returned an on-chip tensor ({value.buffer.value}); outputs must live in nl.shared_hbm"
@@ -213,11 +222,11 @@ def _convert_output(value: Any, back: Callable[[np.ndarray], Any] | None, ctx: S
         arr = to_array(value)
         return back(arr) if back is not None else arr
     if isinstance(value, tuple):
-        return tuple(_convert_output(v, back, ctx) for v in value)
+        return tuple(_convert_output(v, back, ctx, arguments) for v in value)
     if isinstance(value, list):
-        return [_convert_output(v, back, ctx) for v in value]
+        return [_convert_output(v, back, ctx, arguments) for v in value]
     if isinstance(value, dict):
-        return {k: _convert_output(v, back, ctx) for k, v in value.items()}
+        return {k: _convert_output(v, back, ctx, arguments) for k, v in value.items()}
     return value
 
 
@@ -333,6 +342,8 @@ def run_kernel(
     region = MemoryRegion.shared_hbm if options.lnc > 1 else MemoryRegion.private_hbm
     per_rank: list[tuple[list[Any], dict[str, Any]]] = []
     with context.activate(ctx, ctx.cores[0]):
+        if "platform_target" in options.jit_arguments:
+            toolchain_rejects(rejects.JIT_PLATFORM_TARGET)
         wrapped, kw, arg_tensors, back = _wrap_args(args, kwargs, region, options.precise, "")
         per_rank.append((wrapped, kw))
         for r in range(1, options.ranks):
@@ -398,10 +409,16 @@ def run_kernel(
             raise primary
         for core in ctx.cores:
             core.memory.finish()  # capacity from the complete live ranges (raises at the tensor's line)
+        arguments = {
+            id(t.storage)
+            for r_args, r_kw in per_rank
+            for t in (*r_args, *r_kw.values())
+            if isinstance(t, NkiTensor)
+        }
         with context.activate(ctx, ctx.cores[0]):
-            output = _convert_output(results[0], back, ctx)
+            output = _convert_output(results[0], back, ctx, arguments)
             rank_outputs = [
-                _convert_output(results[r * options.lnc], back, ctx) for r in range(options.ranks)
+                _convert_output(results[r * options.lnc], back, ctx, arguments) for r in range(options.ranks)
             ]
         modified = [i for i, tensor, _ in arg_tensors if tensor.storage.dirty]
         for _, tensor, original in arg_tensors:

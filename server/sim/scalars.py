@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from nki_studio.model import toolchain_rejections as rejects
 from nki_studio.model.targets import NkiVersion
 from nki_studio.sim import context
 from nki_studio.sim.errors import SimulationError
+from nki_studio.sim.rejections import toolchain_rejects
 
 _INT_RANGES = {"int32": (-(1 << 31), 1 << 32), "int64": (-(1 << 63), 1 << 64)}
 
@@ -46,7 +48,7 @@ class VirtualRegister:
     def __bool__(self) -> bool:
         ctx = context.current_or_none()
         if ctx is not None and ctx.options.nki_version < NkiVersion(0, 7):
-            ctx.warn("`while <register>:` is deprecated in NKI 0.6 and removed in 0.7; use nl.while_loop")
+            toolchain_rejects(rejects.WHILE_REGISTER_DEPRECATED)
             return self.sim_value() != 0
         raise TypeError(
             "a VirtualRegister has no Python truth value under NKI >= 0.7 tracing; use nl.while_loop"

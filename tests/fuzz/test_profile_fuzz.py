@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "profile"))  # fixt
 import fixturegen
 from fixturewriters import write_csv, write_legacy_json, write_parquet, write_pftrace, write_summary_json
 from nki_studio.cli.main import main
+from nki_studio.profile.readers.tables import COLUMNS
 
 CASES = int(os.environ.get("NKI_STUDIO_FUZZ_CASES", "500"))
 SEED = int(os.environ.get("NKI_STUDIO_FUZZ_SEED", "0"))
@@ -590,6 +592,81 @@ def _mutate_pftrace(case: Case, base: Path, kernel: Path, work: Path) -> Path:
 def test_fuzzed_pftrace_files(workspace: dict[str, Path], tmp_path: Path) -> None:
     kernel = workspace["kernel"]
     _run_cases("pftrace", lambda c, w: _mutate_pftrace(c, workspace["pftrace"], kernel, w), kernel, tmp_path)
+
+
+# ---- type-confused columns ---------------------------------------------------------------------------------
+
+# What a corrupt or hand-edited file puts in a numeric column: a float NaN or infinity where an integer belongs (the
+# column then turns float64), a negative count or duration, a fraction, a number written as a string.
+TYPE_CONFUSIONS: dict[str, Any] = {
+    "float NaN": math.nan,
+    "infinity": math.inf,
+    "negative": -7,
+    "negative fraction": -2.5,
+    "fraction": 0.5,
+    "string": "12",
+}
+# One-row tables hold ~100 numeric fields: a fixed sample of them (every field of the multi-row tables is taken).
+ONE_ROW_SAMPLE = 12
+
+
+def _confused_columns(base: Path) -> list[tuple[str, str]]:
+    """(table, column) for every numeric column the readers read (``readers.tables.COLUMNS``), one-row tables
+    sampled."""
+    rng = random.Random(SEED)
+    out = []
+    for f in sorted(base.glob("*.parquet")):
+        schema = pq.read_schema(f)
+        read = COLUMNS.get(f.stem)
+        if read is None:
+            continue  # a table no reader opens
+        numeric = [
+            field.name
+            for field in schema
+            if (pa.types.is_integer(field.type) or pa.types.is_floating(field.type))
+            and (not read or field.name in read)
+        ]
+        if not read:  # () reads every column: Summary, Metadata
+            numeric = sorted(rng.sample(numeric, min(ONE_ROW_SAMPLE, len(numeric))))
+        out += [(f.stem, name) for name in numeric]
+    return out
+
+
+def _confused(col: pa.ChunkedArray, value: Any) -> pa.Array:
+    """``col`` with its first row set to ``value``, typed as a writer would type the mixed column."""
+    values = col.to_pylist()
+    values[0] = value
+    if isinstance(value, str):
+        return pa.array([None if v is None else str(v) for v in values], pa.string())
+    if isinstance(value, float):
+        return pa.array([None if v is None else float(v) for v in values], pa.float64())
+    return pa.array(values, pa.int64())
+
+
+def test_type_confused_parquet_columns(workspace: dict[str, Path], tmp_path: Path) -> None:
+    """Every numeric column the readers read, given each confusion in its first row: a refusal naming it (exit 2)
+    or a report whose numbers are all finite and in range — never ``nan``, a negative figure or a wrong number."""
+    base, kernel = workspace["parquet"], workspace["kernel"]
+    failures = []
+    columns = _confused_columns(base)
+    for table, name in columns:
+        t = pq.read_table(base / f"{table}.parquet")
+        if not t.num_rows:
+            continue
+        for i, (label, value) in enumerate(TYPE_CONFUSIONS.items()):
+            work = tmp_path / "case"
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(base, work)
+            confused = t.set_column(t.schema.get_field_index(name), name, _confused(t.column(name), value))
+            pq.write_table(confused, work / f"{table}.parquet")
+            with warnings.catch_warnings():
+                # NumPy warns when a NaN or infinity is cast to an integer: the garbage integer is a wrong number.
+                warnings.simplefilter("error", RuntimeWarning)
+                code, problems = _report(work, kernel, "text" if i % 3 == 2 else "json")
+            if problems:
+                failures.append(f"{table}.{name} = {label}: exit {code}, {problems[:2]}")
+    assert len(columns) > 30
+    assert not failures, f"{len(failures)} failed:\n" + "\n".join(failures[:10])
 
 
 # ---- real processes ----------------------------------------------------------------------------------------

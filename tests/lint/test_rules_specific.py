@@ -336,6 +336,23 @@ def test_int64_fori_bound() -> None:
     assert [f.span.line for f in only("NKI129", text)] == [14]
 
 
+def test_int64_fori_bound_through_a_module_constant_or_a_dtype_string() -> None:
+    """Library code names its dtypes once at module level; a constant bound twice (or shadowed) is not followed."""
+    text = HEAD + (
+        "WIDE = nl.int64\nNARROW = nl.int32\nTWICE = nl.int64\nTWICE = nl.int32\n\n\n"  # 6-9
+        "@nki.jit\ndef k(x, NARROW):\n"  # 13: the parameter shadows the constant
+        "    ta = nl.ndarray((1, 1), dtype=WIDE, buffer=nl.sbuf)\n    a = nisa.scalar_load(ta)\n"
+        "    tb = nl.ndarray((1, 1), dtype='int64', buffer=nl.sbuf)\n    b = nisa.scalar_load(tb)\n"
+        "    tc = nl.ndarray((1, 1), dtype=TWICE, buffer=nl.sbuf)\n    c = nisa.scalar_load(tc)\n"
+        "    td = nl.ndarray((1, 1), dtype=NARROW, buffer=nl.sbuf)\n    d = nisa.scalar_load(td)\n"
+        "    def body(i):\n        pass\n"
+        "    nl.fori_loop(0, a, body)\n    nl.fori_loop(0, b, body)\n"  # 20, 21
+        "    nl.fori_loop(0, c, body)\n    nl.fori_loop(0, d, body)\n"  # 22, 23: unknown
+        "    return x\n"
+    )
+    assert [f.span.line for f in only("NKI129", text)] == [24, 25]
+
+
 def test_user_class_equality_classes_and_comparisons() -> None:
     text = (
         "import dataclasses\nfrom dataclasses import dataclass\nfrom typing import NamedTuple\n\n"

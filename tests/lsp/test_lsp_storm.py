@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench() -> ModuleType:
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # its sibling modules (targets), as when it runs as a script
     spec = importlib.util.spec_from_file_location(
         "lsp_storm_bench", ROOT / "benchmarks" / "lsp_storm_bench.py"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -127,6 +128,25 @@ def hostile_number_variants(directory: Path) -> dict[str, tuple[Path, str]]:
     out["core index beyond 16 bits"] = (
         _parquet_with(d / "core", "Instruction", "pcore_idx", pa.array([0, 0, 0, 2**31, 0, 0], pa.int64())),
         "Instruction.pcore_idx: 1 of 6 rows are out of range for a core index (0 to 65535) (first: row 3",
+    )
+    out["negative DMA bytes"] = (
+        _parquet_with(
+            d / "negative_bytes", "DmaPacketAggregated", "transfer_bytes", pa.array([-4, 64], pa.int64())
+        ),
+        "DmaPacketAggregated.transfer_bytes: 1 of 2 rows are out of range for a byte count (0 to 2^48) (first: "
+        "row 0 = -4)",
+    )
+    out["numbers written as strings"] = (
+        _parquet_with(
+            d / "strings", "DmaPacketAggregated", "transfer_bytes", pa.array(["1", "64"], pa.string())
+        ),
+        "DmaPacketAggregated.transfer_bytes has type string, expected an integer column",
+    )
+    out["float NaN in an integer core column"] = (
+        _parquet_with(
+            d / "nan_core", "Instruction", "pcore_idx", pa.array([0.0, math.nan, *[0.0] * (n - 2)])
+        ),
+        "Instruction.pcore_idx: 1 of 6 rows are not finite numbers (first: row 1 = nan)",
     )
     ends = [r[5] for r in fixturegen.WALKTHROUGH_INSTRUCTIONS]
     ends[4] = 1

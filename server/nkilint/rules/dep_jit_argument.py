@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
 from nki_studio.core.findings import Finding, Fix, Severity
-from nki_studio.model.imports import is_legacy
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V03, remove_keyword
@@ -31,12 +29,9 @@ from nki_studio.nkilint.ruleutil import V03, remove_keyword
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Since 0.3.0 `nki.jit` ignores `mode=` (simulate with `nki.simulate(kernel)(...)` or `NKI_SIMULATOR=1`)
     and rejects `platform_target=` (set `NEURON_PLATFORM_TARGET_OVERRIDE` instead)."""
-    for node in ctx.calls:
-        if not isinstance(node, ast.Call):
-            continue
-        raw = ctx.aliases.resolve(node.func)
-        if raw is None or is_legacy(raw) or raw != "nki.jit":
-            continue
+    for node in ctx.calls_to("nki.jit"):
+        if ctx.aliases.resolve(node.func) != "nki.jit":
+            continue  # legacy neuronxcc.nki.jit
         for kw in node.keywords:
             if kw.arg == "mode":
                 yield ctx.report(

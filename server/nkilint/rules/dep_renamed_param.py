@@ -51,6 +51,8 @@ _REMOVED_EVERYWHERE = {
     ("nki.language.", "mask"): "removed in NKI 0.2; compute in-bounds slices with min() instead",
 }
 
+_KEYWORDS = frozenset({name for _, name in _CHANGES} | {name for _, name in _REMOVED_EVERYWHERE})
+
 
 @rule(
     code="NKI206",
@@ -79,7 +81,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     (`is_moving_zero` -> `is_moving_onezero`, `imm` -> `src`, `use_gpsimd_dma=True` -> `dma_engine=...`);
     `psumAccumulateFlag` is dropped; `dst_rmw_op` needs a manual move to `nisa.dma_compute`."""
     for node in ctx.calls:
-        if not isinstance(node, ast.Call) or not node.keywords:
+        # Most calls pass none of these keywords: skip them before resolving the callee.
+        if not any(kw.arg in _KEYWORDS for kw in node.keywords):
             continue
         api = ctx.aliases.canonical(node.func)
         if (

@@ -32,13 +32,18 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """Since 0.3.0 buffers must be memory-region objects (`nl.sbuf`, `nl.psum`, `nl.hbm`, `nl.private_hbm`,
     `nl.shared_hbm`); the string names are rejected. The quick fix substitutes the object."""
     for node in ctx.calls:
-        if not isinstance(node, ast.Call):
+        strings = [
+            kw
+            for kw in node.keywords
+            if kw.arg == "buffer" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
+        ]
+        if not strings:  # checked before the callee, which costs more to resolve
             continue
         name = ctx.aliases.canonical(node.func)
         if name is None or not name.startswith("nki.language."):
             continue
-        for kw in node.keywords:
-            if kw.arg == "buffer" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+        for kw in strings:
+            if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):  # narrows for mypy
                 value = kw.value.value
                 nl = nl_alias_for(ctx, node.func)
                 fix = None

@@ -44,7 +44,12 @@ def _type_problem(ctx: LintContext, kind: str, value: ast.expr) -> str | None:
 
 def _environment_writes(ctx: LintContext) -> dict[str, list[tuple[ast.AST, object]]]:
     """``os.environ[NAME] = value`` and ``os.environ.setdefault(NAME, value)`` in the module: name -> (node, literal)."""
-    out: dict[str, list[tuple[ast.AST, object]]] = {}
+    out: dict[str, list[tuple[ast.AST, object]]] | None = ctx.memo.get("environment_writes")
+    if out is not None:
+        return out
+    out = ctx.memo["environment_writes"] = {}
+    if "environ" not in ctx.source:  # a file that never names it writes none (most files: skip the node walk)
+        return out
     for node in ctx.nodes:
         key = value = None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -68,11 +73,11 @@ def _environment_writes(ctx: LintContext) -> dict[str, list[tuple[ast.AST, objec
 
 def _config_calls(ctx: LintContext) -> Iterator[Finding]:
     ring = _environment_writes(ctx).get(PREFETCH_RING_VARIABLE)
-    for call in ctx.calls:
-        api = ctx.aliases.canonical(call.func)
-        if api is None or not api.startswith(_COMPILER) or api[len(_COMPILER) :] not in CONFIG_CLASSES:
-            continue
-        cls = api[len(_COMPILER) :]
+    calls = sorted(
+        ((call, cls) for cls in CONFIG_CLASSES for call in ctx.calls_to(_COMPILER + cls)),
+        key=lambda item: (item[0].lineno, item[0].col_offset),
+    )
+    for call, cls in calls:
         options = CONFIG_CLASSES[cls]
         for kw in call.keywords:
             if kw.arg is None:
@@ -104,9 +109,7 @@ def _config_calls(ctx: LintContext) -> Iterator[Finding]:
 
 
 def _jit_keywords(ctx: LintContext) -> Iterator[Finding]:
-    for call in ctx.calls:
-        if ctx.aliases.canonical(call.func) != "nki.jit":
-            continue
+    for call in ctx.calls_to("nki.jit"):
         for kw in call.keywords:
             wanted = JIT_CONFIG_KEYWORDS.get(kw.arg or "")
             if wanted is None or (isinstance(kw.value, ast.Constant) and kw.value.value is None):

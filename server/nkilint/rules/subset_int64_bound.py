@@ -53,8 +53,9 @@ return out
     sources="nki-0.7.md §2.3 ([FORI]: a bound must be 32-bit, the compare-and-branch has no 64-bit form) and "
     "§2.4 ([NKS]: int64 scalars are not a fori_loop bound)",
     scope_note="NKI 0.7 and later (NkiScalar is a 0.7 API). Recognised when the scalar is `nisa.scalar_load` of a "
-    "tensor allocated with `dtype=nl.int64` in kernel code (the same function or an enclosing one), or arithmetic "
-    "of one.",
+    'tensor allocated with `dtype=nl.int64` (or `"int64"`, or a module constant bound once to either) in kernel '
+    "code (the same function or an enclosing one), or arithmetic of one. A scalar loaded from a kernel argument "
+    "has the dtype of the caller's array, unknown to lint; the simulator refuses it (loop bounds must be 32-bit).",
 )
 def check(ctx: LintContext) -> Iterator[Finding]:
     """`nl.fori_loop` compiles into a compare-and-branch on the trip count, which has no 64-bit form, so its

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from nki_studio.core.findings import Finding, Severity
-from nki_studio.model.imports import LIBRARY_MODULES
+from nki_studio.model.imports import LIBRARY_MODULES, library_root
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
@@ -43,15 +43,17 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     if not any(t.split(".")[0] in LIBRARY_MODULES for t in ctx.aliases.bindings.values()):
         return  # no host library imported: nothing to check
     for func in ctx.kernel_code():
+        calls = [
+            (node, lib)
+            for node in own_nodes(ctx, func)
+            if type(node) is ast.Call and (lib := library_root(ctx.resolved(node.func))) is not None
+        ]
+        if not calls:  # the name kinds cost more than this scan: only for functions that call a library
+            continue
         k = kinds(ctx, func)
         if Kind.TENSOR not in k.kinds.values():
             continue
-        for node in own_nodes(ctx, func):
-            if not isinstance(node, ast.Call):
-                continue
-            lib = ctx.aliases.library_of(node.func)
-            if lib is None:
-                continue
+        for node, lib in calls:
             for arg in [*node.args, *(kw.value for kw in node.keywords)]:
                 if k.of(arg) is Kind.TENSOR:
                     yield ctx.report(

@@ -48,13 +48,13 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """Dynamic loops count up by a step fixed at compile time: the dynamic-loops deep dive states that `step`
     must be a compile-time positive integer (a register step raises `AssertionError`), and the 0.6 migration
     rules repeat that loops only count up."""
+    loops = {id(call): api for api in _STEP_POSITION for call in ctx.kernel_calls_to(api)}
+    if not loops:
+        return
     for func in ctx.kernel_code():
-        k = kinds(ctx, func)
         for node in own_nodes(ctx, func):
-            if not isinstance(node, ast.Call):
-                continue
-            api = ctx.aliases.canonical(node.func)
-            if api not in _STEP_POSITION:
+            api = loops.get(id(node))
+            if api is None or not isinstance(node, ast.Call):
                 continue
             step = _step(node, api)
             if step is None:
@@ -66,7 +66,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     f"loop step {ctx.text(step)} must be a positive integer; dynamic "
                     "loops only count up (swap the bounds and index from the end)",
                 )
-            elif k.of(step) is Kind.REGISTER:
+            elif kinds(ctx, func).of(step) is Kind.REGISTER:
                 yield ctx.report(
                     step,
                     f"loop step `{ctx.text(step)}` is a runtime register; the step must "

@@ -3,7 +3,9 @@
 ``DmaPacketAggregated.source``/``dest``, SBUF partition counts and ``is_transpose_mode``; ``TensorInfo``.
 
 Every column is optional: a profile without it simply leaves that field ``None`` and the analysis that needs
-it names what was missing.
+it names what was missing. A numeric column holding a value ``validate`` refuses (NaN, an infinity, a negative
+count, a value out of range: a corrupt or type-confused file) is treated as missing the same way, never read as
+a number.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-from nki_studio.profile.model import Codes, TensorRole
+from nki_studio.profile.model import Codes, ProfileError, TensorRole
 from nki_studio.profile.readers.common import codes_of, filled_numpy
+from nki_studio.profile.validate import int_values
 
 INSTRUCTION_COLUMNS = ("adjusted_flops", "tensor_instruction_type", "operands")
 DMA_COLUMNS = ("source", "dest", "read_num_sbuf_partitions", "write_num_sbuf_partitions", "is_transpose_mode")
@@ -37,13 +40,18 @@ def _strings(table: Any, name: str) -> Codes | None:
     return codes_of(col)
 
 
-def _ints(table: Any, name: str) -> npt.NDArray[np.int64] | None:
+def _ints(table: Any, tname: str, name: str) -> npt.NDArray[np.int64] | None:
+    """An optional integer column (nulls as 0), or None when it is absent, not numeric, all null or holds a
+    value ``validate.int_values`` refuses."""
     if name not in table.column_names:
         return None
     col = table.column(name)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)) or col.null_count == len(col):
         return None
-    return np.round(filled_numpy(col, 0, np.float64)).astype(np.int64)
+    try:
+        return int_values(filled_numpy(col, 0, np.float64), tname, name)
+    except ProfileError:
+        return None
 
 
 def instruction_details(
@@ -51,7 +59,7 @@ def instruction_details(
 ) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.bool_] | None, npt.NDArray[np.int32] | None]:
     """``flops``, ``transpose`` and ``matmul_kmn`` of the Instruction table (``is_tensor``: Tensor-engine rows,
     the only ones whose operands are parsed)."""
-    flops = _ints(table, "adjusted_flops")
+    flops = _ints(table, "Instruction", "adjusted_flops")
     kind = _strings(table, "tensor_instruction_type")
     transpose = None if kind is None else kind.mask_of({"TRANSPOSE", '["TRANSPOSE"]'})
     return flops, transpose, _kmn(table, is_tensor)
@@ -91,7 +99,8 @@ def dma_details(
 ) -> tuple[Codes | None, Codes | None, npt.NDArray[np.int32] | None, npt.NDArray[np.bool_] | None]:
     """``source``, ``dest``, SBUF partitions per transfer and ``transpose`` of DmaPacketAggregated. A load
     writes SBUF partitions and a store reads them, so the larger of the two counts is the transfer's."""
-    read_p, write_p = _ints(table, "read_num_sbuf_partitions"), _ints(table, "write_num_sbuf_partitions")
+    read_p = _ints(table, "DmaPacketAggregated", "read_num_sbuf_partitions")
+    write_p = _ints(table, "DmaPacketAggregated", "write_num_sbuf_partitions")
     parts = None
     if read_p is not None or write_p is not None:
         both = [p for p in (read_p, write_p) if p is not None]
@@ -114,7 +123,7 @@ def tensor_roles(table: Any) -> list[TensorRole]:
         return []
     names = table.column("variable_name").to_pylist()
     kinds = table.column("type").to_pylist()
-    sizes = _ints(table, "size")
+    sizes = _ints(table, "TensorInfo", "size")
     if sizes is None:
         return []
     return [

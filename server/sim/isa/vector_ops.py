@@ -158,10 +158,20 @@ def scalar_tensor_tensor(
     reverse0: bool = False,
     reverse1: bool = False,
     name: str | None = None,
+    *,
+    dtype: object = None,
 ) -> NkiInstruction:
-    """``dst = op1(op0(data, operand0), operand1)``: scalar/vector operand0, full-tile operand1 (isa.md §3.3)."""
+    """``dst = op1(op0(data, operand0), operand1)``: scalar/vector operand0, full-tile operand1 (isa.md §3.3).
+
+    ``dtype=``: nki-library passes the output dtype next to ``dst`` (its kernels compile, so the toolchain takes
+    it); the result is written in ``dst``'s dtype (destination passing, *inferred*), so a different one warns."""
     opname = "nisa.scalar_tensor_tensor"
     d, x, t1, p, f = c.two_inputs(opname, dst, ("data", data), ("operand1", operand1))
+    if dtype is not None and dtypes.to_dtype(dtype) != d.dtype:
+        context.warn(
+            f"{opname}: dtype={dtypes.dtype_name(dtypes.to_dtype(dtype))} differs from dst's "
+            f"{dtypes.dtype_name(d.dtype)}; the result is written as dst's dtype"
+        )
     o0 = c.alu_op(opname, "op0", op0)
     o1 = c.alu_op(opname, "op1", op1)
     if alu.BITVEC in (o0.kind, o1.kind):

@@ -11,10 +11,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
+from nki_studio.model import toolchain_rejections as rejects
 from nki_studio.model.targets import NkiVersion
 from nki_studio.sim import context, untaken
 from nki_studio.sim.access import read
 from nki_studio.sim.errors import SimulationError
+from nki_studio.sim.rejections import refusal, toolchain_rejects
 from nki_studio.sim.scalars import NkiScalar, VirtualRegister, index_value
 from nki_studio.sim.tensor import NkiTensor
 
@@ -39,7 +41,7 @@ def sequential_range(start: int, stop: int | None = None, step: int = 1) -> rang
 
 def _bound(value: object, what: str) -> int:
     if isinstance(value, NkiScalar) and value.dtype != "int32":
-        raise SimulationError(f"{what}: loop bounds must be 32-bit (an int64 NkiScalar is not allowed)")
+        toolchain_rejects(rejects.FORI_INT64_BOUND, what)
     try:
         return index_value(value)
     except TypeError:
@@ -49,23 +51,21 @@ def _bound(value: object, what: str) -> int:
 
 
 def _step(step: object, what: str) -> int:
-    if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
-        raise SimulationError(f"{what}: step must be a positive compile-time int, got {step!r}")
-    return step
+    if isinstance(step, int) and not isinstance(step, bool) and step > 0:
+        return step
+    raise refusal(rejects.LOOP_STEP, what, f"got {step!r}")  # no step to run the loop with
 
 
 def _check_reorder(what: str) -> None:
     if context.current_core().registers.get(_NO_REORDER, 0):
-        raise SimulationError(f"{what} is not allowed inside nl.no_reorder()")
+        toolchain_rejects(rejects.LOOP_IN_NO_REORDER, what)
 
 
 def dynamic_range(start: object, stop: object = None, step: int = 1) -> Iterator[VirtualRegister]:
     """NKI 0.6 on-device loop (deprecated): yields a frozen register per iteration. Removed in 0.7."""
-    ctx = context.current()
-    if ctx.options.nki_version >= _V07:
-        raise SimulationError("nl.dynamic_range was removed in NKI 0.7; use nl.fori_loop(lower, upper, body)")
+    toolchain_rejects(rejects.DYNAMIC_RANGE_REMOVED)
     _check_reorder("nl.dynamic_range")
-    ctx.warn("nl.dynamic_range is deprecated in NKI 0.6; use nl.fori_loop")
+    toolchain_rejects(rejects.DYNAMIC_RANGE_DEPRECATED)
     lo, hi = (
         (0, _bound(start, "nl.dynamic_range"))
         if stop is None
@@ -100,7 +100,7 @@ def fori_loop(
     for i in range(lo, lo + 1) if context.untaken() else range(lo, hi, st):
         var: object = VirtualRegister(i, frozen=True) if use_register else NkiScalar(i, "int32")
         if body_fun(var) is not None:
-            raise SimulationError("nl.fori_loop: the body must return None (loop state lives in SBUF/HBM)")
+            toolchain_rejects(rejects.FORI_BODY_RETURNS, "nl.fori_loop")
 
 
 def while_loop(init: object, body_fun: Callable[[object], object]) -> None:
@@ -127,9 +127,7 @@ def _condition(cond: object) -> tuple[int, bool]:
         return int(cond), True
     if isinstance(cond, NkiScalar):
         if cond.dtype != "int32":
-            raise SimulationError(
-                "nl.if_else: cond must be a 32-bit NkiScalar (an int64 NkiScalar is not allowed)"
-            )
+            toolchain_rejects(rejects.IF_ELSE_INT64_CONDITION, "nl.if_else")
         return cond.sim_value(), False
     if isinstance(cond, VirtualRegister):
         # The page: cond "must be available on all engines: every sequencer runs the branch, so a value

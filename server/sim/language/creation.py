@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from nki_studio.model import toolchain_rejections as rejects
 from nki_studio.sim import context, dtypes, untaken
 from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.memory import MemoryRegion
+from nki_studio.sim.rejections import toolchain_rejects
 from nki_studio.sim.tensor import NkiTensor, allocate
 
 
@@ -16,9 +18,11 @@ def _buffer(buffer: object) -> MemoryRegion:
     if isinstance(buffer, MemoryRegion):
         return buffer
     if isinstance(buffer, str):
-        raise SimulationError(
-            f"buffer={buffer!r}: string buffer names are rejected since NKI 0.3.0; use nl.{buffer}"
-        )
+        toolchain_rejects(rejects.STRING_BUFFER, f"buffer={buffer!r}", f"use nl.{buffer}")
+        # Before NKI 0.3 the names were accepted (deprecations.md §B); "hbm" is private_hbm's other name.
+        region = MemoryRegion.__members__.get("private_hbm" if buffer == "hbm" else buffer)
+        if region is not None:
+            return region
     raise SimulationError(
         f"buffer must be nl.sbuf, nl.psum, nl.hbm, nl.private_hbm or nl.shared_hbm, not {buffer!r}"
     )

@@ -126,6 +126,21 @@ def test_scalar_tensor_tensor(sim):
     np.testing.assert_allclose(val(dst), y - 2 * x, rtol=1e-6)
 
 
+def test_scalar_tensor_tensor_takes_the_dtype_nki_library_passes(sim):
+    """``dtype=`` next to ``dst`` (nki-library's moe_cte): dst's dtype is the result's; another one warns."""
+    x = RNG.standard_normal((4, 16)).astype(np.float32)
+    dst = new((4, 16))
+    nisa.scalar_tensor_tensor(
+        dst=dst, data=tile(x), op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=tile(x), dtype=nl.float32
+    )
+    np.testing.assert_allclose(val(dst), 3 * x, rtol=1e-6)
+    assert not sim.warnings
+    nisa.scalar_tensor_tensor(
+        dst=dst, data=tile(x), op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=tile(x), dtype=nl.bfloat16
+    )
+    assert raw(dst).dtype == np.float32 and any("differs from dst's" in w for w in sim.warnings)
+
+
 def test_tensor_copy_bit_exact_and_casting(sim):
     x = np.array([[np.nan, -0.0, 1e-40, 3.14159]], np.float32)
     dst = new((1, 4))

@@ -243,9 +243,12 @@ def tensor_scalar(
     Engine: Vector (also Scalar/GpSimd). ``reverse0/1`` swap operand order. trn3 adds ``square``/``relu`` as op0.
     """
 
-# No ``dtype=``: the Neuron docs document it only for the legacy ``neuronxcc.nki.isa`` form that returns its
-# result (v2.26.1: ``scalar_tensor_tensor(*, data, ..., dtype=None, mask=None)``); the ``nki.isa`` form with
-# ``dst`` (v2.33.0, the newest in the search corpus; no v2.33.1 page of it there) takes its dtype from ``dst``.
+# ``dtype=``: the Neuron docs document it only for the legacy ``neuronxcc.nki.isa`` form that returns its result
+# (v2.26.1: ``scalar_tensor_tensor(*, data, ..., dtype=None, mask=None)``); the ``nki.isa`` form with ``dst``
+# (v2.33.0, the newest in the search corpus) takes its dtype from ``dst`` and does not list it. nki-library's
+# current kernels pass it next to ``dst`` (core/moe/moe_cte/moe_cte_utils.py, 2026-04-13), so the toolchain
+# accepts it (*inferred*); it is kept as an optional keyword-only argument so such code
+# type-checks (the simulator takes it too and warns when it differs from ``dst``'s dtype).
 # v2.33.0 also lists ``reduce_cmd``/``reduce_op``/``reduce_res``, not in the 0.6.0 reference this stub follows.
 def scalar_tensor_tensor(
     dst: NkiTensor,
@@ -257,6 +260,8 @@ def scalar_tensor_tensor(
     reverse0: bool = False,
     reverse1: bool = False,
     name: str | None = None,
+    *,
+    dtype: DTypeLike | None = None,
 ) -> NkiInstruction:
     """``dst = op1(op0(data, operand0), operand1)``: a scalar/(P,1) stage then a full-tile stage.
 
