@@ -129,16 +129,14 @@ def _as_outputs(value: Any) -> list[Any]:
     return [np.asarray(value)]
 
 
-def run(job: Job, send: Send) -> SimulationResult:
-    """Execute ``job``; every failure becomes a result, never an exception."""
-    from nki_studio.verify.spec import SimSpec
-
-    spec = SimSpec.from_json(job.spec)
-    result: SimulationResult = {
-        "status": "error",
-        "message": "",
+def empty_result(job: Job, kernel: str, status: Status, message: str) -> SimulationResult:
+    """A result of ``job`` with nothing computed yet: what a run fills in, or what a worker that gave no result
+    answers with."""
+    return {
+        "status": status,
+        "message": message,
         "backend": None,
-        "kernel": spec.kernel,
+        "kernel": kernel,
         "path": job.path,
         "spec": job.spec,
         "timings": {},
@@ -148,6 +146,14 @@ def run(job: Job, send: Send) -> SimulationResult:
         "error": None,
         "estimate": None,
     }
+
+
+def run(job: Job, send: Send) -> SimulationResult:
+    """Execute ``job``; every failure becomes a result, never an exception."""
+    from nki_studio.verify.spec import SimSpec
+
+    spec = SimSpec.from_json(job.spec)
+    result = empty_result(job, spec.kernel, "error", "")
     timings = result["timings"]
 
     def hard_stop(message: str) -> None:  # the RSS watcher ends a kernel that did not stop at the limit

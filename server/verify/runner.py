@@ -34,7 +34,7 @@ from typing import IO, Any
 
 from nki_studio.protocol.simulation import SimulationResult, Status, Timings
 from nki_studio.verify import containment
-from nki_studio.verify.job import Job
+from nki_studio.verify.job import Job, empty_result
 
 Progress = Callable[[str], None]
 _OUTPUT_TAIL = 4000  # characters of the kernel's stdout/stderr kept in the result
@@ -384,17 +384,4 @@ def _failure(job: Job, what: str, timeout_s: float, worker: Worker) -> Simulatio
         status, message = "crashed", f"the simulation worker for {kernel} died ({how}) without a result"
         if code == -_SIGKILL:
             message += "; it may have exceeded the memory limit"
-    return {
-        "status": status,
-        "message": message,
-        "backend": None,
-        "kernel": kernel,
-        "path": job.path,
-        "spec": job.spec,
-        "timings": {},
-        "oracle": None,
-        "peak": None,
-        "warnings": [],
-        "error": None,
-        "estimate": None,
-    }
+    return empty_result(job, kernel, status, message)
