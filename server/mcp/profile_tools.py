@@ -15,6 +15,7 @@ from nki_studio.mcp.workspace import Workspace
 from nki_studio.profile.analyze import analyze
 from nki_studio.profile.line_align import SourceText, compare_lines, read_snapshot
 from nki_studio.profile.model import ProfileError
+from nki_studio.protocol.simulation import RAN
 
 
 def estimate_view(
@@ -26,7 +27,7 @@ def estimate_view(
     job = prepare(ws, args)
     result = sim.run(job, timeout_s=args.get("timeout_s"))
     section = result.get("estimate")
-    if result["status"] not in ("passed", "failed") or not section:
+    if result["status"] not in RAN or not section:
         raise ToolFailure(
             "kernel_error" if result["status"] != "timeout" else "timeout",
             f"cannot estimate: the simulation did not finish: {result['status']}: {result['message']}",
