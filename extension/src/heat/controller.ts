@@ -19,7 +19,8 @@ import {
   profileLabel,
 } from './model';
 import { HeatPainter } from './painter';
-import { planDecorations } from './plan';
+import { HEAT_STYLES } from '../settingsKeys.generated';
+import { type HeatStyle, isHeatStyle, planDecorations } from './plan';
 import { type LineChange, changesLines, shiftLines } from './shift';
 
 interface DocHeat {
@@ -61,10 +62,7 @@ export class HeatController {
       vs.window.onDidChangeTextEditorVisibleRanges((e) => this.painter.scrolled(e.textEditor)),
       vs.workspace.onDidChangeTextDocument((e) => this.onEdit(e)),
       vs.workspace.onDidChangeConfiguration((e) => {
-        if (
-          e.affectsConfiguration('nki-studio.heatmapMetric') ||
-          e.affectsConfiguration('nki-studio.heatmap.showBars')
-        ) {
+        if (e.affectsConfiguration('nki-studio.heatmapMetric') || e.affectsConfiguration('nki-studio.heatmap.style')) {
           const m = vs.workspace.getConfiguration('nki-studio').get<string>('heatmapMetric');
           if (isMetric(m)) this.metric = m;
           this.repaintAll();
@@ -145,8 +143,9 @@ export class HeatController {
     for (const d of this.disposables) d.dispose();
   }
 
-  private showBars(): boolean {
-    return this.vs.workspace.getConfiguration('nki-studio').get<boolean>('heatmap.showBars') ?? true;
+  private style(): HeatStyle {
+    const configured = this.vs.workspace.getConfiguration('nki-studio').get<string>('heatmap.style');
+    return isHeatStyle(configured) ? configured : HEAT_STYLES[0];
   }
 
   private activeHeat(): DocHeat | undefined {
@@ -171,7 +170,7 @@ export class HeatController {
       return;
     }
     const started = performance.now();
-    const plan = planDecorations(heat.lines, this.metric, editor.document.lineCount, this.showBars());
+    const plan = planDecorations(heat.lines, this.metric, editor.document.lineCount, this.style());
     const planned = performance.now();
     this.painter.paint(editor, plan, heat.stale);
     this.onPainted({

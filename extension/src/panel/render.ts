@@ -9,6 +9,7 @@ import type { LiveAllocation, OracleMetric, Peak } from '../simulationResult.gen
 import type { SimulationResult } from '../simulationSummary';
 import { summaryLine } from '../simulationSummary';
 import { alignLines, splitLines } from './lineAlign';
+import { LABEL_PX, SMALL_PX } from './textWidth';
 import {
   type CapacityBar,
   type Track,
@@ -294,7 +295,7 @@ h2 { font-size: 1.2em; margin-top: 1.2em; } h3 { font-size: 1em; margin-bottom: 
 table { border-collapse: collapse; margin: 4px 0; } td, th { padding: 2px 8px; border-bottom: 1px solid var(--vscode-panel-border); text-align: left; }
 .pass, .fail { white-space: nowrap; } .pass { color: var(--vscode-testing-iconPassed); } .fail { color: var(--vscode-testing-iconFailed); } .na, .muted { color: var(--vscode-descriptionForeground); font-weight: normal; }
 pre.error { white-space: pre-wrap; color: var(--vscode-errorForeground); }
-svg text { fill: var(--vscode-foreground); font-size: 12px; } svg text.small { font-size: 10px; fill: var(--vscode-descriptionForeground); }
+svg text { fill: var(--vscode-foreground); font-size: ${LABEL_PX}px; } svg text.small { font-size: ${SMALL_PX}px; fill: var(--vscode-descriptionForeground); }
 svg .track { fill: var(--vscode-editorWidget-background); stroke: var(--vscode-panel-border); }
 svg .bar { fill: var(--vscode-charts-blue); } svg .bar.over { fill: var(--vscode-charts-red); }
 svg .dma { fill: var(--vscode-charts-orange); } svg .compute { fill: var(--vscode-charts-blue); } svg .overlap { fill: var(--vscode-charts-purple); } svg .idle { fill: var(--vscode-disabledForeground); }
