@@ -8,7 +8,7 @@ import { profileLoadSummary } from './profileSummary';
 import { describeFailure, isCancellation, isUnknownCommand } from './serverErrors';
 import type { ServerManager } from './serverManager';
 import type { SimulationStore } from './simulationStore';
-import { type SimulationResult, isSuccess, parseSimulationResult, summaryLine } from './simulationSummary';
+import { type SimulationResult, parseSimulationResult, severityOf, summaryLine } from './simulationSummary';
 import type { VsCode } from './vscodeApi';
 
 export interface CommandDeps {
@@ -122,7 +122,11 @@ async function simulateKernel(deps: CommandDeps, args: unknown[]): Promise<Simul
     return undefined;
   }
   const line = `NKI: ${summaryLine(result)}`;
-  const show = isSuccess(result) ? vs.window.showInformationMessage : vs.window.showErrorMessage;
+  const show = {
+    information: vs.window.showInformationMessage,
+    warning: vs.window.showWarningMessage,
+    error: vs.window.showErrorMessage,
+  }[severityOf(result)];
   void show(line, 'Show Kernel Panel').then((pick) => {
     if (pick) deps.panel.show();
   });

@@ -7,7 +7,7 @@ import { formatBytes, formatNs, formatPercent } from '../heat/format';
 import { type HeatLine, type HeatmapParams, profileLabel } from '../heat/model';
 import type { LiveAllocation, OracleMetric, Peak } from '../simulationResult.generated';
 import type { SimulationResult } from '../simulationSummary';
-import { summaryLine } from '../simulationSummary';
+import { severityOf, statusLabel, summaryLine } from '../simulationSummary';
 import { alignLines, splitLines } from './lineAlign';
 import { LABEL_PX, SMALL_PX } from './textWidth';
 import {
@@ -83,9 +83,10 @@ function metricRow(output: string, m: OracleMetric): string {
 }
 
 function simulationSection(r: SimulationResult): string {
-  const cls = r.status === 'passed' ? 'pass' : 'fail';
+  // green only for a pass: a run without a reference or a cancelled one is neither pass nor fail
+  const cls = r.status === 'passed' ? 'pass' : severityOf(r) === 'error' ? 'fail' : 'na';
   const parts: string[] = [
-    `<h2>Simulation <span class="${cls}">${esc(r.status.replace('_', ' '))}</span></h2>`,
+    `<h2>Simulation <span class="${cls}">${esc(statusLabel(r.status))}</span></h2>`,
     `<p>${esc(summaryLine(r))}</p>`,
   ];
   if (r.error?.message)
@@ -100,7 +101,7 @@ function simulationSection(r: SimulationResult): string {
     );
     if (rows.length)
       parts.push(
-        `<table><tr><th>output</th><th>metric</th><th>value</th><th>threshold</th><th></th></tr>${rows.join('')}</table>`,
+        `<table><tr><th>output</th><th>metric</th><th>value</th><th>needs</th><th></th></tr>${rows.join('')}</table>`,
       );
     for (const p of oracle.problems ?? []) parts.push(`<p class="fail">${esc(p)}</p>`);
     const outs = (oracle.outputs ?? []).map(
