@@ -185,11 +185,16 @@ export class HeatController {
     const uri = event.document.uri.toString();
     const heat = this.docs.get(uri);
     if (!heat || event.contentChanges.length === 0) return;
+    // The document is already edited; the text before a lone change's start is unchanged by it (with several
+    // changes, lines may have moved: the indentation is then left unknown).
+    const single = event.contentChanges.length === 1;
     const changes: LineChange[] = event.contentChanges.map((c) => ({
       startLine: c.range.start.line,
       startCharacter: c.range.start.character,
       endLine: c.range.end.line,
       text: c.text,
+      indentBefore:
+        single && /^\s*$/.test(event.document.lineAt(c.range.start.line).text.slice(0, c.range.start.character)),
     }));
     const wasStale = heat.stale;
     heat.stale = true;

@@ -56,6 +56,13 @@ export class HeatPainter {
       });
     this.fresh = Array.from({ length: BUCKETS }, (_, b) => background(b, 1));
     this.stale = Array.from({ length: BUCKETS }, (_, b) => background(b, STALE_FACTOR));
+    this.bar = vs.window.createTextEditorDecorationType({
+      rangeBehavior: vs.DecorationRangeBehavior.ClosedClosed,
+      before: { width: `${BAR_WIDTH_CH}ch`, fontStyle: 'normal' },
+    });
+    this.cold = vs.window.createTextEditorDecorationType({
+      before: { contentText: blankBar(), width: `${BAR_WIDTH_CH}ch` },
+    });
     this.gutter = Array.from({ length: BUCKETS }, (_, b) =>
       vs.window.createTextEditorDecorationType({
         gutterIconPath: vs.Uri.parse(gutterMark(PALETTE[b], b)),
@@ -67,16 +74,9 @@ export class HeatPainter {
       rangeBehavior: vs.DecorationRangeBehavior.ClosedClosed,
       after: { margin: '0 0 0 2ch', fontStyle: 'normal' },
     });
-    this.bar = vs.window.createTextEditorDecorationType({
-      rangeBehavior: vs.DecorationRangeBehavior.ClosedClosed,
-      before: { width: `${BAR_WIDTH_CH}ch`, fontStyle: 'normal' },
-    });
-    this.cold = vs.window.createTextEditorDecorationType({
-      before: { contentText: blankBar(), width: `${BAR_WIDTH_CH}ch` },
-    });
   }
 
-  /** Paint `plan` on `editor` (replacing what was there): all backgrounds, bars around the visible lines. */
+  /** Paint `plan` on `editor` (replacing what was there): all backgrounds and gutter marks, text around the visible lines. */
   paint(editor: vscode.TextEditor, plan: DecorationPlan, stale: boolean): void {
     const previous = this.editors.get(editor)?.painted ?? new Set();
     const state: EditorState = { plan, stale, painted: new Set(), window: { from: 0, to: -1 } };

@@ -77,6 +77,7 @@ export class FakeEditor {
     lineCount: number;
     languageId: string;
     getText(): string;
+    lineAt(line: number): { text: string };
     isDirty: boolean;
   };
 
@@ -86,6 +87,8 @@ export class FakeEditor {
       lineCount: text.split('\n').length,
       languageId: 'python',
       getText: () => text,
+      // the text as constructed (edits are fired, not applied): a change's prefix on its line is the same
+      lineAt: (line: number) => ({ text: text.split('\n')[line] ?? '' }),
       isDirty: false,
     };
     this.visibleRanges = [new FakeRange(0, 0, Math.min(this.document.lineCount, 40) - 1, 0)];
@@ -222,6 +225,7 @@ export class FakeVsCode {
           return { dispose: () => undefined };
         },
       },
+      Uri: { parse: (value: string) => ({ scheme: value.split(':', 1)[0], toString: () => value }) },
       Range: FakeRange,
       Position: FakePosition,
       Selection: FakeSelection,
