@@ -7,7 +7,8 @@
 import type * as vscode from 'vscode';
 import type { VsCode } from '../vscodeApi';
 import { legendText } from './legend';
-import { nextHottest } from './hottest';
+import { formatMetric } from './format';
+import { hottestStep } from './hottest';
 import {
   type HeatLine,
   type HeatmapParams,
@@ -16,6 +17,7 @@ import {
   METRIC_LABELS,
   type Metric,
   isMetric,
+  metricValue,
   profileLabel,
 } from './model';
 import { HeatPainter } from './painter';
@@ -38,8 +40,13 @@ export interface PaintTiming {
   planMs: number;
 }
 
+/** How long "hottest line n of N" stays in the status bar. */
+const STEP_MESSAGE_MS = 5000;
+
 export class HeatController {
   private readonly docs = new Map<string, DocHeat>();
+  /** Where Next Hottest Line last put the cursor. */
+  private walk: { uri: string; line: number } | undefined;
   private readonly painter: HeatPainter;
   private readonly legend: vscode.StatusBarItem;
   private readonly disposables: vscode.Disposable[] = [];
@@ -130,12 +137,24 @@ export class HeatController {
       );
       return undefined;
     }
-    const line = nextHottest(heat.lines, this.metric, editor.selection.active.line);
-    if (line === undefined) return undefined;
-    const pos = new this.vs.Position(line, 0);
+    // The walk goes on from where it put the cursor; a cursor moved elsewhere (or another file) starts it over
+    // at the hottest line.
+    const uri = editor.document.uri.toString();
+    const cursor = editor.selection.active.line;
+    const from = this.walk?.uri === uri && this.walk.line === cursor ? cursor : -1;
+    const step = hottestStep(heat.lines, this.metric, from);
+    if (step === undefined) return undefined;
+    this.walk = { uri, line: step.line };
+    const pos = new this.vs.Position(step.line, 0);
     editor.selection = new this.vs.Selection(pos, pos);
     editor.revealRange(new this.vs.Range(pos, pos), this.vs.TextEditorRevealType.InCenterIfOutsideViewport);
-    return line;
+    const value = heat.byLine.get(step.line);
+    const shown = value ? ` · ${formatMetric(this.metric, metricValue(value, this.metric))}` : '';
+    this.vs.window.setStatusBarMessage(
+      `NKI: hottest line ${step.rank} of ${step.of} (line ${step.line + 1}${shown})`,
+      STEP_MESSAGE_MS,
+    );
+    return step.line;
   }
 
   dispose(): void {

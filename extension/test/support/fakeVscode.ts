@@ -132,6 +132,7 @@ export class FakeVsCode {
   errorAnswer: string | undefined;
   readonly hoverProviders: vscode.HoverProvider[] = [];
   readonly config = new Map<string, unknown>();
+  readonly statusMessages: string[] = [];
   readonly configUpdates: [string, unknown][] = [];
   visibleTextEditors: FakeEditor[] = [];
   activeTextEditor: FakeEditor | undefined;
@@ -186,6 +187,10 @@ export class FakeVsCode {
         showInformationMessage: (m: string) => {
           self.messages.push(m);
           return Promise.resolve(undefined);
+        },
+        setStatusBarMessage: (m: string) => {
+          self.statusMessages.push(m);
+          return { dispose: () => undefined };
         },
         showErrorMessage: (m: string) => {
           self.errors.push(m);

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { BUCKETS } from '../../src/heat/buckets';
 import { HeatController } from '../../src/heat/controller';
 import type { HeatmapParams } from '../../src/heat/model';
-import { FakeEditor, FakeVsCode } from '../support/fakeVscode';
+import { FakeEditor, FakePosition, FakeSelection, FakeVsCode } from '../support/fakeVscode';
 import { heatLine } from '../support/heatData';
 
 const URI = 'file:///ws/kernel.py';
@@ -193,6 +193,21 @@ describe('heat controller with a vscode test double', () => {
     assert.equal(editor.selection.active.line, 4);
     assert.equal(heat.nextHottestLine(), 10);
     assert.equal(editor.revealed.length, 2);
+  });
+
+  it('starts the walk at the hottest line wherever the cursor is, and says n of N', () => {
+    const { fake, editor, heat } = setup();
+    heat.apply(params()); // ranked: 4, 10, 20
+    const cursorAt = (line: number) => {
+      editor.selection = new FakeSelection(new FakePosition(line, 0), new FakePosition(line, 0));
+    };
+    cursorAt(10); // on the second hottest line
+    assert.equal(heat.nextHottestLine(), 4);
+    assert.match(fake.statusMessages.at(-1) ?? '', /hottest line 1 of 3 \(line 5 · 10\.0 µs\)/);
+    assert.equal(heat.nextHottestLine(), 10);
+    assert.match(fake.statusMessages.at(-1) ?? '', /hottest line 2 of 3/);
+    cursorAt(20); // the user moved: a new walk
+    assert.equal(heat.nextHottestLine(), 4);
   });
 
   it('repaints by another metric when the setting changes', () => {

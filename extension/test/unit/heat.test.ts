@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { BAR_CELLS, VALUE_WIDTH, barText, blankBar } from '../../src/heat/bars';
 import { BUCKETS, LIGHT_PALETTE, PALETTE, backgroundAlpha, bucketLines, bucketOf, rgba } from '../../src/heat/buckets';
 import { formatMetric, formatNs } from '../../src/heat/format';
-import { nextHottest, rankLines } from '../../src/heat/hottest';
+import { hottestStep, rankLines } from '../../src/heat/hottest';
 import { metricValue, parseHeatmap, profileLabel } from '../../src/heat/model';
 import { gutterMark } from '../../src/heat/painter';
 import { VALUE_BUCKET, barWindow, barsInWindow, lineRuns, planDecorations, windowStale } from '../../src/heat/plan';
@@ -208,11 +208,17 @@ describe('next hottest line', () => {
   });
 
   it('starts at the hottest and walks down, wrapping', () => {
-    assert.equal(nextHottest(lines, 'busy', 0), 2);
-    assert.equal(nextHottest(lines, 'busy', 2), 7);
-    assert.equal(nextHottest(lines, 'busy', 7), 10);
-    assert.equal(nextHottest(lines, 'busy', 10), 2);
-    assert.equal(nextHottest([], 'busy', 0), undefined);
+    assert.equal(hottestStep(lines, 'busy', 0)?.line, 2);
+    assert.equal(hottestStep(lines, 'busy', 2)?.line, 7);
+    assert.equal(hottestStep(lines, 'busy', 7)?.line, 10);
+    assert.equal(hottestStep(lines, 'busy', 10)?.line, 2);
+    assert.equal(hottestStep([], 'busy', 0)?.line, undefined);
+  });
+
+  it('says where the step is in the ranking: n of N', () => {
+    assert.deepEqual(hottestStep(lines, 'busy', -1), { line: 2, rank: 1, of: 3 });
+    assert.deepEqual(hottestStep(lines, 'busy', 10), { line: 2, rank: 1, of: 3 });
+    assert.deepEqual(hottestStep(lines, 'busy', 7), { line: 10, rank: 3, of: 3 });
   });
 });
 
