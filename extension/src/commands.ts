@@ -9,6 +9,7 @@ import { describeFailure, isCancellation, isUnknownCommand } from './serverError
 import type { ServerManager } from './serverManager';
 import type { SimulationStore } from './simulationStore';
 import { type SimulationResult, parseSimulationResult, severityOf, summaryLine } from './simulationSummary';
+import { SERVER_SIMULATE_COMMAND, refuseUntrusted } from './trust';
 import type { VsCode } from './vscodeApi';
 
 export interface CommandDeps {
@@ -18,9 +19,6 @@ export interface CommandDeps {
   simulations: SimulationStore;
   panel: KernelPanel;
 }
-
-const TRUST_NEEDED =
-  "Running a kernel executes this workspace's code, so NKI Studio only does it in a trusted workspace. Linting still works.";
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const { vs, server, heat } = deps;
@@ -45,14 +43,6 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg('nki-studio.restartServer', () => server.restart('restart requested')),
     reg('nki-studio.showLogs', () => server.log.show()),
   ];
-}
-
-function refuseUntrusted(vs: VsCode): boolean {
-  if (vs.workspace.isTrusted) return false;
-  void vs.window.showWarningMessage(`NKI: ${TRUST_NEEDED}`, 'Manage Workspace Trust').then((pick) => {
-    if (pick) void vs.commands.executeCommand('workbench.trust.manage');
-  });
-  return true;
 }
 
 /** The kernel to run: explicit arguments (uri, name), else the one at the cursor, else a quick pick. */
@@ -95,7 +85,7 @@ async function simulateKernel(deps: CommandDeps, args: unknown[]): Promise<Simul
     response = await vs.window.withProgress(
       { location: vs.ProgressLocation.Notification, title: `NKI: simulating ${target.kernel}`, cancellable: true },
       (progress, token) =>
-        server.executeCommand('nki-studio.simulate', [target.uri, target.kernel], token, (p) => {
+        server.executeCommand(SERVER_SIMULATE_COMMAND, [target.uri, target.kernel], token, (p) => {
           if (p.kind !== 'end' && p.message) progress.report({ message: p.message });
         }),
     );

@@ -130,6 +130,9 @@ export class FakeVsCode {
   readonly errors: string[] = [];
   /** The button a test "clicks" on the next error messages (undefined: dismissed). */
   errorAnswer: string | undefined;
+  /** Each warning shown, with its buttons; the button the "user" picks. */
+  readonly warnings: string[][] = [];
+  warningAnswer: string | undefined;
   readonly hoverProviders: vscode.HoverProvider[] = [];
   readonly config = new Map<string, unknown>();
   readonly statusMessages: string[] = [];
@@ -191,6 +194,10 @@ export class FakeVsCode {
         setStatusBarMessage: (m: string) => {
           self.statusMessages.push(m);
           return { dispose: () => undefined };
+        },
+        showWarningMessage: (m: string, ...buttons: string[]) => {
+          self.warnings.push([m, ...buttons]);
+          return Promise.resolve(self.warningAnswer);
         },
         showErrorMessage: (m: string) => {
           self.errors.push(m);
