@@ -4,6 +4,7 @@ import type { HeatController } from './heat/controller';
 import { findKernels, kernelAt } from './kernels';
 import type { KernelPanel } from './panel/kernelPanel';
 import { GO_TO_LINE } from './panel/render';
+import { pickProfile } from './profileDialog';
 import { profileLoadSummary } from './profileSummary';
 import { describeFailure, isCancellation, isUnknownCommand } from './serverErrors';
 import type { ServerManager } from './serverManager';
@@ -136,15 +137,9 @@ async function openProfile(deps: CommandDeps, arg: unknown): Promise<void> {
   const { vs, server } = deps;
   let uri: string | undefined = typeof arg === 'string' ? arg : (arg as vscode.Uri | undefined)?.toString();
   if (!uri) {
-    const picked = await vs.window.showOpenDialog({
-      title: 'NKI: load a Neuron Explorer profile (Parquet output folder, .json, summary .json or .pftrace)',
-      canSelectFiles: true,
-      canSelectFolders: true,
-      canSelectMany: false,
-      openLabel: 'Load Profile',
-    });
-    if (!picked || picked.length === 0) return;
-    uri = picked[0].toString();
+    const picked = await pickProfile(vs);
+    if (!picked) return;
+    uri = picked.toString();
   }
   try {
     const response = await vs.window.withProgress(

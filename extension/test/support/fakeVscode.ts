@@ -132,6 +132,8 @@ export class FakeVsCode {
   errorAnswer: string | undefined;
   /** Each warning shown, with its buttons; the button the "user" picks. */
   readonly warnings: string[][] = [];
+  readonly openDialogs: vscode.OpenDialogOptions[] = [];
+  openDialogAnswer: { toString(): string }[] | undefined;
   warningAnswer: string | undefined;
   readonly hoverProviders: vscode.HoverProvider[] = [];
   readonly config = new Map<string, unknown>();
@@ -204,6 +206,10 @@ export class FakeVsCode {
           return Promise.resolve(self.errorAnswer);
         },
         showQuickPick: (items: readonly unknown[]) => Promise.resolve(self.quickPickAnswer?.(items)),
+        showOpenDialog: (options: vscode.OpenDialogOptions) => {
+          self.openDialogs.push(options);
+          return Promise.resolve(self.openDialogAnswer);
+        },
         onDidChangeVisibleTextEditors: self.visibleEditorsChanged.event,
         onDidChangeActiveTextEditor: self.activeEditorChanged.event,
         onDidChangeTextEditorVisibleRanges: self.visibleRangesChanged.event,
