@@ -5,6 +5,7 @@
  */
 import type * as vscode from 'vscode';
 import type { LanguageClient, LanguageClientOptions, ResponseError, ServerOptions } from 'vscode-languageclient/node';
+import { clientChannel } from './clientLog';
 import type { LaunchPlan } from './launchPlan';
 import type { ClientEvents, ClientFactory } from './serverLifecycle';
 import type { Timings } from './timings';
@@ -51,7 +52,7 @@ export function languageClients(ctx: ClientContext): ClientFactory<LanguageClien
           { scheme: 'file', language: 'python' },
           { scheme: 'untitled', language: 'python' },
         ],
-        outputChannel: ctx.log,
+        outputChannel: clientChannel(ctx.log),
         initializationOptions: ctx.settings(),
         errorHandler: {
           error: () => ({ action: ErrorAction.Continue }),
