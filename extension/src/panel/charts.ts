@@ -26,6 +26,11 @@ function widest(texts: readonly string[], fontPx: number): number {
   return texts.reduce((m, t) => Math.max(m, textWidth(t, fontPx)), 0);
 }
 
+/** A label column's width: its widest label (at LABEL_PX unless given) plus `pad`, at least `min`. */
+function labelColumn(labels: readonly string[], min: number, pad: number, fontPx = LABEL_PX): number {
+  return Math.max(min, widest(labels, fontPx) + pad);
+}
+
 export interface CapacityBar {
   name: string;
   used: number;
@@ -36,12 +41,10 @@ export interface CapacityBar {
 export function capacityBars(bars: readonly CapacityBar[]): string {
   const rowH = 26;
   const barW = 200;
-  const labelW = Math.max(
+  const labelW = labelColumn(
+    bars.map((b) => b.name),
     70,
-    widest(
-      bars.map((b) => b.name),
-      LABEL_PX,
-    ) + 8,
+    8,
   );
   const values = bars.map(
     (b) => `${formatBytes(b.used)} / ${formatBytes(b.capacity)} (${Math.round((b.used / (b.capacity || 1)) * 100)}%)`,
@@ -113,12 +116,10 @@ export interface Track {
  */
 export function timeline(tracks: readonly Track[], totalNs: number): string {
   const plotW = 330;
-  const labelW = Math.max(
+  const labelW = labelColumn(
+    tracks.map((t) => t.name),
     90,
-    widest(
-      tracks.map((t) => t.name),
-      LABEL_PX,
-    ) + 6,
+    6,
   );
   const width = labelW + plotW;
   const rowH = 18;
@@ -197,18 +198,19 @@ export interface WaterfallFamily {
  * above drawn as a floating segment (what that overhead is), and the bottleneck-aware speedup of reaching it.
  */
 export function boundsWaterfall(families: readonly WaterfallFamily[], totalNs: number): string {
+  // family names at x 0 (12 px), bound names indented at x 12 (10 px)
   const labelW = Math.max(
-    200,
-    widest(
+    labelColumn(
       families.map((f) => f.name),
-      LABEL_PX,
-    ) + 8,
-    12 +
-      widest(
-        families.flatMap((f) => f.bounds.map((b) => b.name)),
-        SMALL_PX,
-      ) +
+      200,
       8,
+    ),
+    labelColumn(
+      families.flatMap((f) => f.bounds.map((b) => b.name)),
+      200,
+      20,
+      SMALL_PX,
+    ),
   );
   const plotW = 250;
   let valueW = 0; // the widest text right of the bars
