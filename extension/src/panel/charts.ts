@@ -177,7 +177,7 @@ export function roofline(p: RooflinePoint): string {
     `<text class="small" x="12" y="${(height - m.b) / 2}" transform="rotate(-90 12 ${(height - m.b) / 2})" text-anchor="middle">TFLOP/s (log)</text>` +
     `<text class="small" x="${lx(xMax) - 4}" y="${ly(p.peakTflops) - 4}" text-anchor="end">${p.peakTflops.toFixed(1)} TFLOP/s</text>` +
     `<text class="small" x="${lx(xMin) + 4}" y="${ly(memAt(xMin)) - 6}">${p.ceilingGbps.toFixed(0)} GB/s</text>`;
-  return `<svg role="img" aria-label="roofline" width="${width}" height="${height}">${axes}${roof}${pt}</svg>`;
+  return svg('roofline', width, height, axes + roof + pt);
 }
 
 export interface WaterfallBound {

@@ -59,7 +59,7 @@ function charts(html: string): { label: string; view: number[]; texts: Box[]; re
         y1: y + Number(attr(tag, 'height')),
       };
     });
-    // A rotated label (the roofline's y axis) is checked by its own test, not as a horizontal box.
+    // A rotated label (the roofline's y-axis title, drawn vertically along the left edge) has no horizontal box: left out.
     return { label: attr(open, 'aria-label') ?? '?', view, texts: texts.filter((t) => !t.rotated), rects };
   });
 }
@@ -135,6 +135,7 @@ function measuredPanel(latency: number, dma: number, compute: number, overlap: n
             intersection_ns: overlap,
             engines: { Vector: compute / 2, 'qSyncIO0 (DMA queue, ring 0)': dma, Tensor: compute / 3 },
             bounds: BOUNDS,
+            roofline: { intensity: 0.75, achieved_tflops: 0.01, peak_tflops: 90, ceiling_gbps: 435, bound: 'memory' },
           },
         },
       },
@@ -150,6 +151,7 @@ describe('SVG layout of the kernel panel', () => {
       'peak on-chip memory per partition',
       'kernel time decomposition',
       'engine timeline',
+      'roofline',
       'bounds waterfall',
     ];
     assertLaidOut(measuredPanel(193_123, 5_900, 7_500, 300), charts); // the "193[1 µs]dle"
