@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job on the bundled examples, from a fresh clone: set up, lint every example kernel, then simulate
-# the ones with a simulate spec.
+# The main job on the bundled examples, from a fresh clone: set up, lint every example kernel, simulate the ones
+# with a simulate spec, then read a synthetic profile and paint it on an example (scripts/demo-profile.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -20,6 +20,9 @@ for example in $(grep -l "nki-studio: simulate" examples/*.py | sort); do
     echo "-- $example"
     nki-studio simulate "$example" || sim_failed+=("$example")
 done
+
+bash scripts/demo-profile.sh examples/rmsnorm_residual.py
+
 if [ ${#sim_failed[@]} -gt 0 ]; then
     echo "simulation failed for: ${sim_failed[*]}" >&2
     exit 1

@@ -6,6 +6,12 @@
 #   bash scripts/package-all.sh darwin-arm64    # one
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The packager bundles the extension with esbuild from node_modules: a fresh clone has none yet.
+if [ ! -d node_modules/esbuild ]; then
+  echo "package-all.sh: the extension's npm dependencies are not installed (no node_modules/esbuild)." >&2
+  echo "Run 'npm ci' (or 'bash scripts/setup-extension.sh --no-e2e') first, then run this again." >&2
+  exit 2
+fi
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(linux-x64 linux-arm64 darwin-x64 darwin-arm64 win32-x64 universal)
 mkdir -p dist

@@ -4,12 +4,14 @@ import type { HeatController } from './heat/controller';
 import { findKernels, kernelAt } from './kernels';
 import type { KernelPanel } from './panel/kernelPanel';
 import { GO_TO_LINE } from './panel/render';
+import { pickProfile } from './profileDialog';
 import { profileLoadSummary } from './profileSummary';
 import { CLIENT_COMMANDS, type ClientCommand, SERVER_COMMANDS } from './protocol.generated';
 import { describeFailure, isCancellation, isUnknownCommand } from './serverErrors';
 import type { ServerManager } from './serverManager';
 import type { SimulationStore } from './simulationStore';
-import { type SimulationResult, isSuccess, parseSimulationResult, summaryLine } from './simulationSummary';
+import { type SimulationResult, parseSimulationResult, severityOf, summaryLine } from './simulationSummary';
+import { refuseUntrusted } from './trust';
 import type { VsCode } from './vscodeApi';
 
 export interface CommandDeps {
@@ -19,9 +21,6 @@ export interface CommandDeps {
   simulations: SimulationStore;
   panel: KernelPanel;
 }
-
-const TRUST_NEEDED =
-  "Running a kernel executes this workspace's code, so NKI Studio only does it in a trusted workspace. Linting still works.";
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const { vs, server, heat } = deps;
@@ -46,14 +45,6 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg(CLIENT_COMMANDS.restartServer, () => server.restart('restart requested')),
     reg(CLIENT_COMMANDS.showLogs, () => server.log.show()),
   ];
-}
-
-function refuseUntrusted(vs: VsCode): boolean {
-  if (vs.workspace.isTrusted) return false;
-  void vs.window.showWarningMessage(`NKI: ${TRUST_NEEDED}`, 'Manage Workspace Trust').then((pick) => {
-    if (pick) void vs.commands.executeCommand('workbench.trust.manage');
-  });
-  return true;
 }
 
 /** The kernel to run: explicit arguments (uri, name), else the one at the cursor, else a quick pick. */
@@ -123,7 +114,11 @@ async function simulateKernel(deps: CommandDeps, args: unknown[]): Promise<Simul
     return undefined;
   }
   const line = `NKI: ${summaryLine(result)}`;
-  const show = isSuccess(result) ? vs.window.showInformationMessage : vs.window.showErrorMessage;
+  const show = {
+    information: vs.window.showInformationMessage,
+    warning: vs.window.showWarningMessage,
+    error: vs.window.showErrorMessage,
+  }[severityOf(result)];
   void show(line, 'Show Kernel Panel').then((pick) => {
     if (pick) deps.panel.show();
   });
@@ -143,15 +138,9 @@ async function openProfile(deps: CommandDeps, arg: unknown): Promise<void> {
   const { vs, server } = deps;
   let uri: string | undefined = typeof arg === 'string' ? arg : (arg as vscode.Uri | undefined)?.toString();
   if (!uri) {
-    const picked = await vs.window.showOpenDialog({
-      title: 'NKI: load a Neuron Explorer profile (Parquet output folder, .json, summary .json or .pftrace)',
-      canSelectFiles: true,
-      canSelectFolders: true,
-      canSelectMany: false,
-      openLabel: 'Load Profile',
-    });
-    if (!picked || picked.length === 0) return;
-    uri = picked[0].toString();
+    const picked = await pickProfile(vs);
+    if (!picked) return;
+    uri = picked.toString();
   }
   try {
     const response = await vs.window.withProgress(

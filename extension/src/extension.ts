@@ -14,7 +14,7 @@ import { bundleFor } from './serverCommand';
 import { ServerEnvironment } from './serverEnvironment';
 import { ServerManager } from './serverManager';
 import { SimulationStore } from './simulationStore';
-import { isSuccess, summaryLine } from './simulationSummary';
+import { severityOf, summaryLine } from './simulationSummary';
 import { LanguageStatus } from './statusItem';
 import { Timings } from './timings';
 import { type VsCode, realMcpApi, realVsCode } from './vscodeApi';
@@ -63,7 +63,7 @@ export function activate(context: vscode.ExtensionContext): void {
   });
   simulations.onDidAdd((r) => {
     status.setSimulation(r);
-    if (!isSuccess(r) && r.status !== 'cancelled') log.warn(`simulation problem: ${summaryLine(r)}`);
+    if (severityOf(r) === 'error') log.warn(`simulation problem: ${summaryLine(r)}`);
   });
 
   context.subscriptions.push(

@@ -5,9 +5,11 @@
  */
 import type * as vscode from 'vscode';
 import type { LanguageClient, LanguageClientOptions, ResponseError, ServerOptions } from 'vscode-languageclient/node';
+import { clientChannel } from './clientLog';
 import type { LaunchPlan } from './launchPlan';
 import type { ClientEvents, ClientFactory } from './serverLifecycle';
 import type { Timings } from './timings';
+import { SERVER_SIMULATE_COMMAND, lensesFor } from './trust';
 
 type LanguageClientModule = typeof import('vscode-languageclient/node');
 
@@ -27,6 +29,10 @@ export interface ClientContext {
   activatedAt: number;
   /** The `nki-studio` section as the server reads it (read at each start and each configuration request). */
   settings(): Record<string, unknown>;
+  /** Whether the workspace is trusted now (restricted mode: no kernel runs). */
+  trusted(): boolean;
+  /** Refuse a kernel run in restricted mode, with the way to trust the workspace. */
+  refuseUntrusted(): void;
 }
 
 /** Creates the language clients of one extension session. */
@@ -46,7 +52,7 @@ export function languageClients(ctx: ClientContext): ClientFactory<LanguageClien
           { scheme: 'file', language: 'python' },
           { scheme: 'untitled', language: 'python' },
         ],
-        outputChannel: ctx.log,
+        outputChannel: clientChannel(ctx.log),
         initializationOptions: ctx.settings(),
         errorHandler: {
           error: () => ({ action: ErrorAction.Continue }),
@@ -65,6 +71,14 @@ export function languageClients(ctx: ClientContext): ClientFactory<LanguageClien
                 item.section === 'nki-studio' ? ctx.settings() : result[i],
               );
             },
+          },
+          // Restricted mode: no Simulate CodeLens, and a run started anyway (a lens shown before trust was
+          // revoked) gets the extension's refusal with its Manage Workspace Trust button, not the server's.
+          provideCodeLenses: async (document, token, next) => lensesFor(await next(document, token), ctx.trusted()),
+          executeCommand: (command, args, next): unknown => {
+            if (command !== SERVER_SIMULATE_COMMAND || ctx.trusted()) return next(command, args) as unknown;
+            ctx.refuseUntrusted();
+            return undefined;
           },
           didOpen: (document, next) => {
             opened.set(document.uri.toString(), performance.now());

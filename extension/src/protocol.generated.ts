@@ -337,9 +337,11 @@ export interface SimulationResult {
   uri?: string;
 }
 
-export type Status = 'passed' | 'failed' | 'error' | 'timeout' | 'memory_limit' | 'cancelled' | 'crashed' | 'refused';
+export type Status =
+  'passed' | 'no_reference' | 'failed' | 'error' | 'timeout' | 'memory_limit' | 'cancelled' | 'crashed' | 'refused';
 export const STATUS_VALUES: readonly Status[] = [
   'passed',
+  'no_reference',
   'failed',
   'error',
   'timeout',

@@ -16,6 +16,7 @@ import type {
 import { type Found, type NotFound, discoverInterpreter } from './interpreter';
 import type { InterpreterCache } from './interpreterCache';
 import { languageClientModule, languageClients } from './languageClient';
+import { refuseUntrusted } from './trust';
 import { realProbes } from './pythonProbes';
 import { Coalescer } from './restartPolicy';
 import { CREATE_ENV_COMMAND } from './privateEnvCommand';
@@ -58,7 +59,14 @@ export class ServerManager {
         timings,
         log,
       },
-      clients: languageClients({ log, timings, activatedAt, settings: () => this.settings() }),
+      clients: languageClients({
+        log,
+        timings,
+        activatedAt,
+        settings: () => this.settings(),
+        trusted: () => vs.workspace.isTrusted,
+        refuseUntrusted: () => refuseUntrusted(vs),
+      }),
     });
     this.onDidChangeState = this.lifecycle.onDidChangeState;
     this.settingsRestart = new Coalescer(() => void this.restart('interpreter setting changed'), 400);

@@ -37,3 +37,6 @@ export const RESTART_KEYS = ['interpreter'] as const;
 
 /** Levels the server's `logLevel` accepts. */
 export const LOG_LEVELS = ['error', 'warning', 'info', 'debug'] as const;
+
+/** How the heatmap is drawn (`heatmap.style`), the default first. */
+export const HEAT_STYLES = ['compact', 'bars', 'background'] as const;

@@ -70,18 +70,28 @@ export function totalSeconds(result: SimulationResult): number | undefined {
   return values.length ? values.reduce((a, b) => a + b, 0) : undefined;
 }
 
+/** A status in words: `no_reference` is "ran, not checked" (nothing was compared), others as they are spelt. */
+export function statusLabel(status: SimStatus): string {
+  return status === 'no_reference' ? 'ran, not checked' : status.replace('_', ' ');
+}
+
+/**
+ * How a result is announced: a pass as information; a run without a reference as a warning (it ran, but nothing
+ * was compared: not a green "passed"); a cancellation as information; anything else as an error.
+ */
+export function severityOf(result: SimulationResult): 'information' | 'warning' | 'error' {
+  if (result.status === 'passed' || result.status === 'cancelled') return 'information';
+  return result.status === 'no_reference' ? 'warning' : 'error';
+}
+
 /** One line for a notification: "rmsnorm: passed — matches the reference · embedded simulator · 1.24 s". */
 export function summaryLine(result: SimulationResult): string {
   const parts: string[] = [];
-  const head = `${result.kernel ?? 'kernel'}: ${result.status.replace('_', ' ')}`;
+  const head = `${result.kernel ?? 'kernel'}: ${statusLabel(result.status)}`;
   parts.push(result.message ? `${head} — ${result.message}` : head);
   if (result.backend) parts.push(`${result.backend} backend`);
   const total = totalSeconds(result);
   if (total !== undefined) parts.push(`${total.toFixed(2)} s`);
   if (result.warnings.length) parts.push(`${result.warnings.length} warning${result.warnings.length > 1 ? 's' : ''}`);
   return parts.join(' · ');
-}
-
-export function isSuccess(result: SimulationResult): boolean {
-  return result.status === 'passed';
 }

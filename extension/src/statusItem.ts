@@ -3,7 +3,7 @@ import type * as vscode from 'vscode';
 import { CLIENT_COMMANDS } from './protocol.generated';
 import type { ServerState } from './serverLifecycle';
 import type { ServerManager } from './serverManager';
-import type { SimulationResult } from './simulationSummary';
+import { type SimulationResult, statusLabel } from './simulationSummary';
 import type { VsCode } from './vscodeApi';
 
 export function statusText(
@@ -29,7 +29,7 @@ export function statusText(
           error: false,
         };
       const simPart = sim
-        ? `last simulation ${sim.kernel ?? ''} ${sim.status}${sim.backend ? ` (${sim.backend})` : ''}`
+        ? `last simulation ${sim.kernel ?? ''} ${statusLabel(sim.status)}${sim.backend ? ` (${sim.backend})` : ''}`
         : 'no simulation yet';
       return { text: 'NKI: lint + simulate', detail: simPart, busy: false, error: false };
     }

@@ -16,6 +16,7 @@ export interface VsCode {
     | 'showInformationMessage'
     | 'showWarningMessage'
     | 'showErrorMessage'
+    | 'setStatusBarMessage'
     | 'showQuickPick'
     | 'showOpenDialog'
     | 'showInputBox'

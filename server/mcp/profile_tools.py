@@ -12,6 +12,7 @@ from nki_studio.mcp.errors import ToolFailure
 from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.simulate_tool import failed_metrics
 from nki_studio.mcp.workspace import Workspace
+from nki_studio.protocol.simulation import RAN
 from nki_studio.service import profiles, views
 from nki_studio.service.profiles import LoadOptions, ProfileError
 from nki_studio.service.views import TOP_LINES, View
@@ -51,7 +52,7 @@ def estimate_view(
     job = prepare(ws, sim.config.settings, args)
     result = sim.run(job, timeout_s=args.get("timeout_s"))
     section = result.get("estimate")
-    if result["status"] not in ("passed", "failed") or not section:
+    if result["status"] not in RAN or not section:
         raise ToolFailure(
             "kernel_error" if result["status"] != "timeout" else "timeout",
             f"cannot estimate: the simulation did not finish: {result['status']}: {result['message']}",

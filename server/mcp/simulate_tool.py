@@ -9,7 +9,8 @@ from nki_studio.core.finding_json import finding_dict
 from nki_studio.mcp.errors import Kind, ToolFailure
 from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.workspace import Workspace
-from nki_studio.protocol.simulation import LiveAllocation, MetricValue, SimulationResult
+from nki_studio.protocol.simulation import RAN, LiveAllocation, MetricValue, SimulationResult
+from nki_studio.service.reports import metric_text
 from nki_studio.service.simulation import result_findings
 
 _FAILURE_KIND: dict[str, Kind] = {
@@ -130,11 +131,15 @@ def simulate(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> tuple[dict[
     summary = f"{result['status']}: {result['message']}"
     if failed:
         summary += " — failed: " + ", ".join(
-            f"{m['output']} {m['metric']}={m['value']} ({m['threshold']})" for m in failed[:4]
+            f"{m['output']} "
+            + metric_text(
+                {"name": m["metric"], "value": m["value"], "threshold": m["threshold"], "passed": False}
+            )
+            for m in failed[:4]
         )
     if error and error.get("line"):
         summary += f" (at {where}:{error['line']})"
-    if result["status"] not in ("passed", "failed"):
+    if result["status"] not in RAN:
         # The kernel did not run to the oracle: a tool error the agent must act on, with the whole result.
         raise ToolFailure(_FAILURE_KIND.get(result["status"], "kernel_error"), summary, result=structured)
     return structured, summary

@@ -204,7 +204,12 @@ def _ts_alias(name: str, node: dict[str, Any]) -> list[str]:
     line = f"export type {name} = {body};"
     if len(line) <= _WIDTH:
         return [line]
-    lines = [f"export type {name} =", *(f"  | {part}" for part in body.split(" | "))]  # Prettier's layout
+    if len(f"  {body};") <= _WIDTH:  # Prettier's layout: the union on the next line while it fits there
+        return [f"export type {name} =", f"  {body};"]
+    lines = [
+        f"export type {name} =",
+        *(f"  | {part}" for part in body.split(" | ")),
+    ]  # else one member a line
     return [*lines[:-1], lines[-1] + ";"]
 
 

@@ -14,7 +14,12 @@ from typing import Annotated, Literal, TypedDict, final
 
 from nki_studio.protocol.analysis import BoundsJson, InvestigationJson
 
-Status = Literal["passed", "failed", "error", "timeout", "memory_limit", "cancelled", "crashed", "refused"]
+Status = Literal[
+    "passed", "no_reference", "failed", "error", "timeout", "memory_limit", "cancelled", "crashed", "refused"
+]
+# The kernel ran to the oracle: passed (matches the reference), no_reference (ran, its outputs finite and its
+# inputs unchanged, but the spec names no reference to compare with: nothing was verified), failed.
+RAN: tuple[Status, ...] = ("passed", "no_reference", "failed")
 
 
 class ErrorInfo(TypedDict):

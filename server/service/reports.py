@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from nki_studio.protocol.analysis import BoundsJson, InvestigationJson
     from nki_studio.protocol.outputs import ProfileReportJson
     from nki_studio.protocol.profile import Comparison
+    from nki_studio.protocol.simulation import OracleMetric
 
 
 def simulation_text(result: Mapping[str, Any]) -> str:
@@ -73,3 +74,10 @@ def compare_text(comparison: Comparison, top: int = 15) -> list[str]:
     from nki_studio.profile.bounds_text import compare_text as text
 
     return text(comparison, top)
+
+
+def metric_text(metric: OracleMetric) -> str:
+    """``allclose 3 (needs 0 mismatches of ...)``: an oracle metric's value, then the threshold it was held to."""
+    from nki_studio.verify.oracle import describe
+
+    return describe(metric)

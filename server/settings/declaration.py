@@ -141,11 +141,18 @@ SETTINGS: tuple[Setting, ...] = (
         ),
     ),
     Setting(
-        "heatmap.showBars",
-        "boolean",
-        True,
-        "Show a fixed-width heat bar with the value before each hot line.",
+        "heatmap.style",
+        "string",
+        "compact",
+        "How the line heatmap is drawn besides its line backgrounds.",
         "extension",
+        enum=("compact", "bars", "background"),
+        enum_descriptions=(
+            "A gutter mark on every line with heat, and the value after the end of the hottest lines: no "
+            "columns taken from the code",
+            "A fixed-width bar with the value before every hot line (cold lines indented to match)",
+            "Line backgrounds only",
+        ),
     ),
     Setting(
         "pathMappings",

@@ -26,6 +26,7 @@ from nki_studio.core.simulation_codes import (
 )
 from nki_studio.profile.heatmap import fmt_ns as format_ns
 from nki_studio.protocol.simulation import Estimate
+from nki_studio.verify.oracle import describe
 from nki_studio.verify.spec import KernelInfo
 
 _STATUS_CODES = {
@@ -38,8 +39,9 @@ _WARNING_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<message>.*)$", re
 
 
 def exit_code(result: Mapping[str, Any]) -> int:
-    """CLI exit code: 0 when the kernel ran and the oracle passed, else 1."""
-    return 0 if result.get("status") == "passed" else 1
+    """CLI exit code: 0 when the kernel ran and the oracle found nothing wrong (with or without a reference to
+    compare with), else 1."""
+    return 0 if result.get("status") in ("passed", "no_reference") else 1
 
 
 def _same(a: str, b: str) -> bool:
@@ -103,7 +105,7 @@ def findings(result: Mapping[str, Any], path: str, kernel: KernelInfo | None) ->
     for output in oracle.get("outputs", ()):
         failed = [m for m in output.get("metrics", ()) if m.get("passed") is False and m["name"] != "finite"]
         if failed:
-            detail = "; ".join(f"{m['name']} {_value(m['value'])} (needs {m['threshold']})" for m in failed)
+            detail = "; ".join(describe(m) for m in failed)
             out.append(
                 ORACLE_MISMATCH.finding(
                     path,
@@ -144,10 +146,6 @@ def findings(result: Mapping[str, Any], path: str, kernel: KernelInfo | None) ->
             )
     out.extend(_peak_findings(result.get("peak") or {}, path))
     return out
-
-
-def _value(value: Any) -> str:
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def _kib(n: float) -> str:
@@ -266,7 +264,7 @@ def format_text(result: Mapping[str, Any]) -> str:
             )
             for m in output.get("metrics", ()):
                 mark = {True: "ok  ", False: "FAIL", None: "n/a "}[m.get("passed")]
-                lines.append(f"      {mark} {m['name']:<9} {_value(m['value']):<14} {m['threshold']}")
+                lines.append(f"      {mark} {describe(m)}")
             lines.extend(f"      note: {n}" for n in output.get("notes", ()))
         for m in oracle.get("inputs", ()):
             if m.get("passed") is False:

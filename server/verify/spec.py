@@ -344,11 +344,25 @@ def _check_args(kernel: KernelInfo, fields: Mapping[str, Any]) -> list[tuple[str
             problems.append(
                 (
                     None,
-                    f"no value for parameter(s) {', '.join(missing)} of {kernel.name}; "
-                    "give name=dtype[shape] or name=number, or inputs=function",
+                    f"no value for parameter(s) {', '.join(missing)} of {kernel.name}; give each as name=dtype[shape] "
+                    "or name=number (or inputs=function) in a spec comment on the line directly above the "
+                    f"kernel's decorator, e.g. `{example_comment(kernel, fields)}`, or under "
+                    f"[tool.{TOOL_TABLE}.simulate] in pyproject.toml",
                 )
             )
     return problems
+
+
+EXAMPLE_SHAPE = (128, 512)  # a placeholder the user edits: one full partition dimension by a free dimension
+
+
+def example_comment(kernel: KernelInfo, fields: Mapping[str, Any]) -> str:
+    """A spec comment for ``kernel``: the arguments already given, then a placeholder tensor for each required
+    parameter still missing (the shape and dtype are an example to edit)."""
+    placeholder = f"{INFERRED_DEFAULT_DTYPE}[{','.join(map(str, EXAMPLE_SHAPE))}]"
+    given = [f"{k}={_format_value(v)}" for k, v in fields.items() if k in kernel.params]
+    missing = [f"{p}={placeholder}" for p in kernel.required if p not in fields]
+    return f"# {SPEC_MARKER} " + " ".join(given + missing)
 
 
 def comment_findings(source: str, path: str) -> list[Finding]:

@@ -95,7 +95,7 @@ async def test_simulate_on_save_publishes_the_estimates_findings(
         types.DiagnosticSeverity.Information,
     )
     assert d.message.startswith("Estimated") and "input `x`" in d.message
-    assert results[-1].status == "passed"
+    assert results[-1].status == "no_reference"  # ran; the spec names no reference
     hover = await client.text_document_hover_async(
         types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
@@ -121,7 +121,7 @@ async def test_simulate_on_save_publishes_the_estimates_findings(
     _save(client, path, uri, 2, CLEAN)
     await _until(lambda: not _perf(client, uri))
     result = (await _until(lambda: results[count:]))[-1]
-    assert result.status == "passed"
+    assert result.status == "no_reference"  # ran; the spec names no reference
     statuses = {i.kind: i.status for i in result.estimate.investigations}
     assert statuses == dict.fromkeys(
         ("dma-efficiency", "redundant-dma", "tensor-engine", "transposes"), "nothing found"

@@ -46,3 +46,9 @@ def test_keys_the_extension_reads_itself_are_declared() -> None:
     written = _found(r"\.update\('([\w.]+)'", sources)
     direct = {s.key for s in SETTINGS if s.reader in ("extension", "both")}
     assert read | changed | written == direct
+
+
+def test_the_heatmap_style_default_comes_first() -> None:
+    """The extension falls back to ``HEAT_STYLES[0]`` (generated from the enum) for a value it does not know."""
+    style = next(s for s in SETTINGS if s.key == "heatmap.style")
+    assert style.enum[0] == style.default == "compact"

@@ -99,3 +99,17 @@ def test_unnamed_version_is_inferred_and_shown_a_named_one_is_kept(
     assert not any("inferred" in w for w in result["warnings"])
     assert main(["simulate", str(kernel), "--nki-version", "0.6", "--json"]) == 0  # the flag names it too
     assert not any("inferred" in w for w in json.loads(capsys.readouterr().out)["warnings"])
+
+
+def test_a_run_without_a_reference_is_not_a_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kernel = (DATA / "add_kernel.py").read_text().replace(" reference=ref_add", "")
+    (tmp_path / "k.py").write_text(kernel)
+    code = main(["simulate", f"{tmp_path / 'k.py'}::add", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0  # nothing failed: the kernel ran, its outputs are finite and its inputs unchanged
+    assert result["status"] == "no_reference" and not result["oracle"]["hasReference"]
+    assert (
+        "ran — no reference to compare" in result["message"] and "reference=<function>" in result["message"]
+    )
+    main(["simulate", f"{tmp_path / 'k.py'}::add"])
+    assert "NO_REFERENCE" in capsys.readouterr().out

@@ -207,3 +207,15 @@ def test_reserved_key_that_is_also_a_parameter_goes_to_both() -> None:
     spec = resolve(src, "k.py", use_pyproject=False).spec
     assert spec is not None and spec.ranks == 4 and dict(spec.args)["ranks"] == 4
     assert spec.to_comment().count("ranks=") == 1 and SimSpec.from_json(spec.to_json()) == spec
+
+
+def test_a_missing_value_says_where_the_spec_goes_with_a_line_that_works(tmp_path: Path) -> None:
+    src = "import nki\n\n\n@nki.jit\ndef k(a, b, scale=2.0):\n    return a\n"
+    [problem] = resolve(src, str(tmp_path / "k.py"), use_pyproject=False).problems
+    assert "in a spec comment on the line directly above the kernel's decorator" in problem
+    assert "[tool.nki-studio.simulate] in pyproject.toml" in problem
+    example = problem.split("e.g. `", 1)[1].split("`", 1)[0]
+    assert example == "# nki-studio: simulate a=float32[128,512] b=float32[128,512]"
+    fixed = src.replace("@nki.jit", example + "\n@nki.jit")  # the example, pasted where the message says
+    res = resolve(fixed, str(tmp_path / "k.py"), use_pyproject=False)
+    assert res.spec is not None and not res.problems and not comment_findings(fixed, "k.py"), res.problems

@@ -8,7 +8,8 @@ import type * as vscode from 'vscode';
 import { CLIENT_COMMANDS } from '../protocol.generated';
 import type { VsCode } from '../vscodeApi';
 import { legendText } from './legend';
-import { nextHottest } from './hottest';
+import { formatMetric } from './format';
+import { hottestStep } from './hottest';
 import {
   type HeatLine,
   type HeatmapParams,
@@ -17,10 +18,12 @@ import {
   METRIC_LABELS,
   type Metric,
   isMetric,
+  metricValue,
   profileLabel,
 } from './model';
 import { HeatPainter } from './painter';
-import { planDecorations } from './plan';
+import { HEAT_STYLES } from '../settingsKeys.generated';
+import { type HeatStyle, isHeatStyle, planDecorations } from './plan';
 import { type LineChange, changesLines, shiftLines } from './shift';
 
 interface DocHeat {
@@ -38,8 +41,13 @@ export interface PaintTiming {
   planMs: number;
 }
 
+/** How long "hottest line n of N" stays in the status bar. */
+const STEP_MESSAGE_MS = 5000;
+
 export class HeatController {
   private readonly docs = new Map<string, DocHeat>();
+  /** Where Next Hottest Line last put the cursor. */
+  private walk: { uri: string; line: number } | undefined;
   private readonly painter: HeatPainter;
   private readonly legend: vscode.StatusBarItem;
   private readonly disposables: vscode.Disposable[] = [];
@@ -62,10 +70,7 @@ export class HeatController {
       vs.window.onDidChangeTextEditorVisibleRanges((e) => this.painter.scrolled(e.textEditor)),
       vs.workspace.onDidChangeTextDocument((e) => this.onEdit(e)),
       vs.workspace.onDidChangeConfiguration((e) => {
-        if (
-          e.affectsConfiguration('nki-studio.heatmapMetric') ||
-          e.affectsConfiguration('nki-studio.heatmap.showBars')
-        ) {
+        if (e.affectsConfiguration('nki-studio.heatmapMetric') || e.affectsConfiguration('nki-studio.heatmap.style')) {
           const m = vs.workspace.getConfiguration('nki-studio').get<string>('heatmapMetric');
           if (isMetric(m)) this.metric = m;
           this.repaintAll();
@@ -133,12 +138,24 @@ export class HeatController {
       );
       return undefined;
     }
-    const line = nextHottest(heat.lines, this.metric, editor.selection.active.line);
-    if (line === undefined) return undefined;
-    const pos = new this.vs.Position(line, 0);
+    // The walk goes on from where it put the cursor; a cursor moved elsewhere (or another file) starts it over
+    // at the hottest line.
+    const uri = editor.document.uri.toString();
+    const cursor = editor.selection.active.line;
+    const from = this.walk?.uri === uri && this.walk.line === cursor ? cursor : -1;
+    const step = hottestStep(heat.lines, this.metric, from);
+    if (step === undefined) return undefined;
+    this.walk = { uri, line: step.line };
+    const pos = new this.vs.Position(step.line, 0);
     editor.selection = new this.vs.Selection(pos, pos);
     editor.revealRange(new this.vs.Range(pos, pos), this.vs.TextEditorRevealType.InCenterIfOutsideViewport);
-    return line;
+    const value = heat.byLine.get(step.line);
+    const shown = value ? ` · ${formatMetric(this.metric, metricValue(value, this.metric))}` : '';
+    this.vs.window.setStatusBarMessage(
+      `NKI: hottest line ${step.rank} of ${step.of} (line ${step.line + 1}${shown})`,
+      STEP_MESSAGE_MS,
+    );
+    return step.line;
   }
 
   dispose(): void {
@@ -146,8 +163,9 @@ export class HeatController {
     for (const d of this.disposables) d.dispose();
   }
 
-  private showBars(): boolean {
-    return this.vs.workspace.getConfiguration('nki-studio').get<boolean>('heatmap.showBars') ?? true;
+  private style(): HeatStyle {
+    const configured = this.vs.workspace.getConfiguration('nki-studio').get<string>('heatmap.style');
+    return isHeatStyle(configured) ? configured : HEAT_STYLES[0];
   }
 
   private activeHeat(): DocHeat | undefined {
@@ -172,7 +190,7 @@ export class HeatController {
       return;
     }
     const started = performance.now();
-    const plan = planDecorations(heat.lines, this.metric, editor.document.lineCount, this.showBars());
+    const plan = planDecorations(heat.lines, this.metric, editor.document.lineCount, this.style());
     const planned = performance.now();
     this.painter.paint(editor, plan, heat.stale);
     this.onPainted({
@@ -187,11 +205,16 @@ export class HeatController {
     const uri = event.document.uri.toString();
     const heat = this.docs.get(uri);
     if (!heat || event.contentChanges.length === 0) return;
+    // The document is already edited; the text before a lone change's start is unchanged by it (with several
+    // changes, lines may have moved: the indentation is then left unknown).
+    const single = event.contentChanges.length === 1;
     const changes: LineChange[] = event.contentChanges.map((c) => ({
       startLine: c.range.start.line,
       startCharacter: c.range.start.character,
       endLine: c.range.end.line,
       text: c.text,
+      indentBefore:
+        single && /^\s*$/.test(event.document.lineAt(c.range.start.line).text.slice(0, c.range.start.character)),
     }));
     const wasStale = heat.stale;
     heat.stale = true;

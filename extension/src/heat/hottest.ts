@@ -1,4 +1,4 @@
-/** "Next Hottest Line": walk the lines from hottest to coolest, starting after the one under the cursor. */
+/** "Next Hottest Line": walk the lines from hottest to coolest, from the hottest, wrapping. */
 import { type HeatLine, type Metric, metricValue } from './model';
 
 /** Hot lines, hottest first; ties by line number so the order is stable. */
@@ -9,13 +9,21 @@ export function rankLines(lines: readonly HeatLine[], metric: Metric): number[] 
     .map((l) => l.line);
 }
 
+/** One step of the walk: the line, its rank (1 = hottest) and the number of hot lines. */
+export interface HottestStep {
+  line: number;
+  rank: number;
+  of: number;
+}
+
 /**
- * The line to jump to from `current`: the next in rank after `current` when it is a hot line, else the
- * hottest; wraps around. Undefined when nothing is hot.
+ * The step after `previous`: the next in rank after it when it is a hot line, else the hottest; wraps around.
+ * Undefined when nothing is hot. The caller passes the line the walk jumped to last, not the cursor's, so a
+ * walk always starts at the hottest line.
  */
-export function nextHottest(lines: readonly HeatLine[], metric: Metric, current: number): number | undefined {
+export function hottestStep(lines: readonly HeatLine[], metric: Metric, previous: number): HottestStep | undefined {
   const ranked = rankLines(lines, metric);
   if (ranked.length === 0) return undefined;
-  const at = ranked.indexOf(current);
-  return ranked[(at + 1) % ranked.length];
+  const at = (ranked.indexOf(previous) + 1) % ranked.length;
+  return { line: ranked[at], rank: at + 1, of: ranked.length };
 }

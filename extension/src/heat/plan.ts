@@ -3,11 +3,25 @@
  * overview-ruler marks cover the whole document as runs of adjacent lines; bars (one piece of decoration
  * text per line, which VS Code turns into a CSS rule each) are only painted on a window around what is on
  * screen. The painter turns this into vscode ranges; tests check it directly.
+ *
+ * Styles (setting `heatmap.style`): `compact` (the default) marks every line with heat in the gutter and writes
+ * the value after the end of the hottest lines only, so the code keeps every column; `bars` draws a fixed-width
+ * bar and value before each hot line and pads the cold lines to match; `background` paints the backgrounds only.
  */
 import { barText } from './bars';
 import { BUCKETS, bucketLines } from './buckets';
 import { formatMetric } from './format';
+import { HEAT_STYLES } from '../settingsKeys.generated';
 import type { HeatLine, Metric } from './model';
+
+export type HeatStyle = (typeof HEAT_STYLES)[number];
+
+export function isHeatStyle(v: unknown): v is HeatStyle {
+  return HEAT_STYLES.includes(v as HeatStyle);
+}
+
+/** Compact style: the lowest bucket whose lines show their value (the top three of BUCKETS, at least 4/7 of the hottest). */
+export const VALUE_BUCKET = BUCKETS - 3;
 
 export interface PaintedLine {
   line: number;
@@ -25,10 +39,10 @@ export interface DecorationPlan {
   /** The same lines by line number. */
   byLine: Map<number, PaintedLine>;
   lineCount: number;
-  showBars: boolean;
+  style: HeatStyle;
 }
 
-/** A hot line's bar in the window. */
+/** A hot line's bar (bars style) or value (compact style) in the window. */
 export interface BarLine {
   line: number;
   bucket: number;
@@ -43,7 +57,7 @@ export function planDecorations(
   lines: readonly HeatLine[],
   metric: Metric,
   lineCount: number,
-  showBars: boolean,
+  style: HeatStyle,
 ): DecorationPlan {
   const buckets: PaintedLine[][] = Array.from({ length: BUCKETS }, () => []);
   const byLine = new Map<number, PaintedLine>();
@@ -54,7 +68,7 @@ export function planDecorations(
     buckets[b.bucket].push(painted);
   }
   for (const bucket of buckets) bucket.sort((a, b) => a.line - b.line);
-  return { metric, buckets, byLine, lineCount, showBars };
+  return { metric, buckets, byLine, lineCount, style };
 }
 
 /** Ascending line numbers → [first, last] runs of consecutive lines (one range each instead of one per line). */
@@ -107,22 +121,21 @@ export function windowStale(painted: LineWindow, visible: readonly LineWindow[],
 }
 
 /**
- * Bars inside `window` (bars on): hot lines with their bar text, made here so only the window's are
- * formatted, and the cold lines that get a blank bar.
+ * The text decorations inside `window`, made here so only the window's are formatted. Bars style: every hot
+ * line's bar, and the cold lines that get a blank one; compact style: the value of the lines of VALUE_BUCKET and
+ * up, no padding; background style: nothing.
  */
 export function barsInWindow(plan: DecorationPlan, window: LineWindow): { hot: BarLine[]; cold: number[] } {
   const hot: BarLine[] = [];
   const cold: number[] = [];
-  if (!plan.showBars || plan.byLine.size === 0) return { hot, cold };
+  if (plan.style === 'background' || plan.byLine.size === 0) return { hot, cold };
   for (let line = Math.max(0, window.from); line <= Math.min(plan.lineCount - 1, window.to); line += 1) {
     const painted = plan.byLine.get(line);
-    if (painted)
-      hot.push({
-        line,
-        bucket: painted.bucket,
-        text: barText(painted.ratio, formatMetric(plan.metric, painted.value)),
-      });
-    else cold.push(line);
+    const value = painted ? formatMetric(plan.metric, painted.value) : '';
+    if (painted && plan.style === 'bars')
+      hot.push({ line, bucket: painted.bucket, text: barText(painted.ratio, value) });
+    else if (painted && painted.bucket >= VALUE_BUCKET) hot.push({ line, bucket: painted.bucket, text: value });
+    else if (plan.style === 'bars') cold.push(line);
   }
   return { hot, cold };
 }

@@ -11,6 +11,11 @@ export interface LineChange {
   endLine: number;
   /** The inserted text. */
   text: string;
+  /**
+   * Only whitespace precedes the change on its start line (the change starts in the line's indentation).
+   * Unknown (false) when not given.
+   */
+  indentBefore?: boolean;
 }
 
 function newlines(text: string): number {
@@ -25,8 +30,10 @@ export function shiftLine(line: number, change: LineChange): number | undefined 
   const delta = added - (change.endLine - change.startLine);
   if (line < change.startLine) return line;
   if (line === change.startLine) {
-    // Text inserted at column 0 that ends in a newline pushes the whole line down.
-    const pushesDown = change.startCharacter === 0 && change.endLine === change.startLine && change.text.endsWith('\n');
+    // Text inserted before the line's code (at column 0 or in its indentation) that ends in a newline and
+    // indentation pushes the whole line down: Enter at the start of a line moves its code, so its heat too.
+    const atStart = change.startCharacter === 0 || change.indentBefore === true;
+    const pushesDown = atStart && change.endLine === change.startLine && /\n[ \t]*$/.test(change.text);
     return pushesDown ? line + delta : line;
   }
   if (line <= change.endLine) return undefined;

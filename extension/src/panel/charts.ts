@@ -1,14 +1,34 @@
 /**
  * SVG charts for the kernel panel, drawn from server data as strings (no libraries, no network).
- * Colours are VS Code theme variables so the charts follow the theme.
+ * Colours are VS Code theme variables so the charts follow the theme. Text is laid out with estimated widths
+ * (textWidth.ts): columns are as wide as their longest label and legends wrap, so no two labels overlap and
+ * none is cut at the edge; each SVG's viewBox is its drawing area.
  */
 import { formatBytes, formatNs } from '../heat/format';
+import { LABEL_PX, SMALL_PX, textWidth } from './textWidth';
 
 export function esc(text: string): string {
   return text.replace(
     /[&<>"']/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
   );
+}
+
+/** An `<svg>` whose viewBox is its `width` × `height` drawing area. */
+function svg(label: string, width: number, height: number, body: string): string {
+  const w = Math.ceil(width);
+  const h = Math.ceil(height);
+  return `<svg role="img" aria-label="${label}" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">${body}</svg>`;
+}
+
+/** The widest of `texts` at `fontPx` (0 for none). */
+function widest(texts: readonly string[], fontPx: number): number {
+  return texts.reduce((m, t) => Math.max(m, textWidth(t, fontPx)), 0);
+}
+
+/** A label column's width: its widest label (at LABEL_PX unless given) plus `pad`, at least `min`. */
+function labelColumn(labels: readonly string[], min: number, pad: number, fontPx = LABEL_PX): number {
+  return Math.max(min, widest(labels, fontPx) + pad);
 }
 
 export interface CapacityBar {
@@ -19,10 +39,16 @@ export interface CapacityBar {
 
 /** Horizontal bars "used / capacity" (peak SBUF/PSUM bytes per partition). */
 export function capacityBars(bars: readonly CapacityBar[]): string {
-  const width = 420;
   const rowH = 26;
-  const labelW = 70;
-  const barW = width - labelW - 150;
+  const barW = 200;
+  const labelW = labelColumn(
+    bars.map((b) => b.name),
+    70,
+    8,
+  );
+  const values = bars.map(
+    (b) => `${formatBytes(b.used)} / ${formatBytes(b.capacity)} (${Math.round((b.used / (b.capacity || 1)) * 100)}%)`,
+  );
   const rows = bars.map((b, i) => {
     const y = i * rowH + 4;
     const frac = b.capacity > 0 ? Math.min(1, b.used / b.capacity) : 0;
@@ -31,10 +57,11 @@ export function capacityBars(bars: readonly CapacityBar[]): string {
       `<text x="0" y="${y + 13}" class="label">${esc(b.name)}</text>` +
       `<rect x="${labelW}" y="${y}" width="${barW}" height="16" class="track"/>` +
       `<rect x="${labelW}" y="${y}" width="${(barW * frac).toFixed(1)}" height="16" class="${over ? 'bar over' : 'bar'}"/>` +
-      `<text x="${labelW + barW + 8}" y="${y + 13}" class="value">${esc(formatBytes(b.used))} / ${esc(formatBytes(b.capacity))} (${Math.round((b.used / (b.capacity || 1)) * 100)}%)</text>`
+      `<text x="${labelW + barW + 8}" y="${y + 13}" class="value">${esc(values[i])}</text>`
     );
   });
-  return `<svg role="img" aria-label="peak on-chip memory per partition" width="${width}" height="${bars.length * rowH + 8}">${rows.join('')}</svg>`;
+  const width = Math.max(420, labelW + barW + 8 + widest(values, LABEL_PX) + 2);
+  return svg('peak on-chip memory per partition', width, bars.length * rowH + 8, rows.join(''));
 }
 
 export interface Segment {
@@ -49,20 +76,31 @@ export function decompositionBar(segments: readonly Segment[], totalNs: number):
   let x = 0;
   const parts: string[] = [];
   for (const s of segments) {
-    const w = totalNs > 0 ? (width * s.ns) / totalNs : 0;
+    const w = Math.min(width - x, totalNs > 0 ? (width * s.ns) / totalNs : 0); // segments past the total stop at the edge
     if (w <= 0) continue;
     parts.push(
       `<rect x="${x.toFixed(1)}" y="0" width="${w.toFixed(1)}" height="18" class="${s.cls}"><title>${esc(s.label)}: ${esc(formatNs(s.ns))}</title></rect>`,
     );
     x += w;
   }
-  const legend = segments
-    .map(
-      (s, i) =>
-        `<rect x="${i * 105}" y="26" width="10" height="10" class="${s.cls}"/><text x="${i * 105 + 14}" y="35" class="small">${esc(s.label)} ${esc(formatNs(s.ns))}</text>`,
-    )
-    .join('');
-  return `<svg role="img" aria-label="kernel time decomposition" width="${width}" height="42">${parts.join('')}${legend}</svg>`;
+  // Legend entries flow left to right and wrap to a new row when the next would pass the right edge.
+  const legend: string[] = [];
+  let lx = 0;
+  let row = 0;
+  for (const s of segments) {
+    const text = `${s.label} ${formatNs(s.ns)}`;
+    const itemW = 14 + textWidth(text, SMALL_PX);
+    if (lx > 0 && lx + itemW > width) {
+      lx = 0;
+      row += 1;
+    }
+    const y = 26 + row * 16;
+    legend.push(
+      `<rect x="${lx.toFixed(1)}" y="${y}" width="10" height="10" class="${s.cls}"/><text x="${(lx + 14).toFixed(1)}" y="${y + 9}" class="small">${esc(text)}</text>`,
+    );
+    lx += itemW + 12;
+  }
+  return svg('kernel time decomposition', width, 42 + row * 16, parts.join('') + legend.join(''));
 }
 
 export interface Track {
@@ -77,16 +115,23 @@ export interface Track {
  * totals are known (no intervals), each row is one bar of the engine's busy time (labelled as such).
  */
 export function timeline(tracks: readonly Track[], totalNs: number): string {
-  const width = 420;
-  const labelW = 90;
-  const plotW = width - labelW;
+  const plotW = 330;
+  const labelW = labelColumn(
+    tracks.map((t) => t.name),
+    90,
+    6,
+  );
+  const width = labelW + plotW;
   const rowH = 18;
   const rows = tracks.map((t, i) => {
     const y = i * rowH;
     const rects = t.intervals
       .map(([s, e]) => {
-        const x = labelW + (plotW * Math.max(0, s)) / (totalNs || 1);
-        const w = Math.max(0.5, (plotW * (Math.min(e, totalNs) - Math.max(0, s))) / (totalNs || 1));
+        const x = labelW + (plotW * Math.min(totalNs, Math.max(0, s))) / (totalNs || 1);
+        const w = Math.min(
+          width - x,
+          Math.max(0.5, (plotW * (Math.min(e, totalNs) - Math.max(0, s))) / (totalNs || 1)),
+        );
         return `<rect x="${x.toFixed(1)}" y="${y + 2}" width="${w.toFixed(1)}" height="${rowH - 5}" class="${t.kind}"/>`;
       })
       .join('');
@@ -94,7 +139,7 @@ export function timeline(tracks: readonly Track[], totalNs: number): string {
   });
   const axisY = tracks.length * rowH + 12;
   const axis = `<text x="${labelW}" y="${axisY}" class="small">0</text><text x="${width}" y="${axisY}" class="small" text-anchor="end">${esc(formatNs(totalNs))}</text>`;
-  return `<svg role="img" aria-label="engine timeline" width="${width}" height="${axisY + 4}">${rows.join('')}${axis}</svg>`;
+  return svg('engine timeline', width, axisY + 4, rows.join('') + axis);
 }
 
 export interface RooflinePoint {
@@ -132,7 +177,7 @@ export function roofline(p: RooflinePoint): string {
     `<text class="small" x="12" y="${(height - m.b) / 2}" transform="rotate(-90 12 ${(height - m.b) / 2})" text-anchor="middle">TFLOP/s (log)</text>` +
     `<text class="small" x="${lx(xMax) - 4}" y="${ly(p.peakTflops) - 4}" text-anchor="end">${p.peakTflops.toFixed(1)} TFLOP/s</text>` +
     `<text class="small" x="${lx(xMin) + 4}" y="${ly(memAt(xMin)) - 6}">${p.ceilingGbps.toFixed(0)} GB/s</text>`;
-  return `<svg role="img" aria-label="roofline" width="${width}" height="${height}">${axes}${roof}${pt}</svg>`;
+  return svg('roofline', width, height, axes + roof + pt);
 }
 
 export interface WaterfallBound {
@@ -153,11 +198,25 @@ export interface WaterfallFamily {
  * above drawn as a floating segment (what that overhead is), and the bottleneck-aware speedup of reaching it.
  */
 export function boundsWaterfall(families: readonly WaterfallFamily[], totalNs: number): string {
-  const width = 560;
-  const labelW = 200;
+  // family names at x 0 (12 px), bound names indented at x 12 (10 px)
+  const labelW = Math.max(
+    labelColumn(
+      families.map((f) => f.name),
+      200,
+      8,
+    ),
+    labelColumn(
+      families.flatMap((f) => f.bounds.map((b) => b.name)),
+      200,
+      20,
+      SMALL_PX,
+    ),
+  );
   const plotW = 250;
+  let valueW = 0; // the widest text right of the bars
   const rowH = 20;
-  const scale = (ns: number): number => (plotW * Math.max(0, ns)) / (totalNs || 1);
+  // a bound past the total (inconsistent data) stops at the plot's edge
+  const scale = (ns: number): number => Math.min(plotW, (plotW * Math.max(0, ns)) / (totalNs || 1));
   const rows: string[] = [];
   let y = 0;
   for (const fam of families) {
@@ -166,6 +225,7 @@ export function boundsWaterfall(families: readonly WaterfallFamily[], totalNs: n
       `<rect x="${labelW}" y="${y + 3}" width="${scale(totalNs).toFixed(1)}" height="${rowH - 6}" class="total"><title>total ${esc(formatNs(totalNs))}</title></rect>` +
         `<text x="${labelW + plotW + 8}" y="${y + 13}" class="small">total ${esc(formatNs(totalNs))}</text>`,
     );
+    valueW = Math.max(valueW, textWidth(`total ${formatNs(totalNs)}`, SMALL_PX));
     y += rowH;
     let prev: number | null = totalNs;
     for (const b of fam.bounds) {
@@ -189,10 +249,11 @@ export function boundsWaterfall(families: readonly WaterfallFamily[], totalNs: n
       rows.push(
         `<text x="${labelW + plotW + 8}" y="${y + 13}" class="small">${esc(formatNs(b.ns) + gap + speed)}</text>`,
       );
+      valueW = Math.max(valueW, textWidth(formatNs(b.ns) + gap + speed, SMALL_PX));
       prev = b.ns;
       y += rowH;
     }
     y += 6;
   }
-  return `<svg role="img" aria-label="bounds waterfall" width="${width}" height="${y}">${rows.join('')}</svg>`;
+  return svg('bounds waterfall', Math.max(560, labelW + plotW + 8 + valueW + 2), y, rows.join(''));
 }

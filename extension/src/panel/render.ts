@@ -13,8 +13,9 @@ import {
   type Peak,
 } from '../protocol.generated';
 import type { SimulationResult } from '../simulationSummary';
-import { summaryLine } from '../simulationSummary';
+import { severityOf, statusLabel, summaryLine } from '../simulationSummary';
 import { alignLines, splitLines } from './lineAlign';
+import { LABEL_PX, SMALL_PX } from './textWidth';
 import {
   type CapacityBar,
   type Track,
@@ -88,9 +89,10 @@ function metricRow(output: string, m: OracleMetric): string {
 }
 
 function simulationSection(r: SimulationResult): string {
-  const cls = r.status === 'passed' ? 'pass' : 'fail';
+  // green only for a pass: a run without a reference or a cancelled one is neither pass nor fail
+  const cls = r.status === 'passed' ? 'pass' : severityOf(r) === 'error' ? 'fail' : 'na';
   const parts: string[] = [
-    `<h2>Simulation <span class="${cls}">${esc(r.status.replace('_', ' '))}</span></h2>`,
+    `<h2>Simulation <span class="${cls}">${esc(statusLabel(r.status))}</span></h2>`,
     `<p>${esc(summaryLine(r))}</p>`,
   ];
   if (r.error?.message)
@@ -105,7 +107,7 @@ function simulationSection(r: SimulationResult): string {
     );
     if (rows.length)
       parts.push(
-        `<table><tr><th>output</th><th>metric</th><th>value</th><th>threshold</th><th></th></tr>${rows.join('')}</table>`,
+        `<table><tr><th>output</th><th>metric</th><th>value</th><th>needs</th><th></th></tr>${rows.join('')}</table>`,
       );
     for (const p of oracle.problems ?? []) parts.push(`<p class="fail">${esc(p)}</p>`);
     const outs = (oracle.outputs ?? []).map(
@@ -304,7 +306,7 @@ h2 { font-size: 1.2em; margin-top: 1.2em; } h3 { font-size: 1em; margin-bottom: 
 table { border-collapse: collapse; margin: 4px 0; } td, th { padding: 2px 8px; border-bottom: 1px solid var(--vscode-panel-border); text-align: left; }
 .pass, .fail { white-space: nowrap; } .pass { color: var(--vscode-testing-iconPassed); } .fail { color: var(--vscode-testing-iconFailed); } .na, .muted { color: var(--vscode-descriptionForeground); font-weight: normal; }
 pre.error { white-space: pre-wrap; color: var(--vscode-errorForeground); }
-svg text { fill: var(--vscode-foreground); font-size: 12px; } svg text.small { font-size: 10px; fill: var(--vscode-descriptionForeground); }
+svg text { fill: var(--vscode-foreground); font-size: ${LABEL_PX}px; } svg text.small { font-size: ${SMALL_PX}px; fill: var(--vscode-descriptionForeground); }
 svg .track { fill: var(--vscode-editorWidget-background); stroke: var(--vscode-panel-border); }
 svg .bar { fill: var(--vscode-charts-blue); } svg .bar.over { fill: var(--vscode-charts-red); }
 svg .dma { fill: var(--vscode-charts-orange); } svg .compute { fill: var(--vscode-charts-blue); } svg .overlap { fill: var(--vscode-charts-purple); } svg .idle { fill: var(--vscode-disabledForeground); }

@@ -42,7 +42,8 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
       { [KERNEL]: `examples/${KERNEL}`, [LONG]: longSource },
       {
         trusted: true,
-        settings: { 'nki-studio.simulateOnSave': false },
+        // these scenarios read the full bars (heatBars); the compact default needs scenarios of its own
+        settings: { 'nki-studio.simulateOnSave': false, 'nki-studio.heatmap.style': 'bars' },
         env: { NKI_STUDIO_TIMINGS_FILE: timings },
         keybindings: [
           { key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(profileFile).toString() },

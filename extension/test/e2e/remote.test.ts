@@ -32,6 +32,7 @@ describe(
           trusted: true,
           settings: {
             'nki-studio.simulateOnSave': false,
+            'nki-studio.heatmap.style': 'bars', // heatBars reads the full bars
             'nki-studio.remote.host': host.alias,
             'nki-studio.remote.sshConfig': host.sshConfig,
             'nki-studio.remote.envActivation': host.activation,

@@ -77,6 +77,7 @@ export class FakeEditor {
     lineCount: number;
     languageId: string;
     getText(): string;
+    lineAt(line: number): { text: string };
     isDirty: boolean;
   };
 
@@ -86,6 +87,8 @@ export class FakeEditor {
       lineCount: text.split('\n').length,
       languageId: 'python',
       getText: () => text,
+      // the text as constructed (edits are fired, not applied): a change's prefix on its line is the same
+      lineAt: (line: number) => ({ text: text.split('\n')[line] ?? '' }),
       isDirty: false,
     };
     this.visibleRanges = [new FakeRange(0, 0, Math.min(this.document.lineCount, 40) - 1, 0)];
@@ -128,8 +131,14 @@ export class FakeVsCode {
   readonly errors: string[] = [];
   /** The button a test "clicks" on the next error messages (undefined: dismissed). */
   errorAnswer: string | undefined;
+  /** Each warning shown, with its buttons; the button the "user" picks. */
+  readonly warnings: string[][] = [];
+  readonly openDialogs: vscode.OpenDialogOptions[] = [];
+  openDialogAnswer: { toString(): string }[] | undefined;
+  warningAnswer: string | undefined;
   readonly hoverProviders: vscode.HoverProvider[] = [];
   readonly config = new Map<string, unknown>();
+  readonly statusMessages: string[] = [];
   readonly configUpdates: [string, unknown][] = [];
   visibleTextEditors: FakeEditor[] = [];
   activeTextEditor: FakeEditor | undefined;
@@ -185,11 +194,23 @@ export class FakeVsCode {
           self.messages.push(m);
           return Promise.resolve(undefined);
         },
+        setStatusBarMessage: (m: string) => {
+          self.statusMessages.push(m);
+          return { dispose: () => undefined };
+        },
+        showWarningMessage: (m: string, ...buttons: string[]) => {
+          self.warnings.push([m, ...buttons]);
+          return Promise.resolve(self.warningAnswer);
+        },
         showErrorMessage: (m: string) => {
           self.errors.push(m);
           return Promise.resolve(self.errorAnswer);
         },
         showQuickPick: (items: readonly unknown[]) => Promise.resolve(self.quickPickAnswer?.(items)),
+        showOpenDialog: (options: vscode.OpenDialogOptions) => {
+          self.openDialogs.push(options);
+          return Promise.resolve(self.openDialogAnswer);
+        },
         onDidChangeVisibleTextEditors: self.visibleEditorsChanged.event,
         onDidChangeActiveTextEditor: self.activeEditorChanged.event,
         onDidChangeTextEditorVisibleRanges: self.visibleRangesChanged.event,
@@ -226,6 +247,7 @@ export class FakeVsCode {
           return { dispose: () => undefined };
         },
       },
+      Uri: { parse: (value: string) => ({ scheme: value.split(':', 1)[0], toString: () => value }) },
       Range: FakeRange,
       Position: FakePosition,
       Selection: FakeSelection,

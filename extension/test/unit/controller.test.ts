@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { BUCKETS } from '../../src/heat/buckets';
 import { HeatController } from '../../src/heat/controller';
 import type { HeatmapParams } from '../../src/heat/model';
-import { FakeEditor, FakeVsCode } from '../support/fakeVscode';
+import { FakeEditor, FakePosition, FakeSelection, FakeVsCode } from '../support/fakeVscode';
 import { heatLine } from '../support/heatData';
 
 const URI = 'file:///ws/kernel.py';
@@ -42,11 +43,12 @@ describe('heat controller with a vscode test double', () => {
     const { fake, heat } = setup();
     heat.apply(params());
     heat.apply({ ...params(), lines: Array.from({ length: 25 }, (_, i) => heatLine(i, i + 1)) });
-    assert.equal(fake.decorationTypes.length, 16);
+    assert.equal(fake.decorationTypes.length, 3 * BUCKETS + 3); // backgrounds fresh/stale, gutter marks; 3 texts
   });
 
   it('paints the hot lines with whole-line backgrounds, bars and overview-ruler marks', () => {
     const { fake, editor, heat } = setup();
+    fake.config.set('heatmap.style', 'bars');
     heat.apply(params());
     assert.deepEqual(hotLines(fake, editor), [4, 10, 20]);
     const hottest = fake.decorationTypes[6];
@@ -73,6 +75,30 @@ describe('heat controller with a vscode test double', () => {
     assert.equal(editor.linesOf(fake.decorationTypes[15]).length, 30 - 3);
   });
 
+  it('by default marks the gutter of every line with heat and writes the value after the hottest lines only', () => {
+    const { fake, editor, heat } = setup();
+    heat.apply(params()); // lines 4 (hottest), 10 (half of it), 20 (1 %)
+    const gutter = fake.decorationTypes.slice(16, 16 + BUCKETS);
+    assert.deepEqual(
+      gutter.flatMap((t) => editor.linesOf(t)).sort((a, b) => a - b),
+      [4, 10, 20],
+    );
+    assert.deepEqual(editor.linesOf(gutter[BUCKETS - 1]), [4]);
+    assert.match(String(gutter[0].options.gutterIconPath), /^data:image\/svg\+xml/);
+    type After = { after?: { contentText?: string } };
+    const values = editor.decorations.get(fake.decorationTypes[16 + BUCKETS]) as {
+      range: { start: { line: number } };
+      renderOptions?: After;
+    }[];
+    assert.deepEqual(
+      values.map((v) => [v.range.start.line, v.renderOptions?.after?.contentText]),
+      [[4, '10.0 µs']],
+    );
+    // no bar and no padding: the code keeps its columns
+    assert.deepEqual(editor.linesOf(fake.decorationTypes[14]), []);
+    assert.deepEqual(editor.linesOf(fake.decorationTypes[15]), []);
+  });
+
   it('paints adjacent lines of one bucket as one range', () => {
     const { fake, editor, heat } = setup();
     heat.apply({ ...params(), lines: [heatLine(5, 100), heatLine(6, 100), heatLine(7, 100), heatLine(9, 100)] });
@@ -91,6 +117,7 @@ describe('heat controller with a vscode test double', () => {
 
   it('paints bars only around the visible lines, and follows scrolling', () => {
     const fake = new FakeVsCode();
+    fake.config.set('heatmap.style', 'bars');
     const editor = new FakeEditor(URI, Array.from({ length: 2000 }, (_, i) => `line ${i}`).join('\n'));
     fake.visibleTextEditors = [editor];
     const heat = new HeatController(fake.api());
@@ -166,6 +193,21 @@ describe('heat controller with a vscode test double', () => {
     assert.equal(editor.selection.active.line, 4);
     assert.equal(heat.nextHottestLine(), 10);
     assert.equal(editor.revealed.length, 2);
+  });
+
+  it('starts the walk at the hottest line wherever the cursor is, and says n of N', () => {
+    const { fake, editor, heat } = setup();
+    heat.apply(params()); // ranked: 4, 10, 20
+    const cursorAt = (line: number) => {
+      editor.selection = new FakeSelection(new FakePosition(line, 0), new FakePosition(line, 0));
+    };
+    cursorAt(10); // on the second hottest line
+    assert.equal(heat.nextHottestLine(), 4);
+    assert.match(fake.statusMessages.at(-1) ?? '', /hottest line 1 of 3 \(line 5 · 10\.0 µs\)/);
+    assert.equal(heat.nextHottestLine(), 10);
+    assert.match(fake.statusMessages.at(-1) ?? '', /hottest line 2 of 3/);
+    cursorAt(20); // the user moved: a new walk
+    assert.equal(heat.nextHottestLine(), 4);
   });
 
   it('repaints by another metric when the setting changes', () => {

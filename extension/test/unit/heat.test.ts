@@ -3,9 +3,10 @@ import { describe, it } from 'node:test';
 import { BAR_CELLS, VALUE_WIDTH, barText, blankBar } from '../../src/heat/bars';
 import { BUCKETS, LIGHT_PALETTE, PALETTE, backgroundAlpha, bucketLines, bucketOf, rgba } from '../../src/heat/buckets';
 import { formatMetric, formatNs } from '../../src/heat/format';
-import { nextHottest, rankLines } from '../../src/heat/hottest';
+import { hottestStep, rankLines } from '../../src/heat/hottest';
 import { metricValue, parseHeatmap, profileLabel } from '../../src/heat/model';
-import { barWindow, barsInWindow, lineRuns, planDecorations, windowStale } from '../../src/heat/plan';
+import { gutterMark } from '../../src/heat/painter';
+import { VALUE_BUCKET, barWindow, barsInWindow, lineRuns, planDecorations, windowStale } from '../../src/heat/plan';
 import { heatLine } from '../support/heatData';
 
 /** WCAG relative luminance of a #rrggbb colour. */
@@ -100,7 +101,7 @@ describe('decoration plan', () => {
   const lines = [heatLine(3, 1000), heatLine(7, 500), heatLine(9, 10), heatLine(40, 999)];
 
   it('puts each hot line in its bucket once, with a bar', () => {
-    const plan = planDecorations(lines, 'busy', 20, true);
+    const plan = planDecorations(lines, 'busy', 20, 'bars');
     assert.equal(plan.buckets.length, BUCKETS);
     const placed = plan.buckets.flatMap((b, i) => b.map((p) => [p.line, i]));
     assert.deepEqual(
@@ -116,12 +117,12 @@ describe('decoration plan', () => {
   });
 
   it('skips lines past the end of the document', () => {
-    const plan = planDecorations(lines, 'busy', 20, true);
+    const plan = planDecorations(lines, 'busy', 20, 'bars');
     assert.ok(!plan.buckets.flat().some((p) => p.line === 40));
   });
 
   it('gives every other line of the window a blank bar so code stays aligned, only when bars are on', () => {
-    const plan = planDecorations(lines, 'busy', 12, true);
+    const plan = planDecorations(lines, 'busy', 12, 'bars');
     const { hot, cold } = barsInWindow(plan, { from: 0, to: 11 });
     assert.deepEqual(
       hot.map((p) => p.line),
@@ -130,7 +131,7 @@ describe('decoration plan', () => {
     assert.equal(cold.length, 12 - 3);
     assert.ok(!cold.includes(3));
     assert.deepEqual(barsInWindow(plan, { from: 5, to: 8 }).cold, [5, 6, 8]);
-    const noBars = planDecorations(lines, 'busy', 12, false);
+    const noBars = planDecorations(lines, 'busy', 12, 'background');
     assert.deepEqual(barsInWindow(noBars, { from: 0, to: 11 }), { hot: [], cold: [] });
     assert.deepEqual(
       noBars.buckets[6].map((p) => p.line),
@@ -138,8 +139,28 @@ describe('decoration plan', () => {
     );
   });
 
+  it('compact style: values on the hottest lines only, no padding of cold lines', () => {
+    const plan = planDecorations(lines, 'busy', 12, 'compact');
+    const { hot, cold } = barsInWindow(plan, { from: 0, to: 11 });
+    // line 7 (half the hottest) and line 9 have heat (backgrounds, gutter marks) but show no value
+    assert.deepEqual(
+      hot.map((p) => [p.line, p.text]),
+      [[3, formatMetric('busy', 1000)]],
+    );
+    assert.deepEqual(cold, []);
+    assert.ok(plan.buckets.every((b, i) => i < VALUE_BUCKET || b.every((p) => p.ratio >= 4 / 7)));
+  });
+
+  it('compact style: the gutter mark widens with the heat', () => {
+    const widths = PALETTE.map((c, b) => Number(/width%3D%22([\d.]+)%22%20height%3D%2212/.exec(gutterMark(c, b))?.[1]));
+    assert.equal(widths[0], 2);
+    assert.equal(widths[BUCKETS - 1], 14);
+    for (let b = 1; b < BUCKETS; b += 1) assert.ok(widths[b] > widths[b - 1], `bucket ${b}`);
+    assert.ok(gutterMark(PALETTE[0], 0).startsWith('data:image/svg+xml;utf8,'));
+  });
+
   it('paints nothing when nothing is hot', () => {
-    const plan = planDecorations([heatLine(1, 0)], 'busy', 5, true);
+    const plan = planDecorations([heatLine(1, 0)], 'busy', 5, 'bars');
     assert.equal(plan.buckets.flat().length, 0);
     assert.deepEqual(barsInWindow(plan, { from: 0, to: 4 }), { hot: [], cold: [] });
   });
@@ -187,11 +208,17 @@ describe('next hottest line', () => {
   });
 
   it('starts at the hottest and walks down, wrapping', () => {
-    assert.equal(nextHottest(lines, 'busy', 0), 2);
-    assert.equal(nextHottest(lines, 'busy', 2), 7);
-    assert.equal(nextHottest(lines, 'busy', 7), 10);
-    assert.equal(nextHottest(lines, 'busy', 10), 2);
-    assert.equal(nextHottest([], 'busy', 0), undefined);
+    assert.equal(hottestStep(lines, 'busy', 0)?.line, 2);
+    assert.equal(hottestStep(lines, 'busy', 2)?.line, 7);
+    assert.equal(hottestStep(lines, 'busy', 7)?.line, 10);
+    assert.equal(hottestStep(lines, 'busy', 10)?.line, 2);
+    assert.equal(hottestStep([], 'busy', 0)?.line, undefined);
+  });
+
+  it('says where the step is in the ranking: n of N', () => {
+    assert.deepEqual(hottestStep(lines, 'busy', -1), { line: 2, rank: 1, of: 3 });
+    assert.deepEqual(hottestStep(lines, 'busy', 10), { line: 2, rank: 1, of: 3 });
+    assert.deepEqual(hottestStep(lines, 'busy', 7), { line: 10, rank: 3, of: 3 });
   });
 });
 

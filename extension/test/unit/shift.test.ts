@@ -18,6 +18,24 @@ describe('edit shifting', () => {
     assert.equal(shiftLine(4, { startLine: 4, startCharacter: 2, endLine: 4, text: 'a\n' }), 4);
   });
 
+  it('moves the line when Enter is pressed at the start of its code (in the indentation)', () => {
+    // "    x = nl.load(a)": Enter with the cursor before "x" inserts a newline and the indentation
+    const enter = { startLine: 4, startCharacter: 4, endLine: 4, text: '\n    ', indentBefore: true };
+    assert.deepEqual(
+      shiftLines([at(3), at(4), at(9)], [enter]).map((l) => l.line),
+      [3, 5, 10],
+    );
+    // some editors replace the indentation instead: the same edit from column 0
+    assert.equal(shiftLine(4, { startLine: 4, startCharacter: 0, endLine: 4, text: '\n    ' }), 5);
+    // Enter in the middle of the code splits the line: the heat stays with the statement's first line
+    assert.equal(
+      shiftLine(4, { startLine: 4, startCharacter: 12, endLine: 4, text: '\n        ', indentBefore: false }),
+      4,
+    );
+    // with the indentation unknown, a newline inserted after column 0 leaves the line where it is
+    assert.equal(shiftLine(4, { startLine: 4, startCharacter: 4, endLine: 4, text: '\n    ' }), 4);
+  });
+
   it('drops lines whose content was deleted and moves the rest up', () => {
     const change = { startLine: 2, startCharacter: 0, endLine: 5, text: '' };
     assert.deepEqual(

@@ -4,7 +4,7 @@ import { legendText } from '../../src/heat/legend';
 import { peakBars, renderPanel } from '../../src/panel/render';
 import { profileLoadSummary } from '../../src/profileSummary';
 import { describeFailure, isCancellation, isUnknownCommand } from '../../src/serverErrors';
-import { parseSimulationResult, summaryLine } from '../../src/simulationSummary';
+import { parseSimulationResult, severityOf, summaryLine } from '../../src/simulationSummary';
 import { statusText } from '../../src/statusItem';
 import { heatLine } from '../support/heatData';
 
@@ -316,6 +316,29 @@ describe('profile load summary', () => {
       /profile loaded \(parquet\): heat on 1 file · kernel 218\.7 µs \(Summary\.total_exec_time\) · 3 instructions without a source line · not found in the workspace: \/home\/ubuntu\/other\.py/,
     );
     assert.match(profileLoadSummary(null), /heat on 0 files/);
+  });
+});
+
+describe('a run without a reference', () => {
+  const ran = parseSimulationResult({
+    status: 'no_reference',
+    kernel: 'k',
+    message: 'k ran — no reference to compare (outputs finite, inputs unchanged)',
+    oracle: { hasReference: false, passed: true, problems: [], inputs: [], outputs: [] },
+  });
+
+  it('is announced as a warning, never as a green pass', () => {
+    assert.equal(severityOf(ran), 'warning');
+    assert.equal(severityOf(parseSimulationResult({ status: 'passed' })), 'information');
+    assert.equal(severityOf(parseSimulationResult({ status: 'failed' })), 'error');
+    assert.match(summaryLine(ran), /^k: ran, not checked — k ran — no reference to compare/);
+    assert.match(statusText('running', true, ran).detail, /k ran, not checked/);
+  });
+
+  it('is neither pass nor fail in the panel', () => {
+    const html = renderPanel({ simulation: ran }, 'n', 'x');
+    assert.match(html, /<h2>Simulation <span class="na">ran, not checked<\/span>/);
+    assert.doesNotMatch(html, /class="pass"/);
   });
 });
 

@@ -5,7 +5,11 @@ import nki
 import nki.language as nl
 
 
-# nki-studio: simulate a=float32[128,64]
+def copy_of(a):
+    return a.copy()
+
+
+# nki-studio: simulate a=float32[128,64] reference=copy_of
 @nki.jit
 def show_argv(a):
     print("ARGV", " ".join(sys.argv[1:]))
