@@ -8,7 +8,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from nki_studio.service import measured_estimated, profiles, simulation, views
+from nki_studio.service import measured_estimated, simulation
 from nki_studio.service.settings import Settings
 from nki_studio.service.simulation import Simulator
 
@@ -44,16 +44,9 @@ def compare(
     args: argparse.Namespace, report: ProfileReport, measured_texts: dict[str, SourceText]
 ) -> MeasuredVsEstimated:
     """Estimate ``args.estimate`` (with ``args.inputs``) and compare it with the measured ``report``
-    (``measured_texts``: the kernel source as profiled). Raises ValueError (a usage error) when no estimate
-    can be made."""
+    (``measured_texts``: ``--text-a`` files, over the profile's snapshot). Raises ValueError (a usage error)
+    when no estimate can be made."""
     section, path, kernel, source = _estimate(args.estimate, args.inputs)
-    measured = views.view(report, lambda recorded: report.local_path(recorded) or recorded, top=None)
-    estimated = views.estimate_view(section, os.path.relpath, top=None)  # as the user named the file
-    return measured_estimated.measured_vs_estimated(
-        measured,
-        estimated,
-        measured_texts,
-        {os.path.relpath(path): profiles.source_text(text=source)},
-        measured_from=measured_estimated.measured_from(args.profile),
-        estimated_from=measured_estimated.estimated_from(path, kernel),
+    return measured_estimated.of_profile(
+        report, args.profile, section, path, kernel, source, local=os.path.relpath, texts=measured_texts
     )

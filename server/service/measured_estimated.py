@@ -7,14 +7,16 @@ exactly as the compare does; the CLI, the MCP ``compare`` tool and the kernel pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from nki_studio.protocol.profile import EstimateRatio, LineEstimate, MeasuredVsEstimated
+from nki_studio.service import profiles, views
 from nki_studio.service.views import TOP_LINES, View, compare_views
 
 if TYPE_CHECKING:
-    from nki_studio.service.profiles import SourceText
+    from nki_studio.protocol.simulation import Estimate
+    from nki_studio.service.profiles import ProfileReport, SourceText
 
 
 def measured_from(profile: str) -> str:
@@ -74,6 +76,35 @@ def measured_vs_estimated(
             for r in rows[:top]
         ],
         lines_matched_by=got["lines_matched_by"],
+    )
+
+
+def of_profile(
+    report: ProfileReport,
+    profile: str,
+    estimate: Estimate,
+    kernel_path: str,
+    kernel: str,
+    kernel_text: str,
+    *,
+    local: Callable[[str], str] = lambda p: p,
+    texts: Mapping[str, SourceText] | None = None,
+    top: int | None = TOP_LINES,
+) -> MeasuredVsEstimated:
+    """A loaded profile (read from ``profile``) against a simulation's ``estimate`` section of ``kernel`` in
+    ``kernel_path`` (simulated from ``kernel_text``). ``local``: a file as the comparison names it (a mapped
+    profile path, the kernel's path); ``texts``: the kernel source as profiled (None: the snapshot stored with
+    the profile; none stored: lines are matched by number)."""
+    measured = views.view(report, lambda recorded: local(report.local_path(recorded) or recorded), top=None)
+    profiled = profiles.snapshot(profile) if texts is None else texts
+    return measured_vs_estimated(
+        measured,
+        views.estimate_view(estimate, local, top=None),
+        {local(path): text for path, text in profiled.items()},
+        {local(kernel_path): profiles.source_text(text=kernel_text)},
+        measured_from=measured_from(profile),
+        estimated_from=estimated_from(local(kernel_path), kernel),
+        top=top,
     )
 
 

@@ -25,8 +25,9 @@ _INPUTS = "x=float32[128,512]"
 
 
 @pytest.fixture(scope="module")
-def sides(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, View, View, dict, dict]:
-    """The measured profile (of A, snapshot stored) and B's estimate, viewed with all their lines."""
+def sides(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, View, View, dict, dict, tuple]:
+    """The measured profile (of A, snapshot stored) and B's estimate, viewed with all their lines; and the
+    loaded report and estimate section they were viewed from."""
     root = tmp_path_factory.mktemp("mve")
     kernel = root / "kernel.py"
     kernel.write_text(B, encoding="utf-8")
@@ -42,18 +43,18 @@ def sides(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, View, V
     estimated = views.estimate_view(result["estimate"], lambda p: p, top=None)
     texts_m = profiles.snapshot(prof)
     texts_e = {str(kernel): profiles.source_text(text=B)}
-    return kernel, prof, measured, estimated, texts_m, texts_e
+    return kernel, prof, measured, estimated, texts_m, texts_e, (report, result["estimate"])
 
 
 def _compare(sides: tuple, top: int | None = None) -> MeasuredVsEstimated:
-    _, _, measured, estimated, texts_m, texts_e = sides
+    _, _, measured, estimated, texts_m, texts_e, _ = sides
     return measured_estimated.measured_vs_estimated(
         measured, estimated, texts_m, texts_e, measured_from="m", estimated_from="e", top=top
     )
 
 
 def test_kernel_and_engines_are_measured_estimated_and_their_ratio(sides: tuple) -> None:
-    _, _, measured, estimated, _, _ = sides
+    _, _, measured, estimated, _, _, _ = sides
     got = _compare(sides)
     assert got["measured"] == "m" and got["estimated"] == "e"
     k = got["kernel"]
@@ -86,7 +87,7 @@ def test_lines_follow_the_edit_hottest_first_with_their_ratio(sides: tuple) -> N
 
 
 def test_either_order_or_none_when_both_sides_are_alike(sides: tuple) -> None:
-    _, _, measured, estimated, texts_m, texts_e = sides
+    _, _, measured, estimated, texts_m, texts_e, _ = sides
     forward = measured_estimated.of_pair(measured, estimated, texts_m, texts_e, "m", "e")
     backward = measured_estimated.of_pair(estimated, measured, texts_e, texts_m, "e", "m")
     assert forward == backward == _compare(sides, top=views.TOP_LINES)
@@ -95,6 +96,16 @@ def test_either_order_or_none_when_both_sides_are_alike(sides: tuple) -> None:
         measured_estimated.measured_vs_estimated(
             estimated, measured, texts_e, texts_m, measured_from="", estimated_from=""
         )
+
+
+def test_of_profile_views_the_report_and_the_section_as_the_front_ends_do(sides: tuple) -> None:
+    kernel, prof, _, _, _, _, (report, section) = sides
+    got = measured_estimated.of_profile(report, str(prof), section, str(kernel), "kernel", B, top=None)
+    assert got == {**_compare(sides), "measured": got["measured"], "estimated": got["estimated"]}
+    assert got["measured"] == measured_estimated.measured_from(str(prof))
+    assert got["estimated"] == measured_estimated.estimated_from(str(kernel), "kernel")
+    bare = measured_estimated.of_profile(report, str(prof), section, str(kernel), "kernel", B, texts={})
+    assert bare["lines_matched_by"].startswith(BY_NUMBER)
 
 
 def test_cli_prints_the_table_and_json(sides: tuple, capsys: pytest.CaptureFixture[str]) -> None:
