@@ -142,3 +142,22 @@ def test_cli_without_snapshot_matches_by_number_and_refuses_bad_arguments(
     assert "no such file" in capsys.readouterr().err
     assert main(["profile", "compare", str(prof), "--estimate", f"{kernel}::nope"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_the_language_server_pairs_the_loaded_profile_with_the_documents_estimate(sides: tuple) -> None:
+    from nki_studio.lsp.measured_estimated import MeasuredAndEstimated
+
+    kernel, prof, _, _, _, _, (report, section) = sides
+    uri, other = kernel.as_uri(), (kernel.parent / "other.py").as_uri()
+    payload = {"uri": uri, "source": "estimate", "lines": []}
+    pairing = MeasuredAndEstimated()
+    pairing.estimated(uri, str(kernel), "kernel", section, B)
+    assert pairing.attach(payload) == payload  # no profile loaded
+    pairing.measured(report, str(prof), [uri])
+    got = pairing.attach(payload)["measured_vs_estimated"]
+    assert got == measured_estimated.of_profile(report, str(prof), section, str(kernel), "kernel", B)
+    assert got["lines_matched_by"].startswith(BY_TEXT)
+    pairing.measured(report, str(prof), [other])  # the profile is of another file
+    assert pairing.comparison(uri) is None
+    pairing.measured(None)
+    assert pairing.comparison(uri) is None
