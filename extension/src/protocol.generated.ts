@@ -17,6 +17,8 @@ export interface HeatmapParams {
   findings?: HeatFinding[];
   /** true: the heat was cleared (lines and findings are empty) */
   cleared?: boolean;
+  /** the document has a loaded profile and an estimate: the two side by side */
+  measured_vs_estimated?: MeasuredVsEstimated;
 }
 
 export type HeatSource = 'measured' | 'estimate';
@@ -297,6 +299,45 @@ export interface HeatFinding {
   /** the investigation that found it */
   kind: string;
   message: string;
+}
+
+/**
+ * A measured profile and the estimate of the same kernel: per engine, per line (hottest first) and the
+ * kernel's latency, measured, estimated and their ratio (`profile compare PROFILE --estimate`, the MCP
+ * `compare` tool when one side is measured, the kernel panel).
+ */
+export interface MeasuredVsEstimated {
+  /** where the measured numbers came from (the profile) */
+  measured: string;
+  /** what was estimated (the simulated kernel); every estimated number is an estimate */
+  estimated: string;
+  kernel: EstimateRatio;
+  engines: Record<string, EstimateRatio>;
+  lines: LineEstimate[];
+  lines_matched_by: string;
+}
+
+/** One time measured and estimated for the same kernel (an engine's busy time, the kernel's latency). */
+export interface EstimateRatio {
+  measured_ns: number;
+  estimated_ns: number;
+  /** estimated / measured (null: nothing measured) */
+  ratio: number | null;
+}
+
+/** One source line's busy time measured and estimated, followed across an edit when both texts are known. */
+export interface LineEstimate {
+  measured_ns: number;
+  estimated_ns: number;
+  /** estimated / measured (null: nothing measured) */
+  ratio: number | null;
+  file: string;
+  /** where the line is in the estimated kernel (or was, in the measured one) */
+  line: number;
+  line_measured: number | null;
+  line_estimated: number | null;
+  /** the line's source text, when a snapshot is known */
+  text: string | null;
 }
 
 export type AnyResult = SimulationResult | SimulationNotice;

@@ -2,7 +2,8 @@
 
 ``profile report PROFILE`` prints the kernel summary and each mapped source file with a heat bar per line;
 ``profile summary PROFILE`` prints the kernel summary only; ``profile analyze PROFILE`` the bounds and the
-line-level investigations (profile-formats/bounds.md); ``profile compare A B`` two profiles side by side. PROFILE is a Parquet output directory, a legacy
+line-level investigations (profile-formats/bounds.md); ``profile compare A B`` two profiles side by side,
+``profile compare PROFILE --estimate FILE::KERNEL`` a measured profile against the kernel's estimate. PROFILE is a Parquet output directory, a legacy
 JSON or summary-json file, a CSV export directory or a ``.pftrace`` (detected). Exit codes: 0 ok, 2 unreadable
 profile, bad arguments, or (report) nothing that maps to a source line. Further actions (e.g. ``remote``) add
 their own sub-parser in ``register``.
@@ -112,7 +113,16 @@ def register(subparsers: Any) -> None:
         help="two profiles (measured or estimated) before/after: bounds side by side, per-line deltas",
     )
     cmp.add_argument("profile", metavar="A", help="the 'before' profile")
-    cmp.add_argument("profile_b", metavar="B", help="the 'after' profile")
+    cmp.add_argument("profile_b", metavar="B", nargs="?", help="the 'after' profile (or give --estimate)")
+    cmp.add_argument(
+        "--estimate",
+        metavar="FILE[::KERNEL]",
+        help="instead of B: simulate this kernel with its spec and compare A (measured) with the estimate: "
+        "per engine, per line and for the kernel, measured, estimated and estimated / measured",
+    )
+    cmp.add_argument(
+        "--inputs", metavar="SPEC", help="with --estimate: the kernel's argument spec (as simulate)"
+    )
     _options(cmp)
     _mapping_options(cmp)
     for side in ("a", "b"):
@@ -250,9 +260,13 @@ def _texts(profile: str, files: list[str]) -> dict[str, SourceText]:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    """``profile compare A B``."""
+    """``profile compare A B`` or ``profile compare PROFILE --estimate FILE::KERNEL``."""
     from nki_studio.service.reports import compare_text
 
+    if (args.profile_b is None) == (args.estimate is None):
+        return _usage("compare: give B or --estimate FILE::KERNEL (one of them)")
+    if args.estimate is not None:
+        return _compare_estimate(args)
     try:
         a, b = _mapped(args), _mapped(args, args.profile_b)
         texts = [
@@ -266,6 +280,21 @@ def run_compare(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=1, default=str))
     else:
         print("\n".join(compare_text(result)))
+    return 0
+
+
+def _compare_estimate(args: argparse.Namespace) -> int:
+    from nki_studio.cli import profile_estimate
+    from nki_studio.service import measured_estimated
+
+    try:
+        got = profile_estimate.compare(args, _mapped(args), _texts(args.profile, args.text_a))
+    except (ProfileError, ValueError) as exc:  # SpecProblem, ConfigError: no estimate
+        return _usage(str(exc))
+    if args.json or args.format == "json":
+        print(json.dumps(got, indent=1))
+    else:
+        print("\n".join(measured_estimated.text(got)))
     return 0
 
 

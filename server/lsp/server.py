@@ -38,6 +38,7 @@ from lsprotocol import types
 from nki_studio import __version__
 from nki_studio.lsp import logs
 from nki_studio.lsp.fastpath.handover import Handover
+from nki_studio.lsp.measured_estimated import MeasuredAndEstimated
 from nki_studio.lsp.protocol import NkiProtocol
 from nki_studio.lsp.typed import converter
 from nki_studio.service.settings import SECTION, Settings, merge, section_of
@@ -94,6 +95,8 @@ class NkiLanguageServer(LanguageServer):
         # Work a user is waiting for (code actions and other requests that parse the document) runs here, so
         # it never queues behind background lint, spec diagnostics or simulation jobs in ``executor``.
         self.request_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nki-request")
+        # The loaded profile and the estimates, shared by the profile and simulate features (heat payloads).
+        self.measured_estimated = MeasuredAndEstimated()
         self.loaded_features: list[str] = []
         self.failed_features: dict[
             str, str

@@ -13,7 +13,7 @@ from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.simulate_tool import failed_metrics
 from nki_studio.mcp.workspace import Workspace
 from nki_studio.protocol.simulation import RAN
-from nki_studio.service import profiles, views
+from nki_studio.service import measured_estimated, profiles, views
 from nki_studio.service.profiles import LoadOptions, ProfileError
 from nki_studio.service.views import TOP_LINES, View
 
@@ -150,6 +150,7 @@ def compare(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> tuple[dict[s
     a, name_a, sources_a = _side(ws, sim, "a", args.get("a"))
     b, name_b, sources_b = _side(ws, sim, "b", args.get("b"))
     got = views.compare_views(a, b, sources_a, sources_b)
+    both = measured_estimated.of_pair(a, b, sources_a, sources_b, _from(name_a), _from(name_b))
     out = {
         "a": {
             "label": a["label"],
@@ -167,9 +168,20 @@ def compare(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> tuple[dict[s
         | name_b,
         **got,
     }
+    if both is not None:
+        out["measured_vs_estimated"] = both
     la, lb, faster = a["summary"]["latency_ns"], b["summary"]["latency_ns"], got["faster"]
     text = f"{a['label']} vs {b['label']}: a {la / 1000:.2f} µs, b {lb / 1000:.2f} µs — " + (
         f"{faster} is faster ({got['speedup']:.2f}x a/b)" if faster != "same" else "the same latency"
     )
     text += f"; per-line deltas: {got['lines_matched_by']}"
+    if both is not None and both["kernel"]["ratio"] is not None:
+        text += f"; estimated/measured latency {both['kernel']['ratio']:.2f}x"
     return out, text
+
+
+def _from(name: dict[str, Any]) -> str:
+    """A side's provenance for ``measured_vs_estimated``: the kernel simulated, or the profile read."""
+    if "kernel" in name:
+        return measured_estimated.estimated_from(name["path"], name["kernel"])
+    return measured_estimated.measured_from(name["path"])

@@ -156,7 +156,9 @@ TOOLS: dict[str, dict[str, Any]] = {
         "source line is followed across the edit when both versions' texts are known (the kernel simulated "
         "for an estimate, the source snapshot stored with a profile): lines give line_a -> line_b, and lines "
         "only in a (removed_lines) or only in b (added_lines) are listed with their time; otherwise "
-        "lines_matched_by says the lines were matched by number.",
+        "lines_matched_by says the lines were matched by number. When one side is a measured profile and the other an "
+        "estimate, measured_vs_estimated gives the kernel latency, each engine's busy time and the hottest lines "
+        "measured, estimated and their ratio (estimated / measured).",
         "input": _obj({"a": _SIDE, "b": _SIDE}, ("a", "b")),
         "output": _out(
             "a",

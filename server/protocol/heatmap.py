@@ -14,6 +14,7 @@ from nki_studio.protocol.profile import (
     IterationJson,
     KernelMetricsJson,
     MappingJson,
+    MeasuredVsEstimated,
     ProfileInfo,
     TopOpcodeJson,
 )
@@ -116,3 +117,6 @@ class HeatmapParams(_HeatmapKeys, total=False):
 
     findings: Annotated[list[HeatFinding], "investigation findings on this document's lines"]
     cleared: Annotated[bool, "true: the heat was cleared (lines and findings are empty)"]
+    measured_vs_estimated: Annotated[
+        MeasuredVsEstimated, "the document has a loaded profile and an estimate: the two side by side"
+    ]

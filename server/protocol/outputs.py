@@ -10,7 +10,13 @@ from typing import Annotated, TypedDict
 
 from nki_studio.protocol.analysis import AnalysisJson
 from nki_studio.protocol.heatmap import HeatmapParams, MeasuredKernel
-from nki_studio.protocol.profile import Comparison, KernelMetricsJson, MappingJson, ProfileInfo
+from nki_studio.protocol.profile import (
+    Comparison,
+    KernelMetricsJson,
+    MappingJson,
+    MeasuredVsEstimated,
+    ProfileInfo,
+)
 from nki_studio.protocol.simulation import AnyResult
 
 
@@ -56,5 +62,6 @@ OUTPUTS = (
     Output("nki-studio profile summary --json", ProfileSummaryJson),
     Output("nki-studio profile analyze --json", ProfileAnalysisJson),
     Output("nki-studio profile compare --json", Comparison),
+    Output("nki-studio profile compare --estimate --json", MeasuredVsEstimated),
     Output("nki-studio profile remote --json", RemoteReportJson),
 )

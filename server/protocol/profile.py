@@ -167,3 +167,36 @@ class Comparison(LineComparison):
     bottleneck: BottleneckPair
     bounds: list[BoundDelta]
     findings: FindingChanges
+
+
+class EstimateRatio(TypedDict):
+    """One time measured and estimated for the same kernel (an engine's busy time, the kernel's latency)."""
+
+    measured_ns: int
+    estimated_ns: int
+    ratio: Annotated[float | None, "estimated / measured (null: nothing measured)"]
+
+
+class LineEstimate(EstimateRatio):
+    """One source line's busy time measured and estimated, followed across an edit when both texts are known."""
+
+    file: str
+    line: Annotated[int, "where the line is in the estimated kernel (or was, in the measured one)"]
+    line_measured: int | None
+    line_estimated: int | None
+    text: Annotated[str | None, "the line's source text, when a snapshot is known"]
+
+
+class MeasuredVsEstimated(TypedDict):
+    """A measured profile and the estimate of the same kernel: per engine, per line (hottest first) and the
+    kernel's latency, measured, estimated and their ratio (``profile compare PROFILE --estimate``, the MCP
+    ``compare`` tool when one side is measured, the kernel panel)."""
+
+    measured: Annotated[str, "where the measured numbers came from (the profile)"]
+    estimated: Annotated[
+        str, "what was estimated (the simulated kernel); every estimated number is an estimate"
+    ]
+    kernel: EstimateRatio
+    engines: dict[str, EstimateRatio]
+    lines: list[LineEstimate]
+    lines_matched_by: str

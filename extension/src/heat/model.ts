@@ -10,6 +10,7 @@ import {
   type HeatLine as WireHeatLine,
   type HeatmapParams as WireHeatmap,
   type MeasuredKernel,
+  type MeasuredVsEstimated,
   type MetricDef,
   NOTIFICATIONS,
   type ProfileInfo,
@@ -42,6 +43,8 @@ export interface HeatmapParams extends Pick<WireHeatmap, 'uri' | 'source'> {
   lines: HeatLine[];
   kernel?: KernelFields;
   findings?: Finding[];
+  /** The loaded profile against the document's estimate, when the server has both (the kernel panel). */
+  measured_vs_estimated?: MeasuredVsEstimated;
 }
 
 /** Payload field each metric reads (also the key of its definition in `metric_defs`). */
@@ -82,6 +85,19 @@ export function metricValue(line: HeatLine, metric: Metric): number {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The shape the panel's measured-vs-estimated section reads (its rows are the server's; checked shallowly). */
+function isComparison(v: unknown): v is MeasuredVsEstimated {
+  return (
+    isObject(v) &&
+    typeof v.measured === 'string' &&
+    typeof v.estimated === 'string' &&
+    isObject(v.kernel) &&
+    isObject(v.engines) &&
+    Array.isArray(v.lines) &&
+    typeof v.lines_matched_by === 'string'
+  );
 }
 
 /** Validate a notification payload; returns a message for bad input instead of throwing. */
@@ -127,6 +143,7 @@ export function parseHeatmap(raw: unknown): HeatmapParams | string {
     lines,
     kernel: isObject(p.kernel) ? p.kernel : {},
     findings: Array.isArray(p.findings) ? (p.findings as unknown[]).filter(isFinding) : [],
+    ...(isComparison(p.measured_vs_estimated) ? { measured_vs_estimated: p.measured_vs_estimated } : {}),
   };
 }
 

@@ -15,6 +15,7 @@ import {
 import type { SimulationResult } from '../simulationSummary';
 import { severityOf, statusLabel, summaryLine } from '../simulationSummary';
 import { alignLines, splitLines } from './lineAlign';
+import { measuredVsEstimatedSection } from './measuredEstimated';
 import { LABEL_PX, SMALL_PX } from './textWidth';
 import {
   type CapacityBar,
@@ -423,7 +424,8 @@ export function renderPanel(data: PanelData, nonce: string, cspSource: string): 
   const csp = `default-src 'none'; img-src ${cspSource} data:; style-src 'nonce-${nonce}'; script-src 'none'; connect-src 'none'; font-src ${cspSource};`;
   const body: string[] = [];
   if (data.simulation) body.push(simulationSection(data.simulation));
-  if (data.heat) body.push(profileSection(data.heat));
+  if (data.heat)
+    body.push(profileSection(data.heat), measuredVsEstimatedSection(data.heat.params.measured_vs_estimated));
   if (data.baseline && data.heat && data.baseline !== data.heat.params)
     body.push(
       compareSection(

@@ -122,7 +122,9 @@ class ProfileFeature:
         except profiles.ProfileError as exc:
             raise ProfileLoadError(str(exc)) from exc
         self.clear()
-        for payload in payloads:
+        pairing = self.server.measured_estimated
+        pairing.measured(report, str(path), [p["uri"] for p in payloads])
+        for payload in map(pairing.attach, payloads):
             doc_uri = payload["uri"]
             text = self._text(doc_uri)
             self.painted[doc_uri] = _Painted(payload, text, text)
@@ -150,6 +152,7 @@ class ProfileFeature:
             self.server.notify_client(HEATMAP, empty)
             self.server.publish_diagnostics(uri, PERF_SOURCE, [])
         self.painted.clear()
+        self.server.measured_estimated.measured(None)
         if cleared:
             self._refresh_inlays()
         return {"cleared": cleared}

@@ -264,7 +264,10 @@ class SimulateFeature:
         self.server.notify_client(SIMULATION_RESULT, sent)
         payload = heat.estimate_payload(uri, path, kernel, result)
         if payload:
-            self.server.notify_client(HEATMAP, payload)
+            estimate, got = heat.estimate_of(result), self._text(uri)
+            if estimate and got:  # the document's text as simulated: the estimate's lines are its lines
+                self.server.measured_estimated.estimated(uri, path, kernel, estimate, got[1])
+            self.server.notify_client(HEATMAP, self.server.measured_estimated.attach(payload))
         self.refresh_spec_findings(uri)
         caps = self.server.client_capabilities.workspace
         refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
