@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from nki_studio.sim import context, dtypes, races
 from nki_studio.sim.errors import SimulationError, UninitializedReadError
+from nki_studio.sim.legacy.operators import TileOperators
 from nki_studio.sim.memory import LiveRange, MemoryRegion
 from nki_studio.sim.views import ViewMixin
 
@@ -91,7 +92,7 @@ def _dense_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(strides)
 
 
-class NkiTensor(ViewMixin):
+class NkiTensor(ViewMixin, TileOperators):
     """A view over a storage. Attributes as language.md §5.1: shape, strides, offset, name, dtype, buffer."""
 
     __slots__ = (

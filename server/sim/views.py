@@ -73,7 +73,11 @@ class ViewMixin:
 
     # ----- indexing ---------------------------------------------------------------------------------
     def __getitem__(self, key: object) -> NkiTensor:
+        from nki_studio.sim.legacy import indexing as legacy_indexing  # imports tensor.py, which imports us
+
         keys = key if isinstance(key, tuple) else (key,)
+        if legacy_indexing.handles(self, keys):  # type: ignore[arg-type]
+            return legacy_indexing.index(self, keys)  # type: ignore[arg-type]  # nl.arange tiles, block dims
         nd = len(self.shape)
         if any(k is Ellipsis for k in keys):
             at = next(i for i, k in enumerate(keys) if k is Ellipsis)

@@ -1,0 +1,200 @@
+"""Legacy index tiles: ``nl.arange``, ``nl.mgrid``, arithmetic on them and the predicates ``mask=`` takes.
+
+An index tile is an integer NumPy array with the broadcastable shape the legacy docs give it:
+``nl.arange(n)`` is 1-D, ``nl.arange(n)[:, None]`` a column (partition axis), ``nl.arange(n)[None, :]`` a row
+(free axis); ``nl.mgrid[0:P, 0:F]`` is the open grid (``.p`` the column, ``.x`` the row) [v2.26.1
+nki.language.arange, nki.language.mgrid]. Arithmetic (``+ - * // %``) with ints and other index tiles gives index
+tiles; comparisons give predicates, combined with ``& | ~`` (the pages' ``mask=`` examples). That ``mgrid`` is the
+NumPy *open* grid (``np.ogrid``) and that a 3-D grid names its middle axis ``.y`` is inferred from the examples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from nki_studio.sim.errors import SimulationError
+
+
+def _values(x: object) -> Any:
+    if isinstance(x, (IndexTile, Predicate)):
+        return x.values
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return int(x)
+    if hasattr(x, "sim_value"):  # a loop register or 1-element tile used as an offset (inferred)
+        return int(x.sim_value())
+    raise SimulationError(
+        f"legacy index arithmetic: cannot combine an index tile with {type(x).__name__} "
+        "(index tiles take ints and other nl.arange/nl.mgrid tiles)"
+    )
+
+
+class IndexTile:
+    """An ``nl.arange``/``nl.mgrid`` index tile (or arithmetic on them): integer values of a broadcastable shape."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = np.asarray(values, dtype=np.int64)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The tile's (broadcastable) shape."""
+        return tuple(self.values.shape)
+
+    def __getitem__(self, key: object) -> IndexTile:
+        return IndexTile(self.values[key])  # type: ignore[index]
+
+    def __repr__(self) -> str:
+        return f"IndexTile(shape={list(self.shape)})"
+
+    def _op(self, other: object, fn: Any, reverse: bool = False) -> IndexTile:
+        a, b = self.values, _values(other)
+        return IndexTile(fn(b, a) if reverse else fn(a, b))
+
+    def __add__(self, o: object) -> IndexTile:
+        return self._op(o, np.add)
+
+    def __radd__(self, o: object) -> IndexTile:
+        return self._op(o, np.add, True)
+
+    def __sub__(self, o: object) -> IndexTile:
+        return self._op(o, np.subtract)
+
+    def __rsub__(self, o: object) -> IndexTile:
+        return self._op(o, np.subtract, True)
+
+    def __mul__(self, o: object) -> IndexTile:
+        return self._op(o, np.multiply)
+
+    def __rmul__(self, o: object) -> IndexTile:
+        return self._op(o, np.multiply, True)
+
+    def __floordiv__(self, o: object) -> IndexTile:
+        return self._op(o, np.floor_divide)
+
+    def __rfloordiv__(self, o: object) -> IndexTile:
+        return self._op(o, np.floor_divide, True)
+
+    def __mod__(self, o: object) -> IndexTile:
+        return self._op(o, np.mod)
+
+    def __neg__(self) -> IndexTile:
+        return IndexTile(-self.values)
+
+    def _cmp(self, o: object, fn: Any) -> Predicate:
+        return Predicate(fn(self.values, _values(o)))
+
+    def __lt__(self, o: object) -> Predicate:
+        return self._cmp(o, np.less)
+
+    def __le__(self, o: object) -> Predicate:
+        return self._cmp(o, np.less_equal)
+
+    def __gt__(self, o: object) -> Predicate:
+        return self._cmp(o, np.greater)
+
+    def __ge__(self, o: object) -> Predicate:
+        return self._cmp(o, np.greater_equal)
+
+    def __eq__(self, o: object) -> Predicate:  # type: ignore[override]
+        return self._cmp(o, np.equal)
+
+    def __ne__(self, o: object) -> Predicate:  # type: ignore[override]
+        return self._cmp(o, np.not_equal)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Predicate:
+    """A compile-time predicate over index tiles (a ``mask=`` or ``affine_select`` condition)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = np.asarray(values, dtype=np.bool_)
+
+    def __and__(self, o: object) -> Predicate:
+        return Predicate(self.values & predicate_values(o))
+
+    __rand__ = __and__
+
+    def __or__(self, o: object) -> Predicate:
+        return Predicate(self.values | predicate_values(o))
+
+    __ror__ = __or__
+
+    def __invert__(self) -> Predicate:
+        return Predicate(~self.values)
+
+    def __bool__(self) -> bool:
+        raise SimulationError(
+            "a legacy index-tile comparison is a compile-time mask, not a Python bool: pass it as mask= "
+            "(combine masks with & and |, not `and`/`or`)"
+        )
+
+
+def predicate_values(mask: object) -> np.ndarray:
+    """Boolean values of a ``mask=`` argument: a predicate over index tiles, or a plain bool."""
+    if isinstance(mask, Predicate):
+        return mask.values
+    if isinstance(mask, (bool, np.bool_)):
+        return np.asarray(bool(mask))
+    raise SimulationError(
+        f"mask= must compare nl.arange/nl.mgrid index tiles (e.g. i_p < n), not {type(mask).__name__}"
+    )
+
+
+def arange(start: int, stop: int | None = None, step: int = 1) -> IndexTile:
+    """``nl.arange(stop)`` / ``nl.arange(start, stop)``: a 1-D index tile [v2.26.1 nki.language.arange]."""
+    lo, hi = (0, start) if stop is None else (start, stop)
+    return IndexTile(np.arange(int(lo), int(hi), int(step)))
+
+
+class OpenGrid:
+    """What ``nl.mgrid[...]`` returns: one index tile per axis, unpackable, with ``.p``/``.x`` (and ``.y``)."""
+
+    def __init__(self, tiles: tuple[IndexTile, ...]) -> None:
+        self.tiles = tiles
+
+    def __iter__(self) -> Iterator[IndexTile]:
+        return iter(self.tiles)
+
+    def __len__(self) -> int:
+        return len(self.tiles)
+
+    def __getitem__(self, i: int) -> IndexTile:
+        return self.tiles[i]
+
+    @property
+    def p(self) -> IndexTile:
+        """The partition-axis index tile."""
+        return self.tiles[0]
+
+    @property
+    def x(self) -> IndexTile:
+        """The last free-axis index tile."""
+        return self.tiles[-1]
+
+    @property
+    def y(self) -> IndexTile:
+        """The middle axis of a 3-D grid (inferred name)."""
+        if len(self.tiles) != 3:
+            raise SimulationError(
+                f"nl.mgrid: .y exists on 3-D grids only, this one has {len(self.tiles)} axes"
+            )
+        return self.tiles[1]
+
+
+class _MGrid:
+    """``nl.mgrid``: indexed with slices, ``nl.mgrid[0:128, 0:512]``."""
+
+    def __getitem__(self, key: object) -> OpenGrid:
+        keys = key if isinstance(key, tuple) else (key,)
+        if not all(isinstance(k, slice) for k in keys):
+            raise SimulationError("nl.mgrid takes slices, e.g. nl.mgrid[0:128, 0:512]")
+        return OpenGrid(tuple(IndexTile(g) for g in np.ogrid[keys]))  # type: ignore[index]
+
+
+mgrid = _MGrid()

@@ -1,0 +1,113 @@
+"""Python operators on tiles (``a + b``, ``acc += nl.matmul(...)``, ``-a``): legacy API only.
+
+Legacy kernels combine tiles with operators, each meaning the ``nl`` function of the same name (``+`` is
+``nl.add``, ``*`` is ``nl.multiply`` ...) [v2.26.1 NKI tutorials, e.g. tensor addition's ``c_tile = a_tile +
+b_tile``; nki.language.loop_reduce: "consider simply using the += operator"]. ``x += y`` updates ``x`` in place
+(a PSUM tile accumulates). Since ``nki.*`` 0.2.0 tiles have no operators (deprecations.md E): under a current
+NKI version an operator is an error naming its ``nl`` replacement.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nki_studio.model.targets import LEGACY
+from nki_studio.sim import context
+from nki_studio.sim.errors import SimulationError
+
+if TYPE_CHECKING:
+    from nki_studio.sim.tensor import NkiTensor
+
+_SYMBOLS = {
+    "add": "+",
+    "subtract": "-",
+    "multiply": "*",
+    "divide": "/",
+    "power": "**",
+    "negative": "-",
+    "less": "<",
+    "less_equal": "<=",
+    "greater": ">",
+    "greater_equal": ">=",
+}
+
+
+def _apply(name: str, *operands: object) -> NkiTensor:
+    from nki_studio.sim.language.elementwise import FUNCTIONS
+
+    ctx = context.current_or_none()
+    if ctx is not None and ctx.options.nki_version > LEGACY:
+        args = ", ".join("a" if i == 0 else "b" for i in range(len(operands)))
+        raise SimulationError(
+            f"the tile operator {_SYMBOLS[name]} is legacy neuronxcc.nki API (NKI {ctx.options.nki_version} tiles "
+            f"have no operators): write nl.{name}({args}) or an nisa instruction"
+        )
+    result: NkiTensor = FUNCTIONS[name](*operands)
+    return result
+
+
+def _in_place(target: NkiTensor, name: str, other: object) -> NkiTensor:
+    from nki_studio.sim.tensor import read, write
+
+    write(target, read(_apply(name, target, other)))
+    return target
+
+
+class TileOperators:
+    """The legacy operators, mixed into ``NkiTensor``."""
+
+    __slots__ = ()
+
+    def __add__(self, o: object) -> NkiTensor:
+        return _apply("add", self, o)
+
+    def __radd__(self, o: object) -> NkiTensor:
+        return _apply("add", o, self)
+
+    def __sub__(self, o: object) -> NkiTensor:
+        return _apply("subtract", self, o)
+
+    def __rsub__(self, o: object) -> NkiTensor:
+        return _apply("subtract", o, self)
+
+    def __mul__(self, o: object) -> NkiTensor:
+        return _apply("multiply", self, o)
+
+    def __rmul__(self, o: object) -> NkiTensor:
+        return _apply("multiply", o, self)
+
+    def __truediv__(self, o: object) -> NkiTensor:
+        return _apply("divide", self, o)
+
+    def __rtruediv__(self, o: object) -> NkiTensor:
+        return _apply("divide", o, self)
+
+    def __pow__(self, o: object) -> NkiTensor:
+        return _apply("power", self, o)
+
+    def __neg__(self) -> NkiTensor:
+        return _apply("negative", self)
+
+    def __lt__(self, o: object) -> NkiTensor:
+        return _apply("less", self, o)
+
+    def __le__(self, o: object) -> NkiTensor:
+        return _apply("less_equal", self, o)
+
+    def __gt__(self, o: object) -> NkiTensor:
+        return _apply("greater", self, o)
+
+    def __ge__(self, o: object) -> NkiTensor:
+        return _apply("greater_equal", self, o)
+
+    def __iadd__(self, o: object) -> NkiTensor:
+        return _in_place(self, "add", o)  # type: ignore[arg-type]
+
+    def __isub__(self, o: object) -> NkiTensor:
+        return _in_place(self, "subtract", o)  # type: ignore[arg-type]
+
+    def __imul__(self, o: object) -> NkiTensor:
+        return _in_place(self, "multiply", o)  # type: ignore[arg-type]
+
+    def __itruediv__(self, o: object) -> NkiTensor:
+        return _in_place(self, "divide", o)  # type: ignore[arg-type]
