@@ -11,6 +11,7 @@ reorder, not the values).
 
 from __future__ import annotations
 
+import builtins
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -84,7 +85,7 @@ def loop_reduce(
     out_dtype = dtypes.to_dtype(dtype) if dtype is not None else x.dtype
     previous = ctx.shared.get(key)
     result = _current.ndarray(x.shape, out_dtype, buffer=MemoryRegion.sbuf)
-    if previous is None or all(int(i) == 0 for i in indices):  # type: ignore[call-overload]
+    if previous is None or builtins.all(int(i) == 0 for i in indices):  # type: ignore[call-overload]
         write(result, read(x))
     else:
         tensor_tensor(result, previous, x, op)
@@ -125,6 +126,7 @@ def _legacy(name: str, value: Any) -> Any:
     return value
 
 
+# The module's names are nl's, so nl.all, nl.max, nl.bool ... shadow the builtins below this line (hence builtins.all).
 globals().update({n: _legacy(n, getattr(_current, n)) for n in _current.__all__})
 globals().update(_LEGACY_ONLY)
 
