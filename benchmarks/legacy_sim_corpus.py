@@ -123,7 +123,7 @@ def _unit_tests(corpus: Path, env: dict[str, str], timeout: float, only: str, wo
     cases = []
     unit = corpus / "test" / "unit"
     for path in sorted(unit.glob("test_*.py")):
-        if "pytest.mark.simulation" not in path.read_text() or only not in path.name:
+        if "pytest.mark.simulation" not in path.read_text() or only not in f"unit {path.name}":
             continue
         report = work / f"{path.stem}.xml"
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "legacy_drop_in"]

@@ -11,7 +11,7 @@ NumPy *open* grid (``np.ogrid``) and that a 3-D grid names its middle axis ``.y`
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from nki_studio.sim.errors import SimulationError
@@ -44,7 +44,7 @@ class IndexTile:
         return tuple(self.values.shape)
 
     def __getitem__(self, key: object) -> IndexTile:
-        return IndexTile(self.values[key])  # type: ignore[index]
+        return IndexTile(self.values[cast(Any, key)])
 
     def __repr__(self) -> str:
         return f"IndexTile(shape={list(self.shape)})"
@@ -194,7 +194,7 @@ class _MGrid:
         keys = key if isinstance(key, tuple) else (key,)
         if not all(isinstance(k, slice) for k in keys):
             raise SimulationError("nl.mgrid takes slices, e.g. nl.mgrid[0:128, 0:512]")
-        return OpenGrid(tuple(IndexTile(g) for g in np.ogrid[keys]))  # type: ignore[index]
+        return OpenGrid(tuple(IndexTile(g) for g in np.ogrid[keys]))
 
 
 mgrid = _MGrid()

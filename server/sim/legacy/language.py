@@ -80,12 +80,12 @@ def loop_reduce(
 
     indices = loop_indices if isinstance(loop_indices, (list, tuple)) else (loop_indices,)
     caller = inspect.stack(0)[1]
-    key = ("legacy.loop_reduce", caller.filename, caller.lineno)
+    key = f"legacy.loop_reduce:{caller.filename}:{caller.lineno}"
     ctx = context.current()
     out_dtype = dtypes.to_dtype(dtype) if dtype is not None else x.dtype
     previous = ctx.shared.get(key)
     result = _current.ndarray(x.shape, out_dtype, buffer=MemoryRegion.sbuf)
-    if previous is None or builtins.all(int(i) == 0 for i in indices):  # type: ignore[call-overload]
+    if previous is None or builtins.all(int(i) == 0 for i in indices):
         write(result, read(x))
     else:
         tensor_tensor(result, previous, x, op)

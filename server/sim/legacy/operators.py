@@ -1,4 +1,4 @@
-"""Python operators on tiles (``a + b``, ``acc += nl.matmul(...)``, ``-a``): legacy API only.
+"""Python operators on tiles (``a + b``, ``acc += nl.matmul(...)``, ``-a``) and ``tile.broadcast_to``: legacy API only.
 
 Legacy kernels combine tiles with operators, each meaning the ``nl`` function of the same name (``+`` is
 ``nl.add``, ``*`` is ``nl.multiply`` ...) [v2.26.1 NKI tutorials, e.g. tensor addition's ``c_tile = a_tile +
@@ -9,7 +9,7 @@ NKI version an operator is an error naming its ``nl`` replacement.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from nki_studio.model.targets import LEGACY
 from nki_studio.sim import context
@@ -29,10 +29,12 @@ _SYMBOLS = {
     "less_equal": "<=",
     "greater": ">",
     "greater_equal": ">=",
+    "broadcast_to": ".broadcast_to",
 }
 
 
 def _apply(name: str, *operands: object) -> NkiTensor:
+    from nki_studio.sim.language import broadcast_to
     from nki_studio.sim.language.elementwise import FUNCTIONS
 
     ctx = context.current_or_none()
@@ -42,6 +44,8 @@ def _apply(name: str, *operands: object) -> NkiTensor:
             f"the tile operator {_SYMBOLS[name]} is legacy neuronxcc.nki API (NKI {ctx.options.nki_version} tiles "
             f"have no operators): write nl.{name}({args}) or an nisa instruction"
         )
+    if name == "broadcast_to":
+        return broadcast_to(cast("NkiTensor", operands[0]), operands[1])
     result: NkiTensor = FUNCTIONS[name](*operands)
     return result
 
@@ -99,6 +103,11 @@ class TileOperators:
 
     def __ge__(self, o: object) -> NkiTensor:
         return _apply("greater_equal", self, o)
+
+    def broadcast_to(self, shape: tuple[int, ...]) -> NkiTensor:
+        """``tile.broadcast_to(shape)``: ``nl.broadcast_to(tile, shape)`` (a legacy tile method, e.g. the
+        RMSNorm tutorial's ``g_tile.broadcast_to((128, n))``)."""
+        return _apply("broadcast_to", self, shape)
 
     def __iadd__(self, o: object) -> NkiTensor:
         return _in_place(self, "add", o)  # type: ignore[arg-type]
