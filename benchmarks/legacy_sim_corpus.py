@@ -7,7 +7,8 @@ through the embedded simulator's drop-in (``neuronxcc`` imports resolve to ``nki
 * each tutorial ``src/nki_samples/tutorials/*/*_nki_kernels.py`` whose ``__main__`` block compares with NumPy
   (``allclose``), run as ``__main__``;
 * each ``test/unit/test_*.py`` test marked ``simulation``, run by pytest with the suite's own
-  ``--simulation-only`` switch (its tests call ``simulate_kernel(baremetal(kernel)[grid], ...)``).
+  ``--simulation-only`` switch (its tests call ``simulate_kernel(baremetal(kernel)[grid], ...)``) and the
+  project's pytest plugin (``-p nki_studio.pytest_plugin``, the drop-in for the session).
 
 Per case: matching (the reference check passed), failing (the first error line) or not runnable here (a
 module the script needs, e.g. torch or scipy, is not installed). The corpus is read from ``--repo`` (a clone of
@@ -38,19 +39,6 @@ from nki_studio.sim import dropin
 sys.argv = [sys.argv[1]]
 with dropin.installed():
     runpy.run_path(sys.argv[0], run_name="__main__")
-"""
-_PYTEST_PLUGIN = """
-from nki_studio.sim import dropin
-
-_block = dropin.installed()
-
-
-def pytest_configure(config):
-    _block.__enter__()
-
-
-def pytest_unconfigure(config):
-    _block.__exit__(None, None, None)
 """
 
 
@@ -85,9 +73,9 @@ def _first_error(text: str) -> str:
     return (lines[-1] if lines else "no output")[:300]
 
 
-def _env(corpus: Path, plugin_dir: Path) -> dict[str, str]:
+def _env(corpus: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(corpus / "src"), str(plugin_dir), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(corpus / "src"), env.get("PYTHONPATH", "")])
     return env
 
 
@@ -126,7 +114,7 @@ def _unit_tests(corpus: Path, env: dict[str, str], timeout: float, only: str, wo
         if "pytest.mark.simulation" not in path.read_text() or only not in f"unit {path.name}":
             continue
         report = work / f"{path.stem}.xml"
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "legacy_drop_in"]
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nki_studio.pytest_plugin"]
         command += ["--simulation-only", "-m", "simulation", f"--junitxml={report}", path.name]
         try:
             run = subprocess.run(command, cwd=unit, env=env, capture_output=True, text=True, timeout=timeout)
@@ -157,8 +145,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         corpus = _corpus(args.repo, work)
-        (work / "legacy_drop_in.py").write_text(_PYTEST_PLUGIN)
-        env = _env(corpus, work)
+        env = _env(corpus)
         cases = _tutorials(corpus, env, args.timeout, args.only)
         cases += _unit_tests(corpus, env, args.timeout, args.only, work)
     for case in cases:

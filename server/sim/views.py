@@ -287,8 +287,13 @@ class ViewMixin:
             self.offset,
         )
 
-    def reshape(self, *shape: object) -> NkiTensor:
-        """Same elements, new shape; the layout must allow it without a copy (language.md §5.3)."""
+    def reshape(self, *shape: object, **keyword: object) -> NkiTensor:
+        """Same elements, new shape; the layout must allow it without a copy (language.md §5.3). Legacy code
+        passes it by keyword, ``t.reshape(shape=(n, m))``."""
+        if "shape" in keyword:
+            shape = (keyword.pop("shape"),)
+        if keyword:
+            raise SimulationError(f"reshape: unexpected arguments {sorted(keyword)}")
         dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         new = [index_value(x) for x in dims]
         if new.count(-1) == 1:

@@ -7,6 +7,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from nki_studio.model.targets import LEGACY
+
 LEGACY_NOTE = "legacy neuronxcc.nki semantics: the kernel's module imports neuronxcc.nki"
 _PREFIX = "nki_studio.sim.legacy."
 
@@ -22,3 +24,11 @@ def uses_legacy_api(func: Callable[..., Any]) -> bool:
         if isinstance(module, str) and module.startswith(_PREFIX):
             return True
     return False
+
+
+def legacy_semantics() -> bool:
+    """Whether the running simulation (if any) has the legacy NKI version."""
+    from nki_studio.sim import context
+
+    ctx = context.current_or_none()
+    return ctx is not None and ctx.options.nki_version <= LEGACY

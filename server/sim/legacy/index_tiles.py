@@ -5,7 +5,8 @@ An index tile is an integer NumPy array with the broadcastable shape the legacy 
 (free axis); ``nl.mgrid[0:P, 0:F]`` is the open grid (``.p`` the column, ``.x`` the row) [v2.26.1
 nki.language.arange, nki.language.mgrid]. Arithmetic (``+ - * // %``) with ints and other index tiles gives index
 tiles; comparisons give predicates, combined with ``& | ~`` (the pages' ``mask=`` examples). That ``mgrid`` is the
-NumPy *open* grid (``np.ogrid``) and that a 3-D grid names its middle axis ``.y`` is inferred from the examples.
+NumPy *open* grid (``np.ogrid``) is inferred from the examples; that the free axes of a 3-D/4-D grid are ``.x``,
+``.y``, ``.z`` in order is inferred from nki-samples' select-and-scatter kernel (a 4-D window grid).
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def arange(start: int, stop: int | None = None, step: int = 1) -> IndexTile:
 
 
 class OpenGrid:
-    """What ``nl.mgrid[...]`` returns: one index tile per axis, unpackable, with ``.p``/``.x`` (and ``.y``)."""
+    """What ``nl.mgrid[...]`` returns: one index tile per axis, unpackable, with ``.p``, ``.x`` (``.y``, ``.z``)."""
 
     def __init__(self, tiles: tuple[IndexTile, ...]) -> None:
         self.tiles = tiles
@@ -167,24 +168,18 @@ class OpenGrid:
     def __getitem__(self, i: int) -> IndexTile:
         return self.tiles[i]
 
-    @property
-    def p(self) -> IndexTile:
-        """The partition-axis index tile."""
-        return self.tiles[0]
-
-    @property
-    def x(self) -> IndexTile:
-        """The last free-axis index tile."""
-        return self.tiles[-1]
-
-    @property
-    def y(self) -> IndexTile:
-        """The middle axis of a 3-D grid (inferred name)."""
-        if len(self.tiles) != 3:
+    def __getattr__(self, name: str) -> IndexTile:
+        axis = _FIELDS.find(name) if len(name) == 1 else -1
+        if axis < 0:
+            raise AttributeError(name)
+        if axis >= len(self.tiles):
             raise SimulationError(
-                f"nl.mgrid: .y exists on 3-D grids only, this one has {len(self.tiles)} axes"
+                f"nl.mgrid: .{name} names axis {axis}; this grid has {len(self.tiles)} axes"
             )
-        return self.tiles[1]
+        return self.tiles[axis]
+
+
+_FIELDS = "pxyz"  # .p the partition axis, then .x, .y, .z the free axes in order
 
 
 class _MGrid:

@@ -3,7 +3,7 @@
 Every function takes the legacy ``mask=`` (``masks``); allocations take ``nl.par_dim`` block shapes
 (``indexing``) and, inside a launch grid, share ``shared_hbm`` outputs across programs (``spmd``). Legacy-only
 names: ``arange``/``mgrid`` (``index_tiles``), ``par_dim``, ``program_id``/``num_programs``/``program_ndim``/
-``spmd_dim``/``nc`` (``spmd``), ``static_cast``, ``loop_reduce``, ``fp32``. The loop iterators are the current
+``spmd_dim``/``nc`` (``spmd``), ``static_cast``, ``loop_reduce``, ``fp32``, ``finfo``. The loop iterators are the current
 ones: ``affine_range``, ``sequential_range`` and ``static_range`` iterate like ``range`` [v2.26.1
 nki.language.affine_range ...], which is how they execute on one core (their difference is what the compiler may
 reorder, not the values).
@@ -16,6 +16,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from nki_studio.sim import context, dtypes
 from nki_studio.sim import language as _current
@@ -33,7 +34,9 @@ def _allocator(fn: Callable[..., NkiTensor]) -> Callable[..., NkiTensor]:
     """``fn(shape, ...)`` accepting ``nl.par_dim`` block shapes and sharing ``shared_hbm`` outputs in a grid."""
     signature = inspect.signature(fn)
 
-    def allocate(*args: Any, **kwargs: Any) -> NkiTensor:
+    def allocate(*args: Any, lazy_initialization: object = None, **kwargs: Any) -> NkiTensor:
+        # lazy_initialization= chose when the compiler fills the tile, not its values (inferred; nki-samples'
+        # attention kernels pass it to nl.full).
         bound = signature.bind(*args, **kwargs)
         shape = bound.arguments["shape"]
         axis = partition_axis(shape)
@@ -93,6 +96,19 @@ def loop_reduce(
     return result
 
 
+class _Finfo:
+    """``nl.finfo(dtype)``: the limits of a float dtype (``min``, ``max``, ``eps``, ``tiny``, ``bits``), as NumPy's
+    ``finfo`` (ml_dtypes' for the low-precision types) [v2.26.1 nki.language.finfo; values inferred to match]."""
+
+    def __init__(self, dtype: object) -> None:
+        info = ml_dtypes.finfo(dtypes.to_dtype(dtype))
+        self.min, self.max = float(info.min), float(info.max)
+        self.eps, self.tiny, self.bits = float(info.eps), float(info.tiny), int(info.bits)
+
+
+finfo = _Finfo
+
+
 class _Fp32:
     """``nl.fp32``: ``nl.fp32.min`` is the lowest FP32 value, bit pattern 0xff7fffff (language.md §2)."""
 
@@ -113,6 +129,7 @@ _LEGACY_ONLY: dict[str, Any] = {
     "static_cast": static_cast,
     "loop_reduce": loop_reduce,
     "fp32": fp32,
+    "finfo": finfo,
 }
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from nki_studio.model.targets import LEGACY
 from nki_studio.sim import context
 from nki_studio.sim.errors import SimulationError
+from nki_studio.sim.legacy.detect import legacy_semantics
 
 if TYPE_CHECKING:
     from nki_studio.sim.tensor import NkiTensor
@@ -38,7 +38,7 @@ def _apply(name: str, *operands: object) -> NkiTensor:
     from nki_studio.sim.language.elementwise import FUNCTIONS
 
     ctx = context.current_or_none()
-    if ctx is not None and ctx.options.nki_version > LEGACY:
+    if ctx is not None and not legacy_semantics():
         args = ", ".join("a" if i == 0 else "b" for i in range(len(operands)))
         raise SimulationError(
             f"the tile operator {_SYMBOLS[name]} is legacy neuronxcc.nki API (NKI {ctx.options.nki_version} tiles "
