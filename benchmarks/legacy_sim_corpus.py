@@ -13,7 +13,8 @@ through the embedded simulator's drop-in (``neuronxcc`` imports resolve to ``nki
 Per case: matching (the reference check passed), failing (the first error line) or not runnable here (a
 module the script needs, e.g. torch or scipy, is not installed). The corpus is read from ``--repo`` (a clone of
 nki-samples holding the commit) or cloned into ``.cache/nki-samples``; nothing of it is copied into this tree.
-Usage: ``.venv/bin/python benchmarks/legacy_sim_corpus.py [--repo PATH] [--timeout S] [--only SUBSTRING]``.
+Usage: ``.venv/bin/python benchmarks/legacy_sim_corpus.py [--repo PATH] [--timeout S] [--only SUBSTRING]
+[--reference-packages SITE_PACKAGES]`` (the last for the references' scipy/torch when .venv lacks them).
 """
 
 from __future__ import annotations
@@ -73,9 +74,12 @@ def _first_error(text: str) -> str:
     return (lines[-1] if lines else "no output")[:300]
 
 
-def _env(corpus: Path) -> dict[str, str]:
+def _env(corpus: Path, reference_packages: Path | None) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(corpus / "src"), env.get("PYTHONPATH", "")])
+    paths = [str(corpus / "src"), env.get("PYTHONPATH", "")]
+    if reference_packages is not None:
+        paths.append(str(reference_packages))  # last: never shadows the project's own packages
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     return env
 
 
@@ -114,7 +118,16 @@ def _unit_tests(corpus: Path, env: dict[str, str], timeout: float, only: str, wo
         if "pytest.mark.simulation" not in path.read_text() or only not in f"unit {path.name}":
             continue
         report = work / f"{path.stem}.xml"
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nki_studio.pytest_plugin"]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "nki_studio.pytest_plugin",
+        ]
         command += ["--simulation-only", "-m", "simulation", f"--junitxml={report}", path.name]
         try:
             run = subprocess.run(command, cwd=unit, env=env, capture_output=True, text=True, timeout=timeout)
@@ -140,12 +153,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, help="a clone of aws-neuron/nki-samples holding commit 0898a77")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per tutorial or unit-test file")
+    parser.add_argument(
+        "--reference-packages",
+        type=Path,
+        help="a site-packages folder with what the references import and .venv lacks (scipy, torch); searched last",
+    )
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         corpus = _corpus(args.repo, work)
-        env = _env(corpus)
+        env = _env(corpus, args.reference_packages)
         cases = _tutorials(corpus, env, args.timeout, args.only)
         cases += _unit_tests(corpus, env, args.timeout, args.only, work)
     for case in cases:

@@ -51,8 +51,21 @@ def _apply(name: str, *operands: object) -> NkiTensor:
 
 
 def _in_place(target: NkiTensor, name: str, other: object) -> NkiTensor:
-    from nki_studio.sim.tensor import read, write
+    from nki_studio.sim.isa.tensor_ops import accumulate_into
+    from nki_studio.sim.memory import MemoryRegion
+    from nki_studio.sim.tensor import NkiTensor, read, write
 
+    if (
+        name == "add"
+        and target.buffer is MemoryRegion.psum
+        and isinstance(other, NkiTensor)
+        and legacy_semantics()
+    ):
+        # ``psum_tile += nisa.nc_matmul(...)`` is a matmul accumulation group: the first write to a PSUM element
+        # overwrites it, later ones add (isa.md §1.1, ``accumulate=None``); the legacy matmul kernels rely on it
+        # with an uninitialised nl.ndarray PSUM tile (nki-samples' fused RMSNorm-QKV).
+        accumulate_into("psum +=", target, read(other), None)
+        return target
     write(target, read(_apply(name, target, other)))
     return target
 
