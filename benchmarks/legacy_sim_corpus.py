@@ -20,6 +20,7 @@ Usage: ``.venv/bin/python benchmarks/legacy_sim_corpus.py [--repo PATH] [--timeo
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import subprocess
@@ -74,11 +75,22 @@ def _first_error(text: str) -> str:
     return (lines[-1] if lines else "no output")[:300]
 
 
+def _missing_only(site: Path, into: Path) -> Path:
+    """A folder linking the packages of ``site`` this interpreter cannot import (e.g. scipy), so the references
+    get them while everything the project has (numpy ...) stays the project's own."""
+    into.mkdir()
+    for entry in site.iterdir():
+        name = entry.name.split("-")[0].removesuffix(".py")
+        if name.isidentifier() and importlib.util.find_spec(name) is None:
+            (into / entry.name).symlink_to(entry)
+    return into
+
+
 def _env(corpus: Path, reference_packages: Path | None) -> dict[str, str]:
     env = dict(os.environ)
     paths = [str(corpus / "src"), env.get("PYTHONPATH", "")]
     if reference_packages is not None:
-        paths.append(str(reference_packages))  # last: never shadows the project's own packages
+        paths.append(str(reference_packages))
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     return env
 
@@ -156,14 +168,18 @@ def main() -> None:
     parser.add_argument(
         "--reference-packages",
         type=Path,
-        help="a site-packages folder with what the references import and .venv lacks (scipy, torch); searched last",
+        help="a site-packages folder with what the references import and .venv lacks (scipy, torch): only the "
+        "packages .venv cannot import are taken from it",
     )
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         corpus = _corpus(args.repo, work)
-        env = _env(corpus, args.reference_packages)
+        extra = args.reference_packages and _missing_only(
+            args.reference_packages, work / "reference_packages"
+        )
+        env = _env(corpus, extra)
         cases = _tutorials(corpus, env, args.timeout, args.only)
         cases += _unit_tests(corpus, env, args.timeout, args.only, work)
     for case in cases:

@@ -69,9 +69,19 @@ def with_mask(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` taking the legacy ``mask=`` keyword (and running unmasked without it)."""
 
     def call(*args: Any, mask: object = None, **kwargs: Any) -> Any:
-        if mask is None:
-            return fn(*args, **kwargs)
-        return masked_call(name, fn, args, kwargs, mask)
+        try:
+            if mask is None:
+                return fn(*args, **kwargs)
+            return masked_call(name, fn, args, kwargs, mask)
+        except SimulationError as exc:
+            if not exc.message.startswith("out-of-bounds access"):
+                raise
+            raise SimulationError(
+                f"{name}: an nl.arange/nl.mgrid index (or a slice) reaches outside the tensor ({exc.message}); "
+                "legacy code limits it with mask=(index < size); in NKI 0.7 use a bounded slice, "
+                "t[p0:min(P, p0 + 128)]",
+                location=exc.location,
+            ) from None
 
     call.__name__ = call.__qualname__ = getattr(fn, "__name__", name)
     call.__doc__ = fn.__doc__
