@@ -4,8 +4,9 @@ aws-neuron/nki-samples at commit 0898a77 (2025-11-12, before its legacy kernels 
 ``neuronxcc.nki`` code. Every kernel whose own code gives shapes and a NumPy reference is run, unmodified,
 through the embedded simulator's drop-in (``neuronxcc`` imports resolve to ``nki_studio.sim.legacy``):
 
-* each tutorial ``src/nki_samples/tutorials/*/*_nki_kernels.py`` whose ``__main__`` block compares with NumPy
-  (``allclose``), run as ``__main__``;
+* each tutorial script ``src/nki_samples/tutorials/*/*.py`` that checks its kernel against a reference
+  (``allclose``), run as ``__main__``: the kernel files' NumPy checks, the attention tutorial's test script, and
+  the PyTorch/JAX scripts (not runnable without torch/jax);
 * each ``test/unit/test_*.py`` test marked ``simulation``, run by pytest with the suite's own
   ``--simulation-only`` switch (its tests call ``simulate_kernel(baremetal(kernel)[grid], ...)``) and the
   project's pytest plugin (``-p nki_studio.pytest_plugin``, the drop-in for the session).
@@ -97,11 +98,11 @@ def _env(corpus: Path, reference_packages: Path | None) -> dict[str, str]:
 
 def _tutorials(corpus: Path, env: dict[str, str], timeout: float, only: str) -> list[Case]:
     cases = []
-    for path in sorted((corpus / "src" / "nki_samples" / "tutorials").glob("*/*_nki_kernels.py")):
+    for path in sorted((corpus / "src" / "nki_samples" / "tutorials").glob("*/*.py")):
         text = path.read_text()
         name = f"tutorial {path.parent.name}/{path.name}"
-        if "__main__" not in text or "allclose" not in text or only not in name:
-            continue  # no NumPy reference in the file
+        if "allclose" not in text or only not in name:
+            continue  # no reference check in the file
         try:
             run = subprocess.run(
                 [sys.executable, "-c", _TUTORIAL_RUNNER, path.name],
