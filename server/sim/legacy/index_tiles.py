@@ -11,6 +11,7 @@ NumPy *open* grid (``np.ogrid``) is inferred from the examples; that the free ax
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -54,57 +55,27 @@ class IndexTile:
         a, b = self.values, _values(other)
         return IndexTile(fn(b, a) if reverse else fn(a, b))
 
-    def __add__(self, o: object) -> IndexTile:
-        return self._op(o, np.add)
-
-    def __radd__(self, o: object) -> IndexTile:
-        return self._op(o, np.add, True)
-
-    def __sub__(self, o: object) -> IndexTile:
-        return self._op(o, np.subtract)
-
-    def __rsub__(self, o: object) -> IndexTile:
-        return self._op(o, np.subtract, True)
-
-    def __mul__(self, o: object) -> IndexTile:
-        return self._op(o, np.multiply)
-
-    def __rmul__(self, o: object) -> IndexTile:
-        return self._op(o, np.multiply, True)
-
-    def __floordiv__(self, o: object) -> IndexTile:
-        return self._op(o, np.floor_divide)
-
-    def __rfloordiv__(self, o: object) -> IndexTile:
-        return self._op(o, np.floor_divide, True)
-
-    def __mod__(self, o: object) -> IndexTile:
-        return self._op(o, np.mod)
+    def _cmp(self, o: object, fn: Any) -> Predicate:
+        return Predicate(fn(self.values, _values(o)))
 
     def __neg__(self) -> IndexTile:
         return IndexTile(-self.values)
 
-    def _cmp(self, o: object, fn: Any) -> Predicate:
-        return Predicate(fn(self.values, _values(o)))
-
-    def __lt__(self, o: object) -> Predicate:
-        return self._cmp(o, np.less)
-
-    def __le__(self, o: object) -> Predicate:
-        return self._cmp(o, np.less_equal)
-
-    def __gt__(self, o: object) -> Predicate:
-        return self._cmp(o, np.greater)
-
-    def __ge__(self, o: object) -> Predicate:
-        return self._cmp(o, np.greater_equal)
-
-    def __eq__(self, o: object) -> Predicate:  # type: ignore[override]
-        return self._cmp(o, np.equal)
-
-    def __ne__(self, o: object) -> Predicate:  # type: ignore[override]
-        return self._cmp(o, np.not_equal)
-
+    __add__ = functools.partialmethod(_op, fn=np.add)
+    __radd__ = functools.partialmethod(_op, fn=np.add, reverse=True)
+    __sub__ = functools.partialmethod(_op, fn=np.subtract)
+    __rsub__ = functools.partialmethod(_op, fn=np.subtract, reverse=True)
+    __mul__ = functools.partialmethod(_op, fn=np.multiply)
+    __rmul__ = functools.partialmethod(_op, fn=np.multiply, reverse=True)
+    __floordiv__ = functools.partialmethod(_op, fn=np.floor_divide)
+    __rfloordiv__ = functools.partialmethod(_op, fn=np.floor_divide, reverse=True)
+    __mod__ = functools.partialmethod(_op, fn=np.mod)
+    __lt__ = functools.partialmethod(_cmp, fn=np.less)
+    __le__ = functools.partialmethod(_cmp, fn=np.less_equal)
+    __gt__ = functools.partialmethod(_cmp, fn=np.greater)
+    __ge__ = functools.partialmethod(_cmp, fn=np.greater_equal)
+    __eq__ = functools.partialmethod(_cmp, fn=np.equal)
+    __ne__ = functools.partialmethod(_cmp, fn=np.not_equal)
     __hash__ = None  # type: ignore[assignment]
 
 

@@ -9,7 +9,7 @@ NKI version an operator is an error naming its ``nl`` replacement.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from nki_studio.sim import context
 from nki_studio.sim.errors import SimulationError
@@ -70,66 +70,39 @@ def _in_place(target: NkiTensor, name: str, other: object) -> NkiTensor:
     return target
 
 
+def _binary(name: str, reverse: bool = False) -> Any:
+    def method(self: NkiTensor, o: object) -> NkiTensor:
+        return _apply(name, o, self) if reverse else _apply(name, self, o)
+
+    method.__name__ = f"{'r' if reverse else ''}{name}"
+    return method
+
+
+def _augmented(name: str) -> Any:
+    def method(self: NkiTensor, o: object) -> NkiTensor:
+        return _in_place(self, name, o)
+
+    method.__name__ = f"i{name}"
+    return method
+
+
 class TileOperators:
     """The legacy operators, mixed into ``NkiTensor``."""
 
     __slots__ = ()
 
-    def __add__(self, o: object) -> NkiTensor:
-        return _apply("add", self, o)
-
-    def __radd__(self, o: object) -> NkiTensor:
-        return _apply("add", o, self)
-
-    def __sub__(self, o: object) -> NkiTensor:
-        return _apply("subtract", self, o)
-
-    def __rsub__(self, o: object) -> NkiTensor:
-        return _apply("subtract", o, self)
-
-    def __mul__(self, o: object) -> NkiTensor:
-        return _apply("multiply", self, o)
-
-    def __rmul__(self, o: object) -> NkiTensor:
-        return _apply("multiply", o, self)
-
-    def __truediv__(self, o: object) -> NkiTensor:
-        return _apply("divide", self, o)
-
-    def __rtruediv__(self, o: object) -> NkiTensor:
-        return _apply("divide", o, self)
-
-    def __pow__(self, o: object) -> NkiTensor:
-        return _apply("power", self, o)
+    __add__, __radd__, __iadd__ = _binary("add"), _binary("add", True), _augmented("add")
+    __sub__, __rsub__, __isub__ = _binary("subtract"), _binary("subtract", True), _augmented("subtract")
+    __mul__, __rmul__, __imul__ = _binary("multiply"), _binary("multiply", True), _augmented("multiply")
+    __truediv__, __rtruediv__, __itruediv__ = _binary("divide"), _binary("divide", True), _augmented("divide")
+    __pow__ = _binary("power")
+    __lt__, __le__ = _binary("less"), _binary("less_equal")
+    __gt__, __ge__ = _binary("greater"), _binary("greater_equal")
 
     def __neg__(self) -> NkiTensor:
         return _apply("negative", self)
-
-    def __lt__(self, o: object) -> NkiTensor:
-        return _apply("less", self, o)
-
-    def __le__(self, o: object) -> NkiTensor:
-        return _apply("less_equal", self, o)
-
-    def __gt__(self, o: object) -> NkiTensor:
-        return _apply("greater", self, o)
-
-    def __ge__(self, o: object) -> NkiTensor:
-        return _apply("greater_equal", self, o)
 
     def broadcast_to(self, shape: tuple[int, ...]) -> NkiTensor:
         """``tile.broadcast_to(shape)``: ``nl.broadcast_to(tile, shape)`` (a legacy tile method, e.g. the
         RMSNorm tutorial's ``g_tile.broadcast_to((128, n))``)."""
         return _apply("broadcast_to", self, shape)
-
-    def __iadd__(self, o: object) -> NkiTensor:
-        return _in_place(self, "add", o)  # type: ignore[arg-type]
-
-    def __isub__(self, o: object) -> NkiTensor:
-        return _in_place(self, "subtract", o)  # type: ignore[arg-type]
-
-    def __imul__(self, o: object) -> NkiTensor:
-        return _in_place(self, "multiply", o)  # type: ignore[arg-type]
-
-    def __itruediv__(self, o: object) -> NkiTensor:
-        return _in_place(self, "divide", o)  # type: ignore[arg-type]

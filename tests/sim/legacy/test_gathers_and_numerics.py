@@ -4,6 +4,7 @@ and the pre-0.6.0 float->int truncation, vs NumPy."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 
 def test_tile_of_indices_gathers_rows(legacy):
@@ -56,12 +57,19 @@ def test_four_dimensional_mgrid_names_axes_p_x_y_z(legacy):
     np.testing.assert_array_equal(legacy(source, x).outputs[0], expected)
 
 
-def test_psum_plus_equals_on_an_uninitialised_tile_starts_an_accumulation_group(legacy):
-    source = """
+@pytest.mark.parametrize(
+    "allocation",
+    ["nl.zeros(shape, nl.float32, buffer=nl.psum)", "nl.ndarray(shape, dtype=nl.float32, buffer=nl.psum)"],
+)
+def test_psum_plus_equals_value_returning_matmul_is_an_accumulation_group(legacy, allocation):
+    # out = lhsT.T @ rhs over a contraction of 384 in 128-partition steps; on an uninitialised (nl.ndarray) PSUM
+    # tile the first += overwrites, as a matmul accumulation group does.
+    source = f"""
     @nki.jit
     def dot(lhsT, rhs):
-        out = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
-        acc = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.psum)
+        shape = (lhsT.shape[1], rhs.shape[1])
+        out = nl.ndarray(shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = {allocation}
         for k in nl.affine_range(lhsT.shape[0] // 128):
             acc += nisa.nc_matmul(nl.load(lhsT[k * 128:(k + 1) * 128, :]), nl.load(rhs[k * 128:(k + 1) * 128, :]))
         nl.store(out, value=nl.copy(acc))

@@ -28,26 +28,6 @@ def test_tile_operators(legacy):
     np.testing.assert_allclose(legacy(source, a, b).outputs[0], expected, rtol=1e-6)
 
 
-def test_psum_accumulation_with_plus_equals_and_value_returning_matmul(legacy):
-    # out = lhsT.T @ rhs over a contraction of 256 in two 128-partition steps: acc += nisa.nc_matmul(...).
-    source = """
-    @nki.jit
-    def matmul(lhsT, rhs):
-        out = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
-        acc = nl.zeros((lhsT.shape[1], rhs.shape[1]), nl.float32, buffer=nl.psum)
-        for k in nl.affine_range(lhsT.shape[0] // 128):
-            i_k = k * 128 + nl.arange(128)[:, None]
-            a = nl.load(lhsT[i_k, nl.arange(lhsT.shape[1])[None, :]])
-            b = nl.load(rhs[i_k, nl.arange(rhs.shape[1])[None, :]])
-            acc += nisa.nc_matmul(a, b)
-        nl.store(out, value=nl.copy(acc))
-        return out
-    """
-    rng = np.random.default_rng(4)
-    lhs_t, rhs = rng.random((256, 64), np.float32), rng.random((256, 96), np.float32)
-    np.testing.assert_allclose(legacy(source, lhs_t, rhs).outputs[0], lhs_t.T @ rhs, rtol=1e-4)
-
-
 def test_value_returning_activation_reduce_and_affine_select(legacy):
     # exp(x), its row sums, and a causal mask (keep x[p, f] where p >= f, else -1e4), as in legacy attention code.
     source = """
