@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import context, dtypes
+from nki_studio.sim import context, dtypes, untaken
 from nki_studio.sim import isa as _current
 from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.language._ops import reduced_shape
@@ -121,6 +121,7 @@ def _value_returning(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+@untaken.tile_instruction
 def iota(expr: object, dtype: object, **_: object) -> NkiTensor:
     """``nisa.iota(expr, dtype)``: a tile holding the values of an index-tile expression (GpSimd)."""
     if not isinstance(expr, IndexTile):
@@ -132,6 +133,7 @@ def iota(expr: object, dtype: object, **_: object) -> NkiTensor:
     return dst
 
 
+@untaken.tile_instruction
 def affine_select(
     pred: object, on_true_tile: NkiTensor, on_false_value: object, dtype: object = None, **_: object
 ) -> NkiTensor:
