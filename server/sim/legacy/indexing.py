@@ -17,7 +17,6 @@ kernel sees the ``(B, P, F)`` view; indexing a block drops it, as for any other 
 from __future__ import annotations
 
 import weakref
-from typing import Any
 
 import numpy as np
 from nki_studio.sim.errors import SimulationError
@@ -103,53 +102,73 @@ def _strided(tensor: NkiTensor, gathered: np.ndarray) -> NkiTensor:
     return tensor._derive(tuple(gathered.shape), (), 0, index=gathered)
 
 
-def _positions(tensor: NkiTensor) -> np.ndarray:
-    if tensor._index is not None:
-        return tensor._index
-    return tensor._positions(tensor.shape, tensor.strides, tensor.offset)
+def _subscript(tensor: NkiTensor, d: int, k: object) -> tuple[bool, np.ndarray]:
+    """Dimension ``d``'s subscript as (advanced?, the indices it selects); out-of-range indices are kept."""
+    n = tensor.shape[d]
+    if isinstance(k, IndexTile):
+        return True, k.values
+    if _tile_index(k):
+        # A tile of indices is read now, as the DMA that uses the view reads it (inferred timing).
+        return True, read(k, raw=True).astype(np.int64)  # type: ignore[arg-type]
+    if isinstance(k, slice):
+        step = 1 if k.step is None else int(k.step)
+        start = 0 if k.start is None else int(k.start)
+        stop = n if k.stop is None else int(k.stop)
+        start, stop = start + n if start < 0 else start, stop + n if stop < 0 else stop
+        return False, np.arange(start, stop, step, dtype=np.int64)
+    if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+        return True, np.asarray(int(k) + n if k < 0 else int(k), dtype=np.int64)
+    if hasattr(k, "sim_value"):
+        return True, np.asarray(k.sim_value(), dtype=np.int64)
+    raise SimulationError(
+        f"legacy indexing: subscript {k!r} (dim {d}) must be an int, a slice or an nl.arange/nl.mgrid tile"
+    )
 
 
 def index(tensor: NkiTensor, keys: tuple[object, ...]) -> NkiTensor:
-    """``tensor[keys]`` with legacy semantics: a gather view whose elements outside the tensor are marked -1.
+    """``tensor[keys]`` with legacy semantics: a view whose elements outside the tensor are marked -1.
 
-    The positions are padded with -1 past each dimension's end as far as the key reaches (negative index-tile
-    values land in the padding too), so NumPy indexing of the padded positions gives exactly the out-of-bounds
-    elements."""
+    NumPy's advanced-indexing layout: the index tiles (and ints) broadcast together; their axes stand where
+    they are when adjacent, in front otherwise; slices keep their axes. Only the selected positions are computed.
+    """
     if any(k is Ellipsis for k in keys):
         at = next(i for i, k in enumerate(keys) if k is Ellipsis)
         keys = keys[:at] + (slice(None),) * (tensor.ndim - len(keys) + 1) + keys[at + 1 :]
     if len(keys) > tensor.ndim:
         raise SimulationError(f"too many indices ({len(keys)}) for tensor of shape {list(tensor.shape)}")
-    pad = [0] * tensor.ndim
-    subscripts: list[Any] = []
-    for d, k in enumerate(keys):
-        n = tensor.shape[d]
-        if isinstance(k, IndexTile) or _tile_index(k):
-            # A tile of indices is read now, as the DMA that uses the view reads it (inferred timing).
-            values = k.values if isinstance(k, IndexTile) else read(k, raw=True).astype(np.int64)  # type: ignore[arg-type]
-            if values.size and (values.min() < 0 or values.max() >= n):
-                pad[d] = max(int(values.max()) + 1, n + 1) - n
-                values = np.where(values < 0, n + pad[d] - 1, values)
-            subscripts.append(values)
-        elif isinstance(k, slice):
-            if isinstance(k.stop, int) and k.stop > n:
-                pad[d] = k.stop - n
-            subscripts.append(k)
-        elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-            subscripts.append(k)
-        elif hasattr(k, "sim_value"):
-            subscripts.append(k.sim_value())
-        else:
-            raise SimulationError(
-                f"legacy indexing: subscript {k!r} (dim {d}) must be an int, a slice or an nl.arange/nl.mgrid tile"
-            )
-    positions = _positions(tensor)
-    if any(pad):
-        positions = np.pad(positions, [(0, p) for p in pad], constant_values=-1)
+    keys = keys + (slice(None),) * (tensor.ndim - len(keys))
+    subs = [_subscript(tensor, d, k) for d, k in enumerate(keys)]
+    advanced = [d for d, (adv, _) in enumerate(subs) if adv]
     try:
-        gathered = positions[tuple(subscripts)]
-    except IndexError as exc:
-        raise SimulationError(f"legacy indexing of tensor {list(tensor.shape)}: {exc}") from None
+        block = np.broadcast_shapes(*(subs[d][1].shape for d in advanced))
+    except ValueError:
+        raise SimulationError(
+            f"legacy indexing: index tiles of shapes {[list(subs[d][1].shape) for d in advanced]} do not broadcast"
+        ) from None
+    in_place = not advanced or advanced == list(range(advanced[0], advanced[-1] + 1))
+    before = [d for d in range(advanced[0] if advanced else 0) if in_place]
+    after = [d for d in range(tensor.ndim) if not subs[d][0] and d not in before]
+    shape = (*(len(subs[d][1]) for d in before), *block, *(len(subs[d][1]) for d in after))
+    position = np.zeros((1,) * len(shape), np.int64) + (0 if tensor._index is not None else tensor.offset)
+    valid = np.ones((1,) * len(shape), np.bool_)
+    picks: list[np.ndarray] = []
+    for d, (adv, values) in enumerate(subs):
+        if adv:
+            placed = values.reshape((1,) * (len(block) - values.ndim) + values.shape)
+            placed = placed.reshape((1,) * len(before) + placed.shape + (1,) * len(after))
+        else:
+            axis = before.index(d) if d in before else len(before) + len(block) + after.index(d)
+            placed = values.reshape(tuple(len(values) if a == axis else 1 for a in range(len(shape))))
+        inside = (placed >= 0) & (placed < tensor.shape[d])
+        valid = valid & inside
+        placed = np.where(inside, placed, 0)
+        if tensor._index is None:
+            position = position + placed * tensor.strides[d]
+        picks.append(placed)
+    if tensor._index is not None:
+        position = tensor._index[tuple(picks)]
+    gathered = np.where(valid, position, -1)
+    gathered = np.broadcast_to(gathered, shape).copy() if gathered.shape != shape else gathered
     if gathered.ndim == 0:
         gathered = gathered.reshape(1)
     return _strided(tensor, gathered)
