@@ -3,7 +3,8 @@
 Every function takes the legacy ``mask=`` (``masks``); allocations take ``nl.par_dim`` block shapes
 (``indexing``) and, inside a launch grid, share ``shared_hbm`` outputs across programs (``spmd``). Legacy-only
 names: ``arange``/``mgrid`` (``index_tiles``), ``par_dim``, ``program_id``/``num_programs``/``program_ndim``/
-``spmd_dim``/``nc`` (``spmd``), ``static_cast``, ``loop_reduce``, ``fp32``, ``finfo``. The loop iterators are the current
+``spmd_dim``/``nc`` (``spmd``), ``static_cast``, ``loop_reduce``, ``fp32``, ``finfo``; ``load`` also takes 1-D
+sources. The loop iterators are the current
 ones: ``affine_range``, ``sequential_range`` and ``static_range`` iterate like ``range`` [v2.26.1
 nki.language.affine_range ...], which is how they execute on one core (their difference is what the compiler may
 reorder, not the values).
@@ -26,6 +27,7 @@ from nki_studio.sim.legacy.masks import with_mask
 from nki_studio.sim.legacy.spmd import nc, num_programs, program_id, program_ndim, shared_output, spmd_dim
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.tensor import NkiTensor, read, write
+from nki_studio.sim.userframe import user_location
 
 _ALLOCATORS = ("ndarray", "zeros", "ones", "full", "rand")
 
@@ -82,8 +84,8 @@ def loop_reduce(
     from nki_studio.sim.isa import tensor_tensor
 
     indices = loop_indices if isinstance(loop_indices, (list, tuple)) else (loop_indices,)
-    caller = inspect.stack(0)[1]
-    key = f"legacy.loop_reduce:{caller.filename}:{caller.lineno}"
+    site = user_location()
+    key = f"legacy.loop_reduce:{site.file}:{site.line}"
     ctx = context.current()
     out_dtype = dtypes.to_dtype(dtype) if dtype is not None else x.dtype
     previous = ctx.shared.get(key)
@@ -94,6 +96,17 @@ def loop_reduce(
         tensor_tensor(result, previous, x, op)
     ctx.shared[key] = result
     return result
+
+
+def load(src: NkiTensor, dtype: object = None, **kwargs: Any) -> NkiTensor:
+    """``nl.load``: a 1-D source (``A[c0:c0 + 128, i]``) loads as a ``(P, 1)`` column, the partition axis
+    first (inferred from nki-samples' Mamba tutorial, which uses such a load as a per-partition ``scale``)."""
+    if isinstance(src, NkiTensor) and src.ndim == 1:
+        if src._index is not None:
+            src = src._derive((src.shape[0], 1), (), 0, index=src._index.reshape(-1, 1))
+        else:
+            src = src._derive((src.shape[0], 1), (src.strides[0], 1), src.offset)
+    return _current.load(src, dtype, **kwargs)
 
 
 class _Finfo:
@@ -130,12 +143,11 @@ _LEGACY_ONLY: dict[str, Any] = {
     "loop_reduce": loop_reduce,
     "fp32": fp32,
     "finfo": finfo,
+    "load": load,
 }
 
 
 def _legacy(name: str, value: Any) -> Any:
-    if name in _LEGACY_ONLY:
-        return _LEGACY_ONLY[name]
     if name in _ALLOCATORS:
         return with_mask(f"nl.{name}", _allocator(value))
     if inspect.isfunction(value):
@@ -144,8 +156,12 @@ def _legacy(name: str, value: Any) -> Any:
 
 
 # The module's names are nl's, so nl.all, nl.max, nl.bool ... shadow the builtins below this line (hence builtins.all).
-globals().update({n: _legacy(n, getattr(_current, n)) for n in _current.__all__})
-globals().update(_LEGACY_ONLY)
+globals().update(
+    {
+        n: _legacy(n, v)
+        for n, v in {**{n: getattr(_current, n) for n in _current.__all__}, **_LEGACY_ONLY}.items()
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

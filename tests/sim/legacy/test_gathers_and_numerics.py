@@ -95,3 +95,28 @@ def test_float_to_int_truncates_and_finfo_and_reshape_by_keyword(legacy):
     out, low = legacy(source, np.array([2.5, 3.7, -1.5, 0.2], np.float32)).outputs
     assert out.tolist() == [[2, 3, -1, 0]]
     assert low[0, 0] == -3.3895313892515355e38  # bfloat16's lowest finite value
+
+
+def test_two_loop_reduce_sites_and_a_one_dimensional_load(legacy):
+    # Row-block max and sum of x (B blocks of 128 rows) by two loop_reduce calls; a (128,) column of y loads as
+    # (128, 1) and scales the sum per partition.
+    source = """
+    @nki.jit
+    def reduce_blocks(x, y):
+        out = nl.ndarray((128, x.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+        top = nl.ndarray((128, x.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+        for b in nl.affine_range(x.shape[0] // 128):
+            t = nl.load(x[b * 128:(b + 1) * 128, :])
+            total = nl.loop_reduce(t, op=np.add, loop_indices=[b])
+            biggest = nl.loop_reduce(t, op=np.maximum, loop_indices=[b])
+        scale = nl.load(y[0:128, 1])
+        nl.store(out, value=nl.multiply(total, scale))
+        nl.store(top, value=biggest)
+        return out, top
+    """
+    rng = np.random.default_rng(11)
+    x, y = rng.random((512, 24), np.float32), rng.random((128, 3), np.float32)
+    out, top = legacy(source, x, y).outputs
+    blocks = x.reshape(4, 128, 24)
+    np.testing.assert_allclose(out, blocks.sum(axis=0) * y[:, 1:2], rtol=1e-5)
+    np.testing.assert_array_equal(top, blocks.max(axis=0))
