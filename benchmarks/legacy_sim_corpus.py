@@ -11,8 +11,9 @@ through the embedded simulator's drop-in (``neuronxcc`` imports resolve to ``nki
   ``--simulation-only`` switch (its tests call ``simulate_kernel(baremetal(kernel)[grid], ...)``) and the
   project's pytest plugin (``-p nki_studio.pytest_plugin``, the drop-in for the session).
 
-Per case: matching (the reference check passed), failing (the first error line) or not runnable here (a
-module the script needs, e.g. torch or scipy, is not installed). The corpus is read from ``--repo`` (a clone of
+Per case (each in its own process, so a slow one times out alone): matching (the reference check passed), failing
+(the first error line, or the time limit) or not runnable here (a module the script needs, e.g. torch, is not
+installed). ``--per-test N`` runs only the first N parametrisations of each test function. The corpus is read from ``--repo`` (a clone of
 nki-samples holding the commit) or cloned into ``.cache/nki-samples``; nothing of it is copied into this tree.
 Usage: ``.venv/bin/python benchmarks/legacy_sim_corpus.py [--repo PATH] [--timeout S] [--only SUBSTRING]
 [--reference-packages SITE_PACKAGES]`` (the last for the references' scipy/torch when .venv lacks them).
@@ -22,13 +23,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import os
 import re
 import subprocess
 import sys
 import tarfile
 import tempfile
-import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +50,7 @@ with dropin.installed():
 @dataclass
 class Case:
     name: str
-    status: str  # "matching", "failing", "not runnable"
+    status: str  # "matching", "failing", "not runnable", "not run" (--per-test)
     detail: str = ""
 
 
@@ -96,76 +98,72 @@ def _env(corpus: Path, reference_packages: Path | None) -> dict[str, str]:
     return env
 
 
-def _tutorials(corpus: Path, env: dict[str, str], timeout: float, only: str) -> list[Case]:
-    cases = []
+def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
+    """(exit code or None on timeout, stdout + stderr)."""
+    try:
+        run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, ""
+    return run.returncode, run.stdout + run.stderr
+
+
+def _verdict(name: str, code: int | None, out: str, timeout: float) -> Case:
+    if code is None:
+        return Case(name, "failing", f"timed out after {timeout:.0f} s")
+    if code == 0:
+        return Case(name, "failing" if "differ" in out else "matching")
+    error = _first_error(out)
+    return Case(name, "not runnable" if error.startswith("needs ") else "failing", error)
+
+
+def _tutorials(corpus: Path, env: dict[str, str], timeout: float, only: str) -> Iterator[Case]:
     for path in sorted((corpus / "src" / "nki_samples" / "tutorials").glob("*/*.py")):
-        text = path.read_text()
         name = f"tutorial {path.parent.name}/{path.name}"
-        if "allclose" not in text or only not in name:
+        if "allclose" not in path.read_text() or only not in name:
             continue  # no reference check in the file
-        try:
-            run = subprocess.run(
-                [sys.executable, "-c", _TUTORIAL_RUNNER, path.name],
-                cwd=path.parent,
-                env={**env, "PYTHONPATH": f"{path.parent}{os.pathsep}{env['PYTHONPATH']}"},
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            cases.append(Case(name, "failing", f"timed out after {timeout:.0f} s"))
-            continue
-        out = run.stdout + run.stderr
-        if run.returncode == 0:
-            cases.append(Case(name, "matching" if "differ" not in run.stdout else "failing", ""))
-        else:
-            error = _first_error(out)
-            cases.append(Case(name, "not runnable" if error.startswith("needs ") else "failing", error))
-    return cases
+        local = {**env, "PYTHONPATH": f"{path.parent}{os.pathsep}{env['PYTHONPATH']}"}
+        code, out = _run([sys.executable, "-c", _TUTORIAL_RUNNER, path.name], path.parent, local, timeout)
+        yield _verdict(name, code, out, timeout)
 
 
-def _unit_tests(corpus: Path, env: dict[str, str], timeout: float, only: str, work: Path) -> list[Case]:
-    cases = []
+_PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nki_studio.pytest_plugin"]
+_PYTEST += ["--simulation-only", "-m", "simulation"]
+
+
+def _unit_tests(
+    corpus: Path, env: dict[str, str], timeout: float, only: str, per_test: int
+) -> Iterator[Case]:
+    """Every simulation-marked test case, each in its own pytest process (a slow case times out alone)."""
     unit = corpus / "test" / "unit"
     for path in sorted(unit.glob("test_*.py")):
         if "pytest.mark.simulation" not in path.read_text() or only not in f"unit {path.name}":
             continue
-        report = work / f"{path.stem}.xml"
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "nki_studio.pytest_plugin",
-        ]
-        command += ["--simulation-only", "-m", "simulation", f"--junitxml={report}", path.name]
-        try:
-            run = subprocess.run(command, cwd=unit, env=env, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            cases.append(Case(f"unit {path.name}", "failing", f"timed out after {timeout:.0f} s"))
+        code, out = _run([*_PYTEST, "--collect-only", "-q", path.name], unit, env, timeout)
+        ids = [line for line in out.splitlines() if line.startswith(f"{path.name}::")]
+        if not ids:
+            yield _verdict(f"unit {path.name}", code or 1, out, timeout)
             continue
-        if not report.exists():
-            cases.append(Case(f"unit {path.name}", "failing", _first_error(run.stdout + run.stderr)))
-            continue
-        for test in ET.parse(report).getroot().iter("testcase"):
-            name = f"unit {path.name}::{test.get('name')}"
-            problem = next((c for c in test if c.tag in ("failure", "error", "skipped")), None)
-            if problem is None:
-                cases.append(Case(name, "matching"))
+        taken: dict[str, int] = {}
+        for node in ids:
+            function = node.split("[", 1)[0]
+            taken[function] = taken.get(function, 0) + 1
+            if taken[function] > per_test:
+                yield Case(f"unit {node}", "not run", f"--per-test {per_test}")
                 continue
-            error = _first_error((problem.get("message") or "") + "\n" + (problem.text or ""))
-            status = "not runnable" if error.startswith("needs ") or problem.tag == "skipped" else "failing"
-            cases.append(Case(name, status, error))
-    return cases
+            code, out = _run([*_PYTEST, node], unit, env, timeout)
+            yield _verdict(f"unit {node}", code, out, timeout)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, help="a clone of aws-neuron/nki-samples holding commit 0898a77")
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per tutorial or unit-test file")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per tutorial or unit-test case")
+    parser.add_argument(
+        "--per-test",
+        type=int,
+        default=1000,
+        help="run at most this many parametrisations of each test function",
+    )
     parser.add_argument(
         "--reference-packages",
         type=Path,
@@ -174,6 +172,7 @@ def main() -> None:
     )
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
+    cases: list[Case] = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         corpus = _corpus(args.repo, work)
@@ -181,16 +180,22 @@ def main() -> None:
             args.reference_packages, work / "reference_packages"
         )
         env = _env(corpus, extra)
-        cases = _tutorials(corpus, env, args.timeout, args.only)
-        cases += _unit_tests(corpus, env, args.timeout, args.only, work)
-    for case in cases:
-        print(f"{case.status:13} {case.name}" + (f"  -- {case.detail}" if case.detail else ""))
-    runnable = [c for c in cases if c.status != "not runnable"]
+        tutorials = _tutorials(corpus, env, args.timeout, args.only)
+        for case in itertools.chain(
+            tutorials, _unit_tests(corpus, env, args.timeout, args.only, args.per_test)
+        ):
+            print(
+                f"{case.status:13} {case.name}" + (f"  -- {case.detail}" if case.detail else ""), flush=True
+            )
+            cases.append(case)
+    ran = [c for c in cases if c.status != "not run"]
+    runnable = [c for c in ran if c.status != "not runnable"]
     matching = sum(c.status == "matching" for c in cases)
     print(
-        f"\n{len(cases)} cases; {len(runnable)} runnable here; simulated and matching their reference: {matching} "
-        f"({100 * matching / max(1, len(runnable)):.0f}% of runnable, {100 * matching / max(1, len(cases)):.0f}% of all); "
-        f"failing: {sum(c.status == 'failing' for c in cases)}; not runnable: {len(cases) - len(runnable)}"
+        f"\n{len(ran)} cases run ({len(cases) - len(ran)} left out by --per-test); {len(runnable)} runnable here; "
+        f"simulated and matching their reference: {matching} ({100 * matching / max(1, len(runnable)):.0f}% of "
+        f"runnable, {100 * matching / max(1, len(ran)):.0f}% of run); failing: "
+        f"{sum(c.status == 'failing' for c in cases)}; not runnable: {len(ran) - len(runnable)}"
     )
 
 
