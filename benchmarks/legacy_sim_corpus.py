@@ -138,7 +138,7 @@ def _unit_tests(
     for path in sorted(unit.glob("test_*.py")):
         if "pytest.mark.simulation" not in path.read_text() or only not in f"unit {path.name}":
             continue
-        code, out = _run([*_PYTEST, "--collect-only", "-q", path.name], unit, env, timeout)
+        code, out = _run([*_PYTEST, "--collect-only", path.name], unit, env, timeout)
         ids = [line for line in out.splitlines() if line.startswith(f"{path.name}::")]
         if not ids:
             yield _verdict(f"unit {path.name}", code or 1, out, timeout)

@@ -4,7 +4,7 @@ Every function takes the legacy ``mask=`` (``masks``); allocations take ``nl.par
 (``indexing``) and, inside a launch grid, share ``shared_hbm`` outputs across programs (``spmd``). Legacy-only
 names: ``arange``/``mgrid`` (``index_tiles``), ``par_dim``, ``program_id``/``num_programs``/``program_ndim``/
 ``spmd_dim``/``nc`` (``spmd``), ``static_cast``, ``loop_reduce``, ``fp32``, ``finfo``; ``load`` also takes 1-D
-sources. The loop iterators are the current
+sources, ``matmul`` and ``store`` PSUM operands. The loop iterators are the current
 ones: ``affine_range``, ``sequential_range`` and ``static_range`` iterate like ``range`` [v2.26.1
 nki.language.affine_range ...], which is how they execute on one core (their difference is what the compiler may
 reorder, not the values).
@@ -109,6 +109,23 @@ def load(src: NkiTensor, dtype: object = None, **kwargs: Any) -> NkiTensor:
     return _current.load(src, dtype, **kwargs)
 
 
+def _in_sbuf(t: object) -> Any:
+    """A PSUM tile copied to SBUF (other values unchanged): the move the legacy compiler inserted where a
+    high-level ``nl`` call takes a PSUM tile (inferred from nki-samples' attention tutorial, which multiplies by an
+    ``nl.transpose`` result and stores an ``nl.matmul`` result directly)."""
+    return _current.copy(t) if isinstance(t, NkiTensor) and t.buffer is MemoryRegion.psum else t
+
+
+def matmul(x: NkiTensor, y: NkiTensor, transpose_x: bool = False, **kwargs: Any) -> NkiTensor:
+    """``nl.matmul``, taking PSUM operands too."""
+    return _current.matmul(_in_sbuf(x), _in_sbuf(y), transpose_x, **kwargs)
+
+
+def store(dst: NkiTensor, value: NkiTensor, **kwargs: Any) -> None:
+    """``nl.store``, taking a PSUM value too."""
+    _current.store(dst, _in_sbuf(value), **kwargs)
+
+
 class _Finfo:
     """``nl.finfo(dtype)``: the limits of a float dtype (``min``, ``max``, ``eps``, ``tiny``, ``bits``), as NumPy's
     ``finfo`` (ml_dtypes' for the low-precision types) [v2.26.1 nki.language.finfo; values inferred to match]."""
@@ -144,6 +161,8 @@ _LEGACY_ONLY: dict[str, Any] = {
     "fp32": fp32,
     "finfo": finfo,
     "load": load,
+    "matmul": matmul,
+    "store": store,
 }
 
 

@@ -87,3 +87,18 @@ def test_tile_operator_under_nki_07_names_its_replacement(tmp_path):
     x = np.ones((8, 8), np.float32)
     with pytest.raises(SimulationError, match=r"tile operator \+ is legacy .* nl\.add\(a, b\)"):
         simulate(str(path), x, x)
+
+
+def test_psum_operands_of_high_level_calls_move_to_sbuf(legacy):
+    # out = x @ y.T.T with y transposed by nl.transpose (PSUM) and the nl.matmul result (PSUM) stored directly.
+    source = """
+    @nki.jit
+    def attention_like(x, y):
+        out = nl.ndarray((x.shape[0], y.shape[0]), dtype=nl.float32, buffer=nl.shared_hbm)
+        y_t = nl.transpose(nl.load(y))
+        nl.store(out, value=nl.matmul(nl.load(x), y_t, transpose_x=False))
+        return out
+    """
+    rng = np.random.default_rng(12)
+    x, y = rng.random((64, 32), np.float32), rng.random((48, 32), np.float32)
+    np.testing.assert_allclose(legacy(source, x, y).outputs[0], x @ y.T, rtol=1e-4)
