@@ -22,7 +22,8 @@ import numpy as np
 from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.legacy.detect import legacy_semantics
 from nki_studio.sim.legacy.index_tiles import IndexTile
-from nki_studio.sim.tensor import NkiTensor, Storage, read
+from nki_studio.sim.scalars import index_value
+from nki_studio.sim.tensor import DynSlice, NkiTensor, Storage, read
 
 # Storages laid out with block dimensions in front of the partition axis (their views index NumPy-style).
 _BLOCKED: weakref.WeakSet[Storage] = weakref.WeakSet()
@@ -52,15 +53,24 @@ def partition_axis(shape: object) -> int:
     return 0
 
 
-def blocked(tensor: NkiTensor, axis: int) -> NkiTensor:
-    """The kernel's view of a partition-first storage whose partition axis belongs at ``axis``."""
+def blocked(tensor: NkiTensor, axis: int, blocks: tuple[int, ...] = ()) -> NkiTensor:
+    """The kernel's view of a partition-first storage whose partition axis belongs at ``axis``.
+
+    ``blocks`` (the kernel's block counts) may exceed the storage's: a modular allocation (``ncc.sbuf.mod_alloc(...,
+    num_free_tiles=(n,))``) rotates block ``b`` onto physical tile ``b % n`` [v2.26.1 nki.compiler.sbuf.mod_alloc],
+    so the view gathers each block from its physical tile."""
     if axis == 0:
         return tensor
     _BLOCKED.add(tensor.storage)
     order = [*range(1, axis + 1), 0, *range(axis + 1, tensor.ndim)]
     shape = tuple(tensor.shape[d] for d in order)
     strides = tuple(tensor.strides[d] for d in order)
-    return tensor._derive(shape, strides, tensor.offset)
+    view = tensor._derive(shape, strides, tensor.offset)
+    if not blocks or tuple(blocks) == shape[:axis]:
+        return view
+    rotation = np.ix_(*(np.arange(b) % n for b, n in zip(blocks, shape[:axis], strict=True)))
+    positions = view._positions(shape, strides, tensor.offset)[rotation]
+    return tensor._derive(tuple(positions.shape), (), 0, index=positions)
 
 
 def _overruns(tensor: NkiTensor, keys: tuple[object, ...]) -> bool:
@@ -116,6 +126,9 @@ def _subscript(tensor: NkiTensor, d: int, k: object) -> tuple[bool, np.ndarray]:
         stop = n if k.stop is None else int(k.stop)
         start, stop = start + n if start < 0 else start, stop + n if stop < 0 else stop
         return False, np.arange(start, stop, step, dtype=np.int64)
+    if isinstance(k, DynSlice):
+        start = index_value(k.start)
+        return False, np.arange(start, start + k.size * k.step, k.step, dtype=np.int64)
     if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
         return True, np.asarray(int(k) + n if k < 0 else int(k), dtype=np.int64)
     if hasattr(k, "sim_value"):
@@ -171,4 +184,6 @@ def index(tensor: NkiTensor, keys: tuple[object, ...]) -> NkiTensor:
     gathered = np.broadcast_to(gathered, shape).copy() if gathered.shape != shape else gathered
     if gathered.ndim == 0:
         gathered = gathered.reshape(1)
+    if gathered.ndim == 1 and tensor.buffer.on_chip:
+        gathered = gathered.reshape(-1, 1)  # on-chip tiles keep a free dim: m_buffer[:, 0] is (128, 1)
     return _strided(tensor, gathered)

@@ -21,6 +21,7 @@ import ml_dtypes
 import numpy as np
 from nki_studio.sim import context, dtypes
 from nki_studio.sim import language as _current
+from nki_studio.sim.legacy.compiler import Rotation
 from nki_studio.sim.legacy.index_tiles import arange, mgrid
 from nki_studio.sim.legacy.indexing import blocked, par_dim, partition_axis
 from nki_studio.sim.legacy.masks import with_mask
@@ -42,16 +43,19 @@ def _allocator(fn: Callable[..., NkiTensor]) -> Callable[..., NkiTensor]:
         bound = signature.bind(*args, **kwargs)
         shape = bound.arguments["shape"]
         axis = partition_axis(shape)
-        if axis:
-            dims = [int(d) for d in shape]
-            bound.arguments["shape"] = (dims[axis], *dims[:axis], *dims[axis + 1 :])
-        else:
-            bound.arguments["shape"] = (
-                tuple(int(d) for d in shape) if isinstance(shape, (tuple, list)) else shape
-            )
+        dims = [int(d) for d in shape] if isinstance(shape, (tuple, list)) else [int(shape)]
+        tiles: tuple[int, ...] = ()
+        placement = bound.arguments.get("buffer")
+        if isinstance(placement, Rotation):
+            bound.arguments["buffer"] = placement.region
+            tiles = placement.tiles[:axis] + tuple(dims[len(placement.tiles) : axis])
+        physical = (
+            [builtins.min(n, t) for n, t in zip(dims[:axis], tiles, strict=True)] if tiles else dims[:axis]
+        )
+        bound.arguments["shape"] = (dims[axis], *physical, *dims[axis + 1 :]) if axis else tuple(dims)
 
         def make() -> NkiTensor:
-            return blocked(fn(*bound.args, **bound.kwargs), axis)
+            return blocked(fn(*bound.args, **bound.kwargs), axis, tuple(dims[:axis]))
 
         if bound.arguments.get("buffer") is MemoryRegion.shared_hbm:
             return shared_output(make)

@@ -98,3 +98,27 @@ def test_simulate_on_the_file_infers_the_legacy_version(legacy):
 def test_benchmark_runs_the_kernel_but_has_no_device_latency(legacy_call):
     with pytest.raises(SimulationError, match="needs a Neuron device"):
         legacy_call(GRID_ADD, "run_benchmark", np.ones((128, 8), np.float32))
+
+
+def test_mod_alloc_rotates_blocks_over_its_tiles(legacy):
+    # 4 blocks over num_free_tiles=(2,): block 2 is block 0's tile, so reading block 0 after writing block 2 sees
+    # block 2's values; the SBUF peak holds 2 tiles, not 4.
+    source = """
+    import neuronxcc.nki.compiler as ncc
+
+    @nki.jit
+    def rotate(x):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        blocks = nl.ndarray((4, nl.par_dim(128), 64), dtype=nl.float32,
+                            buffer=ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(2,)))
+        blocks[0] = nl.load(x[0:128, :])
+        blocks[2] = nl.load(x[128:256, :])
+        nl.store(out, value=nl.copy(blocks[0]))
+        return out
+    """
+    x = np.random.default_rng(13).random((256, 64), np.float32)
+    result = legacy(source, x)
+    np.testing.assert_array_equal(result.outputs[0], x[128:256])
+    assert (
+        result.report.sbuf is not None and result.report.sbuf.peak_bytes <= 3 * 64 * 4
+    )  # 2 rotating tiles + copy
