@@ -2,8 +2,8 @@
 
 The legacy pages describe ``mask`` as "a compile-time constant predicate that controls whether/how this
 instruction is executed" [v2.26.1 NKI API Masking; every nki.language/nki.isa page]. The simulator runs the
-call on the whole operands (out-of-bounds positions of index-tile views, which the mask must exclude, read
-element 0 of their storage) and then puts back every element of the operands the mask excludes, so masked-off
+call on the whole operands (out-of-bounds positions of index-tile views, which the mask must exclude, are
+scratch elements of a copy of the storage, written back without them) and then puts back every element of the operands the mask excludes, so masked-off
 outputs keep their old values. Masked-off elements of a *returned* tile are unspecified in the docs; here they
 hold whatever the call computed (inferred).
 """
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.legacy.index_tiles import predicate_values
-from nki_studio.sim.tensor import NkiTensor
+from nki_studio.sim.tensor import NkiTensor, Storage
 
 
 def _positions(t: NkiTensor) -> np.ndarray:
@@ -30,17 +30,36 @@ def _fits(pred: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
         return None
 
 
-def _in_bounds(name: str, t: NkiTensor, pred: np.ndarray) -> NkiTensor:
-    """``t`` with its out-of-bounds positions (all masked off) pointed at element 0 of the storage."""
+def _in_bounds(name: str, t: NkiTensor, pred: np.ndarray, commits: list[Callable[[], None]]) -> NkiTensor:
+    """``t`` with its out-of-bounds positions (all masked off) pointed at scratch elements past the end of a copy
+    of its storage, so nothing the call computes for them lands in the tensor; ``commits`` gets the copy-back."""
     if t._index is None or not (t._index < 0).any():
         return t
     keep = _fits(pred, t.shape)
-    if keep is None or (keep & (t._index < 0)).any():
+    outside = t._index < 0
+    if keep is None or (keep & outside).any():
         raise SimulationError(
             f"{name}: the index tiles of a {t.name or 'tensor'} operand reach outside it where the mask= holds "
             "(legacy masks must exclude every out-of-range element)"
         )
-    return t._derive(t.shape, (), 0, index=np.where(t._index < 0, 0, t._index))
+    data, st = t._data, t.storage
+    extended = np.concatenate([data, np.zeros(int(outside.sum()), data.dtype)])
+    index = t._index.copy()
+    index[outside] = data.size + np.arange(int(outside.sum()))
+    scratch = Storage(extended, t.dtype, t.buffer, t.name, (extended.size,), st.precise, None)
+    view = NkiTensor(scratch, t.shape, (), 0, data=extended, dtype=t.dtype, index=index, name=t.name)
+
+    def commit() -> None:
+        if scratch.dirty:
+            data[...] = extended[: data.size]
+            st.dirty = True
+            if st.written is not None and data is st.data:
+                st.written[t._index[~outside]] = True
+        if st.live is not None:
+            st.live.touch()
+
+    commits.append(commit)
+    return view
 
 
 def masked_call(
@@ -48,8 +67,11 @@ def masked_call(
 ) -> Any:
     """Call ``fn`` as the legacy API does with ``mask=``: only the elements where ``mask`` holds change."""
     pred = predicate_values(mask)
-    args = tuple(_in_bounds(name, a, pred) if isinstance(a, NkiTensor) else a for a in args)
-    kwargs = {k: _in_bounds(name, v, pred) if isinstance(v, NkiTensor) else v for k, v in kwargs.items()}
+    commits: list[Callable[[], None]] = []
+    args = tuple(_in_bounds(name, a, pred, commits) if isinstance(a, NkiTensor) else a for a in args)
+    kwargs = {
+        k: _in_bounds(name, v, pred, commits) if isinstance(v, NkiTensor) else v for k, v in kwargs.items()
+    }
     saved: list[tuple[NkiTensor, np.ndarray, np.ndarray, np.ndarray]] = []
     for t in (*args, *kwargs.values()):
         if isinstance(t, NkiTensor):
@@ -62,6 +84,8 @@ def masked_call(
         off = pos[~keep]
         back = ~np.isin(off, pos[keep])  # an element also reached where the mask holds keeps its new value
         t._data[off[back]] = old[~keep][back]
+    for commit in commits:
+        commit()
     return result
 
 
