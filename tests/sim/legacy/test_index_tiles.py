@@ -113,9 +113,8 @@ def test_masked_off_out_of_bounds_elements_never_land_in_the_tensor(legacy):
     def narrow(x):
         out = nl.ndarray((16, 6), dtype=x.dtype, buffer=nl.shared_hbm)
         i_p, i_f = nl.mgrid[0:16, 0:8]
-        tile = nl.load(x[i_p, i_f], mask=(i_f < 6))
-        nl.store(out[i_p, i_f], value=nl.add(tile, 1.0), mask=(i_f < 6))
+        nl.store(out[i_p, i_f], value=nl.load(x), mask=(i_f < 6))
         return out
     """
-    x = np.random.default_rng(14).random((16, 6), np.float32)
-    np.testing.assert_array_equal(legacy(source, x).outputs[0], x + np.float32(1.0))
+    x = np.random.default_rng(14).random((16, 8), np.float32)
+    np.testing.assert_array_equal(legacy(source, x).outputs[0], x[:, :6])
