@@ -42,7 +42,7 @@ def _in_bounds(name: str, t: NkiTensor, pred: np.ndarray, commits: list[Callable
             f"{name}: the index tiles of a {t.name or 'tensor'} operand reach outside it where the mask= holds "
             "(legacy masks must exclude every out-of-range element)"
         )
-    data, st = t._data, t.storage
+    data, st, inside = t._data, t.storage, t._index[~outside]
     extended = np.concatenate([data, np.zeros(int(outside.sum()), data.dtype)])
     index = t._index.copy()
     index[outside] = data.size + np.arange(int(outside.sum()))
@@ -54,7 +54,7 @@ def _in_bounds(name: str, t: NkiTensor, pred: np.ndarray, commits: list[Callable
             data[...] = extended[: data.size]
             st.dirty = True
             if st.written is not None and data is st.data:
-                st.written[t._index[~outside]] = True
+                st.written[inside] = True
         if st.live is not None:
             st.live.touch()
 
