@@ -94,6 +94,21 @@ _RESULTS: dict[str, Callable[[dict[str, Any], Any], Result]] = {
 }
 
 
+def in_sbuf(t: object) -> Any:
+    """A PSUM tile copied to SBUF (other values unchanged): the move the legacy compiler inserted where a call
+    takes a PSUM tile but the instruction reads SBUF (inferred from nki-samples: its attention tutorial multiplies
+    by an ``nl.transpose`` result and stores an ``nl.matmul`` result directly; its flash-attention backward feeds an
+    ``nc_transpose`` result to ``nc_matmul``; all ran on hardware)."""
+    if isinstance(t, NkiTensor) and t.buffer is MemoryRegion.psum:
+        copy = allocate(t.shape, t.dtype, _SBUF)
+        _current.tensor_copy(copy, t)
+        return copy
+    return t
+
+
+_SBUF_OPERANDS = {"nc_matmul": ("stationary", "moving")}
+
+
 def _value_returning(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn(dst, ...)`` callable the legacy way, ``fn(...)`` returning a new result tile."""
     params = list(inspect.signature(fn).parameters.values())[1:]  # the legacy signature: no dst
@@ -107,6 +122,9 @@ def _value_returning(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             bound = legacy.bind(*args, **kwargs)
         except TypeError as exc:
             raise SimulationError(f"nisa.{name}: {exc} (legacy form: nisa.{name}{legacy})") from None
+        for role in _SBUF_OPERANDS.get(name, ()):
+            if role in bound.arguments:
+                bound.arguments[role] = in_sbuf(bound.arguments[role])
         shape, out_dtype, buffer = result(
             bound.arguments, dtypes.to_dtype(dtype) if dtype is not None else None
         )

@@ -24,6 +24,7 @@ from nki_studio.sim import language as _current
 from nki_studio.sim.legacy.compiler import Rotation
 from nki_studio.sim.legacy.index_tiles import arange, mgrid
 from nki_studio.sim.legacy.indexing import blocked, par_dim, partition_axis
+from nki_studio.sim.legacy.isa import in_sbuf
 from nki_studio.sim.legacy.masks import with_mask
 from nki_studio.sim.legacy.spmd import nc, num_programs, program_id, program_ndim, shared_output, spmd_dim
 from nki_studio.sim.memory import MemoryRegion
@@ -113,21 +114,14 @@ def load(src: NkiTensor, dtype: object = None, **kwargs: Any) -> NkiTensor:
     return _current.load(src, dtype, **kwargs)
 
 
-def _in_sbuf(t: object) -> Any:
-    """A PSUM tile copied to SBUF (other values unchanged): the move the legacy compiler inserted where a
-    high-level ``nl`` call takes a PSUM tile (inferred from nki-samples' attention tutorial, which multiplies by an
-    ``nl.transpose`` result and stores an ``nl.matmul`` result directly)."""
-    return _current.copy(t) if isinstance(t, NkiTensor) and t.buffer is MemoryRegion.psum else t
-
-
 def matmul(x: NkiTensor, y: NkiTensor, transpose_x: bool = False, **kwargs: Any) -> NkiTensor:
     """``nl.matmul``, taking PSUM operands too."""
-    return _current.matmul(_in_sbuf(x), _in_sbuf(y), transpose_x, **kwargs)
+    return _current.matmul(in_sbuf(x), in_sbuf(y), transpose_x, **kwargs)
 
 
 def store(dst: NkiTensor, value: NkiTensor, **kwargs: Any) -> None:
     """``nl.store``, taking a PSUM value too."""
-    _current.store(dst, _in_sbuf(value), **kwargs)
+    _current.store(dst, in_sbuf(value), **kwargs)
 
 
 class _Finfo:
