@@ -72,6 +72,11 @@ def _first_error(text: str) -> str:
     if missing:
         return f"needs {missing.group(1)}"
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    pytest_errors = [
+        line for line in lines if line.startswith("E ") and ("Error" in line or "assert" in line)
+    ]
+    if pytest_errors:
+        return pytest_errors[0][:300]
     for line in reversed(lines):
         if re.match(r"^(E\s+)?[\w.]+(Error|Exception|Timeout)\b", line) or "Error:" in line:
             return line[:300]
