@@ -4,8 +4,8 @@ resolve to the embedded simulator while a :func:`installed` block is active.
 The aliasing is scoped: entries of ``sys.modules`` that existed before (e.g. a real SDK) are restored on
 exit and ours are removed, so nothing leaks into the hosting process (language server). Kernel modules
 loaded by :func:`load_module` keep working after the block, because they hold references to our modules.
-Legacy ``neuronxcc.nki`` imports are aliased to the same modules (cheap compatibility: legacy-only names
-such as ``nl.mgrid`` raise "not implemented").
+Legacy ``neuronxcc.nki`` imports (and ``torch_neuronx.nki_jit``) resolve to the legacy API's modules
+(``sim/legacy/``), which run legacy kernels with the legacy semantics.
 
 The aliasing is process-wide, so blocks are serialised with a re-entrant lock (one simulation at a time
 per process; the language server runs simulations in worker processes anyway).
@@ -41,12 +41,14 @@ _ALIASES = {
     "nki.compiler": "nki_studio.sim.nki_compiler",
     "nki.dtype": "nki_studio.sim.nki_dtype",
 }
-_LEGACY_ALIASES = {
-    "neuronxcc": "nki_studio.sim.legacy_package",
-    "neuronxcc.nki": "nki_studio.sim.nki_module",
-    "neuronxcc.nki.language": "nki_studio.sim.language",
-    "neuronxcc.nki.isa": "nki_studio.sim.isa",
+_LEGACY_ALIASES = {  # the legacy API's own modules (sim/legacy/)
+    "neuronxcc": "nki_studio.sim.legacy.package",
+    "neuronxcc.nki": "nki_studio.sim.legacy.entry",
+    "neuronxcc.nki.language": "nki_studio.sim.legacy.language",
+    "neuronxcc.nki.isa": "nki_studio.sim.legacy.isa",
+    "neuronxcc.nki.compiler": "nki_studio.sim.legacy.compiler",
     "neuronxcc.nki.typing": "nki_studio.sim.nki_typing",
+    "torch_neuronx": "nki_studio.sim.legacy.torch_neuronx",
 }
 _lock = threading.RLock()
 # Per thread, not per kernel instance (context.py's context variable): only launchers read it (default_options),

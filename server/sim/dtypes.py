@@ -161,11 +161,19 @@ def _round_tf32(values: np.ndarray) -> np.ndarray:
     return np.where(finite, rounded, bits).view(np.float32)
 
 
+def _float_to_int() -> Any:
+    """Float -> integer rounding: nearest-even since the 0.6.0 simulator, NumPy's truncation before it (the legacy
+    ``neuronxcc.nki`` simulator; simulator.md §7, 0.6.0 release notes)."""
+    from nki_studio.sim.legacy.detect import legacy_semantics  # the run's NKI version lives in sim.context
+
+    return np.trunc if legacy_semantics() else np.rint
+
+
 def cast(values: np.ndarray, dt: np.dtype[Any], precise: bool = True) -> np.ndarray:
     """Convert computed values to the storage of NKI dtype ``dt`` with the hardware rounding rules.
 
-    Float targets round to nearest even; integer targets round to nearest even then saturate
-    (NaN becomes 0); bool is "non-zero". Returns an array in ``storage_dtype(dt, precise)``.
+    Float targets round to nearest even; integer targets round to nearest even (truncate under legacy
+    semantics) then saturate (NaN becomes 0); bool is "non-zero". Returns an array in ``storage_dtype(dt, precise)``.
     """
     store = storage_dtype(dt, precise)
     if values.dtype == store and dtype_name(dt) != "tfloat32":
@@ -177,7 +185,7 @@ def cast(values: np.ndarray, dt: np.dtype[Any], precise: bool = True) -> np.ndar
             info = np.iinfo(store)
             return np.clip(values, info.min, info.max).astype(store)
         info = np.iinfo(store)
-        rounded = np.rint(np.asarray(values, dtype=np.float64))
+        rounded = _float_to_int()(np.asarray(values, dtype=np.float64))
         rounded = np.nan_to_num(rounded, nan=0.0, posinf=info.max, neginf=info.min)
         return np.clip(rounded, info.min, info.max).astype(store)
     if dtype_name(dt) == "tfloat32":

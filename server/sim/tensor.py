@@ -18,6 +18,7 @@ import numpy as np
 from nki_studio.sim import context, dtypes
 from nki_studio.sim.access import read
 from nki_studio.sim.errors import SimulationError
+from nki_studio.sim.legacy_hooks import TileOperators
 from nki_studio.sim.memory import MemoryRegion
 from nki_studio.sim.tensor_base import Storage
 from nki_studio.sim.views import ViewMixin
@@ -49,7 +50,7 @@ def _dense_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(strides)
 
 
-class NkiTensor(ViewMixin):
+class NkiTensor(ViewMixin, TileOperators):
     """A view over a storage. Attributes as language.md §5.1: shape, strides, offset, name, dtype, buffer."""
 
     __slots__ = (

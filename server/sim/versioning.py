@@ -5,7 +5,8 @@ A kernel written for the legacy ``neuronxcc.nki`` API (its file's imports say so
 without saying so, while the default version is the newest (0.7). Where nothing says otherwise, the kernel's own code decides: the user files it is made of
 (its module and, transitively, the user modules and functions that module refers to; installed packages and
 the standard library excluded) are scanned for APIs that pin a version (``model.version_signals``). A
-0.6-only API gives 0.6 semantics unless a 0.7-only API is used too. The choice is reported as a note.
+0.6-only API gives 0.6 semantics unless a 0.7-only API is used too. A kernel whose module uses the legacy
+``neuronxcc.nki`` modules gets the legacy semantics. The choice is reported as a note.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from nki_studio.model.api_version import ApiEvidence, FileApi, file_api
 from nki_studio.model.kernels import discover
 from nki_studio.model.targets import LEGACY, NkiVersion, frontend_asks_for_06
 from nki_studio.model.version_signals import V06, VersionSignal, version_signals
+from nki_studio.sim.legacy.detect import LEGACY_NOTE, uses_legacy_api
 from nki_studio.sim.userframe import is_internal
 
 _MAX_FILES = 500  # bound the scan of very large code bases (nothing pins a version past it)
@@ -119,8 +121,6 @@ def infer_nki_version(
     """The version to simulate ``func`` (loaded from ``path``, when known) with, and a note saying why when it
     differs from ``default`` or when the code's signals conflict; ``(default, None)`` otherwise.
     ``NKI_COMPILER_FRONTEND=custom`` names 0.6 without looking at the code."""
-    if default > V06 and frontend_asks_for_06():
-        return V06, "NKI version 0.6 from NKI_COMPILER_FRONTEND (0.6 semantics on a 0.7 toolchain)"
     start = path or _file_of(inspect.unwrap(func))
     legacy = _legacy_evidence(start, getattr(inspect.unwrap(func), "__qualname__", "")) if start else None
     if legacy is not None and default > LEGACY:
@@ -128,6 +128,10 @@ def infer_nki_version(
             f"NKI version legacy (neuronxcc.nki) inferred from `{legacy.statement}` at {start}:{legacy.line} "
             "(no setting names the version)"
         )
+    if not start and uses_legacy_api(func):  # no file to read: the kernel's module names legacy modules
+        return LEGACY, LEGACY_NOTE
+    if default > V06 and frontend_asks_for_06():
+        return V06, "NKI version 0.6 from NKI_COMPILER_FRONTEND (0.6 semantics on a 0.7 toolchain)"
     old: tuple[str, VersionSignal] | None = None
     new: tuple[str, VersionSignal] | None = None
     for file in _user_files(func, path):

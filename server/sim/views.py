@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
-from nki_studio.sim import context, dtypes
+from nki_studio.sim import context, dtypes, legacy_hooks
 from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, NotImplementedInSimulator, SimulationError
 from nki_studio.sim.scalars import index_value
@@ -78,6 +78,9 @@ class ViewMixin(TensorBase):
     # ----- indexing ---------------------------------------------------------------------------------
     def __getitem__(self, key: object) -> NkiTensor:
         keys = key if isinstance(key, tuple) else (key,)
+        legacy = legacy_hooks.indexing
+        if legacy is not None and legacy.handles(self, keys):  # type: ignore[arg-type]
+            return legacy.index(self, keys)  # type: ignore[arg-type]  # nl.arange tiles, block dims
         nd = len(self.shape)
         if any(k is Ellipsis for k in keys):
             at = next(i for i, k in enumerate(keys) if k is Ellipsis)
@@ -284,8 +287,13 @@ class ViewMixin(TensorBase):
             self.offset,
         )
 
-    def reshape(self, *shape: object) -> NkiTensor:
-        """Same elements, new shape; the layout must allow it without a copy (language.md §5.3)."""
+    def reshape(self, *shape: object, **keyword: object) -> NkiTensor:
+        """Same elements, new shape; the layout must allow it without a copy (language.md §5.3). Legacy code
+        passes it by keyword, ``t.reshape(shape=(n, m))``."""
+        if "shape" in keyword:
+            shape = (keyword.pop("shape"),)
+        if keyword:
+            raise SimulationError(f"reshape: unexpected arguments {sorted(keyword)}")
         dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         new = [index_value(x) for x in dims]
         if new.count(-1) == 1:

@@ -1,5 +1,5 @@
 """The ``neuronxcc`` package as legacy kernels import it: ``from neuronxcc import nki``."""
 
-from nki_studio.sim import nki_module as nki
+from nki_studio.sim.legacy import entry as nki
 
 __all__ = ["nki"]

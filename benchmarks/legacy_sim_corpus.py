@@ -1,0 +1,218 @@
+"""Legacy simulation on the nki-samples corpus (issue 28 item 3). Prints figures; asserts nothing.
+
+aws-neuron/nki-samples at commit 0898a77 (2025-11-12, before its legacy kernels were removed) is all legacy
+``neuronxcc.nki`` code. Every kernel whose own code gives shapes and a NumPy reference is run, unmodified,
+through the embedded simulator's drop-in (``neuronxcc`` imports resolve to ``nki_studio.sim.legacy``):
+
+* each tutorial script ``src/nki_samples/tutorials/*/*.py`` that checks its kernel against a reference
+  (``allclose``), run as ``__main__``: the kernel files' NumPy checks, the attention tutorial's test script, and
+  the PyTorch/JAX scripts (not runnable without torch/jax);
+* each ``test/unit/test_*.py`` test marked ``simulation``, run by pytest with the suite's own
+  ``--simulation-only`` switch (its tests call ``simulate_kernel(baremetal(kernel)[grid], ...)``) and the
+  project's pytest plugin (``-p nki_studio.pytest_plugin``, the drop-in for the session).
+
+Per case (each in its own process, so a slow one times out alone): matching (the reference check passed), failing
+(the first error line, or the time limit) or not runnable here (a module the script needs, e.g. torch, is not
+installed). ``--per-test N`` runs only the first N parametrisations of each test function. The corpus is read from ``--repo`` (a clone of
+nki-samples holding the commit) or cloned into ``.cache/nki-samples``; nothing of it is copied into this tree.
+Usage: ``.venv/bin/python benchmarks/legacy_sim_corpus.py [--repo PATH] [--timeout S] [--only SUBSTRING]
+[--reference-packages SITE_PACKAGES]`` (the last for the references' scipy/torch when .venv lacks them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import itertools
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMIT = "0898a77"
+URL = "https://github.com/aws-neuron/nki-samples"
+
+_TUTORIAL_RUNNER = """
+import runpy, sys
+from nki_studio.sim import dropin
+sys.argv = [sys.argv[1]]
+with dropin.installed():
+    runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@dataclass
+class Case:
+    name: str
+    status: str  # "matching", "failing", "not runnable", "not run" (--per-test)
+    detail: str = ""
+
+
+def _corpus(repo: Path | None, into: Path) -> Path:
+    if repo is None:
+        repo = ROOT / ".cache" / "nki-samples"
+        if not repo.exists():
+            subprocess.run(["git", "clone", "--quiet", URL, str(repo)], check=True)
+    archive = into / "corpus.tar"
+    with archive.open("wb") as out:
+        subprocess.run(["git", "-C", str(repo), "archive", COMMIT], stdout=out, check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "corpus", filter="data")
+    return into / "corpus"
+
+
+def _first_error(text: str) -> str:
+    missing = re.search(r"No module named '([^']+)'", text)
+    if missing:
+        return f"needs {missing.group(1)}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    pytest_errors = [
+        line for line in lines if line.startswith("E ") and ("Error" in line or "assert" in line)
+    ]
+    if pytest_errors:
+        return pytest_errors[0][:300]
+    for line in reversed(lines):
+        if re.match(r"^(E\s+)?[\w.]+(Error|Exception|Timeout)\b", line) or "Error:" in line:
+            return line[:300]
+    return (lines[-1] if lines else "no output")[:300]
+
+
+def _missing_only(site: Path, into: Path) -> Path:
+    """A folder linking the packages of ``site`` this interpreter cannot import (e.g. scipy), so the references
+    get them while everything the project has (numpy ...) stays the project's own."""
+    into.mkdir()
+    for entry in site.iterdir():
+        name = entry.name.split("-")[0].removesuffix(".py")
+        if name.isidentifier() and importlib.util.find_spec(name) is None:
+            (into / entry.name).symlink_to(entry)
+    return into
+
+
+def _env(corpus: Path, reference_packages: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(corpus / "src"), env.get("PYTHONPATH", "")]
+    if reference_packages is not None:
+        paths.append(str(reference_packages))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    return env
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
+    """(exit code or None on timeout, stdout + stderr)."""
+    try:
+        run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, ""
+    return run.returncode, run.stdout + run.stderr
+
+
+# Failures of a test's own harness off a Neuron host, before any kernel runs (said so, not counted as simulated).
+_HOST_ONLY = {
+    "name 'warnings' is not defined": "the test runs only on a trn2 instance: its host check reads "
+    "/sys/devices/virtual/dmi/id/product_name and, off-device, calls warnings.warn without importing warnings",
+}
+
+
+def _verdict(name: str, code: int | None, out: str, timeout: float) -> Case:
+    if code is None:
+        return Case(name, "failing", f"timed out after {timeout:.0f} s")
+    if code == 0:
+        return Case(name, "failing" if "differ" in out else "matching")
+    error = _first_error(out)
+    host = next((why for text, why in _HOST_ONLY.items() if text in error), None)
+    if host is not None:
+        return Case(name, "not runnable", host)
+    return Case(name, "not runnable" if error.startswith("needs ") else "failing", error)
+
+
+def _tutorials(corpus: Path, env: dict[str, str], timeout: float, only: str) -> Iterator[Case]:
+    for path in sorted((corpus / "src" / "nki_samples" / "tutorials").glob("*/*.py")):
+        name = f"tutorial {path.parent.name}/{path.name}"
+        if "allclose" not in path.read_text() or only not in name:
+            continue  # no reference check in the file
+        local = {**env, "PYTHONPATH": f"{path.parent}{os.pathsep}{env['PYTHONPATH']}"}
+        code, out = _run([sys.executable, "-c", _TUTORIAL_RUNNER, path.name], path.parent, local, timeout)
+        yield _verdict(name, code, out, timeout)
+
+
+_PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nki_studio.pytest_plugin"]
+_PYTEST += ["--simulation-only", "-m", "simulation"]
+
+
+def _unit_tests(
+    corpus: Path, env: dict[str, str], timeout: float, only: str, per_test: int
+) -> Iterator[Case]:
+    """Every simulation-marked test case, each in its own pytest process (a slow case times out alone)."""
+    unit = corpus / "test" / "unit"
+    for path in sorted(unit.glob("test_*.py")):
+        if "pytest.mark.simulation" not in path.read_text() or only not in f"unit {path.name}":
+            continue
+        code, out = _run([*_PYTEST, "--collect-only", path.name], unit, env, timeout)
+        ids = [line for line in out.splitlines() if line.startswith(f"{path.name}::")]
+        if not ids:
+            yield _verdict(f"unit {path.name}", code or 1, out, timeout)
+            continue
+        taken: dict[str, int] = {}
+        for node in ids:
+            function = node.split("[", 1)[0]
+            taken[function] = taken.get(function, 0) + 1
+            if taken[function] > per_test:
+                yield Case(f"unit {node}", "not run", f"--per-test {per_test}")
+                continue
+            code, out = _run([*_PYTEST, node], unit, env, timeout)
+            yield _verdict(f"unit {node}", code, out, timeout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", type=Path, help="a clone of aws-neuron/nki-samples holding commit 0898a77")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per tutorial or unit-test case")
+    parser.add_argument(
+        "--per-test",
+        type=int,
+        default=1000,
+        help="run at most this many parametrisations of each test function",
+    )
+    parser.add_argument(
+        "--reference-packages",
+        type=Path,
+        help="a site-packages folder with what the references import and .venv lacks (scipy, torch): only the "
+        "packages .venv cannot import are taken from it",
+    )
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    args = parser.parse_args()
+    cases: list[Case] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        corpus = _corpus(args.repo, work)
+        extra = args.reference_packages and _missing_only(
+            args.reference_packages, work / "reference_packages"
+        )
+        env = _env(corpus, extra)
+        tutorials = _tutorials(corpus, env, args.timeout, args.only)
+        for case in itertools.chain(
+            tutorials, _unit_tests(corpus, env, args.timeout, args.only, args.per_test)
+        ):
+            print(
+                f"{case.status:13} {case.name}" + (f"  -- {case.detail}" if case.detail else ""), flush=True
+            )
+            cases.append(case)
+    ran = [c for c in cases if c.status != "not run"]
+    runnable = [c for c in ran if c.status != "not runnable"]
+    matching = sum(c.status == "matching" for c in cases)
+    print(
+        f"\n{len(ran)} cases run ({len(cases) - len(ran)} left out by --per-test); {len(runnable)} runnable here; "
+        f"simulated and matching their reference: {matching} ({100 * matching / max(1, len(runnable)):.0f}% of "
+        f"runnable, {100 * matching / max(1, len(ran)):.0f}% of run); failing: "
+        f"{sum(c.status == 'failing' for c in cases)}; not runnable: {len(ran) - len(runnable)}"
+    )
+
+
+if __name__ == "__main__":
+    main()
