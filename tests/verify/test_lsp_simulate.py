@@ -150,6 +150,10 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(
         )
     )
     assert hover is not None and "Estimated (simulator, not measured)" in str(hover.contents)
+    # the kernel's estimated time with its likely range, as the text report says it
+    assert "Kernel time (estimated): ≈ " in str(hover.contents) and "public measurements (trn2, " in str(
+        hover.contents
+    )
 
 
 async def test_broken_kernel_diagnostic_on_the_failing_line(client: LanguageClient, tmp_path: Path) -> None:

@@ -145,6 +145,39 @@ describe('simulation results', () => {
     assert.match(html, /aria-label="roofline"/);
   });
 
+  it("states the estimate's likely range with its calibration, or that there is none", () => {
+    const panel = (latency_range: unknown): string =>
+      renderPanel(
+        {
+          heat: {
+            stale: false,
+            params: {
+              uri: 'u',
+              source: 'estimate',
+              lines: [heatLine(1, 10)],
+              kernel: { latency_ns: 170_000, latency_range },
+            },
+          },
+        },
+        'n',
+        'x',
+      );
+    const range = {
+      lowNs: 140_000,
+      highNs: 210_000,
+      points: 5,
+      generation: 'trn2',
+      kernelClass: 'all',
+      source: 'calibration suite',
+    };
+    assert.match(
+      panel(range),
+      /likely 140\.0 µs–210\.0 µs \(estimate’s likely range: 10th–90th percentile of measured\/estimated over 5 public measurements, trn2, all kernel classes; calibration suite\)/,
+    );
+    assert.match(panel({ ...range, kernelClass: 'memory' }), /memory-bound kernels/);
+    assert.match(panel(null), /no calibration for this generation/);
+  });
+
   it('states what is known of a measured roofline point without FLOPs, in the same section', () => {
     const html = renderPanel(
       {
