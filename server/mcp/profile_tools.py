@@ -80,7 +80,7 @@ def estimate(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> tuple[dict[
     return {
         **seen,
         **extra,
-    }, f"{headline(extra['kernel'], seen)}{verdict}. Likely range: {extra['rangeText']}"
+    }, f"{headline(extra['kernel'], seen)}{verdict}. The estimate's likely range: {extra['rangeText']}"
 
 
 def profile_report_view(

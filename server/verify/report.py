@@ -222,7 +222,7 @@ def _estimate_lines(estimate: Estimate) -> list[str]:
         f"{format_ns(estimate['computeNs'])}"
         + (f", overlapping {format_ns(overlap)}" if overlap is not None else "")
         + ")",
-        f"    likely range: {range_text(estimate)}",
+        f"    the estimate's likely range: {range_text(estimate)}",
         f"    bounds of that time: lower bound: busiest engine alone {format_ns(estimate['perfectPipelineNs'])} "
         f"(perfect overlap); upper bound: engines one after another {format_ns(estimate['serialNs'])} (no overlap)",
     ]

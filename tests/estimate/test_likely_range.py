@@ -84,7 +84,7 @@ def test_a_generation_without_points_has_no_range_and_says_so() -> None:
 def test_the_range_in_words_names_its_points_generation_and_class() -> None:
     text = describe(100_000, likely_range(100_000, "trn2", "memory", TABLE), "trn2", fmt_ns)
     assert text.startswith("≈ 100.0 µs, likely 86.0 µs–134.0 µs; calibrated on 4 public measurements")
-    assert "(trn2, memory-bound kernels;" in text
+    assert "(trn2, memory-bound kernels;" in text and text.endswith("; test table)")
 
 
 def test_the_table_round_trips_through_its_json(tmp_path: Path) -> None:

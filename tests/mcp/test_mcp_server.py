@@ -132,7 +132,7 @@ async def test_estimate_reads_the_fields_simulate_json_prints(capsys: pytest.Cap
         view = structured(est)
     assert view["range"] == section["range"] and view["range"]["points"] > 0
     assert view["rangeText"].startswith("≈ ") and "public measurements (trn2, " in view["rangeText"]
-    assert f"Likely range: {view['rangeText']}" in est.content[0].text
+    assert f"The estimate's likely range: {view['rangeText']}" in est.content[0].text
     assert view["investigations"] == section["investigations"]
     assert view["bounds"]["families"] == section["bounds"]["families"]
     assert view["bounds"]["bottleneck"] == section["bounds"]["bottleneck"]

@@ -26,7 +26,7 @@ def test_pass_prints_report_and_exits_0(capsys: pytest.CaptureFixture[str]) -> N
     assert "lower bound: busiest engine alone" in out and "upper bound: engines one after another" in out
     # the one estimate with its likely range, its number of public measurements and their generation
     assert re.search(
-        r"likely range: ≈ [\d.]+ [nµm]?s, likely [\d.]+ [nµm]?s–[\d.]+ [nµm]?s; calibrated on \d+ public measurements \(trn2, ",
+        r"the estimate's likely range: ≈ [\d.]+ [nµm]?s, likely [\d.]+ [nµm]?s–[\d.]+ [nµm]?s; calibrated on \d+ public measurements \(trn2, ",
         out,
     )
 
