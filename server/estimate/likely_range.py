@@ -110,14 +110,18 @@ def likely_range(
     }
 
 
+def short(total_ns: float, rng: EstimateRange | None, fmt: Callable[[float], str]) -> str:
+    """ "≈ 170 µs, likely 140 µs–210 µs" (just "≈ 170 µs" without a range), where there is no room for more."""
+    return f"≈ {fmt(total_ns)}" + (f", likely {fmt(rng['lowNs'])}–{fmt(rng['highNs'])}" if rng else "")
+
+
 def describe(total_ns: float, rng: EstimateRange | None, generation: str, fmt: Callable[[float], str]) -> str:
-    """The estimate with its range in words, e.g. "≈ 170 µs, likely 140–210 µs; calibrated on 5 public
+    """The estimate with its range in words, e.g. "≈ 170 µs, likely 140 µs–210 µs; calibrated on 5 public
     measurements (trn2, all kernel classes; ...; source)" (``fmt`` formats nanoseconds)."""
     if rng is None:
-        return f"≈ {fmt(total_ns)}; no calibration for {generation}: its error is unknown"
+        return f"{short(total_ns, rng, fmt)}; no calibration for {generation}: its error is unknown"
     klass = "all kernel classes" if rng["kernelClass"] == ALL else f"{rng['kernelClass']}-bound kernels"
     return (
-        f"≈ {fmt(total_ns)}, likely {fmt(rng['lowNs'])}–{fmt(rng['highNs'])}; calibrated on {rng['points']} "
-        f"public measurements ({rng['generation']}, {klass}; 10th–90th percentile of measured/estimated; "
-        f"{rng['source']})"
+        f"{short(total_ns, rng, fmt)}; calibrated on {rng['points']} public measurements ({rng['generation']}, "
+        f"{klass}; 10th–90th percentile of measured/estimated; {rng['source']})"
     )

@@ -63,6 +63,13 @@ def line_hover_markdown(payload: HeatmapParams, line: int) -> str | None:
     return f"{text}\n\nKernel time (estimated): {estimated}"
 
 
+def estimate_label(estimate: Estimate) -> str:
+    """An estimated time and its likely range in few words: "≈ 170 µs, likely 140 µs–210 µs"."""
+    from nki_studio.estimate.likely_range import short
+
+    return short(estimate["totalNs"], estimate["range"], fmt_ns)
+
+
 def fmt_ns(ns: float) -> str:
     """A duration as the heat labels write it."""
     from nki_studio.profile.heatmap import fmt_ns as fmt

@@ -5,6 +5,7 @@ and the trust refusal."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import time
 from pathlib import Path
@@ -133,6 +134,9 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(
     assert lens.command is not None and lens.command.command == "nki-studio.simulate"
     assert (
         list(lens.command.arguments or []) == [uri, "add"] and "last: passed, estimated" in lens.command.title
+    )
+    assert re.search(
+        r"estimated ≈ [\d.]+ [nµm]?s, likely [\d.]+ [nµm]?s–[\d.]+ [nµm]?s\)", lens.command.title
     )
     hints = await client.text_document_inlay_hint_async(
         types.InlayHintParams(
