@@ -4,8 +4,10 @@ generation and kernel class (issue 27, item 3), applied to one estimate.
 The residuals are data, ``calibration_residuals.json``, written by the calibration suite
 (``benchmarks/calibration/run.py --write-residuals``): per measured latency, its generation, its kernel class
 and measured / estimated. The range of an estimate ``t`` is ``t * q10`` to ``t * q90`` of those ratios (10th and
-90th percentiles, linear interpolation; the standard library's, so the language server need not load NumPy). Nothing is fitted to any point: the model has no constant tuned to the
-suite, so each point's residual does not depend on the point itself and the spread is held-out-style.
+90th percentiles, linear interpolation; the standard library's, so the language server need not load NumPy).
+Nothing is fitted to any point: the model has no constant tuned to the suite, so each point's residual does not
+depend on the point itself and the spread is held-out-style. It is an estimate's likely range, not a bound.
+With the suite's 5 trn2 and 13 trn1 latency points the percentiles are coarse.
 
 Kernel class: the side of the estimate's own roofline (memory-bound when the HBM floor is the larger floor,
 compute-bound otherwise). Chosen over a size split because the model's known errors differ by side (DMA
