@@ -271,6 +271,8 @@ export interface EstimatedKernel {
   name: string;
   latency_ns: number;
   latency_source: string;
+  /** the estimate's likely range (the estimate section's range) */
+  latency_range: EstimateRange | null;
   dma_union_ns: number;
   compute_union_ns: number;
   intersection_ns: number | null;
@@ -289,6 +291,25 @@ export interface EstimatedKernel {
   investigations: InvestigationJson[];
   notes: string[];
   estimated: true;
+}
+
+/**
+ * The estimate's likely range: the 10th to 90th percentile of measured / estimated over the public
+ * hardware measurements of the calibration suite for this generation and kernel class, times `totalNs`
+ * (`nki_studio.estimate.likely_range`). An estimate's likely range, not a guarantee.
+ */
+export interface EstimateRange {
+  /** likely low end of the kernel time (estimated) */
+  lowNs: number;
+  /** likely high end of the kernel time (estimated) */
+  highNs: number;
+  /** number of public measurements the range is calibrated on */
+  points: number;
+  generation: string;
+  /** the residuals used: the roofline side of the estimate, or 'all' (fewer than 4 points in that class) */
+  kernelClass: 'memory' | 'compute' | 'all';
+  /** where the residuals come from (the calibration suite and the model commit) */
+  source: string;
 }
 
 /** An investigation finding on one of the document's lines. */
@@ -506,6 +527,8 @@ export interface Estimate {
   target: string;
   /** estimated kernel time: first instruction start to last end on the timeline */
   totalNs: number;
+  /** the estimate's likely range from the calibration residuals (null: no calibration for this generation) */
+  range: EstimateRange | null;
   /** engine -> busy ns (union of its instructions) */
   engineNs: Record<string, number>;
   /** union of all DMA transfers */

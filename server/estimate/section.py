@@ -16,6 +16,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+from nki_studio.estimate.likely_range import kernel_class, likely_range, load_residuals
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.estimate.roofline import estimate_roofline
 from nki_studio.model.targets import Generation, Target
@@ -75,10 +76,20 @@ def estimate_section(
         }
         for m in metrics.lines
     ]
+    roofline = (
+        estimate_roofline(trace, target.limits, k.latency_ns).to_dict()
+        if has_instructions and k.latency_ns > 0
+        else None
+    )
     return {
         "label": LABEL,
         "target": generation.value,
         "totalNs": k.latency_ns,
+        "range": (
+            likely_range(k.latency_ns, generation.value, kernel_class(roofline), load_residuals())
+            if k.latency_ns > 0
+            else None
+        ),
         "engineNs": dict(k.engines),
         "dmaNs": k.dma_union_ns,
         "computeNs": k.compute_union_ns,
@@ -91,11 +102,7 @@ def estimate_section(
         "instructions": k.instr,
         "dmaBytes": k.dma_bytes,
         "lines": lines,
-        "roofline": (
-            estimate_roofline(trace, target.limits, k.latency_ns).to_dict()
-            if has_instructions and k.latency_ns > 0
-            else None
-        ),
+        "roofline": roofline,
         "timeline": k.timeline,
         "bounds": compute_bounds(profile, generation.value).to_dict() if has_instructions else None,
         "investigations": (
@@ -112,6 +119,7 @@ def kernel_summary(estimate: Estimate, name: str) -> EstimatedKernel:
         "name": name,
         "latency_ns": estimate["totalNs"],
         "latency_source": LATENCY_SOURCE,
+        "latency_range": estimate["range"],
         "dma_union_ns": estimate["dmaNs"],
         "compute_union_ns": estimate["computeNs"],
         "intersection_ns": estimate["overlapNs"],

@@ -13,7 +13,7 @@ from nki_studio.mcp.jobs import Simulator, prepare
 from nki_studio.mcp.simulate_tool import failed_metrics
 from nki_studio.mcp.workspace import Workspace
 from nki_studio.protocol.simulation import RAN
-from nki_studio.service import measured_estimated, profiles, views
+from nki_studio.service import measured_estimated, profiles, reports, views
 from nki_studio.service.profiles import LoadOptions, ProfileError
 from nki_studio.service.views import TOP_LINES, View
 
@@ -63,6 +63,8 @@ def estimate_view(
         "kernel": job.spec.kernel,
         "path": ws.relative(job.path),
         "target": job.generation.value,
+        "range": section["range"],
+        "rangeText": reports.estimate_range_text(section),
         "simulation": {
             "status": result["status"],
             "message": result["message"],
@@ -76,7 +78,10 @@ def estimate(ws: Workspace, sim: Simulator, args: dict[str, Any]) -> tuple[dict[
     seen, extra = estimate_view(ws, sim, args)
     status = extra["simulation"]["status"]
     verdict = "" if status == "passed" else f" (the simulation {status})"
-    return {**seen, **extra}, headline(extra["kernel"], seen) + verdict
+    return {
+        **seen,
+        **extra,
+    }, f"{headline(extra['kernel'], seen)}{verdict}. The estimate's likely range: {extra['rangeText']}"
 
 
 def profile_report_view(

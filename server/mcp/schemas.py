@@ -132,9 +132,23 @@ TOOLS: dict[str, dict[str, Any]] = {
         "queues and DMA engines of the target after their data dependencies: an ESTIMATED profile, not a "
         "measurement. Returns the estimated latency, engine busy times, DMA/compute overlap, bounds, the "
         "line-level investigations and the hottest kernel lines (the numbers of `nki-studio simulate --json`'s "
-        "estimate section), plus the simulation's verdict. Takes a file or unsaved source text.",
+        "estimate section), plus the simulation's verdict and the estimate's likely range (range: lowNs, "
+        "highNs, from the spread of measured/estimated over N public hardware measurements of the same "
+        "generation and kernel class; null when the generation has no calibration; rangeText says it in words). "
+        "Takes a file or unsaved source text.",
         "input": _obj({**_KERNEL_FIELDS, **_SOURCE_FIELDS}, anyOf=_FILE_OR_SOURCE),
-        "output": _out(*_VIEW, "kernel", "path", "target", "simulation", label={"const": "estimated"}),
+        "output": _out(
+            *_VIEW,
+            "kernel",
+            "path",
+            "target",
+            "range",
+            "rangeText",
+            "simulation",
+            label={"const": "estimated"},
+            range={"type": ["object", "null"]},
+            rangeText=_STR,
+        ),
         "read_only": True,
     },
     "analyze_profile": {

@@ -18,7 +18,7 @@ from nki_studio.protocol.profile import (
     ProfileInfo,
     TopOpcodeJson,
 )
-from nki_studio.protocol.simulation import EngineTrack, Roofline
+from nki_studio.protocol.simulation import EngineTrack, EstimateRange, Roofline
 
 HeatSource = Literal["measured", "estimate"]
 
@@ -84,6 +84,9 @@ class EstimatedKernel(TypedDict):
     name: Annotated[str, "the simulated kernel"]
     latency_ns: int
     latency_source: str
+    latency_range: Annotated[
+        EstimateRange | None, "the estimate's likely range (the estimate section's range)"
+    ]
     dma_union_ns: int
     compute_union_ns: int
     intersection_ns: int | None

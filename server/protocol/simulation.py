@@ -184,10 +184,33 @@ class EngineTrack(TypedDict):
     intervals: list[list[int]]
 
 
+KernelClass = Literal["memory", "compute", "all"]
+
+
+class EstimateRange(TypedDict):
+    """The estimate's likely range: the 10th to 90th percentile of measured / estimated over the public
+    hardware measurements of the calibration suite for this generation and kernel class, times ``totalNs``
+    (``nki_studio.estimate.likely_range``). An estimate's likely range, not a guarantee."""
+
+    lowNs: Annotated[int, "likely low end of the kernel time (estimated)"]
+    highNs: Annotated[int, "likely high end of the kernel time (estimated)"]
+    points: Annotated[int, "number of public measurements the range is calibrated on"]
+    generation: str
+    kernelClass: Annotated[
+        KernelClass,
+        "the residuals used: the roofline side of the estimate, or 'all' (fewer than 4 points in that class)",
+    ]
+    source: Annotated[str, "where the residuals come from (the calibration suite and the model commit)"]
+
+
 class _EstimateKeys(TypedDict):
     label: Annotated[str, "always 'estimated'"]
     target: str
     totalNs: Annotated[int, "estimated kernel time: first instruction start to last end on the timeline"]
+    range: Annotated[
+        EstimateRange | None,
+        "the estimate's likely range from the calibration residuals (null: no calibration for this generation)",
+    ]
     engineNs: Annotated[dict[str, int], "engine -> busy ns (union of its instructions)"]
     dmaNs: Annotated[int, "union of all DMA transfers"]
     computeNs: Annotated[int, "union of all compute instructions"]

@@ -9,9 +9,9 @@ returns it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import TypeVar, cast
 
-from nki_studio.protocol.heatmap import HeatFinding, HeatLine, HeatmapParams, HeatSource
+from nki_studio.protocol.heatmap import EstimatedKernel, HeatFinding, HeatLine, HeatmapParams, HeatSource
 from nki_studio.protocol.simulation import AnyResult, Estimate
 
 Painted = TypeVar("Painted", HeatLine, HeatFinding)  # anything with a 0-based ``line``
@@ -53,7 +53,21 @@ def line_hover_markdown(payload: HeatmapParams, line: int) -> str | None:
     """The hover of 0-based ``line`` of a payload (None: no heat there)."""
     from nki_studio.profile.heatmap import line_hover_markdown as hover
 
-    return hover(payload, line)
+    text = hover(payload, line)
+    if text is None or payload["source"] != "estimate":  # measured: no range to add
+        return text
+    from nki_studio.estimate.likely_range import describe
+
+    kernel = cast(EstimatedKernel, payload["kernel"])  # an estimate's payload carries an estimate's kernel
+    estimated = describe(kernel["latency_ns"], kernel["latency_range"], "this target", fmt_ns)
+    return f"{text}\n\nKernel time (estimated): {estimated}"
+
+
+def estimate_label(estimate: Estimate) -> str:
+    """An estimated time and its likely range in few words: "≈ 170 µs, likely 140 µs–210 µs"."""
+    from nki_studio.estimate.likely_range import short
+
+    return short(estimate["totalNs"], estimate["range"], fmt_ns)
 
 
 def fmt_ns(ns: float) -> str:

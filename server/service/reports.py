@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from nki_studio.protocol.analysis import BoundsJson, InvestigationJson
     from nki_studio.protocol.outputs import ProfileReportJson
     from nki_studio.protocol.profile import Comparison
-    from nki_studio.protocol.simulation import OracleMetric
+    from nki_studio.protocol.simulation import Estimate, OracleMetric
 
 
 def simulation_text(result: Mapping[str, Any]) -> str:
@@ -22,6 +22,14 @@ def simulation_text(result: Mapping[str, Any]) -> str:
     from nki_studio.verify.report import format_text
 
     return format_text(result)
+
+
+def estimate_range_text(estimate: Estimate) -> str:
+    """An estimate's time with its likely range in words: "≈ 170 µs, likely 140–210 µs; calibrated on N
+    public measurements (...)", or that its generation has no calibration."""
+    from nki_studio.verify.report import range_text
+
+    return range_text(estimate)
 
 
 def simulation_exit_code(result: Mapping[str, Any]) -> int:

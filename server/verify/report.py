@@ -24,6 +24,7 @@ from nki_studio.core.simulation_codes import (
     SIMULATION_WARNING,
     SIMULATION_WORKER_CRASHED,
 )
+from nki_studio.estimate.likely_range import describe as describe_range
 from nki_studio.profile.heatmap import fmt_ns as format_ns
 from nki_studio.protocol.simulation import Estimate
 from nki_studio.verify.oracle import describe
@@ -204,6 +205,11 @@ def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
     return out
 
 
+def range_text(estimate: Estimate) -> str:
+    """The estimate with its likely range in words (``estimate.likely_range.describe``)."""
+    return describe_range(estimate["totalNs"], estimate.get("range"), estimate["target"], format_ns)
+
+
 def _estimate_lines(estimate: Estimate) -> list[str]:
     """The estimate's lines of the text report: the scheduled time (the one estimate), its bounds labelled as
     bounds, the roofline point and the five hottest lines."""
@@ -214,6 +220,7 @@ def _estimate_lines(estimate: Estimate) -> list[str]:
         f"{format_ns(estimate['computeNs'])}"
         + (f", overlapping {format_ns(overlap)}" if overlap is not None else "")
         + ")",
+        f"    the estimate's likely range: {range_text(estimate)}",
         f"    bounds of that time: lower bound: busiest engine alone {format_ns(estimate['perfectPipelineNs'])} "
         f"(perfect overlap); upper bound: engines one after another {format_ns(estimate['serialNs'])} (no overlap)",
     ]

@@ -128,7 +128,11 @@ async def test_estimate_reads_the_fields_simulate_json_prints(capsys: pytest.Cap
     main(["simulate", str(EXAMPLES / "softmax.py"), "--json"])
     section = json.loads(capsys.readouterr().out)["estimate"]
     async with mcp_session("--root", str(EXAMPLES)) as s:
-        view = structured(await s.call_tool("estimate", {"file": "softmax.py"}))
+        est = await s.call_tool("estimate", {"file": "softmax.py"})
+        view = structured(est)
+    assert view["range"] == section["range"] and view["range"]["points"] > 0
+    assert view["rangeText"].startswith("≈ ") and "public measurements (trn2, " in view["rangeText"]
+    assert f"The estimate's likely range: {view['rangeText']}" in est.content[0].text
     assert view["investigations"] == section["investigations"]
     assert view["bounds"]["families"] == section["bounds"]["families"]
     assert view["bounds"]["bottleneck"] == section["bounds"]["bottleneck"]

@@ -4,6 +4,7 @@ payload the editor paints (the same fields a measured profile's payload has), la
 from __future__ import annotations
 
 from nki_studio.estimate.heat import estimate_payload
+from nki_studio.estimate.likely_range import kernel_class, load_residuals
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.estimate.section import estimate_section
 from nki_studio.model.targets import Generation, Target
@@ -86,3 +87,19 @@ def test_the_section_carries_the_bounds_and_investigations_of_the_same_profile()
     assert section["serializationGapNs"] == section["totalNs"] - section["perfectPipelineNs"]
     payload = estimate_payload("file:///k.py", "/k.py", "k", section)
     assert payload["kernel"]["bounds"] == section["bounds"]  # the panel's waterfall, for an estimate too
+
+
+def test_the_section_carries_its_likely_range_from_the_residuals_of_its_generation() -> None:
+    """The range is the committed residuals' spread for the section's generation, scaled by its total; the
+    payload carries the same object; a generation with no calibration point has none."""
+    table = load_residuals()
+    section = estimate_section(_trace(), Generation.GEN3)
+    rng = section["range"]
+    assert rng is not None and rng["generation"] == "trn2" and rng["source"] == table.source
+    ratios = [p.ratio for p in table.points if p.generation == "trn2"]
+    assert rng["kernelClass"] in ("all", kernel_class(section["roofline"]))
+    assert min(ratios) * section["totalNs"] - 1 <= rng["lowNs"] <= rng["highNs"]
+    assert rng["highNs"] <= max(ratios) * section["totalNs"] + 1
+    assert dict(estimate_payload("u", "/k.py", "k", section)["kernel"])["latency_range"] == rng
+    if not any(p.generation == "trn3" for p in table.points):
+        assert estimate_section(_trace(), Generation.GEN4)["range"] is None

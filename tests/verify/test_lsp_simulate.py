@@ -5,6 +5,7 @@ and the trust refusal."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import time
 from pathlib import Path
@@ -134,6 +135,9 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(
     assert (
         list(lens.command.arguments or []) == [uri, "add"] and "last: passed, estimated" in lens.command.title
     )
+    assert re.search(
+        r"estimated ≈ [\d.]+ [nµm]?s, likely [\d.]+ [nµm]?s–[\d.]+ [nµm]?s\)", lens.command.title
+    )
     hints = await client.text_document_inlay_hint_async(
         types.InlayHintParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
@@ -150,6 +154,10 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(
         )
     )
     assert hover is not None and "Estimated (simulator, not measured)" in str(hover.contents)
+    # the kernel's estimated time with its likely range, as the text report says it
+    assert "Kernel time (estimated): ≈ " in str(hover.contents) and "public measurements (trn2, " in str(
+        hover.contents
+    )
 
 
 async def test_broken_kernel_diagnostic_on_the_failing_line(client: LanguageClient, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ kernel through the whole pipeline (spec -> worker -> simulator -> oracle)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,11 @@ def test_pass_prints_report_and_exits_0(capsys: pytest.CaptureFixture[str]) -> N
         "lower bound: busiest", ""
     )
     assert "lower bound: busiest engine alone" in out and "upper bound: engines one after another" in out
+    # the one estimate with its likely range, its number of public measurements and their generation
+    assert re.search(
+        r"the estimate's likely range: ≈ [\d.]+ [nµm]?s, likely [\d.]+ [nµm]?s–[\d.]+ [nµm]?s; calibrated on \d+ public measurements \(trn2, ",
+        out,
+    )
 
 
 def test_wrong_kernel_fails_the_oracle_with_the_metric_that_caught_it(

@@ -1,4 +1,5 @@
 /** Human-readable figures for bars, hovers and the panel. */
+import type { EstimateRange } from '../protocol.generated';
 import type { Metric } from './model';
 
 export function formatNs(ns: number): string {
@@ -39,4 +40,17 @@ export function formatMetric(metric: Metric, value: number): string {
     case 'instr':
       return formatCount(value);
   }
+}
+
+/**
+ * "likely 140 µs–210 µs (estimate's likely range: 10th–90th percentile of measured/estimated over 5 public
+ * measurements, trn2, all kernel classes)"; or that the generation has no calibration (`null`).
+ */
+export function formatLikelyRange(range: EstimateRange | null): string {
+  if (range === null) return 'no calibration for this generation: the estimate’s error is unknown';
+  const kind = range.kernelClass === 'all' ? 'all kernel classes' : `${range.kernelClass}-bound kernels`;
+  return (
+    `likely ${formatNs(range.lowNs)}–${formatNs(range.highNs)} (estimate’s likely range: 10th–90th percentile ` +
+    `of measured/estimated over ${range.points} public measurements, ${range.generation}, ${kind}; ${range.source})`
+  );
 }

@@ -3,11 +3,12 @@
  * and the profile/estimate summary (engine tracks, DMA vs compute decomposition, roofline). Pure: data in,
  * string out; the CSP allows only inline styles with a nonce and no scripts or network at all.
  */
-import { formatBytes, formatNs, formatPercent } from '../heat/format';
+import { formatBytes, formatLikelyRange, formatNs, formatPercent } from '../heat/format';
 import { type HeatLine, type HeatmapParams, profileLabel } from '../heat/model';
 import {
   CLIENT_COMMANDS,
   type ClientCommandArguments,
+  type EstimateRange,
   type LiveAllocation,
   type OracleMetric,
   type Peak,
@@ -166,6 +167,10 @@ function tracksOf(kernel: Record<string, unknown>, latency: number): Track[] {
   return tracks;
 }
 
+function isLikelyRange(value: unknown): value is EstimateRange {
+  return typeof value === 'object' && value !== null && typeof (value as EstimateRange).lowNs === 'number';
+}
+
 function profileSection(heat: { params: HeatmapParams; stale: boolean }): string {
   const { params } = heat;
   const kernel = params.kernel ?? {};
@@ -180,6 +185,10 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
   if (latency !== undefined) {
     const denom = typeof kernel.latency_source === 'string' ? ` (${esc(kernel.latency_source)})` : '';
     parts.push(`<p>Kernel latency ${esc(formatNs(latency))}${denom}</p>`);
+    if (params.source === 'estimate' && 'latency_range' in kernel) {
+      const range = kernel.latency_range;
+      parts.push(`<p>${esc(formatLikelyRange(isLikelyRange(range) ? range : null))}</p>`);
+    }
     const d = num(kernel, ['dma_union_ns']);
     const c = num(kernel, ['compute_union_ns']);
     const i = num(kernel, ['intersection_ns']);

@@ -8,6 +8,15 @@ import { parseSimulationResult, severityOf, summaryLine } from '../../src/simula
 import { statusText } from '../../src/statusItem';
 import { heatLine } from '../support/heatData';
 
+/** The panel of an estimate's heat whose payload carries `kernel`. */
+function estimatePanel(kernel: Record<string, unknown>): string {
+  return renderPanel(
+    { heat: { stale: false, params: { uri: 'u', source: 'estimate', lines: [heatLine(1, 10)], kernel } } },
+    'n',
+    'x',
+  );
+}
+
 describe('legend', () => {
   it('labels estimates and stale data, and names the profile of measured data', () => {
     assert.match(legendText('busy time', 'estimate', null, false), /estimated/);
@@ -114,35 +123,39 @@ describe('simulation results', () => {
   });
 
   it("reads the estimate's engine times and draws its roofline point, labelled estimated", () => {
-    const html = renderPanel(
-      {
-        heat: {
-          stale: false,
-          params: {
-            uri: 'u',
-            source: 'estimate',
-            lines: [heatLine(1, 10)],
-            kernel: {
-              latency_ns: 100,
-              engine_ns: { vector: 80 },
-              roofline: {
-                intensity: 0.25,
-                achieved_tflops: 0.01,
-                peak_tflops: 79,
-                ceiling_gbps: 368,
-                bound: 'memory',
-                flops_source: 'simulator trace (estimated FLOPs)',
-              },
-            },
-          },
-        },
+    const html = estimatePanel({
+      latency_ns: 100,
+      engine_ns: { vector: 80 },
+      roofline: {
+        intensity: 0.25,
+        achieved_tflops: 0.01,
+        peak_tflops: 79,
+        ceiling_gbps: 368,
+        bound: 'memory',
+        flops_source: 'simulator trace (estimated FLOPs)',
       },
-      'n',
-      'x',
-    );
+    });
     assert.match(html, />vector</);
     assert.match(html, /memory-bound \(estimated\) · FLOPs: simulator trace \(estimated FLOPs\)/);
     assert.match(html, /aria-label="roofline"/);
+  });
+
+  it("states the estimate's likely range with its calibration, or that there is none", () => {
+    const panel = (latency_range: unknown): string => estimatePanel({ latency_ns: 170_000, latency_range });
+    const range = {
+      lowNs: 140_000,
+      highNs: 210_000,
+      points: 5,
+      generation: 'trn2',
+      kernelClass: 'all',
+      source: 'calibration suite',
+    };
+    assert.match(
+      panel(range),
+      /likely 140\.0 µs–210\.0 µs \(estimate’s likely range: 10th–90th percentile of measured\/estimated over 5 public measurements, trn2, all kernel classes; calibration suite\)/,
+    );
+    assert.match(panel({ ...range, kernelClass: 'memory' }), /memory-bound kernels/);
+    assert.match(panel(null), /no calibration for this generation/);
   });
 
   it('states what is known of a measured roofline point without FLOPs, in the same section', () => {

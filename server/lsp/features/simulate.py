@@ -365,7 +365,7 @@ class SimulateFeature:
                 title += f" (last: {last.get('status')}"
                 estimate = heat.estimate_of(last)
                 if estimate:
-                    title += f", estimated {heat.fmt_ns(estimate['totalNs'])}"
+                    title += f", estimated {heat.estimate_label(estimate)}"
                 title += ")"
             at = types.Position(line=kernel.decorator_line - 1, character=0)
             lenses.append(
