@@ -12,10 +12,18 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from nki_studio.core.findings import Finding, Severity, Span
+from nki_studio.core.gc_pause import gc_paused
 from nki_studio.model.kernels import KernelDiscovery
 from nki_studio.model.targets import NkiVersion, Target
 from nki_studio.nkilint.config import ConfigError, LintConfig, load_config
-from nki_studio.nkilint.engine import CONFIG_ERROR, discover_safely, lint_module, meta_finding, parse
+from nki_studio.nkilint.engine import (
+    CONFIG_ERROR,
+    discover_safely,
+    dispose_discovery,
+    lint_module,
+    meta_finding,
+    parse,
+)
 
 __all__ = [
     "ConfigError",
@@ -121,6 +129,15 @@ def lint_paths(
     code too. ``config=None`` loads each file's nearest ``[tool.nki-studio]``; ``override`` (e.g. command-line
     options) is applied to every file's config. Never raises."""
     parsed = [_prepare(path, config, override) for path in iter_python_files(paths)]
+    try:
+        return _lint_prepared(parsed)
+    finally:  # after every file's findings: another file's lint may read a discovery
+        for item in parsed:
+            if item.discovery is not None:
+                dispose_discovery(item.discovery)
+
+
+def _lint_prepared(parsed: list[_Parsed]) -> list[Finding]:
     # Cross-file pass: functions reached from kernels of other files become extra roots of their own file.
     reached: dict[str, set[str]] = {}
     for item in parsed:
@@ -171,12 +188,13 @@ def _prepare(
     except (OSError, UnicodeDecodeError) as exc:
         early.append(meta_finding("NKI000", path, Span(1, 1, 1, 1), f"cannot read file: {exc}"))
         return _Parsed(path, "", cfg, None, early)
-    tree = parse(text, path)
+    with gc_paused():  # parsing and discovery allocate millions of objects too (core.gc_pause)
+        tree = parse(text, path)
+        found = tree if isinstance(tree, Finding) else discover_safely(text, path, tree)
     if isinstance(tree, Finding):
         if cfg.enabled(tree.code, path):
             early.append(tree)
         return _Parsed(path, text, cfg, None, early)
-    found = discover_safely(text, path, tree)
     if isinstance(found, Finding):
         early.append(found)
         return _Parsed(path, text, cfg, None, early)

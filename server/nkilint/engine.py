@@ -139,6 +139,11 @@ def dispose(ctx: LintContext) -> None:
     for a discovery the caller made for this lint alone."""
     discovery = ctx.discovery
     ctx.__dict__.clear()
+    dispose_discovery(discovery)
+
+
+def dispose_discovery(discovery: KernelDiscovery) -> None:
+    """Break the reference cycles of a discovery nothing will read again (see :func:`dispose`)."""
     discovery.module.functions.clear()
     for shared in (discovery.kernels, discovery.reachable, discovery.call_sites, discovery.classes):
         shared.clear()
