@@ -1,6 +1,6 @@
 """The estimate's DMA model at the causes the calibration suite found (issue 27, item 2; benchmarks/calibration/
 README.md): tiny transfers count, strided stores into one output do not depend on each other, the issue cost sits
-on the queue, queues follow the tensors rather than the source line, and narrow descriptors move slower."""
+on the queue, and queues follow the tensors rather than the source line."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
-
 from nki_studio.estimate import constants as K
 from nki_studio.estimate.profile import estimate_profile
-from nki_studio.estimate.schedule import dma_plan, schedule
+from nki_studio.estimate.schedule import schedule
 from nki_studio.model.targets import Target
 from nki_studio.profile.metrics import compute_metrics
 from nki_studio.sim.api import simulate
