@@ -177,7 +177,7 @@ class _DmaQueues:
     def __init__(self, issue: float) -> None:
         self.issue = issue
         self.issued: dict[int, float] = {}  # queue -> end of its last issue
-        self.queue_free: dict[tuple[int, int, int], float] = {}  # (queue, engines) -> end of its last data
+        self.queue_free: dict[int, float] = {}  # (queue, engines) -> end of its last data
         self.busy: dict[
             tuple[int, int], tuple[list[float], list[float]]
         ] = {}  # (first, last) -> starts, ends
@@ -190,7 +190,7 @@ class _DmaQueues:
         if ready > issued:
             issued = ready
         t = self.issued[queue] = issued + self.issue
-        lane = (queue, first, last)
+        lane = (queue << 12) | (first << 6) | last  # (queue, engines) as one int: engines < 64
         free = self.queue_free.get(lane, 0.0)
         if free > t:
             t = free
