@@ -38,6 +38,16 @@ DMA_DESCRIPTOR_OVERHEAD = Constant(
     "inferred: a descriptor row of R bytes moves at R / (R + 512) of the engine's rate (80% at 2 KiB, 89% at "
     "4 KiB), shaped after [BW] (hardware.md §3: 2 KiB per partition the recommended minimum, >= 4 KiB saturates)",
 )
+DMA_ISSUE_COST = Constant(
+    600.0,
+    "ns",
+    "hardware.md §6 [DGE] (nki/deep-dives/nki-dge.rst, Neuron 2.32: 'Each hardware-DGE DMA instruction takes "
+    "approximately 600 ns to execute', triggered by the Scalar or Sync engine sequencer): paid by every "
+    "transfer on its DMA queue, one after the other, before its data moves (the data of one transfer overlaps "
+    "the next one's issue). Applied to every generation and DGE mode: inferred (trn1 has no hardware DGE; "
+    "no per-instruction cost is published for host or software descriptors). The per-transfer latency of "
+    "[BW] ('~1300 ns cross-engine', TargetLimits.dma_fixed_overhead_ns) stays off the queue",
+)
 DMA_TRANSPOSE_HBM_EFFICIENCY = Constant(
     0.9, "fraction", "hardware.md §3: DMA transpose HBM->SBUF up to ~90% of DMA throughput on Trainium2 [A3]"
 )
@@ -71,6 +81,7 @@ TABLE: dict[str, Constant] = {
     "SEMAPHORE_LATENCY": SEMAPHORE_LATENCY,
     "DMA_PARTITIONS_PER_ENGINE": DMA_PARTITIONS_PER_ENGINE,
     "DMA_DESCRIPTOR_OVERHEAD": DMA_DESCRIPTOR_OVERHEAD,
+    "DMA_ISSUE_COST": DMA_ISSUE_COST,
     "DMA_TRANSPOSE_HBM_EFFICIENCY": DMA_TRANSPOSE_HBM_EFFICIENCY,
     "DMA_TRANSPOSE_SBUF_EFFICIENCY": DMA_TRANSPOSE_SBUF_EFFICIENCY,
     "STATIONARY_LOAD_SPEEDUP": STATIONARY_LOAD_SPEEDUP,

@@ -5,8 +5,9 @@ Model (docs/cost-model.md, "Estimated timeline"):
 * Each (rank, logical core) runs its own program. Its instructions issue in trace order, in order on their
   engine queue (Tensor, Vector, Scalar, GpSimd, Sync); DMA transfers run on the 16 DMA engines, a transfer
   on the engines that own its on-chip partitions (8 partitions each), every engine one transfer at a time,
-  a queue (one per issuing line, inferred) in issue order; an engine takes whichever queue's transfer is
-  ready, so a transfer may fill a gap an earlier-issued one left.
+  after its issue on its queue (one per HBM tensor and direction, inferred; issues one after the other) and
+  in order with its queue's earlier transfers on those engines; an engine takes whichever queue's transfer
+  is ready, so a transfer may fill a gap an earlier-issued one left.
 * An instruction starts after the instructions it depends on through the bytes it touches: read after
   write, write after read and write after write on overlapping footprints (``trace.Operand``: SBUF/PSUM
   partitions x bytes, HBM byte ranges, per allocation). A PSUM accumulation group is a chain of writes to
@@ -163,27 +164,36 @@ class _Footprints:
 
 
 class _DmaQueues:
-    """One core's DMA queues and engines. A transfer runs in order on its queue (one per issuing line: the
-    compiler's queue choice is not in the trace), then on engines first..last at the earliest time they are all
-    free for its duration: an engine serves whichever of its queues has a transfer ready, so a transfer fills a
-    gap an earlier-issued one left. Engine time is reserved per group of engines a transfer used (few distinct
-    groups) as sorted busy intervals, merged where they touch; ``meets`` lists, per group, the groups that share
-    an engine with it (its own included)."""
+    """One core's DMA queues and engines. A transfer is issued on its queue (``trace_plan._dma_queues``), one
+    issue (``issue`` ns) after the other; its data then moves in order with the queue's earlier transfers on the
+    same engines (hardware.md §6: a queue runs in order on each engine), on engines first..last at the earliest
+    time they are all free for its duration: an engine serves whichever of its queues has a transfer ready, so a
+    transfer fills a gap an earlier-issued one left. Engine time is reserved per group of engines a transfer used
+    (few distinct groups) as sorted busy intervals, merged where they touch; ``meets`` lists, per group, the
+    groups that share an engine with it (its own included)."""
 
-    __slots__ = ("busy", "meets", "queue_free")
+    __slots__ = ("busy", "issue", "issued", "meets", "queue_free")
 
-    def __init__(self) -> None:
-        self.queue_free: dict[int, float] = {}  # queue -> end of its last transfer
+    def __init__(self, issue: float) -> None:
+        self.issue = issue
+        self.issued: dict[int, float] = {}  # queue -> end of its last issue
+        self.queue_free: dict[int, float] = {}  # (queue, engines) -> end of its last data
         self.busy: dict[
             tuple[int, int], tuple[list[float], list[float]]
         ] = {}  # (first, last) -> starts, ends
         self.meets: dict[tuple[int, int], list[tuple[list[float], list[float]]]] = {}
 
-    def start(self, queue: int, first: int, last: int, ready: float, ns: float) -> float:
-        """The start of a transfer of ``ns`` on engines first..last, ready at ``ready``; books it."""
-        t = self.queue_free.get(queue, 0.0)
-        if ready > t:
-            t = ready
+    def start(self, queue: int, first: int, last: int, ready: float, ns: float) -> tuple[float, float]:
+        """(issue start, data start) of a transfer of ``ns`` on engines first..last, ready at ``ready``; books
+        its issue and its engines."""
+        issued = self.issued.get(queue, 0.0)
+        if ready > issued:
+            issued = ready
+        t = self.issued[queue] = issued + self.issue
+        lane = (queue << 12) | (first << 6) | last  # (queue, engines) as one int: engines < 64
+        free = self.queue_free.get(lane, 0.0)
+        if free > t:
+            t = free
         pair = (first, last)
         groups = self.meets.get(pair)
         if groups is None:  # a new group of engines
@@ -220,8 +230,8 @@ class _DmaQueues:
                     elif j + 1 < len(starts) and starts[j + 1] < t + ns:  # the gap is too short
                         t, moved = ends[j + 1], True
         self._reserve(pair, t, ns)
-        self.queue_free[queue] = t + ns
-        return t
+        self.queue_free[lane] = t + ns
+        return issued, t
 
     def _reserve(self, pair: tuple[int, int], t: float, ns: float) -> None:
         """Mark the group's engines busy over [t, t + ns) (a free gap); touching intervals merge."""
@@ -245,7 +255,7 @@ class _Core:
 
     def __init__(self, engines: int) -> None:
         self.free = [0.0] * engines  # engine queue (by code) -> when it is free
-        self.dma = _DmaQueues()
+        self.dma = _DmaQueues(K.DMA_ISSUE_COST.value)
         self.footprints: dict[int, _Footprints] = {}
         # PSUM bank -> (end, engine) of its last Vector/Scalar access
         self.psum: dict[int, tuple[float, int]] = {}
@@ -514,10 +524,10 @@ class _Scheduler:
                 continue
             if kind == DMA:  # a transfer with listed dependencies alone
                 ns = ns_[k]
-                t = dma_start(queue_[k], first_[k], last_[k], ready, ns)
+                issued, t = dma_start(queue_[k], first_[k], last_[k], ready, ns)
                 i = events_[k]
-                start[i] = t
-                end[i] = t + (ns + latency)
+                start[i] = issued  # a transfer's time runs from its issue to the end of its latency
+                end[i] = issued + (t - issued + (ns + latency))  # as ``_commit`` adds up a placed one
                 at += 1
                 progressed = True
                 continue
@@ -576,8 +586,8 @@ class _Scheduler:
         if kind & FOOTPRINTS:
             ready = self._after_footprints(k, cur, core, engine, ready, accesses)
         if kind & DMA:
-            t = core.dma.start(cur.queue[k], cur.first[k], cur.last[k], ready, ns)
-            return Placed(i, engine, t, ns + self.latency, True, accesses)
+            issued, t = core.dma.start(cur.queue[k], cur.first[k], cur.last[k], ready, ns)
+            return Placed(i, engine, issued, t - issued + (ns + self.latency), True, accesses)
         free = core.free[engine]
         t = ready if ready > free else free
         if kind & BANKS:  # wait until the other engine left the PSUM banks, then hold them

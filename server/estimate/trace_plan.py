@@ -9,7 +9,7 @@
 * the Tensor engine's issue overhead and stationary loads (a load unless the stationary footprint is the one
   the previous matmul of the core left in the array) and the Scalar engine's activation-table loads, added to
   the durations: both follow from the order of a core's instructions alone;
-* the DMA queue (issuing line), the join scope of barriers and collectives, and what of this the scheduler
+* the DMA queue (``_dma_queues``: per HBM tensor and direction), the join scope of barriers and collectives, and what of this the scheduler
   must look at per instruction (``kind``), so that its common case is a plain one.
 """
 
@@ -62,7 +62,7 @@ class Plan:
     kind: npt.NDArray[np.int8]  # DMA | FOOTPRINTS | BANKS | JOIN bits, 0: the engine queue and deps alone
     dma_first: I64  # DMA engines first..last; -1 for other engines
     dma_last: I64
-    queue: I64  # DMA queue (issuing file and line)
+    queue: I64  # DMA queue (``_dma_queues``)
     scope: npt.NDArray[np.int8]  # code into SCOPES
     stream: I64  # (rank, core) program, code into ``streams``
     streams: tuple[tuple[int, int], ...]
@@ -130,8 +130,7 @@ def plan(
         kind=_kinds(first_e, fp_offsets, bank_offsets, scope),
         dma_first=first_e,
         dma_last=last_e,
-        queue=trace.event("file").astype(np.int64) << np.int64(32)
-        | (trace.event("line").astype(np.int64) & 0xFFFFFFFF),
+        queue=_dma_queues(trace, fp, owner, n),
         scope=scope,
         stream=stream_ids,
         streams=streams,
@@ -234,8 +233,7 @@ def _operand_footprints(trace: CompactTrace, limits: TargetLimits) -> _OperandFo
     role_writes = np.array([r.startswith(WRITE_ROLES) for r in trace.operand_table("role")], bool)
     write = role_writes[trace.operand("role")] | fence_op[op_code[owner]]
     valid = (storage >= 0) & (hbm | (pe > ps)) & (b1 > b0)
-    p0 = np.where(hbm, np.int32(0), ps)
-    p1 = np.where(hbm, np.int32(1), pe)
+    p0, p1, b0, b1 = _hbm_rows(trace, hbm & valid, storage, ps, pe, b0, b1)
     sharer = np.array([e in PSUM_SHARERS for e in trace.event_table("engine")], bool)
     held = np.flatnonzero(sharer[trace.event("engine")][owner] & psum & valid)
     bank = limits.psum_bank_bytes
@@ -244,6 +242,52 @@ def _operand_footprints(trace: CompactTrace, limits: TargetLimits) -> _OperandFo
     else:
         bank0, bank1 = b0[held] // bank, (b1[held] - 1) // bank
     return _OperandFootprints(storage, b0, b1, p0, p1, write, valid, held, bank0, bank1)
+
+
+def _dma_queues(trace: CompactTrace, fp: _OperandFootprints, owner: I64, n: int) -> I64:
+    """Each event's DMA queue: one per HBM tensor and direction (2 x its allocation, + 1 for a store), an
+    on-chip copy's per destination allocation (-2 - it), -1 without either. The hardware runs a queue's
+    transfers in order on each DMA engine, 16 queues per engine (hardware.md §6, [DMA]); which queue the
+    compiler gives a transfer is not documented: one per tensor and direction is inferred from measured
+    profiles, whose queues belong to the issuing engine and the data's role (``qSyncIO0``, ``qGpSimdDynamic``:
+    shared/profile-formats/parquet-schema.md) and which put two input tensors of one kernel on two queues
+    (metrics.md §6.1). Not the issuing source line: a helper that issues every load is not one queue."""
+    hbm = trace.operand("buffer") == (
+        trace.operand_table("buffer").index("hbm") if "hbm" in trace.operand_table("buffer") else -1
+    )
+    if not owner.size:
+        return np.full(n, -1, np.int64)
+    at = first_of(hbm & fp.valid, owner, n)
+    dst = first_of(fp.write & fp.valid & ~hbm, owner, n)
+    storage = fp.storage.astype(np.int64)
+    tensor = 2 * storage[at] + fp.write[at]
+    return np.where(at >= 0, tensor, np.where(dst >= 0, -2 - storage[dst], -1))
+
+
+def _hbm_rows(
+    trace: CompactTrace, hbm: B, storage: I64, ps: I64, pe: I64, b0: I64, b1: I64
+) -> tuple[I64, I64, I64, I64]:
+    """(p0, p1, b0, b1) footprint columns with HBM operands as rows x bytes within a row wherever their
+    allocation has a row pitch (``Operand.row_pitch``): a rectangle view its rows and its byte range in them,
+    so column blocks of one output do not overlap; another view of such an allocation its bounding box's rows
+    whole; an allocation without a pitch flat (partitions 0..1, its byte range)."""
+    p0, p1 = np.where(hbm, 0, ps).astype(np.int64), np.where(hbm, 1, pe).astype(np.int64)
+    b0, b1 = b0.astype(np.int64), b1.astype(np.int64)
+    own = trace.operand("row_pitch").astype(np.int64)
+    rows = np.flatnonzero(hbm)
+    if not rows.size or not own[rows].any():
+        return p0, p1, b0, b1
+    pitch_of = np.zeros(int(storage[rows].max()) + 1, np.int64)
+    np.maximum.at(pitch_of, storage[rows], own[rows])
+    pitch = pitch_of[storage[rows]]
+    rows, pitch = rows[pitch > 0], pitch[pitch > 0]
+    lo, hi = b0[rows], b1[rows]
+    first, last = lo // pitch, (hi - 1) // pitch
+    rect = own[rows] > 0
+    p0[rows], p1[rows] = first, last + 1
+    b0[rows] = np.where(rect, lo - first * pitch, 0)
+    b1[rows] = np.where(rect, hi - last * pitch, pitch)
+    return p0, p1, b0, b1
 
 
 def _programs(trace: CompactTrace) -> tuple[I64, tuple[tuple[int, int], ...]]:

@@ -360,7 +360,9 @@ def _dma_islands(
     dma = profile.dma
     keep = np.ones(len(dma), bool)
     source = f"union of {dma.table}" if dma.table else "no DMA rows"
-    if opts.kernel_dma_only and len(dma):
+    # the kernel-DMA filter separates a measured profile's infrastructure rows (instruction fetch, semaphore
+    # writes) from the kernel's; an estimated profile has none, and its tiny transfers are the kernel's own
+    if opts.kernel_dma_only and len(dma) and profile.provenance != "estimated":
         keep &= ~dma.queue_type.mask_of({"instruction"}) & (dma.bytes > 4)
         source += " (queue_type != 'instruction', > 4 bytes)"
     s, e = dma.start, dma.end

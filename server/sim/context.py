@@ -129,6 +129,26 @@ def footprint(t: TensorBase) -> tuple[int, int, int, int, int]:
     return p0, p1, f0 * isz, f1 * isz, min(row, (f1 - f0) * isz)
 
 
+def row_pitch(t: TensorBase) -> int:
+    """An HBM view's row pitch (``trace.Operand.row_pitch``): the bytes of one row of its storage's last
+    dimension when the view is a rectangle of those rows -- every dimension either steps whole rows or stays
+    inside one row (a row block, a column block, a strided column block) -- so its footprint is rows x a byte
+    range within a row; 0 for an on-chip, a gathered or a one-dimensional view, or one that wraps across rows
+    (its footprint stays the flat bounding box)."""
+    storage = t._st
+    if storage.region.on_chip or t._index is not None or len(storage.shape) < 2 or not t.size:
+        return 0
+    n = storage.shape[-1]
+    col_lo = col_hi = t.offset % n
+    for dim, s in zip(t.shape, t.strides, strict=True):
+        if dim > 1 and s % n:  # moves within a row
+            if s > 0:
+                col_hi += s * (dim - 1)
+            else:
+                col_lo += s * (dim - 1)
+    return n * t._data.itemsize if 0 <= col_lo and col_hi < n else 0
+
+
 class TraceRecorder:
     """Builds ``TraceEvent``s with the user's file:line and each operand's footprint."""
 
@@ -181,6 +201,7 @@ class TraceRecorder:
                         self._storage_id(value.storage),
                         *footprint(value),
                         value.storage.name or "",
+                        row_pitch(value),
                     )
                 )
                 counter[kind] = counter.get(kind, 0) + value.size * value.dtype.itemsize

@@ -37,6 +37,9 @@ class Operand:
     byte_end: int = 0
     row_bytes: int = 0  # longest contiguous run of the innermost dims (a DMA descriptor's row)
     name: str = ""  # the storage's tensor name (kernel argument name for inputs/outputs)
+    # HBM: bytes per row of the storage's last dimension when the view is a rectangle of those rows (rows x a
+    # byte range within a row; the estimate's footprint then excludes the other columns), else 0
+    row_pitch: int = 0
 
 
 @dataclass(frozen=True)

@@ -140,14 +140,17 @@ def test_reusing_the_stationary_operand_skips_its_load() -> None:
 
 def test_dma_transfers_on_different_partitions_run_in_parallel() -> None:
     lo = _ev(0, "nisa.dma_copy", "dma", _tile("dst", 1, (0, 64)), _hbm("src", 0, 0, 64 * 4096))
-    hi = _ev(1, "nisa.dma_copy", "dma", _tile("dst", 2, (64, 128)), _hbm("src", 0, 64 * 4096, 64 * 4096))
+    hi = _ev(1, "nisa.dma_copy", "dma", _tile("dst", 2, (64, 128)), _hbm("src", 4, 64 * 4096, 64 * 4096))
     both = _ev(2, "nisa.dma_copy", "dma", _tile("dst", 3), _hbm("src", 0, 0, 128 * 4096))
     s = schedule([lo, hi, both], LIMITS)
+    issue = K.DMA_ISSUE_COST.value  # two tensors, two queues: issued side by side
     assert s.start[0] == s.start[1] == 0.0
     assert tuple(s.dma_engines[0]) == (0, 7) and tuple(s.dma_engines[1]) == (8, 15)
-    busy = dma_plan(lo, LIMITS)[2]
-    assert s.start[2] == busy  # needs all 16 engines: after both halves left them
-    assert s.end[0] == busy + LIMITS.dma_fixed_overhead_ns
+    busy, latency = dma_plan(lo, LIMITS)[2], LIMITS.dma_fixed_overhead_ns
+    assert s.end[0] == issue + busy + latency
+    # needs all 16 engines: its data after both halves left them (its issue after lo's, on lo's queue)
+    assert s.start[2] == issue
+    assert s.end[2] == issue + busy + dma_plan(both, LIMITS)[2] + latency
 
 
 def test_narrow_descriptor_rows_move_slower() -> None:
@@ -209,8 +212,9 @@ def test_a_load_overtakes_a_store_that_waits_for_compute_but_one_queue_stays_in_
     load = _ev(2, "nisa.dma_copy", "dma", _tile("dst", 2), _hbm("src", 6, 0, 128 * 4096))
     s = schedule([compute, store, load], LIMITS)
     assert s.start[1] >= s.end[0]  # the store waits for its data
-    assert s.start[2] == 0.0  # the load (another line, another queue) uses the idle engines meanwhile
-    same_queue = dataclasses.replace(load, line=store.line)
+    assert s.start[2] == 0.0  # the load (another tensor, another queue) uses the idle engines meanwhile
+    # a second store to the same tensor (same queue) from a tile that is ready: in issue order all the same
+    same_queue = _ev(2, "nisa.dma_copy", "dma", _hbm("dst", 5, 128 * 4096, 128 * 4096), _tile("src", 2))
     s = schedule([compute, store, same_queue], LIMITS)
     assert s.start[2] >= s.start[1]  # one queue: in issue order
 

@@ -65,8 +65,8 @@ def _matmul_extra_cycles(event: TraceEvent, core: _Core) -> float:
 
 
 def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[float]]:
-    """Start/end of each event: after its engine queue (DMA: its queue, then the first moment the DMA engines it
-    uses are all free) and after every earlier
+    """Start/end of each event: after its engine queue (DMA: its issue on its queue, then the first moment the
+    DMA engines it uses are all free) and after every earlier
     event of its core that touched an overlapping footprint of the same allocation with a write on either side,
     plus the semaphore latency when that event ran on another engine; Vector and Scalar never hold one PSUM bank
     at the same time."""
@@ -79,7 +79,8 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
     reserved: dict[tuple[int, int], list[tuple[float, float, int]]] = defaultdict(
         list
     )  # (start, end, engine)
-    queues: dict[tuple[int, int, str, int], float] = {}
+    issues: dict[tuple[int, int, int], float] = {}
+    queues: dict[tuple[int, int, int, int, int], float] = {}
     for e in events:
         core = cores.setdefault((e.rank, e.core), _Core())
         ready = 0.0
@@ -94,8 +95,19 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
                 ready = max(ready, prev_end + (sem if prev.engine != e.engine else 0.0))
         if e.engine == "dma":
             first, last, ns = dma_plan(e, LIMITS)
-            # in order on its queue (its issuing line); then the first moment all its engines are free for ns
-            t = max(ready, queues.get((e.rank, e.core, e.file, e.line), 0.0))
+            # issued on its queue (one per HBM tensor and direction) after the queue's earlier issues, then in
+            # order with the queue's earlier transfers on the same engines, at the first moment all are free
+            hbm = [o for o in e.operands if o.buffer == "hbm" and o.storage >= 0]
+            dst = [o for o in e.operands if o.storage >= 0 and o.role.startswith(_WRITES)]
+            queue = (
+                2 * hbm[0].storage + hbm[0].role.startswith(_WRITES)
+                if hbm
+                else (-2 - dst[0].storage if dst else -1)
+            )
+            issue = max(ready, issues.get((e.rank, e.core, queue), 0.0))
+            issued = issues[(e.rank, e.core, queue)] = issue + K.DMA_ISSUE_COST.value
+            lane = (e.rank, e.core, queue, first, last)
+            t = max(issued, queues.get(lane, 0.0))
             while True:
                 clash = [
                     b for a, b, k in reserved[(e.rank, e.core)] if first <= k <= last and a < t + ns and t < b
@@ -104,8 +116,9 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
                     break
                 t = max(clash)
             reserved[(e.rank, e.core)].extend((t, t + ns, k) for k in range(first, last + 1))
-            queues[(e.rank, e.core, e.file, e.line)] = t + ns
-            ns += LIMITS.dma_fixed_overhead_ns
+            queues[lane] = t + ns
+            # the transfer's time: from its issue to the end of its latency
+            t, finish = issue, issue + (t - issue + (ns + LIMITS.dma_fixed_overhead_ns))
         else:
             ns = instruction_cost(e, LIMITS).ns
             if e.engine == "tensor":
@@ -128,10 +141,10 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
                     t = max(t, core.psum[b][0])
             for b in banks:
                 core.psum[b] = (t + ns, e.engine)
-            core.free[e.engine] = t + ns
+            core.free[e.engine] = finish = t + ns
         start.append(t)
-        end.append(t + ns)
-        done.append((e, t + ns))
+        end.append(finish)
+        done.append((e, finish))
     return start, end
 
 
