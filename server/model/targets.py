@@ -83,8 +83,9 @@ class TargetLimits:
     dma_bytes_per_ns: float  # aggregate achievable DMA per NeuronCore (16 engines x achievable), §1
     dma_fixed_overhead_ns: float  # per-transfer overhead, §3 cost rules ([BW]) -- inferred applicability
     clock_ghz: dict[str, float]  # engine clocks: tensor, vector, scalar, gpsimd, §1
-    lanes: dict[str, int]  # elements per cycle for bf16 on the element-wise engines, §3 data-path table
-    lanes_other: dict[str, int]  # elements per cycle for other dtypes (FP32, int ...), §3 data-path table
+    # widest elements per cycle of the element-wise engines (their performance modes; which instruction, dtype and
+    # placement get it: estimate/perf_modes.py), §3 data-path table
+    lanes: dict[str, int]
     tensor_tflops: dict[
         str, float
     ]  # TensorE dense peak by input dtype ("bf16", "fp32", "fp8"), §3 throughput
@@ -118,7 +119,6 @@ _TRN1 = TargetLimits(
     dma_fixed_overhead_ns=1300.0,
     clock_ghz={"tensor": 2.8, "vector": 1.12, "scalar": 1.4, "gpsimd": 1.4},
     lanes={"vector": 128, "scalar": 128, "gpsimd": 128},
-    lanes_other={"vector": 128, "scalar": 128, "gpsimd": 128},
     tensor_tflops={"bf16": 92.0, "fp32": 23.0},
     engine_fp32_tflops={"vector": 2.3, "scalar": 2.9},
 )
@@ -130,7 +130,6 @@ _TRN2 = replace(
     dma_bytes_per_ns=368.0 / 1.0,
     clock_ghz={"tensor": 2.4, "vector": 0.96, "scalar": 1.2, "gpsimd": 1.2},
     lanes={"vector": 512, "scalar": 128, "gpsimd": 128},
-    lanes_other={"vector": 256, "scalar": 128, "gpsimd": 128},
     tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 158.0},
     engine_fp32_tflops={"vector": 1.0, "scalar": 1.2},
 )
@@ -161,7 +160,10 @@ class InstructionCostRules:
     matmul_min_cycles: int = 64  # MultiplyMoving ~ max(N, 64) cycles for BF16/FP16/TF32/cFP8 [A2]
     matmul_fp32_factor: int = 4  # FP32 inputs ~4x slower [A2]
     two_input_factor: int = 2  # VectorE two-input instructions ~2N [A2]
-    reciprocal_factor: int = 8  # reciprocal ~8N [OLD]
+    reciprocal_factor: int = 8  # reciprocal ~8N on Vector, ~N on Scalar [OLD]
+    # "a static instruction overhead of 100 engine cycles" for back-to-back instructions with N << 128 or each
+    # depending on the previous one's output [A2] (Vector; "all the performance notes" apply to Scalar too)
+    static_overhead_cycles: int = 100
     gpsimd_fixed_cycles: int = 150  # iota / affine_select ~150+N [OLD]
     bn_aggr_factor: float = 13 / 3  # bn_aggr ~13*(N/3) [OLD]
 
