@@ -83,9 +83,10 @@ class TargetLimits:
     dma_bytes_per_ns: float  # aggregate achievable DMA per NeuronCore (16 engines x achievable), §1
     dma_fixed_overhead_ns: float  # per-transfer overhead, §3 cost rules ([BW]) -- inferred applicability
     clock_ghz: dict[str, float]  # engine clocks: tensor, vector, scalar, gpsimd, §1
-    # widest elements per cycle of the element-wise engines (their performance modes; which instruction, dtype and
-    # placement get it: estimate/perf_modes.py), §3 data-path table
+    # elements per cycle of the element-wise engines, §3 data-path table: BF16/FP16 at their widest performance
+    # mode, and other dtypes; which instruction, dtype and operand placement gets which: estimate/perf_modes.py
     lanes: dict[str, int]
+    lanes_other: dict[str, int]
     tensor_tflops: dict[
         str, float
     ]  # TensorE dense peak by input dtype ("bf16", "fp32", "fp8"), §3 throughput
@@ -119,6 +120,7 @@ _TRN1 = TargetLimits(
     dma_fixed_overhead_ns=1300.0,
     clock_ghz={"tensor": 2.8, "vector": 1.12, "scalar": 1.4, "gpsimd": 1.4},
     lanes={"vector": 128, "scalar": 128, "gpsimd": 128},
+    lanes_other={"vector": 128, "scalar": 128, "gpsimd": 128},
     tensor_tflops={"bf16": 92.0, "fp32": 23.0},
     engine_fp32_tflops={"vector": 2.3, "scalar": 2.9},
 )
@@ -130,6 +132,7 @@ _TRN2 = replace(
     dma_bytes_per_ns=368.0 / 1.0,
     clock_ghz={"tensor": 2.4, "vector": 0.96, "scalar": 1.2, "gpsimd": 1.2},
     lanes={"vector": 512, "scalar": 128, "gpsimd": 128},
+    lanes_other={"vector": 256, "scalar": 128, "gpsimd": 128},
     tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 158.0},
     engine_fp32_tflops={"vector": 1.0, "scalar": 1.2},
 )

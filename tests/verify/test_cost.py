@@ -70,8 +70,8 @@ def test_vector_lanes_by_dtype_and_two_inputs() -> None:
     two = _ev(
         "nisa.tensor_tensor", "vector", (f32, bf, Operand("data2", (128, 4096), "bfloat16", "sbuf")), 4096
     )
-    # a float32 operand: no performance mode, 128 lanes; two inputs: x2 -> 2 * 4096 = 8192
-    assert instruction_cost(two, TRN2).cycles == 8192 + 60
+    # a float32 operand: 256 lanes; two inputs: x2 -> 2 * 4096 * 128 / 256 = 4096
+    assert instruction_cost(two, TRN2).cycles == 4096 + 60
     tiny = _ev("nisa.activation", "scalar", (Operand("dst", (128, 8), "float32", "sbuf"),), 8)
     assert instruction_cost(tiny, TRN2).cycles == 64 + 100 + 60  # MIN_II floor and the static overhead
     iota = _ev("nisa.iota", "gpsimd", (Operand("dst", (128, 100), "int32", "sbuf"),), 100)
@@ -130,8 +130,8 @@ def test_reductions_are_priced_by_their_input_and_scalar_operands_do_not_count_a
         6,
     )
     assert (
-        instruction_cost(ev, TRN2).cycles == math.ceil(512 * 128 / 128) + 60
-    )  # bn_stats has no performance mode: 128 lanes
+        instruction_cost(ev, TRN2).cycles == math.ceil(512 * 128 / 256) + 60
+    )  # a float32 operand: 256 lanes
     # tensor_scalar with [P, 1] operands: one stream, not three
     ts = _ev(
         "nisa.tensor_scalar",
@@ -143,7 +143,7 @@ def test_reductions_are_priced_by_their_input_and_scalar_operands_do_not_count_a
         ),
         1024,
     )
-    assert instruction_cost(ts, TRN2).cycles == 1024 + 60  # a float32 dst: no performance mode
+    assert instruction_cost(ts, TRN2).cycles == 1024 * 128 // 256 + 60
 
 
 def test_collective_ranks_are_estimated_per_rank() -> None:
