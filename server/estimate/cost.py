@@ -10,11 +10,18 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from nki_studio.estimate.perf_modes import lanes
 from nki_studio.model.targets import COST_RULES, InstructionCostRules, TargetLimits
 from nki_studio.sim.trace import TraceEvent
 
-_SIXTEEN_BIT = ("bfloat16", "float16")
-FP32_INPUTS = ("float32", "tfloat32")  # matmul inputs at a quarter of the 16-bit rate (hardware.md §3, [A2])
+# Matmul inputs at a quarter of the 16-bit rate: FP32 alone. TF32 runs at the BF16 rate: "BF16, FP16, TF32, and
+# cFP8 input matrix data types at a maximum throughput of 92 TFLOPS, as well as 23 TFLOPS for FP32 inputs" and
+# MultiplyMoving ~max(N, 64) cycles "with BF16/FP16/TF32/cFP8 input", "roughly 4x higher" for FP32 (Trainium/
+# Inferentia2 architecture guide [A2]; trn2 "79 BF16/FP16/TF32 and 20 FP32 dense TFLOPS" [A3]).
+FP32_INPUTS = ("float32",)
+# Engines that pay the static instruction overhead of tiny or dependent back-to-back instructions: the Vector
+# engine [A2], and the Scalar engine, to which "all the performance notes discussed for Vector Engine" apply [A2]
+STATIC_OVERHEAD_ENGINES = ("vector", "scalar")
 
 
 @dataclass(frozen=True)
@@ -40,13 +47,6 @@ def operand(event: TraceEvent, *roles: str) -> Any:
         if op.role in roles:
             return op
     return None
-
-
-def _lanes(event: TraceEvent, limits: TargetLimits) -> int:
-    """Data-path width: the 16-bit width only when every operand is BF16/FP16 (hardware.md §3)."""
-    sixteen = bool(event.operands) and all(o.dtype in _SIXTEEN_BIT for o in event.operands)
-    table = limits.lanes if sixteen else limits.lanes_other
-    return table.get(event.engine, limits.partitions)
 
 
 def dma_ns(nbytes: int, limits: TargetLimits) -> float:
@@ -101,12 +101,16 @@ def elementwise_cycles(
     # inputs streamed at full size; a [P, 1] per-partition scalar operand (tensor_scalar's operand0) is not one
     streams = sum(1 for o in event.operands if _is_input(o.role) and _free_size(o.shape) == n)
     factor: float = 1
-    if name == "reciprocal":
+    if name == "reciprocal" and event.engine == "vector":  # ~8N on Vector, ~N on Scalar [OLD]
         factor = rules.reciprocal_factor
     elif streams >= 2:
         factor = rules.two_input_factor
-    data_cycles = math.ceil(factor * n * limits.partitions / _lanes(event, limits))
+    data_cycles = math.ceil(factor * n * limits.partitions / lanes(event, limits))
     extra = rules.min_ii_cycles if name in ("activation_reduce", "tensor_scalar_reduce") else 0
+    # a tiny instruction ("N << 128" [A2]; below the minimum initiation interval: an inferred threshold) pays the
+    # static overhead (the same overhead of dependent back-to-back instructions is not modelled)
+    if n < rules.min_ii_cycles and event.engine in STATIC_OVERHEAD_ENGINES:
+        extra += rules.static_overhead_cycles
     return max(rules.min_ii_cycles, data_cycles) + extra + rules.access_overhead_cycles
 
 

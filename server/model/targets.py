@@ -83,8 +83,10 @@ class TargetLimits:
     dma_bytes_per_ns: float  # aggregate achievable DMA per NeuronCore (16 engines x achievable), §1
     dma_fixed_overhead_ns: float  # per-transfer overhead, §3 cost rules ([BW]) -- inferred applicability
     clock_ghz: dict[str, float]  # engine clocks: tensor, vector, scalar, gpsimd, §1
-    lanes: dict[str, int]  # elements per cycle for bf16 on the element-wise engines, §3 data-path table
-    lanes_other: dict[str, int]  # elements per cycle for other dtypes (FP32, int ...), §3 data-path table
+    # elements per cycle of the element-wise engines, §3 data-path table: BF16/FP16 at their widest performance
+    # mode, and other dtypes; which instruction, dtype and operand placement gets which: estimate/perf_modes.py
+    lanes: dict[str, int]
+    lanes_other: dict[str, int]
     tensor_tflops: dict[
         str, float
     ]  # TensorE dense peak by input dtype ("bf16", "fp32", "fp8"), §3 throughput
@@ -161,7 +163,10 @@ class InstructionCostRules:
     matmul_min_cycles: int = 64  # MultiplyMoving ~ max(N, 64) cycles for BF16/FP16/TF32/cFP8 [A2]
     matmul_fp32_factor: int = 4  # FP32 inputs ~4x slower [A2]
     two_input_factor: int = 2  # VectorE two-input instructions ~2N [A2]
-    reciprocal_factor: int = 8  # reciprocal ~8N [OLD]
+    reciprocal_factor: int = 8  # reciprocal ~8N on Vector, ~N on Scalar [OLD]
+    # "a static instruction overhead of 100 engine cycles" for back-to-back instructions with N << 128 or each
+    # depending on the previous one's output [A2] (Vector; "all the performance notes" apply to Scalar too)
+    static_overhead_cycles: int = 100
     gpsimd_fixed_cycles: int = 150  # iota / affine_select ~150+N [OLD]
     bn_aggr_factor: float = 13 / 3  # bn_aggr ~13*(N/3) [OLD]
 

@@ -2,8 +2,9 @@
 ``kernels/adamw_M10944_N2048_0.py`` (legacy ``neuronxcc.nki``, compiler-generated).
 
 Same loop nest, tile shapes, dtypes and one instruction per legacy step: per [128, 1024] row block four loads
-(theta, m, v, g), per [128, 512] half eleven Vector instructions (``tensor_scalar``/``tensor_tensor``/
-``reciprocal``) and one Scalar ``activation(sqrt)``, one store. The legacy kernel masks the last, partial row
+(theta, m, v, g), per [128, 512] half eleven ``tensor_scalar``/``tensor_tensor``/``reciprocal`` instructions
+(engine left to the compiler: on trn1 the simulator puts the tensor_scalars and the reciprocal on the Scalar
+engine, docs/cost-model.md "Engine choice") and one Scalar ``activation(sqrt)``, one store. The legacy kernel masks the last, partial row
 tile (10944 = 85.5 x 128); here that tile is a slice of fewer partitions. Inputs in the benchmark's order
 ``(theta, g, m, v)``, each ``[M, N]``.
 """

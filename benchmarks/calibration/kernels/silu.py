@@ -2,7 +2,8 @@
 ``kernels/silu_M4096_N7168_0.py`` (legacy ``neuronxcc.nki``, compiler-generated).
 
 Same loop nest, tile shapes, dtypes and one instruction per legacy step: a [128, 1024] load, then per
-[128, 512] half exp(-x) on the Scalar engine, 1 + e and its reciprocal and x * r on the Vector engine, and a
+[128, 512] half exp(-x) on the Scalar engine, 1 + e and its reciprocal (engine left to the compiler: on trn1 the
+simulator puts both on the Scalar engine, docs/cost-model.md "Engine choice"), x * r on the Vector engine, and a
 [128, 1024] store. Input layout as the benchmark's ``transform_to_nki_inputs``: ``x[M, N]`` reshaped to
 ``[128, M // 128, N]`` (row ``p * (M // 128) + i`` on partition ``p``). Shapes come from the input, so the
 calibration suite may run fewer row tiles than the measurement (benchmarks/calibration/README.md, "Scaling").

@@ -110,7 +110,11 @@ def tensor_scalar(
     elif operand1 is not None:
         raise HardwareLimitError(f"{opname}: operand1 given without op1")
     bitvec = o0.kind == alu.BITVEC
-    eng = c.engine_name(opname, engine, "vector", ("vector",) if bitvec else ("vector", "scalar", "gpsimd"))
+    # engine.unknown on NeuronCore-v2: the compiler runs arithmetic tensor_scalar on the Scalar engine (inferred,
+    # no document states the choice: the trn1 AccelOpt NKIBench profiles of adamw, silu and swiglu show their
+    # default-engine tensor_scalars as Scalar-engine time, none on Vector); Vector on later generations.
+    default = "scalar" if not bitvec and c.nc_version() == 2 else "vector"
+    eng = c.engine_name(opname, engine, default, ("vector",) if bitvec else ("vector", "scalar", "gpsimd"))
     c.no_psum_on_gpsimd(opname, eng, dst=d, data=x)
     if (
         eng == "scalar"
@@ -244,14 +248,23 @@ def tensor_copy_predicated(
     return c.handle(opname, name)
 
 
+# The legacy (NeuronCore-v2) nki.isa.reciprocal left the engine to the compiler and documented Vector's throughput
+# as about 8x below Scalar's for large tiles, advising Vector only below 64 elements per partition (Neuron 2.21
+# docs, general/nki/api/generated/nki.isa.reciprocal). That the compiler follows the advice is inferred (the trn1
+# AccelOpt NKIBench profiles of silu and adamw fit it); later generations keep the Vector engine.
+_SCALAR_RECIPROCAL_MIN = 64
+
+
 @untaken.instruction
 def reciprocal(dst: NkiTensor, data: NkiTensor, name: str | None = None) -> NkiInstruction:
-    """``dst = 1 / data`` in FP32 on the Vector engine (isa.md §3.10)."""
+    """``dst = 1 / data`` in FP32 on the Vector engine (isa.md §3.10); on NeuronCore-v2, tiles of at least
+    ``_SCALAR_RECIPROCAL_MIN`` elements per partition on the Scalar engine (see there)."""
     opname = "nisa.reciprocal"
     d = c.tensor(opname, "dst", dst)
     x = c.tensor(opname, "data", data)
     p, f = c.same_shape2d(opname, dst=d, data=x)
-    context.issue(opname, "vector", reads={"data": x}, writes={"dst": d}, flops=p * f)
+    eng = "scalar" if c.nc_version() == 2 and f >= _SCALAR_RECIPROCAL_MIN else "vector"
+    context.issue(opname, eng, reads={"data": x}, writes={"dst": d}, flops=p * f)
     with np.errstate(all="ignore"):
         c.store(d, np.float32(1.0) / c.mat(x))
     return c.handle(opname, name)
