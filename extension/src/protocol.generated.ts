@@ -291,6 +291,8 @@ export interface EstimatedKernel {
   investigations: InvestigationJson[];
   notes: string[];
   estimated: true;
+  /** the user's calibration the estimate used, or why not; null: none */
+  calibration: CalibrationNote | null;
 }
 
 /**
@@ -310,6 +312,15 @@ export interface EstimateRange {
   kernelClass: 'memory' | 'compute' | 'all';
   /** where the residuals come from (the calibration suite and the model commit) */
   source: string;
+}
+
+/** What an estimate says about the calibration it used: applied, or ignored with the reason. */
+export interface CalibrationNote {
+  status: 'applied' | 'ignored';
+  file: string;
+  /** e.g. 'calibrated on 5 of your profiles, held-out error 4%', or why it was ignored */
+  message: string;
+  profiles: number;
 }
 
 /** An investigation finding on one of the document's lines. */
@@ -561,6 +572,8 @@ export interface Estimate {
   investigations: InvestigationJson[];
   /** how the estimate was made and what it leaves out */
   notes?: string[];
+  /** the user's calibration (nki-studio calibrate) this estimate used, or why it was ignored; absent: none */
+  calibration?: CalibrationNote;
 }
 
 /**

@@ -59,7 +59,9 @@ def line_hover_markdown(payload: HeatmapParams, line: int) -> str | None:
     from nki_studio.estimate.likely_range import describe
 
     kernel = cast(EstimatedKernel, payload["kernel"])  # an estimate's payload carries an estimate's kernel
-    estimated = describe(kernel["latency_ns"], kernel["latency_range"], "this target", fmt_ns)
+    estimated = describe(
+        kernel["latency_ns"], kernel["latency_range"], "this target", fmt_ns, kernel.get("calibration")
+    )
     return f"{text}\n\nKernel time (estimated): {estimated}"
 
 
