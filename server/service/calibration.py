@@ -44,7 +44,7 @@ class CalibrateOptions:
 
     kernel: str | None = None  # FILE::KERNEL every profile is a profile of (None: what each profile names)
     target: str | None = None  # trn1 | trn2 ... (None: the first usable kernel's)
-    out: str | None = None  # the calibration file (None: the project's .nki-studio/calibration.json)
+    out: str | None = None  # the calibration file (None: ``calibration_file.write_path``)
     load: profiles.LoadOptions = field(default_factory=profiles.LoadOptions)
 
 
@@ -95,7 +95,7 @@ def calibrate(
             "message": "nothing to calibrate on: no profile could be matched to a simulated kernel",
         }
     table = _fit_with_held_out(used, target)
-    out = opts.out or calibration_file.default_path(used[0].path)
+    out = opts.out or calibration_file.write_path(used[0].path, settings)
     from nki_studio.estimate.calibration.store import note, write
 
     write(out, target, table)

@@ -38,8 +38,15 @@ def configured(kernel_path: str, settings: Settings) -> str | None:
 
 
 def default_path(kernel_path: str) -> str:
-    """Where ``calibrate`` writes when not told: the project's ``.nki-studio/calibration.json``."""
+    """The project's ``.nki-studio/calibration.json``."""
     return os.path.join(project_root(kernel_path), DEFAULT_CALIBRATION_FILE)
+
+
+def write_path(kernel_path: str, settings: Settings) -> str:
+    """Where ``calibrate`` writes when not told: the file estimates of ``kernel_path`` read (the configured one,
+    else the project's default; the default too when the setting is ``off``)."""
+    named = configured(kernel_path, settings)
+    return named if named and named != OFF else default_path(kernel_path)
 
 
 def for_estimate(

@@ -87,7 +87,7 @@ def note(table: CalibrationTable, path: str) -> CalibrationNote:
     return {
         "status": "applied",
         "file": path,
-        "message": f"calibrated on {n} of your profile{'s' if n != 1 else ''}, {error}",
+        "message": f"calibrated on {n} of your profiles, {error}",
         "profiles": n,
     }
 
