@@ -189,7 +189,10 @@ def _use(
             f"no measured instruction matches a simulated one of {prepared.spec.kernel} (engine, line and order; "
             f"{matched.measured} measured on its lines): is it a profile of this kernel and version?"
         )
-    name = f"{os.path.relpath(kernel_path)}::{prepared.spec.kernel}"
+    # relative to the project, so a committed calibration file names the same kernel on every machine
+    name = (
+        f"{os.path.relpath(kernel_path, calibration_file.project_root(kernel_path))}::{prepared.spec.kernel}"
+    )
     return (
         _Kernel(
             name,

@@ -227,3 +227,17 @@ def _copy(path: Path, folder: Path) -> Path:
     target = folder / path.name
     target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
     return target
+
+
+def test_the_command_line_prints_json_and_exits_1_when_no_profile_is_usable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nki_studio.cli.main import main
+
+    corrupt = tmp_path / "corrupt_parquet"
+    corrupt.mkdir()
+    (corrupt / "Instruction.parquet").write_bytes(b"not parquet")
+    assert main(["calibrate", str(corrupt), "--json", "--out", str(tmp_path / "c.json")]) == 1
+    got = json.loads(capsys.readouterr().out)
+    assert got["file"] == "" and got["skipped"][0]["profile"] == str(corrupt)
+    assert main(["calibrate", str(corrupt), "--target", "trn9"]) == 2  # argparse: not a target

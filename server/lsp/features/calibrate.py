@@ -50,12 +50,13 @@ async def calibrate(server: NkiLanguageServer, *args: Any) -> CalibrateResult | 
     if isinstance(kernel, str) and kernel:
         file, sep, name = kernel.rpartition("::") if "::" in kernel else (kernel, "", "")
         kernel = f"{_path(file)}{sep}{name}"
+    target = spec.get("target")
     settings = server.settings
     ws = server.workspace
     roots = [Path(p) for f in ws.folders.values() if (p := to_fs_path(f.uri))]
     options = CalibrateOptions(
         kernel=kernel if isinstance(kernel, str) and kernel else None,
-        target=spec.get("target") if isinstance(spec.get("target"), str) else None,
+        target=target if isinstance(target, str) else None,
         load=LoadOptions(roots=roots, mappings={m.remote: m.local for m in settings.path_mappings}),
     )
     paths = [_path(p) for p in profiles]
