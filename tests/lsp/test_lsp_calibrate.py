@@ -73,5 +73,21 @@ async def test_calibrate_writes_the_file_and_the_next_estimate_uses_it(
     assert answer["file"] == str(tmp_path / ".nki-studio" / "calibration.json"), answer
     assert answer["used"][0]["kernel"].endswith("add.py::add") and answer["target"] == "trn2"
     assert any("calibrated on 1 of your profiles" in m.message for m in client.messages)
-    result = await _call(client, "nki-studio.simulate", (tmp_path / "add.py").as_uri(), "add")
+    uri = (tmp_path / "add.py").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri,
+                language_id="python",
+                version=1,
+                text=(tmp_path / "add.py").read_text(encoding="utf-8"),
+            )
+        )
+    )
+    result = await _call(client, "nki-studio.simulate", uri, "add")
     assert result["estimate"]["calibration"]["status"] == "applied", result.get("message")
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    titles = [lens.command.title for lens in lenses or [] if lens.command]
+    assert any("calibrated on 1 of your profiles, held-out error unknown" in t for t in titles), titles
