@@ -159,8 +159,13 @@ def _use(
         raise Skip(f"{kernel_path}: {exc.strerror or exc}") from exc
     except (SpecProblem, ValueError) as exc:
         raise Skip(f"cannot simulate {kernel_path}::{kernel_name}: {exc}") from exc
-    generation = target or prepared.generation.value
+    generation = opts.target or target or prepared.generation.value
     if prepared.generation.value != generation:
+        if not opts.target:  # each target has its own table: a profile of another one is not coerced
+            raise Skip(
+                f"its kernel's target is {prepared.generation.value}, the other profiles' {generation}: "
+                "calibrate each target on its own (--target)"
+            )
         prepared = dataclasses.replace(prepared, generation=parse_generation(generation))
     with tempfile.TemporaryDirectory(prefix="nki-calibrate-") as tmp:
         trace_path = os.path.join(tmp, "trace.jsonl")

@@ -24,8 +24,9 @@ def project_root(kernel_path: str) -> str:
 def configured(kernel_path: str, settings: Settings) -> str | None:
     """The calibration file named for ``kernel_path`` by the setting or ``[tool.nki-studio.calibration]``
     (None: neither names one; ``OFF``: switched off)."""
-    if settings.calibration_file:
-        return settings.calibration_file
+    if settings.calibration_file:  # a relative path is the project's
+        named = settings.calibration_file
+        return named if named == OFF else os.path.join(project_root(kernel_path), os.path.expanduser(named))
     pyproject = find_pyproject(kernel_path)
     if pyproject is None:
         return None

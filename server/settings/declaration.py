@@ -99,7 +99,8 @@ SETTINGS: tuple[Setting, ...] = (
         "",
         "The calibration of the estimate from your own profiles (`nki-studio calibrate`). Empty: `file` of "
         "`[tool.nki-studio.calibration]` in `pyproject.toml`, else `.nki-studio/calibration.json` next to "
-        "`pyproject.toml` (or the kernel's folder) when it exists. `off`: always the built-in model.",
+        "`pyproject.toml` (or the kernel's folder) when it exists. A relative path is taken from that folder. "
+        "`off`: always the built-in model.",
         "server",
         docs_default="project's `.nki-studio/calibration.json` when it exists",
     ),

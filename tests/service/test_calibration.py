@@ -241,3 +241,22 @@ def test_the_command_line_prints_json_and_exits_1_when_no_profile_is_usable(
     got = json.loads(capsys.readouterr().out)
     assert got["file"] == "" and got["skipped"][0]["profile"] == str(corrupt)
     assert main(["calibrate", str(corrupt), "--target", "trn9"]) == 2  # argparse: not a target
+
+
+def test_a_profile_of_another_target_is_skipped_unless_the_target_is_given(tmp_path: Path) -> None:
+    add = (ROOT / "tests" / "verify" / "data" / "add_kernel.py").read_text(encoding="utf-8")
+    profiles = []
+    for target in ("trn2", "trn1"):
+        folder = tmp_path / target
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text(f'[tool.nki-studio]\ntarget = "{target}"\n', encoding="utf-8")
+        (folder / "add.py").write_text(add, encoding="utf-8")
+        timeline = fixturegen.kernel_file_timeline(
+            folder / "add.py", remote_dir=str(folder), n_instructions=40
+        )
+        profiles.append(str(write_parquet(timeline, folder / "profile_parquet")))
+    result = calibrate(profiles, Settings(trusted_workspace=True))
+    assert [Path(u["file"]).parent.name for u in result["used"]] == ["trn2"] and result["target"] == "trn2"
+    (skip,) = result["skipped"]
+    assert "target is trn1, the other profiles' trn2" in skip["reason"]
+    assert result["file"] == str(tmp_path / "trn2" / ".nki-studio" / "calibration.json")
