@@ -148,8 +148,8 @@ def _use(
         report = profiles.load(path, load)
     except profiles.ProfileError as exc:
         raise Skip(f"cannot read the profile: {exc}") from exc
-    if not report.profile.has_instructions:
-        raise Skip("the profile holds kernel totals only, no instructions to fit on")
+    if not report.profile.has_instructions or report.metrics.kernel.latency_ns <= 0:
+        raise Skip("the profile holds no timed instructions to fit on (kernel totals only, or no latency)")
     kernel_path, kernel_name = _kernel_of(report, opts.kernel)
     try:
         with open(kernel_path, encoding="utf-8") as fh:

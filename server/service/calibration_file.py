@@ -25,8 +25,12 @@ def configured(kernel_path: str, settings: Settings) -> str | None:
     """The calibration file named for ``kernel_path`` by the setting or ``[tool.nki-studio.calibration]``
     (None: neither names one; ``OFF``: switched off)."""
     if settings.calibration_file:  # a relative path is the project's
-        named = settings.calibration_file
-        return named if named == OFF else os.path.join(project_root(kernel_path), os.path.expanduser(named))
+        setting = settings.calibration_file
+        return (
+            setting
+            if setting == OFF
+            else os.path.join(project_root(kernel_path), os.path.expanduser(setting))
+        )
     pyproject = find_pyproject(kernel_path)
     if pyproject is None:
         return None
