@@ -3,7 +3,7 @@ import type * as vscode from 'vscode';
 import type { HeatController } from './heat/controller';
 import { findKernels, kernelAt } from './kernels';
 import type { KernelPanel } from './panel/kernelPanel';
-import { GO_TO_LINE } from './panel/render';
+import { CALIBRATE_FROM_PROFILE, GO_TO_LINE } from './panel/render';
 import { pickProfile } from './profileDialog';
 import { profileLoadSummary } from './profileSummary';
 import { CLIENT_COMMANDS, type ClientCommand, SERVER_COMMANDS } from './protocol.generated';
@@ -36,6 +36,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg(CLIENT_COMMANDS.pickHeatmapMetric, () => heat.pickMetric()),
     reg(CLIENT_COMMANDS.showKernelPanel, () => deps.panel.show()),
     reg(GO_TO_LINE, (uri, line) => goToLine(vs, uri, line)),
+    reg(CALIBRATE_FROM_PROFILE, (path) => calibrateFromProfile(deps, path)),
     reg(CLIENT_COMMANDS.setProfileBaseline, () => {
       if (!deps.panel.setBaseline())
         void vs.window.showInformationMessage(
@@ -153,6 +154,20 @@ async function openProfile(deps: CommandDeps, arg: unknown): Promise<void> {
     void vs.window.showInformationMessage(`NKI: ${profileLoadSummary(response)}`);
   } catch (err) {
     if (!isCancellation(err)) void vs.window.showErrorMessage(`NKI: ${describeFailure('Load profile', err)}`);
+  }
+}
+
+/** The panel's "Calibrate from this profile": the server fits, stores and reports (its own message). */
+async function calibrateFromProfile(deps: CommandDeps, path: unknown): Promise<void> {
+  const { vs, server } = deps;
+  if (typeof path !== 'string' || refuseUntrusted(vs)) return;
+  try {
+    await vs.window.withProgress(
+      { location: vs.ProgressLocation.Notification, title: 'NKI: calibrating the estimate', cancellable: true },
+      (_progress, token) => server.executeCommand(SERVER_COMMANDS.calibrate, [path], token),
+    );
+  } catch (err) {
+    if (!isCancellation(err)) void vs.window.showErrorMessage(`NKI: ${describeFailure('Calibrate', err)}`);
   }
 }
 

@@ -291,6 +291,8 @@ export interface EstimatedKernel {
   investigations: InvestigationJson[];
   notes: string[];
   estimated: true;
+  /** the user's calibration the estimate used, or why not; null: none */
+  calibration: CalibrationNote | null;
 }
 
 /**
@@ -310,6 +312,15 @@ export interface EstimateRange {
   kernelClass: 'memory' | 'compute' | 'all';
   /** where the residuals come from (the calibration suite and the model commit) */
   source: string;
+}
+
+/** What an estimate says about the calibration it used: applied, or ignored with the reason. */
+export interface CalibrationNote {
+  status: 'applied' | 'ignored';
+  file: string;
+  /** e.g. 'calibrated on 5 of your profiles, held-out error 4%', or why it was ignored */
+  message: string;
+  profiles: number;
 }
 
 /** An investigation finding on one of the document's lines. */
@@ -561,6 +572,8 @@ export interface Estimate {
   investigations: InvestigationJson[];
   /** how the estimate was made and what it leaves out */
   notes?: string[];
+  /** the user's calibration (nki-studio calibrate) this estimate used, or why it was ignored; absent: none */
+  calibration?: CalibrationNote;
 }
 
 /**
@@ -671,6 +684,99 @@ export interface Refusal {
   message: string;
 }
 
+/** `calibrate`'s argument as an object. */
+export interface CalibrateSpec {
+  /** URIs of measured profiles (directories or files) */
+  profiles: string[];
+  /** URI of the kernel file every profile is of, optionally ::KERNEL (default: what each names) */
+  kernel?: string;
+  /** trn1, trn2 or trn3 (default: the kernel's) */
+  target?: string;
+}
+
+/** What `calibrate` did. */
+export interface CalibrateResult {
+  /** the calibration file written (empty when nothing could be fitted) */
+  file: string;
+  target: string;
+  used: CalibrationSource[];
+  skipped: SkippedProfile[];
+  table: CalibrationTable | null;
+  message: string;
+}
+
+/** One measured profile a table was fitted on: its provenance. */
+export interface CalibrationSource {
+  /** the profile as given to calibrate */
+  file: string;
+  /** hash of the profile's files (names and bytes), to tell a re-capture apart */
+  sha256: string;
+  /** when calibrate read it (UTC, ISO 8601) */
+  date: string;
+  target: string;
+  /** FILE::KERNEL simulated for it */
+  kernel: string;
+  /** measured instructions and transfers matched to simulated ones */
+  matched: number;
+}
+
+/** A profile calibrate could not use, and why. */
+export interface SkippedProfile {
+  profile: string;
+  reason: string;
+}
+
+/** The fitted constants of one target: they replace the built-in cost of matching instructions only. */
+export interface CalibrationTable {
+  target: string;
+  compute: ComputeCost[];
+  /** engine -> measured / built-in time, for that engine's instructions not in compute */
+  engine_scale: Record<string, number>;
+  dma: DmaCost[];
+  held_out: HeldOutError;
+  profiles: CalibrationSource[];
+}
+
+/**
+ * One fitted instruction cost: fixed_ns + per_element_ns x N + builtin_scale x the built-in cost (N: elements
+ * per partition). Samples of several sizes fit the first two (builtin_scale 0); samples all of one size cannot
+ * separate them and scale the built-in cost instead (fixed and per-element 0).
+ */
+export interface ComputeCost {
+  engine: string;
+  /** the ISA name without its module, e.g. tensor_tensor */
+  opcode: string;
+  /** the instruction's first input dtype */
+  dtype: string;
+  fixed_ns: number;
+  per_element_ns: number;
+  builtin_scale: number;
+  samples: number;
+}
+
+/**
+ * One fitted DMA cost for transfers whose descriptor rows fall in [row_min, row_max) bytes: time on its
+ * engines = fixed_ns + ns_per_byte x bytes / engines (the per-transfer latency comes on top).
+ */
+export interface DmaCost {
+  row_min: number;
+  /** null: no upper end */
+  row_max: number | null;
+  fixed_ns: number;
+  ns_per_byte: number;
+  samples: number;
+}
+
+/** Leave-one-kernel-out: each kernel estimated with a table fitted on the others, against its measurement. */
+export interface HeldOutError {
+  /** kernels held out in turn (0: fewer than two kernels, no held-out figure) */
+  kernels: number;
+  /** mean |estimated / measured - 1| of the built-in model */
+  before: number | null;
+  /** the same with the calibration fitted without the held-out kernel */
+  after: number | null;
+}
+
 /** Custom notifications the server sends. */
 export const NOTIFICATIONS = {
   /** The heat of one document, measured (a profile) or estimated (a simulation); lines: [] clears it. */
@@ -697,6 +803,11 @@ export const SERVER_COMMANDS = {
   clearProfile: 'nki-studio.clearProfile',
   /** Profile a kernel on the remote Trn2 host and paint the measured heat. */
   profileRemote: 'nki-studio.profileRemote',
+  /**
+   * Fit the estimate's costs to measured profiles (the profile URI, or a CalibrateSpec) and store them in the project's
+   * calibration file; later simulations' estimates use it.
+   */
+  calibrate: 'nki-studio.calibrate',
 } as const;
 
 export type ServerCommand = (typeof SERVER_COMMANDS)[keyof typeof SERVER_COMMANDS];
@@ -707,6 +818,7 @@ export interface ServerCommandArguments {
   'nki-studio.loadProfile': [string] | [LoadProfileSpec];
   'nki-studio.clearProfile': [];
   'nki-studio.profileRemote': [string, string | null] | [RemoteProfileSpec];
+  'nki-studio.calibrate': [string] | [CalibrateSpec];
 }
 
 /** What each command answers. */
@@ -715,6 +827,7 @@ export interface ServerCommandResults {
   'nki-studio.loadProfile': LoadProfileResult;
   'nki-studio.clearProfile': ClearProfileResult;
   'nki-studio.profileRemote': RemoteProfileResult | Refusal;
+  'nki-studio.calibrate': CalibrateResult | Refusal;
 }
 
 /** VS Code commands the extension registers. */
@@ -745,6 +858,8 @@ export const CLIENT_COMMANDS = {
   createServerEnvironment: 'nki-studio.createServerEnvironment',
   /** Open a document on a line (the kernel panel's finding links). */
   goToLine: 'nki-studio.goToLine',
+  /** Calibrate the estimate from a measured profile (the kernel panel's button after a profile is loaded). */
+  calibrateFromProfile: 'nki-studio.calibrateFromProfile',
 } as const;
 
 export type ClientCommand = (typeof CLIENT_COMMANDS)[keyof typeof CLIENT_COMMANDS];
@@ -764,4 +879,5 @@ export interface ClientCommandArguments {
   'nki-studio.showLogs': [];
   'nki-studio.createServerEnvironment': [];
   'nki-studio.goToLine': [string, number];
+  'nki-studio.calibrateFromProfile': [string];
 }

@@ -4,6 +4,7 @@
 export const SERVER_KEYS = [
   'target',
   'nkiVersion',
+  'calibrationFile',
   'lintEnabled',
   'lintDebounceMs',
   'simulateOnSave',

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nki_studio.protocol.calibration import CalibrationNote
 from nki_studio.protocol.simulation import EstimateRange, KernelClass, Roofline
 
 RESIDUALS_PATH = Path(__file__).with_name("calibration_residuals.json")
@@ -117,13 +118,22 @@ def short(total_ns: float, rng: EstimateRange | None, fmt: Callable[[float], str
     return f"≈ {fmt(total_ns)}" + (f", likely {fmt(rng['lowNs'])}–{fmt(rng['highNs'])}" if rng else "")
 
 
-def describe(total_ns: float, rng: EstimateRange | None, generation: str, fmt: Callable[[float], str]) -> str:
+def describe(
+    total_ns: float,
+    rng: EstimateRange | None,
+    generation: str,
+    fmt: Callable[[float], str],
+    calibration: CalibrationNote | None = None,
+) -> str:
     """The estimate with its range in words, e.g. "≈ 170 µs, likely 140 µs–210 µs; calibrated on 5 public
-    measurements (trn2, all kernel classes; ...; source)" (``fmt`` formats nanoseconds)."""
+    measurements (trn2, all kernel classes; ...; source)" (``fmt`` formats nanoseconds), then what the user's
+    own ``calibration`` says ("calibrated on 5 of your profiles, held-out error 4%", or why it was ignored)."""
     if rng is None:
-        return f"{short(total_ns, rng, fmt)}; no calibration for {generation}: its error is unknown"
-    klass = "all kernel classes" if rng["kernelClass"] == ALL else f"{rng['kernelClass']}-bound kernels"
-    return (
-        f"{short(total_ns, rng, fmt)}; calibrated on {rng['points']} public measurements ({rng['generation']}, "
-        f"{klass}; 10th–90th percentile of measured/estimated; {rng['source']})"
-    )
+        text = f"{short(total_ns, rng, fmt)}; no calibration for {generation}: its error is unknown"
+    else:
+        klass = "all kernel classes" if rng["kernelClass"] == ALL else f"{rng['kernelClass']}-bound kernels"
+        text = (
+            f"{short(total_ns, rng, fmt)}; calibrated on {rng['points']} public measurements ({rng['generation']}, "
+            f"{klass}; 10th–90th percentile of measured/estimated; {rng['source']})"
+        )
+    return text if calibration is None else f"{text}; {calibration['message']}"

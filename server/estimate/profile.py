@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +47,9 @@ from nki_studio.profile.model import (
 )
 from nki_studio.sim.trace import TraceEvent
 from nki_studio.sim.trace_columns import as_compact
+
+if TYPE_CHECKING:
+    from nki_studio.estimate.calibration.overlay import Overlay
 
 FORMAT = "nki-studio estimate"
 _ENGINE = {"tensor": "Tensor", "vector": "Vector", "scalar": "Scalar", "gpsimd": "GpSimd", "sync": "Sync"}
@@ -195,6 +198,9 @@ def _profile_from_schedule(sched: Schedule, target: Target, path: str) -> Profil
     return sort_by_start(profile)
 
 
-def estimate_profile(trace: Sequence[TraceEvent], target: Target, path: str = "") -> Profile:
-    """Schedule a simulator trace on ``target`` and return the estimated profile (``provenance="estimated"``)."""
-    return profile_from_schedule(schedule(as_compact(trace), target.limits), target, path)
+def estimate_profile(
+    trace: Sequence[TraceEvent], target: Target, path: str = "", overlay: Overlay | None = None
+) -> Profile:
+    """Schedule a simulator trace on ``target`` and return the estimated profile (``provenance="estimated"``);
+    ``overlay``: a calibration of the per-instruction costs (``estimate.calibration``)."""
+    return profile_from_schedule(schedule(as_compact(trace), target.limits, overlay), target, path)

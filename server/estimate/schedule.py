@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -40,6 +40,9 @@ from nki_studio.estimate.trace_plan import BANKS, DMA, FOOTPRINTS, JOIN, SCOPES,
 from nki_studio.model.targets import TargetLimits
 from nki_studio.sim.trace import TraceEvent
 from nki_studio.sim.trace_columns import CompactTrace, as_compact
+
+if TYPE_CHECKING:
+    from nki_studio.estimate.calibration.overlay import Overlay
 
 F64 = npt.NDArray[np.float64]
 
@@ -319,16 +322,26 @@ def no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
-    """Place every event of a trace on the estimated timeline (see the module docstring)."""
+def schedule(events: Sequence[TraceEvent], limits: TargetLimits, overlay: Overlay | None = None) -> Schedule:
+    """Place every event of a trace on the estimated timeline (see the module docstring); ``overlay``: a
+    calibration that prices the instructions it covers (``estimate.calibration``)."""
     trace = as_compact(events)
     with no_cyclic_gc(), heap_for_large_arrays(trace.nbytes()):
-        return _schedule(trace, limits)
+        return _schedule(trace, limits, overlay)
 
 
-def _cost(limits: TargetLimits) -> Callable[[TraceEvent], tuple[int, int, float]]:
+def base_cost(
+    limits: TargetLimits, overlay: Overlay | None = None
+) -> Callable[[TraceEvent], tuple[int, int, float]]:
+    """(first DMA engine, last, ns) of one instruction before the order-dependent extras (stationary and
+    activation-table loads, the DMA latency): the built-in model's, or the calibration ``overlay``'s where it
+    covers the instruction -- the one place the overlay is consulted."""
+
     def cost(e: TraceEvent) -> tuple[int, int, float]:
-        return dma_plan(e, limits) if e.engine == "dma" else (-1, -1, instruction_cost(e, limits).ns)
+        first, last, ns = (
+            dma_plan(e, limits) if e.engine == "dma" else (-1, -1, instruction_cost(e, limits).ns)
+        )
+        return (first, last, ns) if overlay is None else (first, last, overlay.price(e, ns, last - first + 1))
 
     return cost
 
@@ -414,9 +427,9 @@ def _gather(
     return local.tolist(), rows
 
 
-def _schedule(events: Sequence[TraceEvent], limits: TargetLimits) -> Schedule:
+def _schedule(events: Sequence[TraceEvent], limits: TargetLimits, overlay: Overlay | None) -> Schedule:
     trace = as_compact(events)
-    return _Scheduler(trace, plan(trace, limits, _cost(limits)), limits).run()
+    return _Scheduler(trace, plan(trace, limits, base_cost(limits, overlay)), limits).run()
 
 
 Program = tuple[int, int]  # (rank, core)

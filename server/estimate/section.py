@@ -16,6 +16,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+from nki_studio.estimate.calibration.overlay import Overlay
 from nki_studio.estimate.likely_range import kernel_class, likely_range, load_residuals
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.estimate.roofline import estimate_roofline
@@ -24,6 +25,7 @@ from nki_studio.profile.bounds import compute_bounds
 from nki_studio.profile.investigations import investigate
 from nki_studio.profile.metrics import compute_metrics
 from nki_studio.profile.model import Codes, Profile
+from nki_studio.protocol.calibration import CalibrationNote, CalibrationTable
 from nki_studio.protocol.heatmap import EstimatedKernel
 from nki_studio.protocol.simulation import Estimate, EstimateLine
 from nki_studio.sim.trace import TraceEvent
@@ -50,12 +52,21 @@ def with_argument_names(profile: Profile, names: Sequence[str]) -> Profile:
 
 
 def estimate_section(
-    trace: Sequence[TraceEvent], generation: Generation, arg_names: Sequence[str] = ()
+    trace: Sequence[TraceEvent],
+    generation: Generation,
+    arg_names: Sequence[str] = (),
+    *,
+    calibration: CalibrationTable | None = None,
+    calibration_note: CalibrationNote | None = None,
 ) -> Estimate:
     """Schedule ``trace`` on ``generation`` and summarise the estimated profile (see the module docstring): its
-    metrics, bounds and investigations. ``arg_names``: the kernel's parameters in call order (tensor names)."""
+    metrics, bounds and investigations. ``arg_names``: the kernel's parameters in call order (tensor names).
+    ``calibration``: the user's calibration table of this target (``estimate.calibration``), used to price
+    the instructions it covers; ``calibration_note``: what the section says about it (applied, or ignored and
+    why)."""
     target = Target(generation)
-    profile = with_argument_names(estimate_profile(trace, target), arg_names)
+    overlay = Overlay(calibration) if calibration is not None else None
+    profile = with_argument_names(estimate_profile(trace, target, overlay=overlay), arg_names)
     metrics = compute_metrics(profile)
     k = metrics.kernel
     has_instructions = profile.has_instructions
@@ -81,7 +92,7 @@ def estimate_section(
         if has_instructions and k.latency_ns > 0
         else None
     )
-    return {
+    section: Estimate = {
         "label": LABEL,
         "target": generation.value,
         "totalNs": k.latency_ns,
@@ -110,6 +121,9 @@ def estimate_section(
         ),
         "notes": list(k.notes),
     }
+    if calibration_note is not None:
+        section["calibration"] = calibration_note
+    return section
 
 
 def kernel_summary(estimate: Estimate, name: str) -> EstimatedKernel:
@@ -136,4 +150,5 @@ def kernel_summary(estimate: Estimate, name: str) -> EstimatedKernel:
         "investigations": estimate["investigations"],
         "notes": list(estimate.get("notes", ())),
         "estimated": True,
+        "calibration": estimate.get("calibration"),
     }

@@ -65,6 +65,7 @@ def estimate_view(
         "target": job.generation.value,
         "range": section["range"],
         "rangeText": reports.estimate_range_text(section),
+        "calibration": section.get("calibration"),
         "simulation": {
             "status": result["status"],
             "message": result["message"],

@@ -134,8 +134,9 @@ TOOLS: dict[str, dict[str, Any]] = {
         "line-level investigations and the hottest kernel lines (the numbers of `nki-studio simulate --json`'s "
         "estimate section), plus the simulation's verdict and the estimate's likely range (range: lowNs, "
         "highNs, from the spread of measured/estimated over N public hardware measurements of the same "
-        "generation and kernel class; null when the generation has no calibration; rangeText says it in words). "
-        "Takes a file or unsaved source text.",
+        "generation and kernel class; null when the generation has no calibration; rangeText says it in words) "
+        "and calibration: the user's own calibration (the calibrate tool) the estimate priced with, or why it "
+        "was ignored (null: none). Takes a file or unsaved source text.",
         "input": _obj({**_KERNEL_FIELDS, **_SOURCE_FIELDS}, anyOf=_FILE_OR_SOURCE),
         "output": _out(
             *_VIEW,
@@ -144,8 +145,10 @@ TOOLS: dict[str, dict[str, Any]] = {
             "target",
             "range",
             "rangeText",
+            "calibration",
             "simulation",
             label={"const": "estimated"},
+            calibration={"type": ["object", "null"]},
             range={"type": ["object", "null"]},
             rangeText=_STR,
         ),
@@ -198,6 +201,34 @@ TOOLS: dict[str, dict[str, Any]] = {
         "input": _obj({"name": {"type": "string", "description": "rule code or NKI API name"}}, ("name",)),
         "output": _out("kind", "name", "markdown", kind={"enum": ["rule", "api"]}, markdown=_STR),
         "read_only": True,
+    },
+    "calibrate": {
+        "title": "Calibrate the estimate from measured profiles",
+        "description": "Fit the estimate's per-target costs (per engine, per opcode and dtype, DMA by descriptor "
+        "size) to measured Neuron Explorer profiles of kernels in the workspace: each profile's kernel is "
+        "simulated, its measured instructions matched to the simulated ones and the costs fitted; the result "
+        "is stored in the project's calibration file (.nki-studio/calibration.json, or the configured one), "
+        "which every later estimate uses and names with its held-out error. Profiles that cannot be used "
+        "are listed in skipped with the reason. Simulates the kernels: takes seconds per profile.",
+        "input": _obj(
+            {
+                "profiles": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "description": "measured profiles (folders or files), inside the roots",
+                },
+                "kernel": {
+                    "type": "string",
+                    "description": "FILE::KERNEL every profile is of (default: the kernel each profile's "
+                    "source lines fall in)",
+                },
+                "target": _TARGET,
+            },
+            ("profiles",),
+        ),
+        "output": _out("file", "target", "used", "skipped", "table", "message"),
+        "read_only": False,
     },
     "profile_remote": {
         "title": "Profile a kernel on the remote Trainium host",

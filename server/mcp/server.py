@@ -63,6 +63,7 @@ class NkiStudioMcp:
             "analyze_profile": lambda a: self._profiles().analyze_profile(self.workspace, a),
             "compare": lambda a: self._profiles().compare(self.workspace, self.simulator, a),
             "explain": self._explain,
+            "calibrate": self._calibrate,
         }
         if config.remote_available:
             self._handlers["profile_remote"] = self._profile_remote
@@ -109,6 +110,11 @@ class NkiStudioMcp:
         from nki_studio.mcp import profile_tools
 
         return profile_tools
+
+    def _calibrate(self, args: dict[str, Any]) -> Answer:
+        from nki_studio.mcp.calibrate_tool import calibrate
+
+        return calibrate(self.workspace, self.config.settings, args)
 
     def _profile_remote(self, args: dict[str, Any]) -> Answer:
         from nki_studio.mcp.remote_tool import profile_remote

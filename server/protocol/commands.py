@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal, TypedDict
 
+from nki_studio.protocol.calibration import CalibrateResult
 from nki_studio.protocol.profile import MappingJson
 from nki_studio.protocol.simulation import AnyResult
 
@@ -84,6 +85,19 @@ class RemoteProfileResult(_RemoteProfileKeys, total=False):
     warnings: list[str]
 
 
+class _CalibrateSpecKeys(TypedDict):
+    profiles: Annotated[list[str], "URIs of measured profiles (directories or files)"]
+
+
+class CalibrateSpec(_CalibrateSpecKeys, total=False):
+    """``calibrate``'s argument as an object."""
+
+    kernel: Annotated[
+        str, "URI of the kernel file every profile is of, optionally ::KERNEL (default: what each names)"
+    ]
+    target: Annotated[str, "trn1, trn2 or trn3 (default: the kernel's)"]
+
+
 class Refusal(TypedDict):
     """The answer to a command that runs user code in an untrusted workspace."""
 
@@ -119,7 +133,15 @@ PROFILE_REMOTE = Command(
     RemoteProfileResult | Refusal,
     "Profile a kernel on the remote Trn2 host and paint the measured heat.",
 )
-SERVER_COMMANDS = (SIMULATE, LOAD_PROFILE, CLEAR_PROFILE, PROFILE_REMOTE)
+CALIBRATE = Command(
+    "calibrate",
+    "nki-studio.calibrate",
+    tuple[str] | tuple[CalibrateSpec],
+    CalibrateResult | Refusal,
+    "Fit the estimate's costs to measured profiles (the profile URI, or a CalibrateSpec) and store them in the "
+    "project's calibration file; later simulations' estimates use it.",
+)
+SERVER_COMMANDS = (SIMULATE, LOAD_PROFILE, CLEAR_PROFILE, PROFILE_REMOTE, CALIBRATE)
 
 _URI = Annotated[str, "a document URI"]
 CLIENT_COMMANDS = (
@@ -173,6 +195,14 @@ CLIENT_COMMANDS = (
         tuple[_URI, Annotated[int, "0-based line"]],
         None,
         "Open a document on a line (the kernel panel's finding links).",
+        contributed=False,
+    ),
+    Command(
+        "calibrateFromProfile",
+        "nki-studio.calibrateFromProfile",
+        tuple[Annotated[str, "the loaded profile's path"]],
+        None,
+        "Calibrate the estimate from a measured profile (the kernel panel's button after a profile is loaded).",
         contributed=False,
     ),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Literal, TypedDict
 
 from nki_studio.protocol.analysis import BoundsJson, InvestigationJson
+from nki_studio.protocol.calibration import CalibrationNote
 from nki_studio.protocol.profile import (
     IterationJson,
     KernelMetricsJson,
@@ -103,6 +104,9 @@ class EstimatedKernel(TypedDict):
     investigations: list[InvestigationJson]
     notes: list[str]
     estimated: Literal[True]
+    calibration: Annotated[
+        CalibrationNote | None, "the user's calibration the estimate used, or why not; null: none"
+    ]
 
 
 class _HeatmapKeys(TypedDict):

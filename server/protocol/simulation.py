@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Annotated, Literal, TypedDict, final
 
 from nki_studio.protocol.analysis import BoundsJson, InvestigationJson
+from nki_studio.protocol.calibration import CalibrationNote
 
 Status = Literal[
     "passed", "no_reference", "failed", "error", "timeout", "memory_limit", "cancelled", "crashed", "refused"
@@ -244,6 +245,10 @@ class Estimate(_EstimateKeys, total=False):
     ``profile analyze --json`` and the MCP tools carry). Estimated, not measured."""
 
     notes: Annotated[list[str], "how the estimate was made and what it leaves out"]
+    calibration: Annotated[
+        CalibrationNote,
+        "the user's calibration (nki-studio calibrate) this estimate used, or why it was ignored; absent: none",
+    ]
 
 
 class _SimulationResultKeys(TypedDict):

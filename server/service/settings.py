@@ -124,6 +124,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "ruleDocsBaseUrl": ("rule_docs_base_url", _optional_str),
     "logLevel": ("log_level", _choice(LOG_LEVELS)),
     "fastStart": ("fast_start", _bool),
+    "calibrationFile": ("calibration_file", _optional_str),
 }
 
 
@@ -155,6 +156,9 @@ class Settings:
     log_level: str = _declared("logLevel")
     # Read only by the start-up fast path (lsp.fastpath), from initializationOptions: applies from the next start.
     fast_start: bool = _declared("fastStart")
+    calibration_file: str | None = _declared(
+        "calibrationFile"
+    )  # None: the project's (service.calibration_file)
     extra: Mapping[str, Any] = field(default_factory=dict)  # unknown keys, kept for feature modules
 
     @property

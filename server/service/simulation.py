@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from nki_studio.core.findings import Finding
 from nki_studio.model.targets import DEFAULT_GENERATION, Generation, NkiVersion
 from nki_studio.protocol.simulation import AnyResult, SimulationNotice, SimulationResult, Spec
+from nki_studio.service import calibration_file
 from nki_studio.service.settings import Settings, project_config
 from nki_studio.verify import spec as verify_spec
 from nki_studio.verify.job import Job
@@ -248,6 +249,7 @@ class RunOptions:
     strict: bool = False  # stop at the first read of never-written memory
     cancelled: Callable[[], bool] = field(default=lambda: False)
     on_progress: Callable[[str], None] | None = None
+    calibrated: bool = True  # False: the built-in model only (calibrate itself compares against it)
 
 
 class Simulator:
@@ -286,6 +288,7 @@ class Simulator:
         limit = settings.simulation_timeout_s
         if opts.timeout_s:
             limit = min(float(opts.timeout_s), limit)
+        table, note = calibration_file.for_estimate(kernel.path, kernel.generation.value, settings)
         job = Job(
             path=os.path.abspath(kernel.path),
             spec=kernel.spec.to_json(),
@@ -295,6 +298,8 @@ class Simulator:
             memory_bytes=settings.simulation_memory_mb << 20,
             trace_path=opts.trace_path,
             strict=opts.strict,
+            calibration=table if opts.calibrated else None,
+            calibration_note=note if opts.calibrated else None,
         )
 
         def go() -> SimulationResult:

@@ -93,6 +93,17 @@ SETTINGS: tuple[Setting, ...] = (
         docs_default="project config, else the file's legacy imports, else installed `nki`, else newest",
         docs_note="Also accepted: `legacy` (the `neuronxcc.nki` API).",
     ),
+    Setting(
+        "calibrationFile",
+        "string",
+        "",
+        "The calibration of the estimate from your own profiles (`nki-studio calibrate`). Empty: `file` of "
+        "`[tool.nki-studio.calibration]` in `pyproject.toml`, else `.nki-studio/calibration.json` next to "
+        "`pyproject.toml` (or the kernel's folder) when it exists. A relative path is taken from that folder. "
+        "`off`: always the built-in model.",
+        "server",
+        docs_default="project's `.nki-studio/calibration.json` when it exists",
+    ),
     Setting("lintEnabled", "boolean", True, "Lint NKI kernels while typing.", "server"),
     Setting(
         "lintDebounceMs",

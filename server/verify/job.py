@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from nki_studio.protocol.calibration import CalibrationNote, CalibrationTable
 from nki_studio.protocol.simulation import ErrorInfo, SimulationResult, Spec, Status, Timings
 from nki_studio.verify import memory_guard
 
@@ -41,6 +42,10 @@ class Job:
     # dotted name and the package root. A saved file's package is found from its own folder.
     module_name: str | None = None
     module_root: str | None = None
+    # The user's calibration of this target (``service.calibration``): the table the estimate prices with, and
+    # what the estimate says about it (applied, or ignored and why).
+    calibration: CalibrationTable | None = None
+    calibration_note: CalibrationNote | None = None
 
     def to_json(self) -> str:
         """One JSON line for the worker's stdin."""
@@ -325,7 +330,9 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
             with open(job.trace_path, "w", encoding="utf-8") as stream:
                 write_jsonl(sim.trace, stream)
         t = time.perf_counter()
-        result["estimate"] = estimate_section(sim.trace, generation, names)
+        result["estimate"] = estimate_section(
+            sim.trace, generation, names, calibration=job.calibration, calibration_note=job.calibration_note
+        )
         timings["estimate"] = time.perf_counter() - t
 
     if verdict.passed and expected is not None:

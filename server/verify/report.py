@@ -207,7 +207,9 @@ def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
 
 def range_text(estimate: Estimate) -> str:
     """The estimate with its likely range in words (``estimate.likely_range.describe``)."""
-    return describe_range(estimate["totalNs"], estimate.get("range"), estimate["target"], format_ns)
+    return describe_range(
+        estimate["totalNs"], estimate.get("range"), estimate["target"], format_ns, estimate.get("calibration")
+    )
 
 
 def _estimate_lines(estimate: Estimate) -> list[str]:

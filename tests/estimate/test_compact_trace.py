@@ -244,7 +244,7 @@ def test_few_overlapping_footprints_are_listed_and_many_left_to_the_footprint_in
                if k % 3 == 0 else _copy(k, sbuf("dst", 100 + k, 0, 2048), sbuf("src", 1, 64 * k, 2560))
                for k in range(60)]  # fmt: skip
     for events, listed in ((slices, True), (windows, False)):
-        p = trace_plan.plan(CompactTrace.of(events), LIMITS, scheduler._cost(LIMITS))
+        p = trace_plan.plan(CompactTrace.of(events), LIMITS, scheduler.base_cost(LIMITS))
         assert bool((p.fp_storage == 1).any()) is not listed
         got = schedule(events, LIMITS)
         start, end = reference_schedule(events)

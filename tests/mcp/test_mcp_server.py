@@ -15,7 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "profile"))
 import fixturegen
 from mcp_harness import EXAMPLES, ROOT, error_of, mcp_session, structured
 
-TOOLS = {"lint", "simulate", "estimate", "analyze_profile", "compare", "explain"}
+TOOLS = {"lint", "simulate", "estimate", "analyze_profile", "compare", "explain", "calibrate"}
+WRITES = {"calibrate"}  # the tools that change the workspace (the calibration file)
 
 
 async def test_tool_list_schemas_resources_and_prompt() -> None:
@@ -26,7 +27,7 @@ async def test_tool_list_schemas_resources_and_prompt() -> None:
             Draft202012Validator.check_schema(t.input_schema)
             Draft202012Validator.check_schema(t.output_schema)
             assert t.input_schema["type"] == "object" and t.input_schema["additionalProperties"] is False
-            assert t.description and t.annotations.read_only_hint is True
+            assert t.description and t.annotations.read_only_hint is (t.name not in WRITES)
         for name in ("lint", "simulate", "estimate"):  # a saved file or unsaved source text
             schema = tools[name].input_schema
             assert schema["anyOf"] == [{"required": ["file"]}, {"required": ["source"]}], name
@@ -330,3 +331,21 @@ async def test_simulate_and_estimate_of_unsaved_text(workspace: Path) -> None:
         assert syntax["kind"] == "syntax_error" and syntax["line"] == 1
         outside = error_of(await s.call_tool("estimate", {"source": draft, "path": "../elsewhere/k.py"}))
         assert outside["kind"] == "outside_roots"
+
+
+async def test_calibrate_writes_the_project_file_and_later_estimates_say_so(workspace: Path) -> None:
+    fixturegen.main([str(workspace / "rmsnorm_residual.py"), str(workspace / "profiles")])
+    parquet = next((workspace / "profiles").glob("*_parquet"))
+    async with mcp_session("--root", str(workspace)) as s:
+        got = structured(await s.call_tool("calibrate", {"profiles": [str(parquet)], "target": "trn2"}))
+        assert got["file"] == str(workspace / ".nki-studio" / "calibration.json") and got["skipped"] == []
+        (used,) = got["used"]
+        assert used["kernel"].endswith("rmsnorm_residual.py::rmsnorm_residual_kernel") and used["matched"] > 0
+        assert got["table"]["held_out"]["kernels"] == 0  # one kernel: no held-out figure, and it says so
+        est = await s.call_tool("estimate", {"file": "rmsnorm_residual.py", "target": "trn2"})
+        view = structured(est)
+        assert view["calibration"]["status"] == "applied"
+        assert "calibrated on 1 of your profiles, held-out error unknown" in view["rangeText"]
+        assert "calibrated on 1 of your profiles" in est.content[0].text
+        err = error_of(await s.call_tool("calibrate", {"profiles": ["/etc/passwd"]}))
+        assert err["kind"] == "outside_roots"

@@ -223,6 +223,41 @@ def kernel_file_timeline(
     return kernel_timeline(f"{remote_dir.rstrip('/')}/{Path(kernel_file).name}", lines, **kw)
 
 
+def profile_timeline(profile: Any) -> Timeline:
+    """The timeline of a ``nki_studio.profile.model.Profile`` (an estimated one: a simulated kernel scheduled with
+    some cost table), so a profile "measured" on a machine whose costs we chose can be written in every format:
+    the calibration tests' hardware stand-in. Locations are the profile's (one per instruction), transfers keep
+    their triggering instruction."""
+    ins, loc, dma = profile.instructions, profile.locations, profile.dma
+    n = len(ins)
+    where: list[str | None] = [None] * n
+    for i, code, line in zip(loc.instr.tolist(), loc.file.codes.tolist(), loc.line.tolist(), strict=True):
+        where[i] = where[i] or f"{loc.file.values[code]}:{line}"
+    engines = [ins.engine.values[c] for c in ins.engine.codes.tolist()]
+    span = (
+        int(min(ins.start.min(), dma.start.min(initial=ins.start.min()))),
+        int(max(ins.end.max(), dma.end.max(initial=0))),
+    )
+    return Timeline(
+        start=ins.start.astype(np.int64),
+        end=ins.end.astype(np.int64),
+        engine=engines,
+        track=[f"{e} Engine Row 0" if e != "Sync" else "Sync" for e in engines],
+        opcode=[ins.opcode.values[c] for c in ins.opcode.codes.tolist()],
+        location=where,
+        pcore=ins.pcore.astype(np.int64),
+        iteration=[None] * n,
+        dma_start=dma.start.astype(np.int64),
+        dma_end=dma.end.astype(np.int64),
+        dma_bytes=dma.bytes.astype(np.int64),
+        dma_queue=[dma.queue.values[c] for c in dma.queue.codes.tolist()],
+        dma_tensor=[dma.tensor.values[c] for c in dma.tensor.codes.tolist()],
+        dma_trigger=dma.instr.astype(np.int64),
+        total_exec_time_s=(span[1] - span[0]) * 1e-9,
+        executions=[(0, span[0], span[1])],
+    )
+
+
 def big_timeline(
     n: int,
     n_lines: int = 300,

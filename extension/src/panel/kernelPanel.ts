@@ -5,7 +5,7 @@ import type { HeatController } from '../heat/controller';
 import type { HeatLine, HeatmapParams } from '../heat/model';
 import type { SimulationStore } from '../simulationStore';
 import type { VsCode } from '../vscodeApi';
-import { GO_TO_LINE, renderPanel } from './render';
+import { CALIBRATE_FROM_PROFILE, GO_TO_LINE, renderPanel } from './render';
 
 export class KernelPanel {
   private panel: vscode.WebviewPanel | undefined;
@@ -38,8 +38,8 @@ export class KernelPanel {
         { viewColumn: this.vs.ViewColumn.Beside, preserveFocus: true },
         {
           enableScripts: false,
-          // the findings list jumps to its line through this one command, nothing else
-          enableCommandUris: [GO_TO_LINE],
+          // the findings list jumps to its line, the measured profile's button calibrates: nothing else
+          enableCommandUris: [GO_TO_LINE, CALIBRATE_FROM_PROFILE],
           localResourceRoots: [],
         },
       );

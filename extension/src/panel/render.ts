@@ -32,6 +32,23 @@ import {
 
 /** The command the findings list links to (allowed in the webview's command URIs). */
 export const GO_TO_LINE = CLIENT_COMMANDS.goToLine;
+/** The "Calibrate from this profile" button's command (allowed in the webview's command URIs). */
+export const CALIBRATE_FROM_PROFILE = CLIENT_COMMANDS.calibrateFromProfile;
+
+/** The button under a measured profile: fit the estimate to it (server command `calibrate`). */
+function calibrateButton(params: HeatmapParams): string[] {
+  const path = params.profile?.path;
+  if (params.source !== 'measured' || !path) return [];
+  const link: ClientCommandArguments[typeof CALIBRATE_FROM_PROFILE] = [path];
+  const args = encodeURIComponent(JSON.stringify(link));
+  return [`<p><a href="command:${CALIBRATE_FROM_PROFILE}?${args}">Calibrate from this profile</a></p>`];
+}
+
+/** What an estimate says about the user's calibration ("calibrated on 5 of your profiles, ..."), if any. */
+function calibrationNote(kernel: object): string[] {
+  const note = 'calibration' in kernel ? kernel.calibration : undefined;
+  return isRecord(note) && typeof note.message === 'string' ? [`<p>${esc(note.message)}</p>`] : [];
+}
 
 export interface PanelData {
   simulation?: SimulationResult;
@@ -180,6 +197,8 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
       : '<strong>estimated</strong> (timeline scheduled from the simulator trace, not measured)';
   const parts: string[] = [
     `<h2>Profile <span class="muted">${source}${heat.stale ? ' · stale (file edited since)' : ''}</span></h2>`,
+    ...calibrateButton(params),
+    ...calibrationNote(kernel),
   ];
   const latency = num(kernel, ['latency_ns', 'total_ns']);
   if (latency !== undefined) {

@@ -222,6 +222,34 @@ describe('simulation results', () => {
     ]);
   });
 
+  it('offers "Calibrate from this profile" under a measured profile, and an estimate says its calibration', () => {
+    const measured = renderPanel(
+      {
+        heat: {
+          stale: false,
+          params: { uri: 'u', source: 'measured', lines: [heatLine(1, 10)], profile: { path: '/p/prof dir' } },
+        },
+      },
+      'n',
+      'x',
+    );
+    const link = `command:nki-studio.calibrateFromProfile?${encodeURIComponent(JSON.stringify(['/p/prof dir']))}`;
+    assert.ok(measured.includes(`<a href="${link}">Calibrate from this profile</a>`));
+    const calibration = { status: 'applied', file: 'c.json', message: 'calibrated on 5 of your profiles', profiles: 5 };
+    const estimated = renderPanel(
+      {
+        heat: {
+          stale: false,
+          params: { uri: 'u', source: 'estimate', lines: [heatLine(1, 10)], kernel: { latency_ns: 900, calibration } },
+        },
+      },
+      'n',
+      'x',
+    );
+    assert.doesNotMatch(estimated, /Calibrate from this profile/);
+    assert.match(estimated, /<p>calibrated on 5 of your profiles<\/p>/);
+  });
+
   it('draws the bounds waterfall and lists the findings with links that jump to their line', () => {
     const bounds = {
       total_ns: 1000,
