@@ -87,12 +87,10 @@ def candidate_of(values: Mapping[str, TuneValue], result: SimulationResult, seco
     rng = estimate.get("range")
     bounds = estimate.get("bounds")
     roofline = estimate.get("roofline")
-    row.update(
-        verdict="ranked",
-        estimatedNs=estimate["totalNs"],
-        lowNs=rng["lowNs"] if rng else None,
-        highNs=rng["highNs"] if rng else None,
-        bound=roofline["bound"] if roofline else None,
-        bottleneck=bounds["bottleneck"] if bounds else None,
-    )
+    row["verdict"] = "ranked"
+    row["estimatedNs"] = estimate["totalNs"]
+    row["lowNs"] = rng["lowNs"] if rng else None
+    row["highNs"] = rng["highNs"] if rng else None
+    row["bound"] = roofline["bound"] if roofline else None
+    row["bottleneck"] = bounds["bottleneck"] if bounds else None
     return row

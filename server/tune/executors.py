@@ -13,6 +13,8 @@ back as a failed row, and the search goes on.
 
 from __future__ import annotations
 
+import logging
+import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -90,6 +92,25 @@ def _as_completed(futures: dict[Future[Any], Task]) -> Iterator[Future[Any]]:
         yield from done
 
 
+_CONNECT_TIMEOUT_S = 5.0
+
+
+def _check_reachable(address: str) -> None:
+    """Fail fast when ``host:port`` (or ``ray://host:port``) does not accept a connection: ``ray.init``
+    itself retries an unreachable GCS for about a minute. ``auto`` is left to Ray, which fails at once when
+    no cluster was started on this machine."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=_CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise RayUnavailable(
+            f"no Ray cluster answers at {address!r} ({exc.strerror or exc}): start one with `ray start --head` "
+            "(docs/tune.md), or pass --ray-fallback-local to run on this machine"
+        ) from None
+
+
 def _ray_task(task: Task) -> TuneCandidate:
     """The body of one Ray task: the candidate in a fresh sandboxed worker on the node the task landed on."""
     return run_task(task)
@@ -107,9 +128,12 @@ class RayExecutor:
                 "--ray needs Ray, which is not installed: pip install 'nki-studio[ray]'"
             ) from None
         self._ray = ray
+        _check_reachable(address)
         try:
             # log_to_driver off: a worker's logs would interleave with the table on stdout
-            ray.init(address=address, log_to_driver=False, logging_level="ERROR", ignore_reinit_error=True)
+            ray.init(
+                address=address, log_to_driver=False, logging_level=logging.ERROR, ignore_reinit_error=True
+            )
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise RayUnavailable(f"no Ray cluster answers at {address!r}: {exc}".splitlines()[0]) from None
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))

@@ -232,7 +232,7 @@ def _baseline(state: _State, values: Mapping[str, TuneValue] | None, config: Any
     """The source as it is, run first (the speed-up's reference); None when its values are not literals."""
     if values is None:
         return None
-    if not state.problem.space.allows(values):
+    if not state.problem.space.contains(values):
         rows = list(_run(state, [values], config))
         state.rows.pop(_key(values), None)  # outside the space: reported as the baseline only
         return rows[0] if rows else None
@@ -272,9 +272,7 @@ def _tpe(state: _State, config: Any, budget: int, seed: int) -> None:
         while len(trials) < state.executor.workers and asks < budget * _ASKS_PER_POINT:
             trial = study.ask()
             asks += 1
-            values = {
-                name: trial.suggest_categorical(name, list(choices)) for name, choices in space.params.items()
-            }
+            values = {name: _suggest(trial, name, choices) for name, choices in space.params.items()}
             if not space.allows(values):
                 state.rejected += 1
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
@@ -289,3 +287,9 @@ def _tpe(state: _State, config: Any, budget: int, seed: int) -> None:
                 study.tell(trial, float(row["estimatedNs"]))
             else:
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
+
+
+def _suggest(trial: Any, name: str, choices: Sequence[TuneValue]) -> TuneValue:
+    """One parameter's value for ``trial`` (a categorical choice: tile sizes are not a continuum)."""
+    value: TuneValue = trial.suggest_categorical(name, list(choices))
+    return value

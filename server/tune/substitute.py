@@ -36,13 +36,14 @@ def sites(source: str, kernel: str) -> dict[str, Site]:
     assigned: dict[str, int] = {}
     for node in tree.body:
         target: ast.expr | None = None
+        value: ast.expr | None = None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target = node.target
-        if isinstance(target, ast.Name) and node.value is not None:  # type: ignore[union-attr]
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and value is not None:
             assigned[target.id] = assigned.get(target.id, 0) + 1
-            found[target.id] = _site(node.value)  # type: ignore[union-attr]
+            found[target.id] = _site(value)
         elif isinstance(node, ast.FunctionDef) and node.name == kernel:
             args = node.args
             positional = [*args.posonlyargs, *args.args]
