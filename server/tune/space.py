@@ -54,7 +54,9 @@ class Space:
 
     def contains(self, values: Mapping[str, Any]) -> bool:
         """Whether ``values`` is a point of the space: each a declared value, the constraints satisfied."""
-        return all(values.get(name) in choices for name, choices in self.params.items()) and self.allows(values)
+        return all(values.get(name) in choices for name, choices in self.params.items()) and self.allows(
+            values
+        )
 
     def points(self) -> Iterator[dict[str, TuneValue]]:
         """Every point of the space, constraints not applied, in declaration order."""

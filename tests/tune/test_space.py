@@ -8,7 +8,7 @@ import pytest
 
 from nki_studio.tune.space import SpaceError, comment_space, parse_space, parse_values, resolve_space
 
-KERNEL = '''import nki
+KERNEL = """import nki
 TILE_N = 128
 
 # nki-studio: tune TILE_N=128,256 BUFS=1..3 if TILE_N * BUFS <= 512
@@ -16,7 +16,7 @@ TILE_N = 128
 @nki.jit
 def k(x):
     return x
-'''
+"""
 
 
 def test_values_ranges_and_kinds() -> None:

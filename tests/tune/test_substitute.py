@@ -6,7 +6,7 @@ import pytest
 
 from nki_studio.tune.substitute import SubstitutionError, current_values, sites, substitute, unified_diff
 
-SOURCE = '''import nki
+SOURCE = """import nki
 TILE_N = 128  # free size
 BUFS: int = 2
 AGAIN = 1
@@ -21,7 +21,7 @@ def k(x, y, scale=1.0, *, mode="fast"):
 
 def other(unrelated=3):
     return unrelated
-'''
+"""
 
 
 def test_sites_are_constants_and_the_kernels_keyword_defaults() -> None:

@@ -32,10 +32,14 @@ def block_matmul_kernel(a_t, b):
             for ki in range(k // TILE_K):
                 lhs = nl.ndarray((TILE_K, TILE_M), dtype=a_t.dtype, buffer=nl.sbuf)
                 rhs = nl.ndarray((TILE_K, TILE_N), dtype=b.dtype, buffer=nl.sbuf)
-                nisa.dma_copy(dst=lhs, src=a_t[ki * TILE_K:(ki + 1) * TILE_K, mi * TILE_M:(mi + 1) * TILE_M])
-                nisa.dma_copy(dst=rhs, src=b[ki * TILE_K:(ki + 1) * TILE_K, ni * TILE_N:(ni + 1) * TILE_N])
+                nisa.dma_copy(
+                    dst=lhs, src=a_t[ki * TILE_K : (ki + 1) * TILE_K, mi * TILE_M : (mi + 1) * TILE_M]
+                )
+                nisa.dma_copy(
+                    dst=rhs, src=b[ki * TILE_K : (ki + 1) * TILE_K, ni * TILE_N : (ni + 1) * TILE_N]
+                )
                 nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs, accumulate=ki > 0)
             res = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.sbuf)
             nisa.tensor_copy(dst=res, src=acc)
-            nisa.dma_copy(dst=out[mi * TILE_M:(mi + 1) * TILE_M, ni * TILE_N:(ni + 1) * TILE_N], src=res)
+            nisa.dma_copy(dst=out[mi * TILE_M : (mi + 1) * TILE_M, ni * TILE_N : (ni + 1) * TILE_N], src=res)
     return out

@@ -26,7 +26,9 @@ def sbuf_limited_kernel(x):
     res = nl.ndarray((128, BUFS * ROWS_F), dtype=nl.float32, buffer=nl.sbuf)
     for i in range(d // ROWS_F):
         s = (i % BUFS) * ROWS_F
-        nisa.dma_copy(dst=inp[:, s:s + ROWS_F], src=x[:, i * ROWS_F:(i + 1) * ROWS_F])
-        nisa.tensor_scalar(dst=res[:, s:s + ROWS_F], data=inp[:, s:s + ROWS_F], op0=nl.multiply, operand0=3.0)
-        nisa.dma_copy(dst=out[:, i * ROWS_F:(i + 1) * ROWS_F], src=res[:, s:s + ROWS_F])
+        nisa.dma_copy(dst=inp[:, s : s + ROWS_F], src=x[:, i * ROWS_F : (i + 1) * ROWS_F])
+        nisa.tensor_scalar(
+            dst=res[:, s : s + ROWS_F], data=inp[:, s : s + ROWS_F], op0=nl.multiply, operand0=3.0
+        )
+        nisa.dma_copy(dst=out[:, i * ROWS_F : (i + 1) * ROWS_F], src=res[:, s : s + ROWS_F])
     return out

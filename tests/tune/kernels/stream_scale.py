@@ -25,8 +25,14 @@ def stream_scale_kernel(x):
     res = nl.ndarray((p, BUFS * TILE_F), dtype=x.dtype, buffer=nl.sbuf)
     for i in range(d // TILE_F):
         s = (i % BUFS) * TILE_F
-        nisa.dma_copy(dst=inp[:, s:s + TILE_F], src=x[:, i * TILE_F:(i + 1) * TILE_F])
-        nisa.tensor_scalar(dst=res[:, s:s + TILE_F], data=inp[:, s:s + TILE_F], op0=nl.multiply, operand0=2.0,
-                           op1=nl.add, operand1=1.0)
-        nisa.dma_copy(dst=out[:, i * TILE_F:(i + 1) * TILE_F], src=res[:, s:s + TILE_F])
+        nisa.dma_copy(dst=inp[:, s : s + TILE_F], src=x[:, i * TILE_F : (i + 1) * TILE_F])
+        nisa.tensor_scalar(
+            dst=res[:, s : s + TILE_F],
+            data=inp[:, s : s + TILE_F],
+            op0=nl.multiply,
+            operand0=2.0,
+            op1=nl.add,
+            operand1=1.0,
+        )
+        nisa.dma_copy(dst=out[:, i * TILE_F : (i + 1) * TILE_F], src=res[:, s : s + TILE_F])
     return out
