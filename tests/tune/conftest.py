@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from nki_studio.service.settings import Settings, strict
 
 KERNELS = Path(__file__).parent / "kernels"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from nki_studio.tune.constraints import ConstraintError, compile_constraint
 
 NAMES = frozenset({"TILE_N", "BUFS"})

@@ -8,10 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from nki_studio.protocol.tune import TuneReport
-from nki_studio.service.simulation import Refused
 from nki_studio.service.settings import Settings
+from nki_studio.service.simulation import Refused
 from nki_studio.service.tune import TuneError, TuneOptions, apply_winner, tune
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from nki_studio.tune.space import SpaceError, comment_space, parse_space, parse_values, resolve_space
 
 KERNEL = """import nki

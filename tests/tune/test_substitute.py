@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from nki_studio.tune.substitute import SubstitutionError, current_values, sites, substitute, unified_diff
 
 SOURCE = """import nki
