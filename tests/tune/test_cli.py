@@ -45,7 +45,7 @@ def test_usage_errors(project: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert "1,000,000 points" in capsys.readouterr().err
     assert main(["tune", path, "--space", "TILE_F=1,2 if open('x')"]) == 2
     assert "Call is not allowed" in capsys.readouterr().err
-    assert main(["tune", str(project / "block_matmul.py"), "--space", "NOPE=1"]) == 2
+    assert main(["tune", str(project / "tiled_matmul.py"), "--space", "NOPE=1"]) == 2
     assert "NOPE: not a module-level constant" in capsys.readouterr().err
     no_space = project / "plain.py"
     no_space.write_text((project / "stream_scale.py").read_text().replace("# nki-studio: tune", "# tune"))

@@ -10,33 +10,35 @@ from nki_studio.tune.prune import blocking, lint_config, prune_finding
 from nki_studio.tune.substitute import substitute
 
 KERNELS = Path(__file__).parent / "kernels"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def reason(
     name: str, kernel: str, values: dict[str, int], baseline: frozenset[str] = frozenset()
 ) -> str | None:
-    path = str(KERNELS / name)
-    source = substitute((KERNELS / name).read_text(), kernel, values)
+    file = KERNELS / name if (KERNELS / name).exists() else EXAMPLES / name
+    path = str(file)
+    source = substitute(file.read_text(), kernel, values)
     finding = prune_finding(source, path, lint_config(path, Generation.GEN3), baseline)
     return finding.code if finding else None
 
 
 def test_partition_psum_and_sbuf_overflows_are_pruned() -> None:
-    assert reason("block_matmul.py", "block_matmul_kernel", {"TILE_K": 256}) == "NKI301"
-    assert reason("block_matmul.py", "block_matmul_kernel", {"TILE_N": 1024}) == "NKI403"
-    assert reason("block_matmul.py", "block_matmul_kernel", {"TILE_K": 128, "TILE_N": 512}) is None
+    assert reason("tiled_matmul.py", "tiled_matmul_kernel", {"TILE_K": 256}) == "NKI301"
+    assert reason("tiled_matmul.py", "tiled_matmul_kernel", {"TILE_N": 1024}) == "NKI403"
+    assert reason("tiled_matmul.py", "tiled_matmul_kernel", {"TILE_K": 128, "TILE_N": 512}) is None
     assert reason("sbuf_limited.py", "sbuf_limited_kernel", {"ROWS_F": 16384, "BUFS": 2}) == "NKI401"
     assert reason("sbuf_limited.py", "sbuf_limited_kernel", {"ROWS_F": 16384, "BUFS": 1}) is None
 
 
 def test_findings_the_baseline_has_do_not_prune() -> None:
     assert (
-        reason("block_matmul.py", "block_matmul_kernel", {"TILE_K": 256}, frozenset({"NKI301", "NKI501"}))
+        reason("tiled_matmul.py", "tiled_matmul_kernel", {"TILE_K": 256}, frozenset({"NKI301", "NKI501"}))
         is None
     )
 
 
 def test_the_baseline_kernels_are_clean() -> None:
-    for name in ("block_matmul.py", "sbuf_limited.py", "stream_scale.py"):
-        path = str(KERNELS / name)
-        assert blocking((KERNELS / name).read_text(), path, lint_config(path, Generation.GEN3)) == []
+    for file in (EXAMPLES / "tiled_matmul.py", KERNELS / "sbuf_limited.py", KERNELS / "stream_scale.py"):
+        path = str(file)
+        assert blocking(file.read_text(), path, lint_config(path, Generation.GEN3)) == []
