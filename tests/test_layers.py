@@ -19,7 +19,7 @@ PROTOCOL_LIBRARIES = ("lsprotocol", "pygls", "mcp")
 # The front ends reach what computes only through ``service`` (docs/architecture.md): none of them imports these.
 # ``pytest_plugin`` is not one: it is the embedded simulator's pytest glue (installs the ``nki`` drop-in).
 FRONT_ENDS = ("lsp", "mcp", "cli")
-BEHIND_THE_SERVICE = ("sim", "verify", "estimate", "profile", "remote")
+BEHIND_THE_SERVICE = ("sim", "verify", "estimate", "profile", "remote", "tune")
 
 
 def declared_layers(text: str) -> dict[str, int]:

@@ -230,6 +230,43 @@ TOOLS: dict[str, dict[str, Any]] = {
         "output": _out("file", "target", "used", "skipped", "table", "message"),
         "read_only": False,
     },
+    "tune": {
+        "title": "Tune an NKI kernel's tile sizes and buffer counts",
+        "description": "Search the kernel's variants: module-level constants and keyword defaults with candidate "
+        "values from `space` (e.g. 'TILE_N=128,256,512 BUFS=1..4'; default: the '# nki-studio: tune' comment "
+        "above the kernel or [tool.nki-studio.tune]) and `constraints` (Python expressions over them). Each "
+        "candidate is pruned by lint or simulated against the reference in the sandboxed worker; failing ones "
+        "are never ranked; passing ones are ranked by the ESTIMATED time (not measured) with its likely range. "
+        "Returns the ranked table as text, every candidate, the winner and the unified diff that applies its "
+        "values (the kernel file is not changed; outcomes are cached under .nki-studio/tune-cache/ of the project). "
+        "Within `budget` points (TPE beyond it); takes seconds per candidate.",
+        "input": _obj(
+            {
+                "file": _KERNEL_FIELDS["file"],
+                "kernel": _KERNEL_FIELDS["kernel"],
+                "target": _TARGET,
+                "nki_version": _VERSION,
+                "space": {
+                    "type": "string",
+                    "description": "NAME=values ... [if EXPR; EXPR], e.g. 'TILE_N=256,512 BUFS=1..3'",
+                },
+                "constraints": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "e.g. 'TILE_N * BUFS <= 2048'",
+                },
+                "budget": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 200,
+                    "description": "points to try at most (default 16)",
+                },
+            },
+            ("file",),
+        ),
+        "output": _out("kernel", "path", "candidates", "winner", "diff", "table", diff=_STR, table=_STR),
+        "read_only": False,
+    },
     "profile_remote": {
         "title": "Profile a kernel on the remote Trainium host",
         "description": "Upload the kernel to the configured Trn2 host, compile it, capture a device profile "

@@ -42,7 +42,8 @@ INSTRUCTIONS = (
     "nki-studio checks AWS Trainium NKI kernels without Trainium: lint (rules with fixes), simulate (NumPy "
     "simulation checked against a reference), estimate (an estimated timeline from the simulator trace; "
     "estimated, not measured), analyze_profile/compare (measured Neuron Explorer profiles), explain (rule "
-    "pages, NKI API docs). Get the prompt 'optimise_kernel' for the verify → estimate → optimise loop."
+    "pages, NKI API docs), tune (search tile sizes: each variant verified, ranked by the estimate). Get the "
+    "prompt 'optimise_kernel' for the verify → estimate → optimise loop."
 )
 
 
@@ -64,6 +65,7 @@ class NkiStudioMcp:
             "compare": lambda a: self._profiles().compare(self.workspace, self.simulator, a),
             "explain": self._explain,
             "calibrate": self._calibrate,
+            "tune": self._tune,
         }
         if config.remote_available:
             self._handlers["profile_remote"] = self._profile_remote
@@ -115,6 +117,10 @@ class NkiStudioMcp:
         from nki_studio.mcp.calibrate_tool import calibrate
 
         return calibrate(self.workspace, self.config.settings, args)
+    def _tune(self, args: dict[str, Any]) -> Answer:
+        from nki_studio.mcp.tune_tool import tune
+
+        return tune(self.workspace, self.config, args)
 
     def _profile_remote(self, args: dict[str, Any]) -> Answer:
         from nki_studio.mcp.remote_tool import profile_remote

@@ -18,6 +18,7 @@ from nki_studio.protocol.profile import (
     ProfileInfo,
 )
 from nki_studio.protocol.simulation import AnyResult
+from nki_studio.protocol.tune import TuneReport
 
 
 class ProfileReportJson(TypedDict):
@@ -64,4 +65,5 @@ OUTPUTS = (
     Output("nki-studio profile compare --json", Comparison),
     Output("nki-studio profile compare --estimate --json", MeasuredVsEstimated),
     Output("nki-studio profile remote --json", RemoteReportJson),
+    Output("nki-studio tune --json", TuneReport),
 )

@@ -15,8 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "profile"))
 import fixturegen
 from mcp_harness import EXAMPLES, ROOT, error_of, mcp_session, structured
 
-TOOLS = {"lint", "simulate", "estimate", "analyze_profile", "compare", "explain", "calibrate"}
-WRITES = {"calibrate"}  # the tools that change the workspace (the calibration file)
+TOOLS = {"lint", "simulate", "estimate", "analyze_profile", "compare", "explain", "calibrate", "tune"}
+# the tools that change the workspace: the calibration file; tune's cache under .nki-studio/ (never the kernel file)
+WRITES = {"calibrate", "tune"}
 
 
 async def test_tool_list_schemas_resources_and_prompt() -> None:

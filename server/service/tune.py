@@ -1,0 +1,119 @@
+"""Tune a kernel, decided once for every front end: the trust decision, the kernel's spec and target (the same
+as ``simulation.prepare``), its search space (``--space`` over the tune comment over
+``[tool.nki-studio.tune]``), the simulation limits from the settings, where candidates run (the local pool, or
+Ray with an explicit fallback) and the cache; then ``tune.search`` and, when asked, the winner written back.
+
+The front ends only translate: the CLI prints the table, JSON or HTML, the MCP tool returns the report.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from nki_studio.protocol.tune import TuneReport
+from nki_studio.service.settings import Settings
+from nki_studio.service.simulation import prepare, require_trust
+from nki_studio.tune.cache import Cache, cache_dir
+from nki_studio.tune.executors import RayUnavailable, make_executor
+from nki_studio.tune.report import html_page as report_html
+from nki_studio.tune.report import text as report_text
+from nki_studio.tune.search import Limits, Problem, Progress, TuneError, search
+from nki_studio.tune.space import SpaceError, resolve_space
+from nki_studio.tune.substitute import substitute
+from nki_studio.verify.job import Job
+
+__all__ = [
+    "Progress",
+    "RayUnavailable",
+    "SpaceError",
+    "TuneError",
+    "TuneOptions",
+    "apply_winner",
+    "report_html",
+    "report_text",
+    "tune",
+]
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """What the caller chose for one search."""
+
+    kernel: str | None = None  # None: the file's first kernel
+    space: str | None = None  # replaces the comment's and pyproject's space
+    constraints: tuple[str, ...] = ()
+    budget: int | None = None
+    time_s: float | None = None
+    workers: int = max(1, (os.cpu_count() or 1))
+    ray_address: str | None = None
+    ray_fallback_local: bool = False
+    cache: bool = True
+    seed: int = 0
+    backend: str = "auto"
+
+
+def tune(
+    path: str,
+    source: str,
+    settings: Settings,
+    options: TuneOptions,
+    on_progress: Callable[[Progress], None] = lambda _: None,
+) -> TuneReport:
+    """Search ``options``' space of the kernel in ``source`` (the text of ``path``). Raises ``Refused``
+    (untrusted), ``SpecProblem``, ``SpaceError``, ``TuneError``, ``RayUnavailable``."""
+    require_trust(settings)
+    kernel = prepare(path, source, settings, kernel=options.kernel)
+    decorator_line = kernel.info.decorator_line if kernel.info else 1
+    space = resolve_space(
+        source,
+        path,
+        kernel.spec.kernel,
+        decorator_line,
+        space=options.space,
+        constraints=options.constraints,
+    )
+    job = Job(
+        path=os.path.abspath(path),
+        spec=kernel.spec.to_json(),
+        target=kernel.generation.value,
+        nki_version=kernel.nki_version,
+        backend=options.backend,
+        memory_bytes=settings.simulation_memory_mb << 20,
+    )
+    problem = Problem(
+        path, source, kernel.spec.kernel, job, settings.simulation_timeout_s, kernel.generation, space
+    )
+    executor, fallback = make_executor(options.workers, options.ray_address, options.ray_fallback_local)
+    try:
+        report = search(
+            problem,
+            executor,
+            Cache(cache_dir(path) if options.cache else None),
+            Limits(options.budget, options.time_s, options.seed),
+            on_progress,
+        )
+    finally:
+        executor.close()
+    if fallback:
+        report["notes"].insert(0, fallback)
+    return report
+
+
+def apply_winner(path: str, searched: str, report: TuneReport) -> bool:
+    """Write the winner's values into ``path`` (its constants and keyword defaults). False, with the file
+    untouched, when there is no winner, nothing to change, or the file is no longer the text ``searched``."""
+    winner = report["winner"]
+    with open(path, encoding="utf-8") as fh:
+        current = fh.read()
+    if winner is None or current != searched:
+        return False
+    new = substitute(current, report["kernel"], winner["values"])
+    if new == current:
+        return False
+    tmp = f"{path}.nki-studio-tune.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:  # written whole, then renamed: never a half-written kernel
+        fh.write(new)
+    os.replace(tmp, path)
+    return True
