@@ -117,6 +117,7 @@ class NkiStudioMcp:
         from nki_studio.mcp.calibrate_tool import calibrate
 
         return calibrate(self.workspace, self.config.settings, args)
+
     def _tune(self, args: dict[str, Any]) -> Answer:
         from nki_studio.mcp.tune_tool import tune
 

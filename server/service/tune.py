@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nki_studio.protocol.tune import TuneReport
+from nki_studio.service import calibration_file
 from nki_studio.service.settings import Settings
 from nki_studio.service.simulation import prepare, require_trust
 from nki_studio.tune.cache import Cache, cache_dir
@@ -74,6 +75,8 @@ def tune(
         space=options.space,
         constraints=options.constraints,
     )
+    # Candidates are priced as every estimate of this kernel is: with the user's calibration when there is one.
+    calibration, calibration_note = calibration_file.for_estimate(path, kernel.generation.value, settings)
     job = Job(
         path=os.path.abspath(path),
         spec=kernel.spec.to_json(),
@@ -81,6 +84,8 @@ def tune(
         nki_version=kernel.nki_version,
         backend=options.backend,
         memory_bytes=settings.simulation_memory_mb << 20,
+        calibration=calibration,
+        calibration_note=calibration_note,
     )
     problem = Problem(
         path, source, kernel.spec.kernel, job, settings.simulation_timeout_s, kernel.generation, space

@@ -146,7 +146,7 @@ def search(
         "target": problem.job.target,
         "nkiVersion": problem.job.nki_version,
         "backend": problem.job.backend,
-        "calibration": calibration_key(),
+        "calibration": calibration_key(problem.job.calibration),
     }
     base_values = current_values(problem.source, problem.kernel, list(space.params))
     baseline = _baseline(state, base_values, config)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nki_studio.protocol.calibration import CalibrationTable
 from nki_studio.tune.cache import Cache, cache_dir, cache_key
 from nki_studio.tune.calibration import calibration_key
 from nki_studio.tune.evaluate import blank
@@ -28,6 +29,20 @@ def test_key_changes_with_each_input() -> None:
 
 def test_calibration_key_is_stable_and_short() -> None:
     assert calibration_key() == calibration_key() and len(calibration_key()) == 16
+
+
+def test_calibration_key_follows_the_users_calibration() -> None:
+    table: CalibrationTable = {
+        "target": "trn2",
+        "compute": [],
+        "engine_scale": {"Vector": 1.5},
+        "dma": [],
+        "held_out": {"kernels": 0, "before": None, "after": None},
+        "profiles": [],
+    }
+    refit: CalibrationTable = {**table, "engine_scale": {"Vector": 1.25}}
+    assert calibration_key(table) == calibration_key(dict(table))  # type: ignore[arg-type]
+    assert len({calibration_key(), calibration_key(table), calibration_key(refit)}) == 3
 
 
 def test_put_get_and_what_is_not_kept(tmp_path: Path) -> None:
