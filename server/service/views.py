@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from nki_studio.profile.line_rank import ranked
 from nki_studio.protocol.analysis import FamilyJson, InvestigationJson
 from nki_studio.protocol.profile import LineDelta
 from nki_studio.protocol.simulation import Estimate, Roofline
@@ -179,7 +180,13 @@ def view(report: ProfileReport, local: Callable[[str], str], top: int | None = T
                 dma_ns=m.dma_ns,
                 top_opcodes=[OpcodeTime(opcode=o, count=c, sum_ns=t) for o, c, t in m.top_opcodes],
             )
-            for m in report.metrics.lines[:top]
+            for m in ranked(
+                report.metrics.lines,
+                lambda m: m.busy_ns,
+                lambda m: m.dma_ns,
+                report.bounds.bottleneck if report.bounds else None,
+                lambda m: m.line,
+            )[:top]
         ],
         notes=list(k.notes),
     )
