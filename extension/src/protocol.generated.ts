@@ -64,6 +64,8 @@ export interface MetricDef {
 export interface HeatLine {
   /** 0-based, like every LSP position */
   line: number;
+  /** 1 = hottest, by the kernel's bottleneck (profile.line_rank: the order the CLI, JSON and MCP list) */
+  rank: number;
   /** union of the line's work-instruction intervals on one core; never a sum */
   busy_ns: number;
   /** busy_ns + dma_ns: the line's compute and the DMA it issues (an upper bound: they may overlap) */
@@ -353,7 +355,10 @@ export interface EstimateRatio {
   ratio: number | null;
 }
 
-/** One source line's busy time measured and estimated, followed across an edit when both texts are known. */
+/**
+ * One source line's time (compute plus the DMA it issues) measured and estimated, followed across an edit
+ * when both texts are known.
+ */
 export interface LineEstimate {
   measured_ns: number;
   estimated_ns: number;

@@ -61,7 +61,11 @@ class HeatLayers:
     def shown(self, uri: str) -> HeatLayer | None:
         """The layer every view of ``uri`` shows (None: no heat)."""
         doc = self._docs.get(uri)
-        return heat.shown_layer(heat.layers_of(doc.payloads), doc.chosen) if doc else None
+        return (
+            heat.shown_layer(heat.layers_of(doc.payloads, doc.comparison is not None), doc.chosen)
+            if doc
+            else None
+        )
 
     def comparison(self, uri: str) -> MeasuredVsEstimated | None:
         """The measured-vs-estimated rows last sent with ``uri``'s heat (the compare layer's numbers)."""
@@ -71,7 +75,7 @@ class HeatLayers:
     def params(self, uri: str) -> HeatLayerParams:
         """``nki/heatLayer`` for ``uri``."""
         doc = self._docs.get(uri) or _Doc()
-        available = heat.layers_of(doc.payloads)
+        available = heat.layers_of(doc.payloads, doc.comparison is not None)
         layer = heat.shown_layer(available, doc.chosen)
         return {
             "uri": uri,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from nki_studio.profile.line_rank import default_metric, line_time_ns
+from nki_studio.profile.line_rank import default_metric, line_time_ns, ranked
 from nki_studio.profile.linemetrics import LineMetrics
 from nki_studio.profile.mapping import MappedFile
 from nki_studio.profile.metrics import ProfileMetrics
@@ -117,10 +117,11 @@ class HeatLine:
     top_opcodes: list[TopOpcodeJson] = field(default_factory=list)
     iterations: list[IterationJson] | None = None
 
-    def to_dict(self, heat: float) -> HeatLineJson:
-        """Payload form, with the normalised heat value."""
+    def to_dict(self, heat: float, rank: int = 0) -> HeatLineJson:
+        """Payload form, with the normalised heat value and the line's rank (``profile.line_rank``)."""
         d: HeatLineJson = {
             "line": self.line,
+            "rank": rank,
             "busy_ns": self.busy_ns,
             "time_ns": line_time_ns(self.busy_ns, self.dma_ns),
             "share": self.share,
@@ -204,15 +205,21 @@ def build_payload(
     if source not in ("measured", "estimate"):
         raise ValueError("source must be 'measured' or 'estimate'")
     top = max_busy_ns if max_busy_ns is not None else max((ln.busy_ns for ln in lines), default=0)
+    bottleneck = bottleneck_of(kernel)
+    hottest = ranked(lines, lambda ln: ln.busy_ns, lambda ln: ln.dma_ns, bottleneck, lambda ln: ln.line)
+    rank = {id(ln): i + 1 for i, ln in enumerate(hottest)}
     return {
         "uri": uri,
         "source": source,
         "profile": profile_info,
         "metric_defs": METRIC_DEFS,
         "stale": stale,
-        "lines": [ln.to_dict(ln.busy_ns / top if top else 0.0) for ln in sorted(lines, key=lambda x: x.line)],
+        "lines": [
+            ln.to_dict(ln.busy_ns / top if top else 0.0, rank[id(ln)])
+            for ln in sorted(lines, key=lambda x: x.line)
+        ],
         "kernel": kernel,
-        "default_metric": default_metric(bottleneck_of(kernel)),
+        "default_metric": default_metric(bottleneck),
     }
 
 

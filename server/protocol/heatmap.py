@@ -32,6 +32,10 @@ payload's ``default_metric``)."""
 
 class _HeatLineKeys(TypedDict):
     line: Annotated[int, "0-based, like every LSP position"]
+    rank: Annotated[
+        int,
+        "1 = hottest, by the kernel's bottleneck (profile.line_rank: the order the CLI, JSON and MCP list)",
+    ]
     busy_ns: Annotated[int, "union of the line's work-instruction intervals on one core; never a sum"]
     time_ns: Annotated[
         int, "busy_ns + dma_ns: the line's compute and the DMA it issues (an upper bound: they may overlap)"

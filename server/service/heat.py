@@ -63,10 +63,11 @@ def inlay_label(line: HeatLine, payload: HeatmapParams) -> str:
 LAYERS: tuple[HeatLayer, ...] = ("measured", "estimate", "compare")  # measured first: what a user paid for
 
 
-def layers_of(sources: Iterable[HeatSource]) -> list[HeatLayer]:
-    """The layers a document has given the heat sources it has: each source, and compare when it has both."""
+def layers_of(sources: Iterable[HeatSource], compared: bool) -> list[HeatLayer]:
+    """The layers a document has given the heat sources it has: each source, and compare when it has both and
+    their comparison (``compared``: the profile maps to this document's estimated kernel)."""
     have = set(sources)
-    both = {"measured", "estimate"} <= have
+    both = compared and {"measured", "estimate"} <= have
     return [layer for layer in LAYERS if layer in have or (layer == "compare" and both)]
 
 

@@ -11,7 +11,14 @@ import type { VsCode } from '../vscodeApi';
 import { legendText } from './legend';
 import { formatMetric } from './format';
 import { hottestStep } from './hottest';
-import { type HeatLayer, type HeatLayerParams, type LayerHeat, LayerStore, type ShownLayer, indexLines } from './layers';
+import {
+  type HeatLayer,
+  type HeatLayerParams,
+  type LayerHeat,
+  LayerStore,
+  type ShownLayer,
+  indexLines,
+} from './layers';
 import {
   type HeatLine,
   type HeatmapParams,
@@ -107,11 +114,13 @@ export class HeatController {
 
   /** The heat of a document as shown (for the kernel panel and tests): the compare layer's panel data is the
    * measured layer's, with the two compared. */
-  heatOf(uri: string): { params: HeatmapParams; lines: readonly HeatLine[]; stale: boolean } | undefined {
+  heatOf(
+    uri: string,
+  ): { params: HeatmapParams; lines: readonly HeatLine[]; stale: boolean; label: string } | undefined {
     const shown = this.layers.shown(uri);
-    if (shown?.layer !== 'compare') return shown?.heat;
-    const measured = this.layers.layer(uri, 'measured');
-    return measured && { ...measured, params: shown.heat.params };
+    if (!shown) return undefined;
+    const heat = shown.layer === 'compare' ? this.layers.layer(uri, 'measured') : shown.heat;
+    return heat && { params: shown.heat.params, lines: heat.lines, stale: heat.stale, label: shown.label };
   }
 
   /** The layer shown in a document and the layers it has. */
@@ -150,7 +159,8 @@ export class HeatController {
   /** Move the cursor of the active editor to the next hottest line; returns that line or undefined. */
   nextHottestLine(): number | undefined {
     const editor = this.vs.window.activeTextEditor;
-    const heat = editor && this.layers.shown(editor.document.uri.toString())?.heat;
+    const shown = editor && this.layers.shown(editor.document.uri.toString());
+    const heat = shown?.heat;
     if (!editor || !heat) {
       void this.vs.window.showInformationMessage(
         'NKI: no heatmap in this editor. Load a profile or simulate the kernel first.',
@@ -162,17 +172,19 @@ export class HeatController {
     const uri = editor.document.uri.toString();
     const cursor = editor.selection.active.line;
     const from = this.walk?.uri === uri && this.walk.line === cursor ? cursor : -1;
-    const metric = this.metricFor(heat);
-    const step = hottestStep(heat.lines, metric, from);
+    const metric = this.metricFor(heat, shown?.layer);
+    // `auto` walks in the server's order (its ranking by the kernel's bottleneck), when the payload has it
+    const byRank = this.metric === 'auto' && shown?.layer !== 'compare' && heat.lines.some((l) => l.rank);
+    const step = hottestStep(heat.lines, byRank ? 'rank' : metric, from);
     if (step === undefined) return undefined;
     this.walk = { uri, line: step.line };
     const pos = new this.vs.Position(step.line, 0);
     editor.selection = new this.vs.Selection(pos, pos);
     editor.revealRange(new this.vs.Range(pos, pos), this.vs.TextEditorRevealType.InCenterIfOutsideViewport);
     const value = heat.byLine.get(step.line);
-    const shown = value ? ` · ${formatMetric(metric, metricValue(value, metric))}` : '';
+    const valueText = value ? ` · ${formatMetric(metric, metricValue(value, metric))}` : '';
     this.vs.window.setStatusBarMessage(
-      `NKI: hottest line ${step.rank} of ${step.of} (line ${step.line + 1}${shown})`,
+      `NKI: hottest line ${step.rank} of ${step.of} (line ${step.line + 1}${valueText})`,
       STEP_MESSAGE_MS,
     );
     return step.line;
@@ -221,7 +233,12 @@ export class HeatController {
     }
     const heat = shown.heat;
     const started = performance.now();
-    const plan = planDecorations(heat.lines, this.metricFor(heat, shown.layer), editor.document.lineCount, this.style());
+    const plan = planDecorations(
+      heat.lines,
+      this.metricFor(heat, shown.layer),
+      editor.document.lineCount,
+      this.style(),
+    );
     const planned = performance.now();
     this.painter.paint(editor, plan, heat.stale);
     this.onPainted({

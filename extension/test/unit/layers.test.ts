@@ -17,9 +17,36 @@ const comparison: MeasuredVsEstimated = {
   kernel: { measured_ns: 38_700, estimated_ns: 30_000, ratio: 30_000 / 38_700 },
   engines: {},
   lines: [
-    { measured_ns: 9_000, estimated_ns: 4_000, ratio: 4 / 9, file: 'kernel.py', line: 5, line_measured: 5, line_estimated: 5, text: null },
-    { measured_ns: 1_000, estimated_ns: 3_000, ratio: 3, file: 'kernel.py', line: 11, line_measured: 11, line_estimated: 11, text: null },
-    { measured_ns: 500, estimated_ns: 0, ratio: 0, file: 'kernel.py', line: 2, line_measured: 2, line_estimated: null, text: null },
+    {
+      measured_ns: 9_000,
+      estimated_ns: 4_000,
+      ratio: 4 / 9,
+      file: 'kernel.py',
+      line: 5,
+      line_measured: 5,
+      line_estimated: 5,
+      text: null,
+    },
+    {
+      measured_ns: 1_000,
+      estimated_ns: 3_000,
+      ratio: 3,
+      file: 'kernel.py',
+      line: 11,
+      line_measured: 11,
+      line_estimated: 11,
+      text: null,
+    },
+    {
+      measured_ns: 500,
+      estimated_ns: 0,
+      ratio: 0,
+      file: 'kernel.py',
+      line: 2,
+      line_measured: 2,
+      line_estimated: null,
+      text: null,
+    },
   ],
   lines_matched_by: 'line numbers',
 };
@@ -47,7 +74,12 @@ describe('layer store', () => {
     assert.equal(store.shown(URI)?.layer, 'measured');
     assert.equal(store.shown(URI)?.heat.lines[0].busy_ns, 38_700);
     assert.deepEqual(store.available(URI), ['measured']); // the server's list decides until it sends a new one
-    store.announce({ uri: URI, layer: 'measured', available: ['measured', 'estimate'], label: 'Measured, from run-42' });
+    store.announce({
+      uri: URI,
+      layer: 'measured',
+      available: ['measured', 'estimate'],
+      label: 'Measured, from run-42',
+    });
     assert.deepEqual(store.available(URI), ['measured', 'estimate']);
     assert.equal(store.layer(URI, 'estimate')?.lines[1].busy_ns, 937);
   });
@@ -58,7 +90,12 @@ describe('layer store', () => {
     assert.equal(store.shown(URI)?.layer, 'measured');
     store.apply(estimate());
     assert.equal(store.shown(URI)?.layer, 'estimate');
-    store.announce({ uri: URI, layer: 'measured', available: ['measured', 'estimate'], label: 'Measured, from run-42' });
+    store.announce({
+      uri: URI,
+      layer: 'measured',
+      available: ['measured', 'estimate'],
+      label: 'Measured, from run-42',
+    });
     assert.equal(store.shown(URI)?.layer, 'measured');
     assert.equal(store.shown(URI)?.label, 'Measured, from run-42');
   });
@@ -67,7 +104,12 @@ describe('layer store', () => {
     const store = new LayerStore();
     store.apply(measured());
     store.apply(estimate(URI, { measured_vs_estimated: comparison }));
-    store.announce({ uri: URI, layer: 'compare', available: ['measured', 'estimate', 'compare'], label: 'Measured − estimated' });
+    store.announce({
+      uri: URI,
+      layer: 'compare',
+      available: ['measured', 'estimate', 'compare'],
+      label: 'Measured − estimated',
+    });
     const shown = store.shown(URI);
     assert.equal(shown?.layer, 'compare');
     assert.deepEqual(
@@ -115,7 +157,12 @@ describe('heat controller layers', () => {
     heat.apply(measured());
     heat.applyLayer({ uri: URI, layer: 'measured', available: ['measured'], label: 'Measured, from run-42' });
     heat.apply(estimate(OTHER));
-    heat.applyLayer({ uri: OTHER, layer: 'estimate', available: ['estimate'], label: 'Estimated (simulator trace, not measured): k' });
+    heat.applyLayer({
+      uri: OTHER,
+      layer: 'estimate',
+      available: ['estimate'],
+      label: 'Estimated (simulator trace, not measured): k',
+    });
     const [legend, layerItem] = fake.statusItems;
     assert.match(legend.text, /measured · run-42/);
     assert.doesNotMatch(legend.text, /estimated/);
@@ -129,12 +176,22 @@ describe('heat controller layers', () => {
     const { fake, heat } = setup();
     heat.apply(measured());
     heat.apply(estimate());
-    heat.applyLayer({ uri: URI, layer: 'estimate', available: ['measured', 'estimate'], label: 'Estimated (simulator trace, not measured): k' });
+    heat.applyLayer({
+      uri: URI,
+      layer: 'estimate',
+      available: ['measured', 'estimate'],
+      label: 'Estimated (simulator trace, not measured): k',
+    });
     const [legend, layerItem] = fake.statusItems;
     assert.match(legend.text, /estimated/);
     assert.match(layerItem.text, /Estimated \$\(chevron-down\)/);
     assert.deepEqual(heat.layerOf(URI).available, ['measured', 'estimate']);
-    heat.applyLayer({ uri: URI, layer: 'measured', available: ['measured', 'estimate'], label: 'Measured, from run-42' });
+    heat.applyLayer({
+      uri: URI,
+      layer: 'measured',
+      available: ['measured', 'estimate'],
+      label: 'Measured, from run-42',
+    });
     assert.match(legend.text, /measured · run-42/);
   });
 
@@ -149,5 +206,20 @@ describe('heat controller layers', () => {
     assert.equal(heat.currentMetric, 'auto');
     assert.match(fake.statusItems[0].text, /DMA time issued/);
     assert.equal(heat.nextHottestLine(), 7, 'the dma_copy line is the hottest');
+  });
+
+  it('walks the hottest lines in the server’s order when the payload ranks them', () => {
+    const { heat } = setup();
+    heat.apply(
+      estimate(URI, {
+        default_metric: 'dma_time',
+        lines: [
+          heatLine(3, 5_000, { rank: 3 }),
+          heatLine(7, 0, { dma_ns: 6_000, rank: 2 }),
+          heatLine(9, 0, { rank: 1 }),
+        ],
+      }),
+    );
+    assert.deepEqual([heat.nextHottestLine(), heat.nextHottestLine(), heat.nextHottestLine()], [9, 7, 3]);
   });
 });
