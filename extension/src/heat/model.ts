@@ -182,7 +182,8 @@ function isFinding(v: unknown): v is Finding {
 export function parseHeatLayer(raw: unknown): HeatLayerParams | string {
   if (!isObject(raw) || typeof raw.uri !== 'string') return `${NOTIFICATIONS.heatLayer}: missing uri`;
   const known = (v: unknown): v is HeatLayer => HEATLAYER_VALUES.includes(v as HeatLayer);
-  if (raw.layer !== null && !known(raw.layer)) return `${NOTIFICATIONS.heatLayer}: unknown layer ${String(raw.layer)}`;
+  if (raw.layer !== null && !known(raw.layer))
+    return `${NOTIFICATIONS.heatLayer}: unknown layer ${JSON.stringify(raw.layer)}`;
   const available = Array.isArray(raw.available) ? raw.available.filter(known) : [];
   return { uri: raw.uri, layer: raw.layer, available, label: typeof raw.label === 'string' ? raw.label : '' };
 }

@@ -31,7 +31,9 @@ describe('layers of heat', { timeout: 600_000 }, () => {
       {
         trusted: true, // simulate-on-save stays on (the default)
         settings: { 'nki-studio.heatmap.style': 'bars' },
-        keybindings: [{ key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(parquet).toString() }],
+        keybindings: [
+          { key: LOAD_PROFILE_KEY, command: 'nki-studio.openProfile', args: pathToFileURL(parquet).toString() },
+        ],
       },
     );
     ({ wb, workspace } = session);
@@ -64,6 +66,26 @@ describe('layers of heat', { timeout: 600_000 }, () => {
   const layerItem = (name: string) =>
     wb.page.locator('.statusbar-item', { hasText: new RegExp(`^\\s*${name}\\s*$`) }).first();
 
+  /** The hover of the first painted line, once its contents arrived (the widget first says "Loading..."). */
+  async function hoverFirstBar(): Promise<string> {
+    await wb.goToLine(48);
+    const first = [...(await waitForBars()).keys()][0];
+    return hoverOnce(first);
+  }
+
+  async function hoverOnce(line: number): Promise<string> {
+    let text = await wb.hoverLine(line);
+    for (let i = 0; i < 20 && /^\s*Loading/.test(text); i += 1) {
+      await wb.page.waitForTimeout(500);
+      text = await wb.page
+        .locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents')
+        .first()
+        .innerText()
+        .catch(() => text);
+    }
+    return text;
+  }
+
   async function switchLayer(label: string): Promise<void> {
     await wb.runCommand('NKI: Switch Heat Layer');
     const input = wb.page.locator('.quick-input-widget input');
@@ -92,9 +114,7 @@ describe('layers of heat', { timeout: 600_000 }, () => {
     const status = await wb.statusBar();
     assert.match(status, /measured · /);
     assert.doesNotMatch(status, /· estimated/);
-    await wb.goToLine(48);
-    const bars = await waitForBars();
-    const hover = await wb.hoverLine([...bars.keys()][0]);
+    const hover = await hoverFirstBar();
     await wb.screenshot('heat-measured-after-save');
     assert.match(hover, /Measured, from/);
     assert.doesNotMatch(hover, /Estimated/);
@@ -116,7 +136,7 @@ describe('layers of heat', { timeout: 600_000 }, () => {
       `bars on ${JSON.stringify([...bars.keys()])}, dma_copy lines ${JSON.stringify(dma)}`,
     );
     assert.match(await wb.statusBar(), /DMA time issued/);
-    const hover = await wb.hoverLine(dma[0]);
+    const hover = await hoverOnce(dma[0]);
     await wb.screenshot('heat-estimated-hover');
     assert.match(hover, /Estimated \(simulator trace, not measured\)/);
     assert.doesNotMatch(hover, /Measured, from/);
@@ -126,9 +146,7 @@ describe('layers of heat', { timeout: 600_000 }, () => {
     await switchLayer('Measured');
     await wb.page.waitForTimeout(500);
     assert.match(await wb.statusBar(), /measured · /);
-    await wb.goToLine(48);
-    const bars = await waitForBars();
-    const hover = await wb.hoverLine([...bars.keys()][0]);
+    const hover = await hoverFirstBar();
     await wb.screenshot('heat-measured-again');
     assert.match(hover, /Measured, from/);
     assert.doesNotMatch(hover, /Estimated/);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HeatController } from '../../src/heat/controller';
 import { LayerStore, compareLines } from '../../src/heat/layers';
-import type { HeatmapParams } from '../../src/heat/model';
+import { type HeatmapParams, parseHeatLayer } from '../../src/heat/model';
 import type { MeasuredVsEstimated } from '../../src/protocol.generated';
 import { FakeEditor, FakeVsCode } from '../support/fakeVscode';
 import { heatLine } from '../support/heatData';
@@ -140,6 +140,19 @@ describe('layer store', () => {
       compareLines(comparison).map((l) => l.line),
       [4, 10],
     );
+  });
+});
+
+describe('nki/heatLayer payloads', () => {
+  it('keeps known layers and refuses unknown ones with a message', () => {
+    assert.deepEqual(parseHeatLayer({ uri: URI, layer: 'compare', available: ['measured', 'bogus'], label: 'x' }), {
+      uri: URI,
+      layer: 'compare',
+      available: ['measured'],
+      label: 'x',
+    });
+    assert.match(String(parseHeatLayer({ uri: URI, layer: 'other' })), /unknown layer "other"/);
+    assert.match(String(parseHeatLayer(null)), /missing uri/);
   });
 });
 
