@@ -6,6 +6,8 @@ import type { KernelPanel } from './panel/kernelPanel';
 import { CALIBRATE_FROM_PROFILE, GO_TO_LINE } from './panel/render';
 import { pickProfile } from './profileDialog';
 import { profileLoadSummary } from './profileSummary';
+import { LAYER_NAMES } from './heat/controller';
+import { HEATLAYER_VALUES, type HeatLayer, type HeatLayerParams } from './heat/layers';
 import { CLIENT_COMMANDS, type ClientCommand, SERVER_COMMANDS } from './protocol.generated';
 import { describeFailure, isCancellation, isUnknownCommand } from './serverErrors';
 import type { ServerManager } from './serverManager';
@@ -34,6 +36,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg(CLIENT_COMMANDS.clearHeatmap, () => clearHeatmap(deps)),
     reg(CLIENT_COMMANDS.nextHottestLine, () => heat.nextHottestLine()),
     reg(CLIENT_COMMANDS.pickHeatmapMetric, () => heat.pickMetric()),
+    reg(CLIENT_COMMANDS.switchHeatLayer, (...args) => switchHeatLayer(deps, args)),
     reg(CLIENT_COMMANDS.showKernelPanel, () => deps.panel.show()),
     reg(GO_TO_LINE, (uri, line) => goToLine(vs, uri, line)),
     reg(CALIBRATE_FROM_PROFILE, (path) => calibrateFromProfile(deps, path)),
@@ -213,6 +216,45 @@ async function clearHeatmap(deps: CommandDeps): Promise<void> {
   } catch (err) {
     // The painted heat is gone either way; an older server without the command has nothing to clear.
     if (!isUnknownCommand(err)) deps.server.log.warn(`clearProfile: ${String(err)}`);
+  }
+}
+
+/** The layer switch: `[uri, layer]`, else a pick among the active document's layers; the server decides
+ * and every view follows its answer. */
+async function switchHeatLayer(deps: CommandDeps, args: unknown[]): Promise<void> {
+  const { vs, server, heat } = deps;
+  const uri = typeof args[0] === 'string' ? args[0] : vs.window.activeTextEditor?.document.uri.toString();
+  if (!uri) return;
+  let layer = HEATLAYER_VALUES.find((l) => l === args[1]);
+  if (!layer) {
+    const { shown, available } = heat.layerOf(uri);
+    if (available.length === 0) {
+      void vs.window.showInformationMessage('NKI: no heat in this editor. Load a profile or simulate the kernel.');
+      return;
+    }
+    const why: Record<HeatLayer, string> = {
+      measured: 'the loaded profile',
+      estimate: "the last simulation's estimate (not measured)",
+      compare: 'measured − estimated per line, and the kernel’s estimated / measured',
+    };
+    const pick = await vs.window.showQuickPick(
+      available.map((l) => ({
+        label: LAYER_NAMES[l],
+        description: l === shown?.layer ? 'shown' : undefined,
+        detail: why[l],
+        layer: l,
+      })),
+      { title: 'NKI: heat layer' },
+    );
+    if (!pick) return;
+    layer = pick.layer;
+  }
+  try {
+    const answer = await server.executeCommand(SERVER_COMMANDS.selectHeatLayer, [uri, layer]);
+    heat.applyLayer(answer as HeatLayerParams);
+    deps.panel.refresh();
+  } catch (err) {
+    void vs.window.showErrorMessage(`NKI: ${describeFailure('Switch heat layer', err)}`);
   }
 }
 

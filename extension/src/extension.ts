@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import { registerCommands } from './commands';
 import { HeatController } from './heat/controller';
-import { parseHeatmap } from './heat/model';
+import { parseHeatLayer, parseHeatmap } from './heat/model';
 import { InterpreterCache } from './interpreterCache';
 import { registerMcpServer } from './mcpServer';
 import { KernelPanel } from './panel/kernelPanel';
@@ -55,6 +55,15 @@ export function activate(context: vscode.ExtensionContext): void {
       return;
     }
     heat.apply(params);
+    panel.refresh();
+  });
+  server.onNotification(NOTIFICATIONS.heatLayer, (raw) => {
+    const params = parseHeatLayer(raw);
+    if (typeof params === 'string') {
+      log.warn(params);
+      return;
+    }
+    heat.applyLayer(params);
     panel.refresh();
   });
   server.onNotification(NOTIFICATIONS.simulationResult, (raw) => {

@@ -13,6 +13,8 @@ export interface HeatmapParams {
   stale: boolean;
   lines: HeatLine[];
   kernel: MeasuredKernel | EstimatedKernel;
+  /** the kernel's bottleneck's metric (DMA-bound: dma_time, else time; profile.line_rank) */
+  default_metric: HeatMetric;
   /** investigation findings on this document's lines */
   findings?: HeatFinding[];
   /** true: the heat was cleared (lines and findings are empty) */
@@ -62,8 +64,12 @@ export interface MetricDef {
 export interface HeatLine {
   /** 0-based, like every LSP position */
   line: number;
+  /** 1 = hottest, by the kernel's bottleneck (profile.line_rank: the order the CLI, JSON and MCP list) */
+  rank: number;
   /** union of the line's work-instruction intervals on one core; never a sum */
   busy_ns: number;
+  /** busy_ns + dma_ns: the line's compute and the DMA it issues (an upper bound: they may overlap) */
+  time_ns: number;
   /** busy_ns / kernel latency; lines overlap, shares do not sum to 1 */
   share: number;
   share_of_compute: number;
@@ -323,6 +329,9 @@ export interface CalibrationNote {
   profiles: number;
 }
 
+export type HeatMetric = 'time' | 'busy' | 'instr' | 'wait' | 'dma' | 'dma_time';
+export const HEATMETRIC_VALUES: readonly HeatMetric[] = ['time', 'busy', 'instr', 'wait', 'dma', 'dma_time'];
+
 /** An investigation finding on one of the document's lines. */
 export interface HeatFinding {
   /** 0-based, like heat lines */
@@ -357,7 +366,10 @@ export interface EstimateRatio {
   ratio: number | null;
 }
 
-/** One source line's busy time measured and estimated, followed across an edit when both texts are known. */
+/**
+ * One source line's time (compute plus the DMA it issues) measured and estimated, followed across an edit
+ * when both texts are known.
+ */
 export interface LineEstimate {
   measured_ns: number;
   estimated_ns: number;
@@ -622,6 +634,23 @@ export interface SimulationNotice {
   warnings?: string[];
 }
 
+/**
+ * The `nki/heatLayer` notification (and `selectHeatLayer`'s answer): which layer of a document's heat
+ * bars, legend, hover, inlay hints and the panel show, and which layers it has.
+ */
+export interface HeatLayerParams {
+  uri: string;
+  /** the layer shown (null: the document has no heat) */
+  layer: HeatLayer | null;
+  /** the layers the document has, measured first */
+  available: HeatLayer[];
+  /** what the shown layer is, as every view names it ("Measured, from …") */
+  label: string;
+}
+
+export type HeatLayer = 'measured' | 'estimate' | 'compare';
+export const HEATLAYER_VALUES: readonly HeatLayer[] = ['measured', 'estimate', 'compare'];
+
 /** `loadProfile`'s argument as an object, with the options of the load. */
 export interface LoadProfileSpec {
   /** the profile directory or file */
@@ -783,6 +812,11 @@ export const NOTIFICATIONS = {
   heatmap: 'nki/heatmap',
   /** A simulation's structured result (plus uri and kernel), after a save or the simulate command. */
   simulationResult: 'nki/simulationResult',
+  /**
+   * Which layer of a document's heat every view shows (measured, estimate, compare) and which it has; sent when either
+   * changes. A simulation never hides a measured layer.
+   */
+  heatLayer: 'nki/heatLayer',
 } as const;
 
 export type NotificationMethod = (typeof NOTIFICATIONS)[keyof typeof NOTIFICATIONS];
@@ -791,6 +825,7 @@ export type NotificationMethod = (typeof NOTIFICATIONS)[keyof typeof NOTIFICATIO
 export interface NotificationParams {
   'nki/heatmap': HeatmapParams;
   'nki/simulationResult': AnyResult;
+  'nki/heatLayer': HeatLayerParams;
 }
 
 /** Commands the language server answers (workspace/executeCommand). */
@@ -808,6 +843,8 @@ export const SERVER_COMMANDS = {
    * calibration file; later simulations' estimates use it.
    */
   calibrate: 'nki-studio.calibrate',
+  /** Show one layer of the document's heat (measured, estimate, compare) in every view; the layer shown. */
+  selectHeatLayer: 'nki-studio.selectHeatLayer',
 } as const;
 
 export type ServerCommand = (typeof SERVER_COMMANDS)[keyof typeof SERVER_COMMANDS];
@@ -819,6 +856,7 @@ export interface ServerCommandArguments {
   'nki-studio.clearProfile': [];
   'nki-studio.profileRemote': [string, string | null] | [RemoteProfileSpec];
   'nki-studio.calibrate': [string] | [CalibrateSpec];
+  'nki-studio.selectHeatLayer': [string, HeatLayer];
 }
 
 /** What each command answers. */
@@ -828,6 +866,7 @@ export interface ServerCommandResults {
   'nki-studio.clearProfile': ClearProfileResult;
   'nki-studio.profileRemote': RemoteProfileResult | Refusal;
   'nki-studio.calibrate': CalibrateResult | Refusal;
+  'nki-studio.selectHeatLayer': HeatLayerParams;
 }
 
 /** VS Code commands the extension registers. */
@@ -846,6 +885,8 @@ export const CLIENT_COMMANDS = {
   nextHottestLine: 'nki-studio.nextHottestLine',
   /** Choose the heatmap metric. */
   pickHeatmapMetric: 'nki-studio.pickHeatmapMetric',
+  /** Switch the heat layer of a document: measured, estimated, or the two compared (asks without arguments). */
+  switchHeatLayer: 'nki-studio.switchHeatLayer',
   /** Show the kernel panel. */
   showKernelPanel: 'nki-studio.showKernelPanel',
   /** Compare later profiles against the one in this editor. */
@@ -873,6 +914,7 @@ export interface ClientCommandArguments {
   'nki-studio.clearHeatmap': [];
   'nki-studio.nextHottestLine': [];
   'nki-studio.pickHeatmapMetric': [];
+  'nki-studio.switchHeatLayer': [] | [string, HeatLayer];
   'nki-studio.showKernelPanel': [];
   'nki-studio.setProfileBaseline': [];
   'nki-studio.restartServer': [];

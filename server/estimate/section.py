@@ -23,6 +23,7 @@ from nki_studio.estimate.roofline import estimate_roofline
 from nki_studio.model.targets import Generation, Target
 from nki_studio.profile.bounds import compute_bounds
 from nki_studio.profile.investigations import investigate
+from nki_studio.profile.line_rank import ranked
 from nki_studio.profile.metrics import compute_metrics
 from nki_studio.profile.model import Codes, Profile
 from nki_studio.protocol.calibration import CalibrationNote, CalibrationTable
@@ -70,7 +71,8 @@ def estimate_section(
     metrics = compute_metrics(profile)
     k = metrics.kernel
     has_instructions = profile.has_instructions
-    lines: list[EstimateLine] = [
+    bounds = compute_bounds(profile, generation.value) if has_instructions else None
+    rows: list[EstimateLine] = [
         {
             "path": m.file,
             "line": m.line,
@@ -87,6 +89,14 @@ def estimate_section(
         }
         for m in metrics.lines
     ]
+    # Hottest first by the kernel's bottleneck (profile.line_rank), the order every view lists them in.
+    lines = ranked(
+        rows,
+        lambda r: r["busyNs"],
+        lambda r: r["dmaNs"],
+        bounds.bottleneck if bounds else None,
+        lambda r: r["line"],
+    )
     roofline = (
         estimate_roofline(trace, target.limits, k.latency_ns).to_dict()
         if has_instructions and k.latency_ns > 0
@@ -115,7 +125,7 @@ def estimate_section(
         "lines": lines,
         "roofline": roofline,
         "timeline": k.timeline,
-        "bounds": compute_bounds(profile, generation.value).to_dict() if has_instructions else None,
+        "bounds": bounds.to_dict() if bounds else None,
         "investigations": (
             [i.to_dict() for i in investigate(profile, generation.value)] if has_instructions else []
         ),

@@ -38,13 +38,16 @@ from lsprotocol import types
 from nki_studio import __version__
 from nki_studio.lsp import logs
 from nki_studio.lsp.fastpath.handover import Handover
+from nki_studio.lsp.heat_layers import HeatLayers
 from nki_studio.lsp.measured_estimated import MeasuredAndEstimated
 from nki_studio.lsp.protocol import NkiProtocol
 from nki_studio.lsp.typed import converter
+from nki_studio.protocol.notifications import HEAT_LAYER, HEATMAP
 from nki_studio.service.settings import SECTION, Settings, merge, section_of
 from pygls.lsp.server import LanguageServer
 
 if TYPE_CHECKING:  # the declarations are only read by type checkers here
+    from nki_studio.protocol.heatmap import HeatmapParams
     from nki_studio.protocol.notifications import Notification
 
 P = TypeVar("P")  # a notification's payload type
@@ -54,7 +57,7 @@ log = logging.getLogger(__name__)
 STARTUP_GRACE_S = 3.0  # without an open document, warm-ups start this long after ``initialized``
 
 # Feature modules under nki_studio.lsp.features, registered in this order.
-FEATURES: tuple[str, ...] = ("lint", "simulate", "profile", "intelligence", "remote", "calibrate")
+FEATURES: tuple[str, ...] = ("lint", "simulate", "profile", "layers", "intelligence", "remote", "calibrate")
 
 # Listeners run on the event loop: anything slower than this delays every request and is logged.
 SLOW_LISTENER_MS = 50.0
@@ -97,6 +100,8 @@ class NkiLanguageServer(LanguageServer):
         self.request_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="nki-request")
         # The loaded profile and the estimates, shared by the profile and simulate features (heat payloads).
         self.measured_estimated = MeasuredAndEstimated()
+        # Which layer of each document's heat every view shows (measured, estimate, compare).
+        self.heat_layers = HeatLayers(lambda params: self.notify_client(HEAT_LAYER, params))
         self.loaded_features: list[str] = []
         self.failed_features: dict[
             str, str
@@ -270,6 +275,19 @@ class NkiLanguageServer(LanguageServer):
     def notify_client(self, notification: Notification[P], payload: P) -> None:
         """Send a custom notification (declared in ``nki_studio.protocol.notifications``) from any thread."""
         self.call_soon(lambda: self.protocol.notify(notification.method, payload))
+
+    def refresh_inlay_hints(self) -> None:
+        """Ask the client to fetch inlay hints again (when enabled and the client supports it)."""
+        if not self.settings.inlay_hints:
+            return
+        caps = self.client_capabilities.workspace
+        if caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support:
+            self.call_soon(lambda: self.workspace_inlay_hint_refresh(None))
+
+    def send_heat(self, payload: HeatmapParams) -> None:
+        """Send a document's heat (``nki/heatmap``) and record it as that source's layer (``heat_layers``)."""
+        self.notify_client(HEATMAP, payload)
+        self.heat_layers.sent(payload)
 
     @property
     def trusted(self) -> bool:

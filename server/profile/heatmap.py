@@ -9,10 +9,12 @@ types, so the CLI, tests and the language server share it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from nki_studio.profile.line_rank import default_metric, line_time_ns, ranked
 from nki_studio.profile.linemetrics import LineMetrics
 from nki_studio.profile.mapping import MappedFile
 from nki_studio.profile.metrics import ProfileMetrics
@@ -20,6 +22,7 @@ from nki_studio.protocol.heatmap import (
     EstimatedKernel,
     HeatFinding,
     HeatmapParams,
+    HeatMetric,
     HeatSource,
     MeasuredKernel,
     MetricDef,
@@ -28,6 +31,12 @@ from nki_studio.protocol.heatmap import HeatLine as HeatLineJson
 from nki_studio.protocol.profile import IterationJson, ProfileInfo, TopOpcodeJson
 
 METRIC_DEFS: dict[str, MetricDef] = {
+    "time_ns": {
+        "label": "time (compute + DMA issued)",
+        "unit": "ns",
+        "description": "busy time plus the time of the DMA transfers the line issues; the two may overlap, so "
+        "this is an upper bound of the line's own time",
+    },
     "busy_ns": {
         "label": "busy",
         "unit": "ns",
@@ -108,11 +117,13 @@ class HeatLine:
     top_opcodes: list[TopOpcodeJson] = field(default_factory=list)
     iterations: list[IterationJson] | None = None
 
-    def to_dict(self, heat: float) -> HeatLineJson:
-        """Payload form, with the normalised heat value."""
+    def to_dict(self, heat: float, rank: int = 0) -> HeatLineJson:
+        """Payload form, with the normalised heat value and the line's rank (``profile.line_rank``)."""
         d: HeatLineJson = {
             "line": self.line,
+            "rank": rank,
             "busy_ns": self.busy_ns,
+            "time_ns": line_time_ns(self.busy_ns, self.dma_ns),
             "share": self.share,
             "share_of_compute": self.share_of_compute,
             "instr": self.instr,
@@ -194,15 +205,29 @@ def build_payload(
     if source not in ("measured", "estimate"):
         raise ValueError("source must be 'measured' or 'estimate'")
     top = max_busy_ns if max_busy_ns is not None else max((ln.busy_ns for ln in lines), default=0)
+    bottleneck = bottleneck_of(kernel)
+    hottest = ranked(lines, lambda ln: ln.busy_ns, lambda ln: ln.dma_ns, bottleneck, lambda ln: ln.line)
+    rank = {id(ln): i + 1 for i, ln in enumerate(hottest)}
     return {
         "uri": uri,
         "source": source,
         "profile": profile_info,
         "metric_defs": METRIC_DEFS,
         "stale": stale,
-        "lines": [ln.to_dict(ln.busy_ns / top if top else 0.0) for ln in sorted(lines, key=lambda x: x.line)],
+        "lines": [
+            ln.to_dict(ln.busy_ns / top if top else 0.0, rank[id(ln)])
+            for ln in sorted(lines, key=lambda x: x.line)
+        ],
         "kernel": kernel,
+        "default_metric": default_metric(bottleneck),
     }
+
+
+def bottleneck_of(kernel: MeasuredKernel | EstimatedKernel | Mapping[str, object]) -> str | None:
+    """The bottleneck of a payload's kernel (``profile.bounds``), None without bounds."""
+    bounds = kernel.get("bounds")
+    found = bounds.get("bottleneck") if isinstance(bounds, Mapping) else None
+    return found if isinstance(found, str) else None
 
 
 def fmt_ns(ns: float) -> str:
@@ -230,10 +255,20 @@ def _main_engine(line: HeatLineJson | HeatLine) -> str:
     return max(engines.items(), key=lambda kv: kv[1])[0] if engines else "—"
 
 
-def inlay_label(line: HeatLineJson, source: HeatSource = "measured") -> str:
-    """Short end-of-line hint, e.g. "⏱ 12.3 µs · 18% · Vector" (prefixed "est." for estimates)."""
+def inlay_label(
+    line: HeatLineJson, source: HeatSource = "measured", metric: HeatMetric = "busy", latency_ns: int = 0
+) -> str:
+    """Short end-of-line hint, e.g. "⏱ 12.3 µs · 18% · Vector" (prefixed "est." for estimates). ``metric``: the
+    payload's ``default_metric`` (``time`` or ``dma_time``: the share is of ``latency_ns``; a line whose time is
+    its DMA names "DMA" instead of an engine)."""
     prefix = "est. " if source == "estimate" else ""
-    return f"⏱ {prefix}{fmt_ns(line['busy_ns'])} · {line['share'] * 100:.0f}% · {_main_engine(line)}"
+    if metric not in ("time", "dma_time"):
+        return f"⏱ {prefix}{fmt_ns(line['busy_ns'])} · {line['share'] * 100:.0f}% · {_main_engine(line)}"
+    dma = line.get("dma_ns", 0)
+    value = dma if metric == "dma_time" else line_time_ns(line["busy_ns"], dma)
+    share = f" · {value / latency_ns * 100:.0f}%" if latency_ns else ""
+    where = "DMA" if dma >= line["busy_ns"] and dma else _main_engine(line)
+    return f"⏱ {prefix}{fmt_ns(value)}{share} · {where}"
 
 
 def line_hover_markdown(payload: HeatmapParams, n: int) -> str | None:
@@ -252,15 +287,28 @@ def line_hover_markdown(payload: HeatmapParams, n: int) -> str | None:
     return "\n\n".join(parts)
 
 
+def layer_label(payload: HeatmapParams) -> str:
+    """Which layer of heat a payload is, as every view names it: "Measured, from <profile>" or "Estimated
+    (simulator trace, not measured): <kernel>"."""
+    info = payload["profile"]
+    if payload["source"] == "estimate":
+        name = payload["kernel"].get("name")
+        return "Estimated (simulator trace, not measured)" + (f": {name}" if name else "")
+    path = info.get("path") or ""
+    return f"Measured, from {info.get('label') or os.path.basename(path.rstrip('/')) or 'a profile'}"
+
+
 def hover_markdown(line: HeatLineJson, payload: HeatmapParams) -> str:
     """Markdown hover for one payload line: busy, share, engines, top opcodes, waits, DMA, iterations."""
-    source = payload["source"]
     kernel = payload["kernel"]
-    title = "Estimated (simulator, not measured)" if source == "estimate" else "Measured (Neuron profile)"
-    where = payload["profile"].get("label") or payload["profile"].get("path", "")
-    out = [f"**{title}** — {where}"]
+    out = [f"**{layer_label(payload)}**"]
     if payload.get("stale"):
         out.append("_The file changed since this profile was taken: numbers may no longer match the code._")
+    if line.get("dma_ns"):
+        out.append(
+            f"Time **{fmt_ns(line_time_ns(line['busy_ns'], line['dma_ns']))}**: compute busy plus the DMA "
+            f"this line issues ({fmt_ns(line['dma_ns'])}; they may overlap)"
+        )
     out.append(
         f"Busy **{fmt_ns(line['busy_ns'])}** · {line['share'] * 100:.1f}% of kernel "
         f"({kernel.get('latency_source', 'latency')}) · {line['share_of_compute'] * 100:.1f}% of compute"
@@ -338,5 +386,6 @@ __all__ = [
     "hover_markdown",
     "inlay_label",
     "kernel_summary",
+    "layer_label",
     "remap_lines",
 ]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal, TypedDict
 
 from nki_studio.protocol.calibration import CalibrateResult
+from nki_studio.protocol.heatmap import HeatLayer, HeatLayerParams
 from nki_studio.protocol.profile import MappingJson
 from nki_studio.protocol.simulation import AnyResult
 
@@ -141,7 +142,14 @@ CALIBRATE = Command(
     "Fit the estimate's costs to measured profiles (the profile URI, or a CalibrateSpec) and store them in the "
     "project's calibration file; later simulations' estimates use it.",
 )
-SERVER_COMMANDS = (SIMULATE, LOAD_PROFILE, CLEAR_PROFILE, PROFILE_REMOTE, CALIBRATE)
+SELECT_HEAT_LAYER = Command(
+    "selectHeatLayer",
+    "nki-studio.selectHeatLayer",
+    tuple[str, HeatLayer],
+    HeatLayerParams,
+    "Show one layer of the document's heat (measured, estimate, compare) in every view; the layer shown.",
+)
+SERVER_COMMANDS = (SIMULATE, LOAD_PROFILE, CLEAR_PROFILE, PROFILE_REMOTE, CALIBRATE, SELECT_HEAT_LAYER)
 
 _URI = Annotated[str, "a document URI"]
 CLIENT_COMMANDS = (
@@ -171,6 +179,13 @@ CLIENT_COMMANDS = (
     ),
     Command(
         "pickHeatmapMetric", "nki-studio.pickHeatmapMetric", tuple[()], None, "Choose the heatmap metric."
+    ),
+    Command(
+        "switchHeatLayer",
+        "nki-studio.switchHeatLayer",
+        tuple[()] | tuple[_URI, HeatLayer],
+        None,
+        "Switch the heat layer of a document: measured, estimated, or the two compared (asks without arguments).",
     ),
     Command("showKernelPanel", "nki-studio.showKernelPanel", tuple[()], None, "Show the kernel panel."),
     Command(

@@ -22,11 +22,25 @@ from nki_studio.protocol.profile import (
 from nki_studio.protocol.simulation import EngineTrack, EstimateRange, Roofline
 
 HeatSource = Literal["measured", "estimate"]
+HeatLayer = Literal["measured", "estimate", "compare"]
+"""A layer of a document's heat: the loaded profile, the last simulation's estimate, or the two compared
+(measured − estimated per line, and the kernel's estimated / measured)."""
+HeatMetric = Literal["time", "busy", "instr", "wait", "dma", "dma_time"]
+"""What the editor colours lines by: ``time`` (busy + the DMA the line issues), ``busy``, ``instr``, ``wait``,
+``dma`` (bytes), ``dma_time`` (the DMA the line issues); the setting ``heatmapMetric`` adds ``auto`` (the
+payload's ``default_metric``)."""
 
 
 class _HeatLineKeys(TypedDict):
     line: Annotated[int, "0-based, like every LSP position"]
+    rank: Annotated[
+        int,
+        "1 = hottest, by the kernel's bottleneck (profile.line_rank: the order the CLI, JSON and MCP list)",
+    ]
     busy_ns: Annotated[int, "union of the line's work-instruction intervals on one core; never a sum"]
+    time_ns: Annotated[
+        int, "busy_ns + dma_ns: the line's compute and the DMA it issues (an upper bound: they may overlap)"
+    ]
     share: Annotated[float, "busy_ns / kernel latency; lines overlap, shares do not sum to 1"]
     share_of_compute: float
     instr: int
@@ -117,6 +131,9 @@ class _HeatmapKeys(TypedDict):
     stale: Annotated[bool, "the document was edited after the heat was made"]
     lines: list[HeatLine]
     kernel: MeasuredKernel | EstimatedKernel
+    default_metric: Annotated[
+        HeatMetric, "the kernel's bottleneck's metric (DMA-bound: dma_time, else time; profile.line_rank)"
+    ]
 
 
 class HeatmapParams(_HeatmapKeys, total=False):
@@ -127,3 +144,13 @@ class HeatmapParams(_HeatmapKeys, total=False):
     measured_vs_estimated: Annotated[
         MeasuredVsEstimated, "the document has a loaded profile and an estimate: the two side by side"
     ]
+
+
+class HeatLayerParams(TypedDict):
+    """The ``nki/heatLayer`` notification (and ``selectHeatLayer``'s answer): which layer of a document's heat
+    bars, legend, hover, inlay hints and the panel show, and which layers it has."""
+
+    uri: str
+    layer: Annotated[HeatLayer | None, "the layer shown (null: the document has no heat)"]
+    available: Annotated[list[HeatLayer], "the layers the document has, measured first"]
+    label: Annotated[str, 'what the shown layer is, as every view names it ("Measured, from …")']

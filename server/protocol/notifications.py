@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from nki_studio.protocol.heatmap import HeatmapParams
+from nki_studio.protocol.heatmap import HeatLayerParams, HeatmapParams
 from nki_studio.protocol.simulation import AnyResult
 
 P = TypeVar("P")
@@ -38,4 +38,11 @@ SIMULATION_RESULT: Notification[AnyResult] = Notification(
     AnyResult,
     "A simulation's structured result (plus uri and kernel), after a save or the simulate command.",
 )
-NOTIFICATIONS = (HEATMAP, SIMULATION_RESULT)
+HEAT_LAYER: Notification[HeatLayerParams] = Notification(
+    "heatLayer",
+    "nki/heatLayer",
+    HeatLayerParams,
+    "Which layer of a document's heat every view shows (measured, estimate, compare) and which it has; sent "
+    "when either changes. A simulation never hides a measured layer.",
+)
+NOTIFICATIONS = (HEATMAP, SIMULATION_RESULT, HEAT_LAYER)

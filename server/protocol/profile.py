@@ -114,7 +114,8 @@ class BoundDelta(TypedDict):
 
 
 class LineDelta(TypedDict):
-    """One source line's busy time in both profiles (``profile.line_align``)."""
+    """One source line's time (compute plus the DMA it issues, ``profile.line_rank``) in both profiles
+    (``profile.line_align``)."""
 
     file: str
     line: Annotated[int, "where the line is now (B), or was (A) when it went away"]
@@ -178,7 +179,8 @@ class EstimateRatio(TypedDict):
 
 
 class LineEstimate(EstimateRatio):
-    """One source line's busy time measured and estimated, followed across an edit when both texts are known."""
+    """One source line's time (compute plus the DMA it issues) measured and estimated, followed across an edit
+    when both texts are known."""
 
     file: str
     line: Annotated[int, "where the line is in the estimated kernel (or was, in the measured one)"]

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_typ
 from nki_studio.protocol import simulation as result
 from nki_studio.protocol.analysis import DetailValue
 from nki_studio.protocol.commands import CLIENT_COMMANDS, SERVER_COMMANDS, Command
-from nki_studio.protocol.heatmap import HeatSource
+from nki_studio.protocol.heatmap import HeatLayer, HeatMetric, HeatSource
 from nki_studio.protocol.notifications import NOTIFICATIONS
 from nki_studio.protocol.outputs import OUTPUTS
 
@@ -42,6 +42,8 @@ ALIASES: dict[str, object] = {
     "DetailValue": DetailValue,
     "AnyResult": result.AnyResult,
     "HeatSource": HeatSource,
+    "HeatMetric": HeatMetric,
+    "HeatLayer": HeatLayer,
 }
 _SCALARS: dict[object, dict[str, Any]] = {
     str: {"type": "string"},

@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar, cast
 
-from nki_studio.protocol.heatmap import EstimatedKernel, HeatFinding, HeatLine, HeatmapParams, HeatSource
+from nki_studio.protocol.heatmap import (
+    EstimatedKernel,
+    HeatFinding,
+    HeatLayer,
+    HeatLine,
+    HeatmapParams,
+    HeatMetric,
+    HeatSource,
+)
+from nki_studio.protocol.profile import LineEstimate
 from nki_studio.protocol.simulation import AnyResult, Estimate
 
 Painted = TypeVar("Painted", HeatLine, HeatFinding)  # anything with a 0-based ``line``
@@ -42,11 +51,44 @@ def estimate_findings(results: Iterable[AnyResult], path: str) -> list[HeatFindi
     return [f for e in estimates for f in findings(e, path)]
 
 
-def inlay_label(line: HeatLine, source: HeatSource) -> str:
-    """``⏱ 12.3 µs · 18% · Vector``: a heat line's inlay hint (``source``: measured or estimate)."""
+def inlay_label(line: HeatLine, payload: HeatmapParams) -> str:
+    """``⏱ 12.3 µs · 18% · Vector``: a heat line's inlay hint, by the payload's default metric (its kernel's
+    bottleneck's: a DMA-bound kernel's ``dma_copy`` lines show the DMA they issue)."""
     from nki_studio.profile.heatmap import inlay_label as label
 
-    return label(line, source)
+    metric: HeatMetric = payload.get("default_metric", "busy")
+    return label(line, payload["source"], metric, payload["kernel"]["latency_ns"])
+
+
+LAYERS: tuple[HeatLayer, ...] = ("measured", "estimate", "compare")  # measured first: what a user paid for
+
+
+def layers_of(sources: Iterable[HeatSource], compared: bool) -> list[HeatLayer]:
+    """The layers a document has given the heat sources it has: each source, and compare when it has both and
+    their comparison (``compared``: the profile maps to this document's estimated kernel)."""
+    have = set(sources)
+    both = compared and {"measured", "estimate"} <= have
+    return [layer for layer in LAYERS if layer in have or (layer == "compare" and both)]
+
+
+def shown_layer(available: list[HeatLayer], chosen: HeatLayer | None) -> HeatLayer | None:
+    """The layer every view shows: the one chosen while the document has it, else the measured one, else the
+    estimate. A new simulation therefore never hides a measured layer."""
+    if chosen in available:
+        return chosen
+    return next((layer for layer in LAYERS if layer in available and layer != "compare"), None)
+
+
+def layer_label(layer: HeatLayer | None, payloads: dict[HeatSource, HeatmapParams]) -> str:
+    """What a layer is, as every view names it: "Measured, from <profile>", "Estimated (simulator trace, not
+    measured): <kernel>", or the two compared."""
+    from nki_studio.profile.heatmap import layer_label as label
+
+    if layer is None:
+        return "no heat"
+    if layer == "compare":
+        return f"Measured − estimated ({label(payloads['measured'])} vs the simulator's estimate)"
+    return label(payloads[layer])
 
 
 def line_hover_markdown(payload: HeatmapParams, line: int) -> str | None:
@@ -90,3 +132,10 @@ def remap_lines(lines: Iterable[Painted], old_text: str, new_text: str) -> tuple
     from nki_studio.profile.heatmap import remap_lines as remap
 
     return remap(lines, old_text, new_text)
+
+
+def delta_label(row: LineEstimate) -> str:
+    """A compared line in few words: "Δ +3.2 µs (measured 12.0 µs, est. 8.8 µs)" (measured − estimated)."""
+    delta = row["measured_ns"] - row["estimated_ns"]
+    sign = "+" if delta >= 0 else "−"
+    return f"Δ {sign}{fmt_ns(abs(delta))} (measured {fmt_ns(row['measured_ns'])}, est. {fmt_ns(row['estimated_ns'])})"

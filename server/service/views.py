@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from nki_studio.profile.line_rank import line_time_ns, ranked
 from nki_studio.protocol.analysis import FamilyJson, InvestigationJson
 from nki_studio.protocol.profile import LineDelta
 from nki_studio.protocol.simulation import Estimate, Roofline
@@ -72,6 +73,7 @@ class LineView(TypedDict):
 
     file: str
     line: int
+    time_ns: int  # busy_ns + dma_ns: the line's compute and the DMA it issues (profile.line_rank)
     busy_ns: int
     share: float
     wait_ns: int
@@ -170,6 +172,7 @@ def view(report: ProfileReport, local: Callable[[str], str], top: int | None = T
             LineView(
                 file=local(m.file),
                 line=m.line,
+                time_ns=line_time_ns(m.busy_ns, m.dma_ns),
                 busy_ns=m.busy_ns,
                 share=m.share,
                 wait_ns=m.wait_ns,
@@ -179,7 +182,13 @@ def view(report: ProfileReport, local: Callable[[str], str], top: int | None = T
                 dma_ns=m.dma_ns,
                 top_opcodes=[OpcodeTime(opcode=o, count=c, sum_ns=t) for o, c, t in m.top_opcodes],
             )
-            for m in report.metrics.lines[:top]
+            for m in ranked(
+                report.metrics.lines,
+                lambda m: m.busy_ns,
+                lambda m: m.dma_ns,
+                report.bounds.bottleneck if report.bounds else None,
+                lambda m: m.line,
+            )[:top]
         ],
         notes=list(k.notes),
     )
@@ -199,6 +208,7 @@ def estimate_view(estimate: Estimate, local: Callable[[str], str], top: int | No
             LineView(
                 file=local(ln["path"]),
                 line=ln["line"],
+                time_ns=line_time_ns(ln["busyNs"], ln["dmaNs"]),
                 busy_ns=ln["busyNs"],
                 share=ln["share"],
                 wait_ns=0,  # an estimate schedules no semaphore waits of its own
@@ -221,7 +231,7 @@ def _times(v: View) -> dict[str, dict[int, int]]:
     out: dict[str, dict[int, int]] = {}
     for ln in v["lines"]:
         per = out.setdefault(ln["file"], {})
-        per[ln["line"]] = per.get(ln["line"], 0) + ln["busy_ns"]
+        per[ln["line"]] = per.get(ln["line"], 0) + ln["time_ns"]  # compute and the DMA it issues
     return out
 
 

@@ -140,15 +140,19 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "heatmapMetric",
         "string",
-        "busy",
-        "Metric the line heatmap is coloured by.",
+        "auto",
+        "Metric the line heatmap is coloured by (auto: the kernel's bottleneck's, so a DMA-bound kernel's "
+        "heat is on the lines that issue its DMA).",
         "both",
-        enum=("busy", "instr", "wait", "dma"),
+        enum=("auto", "time", "busy", "instr", "wait", "dma", "dma_time"),
         enum_descriptions=(
+            "The kernel's bottleneck's metric: DMA time when DMA-bound, else time",
+            "Busy time plus the DMA the line issues",
             "Busy time of the line (interval union over engines)",
             "Instruction count",
             "Time spent waiting on semaphores",
             "DMA bytes attributed to the line",
+            "Time of the DMA transfers the line issues",
         ),
     ),
     Setting(

@@ -26,6 +26,7 @@ from nki_studio.core.simulation_codes import (
 )
 from nki_studio.estimate.likely_range import describe as describe_range
 from nki_studio.profile.heatmap import fmt_ns as format_ns
+from nki_studio.profile.line_rank import line_time_ns
 from nki_studio.protocol.simulation import Estimate
 from nki_studio.verify.oracle import describe
 from nki_studio.verify.spec import KernelInfo
@@ -233,10 +234,14 @@ def _estimate_lines(estimate: Estimate) -> list[str]:
             f"  estimated roofline: {roof['flops'] or 0:,} FLOPs, {roof['bytes']:,} HBM bytes, intensity "
             f"{intensity} -> {roof['bound']}-bound"
         )
-    for ln in estimate["lines"][:5]:  # hottest first
+    total = estimate["totalNs"]
+    for ln in estimate["lines"][:5]:  # hottest first by the bottleneck (profile.line_rank)
         engine = max(ln["engines"].items(), key=lambda kv: kv[1])[0] if ln["engines"] else "none"
+        time = line_time_ns(ln["busyNs"], ln["dmaNs"])
+        where = "DMA" if ln["dmaNs"] >= ln["busyNs"] and ln["dmaNs"] else engine
         out.append(
-            f"    line {ln['line']:>4}: estimated {format_ns(ln['busyNs']):>10} {ln['share']:6.1%} {engine}"
+            f"    line {ln['line']:>4}: estimated {format_ns(time):>10} {time / total if total else 0:6.1%} {where}"
+            f" (compute {format_ns(ln['busyNs'])}, DMA issued {format_ns(ln['dmaNs'])})"
         )
     return out
 

@@ -91,7 +91,9 @@ def _payload(stale: bool = False) -> dict[str, object]:
 
 def test_payload_schema() -> None:
     p = _payload()
-    assert set(p) == {"uri", "source", "profile", "metric_defs", "stale", "lines", "kernel"}
+    assert set(p) == {"uri", "source", "profile", "metric_defs", "stale", "lines", "kernel", "default_metric"}
+    assert p["default_metric"] == "time"  # no bounds, no bottleneck: the line's time (compute + DMA issued)
+    assert [ln["time_ns"] for ln in p["lines"]] == [6_150, 12_300 + 900]  # type: ignore[index]
     assert [ln["line"] for ln in p["lines"]] == [1, 3]  # type: ignore[index]
     assert [ln["heat"] for ln in p["lines"]] == [0.5, 1.0]  # type: ignore[index]
     assert "iterations" not in p["lines"][0] and p["lines"][1]["iterations"]  # type: ignore[index]

@@ -153,7 +153,7 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(
             text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=15, character=4)
         )
     )
-    assert hover is not None and "Estimated (simulator, not measured)" in str(hover.contents)
+    assert hover is not None and "Estimated (simulator trace, not measured)" in str(hover.contents)
     # the kernel's estimated time with its likely range, as the text report says it
     assert "Kernel time (estimated): ≈ " in str(hover.contents) and "public measurements (trn2, " in str(
         hover.contents

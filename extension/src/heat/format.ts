@@ -32,8 +32,10 @@ export function formatPercent(fraction: number): string {
 
 export function formatMetric(metric: Metric, value: number): string {
   switch (metric) {
+    case 'time':
     case 'busy':
     case 'wait':
+    case 'dma_time':
       return formatNs(value);
     case 'dma':
       return formatBytes(value);

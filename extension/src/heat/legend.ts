@@ -1,13 +1,21 @@
-/** The status-bar legend of the heatmap: metric and where the data came from, measured or estimated. */
-import type { HeatSource } from './model';
+/** The status-bar legend of the heatmap: metric and which layer is shown, measured, estimated or compared. */
+import type { HeatLayer } from './layers';
 
-/** e.g. "$(flame) busy time · measured · run-42" or "$(flame) busy time · estimated". */
+/**
+ * e.g. "$(flame) busy time · measured · run-42", "$(flame) busy time · estimated" or
+ * "$(flame) time · measured − estimated · est/meas 0.82x".
+ */
 export function legendText(
   metricLabel: string,
-  source: HeatSource,
+  layer: HeatLayer,
   profile: string | null | undefined,
   stale: boolean,
+  ratio?: number | null,
 ): string {
-  const where = source === 'measured' ? `measured · ${profile ?? 'profile'}` : 'estimated';
+  const where = {
+    measured: `measured · ${profile ?? 'profile'}`,
+    estimate: 'estimated',
+    compare: `measured − estimated${typeof ratio === 'number' ? ` · est/meas ${ratio.toFixed(2)}x` : ''}`,
+  }[layer];
   return `$(flame) ${metricLabel} · ${where}${stale ? ' · stale' : ''}`;
 }

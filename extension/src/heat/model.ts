@@ -5,8 +5,13 @@
  */
 import {
   type EstimatedKernel,
+  HEATLAYER_VALUES,
+  HEATMETRIC_VALUES,
   HEATSOURCE_VALUES,
+  type HeatMetric,
   type HeatFinding,
+  type HeatLayer,
+  type HeatLayerParams,
   type HeatLine as WireHeatLine,
   type HeatmapParams as WireHeatmap,
   type MeasuredKernel,
@@ -16,7 +21,7 @@ import {
   type ProfileInfo,
 } from '../protocol.generated';
 
-export type { HeatSource, MetricDef, ProfileInfo } from '../protocol.generated';
+export type { HeatMetric, HeatSource, MetricDef, ProfileInfo } from '../protocol.generated';
 
 /** One source line's figures. `line` is 0-based like every LSP position. */
 export type HeatLine = Pick<
@@ -37,6 +42,8 @@ export type KernelFields = Partial<Record<keyof MeasuredKernel | keyof Estimated
 
 /** A payload as parsed: the uri, source and lines always; the rest as far as the server sent it. */
 export interface HeatmapParams extends Pick<WireHeatmap, 'uri' | 'source'> {
+  /** The kernel's bottleneck's metric, what `auto` colours by. */
+  default_metric?: HeatMetric;
   profile?: Partial<ProfileInfo> | null;
   metric_defs?: Record<string, MetricDef>;
   stale?: boolean;
@@ -48,11 +55,13 @@ export interface HeatmapParams extends Pick<WireHeatmap, 'uri' | 'source'> {
 }
 
 /** Payload field each metric reads (also the key of its definition in `metric_defs`). */
-export const METRIC_FIELDS: Record<Metric, 'busy_ns' | 'instr' | 'wait_ns' | 'dma_bytes'> = {
+export const METRIC_FIELDS: Record<Metric, 'time_ns' | 'busy_ns' | 'instr' | 'wait_ns' | 'dma_bytes' | 'dma_ns'> = {
+  time: 'time_ns',
   busy: 'busy_ns',
   instr: 'instr',
   wait: 'wait_ns',
   dma: 'dma_bytes',
+  dma_time: 'dma_ns',
 };
 
 /** A short name for the data's origin: the profile's label, else its file name. */
@@ -63,18 +72,32 @@ export function profileLabel(params: Pick<HeatmapParams, 'profile'>): string {
   return 'profile';
 }
 
-export const METRICS = ['busy', 'instr', 'wait', 'dma'] as const;
-export type Metric = (typeof METRICS)[number];
+export const METRICS = HEATMETRIC_VALUES;
+export type Metric = HeatMetric;
+/** What the user picks: a metric, or `auto` (the payload's `default_metric`, its kernel's bottleneck's). */
+export type MetricChoice = Metric | 'auto';
 
 export const METRIC_LABELS: Record<Metric, string> = {
+  time: 'time (compute + DMA issued)',
   busy: 'busy time',
   instr: 'instructions',
   wait: 'wait time',
   dma: 'DMA bytes',
+  dma_time: 'DMA time issued',
 };
 
 export function isMetric(value: unknown): value is Metric {
   return typeof value === 'string' && (METRICS as readonly string[]).includes(value);
+}
+
+export function isMetricChoice(value: unknown): value is MetricChoice {
+  return value === 'auto' || isMetric(value);
+}
+
+/** The metric a choice means for one payload: `auto` is the payload's default (busy from a server without one). */
+export function resolveMetric(choice: MetricChoice, params: Pick<HeatmapParams, 'default_metric'>): Metric {
+  if (choice !== 'auto') return choice;
+  return isMetric(params.default_metric) ? params.default_metric : 'busy';
 }
 
 /** The number a metric reads from a line (non-finite and missing values count as 0). */
@@ -140,6 +163,7 @@ export function parseHeatmap(raw: unknown): HeatmapParams | string {
     profile,
     metric_defs: isObject(p.metric_defs) ? (p.metric_defs as Record<string, MetricDef>) : {},
     stale: p.stale === true,
+    ...(isMetric(p.default_metric) ? { default_metric: p.default_metric } : {}),
     lines,
     kernel: isObject(p.kernel) ? p.kernel : {},
     findings: Array.isArray(p.findings) ? (p.findings as unknown[]).filter(isFinding) : [],
@@ -152,4 +176,14 @@ function isFinding(v: unknown): v is Finding {
   return (
     Number.isInteger(v.line) && (v.line as number) >= 0 && typeof v.code === 'string' && typeof v.message === 'string'
   );
+}
+
+/** Validate a `nki/heatLayer` payload; returns a message for bad input instead of throwing. */
+export function parseHeatLayer(raw: unknown): HeatLayerParams | string {
+  if (!isObject(raw) || typeof raw.uri !== 'string') return `${NOTIFICATIONS.heatLayer}: missing uri`;
+  const known = (v: unknown): v is HeatLayer => HEATLAYER_VALUES.includes(v as HeatLayer);
+  if (raw.layer !== null && !known(raw.layer))
+    return `${NOTIFICATIONS.heatLayer}: unknown layer ${JSON.stringify(raw.layer)}`;
+  const available = Array.isArray(raw.available) ? raw.available.filter(known) : [];
+  return { uri: raw.uri, layer: raw.layer, available, label: typeof raw.label === 'string' ? raw.label : '' };
 }

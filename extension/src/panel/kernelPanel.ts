@@ -72,7 +72,13 @@ export class KernelPanel {
     this.panel.webview.html = renderPanel(
       {
         simulation,
-        heat: heat && { params: heat.params, stale: heat.stale, lines: heat.lines, text: uri && this.textOf(uri) },
+        heat: heat && {
+          params: heat.params,
+          stale: heat.stale,
+          lines: heat.lines,
+          text: uri && this.textOf(uri),
+          label: heat.label,
+        },
         baseline: baseline?.params,
         baselineSource: baseline?.text !== undefined ? { text: baseline.text, lines: baseline.lines } : undefined,
       },

@@ -4,6 +4,7 @@
  * string out; the CSP allows only inline styles with a nonce and no scripts or network at all.
  */
 import { formatBytes, formatLikelyRange, formatNs, formatPercent } from '../heat/format';
+import { rankLines } from '../heat/hottest';
 import { type HeatLine, type HeatmapParams, profileLabel } from '../heat/model';
 import {
   CLIENT_COMMANDS,
@@ -53,7 +54,8 @@ function calibrationNote(kernel: object): string[] {
 export interface PanelData {
   simulation?: SimulationResult;
   /** `lines`: the heat shifted with edits since it arrived, `text`: the document now (both optional). */
-  heat?: { params: HeatmapParams; stale: boolean; lines?: readonly LineTime[]; text?: string };
+  /** `label`: the layer shown, as the server names it ("Measured, from …"). */
+  heat?: { params: HeatmapParams; stale: boolean; lines?: readonly LineTime[]; text?: string; label?: string };
   /** The heat data the user chose to compare later data against (NKI: Set Profile Baseline). */
   baseline?: HeatmapParams;
   /** The document's text and the heat's (shifted) lines when the baseline was set: lines are followed across edits. */
@@ -188,11 +190,12 @@ function isLikelyRange(value: unknown): value is EstimateRange {
   return typeof value === 'object' && value !== null && typeof (value as EstimateRange).lowNs === 'number';
 }
 
-function profileSection(heat: { params: HeatmapParams; stale: boolean }): string {
+function profileSection(heat: { params: HeatmapParams; stale: boolean; label?: string }): string {
   const { params } = heat;
   const kernel = params.kernel ?? {};
-  const source =
-    params.source === 'measured'
+  const source = heat.label
+    ? esc(heat.label) // the layer shown, as the server names it everywhere
+    : params.source === 'measured'
       ? `measured · ${esc(profileLabel(params))}`
       : '<strong>estimated</strong> (timeline scheduled from the simulator trace, not measured)';
   const parts: string[] = [
@@ -238,14 +241,20 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean }): string
   if (rf) parts.push(...rooflineSection(rf, params.source === 'estimate'));
   parts.push(...boundsSection(kernel, params.source === 'estimate'));
   parts.push(...investigationsSection(params));
-  const top = [...params.lines].sort((a, b) => b.busy_ns - a.busy_ns).slice(0, 8);
+  // the server's ranking (by the kernel's bottleneck) when the payload has it, else busy time
+  const ranked = params.lines.some((l) => l.rank);
+  const top = ranked
+    ? rankLines(params.lines, 'rank').flatMap((n) => params.lines.filter((l) => l.line === n))
+    : [...params.lines].sort((a, b) => b.busy_ns - a.busy_ns);
   if (top.length) {
-    const rows = top.map(
-      (l) =>
-        `<tr><td>${l.line + 1}</td><td>${esc(formatNs(l.busy_ns))}</td><td>${esc(formatPercent(l.share))}</td><td>${l.instr}</td><td>${esc(formatBytes(l.dma_bytes))}</td></tr>`,
-    );
+    const rows = top
+      .slice(0, 8)
+      .map(
+        (l) =>
+          `<tr><td>${l.line + 1}</td><td>${esc(formatNs(l.busy_ns))}</td><td>${esc(formatNs(l.dma_ns ?? 0))}</td><td>${esc(formatPercent(l.share))}</td><td>${l.instr}</td><td>${esc(formatBytes(l.dma_bytes))}</td></tr>`,
+      );
     parts.push(
-      `<h3>Hottest lines</h3><table><tr><th>line</th><th>busy</th><th>share</th><th>instr</th><th>DMA</th></tr>${rows.join('')}</table>`,
+      `<h3>Hottest lines</h3><table><tr><th>line</th><th>busy</th><th>DMA issued</th><th>share</th><th>instr</th><th>DMA</th></tr>${rows.join('')}</table>`,
     );
   }
   return parts.join('\n');

@@ -26,7 +26,6 @@ from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.lsp.uris import ByUri, canonical, find_document
 from nki_studio.protocol.commands import CLEAR_PROFILE, LOAD_PROFILE, ClearProfileResult, LoadProfileResult
 from nki_studio.protocol.heatmap import HeatmapParams
-from nki_studio.protocol.notifications import HEATMAP
 from nki_studio.service import heat, profiles
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
@@ -129,9 +128,9 @@ class ProfileFeature:
             text = self._text(doc_uri)
             self.painted[doc_uri] = _Painted(payload, text, text)
             self._sync(doc_uri)  # the open document may already differ from the file on disk
-            self.server.notify_client(HEATMAP, self.painted[doc_uri].payload)
+            self.server.send_heat(self.painted[doc_uri].payload)
             self._publish_findings(doc_uri)
-        self._refresh_inlays()
+        self.server.refresh_inlay_hints()
         k = report.metrics.kernel
         return {
             "files": [p["uri"] for p in payloads],
@@ -149,19 +148,19 @@ class ProfileFeature:
         cleared = list(self.painted)
         for uri in cleared:
             empty: HeatmapParams = {**self.painted[uri].payload, "lines": [], "findings": [], "cleared": True}
-            self.server.notify_client(HEATMAP, empty)
+            self.server.send_heat(empty)
             self.server.publish_diagnostics(uri, PERF_SOURCE, [])
         self.painted.clear()
         self.server.measured_estimated.measured(None)
         if cleared:
-            self._refresh_inlays()
+            self.server.refresh_inlay_hints()
         return {"cleared": cleared}
 
     # ---- document events ---------------------------------------------------------------------------------
     def on_change(self, uri: str) -> None:
         """Move the heat with the edit and mark it stale."""
         if uri in self.painted and self._sync(uri):
-            self.server.notify_client(HEATMAP, self.painted[uri].payload)
+            self.server.send_heat(self.painted[uri].payload)
             self._publish_findings(uri)
 
     def _sync(self, uri: str) -> bool:
@@ -184,8 +183,11 @@ class ProfileFeature:
     def hover(self, params: types.HoverParams) -> types.Hover | None:
         """Breakdown of the measured line under the cursor."""
         painted = self.painted.get(params.text_document.uri)
-        if painted is None:
-            return None
+        if painted is None or self.server.heat_layers.shown(params.text_document.uri) not in (
+            "measured",
+            "compare",
+        ):
+            return None  # another layer is shown: its hover speaks
         text = heat.line_hover_markdown(painted.payload, params.position.line)
         if text is None:
             return None
@@ -194,7 +196,8 @@ class ProfileFeature:
     def inlay_hints(self, params: types.InlayHintParams) -> list[types.InlayHint] | None:
         """``⏱ 12.3 µs · 18% · Vector`` at the end of measured lines (setting ``inlayHints``)."""
         painted = self.painted.get(params.text_document.uri)
-        if painted is None or not self.server.settings.inlay_hints:
+        shown = self.server.heat_layers.shown(params.text_document.uri)
+        if painted is None or not self.server.settings.inlay_hints or shown != "measured":
             return None
         text_lines = painted.text.splitlines()
         hints = []
@@ -203,13 +206,13 @@ class ProfileFeature:
             if params.range.start.line <= n <= params.range.end.line and n < len(text_lines):
                 # Character offset in UTF-16 units, the LSP default encoding.
                 col = len(text_lines[n].encode("utf-16-le")) // 2
-                tip = "Measured by Neuron Explorer" + (
+                tip = heat.layer_label("measured", {"measured": painted.payload}) + (
                     " — file edited since, may be stale" if painted.payload["stale"] else ""
                 )
                 hints.append(
                     types.InlayHint(
                         position=types.Position(line=n, character=col),
-                        label=heat.inlay_label(ln, painted.payload["source"]),
+                        label=heat.inlay_label(ln, painted.payload),
                         padding_left=True,
                         tooltip=tip,
                     )
@@ -259,13 +262,6 @@ class ProfileFeature:
             return Path(path).read_text(encoding="utf-8") if path else ""
         except OSError:
             return ""
-
-    def _refresh_inlays(self) -> None:
-        if not self.server.settings.inlay_hints:
-            return
-        caps = self.server.client_capabilities.workspace
-        if caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support:
-            self.server.call_soon(lambda: self.server.workspace_inlay_hint_refresh(None))
 
 
 def register(server: NkiLanguageServer) -> None:

@@ -42,7 +42,7 @@ from nki_studio.lsp.typed import position, to_diagnostic
 from nki_studio.nkilint.api import config_for
 from nki_studio.nkilint.engine import as_configured
 from nki_studio.protocol.commands import SIMULATE
-from nki_studio.protocol.notifications import HEATMAP, SIMULATION_RESULT
+from nki_studio.protocol.notifications import SIMULATION_RESULT
 from nki_studio.protocol.simulation import AnyResult, Spec
 from nki_studio.service import heat, simulation
 from nki_studio.service.simulation import Kernel, KernelInfo, Refused, RunOptions, Simulator, SpecProblem
@@ -267,12 +267,9 @@ class SimulateFeature:
             estimate, got = heat.estimate_of(result), self._text(uri)
             if estimate and got:  # the document's text as simulated: the estimate's lines are its lines
                 self.server.measured_estimated.estimated(uri, path, kernel, estimate, got[1])
-            self.server.notify_client(HEATMAP, self.server.measured_estimated.attach(payload))
+            self.server.send_heat(self.server.measured_estimated.attach(payload))
         self.refresh_spec_findings(uri)
-        caps = self.server.client_capabilities.workspace
-        refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
-        if self.server.settings.inlay_hints and refresh:
-            self.server.call_soon(lambda: self.server.workspace_inlay_hint_refresh(None))
+        self.server.refresh_inlay_hints()
 
     async def command(self, *args: Any) -> AnyResult:
         """``nki-studio.simulate`` with ``[uri, kernelName]`` (kernel optional): the structured result."""
@@ -311,8 +308,8 @@ class SimulateFeature:
             return None
         uri = params.text_document.uri
         got = self._text(uri)
-        if got is None or not self.results.get(uri):
-            return None
+        if got is None or not self.results.get(uri) or self.server.heat_layers.shown(uri) != "estimate":
+            return None  # another layer is shown: its hints speak
         path, text = got
         lines = split_lines(text)
         positions = DocumentPositions(lines, self.server.workspace.position_encoding)
@@ -329,9 +326,9 @@ class SimulateFeature:
                 hints.append(
                     types.InlayHint(
                         position=position(positions.position(line + 1, len(lines[line]) + 1)),
-                        label=heat.inlay_label(line_heat, "estimate"),
+                        label=heat.inlay_label(line_heat, payload),
                         padding_left=True,
-                        tooltip="Estimated by the nki-studio timeline from the simulator trace, not measured.",
+                        tooltip=heat.layer_label("estimate", {"estimate": payload}),
                     )
                 )
         return hints
@@ -341,8 +338,12 @@ class SimulateFeature:
         findings there, labelled estimated."""
         uri = params.text_document.uri
         path = to_fs_path(uri)
-        if path is None or not self.results.get(uri):
-            return None
+        if (
+            path is None
+            or not self.results.get(uri)
+            or self.server.heat_layers.shown(uri) not in ("estimate", "compare")
+        ):
+            return None  # the measured layer is shown: its hover speaks
         for kernel, result in self.results[uri].items():
             payload = heat.estimate_payload(uri, path, kernel, result)
             text = heat.line_hover_markdown(payload, params.position.line) if payload else None
