@@ -16,7 +16,7 @@ from nki_studio import __version__
 from nki_studio.cli.errors import run_guarded
 
 # Sub-command modules, in the order ``--help`` lists them.
-_COMMANDS: tuple[str, ...] = ("lint", "simulate", "test", "serve", "mcp", "profile")
+_COMMANDS: tuple[str, ...] = ("lint", "simulate", "migrate", "test", "serve", "mcp", "profile")
 
 
 def build_parser(commands: Sequence[str] = _COMMANDS) -> argparse.ArgumentParser:

@@ -248,6 +248,7 @@ class RunOptions:
     strict: bool = False  # stop at the first read of never-written memory
     cancelled: Callable[[], bool] = field(default=lambda: False)
     on_progress: Callable[[str], None] | None = None
+    outputs_path: str | None = None  # write the outputs as .npz (the migration's proof)
 
 
 class Simulator:
@@ -295,6 +296,7 @@ class Simulator:
             memory_bytes=settings.simulation_memory_mb << 20,
             trace_path=opts.trace_path,
             strict=opts.strict,
+            outputs_path=opts.outputs_path,
         )
 
         def go() -> SimulationResult:

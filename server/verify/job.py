@@ -41,6 +41,9 @@ class Job:
     # dotted name and the package root. A saved file's package is found from its own folder.
     module_name: str | None = None
     module_root: str | None = None
+    # Write the kernel's outputs here (NumPy .npz, arr_0, arr_1 ... in output order): the migration's proof
+    # compares two runs' outputs exactly, which the result's summaries cannot.
+    outputs_path: str | None = None
 
     def to_json(self) -> str:
         """One JSON line for the worker's stdin."""
@@ -275,6 +278,10 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
         result["ignoredConfig"] = list(sim.report.ignored_config)
     result["peak"] = sim.peak_json()
     outputs = _as_outputs(sim.outputs)
+    if job.outputs_path:
+        import numpy as np
+
+        np.savez(job.outputs_path, *[np.asarray(o) for o in outputs])
 
     expected = None
     if spec.reference:
