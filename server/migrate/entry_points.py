@@ -68,10 +68,13 @@ def _jit_call(src: Source, out: PassResult, call: ast.Call, nki: str, entry: str
             return
         if k.arg not in _DROPPED and k.arg not in _LEGACY_OPTIONS:
             kept.append(src.text_of(k))
+    if len(kept) == len(call.keywords):  # nothing dropped: only the wrapper's name changes, layout kept
+        if entry != "nki.jit":
+            out.change(src.replace(call.func, f"{nki}.jit"), call.lineno, entry, f"{nki}.jit")
+        return
     args = [src.text_of(a) for a in call.args] + kept
     new = f"{nki}.jit({', '.join(args)})" if args else f"{nki}.jit"
-    if new != src.text_of(call):
-        out.change(src.replace(call, new), call.lineno, entry, new)
+    out.change(src.replace(call, new), call.lineno, entry, new)
 
 
 def _simulate_kernel(src: Source, out: PassResult, call: ast.Call, nki: str) -> None:

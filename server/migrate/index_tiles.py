@@ -222,18 +222,14 @@ def _delete_unused(
         edit = src.delete_lines(stmt)
         if edit is not None:
             out.change(edit, stmt.lineno, "index tile definition", "deleted (every use is a slice now)")
-    reported: set[int] = set()
     for name, uses in left.items():
-        for use in uses:
-            line = use.lineno  # type: ignore[attr-defined]
-            if line not in reported:
-                reported.add(line)
-                out.manual.append(
-                    ManualStep(
-                        line,
-                        f"index tile `{name}`",
-                        "not a plain offset in a subscript (scaled, transposed, a mask or an argument): write the "
-                        "access as slices / nl.ds(start, size) / .ap(pattern), masks as bounds of the slice "
-                        "(t[p0:min(P, p0 + 128)])",
-                    )
+        for line in sorted({use.lineno for use in uses}):  # type: ignore[attr-defined]
+            out.manual.append(
+                ManualStep(
+                    line,
+                    f"index tile `{name}`",
+                    "not a plain offset in a subscript (scaled, transposed, a mask or an argument): write the "
+                    "access as slices / nl.ds(start, size) / .ap(pattern), masks as bounds of the slice "
+                    "(t[p0:min(P, p0 + 128)])",
                 )
+            )
