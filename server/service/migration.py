@@ -219,7 +219,7 @@ def _compare(before: list[object], after: list[object]) -> str | None:
             verdict = "rounding"
             continue
         first = tuple(int(v) for v in np.argwhere(~close)[0])
-        return f"output {i} first differs at {list(first)}: {xf[first]!r} before, {yf[first]!r} after"
+        return f"output {i} first differs at {list(first)}: {float(xf[first])!r} before, {float(yf[first])!r} after"
     return verdict
 
 
