@@ -55,7 +55,8 @@ def _range(src: Source, lower: ast.expr | None, upper: ast.expr | None) -> tuple
         return "0", src.text_of(upper)
     lo = src.text_of(lower)
     if isinstance(lower, ast.Constant) and isinstance(upper, ast.Constant):
-        return lo, str(upper.value - lower.value)
+        if isinstance(lower.value, int) and isinstance(upper.value, int):
+            return lo, str(upper.value - lower.value)
     return lo, f"{_term(src, upper)} - {_term(src, lower)}"
 
 
