@@ -42,7 +42,7 @@ INSTRUCTIONS = (
     "nki-studio checks AWS Trainium NKI kernels without Trainium: lint (rules with fixes), simulate (NumPy "
     "simulation checked against a reference), estimate (an estimated timeline from the simulator trace; "
     "estimated, not measured), analyze_profile/compare (measured Neuron Explorer profiles), explain (rule "
-    "pages, NKI API docs). Get the prompt 'optimise_kernel' for the verify → estimate → optimise loop."
+    "pages, NKI API docs), migrate (legacy neuronxcc.nki code to NKI 0.7, proven by simulating both). Get the prompt 'optimise_kernel' for the verify → estimate → optimise loop."
 )
 
 
@@ -63,6 +63,7 @@ class NkiStudioMcp:
             "analyze_profile": lambda a: self._profiles().analyze_profile(self.workspace, a),
             "compare": lambda a: self._profiles().compare(self.workspace, self.simulator, a),
             "explain": self._explain,
+            "migrate": self._migrate,
         }
         if config.remote_available:
             self._handlers["profile_remote"] = self._profile_remote
@@ -103,6 +104,11 @@ class NkiStudioMcp:
         from nki_studio.mcp.simulate_tool import simulate
 
         return simulate(self.workspace, self.simulator, args)
+
+    def _migrate(self, args: dict[str, Any]) -> Answer:
+        from nki_studio.mcp.migrate_tool import migrate
+
+        return migrate(self.workspace, self.config.settings, args)
 
     @staticmethod
     def _profiles() -> Any:

@@ -15,18 +15,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "profile"))
 import fixturegen
 from mcp_harness import EXAMPLES, ROOT, error_of, mcp_session, structured
 
-TOOLS = {"lint", "simulate", "estimate", "analyze_profile", "compare", "explain"}
+TOOLS = {"lint", "simulate", "estimate", "analyze_profile", "compare", "explain", "migrate"}
 
 
 async def test_tool_list_schemas_resources_and_prompt() -> None:
     async with mcp_session("--root", str(EXAMPLES)) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
         assert set(tools) == TOOLS  # no profile_remote without a host and the switch
-        for t in tools.values():
+        for name, t in tools.items():
             Draft202012Validator.check_schema(t.input_schema)
             Draft202012Validator.check_schema(t.output_schema)
             assert t.input_schema["type"] == "object" and t.input_schema["additionalProperties"] is False
-            assert t.description and t.annotations.read_only_hint is True
+            # migrate writes the file when asked (write=true)
+            assert t.description and t.annotations.read_only_hint is (name != "migrate")
         for name in ("lint", "simulate", "estimate"):  # a saved file or unsaved source text
             schema = tools[name].input_schema
             assert schema["anyOf"] == [{"required": ["file"]}, {"required": ["source"]}], name
