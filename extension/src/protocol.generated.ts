@@ -671,6 +671,51 @@ export interface Refusal {
   message: string;
 }
 
+/** A file's migration and its proof. */
+export interface MigrationResult {
+  path: string;
+  status: 'proven' | 'unchanged' | 'proof_failed' | 'not_proven' | 'manual_steps' | 'not_migratable' | 'refused';
+  message: string;
+  /** legacy, current (NKI 0.2-0.6) or unknown */
+  source_version: string;
+  changes: MigrationChange[];
+  manual: ManualStepJson[];
+  proofs: KernelProof[];
+  /** unified diff of the original and the migrated file (empty: unchanged) */
+  diff: string;
+  /** the migrated text */
+  migrated: string;
+  /** the migrated text was written to the file */
+  written: boolean;
+}
+
+/** One rewrite the migration made. */
+export interface MigrationChange {
+  /** 1-based line of the original file */
+  line: number;
+  construct: string;
+  detail: string;
+}
+
+/** One construct to migrate by hand, with the recipe. */
+export interface ManualStepJson {
+  /** 1-based line of the original file */
+  line: number;
+  construct: string;
+  recipe: string;
+}
+
+/** The proof for one kernel: both versions simulated on the same seeded inputs. */
+export interface KernelProof {
+  kernel: string;
+  /** input sets both versions ran on */
+  inputs: number;
+  equivalent: boolean;
+  /** every output bit-identical (False: equal within the dtype's rounding) */
+  exact: boolean;
+  message: string;
+}
+
 /** Custom notifications the server sends. */
 export const NOTIFICATIONS = {
   /** The heat of one document, measured (a profile) or estimated (a simulation); lines: [] clears it. */
@@ -697,6 +742,11 @@ export const SERVER_COMMANDS = {
   clearProfile: 'nki-studio.clearProfile',
   /** Profile a kernel on the remote Trn2 host and paint the measured heat. */
   profileRemote: 'nki-studio.profileRemote',
+  /**
+   * Migrate the document at the URI to NKI 0.7 and prove it (both versions simulated on the same inputs); the edit is
+   * applied only when proven.
+   */
+  migrate: 'nki-studio.migrate',
 } as const;
 
 export type ServerCommand = (typeof SERVER_COMMANDS)[keyof typeof SERVER_COMMANDS];
@@ -707,6 +757,7 @@ export interface ServerCommandArguments {
   'nki-studio.loadProfile': [string] | [LoadProfileSpec];
   'nki-studio.clearProfile': [];
   'nki-studio.profileRemote': [string, string | null] | [RemoteProfileSpec];
+  'nki-studio.migrate': [string];
 }
 
 /** What each command answers. */
@@ -715,6 +766,7 @@ export interface ServerCommandResults {
   'nki-studio.loadProfile': LoadProfileResult;
   'nki-studio.clearProfile': ClearProfileResult;
   'nki-studio.profileRemote': RemoteProfileResult | Refusal;
+  'nki-studio.migrate': MigrationResult | Refusal;
 }
 
 /** VS Code commands the extension registers. */

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal, TypedDict
 
+from nki_studio.protocol.migration import MigrationResult
 from nki_studio.protocol.profile import MappingJson
 from nki_studio.protocol.simulation import AnyResult
 
@@ -119,7 +120,15 @@ PROFILE_REMOTE = Command(
     RemoteProfileResult | Refusal,
     "Profile a kernel on the remote Trn2 host and paint the measured heat.",
 )
-SERVER_COMMANDS = (SIMULATE, LOAD_PROFILE, CLEAR_PROFILE, PROFILE_REMOTE)
+MIGRATE = Command(
+    "migrate",
+    "nki-studio.migrate",
+    tuple[str],
+    MigrationResult | Refusal,
+    "Migrate the document at the URI to NKI 0.7 and prove it (both versions simulated on the same inputs); the "
+    "edit is applied only when proven.",
+)
+SERVER_COMMANDS = (SIMULATE, LOAD_PROFILE, CLEAR_PROFILE, PROFILE_REMOTE, MIGRATE)
 
 _URI = Annotated[str, "a document URI"]
 CLIENT_COMMANDS = (

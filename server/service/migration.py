@@ -75,6 +75,15 @@ def migrate(
     return result
 
 
+def needs_migration(text: str) -> bool:
+    """Whether ``text`` has something to migrate (the editor offers "Migrate kernel to NKI 0.7" then); no
+    simulation runs."""
+    try:
+        return migrate_source(text).changed
+    except NotMigratable:
+        return False
+
+
 def _write(result: MigrationResult, path: str, migration: Migration) -> MigrationResult:
     Path(path).write_text(migration.text, encoding="utf-8")
     return {**result, "written": True}

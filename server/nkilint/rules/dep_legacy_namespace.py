@@ -13,8 +13,10 @@ from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V04
 
 _MIGRATE = (
-    "to run on Neuron 2.27 or later migrate it to NKI 0.7: imports from nki / nki.language / nki.isa, then "
-    "the legacy constructs (nl.arange/mgrid index tiles, masks, par_dim block dims, value-returning ISA calls)"
+    'to run on Neuron 2.27 or later migrate it to NKI 0.7 (`nki-studio migrate FILE` or the "Migrate kernel to '
+    'NKI 0.7" action rewrite it and prove the rewrite by simulation): imports from nki / nki.language / '
+    "nki.isa, then the legacy constructs (nl.arange/mgrid index tiles, masks, par_dim block dims, "
+    "value-returning ISA calls)"
 )
 
 
@@ -36,7 +38,8 @@ _MIGRATE = (
     "2.27; inside kernels an error since 0.4.0), §E (legacy constructs), python-subset.md §6",
     scope_note="A file whose NKI imports are all legacy is legacy code when no setting names the NKI version: "
     "a warning at each legacy import with the migration hint, never an error (the code ran on the SDK it was "
-    "written for), and no quick fix (rewriting the import alone would break legacy code). With a version "
+    "written for), and no quick fix (rewriting the import alone would break legacy code): the editor's "
+    '"Migrate kernel to NKI 0.7" action (`nki-studio migrate`) migrates the whole file and proves it. With a version '
     "named (>= 0.4), or in a file importing both namespaces, also an error where each current-API kernel (or "
     "helper) first uses a legacy name, decorator included: that is what fails to compile; legacy kernels of "
     "such a file get the warning only. Not reported when the target is set to `legacy`. The fix (current "
