@@ -165,8 +165,10 @@ def _expand_axis(key: ast.expr) -> int | None:
 def run(src: Source) -> PassResult:
     """Rewrite the subscripts with index tiles into slices; delete definitions left unused."""
     out = PassResult()
+    understood: set[int] = set()  # nodes of recognised definitions and of rewritten subscripts
     for func in functions(src.tree):
         tiles = _IndexTiles(src, func)
+        understood.update(id(n) for stmts in tiles.definitions.values() for s in stmts for n in ast.walk(s))
         if not tiles.names and not tiles.grids:
             continue
         rewritten: set[int] = set()
@@ -177,8 +179,35 @@ def run(src: Source) -> PassResult:
                     continue
                 out.change(src.replace(node, new), node.lineno, "index tiles", "slices")
                 rewritten.update(id(n) for n in ast.walk(node.slice))
+        understood.update(rewritten)
         _delete_unused(src, tiles, func, rewritten, out)
+    _unrecognised(src, understood, out)
     return out
+
+
+def _unrecognised(src: Source, understood: set[int], out: PassResult) -> None:
+    """Index tiles of a form this pass does not know (three-dimensional ``[:, None, None]``, ``nl.arange`` used
+    as a value): listed, since 0.7 has no ``nl.arange``/``nl.mgrid``."""
+    for node in ast.walk(src.tree):
+        func = (
+            node.func
+            if isinstance(node, ast.Call)
+            else node.value
+            if isinstance(node, ast.Subscript)
+            else None
+        )
+        name = src.canonical(func) if func is not None else None
+        if name in (f"{LANGUAGE}.arange", f"{LANGUAGE}.mgrid") and id(node) not in understood:
+            if isinstance(node, ast.Subscript) and name.endswith("arange"):
+                continue  # nl.arange(n)[...]: its call is the node reported
+            out.manual.append(
+                ManualStep(
+                    node.lineno,  # type: ignore[attr-defined]
+                    f"nl.{name.rsplit('.', 1)[1]}",
+                    "an index tile of a form the rewrite does not handle: write the access as slices / "
+                    "nl.ds(start, size), or .ap(pattern) for strided and transposed access",
+                )
+            )
 
 
 def _defines(tiles: _IndexTiles, node: ast.Subscript) -> bool:

@@ -246,3 +246,15 @@ def test_our_own_nki_07_files_migrate_as_a_no_op(path: Path) -> None:
         assert _PRE_07[rel] in {c.construct for c in m.changes} | {s.construct for s in m.manual}
     else:
         assert m.text == text and not m.manual and not m.changes
+
+
+def test_an_index_tile_form_the_rewrite_does_not_know_is_listed() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            i_p = nl.arange(8)[:, None, None]
+            return nl.load(a[i_p])
+        """
+    )
+    assert [(s.line, s.construct) for s in m.manual] == [(8, "nl.arange")]
