@@ -126,26 +126,15 @@ def _prove(
     """One proof per kernel of the original whose inputs are known."""
     proofs: list[KernelProof] = []
     runner = simulation.Simulator()
+
+    def prepared(text: str, kernel: str) -> simulation.Kernel:
+        return simulation.prepare(
+            path, text, settings, kernel=kernel, override=override, unsaved=True, lenient=True
+        )
+
     for info in simulation.kernels(migration.original, path):
         try:
-            before = simulation.prepare(
-                path,
-                migration.original,
-                settings,
-                kernel=info.name,
-                override=override,
-                unsaved=True,
-                lenient=True,
-            )
-            after = simulation.prepare(
-                path,
-                migration.text,
-                settings,
-                kernel=info.name,
-                override=override,
-                unsaved=True,
-                lenient=True,
-            )
+            before, after = prepared(migration.original, info.name), prepared(migration.text, info.name)
         except simulation.SpecProblem:
             continue
         if before.spec.kernel != info.name:
