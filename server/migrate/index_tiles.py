@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from nki_studio.core.findings import Span, TextEdit
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import LANGUAGE, Source, functions
 
@@ -32,11 +33,12 @@ class _Tile:
     def shifted(self, text: str) -> _Tile:
         return _Tile(self.axis, self.start, self.size, (*self.offset, text))
 
-    def as_slice(self) -> str:
+    def as_slice(self, bound: str | None = None) -> str:
+        """``low:high``; ``bound``: a mask's exclusive upper bound on the index (``low:min(high, bound)``)."""
         parts = [*self.offset, *([self.start] if self.start != "0" else [])]
         low = " + ".join(parts) or "0"
         high = f"{low} + {self.size}" if low != "0" else self.size
-        return f"{low}:{high}"
+        return f"{low}:{high}" if bound is None else f"{low}:min({high}, {bound})"
 
 
 def _term(src: Source, node: ast.expr) -> str:
@@ -169,10 +171,15 @@ def run(src: Source) -> PassResult:
     for func in functions(src.tree):
         tiles = _IndexTiles(src, func)
         understood.update(id(n) for stmts in tiles.definitions.values() for s in stmts for n in ast.walk(s))
-        if not tiles.names and not tiles.grids:
-            continue
         rewritten: set[int] = set()
         for node in ast.walk(func):
+            if isinstance(node, ast.Call):
+                _mask(src, tiles, node, out, rewritten)
+        if not tiles.names and not tiles.grids:
+            continue
+        for node in ast.walk(func):
+            if id(node) in rewritten:
+                continue
             if isinstance(node, ast.Subscript) and tiles.uses_tiles(node.slice) and not _defines(tiles, node):
                 new = _rewrite(src, tiles, node)
                 if new is None:
@@ -217,13 +224,73 @@ def _defines(tiles: _IndexTiles, node: ast.Subscript) -> bool:
     )
 
 
-def _rewrite(src: Source, tiles: _IndexTiles, node: ast.Subscript) -> str | None:
+def _bounds(src: Source, tiles: _IndexTiles, mask: ast.expr) -> dict[_Tile, str] | None:
+    """``T < B`` / ``T <= B`` (``&``-joined): each index tile's exclusive upper bound; None for other masks."""
+    if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
+        left, right = _bounds(src, tiles, mask.left), _bounds(src, tiles, mask.right)
+        return (
+            {**left, **right}
+            if left is not None and right is not None and not set(left) & set(right)
+            else None
+        )
+    if not (
+        isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.ops[0], (ast.Lt, ast.LtE))
+    ):
+        return None
+    tile, bound = tiles.tile(mask.left), mask.comparators[0]
+    if tile is None or tiles.uses_tiles(bound):
+        return None
+    text = _term(src, bound)
+    return {tile: text if isinstance(mask.ops[0], ast.Lt) else f"{text} + 1"}
+
+
+def _mask(src: Source, tiles: _IndexTiles, call: ast.Call, out: PassResult, rewritten: set[int]) -> None:
+    """``mask=`` -> bounded slices (deprecations.md §E: "compute in-bounds slices with ``min()``"): each subscript
+    of the call indexed by a masked tile stops at the bound, and the mask goes. In the legacy API the masked-off
+    elements were neither read nor written; here the tiles are that much shorter, so what the call computes on
+    the elements kept is unchanged (the proof checks the kernel's outputs)."""
+    keyword = next((k for k in call.keywords if k.arg == "mask"), None)
+    if keyword is None:
+        return
+    bounds = _bounds(src, tiles, keyword.value)
+    operands = [*call.args, *(k.value for k in call.keywords if k is not keyword)]
+    subscripts = [
+        n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and tiles.uses_tiles(n.slice)
+    ]
+    news = [_rewrite(src, tiles, n, bounds) for n in subscripts] if bounds is not None else [None]
+    before = [end for o in operands if (end := src.bounds(o)[1]) <= src.bounds(keyword)[0]]
+    if any(new is None for new in news) or not before:
+        out.manual.append(
+            ManualStep(
+                call.lineno,
+                "mask=",
+                "masks are gone: bound the slices instead (t[p0:min(p0 + 128, n)]) and slice the other operands "
+                "to the same extent (only `index tile < bound` masks on the call's own subscripts are rewritten)",
+            )
+        )
+        return
+    for node, new in zip(subscripts, news, strict=True):
+        assert new is not None
+        out.change(src.replace(node, new), node.lineno, "mask", "bounded slice")
+        rewritten.update(id(n) for n in ast.walk(node))
+    out.change(_edit(src, max(before), src.bounds(keyword)[1]), keyword.lineno, "mask", "removed")
+    rewritten.update(id(n) for n in ast.walk(keyword))
+
+
+def _edit(src: Source, start: int, end: int) -> TextEdit:
+    """An edit deleting the absolute range ``start:end``."""
+    return TextEdit(Span(*src.position(start), *src.position(end)), "")
+
+
+def _rewrite(
+    src: Source, tiles: _IndexTiles, node: ast.Subscript, bounds: dict[_Tile, str] | None = None
+) -> str | None:
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     parts, axes = [], []
     for e in elts:
         tile = tiles.tile(e)
         if tile is not None:
-            parts.append(tile.as_slice())
+            parts.append(tile.as_slice((bounds or {}).get(tile)))
             axes.append(tile.axis)
         elif tiles.uses_tiles(e):
             return None

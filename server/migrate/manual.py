@@ -49,16 +49,6 @@ def run(src: Source) -> PassResult:
                         "compiler allocate (drop it)",
                     )
                 )
-            mask = next((k for k in node.keywords if k.arg == "mask"), None)
-            if mask is not None:
-                out.manual.append(
-                    ManualStep(
-                        node.lineno,
-                        "mask=",
-                        "masks are gone: bound the slices instead (t[p0:min(P, p0 + 128)]) and slice the other "
-                        "operands to the same extent",
-                    )
-                )
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and _launches(src, node):
             out.manual.append(
                 ManualStep(

@@ -48,6 +48,12 @@ class Source:
             self._starts = starts
         return self._starts[lineno - 1] + self._column(lineno, byte_col) - 1
 
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of an absolute code-point offset."""
+        self.offset(1, 0)  # the line starts
+        line = max(i for i, start in enumerate(self._starts) if start <= offset) + 1
+        return line, offset - self._starts[line - 1] + 1
+
     def bounds(self, node: ast.AST) -> tuple[int, int]:
         """Absolute (start, end) code-point offsets of a node."""
         n: Any = node

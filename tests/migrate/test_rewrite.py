@@ -98,6 +98,30 @@ def test_a_transposed_index_tile_is_listed_not_rewritten() -> None:
     assert {s.line for s in m.manual} == {10}
 
 
+def test_masks_on_index_tiles_become_bounded_slices() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out, n):
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            t = nl.load(a[i_p, i_f], mask=(i_p < n) & (i_f <= 31))
+            nl.store(out[i_p, i_f], value=t,
+                     mask=(i_p < n))
+        """
+    )
+    assert "t = nl.load(a[0:min(128, n), 0:min(64, 31 + 1)])" in m.text
+    assert "nl.store(out[0:min(128, n), 0:64], value=t)" in m.text
+    assert not m.manual and "i_p" not in m.text
+
+
+def test_other_masks_are_listed() -> None:
+    m = migrate(
+        "@nki.jit\ndef k(a, n):\n    i_p = nl.arange(128)[:, None]\n    return nl.load(a[i_p], mask=(n > i_p))\n"
+    )
+    assert ("mask=") in {s.construct for s in m.manual}
+
+
 def test_tile_operators_become_nl_calls() -> None:
     m = migrate(
         """\

@@ -77,6 +77,34 @@ def test_failed_proof_leaves_the_file_untouched_unless_forced(tmp_path: Path) ->
     assert forced["written"] and path.read_text(encoding="utf-8") == forced["migrated"]
 
 
+MASKED = """\
+import math
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[200,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    jf = nl.arange(64)[None, :]
+    for i in nl.affine_range(math.ceil(a.shape[0] / 128)):
+        x = nl.load(a[i * 128 + ip, jf], mask=(i * 128 + ip < a.shape[0]))
+        y = nl.exp(x, mask=(i * 128 + ip < a.shape[0]))
+        nl.store(out[i * 128 + ip, jf], value=y, mask=(i * 128 + ip < a.shape[0]))
+    return out
+"""
+
+
+def test_masks_become_bounded_slices_and_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, MASKED)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "x = nl.load(a[i * 128:min(i * 128 + 128, a.shape[0]), 0:64])" in result["migrated"]
+    assert "y = nl.exp(x)" in result["migrated"] and "mask" not in result["migrated"]
+
+
 def test_untrusted_workspace_is_refused_and_nothing_runs(tmp_path: Path) -> None:
     path = _file(tmp_path, PROVEN)
     result = migrate(str(path), Settings(trusted_workspace=False), write=True)
@@ -96,11 +124,12 @@ def test_bad_files_are_untouched(tmp_path: Path) -> None:
 
 
 def test_manual_steps_stop_before_the_proof(tmp_path: Path) -> None:
-    text = PROVEN.replace("nl.store(out[ix, iy], value=z)", "nl.store(out[ix, iy], value=z, mask=(ix < 200))")
+    text = PROVEN.replace("nl.store(out[ix, iy], value=z)", "nl.store(out[ix, iy], value=z, mask=(iy < 200))")
+    text = text.replace("z = x + y * 2", "z = nl.static_cast(x + y * 2, nl.float32)")
     path = _file(tmp_path, text)
     result = migrate(str(path), TRUSTED, write=True)
     assert result["status"] == "manual_steps" and not result["proofs"] and not result["written"]
-    assert [m["construct"] for m in result["manual"]] == ["mask=", "index tile `ix`"]
+    assert [m["construct"] for m in result["manual"]] == ["nl.static_cast"]
 
 
 def test_an_nki_07_file_is_unchanged(tmp_path: Path) -> None:
