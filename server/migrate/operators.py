@@ -5,7 +5,8 @@ A tile is what an ``nl``/``nisa`` call returns (index and launch helpers excepte
 subscript of one, or an operator on one; names are followed in source order within each function, so
 ``c = a + b`` makes ``c`` a tile. ``acc += x`` on a tile updated it in place in the legacy API; it becomes
 ``nisa.tensor_tensor(dst=acc, data1=acc, data2=x, op=nl.add)`` (the in-place form deprecations.md gives for
-``nl.loop_reduce``), so other names of the same tile see the update too.
+``nl.loop_reduce``), so other names of the same tile see the update too. The legacy tile method
+``tile.broadcast_to(shape)`` becomes ``nl.broadcast_to(tile, shape)``.
 """
 
 from __future__ import annotations
@@ -128,11 +129,27 @@ def run(src: Source) -> PassResult:
                 _augmented(src, out, render, node, nl)
         augmented = [n for n in ast.walk(func) if isinstance(n, ast.AugAssign) and tiles.is_tile(n.target)]
         inside = {id(d) for a in augmented for d in ast.walk(a)}
+        for node in ast.walk(func):
+            if _is_tile_method(tiles, node, "broadcast_to"):
+                assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                args = [src.text_of(node.func.value), *(src.text_of(a) for a in [*node.args, *node.keywords])]
+                new = f"{nl}.broadcast_to({', '.join(args)})"
+                out.change(src.replace(node, new), node.lineno, "tile method", "nl.broadcast_to")
         for node in render.outermost(func):
             if id(node) in inside:
                 continue
             out.change(src.replace(node, render.splice(node)), node.lineno, "tile operator", "nl.* call")  # type: ignore[attr-defined]
     return out
+
+
+def _is_tile_method(tiles: _Tiles, node: ast.AST, name: str) -> bool:
+    """``tile.<name>(...)`` (legacy tile methods; ``sim.legacy_hooks`` lists them)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+        and tiles.is_tile(node.func.value)
+    )
 
 
 def _augmented(src: Source, out: PassResult, render: _Renderer, node: ast.AugAssign, nl: str) -> None:

@@ -150,6 +150,11 @@ def test_in_place_operator_updates_the_tile_with_tensor_tensor() -> None:
     assert "nisa.tensor_tensor(dst=acc, data1=acc, data2=nl.multiply(nl.load(a), 3), op=nl.add)" in m.text
 
 
+def test_tile_broadcast_method_becomes_nl_broadcast_to() -> None:
+    m = migrate("@nki.jit\ndef k(g):\n    t = nl.load(g)\n    return t.broadcast_to((128, 64)) * t\n")
+    assert "return nl.multiply(nl.broadcast_to(t, (128, 64)), t)" in m.text
+
+
 def test_python_numbers_are_not_tiles() -> None:
     m = migrate("@nki.jit\ndef k(a):\n    n = a.shape[0] // 128 + 1\n    n += 2\n    return n * 4\n")
     assert "n = a.shape[0] // 128 + 1\n    n += 2\n    return n * 4" in m.text
