@@ -11,6 +11,7 @@ untrusted workspace (``simulation.require_trust``, the one trust decision).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import os
@@ -142,12 +143,26 @@ def _prove(
         original_version = str(LEGACY) if migration.source_version == "legacy" else before.nki_version
         before = dataclasses.replace(before, nki_version=original_version)
         after = dataclasses.replace(after, nki_version=TARGET)
-        proofs.append(_prove_kernel(runner, before, after, settings))
+        where = _return_line(migration.original, info.name)
+        proofs.append(_prove_kernel(runner, before, after, settings, where))
     return proofs
 
 
+def _return_line(text: str, kernel: str) -> int | None:
+    """The line of the kernel's last ``return`` (where its outputs leave it) in ``text``."""
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef) and node.name == kernel:
+            returns = [n.lineno for n in ast.walk(node) if isinstance(n, ast.Return)]
+            return max(returns, default=None)
+    return None
+
+
 def _prove_kernel(
-    runner: simulation.Simulator, before: simulation.Kernel, after: simulation.Kernel, settings: Settings
+    runner: simulation.Simulator,
+    before: simulation.Kernel,
+    after: simulation.Kernel,
+    settings: Settings,
+    returned_at: int | None,
 ) -> KernelProof:
     import numpy as np
 
@@ -183,7 +198,10 @@ def _prove_kernel(
             if verdict == "rounding":
                 exact = False
                 continue
-            return _proof(name, seeds, False, exact, f"{name}: not equivalent (seed {seed}): {verdict}")
+            where = f" (returned at line {returned_at} of the original)" if returned_at else ""
+            return _proof(
+                name, seeds, False, exact, f"{name}: not equivalent (seed {seed}): {verdict}{where}"
+            )
     return _proof(name, seeds, True, exact, f"{name}: equivalent on {len(seeds)} inputs")
 
 

@@ -72,6 +72,7 @@ def test_failed_proof_leaves_the_file_untouched_unless_forced(tmp_path: Path) ->
     result = migrate(str(path), TRUSTED, write=True)
     assert result["status"] == "proof_failed" and not result["written"]
     assert result["message"].startswith("k: not equivalent (seed 0): output 0 first differs at [0, 0]")
+    assert result["message"].endswith("(returned at line 12 of the original)")
     assert path.read_text(encoding="utf-8") == FAILS and exit_code(result) == 1
     forced = migrate(str(path), TRUSTED, write=True, force=True)
     assert forced["written"] and path.read_text(encoding="utf-8") == forced["migrated"]
