@@ -806,6 +806,51 @@ export interface HeldOutError {
   after: number | null;
 }
 
+/** A file's migration and its proof. */
+export interface MigrationResult {
+  path: string;
+  status: 'proven' | 'unchanged' | 'proof_failed' | 'not_proven' | 'manual_steps' | 'not_migratable' | 'refused';
+  message: string;
+  /** legacy, current (NKI 0.2-0.6) or unknown */
+  source_version: string;
+  changes: MigrationChange[];
+  manual: ManualStepJson[];
+  proofs: KernelProof[];
+  /** unified diff of the original and the migrated file (empty: unchanged) */
+  diff: string;
+  /** the migrated text */
+  migrated: string;
+  /** the migrated text was written to the file */
+  written: boolean;
+}
+
+/** One rewrite the migration made. */
+export interface MigrationChange {
+  /** 1-based line of the original file */
+  line: number;
+  construct: string;
+  detail: string;
+}
+
+/** One construct to migrate by hand, with the recipe. */
+export interface ManualStepJson {
+  /** 1-based line of the original file */
+  line: number;
+  construct: string;
+  recipe: string;
+}
+
+/** The proof for one kernel: both versions simulated on the same seeded inputs. */
+export interface KernelProof {
+  kernel: string;
+  /** input sets both versions ran on */
+  inputs: number;
+  equivalent: boolean;
+  /** every output bit-identical (False: equal within the dtype's rounding) */
+  exact: boolean;
+  message: string;
+}
+
 /** Custom notifications the server sends. */
 export const NOTIFICATIONS = {
   /** The heat of one document, measured (a profile) or estimated (a simulation); lines: [] clears it. */
@@ -845,6 +890,11 @@ export const SERVER_COMMANDS = {
   calibrate: 'nki-studio.calibrate',
   /** Show one layer of the document's heat (measured, estimate, compare) in every view; the layer shown. */
   selectHeatLayer: 'nki-studio.selectHeatLayer',
+  /**
+   * Migrate the document at the URI to NKI 0.7 and prove it (both versions simulated on the same inputs); the edit is
+   * applied only when proven.
+   */
+  migrate: 'nki-studio.migrate',
 } as const;
 
 export type ServerCommand = (typeof SERVER_COMMANDS)[keyof typeof SERVER_COMMANDS];
@@ -857,6 +907,7 @@ export interface ServerCommandArguments {
   'nki-studio.profileRemote': [string, string | null] | [RemoteProfileSpec];
   'nki-studio.calibrate': [string] | [CalibrateSpec];
   'nki-studio.selectHeatLayer': [string, HeatLayer];
+  'nki-studio.migrate': [string];
 }
 
 /** What each command answers. */
@@ -867,6 +918,7 @@ export interface ServerCommandResults {
   'nki-studio.profileRemote': RemoteProfileResult | Refusal;
   'nki-studio.calibrate': CalibrateResult | Refusal;
   'nki-studio.selectHeatLayer': HeatLayerParams;
+  'nki-studio.migrate': MigrationResult | Refusal;
 }
 
 /** VS Code commands the extension registers. */

@@ -14,7 +14,7 @@ from typing import Any
 
 from nki_studio.cli.lint_formats import FORMATS, find_source_root
 from nki_studio.core.findings import Finding, Fix, Severity
-from nki_studio.nkilint.fixes import apply_fixes
+from nki_studio.core.text_edits import apply_fixes
 from nki_studio.service.lint import lint_files
 from nki_studio.service.settings import Settings, strict
 

@@ -16,7 +16,17 @@ from nki_studio import __version__
 from nki_studio.cli.errors import run_guarded
 
 # Sub-command modules, in the order ``--help`` lists them.
-_COMMANDS: tuple[str, ...] = ("lint", "simulate", "tune", "test", "serve", "mcp", "profile", "calibrate")
+_COMMANDS: tuple[str, ...] = (
+    "lint",
+    "simulate",
+    "tune",
+    "migrate",
+    "test",
+    "serve",
+    "mcp",
+    "profile",
+    "calibrate",
+)
 
 
 def build_parser(commands: Sequence[str] = _COMMANDS) -> argparse.ArgumentParser:

@@ -57,7 +57,16 @@ log = logging.getLogger(__name__)
 STARTUP_GRACE_S = 3.0  # without an open document, warm-ups start this long after ``initialized``
 
 # Feature modules under nki_studio.lsp.features, registered in this order.
-FEATURES: tuple[str, ...] = ("lint", "simulate", "profile", "layers", "intelligence", "remote", "calibrate")
+FEATURES: tuple[str, ...] = (
+    "lint",
+    "simulate",
+    "profile",
+    "layers",
+    "intelligence",
+    "remote",
+    "calibrate",
+    "migrate",
+)
 
 # Listeners run on the event loop: anything slower than this delays every request and is logged.
 SLOW_LISTENER_MS = 50.0

@@ -193,6 +193,29 @@ TOOLS: dict[str, dict[str, Any]] = {
         ),
         "read_only": True,
     },
+    "migrate": {
+        "title": "Migrate a kernel file to NKI 0.7, with an equivalence proof",
+        "description": "Rewrite a legacy neuronxcc.nki (or NKI 0.5/0.6) file to NKI 0.7 (imports, entry points, "
+        "index tiles to slices, tile operators to nl.* calls, iterators to range), then simulate the original "
+        "with its version's semantics and the migrated file with 0.7's on the same seeded inputs and compare "
+        "every output. Returns the diff, the changes, the constructs left to migrate by hand (line and recipe), "
+        "the proof per kernel and the status (proven, unchanged, proof_failed, not_proven, manual_steps). "
+        "write=true writes the file once proven (force=true: even when not). Runs the kernel: refused when the "
+        "server is untrusted.",
+        "input": _obj(
+            {
+                "file": _FILE,
+                "inputs": _KERNEL_FIELDS["inputs"],
+                "write": {"type": "boolean", "description": "write the migrated file once the proof holds"},
+                "force": {"type": "boolean", "description": "with write: write even when not proven"},
+            },
+            ("file",),
+        ),
+        "output": _out(
+            "path", "status", "message", "changes", "manual", "proofs", "diff", "written", written=_BOOL
+        ),
+        "read_only": False,
+    },
     "explain": {
         "title": "Explain a rule code or NKI API",
         "description": "The documentation page of a diagnostic code (e.g. NKI301, NKI620), or the signature and "

@@ -42,7 +42,7 @@ INSTRUCTIONS = (
     "nki-studio checks AWS Trainium NKI kernels without Trainium: lint (rules with fixes), simulate (NumPy "
     "simulation checked against a reference), estimate (an estimated timeline from the simulator trace; "
     "estimated, not measured), analyze_profile/compare (measured Neuron Explorer profiles), explain (rule "
-    "pages, NKI API docs), tune (search tile sizes: each variant verified, ranked by the estimate). Get the "
+    "pages, NKI API docs), tune (search tile sizes: each variant verified, ranked by the estimate), migrate (legacy neuronxcc.nki code to NKI 0.7, proven by simulating both). Get the "
     "prompt 'optimise_kernel' for the verify → estimate → optimise loop."
 )
 
@@ -66,6 +66,7 @@ class NkiStudioMcp:
             "explain": self._explain,
             "calibrate": self._calibrate,
             "tune": self._tune,
+            "migrate": self._migrate,
         }
         if config.remote_available:
             self._handlers["profile_remote"] = self._profile_remote
@@ -106,6 +107,11 @@ class NkiStudioMcp:
         from nki_studio.mcp.simulate_tool import simulate
 
         return simulate(self.workspace, self.simulator, args)
+
+    def _migrate(self, args: dict[str, Any]) -> Answer:
+        from nki_studio.mcp.migrate_tool import migrate
+
+        return migrate(self.workspace, self.config.settings, args)
 
     @staticmethod
     def _profiles() -> Any:

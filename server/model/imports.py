@@ -71,6 +71,27 @@ def is_legacy(dotted: str) -> bool:
     return dotted == LEGACY_PREFIX or dotted.startswith(LEGACY_PREFIX + ".")
 
 
+def current_import(stmt: ast.Import | ast.ImportFrom) -> str | None:
+    """The import statement in the ``nki`` namespace, when every name it binds is legacy (NKI208's fix and
+    ``nki-studio migrate``); None otherwise."""
+    if isinstance(stmt, ast.Import):
+        if not all(is_legacy(a.name) for a in stmt.names):
+            return None
+        parts = []
+        for a in stmt.names:
+            new = to_canonical(a.name)
+            parts.append(new if a.asname in (None, new) else f"{new} as {a.asname}")
+        return "import " + ", ".join(parts)
+    if stmt.level or not stmt.module:
+        return None
+    if stmt.module == "neuronxcc" and all(a.name == "nki" for a in stmt.names):
+        return "import nki" + ("" if stmt.names[0].asname in (None, "nki") else f" as {stmt.names[0].asname}")
+    if not is_legacy(stmt.module):
+        return None
+    names = ", ".join(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in stmt.names)
+    return f"from {to_canonical(stmt.module)} import {names}"
+
+
 @dataclass
 class ImportRecord:
     """One import binding: local name, what it stands for, where (the import statement)."""

@@ -17,6 +17,7 @@ from typing import Annotated, Literal, TypedDict
 
 from nki_studio.protocol.calibration import CalibrateResult
 from nki_studio.protocol.heatmap import HeatLayer, HeatLayerParams
+from nki_studio.protocol.migration import MigrationResult
 from nki_studio.protocol.profile import MappingJson
 from nki_studio.protocol.simulation import AnyResult
 
@@ -149,7 +150,23 @@ SELECT_HEAT_LAYER = Command(
     HeatLayerParams,
     "Show one layer of the document's heat (measured, estimate, compare) in every view; the layer shown.",
 )
-SERVER_COMMANDS = (SIMULATE, LOAD_PROFILE, CLEAR_PROFILE, PROFILE_REMOTE, CALIBRATE, SELECT_HEAT_LAYER)
+MIGRATE = Command(
+    "migrate",
+    "nki-studio.migrate",
+    tuple[str],
+    MigrationResult | Refusal,
+    "Migrate the document at the URI to NKI 0.7 and prove it (both versions simulated on the same inputs); the "
+    "edit is applied only when proven.",
+)
+SERVER_COMMANDS = (
+    SIMULATE,
+    LOAD_PROFILE,
+    CLEAR_PROFILE,
+    PROFILE_REMOTE,
+    CALIBRATE,
+    SELECT_HEAT_LAYER,
+    MIGRATE,
+)
 
 _URI = Annotated[str, "a document URI"]
 CLIENT_COMMANDS = (

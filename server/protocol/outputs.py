@@ -10,6 +10,7 @@ from typing import Annotated, TypedDict
 
 from nki_studio.protocol.analysis import AnalysisJson
 from nki_studio.protocol.heatmap import HeatmapParams, MeasuredKernel
+from nki_studio.protocol.migration import MigrationResult
 from nki_studio.protocol.profile import (
     Comparison,
     KernelMetricsJson,
@@ -66,4 +67,5 @@ OUTPUTS = (
     Output("nki-studio profile compare --estimate --json", MeasuredVsEstimated),
     Output("nki-studio profile remote --json", RemoteReportJson),
     Output("nki-studio tune --json", TuneReport),
+    Output("nki-studio migrate --json", MigrationResult),
 )

@@ -250,6 +250,7 @@ class RunOptions:
     cancelled: Callable[[], bool] = field(default=lambda: False)
     on_progress: Callable[[str], None] | None = None
     calibrated: bool = True  # False: the built-in model only (calibrate itself compares against it)
+    outputs_path: str | None = None  # write the outputs as .npz (the migration's proof)
 
 
 class Simulator:
@@ -300,6 +301,7 @@ class Simulator:
             strict=opts.strict,
             calibration=table if opts.calibrated else None,
             calibration_note=note if opts.calibrated else None,
+            outputs_path=opts.outputs_path,
         )
 
         def go() -> SimulationResult:

@@ -46,6 +46,9 @@ class Job:
     # what the estimate says about it (applied, or ignored and why).
     calibration: CalibrationTable | None = None
     calibration_note: CalibrationNote | None = None
+    # Write the kernel's outputs here (NumPy .npz, arr_0, arr_1 ... in output order): the migration's proof
+    # compares two runs' outputs exactly, which the result's summaries cannot.
+    outputs_path: str | None = None
 
     def to_json(self) -> str:
         """One JSON line for the worker's stdin."""
@@ -280,6 +283,10 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
         result["ignoredConfig"] = list(sim.report.ignored_config)
     result["peak"] = sim.peak_json()
     outputs = _as_outputs(sim.outputs)
+    if job.outputs_path:
+        import numpy as np
+
+        np.savez(job.outputs_path, *[np.asarray(o) for o in outputs])
 
     expected = None
     if spec.reference:

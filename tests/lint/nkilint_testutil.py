@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 
 from nki_studio.core.findings import Finding, Fix
+from nki_studio.core.text_edits import apply_fixes
 from nki_studio.model.targets import Target, parse_nki_version
 from nki_studio.nkilint.api import lint_source
 from nki_studio.nkilint.config import LintConfig
-from nki_studio.nkilint.fixes import apply_fixes
 
 
 def lint(

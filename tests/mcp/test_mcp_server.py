@@ -15,16 +15,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "profile"))
 import fixturegen
 from mcp_harness import EXAMPLES, ROOT, error_of, mcp_session, structured
 
-TOOLS = {"lint", "simulate", "estimate", "analyze_profile", "compare", "explain", "calibrate", "tune"}
-# the tools that change the workspace: the calibration file; tune's cache under .nki-studio/ (never the kernel file)
-WRITES = {"calibrate", "tune"}
+TOOLS = {
+    "lint",
+    "simulate",
+    "estimate",
+    "analyze_profile",
+    "compare",
+    "explain",
+    "calibrate",
+    "tune",
+    "migrate",
+}
+# the tools that change the workspace: the calibration file; tune's cache under .nki-studio/ (never the kernel
+# file); migrate writes the file when asked (write=true)
+WRITES = {"calibrate", "tune", "migrate"}
 
 
 async def test_tool_list_schemas_resources_and_prompt() -> None:
     async with mcp_session("--root", str(EXAMPLES)) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
         assert set(tools) == TOOLS  # no profile_remote without a host and the switch
-        for t in tools.values():
+        for name, t in tools.items():
             Draft202012Validator.check_schema(t.input_schema)
             Draft202012Validator.check_schema(t.output_schema)
             assert t.input_schema["type"] == "object" and t.input_schema["additionalProperties"] is False

@@ -6,36 +6,17 @@ import ast
 from collections.abc import Iterator
 
 from nki_studio.core.findings import Finding, Fix, Severity
-from nki_studio.model.imports import LEGACY_PREFIX, is_legacy, to_canonical
+from nki_studio.model.imports import LEGACY_PREFIX, current_import
 from nki_studio.model.targets import LEGACY
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import V04
 
-
-def _rewrite(stmt: ast.Import | ast.ImportFrom) -> str | None:
-    """The import statement in the ``nki`` namespace, when every name it binds is legacy."""
-    if isinstance(stmt, ast.Import):
-        if not all(is_legacy(a.name) for a in stmt.names):
-            return None
-        parts = []
-        for a in stmt.names:
-            new = to_canonical(a.name)
-            parts.append(new if a.asname in (None, new) else f"{new} as {a.asname}")
-        return "import " + ", ".join(parts)
-    if stmt.level or not stmt.module:
-        return None
-    if stmt.module == "neuronxcc" and all(a.name == "nki" for a in stmt.names):
-        return "import nki" + ("" if stmt.names[0].asname in (None, "nki") else f" as {stmt.names[0].asname}")
-    if not is_legacy(stmt.module):
-        return None
-    names = ", ".join(a.name if a.asname is None else f"{a.name} as {a.asname}" for a in stmt.names)
-    return f"from {to_canonical(stmt.module)} import {names}"
-
-
 _MIGRATE = (
-    "to run on Neuron 2.27 or later migrate it to NKI 0.7: imports from nki / nki.language / nki.isa, then "
-    "the legacy constructs (nl.arange/mgrid index tiles, masks, par_dim block dims, value-returning ISA calls)"
+    'to run on Neuron 2.27 or later migrate it to NKI 0.7 (`nki-studio migrate FILE` or the "Migrate kernel to '
+    'NKI 0.7" action rewrite it and prove the rewrite by simulation): imports from nki / nki.language / '
+    "nki.isa, then the legacy constructs (nl.arange/mgrid index tiles, masks, par_dim block dims, "
+    "value-returning ISA calls)"
 )
 
 
@@ -57,7 +38,8 @@ _MIGRATE = (
     "2.27; inside kernels an error since 0.4.0), §E (legacy constructs), python-subset.md §6",
     scope_note="A file whose NKI imports are all legacy is legacy code when no setting names the NKI version: "
     "a warning at each legacy import with the migration hint, never an error (the code ran on the SDK it was "
-    "written for), and no quick fix (rewriting the import alone would break legacy code). With a version "
+    "written for), and no quick fix (rewriting the import alone would break legacy code): the editor's "
+    '"Migrate kernel to NKI 0.7" action (`nki-studio migrate`) migrates the whole file and proves it. With a version '
     "named (>= 0.4), or in a file importing both namespaces, also an error where each current-API kernel (or "
     "helper) first uses a legacy name, decorator included: that is what fails to compile; legacy kernels of "
     "such a file get the warning only. Not reported when the target is set to `legacy`. The fix (current "
@@ -78,7 +60,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         return
     fixes: dict[str, Fix | None] = {}  # local name -> the fix rewriting the import that binds it
     for rec_stmt in _legacy_imports(ctx):
-        new = _rewrite(rec_stmt)
+        new = current_import(rec_stmt)
         fix = Fix(f"Replace with `{new}`", (ctx.replace(rec_stmt, new),)) if new else None
         for a in rec_stmt.names:
             fixes.setdefault(a.asname or a.name.split(".")[0], fix)

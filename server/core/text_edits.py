@@ -1,4 +1,5 @@
-"""Applying precomputed fixes to source text (``nki-studio lint --fix``; the same edits the editor applies)."""
+"""Applying precomputed fixes to source text (``nki-studio lint --fix``, ``nki-studio migrate``; the same edits
+the editor applies)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,16 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     Spans are 1-based line/column in code points, end exclusive (core/findings.py). Overlapping fixes are left for
     a later pass, as ruff does.
     """
+    new, applied = apply_fixes_listed(text, fixes)
+    return new, len(applied)
+
+
+def apply_fixes_listed(text: str, fixes: Iterable[Fix]) -> tuple[str, list[int]]:
+    """Like :func:`apply_fixes`, returning the positions (in ``fixes``) of the fixes applied."""
     starts = _offsets(text)
     accepted: list[tuple[int, int, TextEdit]] = []
-    applied = 0
-    for fix in fixes:
+    applied: list[int] = []
+    for index, fix in enumerate(fixes):
         ranges = [
             (_pos(starts, e.span.line, e.span.column), _pos(starts, e.span.end_line, e.span.end_column), e)
             for e in fix.edits
@@ -41,7 +48,7 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
         ):
             continue
         accepted.extend(ranges)
-        applied += 1
+        applied.append(index)
     for start, end, edit in sorted(accepted, key=lambda r: (r[0], r[1]), reverse=True):
         text = text[:start] + edit.new_text + text[end:]
     return text, applied

@@ -1,0 +1,132 @@
+"""``nki-studio migrate`` on the nki-samples legacy corpus (issue 28 item 5). Prints figures; asserts nothing.
+
+aws-neuron/nki-samples at commit 0898a77 (checked out as ``legacy_sim_corpus.py`` does; nothing of it is copied
+into this tree): every kernel (a ``@nki.jit``-style decorated function) of every file under ``src/nki_samples``
+that imports ``neuronxcc.nki`` is classified
+
+* **proven**: its file migrates with no manual step and the proof (both versions simulated on the same seeded
+  inputs: the file's spec comments or the shapes its asserts pin) holds;
+* **proof failed**: the same, but an output differs or a run fails (the first difference is printed);
+* **migrated, not proven**: rewritten without a manual step in its own lines, but its file has manual steps
+  elsewhere (the service then runs no proof) or no inputs are known;
+* **not migratable**: manual steps in its own lines, counted by construct (that is the explanation).
+
+Usage: ``.venv/bin/python benchmarks/migrate_corpus.py [--repo PATH] [--only SUBSTRING]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from legacy_sim_corpus import _corpus
+from nki_studio.migrate.rewrite import NotMigratable, migrate_source
+from nki_studio.service.migration import migrate
+from nki_studio.service.settings import Settings
+from nki_studio.service.simulation import kernels
+from targets import goal
+
+# Input shapes a corpus file's own scripts give its kernel (the PyTorch tutorial scripts), for the proof; a file
+# not listed is proven on its spec comments or the shapes its asserts pin, if any.
+_INPUTS = {
+    "src/nki_samples/tutorials/rmsnorm/rmsnorm_nki_kernels.py": "a_tensor=float32[250,512] g_tensor=float32[512]",
+    "src/nki_samples/tutorials/softmax/softmax_nki_kernels.py": "a_tensor=float32[2,5]",
+}
+
+
+@dataclass
+class Verdict:
+    kernel: str
+    status: str  # proven | proof failed | migrated, not proven | not migratable
+    detail: str
+
+
+def _ends(text: str) -> dict[str, int]:
+    """Last line of each top-level function."""
+    return {f.name: f.end_lineno or f.lineno for f in ast.parse(text).body if isinstance(f, ast.FunctionDef)}
+
+
+def _file_verdicts(path: Path, rel: str, settings: Settings) -> list[Verdict]:
+    text = path.read_text(encoding="utf-8")
+    found = kernels(text, str(path))
+    try:
+        migration = migrate_source(text)
+    except NotMigratable as exc:
+        return [Verdict(f"{rel}::{k.name}", "not migratable", str(exc)) for k in found]
+    ends = _ends(text)
+    proof = None
+    if not migration.manual and found:
+        with (
+            tempfile.TemporaryDirectory() as folder
+        ):  # the service writes nothing without --write; a copy anyway
+            copy = Path(folder) / path.name
+            shutil.copy(path, copy)
+            proof = migrate(str(copy), settings, inputs=_INPUTS.get(rel))
+    out = []
+    for k in found:
+        own = [s for s in migration.manual if k.decorator_line <= s.line <= ends.get(k.name, k.def_line)]
+        name = f"{rel}::{k.name}"
+        if own:
+            counts = collections.Counter(s.construct for s in own)
+            out.append(
+                Verdict(name, "not migratable", ", ".join(f"{c} x{n}" for c, n in counts.most_common()))
+            )
+        elif proof is None:
+            out.append(
+                Verdict(
+                    name,
+                    "migrated, not proven",
+                    f"{len(migration.manual)} manual steps elsewhere in the file",
+                )
+            )
+        else:
+            mine = [p for p in proof["proofs"] if p["kernel"] == k.name]
+            if not mine:
+                out.append(
+                    Verdict(
+                        name, "migrated, not proven", "no inputs (no spec comment, asserts do not pin shapes)"
+                    )
+                )
+            elif mine[0]["equivalent"]:
+                out.append(Verdict(name, "proven", mine[0]["message"]))
+            else:
+                out.append(Verdict(name, "proof failed", mine[0]["message"]))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", type=Path, help="a clone of aws-neuron/nki-samples holding commit 0898a77")
+    parser.add_argument("--only", default="", help="only the files whose path contains this")
+    args = parser.parse_args()
+    settings = Settings(trusted_workspace=True)  # running the benchmark is the decision to run the corpus
+    with tempfile.TemporaryDirectory() as folder:
+        corpus = _corpus(args.repo, Path(folder))
+        verdicts: list[Verdict] = []
+        for path in sorted((corpus / "src" / "nki_samples").rglob("*.py")):
+            rel = str(path.relative_to(corpus))
+            if args.only in rel and "neuronxcc" in path.read_text(encoding="utf-8"):
+                verdicts.extend(_file_verdicts(path, rel, settings))
+    for v in verdicts:
+        print(f"{v.status:22} {v.kernel}: {v.detail}")
+    counts = collections.Counter(v.status for v in verdicts)
+    total = len(verdicts)
+    print(f"\nkernels: {total}; " + ", ".join(f"{s}: {n}" for s, n in counts.most_common()))
+    constructs = collections.Counter()
+    for v in verdicts:
+        if v.status == "not migratable":
+            for part in v.detail.split(", "):
+                construct, _, n = part.rpartition(" x")
+                constructs[construct] += int(n) if n.isdigit() else 1
+    print("manual steps by construct: " + ", ".join(f"{c} {n}" for c, n in constructs.most_common(12)))
+    share = 100.0 * counts["proven"] / total if total else 0.0
+    print(f"migrated and proven: {share:.0f}% {goal(100.0 - share, 20.0, '%', 'not proven')}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Entry points and decorators (deprecations.md §D): ``nki.baremetal`` / ``benchmark`` / ``profile`` / ``trace``
+and torch-neuronx's ``nki_jit`` become ``nki.jit``; ``@nki.jit(mode=...)`` loses its ignored ``mode``;
+``nki.simulate_kernel(kernel, *args)`` becomes ``nki.simulate(kernel)(*args)``. ``platform_target=`` is an error
+since 0.3 with no in-code replacement (the environment variable ``NEURON_PLATFORM_TARGET_OVERRIDE``): listed.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from nki_studio.migrate.result import ManualStep, PassResult
+from nki_studio.migrate.source import Source
+
+_TO_JIT = frozenset({"nki.baremetal", "nki.benchmark", "nki.profile", "nki.trace", "nki.jit"})
+_TORCH_JIT = ("torch_neuronx.nki_jit", "torch_neuronx.xla_impl.ops.nki_jit")
+_DROPPED = frozenset({"mode"})  # ignored since 0.3 (deprecations.md §D)
+# Options only the legacy entry points knew (compile artefacts, benchmark loops): dropped with the wrapper.
+_LEGACY_OPTIONS = frozenset(
+    {"save_neff_name", "save_trace_name", "additional_compile_opt", "warmup", "iters", "working_directory",
+     "artifacts_dir", "debug_kernel", "show_compiler_tb", "enable_out_of_bound_check", "save_profile_name"}
+)  # fmt: skip
+
+
+def _entry(src: Source, func: ast.expr) -> str | None:
+    name = src.aliases.resolve(func)
+    if name in _TORCH_JIT:
+        return "nki.jit"
+    canonical = src.canonical(func)
+    return canonical if canonical in _TO_JIT or canonical == "nki.simulate_kernel" else None
+
+
+def run(src: Source) -> PassResult:
+    """Rewrite decorators and launch calls."""
+    out = PassResult()
+    nki = src.alias_of("nki", "nki")
+    for node in ast.walk(src.tree):
+        if not isinstance(node, ast.Call) and not isinstance(node, (ast.Name, ast.Attribute)):
+            continue
+        func = node.func if isinstance(node, ast.Call) else node
+        entry = _entry(src, func)
+        if entry is None or (not isinstance(node, ast.Call) and not _is_decorator(src, node)):
+            continue
+        if entry == "nki.simulate_kernel" and isinstance(node, ast.Call):
+            _simulate_kernel(src, out, node, nki)
+            continue
+        if isinstance(node, ast.Call):
+            _jit_call(src, out, node, nki, entry)
+        elif entry != "nki.jit" or src.text_of(node) != f"{nki}.jit":
+            out.change(src.replace(node, f"{nki}.jit"), node.lineno, entry, f"{nki}.jit")
+    return out
+
+
+def _is_decorator(src: Source, node: ast.expr) -> bool:
+    return any(node in f.decorator_list for f in ast.walk(src.tree) if isinstance(f, ast.FunctionDef))
+
+
+def _jit_call(src: Source, out: PassResult, call: ast.Call, nki: str, entry: str) -> None:
+    kept = []
+    for k in call.keywords:
+        if k.arg == "platform_target":
+            out.manual.append(
+                ManualStep(
+                    call.lineno,
+                    "platform_target=",
+                    "an error since NKI 0.3: remove it and set NEURON_PLATFORM_TARGET_OVERRIDE in the environment",
+                )
+            )
+            return
+        if k.arg not in _DROPPED and k.arg not in _LEGACY_OPTIONS:
+            kept.append(src.text_of(k))
+    if len(kept) == len(call.keywords):  # nothing dropped: only the wrapper's name changes, layout kept
+        if entry != "nki.jit":
+            out.change(src.replace(call.func, f"{nki}.jit"), call.lineno, entry, f"{nki}.jit")
+        return
+    args = [src.text_of(a) for a in call.args] + kept
+    new = f"{nki}.jit({', '.join(args)})" if args else f"{nki}.jit"
+    out.change(src.replace(call, new), call.lineno, entry, new)
+
+
+def _simulate_kernel(src: Source, out: PassResult, call: ast.Call, nki: str) -> None:
+    if not call.args or isinstance(call.args[0], ast.Starred):
+        return
+    kernel, *rest = call.args
+    args = [src.text_of(a) for a in rest] + [src.text_of(k) for k in call.keywords]
+    new = f"{nki}.simulate({src.text_of(kernel)})({', '.join(args)})"
+    out.change(src.replace(call, new), call.lineno, "nki.simulate_kernel", "nki.simulate(kernel)(...)")

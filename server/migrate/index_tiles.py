@@ -1,0 +1,332 @@
+"""Legacy index tiles -> slices (deprecations.md §E: ``nl.arange`` index vectors and ``nl.mgrid`` -> integer
+slicing): ``i_p = base + nl.arange(128)[:, None]`` and ``i_f = nl.arange(512)[None, :]`` make ``t[i_p, i_f]``
+``t[base:base + 128, 0:512]``; ``i_p, i_f = nl.mgrid[0:128, 0:512]`` and ``ix = nl.mgrid[...]`` (``ix.p``,
+``ix.x``) likewise. An index position may add an offset to a tile (``t[k * 128 + i_p, i_f]``).
+
+A subscript is rewritten when every tile in it is a plain offset of one index tile and the tiles' axes are in
+order (partition tile before free tile; the result's layout then matches the legacy one, which the proof checks).
+A definition is deleted once no use of its name is left; a use that is not a plain slice (an index tile scaled,
+transposed, or in a ``mask=``) keeps it, and is listed with the recipe.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from nki_studio.core.findings import Span, TextEdit
+from nki_studio.migrate.result import ManualStep, PassResult
+from nki_studio.migrate.source import LANGUAGE, Source, functions
+
+_SIMPLE = (ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Subscript)
+
+
+@dataclass(frozen=True)
+class _Tile:
+    """``offset + start + arange(size)`` along ``axis`` (0: partition, 1: free); texts are source text."""
+
+    axis: int
+    start: str
+    size: str
+    offset: tuple[str, ...] = ()
+
+    def shifted(self, text: str) -> _Tile:
+        return _Tile(self.axis, self.start, self.size, (*self.offset, text))
+
+    def as_slice(self, bound: str | None = None) -> str:
+        """``low:high``; ``bound``: a mask's exclusive upper bound on the index (``low:min(high, bound)``)."""
+        parts = [*self.offset, *([self.start] if self.start != "0" else [])]
+        low = " + ".join(parts) or "0"
+        high = f"{low} + {self.size}" if low != "0" else self.size
+        return f"{low}:{high}" if bound is None else f"{low}:min({high}, {bound})"
+
+
+def _term(src: Source, node: ast.expr) -> str:
+    text = src.text_of(node)
+    simple = isinstance(node, _SIMPLE) or (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod))
+    )
+    return text if simple else f"({text})"
+
+
+def _range(src: Source, lower: ast.expr | None, upper: ast.expr | None) -> tuple[str, str] | None:
+    if upper is None:
+        return None
+    if lower is None:
+        return "0", src.text_of(upper)
+    lo = src.text_of(lower)
+    if isinstance(lower, ast.Constant) and isinstance(upper, ast.Constant):
+        if isinstance(lower.value, int) and isinstance(upper.value, int):
+            return lo, str(upper.value - lower.value)
+    return lo, f"{_term(src, upper)} - {_term(src, lower)}"
+
+
+class _IndexTiles:
+    """The index tiles defined in one function: names, mgrid objects, and their defining statements."""
+
+    def __init__(self, src: Source, func: ast.AST) -> None:
+        self.src = src
+        self.names: dict[str, _Tile] = {}
+        self.grids: dict[str, tuple[_Tile, _Tile]] = {}
+        self.definitions: dict[str, list[ast.stmt]] = {}
+        for node in ast.walk(func):
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+                continue
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                tile = self.tile(node.value)
+                grid = self._mgrid(node.value)
+                if tile is not None:
+                    self.names[target.id] = tile
+                elif grid is not None and len(grid) == 2:
+                    self.grids[target.id] = (grid[0], grid[1])
+                else:
+                    continue
+                self.definitions.setdefault(target.id, []).append(node)
+            elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+                grid = self._mgrid(node.value)
+                if grid is not None and len(grid) == len(target.elts):
+                    for e, t in zip(target.elts, grid, strict=True):
+                        assert isinstance(e, ast.Name)
+                        self.names[e.id] = t
+                        self.definitions.setdefault(e.id, []).append(node)
+
+    def _is(self, node: ast.expr, name: str) -> bool:
+        return self.src.canonical(node) == f"{LANGUAGE}.{name}"
+
+    def _mgrid(self, node: ast.expr) -> list[_Tile] | None:
+        if not isinstance(node, ast.Subscript) or not self._is(node.value, "mgrid"):
+            return None
+        dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        out = []
+        for axis, d in enumerate(dims):
+            r = _range(self.src, d.lower, d.upper) if isinstance(d, ast.Slice) and d.step is None else None
+            if r is None:
+                return None
+            out.append(_Tile(axis, *r))
+        return out
+
+    def tile(self, node: ast.expr) -> _Tile | None:
+        """The index tile ``node`` evaluates to (None: not a plain offset of one index tile)."""
+        if isinstance(node, ast.Name):
+            return self.names.get(node.id)
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in self.grids
+        ):
+            return {"p": self.grids[node.value.id][0], "x": self.grids[node.value.id][1]}.get(node.attr)
+        if isinstance(node, ast.Call) and self._is(node.func, "arange") and not node.keywords:
+            return self._arange(node, 0)
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Call)
+            and self._is(node.value.func, "arange")
+        ):
+            axis = _expand_axis(node.slice)
+            return self._arange(node.value, axis) if axis is not None else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.tile(node.left), self.tile(node.right)
+            if left is not None and right is None and not self.uses_tiles(node.right):
+                return left.shifted(_term(self.src, node.right))
+            if right is not None and left is None and not self.uses_tiles(node.left):
+                return right.shifted(_term(self.src, node.left))
+        return None
+
+    def _arange(self, call: ast.Call, axis: int) -> _Tile | None:
+        args = call.args
+        if len(args) == 1:
+            r = _range(self.src, None, args[0])
+        elif len(args) == 2:
+            r = _range(self.src, args[0], args[1])
+        else:
+            return None
+        return _Tile(axis, *r) if r is not None else None
+
+    def uses_tiles(self, node: ast.AST) -> bool:
+        """Whether an index tile appears anywhere in ``node``."""
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and (n.id in self.names or n.id in self.grids):
+                return True
+            if isinstance(n, ast.Call) and (self._is(n.func, "arange") or self._is(n.func, "mgrid")):
+                return True
+        return False
+
+
+def _expand_axis(key: ast.expr) -> int | None:
+    """``[:, None]`` -> 0, ``[None, :]`` -> 1."""
+    if not isinstance(key, ast.Tuple) or len(key.elts) != 2:
+        return None
+    kinds = ["none" if isinstance(e, ast.Constant) and e.value is None else "all" for e in key.elts]
+    if any(isinstance(e, ast.Slice) and (e.lower or e.upper or e.step) for e in key.elts):
+        return None
+    return {("all", "none"): 0, ("none", "all"): 1}.get((kinds[0], kinds[1]))
+
+
+def run(src: Source) -> PassResult:
+    """Rewrite the subscripts with index tiles into slices; delete definitions left unused."""
+    out = PassResult()
+    understood: set[int] = set()  # nodes of recognised definitions and of rewritten subscripts
+    for func in functions(src.tree):
+        tiles = _IndexTiles(src, func)
+        understood.update(id(n) for stmts in tiles.definitions.values() for s in stmts for n in ast.walk(s))
+        rewritten: set[int] = set()
+        for node in ast.walk(func):
+            if isinstance(node, ast.Call):
+                _mask(src, tiles, node, out, rewritten)
+        if not tiles.names and not tiles.grids:
+            continue
+        for node in ast.walk(func):
+            if id(node) in rewritten:
+                continue
+            if isinstance(node, ast.Subscript) and tiles.uses_tiles(node.slice) and not _defines(tiles, node):
+                new = _rewrite(src, tiles, node)
+                if new is None:
+                    continue
+                out.change(src.replace(node, new), node.lineno, "index tiles", "slices")
+                rewritten.update(id(n) for n in ast.walk(node.slice))
+        understood.update(rewritten)
+        _delete_unused(src, tiles, func, rewritten, out)
+    _unrecognised(src, understood, out)
+    return out
+
+
+def _unrecognised(src: Source, understood: set[int], out: PassResult) -> None:
+    """Index tiles of a form this pass does not know (three-dimensional ``[:, None, None]``, ``nl.arange`` used
+    as a value): listed, since 0.7 has no ``nl.arange``/``nl.mgrid``."""
+    for node in ast.walk(src.tree):
+        func = (
+            node.func
+            if isinstance(node, ast.Call)
+            else node.value
+            if isinstance(node, ast.Subscript)
+            else None
+        )
+        name = src.canonical(func) if func is not None else None
+        if name in (f"{LANGUAGE}.arange", f"{LANGUAGE}.mgrid") and id(node) not in understood:
+            if isinstance(node, ast.Subscript) and name.endswith("arange"):
+                continue  # nl.arange(n)[...]: its call is the node reported
+            out.manual.append(
+                ManualStep(
+                    node.lineno,  # type: ignore[attr-defined]
+                    f"nl.{name.rsplit('.', 1)[1]}",
+                    "an index tile of a form the rewrite does not handle: write the access as slices / "
+                    "nl.ds(start, size), or .ap(pattern) for strided and transposed access",
+                )
+            )
+
+
+def _defines(tiles: _IndexTiles, node: ast.Subscript) -> bool:
+    """``nl.arange(n)[:, None]`` / ``nl.mgrid[...]`` themselves (definitions, not uses)."""
+    return tiles.src.canonical(node.value) == f"{LANGUAGE}.mgrid" or (
+        isinstance(node.value, ast.Call) and tiles.src.canonical(node.value.func) == f"{LANGUAGE}.arange"
+    )
+
+
+def _bounds(src: Source, tiles: _IndexTiles, mask: ast.expr) -> dict[_Tile, str] | None:
+    """``T < B`` / ``T <= B`` (``&``-joined): each index tile's exclusive upper bound; None for other masks."""
+    if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
+        left, right = _bounds(src, tiles, mask.left), _bounds(src, tiles, mask.right)
+        return (
+            {**left, **right}
+            if left is not None and right is not None and not set(left) & set(right)
+            else None
+        )
+    if not (
+        isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.ops[0], (ast.Lt, ast.LtE))
+    ):
+        return None
+    tile, bound = tiles.tile(mask.left), mask.comparators[0]
+    if tile is None or tiles.uses_tiles(bound):
+        return None
+    text = _term(src, bound)
+    return {tile: text if isinstance(mask.ops[0], ast.Lt) else f"{text} + 1"}
+
+
+def _mask(src: Source, tiles: _IndexTiles, call: ast.Call, out: PassResult, rewritten: set[int]) -> None:
+    """``mask=`` -> bounded slices (deprecations.md §E: "compute in-bounds slices with ``min()``"): each subscript
+    of the call indexed by a masked tile stops at the bound, and the mask goes. In the legacy API the masked-off
+    elements were neither read nor written; here the tiles are that much shorter, so what the call computes on
+    the elements kept is unchanged (the proof checks the kernel's outputs)."""
+    keyword = next((k for k in call.keywords if k.arg == "mask"), None)
+    if keyword is None:
+        return
+    bounds = _bounds(src, tiles, keyword.value)
+    operands = [*call.args, *(k.value for k in call.keywords if k is not keyword)]
+    subscripts = [
+        n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and tiles.uses_tiles(n.slice)
+    ]
+    news = [_rewrite(src, tiles, n, bounds) for n in subscripts] if bounds is not None else [None]
+    before = [end for o in operands if (end := src.bounds(o)[1]) <= src.bounds(keyword)[0]]
+    if any(new is None for new in news) or not before:
+        out.manual.append(
+            ManualStep(
+                call.lineno,
+                "mask=",
+                "masks are gone: bound the slices instead (t[p0:min(p0 + 128, n)]) and slice the other operands "
+                "to the same extent (only `index tile < bound` masks on the call's own subscripts are rewritten)",
+            )
+        )
+        return
+    for node, new in zip(subscripts, news, strict=True):
+        assert new is not None
+        out.change(src.replace(node, new), node.lineno, "mask", "bounded slice")
+        rewritten.update(id(n) for n in ast.walk(node))
+    out.change(_edit(src, max(before), src.bounds(keyword)[1]), keyword.lineno, "mask", "removed")
+    rewritten.update(id(n) for n in ast.walk(keyword))
+
+
+def _edit(src: Source, start: int, end: int) -> TextEdit:
+    """An edit deleting the absolute range ``start:end``."""
+    return TextEdit(Span(*src.position(start), *src.position(end)), "")
+
+
+def _rewrite(
+    src: Source, tiles: _IndexTiles, node: ast.Subscript, bounds: dict[_Tile, str] | None = None
+) -> str | None:
+    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    parts, axes = [], []
+    for e in elts:
+        tile = tiles.tile(e)
+        if tile is not None:
+            parts.append(tile.as_slice((bounds or {}).get(tile)))
+            axes.append(tile.axis)
+        elif tiles.uses_tiles(e):
+            return None
+        else:
+            parts.append(src.text_of(e))
+    if axes != sorted(set(axes)):
+        return None  # a transposed or repeated axis: no slice gives the legacy layout
+    return f"{src.text_of(node.value)}[{', '.join(parts)}]"
+
+
+def _delete_unused(
+    src: Source, tiles: _IndexTiles, func: ast.AST, rewritten: set[int], out: PassResult
+) -> None:
+    definitions = {id(n) for stmts in tiles.definitions.values() for s in stmts for n in ast.walk(s)}
+    left: dict[str, list[ast.AST]] = {}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in tiles.definitions:
+            if id(n) not in rewritten and id(n) not in definitions:
+                left.setdefault(n.id, []).append(n)
+    # A statement defining several names (mgrid unpacking) goes only when all of them are unused.
+    stmts = {id(s): s for stmts in tiles.definitions.values() for s in stmts}
+    for stmt in stmts.values():
+        names = [name for name, defs in tiles.definitions.items() if stmt in defs]
+        if any(name in left for name in names):
+            continue
+        edit = src.delete_lines(stmt)
+        if edit is not None:
+            out.change(edit, stmt.lineno, "index tile definition", "deleted (every use is a slice now)")
+    for name, uses in left.items():
+        for line in sorted({use.lineno for use in uses}):  # type: ignore[attr-defined]
+            out.manual.append(
+                ManualStep(
+                    line,
+                    f"index tile `{name}`",
+                    "not a plain offset in a subscript (scaled, transposed, a mask or an argument): write the "
+                    "access as slices / nl.ds(start, size) / .ap(pattern), masks as bounds of the slice "
+                    "(t[p0:min(P, p0 + 128)])",
+                )
+            )

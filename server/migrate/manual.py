@@ -1,0 +1,75 @@
+"""Legacy constructs the rewrite does not migrate, each with its manual recipe (deprecations.md §C-E)."""
+
+from __future__ import annotations
+
+import ast
+
+from nki_studio.migrate.result import ManualStep, PassResult
+from nki_studio.migrate.source import ISA, LANGUAGE, Source
+
+_LANGUAGE_RECIPES = {
+    "par_dim": "block dimensions are gone: fold the block into the free dims ((128, B, F)), keep a list of tiles, "
+    "or allocate the tile inside the loop",
+    "static_cast": "nisa.tensor_copy into a tile of the target dtype, or nl.copy(x, dtype=...)",
+    "loop_reduce": "nisa.tensor_tensor(dst=acc, data1=acc, data2=x, op=op) inside the loop",
+    "atomic_rmw": "nisa.dma_compute scatter with reduce_op",
+    "all_reduce": "nki.collectives.all_reduce",
+    "spmd_dim": "SPMD grids take one LNC degree in 0.7: launch kernel[2] (or set NEURON_LOGICAL_NC_CONFIG) and "
+    "loop over the rest of the grid in Python",
+    "nc": "SPMD grids take one LNC degree in 0.7: launch kernel[2] (or set NEURON_LOGICAL_NC_CONFIG)",
+    "gemm_grid": "no replacement: write the tiling loops",
+    "gemm_stationary_grid": "no replacement: write the tiling loops",
+}
+_VALUE_RETURNING = (
+    "value-returning ISA calls were removed in 0.2: allocate the result (t = nl.ndarray(shape, dtype, "
+    "buffer=nl.sbuf)) and pass it as dst= (nisa.{name}(dst=t, ...))"
+)
+
+
+def run(src: Source) -> PassResult:
+    """List every construct left for the user (no edits)."""
+    out = PassResult()
+    used_values = _used_values(src.tree)
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Call):
+            name = src.canonical(node.func) or ""
+            module, _, leaf = name.rpartition(".")
+            if module == LANGUAGE and leaf in _LANGUAGE_RECIPES:
+                out.manual.append(ManualStep(node.lineno, f"nl.{leaf}", _LANGUAGE_RECIPES[leaf]))
+            elif module == ISA and id(node) in used_values and not any(k.arg == "dst" for k in node.keywords):
+                out.manual.append(
+                    ManualStep(node.lineno, f"nisa.{leaf} value", _VALUE_RETURNING.format(name=leaf))
+                )
+            elif name.startswith("nki.compiler."):
+                out.manual.append(
+                    ManualStep(
+                        node.lineno,
+                        leaf,
+                        "direct allocation: nl.ndarray(..., address=(partition_offset, byte_offset)), or let the "
+                        "compiler allocate (drop it)",
+                    )
+                )
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and _launches(src, node):
+            out.manual.append(
+                ManualStep(
+                    node.lineno,
+                    "SPMD grid",
+                    f"`{src.text_of(node)}`: the bracket takes one LNC degree in 0.7: launch once per grid point "
+                    "in a Python loop (passing the point as arguments) or use kernel[2] with nl.program_id(0)",
+                )
+            )
+    return out
+
+
+def _used_values(tree: ast.AST) -> set[int]:
+    """Calls whose value is used (not expression statements)."""
+    statements = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+    return {id(n) for n in ast.walk(tree) if isinstance(n, ast.Call) and id(n) not in statements}
+
+
+def _launches(src: Source, node: ast.Subscript) -> bool:
+    """``kernel[a, b]`` where ``kernel`` is a function of this file decorated as a kernel."""
+    if not isinstance(node.value, ast.Name):
+        return False
+    kernels = {f.name for f in src.tree.body if isinstance(f, ast.FunctionDef) and f.decorator_list}
+    return node.value.id in kernels

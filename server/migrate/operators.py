@@ -1,0 +1,171 @@
+"""Legacy tile operators -> ``nl.*`` calls (deprecations.md §E: "``c = a + b`` operator overloading on tiles ->
+``nl.add(a, b)``").
+
+A tile is what an ``nl``/``nisa`` call returns (index and launch helpers excepted), a name bound to one, a
+subscript of one, or an operator on one; names are followed in source order within each function, so
+``c = a + b`` makes ``c`` a tile. ``acc += x`` on a tile updated it in place in the legacy API; it becomes
+``nisa.tensor_tensor(dst=acc, data1=acc, data2=x, op=nl.add)`` (the in-place form deprecations.md gives for
+``nl.loop_reduce``), so other names of the same tile see the update too. The legacy tile method
+``tile.broadcast_to(shape)`` becomes ``nl.broadcast_to(tile, shape)``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from nki_studio.migrate.result import ManualStep, PassResult
+from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
+
+# nl functions returning something other than a tile (index tiles, launch queries, iterators, slices).
+_NOT_TILES = frozenset(
+    {
+        "arange", "mgrid", "program_id", "num_programs", "program_ndim", "ds", "par_dim", "affine_range",
+        "sequential_range", "static_range", "dynamic_range", "spmd_dim", "nc", "tile_size", "fp32",
+        "device_print",
+    }
+)  # fmt: skip
+_BINARY = {
+    ast.Add: "add",
+    ast.Sub: "subtract",
+    ast.Mult: "multiply",
+    ast.Div: "divide",
+    ast.Pow: "power",
+}
+_COMPARE = {ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater", ast.GtE: "greater_equal"}
+
+
+class _Tiles:
+    """Which expressions of one function are tiles."""
+
+    def __init__(self, src: Source, func: ast.AST) -> None:
+        self.src = src
+        self.names: set[str] = set()
+        changed = True  # a fixpoint: a name may be bound from a tile bound later in ast.walk's order
+        while changed:
+            changed = False
+            for node in ast.walk(func):
+                if isinstance(node, ast.Assign) and self.is_tile(node.value):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name) and target.id not in self.names:
+                            self.names.add(target.id)
+                            changed = True
+
+    def is_tile(self, node: ast.expr) -> bool:
+        """Whether ``node`` evaluates to a tile."""
+        if isinstance(node, ast.Name):
+            return node.id in self.names
+        if isinstance(node, ast.Call):
+            name = self.src.canonical(node.func)
+            if name is None:
+                return False
+            module, _, leaf = name.rpartition(".")
+            return (module == ISA or module == LANGUAGE) and leaf not in _NOT_TILES
+        if isinstance(node, ast.Subscript):
+            return self.is_tile(node.value)
+        return self.is_operator(node)
+
+    def is_operator(self, node: ast.AST) -> bool:
+        """A tile operator: a binary operator, a single comparison or a negation with a tile operand."""
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return self.is_tile(node.left) or self.is_tile(node.right)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+            return self.is_tile(node.left) or self.is_tile(node.comparators[0])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return self.is_tile(node.operand)
+        return False
+
+
+class _Renderer:
+    def __init__(self, src: Source, tiles: _Tiles, nl: str) -> None:
+        self.src, self.tiles, self.nl = src, tiles, nl
+
+    def outermost(self, node: ast.AST) -> list[ast.AST]:
+        """The tile operators under ``node`` (itself excluded) not nested in another one."""
+        found: list[ast.AST] = []
+        for child in ast.iter_child_nodes(node):
+            if self.tiles.is_operator(child):
+                found.append(child)
+            else:
+                found.extend(self.outermost(child))
+        return found
+
+    def splice(self, node: ast.AST) -> str:
+        """The text of ``node`` with every tile operator in it rewritten."""
+        if self.tiles.is_operator(node):
+            return self.call(node)
+        start, end = self.src.bounds(node)
+        out, at = [], start
+        for inner in sorted(self.outermost(node), key=lambda n: self.src.bounds(n)[0]):
+            a, b = self.src.bounds(inner)
+            out += [self.src.text[at:a], self.call(inner)]
+            at = b
+        out.append(self.src.text[at:end])
+        return "".join(out)
+
+    def call(self, node: ast.AST) -> str:
+        if isinstance(node, ast.BinOp):
+            fn, operands = _BINARY[type(node.op)], [node.left, node.right]
+        elif isinstance(node, ast.Compare):
+            fn, operands = _COMPARE[type(node.ops[0])], [node.left, node.comparators[0]]
+        else:
+            assert isinstance(node, ast.UnaryOp)
+            fn, operands = "negative", [node.operand]
+        return f"{self.nl}.{fn}({', '.join(self.splice(o) for o in operands)})"
+
+
+def run(src: Source) -> PassResult:
+    """Rewrite every tile operator of every function."""
+    out = PassResult()
+    nl = src.alias_of(LANGUAGE, "nl")
+    for func in functions(src.tree):
+        if any(
+            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(func) if n is not func
+        ):
+            continue  # nested functions: the innermost is analysed on its own, the outer would overlap it
+        tiles = _Tiles(src, func)
+        render = _Renderer(src, tiles, nl)
+        for node in ast.walk(func):
+            if isinstance(node, ast.AugAssign) and tiles.is_tile(node.target):
+                _augmented(src, out, render, node, nl)
+        augmented = [n for n in ast.walk(func) if isinstance(n, ast.AugAssign) and tiles.is_tile(n.target)]
+        inside = {id(d) for a in augmented for d in ast.walk(a)}
+        for node in ast.walk(func):
+            if _is_tile_method(tiles, node, "broadcast_to"):
+                assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                args = [src.text_of(node.func.value), *(src.text_of(a) for a in [*node.args, *node.keywords])]
+                new = f"{nl}.broadcast_to({', '.join(args)})"
+                out.change(src.replace(node, new), node.lineno, "tile method", "nl.broadcast_to")
+        for node in render.outermost(func):
+            if id(node) in inside:
+                continue
+            out.change(src.replace(node, render.splice(node)), node.lineno, "tile operator", "nl.* call")  # type: ignore[attr-defined]
+    return out
+
+
+def _is_tile_method(tiles: _Tiles, node: ast.AST, name: str) -> bool:
+    """``tile.<name>(...)`` (legacy tile methods; ``sim.legacy_hooks`` lists them)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+        and tiles.is_tile(node.func.value)
+    )
+
+
+def _augmented(src: Source, out: PassResult, render: _Renderer, node: ast.AugAssign, nl: str) -> None:
+    op = _BINARY.get(type(node.op))
+    if op is None or op == "power":
+        out.manual.append(
+            ManualStep(
+                node.lineno, "tile operator", f"`{src.text_of(node)}`: write the result with nl.* calls"
+            )
+        )
+        return
+    target = src.text_of(node.target)
+    nisa = src.alias_of(ISA, "nisa")
+    new = (
+        f"{nisa}.tensor_tensor(dst={target}, data1={target}, data2={render.splice(node.value)}, op={nl}.{op})"
+    )
+    out.change(
+        src.replace(node, new), node.lineno, "tile operator", f"in-place {op}: nisa.tensor_tensor(dst=...)"
+    )

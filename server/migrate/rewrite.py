@@ -1,0 +1,98 @@
+"""The migration of one file: which API it is written for, the passes in order, and the result.
+
+Passes run one after another on the text the previous one left (each re-parses it), every pass repeated until it
+has nothing left to rewrite (nested constructs, e.g. ``simulate_kernel(baremetal(k)[g], ...)``, come out in two
+rounds). The order keeps line numbers stable for what is reported: passes that never add or remove lines run
+first, index-tile definitions are deleted next, imports (which may add a line) last. Manual steps are listed
+from the original text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from nki_studio.core.findings import Fix
+from nki_studio.core.text_edits import apply_fixes_listed
+from nki_studio.migrate import entry_points, imports, index_tiles, iterators, manual, operators
+from nki_studio.migrate.result import Change, ManualStep, PassResult
+from nki_studio.migrate.source import Source
+from nki_studio.model.api_version import imports_current, legacy_evidence
+
+TARGET = "0.7"
+_ROUNDS = 4
+
+Pass = Callable[[Source], PassResult]
+_LEGACY_PASSES: tuple[Pass, ...] = (
+    operators.run,
+    entry_points.run,
+    iterators.run,
+    index_tiles.run,
+    imports.run,
+)
+# NKI 0.2-0.6 code already has the current API; what 0.7 still changes is its iterators and entry points.
+_CURRENT_PASSES: tuple[Pass, ...] = (entry_points.run, iterators.run)
+
+
+class NotMigratable(ValueError):
+    """The file cannot be migrated as it is (``kind``: ``unparsable`` or ``mixed``); it is left untouched."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Migration:
+    """A file's migration: the original and migrated text, what changed, and what is left to do by hand."""
+
+    original: str
+    text: str
+    source_version: str  # "legacy" or "current" (NKI 0.2 and later)
+    changes: tuple[Change, ...]
+    manual: tuple[ManualStep, ...]
+
+    @property
+    def changed(self) -> bool:
+        """Whether the rewrite changed the text."""
+        return self.text != self.original
+
+
+def migrate_source(text: str, to: str = TARGET) -> Migration:
+    """Migrate ``text`` (a module) to NKI ``to`` (only 0.7). Raises ``NotMigratable`` for an unparsable file
+    or one that imports both the legacy and the current API (half migrated)."""
+    if to != TARGET:
+        raise ValueError(f"migrate targets NKI {TARGET} only (asked: {to})")
+    try:
+        src = Source(text)
+    except SyntaxError as exc:
+        raise NotMigratable("unparsable", f"cannot parse the file: line {exc.lineno}: {exc.msg}") from exc
+    evidence = legacy_evidence(src.aliases, text)
+    if evidence is not None and imports_current(src.aliases):
+        raise NotMigratable(
+            "mixed",
+            f"the file imports both the legacy API (line {evidence.line}: {evidence.statement}) and the nki "
+            "namespace: it looks half migrated; finish it by hand or restore the legacy version, then migrate",
+        )
+    legacy = evidence is not None
+    steps = list(manual.run(src).manual) if legacy else []
+    changes: list[Change] = []
+    for run in _LEGACY_PASSES if legacy else _CURRENT_PASSES:
+        for round_ in range(_ROUNDS):
+            result = run(Source(text))
+            if round_ == 0:
+                steps.extend(result.manual)
+            if not result.edits:
+                break
+            text, applied = apply_fixes_listed(
+                text, [Fix(c.construct, (e,)) for c, e in zip(result.changes, result.edits, strict=True)]
+            )
+            changes.extend(result.changes[i] for i in applied)
+    unique = {(s.line, s.construct): s for s in steps}
+    return Migration(
+        original=src.text,
+        text=text,
+        source_version="legacy" if legacy else "current",
+        changes=tuple(sorted(changes, key=lambda c: c.line)),
+        manual=tuple(sorted(unique.values(), key=lambda s: s.line)),
+    )

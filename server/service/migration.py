@@ -1,0 +1,261 @@
+"""``migrate`` for every front end: rewrite a file to NKI 0.7 (``nki_studio.migrate``) and prove it, by
+simulating the original with its own version's semantics and the migrated text with 0.7's on the same seeded
+inputs, then comparing every output.
+
+Outputs must be bit-identical, or equal within the rounding of their dtype (a few units in the last place) where
+the rewrite changed which instructions compute them (an in-place ``+=`` became ``nisa.tensor_tensor``): the proof
+says which. The file is written only after a successful proof (or with ``force``); an unparsable or half-migrated
+file, or one with manual steps left, is never written. The proof runs the user's kernel: it is refused in an
+untrusted workspace (``simulation.require_trust``, the one trust decision).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+import os
+import tempfile
+from pathlib import Path
+
+from nki_studio.migrate.rewrite import TARGET, Migration, NotMigratable, migrate_source
+from nki_studio.model.targets import LEGACY
+from nki_studio.protocol.migration import KernelProof, MigrationResult, MigrationStatus
+from nki_studio.service import simulation
+from nki_studio.service.settings import Settings
+
+SEEDS = 3  # input sets per kernel when the spec generates them (a spec's inputs= function gives one)
+_ULPS = 4  # "within the dtype's rounding": this many units in the last place, relative
+
+
+def migrate(
+    path: str,
+    settings: Settings,
+    *,
+    to: str = TARGET,
+    inputs: str | None = None,
+    write: bool = False,
+    force: bool = False,
+    source: str | None = None,
+) -> MigrationResult:
+    """Migrate ``path`` (or its unsaved ``source``), prove it, and write it when asked and proven (or
+    ``force``). Raises ``simulation.SpecProblem`` for malformed ``inputs``."""
+    original = source if source is not None else Path(path).read_text(encoding="utf-8")
+    override = simulation.overrides(inputs)
+    try:
+        migration = migrate_source(original, to)
+    except NotMigratable as exc:
+        return _result(path, "not_migratable", str(exc), None, [])
+    if not migration.changed:
+        return _result(
+            path, "unchanged", "nothing to migrate: already NKI 0.7 (equivalent trivially)", migration, []
+        )
+    if migration.manual:
+        message = f"{len(migration.manual)} construct(s) need migrating by hand (listed); no proof run"
+        result = _result(path, "manual_steps", message, migration, [])
+        return _write(result, path, migration) if write and force else result
+    if not settings.trusted_workspace:
+        return _result(path, "refused", simulation.REFUSAL, migration, [])
+    proofs = _prove(path, migration, settings, override)
+    if not proofs:
+        status: MigrationStatus = "not_proven"
+        message = (
+            "migrated, not proven: no kernel has inputs (add a simulate spec comment, asserts, or --inputs)"
+        )
+    elif all(p["equivalent"] for p in proofs):
+        status = "proven"
+        n = min(p["inputs"] for p in proofs)
+        exact = "" if all(p["exact"] for p in proofs) else " (some outputs within their dtype's rounding)"
+        message = f"migrated to NKI {TARGET}: equivalent on {n} inputs{exact}"
+    else:
+        status = "proof_failed"
+        message = next(p["message"] for p in proofs if not p["equivalent"])
+    result = _result(path, status, message, migration, proofs)
+    if write and (status == "proven" or force):
+        return _write(result, path, migration)
+    return result
+
+
+def needs_migration(text: str) -> bool:
+    """Whether ``text`` has something to migrate (the editor offers "Migrate kernel to NKI 0.7" then); no
+    simulation runs."""
+    try:
+        return migrate_source(text).changed
+    except NotMigratable:
+        return False
+
+
+def _write(result: MigrationResult, path: str, migration: Migration) -> MigrationResult:
+    Path(path).write_text(migration.text, encoding="utf-8")
+    return {**result, "written": True}
+
+
+def _result(
+    path: str, status: MigrationStatus, message: str, migration: Migration | None, proofs: list[KernelProof]
+) -> MigrationResult:
+    if migration is None:
+        return {
+            "path": path, "status": status, "message": message, "source_version": "unknown", "changes": [],
+            "manual": [], "proofs": [], "diff": "", "migrated": "", "written": False,
+        }  # fmt: skip
+    name = os.path.basename(path)
+    diff = difflib.unified_diff(
+        migration.original.splitlines(keepends=True),
+        migration.text.splitlines(keepends=True),
+        f"a/{name}",
+        f"b/{name}",
+    )
+    return {
+        "path": path,
+        "status": status,
+        "message": message,
+        "source_version": migration.source_version,
+        "changes": [
+            {"line": c.line, "construct": c.construct, "detail": c.detail} for c in migration.changes
+        ],
+        "manual": [{"line": s.line, "construct": s.construct, "recipe": s.recipe} for s in migration.manual],
+        "proofs": proofs,
+        "diff": "".join(diff),
+        "migrated": migration.text,
+        "written": False,
+    }
+
+
+def _prove(
+    path: str, migration: Migration, settings: Settings, override: dict[str, object]
+) -> list[KernelProof]:
+    """One proof per kernel of the original whose inputs are known."""
+    proofs: list[KernelProof] = []
+    runner = simulation.Simulator()
+
+    def prepared(text: str, kernel: str) -> simulation.Kernel:
+        return simulation.prepare(
+            path, text, settings, kernel=kernel, override=override, unsaved=True, lenient=True
+        )
+
+    for info in simulation.kernels(migration.original, path):
+        try:
+            before, after = prepared(migration.original, info.name), prepared(migration.text, info.name)
+        except simulation.SpecProblem:
+            continue
+        if before.spec.kernel != info.name:
+            continue
+        original_version = str(LEGACY) if migration.source_version == "legacy" else before.nki_version
+        before = dataclasses.replace(before, nki_version=original_version)
+        after = dataclasses.replace(after, nki_version=TARGET)
+        where = _return_line(migration.original, info.name)
+        proofs.append(_prove_kernel(runner, before, after, settings, where))
+    return proofs
+
+
+def _return_line(text: str, kernel: str) -> int | None:
+    """The line of the kernel's last ``return`` (where its outputs leave it) in ``text``."""
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef) and node.name == kernel:
+            returns = [n.lineno for n in ast.walk(node) if isinstance(n, ast.Return)]
+            return max(returns, default=None)
+    return None
+
+
+def _prove_kernel(
+    runner: simulation.Simulator,
+    before: simulation.Kernel,
+    after: simulation.Kernel,
+    settings: Settings,
+    returned_at: int | None,
+) -> KernelProof:
+    import numpy as np
+
+    name = before.spec.kernel
+    seeds = [before.spec.seed] if before.spec.inputs else [before.spec.seed + i for i in range(SEEDS)]
+    exact = True
+    with tempfile.TemporaryDirectory(prefix="nki-migrate-") as folder:
+        for seed in seeds:
+            arrays = []
+            for label, kernel in (("original", before), ("migrated", after)):
+                out = os.path.join(folder, f"{label}-{seed}.npz")
+                spec = dataclasses.replace(kernel.spec, seed=seed)
+                run = runner.run(
+                    dataclasses.replace(kernel, spec=spec),
+                    settings,
+                    simulation.RunOptions(backend="embedded", outputs_path=out),
+                    warm=False,
+                )
+                if run.get("status") not in ("passed", "no_reference", "failed") or not os.path.exists(out):
+                    where = run.get("message", run.get("status"))
+                    return _proof(
+                        name,
+                        seeds,
+                        False,
+                        exact,
+                        f"{name}: the {label} kernel did not run (seed {seed}): {where}",
+                    )
+                with np.load(out) as saved:
+                    arrays.append([saved[k] for k in sorted(saved.files, key=lambda k: int(k[4:]))])
+            verdict = _compare(arrays[0], arrays[1])
+            if verdict is None:
+                continue
+            if verdict == "rounding":
+                exact = False
+                continue
+            where = f" (returned at line {returned_at} of the original)" if returned_at else ""
+            return _proof(
+                name, seeds, False, exact, f"{name}: not equivalent (seed {seed}): {verdict}{where}"
+            )
+    return _proof(name, seeds, True, exact, f"{name}: equivalent on {len(seeds)} inputs")
+
+
+def _proof(name: str, seeds: list[int], equivalent: bool, exact: bool, message: str) -> KernelProof:
+    return {
+        "kernel": name,
+        "inputs": len(seeds),
+        "equivalent": equivalent,
+        "exact": exact,
+        "message": message,
+    }
+
+
+def _compare(before: list[object], after: list[object]) -> str | None:
+    """None: bit-identical; ``"rounding"``: equal within the dtype's rounding; else the first difference."""
+    import numpy as np
+
+    if len(before) != len(after):
+        return f"{len(before)} outputs before, {len(after)} after"
+    verdict: str | None = None
+    for i, (a, b) in enumerate(zip(before, after, strict=True)):
+        x, y = np.asarray(a), np.asarray(b)
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return f"output {i}: {x.dtype}{list(x.shape)} before, {y.dtype}{list(y.shape)} after"
+        if np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"):
+            continue
+        xf, yf = x.astype(np.float64), y.astype(np.float64)
+        eps = float(np.finfo(x.dtype).eps) if x.dtype.kind == "f" else 0.0
+        close = np.isclose(xf, yf, rtol=_ULPS * eps, atol=0.0, equal_nan=True)
+        if eps and close.all():
+            verdict = "rounding"
+            continue
+        first = tuple(int(v) for v in np.argwhere(~close)[0])
+        return f"output {i} first differs at {list(first)}: {float(xf[first])!r} before, {float(yf[first])!r} after"
+    return verdict
+
+
+def migration_text(result: MigrationResult, *, diff: bool = True) -> str:
+    """The result as the command line prints it: the diff, the changes, the manual steps, the proof."""
+    lines: list[str] = []
+    if diff and result["diff"]:
+        lines.append(result["diff"].rstrip("\n"))
+    for step in result["manual"]:
+        lines.append(f"{result['path']}:{step['line']}: manual: {step['construct']}: {step['recipe']}")
+    for proof in result["proofs"]:
+        exact = "" if proof["exact"] or not proof["equivalent"] else " (within the dtype's rounding)"
+        lines.append(f"proof: {proof['message']}{exact}")
+    written = " (written)" if result["written"] else ""
+    lines.append(f"{result['path']}: {result['status']}: {result['message']}{written}")
+    return "\n".join(lines)
+
+
+def exit_code(result: MigrationResult) -> int:
+    """0: proven or nothing to do; 1: not proven, proof failed or manual steps left; 2: cannot migrate."""
+    if result["status"] in ("proven", "unchanged"):
+        return 0
+    return 2 if result["status"] in ("not_migratable", "refused") else 1

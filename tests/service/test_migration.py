@@ -1,0 +1,149 @@
+"""``service.migration``: the rewrite proven by simulating both versions in real sandboxed workers."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+from nki_studio.service.migration import _compare, exit_code, migrate
+from nki_studio.service.settings import Settings
+
+TRUSTED = Settings(trusted_workspace=True)
+
+PROVEN = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[256,512] b=float32[256,512]
+@nki.jit
+def add_kernel(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        ix = i * 128 + nl.arange(128)[:, None]
+        iy = nl.arange(512)[None, :]
+        x = nl.load(a[ix, iy])
+        y = nl.load(b[ix, iy])
+        z = x + y * 2
+        z += nl.exp(x - y)
+        nl.store(out[ix, iy], value=z)
+    return out
+"""
+
+# Legacy semantics divide an int32 tile differently from 0.7's: the rewrite (an operator to nl.add) is faithful
+# but the kernel computes something else under 0.7, which the proof must catch.
+FAILS = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=int32[128,64] b=float16[128,64]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    nl.store(out, value=nl.divide(x, 3) + y)
+    return out
+"""
+
+
+def _file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "kernel.py"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_proven_migration_is_written(tmp_path: Path) -> None:
+    path = _file(tmp_path, PROVEN)
+    result = migrate(str(path), TRUSTED, write=True)
+    assert result["status"] == "proven", result["message"]
+    assert result["message"] == "migrated to NKI 0.7: equivalent on 3 inputs"
+    assert [(p["kernel"], p["inputs"], p["equivalent"], p["exact"]) for p in result["proofs"]] == [
+        ("add_kernel", 3, True, True)
+    ]
+    assert result["written"] and path.read_text(encoding="utf-8") == result["migrated"]
+    assert "neuronxcc" not in result["migrated"] and exit_code(result) == 0
+
+
+def test_failed_proof_leaves_the_file_untouched_unless_forced(tmp_path: Path) -> None:
+    path = _file(tmp_path, FAILS)
+    result = migrate(str(path), TRUSTED, write=True)
+    assert result["status"] == "proof_failed" and not result["written"]
+    assert result["message"].startswith("k: not equivalent (seed 0): output 0 first differs at [0, 0]")
+    assert result["message"].endswith("(returned at line 12 of the original)")
+    assert path.read_text(encoding="utf-8") == FAILS and exit_code(result) == 1
+    forced = migrate(str(path), TRUSTED, write=True, force=True)
+    assert forced["written"] and path.read_text(encoding="utf-8") == forced["migrated"]
+
+
+MASKED = """\
+import math
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[200,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    jf = nl.arange(64)[None, :]
+    for i in nl.affine_range(math.ceil(a.shape[0] / 128)):
+        x = nl.load(a[i * 128 + ip, jf], mask=(i * 128 + ip < a.shape[0]))
+        y = nl.exp(x, mask=(i * 128 + ip < a.shape[0]))
+        nl.store(out[i * 128 + ip, jf], value=y, mask=(i * 128 + ip < a.shape[0]))
+    return out
+"""
+
+
+def test_masks_become_bounded_slices_and_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, MASKED)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "x = nl.load(a[i * 128:min(i * 128 + 128, a.shape[0]), 0:64])" in result["migrated"]
+    assert "y = nl.exp(x)" in result["migrated"] and "mask" not in result["migrated"]
+
+
+def test_untrusted_workspace_is_refused_and_nothing_runs(tmp_path: Path) -> None:
+    path = _file(tmp_path, PROVEN)
+    result = migrate(str(path), Settings(trusted_workspace=False), write=True)
+    assert result["status"] == "refused" and not result["proofs"] and not result["written"]
+    assert path.read_text(encoding="utf-8") == PROVEN
+
+
+def test_bad_files_are_untouched(tmp_path: Path) -> None:
+    for text, kind in (
+        ("import neuronxcc.nki as nki\ndef k(:\n", "cannot parse"),
+        ("import nki\nimport neuronxcc.nki.language as nl\n", "half migrated"),
+    ):
+        path = _file(tmp_path, text)
+        result = migrate(str(path), TRUSTED, write=True, force=True)
+        assert result["status"] == "not_migratable" and kind in result["message"]
+        assert path.read_text(encoding="utf-8") == text and exit_code(result) == 2
+
+
+def test_manual_steps_stop_before_the_proof(tmp_path: Path) -> None:
+    text = PROVEN.replace("nl.store(out[ix, iy], value=z)", "nl.store(out[ix, iy], value=z, mask=(iy < 200))")
+    text = text.replace("z = x + y * 2", "z = nl.static_cast(x + y * 2, nl.float32)")
+    path = _file(tmp_path, text)
+    result = migrate(str(path), TRUSTED, write=True)
+    assert result["status"] == "manual_steps" and not result["proofs"] and not result["written"]
+    assert [m["construct"] for m in result["manual"]] == ["nl.static_cast"]
+
+
+def test_an_nki_07_file_is_unchanged(tmp_path: Path) -> None:
+    text = (Path(__file__).resolve().parents[2] / "examples" / "tensor_add.py").read_text(encoding="utf-8")
+    result = migrate(str(_file(tmp_path, text)), TRUSTED)
+    assert result["status"] == "unchanged" and result["diff"] == "" and exit_code(result) == 0
+
+
+def test_compare_exact_rounding_and_difference() -> None:
+    a = np.linspace(1, 2, 8, dtype=np.float32)
+    assert _compare([a], [a.copy()]) is None
+    assert _compare([a], [np.nextafter(a, np.float32(3))]) == "rounding"
+    b = a.copy()
+    b[5] = 7
+    assert _compare([a], [b]) == f"output 0 first differs at [5]: {float(a[5])!r} before, 7.0 after"
+    assert _compare([a], [a.astype(np.float16)]) == "output 0: float32[8] before, float16[8] after"
