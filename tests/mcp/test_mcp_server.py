@@ -35,7 +35,7 @@ async def test_tool_list_schemas_resources_and_prompt() -> None:
     async with mcp_session("--root", str(EXAMPLES)) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
         assert set(tools) == TOOLS  # no profile_remote without a host and the switch
-        for name, t in tools.items():
+        for t in tools.values():
             Draft202012Validator.check_schema(t.input_schema)
             Draft202012Validator.check_schema(t.output_schema)
             assert t.input_schema["type"] == "object" and t.input_schema["additionalProperties"] is False
