@@ -13,6 +13,7 @@ export const SERVER_KEYS = [
   'pathMappings',
   'inlayHints',
   'perfInvestigations',
+  'perfSeverity',
   'ruleDocsBaseUrl',
   'profileIgnoreSchemaVersion',
   'fastStart',

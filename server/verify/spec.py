@@ -288,15 +288,21 @@ def parse_fields(text: str) -> tuple[dict[str, Any], list[SpecError]]:
 
 def find_kernels(source: str, path: str = "") -> list[KernelInfo]:
     """Top-level kernels (``@nki.jit`` under any alias or call form, model.kernels); [] if unparsable."""
-    return list(_kernels(source, path))
+    return list(_kernels(source, path) or ())
+
+
+def parses(source: str, path: str = "") -> bool:
+    """Whether ``source`` parses: while it does not (a line half typed), nothing can be said about its specs."""
+    return _kernels(source, path) is not None
 
 
 @functools.lru_cache(maxsize=16)  # one save asks several times about the same text
-def _kernels(source: str, path: str) -> tuple[KernelInfo, ...]:
+def _kernels(source: str, path: str) -> tuple[KernelInfo, ...] | None:
+    """The kernels of ``source``; None when it does not parse."""
     try:
         module = build_module(source, path)
     except (SyntaxError, ValueError):
-        return ()
+        return None
     lines = source.splitlines()
     kernels = []
     for info in module.functions.values():
@@ -365,8 +371,10 @@ def example_comment(kernel: KernelInfo, fields: Mapping[str, Any]) -> str:
     return f"# {SPEC_MARKER} " + " ".join(given + missing)
 
 
-def comment_findings(source: str, path: str) -> list[Finding]:
-    """NKI601 findings for every malformed or misplaced spec comment in ``source``."""
+def comment_findings(source: str, path: str, *, typing: bool = False) -> list[Finding]:
+    """NKI601 findings for every malformed or misplaced spec comment in ``source``. ``typing``: the text is
+    being edited, so a value that fails to parse at the very end of a comment is taken as still being typed
+    (``a=bfloat16[128,``) and not reported; it is reported once the text is saved or opened."""
     kernels = {k.spec_line: k for k in find_kernels(source, path) if k.spec_line is not None}
     findings: list[Finding] = []
     for lineno, line in enumerate(source.splitlines(), start=1):
@@ -387,7 +395,8 @@ def comment_findings(source: str, path: str) -> list[Finding]:
             )
             continue
         fields, errors = parse_fields(body)
-        for err in errors:
+        typed = [e for e in errors if not typing or e.end < len(body.rstrip())]
+        for err in typed:
             findings.append(
                 _finding(path, Span(lineno, offset + err.start + 1, lineno, offset + err.end + 1), str(err))
             )
