@@ -671,6 +671,46 @@ export interface Refusal {
   message: string;
 }
 
+/** A kernel's parameters with their guesses, and whether it needs them (it has no usable spec). */
+export interface SpecGuesses {
+  kernel: string;
+  /** no usable spec: Simulate Kernel asks for each parameter before it runs */
+  needed: boolean;
+  /** the parameters without a default, in order */
+  parameters: ParameterGuess[];
+}
+
+/** What to pre-fill for one kernel parameter when the user is asked for its shape and dtype. */
+export interface ParameterGuess {
+  name: string;
+  /** dtype[shape] or a number as the spec comment writes it; '' when nothing is known */
+  value: string;
+  /** where the guess comes from: the spec comment, the kernel's asserts, the last run, or an example to edit */
+  source: 'spec' | 'asserts' | 'last run' | 'example';
+}
+
+/** The spec comment built from the user's values: the edit that writes it, or what is wrong with them. */
+export interface SpecWrite {
+  edit: LineEdit | null;
+  /** one line per value that does not parse */
+  problems: string[];
+}
+
+/** One edit of a document by whole lines: insert `text` before 0-based `line`, or replace that line. */
+export interface LineEdit {
+  line: number;
+  replace: boolean;
+  /** the new line(s), each ending in a newline */
+  text: string;
+}
+
+/** The edit that adds a reference function to fill in and names it in the kernel's spec comment. */
+export interface ReferenceTemplate {
+  /** the reference function's name */
+  function: string;
+  edit: LineEdit;
+}
+
 /** Custom notifications the server sends. */
 export const NOTIFICATIONS = {
   /** The heat of one document, measured (a profile) or estimated (a simulation); lines: [] clears it. */
@@ -697,6 +737,12 @@ export const SERVER_COMMANDS = {
   clearProfile: 'nki-studio.clearProfile',
   /** Profile a kernel on the remote Trn2 host and paint the measured heat. */
   profileRemote: 'nki-studio.profileRemote',
+  /** The kernel's parameters with a guess of each one's shape and dtype (its spec comment, asserts, last run). */
+  specGuesses: 'nki-studio.specGuesses',
+  /** The edit that writes the kernel's spec comment with the given parameter values (name -> dtype[shape]). */
+  writeSpec: 'nki-studio.writeSpec',
+  /** The edit that adds a reference function template for the kernel and names it in its spec comment. */
+  referenceTemplate: 'nki-studio.referenceTemplate',
 } as const;
 
 export type ServerCommand = (typeof SERVER_COMMANDS)[keyof typeof SERVER_COMMANDS];
@@ -707,6 +753,9 @@ export interface ServerCommandArguments {
   'nki-studio.loadProfile': [string] | [LoadProfileSpec];
   'nki-studio.clearProfile': [];
   'nki-studio.profileRemote': [string, string | null] | [RemoteProfileSpec];
+  'nki-studio.specGuesses': [string, string];
+  'nki-studio.writeSpec': [string, string, Record<string, string>];
+  'nki-studio.referenceTemplate': [string, string];
 }
 
 /** What each command answers. */
@@ -715,6 +764,9 @@ export interface ServerCommandResults {
   'nki-studio.loadProfile': LoadProfileResult;
   'nki-studio.clearProfile': ClearProfileResult;
   'nki-studio.profileRemote': RemoteProfileResult | Refusal;
+  'nki-studio.specGuesses': SpecGuesses;
+  'nki-studio.writeSpec': SpecWrite;
+  'nki-studio.referenceTemplate': ReferenceTemplate;
 }
 
 /** VS Code commands the extension registers. */
@@ -735,6 +787,8 @@ export const CLIENT_COMMANDS = {
   pickHeatmapMetric: 'nki-studio.pickHeatmapMetric',
   /** Show the kernel panel. */
   showKernelPanel: 'nki-studio.showKernelPanel',
+  /** Add a reference function template for a kernel and name it in its simulate spec. */
+  addReference: 'nki-studio.addReference',
   /** Compare later profiles against the one in this editor. */
   setProfileBaseline: 'nki-studio.setProfileBaseline',
   /** Restart the language server. */
@@ -759,6 +813,7 @@ export interface ClientCommandArguments {
   'nki-studio.nextHottestLine': [];
   'nki-studio.pickHeatmapMetric': [];
   'nki-studio.showKernelPanel': [];
+  'nki-studio.addReference': [] | [string, string];
   'nki-studio.setProfileBaseline': [];
   'nki-studio.restartServer': [];
   'nki-studio.showLogs': [];

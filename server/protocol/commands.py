@@ -91,6 +91,47 @@ class Refusal(TypedDict):
     message: str
 
 
+class ParameterGuess(TypedDict):
+    """What to pre-fill for one kernel parameter when the user is asked for its shape and dtype."""
+
+    name: str
+    value: Annotated[str, "dtype[shape] or a number as the spec comment writes it; '' when nothing is known"]
+    source: Annotated[
+        Literal["spec", "asserts", "last run", "example"],
+        "where the guess comes from: the spec comment, the kernel's asserts, the last run, or an example to edit",
+    ]
+
+
+class LineEdit(TypedDict):
+    """One edit of a document by whole lines: insert ``text`` before 0-based ``line``, or replace that line."""
+
+    line: int
+    replace: bool
+    text: Annotated[str, "the new line(s), each ending in a newline"]
+
+
+class SpecGuesses(TypedDict):
+    """A kernel's parameters with their guesses, and whether it needs them (it has no usable spec)."""
+
+    kernel: str
+    needed: Annotated[bool, "no usable spec: Simulate Kernel asks for each parameter before it runs"]
+    parameters: Annotated[list[ParameterGuess], "the parameters without a default, in order"]
+
+
+class SpecWrite(TypedDict):
+    """The spec comment built from the user's values: the edit that writes it, or what is wrong with them."""
+
+    edit: LineEdit | None
+    problems: Annotated[list[str], "one line per value that does not parse"]
+
+
+class ReferenceTemplate(TypedDict):
+    """The edit that adds a reference function to fill in and names it in the kernel's spec comment."""
+
+    function: Annotated[str, "the reference function's name"]
+    edit: LineEdit
+
+
 SIMULATE = Command(
     "simulate",
     "nki-studio.simulate",
@@ -119,7 +160,36 @@ PROFILE_REMOTE = Command(
     RemoteProfileResult | Refusal,
     "Profile a kernel on the remote Trn2 host and paint the measured heat.",
 )
-SERVER_COMMANDS = (SIMULATE, LOAD_PROFILE, CLEAR_PROFILE, PROFILE_REMOTE)
+SPEC_GUESSES = Command(
+    "specGuesses",
+    "nki-studio.specGuesses",
+    tuple[str, str],
+    SpecGuesses,
+    "The kernel's parameters with a guess of each one's shape and dtype (its spec comment, asserts, last run).",
+)
+WRITE_SPEC = Command(
+    "writeSpec",
+    "nki-studio.writeSpec",
+    tuple[str, str, dict[str, str]],
+    SpecWrite,
+    "The edit that writes the kernel's spec comment with the given parameter values (name -> dtype[shape]).",
+)
+REFERENCE_TEMPLATE = Command(
+    "referenceTemplate",
+    "nki-studio.referenceTemplate",
+    tuple[str, str],
+    ReferenceTemplate,
+    "The edit that adds a reference function template for the kernel and names it in its spec comment.",
+)
+SERVER_COMMANDS = (
+    SIMULATE,
+    LOAD_PROFILE,
+    CLEAR_PROFILE,
+    PROFILE_REMOTE,
+    SPEC_GUESSES,
+    WRITE_SPEC,
+    REFERENCE_TEMPLATE,
+)
 
 _URI = Annotated[str, "a document URI"]
 CLIENT_COMMANDS = (
@@ -151,6 +221,13 @@ CLIENT_COMMANDS = (
         "pickHeatmapMetric", "nki-studio.pickHeatmapMetric", tuple[()], None, "Choose the heatmap metric."
     ),
     Command("showKernelPanel", "nki-studio.showKernelPanel", tuple[()], None, "Show the kernel panel."),
+    Command(
+        "addReference",
+        "nki-studio.addReference",
+        tuple[()] | tuple[_URI, str],
+        None,
+        "Add a reference function template for a kernel and name it in its simulate spec.",
+    ),
     Command(
         "setProfileBaseline",
         "nki-studio.setProfileBaseline",

@@ -491,3 +491,41 @@ async def test_the_command_simulates_unsaved_text_with_the_editors_lines(
     [diag] = [d for d in _sim_diags(client, uri) if d.code == "NKI610"]
     assert diag.range.start.line == 9  # 0-based: the helper's line in the edited text
     assert path.read_text() == saved  # nothing was written over the user's file
+
+
+async def test_first_run_commands_guess_write_and_add_a_reference(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """specGuesses, writeSpec and referenceTemplate on the open document's text (untrusted: nothing runs)."""
+    await _start(client, tmp_path)
+    text = (
+        (DATA / "add_kernel.py")
+        .read_text()
+        .replace(
+            "# nki-studio: simulate a=bfloat16[128,512] b=bfloat16[128,512] reference=ref_add seed=1\n", ""
+        )
+    )
+    uri = _save(client, tmp_path / "add.py", text)
+
+    async def run(command: str, *args: Any) -> Any:
+        return await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=list(args))
+        )
+
+    guesses = await run("nki-studio.specGuesses", uri, "add")
+    assert guesses["needed"] and [(p["name"], p["source"]) for p in guesses["parameters"]] == [
+        ("a", "example"),
+        ("b", "example"),
+    ]
+    written = await run("nki-studio.writeSpec", uri, "add", {"a": "bf16[128,64]", "b": "bf16[128,64]"})
+    decorator = text.splitlines().index("@nki.jit")
+    assert written["edit"] == {
+        "line": decorator,
+        "replace": False,
+        "text": "# nki-studio: simulate a=bfloat16[128,64] b=bfloat16[128,64]\n",
+    }
+    template = await run("nki-studio.referenceTemplate", uri, "add")
+    assert (
+        template["function"] == "ref_add" and "def ref_add" not in template["edit"]["text"]
+    )  # already there
+    assert template["edit"]["text"].endswith("reference=ref_add\n")

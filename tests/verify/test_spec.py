@@ -14,8 +14,8 @@ from nki_studio.verify.spec import (
     TensorSpec,
     comment_findings,
     parse_fields,
-    parses,
     parse_value,
+    parses,
     resolve,
 )
 

@@ -161,6 +161,11 @@ class SimulateFeature:
         ran_on, digest = self._ran_on.get(uri, {}), _digest(text)
         return {k: r for k, r in self.results.get(uri, {}).items() if ran_on.get(k) == digest}
 
+    def last_args(self, uri: str, kernel: str) -> dict[str, str]:
+        """The argument values (as the spec comment writes them) of the kernel's last run in this document."""
+        spec = self.results.get(uri, {}).get(kernel, {}).get("spec")
+        return {str(n): str(v) for n, v in spec["args"]} if isinstance(spec, dict) else {}
+
     def refresh_spec_findings(
         self, uri: str, delay: float = 0.0, *, simulate: bool = False, typing: bool = False
     ) -> None:
@@ -519,3 +524,7 @@ def register(server: NkiLanguageServer) -> None:
     @server.command(SIMULATE.id)
     async def simulate_command(ls: NkiLanguageServer, *args: Any) -> AnyResult:
         return await feature.command(*args)
+
+    from nki_studio.lsp.features import first_run
+
+    first_run.register(server, feature.last_args)
