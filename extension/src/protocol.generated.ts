@@ -50,12 +50,19 @@ export interface MappingJson {
   candidates?: string[];
 }
 
-/** What a payload field means, for hovers and the metric picker. */
+/**
+ * What a payload field means, in plain words for the metric picker and the panel, and its technical
+ * definition for the hover's detail line.
+ */
 export interface MetricDef {
+  /** the plain name */
   label: string;
   /** ns, fraction, count or bytes */
   unit: string;
+  /** what it means, in plain words */
   description: string;
+  /** how it is computed, in the profile's terms */
+  detail: string;
 }
 
 /** One painted source line's figures (an estimate leaves waits and fused instructions 0). */
@@ -217,7 +224,10 @@ export interface FamilyJson {
 
 /** One bound of a family: its time, the gap from the previous bound and the speedup of reaching it. */
 export interface BoundJson {
+  /** the technical name (bounds.md), a stable key */
   name: string;
+  /** the plain name shown to people */
+  label: string;
   /** null: the profile lacks what the bound needs (see missing) */
   ns: number | null;
   gap_ns: number | null;
