@@ -254,7 +254,8 @@ def peak_notes(results: Mapping[str, AnyResult], path: str) -> dict[int, list[st
 
     notes: dict[int, list[str]] = {}
     for result in results.values():
-        for f in peak_findings(result.get("peak") or {}, path):
+        peak: Mapping[str, Any] = result.get("peak") or {}  # type: ignore[assignment]  # absent from notices
+        for f in peak_findings(peak, path):
             notes.setdefault(f.span.line, []).append(f.message)
     return notes
 

@@ -59,9 +59,13 @@ def perf_diagnostics(
     kept = as_configured(found, text, path, config)
     positions = DocumentPositions(lines, encoding)
     out = []
-    for f in kept:
-        diagnostic = to_diagnostic(diagnostic_json(f, positions, uri=uri, doc_path=path, base_url=base_url))
-        if not any(code == f.code for code, _ in config.severity):  # the project's word wins over the setting
+    for kept_finding in kept:
+        diagnostic = to_diagnostic(
+            diagnostic_json(kept_finding, positions, uri=uri, doc_path=path, base_url=base_url)
+        )
+        if not any(
+            code == kept_finding.code for code, _ in config.severity
+        ):  # the project's word wins over the setting
             diagnostic.severity = _SEVERITIES[severity]
         out.append(diagnostic)
     return out

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -163,7 +163,8 @@ class SimulateFeature:
 
     def last_args(self, uri: str, kernel: str) -> dict[str, str]:
         """The argument values (as the spec comment writes them) of the kernel's last run in this document."""
-        spec = self.results.get(uri, {}).get(kernel, {}).get("spec")
+        last: Mapping[str, Any] = self.results.get(uri, {}).get(kernel) or {}
+        spec = last.get("spec")
         return {str(n): str(v) for n, v in spec["args"]} if isinstance(spec, dict) else {}
 
     def refresh_spec_findings(
