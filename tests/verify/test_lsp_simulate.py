@@ -39,6 +39,10 @@ async def client(lsp_client: LanguageClient) -> Any:
     def inlay_refresh(ls: LanguageClient, params: None) -> None:
         ls.inlay_refreshes = getattr(ls, "inlay_refreshes", 0) + 1  # type: ignore[attr-defined]
 
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def lens_refresh(ls: LanguageClient, params: None) -> None:
+        ls.lens_refreshes = getattr(ls, "lens_refreshes", 0) + 1  # type: ignore[attr-defined]
+
     @lsp_client.feature("nki/heatmap")
     def on_heatmap(ls: LanguageClient, params: Any) -> None:
         ls.heatmaps = [*getattr(ls, "heatmaps", []), params]  # type: ignore[attr-defined]
@@ -132,6 +136,7 @@ async def test_save_with_spec_gives_progress_result_and_diagnostics(
     # painted from the estimated timeline (its latency and engine tracks), not from per-instruction sums
     assert heatmap.kernel.latency_ns == result.estimate.totalNs > 0
     assert {t.name for t in heatmap.kernel.timeline} >= {"DMA", "Vector"}
+    await _until(lambda: getattr(client, "lens_refreshes", 0) >= 1)  # the lens title has the new result
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
@@ -326,21 +331,14 @@ async def test_untrusted_is_refused_then_the_command_runs(client: LanguageClient
     assert answer["status"] == "passed", answer
 
 
-async def test_add_simulate_spec_action(client: LanguageClient, tmp_path: Path) -> None:
-    await _start(client, tmp_path)
-    text = (
-        (DATA / "add_kernel.py")
-        .read_text()
-        .replace(
-            "# nki-studio: simulate a=bfloat16[128,512] b=bfloat16[128,512] reference=ref_add seed=1\n", ""
-        )
-        .replace(
-            "    out = nl.ndarray",
-            "    assert a.shape == (128, 512) and b.shape == (128, 512)\n    out = nl.ndarray",
-        )
-    )
-    uri = _save(client, tmp_path / "add.py", text)
-    line = text.splitlines().index("@nki.jit")
+def _without_spec() -> str:
+    """The add kernel with its spec comment taken out."""
+    spec = "# nki-studio: simulate a=bfloat16[128,512] b=bfloat16[128,512] reference=ref_add seed=1\n"
+    return (DATA / "add_kernel.py").read_text().replace(spec, "")
+
+
+async def _spec_action(client: LanguageClient, uri: str, line: int) -> types.CodeAction:
+    """The one "Add simulate spec" action offered on 0-based ``line``."""
     actions = await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
@@ -351,6 +349,18 @@ async def test_add_simulate_spec_action(client: LanguageClient, tmp_path: Path) 
         )
     )
     [action] = [a for a in actions or [] if isinstance(a, types.CodeAction) and "simulate spec" in a.title]
+    return action
+
+
+async def test_add_simulate_spec_action(client: LanguageClient, tmp_path: Path) -> None:
+    await _start(client, tmp_path)
+    text = _without_spec().replace(
+        "    out = nl.ndarray",
+        "    assert a.shape == (128, 512) and b.shape == (128, 512)\n    out = nl.ndarray",
+    )
+    uri = _save(client, tmp_path / "add.py", text)
+    line = text.splitlines().index("@nki.jit")
+    action = await _spec_action(client, uri, line)
     [edit] = action.edit.changes[uri]
     assert edit.new_text == "# nki-studio: simulate a=float32[128,512] b=float32[128,512]\n"
     assert edit.range.start.line == line
@@ -362,16 +372,7 @@ async def test_add_simulate_spec_action(client: LanguageClient, tmp_path: Path) 
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=bare)],
         )
     )
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(
-                start=types.Position(line=line, character=0), end=types.Position(line=line, character=0)
-            ),
-            context=types.CodeActionContext(diagnostics=[]),
-        )
-    )
-    [action] = [a for a in actions or [] if isinstance(a, types.CodeAction) and "simulate spec" in a.title]
+    action = await _spec_action(client, uri, line)
     assert "example shapes" in action.title
     [edit] = action.edit.changes[uri]
     assert edit.new_text == "# nki-studio: simulate a=float32[128,512] b=float32[128,512]\n"
@@ -498,13 +499,7 @@ async def test_first_run_commands_guess_write_and_add_a_reference(
 ) -> None:
     """specGuesses, writeSpec and referenceTemplate on the open document's text (untrusted: nothing runs)."""
     await _start(client, tmp_path)
-    text = (
-        (DATA / "add_kernel.py")
-        .read_text()
-        .replace(
-            "# nki-studio: simulate a=bfloat16[128,512] b=bfloat16[128,512] reference=ref_add seed=1\n", ""
-        )
-    )
+    text = _without_spec()
     uri = _save(client, tmp_path / "add.py", text)
 
     async def run(command: str, *args: Any) -> Any:

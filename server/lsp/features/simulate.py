@@ -161,6 +161,15 @@ class SimulateFeature:
         ran_on, digest = self._ran_on.get(uri, {}), _digest(text)
         return {k: r for k, r in self.results.get(uri, {}).items() if ran_on.get(k) == digest}
 
+    def _current(self, uri: str) -> tuple[str, str, dict[str, AnyResult]] | None:
+        """The document's path, text and the results computed on that text; None when there are none."""
+        got = self._text(uri)
+        if got is None:
+            return None
+        path, text = got
+        results = self.current(uri, text)
+        return (path, text, results) if results else None
+
     def last_args(self, uri: str, kernel: str) -> dict[str, str]:
         """The argument values (as the spec comment writes them) of the kernel's last run in this document."""
         last: Mapping[str, Any] = self.results.get(uri, {}).get(kernel) or {}
@@ -327,6 +336,9 @@ class SimulateFeature:
         refresh = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
         if self.server.settings.inlay_hints and refresh:
             self.server.call_soon(lambda: self.server.workspace_inlay_hint_refresh(None))
+        # The lens title carries the last result: clients ask for lenses on edits only, so say it changed.
+        if caps is not None and caps.code_lens is not None and caps.code_lens.refresh_support:
+            self.server.call_soon(lambda: self.server.workspace_code_lens_refresh(None))
 
     async def command(self, *args: Any) -> AnyResult:
         """``nki-studio.simulate`` with ``[uri, kernelName]`` (kernel optional): the structured result."""
@@ -364,13 +376,10 @@ class SimulateFeature:
         if not self.server.settings.inlay_hints:
             return None
         uri = params.text_document.uri
-        got = self._text(uri)
+        got = self._current(uri)
         if got is None:
             return None
-        path, text = got
-        results = self.current(uri, text)
-        if not results:
-            return None
+        path, text, results = got
         lines = split_lines(text)
         positions = DocumentPositions(lines, self.server.workspace.position_encoding)
         first, last = params.range.start.line, params.range.end.line
@@ -397,13 +406,10 @@ class SimulateFeature:
         """The estimated cost of the hovered line (engines, top instructions, DMA bytes) and the estimate's
         findings there, labelled estimated; on the allocation that reached an SBUF/PSUM peak, the peak."""
         uri = params.text_document.uri
-        got = self._text(uri)
+        got = self._current(uri)
         if got is None:
             return None
-        path, text = got
-        results = self.current(uri, text)
-        if not results:
-            return None
+        path, _, results = got
         parts = [
             f"**{note}**" for note in simulation.peak_notes(results, path).get(params.position.line + 1, [])
         ]
