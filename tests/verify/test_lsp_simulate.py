@@ -524,3 +524,18 @@ async def test_first_run_commands_guess_write_and_add_a_reference(
         template["function"] == "ref_add" and "def ref_add" not in template["edit"]["text"]
     )  # already there
     assert template["edit"]["text"].endswith("reference=ref_add\n")
+
+
+async def test_simulate_kernel_right_after_a_save_is_not_cancelled_by_simulate_on_save(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """Simulate Kernel saves a dirty document, then runs: the save's own run of the same text does not
+    supersede (cancel) the command's run."""
+    await _start(client, tmp_path, trustedWorkspace=True)
+    uri = _save(client, tmp_path / "add.py", (DATA / "add_kernel.py").read_text())
+    answer = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="nki-studio.simulate", arguments=[uri, "add"])
+    )
+    assert answer["status"] == "passed", answer
+    await asyncio.sleep(2)
+    assert len(client.results) == 1  # type: ignore[attr-defined]  # one run of this text, not two

@@ -126,6 +126,8 @@ class SimulateFeature:
         self._published_perf: dict[str, list[types.Diagnostic]] = {}  # uri -> nki-perf (estimate) ones
         self.simulator = Simulator()
         self._keys: dict[str, set[str]] = {}  # uri -> job keys ever submitted (cancelled on close)
+        # job key -> (digest of the text its run is of, that submission), while it runs
+        self._in_flight: dict[str, tuple[str, object]] = {}
 
     # ---- trust and workers -----------------------------------------------------------------------------
     def on_settings_changed(self, old: Any, new: Any) -> None:
@@ -225,7 +227,12 @@ class SimulateFeature:
                 self._set_diagnostics(uri, self._published_spec.get(uri, []) + parsed.diagnostics)
                 self._set_perf(uri, parsed.perf)
             if simulate and self.server.trusted:
+                digest = _digest(text)
                 for spec in parsed.specs:
+                    # A run of this text is under way (Simulate Kernel saved the document, then ran): it stays.
+                    running = self._in_flight.get(f"{uri}::{spec['kernel']}")
+                    if running is not None and running[0] == digest:
+                        continue
                     self.submit(uri, simulation.from_spec(path, spec, self.server.settings), text)
 
         self.spec_jobs.submit(key, work, delay=delay, on_result=done)
@@ -294,12 +301,20 @@ class SimulateFeature:
                         "message": f"nki-studio could not run the simulation: {exc}",
                     }
 
+        key, running = f"{uri}::{kernel}", (_digest(text), object())
+
+        def finished() -> None:
+            if self._in_flight.get(key) is running:  # not a later submission's
+                del self._in_flight[key]
+
         def publish(result: AnyResult) -> None:
+            finished()
             self._on_result(uri, path, kernel, result, text)
             if not done.done():
                 done.set_result(result)
 
         def resolve_cancelled() -> None:
+            finished()
             if not done.done():
                 done.set_result(
                     {
@@ -312,8 +327,9 @@ class SimulateFeature:
         def superseded() -> None:
             loop.call_soon_threadsafe(resolve_cancelled)
 
-        self._keys.setdefault(uri, set()).add(f"{uri}::{kernel}")
-        token = self.jobs.submit(f"{uri}::{kernel}", work, on_result=publish)
+        self._keys.setdefault(uri, set()).add(key)
+        self._in_flight[key] = running
+        token = self.jobs.submit(key, work, on_result=publish)
         token.on_cancel(superseded)
         return done
 
