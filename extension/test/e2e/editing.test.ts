@@ -123,10 +123,12 @@ describe(
         shown.some((t) => /Simulate add/.test(t)),
         `the Simulate lens is gone: ${JSON.stringify(shown)}`,
       );
-      await wb.page.keyboard.type('3', { delay: 40 });
-      await wb.page.keyboard.press('Control+Z');
-      await wb.page.keyboard.press('Control+Z');
+      // saved as it is, the unfinished value is reported; taken back, it is gone
       await wb.page.keyboard.press('Control+S');
+      await wb.waitForProblem(/NKI601/, 30_000);
+      for (let i = 0; i < ' seed='.length; i += 1) await wb.page.keyboard.press('Backspace');
+      await wb.page.keyboard.press('Control+S');
+      await wb.waitForNoProblem(/NKI601/, 30_000);
     });
 
     it('a simulation error goes away when the file changes on disk', async () => {
