@@ -1,5 +1,6 @@
 /** The NKI: … commands, wired to the language server and the heatmap. */
 import type * as vscode from 'vscode';
+import { type RunServerCommand, addReference, documentOf, ensureSpec } from './firstRun';
 import type { HeatController } from './heat/controller';
 import { findKernels, kernelAt } from './kernels';
 import type { KernelPanel } from './panel/kernelPanel';
@@ -38,6 +39,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg(CLIENT_COMMANDS.pickHeatmapMetric, () => heat.pickMetric()),
     reg(CLIENT_COMMANDS.switchHeatLayer, (...args) => switchHeatLayer(deps, args)),
     reg(CLIENT_COMMANDS.showKernelPanel, () => deps.panel.show()),
+    reg(CLIENT_COMMANDS.addReference, (...args) => addReferenceCommand(deps, args)),
     reg(GO_TO_LINE, (uri, line) => goToLine(vs, uri, line)),
     reg(CALIBRATE_FROM_PROFILE, (path) => calibrateFromProfile(deps, path)),
     reg(CLIENT_COMMANDS.setProfileBaseline, () => {
@@ -83,6 +85,15 @@ async function simulateKernel(deps: CommandDeps, args: unknown[]): Promise<Simul
   if (refuseUntrusted(vs)) return undefined;
   const target = await chooseKernel(vs, args);
   if (!target) return undefined;
+  const doc = target.doc ?? documentOf(vs, target.uri);
+  if (doc) {
+    try {
+      if (!(await ensureSpec(vs, serverCommand(server), doc, target.kernel))) return undefined;
+    } catch (err) {
+      // An older server cannot guess: simulate, its answer says what the spec lacks.
+      if (!isUnknownCommand(err)) throw err;
+    }
+  }
   // The worker runs the file from disk.
   if (target.doc?.isDirty) await target.doc.save();
   const before = simulations.last;
@@ -123,10 +134,26 @@ async function simulateKernel(deps: CommandDeps, args: unknown[]): Promise<Simul
     warning: vs.window.showWarningMessage,
     error: vs.window.showErrorMessage,
   }[severityOf(result)];
-  void show(line, 'Show Kernel Panel').then((pick) => {
-    if (pick) deps.panel.show();
+  const addRef = 'Add Reference';
+  const buttons = result.status === 'no_reference' ? [addRef, 'Show Kernel Panel'] : ['Show Kernel Panel'];
+  void show(line, ...buttons).then((pick) => {
+    if (pick === addRef) void addReferenceCommand(deps, [target.uri, target.kernel]);
+    else if (pick) deps.panel.show();
   });
   return result;
+}
+
+function serverCommand(server: ServerManager): RunServerCommand {
+  return (command, args) => server.executeCommand(command, args);
+}
+
+/** Add a reference template to the kernel named (uri, name), else the one at the cursor, else one picked. */
+async function addReferenceCommand(deps: CommandDeps, args: unknown[]): Promise<void> {
+  const { vs, server } = deps;
+  const target = await chooseKernel(vs, args);
+  const doc = target && (target.doc ?? documentOf(vs, target.uri));
+  if (!target || !doc) return;
+  await addReference(vs, serverCommand(server), doc, target.kernel);
 }
 
 async function toggleSimulateOnSave(vs: VsCode): Promise<void> {

@@ -13,6 +13,7 @@ import { NOTIFICATIONS } from './protocol.generated';
 import { bundleFor } from './serverCommand';
 import { ServerEnvironment } from './serverEnvironment';
 import { ServerManager } from './serverManager';
+import { renderRulePages } from './rulePages';
 import { SimulationStore } from './simulationStore';
 import { severityOf, summaryLine } from './simulationSummary';
 import { LanguageStatus } from './statusItem';
@@ -82,6 +83,7 @@ export function activate(context: vscode.ExtensionContext): void {
     status,
     server,
     ...registerCommands({ vs, server, heat, simulations, panel }),
+    renderRulePages(vs),
     vs.commands.registerCommand(CREATE_ENV_COMMAND, () => createEnvironment(vs, log, server)),
     // Agent mode (VS Code >= 1.101): `nki-studio mcp` on the server's interpreter and bundle, trusted only.
     ...registerMcpServer(

@@ -14,6 +14,7 @@ export const SERVER_KEYS = [
   'pathMappings',
   'inlayHints',
   'perfInvestigations',
+  'perfSeverity',
   'ruleDocsBaseUrl',
   'profileIgnoreSchemaVersion',
   'fastStart',

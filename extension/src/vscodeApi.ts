@@ -38,6 +38,7 @@ export interface VsCode {
     | 'isTrusted'
     | 'workspaceFolders'
     | 'textDocuments'
+    | 'applyEdit'
   >;
   commands: Pick<typeof vscode.commands, 'registerCommand' | 'executeCommand'>;
   languages: Pick<typeof vscode.languages, 'registerHoverProvider' | 'createLanguageStatusItem'>;
@@ -47,6 +48,7 @@ export interface VsCode {
   Range: typeof vscode.Range;
   Position: typeof vscode.Position;
   Selection: typeof vscode.Selection;
+  WorkspaceEdit: typeof vscode.WorkspaceEdit;
   ThemeColor: typeof vscode.ThemeColor;
   MarkdownString: typeof vscode.MarkdownString;
   Hover: typeof vscode.Hover;
@@ -76,6 +78,7 @@ export function realVsCode(): VsCode {
     Range: vscode.Range,
     Position: vscode.Position,
     Selection: vscode.Selection,
+    WorkspaceEdit: vscode.WorkspaceEdit,
     ThemeColor: vscode.ThemeColor,
     MarkdownString: vscode.MarkdownString,
     Hover: vscode.Hover,

@@ -281,7 +281,9 @@ ON_CHIP_PEAK = declare(
         scope=_AFTER_RUN,
         what="Informational: the peak SBUF (and PSUM) use per partition measured during the simulation, e.g. "
         '"SBUF peak 201 KiB/224 KiB per partition (simulated): x_tile 8 KiB, ...", placed on the allocation '
-        "that reached the peak, with every tile live at that moment as related information. Capacities per "
+        "that reached the peak, with every tile live at that moment as related information. In the editor it is "
+        "not a Problems entry: the hover of that line and the kernel panel show it; the CLI and the MCP server "
+        "list it with the result's findings. Capacities per "
         "generation: SBUF 192/224/256 KiB, PSUM 16 KiB (hardware.md §1). The capacity model (a tensor is live "
         "from its first access to its last, in program order; a program-order peak over capacity is a warning, "
         "since the compiler reorders and spills) is documented in docs/simulator.md.",

@@ -30,7 +30,7 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -246,7 +246,7 @@ class NkiLanguageServer(LanguageServer):
         owners[owner] = list(diagnostics)
         doc = self.workspace.text_documents.get(uri)
         version = doc.version if doc else None
-        union = [d for owned in owners.values() for d in owned]
+        union = _one_per_problem(d for owned in owners.values() for d in owned)
         pending = self._unchanged.pop(uri, None)
         if pending is not None:
             pending.cancel()
@@ -268,7 +268,7 @@ class NkiLanguageServer(LanguageServer):
         owners = self._diagnostics.get(uri)
         if doc is None or owners is None or doc.version != version:
             return
-        self._send_diagnostics(uri, [d for owned in owners.values() for d in owned], version)
+        self._send_diagnostics(uri, _one_per_problem(d for owned in owners.values() for d in owned), version)
 
     def _send_diagnostics(self, uri: str, union: list[types.Diagnostic], version: int | None) -> None:
         self._sent[uri] = union
@@ -511,6 +511,20 @@ class NkiLanguageServer(LanguageServer):
 
 # Merged requests a user waits for (the others, inlay hints and code lenses, are redrawn in the background).
 _USER_METHODS = frozenset({types.TEXT_DOCUMENT_HOVER, types.TEXT_DOCUMENT_CODE_ACTION})
+
+
+def _one_per_problem(diagnostics: Iterable[types.Diagnostic]) -> list[types.Diagnostic]:
+    """The diagnostics without repeats: the same code and message on the same range is one problem, whichever
+    features found it (two kernels failing in one shared helper, a run of each kernel of the file)."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for d in diagnostics:
+        r = d.range
+        key = (r.start.line, r.start.character, r.end.line, r.end.character, d.code, d.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
 
 
 def _join_lists(results: list[Any]) -> list[Any] | None:

@@ -22,15 +22,25 @@ from nki_studio.protocol.analysis import BoundJson, BoundsJson
 Mask = npt.NDArray[np.bool_]
 DMA = "DMA"
 
-# What the gap *to* each bound means (bounds.md §2, "gap to the previous one means").
-GAP_MEANING = {
-    "memory_bound": "DMA idle time",
-    "memory_bound_ideal": "DMA inefficiency (small descriptors, transposed DMA)",
-    "memory_bound_ideal_no_reloads": "excess HBM traffic: input reloads and spills",
-    "compute_bound": "Tensor-engine idle time",
-    "compute_bound_ideal_flops": "Tensor-engine under-utilisation (undersized tiles, weight loads, throttling)",
-    "compute_bound_ideal_useful_flops": "Tensor-engine time spent on transposes",
-    "perfect_pipeline": "serialisation between engines",
+# Each bound once: its plain name (the panel, the CLI) and what the gap *to* it means (bounds.md §2, "gap to the
+# previous one means"); the technical name stays the key and the detail.
+BOUND_WORDS: dict[str, tuple[str, str]] = {
+    "memory_bound": ("DMA never idle", "DMA idle time"),
+    "memory_bound_ideal": ("DMA at full efficiency", "DMA inefficiency (small descriptors, transposed DMA)"),
+    "memory_bound_ideal_no_reloads": (
+        "DMA at full efficiency, each input read once",
+        "excess HBM traffic: input reloads and spills",
+    ),
+    "compute_bound": ("Tensor engine never idle", "Tensor-engine idle time"),
+    "compute_bound_ideal_flops": (
+        "Tensor engine fully used",
+        "Tensor-engine under-utilisation (undersized tiles, weight loads, throttling)",
+    ),
+    "compute_bound_ideal_useful_flops": (
+        "Tensor engine fully used, no transposes",
+        "Tensor-engine time spent on transposes",
+    ),
+    "perfect_pipeline": ("engines fully overlapped", "serialisation between engines"),
 }
 
 
@@ -38,7 +48,7 @@ GAP_MEANING = {
 class Bound:
     """One bound: its time, the gap from the previous bound of its family, and the speedup of reaching it."""
 
-    name: str
+    name: str  # the technical name (bounds.md), a stable key
     ns: float | None  # None: the profile lacks what it needs (``missing`` says what)
     gap_ns: float | None
     gap_means: str
@@ -49,6 +59,7 @@ class Bound:
         """JSON-ready dict (``analysis_json.BoundJson``)."""
         return {
             "name": self.name,
+            "label": BOUND_WORDS[self.name][0],
             "ns": self.ns,
             "gap_ns": self.gap_ns,
             "gap_means": self.gap_means,
@@ -188,10 +199,10 @@ def _family(
                 f"{name} ({ns:.0f} ns) exceeds the {out[-1].name if out else 'total time'} it bounds "
                 f"({prev_known:.0f} ns): the recorded bytes or FLOPs, or the peak, contradict the measured times"
             )
-            out.append(Bound(name, None, None, GAP_MEANING[name], None, missing=why))
+            out.append(Bound(name, None, None, BOUND_WORDS[name][1], None, missing=why))
             continue
         gap = None if ns is None or prev_known is None else prev_known - ns
-        out.append(Bound(name, ns, gap, GAP_MEANING[name], sp))
+        out.append(Bound(name, ns, gap, BOUND_WORDS[name][1], sp))
         prev_known = ns
     return Family("", out)
 

@@ -38,11 +38,11 @@ def bounds_text(b: BoundsJson | None) -> list[str]:
         out.append(f"  {fam['name']}:")
         for x in fam["bounds"]:
             if x["ns"] is None:
-                out.append(f"    {x['name']:<34} n/a  ({x['missing']})")
+                out.append(f"    {x['label']:<46} n/a  ({x['missing']})  [{x['name']}]")
                 continue
             out.append(
-                f"    {x['name']:<34} {_ns(x['ns']):>10}  gap {_ns(x['gap_ns']):>10} ({x['gap_means']})  "
-                f"speedup {_x(x['speedup'])}"
+                f"    {x['label']:<46} {_ns(x['ns']):>10}  gap {_ns(x['gap_ns']):>10} ({x['gap_means']})  "
+                f"speedup {_x(x['speedup'])}  [{x['name']}]"
             )
     nec = fmt_bytes(b["necessary_bytes"]) if b["necessary_bytes"] is not None else "unknown"
     flops = f"{b['hardware_flops']:,}" if b["hardware_flops"] is not None else "unknown"

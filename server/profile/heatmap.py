@@ -30,6 +30,8 @@ from nki_studio.protocol.heatmap import (
 from nki_studio.protocol.heatmap import HeatLine as HeatLineJson
 from nki_studio.protocol.profile import IterationJson, ProfileInfo, TopOpcodeJson
 
+# Each metric once: its plain name and meaning (the metric picker, the panel) and the technical definition
+# (``detail``: the hover's detail line, docs/profiles.md).
 METRIC_DEFS: dict[str, MetricDef] = {
     "time_ns": {
         "label": "time (compute + DMA issued)",
@@ -40,57 +42,79 @@ METRIC_DEFS: dict[str, MetricDef] = {
     "busy_ns": {
         "label": "busy",
         "unit": "ns",
-        "description": "length of the union of this line's work-instruction "
-        "intervals on one core (semaphore waits excluded); never a sum of durations",
+        "description": "time the line keeps an engine busy (work that overlaps is counted once)",
+        "detail": "length of the union of this line's work-instruction intervals on one core (semaphore waits "
+        "excluded); never a sum of durations",
     },
     "share": {
         "label": "share of kernel",
         "unit": "fraction",
-        "description": "busy_ns / kernel latency; lines run concurrently, so shares do not sum to 100 %",
+        "description": "the line's busy time as a share of the kernel's time; lines run at the same time, so "
+        "the shares add up to more than 100 %",
+        "detail": "busy_ns / kernel latency",
     },
     "share_of_compute": {
         "label": "share of compute",
         "unit": "fraction",
-        "description": "busy_ns / union of all work instructions",
+        "description": "the line's busy time as a share of the time any engine computes",
+        "detail": "busy_ns / union of all work instructions",
     },
     "instr": {
         "label": "instructions",
         "unit": "count",
-        "description": "instructions attributed to the line (fused ones count for each of their lines)",
+        "description": "instructions the line issues (one fused from several lines counts for each of them)",
+        "detail": "instructions attributed to the line (fused ones count for each of their lines)",
     },
     "work_instr": {
         "label": "work instructions",
         "unit": "count",
-        "description": "instructions that are not semaphore waits",
+        "description": "instructions that do work rather than wait for another engine",
+        "detail": "instructions that are not semaphore waits",
     },
     "wait_ns": {
         "label": "wait",
         "unit": "ns",
-        "description": "union of the line's EVENT_SEMAPHORE(_RANGE_CLEAR) intervals",
+        "description": "time the line's instructions wait for other engines to finish",
+        "detail": "union of the line's EVENT_SEMAPHORE(_RANGE_CLEAR) intervals",
     },
-    "engines": {"label": "per-engine busy", "unit": "ns", "description": "busy union per engine"},
+    "engines": {
+        "label": "per-engine busy",
+        "unit": "ns",
+        "description": "busy time on each engine",
+        "detail": "busy union per engine",
+    },
     "dma_bytes": {
         "label": "DMA bytes",
         "unit": "bytes",
-        "description": "bytes of the kernel's transfers (as counted for the kernel: in the execution window, "
+        "description": "bytes the line's instructions move between memories (DMA transfers)",
+        "detail": "bytes of the kernel's transfers (as counted for the kernel: in the execution window, "
         "no instruction-queue or <= 4-byte packets) triggered by the line's instructions (Flow edges)",
     },
-    "dma_ns": {"label": "DMA time", "unit": "ns", "description": "union of those transfers"},
+    "dma_ns": {
+        "label": "DMA time",
+        "unit": "ns",
+        "description": "time those transfers take (transfers that overlap are counted once)",
+        "detail": "union of those transfers",
+    },
     "exclusive_ns": {
         "label": "exclusive",
         "unit": "ns",
-        "description": "additive view: every moment of "
-        "attributed compute split equally among the lines busy in it; sums over lines to their union",
+        "description": "the line's own part of the kernel's compute time: a moment shared by several lines is "
+        "split among them, so these add up",
+        "detail": "additive view: every moment of attributed compute split equally among the lines busy in "
+        "it; sums over lines to their union",
     },
     "dma_overlap_ns": {
         "label": "DMA overlap",
         "unit": "ns",
-        "description": "part of the line's busy time during which any DMA ran",
+        "description": "part of the line's busy time during which data was moving (any DMA)",
+        "detail": "part of the line's busy time during which any DMA ran",
     },
     "iterations": {
         "label": "per iteration",
         "unit": "ns",
-        "description": "busy time per loop-iteration value (KernelIterationVariables)",
+        "description": "busy time in each iteration of the line's loops",
+        "detail": "busy time per loop-iteration value (KernelIterationVariables)",
     },
 }
 
@@ -310,8 +334,8 @@ def hover_markdown(line: HeatLineJson, payload: HeatmapParams) -> str:
             f"this line issues ({fmt_ns(line['dma_ns'])}; they may overlap)"
         )
     out.append(
-        f"Busy **{fmt_ns(line['busy_ns'])}** · {line['share'] * 100:.1f}% of kernel "
-        f"({kernel.get('latency_source', 'latency')}) · {line['share_of_compute'] * 100:.1f}% of compute"
+        f"Busy **{fmt_ns(line['busy_ns'])}** · {line['share'] * 100:.1f}% of kernel time "
+        f"· {line['share_of_compute'] * 100:.1f}% of compute"
         + (f" · exclusive {fmt_ns(line['exclusive_ns'])}" if line.get("exclusive_ns") else "")
     )
     out.append(
@@ -339,6 +363,10 @@ def hover_markdown(line: HeatLineJson, payload: HeatmapParams) -> str:
     if its:
         hot = sorted(its, key=lambda d: -d["busy_ns"])[:4]
         out.append("Iterations (hottest): " + ", ".join(f"{d['label']}: {fmt_ns(d['busy_ns'])}" for d in hot))
+    # The detail line: the technical definitions behind the plain words above.
+    out.append(
+        f"_busy: {METRIC_DEFS['busy_ns']['detail']}; kernel time: {kernel.get('latency_source', 'latency')}_"
+    )
     return "\n\n".join(out)
 
 

@@ -408,7 +408,7 @@ def redundant_dma(
 ) -> Investigation:
     """§3.2: excess HBM traffic split into input reloads (per tensor, per line and tensor; exact byte-range
     reloads where the profile knows the ranges) and compiler spills."""
-    title = "Redundant DMA (memory_bound_ideal → memory_bound_ideal_no_reloads)"
+    title = "Redundant DMA (inputs read more than once)"
     dma = profile.dma
     if not profile.tensors:
         return Investigation("redundant-dma", title, "unavailable", NO_TENSORS_HELP)

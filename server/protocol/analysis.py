@@ -18,7 +18,8 @@ DetailValue = (
 class BoundJson(TypedDict):
     """One bound of a family: its time, the gap from the previous bound and the speedup of reaching it."""
 
-    name: str
+    name: Annotated[str, "the technical name (bounds.md), a stable key"]
+    label: Annotated[str, "the plain name shown to people"]
     ns: Annotated[float | None, "null: the profile lacks what the bound needs (see missing)"]
     gap_ns: float | None
     gap_means: Annotated[str, "the overhead the gap to this bound stands for"]

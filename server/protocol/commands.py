@@ -107,6 +107,47 @@ class Refusal(TypedDict):
     message: str
 
 
+class ParameterGuess(TypedDict):
+    """What to pre-fill for one kernel parameter when the user is asked for its shape and dtype."""
+
+    name: str
+    value: Annotated[str, "dtype[shape] or a number as the spec comment writes it; '' when nothing is known"]
+    source: Annotated[
+        Literal["spec", "asserts", "last run", "example"],
+        "where the guess comes from: the spec comment, the kernel's asserts, the last run, or an example to edit",
+    ]
+
+
+class LineEdit(TypedDict):
+    """One edit of a document by whole lines: insert ``text`` before 0-based ``line``, or replace that line."""
+
+    line: int
+    replace: bool
+    text: Annotated[str, "the new line(s), each ending in a newline"]
+
+
+class SpecGuesses(TypedDict):
+    """A kernel's parameters with their guesses, and whether it needs them (it has no usable spec)."""
+
+    kernel: str
+    needed: Annotated[bool, "no usable spec: Simulate Kernel asks for each parameter before it runs"]
+    parameters: Annotated[list[ParameterGuess], "the parameters without a default, in order"]
+
+
+class SpecWrite(TypedDict):
+    """The spec comment built from the user's values: the edit that writes it, or what is wrong with them."""
+
+    edit: LineEdit | None
+    problems: Annotated[list[str], "one line per value that does not parse"]
+
+
+class ReferenceTemplate(TypedDict):
+    """The edit that adds a reference function to fill in and names it in the kernel's spec comment."""
+
+    function: Annotated[str, "the reference function's name"]
+    edit: LineEdit
+
+
 SIMULATE = Command(
     "simulate",
     "nki-studio.simulate",
@@ -157,6 +198,26 @@ MIGRATE = Command(
     MigrationResult | Refusal,
     "Migrate the document at the URI to NKI 0.7 and prove it (both versions simulated on the same inputs); the "
     "edit is applied only when proven.",
+SPEC_GUESSES = Command(
+    "specGuesses",
+    "nki-studio.specGuesses",
+    tuple[str, str],
+    SpecGuesses,
+    "The kernel's parameters with a guess of each one's shape and dtype (its spec comment, asserts, last run).",
+)
+WRITE_SPEC = Command(
+    "writeSpec",
+    "nki-studio.writeSpec",
+    tuple[str, str, dict[str, str]],
+    SpecWrite,
+    "The edit that writes the kernel's spec comment with the given parameter values (name -> dtype[shape]).",
+)
+REFERENCE_TEMPLATE = Command(
+    "referenceTemplate",
+    "nki-studio.referenceTemplate",
+    tuple[str, str],
+    ReferenceTemplate,
+    "The edit that adds a reference function template for the kernel and names it in its spec comment.",
 )
 SERVER_COMMANDS = (
     SIMULATE,
@@ -166,6 +227,9 @@ SERVER_COMMANDS = (
     CALIBRATE,
     SELECT_HEAT_LAYER,
     MIGRATE,
+    SPEC_GUESSES,
+    WRITE_SPEC,
+    REFERENCE_TEMPLATE,
 )
 
 _URI = Annotated[str, "a document URI"]
@@ -205,6 +269,13 @@ CLIENT_COMMANDS = (
         "Switch the heat layer of a document: measured, estimated, or the two compared (asks without arguments).",
     ),
     Command("showKernelPanel", "nki-studio.showKernelPanel", tuple[()], None, "Show the kernel panel."),
+    Command(
+        "addReference",
+        "nki-studio.addReference",
+        tuple[()] | tuple[_URI, str],
+        None,
+        "Add a reference function template for a kernel and name it in its simulate spec.",
+    ),
     Command(
         "setProfileBaseline",
         "nki-studio.setProfileBaseline",

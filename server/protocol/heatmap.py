@@ -65,11 +65,13 @@ class HeatLine(_HeatLineKeys, total=False):
 
 
 class MetricDef(TypedDict):
-    """What a payload field means, for hovers and the metric picker."""
+    """What a payload field means, in plain words for the metric picker and the panel, and its technical
+    definition for the hover's detail line."""
 
-    label: str
+    label: Annotated[str, "the plain name"]
     unit: Annotated[str, "ns, fraction, count or bytes"]
-    description: str
+    description: Annotated[str, "what it means, in plain words"]
+    detail: Annotated[str, "how it is computed, in the profile's terms"]
 
 
 class HeatFinding(TypedDict):

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the target model is imported when a value names one: start-
 
 HEATMAP_METRICS = setting("heatmapMetric").enum
 LOG_LEVELS = setting("logLevel").enum
+PERF_SEVERITIES = setting("perfSeverity").enum
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ _KEYS: dict[str, tuple[str, Any]] = {
     "pathMappings": ("path_mappings", _path_mappings),
     "inlayHints": ("inlay_hints", _bool),
     "perfInvestigations": ("perf_investigations", _bool),
+    "perfSeverity": ("perf_severity", _choice(PERF_SEVERITIES)),
     "ruleDocsBaseUrl": ("rule_docs_base_url", _optional_str),
     "logLevel": ("log_level", _choice(LOG_LEVELS)),
     "fastStart": ("fast_start", _bool),
@@ -152,6 +154,7 @@ class Settings:
     path_mappings: tuple[PathMapping, ...] = _declared("pathMappings")
     inlay_hints: bool = _declared("inlayHints")
     perf_investigations: bool = _declared("perfInvestigations")
+    perf_severity: str = _declared("perfSeverity")
     rule_docs_base_url: str | None = _declared("ruleDocsBaseUrl")  # None: local file URI
     log_level: str = _declared("logLevel")
     # Read only by the start-up fast path (lsp.fastpath), from initializationOptions: applies from the next start.

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from nki_studio.core.findings import Finding
+from nki_studio.core.simulation_codes import ON_CHIP_PEAK
 from nki_studio.model.targets import DEFAULT_GENERATION, Generation, NkiVersion
 from nki_studio.protocol.simulation import AnyResult, SimulationNotice, SimulationResult, Spec
 from nki_studio.service import calibration_file
@@ -171,6 +172,11 @@ def kernels(source: str, path: str) -> list[KernelInfo]:
     return find_kernels(source, path)
 
 
+def parses(source: str, path: str) -> bool:
+    """Whether ``source`` parses (while a line is half typed it does not: its kernels are unknown)."""
+    return verify_spec.parses(source, path)
+
+
 def specified_kernels(source: str, path: str, override: dict[str, Any] | None = None) -> list[KernelInfo]:
     """The kernels of ``source`` whose spec is given (comment, pyproject or ``override``), not inferred."""
     return [
@@ -205,6 +211,12 @@ def inferred_spec_comment(source: str, path: str, kernel: str) -> str | None:
     return resolution.spec.to_comment() if resolution.spec is not None else None
 
 
+def template_spec_comment(source: str, path: str, kernel: KernelInfo) -> str:
+    """A spec comment to edit for ``kernel`` when inference does not pin every parameter: what it does pin,
+    then a placeholder ``dtype[shape]`` for each parameter still missing (``verify.spec.example_comment``)."""
+    return verify_spec.example_comment(kernel, inferred_fields(source, path, kernel.name))
+
+
 def spec_arguments(source: str, path: str) -> KernelArgs:
     """Argument shapes and dtypes from the file's simulate specs, for editor features that size allocations
     from them (a malformed spec just gives none)."""
@@ -214,15 +226,39 @@ def spec_arguments(source: str, path: str) -> KernelArgs:
         return {}
 
 
+def spec_findings(source: str, path: str, *, typing: bool = False) -> list[Finding] | None:
+    """NKI601 spec problems of ``source``; None while it does not parse (a half-typed line: every spec would
+    look misplaced, so the caller keeps what it showed). ``typing``: the text is being edited, so a value
+    still being typed at the end of a spec comment is not reported yet (``verify.spec.comment_findings``)."""
+    if not verify_spec.parses(source, path):
+        return None
+    return comment_findings(source, path, typing=typing)
+
+
 def findings(source: str, path: str, results: Mapping[str, AnyResult]) -> list[Finding]:
-    """NKI601 spec problems of ``source`` plus the findings of ``results`` (kernel -> its last result),
-    located on the kernel's lines."""
-    found: list[Finding] = list(comment_findings(source, path))
+    """The problems of ``results`` (kernel -> its last result, run on ``source``) located on the kernel's lines:
+    errors, oracle failures, warnings. The on-chip memory peaks are not problems: they are shown by
+    :func:`peak_notes` (hover) and the kernel panel."""
+    found: list[Finding] = []
     if results:
         infos = {k.name: k for k in find_kernels(source, path)}
         for name, result in results.items():
-            found.extend(result_findings(result, path, infos.get(name)))
+            found.extend(
+                f for f in result_findings(result, path, infos.get(name)) if f.code != ON_CHIP_PEAK.code
+            )
     return found
+
+
+def peak_notes(results: Mapping[str, AnyResult], path: str) -> dict[int, list[str]]:
+    """1-based line -> the SBUF/PSUM peaks reached at that line's allocation (for the hover), per result."""
+    from nki_studio.verify.report import peak_findings  # numpy: only once results exist
+
+    notes: dict[int, list[str]] = {}
+    for result in results.values():
+        peak: Mapping[str, Any] = result.get("peak") or {}  # type: ignore[assignment]  # absent from notices
+        for f in peak_findings(peak, path):
+            notes.setdefault(f.span.line, []).append(f.message)
+    return notes
 
 
 def result_findings(result: AnyResult, path: str, info: KernelInfo | None) -> list[Finding]:

@@ -200,8 +200,23 @@ SETTINGS: tuple[Setting, ...] = (
         True,
         "Show the performance investigations of a loaded profile or of a simulation's estimated profile (DMA "
         "efficiency, redundant DMA, Tensor-engine tile sizes and transposes; codes NKI7xx, source `nki-perf`) as "
-        "Information diagnostics on the lines they concern.",
+        "diagnostics on the lines they concern, with the severity `nki-studio.perfSeverity`.",
         "server",
+    ),
+    Setting(
+        "perfSeverity",
+        "string",
+        "hint",
+        "Severity of the performance investigations (`nki-perf`, codes NKI7xx). `hint` (the default) marks the "
+        "line without an entry in the Problems panel; `information` or `warning` lists them there. "
+        "`severity` in `[tool.nki-studio]` still overrides a code.",
+        "server",
+        enum=("hint", "information", "warning"),
+        enum_descriptions=(
+            "dotted underline only, not in the Problems panel",
+            "blue squiggle and a Problems entry",
+            "yellow squiggle and a Problems entry",
+        ),
     ),
     Setting(
         "ruleDocsBaseUrl",

@@ -146,7 +146,7 @@ def findings(result: Mapping[str, Any], path: str, kernel: KernelInfo | None) ->
                     f"simulation: {m.group('message')}",
                 )
             )
-    out.extend(_peak_findings(result.get("peak") or {}, path))
+    out.extend(peak_findings(result.get("peak") or {}, path))
     return out
 
 
@@ -165,8 +165,8 @@ def _alloc_name(alloc: Mapping[str, Any]) -> str:
     return m.group(1) if m else "<unnamed>"
 
 
-def _peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
-    """One info diagnostic per on-chip region, at the allocation that reached the peak."""
+def peak_findings(peak: Mapping[str, Any], path: str) -> list[Finding]:
+    """One info finding per on-chip region, at the allocation that reached the peak."""
     out = []
     for region, data in peak.items():
         live = list(data.get("live", ()))

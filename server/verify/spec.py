@@ -288,15 +288,21 @@ def parse_fields(text: str) -> tuple[dict[str, Any], list[SpecError]]:
 
 def find_kernels(source: str, path: str = "") -> list[KernelInfo]:
     """Top-level kernels (``@nki.jit`` under any alias or call form, model.kernels); [] if unparsable."""
-    return list(_kernels(source, path))
+    return list(_kernels(source, path) or ())
+
+
+def parses(source: str, path: str = "") -> bool:
+    """Whether ``source`` parses: while it does not (a line half typed), nothing can be said about its specs."""
+    return _kernels(source, path) is not None
 
 
 @functools.lru_cache(maxsize=16)  # one save asks several times about the same text
-def _kernels(source: str, path: str) -> tuple[KernelInfo, ...]:
+def _kernels(source: str, path: str) -> tuple[KernelInfo, ...] | None:
+    """The kernels of ``source``; None when it does not parse."""
     try:
         module = build_module(source, path)
     except (SyntaxError, ValueError):
-        return ()
+        return None
     lines = source.splitlines()
     kernels = []
     for info in module.functions.values():
@@ -309,7 +315,7 @@ def _kernels(source: str, path: str) -> tuple[KernelInfo, ...]:
         required = params[: len(params) - len(node.args.defaults)]
         spec_line = spec_text = None
         above = lines[dec_line - 2] if dec_line >= 2 else ""
-        if _spec_body(above) is not None:
+        if spec_body(above) is not None:
             spec_line, spec_text = dec_line - 1, above
         kernels.append(
             KernelInfo(node.name, tuple(params), tuple(required), node.lineno, dec_line, spec_line, spec_text)
@@ -317,7 +323,7 @@ def _kernels(source: str, path: str) -> tuple[KernelInfo, ...]:
     return tuple(kernels)
 
 
-def _spec_body(line: str) -> str | None:
+def spec_body(line: str) -> str | None:
     """The text after the marker if ``line`` is a spec comment, else None."""
     m = re.match(r"\s*#\s*nki-studio\s*:\s*simulate\b", line)
     return line[m.end() :] if m else None
@@ -353,24 +359,26 @@ def _check_args(kernel: KernelInfo, fields: Mapping[str, Any]) -> list[tuple[str
     return problems
 
 
-EXAMPLE_SHAPE = (128, 512)  # a placeholder the user edits: one full partition dimension by a free dimension
+# A placeholder the user edits: one full partition dimension by a free dimension.
+EXAMPLE_TENSOR = TensorSpec(INFERRED_DEFAULT_DTYPE, (128, 512))
 
 
 def example_comment(kernel: KernelInfo, fields: Mapping[str, Any]) -> str:
     """A spec comment for ``kernel``: the arguments already given, then a placeholder tensor for each required
     parameter still missing (the shape and dtype are an example to edit)."""
-    placeholder = f"{INFERRED_DEFAULT_DTYPE}[{','.join(map(str, EXAMPLE_SHAPE))}]"
     given = [f"{k}={_format_value(v)}" for k, v in fields.items() if k in kernel.params]
-    missing = [f"{p}={placeholder}" for p in kernel.required if p not in fields]
+    missing = [f"{p}={EXAMPLE_TENSOR}" for p in kernel.required if p not in fields]
     return f"# {SPEC_MARKER} " + " ".join(given + missing)
 
 
-def comment_findings(source: str, path: str) -> list[Finding]:
-    """NKI601 findings for every malformed or misplaced spec comment in ``source``."""
+def comment_findings(source: str, path: str, *, typing: bool = False) -> list[Finding]:
+    """NKI601 findings for every malformed or misplaced spec comment in ``source``. ``typing``: the text is
+    being edited, so a value that fails to parse at the very end of a comment is taken as still being typed
+    (``a=bfloat16[128,``) and not reported; it is reported once the text is saved or opened."""
     kernels = {k.spec_line: k for k in find_kernels(source, path) if k.spec_line is not None}
     findings: list[Finding] = []
     for lineno, line in enumerate(source.splitlines(), start=1):
-        body = _spec_body(line)
+        body = spec_body(line)
         if body is None:
             continue
         offset = len(line) - len(body)  # 0-based column where the body starts
@@ -387,7 +395,8 @@ def comment_findings(source: str, path: str) -> list[Finding]:
             )
             continue
         fields, errors = parse_fields(body)
-        for err in errors:
+        typed = [e for e in errors if not typing or e.end < len(body.rstrip())]
+        for err in typed:
             findings.append(
                 _finding(path, Span(lineno, offset + err.start + 1, lineno, offset + err.end + 1), str(err))
             )
@@ -512,7 +521,7 @@ def resolve(
     if override:
         layers.append(("command line", override))
     if kernel.spec_text is not None:
-        body = _spec_body(kernel.spec_text) or ""
+        body = spec_body(kernel.spec_text) or ""
         comment, errors = parse_fields(body)
         if errors:
             return Resolution(None, [str(e) for e in errors], findings)

@@ -36,6 +36,10 @@ def recording_client() -> LanguageClient:
     def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
         ls.registrations.extend(params.registrations)  # type: ignore[attr-defined]
 
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def lens_refresh(ls: LanguageClient, params: None) -> None:
+        """Acknowledged, as VS Code does (the capabilities these tests declare support the refresh)."""
+
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def publish(ls: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
         default_publish(ls, params)

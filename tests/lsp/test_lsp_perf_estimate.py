@@ -1,6 +1,6 @@
 """Simulate-on-save publishes the estimate's investigations as ``nki-perf`` diagnostics, through the real server
-over pipes: a purpose-built kernel that reloads an input gets one NKI703 on the reloading line (Information,
-marked estimated, in the hover too), which ``perfInvestigations: false`` and ``# noqa`` take away; a clean kernel
+over pipes: a purpose-built kernel that reloads an input gets one NKI703 on the reloading line (a Hint by
+default, no Problems entry; marked estimated, in the hover too), which ``perfInvestigations: false`` and ``# noqa`` take away; a clean kernel
 (every DMA row 4 KiB, each input loaded once, no matmul) gets none."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ async def test_simulate_on_save_publishes_the_estimates_findings(
     assert (d.code, d.range.start.line, d.severity) == (
         "NKI703",
         RELOAD_LINE,
-        types.DiagnosticSeverity.Information,
+        types.DiagnosticSeverity.Hint,  # the default perfSeverity
     )
     assert d.message.startswith("Estimated") and "input `x`" in d.message
     assert results[-1].status == "no_reference"  # ran; the spec names no reference

@@ -106,3 +106,25 @@ def test_a_superseded_lint_is_dropped_not_reported_as_an_engine_error(workdir: P
     token.cancel()  # an edit came in while the config was being read
     with pytest.raises(JobCancelled):
         feature.run(snap, token)
+
+
+def test_one_entry_per_problem() -> None:
+    """The same code and message on the same range, from two features or two kernels, is published once."""
+    from nki_studio.lsp.server import _one_per_problem
+
+    def diag(line: int, message: str, source: str) -> types.Diagnostic:
+        at = types.Range(
+            start=types.Position(line=line, character=0), end=types.Position(line=line, character=5)
+        )
+        return types.Diagnostic(range=at, message=message, code="NKI610", source=source)
+
+    first, twin, other_line = (
+        diag(3, "boom", "nki-sim"),
+        diag(3, "boom", "nki-sim"),
+        diag(4, "boom", "nki-sim"),
+    )
+    assert _one_per_problem([first, twin, other_line, diag(3, "other", "nki-sim")]) == [
+        first,
+        other_line,
+        diag(3, "other", "nki-sim"),
+    ]

@@ -20,6 +20,10 @@ def heatmap_client() -> LanguageClient:
     def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
         return None
 
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def lens_refresh(ls: LanguageClient, params: None) -> None:
+        """Acknowledged, as VS Code does (a simulation's result changes the Simulate lens)."""
+
     @client.feature("nki/heatmap")
     def heatmap(ls: LanguageClient, params: Any) -> None:
         ls.heatmaps.append(params)  # type: ignore[attr-defined]

@@ -1,6 +1,6 @@
 """Bounds and investigations through the real language server: loadProfile puts the bounds and the findings in
-the heatmap payload's kernel summary, publishes the findings as ``nki-perf`` Information diagnostics on the
-right line, adds them to the hover, and takes them away on clearProfile."""
+the heatmap payload's kernel summary, publishes the findings as ``nki-perf`` diagnostics (Information with
+``perfSeverity: information``) on the right line, adds them to the hover, and takes them away on clearProfile."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ async def test_findings_become_diagnostics_hovers_and_kernel_summary(
             capabilities=client_capabilities("visual-studio-code"),
             root_uri=kernels.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=kernels.as_uri(), name="ws")],
-            initialization_options={"nki-studio": {"lintEnabled": False}},
+            initialization_options={"nki-studio": {"lintEnabled": False, "perfSeverity": "information"}},
         )
     )
     await client.workspace_execute_command_async(
@@ -124,8 +124,15 @@ def test_noqa_and_config_apply_to_perf_findings(tmp_path: Path) -> None:
     path = tmp_path / "k.py"
     path.write_text(text)
     found = [{"line": n, "code": "NKI706", "message": "transposes"} for n in (1, 2, 7)]  # 7: beyond the text
-    (d,) = perf_diagnostics(path.as_uri(), str(path), text, found, "utf-16", None)
+    (d,) = perf_diagnostics(path.as_uri(), str(path), text, found, "utf-16", None, severity="hint")
     assert (d.code, d.source, d.range.start.line, d.range.start.character) == ("NKI706", "nki-perf", 1, 4)
     assert d.range.end.character == len(text.splitlines()[1])
+    assert d.severity == types.DiagnosticSeverity.Hint
+    (raised,) = perf_diagnostics(path.as_uri(), str(path), text, found, "utf-16", None, severity="warning")
+    assert raised.severity == types.DiagnosticSeverity.Warning
+    # the project's severity for the code wins over the setting
+    (tmp_path / "pyproject.toml").write_text('[tool.nki-studio]\nseverity = { NKI706 = "error" }\n')
+    (configured,) = perf_diagnostics(path.as_uri(), str(path), text, found, "utf-16", None, severity="hint")
+    assert configured.severity == types.DiagnosticSeverity.Error
     (tmp_path / "pyproject.toml").write_text('[tool.nki-studio]\nignore = ["NKI706"]\n')
-    assert perf_diagnostics(path.as_uri(), str(path), text, found, "utf-16", None) == []
+    assert perf_diagnostics(path.as_uri(), str(path), text, found, "utf-16", None, severity="hint") == []

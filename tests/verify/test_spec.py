@@ -15,6 +15,7 @@ from nki_studio.verify.spec import (
     comment_findings,
     parse_fields,
     parse_value,
+    parses,
     resolve,
 )
 
@@ -107,6 +108,23 @@ def test_missing_parameter_and_misplaced_comment() -> None:
     misplaced = "# nki-studio: simulate x=float32[4]\nx = 1\n"
     [f] = comment_findings(misplaced, "k.py")
     assert "not directly above" in f.message
+
+
+@pytest.mark.parametrize("half", ["weight=bfloat16[40", "weight=bfl", "weight=", "weight"])
+def test_a_value_still_being_typed_waits_while_typing(half: str) -> None:
+    """While typing, an error in the spec's last field is the field being typed: reported only once the text
+    is saved or opened (``typing=False``); an error before it, or a wrong name, is reported at once."""
+    src = KERNEL.replace("weight=bfloat16[4096] eps=1e-6 reference=ref seed=7", "eps=1e-6 " + half)
+    assert comment_findings(src, "k.py", typing=True) == []
+    assert [f.code for f in comment_findings(src, "k.py")] == ["NKI601"]
+    earlier = src.replace("eps=1e-6", "eps=one")
+    [f] = comment_findings(earlier, "k.py", typing=True)
+    assert "'one'" in f.message
+
+
+def test_an_unparsable_file_is_told_apart_from_one_without_kernels() -> None:
+    assert parses(KERNEL, "k.py") and parses("x = 1\n", "k.py")
+    assert not parses(KERNEL.replace("return x", "return x +"), "k.py")
 
 
 def test_inputs_function_replaces_arguments() -> None:

@@ -181,7 +181,10 @@ export function roofline(p: RooflinePoint): string {
 }
 
 export interface WaterfallBound {
+  /** The technical name (bounds.md): the tooltip's detail. */
   name: string;
+  /** The plain name shown. */
+  label: string;
   /** null: the profile lacks what this bound needs. */
   ns: number | null;
   gapMeans: string;
@@ -206,7 +209,7 @@ export function boundsWaterfall(families: readonly WaterfallFamily[], totalNs: n
       8,
     ),
     labelColumn(
-      families.flatMap((f) => f.bounds.map((b) => b.name)),
+      families.flatMap((f) => f.bounds.map((b) => b.label)),
       200,
       20,
       SMALL_PX,
@@ -229,7 +232,7 @@ export function boundsWaterfall(families: readonly WaterfallFamily[], totalNs: n
     y += rowH;
     let prev: number | null = totalNs;
     for (const b of fam.bounds) {
-      rows.push(`<text x="12" y="${y + 13}" class="small">${esc(b.name)}</text>`);
+      rows.push(`<text x="12" y="${y + 13}" class="small">${esc(b.label)}</text>`);
       if (b.ns === null) {
         rows.push(`<text x="${labelW}" y="${y + 13}" class="small">n/a</text>`);
         prev = null;
@@ -237,7 +240,7 @@ export function boundsWaterfall(families: readonly WaterfallFamily[], totalNs: n
         continue;
       }
       rows.push(
-        `<rect x="${labelW}" y="${y + 3}" width="${scale(b.ns).toFixed(1)}" height="${rowH - 6}" class="bound"><title>${esc(b.name)}: ${esc(formatNs(b.ns))}</title></rect>`,
+        `<rect x="${labelW}" y="${y + 3}" width="${scale(b.ns).toFixed(1)}" height="${rowH - 6}" class="bound"><title>${esc(b.label)} (${esc(b.name)}): ${esc(formatNs(b.ns))}</title></rect>`,
       );
       if (prev !== null && prev > b.ns) {
         rows.push(

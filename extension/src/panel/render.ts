@@ -291,6 +291,7 @@ export function waterfallFamilies(bounds: Record<string, unknown>): WaterfallFam
     name: typeof f.name === 'string' ? f.name : '?',
     bounds: (Array.isArray(f.bounds) ? f.bounds : []).filter(isRecord).map((b) => ({
       name: typeof b.name === 'string' ? b.name : '?',
+      label: typeof b.label === 'string' ? b.label : typeof b.name === 'string' ? b.name : '?',
       ns: typeof b.ns === 'number' && Number.isFinite(b.ns) ? b.ns : null,
       gapMeans: typeof b.gap_means === 'string' ? b.gap_means : '',
       speedup: typeof b.speedup === 'number' && Number.isFinite(b.speedup) ? b.speedup : null,

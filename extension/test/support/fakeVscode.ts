@@ -66,6 +66,17 @@ export interface FakeDecorationType {
   dispose(): void;
 }
 
+/** A WorkspaceEdit that records its edits (applied by FakeVsCode.applyEdit to the recorded list only). */
+export class FakeWorkspaceEdit {
+  readonly edits: { uri: string; range: FakeRange; text: string }[] = [];
+  insert(uri: { toString(): string }, at: FakePosition, text: string): void {
+    this.edits.push({ uri: uri.toString(), range: new FakeRange(at.line, at.character, at.line, at.character), text });
+  }
+  replace(uri: { toString(): string }, range: FakeRange, text: string): void {
+    this.edits.push({ uri: uri.toString(), range, text });
+  }
+}
+
 export class FakeEditor {
   readonly decorations = new Map<FakeDecorationType, (FakeRange | vscode.DecorationOptions)[]>();
   selection = new FakeSelection(new FakePosition(0, 0), new FakePosition(0, 0));
@@ -79,6 +90,7 @@ export class FakeEditor {
     getText(): string;
     lineAt(line: number): { text: string };
     isDirty: boolean;
+    save(): Promise<boolean>;
   };
 
   constructor(uri: string, text: string) {
@@ -90,6 +102,7 @@ export class FakeEditor {
       // the text as constructed (edits are fired, not applied): a change's prefix on its line is the same
       lineAt: (line: number) => ({ text: text.split('\n')[line] ?? '' }),
       isDirty: false,
+      save: () => Promise.resolve(true),
     };
     this.visibleRanges = [new FakeRange(0, 0, Math.min(this.document.lineCount, 40) - 1, 0)];
   }
@@ -144,6 +157,12 @@ export class FakeVsCode {
   activeTextEditor: FakeEditor | undefined;
   isTrusted = true;
   quickPickAnswer: ((items: readonly unknown[]) => unknown) | undefined;
+  /** Each input box shown; the answer the "user" types (undefined: Escape). */
+  readonly inputBoxes: vscode.InputBoxOptions[] = [];
+  inputBoxAnswer: ((options: vscode.InputBoxOptions) => string | undefined) | undefined;
+  /** The edits applied through workspace.applyEdit. */
+  readonly appliedEdits: FakeWorkspaceEdit[] = [];
+  textDocuments: FakeEditor['document'][] = [];
 
   readonly visibleEditorsChanged = new FakeEventEmitter<FakeEditor[]>();
   readonly activeEditorChanged = new FakeEventEmitter<FakeEditor | undefined>();
@@ -207,6 +226,11 @@ export class FakeVsCode {
           return Promise.resolve(self.errorAnswer);
         },
         showQuickPick: (items: readonly unknown[]) => Promise.resolve(self.quickPickAnswer?.(items)),
+        showInputBox: (options: vscode.InputBoxOptions) => {
+          self.inputBoxes.push(options);
+          return Promise.resolve(self.inputBoxAnswer?.(options));
+        },
+        showTextDocument: () => Promise.resolve(undefined),
         showOpenDialog: (options: vscode.OpenDialogOptions) => {
           self.openDialogs.push(options);
           return Promise.resolve(self.openDialogAnswer);
@@ -230,6 +254,13 @@ export class FakeVsCode {
           return self.isTrusted;
         },
         workspaceFolders: undefined,
+        get textDocuments() {
+          return self.textDocuments;
+        },
+        applyEdit: (edit: FakeWorkspaceEdit) => {
+          self.appliedEdits.push(edit);
+          return Promise.resolve(true);
+        },
       },
       commands: {
         executeCommand: (...args: unknown[]) => {
@@ -251,6 +282,7 @@ export class FakeVsCode {
       Range: FakeRange,
       Position: FakePosition,
       Selection: FakeSelection,
+      WorkspaceEdit: FakeWorkspaceEdit,
       MarkdownString: FakeMarkdownString,
       Hover: FakeHover,
       EventEmitter: FakeEventEmitter,

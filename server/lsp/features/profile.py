@@ -237,12 +237,13 @@ class ProfileFeature:
             found,
             self.server.workspace.position_encoding,
             settings.rule_docs_base_url,
+            severity=settings.perf_severity,
         )
         self.server.publish_diagnostics(uri, PERF_SOURCE, diagnostics)
 
     def on_settings_changed(self, old: Any, new: Any) -> None:
-        """Show or hide the ``nki-perf`` diagnostics when ``perfInvestigations`` changes."""
-        if old.perf_investigations != new.perf_investigations:
+        """Show or hide the ``nki-perf`` diagnostics when ``perfInvestigations`` or ``perfSeverity`` changes."""
+        if (old.perf_investigations, old.perf_severity) != (new.perf_investigations, new.perf_severity):
             for uri in self.painted:
                 self._publish_findings(uri)
 

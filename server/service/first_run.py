@@ -1,0 +1,113 @@
+"""A kernel's first simulation without reading the docs: what to ask for each parameter (with a guess from the
+kernel's spec comment, its asserts or its last run), the spec comment written from the user's answers, and a
+reference function template the oracle will call (``reference=`` in the spec, ``verify.job``).
+
+Edits are whole lines (``protocol.commands.LineEdit``) on the text they were computed from; the front end
+applies them at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from nki_studio.protocol.commands import LineEdit, ParameterGuess, ReferenceTemplate, SpecGuesses, SpecWrite
+from nki_studio.verify import spec as verify_spec
+from nki_studio.verify.spec import KernelInfo, SpecError
+
+
+def _kernel(source: str, path: str, name: str) -> KernelInfo | None:
+    return next((k for k in verify_spec.find_kernels(source, path) if k.name == name), None)
+
+
+def _comment_fields(kernel: KernelInfo) -> dict[str, Any]:
+    """The fields of the kernel's spec comment that parse (a half-right comment keeps its good values)."""
+    body = verify_spec.spec_body(kernel.spec_text or "")
+    return verify_spec.parse_fields(body)[0] if body is not None else {}
+
+
+def guesses(source: str, path: str, name: str, last_args: Mapping[str, str]) -> SpecGuesses | None:
+    """The kernel's required parameters with a guess each (its spec comment, then its asserts, then
+    ``last_args``, the values of its last run, then an example to edit) and whether the user must be asked
+    (the kernel has no usable spec). None: no such kernel (or the text does not parse)."""
+    kernel = _kernel(source, path, name)
+    if kernel is None:
+        return None
+    needed = verify_spec.resolve(source, path, name, infer=True).spec is None
+    comment = _comment_fields(kernel)
+    inferred = verify_spec.inferred_fields(source, path, name)
+    example = str(verify_spec.EXAMPLE_TENSOR)
+    parameters: list[ParameterGuess] = []
+    for param in kernel.required:
+        if param in comment:
+            parameters.append({"name": param, "value": _text(comment[param]), "source": "spec"})
+        elif param in inferred:
+            parameters.append({"name": param, "value": _text(inferred[param]), "source": "asserts"})
+        elif param in last_args:
+            parameters.append({"name": param, "value": last_args[param], "source": "last run"})
+        else:
+            parameters.append({"name": param, "value": example, "source": "example"})
+    return {"kernel": name, "needed": needed, "parameters": parameters}
+
+
+def _text(value: object) -> str:
+    return "true" if value is True else "false" if value is False else str(value)
+
+
+def write_spec(source: str, path: str, name: str, values: Mapping[str, str]) -> SpecWrite:
+    """The edit that writes the kernel's spec comment with ``values`` (name -> value as the comment writes it),
+    keeping the other fields of a comment already there (reference, seed ...); or the values that do not
+    parse."""
+    kernel = _kernel(source, path, name)
+    if kernel is None:
+        return {"edit": None, "problems": [f"no kernel named {name!r} in the file (or it does not parse)"]}
+    fields = _comment_fields(kernel)
+    problems = []
+    for param, text in values.items():
+        if param not in kernel.params:
+            problems.append(f"{name} has no parameter {param!r}")
+            continue
+        try:
+            fields[param] = verify_spec.parse_value(text)
+        except SpecError as exc:
+            problems.append(f"{param}: {exc}")
+    if problems:
+        return {"edit": None, "problems": problems}
+    comment = verify_spec.build_spec(kernel, [("comment", fields)]).to_comment()
+    return {"edit": _comment_edit(source, kernel, comment), "problems": []}
+
+
+def _comment_edit(source: str, kernel: KernelInfo, comment: str) -> LineEdit:
+    """Replace the kernel's spec comment with ``comment``, or insert it above the decorator, indented alike."""
+    lines = source.splitlines()
+    decorator = lines[kernel.decorator_line - 1]
+    indent = decorator[: len(decorator) - len(decorator.lstrip())]
+    if kernel.spec_line is not None:
+        return {"line": kernel.spec_line - 1, "replace": True, "text": f"{indent}{comment}\n"}
+    return {"line": kernel.decorator_line - 1, "replace": False, "text": f"{indent}{comment}\n"}
+
+
+def reference_template(source: str, path: str, name: str) -> ReferenceTemplate | None:
+    """A reference function for the kernel (``ref_<kernel>``, taking the kernel's parameters, to fill in with
+    NumPy) above its spec comment, and ``reference=`` in that comment (written when the kernel has none: from
+    its asserts, else example shapes). A function of that name already in the file is only named. None: no
+    such kernel."""
+    kernel = _kernel(source, path, name)
+    if kernel is None:
+        return None
+    function = f"ref_{name}"
+    fields = _comment_fields(kernel)
+    if kernel.spec_line is None:
+        inferred = verify_spec.inferred_fields(source, path, name)
+        fields = {p: inferred.get(p, verify_spec.EXAMPLE_TENSOR) for p in kernel.required}
+    fields["reference"] = function
+    edit = _comment_edit(source, kernel, verify_spec.build_spec(kernel, [("comment", fields)]).to_comment())
+    if not re.search(rf"^def {re.escape(function)}\(", source, re.MULTILINE):
+        edit["text"] = (
+            f"def {function}({', '.join(kernel.params)}):\n"
+            f'    """What {name} must return for the same inputs (NumPy arrays, copies of the kernel\'s), in\n'
+            f'    NumPy: nki-studio compares the kernel\'s output(s) with what this returns."""\n'
+            f'    raise NotImplementedError("write the reference computation of {name}")\n\n\n' + edit["text"]
+        )
+    return {"function": function, "edit": edit}

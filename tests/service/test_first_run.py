@@ -1,0 +1,81 @@
+"""A kernel's first simulation (``service.first_run``): the guess for each parameter and where it comes from,
+the spec comment written from the user's values, and the reference template the oracle will call."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from nki_studio.protocol.commands import LineEdit
+from nki_studio.service import first_run
+from nki_studio.service.settings import Settings
+from nki_studio.service.simulation import prepare
+
+KERNEL = textwrap.dedent("""\
+    import nki
+    import nki.language as nl
+
+
+    @nki.jit
+    def k(a, b, scale=2.0):
+        assert a.shape == (128, 64)
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        return out
+    """)
+
+
+def _apply(source: str, edit: LineEdit) -> str:
+    lines = source.splitlines(keepends=True)
+    lines[edit["line"] : edit["line"] + edit["replace"]] = [edit["text"]]
+    return "".join(lines)
+
+
+def test_each_parameter_has_a_guess_and_says_from_where() -> None:
+    got = first_run.guesses(KERNEL, "k.py", "k", {"b": "bfloat16[4,4]"})
+    assert got is not None and got["needed"]
+    assert got["parameters"] == [
+        {"name": "a", "value": "float32[128,64]", "source": "asserts"},
+        {"name": "b", "value": "bfloat16[4,4]", "source": "last run"},
+    ]  # scale has a default: not asked
+    assert first_run.guesses(KERNEL, "k.py", "k", {})["parameters"][1] == {  # type: ignore[index]
+        "name": "b",
+        "value": "float32[128,512]",
+        "source": "example",
+    }
+    assert first_run.guesses(KERNEL, "k.py", "nope", {}) is None
+
+
+def test_the_written_spec_runs(tmp_path: Path) -> None:
+    path = str(tmp_path / "k.py")
+    bad = first_run.write_spec(KERNEL, path, "k", {"a": "float32[128,64]", "b": "bf16[4,"})
+    assert bad["edit"] is None and bad["problems"][0].startswith("b: ")
+    written = first_run.write_spec(KERNEL, path, "k", {"a": "float32[128,64]", "b": "bf16[4,4]"})
+    assert written["problems"] == [] and written["edit"] == {
+        "line": 4,
+        "replace": False,
+        "text": "# nki-studio: simulate a=float32[128,64] b=bfloat16[4,4]\n",
+    }
+    source = _apply(KERNEL, written["edit"])
+    guessed = first_run.guesses(source, path, "k", {})
+    assert guessed is not None and not guessed["needed"]
+    assert [p["source"] for p in guessed["parameters"]] == ["spec", "spec"]
+    assert prepare(path, source, Settings()).spec.args[1][1].shape == (4, 4)
+    # a second answer replaces the comment, keeping its other fields
+    source = source.replace("b=bfloat16[4,4]", "b=bfloat16[4,4] seed=3")
+    again = first_run.write_spec(source, path, "k", {"b": "float32[8]"})
+    assert again["edit"] is not None and again["edit"]["replace"] and again["edit"]["line"] == 4
+    assert again["edit"]["text"] == "# nki-studio: simulate a=float32[128,64] b=float32[8] seed=3\n"
+
+
+def test_the_reference_template_is_named_in_the_spec(tmp_path: Path) -> None:
+    path = str(tmp_path / "k.py")
+    template = first_run.reference_template(KERNEL, path, "k")
+    assert template is not None and template["function"] == "ref_k"
+    source = _apply(KERNEL, template["edit"])
+    assert "def ref_k(a, b, scale):" in source and 'raise NotImplementedError("write the reference' in source
+    assert "# nki-studio: simulate a=float32[128,64] b=float32[128,512] reference=ref_k\n@nki.jit" in source
+    assert prepare(path, source, Settings()).spec.reference == "ref_k"
+    compile(source, path, "exec")
+    # the function is there: asking again only names it
+    again = first_run.reference_template(source, path, "k")
+    assert again is not None and again["edit"]["replace"] and "def ref_k" not in again["edit"]["text"]
