@@ -13,6 +13,8 @@ export interface HeatmapParams {
   stale: boolean;
   lines: HeatLine[];
   kernel: MeasuredKernel | EstimatedKernel;
+  /** the kernel's bottleneck's metric (DMA-bound: dma_time, else time; profile.line_rank) */
+  default_metric: HeatMetric;
   /** investigation findings on this document's lines */
   findings?: HeatFinding[];
   /** true: the heat was cleared (lines and findings are empty) */
@@ -69,8 +71,12 @@ export interface MetricDef {
 export interface HeatLine {
   /** 0-based, like every LSP position */
   line: number;
+  /** 1 = hottest, by the kernel's bottleneck (profile.line_rank: the order the CLI, JSON and MCP list) */
+  rank: number;
   /** union of the line's work-instruction intervals on one core; never a sum */
   busy_ns: number;
+  /** busy_ns + dma_ns: the line's compute and the DMA it issues (an upper bound: they may overlap) */
+  time_ns: number;
   /** busy_ns / kernel latency; lines overlap, shares do not sum to 1 */
   share: number;
   share_of_compute: number;
@@ -301,6 +307,8 @@ export interface EstimatedKernel {
   investigations: InvestigationJson[];
   notes: string[];
   estimated: true;
+  /** the user's calibration the estimate used, or why not; null: none */
+  calibration: CalibrationNote | null;
 }
 
 /**
@@ -321,6 +329,18 @@ export interface EstimateRange {
   /** where the residuals come from (the calibration suite and the model commit) */
   source: string;
 }
+
+/** What an estimate says about the calibration it used: applied, or ignored with the reason. */
+export interface CalibrationNote {
+  status: 'applied' | 'ignored';
+  file: string;
+  /** e.g. 'calibrated on 5 of your profiles, held-out error 4%', or why it was ignored */
+  message: string;
+  profiles: number;
+}
+
+export type HeatMetric = 'time' | 'busy' | 'instr' | 'wait' | 'dma' | 'dma_time';
+export const HEATMETRIC_VALUES: readonly HeatMetric[] = ['time', 'busy', 'instr', 'wait', 'dma', 'dma_time'];
 
 /** An investigation finding on one of the document's lines. */
 export interface HeatFinding {
@@ -356,7 +376,10 @@ export interface EstimateRatio {
   ratio: number | null;
 }
 
-/** One source line's busy time measured and estimated, followed across an edit when both texts are known. */
+/**
+ * One source line's time (compute plus the DMA it issues) measured and estimated, followed across an edit
+ * when both texts are known.
+ */
 export interface LineEstimate {
   measured_ns: number;
   estimated_ns: number;
@@ -571,6 +594,8 @@ export interface Estimate {
   investigations: InvestigationJson[];
   /** how the estimate was made and what it leaves out */
   notes?: string[];
+  /** the user's calibration (nki-studio calibrate) this estimate used, or why it was ignored; absent: none */
+  calibration?: CalibrationNote;
 }
 
 /**
@@ -618,6 +643,23 @@ export interface SimulationNotice {
   uri?: string;
   warnings?: string[];
 }
+
+/**
+ * The `nki/heatLayer` notification (and `selectHeatLayer`'s answer): which layer of a document's heat
+ * bars, legend, hover, inlay hints and the panel show, and which layers it has.
+ */
+export interface HeatLayerParams {
+  uri: string;
+  /** the layer shown (null: the document has no heat) */
+  layer: HeatLayer | null;
+  /** the layers the document has, measured first */
+  available: HeatLayer[];
+  /** what the shown layer is, as every view names it ("Measured, from …") */
+  label: string;
+}
+
+export type HeatLayer = 'measured' | 'estimate' | 'compare';
+export const HEATLAYER_VALUES: readonly HeatLayer[] = ['measured', 'estimate', 'compare'];
 
 /** `loadProfile`'s argument as an object, with the options of the load. */
 export interface LoadProfileSpec {
@@ -681,6 +723,144 @@ export interface Refusal {
   message: string;
 }
 
+/** `calibrate`'s argument as an object. */
+export interface CalibrateSpec {
+  /** URIs of measured profiles (directories or files) */
+  profiles: string[];
+  /** URI of the kernel file every profile is of, optionally ::KERNEL (default: what each names) */
+  kernel?: string;
+  /** trn1, trn2 or trn3 (default: the kernel's) */
+  target?: string;
+}
+
+/** What `calibrate` did. */
+export interface CalibrateResult {
+  /** the calibration file written (empty when nothing could be fitted) */
+  file: string;
+  target: string;
+  used: CalibrationSource[];
+  skipped: SkippedProfile[];
+  table: CalibrationTable | null;
+  message: string;
+}
+
+/** One measured profile a table was fitted on: its provenance. */
+export interface CalibrationSource {
+  /** the profile as given to calibrate */
+  file: string;
+  /** hash of the profile's files (names and bytes), to tell a re-capture apart */
+  sha256: string;
+  /** when calibrate read it (UTC, ISO 8601) */
+  date: string;
+  target: string;
+  /** FILE::KERNEL simulated for it */
+  kernel: string;
+  /** measured instructions and transfers matched to simulated ones */
+  matched: number;
+}
+
+/** A profile calibrate could not use, and why. */
+export interface SkippedProfile {
+  profile: string;
+  reason: string;
+}
+
+/** The fitted constants of one target: they replace the built-in cost of matching instructions only. */
+export interface CalibrationTable {
+  target: string;
+  compute: ComputeCost[];
+  /** engine -> measured / built-in time, for that engine's instructions not in compute */
+  engine_scale: Record<string, number>;
+  dma: DmaCost[];
+  held_out: HeldOutError;
+  profiles: CalibrationSource[];
+}
+
+/**
+ * One fitted instruction cost: fixed_ns + per_element_ns x N + builtin_scale x the built-in cost (N: elements
+ * per partition). Samples of several sizes fit the first two (builtin_scale 0); samples all of one size cannot
+ * separate them and scale the built-in cost instead (fixed and per-element 0).
+ */
+export interface ComputeCost {
+  engine: string;
+  /** the ISA name without its module, e.g. tensor_tensor */
+  opcode: string;
+  /** the instruction's first input dtype */
+  dtype: string;
+  fixed_ns: number;
+  per_element_ns: number;
+  builtin_scale: number;
+  samples: number;
+}
+
+/**
+ * One fitted DMA cost for transfers whose descriptor rows fall in [row_min, row_max) bytes: time on its
+ * engines = fixed_ns + ns_per_byte x bytes / engines (the per-transfer latency comes on top).
+ */
+export interface DmaCost {
+  row_min: number;
+  /** null: no upper end */
+  row_max: number | null;
+  fixed_ns: number;
+  ns_per_byte: number;
+  samples: number;
+}
+
+/** Leave-one-kernel-out: each kernel estimated with a table fitted on the others, against its measurement. */
+export interface HeldOutError {
+  /** kernels held out in turn (0: fewer than two kernels, no held-out figure) */
+  kernels: number;
+  /** mean |estimated / measured - 1| of the built-in model */
+  before: number | null;
+  /** the same with the calibration fitted without the held-out kernel */
+  after: number | null;
+}
+
+/** A file's migration and its proof. */
+export interface MigrationResult {
+  path: string;
+  status: 'proven' | 'unchanged' | 'proof_failed' | 'not_proven' | 'manual_steps' | 'not_migratable' | 'refused';
+  message: string;
+  /** legacy, current (NKI 0.2-0.6) or unknown */
+  source_version: string;
+  changes: MigrationChange[];
+  manual: ManualStepJson[];
+  proofs: KernelProof[];
+  /** unified diff of the original and the migrated file (empty: unchanged) */
+  diff: string;
+  /** the migrated text */
+  migrated: string;
+  /** the migrated text was written to the file */
+  written: boolean;
+}
+
+/** One rewrite the migration made. */
+export interface MigrationChange {
+  /** 1-based line of the original file */
+  line: number;
+  construct: string;
+  detail: string;
+}
+
+/** One construct to migrate by hand, with the recipe. */
+export interface ManualStepJson {
+  /** 1-based line of the original file */
+  line: number;
+  construct: string;
+  recipe: string;
+}
+
+/** The proof for one kernel: both versions simulated on the same seeded inputs. */
+export interface KernelProof {
+  kernel: string;
+  /** input sets both versions ran on */
+  inputs: number;
+  equivalent: boolean;
+  /** every output bit-identical (False: equal within the dtype's rounding) */
+  exact: boolean;
+  message: string;
+}
+
 /** A kernel's parameters with their guesses, and whether it needs them (it has no usable spec). */
 export interface SpecGuesses {
   kernel: string;
@@ -727,6 +907,11 @@ export const NOTIFICATIONS = {
   heatmap: 'nki/heatmap',
   /** A simulation's structured result (plus uri and kernel), after a save or the simulate command. */
   simulationResult: 'nki/simulationResult',
+  /**
+   * Which layer of a document's heat every view shows (measured, estimate, compare) and which it has; sent when either
+   * changes. A simulation never hides a measured layer.
+   */
+  heatLayer: 'nki/heatLayer',
 } as const;
 
 export type NotificationMethod = (typeof NOTIFICATIONS)[keyof typeof NOTIFICATIONS];
@@ -735,6 +920,7 @@ export type NotificationMethod = (typeof NOTIFICATIONS)[keyof typeof NOTIFICATIO
 export interface NotificationParams {
   'nki/heatmap': HeatmapParams;
   'nki/simulationResult': AnyResult;
+  'nki/heatLayer': HeatLayerParams;
 }
 
 /** Commands the language server answers (workspace/executeCommand). */
@@ -747,6 +933,18 @@ export const SERVER_COMMANDS = {
   clearProfile: 'nki-studio.clearProfile',
   /** Profile a kernel on the remote Trn2 host and paint the measured heat. */
   profileRemote: 'nki-studio.profileRemote',
+  /**
+   * Fit the estimate's costs to measured profiles (the profile URI, or a CalibrateSpec) and store them in the project's
+   * calibration file; later simulations' estimates use it.
+   */
+  calibrate: 'nki-studio.calibrate',
+  /** Show one layer of the document's heat (measured, estimate, compare) in every view; the layer shown. */
+  selectHeatLayer: 'nki-studio.selectHeatLayer',
+  /**
+   * Migrate the document at the URI to NKI 0.7 and prove it (both versions simulated on the same inputs); the edit is
+   * applied only when proven.
+   */
+  migrate: 'nki-studio.migrate',
   /** The kernel's parameters with a guess of each one's shape and dtype (its spec comment, asserts, last run). */
   specGuesses: 'nki-studio.specGuesses',
   /** The edit that writes the kernel's spec comment with the given parameter values (name -> dtype[shape]). */
@@ -763,6 +961,9 @@ export interface ServerCommandArguments {
   'nki-studio.loadProfile': [string] | [LoadProfileSpec];
   'nki-studio.clearProfile': [];
   'nki-studio.profileRemote': [string, string | null] | [RemoteProfileSpec];
+  'nki-studio.calibrate': [string] | [CalibrateSpec];
+  'nki-studio.selectHeatLayer': [string, HeatLayer];
+  'nki-studio.migrate': [string];
   'nki-studio.specGuesses': [string, string];
   'nki-studio.writeSpec': [string, string, Record<string, string>];
   'nki-studio.referenceTemplate': [string, string];
@@ -774,6 +975,9 @@ export interface ServerCommandResults {
   'nki-studio.loadProfile': LoadProfileResult;
   'nki-studio.clearProfile': ClearProfileResult;
   'nki-studio.profileRemote': RemoteProfileResult | Refusal;
+  'nki-studio.calibrate': CalibrateResult | Refusal;
+  'nki-studio.selectHeatLayer': HeatLayerParams;
+  'nki-studio.migrate': MigrationResult | Refusal;
   'nki-studio.specGuesses': SpecGuesses;
   'nki-studio.writeSpec': SpecWrite;
   'nki-studio.referenceTemplate': ReferenceTemplate;
@@ -795,6 +999,8 @@ export const CLIENT_COMMANDS = {
   nextHottestLine: 'nki-studio.nextHottestLine',
   /** Choose the heatmap metric. */
   pickHeatmapMetric: 'nki-studio.pickHeatmapMetric',
+  /** Switch the heat layer of a document: measured, estimated, or the two compared (asks without arguments). */
+  switchHeatLayer: 'nki-studio.switchHeatLayer',
   /** Show the kernel panel. */
   showKernelPanel: 'nki-studio.showKernelPanel',
   /** Add a reference function template for a kernel and name it in its simulate spec. */
@@ -809,6 +1015,8 @@ export const CLIENT_COMMANDS = {
   createServerEnvironment: 'nki-studio.createServerEnvironment',
   /** Open a document on a line (the kernel panel's finding links). */
   goToLine: 'nki-studio.goToLine',
+  /** Calibrate the estimate from a measured profile (the kernel panel's button after a profile is loaded). */
+  calibrateFromProfile: 'nki-studio.calibrateFromProfile',
 } as const;
 
 export type ClientCommand = (typeof CLIENT_COMMANDS)[keyof typeof CLIENT_COMMANDS];
@@ -822,6 +1030,7 @@ export interface ClientCommandArguments {
   'nki-studio.clearHeatmap': [];
   'nki-studio.nextHottestLine': [];
   'nki-studio.pickHeatmapMetric': [];
+  'nki-studio.switchHeatLayer': [] | [string, HeatLayer];
   'nki-studio.showKernelPanel': [];
   'nki-studio.addReference': [] | [string, string];
   'nki-studio.setProfileBaseline': [];
@@ -829,4 +1038,5 @@ export interface ClientCommandArguments {
   'nki-studio.showLogs': [];
   'nki-studio.createServerEnvironment': [];
   'nki-studio.goToLine': [string, number];
+  'nki-studio.calibrateFromProfile': [string];
 }

@@ -38,6 +38,8 @@ METRIC_DEFS: dict[str, MetricDef] = {
         "unit": "ns",
         "description": "busy time plus the time of the DMA transfers the line issues; the two may overlap, so "
         "this is an upper bound of the line's own time",
+        "detail": "busy_ns + the line's DMA time (measured: transfers reached through the profile's flow links; "
+        "estimated: the transfers' scheduled time)",
     },
     "busy_ns": {
         "label": "busy",

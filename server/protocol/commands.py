@@ -198,6 +198,7 @@ MIGRATE = Command(
     MigrationResult | Refusal,
     "Migrate the document at the URI to NKI 0.7 and prove it (both versions simulated on the same inputs); the "
     "edit is applied only when proven.",
+)
 SPEC_GUESSES = Command(
     "specGuesses",
     "nki-studio.specGuesses",
