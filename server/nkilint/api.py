@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from nki_studio.core.findings import Finding, Severity, Span
 from nki_studio.model.kernels import KernelDiscovery
 from nki_studio.model.targets import NkiVersion, Target
 from nki_studio.nkilint.config import ConfigError, LintConfig, load_config
 from nki_studio.nkilint.engine import CONFIG_ERROR, discover_safely, lint_module, meta_finding, parse
+
+if TYPE_CHECKING:
+    from nki_studio.model.analysis import ArgFact
 
 __all__ = [
     "ConfigError",
@@ -116,11 +120,13 @@ def lint_paths(
     config: LintConfig | None = None,
     *,
     override: Callable[[LintConfig], LintConfig] | None = None,
+    kernel_args: Callable[[str, str], Mapping[str, Mapping[str, ArgFact]]] | None = None,
 ) -> list[Finding]:
     """Lint files and directories. Helpers that kernels in *other* linted files call are checked as kernel
     code too. ``config=None`` loads each file's nearest ``[tool.nki-studio]``; ``override`` (e.g. command-line
-    options) is applied to every file's config. Never raises."""
-    parsed = [_prepare(path, config, override) for path in iter_python_files(paths)]
+    options) is applied to every file's config; ``kernel_args(text, path)`` says what a file's simulate specs
+    give its kernels' arguments (``LintConfig.kernel_args``). Never raises."""
+    parsed = [_prepare(path, config, override, kernel_args) for path in iter_python_files(paths)]
     # Cross-file pass: functions reached from kernels of other files become extra roots of their own file.
     reached: dict[str, set[str]] = {}
     for item in parsed:
@@ -155,7 +161,10 @@ def lint_paths(
 
 
 def _prepare(
-    path: str, config: LintConfig | None, override: Callable[[LintConfig], LintConfig] | None
+    path: str,
+    config: LintConfig | None,
+    override: Callable[[LintConfig], LintConfig] | None,
+    kernel_args: Callable[[str, str], Mapping[str, Mapping[str, ArgFact]]] | None,
 ) -> _Parsed:
     early: list[Finding] = []
     if config is None:
@@ -171,6 +180,8 @@ def _prepare(
     except (OSError, UnicodeDecodeError) as exc:
         early.append(meta_finding("NKI000", path, Span(1, 1, 1, 1), f"cannot read file: {exc}"))
         return _Parsed(path, "", cfg, None, early)
+    if kernel_args is not None:
+        cfg = cfg.with_kernel_args(kernel_args(text, path))
     tree = parse(text, path)
     if isinstance(tree, Finding):
         if cfg.enabled(tree.code, path):
