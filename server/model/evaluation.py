@@ -17,7 +17,7 @@ from nki_studio.model import nki_semantics as nki
 from nki_studio.model.arithmetic import binop, compare_values, unary
 from nki_studio.model.evaluator import Frame
 from nki_studio.model.imports import to_canonical
-from nki_studio.model.index_tiles import IndexGrid, IndexTile
+from nki_studio.model.index_tiles import IndexGrid, IndexMask, IndexTile
 from nki_studio.model.module_info import ModuleScope, ScopeCache
 from nki_studio.model.syntax import expr_text
 from nki_studio.model.targets import Target
@@ -76,6 +76,7 @@ class ExpressionEvaluator:
         self.steps = 0
         self.loops: list[LoopFrame] = []
         self.branches: list[tuple[int, int]] = []  # (branch point, taken side) of enclosing unknown ifs
+        self.masks: list[Value] = []  # legacy mask= of the calls whose arguments are being evaluated
         self.havoc_depth = 0
         self.chain: list[tuple[str, Span]] = []
         self.active: list[ast.AST] = []
@@ -241,8 +242,8 @@ class ExpressionEvaluator:
 
     def _binop(self, node: ast.BinOp) -> Value:
         left, right = self.eval(node.left), self.eval(node.right)
-        if isinstance(left, IndexTile) or isinstance(right, IndexTile):
-            return index_tiles.tile_binop(left, right)
+        if any(isinstance(v, (IndexTile, IndexMask)) for v in (left, right)):
+            return index_tiles.tile_binop(node.op, left, right)
         return binop(node.op, left, right, expr_text(node.left), expr_text(node.right))
 
     def _unaryop(self, node: ast.UnaryOp) -> Value:
@@ -326,10 +327,13 @@ class ExpressionEvaluator:
         return result
 
     def compare(self, node: ast.Compare) -> Value:
-        """Chained comparisons of known constants, tuples, dtypes and buffers."""
+        """Chained comparisons of known constants, tuples, dtypes and buffers; an index tile against a constant
+        is a legacy mask predicate (``model.index_tiles.tile_compare``)."""
         left = self.eval(node.left)
         for op, comp in zip(node.ops, node.comparators, strict=False):
             right = self.eval(comp)
+            if len(node.ops) == 1 and (isinstance(left, IndexTile) or isinstance(right, IndexTile)):
+                return index_tiles.tile_compare(op, left, right)
             outcome = compare_values(op, left, right)
             if outcome is None:
                 return UNKNOWN
@@ -480,17 +484,25 @@ class ExpressionEvaluator:
         return items, exact
 
     def eval_args(self, node: ast.Call) -> tuple[list[Value], dict[str, Value]]:
-        """Positional and keyword argument values (``*seq`` expanded when known)."""
-        args, _ = self.eval_elements(node.args)
-        kwargs: dict[str, Value] = {}
-        for kw in node.keywords:
-            value = self.eval(kw.value)
-            if kw.arg is None:
-                if isinstance(value, DictVal):
-                    kwargs.update(value.items)
-            else:
-                kwargs[kw.arg] = value
-        return args, kwargs
+        """Positional and keyword argument values (``*seq`` expanded when known). A legacy ``mask=`` is evaluated
+        first: the accesses among the other arguments span only what it keeps (``model.index_tiles``)."""
+        mask = next((self.eval(kw.value) for kw in node.keywords if kw.arg == "mask"), None)
+        if isinstance(mask, IndexMask):
+            self.masks.append(mask)
+        try:
+            args, _ = self.eval_elements(node.args)
+            kwargs: dict[str, Value] = {}
+            for kw in node.keywords:
+                value = mask if kw.arg == "mask" and mask is not None else self.eval(kw.value)
+                if kw.arg is None:
+                    if isinstance(value, DictVal):
+                        kwargs.update(value.items)
+                else:
+                    kwargs[kw.arg] = value
+            return args, kwargs
+        finally:
+            if isinstance(mask, IndexMask):
+                self.masks.pop()
 
     def call_function(
         self, fn: FunctionVal, args: list[Value], kwargs: dict[str, Value], node: ast.Call

@@ -39,6 +39,7 @@ class Evaluator(Protocol):
     seq: int
     loops: list[LoopFrame]
     branches: list[tuple[int, int]]
+    masks: list[Value]  # the legacy mask= of each call whose arguments are being evaluated, innermost last
     frame: Frame | None
 
     @property

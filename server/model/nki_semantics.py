@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from nki_studio.model.api_signatures import ISA_PARAMS, NL_CREATE_PARAMS, bind_arguments
 from nki_studio.model.arithmetic import binop
 from nki_studio.model.evaluator import Evaluator
-from nki_studio.model.index_tiles import IndexTile, arange, block_tile, indexed_shape
+from nki_studio.model.index_tiles import (
+    IndexMask,
+    IndexTile,
+    arange,
+    block_tile,
+    indexed_shape,
+    masked_shape,
+)
 from nki_studio.model.legacy_isa import LEGACY_VALUE_CALLS, legacy_result
 from nki_studio.model.nki_api import (
     LANGUAGE_ACTIVATIONS,
@@ -250,6 +257,9 @@ def subscript_tensor(interp: Evaluator, t: TensorVal, key_node: ast.expr, node: 
         t, values = picked
     if any(isinstance(v, IndexTile) for v in values):  # a legacy index-tile access (model.index_tiles)
         selected = indexed_shape(t.shape, values)
+        mask = interp.masks[-1] if interp.masks else None
+        if selected is not None and isinstance(mask, IndexMask):  # a masked access spans what the mask keeps
+            selected = masked_shape(selected, mask)
         view = TensorVal(selected, t.dtype, t.buffer, t.storage)
         if selected is not None:
             note_view(interp, view, node, "access")

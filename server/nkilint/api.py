@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from nki_studio.core.findings import Finding, Severity, Span
 from nki_studio.core.gc_pause import gc_paused
@@ -24,6 +25,9 @@ from nki_studio.nkilint.engine import (
     meta_finding,
     parse,
 )
+
+if TYPE_CHECKING:
+    from nki_studio.model.analysis import ArgFact
 
 __all__ = [
     "ConfigError",
@@ -124,11 +128,13 @@ def lint_paths(
     config: LintConfig | None = None,
     *,
     override: Callable[[LintConfig], LintConfig] | None = None,
+    kernel_args: Callable[[str, str], Mapping[str, Mapping[str, ArgFact]]] | None = None,
 ) -> list[Finding]:
     """Lint files and directories. Helpers that kernels in *other* linted files call are checked as kernel
     code too. ``config=None`` loads each file's nearest ``[tool.nki-studio]``; ``override`` (e.g. command-line
-    options) is applied to every file's config. Never raises."""
-    parsed = [_prepare(path, config, override) for path in iter_python_files(paths)]
+    options) is applied to every file's config; ``kernel_args(text, path)`` says what a file's simulate specs
+    give its kernels' arguments (``LintConfig.kernel_args``). Never raises."""
+    parsed = [_prepare(path, config, override, kernel_args) for path in iter_python_files(paths)]
     try:
         return _lint_prepared(parsed)
     finally:  # after every file's findings: another file's lint may read a discovery
@@ -172,7 +178,10 @@ def _lint_prepared(parsed: list[_Parsed]) -> list[Finding]:
 
 
 def _prepare(
-    path: str, config: LintConfig | None, override: Callable[[LintConfig], LintConfig] | None
+    path: str,
+    config: LintConfig | None,
+    override: Callable[[LintConfig], LintConfig] | None,
+    kernel_args: Callable[[str, str], Mapping[str, Mapping[str, ArgFact]]] | None,
 ) -> _Parsed:
     early: list[Finding] = []
     if config is None:
@@ -188,6 +197,8 @@ def _prepare(
     except (OSError, UnicodeDecodeError) as exc:
         early.append(meta_finding("NKI000", path, Span(1, 1, 1, 1), f"cannot read file: {exc}"))
         return _Parsed(path, "", cfg, None, early)
+    if kernel_args is not None:
+        cfg = cfg.with_kernel_args(kernel_args(text, path))
     with gc_paused():  # parsing and discovery allocate millions of objects too (core.gc_pause)
         tree = parse(text, path)
         found = tree if isinstance(tree, Finding) else discover_safely(text, path, tree)

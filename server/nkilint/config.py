@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nki_studio.core.findings import Severity
 from nki_studio.core.pyproject import TOOL_TABLE, PyprojectError, find_pyproject, read_pyproject
@@ -37,6 +38,9 @@ from nki_studio.model.targets import (
     parse_nki_version,
 )
 from nki_studio.model.version_signals import VersionSignal
+
+if TYPE_CHECKING:
+    from nki_studio.model.analysis import ArgFact
 
 _ALWAYS_SELECTED = frozenset({"NKI000", "NKI999"})
 
@@ -68,6 +72,10 @@ class LintConfig:
     nki_version_detected: bool = False
     # The API use an unnamed version was inferred from (``nkilint.engine.with_code_version``); None otherwise.
     version_signal: VersionSignal | None = None
+    # What the file's simulate specs say of its kernels' arguments (kernel, ((parameter, fact), ...)), sorted:
+    # the value rules size allocations with them (``x.dtype``, ``x.shape``). Set by the caller that reads specs
+    # (``service.lint``), a value so that a changed spec is a changed config (the incremental linter re-checks).
+    kernel_args: tuple[tuple[str, tuple[tuple[str, ArgFact], ...]], ...] = ()
 
     @property
     def version_named_by_user(self) -> bool:
@@ -112,6 +120,12 @@ class LintConfig:
             if c == code:
                 return sev
         return default
+
+    def with_kernel_args(self, args: Mapping[str, Mapping[str, ArgFact]]) -> LintConfig:
+        """A copy whose value rules start kernels from these argument facts (kernel -> parameter -> fact)."""
+        return replace(
+            self, kernel_args=tuple(sorted((k, tuple(sorted(v.items()))) for k, v in args.items()))
+        )
 
     def with_overrides(
         self,

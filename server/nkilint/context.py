@@ -61,13 +61,14 @@ class LintContext:
     @cached_property
     def values(self) -> Any:
         """Compile-time values of the kernel code, computed on first use by the interpreter
-        (``nki_studio.model.analysis.interpret``).
+        (``nki_studio.model.analysis.interpret``); a kernel with a simulate spec starts from its arguments.
 
         Imported here, not at the top: a file whose rules never ask for values does not load the interpreter.
         """
         from nki_studio.model.analysis import interpret
 
-        return interpret(self.discovery, self.target)
+        known = {kernel: dict(facts) for kernel, facts in self.config.kernel_args}
+        return interpret(self.discovery, self.target, known)
 
     # --- kernel code -------------------------------------------------------------------------------------
 

@@ -14,19 +14,29 @@ from nki_studio.core.findings import Finding
 from nki_studio.service.settings import Settings, project_config
 
 if TYPE_CHECKING:
+    from nki_studio.model.analysis import KernelArgs
     from nki_studio.nkilint.config import LintConfig
     from nki_studio.nkilint.incremental import IncrementalLinter
 
 
-def document_config(path: str, settings: Settings) -> tuple[LintConfig, Finding | None]:
-    """The config of an open document, never raising: ``config_for`` rereads a changed pyproject.toml by mtime;
-    a broken one gives defaults plus an NKI002 finding. The settings' explicit target/version on top."""
+def document_config(path: str, settings: Settings, text: str) -> tuple[LintConfig, Finding | None]:
+    """The config of an open document with text ``text``, never raising: ``config_for`` rereads a changed
+    pyproject.toml by mtime; a broken one gives defaults plus an NKI002 finding. The settings' explicit
+    target/version on top, and the arguments the document's simulate specs give its kernels."""
     from nki_studio.nkilint import api
 
     config, problem = api.config_for(path)
     if settings.target is not None or settings.nki_version is not None:
         config = config.with_overrides(generation=settings.target, nki_version=settings.nki_version)
-    return config, problem
+    return config.with_kernel_args(_spec_arguments(text, path)), problem
+
+
+def _spec_arguments(text: str, path: str) -> KernelArgs:
+    """What the file's simulate specs say of its kernels' arguments: lint sizes allocations with them as hover
+    does (a ``dtype=x.dtype`` buffer is known under the spec)."""
+    from nki_studio.verify.spec import spec_arguments
+
+    return spec_arguments(text, path)
 
 
 def lint_document(
@@ -44,7 +54,7 @@ def lint_text(text: str, path: str, settings: Settings) -> tuple[LintConfig, lis
     helper modules, it need not exist). Raises ``nkilint.config.ConfigError`` for a broken pyproject.toml."""
     from nki_studio.nkilint.api import lint_source
 
-    config = project_config(path, settings)
+    config = project_config(path, settings).with_kernel_args(_spec_arguments(text, path))
     return config, lint_source(text, path, config)
 
 
@@ -64,4 +74,4 @@ def lint_files(
             generation=settings.target, nki_version=settings.nki_version, select=select, ignore=ignore
         )
 
-    return lint_paths(paths, override=override)
+    return lint_paths(paths, override=override, kernel_args=_spec_arguments)

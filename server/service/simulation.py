@@ -27,7 +27,6 @@ from nki_studio.verify.runner import WorkerPool, run_job
 from nki_studio.verify.spec import (
     KernelInfo,
     SimSpec,
-    SpecError,
     comment_findings,
     find_kernels,
     inferred_fields,
@@ -220,10 +219,7 @@ def template_spec_comment(source: str, path: str, kernel: KernelInfo) -> str:
 def spec_arguments(source: str, path: str) -> KernelArgs:
     """Argument shapes and dtypes from the file's simulate specs, for editor features that size allocations
     from them (a malformed spec just gives none)."""
-    try:
-        return verify_spec.spec_arguments(source, path)
-    except (SpecError, ValueError, OSError):
-        return {}
+    return verify_spec.spec_arguments(source, path)
 
 
 def spec_findings(source: str, path: str, *, typing: bool = False) -> list[Finding] | None:

@@ -1,8 +1,9 @@
 """Where the legacy API (``sim.legacy``) plugs into the tensor model.
 
 Tensors call these hooks for what only the legacy API has (indexing with ``nl.arange`` index tiles and block
-dimensions; Python operators on tiles); the legacy modules register the implementations when they are imported
-(``sim.legacy.indexing``, ``sim.legacy.operators``; ``sim.api`` imports both). So ``tensor`` and ``views`` never
+dimensions; Python operators on tiles; a value-returning call's result assigned into a tensor); the legacy modules
+register the implementations when they are imported (``sim.legacy.indexing``, ``sim.legacy.operators``, both
+imported by ``sim.api``; ``sim.legacy.assignment``, imported with the legacy ``isa`` and ``language``). So ``tensor`` and ``views`` never
 import the legacy modules, which import them: no import cycle. Before registration no legacy value can exist
 (index tiles come from ``sim.legacy``), so indexing takes the current path, and an operator on a tile is the
 current API's error naming its ``nl`` function.
@@ -28,6 +29,13 @@ class Indexing(Protocol):
         """``tensor[keys]`` with legacy semantics."""
 
 
+class Results(Protocol):
+    """Assignment of legacy value-returning calls' results (``sim.legacy.assignment``)."""
+
+    def assign(self, target: NkiTensor, value: object) -> bool:
+        """``target[...] = value``: True when done the legacy way, False for the ordinary copy."""
+
+
 class Operators(Protocol):
     """Legacy tile operators (``sim.legacy.operators``)."""
 
@@ -40,13 +48,20 @@ class Operators(Protocol):
 
 indexing: Indexing | None = None
 operators: Operators | None = None
+results: Results | None = None
 
 
-def register(*, index_hook: Indexing | None = None, operator_hook: Operators | None = None) -> None:
+def register(
+    *,
+    index_hook: Indexing | None = None,
+    operator_hook: Operators | None = None,
+    result_hook: Results | None = None,
+) -> None:
     """Install the legacy implementations (called by the legacy modules when imported)."""
-    global indexing, operators
+    global indexing, operators, results
     indexing = index_hook or indexing
     operators = operator_hook or operators
+    results = result_hook or results
 
 
 def _ops(symbol: str, name: str) -> Operators:

@@ -170,12 +170,13 @@ class LiveRange:
 class _Operands:
     """The on-chip tensors one instruction (one clock stamp) accessed, in one region, and their bytes."""
 
-    __slots__ = ("members", "nbytes", "stamp")
+    __slots__ = ("displaced", "members", "nbytes", "stamp")
 
     def __init__(self, stamp: int) -> None:
         self.stamp = stamp
         self.nbytes = 0
         self.members: list[LiveRange] = []
+        self.displaced: _Operands | None = None  # the widest footprint before this one became it
 
 
 class MemoryTracker:
@@ -197,7 +198,7 @@ class MemoryTracker:
         self.clock = clock  # the instruction count: the time unit of live ranges
         self.peaks: dict[str, RegionPeak] = {"sbuf": RegionPeak(), "psum": RegionPeak()}
         self.warnings: list[str] = []
-        self._ranges: list[LiveRange] = []  # every on-chip allocation, in allocation order
+        self._ranges: dict[int, LiveRange] = {}  # every on-chip allocation by id(), in allocation order
         self._held: dict[int, int] = {}  # allocation id -> bytes taken from the budget while referenced
         self._next_id = 0
         self._finished = False
@@ -263,7 +264,7 @@ class MemoryTracker:
             return None
         alloc = Allocation(name, region.value, shape, dtype_name, per_partition, loc.file, loc.line)
         live = LiveRange(alloc, loc, placed, self.clock, self)
-        self._ranges.append(live)
+        self._ranges[id(live)] = live
         return live
 
     def _operand(self, r: LiveRange, now: int) -> None:
@@ -276,7 +277,24 @@ class MemoryTracker:
         cur.nbytes += r.alloc.bytes_per_partition if r.placed is None else r.placed[1] - r.placed[0]
         widest = self._widest.get(kind)
         if widest is None or cur.nbytes > widest.nbytes:
+            if widest is not cur:
+                cur.displaced = widest
             self._widest[kind] = cur
+
+    def elide(self, r: LiveRange) -> None:
+        """Drop ``r`` from the accounting: its storage was never separate memory (a legacy result tile the
+        instruction that produced it wrote straight into the tensor it was assigned to). Only the instruction
+        being accessed may be undone: ``r`` must have been accessed by it alone."""
+        kind = r.alloc.region
+        cur = self._current.get(kind)
+        if cur is None or cur.stamp != r.last or r.first != r.last or r not in cur.members:
+            raise ValueError("only a range the current instruction alone accessed can be elided")
+        cur.members.remove(r)
+        cur.nbytes -= r.alloc.bytes_per_partition if r.placed is None else r.placed[1] - r.placed[0]
+        if self._widest.get(kind) is cur and cur.displaced is not None and cur.displaced.nbytes > cur.nbytes:
+            self._widest[kind] = cur.displaced
+        del self._ranges[id(r)]
+        r.tracker = None
 
     def _alone(self, r: LiveRange) -> None:
         """``r`` was written on its own (no instruction): its own bytes are an operand footprint."""
@@ -328,7 +346,7 @@ class MemoryTracker:
         (in allocation order), usage is measured after each, then the tensors last accessed then leave."""
         starts: dict[int, list[LiveRange]] = {}
         ends: dict[int, list[LiveRange]] = {}
-        for r in self._ranges:
+        for r in self._ranges.values():
             if r.alloc.region == kind and r.first is not None:
                 starts.setdefault(r.first, []).append(r)
                 ends.setdefault(r.last, []).append(r)

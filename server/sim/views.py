@@ -162,6 +162,8 @@ class ViewMixin(TensorBase):
     def __setitem__(self, key: object, value: object) -> None:
         view = self[key]
         if not context.untaken():  # an untaken nl.if_else branch writes nothing
+            if legacy_hooks.results is not None and legacy_hooks.results.assign(view, value):
+                return
             # a tensor (every TensorBase is an NkiTensor): its values
             write(view, read(cast("NkiTensor", value)) if isinstance(value, TensorBase) else value)
 

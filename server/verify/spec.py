@@ -573,10 +573,17 @@ def spec_arguments(
     source: str, path: str
 ) -> dict[str, dict[str, tuple[tuple[int, ...], str] | int | float | bool]]:
     """What the specs (comment and pyproject, not inference) say of each spec'd kernel's arguments: a tensor's
-    (shape, dtype), or a scalar; for editor features that size allocations from them. {} without specs."""
+    (shape, dtype), or a scalar; for the features that size allocations from them (hover, lint). {} without
+    specs, and a malformed spec just gives none. Cheap when the file has no spec comment and its pyproject no
+    ``[tool.nki-studio.simulate]`` table (lint asks on every edit)."""
+    if not _may_have_specs(source, path):
+        return {}
     out: dict[str, dict[str, tuple[tuple[int, ...], str] | int | float | bool]] = {}
     for kernel in find_kernels(source, path):
-        spec = resolve(source, path, kernel.name, infer=False).spec
+        try:
+            spec = resolve(source, path, kernel.name, infer=False).spec
+        except (SpecError, ValueError, OSError):
+            continue
         if spec is None or not spec.args:
             continue
         out[kernel.name] = {
@@ -584,3 +591,16 @@ def spec_arguments(
             for name, value in spec.args
         }
     return out
+
+
+def _may_have_specs(source: str, path: str) -> bool:
+    if re.search(r"#\s*nki-studio\s*:\s*simulate\b", source):
+        return True
+    pyproject = find_pyproject(path)
+    if pyproject is None:
+        return False
+    try:
+        data = read_pyproject(pyproject)
+    except PyprojectError:
+        return False
+    return bool(data.get("tool", {}).get(TOOL_TABLE, {}).get("simulate"))

@@ -102,3 +102,50 @@ def test_block_tensor_blocks_are_tiles() -> None:
     wide = body.replace("nl.mgrid[0:128, 0:512]", "nl.mgrid[0:256, 0:512]")
     found = _legacy(wide)  # the block is (128, 512): 256 index rows do not fit (the access and exp's result)
     assert {f.code for f in found} == {"NKI301"} and {f.span.line for f in found} == {11}
+
+
+@pytest.mark.parametrize(
+    ("mask", "reported"),
+    [
+        ("i_p < 128", None),  # the unmasked part spans 128 partitions
+        ("i_p <= 127", None),
+        ("128 > i_p", None),
+        ("(i_p < 128) & (i_f < 256)", None),
+        ("i_p < 200", "(200, 512)"),
+        ("i_p >= 100", "(156, 512)"),
+        ("i_f < 256", "(256, 256)"),  # a free-dim mask leaves the partitions
+        ("i_p < n", "(256, 512)"),  # not a known bound: the whole tile
+    ],
+)
+def test_a_masked_access_counts_only_its_unmasked_part(mask: str, reported: str | None) -> None:
+    found = _legacy(
+        "n = a.shape[0]\ni_p = nl.arange(256)[:, None]\ni_f = nl.arange(512)[None, :]\n"
+        f"t = nl.load(a[i_p, i_f], mask=({mask}))\nnl.store(a[i_p, i_f], value=t, mask=({mask}))\nreturn a"
+    )
+    partition = [f for f in found if f.code == "NKI301"]
+    if reported is None:
+        assert partition == []
+    else:
+        assert partition and all(reported in f.message for f in partition)
+
+
+def test_a_masked_offset_tile_keeps_what_its_values_allow() -> None:
+    # i_p + 64 runs 64..319: i_p + 64 < 192 keeps 128 of them.
+    ok = _legacy(
+        "i_p, i_f = nl.mgrid[0:256, 0:64]\nt = nl.load(a[i_p + 64, i_f], mask=(i_p + 64 < 192))\nreturn t"
+    )
+    assert [f.code for f in ok] == []
+    bad = _legacy(
+        "i_p, i_f = nl.mgrid[0:256, 0:64]\nt = nl.load(a[i_p + 64, i_f], mask=(i_p + 64 < 256))\nreturn t"
+    )
+    assert [f.code for f in bad] == ["NKI301"] and "(192, 64)" in bad[0].message
+
+
+def test_a_masked_free_range_counts_only_its_bytes_against_sbuf() -> None:
+    # 128 x 65536 float32 = 256 KiB per partition when whole, over trn2's 224 KiB; masked to 32768: 128 KiB.
+    body = (
+        "i_p = nl.arange(128)[:, None]\ni_f = nl.arange(65536)[None, :]\n"
+        "t = nl.load(a[i_p, i_f], dtype=nl.float32{mask})\nnl.store(a[i_p, i_f], value=t{mask})\nreturn a"
+    )
+    assert "NKI401" in [f.code for f in _legacy(body.format(mask=""))]
+    assert "NKI401" not in [f.code for f in _legacy(body.format(mask=", mask=(i_f < 32768)"))]

@@ -155,7 +155,7 @@ def _publish_first(
     if not settings.lint_enabled:
         return
     path = to_fs_path(uri) or uri
-    config, problem = document_config(path, settings)
+    config, problem = document_config(path, settings, text)
     linter = IncrementalLinter(path)
     findings = lint_document(linter, text, config, problem)
     positions = DocumentPositions(split_lines(text), encoding)

@@ -172,7 +172,7 @@ class LintFeature:
         started = time.perf_counter()
         positions = DocumentPositions(split_lines(snap.text), snap.encoding)
         try:
-            config, config_problem = document_config(snap.path, snap.settings)
+            config, config_problem = document_config(snap.path, snap.settings, snap.text)
             depends_on = (snap.text, config, config_problem, snap.settings.rule_docs_base_url, snap.encoding)
             last = self._last.get(snap.uri)
             if snap.reuse and last is not None and last[0] == depends_on:

@@ -4,8 +4,9 @@ Legacy calls have no ``dst``: ``acc = nisa.nc_matmul(a, b)`` returns a new PSUM 
 data)`` a new SBUF tile, with ``dtype=`` choosing the result type [v2.26.1 nki.isa.* pages: signatures without
 ``dst``, "returns the resulting tile"]. Each wrapper allocates the result the page describes and runs the current
 instruction into it, so the checks and the maths are the current simulator's. A call that passes ``dst=`` runs
-the current form unchanged. Legacy forms with other operands: ``iota(expr, dtype)`` (an index-tile expression)
-and ``affine_select(pred, on_true_tile, on_false_value)`` (an index-tile predicate) [v2.26.1 nki.isa.iota,
+the current form unchanged. A result assigned at once (``t[...] = nisa.nc_matmul(a, b)``) is no tile of its own:
+the instruction writes straight into ``t`` (``assignment``). Legacy forms with other operands: ``iota(expr,
+dtype)`` (an index-tile expression) and ``affine_select(pred, on_true_tile, on_false_value)`` (an index-tile predicate) [v2.26.1 nki.isa.iota,
 nki.isa.affine_select], ``memset(shape, value, dtype)`` [v2.26.1 nki.isa.memset].
 """
 
@@ -21,6 +22,7 @@ from nki_studio.sim import isa as _current
 from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.language._ops import reduced_shape
+from nki_studio.sim.legacy.assignment import fresh
 from nki_studio.sim.legacy.index_tiles import IndexTile, predicate_values
 from nki_studio.sim.legacy.masks import with_mask
 from nki_studio.sim.memory import MemoryRegion
@@ -110,6 +112,11 @@ def in_sbuf(t: object) -> Any:
 _SBUF_OPERANDS = {"nc_matmul": ("stationary", "moving")}
 
 
+def _result(shape: object, dtype: object, buffer: MemoryRegion) -> NkiTensor:
+    """A new result tile of a value-returning call (``t[...] = call(...)`` writes into ``t``: ``assignment``)."""
+    return fresh(allocate(shape, dtype, buffer))
+
+
 def _value_returning(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn(dst, ...)`` callable the legacy way, ``fn(...)`` returning a new result tile."""
     params = list(inspect.signature(fn).parameters.values())[1:]  # the legacy signature: no dst
@@ -129,7 +136,7 @@ def _value_returning(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         shape, out_dtype, buffer = result(
             bound.arguments, dtypes.to_dtype(dtype) if dtype is not None else None
         )
-        dst = allocate(shape, out_dtype, buffer)
+        dst = _result(shape, out_dtype, buffer)
         fn(dst, *bound.args, **bound.kwargs)
         return dst
 
@@ -146,7 +153,7 @@ def iota(expr: object, dtype: object, **_: object) -> NkiTensor:
     if not isinstance(expr, IndexTile):
         raise SimulationError("nisa.iota(expr, dtype): expr must be an nl.arange/nl.mgrid expression")
     values = expr.values if expr.values.ndim >= 2 else expr.values.reshape(-1, 1)
-    dst = allocate(values.shape, dtype, _SBUF)
+    dst = _result(values.shape, dtype, _SBUF)
     context.issue("nisa.iota", "gpsimd", writes={"dst": dst})
     write(dst, values)
     return dst
@@ -159,7 +166,7 @@ def affine_select(
     """``nisa.affine_select(pred, on_true_tile, on_false_value)``: ``on_true_tile`` where the index predicate
     holds, else the value (GpSimd)."""
     keep = np.broadcast_to(predicate_values(pred), on_true_tile.shape)
-    dst = allocate(on_true_tile.shape, dtype if dtype is not None else on_true_tile.dtype, _SBUF)
+    dst = _result(on_true_tile.shape, dtype if dtype is not None else on_true_tile.dtype, _SBUF)
     context.issue("nisa.affine_select", "gpsimd", reads={"on_true_tile": on_true_tile}, writes={"dst": dst})
     write(dst, np.where(keep, read(on_true_tile), np.float32(on_false_value)))  # type: ignore[arg-type]
     return dst
@@ -167,7 +174,7 @@ def affine_select(
 
 def memset(shape: object, value: object, dtype: object, **kwargs: Any) -> NkiTensor:
     """``nisa.memset(shape, value, dtype)``: a new tile filled with ``value``."""
-    dst = allocate(shape, dtype, _SBUF)
+    dst = _result(shape, dtype, _SBUF)
     _current.memset(dst, value, **{k: v for k, v in kwargs.items() if k == "engine"})
     return dst
 

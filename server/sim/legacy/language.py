@@ -22,7 +22,9 @@ import numpy as np
 from nki_studio.sim import context, dtypes
 from nki_studio.sim import language as _current
 from nki_studio.sim.access import read, write
+from nki_studio.sim.isa._common import alu_op
 from nki_studio.sim.legacy import operators  # noqa: F401  # registers the tile operators (legacy_hooks)
+from nki_studio.sim.legacy.assignment import reduction
 from nki_studio.sim.legacy.compiler import Rotation
 from nki_studio.sim.legacy.index_tiles import arange, mgrid
 from nki_studio.sim.legacy.indexing import blocked, par_dim, partition_axis
@@ -82,11 +84,12 @@ def static_cast(x: object, dtype: object) -> Any:
 def loop_reduce(
     x: NkiTensor, op: object, loop_indices: object, *, dtype: object = None, **_: object
 ) -> NkiTensor:
-    """``nl.loop_reduce(x, op, loop_indices)``: ``op`` of the tile this call returned last time and ``x``.
+    """``nl.loop_reduce(x, op, loop_indices)``: ``op`` of the call's destination and ``x``.
 
     The page's equivalent is ``b = nisa.tensor_tensor(data1=b, data2=x, op=op)`` over the loop, with ``b`` the
-    call's own destination [v2.26.1 nki.language.loop_reduce]. The destination is this call site's previous
-    result; it starts over (at ``x``) when every reduction loop index is 0 (inferred from the example).
+    call's own destination [v2.26.1 nki.language.loop_reduce]. Assigned into a tensor (``t[...] = nl.loop_reduce(
+    ...)``), that tensor is the destination (``assignment``). Bound to a name, the destination is this call site's
+    previous result; it starts over (at ``x``) when every reduction loop index is 0 (inferred from the example).
     """
     from nki_studio.sim.isa import tensor_tensor
 
@@ -96,7 +99,9 @@ def loop_reduce(
     ctx = context.current()
     out_dtype = dtypes.to_dtype(dtype) if dtype is not None else x.dtype
     previous = ctx.shared.get(key)
-    result = _current.ndarray(x.shape, out_dtype, buffer=MemoryRegion.sbuf)
+    result = reduction(
+        _current.ndarray(x.shape, out_dtype, buffer=MemoryRegion.sbuf), x, alu_op("nl.loop_reduce", "op", op)
+    )
     if previous is None or builtins.all(int(i) == 0 for i in indices):
         write(result, read(x))
     else:

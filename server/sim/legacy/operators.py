@@ -18,6 +18,7 @@ from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.isa.tensor_ops import accumulate_into
 from nki_studio.sim.language import broadcast_to
 from nki_studio.sim.language.elementwise import FUNCTIONS
+from nki_studio.sim.legacy.assignment import written_into
 from nki_studio.sim.legacy.detect import legacy_semantics
 from nki_studio.sim.legacy_hooks import register
 from nki_studio.sim.memory import MemoryRegion
@@ -61,7 +62,9 @@ def _in_place(target: NkiTensor, name: str, other: object) -> NkiTensor:
     ):
         # ``psum_tile += nisa.nc_matmul(...)`` is a matmul accumulation group: the first write to a PSUM element
         # overwrites it, later ones add (isa.md §1.1, ``accumulate=None``); the legacy matmul kernels rely on it
-        # with an uninitialised nl.ndarray PSUM tile (nki-samples' fused RMSNorm-QKV).
+        # with an uninitialised nl.ndarray PSUM tile (nki-samples' fused RMSNorm-QKV). The matmul accumulated into
+        # the target itself: its result tile is no memory of its own.
+        written_into(other)
         accumulate_into("psum +=", target, read(other), None)
         return target
     write(target, read(_apply(name, target, other)))

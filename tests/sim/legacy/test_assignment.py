@@ -1,0 +1,84 @@
+"""``t[...] = call(...)`` in legacy kernels: the call writes into ``t`` (no temporary tile; ``loop_reduce`` reads
+``t``), vs NumPy and the PSUM capacity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from nki_studio.sim.errors import HardwareLimitError
+
+# All eight 2 KiB PSUM banks placed by hand; each matmul result is assigned (or accumulated) into one of them.
+FULL_PSUM = """
+import neuronxcc.nki.compiler as ncc
+from neuronxcc.nki.language import par_dim
+
+
+@nki.jit
+def eight_banks(a, b):
+    # a: (128, 128) stationary, b: (128, 512) moving; out[i] = (i + 1) * a.T @ b for i < 4 (assigned),
+    # (i + 2) * a.T @ b for i >= 4 (an accumulation group of two)
+    out = nl.ndarray((8, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    banks = nl.ndarray((8, par_dim(128), 512), dtype=nl.float32,
+                       buffer=ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(8,)))
+    sa = nl.load(a)
+    sb = nl.load(b)
+    for i in nl.sequential_range(4):
+        banks[i, :, :] = nisa.nc_matmul(nl.multiply(sa, i + 1.0), sb)
+    for i in nl.sequential_range(4, 8):
+        banks[i, :, :] += nisa.nc_matmul(nl.multiply(sa, i + 1.0), sb)
+        banks[i, :, :] += nisa.nc_matmul(sa, sb)
+    for i in nl.sequential_range(8):
+        nl.store(out[i], value=nl.copy(banks[i, :, :]))
+    return out
+
+
+@nki.jit
+def kept_result(a, b):
+    # The result is used by a later instruction before it is assigned: a tile of its own beside the eight banks.
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    banks = nl.ndarray((8, par_dim(128), 512), dtype=nl.float32,
+                       buffer=ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(8,)))
+    sa = nl.load(a)
+    sb = nl.load(b)
+    product = nisa.nc_matmul(sa, sb)
+    banks[0, :, :] = nisa.tensor_copy(product)
+    banks[1, :, :] = product
+    nl.store(out, value=nl.copy(banks[1, :, :]))
+    return out
+"""
+
+
+def test_assigned_matmul_results_take_no_psum_of_their_own(legacy):
+    rng = np.random.default_rng(11)
+    a, b = rng.random((128, 128), np.float32), rng.random((128, 512), np.float32)
+    out = legacy(FULL_PSUM, a, b, kernel_name="eight_banks").outputs[0]
+    expected = np.stack([(i + 1 + (i >= 4)) * (a.T @ b) for i in range(8)])
+    np.testing.assert_allclose(out, expected, rtol=1e-5)
+
+
+def test_a_result_used_before_its_assignment_is_a_tile_of_its_own(legacy):
+    rng = np.random.default_rng(12)
+    a, b = rng.random((128, 128), np.float32), rng.random((128, 512), np.float32)
+    with pytest.raises(HardwareLimitError, match="PSUM capacity exceeded"):
+        legacy(FULL_PSUM, a, b, kernel_name="kept_result")
+
+
+def test_loop_reduce_assigned_into_a_tile_accumulates_into_that_tile(legacy):
+    # Two query tiles reduced over two key tiles from one line, the key loop outside: each call site's previous
+    # result belongs to the other query tile, the destination is the tile assigned to.
+    source = """
+    @nki.jit
+    def reduce_over_keys(x):
+        # x: (2 keys, 2 queries, 128, 64); out[q] = x[0, q] + x[1, q]
+        out = nl.ndarray((2, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.zeros((2, nl.par_dim(128), 64), dtype=nl.float32)
+        for k in nl.affine_range(2):
+            for q in nl.affine_range(2):
+                tile = nl.load(x[k, q])
+                acc[q, :, :] = nl.loop_reduce(tile, op=np.add, loop_indices=(k,), dtype=nl.float32)
+        for q in nl.affine_range(2):
+            nl.store(out[q], value=acc[q, :, :])
+        return out
+    """
+    x = np.random.default_rng(13).random((2, 2, 128, 64), np.float32)
+    np.testing.assert_allclose(legacy(source, x).outputs[0], x[0] + x[1], rtol=1e-6)
