@@ -574,7 +574,7 @@ export interface Estimate {
   idleNs: number | null;
   /** lower bound: the busiest engine (or DMA) alone, as if every engine overlapped perfectly */
   perfectPipelineNs: number;
-  /** upper bound: the engines' and DMA's busy times one after another (no overlap) */
+  /** upper bound: the engines' and DMA's busy times and the transfers' issues one after another (no overlap) */
   serialNs: number;
   /** totalNs - perfectPipelineNs: time lost to serialisation */
   serializationGapNs: number;

@@ -186,9 +186,9 @@ class _DmaQueues:
         ] = {}  # (first, last) -> starts, ends
         self.meets: dict[tuple[int, int], list[tuple[list[float], list[float]]]] = {}
 
-    def start(self, queue: int, first: int, last: int, ready: float, ns: float) -> tuple[float, float]:
-        """(issue start, data start) of a transfer of ``ns`` on engines first..last, ready at ``ready``; books
-        its issue and its engines."""
+    def start(self, queue: int, first: int, last: int, ready: float, ns: float) -> float:
+        """The start of the data of a transfer of ``ns`` on engines first..last, ready at ``ready``; books its
+        issue and its engines."""
         issued = self.issued.get(queue, 0.0)
         if ready > issued:
             issued = ready
@@ -234,7 +234,7 @@ class _DmaQueues:
                         t, moved = ends[j + 1], True
         self._reserve(pair, t, ns)
         self.queue_free[lane] = t + ns
-        return issued, t
+        return t
 
     def _reserve(self, pair: tuple[int, int], t: float, ns: float) -> None:
         """Mark the group's engines busy over [t, t + ns) (a free gap); touching intervals merge."""
@@ -537,10 +537,10 @@ class _Scheduler:
                 continue
             if kind == DMA:  # a transfer with listed dependencies alone
                 ns = ns_[k]
-                issued, t = dma_start(queue_[k], first_[k], last_[k], ready, ns)
+                t = dma_start(queue_[k], first_[k], last_[k], ready, ns)
                 i = events_[k]
-                start[i] = issued  # a transfer's time runs from its issue to the end of its latency
-                end[i] = issued + (t - issued + (ns + latency))  # as ``_commit`` adds up a placed one
+                start[i] = t
+                end[i] = t + (ns + latency)
                 at += 1
                 progressed = True
                 continue
@@ -599,8 +599,8 @@ class _Scheduler:
         if kind & FOOTPRINTS:
             ready = self._after_footprints(k, cur, core, engine, ready, accesses)
         if kind & DMA:
-            issued, t = core.dma.start(cur.queue[k], cur.first[k], cur.last[k], ready, ns)
-            return Placed(i, engine, issued, t - issued + (ns + self.latency), True, accesses)
+            t = core.dma.start(cur.queue[k], cur.first[k], cur.last[k], ready, ns)
+            return Placed(i, engine, t, ns + self.latency, True, accesses)
         free = core.free[engine]
         t = ready if ready > free else free
         if kind & BANKS:  # wait until the other engine left the PSUM banks, then hold them

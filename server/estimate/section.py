@@ -16,6 +16,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+from nki_studio.estimate import constants as K
 from nki_studio.estimate.calibration.overlay import Overlay
 from nki_studio.estimate.likely_range import kernel_class, likely_range, load_residuals
 from nki_studio.estimate.profile import estimate_profile
@@ -117,7 +118,11 @@ def estimate_section(
         "overlapNs": k.intersection_ns,
         "idleNs": k.idle_ns,
         "perfectPipelineNs": k.perfect_pipeline_ns,
-        "serialNs": sum(k.engines.values()) + k.dma_union_ns,
+        # nothing overlapping: every engine's work, every transfer's data and every transfer's issue on its queue
+        # (a transfer's record in the profile is its data movement, as a measured one's)
+        "serialNs": sum(k.engines.values())
+        + k.dma_union_ns
+        + int(K.DMA_ISSUE_COST.value * sum(1 for e in trace if e.engine == "dma")),
         "serializationGapNs": k.serialization_gap_ns,
         "effectiveDmaGbps": k.effective_dma_gbps,
         "instructions": k.instr,

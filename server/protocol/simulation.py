@@ -220,7 +220,10 @@ class _EstimateKeys(TypedDict):
     perfectPipelineNs: Annotated[
         int, "lower bound: the busiest engine (or DMA) alone, as if every engine overlapped perfectly"
     ]
-    serialNs: Annotated[int, "upper bound: the engines' and DMA's busy times one after another (no overlap)"]
+    serialNs: Annotated[
+        int,
+        "upper bound: the engines' and DMA's busy times and the transfers' issues one after another (no overlap)",
+    ]
     serializationGapNs: Annotated[int, "totalNs - perfectPipelineNs: time lost to serialisation"]
     effectiveDmaGbps: Annotated[float | None, "DMA bytes over the DMA union (null: no DMA)"]
     instructions: int

@@ -119,7 +119,7 @@ def _small_loads(count: int, line: int | None = None) -> list[TraceEvent]:
 def test_the_issue_cost_sits_on_the_queue() -> None:
     s = schedule(_small_loads(100), LIMITS)
     issue = K.DMA_ISSUE_COST.value
-    assert s.start[99] >= 99 * issue  # one tensor, one queue: 100 issues one after the other
+    assert s.start[99] >= 100 * issue  # one tensor, one queue: 100 issues one after the other
     # two tensors: two queues issuing side by side
     other = [
         dataclasses.replace(e, operands=(e.operands[0], dataclasses.replace(e.operands[1], storage=1)))

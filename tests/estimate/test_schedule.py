@@ -144,13 +144,11 @@ def test_dma_transfers_on_different_partitions_run_in_parallel() -> None:
     both = _ev(2, "nisa.dma_copy", "dma", _tile("dst", 3), _hbm("src", 0, 0, 128 * 4096))
     s = schedule([lo, hi, both], LIMITS)
     issue = K.DMA_ISSUE_COST.value  # two tensors, two queues: issued side by side
-    assert s.start[0] == s.start[1] == 0.0
+    assert s.start[0] == s.start[1] == issue
     assert tuple(s.dma_engines[0]) == (0, 7) and tuple(s.dma_engines[1]) == (8, 15)
-    busy, latency = dma_plan(lo, LIMITS)[2], LIMITS.dma_fixed_overhead_ns
-    assert s.end[0] == issue + busy + latency
-    # needs all 16 engines: its data after both halves left them (its issue after lo's, on lo's queue)
-    assert s.start[2] == issue
-    assert s.end[2] == issue + busy + dma_plan(both, LIMITS)[2] + latency
+    busy = dma_plan(lo, LIMITS)[2]
+    assert s.start[2] == issue + busy  # needs all 16 engines: after both halves left them
+    assert s.end[0] == issue + busy + LIMITS.dma_fixed_overhead_ns
 
 
 def test_narrow_descriptor_rows_move_slower() -> None:
@@ -212,7 +210,7 @@ def test_a_load_overtakes_a_store_that_waits_for_compute_but_one_queue_stays_in_
     load = _ev(2, "nisa.dma_copy", "dma", _tile("dst", 2), _hbm("src", 6, 0, 128 * 4096))
     s = schedule([compute, store, load], LIMITS)
     assert s.start[1] >= s.end[0]  # the store waits for its data
-    assert s.start[2] == 0.0  # the load (another tensor, another queue) uses the idle engines meanwhile
+    assert s.start[2] == K.DMA_ISSUE_COST.value  # the load (another tensor, another queue) goes meanwhile
     # a second store to the same tensor (same queue) from a tile that is ready: in issue order all the same
     same_queue = _ev(2, "nisa.dma_copy", "dma", _hbm("dst", 5, 128 * 4096, 128 * 4096), _tile("src", 2))
     s = schedule([compute, store, same_queue], LIMITS)

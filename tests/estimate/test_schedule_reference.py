@@ -104,8 +104,8 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
                 if hbm
                 else (-2 - dst[0].storage if dst else -1)
             )
-            issue = max(ready, issues.get((e.rank, e.core, queue), 0.0))
-            issued = issues[(e.rank, e.core, queue)] = issue + K.DMA_ISSUE_COST.value
+            issued = max(ready, issues.get((e.rank, e.core, queue), 0.0)) + K.DMA_ISSUE_COST.value
+            issues[(e.rank, e.core, queue)] = issued
             lane = (e.rank, e.core, queue, first, last)
             t = max(issued, queues.get(lane, 0.0))
             while True:
@@ -117,8 +117,7 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
                 t = max(clash)
             reserved[(e.rank, e.core)].extend((t, t + ns, k) for k in range(first, last + 1))
             queues[lane] = t + ns
-            # the transfer's time: from its issue to the end of its latency
-            t, finish = issue, issue + (t - issue + (ns + LIMITS.dma_fixed_overhead_ns))
+            ns += LIMITS.dma_fixed_overhead_ns
         else:
             ns = instruction_cost(e, LIMITS).ns
             if e.engine == "tensor":
@@ -141,10 +140,10 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
                     t = max(t, core.psum[b][0])
             for b in banks:
                 core.psum[b] = (t + ns, e.engine)
-            core.free[e.engine] = finish = t + ns
+            core.free[e.engine] = t + ns
         start.append(t)
-        end.append(finish)
-        done.append((e, finish))
+        end.append(t + ns)
+        done.append((e, t + ns))
     return start, end
 
 
