@@ -13,20 +13,19 @@ from typing import Any
 
 import pytest
 import pytest_lsp
+from lsp_harness import open_doc, recording_client
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 pytestmark = pytest.mark.slow  # a server and simulation workers
 KERNEL = Path(__file__).resolve().parents[1] / "tune" / "kernels" / "stream_scale.py"
-CONFIG = ClientServerConfig(server_command=[sys.executable, "-m", "nki_studio", "serve"])
+CONFIG = ClientServerConfig(
+    server_command=[sys.executable, "-m", "nki_studio", "serve"], client_factory=recording_client
+)
 
 
 @pytest_lsp.fixture(config=CONFIG)
 async def client(lsp_client: LanguageClient) -> Any:
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
-        return None
-
     yield
     await lsp_client.shutdown_session()
 
@@ -42,15 +41,7 @@ async def _start(client: LanguageClient, root: Path, trusted: bool) -> str:
             initialization_options={"nki-studio": {"trustedWorkspace": trusted, "simulateOnSave": False}},
         )
     )
-    uri = (root / KERNEL.name).as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="python", version=1, text=KERNEL.read_text(encoding="utf-8")
-            )
-        )
-    )
-    return uri
+    return open_doc(client, root / KERNEL.name, KERNEL.read_text(encoding="utf-8"))
 
 
 async def _call(client: LanguageClient, command: str, *arguments: Any) -> Any:
