@@ -1,13 +1,13 @@
 """What the editor's "Tune kernel…" asks of the service besides the search: the declared space to pre-fill
 (comment over pyproject, with its size, nothing when none is declared), the winner's whole-line edits, and a
-search cancelled before it starts (nothing runs, the note says so)."""
+search cancelled before it starts (nothing runs, the note says so), and the progress words."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from nki_studio.service.settings import Settings
-from nki_studio.service.tune import TuneOptions, declared_space, tune, winner_edits
+from nki_studio.service.tune import Progress, TuneOptions, declared_space, tune, winner_edits
 
 KERNEL = "stream_scale_kernel"
 
@@ -53,3 +53,8 @@ def test_a_search_cancelled_before_it_starts_runs_nothing(project: Path) -> None
     report = tune(str(path), path.read_text(), settings, options, cancelled=lambda: True)
     assert report["evaluated"] == 0 and report["winner"] is None and report["candidates"] == []
     assert report["notes"] == ["cancelled: 0 of 2 points tried"]
+
+
+def test_progress_text_is_the_bar_and_the_editor_message() -> None:
+    assert Progress(3, 12, 2, 1, 30.0).text == "3/12  1 cached  ETA 1m30s"
+    assert Progress(0, 12, 0, 0, 0.0).text == "0/12  0 cached  ETA ?"
