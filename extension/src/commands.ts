@@ -9,12 +9,20 @@ import { pickProfile } from './profileDialog';
 import { profileLoadSummary } from './profileSummary';
 import { LAYER_NAMES } from './heat/controller';
 import { HEATLAYER_VALUES, type HeatLayer, type HeatLayerParams } from './heat/layers';
-import { CLIENT_COMMANDS, type ClientCommand, SERVER_COMMANDS } from './protocol.generated';
+import {
+  CLIENT_COMMANDS,
+  type ClientCommand,
+  type Refusal,
+  SERVER_COMMANDS,
+  type TuneResult,
+} from './protocol.generated';
 import { describeFailure, isCancellation, isUnknownCommand } from './serverErrors';
 import type { ServerManager } from './serverManager';
 import type { SimulationStore } from './simulationStore';
 import { type SimulationResult, parseSimulationResult, severityOf, summaryLine } from './simulationSummary';
 import { refuseUntrusted } from './trust';
+import { type TuneStore, applyTuneWinner, askTuneSpec } from './tune';
+import { APPLY_TUNE_WINNER } from './panel/tune';
 import type { VsCode } from './vscodeApi';
 
 export interface CommandDeps {
@@ -23,6 +31,7 @@ export interface CommandDeps {
   heat: HeatController;
   simulations: SimulationStore;
   panel: KernelPanel;
+  tunes: TuneStore;
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
@@ -40,6 +49,8 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     reg(CLIENT_COMMANDS.switchHeatLayer, (...args) => switchHeatLayer(deps, args)),
     reg(CLIENT_COMMANDS.showKernelPanel, () => deps.panel.show()),
     reg(CLIENT_COMMANDS.addReference, (...args) => addReferenceCommand(deps, args)),
+    reg(CLIENT_COMMANDS.tuneKernel, (...args) => tuneKernel(deps, args)),
+    reg(APPLY_TUNE_WINNER, (uri) => applyTuneWinner(deps.vs, deps.tunes, uri)),
     reg(GO_TO_LINE, (uri, line) => goToLine(vs, uri, line)),
     reg(CALIBRATE_FROM_PROFILE, (path) => calibrateFromProfile(deps, path)),
     reg(CLIENT_COMMANDS.setProfileBaseline, () => {
@@ -53,15 +64,16 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   ];
 }
 
-/** The kernel to run: explicit arguments (uri, name), else the one at the cursor, else a quick pick. */
+/** The kernel to `verb`: explicit arguments (uri, name), else the one at the cursor, else a quick pick. */
 async function chooseKernel(
   vs: VsCode,
   args: unknown[],
+  verb = 'simulate',
 ): Promise<{ uri: string; kernel: string; doc?: vscode.TextDocument } | undefined> {
   if (typeof args[0] === 'string' && typeof args[1] === 'string') return { uri: args[0], kernel: args[1] };
   const editor = vs.window.activeTextEditor;
   if (!editor || editor.document.languageId !== 'python') {
-    void vs.window.showInformationMessage('NKI: open a Python file with an @nki.jit kernel to simulate it.');
+    void vs.window.showInformationMessage(`NKI: open a Python file with an @nki.jit kernel to ${verb} it.`);
     return undefined;
   }
   const doc = editor.document;
@@ -75,7 +87,7 @@ async function chooseKernel(
   if (kernels.length === 1) return { uri: doc.uri.toString(), kernel: kernels[0].name, doc };
   const pick = await vs.window.showQuickPick(
     kernels.map((k) => ({ label: k.name, description: `line ${k.defLine + 1}` })),
-    { title: 'NKI: simulate which kernel?' },
+    { title: `NKI: ${verb} which kernel?` },
   );
   return pick ? { uri: doc.uri.toString(), kernel: pick.label, doc } : undefined;
 }
@@ -141,6 +153,41 @@ async function simulateKernel(deps: CommandDeps, args: unknown[]): Promise<Simul
     else if (pick) deps.panel.show();
   });
   return result;
+}
+
+/**
+ * Tune kernel…: ask for the space and budget, run the server's search (its own progress, which can cancel it),
+ * keep the answer for the kernel panel and show it there.
+ */
+async function tuneKernel(deps: CommandDeps, args: unknown[]): Promise<void> {
+  const { vs, server } = deps;
+  if (refuseUntrusted(vs)) return;
+  const target = await chooseKernel(vs, args, 'tune');
+  const doc = target && (target.doc ?? documentOf(vs, target.uri));
+  if (!target || !doc) return;
+  const spec = await askTuneSpec(vs, serverCommand(server), target.uri, target.kernel);
+  if (!spec) return;
+  // The search reads the document's text; saved first, so the cache and the spec are of the file on disk.
+  if (doc.isDirty) await doc.save();
+  const version = doc.version;
+  let response: unknown;
+  try {
+    response = await vs.window.withProgress(
+      { location: vs.ProgressLocation.Notification, title: `NKI: tuning ${target.kernel}`, cancellable: true },
+      (progress, token) =>
+        server.executeCommand(SERVER_COMMANDS.tune, [spec], token, (p) => {
+          if (p.kind !== 'end' && p.message) progress.report({ message: p.message });
+        }),
+    );
+  } catch (err) {
+    if (!isCancellation(err)) void vs.window.showErrorMessage(`NKI: ${describeFailure(`Tune ${target.kernel}`, err)}`);
+    return;
+  }
+  // A refusal (untrusted on the server's side) and the winner are said by the server itself.
+  const result = response as TuneResult | Refusal | null;
+  if (result?.status !== 'ok') return;
+  deps.tunes.set(target.uri, { result, version });
+  deps.panel.show();
 }
 
 function serverCommand(server: ServerManager): RunServerCommand {

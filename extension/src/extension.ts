@@ -15,6 +15,7 @@ import { ServerEnvironment } from './serverEnvironment';
 import { ServerManager } from './serverManager';
 import { renderRulePages } from './rulePages';
 import { SimulationStore } from './simulationStore';
+import { TuneStore } from './tune';
 import { severityOf, summaryLine } from './simulationSummary';
 import { LanguageStatus } from './statusItem';
 import { Timings } from './timings';
@@ -34,7 +35,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const timings = new Timings((m) => log.debug(m));
   const heat = new HeatController(vs, (t) => timings.record({ event: 'paint', ...t }));
   const simulations = new SimulationStore();
-  const panel = new KernelPanel(vs, simulations, heat);
+  const tunes = new TuneStore();
+  const panel = new KernelPanel(vs, simulations, heat, tunes);
   server = new ServerManager(
     vs,
     context.extensionPath,
@@ -82,7 +84,7 @@ export function activate(context: vscode.ExtensionContext): void {
     panel,
     status,
     server,
-    ...registerCommands({ vs, server, heat, simulations, panel }),
+    ...registerCommands({ vs, server, heat, simulations, panel, tunes }),
     renderRulePages(vs),
     vs.commands.registerCommand(CREATE_ENV_COMMAND, () => createEnvironment(vs, log, server)),
     // Agent mode (VS Code >= 1.101): `nki-studio mcp` on the server's interpreter and bundle, trusted only.

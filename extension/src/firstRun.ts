@@ -38,12 +38,18 @@ export function documentOf(vs: VsCode, uri: string): vscode.TextDocument | undef
   return vs.workspace.textDocuments.find((d) => d.uri.toString() === uri);
 }
 
-/** Apply one whole-line edit of the server to `doc`; true when VS Code applied it. */
-export async function applyLineEdit(vs: VsCode, doc: vscode.TextDocument, edit: LineEdit): Promise<boolean> {
+/** Apply the server's whole-line edits to `doc` as one WorkspaceEdit (one undo step); true when VS Code applied it. */
+export async function applyLineEdits(
+  vs: VsCode,
+  doc: vscode.TextDocument,
+  edits: readonly LineEdit[],
+): Promise<boolean> {
   const change = new vs.WorkspaceEdit();
-  const start = new vs.Position(edit.line, 0);
-  if (edit.replace) change.replace(doc.uri, new vs.Range(start, new vs.Position(edit.line + 1, 0)), edit.text);
-  else change.insert(doc.uri, start, edit.text);
+  for (const edit of edits) {
+    const start = new vs.Position(edit.line, 0);
+    if (edit.replace) change.replace(doc.uri, new vs.Range(start, new vs.Position(edit.line + 1, 0)), edit.text);
+    else change.insert(doc.uri, start, edit.text);
+  }
   return vs.workspace.applyEdit(change);
 }
 
@@ -84,7 +90,7 @@ export async function ensureSpec(
     ignoreFocusOut: true,
   });
   if (!pick) return false;
-  if (!(await applyLineEdit(vs, doc, written.edit))) return false;
+  if (!(await applyLineEdits(vs, doc, [written.edit]))) return false;
   await doc.save();
   return true;
 }
@@ -100,7 +106,7 @@ export async function addReference(
     doc.uri.toString(),
     kernel,
   ])) as ReferenceTemplate | null;
-  if (!template || !(await applyLineEdit(vs, doc, template.edit))) {
+  if (!template || !(await applyLineEdits(vs, doc, [template.edit]))) {
     void vs.window.showErrorMessage(`NKI: could not add a reference for ${kernel}.`);
     return undefined;
   }

@@ -901,6 +901,115 @@ export interface ReferenceTemplate {
   edit: LineEdit;
 }
 
+/** A kernel's declared search space, to pre-fill "Tune kernel…". */
+export interface DeclaredSpace {
+  kernel: string;
+  /** the space as written, constraints after ' if ' ('' when none is declared) */
+  space: string;
+  /** where it is declared: 'tune comment', '[tool.nki-studio.tune]' or '' */
+  origin: string;
+  /** points before constraints (null: none declared, or it does not parse) */
+  size: number | null;
+}
+
+/** `tune`'s argument: the kernel and what to search (default: its declared space, every point). */
+export interface TuneSpec {
+  /** the kernel file's document URI */
+  uri: string;
+  kernel: string;
+  /** NAME=values ... [if EXPR; EXPR], replacing the declared space */
+  space?: string;
+  /** points to try at most (Optuna's TPE beyond it) */
+  budget?: number;
+}
+
+/**
+ * A search from the editor: the report, what the kernel panel shows of it (the server's text, so the panel
+ * formats nothing) and the edit that writes the winner's values into the text that was searched.
+ */
+export interface TuneResult {
+  status: 'ok';
+  uri: string;
+  report: TuneReport;
+  /** one line: what was searched and how much ran */
+  summary: string;
+  header: string[];
+  /** the table's rows as text, under header (times are estimates) */
+  rows: string[][];
+  /** baseline, winner (or that nothing passed) and notes */
+  outcome: string[];
+  /** SVG: estimated time against SBUF peak of the ranked candidates, the Pareto front */
+  scatter: string;
+  /** the winner's values in the searched text ([]: no winner, or nothing to change) */
+  edits: LineEdit[];
+}
+
+/** A whole search: the space, how it was searched, every candidate (ranked ones first) and the winner. */
+export interface TuneReport {
+  kernel: string;
+  path: string;
+  target: string;
+  /** parameter -> candidate values */
+  space: Record<string, (number | string)[]>;
+  constraints: string[];
+  /** points of the space before constraints */
+  spaceSize: number;
+  /** every point, or Optuna's TPE within the budget */
+  strategy: 'exhaustive' | 'tpe';
+  /** local (N workers) or ray (address) */
+  executor: string;
+  /** the values the source has now */
+  baseline: TuneCandidate | null;
+  /** ranked by estimate first, then failed, then pruned */
+  candidates: TuneCandidate[];
+  /** rank 1 (null: nothing passed) */
+  winner: TuneCandidate | null;
+  /** unified diff that applies the winner's values to the source ('' without a winner) */
+  diff: string;
+  rejectedByConstraints: number;
+  /** lint code -> candidates pruned for it */
+  pruned: Record<string, number>;
+  /** candidates simulated in this run */
+  evaluated: number;
+  cacheHits: number;
+  elapsedS: number;
+  /** the calibration key the cache entries are keyed by */
+  calibration: string;
+  notes: string[];
+}
+
+/** One point of the search space and what became of it. */
+export interface TuneCandidate {
+  /** parameter -> value substituted into the source */
+  values: Record<string, number | string>;
+  /** ranked: ran and matched its reference; failed: did not (never ranked); pruned: by lint */
+  verdict: 'ranked' | 'failed' | 'pruned';
+  /** why failed or pruned: first failing metric, simulation status or lint code */
+  reason: string;
+  /** 1 = fastest estimate; null: not ranked (failed or pruned) */
+  rank: number | null;
+  /** ranks whose likely range overlaps this one's (the estimate cannot tell them apart) */
+  tiedWith: number[];
+  /** estimated kernel time */
+  estimatedNs: number | null;
+  /** likely low end of the estimate (null: no calibration for the target) */
+  lowNs: number | null;
+  /** likely high end of the estimate */
+  highNs: number | null;
+  /** memory or compute (the estimate's roofline side) */
+  bound: string | null;
+  /** the busiest engine of the estimated profile */
+  bottleneck: string | null;
+  /** simulated SBUF peak per partition */
+  sbufPeakBytes: number | null;
+  /** baseline's estimate over this one's (> 1: faster than the baseline) */
+  speedup: number | null;
+  /** the outcome came from the tune cache, not a new simulation */
+  cached: boolean;
+  /** wall time of the candidate's simulation (0 when cached or pruned) */
+  seconds: number;
+}
+
 /** Custom notifications the server sends. */
 export const NOTIFICATIONS = {
   /** The heat of one document, measured (a profile) or estimated (a simulation); lines: [] clears it. */
@@ -951,6 +1060,13 @@ export const SERVER_COMMANDS = {
   writeSpec: 'nki-studio.writeSpec',
   /** The edit that adds a reference function template for the kernel and names it in its spec comment. */
   referenceTemplate: 'nki-studio.referenceTemplate',
+  /** The kernel's declared search space (its tune comment, else [tool.nki-studio.tune]) and its size. */
+  tuneSpace: 'nki-studio.tuneSpace',
+  /**
+   * Search the kernel's variants (each verified by the simulator, ranked by the estimate) in the document's text; the
+   * report, its table and scatter plot, and the winner's edit (not applied).
+   */
+  tune: 'nki-studio.tune',
 } as const;
 
 export type ServerCommand = (typeof SERVER_COMMANDS)[keyof typeof SERVER_COMMANDS];
@@ -967,6 +1083,8 @@ export interface ServerCommandArguments {
   'nki-studio.specGuesses': [string, string];
   'nki-studio.writeSpec': [string, string, Record<string, string>];
   'nki-studio.referenceTemplate': [string, string];
+  'nki-studio.tuneSpace': [string, string];
+  'nki-studio.tune': [TuneSpec];
 }
 
 /** What each command answers. */
@@ -981,6 +1099,8 @@ export interface ServerCommandResults {
   'nki-studio.specGuesses': SpecGuesses;
   'nki-studio.writeSpec': SpecWrite;
   'nki-studio.referenceTemplate': ReferenceTemplate;
+  'nki-studio.tuneSpace': DeclaredSpace;
+  'nki-studio.tune': TuneResult | Refusal;
 }
 
 /** VS Code commands the extension registers. */
@@ -1007,6 +1127,8 @@ export const CLIENT_COMMANDS = {
   addReference: 'nki-studio.addReference',
   /** Compare later profiles against the one in this editor. */
   setProfileBaseline: 'nki-studio.setProfileBaseline',
+  /** Tune a kernel: search its declared variants, results in the kernel panel. */
+  tuneKernel: 'nki-studio.tuneKernel',
   /** Restart the language server. */
   restartServer: 'nki-studio.restartServer',
   /** Show the output channel. */
@@ -1017,6 +1139,8 @@ export const CLIENT_COMMANDS = {
   goToLine: 'nki-studio.goToLine',
   /** Calibrate the estimate from a measured profile (the kernel panel's button after a profile is loaded). */
   calibrateFromProfile: 'nki-studio.calibrateFromProfile',
+  /** Write the last search's winner into the document (the kernel panel's button after Tune kernel…). */
+  applyTuneWinner: 'nki-studio.applyTuneWinner',
 } as const;
 
 export type ClientCommand = (typeof CLIENT_COMMANDS)[keyof typeof CLIENT_COMMANDS];
@@ -1034,9 +1158,11 @@ export interface ClientCommandArguments {
   'nki-studio.showKernelPanel': [];
   'nki-studio.addReference': [] | [string, string];
   'nki-studio.setProfileBaseline': [];
+  'nki-studio.tuneKernel': [] | [string, string];
   'nki-studio.restartServer': [];
   'nki-studio.showLogs': [];
   'nki-studio.createServerEnvironment': [];
   'nki-studio.goToLine': [string, number];
   'nki-studio.calibrateFromProfile': [string];
+  'nki-studio.applyTuneWinner': [string];
 }

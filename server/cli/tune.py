@@ -99,10 +99,7 @@ class ProgressBar:
     def __call__(self, p: service.Progress) -> None:
         total = max(p.total, 1)
         filled = int(20 * min(p.done, total) / total)
-        eta = p.eta_s
-        line = f"[{'#' * filled}{'.' * (20 - filled)}] {p.done}/{p.total}  {p.cached} cached  " + (
-            f"ETA {_clock(eta)}" if eta is not None else "ETA ?"
-        )
+        line = f"[{'#' * filled}{'.' * (20 - filled)}] {p.text}"
         if self.tty:
             print(f"\r\033[K{line}", end="", file=sys.stderr, flush=True)
             self.drawn = True
@@ -113,11 +110,6 @@ class ProgressBar:
     def close(self) -> None:
         if self.drawn:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
-
-
-def _clock(seconds: float) -> str:
-    m, s = divmod(int(seconds + 0.5), 60)
-    return f"{m}m{s:02d}s" if m else f"{s}s"
 
 
 def run(args: argparse.Namespace) -> int:

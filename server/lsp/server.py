@@ -66,6 +66,7 @@ FEATURES: tuple[str, ...] = (
     "remote",
     "calibrate",
     "migrate",
+    "tune",
 )
 
 # Listeners run on the event loop: anything slower than this delays every request and is logged.

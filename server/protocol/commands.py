@@ -20,6 +20,7 @@ from nki_studio.protocol.heatmap import HeatLayer, HeatLayerParams
 from nki_studio.protocol.migration import MigrationResult
 from nki_studio.protocol.profile import MappingJson
 from nki_studio.protocol.simulation import AnyResult
+from nki_studio.protocol.tune import TuneReport
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,46 @@ class ReferenceTemplate(TypedDict):
     edit: LineEdit
 
 
+class DeclaredSpace(TypedDict):
+    """A kernel's declared search space, to pre-fill "Tune kernel…"."""
+
+    kernel: str
+    space: Annotated[str, "the space as written, constraints after ' if ' ('' when none is declared)"]
+    origin: Annotated[str, "where it is declared: 'tune comment', '[tool.nki-studio.tune]' or ''"]
+    size: Annotated[int | None, "points before constraints (null: none declared, or it does not parse)"]
+
+
+class _TuneSpecKeys(TypedDict):
+    uri: Annotated[str, "the kernel file's document URI"]
+    kernel: str
+
+
+class TuneSpec(_TuneSpecKeys, total=False):
+    """``tune``'s argument: the kernel and what to search (default: its declared space, every point)."""
+
+    space: Annotated[str, "NAME=values ... [if EXPR; EXPR], replacing the declared space"]
+    budget: Annotated[int, "points to try at most (Optuna's TPE beyond it)"]
+
+
+class TuneResult(TypedDict):
+    """A search from the editor: the report, what the kernel panel shows of it (the server's text, so the panel
+    formats nothing) and the edit that writes the winner's values into the text that was searched."""
+
+    status: Literal["ok"]
+    uri: str
+    report: TuneReport
+    summary: Annotated[str, "one line: what was searched and how much ran"]
+    header: list[str]
+    rows: Annotated[list[list[str]], "the table's rows as text, under header (times are estimates)"]
+    outcome: Annotated[list[str], "baseline, winner (or that nothing passed) and notes"]
+    scatter: Annotated[
+        str, "SVG: estimated time against SBUF peak of the ranked candidates, the Pareto front"
+    ]
+    edits: Annotated[
+        list[LineEdit], "the winner's values in the searched text ([]: no winner, or nothing to change)"
+    ]
+
+
 SIMULATE = Command(
     "simulate",
     "nki-studio.simulate",
@@ -220,6 +261,21 @@ REFERENCE_TEMPLATE = Command(
     ReferenceTemplate,
     "The edit that adds a reference function template for the kernel and names it in its spec comment.",
 )
+TUNE_SPACE = Command(
+    "tuneSpace",
+    "nki-studio.tuneSpace",
+    tuple[str, str],
+    DeclaredSpace,
+    "The kernel's declared search space (its tune comment, else [tool.nki-studio.tune]) and its size.",
+)
+TUNE = Command(
+    "tune",
+    "nki-studio.tune",
+    tuple[TuneSpec],
+    TuneResult | Refusal,
+    "Search the kernel's variants (each verified by the simulator, ranked by the estimate) in the document's "
+    "text; the report, its table and scatter plot, and the winner's edit (not applied).",
+)
 SERVER_COMMANDS = (
     SIMULATE,
     LOAD_PROFILE,
@@ -231,6 +287,8 @@ SERVER_COMMANDS = (
     SPEC_GUESSES,
     WRITE_SPEC,
     REFERENCE_TEMPLATE,
+    TUNE_SPACE,
+    TUNE,
 )
 
 _URI = Annotated[str, "a document URI"]
@@ -284,6 +342,13 @@ CLIENT_COMMANDS = (
         None,
         "Compare later profiles against the one in this editor.",
     ),
+    Command(
+        "tuneKernel",
+        "nki-studio.tuneKernel",
+        tuple[()] | tuple[_URI, str],
+        None,
+        "Tune a kernel: search its declared variants, results in the kernel panel.",
+    ),
     Command("restartServer", "nki-studio.restartServer", tuple[()], None, "Restart the language server."),
     Command("showLogs", "nki-studio.showLogs", tuple[()], None, "Show the output channel."),
     Command(
@@ -307,6 +372,14 @@ CLIENT_COMMANDS = (
         tuple[Annotated[str, "the loaded profile's path"]],
         None,
         "Calibrate the estimate from a measured profile (the kernel panel's button after a profile is loaded).",
+        contributed=False,
+    ),
+    Command(
+        "applyTuneWinner",
+        "nki-studio.applyTuneWinner",
+        tuple[_URI],
+        None,
+        "Write the last search's winner into the document (the kernel panel's button after Tune kernel…).",
         contributed=False,
     ),
 )

@@ -74,35 +74,52 @@ def summary(report: TuneReport) -> str:
     )
 
 
-def text(report: TuneReport) -> str:
-    """The summary, the table (times are the simulator's estimates) and the winner."""
-    shown = _shown(report)
-    table = [HEADER, *(_columns(r) for r in shown)]
-    widths = [max(len(row[i]) for row in table) for i in range(len(HEADER) - 1)]
-    lines = [summary(report), ""]
-    for row in table:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
-    hidden = len(report["candidates"]) - len(shown)
-    if hidden:
-        lines.append(f"... {hidden} more (--json lists every candidate)")
-    lines.append("")
+def table(report: TuneReport) -> list[list[str]]:
+    """The rows the table shows, as text columns under ``HEADER`` (the first 20 ranked, then up to 5 others)."""
+    return [_columns(r) for r in _shown(report)]
+
+
+def outcome(report: TuneReport) -> list[str]:
+    """The lines under the table: the baseline, the winner (or that nothing passed) and the notes."""
+    lines: list[str] = []
     base = report["baseline"]
     if base is not None:
         lines.append(f"baseline {values_text(base)}: {estimate_text(base) or verdict_text(base)}")
+    lines.append(winner_line(report))
+    lines.extend(report["notes"])
+    return lines
+
+
+def winner_line(report: TuneReport) -> str:
+    """``winner TILE_N=256 BUFS=2: ≈ 7.5 µs (...) estimated (not measured), 1.40× the baseline's estimate``, or
+    that nothing passed."""
     winner = report["winner"]
     if winner is None:
-        lines.append("no candidate ran and matched its reference: nothing to rank")
-    else:
-        lines.append(
-            f"winner {values_text(winner)}: {estimate_text(winner)} estimated (not measured)"
-            + (f", {winner['speedup']:.2f}× the baseline's estimate" if winner["speedup"] is not None else "")
-            + (
-                "; the estimate cannot separate it from " + verdict_text(winner).split(" of ", 1)[1]
-                if winner["tiedWith"]
-                else ""
-            )
+        return "no candidate ran and matched its reference: nothing to rank"
+    return (
+        f"winner {values_text(winner)}: {estimate_text(winner)} estimated (not measured)"
+        + (f", {winner['speedup']:.2f}× the baseline's estimate" if winner["speedup"] is not None else "")
+        + (
+            "; the estimate cannot separate it from " + verdict_text(winner).split(" of ", 1)[1]
+            if winner["tiedWith"]
+            else ""
         )
-    lines.extend(report["notes"])
+    )
+
+
+def text(report: TuneReport) -> str:
+    """The summary, the table (times are the simulator's estimates) and the winner."""
+    rows = table(report)
+    cells = [HEADER, *rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(HEADER) - 1)]
+    lines = [summary(report), ""]
+    for row in cells:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
+    hidden = len(report["candidates"]) - len(rows)
+    if hidden:
+        lines.append(f"... {hidden} more (--json lists every candidate)")
+    lines.append("")
+    lines.extend(outcome(report))
     return "\n".join(lines)
 
 
@@ -121,7 +138,9 @@ def pareto(rows: Sequence[TuneCandidate]) -> list[TuneCandidate]:
 
 def scatter_svg(report: TuneReport, width: int = 640, height: int = 400) -> str:
     """Estimated time (x, with its likely range as a bar) against SBUF peak per partition (y) of the ranked
-    candidates; the Pareto front joined by a line, the winner filled."""
+    candidates; the Pareto front joined by a line, the winner filled. Colours are attributes, so the page
+    stands alone; each part also has a class (``axis``, ``tune-front``, ``tune-range``, ``tune-point``,
+    ``tune-winner``) that a themed host such as the VS Code kernel panel restyles."""
     rows = [r for r in report["candidates"] if r["verdict"] == "ranked" and r["estimatedNs"] is not None]
     pad = 56
     if not rows:
@@ -142,8 +161,8 @@ def scatter_svg(report: TuneReport, width: int = 640, height: int = 400) -> str:
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="11">',
-        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#888"/>',
-        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#888"/>',
+        f'<line class="axis" x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#888"/>',
+        f'<line class="axis" x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#888"/>',
         f'<text x="{width / 2}" y="{height - 16}" text-anchor="middle">estimated time (likely range) — '
         f"{html.escape(fmt_ns(x0))} to {html.escape(fmt_ns(x1))}</text>",
         f'<text x="14" y="{height / 2}" transform="rotate(-90 14 {height / 2})" text-anchor="middle">SBUF peak per '
@@ -154,17 +173,19 @@ def scatter_svg(report: TuneReport, width: int = 640, height: int = 400) -> str:
         path = " ".join(
             f"{px(float(r['estimatedNs'] or 0)):.1f},{py(float(r['sbufPeakBytes'] or 0)):.1f}" for r in front
         )
-        parts.append(f'<polyline points="{path}" fill="none" stroke="#d62728" stroke-dasharray="4 3"/>')
+        parts.append(
+            f'<polyline class="tune-front" points="{path}" fill="none" stroke="#d62728" stroke-dasharray="4 3"/>'
+        )
     for r in rows:
         x, y = px(float(r["estimatedNs"] or 0)), py(float(r["sbufPeakBytes"] or 0))
         if r["lowNs"] is not None and r["highNs"] is not None:
             parts.append(
-                f'<line x1="{px(r["lowNs"]):.1f}" y1="{y:.1f}" x2="{px(r["highNs"]):.1f}" y2="{y:.1f}" stroke="#9ecae1"/>'
+                f'<line class="tune-range" x1="{px(r["lowNs"]):.1f}" y1="{y:.1f}" x2="{px(r["highNs"]):.1f}" y2="{y:.1f}" stroke="#9ecae1"/>'
             )
-        fill = "#1f77b4" if r["rank"] == 1 else "white"
+        fill, cls = ("#1f77b4", "tune-point tune-winner") if r["rank"] == 1 else ("white", "tune-point")
         title = html.escape(f"#{r['rank']} {values_text(r)}: {estimate_text(r)}")
         parts.append(
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{fill}" stroke="#1f77b4"><title>{title}</title></circle>'
+            f'<circle class="{cls}" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{fill}" stroke="#1f77b4"><title>{title}</title></circle>'
         )
     parts.append("</svg>")
     return "\n".join(parts)

@@ -3,7 +3,8 @@ pruned by lint, served from the cache or run on the executor, then ranked.
 
 Budgets: ``budget`` counts distinct points tried (simulated, cached or pruned; a point the constraints reject
 costs nothing); ``time_s`` stops starting new candidates once passed (running ones finish). A space larger than
-``EXHAUSTIVE_LIMIT`` points without either is refused, with its size.
+``EXHAUSTIVE_LIMIT`` points without either is refused, with its size. ``cancelled`` (the editor's cancel) stops
+starting new candidates too; the report then ranks what ran.
 """
 
 from __future__ import annotations
@@ -73,6 +74,20 @@ class Progress:
             return None if not self.done else 0.0
         return self.elapsed_s / self.done * (self.total - self.done)
 
+    @property
+    def text(self) -> str:
+        """``12/40  3 cached  ETA 1m20s``: the progress bar's words (CLI) and the editor's progress message."""
+        eta = self.eta_s
+        return f"{self.done}/{self.total}  {self.cached} cached  ETA " + (
+            clock(eta) if eta is not None else "?"
+        )
+
+
+def clock(seconds: float) -> str:
+    """``1m20s``, ``7s``."""
+    m, s = divmod(int(seconds + 0.5), 60)
+    return f"{m}m{s:02d}s" if m else f"{s}s"
+
 
 @dataclass
 class _State:
@@ -81,6 +96,7 @@ class _State:
     cache: Cache
     deadline: float | None
     on_progress: Callable[[Progress], None]
+    cancelled: Callable[[], bool]
     total: int
     started: float = field(default_factory=time.perf_counter)
     rows: dict[tuple[Any, ...], TuneCandidate] = field(default_factory=dict)
@@ -92,7 +108,7 @@ class _State:
     baseline_codes: frozenset[str] = frozenset()
 
     def stopped(self) -> bool:
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+        return self.cancelled() or (self.deadline is not None and time.perf_counter() >= self.deadline)
 
     def report(self) -> None:
         self.on_progress(
@@ -112,9 +128,10 @@ def search(
     cache: Cache,
     limits: Limits,
     on_progress: Callable[[Progress], None] = lambda _: None,
+    cancelled: Callable[[], bool] = lambda: False,
 ) -> TuneReport:
-    """Search ``problem``'s space and rank what passed. Raises ``TuneError`` (a refused space, a parameter
-    with no place in the source, TPE without Optuna)."""
+    """Search ``problem``'s space and rank what passed; ``cancelled`` stops it early (no new candidate starts).
+    Raises ``TuneError`` (a refused space, a parameter with no place in the source, TPE without Optuna)."""
     space = problem.space
     try:
         settable = sites(problem.source, problem.kernel)
@@ -137,6 +154,7 @@ def search(
         cache,
         time.perf_counter() + limits.time_s if limits.time_s else None,
         on_progress,
+        cancelled,
         total=budget,
     )
     config = lint_config(problem.path, problem.generation)
@@ -155,7 +173,9 @@ def search(
         _exhaustive(state, config)
     else:
         _tpe(state, config, budget, limits.seed)
-    if state.stopped():
+    if cancelled():
+        notes.append(f"cancelled: {len(state.rows)} of {budget} points tried")
+    elif state.stopped():
         notes.append(f"--time reached: {len(state.rows)} of {budget} points tried")
     if base_values is None:
         notes.append("the source's current values are not all literals: no baseline, no speed-up")

@@ -4,8 +4,10 @@ import type * as vscode from 'vscode';
 import type { HeatController } from '../heat/controller';
 import type { HeatLine, HeatmapParams } from '../heat/model';
 import type { SimulationStore } from '../simulationStore';
+import { type TuneStore, applicable } from '../tune';
 import type { VsCode } from '../vscodeApi';
 import { CALIBRATE_FROM_PROFILE, GO_TO_LINE, renderPanel } from './render';
+import { APPLY_TUNE_WINNER } from './tune';
 
 export class KernelPanel {
   private panel: vscode.WebviewPanel | undefined;
@@ -18,8 +20,10 @@ export class KernelPanel {
     private readonly vs: VsCode,
     private readonly simulations: SimulationStore,
     private readonly heat: HeatController,
+    private readonly tunes: TuneStore,
   ) {
     simulations.onDidAdd(() => this.refresh());
+    tunes.onDidChange(() => this.refresh());
     this.subscription = vs.window.onDidChangeActiveTextEditor((e) => {
       if (e && e.document.languageId === 'python') {
         this.lastUri = e.document.uri.toString();
@@ -38,8 +42,9 @@ export class KernelPanel {
         { viewColumn: this.vs.ViewColumn.Beside, preserveFocus: true },
         {
           enableScripts: false,
-          // the findings list jumps to its line, the measured profile's button calibrates: nothing else
-          enableCommandUris: [GO_TO_LINE, CALIBRATE_FROM_PROFILE],
+          // the findings list jumps to its line, the measured profile's button calibrates, the search's button
+          // applies its winner: nothing else
+          enableCommandUris: [GO_TO_LINE, CALIBRATE_FROM_PROFILE, APPLY_TUNE_WINNER],
           localResourceRoots: [],
         },
       );
@@ -68,10 +73,12 @@ export class KernelPanel {
     const simulation = (uri && this.simulations.forUri(uri)) || this.simulations.last;
     const heat = uri ? this.heat.heatOf(uri) : undefined;
     const baseline = uri ? this.baselines.get(uri) : undefined;
+    const tune = uri ? this.tunes.forUri(uri) : undefined;
     const nonce = randomBytes(16).toString('base64');
     this.panel.webview.html = renderPanel(
       {
         simulation,
+        tune: uri && tune ? { result: tune.result, applicable: applicable(this.vs, uri, tune) } : undefined,
         heat: heat && {
           params: heat.params,
           stale: heat.stale,

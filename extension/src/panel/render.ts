@@ -19,6 +19,7 @@ import { severityOf, statusLabel, summaryLine } from '../simulationSummary';
 import { alignLines, splitLines } from './lineAlign';
 import { measuredVsEstimatedSection } from './measuredEstimated';
 import { LABEL_PX, SMALL_PX } from './textWidth';
+import { type TuneView, tuneSection } from './tune';
 import {
   type CapacityBar,
   type Track,
@@ -53,6 +54,8 @@ function calibrationNote(kernel: object): string[] {
 
 export interface PanelData {
   simulation?: SimulationResult;
+  /** The document's last "Tune kernel…" search. */
+  tune?: TuneView;
   /** `lines`: the heat shifted with edits since it arrived, `text`: the document now (both optional). */
   /** `label`: the layer shown, as the server names it ("Measured, from …"). */
   heat?: { params: HeatmapParams; stale: boolean; lines?: readonly LineTime[]; text?: string; label?: string };
@@ -351,6 +354,8 @@ svg .bar { fill: var(--vscode-charts-blue); } svg .bar.over { fill: var(--vscode
 svg .dma { fill: var(--vscode-charts-orange); } svg .compute { fill: var(--vscode-charts-blue); } svg .overlap { fill: var(--vscode-charts-purple); } svg .idle { fill: var(--vscode-disabledForeground); }
 svg .total { fill: var(--vscode-disabledForeground); } svg .bound { fill: var(--vscode-charts-green); } svg .gap { fill: var(--vscode-charts-yellow); }
 svg .roof { stroke: var(--vscode-charts-blue); stroke-width: 2; } svg .axis { stroke: var(--vscode-descriptionForeground); } svg .point { fill: var(--vscode-charts-red); }
+svg .tune-point { fill: var(--vscode-editor-background); stroke: var(--vscode-charts-blue); } svg .tune-point.tune-winner { fill: var(--vscode-charts-blue); } svg .tune-range { stroke: var(--vscode-charts-blue); opacity: 0.5; } svg .tune-front { stroke: var(--vscode-charts-red); }
+tr.winner td { font-weight: bold; }
 `;
 
 function boundValues(kernel: Record<string, unknown> | undefined): Map<string, number | null> {
@@ -462,6 +467,7 @@ export function renderPanel(data: PanelData, nonce: string, cspSource: string): 
   const csp = `default-src 'none'; img-src ${cspSource} data:; style-src 'nonce-${nonce}'; script-src 'none'; connect-src 'none'; font-src ${cspSource};`;
   const body: string[] = [];
   if (data.simulation) body.push(simulationSection(data.simulation));
+  if (data.tune) body.push(tuneSection(data.tune));
   if (data.heat)
     body.push(profileSection(data.heat), measuredVsEstimatedSection(data.heat.params.measured_vs_estimated));
   if (data.baseline && data.heat && data.baseline !== data.heat.params)
@@ -473,7 +479,7 @@ export function renderPanel(data: PanelData, nonce: string, cspSource: string): 
     );
   if (!body.length) {
     body.push(
-      '<p class="muted">No data yet. Run <b>NKI: Simulate Kernel</b> or <b>NKI: Load Profile…</b> on the active kernel file.</p>',
+      '<p class="muted">No data yet. Run <b>NKI: Simulate Kernel</b>, <b>NKI: Tune Kernel…</b> or <b>NKI: Load Profile…</b> on the active kernel file.</p>',
     );
   }
   return (

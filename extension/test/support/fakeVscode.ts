@@ -90,6 +90,8 @@ export class FakeEditor {
     getText(): string;
     lineAt(line: number): { text: string };
     isDirty: boolean;
+    /** VS Code's version of the document: a test bumps it to stand for an edit. */
+    version: number;
     save(): Promise<boolean>;
   };
 
@@ -102,6 +104,7 @@ export class FakeEditor {
       // the text as constructed (edits are fired, not applied): a change's prefix on its line is the same
       lineAt: (line: number) => ({ text: text.split('\n')[line] ?? '' }),
       isDirty: false,
+      version: 1,
       save: () => Promise.resolve(true),
     };
     this.visibleRanges = [new FakeRange(0, 0, Math.min(this.document.lineCount, 40) - 1, 0)];
