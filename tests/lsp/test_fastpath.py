@@ -419,6 +419,7 @@ def test_the_same_conversation_with_and_without_the_fast_path(tmp_path: Path, wo
     assert [a["title"] for a in fast.answer(2)] == [
         "Replace with range() (NKI201)",
         "Suppress NKI201 on this line (# noqa: NKI201)",
+        "Migrate kernel to NKI 0.7 (proven by simulating both versions)",  # 0.6 code (nkiVersion above)
     ]
     assert "affine_range" in fast.answer(3)["contents"]["value"]
     assert {"client/registerCapability", "workspace/configuration", "window/logMessage"} <= set(by_method)

@@ -28,6 +28,10 @@ async def client(lsp_client: LanguageClient) -> Any:
     def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
         return None
 
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def lens_refresh(ls: LanguageClient, params: None) -> None:
+        """Acknowledged, as VS Code does (a simulation's result changes the Simulate lens)."""
+
     yield
     await lsp_client.shutdown_session()
 
