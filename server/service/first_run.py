@@ -142,17 +142,17 @@ def _comment_edit(source: str, kernel: KernelInfo, comment: str) -> LineEdit:
 
 def reference_template(source: str, path: str, name: str) -> ReferenceTemplate | None:
     """A reference function for the kernel (``ref_<kernel>``, taking the kernel's parameters, to fill in with
-    NumPy) above its spec comment, and ``reference=`` in that comment (written when the kernel has none: from
-    its asserts, else example shapes). A function of that name already in the file is only named. None: no
-    such kernel."""
+    NumPy) above its spec comment, and ``reference=`` in that comment (written when the kernel has none: with
+    the guesses of :func:`guesses`, the last run's aside). A function of that name already in the file is only
+    named. None: no such kernel."""
     kernel = _kernel(source, path, name)
     if kernel is None:
         return None
     function = f"ref_{name}"
     fields = _comment_fields(kernel)
-    if kernel.spec_line is None:
-        inferred = verify_spec.inferred_fields(source, path, name)
-        fields = {p: inferred.get(p, verify_spec.EXAMPLE_TENSOR) for p in kernel.required}
+    guessed = guesses(source, path, name, {}) if kernel.spec_line is None else None
+    if guessed is not None:
+        fields = {p["name"]: verify_spec.parse_value(p["value"]) for p in guessed["parameters"]}
     fields["reference"] = function
     edit = _comment_edit(source, kernel, verify_spec.build_spec(kernel, [("comment", fields)]).to_comment())
     if not re.search(rf"^def {re.escape(function)}\(", source, re.MULTILINE):

@@ -109,3 +109,13 @@ def test_guesses_from_type_hints_and_the_projects_tests(tmp_path: Path) -> None:
     got = first_run.guesses(source, str(kernels), "k", {})
     assert got is not None
     assert got["parameters"][1] == {"name": "d", "value": "float32[128,512]", "source": "example"}
+
+
+def test_the_reference_template_of_a_spec_less_kernel_takes_the_type_hints(tmp_path: Path) -> None:
+    source = KERNEL.replace("def k(a, b, scale=2.0):", 'def k(a, b: "bf16[64,64]", scale=2.0):')
+    template = first_run.reference_template(source, str(tmp_path / "k.py"), "k")
+    assert template is not None
+    assert (
+        "# nki-studio: simulate a=float32[128,64] b=bfloat16[64,64] reference=ref_k\n"
+        in template["edit"]["text"]
+    )
