@@ -27,6 +27,8 @@ export type RunServerCommand = <C extends ServerCommand>(
 const SOURCE_WORDS: Record<ParameterGuess['source'], string> = {
   spec: 'from its spec comment',
   asserts: "from the kernel's asserts",
+  'type hint': "from the parameter's type hint",
+  tests: "from the kernel's calls in the project's tests",
   'last run': 'from the last run',
   example: 'an example: edit it',
 };

@@ -11,11 +11,9 @@ export function profileLoadSummary(response: unknown): string {
   const parts = [
     `profile loaded${typeof r.format === 'string' ? ` (${r.format})` : ''}: heat on ${files} file${files === 1 ? '' : 's'}`,
   ];
-  if (typeof r.latency_ns === 'number') {
-    parts.push(
-      `kernel ${formatNs(r.latency_ns)}${typeof r.latency_source === 'string' ? ` (${r.latency_source})` : ''}`,
-    );
-  }
+  // What the latency was taken from (e.g. Summary.total_exec_time) is a technical detail: the kernel panel's
+  // detail line and the heat hover name it, the message keeps to plain words.
+  if (typeof r.latency_ns === 'number') parts.push(`kernel ${formatNs(r.latency_ns)}`);
   if (typeof r.unattributed_instr === 'number' && r.unattributed_instr > 0)
     parts.push(`${r.unattributed_instr} instructions without a source line`);
   const unmapped = Array.isArray(r.unmapped_files) ? r.unmapped_files : [];

@@ -875,8 +875,11 @@ export interface ParameterGuess {
   name: string;
   /** dtype[shape] or a number as the spec comment writes it; '' when nothing is known */
   value: string;
-  /** where the guess comes from: the spec comment, the kernel's asserts, the last run, or an example to edit */
-  source: 'spec' | 'asserts' | 'last run' | 'example';
+  /**
+   * where the guess comes from: the spec comment, the kernel's asserts, its type hints, its calls in the project's
+   * tests, the last run, or an example to edit
+   */
+  source: 'spec' | 'asserts' | 'type hint' | 'tests' | 'last run' | 'example';
 }
 
 /** The spec comment built from the user's values: the edit that writes it, or what is wrong with them. */

@@ -114,8 +114,9 @@ class ParameterGuess(TypedDict):
     name: str
     value: Annotated[str, "dtype[shape] or a number as the spec comment writes it; '' when nothing is known"]
     source: Annotated[
-        Literal["spec", "asserts", "last run", "example"],
-        "where the guess comes from: the spec comment, the kernel's asserts, the last run, or an example to edit",
+        Literal["spec", "asserts", "type hint", "tests", "last run", "example"],
+        "where the guess comes from: the spec comment, the kernel's asserts, its type hints, its calls in the "
+        "project's tests, the last run, or an example to edit",
     ]
 
 

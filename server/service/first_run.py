@@ -1,6 +1,7 @@
 """A kernel's first simulation without reading the docs: what to ask for each parameter (with a guess from the
-kernel's spec comment, its asserts or its last run), the spec comment written from the user's answers, and a
-reference function template the oracle will call (``reference=`` in the spec, ``verify.job``).
+kernel's spec comment, its asserts, its type hints, its calls in the project's tests or its last run), the spec
+comment written from the user's answers, and a reference function template the oracle will call
+(``reference=`` in the spec, ``verify.job``).
 
 Edits are whole lines (``protocol.commands.LineEdit``) on the text they were computed from; the front end
 applies them at once.
@@ -8,13 +9,24 @@ applies them at once.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nki_studio.protocol.commands import LineEdit, ParameterGuess, ReferenceTemplate, SpecGuesses, SpecWrite
+from nki_studio.service.calibration_file import project_root
 from nki_studio.verify import spec as verify_spec
+from nki_studio.verify.call_sites import call_site_fields
 from nki_studio.verify.spec import KernelInfo, SpecError
+from nki_studio.verify.type_hints import hinted_fields
+
+# Bounds of the search for the kernel's calls in the project's tests (it runs when the user is asked, so it
+# must stay quick on a large repository): test files looked at, and the size of one.
+MAX_TEST_FILES = 2000
+MAX_TEST_FILE_BYTES = 1_000_000
+# Folders never searched: environments, caches, dependencies.
+_SKIPPED_DIRS = {"node_modules", "__pycache__", "site-packages", "venv", "build", "dist"}
 
 
 def _kernel(source: str, path: str, name: str) -> KernelInfo | None:
@@ -28,15 +40,19 @@ def _comment_fields(kernel: KernelInfo) -> dict[str, Any]:
 
 
 def guesses(source: str, path: str, name: str, last_args: Mapping[str, str]) -> SpecGuesses | None:
-    """The kernel's required parameters with a guess each (its spec comment, then its asserts, then
-    ``last_args``, the values of its last run, then an example to edit) and whether the user must be asked
-    (the kernel has no usable spec). None: no such kernel (or the text does not parse)."""
+    """The kernel's required parameters with a guess each (its spec comment, then its asserts, its type hints,
+    its calls in the project's tests, ``last_args`` -- the values of its last run --, then an example to edit)
+    and whether the user must be asked (the kernel has no usable spec). None: no such kernel (or the text does
+    not parse)."""
     kernel = _kernel(source, path, name)
     if kernel is None:
         return None
     needed = verify_spec.resolve(source, path, name, infer=True).spec is None
     comment = _comment_fields(kernel)
     inferred = verify_spec.inferred_fields(source, path, name)
+    hinted = hinted_fields(source, name)
+    unknown = [p for p in kernel.required if p not in comment and p not in inferred and p not in hinted]
+    called = tested_fields(path, kernel, unknown) if unknown else {}
     example = str(verify_spec.EXAMPLE_TENSOR)
     parameters: list[ParameterGuess] = []
     for param in kernel.required:
@@ -44,11 +60,47 @@ def guesses(source: str, path: str, name: str, last_args: Mapping[str, str]) -> 
             parameters.append({"name": param, "value": _text(comment[param]), "source": "spec"})
         elif param in inferred:
             parameters.append({"name": param, "value": _text(inferred[param]), "source": "asserts"})
+        elif param in hinted:
+            parameters.append({"name": param, "value": str(hinted[param]), "source": "type hint"})
+        elif param in called:
+            parameters.append({"name": param, "value": str(called[param]), "source": "tests"})
         elif param in last_args:
             parameters.append({"name": param, "value": last_args[param], "source": "last run"})
         else:
             parameters.append({"name": param, "value": example, "source": "example"})
     return {"kernel": name, "needed": needed, "parameters": parameters}
+
+
+def tested_fields(path: str, kernel: KernelInfo, params: list[str]) -> dict[str, verify_spec.TensorSpec]:
+    """What the project's tests call ``kernel`` with, for ``params``: the first test file (in path order) whose
+    call gives a parameter a NumPy array built from literals wins."""
+    found: dict[str, verify_spec.TensorSpec] = {}
+    for test in _test_files(project_root(path)):
+        try:
+            with open(test, encoding="utf-8") as f:
+                text = f.read(MAX_TEST_FILE_BYTES + 1)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if len(text) > MAX_TEST_FILE_BYTES or kernel.name not in text:
+            continue
+        for param, value in call_site_fields(text, kernel.name, kernel.params).items():
+            found.setdefault(param, value)
+        if all(p in found for p in params):
+            break
+    return {p: found[p] for p in params if p in found}
+
+
+def _test_files(root: str) -> Iterator[str]:
+    """The project's test files (``test_*.py``, ``*_test.py``), in path order, at most ``MAX_TEST_FILES``."""
+    count = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
+        for file in sorted(files):
+            if file.endswith(".py") and (file.startswith("test_") or file.endswith("_test.py")):
+                yield os.path.join(folder, file)
+                count += 1
+                if count >= MAX_TEST_FILES:
+                    return
 
 
 def _text(value: object) -> str:
@@ -90,17 +142,17 @@ def _comment_edit(source: str, kernel: KernelInfo, comment: str) -> LineEdit:
 
 def reference_template(source: str, path: str, name: str) -> ReferenceTemplate | None:
     """A reference function for the kernel (``ref_<kernel>``, taking the kernel's parameters, to fill in with
-    NumPy) above its spec comment, and ``reference=`` in that comment (written when the kernel has none: from
-    its asserts, else example shapes). A function of that name already in the file is only named. None: no
-    such kernel."""
+    NumPy) above its spec comment, and ``reference=`` in that comment (written when the kernel has none: with
+    the guesses of :func:`guesses`, the last run's aside). A function of that name already in the file is only
+    named. None: no such kernel."""
     kernel = _kernel(source, path, name)
     if kernel is None:
         return None
     function = f"ref_{name}"
     fields = _comment_fields(kernel)
-    if kernel.spec_line is None:
-        inferred = verify_spec.inferred_fields(source, path, name)
-        fields = {p: inferred.get(p, verify_spec.EXAMPLE_TENSOR) for p in kernel.required}
+    guessed = guesses(source, path, name, {}) if kernel.spec_line is None else None
+    if guessed is not None:
+        fields = {p["name"]: verify_spec.parse_value(p["value"]) for p in guessed["parameters"]}
     fields["reference"] = function
     edit = _comment_edit(source, kernel, verify_spec.build_spec(kernel, [("comment", fields)]).to_comment())
     if not re.search(rf"^def {re.escape(function)}\(", source, re.MULTILINE):

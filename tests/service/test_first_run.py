@@ -79,3 +79,43 @@ def test_the_reference_template_is_named_in_the_spec(tmp_path: Path) -> None:
     # the function is there: asking again only names it
     again = first_run.reference_template(source, path, "k")
     assert again is not None and again["edit"]["replace"] and "def ref_k" not in again["edit"]["text"]
+
+
+def test_guesses_from_type_hints_and_the_projects_tests(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.nki-studio]\n")
+    kernels = tmp_path / "src" / "kernels.py"
+    kernels.parent.mkdir()
+    source = KERNEL.replace("def k(a, b, scale=2.0):", 'def k(a, b: "bf16[64,64]", c=None, scale=2.0):')
+    source = source.replace("def k(a, b:", "def k(a, d, b:")
+    kernels.write_text(source)
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_kernels.py").write_text(
+        "import numpy as np\nfrom kernels import k\n\n\ndef test_k():\n"
+        "    d = np.random.rand(8, 16).astype(np.float16)\n"
+        "    k(np.zeros((1, 1), np.float32), d, np.zeros((2, 2), np.float32))\n"
+    )
+    got = first_run.guesses(source, str(kernels), "k", {})
+    assert got is not None and got["parameters"] == [
+        {"name": "a", "value": "float32[128,64]", "source": "asserts"},  # the asserts beat the tests
+        {"name": "d", "value": "float16[8,16]", "source": "tests"},
+        {"name": "b", "value": "bfloat16[64,64]", "source": "type hint"},  # the hint beats the tests
+    ]
+    # tests only in folders the search skips (dependencies, hidden environments): an example to edit
+    (tmp_path / "node_modules").mkdir()
+    (tests / "test_kernels.py").rename(tmp_path / "node_modules" / "test_kernels.py")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "k_test.py").write_text("k(1, np.zeros((3, 3), np.int8))\n")
+    got = first_run.guesses(source, str(kernels), "k", {})
+    assert got is not None
+    assert got["parameters"][1] == {"name": "d", "value": "float32[128,512]", "source": "example"}
+
+
+def test_the_reference_template_of_a_spec_less_kernel_takes_the_type_hints(tmp_path: Path) -> None:
+    source = KERNEL.replace("def k(a, b, scale=2.0):", 'def k(a, b: "bf16[64,64]", scale=2.0):')
+    template = first_run.reference_template(source, str(tmp_path / "k.py"), "k")
+    assert template is not None
+    assert (
+        "# nki-studio: simulate a=float32[128,64] b=bfloat16[64,64] reference=ref_k\n"
+        in template["edit"]["text"]
+    )

@@ -208,12 +208,15 @@ function profileSection(heat: { params: HeatmapParams; stale: boolean; label?: s
   ];
   const latency = num(kernel, ['latency_ns', 'total_ns']);
   if (latency !== undefined) {
-    const denom = typeof kernel.latency_source === 'string' ? ` (${esc(kernel.latency_source)})` : '';
-    parts.push(`<p>Kernel latency ${esc(formatNs(latency))}${denom}</p>`);
+    parts.push(`<p>Kernel latency ${esc(formatNs(latency))}</p>`);
     if (params.source === 'estimate' && 'latency_range' in kernel) {
       const range = kernel.latency_range;
       parts.push(`<p>${esc(formatLikelyRange(isLikelyRange(range) ? range : null))}</p>`);
     }
+    // Plain words first; what the latency was taken from (e.g. Summary.total_exec_time) is the detail line, as
+    // in the hover.
+    if (typeof kernel.latency_source === 'string')
+      parts.push(`<p class="muted detail">kernel time: ${esc(kernel.latency_source)}</p>`);
     const d = num(kernel, ['dma_union_ns']);
     const c = num(kernel, ['compute_union_ns']);
     const i = num(kernel, ['intersection_ns']);
@@ -347,6 +350,7 @@ body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); 
 h2 { font-size: 1.2em; margin-top: 1.2em; } h3 { font-size: 1em; margin-bottom: 4px; }
 table { border-collapse: collapse; margin: 4px 0; } td, th { padding: 2px 8px; border-bottom: 1px solid var(--vscode-panel-border); text-align: left; }
 .pass, .fail { white-space: nowrap; } .pass { color: var(--vscode-testing-iconPassed); } .fail { color: var(--vscode-testing-iconFailed); } .na, .muted { color: var(--vscode-descriptionForeground); font-weight: normal; }
+.detail { font-size: 0.9em; font-style: italic; margin-top: 0; }
 pre.error { white-space: pre-wrap; color: var(--vscode-errorForeground); }
 svg text { fill: var(--vscode-foreground); font-size: ${LABEL_PX}px; } svg text.small { font-size: ${SMALL_PX}px; fill: var(--vscode-descriptionForeground); }
 svg .track { fill: var(--vscode-editorWidget-background); stroke: var(--vscode-panel-border); }

@@ -75,12 +75,20 @@ describe('extension in a trusted workspace', { timeout: 420_000 }, () => {
   });
 
   it('applies the quick fix and the diagnostic disappears', async () => {
-    await wb.goToLine(24, 16); // on nl.affine_range
-    await wb.page.keyboard.press('Control+.');
-    await wb.page
-      .locator('.action-widget .monaco-list-row', { hasText: /range\(\)/ })
-      .first()
-      .waitFor({ timeout: 20_000 });
+    // The diagnostic may come from the start-up fast path, which only lints: the fix is offered once the full
+    // server has linted the document (tens of seconds after start on a loaded machine), so the menu is asked again.
+    const fixRow = wb.page.locator('.action-widget .monaco-list-row', { hasText: /range\(\)/ }).first();
+    for (let attempt = 0; ; attempt += 1) {
+      await wb.goToLine(24, 16); // on nl.affine_range
+      await wb.page.keyboard.press('Control+.');
+      const shown = await fixRow.waitFor({ timeout: 10_000 }).then(
+        () => true,
+        () => false,
+      );
+      if (shown) break;
+      if (attempt === 8) throw new Error('the quick fix "Replace with range()" was not offered within 90 s');
+      await wb.page.keyboard.press('Escape');
+    }
     await wb.screenshot('quick-fix-menu');
     // the menu takes keys, not clicks (a pointer block covers it): walk to the fix and accept it
     for (let i = 0; i < 6; i += 1) {

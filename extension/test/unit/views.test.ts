@@ -158,6 +158,13 @@ describe('simulation results', () => {
     assert.match(panel(null), /no calibration for this generation/);
   });
 
+  it('says the kernel latency in plain words, what it was taken from on a detail line below', () => {
+    const html = estimatePanel({ latency_ns: 218_666, latency_source: 'Summary.total_exec_time' });
+    assert.match(html, /<p>Kernel latency 218\.7 µs<\/p>/);
+    assert.match(html, /<p class="muted detail">kernel time: Summary\.total_exec_time<\/p>/);
+    assert.doesNotMatch(estimatePanel({ latency_ns: 1000 }), /kernel time:/);
+  });
+
   it('states what is known of a measured roofline point without FLOPs, in the same section', () => {
     const html = renderPanel(
       {
@@ -343,7 +350,7 @@ describe('simulation results', () => {
 });
 
 describe('profile load summary', () => {
-  it('names the format, files, latency source and unmapped files', () => {
+  it('names the format, files, latency in plain words and unmapped files', () => {
     const text = profileLoadSummary({
       files: ['file:///ws/k.py'],
       format: 'parquet',
@@ -354,8 +361,9 @@ describe('profile load summary', () => {
     });
     assert.match(
       text,
-      /profile loaded \(parquet\): heat on 1 file · kernel 218\.7 µs \(Summary\.total_exec_time\) · 3 instructions without a source line · not found in the workspace: \/home\/ubuntu\/other\.py/,
+      /profile loaded \(parquet\): heat on 1 file · kernel 218\.7 µs · 3 instructions without a source line · not found in the workspace: \/home\/ubuntu\/other\.py/,
     );
+    assert.doesNotMatch(text, /total_exec_time/); // technical: the panel's detail line and the hover name it
     assert.match(profileLoadSummary(null), /heat on 0 files/);
   });
 });
