@@ -38,7 +38,7 @@ def headline(name: str, v: View) -> str:
     top = v["lines"][0] if v["lines"] else None
     hot = f"; hottest line {top['file']}:{top['line']} ({top['share']:.0%})" if top else ""
     return (
-        f"{name}: {v['label']} latency {s['latency_ns'] / 1000:.2f} µs ({s['latency_source']}); busiest engine "
+        f"{name}: {v['label']} latency {s['latency_ns'] / 1000:.2f} µs; busiest engine "
         f"{busiest['engine'] or '-'} {busiest['busy_ns'] / 1000:.2f} µs{hot}"
     )
 

@@ -23,7 +23,8 @@ def kernel_text(report: ProfileReport) -> list[str]:
     lat = k.latency_ns
     schema = f", schema {p.schema_version}" if p.schema_version else ""
     out = [f"Profile: {p.path} ({p.format}{schema}, {p.provenance})"]
-    out.append(f"Latency: {fmt_ns(lat)}  [denominator: {k.latency_source}]")
+    out.append(f"Latency: {fmt_ns(lat)}")
+    out.append(f"  kernel time from: {k.latency_source}")  # the technical source after the plain figure
     if p.has_instructions:
         if k.intersection_ns is None or k.idle_ns is None:
             overlap = "overlap and idle: not recorded in this profile (no DMA rows)"

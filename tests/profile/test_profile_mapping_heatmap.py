@@ -156,7 +156,7 @@ def test_cli_report_text_and_json(
         == 0
     )
     out = capsys.readouterr().out
-    assert "Latency: 218.7 µs  [denominator: Summary.total_exec_time]" in out
+    assert "Latency: 218.7 µs\n  kernel time from: Summary.total_exec_time" in out  # plain words first
     assert "DMA union 69.8 µs" in out and "compute union 190.3 µs" in out and "overlap 56.3 µs" in out
     assert "unattributed: 2 (0 work)" in out and "memory floor 5.7 µs" in out
     row41 = next(r for r in out.splitlines() if r.startswith("41 "))
