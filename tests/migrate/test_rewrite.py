@@ -115,6 +115,29 @@ def test_masks_on_index_tiles_become_bounded_slices() -> None:
     assert not m.manual and "i_p" not in m.text
 
 
+def test_masked_instructions_slice_their_full_extent_operands_to_the_bound() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, w, out, n):
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            w_all = nl.load(w)
+            for j in nl.affine_range(2):
+                t = nl.load(a[j * 128 + i_p, i_f], mask=(j * 128 + i_p < n))
+                u = nl.exp(t)
+                v = nl.multiply(u, w_all, mask=(j * 128 + i_p < n))
+                nl.store(out[j * 128 + i_p, i_f], value=v, mask=(j * 128 + i_p < n))
+                s = nl.add(w_all, w_all, mask=(i_f < 40))
+        """
+    )
+    # u comes from the bounded load (already short); w_all is a full 128-row tile: sliced to the same extent
+    assert "v = nl.multiply(u, w_all[0:min(j * 128 + 128, n) - (j * 128)])" in m.text
+    assert "nl.store(out[j * 128:min(j * 128 + 128, n), 0:64], value=v)" in m.text
+    assert "s = nl.add(w_all[:, 0:min(64, 40)], w_all[:, 0:min(64, 40)])" in m.text
+    assert not m.manual and "mask" not in m.text
+
+
 def test_other_masks_are_listed() -> None:
     m = migrate(
         "@nki.jit\ndef k(a, n):\n    i_p = nl.arange(128)[:, None]\n    return nl.load(a[i_p], mask=(n > i_p))\n"

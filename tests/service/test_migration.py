@@ -106,6 +106,35 @@ def test_masks_become_bounded_slices_and_are_proven(tmp_path: Path) -> None:
     assert "y = nl.exp(x)" in result["migrated"] and "mask" not in result["migrated"]
 
 
+# A ragged last tile meets a weight broadcast to the full 128 rows (the nki-samples RMSNorm tutorial's pattern).
+MASKED_BROADCAST = """\
+import math
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[200,64] g=float32[64]
+@nki.jit
+def k(a, g):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    jf = nl.arange(64)[None, :]
+    g_row = nl.load(g.reshape((1, 64))[nl.arange(1)[:, None], jf])
+    for i in nl.affine_range(math.ceil(a.shape[0] / 128)):
+        x = nl.load(a[i * 128 + ip, jf], mask=(i * 128 + ip < a.shape[0]))
+        g_all = g_row.broadcast_to((128, 64))
+        y = nl.multiply(nl.exp(x), g_all, mask=(i * 128 + ip < a.shape[0]))
+        nl.store(out[i * 128 + ip, jf], value=y, mask=(i * 128 + ip < a.shape[0]))
+    return out
+"""
+
+
+def test_masked_broadcast_operands_are_sliced_and_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, MASKED_BROADCAST)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "g_all[0:min(i * 128 + 128, a.shape[0]) - (i * 128)]" in result["migrated"]
+
+
 def test_untrusted_workspace_is_refused_and_nothing_runs(tmp_path: Path) -> None:
     path = _file(tmp_path, PROVEN)
     result = migrate(str(path), Settings(trusted_workspace=False), write=True)
