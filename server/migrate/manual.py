@@ -8,8 +8,6 @@ from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 
 _LANGUAGE_RECIPES = {
-    "par_dim": "block dimensions are gone: fold the block into the free dims ((128, B, F)), keep a list of tiles, "
-    "or allocate the tile inside the loop",
     "static_cast": "nisa.tensor_copy into a tile of the target dtype, or nl.copy(x, dtype=...)",
     "loop_reduce": "nisa.tensor_tensor(dst=acc, data1=acc, data2=x, op=op) inside the loop",
     "atomic_rmw": "nisa.dma_compute scatter with reduce_op",

@@ -138,6 +138,43 @@ def test_masked_instructions_slice_their_full_extent_operands_to_the_bound() -> 
     assert not m.manual and "mask" not in m.text
 
 
+def test_block_dims_fold_into_the_free_dims() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out):
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            blocks = nl.ndarray((2, 3, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            flat = nl.zeros((nl.par_dim(128), 64), dtype=a.dtype)
+            for b in nl.affine_range(2):
+                for c in nl.affine_range(3):
+                    blocks[b, c, i_p, i_f] = nl.load(a[i_p, i_f])
+                    nl.store(out[i_p, i_f], value=blocks[b, c])
+            return flat
+        """
+    )
+    assert "blocks = nl.ndarray((128, 2, 3, 64), dtype=a.dtype, buffer=nl.sbuf)" in m.text
+    assert "blocks[0:128, b, c, 0:64] = nl.load(a[0:128, 0:64])" in m.text
+    assert "value=blocks[:, b, c])" in m.text and "flat = nl.zeros((128, 64), dtype=a.dtype)" in m.text
+    assert not m.manual and "par_dim" not in m.text
+
+
+def test_block_dims_used_other_than_by_subscripts_are_listed() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            u = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            u[...] = 0
+            return t
+        """
+    )
+    assert [(s.line, s.construct) for s in m.manual] == [(8, "nl.par_dim"), (9, "nl.par_dim")]
+    assert "nl.par_dim(128)" in m.text
+
+
 def test_other_masks_are_listed() -> None:
     m = migrate(
         "@nki.jit\ndef k(a, n):\n    i_p = nl.arange(128)[:, None]\n    return nl.load(a[i_p], mask=(n > i_p))\n"
@@ -231,7 +268,7 @@ def test_platform_target_is_a_manual_step() -> None:
 @pytest.mark.parametrize(
     ("line", "construct"),
     [
-        ("t = nl.ndarray((4, nl.par_dim(128), 512), dtype=nl.float32)", "nl.par_dim"),
+        ("return nl.ndarray((4, nl.par_dim(128), 512), dtype=nl.float32)", "nl.par_dim"),
         ("t = nisa.exp(a)", "nisa.exp value"),
         ("t = nl.static_cast(a, nl.bfloat16)", "nl.static_cast"),
         ("nl.store(a, value=b, mask=(c < 3))", "mask="),

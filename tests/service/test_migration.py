@@ -135,6 +135,33 @@ def test_masked_broadcast_operands_are_sliced_and_proven(tmp_path: Path) -> None
     assert "g_all[0:min(i * 128 + 128, a.shape[0]) - (i * 128)]" in result["migrated"]
 
 
+BLOCKED = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[384,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    ip, jf = nl.mgrid[0:128, 0:64]
+    tiles = nl.ndarray((3, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+    for b in nl.affine_range(3):
+        tiles[b, ip, jf] = nl.load(a[b * 128 + ip, jf])
+    acc = nl.zeros((nl.par_dim(128), 64), dtype=a.dtype)
+    for b in nl.sequential_range(3):
+        acc[...] = nl.add(acc, nl.multiply(tiles[b], b + 1))
+    nl.store(out[ip, jf], value=acc)
+    return out
+"""
+
+
+def test_block_dims_fold_and_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, BLOCKED)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "tiles = nl.ndarray((128, 3, 64)" in result["migrated"] and "tiles[:, b]" in result["migrated"]
+
+
 def test_untrusted_workspace_is_refused_and_nothing_runs(tmp_path: Path) -> None:
     path = _file(tmp_path, PROVEN)
     result = migrate(str(path), Settings(trusted_workspace=False), write=True)
