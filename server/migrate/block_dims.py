@@ -27,6 +27,14 @@ def run(src: Source) -> PassResult:
     """Fold the block dims of every tile whose uses are all subscripts; list the others."""
     out = PassResult()
     understood: set[int] = set()
+    for node in ast.walk(src.tree):
+        shape = _shape(src, node) if isinstance(node, ast.Call) else None
+        if shape is not None and _par_dim(src, shape) == 0:
+            # no block dim (``(nl.par_dim(P), F)``): the layout is unchanged, so is every use; the marker goes
+            par = shape.elts[0]
+            assert isinstance(par, ast.Call)
+            out.change(src.replace(par, src.text_of(par.args[0])), par.lineno, "nl.par_dim", "plain dim")
+            understood.add(id(par))
     for func in functions(src.tree):
         if any(
             isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(func) if n is not func
@@ -36,8 +44,7 @@ def run(src: Source) -> PassResult:
             uses = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name]
             targets = {id(t) for a in allocations for t in a.targets}
             subscripts = {id(n.value): n for n in ast.walk(func) if isinstance(n, ast.Subscript)}
-            # no block dim (``(nl.par_dim(P), F)``): the layout is unchanged, so is every use
-            accesses = [subscripts.get(id(u)) for u in uses if id(u) not in targets] if blocks else []
+            accesses = [subscripts.get(id(u)) for u in uses if id(u) not in targets]
             news = [_access(src, s, blocks) if s is not None else None for s in accesses]
             if any(new is None for new in news):
                 continue  # listed below (its par_dim call is not understood)
@@ -101,6 +108,8 @@ def _allocations(src: Source, func: ast.AST) -> dict[str, tuple[list[ast.Assign]
             names = [n.id for n in ast.walk(node.optional_vars) if isinstance(n, ast.Name)]
         shape = _shape(src, node.value) if isinstance(node, ast.Assign) else None
         blocks = _par_dim(src, shape) if shape is not None else None
+        if blocks == 0:
+            continue  # no block dim: rewritten wherever it is
         for name in names:
             if blocks is None or len(node.targets) != 1:  # type: ignore[attr-defined]
                 other.add(name)
