@@ -162,6 +162,30 @@ def test_block_dims_fold_and_are_proven(tmp_path: Path) -> None:
     assert "tiles = nl.ndarray((128, 3, 64)" in result["migrated"] and "tiles[:, b]" in result["migrated"]
 
 
+def test_kernels_without_manual_steps_are_proven_beside_those_with(tmp_path: Path) -> None:
+    helper = """
+
+def helper(x):
+    return nl.static_cast(x, nl.float32)
+
+
+# nki-studio: simulate a=float32[128,64]
+@nki.jit
+def uses_helper(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=helper(nl.load(a)))
+    return out
+"""
+    path = _file(tmp_path, PROVEN + helper)
+    result = migrate(str(path), TRUSTED, write=True)
+    assert result["status"] == "manual_steps" and not result["written"]
+    assert [m["construct"] for m in result["manual"]] == ["nl.static_cast"]
+    # add_kernel is migrated completely and proven; uses_helper calls a function with a manual step: no proof
+    assert [(p["kernel"], p["equivalent"]) for p in result["proofs"]] == [("add_kernel", True)]
+    assert result["message"].endswith("kernels proven on their own: add_kernel")
+    assert path.read_text(encoding="utf-8") == PROVEN + helper
+
+
 def test_untrusted_workspace_is_refused_and_nothing_runs(tmp_path: Path) -> None:
     path = _file(tmp_path, PROVEN)
     result = migrate(str(path), Settings(trusted_workspace=False), write=True)
