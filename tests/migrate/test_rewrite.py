@@ -175,6 +175,30 @@ def test_block_dims_used_other_than_by_subscripts_are_listed() -> None:
     assert "nl.par_dim(128)" in m.text
 
 
+def test_value_returning_isa_calls_become_allocations_and_dst_calls() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, b, c):
+            x = nisa.nc_matmul(a, b)
+            y = nisa.activation(nl.exp, x, dtype=nl.bfloat16)
+            c[...] = nisa.tensor_copy(y)
+            z = nisa.tensor_reduce(nl.add, y, axis=1)
+        """
+    )
+    body = body_of(m).splitlines()
+    assert body[2] == (
+        "    x = nl.ndarray((a.shape[1], b.shape[1]), dtype=nl.float32, buffer=nl.psum); "
+        "nisa.nc_matmul(dst=x, stationary=a, moving=b)"
+    )
+    assert body[3] == (
+        "    y = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf); nisa.activation(dst=y, op=nl.exp, data=x)"
+    )
+    assert body[4] == "    nisa.tensor_copy(dst=c[...], src=y)"
+    # no result rule for tensor_reduce here: listed with the recipe
+    assert [(s.line, s.construct) for s in m.manual] == [(11, "nisa.tensor_reduce value")]
+
+
 def test_other_masks_are_listed() -> None:
     m = migrate(
         "@nki.jit\ndef k(a, n):\n    i_p = nl.arange(128)[:, None]\n    return nl.load(a[i_p], mask=(n > i_p))\n"

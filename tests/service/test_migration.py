@@ -186,6 +186,33 @@ def uses_helper(a):
     assert path.read_text(encoding="utf-8") == PROVEN + helper
 
 
+VALUES = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[128,64] b=float32[128,32]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((64, 32), dtype=a.dtype, buffer=nl.shared_hbm)
+    at = nl.load(a)
+    bt = nl.load(b)
+    prod = nisa.nc_matmul(at, bt)
+    act = nisa.activation(nl.exp, prod)
+    res = nl.ndarray((64, 32), dtype=a.dtype, buffer=nl.sbuf)
+    res[...] = nisa.tensor_copy(act)
+    nl.store(out, value=res)
+    return out
+"""
+
+
+def test_value_returning_isa_calls_are_rewritten_and_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, VALUES)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "nisa.nc_matmul(dst=prod, stationary=at, moving=bt)" in result["migrated"]
+
+
 def test_untrusted_workspace_is_refused_and_nothing_runs(tmp_path: Path) -> None:
     path = _file(tmp_path, PROVEN)
     result = migrate(str(path), Settings(trusted_workspace=False), write=True)
