@@ -39,7 +39,8 @@ def run(src: Source) -> PassResult:
     for node in ast.walk(src.tree):
         new = _rewrite(src, node, nl) if isinstance(node, ast.Assign) else None
         if new is not None:
-            leaf = (src.canonical(node.value.func) or "").rpartition(".")[2]  # type: ignore[attr-defined]
+            assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            leaf = (src.canonical(node.value.func) or "").rpartition(".")[2]
             out.change(src.replace(node, new), node.lineno, f"nisa.{leaf} value", "allocation + dst= call")
     return out
 
