@@ -213,6 +213,16 @@ def test_value_returning_isa_calls_are_rewritten_and_proven(tmp_path: Path) -> N
     assert "nisa.nc_matmul(dst=prod, stationary=at, moving=bt)" in result["migrated"]
 
 
+def test_a_file_importing_the_typing_module_is_proven(tmp_path: Path) -> None:
+    text = PROVEN.replace(
+        "import neuronxcc.nki.language as nl\n",
+        "import neuronxcc.nki.language as nl\nimport neuronxcc.nki.typing as nt\n",
+    )
+    result = migrate(str(_file(tmp_path, text)), TRUSTED)
+    assert "import nki.typing as nt" in result["migrated"]
+    assert result["status"] == "proven", result["message"]
+
+
 def test_untrusted_workspace_is_refused_and_nothing_runs(tmp_path: Path) -> None:
     path = _file(tmp_path, PROVEN)
     result = migrate(str(path), Settings(trusted_workspace=False), write=True)
