@@ -15,6 +15,7 @@ import ast
 from dataclasses import dataclass
 
 from nki_studio.core.findings import Span, TextEdit
+from nki_studio.migrate.operators import Tiles
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import LANGUAGE, Source, functions
 
@@ -39,6 +40,15 @@ class _Tile:
         low = " + ".join(parts) or "0"
         high = f"{low} + {self.size}" if low != "0" else self.size
         return f"{low}:{high}" if bound is None else f"{low}:min({high}, {bound})"
+
+    def extent(self, bound: str) -> str:
+        """How many of the tile's indices are below ``bound`` (the length of ``as_slice(bound)``)."""
+        parts = [*self.offset, *([self.start] if self.start != "0" else [])]
+        low = " + ".join(parts)
+        high = f"{low} + {self.size}" if low else self.size
+        if not low:
+            return f"min({high}, {bound})"
+        return f"min({high}, {bound}) - {low if low.isidentifier() or low.isdigit() else f'({low})'}"
 
 
 def _term(src: Source, node: ast.expr) -> str:
@@ -172,9 +182,10 @@ def run(src: Source) -> PassResult:
         tiles = _IndexTiles(src, func)
         understood.update(id(n) for stmts in tiles.definitions.values() for s in stmts for n in ast.walk(s))
         rewritten: set[int] = set()
+        operands = _MaskOperands(src, func)
         for node in ast.walk(func):
             if isinstance(node, ast.Call):
-                _mask(src, tiles, node, out, rewritten)
+                _mask(src, tiles, operands, node, out, rewritten)
         if not tiles.names and not tiles.grids:
             continue
         for node in ast.walk(func):
@@ -244,11 +255,61 @@ def _bounds(src: Source, tiles: _IndexTiles, mask: ast.expr) -> dict[_Tile, str]
     return {tile: text if isinstance(mask.ops[0], ast.Lt) else f"{text} + 1"}
 
 
-def _mask(src: Source, tiles: _IndexTiles, call: ast.Call, out: PassResult, rewritten: set[int]) -> None:
+class _MaskOperands:
+    """Which names of one function hold full tiles that a masked instruction must slice to its bound.
+
+    A name assigned from a masked call, or computed from such a name, already has the bounded extent once the
+    masks are slices (``x = nl.load(a[i_p], mask=...)`` loads the short tile); any other tile name (a
+    broadcast weight, a constant tile) still has the full extent and is sliced where a mask meets it. Inferred,
+    not derived from the docs: an over-approximation here leaves an operand unsliced, which the proof reports.
+    """
+
+    def __init__(self, src: Source, func: ast.AST) -> None:
+        self.tiles = Tiles(src, func)
+        self.bounded: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for node in ast.walk(func):
+                if not isinstance(node, ast.Assign) or not self._bounded(node.value):
+                    continue
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id not in self.bounded:
+                        self.bounded.add(target.id)
+                        changed = True
+
+    def _bounded(self, value: ast.expr) -> bool:
+        return any(
+            (isinstance(n, ast.Name) and n.id in self.bounded)
+            or (isinstance(n, ast.Call) and any(k.arg == "mask" for k in n.keywords))
+            for n in ast.walk(value)
+        )
+
+    def full(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a name of a tile of the full (unmasked) extent."""
+        return isinstance(node, ast.Name) and node.id not in self.bounded and self.tiles.is_tile(node)
+
+
+def _full_slice(node: ast.Name, bounds: dict[_Tile, str]) -> str:
+    """``name[0:extent]`` (partition bound) / ``name[:, 0:extent]`` (free bound) / both."""
+    extents = {tile.axis: tile.extent(bound) for tile, bound in bounds.items()}
+    parts = [f"0:{extents[axis]}" if axis in extents else ":" for axis in range(max(extents) + 1)]
+    return f"{node.id}[{', '.join(parts)}]"
+
+
+def _mask(
+    src: Source,
+    tiles: _IndexTiles,
+    operand_tiles: _MaskOperands,
+    call: ast.Call,
+    out: PassResult,
+    rewritten: set[int],
+) -> None:
     """``mask=`` -> bounded slices (deprecations.md §E: "compute in-bounds slices with ``min()``"): each subscript
-    of the call indexed by a masked tile stops at the bound, and the mask goes. In the legacy API the masked-off
-    elements were neither read nor written; here the tiles are that much shorter, so what the call computes on
-    the elements kept is unchanged (the proof checks the kernel's outputs)."""
+    of the call indexed by a masked tile stops at the bound, every other operand that is a full-extent tile is
+    sliced to the same extent, and the mask goes. In the legacy API the masked-off elements were neither read
+    nor written; here the tiles are that much shorter, so what the call computes on the elements kept is
+    unchanged (the proof checks the kernel's outputs)."""
     keyword = next((k for k in call.keywords if k.arg == "mask"), None)
     if keyword is None:
         return
@@ -273,6 +334,12 @@ def _mask(src: Source, tiles: _IndexTiles, call: ast.Call, out: PassResult, rewr
         assert new is not None
         out.change(src.replace(node, new), node.lineno, "mask", "bounded slice")
         rewritten.update(id(n) for n in ast.walk(node))
+    for operand in operands:
+        if bounds and operand_tiles.full(operand):
+            assert isinstance(operand, ast.Name)
+            out.change(
+                src.replace(operand, _full_slice(operand, bounds)), operand.lineno, "mask", "operand sliced"
+            )
     out.change(_edit(src, max(before), src.bounds(keyword)[1]), keyword.lineno, "mask", "removed")
     rewritten.update(id(n) for n in ast.walk(keyword))
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import ast
 
+from nki_studio.migrate import isa_results
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 
 _LANGUAGE_RECIPES = {
-    "par_dim": "block dimensions are gone: fold the block into the free dims ((128, B, F)), keep a list of tiles, "
-    "or allocate the tile inside the loop",
     "static_cast": "nisa.tensor_copy into a tile of the target dtype, or nl.copy(x, dtype=...)",
     "loop_reduce": "nisa.tensor_tensor(dst=acc, data1=acc, data2=x, op=op) inside the loop",
     "atomic_rmw": "nisa.dma_compute scatter with reduce_op",
@@ -29,7 +28,7 @@ _VALUE_RETURNING = (
 def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
     out = PassResult()
-    used_values = _used_values(src.tree)
+    used_values = _used_values(src.tree) - isa_results.rewritten_calls(src)
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Call):
             name = src.canonical(node.func) or ""

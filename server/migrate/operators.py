@@ -34,7 +34,7 @@ _BINARY = {
 _COMPARE = {ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater", ast.GtE: "greater_equal"}
 
 
-class _Tiles:
+class Tiles:
     """Which expressions of one function are tiles."""
 
     def __init__(self, src: Source, func: ast.AST) -> None:
@@ -76,7 +76,7 @@ class _Tiles:
 
 
 class _Renderer:
-    def __init__(self, src: Source, tiles: _Tiles, nl: str) -> None:
+    def __init__(self, src: Source, tiles: Tiles, nl: str) -> None:
         self.src, self.tiles, self.nl = src, tiles, nl
 
     def outermost(self, node: ast.AST) -> list[ast.AST]:
@@ -122,7 +122,7 @@ def run(src: Source) -> PassResult:
             isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(func) if n is not func
         ):
             continue  # nested functions: the innermost is analysed on its own, the outer would overlap it
-        tiles = _Tiles(src, func)
+        tiles = Tiles(src, func)
         render = _Renderer(src, tiles, nl)
         for node in ast.walk(func):
             if isinstance(node, ast.AugAssign) and tiles.is_tile(node.target):
@@ -142,7 +142,7 @@ def run(src: Source) -> PassResult:
     return out
 
 
-def _is_tile_method(tiles: _Tiles, node: ast.AST, name: str) -> bool:
+def _is_tile_method(tiles: Tiles, node: ast.AST, name: str) -> bool:
     """``tile.<name>(...)`` (legacy tile methods; ``sim.legacy_hooks`` lists them)."""
     return (
         isinstance(node, ast.Call)

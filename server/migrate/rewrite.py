@@ -14,7 +14,16 @@ from dataclasses import dataclass
 
 from nki_studio.core.findings import Fix
 from nki_studio.core.text_edits import apply_fixes_listed
-from nki_studio.migrate import entry_points, imports, index_tiles, iterators, manual, operators
+from nki_studio.migrate import (
+    block_dims,
+    entry_points,
+    imports,
+    index_tiles,
+    isa_results,
+    iterators,
+    manual,
+    operators,
+)
 from nki_studio.migrate.result import Change, ManualStep, PassResult
 from nki_studio.migrate.source import Source
 from nki_studio.model.api_version import imports_current, legacy_evidence
@@ -27,7 +36,9 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     operators.run,
     entry_points.run,
     iterators.run,
+    block_dims.run,
     index_tiles.run,
+    isa_results.run,
     imports.run,
 )
 # NKI 0.2-0.6 code already has the current API; what 0.7 still changes is its iterators and entry points.

@@ -10,7 +10,7 @@ MigrationStatus = Literal[
     "unchanged",  # nothing to migrate: the proof is trivially equal
     "proof_failed",  # migrated, but an output differs or a run failed
     "not_proven",  # migrated, but no kernel has inputs to run (no spec, no asserts, no --inputs)
-    "manual_steps",  # constructs are left that need migrating by hand (listed); no proof run
+    "manual_steps",  # constructs are left that need migrating by hand (listed); kernels without one are proven
     "not_migratable",  # unparsable, or half migrated (both APIs): file untouched
     "refused",  # untrusted workspace: the proof runs the kernel's code
 ]

@@ -50,13 +50,20 @@ def migrate(
         return _result(
             path, "unchanged", "nothing to migrate: already NKI 0.7 (equivalent trivially)", migration, []
         )
-    if migration.manual:
-        message = f"{len(migration.manual)} construct(s) need migrating by hand (listed); no proof run"
-        result = _result(path, "manual_steps", message, migration, [])
-        return _write(result, path, migration) if write and force else result
+    manual = f"{len(migration.manual)} construct(s) need migrating by hand (listed)"
     if not settings.trusted_workspace:
+        if migration.manual:
+            result = _result(path, "manual_steps", f"{manual}; no proof run", migration, [])
+            return _write(result, path, migration) if write and force else result
         return _result(path, "refused", simulation.REFUSAL, migration, [])
-    proofs = _prove(path, migration, settings, override)
+    proofs = _prove(path, migration, settings, override, _clean_kernels(migration))
+    if migration.manual:
+        # The kernels none of whose lines (nor those of the functions they call) need a manual step are proven
+        # on their own; the file is not written (other kernels still hold legacy code) unless forced.
+        proven = ", ".join(p["kernel"] for p in proofs if p["equivalent"]) or "none"
+        message = f"{manual}; kernels proven on their own: {proven}" if proofs else f"{manual}; no proof run"
+        result = _result(path, "manual_steps", message, migration, proofs)
+        return _write(result, path, migration) if write and force else result
     if not proofs:
         status: MigrationStatus = "not_proven"
         message = (
@@ -121,10 +128,36 @@ def _result(
     }
 
 
+def _clean_kernels(migration: Migration) -> set[str]:
+    """The functions of the original none of whose lines, nor those of the file's functions they call
+    (transitively), hold a manual step: migrated completely, so their proof can run."""
+    tree = ast.parse(migration.original)
+    defs = {f.name: f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    calls = {
+        name: {n.func.id for n in ast.walk(f) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        & set(defs)
+        for name, f in defs.items()
+    }
+    dirty = {
+        name
+        for name, f in defs.items()
+        if any(
+            (f.decorator_list[0].lineno if f.decorator_list else f.lineno) <= s.line <= (f.end_lineno or 0)
+            for s in migration.manual
+        )
+    }
+    changed = True
+    while changed:  # a caller of a dirty function is dirty
+        grown = {name for name, called in calls.items() if called & dirty}
+        changed = not grown <= dirty
+        dirty |= grown
+    return set(defs) - dirty
+
+
 def _prove(
-    path: str, migration: Migration, settings: Settings, override: dict[str, object]
+    path: str, migration: Migration, settings: Settings, override: dict[str, object], clean: set[str]
 ) -> list[KernelProof]:
-    """One proof per kernel of the original whose inputs are known."""
+    """One proof per kernel of the original that is migrated completely (``clean``) and whose inputs are known."""
     proofs: list[KernelProof] = []
     runner = simulation.Simulator()
 
@@ -134,6 +167,8 @@ def _prove(
         )
 
     for info in simulation.kernels(migration.original, path):
+        if info.name not in clean:
+            continue
         try:
             before, after = prepared(migration.original, info.name), prepared(migration.text, info.name)
         except simulation.SpecProblem:

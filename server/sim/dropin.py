@@ -40,6 +40,7 @@ _ALIASES = {
     "nki.collectives": "nki_studio.sim.collectives",
     "nki.compiler": "nki_studio.sim.nki_compiler",
     "nki.dtype": "nki_studio.sim.nki_dtype",
+    "nki.typing": "nki_studio.sim.nki_typing",  # `import nki.typing as nt` (nt.tensor), since NKI 0.3.0
 }
 _LEGACY_ALIASES = {  # the legacy API's own modules (sim/legacy/)
     "neuronxcc": "nki_studio.sim.legacy.package",
@@ -98,7 +99,7 @@ def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iter
                     "nki.isa.constants"
                 ]  # `from nki.isa import constants`
             top = sys.modules["nki"]
-            for sub in ("language", "isa", "collectives", "compiler", "dtype"):
+            for sub in ("language", "isa", "collectives", "compiler", "dtype", "typing"):
                 setattr(top, sub, sys.modules[f"nki.{sub}"])
             _defaults.options = options
             yield

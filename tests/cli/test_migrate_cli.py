@@ -16,7 +16,7 @@ import neuronxcc.nki.language as nl
 @nki.jit
 def k(a):
     t = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
-    return a
+    return t
 """
 
 

@@ -115,6 +115,90 @@ def test_masks_on_index_tiles_become_bounded_slices() -> None:
     assert not m.manual and "i_p" not in m.text
 
 
+def test_masked_instructions_slice_their_full_extent_operands_to_the_bound() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, w, out, n):
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            w_all = nl.load(w)
+            for j in nl.affine_range(2):
+                t = nl.load(a[j * 128 + i_p, i_f], mask=(j * 128 + i_p < n))
+                u = nl.exp(t)
+                v = nl.multiply(u, w_all, mask=(j * 128 + i_p < n))
+                nl.store(out[j * 128 + i_p, i_f], value=v, mask=(j * 128 + i_p < n))
+                s = nl.add(w_all, w_all, mask=(i_f < 40))
+        """
+    )
+    # u comes from the bounded load (already short); w_all is a full 128-row tile: sliced to the same extent
+    assert "v = nl.multiply(u, w_all[0:min(j * 128 + 128, n) - (j * 128)])" in m.text
+    assert "nl.store(out[j * 128:min(j * 128 + 128, n), 0:64], value=v)" in m.text
+    assert "s = nl.add(w_all[:, 0:min(64, 40)], w_all[:, 0:min(64, 40)])" in m.text
+    assert not m.manual and "mask" not in m.text
+
+
+def test_block_dims_fold_into_the_free_dims() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out):
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            blocks = nl.ndarray((2, 3, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            flat = nl.zeros((nl.par_dim(128), 64), dtype=a.dtype)
+            for b in nl.affine_range(2):
+                for c in nl.affine_range(3):
+                    blocks[b, c, i_p, i_f] = nl.load(a[i_p, i_f])
+                    nl.store(out[i_p, i_f], value=blocks[b, c])
+            return flat
+        """
+    )
+    assert "blocks = nl.ndarray((128, 2, 3, 64), dtype=a.dtype, buffer=nl.sbuf)" in m.text
+    assert "blocks[0:128, b, c, 0:64] = nl.load(a[0:128, 0:64])" in m.text
+    assert "value=blocks[:, b, c])" in m.text and "flat = nl.zeros((128, 64), dtype=a.dtype)" in m.text
+    assert not m.manual and "par_dim" not in m.text
+
+
+def test_block_dims_used_other_than_by_subscripts_are_listed() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            u = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            u[...] = 0
+            return t
+        """
+    )
+    assert [(s.line, s.construct) for s in m.manual] == [(8, "nl.par_dim"), (9, "nl.par_dim")]
+    assert "nl.par_dim(128)" in m.text
+
+
+def test_value_returning_isa_calls_become_allocations_and_dst_calls() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, b, c):
+            x = nisa.nc_matmul(a, b)
+            y = nisa.activation(nl.exp, x, dtype=nl.bfloat16)
+            c[...] = nisa.tensor_copy(y)
+            z = nisa.tensor_reduce(nl.add, y, axis=1)
+        """
+    )
+    body = body_of(m).splitlines()
+    assert body[2] == (
+        "    x = nl.ndarray((a.shape[1], b.shape[1]), dtype=nl.float32, buffer=nl.psum); "
+        "nisa.nc_matmul(dst=x, stationary=a, moving=b)"
+    )
+    assert body[3] == (
+        "    y = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf); nisa.activation(dst=y, op=nl.exp, data=x)"
+    )
+    assert body[4] == "    nisa.tensor_copy(dst=c[...], src=y)"
+    # no result rule for tensor_reduce here: listed with the recipe
+    assert [(s.line, s.construct) for s in m.manual] == [(11, "nisa.tensor_reduce value")]
+
+
 def test_other_masks_are_listed() -> None:
     m = migrate(
         "@nki.jit\ndef k(a, n):\n    i_p = nl.arange(128)[:, None]\n    return nl.load(a[i_p], mask=(n > i_p))\n"
@@ -208,7 +292,7 @@ def test_platform_target_is_a_manual_step() -> None:
 @pytest.mark.parametrize(
     ("line", "construct"),
     [
-        ("t = nl.ndarray((4, nl.par_dim(128), 512), dtype=nl.float32)", "nl.par_dim"),
+        ("return nl.ndarray((4, nl.par_dim(128), 512), dtype=nl.float32)", "nl.par_dim"),
         ("t = nisa.exp(a)", "nisa.exp value"),
         ("t = nl.static_cast(a, nl.bfloat16)", "nl.static_cast"),
         ("nl.store(a, value=b, mask=(c < 3))", "mask="),

@@ -106,6 +106,123 @@ def test_masks_become_bounded_slices_and_are_proven(tmp_path: Path) -> None:
     assert "y = nl.exp(x)" in result["migrated"] and "mask" not in result["migrated"]
 
 
+# A ragged last tile meets a weight broadcast to the full 128 rows (the nki-samples RMSNorm tutorial's pattern).
+MASKED_BROADCAST = """\
+import math
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[200,64] g=float32[64]
+@nki.jit
+def k(a, g):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    jf = nl.arange(64)[None, :]
+    g_row = nl.load(g.reshape((1, 64))[nl.arange(1)[:, None], jf])
+    for i in nl.affine_range(math.ceil(a.shape[0] / 128)):
+        x = nl.load(a[i * 128 + ip, jf], mask=(i * 128 + ip < a.shape[0]))
+        g_all = g_row.broadcast_to((128, 64))
+        y = nl.multiply(nl.exp(x), g_all, mask=(i * 128 + ip < a.shape[0]))
+        nl.store(out[i * 128 + ip, jf], value=y, mask=(i * 128 + ip < a.shape[0]))
+    return out
+"""
+
+
+def test_masked_broadcast_operands_are_sliced_and_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, MASKED_BROADCAST)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "g_all[0:min(i * 128 + 128, a.shape[0]) - (i * 128)]" in result["migrated"]
+
+
+BLOCKED = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[384,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    ip, jf = nl.mgrid[0:128, 0:64]
+    tiles = nl.ndarray((3, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+    for b in nl.affine_range(3):
+        tiles[b, ip, jf] = nl.load(a[b * 128 + ip, jf])
+    acc = nl.zeros((nl.par_dim(128), 64), dtype=a.dtype)
+    for b in nl.sequential_range(3):
+        acc[...] = nl.add(acc, nl.multiply(tiles[b], b + 1))
+    nl.store(out[ip, jf], value=acc)
+    return out
+"""
+
+
+def test_block_dims_fold_and_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, BLOCKED)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "tiles = nl.ndarray((128, 3, 64)" in result["migrated"] and "tiles[:, b]" in result["migrated"]
+
+
+def test_kernels_without_manual_steps_are_proven_beside_those_with(tmp_path: Path) -> None:
+    helper = """
+
+def helper(x):
+    return nl.static_cast(x, nl.float32)
+
+
+# nki-studio: simulate a=float32[128,64]
+@nki.jit
+def uses_helper(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=helper(nl.load(a)))
+    return out
+"""
+    path = _file(tmp_path, PROVEN + helper)
+    result = migrate(str(path), TRUSTED, write=True)
+    assert result["status"] == "manual_steps" and not result["written"]
+    assert [m["construct"] for m in result["manual"]] == ["nl.static_cast"]
+    # add_kernel is migrated completely and proven; uses_helper calls a function with a manual step: no proof
+    assert [(p["kernel"], p["equivalent"]) for p in result["proofs"]] == [("add_kernel", True)]
+    assert result["message"].endswith("kernels proven on their own: add_kernel")
+    assert path.read_text(encoding="utf-8") == PROVEN + helper
+
+
+VALUES = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[128,64] b=float32[128,32]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((64, 32), dtype=a.dtype, buffer=nl.shared_hbm)
+    at = nl.load(a)
+    bt = nl.load(b)
+    prod = nisa.nc_matmul(at, bt)
+    act = nisa.activation(nl.exp, prod)
+    res = nl.ndarray((64, 32), dtype=a.dtype, buffer=nl.sbuf)
+    res[...] = nisa.tensor_copy(act)
+    nl.store(out, value=res)
+    return out
+"""
+
+
+def test_value_returning_isa_calls_are_rewritten_and_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, VALUES)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "nisa.nc_matmul(dst=prod, stationary=at, moving=bt)" in result["migrated"]
+
+
+def test_a_file_importing_the_typing_module_is_proven(tmp_path: Path) -> None:
+    text = PROVEN.replace(
+        "import neuronxcc.nki.language as nl\n",
+        "import neuronxcc.nki.language as nl\nimport neuronxcc.nki.typing as nt\n",
+    )
+    result = migrate(str(_file(tmp_path, text)), TRUSTED)
+    assert "import nki.typing as nt" in result["migrated"]
+    assert result["status"] == "proven", result["message"]
+
+
 def test_untrusted_workspace_is_refused_and_nothing_runs(tmp_path: Path) -> None:
     path = _file(tmp_path, PROVEN)
     result = migrate(str(path), Settings(trusted_workspace=False), write=True)

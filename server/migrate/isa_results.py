@@ -1,0 +1,100 @@
+"""Value-returning ISA calls -> an allocation plus the ``dst=`` call (deprecations.md: "destination-passing:
+``nisa.tensor_copy(dst=x, src=src)``; allocate ``x`` with ``nl.ndarray``"; signatures isa.md §1-3).
+
+``x = nisa.tensor_copy(t)`` becomes ``x = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.sbuf)`` and
+``nisa.tensor_copy(dst=x, src=t)`` on the same line (``;``-joined, so line numbers stay); ``t2[...] =
+nisa.tensor_copy(t)`` (written into an existing tile) becomes ``nisa.tensor_copy(dst=t2[...], src=t)``. The result's shape is
+read from the operand at run time (``t.shape``), so it need not be known statically; the operand must then be a
+name or a subscript of one (evaluated twice). Result rules: element-wise instructions give their data operand's
+shape and dtype (or the legacy ``dtype=``) in SBUF; ``nc_matmul`` gives ``(stationary free, moving free)`` FP32 in
+PSUM (isa.md §1.1), ``nc_transpose`` the transposed shape in PSUM (§1.3, Tensor engine). The legacy default
+dtypes of the element-wise instructions are inferred (the data operand's), not documented: the proof checks.
+Other value-returning calls (other instructions, operands that are expressions) stay manual steps (``manual.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from nki_studio.migrate.result import PassResult
+from nki_studio.migrate.source import ISA, LANGUAGE, Source
+
+# instruction -> its legacy positional parameters (the 0.7 names, after ``dst``) and the operand giving the shape
+_SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
+    "tensor_copy": (("src",), "src"),
+    "reciprocal": (("data",), "data"),
+    "activation": (("op", "data", "bias", "scale"), "data"),
+    "tensor_tensor": (("data1", "data2", "op"), "data1"),
+    "tensor_scalar": (("data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1"), "data"),
+    "nc_matmul": (("stationary", "moving"), "stationary"),
+    "nc_transpose": (("data",), "data"),
+}
+_PSUM = frozenset({"nc_matmul", "nc_transpose"})
+
+
+def run(src: Source) -> PassResult:
+    """Rewrite each ``name = nisa.<instruction>(...)`` statement whose result can be allocated from its operands."""
+    out = PassResult()
+    nl = src.alias_of(LANGUAGE, "nl")
+    for node in ast.walk(src.tree):
+        new = _rewrite(src, node, nl) if isinstance(node, ast.Assign) else None
+        if new is not None:
+            assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            leaf = (src.canonical(node.value.func) or "").rpartition(".")[2]
+            out.change(src.replace(node, new), node.lineno, f"nisa.{leaf} value", "allocation + dst= call")
+    return out
+
+
+def rewritten_calls(src: Source) -> set[int]:
+    """The value-returning calls of ``src`` this pass rewrites (``manual.py`` lists the others)."""
+    return {
+        id(node.value)
+        for node in ast.walk(src.tree)
+        if isinstance(node, ast.Assign) and _rewrite(src, node, "nl") is not None
+    }
+
+
+def _rewrite(src: Source, node: ast.Assign, nl: str) -> str | None:
+    """The allocation and ``dst=`` call replacing ``node``, or None when it is not such a statement."""
+    if not (
+        len(node.targets) == 1
+        and isinstance(node.targets[0], (ast.Name, ast.Subscript))
+        and isinstance(node.value, ast.Call)
+    ):
+        return None
+    call, target = node.value, src.text_of(node.targets[0])
+    module, _, leaf = (src.canonical(call.func) or "").rpartition(".")
+    if module != ISA or leaf not in _SIGNATURES or src.delete_lines(node) is None:
+        return None
+    params, shaped = _SIGNATURES[leaf]
+    if len(call.args) > len(params) or any(k.arg in (None, "dst") for k in call.keywords):
+        return None
+    # a mask= left here is the mask pass's to rewrite or list
+    args = {**dict(zip(params, call.args, strict=False)), **{str(k.arg): k.value for k in call.keywords}}
+    dtype = args.pop("dtype", None)
+    keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in args.items())
+    if isinstance(node.targets[0], ast.Subscript):
+        # ``t[...] = nisa.op(...)`` wrote into (and cast to) the existing tile: it is the destination itself
+        return f"{src.text_of(call.func)}(dst={target}, {keywords})" if dtype is None else None
+    operands = [args.get(shaped), args.get("moving")] if leaf == "nc_matmul" else [args.get(shaped)]
+    if any(o is None or not _cheap(o) for o in operands):
+        return None
+    texts = [src.text_of(o) for o in operands if o is not None]
+    allocation = _allocation(leaf, texts, src.text_of(dtype) if dtype is not None else None, nl)
+    return f"{target} = {allocation}; {src.text_of(call.func)}(dst={target}, {keywords})"
+
+
+def _cheap(node: ast.expr) -> bool:
+    """A name or a subscript of one (its ``.shape`` can be read again without side effects)."""
+    return isinstance(node, ast.Name) or (isinstance(node, ast.Subscript) and _cheap(node.value))
+
+
+def _allocation(leaf: str, operands: list[str], dtype: str | None, nl: str) -> str:
+    first = operands[0]
+    if leaf == "nc_matmul":
+        shape = f"({first}.shape[1], {operands[1]}.shape[1])"
+        return f"{nl}.ndarray({shape}, dtype={dtype or f'{nl}.float32'}, buffer={nl}.psum)"
+    if leaf == "nc_transpose":
+        shape = f"({first}.shape[1], {first}.shape[0])"
+        return f"{nl}.ndarray({shape}, dtype={dtype or f'{first}.dtype'}, buffer={nl}.psum)"
+    return f"{nl}.ndarray({first}.shape, dtype={dtype or f'{first}.dtype'}, buffer={nl}.sbuf)"
