@@ -8,8 +8,10 @@
  * "Show Output", "Discovered N tools".
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { VSCODE_1_103 } from '../e2e/codeServer';
+import { ROOT, VSCODE_1_103 } from '../e2e/codeServer';
 import { type Session, openSession } from '../e2e/session';
 import type { Workbench } from '../e2e/workbench';
 
@@ -22,9 +24,15 @@ const FILES = {
 };
 const NKI201 = /NKI201/;
 const LABEL = 'NKI Studio'; // MCP_LABEL in extension/src/mcpServer.ts
-// lint, simulate, estimate, analyze_profile, compare, explain; profile_remote only with a host configured and
-// remote profiling enabled (neither is set here).
-const TOOLS = 6;
+// The tools the server declares (server/mcp/schemas.py), read from that one declaration; profile_remote only with
+// a host configured and remote profiling enabled (neither is set here).
+const TOOLS = Number(
+  execFileSync(
+    path.join(ROOT, '.venv', 'bin', 'python'),
+    ['-c', "from nki_studio.mcp.schemas import TOOLS; print(len([t for t in TOOLS if t != 'profile_remote']))"],
+    { encoding: 'utf8' },
+  ).trim(),
+);
 
 /** The rows of the open quick pick. */
 function pickRows(wb: Workbench): Promise<string[]> {
