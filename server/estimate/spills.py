@@ -62,8 +62,9 @@ class Transfer:
 
 @dataclass
 class _Allocations:
-    """The SBUF allocations of one trace, one row each: (program, storage), first and last accessing event,
-    bytes per partition, partitions, and their accessing events (CSR: ``access[at[a]:at[a + 1]]``, sorted)."""
+    """The SBUF allocations of one trace, one row each: its program and storage number, first and last accessing
+    event, bytes per partition, partitions; and the operand rows (``rows``, their events ``ev`` and allocations
+    ``key``) they come from. A storage number no operand row has is a row that is never live."""
 
     program: I64
     storage: I64
@@ -71,41 +72,60 @@ class _Allocations:
     last: I64
     size: I64
     parts: I64
-    at: I64
-    access: I64
-    of_operand: I64  # per operand row: its allocation, -1 when not in SBUF
+    rows: I64
+    ev: I64
+    key: I64
 
 
 def _allocations(trace: CompactTrace, programs: I64) -> _Allocations | None:
-    """The SBUF allocations of ``trace`` (None when it has none)."""
+    """The SBUF allocations of ``trace`` (None when it has none). With one program the storage number is the
+    allocation (the recorder numbers storages densely), so every step is a whole-array one without grouping."""
     buffers = trace.operand_table("buffer")
     if "sbuf" not in buffers:
         return None
-    owner = trace.operand_event()
-    storage = trace.operand("storage").astype(np.int64)
+    storage = trace.operand("storage")
     b0, b1 = trace.operand("byte_start"), trace.operand("byte_end")
     rows = np.flatnonzero((trace.operand("buffer") == buffers.index("sbuf")) & (storage >= 0) & (b1 > b0))
     if not rows.size:
         return None
-    ev = owner[rows].astype(np.int64)
-    ids, reps = group([programs[ev], storage[rows]])
-    count = len(reps)
+    ev = trace.operand_event()[rows].astype(np.int64)
+    st = storage[rows].astype(np.int64)
+    if programs.any():
+        key, reps = group([programs[ev], st])
+        program, number = programs[ev[reps]], st[reps]
+    else:
+        key = st
+        number = np.arange(int(st.max()) + 1, dtype=np.int64)
+        program = np.zeros(number.size, np.int64)
+    count = number.size
     first = np.full(count, np.iinfo(np.int64).max, np.int64)
     last = np.full(count, -1, np.int64)
+    first[key[::-1]] = ev[::-1]  # rows are in event order: the last assignment wins
+    last[key] = ev
     size = np.zeros(count, np.int64)
     parts = np.zeros(count, np.int64)
-    np.minimum.at(first, ids, ev)
-    np.maximum.at(last, ids, ev)
-    np.maximum.at(size, ids, b1[rows].astype(np.int64))
-    np.maximum.at(parts, ids, trace.operand("part_end")[rows].astype(np.int64))
-    order = np.lexsort((ev, ids))
-    at = np.zeros(count + 1, np.int64)
-    np.cumsum(np.bincount(ids, minlength=count), out=at[1:])
-    of_operand = np.full(owner.size, -1, np.int64)
-    of_operand[rows] = ids
-    return _Allocations(
-        programs[ev[reps]], storage[rows[reps]], first, last, size, parts, at, ev[order], of_operand
-    )
+    np.maximum.at(size, key, b1[rows].astype(np.int64))
+    np.maximum.at(parts, key, trace.operand("part_end")[rows].astype(np.int64))
+    return _Allocations(program, number, first, last, size, parts, rows, ev, key)
+
+
+@dataclass
+class _Accesses:
+    """Which events access which allocation (``access[at[a]:at[a + 1]]``, in order) and which allocation each
+    operand row is (-1: not in SBUF): built only for a program that overflows."""
+
+    at: I64
+    access: I64
+    of_operand: I64
+
+    @staticmethod
+    def of(a: _Allocations, operands: int) -> _Accesses:
+        order = np.argsort(a.key, kind="stable")  # stable: each allocation's events stay in order
+        at = np.zeros(a.first.size + 1, np.int64)
+        np.cumsum(np.bincount(a.key, minlength=a.first.size), out=at[1:])
+        of_operand = np.full(operands, -1, np.int64)
+        of_operand[a.rows] = a.key
+        return _Accesses(at, a.ev[order], of_operand)
 
 
 @dataclass
@@ -113,6 +133,7 @@ class _Sweep:
     """The eviction walk of one program (``transfers``): the allocations in HBM, and those by next access."""
 
     a: _Allocations
+    x: _Accesses
     offsets: I64  # the trace's operand offsets per event
     cap: int
     transfers: list[Transfer] = field(default_factory=list)
@@ -121,13 +142,13 @@ class _Sweep:
 
     def next_access(self, alloc: int, after: int) -> int:
         """The first event after ``after`` that accesses ``alloc`` (-1: none)."""
-        lo, hi = int(self.a.at[alloc]), int(self.a.at[alloc + 1])
-        j = bisect.bisect_right(self.a.access, after, lo, hi)
-        return int(self.a.access[j]) if j < hi else -1
+        lo, hi = int(self.x.at[alloc]), int(self.x.at[alloc + 1])
+        j = bisect.bisect_right(self.x.access, after, lo, hi)
+        return int(self.x.access[j]) if j < hi else -1
 
     def accessed(self, event: int) -> set[int]:
         """The allocations ``event`` accesses."""
-        ids = self.a.of_operand[self.offsets[event] : self.offsets[event + 1]]
+        ids = self.x.of_operand[self.offsets[event] : self.offsets[event + 1]]
         return {int(x) for x in ids[ids >= 0]}
 
     def step(self, event: int, live: int, active: list[int]) -> None:
@@ -155,18 +176,23 @@ class _Sweep:
             need -= nbytes
 
 
-def _program_transfers(a: _Allocations, offsets: I64, cap: int, program: int, n: int) -> list[Transfer]:
+def _program_transfers(
+    a: _Allocations, trace: CompactTrace, cap: int, program: int, accesses: list[_Accesses]
+) -> list[Transfer]:
     """The spill transfers of one program: its live bytes per event (first to last access, both included, as
-    ``sim.memory`` counts them), walked from the first event over the capacity."""
-    mine = np.flatnonzero(a.program == program)
-    diff = np.zeros(n + 1, np.int64)
-    np.add.at(diff, a.first[mine], a.size[mine])
-    np.add.at(diff, a.last[mine] + 1, -a.size[mine])
-    live = np.cumsum(diff[:-1])
+    ``sim.memory`` counts them), walked from the first event over the capacity. ``accesses`` holds the access
+    index once one program has built it."""
+    n = len(trace)
+    mine = np.flatnonzero((a.program == program) & (a.last >= 0))
+    weights = a.size[mine].astype(np.float64)  # exact: bytes per partition sum far below 2**53
+    diff = np.bincount(a.first[mine], weights, n + 1) - np.bincount(a.last[mine] + 1, weights, n + 1)
+    live = np.cumsum(diff[:-1]).astype(np.int64)
     over = np.flatnonzero(live > cap).tolist()
     if not over:
         return []
-    sweep = _Sweep(a, offsets, cap)
+    if not accesses:
+        accesses.append(_Accesses.of(a, len(trace.operand_event())))
+    sweep = _Sweep(a, accesses[0], trace.offsets.astype(np.int64), cap)
     by_first = mine[np.argsort(a.first[mine], kind="stable")].tolist()
     active: list[int] = []
     k = o = 0
@@ -190,17 +216,21 @@ def _program_transfers(a: _Allocations, offsets: I64, cap: int, program: int, n:
 def spill_transfers(trace: CompactTrace, limits: TargetLimits) -> tuple[list[Transfer], _Allocations | None]:
     """Every spill transfer of ``trace`` on ``limits``' SBUF (module docstring), in trace order, and the
     allocations they name."""
-    n = len(trace)
-    if not n:
+    if not len(trace):
         return [], None
-    programs = group([trace.event("rank"), trace.event("core")])[0].astype(np.int64)
+    rank, core = trace.event("rank"), trace.event("core")
+    if rank.any() or core.any():
+        programs = group([rank, core])[0].astype(np.int64)
+    else:  # one program
+        programs = np.zeros(len(trace), np.int64)
     a = _allocations(trace, programs)
     if a is None:
         return [], None
     cap = limits.sbuf_bytes_per_partition
     transfers: list[Transfer] = []
-    for program in np.unique(a.program).tolist():
-        transfers += _program_transfers(a, trace.offsets.astype(np.int64), cap, program, n)
+    accesses: list[_Accesses] = []
+    for program in range(int(programs.max()) + 1):
+        transfers += _program_transfers(a, trace, cap, program, accesses)
     transfers.sort(key=lambda t: (t.before, not t.save))  # saves make room before reloads fill it
     return transfers, a
 
