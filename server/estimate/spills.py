@@ -285,10 +285,10 @@ def _transfer_event(
         t.nbytes,
         SPILL_TENSOR,
     )
+    operands: tuple[Operand, ...]
     if t.save:  # reads the victim (and the room the next instruction needs), writes HBM
-        chip = (sbuf("src", t.victim, int(a.size[t.victim]), t.nbytes),)
-        chip += tuple(sbuf("room", r, int(a.size[r]), 0) for r in t.room)
-        operands = (hbm, *chip)
+        room = (sbuf("room", r, int(a.size[r]), 0) for r in t.room)
+        operands = (hbm, sbuf("src", t.victim, int(a.size[t.victim]), t.nbytes), *room)
         read, written = {"sbuf": moved}, {"hbm": moved}
     else:  # reads HBM, writes the victim
         operands = (sbuf("dst", t.victim, int(a.size[t.victim]), t.nbytes), hbm)
