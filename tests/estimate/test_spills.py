@@ -4,6 +4,7 @@ room or the data."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from nki_studio.estimate.spills import RELOAD_OP, SAVE_OP, SPILL_TENSOR, spill_t
 from nki_studio.model.targets import Generation, Target
 from nki_studio.profile.metrics import compute_metrics
 from nki_studio.sim.api import simulate
+from nki_studio.sim.trace import Operand, TraceEvent
 from nki_studio.sim.trace_columns import CompactTrace, as_compact
 
 TILE = 32 * 1024  # bytes per partition of one [128, 8192] FP32 tile
@@ -97,3 +99,59 @@ def test_spills_lengthen_the_estimate(tmp_path: Path) -> None:
     # the same instructions scheduled without the spill transfers
     plain = compute_metrics(profile_from_schedule(schedule(trace, target.limits), target)).kernel
     assert spilled.latency_ns > plain.latency_ns
+
+
+def _load(seq: int, storage: int, core: int) -> TraceEvent:
+    """A [128, 8192] FP32 load into tile ``storage`` on logical core ``core``."""
+    tile = Operand("dst", (128, 8192), "float32", "sbuf", storage, 0, 128, 0, TILE, TILE)
+    src = Operand("src", (128 * 8192,), "float32", "hbm", 0, 0, 0, 0, 128 * TILE, TILE, "x")
+    return TraceEvent(
+        seq,
+        "nisa.dma_copy",
+        "dma",
+        "k.py",
+        1,
+        operands=(tile, src),
+        partitions=128,
+        core=core,
+        bytes_read={"hbm": 128 * TILE},
+        bytes_written={"sbuf": 128 * TILE},
+    )
+
+
+def _use(seq: int, storage: int, core: int) -> TraceEvent:
+    """A Vector instruction reading tile ``storage`` on logical core ``core``."""
+    tile = Operand("data", (128, 8192), "float32", "sbuf", storage, 0, 128, 0, TILE, TILE)
+    return TraceEvent(
+        seq, "nisa.tensor_reduce", "vector", "k.py", 2, operands=(tile,), partitions=128, core=core
+    )
+
+
+def test_each_core_spills_its_own_sbuf() -> None:
+    # core 0 holds 7 tiles (224 KiB > 192 KiB on trn1), core 1 holds 6 (192 KiB: fits), interleaved in the trace
+    events = []
+    for i in range(7):
+        events.append(_load(len(events), i, 0))
+        if i < 6:
+            events.append(_load(len(events), 10 + i, 1))
+    events += [_use(len(events) + i, i, 0) for i in range(7)] + [_use(40 + i, 10 + i, 1) for i in range(6)]
+    trace = as_compact(events)
+    limits = Target(Generation.GEN2).limits
+    transfers, _ = spill_transfers(trace, limits)
+    assert {trace[t.before].core for t in transfers} == {0}
+    assert sum(t.save for t in transfers) == 1 == sum(not t.save for t in transfers)
+    spilled = with_spills(trace, limits)
+    assert [e.core for e in spilled if e.op in (SAVE_OP, RELOAD_OP)] == [0, 0]
+
+
+def test_psum_over_its_capacity_is_not_spilled() -> None:
+    # five 4 KiB-per-partition PSUM tiles live together (20 of 16 KiB): the compiler reorders, it does not spill
+    loads = [
+        dataclasses.replace(_load(i, i, 0), operands=(_psum(i), _load(i, i, 0).operands[1])) for i in range(5)
+    ]
+    uses = [dataclasses.replace(_use(5 + i, i, 0), operands=(_psum(i),)) for i in range(5)]
+    assert spill_transfers(as_compact(loads + uses), Target(Generation.GEN2).limits)[0] == []
+
+
+def _psum(storage: int) -> Operand:
+    return Operand("dst", (128, 1024), "float32", "psum", storage, 0, 128, 0, 4096, 4096)
