@@ -227,6 +227,8 @@ def spill_transfers(trace: CompactTrace, limits: TargetLimits) -> tuple[list[Tra
     if a is None:
         return [], None
     cap = limits.sbuf_bytes_per_partition
+    if int(a.size.sum()) <= cap:  # every allocation live at once still fits (most small kernels)
+        return [], a
     transfers: list[Transfer] = []
     accesses: list[_Accesses] = []
     for program in range(int(programs.max()) + 1):
