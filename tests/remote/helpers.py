@@ -73,3 +73,18 @@ def job(host: LoopbackHost, kernel: Path, workdir: Path, cache: Path, **env: str
         }
     )
     return RemoteJob(kernel.resolve(), spec, settings, cache)
+
+
+def mcp_settings(host: LoopbackHost, workdir: Path, cache: Path) -> dict[str, Any]:
+    """``nki-studio mcp --settings``: the loopback host configured and remote profiling enabled."""
+    return {
+        "remote": {
+            "host": ALIAS,
+            "sshConfig": str(host.ssh_config),
+            "workDir": str(workdir),
+            "envActivation": host.activation(),
+            "cacheDir": str(cache),
+            "timeout": 60,
+        },
+        "mcp.remoteProfiling": True,
+    }

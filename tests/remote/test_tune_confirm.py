@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import sshd
-from helpers import ALIAS, remote_options
+from helpers import ALIAS, mcp_settings, remote_options
 from jsonschema import Draft202012Validator
 from nki_studio.protocol.schema import protocol_schema
 from sshd import LoopbackHost
@@ -138,17 +138,7 @@ def test_an_unreachable_host_is_reported_per_candidate(
 
 
 async def test_mcp_tune_confirms_on_the_host(host: LoopbackHost, project: Path, tmp_path: Path) -> None:
-    settings = {
-        "remote": {
-            "host": ALIAS,
-            "sshConfig": str(host.ssh_config),
-            "workDir": str(tmp_path / "remote"),
-            "envActivation": host.activation(),
-            "cacheDir": str(tmp_path / "cache"),
-            "timeout": 60,
-        },
-        "mcp.remoteProfiling": True,
-    }
+    settings = mcp_settings(host, tmp_path / "remote", tmp_path / "cache")
     async with mcp_session("--root", str(project), "--settings", json.dumps(settings)) as s:
         result = structured(
             await s.call_tool("tune", {"file": KERNEL.name, "space": SPACE, "budget": 2, "confirm_remote": 1})

@@ -6,30 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from nki_studio.protocol.tune import ConfirmedCandidate, RemoteConfirmation, TuneCandidate
+from nki_studio.protocol.tune import ConfirmedCandidate, RemoteConfirmation, TuneCandidate, Verdict
 from nki_studio.service.tune_confirm import calibrate_command
 from nki_studio.tune.confirmation import compare_order, measured, pending, select
+from nki_studio.tune.evaluate import blank
 from nki_studio.tune.rank import rank
 from nki_studio.tune.report import confirmation_text
 
 
-def _row(values: dict[str, Any], verdict: str, est: int | None, low: int | None = None) -> TuneCandidate:
-    return {
-        "values": values,
-        "verdict": verdict,  # type: ignore[typeddict-item]
-        "reason": "" if verdict == "ranked" else "out: allclose",
-        "rank": None,
-        "tiedWith": [],
-        "estimatedNs": est,
-        "lowNs": low,
-        "highNs": None if low is None else (est or 0) + (est or 0) - low,
-        "bound": None,
-        "bottleneck": None,
-        "sbufPeakBytes": None,
-        "speedup": None,
-        "cached": False,
-        "seconds": 0.0,
-    }
+def _row(values: dict[str, Any], verdict: Verdict, est: int | None, low: int | None = None) -> TuneCandidate:
+    row = blank(values, verdict, "" if verdict == "ranked" else "out: allclose")
+    row.update(estimatedNs=est, lowNs=low, highNs=None if low is None else 2 * (est or 0) - low)
+    return row
 
 
 def test_failed_and_pruned_candidates_are_never_sent() -> None:
