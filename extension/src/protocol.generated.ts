@@ -1030,7 +1030,7 @@ export interface RemoteConfirmation {
   directory: string;
   /** the nki-studio calibrate command that fits the estimate to these profiles ('' without one) */
   calibrateCommand: string;
-  /** the calibration --calibrate ran (null: not asked) */
+  /** the calibration --calibrate ran (null: not asked, or no profile to fit on) */
   calibration: CalibrateResult | null;
 }
 

@@ -80,7 +80,9 @@ class RemoteConfirmation(TypedDict):
     calibrateCommand: Annotated[
         str, "the nki-studio calibrate command that fits the estimate to these profiles ('' without one)"
     ]
-    calibration: Annotated[CalibrateResult | None, "the calibration --calibrate ran (null: not asked)"]
+    calibration: Annotated[
+        CalibrateResult | None, "the calibration --calibrate ran (null: not asked, or no profile to fit on)"
+    ]
 
 
 class _TuneReportKeys(TypedDict):
