@@ -979,6 +979,8 @@ export interface TuneReport {
   /** the calibration key the cache entries are keyed by */
   calibration: string;
   notes: string[];
+  /** measured on the Trn2 host (only with --confirm-remote / confirm_remote) */
+  confirmation?: RemoteConfirmation;
 }
 
 /** One point of the search space and what became of it. */
@@ -1011,6 +1013,58 @@ export interface TuneCandidate {
   cached: boolean;
   /** wall time of the candidate's simulation (0 when cached or pruned) */
   seconds: number;
+}
+
+/** `tune --confirm-remote K`: the top K ranked candidates profiled on the Trn2 host. */
+export interface RemoteConfirmation {
+  host: string;
+  /** K: ranked candidates asked for */
+  requested: number;
+  /** by rank */
+  candidates: ConfirmedCandidate[];
+  /** every measured candidate agrees with the estimated ranking (null: fewer than 2 measured) */
+  orderAgrees: boolean | null;
+  /** ranks not profiled whose likely range overlaps a profiled one's (raise K to measure them) */
+  tiedNotSent: number[];
+  /** where the candidates' sources are kept */
+  directory: string;
+  /** the nki-studio calibrate command that fits the estimate to these profiles ('' without one) */
+  calibrateCommand: string;
+  /** the calibration --calibrate ran (null: not asked, or no profile to fit on) */
+  calibration: CalibrateResult | null;
+}
+
+/** One ranked candidate profiled on the Trn2 host: its estimate next to its measured time. */
+export interface ConfirmedCandidate {
+  /** its rank by the estimate */
+  rank: number;
+  /** parameter -> value substituted into the source */
+  values: Record<string, number | string>;
+  /** estimated kernel time (the ranking's) */
+  estimatedNs: number | null;
+  /** likely low end of the estimate (null: no calibration for the target) */
+  lowNs: number | null;
+  /** likely high end of the estimate */
+  highNs: number | null;
+  /** kernel latency measured on the host (null: the profile failed) */
+  measuredNs: number | null;
+  /** estimated / measured (null: not measured) */
+  ratio: number | null;
+  /** the measured time lies in the likely range (null: not measured, or no range) */
+  withinRange: boolean | null;
+  /** 1 = fastest measured among the confirmed candidates */
+  measuredRank: number | null;
+  /**
+   * the measured order against every other measured candidate is the estimate's (pairs the estimate cannot tell apart
+   * excepted); null: not measured
+   */
+  agrees: boolean | null;
+  /** the candidate's source as profiled (values substituted; kept for calibrate) */
+  source: string;
+  /** the downloaded profile ('' when the profile failed) */
+  profile: string;
+  /** why it could not be measured ('' when measured) */
+  error: string;
 }
 
 /** Custom notifications the server sends. */

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nki_studio.cli.remote_options import add_remote_options, remote_object
 from nki_studio.service import remote_profile, simulation
 from nki_studio.service.remote_profile import RemoteConfigError, RemoteError
 from nki_studio.service.settings import Settings, strict
@@ -27,34 +28,8 @@ def register(actions: Any) -> None:
         "Neuron Explorer profile of one kernel; uses your ssh config and agent.",
     )
     p.add_argument("target_file", metavar="FILE[::KERNEL]", help="kernel file, optionally ::kernel_name")
-    p.add_argument("--host", required=True, help="ssh config alias or user@host[:port]")
-    p.add_argument("--ssh-config", metavar="FILE", help="ssh configuration file (ssh -F)")
-    p.add_argument(
-        "--ssh-option",
-        action="append",
-        default=[],
-        metavar="ARG",
-        help="extra argument for ssh/scp, repeatable (e.g. --ssh-option=-oProxyJump=bastion)",
-    )
-    p.add_argument("--workdir", help="remote work directory (default ~/nki-studio-remote)")
-    p.add_argument(
-        "--activate", metavar="SHELL", help="command that activates the Neuron environment on the host"
-    )
-    p.add_argument("--neuron-core", type=int, default=0, help="NeuronCore index (NEURON_RT_VISIBLE_CORES)")
+    add_remote_options(p, host_required=True)
     p.add_argument("--target", default="trn2", help="NEURON_PLATFORM_TARGET_OVERRIDE (default trn2)")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds per remote stage (default 900)")
-    p.add_argument(
-        "--transfer",
-        choices=("auto", "scp", "rsync"),
-        default="auto",
-        help="file transfer: rsync when both ends have it (auto, default), or always scp / rsync",
-    )
-    p.add_argument(
-        "--keep-remote", action="store_true", help="keep the uploaded files and capture on the host"
-    )
-    p.add_argument(
-        "--cache-dir", metavar="DIR", help="local profile cache (default ~/.cache/nki-studio/remote-profiles)"
-    )
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     p.add_argument("--quiet", action="store_true", help="do not echo remote output to stderr")
     p.set_defaults(func=run_remote)
@@ -72,20 +47,7 @@ def run_remote(args: argparse.Namespace) -> int:
         print(f"nki-studio profile remote: {path}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     # Running the command is the user's trust decision; the options are the ``remote`` settings object.
-    options = {
-        "host": args.host,
-        "sshConfig": args.ssh_config,
-        "sshOptions": args.ssh_option,
-        "workDir": args.workdir,
-        "envActivation": args.activate,
-        "neuronCore": args.neuron_core,
-        "keepFiles": args.keep_remote,
-        "timeout": args.timeout,
-        "transfer": args.transfer,
-        "cacheDir": args.cache_dir,
-    }
-    remote = {k: v for k, v in options.items() if v is not None}
-    settings = strict(Settings(trusted_workspace=True), {"remote": remote})
+    settings = strict(Settings(trusted_workspace=True), {"remote": remote_object(args)})
     try:
         kernel_job = simulation.prepare(str(path), source, settings, kernel=kernel or None, lenient=True)
     except SpecProblem as exc:

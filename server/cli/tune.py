@@ -1,8 +1,13 @@
 """``nki-studio tune FILE[::KERNEL]``: search the kernel's variants (module constants and keyword defaults),
 verify each in the sandboxed simulator against its reference, rank the passing ones by the estimate.
 
+``--confirm-remote K`` then profiles the top K ranked candidates on the Trn2 host (``service.tune_confirm``;
+the remote options are ``profile remote``'s, declared once in ``cli.remote_options``).
+
 Exit codes: 0 a winner was found (and applied with ``--apply``), 1 no candidate passed (or ``--apply`` could
-not write), 2 usage error (no space, a refused space, no such file or kernel, Ray unreachable).
+not write), 2 usage error (no space, a refused space, no such file or kernel, Ray unreachable, no remote host
+for ``--confirm-remote``). A candidate that could not be profiled is reported in the measured table; it does
+not change the exit code.
 """
 
 from __future__ import annotations
@@ -16,9 +21,12 @@ import time
 from typing import Any
 
 from nki_studio.cli.limits import add_limits
+from nki_studio.cli.remote_options import add_remote_options, remote_object
 from nki_studio.cli.simulate import settings_of
 from nki_studio.nkilint.config import ConfigError
 from nki_studio.service import tune as service
+from nki_studio.service import tune_confirm
+from nki_studio.service.settings import Settings, strict
 from nki_studio.service.simulation import SpecProblem
 
 _DURATION = re.compile(r"(?P<n>\d+(?:\.\d+)?)(?P<unit>[smh]?)")
@@ -79,6 +87,23 @@ def register(subparsers: Any) -> None:
         "--html", metavar="OUT.html", help="also write the table and a scatter plot (SVG) to a page"
     )
     p.add_argument("--apply", action="store_true", help="write the winner's values into FILE")
+    remote = p.add_argument_group(
+        "confirm on a Trn2 host",
+        "--confirm-remote K profiles the top K ranked candidates on the host (as 'nki-studio profile remote' "
+        "does) and reports their measured times next to the estimates",
+    )
+    remote.add_argument(
+        "--confirm-remote",
+        type=int,
+        metavar="K",
+        help="profile the top K ranked candidates on the host given by --host",
+    )
+    remote.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="with --confirm-remote: fit the estimate to the profiles (nki-studio calibrate)",
+    )
+    add_remote_options(remote, host_required=False, timeout_flag="--remote-timeout")
     p.set_defaults(func=run)
 
 
@@ -112,13 +137,33 @@ class ProgressBar:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
 
 
+def _settings(args: argparse.Namespace) -> Settings:
+    """The options as settings, with the ``remote`` object when confirming on a host. Raises ValueError
+    (a bad --target or --nki-version) and ``tune_confirm.RemoteConfigError`` (no host, a bad remote option)."""
+    settings = settings_of(args)
+    if args.confirm_remote is None:
+        return settings
+    settings = strict(settings, {"remote": remote_object(args)})
+    tune_confirm.check(settings)  # before the search: no host is a usage error, not an hour's search lost
+    return settings
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``tune``; returns the exit code."""
     path, _, kernel = args.target_file.partition("::")
     if not os.path.isfile(path):
         return _usage(f"no such file: {path}")
-    if any(v is not None and v <= 0 for v in (args.timeout, args.memory_mb, args.budget, args.workers)):
-        return _usage("--timeout, --memory-mb, --budget and --workers must be positive")
+    limits = (args.timeout, args.memory_mb, args.budget, args.workers, args.confirm_remote)
+    if any(v is not None and v <= 0 for v in limits):
+        return _usage("--timeout, --memory-mb, --budget, --workers and --confirm-remote must be positive")
+    if args.calibrate and args.confirm_remote is None:
+        return _usage("--calibrate fits the estimate to the profiles of --confirm-remote K: give it too")
+    try:
+        settings = _settings(args)
+    except tune_confirm.RemoteConfigError as exc:
+        return _usage(f"--confirm-remote: {exc} (--host and the other remote options, see --help)")
+    except ValueError as exc:  # a bad --target or --nki-version
+        return _usage(str(exc))
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
     options = service.TuneOptions(
@@ -136,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     bar = ProgressBar()
     started = time.perf_counter()
     try:
-        report = service.tune(path, source, settings_of(args), options, bar)
+        report = service.tune(path, source, settings, options, bar)
     except (SpecProblem, ConfigError, service.SpaceError, service.TuneError, service.RayUnavailable) as exc:
         return _usage(str(exc))
     except ValueError as exc:  # a bad --target or --nki-version
@@ -144,6 +189,15 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     report["elapsedS"] = round(time.perf_counter() - started, 2)
+    if args.confirm_remote is not None and report["winner"] is not None:
+        report["confirmation"] = tune_confirm.confirm(
+            path,
+            source,
+            report,
+            settings,
+            tune_confirm.ConfirmOptions(args.confirm_remote, args.calibrate),
+            on_progress=lambda line: print(line, file=sys.stderr, flush=True),
+        )
     if args.html:
         with open(args.html, "w", encoding="utf-8") as fh:
             fh.write(service.report_html(report))

@@ -262,7 +262,10 @@ TOOLS: dict[str, dict[str, Any]] = {
         "are never ranked; passing ones are ranked by the ESTIMATED time (not measured) with its likely range. "
         "Returns the ranked table as text, every candidate, the winner and the unified diff that applies its "
         "values (the kernel file is not changed; outcomes are cached under .nki-studio/tune-cache/ of the project). "
-        "Within `budget` points (TPE beyond it); takes seconds per candidate.",
+        "Within `budget` points (TPE beyond it); takes seconds per candidate. With `confirm_remote` K (only "
+        "where profile_remote is offered) the top K ranked candidates are then profiled on the Trn2 host: "
+        "`confirmation` holds each one's MEASURED time next to its estimate, whether the measured order agrees "
+        "with the ranking, the kept profiles and the `nki-studio calibrate` command that fits the estimate to them.",
         "input": _obj(
             {
                 "file": _KERNEL_FIELDS["file"],
@@ -283,6 +286,13 @@ TOOLS: dict[str, dict[str, Any]] = {
                     "minimum": 1,
                     "maximum": 200,
                     "description": "points to try at most (default 16)",
+                },
+                "confirm_remote": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 10,
+                    "description": "profile the top K ranked candidates on the Trn2 host and report measured "
+                    "vs estimated time (only where profile_remote is offered; minutes per candidate)",
                 },
             },
             ("file",),

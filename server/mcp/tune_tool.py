@@ -1,6 +1,9 @@
 """The ``tune`` tool: search a kernel's variants within a budget (``service.tune``: each verified by the
 simulator, ranked by the estimate) → the ranked table as text, the report and the winner's diff. One
-candidate at a time: the MCP server runs one simulation at a time, each may use the whole memory limit."""
+candidate at a time: the MCP server runs one simulation at a time, each may use the whole memory limit.
+
+``confirm_remote`` K then profiles the top K on the Trn2 host (``service.tune_confirm``), only where
+``profile_remote`` is offered (a host configured and remote profiling enabled, in a trusted server)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from nki_studio.mcp.targets import config_failure, tool_settings
 from nki_studio.mcp.workspace import Workspace
 from nki_studio.nkilint.config import ConfigError
 from nki_studio.service import tune as service
+from nki_studio.service import tune_confirm
 from nki_studio.service.simulation import Refused, SpecProblem
 
 DEFAULT_BUDGET = 16
@@ -26,6 +30,13 @@ def tune(ws: Workspace, config: McpConfig, args: dict[str, Any]) -> tuple[dict[s
             source = fh.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise ToolFailure("not_found", f"file: cannot read {args.get('file')}: {exc}") from exc
+    confirm = args.get("confirm_remote")
+    if confirm is not None and not config.remote_available:  # before the search, not after it
+        raise ToolFailure(
+            "refused",
+            "confirm_remote: remote profiling is not configured and enabled for this server (a remote.host "
+            "and mcp.remoteProfiling / --enable-remote-profiling)",
+        )
     options = service.TuneOptions(
         kernel=args.get("kernel") or None,
         space=args.get("space") or None,
@@ -34,7 +45,8 @@ def tune(ws: Workspace, config: McpConfig, args: dict[str, Any]) -> tuple[dict[s
         workers=1,
     )
     try:
-        report = service.tune(path, source, tool_settings(config.settings, args), options)
+        settings = tool_settings(config.settings, args)
+        report = service.tune(path, source, settings, options)
     except Refused as exc:
         raise ToolFailure("refused", str(exc)) from exc
     except SpecProblem as exc:
@@ -43,6 +55,21 @@ def tune(ws: Workspace, config: McpConfig, args: dict[str, Any]) -> tuple[dict[s
         raise config_failure(exc) from exc
     except (service.SpaceError, service.TuneError) as exc:
         raise ToolFailure("invalid_arguments", str(exc)) from exc
+    log: list[str] = []
+    if confirm is not None and report["winner"] is not None:
+        try:
+            report["confirmation"] = tune_confirm.confirm(
+                path,
+                source,
+                report,
+                settings,
+                tune_confirm.ConfirmOptions(int(confirm)),
+                log=log.append,
+                on_progress=log.append,
+            )
+        except tune_confirm.RemoteConfigError as exc:
+            raise ToolFailure("invalid_arguments", str(exc)) from exc
     report["path"] = ws.relative(path)
     table = service.report_text(report)
-    return {**report, "table": table}, table.splitlines()[0]
+    extra = {"log": log[-40:]} if confirm is not None else {}
+    return {**report, "table": table, **extra}, table.splitlines()[0]

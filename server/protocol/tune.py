@@ -2,12 +2,15 @@
 likely range) and the whole search (``nki-studio tune --json``, the MCP ``tune`` tool).
 
 Every time here is the simulator's *estimate* (``estimate`` section of a simulation result), never a
-measurement.
+measurement, except in ``RemoteConfirmation`` (``tune --confirm-remote K``), which holds the top candidates'
+times measured on a Trn2 host next to their estimates.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Literal, TypedDict
+
+from nki_studio.protocol.calibration import CalibrateResult
 
 Verdict = Literal["ranked", "failed", "pruned"]
 TuneValue = int | float | str
@@ -36,9 +39,53 @@ class TuneCandidate(TypedDict):
     seconds: Annotated[float, "wall time of the candidate's simulation (0 when cached or pruned)"]
 
 
-class TuneReport(TypedDict):
-    """A whole search: the space, how it was searched, every candidate (ranked ones first) and the winner."""
+class ConfirmedCandidate(TypedDict):
+    """One ranked candidate profiled on the Trn2 host: its estimate next to its measured time."""
 
+    rank: Annotated[int, "its rank by the estimate"]
+    values: Annotated[dict[str, TuneValue], "parameter -> value substituted into the source"]
+    estimatedNs: Annotated[int | None, "estimated kernel time (the ranking's)"]
+    lowNs: Annotated[int | None, "likely low end of the estimate (null: no calibration for the target)"]
+    highNs: Annotated[int | None, "likely high end of the estimate"]
+    measuredNs: Annotated[int | None, "kernel latency measured on the host (null: the profile failed)"]
+    ratio: Annotated[float | None, "estimated / measured (null: not measured)"]
+    withinRange: Annotated[
+        bool | None, "the measured time lies in the likely range (null: not measured, or no range)"
+    ]
+    measuredRank: Annotated[int | None, "1 = fastest measured among the confirmed candidates"]
+    agrees: Annotated[
+        bool | None,
+        "the measured order against every other measured candidate is the estimate's (pairs the estimate "
+        "cannot tell apart excepted); null: not measured",
+    ]
+    source: Annotated[str, "the candidate's source as profiled (values substituted; kept for calibrate)"]
+    profile: Annotated[str, "the downloaded profile ('' when the profile failed)"]
+    error: Annotated[str, "why it could not be measured ('' when measured)"]
+
+
+class RemoteConfirmation(TypedDict):
+    """``tune --confirm-remote K``: the top K ranked candidates profiled on the Trn2 host."""
+
+    host: str
+    requested: Annotated[int, "K: ranked candidates asked for"]
+    candidates: Annotated[list[ConfirmedCandidate], "by rank"]
+    orderAgrees: Annotated[
+        bool | None,
+        "every measured candidate agrees with the estimated ranking (null: fewer than 2 measured)",
+    ]
+    tiedNotSent: Annotated[
+        list[int], "ranks not profiled whose likely range overlaps a profiled one's (raise K to measure them)"
+    ]
+    directory: Annotated[str, "where the candidates' sources are kept"]
+    calibrateCommand: Annotated[
+        str, "the nki-studio calibrate command that fits the estimate to these profiles ('' without one)"
+    ]
+    calibration: Annotated[
+        CalibrateResult | None, "the calibration --calibrate ran (null: not asked, or no profile to fit on)"
+    ]
+
+
+class _TuneReportKeys(TypedDict):
     kernel: str
     path: str
     target: str
@@ -58,3 +105,11 @@ class TuneReport(TypedDict):
     elapsedS: float
     calibration: Annotated[str, "the calibration key the cache entries are keyed by"]
     notes: list[str]
+
+
+class TuneReport(_TuneReportKeys, total=False):
+    """A whole search: the space, how it was searched, every candidate (ranked ones first) and the winner."""
+
+    confirmation: Annotated[
+        RemoteConfirmation, "measured on the Trn2 host (only with --confirm-remote / confirm_remote)"
+    ]

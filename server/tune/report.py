@@ -1,5 +1,6 @@
 """A search's report for people: the ranked table (text), and an HTML page with the table and a scatter plot
-(SVG) of estimated time against SBUF peak with the Pareto front. Every time is an estimate and says so."""
+(SVG) of estimated time against SBUF peak with the Pareto front. Every time is an estimate and says so, except
+the measured times of ``--confirm-remote``, in their own table under the ranked one."""
 
 from __future__ import annotations
 
@@ -7,18 +8,18 @@ import html
 from collections.abc import Sequence
 
 from nki_studio.profile.heatmap import fmt_bytes, fmt_ns
-from nki_studio.protocol.tune import TuneCandidate, TuneReport
+from nki_studio.protocol.tune import ConfirmedCandidate, RemoteConfirmation, TuneCandidate, TuneReport
 
 TABLE_ROWS = 20  # ranked rows printed; the rest are counted (--json has them all)
 _FAILED_ROWS = 5
 
 
-def values_text(row: TuneCandidate) -> str:
+def values_text(row: TuneCandidate | ConfirmedCandidate) -> str:
     """``TILE_N=256 BUFS=2``."""
     return " ".join(f"{k}={v}" for k, v in row["values"].items())
 
 
-def estimate_text(row: TuneCandidate) -> str:
+def estimate_text(row: TuneCandidate | ConfirmedCandidate) -> str:
     """``≈ 7.5 µs (7.1 µs–9.9 µs)``: the estimate and its likely range ('' when not ranked)."""
     if row["estimatedNs"] is None:
         return ""
@@ -107,20 +108,78 @@ def winner_line(report: TuneReport) -> str:
     )
 
 
+def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Columns padded to their widths; the last one is not (it is the longest, free text)."""
+    cells = [header, *rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header) - 1)]
+    return [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in cells
+    ]
+
+
 def text(report: TuneReport) -> str:
-    """The summary, the table (times are the simulator's estimates) and the winner."""
+    """The summary, the table (times are the simulator's estimates) and the winner; with ``--confirm-remote``,
+    the measured table after them."""
     rows = table(report)
-    cells = [HEADER, *rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(HEADER) - 1)]
-    lines = [summary(report), ""]
-    for row in cells:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
+    lines = [summary(report), "", *_aligned(HEADER, rows)]
     hidden = len(report["candidates"]) - len(rows)
     if hidden:
         lines.append(f"... {hidden} more (--json lists every candidate)")
     lines.append("")
     lines.extend(outcome(report))
+    if "confirmation" in report:
+        lines.extend(["", *confirmation_text(report["confirmation"])])
     return "\n".join(lines)
+
+
+CONFIRM_HEADER = ["rank", "values", "estimate (likely range)", "measured", "estimated/measured", "order"]
+
+
+def _confirm_columns(row: ConfirmedCandidate) -> list[str]:
+    """One profiled candidate: its estimate, its measured time and ratio, and its measured order."""
+    first = [str(row["rank"]), values_text(row), estimate_text(row)]
+    if row["measuredNs"] is None:
+        return [
+            *first,
+            "-",
+            "",
+            f"not measured: {row['error'].splitlines()[0] if row['error'] else ''}",
+        ]
+    ratio = f"{row['ratio']:.2f}×" if row["ratio"] is not None else ""
+    if row["withinRange"] is not None:
+        ratio += " (in the likely range)" if row["withinRange"] else " (outside the likely range)"
+    order = (
+        f"measured #{row['measuredRank']}" + {True: ", agrees", False: ", disagrees", None: ""}[row["agrees"]]
+    )
+    return [*first, fmt_ns(row["measuredNs"]), ratio, order]
+
+
+def confirmation_text(c: RemoteConfirmation) -> list[str]:
+    """The measured table of ``--confirm-remote`` and what follows from it: the order, the ranks left out,
+    where the profiles are and the calibrate command."""
+    lines = [
+        f"measured on {c['host']}: the top {c['requested']} ranked candidates profiled "
+        "(estimates are the simulator's; measured times are the device's)",
+        *_aligned(CONFIRM_HEADER, [_confirm_columns(r) for r in c["candidates"]]),
+    ]
+    if c["orderAgrees"] is not None:
+        lines.append(
+            "the measured order agrees with the estimated ranking"
+            if c["orderAgrees"]
+            else "the measured order does NOT agree with the estimated ranking"
+        )
+    if c["tiedNotSent"]:
+        ranks = " ".join(f"#{r}" for r in c["tiedNotSent"])
+        lines.append(
+            f"not profiled but within the likely range of a profiled one: {ranks} (raise --confirm-remote)"
+        )
+    lines.append(f"candidate sources: {c['directory']}")
+    lines.extend(f"profile #{r['rank']}: {r['profile']}" for r in c["candidates"] if r["profile"])
+    if c["calibrateCommand"]:
+        lines.append(f"fit the estimate to them: {c['calibrateCommand']}")
+    if c["calibration"] is not None:
+        lines.append(f"calibrate: {c['calibration']['message']}")
+    return lines
 
 
 def pareto(rows: Sequence[TuneCandidate]) -> list[TuneCandidate]:
@@ -205,5 +264,21 @@ def html_page(report: TuneReport) -> str:
         f"<h1>tune {html.escape(report['kernel'])}</h1><p>{html.escape(summary(report))}</p>"
         "<p>Times are the simulator's estimates with their likely range, not measurements.</p>"
         f"{scatter_svg(report)}<table><tr>{head}</tr>\n{body}</table>"
+        f"{_confirmation_html(report['confirmation']) if 'confirmation' in report else ''}"
         f"<h2>winner's diff</h2><pre>{html.escape(report['diff'] or '(no winner)')}</pre></body></html>\n"
+    )
+
+
+def _confirmation_html(c: RemoteConfirmation) -> str:
+    """The measured table and its notes as a page section."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in CONFIRM_HEADER)
+    body = "\n".join(
+        "<tr>" + "".join(f"<td>{html.escape(col)}</td>" for col in _confirm_columns(r)) + "</tr>"
+        for r in c["candidates"]
+    )
+    lines = confirmation_text(c)  # the title, the header and a row per candidate, then the notes
+    notes = "".join(f"<p>{html.escape(line)}</p>" for line in lines[len(c["candidates"]) + 2 :])
+    return (
+        f"<h2>measured on {html.escape(c['host'])}</h2><p>{html.escape(lines[0])}</p>"
+        f"<table><tr>{head}</tr>\n{body}</table>{notes}"
     )

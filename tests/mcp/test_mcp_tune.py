@@ -30,3 +30,15 @@ async def test_tune_returns_the_table_and_the_winners_diff(tmp_path: Path) -> No
         unsafe = error_of(await s.call_tool("tune", {"file": KERNEL.name, "constraints": ["open('x')"]}))
         assert unsafe["kind"] == "invalid_arguments"
     assert (tmp_path / KERNEL.name).read_text() == before
+
+
+async def test_confirm_remote_is_refused_before_the_search_without_a_host(tmp_path: Path) -> None:
+    shutil.copy(KERNEL, tmp_path / KERNEL.name)
+    async with mcp_session("--root", str(tmp_path)) as s:
+        refused = error_of(
+            await s.call_tool(
+                "tune", {"file": KERNEL.name, "space": "TILE_F=1024 BUFS=2", "confirm_remote": 1}
+            )
+        )
+        assert refused["kind"] == "refused" and "remote profiling is not configured" in refused["message"]
+    assert not (tmp_path / ".nki-studio").exists()  # refused before the search: nothing simulated or cached

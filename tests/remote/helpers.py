@@ -25,6 +25,19 @@ def cli(
         "profile",
         "remote",
         target,
+        *remote_options(host, workdir, cache, **env),
+        "--format",
+        "json",
+        "--timeout",
+        "60",
+        *extra,
+    ]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+
+def remote_options(host: LoopbackHost, workdir: Path, cache: Path, **env: str) -> list[str]:
+    """The remote options (``cli.remote_options``) that reach the loopback host with the stand-ins."""
+    return [
         "--host",
         ALIAS,
         "--ssh-config",
@@ -35,13 +48,7 @@ def cli(
         host.activation(**env),
         "--cache-dir",
         str(cache),
-        "--format",
-        "json",
-        "--timeout",
-        "60",
-        *extra,
     ]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
 
 
 def heat_lines(out: str, kernel: Path) -> list[int]:
@@ -66,3 +73,18 @@ def job(host: LoopbackHost, kernel: Path, workdir: Path, cache: Path, **env: str
         }
     )
     return RemoteJob(kernel.resolve(), spec, settings, cache)
+
+
+def mcp_settings(host: LoopbackHost, workdir: Path, cache: Path) -> dict[str, Any]:
+    """``nki-studio mcp --settings``: the loopback host configured and remote profiling enabled."""
+    return {
+        "remote": {
+            "host": ALIAS,
+            "sshConfig": str(host.ssh_config),
+            "workDir": str(workdir),
+            "envActivation": host.activation(),
+            "cacheDir": str(cache),
+            "timeout": 60,
+        },
+        "mcp.remoteProfiling": True,
+    }

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from conftest import BODY_LINES
-from helpers import ALIAS
+from helpers import ALIAS, mcp_settings
 from sshd import LoopbackHost
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "mcp"))
@@ -16,17 +16,7 @@ from mcp_harness import error_of, mcp_session, structured
 
 
 async def test_profile_remote_tool_round_trip(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
-    settings = {
-        "remote": {
-            "host": ALIAS,
-            "sshConfig": str(host.ssh_config),
-            "workDir": str(tmp_path / "remote"),
-            "envActivation": host.activation(),
-            "cacheDir": str(tmp_path / "cache"),
-            "timeout": 60,
-        },
-        "mcp.remoteProfiling": True,
-    }
+    settings = mcp_settings(host, tmp_path / "remote", tmp_path / "cache")
     async with mcp_session("--root", str(kernel.parent), "--settings", json.dumps(settings)) as s:
         assert "profile_remote" in {t.name for t in (await s.list_tools()).tools}
         result = await s.call_tool("profile_remote", {"file": kernel.name, "kernel": "add_act_kernel"})

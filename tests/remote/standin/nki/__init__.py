@@ -4,7 +4,8 @@
 the harness must set and writes ``$NKI_ARTIFACTS_DIR/kernel.neff`` — a JSON stand-in NEFF naming the kernel
 file and function and recording whether NKI source locations would be embedded (NKI_DEBUG_INFO=True and
 NEURON_FRAMEWORK_DEBUG=1). The kernel body is not executed. Only the test's stand-in ``neuron-explorer``
-reads that file.
+reads that file. ``STANDIN_REJECT=TEXT`` plays a compiler that rejects a variant the simulator accepts: a
+kernel file containing TEXT fails to compile.
 """
 
 import inspect
@@ -25,13 +26,19 @@ class _Kernel:
         out_dir = os.environ.get("NKI_ARTIFACTS_DIR")
         if not out_dir:
             raise RuntimeError("stand-in nki: NKI_ARTIFACTS_DIR not set, the NEFF would be lost")
+        kernel_file = os.path.abspath(inspect.getsourcefile(self.fn))
+        reject = os.environ.get("STANDIN_REJECT")
+        if reject:
+            with open(kernel_file, encoding="utf-8") as f:
+                if reject in f.read():
+                    raise RuntimeError(f"stand-in compiler: {self.fn.__name__}: {reject!r} is rejected")
         params = list(inspect.signature(self.fn).parameters)
         if len(args) != len(params):
             raise TypeError(f"{self.fn.__name__}() takes {len(params)} arguments, got {len(args)}")
         os.makedirs(out_dir, exist_ok=True)
         neff = {
             "standin_neff": 1,
-            "kernel_file": os.path.abspath(inspect.getsourcefile(self.fn)),
+            "kernel_file": kernel_file,
             "kernel": self.fn.__name__,
             # STANDIN_NO_SOURCE=1 plays a compiler that ignored the debug flags (e.g. a reused cached NEFF)
             "debug_info": (
