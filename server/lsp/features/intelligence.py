@@ -175,16 +175,16 @@ class IntelligenceFeature:
             return item
         target, _ = self.target(None)
 
-        def docs() -> tuple[str, str, list[str]]:
+        def docs() -> tuple[str, str, _ApiVersion]:
             return (
                 _signature_line(completion),
                 completion.docstring(raw=True),
-                _version_lines(
+                _api_version(
                     completion.module_name, completion.name, legacy=is_legacy_module(completion.module_name)
                 ),
             )
 
-        signature, doc, version = await self._run(docs, ("", "", []))
+        signature, doc, version = await self._run(docs, ("", "", _ApiVersion()))
         item.detail = signature or item.detail
         item.documentation = types.MarkupContent(
             kind=types.MarkupKind.Markdown, value=_api_markdown(completion.name, "", doc, target, version)
@@ -217,7 +217,7 @@ class IntelligenceFeature:
                     _signature_line(name),
                     name.docstring(raw=True),
                     target,
-                    _version_lines(name.module_name, name.name, legacy=legacy),
+                    _api_version(name.module_name, name.name, legacy=legacy),
                 )
                 self._api_hovers[key] = markdown
             return markdown
@@ -360,25 +360,34 @@ def allocation_markdown(alloc: AllocationInfo, target: Target) -> str:
     return "\n".join(lines)
 
 
-def _version_lines(module: str | None, name: str, *, legacy: bool) -> list[str]:
-    """For the legacy API: its label, and what ``nki-studio migrate`` does with a name NKI 0.7 removed."""
+@dataclass(frozen=True)
+class _ApiVersion:
+    """What a hover says about the API version of a name: the legacy label, and for a name NKI 0.7 removed what
+    ``nki-studio migrate`` does with it."""
+
+    label: str | None = None
+    migration: str | None = None
+
+
+def _api_version(module: str | None, name: str, *, legacy: bool) -> _ApiVersion:
     if not legacy:
-        return []
-    lines = [f"**{LEGACY_API_LABEL}**"]
+        return _ApiVersion()
     short = api_module(module)
     # A current ISA instruction re-exported by the legacy stubs is called the same way in 0.7: nothing to migrate.
     hint = None if short == "isa" and not is_legacy_module(module) else migration_hint(short, name)
-    if hint is not None:
-        lines.append(f"Migration to NKI 0.7 (`nki-studio migrate`): {hint}")
-    return lines
+    return _ApiVersion(LEGACY_API_LABEL, hint)
 
 
-def _api_markdown(name: str, signature: str, doc: str, target: Target, version: Sequence[str] = ()) -> str:
-    parts = ["\n\n".join(version)] if version else []
+def _api_markdown(
+    name: str, signature: str, doc: str, target: Target, version: _ApiVersion = _ApiVersion()
+) -> str:
+    parts = [f"**{version.label}**"] if version.label else []
     if signature:
         parts.append(f"```python\n{signature}\n```")
     if doc:
         parts.append(doc)
+    if version.migration:
+        parts.append(f"Migration to NKI 0.7 (`nki-studio migrate`): {version.migration}")
     notes = target_notes(name, doc, target)
     if notes:
         parts.append("\n".join(f"- {'⚠ ' if n.warning else ''}{n.text}" for n in notes))

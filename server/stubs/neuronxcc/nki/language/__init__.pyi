@@ -162,6 +162,9 @@ def rand(
 ) -> ndarray:
     """Uniform random values in [0, 1)."""
 
+def random_seed(seed: NkiTensor, *, mask: Mask = None, **kwargs: Any) -> None:
+    """Seed ``nl.rand``/``nisa.dropout`` with the 32-bit value of a (1, 1) tile [v2.26.1 nki.language.random_seed]."""
+
 def shared_constant(constant: Any, *, mask: Mask = None, **kwargs: Any) -> ndarray:
     """A ``shared_hbm`` tensor initialised from a NumPy array or ``.npy`` path, embedded in the binary."""
 
