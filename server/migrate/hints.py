@@ -25,16 +25,18 @@ _LANGUAGE = {
 
 def migration_hint(module: str, name: str) -> str | None:
     """The migration of ``name`` of the legacy ``module`` (``""`` for ``neuronxcc.nki`` itself, ``"language"``,
-    ``"isa"``, ``"compiler"``); None for a name NKI 0.7 keeps as it is."""
+    ``"isa"``, ``"compiler"``); None for a name NKI 0.7 keeps as it is. Every ISA name is taken for its legacy
+    value-returning form: ask only for those (an instruction the legacy API shares is called as in 0.7)."""
     if module == "language":
         return _LANGUAGE.get(name)
-    if module == "isa":
+    if module == "isa":  # the legacy value-returning form of an instruction
+        recipe = manual._VALUE_RETURNING.format(name=name)
         if name in isa_results._SIGNATURES:
             return (
                 f"rewritten: t = nisa.{name}(...) becomes an allocation of t and nisa.{name}(dst=t, ...); other "
-                f"uses of the value: {manual._VALUE_RETURNING.format(name=name)}"
+                f"uses of the value: {recipe}"
             )
-        return None
+        return recipe
     if module == "compiler":
         return manual._DIRECT_ALLOCATION
     if f"nki.{name}" in entry_points._TO_JIT:
