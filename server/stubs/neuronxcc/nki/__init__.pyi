@@ -9,15 +9,16 @@ rewrites them.
 """
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from . import compiler as compiler
 from . import isa as isa
 from . import language as language
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+# The decorators return ``Any``: a legacy kernel is called, launched on a grid (``kernel[2, 2](...)``) and given
+# attributes (``benchmark_result``), which a precise type would refuse.
 
-def jit(func: _F | None = None, mode: str = "auto", **kwargs: Any) -> _F:
+def jit(func: Callable[..., Any] | None = None, mode: str = "auto", **kwargs: Any) -> Any:
     """Compile a kernel for the framework it is called from (PyTorch, JAX) or run it standalone [v2.26.1 nki.jit].
 
     ``mode=`` chose the runner: ``"auto"`` (from the arguments' type), ``"baremetal"``, ``"benchmark"``,
@@ -25,21 +26,21 @@ def jit(func: _F | None = None, mode: str = "auto", **kwargs: Any) -> _F:
     grid of programs (``nl.program_id``).
     """
 
-def trace(func: _F | None = None, **kwargs: Any) -> _F:
+def trace(func: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
     """The framework-tracing decorator (``torch_neuronx.nki_jit`` is the same) [v2.26.1 nki.trace]."""
 
-def baremetal(kernel: _F | None = None, **kwargs: Any) -> _F:
+def baremetal(kernel: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
     """Compile and run a kernel on a NeuronDevice with NumPy arrays in and out, no framework [v2.26.1 nki.baremetal].
 
     Options: ``save_neff_name=``, ``save_trace_name=`` (an execution trace for the profiler),
     ``additional_compile_opt=``, ``artifacts_dir=``.
     """
 
-def benchmark(kernel: _F | None = None, **kwargs: Any) -> _F:
+def benchmark(kernel: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
     """Compile a kernel, run it ``warmup=`` + ``iters=`` times on a NeuronDevice and keep its latency statistics
     in ``kernel.benchmark_result.nc_latency.get_latency_percentile(p)`` [v2.26.1 nki.benchmark]."""
 
-def profile(func: _F | None = None, **kwargs: Any) -> _F:
+def profile(func: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
     """Profile a kernel on a NeuronDevice: NEFF and NTFF in ``working_directory=`` (an absolute path), with
     ``save_neff_name=``, ``save_trace_name=``, ``overwrite=``, ``profile_nth=`` [v2.26.1 nki.profile]."""
 

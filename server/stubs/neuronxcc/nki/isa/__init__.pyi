@@ -39,6 +39,8 @@ from nki.isa import unknown_engine as unknown_engine
 from nki.isa import vector_engine as vector_engine
 from nki.language import DTypeLike, NkiTensor
 
+from ..language import ndarray
+
 Op = Any  # an ``nl`` (or NumPy) operator such as ``nl.add`` or ``np.add``
 Mask = Any  # a compile-time predicate over index tiles (``neuronxcc.nki.language.Mask``)
 
@@ -54,7 +56,7 @@ def nc_matmul(
     tile_size: Sequence[int] = (),
     mask: Mask = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """``stationary.T @ moving`` on the Tensor engine, returned as a new FP32 PSUM tile [v2.26.1 nki.isa.nc_matmul].
 
     Both operands in SBUF with the same partition size (<= 128, the contraction); free sizes <= 128 (stationary)
@@ -74,7 +76,7 @@ def activation(
     mask: Mask = None,
     dtype: DTypeLike | None = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """``op(data * scale + bias)`` on the Scalar engine, returned as a new tile; optionally reduced per partition
     into the engine's registers / ``reduce_res`` [v2.26.1 nki.isa.activation]."""
 
@@ -89,13 +91,13 @@ def activation_reduce(
     mask: Mask = None,
     dtype: DTypeLike | None = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """``activation`` plus a reduction of its result along the free dims into ``reduce_res`` (one element per
     partition) [v2.26.1 nki.isa.activation_reduce]."""
 
 def nc_transpose(
     data: NkiTensor, engine: engine = ..., *, mask: Mask = None, dtype: DTypeLike | None = None, **kwargs: Any
-) -> NkiTensor:
+) -> ndarray:
     """2-D partition/free transpose ``result[f, p] = data[p, f]``; same dtype."""
 
 def tensor_reduce(
@@ -108,12 +110,12 @@ def tensor_reduce(
     mask: Mask = None,
     dtype: DTypeLike | None = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """Reduce ``data`` over trailing free axes with ``op`` (optionally negated)."""
 
 def tensor_partition_reduce(
     op: Op, data: NkiTensor, *, mask: Mask = None, dtype: DTypeLike | None = None, **kwargs: Any
-) -> NkiTensor:
+) -> ndarray:
     """Reduce across partitions into a (1, free...) tile with add/average/max/bitwise ops."""
 
 def tensor_tensor(
@@ -125,7 +127,7 @@ def tensor_tensor(
     mask: Mask = None,
     dtype: DTypeLike | None = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """``result = op(data1, data2)`` element-wise (no broadcasting; same partitions and elements per partition)."""
 
 def tensor_tensor_scan(
@@ -140,7 +142,7 @@ def tensor_tensor_scan(
     mask: Mask = None,
     dtype: DTypeLike | None = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """Sequential scan per partition: ``prev = op1(op0(data0[:, i], prev), data1[:, i])``."""
 
 def scalar_tensor_tensor(
@@ -155,7 +157,7 @@ def scalar_tensor_tensor(
     mask: Mask = None,
     dtype: DTypeLike | None = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """``result = op1(op0(data, operand0), operand1)``: a scalar/(P,1) stage then a full-tile stage."""
 
 def tensor_scalar(
@@ -171,7 +173,7 @@ def tensor_scalar(
     mask: Mask = None,
     dtype: DTypeLike | None = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """``result = op1(op0(data, operand0), operand1)`` with scalar or (P,1) operands broadcast along the free dims."""
 
 def tensor_scalar_reduce(
@@ -188,22 +190,22 @@ def tensor_scalar_reduce(
     mask: Mask = None,
     dtype: DTypeLike | None = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """``result = op0(data, operand0)`` and reduce it per partition into the accumulator / ``reduce_res`` (P,1)."""
 
 def tensor_copy(
     src: NkiTensor, engine: engine = ..., *, mask: Mask = None, dtype: DTypeLike | None = None, **kwargs: Any
-) -> NkiTensor:
+) -> ndarray:
     """``result = src`` (bit-exact for equal dtypes, else cast through FP32). SBUF/PSUM in and out."""
 
 def reciprocal(
     data: NkiTensor, *, mask: Mask = None, dtype: DTypeLike | None = None, **kwargs: Any
-) -> NkiTensor:
+) -> ndarray:
     """``result = 1 / data`` in FP32 (more precise than the Scalar activation)."""
 
 def dropout(
     data: NkiTensor, prob: Any, *, mask: Mask = None, dtype: DTypeLike | None = None, **kwargs: Any
-) -> NkiTensor:
+) -> ndarray:
     """Zero each element with probability ``prob`` (kept values are not rescaled)."""
 
 def dma_transpose(
@@ -216,11 +218,11 @@ def dma_transpose(
     mask: Mask = None,
     dtype: DTypeLike | None = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """Transpose while copying HBM->SBUF or SBUF->SBUF."""
 
 # ---------------------------------------------------------------------------------------------- legacy forms
-def iota(expr: Any, dtype: DTypeLike, *, mask: Mask = None, **kwargs: Any) -> NkiTensor:
+def iota(expr: Any, dtype: DTypeLike, *, mask: Mask = None, **kwargs: Any) -> ndarray:
     """A new SBUF tile holding the values of an index-tile expression (``nl.arange``/``nl.mgrid`` arithmetic) on
     GpSimd [v2.26.1 nki.isa.iota]. NKI 0.2 replaced ``expr`` with ``pattern=``/``offset=``."""
 
@@ -232,7 +234,7 @@ def affine_select(
     mask: Mask = None,
     dtype: DTypeLike | None = None,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """``on_true_tile`` where the affine predicate over index tiles holds, else ``on_false_value``, as a new tile
     (GpSimd; causal masks) [v2.26.1 nki.isa.affine_select]. NKI 0.2 replaced ``pred`` with ``pattern=``/``cmp_op=``."""
 
@@ -244,5 +246,5 @@ def memset(
     mask: Mask = None,
     engine: engine = ...,
     **kwargs: Any,
-) -> NkiTensor:
+) -> ndarray:
     """A new tile of ``shape`` filled with ``value`` [v2.26.1 nki.isa.memset]. NKI 0.2: ``nisa.memset(dst, value)``."""
