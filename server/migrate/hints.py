@@ -14,7 +14,9 @@ _LANGUAGE = {
     "arange": _INDEX_TILES,
     "mgrid": _INDEX_TILES,
     "par_dim": f"rewritten where every use of the tile is a subscript; otherwise {block_dims.RECIPE}",
-    "fp32": "nl.fp32.min is -3.4028235e+38 (float(np.finfo(np.float32).min))",
+    # 0.7 traces kernels with Python, so host code may compute the limits (inferred from nki-0.7.md §1)
+    "finfo": "not rewritten: NKI 0.7 has no nl.finfo; use the limits as constants (numpy / ml_dtypes finfo)",
+    "fp32": "not rewritten: write -3.4028235e+38 for nl.fp32.min (float(np.finfo(np.float32).min))",
     **{
         name: f"rewritten to Python's range(...) (nl.{name} is deprecated in 0.7)"
         for name in iterators._STATIC
@@ -38,7 +40,13 @@ def migration_hint(module: str, name: str) -> str | None:
             )
         return recipe
     if module == "compiler":
-        return manual._DIRECT_ALLOCATION
+        if name in ("sbuf", "psum", "mod_alloc", "auto_alloc", "alloc"):
+            return manual._DIRECT_ALLOCATION
+        # the directives (inferred: 0.7's nki.compiler only configures the compiler, with CompileConfig)
+        return "not rewritten: NKI 0.7 has no such directive (nki.compiler.CompileConfig configures a kernel); remove it"
+    if name == "jit":
+        dropped = sorted(entry_points._DROPPED | entry_points._LEGACY_OPTIONS)
+        return f"kept; the options 0.7 does not take are dropped ({'=, '.join(dropped)}=)"
     if f"nki.{name}" in entry_points._TO_JIT:
         return "rewritten to nki.jit (run standalone with nki.simulate(kernel)(...) or on a device with NumPy inputs)"
     if name == "simulate_kernel":
