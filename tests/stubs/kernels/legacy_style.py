@@ -2,11 +2,11 @@
 tiles, masks, block dimensions, value-returning ISA calls, tile operators, a launch grid and the legacy entry
 points and allocators."""
 
-import numpy as np
-from neuronxcc import nki
 import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
+import numpy as np
+from neuronxcc import nki
 
 
 @nki.compiler.skip_middle_end_transformations
