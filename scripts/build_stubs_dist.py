@@ -1,5 +1,6 @@
-"""Build ``nki-studio-stubs``: the bundled NKI stubs as a PEP 561 stub-only distribution (package ``nki-stubs``)
-for pyright, Pylance and mypy without the server. Version, licence and URLs come from the main project's
+"""Build ``nki-studio-stubs``: the bundled NKI stubs as a PEP 561 stub-only distribution (packages ``nki-stubs``
+and, for the legacy API, a partial ``neuronxcc-stubs``: only ``neuronxcc.nki`` is stubbed, so the rest of an
+installed compiler keeps its own types) for pyright, Pylance and mypy without the server. Version, licence and URLs come from the main project's
 ``pyproject.toml`` and ``nki_studio.__version__``, so they are declared once.
 
 Usage: ``.venv/bin/python scripts/build_stubs_dist.py [--outdir dist]`` → wheel and sdist in ``outdir``.
@@ -22,6 +23,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 ROOT = Path(__file__).resolve().parents[1]
 STUBS = ROOT / "server" / "stubs" / "nki"
+LEGACY_STUBS = ROOT / "server" / "stubs" / "neuronxcc"
 NAME = "nki-studio-stubs"
 
 
@@ -43,7 +45,7 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "{NAME}"
 version = "{version()}"
-description = "Type stubs (PEP 561) for AWS Neuron NKI kernels: nki, nki.language, nki.isa, nki.collectives, nki.compiler"
+description = "Type stubs (PEP 561) for AWS Neuron NKI kernels: nki, nki.language, nki.isa, nki.collectives, nki.compiler and the legacy neuronxcc.nki"
 readme = "README.md"
 requires-python = "{project["requires-python"]}"
 license = "{project["license"]}"
@@ -57,20 +59,24 @@ packages = {sorted(_packages())!r}
 include-package-data = true
 
 [tool.setuptools.package-data]
-"*" = ["*.pyi"]
+"*" = ["*.pyi", "py.typed"]
 '''
 
 
 def _packages() -> list[str]:
-    return ["nki-stubs"] + [
-        "nki-stubs." + ".".join(p.relative_to(STUBS).parts) for p in sorted(STUBS.rglob("*")) if p.is_dir()
+    return [
+        f"{name}-stubs" + "".join(f".{part}" for part in p.relative_to(root).parts)
+        for name, root in (("nki", STUBS), ("neuronxcc", LEGACY_STUBS))
+        for p in [root, *sorted(root.rglob("*"))]
+        if p.is_dir() and p.name != "__pycache__"
     ]
 
 
 README = """# nki-studio-stubs
 
-Type stubs for AWS Neuron NKI kernels (`nki`, `nki.language`, `nki.isa`, `nki.collectives`, `nki.compiler`),
-from nki-studio, so pyright, Pylance and mypy check kernels on a machine without the Neuron SDK.
+Type stubs for AWS Neuron NKI kernels (`nki`, `nki.language`, `nki.isa`, `nki.collectives`, `nki.compiler`, and
+the legacy `neuronxcc.nki` API of Neuron <= 2.26), from nki-studio, so pyright, Pylance and mypy check kernels on
+a machine without the Neuron SDK.
 
     pip install nki-studio-stubs
 
@@ -85,7 +91,13 @@ def build(outdir: Path) -> list[Path]:
     outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         stage = Path(tmp)
-        shutil.copytree(STUBS, stage / "nki-stubs", ignore=shutil.ignore_patterns("__pycache__", "*.py[co]"))
+        for root in (STUBS, LEGACY_STUBS):
+            shutil.copytree(
+                root, stage / f"{root.name}-stubs", ignore=shutil.ignore_patterns("__pycache__", "*.py[co]")
+            )
+        (stage / "neuronxcc-stubs" / "py.typed").write_text(
+            "partial\n"
+        )  # PEP 561: only neuronxcc.nki is here
         (stage / "pyproject.toml").write_text(pyproject(project))
         (stage / "README.md").write_text(README)
         before = set(outdir.iterdir())

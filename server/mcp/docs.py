@@ -11,12 +11,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nki_studio.core.codes import catalogue
+from nki_studio.migrate.hints import migration_hint
+from nki_studio.model.targets import LEGACY_API_LABEL
 from nki_studio.nkilint.rule import all_rules
 from nki_studio.nkilint.rule_docs import render_code_page, render_index, render_page
 
 STUBS = Path(__file__).resolve().parents[1] / "stubs"
 MODULES = ("nki", "nki.language", "nki.isa", "nki.collectives", "nki.compiler")
+# The legacy API (``neuronxcc.nki``, its own stubs): names it shares with the current one are re-exported there, so
+# a legacy lookup falls back to ``MODULES``.
+LEGACY_MODULES = ("neuronxcc.nki", "neuronxcc.nki.language", "neuronxcc.nki.isa", "neuronxcc.nki.compiler")
 ALIASES = {"nl": "nki.language", "nisa": "nki.isa", "ncc": "nki.collectives"}
+LEGACY_ALIASES = {
+    "nl": "neuronxcc.nki.language",
+    "nisa": "neuronxcc.nki.isa",
+    "ncc": "neuronxcc.nki.compiler",
+}
 _CODE = re.compile(r"NKI\d{3}", re.I)
 
 
@@ -57,9 +67,16 @@ class ApiEntry:
     doc: str
 
     def markdown(self) -> str:
-        """The entry as Markdown: a code block with the signature, then the docstring."""
+        """The entry as Markdown: a code block with the signature, then the docstring; a legacy entry is
+        labelled, with what ``nki-studio migrate`` does with it when NKI 0.7 removed it."""
+        module, _, leaf = self.qualname.removeprefix("neuronxcc.nki").removeprefix(".").rpartition(".")
+        legacy = self.qualname.startswith("neuronxcc.")
+        hint = migration_hint(module, leaf) if legacy else None
         return (
-            f"### `{self.qualname}`\n\n```python\n{self.signature}\n```\n\n{self.doc or '(no docstring)'}\n"
+            f"### `{self.qualname}`\n\n"
+            + (f"**{LEGACY_API_LABEL}**\n\n" if legacy else "")
+            + f"```python\n{self.signature}\n```\n\n{self.doc or '(no docstring)'}\n"
+            + (f"\nMigration to NKI 0.7 (`nki-studio migrate`): {hint}\n" if hint else "")
         )
 
 
@@ -112,23 +129,34 @@ def api_reference(module: str) -> str:
     return f"# `{module}`\n\n{doc}\n\n" + "\n".join(e.markdown() for e in entries)
 
 
-def canonical(name: str) -> str:
-    """``nisa.nc_matmul`` → ``nki.isa.nc_matmul`` (aliases as kernels import them; legacy ``neuronxcc.nki``)."""
-    name = name.strip().removeprefix("neuronxcc.")
+def canonical(name: str, *, legacy: bool = False) -> str:
+    """``nisa.nc_matmul`` → ``nki.isa.nc_matmul`` (aliases as kernels import them); with ``legacy`` (or a
+    ``neuronxcc.`` name), the legacy API's ``neuronxcc.nki.isa.nc_matmul``."""
+    name = name.strip()
     head, dot, rest = name.partition(".")
+    if legacy:
+        if head in LEGACY_ALIASES:
+            return LEGACY_ALIASES[head] + dot + rest
+        return f"neuronxcc.{name}" if head == "nki" else name
     return ALIASES[head] + dot + rest if head in ALIASES else name
 
 
-def find_api(name: str) -> list[ApiEntry]:
+def find_api(name: str, *, legacy: bool = False) -> list[ApiEntry]:
     """Entries named ``name``: a full or alias-qualified name (exact), else every entry with that last
-    component (``nc_matmul`` → ``nki.isa.nc_matmul``)."""
-    full = canonical(name)
-    every = [e for m in MODULES for e in api_entries(m)[1]]
-    exact = [e for e in every if e.qualname == full]
-    if exact:
-        return exact
-    last = full.rsplit(".", 1)[-1]
-    return [e for e in every if e.qualname.rsplit(".", 1)[-1] == last]
+    component (``nc_matmul`` → ``nki.isa.nc_matmul``). ``legacy`` (implied by a ``neuronxcc.`` name) looks in the
+    legacy API first, then in what it shares with the current one."""
+    legacy = legacy or name.strip().startswith("neuronxcc.")
+    full = canonical(name, legacy=legacy)
+    for modules in (LEGACY_MODULES, MODULES) if legacy else (MODULES,):
+        every = [e for m in modules for e in api_entries(m)[1]]
+        exact = [e for e in every if e.qualname == full]
+        if exact:
+            return exact
+        last = full.rsplit(".", 1)[-1]
+        named = [e for e in every if e.qualname.rsplit(".", 1)[-1] == last]
+        if named:
+            return named
+    return []
 
 
 def close_names(name: str, limit: int = 8) -> list[str]:

@@ -6,6 +6,7 @@ from typing import Any
 
 from nki_studio.mcp import docs
 from nki_studio.mcp.errors import ToolFailure
+from nki_studio.model.targets import LEGACY, parse_nki_version
 
 
 def explain(args: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -24,7 +25,11 @@ def explain(args: dict[str, Any]) -> tuple[dict[str, Any], str]:
             )
         code = name.upper()
         return {"kind": "rule", "name": code, "uri": f"nki-studio://rules/{code}", "markdown": page}, page
-    entries = docs.find_api(name)
+    try:  # the API of that version: the legacy one has its own stubs (a neuronxcc.nki name implies it)
+        legacy = parse_nki_version(str(args["nki_version"])) <= LEGACY if args.get("nki_version") else False
+    except ValueError as exc:
+        raise ToolFailure("invalid_arguments", f"nki_version: {exc}") from None
+    entries = docs.find_api(name, legacy=legacy)
     if not entries:
         raise ToolFailure(
             "unknown_name",
@@ -34,7 +39,7 @@ def explain(args: dict[str, Any]) -> tuple[dict[str, Any], str]:
     text = "\n".join(e.markdown() for e in entries)
     return {
         "kind": "api",
-        "name": docs.canonical(name),
+        "name": docs.canonical(name, legacy=legacy or name.startswith("neuronxcc.")),
         "matches": [{"name": e.qualname, "signature": e.signature, "doc": e.doc} for e in entries],
         "markdown": text,
     }, text

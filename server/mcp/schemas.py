@@ -220,8 +220,19 @@ TOOLS: dict[str, dict[str, Any]] = {
         "title": "Explain a rule code or NKI API",
         "description": "The documentation page of a diagnostic code (e.g. NKI301, NKI620), or the signature and "
         "documentation of an NKI API name (e.g. nisa.nc_matmul, nl.load, nki.language.NkiTensor.reshape): "
-        "engine, buffers, limits and version notes.",
-        "input": _obj({"name": {"type": "string", "description": "rule code or NKI API name"}}, ("name",)),
+        "engine, buffers, limits and version notes; legacy neuronxcc.nki names (or nki_version legacy) get the "
+        "legacy API and what nki-studio migrate does with them.",
+        "input": _obj(
+            {
+                "name": {"type": "string", "description": "rule code or NKI API name"},
+                "nki_version": {
+                    "type": "string",
+                    "description": "whose API to document: legacy (neuronxcc.nki, the file's imports say so) or "
+                    "0.x; default the current API (a neuronxcc.nki name is legacy)",
+                },
+            },
+            ("name",),
+        ),
         "output": _out("kind", "name", "markdown", kind={"enum": ["rule", "api"]}, markdown=_STR),
         "read_only": True,
     },

@@ -236,7 +236,7 @@ class NkiStudioMcp:
                 description=f"Signatures and documentation of {module} (from the nki-studio stubs)",
                 mime_type="text/markdown",
             )
-            for module in docs.MODULES
+            for module in (*docs.MODULES, *docs.LEGACY_MODULES)
         ]
         return out
 
@@ -249,7 +249,7 @@ class NkiStudioMcp:
         kind, _, name = uri.removeprefix("nki-studio://").partition("/")
         if kind == "rules" and (page := docs.rule_page(name)) is not None:
             return page
-        if kind == "api" and name in docs.MODULES:
+        if kind == "api" and name in (*docs.MODULES, *docs.LEGACY_MODULES):
             return docs.api_reference(name)
         raise ValueError(f"no resource {uri}")
 

@@ -24,6 +24,11 @@ _VALUE_RETURNING = (
     "buffer=nl.sbuf)) and pass it as dst= (nisa.{name}(dst=t, ...))"
 )
 
+_DIRECT_ALLOCATION = (
+    "direct allocation: nl.ndarray(..., address=(partition_offset, byte_offset)), or let the compiler allocate "
+    "(drop it)"
+)
+
 
 def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
@@ -40,14 +45,7 @@ def run(src: Source) -> PassResult:
                     ManualStep(node.lineno, f"nisa.{leaf} value", _VALUE_RETURNING.format(name=leaf))
                 )
             elif name.startswith("nki.compiler."):
-                out.manual.append(
-                    ManualStep(
-                        node.lineno,
-                        leaf,
-                        "direct allocation: nl.ndarray(..., address=(partition_offset, byte_offset)), or let the "
-                        "compiler allocate (drop it)",
-                    )
-                )
+                out.manual.append(ManualStep(node.lineno, leaf, _DIRECT_ALLOCATION))
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and _launches(src, node):
             out.manual.append(
                 ManualStep(

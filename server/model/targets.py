@@ -191,6 +191,8 @@ class NkiVersion:
 
 
 LEGACY = NkiVersion(0, 1)
+# How the editor and the agents' docs name the legacy API (deprecations.md version map: Beta 1, Neuron 2.20-2.26).
+LEGACY_API_LABEL = "NKI legacy (neuronxcc.nki, Neuron <= 2.26)"
 KNOWN_VERSIONS = tuple(NkiVersion(0, m) for m in range(1, 8))  # README §1 version table
 NEWEST_VERSION = KNOWN_VERSIONS[-1]  # NKI 0.7.0, Neuron 2.33 (nki-0.7.md §1)
 

@@ -14,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "tests" / "stubs" / "kernels" / "typed_style.py"
+LEGACY_KERNEL = ROOT / "tests" / "stubs" / "kernels" / "legacy_style.py"
 
 
 @pytest.fixture(scope="module")
@@ -71,3 +72,11 @@ def test_the_installed_stubs_are_what_pyright_checks_against(installed: Path, tm
     broken = tmp_path / "broken.py"
     broken.write_text(KERNEL.read_text().replace("dge_mode=2)", "dge_mode=2, no_such_parameter=1)"))
     assert _pyright(installed, tmp_path / "broken", broken) == ['No parameter named "no_such_parameter"']
+
+
+def test_the_legacy_stubs_type_check_a_legacy_kernel(installed: Path, tmp_path: Path) -> None:
+    assert (installed / "neuronxcc-stubs" / "py.typed").read_text() == "partial\n"
+    assert _pyright(installed, tmp_path / "legacy", LEGACY_KERNEL) == []
+    broken = tmp_path / "broken.py"
+    broken.write_text(LEGACY_KERNEL.read_text().replace("nl.arange(512)", "nl.arange(512, step=1)"))
+    assert _pyright(installed, tmp_path / "broken", broken) == ['No parameter named "step"']

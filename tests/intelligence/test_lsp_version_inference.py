@@ -47,7 +47,7 @@ async def _hover(client: LanguageClient, uri: str, text: str, needle: str) -> st
 
 
 async def test_hover_in_legacy_code_uses_the_inferred_version(client: LanguageClient, tmp_path: Path) -> None:
-    # legacy names have no stubs (no API docs), but the allocation facts are computed for the legacy target
+    # the allocation facts are computed for the legacy target
     text = await _hover(client, open_doc(client, tmp_path / "old.py", LEGACY), LEGACY, "buffer=nl.sbuf")
     assert "computed for trn2, NKI legacy" in text and "bytes per partition: 2,048" in text, text
     assert "legacy neuronxcc.nki assumed from `import neuronxcc.nki as nki` on line 1" in text

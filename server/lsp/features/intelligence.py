@@ -19,11 +19,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
-from nki_studio.lsp.features.nki_jedi import NkiJedi, imports_nki, target_notes
+from nki_studio.lsp.features.nki_jedi import (
+    NkiJedi,
+    api_module,
+    imports_nki,
+    is_legacy_module,
+    target_notes,
+)
 from nki_studio.lsp.features.stub_keywords import StubParameter, keyword_completions
 from nki_studio.lsp.server import NkiLanguageServer
+from nki_studio.migrate.hints import migration_hint
 from nki_studio.model.analysis import AllocationInfo, describe_allocations
-from nki_studio.model.targets import Target
+from nki_studio.model.targets import LEGACY, LEGACY_API_LABEL, Target
 from nki_studio.model.version_signals import VersionSignal
 from nki_studio.nkilint.engine import assumed_version_note
 from nki_studio.service.settings import code_target, file_target
@@ -168,13 +175,19 @@ class IntelligenceFeature:
             return item
         target, _ = self.target(None)
 
-        def docs() -> tuple[str, str]:
-            return _signature_line(completion), completion.docstring(raw=True)
+        def docs() -> tuple[str, str, _ApiVersion]:
+            return (
+                _signature_line(completion),
+                completion.docstring(raw=True),
+                _api_version(
+                    completion.module_name, completion.name, legacy=is_legacy_module(completion.module_name)
+                ),
+            )
 
-        signature, doc = await self._run(docs, ("", ""))
+        signature, doc, version = await self._run(docs, ("", "", _ApiVersion()))
         item.detail = signature or item.detail
         item.documentation = types.MarkupContent(
-            kind=types.MarkupKind.Markdown, value=_api_markdown(completion.name, "", doc, target)
+            kind=types.MarkupKind.Markdown, value=_api_markdown(completion.name, "", doc, target, version)
         )
         return item
 
@@ -191,12 +204,21 @@ class IntelligenceFeature:
             if not names:
                 return None
             name = names[0]
-            key = (name.module_path, name.full_name, name.name, name.line, name.column, target)
+            # Legacy docs for a legacy definition, and for a current name (re-exported by the legacy stubs) in code
+            # written for the legacy API.
+            legacy = is_legacy_module(name.module_name) or target.nki_version <= LEGACY
+            key = (name.module_path, name.full_name, name.name, name.line, name.column, target, legacy)
             markdown = self._api_hovers.get(key)
             if markdown is None:
                 if len(self._api_hovers) >= API_HOVER_CACHE_SIZE:
                     self._api_hovers.clear()
-                markdown = _api_markdown(name.name, _signature_line(name), name.docstring(raw=True), target)
+                markdown = _api_markdown(
+                    name.name,
+                    _signature_line(name),
+                    name.docstring(raw=True),
+                    target,
+                    _api_version(name.module_name, name.name, legacy=legacy),
+                )
                 self._api_hovers[key] = markdown
             return markdown
 
@@ -338,12 +360,34 @@ def allocation_markdown(alloc: AllocationInfo, target: Target) -> str:
     return "\n".join(lines)
 
 
-def _api_markdown(name: str, signature: str, doc: str, target: Target) -> str:
-    parts = []
+@dataclass(frozen=True)
+class _ApiVersion:
+    """What a hover says about the API version of a name: the legacy label, and for a name NKI 0.7 removed what
+    ``nki-studio migrate`` does with it."""
+
+    label: str | None = None
+    migration: str | None = None
+
+
+def _api_version(module: str | None, name: str, *, legacy: bool) -> _ApiVersion:
+    if not legacy:
+        return _ApiVersion()
+    short = api_module(module)
+    # A current ISA instruction re-exported by the legacy stubs is called the same way in 0.7: nothing to migrate.
+    hint = None if short == "isa" and not is_legacy_module(module) else migration_hint(short, name)
+    return _ApiVersion(LEGACY_API_LABEL, hint)
+
+
+def _api_markdown(
+    name: str, signature: str, doc: str, target: Target, version: _ApiVersion = _ApiVersion()
+) -> str:
+    parts = [f"**{version.label}**"] if version.label else []
     if signature:
         parts.append(f"```python\n{signature}\n```")
     if doc:
         parts.append(doc)
+    if version.migration:
+        parts.append(f"Migration to NKI 0.7 (`nki-studio migrate`): {version.migration}")
     notes = target_notes(name, doc, target)
     if notes:
         parts.append("\n".join(f"- {'⚠ ' if n.warning else ''}{n.text}" for n in notes))

@@ -38,6 +38,18 @@ def is_api_name(name: BaseName) -> bool:
     return any(module == m or module.startswith(m + ".") for m in _API_MODULES)
 
 
+def is_legacy_module(module: str | None) -> bool:
+    """Whether a module (a jedi name's ``module_name``) is the legacy ``neuronxcc.nki`` API (its stubs or an
+    installed compiler)."""
+    return module is not None and (module == "neuronxcc.nki" or module.startswith("neuronxcc.nki."))
+
+
+def api_module(module: str | None) -> str:
+    """An NKI module without its namespace: ``""`` (``nki`` itself), ``"language"``, ``"isa"``, ``"compiler"``
+    ... alike for ``nki.isa`` and ``neuronxcc.nki.isa``."""
+    return (module or "").removeprefix("neuronxcc.").removeprefix("nki").removeprefix(".")
+
+
 class NkiJedi:
     """jedi scripts for NKI documents, one project per workspace root."""
 
@@ -185,7 +197,16 @@ class NkiJedi:
         except (ValueError, NotImplementedError):
             return []
         under = _word_at(text, line, column)
-        return [n for n in names if is_api_name(n) and n.name == under]
+        found = [n for n in names if is_api_name(n) and n.name == under]
+        if found:
+            return found
+        # A module attribute declared by annotation (``nl.mgrid: _Mgrid``, ``nl.float32: DType``) infers to its
+        # type; its own statement (with the docstring under it) is where goto lands.
+        try:
+            names = script.goto(line, column, follow_imports=True)
+        except (ValueError, NotImplementedError):
+            return []
+        return [n for n in names if is_api_name(n) and n.name == under and n.type == "statement"]
 
     def definitions(self, text: str, path: str | None, line: int, column: int) -> list[BaseName]:
         """Where the name under the cursor is defined (user helpers in this or another module, stub entries)."""

@@ -115,9 +115,11 @@ def _qualify(callee: str, bindings: dict[str, str]) -> str | None:
 
 @functools.cache
 def _table() -> dict[str, dict[str, list[StubParameter]]]:
-    """Per stub module (``nki.isa``...): its functions' and classes' keyword-passable parameters, by name."""
+    """Per stub module (``nki.isa``...): its functions' and classes' keyword-passable parameters, by name. Only
+    the current API's (``nki``): a legacy ``neuronxcc.nki`` call goes to jedi, which follows the legacy stubs'
+    re-exports of current names."""
     table: dict[str, dict[str, list[StubParameter]]] = {}
-    for path in sorted(STUBS_DIR.rglob("*.pyi")):
+    for path in sorted((STUBS_DIR / "nki").rglob("*.pyi")):
         parts = path.relative_to(STUBS_DIR).with_suffix("").parts
         module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         table[module] = _module_params(module, path)
