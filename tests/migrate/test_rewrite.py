@@ -482,3 +482,43 @@ def test_direct_allocation_outside_buffer_is_listed() -> None:
         """
     )
     assert [s.construct for s in m.manual] == ["mod_alloc"]
+
+
+def test_block_dims_passed_to_a_helper_fold_there_too() -> None:
+    m = migrate(
+        """\
+        def fill(dst, b, src):
+            dst[b, :, :] = nl.load(src, dtype=dst.dtype)
+
+
+        @nki.jit
+        def k(a):
+            t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            for b in nl.affine_range(2):
+                fill(t, b, a)
+                fill(dst=t, b=b, src=a)
+            return t[0]
+        """
+    )
+    assert "t = nl.ndarray((128, 2, 64), dtype=a.dtype, buffer=nl.sbuf)" in m.text
+    assert "dst[:, b, :] = nl.load(src, dtype=dst.dtype)" in m.text and "t[:, 0]" in m.text
+    assert not m.manual
+
+
+def test_a_helper_also_given_a_plain_tile_keeps_the_block_dims() -> None:
+    m = migrate(
+        """\
+        def fill(dst, b, src):
+            dst[b, :, :] = nl.load(src)
+
+
+        @nki.jit
+        def k(a):
+            t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            u = nl.ndarray((2, 128, 64), dtype=a.dtype, buffer=nl.sbuf)
+            fill(t, 0, a)
+            fill(u, 0, a)
+            return t.shape
+        """
+    )
+    assert "dst[b, :, :]" in m.text and [s.construct for s in m.manual] == ["nl.par_dim"]

@@ -195,6 +195,37 @@ def test_direct_allocation_and_whole_tile_masks_are_proven(tmp_path: Path) -> No
     assert "buffer=nl.sbuf)" in result["migrated"] and "mod_alloc" not in result["migrated"]
 
 
+# Block-dim tiles filled by a helper (the nki-samples flash-attention pattern: load_v_tile(cur_v_tile=...)).
+BLOCKED_HELPER = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+def fill(dst, b, src):
+    dst[b, :, :] = nl.load(src[b * 128:(b + 1) * 128, :], dtype=dst.dtype)
+
+
+# nki-studio: simulate a=float32[384,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    tiles = nl.ndarray((3, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+    for b in nl.affine_range(3):
+        fill(tiles, b, a)
+    acc = nl.zeros((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    for b in nl.sequential_range(3):
+        acc[...] = nl.add(acc, nl.multiply(tiles[b, :, :], b + 1))
+    nl.store(out, value=acc)
+    return out
+"""
+
+
+def test_block_dims_passed_to_a_helper_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, BLOCKED_HELPER)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "dst[:, b, :] = nl.load(" in result["migrated"]
+
+
 def test_kernels_without_manual_steps_are_proven_beside_those_with(tmp_path: Path) -> None:
     helper = """
 
