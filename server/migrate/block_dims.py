@@ -218,7 +218,21 @@ def _shape(src: Source, value: ast.expr) -> ast.Tuple | None:
     if not isinstance(value, ast.Call) or (src.canonical(value.func) or "").rpartition(".")[0] != LANGUAGE:
         return None
     shape = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "shape"), None)
-    return shape if isinstance(shape, ast.Tuple) else None
+    if isinstance(shape, ast.Tuple) or shape is None:
+        return shape
+    elts = _literal(shape)
+    # a list, or lists and tuples joined with + (``[2] + [nl.par_dim(p), f]``): one tuple at the same place
+    return ast.copy_location(ast.Tuple(elts=elts, ctx=ast.Load()), shape) if elts is not None else None
+
+
+def _literal(node: ast.expr) -> list[ast.expr] | None:
+    """The dims of a list/tuple display or a ``+`` of them."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return list(node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal(node.left), _literal(node.right)
+        return left + right if left is not None and right is not None else None
+    return None
 
 
 def _par_dim(src: Source, shape: ast.Tuple) -> int | None:

@@ -522,3 +522,17 @@ def test_a_helper_also_given_a_plain_tile_keeps_the_block_dims() -> None:
         """
     )
     assert "dst[b, :, :]" in m.text and [s.construct for s in m.manual] == ["nl.par_dim"]
+
+
+def test_a_shape_built_from_lists_folds() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            t = nl.ndarray([2] + [nl.par_dim(a.shape[0]), a.shape[1]], dtype=a.dtype, buffer=nl.sbuf)
+            t[1, :, :] = nl.load(a)
+            return t[1]
+        """
+    )
+    assert "t = nl.ndarray((a.shape[0], 2, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)" in m.text
+    assert "t[:, 1, :] = nl.load(a)" in m.text and not m.manual
