@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from nki_studio.core.findings import Span, TextEdit
 from nki_studio.migrate.result import ManualStep, PassResult
-from nki_studio.migrate.scalar_masks import Scalars
+from nki_studio.migrate.scalar_masks import Scalars, conjuncts_of
 from nki_studio.migrate.source import LANGUAGE, Source, functions
 
 _SIMPLE = (ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Subscript)
@@ -313,7 +313,7 @@ def _mask(
     keyword = next((k for k in call.keywords if k.arg == "mask"), None)
     if keyword is None:
         return
-    conjuncts = _conjuncts(keyword.value)
+    conjuncts = conjuncts_of(keyword.value)
     kept = [c for c in conjuncts if operand_tiles.scalars.scalar(c)]
     if len(kept) == len(conjuncts):
         return  # no index tile in it: scalar_masks' to rewrite
@@ -350,13 +350,6 @@ def _mask(
     else:
         out.change(_edit(src, *cut), keyword.lineno, "mask", "removed")
     rewritten.update(id(n) for n in ast.walk(keyword))
-
-
-def _conjuncts(mask: ast.expr) -> list[ast.expr]:
-    """The ``&``-joined conditions of a mask."""
-    if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
-        return [*_conjuncts(mask.left), *_conjuncts(mask.right)]
-    return [mask]
 
 
 def _edit(src: Source, start: int, end: int) -> TextEdit:

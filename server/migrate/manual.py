@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from nki_studio.migrate import allocation, isa_results
+from nki_studio.migrate import allocation, isa_results, scalar_masks
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 
@@ -27,7 +27,7 @@ _VALUE_RETURNING = (
 
 def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
-    out = PassResult()
+    out = PassResult(manual=scalar_masks.listed(src))
     used_values = _used_values(src.tree) - isa_results.rewritten_calls(src)
     allocated = allocation.rewritten_calls(src)
     for node in ast.walk(src.tree):

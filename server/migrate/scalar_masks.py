@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 
+from nki_studio.migrate import isa_results
 from nki_studio.migrate.operators import Tiles
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import LANGUAGE, Source, functions
@@ -150,6 +151,35 @@ def run(src: Source) -> PassResult:
     return out
 
 
+def listed(src: Source) -> list[ManualStep]:
+    """The calls with a scalar mask (or a scalar part of one) whose result is bound to a name, on ``src``'s lines
+    (``manual.py`` lists them from the original text)."""
+    steps = []
+    allocated = isa_results.rewritten_calls(src)  # their results are allocated before the call: not listed
+    for func in functions(src.tree):
+        scalars = Scalars(src, func)
+        for stmt in ast.walk(func):
+            if not (
+                isinstance(stmt, ast.Assign)
+                and id(stmt.value) not in allocated
+                and isinstance(stmt.value, ast.Call)
+                and any(isinstance(t, ast.Name) for t in stmt.targets)
+            ):
+                continue
+            mask = next((k.value for k in stmt.value.keywords if k.arg == "mask"), None)
+            parts = conjuncts_of(mask) if mask is not None else []
+            if any(scalars.mask(p) is not None for p in parts):
+                steps.append(ManualStep(stmt.lineno, "mask=", RECIPE))
+    return steps
+
+
+def conjuncts_of(mask: ast.expr) -> list[ast.expr]:
+    """The ``&``-joined conditions of a mask."""
+    if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
+        return [*conjuncts_of(mask.left), *conjuncts_of(mask.right)]
+    return [mask]
+
+
 def _statement(src: Source, scalars: Scalars, stmt: ast.stmt, out: PassResult) -> None:
     """Rewrite one simple statement whose outermost call has a scalar mask."""
     value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)) else None
@@ -160,8 +190,7 @@ def _statement(src: Source, scalars: Scalars, stmt: ast.stmt, out: PassResult) -
     if keyword is None or cond is None:
         return
     if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) for t in stmt.targets):
-        out.manual.append(ManualStep(stmt.lineno, "mask=", RECIPE))
-        return
+        return  # listed by ``listed`` from the original text (this pass runs after lines were deleted)
     cut = src.keyword_cut(value, keyword)
     if cut is None:
         out.manual.append(ManualStep(stmt.lineno, "mask=", RECIPE))
