@@ -88,16 +88,15 @@ class _Folding:
                 tile = _Tile(blocks, allocations, [], [])
                 self._uses(func, name, tile, {id(t) for a in allocations for t in a.targets})
                 self.tiles.append(tile)
-        for call in (
-            n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-        ):
-            for key in [k for k in self.callers if k[0] == call.func.id]:
+        for call in (n for n in ast.walk(src.tree) if isinstance(n, ast.Call)):
+            callee = call.func.id if isinstance(call.func, ast.Name) else None
+            for key in [k for k in self.callers if k[0] == callee]:
                 if id(_argument(call, self.helpers[key[0]], key[1])) not in self.arguments:
                     self.callers[key].append(None)  # a call passing it something else (or nothing)
         for helper, param in list(self.callers):
             func = self.helpers[helper]
-            blocks = {t.blocks if t is not None else -1 for t in self.callers[(helper, param)]}
-            tile = _Tile(blocks.pop() if len(blocks) == 1 else -1, [], [], [])
+            counts = {t.blocks if t is not None else -1 for t in self.callers[(helper, param)]}
+            tile = _Tile(counts.pop() if len(counts) == 1 else -1, [], [], [])
             tile.ok = tile.blocks >= 0 and _parameter(func, param)
             if tile.ok:
                 self._uses(func, param, tile, set())
