@@ -13,6 +13,7 @@ block dim (``(nl.par_dim(P), F)``) the layout is unchanged and only the marker g
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import LANGUAGE, Source, functions
@@ -35,41 +36,180 @@ def run(src: Source) -> PassResult:
             assert isinstance(par, ast.Call)
             out.change(src.replace(par, src.text_of(par.args[0])), par.lineno, "nl.par_dim", "plain dim")
             understood.add(id(par))
-    for func in functions(src.tree):
-        if any(
-            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(func) if n is not func
-        ):
-            continue  # nested functions: the innermost is rewritten on its own, the outer would overlap it
-        for name, (allocations, blocks) in _allocations(src, func).items():
-            uses = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name]
-            targets = {id(t) for a in allocations for t in a.targets}
-            subscripts = {id(n.value): n for n in ast.walk(func) if isinstance(n, ast.Subscript)}
-            accesses = [subscripts.get(id(u)) for u in uses if id(u) not in targets]
-            news = [_access(src, s, blocks) if s is not None else None for s in accesses]
-            if any(new is None for new in news):
-                continue  # listed below (its par_dim call is not understood)
-            for allocation in allocations:
-                shape = _shape(src, allocation.value)
-                assert shape is not None
-                dims = [src.text_of(e) for e in shape.elts]
-                par = shape.elts[blocks]
-                assert isinstance(par, ast.Call)
-                dims[blocks] = src.text_of(par.args[0])
-                folded = [dims[blocks], *dims[:blocks], *dims[blocks + 1 :]]
-                out.change(
-                    src.replace(shape, f"({', '.join(folded)})"),
-                    shape.lineno,
-                    "nl.par_dim",
-                    "folded free dims",
-                )
-                understood.add(id(par))
-            for access, new in zip(accesses, news, strict=True):
-                assert access is not None and new is not None
-                out.change(src.replace(access, new), access.lineno, "nl.par_dim", "partition index first")
+    tiles = _Folding(src)
+    for tile in tiles.folded():
+        for allocation in tile.allocations:
+            shape = _shape(src, allocation.value)
+            assert shape is not None
+            dims = [src.text_of(e) for e in shape.elts]
+            par = shape.elts[tile.blocks]
+            assert isinstance(par, ast.Call)
+            dims[tile.blocks] = src.text_of(par.args[0])
+            folded = [dims[tile.blocks], *dims[: tile.blocks], *dims[tile.blocks + 1 :]]
+            out.change(
+                src.replace(shape, f"({', '.join(folded)})"), shape.lineno, "nl.par_dim", "folded free dims"
+            )
+            understood.add(id(par))
+    for access, new in tiles.accesses():
+        out.change(src.replace(access, new), access.lineno, "nl.par_dim", "partition index first")
     for call, name in src.calls_to(LANGUAGE):
         if name == "par_dim" and id(call) not in understood:
             out.manual.append(ManualStep(call.lineno, "nl.par_dim", RECIPE))
     return out
+
+
+@dataclass
+class _Tile:
+    """A block-dim tile: its allocations (or none: a helper's parameter) and the subscripts reading it."""
+
+    blocks: int
+    allocations: list[ast.Assign]
+    subscripts: list[ast.Subscript]
+    passed: list[tuple[str, str]]  # (helper, parameter) it is passed to
+    ok: bool = True
+
+
+class _Folding:
+    """Which block-dim tiles fold: every use a subscript, ``.dtype``, or an argument to a function of this file whose
+    parameter folds in turn (every call passing it a tile with the same block count). ``.shape`` and other uses
+    see the layout, so they keep the tile as it is."""
+
+    def __init__(self, src: Source) -> None:
+        self.src = src
+        self.helpers = {
+            f.name: f for f in src.tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        self.tiles: list[_Tile] = []
+        self.params: dict[tuple[str, str], _Tile] = {}
+        self.callers: dict[tuple[str, str], list[_Tile | None]] = {}
+        self.arguments: set[int] = set()  # the uses of tiles passed to a helper
+        for func in functions(src.tree):
+            for name, (allocations, blocks) in _allocations(src, func).items():
+                tile = _Tile(blocks, allocations, [], [])
+                self._uses(func, name, tile, {id(t) for a in allocations for t in a.targets})
+                self.tiles.append(tile)
+        for call in (n for n in ast.walk(src.tree) if isinstance(n, ast.Call)):
+            callee = call.func.id if isinstance(call.func, ast.Name) else None
+            for key in [k for k in self.callers if k[0] == callee]:
+                if id(_argument(call, self.helpers[key[0]], key[1])) not in self.arguments:
+                    self.callers[key].append(None)  # a call passing it something else (or nothing)
+        for helper, param in list(self.callers):
+            func = self.helpers[helper]
+            counts = {t.blocks if t is not None else -1 for t in self.callers[(helper, param)]}
+            tile = _Tile(counts.pop() if len(counts) == 1 else -1, [], [], [])
+            tile.ok = tile.blocks >= 0 and _parameter(func, param)
+            if tile.ok:
+                self._uses(func, param, tile, set())
+            self.params[(helper, param)] = tile
+        changed = True
+        while (
+            changed
+        ):  # a tile folds when all the parameters it is passed to fold, and they when all their tiles do
+            changed = False
+            for tile in [*self.tiles, *self.params.values()]:
+                if tile.ok and not all(self.params.get(p, _FAILED).ok for p in tile.passed):
+                    tile.ok, changed = False, True
+            for key, tile in self.params.items():
+                if tile.ok and not all(t is not None and t.ok for t in self.callers[key]):
+                    tile.ok, changed = False, True
+
+    def _uses(self, func: ast.AST, name: str, tile: _Tile, targets: set[int]) -> None:
+        parents = {id(c): n for n in _own_nodes(func) for c in ast.iter_child_nodes(n)}
+        for use in _own_nodes(func):
+            if not isinstance(use, ast.Name) or use.id != name or id(use) in targets:
+                continue
+            parent = parents.get(id(use))
+            if (
+                isinstance(parent, ast.Subscript)
+                and parent.value is use
+                and _access(self.src, parent, tile.blocks)
+            ):
+                tile.subscripts.append(parent)
+            elif isinstance(parent, ast.Attribute) and parent.attr == "dtype":
+                pass  # the same dtype either way
+            elif (passed := self._passed(parent, parents.get(id(parent)), use)) is not None:
+                self.arguments.add(id(use))
+                tile.passed.append(passed)
+                self.callers.setdefault(passed, []).append(tile)
+            else:
+                tile.ok = False
+        if any(isinstance(n, ast.Name) and n.id == name for f in _nested(func) for n in ast.walk(f)):
+            tile.ok = False  # a nested function sees it too
+
+    def _passed(
+        self, parent: ast.AST | None, grandparent: ast.AST | None, use: ast.Name
+    ) -> tuple[str, str] | None:
+        """(helper, parameter) when ``use`` is an argument of a call to a function of this file."""
+        call = grandparent if isinstance(parent, ast.keyword) else parent
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            return None
+        helper = self.helpers.get(call.func.id)
+        if helper is None:
+            return None
+        if isinstance(parent, ast.keyword):
+            return (helper.name, parent.arg) if parent.arg is not None else None
+        positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
+        index = next(i for i, a in enumerate(call.args) if a is use) if use in call.args else len(positional)
+        return (helper.name, positional[index]) if index < len(positional) else None
+
+    def folded(self) -> list[_Tile]:
+        """The allocated tiles that fold."""
+        return [t for t in self.tiles if t.ok]
+
+    def accesses(self) -> list[tuple[ast.Subscript, str]]:
+        """Every subscript of a folding tile (allocated or a parameter) with its partition-first form."""
+        found = {}
+        for tile in [*self.tiles, *self.params.values()]:
+            if tile.ok:
+                for s in tile.subscripts:
+                    new = _access(self.src, s, tile.blocks)
+                    assert new is not None
+                    found[id(s)] = (s, new)
+        return list(found.values())
+
+
+_FAILED = _Tile(-1, [], [], [], ok=False)
+
+
+def _argument(call: ast.Call, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
+    """What ``call`` passes for parameter ``name`` of ``func`` (None: the default)."""
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+    index = positional.index(name) if name in positional else len(call.args)
+    return call.args[index] if index < len(call.args) else None
+
+
+def _parameter(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """``name`` is a plain parameter of ``func`` that the function never rebinds."""
+    args = func.args
+    if name not in [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]:
+        return False
+    return not any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(func)
+    )
+
+
+def _nested(func: ast.AST) -> list[ast.AST]:
+    """The functions defined inside ``func`` (outermost ones)."""
+    found: list[ast.AST] = []
+    for child in ast.iter_child_nodes(func):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            found.append(child)
+        else:
+            found.extend(_nested(child))
+    return found
+
+
+def _own_nodes(func: ast.AST) -> list[ast.AST]:
+    """The nodes of ``func`` outside the functions nested in it."""
+    found: list[ast.AST] = []
+    for child in ast.iter_child_nodes(func):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            found.append(child)
+            found.extend(_own_nodes(child))
+    return found
 
 
 def _shape(src: Source, value: ast.expr) -> ast.Tuple | None:
@@ -77,7 +217,21 @@ def _shape(src: Source, value: ast.expr) -> ast.Tuple | None:
     if not isinstance(value, ast.Call) or (src.canonical(value.func) or "").rpartition(".")[0] != LANGUAGE:
         return None
     shape = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "shape"), None)
-    return shape if isinstance(shape, ast.Tuple) else None
+    if isinstance(shape, ast.Tuple) or shape is None:
+        return shape
+    elts = _literal(shape)
+    # a list, or lists and tuples joined with + (``[2] + [nl.par_dim(p), f]``): one tuple at the same place
+    return ast.copy_location(ast.Tuple(elts=elts, ctx=ast.Load()), shape) if elts is not None else None
+
+
+def _literal(node: ast.expr) -> list[ast.expr] | None:
+    """The dims of a list/tuple display or a ``+`` of them."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return list(node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal(node.left), _literal(node.right)
+        return left + right if left is not None and right is not None else None
+    return None
 
 
 def _par_dim(src: Source, shape: ast.Tuple) -> int | None:
@@ -98,7 +252,7 @@ def _allocations(src: Source, func: ast.AST) -> dict[str, tuple[list[ast.Assign]
     """Each name every assignment of which is an allocation with a block-dim shape, the same block count in all."""
     found: dict[str, tuple[list[ast.Assign], int]] = {}
     other: set[str] = set()
-    for node in ast.walk(func):
+    for node in _own_nodes(func):
         names: list[str] = []
         if isinstance(node, ast.Assign):
             names = [t.id for t in node.targets if isinstance(t, ast.Name)]

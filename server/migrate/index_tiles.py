@@ -15,8 +15,8 @@ import ast
 from dataclasses import dataclass
 
 from nki_studio.core.findings import Span, TextEdit
-from nki_studio.migrate.operators import Tiles
 from nki_studio.migrate.result import ManualStep, PassResult
+from nki_studio.migrate.scalar_masks import Scalars, conjuncts_of
 from nki_studio.migrate.source import LANGUAGE, Source, functions
 
 _SIMPLE = (ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Subscript)
@@ -63,7 +63,7 @@ def _term(src: Source, node: ast.expr) -> str:
 def _range(src: Source, lower: ast.expr | None, upper: ast.expr | None) -> tuple[str, str] | None:
     if upper is None:
         return None
-    if lower is None:
+    if lower is None or (isinstance(lower, ast.Constant) and lower.value == 0):
         return "0", src.text_of(upper)
     lo = src.text_of(lower)
     if isinstance(lower, ast.Constant) and isinstance(upper, ast.Constant):
@@ -235,24 +235,22 @@ def _defines(tiles: _IndexTiles, node: ast.Subscript) -> bool:
     )
 
 
-def _bounds(src: Source, tiles: _IndexTiles, mask: ast.expr) -> dict[_Tile, str] | None:
-    """``T < B`` / ``T <= B`` (``&``-joined): each index tile's exclusive upper bound; None for other masks."""
-    if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
-        left, right = _bounds(src, tiles, mask.left), _bounds(src, tiles, mask.right)
-        return (
-            {**left, **right}
-            if left is not None and right is not None and not set(left) & set(right)
-            else None
-        )
-    if not (
-        isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.ops[0], (ast.Lt, ast.LtE))
-    ):
-        return None
-    tile, bound = tiles.tile(mask.left), mask.comparators[0]
-    if tile is None or tiles.uses_tiles(bound):
-        return None
-    text = _term(src, bound)
-    return {tile: text if isinstance(mask.ops[0], ast.Lt) else f"{text} + 1"}
+def _bounds(src: Source, tiles: _IndexTiles, conditions: list[ast.expr]) -> dict[_Tile, str] | None:
+    """``T < B`` / ``T <= B`` conditions: each index tile's exclusive upper bound; None for other conditions."""
+    found: dict[_Tile, str] = {}
+    for mask in conditions:
+        if not (
+            isinstance(mask, ast.Compare)
+            and len(mask.ops) == 1
+            and isinstance(mask.ops[0], (ast.Lt, ast.LtE))
+        ):
+            return None
+        tile, bound = tiles.tile(mask.left), mask.comparators[0]
+        if tile is None or tiles.uses_tiles(bound) or tile in found:
+            return None
+        text = _term(src, bound)
+        found[tile] = text if isinstance(mask.ops[0], ast.Lt) else f"{text} + 1"
+    return found
 
 
 class _MaskOperands:
@@ -265,7 +263,8 @@ class _MaskOperands:
     """
 
     def __init__(self, src: Source, func: ast.AST) -> None:
-        self.tiles = Tiles(src, func)
+        self.scalars = Scalars(src, func)
+        self.tiles = self.scalars.tiles
         self.bounded: set[str] = set()
         changed = True
         while changed:
@@ -309,18 +308,23 @@ def _mask(
     of the call indexed by a masked tile stops at the bound, every other operand that is a full-extent tile is
     sliced to the same extent, and the mask goes. In the legacy API the masked-off elements were neither read
     nor written; here the tiles are that much shorter, so what the call computes on the elements kept is
-    unchanged (the proof checks the kernel's outputs)."""
+    unchanged (the proof checks the kernel's outputs). Conditions that do not depend on the element (``&``-joined
+    with the bounds, or alone) stay in the mask for ``scalar_masks``."""
     keyword = next((k for k in call.keywords if k.arg == "mask"), None)
     if keyword is None:
         return
-    bounds = _bounds(src, tiles, keyword.value)
+    conjuncts = conjuncts_of(keyword.value)
+    kept = [c for c in conjuncts if operand_tiles.scalars.scalar(c)]
+    if len(kept) == len(conjuncts):
+        return  # no index tile in it: scalar_masks' to rewrite
+    bounds = _bounds(src, tiles, [c for c in conjuncts if not any(c is k for k in kept)])
     operands = [*call.args, *(k.value for k in call.keywords if k is not keyword)]
     subscripts = [
         n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and tiles.uses_tiles(n.slice)
     ]
     news = [_rewrite(src, tiles, n, bounds) for n in subscripts] if bounds is not None else [None]
-    before = [end for o in operands if (end := src.bounds(o)[1]) <= src.bounds(keyword)[0]]
-    if any(new is None for new in news) or not before:
+    cut = src.keyword_cut(call, keyword)
+    if any(new is None for new in news) or cut is None:
         out.manual.append(
             ManualStep(
                 call.lineno,
@@ -340,7 +344,11 @@ def _mask(
             out.change(
                 src.replace(operand, _full_slice(operand, bounds)), operand.lineno, "mask", "operand sliced"
             )
-    out.change(_edit(src, max(before), src.bounds(keyword)[1]), keyword.lineno, "mask", "removed")
+    if kept:
+        scalar = " & ".join(_term(src, c) for c in kept)
+        out.change(src.replace(keyword.value, scalar), keyword.lineno, "mask", "bounds out of the mask")
+    else:
+        out.change(_edit(src, *cut), keyword.lineno, "mask", "removed")
     rewritten.update(id(n) for n in ast.walk(keyword))
 
 

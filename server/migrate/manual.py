@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from nki_studio.migrate import isa_results
+from nki_studio.migrate import allocation, isa_results, scalar_masks
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 
@@ -32,8 +32,9 @@ _DIRECT_ALLOCATION = (
 
 def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
-    out = PassResult()
+    out = PassResult(manual=scalar_masks.listed(src))
     used_values = _used_values(src.tree) - isa_results.rewritten_calls(src)
+    allocated = allocation.rewritten_calls(src)
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Call):
             name = src.canonical(node.func) or ""
@@ -44,7 +45,7 @@ def run(src: Source) -> PassResult:
                 out.manual.append(
                     ManualStep(node.lineno, f"nisa.{leaf} value", _VALUE_RETURNING.format(name=leaf))
                 )
-            elif name.startswith("nki.compiler."):
+            elif name.startswith("nki.compiler.") and id(node) not in allocated:
                 out.manual.append(ManualStep(node.lineno, leaf, _DIRECT_ALLOCATION))
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and _launches(src, node):
             out.manual.append(

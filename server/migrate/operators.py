@@ -21,7 +21,7 @@ _NOT_TILES = frozenset(
     {
         "arange", "mgrid", "program_id", "num_programs", "program_ndim", "ds", "par_dim", "affine_range",
         "sequential_range", "static_range", "dynamic_range", "spmd_dim", "nc", "tile_size", "fp32",
-        "device_print",
+        "device_print", "get_nc_version",
     }
 )  # fmt: skip
 _BINARY = {

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from nki_studio.core.findings import Fix
 from nki_studio.core.text_edits import apply_fixes_listed
 from nki_studio.migrate import (
+    allocation,
     block_dims,
     entry_points,
     imports,
@@ -23,6 +24,7 @@ from nki_studio.migrate import (
     iterators,
     manual,
     operators,
+    scalar_masks,
 )
 from nki_studio.migrate.result import Change, ManualStep, PassResult
 from nki_studio.migrate.source import Source
@@ -39,6 +41,8 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     block_dims.run,
     index_tiles.run,
     isa_results.run,
+    scalar_masks.run,
+    allocation.run,
     imports.run,
 )
 # NKI 0.2-0.6 code already has the current API; what 0.7 still changes is its iterators and entry points.

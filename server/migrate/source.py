@@ -77,6 +77,14 @@ class Source:
             return None
         return TextEdit(Span(first, 1, last + 1, 1), "")
 
+    def keyword_cut(self, call: ast.Call, keyword: ast.keyword) -> tuple[int, int] | None:
+        """Absolute (start, end) of the text deleting ``keyword`` from ``call`` (from the end of the operand before
+        it, so the comma goes too); None when no operand precedes it."""
+        operands = [*call.args, *(k.value for k in call.keywords if k is not keyword)]
+        start = self.bounds(keyword)[0]
+        before = [end for o in operands if (end := self.bounds(o)[1]) <= start]
+        return (max(before), self.bounds(keyword)[1]) if before else None
+
     def canonical(self, node: ast.expr) -> str | None:
         """What an expression names through the imports, legacy names mapped onto ``nki`` (``nl.arange`` ->
         ``nki.language.arange``)."""

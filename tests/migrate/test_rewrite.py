@@ -371,3 +371,168 @@ def test_an_index_tile_form_the_rewrite_does_not_know_is_listed() -> None:
         """
     )
     assert [(s.line, s.construct) for s in m.manual] == [(8, "nl.arange")]
+
+
+def test_masks_that_do_not_depend_on_the_element_become_an_if() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out):
+            n = a.shape[0]
+            t = nl.ndarray((nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            for i in nl.affine_range(4):
+                t[...] = nl.load(a[i], mask=(i * 128 < n))
+                nl.store(out[i], value=t, mask=i < 3)
+        """
+    )
+    assert "if i * 128 < n: t[...] = nl.load(a[i])\n" in m.text
+    assert "if i < 3: nl.store(out[i], value=t)\n" in m.text
+    assert "mask" not in m.text and not m.manual
+
+
+def test_a_mask_name_that_may_be_none_keeps_none_as_no_mask() -> None:
+    m = migrate(
+        """\
+        def helper(x, acc, i, j, causal):
+            mask = i * 128 >= j * 128 if causal else None
+            acc[...] = nl.exp(x, mask=mask)
+        """
+    )
+    assert "if mask is None or mask: acc[...] = nl.exp(x)\n" in m.text and not m.manual
+
+
+def test_bounds_and_element_independent_conditions_split() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out):
+            rows = a.shape[0]
+            ip, jf = nl.mgrid[0:128, 0:64]
+            for i in nl.affine_range(2):
+                t = nl.load(a[i * 128 + ip, jf])
+                nl.store(out[i * 128 + ip, jf], value=t, mask=(jf < 32) & (i * 128 < rows))
+        """
+    )
+    assert (
+        "if i * 128 < rows: nl.store(out[i * 128:i * 128 + 128, 0:min(64, 32)], value=t[:, 0:min(64, 32)])"
+        in (m.text)
+    )
+    assert not m.manual
+
+
+def test_scalar_mask_on_a_shared_line_and_on_a_named_result() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, x):
+            for i in nl.affine_range(2):
+                u = nisa.tensor_copy(x, mask=(i < 1))
+                v = nl.exp(x, mask=(i < 1))
+        """
+    )
+    assert "nisa.tensor_copy(dst=u, src=x) if i < 1 else None" in m.text
+    # the name would be unbound where the mask is off: listed
+    assert [(s.line, s.construct) for s in m.manual] == [(10, "mask=")]
+
+
+def test_a_kernel_parameter_compared_is_not_taken_for_a_scalar() -> None:
+    m = migrate("@nki.jit\ndef k(a, b, c):\n    nl.store(a, value=b, mask=(c < 3))\n")
+    assert "mask=(c < 3)" in m.text and [s.construct for s in m.manual] == ["mask="]
+
+
+def test_direct_allocation_becomes_the_compilers() -> None:
+    source = """\
+        import functools
+        import neuronxcc.nki.compiler as ncc
+
+
+        def bank(idx, bank_map):
+            return bank_map[idx]
+
+
+        @ncc.enable_stack_allocator(log_level=10)
+        @nki.jit
+        def k(a):
+            s = nl.ndarray((4, nl.par_dim(128), 64), dtype=a.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(2,)))
+            p = nl.ndarray((nl.par_dim(128), 512), dtype=nl.float32, buffer=ncc.psum.alloc(functools.partial(bank, bank_map={})))
+            q = nl.ndarray((nl.par_dim(128), 512), dtype=nl.float32, buffer=ncc.psum.mod_alloc(base_bank=2))
+            return a
+        """
+    m = migrate(source)
+    assert "s = nl.ndarray((128, 4, 64), dtype=a.dtype, buffer=nl.sbuf)" in m.text
+    assert "p = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)" in m.text
+    assert "q = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)" in m.text
+    assert "enable_stack_allocator" not in m.text and "mod_alloc" not in m.text
+    assert not m.manual
+    assert {c.construct for c in m.changes} >= {"mod_alloc", "alloc", "enable_stack_allocator"}
+
+
+def test_direct_allocation_outside_buffer_is_listed() -> None:
+    m = migrate(
+        """\
+        import neuronxcc.nki.compiler as ncc
+
+        SB = ncc.sbuf.mod_alloc
+
+
+        @nki.jit
+        def k(a):
+            placed = ncc.sbuf.mod_alloc(base_addr=0)
+            return a
+        """
+    )
+    assert [s.construct for s in m.manual] == ["mod_alloc"]
+
+
+def test_block_dims_passed_to_a_helper_fold_there_too() -> None:
+    m = migrate(
+        """\
+        def fill(dst, b, src):
+            dst[b, :, :] = nl.load(src, dtype=dst.dtype)
+
+
+        @nki.jit
+        def k(a):
+            t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            for b in nl.affine_range(2):
+                fill(t, b, a)
+                fill(dst=t, b=b, src=a)
+            return t[0]
+        """
+    )
+    assert "t = nl.ndarray((128, 2, 64), dtype=a.dtype, buffer=nl.sbuf)" in m.text
+    assert "dst[:, b, :] = nl.load(src, dtype=dst.dtype)" in m.text and "t[:, 0]" in m.text
+    assert not m.manual
+
+
+def test_a_helper_also_given_a_plain_tile_keeps_the_block_dims() -> None:
+    m = migrate(
+        """\
+        def fill(dst, b, src):
+            dst[b, :, :] = nl.load(src)
+
+
+        @nki.jit
+        def k(a):
+            t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            u = nl.ndarray((2, 128, 64), dtype=a.dtype, buffer=nl.sbuf)
+            fill(t, 0, a)
+            fill(u, 0, a)
+            return t.shape
+        """
+    )
+    assert "dst[b, :, :]" in m.text and [s.construct for s in m.manual] == ["nl.par_dim"]
+
+
+def test_a_shape_built_from_lists_folds() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            t = nl.ndarray([2] + [nl.par_dim(a.shape[0]), a.shape[1]], dtype=a.dtype, buffer=nl.sbuf)
+            t[1, :, :] = nl.load(a)
+            return t[1]
+        """
+    )
+    assert "t = nl.ndarray((a.shape[0], 2, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)" in m.text
+    assert "t[:, 1, :] = nl.load(a)" in m.text and not m.manual

@@ -162,6 +162,70 @@ def test_block_dims_fold_and_are_proven(tmp_path: Path) -> None:
     assert "tiles = nl.ndarray((128, 3, 64)" in result["migrated"] and "tiles[:, b]" in result["migrated"]
 
 
+# Four blocks rotating over two physical tiles (mod_alloc), a mask that holds for whole tiles only (i * 128 < limit)
+# and one mixing a column bound with a tile condition.
+ALLOCATED_MASKED = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.compiler as ncc
+
+
+# nki-studio: simulate a=float32[512,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    ip, jf = nl.mgrid[0:128, 0:64]
+    limit = a.shape[0] // 2
+    bufs = nl.ndarray((4, nl.par_dim(128), 64), dtype=a.dtype,
+                      buffer=ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(2,)))
+    for i in nl.affine_range(4):
+        bufs[i, ip, jf] = nl.load(a[i * 128 + ip, jf])
+        bufs[i, ip, jf] = nl.multiply(bufs[i, ip, jf], 2.0, mask=(i * 128 < limit))
+        nl.store(out[i * 128 + ip, jf], value=bufs[i, ip, jf])
+        neg = nl.negative(bufs[i, ip, jf])
+        nl.store(out[i * 128 + ip, jf], value=neg, mask=(jf < 32) & (i < 3))
+    return out
+"""
+
+
+def test_direct_allocation_and_whole_tile_masks_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, ALLOCATED_MASKED)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "if i * 128 < limit: bufs[0:128, i, 0:64] = nl.multiply(" in result["migrated"]
+    assert "buffer=nl.sbuf)" in result["migrated"] and "mod_alloc" not in result["migrated"]
+
+
+# Block-dim tiles filled by a helper (the nki-samples flash-attention pattern: load_v_tile(cur_v_tile=...)).
+BLOCKED_HELPER = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+def fill(dst, b, src):
+    dst[b, :, :] = nl.load(src[b * 128:(b + 1) * 128, :], dtype=dst.dtype)
+
+
+# nki-studio: simulate a=float32[384,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    tiles = nl.ndarray((3, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+    for b in nl.affine_range(3):
+        fill(tiles, b, a)
+    acc = nl.zeros((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    for b in nl.sequential_range(3):
+        acc[...] = nl.add(acc, nl.multiply(tiles[b, :, :], b + 1))
+    nl.store(out, value=acc)
+    return out
+"""
+
+
+def test_block_dims_passed_to_a_helper_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, BLOCKED_HELPER)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "dst[:, b, :] = nl.load(" in result["migrated"]
+
+
 def test_kernels_without_manual_steps_are_proven_beside_those_with(tmp_path: Path) -> None:
     helper = """
 

@@ -19,9 +19,10 @@ import sys
 import weakref
 
 import numpy as np
-from nki_studio.sim.access import write
+from nki_studio.sim.access import read, write
 from nki_studio.sim.alu import AluOp
 from nki_studio.sim.isa import _common
+from nki_studio.sim.legacy import masks
 from nki_studio.sim.legacy_hooks import register
 from nki_studio.sim.tensor import NkiTensor
 from nki_studio.sim.tensor_base import Storage
@@ -63,6 +64,11 @@ def assign(target: NkiTensor, value: object) -> bool:
     the ordinary copy."""
     storage = written_into(value)
     reduced = None if storage is None else _reductions.pop(storage, None)
+    keep = masks.result_mask(value)
+    if reduced is None and keep is not None and isinstance(value, NkiTensor) and keep.size == target.size:
+        # a masked instruction writing into the target: only where its mask holds (masks.py)
+        write(target, read(value).reshape(target.shape), where=keep.reshape(target.shape))
+        return True
     if reduced is None:
         return False
     # The loop_reduce call issued the instruction; only its destination operand was unknown until now.

@@ -5,11 +5,14 @@ instruction is executed" [v2.26.1 NKI API Masking; every nki.language/nki.isa pa
 call on the whole operands (out-of-bounds positions of index-tile views, which the mask must exclude, are
 scratch elements of a copy of the storage, written back without them) and then puts back every element of the operands the mask excludes, so masked-off
 outputs keep their old values. Masked-off elements of a *returned* tile are unspecified in the docs; here they
-hold whatever the call computed (inferred).
+hold whatever the call computed (inferred). Assigned at once into a tensor (``t[...] = nl.exp(x, mask=m)``), the
+instruction writes ``t`` itself (``assignment``), so only the elements where the mask holds change there: a mask
+that holds nowhere (``mask=(i * 128 < n)`` false for this ``i``) leaves ``t`` as it was.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +21,16 @@ from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.legacy.index_tiles import predicate_values
 from nki_studio.sim.tensor import NkiTensor
 from nki_studio.sim.tensor_base import Storage
+
+# Storage of a masked call's result tile -> where the mask holds (over the result), until it is assigned.
+_results: weakref.WeakKeyDictionary[Storage, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def result_mask(value: object) -> np.ndarray | None:
+    """Where the mask of the call that returned ``value`` holds (its shape), once; None: not a masked result."""
+    if not isinstance(value, NkiTensor):
+        return None
+    return _results.pop(value.storage, None)
 
 
 def _positions(t: NkiTensor) -> np.ndarray:
@@ -87,6 +100,10 @@ def masked_call(
         t._data[off[back]] = old[~keep][back]
     for commit in commits:
         commit()
+    if isinstance(result, NkiTensor):
+        keep = _fits(pred, result.shape)
+        if keep is not None and not keep.all():
+            _results[result.storage] = keep
     return result
 
 

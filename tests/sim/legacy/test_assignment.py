@@ -82,3 +82,29 @@ def test_loop_reduce_assigned_into_a_tile_accumulates_into_that_tile(legacy):
     """
     x = np.random.default_rng(13).random((2, 2, 128, 64), np.float32)
     np.testing.assert_allclose(legacy(source, x).outputs[0], x[0] + x[1], rtol=1e-6)
+
+
+# A mask that holds nowhere (or on part of the tile) leaves the assigned tensor's masked-off elements as they were:
+# the instruction writes into the tensor [v2.26.1 NKI API Masking: the predicate "controls whether/how this
+# instruction is executed"].
+MASKED_INTO = """
+@nki.jit
+def masked_into(a):
+    out = nl.ndarray((3, 128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    ip, jf = nl.mgrid[0:128, 0:64]
+    for i in nl.sequential_range(3):
+        t = nl.load(a)
+        t[ip, jf] = nl.multiply(t[ip, jf], 2.0, mask=(i < 1))
+        t[ip, jf] = nl.add(t[ip, jf], 1.0, mask=(jf < 16) & (i < 2))
+        nl.store(out[i], value=t)
+    return out
+"""
+
+
+def test_a_masked_call_assigned_into_a_tensor_writes_only_where_its_mask_holds(legacy):
+    a = np.random.default_rng(13).random((128, 64), np.float32)
+    out = legacy(MASKED_INTO, a, kernel_name="masked_into").outputs[0]
+    expected = np.stack([a * 2, a, a])
+    expected[0, :, :16] += 1
+    expected[1, :, :16] += 1
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
