@@ -212,38 +212,51 @@ def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]]
     nodes: list[ast.AST] = []
     own: dict[int, list[ast.AST]] = {}
     too_deep: dict[int, ast.stmt] = {}
-    # (node, its function's own-node list, depth, outermost statement of its scope)
-    stack: list[tuple[ast.AST, list[ast.AST] | None, int, ast.stmt | None]] = [(tree, None, 0, None)]
-    push = stack.append
-    while stack:
-        node, owner, depth, top = stack.pop()
-        nodes.append(node)
+    add = nodes.append
+    fields_of: dict[type, tuple[str, ...]] = {}  # child_fields, without a call per node
+    name_kind, function_kinds, node_kind, stmt_kind = (
+        ast.Name,
+        (ast.FunctionDef, ast.AsyncFunctionDef),
+        ast.AST,
+        ast.stmt,
+    )
+
+    # Recursive, not an explicit stack: a call per node with its context as arguments costs less than a tuple
+    # pushed and unpacked per node, and leaves (half the nodes: Name, Constant) have no field to look at
+    # (model.syntax.child_fields). The depth is bounded: code past MAX_AST_DEPTH is cut before it is visited.
+    # ast.iter_child_nodes is inlined (this is the hottest loop of linting a large tree); the load/store
+    # context and operator singletons are left out: no analysis walks to them.
+    def visit(node: ast.AST, owner: list[ast.AST] | None, depth: int, top: ast.stmt | None) -> None:
+        add(node)
         if owner is not None:
             owner.append(node)
         kind = type(node)
-        if kind is ast.Name:
+        if kind is name_kind:
             if node.id == TOO_DEEP and top is not None:  # type: ignore[attr-defined]
                 too_deep[id(top)] = (
                     top  # cut by an earlier traversal of the same statements (incremental lint)
                 )
-        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            return
+        if kind in function_kinds:
             owner = own[id(node)] = []
         if depth >= MAX_AST_DEPTH and _cut(node) and top is not None:
             too_deep[id(top)] = top
         depth += 1
         scope = kind in _SCOPES
-        # ast.iter_child_nodes inlined (this loop is the hottest part of linting a large tree), pushing children
-        # in reverse so they pop in source order; the load/store context and operator singletons (``ctx``,
-        # ``op``, ``ops``) are left out: no analysis walks to them.
-        for name in reversed(child_fields(kind)):
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = child_fields(kind)
+        for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
-                for child in reversed(value):
-                    if isinstance(child, ast.AST):
+                for child in value:
+                    if isinstance(child, node_kind):
                         # a statement of a scope's body is the "top" of everything under it
-                        push((child, owner, depth, child if scope and isinstance(child, ast.stmt) else top))
-            elif isinstance(value, ast.AST):
-                push((value, owner, depth, top))
+                        visit(child, owner, depth, child if scope and isinstance(child, stmt_kind) else top)
+            elif isinstance(value, node_kind):
+                visit(value, owner, depth, top)
+
+    visit(tree, None, 0, None)
     return nodes, own, sorted(too_deep.values(), key=lambda s: (s.lineno, s.col_offset))
 
 
