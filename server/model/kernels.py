@@ -297,9 +297,9 @@ def _traverse(tree: ast.Module) -> _Traversal:
                     if isinstance(child, node_kind):
                         # a statement of a scope's body is the "top" of everything under it
                         top_of_child = child if scope and isinstance(child, stmt_kind) else top
-                        visit(child, owner, groups, depth, top_of_child)
+                        visit(child, owner, groups, depth, top_of_child)  # noqa: F821 (del below)
             elif isinstance(value, node_kind):
-                visit(value, owner, groups, depth, top)
+                visit(value, owner, groups, depth, top)  # noqa: F821 (del below)
 
     try:
         visit(tree, None, None, 0, None)
