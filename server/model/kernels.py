@@ -171,7 +171,7 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     # Statements come in source order in a traversal, so their position orders imports of both kinds exactly.
     imports = sorted(
         [*walk.by_type.get(ast.Import, ()), *walk.by_type.get(ast.ImportFrom, ())],
-        key=lambda n: (n.lineno, n.col_offset),  # type: ignore[attr-defined]
+        key=lambda n: (n.lineno, n.col_offset),
     )
     module = ModuleInfo(
         path=os.path.abspath(path) if path else path,

@@ -82,7 +82,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     `psumAccumulateFlag` is dropped; `dst_rmw_op` needs a manual move to `nisa.dma_compute`."""
     for node in ctx.calls:
         # Most calls pass none of these keywords: skip them before resolving the callee.
-        if not any(kw.arg in _KEYWORDS for kw in node.keywords):
+        if not node.keywords or _KEYWORDS.isdisjoint([kw.arg for kw in node.keywords]):
             continue
         raw = ctx.resolved(node.func)
         if raw is None or is_legacy(raw):
