@@ -124,24 +124,29 @@ class LintContext:
         """``_imported_dotted`` and the chains that are read (load context), in source order, from one pass.
         Children first (a node's value precedes it in reverse source order), so each ``a.b.c`` is built once from
         its ``a.b`` instead of re-walked per node."""
-        bindings = self.aliases.bindings
+        binding_of = self.aliases.bindings.get
         raw_of: dict[int, str] = {}
+        raw_of_value = raw_of.get
         loads: list[tuple[ast.Name | ast.Attribute, str]] = []
-        load = ast.Load
+        name_kind, load = ast.Name, ast.Load
         module = self.discovery.module
-        chains = module.chains if module.tree is self.tree else self.nodes
+        if module.tree is self.tree:
+            chains = module.chains
+        else:
+            chains = [n for n in self.nodes if type(n) is ast.Name or type(n) is ast.Attribute]
         for node in reversed(chains):
-            if type(node) is ast.Name:
-                raw = bindings.get(node.id)
-            elif type(node) is ast.Attribute:
-                base = raw_of.get(id(node.value))
-                raw = None if base is None else f"{base}.{node.attr}"
+            if type(node) is name_kind:
+                raw = binding_of(node.id)
+                if raw is None:
+                    continue  # most names are locals, parameters or builtins
             else:
-                continue
-            if raw is not None:
-                raw_of[id(node)] = raw
-                if type(node.ctx) is load:
-                    loads.append((node, raw))
+                base = raw_of_value(id(node.value))  # type: ignore[union-attr]
+                if base is None:
+                    continue
+                raw = f"{base}.{node.attr}"  # type: ignore[union-attr]
+            raw_of[id(node)] = raw
+            if type(node.ctx) is load:
+                loads.append((node, raw))
         loads.reverse()
         return raw_of, loads
 
@@ -155,8 +160,8 @@ class LintContext:
         """Imported names read anywhere in the file: resolved dotted name -> [(node, raw dotted name)], keyed by
         the canonical (legacy mapped onto ``nki``) name."""
         by_raw: dict[str, list[tuple[ast.Name | ast.Attribute, str]]] = {}
-        for node, raw in self._imported_chains[1]:
-            by_raw.setdefault(raw, []).append((node, raw))
+        for use in self._imported_chains[1]:
+            by_raw.setdefault(use[1], []).append(use)
         return _by_canonical(by_raw)
 
     @cached_property
