@@ -45,6 +45,12 @@ class ModuleInfo:
     nodes: list[ast.AST] = field(default_factory=list)  # every node in source order, one shared traversal
     # id(function node) -> its own nodes in source order (arguments, decorators, body; not nested defs' insides)
     own_nodes: dict[int, list[ast.AST]] = field(default_factory=dict)
+    # id(function node) -> its own nodes by exact type, each list in source order (what rules filter by type)
+    own_by_type: dict[int, dict[type, list[ast.AST]]] = field(default_factory=dict)
+    # every node of the module by exact type, each list in source order
+    by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
+    # every Name and Attribute node in source order (the chains imports resolve through)
+    chains: list[ast.Name | ast.Attribute] = field(default_factory=list)
     # local name -> (imported module, level, attribute or None for ``import x as name``), all import forms
     import_index: dict[str, tuple[str, int, str | None]] = field(default_factory=dict)
     kernels_marked: bool = False
@@ -161,18 +167,26 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     """Parse (unless ``tree`` is given) and index a module's functions, classes and imports."""
     if tree is None:
         tree = ast.parse(source, filename=path)
-    nodes, own, too_deep = _traverse(tree)
+    walk = _traverse(tree)
+    # Statements come in source order in a traversal, so their position orders imports of both kinds exactly.
+    imports = sorted(
+        [*walk.by_type.get(ast.Import, ()), *walk.by_type.get(ast.ImportFrom, ())],
+        key=lambda n: (n.lineno, n.col_offset),
+    )
     module = ModuleInfo(
         path=os.path.abspath(path) if path else path,
         source=source,
         tree=tree,
-        aliases=ImportAliases.from_nodes(nodes),
-        nodes=nodes,
-        own_nodes=own,
-        too_deep=too_deep,
+        aliases=ImportAliases.from_nodes(imports),
+        nodes=walk.nodes,
+        own_nodes=walk.own,
+        own_by_type=walk.own_by_type,
+        by_type=walk.by_type,
+        chains=walk.chains,
+        too_deep=walk.too_deep,
     )
     _index_functions(module, tree.body, prefix="", parent=None)
-    for node in nodes:
+    for node in imports:
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 if alias.name != "*":
@@ -206,45 +220,93 @@ TOO_DEEP = "__nki_studio_too_deep__"  # name of the marker standing for a cut-of
 _SCOPES = frozenset((ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
 
 
-def _traverse(tree: ast.Module) -> tuple[list[ast.AST], dict[int, list[ast.AST]], list[ast.stmt]]:
-    """All nodes in source order, each function's own nodes (one traversal serves every analysis), and the
-    statements (outermost of their scope) holding code cut at :data:`MAX_AST_DEPTH`, in source order."""
+@dataclass
+class _Traversal:
+    """What one traversal of a tree gives every analysis (the fields of :class:`ModuleInfo` of the same names)."""
+
+    nodes: list[ast.AST]
+    own: dict[int, list[ast.AST]]
+    own_by_type: dict[int, dict[type, list[ast.AST]]]
+    by_type: dict[type, list[ast.AST]]
+    chains: list[ast.Name | ast.Attribute]
+    too_deep: list[ast.stmt]  # statements (outermost of their scope) holding code cut at MAX_AST_DEPTH
+
+
+def _traverse(tree: ast.Module) -> _Traversal:
+    """All nodes in source order, each function's own nodes, both also grouped by type, and the Name/Attribute
+    chains: one traversal serves every analysis (no analysis walks the whole tree again to filter it). Code
+    nested past :data:`MAX_AST_DEPTH` is cut on the way."""
     nodes: list[ast.AST] = []
     own: dict[int, list[ast.AST]] = {}
+    own_by_type: dict[int, dict[type, list[ast.AST]]] = {}
+    by_type: dict[type, list[ast.AST]] = {}
+    chains: list[ast.Name | ast.Attribute] = []
     too_deep: dict[int, ast.stmt] = {}
-    # (node, its function's own-node list, depth, outermost statement of its scope)
-    stack: list[tuple[ast.AST, list[ast.AST] | None, int, ast.stmt | None]] = [(tree, None, 0, None)]
-    push = stack.append
-    while stack:
-        node, owner, depth, top = stack.pop()
-        nodes.append(node)
-        if owner is not None:
-            owner.append(node)
+    add, add_chain = nodes.append, chains.append
+    fields_of: dict[type, tuple[str, ...]] = {}  # child_fields, without a call per node
+    name_kind, attribute_kind, node_kind, stmt_kind = ast.Name, ast.Attribute, ast.AST, ast.stmt
+    function_kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+    # Recursive, not an explicit stack: a call per node with its context as arguments costs less than a tuple
+    # pushed and unpacked per node, and leaves (half the nodes: Name, Constant) have no field to look at
+    # (model.syntax.child_fields). The depth is bounded: code past MAX_AST_DEPTH is cut before it is visited.
+    # ast.iter_child_nodes is inlined (this is the hottest loop of linting a large tree); the load/store
+    # context and operator singletons are left out: no analysis walks to them.
+    def visit(
+        node: ast.AST,
+        owner: list[ast.AST] | None,
+        groups: dict[type, list[ast.AST]] | None,
+        depth: int,
+        top: ast.stmt | None,
+    ) -> None:
+        add(node)
         kind = type(node)
-        if kind is ast.Name:
+        group = by_type.get(kind)
+        if group is None:
+            group = by_type[kind] = []
+        group.append(node)
+        if owner is not None and groups is not None:
+            owner.append(node)
+            group = groups.get(kind)
+            if group is None:
+                group = groups[kind] = []
+            group.append(node)
+        if kind is name_kind:
+            add_chain(node)  # type: ignore[arg-type]
             if node.id == TOO_DEEP and top is not None:  # type: ignore[attr-defined]
                 too_deep[id(top)] = (
                     top  # cut by an earlier traversal of the same statements (incremental lint)
                 )
-        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            return
+        if kind is attribute_kind:
+            add_chain(node)  # type: ignore[arg-type]
+        elif kind in function_kinds:
             owner = own[id(node)] = []
+            groups = own_by_type[id(node)] = {}
         if depth >= MAX_AST_DEPTH and _cut(node) and top is not None:
             too_deep[id(top)] = top
         depth += 1
         scope = kind in _SCOPES
-        # ast.iter_child_nodes inlined (this loop is the hottest part of linting a large tree), pushing children
-        # in reverse so they pop in source order; the load/store context and operator singletons (``ctx``,
-        # ``op``, ``ops``) are left out: no analysis walks to them.
-        for name in reversed(child_fields(kind)):
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = child_fields(kind)
+        for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
-                for child in reversed(value):
-                    if isinstance(child, ast.AST):
+                for child in value:
+                    if isinstance(child, node_kind):
                         # a statement of a scope's body is the "top" of everything under it
-                        push((child, owner, depth, child if scope and isinstance(child, ast.stmt) else top))
-            elif isinstance(value, ast.AST):
-                push((value, owner, depth, top))
-    return nodes, own, sorted(too_deep.values(), key=lambda s: (s.lineno, s.col_offset))
+                        top_of_child = child if scope and isinstance(child, stmt_kind) else top
+                        visit(child, owner, groups, depth, top_of_child)  # noqa: F821 (del below)
+            elif isinstance(value, node_kind):
+                visit(value, owner, groups, depth, top)  # noqa: F821 (del below)
+
+    try:
+        visit(tree, None, None, 0, None)
+    finally:
+        del visit  # the closure refers to itself: a cycle that would hold every node until a collection
+    cut = sorted(too_deep.values(), key=lambda s: (s.lineno, s.col_offset))
+    return _Traversal(nodes, own, own_by_type, by_type, chains, cut)
 
 
 def _marker(like: ast.AST) -> ast.Name:
@@ -325,7 +387,7 @@ def _mark_kernels(module: ModuleInfo) -> None:
                 info.kernel_legacy = is_legacy(name) or name.startswith("torch_neuronx")
                 break
     # ``k = nki.jit(f)`` / ``nki.jit(f)(...)``: wrapping a function by call makes it a kernel too.
-    for node in module.nodes:
+    for node in module.by_type.get(ast.Call, ()):
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
             name = kernel_decorator_name(node.func, module.aliases)
             target = module.functions.get(node.args[0].id)
@@ -499,7 +561,7 @@ def _api_callers(module: ModuleInfo) -> list[FunctionInfo]:
     for func in module.functions.values():
         if func.is_kernel:
             continue
-        for node in module.own_nodes.get(id(func.node), ()):
+        for node in module.own_by_type.get(id(func.node), {}).get(ast.Call, ()):
             if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
                 name = module.aliases.canonical(node.func)
                 if name is not None and name.startswith(_KERNEL_ONLY_APIS):

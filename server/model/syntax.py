@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from functools import lru_cache
 
 
@@ -94,12 +95,32 @@ def non_ascii_lines(source: str) -> frozenset[int]:
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# ASDL field types that never hold a node (``Name.id``, ``Constant.value``, ``ImportFrom.level``, ...).
+_SCALAR_FIELD_TYPES = frozenset({"identifier", "string", "constant", "int"})
+_SIGNATURE = re.compile(r"\w+\((.*)\)")
 
 
 def child_fields(kind: type) -> tuple[str, ...]:
-    """The fields of an ``ast`` node type that hold child nodes, leaving out the load/store context and operator
-    singletons (``ctx``, ``op``, ``ops``) no analysis walks to; cached per type (the tree walks are hot)."""
+    """The fields of an ``ast`` node type that can hold child nodes, leaving out the load/store context and
+    operator singletons (``ctx``, ``op``, ``ops``) no analysis walks to, and the identifier/string/constant/int
+    fields (read from the node class's ASDL signature, its docstring, e.g. ``Name(identifier id, expr_context
+    ctx)``; a field of unknown type is kept); cached per type (the tree walks are hot, and a leaf such as
+    ``Name`` or ``Constant`` then has no field to look at)."""
     fields = _CHILD_FIELDS.get(kind)
     if fields is None:
-        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))  # type: ignore[attr-defined]
+        fields = _CHILD_FIELDS[kind] = tuple(
+            f
+            for f in kind._fields  # type: ignore[attr-defined]
+            if f not in ("ctx", "op", "ops") and _field_types(kind).get(f) not in _SCALAR_FIELD_TYPES
+        )
     return fields
+
+
+def _field_types(kind: type) -> dict[str, str]:
+    """Field name -> ASDL type without its ``?``/``*`` suffix, from the first line of the node class's docstring
+    (empty when it is not an ASDL signature)."""
+    match = _SIGNATURE.fullmatch((kind.__doc__ or "").split("\n", 1)[0].strip())
+    if match is None:
+        return {}
+    pairs = (part.split() for part in match[1].split(","))
+    return {bits[1]: bits[0].rstrip("*?") for bits in pairs if len(bits) == 2}

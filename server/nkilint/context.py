@@ -7,7 +7,6 @@ Positions: ``ast`` column offsets are UTF-8 byte offsets; findings use 1-based c
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
@@ -76,34 +75,24 @@ class LintContext:
         """Kernels and reachable helpers defined in this file."""
         return self.discovery.in_this_module()
 
-    def walk_kernel_code(self) -> Iterator[ast.AST]:
-        """Every AST node of this file's kernel code, each once (nested defs reached from it included)."""
-        return iter(self.kernel_nodes)
-
-    @cached_property
-    def kernel_nodes(self) -> list[ast.AST]:
-        """All nodes of this file's kernel code (computed once; rules share it)."""
+    def kernel_nodes_of(self, types: tuple[type[ast.AST], ...]) -> list[ast.AST]:
+        """The nodes of this file's kernel code (each function's node and its own nodes, function by function)
+        whose exact type is one of ``types``, in source order within each function: read from kernel
+        discovery's grouping by type, not a walk of every node per rule (concrete ``ast`` classes have no
+        subclasses)."""
         out: list[ast.AST] = []
+        by_type = self.discovery.module.own_by_type
         own = self.discovery.module.own_nodes
         for func in self.discovery.in_this_module():
-            out.append(func.node)
-            out.extend(own.get(id(func.node), ()))
+            if type(func.node) in types:
+                out.append(func.node)
+            groups = by_type.get(id(func.node), {})
+            present = [groups[t] for t in types if t in groups]
+            if len(present) == 1:
+                out.extend(present[0])
+            elif present:  # several of the types in one function: its own nodes keep them in order
+                out.extend(node for node in own[id(func.node)] if type(node) in types)
         return out
-
-    @cached_property
-    def _kernel_nodes_by_type(self) -> dict[type, list[tuple[int, ast.AST]]]:
-        out: dict[type, list[tuple[int, ast.AST]]] = {}
-        for i, node in enumerate(self.kernel_nodes):
-            out.setdefault(type(node), []).append((i, node))
-        return out
-
-    def kernel_nodes_of(self, types: tuple[type[ast.AST], ...]) -> list[ast.AST]:
-        """The nodes of this file's kernel code whose exact type is one of ``types``, in source order (one
-        shared grouping instead of a walk of every node per rule; concrete ``ast`` classes have no subclasses)."""
-        groups = [self._kernel_nodes_by_type.get(t, []) for t in types]
-        if len(groups) == 1:
-            return [node for _, node in groups[0]]
-        return [node for _, node in sorted((item for group in groups for item in group), key=lambda e: e[0])]
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
@@ -115,6 +104,8 @@ class LintContext:
     @cached_property
     def calls(self) -> list[ast.Call]:
         """All call expressions of the file."""
+        if self.discovery.module.tree is self.tree:
+            return self.discovery.module.by_type.get(ast.Call, [])  # type: ignore[return-value]
         return [n for n in self.nodes if isinstance(n, ast.Call)]
 
     @cached_property
@@ -133,22 +124,29 @@ class LintContext:
         """``_imported_dotted`` and the chains that are read (load context), in source order, from one pass.
         Children first (a node's value precedes it in reverse source order), so each ``a.b.c`` is built once from
         its ``a.b`` instead of re-walked per node."""
-        bindings = self.aliases.bindings
+        binding_of = self.aliases.bindings.get
         raw_of: dict[int, str] = {}
+        raw_of_value = raw_of.get
         loads: list[tuple[ast.Name | ast.Attribute, str]] = []
-        load = ast.Load
-        for node in reversed(self.nodes):
-            if type(node) is ast.Name:
-                raw = bindings.get(node.id)
-            elif type(node) is ast.Attribute:
-                base = raw_of.get(id(node.value))
-                raw = None if base is None else f"{base}.{node.attr}"
+        name_kind, load = ast.Name, ast.Load
+        module = self.discovery.module
+        if module.tree is self.tree:
+            chains = module.chains
+        else:
+            chains = [n for n in self.nodes if type(n) is ast.Name or type(n) is ast.Attribute]
+        for node in reversed(chains):
+            if type(node) is name_kind:
+                raw = binding_of(node.id)
+                if raw is None:
+                    continue  # most names are locals, parameters or builtins
             else:
-                continue
-            if raw is not None:
-                raw_of[id(node)] = raw
-                if type(node.ctx) is load:
-                    loads.append((node, raw))
+                base = raw_of_value(id(node.value))  # type: ignore[union-attr]
+                if base is None:
+                    continue
+                raw = f"{base}.{node.attr}"  # type: ignore[union-attr]
+            raw_of[id(node)] = raw
+            if type(node.ctx) is load:
+                loads.append((node, raw))
         loads.reverse()
         return raw_of, loads
 
@@ -162,8 +160,8 @@ class LintContext:
         """Imported names read anywhere in the file: resolved dotted name -> [(node, raw dotted name)], keyed by
         the canonical (legacy mapped onto ``nki``) name."""
         by_raw: dict[str, list[tuple[ast.Name | ast.Attribute, str]]] = {}
-        for node, raw in self._imported_chains[1]:
-            by_raw.setdefault(raw, []).append((node, raw))
+        for use in self._imported_chains[1]:
+            by_raw.setdefault(use[1], []).append(use)
         return _by_canonical(by_raw)
 
     @cached_property

@@ -123,6 +123,12 @@ def own_nodes(ctx: LintContext, func: FunctionInfo) -> list[ast.AST]:
     return func.module.own_nodes.get(id(func.node), [])
 
 
+def own_calls(ctx: LintContext, func: FunctionInfo) -> list[ast.Call]:
+    """The calls among a function's own nodes, in source order (kernel discovery groups own nodes by type, so
+    this is a lookup, not a pass over every node)."""
+    return func.module.own_by_type.get(id(func.node), {}).get(ast.Call, [])  # type: ignore[return-value]
+
+
 def construct_rule(
     *,
     code: str,

@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from nki_studio.core.findings import Finding, Fix, Severity, TextEdit
-from nki_studio.model.imports import is_legacy
+from nki_studio.model.imports import is_legacy, to_canonical
 from nki_studio.model.targets import NkiVersion
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
@@ -82,15 +82,14 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     `psumAccumulateFlag` is dropped; `dst_rmw_op` needs a manual move to `nisa.dma_compute`."""
     for node in ctx.calls:
         # Most calls pass none of these keywords: skip them before resolving the callee.
-        if not any(kw.arg in _KEYWORDS for kw in node.keywords):
+        if not node.keywords or _KEYWORDS.isdisjoint([kw.arg for kw in node.keywords]):
             continue
-        api = ctx.aliases.canonical(node.func)
-        if (
-            api is None
-            or not api.startswith(("nki.isa.", "nki.language."))
-            or is_legacy(ctx.aliases.resolve(node.func) or "")
-        ):
+        raw = ctx.resolved(node.func)
+        if raw is None or is_legacy(raw):
             continue  # legacy neuronxcc.nki code is NKI208's business
+        api = to_canonical(raw)
+        if not api.startswith(("nki.isa.", "nki.language.")):
+            continue
         for kw in node.keywords:
             for (prefix, name), advice in _REMOVED_EVERYWHERE.items():
                 if kw.arg == name and api.startswith(prefix):

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from nki_studio.core.findings import Finding, Fix, Severity
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
-from nki_studio.nkilint.ruleutil import V07, own_nodes
+from nki_studio.nkilint.ruleutil import V07
 
 _API = "nki.isa.scalar_store"
 
@@ -71,17 +71,14 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     `nisa.scalar_load` and traced arithmetic) back to a 1x1 tensor. A Python number is rejected: the tracer
     used to store nothing for it, and only `nki.simulate` made it look fine. A constant goes into the tensor
     with `nisa.memset(dst=..., value=...)`."""
-    for func in ctx.kernel_code():
-        for node in own_nodes(ctx, func):
-            if not isinstance(node, ast.Call) or ctx.aliases.canonical(node.func) != _API:
-                continue
-            dst, value = _argument(node, 0, "dst"), _argument(node, 1, "value")
-            if value is None or not _is_number(value):
-                continue
-            fix = _fix(ctx, node, dst, value) if dst is not None else None
-            yield ctx.report(
-                value,
-                f"scalar_store needs an NkiScalar value, not the Python number {ctx.text(value)}; "
-                "store a constant with nisa.memset(dst=..., value=...)",
-                fix=fix,
-            )
+    for node in ctx.kernel_calls_to(_API):
+        dst, value = _argument(node, 0, "dst"), _argument(node, 1, "value")
+        if value is None or not _is_number(value):
+            continue
+        fix = _fix(ctx, node, dst, value) if dst is not None else None
+        yield ctx.report(
+            value,
+            f"scalar_store needs an NkiScalar value, not the Python number {ctx.text(value)}; "
+            "store a constant with nisa.memset(dst=..., value=...)",
+            fix=fix,
+        )

@@ -10,7 +10,7 @@ from nki_studio.model.imports import LIBRARY_MODULES, library_root
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import kinds, own_nodes
+from nki_studio.nkilint.ruleutil import kinds, own_calls
 
 
 @rule(
@@ -45,8 +45,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     for func in ctx.kernel_code():
         calls = [
             (node, lib)
-            for node in own_nodes(ctx, func)
-            if type(node) is ast.Call and (lib := library_root(ctx.resolved(node.func))) is not None
+            for node in own_calls(ctx, func)
+            if (lib := library_root(ctx.resolved(node.func))) is not None
         ]
         if not calls:  # the name kinds cost more than this scan: only for functions that call a library
             continue

@@ -11,8 +11,6 @@ from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, own_nodes, truth_tested
 
-_CANDIDATES = TRUTH_TESTING | {ast.Call}
-
 
 @rule(
     code="NKI111",
@@ -41,11 +39,15 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if Kind.TENSOR not in k.kinds.values():
             continue
         for node in own_nodes(ctx, func):
-            if type(node) not in _CANDIDATES:
+            kind = type(node)
+            if kind is ast.Call:  # most candidates: only bool(x) tests anything
+                if not (isinstance(node.func, ast.Name) and node.func.id == "bool"):  # type: ignore[attr-defined]
+                    continue
+                tested = list(node.args[:1])  # type: ignore[attr-defined]
+            elif kind in TRUTH_TESTING:
+                tested = truth_tested(node)
+            else:
                 continue
-            tested = truth_tested(node)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool":
-                tested = list(node.args[:1])
             for expr in tested:
                 if k.of(expr) is Kind.TENSOR:
                     yield ctx.report(
