@@ -34,7 +34,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const log = vs.window.createOutputChannel('NKI Studio', { log: true });
   const timings = new Timings((m) => log.debug(m));
   const heat = new HeatController(vs, (t) => timings.record({ event: 'paint', ...t }));
-  const simulations = new SimulationStore();
+  const simulations = new SimulationStore((uri) =>
+    vs.workspace.textDocuments.find((d) => d.uri.toString() === uri)?.getText(),
+  );
   const tunes = new TuneStore();
   const panel = new KernelPanel(vs, simulations, heat, tunes);
   server = new ServerManager(
@@ -49,7 +51,7 @@ export function activate(context: vscode.ExtensionContext): void {
       exists: (p) => fs.existsSync(p),
     }),
   );
-  const status = new LanguageStatus(vs, server);
+  const status = new LanguageStatus(vs, server, simulations);
 
   server.onNotification(NOTIFICATIONS.heatmap, (raw) => {
     const params = parseHeatmap(raw);
@@ -74,7 +76,6 @@ export function activate(context: vscode.ExtensionContext): void {
     log.info(`simulation: ${summaryLine(result)}`);
   });
   simulations.onDidAdd((r) => {
-    status.setSimulation(r);
     if (severityOf(r) === 'error') log.warn(`simulation problem: ${summaryLine(r)}`);
   });
 
@@ -84,6 +85,8 @@ export function activate(context: vscode.ExtensionContext): void {
     panel,
     status,
     server,
+    // an edit, undo or reload makes the document's result stale, or current again (back to the text simulated)
+    vs.workspace.onDidChangeTextDocument((e) => simulations.textChanged(e.document.uri.toString())),
     ...registerCommands({ vs, server, heat, simulations, panel, tunes }),
     renderRulePages(vs),
     vs.commands.registerCommand(CREATE_ENV_COMMAND, () => createEnvironment(vs, log, server)),

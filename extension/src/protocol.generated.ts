@@ -430,6 +430,11 @@ export interface SimulationResult {
   output?: string;
   /** the document, on nki/simulationResult */
   uri?: string;
+  /**
+   * SHA-256 (hex, of its UTF-8) of the document text the run was of, on nki/simulationResult and the simulate command's
+   * answer: while the text differs the result is stale
+   */
+  textSha256?: string;
 }
 
 export type Status =
@@ -641,6 +646,11 @@ export interface SimulationNotice {
   path?: string;
   /** the document, on nki/simulationResult */
   uri?: string;
+  /**
+   * SHA-256 (hex, of its UTF-8) of the document text the run was of, on nki/simulationResult and the simulate command's
+   * answer: while the text differs the result is stale
+   */
+  textSha256?: string;
   warnings?: string[];
 }
 

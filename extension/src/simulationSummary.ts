@@ -32,6 +32,8 @@ export interface SimulationResult {
   error?: ErrorInfo;
   /** The estimate: the scheduled timeline, its bounds, per-line table and roofline point. */
   estimate?: Estimate;
+  /** SHA-256 of the document text the run was of (the result is stale while the text differs). */
+  textSha256?: string;
 }
 
 function obj(v: unknown): Record<string, unknown> | undefined {
@@ -61,6 +63,7 @@ export function parseSimulationResult(raw: unknown): SimulationResult {
     warnings: Array.isArray(r.warnings) ? r.warnings.filter((w): w is string => typeof w === 'string') : [],
     error: obj(r.error) as ErrorInfo | undefined,
     estimate: obj(r.estimate) as Estimate | undefined,
+    textSha256: str(r.textSha256),
   };
 }
 

@@ -1,8 +1,12 @@
-/** The language status item on Python files: server state, mode (full / lint only), simulation state and backend. */
+/**
+ * The language status item on Python files: server state, mode (full / lint only), simulation state and backend,
+ * and whether that simulation is of an earlier version of its file.
+ */
 import type * as vscode from 'vscode';
 import { CLIENT_COMMANDS } from './protocol.generated';
 import type { ServerState } from './serverLifecycle';
 import type { ServerManager } from './serverManager';
+import type { SimulationStore } from './simulationStore';
 import { type SimulationResult, statusLabel } from './simulationSummary';
 import type { VsCode } from './vscodeApi';
 
@@ -10,6 +14,7 @@ export function statusText(
   state: ServerState,
   trusted: boolean,
   sim: SimulationResult | undefined,
+  stale = false,
 ): { text: string; detail: string; busy: boolean; error: boolean } {
   switch (state) {
     case 'starting':
@@ -31,33 +36,32 @@ export function statusText(
       const simPart = sim
         ? `last simulation ${sim.kernel ?? ''} ${statusLabel(sim.status)}${sim.backend ? ` (${sim.backend})` : ''}`
         : 'no simulation yet';
-      return { text: 'NKI: lint + simulate', detail: simPart, busy: false, error: false };
+      const staleNote = sim && stale ? ' · stale: from an earlier version of the file — re-run' : '';
+      return { text: 'NKI: lint + simulate', detail: simPart + staleNote, busy: false, error: false };
     }
   }
 }
 
 export class LanguageStatus {
   private readonly item: vscode.LanguageStatusItem;
-  private sim: SimulationResult | undefined;
 
   constructor(
     private readonly vs: VsCode,
     private readonly server: ServerManager,
+    private readonly simulations: SimulationStore,
   ) {
     this.item = vs.languages.createLanguageStatusItem('nki-studio.status', { language: 'python' });
     this.item.name = 'NKI Studio';
     this.item.command = { title: 'Show Logs', command: CLIENT_COMMANDS.showLogs };
     server.onDidChangeState(() => this.update());
-    this.update();
-  }
-
-  setSimulation(result: SimulationResult): void {
-    this.sim = result;
+    simulations.onDidAdd(() => this.update());
+    simulations.onDidChangeStale(() => this.update());
     this.update();
   }
 
   update(): void {
-    const s = statusText(this.server.currentState, this.server.trusted, this.sim);
+    const sim = this.simulations.last;
+    const s = statusText(this.server.currentState, this.server.trusted, sim, sim && this.simulations.isStale(sim));
     this.item.text = s.text;
     this.item.detail = s.detail;
     this.item.busy = s.busy;

@@ -24,6 +24,15 @@ class Peak:
     live: tuple[Allocation, ...]  # largest first
 
 
+def capacity_share(used_bytes: int, capacity_bytes: int, buffer: str) -> str:
+    """``104.6% of SBUF per partition``: how the hover and the capacity rules state a use against the buffer's
+    whole per-partition capacity (one wording, so the editor's two views show the same figure)."""
+    region = f"{buffer.upper()} per partition"
+    if used_bytes.bit_length() > 64:  # a shape of hundreds of dims: past any float, and past any use
+        return f"far over 100% of {region}"
+    return f"{100.0 * used_bytes / capacity_bytes:.1f}% of {region}"
+
+
 def psum_banks(alloc: Allocation, bank_bytes: int) -> int:
     """PSUM banks one allocation occupies (whole banks; PSUM tiles start on a bank boundary, language.md §6)."""
     size = alloc.min_bytes_per_partition() or 0

@@ -286,6 +286,11 @@ class SimulationResult(_SimulationResultKeys, total=False):
     uninitializedRead: Annotated[ErrorInfo | None, "the strict re-run's first read of never-written memory"]
     output: Annotated[str, "tail of what the kernel printed"]
     uri: Annotated[str, "the document, on nki/simulationResult"]
+    textSha256: Annotated[
+        str,
+        "SHA-256 (hex, of its UTF-8) of the document text the run was of, on nki/simulationResult and the "
+        "simulate command's answer: while the text differs the result is stale",
+    ]
 
 
 class _SimulationNoticeKeys(TypedDict):
@@ -300,6 +305,11 @@ class SimulationNotice(_SimulationNoticeKeys, total=False):
     kernel: str
     path: str
     uri: Annotated[str, "the document, on nki/simulationResult"]
+    textSha256: Annotated[
+        str,
+        "SHA-256 (hex, of its UTF-8) of the document text the run was of, on nki/simulationResult and the "
+        "simulate command's answer: while the text differs the result is stale",
+    ]
     warnings: list[str]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from nki_studio.protocol.commands import LineEdit, ParameterGuess, ReferenceTemplate, SpecGuesses, SpecWrite
 from nki_studio.service.calibration_file import project_root
 from nki_studio.verify import spec as verify_spec
-from nki_studio.verify.call_sites import call_site_fields
+from nki_studio.verify.call_sites import call_site_fields, fixture_specs
 from nki_studio.verify.spec import KernelInfo, SpecError
 from nki_studio.verify.type_hints import hinted_fields
 
@@ -73,21 +73,49 @@ def guesses(source: str, path: str, name: str, last_args: Mapping[str, str]) -> 
 
 def tested_fields(path: str, kernel: KernelInfo, params: list[str]) -> dict[str, verify_spec.TensorSpec]:
     """What the project's tests call ``kernel`` with, for ``params``: the first test file (in path order) whose
-    call gives a parameter a NumPy array built from literals wins."""
+    call gives a parameter an array or tensor built from literals (directly, or through a pytest fixture of the
+    file or of a ``conftest.py`` above it) wins."""
+    root = project_root(path)
+    conftests: dict[str, dict[str, verify_spec.TensorSpec]] = {}  # folder -> the fixtures that apply there
     found: dict[str, verify_spec.TensorSpec] = {}
-    for test in _test_files(project_root(path)):
-        try:
-            with open(test, encoding="utf-8") as f:
-                text = f.read(MAX_TEST_FILE_BYTES + 1)
-        except (OSError, UnicodeDecodeError):
+    for test in _test_files(root):
+        text = _read(test)
+        if text is None or kernel.name not in text:
             continue
-        if len(text) > MAX_TEST_FILE_BYTES or kernel.name not in text:
-            continue
-        for param, value in call_site_fields(text, kernel.name, kernel.params).items():
+        fixtures = _conftest_fixtures(os.path.dirname(test), root, conftests)
+        for param, value in call_site_fields(text, kernel.name, kernel.params, fixtures).items():
             found.setdefault(param, value)
         if all(p in found for p in params):
             break
     return {p: found[p] for p in params if p in found}
+
+
+def _read(file: str) -> str | None:
+    """A test file's text; None when unreadable or larger than ``MAX_TEST_FILE_BYTES``."""
+    try:
+        with open(file, encoding="utf-8") as f:
+            text = f.read(MAX_TEST_FILE_BYTES + 1)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if len(text) <= MAX_TEST_FILE_BYTES else None
+
+
+def _conftest_fixtures(
+    folder: str, root: str, cache: dict[str, dict[str, verify_spec.TensorSpec]]
+) -> dict[str, verify_spec.TensorSpec]:
+    """The fixtures of the ``conftest.py`` files from ``root`` down to ``folder``, as pytest applies them (a
+    nearer one overrides), each folder read once."""
+    if folder in cache:
+        return cache[folder]
+    parent = os.path.dirname(folder)
+    inherited = (
+        _conftest_fixtures(parent, root, cache)
+        if os.path.normpath(folder) != os.path.normpath(root) and parent != folder
+        else {}
+    )
+    text = _read(os.path.join(folder, "conftest.py"))
+    cache[folder] = {**inherited, **fixture_specs(text)} if text is not None else inherited
+    return cache[folder]
 
 
 def _test_files(root: str) -> Iterator[str]:

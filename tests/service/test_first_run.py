@@ -119,3 +119,34 @@ def test_the_reference_template_of_a_spec_less_kernel_takes_the_type_hints(tmp_p
         "# nki-studio: simulate a=float32[128,64] b=bfloat16[64,64] reference=ref_k\n"
         in template["edit"]["text"]
     )
+
+
+def test_guesses_from_torch_calls_and_conftest_fixtures_of_the_projects_tests(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.nki-studio]\n")
+    kernels = tmp_path / "kernels.py"
+    source = KERNEL.replace("def k(a, b, scale=2.0):", "def k(x, w, b, scale=2.0):")
+    kernels.write_text(source)
+    tests = tmp_path / "tests" / "unit"
+    tests.mkdir(parents=True)
+    (tmp_path / "tests" / "conftest.py").write_text(
+        "import pytest\nimport torch\n\n\n@pytest.fixture\ndef weights():\n"
+        "    return torch.zeros((512, 128), dtype=torch.bfloat16)\n"
+    )
+    (tests / "conftest.py").write_text(  # nearer: overrides the one above for the tests here
+        "import pytest\nimport numpy as np\n\n\n@pytest.fixture\ndef bias():\n    return np.ones((1, 128), np.float32)\n"
+    )
+    (tests / "test_k.py").write_text(
+        "import torch\nfrom kernels import k\n\n\n"
+        "def test_k(weights, bias):\n    k(torch.randn(128, 512, dtype=torch.bfloat16), weights, bias)\n"
+    )
+    got = first_run.guesses(source, str(kernels), "k", {})
+    assert got is not None and got["parameters"] == [
+        {"name": "x", "value": "bfloat16[128,512]", "source": "tests"},
+        {"name": "w", "value": "bfloat16[512,128]", "source": "tests"},
+        {"name": "b", "value": "float32[1,128]", "source": "tests"},
+    ]
+    # a conftest.py in a sibling folder does not apply
+    (tmp_path / "tests" / "other").mkdir()
+    (tests / "conftest.py").rename(tmp_path / "tests" / "other" / "conftest.py")
+    got = first_run.guesses(source, str(kernels), "k", {})
+    assert got is not None and got["parameters"][2]["source"] == "example"

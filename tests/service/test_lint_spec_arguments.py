@@ -44,6 +44,8 @@ def test_spec_dtype_makes_an_over_capacity_allocation_an_nki401(tmp_path: Path) 
     _, findings = lint_text(KERNEL.format(dtype="float32"), str(path), TRN2)
     (f,) = _sbuf(findings)
     assert "234.4 KiB" in f.message and "(128, 30000) float32" in f.message
+    # the share of the capacity, worded as the allocation hover words it (model.capacity.capacity_share)
+    assert "(104.6% of SBUF per partition)" in f.message
 
 
 def test_spec_dtype_that_fits_gives_no_nki401(tmp_path: Path) -> None:

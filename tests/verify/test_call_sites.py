@@ -60,3 +60,79 @@ def test_grid_and_simulate_call_forms() -> None:
     sim = "nki.simulate(add)(np.ones((2, 2), np.float32), x)"
     assert call_site_fields(sim, "add", PARAMS) == {"a": TensorSpec("float32", (2, 2))}
     assert call_site_fields("add(", "add", PARAMS) == {}
+
+
+def test_torch_constructors_and_conversions() -> None:
+    assert _spec("torch.randn(128, 512, dtype=torch.bfloat16)") == TensorSpec("bfloat16", (128, 512))
+    assert _spec("torch.zeros((64, 32))") == TensorSpec("float32", (64, 32))  # PyTorch's default dtype
+    assert _spec("torch.ones(size=[8, 8], dtype=torch.float16)") == TensorSpec("float16", (8, 8))
+    assert _spec("torch.rand(16)") == TensorSpec("float32", (16,))
+    assert _spec("torch.full((4, 4), 7)") == TensorSpec("int64", (4, 4))  # dtype from the fill value
+    assert _spec("torch.full((4, 4), 0.5)") == TensorSpec("float32", (4, 4))
+    assert _spec("torch.randn(4, 4).to(torch.bfloat16)") == TensorSpec("bfloat16", (4, 4))
+    assert _spec("torch.randn(4, 4).to(dtype=torch.float16)") == TensorSpec("float16", (4, 4))
+    assert _spec("torch.randn(4, 4).half().contiguous()") == TensorSpec("float16", (4, 4))
+    assert _spec("torch.randn(4, 4, dtype=torch.bfloat16).float().numpy()") == TensorSpec("float32", (4, 4))
+    assert _spec("torch.randn(4, 4).to('cpu')") == TensorSpec("float32", (4, 4))  # a device keeps the dtype
+    assert _spec("torch.randn(4, 4).to(other.dtype)") is None  # not a literal
+    assert _spec("torch.randn(4, n)") is None  # n is bound to nothing literal
+    assert _spec("torch.randint(0, 10, (4, 4))") is None  # not read
+
+
+def test_dimensions_named_by_int_literals() -> None:
+    source = textwrap.dedent("""\
+        import torch
+        P = 128
+
+
+        def test_it():
+            a, b = P, 512
+            d = 64
+            add(torch.zeros((P, d)), np.ones((d, 32), np.float32))
+        """)
+    assert call_site_fields(source, "add", PARAMS) == {
+        "a": TensorSpec("float32", (128, 64)),
+        "b": TensorSpec("float32", (64, 32)),
+    }
+
+
+def test_pytest_fixtures_the_test_takes() -> None:
+    source = textwrap.dedent("""\
+        import pytest
+        import torch
+
+        N = 256
+
+
+        @pytest.fixture
+        def x():
+            return torch.randn(N, 512, dtype=torch.bfloat16)
+
+
+        @pytest.fixture(scope="module")
+        def y():
+            t = np.zeros((N, 4), np.float16)
+            yield t
+
+
+        def helper():
+            return torch.zeros((9, 9))
+
+
+        def test_add(x, y, scale):
+            add(x, y, scale)
+
+
+        def test_not_a_fixture(x):
+            add(helper(), x)
+        """)
+    assert call_site_fields(source, "add", PARAMS) == {
+        "a": TensorSpec("bfloat16", (256, 512)),
+        "b": TensorSpec("float16", (256, 4)),
+    }
+    # a fixture of a conftest.py: the file's own fixture of the same name takes precedence
+    conftest = {"scale": TensorSpec("float32", (1,)), "x": TensorSpec("int8", (2, 2))}
+    assert call_site_fields(source, "add", PARAMS, conftest)["scale"] == TensorSpec("float32", (1,))
+    assert call_site_fields(source, "add", PARAMS, conftest)["a"] == TensorSpec("bfloat16", (256, 512))
+    # a name the test function neither assigns nor takes is not a fixture
+    assert call_site_fields("def test_k():\n    add(x)\n", "add", PARAMS, conftest) == {}

@@ -5,6 +5,7 @@ and the trust refusal."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import sys
 import time
@@ -192,6 +193,10 @@ async def test_a_result_is_dropped_when_the_text_changes(client: LanguageClient,
         types.ExecuteCommandParams(command="nki-studio.simulate", arguments=[uri, "broken"])
     )
     assert answer["status"] == "error"
+    # the text it ran on, as the editor's panel checks it to mark the result stale
+    digest = hashlib.sha256(saved.encode()).hexdigest()
+    assert answer["textSha256"] == digest
+    assert [r.textSha256 for r in await _result(client)] == [digest]
     await _until(lambda: any(d.code == "NKI610" for d in _sim_diags(client, uri)))
     checked_out = saved.replace("return t * factor[0]", "return t * factor")  # the fixed version
     path.write_text(checked_out)

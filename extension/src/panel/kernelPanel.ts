@@ -23,6 +23,7 @@ export class KernelPanel {
     private readonly tunes: TuneStore,
   ) {
     simulations.onDidAdd(() => this.refresh());
+    simulations.onDidChangeStale(() => this.refresh());
     tunes.onDidChange(() => this.refresh());
     this.subscription = vs.window.onDidChangeActiveTextEditor((e) => {
       if (e && e.document.languageId === 'python') {
@@ -78,6 +79,7 @@ export class KernelPanel {
     this.panel.webview.html = renderPanel(
       {
         simulation,
+        simulationStale: simulation !== undefined && this.simulations.isStale(simulation),
         tune: uri && tune ? { result: tune.result, applicable: applicable(this.vs, uri, tune) } : undefined,
         heat: heat && {
           params: heat.params,

@@ -54,6 +54,8 @@ function calibrationNote(kernel: object): string[] {
 
 export interface PanelData {
   simulation?: SimulationResult;
+  /** The simulation ran on an earlier version of its document's text. */
+  simulationStale?: boolean;
   /** The document's last "Tune kernel…" search. */
   tune?: TuneView;
   /** `lines`: the heat shifted with edits since it arrived, `text`: the document now (both optional). */
@@ -112,13 +114,17 @@ function metricRow(output: string, m: OracleMetric): string {
   return `<tr><td>${esc(output)}</td><td>${esc(m.name)}</td><td>${value}</td><td>${esc(m.threshold ?? '')}</td><td>${mark}</td></tr>`;
 }
 
-function simulationSection(r: SimulationResult): string {
+function simulationSection(r: SimulationResult, stale: boolean): string {
   // green only for a pass: a run without a reference or a cancelled one is neither pass nor fail
   const cls = r.status === 'passed' ? 'pass' : severityOf(r) === 'error' ? 'fail' : 'na';
   const parts: string[] = [
-    `<h2>Simulation <span class="${cls}">${esc(statusLabel(r.status))}</span></h2>`,
-    `<p>${esc(summaryLine(r))}</p>`,
+    `<h2>Simulation <span class="${cls}">${esc(statusLabel(r.status))}</span>${stale ? ' <span class="stale">· stale</span>' : ''}</h2>`,
   ];
+  if (stale)
+    parts.push(
+      '<p class="stale">From an earlier version of the file — re-run (save, or NKI: Simulate Kernel) to update.</p>',
+    );
+  parts.push(`<p>${esc(summaryLine(r))}</p>`);
   if (r.error?.message)
     parts.push(`<pre class="error">${esc(r.error.message)}${r.error.line ? ` (line ${r.error.line})` : ''}</pre>`);
   const oracle = r.oracle;
@@ -349,7 +355,7 @@ const STYLE = `
 body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); background: var(--vscode-editor-background); padding: 0 12px; }
 h2 { font-size: 1.2em; margin-top: 1.2em; } h3 { font-size: 1em; margin-bottom: 4px; }
 table { border-collapse: collapse; margin: 4px 0; } td, th { padding: 2px 8px; border-bottom: 1px solid var(--vscode-panel-border); text-align: left; }
-.pass, .fail { white-space: nowrap; } .pass { color: var(--vscode-testing-iconPassed); } .fail { color: var(--vscode-testing-iconFailed); } .na, .muted { color: var(--vscode-descriptionForeground); font-weight: normal; }
+.pass, .fail { white-space: nowrap; } .pass { color: var(--vscode-testing-iconPassed); } .fail { color: var(--vscode-testing-iconFailed); } .na, .muted { color: var(--vscode-descriptionForeground); font-weight: normal; } .stale { color: var(--vscode-editorWarning-foreground); font-weight: normal; }
 .detail { font-size: 0.9em; font-style: italic; margin-top: 0; }
 pre.error { white-space: pre-wrap; color: var(--vscode-errorForeground); }
 svg text { fill: var(--vscode-foreground); font-size: ${LABEL_PX}px; } svg text.small { font-size: ${SMALL_PX}px; fill: var(--vscode-descriptionForeground); }
@@ -470,7 +476,7 @@ export function compareSection(
 export function renderPanel(data: PanelData, nonce: string, cspSource: string): string {
   const csp = `default-src 'none'; img-src ${cspSource} data:; style-src 'nonce-${nonce}'; script-src 'none'; connect-src 'none'; font-src ${cspSource};`;
   const body: string[] = [];
-  if (data.simulation) body.push(simulationSection(data.simulation));
+  if (data.simulation) body.push(simulationSection(data.simulation, data.simulationStale ?? false));
   if (data.tune) body.push(tuneSection(data.tune));
   if (data.heat)
     body.push(profileSection(data.heat), measuredVsEstimatedSection(data.heat.params.measured_vs_estimated));

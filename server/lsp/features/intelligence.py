@@ -30,6 +30,7 @@ from nki_studio.lsp.features.stub_keywords import StubParameter, keyword_complet
 from nki_studio.lsp.server import NkiLanguageServer
 from nki_studio.migrate.hints import migration_hint
 from nki_studio.model.analysis import AllocationInfo, describe_allocations
+from nki_studio.model.capacity import capacity_share
 from nki_studio.model.targets import LEGACY, LEGACY_API_LABEL, Target
 from nki_studio.model.version_signals import VersionSignal
 from nki_studio.nkilint.engine import assumed_version_note
@@ -350,11 +351,8 @@ def allocation_markdown(alloc: AllocationInfo, target: Target) -> str:
         capacity = (
             limits.psum_bytes_per_partition if alloc.buffer == "psum" else limits.sbuf_bytes_per_partition
         )
-        share = 100.0 * alloc.bytes_per_partition / capacity
-        lines.append(
-            f"- bytes per partition: {alloc.bytes_per_partition:,} ({share:.1f}% of "
-            f"{alloc.buffer.upper() if alloc.buffer else 'buffer'} per partition)"
-        )
+        share = capacity_share(alloc.bytes_per_partition, capacity, alloc.buffer or "buffer")
+        lines.append(f"- bytes per partition: {alloc.bytes_per_partition:,} ({share})")
     if alloc.instances > 1:
         lines.append(f"- live copies at once: at least {alloc.instances}")
     return "\n".join(lines)

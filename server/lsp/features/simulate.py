@@ -76,8 +76,9 @@ class _Parsed:
 
 
 def _digest(text: str) -> str:
-    """What identifies the text a result was computed on (results are dropped once the text differs)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    """What identifies the text a result was computed on (results are dropped once the text differs); SHA-256
+    because the extension computes the same digest to mark the panel's result stale (``textSha256``)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _diagnostics(
@@ -309,6 +310,7 @@ class SimulateFeature:
 
         def publish(result: AnyResult) -> None:
             finished()
+            result["textSha256"] = running[0]  # the client's panel marks it stale once the text differs
             self._on_result(uri, path, kernel, result, text)
             if not done.done():
                 done.set_result(result)

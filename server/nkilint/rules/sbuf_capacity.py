@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nki_studio.core.findings import Finding, Severity
-from nki_studio.model.capacity import sbuf_bytes
+from nki_studio.model.capacity import capacity_share, sbuf_bytes
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, kernel_example, rule
 from nki_studio.nkilint.value_findings import format_bytes, live_summary, peak_over, roots
@@ -79,7 +79,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         )
         message = (
             f"SBUF use reaches at least {format_bytes(top.amount)} per partition here in "
-            f"'{root.name}', over the {format_bytes(budget)} of {ctx.target.generation.value}{margin}; "
+            f"'{root.name}' ({capacity_share(top.amount, limits.sbuf_bytes_per_partition, 'sbuf')}), over the {format_bytes(budget)} of {ctx.target.generation.value}{margin}; "
             f"live: {live_summary(top.live)}"
         )
         yield ctx.report(span, message, related=related)
