@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from nki_studio.migrate import isa_results
+from nki_studio.migrate import isa_results, matmul_accumulate
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 
@@ -28,7 +28,9 @@ _VALUE_RETURNING = (
 def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
     out = PassResult()
-    used_values = _used_values(src.tree) - isa_results.rewritten_calls(src)
+    used_values = (
+        _used_values(src.tree) - isa_results.rewritten_calls(src) - matmul_accumulate.rewritten_calls(src)
+    )
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Call):
             name = src.canonical(node.func) or ""

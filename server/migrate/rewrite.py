@@ -22,6 +22,7 @@ from nki_studio.migrate import (
     isa_results,
     iterators,
     manual,
+    matmul_accumulate,
     operators,
 )
 from nki_studio.migrate.result import Change, ManualStep, PassResult
@@ -33,6 +34,7 @@ _ROUNDS = 4
 
 Pass = Callable[[Source], PassResult]
 _LEGACY_PASSES: tuple[Pass, ...] = (
+    matmul_accumulate.run,  # before operators, which would make its += a tensor_tensor
     operators.run,
     entry_points.run,
     iterators.run,

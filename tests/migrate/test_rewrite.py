@@ -199,6 +199,34 @@ def test_value_returning_isa_calls_become_allocations_and_dst_calls() -> None:
     assert [(s.line, s.construct) for s in m.manual] == [(11, "nisa.tensor_reduce value")]
 
 
+def test_matrix_products_added_into_psum_become_accumulating_nc_matmul_calls() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, b, out):
+            acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)
+            sb = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+            for i in nl.affine_range(2):
+                acc += nl.matmul(a[i], b[i], transpose_x=True)
+                acc[...] += nisa.nc_matmul(a[i], b[i], is_moving_onezero=True)
+                acc += nisa.nc_matmul(stationary=a[i], moving=b[i])
+                acc += nl.matmul(a[i], b[i])
+                sb += nl.matmul(a[i], b[i], transpose_x=True)
+        """
+    )
+    body = body_of(m).splitlines()
+    assert body[5] == "        nisa.nc_matmul(dst=acc, stationary=a[i], moving=b[i], accumulate=True)"
+    assert body[6] == (
+        "        nisa.nc_matmul(dst=acc[...], stationary=a[i], moving=b[i], is_moving_onezero=True, accumulate=True)"
+    )
+    assert body[7] == "        nisa.nc_matmul(dst=acc, stationary=a[i], moving=b[i], accumulate=True)"
+    # without transpose_x the stationary operand is a's transpose, and an SBUF accumulator cannot be a matmul's
+    # destination: both stay the in-place tensor_tensor of the operators pass
+    assert body[8].startswith("        nisa.tensor_tensor(dst=acc, data1=acc, data2=nl.matmul(")
+    assert body[9].startswith("        nisa.tensor_tensor(dst=sb, data1=sb, data2=nl.matmul(")
+    assert m.manual == ()
+
+
 def test_other_masks_are_listed() -> None:
     m = migrate(
         "@nki.jit\ndef k(a, n):\n    i_p = nl.arange(128)[:, None]\n    return nl.load(a[i_p], mask=(n > i_p))\n"

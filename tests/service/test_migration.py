@@ -213,6 +213,34 @@ def test_value_returning_isa_calls_are_rewritten_and_proven(tmp_path: Path) -> N
     assert "nisa.nc_matmul(dst=prod, stationary=at, moving=bt)" in result["migrated"]
 
 
+ACCUMULATED = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=bfloat16[256,128] b=bfloat16[256,512]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)
+    for i in nl.affine_range(2):
+        at = nl.load(a[i * 128:(i + 1) * 128, :])
+        bt = nl.load(b[i * 128:(i + 1) * 128, :])
+        acc += nl.matmul(at, bt, transpose_x=True)
+        acc[...] += nisa.nc_matmul(at, bt)
+    nl.store(out, value=nl.copy(acc))
+    return out
+"""
+
+
+def test_products_accumulated_into_psum_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, ACCUMULATED)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "nisa.nc_matmul(dst=acc, stationary=at, moving=bt, accumulate=True)" in result["migrated"]
+    assert "tensor_tensor" not in result["migrated"]
+
+
 def test_a_file_importing_the_typing_module_is_proven(tmp_path: Path) -> None:
     text = PROVEN.replace(
         "import neuronxcc.nki.language as nl\n",
