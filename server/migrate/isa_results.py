@@ -7,7 +7,11 @@ nisa.tensor_copy(t)`` (written into an existing tile) becomes ``nisa.tensor_copy
 read from the operand at run time (``t.shape``), so it need not be known statically; the operand must then be a
 name or a subscript of one (evaluated twice). Result rules: element-wise instructions give their data operand's
 shape and dtype (or the legacy ``dtype=``) in SBUF; ``nc_matmul`` gives ``(stationary free, moving free)`` FP32 in
-PSUM (isa.md §1.1), ``nc_transpose`` the transposed shape in PSUM (§1.3, Tensor engine). The legacy default
+PSUM (isa.md §1.1), ``nc_transpose`` the transposed shape in PSUM (§1.3, Tensor engine), ``tensor_reduce`` keeps
+the partition dim and the free dims before the reduced ones, which are dropped or, with ``keepdims=True``, kept
+with size 1 [v2.26.1 nki.isa.tensor_reduce], in the data's dtype (or ``dtype=``) in SBUF; a result left with the
+partition dim only is ``(P, 1)`` (the legacy simulator's rule, inferred: on-chip tiles keep two dims). Its axes
+must be literal, contiguous and non-negative (0.7 requires them to end at the last dim, isa.md §3.4). The legacy default
 dtypes of the element-wise instructions are inferred (the data operand's), not documented: the proof checks.
 Other value-returning calls (other instructions, operands that are expressions) stay manual steps (``manual.py``).
 """
@@ -28,6 +32,7 @@ _SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "tensor_scalar": (("data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1"), "data"),
     "nc_matmul": (("stationary", "moving"), "stationary"),
     "nc_transpose": (("data",), "data"),
+    "tensor_reduce": (("op", "data", "axis"), "data"),
 }
 _PSUM = frozenset({"nc_matmul", "nc_transpose"})
 
@@ -80,6 +85,11 @@ def _rewrite(src: Source, node: ast.Assign, nl: str) -> str | None:
     if any(o is None or not _cheap(o) for o in operands):
         return None
     texts = [src.text_of(o) for o in operands if o is not None]
+    if leaf == "tensor_reduce":
+        shape = _reduced_shape(texts[0], args.get("axis"), args.get("keepdims"))
+        if shape is None:
+            return None
+        texts.append(shape)
     allocation = _allocation(leaf, texts, src.text_of(dtype) if dtype is not None else None, nl)
     return f"{target} = {allocation}; {src.text_of(call.func)}(dst={target}, {keywords})"
 
@@ -87,6 +97,26 @@ def _rewrite(src: Source, node: ast.Assign, nl: str) -> str | None:
 def _cheap(node: ast.expr) -> bool:
     """A name or a subscript of one (its ``.shape`` can be read again without side effects)."""
     return isinstance(node, ast.Name) or (isinstance(node, ast.Subscript) and _cheap(node.value))
+
+
+def _reduced_shape(data: str, axis: ast.expr | None, keepdims: ast.expr | None) -> str | None:
+    """The shape expression of ``tensor_reduce(data, axis, keepdims)``'s result, or None when the axes or
+    ``keepdims`` are not literal (or not contiguous free axes)."""
+    items = axis.elts if isinstance(axis, (ast.Tuple, ast.List)) else [axis]
+    axes = sorted(a.value for a in items if isinstance(a, ast.Constant) and type(a.value) is int)
+    if len(axes) != len(items) or not axes or axes[0] < 1 or axes != list(range(axes[0], axes[-1] + 1)):
+        return None
+    keep = False
+    if keepdims is not None:
+        if not (isinstance(keepdims, ast.Constant) and isinstance(keepdims.value, bool)):
+            return None
+        keep = keepdims.value
+    kept = [f"{data}.shape[{d}]" for d in range(axes[0])]
+    if keep:
+        kept += ["1"] * len(axes)
+    elif len(kept) < 2:
+        kept.append("1")
+    return f"({', '.join(kept)})"
 
 
 def _allocation(leaf: str, operands: list[str], dtype: str | None, nl: str) -> str:
@@ -97,4 +127,5 @@ def _allocation(leaf: str, operands: list[str], dtype: str | None, nl: str) -> s
     if leaf == "nc_transpose":
         shape = f"({first}.shape[1], {first}.shape[0])"
         return f"{nl}.ndarray({shape}, dtype={dtype or f'{first}.dtype'}, buffer={nl}.psum)"
-    return f"{nl}.ndarray({first}.shape, dtype={dtype or f'{first}.dtype'}, buffer={nl}.sbuf)"
+    shape = operands[1] if leaf == "tensor_reduce" else f"{first}.shape"
+    return f"{nl}.ndarray({shape}, dtype={dtype or f'{first}.dtype'}, buffer={nl}.sbuf)"

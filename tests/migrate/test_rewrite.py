@@ -184,6 +184,9 @@ def test_value_returning_isa_calls_become_allocations_and_dst_calls() -> None:
             y = nisa.activation(nl.exp, x, dtype=nl.bfloat16)
             c[...] = nisa.tensor_copy(y)
             z = nisa.tensor_reduce(nl.add, y, axis=1)
+            w = nisa.tensor_reduce(nl.max, c, axis=(2, 3), keepdims=True, dtype=nl.float32)
+            v = nisa.tensor_reduce(nl.max, c, axis=(2,))
+            u = nisa.tensor_reduce(nl.max, c, axis=-1)
         """
     )
     body = body_of(m).splitlines()
@@ -195,8 +198,18 @@ def test_value_returning_isa_calls_become_allocations_and_dst_calls() -> None:
         "    y = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf); nisa.activation(dst=y, op=nl.exp, data=x)"
     )
     assert body[4] == "    nisa.tensor_copy(dst=c[...], src=y)"
-    # no result rule for tensor_reduce here: listed with the recipe
-    assert [(s.line, s.construct) for s in m.manual] == [(11, "nisa.tensor_reduce value")]
+    # tensor_reduce keeps the partition dim and the dims before the reduced ones (a lone partition dim as (P, 1))
+    assert body[5] == (
+        "    z = nl.ndarray((y.shape[0], 1), dtype=y.dtype, buffer=nl.sbuf); "
+        "nisa.tensor_reduce(dst=z, op=nl.add, data=y, axis=1)"
+    )
+    assert body[6] == (
+        "    w = nl.ndarray((c.shape[0], c.shape[1], 1, 1), dtype=nl.float32, buffer=nl.sbuf); "
+        "nisa.tensor_reduce(dst=w, op=nl.max, data=c, axis=(2, 3), keepdims=True)"
+    )
+    assert body[7].startswith("    v = nl.ndarray((c.shape[0], c.shape[1]), dtype=c.dtype, buffer=nl.sbuf); ")
+    # a negative axis needs the rank, unknown here: listed with the recipe
+    assert [(s.line, s.construct) for s in m.manual] == [(14, "nisa.tensor_reduce value")]
 
 
 def test_matrix_products_added_into_psum_become_accumulating_nc_matmul_calls() -> None:

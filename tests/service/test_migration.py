@@ -241,6 +241,38 @@ def test_products_accumulated_into_psum_are_proven(tmp_path: Path) -> None:
     assert "tensor_tensor" not in result["migrated"]
 
 
+REDUCED = """\
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=bfloat16[128,4,32]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 6), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    res = nl.ndarray((128, 6), dtype=nl.float32, buffer=nl.sbuf)
+    biggest = nisa.tensor_reduce(np.max, t, axis=(1, 2), dtype=nl.float32)
+    rows = nisa.tensor_reduce(nl.add, data=t, axis=2, negate=True)
+    kept = nisa.tensor_reduce(nl.add, data=t, axis=(1, 2), keepdims=True)
+    res[:, 0:1] = nl.copy(biggest)
+    res[:, 1:5] = nl.copy(rows, dtype=nl.float32)
+    res[:, 5:6] = nisa.tensor_reduce(nl.min, data=t, axis=(1, 2))
+    nl.store(out, value=res)
+    nl.store(out[:, 5:6], value=nl.copy(kept[:, :, 0], dtype=nl.float32))
+    return out
+"""
+
+
+def test_value_returning_tensor_reduce_is_rewritten_and_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, REDUCED)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "rows = nl.ndarray((t.shape[0], t.shape[1]), dtype=t.dtype, buffer=nl.sbuf)" in result["migrated"]
+    assert "nisa.tensor_reduce(dst=res[:, 5:6], op=nl.min, data=t, axis=(1, 2))" in result["migrated"]
+
+
 def test_a_file_importing_the_typing_module_is_proven(tmp_path: Path) -> None:
     text = PROVEN.replace(
         "import neuronxcc.nki.language as nl\n",
