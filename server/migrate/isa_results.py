@@ -41,10 +41,11 @@ def run(src: Source) -> PassResult:
     """Rewrite each ``name = nisa.<instruction>(...)`` statement whose result can be allocated from its operands."""
     out = PassResult()
     nl = src.alias_of(LANGUAGE, "nl")
+    dtypes = _allocated_dtypes(src)
     for node in ast.walk(src.tree):
-        new = _rewrite(src, node, nl) if isinstance(node, ast.Assign) else None
+        new = _rewrite(src, node, nl, dtypes) if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
         if new is not None:
-            assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+            assert isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call)
             leaf = (src.canonical(node.value.func) or "").rpartition(".")[2]
             out.change(src.replace(node, new), node.lineno, f"nisa.{leaf} value", "allocation + dst= call")
     return out
@@ -52,22 +53,36 @@ def run(src: Source) -> PassResult:
 
 def rewritten_calls(src: Source) -> set[int]:
     """The value-returning calls of ``src`` this pass rewrites (``manual.py`` lists the others)."""
+    dtypes = _allocated_dtypes(src)
     return {
         id(node.value)
         for node in ast.walk(src.tree)
-        if isinstance(node, ast.Assign) and _rewrite(src, node, "nl") is not None
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and _rewrite(src, node, "nl", dtypes) is not None
     }
 
 
-def _rewrite(src: Source, node: ast.Assign, nl: str) -> str | None:
+def _allocated_dtypes(src: Source) -> dict[str, str]:
+    """Names bound (anywhere in the file, always alike) to an allocation with ``dtype=``: that dtype's text."""
+    seen: dict[str, set[str]] = {}
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            dtype = next((k.value for k in node.value.keywords if k.arg == "dtype"), None)
+            for target in node.targets:
+                if isinstance(target, ast.Name) and dtype is not None:
+                    seen.setdefault(target.id, set()).add(src.text_of(dtype))
+    return {name: texts.pop() for name, texts in seen.items() if len(texts) == 1}
+
+
+def _rewrite(src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dict[str, str]) -> str | None:
     """The allocation and ``dst=`` call replacing ``node``, or None when it is not such a statement."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     if not (
-        len(node.targets) == 1
-        and isinstance(node.targets[0], (ast.Name, ast.Subscript))
+        len(targets) == 1
+        and isinstance(targets[0], (ast.Name, ast.Subscript))
         and isinstance(node.value, ast.Call)
     ):
         return None
-    call, target = node.value, src.text_of(node.targets[0])
+    call, target = node.value, src.text_of(targets[0])
     module, _, leaf = (src.canonical(call.func) or "").rpartition(".")
     if module != ISA or leaf not in _SIGNATURES or src.delete_lines(node) is None:
         return None
@@ -78,9 +93,13 @@ def _rewrite(src: Source, node: ast.Assign, nl: str) -> str | None:
     args = {**dict(zip(params, call.args, strict=False)), **{str(k.arg): k.value for k in call.keywords}}
     dtype = args.pop("dtype", None)
     keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in args.items())
-    if isinstance(node.targets[0], ast.Subscript):
-        # ``t[...] = nisa.op(...)`` wrote into (and cast to) the existing tile: it is the destination itself
-        return f"{src.text_of(call.func)}(dst={target}, {keywords})" if dtype is None else None
+    if isinstance(targets[0], ast.Subscript):
+        # ``t[...] = nisa.op(...)`` wrote into (and cast to) the existing tile: it is the destination itself; a
+        # ``dtype=`` is then only the same cast when it is the tile's own (else the result was rounded twice)
+        base = targets[0].value
+        own = dtypes.get(base.id) if isinstance(base, ast.Name) else None
+        same = dtype is None or (own is not None and own == src.text_of(dtype))
+        return f"{src.text_of(call.func)}(dst={target}, {keywords})" if same else None
     operands = [args.get(shaped), args.get("moving")] if leaf == "nc_matmul" else [args.get(shaped)]
     if any(o is None or not _cheap(o) for o in operands):
         return None
@@ -91,7 +110,8 @@ def _rewrite(src: Source, node: ast.Assign, nl: str) -> str | None:
             return None
         texts.append(shape)
     allocation = _allocation(leaf, texts, src.text_of(dtype) if dtype is not None else None, nl)
-    return f"{target} = {allocation}; {src.text_of(call.func)}(dst={target}, {keywords})"
+    declared = target if isinstance(node, ast.Assign) else f"{target}: {src.text_of(node.annotation)}"
+    return f"{declared} = {allocation}; {src.text_of(call.func)}(dst={target}, {keywords})"
 
 
 def _cheap(node: ast.expr) -> bool:

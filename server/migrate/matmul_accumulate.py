@@ -11,7 +11,8 @@ hardware leaves undefined (isa.md §1.1) -- the proof runs the simulator, so it 
 
 Only an accumulator the function allocates in PSUM (``buffer=nl.psum`` or a ``psum`` allocator) qualifies: an
 SBUF ``+=`` stays the operators pass's ``nisa.tensor_tensor``. ``nl.matmul`` without ``transpose_x=True``
-(its stationary operand needs a transpose first) and calls with ``mask=`` are left to the other passes.
+(its stationary operand needs a transpose first) is left to it too. A ``mask=`` is kept for the mask pass to
+rewrite or list (as ``isa_results`` does).
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ _MATMUL = f"{LANGUAGE}.matmul"
 _NC_MATMUL = f"{ISA}.nc_matmul"
 _PSUM = f"{LANGUAGE}.psum"
 _PSUM_ALLOCATORS = "nki.compiler.psum."  # ncc.psum.alloc / mod_alloc / auto_alloc placements
-# nc_matmul keywords that keep their meaning in 0.7 (isa.md §1.1); others (mask=, dtype=, accumulate ...) are not
-# rewritten here.
-_KEPT = frozenset({"is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode"})
+# nc_matmul keywords that keep their meaning in 0.7 (isa.md §1.1), and the legacy mask= (the mask pass's); calls
+# with others (dtype=, accumulate= ...) are not rewritten here.
+_KEPT = frozenset(
+    {"is_stationary_onezero", "is_moving_onezero", "tile_position", "tile_size", "perf_mode", "mask"}
+)
 
 
 def run(src: Source) -> PassResult:
@@ -85,7 +88,7 @@ def _operands(src: Source, call: ast.Call) -> str | None:
         transpose = keywords.pop("transpose_x", None)
         if not (isinstance(transpose, ast.Constant) and transpose.value is True):
             return None
-        named = {"x": "stationary", "y": "moving"}  # nl.matmul(x, y): x.T @ y
+        named = {"x": "stationary", "y": "moving", "mask": "mask"}  # nl.matmul(x, y): x.T @ y
         args = {**dict(zip(("stationary", "moving"), call.args, strict=False))}
         args.update({named[k]: v for k, v in keywords.items() if k in named})
         if set(keywords) - set(named):

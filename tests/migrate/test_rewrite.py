@@ -212,6 +212,29 @@ def test_value_returning_isa_calls_become_allocations_and_dst_calls() -> None:
     assert [(s.line, s.construct) for s in m.manual] == [(14, "nisa.tensor_reduce value")]
 
 
+def test_value_returning_calls_into_a_tile_of_their_dtype_and_annotated_results() -> None:
+    m = migrate(
+        """\
+        import neuronxcc.nki.typing as nt
+
+        @nki.jit
+        def k(a, b):
+            s = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+            s[:, :] = nisa.tensor_copy(a, dtype=nl.float32)
+            s[:, :] = nisa.tensor_copy(a, dtype=nl.bfloat16)
+            q: nt.tensor[128, 64] = nisa.tensor_copy(b)
+        """
+    )
+    body = body_of(m).splitlines()
+    # dtype= is the tile's own: the instruction casts to it when it writes the tile
+    assert body[5] == "    nisa.tensor_copy(dst=s[:, :], src=a)"
+    assert body[7] == (
+        "    q: nt.tensor[128, 64] = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf); nisa.tensor_copy(dst=q, src=b)"
+    )
+    # another dtype rounded the result twice (to bfloat16, then to the tile's float32): listed
+    assert [(s.line, s.construct) for s in m.manual] == [(12, "nisa.tensor_copy value")]
+
+
 def test_matrix_products_added_into_psum_become_accumulating_nc_matmul_calls() -> None:
     m = migrate(
         """\
