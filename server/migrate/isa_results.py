@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 
 from nki_studio.migrate.result import PassResult
-from nki_studio.migrate.source import ISA, LANGUAGE, Source
+from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
 
 # instruction -> its legacy positional parameters (the 0.7 names, after ``dst``) and the operand giving the shape
 _SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
@@ -33,6 +33,10 @@ _SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "nc_matmul": (("stationary", "moving"), "stationary"),
     "nc_transpose": (("data",), "data"),
     "tensor_reduce": (("op", "data", "axis"), "data"),
+    "activation_reduce": (("op", "data", "reduce_op", "reduce_res", "bias", "scale"), "data"),
+    "tensor_scalar_reduce": (("data", "op0", "operand0", "reduce_op", "reduce_res", "reverse0"), "data"),
+    "scalar_tensor_tensor": (("data", "op0", "operand0", "op1", "operand1", "reverse0", "reverse1"), "data"),
+    "tensor_tensor_scan": (("data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1"), "data0"),
 }
 _PSUM = frozenset({"nc_matmul", "nc_transpose"})
 
@@ -61,19 +65,28 @@ def rewritten_calls(src: Source) -> set[int]:
     }
 
 
-def _allocated_dtypes(src: Source) -> dict[str, str]:
-    """Names bound (anywhere in the file, always alike) to an allocation with ``dtype=``: that dtype's text."""
-    seen: dict[str, set[str]] = {}
-    for node in ast.walk(src.tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            dtype = next((k.value for k in node.value.keywords if k.arg == "dtype"), None)
-            for target in node.targets:
-                if isinstance(target, ast.Name) and dtype is not None:
-                    seen.setdefault(target.id, set()).add(src.text_of(dtype))
-    return {name: texts.pop() for name, texts in seen.items() if len(texts) == 1}
+def _allocated_dtypes(src: Source) -> dict[int, str]:
+    """For each ``t[...] = ...`` statement (by ``id``) whose ``t`` its function always allocates with the same
+    ``dtype=``: that dtype's text."""
+    out: dict[int, str] = {}
+    for func in functions(src.tree):  # outer functions first: an inner one's own names win
+        seen: dict[str, set[str]] = {}
+        for node in ast.walk(func):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                dtype = next((k.value for k in node.value.keywords if k.arg == "dtype"), None)
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        seen.setdefault(target.id, set()).add(src.text_of(dtype) if dtype is not None else "")
+        for node in ast.walk(func):
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
+                base = node.targets[0].value
+                texts = seen.get(base.id, set()) if isinstance(base, ast.Name) else set()
+                if len(texts) == 1 and "" not in texts:
+                    out[id(node)] = next(iter(texts))
+    return out
 
 
-def _rewrite(src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dict[str, str]) -> str | None:
+def _rewrite(src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dict[int, str]) -> str | None:
     """The allocation and ``dst=`` call replacing ``node``, or None when it is not such a statement."""
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     if not (
@@ -96,9 +109,7 @@ def _rewrite(src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dic
     if isinstance(targets[0], ast.Subscript):
         # ``t[...] = nisa.op(...)`` wrote into (and cast to) the existing tile: it is the destination itself; a
         # ``dtype=`` is then only the same cast when it is the tile's own (else the result was rounded twice)
-        base = targets[0].value
-        own = dtypes.get(base.id) if isinstance(base, ast.Name) else None
-        same = dtype is None or (own is not None and own == src.text_of(dtype))
+        same = dtype is None or dtypes.get(id(node)) == src.text_of(dtype)
         return f"{src.text_of(call.func)}(dst={target}, {keywords})" if same else None
     operands = [args.get(shaped), args.get("moving")] if leaf == "nc_matmul" else [args.get(shaped)]
     if any(o is None or not _cheap(o) for o in operands):
