@@ -67,12 +67,23 @@ def _rewrites(src: Source) -> list[tuple[ast.AugAssign, str]]:
 
 
 def _psum_names(src: Source, func: ast.AST) -> set[str]:
-    """Names the function binds to a PSUM allocation (``nl.zeros(..., buffer=nl.psum)``, ``buffer=ncc.psum...``)."""
+    """Names the function binds to a PSUM allocation (``nl.zeros(..., buffer=nl.psum)``, ``buffer=ncc.psum...``,
+    or an allocator the module names, ``psum_mod = ncc.psum.mod_alloc``)."""
+    module = {
+        t.id: src.canonical(n.value)
+        for n in src.tree.body
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
     names = set()
     for node in ast.walk(func):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             buffer = next((k.value for k in node.value.keywords if k.arg == "buffer"), None)
-            where = src.canonical(buffer.func if isinstance(buffer, ast.Call) else buffer) if buffer else None
+            place = buffer.func if isinstance(buffer, ast.Call) else buffer
+            where = src.canonical(place) if place is not None else None
+            if where is None and isinstance(place, ast.Name):
+                where = module.get(place.id)
             if where is not None and (where == _PSUM or where.startswith(_PSUM_ALLOCATORS)):
                 names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     return names
