@@ -7,6 +7,7 @@ import ast
 from nki_studio.migrate import isa_results, matmul_accumulate
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
+from nki_studio.model.nki_api import ISA_VALUE_RESULTS
 
 _LANGUAGE_RECIPES = {
     "static_cast": "nisa.tensor_copy into a tile of the target dtype, or nl.copy(x, dtype=...)",
@@ -37,7 +38,12 @@ def run(src: Source) -> PassResult:
             module, _, leaf = name.rpartition(".")
             if module == LANGUAGE and leaf in _LANGUAGE_RECIPES:
                 out.manual.append(ManualStep(node.lineno, f"nl.{leaf}", _LANGUAGE_RECIPES[leaf]))
-            elif module == ISA and id(node) in used_values and not any(k.arg == "dst" for k in node.keywords):
+            elif (
+                module == ISA
+                and id(node) in used_values
+                and leaf not in ISA_VALUE_RESULTS
+                and not any(k.arg == "dst" for k in node.keywords)
+            ):
                 out.manual.append(
                     ManualStep(node.lineno, f"nisa.{leaf} value", _VALUE_RETURNING.format(name=leaf))
                 )

@@ -235,6 +235,20 @@ def test_value_returning_calls_into_a_tile_of_their_dtype_and_annotated_results(
     assert [(s.line, s.construct) for s in m.manual] == [(12, "nisa.tensor_copy value")]
 
 
+def test_isa_queries_returning_values_in_0_7_too_are_not_listed() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            if nisa.get_nc_version() >= nisa.nc_version.gen3:
+                a = a
+            x = nisa.iota(nl.arange(4)[None, :], dtype=nl.int32)
+        """
+    )
+    assert "nisa.iota value" in [s.construct for s in m.manual]
+    assert not [s for s in m.manual if "get_nc_version" in s.construct]
+
+
 def test_matrix_products_added_into_psum_become_accumulating_nc_matmul_calls() -> None:
     m = migrate(
         """\
