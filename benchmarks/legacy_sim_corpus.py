@@ -38,12 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMIT = "0898a77"
 URL = "https://github.com/aws-neuron/nki-samples"
 
+# argv: the script, then optionally a module whose ``watching()`` context is entered around the run
 _TUTORIAL_RUNNER = """
-import runpy, sys
+import contextlib, importlib, runpy, sys
 from nki_studio.sim import dropin
-sys.argv = [sys.argv[1]]
-with dropin.installed():
-    runpy.run_path(sys.argv[0], run_name="__main__")
+script, watch = sys.argv[1], sys.argv[2:]
+sys.argv = [script]
+with dropin.installed(), importlib.import_module(watch[0]).watching() if watch else contextlib.nullcontext():
+    runpy.run_path(script, run_name="__main__")
 """
 
 
@@ -133,13 +135,23 @@ def _verdict(name: str, code: int | None, out: str, timeout: float) -> Case:
     return Case(name, "not runnable" if error.startswith("needs ") else "failing", error)
 
 
-def _tutorials(corpus: Path, env: dict[str, str], timeout: float, only: str) -> Iterator[Case]:
+def tutorial_runs(
+    corpus: Path, env: dict[str, str], only: str = "", watch: str | None = None
+) -> Iterator[tuple[str, list[str], Path, dict[str, str]]]:
+    """(name, command, folder, environment) of each tutorial script that checks its kernel against a reference,
+    run as ``__main__`` in the drop-in (inside the ``watching()`` context of module ``watch`` when given)."""
     for path in sorted((corpus / "src" / "nki_samples" / "tutorials").glob("*/*.py")):
         name = f"tutorial {path.parent.name}/{path.name}"
         if "allclose" not in path.read_text() or only not in name:
             continue  # no reference check in the file
         local = {**env, "PYTHONPATH": f"{path.parent}{os.pathsep}{env['PYTHONPATH']}"}
-        code, out = run([sys.executable, "-c", _TUTORIAL_RUNNER, path.name], path.parent, local, timeout)
+        command = [sys.executable, "-c", _TUTORIAL_RUNNER, path.name, *([watch] if watch else [])]
+        yield name, command, path.parent, local
+
+
+def _tutorials(corpus: Path, env: dict[str, str], timeout: float, only: str) -> Iterator[Case]:
+    for name, command, folder, local in tutorial_runs(corpus, env, only):
+        code, out = run(command, folder, local, timeout)
         yield _verdict(name, code, out, timeout)
 
 

@@ -5,9 +5,10 @@ into this tree): every kernel (a ``@nki.jit``-style decorated function) of every
 that imports ``neuronxcc.nki`` is classified
 
 * **proven**: it migrates with no manual step in its lines or the functions it calls, and the proof (both
-  versions simulated on the same seeded inputs: the shapes the corpus's own scripts give, else those its unit
-  tests launch it with -- their first case, as ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else
-  its spec comments or the shapes its asserts pin) holds;
+  versions simulated on the same seeded inputs: the shapes the corpus's PyTorch scripts give (the table below),
+  else those its unit tests and NumPy-checked scripts launch it with -- their first case, run as
+  ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else its spec comments or the shapes its asserts
+  pin) holds;
 * **proof failed**: the same, but an output differs or a run fails (the first difference is printed);
 * **migrated, not proven**: rewritten without a manual step in its own lines, but no inputs are known or it calls
   a function of the file that has manual steps (the service proves each completely migrated kernel on its own);
@@ -29,7 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launch_inputs_plugin import ENVIRONMENT
-from legacy_sim_corpus import PYTEST, corpus_tree, environment, first_cases, run, simulation_tests
+from legacy_sim_corpus import (
+    PYTEST,
+    corpus_tree,
+    environment,
+    first_cases,
+    run,
+    simulation_tests,
+    tutorial_runs,
+)
 from nki_studio.migrate.rewrite import NotMigratable, migrate_source
 from nki_studio.service.migration import migrate
 from nki_studio.service.settings import Settings
@@ -67,7 +76,8 @@ def _ends(text: str) -> dict[str, int]:
 
 
 def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
-    """``file::kernel`` -> the inputs the first case of each simulation test launches it with (the first found)."""
+    """``file::kernel`` -> the inputs the first case of each simulation test, or a tutorial script checked
+    against a reference, first launches it with (the first found; a script stops at its first launch)."""
     env = environment(corpus, None)
     env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)  # the launch_inputs_plugin
     found: dict[str, str] = {}
@@ -77,6 +87,8 @@ def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
         for path in simulation_tests(corpus):
             for node in first_cases(path, env, timeout, 1)[0]:
                 run([*PYTEST, "-p", "launch_inputs_plugin", node], path.parent, env, timeout)
+        for _, command, folder, local in tutorial_runs(corpus, env, watch="launch_inputs_plugin"):
+            run(command, folder, local, timeout)
         for line in Path(env[ENVIRONMENT]).read_text(encoding="utf-8").splitlines():
             launch = json.loads(line)
             file = Path(launch["file"]).resolve()
