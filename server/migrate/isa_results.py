@@ -108,8 +108,11 @@ def _rewrite(src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dic
     keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in args.items())
     if isinstance(targets[0], ast.Subscript):
         # ``t[...] = nisa.op(...)`` wrote into (and cast to) the existing tile: it is the destination itself; a
-        # ``dtype=`` is then only the same cast when it is the tile's own (else the result was rounded twice)
-        same = dtype is None or dtypes.get(id(node)) == src.text_of(dtype)
+        # ``dtype=`` is then only the same cast when it is the tile's own, as allocated or ``t.dtype`` (else the
+        # result was rounded twice)
+        base = targets[0].value
+        own = {dtypes.get(id(node)), f"{base.id}.dtype" if isinstance(base, ast.Name) else None} - {None}
+        same = dtype is None or src.text_of(dtype) in own
         return f"{src.text_of(call.func)}(dst={target}, {keywords})" if same else None
     operands = [args.get(shaped), args.get("moving")] if leaf == "nc_matmul" else [args.get(shaped)]
     if any(o is None or not _cheap(o) for o in operands):

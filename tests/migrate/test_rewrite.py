@@ -223,6 +223,7 @@ def test_value_returning_calls_into_a_tile_of_their_dtype_and_annotated_results(
             s[:, :] = nisa.tensor_copy(a, dtype=nl.float32)
             s[:, :] = nisa.tensor_copy(a, dtype=nl.bfloat16)
             q: nt.tensor[128, 64] = nisa.tensor_copy(b)
+            b[0, :, :] = nisa.tensor_copy(a, dtype=b.dtype)
         """
     )
     body = body_of(m).splitlines()
@@ -231,6 +232,7 @@ def test_value_returning_calls_into_a_tile_of_their_dtype_and_annotated_results(
     assert body[7] == (
         "    q: nt.tensor[128, 64] = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf); nisa.tensor_copy(dst=q, src=b)"
     )
+    assert body[8] == "    nisa.tensor_copy(dst=b[0, :, :], src=a)"
     # another dtype rounded the result twice (to bfloat16, then to the tile's float32): listed
     assert [(s.line, s.construct) for s in m.manual] == [(12, "nisa.tensor_copy value")]
 
