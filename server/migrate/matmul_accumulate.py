@@ -56,7 +56,7 @@ def _rewrites(src: Source) -> list[tuple[ast.AugAssign, str]]:
         for node in ast.walk(func):
             if not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)):
                 continue
-            base = node.target
+            base: ast.expr = node.target
             while isinstance(base, ast.Subscript):
                 base = base.value
             operands = _operands(src, node.value) if isinstance(node.value, ast.Call) else None
