@@ -38,12 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMIT = "0898a77"
 URL = "https://github.com/aws-neuron/nki-samples"
 
+# argv: the script, then optionally a module whose ``watching()`` context is entered around the run
 _TUTORIAL_RUNNER = """
-import runpy, sys
+import contextlib, importlib, runpy, sys
 from nki_studio.sim import dropin
-sys.argv = [sys.argv[1]]
-with dropin.installed():
-    runpy.run_path(sys.argv[0], run_name="__main__")
+script, watch = sys.argv[1], sys.argv[2:]
+sys.argv = [script]
+with dropin.installed(), importlib.import_module(watch[0]).watching() if watch else contextlib.nullcontext():
+    runpy.run_path(script, run_name="__main__")
 """
 
 
@@ -54,7 +56,7 @@ class Case:
     detail: str = ""
 
 
-def _corpus(repo: Path | None, into: Path) -> Path:
+def corpus_tree(repo: Path | None, into: Path) -> Path:
     if repo is None:
         repo = ROOT / ".cache" / "nki-samples"
         if not repo.exists():
@@ -94,7 +96,7 @@ def _missing_only(site: Path, into: Path) -> Path:
     return into
 
 
-def _env(corpus: Path, reference_packages: Path | None) -> dict[str, str]:
+def environment(corpus: Path, reference_packages: Path | None) -> dict[str, str]:
     env = dict(os.environ)
     paths = [str(corpus / "src"), env.get("PYTHONPATH", "")]
     if reference_packages is not None:
@@ -103,7 +105,7 @@ def _env(corpus: Path, reference_packages: Path | None) -> dict[str, str]:
     return env
 
 
-def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
+def run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
     """(exit code or None on timeout, stdout + stderr)."""
     try:
         run = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
@@ -133,42 +135,66 @@ def _verdict(name: str, code: int | None, out: str, timeout: float) -> Case:
     return Case(name, "not runnable" if error.startswith("needs ") else "failing", error)
 
 
-def _tutorials(corpus: Path, env: dict[str, str], timeout: float, only: str) -> Iterator[Case]:
+def tutorial_runs(
+    corpus: Path, env: dict[str, str], only: str = "", watch: str | None = None
+) -> Iterator[tuple[str, list[str], Path, dict[str, str]]]:
+    """(name, command, folder, environment) of each tutorial script that checks its kernel against a reference,
+    run as ``__main__`` in the drop-in (inside the ``watching()`` context of module ``watch`` when given)."""
     for path in sorted((corpus / "src" / "nki_samples" / "tutorials").glob("*/*.py")):
         name = f"tutorial {path.parent.name}/{path.name}"
         if "allclose" not in path.read_text() or only not in name:
             continue  # no reference check in the file
         local = {**env, "PYTHONPATH": f"{path.parent}{os.pathsep}{env['PYTHONPATH']}"}
-        code, out = _run([sys.executable, "-c", _TUTORIAL_RUNNER, path.name], path.parent, local, timeout)
+        command = [sys.executable, "-c", _TUTORIAL_RUNNER, path.name, *([watch] if watch else [])]
+        yield name, command, path.parent, local
+
+
+def _tutorials(corpus: Path, env: dict[str, str], timeout: float, only: str) -> Iterator[Case]:
+    for name, command, folder, local in tutorial_runs(corpus, env, only):
+        code, out = run(command, folder, local, timeout)
         yield _verdict(name, code, out, timeout)
 
 
-_PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nki_studio.pytest_plugin"]
-_PYTEST += ["--simulation-only", "-m", "simulation"]
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nki_studio.pytest_plugin"]
+PYTEST += ["--simulation-only", "-m", "simulation"]
+
+
+def simulation_tests(corpus: Path, only: str = "") -> Iterator[Path]:
+    """The unit-test files holding simulation-marked tests (whose name, ``unit test_x.py``, contains ``only``)."""
+    for path in sorted((corpus / "test" / "unit").glob("test_*.py")):
+        if "pytest.mark.simulation" in path.read_text() and only in f"unit {path.name}":
+            yield path
+
+
+def first_cases(
+    path: Path, env: dict[str, str], timeout: float, per_test: int
+) -> tuple[list[str], list[str], tuple[int | None, str]]:
+    """A test file's simulation cases: (the first ``per_test`` parametrisations of each test function, the
+    others, the collection's exit code and output)."""
+    code, out = run([*PYTEST, "--collect-only", path.name], path.parent, env, timeout)
+    taken: dict[str, int] = {}
+    kept: list[str] = []
+    left: list[str] = []
+    for node in (line for line in out.splitlines() if line.startswith(f"{path.name}::")):
+        function = node.split("[", 1)[0]
+        taken[function] = taken.get(function, 0) + 1
+        (kept if taken[function] <= per_test else left).append(node)
+    return kept, left, (code, out)
 
 
 def _unit_tests(
     corpus: Path, env: dict[str, str], timeout: float, only: str, per_test: int
 ) -> Iterator[Case]:
     """Every simulation-marked test case, each in its own pytest process (a slow case times out alone)."""
-    unit = corpus / "test" / "unit"
-    for path in sorted(unit.glob("test_*.py")):
-        if "pytest.mark.simulation" not in path.read_text() or only not in f"unit {path.name}":
-            continue
-        code, out = _run([*_PYTEST, "--collect-only", path.name], unit, env, timeout)
-        ids = [line for line in out.splitlines() if line.startswith(f"{path.name}::")]
-        if not ids:
+    for path in simulation_tests(corpus, only):
+        kept, left, (code, out) = first_cases(path, env, timeout, per_test)
+        if not kept and not left:
             yield _verdict(f"unit {path.name}", code or 1, out, timeout)
             continue
-        taken: dict[str, int] = {}
-        for node in ids:
-            function = node.split("[", 1)[0]
-            taken[function] = taken.get(function, 0) + 1
-            if taken[function] > per_test:
-                yield Case(f"unit {node}", "not run", f"--per-test {per_test}")
-                continue
-            code, out = _run([*_PYTEST, node], unit, env, timeout)
+        for node in kept:
+            code, out = run([*PYTEST, node], path.parent, env, timeout)
             yield _verdict(f"unit {node}", code, out, timeout)
+        yield from (Case(f"unit {node}", "not run", f"--per-test {per_test}") for node in left)
 
 
 def main() -> None:
@@ -192,11 +218,11 @@ def main() -> None:
     cases: list[Case] = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        corpus = _corpus(args.repo, work)
+        corpus = corpus_tree(args.repo, work)
         extra = args.reference_packages and _missing_only(
             args.reference_packages, work / "reference_packages"
         )
-        env = _env(corpus, extra)
+        env = environment(corpus, extra)
         tutorials = _tutorials(corpus, env, args.timeout, args.only)
         for case in itertools.chain(
             tutorials, _unit_tests(corpus, env, args.timeout, args.only, args.per_test)

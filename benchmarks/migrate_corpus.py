@@ -5,14 +5,16 @@ into this tree): every kernel (a ``@nki.jit``-style decorated function) of every
 that imports ``neuronxcc.nki`` is classified
 
 * **proven**: it migrates with no manual step in its lines or the functions it calls, and the proof (both
-  versions simulated on the same seeded inputs: the shapes the corpus's own scripts give, its spec comments or
-  the shapes its asserts pin) holds;
+  versions simulated on the same seeded inputs: the shapes the corpus's PyTorch scripts give (the table below),
+  else those its unit tests and NumPy-checked scripts launch it with -- their first case, run as
+  ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else its spec comments or the shapes its asserts
+  pin) holds;
 * **proof failed**: the same, but an output differs or a run fails (the first difference is printed);
 * **migrated, not proven**: rewritten without a manual step in its own lines, but no inputs are known or it calls
   a function of the file that has manual steps (the service proves each completely migrated kernel on its own);
 * **not migratable**: manual steps in its own lines, counted by construct (that is the explanation).
 
-Usage: ``.venv/bin/python benchmarks/migrate_corpus.py [--repo PATH] [--only SUBSTRING]``.
+Usage: ``.venv/bin/python benchmarks/migrate_corpus.py [--repo PATH] [--only SUBSTRING] [--timeout S]``.
 """
 
 from __future__ import annotations
@@ -20,12 +22,23 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import json
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from legacy_sim_corpus import _corpus
+from launch_inputs_plugin import ENVIRONMENT
+from legacy_sim_corpus import (
+    PYTEST,
+    corpus_tree,
+    environment,
+    first_cases,
+    run,
+    simulation_tests,
+    tutorial_runs,
+)
 from nki_studio.migrate.rewrite import NotMigratable, migrate_source
 from nki_studio.service.migration import migrate
 from nki_studio.service.settings import Settings
@@ -62,7 +75,29 @@ def _ends(text: str) -> dict[str, int]:
     return {f.name: f.end_lineno or f.lineno for f in ast.parse(text).body if isinstance(f, ast.FunctionDef)}
 
 
-def _file_verdicts(path: Path, rel: str, settings: Settings) -> list[Verdict]:
+def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
+    """``file::kernel`` -> the inputs the first case of each simulation test, or a tutorial script checked
+    against a reference, first launches it with (the first found; a script stops at its first launch)."""
+    env = environment(corpus, None)
+    env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)  # the launch_inputs_plugin
+    found: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        env[ENVIRONMENT] = str(Path(folder) / "inputs.jsonl")
+        Path(env[ENVIRONMENT]).touch()
+        for path in simulation_tests(corpus):
+            for node in first_cases(path, env, timeout, 1)[0]:
+                run([*PYTEST, "-p", "launch_inputs_plugin", node], path.parent, env, timeout)
+        for _, command, folder, local in tutorial_runs(corpus, env, watch="launch_inputs_plugin"):
+            run(command, folder, local, timeout)
+        for line in Path(env[ENVIRONMENT]).read_text(encoding="utf-8").splitlines():
+            launch = json.loads(line)
+            file = Path(launch["file"]).resolve()
+            if file.is_relative_to(corpus.resolve()):  # not a kernel of the corpus's sources
+                found.setdefault(f"{file.relative_to(corpus.resolve())}::{launch['kernel']}", launch["spec"])
+    return found
+
+
+def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, str]) -> list[Verdict]:
     text = path.read_text(encoding="utf-8")
     found = kernels(text, str(path))
     try:
@@ -70,7 +105,10 @@ def _file_verdicts(path: Path, rel: str, settings: Settings) -> list[Verdict]:
     except NotMigratable as exc:
         return [Verdict(f"{rel}::{k.name}", "not migratable", str(exc)) for k in found]
     ends = _ends(text)
-    inputs = {k.name: _INPUTS.get(f"{rel}::{k.name}", _INPUTS.get(rel)) for k in found}
+    inputs = {
+        k.name: _INPUTS.get(f"{rel}::{k.name}", _INPUTS.get(rel, tested.get(f"{rel}::{k.name}")))
+        for k in found
+    }
     proofs = {}
     with tempfile.TemporaryDirectory() as folder:  # the service writes nothing without --write; a copy anyway
         copy = Path(folder) / path.name
@@ -90,7 +128,10 @@ def _file_verdicts(path: Path, rel: str, settings: Settings) -> list[Verdict]:
                 Verdict(name, "not migratable", ", ".join(f"{c} x{n}" for c, n in counts.most_common()))
             )
         elif proof is None:
-            why = "no inputs (no spec comment, asserts do not pin shapes), or it calls a function with manual steps"
+            why = (
+                "no inputs (no script or unit test launches it with arrays and numbers only, no spec comment, "
+                "asserts do not pin shapes), or it calls a function with manual steps"
+            )
             out.append(Verdict(name, "migrated, not proven", why))
         else:
             out.append(Verdict(name, "proven" if proof["equivalent"] else "proof failed", proof["message"]))
@@ -101,15 +142,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, help="a clone of aws-neuron/nki-samples holding commit 0898a77")
     parser.add_argument("--only", default="", help="only the files whose path contains this")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per unit-test case")
     args = parser.parse_args()
     settings = Settings(trusted_workspace=True)  # running the benchmark is the decision to run the corpus
     with tempfile.TemporaryDirectory() as folder:
-        corpus = _corpus(args.repo, Path(folder))
+        corpus = corpus_tree(args.repo, Path(folder))
+        tested = _tested_inputs(corpus, args.timeout)
         verdicts: list[Verdict] = []
         for path in sorted((corpus / "src" / "nki_samples").rglob("*.py")):
             rel = str(path.relative_to(corpus))
             if args.only in rel and "neuronxcc" in path.read_text(encoding="utf-8"):
-                verdicts.extend(_file_verdicts(path, rel, settings))
+                verdicts.extend(_file_verdicts(path, rel, settings, tested))
     for v in verdicts:
         print(f"{v.status:22} {v.kernel}: {v.detail}")
     counts = collections.Counter(v.status for v in verdicts)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from nki_studio.migrate import allocation, isa_results, scalar_masks
+from nki_studio.migrate import allocation, isa_results, matmul_accumulate, scalar_masks
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
+from nki_studio.model.nki_api import ISA_VALUE_RESULTS
 
 _LANGUAGE_RECIPES = {
     "static_cast": "nisa.tensor_copy into a tile of the target dtype, or nl.copy(x, dtype=...)",
@@ -33,7 +34,9 @@ _DIRECT_ALLOCATION = (
 def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
     out = PassResult(manual=scalar_masks.listed(src))
-    used_values = _used_values(src.tree) - isa_results.rewritten_calls(src)
+    used_values = (
+        _used_values(src.tree) - isa_results.rewritten_calls(src) - matmul_accumulate.rewritten_calls(src)
+    )
     allocated = allocation.rewritten_calls(src)
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Call):
@@ -41,7 +44,12 @@ def run(src: Source) -> PassResult:
             module, _, leaf = name.rpartition(".")
             if module == LANGUAGE and leaf in _LANGUAGE_RECIPES:
                 out.manual.append(ManualStep(node.lineno, f"nl.{leaf}", _LANGUAGE_RECIPES[leaf]))
-            elif module == ISA and id(node) in used_values and not any(k.arg == "dst" for k in node.keywords):
+            elif (
+                module == ISA
+                and id(node) in used_values
+                and leaf not in ISA_VALUE_RESULTS
+                and not any(k.arg == "dst" for k in node.keywords)
+            ):
                 out.manual.append(
                     ManualStep(node.lineno, f"nisa.{leaf} value", _VALUE_RETURNING.format(name=leaf))
                 )

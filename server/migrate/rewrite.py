@@ -23,6 +23,7 @@ from nki_studio.migrate import (
     isa_results,
     iterators,
     manual,
+    matmul_accumulate,
     operators,
     scalar_masks,
 )
@@ -35,6 +36,7 @@ _ROUNDS = 4
 
 Pass = Callable[[Source], PassResult]
 _LEGACY_PASSES: tuple[Pass, ...] = (
+    matmul_accumulate.run,  # before operators, which would make its += a tensor_tensor
     operators.run,
     entry_points.run,
     iterators.run,

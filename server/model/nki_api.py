@@ -321,6 +321,16 @@ ISA_REGISTER_RESULTS = frozenset(
     }
 )
 
+# nki.isa calls that return a value in 0.7 too (no dst=) (NkiScalar, VirtualRegister, int, nc_version).
+ISA_VALUE_RESULTS = frozenset(
+    {
+        "get_nc_sub_version",
+        "get_nc_version",
+        "register_alloc",
+        "scalar_load",
+    }
+)
+
 # NkiTensor methods returning a view (NkiTensor, ndarray).
 TENSOR_VIEW_METHODS = frozenset(
     {

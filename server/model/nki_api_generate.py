@@ -3,8 +3,8 @@
 ``python -m nki_studio.model.nki_api_generate`` (run by ``bash scripts/generate.sh``) reads
 ``server/stubs/nki/**.pyi`` with ``ast`` and renders the tables the value interpreter, the lint rules and the
 simulator use: the positional parameters of every ``nki.language`` function, the element-wise, reduction and
-operator-constant names (by the stub's section headings), the calls whose stub result is a tensor, a grid or a
-register, and the tensor view methods. ``tests/intelligence/test_nki_api_generated.py`` fails while the
+operator-constant names (by the stub's section headings), the calls whose stub result is a tensor, a grid, a
+register or another value, and the tensor view methods. ``tests/intelligence/test_nki_api_generated.py`` fails while the
 committed module differs from what this renders.
 """
 
@@ -36,6 +36,8 @@ _HEADING = re.compile(r"^# -{10,} (.+)$")
 TENSOR_TYPES = frozenset({"ndarray", "NkiTensor"})
 GRID_TYPES = frozenset({"NkiTileGrid", "NkiBlockGrid"})
 REGISTER_TYPES = frozenset({"VirtualRegister", "NkiScalar"})
+# Results of the nki.isa calls that are queries, not instructions: registers, scalars, the target's version.
+VALUE_TYPES = REGISTER_TYPES | {"nc_version", "int"}
 
 
 def _tree(module: str) -> tuple[ast.Module, list[str]]:
@@ -146,6 +148,12 @@ def render() -> str:
             _calls(isa),
             REGISTER_TYPES,
             "nki.isa calls whose stub result is a register",
+        ),
+        (
+            "ISA_VALUE_RESULTS",
+            _calls(isa),
+            VALUE_TYPES,
+            "nki.isa calls that return a value in 0.7 too (no dst=)",
         ),
         ("TENSOR_VIEW_METHODS", _view_methods(language), TENSOR_TYPES, "NkiTensor methods returning a view"),
     )

@@ -139,6 +139,7 @@ def run_dropin(
         opts.nki_version_note = nki_version[1]
     opts.program_order_capacity = surfaces_allocation_oom(options)
     opts.jit_arguments = tuple(options)
+    launch_log.offer_inputs(func, args, kwargs)
     run = run_kernel(func, args, kwargs, opts, grid=grid)
     launch_log.publish(func, ignored_options(options), list(run.ctx.warnings))
     return run.output

@@ -7,10 +7,14 @@ ignored option is raised as an :class:`IgnoredConfigWarning` at the kernel's ``d
 its warnings summary; a script sees it on stderr; a blanket ``-W error`` does not turn it into a failure, a
 filter naming the category does), and every launch is offered to the active
 :func:`recording` blocks (the pytest plugin adds them to the test's report).
+
+Before a launch runs, its arguments are offered to the active :func:`watching_inputs` callbacks (what a test
+calls a kernel with: the inputs of a spec, e.g. for ``migrate``'s proof).
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -39,8 +43,24 @@ class LaunchNote:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class LaunchInputs:
+    """What one drop-in launch passes its kernel: per parameter, its value as a simulate spec writes it
+    (``float32[128,512]`` for an array, ``4``, ``0.5``, ``true``); other values (``None``, strings, tuples ...)
+    are left out."""
+
+    kernel: str
+    file: str
+    arguments: tuple[tuple[str, str], ...]
+
+    def spec(self) -> str:
+        """The arguments as spec fields (``a=float32[128,512] n=4``)."""
+        return " ".join(f"{name}={value}" for name, value in self.arguments)
+
+
 _lock = threading.Lock()
 _recorders: list[list[LaunchNote]] = []
+_watchers: list[Callable[[LaunchInputs], None]] = []
 
 
 @contextmanager
@@ -54,6 +74,53 @@ def recording() -> Iterator[list[LaunchNote]]:
     finally:
         with _lock:
             _recorders.remove(notes)
+
+
+@contextmanager
+def watching_inputs(callback: Callable[[LaunchInputs], None]) -> Iterator[None]:
+    """Call ``callback`` with each drop-in launch's inputs (any thread) before it runs; an exception it raises
+    stops the launch (a caller that wants the inputs only)."""
+    with _lock:
+        _watchers.append(callback)
+    try:
+        yield
+    finally:
+        with _lock:
+            _watchers.remove(callback)
+
+
+def _described(value: Any) -> str | None:
+    """``value`` as a spec writes it, or None (not an array or a number)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if isinstance(shape, tuple) and shape and dtype is not None:  # NumPy arrays, torch tensors
+        name = str(dtype).removeprefix("torch.")
+        return f"{name}[{','.join(str(int(d)) for d in shape)}]"
+    return None
+
+
+def offer_inputs(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Offer a launch's arguments to the watchers (nothing to do without one)."""
+    with _lock:
+        watchers = list(_watchers)
+    if not watchers:
+        return
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):  # the launch itself reports a bad call
+        return
+    described = ((name, _described(value)) for name, value in bound.items())
+    code = getattr(inspect.unwrap(func), "__code__", None)  # a launched grid wraps the kernel
+    inputs = LaunchInputs(
+        getattr(func, "__name__", "kernel"),
+        code.co_filename if code is not None else "",
+        tuple((name, text) for name, text in described if text is not None),
+    )
+    for callback in watchers:
+        callback(inputs)
 
 
 def _only_generic_error(message: str) -> bool:
@@ -89,4 +156,12 @@ def publish(func: Callable[..., Any], ignored_config: list[str], sim_warnings: l
             notes.append(note)
 
 
-__all__ = ["IgnoredConfigWarning", "LaunchNote", "publish", "recording"]
+__all__ = [
+    "IgnoredConfigWarning",
+    "LaunchInputs",
+    "LaunchNote",
+    "offer_inputs",
+    "publish",
+    "recording",
+    "watching_inputs",
+]

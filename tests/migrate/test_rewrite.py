@@ -184,6 +184,9 @@ def test_value_returning_isa_calls_become_allocations_and_dst_calls() -> None:
             y = nisa.activation(nl.exp, x, dtype=nl.bfloat16)
             c[...] = nisa.tensor_copy(y)
             z = nisa.tensor_reduce(nl.add, y, axis=1)
+            w = nisa.tensor_reduce(nl.max, c, axis=(2, 3), keepdims=True, dtype=nl.float32)
+            v = nisa.tensor_reduce(nl.max, c, axis=(2,))
+            u = nisa.tensor_reduce(nl.max, c, axis=-1)
         """
     )
     body = body_of(m).splitlines()
@@ -195,8 +198,90 @@ def test_value_returning_isa_calls_become_allocations_and_dst_calls() -> None:
         "    y = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf); nisa.activation(dst=y, op=nl.exp, data=x)"
     )
     assert body[4] == "    nisa.tensor_copy(dst=c[...], src=y)"
-    # no result rule for tensor_reduce here: listed with the recipe
-    assert [(s.line, s.construct) for s in m.manual] == [(11, "nisa.tensor_reduce value")]
+    # tensor_reduce keeps the partition dim and the dims before the reduced ones (a lone partition dim as (P, 1))
+    assert body[5] == (
+        "    z = nl.ndarray((y.shape[0], 1), dtype=y.dtype, buffer=nl.sbuf); "
+        "nisa.tensor_reduce(dst=z, op=nl.add, data=y, axis=1)"
+    )
+    assert body[6] == (
+        "    w = nl.ndarray((c.shape[0], c.shape[1], 1, 1), dtype=nl.float32, buffer=nl.sbuf); "
+        "nisa.tensor_reduce(dst=w, op=nl.max, data=c, axis=(2, 3), keepdims=True)"
+    )
+    assert body[7].startswith("    v = nl.ndarray((c.shape[0], c.shape[1]), dtype=c.dtype, buffer=nl.sbuf); ")
+    # a negative axis needs the rank, unknown here: listed with the recipe
+    assert [(s.line, s.construct) for s in m.manual] == [(14, "nisa.tensor_reduce value")]
+
+
+def test_value_returning_calls_into_a_tile_of_their_dtype_and_annotated_results() -> None:
+    m = migrate(
+        """\
+        import neuronxcc.nki.typing as nt
+
+        @nki.jit
+        def k(a, b):
+            s = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+            s[:, :] = nisa.tensor_copy(a, dtype=nl.float32)
+            s[:, :] = nisa.tensor_copy(a, dtype=nl.bfloat16)
+            q: nt.tensor[128, 64] = nisa.tensor_copy(b)
+            b[0, :, :] = nisa.tensor_copy(a, dtype=b.dtype)
+        """
+    )
+    body = body_of(m).splitlines()
+    # dtype= is the tile's own: the instruction casts to it when it writes the tile
+    assert body[5] == "    nisa.tensor_copy(dst=s[:, :], src=a)"
+    assert body[7] == (
+        "    q: nt.tensor[128, 64] = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf); nisa.tensor_copy(dst=q, src=b)"
+    )
+    assert body[8] == "    nisa.tensor_copy(dst=b[0, :, :], src=a)"
+    # another dtype rounded the result twice (to bfloat16, then to the tile's float32): listed
+    assert [(s.line, s.construct) for s in m.manual] == [(12, "nisa.tensor_copy value")]
+
+
+def test_isa_queries_returning_values_in_0_7_too_are_not_listed() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            if nisa.get_nc_version() >= nisa.nc_version.gen3:
+                a = a
+            x = nisa.iota(nl.arange(4)[None, :], dtype=nl.int32)
+        """
+    )
+    assert "nisa.iota value" in [s.construct for s in m.manual]
+    assert not [s for s in m.manual if "get_nc_version" in s.construct]
+
+
+def test_matrix_products_added_into_psum_become_accumulating_nc_matmul_calls() -> None:
+    m = migrate(
+        """\
+        psum_mod = nki.compiler.psum.mod_alloc
+
+        @nki.jit
+        def k(a, b, out):
+            acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)
+            rot = nl.ndarray((2, nl.par_dim(128), 512), dtype=nl.float32, buffer=psum_mod(base_bank=0))
+            sb = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+            for i in nl.affine_range(2):
+                acc += nl.matmul(a[i], b[i], transpose_x=True)
+                acc[...] += nisa.nc_matmul(a[i], b[i], is_moving_onezero=True)
+                acc += nisa.nc_matmul(stationary=a[i], moving=b[i])
+                acc += nl.matmul(a[i], b[i])
+                sb += nl.matmul(a[i], b[i], transpose_x=True)
+                rot[i] += nisa.nc_matmul(a[i], b[i])
+        """
+    )
+    body = body_of(m).splitlines()[3:]
+    assert body[5] == "        nisa.nc_matmul(dst=acc, stationary=a[i], moving=b[i], accumulate=True)"
+    assert body[6] == (
+        "        nisa.nc_matmul(dst=acc[...], stationary=a[i], moving=b[i], is_moving_onezero=True, accumulate=True)"
+    )
+    assert body[7] == "        nisa.nc_matmul(dst=acc, stationary=a[i], moving=b[i], accumulate=True)"
+    # without transpose_x the stationary operand is a's transpose, and an SBUF accumulator cannot be a matmul's
+    # destination: both stay the in-place tensor_tensor of the operators pass
+    assert body[8].startswith("        nisa.tensor_tensor(dst=acc, data1=acc, data2=nl.matmul(")
+    assert body[9].startswith("        nisa.tensor_tensor(dst=sb, data1=sb, data2=nl.matmul(")
+    assert body[10] == "        nisa.nc_matmul(dst=rot[:, i], stationary=a[i], moving=b[i], accumulate=True)"
+    assert not [s for s in m.manual if "value" in s.construct]  # (the mod_alloc placement is another pass's)
 
 
 def test_other_masks_are_listed() -> None:

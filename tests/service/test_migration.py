@@ -277,6 +277,104 @@ def test_value_returning_isa_calls_are_rewritten_and_proven(tmp_path: Path) -> N
     assert "nisa.nc_matmul(dst=prod, stationary=at, moving=bt)" in result["migrated"]
 
 
+ACCUMULATED = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=bfloat16[256,128] b=bfloat16[256,512]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)
+    for i in nl.affine_range(2):
+        at = nl.load(a[i * 128:(i + 1) * 128, :])
+        bt = nl.load(b[i * 128:(i + 1) * 128, :])
+        acc += nl.matmul(at, bt, transpose_x=True)
+        acc[...] += nisa.nc_matmul(at, bt)
+    nl.store(out, value=nl.copy(acc))
+    return out
+"""
+
+
+def test_products_accumulated_into_psum_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, ACCUMULATED)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "nisa.nc_matmul(dst=acc, stationary=at, moving=bt, accumulate=True)" in result["migrated"]
+    assert "tensor_tensor" not in result["migrated"]
+
+
+REDUCED = """\
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=bfloat16[128,4,32]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 6), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    res = nl.ndarray((128, 6), dtype=nl.float32, buffer=nl.sbuf)
+    biggest = nisa.tensor_reduce(np.max, t, axis=(1, 2), dtype=nl.float32)
+    rows = nisa.tensor_reduce(nl.add, data=t, axis=2, negate=True)
+    kept = nisa.tensor_reduce(nl.add, data=t, axis=(1, 2), keepdims=True)
+    res[:, 0:1] = nl.copy(biggest)
+    res[:, 1:5] = nl.copy(rows, dtype=nl.float32)
+    res[:, 5:6] = nisa.tensor_reduce(nl.min, data=t, axis=(1, 2))
+    nl.store(out, value=res)
+    nl.store(out[:, 5:6], value=nl.copy(kept[:, :, 0], dtype=nl.float32))
+    return out
+"""
+
+
+def test_value_returning_tensor_reduce_is_rewritten_and_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, REDUCED)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "rows = nl.ndarray((t.shape[0], t.shape[1]), dtype=t.dtype, buffer=nl.sbuf)" in result["migrated"]
+    assert "nisa.tensor_reduce(dst=res[:, 5:6], op=nl.min, data=t, axis=(1, 2))" in result["migrated"]
+
+
+FUSED = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[128,64] b=float32[128,64]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((128, 258), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    res = nl.ndarray((128, 258), dtype=nl.float32, buffer=nl.sbuf)
+    sums = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.sbuf)
+    scaled = nisa.tensor_scalar_reduce(data=x, op0=nl.multiply, operand0=0.5, reduce_op=nl.add,
+                                       reduce_res=sums[:, 0:1])
+    exps = nisa.activation_reduce(nl.exp, y, reduce_op=nl.add, reduce_res=sums[:, 1:2])
+    mixed = nisa.scalar_tensor_tensor(data=x, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=y)
+    res[:, 0:64] = nl.copy(scaled)
+    res[:, 64:128] = nl.copy(exps)
+    res[:, 128:192] = nl.copy(mixed)
+    res[:, 192:256] = nisa.tensor_tensor_scan(x, y, 0.0, nl.multiply, nl.add)
+    res[:, 256:258] = nl.copy(sums)
+    nl.store(out, value=res)
+    return out
+"""
+
+
+def test_fused_value_returning_instructions_are_rewritten_and_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, FUSED)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert (
+        "exps = nl.ndarray(y.shape, dtype=y.dtype, buffer=nl.sbuf); nisa.activation_reduce(dst=exps, op=nl.exp, "
+        "data=y, reduce_op=nl.add, reduce_res=sums[:, 1:2])" in result["migrated"]
+    )
+    assert "nisa.tensor_tensor_scan(dst=res[:, 192:256], data0=x, data1=y, initial=0.0," in result["migrated"]
+
+
 def test_a_file_importing_the_typing_module_is_proven(tmp_path: Path) -> None:
     text = PROVEN.replace(
         "import neuronxcc.nki.language as nl\n",

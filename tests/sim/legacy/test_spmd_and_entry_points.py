@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from nki_studio.sim.errors import SimulationError
@@ -122,3 +123,24 @@ def test_mod_alloc_rotates_blocks_over_its_tiles(legacy):
     assert (
         result.report.sbuf is not None and result.report.sbuf.peak_bytes <= 3 * 64 * 4
     )  # 2 rotating tiles + copy
+
+
+def test_launch_inputs_are_offered_to_watchers_before_the_run(legacy_call, tmp_path):
+    from nki_studio.sim import launch_log
+
+    seen: list[launch_log.LaunchInputs] = []
+
+    def stop(inputs: launch_log.LaunchInputs) -> None:
+        seen.append(inputs)
+        raise KeyboardInterrupt  # a watcher that wants the inputs only stops the launch
+
+    a = np.zeros((64, 32), np.float32)
+    b = np.zeros((64, 32), ml_dtypes.bfloat16)
+    with launch_log.watching_inputs(stop), pytest.raises(KeyboardInterrupt):
+        legacy_call(GRID_ADD, "launch", a, b)  # a grid launch: the kernel's own file and parameters
+    assert [(s.kernel, s.file, s.spec()) for s in seen] == [
+        ("add_kernel", str(tmp_path / "legacy_kernel.py"), "a=float32[64,32] b=bfloat16[64,32]")
+    ]
+    assert launch_log._described(3) == "3" and launch_log._described(True) == "true"
+    assert launch_log._described((1, 2)) is None and launch_log._described(None) is None
+    np.testing.assert_array_equal(legacy_call(GRID_ADD, "launch", a, a), a + a)  # no watcher left: it runs
