@@ -40,6 +40,12 @@ def _adamw(s: dict[str, int], rng: np.random.Generator) -> Case:
     return Case((theta, g, m, v), (theta, g, m, v), None, 1e-5)
 
 
+def _transpose_matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
+    lhs, rhs = _normal(rng, s["K"], s["M"]), _normal(rng, s["K"], s["N"])
+    kt = s["K"] // P
+    return Case((lhs.reshape(P, kt, s["M"]), rhs.reshape(P, kt, s["N"])), (lhs, rhs), None, 1e-4)
+
+
 def _matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
     lhs, rhs = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"], s["N"])
     kt = s["K"] // P
@@ -66,6 +72,7 @@ def _rmsnorm_residual(s: dict[str, int], rng: np.random.Generator) -> Case:
 
 BUILDERS: dict[str, Callable[[dict[str, int], np.random.Generator], Case]] = {
     "adamw": _adamw,
+    "transpose_matmul": _transpose_matmul,
     "matmul": _matmul,
     "ladder_v0": _ladder,
     "ladder_v1": _ladder,
