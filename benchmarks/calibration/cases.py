@@ -46,13 +46,6 @@ def _transpose_matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
     return Case((lhs.reshape(P, kt, s["M"]), rhs.reshape(P, kt, s["N"])), (lhs, rhs), None, 1e-4)
 
 
-def _matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
-    lhs, rhs = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"], s["N"])
-    kt = s["K"] // P
-    args = (lhs.reshape(s["M"] // P, P, kt, P), rhs.reshape(kt, P, s["N"]))
-    return Case(args, (lhs, rhs), None, 1e-4)
-
-
 def _matmul_t(lhs_t: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """FP32 reference of ``lhsT.T @ rhs``."""
     return lhs_t.astype(F32).T @ rhs.astype(F32)
@@ -73,7 +66,6 @@ def _rmsnorm_residual(s: dict[str, int], rng: np.random.Generator) -> Case:
 BUILDERS: dict[str, Callable[[dict[str, int], np.random.Generator], Case]] = {
     "adamw": _adamw,
     "transpose_matmul": _transpose_matmul,
-    "matmul": _matmul,
     "ladder_v0": _ladder,
     "ladder_v1": _ladder,
     "ladder_v2": _ladder,
