@@ -18,7 +18,6 @@ import numpy as np
 F32 = np.float32
 BF16 = ml_dtypes.bfloat16
 P = 128
-EPS = 1e-5  # the benchmark's epsilon (its get_inputs), a constant of the translated kernels
 
 
 @dataclass(frozen=True)
@@ -35,83 +34,16 @@ def _normal(rng: np.random.Generator, *shape: int, dtype: type = F32) -> np.ndar
     return rng.standard_normal(shape).astype(dtype)
 
 
-def _silu(s: dict[str, int], rng: np.random.Generator) -> Case:
-    x = _normal(rng, s["M"], s["N"])
-    return Case((x.reshape(P, s["M"] // P, s["N"]),), (x,), None, 1e-5)
-
-
 def _adamw(s: dict[str, int], rng: np.random.Generator) -> Case:
     theta, g, m = (_normal(rng, s["M"], s["N"]) for _ in range(3))
     v = np.abs(_normal(rng, s["M"], s["N"]))
     return Case((theta, g, m, v), (theta, g, m, v), None, 1e-5)
 
 
-def _rope(s: dict[str, int], rng: np.random.Generator) -> Case:
-    cols = s["B"] * s["H"] * s["N"]
-    x, cos, sin = _normal(rng, s["D"], cols), _normal(rng, s["D"] // 2, cols), _normal(rng, s["D"] // 2, cols)
-    return Case((x, cos, sin), (x, cos, sin), None, 1e-5)
-
-
-def _rmsnorm_matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
-    x, w = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"], s["N"])
-    return Case((x.reshape(s["M"] // P, P, s["K"]), w.reshape(s["K"] // P, P, s["N"])), (x, w), None, 1e-4)
-
-
 def _transpose_matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
     lhs, rhs = _normal(rng, s["K"], s["M"]), _normal(rng, s["K"], s["N"])
     kt = s["K"] // P
     return Case((lhs.reshape(P, kt, s["M"]), rhs.reshape(P, kt, s["N"])), (lhs, rhs), None, 1e-4)
-
-
-def _matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
-    lhs, rhs = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"], s["N"])
-    kt = s["K"] // P
-    args = (lhs.reshape(s["M"] // P, P, kt, P), rhs.reshape(kt, P, s["N"]))
-    return Case(args, (lhs, rhs), None, 1e-4)
-
-
-def _add_rmsnorm_matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
-    x, w = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"], s["N"])
-    z, g = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"])
-    return Case((x, w, z, g), (x, w, EPS, z, g), None, 1e-4)
-
-
-def _matmul_add_rmsnorm(s: dict[str, int], rng: np.random.Generator) -> Case:
-    x, w = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"], s["N"])
-    z, g = _normal(rng, s["M"], s["N"]), _normal(rng, s["N"])
-    return Case((x, w, z, g), (x, w, EPS, z, g), None, 1e-4)
-
-
-def _bmm(s: dict[str, int], rng: np.random.Generator) -> Case:
-    lhs, rhs = _normal(rng, s["B"], s["M"], s["K"]), _normal(rng, s["B"], s["K"], s["N"])
-    return Case((lhs, rhs), (lhs, rhs), None, 1e-4)
-
-
-def _mamba(s: dict[str, int], rng: np.random.Generator) -> Case:
-    def small(*shape: int) -> np.ndarray:  # the benchmark's inputs: normal(0, 0.05)
-        return (0.05 * rng.standard_normal(shape)).astype(F32)
-
-    args = (
-        small(s["C"], s["M"]),
-        small(s["C"], s["M"]),
-        small(s["C"], s["S"]),
-        small(s["S"], s["M"]),
-        small(s["S"], s["M"]),
-    )
-    return Case(args, args, None, 1e-4)
-
-
-def _swiglu(s: dict[str, int], rng: np.random.Generator) -> Case:
-    x, w_up = _normal(rng, s["M"], s["K"]), _normal(rng, s["K"], s["N"])
-    w_down, w_gate = _normal(rng, s["N"], s["K"]), _normal(rng, s["K"], s["N"])
-    kt = s["K"] // P
-    args = (
-        x.reshape(s["M"] // (4 * P), 4, P, kt, P),
-        w_up.reshape(kt, P, s["N"]),
-        w_down.reshape(s["N"] // P, P, s["K"]),
-        w_gate.reshape(kt, P, s["N"]),
-    )
-    return Case(args, (x, w_up, w_down, w_gate), None, 1e-4)
 
 
 def _matmul_t(lhs_t: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -132,19 +64,8 @@ def _rmsnorm_residual(s: dict[str, int], rng: np.random.Generator) -> Case:
 
 
 BUILDERS: dict[str, Callable[[dict[str, int], np.random.Generator], Case]] = {
-    "silu": _silu,
     "adamw": _adamw,
-    "rope": _rope,
-    "rope_optimized": _rope,
-    "rmsnorm_matmul": _rmsnorm_matmul,
     "transpose_matmul": _transpose_matmul,
-    "matmul": _matmul,
-    "add_rmsnorm_matmul": _add_rmsnorm_matmul,
-    "matmul_add_rmsnorm": _matmul_add_rmsnorm,
-    "bmm": _bmm,
-    "mamba": _mamba,
-    "swiglu": _swiglu,
-    "mamba_optimized": _mamba,
     "ladder_v0": _ladder,
     "ladder_v1": _ladder,
     "ladder_v2": _ladder,

@@ -31,7 +31,9 @@ QUANTITIES = {
     "dma_bytes": "bytes",  # bytes moved by DMA (HBM traffic)
 }
 ENGINES = ("Tensor", "Vector", "Scalar", "GpSimd")
-ORIGINS = ("translation", "after-description")
+# published: the measured kernel itself, fetched and run unmodified (published.py); translation: our own port of
+# a measured kernel that cannot run here; after-description: written after a published description
+ORIGINS = ("published", "translation", "after-description")
 
 
 class TableError(ValueError):
@@ -64,7 +66,7 @@ class Kernel:
     """A kernel that reproduces measured points, and the shapes to run it at."""
 
     id: str
-    file: str
+    file: str | None  # None for a published kernel (its ``original`` is fetched)
     name: str
     origin: str
     original: dict[str, str]
@@ -74,9 +76,9 @@ class Kernel:
     scale_dim: str
 
     @property
-    def path(self) -> Path:
-        """The kernel file in this repository."""
-        return ROOT / self.file
+    def path(self) -> Path | None:
+        """The kernel file in this repository (None for a published kernel)."""
+        return None if self.file is None else ROOT / self.file
 
 
 @dataclass(frozen=True)
@@ -159,9 +161,15 @@ def _source(name: str, raw: dict[str, Any]) -> Source:
 
 def _kernel(kid: str, raw: dict[str, Any], sources: dict[str, Source]) -> Kernel:
     what = f"kernel.{kid}"
-    _require(raw, ("file", "name", "origin", "original", "shape", "quick", "scale_dim"), what)
+    _require(raw, ("name", "origin", "original", "shape", "quick", "scale_dim"), what)
     if raw["origin"] not in ORIGINS:
         raise TableError(f"{what}: origin {raw['origin']!r} is not one of {ORIGINS}")
+    if raw["origin"] == "published":
+        # its fetched reference module fixes the inputs: no file here, no smaller shape
+        if raw.get("file") or not raw.get("reference") or raw["quick"] != raw["shape"]:
+            raise TableError(f"{what}: a published kernel has no file, a reference, and quick == shape")
+    elif not raw.get("file"):
+        raise TableError(f"{what}: missing file")
     for ref in (raw["original"], raw.get("reference") or {}):
         if ref and ref.get("source") not in sources:
             raise TableError(f"{what}: unknown source {ref.get('source')!r}")
@@ -169,7 +177,7 @@ def _kernel(kid: str, raw: dict[str, Any], sources: dict[str, Source]) -> Kernel
         raise TableError(f"{what}: shape, quick and scale_dim must name the same dimensions")
     return Kernel(
         kid,
-        raw["file"],
+        raw.get("file"),
         raw["name"],
         raw["origin"],
         raw["original"],

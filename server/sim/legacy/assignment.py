@@ -10,7 +10,11 @@ therefore counts the assigned tensor only; a result some later instruction uses 
 ``nl.loop_reduce(x, op, loop_indices)`` reads its destination: "the destination tile is also the rhs input to
 op" [v2.26.1 nki.language.loop_reduce], so ``t[...] = nl.loop_reduce(x, np.add, ...)`` is ``t[...] = t[...] + x``
 (nki-samples' flash-attention backward accumulates dQ per query tile this way, with other tiles' reductions from
-the same line in between).
+the same line in between). The reduction starts over at the first iteration of its loops (every loop index 0):
+there ``t[...]`` becomes ``x``, as a name-bound result does. Compiler-generated kernels (AccelOpt's NKIBench
+``rmsnorm_matmul``) reduce into an ``nl.ndarray`` nothing wrote before, and pass their NumPy check on hardware,
+so the unwritten destination cannot enter the first step (inferred); a destination zero-filled first gives the
+same sum either way.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ from nki_studio.sim.tensor_base import Storage
 
 # Storages of result tiles no later instruction has used yet.
 _fresh: weakref.WeakSet[Storage] = weakref.WeakSet()
-# Storage of a loop_reduce result -> (the reduced tile x, the operator): its destination is only known when assigned.
-_reductions: weakref.WeakKeyDictionary[Storage, tuple[NkiTensor, AluOp]] = weakref.WeakKeyDictionary()
+# Storage of a loop_reduce result -> (the reduced tile x, the operator, whether the reduction starts over): its
+# destination is only known when assigned.
+_reductions: weakref.WeakKeyDictionary[Storage, tuple[NkiTensor, AluOp, bool]] = weakref.WeakKeyDictionary()
 
 
 def fresh(result: NkiTensor) -> NkiTensor:
@@ -39,9 +44,10 @@ def fresh(result: NkiTensor) -> NkiTensor:
     return result
 
 
-def reduction(result: NkiTensor, x: NkiTensor, op: AluOp) -> NkiTensor:
-    """Mark ``result`` as ``loop_reduce``'s: assigned into ``t``, ``t`` becomes ``op(t, x)``."""
-    _reductions[fresh(result).storage] = (x, op)
+def reduction(result: NkiTensor, x: NkiTensor, op: AluOp, first: bool) -> NkiTensor:
+    """Mark ``result`` as ``loop_reduce``'s: assigned into ``t``, ``t`` becomes ``op(t, x)`` (``x`` when ``first``:
+    every reduction loop index is 0)."""
+    _reductions[fresh(result).storage] = (x, op, first)
     return result
 
 
@@ -72,7 +78,10 @@ def assign(target: NkiTensor, value: object) -> bool:
     if reduced is None:
         return False
     # The loop_reduce call issued the instruction; only its destination operand was unknown until now.
-    x, op = reduced
+    x, op, first = reduced
+    if first:
+        write(target, read(x).reshape(target.shape))
+        return True
     with np.errstate(all="ignore"):
         write(target, _common.apply(op, _common.mat(target), _common.mat(x)).reshape(target.shape))
     return True

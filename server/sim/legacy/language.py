@@ -99,10 +99,14 @@ def loop_reduce(
     ctx = context.current()
     out_dtype = dtypes.to_dtype(dtype) if dtype is not None else x.dtype
     previous = ctx.shared.get(key)
+    first = builtins.all(int(i) == 0 for i in indices)
     result = reduction(
-        _current.ndarray(x.shape, out_dtype, buffer=MemoryRegion.sbuf), x, alu_op("nl.loop_reduce", "op", op)
+        _current.ndarray(x.shape, out_dtype, buffer=MemoryRegion.sbuf),
+        x,
+        alu_op("nl.loop_reduce", "op", op),
+        first,
     )
-    if previous is None or builtins.all(int(i) == 0 for i in indices):
+    if previous is None or first:
         write(result, read(x))
     else:
         tensor_tensor(result, previous, x, op)

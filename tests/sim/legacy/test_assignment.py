@@ -108,3 +108,24 @@ def test_a_masked_call_assigned_into_a_tensor_writes_only_where_its_mask_holds(l
     expected[0, :, :16] += 1
     expected[1, :, :16] += 1
     np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
+def test_loop_reduce_into_an_unwritten_tile_starts_over_at_the_first_iteration(legacy):
+    # The compiler-generated pattern (AccelOpt NKIBench rmsnorm_matmul): an nl.ndarray nothing wrote, reduced
+    # into per row tile over the inner loop; its unwritten (NaN) values must not enter the first step.
+    source = """
+    @nki.jit
+    def row_sums(x):
+        # x: (2 row tiles, 4 column tiles, 128, 64); out[q] = row sums of x[q, :] over all column tiles
+        out = nl.ndarray((2, 128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((2, nl.par_dim(128), 1), dtype=nl.float32, buffer=nl.sbuf)
+        for q in nl.affine_range(2):
+            for k in nl.affine_range(4):
+                part = nisa.tensor_reduce(nl.add, data=nl.load(x[q, k]), axis=[1])
+                acc[q, nl.arange(128)[:, None], 0] = nl.loop_reduce(part, op=np.add, loop_indices=[k])
+            nl.store(out[q], value=acc[q, :, :])
+        return out
+    """
+    x = np.random.default_rng(14).random((2, 4, 128, 64), np.float32)
+    expected = x.sum(axis=(1, 3))[..., None]
+    np.testing.assert_allclose(legacy(source, x).outputs[0], expected, rtol=1e-5)
