@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from nki_studio.sim import context, dtypes, untaken
+from nki_studio.sim import alu, context, dtypes, untaken
 from nki_studio.sim.access import read, write
 from nki_studio.sim.errors import HardwareLimitError, SimulationError
 from nki_studio.sim.memory import MemoryRegion
@@ -98,6 +98,28 @@ def new_tile(
     return allocate(shape, dtype, buffer)
 
 
+def _free_size(x: object) -> int:
+    return int(np.prod(x.shape[1:])) if isinstance(x, NkiTensor) else 1
+
+
+def compiler_engine(name: str, engine: str, operands: Sequence[object]) -> str:
+    """The engine an element-wise ``nl`` helper runs on: ``engine``, except on NeuronCore-v2, where the compiler
+    puts arithmetic with at most one operand of more than one element per partition (a copy, a unary function, a
+    tile with a number or a per-partition column: what ``nisa.activation``/``tensor_scalar`` can do) on Scalar.
+
+    Inferred, as the trn1 choice for default-engine ``tensor_scalar`` (``isa.vector_ops.tensor_scalar``): no page
+    states it; the trn1 AccelOpt NKIBench profiles (``profile_results.csv`` Scalar/Vector active times) of
+    add_rmsnorm_matmul and matmul_add_rmsnorm measure more Scalar than Vector time (275/181 and 448/331 us) where
+    a Vector-only pricing of their ``nl.copy``/``nl.square``/tile-times-column ``nl.multiply`` gives Scalar 0, and lora's Scalar time (1,039 us) comes from its ``nl.copy``s alone. Two full tiles stay on
+    Vector (the Scalar engine reads one tile per instruction); bitwise operators stay on Vector."""
+    if engine != "vector" or context.current().options.target.generation.nc_version != 2:
+        return engine
+    op = alu.alu_op(name)
+    if op is not None and op.kind == alu.BITVEC:
+        return engine
+    return "scalar" if sum(_free_size(x) > 1 for x in operands) <= 1 else engine
+
+
 @untaken.tile_instruction
 def elementwise(
     name: str,
@@ -113,13 +135,15 @@ def elementwise(
     out_dtype = result_dtype(name, operands, dtype)
     shape = broadcast_shape(name, operands)
     out = new_tile(shape, out_dtype)
+    eng = compiler_engine(name, engine, operands)
     context.issue(
         f"nl.{name}",
-        engine,
+        eng,
         reads={f"x{i}": x for i, x in enumerate(operands)},
         writes={"dst": out},
         flops=out.size,
-        function=name if engine == "scalar" else "",
+        # An ALU operator on Scalar is priced like tensor_scalar there: no activation table (inferred).
+        function=name if eng == "scalar" and alu.activation_fn(name) is not None else "",
     )
     if raw:
         vals = [read(tile_arg(name, x), raw=True) if isinstance(x, NkiTensor) else x for x in operands]

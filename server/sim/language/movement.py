@@ -67,10 +67,23 @@ def load_transpose2d(src: NkiTensor, dtype: object = None, **_: object) -> NkiTe
 
 
 def copy(x: NkiTensor, dtype: object = None, **_: object) -> NkiTensor:
-    """A new SBUF tile with ``x``'s values (bit-exact when the dtype is unchanged)."""
+    """A new SBUF tile with ``x``'s values (bit-exact when the dtype is unchanged).
+
+    On NeuronCore-v2 a float copy is ``nisa.activation(op=nl.copy)`` on the Scalar engine: "Uses the Scalar Engine
+    via activation(op=copy)" (the nki.language.copy page of the NKI 0.4.0 era, general/nki/api/generated; the
+    legacy v2.26 page names no engine), which the trn1 AccelOpt NKIBench profiles confirm (lora's only Scalar
+    work is its ``nl.copy``s: 1,039 us measured). Integer copies stay bit-exact on Vector (the Scalar engine casts
+    through FP32: that the compiler avoids it for them is inferred)."""
     t = tile_arg("copy", x)
     out = new_tile(t.shape, t.dtype if dtype is None else dtypes.to_dtype(dtype))
-    nisa.tensor_copy(dst=out, src=t, engine=nisa.engine.vector)
+    if (
+        context.current().options.target.generation.nc_version == 2
+        and dtypes.is_float(t.dtype)
+        and dtypes.is_float(out.dtype)
+    ):
+        nisa.activation(dst=out, op="copy", data=t)
+    else:
+        nisa.tensor_copy(dst=out, src=t, engine=nisa.engine.vector)
     return out
 
 
