@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-.venv/bin/python}"
 "$PY" -m nki_studio.model.nki_api_generate
+"$PY" -m nki_studio.model.legacy_api_generate
 "$PY" -m nki_studio.nkilint.rule_docs
 "$PY" -m nki_studio.settings.generate
 "$PY" -m nki_studio.protocol.schema
