@@ -1,7 +1,10 @@
 """Write ``nki.injection.tmLanguage.json`` from the stubs, so the highlighted names are exactly the stubbed API.
 
-Run ``python syntaxes/build_grammar.py`` after changing the stubs; ``tests/intelligence/test_grammar_sync.py``
-fails while the committed grammar differs from what this script produces.
+The names only the legacy ``neuronxcc.nki`` API has (``nl.arange``, ``nl.mgrid``, ``nki.baremetal`` ...) come from
+its declaration (``nki_studio.model.legacy_api``) and get ``*.legacy.nki`` scopes, as do ``neuronxcc.nki`` module
+paths. Run ``python syntaxes/build_grammar.py`` (``bash scripts/generate.sh``) after changing the stubs or that
+declaration; ``tests/intelligence/test_grammar_sync.py`` fails while the committed grammar differs from what this
+script produces.
 """
 
 from __future__ import annotations
@@ -9,6 +12,9 @@ from __future__ import annotations
 import ast
 import json
 from pathlib import Path
+
+from nki_studio.model.legacy_api import MODULES as LEGACY_MODULES
+from nki_studio.model.legacy_api_generate import LEGACY, legacy_only
 
 ROOT = Path(__file__).resolve().parents[1]
 STUBS = ROOT / "server" / "stubs" / "nki"
@@ -18,11 +24,18 @@ BUFFERS = ("sbuf", "psum", "hbm", "private_hbm", "shared_hbm")
 LANGUAGE_ALIASES = r"(?:nl|language|nki\.language|neuronxcc\.nki\.language)"
 ISA_ALIASES = r"(?:nisa|isa|nki\.isa|neuronxcc\.nki\.isa)"
 COLLECTIVES_ALIASES = r"(?:ncc|nccl|collectives|nki\.collectives)"
+COMPILER_ALIASES = r"(?:ncc|compiler|nki\.compiler|neuronxcc\.nki\.compiler)"
+LEGACY_ALIASES = {
+    "": r"(?:neuronxcc\.)?nki",
+    "language": LANGUAGE_ALIASES,
+    "isa": ISA_ALIASES,
+    "compiler": COMPILER_ALIASES,
+}
 
 
-def public_names(module: str) -> dict[str, list[str]]:
+def public_names(module: str, stubs: Path = STUBS) -> dict[str, list[str]]:
     """Functions, classes and module-level constants of one stub."""
-    tree = ast.parse((STUBS / module / "__init__.pyi").read_text())
+    tree = ast.parse((stubs / module / "__init__.pyi").read_text())
     out: dict[str, list[str]] = {"function": [], "class": [], "constant": []}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
@@ -56,6 +69,27 @@ def member(prefix: str, names: list[str], scope: str) -> dict[str, object]:
     }
 
 
+def legacy() -> dict[str, object]:
+    """Legacy-only names by kind (as the legacy stubs declare them), then ``neuronxcc.nki`` module paths."""
+    patterns: list[dict[str, object]] = []
+    for path, names in legacy_only().items():
+        if not names:
+            continue
+        suffix = f"legacy.nki.{path}" if path else "legacy.nki"
+        for kind, declared in public_names(path, LEGACY).items():
+            chosen = [n for n in declared if n in names]
+            if chosen:
+                patterns.append(member(LEGACY_ALIASES[path], chosen, f"support.{kind}.{suffix}"))
+    submodules = sorted(m.path for m in LEGACY_MODULES if m.path not in ("", ".."))
+    patterns.append(
+        {
+            "match": rf"\b(neuronxcc(?:\.nki(?:\.(?:{'|'.join(submodules)}))?)?)\b",
+            "captures": {"1": {"name": "support.module.legacy.nki"}},
+        }
+    )
+    return {"patterns": patterns}
+
+
 def grammar() -> dict[str, object]:
     lang, isa, ccl = public_names("language"), public_names("isa"), public_names("collectives")
     dtypes = [
@@ -77,6 +111,7 @@ def grammar() -> dict[str, object]:
             {"include": "#language"},
             {"include": "#isa"},
             {"include": "#collectives"},
+            {"include": "#legacy"},
         ],
         "repository": {
             "spec-comment": {
@@ -134,6 +169,7 @@ def grammar() -> dict[str, object]:
                     member(COLLECTIVES_ALIASES, ccl["class"], "support.class.nki.collectives"),
                 ]
             },
+            "legacy": legacy(),
         },
     }
 

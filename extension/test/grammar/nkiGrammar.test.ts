@@ -134,6 +134,39 @@ describe('NKI injection grammar', () => {
     assert.ok(!unknown.some((s) => s.endsWith('.nki') || s.includes('.nki.')), unknown.join(' '));
   });
 
+  it('marks legacy-only names and neuronxcc.nki module paths as legacy', () => {
+    const source = [
+      'from neuronxcc import nki',
+      'import neuronxcc.nki.language as nl',
+      'import neuronxcc.nki.compiler as ncc',
+      '',
+      '',
+      '@nki.baremetal',
+      'def kernel(a):',
+      '    i_p = nl.arange(128)[:, None]',
+      '    i_x, i_y = nl.mgrid[0:128, 0:512]',
+      '    t = nl.ndarray((2, nl.par_dim(128), 512), nl.float32, buffer=ncc.sbuf.mod_alloc(base_addr=0))',
+      '    u = neuronxcc.nki.language.static_cast(t, nl.bfloat16)',
+      '    v = nl.load(a[i_p, i_y])',
+    ].join('\n');
+    const lines = tokenize(source);
+    const legacy = (marker: string, text: string, scope: string): void => {
+      assert.ok(scopesOf(lines, source, marker, text).includes(scope), `${text}: ${scope}`);
+    };
+    legacy('from neuronxcc', 'neuronxcc', 'support.module.legacy.nki');
+    legacy('import neuronxcc.nki.language', 'neuronxcc.nki.language', 'support.module.legacy.nki');
+    legacy('@nki.baremetal', 'baremetal', 'support.function.legacy.nki');
+    legacy('nl.arange', 'arange', 'support.function.legacy.nki.language');
+    legacy('nl.mgrid', 'mgrid', 'support.constant.legacy.nki.language');
+    legacy('nl.par_dim', 'par_dim', 'support.function.legacy.nki.language');
+    legacy('ncc.sbuf', 'sbuf', 'support.constant.legacy.nki.compiler');
+    legacy('static_cast', 'static_cast', 'support.function.legacy.nki.language');
+    // names both APIs have keep their current scopes
+    legacy('nl.ndarray((2', 'ndarray', 'support.function.nki.language');
+    legacy('nl.load', 'load', 'support.function.nki.language');
+    assert.ok(!scopesOf(lines, source, 'nl.load', 'load').some((s) => s.includes('legacy')));
+  });
+
   it('does nothing to plain Python names that only look similar', () => {
     const source = 'import numpy as np\nx = np.ndarray((2, 2), dtype=np.float32)\n';
     const lines = tokenize(source);
