@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nki_studio.model import nki_api
+
 
 @dataclass(frozen=True)
 class Derived:
@@ -69,6 +71,8 @@ LEGACY_KEYWORDS: dict[str, dict[str, str]] = {
     "isa": {"mask": "Mask", "dtype": "DTypeLike | None"},
 }
 CURRENT_ONLY_PARAMETERS: dict[str, tuple[str, ...]] = {"language": ("dst",), "isa": ("dst", "name")}
+# Functions of the current element-wise families added after Neuron 2.26 (trn3's ALU ops; not on the v2.26.1 pages).
+ADDED_AFTER_LEGACY = ("abs_max", "abs_min")
 
 LANGUAGE = LegacyModule(
     "language",
@@ -240,109 +244,19 @@ def empty_like(
                 },
             ),
         ),
+        # The element-wise and reduction families: every function of the current stub's section of that name
+        # (``nki_api``, generated from it), but for the later additions.
         Section(
             "unary math",
-            Derived(
-                (
-                    "abs",
-                    "negative",
-                    "sign",
-                    "square",
-                    "sqrt",
-                    "rsqrt",
-                    "reciprocal",
-                    "exp",
-                    "log",
-                    "sin",
-                    "cos",
-                    "tan",
-                    "arctan",
-                    "tanh",
-                    "ceil",
-                    "floor",
-                    "trunc",
-                    "invert",
-                    "logical_not",
-                ),
-                docs={
-                    "rsqrt": """``1/sqrt(x)``.""",
-                },
-            ),
+            Derived(nki_api.LANGUAGE_UNARY_MATH, docs={"rsqrt": """``1/sqrt(x)``."""}),
         ),
-        Section(
-            "activations",
-            Derived(
-                (
-                    "relu",
-                    "sigmoid",
-                    "silu",
-                    "silu_dx",
-                    "gelu",
-                    "gelu_dx",
-                    "gelu_apprx_sigmoid",
-                    "gelu_apprx_sigmoid_dx",
-                    "gelu_apprx_tanh",
-                    "mish",
-                    "softplus",
-                    "erf",
-                    "erf_dx",
-                ),
-            ),
-        ),
+        Section("activations", Derived(nki_api.LANGUAGE_ACTIVATIONS)),
         Section(
             "binary math",
-            Derived(
-                (
-                    "add",
-                    "subtract",
-                    "multiply",
-                    "divide",
-                    "maximum",
-                    "minimum",
-                    "power",
-                    "fmod",
-                    "mod",
-                    "equal",
-                    "not_equal",
-                    "less",
-                    "less_equal",
-                    "greater",
-                    "greater_equal",
-                    "bitwise_and",
-                    "bitwise_or",
-                    "bitwise_xor",
-                    "left_shift",
-                    "right_shift",
-                    "logical_and",
-                    "logical_or",
-                    "logical_xor",
-                ),
-            ),
+            Derived(tuple(n for n in nki_api.LANGUAGE_BINARY if n not in ADDED_AFTER_LEGACY)),
         ),
-        Section(
-            "reductions",
-            Derived(
-                (
-                    "sum",
-                    "max",
-                    "min",
-                    "mean",
-                    "prod",
-                    "var",
-                    "all",
-                ),
-            ),
-        ),
-        Section(
-            "normalisation and dropout",
-            Derived(
-                (
-                    "softmax",
-                    "rms_norm",
-                    "dropout",
-                ),
-            ),
-        ),
+        Section("reductions", Derived(nki_api.LANGUAGE_REDUCTIONS)),
+        Section("normalisation and dropout", Derived(nki_api.LANGUAGE_SHAPE_KEEPING)),
         Section(
             "legacy data movement",
             Declared('''
