@@ -31,6 +31,8 @@ class Derived:
 
     names: tuple[str, ...]
     docs: dict[str, str] = field(default_factory=dict)  # name -> legacy docstring, where it differs
+    # name -> its first parameter that is keyword-only in legacy (``activation(op, data, *, bias=None, ...)``)
+    keyword_only_from: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -405,38 +407,17 @@ def nc_matmul(
     and <= 512 (moving): ``(128, 126)`` and ``(128, 512)`` give a ``(126, 512)`` tile. ``psum_tile += nisa.nc_matmul(
     ...)`` accumulates a contraction over 128 in PSUM.
     """
-
-def activation(
-    op: Op,
-    data: NkiTensor,
-    *,
-    bias: Any = None,
-    scale: Any = 1.0,
-    reduce_op: Op = None,
-    reduce_res: NkiTensor | None = None,
-    reduce_cmd: reduce_cmd = ...,
-    mask: Mask = None,
-    dtype: DTypeLike | None = None,
-    **kwargs: Any,
-) -> ndarray:
-    """``op(data * scale + bias)`` on the Scalar engine, returned as a new tile; optionally reduced per partition
-    into the engine's registers / ``reduce_res`` [v2.26.1 nki.isa.activation]."""
-
-def activation_reduce(
-    op: Op,
-    data: NkiTensor,
-    *,
-    reduce_op: Op,
-    reduce_res: NkiTensor,
-    bias: Any = None,
-    scale: Any = 1.0,
-    mask: Mask = None,
-    dtype: DTypeLike | None = None,
-    **kwargs: Any,
-) -> ndarray:
-    """``activation`` plus a reduction of its result along the free dims into ``reduce_res`` (one element per
-    partition) [v2.26.1 nki.isa.activation_reduce]."""
 '''),
+            Derived(
+                ("activation", "activation_reduce"),
+                docs={
+                    "activation": """``op(data * scale + bias)`` on the Scalar engine, returned as a new tile; optionally reduced per partition
+    into the engine's registers / ``reduce_res`` [v2.26.1 nki.isa.activation].""",
+                    "activation_reduce": """``activation`` plus a reduction of its result along the free dims into ``reduce_res`` (one element per
+    partition) [v2.26.1 nki.isa.activation_reduce].""",
+                },
+                keyword_only_from={"activation": "bias", "activation_reduce": "reduce_op"},
+            ),
             Derived(
                 (
                     "nc_transpose",

@@ -64,10 +64,13 @@ def _declared_names(tree: ast.Module) -> set[str]:
     return {n for n in names if not n.startswith("_")}
 
 
-def legacy_function(path: str, name: str, doc: str | None = None) -> ast.FunctionDef:
+def legacy_function(
+    path: str, name: str, doc: str | None = None, keyword_only_from: str | None = None
+) -> ast.FunctionDef:
     """The current stub's ``nki.<path>.<name>`` in the legacy calling convention: no ``dst``/``name`` parameter,
-    the module's legacy keywords (``mask=``, on ``nki.isa`` also ``dtype=``) and ``**kwargs``, a new tile as the
-    result (``None`` stays ``None``), and ``doc`` (else the current docstring)."""
+    the parameters from ``keyword_only_from`` on keyword-only, the module's legacy keywords (``mask=``, on
+    ``nki.isa`` also ``dtype=``) and ``**kwargs``, a new tile as the result (``None`` stays ``None``), and ``doc``
+    (else the current docstring)."""
     fn = copy.deepcopy(_current_functions(path)[name])
     args, dropped = fn.args, set(CURRENT_ONLY_PARAMETERS[path])
     first_default = len(args.args) - len(args.defaults)
@@ -75,9 +78,10 @@ def legacy_function(path: str, name: str, doc: str | None = None) -> ast.Functio
         (a, args.defaults[i - first_default] if i >= first_default else None) for i, a in enumerate(args.args)
     ]
     kept = [(a, d) for a, d in kept if a.arg not in dropped]
-    args.args = [a for a, _ in kept]
-    args.defaults = [d for _, d in kept if d is not None]
-    keywords = [
+    split = next((i for i, (a, _) in enumerate(kept) if a.arg == keyword_only_from), len(kept))
+    args.args = [a for a, _ in kept[:split]]
+    args.defaults = [d for _, d in kept[:split] if d is not None]
+    keywords = kept[split:] + [
         (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if a.arg not in dropped
     ]
     for keyword, annotation in LEGACY_KEYWORDS[path].items():
@@ -96,7 +100,10 @@ def legacy_function(path: str, name: str, doc: str | None = None) -> ast.Functio
 def _render_part(path: str, part: Derived | Declared) -> list[str]:
     if isinstance(part, Declared):
         return [part.source.strip("\n")]
-    return [ast.unparse(legacy_function(path, name, part.docs.get(name))) for name in part.names]
+    return [
+        ast.unparse(legacy_function(path, name, part.docs.get(name), part.keyword_only_from.get(name)))
+        for name in part.names
+    ]
 
 
 def _ruff(text: str, path: Path) -> str:

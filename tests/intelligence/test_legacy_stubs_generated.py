@@ -37,6 +37,10 @@ def test_a_derived_function_is_the_current_one_in_the_legacy_calling_convention(
         " dtype: DTypeLike | None=None, **kwargs: Any -> ndarray"
     )
     assert _signature("language", "random_seed").endswith("-> None")
+    # the v2.26.1 page's keyword-only tail: ``activation(op, data, *, bias=None, ...)``
+    activation = legacy_api_generate.legacy_function("isa", "activation", keyword_only_from="bias")
+    assert [a.arg for a in activation.args.args] == ["op", "data"]
+    assert [a.arg for a in activation.args.kwonlyargs][:2] == ["bias", "scale"]
 
 
 @pytest.fixture

@@ -88,7 +88,7 @@ def activation_reduce(
     data: NkiTensor,
     *,
     reduce_op: Op,
-    reduce_res: NkiTensor,
+    reduce_res: NkiTensor | None,
     bias: Any = None,
     scale: Any = 1.0,
     mask: Mask = None,
