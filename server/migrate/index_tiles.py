@@ -435,7 +435,9 @@ def _mask(
     subscripts = [
         n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and tiles.uses_tiles(n.slice)
     ]
-    sliced = [n for o in operands for n in ast.walk(o) if _explicit(tiles, n)]
+    sliced = [
+        n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and _explicit(tiles, n)
+    ]
     reason = bounds if isinstance(bounds, str) else None
     if isinstance(bounds, dict):
         news = [_rewrite(src, tiles, n, bounds) for n in subscripts]
@@ -486,13 +488,9 @@ def _short(operand_tiles: _MaskOperands, operand: ast.expr) -> bool:
     return any(isinstance(n, ast.Name) and n.id in operand_tiles.bounded for n in ast.walk(operand))
 
 
-def _explicit(tiles: _IndexTiles, node: ast.AST) -> bool:
+def _explicit(tiles: _IndexTiles, node: ast.Subscript) -> bool:
     """A subscript with explicit slices and no index tile (``t[b, :, 0:k]``)."""
-    return (
-        isinstance(node, ast.Subscript)
-        and not tiles.uses_tiles(node.slice)
-        and any(isinstance(e, ast.Slice) for e in _elements(node))
-    )
+    return not tiles.uses_tiles(node.slice) and any(isinstance(e, ast.Slice) for e in _elements(node))
 
 
 def _cut(src: Source, node: ast.Subscript, bounds: dict[_Tile, str]) -> tuple[str, set[int]] | None:

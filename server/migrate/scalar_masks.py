@@ -192,14 +192,17 @@ def listed(src: Source) -> list[ManualStep]:
             parts = conjuncts_of(mask) if mask is not None else []
             if any(scalars.mask(p) is not None for p in parts):
                 steps.append(ManualStep(stmt.lineno, "mask=", RECIPE))
-        for stmt in ast.walk(func):
-            value = _value(stmt)
-            if value is not None and _nested(src, scalars, value) is None:
-                steps.append(ManualStep(stmt.lineno, "mask=", NESTED_RECIPE))
+        for node in ast.walk(func):
+            if (
+                isinstance(node, ast.stmt)
+                and (value := _value(node))
+                and _nested(src, scalars, value) is None
+            ):
+                steps.append(ManualStep(node.lineno, "mask=", NESTED_RECIPE))
     return steps
 
 
-def _value(stmt: ast.AST) -> ast.Call | None:
+def _value(stmt: ast.stmt) -> ast.Call | None:
     """The outermost call of a simple statement."""
     value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)) else None
     return value if isinstance(value, ast.Call) else None
@@ -212,10 +215,10 @@ def _nested(src: Source, scalars: Scalars, call: ast.Call) -> list[tuple[ast.Cal
     cond = scalars.mask(own.value) if own is not None else None
     found = []
     for node in ast.walk(call):
-        keyword = (
-            next((k for k in node.keywords if k.arg == "mask"), None) if isinstance(node, ast.Call) else None
-        )
-        if node is call or keyword is None or scalars.mask(keyword.value) is None:
+        if not isinstance(node, ast.Call) or node is call:
+            continue
+        keyword = next((k for k in node.keywords if k.arg == "mask"), None)
+        if keyword is None or scalars.mask(keyword.value) is None:
             continue
         if cond is None or scalars.mask(keyword.value) != cond:
             return None
