@@ -1,7 +1,9 @@
 """Legacy index tiles -> slices (deprecations.md §E: ``nl.arange`` index vectors and ``nl.mgrid`` -> integer
 slicing): ``i_p = base + nl.arange(128)[:, None]`` and ``i_f = nl.arange(512)[None, :]`` make ``t[i_p, i_f]``
 ``t[base:base + 128, 0:512]``; ``i_p, i_f = nl.mgrid[0:128, 0:512]`` and ``ix = nl.mgrid[...]`` (``ix.p``,
-``ix.x``) likewise. An index position may add an offset to a tile (``t[k * 128 + i_p, i_f]``).
+``ix.x``) likewise, and N-dimensional tiles (``nl.arange(4)[None, :, None]``). An index position may add an offset
+to a tile (``t[k * 128 + i_p, i_f]``). A name bound once to something else computed from tiles (a mask
+``valid = i_p < n``, a flat offset) is *derived*: masks are read through it, subscripts using it are no slices.
 
 A subscript is rewritten when every tile in it is a plain offset of one index tile and the tiles' axes are in
 order (partition tile before free tile; the result's layout then matches the legacy one, which the proof checks).
