@@ -1,7 +1,9 @@
 """Legacy index tiles -> slices (deprecations.md §E: ``nl.arange`` index vectors and ``nl.mgrid`` -> integer
 slicing): ``i_p = base + nl.arange(128)[:, None]`` and ``i_f = nl.arange(512)[None, :]`` make ``t[i_p, i_f]``
 ``t[base:base + 128, 0:512]``; ``i_p, i_f = nl.mgrid[0:128, 0:512]`` and ``ix = nl.mgrid[...]`` (``ix.p``,
-``ix.x``) likewise. An index position may add an offset to a tile (``t[k * 128 + i_p, i_f]``).
+``ix.x``) likewise, and N-dimensional tiles (``nl.arange(4)[None, :, None]``). An index position may add an offset
+to a tile (``t[k * 128 + i_p, i_f]``). A name bound once to something else computed from tiles (a mask
+``valid = i_p < n``, a flat offset) is *derived*: masks are read through it, subscripts using it are no slices.
 
 A subscript is rewritten when every tile in it is a plain offset of one index tile and the tiles' axes are in
 order (partition tile before free tile; the result's layout then matches the legacy one, which the proof checks).
@@ -34,21 +36,28 @@ class _Tile:
     def shifted(self, text: str) -> _Tile:
         return _Tile(self.axis, self.start, self.size, (*self.offset, text))
 
+    @property
+    def low(self) -> str:
+        """The first index (source text; ``"0"`` when there is no offset)."""
+        return " + ".join([*self.offset, *([self.start] if self.start != "0" else [])]) or "0"
+
     def as_slice(self, bound: str | None = None) -> str:
         """``low:high``; ``bound``: a mask's exclusive upper bound on the index (``low:min(high, bound)``)."""
-        parts = [*self.offset, *([self.start] if self.start != "0" else [])]
-        low = " + ".join(parts) or "0"
+        low = self.low
         high = f"{low} + {self.size}" if low != "0" else self.size
         return f"{low}:{high}" if bound is None else f"{low}:min({high}, {bound})"
 
     def extent(self, bound: str) -> str:
         """How many of the tile's indices are below ``bound`` (the length of ``as_slice(bound)``)."""
-        parts = [*self.offset, *([self.start] if self.start != "0" else [])]
-        low = " + ".join(parts)
-        high = f"{low} + {self.size}" if low else self.size
-        if not low:
-            return f"min({high}, {bound})"
-        return f"min({high}, {bound}) - {low if low.isidentifier() or low.isdigit() else f'({low})'}"
+        low = self.low
+        if low == "0":
+            return f"min({self.size}, {bound})"
+        return f"min({low} + {self.size}, {bound}) - {_atom(low)}"
+
+
+def _atom(text: str) -> str:
+    """``text`` parenthesised unless it is a name or a number."""
+    return text if text.isidentifier() or text.isdigit() else f"({text})"
 
 
 def _term(src: Source, node: ast.expr) -> str:
@@ -80,6 +89,7 @@ class _IndexTiles:
         self.names: dict[str, _Tile] = {}
         self.grids: dict[str, tuple[_Tile, _Tile]] = {}
         self.definitions: dict[str, list[ast.stmt]] = {}
+        self.derived: dict[str, ast.Assign] = {}
         for node in ast.walk(func):
             if not isinstance(node, ast.Assign) or len(node.targets) != 1:
                 continue
@@ -101,6 +111,48 @@ class _IndexTiles:
                         assert isinstance(e, ast.Name)
                         self.names[e.id] = t
                         self.definitions.setdefault(e.id, []).append(node)
+        self._derive(func)
+
+    def _derive(self, func: ast.AST) -> None:
+        """Names bound once to a value computed from index tiles that is not one (``valid = i_p < n``, ``offset =
+        512 * ix + iy``, ``m = helper(i_p)``): a ``mask=`` naming one is read through it, and a subscript using
+        one is not a plain slice."""
+        stores: dict[str, int] = {}
+        for n in ast.walk(func):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                stores[n.id] = stores.get(n.id, 0) + 1
+            elif isinstance(n, ast.arg):
+                stores[n.arg] = 2  # a parameter: bound by every call
+        single = [
+            node
+            for node in ast.walk(func)
+            if isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and stores.get(node.targets[0].id) == 1
+            and node.targets[0].id not in self.names
+        ]
+        changed = True
+        while changed:
+            changed = False
+            for node in single:
+                name = node.targets[0]
+                assert isinstance(name, ast.Name)
+                if name.id not in self.derived and self.uses_tiles(node.value):
+                    self.derived[name.id] = node
+                    changed = True
+
+    def conditions(self, mask: ast.expr) -> list[ast.expr]:
+        """The ``&``-joined conditions of a mask, mask names replaced by the conditions they are bound to."""
+        return [
+            c
+            for part in conjuncts_of(mask)
+            for c in (
+                self.conditions(self.derived[part.id].value)
+                if isinstance(part, ast.Name) and part.id in self.derived
+                else [part]
+            )
+        ]
 
     def _is(self, node: ast.expr, name: str) -> bool:
         return self.src.canonical(node) == f"{LANGUAGE}.{name}"
@@ -157,7 +209,7 @@ class _IndexTiles:
     def uses_tiles(self, node: ast.AST) -> bool:
         """Whether an index tile appears anywhere in ``node``."""
         for n in ast.walk(node):
-            if isinstance(n, ast.Name) and (n.id in self.names or n.id in self.grids):
+            if isinstance(n, ast.Name) and (n.id in self.names or n.id in self.grids or n.id in self.derived):
                 return True
             if isinstance(n, ast.Call) and (self._is(n.func, "arange") or self._is(n.func, "mgrid")):
                 return True
@@ -165,13 +217,15 @@ class _IndexTiles:
 
 
 def _expand_axis(key: ast.expr) -> int | None:
-    """``[:, None]`` -> 0, ``[None, :]`` -> 1."""
-    if not isinstance(key, ast.Tuple) or len(key.elts) != 2:
+    """The axis of one ``:`` among ``None``s: ``[:, None]`` -> 0, ``[None, :]`` -> 1, ``[None, None, :]`` -> 2
+    (an N-dimensional index tile varies along that axis only)."""
+    if not isinstance(key, ast.Tuple) or len(key.elts) < 2:
         return None
-    kinds = ["none" if isinstance(e, ast.Constant) and e.value is None else "all" for e in key.elts]
-    if any(isinstance(e, ast.Slice) and (e.lower or e.upper or e.step) for e in key.elts):
-        return None
-    return {("all", "none"): 0, ("none", "all"): 1}.get((kinds[0], kinds[1]))
+    full = [
+        i for i, e in enumerate(key.elts) if isinstance(e, ast.Slice) and not (e.lower or e.upper or e.step)
+    ]
+    nones = [e for e in key.elts if isinstance(e, ast.Constant) and e.value is None]
+    return full[0] if len(full) == 1 and len(nones) == len(key.elts) - 1 else None
 
 
 def run(src: Source) -> PassResult:
@@ -186,6 +240,7 @@ def run(src: Source) -> PassResult:
         for node in ast.walk(func):
             if isinstance(node, ast.Call):
                 _mask(src, tiles, operands, node, out, rewritten)
+        _delete_mask_names(src, tiles, func, rewritten, out)
         if not tiles.names and not tiles.grids:
             continue
         for node in ast.walk(func):
@@ -201,6 +256,33 @@ def run(src: Source) -> PassResult:
         _delete_unused(src, tiles, func, rewritten, out)
     _unrecognised(src, understood, out)
     return out
+
+
+def _delete_mask_names(
+    src: Source, tiles: _IndexTiles, func: ast.AST, rewritten: set[int], out: PassResult
+) -> None:
+    """Delete a mask name's definition once every mask naming it is a bound (its index tiles may go then); the
+    same for any derived name whose uses all went with rewritten masks."""
+    left = dict(tiles.derived)
+    while True:  # a name used only by another one deleted goes next
+        gone = [
+            (name, stmt)
+            for name, stmt in left.items()
+            if all(
+                id(n) in rewritten
+                for n in ast.walk(func)
+                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            )
+            and any(isinstance(n, ast.Name) and n.id == name and id(n) in rewritten for n in ast.walk(func))
+        ]
+        edits = [(name, stmt, src.delete_lines(stmt)) for name, stmt in gone]
+        if not any(edit is not None for _, _, edit in edits):
+            return
+        for name, stmt, edit in edits:
+            del left[name]
+            if edit is not None:
+                out.change(edit, stmt.lineno, "mask definition", "deleted (its masks are bounded slices now)")
+                rewritten.update(id(n) for n in ast.walk(stmt))
 
 
 def _unrecognised(src: Source, understood: set[int], out: PassResult) -> None:
@@ -235,22 +317,52 @@ def _defines(tiles: _IndexTiles, node: ast.Subscript) -> bool:
     )
 
 
-def _bounds(src: Source, tiles: _IndexTiles, conditions: list[ast.expr]) -> dict[_Tile, str] | None:
-    """``T < B`` / ``T <= B`` conditions: each index tile's exclusive upper bound; None for other conditions."""
+_RECIPE = "bound the slices instead (t[p0:min(p0 + 128, n)]) and slice the other operands to the same extent"
+
+
+def _bounds(src: Source, tiles: _IndexTiles, conditions: list[ast.expr]) -> dict[_Tile, str] | str:
+    """``T < B`` / ``T <= B`` conditions: each index tile's exclusive upper bound; for another condition, why it
+    cannot become a slice (the manual step's recipe)."""
     found: dict[_Tile, str] = {}
     for mask in conditions:
-        if not (
-            isinstance(mask, ast.Compare)
-            and len(mask.ops) == 1
-            and isinstance(mask.ops[0], (ast.Lt, ast.LtE))
-        ):
-            return None
+        if not (isinstance(mask, ast.Compare) and len(mask.ops) == 1):
+            return _why_not(src, tiles, mask)
         tile, bound = tiles.tile(mask.left), mask.comparators[0]
-        if tile is None or tiles.uses_tiles(bound) or tile in found:
-            return None
+        if not isinstance(mask.ops[0], (ast.Lt, ast.LtE)) or tile is None or tiles.uses_tiles(bound):
+            return _why_not(src, tiles, mask)
+        if tile in found:
+            return f"two bounds on one index tile: keep the smaller and {_RECIPE}"
         text = _term(src, bound)
         found[tile] = text if isinstance(mask.ops[0], ast.Lt) else f"{text} + 1"
     return found
+
+
+def _why_not(src: Source, tiles: _IndexTiles, condition: ast.expr) -> str:
+    """The recipe for a mask condition that is not ``index tile < bound``."""
+    text = " ".join(src.text_of(condition).split())
+    calls = [n for n in ast.walk(condition) if isinstance(n, ast.Call) and tiles.tile(n) is None]
+    if calls:
+        return (
+            f"the mask comes from a call (`{' '.join(src.text_of(calls[0]).split())}`): which index it bounds is not "
+            "visible here; "
+            f"write it as `index tile < bound` (then migrate again) or {_RECIPE}"
+        )
+    compare = condition if isinstance(condition, ast.Compare) and len(condition.ops) == 1 else None
+    sides = [compare.left, compare.comparators[0]] if compare is not None else []
+    if sum(1 for side in sides if tiles.uses_tiles(side)) == 2:
+        return (
+            f"`{text}` compares index tiles with each other (a triangular region, e.g. causal attention): no "
+            "slice expresses it; compute it with nisa.affine_select(dst=..., pattern=..., channel_multiplier=..., "
+            "on_true_tile=..., on_false_value=...) by hand"
+        )
+    if any(tiles.uses_tiles(side) and tiles.tile(side) is None for side in sides):
+        return (
+            f"`{text}` bounds a combination of index tiles (a flat offset such as `512 * ix + iy < n`): it cuts "
+            "whole rows plus part of one, and 0.7 tiles are rectangular with static sizes: write the whole rows as "
+            "one bounded slice (t[0:min(128, (n - base) // 512)]) and the partial row as a second one-row "
+            "instruction (t[r:r + 1, 0:(n - base) % 512]), or pad the tensors"
+        )
+    return f"only `index tile < bound` (or <=) masks are rewritten (`{text}` is not one): {_RECIPE}"
 
 
 class _MaskOperands:
@@ -305,15 +417,18 @@ def _mask(
     rewritten: set[int],
 ) -> None:
     """``mask=`` -> bounded slices (deprecations.md §E: "compute in-bounds slices with ``min()``"): each subscript
-    of the call indexed by a masked tile stops at the bound, every other operand that is a full-extent tile is
-    sliced to the same extent, and the mask goes. In the legacy API the masked-off elements were neither read
-    nor written; here the tiles are that much shorter, so what the call computes on the elements kept is
-    unchanged (the proof checks the kernel's outputs). Conditions that do not depend on the element (``&``-joined
+    of the call indexed by a masked tile stops at the bound, each explicit slice of an operand on a masked axis is
+    cut to the same extent (its slice positions in order are the mask's axes: ``t[b, :, 0:k]`` has axes 0 and 1),
+    every other operand that is a full-extent tile is sliced to the same extent, and the mask goes. In the legacy
+    API the masked-off elements were neither read nor written; here the tiles are that much shorter (a partial
+    last tile is a smaller tile whose size 0.7 still knows at trace time: the bounds are Python values there), so
+    what the call computes on the elements kept is unchanged (the proof checks the kernel's outputs). A mask named
+    (``valid = i_p < n``) is read through its name. Conditions that do not depend on the element (``&``-joined
     with the bounds, or alone) stay in the mask for ``scalar_masks``."""
     keyword = next((k for k in call.keywords if k.arg == "mask"), None)
     if keyword is None:
         return
-    conjuncts = conjuncts_of(keyword.value)
+    conjuncts = tiles.conditions(keyword.value)
     kept = [c for c in conjuncts if operand_tiles.scalars.scalar(c)]
     if len(kept) == len(conjuncts):
         return  # no index tile in it: scalar_masks' to rewrite
@@ -322,22 +437,35 @@ def _mask(
     subscripts = [
         n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and tiles.uses_tiles(n.slice)
     ]
-    news = [_rewrite(src, tiles, n, bounds) for n in subscripts] if bounds is not None else [None]
-    cut = src.keyword_cut(call, keyword)
-    if any(new is None for new in news) or cut is None:
-        out.manual.append(
-            ManualStep(
-                call.lineno,
-                "mask=",
-                "masks are gone: bound the slices instead (t[p0:min(p0 + 128, n)]) and slice the other operands "
-                "to the same extent (only `index tile < bound` masks on the call's own subscripts are rewritten)",
+    sliced = [
+        n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and _explicit(tiles, n)
+    ]
+    reason = bounds if isinstance(bounds, str) else None
+    if isinstance(bounds, dict):
+        news = [_rewrite(src, tiles, n, bounds) for n in subscripts]
+        cuts = [_cut(src, n, bounds) for n in sliced]
+        applied = {t.axis for n in subscripts for e in _elements(n) if (t := tiles.tile(e)) in bounds}
+        applied.update(axis for cut in cuts if cut is not None for axis in cut[1])
+        if any(operand_tiles.full(o) or _short(operand_tiles, o) for o in operands):
+            applied.update(t.axis for t in bounds)
+        if any(new is None for new in news) or any(cut is None for cut in cuts):
+            reason = f"an operand is accessed other than by plain slices or offset index tiles: {_RECIPE}"
+        elif not {t.axis for t in bounds} <= applied:
+            reason = (
+                f"the mask's index tiles index none of the call's operands on the axis they bound: {_RECIPE}"
             )
-        )
+    cut = src.keyword_cut(call, keyword)
+    if reason is not None or cut is None or not isinstance(bounds, dict):
+        out.manual.append(ManualStep(call.lineno, "mask=", f"masks are gone: {reason or _RECIPE}"))
         return
     for node, new in zip(subscripts, news, strict=True):
         assert new is not None
         out.change(src.replace(node, new), node.lineno, "mask", "bounded slice")
         rewritten.update(id(n) for n in ast.walk(node))
+    for node, sliced_cut in zip(sliced, cuts, strict=True):
+        assert sliced_cut is not None
+        if sliced_cut[1]:
+            out.change(src.replace(node, sliced_cut[0]), node.lineno, "mask", "bounded slice")
     for operand in operands:
         if bounds and operand_tiles.full(operand):
             assert isinstance(operand, ast.Name)
@@ -352,6 +480,44 @@ def _mask(
     rewritten.update(id(n) for n in ast.walk(keyword))
 
 
+def _elements(node: ast.Subscript) -> list[ast.expr]:
+    """The positions of a subscript's key."""
+    return node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+
+def _short(operand_tiles: _MaskOperands, operand: ast.expr) -> bool:
+    """Whether an operand computes on a tile that a masked call made (already of the bounded extent)."""
+    return any(isinstance(n, ast.Name) and n.id in operand_tiles.bounded for n in ast.walk(operand))
+
+
+def _explicit(tiles: _IndexTiles, node: ast.Subscript) -> bool:
+    """A subscript with explicit slices and no index tile (``t[b, :, 0:k]``)."""
+    return not tiles.uses_tiles(node.slice) and any(isinstance(e, ast.Slice) for e in _elements(node))
+
+
+def _cut(src: Source, node: ast.Subscript, bounds: dict[_Tile, str]) -> tuple[str, set[int]] | None:
+    """``node`` with the slice on each bounded axis cut to the bound's extent, and the axes cut (None: a stepped
+    slice, or a bounded axis the subscript has no slice for)."""
+    elements = _elements(node)
+    positions = [i for i, e in enumerate(elements) if isinstance(e, ast.Slice)]
+    parts = [src.text_of(e) for e in elements]
+    for tile, bound in bounds.items():
+        if tile.axis >= len(positions):
+            return None
+        element = elements[positions[tile.axis]]
+        assert isinstance(element, ast.Slice)
+        if element.step is not None:
+            return None
+        low = src.text_of(element.lower) if element.lower is not None else "0"
+        if low == "0":
+            parts[positions[tile.axis]] = f"0:{tile.extent(bound)}"
+        elif low == tile.low and element.upper is not None:
+            parts[positions[tile.axis]] = f"{low}:min({src.text_of(element.upper)}, {bound})"
+        else:
+            parts[positions[tile.axis]] = f"{low}:{low} + {tile.extent(bound)}"
+    return f"{src.text_of(node.value)}[{', '.join(parts)}]", {t.axis for t in bounds}
+
+
 def _edit(src: Source, start: int, end: int) -> TextEdit:
     """An edit deleting the absolute range ``start:end``."""
     return TextEdit(Span(*src.position(start), *src.position(end)), "")
@@ -360,9 +526,8 @@ def _edit(src: Source, start: int, end: int) -> TextEdit:
 def _rewrite(
     src: Source, tiles: _IndexTiles, node: ast.Subscript, bounds: dict[_Tile, str] | None = None
 ) -> str | None:
-    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     parts, axes = [], []
-    for e in elts:
+    for e in _elements(node):
         tile = tiles.tile(e)
         if tile is not None:
             parts.append(tile.as_slice((bounds or {}).get(tile)))

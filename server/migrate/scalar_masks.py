@@ -30,6 +30,11 @@ RECIPE = (
 )
 
 
+NESTED_RECIPE = (
+    "a call nested in another has a mask of its own that the statement's does not repeat: compute it into its own "
+    "tile first (x = nl.ndarray(...); under `if cond:` write x), then pass x"
+)
+
 _METADATA = frozenset({"shape", "dtype", "ndim"})
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 _INDEX_TILES = frozenset({f"{LANGUAGE}.arange", f"{LANGUAGE}.mgrid"})
@@ -45,7 +50,7 @@ class Scalars:
         # A parameter may be a tensor: it counts as a scalar only where the function uses it as one (inferred).
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             arguments = func.args
-            used = _used_as_scalars(src, func)
+            used = _used_as_scalars(src, func) | _configurations(func)
             for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
                 if a.arg not in used:
                     self.values[a.arg] = [ast.Name("?", ast.Load())]
@@ -124,6 +129,23 @@ def _used_as_scalars(src: Source, func: ast.AST) -> set[str]:
     return {n.id for p in places for n in ast.walk(p) if isinstance(n, ast.Name)}
 
 
+def _configurations(func: ast.AST) -> set[str]:
+    """Names the function only reads attributes of, never calling, subscripting or passing those (``cfg.tile_size``
+    in a condition): a configuration object's fields, not a tile's (a tile is subscripted, passed or has its methods
+    called; ``.shape``/``.dtype`` aside). Inferred from how legacy kernels take their settings (nki-samples'
+    ``flash_config``); the proof checks the outcome."""
+    parents = {id(child): node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
+    reads: dict[str, bool] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            parent = parents.get(id(node))
+            field = isinstance(parent, ast.Attribute) and parent.attr not in _METADATA | {"T"}
+            used = parents.get(id(parent)) if field else None
+            plain = field and not isinstance(used, (ast.Call, ast.Subscript))
+            reads[node.id] = reads.get(node.id, True) and plain
+    return {name for name, plain in reads.items() if plain}
+
+
 def _parenthesised(text: str) -> bool:
     """``(…)`` wrapping the whole text (not ``(a) < (b)``)."""
     if not (text.startswith("(") and text.endswith(")")):
@@ -170,7 +192,38 @@ def listed(src: Source) -> list[ManualStep]:
             parts = conjuncts_of(mask) if mask is not None else []
             if any(scalars.mask(p) is not None for p in parts):
                 steps.append(ManualStep(stmt.lineno, "mask=", RECIPE))
+        for node in ast.walk(func):
+            if (
+                isinstance(node, ast.stmt)
+                and (value := _value(node))
+                and _nested(src, scalars, value) is None
+            ):
+                steps.append(ManualStep(node.lineno, "mask=", NESTED_RECIPE))
     return steps
+
+
+def _value(stmt: ast.stmt) -> ast.Call | None:
+    """The outermost call of a simple statement."""
+    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)) else None
+    return value if isinstance(value, ast.Call) else None
+
+
+def _nested(src: Source, scalars: Scalars, call: ast.Call) -> list[tuple[ast.Call, ast.keyword]] | None:
+    """The calls nested in ``call`` with a scalar mask, each the same condition as ``call``'s own (under the
+    statement's ``if`` it holds, so theirs go with it); None when one has another mask (or ``call`` none)."""
+    own = next((k for k in call.keywords if k.arg == "mask"), None)
+    cond = scalars.mask(own.value) if own is not None else None
+    found = []
+    for node in ast.walk(call):
+        if not isinstance(node, ast.Call) or node is call:
+            continue
+        keyword = next((k for k in node.keywords if k.arg == "mask"), None)
+        if keyword is None or scalars.mask(keyword.value) is None:
+            continue
+        if cond is None or scalars.mask(keyword.value) != cond:
+            return None
+        found.append((node, keyword))
+    return found
 
 
 def conjuncts_of(mask: ast.expr) -> list[ast.expr]:
@@ -182,21 +235,25 @@ def conjuncts_of(mask: ast.expr) -> list[ast.expr]:
 
 def _statement(src: Source, scalars: Scalars, stmt: ast.stmt, out: PassResult) -> None:
     """Rewrite one simple statement whose outermost call has a scalar mask."""
-    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)) else None
-    if not isinstance(value, ast.Call):
+    value = _value(stmt)
+    if value is None:
         return
     keyword = next((k for k in value.keywords if k.arg == "mask"), None)
     cond = scalars.mask(keyword.value) if keyword is not None else None
-    if keyword is None or cond is None:
-        return
+    nested = _nested(src, scalars, value)
+    if keyword is None or cond is None or nested is None:
+        return  # a nested call's other mask: listed by ``listed``
     if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) for t in stmt.targets):
         return  # listed by ``listed`` from the original text (this pass runs after lines were deleted)
-    cut = src.keyword_cut(value, keyword)
-    if cut is None:
+    cuts = [src.keyword_cut(c, k) for c, k in [(value, keyword), *nested]]
+    if any(cut is None for cut in cuts):
         out.manual.append(ManualStep(stmt.lineno, "mask=", RECIPE))
         return
     start, end = src.bounds(stmt)
-    text = src.text[start : cut[0]] + src.text[cut[1] : end]
+    text, at = "", start
+    for cut in sorted(c for c in cuts if c is not None):
+        text, at = text + src.text[at : cut[0]], cut[1]
+    text += src.text[at:end]
     if src.delete_lines(stmt) is not None:
         new = f"if {cond}: {text}"
     elif isinstance(stmt, ast.Expr):

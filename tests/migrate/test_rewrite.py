@@ -138,6 +138,109 @@ def test_masked_instructions_slice_their_full_extent_operands_to_the_bound() -> 
     assert not m.manual and "mask" not in m.text
 
 
+def test_a_mask_held_in_a_name_is_read_through_it_and_its_definition_goes() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out, n):
+            for i in nl.affine_range(2):
+                ip = nl.arange(128)[:, None]
+                rows = i * 128 + ip
+                valid = rows < n
+                both = valid & (i < 1)
+                t = nl.load(a[rows], mask=valid)
+                nl.store(out[rows], value=t, mask=both)
+        """
+    )
+    assert "t = nl.load(a[i * 128:min(i * 128 + 128, n)])" in m.text
+    assert "if i < 1: nl.store(out[i * 128:min(i * 128 + 128, n)], value=t)" in m.text
+    assert not m.manual and "valid" not in m.text and "both" not in m.text
+
+
+def test_masks_bound_explicit_slices_on_their_axes() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, b, n):
+            i_p = nl.arange(128)[:, None, None] + 64
+            i_w = nl.arange(8)[None, None, :]
+            nisa.dma_copy(src=a[64:192, 0:4, 0:8], dst=b[3, :, 0:4, 0:8], mask=(i_p < n) & (i_w < 5))
+        """
+    )
+    # the positions that are slices, in order, are the mask's axes (b's leading 3 is no axis)
+    assert (
+        "src=a[64:min(192, n), 0:4, 0:min(8, 5)], dst=b[3, 0:min(64 + 128, n) - 64, 0:4, 0:min(8, 5)])"
+        in m.text
+    )
+    assert not m.manual
+
+
+@pytest.mark.parametrize(
+    ("mask", "reason"),
+    [
+        ("offset < n", "bounds a combination of index tiles (a flat offset"),
+        ("row_mask(ip, n)", "the mask comes from a call (`row_mask(ip, n)`)"),
+        ("ip >= jf", "compares index tiles with each other"),
+        ("ip > 3", "only `index tile < bound` (or <=) masks are rewritten"),
+    ],
+)
+def test_masks_that_are_no_slice_are_listed_with_the_reason(mask: str, reason: str) -> None:
+    m = migrate(
+        f"""\
+        @nki.jit
+        def k(a, n):
+            ip = nl.arange(128)[:, None]
+            jf = nl.arange(64)[None, :]
+            offset = 64 * ip + jf
+            return nl.load(a[ip, jf], mask={mask})
+        """
+    )
+    assert [(s.line, s.construct) for s in m.manual if s.construct == "mask="] == [(11, "mask=")]
+    assert reason in next(s.recipe for s in m.manual if s.construct == "mask=")
+
+
+def test_a_mask_whose_index_tiles_index_no_operand_is_listed_not_dropped() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out, n):
+            ip = nl.arange(128)[:, None]
+            nl.store(out[0, 0], value=a, mask=(ip < n))
+        """
+    )
+    assert "mask=(ip < n)" in m.text
+    assert "index none of the call's operands" in next(s.recipe for s in m.manual if s.construct == "mask=")
+
+
+def test_a_mask_repeated_on_a_nested_call_goes_with_the_outer_one_another_is_listed() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out):
+            for i in nl.affine_range(4):
+                x = nl.load(a[i])
+                nl.store(out[i], value=nl.exp(x, mask=(i < 3)), mask=(i < 3))
+                nl.store(out[i], value=nl.exp(x, mask=(i < 2)))
+        """
+    )
+    assert "if i < 3: nl.store(out[i], value=nl.exp(x))" in m.text
+    assert [(s.line, s.construct) for s in m.manual] == [(11, "mask=")]
+    assert "nested" in m.manual[0].recipe
+
+
+def test_fields_of_a_configuration_parameter_are_element_independent() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out, cfg):
+            for i in nl.affine_range(4):
+                t = nl.load(a[i])
+                nl.store(out[i], value=t, mask=(i * 128 < cfg.seq_len))
+        """
+    )
+    assert "if i * 128 < cfg.seq_len: nl.store(out[i], value=t)" in m.text and not m.manual
+
+
 def test_block_dims_fold_into_the_free_dims() -> None:
     m = migrate(
         """\
@@ -451,11 +554,26 @@ def test_an_index_tile_form_the_rewrite_does_not_know_is_listed() -> None:
         """\
         @nki.jit
         def k(a):
-            i_p = nl.arange(8)[:, None, None]
+            i_p = nl.arange(0, 8, 2)[:, None]
             return nl.load(a[i_p])
         """
     )
     assert [(s.line, s.construct) for s in m.manual] == [(8, "nl.arange")]
+
+
+def test_three_dimensional_index_tiles_become_slices() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            i_p = nl.arange(8)[:, None, None]
+            i_h = nl.arange(4)[None, :, None] + 2
+            i_w = nl.arange(16)[None, None, :]
+            return nl.load(a[i_p, i_h, i_w])
+        """
+    )
+    assert "return nl.load(a[0:8, 2:2 + 4, 0:16])" in m.text
+    assert not m.manual and "arange" not in m.text
 
 
 def test_masks_that_do_not_depend_on_the_element_become_an_if() -> None:
