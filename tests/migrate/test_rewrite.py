@@ -621,3 +621,32 @@ def test_a_shape_built_from_lists_folds() -> None:
     )
     assert "t = nl.ndarray((a.shape[0], 2, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)" in m.text
     assert "t[:, 1, :] = nl.load(a)" in m.text and not m.manual
+
+
+def test_block_dims_used_in_a_nested_function_fold_there_too() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            u = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+
+            def fill(b):
+                t[b, :, :] = nl.load(a)
+
+            def own(t):
+                return t[0]
+
+            def rebinds():
+                nonlocal u
+                u = None
+
+            fill(1)
+            return own(a), t[1], u[0]
+        """
+    )
+    assert "t = nl.ndarray((128, 2, 64), dtype=a.dtype, buffer=nl.sbuf)" in m.text
+    # the closure's subscript moves; a parameter named t is another variable, untouched
+    assert "t[:, b, :] = nl.load(a)" in m.text and "return t[0]" in m.text and "t[:, 1]" in m.text
+    # a nested function rebinding the tile (nonlocal) is not followed: listed
+    assert [(s.line, s.construct) for s in m.manual] == [(9, "nl.par_dim")]

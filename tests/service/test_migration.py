@@ -226,6 +226,40 @@ def test_block_dims_passed_to_a_helper_are_proven(tmp_path: Path) -> None:
     assert "dst[:, b, :] = nl.load(" in result["migrated"]
 
 
+# Block-dim tiles a nested function fills and reads (the nki-samples attention tutorials' closures).
+BLOCKED_CLOSURE = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[384,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    tiles = nl.ndarray((3, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+
+    def fill(b):
+        tiles[b, :, :] = nl.load(a[b * 128:(b + 1) * 128, :])
+
+    def scaled(b):
+        return nl.multiply(tiles[b], b + 1)
+
+    for b in nl.affine_range(3):
+        fill(b)
+    acc = nl.zeros((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    for b in nl.sequential_range(3):
+        acc[...] = nl.add(acc, scaled(b))
+    nl.store(out, value=acc)
+    return out
+"""
+
+
+def test_block_dims_used_in_a_nested_function_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, BLOCKED_CLOSURE)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "tiles[:, b, :] = nl.load(" in result["migrated"] and "tiles[:, b]" in result["migrated"]
+
+
 def test_kernels_without_manual_steps_are_proven_beside_those_with(tmp_path: Path) -> None:
     helper = """
 
