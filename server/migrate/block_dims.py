@@ -1,8 +1,8 @@
 """Legacy block dimensions -> folded free dims (deprecations.md §C: "``nl.ndarray((B, nl.par_dim(128), F))`` ->
 fold B into the free dims ``(128, B, F)``"; 0.7 has no ``nl.par_dim``, the partition dim is always dim 0).
 
-``t = nl.ndarray((B, nl.par_dim(P), F), ...)`` (any ``nl`` allocator whose shape tuple marks one dim with
-``nl.par_dim``) becomes ``nl.ndarray((P, B, F), ...)``; every subscript of ``t`` moves its partition index to the
+``t = nl.ndarray((B, nl.par_dim(P), F), ...)`` (any ``nl`` allocator, or the legacy ``nisa.memset``, whose shape
+tuple marks one dim with ``nl.par_dim``) becomes ``nl.ndarray((P, B, F), ...)``; every subscript of ``t`` moves its partition index to the
 front (``t[b, i_p, i_f]`` -> ``t[i_p, b, i_f]``) and a subscript naming only block indices selects all partitions
 (``t[b]`` -> ``t[:, b]``). The element ``t[b, p, f]`` of the legacy tile is then ``t[p, b, f]`` of the folded one,
 so every access reads and writes the same elements (the proof checks the kernel's outputs). A tile used other than
@@ -18,7 +18,7 @@ import ast
 from dataclasses import dataclass
 
 from nki_studio.migrate.result import ManualStep, PassResult
-from nki_studio.migrate.source import LANGUAGE, Source, functions
+from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 RECIPE = (
@@ -29,6 +29,15 @@ RECIPE = (
 
 def run(src: Source) -> PassResult:
     """Fold the block dims of every tile whose uses are all subscripts; list the others."""
+    return _fold(src)[0]
+
+
+def rewritten_markers(src: Source) -> set[int]:
+    """The ``nl.par_dim`` calls (by ``id``) this pass rewrites (folded or dropped)."""
+    return _fold(src)[1]
+
+
+def _fold(src: Source) -> tuple[PassResult, set[int]]:
     out = PassResult()
     understood: set[int] = set()
     for node in ast.walk(src.tree):
@@ -58,7 +67,7 @@ def run(src: Source) -> PassResult:
     for call, name in src.calls_to(LANGUAGE):
         if name == "par_dim" and id(call) not in understood:
             out.manual.append(ManualStep(call.lineno, "nl.par_dim", RECIPE))
-    return out
+    return out, understood
 
 
 @dataclass
@@ -245,8 +254,12 @@ def _own_nodes(func: ast.AST) -> list[ast.AST]:
 
 
 def _shape(src: Source, value: ast.expr) -> ast.Tuple | None:
-    """The shape tuple of an ``nl`` allocator call (first argument or ``shape=``)."""
-    if not isinstance(value, ast.Call) or (src.canonical(value.func) or "").rpartition(".")[0] != LANGUAGE:
+    """The shape tuple of an ``nl`` allocator call or a legacy ``nisa.memset`` (which allocates its result; first
+    argument or ``shape=``)."""
+    name = src.canonical(value.func) if isinstance(value, ast.Call) else None
+    if not isinstance(value, ast.Call) or (
+        (name or "").rpartition(".")[0] != LANGUAGE and name != f"{ISA}.memset"
+    ):
         return None
     shape = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "shape"), None)
     if isinstance(shape, ast.Tuple) or shape is None:

@@ -650,3 +650,79 @@ def test_block_dims_used_in_a_nested_function_fold_there_too() -> None:
     assert "t[:, b, :] = nl.load(a)" in m.text and "return t[0]" in m.text and "t[:, 1]" in m.text
     # a nested function rebinding the tile (nonlocal) is not followed: listed
     assert [(s.line, s.construct) for s in m.manual] == [(9, "nl.par_dim")]
+
+
+def test_value_returning_dma_transpose_partition_reduce_and_memset() -> None:
+    m = migrate(
+        """\
+        import numpy as np
+
+        @nki.jit
+        def k(a, b):
+            t = nl.load(a)
+            x = nisa.dma_transpose(t)
+            y = nisa.dma_transpose(b[0:4, :, :], axes=(2, 1, 0))
+            r = nisa.tensor_partition_reduce(np.add, t)
+            z = nisa.memset((nl.par_dim(128), 1), value=0.5, dtype=nl.float32)
+            q = nisa.memset((2, nl.par_dim(128), 4), 1, nl.int32, engine=nisa.vector_engine)
+            q[1] = nl.load(a)
+            x[:, 0:2] = nisa.memset((128, 2), 0.0, dtype=x.dtype)
+            w = nisa.memset((2, nl.par_dim(128), 4), 0.0, nl.float32)
+            u = nisa.dma_transpose(t, axes=order)
+            return w.shape
+        """
+    )
+    body = body_of(m).splitlines()
+    assert body[5] == (
+        "    x = nl.ndarray(tuple(reversed(t.shape)), dtype=t.dtype, buffer=nl.sbuf); nisa.dma_transpose(dst=x, src=t)"
+    )
+    assert body[6].startswith(
+        "    y = nl.ndarray((b[0:4, :, :].shape[2], b[0:4, :, :].shape[1], b[0:4, :, :].shape[0]),"
+    )
+    assert body[7] == (
+        "    r = nl.ndarray((1, *t.shape[1:]), dtype=t.dtype, buffer=nl.sbuf); "
+        "nisa.tensor_partition_reduce(dst=r, op=np.add, data=t)"
+    )
+    # memset allocates its result: a par_dim marker goes, block dims fold like an nl.ndarray's
+    assert (
+        body[8]
+        == "    z = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf); nisa.memset(dst=z, value=0.5)"
+    )
+    assert body[9] == (
+        "    q = nl.ndarray((128, 2, 4), dtype=nl.int32, buffer=nl.sbuf); "
+        "nisa.memset(dst=q, value=1, engine=nisa.vector_engine)"
+    )
+    assert body[10] == "    q[:, 1] = nl.load(a)" and body[11] == "    nisa.memset(dst=x[:, 0:2], value=0.0)"
+    # a block-dim memset result whose layout is read (.shape) and axes that are not literal: listed
+    assert [(s.line, s.construct) for s in m.manual] == [
+        (18, "nisa.memset value"),
+        (18, "nl.par_dim"),
+        (19, "nisa.dma_transpose value"),
+    ]
+
+
+def test_a_value_written_into_a_rebound_name_takes_the_reaching_allocations_dtype() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, b):
+            for i in nl.affine_range(2):
+                s = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                s[:, :] = nisa.tensor_copy(a, dtype=nl.float32)
+            s = nl.load(b)
+            t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+            for i in nl.affine_range(2):
+                t[:, :] = nisa.tensor_copy(a, dtype=nl.float32)
+                t = nl.load(b)
+            t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+            if b is None:
+                t = nl.load(a)
+            t[:, :] = nisa.tensor_copy(a, dtype=nl.float32)
+        """
+    )
+    assert "    nisa.tensor_copy(dst=s[:, :], src=a)" in body_of(m)
+    # rebound later in the loop (the next iteration sees the load) and in a branch: listed
+    assert [(s.line, s.construct) for s in m.manual] == [
+        (14, "nisa.tensor_copy value"),
+        (19, "nisa.tensor_copy value"),
+    ]

@@ -311,6 +311,46 @@ def test_value_returning_isa_calls_are_rewritten_and_proven(tmp_path: Path) -> N
     assert "nisa.nc_matmul(dst=prod, stationary=at, moving=bt)" in result["migrated"]
 
 
+# dma_transpose, tensor_partition_reduce and memset results, and a tile rebound in the function written with its
+# own dtype (the allocation reaching the write decides).
+ALLOCATED_VALUES = """\
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[128,64] b=bfloat16[64,128]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((129, 194), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    bt = nl.load(b)
+    tr = nisa.dma_transpose(bt)
+    total = nisa.tensor_partition_reduce(np.add, x)
+    ones = nisa.memset((nl.par_dim(128), 2), value=1.5, dtype=nl.float32)
+    res = nl.ndarray((128, 194), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(2):
+        buf = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+        buf[:, :] = nisa.tensor_copy(x, dtype=nl.float32)
+        res[:, i * 64:(i + 1) * 64] = nl.multiply(buf, i + 1)
+    buf = nl.load(a)
+    res[:, 128:192] = nl.copy(tr, dtype=nl.float32)
+    res[:, 192:194] = nl.copy(ones)
+    nl.store(out[0:128, :], value=res)
+    nl.store(out[128:129, 0:64], value=total)
+    return out
+"""
+
+
+def test_value_returning_transpose_partition_reduce_and_memset_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, ALLOCATED_VALUES)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "nisa.dma_transpose(dst=tr, src=bt)" in result["migrated"]
+    assert "nisa.memset(dst=ones, value=1.5)" in result["migrated"]
+    assert "nisa.tensor_copy(dst=buf[:, :], src=x)" in result["migrated"]
+
+
 ACCUMULATED = """\
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
