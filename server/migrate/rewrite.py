@@ -19,6 +19,7 @@ from nki_studio.migrate import (
     block_dims,
     entry_points,
     imports,
+    index_patterns,
     index_tiles,
     isa_results,
     iterators,
@@ -42,6 +43,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     iterators.run,
     block_dims.run,
     index_tiles.run,
+    index_patterns.run,  # after index_tiles, which lists its definitions unless this pass deletes them
     isa_results.run,
     scalar_masks.run,
     allocation.run,

@@ -726,3 +726,29 @@ def test_a_value_written_into_a_rebound_name_takes_the_reaching_allocations_dtyp
         (14, "nisa.tensor_copy value"),
         (19, "nisa.tensor_copy value"),
     ]
+
+
+def test_three_dim_index_tiles_become_access_patterns() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out, n):
+            t = nl.load(a)
+            i_p = nl.arange(128)[:, None, None]
+            i_a = nl.arange(6)[None, :, None] + n
+            i_b = nl.arange(8)[None, None, :]
+            out[i_p, i_b * 6 + i_a] = nl.copy(t[i_p, 2 * (i_a - n) * 4 + i_b])
+            j_p = nl.arange(128)[:, None, None]
+            j_a = nl.arange(6)[None, :, None]
+            nl.store(out[j_p, j_a], value=t)
+        """
+    )
+    body = body_of(m).splitlines()
+    # t[p, a * 8 + b]: grid axis a steps 8 elements of t's flat storage, b one; the offset n of i_a gives n * 6
+    assert body[3] == (
+        "    out.ap(pattern=[[out.shape[1], 128], [1, 6], [6, 8]], offset=n)[...] = "
+        "nl.copy(t.ap(pattern=[[t.shape[1], 128], [2 * 4, 6], [1, 8]], offset=n * 2 * 4 - n * 2 * 4))"
+    )
+    assert "i_p =" not in m.text and "i_b =" not in m.text
+    # a grid axis no index uses (j's third): left, listed
+    assert [(s.line, s.construct) for s in m.manual] == [(13, "nl.arange"), (14, "nl.arange")]

@@ -351,6 +351,40 @@ def test_value_returning_transpose_partition_reduce_and_memset_are_proven(tmp_pa
     assert "nisa.tensor_copy(dst=buf[:, :], src=x)" in result["migrated"]
 
 
+# Three-dim index tiles reading and writing flat free offsets (the nki-samples transpose tutorial's pattern), one
+# with a start and an offset, into an HBM tensor.
+GRID_TILES = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[128,48]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 48), dtype=a.dtype, buffer=nl.shared_hbm)
+    half = nl.ndarray((64, 24), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    i_p = nl.arange(128)[:, None, None]
+    i_a = nl.arange(6)[None, :, None]
+    i_b = nl.arange(8)[None, None, :]
+    u = nl.ndarray((128, 48), dtype=a.dtype, buffer=nl.sbuf)
+    u[i_p, i_b * 6 + i_a] = nl.copy(t[i_p, i_a * 8 + i_b])
+    nl.store(out, value=u)
+    j_p = nl.arange(64)[:, None, None] + 32
+    j_a = nl.arange(1, 4)[None, :, None]
+    j_b = nl.arange(8)[None, None, :]
+    nl.store(half[j_p - 32, (j_a - 1) * 8 + j_b], value=nl.exp(u[j_p, 2 * (j_a * 4) + j_b]))
+    return out, half
+"""
+
+
+def test_three_dim_index_tiles_become_access_patterns_and_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, GRID_TILES)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "u.ap(pattern=[[u.shape[1], 128], [1, 6], [6, 8]])[...] = nl.copy(" in result["migrated"]
+    assert "nl.arange" not in result["migrated"]
+
+
 ACCUMULATED = """\
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
