@@ -23,31 +23,31 @@ from nki_studio.migrate.source import LANGUAGE, Source, functions
 
 
 @dataclass(frozen=True)
-class _Linear:
+class Linear:
     """An affine expression of grid indices: per axis the coefficient terms, the constant terms (source text)."""
 
     coefficients: dict[int, tuple[str, ...]] = field(default_factory=dict)
     constants: tuple[str, ...] = ()
 
-    def plus(self, other: _Linear, sign: str = "") -> _Linear:
+    def plus(self, other: Linear, sign: str = "") -> Linear:
         merged = dict(self.coefficients)
         for axis, terms in other.coefficients.items():
             merged[axis] = (*merged.get(axis, ()), *(f"{sign}{_wrapped(t)}" if sign else t for t in terms))
         constants = (*self.constants, *(f"{sign}{_wrapped(t)}" if sign else t for t in other.constants))
-        return _Linear(merged, constants)
+        return Linear(merged, constants)
 
-    def times(self, factor: str) -> _Linear:
-        return _Linear(
+    def times(self, factor: str) -> Linear:
+        return Linear(
             {a: tuple(_product(t, factor) for t in ts) for a, ts in self.coefficients.items()},
             tuple(_product(t, factor) for t in self.constants),
         )
 
 
 @dataclass(frozen=True)
-class _GridTile:
+class GridTile:
     """A named grid index: its affine form, the grid's rank, and the size along its axis."""
 
-    linear: _Linear
+    linear: Linear
     rank: int
     axis: int
     size: str
@@ -66,17 +66,19 @@ def _product(term: str, factor: str) -> str:
     return term if factor == "1" else f"{left} * {right}"
 
 
-def _sum(terms: list[str]) -> str:
+def sum_of(terms: list[str]) -> str:
     text = " + ".join(terms) if terms else "0"
     return text.replace("+ -", "- ")
 
 
-class _Grid:
-    """The grid index tiles (``nl.arange(n)[None, :, None]`` and offsets of them, rank >= 3) one function defines."""
+class Grid:
+    """The grid index tiles (``nl.arange(n)[None, :, None]`` and offsets of them, of ``min_rank`` dims or more) one
+    function defines."""
 
-    def __init__(self, src: Source, func: ast.AST) -> None:
+    def __init__(self, src: Source, func: ast.AST, min_rank: int = 3) -> None:
         self.src = src
-        self.tiles: dict[str, _GridTile] = {}
+        self.min_rank = min_rank
+        self.tiles: dict[str, GridTile] = {}
         self.definitions: dict[str, ast.Assign] = {}
         assigned: dict[str, int] = {}
         for node in ast.walk(func):
@@ -93,7 +95,7 @@ class _Grid:
                 if tile is not None and assigned.get(name) == 1:
                     self.tiles[name], self.definitions[name] = tile, node
 
-    def _arange(self, node: ast.expr) -> _GridTile | None:
+    def _arange(self, node: ast.expr) -> GridTile | None:
         """``nl.arange(n)[None, :, None]`` / ``nl.arange(a, b)[...]`` with one ``:`` among three or more dims."""
         if not (
             isinstance(node, ast.Subscript)
@@ -101,7 +103,7 @@ class _Grid:
             and self.src.canonical(node.value.func) == f"{LANGUAGE}.arange"
             and not node.value.keywords
             and isinstance(node.slice, ast.Tuple)
-            and len(node.slice.elts) >= 3
+            and len(node.slice.elts) >= self.min_rank
         ):
             return None
         elts = node.slice.elts
@@ -115,10 +117,10 @@ class _Grid:
         start, size = (
             ("0", args[0]) if len(args) == 1 else (args[0], f"{_wrapped(args[1])} - {_wrapped(args[0])}")
         )
-        linear = _Linear({full[0]: ("1",)}, (start,) if start != "0" else ())
-        return _GridTile(linear, len(elts), full[0], size)
+        linear = Linear({full[0]: ("1",)}, (start,) if start != "0" else ())
+        return GridTile(linear, len(elts), full[0], size)
 
-    def _definition(self, node: ast.expr) -> _GridTile | None:
+    def _definition(self, node: ast.expr) -> GridTile | None:
         """A grid tile, or one plus a constant (``nl.arange(n)[:, None, None] + start``)."""
         tile = self._arange(node)
         if tile is not None:
@@ -127,8 +129,8 @@ class _Grid:
             for one, other in ((node.left, node.right), (node.right, node.left)):
                 tile = self._arange(one)
                 if tile is not None and not self.uses(other):
-                    constant = _Linear({}, (self.src.text_of(other),))
-                    return _GridTile(tile.linear.plus(constant), tile.rank, tile.axis, tile.size)
+                    constant = Linear({}, (self.src.text_of(other),))
+                    return GridTile(tile.linear.plus(constant), tile.rank, tile.axis, tile.size)
         return None
 
     def uses(self, node: ast.AST) -> bool:
@@ -138,10 +140,10 @@ class _Grid:
             for n in ast.walk(node)
         )
 
-    def linear(self, node: ast.expr, found: dict[str, _GridTile]) -> _Linear | None:
+    def linear(self, node: ast.expr, found: dict[str, GridTile]) -> Linear | None:
         """``node`` as an affine form of the grid indices (the tiles met go to ``found``); None when it is not."""
         if not self.uses(node):
-            return _Linear({}, (self.src.text_of(node),))
+            return Linear({}, (self.src.text_of(node),))
         tile = self.tiles.get(node.id) if isinstance(node, ast.Name) else self._arange(node)
         if tile is not None:
             found[self.src.text_of(node)] = tile
@@ -172,12 +174,12 @@ def _targets(node: ast.AST) -> list[str]:
     return []
 
 
-def _pattern(src: Source, grid: _Grid, node: ast.Subscript) -> str | None:
+def _pattern(src: Source, grid: Grid, node: ast.Subscript) -> str | None:
     """The ``.ap()`` form of ``node`` (a subscript of a name by grid tiles), or None."""
     if not isinstance(node.value, ast.Name):
         return None
     key = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    found: dict[str, _GridTile] = {}
+    found: dict[str, GridTile] = {}
     forms = [grid.linear(e, found) for e in key]
     ranks = {t.rank for t in found.values()}
     sizes: dict[int, set[str]] = {}
@@ -197,8 +199,8 @@ def _pattern(src: Source, grid: _Grid, node: ast.Subscript) -> str | None:
         for axis, terms in form.coefficients.items():
             steps[axis] += [_product(t, stride) for t in terms]
         constants += [_product(t, stride) for t in form.constants]
-    pairs = ", ".join(f"[{_sum(steps[k])}, {sizes[k].pop()}]" for k in range(rank))
-    offset = f", offset={_sum(constants)}" if constants else ""
+    pairs = ", ".join(f"[{sum_of(steps[k])}, {sizes[k].pop()}]" for k in range(rank))
+    offset = f", offset={sum_of(constants)}" if constants else ""
     view = f"{base}.ap(pattern=[{pairs}]{offset})"
     return f"{view}[...]" if isinstance(node.ctx, ast.Store) else view
 
@@ -212,7 +214,7 @@ def _rewrites(src: Source) -> tuple[list[tuple[ast.Subscript, str]], list[ast.As
     subscripts: list[tuple[ast.Subscript, str]] = []
     deleted: list[ast.Assign] = []
     for func in functions(src.tree):
-        grid = _Grid(src, func)
+        grid = Grid(src, func)
         if not grid.tiles:
             continue
         rewritten: set[int] = set()

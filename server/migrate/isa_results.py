@@ -41,7 +41,12 @@ _SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "tensor_tensor_scan": (("data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1"), "data0"),
     "tensor_partition_reduce": (("op", "data"), "data"),
     "dma_transpose": (("src", "axes", "priority", "dge_mode", "oob_mode"), "src"),
-    "memset": (("shape", "value", "dtype"), "shape"),  # its shape operand is the result's shape
+    "memset": (("shape", "value", "dtype"), "shape"),
+    # in the 0.7 operands affine_selects gave it (the legacy pred is its own pass's)
+    "affine_select": (
+        ("pattern", "channel_multiplier", "on_true_tile", "on_false_value", "cmp_op", "offset"),
+        "on_true_tile",
+    ),  # its shape operand is the result's shape
 }
 _PSUM = frozenset({"nc_matmul", "nc_transpose"})
 
@@ -164,6 +169,8 @@ def _rewrite(
     params, shaped = _SIGNATURES[leaf]
     if len(call.args) > len(params) or any(k.arg in (None, "dst") for k in call.keywords):
         return None
+    if leaf == "affine_select" and (call.args or any(k.arg == "pred" for k in call.keywords)):
+        return None  # the legacy predicate form: affine_selects did not rewrite it
     # a mask= left here is the mask pass's to rewrite or list
     args = {**dict(zip(params, call.args, strict=False)), **{str(k.arg): k.value for k in call.keywords}}
     dtype = args.pop("dtype", None)

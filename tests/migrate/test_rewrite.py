@@ -752,3 +752,35 @@ def test_three_dim_index_tiles_become_access_patterns() -> None:
     assert "i_p =" not in m.text and "i_b =" not in m.text
     # a grid axis no index uses (j's third): left, listed
     assert [(s.line, s.construct) for s in m.manual] == [(13, "nl.arange"), (14, "nl.arange")]
+
+
+def test_affine_select_predicates_become_its_0_7_operands() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, q0, k0):
+            t = nl.load(a)
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            r = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+            r[i_p, i_f] = nisa.affine_select(pred=(q0 + i_p >= k0 + 2 * i_f), on_true_tile=t[i_p, i_f], on_false_value=-9984.0, dtype=nl.float32)
+            s = nisa.affine_select(i_f < 8, t, 0.0)
+            pred = i_p == i_f
+            u = nisa.affine_select(pred, t, 0.0)
+        """
+    )
+    body = body_of(m).splitlines()
+    assert body[6] == (
+        "    nisa.affine_select(dst=r[0:128, 0:64], pattern=[[-2, 64]], channel_multiplier=1, on_true_tile=t[0:128, "
+        "0:64], on_false_value=-9984.0, cmp_op=nl.greater_equal, offset=q0 - k0)"
+    )
+    assert body[7] == (
+        "    s = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.sbuf); nisa.affine_select(dst=s, pattern=[[1, 64]], "
+        "channel_multiplier=0, on_true_tile=t, on_false_value=0.0, cmp_op=nl.less, offset=-8)"
+    )
+    # a predicate held in a name: listed (and the index tiles it uses)
+    assert [s.construct for s in m.manual] == [
+        "index tile `i_p`",
+        "index tile `i_f`",
+        "nisa.affine_select value",
+    ]
