@@ -121,13 +121,13 @@ class Grid:
         return GridTile(linear, len(elts), full[0], size)
 
     def _definition(self, node: ast.expr) -> GridTile | None:
-        """A grid tile, or one plus a constant (``nl.arange(n)[:, None, None] + start``)."""
+        """A grid tile, or one (or a grid tile's name) plus a constant (``nl.arange(n)[:, None, None] + start``)."""
         tile = self._arange(node)
         if tile is not None:
             return tile
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             for one, other in ((node.left, node.right), (node.right, node.left)):
-                tile = self._arange(one)
+                tile = self.tiles.get(one.id) if isinstance(one, ast.Name) else self._arange(one)
                 if tile is not None and not self.uses(other):
                     constant = Linear({}, (self.src.text_of(other),))
                     return GridTile(tile.linear.plus(constant), tile.rank, tile.axis, tile.size)

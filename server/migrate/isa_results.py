@@ -42,7 +42,8 @@ _SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "tensor_partition_reduce": (("op", "data"), "data"),
     "dma_transpose": (("src", "axes", "priority", "dge_mode", "oob_mode"), "src"),
     "memset": (("shape", "value", "dtype"), "shape"),
-    # in the 0.7 operands affine_selects gave it (the legacy pred is its own pass's)
+    "iota": ((), "shape"),  # in the 0.7 operands and the shape= affine_values gave it
+    # in the 0.7 operands affine_values gave it (the legacy pred is its own pass's)
     "affine_select": (
         ("pattern", "channel_multiplier", "on_true_tile", "on_false_value", "cmp_op", "offset"),
         "on_true_tile",
@@ -169,12 +170,14 @@ def _rewrite(
     params, shaped = _SIGNATURES[leaf]
     if len(call.args) > len(params) or any(k.arg in (None, "dst") for k in call.keywords):
         return None
-    if leaf == "affine_select" and (call.args or any(k.arg == "pred" for k in call.keywords)):
-        return None  # the legacy predicate form: affine_selects did not rewrite it
+    if leaf in ("affine_select", "iota") and (
+        call.args or any(k.arg in ("pred", "expr") for k in call.keywords)
+    ):
+        return None  # the legacy index-tile form: affine_values did not rewrite it
     # a mask= left here is the mask pass's to rewrite or list
     args = {**dict(zip(params, call.args, strict=False)), **{str(k.arg): k.value for k in call.keywords}}
     dtype = args.pop("dtype", None)
-    shape_of_result = args.pop("shape", None) if leaf == "memset" else None
+    shape_of_result = args.pop("shape", None) if shaped == "shape" else None
     keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in args.items())
     if isinstance(targets[0], ast.Subscript):
         # ``t[...] = nisa.op(...)`` wrote into (and cast to) the existing tile: it is the destination itself; a
@@ -184,8 +187,8 @@ def _rewrite(
         own = {dtypes.get(id(node)), f"{base.id}.dtype" if isinstance(base, ast.Name) else None} - {None}
         same = dtype is None or src.text_of(dtype) in own
         return f"{src.text_of(call.func)}(dst={target}, {keywords})" if same else None
-    if leaf == "memset":
-        shape = _memset_shape(src, shape_of_result, folded)
+    if shaped == "shape":
+        shape = _shape_operand(src, shape_of_result, folded)
         if shape is None or dtype is None:
             return None
         texts = ["", shape]
@@ -209,8 +212,9 @@ def _cheap(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) or (isinstance(node, ast.Subscript) and _cheap(node.value))
 
 
-def _memset_shape(src: Source, shape: ast.expr | None, folded: set[int]) -> str | None:
-    """The text of a legacy ``memset`` shape for ``nl.ndarray``; None while an ``nl.par_dim`` the block-dim pass
+def _shape_operand(src: Source, shape: ast.expr | None, folded: set[int]) -> str | None:
+    """The text of a ``shape=`` operand (legacy ``memset``; ``iota`` as affine_values left it) for ``nl.ndarray``;
+    None while an ``nl.par_dim`` the block-dim pass
     (which runs first) does not fold marks a dim (``folded``: those it does, by ``id``)."""
     if shape is None:
         return None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from nki_studio.core.findings import Fix
 from nki_studio.core.text_edits import apply_fixes_listed
 from nki_studio.migrate import (
-    affine_selects,
+    affine_values,
     allocation,
     block_dims,
     entry_points,
@@ -43,7 +43,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     entry_points.run,
     iterators.run,
     block_dims.run,
-    affine_selects.run,  # before index_tiles: its predicate's index tiles are then used no more
+    affine_values.run,  # before index_tiles: its predicate's index tiles are then used no more
     index_tiles.run,
     index_patterns.run,  # after index_tiles, which lists its definitions unless this pass deletes them
     isa_results.run,

@@ -244,7 +244,7 @@ def test_isa_queries_returning_values_in_0_7_too_are_not_listed() -> None:
         def k(a):
             if nisa.get_nc_version() >= nisa.nc_version.gen3:
                 a = a
-            x = nisa.iota(nl.arange(4)[None, :], dtype=nl.int32)
+            x = nisa.iota(nl.arange(4)[None, :] * nl.arange(4)[None, :], dtype=nl.int32)  # not affine: listed
         """
     )
     assert "nisa.iota value" in [s.construct for s in m.manual]
@@ -784,3 +784,29 @@ def test_affine_select_predicates_become_its_0_7_operands() -> None:
         "index tile `i_f`",
         "nisa.affine_select value",
     ]
+
+
+def test_iota_expressions_become_its_0_7_operands() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, n):
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            pos = n * 128 + i_p
+            x = nisa.iota(pos, dtype=nl.int32)
+            y = nisa.iota(i_p * 64 + i_f, nl.float32)
+            z = nisa.iota(3 * i_f, dtype=nl.int32)
+            w = nisa.iota(i_p * i_f, dtype=nl.int32)
+        """
+    )
+    body = body_of(m).splitlines()
+    # a partition tile alone gives a (P, 1) result; pos, used no more, goes
+    assert body[4] == (
+        "    x = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf); "
+        "nisa.iota(dst=x, pattern=[[0, 1]], offset=n * 128, channel_multiplier=1)"
+    )
+    assert body[5].endswith("nisa.iota(dst=y, pattern=[[1, 64]], offset=0, channel_multiplier=64)")
+    assert body[6].startswith("    z = nl.ndarray((1, 64), dtype=nl.int32, buffer=nl.sbuf); ")
+    # not affine: listed, with the tiles it keeps
+    assert sorted(s.construct for s in m.manual) == ["index tile `i_f`", "index tile `i_p`", "nisa.iota value"]

@@ -385,7 +385,8 @@ def test_three_dim_index_tiles_become_access_patterns_and_are_proven(tmp_path: P
     assert "nl.arange" not in result["migrated"]
 
 
-# Causal masks written the legacy way: an index-tile predicate (offsets from the loop, a scaled free index).
+# Causal masks and an iota written the legacy way: index-tile expressions (offsets from the loop, a scaled free index,
+# a name for an offset tile).
 AFFINE_SELECTS = """\
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
@@ -395,25 +396,31 @@ import neuronxcc.nki.isa as nisa
 # nki-studio: simulate a=float32[256,64]
 @nki.jit
 def k(a):
-    out = nl.ndarray((256, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    out = nl.ndarray((256, 192), dtype=nl.float32, buffer=nl.shared_hbm)
     i_p = nl.arange(128)[:, None]
     i_f = nl.arange(64)[None, :]
-    res = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+    res = nl.ndarray((128, 192), dtype=nl.float32, buffer=nl.sbuf)
     for i in nl.affine_range(2):
         t = nl.load(a[i * 128 + i_p, i_f])
         res[i_p, i_f] = nisa.affine_select(pred=(i * 128 + i_p >= 2 * i_f + 10), on_true_tile=t,
                                            on_false_value=-9984.0, dtype=nl.float32)
         low = nisa.affine_select(i_f < i * 16 + 8, t, 0.0)
         res[:, 64:128] = nl.copy(low)
+        row = i * 128 + i_p
+        res[:, 128:192] = nisa.iota(row * 3 - i_f, dtype=nl.float32)
         nl.store(out[i * 128:(i + 1) * 128, :], value=res)
     return out
 """
 
 
-def test_affine_select_predicates_are_rewritten_and_proven(tmp_path: Path) -> None:
+def test_affine_select_predicates_and_iota_expressions_are_rewritten_and_proven(tmp_path: Path) -> None:
     result = migrate(str(_file(tmp_path, AFFINE_SELECTS)), TRUSTED)
     assert result["status"] == "proven", result["message"]
     assert "cmp_op=nl.greater_equal, offset=i * 128 - 10)" in result["migrated"]
+    assert (
+        "nisa.iota(dst=res[:, 128:192], pattern=[[-1, 64]], offset=i * 128 * 3, channel_multiplier=3)"
+        in (result["migrated"])
+    )
     assert "nl.arange" not in result["migrated"]
 
 
