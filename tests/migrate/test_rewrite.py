@@ -809,4 +809,8 @@ def test_iota_expressions_become_its_0_7_operands() -> None:
     assert body[5].endswith("nisa.iota(dst=y, pattern=[[1, 64]], offset=0, channel_multiplier=64)")
     assert body[6].startswith("    z = nl.ndarray((1, 64), dtype=nl.int32, buffer=nl.sbuf); ")
     # not affine: listed, with the tiles it keeps
-    assert sorted(s.construct for s in m.manual) == ["index tile `i_f`", "index tile `i_p`", "nisa.iota value"]
+    assert sorted(s.construct for s in m.manual) == [
+        "index tile `i_f`",
+        "index tile `i_p`",
+        "nisa.iota value",
+    ]
