@@ -1,12 +1,14 @@
 """Legacy block dimensions -> folded free dims (deprecations.md §C: "``nl.ndarray((B, nl.par_dim(128), F))`` ->
 fold B into the free dims ``(128, B, F)``"; 0.7 has no ``nl.par_dim``, the partition dim is always dim 0).
 
-``t = nl.ndarray((B, nl.par_dim(P), F), ...)`` (any ``nl`` allocator whose shape tuple marks one dim with
-``nl.par_dim``) becomes ``nl.ndarray((P, B, F), ...)``; every subscript of ``t`` moves its partition index to the
+``t = nl.ndarray((B, nl.par_dim(P), F), ...)`` (any ``nl`` allocator, or the legacy ``nisa.memset``, whose shape
+tuple marks one dim with ``nl.par_dim``) becomes ``nl.ndarray((P, B, F), ...)``; every subscript of ``t`` moves its partition index to the
 front (``t[b, i_p, i_f]`` -> ``t[i_p, b, i_f]``) and a subscript naming only block indices selects all partitions
 (``t[b]`` -> ``t[:, b]``). The element ``t[b, p, f]`` of the legacy tile is then ``t[p, b, f]`` of the folded one,
 so every access reads and writes the same elements (the proof checks the kernel's outputs). A tile used other than
-by subscripts (passed on, ``.shape``, ``t[...]``) keeps its block dims and is listed with the recipe; without a
+by subscripts (passed on, ``.shape``, ``t[...]``) keeps its block dims and is listed with the recipe (a function
+nested where the tile is allocated uses the same tile: its subscripts move too, unless it has its own variable of
+that name; the nki-samples attention tutorials' ``qk_max(i_tile_q)`` closures); without a
 block dim (``(nl.par_dim(P), F)``) the layout is unchanged and only the marker goes.
 """
 
@@ -16,8 +18,9 @@ import ast
 from dataclasses import dataclass
 
 from nki_studio.migrate.result import ManualStep, PassResult
-from nki_studio.migrate.source import LANGUAGE, Source, functions
+from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
 
+_Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 RECIPE = (
     "block dimensions are gone: fold the block into the free dims ((128, B, F)) and index t[p, b, f], keep a "
     "list of tiles, or allocate the tile inside the loop"
@@ -26,6 +29,15 @@ RECIPE = (
 
 def run(src: Source) -> PassResult:
     """Fold the block dims of every tile whose uses are all subscripts; list the others."""
+    return _fold(src)[0]
+
+
+def rewritten_markers(src: Source) -> set[int]:
+    """The ``nl.par_dim`` calls (by ``id``) this pass rewrites (folded or dropped)."""
+    return _fold(src)[1]
+
+
+def _fold(src: Source) -> tuple[PassResult, set[int]]:
     out = PassResult()
     understood: set[int] = set()
     for node in ast.walk(src.tree):
@@ -55,7 +67,7 @@ def run(src: Source) -> PassResult:
     for call, name in src.calls_to(LANGUAGE):
         if name == "par_dim" and id(call) not in understood:
             out.manual.append(ManualStep(call.lineno, "nl.par_dim", RECIPE))
-    return out
+    return out, understood
 
 
 @dataclass
@@ -133,8 +145,25 @@ class _Folding:
                 self.callers.setdefault(passed, []).append(tile)
             else:
                 tile.ok = False
-        if any(isinstance(n, ast.Name) and n.id == name for f in _nested(func) for n in ast.walk(f)):
-            tile.ok = False  # a nested function sees it too
+        for nested in _nested(func):
+            self._closure_uses(nested, name, tile)
+
+    def _closure_uses(self, nested: _Function, name: str, tile: _Tile) -> None:
+        """The uses of the tile in a function nested where it is allocated (a closure: the same tile, so the
+        same rules); a function that binds the name itself has its own variable. Its defaults and decorators run
+        in the enclosing scope, and a ``nonlocal``/``global`` rebinding is not followed: either keeps the tile."""
+        outer = [
+            *([] if isinstance(nested, ast.Lambda) else nested.decorator_list),
+            *nested.args.defaults,
+            *(d for d in nested.args.kw_defaults if d is not None),
+        ]
+        own = _own_nodes(nested)
+        if any(isinstance(n, ast.Name) and n.id == name for e in outer for n in ast.walk(e)) or any(
+            isinstance(n, (ast.Nonlocal, ast.Global)) and name in n.names for n in own
+        ):
+            tile.ok = False
+        elif not _binds(nested, name, own):
+            self._uses(nested, name, tile, set())
 
     def _passed(
         self, parent: ast.AST | None, grandparent: ast.AST | None, use: ast.Name
@@ -191,9 +220,21 @@ def _parameter(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
     )
 
 
-def _nested(func: ast.AST) -> list[ast.AST]:
+def _binds(func: _Function, name: str, own: list[ast.AST]) -> bool:
+    """``func`` has its own variable ``name``: a parameter, or a name it assigns (``own``: its own nodes)."""
+    args = func.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return any(a is not None and a.arg == name for a in params) or any(
+        (isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load))
+        or (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name)
+        or (isinstance(n, ast.alias) and (n.asname or n.name.partition(".")[0]) == name)
+        for n in own
+    )
+
+
+def _nested(func: ast.AST) -> list[_Function]:
     """The functions defined inside ``func`` (outermost ones)."""
-    found: list[ast.AST] = []
+    found: list[_Function] = []
     for child in ast.iter_child_nodes(func):
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             found.append(child)
@@ -213,8 +254,12 @@ def _own_nodes(func: ast.AST) -> list[ast.AST]:
 
 
 def _shape(src: Source, value: ast.expr) -> ast.Tuple | None:
-    """The shape tuple of an ``nl`` allocator call (first argument or ``shape=``)."""
-    if not isinstance(value, ast.Call) or (src.canonical(value.func) or "").rpartition(".")[0] != LANGUAGE:
+    """The shape tuple of an ``nl`` allocator call or a legacy ``nisa.memset`` (which allocates its result; first
+    argument or ``shape=``)."""
+    name = src.canonical(value.func) if isinstance(value, ast.Call) else None
+    if not isinstance(value, ast.Call) or (
+        (name or "").rpartition(".")[0] != LANGUAGE and name != f"{ISA}.memset"
+    ):
         return None
     shape = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "shape"), None)
     if isinstance(shape, ast.Tuple) or shape is None:

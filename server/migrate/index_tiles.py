@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass
 
 from nki_studio.core.findings import Span, TextEdit
+from nki_studio.migrate import index_patterns
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.scalar_masks import Scalars, conjuncts_of
 from nki_studio.migrate.source import LANGUAGE, Source, functions
@@ -254,7 +255,7 @@ def run(src: Source) -> PassResult:
                 rewritten.update(id(n) for n in ast.walk(node.slice))
         understood.update(rewritten)
         _delete_unused(src, tiles, func, rewritten, out)
-    _unrecognised(src, understood, out)
+    _unrecognised(src, understood | index_patterns.rewritten_definitions(src), out)
     return out
 
 

@@ -19,7 +19,9 @@ Other value-returning calls (other instructions, operands that are expressions) 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
+from nki_studio.migrate import block_dims
 from nki_studio.migrate.result import PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
 
@@ -37,6 +39,15 @@ _SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "tensor_scalar_reduce": (("data", "op0", "operand0", "reduce_op", "reduce_res", "reverse0"), "data"),
     "scalar_tensor_tensor": (("data", "op0", "operand0", "op1", "operand1", "reverse0", "reverse1"), "data"),
     "tensor_tensor_scan": (("data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1"), "data0"),
+    "tensor_partition_reduce": (("op", "data"), "data"),
+    "dma_transpose": (("src", "axes", "priority", "dge_mode", "oob_mode"), "src"),
+    "memset": (("shape", "value", "dtype"), "shape"),
+    "iota": ((), "shape"),  # in the 0.7 operands and the shape= affine_values gave it
+    # in the 0.7 operands affine_values gave it (the legacy pred is its own pass's)
+    "affine_select": (
+        ("pattern", "channel_multiplier", "on_true_tile", "on_false_value", "cmp_op", "offset"),
+        "on_true_tile",
+    ),  # its shape operand is the result's shape
 }
 _PSUM = frozenset({"nc_matmul", "nc_transpose"})
 
@@ -47,7 +58,9 @@ def run(src: Source) -> PassResult:
     nl = src.alias_of(LANGUAGE, "nl")
     dtypes = _allocated_dtypes(src)
     for node in ast.walk(src.tree):
-        new = _rewrite(src, node, nl, dtypes) if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        new = (
+            _rewrite(src, node, nl, dtypes, set()) if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        )
         if new is not None:
             assert isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call)
             leaf = (src.canonical(node.value.func) or "").rpartition(".")[2]
@@ -57,11 +70,12 @@ def run(src: Source) -> PassResult:
 
 def rewritten_calls(src: Source) -> set[int]:
     """The value-returning calls of ``src`` this pass rewrites (``manual.py`` lists the others)."""
-    dtypes = _allocated_dtypes(src)
+    dtypes, folded = _allocated_dtypes(src), block_dims.rewritten_markers(src)
     return {
         id(node.value)
         for node in ast.walk(src.tree)
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and _rewrite(src, node, "nl", dtypes) is not None
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        and _rewrite(src, node, "nl", dtypes, folded) is not None
     }
 
 
@@ -77,17 +91,71 @@ def _allocated_dtypes(src: Source) -> dict[int, str]:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         seen.setdefault(target.id, set()).add(src.text_of(dtype) if dtype is not None else "")
+        parents = {id(c): n for n in ast.walk(func) for c in ast.iter_child_nodes(n)}
         for node in ast.walk(func):
             if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
                 base = node.targets[0].value
                 texts = seen.get(base.id, set()) if isinstance(base, ast.Name) else set()
                 if len(texts) == 1 and "" not in texts:
                     out[id(node)] = next(iter(texts))
+                elif (
+                    isinstance(base, ast.Name) and (reaching := _reaching(node, base.id, parents)) is not None
+                ):
+                    out[id(node)] = src.text_of(reaching)
     return out
 
 
-def _rewrite(src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dict[int, str]) -> str | None:
-    """The allocation and ``dst=`` call replacing ``node``, or None when it is not such a statement."""
+def _reaching(node: ast.stmt, name: str, parents: dict[int, ast.AST]) -> ast.expr | None:
+    """The ``dtype=`` of the one assignment to ``name`` that reaches ``node`` when it is the nearest one before it
+    in its own or an enclosing block (``name = call(..., dtype=D)``, the name rebound elsewhere in the function:
+    the nki-samples attention tutorial reuses ``scores_buf``), and no loop between them assigns ``name`` (a later
+    iteration would see that); None otherwise (branches and ``try`` are not followed)."""
+    child: ast.AST = node
+    loops: list[ast.AST] = []
+    while not isinstance(
+        parent := parents.get(id(child)), (ast.FunctionDef, ast.AsyncFunctionDef, type(None))
+    ):
+        if hasattr(parent, "handlers"):  # try (and try*): which statements ran is not known
+            return None
+        block = next(
+            (
+                b
+                for b in (getattr(parent, f, None) for f in ("body", "orelse"))
+                if isinstance(b, list) and any(s is child for s in b)
+            ),
+            None,
+        )
+        if block is not None:
+            for before in reversed(block[: next(i for i, s in enumerate(block) if s is child)]):
+                if not _assigns(before, name):
+                    continue
+                dtype = (
+                    next((k.value for k in before.value.keywords if k.arg == "dtype"), None)
+                    if isinstance(before, ast.Assign)
+                    and isinstance(before.value, ast.Call)
+                    and len(before.targets) == 1
+                    and isinstance(before.targets[0], ast.Name)
+                    else None
+                )
+                return None if dtype is None or any(_assigns(loop, name) for loop in loops) else dtype
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+            loops.append(parent)
+        child = parent
+    return None
+
+
+def _assigns(node: ast.AST, name: str) -> bool:
+    """``node`` binds ``name`` somewhere."""
+    return any(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(node)
+    )
+
+
+def _rewrite(
+    src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dict[int, str], folded: set[int]
+) -> str | None:
+    """The allocation and ``dst=`` call replacing ``node``, or None when it is not such a statement (``folded``: the
+    ``nl.par_dim`` markers the block-dim pass rewrites before this one runs)."""
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     if not (
         len(targets) == 1
@@ -102,9 +170,14 @@ def _rewrite(src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dic
     params, shaped = _SIGNATURES[leaf]
     if len(call.args) > len(params) or any(k.arg in (None, "dst") for k in call.keywords):
         return None
+    if leaf in ("affine_select", "iota") and (
+        call.args or any(k.arg in ("pred", "expr") for k in call.keywords)
+    ):
+        return None  # the legacy index-tile form: affine_values did not rewrite it
     # a mask= left here is the mask pass's to rewrite or list
     args = {**dict(zip(params, call.args, strict=False)), **{str(k.arg): k.value for k in call.keywords}}
     dtype = args.pop("dtype", None)
+    shape_of_result = args.pop("shape", None) if shaped == "shape" else None
     keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in args.items())
     if isinstance(targets[0], ast.Subscript):
         # ``t[...] = nisa.op(...)`` wrote into (and cast to) the existing tile: it is the destination itself; a
@@ -114,12 +187,18 @@ def _rewrite(src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dic
         own = {dtypes.get(id(node)), f"{base.id}.dtype" if isinstance(base, ast.Name) else None} - {None}
         same = dtype is None or src.text_of(dtype) in own
         return f"{src.text_of(call.func)}(dst={target}, {keywords})" if same else None
-    operands = [args.get(shaped), args.get("moving")] if leaf == "nc_matmul" else [args.get(shaped)]
-    if any(o is None or not _cheap(o) for o in operands):
-        return None
-    texts = [src.text_of(o) for o in operands if o is not None]
-    if leaf == "tensor_reduce":
-        shape = _reduced_shape(texts[0], args.get("axis"), args.get("keepdims"))
+    if shaped == "shape":
+        shape = _shape_operand(src, shape_of_result, folded)
+        if shape is None or dtype is None:
+            return None
+        texts = ["", shape]
+    else:
+        operands = [args.get(shaped), args.get("moving")] if leaf == "nc_matmul" else [args.get(shaped)]
+        if any(o is None or not _cheap(o) for o in operands):
+            return None
+        texts = [src.text_of(o) for o in operands if o is not None]
+    if leaf in _SHAPED:
+        shape = _SHAPED[leaf](texts[0], args)
         if shape is None:
             return None
         texts.append(shape)
@@ -133,9 +212,24 @@ def _cheap(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) or (isinstance(node, ast.Subscript) and _cheap(node.value))
 
 
-def _reduced_shape(data: str, axis: ast.expr | None, keepdims: ast.expr | None) -> str | None:
+def _shape_operand(src: Source, shape: ast.expr | None, folded: set[int]) -> str | None:
+    """The text of a ``shape=`` operand (legacy ``memset``; ``iota`` as affine_values left it) for ``nl.ndarray``;
+    None while an ``nl.par_dim`` the block-dim pass
+    (which runs first) does not fold marks a dim (``folded``: those it does, by ``id``)."""
+    if shape is None:
+        return None
+    markers = [
+        n
+        for n in ast.walk(shape)
+        if isinstance(n, ast.Call) and src.canonical(n.func) == f"{LANGUAGE}.par_dim"
+    ]
+    return src.text_of(shape) if all(id(m) in folded for m in markers) else None
+
+
+def _reduced_shape(data: str, args: dict[str, ast.expr]) -> str | None:
     """The shape expression of ``tensor_reduce(data, axis, keepdims)``'s result, or None when the axes or
     ``keepdims`` are not literal (or not contiguous free axes)."""
+    axis, keepdims = args.get("axis"), args.get("keepdims")
     items = axis.elts if isinstance(axis, (ast.Tuple, ast.List)) else [axis]
     axes = sorted(a.value for a in items if isinstance(a, ast.Constant) and type(a.value) is int)
     if len(axes) != len(items) or not axes or axes[0] < 1 or axes != list(range(axes[0], axes[-1] + 1)):
@@ -153,6 +247,33 @@ def _reduced_shape(data: str, axis: ast.expr | None, keepdims: ast.expr | None) 
     return f"({', '.join(kept)})"
 
 
+def _partition_reduced_shape(data: str, _: dict[str, ast.expr]) -> str:
+    """``tensor_partition_reduce``: one partition, the data's free dims (isa.md §4.3; the legacy simulator's rule)."""
+    return f"(1, *{data}.shape[1:])"
+
+
+def _transposed_shape(src: str, args: dict[str, ast.expr]) -> str | None:
+    """``dma_transpose``: the source dims in ``axes`` order; without ``axes`` the legacy default reverses them (the
+    legacy simulator's rule, inferred; the same as 0.7's default up to rank 3, isa.md §5.2). None for axes that
+    are not a literal tuple of ints."""
+    axes = args.get("axes")
+    if axes is None:
+        return f"tuple(reversed({src}.shape))"
+    items = axes.elts if isinstance(axes, (ast.Tuple, ast.List)) else []
+    order = [a.value for a in items if isinstance(a, ast.Constant) and type(a.value) is int]
+    if not items or len(order) != len(items):
+        return None
+    return f"({', '.join(f'{src}.shape[{d}]' for d in order)})"
+
+
+# instruction -> the result's shape expression from its shape operand's text and the call's arguments
+_SHAPED: dict[str, Callable[[str, dict[str, ast.expr]], str | None]] = {
+    "tensor_reduce": _reduced_shape,
+    "tensor_partition_reduce": _partition_reduced_shape,
+    "dma_transpose": _transposed_shape,
+}
+
+
 def _allocation(leaf: str, operands: list[str], dtype: str | None, nl: str) -> str:
     first = operands[0]
     if leaf == "nc_matmul":
@@ -161,5 +282,5 @@ def _allocation(leaf: str, operands: list[str], dtype: str | None, nl: str) -> s
     if leaf == "nc_transpose":
         shape = f"({first}.shape[1], {first}.shape[0])"
         return f"{nl}.ndarray({shape}, dtype={dtype or f'{first}.dtype'}, buffer={nl}.psum)"
-    shape = operands[1] if leaf == "tensor_reduce" else f"{first}.shape"
+    shape = operands[1] if len(operands) > 1 else f"{first}.shape"
     return f"{nl}.ndarray({shape}, dtype={dtype or f'{first}.dtype'}, buffer={nl}.sbuf)"

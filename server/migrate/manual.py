@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from nki_studio.migrate import allocation, isa_results, matmul_accumulate, scalar_masks
+from nki_studio.migrate import affine_values, allocation, isa_results, matmul_accumulate, scalar_masks
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 from nki_studio.model.nki_api import ISA_VALUE_RESULTS
@@ -35,7 +35,10 @@ def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
     out = PassResult(manual=scalar_masks.listed(src))
     used_values = (
-        _used_values(src.tree) - isa_results.rewritten_calls(src) - matmul_accumulate.rewritten_calls(src)
+        _used_values(src.tree)
+        - isa_results.rewritten_calls(src)
+        - matmul_accumulate.rewritten_calls(src)
+        - affine_values.rewritten_calls(src)
     )
     allocated = allocation.rewritten_calls(src)
     for node in ast.walk(src.tree):

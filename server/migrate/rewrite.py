@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from nki_studio.core.findings import Fix
 from nki_studio.core.text_edits import apply_fixes_listed
 from nki_studio.migrate import (
+    affine_values,
     allocation,
     block_dims,
     entry_points,
     imports,
+    index_patterns,
     index_tiles,
     isa_results,
     iterators,
@@ -41,7 +43,9 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     entry_points.run,
     iterators.run,
     block_dims.run,
+    affine_values.run,  # before index_tiles: its predicate's index tiles are then used no more
     index_tiles.run,
+    index_patterns.run,  # after index_tiles, which lists its definitions unless this pass deletes them
     isa_results.run,
     scalar_masks.run,
     allocation.run,

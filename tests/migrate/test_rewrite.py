@@ -347,7 +347,7 @@ def test_isa_queries_returning_values_in_0_7_too_are_not_listed() -> None:
         def k(a):
             if nisa.get_nc_version() >= nisa.nc_version.gen3:
                 a = a
-            x = nisa.iota(nl.arange(4)[None, :], dtype=nl.int32)
+            x = nisa.iota(nl.arange(4)[None, :] * nl.arange(4)[None, :], dtype=nl.int32)  # not affine: listed
         """
     )
     assert "nisa.iota value" in [s.construct for s in m.manual]
@@ -739,3 +739,196 @@ def test_a_shape_built_from_lists_folds() -> None:
     )
     assert "t = nl.ndarray((a.shape[0], 2, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)" in m.text
     assert "t[:, 1, :] = nl.load(a)" in m.text and not m.manual
+
+
+def test_block_dims_used_in_a_nested_function_fold_there_too() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            t = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            u = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+
+            def fill(b):
+                t[b, :, :] = nl.load(a)
+
+            def own(t):
+                return t[0]
+
+            def rebinds():
+                nonlocal u
+                u = None
+
+            fill(1)
+            return own(a), t[1], u[0]
+        """
+    )
+    assert "t = nl.ndarray((128, 2, 64), dtype=a.dtype, buffer=nl.sbuf)" in m.text
+    # the closure's subscript moves; a parameter named t is another variable, untouched
+    assert "t[:, b, :] = nl.load(a)" in m.text and "return t[0]" in m.text and "t[:, 1]" in m.text
+    # a nested function rebinding the tile (nonlocal) is not followed: listed
+    assert [(s.line, s.construct) for s in m.manual] == [(9, "nl.par_dim")]
+
+
+def test_value_returning_dma_transpose_partition_reduce_and_memset() -> None:
+    m = migrate(
+        """\
+        import numpy as np
+
+        @nki.jit
+        def k(a, b):
+            t = nl.load(a)
+            x = nisa.dma_transpose(t)
+            y = nisa.dma_transpose(b[0:4, :, :], axes=(2, 1, 0))
+            r = nisa.tensor_partition_reduce(np.add, t)
+            z = nisa.memset((nl.par_dim(128), 1), value=0.5, dtype=nl.float32)
+            q = nisa.memset((2, nl.par_dim(128), 4), 1, nl.int32, engine=nisa.vector_engine)
+            q[1] = nl.load(a)
+            x[:, 0:2] = nisa.memset((128, 2), 0.0, dtype=x.dtype)
+            w = nisa.memset((2, nl.par_dim(128), 4), 0.0, nl.float32)
+            u = nisa.dma_transpose(t, axes=order)
+            return w.shape
+        """
+    )
+    body = body_of(m).splitlines()
+    assert body[5] == (
+        "    x = nl.ndarray(tuple(reversed(t.shape)), dtype=t.dtype, buffer=nl.sbuf); nisa.dma_transpose(dst=x, src=t)"
+    )
+    assert body[6].startswith(
+        "    y = nl.ndarray((b[0:4, :, :].shape[2], b[0:4, :, :].shape[1], b[0:4, :, :].shape[0]),"
+    )
+    assert body[7] == (
+        "    r = nl.ndarray((1, *t.shape[1:]), dtype=t.dtype, buffer=nl.sbuf); "
+        "nisa.tensor_partition_reduce(dst=r, op=np.add, data=t)"
+    )
+    # memset allocates its result: a par_dim marker goes, block dims fold like an nl.ndarray's
+    assert (
+        body[8]
+        == "    z = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf); nisa.memset(dst=z, value=0.5)"
+    )
+    assert body[9] == (
+        "    q = nl.ndarray((128, 2, 4), dtype=nl.int32, buffer=nl.sbuf); "
+        "nisa.memset(dst=q, value=1, engine=nisa.vector_engine)"
+    )
+    assert body[10] == "    q[:, 1] = nl.load(a)" and body[11] == "    nisa.memset(dst=x[:, 0:2], value=0.0)"
+    # a block-dim memset result whose layout is read (.shape) and axes that are not literal: listed
+    assert [(s.line, s.construct) for s in m.manual] == [
+        (18, "nisa.memset value"),
+        (18, "nl.par_dim"),
+        (19, "nisa.dma_transpose value"),
+    ]
+
+
+def test_a_value_written_into_a_rebound_name_takes_the_reaching_allocations_dtype() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, b):
+            for i in nl.affine_range(2):
+                s = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                s[:, :] = nisa.tensor_copy(a, dtype=nl.float32)
+            s = nl.load(b)
+            t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+            for i in nl.affine_range(2):
+                t[:, :] = nisa.tensor_copy(a, dtype=nl.float32)
+                t = nl.load(b)
+            t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+            if b is None:
+                t = nl.load(a)
+            t[:, :] = nisa.tensor_copy(a, dtype=nl.float32)
+        """
+    )
+    assert "    nisa.tensor_copy(dst=s[:, :], src=a)" in body_of(m)
+    # rebound later in the loop (the next iteration sees the load) and in a branch: listed
+    assert [(s.line, s.construct) for s in m.manual] == [
+        (14, "nisa.tensor_copy value"),
+        (19, "nisa.tensor_copy value"),
+    ]
+
+
+def test_three_dim_index_tiles_become_access_patterns() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, out, n):
+            t = nl.load(a)
+            i_p = nl.arange(128)[:, None, None]
+            i_a = nl.arange(6)[None, :, None] + n
+            i_b = nl.arange(8)[None, None, :]
+            out[i_p, i_b * 6 + i_a] = nl.copy(t[i_p, 2 * (i_a - n) * 4 + i_b])
+            j_p = nl.arange(128)[:, None, None]
+            j_a = nl.arange(6)[None, :, None]
+            nl.store(out[j_p, j_a], value=t)
+        """
+    )
+    body = body_of(m).splitlines()
+    # t[p, a * 8 + b]: grid axis a steps 8 elements of t's flat storage, b one; the offset n of i_a gives n * 6
+    assert body[3] == (
+        "    out.ap(pattern=[[out.shape[1], 128], [1, 6], [6, 8]], offset=n)[...] = "
+        "nl.copy(t.ap(pattern=[[t.shape[1], 128], [2 * 4, 6], [1, 8]], offset=n * 2 * 4 - n * 2 * 4))"
+    )
+    assert "i_p =" not in m.text and "i_b =" not in m.text
+    # a grid axis no index uses (j's third): left, listed
+    assert [(s.line, s.construct) for s in m.manual] == [(13, "nl.arange"), (14, "nl.arange")]
+
+
+def test_affine_select_predicates_become_its_0_7_operands() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, q0, k0):
+            t = nl.load(a)
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            r = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+            r[i_p, i_f] = nisa.affine_select(pred=(q0 + i_p >= k0 + 2 * i_f), on_true_tile=t[i_p, i_f], on_false_value=-9984.0, dtype=nl.float32)
+            s = nisa.affine_select(i_f < 8, t, 0.0)
+            pred = i_p == i_f
+            u = nisa.affine_select(pred, t, 0.0)
+        """
+    )
+    body = body_of(m).splitlines()
+    assert body[6] == (
+        "    nisa.affine_select(dst=r[0:128, 0:64], pattern=[[-2, 64]], channel_multiplier=1, on_true_tile=t[0:128, "
+        "0:64], on_false_value=-9984.0, cmp_op=nl.greater_equal, offset=q0 - k0)"
+    )
+    assert body[7] == (
+        "    s = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.sbuf); nisa.affine_select(dst=s, pattern=[[1, 64]], "
+        "channel_multiplier=0, on_true_tile=t, on_false_value=0.0, cmp_op=nl.less, offset=-8)"
+    )
+    # a predicate held in a name: listed (and the index tiles it uses)
+    assert [s.construct for s in m.manual] == [
+        "index tile `i_p`",
+        "index tile `i_f`",
+        "nisa.affine_select value",
+    ]
+
+
+def test_iota_expressions_become_its_0_7_operands() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, n):
+            i_p = nl.arange(128)[:, None]
+            i_f = nl.arange(64)[None, :]
+            pos = n * 128 + i_p
+            x = nisa.iota(pos, dtype=nl.int32)
+            y = nisa.iota(i_p * 64 + i_f, nl.float32)
+            z = nisa.iota(3 * i_f, dtype=nl.int32)
+            w = nisa.iota(i_p * i_f, dtype=nl.int32)
+        """
+    )
+    body = body_of(m).splitlines()
+    # a partition tile alone gives a (P, 1) result; pos, used no more, goes
+    assert body[4] == (
+        "    x = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf); "
+        "nisa.iota(dst=x, pattern=[[0, 1]], offset=n * 128, channel_multiplier=1)"
+    )
+    assert body[5].endswith("nisa.iota(dst=y, pattern=[[1, 64]], offset=0, channel_multiplier=64)")
+    assert body[6].startswith("    z = nl.ndarray((1, 64), dtype=nl.int32, buffer=nl.sbuf); ")
+    # not affine: listed, with the tiles it keeps
+    assert sorted(s.construct for s in m.manual) == [
+        "index tile `i_f`",
+        "index tile `i_p`",
+        "nisa.iota value",
+    ]

@@ -226,6 +226,40 @@ def test_block_dims_passed_to_a_helper_are_proven(tmp_path: Path) -> None:
     assert "dst[:, b, :] = nl.load(" in result["migrated"]
 
 
+# Block-dim tiles a nested function fills and reads (the nki-samples attention tutorials' closures).
+BLOCKED_CLOSURE = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[384,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    tiles = nl.ndarray((3, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+
+    def fill(b):
+        tiles[b, :, :] = nl.load(a[b * 128:(b + 1) * 128, :])
+
+    def scaled(b):
+        return nl.multiply(tiles[b], b + 1)
+
+    for b in nl.affine_range(3):
+        fill(b)
+    acc = nl.zeros((128, 64), dtype=a.dtype, buffer=nl.sbuf)
+    for b in nl.sequential_range(3):
+        acc[...] = nl.add(acc, scaled(b))
+    nl.store(out, value=acc)
+    return out
+"""
+
+
+def test_block_dims_used_in_a_nested_function_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, BLOCKED_CLOSURE)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "tiles[:, b, :] = nl.load(" in result["migrated"] and "tiles[:, b]" in result["migrated"]
+
+
 def test_kernels_without_manual_steps_are_proven_beside_those_with(tmp_path: Path) -> None:
     helper = """
 
@@ -275,6 +309,119 @@ def test_value_returning_isa_calls_are_rewritten_and_proven(tmp_path: Path) -> N
     result = migrate(str(_file(tmp_path, VALUES)), TRUSTED)
     assert result["status"] == "proven", result["message"]
     assert "nisa.nc_matmul(dst=prod, stationary=at, moving=bt)" in result["migrated"]
+
+
+# dma_transpose, tensor_partition_reduce and memset results, and a tile rebound in the function written with its
+# own dtype (the allocation reaching the write decides).
+ALLOCATED_VALUES = """\
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[128,64] b=bfloat16[64,128]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((129, 194), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    bt = nl.load(b)
+    tr = nisa.dma_transpose(bt)
+    total = nisa.tensor_partition_reduce(np.add, x)
+    ones = nisa.memset((nl.par_dim(128), 2), value=1.5, dtype=nl.float32)
+    res = nl.ndarray((128, 194), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(2):
+        buf = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+        buf[:, :] = nisa.tensor_copy(x, dtype=nl.float32)
+        res[:, i * 64:(i + 1) * 64] = nl.multiply(buf, i + 1)
+    buf = nl.load(a)
+    res[:, 128:192] = nl.copy(tr, dtype=nl.float32)
+    res[:, 192:194] = nl.copy(ones)
+    nl.store(out[0:128, :], value=res)
+    nl.store(out[128:129, 0:64], value=total)
+    return out
+"""
+
+
+def test_value_returning_transpose_partition_reduce_and_memset_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, ALLOCATED_VALUES)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "nisa.dma_transpose(dst=tr, src=bt)" in result["migrated"]
+    assert "nisa.memset(dst=ones, value=1.5)" in result["migrated"]
+    assert "nisa.tensor_copy(dst=buf[:, :], src=x)" in result["migrated"]
+
+
+# Three-dim index tiles reading and writing flat free offsets (the nki-samples transpose tutorial's pattern), one
+# with a start and an offset, into an HBM tensor.
+GRID_TILES = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[128,48]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 48), dtype=a.dtype, buffer=nl.shared_hbm)
+    half = nl.ndarray((64, 24), dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    i_p = nl.arange(128)[:, None, None]
+    i_a = nl.arange(6)[None, :, None]
+    i_b = nl.arange(8)[None, None, :]
+    u = nl.ndarray((128, 48), dtype=a.dtype, buffer=nl.sbuf)
+    u[i_p, i_b * 6 + i_a] = nl.copy(t[i_p, i_a * 8 + i_b])
+    nl.store(out, value=u)
+    j_p = nl.arange(64)[:, None, None] + 32
+    j_a = nl.arange(1, 4)[None, :, None]
+    j_b = nl.arange(8)[None, None, :]
+    nl.store(half[j_p - 32, (j_a - 1) * 8 + j_b], value=nl.exp(u[j_p, 2 * (j_a * 4) + j_b]))
+    return out, half
+"""
+
+
+def test_three_dim_index_tiles_become_access_patterns_and_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, GRID_TILES)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "u.ap(pattern=[[u.shape[1], 128], [1, 6], [6, 8]])[...] = nl.copy(" in result["migrated"]
+    assert "nl.arange" not in result["migrated"]
+
+
+# Causal masks and an iota written the legacy way: index-tile expressions (offsets from the loop, a scaled free index,
+# a name for an offset tile).
+AFFINE_SELECTS = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[256,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray((256, 192), dtype=nl.float32, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(64)[None, :]
+    res = nl.ndarray((128, 192), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(2):
+        t = nl.load(a[i * 128 + i_p, i_f])
+        res[i_p, i_f] = nisa.affine_select(pred=(i * 128 + i_p >= 2 * i_f + 10), on_true_tile=t,
+                                           on_false_value=-9984.0, dtype=nl.float32)
+        low = nisa.affine_select(i_f < i * 16 + 8, t, 0.0)
+        res[:, 64:128] = nl.copy(low)
+        row = i * 128 + i_p
+        res[:, 128:192] = nisa.iota(row * 3 - i_f, dtype=nl.float32)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=res)
+    return out
+"""
+
+
+def test_affine_select_predicates_and_iota_expressions_are_rewritten_and_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, AFFINE_SELECTS)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "cmp_op=nl.greater_equal, offset=i * 128 - 10)" in result["migrated"]
+    assert (
+        "nisa.iota(dst=res[:, 128:192], pattern=[[-1, 64]], offset=i * 128 * 3, channel_multiplier=3)"
+        in (result["migrated"])
+    )
+    assert "nl.arange" not in result["migrated"]
 
 
 ACCUMULATED = """\

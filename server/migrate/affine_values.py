@@ -1,0 +1,156 @@
+"""Legacy ``nisa.affine_select(pred, on_true_tile, on_false_value)`` and ``nisa.iota(expr, dtype)`` -> the 0.7
+operands (isa.md §4.1-4.2: ``iota(dst, pattern, offset, channel_multiplier)``, ``affine_select(dst, pattern,
+channel_multiplier, on_true_tile, on_false_value, cmp_op, offset)``; both compute ``offset + c * channel_multiplier
++ f * step`` at partition c, free position f).
+
+The legacy operands are index-tile expressions [v2.26.1 nki.isa.affine_select, nki.isa.iota]: with ``i_p =
+nl.arange(P)[:, None]`` and ``i_f = nl.arange(F)[None, :]``, ``q0 + i_p >= k0 + i_f`` holds at element (p, f)
+exactly when ``(q0 - k0) + p * 1 + f * -1 >= 0``: the difference of the two sides, affine in the indices, gives the
+partition multiplier, the free step (``pattern=[[step, F]]``, F the free tile's size) and the offset; the
+comparison is ``cmp_op``. ``iota``'s expression gives them directly, its result shape is the tiles' (P, F), a
+missing axis 1 (the legacy simulator's rule). This pass rewrites the operands in place (the call still returns
+its value; ``iota`` gets a ``shape=``); ``isa_results`` then allocates the result and passes it as ``dst=``.
+Predicates held in names and other forms stay manual steps.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from nki_studio.core.findings import Fix
+from nki_studio.core.text_edits import apply_fixes_listed
+from nki_studio.migrate import isa_results
+from nki_studio.migrate.index_patterns import Grid, GridTile, Linear, sum_of
+from nki_studio.migrate.result import PassResult
+from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
+
+_COMPARISONS = {
+    ast.Gt: "greater",
+    ast.GtE: "greater_equal",
+    ast.Lt: "less",
+    ast.LtE: "less_equal",
+    ast.Eq: "equal",
+    ast.NotEq: "not_equal",
+}
+_ORDER = {
+    "affine_select": ("pattern", "channel_multiplier", "on_true_tile", "on_false_value", "cmp_op", "offset"),
+    "iota": ("shape", "pattern", "offset", "channel_multiplier"),
+}
+_LEGACY = {"affine_select": ("pred", "on_true_tile", "on_false_value"), "iota": ("expr", "dtype")}
+
+
+def run(src: Source) -> PassResult:
+    """Rewrite the operands of every legacy ``affine_select`` / ``iota`` whose index expression is affine."""
+    out = PassResult()
+    for call, new in _rewrites(src):
+        out.change(
+            src.replace(call, new),
+            call.lineno,
+            "nisa.affine_select pred",
+            "pattern, channel_multiplier, offset",
+        )
+    return out
+
+
+def rewritten_calls(src: Source) -> set[int]:
+    """The legacy calls (by ``id``) whose rewritten form ``isa_results`` turns into an allocation and ``dst=`` call."""
+    if not _rewrites(src):
+        return set()
+    text, _ = apply_fixes_listed(src.text, [Fix("affine values", (e,)) for e in run(src).edits])
+    after = Source(text)
+    done = isa_results.rewritten_calls(after)
+    # the rewrite keeps every call, in the same order (its lines may join)
+    return {id(old) for old, new in zip(_calls(src), _calls(after), strict=True) if id(new) in done}
+
+
+def _calls(src: Source) -> list[ast.Call]:
+    """The ``affine_select`` and ``iota`` calls of ``src`` in text order."""
+    names = {f"{ISA}.{leaf}" for leaf in _LEGACY}
+    calls = [n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and src.canonical(n.func) in names]
+    return sorted(calls, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _rewrites(src: Source) -> list[tuple[ast.Call, str]]:
+    nl = src.alias_of(LANGUAGE, "nl")
+    owner: dict[int, ast.AST] = {}
+    for func in functions(src.tree):  # outer functions first: a call's innermost function wins
+        owner.update((id(n), func) for n in ast.walk(func))
+    grids: dict[int, Grid] = {}
+    found: list[tuple[ast.Call, str]] = []
+    for call in _calls(src):
+        where = owner.get(id(call))
+        if where is None:
+            continue
+        grid = grids.setdefault(id(where), Grid(src, where, min_rank=2))
+        new = _rewrite(src, grid, call, nl)
+        if new is not None:
+            found.append((call, new))
+    return found
+
+
+def _rewrite(src: Source, grid: Grid, call: ast.Call, nl: str) -> str | None:
+    leaf = (src.canonical(call.func) or "").rpartition(".")[2]
+    legacy = _LEGACY[leaf]
+    if len(call.args) > len(legacy) or any(k.arg is None for k in call.keywords):
+        return None
+    args = {**dict(zip(legacy, call.args, strict=False)), **{str(k.arg): k.value for k in call.keywords}}
+    expression = args.pop(legacy[0], None)
+    if expression is None:
+        return None
+    if leaf == "iota":
+        operands = _iota(grid, expression) if "dtype" in args else None
+    else:
+        operands = (
+            _select(grid, expression, nl) if "on_true_tile" in args and "on_false_value" in args else None
+        )
+    if operands is None:
+        return None
+    keywords = {**operands, **{k: src.text_of(v) for k, v in args.items()}}
+    order = _ORDER[leaf]  # the 0.7 signature's order, then the rest (dtype=, mask=) as they were
+    keywords = dict(
+        sorted(keywords.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+    )
+    return f"{src.text_of(call.func)}({', '.join(f'{k}={v}' for k, v in keywords.items())})"
+
+
+def _affine(grid: Grid, node: ast.expr) -> tuple[Linear, dict[int, str]] | None:
+    """``node`` as an affine form of two-dim index tiles, with the size of each axis it uses."""
+    tiles: dict[str, GridTile] = {}
+    form = grid.linear(node, tiles)
+    sizes: dict[int, set[str]] = {}
+    for t in tiles.values():
+        sizes.setdefault(t.axis, set()).add(t.size)
+    if form is None or any(t.rank != 2 for t in tiles.values()) or any(len(s) != 1 for s in sizes.values()):
+        return None
+    return form, {axis: s.pop() for axis, s in sizes.items()}
+
+
+def _operands(form: Linear, free: str) -> dict[str, str]:
+    return {
+        "pattern": f"[[{sum_of(list(form.coefficients.get(1, ())))}, {free}]]",
+        "channel_multiplier": sum_of(list(form.coefficients.get(0, ()))),
+        "offset": sum_of(list(form.constants)),
+    }
+
+
+def _select(grid: Grid, pred: ast.expr, nl: str) -> dict[str, str] | None:
+    """``affine_select``'s pattern, multiplier, offset and ``cmp_op`` from ``pred`` (a free tile needed: F)."""
+    if not (isinstance(pred, ast.Compare) and len(pred.ops) == 1 and type(pred.ops[0]) in _COMPARISONS):
+        return None
+    left, right = _affine(grid, pred.left), _affine(grid, pred.comparators[0])
+    if left is None or right is None:
+        return None
+    free = {left[1].get(1), right[1].get(1)} - {None}
+    value = left[0].plus(right[0], "-")
+    if len(free) != 1 or set(value.coefficients) - {0, 1}:
+        return None
+    return {**_operands(value, str(free.pop())), "cmp_op": f"{nl}.{_COMPARISONS[type(pred.ops[0])]}"}
+
+
+def _iota(grid: Grid, expression: ast.expr) -> dict[str, str] | None:
+    """``iota``'s result shape, pattern, offset and multiplier from an index expression."""
+    found = _affine(grid, expression)
+    if found is None or not found[1] or set(found[0].coefficients) - {0, 1}:
+        return None
+    form, sizes = found
+    return {"shape": f"({sizes.get(0, '1')}, {sizes.get(1, '1')})", **_operands(form, sizes.get(1, "1"))}

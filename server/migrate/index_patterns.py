@@ -1,0 +1,251 @@
+"""Legacy index tiles of three or more dims -> ``.ap()`` access patterns (deprecations.md §E: ``nl.arange`` index
+vectors -> "integer slicing ... or ``.ap()``"; language.md §5.4: element ``[i0, i1, ...]`` of ``t.ap(pattern,
+offset)`` is ``t.flat[offset + sum_k i_k * step_k]``, ``pattern = [[step_0, num_0], ...]``).
+
+``i_p = nl.arange(P)[:, None, None]``, ``i_a = nl.arange(A)[None, :, None]``, ``i_b = nl.arange(B)[None, None, :]``
+index a tile along the axes of a (P, A, B) grid; ``t[i_p, i_a * B + i_b]`` (the nki-samples transpose tutorial)
+reads element ``t[p, a * B + b]`` at grid point (p, a, b). Each index position is affine in the grid indices, so
+the flat offset is too: with ``stride_j`` the elements one step of position ``j`` spans (the product of ``t``'s
+later dims), grid axis ``k`` steps ``sum_j coefficient_jk * stride_j`` and the constant terms give the offset. The
+subscript becomes ``t.ap(pattern=[[step_k, size_k] ...], offset=...)`` (``[...]`` appended where it is written).
+The key must name every dim of ``t`` (a shorter key is taken as a full one; the proof checks) and use every grid
+axis; for an on-chip tile the first pair must step whole partitions (the 0.7 simulator checks). Two-dim tiles are
+``index_tiles``' (slices); definitions are deleted once no use is left, else the use is listed there.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from nki_studio.migrate.result import PassResult
+from nki_studio.migrate.source import LANGUAGE, Source, functions
+
+
+@dataclass(frozen=True)
+class Linear:
+    """An affine expression of grid indices: per axis the coefficient terms, the constant terms (source text)."""
+
+    coefficients: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    constants: tuple[str, ...] = ()
+
+    def plus(self, other: Linear, sign: str = "") -> Linear:
+        merged = dict(self.coefficients)
+        for axis, terms in other.coefficients.items():
+            merged[axis] = (*merged.get(axis, ()), *(f"{sign}{_wrapped(t)}" if sign else t for t in terms))
+        constants = (*self.constants, *(f"{sign}{_wrapped(t)}" if sign else t for t in other.constants))
+        return Linear(merged, constants)
+
+    def times(self, factor: str) -> Linear:
+        return Linear(
+            {a: tuple(_product(t, factor) for t in ts) for a, ts in self.coefficients.items()},
+            tuple(_product(t, factor) for t in self.constants),
+        )
+
+
+@dataclass(frozen=True)
+class GridTile:
+    """A named grid index: its affine form, the grid's rank, and the size along its axis."""
+
+    linear: Linear
+    rank: int
+    axis: int
+    size: str
+
+
+def _wrapped(text: str) -> str:
+    """``text`` as a factor or a negated term: parenthesized when it is a sum (or already negated)."""
+    return f"({text})" if " + " in text or " - " in text or text.startswith("-") else text
+
+
+def _product(term: str, factor: str) -> str:
+    if term == "1":
+        return factor
+    sums = (" + ", " - ")
+    left, right = (f"({t})" if any(s in t for s in sums) else t for t in (term, factor))
+    return term if factor == "1" else f"{left} * {right}"
+
+
+def sum_of(terms: list[str]) -> str:
+    text = " + ".join(terms) if terms else "0"
+    return text.replace("+ -", "- ")
+
+
+class Grid:
+    """The grid index tiles (``nl.arange(n)[None, :, None]`` and offsets of them, of ``min_rank`` dims or more) one
+    function defines."""
+
+    def __init__(self, src: Source, func: ast.AST, min_rank: int = 3) -> None:
+        self.src = src
+        self.min_rank = min_rank
+        self.tiles: dict[str, GridTile] = {}
+        self.definitions: dict[str, ast.Assign] = {}
+        assigned: dict[str, int] = {}
+        for node in ast.walk(func):
+            for target in _targets(node):
+                assigned[target] = assigned.get(target, 0) + 1
+        for node in ast.walk(func):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                name = node.targets[0].id
+                tile = self._definition(node.value)
+                if tile is not None and assigned.get(name) == 1:
+                    self.tiles[name], self.definitions[name] = tile, node
+
+    def _arange(self, node: ast.expr) -> GridTile | None:
+        """``nl.arange(n)[None, :, None]`` / ``nl.arange(a, b)[...]`` with one ``:`` among three or more dims."""
+        if not (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Call)
+            and self.src.canonical(node.value.func) == f"{LANGUAGE}.arange"
+            and not node.value.keywords
+            and isinstance(node.slice, ast.Tuple)
+            and len(node.slice.elts) >= self.min_rank
+        ):
+            return None
+        elts = node.slice.elts
+        full = [
+            i for i, e in enumerate(elts) if isinstance(e, ast.Slice) and not (e.lower or e.upper or e.step)
+        ]
+        nones = [i for i, e in enumerate(elts) if isinstance(e, ast.Constant) and e.value is None]
+        args = [self.src.text_of(a) for a in node.value.args]
+        if len(full) != 1 or len(nones) != len(elts) - 1 or len(args) not in (1, 2):
+            return None
+        start, size = (
+            ("0", args[0]) if len(args) == 1 else (args[0], f"{_wrapped(args[1])} - {_wrapped(args[0])}")
+        )
+        linear = Linear({full[0]: ("1",)}, (start,) if start != "0" else ())
+        return GridTile(linear, len(elts), full[0], size)
+
+    def _definition(self, node: ast.expr) -> GridTile | None:
+        """A grid tile, or one (or a grid tile's name) plus a constant (``nl.arange(n)[:, None, None] + start``)."""
+        tile = self._arange(node)
+        if tile is not None:
+            return tile
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            for one, other in ((node.left, node.right), (node.right, node.left)):
+                tile = self.tiles.get(one.id) if isinstance(one, ast.Name) else self._arange(one)
+                if tile is not None and not self.uses(other):
+                    constant = Linear({}, (self.src.text_of(other),))
+                    return GridTile(tile.linear.plus(constant), tile.rank, tile.axis, tile.size)
+        return None
+
+    def uses(self, node: ast.AST) -> bool:
+        """Whether a grid tile (by name or inline) appears in ``node``."""
+        return any(
+            (isinstance(n, ast.Name) and n.id in self.tiles) or (isinstance(n, ast.expr) and self._arange(n))
+            for n in ast.walk(node)
+        )
+
+    def linear(self, node: ast.expr, found: dict[str, GridTile]) -> Linear | None:
+        """``node`` as an affine form of the grid indices (the tiles met go to ``found``); None when it is not."""
+        if not self.uses(node):
+            return Linear({}, (self.src.text_of(node),))
+        tile = self.tiles.get(node.id) if isinstance(node, ast.Name) else self._arange(node)
+        if tile is not None:
+            found[self.src.text_of(node)] = tile
+            return tile.linear
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            left, right = self.linear(node.left, found), self.linear(node.right, found)
+            if left is None or right is None:
+                return None
+            return left.plus(right, "-" if isinstance(node.op, ast.Sub) else "")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for one, other in ((node.left, node.right), (node.right, node.left)):
+                if not self.uses(other):
+                    form = self.linear(one, found)
+                    return form.times(self.src.text_of(other)) if form is not None else None
+        return None
+
+
+def _targets(node: ast.AST) -> list[str]:
+    """The names a statement binds."""
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [
+            n.id
+            for t in targets
+            for n in ast.walk(t)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        ]
+    return []
+
+
+def _pattern(src: Source, grid: Grid, node: ast.Subscript) -> str | None:
+    """The ``.ap()`` form of ``node`` (a subscript of a name by grid tiles), or None."""
+    if not isinstance(node.value, ast.Name):
+        return None
+    key = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    found: dict[str, GridTile] = {}
+    forms = [grid.linear(e, found) for e in key]
+    ranks = {t.rank for t in found.values()}
+    sizes: dict[int, set[str]] = {}
+    for t in found.values():
+        sizes.setdefault(t.axis, set()).add(t.size)
+    if any(f is None for f in forms) or len(ranks) != 1 or any(len(s) != 1 for s in sizes.values()):
+        return None
+    rank = ranks.pop()
+    if set(sizes) != set(range(rank)):
+        return None  # a grid axis no index uses: the legacy result keeps a size-1 dim there
+    base = node.value.id
+    strides = [_product_of([f"{base}.shape[{k}]" for k in range(j + 1, len(key))]) for j in range(len(key))]
+    steps: list[list[str]] = [[] for _ in range(rank)]
+    constants: list[str] = []
+    for form, stride in zip(forms, strides, strict=True):
+        assert form is not None
+        for axis, terms in form.coefficients.items():
+            steps[axis] += [_product(t, stride) for t in terms]
+        constants += [_product(t, stride) for t in form.constants]
+    pairs = ", ".join(f"[{sum_of(steps[k])}, {sizes[k].pop()}]" for k in range(rank))
+    offset = f", offset={sum_of(constants)}" if constants else ""
+    view = f"{base}.ap(pattern=[{pairs}]{offset})"
+    return f"{view}[...]" if isinstance(node.ctx, ast.Store) else view
+
+
+def _product_of(factors: list[str]) -> str:
+    return " * ".join(factors) if factors else "1"
+
+
+def _rewrites(src: Source) -> tuple[list[tuple[ast.Subscript, str]], list[ast.Assign]]:
+    """Each subscript by grid tiles with its ``.ap()`` form, and the definitions no other use is left of."""
+    subscripts: list[tuple[ast.Subscript, str]] = []
+    deleted: list[ast.Assign] = []
+    for func in functions(src.tree):
+        grid = Grid(src, func)
+        if not grid.tiles:
+            continue
+        rewritten: set[int] = set()
+        for node in ast.walk(func):
+            if isinstance(node, ast.Subscript) and grid.uses(node.slice) and grid._arange(node) is None:
+                new = _pattern(src, grid, node)
+                if new is not None:
+                    subscripts.append((node, new))
+                    rewritten.update(id(n) for n in ast.walk(node.slice))
+        left = {
+            n.id
+            for n in ast.walk(func)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in rewritten
+        }
+        deleted += [d for name, d in grid.definitions.items() if name not in left and src.delete_lines(d)]
+    return subscripts, deleted
+
+
+def run(src: Source) -> PassResult:
+    """Rewrite the subscripts by grid tiles into ``.ap()`` views; delete the definitions left unused."""
+    out = PassResult()
+    subscripts, deleted = _rewrites(src)
+    for node, new in subscripts:
+        out.change(src.replace(node, new), node.lineno, "index tiles", ".ap() access pattern")
+    for stmt in deleted:
+        edit = src.delete_lines(stmt)
+        assert edit is not None
+        out.change(edit, stmt.lineno, "index tile definition", "deleted (every use is an access pattern now)")
+    return out
+
+
+def rewritten_definitions(src: Source) -> set[int]:
+    """The nodes (by ``id``) of the grid tile definitions this pass deletes (``index_tiles`` does not list them)."""
+    return {id(n) for stmt in _rewrites(src)[1] for n in ast.walk(stmt)}
