@@ -246,6 +246,11 @@ def run(src: Source) -> PassResult:
     return out
 
 
+def rewritten_subscripts(src: Source) -> set[int]:
+    """The nodes (by ``id``) of the subscripts this pass rewrites (``index_tiles`` leaves them and their tiles)."""
+    return {id(n) for node, _ in _rewrites(src)[0] for n in ast.walk(node)}
+
+
 def rewritten_definitions(src: Source) -> set[int]:
     """The nodes (by ``id``) of the grid tile definitions this pass deletes (``index_tiles`` does not list them)."""
     return {id(n) for stmt in _rewrites(src)[1] for n in ast.walk(stmt)}

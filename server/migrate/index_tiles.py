@@ -233,6 +233,7 @@ def run(src: Source) -> PassResult:
     """Rewrite the subscripts with index tiles into slices; delete definitions left unused."""
     out = PassResult()
     understood: set[int] = set()  # nodes of recognised definitions and of rewritten subscripts
+    patterned = index_patterns.rewritten_subscripts(src)  # what no slice gives, that later pass rewrites
     for func in functions(src.tree):
         tiles = _IndexTiles(src, func)
         understood.update(id(n) for stmts in tiles.definitions.values() for s in stmts for n in ast.walk(s))
@@ -254,7 +255,7 @@ def run(src: Source) -> PassResult:
                 out.change(src.replace(node, new), node.lineno, "index tiles", "slices")
                 rewritten.update(id(n) for n in ast.walk(node.slice))
         understood.update(rewritten)
-        _delete_unused(src, tiles, func, rewritten, out)
+        _delete_unused(src, tiles, func, rewritten, patterned, out)
     _unrecognised(src, understood | index_patterns.rewritten_definitions(src), out)
     return out
 
@@ -543,19 +544,26 @@ def _rewrite(
 
 
 def _delete_unused(
-    src: Source, tiles: _IndexTiles, func: ast.AST, rewritten: set[int], out: PassResult
+    src: Source, tiles: _IndexTiles, func: ast.AST, rewritten: set[int], patterned: set[int], out: PassResult
 ) -> None:
+    """Delete the definitions of tiles no longer used; list the uses left (those ``index_patterns`` rewrites keep
+    their definitions and are not listed)."""
     definitions = {id(n) for stmts in tiles.definitions.values() for s in stmts for n in ast.walk(s)}
     left: dict[str, list[ast.AST]] = {}
+    kept: set[str] = set()
     for n in ast.walk(func):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in tiles.definitions:
-            if id(n) not in rewritten and id(n) not in definitions:
+            if id(n) in rewritten or id(n) in definitions:
+                continue
+            if id(n) in patterned:
+                kept.add(n.id)
+            else:
                 left.setdefault(n.id, []).append(n)
     # A statement defining several names (mgrid unpacking) goes only when all of them are unused.
     stmts = {id(s): s for stmts in tiles.definitions.values() for s in stmts}
     for stmt in stmts.values():
         names = [name for name, defs in tiles.definitions.items() if stmt in defs]
-        if any(name in left for name in names):
+        if any(name in left or name in kept for name in names):
             continue
         edit = src.delete_lines(stmt)
         if edit is not None:
