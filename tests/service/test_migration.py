@@ -305,6 +305,37 @@ def test_products_accumulated_into_psum_are_proven(tmp_path: Path) -> None:
     assert "tensor_tensor" not in result["migrated"]
 
 
+# The accumulator is a direct allocation without values (as in a fused RMSNorm-QKV kernel): legacy += opens an
+# accumulation group whose first product overwrites; accumulate=True in 0.7 would add to never-written (NaN) PSUM.
+FRESH_ACCUMULATOR = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.compiler as ncc
+
+
+# nki-studio: simulate a=bfloat16[256,128] b=bfloat16[256,512]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((2, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    for r in nl.affine_range(2):
+        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.psum.mod_alloc(base_bank=7, num_bank_tiles=(1,)))
+        for i in nl.affine_range(2):
+            at = nl.load(a[i * 128:(i + 1) * 128, :])
+            bt = nl.load(b[i * 128:(i + 1) * 128, :])
+            acc[...] += nisa.nc_matmul(at, bt)
+        nl.store(out[r], value=nl.copy(acc))
+    return out
+"""
+
+
+def test_products_accumulated_into_a_fresh_psum_allocation_are_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, FRESH_ACCUMULATOR)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "nisa.nc_matmul(dst=acc[...], stationary=at, moving=bt)" in result["migrated"]
+    assert "buffer=nl.psum" in result["migrated"]
+
+
 REDUCED = """\
 import numpy as np
 import neuronxcc.nki as nki
