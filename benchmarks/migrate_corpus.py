@@ -24,6 +24,7 @@ import ast
 import collections
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -97,6 +98,12 @@ def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
     return found
 
 
+def _missing_module(message: str) -> str | None:
+    """The module a proof could not run without (``No module named 'torch_xla'``), if that stopped it."""
+    found = re.search(r"did not run .*No module named '([^']+)'", message)
+    return found.group(1) if found else None
+
+
 def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, str]) -> list[Verdict]:
     text = path.read_text(encoding="utf-8")
     found = kernels(text, str(path))
@@ -133,6 +140,11 @@ def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, s
                 "asserts do not pin shapes), or it calls a function with manual steps"
             )
             out.append(Verdict(name, "migrated, not proven", why))
+        elif (missing := _missing_module(proof["message"])) is not None:
+            # the file cannot even be imported here: nothing was compared, so nothing failed
+            out.append(
+                Verdict(name, "migrated, not proven", f"no inputs run: needs {missing} (not installed)")
+            )
         else:
             out.append(Verdict(name, "proven" if proof["equivalent"] else "proof failed", proof["message"]))
     return out

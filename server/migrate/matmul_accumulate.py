@@ -43,7 +43,11 @@ def run(src: Source) -> PassResult:
     """Rewrite each ``psum += <matrix product>`` of a PSUM accumulator."""
     out = PassResult()
     for node, new in _rewrites(src):
-        detail = "accumulate=True" if "accumulate=True" in new else "accumulate inferred: the first write overwrites"
+        detail = (
+            "accumulate=True"
+            if "accumulate=True" in new
+            else "accumulate inferred: the first write overwrites"
+        )
         out.change(src.replace(node, new), node.lineno, "matmul +=", f"nisa.nc_matmul(dst=..., {detail})")
     return out
 
