@@ -554,6 +554,51 @@ def test_direct_allocation_becomes_the_compilers() -> None:
     assert {c.construct for c in m.changes} >= {"mod_alloc", "alloc", "enable_stack_allocator"}
 
 
+def test_module_level_allocator_aliases_are_replaced_where_called_and_go() -> None:
+    m = migrate(
+        """\
+        sb_mod = nki.compiler.sbuf.mod_alloc
+        psum_mod = nki.compiler.psum.mod_alloc
+
+
+        class Allocator:
+            def allocate(self, n):
+                return sb_mod(base_addr=0, num_free_tiles=(n,))
+
+
+        @nki.compiler.skip_middle_end_transformations
+        @nki.jit
+        def k(a):
+            s = nl.ndarray((128, 64), dtype=a.dtype, buffer=Allocator().allocate(2))
+            p = nl.ndarray((128, 512), dtype=nl.float32, buffer=psum_mod(base_bank=0, num_bank_tiles=(1,)))
+            return a
+        """
+    )
+    body = body_of(m)
+    assert "compiler" not in body and "_mod" not in body
+    assert "        return nl.sbuf\n" in body
+    assert "p = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)" in body
+    assert body.count("@") == 1 and not m.manual
+    assert {c.construct for c in m.changes} >= {"mod_alloc", "skip_middle_end_transformations"}
+
+
+def test_an_allocator_alias_read_other_than_by_calls_stays() -> None:
+    m = migrate("SB = nki.compiler.sbuf.mod_alloc\nPLACES = [SB]\n")
+    assert "SB = nki.compiler.sbuf.mod_alloc" in m.text
+
+
+def test_later_launch_grid_axes_are_listed() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            i = nl.program_id(0) + nl.program_id(axis=1) * nl.num_programs(0)
+            return a
+        """
+    )
+    assert [(s.line, s.construct) for s in m.manual] == [(8, "nl.program_id axis > 0")]
+
+
 def test_direct_allocation_outside_buffer_is_listed() -> None:
     m = migrate(
         """\

@@ -336,6 +336,33 @@ def test_products_accumulated_into_a_fresh_psum_allocation_are_proven(tmp_path: 
     assert "buffer=nl.psum" in result["migrated"]
 
 
+# A module-level allocator alias and a compiler directive, as in an allocated attention tutorial: 0.7 has no
+# nki.compiler.sbuf, so either left in place would stop the migrated module from importing.
+ALIASED_ALLOCATOR = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+sb_mod = nki.compiler.sbuf.mod_alloc
+
+
+# nki-studio: simulate a=float32[128,256]
+@nki.compiler.skip_middle_end_transformations
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 256), dtype=nl.float32, buffer=sb_mod(base_addr=0, num_free_tiles=(1,)))
+    t[...] = nl.load(a)
+    nl.store(out, value=nl.exp(t))
+    return out
+"""
+
+
+def test_a_module_level_allocator_alias_is_migrated_and_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, ALIASED_ALLOCATOR)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "compiler" not in result["migrated"] and "buffer=nl.sbuf" in result["migrated"]
+
+
 REDUCED = """\
 import numpy as np
 import neuronxcc.nki as nki
