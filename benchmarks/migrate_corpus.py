@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,7 +79,8 @@ def _ends(text: str) -> dict[str, int]:
 
 def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
     """``file::kernel`` -> the inputs the first case of each simulation test, or a tutorial script checked
-    against a reference, first launches it with (the first found; a script stops at its first launch)."""
+    against a reference, first launches it with (the first found; each launch is stopped, a script goes on with its
+    next statement, then repeats its launching calls for the launched kernel's siblings: launch_inputs_plugin)."""
     env = environment(corpus, None)
     env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)  # the launch_inputs_plugin
     found: dict[str, str] = {}
@@ -88,7 +90,9 @@ def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
         for path in simulation_tests(corpus):
             for node in first_cases(path, env, timeout, 1)[0]:
                 run([*PYTEST, "-p", "launch_inputs_plugin", node], path.parent, env, timeout)
-        for _, command, folder, local in tutorial_runs(corpus, env, watch="launch_inputs_plugin"):
+        # each script's own launches, and the same calls with the launched kernel's siblings in its place
+        runner = [sys.executable, str(Path(__file__).with_name("launch_inputs_plugin.py"))]
+        for _, command, folder, local in tutorial_runs(corpus, env, runner=runner):
             run(command, folder, local, timeout)
         for line in Path(env[ENVIRONMENT]).read_text(encoding="utf-8").splitlines():
             launch = json.loads(line)
