@@ -363,6 +363,33 @@ def test_a_module_level_allocator_alias_is_migrated_and_proven(tmp_path: Path) -
     assert "compiler" not in result["migrated"] and "buffer=nl.sbuf" in result["migrated"]
 
 
+# Legacy value-returning products placed by the compiler: in 0.7 nl.transpose/nl.matmul results are in PSUM, which
+# a matmul operand and nl.store cannot read.
+PSUM_PRODUCTS = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate q=float32[128,128] v=float32[128,128]
+@nki.jit
+def k(q, v):
+    out = nl.ndarray((128, 128), dtype=q.dtype, buffer=nl.shared_hbm)
+    q_sbuf = nl.load(q)
+    v_sbuf = nl.load(v)
+    e = nl.exp(nl.matmul(x=q_sbuf, y=v_sbuf, transpose_x=True))
+    v_t = nl.transpose(v_sbuf)
+    o = nl.matmul(e, v_t, transpose_x=False)
+    nl.store(out, value=o)
+    return out
+"""
+
+
+def test_psum_products_read_by_a_matmul_or_stored_are_copied_and_proven(tmp_path: Path) -> None:
+    result = migrate(str(_file(tmp_path, PSUM_PRODUCTS)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert "v_t = nl.copy(nl.transpose(v_sbuf))" in result["migrated"]
+
+
 REDUCED = """\
 import numpy as np
 import neuronxcc.nki as nki
