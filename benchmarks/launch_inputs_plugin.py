@@ -4,19 +4,27 @@ Each drop-in launch's inputs (``sim.launch_log.watching_inputs``) are appended a
 spec fields) to the file named by ``NKI_STUDIO_LAUNCH_INPUTS``; the launch is then stopped (the test fails,
 which is expected): only the shapes and dtypes are wanted, and the migration proof simulates the kernel itself.
 Used with ``-p nki_studio.pytest_plugin`` (the drop-in) and ``-p launch_inputs_plugin`` (this folder on the path),
-or around a script run (``watching()``, ``legacy_sim_corpus.tutorial_runs``).
+or as a script runner (``python launch_inputs_plugin.py SCRIPT``, :func:`run_script`: the script's launches and
+its kernels' siblings', for ``legacy_sim_corpus.tutorial_runs``).
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import os
+import sys
 from contextlib import AbstractContextManager, ExitStack
+from pathlib import Path
+from typing import Any
 
 import pytest
 from nki_studio.sim import launch_log
 
 ENVIRONMENT = "NKI_STUDIO_LAUNCH_INPUTS"
+_SIBLING = "__nki_studio_sibling_kernel__"
+_launched: list[str] = []  # the kernels whose launches were recorded in this process, in order
 
 
 class InputsTaken(Exception):
@@ -26,6 +34,7 @@ class InputsTaken(Exception):
 def _write(inputs: launch_log.LaunchInputs) -> None:
     with open(os.environ[ENVIRONMENT], "a", encoding="utf-8") as out:
         out.write(json.dumps({"kernel": inputs.kernel, "file": inputs.file, "spec": inputs.spec()}) + "\n")
+    _launched.append(inputs.kernel)
     raise InputsTaken(f"{inputs.kernel}: inputs recorded, launch stopped")
 
 
@@ -39,3 +48,72 @@ def pytest_configure(config: pytest.Config) -> None:
     stack = ExitStack()
     stack.enter_context(watching())
     config.add_cleanup(stack.close)
+
+
+def _execute(statement: ast.stmt, namespace: dict[str, Any], script: str) -> list[str]:
+    """Run one top-level statement; the kernels it launched (a failure ends the statement, not the script)."""
+    before = len(_launched)
+    try:
+        exec(compile(ast.Module([statement], []), script, "exec"), namespace)
+    except (Exception, SystemExit):  # InputsTaken, or the script needing what is not here (torch ...)
+        pass
+    return _launched[before:]
+
+
+def _siblings(kernel: Any, namespace: dict[str, Any]) -> list[Any]:
+    """The other kernels of ``kernel``'s module (same kernel type) taking the same parameters."""
+    try:
+        parameters = list(inspect.signature(kernel).parameters)
+    except (TypeError, ValueError):
+        return []
+    module = sys.modules.get(getattr(kernel, "__module__", ""), None)
+    found = []
+    for value in vars(module).values() if module is not None else ():
+        if type(value) is type(kernel) and value is not kernel and callable(value):
+            try:
+                same = list(inspect.signature(value).parameters) == parameters
+            except (TypeError, ValueError):
+                same = False
+            if same:
+                found.append(value)
+    return found
+
+
+def run_script(script: Path) -> None:
+    """Run ``script`` as ``__main__``, one top-level statement at a time, recording (and stopping) every launch;
+    then repeat each statement that passed a kernel by name and launched it, once for every sibling kernel of
+    that kernel (same module, same parameters) in its place: a script that checks only the first of a family of
+    kernels (the attention tutorial: ``test_attn_tutorial("accuracy", attn_fwd_v1)``, whose body picks each
+    version's shapes) gives the others the inputs its own code would pass them."""
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(script)}
+    sys.argv = [str(script)]
+    launches = [(statement, _execute(statement, namespace, str(script))) for statement in tree.body]
+    for statement, kernels in launches:
+        for node in {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}:
+            kernel = namespace.get(node)
+            if getattr(kernel, "__name__", None) not in kernels:
+                continue
+            renamed = _Rename(node).visit(ast.parse(ast.unparse(statement)).body[0])
+            for sibling in _siblings(kernel, namespace):
+                namespace[_SIBLING] = sibling
+                _execute(ast.fix_missing_locations(renamed), namespace, str(script))
+
+
+class _Rename(ast.NodeTransformer):
+    """Every load of one name becomes a load of the sibling's."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id == self.name and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Name(_SIBLING, ast.Load()), node)
+        return node
+
+
+if __name__ == "__main__":
+    from nki_studio.sim import dropin
+
+    with dropin.installed(), watching():
+        run_script(Path(sys.argv[1]).resolve())

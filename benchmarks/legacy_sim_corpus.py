@@ -38,14 +38,12 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMIT = "0898a77"
 URL = "https://github.com/aws-neuron/nki-samples"
 
-# argv: the script, then optionally a module whose ``watching()`` context is entered around the run
 _TUTORIAL_RUNNER = """
-import contextlib, importlib, runpy, sys
+import runpy, sys
 from nki_studio.sim import dropin
-script, watch = sys.argv[1], sys.argv[2:]
-sys.argv = [script]
-with dropin.installed(), importlib.import_module(watch[0]).watching() if watch else contextlib.nullcontext():
-    runpy.run_path(script, run_name="__main__")
+sys.argv = [sys.argv[1]]
+with dropin.installed():
+    runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
@@ -136,16 +134,16 @@ def _verdict(name: str, code: int | None, out: str, timeout: float) -> Case:
 
 
 def tutorial_runs(
-    corpus: Path, env: dict[str, str], only: str = "", watch: str | None = None
+    corpus: Path, env: dict[str, str], only: str = "", runner: list[str] | None = None
 ) -> Iterator[tuple[str, list[str], Path, dict[str, str]]]:
     """(name, command, folder, environment) of each tutorial script that checks its kernel against a reference,
-    run as ``__main__`` in the drop-in (inside the ``watching()`` context of module ``watch`` when given)."""
+    run as ``__main__`` in the drop-in (or by the command ``runner``, given the script's name)."""
     for path in sorted((corpus / "src" / "nki_samples" / "tutorials").glob("*/*.py")):
         name = f"tutorial {path.parent.name}/{path.name}"
         if "allclose" not in path.read_text() or only not in name:
             continue  # no reference check in the file
         local = {**env, "PYTHONPATH": f"{path.parent}{os.pathsep}{env['PYTHONPATH']}"}
-        command = [sys.executable, "-c", _TUTORIAL_RUNNER, path.name, *([watch] if watch else [])]
+        command = [*(runner or [sys.executable, "-c", _TUTORIAL_RUNNER]), path.name]
         yield name, command, path.parent, local
 
 

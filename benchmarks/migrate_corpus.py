@@ -24,7 +24,9 @@ import ast
 import collections
 import json
 import os
+import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,7 +79,8 @@ def _ends(text: str) -> dict[str, int]:
 
 def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
     """``file::kernel`` -> the inputs the first case of each simulation test, or a tutorial script checked
-    against a reference, first launches it with (the first found; a script stops at its first launch)."""
+    against a reference, first launches it with (the first found; each launch is stopped, a script goes on with its
+    next statement, then repeats its launching calls for the launched kernel's siblings: launch_inputs_plugin)."""
     env = environment(corpus, None)
     env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)  # the launch_inputs_plugin
     found: dict[str, str] = {}
@@ -87,7 +90,9 @@ def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
         for path in simulation_tests(corpus):
             for node in first_cases(path, env, timeout, 1)[0]:
                 run([*PYTEST, "-p", "launch_inputs_plugin", node], path.parent, env, timeout)
-        for _, command, folder, local in tutorial_runs(corpus, env, watch="launch_inputs_plugin"):
+        # each script's own launches, and the same calls with the launched kernel's siblings in its place
+        runner = [sys.executable, str(Path(__file__).with_name("launch_inputs_plugin.py"))]
+        for _, command, folder, local in tutorial_runs(corpus, env, runner=runner):
             run(command, folder, local, timeout)
         for line in Path(env[ENVIRONMENT]).read_text(encoding="utf-8").splitlines():
             launch = json.loads(line)
@@ -95,6 +100,12 @@ def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
             if file.is_relative_to(corpus.resolve()):  # not a kernel of the corpus's sources
                 found.setdefault(f"{file.relative_to(corpus.resolve())}::{launch['kernel']}", launch["spec"])
     return found
+
+
+def _missing_module(message: str) -> str | None:
+    """The module a proof could not run without (``No module named 'torch_xla'``), if that stopped it."""
+    found = re.search(r"did not run .*No module named '([^']+)'", message)
+    return found.group(1) if found else None
 
 
 def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, str]) -> list[Verdict]:
@@ -133,6 +144,11 @@ def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, s
                 "asserts do not pin shapes), or it calls a function with manual steps"
             )
             out.append(Verdict(name, "migrated, not proven", why))
+        elif (missing := _missing_module(proof["message"])) is not None:
+            # the file cannot even be imported here: nothing was compared, so nothing failed
+            out.append(
+                Verdict(name, "migrated, not proven", f"no inputs run: needs {missing} (not installed)")
+            )
         else:
             out.append(Verdict(name, "proven" if proof["equivalent"] else "proof failed", proof["message"]))
     return out

@@ -4,7 +4,7 @@ recipes are the passes' own (``manual``, ``block_dims``), so the hint says what 
 
 from __future__ import annotations
 
-from nki_studio.migrate import block_dims, entry_points, isa_results, iterators, manual
+from nki_studio.migrate import allocation, block_dims, entry_points, isa_results, iterators, manual
 
 _INDEX_TILES = (
     "rewritten: index tiles become slices (t[i_p, i_f] -> t[0:128, 0:512]) and a mask= a bounded slice; a use that "
@@ -42,6 +42,8 @@ def migration_hint(module: str, name: str) -> str | None:
     if module == "compiler":
         if name in ("sbuf", "psum", "mod_alloc", "auto_alloc", "alloc"):
             return manual._DIRECT_ALLOCATION
+        if f"nki.compiler.{name}" in allocation.DIRECTIVES:
+            return "dropped: it steers only the legacy compiler, NKI 0.7 has no such directive"
         # the directives (inferred: 0.7's nki.compiler only configures the compiler, with CompileConfig)
         return "not rewritten: NKI 0.7 has no such directive (nki.compiler.CompileConfig configures a kernel); remove it"
     if name == "jit":

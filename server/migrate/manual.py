@@ -20,6 +20,13 @@ _LANGUAGE_RECIPES = {
     "gemm_grid": "no replacement: write the tiling loops",
     "gemm_stationary_grid": "no replacement: write the tiling loops",
 }
+# 0.7's launch bracket is one LNC degree, its grid one axis (nki-0.7.md §2.5 on kernel[k]): a kernel reading a
+# later axis of a multi-dimensional legacy grid has no 0.7 form.
+_GRID_AXES = frozenset({"program_id", "num_programs"})
+_GRID_AXIS = (
+    "NKI 0.7 launches have one grid axis (the LNC degree): take the grid point as kernel arguments and launch "
+    "once per point in a Python loop"
+)
 _VALUE_RETURNING = (
     "value-returning ISA calls were removed in 0.2: allocate the result (t = nl.ndarray(shape, dtype, "
     "buffer=nl.sbuf)) and pass it as dst= (nisa.{name}(dst=t, ...))"
@@ -45,7 +52,9 @@ def run(src: Source) -> PassResult:
         if isinstance(node, ast.Call):
             name = src.canonical(node.func) or ""
             module, _, leaf = name.rpartition(".")
-            if module == LANGUAGE and leaf in _LANGUAGE_RECIPES:
+            if module == LANGUAGE and leaf in _GRID_AXES and _later_axis(node):
+                out.manual.append(ManualStep(node.lineno, f"nl.{leaf} axis > 0", _GRID_AXIS))
+            elif module == LANGUAGE and leaf in _LANGUAGE_RECIPES:
                 out.manual.append(ManualStep(node.lineno, f"nl.{leaf}", _LANGUAGE_RECIPES[leaf]))
             elif (
                 module == ISA
@@ -68,6 +77,16 @@ def run(src: Source) -> PassResult:
                 )
             )
     return out
+
+
+def _later_axis(call: ast.Call) -> bool:
+    """``nl.program_id(1)``, ``nl.num_programs(axes=2)``: a literal launch-grid axis after the first."""
+    axis = (
+        call.args[0]
+        if call.args
+        else next((k.value for k in call.keywords if k.arg in ("axis", "axes")), None)
+    )
+    return isinstance(axis, ast.Constant) and isinstance(axis.value, int) and axis.value > 0
 
 
 def _used_values(tree: ast.AST) -> set[int]:

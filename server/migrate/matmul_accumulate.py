@@ -6,8 +6,13 @@ product tile into ``psum`` (legacy: "accumulation and results are always in floa
 nki.language.matmul]). In 0.7 the product goes straight into the accumulator: ``nisa.nc_matmul(dst=psum[...],
 stationary=a, moving=b, accumulate=True)`` adds into the existing PSUM content (isa.md §1.1: ``dst (=|+=)
 stationary.T @ moving``, ``accumulate=True`` adds). ``+=`` adds whatever ``psum`` holds, so ``True`` is its
-meaning; the 0.7 simulator warns when that content was not written by a matmul (zeros from ``nl.zeros``), which
-hardware leaves undefined (isa.md §1.1) -- the proof runs the simulator, so it shows that warning.
+meaning on an accumulator ``nl.zeros`` initialised; the 0.7 simulator warns when that content was not written by a
+matmul, which hardware leaves undefined (isa.md §1.1) -- the proof runs the simulator, so it shows that warning.
+On an accumulator allocated without values (``nl.ndarray``, a direct allocator) legacy ``+=`` opened a matmul
+accumulation group, its first write overwriting (the legacy simulator's model, ``sim.legacy.operators``; nki-samples'
+fused RMSNorm-QKV relies on it): there the call keeps 0.7's default ``accumulate=None``, which the compiler infers
+the same way (first write to a PSUM location overwrites, later ones add; isa.md §1.1), where ``True`` would add to
+never-written PSUM.
 
 Only an accumulator the function allocates in PSUM (``buffer=nl.psum`` or a ``psum`` allocator) qualifies: an
 SBUF ``+=`` stays the operators pass's ``nisa.tensor_tensor``. ``nl.matmul`` without ``transpose_x=True``
@@ -25,6 +30,7 @@ from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
 _MATMUL = f"{LANGUAGE}.matmul"
 _NC_MATMUL = f"{ISA}.nc_matmul"
 _PSUM = f"{LANGUAGE}.psum"
+_ZEROS = f"{LANGUAGE}.zeros"
 _PSUM_ALLOCATORS = "nki.compiler.psum."  # ncc.psum.alloc / mod_alloc / auto_alloc placements
 # nc_matmul keywords that keep their meaning in 0.7 (isa.md §1.1), and the legacy mask= (the mask pass's); calls
 # with others (dtype=, accumulate= ...) are not rewritten here.
@@ -37,9 +43,12 @@ def run(src: Source) -> PassResult:
     """Rewrite each ``psum += <matrix product>`` of a PSUM accumulator."""
     out = PassResult()
     for node, new in _rewrites(src):
-        out.change(
-            src.replace(node, new), node.lineno, "matmul +=", "nisa.nc_matmul(dst=..., accumulate=True)"
+        detail = (
+            "accumulate=True"
+            if "accumulate=True" in new
+            else "accumulate inferred: the first write overwrites"
         )
+        out.change(src.replace(node, new), node.lineno, "matmul +=", f"nisa.nc_matmul(dst=..., {detail})")
     return out
 
 
@@ -52,7 +61,7 @@ def _rewrites(src: Source) -> list[tuple[ast.AugAssign, str]]:
     found = []
     nisa = src.alias_of(ISA, "nisa")
     for func in functions(src.tree):
-        psum = _psum_names(src, func)
+        psum = _psum_names(src, func)  # name -> whether nl.zeros initialised it
         for node in ast.walk(func):
             if not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)):
                 continue
@@ -62,13 +71,15 @@ def _rewrites(src: Source) -> list[tuple[ast.AugAssign, str]]:
             operands = _operands(src, node.value) if isinstance(node.value, ast.Call) else None
             if isinstance(base, ast.Name) and base.id in psum and operands is not None:
                 target = src.text_of(node.target)
-                found.append((node, f"{nisa}.nc_matmul(dst={target}, {operands}, accumulate=True)"))
+                accumulate = ", accumulate=True" if psum[base.id] else ""
+                found.append((node, f"{nisa}.nc_matmul(dst={target}, {operands}{accumulate})"))
     return found
 
 
-def _psum_names(src: Source, func: ast.AST) -> set[str]:
+def _psum_names(src: Source, func: ast.AST) -> dict[str, bool]:
     """Names the function binds to a PSUM allocation (``nl.zeros(..., buffer=nl.psum)``, ``buffer=ncc.psum...``,
-    or an allocator the module names, ``psum_mod = ncc.psum.mod_alloc``)."""
+    or an allocator the module names, ``psum_mod = ncc.psum.mod_alloc``), each with whether ``nl.zeros`` made it
+    (its content is defined before the first product)."""
     module = {
         t.id: src.canonical(n.value)
         for n in src.tree.body
@@ -76,7 +87,7 @@ def _psum_names(src: Source, func: ast.AST) -> set[str]:
         for t in n.targets
         if isinstance(t, ast.Name)
     }
-    names = set()
+    names: dict[str, bool] = {}
     for node in ast.walk(func):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             buffer = next((k.value for k in node.value.keywords if k.arg == "buffer"), None)
@@ -85,7 +96,8 @@ def _psum_names(src: Source, func: ast.AST) -> set[str]:
             if where is None and isinstance(place, ast.Name):
                 where = module.get(place.id)
             if where is not None and (where == _PSUM or where.startswith(_PSUM_ALLOCATORS)):
-                names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+                zeros = src.canonical(node.value.func) == _ZEROS
+                names.update({t.id: zeros for t in node.targets if isinstance(t, ast.Name)})
     return names
 
 

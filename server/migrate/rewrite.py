@@ -27,6 +27,7 @@ from nki_studio.migrate import (
     manual,
     matmul_accumulate,
     operators,
+    psum_results,
     scalar_masks,
 )
 from nki_studio.migrate.result import Change, ManualStep, PassResult
@@ -49,6 +50,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     isa_results.run,
     scalar_masks.run,
     allocation.run,
+    psum_results.run,  # after isa_results and matmul_accumulate: the nl.* products left
     imports.run,
 )
 # NKI 0.2-0.6 code already has the current API; what 0.7 still changes is its iterators and entry points.

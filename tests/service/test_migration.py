@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from nki_studio.service.migration import _compare, exit_code, migrate
 from nki_studio.service.settings import Settings
 
@@ -450,6 +451,91 @@ def test_products_accumulated_into_psum_are_proven(tmp_path: Path) -> None:
     assert result["status"] == "proven", result["message"]
     assert "nisa.nc_matmul(dst=acc, stationary=at, moving=bt, accumulate=True)" in result["migrated"]
     assert "tensor_tensor" not in result["migrated"]
+
+
+# The accumulator is a direct allocation without values (as in a fused RMSNorm-QKV kernel): legacy += opens an
+# accumulation group whose first product overwrites; accumulate=True in 0.7 would add to never-written (NaN) PSUM.
+FRESH_ACCUMULATOR = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.compiler as ncc
+
+
+# nki-studio: simulate a=bfloat16[256,128] b=bfloat16[256,512]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((2, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    for r in nl.affine_range(2):
+        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=ncc.psum.mod_alloc(base_bank=7, num_bank_tiles=(1,)))
+        for i in nl.affine_range(2):
+            at = nl.load(a[i * 128:(i + 1) * 128, :])
+            bt = nl.load(b[i * 128:(i + 1) * 128, :])
+            acc[...] += nisa.nc_matmul(at, bt)
+        nl.store(out[r], value=nl.copy(acc))
+    return out
+"""
+
+
+# A module-level allocator alias and a compiler directive, as in an allocated attention tutorial: 0.7 has no
+# nki.compiler.sbuf, so either left in place would stop the migrated module from importing.
+ALIASED_ALLOCATOR = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+sb_mod = nki.compiler.sbuf.mod_alloc
+
+
+# nki-studio: simulate a=float32[128,256]
+@nki.compiler.skip_middle_end_transformations
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 256), dtype=nl.float32, buffer=sb_mod(base_addr=0, num_free_tiles=(1,)))
+    t[...] = nl.load(a)
+    nl.store(out, value=nl.exp(t))
+    return out
+"""
+
+
+# Legacy value-returning products placed by the compiler: in 0.7 nl.transpose/nl.matmul results are in PSUM, which
+# a matmul operand and nl.store cannot read.
+PSUM_PRODUCTS = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate q=float32[128,128] v=float32[128,128]
+@nki.jit
+def k(q, v):
+    out = nl.ndarray((128, 128), dtype=q.dtype, buffer=nl.shared_hbm)
+    q_sbuf = nl.load(q)
+    v_sbuf = nl.load(v)
+    e = nl.exp(nl.matmul(x=q_sbuf, y=v_sbuf, transpose_x=True))
+    v_t = nl.transpose(v_sbuf)
+    o = nl.matmul(e, v_t, transpose_x=False)
+    nl.store(out, value=o)
+    return out
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "migrated"),
+    [
+        # fresh accumulator: the default accumulate=None, first product overwriting, as legacy += did
+        (FRESH_ACCUMULATOR, ["nisa.nc_matmul(dst=acc[...], stationary=at, moving=bt)\n", "buffer=nl.psum"]),
+        (ALIASED_ALLOCATOR, ["buffer=nl.sbuf"]),
+        (PSUM_PRODUCTS, ["v_t = nl.copy(nl.transpose(v_sbuf))"]),
+    ],
+    ids=["fresh-accumulator", "allocator-alias", "psum-products"],
+)
+def test_rewrites_of_the_corpus_proof_failures_are_proven(
+    tmp_path: Path, source: str, migrated: list[str]
+) -> None:
+    result = migrate(str(_file(tmp_path, source)), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    assert all(text in result["migrated"] for text in migrated)
+    assert "mod_alloc" not in result["migrated"]  # an alias of it too
 
 
 REDUCED = """\

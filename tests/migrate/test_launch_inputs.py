@@ -1,0 +1,68 @@
+"""``benchmarks/launch_inputs_plugin.py`` as a script runner: a script's launches and its kernels' siblings'."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KERNELS = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def small(a, b):
+    return a
+
+
+@nki.jit
+def tiled(a, b):
+    return a
+
+
+@nki.jit
+def other(a):
+    return a
+"""
+
+# Checks only the first kernel of the family, picking its shapes by the kernel, then fails (no torch here):
+# the runner goes on with the next statement.
+SCRIPT = """\
+import numpy as np
+from kernels import small, tiled, other
+
+
+def check(kernel):
+    rows = 128 if kernel is small else 256
+    kernel(np.zeros((rows, 4), np.float32), np.zeros((rows, 4), np.float16))
+
+
+check(small)
+import torch
+other(np.zeros((2, 2), np.int32))
+"""
+
+
+def test_a_scripts_launches_and_its_kernels_siblings_are_recorded(tmp_path: Path) -> None:
+    (tmp_path / "kernels.py").write_text(KERNELS, encoding="utf-8")
+    (tmp_path / "script.py").write_text(textwrap.dedent(SCRIPT), encoding="utf-8")
+    log = tmp_path / "inputs.jsonl"
+    env = {**os.environ, "NKI_STUDIO_LAUNCH_INPUTS": str(log), "PYTHONPATH": str(tmp_path)}
+    runner = ROOT / "benchmarks" / "launch_inputs_plugin.py"
+    subprocess.run([sys.executable, str(runner), "script.py"], cwd=tmp_path, env=env, check=True, timeout=120)
+    launches = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [(x["kernel"], x["spec"]) for x in launches] == [
+        ("small", "a=float32[128,4] b=float16[128,4]"),
+        ("other", "a=int32[2,2]"),
+        (
+            "tiled",
+            "a=float32[256,4] b=float16[256,4]",
+        ),  # small's sibling, after the script; other: other parameters
+    ]
+    assert {Path(x["file"]).name for x in launches} == {"kernels.py"}
