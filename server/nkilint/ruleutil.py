@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from nki_studio.core.findings import Finding, Severity, Span, TextEdit
 from nki_studio.model.imports import is_legacy
 from nki_studio.model.kernels import FunctionInfo
-from nki_studio.model.kinds import FunctionKinds, Kind, classify, value_kind
+from nki_studio.model.kinds import FunctionKinds, Kind, binding_nodes, classify, value_kind
 from nki_studio.model.targets import NkiVersion
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, Example, rule
@@ -111,8 +111,13 @@ def kinds(ctx: LintContext, func: FunctionInfo) -> FunctionKinds:
     if id(func.node) not in memo:
         params = func.node.args.args
         registers = frozenset({params[0].arg}) if params and loop_body_api(ctx, func) else frozenset()
+        groups = func.module.own_by_type.get(id(func.node))
+        nodes = binding_nodes(groups) if groups is not None else None
         memo[id(func.node)] = classify(
-            func.node, ctx.aliases, nodes=own_nodes(ctx, func), register_params=registers
+            func.node,
+            ctx.aliases,
+            nodes=own_nodes(ctx, func) if nodes is None else nodes,
+            register_params=registers,
         )
     return memo[id(func.node)]
 
