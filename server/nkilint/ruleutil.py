@@ -128,6 +128,13 @@ def own_nodes(ctx: LintContext, func: FunctionInfo) -> list[ast.AST]:
     return func.module.own_nodes.get(id(func.node), [])
 
 
+def may_own(func: FunctionInfo, types: Iterable[type[ast.AST]]) -> bool:
+    """Whether ``func``'s own nodes can include one of ``types``: False only when discovery's grouping by type
+    (:func:`own_nodes`) has none of them, so a rule skips the function before costlier work on it."""
+    groups = func.module.own_by_type.get(id(func.node))
+    return groups is None or any(t in groups for t in types)
+
+
 def own_calls(ctx: LintContext, func: FunctionInfo) -> list[ast.Call]:
     """The calls among a function's own nodes, in source order (kernel discovery groups own nodes by type, so
     this is a lookup, not a pass over every node)."""

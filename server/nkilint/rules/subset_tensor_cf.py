@@ -9,8 +9,7 @@ from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, own_nodes, truth_tested
-
+from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, may_own, own_calls, own_nodes, truth_tested
 
 @rule(
     code="NKI111",
@@ -35,13 +34,15 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     flow cannot depend on them (language guide, Tensor Values note); data-dependent control flow needs
     `nl.while_loop`, and data-dependent selection needs `nl.where`/`nisa.select`-style operations."""
     for func in ctx.kernel_code():
+        if not may_own(func, TRUTH_TESTING) and not any(_is_bool_call(c) for c in own_calls(ctx, func)):
+            continue  # nothing tests a truth value: the name kinds are not needed
         k = kinds(ctx, func)
         if Kind.TENSOR not in k.kinds.values():
             continue
         for node in own_nodes(ctx, func):
             kind = type(node)
             if kind is ast.Call:  # most candidates: only bool(x) tests anything
-                if not (isinstance(node.func, ast.Name) and node.func.id == "bool"):  # type: ignore[attr-defined]
+                if not _is_bool_call(node):  # type: ignore[arg-type]
                     continue
                 tested = list(node.args[:1])  # type: ignore[attr-defined]
             elif kind in TRUTH_TESTING:
@@ -56,3 +57,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                         "values are unknown at compile time; use nl.where / "
                         "nl.while_loop or test a shape instead",
                     )
+
+
+def _is_bool_call(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == "bool"
