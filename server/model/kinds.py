@@ -45,7 +45,15 @@ _GRID_RESULTS = frozenset(f"nki.language.{name}" for name in LANGUAGE_GRID_RESUL
 _REGISTER_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _REGISTER_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 # Statements/expressions that bind names (the only nodes :func:`classify` looks at).
-_BINDING_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
+_BINDING_STATEMENTS = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+    ast.For,
+    ast.AsyncFor,
+    ast.With,
+    ast.AsyncWith,
+)
 _BINDING_NODES = frozenset({*_BINDING_STATEMENTS, ast.NamedExpr})
 _POSITION = attrgetter("lineno", "col_offset")
 

@@ -11,6 +11,7 @@ from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, may_own, own_calls, own_nodes, truth_tested
 
+
 @rule(
     code="NKI111",
     name="tensor-python-control-flow",
