@@ -7,7 +7,7 @@ Positions: ``ast`` column offsets are UTF-8 byte offsets; findings use 1-based c
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, KeysView
 from functools import cached_property
 from typing import Any
 
@@ -227,6 +227,10 @@ class LintContext:
         """Calls in this file's kernel code whose callee is the canonical imported name ``name`` (what
         ``aliases.canonical(call.func) == name`` selects), in source order."""
         return self._kernel_calls_by_api.get(name, [])
+
+    def kernel_apis_called(self) -> KeysView[str]:
+        """The canonical imported names that this file's kernel code calls."""
+        return self._kernel_calls_by_api.keys()
 
     @cached_property
     def parents(self) -> dict[int, ast.AST]:

@@ -344,11 +344,12 @@ def loop_calls(ctx: LintContext) -> list[tuple[ast.Call, str]]:
     memo: list[tuple[ast.Call, str]] | None = ctx.memo.get("loop_calls")
     if memo is None:
         found = [(c, api) for api in (*PYTHON_RANGES, *_DEVICE_LOOPS) for c in ctx.kernel_calls_to(api)]
-        found += [
-            (c, "range")
-            for c in ctx.kernel_nodes_of((ast.Call,))
-            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "range"
-        ]
+        if ctx.calls_headed_by(("range",)):  # else no pass over kernel code's calls
+            found += [
+                (c, "range")
+                for c in ctx.kernel_nodes_of((ast.Call,))
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "range"
+            ]
         memo = sorted(found, key=lambda e: (e[0].lineno, e[0].col_offset))
         ctx.memo["loop_calls"] = memo
     return memo

@@ -34,8 +34,11 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """Tensor contents are unknown while the kernel is specialised (0.2-0.6) or traced (0.7), so Python control
     flow cannot depend on them (language guide, Tensor Values note); data-dependent control flow needs
     `nl.while_loop`, and data-dependent selection needs `nl.where`/`nisa.select`-style operations."""
+    bool_calls = bool(ctx.calls_headed_by(("bool",)))
     for func in ctx.kernel_code():
-        if not may_own(func, TRUTH_TESTING) and not any(_is_bool_call(c) for c in own_calls(ctx, func)):
+        if not may_own(func, TRUTH_TESTING) and not (
+            bool_calls and any(_is_bool_call(c) for c in own_calls(ctx, func))
+        ):
             continue  # nothing tests a truth value: the name kinds are not needed
         k = kinds(ctx, func)
         if Kind.TENSOR not in k.kinds.values():
