@@ -135,10 +135,15 @@ def may_own(func: FunctionInfo, types: Iterable[type[ast.AST]]) -> bool:
     return groups is None or any(t in groups for t in types)
 
 
+def own_of_type(func: FunctionInfo, kind: type[ast.AST]) -> list[ast.AST]:
+    """The nodes of exact type ``kind`` among a function's own nodes, in source order (kernel discovery groups
+    own nodes by type, so this is a lookup, not a pass over every node)."""
+    return func.module.own_by_type.get(id(func.node), {}).get(kind, [])
+
+
 def own_calls(ctx: LintContext, func: FunctionInfo) -> list[ast.Call]:
-    """The calls among a function's own nodes, in source order (kernel discovery groups own nodes by type, so
-    this is a lookup, not a pass over every node)."""
-    return func.module.own_by_type.get(id(func.node), {}).get(ast.Call, [])  # type: ignore[return-value]
+    """The calls among a function's own nodes, in source order (:func:`own_of_type`)."""
+    return own_of_type(func, ast.Call)  # type: ignore[return-value]
 
 
 def construct_rule(
