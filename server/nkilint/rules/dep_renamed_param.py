@@ -88,6 +88,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if not api.startswith(("nki.isa.", "nki.language.")):
             continue
         for kw in node.keywords:
+            if kw.arg not in _KEYWORDS:
+                continue  # the call's other keywords (shape=, buffer= beside dtype=...)
             for (prefix, name), advice in _REMOVED_EVERYWHERE.items():
                 if kw.arg == name and api.startswith(prefix):
                     # Warning, not error: nki-library (NKI >= 0.3) still passes dtype= to
