@@ -123,9 +123,9 @@ class LintContext:
                     by_keyword.setdefault(kw.arg, []).append(i)
             func = call.func
             if type(func) is subscript_kind:
-                func = func.value  # type: ignore[attr-defined]
+                func = func.value
             if type(func) is name_kind:
-                by_head.setdefault(func.id, []).append(i)  # type: ignore[attr-defined]
+                by_head.setdefault(func.id, []).append(i)
         return by_keyword, by_head
 
     def _indexed_calls(self, index: dict[str, list[int]], keys: Iterable[str]) -> list[ast.Call]:
