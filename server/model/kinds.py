@@ -14,8 +14,10 @@ the caller names it) and arithmetic or comparisons of registers (traced, nki-0.7
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from operator import attrgetter
 
 from nki_studio.model.imports import ImportAliases
 from nki_studio.model.nki_api import (
@@ -43,9 +45,17 @@ _GRID_RESULTS = frozenset(f"nki.language.{name}" for name in LANGUAGE_GRID_RESUL
 _REGISTER_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 _REGISTER_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 # Statements/expressions that bind names (the only nodes :func:`classify` looks at).
-_BINDING_NODES = frozenset(
-    {ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr}
+_BINDING_STATEMENTS = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.AugAssign,
+    ast.For,
+    ast.AsyncFor,
+    ast.With,
+    ast.AsyncWith,
 )
+_BINDING_NODES = frozenset({*_BINDING_STATEMENTS, ast.NamedExpr})
+_POSITION = attrgetter("lineno", "col_offset")
 
 
 @dataclass
@@ -98,6 +108,19 @@ class FunctionKinds:
         return Kind.REGISTER if register else None
 
 
+def binding_nodes(by_type: Mapping[type, Sequence[ast.AST]]) -> list[ast.AST] | None:
+    """The nodes :func:`classify` reads (assignments, loops, ``with``) in source order, from a function's own
+    nodes grouped by type (``model.kernels.ModuleInfo.own_by_type``): a few short lists instead of a pass over
+    every node. A function's own statements never nest inside an expression, so their position is their
+    traversal order; a ``:=`` can (an ``if``-expression's test comes before its body in the traversal), so with
+    one the caller passes every own node instead (None)."""
+    if ast.NamedExpr in by_type:
+        return None
+    found = [node for kind in _BINDING_STATEMENTS for node in by_type.get(kind, ())]
+    found.sort(key=_POSITION)
+    return found
+
+
 def classify(
     func: ast.FunctionDef | ast.AsyncFunctionDef,
     aliases: ImportAliases,
@@ -106,7 +129,8 @@ def classify(
 ) -> FunctionKinds:
     """Definite tensor/register/grid names of ``func`` (nested functions are separate scopes and skipped).
 
-    ``nodes``: the function's own nodes in source order when the caller already has them. ``register_params``:
+    ``nodes``: the function's own nodes in source order when the caller already has them (or only those it
+    reads, :func:`binding_nodes`). ``register_params``:
     parameters known to hold a register (the loop variable of a ``fori_loop``/``while_loop`` body); every other
     parameter is unknown."""
     result = FunctionKinds()
@@ -219,6 +243,8 @@ def _register_expression(node: ast.expr, aliases: ImportAliases, known: Function
 
 
 def _bound_names(target: ast.expr) -> list[str]:
+    if type(target) is ast.Name:  # the common case (``for i in ...``), without a walk
+        return [target.id]
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
 
 

@@ -7,6 +7,7 @@ Positions: ``ast`` column offsets are UTF-8 byte offsets; findings use 1-based c
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, KeysView
 from functools import cached_property
 from typing import Any
 
@@ -109,6 +110,38 @@ class LintContext:
         return [n for n in self.nodes if isinstance(n, ast.Call)]
 
     @cached_property
+    def _call_index(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        """Positions in :attr:`calls` by keyword passed, and by the plain name heading the callee (``name(...)``,
+        ``name[...](...)``): one pass over every call, so a rule looking for a keyword or a name reads a few
+        short lists instead of testing every call of the file."""
+        by_keyword: dict[str, list[int]] = {}
+        by_head: dict[str, list[int]] = {}
+        name_kind, subscript_kind = ast.Name, ast.Subscript
+        for i, call in enumerate(self.calls):
+            for kw in call.keywords:
+                if kw.arg is not None:
+                    by_keyword.setdefault(kw.arg, []).append(i)
+            func = call.func
+            if type(func) is subscript_kind:
+                func = func.value
+            if type(func) is name_kind:
+                by_head.setdefault(func.id, []).append(i)
+        return by_keyword, by_head
+
+    def _indexed_calls(self, index: dict[str, list[int]], keys: Iterable[str]) -> list[ast.Call]:
+        calls = self.calls
+        return [calls[i] for i in sorted({i for key in keys for i in index.get(key, ())})]
+
+    def calls_passing(self, keywords: Iterable[str]) -> list[ast.Call]:
+        """Calls of the file passing at least one of ``keywords`` by name, in source order."""
+        return self._indexed_calls(self._call_index[0], keywords)
+
+    def calls_headed_by(self, names: Iterable[str]) -> list[ast.Call]:
+        """Calls of the file whose callee is one of the plain ``names``, called directly (``name(...)``) or
+        through a subscript (``kernel[2](...)``, a launch), in source order."""
+        return self._indexed_calls(self._call_index[1], names)
+
+    @cached_property
     def call_of(self) -> dict[int, ast.Call]:
         """id(callee expression) -> the call: ``call_of[id(node)]`` is the call when ``node`` is called."""
         return {id(c.func): c for c in self.calls}
@@ -194,6 +227,10 @@ class LintContext:
         """Calls in this file's kernel code whose callee is the canonical imported name ``name`` (what
         ``aliases.canonical(call.func) == name`` selects), in source order."""
         return self._kernel_calls_by_api.get(name, [])
+
+    def kernel_apis_called(self) -> KeysView[str]:
+        """The canonical imported names that this file's kernel code calls."""
+        return self._kernel_calls_by_api.keys()
 
     @cached_property
     def parents(self) -> dict[int, ast.AST]:

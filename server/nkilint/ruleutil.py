@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from nki_studio.core.findings import Finding, Severity, Span, TextEdit
 from nki_studio.model.imports import is_legacy
 from nki_studio.model.kernels import FunctionInfo
-from nki_studio.model.kinds import FunctionKinds, Kind, classify, value_kind
+from nki_studio.model.kinds import FunctionKinds, Kind, binding_nodes, classify, value_kind
 from nki_studio.model.targets import NkiVersion
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, Example, rule
@@ -111,8 +111,13 @@ def kinds(ctx: LintContext, func: FunctionInfo) -> FunctionKinds:
     if id(func.node) not in memo:
         params = func.node.args.args
         registers = frozenset({params[0].arg}) if params and loop_body_api(ctx, func) else frozenset()
+        groups = func.module.own_by_type.get(id(func.node))
+        nodes = binding_nodes(groups) if groups is not None else None
         memo[id(func.node)] = classify(
-            func.node, ctx.aliases, nodes=own_nodes(ctx, func), register_params=registers
+            func.node,
+            ctx.aliases,
+            nodes=own_nodes(ctx, func) if nodes is None else nodes,
+            register_params=registers,
         )
     return memo[id(func.node)]
 
@@ -123,10 +128,22 @@ def own_nodes(ctx: LintContext, func: FunctionInfo) -> list[ast.AST]:
     return func.module.own_nodes.get(id(func.node), [])
 
 
+def may_own(func: FunctionInfo, types: Iterable[type[ast.AST]]) -> bool:
+    """Whether ``func``'s own nodes can include one of ``types``: False only when discovery's grouping by type
+    (:func:`own_nodes`) has none of them, so a rule skips the function before costlier work on it."""
+    groups = func.module.own_by_type.get(id(func.node))
+    return groups is None or any(t in groups for t in types)
+
+
+def own_of_type(func: FunctionInfo, kind: type[ast.AST]) -> list[ast.AST]:
+    """The nodes of exact type ``kind`` among a function's own nodes, in source order (kernel discovery groups
+    own nodes by type, so this is a lookup, not a pass over every node)."""
+    return func.module.own_by_type.get(id(func.node), {}).get(kind, [])
+
+
 def own_calls(ctx: LintContext, func: FunctionInfo) -> list[ast.Call]:
-    """The calls among a function's own nodes, in source order (kernel discovery groups own nodes by type, so
-    this is a lookup, not a pass over every node)."""
-    return func.module.own_by_type.get(id(func.node), {}).get(ast.Call, [])  # type: ignore[return-value]
+    """The calls among a function's own nodes, in source order (:func:`own_of_type`)."""
+    return own_of_type(func, ast.Call)  # type: ignore[return-value]
 
 
 def construct_rule(
@@ -332,11 +349,12 @@ def loop_calls(ctx: LintContext) -> list[tuple[ast.Call, str]]:
     memo: list[tuple[ast.Call, str]] | None = ctx.memo.get("loop_calls")
     if memo is None:
         found = [(c, api) for api in (*PYTHON_RANGES, *_DEVICE_LOOPS) for c in ctx.kernel_calls_to(api)]
-        found += [
-            (c, "range")
-            for c in ctx.kernel_nodes_of((ast.Call,))
-            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "range"
-        ]
+        if ctx.calls_headed_by(("range",)):  # else no pass over kernel code's calls
+            found += [
+                (c, "range")
+                for c in ctx.kernel_nodes_of((ast.Call,))
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "range"
+            ]
         memo = sorted(found, key=lambda e: (e[0].lineno, e[0].col_offset))
         ctx.memo["loop_calls"] = memo
     return memo

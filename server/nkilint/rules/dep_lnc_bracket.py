@@ -34,7 +34,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     graph's `--lnc` a compile error (NCC_EVRF066). Set `NEURON_LOGICAL_NC_CONFIG` to the degree and call the
     kernel plainly."""
     kernels = bracket_lnc_kernels(ctx)
-    for node in ctx.calls:
+    for node in ctx.calls_headed_by(kernels):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Subscript)

@@ -80,10 +80,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """These keywords no longer exist in `nki.isa`, so the call fails. Renames are fixed automatically
     (`is_moving_zero` -> `is_moving_onezero`, `imm` -> `src`, `use_gpsimd_dma=True` -> `dma_engine=...`);
     `psumAccumulateFlag` is dropped; `dst_rmw_op` needs a manual move to `nisa.dma_compute`."""
-    for node in ctx.calls:
-        # Most calls pass none of these keywords: skip them before resolving the callee.
-        if not node.keywords or _KEYWORDS.isdisjoint([kw.arg for kw in node.keywords]):
-            continue
+    for node in ctx.calls_passing(_KEYWORDS):  # most calls pass none: skipped before resolving the callee
         raw = ctx.resolved(node.func)
         if raw is None or is_legacy(raw):
             continue  # legacy neuronxcc.nki code is NKI208's business
@@ -91,6 +88,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         if not api.startswith(("nki.isa.", "nki.language.")):
             continue
         for kw in node.keywords:
+            if kw.arg not in _KEYWORDS:
+                continue  # the call's other keywords (shape=, buffer= beside dtype=...)
             for (prefix, name), advice in _REMOVED_EVERYWHERE.items():
                 if kw.arg == name and api.startswith(prefix):
                     # Warning, not error: nki-library (NKI >= 0.3) still passes dtype= to

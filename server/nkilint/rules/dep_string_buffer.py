@@ -31,7 +31,7 @@ _BUFFERS = {"sbuf", "psum", "hbm", "private_hbm", "shared_hbm"}
 def check(ctx: LintContext) -> Iterator[Finding]:
     """Since 0.3.0 buffers must be memory-region objects (`nl.sbuf`, `nl.psum`, `nl.hbm`, `nl.private_hbm`,
     `nl.shared_hbm`); the string names are rejected. The quick fix substitutes the object."""
-    for node in ctx.calls:
+    for node in ctx.calls_passing(("buffer",)):
         strings = [
             kw
             for kw in node.keywords

@@ -10,7 +10,7 @@ from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.loop_rewrite import loop_to_function_fix
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import V06, V07, kinds, own_nodes
+from nki_studio.nkilint.ruleutil import V06, V07, kinds, may_own, own_nodes
 
 
 @rule(
@@ -44,6 +44,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     severity = Severity.ERROR if removed else None
     what = "removed in NKI 0.7" if removed else "deprecated since NKI 0.6 (removed in 0.7)"
     for func in ctx.kernel_code():
+        if not may_own(func, (ast.While,)):
+            continue  # no while loop: the name kinds are not needed
         k = kinds(ctx, func)
         if Kind.REGISTER not in k.kinds.values():
             continue

@@ -133,7 +133,7 @@ def _jit_keywords(ctx: LintContext) -> Iterator[Finding]:
 
 def _lnc_degrees(ctx: LintContext, kernels: set[str]) -> Iterator[Finding]:
     allowed = " or ".join(str(d) for d in LNC_DEGREES)
-    for call in ctx.calls:
+    for call in ctx.calls_headed_by(kernels):
         sub = call.func
         if not (
             isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name) and sub.value.id in kernels

@@ -47,7 +47,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                     fix=_tuple_fix(ctx, default),
                     severity=severity,
                 )
-    for node in ctx.calls:
+    for node in ctx.calls_headed_by(kernels):
         if not isinstance(node, ast.Call):
             continue
         callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func  # kernel[2](...)

@@ -30,6 +30,8 @@ from nki_studio.nkilint.ruleutil import V07, enclosing_function, loop_body_api, 
 def check(ctx: LintContext) -> Iterator[Finding]:
     """The language guide: `print` runs at compile (specialisation/trace) time and prints once; to see tensor
     values at run time use `nl.device_print(prefix, tensor)`. Printing shapes for debugging is fine, hence info."""
+    if not ctx.calls_headed_by(("print",)):
+        return  # no print() call anywhere in the file (most files): no pass over kernel code's calls
     tracing = ctx.target.nki_version >= V07
     for node in ctx.kernel_nodes_of((ast.Call,)):
         if (

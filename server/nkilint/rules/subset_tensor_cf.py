@@ -6,10 +6,11 @@ import ast
 from collections.abc import Iterator
 
 from nki_studio.core.findings import Finding, Severity
+from nki_studio.model.kernels import FunctionInfo
 from nki_studio.model.kinds import Kind
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
-from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, own_nodes, truth_tested
+from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, own_calls, own_of_type, truth_tested
 
 
 @rule(
@@ -34,25 +35,34 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """Tensor contents are unknown while the kernel is specialised (0.2-0.6) or traced (0.7), so Python control
     flow cannot depend on them (language guide, Tensor Values note); data-dependent control flow needs
     `nl.while_loop`, and data-dependent selection needs `nl.where`/`nisa.select`-style operations."""
+    bool_calls = bool(ctx.calls_headed_by(("bool",)))
     for func in ctx.kernel_code():
+        tested = _truth_tested(ctx, func, bool_calls)
+        if not tested:
+            continue  # nothing tests a truth value: the name kinds are not needed
         k = kinds(ctx, func)
         if Kind.TENSOR not in k.kinds.values():
             continue
-        for node in own_nodes(ctx, func):
-            kind = type(node)
-            if kind is ast.Call:  # most candidates: only bool(x) tests anything
-                if not (isinstance(node.func, ast.Name) and node.func.id == "bool"):  # type: ignore[attr-defined]
-                    continue
-                tested = list(node.args[:1])  # type: ignore[attr-defined]
-            elif kind in TRUTH_TESTING:
-                tested = truth_tested(node)
-            else:
-                continue
-            for expr in tested:
-                if k.of(expr) is Kind.TENSOR:
-                    yield ctx.report(
-                        expr,
-                        f"Python truth test on NKI tensor `{ctx.text(expr)}`: tensor "
-                        "values are unknown at compile time; use nl.where / "
-                        "nl.while_loop or test a shape instead",
-                    )
+        for expr in tested:
+            if k.of(expr) is Kind.TENSOR:
+                yield ctx.report(
+                    expr,
+                    f"Python truth test on NKI tensor `{ctx.text(expr)}`: tensor "
+                    "values are unknown at compile time; use nl.where / "
+                    "nl.while_loop or test a shape instead",
+                )
+
+
+def _truth_tested(ctx: LintContext, func: FunctionInfo, bool_calls: bool) -> list[ast.expr]:
+    """The expressions whose truth value the function's own code tests, read from discovery's grouping of its
+    nodes by type (only calls of ``bool`` among calls, looked at when the file has one). Grouped, not in source
+    order: findings are sorted by position, and no two of these expressions start at one position (each is
+    tested by its parent; those that can be tensors are names, subscripts, attributes or view calls)."""
+    out = [expr for kind in TRUTH_TESTING for node in own_of_type(func, kind) for expr in truth_tested(node)]
+    if bool_calls:
+        out += [arg for call in own_calls(ctx, func) if _is_bool_call(call) for arg in call.args[:1]]
+    return out
+
+
+def _is_bool_call(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id == "bool"
