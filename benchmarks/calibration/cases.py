@@ -34,18 +34,6 @@ def _normal(rng: np.random.Generator, *shape: int, dtype: type = F32) -> np.ndar
     return rng.standard_normal(shape).astype(dtype)
 
 
-def _adamw(s: dict[str, int], rng: np.random.Generator) -> Case:
-    theta, g, m = (_normal(rng, s["M"], s["N"]) for _ in range(3))
-    v = np.abs(_normal(rng, s["M"], s["N"]))
-    return Case((theta, g, m, v), (theta, g, m, v), None, 1e-5)
-
-
-def _transpose_matmul(s: dict[str, int], rng: np.random.Generator) -> Case:
-    lhs, rhs = _normal(rng, s["K"], s["M"]), _normal(rng, s["K"], s["N"])
-    kt = s["K"] // P
-    return Case((lhs.reshape(P, kt, s["M"]), rhs.reshape(P, kt, s["N"])), (lhs, rhs), None, 1e-4)
-
-
 def _matmul_t(lhs_t: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """FP32 reference of ``lhsT.T @ rhs``."""
     return lhs_t.astype(F32).T @ rhs.astype(F32)
@@ -64,8 +52,6 @@ def _rmsnorm_residual(s: dict[str, int], rng: np.random.Generator) -> Case:
 
 
 BUILDERS: dict[str, Callable[[dict[str, int], np.random.Generator], Case]] = {
-    "adamw": _adamw,
-    "transpose_matmul": _transpose_matmul,
     "ladder_v0": _ladder,
     "ladder_v1": _ladder,
     "ladder_v2": _ladder,

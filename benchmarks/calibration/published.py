@@ -29,7 +29,7 @@ HEADER = (
     "from neuronxcc.nki.language import par_dim\n\n"
 )
 KERNEL_NAME = "kernel"  # the name AccelOpt's profiler calls
-TOLERANCE = 1e-4  # max |out - ref| / max |ref| for these FP32 kernels (the translations' bound)
+TOLERANCE = 1e-4  # max |out - ref| / max |ref| for these FP32 kernels (our old translations' bound)
 SEED = 7  # get_inputs draws from NumPy's global generator
 
 

@@ -31,9 +31,9 @@ QUANTITIES = {
     "dma_bytes": "bytes",  # bytes moved by DMA (HBM traffic)
 }
 ENGINES = ("Tensor", "Vector", "Scalar", "GpSimd")
-# published: the measured kernel itself, fetched and run unmodified (published.py); translation: our own port of
-# a measured kernel that cannot run here; after-description: written after a published description
-ORIGINS = ("published", "translation", "after-description")
+# published: the measured kernel itself, fetched and run unmodified (published.py); after-description: written
+# after a published description
+ORIGINS = ("published", "after-description")
 
 
 class TableError(ValueError):

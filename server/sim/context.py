@@ -157,6 +157,9 @@ class TraceRecorder:
         # Storage -> its number in this trace; weak, so tracing never keeps a tile alive (capacity accounting).
         self._storages: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
         self._numbers = itertools.count()
+        # What an operand is recorded as, when not itself: a legacy masked call (``sim.legacy.masks``) records
+        # its operands as the rectangle its mask selects, as the hardware moves and computes them.
+        self.recorded_as: Callable[[TensorBase], TensorBase] | None = None
 
     @property
     def events(self) -> CompactTrace:
@@ -191,6 +194,8 @@ class TraceRecorder:
             for role, value in mapping.items():
                 if not isinstance(value, TensorBase):
                     continue
+                if self.recorded_as is not None:
+                    value = self.recorded_as(value)
                 kind = value.buffer.kind
                 operands.append(
                     Operand(

@@ -100,9 +100,10 @@ def handles(tensor: NkiTensor, keys: tuple[object, ...]) -> bool:
     )
 
 
-def _strided(tensor: NkiTensor, gathered: np.ndarray) -> NkiTensor:
-    """The gather as a strided view when its positions are affine (what ``t[i_p, i_f]`` over a plain tile gives),
-    so every instruction treats it as the slice it is; else a gather view."""
+def affine_view(tensor: NkiTensor, gathered: np.ndarray) -> NkiTensor:
+    """The view of ``tensor``'s storage at flat positions ``gathered``: a strided view when they are affine (what
+    ``t[i_p, i_f]`` over a plain tile gives), so every instruction treats it as the slice it is; else a gather
+    view."""
     if gathered.size and gathered.min() >= 0:
         first = int(gathered.flat[0])
         steps = tuple(
@@ -190,7 +191,7 @@ def index(tensor: NkiTensor, keys: tuple[object, ...]) -> NkiTensor:
         gathered = gathered.reshape(1)
     if gathered.ndim == 1 and tensor.buffer.on_chip:
         gathered = gathered.reshape(-1, 1)  # on-chip tiles keep a free dim: m_buffer[:, 0] is (128, 1)
-    return _strided(tensor, gathered)
+    return affine_view(tensor, gathered)
 
 
 register(index_hook=sys.modules[__name__])
