@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from nki_studio.estimate import constants as K
 from nki_studio.estimate.calibration.overlay import Overlay
 from nki_studio.estimate.likely_range import kernel_class, likely_range, load_residuals
+from nki_studio.estimate.merged_loads import as_compiled
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.estimate.roofline import estimate_roofline
 from nki_studio.model.targets import Generation, Target
@@ -31,6 +32,7 @@ from nki_studio.protocol.calibration import CalibrationNote, CalibrationTable
 from nki_studio.protocol.heatmap import EstimatedKernel
 from nki_studio.protocol.simulation import Estimate, EstimateLine
 from nki_studio.sim.trace import TraceEvent
+from nki_studio.sim.trace_columns import as_compact
 
 LABEL = "estimated"
 LATENCY_SOURCE = "estimated timeline (scheduled from the simulator trace)"
@@ -65,7 +67,9 @@ def estimate_section(
     metrics, bounds and investigations. ``arg_names``: the kernel's parameters in call order (tensor names).
     ``calibration``: the user's calibration table of this target (``estimate.calibration``), used to price
     the instructions it covers; ``calibration_note``: what the section says about it (applied, or ignored and
-    why)."""
+    why). A legacy kernel's trace (``CompactTrace.nki_version``) is priced as its compiler runs it
+    (``merged_loads``: repeated loads merged)."""
+    trace = as_compiled(as_compact(trace))
     target = Target(generation)
     overlay = Overlay(calibration) if calibration is not None else None
     profile = with_argument_names(estimate_profile(trace, target, overlay=overlay), arg_names)

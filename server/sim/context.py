@@ -152,8 +152,9 @@ def row_pitch(t: TensorBase) -> int:
 class TraceRecorder:
     """Builds ``TraceEvent``s with the user's file:line and each operand's footprint."""
 
-    def __init__(self) -> None:
-        self._trace = TraceBuilder()  # columns, not one object per instruction (sim.trace_columns)
+    def __init__(self, nki_version: NkiVersion | None = None) -> None:
+        # columns, not one object per instruction (sim.trace_columns), labelled with the simulated NKI version
+        self._trace = TraceBuilder(nki_version)
         # Storage -> its number in this trace; weak, so tracing never keeps a tile alive (capacity accounting).
         self._storages: weakref.WeakKeyDictionary[object, int] = weakref.WeakKeyDictionary()
         self._numbers = itertools.count()
@@ -258,7 +259,7 @@ class SimContext:
                 )
                 tracker.strict_order = options.program_order_capacity
                 self.cores.append(CoreState(core, options.lnc, tracker, rank, options.ranks))
-        self.recorder: TraceRecorder | None = TraceRecorder() if options.trace else None
+        self.recorder: TraceRecorder | None = TraceRecorder(options.nki_version) if options.trace else None
         self.warnings: list[str] = [options.nki_version_note] if options.nki_version_note else []
         self.instructions = 0
         # Shared state for cross-core primitives (nisa.core_barrier, nisa.sendrecv, collectives),

@@ -19,6 +19,7 @@ from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
+from nki_studio.model.targets import NkiVersion
 from nki_studio.sim.trace import REGIONS, Operand, TraceEvent
 
 I64 = npt.NDArray[np.int64]
@@ -122,9 +123,11 @@ def _narrow(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 
 class TraceBuilder:
-    """Collects trace records into columns; ``build`` returns the ``CompactTrace``."""
+    """Collects trace records into columns; ``build`` returns the ``CompactTrace``. ``nki_version``: the NKI
+    version the kernel was simulated with, carried to the trace (``CompactTrace.nki_version``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, nki_version: NkiVersion | None = None) -> None:
+        self.nki_version = nki_version
         self._events = _Columns(EVENT_KINDS)
         self._operands = _Columns(OPERAND_KINDS)
         self._offsets = array("q", [0])
@@ -156,13 +159,16 @@ class TraceBuilder:
             op_tables,
             op_objects,
             np.frombuffer(self._offsets, np.int64).copy(),
+            nki_version=self.nki_version,
         )
 
 
 class CompactTrace(Sequence[TraceEvent]):
     """A trace as columns (see the module docstring). ``event(name)`` / ``operand(name)`` give a field's column
     (codes for interned fields, whose values are ``event_table(name)`` / ``operand_table(name)``);
-    ``offsets[i]:offsets[i + 1]`` are event i's rows of the operand table, in operand order."""
+    ``offsets[i]:offsets[i + 1]`` are event i's rows of the operand table, in operand order. ``nki_version``:
+    the NKI version the simulator ran the kernel as (its API generation: the estimate models the legacy
+    compiler's transformations for ``LEGACY``), None when not recorded (records read back from JSON Lines)."""
 
     def __init__(
         self,
@@ -173,7 +179,10 @@ class CompactTrace(Sequence[TraceEvent]):
         operand_tables: dict[str, tuple[Any, ...]],
         operand_objects: dict[str, Any],
         offsets: I64,
+        *,
+        nki_version: NkiVersion | None = None,
     ) -> None:
+        self.nki_version = nki_version
         self._ev, self._ev_tables, self._ev_objects = events, event_tables, event_objects
         self._op, self._op_tables, self._op_objects = operands, operand_tables, operand_objects
         self.offsets = offsets
