@@ -13,6 +13,7 @@ reorder, not the values).
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -180,6 +181,7 @@ def _returning(fn: Callable[..., Any]) -> Callable[..., Any]:
     result tile: ``t[...] = nl.load(...)`` writes into ``t`` as ``t[...] = nisa.<call>(...)`` does
     (``assignment``; the same legacy value-returning form, inferred to compile alike)."""
 
+    @functools.wraps(fn)  # the signature stays fn's (inspect follows __wrapped__)
     def call(*args: Any, **kwargs: Any) -> Any:
         result = fn(*args, **kwargs)
         live = result.storage.live if isinstance(result, NkiTensor) else None
@@ -187,8 +189,6 @@ def _returning(fn: Callable[..., Any]) -> Callable[..., Any]:
             fresh(result)
         return result
 
-    call.__name__ = call.__qualname__ = getattr(fn, "__name__", "call")
-    call.__doc__ = fn.__doc__
     return call
 
 
