@@ -11,7 +11,8 @@
   to the DMA-issue instruction the profile also holds (a zero-length ``dma_copy`` row on the Sync queue at
   the transfer's start, so that per-line DMA attribution works as for Flow links in measured profiles).
 * Tensors: HBM allocations the kernel read that were kernel arguments (IN) and HBM allocations it wrote
-  that it created itself (OUT), sized by the bytes touched.
+  that it created itself (OUT), sized by the bytes touched; not the spill buffer (``estimate.spills``), which,
+  as in a measured profile, is ``VIRTUAL`` memory in the transfers' source or destination.
 * Metadata: the target's peaks under Neuron Explorer's ``Metadata`` names (bounds.md §1).
 """
 
@@ -35,6 +36,7 @@ from nki_studio.estimate.profile_details import (
     tensors,
 )
 from nki_studio.estimate.schedule import Schedule, schedule
+from nki_studio.estimate.spills import with_spills
 from nki_studio.model.targets import Target
 from nki_studio.profile.model import (
     Codes,
@@ -201,6 +203,8 @@ def _profile_from_schedule(sched: Schedule, target: Target, path: str) -> Profil
 def estimate_profile(
     trace: Sequence[TraceEvent], target: Target, path: str = "", overlay: Overlay | None = None
 ) -> Profile:
-    """Schedule a simulator trace on ``target`` and return the estimated profile (``provenance="estimated"``);
-    ``overlay``: a calibration of the per-instruction costs (``estimate.calibration``)."""
-    return profile_from_schedule(schedule(as_compact(trace), target.limits, overlay), target, path)
+    """Schedule a simulator trace on ``target``, with the SBUF spills its program order needs
+    (``estimate.spills``), and return the estimated profile (``provenance="estimated"``); ``overlay``: a
+    calibration of the per-instruction costs (``estimate.calibration``)."""
+    spilled = with_spills(as_compact(trace), target.limits)
+    return profile_from_schedule(schedule(spilled, target.limits, overlay), target, path)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate.columns import first_of, group, recode
+from nki_studio.estimate.spills import SPILL_TENSOR
 from nki_studio.profile.model import Codes, TensorRole
 from nki_studio.sim.trace_columns import CompactTrace
 
@@ -145,8 +146,10 @@ def tensors(v: OperandView) -> list[TensorRole]:
     written = v.dst[rows]
     arg = lut(names, lambda s: s.startswith("arg"), bool)[v.name[rows]]
     named = lut(names, bool, bool)[v.name[rows]]
+    spill = lut(names, lambda s: s == SPILL_TENSOR, bool)[v.name[rows]]
     is_arg = arg | (named & ~written)
-    rows, written = rows[written != is_arg], written[written != is_arg]  # else: in place, or a scratch read
+    keep = (written != is_arg) & ~spill  # else: in place, a scratch read, or the spill buffer
+    rows, written = rows[keep], written[keep]
     if not rows.size:
         return []
     ids, reps = hbm_key(v, rows)

@@ -173,6 +173,27 @@ class TraceRecorder:
             uid = self._storages[storage] = next(self._numbers)
         return uid
 
+    def _operand(self, role: str, value: TensorBase) -> Operand:
+        return Operand(
+            role,
+            value.shape,
+            value.dtype_name,
+            value.buffer.kind,
+            self._storage_id(value.storage),
+            *footprint(value),
+            value.storage.name or "",
+            row_pitch(value),
+            value.storage.block_elements * value._data.itemsize,  # bytes, as footprint() counts them
+        )
+
+    def redirect(self, storage: object, target: TensorBase) -> None:
+        """The last instruction wrote ``target`` where it recorded ``storage``: a legacy result tile assigned at
+        once into a tensor, which the toolchain never allocates (``sim.legacy.assignment``), so the tensor's
+        first write and its dependencies are that instruction's."""
+        uid = self._storages.get(storage)
+        if uid is not None:
+            self._trace.redirect_last(uid, lambda role: self._operand(role, target))
+
     def record(
         self,
         op: str,
@@ -198,18 +219,7 @@ class TraceRecorder:
                 if self.recorded_as is not None:
                     value = self.recorded_as(value)
                 kind = value.buffer.kind
-                operands.append(
-                    Operand(
-                        role,
-                        value.shape,
-                        value.dtype_name,
-                        kind,
-                        self._storage_id(value.storage),
-                        *footprint(value),
-                        value.storage.name or "",
-                        row_pitch(value),
-                    )
-                )
+                operands.append(self._operand(role, value))
                 counter[kind] = counter.get(kind, 0) + value.size * value.dtype.itemsize
                 if main is None and value.buffer.on_chip:
                     main = value

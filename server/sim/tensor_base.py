@@ -19,6 +19,7 @@ class Storage:
 
     __slots__ = (
         "__weakref__",
+        "block_elements",
         "data",
         "dirty",
         "dtype",
@@ -50,6 +51,9 @@ class Storage:
         self.dirty = False  # set by every write (tells which kernel arguments were modified)
         # On-chip storages: touched by every read and write (capacity comes from liveness).
         self.live: LiveRange | None = None
+        # A legacy block-dimension tensor (``nl.par_dim`` not first): elements per partition of one block, each
+        # block a tile the compiler allocates on its own (``sim.legacy.indexing``); 0 for any other storage.
+        self.block_elements = 0
 
 
 class TensorBase:

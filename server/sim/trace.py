@@ -40,6 +40,9 @@ class Operand:
     # HBM: bytes per row of the storage's last dimension when the view is a rectangle of those rows (rows x a
     # byte range within a row; the estimate's footprint then excludes the other columns), else 0
     row_pitch: int = 0
+    # on chip: bytes per partition of one block of a legacy block-dimension tensor (``nl.par_dim`` not first),
+    # whose blocks the compiler allocates apart, each live on its own; 0 when the storage is one tile
+    block_bytes: int = 0
 
 
 @dataclass(frozen=True)

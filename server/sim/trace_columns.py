@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -101,6 +101,19 @@ class _Columns:
             elif kind == "object":
                 self.objects[name].append(value)
 
+    def set(self, row: int, record: Any) -> None:
+        """Overwrite row ``row`` with ``record`` (int, interned and object fields only)."""
+        for name, kind in self.kinds.items():
+            value = getattr(record, name)
+            if kind == "int":
+                self.ints[name][row] = value
+            elif kind in ("str", "tuple"):
+                self.ints[name][row] = self.interners[name].code(value)
+            elif kind == "object":
+                self.objects[name][row] = value
+            else:
+                raise ValueError(f"field {name} ({kind}) cannot be overwritten")
+
     def freeze(self) -> tuple[dict[str, npt.NDArray[Any]], dict[str, tuple[Any, ...]], dict[str, Any]]:
         cols = {
             k: _narrow(np.frombuffer(v, np.int64 if v.typecode == "q" else np.int32))
@@ -141,6 +154,13 @@ class TraceBuilder:
         for o in event.operands:
             self._operands.append(o)
         self._offsets.append(self._offsets[-1] + len(event.operands))
+
+    def redirect_last(self, storage: int, operand: Callable[[str], Operand]) -> None:
+        """Replace the last record's operands on storage ``storage`` by ``operand(role)``."""
+        for row in range(self._offsets[-2], self._offsets[-1]) if len(self) else ():
+            if self._operands.ints["storage"][row] == storage:
+                role = self._operands.interners["role"].values[self._operands.ints["role"][row]]
+                self._operands.set(row, operand(role))
 
     def extend(self, events: Iterable[TraceEvent]) -> None:
         """Add records in order."""

@@ -23,6 +23,7 @@ import sys
 import weakref
 
 import numpy as np
+from nki_studio.sim import context
 from nki_studio.sim.access import read, write
 from nki_studio.sim.alu import AluOp
 from nki_studio.sim.isa import _common
@@ -51,10 +52,11 @@ def reduction(result: NkiTensor, x: NkiTensor, op: AluOp, first: bool) -> NkiTen
     return result
 
 
-def written_into(value: object) -> Storage | None:
-    """``value`` is about to be written into a tensor (``t[...] = value``, ``t += value``): when it is the result
-    of the instruction just issued, and nothing else used it since, that instruction wrote the tensor, so the
-    result is dropped from the capacity accounting. Its storage when ``value`` was a fresh result, else None."""
+def written_into(value: object, target: NkiTensor) -> Storage | None:
+    """``value`` is about to be written into ``target`` (``t[...] = value``, ``t += value``): when it is the
+    result of the instruction just issued, and nothing else used it since, that instruction wrote the tensor, so
+    the result is dropped from the capacity accounting and the trace records the instruction writing ``target``.
+    Its storage when ``value`` was a fresh result, else None."""
     if not isinstance(value, NkiTensor) or value.storage not in _fresh:
         return None
     storage = value.storage
@@ -62,13 +64,16 @@ def written_into(value: object) -> Storage | None:
     live = storage.live
     if live is not None and live.tracker is not None and live.first == live.last == live.clock():
         live.tracker.elide(live)
+        recorder = context.current().recorder
+        if recorder is not None:
+            recorder.redirect(storage, target)
     return storage
 
 
 def assign(target: NkiTensor, value: object) -> bool:
     """``target[...] = value`` (``legacy_hooks.Results``): True when done here (a ``loop_reduce`` result), False for
     the ordinary copy."""
-    storage = written_into(value)
+    storage = written_into(value, target)
     reduced = None if storage is None else _reductions.pop(storage, None)
     keep = masks.result_mask(value)
     if reduced is None and keep is not None and isinstance(value, NkiTensor) and keep.size == target.size:

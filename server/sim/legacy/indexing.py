@@ -11,13 +11,17 @@ kernels), so that is inferred to be legal there.
 Block dimensions: ``nl.ndarray((B, nl.par_dim(P), F))`` has its partition axis at position 1; the leading axes
 are blocks, each a separate (P, F) tile [v2.26.1 nki.language.par_dim; MIG "Removing block dimensions"]. The
 storage is allocated partition-first, ``(P, B, F)``, so capacity is counted per partition (B*F elements), and the
-kernel sees the ``(B, P, F)`` view; indexing a block drops it, as for any other axis.
+kernel sees the ``(B, P, F)`` view; indexing a block drops it, as for any other axis. The storage records the
+elements per partition of one block (``Storage.block_elements``, and so the trace's ``Operand.block_bytes``): the
+compiler allocates each block's tile on its own, from its first write to its last read, so the blocks need not be
+live together ("the physical tiles may not be alive in the memory simultaneously", MIG "What are block
+dimensions?"), which the estimate's spill model follows (``estimate.spills``).
 """
 
 from __future__ import annotations
 
+import math
 import sys
-import weakref
 
 import numpy as np
 from nki_studio.sim.access import read
@@ -27,10 +31,6 @@ from nki_studio.sim.legacy.index_tiles import IndexTile
 from nki_studio.sim.legacy_hooks import register
 from nki_studio.sim.scalars import index_value
 from nki_studio.sim.tensor import DynSlice, NkiTensor
-from nki_studio.sim.tensor_base import Storage
-
-# Storages laid out with block dimensions in front of the partition axis (their views index NumPy-style).
-_BLOCKED: weakref.WeakSet[Storage] = weakref.WeakSet()
 
 
 class ParDim(int):
@@ -65,7 +65,8 @@ def blocked(tensor: NkiTensor, axis: int, blocks: tuple[int, ...] = ()) -> NkiTe
     so the view gathers each block from its physical tile."""
     if axis == 0:
         return tensor
-    _BLOCKED.add(tensor.storage)
+    # at least 1: the mark of a block tensor (its views index NumPy-style), also when a free dim is empty
+    tensor.storage.block_elements = max(math.prod(tensor.shape[axis + 1 :]), 1)
     order = [*range(1, axis + 1), 0, *range(axis + 1, tensor.ndim)]
     shape = tuple(tensor.shape[d] for d in order)
     strides = tuple(tensor.strides[d] for d in order)
@@ -94,7 +95,7 @@ def handles(tensor: NkiTensor, keys: tuple[object, ...]) -> bool:
     """Whether ``tensor[keys]`` is legacy indexing: an index tile (or a tile of indices) in the key, a
     block-dimension tensor, or (legacy kernels only) a slice past the end."""
     return (
-        tensor.storage in _BLOCKED
+        tensor.storage.block_elements > 0
         or any(isinstance(k, IndexTile) or _tile_index(k) for k in keys)
         or _overruns(tensor, keys)
     )

@@ -13,6 +13,7 @@ reorder, not the values).
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +25,7 @@ from nki_studio.sim import language as _current
 from nki_studio.sim.access import read, write
 from nki_studio.sim.isa._common import alu_op
 from nki_studio.sim.legacy import operators  # noqa: F401  # registers the tile operators (legacy_hooks)
-from nki_studio.sim.legacy.assignment import reduction
+from nki_studio.sim.legacy.assignment import fresh, reduction
 from nki_studio.sim.legacy.compiler import Rotation
 from nki_studio.sim.legacy.index_tiles import arange, mgrid
 from nki_studio.sim.legacy.indexing import blocked, par_dim, partition_axis
@@ -175,11 +176,27 @@ _LEGACY_ONLY: dict[str, Any] = {
 }
 
 
+def _returning(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` whose on-chip result, when the instruction just issued created it, is a value-returning call's
+    result tile: ``t[...] = nl.load(...)`` writes into ``t`` as ``t[...] = nisa.<call>(...)`` does
+    (``assignment``; the same legacy value-returning form, inferred to compile alike)."""
+
+    @functools.wraps(fn)  # the signature stays fn's (inspect follows __wrapped__)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        live = result.storage.live if isinstance(result, NkiTensor) else None
+        if live is not None and live.first == live.last == live.clock():
+            fresh(result)
+        return result
+
+    return call
+
+
 def _legacy(name: str, value: Any) -> Any:
     if name in _ALLOCATORS:
         return with_mask(f"nl.{name}", _allocator(value))
     if inspect.isfunction(value):
-        return with_mask(f"nl.{name}", value)
+        return with_mask(f"nl.{name}", _returning(value))
     return value
 
 

@@ -64,7 +64,7 @@ def _in_place(target: NkiTensor, name: str, other: object) -> NkiTensor:
         # overwrites it, later ones add (isa.md §1.1, ``accumulate=None``); the legacy matmul kernels rely on it
         # with an uninitialised nl.ndarray PSUM tile (nki-samples' fused RMSNorm-QKV). The matmul accumulated into
         # the target itself: its result tile is no memory of its own.
-        written_into(other)
+        written_into(other, target)
         accumulate_into("psum +=", target, read(other), None)
         return target
     write(target, read(_apply(name, target, other)))

@@ -129,3 +129,37 @@ def test_loop_reduce_into_an_unwritten_tile_starts_over_at_the_first_iteration(l
     x = np.random.default_rng(14).random((2, 4, 128, 64), np.float32)
     expected = x.sum(axis=(1, 3))[..., None]
     np.testing.assert_allclose(legacy(source, x).outputs[0], expected, rtol=1e-5)
+
+
+# A value-returning call assigned into a block of a block tensor, nisa's and nl's alike.
+INTO_BLOCKS = """
+from neuronxcc.nki.language import par_dim
+
+
+@nki.jit
+def into_blocks(x):
+    out = nl.ndarray((2, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.ndarray((2, par_dim(128), 512), dtype=nl.float32, buffer=nl.sbuf)
+    b = nl.ndarray((2, par_dim(128), 512), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(2):
+        a[i] = nl.load(x[i])
+        b[i] = nisa.activation(op=nl.exp, data=a[i])
+        nl.store(out[i], value=b[i])
+    return out
+"""
+
+
+def test_the_trace_records_an_assigned_call_writing_its_target(legacy):
+    x = np.ones((2, 128, 512), np.float32)
+    result = legacy(INTO_BLOCKS, x, kernel_name="into_blocks", trace=True)
+    np.testing.assert_allclose(result.outputs[0], np.exp(x), rtol=1e-6)
+    trace = list(result.trace)
+    loads = [e for e in trace if e.op == "nisa.dma_copy" and e.operands[0].buffer == "sbuf"]
+    exps = [e for e in trace if e.op == "nisa.activation"]
+    stores = [e for e in trace if e.op == "nisa.dma_copy" and e.operands[0].buffer == "hbm"]
+    block = 512 * 4
+    for i, (load, exp, store) in enumerate(zip(loads, exps, stores, strict=True)):
+        # each instruction writes the block its result is assigned to, and the next one reads that block
+        assert (load.operands[0].storage, load.operands[0].byte_start) == (exp.operands[1].storage, i * block)
+        assert (exp.operands[0].storage, exp.operands[0].byte_start) == (store.operands[1].storage, i * block)
+        assert {o.block_bytes for o in (load.operands[0], exp.operands[0])} == {block}
