@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate.columns import first_of, group, occurrence, recode
+from nki_studio.estimate.estimated_schedule import estimated_schedule
 from nki_studio.estimate.heap import heap_for_large_arrays
 from nki_studio.estimate.profile_details import (
     OperandView,
@@ -35,8 +36,7 @@ from nki_studio.estimate.profile_details import (
     tensor_name,
     tensors,
 )
-from nki_studio.estimate.schedule import Schedule, schedule
-from nki_studio.estimate.spills import with_spills
+from nki_studio.estimate.schedule import Schedule
 from nki_studio.model.targets import Target
 from nki_studio.profile.model import (
     Codes,
@@ -203,8 +203,7 @@ def _profile_from_schedule(sched: Schedule, target: Target, path: str) -> Profil
 def estimate_profile(
     trace: Sequence[TraceEvent], target: Target, path: str = "", overlay: Overlay | None = None
 ) -> Profile:
-    """Schedule a simulator trace on ``target``, with the SBUF spills its program order needs
-    (``estimate.spills``), and return the estimated profile (``provenance="estimated"``); ``overlay``: a
-    calibration of the per-instruction costs (``estimate.calibration``)."""
-    spilled = with_spills(as_compact(trace), target.limits)
-    return profile_from_schedule(schedule(spilled, target.limits, overlay), target, path)
+    """Schedule a simulator trace on ``target`` as it runs (``estimate.estimated_schedule``: merged loads,
+    SBUF spills) and return the estimated profile (``provenance="estimated"``); ``overlay``: a calibration of
+    the per-instruction costs (``estimate.calibration``)."""
+    return profile_from_schedule(estimated_schedule(trace, target.limits, overlay), target, path)

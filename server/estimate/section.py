@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 from nki_studio.estimate import constants as K
 from nki_studio.estimate.calibration.overlay import Overlay
+from nki_studio.estimate.estimated_schedule import estimated_schedule
 from nki_studio.estimate.likely_range import kernel_class, likely_range, load_residuals
-from nki_studio.estimate.merged_loads import as_compiled
-from nki_studio.estimate.profile import estimate_profile
+from nki_studio.estimate.profile import profile_from_schedule
 from nki_studio.estimate.roofline import estimate_roofline
 from nki_studio.model.targets import Generation, Target
 from nki_studio.profile.bounds import compute_bounds
@@ -32,7 +32,6 @@ from nki_studio.protocol.calibration import CalibrationNote, CalibrationTable
 from nki_studio.protocol.heatmap import EstimatedKernel
 from nki_studio.protocol.simulation import Estimate, EstimateLine
 from nki_studio.sim.trace import TraceEvent
-from nki_studio.sim.trace_columns import as_compact
 
 LABEL = "estimated"
 LATENCY_SOURCE = "estimated timeline (scheduled from the simulator trace)"
@@ -67,12 +66,13 @@ def estimate_section(
     metrics, bounds and investigations. ``arg_names``: the kernel's parameters in call order (tensor names).
     ``calibration``: the user's calibration table of this target (``estimate.calibration``), used to price
     the instructions it covers; ``calibration_note``: what the section says about it (applied, or ignored and
-    why). A legacy kernel's trace (``CompactTrace.nki_version``) is priced as its compiler runs it
-    (``merged_loads``: repeated loads merged)."""
-    trace = as_compiled(as_compact(trace))
+    why). The trace is priced as it runs (``estimated_schedule``: a legacy kernel's repeated loads merged, SBUF
+    spills); the roofline and the serial bound count its transfers as run too."""
     target = Target(generation)
     overlay = Overlay(calibration) if calibration is not None else None
-    profile = with_argument_names(estimate_profile(trace, target, overlay=overlay), arg_names)
+    sched = estimated_schedule(trace, target.limits, overlay)
+    run = sched.events
+    profile = with_argument_names(profile_from_schedule(sched, target), arg_names)
     metrics = compute_metrics(profile)
     k = metrics.kernel
     has_instructions = profile.has_instructions
@@ -103,7 +103,7 @@ def estimate_section(
         lambda r: r["line"],
     )
     roofline = (
-        estimate_roofline(trace, target.limits, k.latency_ns).to_dict()
+        estimate_roofline(run, target.limits, k.latency_ns).to_dict()
         if has_instructions and k.latency_ns > 0
         else None
     )
@@ -126,7 +126,7 @@ def estimate_section(
         # (a transfer's record in the profile is its data movement, as a measured one's)
         "serialNs": sum(k.engines.values())
         + k.dma_union_ns
-        + int(K.DMA_ISSUE_COST.value * sum(1 for e in trace if e.engine == "dma")),
+        + int(K.DMA_ISSUE_COST.value * sum(1 for e in run if e.engine == "dma")),
         "serializationGapNs": k.serialization_gap_ns,
         "effectiveDmaGbps": k.effective_dma_gbps,
         "instructions": k.instr,

@@ -12,7 +12,8 @@ The model (docs/cost-model.md, "SBUF spills"), per (rank, core) program, in trac
   bytes: "the compiler analyzes the memory dependency and allocates physical address to each tiles [...] the
   physical tiles may not be alive in the memory simultaneously" (NKI Block Dimension Migration Guide, "What are
   block dimensions?"); a legacy result assigned into a block is recorded writing it (``sim.legacy.assignment``),
-  so a block is live from its first write to its last read.
+  so a block is live from its first write to its last read. A legacy kernel's merged load
+  (``estimate.merged_loads``) has its readers read the kept copy, so the kept copy is live until their last read.
 * Where the live bytes exceed the capacity (``TargetLimits.sbuf_bytes_per_partition``), whole allocations
   the instruction does not access are stored to HBM (a *save*) until the rest fits, the one used again furthest
   in the future first (Belady's choice), and each is loaded back (a *reload*) just before the next instruction

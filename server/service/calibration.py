@@ -113,7 +113,7 @@ def _fit_with_held_out(used: list[_Kernel], target: str) -> CalibrationTable:
     """The table fitted on every kernel, with the leave-one-kernel-out error and the provenance."""
     from nki_studio.estimate.calibration.fit import fit, held_out
     from nki_studio.estimate.calibration.overlay import Overlay
-    from nki_studio.estimate.schedule import schedule
+    from nki_studio.estimate.estimated_schedule import estimated_schedule
     from nki_studio.model.targets import Target, parse_generation
 
     limits = Target(parse_generation(target)).limits
@@ -125,8 +125,8 @@ def _fit_with_held_out(used: list[_Kernel], target: str) -> CalibrationTable:
             train = [s for k in used if k.name != name for s in k.samples]
             overlay = Overlay(fit(train, target))
             for k in (k for k in used if k.name == name):
-                before.append(abs(schedule(k.trace, limits).total_ns / k.measured_ns - 1))
-                after.append(abs(schedule(k.trace, limits, overlay).total_ns / k.measured_ns - 1))
+                before.append(abs(estimated_schedule(k.trace, limits).total_ns / k.measured_ns - 1))
+                after.append(abs(estimated_schedule(k.trace, limits, overlay).total_ns / k.measured_ns - 1))
     table = fit([s for k in used for s in k.samples], target)
     table["held_out"] = held_out(before, after)
     table["profiles"] = [k.source for k in used]
@@ -138,7 +138,7 @@ def _use(
 ) -> tuple[_Kernel, str]:
     """The profile at ``path`` simulated and matched, with its target. Raises ``Skip``."""
     from nki_studio.estimate.calibration.matching import match
-    from nki_studio.estimate.schedule import schedule
+    from nki_studio.estimate.estimated_schedule import estimated_schedule
     from nki_studio.model.targets import Target, parse_generation
     from nki_studio.sim.trace import read_jsonl
 
@@ -188,7 +188,9 @@ def _use(
             else os.path.basename(recorded) == os.path.basename(local)
         )
 
-    matched = match(report.profile, in_kernel, trace, schedule(trace, limits), limits)
+    # matched against the trace as the estimate runs it (merged loads, spills): the instructions it prices
+    sched = estimated_schedule(trace, limits)
+    matched = match(report.profile, in_kernel, sched.events, sched, limits)
     if not matched.samples:
         raise Skip(
             f"no measured instruction matches a simulated one of {prepared.spec.kernel} (engine, line and order; "

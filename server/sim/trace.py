@@ -66,6 +66,10 @@ class TraceEvent:
     # the activation function of an activation instruction ("exp", "rsqrt"); "" for every other instruction.
     # The estimate charges an activation-table load where it changes on the Scalar engine.
     function: str = ""
+    # the NKI version the simulator ran the kernel as (``str(NkiVersion)``: "legacy", "0.7"), "" when not
+    # recorded: a record of its own, so the version survives a JSON Lines round trip (the estimate models the
+    # legacy compiler's transformations, ``estimate.merged_loads``)
+    nki_version: str = ""
 
     def to_json(self) -> str:
         """One JSON Lines record."""

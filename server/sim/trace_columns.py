@@ -19,7 +19,7 @@ from typing import Any, overload
 
 import numpy as np
 import numpy.typing as npt
-from nki_studio.model.targets import NkiVersion
+from nki_studio.model.targets import NkiVersion, parse_nki_version
 from nki_studio.sim.trace import REGIONS, Operand, TraceEvent
 
 I64 = npt.NDArray[np.int64]
@@ -137,7 +137,8 @@ def _narrow(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 class TraceBuilder:
     """Collects trace records into columns; ``build`` returns the ``CompactTrace``. ``nki_version``: the NKI
-    version the kernel was simulated with, carried to the trace (``CompactTrace.nki_version``)."""
+    version the kernel was simulated with, written into every record's ``nki_version`` field (None: the records'
+    own)."""
 
     def __init__(self, nki_version: NkiVersion | None = None) -> None:
         self.nki_version = nki_version
@@ -171,6 +172,9 @@ class TraceBuilder:
         """The trace so far, as columns (the builder may go on collecting)."""
         ev, ev_tables, ev_objects = self._events.freeze()
         op, op_tables, op_objects = self._operands.freeze()
+        if self.nki_version is not None:  # one column value: cheaper than a version per appended record
+            ev["nki_version"] = np.zeros(len(self), np.int32)
+            ev_tables["nki_version"] = (str(self.nki_version),)
         return CompactTrace(
             ev,
             ev_tables,
@@ -179,16 +183,13 @@ class TraceBuilder:
             op_tables,
             op_objects,
             np.frombuffer(self._offsets, np.int64).copy(),
-            nki_version=self.nki_version,
         )
 
 
 class CompactTrace(Sequence[TraceEvent]):
     """A trace as columns (see the module docstring). ``event(name)`` / ``operand(name)`` give a field's column
     (codes for interned fields, whose values are ``event_table(name)`` / ``operand_table(name)``);
-    ``offsets[i]:offsets[i + 1]`` are event i's rows of the operand table, in operand order. ``nki_version``:
-    the NKI version the simulator ran the kernel as (its API generation: the estimate models the legacy
-    compiler's transformations for ``LEGACY``), None when not recorded (records read back from JSON Lines)."""
+    ``offsets[i]:offsets[i + 1]`` are event i's rows of the operand table, in operand order."""
 
     def __init__(
         self,
@@ -199,10 +200,7 @@ class CompactTrace(Sequence[TraceEvent]):
         operand_tables: dict[str, tuple[Any, ...]],
         operand_objects: dict[str, Any],
         offsets: I64,
-        *,
-        nki_version: NkiVersion | None = None,
     ) -> None:
-        self.nki_version = nki_version
         self._ev, self._ev_tables, self._ev_objects = events, event_tables, event_objects
         self._op, self._op_tables, self._op_objects = operands, operand_tables, operand_objects
         self.offsets = offsets
@@ -218,6 +216,14 @@ class CompactTrace(Sequence[TraceEvent]):
         builder = TraceBuilder()
         builder.extend(events)
         return builder.build()
+
+    @property
+    def nki_version(self) -> NkiVersion | None:
+        """The NKI version the simulator ran the kernel as (its API generation: the estimate models the legacy
+        compiler's transformations for ``LEGACY``), from the records' ``nki_version`` field; None when none
+        records one (events made by the estimate itself, such as spill transfers, record none)."""
+        named = {v for v in self._ev_tables["nki_version"] if v}
+        return parse_nki_version(named.pop()) if len(named) == 1 else None
 
     # -- columns --------------------------------------------------------------------------------------------
     def event(self, name: str) -> npt.NDArray[Any]:

@@ -1,20 +1,25 @@
 """The legacy compiler's merging of repeated loads (issue 27 item 2, ``estimate.merged_loads``): a legacy kernel
 that reloads an unchanged HBM region pays one transfer; a reload after a write to the region is a transfer again;
-the same kernel under the current API (0.7) is priced as written. The trace carries the simulated version."""
+the same kernel under the current API (0.7) is priced as written. The trace carries the simulated version, also
+through JSON Lines. The kept copy is live until the dropped copy's last read: where that does not fit in SBUF the
+estimate pays the spill traffic."""
 
 from __future__ import annotations
 
+import io
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from nki_studio.estimate.estimated_schedule import as_run
 from nki_studio.estimate.merged_loads import as_compiled, merged_loads
 from nki_studio.estimate.section import estimate_section
-from nki_studio.model.targets import LEGACY, Generation, parse_nki_version
+from nki_studio.estimate.spills import spill_transfers
+from nki_studio.model.targets import LEGACY, Generation, Target, parse_nki_version
 from nki_studio.sim.api import simulate
-from nki_studio.sim.trace import Operand, TraceEvent
-from nki_studio.sim.trace_columns import CompactTrace, TraceBuilder
+from nki_studio.sim.trace import Operand, TraceEvent, read_jsonl, write_jsonl
+from nki_studio.sim.trace_columns import CompactTrace, TraceBuilder, as_compact
 
 # W loaded once per row tile of x: four loads of the same [128, 512] region
 REPEATED_W = """
@@ -135,3 +140,82 @@ def test_a_reload_into_an_overwritten_tile_is_not_merged() -> None:
         False,
         True,
     ]
+
+
+def test_the_version_survives_a_json_lines_round_trip(tmp_path: Path) -> None:
+    x, w = np.ones((512, 512), np.float32), np.ones((128, 512), np.float32)
+    trace = _trace(tmp_path, REPEATED_W, "neuronxcc.nki", x, w)
+    stream = io.StringIO()
+    write_jsonl(trace, stream)
+    stream.seek(0)
+    read = as_compact(list(read_jsonl(stream)))
+    assert read.nki_version == LEGACY
+    # so a path that reads the trace back (calibrate) merges the same loads and gets the same estimate
+    assert int(merged_loads(read).sum()) == 3 and _loads(as_compiled(read)) == 5
+    gen = Generation("trn1")
+    assert estimate_section(read, gen)["totalNs"] == estimate_section(trace, gen)["totalNs"]
+    # a record written before the field existed reads as unversioned
+    assert (
+        TraceEvent.from_json('{"seq":0,"op":"nl.load","engine":"dma","file":"k.py","line":1}').nki_version
+        == ""
+    )
+
+
+# w loaded and used, ``count`` tiles of x loaded and summed (all of them live at the first add), then w loaded
+# again: merged, the first copy of w stays live across the sum
+HELD_ACROSS = """
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def kernel(x, w):
+    out = nl.ndarray(w.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(w)
+    acc = nl.add(a, a)
+    tiles = [nl.load(x[i * 128:(i + 1) * 128, :]) for i in range(x.shape[0] // 128)]
+    s = tiles[0]
+    for t in tiles[1:]:
+        s = nl.add(s, t)
+    b = nl.load(w)
+    nl.store(out, value=nl.add(nl.add(acc, b), s))
+    return out
+"""
+BIG_TILE = (
+    128 * 8192 * 4
+)  # bytes of one [128, 8192] FP32 tile: 32 KiB per partition, 6 of them fill trn1's SBUF
+
+
+def _held_across(tmp_path: Path, count: int) -> CompactTrace:
+    path = tmp_path / "held.py"
+    path.write_text(textwrap.dedent(HELD_ACROSS), encoding="utf-8")
+    x, w = np.ones((count * 128, 8192), np.float32), np.ones((128, 8192), np.float32)
+    trace = simulate(str(path), x, w, target="trn1", trace=True, capacity="warn").trace
+    assert isinstance(trace, CompactTrace) and int(merged_loads(trace).sum()) == 1
+    return trace
+
+
+def test_a_merged_copy_that_fits_stays_merged(tmp_path: Path) -> None:
+    # 3 tiles of x: acc, x's tiles and the first sum live at once (5 tiles), plus the kept copy of w: 6 fit
+    trace = _held_across(tmp_path, 3)
+    limits = Target(Generation("trn1")).limits
+    compiled = as_compiled(trace)
+    # the dropped load's readers read the kept copy
+    kept = next(e for e in compiled if e.engine == "dma" and "hbm" in e.bytes_read).operands[0].storage
+    users = [i for i, e in enumerate(compiled) if any(o.storage == kept for o in e.operands)]
+    assert len(users) == 3 and users[-1] == len(compiled) - 3  # the load, acc and the add before the last two
+    assert spill_transfers(as_run(trace, limits), limits)[0] == []
+    assert estimate_section(trace, Generation("trn1"))["dmaBytes"] == (1 + 3 + 1) * BIG_TILE
+
+
+def test_a_merged_copy_that_does_not_fit_costs_the_reload_again(tmp_path: Path) -> None:
+    # 4 tiles of x: 6 tiles live as written (they fit), 7 with the kept copy of w held across the sum
+    trace = _held_across(tmp_path, 4)
+    limits = Target(Generation("trn1")).limits
+    assert spill_transfers(trace, limits)[0] == []  # unmerged, nothing spills
+    transfers, _ = spill_transfers(as_compiled(trace), limits)
+    assert any(t.save for t in transfers) and any(not t.save for t in transfers)
+    saved = sum(t.nbytes for t in transfers if t.save) * 128
+    merged_bytes = (1 + 4 + 1) * BIG_TILE  # w once, x, the store
+    section = estimate_section(trace, Generation("trn1"))
+    assert saved >= BIG_TILE and section["dmaBytes"] == merged_bytes + 2 * saved

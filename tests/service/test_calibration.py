@@ -3,7 +3,7 @@
 table unlike the built-in model's, i.e. a machine whose costs we chose. Fitting on five kernels must recover the
 costs the five profiles can tell apart and bring held-out kernels within 10% -- through the estimate every
 later simulation makes, which must say it is calibrated. Plus the profiles calibrate must skip, with the reason,
-and a calibration file it must not trust."""
+and a calibration file it must not trust, and a legacy kernel priced by calibrate as its estimate prices it."""
 
 from __future__ import annotations
 
@@ -14,15 +14,18 @@ from pathlib import Path
 
 import pytest
 from nki_studio.estimate.calibration.overlay import DMA_ROW_EDGES, Overlay, compute_key
-from nki_studio.estimate.profile import profile_from_schedule
+from nki_studio.estimate.merged_loads import merged_loads
+from nki_studio.estimate.profile import estimate_profile, profile_from_schedule
 from nki_studio.estimate.schedule import schedule
-from nki_studio.model.targets import Generation, Target
+from nki_studio.model.targets import LEGACY, Generation, Target
+from nki_studio.profile.metrics import compute_metrics
 from nki_studio.protocol.calibration import CalibrationTable
 from nki_studio.service import simulation
 from nki_studio.service.calibration import CalibrateOptions, calibrate
 from nki_studio.service.settings import Settings
 from nki_studio.service.simulation import RunOptions, Simulator
 from nki_studio.sim.trace import TraceEvent, read_jsonl
+from nki_studio.sim.trace_columns import as_compact
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "profile"))
@@ -260,3 +263,55 @@ def test_a_profile_of_another_target_is_skipped_unless_the_target_is_given(tmp_p
     (skip,) = result["skipped"]
     assert "target is trn1, the other profiles' trn2" in skip["reason"]
     assert result["file"] == str(tmp_path / "trn2" / ".nki-studio" / "calibration.json")
+
+
+# a legacy kernel loading the same weight tile per row tile: its compiler keeps one copy (estimate.merged_loads)
+LEGACY_REPEATED_W = """import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+def ref(x, w):
+    return x + np.tile(w, (4, 1))
+
+
+# nki-studio: simulate x=float32[512,512] w=float32[128,512] reference=ref seed=1
+@nki.jit
+def repeated_w(x, w):
+    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        xt = nl.load(x[i * 128:(i + 1) * 128, :])
+        wt = nl.load(w)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.add(xt, wt))
+    return out
+"""
+
+
+def test_calibrate_prices_a_legacy_kernel_as_its_estimate_does(tmp_path: Path) -> None:
+    legacy = tmp_path / "repeated_w.py"
+    legacy.write_text(LEGACY_REPEATED_W, encoding="utf-8")
+    kernels = (legacy, _copy(ROOT / "tests" / "verify" / "data" / "add_kernel.py", tmp_path))
+    target = Target(GEN)
+    profiles = []
+    for path in kernels:
+        trace, result = _trace(path)  # read back from JSON Lines, as calibrate reads it
+        estimate = result["estimate"]
+        assert isinstance(estimate, dict)
+        # the machine measured is the estimate: the estimated profile of the trace read back
+        profile = estimate_profile(trace, target)
+        assert compute_metrics(profile).kernel.latency_ns == estimate["totalNs"]
+        profiles.append(
+            str(write_parquet(fixturegen.profile_timeline(profile), tmp_path / f"{path.stem}_parquet"))
+        )
+        if path == legacy:
+            compact = as_compact(trace)
+            assert compact.nki_version == LEGACY and merged_loads(compact).any()
+            # what a path that scheduled the trace as written would have said
+            assert abs(schedule(trace, target.limits).total_ns / estimate["totalNs"] - 1) > 0.05
+
+    result = calibrate(profiles, SETTINGS, CalibrateOptions(target="trn2", out=str(tmp_path / "c.json")))
+    assert result["skipped"] == [] and len(result["used"]) == 2
+    table = result["table"]
+    assert table is not None and table["held_out"]["kernels"] == 2
+    # the built-in model calibrate holds out is the estimate itself: no error on a machine that is the estimate
+    assert table["held_out"]["before"] == pytest.approx(0, abs=1e-3)
