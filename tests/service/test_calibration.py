@@ -32,6 +32,9 @@ sys.path.insert(0, str(ROOT / "tests" / "profile"))
 import fixturegen  # noqa: E402
 from fixturewriters import write_parquet  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tests" / "estimate"))
+from test_merged_loads import REPEATED_W  # noqa: E402
+
 GEN = Generation("trn2")
 SETTINGS = Settings(trusted_workspace=True, target=GEN)
 # (file stem, example, spec text replaced, by): five kernels to fit on, at sizes that differ between them
@@ -265,26 +268,13 @@ def test_a_profile_of_another_target_is_skipped_unless_the_target_is_given(tmp_p
     assert result["file"] == str(tmp_path / "trn2" / ".nki-studio" / "calibration.json")
 
 
-# a legacy kernel loading the same weight tile per row tile: its compiler keeps one copy (estimate.merged_loads)
-LEGACY_REPEATED_W = """import numpy as np
-import neuronxcc.nki as nki
-import neuronxcc.nki.language as nl
-
-
-def ref(x, w):
-    return x + np.tile(w, (4, 1))
-
-
-# nki-studio: simulate x=float32[512,512] w=float32[128,512] reference=ref seed=1
-@nki.jit
-def repeated_w(x, w):
-    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
-    for i in nl.affine_range(4):
-        xt = nl.load(x[i * 128:(i + 1) * 128, :])
-        wt = nl.load(w)
-        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.add(xt, wt))
-    return out
-"""
+# a legacy kernel loading the same weight tile per row tile (its compiler keeps one copy, estimate.merged_loads),
+# with a simulate spec and a reference
+LEGACY_REPEATED_W = "import numpy as np\n" + REPEATED_W.format(package="neuronxcc.nki").replace(
+    "@nki.jit",
+    "def ref(x, w):\n    return x + np.tile(w, (4, 1))\n\n\n"
+    "# nki-studio: simulate x=float32[512,512] w=float32[128,512] reference=ref seed=1\n@nki.jit",
+)
 
 
 def test_calibrate_prices_a_legacy_kernel_as_its_estimate_does(tmp_path: Path) -> None:
