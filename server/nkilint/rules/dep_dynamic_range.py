@@ -44,7 +44,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     severity = Severity.ERROR if removed else None
     what = "removed in NKI 0.7" if removed else "deprecated since NKI 0.6 (removed in 0.7)"
     for node, _ in resolved_refs(ctx, ("nki.language.dynamic_range",)):
-        call = ctx.call_of.get(id(node))
+        call = ctx.call_of.get(node)
         loop = ctx.parent(call) if call is not None else None
         fix = None
         where: ast.AST = node

@@ -53,7 +53,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     since 0.3.0). A kernel that simulates fine therefore fails to compile. `divide` is rewritten as a multiply by
     the reciprocal."""
     for node, name in resolved_refs(ctx, _OPS):
-        call = ctx.call_of.get(id(node))
+        call = ctx.call_of.get(node)
         fix = (
             _divide_fix(ctx, call)
             if name.endswith("divide") and isinstance(call, ast.Call) and call.func is node

@@ -48,7 +48,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     for node, name in resolved_refs(ctx, _SINCE):
         if ctx.target.nki_version < _SINCE[name]:
             continue
-        call = ctx.call_of.get(id(node))
+        call = ctx.call_of.get(node)
         fix = None
         if (
             isinstance(call, ast.Call)

@@ -89,7 +89,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         target: ast.AST = node
         if renamed and isinstance(node, ast.Attribute):
             fix = Fix(f"Replace with {renamed}", (ctx.replace(node, f"{ctx.text(node.value)}.{renamed}"),))
-        call = ctx.call_of.get(id(node))
+        call = ctx.call_of.get(node)
         if (
             name == "nki.simulate_kernel"
             and isinstance(node, ast.Attribute)
