@@ -47,8 +47,8 @@ class ModuleInfo:
     own_nodes: dict[int, list[ast.AST]] = field(default_factory=dict)
     # id(function node) -> its own nodes by exact type, each list in source order (what rules filter by type)
     own_by_type: dict[int, dict[type, list[ast.AST]]] = field(default_factory=dict)
-    # every node of the module by exact type, each list in source order
-    by_type: dict[type, list[ast.AST]] = field(default_factory=dict)
+    # every call of the module in source order (the one type read module-wide, by kernel marking and the rules)
+    calls: list[ast.Call] = field(default_factory=list)
     # every Name and Attribute node in source order (the chains imports resolve through)
     chains: list[ast.Name | ast.Attribute] = field(default_factory=list)
     # local name -> (imported module, level, attribute or None for ``import x as name``), all import forms
@@ -168,11 +168,8 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     if tree is None:
         tree = ast.parse(source, filename=path)
     walk = _traverse(tree)
-    # Statements come in source order in a traversal, so their position orders imports of both kinds exactly.
-    imports = sorted(
-        [*walk.by_type.get(ast.Import, ()), *walk.by_type.get(ast.ImportFrom, ())],
-        key=lambda n: (n.lineno, n.col_offset),
-    )
+    # A traversal meets statements in source order: the imports of both kinds are in order.
+    imports = walk.imports
     module = ModuleInfo(
         path=os.path.abspath(path) if path else path,
         source=source,
@@ -181,7 +178,7 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
         nodes=walk.nodes,
         own_nodes=walk.own,
         own_by_type=walk.own_by_type,
-        by_type=walk.by_type,
+        calls=walk.calls,
         chains=walk.chains,
         too_deep=walk.too_deep,
     )
@@ -227,24 +224,35 @@ class _Traversal:
     nodes: list[ast.AST]
     own: dict[int, list[ast.AST]]
     own_by_type: dict[int, dict[type, list[ast.AST]]]
-    by_type: dict[type, list[ast.AST]]
+    calls: list[ast.Call]
+    imports: list[ast.Import | ast.ImportFrom]
     chains: list[ast.Name | ast.Attribute]
     too_deep: list[ast.stmt]  # statements (outermost of their scope) holding code cut at MAX_AST_DEPTH
 
 
 def _traverse(tree: ast.Module) -> _Traversal:
-    """All nodes in source order, each function's own nodes, both also grouped by type, and the Name/Attribute
-    chains: one traversal serves every analysis (no analysis walks the whole tree again to filter it). Code
-    nested past :data:`MAX_AST_DEPTH` is cut on the way."""
+    """All nodes in source order, each function's own nodes also grouped by type, the module's calls and imports,
+    and the Name/Attribute chains: one traversal serves every analysis (no analysis walks the whole tree again
+    to filter it). Module-wide, only calls and imports are grouped: no analysis reads another type across the
+    module, and a grouping of every node cost a lookup and an append per node. Code nested past
+    :data:`MAX_AST_DEPTH` is cut on the way."""
     nodes: list[ast.AST] = []
     own: dict[int, list[ast.AST]] = {}
     own_by_type: dict[int, dict[type, list[ast.AST]]] = {}
-    by_type: dict[type, list[ast.AST]] = {}
+    calls: list[ast.Call] = []
+    imports: list[ast.Import | ast.ImportFrom] = []
     chains: list[ast.Name | ast.Attribute] = []
     too_deep: dict[int, ast.stmt] = {}
-    add, add_chain = nodes.append, chains.append
+    add, add_chain, add_call, add_import = nodes.append, chains.append, calls.append, imports.append
     fields_of: dict[type, tuple[str, ...]] = {}  # child_fields, without a call per node
-    name_kind, attribute_kind, node_kind, stmt_kind = ast.Name, ast.Attribute, ast.AST, ast.stmt
+    name_kind, attribute_kind, call_kind, node_kind, stmt_kind = (
+        ast.Name,
+        ast.Attribute,
+        ast.Call,
+        ast.AST,
+        ast.stmt,
+    )
+    import_kinds = (ast.Import, ast.ImportFrom)
     function_kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
 
     # Recursive, not an explicit stack: a call per node with its context as arguments costs less than a tuple
@@ -261,10 +269,6 @@ def _traverse(tree: ast.Module) -> _Traversal:
     ) -> None:
         add(node)
         kind = type(node)
-        group = by_type.get(kind)
-        if group is None:
-            group = by_type[kind] = []
-        group.append(node)
         if owner is not None and groups is not None:
             owner.append(node)
             group = groups.get(kind)
@@ -280,9 +284,13 @@ def _traverse(tree: ast.Module) -> _Traversal:
             return
         if kind is attribute_kind:
             add_chain(node)  # type: ignore[arg-type]
+        elif kind is call_kind:
+            add_call(node)  # type: ignore[arg-type]
         elif kind in function_kinds:
             owner = own[id(node)] = []
             groups = own_by_type[id(node)] = {}
+        elif kind in import_kinds:
+            add_import(node)  # type: ignore[arg-type]
         if depth >= MAX_AST_DEPTH and _cut(node) and top is not None:
             too_deep[id(top)] = top
         depth += 1
@@ -306,7 +314,7 @@ def _traverse(tree: ast.Module) -> _Traversal:
     finally:
         del visit  # the closure refers to itself: a cycle that would hold every node until a collection
     cut = sorted(too_deep.values(), key=lambda s: (s.lineno, s.col_offset))
-    return _Traversal(nodes, own, own_by_type, by_type, chains, cut)
+    return _Traversal(nodes, own, own_by_type, calls, imports, chains, cut)
 
 
 def _marker(like: ast.AST) -> ast.Name:
@@ -387,8 +395,8 @@ def _mark_kernels(module: ModuleInfo) -> None:
                 info.kernel_legacy = is_legacy(name) or name.startswith("torch_neuronx")
                 break
     # ``k = nki.jit(f)`` / ``nki.jit(f)(...)``: wrapping a function by call makes it a kernel too.
-    for node in module.by_type.get(ast.Call, ()):
-        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
+    for node in module.calls:
+        if node.args and isinstance(node.args[0], ast.Name):
             name = kernel_decorator_name(node.func, module.aliases)
             target = module.functions.get(node.args[0].id)
             if name is not None and target is not None and target.kernel_decorator is None:

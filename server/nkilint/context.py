@@ -106,7 +106,7 @@ class LintContext:
     def calls(self) -> list[ast.Call]:
         """All call expressions of the file."""
         if self.discovery.module.tree is self.tree:
-            return self.discovery.module.by_type.get(ast.Call, [])  # type: ignore[return-value]
+            return self.discovery.module.calls
         return [n for n in self.nodes if isinstance(n, ast.Call)]
 
     @cached_property
