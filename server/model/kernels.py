@@ -245,52 +245,29 @@ def _traverse(tree: ast.Module) -> _Traversal:
     too_deep: dict[int, ast.stmt] = {}
     add, add_chain, add_call, add_import = nodes.append, chains.append, calls.append, imports.append
     fields_of: dict[type, tuple[str, ...]] = {}  # child_fields, without a call per node
-    name_kind, attribute_kind, call_kind, node_kind, stmt_kind = (
-        ast.Name,
-        ast.Attribute,
-        ast.Call,
-        ast.AST,
-        ast.stmt,
-    )
+    name_kind, attribute_kind, call_kind, constant_kind = ast.Name, ast.Attribute, ast.Call, ast.Constant
+    node_kind, stmt_kind = ast.AST, ast.stmt
     import_kinds = (ast.Import, ast.ImportFrom)
     function_kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
 
     # Recursive, not an explicit stack: a call per node with its context as arguments costs less than a tuple
-    # pushed and unpacked per node, and leaves (half the nodes: Name, Constant) have no field to look at
-    # (model.syntax.child_fields). The depth is bounded: code past MAX_AST_DEPTH is cut before it is visited.
+    # pushed and unpacked per node. A node is recorded by its parent's loop, and the leaves (most nodes: Name,
+    # Constant) are not visited at all: they have no field to look at (model.syntax.child_fields), so the call
+    # is saved. The depth is bounded: code past MAX_AST_DEPTH is cut before it is visited.
     # ast.iter_child_nodes is inlined (this is the hottest loop of linting a large tree); the load/store
     # context and operator singletons are left out: no analysis walks to them.
     def visit(
         node: ast.AST,
+        kind: type,
         owner: list[ast.AST] | None,
         groups: dict[type, list[ast.AST]] | None,
         depth: int,
         top: ast.stmt | None,
     ) -> None:
-        add(node)
-        kind = type(node)
-        if owner is not None and groups is not None:
-            owner.append(node)
-            group = groups.get(kind)
-            if group is None:
-                group = groups[kind] = []
-            group.append(node)
-        if kind is name_kind:
-            add_chain(node)  # type: ignore[arg-type]
-            if node.id == TOO_DEEP and top is not None:  # type: ignore[attr-defined]
-                too_deep[id(top)] = (
-                    top  # cut by an earlier traversal of the same statements (incremental lint)
-                )
-            return
-        if kind is attribute_kind:
-            add_chain(node)  # type: ignore[arg-type]
-        elif kind is call_kind:
-            add_call(node)  # type: ignore[arg-type]
-        elif kind in function_kinds:
+        """Record the children of ``node`` (of type ``kind``, itself recorded) and visit those with fields."""
+        if kind in function_kinds:
             owner = own[id(node)] = []
             groups = own_by_type[id(node)] = {}
-        elif kind in import_kinds:
-            add_import(node)  # type: ignore[arg-type]
         if depth >= MAX_AST_DEPTH and _cut(node) and top is not None:
             too_deep[id(top)] = top
         depth += 1
@@ -300,17 +277,37 @@ def _traverse(tree: ast.Module) -> _Traversal:
             fields = fields_of[kind] = child_fields(kind)
         for name in fields:
             value = getattr(node, name, None)
-            if type(value) is list:
-                for child in value:
-                    if isinstance(child, node_kind):
-                        # a statement of a scope's body is the "top" of everything under it
-                        top_of_child = child if scope and isinstance(child, stmt_kind) else top
-                        visit(child, owner, groups, depth, top_of_child)  # noqa: F821 (del below)
-            elif isinstance(value, node_kind):
-                visit(value, owner, groups, depth, top)  # noqa: F821 (del below)
+            for child in value if type(value) is list else (value,):
+                if not isinstance(child, node_kind):
+                    continue
+                add(child)
+                child_kind = type(child)
+                if owner is not None and groups is not None:
+                    owner.append(child)
+                    group = groups.get(child_kind)
+                    if group is None:
+                        group = groups[child_kind] = []
+                    group.append(child)
+                if child_kind is name_kind:
+                    add_chain(child)  # type: ignore[arg-type]
+                    if child.id == TOO_DEEP and top is not None:  # type: ignore[attr-defined]
+                        too_deep[id(top)] = top  # cut by an earlier traversal (incremental lint)
+                    continue
+                if child_kind is constant_kind:
+                    continue
+                if child_kind is attribute_kind:
+                    add_chain(child)  # type: ignore[arg-type]
+                elif child_kind is call_kind:
+                    add_call(child)  # type: ignore[arg-type]
+                elif child_kind in import_kinds:
+                    add_import(child)  # type: ignore[arg-type]
+                # a statement of a scope's body is the "top" of everything under it
+                top_of_child = child if scope and isinstance(child, stmt_kind) else top
+                visit(child, child_kind, owner, groups, depth, top_of_child)  # noqa: F821 (del below)
 
+    add(tree)
     try:
-        visit(tree, None, None, 0, None)
+        visit(tree, type(tree), None, None, 0, None)
     finally:
         del visit  # the closure refers to itself: a cycle that would hold every node until a collection
     cut = sorted(too_deep.values(), key=lambda s: (s.lineno, s.col_offset))
