@@ -217,6 +217,13 @@ class _IndexTiles:
         return False
 
 
+def index_tile_names(src: Source, func: ast.AST) -> set[str]:
+    """The names one function binds to index tiles (plain offsets of one, mgrid objects, and names derived from
+    them)."""
+    tiles = _IndexTiles(src, func)
+    return {*tiles.names, *tiles.grids, *tiles.derived}
+
+
 def _expand_axis(key: ast.expr) -> int | None:
     """The axis of one ``:`` among ``None``s: ``[:, None]`` -> 0, ``[None, :]`` -> 1, ``[None, None, :]`` -> 2
     (an N-dimensional index tile varies along that axis only)."""
@@ -239,9 +246,14 @@ def run(src: Source) -> PassResult:
         understood.update(id(n) for stmts in tiles.definitions.values() for s in stmts for n in ast.walk(s))
         rewritten: set[int] = set()
         operands = _MaskOperands(src, func)
+        targets = {  # t[i_p, i_f] = op(..., mask=m) writes only where m holds: its target is bounded too
+            id(n.value): n.targets[0]
+            for n in ast.walk(func)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Subscript)
+        }
         for node in ast.walk(func):
             if isinstance(node, ast.Call):
-                _mask(src, tiles, operands, node, out, rewritten)
+                _mask(src, tiles, operands, node, out, rewritten, targets.get(id(node)))
         _delete_mask_names(src, tiles, func, rewritten, out)
         if not tiles.names and not tiles.grids:
             continue
@@ -417,6 +429,7 @@ def _mask(
     call: ast.Call,
     out: PassResult,
     rewritten: set[int],
+    target: ast.expr | None = None,
 ) -> None:
     """``mask=`` -> bounded slices (deprecations.md §E: "compute in-bounds slices with ``min()``"): each subscript
     of the call indexed by a masked tile stops at the bound, each explicit slice of an operand on a masked axis is
@@ -437,7 +450,10 @@ def _mask(
     bounds = _bounds(src, tiles, [c for c in conjuncts if not any(c is k for k in kept)])
     operands = [*call.args, *(k.value for k in call.keywords if k is not keyword)]
     subscripts = [
-        n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and tiles.uses_tiles(n.slice)
+        n
+        for o in [*operands, *([target] if target is not None else [])]
+        for n in ast.walk(o)
+        if isinstance(n, ast.Subscript) and tiles.uses_tiles(n.slice)
     ]
     sliced = [
         n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and _explicit(tiles, n)
@@ -446,7 +462,9 @@ def _mask(
     if isinstance(bounds, dict):
         news = [_rewrite(src, tiles, n, bounds) for n in subscripts]
         cuts = [_cut(src, n, bounds) for n in sliced]
-        applied = {t.axis for n in subscripts for e in _elements(n) if (t := tiles.tile(e)) in bounds}
+        applied = {
+            t.axis for n in subscripts for e in _elements(n) if (t := tiles.tile(e)) and _bound_of(t, bounds)
+        }
         applied.update(axis for cut in cuts if cut is not None for axis in cut[1])
         if any(operand_tiles.full(o) or _short(operand_tiles, o) for o in operands):
             applied.update(t.axis for t in bounds)
@@ -480,6 +498,24 @@ def _mask(
     else:
         out.change(_edit(src, *cut), keyword.lineno, "mask", "removed")
     rewritten.update(id(n) for n in ast.walk(keyword))
+
+
+def _bound_of(tile: _Tile, bounds: dict[_Tile, str]) -> str | None:
+    """The bound on ``tile``: its own, or one on the same index tile at another offset moved by the difference
+    (``n * 128 + i_p < N`` bounds ``t[i_p]`` at ``N - (n * 128)``: the SBUF side of a load whose HBM side is
+    offset)."""
+    if tile in bounds:
+        return bounds[tile]
+    for other, bound in bounds.items():
+        if (other.axis, other.start, other.size) == (tile.axis, tile.start, tile.size):
+            simple = all(part.isidentifier() for part in bound.split("."))
+            moved = (
+                f"{bound if simple else f'({bound})'} - ({' + '.join(other.offset)})"
+                if other.offset
+                else bound
+            )
+            return f"{moved} + {' + '.join(tile.offset)}" if tile.offset else moved
+    return None
 
 
 def _elements(node: ast.Subscript) -> list[ast.expr]:
@@ -532,7 +568,7 @@ def _rewrite(
     for e in _elements(node):
         tile = tiles.tile(e)
         if tile is not None:
-            parts.append(tile.as_slice((bounds or {}).get(tile)))
+            parts.append(tile.as_slice(_bound_of(tile, bounds or {})))
             axes.append(tile.axis)
         elif tiles.uses_tiles(e):
             return None
