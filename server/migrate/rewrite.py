@@ -104,7 +104,8 @@ def migrate_source(text: str, to: str = TARGET, helpers: Sequence[str] = ()) -> 
     steps = list(manual.run(src).manual) if legacy else []
     changes: list[Change] = []
     # helper calls inlined first (they keep the lines): the mask and index passes then see what they compute
-    passes = (partial(helper_calls.run, helpers=helpers), *_LEGACY_PASSES) if legacy else _CURRENT_PASSES
+    inline: Pass = partial(helper_calls.run, helpers=helpers)
+    passes: tuple[Pass, ...] = (inline, *_LEGACY_PASSES) if legacy else _CURRENT_PASSES
     for run in passes:
         for round_ in range(_ROUNDS):
             result = run(Source(text))
