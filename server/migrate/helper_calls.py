@@ -6,7 +6,8 @@ of its package (``TiledDimInfo.get_tile_mask`` returns ``self.get_tile_indices(n
 one ``n * self.tile_size + offset``). Which index the mask bounds is not visible at the call, so ``index_tiles``
 could only list it. When an argument of such a call is an index tile and the callee is a function of the file or of
 the package's other modules (``helpers``: their texts) whose body only binds names, tests what it was given
-(``x is not None``) and returns an expression, the call is replaced by that expression with the call's arguments
+(``x is not None``) and returns an expression free of calls (index arithmetic and comparisons: an argument used
+twice is then only read twice), the call is replaced by that expression with the call's arguments
 (and ``self``/``cls``: the receiver) in place of the parameters; the mask and index passes then see ``n * size +
 p_idx < bound``. The callee is found by name (one definition of that name among the file and the helpers, else the
 call is left alone); a parameter given anything but ``None`` is taken as not ``None`` (inferred: what a helper's
@@ -197,8 +198,8 @@ def run(src: Source, helpers: Sequence[str] = ()) -> PassResult:
             ):
                 continue
             inlined = _inlined(node, known, 0)
-            if inlined is None:
-                continue
+            if inlined is None or any(isinstance(n, ast.Call) for n in ast.walk(inlined)):
+                continue  # only index arithmetic is inlined: a call (an instruction, a load) keeps its helper
             done.update(id(n) for n in ast.walk(node))
             breaks = "\n" * ((node.end_lineno or node.lineno) - node.lineno)
             out.change(

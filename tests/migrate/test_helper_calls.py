@@ -124,3 +124,24 @@ def test_a_mask_from_a_helper_of_another_module_of_the_package_is_proven(tmp_pat
     result = migrate(str(path), Settings(trusted_workspace=True))
     assert result["status"] == "proven", result["message"]
     assert "mask" not in result["migrated"] and "mgrid" not in result["migrated"]
+
+
+def test_a_helper_computing_with_instructions_is_not_inlined() -> None:
+    text = textwrap.dedent(
+        """\
+        import neuronxcc.nki as nki
+        import neuronxcc.nki.language as nl
+
+
+        def load_rows(a, ip, jf):
+            return nl.load(a[ip, jf])
+
+
+        @nki.jit
+        def k(a):
+            ip = nl.arange(128)[:, None]
+            jf = nl.arange(64)[None, :]
+            return load_rows(a, ip, jf)
+        """
+    )
+    assert "return load_rows(a, ip, jf)" in migrate_source(text).text
