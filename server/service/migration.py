@@ -89,9 +89,14 @@ def package_sources(path: str) -> tuple[str, ...]:
     """The texts of the other modules of the package ``path`` belongs to (its top package, as the simulator loads
     it: ``sim.packages``), where the helpers its masks and indices call may live; none for a loose file."""
     location = package_module(path)
-    if location is None:
-        return ()
-    top = Path(location.root, location.name.split(".")[0])
+    if location is not None:
+        top = Path(location.root, location.name.split(".")[0])
+    else:  # a folder without __init__.py inside a package (nki-samples' reference/rmsnorm_quant): that package
+        top = Path(path).resolve().parent
+        while (top.parent / "__init__.py").is_file():
+            top = top.parent
+        if top == Path(path).resolve().parent:
+            return ()
     found = sorted(p for p in top.rglob("*.py") if p.resolve() != Path(path).resolve())[:_PACKAGE_FILES]
     return tuple(p.read_text(encoding="utf-8", errors="replace") for p in found)
 

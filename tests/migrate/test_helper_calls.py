@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 from nki_studio.migrate.rewrite import migrate_source
-from nki_studio.service.migration import migrate
+from nki_studio.service.migration import migrate, package_sources
 from nki_studio.service.settings import Settings
 
 # A plain-Python helper module of the package (our own, in the shape of nki-samples' util/tile_info.py).
@@ -145,3 +145,15 @@ def test_a_helper_computing_with_instructions_is_not_inlined() -> None:
         """
     )
     assert "return load_rows(a, ip, jf)" in migrate_source(text).text
+
+
+def test_package_sources_reach_the_package_above_a_folder_without_init(tmp_path: Path) -> None:
+    # nki-samples' layout: reference/__init__.py, reference/util/tiling.py, reference/norm/kern.py (no __init__.py)
+    (tmp_path / "reference" / "util").mkdir(parents=True)
+    (tmp_path / "reference" / "norm").mkdir()
+    (tmp_path / "reference" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "reference" / "util" / "tiling.py").write_text(TILING, encoding="utf-8")
+    kernel = tmp_path / "reference" / "norm" / "kern.py"
+    kernel.write_text(KERNEL, encoding="utf-8")
+    assert package_sources(str(kernel)) == ("", TILING)
+    assert package_sources(str(tmp_path / "loose.py")) == ()
