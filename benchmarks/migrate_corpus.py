@@ -25,7 +25,6 @@ import collections
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from legacy_sim_corpus import (
     tutorial_runs,
 )
 from nki_studio.migrate.rewrite import NotMigratable, migrate_source
-from nki_studio.service.migration import migrate
+from nki_studio.service.migration import migrate, package_sources
 from nki_studio.service.settings import Settings
 from nki_studio.service.simulation import kernels
 from targets import goal
@@ -112,7 +111,7 @@ def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, s
     text = path.read_text(encoding="utf-8")
     found = kernels(text, str(path))
     try:
-        migration = migrate_source(text)
+        migration = migrate_source(text, helpers=package_sources(str(path)))
     except NotMigratable as exc:
         return [Verdict(f"{rel}::{k.name}", "not migratable", str(exc)) for k in found]
     ends = _ends(text)
@@ -121,13 +120,12 @@ def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, s
         for k in found
     }
     proofs = {}
-    with tempfile.TemporaryDirectory() as folder:  # the service writes nothing without --write; a copy anyway
-        copy = Path(folder) / path.name
-        shutil.copy(path, copy)
-        for given in dict.fromkeys(inputs.values()):  # one run per distinct set of inputs
-            for proof in migrate(str(copy), settings, inputs=given)["proofs"]:
-                if inputs[proof["kernel"]] == given:
-                    proofs[proof["kernel"]] = proof
+    # The service writes nothing without --write, and the corpus is a temporary checkout: the file is migrated in
+    # place, in its package (the helpers its masks call are read from the package's other modules).
+    for given in dict.fromkeys(inputs.values()):  # one run per distinct set of inputs
+        for proof in migrate(str(path), settings, inputs=given)["proofs"]:
+            if inputs[proof["kernel"]] == given:
+                proofs[proof["kernel"]] = proof
     out = []
     for k in found:
         own = [s for s in migration.manual if k.decorator_line <= s.line <= ends.get(k.name, k.def_line)]

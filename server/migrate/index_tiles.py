@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from nki_studio.core.findings import Span, TextEdit
 from nki_studio.migrate import index_patterns
+from nki_studio.migrate.operators import Tiles
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.scalar_masks import Scalars, conjuncts_of
 from nki_studio.migrate.source import LANGUAGE, Source, functions
@@ -113,6 +114,8 @@ class _IndexTiles:
                         self.names[e.id] = t
                         self.definitions.setdefault(e.id, []).append(node)
         self._derive(func)
+        # tiles of values (computed, loaded) rather than of indices: one in a subscript's key is a gather
+        self.data = Tiles(src, func).names - {*self.names, *self.grids, *self.derived}
 
     def _derive(self, func: ast.AST) -> None:
         """Names bound once to a value computed from index tiles that is not one (``valid = i_p < n``, ``offset =
@@ -217,6 +220,13 @@ class _IndexTiles:
         return False
 
 
+def index_tile_names(src: Source, func: ast.AST) -> set[str]:
+    """The names one function binds to index tiles (plain offsets of one, mgrid objects, and names derived from
+    them)."""
+    tiles = _IndexTiles(src, func)
+    return {*tiles.names, *tiles.grids, *tiles.derived}
+
+
 def _expand_axis(key: ast.expr) -> int | None:
     """The axis of one ``:`` among ``None``s: ``[:, None]`` -> 0, ``[None, :]`` -> 1, ``[None, None, :]`` -> 2
     (an N-dimensional index tile varies along that axis only)."""
@@ -238,10 +248,15 @@ def run(src: Source) -> PassResult:
         tiles = _IndexTiles(src, func)
         understood.update(id(n) for stmts in tiles.definitions.values() for s in stmts for n in ast.walk(s))
         rewritten: set[int] = set()
-        operands = _MaskOperands(src, func)
+        operands = _MaskOperands(src, func, tiles)
+        targets = {  # t[i_p, i_f] = op(..., mask=m) writes only where m holds: its target is bounded too
+            id(n.value): n.targets[0]
+            for n in ast.walk(func)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Subscript)
+        }
         for node in ast.walk(func):
             if isinstance(node, ast.Call):
-                _mask(src, tiles, operands, node, out, rewritten)
+                _mask(src, tiles, operands, node, out, rewritten, targets.get(id(node)))
         _delete_mask_names(src, tiles, func, rewritten, out)
         if not tiles.names and not tiles.grids:
             continue
@@ -376,9 +391,10 @@ class _MaskOperands:
     not derived from the docs: an over-approximation here leaves an operand unsliced, which the proof reports.
     """
 
-    def __init__(self, src: Source, func: ast.AST) -> None:
+    def __init__(self, src: Source, func: ast.AST, index_tiles: _IndexTiles) -> None:
         self.scalars = Scalars(src, func)
         self.tiles = self.scalars.tiles
+        self.views = _views(func, index_tiles)
         self.bounded: set[str] = set()
         changed = True
         while changed:
@@ -400,7 +416,35 @@ class _MaskOperands:
 
     def full(self, node: ast.expr) -> bool:
         """Whether ``node`` is a name of a tile of the full (unmasked) extent."""
-        return isinstance(node, ast.Name) and node.id not in self.bounded and self.tiles.is_tile(node)
+        return (
+            isinstance(node, ast.Name)
+            and node.id not in self.bounded | set(self.views)
+            and self.tiles.is_tile(node)
+        )
+
+
+def _views(func: ast.AST, tiles: _IndexTiles) -> dict[str, ast.Subscript]:
+    """Names bound once to a subscript by index tiles and read once (``addr = x[b, rows, i_f]`` then
+    ``nl.load(addr, mask=m)``): a mask on the call reading the name bounds the subscript where it is written."""
+    stores: dict[str, list[ast.AST]] = {}
+    loads: dict[str, int] = {}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load):
+                loads[n.id] = loads.get(n.id, 0) + 1
+            else:
+                stores.setdefault(n.id, []).append(n)
+    return {
+        node.targets[0].id: node.value
+        for node in ast.walk(func)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Subscript)
+        and (tiles.uses_tiles(node.value.slice) or _gathered(tiles, node.value) is not None)
+        and len(stores.get(node.targets[0].id, [])) == 1
+        and loads.get(node.targets[0].id) == 1
+    }
 
 
 def _full_slice(node: ast.Name, bounds: dict[_Tile, str]) -> str:
@@ -417,6 +461,7 @@ def _mask(
     call: ast.Call,
     out: PassResult,
     rewritten: set[int],
+    target: ast.expr | None = None,
 ) -> None:
     """``mask=`` -> bounded slices (deprecations.md §E: "compute in-bounds slices with ``min()``"): each subscript
     of the call indexed by a masked tile stops at the bound, each explicit slice of an operand on a masked axis is
@@ -436,8 +481,14 @@ def _mask(
         return  # no index tile in it: scalar_masks' to rewrite
     bounds = _bounds(src, tiles, [c for c in conjuncts if not any(c is k for k in kept)])
     operands = [*call.args, *(k.value for k in call.keywords if k is not keyword)]
+    held = [
+        operand_tiles.views[o.id] for o in operands if isinstance(o, ast.Name) and o.id in operand_tiles.views
+    ]
     subscripts = [
-        n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and tiles.uses_tiles(n.slice)
+        n
+        for o in [*operands, *held, *([target] if target is not None else [])]
+        for n in ast.walk(o)
+        if isinstance(n, ast.Subscript) and (tiles.uses_tiles(n.slice) or _gathered(tiles, n) is not None)
     ]
     sliced = [
         n for o in operands for n in ast.walk(o) if isinstance(n, ast.Subscript) and _explicit(tiles, n)
@@ -446,7 +497,10 @@ def _mask(
     if isinstance(bounds, dict):
         news = [_rewrite(src, tiles, n, bounds) for n in subscripts]
         cuts = [_cut(src, n, bounds) for n in sliced]
-        applied = {t.axis for n in subscripts for e in _elements(n) if (t := tiles.tile(e)) in bounds}
+        applied = {
+            t.axis for n in subscripts for e in _elements(n) if (t := tiles.tile(e)) and _bound_of(t, bounds)
+        }
+        applied.update(0 for n in subscripts if _gathered(tiles, n) is not None)
         applied.update(axis for cut in cuts if cut is not None for axis in cut[1])
         if any(operand_tiles.full(o) or _short(operand_tiles, o) for o in operands):
             applied.update(t.axis for t in bounds)
@@ -480,6 +534,24 @@ def _mask(
     else:
         out.change(_edit(src, *cut), keyword.lineno, "mask", "removed")
     rewritten.update(id(n) for n in ast.walk(keyword))
+
+
+def _bound_of(tile: _Tile, bounds: dict[_Tile, str]) -> str | None:
+    """The bound on ``tile``: its own, or one on the same index tile at another offset moved by the difference
+    (``n * 128 + i_p < N`` bounds ``t[i_p]`` at ``N - (n * 128)``: the SBUF side of a load whose HBM side is
+    offset)."""
+    if tile in bounds:
+        return bounds[tile]
+    for other, bound in bounds.items():
+        if (other.axis, other.start, other.size) == (tile.axis, tile.start, tile.size):
+            simple = all(part.isidentifier() for part in bound.split("."))
+            moved = (
+                f"{bound if simple else f'({bound})'} - ({' + '.join(other.offset)})"
+                if other.offset
+                else bound
+            )
+            return f"{moved} + {' + '.join(tile.offset)}" if tile.offset else moved
+    return None
 
 
 def _elements(node: ast.Subscript) -> list[ast.expr]:
@@ -525,22 +597,42 @@ def _edit(src: Source, start: int, end: int) -> TextEdit:
     return TextEdit(Span(*src.position(start), *src.position(end)), "")
 
 
+def _gathered(tiles: _IndexTiles, node: ast.Subscript) -> int | None:
+    """The position of a subscript's key holding a tile of values (``x[b, rows, i_f]``, rows a ``(P, 1)`` tile of
+    row numbers), when there is exactly one."""
+    found = [i for i, e in enumerate(_elements(node)) if isinstance(e, ast.Name) and e.id in tiles.data]
+    return found[0] if len(found) == 1 else None
+
+
 def _rewrite(
     src: Source, tiles: _IndexTiles, node: ast.Subscript, bounds: dict[_Tile, str] | None = None
 ) -> str | None:
+    """A subscript by index tiles as slices (bounded by a mask's ``bounds``). A tile of row numbers at one position
+    (a legacy gather: partition ``p`` reads row ``rows[p]`` of that dim) becomes ``x[..., :, ...].vector_select(0,
+    rows)`` (language.md: per-partition row gather on an HBM tensor; the integer indices before it leave that dim
+    first), its rows cut to a mask's bound on the partition axis."""
     parts, axes = [], []
-    for e in _elements(node):
+    gather = _gathered(tiles, node)
+    for i, e in enumerate(_elements(node)):
         tile = tiles.tile(e)
-        if tile is not None:
-            parts.append(tile.as_slice((bounds or {}).get(tile)))
+        if i == gather:
+            parts.append(":")
+            axes.append(0)
+        elif tile is not None:
+            parts.append(tile.as_slice(_bound_of(tile, bounds or {})))
             axes.append(tile.axis)
-        elif tiles.uses_tiles(e):
-            return None
+        elif tiles.uses_tiles(e) or (gather is not None and (i > gather or isinstance(e, ast.Slice))):
+            return None  # after a gather only index tiles; before it only integers (they drop their dims)
         else:
             parts.append(src.text_of(e))
     if axes != sorted(set(axes)):
         return None  # a transposed or repeated axis: no slice gives the legacy layout
-    return f"{src.text_of(node.value)}[{', '.join(parts)}]"
+    view = f"{src.text_of(node.value)}[{', '.join(parts)}]"
+    if gather is None:
+        return view
+    rows = src.text_of(_elements(node)[gather])
+    extent = next((t.extent(b) for t, b in (bounds or {}).items() if t.axis == 0), None)
+    return f"{view}.vector_select(0, {rows if extent is None else f'{rows}[0:{extent}]'})"
 
 
 def _delete_unused(

@@ -9,8 +9,9 @@ from the original text.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from nki_studio.core.findings import Fix
 from nki_studio.core.text_edits import apply_fixes_listed
@@ -19,6 +20,7 @@ from nki_studio.migrate import (
     allocation,
     block_dims,
     entry_points,
+    helper_calls,
     imports,
     index_patterns,
     index_tiles,
@@ -81,8 +83,9 @@ class Migration:
         return self.text != self.original
 
 
-def migrate_source(text: str, to: str = TARGET) -> Migration:
-    """Migrate ``text`` (a module) to NKI ``to`` (only 0.7). Raises ``NotMigratable`` for an unparsable file
+def migrate_source(text: str, to: str = TARGET, helpers: Sequence[str] = ()) -> Migration:
+    """Migrate ``text`` (a module) to NKI ``to`` (only 0.7); ``helpers``: the texts of the other modules of its
+    package (the functions its masks and indices may come from). Raises ``NotMigratable`` for an unparsable file
     or one that imports both the legacy and the current API (half migrated)."""
     if to != TARGET:
         raise ValueError(f"migrate targets NKI {TARGET} only (asked: {to})")
@@ -100,7 +103,10 @@ def migrate_source(text: str, to: str = TARGET) -> Migration:
     legacy = evidence is not None
     steps = list(manual.run(src).manual) if legacy else []
     changes: list[Change] = []
-    for run in _LEGACY_PASSES if legacy else _CURRENT_PASSES:
+    # helper calls inlined first (they keep the lines): the mask and index passes then see what they compute
+    inline: Pass = partial(helper_calls.run, helpers=helpers)
+    passes: tuple[Pass, ...] = (inline, *_LEGACY_PASSES) if legacy else _CURRENT_PASSES
+    for run in passes:
         for round_ in range(_ROUNDS):
             result = run(Source(text))
             if round_ == 0:

@@ -23,9 +23,11 @@ from nki_studio.model.targets import LEGACY
 from nki_studio.protocol.migration import KernelProof, MigrationResult, MigrationStatus
 from nki_studio.service import simulation
 from nki_studio.service.settings import Settings
+from nki_studio.sim.packages import package_module
 
 SEEDS = 3  # input sets per kernel when the spec generates them (a spec's inputs= function gives one)
 _ULPS = 4  # "within the dtype's rounding": this many units in the last place, relative
+_PACKAGE_FILES = 500  # the most modules of a package read for the helpers its masks call
 
 
 def migrate(
@@ -43,7 +45,7 @@ def migrate(
     original = source if source is not None else Path(path).read_text(encoding="utf-8")
     override = simulation.overrides(inputs)
     try:
-        migration = migrate_source(original, to)
+        migration = migrate_source(original, to, package_sources(path))
     except NotMigratable as exc:
         return _result(path, "not_migratable", str(exc), None, [])
     if not migration.changed:
@@ -81,6 +83,22 @@ def migrate(
     if write and (status == "proven" or force):
         return _write(result, path, migration)
     return result
+
+
+def package_sources(path: str) -> tuple[str, ...]:
+    """The texts of the other modules of the package ``path`` belongs to (its top package, as the simulator loads
+    it: ``sim.packages``), where the helpers its masks and indices call may live; none for a loose file."""
+    location = package_module(path)
+    if location is not None:
+        top = Path(location.root, location.name.split(".")[0])
+    else:  # a folder without __init__.py inside a package (nki-samples' reference/rmsnorm_quant): that package
+        top = Path(path).resolve().parent
+        while (top.parent / "__init__.py").is_file():
+            top = top.parent
+        if top == Path(path).resolve().parent:
+            return ()
+    found = sorted(p for p in top.rglob("*.py") if p.resolve() != Path(path).resolve())[:_PACKAGE_FILES]
+    return tuple(p.read_text(encoding="utf-8", errors="replace") for p in found)
 
 
 def needs_migration(text: str) -> bool:
