@@ -45,6 +45,7 @@ from nki_studio.migrate.rewrite import NotMigratable, migrate_source
 from nki_studio.service.migration import migrate
 from nki_studio.service.settings import Settings
 from nki_studio.service.simulation import kernels
+from script_inputs import launches
 from targets import goal
 
 # Input shapes a corpus file's own scripts give its kernels (its __main__ block or its PyTorch tutorial script),
@@ -102,13 +103,40 @@ def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
     return found
 
 
+def _script_inputs(corpus: Path) -> dict[str, tuple[str, str]]:
+    """``file::kernel`` -> (inputs, where they came from) read statically from the tutorial scripts that cannot
+    run here (PyTorch/JAX: ``script_inputs``): each script's first call of a kernel of its folder, then the same
+    inputs for that kernel's siblings (same file, same parameters) the scripts do not call themselves."""
+    found: dict[str, tuple[str, str]] = {}
+    root = corpus.resolve()
+    for folder in sorted((root / "src" / "nki_samples" / "tutorials").iterdir()):
+        files = sorted(folder.glob("*.py"))
+        infos = {f: kernels(f.read_text(encoding="utf-8"), str(f)) for f in files}
+        where = {k.name: f for f, found_here in infos.items() for k in found_here}
+        parameters = {k.name: k.params for found_here in infos.values() for k in found_here}
+        called = [launch for script in files for launch in launches(script, parameters)]
+        for launch in called:
+            found.setdefault(
+                f"{where[launch.kernel].relative_to(root)}::{launch.kernel}", (launch.spec, launch.origin)
+            )
+        for launch in called:
+            file = where[launch.kernel]
+            for sibling in infos[file]:
+                if sibling.params == parameters[launch.kernel]:
+                    origin = f"{launch.origin}, the call of its sibling {launch.kernel}"
+                    found.setdefault(f"{file.relative_to(root)}::{sibling.name}", (launch.spec, origin))
+    return found
+
+
 def _missing_module(message: str) -> str | None:
     """The module a proof could not run without (``No module named 'torch_xla'``), if that stopped it."""
     found = re.search(r"did not run .*No module named '([^']+)'", message)
     return found.group(1) if found else None
 
 
-def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, str]) -> list[Verdict]:
+def _file_verdicts(
+    path: Path, rel: str, settings: Settings, tested: dict[str, str], scripted: dict[str, tuple[str, str]]
+) -> list[Verdict]:
     text = path.read_text(encoding="utf-8")
     found = kernels(text, str(path))
     try:
@@ -117,8 +145,17 @@ def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, s
         return [Verdict(f"{rel}::{k.name}", "not migratable", str(exc)) for k in found]
     ends = _ends(text)
     inputs = {
-        k.name: _INPUTS.get(f"{rel}::{k.name}", _INPUTS.get(rel, tested.get(f"{rel}::{k.name}")))
+        k.name: _INPUTS.get(
+            f"{rel}::{k.name}",
+            _INPUTS.get(rel, tested.get(f"{rel}::{k.name}", scripted.get(f"{rel}::{k.name}", (None, ""))[0])),
+        )
         for k in found
+    }
+    # where statically read inputs came from (said with the verdict)
+    origins = {
+        k.name: f" (inputs: shapes from {scripted[f'{rel}::{k.name}'][1]})"
+        for k in found
+        if f"{rel}::{k.name}" in scripted and inputs[k.name] == scripted[f"{rel}::{k.name}"][0]
     }
     proofs = {}
     with tempfile.TemporaryDirectory() as folder:  # the service writes nothing without --write; a copy anyway
@@ -149,8 +186,13 @@ def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, s
             out.append(
                 Verdict(name, "migrated, not proven", f"no inputs run: needs {missing} (not installed)")
             )
+        elif "the original kernel did not run" in proof["message"]:
+            # the only inputs known are ones the original itself cannot run on: nothing was compared
+            why = f"no inputs the original runs on: {proof['message']}"
+            out.append(Verdict(name, "migrated, not proven", why + origins.get(k.name, "")))
         else:
-            out.append(Verdict(name, "proven" if proof["equivalent"] else "proof failed", proof["message"]))
+            status = "proven" if proof["equivalent"] else "proof failed"
+            out.append(Verdict(name, status, proof["message"] + origins.get(k.name, "")))
     return out
 
 
@@ -164,11 +206,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         corpus = corpus_tree(args.repo, Path(folder))
         tested = _tested_inputs(corpus, args.timeout)
+        scripted = _script_inputs(corpus)
         verdicts: list[Verdict] = []
         for path in sorted((corpus / "src" / "nki_samples").rglob("*.py")):
             rel = str(path.relative_to(corpus))
             if args.only in rel and "neuronxcc" in path.read_text(encoding="utf-8"):
-                verdicts.extend(_file_verdicts(path, rel, settings, tested))
+                verdicts.extend(_file_verdicts(path, rel, settings, tested, scripted))
     for v in verdicts:
         print(f"{v.status:22} {v.kernel}: {v.detail}")
     counts = collections.Counter(v.status for v in verdicts)
