@@ -5,13 +5,14 @@ into this tree): every kernel (a ``@nki.jit``-style decorated function) of every
 that imports ``neuronxcc.nki`` is classified
 
 * **proven**: it migrates with no manual step in its lines or the functions it calls, and the proof (both
-  versions simulated on the same seeded inputs: the shapes the corpus's PyTorch scripts give (the table below),
-  else those its unit tests and NumPy-checked scripts launch it with -- their first case, run as
-  ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else its spec comments or the shapes its asserts
-  pin) holds;
-* **proof failed**: the same, but an output differs or a run fails (the first difference is printed);
-* **migrated, not proven**: rewritten without a manual step in its own lines, but no inputs are known or it calls
-  a function of the file that has manual steps (the service proves each completely migrated kernel on its own);
+  versions simulated on the same seeded inputs: the shapes its unit tests and NumPy-checked scripts launch it with
+  -- their first case, run as ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else those the
+  scripts that cannot run here (PyTorch, JAX) pass it, read from their text (``script_inputs.py``; the verdict
+  names the script line), else its spec comments or the shapes its asserts pin) holds;
+* **proof failed**: the same, but an output differs or the migrated kernel fails (the first difference is printed);
+* **migrated, not proven**: rewritten without a manual step in its own lines, but no inputs are known, the
+  original itself does not run on the only inputs known (nothing was compared), or it calls a function of the
+  file that has manual steps (the service proves each completely migrated kernel on its own);
 * **not migratable**: manual steps in its own lines, counted by construct (that is the explanation).
 
 Usage: ``.venv/bin/python benchmarks/migrate_corpus.py [--repo PATH] [--only SUBSTRING] [--timeout S]``.
@@ -47,23 +48,6 @@ from nki_studio.service.settings import Settings
 from nki_studio.service.simulation import kernels
 from script_inputs import launches
 from targets import goal
-
-# Input shapes a corpus file's own scripts give its kernels (its __main__ block or its PyTorch tutorial script),
-# for the proof; key "file" or "file::kernel" (kernels of one file taking different shapes). A kernel not listed is
-# proven on its spec comments or the shapes its asserts pin, if any. (The tensor-addition kernels are not listed:
-# they read a 2-D launch grid, which a proof's single launch does not give.)
-_INPUTS = {
-    "src/nki_samples/tutorials/rmsnorm/rmsnorm_nki_kernels.py": "a_tensor=float32[250,512] g_tensor=float32[512]",
-    "src/nki_samples/tutorials/softmax/softmax_nki_kernels.py": "a_tensor=float32[2,5]",
-    # matrix_multiplication_torch.py: lhs_small (64, 128) @ rhs_small (128, 512) for the basic kernel, lhs
-    # (4096, 1024) @ rhs (1024, 2048) for the others (the kernels take lhs transposed)
-    "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py::nki_matmul_basic_": (
-        "lhsT=bfloat16[128,64] rhs=bfloat16[128,512]"
-    ),
-    "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py": (
-        "lhsT=bfloat16[1024,4096] rhs=bfloat16[1024,2048]"
-    ),
-}
 
 
 @dataclass
@@ -145,11 +129,7 @@ def _file_verdicts(
         return [Verdict(f"{rel}::{k.name}", "not migratable", str(exc)) for k in found]
     ends = _ends(text)
     inputs = {
-        k.name: _INPUTS.get(
-            f"{rel}::{k.name}",
-            _INPUTS.get(rel, tested.get(f"{rel}::{k.name}", scripted.get(f"{rel}::{k.name}", (None, ""))[0])),
-        )
-        for k in found
+        k.name: tested.get(f"{rel}::{k.name}", scripted.get(f"{rel}::{k.name}", (None, ""))[0]) for k in found
     }
     # where statically read inputs came from (said with the verdict)
     origins = {

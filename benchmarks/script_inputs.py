@@ -36,6 +36,7 @@ _SHAPED = {
     "uniform",
     "normal",
 }
+_DEPTH = 4  # nested script-function calls read (recursion ends there)
 _OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
@@ -59,6 +60,13 @@ class Tensor:
 @dataclass(frozen=True)
 class KernelRef:
     name: str
+
+
+@dataclass(frozen=True)
+class ScriptFunction:
+    """A function the script defines: its calls are read with their arguments bound (``check_match(kernel)``)."""
+
+    node: ast.FunctionDef
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,7 @@ class _Reader:
         self.names: dict[str, Any] = {"__name__": "__main__"}
         self.modules: dict[str, str] = {}  # local name -> "torch" | "numpy" | "jax" (and their submodules)
         self.found: list[ScriptLaunch] = []
+        self.depth = 0
 
     def block(self, body: Sequence[ast.stmt]) -> None:
         for statement in body:
@@ -139,6 +148,9 @@ class _Reader:
                 value = _Unknown
             for target in targets:
                 self.bind(target, value)
+        elif isinstance(node, ast.FunctionDef):  # a kernel file's own __main__ calls its kernels
+            kernel = node.name in self.kernels and node.decorator_list
+            self.names[node.name] = KernelRef(node.name) if kernel else ScriptFunction(node)
         elif isinstance(node, ast.Expr):
             try:
                 self.value(node.value)
@@ -250,12 +262,17 @@ class _Reader:
 
     def call(self, node: ast.Call) -> Any:
         func = node.func
-        if getattr(func, "attr", getattr(func, "id", None)) == "parse_args":  # parser.parse_args(), parse_args()
+        if (
+            getattr(func, "attr", getattr(func, "id", None)) == "parse_args"
+        ):  # parser.parse_args(), parse_args()
             return Namespace(self.arguments)
         callee = None if isinstance(func, ast.Attribute) else self.known(func)  # kernel, versions["v1"] ...
         if isinstance(callee, KernelRef):
             self.launch(node, callee.name)
             raise _Unknown("a kernel's result")
+        if isinstance(callee, ScriptFunction):
+            self.inline(callee.node, node)
+            raise _Unknown("a script function's result")
         if not isinstance(func, ast.Attribute):
             raise _Unknown("call")
         library = self.library(func.value)
@@ -292,6 +309,24 @@ class _Reader:
             floats = any(isinstance(v, float) for v in _leaves(data))
             return Tensor(shape, self.dtype(node, default if floats else "int64"))
         raise _Unknown(f"{library}.{name}")
+
+    def inline(self, function: ast.FunctionDef, call: ast.Call) -> None:
+        """Read ``function``'s body with the call's positional arguments bound to its parameters (the
+        launches in it are the script's); its own names are forgotten after."""
+        if self.depth >= _DEPTH:
+            return
+        outer = dict(self.names)
+        for parameter, argument in zip(function.args.args, call.args, strict=False):
+            try:
+                self.names[parameter.arg] = self.value(argument)
+            except _Unknown:
+                self.names.pop(parameter.arg, None)
+        self.depth += 1
+        try:
+            self.block(function.body)
+        finally:
+            self.depth -= 1
+            self.names = outer
 
     def launch(self, node: ast.Call, kernel: str) -> None:
         parameters = list(self.kernels[kernel])

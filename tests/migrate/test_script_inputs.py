@@ -71,9 +71,18 @@ if __name__ == "__main__":
     versions = {"v1": scale_v1}
     out = versions[args.version](x, s, 0.5)
     reference = torch.rand(3, 3) @ x  # not read: arithmetic on arrays
-    other(torch.arange(6, dtype=dtype).reshape((2, 3)).T)
     other(reference)
+
+    def check(kernel, rows):
+        kernel(torch.zeros((rows, 2), dtype=dtype))
+
+    check(other, 4)
+    other(torch.arange(6, dtype=dtype).reshape((2, 3)).T)
 """
+
+
+def _line(text: str) -> int:
+    return next(i for i, line in enumerate(SCRIPT.splitlines(), 1) if text in line)
 
 
 def _tree(tmp_path: Path) -> Path:
@@ -89,8 +98,9 @@ def test_a_scripts_kernel_calls_are_read_without_running_it(tmp_path: Path) -> N
     parameters = {"scale_v1": ("x", "s", "factor"), "scale_v2": ("x", "s", "factor"), "other": ("x",)}
     found = launches(folder / "scale_torch.py", parameters)
     assert [(x.kernel, x.spec, x.origin) for x in found] == [
-        ("scale_v1", "x=float32[256,64] s=float32[256,1] factor=0.5", "scale_torch.py:22"),
-        ("other", "x=float16[3,2]", "scale_torch.py:24"),  # arange(6).reshape((2, 3)).T; reference: not read
+        ("scale_v1", "x=float32[256,64] s=float32[256,1] factor=0.5", f"scale_torch.py:{_line('versions[')}"),
+        ("other", "x=float16[4,2]", f"scale_torch.py:{_line('kernel(torch.zeros')}"),  # in check(other, 4)
+        ("other", "x=float16[3,2]", f"scale_torch.py:{_line('arange')}"),  # reference: not read
     ]
 
 
@@ -100,10 +110,10 @@ def test_statically_read_inputs_prove_the_kernel_and_its_siblings(tmp_path: Path
     rel = "src/nki_samples/tutorials/scale/kernels.py"
     assert scripted[f"{rel}::scale_v2"] == (
         "x=float32[256,64] s=float32[256,1] factor=0.5",
-        "scale_torch.py:22, the call of its sibling scale_v1",
+        f"scale_torch.py:{_line('versions[')}, the call of its sibling scale_v1",
     )
     verdicts = _file_verdicts(folder / "kernels.py", rel, Settings(trusted_workspace=True), {}, scripted)
     by_kernel = {v.kernel.split("::")[1]: v for v in verdicts}
     for kernel in ("scale_v1", "scale_v2"):
         assert by_kernel[kernel].status == "proven", by_kernel[kernel].detail
-        assert "inputs: shapes from scale_torch.py:22" in by_kernel[kernel].detail
+        assert f"inputs: shapes from scale_torch.py:{_line('versions[')}" in by_kernel[kernel].detail
