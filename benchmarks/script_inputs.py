@@ -50,15 +50,20 @@ _OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
 
 @dataclass(frozen=True)
 class Tensor:
+    """An array the script builds: its shape and dtype only."""
+
     shape: tuple[int, ...]
     dtype: str
 
     def spec(self) -> str:
+        """As a simulate spec writes it (``float32[1,256,512]``)."""
         return f"{self.dtype}[{','.join(str(d) for d in self.shape)}]"
 
 
 @dataclass(frozen=True)
 class KernelRef:
+    """A kernel of the script's folder, by name (imported, or held in a name or a dict)."""
+
     name: str
 
 
@@ -78,6 +83,8 @@ class Namespace:
 
 @dataclass(frozen=True)
 class ScriptLaunch:
+    """One kernel call of the script whose arguments are all arrays and numbers."""
+
     kernel: str
     spec: str
     origin: str  # "mamba_torch.py:80"
@@ -115,6 +122,8 @@ def _argparse_defaults(tree: ast.Module) -> dict[str, Any]:
 
 
 class _Reader:
+    """Reads a script's statements in order, keeping the names it can evaluate and the launches it meets."""
+
     def __init__(self, script: str, kernels: Mapping[str, Sequence[str]], arguments: dict[str, Any]) -> None:
         self.script = script
         self.kernels = kernels
