@@ -14,8 +14,7 @@ the proof then simulates the kernel on seeded NumPy arrays of those shapes. A st
 from __future__ import annotations
 
 import ast
-import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,15 +36,7 @@ _SHAPED = {
     "normal",
 }
 _DEPTH = 4  # nested script-function calls read (recursion ends there)
-_OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
 @dataclass(frozen=True)
@@ -202,11 +193,15 @@ class _Reader:
             return tuple(self.value(e) for e in node.elts)
         if isinstance(node, ast.Dict):
             return {self.value(k): self.value(v) for k, v in zip(node.keys, node.values, strict=True) if k}
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
             left, right = self.value(node.left), self.value(node.right)
             if not all(isinstance(v, (int, float)) for v in (left, right)):
                 raise _Unknown("arithmetic on arrays")
-            return _OPERATORS[type(node.op)](left, right)
+            # two numbers and one operator: Python's own arithmetic on them (nothing else is evaluated)
+            numbers = ast.Expression(ast.BinOp(ast.Constant(left), node.op, ast.Constant(right)))
+            return eval(
+                compile(ast.fix_missing_locations(numbers), self.script, "eval"), {"__builtins__": {}}
+            )
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             operand = self.value(node.operand)
             if isinstance(operand, Tensor):

@@ -35,9 +35,8 @@ def scale_v1(x, s, factor):
 def scale_v2(x, s, factor):
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     for i in nl.affine_range(x.shape[0] // 128):
-        tile = nl.load(x[i * 128:(i + 1) * 128, :])
-        col = nl.load(s[i * 128:(i + 1) * 128, :])
-        nl.store(out[i * 128:(i + 1) * 128, :], nl.multiply(tile, nl.multiply(col, factor)))
+        rows = nl.ds(i * 128, 128)
+        nl.store(out[rows, :], nl.multiply(nl.load(x[rows, :]), nl.multiply(nl.load(s[rows, :]), factor)))
     return out
 
 
