@@ -68,13 +68,15 @@ def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
     next statement, then repeats its launching calls for the launched kernel's siblings: launch_inputs_plugin)."""
     env = environment(corpus, None)
     env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)  # the launch_inputs_plugin
+    # in every pytest run, the collection too: a test file importing a module missing here (scipy) then collects
+    env["PYTEST_PLUGINS"] = "launch_inputs_plugin"
     found: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as folder:
         env[ENVIRONMENT] = str(Path(folder) / "inputs.jsonl")
         Path(env[ENVIRONMENT]).touch()
         for path in simulation_tests(corpus):
             for node in first_cases(path, env, timeout, 1)[0]:
-                run([*PYTEST, "-p", "launch_inputs_plugin", node], path.parent, env, timeout)
+                run([*PYTEST, node], path.parent, env, timeout)
         # each script's own launches, and the same calls with the launched kernel's siblings in its place
         runner = [sys.executable, str(Path(__file__).with_name("launch_inputs_plugin.py"))]
         for _, command, folder, local in tutorial_runs(corpus, env, runner=runner):
