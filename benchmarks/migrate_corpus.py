@@ -5,13 +5,14 @@ into this tree): every kernel (a ``@nki.jit``-style decorated function) of every
 that imports ``neuronxcc.nki`` is classified
 
 * **proven**: it migrates with no manual step in its lines or the functions it calls, and the proof (both
-  versions simulated on the same seeded inputs: the shapes the corpus's PyTorch scripts give (the table below),
-  else those its unit tests and NumPy-checked scripts launch it with -- their first case, run as
-  ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else its spec comments or the shapes its asserts
-  pin) holds;
-* **proof failed**: the same, but an output differs or a run fails (the first difference is printed);
-* **migrated, not proven**: rewritten without a manual step in its own lines, but no inputs are known or it calls
-  a function of the file that has manual steps (the service proves each completely migrated kernel on its own);
+  versions simulated on the same seeded inputs: the shapes its unit tests and NumPy-checked scripts launch it with
+  -- their first case, run as ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else those the
+  scripts that cannot run here (PyTorch, JAX) pass it, read from their text (``script_inputs.py``; the verdict
+  names the script line), else its spec comments or the shapes its asserts pin) holds;
+* **proof failed**: the same, but an output differs or the migrated kernel fails (the first difference is printed);
+* **migrated, not proven**: rewritten without a manual step in its own lines, but no inputs are known, the
+  original itself does not run on the only inputs known (nothing was compared), or it calls a function of the
+  file that has manual steps (the service proves each completely migrated kernel on its own);
 * **not migratable**: manual steps in its own lines, counted by construct (that is the explanation).
 
 Usage: ``.venv/bin/python benchmarks/migrate_corpus.py [--repo PATH] [--only SUBSTRING] [--timeout S]``.
@@ -44,24 +45,8 @@ from nki_studio.migrate.rewrite import NotMigratable, migrate_source
 from nki_studio.service.migration import migrate, package_sources
 from nki_studio.service.settings import Settings
 from nki_studio.service.simulation import kernels
+from script_inputs import launches
 from targets import goal
-
-# Input shapes a corpus file's own scripts give its kernels (its __main__ block or its PyTorch tutorial script),
-# for the proof; key "file" or "file::kernel" (kernels of one file taking different shapes). A kernel not listed is
-# proven on its spec comments or the shapes its asserts pin, if any. (The tensor-addition kernels are not listed:
-# they read a 2-D launch grid, which a proof's single launch does not give.)
-_INPUTS = {
-    "src/nki_samples/tutorials/rmsnorm/rmsnorm_nki_kernels.py": "a_tensor=float32[250,512] g_tensor=float32[512]",
-    "src/nki_samples/tutorials/softmax/softmax_nki_kernels.py": "a_tensor=float32[2,5]",
-    # matrix_multiplication_torch.py: lhs_small (64, 128) @ rhs_small (128, 512) for the basic kernel, lhs
-    # (4096, 1024) @ rhs (1024, 2048) for the others (the kernels take lhs transposed)
-    "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py::nki_matmul_basic_": (
-        "lhsT=bfloat16[128,64] rhs=bfloat16[128,512]"
-    ),
-    "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py": (
-        "lhsT=bfloat16[1024,4096] rhs=bfloat16[1024,2048]"
-    ),
-}
 
 
 @dataclass
@@ -82,13 +67,15 @@ def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
     next statement, then repeats its launching calls for the launched kernel's siblings: launch_inputs_plugin)."""
     env = environment(corpus, None)
     env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)  # the launch_inputs_plugin
+    # in every pytest run, the collection too: a test file importing a module missing here (scipy) then collects
+    env["PYTEST_PLUGINS"] = "launch_inputs_plugin"
     found: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as folder:
         env[ENVIRONMENT] = str(Path(folder) / "inputs.jsonl")
         Path(env[ENVIRONMENT]).touch()
         for path in simulation_tests(corpus):
             for node in first_cases(path, env, timeout, 1)[0]:
-                run([*PYTEST, "-p", "launch_inputs_plugin", node], path.parent, env, timeout)
+                run([*PYTEST, node], path.parent, env, timeout)
         # each script's own launches, and the same calls with the launched kernel's siblings in its place
         runner = [sys.executable, str(Path(__file__).with_name("launch_inputs_plugin.py"))]
         for _, command, folder, local in tutorial_runs(corpus, env, runner=runner):
@@ -101,13 +88,40 @@ def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
     return found
 
 
+def _script_inputs(corpus: Path) -> dict[str, tuple[str, str]]:
+    """``file::kernel`` -> (inputs, where they came from) read statically from the tutorial scripts that cannot
+    run here (PyTorch/JAX: ``script_inputs``): each script's first call of a kernel of its folder, then the same
+    inputs for that kernel's siblings (same file, same parameters) the scripts do not call themselves."""
+    found: dict[str, tuple[str, str]] = {}
+    root = corpus.resolve()
+    for folder in sorted((root / "src" / "nki_samples" / "tutorials").iterdir()):
+        files = sorted(folder.glob("*.py"))
+        infos = {f: kernels(f.read_text(encoding="utf-8"), str(f)) for f in files}
+        where = {k.name: f for f, found_here in infos.items() for k in found_here}
+        parameters = {k.name: k.params for found_here in infos.values() for k in found_here}
+        called = [launch for script in files for launch in launches(script, parameters)]
+        for launch in called:
+            found.setdefault(
+                f"{where[launch.kernel].relative_to(root)}::{launch.kernel}", (launch.spec, launch.origin)
+            )
+        for launch in called:
+            file = where[launch.kernel]
+            for sibling in infos[file]:
+                if sibling.params == parameters[launch.kernel]:
+                    origin = f"{launch.origin}, the call of its sibling {launch.kernel}"
+                    found.setdefault(f"{file.relative_to(root)}::{sibling.name}", (launch.spec, origin))
+    return found
+
+
 def _missing_module(message: str) -> str | None:
     """The module a proof could not run without (``No module named 'torch_xla'``), if that stopped it."""
     found = re.search(r"did not run .*No module named '([^']+)'", message)
     return found.group(1) if found else None
 
 
-def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, str]) -> list[Verdict]:
+def _file_verdicts(
+    path: Path, rel: str, settings: Settings, tested: dict[str, str], scripted: dict[str, tuple[str, str]]
+) -> list[Verdict]:
     text = path.read_text(encoding="utf-8")
     found = kernels(text, str(path))
     try:
@@ -116,8 +130,13 @@ def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, s
         return [Verdict(f"{rel}::{k.name}", "not migratable", str(exc)) for k in found]
     ends = _ends(text)
     inputs = {
-        k.name: _INPUTS.get(f"{rel}::{k.name}", _INPUTS.get(rel, tested.get(f"{rel}::{k.name}")))
+        k.name: tested.get(f"{rel}::{k.name}", scripted.get(f"{rel}::{k.name}", (None, ""))[0]) for k in found
+    }
+    # where statically read inputs came from (said with the verdict)
+    origins = {
+        k.name: f" (inputs: shapes from {scripted[f'{rel}::{k.name}'][1]})"
         for k in found
+        if f"{rel}::{k.name}" in scripted and inputs[k.name] == scripted[f"{rel}::{k.name}"][0]
     }
     proofs = {}
     # The service writes nothing without --write, and the corpus is a temporary checkout: the file is migrated in
@@ -147,8 +166,13 @@ def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, s
             out.append(
                 Verdict(name, "migrated, not proven", f"no inputs run: needs {missing} (not installed)")
             )
+        elif "the original kernel did not run" in proof["message"]:
+            # the only inputs known are ones the original itself cannot run on: nothing was compared
+            why = f"no inputs the original runs on: {proof['message']}"
+            out.append(Verdict(name, "migrated, not proven", why + origins.get(k.name, "")))
         else:
-            out.append(Verdict(name, "proven" if proof["equivalent"] else "proof failed", proof["message"]))
+            status = "proven" if proof["equivalent"] else "proof failed"
+            out.append(Verdict(name, status, proof["message"] + origins.get(k.name, "")))
     return out
 
 
@@ -162,11 +186,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         corpus = corpus_tree(args.repo, Path(folder))
         tested = _tested_inputs(corpus, args.timeout)
+        scripted = _script_inputs(corpus)
         verdicts: list[Verdict] = []
         for path in sorted((corpus / "src" / "nki_samples").rglob("*.py")):
             rel = str(path.relative_to(corpus))
             if args.only in rel and "neuronxcc" in path.read_text(encoding="utf-8"):
-                verdicts.extend(_file_verdicts(path, rel, settings, tested))
+                verdicts.extend(_file_verdicts(path, rel, settings, tested, scripted))
     for v in verdicts:
         print(f"{v.status:22} {v.kernel}: {v.detail}")
     counts = collections.Counter(v.status for v in verdicts)

@@ -66,3 +66,39 @@ def test_a_scripts_launches_and_its_kernels_siblings_are_recorded(tmp_path: Path
         ),  # small's sibling, after the script; other: other parameters
     ]
     assert {Path(x["file"]).name for x in launches} == {"kernels.py"}
+
+
+# A unit test importing its reference from a package this machine lacks (the corpus's scipy.special.softmax).
+UNIT_TEST = """\
+import numpy as np
+from kernels import small
+from missing_reference_package.special import softmax
+
+
+def test_small():
+    a = np.zeros((128, 4), np.float32)
+    assert np.allclose(small(a, a.astype(np.float16)), softmax(a))
+"""
+
+
+def test_a_unit_tests_missing_reference_module_does_not_hide_its_launch(tmp_path: Path) -> None:
+    (tmp_path / "kernels.py").write_text(KERNELS, encoding="utf-8")
+    (tmp_path / "test_small.py").write_text(UNIT_TEST, encoding="utf-8")
+    log = tmp_path / "inputs.jsonl"
+    pythonpath = os.pathsep.join([str(tmp_path), str(ROOT / "benchmarks")])
+    env = {**os.environ, "NKI_STUDIO_LAUNCH_INPUTS": str(log), "PYTHONPATH": pythonpath}
+    pytest = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "nki_studio.pytest_plugin",
+    ]
+    subprocess.run(
+        [*pytest, "-p", "launch_inputs_plugin", "test_small.py"], cwd=tmp_path, env=env, timeout=120
+    )
+    launches = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [(x["kernel"], x["spec"]) for x in launches] == [("small", "a=float32[128,4] b=float16[128,4]")]
