@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import ast
 
-from nki_studio.migrate import affine_values, allocation, isa_results, matmul_accumulate, scalar_masks
+from nki_studio.migrate import (
+    affine_values,
+    allocation,
+    isa_results,
+    matmul_accumulate,
+    scalar_masks,
+    spmd_grids,
+)
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 from nki_studio.model.nki_api import ISA_VALUE_RESULTS
@@ -48,11 +55,12 @@ def run(src: Source) -> PassResult:
         - affine_values.rewritten_calls(src)
     )
     allocated = allocation.rewritten_calls(src)
+    grids = spmd_grids.rewritten_calls(src)
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Call):
             name = src.canonical(node.func) or ""
             module, _, leaf = name.rpartition(".")
-            if module == LANGUAGE and leaf in _GRID_AXES and _later_axis(node):
+            if module == LANGUAGE and leaf in _GRID_AXES and _later_axis(node) and id(node) not in grids:
                 out.manual.append(ManualStep(node.lineno, f"nl.{leaf} axis > 0", _GRID_AXIS))
             elif module == LANGUAGE and leaf in _LANGUAGE_RECIPES:
                 out.manual.append(ManualStep(node.lineno, f"nl.{leaf}", _LANGUAGE_RECIPES[leaf]))
@@ -67,7 +75,12 @@ def run(src: Source) -> PassResult:
                 )
             elif name.startswith("nki.compiler.") and id(node) not in allocated:
                 out.manual.append(ManualStep(node.lineno, leaf, _DIRECT_ALLOCATION))
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and _launches(src, node):
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Tuple)
+            and _launches(src, node)
+            and id(node) not in grids
+        ):
             out.manual.append(
                 ManualStep(
                     node.lineno,

@@ -29,6 +29,7 @@ from nki_studio.migrate import (
     operators,
     psum_results,
     scalar_masks,
+    spmd_grids,
 )
 from nki_studio.migrate.result import Change, ManualStep, PassResult
 from nki_studio.migrate.source import Source
@@ -51,6 +52,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     scalar_masks.run,
     allocation.run,
     psum_results.run,  # after isa_results and matmul_accumulate: the nl.* products left
+    spmd_grids.run,  # late: it adds the loop lines (the kernel's other rewrites are reported at their own lines)
     imports.run,
 )
 # NKI 0.2-0.6 code already has the current API; what 0.7 still changes is its iterators and entry points.
