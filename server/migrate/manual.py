@@ -8,6 +8,7 @@ from nki_studio.migrate import (
     affine_values,
     allocation,
     isa_results,
+    loop_directives,
     matmul_accumulate,
     scalar_masks,
     spmd_grids,
@@ -54,7 +55,7 @@ def run(src: Source) -> PassResult:
         - matmul_accumulate.rewritten_calls(src)
         - affine_values.rewritten_calls(src)
     )
-    allocated = allocation.rewritten_calls(src)
+    compiler_rewritten = allocation.rewritten_calls(src) | loop_directives.rewritten_calls(src)
     grids = spmd_grids.rewritten_calls(src)
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Call):
@@ -73,7 +74,7 @@ def run(src: Source) -> PassResult:
                 out.manual.append(
                     ManualStep(node.lineno, f"nisa.{leaf} value", _VALUE_RETURNING.format(name=leaf))
                 )
-            elif name.startswith("nki.compiler.") and id(node) not in allocated:
+            elif name.startswith("nki.compiler.") and id(node) not in compiler_rewritten:
                 out.manual.append(ManualStep(node.lineno, leaf, _DIRECT_ALLOCATION))
         elif (
             isinstance(node, ast.Subscript)

@@ -24,6 +24,7 @@ from nki_studio.migrate import (
     index_tiles,
     isa_results,
     iterators,
+    loop_directives,
     manual,
     matmul_accumulate,
     operators,
@@ -52,6 +53,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     scalar_masks.run,
     allocation.run,
     psum_results.run,  # after isa_results and matmul_accumulate: the nl.* products left
+    loop_directives.run,  # late, like spmd_grids: it adds a line (iterators leaves its loops to it)
     spmd_grids.run,  # late: it adds the loop lines (the kernel's other rewrites are reported at their own lines)
     imports.run,
 )

@@ -1,10 +1,12 @@
-"""``service.migration`` on a kernel launched on a multi-axis legacy grid: the original is simulated on the grid
-its launch site gives, the migrated kernel as 0.7 launches it (once, looping over the grid itself)."""
+"""``service.migration`` on loops: a kernel launched on a multi-axis legacy grid (the original simulated on the grid
+its launch site gives, the migrated kernel as 0.7 launches it: once, looping over the grid itself), and a loop under
+a ``no_reorder`` directive."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from nki_studio.protocol.migration import MigrationResult
 from nki_studio.service.migration import migrate
 from nki_studio.service.settings import Settings
 
@@ -35,10 +37,37 @@ def launch(a, b):
 """
 
 
+NO_REORDER = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[4,128,64]
+@nki.jit
+def running_sum(a):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.sequential_range(4, directives=nki.compiler.no_reorder()):
+        acc[...] = acc * 0.5 + nl.load(a[i])
+    nl.store(out, value=acc)
+    return out
+"""
+
+
+def _migrated(tmp_path: Path, text: str) -> MigrationResult:
+    path = tmp_path / "kernel.py"
+    path.write_text(text, encoding="utf-8")
+    return migrate(str(path), Settings(trusted_workspace=True))
+
+
 def test_a_two_axis_grid_kernel_is_proven_against_its_grid_launch(tmp_path: Path) -> None:
-    path = tmp_path / "grid.py"
-    path.write_text(GRID, encoding="utf-8")
-    result = migrate(str(path), Settings(trusted_workspace=True))
+    result = _migrated(tmp_path, GRID)
     assert result["status"] == "proven", result["message"]
     assert [(p["kernel"], p["equivalent"]) for p in result["proofs"]] == [("scale", True)]
     assert "program_id" not in result["migrated"] and "scale(a, b)" in result["migrated"]
+
+
+def test_a_loop_under_no_reorder_is_proven(tmp_path: Path) -> None:
+    result = _migrated(tmp_path, NO_REORDER)
+    assert result["status"] == "proven", result["message"]
+    assert "with nl.no_reorder():" in result["migrated"] and "range(4)" in result["migrated"]
