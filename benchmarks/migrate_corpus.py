@@ -49,8 +49,7 @@ from targets import goal
 
 # Input shapes a corpus file's own scripts give its kernels (its __main__ block or its PyTorch tutorial script),
 # for the proof; key "file" or "file::kernel" (kernels of one file taking different shapes). A kernel not listed is
-# proven on its spec comments or the shapes its asserts pin, if any. (The tensor-addition kernels are not listed:
-# they read a 2-D launch grid, which a proof's single launch does not give.)
+# proven on its spec comments or the shapes its asserts pin, if any.
 _INPUTS = {
     "src/nki_samples/tutorials/rmsnorm/rmsnorm_nki_kernels.py": "a_tensor=float32[250,512] g_tensor=float32[512]",
     "src/nki_samples/tutorials/softmax/softmax_nki_kernels.py": "a_tensor=float32[2,5]",
