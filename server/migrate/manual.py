@@ -14,7 +14,7 @@ from nki_studio.migrate import (
     spmd_grids,
 )
 from nki_studio.migrate.result import ManualStep, PassResult
-from nki_studio.migrate.source import ISA, LANGUAGE, Source
+from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
 from nki_studio.model.nki_api import ISA_VALUE_RESULTS
 
 _LANGUAGE_RECIPES = {
@@ -110,8 +110,19 @@ def _used_values(tree: ast.AST) -> set[int]:
 
 
 def _launches(src: Source, node: ast.Subscript) -> bool:
-    """``kernel[a, b]`` where ``kernel`` is a function of this file decorated as a kernel."""
+    """``kernel[a, b]`` where ``kernel`` is a function of this file decorated as a kernel (not a local tile of
+    the same name, ``dropout_p_local[:, 0]`` in a function binding ``dropout_p_local``)."""
     if not isinstance(node.value, ast.Name):
         return False
     kernels = {f.name for f in src.tree.body if isinstance(f, ast.FunctionDef) and f.decorator_list}
-    return node.value.id in kernels
+    name = node.value.id
+    shadowed = any(
+        any(n is node for n in ast.walk(f))
+        and any(
+            (isinstance(b, ast.arg) and b.arg == name)
+            or (isinstance(b, ast.Name) and b.id == name and not isinstance(b.ctx, ast.Load))
+            for b in ast.walk(f)
+        )
+        for f in functions(src.tree)
+    )
+    return name in kernels and not shadowed

@@ -73,3 +73,11 @@ def test_grids_the_rewrite_cannot_carry_over_stay_listed(change: tuple[str, str]
     listed = {s.construct for s in m.manual}
     assert "SPMD grid" in listed and "nl.program_id axis > 0" in listed, why
     assert "for pid_0" not in m.text
+
+
+def test_a_local_tile_named_like_a_kernel_is_not_a_launch() -> None:
+    source = (
+        GRID
+        + "\n\n@nki.jit\ndef t(a):\n    return a\n\n\ndef use(x):\n    t = nl.load(x)\n    return t[:, 0]\n"
+    )
+    assert "SPMD grid" not in {s.construct for s in migrate_source(LEGACY + source).manual}
