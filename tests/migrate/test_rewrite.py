@@ -1023,3 +1023,21 @@ def test_affine_select_predicates_held_in_names_read_elsewhere_stay() -> None:
     assert "pattern=[[-1, 64]], channel_multiplier=1" in m.text and "offset=q0 - k0" in m.text
     assert "causal = " in m.text  # still read by nl.where: kept, its index tiles listed
     assert {s.construct for s in m.manual} >= {"index tile `q_pos`", "index tile `k_pos`"}
+
+
+def test_affine_select_predicates_on_mgrid_positions_become_its_0_7_operands() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, q0, k0):
+            t = nl.load(a)
+            i_q_p, i_q_f = nl.mgrid[0:128, 8:72]
+            pred = q0 * 128 + i_q_p >= k0 * 64 + i_q_f
+            u = nisa.affine_select(pred, t, 0.0)
+            return u
+        """
+    )
+    assert not m.manual and "mgrid" not in m.text
+    assert (
+        "pattern=[[-1, 72 - 8]], channel_multiplier=1" in m.text and "offset=q0 * 128 - k0 * 64 - 8" in m.text
+    )

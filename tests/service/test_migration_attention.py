@@ -1,5 +1,5 @@
 """``service.migration`` on the flash-attention shapes of legacy code: causal and sliding-window predicates held in
-names over position tiles (``q_pos >= k_pos``), rewritten into ``affine_select``'s 0.7 operands and proven."""
+names over position tiles built on ``nl.mgrid`` (``q_pos >= k_pos``), rewritten into ``affine_select``'s 0.7 operands and proven."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ def masked_scores(s):
     for q_tile in nl.affine_range(2):
         i_p = nl.arange(128)[:, None]
         i_f = nl.arange(128)[None, :]
-        q_pos = q_tile * 128 + i_p
-        k_pos = 64 + i_f
+        i_q_p, i_q_f = nl.mgrid[0:128, 0:128]
+        q_pos = q_tile * 128 + i_q_p
+        k_pos = 64 + i_q_f
         pred_causal = q_pos >= k_pos  # causal mask
         pred_sliding = k_pos > q_pos - 100  # sliding window
         t = nl.load(s[q_tile * 128 + i_p, i_f])
@@ -40,4 +41,5 @@ def test_predicates_held_in_names_are_rewritten_and_proven(tmp_path: Path) -> No
     result = migrate(str(path), Settings(trusted_workspace=True))
     assert result["status"] == "proven", result["message"]
     assert "pred_causal" not in result["migrated"] and "q_pos" not in result["migrated"]
+    assert "mgrid" not in result["migrated"]
     assert "cmp_op=nl.greater_equal" in result["migrated"] and "cmp_op=nl.greater" in result["migrated"]
