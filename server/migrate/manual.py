@@ -29,11 +29,14 @@ _LANGUAGE_RECIPES = {
     "gemm_stationary_grid": "no replacement: write the tiling loops",
 }
 # 0.7's launch bracket is one LNC degree, its grid one axis (nki-0.7.md §2.5 on kernel[k]): a kernel reading a
-# later axis of a multi-dimensional legacy grid has no 0.7 form.
+# later axis of a multi-dimensional legacy grid has no bracket form; spmd_grids loops over the grid in the kernel
+# when the file's launches say its extents, the rest is listed.
 _GRID_AXES = frozenset({"program_id", "num_programs"})
 _GRID_AXIS = (
-    "NKI 0.7 launches have one grid axis (the LNC degree): take the grid point as kernel arguments and launch "
-    "once per point in a Python loop"
+    "NKI 0.7 launches have one grid axis (the LNC degree): loop over the grid in the kernel (for pid_1 in "
+    "range(n): ..., program_id(1) -> pid_1; migrate does it when this file launches the kernel as kernel[a, b] "
+    "with extents written in its arguments and no helper reads the grid), or take the grid point as kernel "
+    "arguments and launch once per point in a Python loop"
 )
 _VALUE_RETURNING = (
     "value-returning ISA calls were removed in 0.2: allocate the result (t = nl.ndarray(shape, dtype, "
