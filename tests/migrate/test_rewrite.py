@@ -1009,12 +1009,11 @@ def test_affine_select_predicates_held_in_names_read_elsewhere_stay() -> None:
         """\
         @nki.jit
         def k(a, q0, k0):
-            t = nl.load(a)
-            i_p = nl.arange(128)[:, None]
-            i_f = nl.arange(64)[None, :]
+            i_p, i_f = nl.mgrid[0:128, 0:64]
             q_pos = q0 + i_p
             k_pos = k0 + i_f
             causal = q_pos >= k_pos
+            t = nl.load(a)
             u = nisa.affine_select(pred=causal, on_true_tile=t, on_false_value=0.0)
             v = nl.where(causal, u, t)
             return v
