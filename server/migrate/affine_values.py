@@ -40,15 +40,23 @@ _LEGACY = {"affine_select": ("pred", "on_true_tile", "on_false_value"), "iota": 
 
 
 def run(src: Source) -> PassResult:
-    """Rewrite the operands of every legacy ``affine_select`` / ``iota`` whose index expression is affine."""
+    """Rewrite the operands of every legacy ``affine_select`` / ``iota`` whose index expression is affine; delete
+    the predicates held in names that no other code reads any more."""
     out = PassResult()
-    for call, new in _rewrites(src):
+    rewrites = _rewrites(src)
+    for call, new in rewrites:
         out.change(
             src.replace(call, new),
             call.lineno,
             "nisa.affine_select pred",
             "pattern, channel_multiplier, offset",
         )
+    for definition in _unread_predicates(src, [call for call, _ in rewrites]):
+        edit = src.delete_lines(definition)
+        if edit is not None:
+            out.change(
+                edit, definition.lineno, "affine_select predicate", "deleted: now in the call's operands"
+            )
     return out
 
 
@@ -72,9 +80,7 @@ def _calls(src: Source) -> list[ast.Call]:
 
 def _rewrites(src: Source) -> list[tuple[ast.Call, str]]:
     nl = src.alias_of(LANGUAGE, "nl")
-    owner: dict[int, ast.AST] = {}
-    for func in functions(src.tree):  # outer functions first: a call's innermost function wins
-        owner.update((id(n), func) for n in ast.walk(func))
+    owner = _owners(src)
     grids: dict[int, Grid] = {}
     found: list[tuple[ast.Call, str]] = []
     for call in _calls(src):
@@ -82,19 +88,88 @@ def _rewrites(src: Source) -> list[tuple[ast.Call, str]]:
         if where is None:
             continue
         grid = grids.setdefault(id(where), Grid(src, where, min_rank=2))
-        new = _rewrite(src, grid, call, nl)
+        new = _rewrite(src, grid, call, nl, where)
         if new is not None:
             found.append((call, new))
     return found
 
 
-def _rewrite(src: Source, grid: Grid, call: ast.Call, nl: str) -> str | None:
-    leaf = (src.canonical(call.func) or "").rpartition(".")[2]
-    legacy = _LEGACY[leaf]
+def _arguments(src: Source, call: ast.Call) -> dict[str, ast.expr] | None:
+    """A legacy call's operands by name (its legacy positional order), or None (``**kwargs``, too many)."""
+    legacy = _LEGACY[(src.canonical(call.func) or "").rpartition(".")[2]]
     if len(call.args) > len(legacy) or any(k.arg is None for k in call.keywords):
         return None
-    args = {**dict(zip(legacy, call.args, strict=False)), **{str(k.arg): k.value for k in call.keywords}}
+    return {**dict(zip(legacy, call.args, strict=False)), **{str(k.arg): k.value for k in call.keywords}}
+
+
+def _held(where: ast.AST, name: ast.Name) -> ast.Assign | None:
+    """The one ``name = <comparison>`` of the function that binds ``name`` (before ``name`` is read), if so:
+    ``pred = q_pos >= k_pos`` read as ``affine_select(pred=pred, ...)`` (the nki-samples flash attention)."""
+    binds = [
+        n
+        for n in ast.walk(where)
+        if isinstance(n, (ast.Name, ast.arg))
+        and (n.arg if isinstance(n, ast.arg) else n.id) == name.id
+        and not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    ]
+    assignments = [
+        n
+        for n in ast.walk(where)
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and n.targets[0] in binds
+    ]
+    if len(binds) != 1 or len(assignments) != 1:
+        return None
+    (assignment,) = assignments
+    before = (assignment.end_lineno or assignment.lineno) < name.lineno
+    return assignment if before and isinstance(assignment.value, ast.Compare) else None
+
+
+def _unread_predicates(src: Source, rewritten: list[ast.Call]) -> list[ast.Assign]:
+    """The definitions of predicates held in names that only rewritten calls read."""
+    owner = _owners(src)
+    read_by_rewrites: dict[int, tuple[ast.Assign, set[int]]] = {}
+    for call in rewritten:
+        args = _arguments(src, call) or {}
+        pred = args.get("pred")
+        where = owner.get(id(call))
+        definition = _held(where, pred) if isinstance(pred, ast.Name) and where is not None else None
+        if definition is not None and isinstance(pred, ast.Name):
+            read_by_rewrites.setdefault(id(definition), (definition, set()))[1].add(id(pred))
+    found = []
+    for definition, reads in read_by_rewrites.values():
+        name = definition.targets[0]
+        where = owner.get(id(definition))
+        loads = {
+            id(n)
+            for n in ast.walk(where or src.tree)
+            if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)
+            and isinstance(name, ast.Name)
+            and n.id == name.id
+        }
+        if loads == reads:
+            found.append(definition)
+    return found
+
+
+def _owners(src: Source) -> dict[int, ast.AST]:
+    """Node ``id`` -> the innermost function holding it."""
+    owner: dict[int, ast.AST] = {}
+    for func in functions(src.tree):  # outer functions first: a node's innermost function wins
+        owner.update((id(n), func) for n in ast.walk(func))
+    return owner
+
+
+def _rewrite(src: Source, grid: Grid, call: ast.Call, nl: str, where: ast.AST) -> str | None:
+    leaf = (src.canonical(call.func) or "").rpartition(".")[2]
+    legacy = _LEGACY[leaf]
+    args = _arguments(src, call)
+    if args is None:
+        return None
     expression = args.pop(legacy[0], None)
+    if isinstance(expression, ast.Name) and leaf == "affine_select":
+        held = _held(where, expression)
+        expression = held.value if held is not None else None
     if expression is None:
         return None
     if leaf == "iota":

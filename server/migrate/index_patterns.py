@@ -94,6 +94,10 @@ class Grid:
                 tile = self._definition(node.value)
                 if tile is not None and assigned.get(name) == 1:
                     self.tiles[name], self.definitions[name] = tile, node
+            elif isinstance(node, ast.Assign) and min_rank <= 2:
+                for name, tile in self._mgrid(node).items():
+                    if assigned.get(name) == 1:
+                        self.tiles[name], self.definitions[name] = tile, node
 
     def _arange(self, node: ast.expr) -> GridTile | None:
         """``nl.arange(n)[None, :, None]`` / ``nl.arange(a, b)[...]`` with one ``:`` among three or more dims."""
@@ -119,6 +123,33 @@ class Grid:
         )
         linear = Linear({full[0]: ("1",)}, (start,) if start != "0" else ())
         return GridTile(linear, len(elts), full[0], size)
+
+    def _mgrid(self, node: ast.Assign) -> dict[str, GridTile]:
+        """``i_p, i_f = nl.mgrid[a:b, c:d]``: a two-dim grid tile per name (the flash-attention shape of
+        ``affine_values``' predicates; ``index_tiles`` slices other uses)."""
+        target, value = node.targets[0], node.value
+        if not (
+            len(node.targets) == 1
+            and isinstance(target, ast.Tuple)
+            and all(isinstance(n, ast.Name) for n in target.elts)
+            and isinstance(value, ast.Subscript)
+            and self.src.canonical(value.value) == f"{LANGUAGE}.mgrid"
+            and isinstance(value.slice, ast.Tuple)
+            and len(value.slice.elts) == len(target.elts) == 2
+        ):
+            return {}
+        found = {}
+        for axis, (name, part) in enumerate(zip(target.elts, value.slice.elts, strict=True)):
+            if not (
+                isinstance(name, ast.Name) and isinstance(part, ast.Slice) and part.upper and not part.step
+            ):
+                return {}
+            start = self.src.text_of(part.lower) if part.lower else "0"
+            stop = self.src.text_of(part.upper)
+            size = stop if start == "0" else f"{_wrapped(stop)} - {_wrapped(start)}"
+            linear = Linear({axis: ("1",)}, (start,) if start != "0" else ())
+            found[name.id] = GridTile(linear, 2, axis, size)
+        return found
 
     def _definition(self, node: ast.expr) -> GridTile | None:
         """A grid tile, or one (or a grid tile's name) plus a constant (``nl.arange(n)[:, None, None] + start``)."""

@@ -9,6 +9,7 @@ kernel computes are those of the sequential loop, which is what ``range`` runs (
 
 from __future__ import annotations
 
+from nki_studio.migrate import loop_directives
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import LANGUAGE, Source
 
@@ -18,8 +19,9 @@ _STATIC = frozenset({"affine_range", "sequential_range", "static_range"})
 def run(src: Source) -> PassResult:
     """Rename the static iterators to ``range``; list dynamic loops."""
     out = PassResult()
+    directed = loop_directives.rewritten_calls(src)  # that pass makes them range loops under nl.no_reorder()
     for call, name in src.calls_to(LANGUAGE):
-        if name in _STATIC:
+        if name in _STATIC and id(call) not in directed:
             if any(k.arg not in ("start", "stop", "step") for k in call.keywords):
                 out.manual.append(
                     ManualStep(

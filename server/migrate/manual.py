@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import ast
 
-from nki_studio.migrate import affine_values, allocation, isa_results, matmul_accumulate, scalar_masks
+from nki_studio.migrate import (
+    affine_values,
+    allocation,
+    isa_results,
+    loop_directives,
+    matmul_accumulate,
+    scalar_masks,
+    spmd_grids,
+)
 from nki_studio.migrate.result import ManualStep, PassResult
-from nki_studio.migrate.source import ISA, LANGUAGE, Source
+from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
 from nki_studio.model.nki_api import ISA_VALUE_RESULTS
 
 _LANGUAGE_RECIPES = {
@@ -21,11 +29,14 @@ _LANGUAGE_RECIPES = {
     "gemm_stationary_grid": "no replacement: write the tiling loops",
 }
 # 0.7's launch bracket is one LNC degree, its grid one axis (nki-0.7.md §2.5 on kernel[k]): a kernel reading a
-# later axis of a multi-dimensional legacy grid has no 0.7 form.
+# later axis of a multi-dimensional legacy grid has no bracket form; spmd_grids loops over the grid in the kernel
+# when the file's launches say its extents, the rest is listed.
 _GRID_AXES = frozenset({"program_id", "num_programs"})
 _GRID_AXIS = (
-    "NKI 0.7 launches have one grid axis (the LNC degree): take the grid point as kernel arguments and launch "
-    "once per point in a Python loop"
+    "NKI 0.7 launches have one grid axis (the LNC degree): loop over the grid in the kernel (for pid_1 in "
+    "range(n): ..., program_id(1) -> pid_1; migrate does it when this file launches the kernel as kernel[a, b] "
+    "with extents written in its arguments and no helper reads the grid), or take the grid point as kernel "
+    "arguments and launch once per point in a Python loop"
 )
 _VALUE_RETURNING = (
     "value-returning ISA calls were removed in 0.2: allocate the result (t = nl.ndarray(shape, dtype, "
@@ -47,12 +58,13 @@ def run(src: Source) -> PassResult:
         - matmul_accumulate.rewritten_calls(src)
         - affine_values.rewritten_calls(src)
     )
-    allocated = allocation.rewritten_calls(src)
+    compiler_rewritten = allocation.rewritten_calls(src) | loop_directives.rewritten_calls(src)
+    grids = spmd_grids.rewritten_calls(src)
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Call):
             name = src.canonical(node.func) or ""
             module, _, leaf = name.rpartition(".")
-            if module == LANGUAGE and leaf in _GRID_AXES and _later_axis(node):
+            if module == LANGUAGE and leaf in _GRID_AXES and _later_axis(node) and id(node) not in grids:
                 out.manual.append(ManualStep(node.lineno, f"nl.{leaf} axis > 0", _GRID_AXIS))
             elif module == LANGUAGE and leaf in _LANGUAGE_RECIPES:
                 out.manual.append(ManualStep(node.lineno, f"nl.{leaf}", _LANGUAGE_RECIPES[leaf]))
@@ -65,9 +77,14 @@ def run(src: Source) -> PassResult:
                 out.manual.append(
                     ManualStep(node.lineno, f"nisa.{leaf} value", _VALUE_RETURNING.format(name=leaf))
                 )
-            elif name.startswith("nki.compiler.") and id(node) not in allocated:
+            elif name.startswith("nki.compiler.") and id(node) not in compiler_rewritten:
                 out.manual.append(ManualStep(node.lineno, leaf, _DIRECT_ALLOCATION))
-        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and _launches(src, node):
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Tuple)
+            and _launches(src, node)
+            and id(node) not in grids
+        ):
             out.manual.append(
                 ManualStep(
                     node.lineno,
@@ -96,8 +113,19 @@ def _used_values(tree: ast.AST) -> set[int]:
 
 
 def _launches(src: Source, node: ast.Subscript) -> bool:
-    """``kernel[a, b]`` where ``kernel`` is a function of this file decorated as a kernel."""
+    """``kernel[a, b]`` where ``kernel`` is a function of this file decorated as a kernel (not a local tile of
+    the same name, ``dropout_p_local[:, 0]`` in a function binding ``dropout_p_local``)."""
     if not isinstance(node.value, ast.Name):
         return False
     kernels = {f.name for f in src.tree.body if isinstance(f, ast.FunctionDef) and f.decorator_list}
-    return node.value.id in kernels
+    name = node.value.id
+    shadowed = any(
+        any(n is node for n in ast.walk(f))
+        and any(
+            (isinstance(b, ast.arg) and b.arg == name)
+            or (isinstance(b, ast.Name) and b.id == name and not isinstance(b.ctx, ast.Load))
+            for b in ast.walk(f)
+        )
+        for f in functions(src.tree)
+    )
+    return name in kernels and not shadowed

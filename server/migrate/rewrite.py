@@ -26,11 +26,13 @@ from nki_studio.migrate import (
     index_tiles,
     isa_results,
     iterators,
+    loop_directives,
     manual,
     matmul_accumulate,
     operators,
     psum_results,
     scalar_masks,
+    spmd_grids,
 )
 from nki_studio.migrate.result import Change, ManualStep, PassResult
 from nki_studio.migrate.source import Source
@@ -53,6 +55,8 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     scalar_masks.run,
     allocation.run,
     psum_results.run,  # after isa_results and matmul_accumulate: the nl.* products left
+    loop_directives.run,  # late, like spmd_grids: it adds a line (iterators leaves its loops to it)
+    spmd_grids.run,  # late: it adds the loop lines (the kernel's other rewrites are reported at their own lines)
     imports.run,
 )
 # NKI 0.2-0.6 code already has the current API; what 0.7 still changes is its iterators and entry points.

@@ -536,6 +536,14 @@ def enable_stack_allocator(func: _F | None = None, **kwargs: Any) -> _F:
 def force_auto_alloc(func: _F | None = None, **kwargs: Any) -> _F:
     """Decorator: let the compiler allocate every tensor, ignoring direct allocations (inferred from its name and
     use in nki-samples)."""
+
+class _LoopDirective:
+    """A loop iterator's ``directives=`` value."""
+
+def no_reorder() -> _LoopDirective:
+    """Loop directive: keep the loop's instructions in program order
+    (``nl.sequential_range(n, directives=ncc.no_reorder())``; inferred from its use in nki-samples). NKI 0.7:
+    ``with nl.no_reorder():`` around the loop."""
 ''',
 )
 

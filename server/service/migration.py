@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from nki_studio.migrate.rewrite import TARGET, Migration, NotMigratable, migrate_source
+from nki_studio.migrate.spmd_grids import launch_grids
 from nki_studio.model.targets import LEGACY
 from nki_studio.protocol.migration import KernelProof, MigrationResult, MigrationStatus
 from nki_studio.service import simulation
@@ -184,11 +185,14 @@ def _prove(
             path, text, settings, kernel=kernel, override=override, unsaved=True, lenient=True
         )
 
+    grids = launch_grids(migration.original) if migration.source_version == "legacy" else {}
     for info in simulation.kernels(migration.original, path):
         if info.name not in clean:
             continue
+        original = _on_grid(migration.original, info.name, grids[info.name]) if info.name in grids else None
         try:
-            before, after = prepared(migration.original, info.name), prepared(migration.text, info.name)
+            before = prepared(original or migration.original, info.name)
+            after = prepared(migration.text, info.name)
         except simulation.SpecProblem:
             continue
         if before.spec.kernel != info.name:
@@ -199,6 +203,17 @@ def _prove(
         where = _return_line(migration.original, info.name)
         proofs.append(_prove_kernel(runner, before, after, settings, where))
     return proofs
+
+
+def _on_grid(text: str, kernel: str, grid: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
+    """The original with ``kernel`` launched on the multi-axis grid its launch sites give (``grid``: its parameters
+    and extents), as the migrated kernel's loops run it: the proof's first run. Lines are appended, so the
+    kernel's line numbers hold."""
+    parameters, extents = grid
+    return text.rstrip("\n") + (
+        "\n\nimport nki_studio.sim.legacy.spmd as nki_studio_spmd\n"
+        f"{kernel} = nki_studio_spmd.ArgumentGrid({kernel}, lambda {', '.join(parameters)}: ({', '.join(extents)},))\n"
+    )
 
 
 def _return_line(text: str, kernel: str) -> int | None:

@@ -958,20 +958,20 @@ def test_affine_select_predicates_become_its_0_7_operands() -> None:
         """
     )
     body = body_of(m).splitlines()
-    assert body[6] == (
+    assert body[4] == (
         "    nisa.affine_select(dst=r[0:128, 0:64], pattern=[[-2, 64]], channel_multiplier=1, on_true_tile=t[0:128, "
         "0:64], on_false_value=-9984.0, cmp_op=nl.greater_equal, offset=q0 - k0)"
     )
-    assert body[7] == (
+    assert body[5] == (
         "    s = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.sbuf); nisa.affine_select(dst=s, pattern=[[1, 64]], "
         "channel_multiplier=0, on_true_tile=t, on_false_value=0.0, cmp_op=nl.less, offset=-8)"
     )
-    # a predicate held in a name: listed (and the index tiles it uses)
-    assert [s.construct for s in m.manual] == [
-        "index tile `i_p`",
-        "index tile `i_f`",
-        "nisa.affine_select value",
-    ]
+    # a predicate held in a name: read through it, its definition (and the index tiles') deleted
+    assert body[6] == (
+        "    u = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.sbuf); nisa.affine_select(dst=u, pattern=[[-1, 64]], "
+        "channel_multiplier=1, on_true_tile=t, on_false_value=0.0, cmp_op=nl.equal, offset=0)"
+    )
+    assert len(body) == 7 and not m.manual
 
 
 def test_iota_expressions_become_its_0_7_operands() -> None:
@@ -1002,3 +1002,41 @@ def test_iota_expressions_become_its_0_7_operands() -> None:
         "index tile `i_p`",
         "nisa.iota value",
     ]
+
+
+def test_affine_select_predicates_held_in_names_read_elsewhere_stay() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, q0, k0):
+            i_p, i_f = nl.mgrid[0:128, 0:64]
+            q_pos = q0 + i_p
+            k_pos = k0 + i_f
+            causal = q_pos >= k_pos
+            t = nl.load(a)
+            u = nisa.affine_select(pred=causal, on_true_tile=t, on_false_value=0.0)
+            v = nl.where(causal, u, t)
+            return v
+        """
+    )
+    assert "pattern=[[-1, 64]], channel_multiplier=1" in m.text and "offset=q0 - k0" in m.text
+    assert "causal = " in m.text  # still read by nl.where: kept, its index tiles listed
+    assert {s.construct for s in m.manual} >= {"index tile `q_pos`", "index tile `k_pos`"}
+
+
+def test_affine_select_predicates_on_mgrid_positions_become_its_0_7_operands() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, q0, k0):
+            t = nl.load(a)
+            i_q_p, i_q_f = nl.mgrid[0:128, 8:72]
+            pred = q0 * 128 + i_q_p >= k0 * 64 + i_q_f
+            u = nisa.affine_select(pred, t, 0.0)
+            return u
+        """
+    )
+    assert not m.manual and "mgrid" not in m.text
+    assert (
+        "pattern=[[-1, 72 - 8]], channel_multiplier=1" in m.text and "offset=q0 * 128 - k0 * 64 - 8" in m.text
+    )

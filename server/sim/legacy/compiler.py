@@ -5,7 +5,9 @@ tensors at fixed addresses [v2.26.1 nki.compiler.sbuf.mod_alloc; deprecations.md
 placement (addresses are not simulated) but honours the rotation of a modular allocation: block ``b`` of a
 ``num_free_tiles=(n,)`` tensor is physical tile ``b % n`` (``indexing.blocked``), which is also what the capacity
 counts. ``skip_middle_end_transformations``, ``enable_stack_allocator``
-and ``force_auto_alloc`` steer compiler passes and return the kernel unchanged.
+and ``force_auto_alloc`` steer compiler passes and return the kernel unchanged; ``no_reorder()``, a loop iterator's
+``directives=`` (``nl.sequential_range(n, directives=ncc.no_reorder())``: keep the loop's instructions in program
+order, inferred from its use in the nki-samples attention tutorial), constrains the schedule only.
 """
 
 from __future__ import annotations
@@ -57,4 +59,25 @@ def _directive(fn: Callable[..., Any] | None = None, **_: Any) -> Any:
 
 skip_middle_end_transformations = enable_stack_allocator = force_auto_alloc = _directive
 
-__all__ = ["enable_stack_allocator", "force_auto_alloc", "psum", "sbuf", "skip_middle_end_transformations"]
+
+@dataclass(frozen=True)
+class LoopDirective:
+    """A loop iterator's ``directives=`` value (a scheduling constraint: the values computed do not change)."""
+
+    name: str
+
+
+def no_reorder() -> LoopDirective:
+    """``ncc.no_reorder()``: the loop's instructions keep program order."""
+    return LoopDirective("no_reorder")
+
+
+__all__ = [
+    "LoopDirective",
+    "enable_stack_allocator",
+    "force_auto_alloc",
+    "no_reorder",
+    "psum",
+    "sbuf",
+    "skip_middle_end_transformations",
+]

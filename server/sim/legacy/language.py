@@ -7,7 +7,7 @@ names: ``arange``/``mgrid`` (``index_tiles``), ``par_dim``, ``program_id``/``num
 sources, ``matmul`` and ``store`` PSUM operands. The loop iterators are the current
 ones: ``affine_range``, ``sequential_range`` and ``static_range`` iterate like ``range`` [v2.26.1
 nki.language.affine_range ...], which is how they execute on one core (their difference is what the compiler may
-reorder, not the values).
+reorder, not the values); they also take the legacy ``directives=`` (``ncc.no_reorder()``, a schedule constraint).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from nki_studio.sim.access import read, write
 from nki_studio.sim.isa._common import alu_op
 from nki_studio.sim.legacy import operators  # noqa: F401  # registers the tile operators (legacy_hooks)
 from nki_studio.sim.legacy.assignment import fresh, reduction
-from nki_studio.sim.legacy.compiler import Rotation
+from nki_studio.sim.legacy.compiler import LoopDirective, Rotation
 from nki_studio.sim.legacy.index_tiles import arange, mgrid
 from nki_studio.sim.legacy.indexing import blocked, par_dim, partition_axis
 from nki_studio.sim.legacy.isa import in_sbuf
@@ -157,7 +157,21 @@ class _Fp32:
 
 fp32 = _Fp32()
 
+
+def _iterator(current: Callable[..., range]) -> Callable[..., range]:
+    """A loop iterator that also takes the legacy ``directives=`` (scheduling only: ignored)."""
+
+    @functools.wraps(current)
+    def legacy(*args: Any, directives: LoopDirective | None = None, **kwargs: Any) -> range:
+        return current(*args, **kwargs)
+
+    return legacy
+
+
 _LEGACY_ONLY: dict[str, Any] = {
+    "affine_range": _iterator(_current.affine_range),
+    "sequential_range": _iterator(_current.sequential_range),
+    "static_range": _iterator(_current.static_range),
     "arange": arange,
     "mgrid": mgrid,
     "par_dim": par_dim,

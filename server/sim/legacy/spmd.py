@@ -15,6 +15,7 @@ that usage).
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import math
 from collections.abc import Callable
@@ -145,3 +146,18 @@ class GridLaunch:
 
     def __repr__(self) -> str:
         return f"<legacy kernel {self.kernel.func.__name__}[{', '.join(map(str, self.dims))}]>"
+
+
+class ArgumentGrid:
+    """A legacy kernel launched on a grid computed from its arguments: ``grid(**arguments)`` gives the extents
+    (``migrate``'s proof runs the original as its launch site does, the grid written in the kernel's parameters)."""
+
+    def __init__(self, kernel: LegacyKernel, grid: Callable[..., tuple[int, ...]]) -> None:
+        self.kernel = kernel
+        self.grid = grid
+        functools.update_wrapper(self, kernel.func)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        bound = inspect.signature(self.kernel.func).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return self.kernel[tuple(self.grid(**bound.arguments))](*args, **kwargs)

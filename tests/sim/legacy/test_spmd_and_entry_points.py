@@ -144,3 +144,32 @@ def test_launch_inputs_are_offered_to_watchers_before_the_run(legacy_call, tmp_p
     assert launch_log._described(3) == "3" and launch_log._described(True) == "true"
     assert launch_log._described((1, 2)) is None and launch_log._described(None) is None
     np.testing.assert_array_equal(legacy_call(GRID_ADD, "launch", a, a), a + a)  # no watcher left: it runs
+
+
+GRID_FROM_ARGUMENTS = """
+import neuronxcc.nki.compiler as ncc
+from nki_studio.sim.legacy.spmd import ArgumentGrid
+
+
+@nki.jit
+def add_rows(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.program_id(0) * 32 + nl.arange(32)[:, None]
+    i_f = nl.program_id(1) * 16 + nl.arange(16)[None, :]
+    total = nl.load(a[i_p, i_f])
+    for i in nl.sequential_range(2, directives=ncc.no_reorder()):
+        total = total + nl.load(b[i_p, i_f])
+    nl.store(out[i_p, i_f], value=total)
+    return out
+
+
+add_rows = ArgumentGrid(add_rows, lambda a, b: (a.shape[0] // 32, a.shape[1] // 16))
+"""
+
+
+def test_a_grid_computed_from_the_arguments_runs_every_program_and_loop_directives_are_taken(legacy):
+    # what migrate's proof runs: the original kernel on the grid its launch site gives
+    rng = np.random.default_rng(8)
+    a, b = rng.random((64, 48), np.float32), rng.random((64, 48), np.float32)
+    result = legacy(GRID_FROM_ARGUMENTS, a, b, kernel_name="add_rows")
+    np.testing.assert_array_equal(result.output, a + b + b)

@@ -1,0 +1,73 @@
+"""``service.migration`` on loops: a kernel launched on a multi-axis legacy grid (the original simulated on the grid
+its launch site gives, the migrated kernel as 0.7 launches it: once, looping over the grid itself), and a loop under
+a ``no_reorder`` directive."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nki_studio.protocol.migration import MigrationResult
+from nki_studio.service.migration import migrate
+from nki_studio.service.settings import Settings
+
+# Every program writes its own block with values that depend on its grid point: a proof that ran the original as
+# one program (0, 0) would leave the other blocks unwritten and differ from the migrated loops.
+GRID = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate x=float32[256,192] y=float32[256,192]
+@nki.jit
+def scale(x, y):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    r = nl.program_id(0) * 128
+    c = nl.program_id(axis=1) * 64
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(64)[None, :]
+    t = nl.load(x[r + i_p, c + i_f])
+    u = nl.load(y[r + i_p, c + i_f])
+    nl.store(out[r + i_p, c + i_f], value=t * (nl.program_id(1) + 1) + u * nl.num_programs(1) + nl.program_id(0))
+    return out
+
+
+def launch(a, b):
+    rows = a.shape[0] // 128
+    return scale[rows, a.shape[1] // 64](a, b)
+"""
+
+
+NO_REORDER = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[4,128,64]
+@nki.jit
+def running_sum(a):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.sequential_range(4, directives=nki.compiler.no_reorder()):
+        acc[...] = acc * 0.5 + nl.load(a[i])
+    nl.store(out, value=acc)
+    return out
+"""
+
+
+def _migrated(tmp_path: Path, text: str) -> MigrationResult:
+    path = tmp_path / "kernel.py"
+    path.write_text(text, encoding="utf-8")
+    return migrate(str(path), Settings(trusted_workspace=True))
+
+
+def test_a_two_axis_grid_kernel_is_proven_against_its_grid_launch(tmp_path: Path) -> None:
+    result = _migrated(tmp_path, GRID)
+    assert result["status"] == "proven", result["message"]
+    assert [(p["kernel"], p["equivalent"]) for p in result["proofs"]] == [("scale", True)]
+    assert "program_id" not in result["migrated"] and "scale(a, b)" in result["migrated"]
+
+
+def test_a_loop_under_no_reorder_is_proven(tmp_path: Path) -> None:
+    result = _migrated(tmp_path, NO_REORDER)
+    assert result["status"] == "proven", result["message"]
+    assert "with nl.no_reorder():" in result["migrated"] and "range(4)" in result["migrated"]
