@@ -10,7 +10,9 @@ later dims), grid axis ``k`` steps ``sum_j coefficient_jk * stride_j`` and the c
 subscript becomes ``t.ap(pattern=[[step_k, size_k] ...], offset=...)`` (``[...]`` appended where it is written).
 The key must name every dim of ``t`` (a shorter key is taken as a full one; the proof checks) and use every grid
 axis; for an on-chip tile the first pair must step whole partitions (the 0.7 simulator checks). Two-dim tiles are
-``index_tiles``' (slices); definitions are deleted once no use is left, else the use is listed there.
+``index_tiles``' (slices) unless the subscript transposes them (``out[k + if_out, ip_out]``: the first index
+follows the free axis), which no slice gives; definitions are deleted once no use is left, else the use is listed
+there.
 """
 
 from __future__ import annotations
@@ -214,23 +216,43 @@ def _rewrites(src: Source) -> tuple[list[tuple[ast.Subscript, str]], list[ast.As
     subscripts: list[tuple[ast.Subscript, str]] = []
     deleted: list[ast.Assign] = []
     for func in functions(src.tree):
-        grid = Grid(src, func)
-        if not grid.tiles:
+        grid, flat = Grid(src, func), Grid(src, func, min_rank=2)
+        if not flat.tiles:
             continue
         rewritten: set[int] = set()
+        transposed: set[str] = set()  # the two-dim tiles of the transposed subscripts rewritten
         for node in ast.walk(func):
-            if isinstance(node, ast.Subscript) and grid.uses(node.slice) and grid._arange(node) is None:
-                new = _pattern(src, grid, node)
-                if new is not None:
-                    subscripts.append((node, new))
-                    rewritten.update(id(n) for n in ast.walk(node.slice))
+            if not isinstance(node, ast.Subscript) or flat._arange(node) is not None:
+                continue
+            new = _pattern(src, grid, node) if grid.uses(node.slice) else None
+            if new is None and flat.uses(node.slice) and _transposed(flat, node):
+                new = _pattern(src, flat, node)
+                transposed |= {n.id for n in ast.walk(node.slice) if isinstance(n, ast.Name)} if new else set()
+            if new is not None:
+                subscripts.append((node, new))
+                rewritten.update(id(n) for n in ast.walk(node.slice))
         left = {
             n.id
             for n in ast.walk(func)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in rewritten
         }
-        deleted += [d for name, d in grid.definitions.items() if name not in left and src.delete_lines(d)]
+        definitions = {**grid.definitions, **{n: flat.definitions[n] for n in transposed & set(flat.definitions)}}
+        deleted += [d for name, d in definitions.items() if name not in left and src.delete_lines(d)]
     return subscripts, deleted
+
+
+def _transposed(grid: Grid, node: ast.Subscript) -> bool:
+    """A subscript by two-dim tiles whose first tiled index follows the free axis and the second the partition
+    axis (``out[b, k + if_out, ip_out]``, nki-samples' SD attention): no slice gives it, an access pattern does (the
+    others are ``index_tiles``' slices)."""
+    key = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    found: dict[str, GridTile] = {}
+    forms = [grid.linear(e, found) for e in key]
+    return (
+        {t.rank for t in found.values()} == {2}
+        and all(f is not None for f in forms)
+        and [sorted(f.coefficients) for f in forms if f is not None and f.coefficients] == [[1], [0]]
+    )
 
 
 def run(src: Source) -> PassResult:

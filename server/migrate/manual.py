@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import ast
 
-from nki_studio.migrate import affine_values, allocation, isa_results, matmul_accumulate, scalar_masks
+from nki_studio.migrate import (
+    affine_values,
+    allocation,
+    isa_operands,
+    isa_results,
+    matmul_accumulate,
+    scalar_masks,
+)
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 from nki_studio.model.nki_api import ISA_VALUE_RESULTS
@@ -44,6 +51,7 @@ def run(src: Source) -> PassResult:
     used_values = (
         _used_values(src.tree)
         - isa_results.rewritten_calls(src)
+        - isa_operands.rewritten_calls(src)
         - matmul_accumulate.rewritten_calls(src)
         - affine_values.rewritten_calls(src)
     )

@@ -22,6 +22,7 @@ from nki_studio.migrate import (
     imports,
     index_patterns,
     index_tiles,
+    isa_operands,
     isa_results,
     iterators,
     manual,
@@ -48,6 +49,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     index_tiles.run,
     index_patterns.run,  # after index_tiles, which lists its definitions unless this pass deletes them
     isa_results.run,
+    isa_operands.run,  # after isa_results: the values used inside expressions
     scalar_masks.run,
     allocation.run,
     psum_results.run,  # after isa_results and matmul_accumulate: the nl.* products left

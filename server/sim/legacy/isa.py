@@ -78,6 +78,17 @@ def _dma_transpose(a: dict[str, Any], dtype: Any) -> Result:
     return tuple(x.shape[d] for d in axes), x.dtype, _SBUF
 
 
+def _statistics(count: int) -> Callable[[dict[str, Any], Any], Result]:
+    """``bn_stats`` (6 values per partition) and ``bn_aggr`` (mean and variance): without ``dtype=`` the FP32
+    results are cast back to the data's dtype [v2.26.1 nki.isa.bn_stats, nki.isa.bn_aggr]."""
+
+    def rule(a: dict[str, Any], dtype: Any) -> Result:
+        x = a["data"]
+        return (x.shape[0], count), dtype or x.dtype, _SBUF
+
+    return rule
+
+
 _RESULTS: dict[str, Callable[[dict[str, Any], Any], Result]] = {
     "nc_matmul": _matmul,
     "nc_transpose": _transpose,
@@ -94,6 +105,8 @@ _RESULTS: dict[str, Callable[[dict[str, Any], Any], Result]] = {
     "tensor_reduce": _reduce,
     "tensor_partition_reduce": _partition_reduce,
     "dma_transpose": _dma_transpose,
+    "bn_stats": _statistics(6),
+    "bn_aggr": _statistics(2),
 }
 
 

@@ -53,6 +53,25 @@ def test_value_returning_activation_reduce_and_affine_select(legacy):
     np.testing.assert_array_equal(m, np.where(np.tril(np.ones((32, 32), bool)), x, np.float32(-1e4)))
 
 
+def test_value_returning_bn_stats_and_bn_aggr(legacy):
+    # mean and variance of each row from two bn_stats of 64 columns (one with dtype=) aggregated by bn_aggr
+    source = """
+    @nki.jit
+    def moments(x):
+        out = nl.ndarray((x.shape[0], 2), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        stats = nl.ndarray((x.shape[0], 12), dtype=nl.float32, buffer=nl.sbuf)
+        stats[:, 0:6] = nisa.bn_stats(t[:, 0:64], dtype=nl.float32)
+        stats[:, 6:12] = nisa.bn_stats(t[:, 64:128])
+        nl.store(out, value=nisa.bn_aggr(stats))
+        return out
+    """
+    x = np.random.default_rng(7).random((32, 128), np.float32)
+    got = legacy(source, x).outputs[0]
+    np.testing.assert_allclose(got[:, 0], x.mean(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(got[:, 1], x.var(axis=1), rtol=1e-4)
+
+
 def test_iota_and_static_cast(legacy):
     source = """
     @nki.jit

@@ -1,0 +1,91 @@
+"""Value-returning ISA calls nested in an expression -> their result made first, then read by name.
+
+``attn = scores * nisa.nc_transpose(divisor)`` (nki-samples' SD attention kernels) uses the value of a call that
+0.7 no longer returns (deprecations.md: "destination-passing ... allocate ``x`` with ``nl.ndarray``"). The call is
+evaluated first, into a result allocated as ``isa_results`` allocates a statement's value, and the expression reads
+that name: ``nc_transpose_value = nl.ndarray(...); nisa.nc_transpose(dst=nc_transpose_value, data=divisor); attn =
+scores * nc_transpose_value``, on the statement's own line (line numbers stay). Evaluating the call before the rest
+of the expression changes nothing the kernel computes as long as it is evaluated exactly once, so calls under a
+condition (``a if c else b``, ``and``/``or``), in a comprehension or a lambda stay where they are (listed by
+``manual.py``). One call per statement per round, innermost first (its operands must be names or subscripts of
+them, so an outer call's operand is a name only once the inner call is made first).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+
+from nki_studio.migrate import isa_results
+from nki_studio.migrate.result import PassResult
+from nki_studio.migrate.source import ISA, LANGUAGE, Source
+
+_STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+# expressions whose parts are not all evaluated exactly once
+_CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def run(src: Source) -> PassResult:
+    """Make each nested value-returning call's result before its statement."""
+    out = PassResult()
+    for stmt, call, made in _hoists(src):
+        start, end = src.bounds(stmt)
+        call_start, call_end = src.bounds(call)
+        name = made.partition(" = ")[0]
+        new = f"{made}; {src.text[start:call_start]}{name}{src.text[call_end:end]}"
+        leaf = (src.canonical(call.func) or "").rpartition(".")[2]
+        out.change(src.replace(stmt, new), call.lineno, f"nisa.{leaf} value", "allocation + dst= call before it")
+    return out
+
+
+def rewritten_calls(src: Source) -> set[int]:
+    """The nested value-returning calls (by ``id``) this pass makes first (``manual.py`` lists the others); on a
+    statement with several, those its rounds reach are the innermost made from names (an approximation the
+    proof does not depend on: a call left is listed by the next migration of the file)."""
+    return {id(call) for _, call, _ in _hoists(src)}
+
+
+def _hoists(src: Source) -> list[tuple[ast.stmt, ast.Call, str]]:
+    """Per statement, the first nested value-returning call that can be made first, with the statement making it."""
+    nl = src.alias_of(LANGUAGE, "nl")
+    taken = {n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast.walk(src.tree) if isinstance(a, ast.arg)
+    }
+    found = []
+    for stmt in ast.walk(src.tree):
+        if not isinstance(stmt, _STATEMENTS) or stmt.value is None:
+            continue
+        for call in _nested(src, stmt):
+            leaf = (src.canonical(call.func) or "").rpartition(".")[2]
+            name = next(n for n in (f"{leaf}_value{i or ''}" for i in itertools.count()) if n not in taken)
+            made = isa_results.allocated(src, call, name, nl)
+            if made is not None:
+                taken.add(name)
+                found.append((stmt, call, made))
+                break
+    return found
+
+
+def _nested(src: Source, stmt: ast.stmt) -> list[ast.Call]:
+    """The ISA calls whose value ``stmt`` uses inside an expression (not as its whole value, which is
+    ``isa_results``'), each evaluated exactly once, innermost first."""
+    value = stmt.value
+    assert value is not None
+    whole = value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
+    found: list[ast.Call] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, _CONDITIONAL):
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+        if (
+            isinstance(node, ast.Call)
+            and node is not whole
+            and (src.canonical(node.func) or "").rpartition(".")[0] == ISA
+            and not any(k.arg == "dst" for k in node.keywords)
+        ):
+            found.append(node)
+
+    visit(value)
+    return found

@@ -1,0 +1,91 @@
+"""``service.migration`` on value-returning ISA calls (bn_stats/bn_aggr, values used inside expressions, results
+cast by a dtype held in a name) and transposed two-dim index tiles, each rewritten and proven by simulating both
+versions."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from nki_studio.service.migration import migrate
+from nki_studio.service.settings import Settings
+
+TRUSTED = Settings(trusted_workspace=True)
+
+# Statistics over 1024 columns: two bn_stats of 512 written side by side, aggregated by bn_aggr (the nki-samples
+# layernorm tutorial's pattern).
+STATISTICS = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[128,1024]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    stats = nl.ndarray((128, 12), dtype=nl.float32, buffer=nl.sbuf)
+    for j in nl.affine_range(2):
+        stats[:, j * 6:(j + 1) * 6] = nisa.bn_stats(t[:, j * 512:(j + 1) * 512], dtype=nl.float32)
+    mean_var = nisa.bn_aggr(stats)
+    nl.store(out, value=mean_var)
+    return out
+"""
+
+# A transpose read inside an expression, reductions cast by a dtype held in a name, and a tile stored transposed
+# through its index tiles (the nki-samples SD attention kernel's constructs).
+TRANSPOSED = """\
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[128,64] b=float32[64,128]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((2, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    sums = nl.ndarray((64, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    scaled = y * nisa.nc_transpose(x)
+    i_p = nl.arange(64)[:, None]
+    i_f = nl.arange(128)[None, :]
+    nl.store(out[1, i_f, i_p], value=scaled)
+    red = nl.ndarray((64, 2), dtype=nl.float32, buffer=nl.sbuf)
+    same = red.dtype
+    wide = nl.float32
+    red[:, 0:1] = nisa.tensor_reduce(np.add, data=y, axis=(1,), dtype=same)
+    red[:, 1:2] = nisa.tensor_reduce(np.max, data=scaled, axis=(1,), dtype=wide)
+    nl.store(sums, value=red)
+    return out, sums
+"""
+
+
+def _proven(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "kernel.py"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    result = migrate(str(path), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    return result["migrated"]
+
+
+def test_bn_stats_and_bn_aggr_values_are_rewritten_and_proven(tmp_path: Path) -> None:
+    migrated = _proven(tmp_path, STATISTICS)
+    assert "nisa.bn_stats(dst=stats[:, j * 6:(j + 1) * 6], data=t[:, j * 512:(j + 1) * 512])" in migrated
+    assert (
+        "mean_var = nl.ndarray((stats.shape[0], 2), dtype=stats.dtype, buffer=nl.sbuf); "
+        "nisa.bn_aggr(dst=mean_var, data=stats)" in migrated
+    )
+
+
+def test_nested_values_dtype_names_and_transposed_tiles_are_rewritten_and_proven(tmp_path: Path) -> None:
+    migrated = _proven(tmp_path, TRANSPOSED)
+    assert (
+        "nc_transpose_value = nl.ndarray((x.shape[1], x.shape[0]), dtype=x.dtype, buffer=nl.psum); "
+        "nisa.nc_transpose(dst=nc_transpose_value, data=x); scaled = nl.multiply(y, nc_transpose_value)"
+    ) in migrated
+    assert "out.ap(pattern=[[1, 64], [out.shape[2], 128]], offset=out.shape[1] * out.shape[2])" in migrated
+    assert "nisa.tensor_reduce(dst=red[:, 1:2], op=np.max, data=scaled, axis=(1,))" in migrated
+    assert "arange" not in migrated
