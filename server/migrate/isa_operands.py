@@ -14,7 +14,6 @@ them, so an outer call's operand is a name only once the inner call is made firs
 from __future__ import annotations
 
 import ast
-import itertools
 
 from nki_studio.migrate import isa_results
 from nki_studio.migrate.result import PassResult
@@ -48,19 +47,15 @@ def rewritten_calls(src: Source) -> set[int]:
 def _hoists(src: Source) -> list[tuple[ast.stmt, ast.Call, str]]:
     """Per statement, the first nested value-returning call that can be made first, with the statement making it."""
     nl = src.alias_of(LANGUAGE, "nl")
-    taken = {n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)} | {
-        a.arg for a in ast.walk(src.tree) if isinstance(a, ast.arg)
-    }
     found = []
     for stmt in ast.walk(src.tree):
         if not isinstance(stmt, _STATEMENTS) or stmt.value is None:
             continue
         for call in _nested(src, stmt):
-            leaf = (src.canonical(call.func) or "").rpartition(".")[2]
-            name = next(n for n in (f"{leaf}_value{i or ''}" for i in itertools.count()) if n not in taken)
+            # a name nothing else uses: the result is read in this statement only, so statements may share it
+            name = isa_results.fresh_name(src, (src.canonical(call.func) or "").rpartition(".")[2])
             made = isa_results.allocated(src, call, name, nl)
             if made is not None:
-                taken.add(name)
                 found.append((stmt, call, made))
                 break
     return found

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import itertools
 from collections.abc import Callable
 
 from nki_studio.migrate import block_dims
@@ -192,10 +193,33 @@ def _rewrite(
         # ``dtype=`` is then only the same cast when it is the tile's own, as allocated or ``t.dtype`` (else the
         # result was rounded twice)
         same = dtype is None or src.text_of(dtype) in dtypes.get(id(node), set())
+        if not same:
+            return None
+        if leaf == "nc_transpose" and "engine" not in args:
+            return _through_psum(src, call, (leaf, args, dtype), target, nl)
         keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in args.items())
-        return f"{src.text_of(call.func)}(dst={target}, {keywords})" if same else None
+        return f"{src.text_of(call.func)}(dst={target}, {keywords})"
     declared = target if isinstance(node, ast.Assign) else f"{target}: {src.text_of(node.annotation)}"
     return _allocated(src, call, (leaf, args, dtype), target, declared, nl, folded)
+
+
+def _through_psum(src: Source, call: ast.Call, parsed: _Parsed, target: str, nl: str) -> str | None:
+    """``t[...] = nisa.nc_transpose(x)``: the transpose into its own result (PSUM), then copied into ``t``. The
+    legacy engine left unknown put a tile over 32x32 on the Tensor engine, into PSUM, and the assignment copied it
+    [v2.26.1 nki.isa.nc_transpose]; 0.7 would pick the engine from the destination, and an SBUF ``t`` means the
+    Vector engine, limited to 32x32 (isa.md §1.3). A transpose moves values exactly either way."""
+    isa = src.alias_of(ISA, "")
+    name = fresh_name(src, parsed[0])
+    made = _allocated(src, call, parsed, name, name, nl, set())
+    return f"{made}; {isa}.tensor_copy(dst={target}, src={name})" if made is not None and isa else None
+
+
+def fresh_name(src: Source, leaf: str) -> str:
+    """``<instruction>_value`` (numbered when taken): a name for a result the rewrite makes, used by nothing in the
+    file."""
+    taken = {n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)}
+    taken |= {a.arg for a in ast.walk(src.tree) if isinstance(a, ast.arg)}
+    return next(n for n in (f"{leaf}_value{i or ''}" for i in itertools.count()) if n not in taken)
 
 
 def allocated(src: Source, call: ast.Call, name: str, nl: str) -> str | None:

@@ -59,7 +59,11 @@ def k(a, b):
     red[:, 0:1] = nisa.tensor_reduce(np.add, data=y, axis=(1,), dtype=same)
     red[:, 1:2] = nisa.tensor_reduce(np.max, data=scaled, axis=(1,), dtype=wide)
     nl.store(sums, value=red)
-    return out, sums
+    copied = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.sbuf)
+    t[:, :] = nisa.nc_transpose(x)
+    nl.store(copied, value=t)
+    return out, sums, copied
 """
 
 
@@ -83,9 +87,14 @@ def test_bn_stats_and_bn_aggr_values_are_rewritten_and_proven(tmp_path: Path) ->
 def test_nested_values_dtype_names_and_transposed_tiles_are_rewritten_and_proven(tmp_path: Path) -> None:
     migrated = _proven(tmp_path, TRANSPOSED)
     assert (
-        "nc_transpose_value = nl.ndarray((x.shape[1], x.shape[0]), dtype=x.dtype, buffer=nl.psum); "
-        "nisa.nc_transpose(dst=nc_transpose_value, data=x); scaled = nl.multiply(y, nc_transpose_value)"
+        "nc_transpose_value1 = nl.ndarray((x.shape[1], x.shape[0]), dtype=x.dtype, buffer=nl.psum); "
+        "nisa.nc_transpose(dst=nc_transpose_value1, data=x); scaled = nl.multiply(y, nc_transpose_value1)"
     ) in migrated
     assert "out.ap(pattern=[[1, 64], [out.shape[2], 128]], offset=out.shape[1] * out.shape[2])" in migrated
     assert "nisa.tensor_reduce(dst=red[:, 1:2], op=np.max, data=scaled, axis=(1,))" in migrated
     assert "arange" not in migrated
+    # into an SBUF tile (rewritten first, by isa_results): through PSUM, as the legacy Tensor engine transpose (0.7 would pick the Vector engine)
+    assert (
+        "nisa.nc_transpose(dst=nc_transpose_value, data=x); nisa.tensor_copy(dst=t[:, :], src=nc_transpose_value)"
+        in migrated
+    )
