@@ -73,6 +73,9 @@ def sum_of(terms: list[str]) -> str:
     return text.replace("+ -", "- ")
 
 
+_FIELDS = "pxyz"  # an nl.mgrid object's fields: .p the partition axis, then the free axes in order
+
+
 class Grid:
     """The grid index tiles (``nl.arange(n)[None, :, None]`` and offsets of them, of ``min_rank`` dims or more) one
     function defines."""
@@ -86,16 +89,76 @@ class Grid:
         for node in ast.walk(func):
             for target in _targets(node):
                 assigned[target] = assigned.get(target, 0) + 1
+        self.grids: dict[str, list[GridTile]] = {}  # g = nl.mgrid[...]: g.p, g.x, g.y, g.z
+        self.derived: dict[str, ast.expr] = {}  # index = 3 * g.y + g.z: names bound once to affine forms
         for node in ast.walk(func):
-            if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-            ):
-                name = node.targets[0].id
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                continue
+            target, grid = node.targets[0], self._mgrid(node.value)
+            if isinstance(target, ast.Name) and assigned.get(target.id) == 1:
                 tile = self._definition(node.value)
-                if tile is not None and assigned.get(name) == 1:
-                    self.tiles[name], self.definitions[name] = tile, node
+                if tile is not None:
+                    self.tiles[target.id], self.definitions[target.id] = tile, node
+                elif grid is not None and len(grid) <= len(_FIELDS):
+                    self.grids[target.id], self.definitions[target.id] = grid, node
+            elif isinstance(target, ast.Tuple) and grid is not None and len(grid) == len(target.elts):
+                names = [e.id for e in target.elts if isinstance(e, ast.Name) and assigned.get(e.id) == 1]
+                if len(names) == len(grid):  # i0, i1, i2 = nl.mgrid[...]
+                    for name, tile in zip(names, grid, strict=True):
+                        self.tiles[name], self.definitions[name] = tile, node
+
+        changed = True
+        while changed:
+            changed = False
+            for node in ast.walk(func):
+                if (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and assigned.get(name := node.targets[0].id) == 1
+                    and name not in self.tiles
+                    and name not in self.grids
+                    and name not in self.derived
+                    and self.uses(node.value)
+                    and self.linear(node.value, {}) is not None
+                ):
+                    self.derived[name], self.definitions[name] = node.value, node
+                    changed = True
+
+    def _mgrid(self, node: ast.expr) -> list[GridTile] | None:
+        """``nl.mgrid[a:b, ...]`` of ``min_rank`` dims or more: one tile per axis (the open grid, as the legacy
+        simulator reads it)."""
+        if not (isinstance(node, ast.Subscript) and self.src.canonical(node.value) == f"{LANGUAGE}.mgrid"):
+            return None
+        dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(dims) < self.min_rank or not all(
+            isinstance(d, ast.Slice) and d.upper is not None and d.step is None for d in dims
+        ):
+            return None
+        tiles = []
+        for axis, d in enumerate(dims):
+            assert isinstance(d, ast.Slice) and d.upper is not None
+            start = self.src.text_of(d.lower) if d.lower is not None else "0"
+            upper = self.src.text_of(d.upper)
+            size = upper if start == "0" else f"{_wrapped(upper)} - {_wrapped(start)}"
+            tiles.append(
+                GridTile(Linear({axis: ("1",)}, (start,) if start != "0" else ()), len(dims), axis, size)
+            )
+        return tiles
+
+    def _named(self, node: ast.AST) -> GridTile | None:
+        """The grid tile a name (``i_p``) or a grid's field (``g.x``) is."""
+        if isinstance(node, ast.Name):
+            return self.tiles.get(node.id)
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in self.grids
+        ):
+            index = _FIELDS.find(node.attr)
+            grid = self.grids[node.value.id]
+            return grid[index] if 0 <= index < len(grid) else None
+        return None
 
     def _arange(self, node: ast.expr) -> GridTile | None:
         """``nl.arange(n)[None, :, None]`` / ``nl.arange(a, b)[...]`` with one ``:`` among three or more dims."""
@@ -129,7 +192,7 @@ class Grid:
             return tile
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             for one, other in ((node.left, node.right), (node.right, node.left)):
-                tile = self.tiles.get(one.id) if isinstance(one, ast.Name) else self._arange(one)
+                tile = self._named(one) or self._arange(one)
                 if tile is not None and not self.uses(other):
                     constant = Linear({}, (self.src.text_of(other),))
                     return GridTile(tile.linear.plus(constant), tile.rank, tile.axis, tile.size)
@@ -138,7 +201,8 @@ class Grid:
     def uses(self, node: ast.AST) -> bool:
         """Whether a grid tile (by name or inline) appears in ``node``."""
         return any(
-            (isinstance(n, ast.Name) and n.id in self.tiles) or (isinstance(n, ast.expr) and self._arange(n))
+            (isinstance(n, ast.Name) and (n.id in self.tiles or n.id in self.grids or n.id in self.derived))
+            or (isinstance(n, ast.expr) and self._arange(n))
             for n in ast.walk(node)
         )
 
@@ -146,7 +210,9 @@ class Grid:
         """``node`` as an affine form of the grid indices (the tiles met go to ``found``); None when it is not."""
         if not self.uses(node):
             return Linear({}, (self.src.text_of(node),))
-        tile = self.tiles.get(node.id) if isinstance(node, ast.Name) else self._arange(node)
+        if isinstance(node, ast.Name) and node.id in self.derived:
+            return self.linear(self.derived[node.id], found)
+        tile = self._named(node) or self._arange(node)
         if tile is not None:
             found[self.src.text_of(node)] = tile
             return tile.linear
@@ -217,7 +283,7 @@ def _rewrites(src: Source) -> tuple[list[tuple[ast.Subscript, str]], list[ast.As
     deleted: list[ast.Assign] = []
     for func in functions(src.tree):
         grid, flat = Grid(src, func), Grid(src, func, min_rank=2)
-        if not flat.tiles:
+        if not (flat.tiles or flat.grids):
             continue
         rewritten: set[int] = set()
         transposed: set[str] = set()  # the two-dim tiles of the transposed subscripts rewritten
@@ -227,17 +293,39 @@ def _rewrites(src: Source) -> tuple[list[tuple[ast.Subscript, str]], list[ast.As
             new = _pattern(src, grid, node) if grid.uses(node.slice) else None
             if new is None and flat.uses(node.slice) and _transposed(flat, node):
                 new = _pattern(src, flat, node)
-                transposed |= {n.id for n in ast.walk(node.slice) if isinstance(n, ast.Name)} if new else set()
+                transposed |= (
+                    {n.id for n in ast.walk(node.slice) if isinstance(n, ast.Name)} if new else set()
+                )
             if new is not None:
                 subscripts.append((node, new))
                 rewritten.update(id(n) for n in ast.walk(node.slice))
-        left = {
-            n.id
-            for n in ast.walk(func)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in rewritten
+        definitions = {
+            **grid.definitions,
+            **{n: flat.definitions[n] for n in transposed & set(flat.definitions)},
         }
-        definitions = {**grid.definitions, **{n: flat.definitions[n] for n in transposed & set(flat.definitions)}}
-        deleted += [d for name, d in definitions.items() if name not in left and src.delete_lines(d)]
+        # a statement defining several tiles (i0, i1 = nl.mgrid[...]) goes once none of them is used; a use in a
+        # definition that goes (index = 3 * g.y + g.z) is none
+        unused: set[int] = set()
+        while True:
+            inside = {id(n) for d in definitions.values() if id(d) in unused for n in ast.walk(d)}
+            left = {
+                n.id
+                for n in ast.walk(func)
+                if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Load)
+                and id(n) not in rewritten
+                and id(n) not in inside
+            }
+            now = {id(d) for name, d in definitions.items() if name not in left}
+            now -= {id(d) for name, d in definitions.items() if name in left}
+            if now == unused:
+                break
+            unused = now
+        deleted += [
+            d
+            for d in {id(d): d for d in definitions.values()}.values()
+            if id(d) in unused and src.delete_lines(d)
+        ]
     return subscripts, deleted
 
 

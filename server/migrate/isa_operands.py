@@ -33,7 +33,9 @@ def run(src: Source) -> PassResult:
         name = made.partition(" = ")[0]
         new = f"{made}; {src.text[start:call_start]}{name}{src.text[call_end:end]}"
         leaf = (src.canonical(call.func) or "").rpartition(".")[2]
-        out.change(src.replace(stmt, new), call.lineno, f"nisa.{leaf} value", "allocation + dst= call before it")
+        out.change(
+            src.replace(stmt, new), call.lineno, f"nisa.{leaf} value", "allocation + dst= call before it"
+        )
     return out
 
 

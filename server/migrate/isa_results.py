@@ -197,7 +197,9 @@ def _rewrite(
             return None
         if leaf == "nc_transpose" and "engine" not in args:
             return _through_psum(src, call, (leaf, args, dtype), target, nl)
-        keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in args.items())
+        # the written tile gives the shape: a shape= operand (memset's) goes
+        kept = {k: v for k, v in args.items() if not (k == "shape" and _SIGNATURES[leaf][1] == "shape")}
+        keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in kept.items())
         return f"{src.text_of(call.func)}(dst={target}, {keywords})"
     declared = target if isinstance(node, ast.Assign) else f"{target}: {src.text_of(node.annotation)}"
     return _allocated(src, call, (leaf, args, dtype), target, declared, nl, folded)
