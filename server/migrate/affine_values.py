@@ -19,7 +19,7 @@ import ast
 
 from nki_studio.core.findings import Fix
 from nki_studio.core.text_edits import apply_fixes_listed
-from nki_studio.migrate import isa_results
+from nki_studio.migrate import isa_operands, isa_results
 from nki_studio.migrate.index_patterns import Grid, GridTile, Linear, sum_of
 from nki_studio.migrate.result import PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
@@ -53,12 +53,13 @@ def run(src: Source) -> PassResult:
 
 
 def rewritten_calls(src: Source) -> set[int]:
-    """The legacy calls (by ``id``) whose rewritten form ``isa_results`` turns into an allocation and ``dst=`` call."""
+    """The legacy calls (by ``id``) whose rewritten form ``isa_results`` (or ``isa_operands``, for a value used in
+    an expression) turns into an allocation and ``dst=`` call."""
     if not _rewrites(src):
         return set()
     text, _ = apply_fixes_listed(src.text, [Fix("affine values", (e,)) for e in run(src).edits])
     after = Source(text)
-    done = isa_results.rewritten_calls(after)
+    done = isa_results.rewritten_calls(after) | isa_operands.rewritten_calls(after)
     # the rewrite keeps every call, in the same order (its lines may join)
     return {id(old) for old, new in zip(_calls(src), _calls(after), strict=True) if id(new) in done}
 

@@ -7,7 +7,7 @@ that name: ``nc_transpose_value = nl.ndarray(...); nisa.nc_transpose(dst=nc_tran
 scores * nc_transpose_value``, on the statement's own line (line numbers stay). Evaluating the call before the rest
 of the expression changes nothing the kernel computes as long as it is evaluated exactly once, so calls under a
 condition (``a if c else b``, ``and``/``or``), in a comprehension or a lambda stay where they are (listed by
-``manual.py``). One call per statement per round, innermost first (its operands must be names or subscripts of
+``manual.py``). One call per statement per round (``rewrite`` repeats passes), innermost first (its operands must be names or subscripts of
 them, so an outer call's operand is a name only once the inner call is made first).
 """
 
@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import ast
 
+from nki_studio.core.findings import Fix
+from nki_studio.core.text_edits import apply_fixes_listed
 from nki_studio.migrate import isa_results
 from nki_studio.migrate.result import PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+_ROUNDS = 4  # the rounds rewrite.py runs each pass (one nested call per statement each)
 # expressions whose parts are not all evaluated exactly once
 _CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -40,19 +43,30 @@ def run(src: Source) -> PassResult:
 
 
 def rewritten_calls(src: Source) -> set[int]:
-    """The nested value-returning calls (by ``id``) this pass makes first (``manual.py`` lists the others); on a
-    statement with several, those its rounds reach are the innermost made from names (an approximation the
-    proof does not depend on: a call left is listed by the next migration of the file)."""
-    return {id(call) for _, call, _ in _hoists(src)}
+    """The nested value-returning calls (by ``id``) this pass makes first, over its rounds (``manual.py`` lists the
+    others): those of each statement it leaves with none (lines stay, so statements are matched by line; a
+    statement with one call left has all of its calls listed)."""
+    text = src.text
+    for _ in range(_ROUNDS):
+        edits = run(Source(text)).edits
+        if not edits:
+            break
+        text, _ = apply_fixes_listed(text, [Fix("nested values", (e,)) for e in edits])
+    after = Source(text)
+    left = {stmt.lineno for stmt in _statements(after) if _nested(after, stmt)}
+    return {id(call) for stmt in _statements(src) if stmt.lineno not in left for call in _nested(src, stmt)}
+
+
+def _statements(src: Source) -> list[ast.stmt]:
+    """The statements a value can be made before (their value not None)."""
+    return [s for s in ast.walk(src.tree) if isinstance(s, _STATEMENTS) and s.value is not None]
 
 
 def _hoists(src: Source) -> list[tuple[ast.stmt, ast.Call, str]]:
     """Per statement, the first nested value-returning call that can be made first, with the statement making it."""
     nl = src.alias_of(LANGUAGE, "nl")
     found = []
-    for stmt in ast.walk(src.tree):
-        if not isinstance(stmt, _STATEMENTS) or stmt.value is None:
-            continue
+    for stmt in _statements(src):
         for call in _nested(src, stmt):
             # a name nothing else uses: the result is read in this statement only, so statements may share it
             name = isa_results.fresh_name(src, (src.canonical(call.func) or "").rpartition(".")[2])

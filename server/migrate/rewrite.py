@@ -25,6 +25,7 @@ from nki_studio.migrate import (
     isa_operands,
     isa_results,
     iterators,
+    limits,
     manual,
     matmul_accumulate,
     operators,
@@ -44,6 +45,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     operators.run,
     entry_points.run,
     iterators.run,
+    limits.run,
     block_dims.run,
     affine_values.run,  # before index_tiles: its predicate's index tiles are then used no more
     index_tiles.run,

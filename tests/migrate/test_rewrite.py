@@ -94,7 +94,9 @@ def test_a_transposed_index_tile_becomes_an_access_pattern() -> None:
             return nl.load(a[i_f, i_p])
         """
     )
-    assert body_of(m) == "@nki.jit\ndef k(a):\n    return nl.load(a.ap(pattern=[[1, 128], [a.shape[1], 64]]))\n"
+    assert (
+        body_of(m) == "@nki.jit\ndef k(a):\n    return nl.load(a.ap(pattern=[[1, 128], [a.shape[1], 64]]))\n"
+    )
     assert not m.manual
 
 

@@ -67,6 +67,34 @@ def k(a, b):
 """
 
 
+# Sliding windows through nl.mgrid grids (an object read by field, a tuple unpacked), an index expression held in a
+# name for iota, and a fill value from nl.finfo (nki-samples' select_and_scatter and average_pool2d constructs).
+GRIDS = """\
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[128,8,8]
+@nki.jit
+def k(a):
+    windows = nl.ndarray((128, 3, 2, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    ids = nl.ndarray((1, 1, 2, 2), dtype=nl.uint32, buffer=nl.shared_hbm)
+    sums = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.full((128, 8, 10), fill_value=nl.finfo(nl.float32).min, dtype=nl.float32, buffer=nl.sbuf)
+    t[:, 0:8, 1:9] = nl.load(a)
+    g = nl.mgrid[0:128, 0:3, 0:2, 0:2]
+    nl.store(windows, value=nl.copy(t[g.p, 2 * g.x + g.y, g.z]))
+    flat = 2 * g.y + g.z
+    nl.store(ids, value=nisa.iota(flat, dtype=nl.uint32))
+    i0, i1, i2 = nl.mgrid[0:128, 0:4, 0:2]
+    pairs = nl.copy(t[i0, 2 * i1 + i2, 3])
+    nl.store(sums, value=nl.sum(pairs, axis=[2]))
+    return windows, ids, sums
+"""
+
+
 def _proven(tmp_path: Path, text: str) -> str:
     path = tmp_path / "kernel.py"
     path.write_text(textwrap.dedent(text), encoding="utf-8")
@@ -98,3 +126,17 @@ def test_nested_values_dtype_names_and_transposed_tiles_are_rewritten_and_proven
         "nisa.nc_transpose(dst=nc_transpose_value, data=x); nisa.tensor_copy(dst=t[:, :], src=nc_transpose_value)"
         in migrated
     )
+
+
+def test_mgrid_windows_iota_of_a_named_expression_and_finfo_are_rewritten_and_proven(tmp_path: Path) -> None:
+    migrated = _proven(tmp_path, GRIDS)
+    assert "np.finfo(nl.float32).min" in migrated
+    assert (
+        "t.ap(pattern=[[t.shape[1] * t.shape[2], 128], [2 * t.shape[2], 3], [t.shape[2], 2], [1, 2]])"
+        in migrated
+    )
+    assert (
+        "nisa.iota(dst=iota_value, pattern=[[0, 1], [2, 2], [1, 2]], offset=0, channel_multiplier=0)"
+        in migrated
+    )
+    assert "mgrid" not in migrated and "flat =" not in migrated

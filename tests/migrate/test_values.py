@@ -1,0 +1,52 @@
+"""The rewrite of value-returning ISA calls used inside expressions, nl.mgrid grids and nl.finfo (source in,
+source out; the proofs are in tests/service/test_migration_values.py)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from nki_studio.migrate.rewrite import migrate_source
+from test_rewrite import body_of, migrate
+
+
+def test_a_value_under_a_condition_stays_listed_and_one_used_once_is_made_first() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a, flag):
+            x = nl.load(a)
+            y = nl.exp(nisa.nc_transpose(x)) if flag else x
+            z = nl.exp(nisa.tensor_reduce(nl.add, nisa.nc_transpose(x), axis=(1,)))
+            return y, z
+        """
+    )
+    body = body_of(m).splitlines()
+    assert body[3] == "    y = nl.exp(nisa.nc_transpose(x)) if flag else x"
+    # the inner call first (its result is the outer one's operand), then the outer one, on the same line
+    assert body[4].startswith("    nc_transpose_value = nl.ndarray((x.shape[1], x.shape[0]),")
+    assert body[4].endswith(
+        "nisa.tensor_reduce(dst=tensor_reduce_value, op=nl.add, data=nc_transpose_value, axis=(1,)); "
+        "z = nl.exp(tensor_reduce_value)"
+    )
+    assert [(s.line, s.construct) for s in m.manual] == [(9, "nisa.nc_transpose value")]
+
+
+def test_a_grid_with_an_axis_no_index_uses_and_finfo_without_numpy_are_listed() -> None:
+    m = migrate_source(
+        textwrap.dedent(
+            """\
+            import neuronxcc.nki as nki
+            import neuronxcc.nki.language as nl
+
+
+            @nki.jit
+            def k(a):
+                t = nl.load(a)
+                g = nl.mgrid[0:128, 0:4, 0:2]
+                low = nl.finfo(t.dtype).min
+                return nl.copy(t[g.p, g.x, 0])
+            """
+        )
+    )
+    assert "nl.mgrid[0:128, 0:4, 0:2]" in m.text and "t[g.p, g.x, 0]" in m.text
+    assert {(s.line, s.construct) for s in m.manual} == {(8, "nl.mgrid"), (9, "nl.finfo")}
