@@ -18,11 +18,10 @@ import ast
 from nki_studio.core.findings import Fix
 from nki_studio.core.text_edits import apply_fixes_listed
 from nki_studio.migrate import isa_results
-from nki_studio.migrate.result import PassResult
+from nki_studio.migrate.result import ROUNDS, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
-_ROUNDS = 4  # the rounds rewrite.py runs each pass (one nested call per statement each)
 # expressions whose parts are not all evaluated exactly once
 _CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -47,7 +46,7 @@ def rewritten_calls(src: Source) -> set[int]:
     others): those of each statement it leaves with none (lines stay, so statements are matched by line; a
     statement with one call left has all of its calls listed)."""
     text = src.text
-    for _ in range(_ROUNDS):
+    for _ in range(ROUNDS):
         edits = run(Source(text)).edits
         if not edits:
             break

@@ -32,12 +32,11 @@ from nki_studio.migrate import (
     psum_results,
     scalar_masks,
 )
-from nki_studio.migrate.result import Change, ManualStep, PassResult
+from nki_studio.migrate.result import ROUNDS, Change, ManualStep, PassResult
 from nki_studio.migrate.source import Source
 from nki_studio.model.api_version import imports_current, legacy_evidence
 
 TARGET = "0.7"
-_ROUNDS = 4
 
 Pass = Callable[[Source], PassResult]
 _LEGACY_PASSES: tuple[Pass, ...] = (
@@ -105,7 +104,7 @@ def migrate_source(text: str, to: str = TARGET) -> Migration:
     steps = list(manual.run(src).manual) if legacy else []
     changes: list[Change] = []
     for run in _LEGACY_PASSES if legacy else _CURRENT_PASSES:
-        for round_ in range(_ROUNDS):
+        for round_ in range(ROUNDS):
             result = run(Source(text))
             if round_ == 0:
                 steps.extend(result.manual)
