@@ -10,6 +10,7 @@ from nki_studio.migrate import (
     isa_operands,
     isa_results,
     matmul_accumulate,
+    reductions,
     scalar_masks,
 )
 from nki_studio.migrate.result import ManualStep, PassResult
@@ -47,7 +48,7 @@ _DIRECT_ALLOCATION = (
 
 def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
-    out = PassResult(manual=scalar_masks.listed(src))
+    out = PassResult(manual=[*scalar_masks.listed(src), *reductions.listed(src)])
     used_values = (
         _used_values(src.tree)
         - isa_results.rewritten_calls(src)

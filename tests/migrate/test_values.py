@@ -50,3 +50,25 @@ def test_a_grid_with_an_axis_no_index_uses_and_finfo_without_numpy_are_listed() 
     )
     assert "nl.mgrid[0:128, 0:4, 0:2]" in m.text and "t[g.p, g.x, 0]" in m.text
     assert {(s.line, s.construct) for s in m.manual} == {(8, "nl.mgrid"), (9, "nl.finfo")}
+
+
+def test_reductions_over_free_axes_with_a_gap_are_listed() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            t = nl.load(a)
+            i0, i1, i2, i3 = nl.mgrid[0:128, 0:4, 0:2, 0:8]
+            pooled = nl.sum(t[i0, 2 * i1 + i2, i3], axis=[1, 3])
+            r = nisa.tensor_reduce(nl.add, t, (1, 3))
+            s = nl.max(t, axis=[2, 3])
+            return pooled, r, s
+        """
+    )
+    # the index tiles still become an access pattern; the axes are the user's to lay out
+    assert "t.ap(pattern=" in m.text
+    assert [(s.line, s.construct) for s in m.manual] == [
+        (10, "nl.sum axes not contiguous"),
+        (11, "nisa.tensor_reduce axes not contiguous"),
+        (11, "nisa.tensor_reduce value"),  # no result shape for such axes either
+    ]
