@@ -43,7 +43,7 @@ from legacy_sim_corpus import (
 )
 from nki_studio.migrate.rewrite import NotMigratable, migrate_source
 from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
+from nki_studio.service.settings import Settings, file_target
 from nki_studio.service.simulation import kernels
 from targets import goal
 
@@ -112,7 +112,7 @@ def _file_verdicts(path: Path, rel: str, settings: Settings, tested: dict[str, s
     text = path.read_text(encoding="utf-8")
     found = kernels(text, str(path))
     try:
-        migration = migrate_source(text)
+        migration = migrate_source(text, platform=file_target(str(path), settings).generation)
     except NotMigratable as exc:
         return [Verdict(f"{rel}::{k.name}", "not migratable", str(exc)) for k in found]
     ends = _ends(text)

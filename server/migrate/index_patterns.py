@@ -84,7 +84,7 @@ class Grid:
         self.src = src
         self.min_rank = min_rank
         self.tiles: dict[str, GridTile] = {}
-        self.definitions: dict[str, ast.Assign] = {}
+        self.definitions: dict[str, list[ast.Assign]] = {}
         assigned: dict[str, int] = {}
         for node in ast.walk(func):
             for target in _targets(node):
@@ -98,14 +98,10 @@ class Grid:
             if isinstance(target, ast.Name) and assigned.get(target.id) == 1:
                 tile = self._definition(node.value)
                 if tile is not None:
-                    self.tiles[target.id], self.definitions[target.id] = tile, node
+                    self.tiles[target.id], self.definitions[target.id] = tile, [node]
                 elif grid is not None and len(grid) <= len(_FIELDS):
-                    self.grids[target.id], self.definitions[target.id] = grid, node
-            elif isinstance(target, ast.Tuple) and grid is not None and len(grid) == len(target.elts):
-                names = [e.id for e in target.elts if isinstance(e, ast.Name) and assigned.get(e.id) == 1]
-                if len(names) == len(grid):  # i0, i1, i2 = nl.mgrid[...]
-                    for name, tile in zip(names, grid, strict=True):
-                        self.tiles[name], self.definitions[name] = tile, node
+                    self.grids[target.id], self.definitions[target.id] = grid, [node]
+        self._unpacked(func, assigned)
 
         changed = True
         while changed:
@@ -122,8 +118,38 @@ class Grid:
                     and self.uses(node.value)
                     and self.linear(node.value, {}) is not None
                 ):
-                    self.derived[name], self.definitions[name] = node.value, node
+                    self.derived[name], self.definitions[name] = node.value, [node]
                     changed = True
+
+    def _unpacked(self, func: ast.AST, assigned: dict[str, int]) -> None:
+        """``i0, i1, i2 = nl.mgrid[...]``: each name a tile. A name bound by several such statements is one when
+        every binding gives the same tile (nki-samples' double_row_matmul rebinds ``i_k`` to the same grid axis in
+        one loop body), so whichever reaches a use, it reads the same indices."""
+        bindings: dict[str, list[tuple[GridTile, ast.Assign]]] = {}
+        statements = []
+        for node in ast.walk(func):
+            grid = (
+                self._mgrid(node.value) if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            )
+            target = node.targets[0] if isinstance(node, ast.Assign) else None
+            if not (isinstance(target, ast.Tuple) and grid is not None and len(grid) == len(target.elts)):
+                continue
+            if all(isinstance(e, ast.Name) for e in target.elts):
+                assert isinstance(node, ast.Assign)
+                statements.append([e.id for e in target.elts if isinstance(e, ast.Name)])
+                for e, tile in zip(target.elts, grid, strict=True):
+                    assert isinstance(e, ast.Name)
+                    bindings.setdefault(e.id, []).append((tile, node))
+        same = {
+            name
+            for name, found in bindings.items()
+            if len(found) == assigned.get(name) and all(t == found[0][0] for t, _ in found)
+        }
+        for names in statements:
+            if set(names) <= same:
+                for name in names:
+                    self.tiles[name] = bindings[name][0][0]
+                    self.definitions[name] = [d for _, d in bindings[name]]
 
     def _mgrid(self, node: ast.expr) -> list[GridTile] | None:
         """``nl.mgrid[a:b, ...]`` of ``min_rank`` dims or more: one tile per axis (the open grid, as the legacy
@@ -305,9 +331,10 @@ def _rewrites(src: Source) -> tuple[list[tuple[ast.Subscript, str]], list[ast.As
         }
         # a statement defining several tiles (i0, i1 = nl.mgrid[...]) goes once none of them is used; a use in a
         # definition that goes (index = 3 * g.y + g.z) is none
+        statements = {id(d): d for ds in definitions.values() for d in ds}
         unused: set[int] = set()
         while True:
-            inside = {id(n) for d in definitions.values() if id(d) in unused for n in ast.walk(d)}
+            inside = {id(n) for key in unused for n in ast.walk(statements[key])}
             left = {
                 n.id
                 for n in ast.walk(func)
@@ -316,16 +343,12 @@ def _rewrites(src: Source) -> tuple[list[tuple[ast.Subscript, str]], list[ast.As
                 and id(n) not in rewritten
                 and id(n) not in inside
             }
-            now = {id(d) for name, d in definitions.items() if name not in left}
-            now -= {id(d) for name, d in definitions.items() if name in left}
+            now = {id(d) for name, ds in definitions.items() if name not in left for d in ds}
+            now -= {id(d) for name, ds in definitions.items() if name in left for d in ds}
             if now == unused:
                 break
             unused = now
-        deleted += [
-            d
-            for d in {id(d): d for d in definitions.values()}.values()
-            if id(d) in unused and src.delete_lines(d)
-        ]
+        deleted += [d for key, d in statements.items() if key in unused and src.delete_lines(d)]
     return subscripts, deleted
 
 

@@ -9,6 +9,7 @@ from the original text.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ from nki_studio.migrate import (
     limits,
     manual,
     matmul_accumulate,
+    operand_values,
     operators,
     psum_results,
     scalar_masks,
@@ -35,6 +37,7 @@ from nki_studio.migrate import (
 from nki_studio.migrate.result import ROUNDS, Change, ManualStep, PassResult
 from nki_studio.migrate.source import Source
 from nki_studio.model.api_version import imports_current, legacy_evidence
+from nki_studio.model.targets import Generation
 
 TARGET = "0.7"
 
@@ -45,6 +48,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     entry_points.run,
     iterators.run,
     limits.run,
+    operand_values.run,
     block_dims.run,
     affine_values.run,  # before index_tiles: its predicate's index tiles are then used no more
     index_tiles.run,
@@ -84,9 +88,10 @@ class Migration:
         return self.text != self.original
 
 
-def migrate_source(text: str, to: str = TARGET) -> Migration:
-    """Migrate ``text`` (a module) to NKI ``to`` (only 0.7). Raises ``NotMigratable`` for an unparsable file
-    or one that imports both the legacy and the current API (half migrated)."""
+def migrate_source(text: str, to: str = TARGET, platform: Generation | None = None) -> Migration:
+    """Migrate ``text`` (a module) to NKI ``to`` (only 0.7); ``platform``: the generation it is simulated for
+    (a ``platform_target=`` naming it is dropped). Raises ``NotMigratable`` for an unparsable file or one that
+    imports both the legacy and the current API (half migrated)."""
     if to != TARGET:
         raise ValueError(f"migrate targets NKI {TARGET} only (asked: {to})")
     try:
@@ -103,7 +108,11 @@ def migrate_source(text: str, to: str = TARGET) -> Migration:
     legacy = evidence is not None
     steps = list(manual.run(src).manual) if legacy else []
     changes: list[Change] = []
-    for run in _LEGACY_PASSES if legacy else _CURRENT_PASSES:
+    passes = [
+        functools.partial(entry_points.run, platform=platform) if p is entry_points.run else p
+        for p in (_LEGACY_PASSES if legacy else _CURRENT_PASSES)
+    ]
+    for run in passes:
         for round_ in range(ROUNDS):
             result = run(Source(text))
             if round_ == 0:

@@ -22,7 +22,7 @@ from nki_studio.migrate.rewrite import TARGET, Migration, NotMigratable, migrate
 from nki_studio.model.targets import LEGACY
 from nki_studio.protocol.migration import KernelProof, MigrationResult, MigrationStatus
 from nki_studio.service import simulation
-from nki_studio.service.settings import Settings
+from nki_studio.service.settings import Settings, file_target
 
 SEEDS = 3  # input sets per kernel when the spec generates them (a spec's inputs= function gives one)
 _ULPS = 4  # "within the dtype's rounding": this many units in the last place, relative
@@ -43,7 +43,7 @@ def migrate(
     original = source if source is not None else Path(path).read_text(encoding="utf-8")
     override = simulation.overrides(inputs)
     try:
-        migration = migrate_source(original, to)
+        migration = migrate_source(original, to, file_target(path, settings).generation)
     except NotMigratable as exc:
         return _result(path, "not_migratable", str(exc), None, [])
     if not migration.changed:

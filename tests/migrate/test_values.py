@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from nki_studio.migrate.rewrite import migrate_source
+from nki_studio.model.targets import Generation
 from test_rewrite import body_of, migrate
 
 
@@ -72,3 +73,32 @@ def test_reductions_over_free_axes_with_a_gap_are_listed() -> None:
         (11, "nisa.tensor_reduce axes not contiguous"),
         (11, "nisa.tensor_reduce value"),  # no result shape for such axes either
     ]
+
+
+def test_a_legacy_perf_mode_string_becomes_the_enum_member_and_a_simulated_platform_target_goes() -> None:
+    m = migrate_source(
+        textwrap.dedent(
+            """\
+            import neuronxcc.nki as nki
+            import neuronxcc.nki.language as nl
+            import neuronxcc.nki.isa as nisa
+
+
+            @nki.jit(platform_target="trn2")
+            def k(a, b, acc):
+                i_k, i_t, i_m = nl.mgrid[0:128, 0:2, 0:128]
+                x = nl.load(a[i_k, i_t * 128 + i_m])
+                i_k, i_t, i_n = nl.mgrid[0:128, 0:2, 0:512]
+                y = nl.load(b[i_k, i_t * 512 + i_n])
+                nisa.nc_matmul(x, y, perf_mode="double_row_gen3", dst=acc)
+            """
+        ),
+        platform=Generation.GEN3,
+    )
+    assert m.text.splitlines()[5] == "@nki.jit"
+    assert "perf_mode=nisa.matmul_perf_mode.double_row" in m.text
+    # i_k is bound twice to the same grid axis: either binding reads the same indices, both go
+    assert "a.ap(pattern=[[a.shape[1], 128], [128, 2], [1, 128]])" in m.text and "mgrid" not in m.text
+    assert not m.manual
+    other = migrate_source(m.original, platform=Generation.GEN2)
+    assert [s.construct for s in other.manual] == ["platform_target="]

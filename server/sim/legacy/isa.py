@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from nki_studio.model.legacy_values import LEGACY_OPERAND_VALUES
 from nki_studio.sim import context, dtypes, untaken
 from nki_studio.sim import isa as _current
 from nki_studio.sim.access import read, write
@@ -125,6 +126,12 @@ def in_sbuf(t: object) -> Any:
 _SBUF_OPERANDS = {"nc_matmul": ("stationary", "moving")}
 
 
+def _current_value(name: str, operand: str, value: object) -> object:
+    """A legacy string operand value as the current one (``perf_mode="double_row_gen3"``: ``"double_row"``)."""
+    renamed = LEGACY_OPERAND_VALUES.get((name, operand), {}).get(value) if isinstance(value, str) else None
+    return renamed[1] if renamed is not None else value
+
+
 def _result(shape: object, dtype: object, buffer: MemoryRegion) -> NkiTensor:
     """A new result tile of a value-returning call (``t[...] = call(...)`` writes into ``t``: ``assignment``)."""
     return fresh(allocate(shape, dtype, buffer))
@@ -137,6 +144,7 @@ def _value_returning(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     result = _RESULTS[name]
 
     def call(*args: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        kwargs = {k: _current_value(name, k, v) for k, v in kwargs.items()}
         if "dst" in kwargs:
             return fn(*args, **kwargs)
         try:
