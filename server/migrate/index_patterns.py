@@ -94,13 +94,13 @@ class Grid:
         for node in ast.walk(func):
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
                 continue
-            target, grid = node.targets[0], self._mgrid(node.value)
-            if isinstance(target, ast.Name) and assigned.get(target.id) == 1:
+            bound, grid = node.targets[0], self._mgrid(node.value)
+            if isinstance(bound, ast.Name) and assigned.get(bound.id) == 1:
                 tile = self._definition(node.value)
                 if tile is not None:
-                    self.tiles[target.id], self.definitions[target.id] = tile, [node]
+                    self.tiles[bound.id], self.definitions[bound.id] = tile, [node]
                 elif grid is not None and len(grid) <= len(_FIELDS):
-                    self.grids[target.id], self.definitions[target.id] = grid, [node]
+                    self.grids[bound.id], self.definitions[bound.id] = grid, [node]
         self._unpacked(func, assigned)
 
         changed = True

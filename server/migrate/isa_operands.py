@@ -22,6 +22,7 @@ from nki_studio.migrate.result import ROUNDS, PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
 
 _STATEMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+_Statement = ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr | ast.Return
 # expressions whose parts are not all evaluated exactly once
 _CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -56,12 +57,12 @@ def rewritten_calls(src: Source) -> set[int]:
     return {id(call) for stmt in _statements(src) if stmt.lineno not in left for call in _nested(src, stmt)}
 
 
-def _statements(src: Source) -> list[ast.stmt]:
+def _statements(src: Source) -> list[_Statement]:
     """The statements a value can be made before (their value not None)."""
     return [s for s in ast.walk(src.tree) if isinstance(s, _STATEMENTS) and s.value is not None]
 
 
-def _hoists(src: Source) -> list[tuple[ast.stmt, ast.Call, str]]:
+def _hoists(src: Source) -> list[tuple[_Statement, ast.Call, str]]:
     """Per statement, the first nested value-returning call that can be made first, with the statement making it."""
     nl = src.alias_of(LANGUAGE, "nl")
     found = []
@@ -76,7 +77,7 @@ def _hoists(src: Source) -> list[tuple[ast.stmt, ast.Call, str]]:
     return found
 
 
-def _nested(src: Source, stmt: ast.stmt) -> list[ast.Call]:
+def _nested(src: Source, stmt: _Statement) -> list[ast.Call]:
     """The ISA calls whose value ``stmt`` uses inside an expression (not as its whole value, which is
     ``isa_results``'), each evaluated exactly once, innermost first."""
     value = stmt.value
