@@ -115,13 +115,14 @@ def _allocated_dtypes(src: Source) -> dict[int, set[str]]:
             base = node.targets[0].value
             if not isinstance(base, ast.Name):
                 continue
-            texts = {f"{base.id}.dtype"}
             allocated = seen.get(base.id, set())
             if len(allocated) == 1 and "" not in allocated:
-                texts |= allocated
+                out[id(node)] = {f"{base.id}.dtype", *allocated}
             elif (reaching := _reaching(node, base.id, parents)) is not None:
-                texts.add(src.text_of(reaching))
-            out[id(node)] = texts | {name for name, value in once.items() if value in texts}
+                out[id(node)] = {f"{base.id}.dtype", src.text_of(reaching)}
+            else:  # an enclosing function's allocation (a closure) stays what this one found
+                out.setdefault(id(node), {f"{base.id}.dtype"})
+            out[id(node)] |= {name for name, value in once.items() if value in out[id(node)]}
     return out
 
 

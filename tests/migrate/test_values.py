@@ -102,3 +102,20 @@ def test_a_legacy_perf_mode_string_becomes_the_enum_member_and_a_simulated_platf
     assert not m.manual
     other = migrate_source(m.original, platform=Generation.GEN2)
     assert [s.construct for s in other.manual] == ["platform_target="]
+
+
+def test_a_value_written_in_a_nested_function_keeps_the_enclosing_allocations_dtype() -> None:
+    # the attention tutorial's v8a-v11 write their closures' tiles this way (a regression the corpus run caught)
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            t = nl.ndarray((128, 64), dtype=nl.bfloat16, buffer=nl.sbuf)
+
+            def fill(i):
+                t[:, :] = nisa.tensor_copy(a, dtype=nl.bfloat16)
+
+            fill(0)
+        """
+    )
+    assert "nisa.tensor_copy(dst=t[:, :], src=a)" in m.text and not m.manual
