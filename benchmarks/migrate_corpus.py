@@ -43,7 +43,7 @@ from legacy_sim_corpus import (
 )
 from nki_studio.migrate.rewrite import NotMigratable, migrate_source
 from nki_studio.service.migration import migrate, package_sources
-from nki_studio.service.settings import Settings
+from nki_studio.service.settings import Settings, file_target
 from nki_studio.service.simulation import kernels
 from script_inputs import launches
 from targets import goal
@@ -125,7 +125,9 @@ def _file_verdicts(
     text = path.read_text(encoding="utf-8")
     found = kernels(text, str(path))
     try:
-        migration = migrate_source(text, helpers=package_sources(str(path)))
+        migration = migrate_source(
+            text, helpers=package_sources(str(path)), platform=file_target(str(path), settings).generation
+        )
     except NotMigratable as exc:
         return [Verdict(f"{rel}::{k.name}", "not migratable", str(exc)) for k in found]
     ends = _ends(text)

@@ -19,7 +19,7 @@ import ast
 
 from nki_studio.core.findings import Fix
 from nki_studio.core.text_edits import apply_fixes_listed
-from nki_studio.migrate import isa_results
+from nki_studio.migrate import isa_operands, isa_results
 from nki_studio.migrate.index_patterns import Grid, GridTile, Linear, sum_of
 from nki_studio.migrate.result import PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
@@ -61,12 +61,13 @@ def run(src: Source) -> PassResult:
 
 
 def rewritten_calls(src: Source) -> set[int]:
-    """The legacy calls (by ``id``) whose rewritten form ``isa_results`` turns into an allocation and ``dst=`` call."""
+    """The legacy calls (by ``id``) whose rewritten form ``isa_results`` (or ``isa_operands``, for a value used in
+    an expression) turns into an allocation and ``dst=`` call."""
     if not _rewrites(src):
         return set()
     text, _ = apply_fixes_listed(src.text, [Fix("affine values", (e,)) for e in run(src).edits])
     after = Source(text)
-    done = isa_results.rewritten_calls(after)
+    done = isa_results.rewritten_calls(after) | isa_operands.rewritten_calls(after)
     # the rewrite keeps every call, in the same order (its lines may join)
     return {id(old) for old, new in zip(_calls(src), _calls(after), strict=True) if id(new) in done}
 
@@ -188,16 +189,23 @@ def _rewrite(src: Source, grid: Grid, call: ast.Call, nl: str, where: ast.AST) -
     return f"{src.text_of(call.func)}({', '.join(f'{k}={v}' for k, v in keywords.items())})"
 
 
-def _affine(grid: Grid, node: ast.expr) -> tuple[Linear, dict[int, str]] | None:
-    """``node`` as an affine form of two-dim index tiles, with the size of each axis it uses."""
+def _affine(grid: Grid, node: ast.expr, rank: int | None = 2) -> tuple[Linear, dict[int, str], int] | None:
+    """``node`` as an affine form of index tiles of one rank (``rank``, or any), with the size of each axis it uses
+    and that rank."""
     tiles: dict[str, GridTile] = {}
     form = grid.linear(node, tiles)
     sizes: dict[int, set[str]] = {}
     for t in tiles.values():
         sizes.setdefault(t.axis, set()).add(t.size)
-    if form is None or any(t.rank != 2 for t in tiles.values()) or any(len(s) != 1 for s in sizes.values()):
+    ranks = {t.rank for t in tiles.values()}
+    if (
+        form is None
+        or len(ranks) > 1
+        or (rank is not None and ranks - {rank})
+        or any(len(s) != 1 for s in sizes.values())
+    ):
         return None
-    return form, {axis: s.pop() for axis, s in sizes.items()}
+    return form, {axis: s.pop() for axis, s in sizes.items()}, ranks.pop() if ranks else 2
 
 
 def _operands(form: Linear, free: str) -> dict[str, str]:
@@ -223,9 +231,17 @@ def _select(grid: Grid, pred: ast.expr, nl: str) -> dict[str, str] | None:
 
 
 def _iota(grid: Grid, expression: ast.expr) -> dict[str, str] | None:
-    """``iota``'s result shape, pattern, offset and multiplier from an index expression."""
-    found = _affine(grid, expression)
-    if found is None or not found[1] or set(found[0].coefficients) - {0, 1}:
+    """``iota``'s result shape, pattern, offset and multiplier from an index expression (tiles of two or more dims:
+    one ``[step, size]`` pair per free axis, nki-samples' select_and_scatter takes a 4-D grid's)."""
+    found = _affine(grid, expression, rank=None)
+    if found is None or not found[1]:
         return None
-    form, sizes = found
-    return {"shape": f"({sizes.get(0, '1')}, {sizes.get(1, '1')})", **_operands(form, sizes.get(1, "1"))}
+    form, sizes, rank = found
+    dims = [sizes.get(axis, "1") for axis in range(rank)]
+    pattern = ", ".join(f"[{sum_of(list(form.coefficients.get(a, ())))}, {dims[a]}]" for a in range(1, rank))
+    return {
+        "shape": f"({', '.join(dims)})",
+        "pattern": f"[{pattern}]",
+        "offset": sum_of(list(form.constants)),
+        "channel_multiplier": sum_of(list(form.coefficients.get(0, ()))),
+    }

@@ -1,7 +1,9 @@
 """Entry points and decorators (deprecations.md §D): ``nki.baremetal`` / ``benchmark`` / ``profile`` / ``trace``
 and torch-neuronx's ``nki_jit`` become ``nki.jit``; ``@nki.jit(mode=...)`` loses its ignored ``mode``;
 ``nki.simulate_kernel(kernel, *args)`` becomes ``nki.simulate(kernel)(*args)``. ``platform_target=`` is an error
-since 0.3 with no in-code replacement (the environment variable ``NEURON_PLATFORM_TARGET_OVERRIDE``): listed.
+since 0.3 with no in-code replacement (the environment variable ``NEURON_PLATFORM_TARGET_OVERRIDE``): dropped when
+it names the generation the file is simulated (and proven) for, which the target configuration then gives; listed
+otherwise.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import ast
 
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import Source
+from nki_studio.model.targets import Generation, parse_generation
 
 _TO_JIT = frozenset({"nki.baremetal", "nki.benchmark", "nki.profile", "nki.trace", "nki.jit"})
 _TORCH_JIT = ("torch_neuronx.nki_jit", "torch_neuronx.xla_impl.ops.nki_jit")
@@ -29,8 +32,8 @@ def _entry(src: Source, func: ast.expr) -> str | None:
     return canonical if canonical in _TO_JIT or canonical == "nki.simulate_kernel" else None
 
 
-def run(src: Source) -> PassResult:
-    """Rewrite decorators and launch calls."""
+def run(src: Source, platform: Generation | None = None) -> PassResult:
+    """Rewrite decorators and launch calls (``platform``: the generation the file is simulated for, if known)."""
     out = PassResult()
     nki = src.alias_of("nki", "nki")
     for node in ast.walk(src.tree):
@@ -44,7 +47,7 @@ def run(src: Source) -> PassResult:
             _simulate_kernel(src, out, node, nki)
             continue
         if isinstance(node, ast.Call):
-            _jit_call(src, out, node, nki, entry)
+            _jit_call(src, out, node, nki, entry, platform)
         elif entry != "nki.jit" or src.text_of(node) != f"{nki}.jit":
             out.change(src.replace(node, f"{nki}.jit"), node.lineno, entry, f"{nki}.jit")
     return out
@@ -54,9 +57,13 @@ def _is_decorator(src: Source, node: ast.expr) -> bool:
     return any(node in f.decorator_list for f in ast.walk(src.tree) if isinstance(f, ast.FunctionDef))
 
 
-def _jit_call(src: Source, out: PassResult, call: ast.Call, nki: str, entry: str) -> None:
+def _jit_call(
+    src: Source, out: PassResult, call: ast.Call, nki: str, entry: str, platform: Generation | None
+) -> None:
     kept = []
     for k in call.keywords:
+        if k.arg == "platform_target" and platform is not None and _names(k.value, platform):
+            continue
         if k.arg == "platform_target":
             out.manual.append(
                 ManualStep(
@@ -74,7 +81,24 @@ def _jit_call(src: Source, out: PassResult, call: ast.Call, nki: str, entry: str
         return
     args = [src.text_of(a) for a in call.args] + kept
     new = f"{nki}.jit({', '.join(args)})" if args else f"{nki}.jit"
-    out.change(src.replace(call, new), call.lineno, entry, new)
+    dropped = [k for k in call.keywords if k.arg == "platform_target"]
+    detail = (
+        f"{new} (platform_target= dropped: it names {platform.value if platform else ''}, the generation the file "
+        "is simulated for; 0.7 takes the target from NEURON_PLATFORM_TARGET_OVERRIDE / the configuration)"
+        if dropped
+        else new
+    )
+    out.change(src.replace(call, new), call.lineno, entry, detail)
+
+
+def _names(value: ast.expr, platform: Generation) -> bool:
+    """``value`` is a literal naming ``platform`` (``'trn2'``, ``'gen3'`` ...)."""
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+        return False
+    try:
+        return parse_generation(value.value) == platform
+    except ValueError:
+        return False
 
 
 def _simulate_kernel(src: Source, out: PassResult, call: ast.Call, nki: str) -> None:

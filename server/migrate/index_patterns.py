@@ -10,7 +10,9 @@ later dims), grid axis ``k`` steps ``sum_j coefficient_jk * stride_j`` and the c
 subscript becomes ``t.ap(pattern=[[step_k, size_k] ...], offset=...)`` (``[...]`` appended where it is written).
 The key must name every dim of ``t`` (a shorter key is taken as a full one; the proof checks) and use every grid
 axis; for an on-chip tile the first pair must step whole partitions (the 0.7 simulator checks). Two-dim tiles are
-``index_tiles``' (slices); definitions are deleted once no use is left, else the use is listed there.
+``index_tiles``' (slices) unless the subscript transposes them (``out[k + if_out, ip_out]``: the first index
+follows the free axis), which no slice gives; definitions are deleted once no use is left, else the use is listed
+there.
 """
 
 from __future__ import annotations
@@ -71,6 +73,9 @@ def sum_of(terms: list[str]) -> str:
     return text.replace("+ -", "- ")
 
 
+_FIELDS = "pxyz"  # an nl.mgrid object's fields: .p the partition axis, then the free axes in order
+
+
 class Grid:
     """The grid index tiles (``nl.arange(n)[None, :, None]`` and offsets of them, of ``min_rank`` dims or more) one
     function defines."""
@@ -79,25 +84,107 @@ class Grid:
         self.src = src
         self.min_rank = min_rank
         self.tiles: dict[str, GridTile] = {}
-        self.definitions: dict[str, ast.Assign] = {}
+        self.definitions: dict[str, list[ast.Assign]] = {}
         assigned: dict[str, int] = {}
         for node in ast.walk(func):
             for target in _targets(node):
                 assigned[target] = assigned.get(target, 0) + 1
+        self.grids: dict[str, list[GridTile]] = {}  # g = nl.mgrid[...]: g.p, g.x, g.y, g.z
+        self.derived: dict[str, ast.expr] = {}  # index = 3 * g.y + g.z: names bound once to affine forms
         for node in ast.walk(func):
-            if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-            ):
-                name = node.targets[0].id
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+                continue
+            bound, grid = node.targets[0], self._mgrid(node.value)
+            if isinstance(bound, ast.Name) and assigned.get(bound.id) == 1:
                 tile = self._definition(node.value)
-                if tile is not None and assigned.get(name) == 1:
-                    self.tiles[name], self.definitions[name] = tile, node
-            elif isinstance(node, ast.Assign) and min_rank <= 2:
-                for name, tile in self._mgrid(node).items():
-                    if assigned.get(name) == 1:
-                        self.tiles[name], self.definitions[name] = tile, node
+                if tile is not None:
+                    self.tiles[bound.id], self.definitions[bound.id] = tile, [node]
+                elif grid is not None and len(grid) <= len(_FIELDS):
+                    self.grids[bound.id], self.definitions[bound.id] = grid, [node]
+        self._unpacked(func, assigned)
+
+        changed = True
+        while changed:
+            changed = False
+            for node in ast.walk(func):
+                if (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and assigned.get(name := node.targets[0].id) == 1
+                    and name not in self.tiles
+                    and name not in self.grids
+                    and name not in self.derived
+                    and self.uses(node.value)
+                    and self.linear(node.value, {}) is not None
+                ):
+                    self.derived[name], self.definitions[name] = node.value, [node]
+                    changed = True
+
+    def _unpacked(self, func: ast.AST, assigned: dict[str, int]) -> None:
+        """``i0, i1, i2 = nl.mgrid[...]``: each name a tile. A name bound by several such statements is one when
+        every binding gives the same tile (nki-samples' double_row_matmul rebinds ``i_k`` to the same grid axis in
+        one loop body), so whichever reaches a use, it reads the same indices."""
+        bindings: dict[str, list[tuple[GridTile, ast.Assign]]] = {}
+        statements = []
+        for node in ast.walk(func):
+            grid = (
+                self._mgrid(node.value) if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            )
+            target = node.targets[0] if isinstance(node, ast.Assign) else None
+            if not (isinstance(target, ast.Tuple) and grid is not None and len(grid) == len(target.elts)):
+                continue
+            if all(isinstance(e, ast.Name) for e in target.elts):
+                assert isinstance(node, ast.Assign)
+                statements.append([e.id for e in target.elts if isinstance(e, ast.Name)])
+                for e, tile in zip(target.elts, grid, strict=True):
+                    assert isinstance(e, ast.Name)
+                    bindings.setdefault(e.id, []).append((tile, node))
+        same = {
+            name
+            for name, found in bindings.items()
+            if len(found) == assigned.get(name) and all(t == found[0][0] for t, _ in found)
+        }
+        for names in statements:
+            if set(names) <= same:
+                for name in names:
+                    self.tiles[name] = bindings[name][0][0]
+                    self.definitions[name] = [d for _, d in bindings[name]]
+
+    def _mgrid(self, node: ast.expr) -> list[GridTile] | None:
+        """``nl.mgrid[a:b, ...]`` of ``min_rank`` dims or more: one tile per axis (the open grid, as the legacy
+        simulator reads it)."""
+        if not (isinstance(node, ast.Subscript) and self.src.canonical(node.value) == f"{LANGUAGE}.mgrid"):
+            return None
+        dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(dims) < self.min_rank or not all(
+            isinstance(d, ast.Slice) and d.upper is not None and d.step is None for d in dims
+        ):
+            return None
+        tiles = []
+        for axis, d in enumerate(dims):
+            assert isinstance(d, ast.Slice) and d.upper is not None
+            start = self.src.text_of(d.lower) if d.lower is not None else "0"
+            upper = self.src.text_of(d.upper)
+            size = upper if start == "0" else f"{_wrapped(upper)} - {_wrapped(start)}"
+            tiles.append(
+                GridTile(Linear({axis: ("1",)}, (start,) if start != "0" else ()), len(dims), axis, size)
+            )
+        return tiles
+
+    def _named(self, node: ast.AST) -> GridTile | None:
+        """The grid tile a name (``i_p``) or a grid's field (``g.x``) is."""
+        if isinstance(node, ast.Name):
+            return self.tiles.get(node.id)
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in self.grids
+        ):
+            index = _FIELDS.find(node.attr)
+            grid = self.grids[node.value.id]
+            return grid[index] if 0 <= index < len(grid) else None
+        return None
 
     def _arange(self, node: ast.expr) -> GridTile | None:
         """``nl.arange(n)[None, :, None]`` / ``nl.arange(a, b)[...]`` with one ``:`` among three or more dims."""
@@ -124,33 +211,6 @@ class Grid:
         linear = Linear({full[0]: ("1",)}, (start,) if start != "0" else ())
         return GridTile(linear, len(elts), full[0], size)
 
-    def _mgrid(self, node: ast.Assign) -> dict[str, GridTile]:
-        """``i_p, i_f = nl.mgrid[a:b, c:d]``: a two-dim grid tile per name (the flash-attention shape of
-        ``affine_values``' predicates; ``index_tiles`` slices other uses)."""
-        target, value = node.targets[0], node.value
-        if not (
-            len(node.targets) == 1
-            and isinstance(target, ast.Tuple)
-            and all(isinstance(n, ast.Name) for n in target.elts)
-            and isinstance(value, ast.Subscript)
-            and self.src.canonical(value.value) == f"{LANGUAGE}.mgrid"
-            and isinstance(value.slice, ast.Tuple)
-            and len(value.slice.elts) == len(target.elts) == 2
-        ):
-            return {}
-        found = {}
-        for axis, (name, part) in enumerate(zip(target.elts, value.slice.elts, strict=True)):
-            if not (
-                isinstance(name, ast.Name) and isinstance(part, ast.Slice) and part.upper and not part.step
-            ):
-                return {}
-            start = self.src.text_of(part.lower) if part.lower else "0"
-            stop = self.src.text_of(part.upper)
-            size = stop if start == "0" else f"{_wrapped(stop)} - {_wrapped(start)}"
-            linear = Linear({axis: ("1",)}, (start,) if start != "0" else ())
-            found[name.id] = GridTile(linear, 2, axis, size)
-        return found
-
     def _definition(self, node: ast.expr) -> GridTile | None:
         """A grid tile, or one (or a grid tile's name) plus a constant (``nl.arange(n)[:, None, None] + start``)."""
         tile = self._arange(node)
@@ -158,7 +218,7 @@ class Grid:
             return tile
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             for one, other in ((node.left, node.right), (node.right, node.left)):
-                tile = self.tiles.get(one.id) if isinstance(one, ast.Name) else self._arange(one)
+                tile = self._named(one) or self._arange(one)
                 if tile is not None and not self.uses(other):
                     constant = Linear({}, (self.src.text_of(other),))
                     return GridTile(tile.linear.plus(constant), tile.rank, tile.axis, tile.size)
@@ -167,7 +227,8 @@ class Grid:
     def uses(self, node: ast.AST) -> bool:
         """Whether a grid tile (by name or inline) appears in ``node``."""
         return any(
-            (isinstance(n, ast.Name) and n.id in self.tiles) or (isinstance(n, ast.expr) and self._arange(n))
+            (isinstance(n, ast.Name) and (n.id in self.tiles or n.id in self.grids or n.id in self.derived))
+            or (isinstance(n, ast.expr) and self._arange(n))
             for n in ast.walk(node)
         )
 
@@ -175,7 +236,9 @@ class Grid:
         """``node`` as an affine form of the grid indices (the tiles met go to ``found``); None when it is not."""
         if not self.uses(node):
             return Linear({}, (self.src.text_of(node),))
-        tile = self.tiles.get(node.id) if isinstance(node, ast.Name) else self._arange(node)
+        if isinstance(node, ast.Name) and node.id in self.derived:
+            return self.linear(self.derived[node.id], found)
+        tile = self._named(node) or self._arange(node)
         if tile is not None:
             found[self.src.text_of(node)] = tile
             return tile.linear
@@ -245,23 +308,62 @@ def _rewrites(src: Source) -> tuple[list[tuple[ast.Subscript, str]], list[ast.As
     subscripts: list[tuple[ast.Subscript, str]] = []
     deleted: list[ast.Assign] = []
     for func in functions(src.tree):
-        grid = Grid(src, func)
-        if not grid.tiles:
+        grid, flat = Grid(src, func), Grid(src, func, min_rank=2)
+        if not (flat.tiles or flat.grids):
             continue
         rewritten: set[int] = set()
+        transposed: set[str] = set()  # the two-dim tiles of the transposed subscripts rewritten
         for node in ast.walk(func):
-            if isinstance(node, ast.Subscript) and grid.uses(node.slice) and grid._arange(node) is None:
-                new = _pattern(src, grid, node)
-                if new is not None:
-                    subscripts.append((node, new))
-                    rewritten.update(id(n) for n in ast.walk(node.slice))
-        left = {
-            n.id
-            for n in ast.walk(func)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in rewritten
+            if not isinstance(node, ast.Subscript) or flat._arange(node) is not None:
+                continue
+            new = _pattern(src, grid, node) if grid.uses(node.slice) else None
+            if new is None and flat.uses(node.slice) and _transposed(flat, node):
+                new = _pattern(src, flat, node)
+                transposed |= (
+                    {n.id for n in ast.walk(node.slice) if isinstance(n, ast.Name)} if new else set()
+                )
+            if new is not None:
+                subscripts.append((node, new))
+                rewritten.update(id(n) for n in ast.walk(node.slice))
+        definitions = {
+            **grid.definitions,
+            **{n: flat.definitions[n] for n in transposed & set(flat.definitions)},
         }
-        deleted += [d for name, d in grid.definitions.items() if name not in left and src.delete_lines(d)]
+        # a statement defining several tiles (i0, i1 = nl.mgrid[...]) goes once none of them is used; a use in a
+        # definition that goes (index = 3 * g.y + g.z) is none
+        statements = {id(d): d for ds in definitions.values() for d in ds}
+        unused: set[int] = set()
+        while True:
+            inside = {id(n) for key in unused for n in ast.walk(statements[key])}
+            left = {
+                n.id
+                for n in ast.walk(func)
+                if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Load)
+                and id(n) not in rewritten
+                and id(n) not in inside
+            }
+            now = {id(d) for name, ds in definitions.items() if name not in left for d in ds}
+            now -= {id(d) for name, ds in definitions.items() if name in left for d in ds}
+            if now == unused:
+                break
+            unused = now
+        deleted += [d for key, d in statements.items() if key in unused and src.delete_lines(d)]
     return subscripts, deleted
+
+
+def _transposed(grid: Grid, node: ast.Subscript) -> bool:
+    """A subscript by two-dim tiles whose first tiled index follows the free axis and the second the partition
+    axis (``out[b, k + if_out, ip_out]``, nki-samples' SD attention): no slice gives it, an access pattern does (the
+    others are ``index_tiles``' slices)."""
+    key = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    found: dict[str, GridTile] = {}
+    forms = [grid.linear(e, found) for e in key]
+    return (
+        {t.rank for t in found.values()} == {2}
+        and all(f is not None for f in forms)
+        and [sorted(f.coefficients) for f in forms if f is not None and f.coefficients] == [[1], [0]]
+    )
 
 
 def run(src: Source) -> PassResult:

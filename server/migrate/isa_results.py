@@ -19,6 +19,8 @@ Other value-returning calls (other instructions, operands that are expressions) 
 from __future__ import annotations
 
 import ast
+import collections
+import itertools
 from collections.abc import Callable
 
 from nki_studio.migrate import block_dims
@@ -40,6 +42,8 @@ _SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     "scalar_tensor_tensor": (("data", "op0", "operand0", "op1", "operand1", "reverse0", "reverse1"), "data"),
     "tensor_tensor_scan": (("data0", "data1", "initial", "op0", "op1", "reverse0", "reverse1"), "data0"),
     "tensor_partition_reduce": (("op", "data"), "data"),
+    "bn_stats": (("data",), "data"),
+    "bn_aggr": (("data",), "data"),
     "dma_transpose": (("src", "axes", "priority", "dge_mode", "oob_mode"), "src"),
     "memset": (("shape", "value", "dtype"), "shape"),
     "iota": ((), "shape"),  # in the 0.7 operands and the shape= affine_values gave it
@@ -79,29 +83,46 @@ def rewritten_calls(src: Source) -> set[int]:
     }
 
 
-def _allocated_dtypes(src: Source) -> dict[int, str]:
-    """For each ``t[...] = ...`` statement (by ``id``) whose ``t`` its function always allocates with the same
-    ``dtype=``: that dtype's text."""
-    out: dict[int, str] = {}
+def _allocated_dtypes(src: Source) -> dict[int, set[str]]:
+    """For each ``t[...] = ...`` statement (by ``id``): the texts naming ``t``'s dtype there: the ``dtype=`` its
+    function always allocates ``t`` with (or that of the allocation reaching the statement), and the names the
+    function binds once to that text or to ``t.dtype`` (``mixed_dtype = dy_o_sum.dtype``, nki-samples'
+    compute_rowsum)."""
+    out: dict[int, set[str]] = {}
     for func in functions(src.tree):  # outer functions first: an inner one's own names win
         seen: dict[str, set[str]] = {}
+        stores = collections.Counter(
+            n.id for n in ast.walk(func) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+        )
+        once: dict[str, str] = {}
         for node in ast.walk(func):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 dtype = next((k.value for k in node.value.keywords if k.arg == "dtype"), None)
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         seen.setdefault(target.id, set()).add(src.text_of(dtype) if dtype is not None else "")
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and stores[node.targets[0].id] == 1
+            ):
+                once[node.targets[0].id] = src.text_of(node.value)
         parents = {id(c): n for n in ast.walk(func) for c in ast.iter_child_nodes(n)}
         for node in ast.walk(func):
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript):
-                base = node.targets[0].value
-                texts = seen.get(base.id, set()) if isinstance(base, ast.Name) else set()
-                if len(texts) == 1 and "" not in texts:
-                    out[id(node)] = next(iter(texts))
-                elif (
-                    isinstance(base, ast.Name) and (reaching := _reaching(node, base.id, parents)) is not None
-                ):
-                    out[id(node)] = src.text_of(reaching)
+            if not (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Subscript)):
+                continue
+            base = node.targets[0].value
+            if not isinstance(base, ast.Name):
+                continue
+            allocated = seen.get(base.id, set())
+            if len(allocated) == 1 and "" not in allocated:
+                out[id(node)] = {f"{base.id}.dtype", *allocated}
+            elif (reaching := _reaching(node, base.id, parents)) is not None:
+                out[id(node)] = {f"{base.id}.dtype", src.text_of(reaching)}
+            else:  # an enclosing function's allocation (a closure) stays what this one found
+                out.setdefault(id(node), {f"{base.id}.dtype"})
+            out[id(node)] |= {name for name, value in once.items() if value in out[id(node)]}
     return out
 
 
@@ -152,7 +173,7 @@ def _assigns(node: ast.AST, name: str) -> bool:
 
 
 def _rewrite(
-    src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dict[int, str], folded: set[int]
+    src: Source, node: ast.Assign | ast.AnnAssign, nl: str, dtypes: dict[int, set[str]], folded: set[int]
 ) -> str | None:
     """The allocation and ``dst=`` call replacing ``node``, or None when it is not such a statement (``folded``: the
     ``nl.par_dim`` markers the block-dim pass rewrites before this one runs)."""
@@ -164,10 +185,62 @@ def _rewrite(
     ):
         return None
     call, target = node.value, src.text_of(targets[0])
-    module, _, leaf = (src.canonical(call.func) or "").rpartition(".")
-    if module != ISA or leaf not in _SIGNATURES or src.delete_lines(node) is None:
+    parsed = _parsed(src, call)
+    if parsed is None or src.delete_lines(node) is None:
         return None
-    params, shaped = _SIGNATURES[leaf]
+    leaf, args, dtype = parsed
+    if isinstance(targets[0], ast.Subscript):
+        # ``t[...] = nisa.op(...)`` wrote into (and cast to) the existing tile: it is the destination itself; a
+        # ``dtype=`` is then only the same cast when it is the tile's own, as allocated or ``t.dtype`` (else the
+        # result was rounded twice)
+        same = dtype is None or src.text_of(dtype) in dtypes.get(id(node), set())
+        if not same:
+            return None
+        if leaf == "nc_transpose" and "engine" not in args:
+            return _through_psum(src, call, (leaf, args, dtype), target, nl)
+        # the written tile gives the shape: a shape= operand (memset's) goes
+        kept = {k: v for k, v in args.items() if not (k == "shape" and _SIGNATURES[leaf][1] == "shape")}
+        keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in kept.items())
+        return f"{src.text_of(call.func)}(dst={target}, {keywords})"
+    declared = target if isinstance(node, ast.Assign) else f"{target}: {src.text_of(node.annotation)}"
+    return _allocated(src, call, (leaf, args, dtype), target, declared, nl, folded)
+
+
+def _through_psum(src: Source, call: ast.Call, parsed: _Parsed, target: str, nl: str) -> str | None:
+    """``t[...] = nisa.nc_transpose(x)``: the transpose into its own result (PSUM), then copied into ``t``. The
+    legacy engine left unknown put a tile over 32x32 on the Tensor engine, into PSUM, and the assignment copied it
+    [v2.26.1 nki.isa.nc_transpose]; 0.7 would pick the engine from the destination, and an SBUF ``t`` means the
+    Vector engine, limited to 32x32 (isa.md §1.3). A transpose moves values exactly either way."""
+    isa = src.alias_of(ISA, "")
+    name = fresh_name(src, parsed[0])
+    made = _allocated(src, call, parsed, name, name, nl, set())
+    return f"{made}; {isa}.tensor_copy(dst={target}, src={name})" if made is not None and isa else None
+
+
+def fresh_name(src: Source, leaf: str) -> str:
+    """``<instruction>_value`` (numbered when taken): a name for a result the rewrite makes, used by nothing in the
+    file."""
+    taken = {n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)}
+    taken |= {a.arg for a in ast.walk(src.tree) if isinstance(a, ast.arg)}
+    return next(n for n in (f"{leaf}_value{i or ''}" for i in itertools.count()) if n not in taken)
+
+
+def allocated(src: Source, call: ast.Call, name: str, nl: str) -> str | None:
+    """``name = <allocation>; nisa.op(dst=name, ...)`` making the value of ``call`` (a value-returning ISA call),
+    or None when its result cannot be allocated from its operands."""
+    parsed = _parsed(src, call)
+    return None if parsed is None else _allocated(src, call, parsed, name, name, nl, set())
+
+
+_Parsed = tuple[str, dict[str, ast.expr], ast.expr | None]  # instruction, 0.7 operands by name, legacy dtype=
+
+
+def _parsed(src: Source, call: ast.Call) -> _Parsed | None:
+    """A value-returning call of an instruction this pass knows, its operands named as in 0.7."""
+    module, _, leaf = (src.canonical(call.func) or "").rpartition(".")
+    if module != ISA or leaf not in _SIGNATURES:
+        return None
+    params, _ = _SIGNATURES[leaf]
     if len(call.args) > len(params) or any(k.arg in (None, "dst") for k in call.keywords):
         return None
     if leaf in ("affine_select", "iota") and (
@@ -176,17 +249,18 @@ def _rewrite(
         return None  # the legacy index-tile form: affine_values did not rewrite it
     # a mask= left here is the mask pass's to rewrite or list
     args = {**dict(zip(params, call.args, strict=False)), **{str(k.arg): k.value for k in call.keywords}}
-    dtype = args.pop("dtype", None)
+    return leaf, args, args.pop("dtype", None)
+
+
+def _allocated(
+    src: Source, call: ast.Call, parsed: _Parsed, target: str, declared: str, nl: str, folded: set[int]
+) -> str | None:
+    """The allocation of ``target`` (``declared``: with its annotation) and the ``dst=`` call, or None."""
+    leaf, args, dtype = parsed
+    shaped = _SIGNATURES[leaf][1]
+    args = dict(args)
     shape_of_result = args.pop("shape", None) if shaped == "shape" else None
     keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in args.items())
-    if isinstance(targets[0], ast.Subscript):
-        # ``t[...] = nisa.op(...)`` wrote into (and cast to) the existing tile: it is the destination itself; a
-        # ``dtype=`` is then only the same cast when it is the tile's own, as allocated or ``t.dtype`` (else the
-        # result was rounded twice)
-        base = targets[0].value
-        own = {dtypes.get(id(node)), f"{base.id}.dtype" if isinstance(base, ast.Name) else None} - {None}
-        same = dtype is None or src.text_of(dtype) in own
-        return f"{src.text_of(call.func)}(dst={target}, {keywords})" if same else None
     if shaped == "shape":
         shape = _shape_operand(src, shape_of_result, folded)
         if shape is None or dtype is None:
@@ -203,7 +277,6 @@ def _rewrite(
             return None
         texts.append(shape)
     allocation = _allocation(leaf, texts, src.text_of(dtype) if dtype is not None else None, nl)
-    declared = target if isinstance(node, ast.Assign) else f"{target}: {src.text_of(node.annotation)}"
     return f"{declared} = {allocation}; {src.text_of(call.func)}(dst={target}, {keywords})"
 
 
@@ -266,11 +339,19 @@ def _transposed_shape(src: str, args: dict[str, ast.expr]) -> str | None:
     return f"({', '.join(f'{src}.shape[{d}]' for d in order)})"
 
 
+def _statistics_shape(count: int) -> Callable[[str, dict[str, ast.expr]], str]:
+    """``bn_stats`` / ``bn_aggr``: ``count`` values per partition (6 statistics, or mean and variance; isa.md
+    §3.12-3.13, v2.26.1 nki.isa.bn_stats / bn_aggr)."""
+    return lambda data, _: f"({data}.shape[0], {count})"
+
+
 # instruction -> the result's shape expression from its shape operand's text and the call's arguments
 _SHAPED: dict[str, Callable[[str, dict[str, ast.expr]], str | None]] = {
     "tensor_reduce": _reduced_shape,
     "tensor_partition_reduce": _partition_reduced_shape,
     "dma_transpose": _transposed_shape,
+    "bn_stats": _statistics_shape(6),
+    "bn_aggr": _statistics_shape(2),
 }
 
 

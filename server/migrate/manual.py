@@ -7,9 +7,11 @@ import ast
 from nki_studio.migrate import (
     affine_values,
     allocation,
+    isa_operands,
     isa_results,
     loop_directives,
     matmul_accumulate,
+    reductions,
     scalar_masks,
     spmd_grids,
 )
@@ -51,10 +53,11 @@ _DIRECT_ALLOCATION = (
 
 def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
-    out = PassResult(manual=scalar_masks.listed(src))
+    out = PassResult(manual=[*scalar_masks.listed(src), *reductions.listed(src)])
     used_values = (
         _used_values(src.tree)
         - isa_results.rewritten_calls(src)
+        - isa_operands.rewritten_calls(src)
         - matmul_accumulate.rewritten_calls(src)
         - affine_values.rewritten_calls(src)
     )

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from nki_studio.core.findings import TextEdit
 
+ROUNDS = 4  # how often the rewrite runs each pass at most (nested constructs come out one level a round)
+
 
 @dataclass(frozen=True)
 class Change:

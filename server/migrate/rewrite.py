@@ -24,22 +24,25 @@ from nki_studio.migrate import (
     imports,
     index_patterns,
     index_tiles,
+    isa_operands,
     isa_results,
     iterators,
+    limits,
     loop_directives,
     manual,
     matmul_accumulate,
+    operand_values,
     operators,
     psum_results,
     scalar_masks,
     spmd_grids,
 )
-from nki_studio.migrate.result import Change, ManualStep, PassResult
+from nki_studio.migrate.result import ROUNDS, Change, ManualStep, PassResult
 from nki_studio.migrate.source import Source
 from nki_studio.model.api_version import imports_current, legacy_evidence
+from nki_studio.model.targets import Generation
 
 TARGET = "0.7"
-_ROUNDS = 4
 
 Pass = Callable[[Source], PassResult]
 _LEGACY_PASSES: tuple[Pass, ...] = (
@@ -47,11 +50,14 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     operators.run,
     entry_points.run,
     iterators.run,
+    limits.run,
+    operand_values.run,
     block_dims.run,
     affine_values.run,  # before index_tiles: its predicate's index tiles are then used no more
     index_tiles.run,
     index_patterns.run,  # after index_tiles, which lists its definitions unless this pass deletes them
     isa_results.run,
+    isa_operands.run,  # after isa_results: the values used inside expressions
     scalar_masks.run,
     allocation.run,
     psum_results.run,  # after isa_results and matmul_accumulate: the nl.* products left
@@ -87,10 +93,13 @@ class Migration:
         return self.text != self.original
 
 
-def migrate_source(text: str, to: str = TARGET, helpers: Sequence[str] = ()) -> Migration:
+def migrate_source(
+    text: str, to: str = TARGET, helpers: Sequence[str] = (), platform: Generation | None = None
+) -> Migration:
     """Migrate ``text`` (a module) to NKI ``to`` (only 0.7); ``helpers``: the texts of the other modules of its
-    package (the functions its masks and indices may come from). Raises ``NotMigratable`` for an unparsable file
-    or one that imports both the legacy and the current API (half migrated)."""
+    package (the functions its masks and indices may come from); ``platform``: the generation it is simulated for
+    (a ``platform_target=`` naming it is dropped). Raises ``NotMigratable`` for an unparsable file or one that
+    imports both the legacy and the current API (half migrated)."""
     if to != TARGET:
         raise ValueError(f"migrate targets NKI {TARGET} only (asked: {to})")
     try:
@@ -109,9 +118,12 @@ def migrate_source(text: str, to: str = TARGET, helpers: Sequence[str] = ()) -> 
     changes: list[Change] = []
     # helper calls inlined first (they keep the lines): the mask and index passes then see what they compute
     inline: Pass = partial(helper_calls.run, helpers=helpers)
-    passes: tuple[Pass, ...] = (inline, *_LEGACY_PASSES) if legacy else _CURRENT_PASSES
+    passes: tuple[Pass, ...] = tuple(
+        partial(entry_points.run, platform=platform) if p is entry_points.run else p
+        for p in ((inline, *_LEGACY_PASSES) if legacy else _CURRENT_PASSES)
+    )
     for run in passes:
-        for round_ in range(_ROUNDS):
+        for round_ in range(ROUNDS):
             result = run(Source(text))
             if round_ == 0:
                 steps.extend(result.manual)

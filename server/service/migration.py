@@ -23,7 +23,7 @@ from nki_studio.migrate.spmd_grids import launch_grids
 from nki_studio.model.targets import LEGACY
 from nki_studio.protocol.migration import KernelProof, MigrationResult, MigrationStatus
 from nki_studio.service import simulation
-from nki_studio.service.settings import Settings
+from nki_studio.service.settings import Settings, file_target
 from nki_studio.sim.packages import package_module
 
 SEEDS = 3  # input sets per kernel when the spec generates them (a spec's inputs= function gives one)
@@ -46,7 +46,9 @@ def migrate(
     original = source if source is not None else Path(path).read_text(encoding="utf-8")
     override = simulation.overrides(inputs)
     try:
-        migration = migrate_source(original, to, package_sources(path))
+        migration = migrate_source(
+            original, to, package_sources(path), platform=file_target(path, settings).generation
+        )
     except NotMigratable as exc:
         return _result(path, "not_migratable", str(exc), None, [])
     if not migration.changed:

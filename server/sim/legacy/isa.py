@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from nki_studio.model.legacy_values import LEGACY_OPERAND_VALUES
 from nki_studio.sim import context, dtypes, untaken
 from nki_studio.sim import isa as _current
 from nki_studio.sim.access import read, write
@@ -78,6 +79,17 @@ def _dma_transpose(a: dict[str, Any], dtype: Any) -> Result:
     return tuple(x.shape[d] for d in axes), x.dtype, _SBUF
 
 
+def _statistics(count: int) -> Callable[[dict[str, Any], Any], Result]:
+    """``bn_stats`` (6 values per partition) and ``bn_aggr`` (mean and variance): without ``dtype=`` the FP32
+    results are cast back to the data's dtype [v2.26.1 nki.isa.bn_stats, nki.isa.bn_aggr]."""
+
+    def rule(a: dict[str, Any], dtype: Any) -> Result:
+        x = a["data"]
+        return (x.shape[0], count), dtype or x.dtype, _SBUF
+
+    return rule
+
+
 _RESULTS: dict[str, Callable[[dict[str, Any], Any], Result]] = {
     "nc_matmul": _matmul,
     "nc_transpose": _transpose,
@@ -94,6 +106,8 @@ _RESULTS: dict[str, Callable[[dict[str, Any], Any], Result]] = {
     "tensor_reduce": _reduce,
     "tensor_partition_reduce": _partition_reduce,
     "dma_transpose": _dma_transpose,
+    "bn_stats": _statistics(6),
+    "bn_aggr": _statistics(2),
 }
 
 
@@ -112,6 +126,12 @@ def in_sbuf(t: object) -> Any:
 _SBUF_OPERANDS = {"nc_matmul": ("stationary", "moving")}
 
 
+def _current_value(name: str, operand: str, value: object) -> object:
+    """A legacy string operand value as the current one (``perf_mode="double_row_gen3"``: ``"double_row"``)."""
+    renamed = LEGACY_OPERAND_VALUES.get((name, operand), {}).get(value) if isinstance(value, str) else None
+    return renamed[1] if renamed is not None else value
+
+
 def _result(shape: object, dtype: object, buffer: MemoryRegion) -> NkiTensor:
     """A new result tile of a value-returning call (``t[...] = call(...)`` writes into ``t``: ``assignment``)."""
     return fresh(allocate(shape, dtype, buffer))
@@ -124,6 +144,7 @@ def _value_returning(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     result = _RESULTS[name]
 
     def call(*args: Any, dtype: Any = None, **kwargs: Any) -> Any:
+        kwargs = {k: _current_value(name, k, v) for k, v in kwargs.items()}
         if "dst" in kwargs:
             return fn(*args, **kwargs)
         try:

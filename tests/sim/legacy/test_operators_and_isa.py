@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+import ml_dtypes
 import numpy as np
 import pytest
 from nki_studio.sim import simulate
@@ -51,6 +52,50 @@ def test_value_returning_activation_reduce_and_affine_select(legacy):
     np.testing.assert_allclose(e, np.exp(x), rtol=1e-5)
     np.testing.assert_allclose(s[:, 0], np.exp(x).sum(axis=1), rtol=1e-5)
     np.testing.assert_array_equal(m, np.where(np.tril(np.ones((32, 32), bool)), x, np.float32(-1e4)))
+
+
+def test_value_returning_bn_stats_and_bn_aggr(legacy):
+    # mean and variance of each row from two bn_stats of 64 columns (one with dtype=) aggregated by bn_aggr
+    source = """
+    @nki.jit
+    def moments(x):
+        out = nl.ndarray((x.shape[0], 2), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        stats = nl.ndarray((x.shape[0], 12), dtype=nl.float32, buffer=nl.sbuf)
+        stats[:, 0:6] = nisa.bn_stats(t[:, 0:64], dtype=nl.float32)
+        stats[:, 6:12] = nisa.bn_stats(t[:, 64:128])
+        nl.store(out, value=nisa.bn_aggr(stats))
+        return out
+    """
+    x = np.random.default_rng(7).random((32, 128), np.float32)
+    got = legacy(source, x).outputs[0]
+    np.testing.assert_allclose(got[:, 0], x.mean(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(got[:, 1], x.var(axis=1), rtol=1e-4)
+
+
+def test_legacy_double_row_perf_mode_string(legacy):
+    # perf_mode="double_row_gen3" (a 2.x test's string) runs as matmul_perf_mode.double_row: both contract K and
+    # the size-2 first free dim
+    source = """
+    @nki.jit
+    def double_row(s, m):
+        out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        again = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        x = nl.load(s)
+        y = nl.load(m)
+        nl.store(out, value=nisa.nc_matmul(x, y, perf_mode="double_row_gen3"))
+        acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=acc, stationary=x, moving=y, perf_mode=nisa.matmul_perf_mode.double_row)
+        nl.store(again, value=nl.copy(acc))
+        return out, again
+    """
+    rng = np.random.default_rng(11)
+    s = rng.integers(-2, 3, (128, 2, 128)).astype(ml_dtypes.float8_e4m3)
+    m = rng.integers(-2, 3, (128, 2, 512)).astype(ml_dtypes.float8_e4m3)
+    out, again = legacy(source, s, m).outputs
+    expected = np.einsum("kim,kin->mn", s.astype(np.float32), m.astype(np.float32))
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(again, expected)
 
 
 def test_iota_and_static_cast(legacy):
