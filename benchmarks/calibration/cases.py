@@ -86,6 +86,12 @@ def _selective_scan(
     return out
 
 
+def _vector_add(s: dict[str, int], rng: np.random.Generator) -> Case:
+    # the assignment's run_benchmark.py inputs: np.random.rand(n) in FP32
+    a, b = rng.random(s["n"], dtype=F32), rng.random(s["n"], dtype=F32)
+    return Case((a, b), (a, b), np.add, 1e-6)
+
+
 def _fused_mamba(s: dict[str, int], rng: np.random.Generator) -> Case:
     # the tutorial's layouts: delta, u [batch, channels, seq_len]; A [channels, states]; B, C [batch, states,
     # seq_len]; small positive delta and negative A keep the scan bounded, as in a trained Mamba layer
@@ -106,5 +112,6 @@ BUILDERS: dict[str, Callable[[dict[str, int], np.random.Generator], Case]] = {
     "matmul_with_transpose": _transpose_on_device,
     "te_tiles_v0": _repeated_matmul(512),  # its peak-tile section: 512 matmuls
     "te_tiles_v1": _repeated_matmul(2048),
+    "vector_add": _vector_add,  # the CS149 vector adds at each measured tile size
     "fused_mamba": _fused_mamba,  # the fused Mamba tutorial's mamba_v1-v3 at each measured shape
 }
