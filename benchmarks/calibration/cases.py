@@ -77,11 +77,12 @@ def _selective_scan(
     batch, _, seq_len = delta.shape
     out = np.empty_like(delta)
     for i in range(batch):
-        decay = np.exp(delta[i][:, None, :] * a[:, :, None])  # [channels, states, seq_len]
-        drive = (delta[i] * u[i])[:, None, :] * b[i][None]
-        h = np.zeros(a.shape, dtype=F32)
+        h = np.zeros(a.shape, dtype=F32)  # [channels, states]; one step at a time keeps the memory small
         for t in range(seq_len):
-            h = decay[:, :, t] * h + drive[:, :, t]
+            h = (
+                np.exp(delta[i, :, t, None] * a) * h
+                + (delta[i, :, t] * u[i, :, t])[:, None] * b[i, None, :, t]
+            )
             out[i, :, t] = h @ c[i][:, t]
     return out
 

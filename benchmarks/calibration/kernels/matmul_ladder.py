@@ -14,7 +14,7 @@ Every version copies each [128, 512] PSUM result to SBUF and stores it.
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from tensor_engine import matmul_sum, store
+from tensor_engine import matmul_sum, store, tiled_matmul
 
 TILE_K = 128
 TILE_M = 128
@@ -25,21 +25,12 @@ BN = 2  # N tiles per block
 
 @nki.jit
 def matmul_v0(lhsT, rhs):
-    k, m = lhsT.shape
-    _, n = rhs.shape
-    out = nl.ndarray((m, n), dtype=lhsT.dtype, buffer=nl.shared_hbm)
-    for mi in range(m // TILE_M):
-        for ni in range(n // TILE_N):
-            acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-            for ki in range(k // TILE_K):
-                a = nl.ndarray((TILE_K, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
-                b = nl.ndarray((TILE_K, TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
-                kk = slice(ki * TILE_K, (ki + 1) * TILE_K)
-                nisa.dma_copy(dst=a, src=lhsT[kk, mi * TILE_M : (mi + 1) * TILE_M])
-                nisa.dma_copy(dst=b, src=rhs[kk, ni * TILE_N : (ni + 1) * TILE_N])
-                nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=ki > 0)
-            store(out, acc, mi * TILE_M, ni * TILE_N)
-    return out
+    def load(mi, ki):
+        a = nl.ndarray((TILE_K, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=a, src=lhsT[ki * TILE_K : (ki + 1) * TILE_K, mi * TILE_M : (mi + 1) * TILE_M])
+        return a
+
+    return tiled_matmul(load, rhs, lhsT.shape[1], lhsT.dtype, TILE_K, TILE_M, TILE_N)
 
 
 @nki.jit

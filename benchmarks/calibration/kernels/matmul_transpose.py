@@ -10,7 +10,7 @@ suite runs for it.
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from tensor_engine import store
+from tensor_engine import tiled_matmul
 
 TILE_K = 128
 TILE_M = 128
@@ -19,25 +19,13 @@ TILE_N = 512
 
 @nki.jit
 def matmul_with_transpose(a, rhs):
-    m, k = a.shape
-    _, n = rhs.shape
-    out = nl.ndarray((m, n), dtype=a.dtype, buffer=nl.shared_hbm)
-    for mi in range(m // TILE_M):
-        for ni in range(n // TILE_N):
-            acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-            for ki in range(k // TILE_K):
-                a_tile = nl.ndarray((TILE_M, TILE_K), dtype=a.dtype, buffer=nl.sbuf)
-                nisa.dma_copy(
-                    dst=a_tile, src=a[mi * TILE_M : (mi + 1) * TILE_M, ki * TILE_K : (ki + 1) * TILE_K]
-                )
-                a_t = nl.ndarray((TILE_K, TILE_M), dtype=a.dtype, buffer=nl.psum)
-                nisa.nc_transpose(dst=a_t, data=a_tile, engine=nisa.engine.tensor)
-                lhs_t = nl.ndarray((TILE_K, TILE_M), dtype=a.dtype, buffer=nl.sbuf)
-                nisa.tensor_copy(dst=lhs_t, src=a_t)
-                b = nl.ndarray((TILE_K, TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
-                nisa.dma_copy(
-                    dst=b, src=rhs[ki * TILE_K : (ki + 1) * TILE_K, ni * TILE_N : (ni + 1) * TILE_N]
-                )
-                nisa.nc_matmul(dst=acc, stationary=lhs_t, moving=b, accumulate=ki > 0)
-            store(out, acc, mi * TILE_M, ni * TILE_N)
-    return out
+    def load_transposed(mi, ki):
+        a_tile = nl.ndarray((TILE_M, TILE_K), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=a_tile, src=a[mi * TILE_M : (mi + 1) * TILE_M, ki * TILE_K : (ki + 1) * TILE_K])
+        a_t = nl.ndarray((TILE_K, TILE_M), dtype=a.dtype, buffer=nl.psum)
+        nisa.nc_transpose(dst=a_t, data=a_tile, engine=nisa.engine.tensor)
+        lhs_t = nl.ndarray((TILE_K, TILE_M), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=lhs_t, src=a_t)
+        return lhs_t
+
+    return tiled_matmul(load_transposed, rhs, a.shape[0], a.dtype, TILE_K, TILE_M, TILE_N)
