@@ -95,7 +95,7 @@ def _vector_add(s: dict[str, int], rng: np.random.Generator) -> Case:
 
 def _fused_mamba(s: dict[str, int], rng: np.random.Generator) -> Case:
     # the tutorial's layouts: delta, u [batch, channels, seq_len]; A [channels, states]; B, C [batch, states,
-    # seq_len]; small positive delta and negative A keep the scan bounded, as in a trained Mamba layer
+    # seq_len]; small positive delta and negative A keep the scan bounded (the values do not change the estimate)
     b, d, n, length = s["batch"], s["channels"], s["state_size"], s["seq_len"]
     delta = rng.uniform(0.0, 0.1, (b, d, length)).astype(F32)
     u, bm, cm = _normal(rng, b, d, length), _normal(rng, b, n, length), _normal(rng, b, n, length)

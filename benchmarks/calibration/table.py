@@ -74,9 +74,8 @@ class Kernel:
     shape: dict[str, int]
     quick: dict[str, int]
     scale_dim: str
-    inputs: (
-        str  # the cases.py builder of its inputs and NumPy reference (unused with a fetched ``reference``)
-    )
+    # the cases.py builder of its inputs and NumPy reference (unused with a fetched ``reference``)
+    inputs: str
 
     @property
     def path(self) -> Path | None:
