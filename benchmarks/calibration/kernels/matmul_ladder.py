@@ -14,7 +14,7 @@ Every version copies each [128, 512] PSUM result to SBUF and stores it.
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from tensor_engine import matmul_sum
+from tensor_engine import matmul_sum, store, tiled_matmul
 
 TILE_K = 128
 TILE_M = 128
@@ -23,30 +23,14 @@ BM = 8  # M tiles per block
 BN = 2  # N tiles per block
 
 
-def _store(out, acc, m0, n0):
-    """PSUM -> SBUF copy (rounding to the output dtype) and the store of one [128, 512] result tile."""
-    res = nl.ndarray((TILE_M, TILE_N), dtype=out.dtype, buffer=nl.sbuf)
-    nisa.tensor_copy(dst=res, src=acc)
-    nisa.dma_copy(dst=out[m0 : m0 + TILE_M, n0 : n0 + TILE_N], src=res)
-
-
 @nki.jit
 def matmul_v0(lhsT, rhs):
-    k, m = lhsT.shape
-    _, n = rhs.shape
-    out = nl.ndarray((m, n), dtype=lhsT.dtype, buffer=nl.shared_hbm)
-    for mi in range(m // TILE_M):
-        for ni in range(n // TILE_N):
-            acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-            for ki in range(k // TILE_K):
-                a = nl.ndarray((TILE_K, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
-                b = nl.ndarray((TILE_K, TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
-                kk = slice(ki * TILE_K, (ki + 1) * TILE_K)
-                nisa.dma_copy(dst=a, src=lhsT[kk, mi * TILE_M : (mi + 1) * TILE_M])
-                nisa.dma_copy(dst=b, src=rhs[kk, ni * TILE_N : (ni + 1) * TILE_N])
-                nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=ki > 0)
-            _store(out, acc, mi * TILE_M, ni * TILE_N)
-    return out
+    def load(mi, ki):
+        a = nl.ndarray((TILE_K, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=a, src=lhsT[ki * TILE_K : (ki + 1) * TILE_K, mi * TILE_M : (mi + 1) * TILE_M])
+        return a
+
+    return tiled_matmul(load, rhs, lhsT.shape[1], lhsT.dtype, TILE_K, TILE_M, TILE_N)
 
 
 @nki.jit
@@ -78,7 +62,7 @@ def matmul_v1(lhsT, rhs):
             for bm in range(BM):
                 for bn in range(BN):
                     acc = matmul_sum(a[bm], b[bn])
-                    _store(out, acc, (mb * BM + bm) * TILE_M, (nb * BN + bn) * TILE_N)
+                    store(out, acc, (mb * BM + bm) * TILE_M, (nb * BN + bn) * TILE_N)
     return out
 
 
@@ -109,5 +93,5 @@ def matmul_v2(lhsT, rhs):
                         [t[:, bm * TILE_M : (bm + 1) * TILE_M] for t in a],
                         [t[:, bn * TILE_N : (bn + 1) * TILE_N] for t in b],
                     )
-                    _store(out, acc, mb * block_m + bm * TILE_M, nb * block_n + bn * TILE_N)
+                    store(out, acc, mb * block_m + bm * TILE_M, nb * block_n + bn * TILE_N)
     return out

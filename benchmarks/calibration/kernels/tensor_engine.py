@@ -1,33 +1,16 @@
-"""Tensor-engine steps the calibration kernels share: K-accumulated matmuls into one PSUM tile, and on-chip
-transposes as the legacy NKIBench kernels spell them: a matmul of the tile against an identity
-(``is_moving_onezero``), copied PSUM -> SBUF on the Scalar engine (``activation(copy)``: the measured engine
-times of the matmul kernels show the compiler puts the legacy ``nl.copy`` there, Vector ~0; inferred).
-"""
+"""Tensor-engine steps the calibration kernels share: K-accumulated matmuls into one PSUM tile, a result tile's
+copy out of PSUM and its store, and the plain tiled matmul whose operand tiles are loaded in its innermost loop."""
 
 import nki.isa as nisa
 import nki.language as nl
-import numpy as np
-
-P = 128
 
 
-def load_identity():
-    """The [128, 128] FP32 identity in SBUF, loaded once from a shared constant."""
-    hbm = nl.shared_constant(np.identity(P, dtype=np.float32))
-    ident = nl.ndarray((P, P), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=ident, src=hbm)
-    return ident
-
-
-def transpose(view, ident, dst=None):
-    """The [128, f] FP32 SBUF ``view`` transposed into ``dst`` ([f, 128] SBUF; a new tile when not given)."""
-    p, f = view.shape
-    tp = nl.ndarray((f, p), dtype=nl.float32, buffer=nl.psum)
-    nisa.nc_matmul(dst=tp, stationary=view, moving=ident, is_moving_onezero=True)
-    if dst is None:
-        dst = nl.ndarray((f, p), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.activation(dst=dst, op=nl.copy, data=tp)
-    return dst
+def store(out, acc, m0, n0):
+    """PSUM -> SBUF copy of a result tile (rounding to the output dtype) and its store at ``out[m0:, n0:]``."""
+    m, n = acc.shape
+    res = nl.ndarray((m, n), dtype=out.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    nisa.dma_copy(dst=out[m0 : m0 + m, n0 : n0 + n], src=res)
 
 
 def matmul_sum(stationaries, movings):
@@ -37,3 +20,23 @@ def matmul_sum(stationaries, movings):
     for k, (stationary, moving) in enumerate(zip(stationaries, movings, strict=True)):
         nisa.nc_matmul(dst=acc, stationary=stationary, moving=moving, accumulate=k > 0)
     return acc
+
+
+def tiled_matmul(lhs_t_tile, rhs, m, dtype, tile_k=128, tile_m=128, tile_n=512):
+    """A new HBM ``out[m, N] = lhsT.T @ rhs`` computed one [tile_m, tile_n] PSUM tile at a time (loops m, n, k),
+    both operand tiles brought in the innermost loop: ``lhs_t_tile(mi, ki)`` gives the [tile_k, tile_m] SBUF
+    stationary tile, the [tile_k, tile_n] moving tile is loaded from ``rhs``."""
+    k, n = rhs.shape
+    out = nl.ndarray((m, n), dtype=dtype, buffer=nl.shared_hbm)
+    for mi in range(m // tile_m):
+        for ni in range(n // tile_n):
+            acc = nl.ndarray((tile_m, tile_n), dtype=nl.float32, buffer=nl.psum)
+            for ki in range(k // tile_k):
+                a = lhs_t_tile(mi, ki)
+                b = nl.ndarray((tile_k, tile_n), dtype=rhs.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(
+                    dst=b, src=rhs[ki * tile_k : (ki + 1) * tile_k, ni * tile_n : (ni + 1) * tile_n]
+                )
+                nisa.nc_matmul(dst=acc, stationary=a, moving=b, accumulate=ki > 0)
+            store(out, acc, mi * tile_m, ni * tile_n)
+    return out
