@@ -2,8 +2,11 @@
 
 Model (docs/cost-model.md, "Estimated timeline"):
 
-* Each (rank, logical core) runs its own program. Its instructions issue in trace order, in order on their
-  engine queue (Tensor, Vector, Scalar, GpSimd, Sync); DMA transfers run on the 16 DMA engines, a transfer
+* Each (rank, logical core) runs its own program. Its instructions are placed in trace order, each at the
+  first moment after its dependencies when its engine (Tensor, Vector, Scalar, GpSimd, Sync) is free for its
+  duration: it may fill a gap an earlier instruction of that engine left, as the compiler's scheduler moves
+  independent instructions ahead (docs/cost-model.md, "Engine queues"); a join is placed after its engine's
+  work. DMA transfers run on the 16 DMA engines, a transfer
   on the engines that own its on-chip partitions (8 partitions each), every engine one transfer at a time,
   after its issue on its queue (one per HBM tensor and direction, inferred; issues one after the other) and
   in order with its queue's earlier transfers on those engines; an engine takes whichever queue's transfer
@@ -206,20 +209,7 @@ class _DmaQueues:
             groups = self.meets[pair]
         if len(groups) == 1:  # the common case: the position in the one group only moves forward
             starts, ends = groups[0]
-            if ends and t < ends[-1]:
-                j = bisect.bisect_right(starts, t) - 1
-                count = len(starts)
-                while True:
-                    if j >= 0 and ends[j] > t:  # inside a busy interval
-                        t = ends[j]
-                    elif j + 1 < count and starts[j + 1] < t + ns:  # the gap is too short
-                        t = ends[j + 1]
-                    else:
-                        break
-                    if t >= ends[-1]:
-                        break
-                    while j + 1 < count and starts[j + 1] <= t:  # bisect_right(starts, t) - 1, from j on
-                        j += 1
+            t = first_fit(starts, ends, t, ns)
         else:
             moved = True
             while moved:
@@ -232,32 +222,55 @@ class _DmaQueues:
                         t, moved = ends[j], True
                     elif j + 1 < len(starts) and starts[j + 1] < t + ns:  # the gap is too short
                         t, moved = ends[j + 1], True
-        self._reserve(pair, t, ns)
+        reserve(*self.busy[pair], t, ns)
         self.queue_free[lane] = t + ns
         return t
 
-    def _reserve(self, pair: tuple[int, int], t: float, ns: float) -> None:
-        """Mark the group's engines busy over [t, t + ns) (a free gap); touching intervals merge."""
-        starts, ends = self.busy[pair]
-        end = t + ns
-        j = bisect.bisect_right(starts, t)  # intervals before: [0, j)
-        if j and ends[j - 1] == t:  # touches the previous one: extend it
-            ends[j - 1] = end
-            if j < len(starts) and starts[j] == end:  # and now the next one
-                ends[j - 1] = ends[j]
-                del starts[j], ends[j]
-        elif j < len(starts) and starts[j] == end:
-            starts[j] = t
+
+def first_fit(starts: list[float], ends: list[float], t: float, ns: float) -> float:
+    """The earliest time from ``t`` at which busy intervals ``starts``/``ends`` (sorted, disjoint) leave ``ns``
+    free: ``t`` itself, the end of the interval it falls in, or the end of one before a gap long enough."""
+    if not ends or t >= ends[-1]:
+        return t
+    j = bisect.bisect_right(starts, t) - 1
+    count = len(starts)
+    while True:
+        if j >= 0 and ends[j] > t:  # inside a busy interval
+            t = ends[j]
+        elif j + 1 < count and starts[j + 1] < t + ns:  # the gap is too short
+            t = ends[j + 1]
         else:
-            starts.insert(j, t)
-            ends.insert(j, end)
+            return t
+        if t >= ends[-1]:
+            return t
+        while j + 1 < count and starts[j + 1] <= t:  # bisect_right(starts, t) - 1, from j on
+            j += 1
+
+
+def reserve(starts: list[float], ends: list[float], t: float, ns: float) -> None:
+    """Mark ``[t, t + ns)`` (a free gap) busy in the sorted intervals ``starts``/``ends``; touching intervals
+    merge, so an engine kept busy is one interval."""
+    end = t + ns
+    j = bisect.bisect_right(starts, t)  # intervals before: [0, j)
+    if j and ends[j - 1] == t:  # touches the previous one: extend it
+        ends[j - 1] = end
+        if j < len(starts) and starts[j] == end:  # and now the next one
+            ends[j - 1] = ends[j]
+            del starts[j], ends[j]
+    elif j < len(starts) and starts[j] == end:
+        starts[j] = t
+    else:
+        starts.insert(j, t)
+        ends.insert(j, end)
 
 
 class _Core:
     """Scheduling state of one (rank, core) program."""
 
     def __init__(self, engines: int) -> None:
-        self.free = [0.0] * engines  # engine queue (by code) -> when it is free
+        # engine queue (by code) -> its busy intervals (starts, ends): an instruction takes the first gap after
+        # its dependencies, as the compiler's scheduler moves independent instructions ahead (module docstring)
+        self.busy: list[tuple[list[float], list[float]]] = [([], []) for _ in range(engines)]
         self.dma = _DmaQueues(K.DMA_ISSUE_COST.value)
         self.footprints: dict[int, _Footprints] = {}
         # PSUM bank -> (end, engine) of its last Vector/Scalar access
@@ -502,7 +515,7 @@ class _Scheduler:
         scheduler's time."""
         start, end, latency = self.start, self.end, self.latency
         core, length = self.cores[key], self.lengths[key]
-        free = core.free
+        busy = core.busy
         cur = self.cursors[key]
         base, chunk = cur.base, cur.n
         dma_start = core.dma.start
@@ -525,13 +538,22 @@ class _Scheduler:
                 d += 1
             kind = kind_[k]
             if not kind:  # the common case: its engine queue and the listed dependencies alone
-                e = engine_[k]
-                t = free[e]
-                if ready > t:
+                starts, ends = busy[engine_[k]]
+                ns = ns_[k]
+                if ends and ready < ends[-1]:  # a gap the engine left earlier, or after its last instruction
+                    t = first_fit(starts, ends, ready, ns)
+                    if ns:
+                        reserve(starts, ends, t, ns)
+                else:  # after everything on the engine: extend its last interval or start one
                     t = ready
+                    if ns and ends and ends[-1] == t:
+                        ends[-1] = t + ns
+                    elif ns:
+                        starts.append(t)
+                        ends.append(t + ns)
                 i = events_[k]
                 start[i] = t
-                end[i] = free[e] = t + ns_[k]
+                end[i] = t + ns
                 at += 1
                 progressed = True
                 continue
@@ -601,8 +623,11 @@ class _Scheduler:
         if kind & DMA:
             t = core.dma.start(cur.queue[k], cur.first[k], cur.last[k], ready, ns)
             return Placed(i, engine, t, ns + self.latency, True, accesses)
-        free = core.free[engine]
-        t = ready if ready > free else free
+        starts, ends = core.busy[engine]
+        if kind & JOIN:  # a join is not moved ahead of its engine's work: all members start it together
+            t = ready if not ends or ready > ends[-1] else ends[-1]
+            return Placed(i, engine, t, ns, False, accesses)
+        t = ready
         if kind & BANKS:  # wait until the other engine left the PSUM banks, then hold them
             banks = [
                 b for lo, hi in cur.banks[cur.bank_at[k] : cur.bank_at[k + 1]] for b in range(lo, hi + 1)
@@ -612,8 +637,12 @@ class _Scheduler:
                 holder = held.get(b)
                 if holder is not None and holder[1] != engine and holder[0] > t:
                     t = holder[0]
-            for b in banks:
-                held[b] = (t + ns, engine)
+            t = first_fit(starts, ends, t, ns)
+            for b in banks:  # the latest end: an earlier access of this engine may end later (a gap filled)
+                holder = held.get(b)
+                held[b] = (t + ns if holder is None or holder[0] < t + ns else holder[0], engine)
+        else:
+            t = first_fit(starts, ends, t, ns)
         return Placed(i, engine, t, ns, False, accesses)
 
     def _after_footprints(
@@ -657,8 +686,8 @@ class _Scheduler:
         """Event i runs from ``t`` for ``ns``: its start and end, its engine queue and its accesses recorded."""
         done = t + ns
         self.start[i], self.end[i] = t, done
-        if not dma:
-            core.free[engine] = done
+        if not dma and ns > 0:
+            reserve(*core.busy[engine], t, ns)
         prints = core.footprints
         for storage, rect, write, fp, version, hits, last in accesses:
             if last:  # nothing later on this core touches the allocation: forget it

@@ -12,11 +12,11 @@ steps before it runs (``trace_plan``):
   latest of these is the latest of all: the start the quadratic statement of the model gives
   (``tests/estimate/test_schedule_reference.py``).
 
-Two reductions shorten the scheduler's loop: a dependency on an earlier instruction of the waiter's own
-(non-DMA) engine queue is dropped, as the queue already orders them; of the dependencies on one other
-non-DMA engine queue only the latest is kept, as a queue's instructions end in issue order. DMA transfers
-run on several engines and queues, so a dependency on a transfer, or of one, is kept as listed. Each
-dependency is (earlier event, semaphore latency or 0: another engine's result).
+Every dependency is kept, those on the waiter's own engine included: an engine does not run its instructions
+in issue order (the scheduler moves an instruction ahead into a gap its engine left, as the compiler's
+scheduler reorders independent instructions), so neither the queue nor the last of another engine's
+instructions stands for the others. Each dependency is (earlier event, semaphore latency or 0: another
+engine's result), listed once.
 
 Every other allocation is left to the scheduler's footprint index. The timeline is the same either way.
 """
@@ -68,13 +68,12 @@ def tile_deps(
     write: B,
     rect: list[npt.NDArray[np.int64]],
     engine: npt.NDArray[np.int32],
-    dma: B,
     sem: float,
     n: int,
 ) -> TileDeps:
     """The dependencies above for the access rows given by ``key`` (core x allocation, dense: 0 <= key <
     a few times the rows), ``owner`` (event, non-decreasing), ``write`` and ``rect`` (b0, b1, p0, p1
-    columns); ``engine`` per event (code) and ``dma`` per engine code; ``n`` events."""
+    columns); ``engine`` per event (code); ``n`` events."""
     offsets = np.zeros(n + 1, np.int64)
     static = np.ones(key.size, bool)
     none = TileDeps(static, offsets, np.zeros(0, np.int64), np.zeros(0, np.float64))
@@ -99,27 +98,21 @@ def tile_deps(
         cut = int(np.searchsorted(k, k[at], "left"))  # the first row of the allocation at ``at``
         cuts.append(cut if cut > cuts[-1] else int(np.searchsorted(k, k[at], "right")))
     del k
-    found = [
-        _batch(order[a:b], key, owner, write, rect, static, engine, dma, n)
-        for a, b in itertools.pairwise(cuts)
-    ]
+    found = [_batch(order[a:b], key, owner, write, rect, static, n) for a, b in itertools.pairwise(cuts)]
     waiter = np.concatenate([w for w, _ in found])
     dep = np.concatenate([d for _, d in found])
     del found
     if not waiter.size:
         return none
 
-    # the reductions (module docstring): sorted by waiter, then the source's engine, then the source
-    de = engine[dep].astype(np.int64)
-    ne = int(max(engine.max(initial=0), 0)) + 1
-    by = np.argsort((waiter * ne + de) * np.int64(n) + dep)
-    waiter, dep, de = waiter[by], dep[by], de[by]
+    # sorted by waiter, then source; each pair once
+    by = np.argsort(waiter * np.int64(n) + dep)
+    waiter, dep = waiter[by], dep[by]
     del by
-    last = np.ones(waiter.size, bool)  # the last of its (waiter, source engine) run, or a distinct transfer
-    same_run = (waiter[1:] == waiter[:-1]) & (de[1:] == de[:-1])
-    last[:-1] = ~same_run | (dma[de[:-1]] & (dep[1:] != dep[:-1]))
-    waiter, dep, de = waiter[last], dep[last], de[last]
-    add = np.where(de != engine[waiter], sem, 0.0)
+    distinct = np.ones(waiter.size, bool)
+    distinct[1:] = (waiter[1:] != waiter[:-1]) | (dep[1:] != dep[:-1])
+    waiter, dep = waiter[distinct], dep[distinct]
+    add = np.where(engine[dep] != engine[waiter], sem, 0.0)
     np.cumsum(np.bincount(waiter, minlength=n), out=offsets[1:])
     return TileDeps(static, offsets, dep, add)
 
@@ -131,13 +124,10 @@ def _batch(
     write: B,
     rect: list[npt.NDArray[np.int64]],
     static: B,
-    engine: npt.NDArray[np.int32],
-    dma: B,
     n: int,
 ) -> tuple[I64, I64]:
     """(waiter, dependency) events of the rows ``order`` (whole allocations, sorted by allocation and event),
-    before the reductions but without the waiter's own queue; marks the rows left to the footprint index
-    in ``static``."""
+    possibly repeated; marks the rows left to the footprint index in ``static``."""
     k = key[order]
     k -= k[0]  # allocations of the batch, from 0
     nkeys = int(k[-1]) + 1
@@ -247,7 +237,4 @@ def _batch(
         ro, rr = _ranges(r_lo, r_hi)
         waiters.append(qe[wq][ro])
         deps.append(re[rr])
-    waiter, dep = np.concatenate(waiters), np.concatenate(deps)
-    keep = engine[dep] != engine[waiter]
-    keep |= dma[engine[waiter]]
-    return waiter[keep], dep[keep]
+    return np.concatenate(waiters), np.concatenate(deps)

@@ -107,7 +107,6 @@ def plan(
         take(fp.write),
         [take(fp.b0), take(fp.b1), take(fp.p0), take(fp.p1)],
         eng_code,
-        np.array([e == "dma" for e in engines], bool),
         K.SEMAPHORE_LATENCY.value,
         n,
     )

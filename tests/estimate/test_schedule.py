@@ -65,7 +65,7 @@ def test_a_read_after_write_waits_for_the_producer_plus_the_semaphore() -> None:
     assert s.start[1] == s.end[0] + K.SEMAPHORE_LATENCY.value
 
 
-def test_independent_engines_overlap_and_one_engine_runs_in_order() -> None:
+def test_independent_engines_overlap_and_one_engine_runs_one_instruction_at_a_time() -> None:
     events = [
         _ev(0, "nisa.tensor_copy", "vector", _tile("dst", 1), _tile("src", 0)),
         _ev(1, "nisa.activation", "scalar", _tile("dst", 3), _tile("data", 2)),
@@ -75,6 +75,27 @@ def test_independent_engines_overlap_and_one_engine_runs_in_order() -> None:
     assert s.start[0] == s.start[1] == 0.0  # different engines, no shared bytes: concurrent
     assert s.start[2] == s.end[0]  # same queue: in order, no semaphore
     assert s.total_ns < sum(instruction_cost(e, LIMITS).ns for e in events)
+
+
+def test_an_independent_instruction_fills_the_gap_its_engine_left_a_dependent_one_waits(
+    tracking: str,
+) -> None:
+    # Vector copies a tile, Scalar works long on it, Vector copies the result: the Vector engine waits in
+    # between; the next tile's independent copy runs in that gap (the compiler moves it ahead), a copy of the
+    # waiting one's result after it
+    events = [
+        _ev(0, "nisa.tensor_copy", "vector", _tile("dst", 1), _tile("src", 0)),
+        _ev(1, "nisa.activation", "scalar", _tile("dst", 2, nbytes=65536), _tile("data", 1, nbytes=65536)),
+        _ev(2, "nisa.tensor_copy", "vector", _tile("dst", 3), _tile("src", 2)),
+        _ev(3, "nisa.tensor_copy", "vector", _tile("dst", 5), _tile("src", 4)),
+        _ev(4, "nisa.tensor_copy", "vector", _tile("dst", 6), _tile("src", 3)),
+    ]
+    s = schedule(events, LIMITS)
+    sem = K.SEMAPHORE_LATENCY.value
+    assert s.start[1] == s.end[0] + sem and s.start[2] == s.end[1] + sem
+    assert s.start[3] == s.end[0]  # ahead of the waiting copy, in the gap it left
+    assert s.start[4] == s.end[2]  # a dependency on its own engine still orders it
+    assert s.total_ns == s.end[4] - s.start[0]
 
 
 def test_a_write_after_read_waits_for_the_reader() -> None:

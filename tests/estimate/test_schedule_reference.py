@@ -40,11 +40,11 @@ def _overlap(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool
 
 
 class _Core:
-    """What the model remembers of one (rank, core): when each engine queue is free, the PSUM banks' last
+    """What the model remembers of one (rank, core): each engine's busy intervals, the PSUM banks' last
     Vector/Scalar holder, the stationary operand in the Tensor engine's array."""
 
     def __init__(self) -> None:
-        self.free: dict[str, float] = defaultdict(float)
+        self.busy: dict[str, list[tuple[float, float]]] = defaultdict(list)
         self.psum: dict[int, tuple[float, str]] = {}
         self.stationary: object = None
 
@@ -65,8 +65,8 @@ def _matmul_extra_cycles(event: TraceEvent, core: _Core) -> float:
 
 
 def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[float]]:
-    """Start/end of each event: after its engine queue (DMA: its issue on its queue, then the first moment the
-    DMA engines it uses are all free) and after every earlier
+    """Start/end of each event: at the first moment its engine is free for its duration (DMA: its issue on its
+    queue, then the first moment the DMA engines it uses are all free) after every earlier
     event of its core that touched an overlapping footprint of the same allocation with a write on either side,
     plus the semaphore latency when that event ran on another engine; Vector and Scalar never hold one PSUM bank
     at the same time."""
@@ -126,7 +126,7 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
                 if tables.get((e.rank, e.core)) != table_of(e.function):
                     ns += K.ACTIVATION_TABLE_LOAD.value
                 tables[(e.rank, e.core)] = table_of(e.function)
-            t = max(ready, core.free[e.engine])
+            t = ready
             banks = {
                 b
                 for o in e.operands
@@ -138,9 +138,15 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
             for b in banks:
                 if b in core.psum and core.psum[b][1] != e.engine:
                     t = max(t, core.psum[b][0])
+            busy = core.busy[e.engine]
+            while True:  # the first gap of the engine from t that holds the instruction
+                clash = [b for a, b in busy if (a < t + ns and t < b) or a <= t < b]
+                if not clash:
+                    break
+                t = max(clash)
             for b in banks:
-                core.psum[b] = (t + ns, e.engine)
-            core.free[e.engine] = t + ns
+                core.psum[b] = (max(t + ns, core.psum.get(b, (0.0, ""))[0]), e.engine)
+            busy.append((t, t + ns))
         start.append(t)
         end.append(t + ns)
         done.append((e, t + ns))
