@@ -48,10 +48,15 @@ def load(directory: Path, kernel_id: str, shape: dict[str, int]) -> Simulated | 
 
 
 def save(directory: Path, kernel_id: str, simulated: Simulated) -> None:
-    """Keep ``simulated`` for :func:`load`."""
+    """Keep ``simulated`` for :func:`load`. Each file is written aside and renamed into place, the metadata last,
+    so a run reading the directory meanwhile (two runs may share it) never loads half a trace."""
     directory.mkdir(parents=True, exist_ok=True)
     stem = _stem(directory, kernel_id, simulated.shape)
-    with gzip.open(stem.with_suffix(".jsonl.gz"), "wt", encoding="utf-8") as stream:
+    events = stem.with_suffix(".jsonl.gz")
+    with gzip.open(events.with_name(events.name + ".part"), "wt", encoding="utf-8") as stream:
         write_jsonl(simulated.trace, stream)
+    events.with_name(events.name + ".part").replace(events)
     fields = {f.name: getattr(simulated, f.name) for f in dataclasses.fields(simulated) if f.name != "trace"}
-    stem.with_suffix(".json").write_text(json.dumps(fields), encoding="utf-8")
+    meta = stem.with_suffix(".json")
+    meta.with_name(meta.name + ".part").write_text(json.dumps(fields), encoding="utf-8")
+    meta.with_name(meta.name + ".part").replace(meta)
