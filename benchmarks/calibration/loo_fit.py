@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import statistics
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from nki_studio.estimate import constants as K
 from nki_studio.model.targets import Generation, limits_for
@@ -41,11 +43,11 @@ from nki_studio.model.targets import Generation, limits_for
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the suite's own modules, when run as a script
 
 from run import SECTION_KEYS, KernelRun, estimate, parse_mirrors, simulated_kernel, summary
-from table import Point, Table, load
+from table import Kernel, Point, Table, load
 
 DOCUMENTED = K.DMA_DESCRIPTOR_OVERHEAD.value
 # finer where the documented curve allows the overhead (``admissible``: 256..682 B), coarse outside it
-CANDIDATES = (0.0, 256.0, 384.0, 448.0, 512.0, 576.0, 640.0, 768.0, 1024.0, 2048.0)
+CANDIDATES = (0.0, 256.0, 384.0, 512.0, 640.0, 768.0, 1024.0, 2048.0)
 # A kernel whose measured HBM traffic runs at this share of the generation's DMA peak is DMA-bound on the
 # hardware (inferred threshold: the measured profiles give bytes and latency, not a bound).
 MEASURED_DMA_BOUND = 0.5
@@ -103,15 +105,43 @@ def estimate_all(
         points = [p for p in table.points if p.kernel == kid]
         if not points:
             continue
-        generation = points[0].generation
-        sim = simulated_kernel(kernel, generation, False, table, mirrors, cache)
-        for overhead in runs:
-            with descriptor_overhead(overhead):
-                section = estimate(sim.trace, Generation(generation))
-            kept = {k: section[k] for k in (*SECTION_KEYS.values(), "engineNs", "roofline")}  # memory
-            runs[overhead][kid] = KernelRun(kernel, sim.scale, sim.correct, kept)
-        print(f"  {kid:24} {len(sim.trace):7,} instructions, estimated at {len(runs)} overheads", flush=True)
+        kept = _estimates(kernel, points[0].generation, list(runs), table, mirrors, cache)
+        for overhead, (scale, correct, section) in kept.items():
+            runs[overhead][kid] = KernelRun(kernel, scale, correct, section)
+        print(f"  {kid:24} estimated at {len(runs)} overheads", flush=True)
     return Estimates(runs)
+
+
+def _estimates(
+    kernel: Kernel,
+    generation: str,
+    overheads: list[float],
+    table: Table,
+    mirrors: dict[str, Path],
+    cache: Path | None,
+) -> dict[float, tuple[float, bool, dict[str, Any]]]:
+    """overhead -> (scale, output correct, the estimate's figures) of one kernel; kept beside its trace in
+    ``cache`` (``<kernel>.estimates.json``, for these overheads), so several runs can share the work and the
+    report can be printed again without estimating. Unlike the traces, these are only valid for the model that
+    made them: delete them after changing the estimate."""
+    kept_path = cache / f"{kernel.id}.estimates.json" if cache is not None else None
+    if kept_path is not None and kept_path.is_file():
+        kept = json.loads(kept_path.read_text(encoding="utf-8"))
+        if kept["overheads"] == overheads:
+            return {
+                c: (kept["scale"], kept["correct"], section)
+                for c, section in zip(overheads, kept["sections"], strict=True)
+            }
+    sim = simulated_kernel(kernel, generation, False, table, mirrors, cache)
+    sections = []
+    for overhead in overheads:
+        with descriptor_overhead(overhead):
+            section = estimate(sim.trace, Generation(generation))
+        sections.append({k: section[k] for k in (*SECTION_KEYS.values(), "engineNs", "roofline")})
+    if kept_path is not None:
+        fields = {"overheads": overheads, "scale": sim.scale, "correct": sim.correct, "sections": sections}
+        kept_path.write_text(json.dumps(fields), encoding="utf-8")
+    return {c: (sim.scale, sim.correct, section) for c, section in zip(overheads, sections, strict=True)}
 
 
 def usable(table: Table, est: Estimates) -> list[Point]:
