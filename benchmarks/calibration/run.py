@@ -41,9 +41,11 @@ from nki_studio.sim.api import simulate
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the suite's own modules, when run as a script
 
 import published
+import trace_cache
 from cases import BUILDERS, Case
 from fetch import FetchError, fetch
 from table import Kernel, Pair, Point, Table, load
+from trace_cache import Simulated
 
 # quantity -> key of the estimate section (active_time reads ``engineNs[engine]``)
 SECTION_KEYS = {
@@ -67,14 +69,8 @@ class KernelRun:
     """One kernel simulated and estimated."""
 
     kernel: Kernel
-    shape: dict[str, int]
     scale: float  # measured / simulated size along the kernel's scale_dim
-    seconds: float
-    instructions: int
-    nki_version: str  # the NKI version simulated (a legacy kernel's, inferred from its imports)
-    check: str
-    correct: bool
-    capacity: str  # the simulator's first SBUF/PSUM capacity warning, or ""
+    correct: bool  # whether its output matched its reference (points of a wrong one are left out)
     section: dict[str, Any]
 
     def estimated(self, point: Point) -> float:
@@ -124,12 +120,11 @@ def _check(
     )
 
 
-def run_kernel(
+def simulate_kernel(
     kernel: Kernel, generation: str, quick: bool, table: Table, mirrors: dict[str, Path]
-) -> KernelRun:
-    """Simulate, check and estimate one kernel."""
+) -> Simulated:
+    """Simulate one kernel with a trace and check its output."""
     shape = kernel.quick if quick else kernel.shape
-    gen = Generation(generation)
     if kernel.origin == "published" and kernel.reference is not None:  # AccelOpt's benchmark protocol
         path = published.runnable(kernel.id, _fetched(kernel.original, table, mirrors))
         case = published.case(_reference_module(kernel, table, mirrors))
@@ -140,7 +135,12 @@ def run_kernel(
     # capacity="warn": a legacy block tensor ([B, par_dim(128), F] in SBUF) is accounted as a whole, so the
     # compiler-generated NKIBench kernels would stop at the operand check (README.md, "Kernels and their fidelity")
     result = simulate(
-        str(path), *case.kernel_args, kernel_name=kernel.name, target=gen, trace=True, capacity="warn"
+        str(path),
+        *case.kernel_args,
+        kernel_name=kernel.name,
+        target=Generation(generation),
+        trace=True,
+        capacity="warn",
     )
     seconds = time.perf_counter() - t0
     assert result.trace is not None
@@ -149,18 +149,35 @@ def run_kernel(
     capacity = next(
         (str(w).split(": ", 1)[1] for w in result.report.warnings if "capacity exceeded" in str(w)), ""
     )
-    return KernelRun(
-        kernel,
+    return Simulated(
         shape,
         kernel.shape[kernel.scale_dim] / shape[kernel.scale_dim],
         seconds,
-        len(result.trace),
         result.report.nki_version,
         check,
         correct,
         capacity.split(" when ")[0],
-        estimate(result.trace, gen),
+        list(result.trace),
     )
+
+
+def simulated_kernel(
+    kernel: Kernel,
+    generation: str,
+    quick: bool,
+    table: Table,
+    mirrors: dict[str, Path],
+    cache: Path | None = None,
+) -> Simulated:
+    """The kernel's simulation: from ``cache`` (a ``trace_cache`` directory) when it holds it, else simulated (and
+    kept there when ``cache`` is given)."""
+    shape = kernel.quick if quick else kernel.shape
+    if cache is not None and (kept := trace_cache.load(cache, kernel.id, shape)) is not None:
+        return kept
+    simulated = simulate_kernel(kernel, generation, quick, table, mirrors)
+    if cache is not None:
+        trace_cache.save(cache, kernel.id, simulated)
+    return simulated
 
 
 def _by_opcode(run: KernelRun) -> str:
@@ -181,7 +198,7 @@ def _shape(shape: dict[str, int]) -> str:
     return " ".join(f"{k}={v}" for k, v in shape.items())
 
 
-def _summary(ratios: Sequence[float]) -> str:
+def summary(ratios: Sequence[float]) -> str:
     """Median |log(est/meas)| (and as a factor) and the shares within 1.5x and 2x."""
     logs = [abs(math.log(r)) for r in ratios]
     median = statistics.median(logs)
@@ -223,7 +240,7 @@ def _print_accuracy(table: Table, ratios: dict[str, float]) -> None:
                 if (quantity is None or by_id[i].quantity in quantity) and gen in (None, by_id[i].generation)
             ]
             if sel:
-                print(f"    {gen or 'both':5} {_summary(sel)}")
+                print(f"    {gen or 'both':5} {summary(sel)}")
 
 
 def _print_pairs(pairs: list[Pair], table: Table, runs: dict[str, KernelRun]) -> None:
@@ -267,7 +284,8 @@ def _write_residuals(table: Table, runs: dict[str, KernelRun], ratios: dict[str,
     print(f"\n  wrote {len(points)} latency residuals to {RESIDUALS_PATH}")
 
 
-def _mirrors(specs: Sequence[str]) -> dict[str, Path]:
+def parse_mirrors(specs: Sequence[str]) -> dict[str, Path]:
+    """``--mirror OWNER/NAME=GIT_DIR`` values as repository -> git directory."""
     out: dict[str, Path] = {}
     for spec in specs:
         repo, _, git_dir = spec.partition("=")
@@ -284,6 +302,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="KERNEL", help="run only these kernels of the table")
     parser.add_argument("--mirror", action="append", default=[], metavar="OWNER/NAME=GIT_DIR")
     parser.add_argument(
+        "--trace-cache",
+        type=Path,
+        metavar="DIR",
+        help="keep each kernel's trace in DIR and re-estimate a kept one instead of simulating it again "
+        "(clear DIR after changing the simulator; trace_cache.py)",
+    )
+    parser.add_argument(
         "--by-opcode", action="store_true", help="also print each kernel's estimate per opcode"
     )
     parser.add_argument(
@@ -295,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.write_residuals and (args.quick or args.only):
         parser.error("--write-residuals needs every kernel at its measured shape: drop --quick and --only")
     table = load()
-    mirrors = _mirrors(args.mirror)
+    mirrors = parse_mirrors(args.mirror)
     with_kernel = [p for p in table.points if p.kernel]
     print(
         f"calibration suite: {len(table.points)} measured points ({len(with_kernel)} with a kernel here), "
@@ -311,21 +336,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not points or (args.only and kid not in args.only):
             continue
         try:
-            run = run_kernel(kernel, points[0].generation, args.quick, table, mirrors)
+            sim = simulated_kernel(kernel, points[0].generation, args.quick, table, mirrors, args.trace_cache)
         except Exception as exc:  # a kernel the simulator cannot run: say why, go on with the others
             why = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}"
             print(f"  {kid:24} {points[0].generation}  {kernel.origin:17} CANNOT RUN: {why}")
             continue
-        runs[kid] = run
-        scaled = f", estimates x{run.scale:g}" if run.scale != 1 else ""
-        print(
-            f"  {kid:24} {points[0].generation}  {_shape(run.shape):28} {kernel.origin:17} NKI {run.nki_version:6} "
-            f"{run.instructions:7,} instructions, simulated in {run.seconds:5.1f} s{scaled}; {run.check}"
+
+        runs[kid] = KernelRun(
+            kernel, sim.scale, sim.correct, estimate(sim.trace, Generation(points[0].generation))
         )
-        if run.capacity:
-            print(f"    simulator: {run.capacity}")
+        scaled = f", estimates x{sim.scale:g}" if sim.scale != 1 else ""
+        print(
+            f"  {kid:24} {points[0].generation}  {_shape(sim.shape):28} {kernel.origin:17} NKI {sim.nki_version:6} "
+            f"{len(sim.trace):7,} instructions, simulated in {sim.seconds:5.1f} s{scaled}; {sim.check}"
+        )
+        if sim.capacity:
+            print(f"    simulator: {sim.capacity}")
         if args.by_opcode:
-            print(f"    estimated per opcode: {_by_opcode(run)}")
+            print(f"    estimated per opcode: {_by_opcode(runs[kid])}")
     unreproduced = sorted(
         {p.workload for p in table.points if p.kernel is None and "best plan" not in p.workload}
     )
