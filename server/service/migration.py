@@ -17,6 +17,7 @@ import difflib
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from nki_studio.migrate.rewrite import TARGET, Migration, NotMigratable, migrate_source
 from nki_studio.migrate.spmd_grids import launch_grids
@@ -261,7 +262,7 @@ def _prove_kernel(
                         f"{name}: the {label} kernel did not run (seed {seed}): {where}",
                     )
                 with np.load(out) as saved:
-                    arrays.append([saved[k] for k in sorted(saved.files, key=lambda k: int(k[4:]))])
+                    arrays.append(_saved_outputs(saved))
             verdict = _compare(arrays[0], arrays[1])
             if verdict is None:
                 continue
@@ -285,9 +286,23 @@ def _proof(name: str, seeds: list[int], equivalent: bool, exact: bool, message: 
     }
 
 
+def _saved_outputs(saved: Any) -> list[Any]:
+    """The outputs of a run's ``.npz`` in order, each in its dtype (raw bytes viewed as the dtype named beside)."""
+    from nki_studio.sim.dtypes import to_dtype
+
+    keys = sorted((k for k in saved.files if k.startswith("arr_")), key=lambda k: int(k[4:]))
+    names = [str(n) for n in saved["dtypes"]] if "dtypes" in saved.files else []
+    arrays = [saved[k] for k in keys]
+    return [
+        a.view(to_dtype(n)) if a.dtype.kind == "V" else a for a, n in zip(arrays, names, strict=True)
+    ] or arrays
+
+
 def _compare(before: list[object], after: list[object]) -> str | None:
     """None: bit-identical; ``"rounding"``: equal within the dtype's rounding; else the first difference."""
+    import ml_dtypes
     import numpy as np
+    from nki_studio.sim.dtypes import is_float
 
     if len(before) != len(after):
         return f"{len(before)} outputs before, {len(after)} after"
@@ -296,10 +311,11 @@ def _compare(before: list[object], after: list[object]) -> str | None:
         x, y = np.asarray(a), np.asarray(b)
         if x.shape != y.shape or x.dtype != y.dtype:
             return f"output {i}: {x.dtype}{list(x.shape)} before, {y.dtype}{list(y.shape)} after"
-        if np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"):
+        floating = x.dtype.kind == "c" or is_float(x.dtype)
+        if np.array_equal(x, y, equal_nan=floating):
             continue
         xf, yf = x.astype(np.float64), y.astype(np.float64)
-        eps = float(np.finfo(x.dtype).eps) if x.dtype.kind == "f" else 0.0
+        eps = float(ml_dtypes.finfo(x.dtype).eps) if floating and x.dtype.kind != "c" else 0.0
         close = np.isclose(xf, yf, rtol=_ULPS * eps, atol=0.0, equal_nan=True)
         if eps and close.all():
             verdict = "rounding"

@@ -285,8 +285,11 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
     outputs = _as_outputs(sim.outputs)
     if job.outputs_path:
         import numpy as np
+        from nki_studio.sim.dtypes import dtype_name
 
-        np.savez(job.outputs_path, *[np.asarray(o) for o in outputs])
+        arrays = [np.asarray(o) for o in outputs]
+        # .npz keeps NumPy's own dtypes only (ml_dtypes' bfloat16/float8 come back as raw bytes): names alongside
+        np.savez(job.outputs_path, *arrays, dtypes=np.array([dtype_name(a.dtype) for a in arrays]))
 
     expected = None
     if spec.reference:

@@ -659,3 +659,26 @@ def test_compare_exact_rounding_and_difference() -> None:
     b[5] = 7
     assert _compare([a], [b]) == f"output 0 first differs at [5]: {float(a[5])!r} before, 7.0 after"
     assert _compare([a], [a.astype(np.float16)]) == "output 0: float32[8] before, float16[8] after"
+
+
+def test_a_bfloat16_output_that_differs_is_reported_not_a_crash(tmp_path: Path) -> None:
+    # .npz stores ml_dtypes' bfloat16 as raw bytes: the proof reads it back in its dtype before comparing
+    path = _file(tmp_path, FAILS.replace("dtype=nl.float32", "dtype=nl.bfloat16"))
+    result = migrate(str(path), TRUSTED)
+    assert result["status"] == "proof_failed", result["message"]
+    assert result["message"].startswith("k: not equivalent (seed 0): output 0 first differs at [0, 0]")
+
+
+def test_compare_bfloat16_rounding_and_difference() -> None:
+    import ml_dtypes
+
+    a = np.linspace(1, 2, 8).astype(ml_dtypes.bfloat16)
+    step = (a.astype(np.float32) * np.float32(1 + 2**-7)).astype(
+        ml_dtypes.bfloat16
+    )  # about one bfloat16 ulp up
+    assert not np.array_equal(a, step)
+    assert _compare([a], [a.copy()]) is None
+    assert _compare([a], [step]) == "rounding"
+    b = a.copy()
+    b[5] = 7
+    assert _compare([a], [b]) == f"output 0 first differs at [5]: {float(a[5])!r} before, 7.0 after"
