@@ -361,8 +361,6 @@ Op = Any  # an ``nl`` (or NumPy) operator such as ``nl.add`` or ``np.add``
 Mask = Any  # a compile-time predicate over index tiles (``neuronxcc.nki.language.Mask``)
 """,
     reexports=(
-        "bn_aggr",
-        "bn_stats",
         "dge_mode",
         "dma_copy",
         "engine",
@@ -432,6 +430,8 @@ def nc_matmul(
                     "reciprocal",
                     "dropout",
                     "dma_transpose",
+                    "bn_stats",
+                    "bn_aggr",
                 ),
                 docs={
                     "nc_transpose": """2-D partition/free transpose ``result[f, p] = data[p, f]``; same dtype.""",
@@ -446,6 +446,8 @@ def nc_matmul(
                     "reciprocal": """``result = 1 / data`` in FP32 (more precise than the Scalar activation).""",
                     "dropout": """Zero each element with probability ``prob`` (kept values are not rescaled).""",
                     "dma_transpose": """Transpose while copying HBM->SBUF or SBUF->SBUF.""",
+                    "bn_stats": """Per-partition mean/variance statistics of ``data`` as a new (P, 6) tile (FP32 cast back to the data's dtype without ``dtype=``) [v2.26.1 nki.isa.bn_stats].""",
+                    "bn_aggr": """Aggregate ``bn_stats`` results into a new (P, 2) tile of mean and variance [v2.26.1 nki.isa.bn_aggr].""",
                 },
             ),
         ),

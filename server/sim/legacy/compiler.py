@@ -73,7 +73,6 @@ def no_reorder() -> LoopDirective:
 
 
 __all__ = [
-    "LoopDirective",
     "enable_stack_allocator",
     "force_auto_alloc",
     "no_reorder",

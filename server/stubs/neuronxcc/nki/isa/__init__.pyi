@@ -17,8 +17,6 @@ current stubs; do not edit.
 from collections.abc import Sequence
 from typing import Any
 
-from nki.isa import bn_aggr as bn_aggr
-from nki.isa import bn_stats as bn_stats
 from nki.isa import dge_mode as dge_mode
 from nki.isa import dma_copy as dma_copy
 from nki.isa import engine as engine
@@ -223,6 +221,12 @@ def dma_transpose(
     **kwargs: Any,
 ) -> ndarray:
     """Transpose while copying HBM->SBUF or SBUF->SBUF."""
+
+def bn_stats(data: NkiTensor, *, mask: Mask = None, dtype: DTypeLike | None = None, **kwargs: Any) -> ndarray:
+    """Per-partition mean/variance statistics of ``data`` as a new (P, 6) tile (FP32 cast back to the data's dtype without ``dtype=``) [v2.26.1 nki.isa.bn_stats]."""
+
+def bn_aggr(data: NkiTensor, *, mask: Mask = None, dtype: DTypeLike | None = None, **kwargs: Any) -> ndarray:
+    """Aggregate ``bn_stats`` results into a new (P, 2) tile of mean and variance [v2.26.1 nki.isa.bn_aggr]."""
 
 # ---------------------------------------------------------------------------------------------- legacy forms
 def iota(expr: Any, dtype: DTypeLike, *, mask: Mask = None, **kwargs: Any) -> ndarray:
