@@ -19,6 +19,7 @@ from nki_studio.migrate import (
     affine_values,
     allocation,
     block_dims,
+    column_loads,
     entry_points,
     helper_calls,
     imports,
@@ -56,6 +57,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     affine_values.run,  # before index_tiles: its predicate's index tiles are then used no more
     index_tiles.run,
     index_patterns.run,  # after index_tiles, which lists its definitions unless this pass deletes them
+    column_loads.run,  # after index_tiles: an index tile next to an integer is a slice by then
     isa_results.run,
     isa_operands.run,  # after isa_results: the values used inside expressions
     scalar_masks.run,
