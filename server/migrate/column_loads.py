@@ -102,8 +102,9 @@ def run(src: Source) -> PassResult:
                 continue
             done.add(id(node))
             text = src.text_of(key)
-            if isinstance(key, ast.Constant):
-                end = str(key.value + 1)
+            literal = key.value if isinstance(key, ast.Constant) else None
+            if isinstance(literal, int):  # an int literal by `_integer`
+                end = str(literal + 1)
             else:
                 end = f"{text} + 1" if isinstance(key, _ATOMS) else f"({text}) + 1"
             out.change(src.replace(key, f"{text}:{end}"), key.lineno, "1-D nl.load source", f"{text}:{end}")
