@@ -7,8 +7,8 @@ its full size ``B`` it may not fit where the legacy one did (an attention tutori
 rotating banks). So the shape keeps ``n`` blocks per rotated dim and every subscript indexes block ``b % n``
 (``t[i]`` -> ``t[(i) % n]``): the same tile holds the same data as in the legacy kernel, including a block that
 reads a rotated alias of an earlier one. Runs before ``block_dims``, which folds the (now ``n``) blocks as usual.
-Only when every use of the tensor in its function (nested ones included) is a subscript naming each rotated block
-index; otherwise the tensor is left at full size for the proof to judge.
+Only when the tensor is used, and every use in its function (nested ones included) is a subscript naming each
+rotated block index; otherwise the tensor is left at full size for the proof to judge.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def run(src: Source) -> PassResult:
                 continue
             name, shape, counts = rotated
             subscripts = _subscripts(top, name, len(counts))
-            if subscripts is None:
-                continue
+            if not subscripts:
+                continue  # used otherwise (left at full size), or not at all (nothing to rotate)
             for dim, n in zip(shape, counts, strict=True):
                 out.change(src.replace(dim, str(n)), dim.lineno, "mod_alloc tiles", f"{n} rotating tiles")
             for index in subscripts:
