@@ -76,12 +76,13 @@ def call_name(src: Source, node: ast.expr) -> str:
     return (src.canonical(func) or "").rpartition(".")[2]
 
 
-def allocator(src: Source, func: ast.expr) -> str | None:
-    """``mod_alloc`` / ``alloc`` / ``auto_alloc`` when ``func`` names a direct allocator, itself or through a
-    module-level alias (``psum_mod = nki.compiler.psum.mod_alloc``)."""
+def allocator(src: Source, func: ast.expr) -> tuple[str, str] | None:
+    """(region, allocator), e.g. ``("psum", "mod_alloc")``, when ``func`` names a direct allocator, itself or
+    through a module-level alias (``psum_mod = nki.compiler.psum.mod_alloc``)."""
     if isinstance(func, ast.Name) and func.id in _aliases(src):
         func = _aliases(src)[func.id][0].value
-    return (src.canonical(func) or "").rpartition(".")[2] if _region(src, func) else None
+    region = _region(src, func)
+    return None if region is None else (region, (src.canonical(func) or "").rpartition(".")[2])
 
 
 def _region(src: Source, func: ast.expr) -> str | None:

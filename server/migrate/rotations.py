@@ -1,4 +1,4 @@
-"""Legacy modular allocations -> a tensor of the rotated tiles only, indexed modulo their count.
+"""Legacy modular PSUM allocations -> a tensor of the rotated tiles only, indexed modulo their count.
 
 ``t = nl.ndarray((B, nl.par_dim(P), F), buffer=ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(n,)))`` put block
 ``b`` on physical tile ``b % n`` (v2.26.1 nki.compiler.psum.mod_alloc / sbuf.mod_alloc ``num_free_tiles``): the
@@ -7,6 +7,8 @@ its full size ``B`` it may not fit where the legacy one did (an attention tutori
 rotating banks). So the shape keeps ``n`` blocks per rotated dim and every subscript indexes block ``b % n``
 (``t[i]`` -> ``t[(i) % n]``): the same tile holds the same data as in the legacy kernel, including a block that
 reads a rotated alias of an earlier one. Runs before ``block_dims``, which folds the (now ``n``) blocks as usual.
+PSUM only: its 16 KiB a partition is what a full-size tensor exceeds; an SBUF ``mod_alloc`` (``num_free_tiles``,
+192 KiB a partition) stays full size, which fits, and the proof catches a kernel reading a rotated alias.
 Only when the tensor is used, and every use in its function (nested ones included) is a subscript naming each
 rotated block index; otherwise the tensor is left at full size for the proof to judge.
 """
@@ -19,8 +21,6 @@ from nki_studio.core.findings import Span, TextEdit
 from nki_studio.migrate.allocation import allocator
 from nki_studio.migrate.result import PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source
-
-_TILE_COUNTS = frozenset({"num_bank_tiles", "num_free_tiles"})
 
 
 def run(src: Source) -> PassResult:
@@ -85,7 +85,7 @@ def _rotated(src: Source, node: ast.AST) -> tuple[str, list[ast.expr], tuple[int
     buffer = next((k.value for k in call.keywords if k.arg == "buffer"), None)
     if not isinstance(shape, ast.Tuple) or not isinstance(buffer, ast.Call):
         return None
-    if allocator(src, buffer.func) != "mod_alloc":
+    if allocator(src, buffer.func) != ("psum", "mod_alloc"):
         return None
     counts = _counts(buffer)
     par = next((i for i, e in enumerate(shape.elts) if _is_par_dim(src, e)), None)
@@ -101,8 +101,8 @@ def _rotated(src: Source, node: ast.AST) -> tuple[str, list[ast.expr], tuple[int
 
 
 def _counts(call: ast.Call) -> tuple[int, ...] | None:
-    """The literal ``num_bank_tiles=(n, ...)`` / ``num_free_tiles=`` of a ``mod_alloc`` call."""
-    value = next((k.value for k in call.keywords if k.arg in _TILE_COUNTS), None)
+    """The literal ``num_bank_tiles=(n, ...)`` of a ``psum.mod_alloc`` call."""
+    value = next((k.value for k in call.keywords if k.arg == "num_bank_tiles"), None)
     if not isinstance(value, ast.Tuple) or not value.elts:
         return None
     counts = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, int)]
