@@ -76,6 +76,15 @@ def call_name(src: Source, node: ast.expr) -> str:
     return (src.canonical(func) or "").rpartition(".")[2]
 
 
+def allocator(src: Source, func: ast.expr) -> tuple[str, str] | None:
+    """(region, allocator), e.g. ``("psum", "mod_alloc")``, when ``func`` names a direct allocator, itself or
+    through a module-level alias (``psum_mod = nki.compiler.psum.mod_alloc``)."""
+    if isinstance(func, ast.Name) and func.id in _aliases(src):
+        func = _aliases(src)[func.id][0].value
+    region = _region(src, func)
+    return None if region is None else (region, (src.canonical(func) or "").rpartition(".")[2])
+
+
 def _region(src: Source, func: ast.expr) -> str | None:
     """``sbuf`` / ``psum`` when ``func`` names a direct allocator (``nki.compiler.sbuf.mod_alloc`` ...)."""
     parts = (src.canonical(func) or "").split(".")

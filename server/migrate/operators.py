@@ -118,28 +118,38 @@ def run(src: Source) -> PassResult:
     out = PassResult()
     nl = src.alias_of(LANGUAGE, "nl")
     for func in functions(src.tree):
-        if any(
-            isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(func) if n is not func
-        ):
-            continue  # nested functions: the innermost is analysed on its own, the outer would overlap it
+        # a nested function is analysed on its own: the outer one skips its nodes, which would overlap
+        nested = {
+            id(d)
+            for n in ast.walk(func)
+            if n is not func and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for d in ast.walk(n)
+        }
         tiles = Tiles(src, func)
         render = _Renderer(src, tiles, nl)
-        for node in ast.walk(func):
+        for node in _own_nodes(func, nested):
             if isinstance(node, ast.AugAssign) and tiles.is_tile(node.target):
                 _augmented(src, out, render, node, nl)
-        augmented = [n for n in ast.walk(func) if isinstance(n, ast.AugAssign) and tiles.is_tile(n.target)]
+        augmented = [
+            n for n in _own_nodes(func, nested) if isinstance(n, ast.AugAssign) and tiles.is_tile(n.target)
+        ]
         inside = {id(d) for a in augmented for d in ast.walk(a)}
-        for node in ast.walk(func):
+        for node in _own_nodes(func, nested):
             if _is_tile_method(tiles, node, "broadcast_to"):
                 assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 args = [src.text_of(node.func.value), *(src.text_of(a) for a in [*node.args, *node.keywords])]
                 new = f"{nl}.broadcast_to({', '.join(args)})"
                 out.change(src.replace(node, new), node.lineno, "tile method", "nl.broadcast_to")
         for node in render.outermost(func):
-            if id(node) in inside:
+            if id(node) in inside or id(node) in nested:
                 continue
             out.change(src.replace(node, render.splice(node)), node.lineno, "tile operator", "nl.* call")  # type: ignore[attr-defined]
     return out
+
+
+def _own_nodes(func: ast.AST, nested: set[int]) -> list[ast.AST]:
+    """The nodes of ``func`` outside the functions nested in it (``nested``: their nodes' ids)."""
+    return [n for n in ast.walk(func) if id(n) not in nested]
 
 
 def _is_tile_method(tiles: Tiles, node: ast.AST, name: str) -> bool:

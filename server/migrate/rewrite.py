@@ -35,6 +35,7 @@ from nki_studio.migrate import (
     operand_values,
     operators,
     psum_results,
+    rotations,
     scalar_masks,
     spmd_grids,
 )
@@ -53,6 +54,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     iterators.run,
     limits.run,
     operand_values.run,
+    rotations.run,  # before block_dims, which folds the rotated blocks it leaves
     block_dims.run,
     affine_values.run,  # before index_tiles: its predicate's index tiles are then used no more
     index_tiles.run,

@@ -519,6 +519,54 @@ def k(q, v):
 """
 
 
+# A tile method in a kernel that also defines a helper function (an allocated SD attention kernel's pattern):
+# the nested function must not hide the kernel's own legacy constructs from the rewrite.
+NESTED_BROADCAST = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[128,64] s=float32[128,1]
+@nki.jit
+def k(a, s):
+    out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+
+    def scale(t):
+        return nl.multiply(t, 2.0)
+
+    x = nl.load(a)
+    w = nl.load(s)
+    nl.store(out, value=nl.multiply(scale(x), w.broadcast_to((128, 64))))
+    return out
+"""
+
+# A PSUM tensor of 16 blocks on 2 rotating banks (num_bank_tiles=(2,), an attention tutorial's v9 pattern): at full
+# size (32 KiB a partition) it would not fit in PSUM; migrated, it keeps the 2 tiles and indexes them modulo 2.
+ROTATED_PSUM = """\
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+psum_mod = nki.compiler.psum.mod_alloc
+
+
+# nki-studio: simulate a=float32[128,8192] b=float32[128,128]
+@nki.jit
+def k(a, b):
+    out = nl.ndarray((128, 8192), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    acc = nl.ndarray((16, nl.par_dim(128), 512), dtype=nl.float32, buffer=psum_mod(base_bank=0, num_bank_tiles=(2,)))
+    res = nl.ndarray((128, 8192), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(16):
+        acc[i] = nisa.nc_matmul(y, x[:, nl.ds(i * 512, 512)])
+        res[:, nl.ds(i * 512, 512)] = nisa.tensor_copy(acc[i])
+    nl.store(out, value=res)
+    return out
+"""
+
+
 @pytest.mark.parametrize(
     ("source", "migrated"),
     [
@@ -526,8 +574,10 @@ def k(q, v):
         (FRESH_ACCUMULATOR, ["nisa.nc_matmul(dst=acc[...], stationary=at, moving=bt)\n", "buffer=nl.psum"]),
         (ALIASED_ALLOCATOR, ["buffer=nl.sbuf"]),
         (PSUM_PRODUCTS, ["v_t = nl.copy(nl.transpose(v_sbuf))"]),
+        (NESTED_BROADCAST, ["nl.broadcast_to(w, (128, 64))"]),
+        (ROTATED_PSUM, ["nl.ndarray((128, 2, 512)", "dst=acc[:, (i) % 2]", "accumulate=False"]),
     ],
-    ids=["fresh-accumulator", "allocator-alias", "psum-products"],
+    ids=["fresh-accumulator", "allocator-alias", "psum-products", "nested-broadcast", "rotated-psum"],
 )
 def test_rewrites_of_the_corpus_proof_failures_are_proven(
     tmp_path: Path, source: str, migrated: list[str]
