@@ -45,11 +45,14 @@ DMA_ISSUE_COST = Constant(
     600.0,
     "ns",
     "hardware.md §6 [DGE] (nki/deep-dives/nki-dge.rst, Neuron 2.32: 'Each hardware-DGE DMA instruction takes "
-    "approximately 600 ns to execute', triggered by the Scalar or Sync engine sequencer): paid by every "
-    "transfer on its DMA queue, one after the other, before its data moves (the data of one transfer overlaps "
-    "the next one's issue). Applied to every generation and DGE mode: inferred (trn1 has no hardware DGE; "
-    "no per-instruction cost is published for host or software descriptors). The per-transfer latency of "
-    "[BW] ('~1300 ns cross-engine', TargetLimits.dma_fixed_overhead_ns) stays off the queue",
+    "approximately 600 ns to execute', triggered by the Scalar or Sync engine sequencer; 'Each TRN2 NeuronCore "
+    "has two DGE instances'): paid by every transfer before its data moves (the data of one transfer overlaps "
+    "the next one's issue), one issue after the other in program order on the core's DGE instances "
+    "(TargetLimits.dge_instances; each transfer on the one free first, inferred after the compiler's ASAP "
+    "scheduling heuristic), or, without hardware DGE (trn1), on the transfer's own DMA queue. Applied to every "
+    "DGE mode and to trn1: inferred (no per-instruction cost is published for host or software descriptors). "
+    "The per-transfer latency of [BW] ('~1300 ns cross-engine', TargetLimits.dma_fixed_overhead_ns) stays off "
+    "the issuers",
 )
 DMA_TRANSPOSE_HBM_EFFICIENCY = Constant(
     0.9, "fraction", "hardware.md §3: DMA transpose HBM->SBUF up to ~90% of DMA throughput on Trainium2 [A3]"

@@ -8,8 +8,9 @@ Model (docs/cost-model.md, "Estimated timeline"):
   independent instructions ahead (docs/cost-model.md, "Engine queues"); a join is placed after its engine's
   work. DMA transfers run on the 16 DMA engines, a transfer
   on the engines that own its on-chip partitions (8 partitions each), every engine one transfer at a time,
-  after its issue on its queue (one per HBM tensor and direction, inferred; issues one after the other) and
-  in order with its queue's earlier transfers on those engines; an engine takes whichever queue's transfer
+  after its issue (in program order, one issue after the other: on the core's hardware DGE instances where
+  the generation has them, else on its queue) and in order with its queue (one per HBM tensor and direction,
+  inferred) 's earlier transfers on those engines; an engine takes whichever queue's transfer
   is ready, so a transfer may fill a gap an earlier-issued one left.
 * An instruction starts after the instructions it depends on through the bytes it touches: read after
   write, write after read and write after write on overlapping footprints (``trace.Operand``: SBUF/PSUM
@@ -170,19 +171,22 @@ class _Footprints:
 
 
 class _DmaQueues:
-    """One core's DMA queues and engines. A transfer is issued on its queue (``trace_plan._dma_queues``), one
-    issue (``issue`` ns) after the other; its data then moves in order with the queue's earlier transfers on the
+    """One core's DMA queues and engines. A transfer is issued (``issue`` ns) one issue after the other, in
+    program order, by an issuer: on a generation with hardware DGE (``TargetLimits.dge_instances``) whichever of
+    its DGE instances can issue first, so every queue shares them; without, its own queue
+    (``trace_plan._dma_queues``). Its data then moves in order with the queue's earlier transfers on the
     same engines (hardware.md §6: a queue runs in order on each engine), on engines first..last at the earliest
     time they are all free for its duration: an engine serves whichever of its queues has a transfer ready, so a
     transfer fills a gap an earlier-issued one left. Engine time is reserved per group of engines a transfer used
     (few distinct groups) as sorted busy intervals, merged where they touch; ``meets`` lists, per group, the
     groups that share an engine with it (its own included)."""
 
-    __slots__ = ("busy", "issue", "issued", "meets", "queue_free")
+    __slots__ = ("busy", "issue", "issued", "issuers", "meets", "queue_free")
 
-    def __init__(self, issue: float) -> None:
+    def __init__(self, issue: float, dge_instances: int) -> None:
         self.issue = issue
-        self.issued: dict[int, float] = {}  # queue -> end of its last issue
+        self.issuers = range(-1, -1 - dge_instances, -1)  # keys of the DGE instances in ``issued``
+        self.issued: dict[int, float] = {}  # issuer (queue, or DGE instance < 0) -> end of its last issue
         self.queue_free: dict[int, float] = {}  # (queue, engines) -> end of its last data
         self.busy: dict[
             tuple[int, int], tuple[list[float], list[float]]
@@ -192,10 +196,11 @@ class _DmaQueues:
     def start(self, queue: int, first: int, last: int, ready: float, ns: float) -> float:
         """The start of the data of a transfer of ``ns`` on engines first..last, ready at ``ready``; books its
         issue and its engines."""
-        issued = self.issued.get(queue, 0.0)
+        issuer = min(self.issuers, key=lambda k: self.issued.get(k, 0.0)) if self.issuers else queue
+        issued = self.issued.get(issuer, 0.0)
         if ready > issued:
             issued = ready
-        t = self.issued[queue] = issued + self.issue
+        t = self.issued[issuer] = issued + self.issue
         lane = (queue << 12) | (first << 6) | last  # (queue, engines) as one int: engines < 64
         free = self.queue_free.get(lane, 0.0)
         if free > t:
@@ -267,11 +272,11 @@ def reserve(starts: list[float], ends: list[float], t: float, ns: float) -> None
 class _Core:
     """Scheduling state of one (rank, core) program."""
 
-    def __init__(self, engines: int) -> None:
+    def __init__(self, engines: int, dge_instances: int) -> None:
         # engine queue (by code) -> its busy intervals (starts, ends): an instruction takes the first gap after
         # its dependencies, as the compiler's scheduler moves independent instructions ahead (module docstring)
         self.busy: list[tuple[list[float], list[float]]] = [([], []) for _ in range(engines)]
-        self.dma = _DmaQueues(K.DMA_ISSUE_COST.value)
+        self.dma = _DmaQueues(K.DMA_ISSUE_COST.value, dge_instances)
         self.footprints: dict[int, _Footprints] = {}
         # PSUM bank -> (end, engine) of its last Vector/Scalar access
         self.psum: dict[int, tuple[float, int]] = {}
@@ -482,7 +487,7 @@ class _Scheduler:
         self.programs = list(programs)
         self.lengths = {key: len(idx) for key, idx in programs.items()}
         self.cursors = {key: _Cursor(p, idx) for key, idx in programs.items()}
-        self.cores = {key: _Core(len(p.engines)) for key in programs}
+        self.cores = {key: _Core(len(p.engines), limits.dge_instances) for key in programs}
         self.joins_of = _join_counts(p, programs)
         self.sem = K.SEMAPHORE_LATENCY.value
         self.latency = limits.dma_fixed_overhead_ns

@@ -94,6 +94,9 @@ class TargetLimits:
         str, float
     ]  # Vector/Scalar FP32 peak, §3 throughput (GpSimd not stated: unknown)
     dma_engines: int = 16  # DMA engines per NeuronCore, §1
+    # hardware descriptor-generation (DGE) instances per NeuronCore, each issuing one DMA instruction at a time
+    # (hardware.md §6, [DGE]: "Each TRN2 NeuronCore has two DGE instances"); 0: none (NeuronCore-v2)
+    dge_instances: int = 0
 
     @property
     def pmax(self) -> int:
@@ -135,6 +138,7 @@ _TRN2 = replace(
     lanes_other={"vector": 256, "scalar": 128, "gpsimd": 128},
     tensor_tflops={"bf16": 79.0, "fp32": 20.0, "fp8": 158.0},
     engine_fp32_tflops={"vector": 1.0, "scalar": 1.2},
+    dge_instances=2,  # Trainium3 keeps them (hardware.md §1 "present (not restated)"; the count is inferred)
 )
 _TRN3 = replace(
     _TRN2,

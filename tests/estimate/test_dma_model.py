@@ -1,6 +1,7 @@
 """The estimate's DMA model at the causes the calibration suite found (issue 27, item 2; benchmarks/calibration/
 README.md): tiny transfers count, strided stores into one output do not depend on each other, the issue cost sits
-on the queue, and queues follow the tensors rather than the source line."""
+on the queue (on Trainium2 on the core's two hardware DGE instances), and queues follow the tensors rather than the
+source line."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 from nki_studio.estimate import constants as K
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.estimate.schedule import schedule
-from nki_studio.model.targets import Target
+from nki_studio.model.targets import Generation, Target, limits_for
 from nki_studio.profile.metrics import compute_metrics
 from nki_studio.sim.api import simulate
 from nki_studio.sim.trace import Operand, TraceEvent
@@ -117,7 +118,9 @@ def _small_loads(count: int, line: int | None = None) -> list[TraceEvent]:
 
 
 def test_the_issue_cost_sits_on_the_queue() -> None:
-    s = schedule(_small_loads(100), LIMITS)
+    # without hardware DGE (trn1) each queue issues its own transfers; Trainium2: the next test
+    no_dge = limits_for(Generation.GEN2)
+    s = schedule(_small_loads(100), no_dge)
     issue = K.DMA_ISSUE_COST.value
     assert s.start[99] >= 100 * issue  # one tensor, one queue: 100 issues one after the other
     # two tensors: two queues issuing side by side
@@ -125,7 +128,7 @@ def test_the_issue_cost_sits_on_the_queue() -> None:
         dataclasses.replace(e, operands=(e.operands[0], dataclasses.replace(e.operands[1], storage=1)))
         for e in _small_loads(100)[50:]
     ]
-    s = schedule(_small_loads(50) + other, LIMITS)
+    s = schedule(_small_loads(50) + other, no_dge)
     assert s.total_ns < 75 * issue
 
 
@@ -138,3 +141,41 @@ def test_the_queue_follows_the_tensor_not_the_issuing_line() -> None:
     ]
     lines = [dataclasses.replace(e, line=e.seq % 2 + 1) for e in helper]
     assert schedule(helper, LIMITS).total_ns == schedule(lines, LIMITS).total_ns < 75 * K.DMA_ISSUE_COST.value
+
+
+def _loads_of_tensors(tensors: int, each: int) -> list[TraceEvent]:
+    """``each`` small loads of each of ``tensors`` HBM tensors, interleaved: one queue per tensor."""
+    loads = _small_loads(tensors * each)
+    return [
+        dataclasses.replace(
+            e, operands=(e.operands[0], dataclasses.replace(e.operands[1], storage=e.seq % tensors))
+        )
+        for e in loads
+    ]
+
+
+def test_trainium2_issues_on_its_two_dge_instances() -> None:
+    # four tensors' loads: four queues, but a Trainium2 core issues through its two DGE instances ([DGE]), two
+    # issues at a time; a trn1 core (no hardware DGE) issues on every queue side by side
+    issue = K.DMA_ISSUE_COST.value
+    loads = _loads_of_tensors(4, 25)
+    trn2 = limits_for(Generation.GEN3)
+    assert trn2.dge_instances == 2
+    assert schedule(loads, trn2).start[-1] >= 100 / 2 * issue
+    trn1 = limits_for(Generation.GEN2)
+    assert trn1.dge_instances == 0
+    assert schedule(loads, trn1).total_ns < 100 / 2 * issue
+
+
+def test_a_dge_instance_issues_in_program_order() -> None:
+    # two stores of a tile wait for its load; each holds the DGE instance it is issued on until it can issue, so
+    # a later small load of another tensor waits behind them on Trainium2; on trn1 its own queue issues it at once
+    tile = _sbuf("dst", 50, 4096)
+    load = _dma(0, tile, _hbm("src", 0, 0, 128 * 4096, 4096), 128 * 4096)
+    src = dataclasses.replace(tile, role="src")
+    stores = [_dma(i, _hbm("dst", 10 + i, 0, 128 * 4096, 4096), src, 128 * 4096) for i in (1, 2)]
+    small = _dma(3, _sbuf("dst", 60, 4), _hbm("src", 1, 0, 4, 4), 4)
+    trn2 = schedule([load, *stores, small], limits_for(Generation.GEN3))
+    assert trn2.start[3] >= trn2.start[2] >= trn2.end[0]
+    trn1 = schedule([load, *stores, small], limits_for(Generation.GEN2))
+    assert trn1.start[3] < trn1.end[0]

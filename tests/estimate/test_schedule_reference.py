@@ -95,8 +95,9 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
                 ready = max(ready, prev_end + (sem if prev.engine != e.engine else 0.0))
         if e.engine == "dma":
             first, last, ns = dma_plan(e, LIMITS)
-            # issued on its queue (one per HBM tensor and direction) after the queue's earlier issues, then in
-            # order with the queue's earlier transfers on the same engines, at the first moment all are free
+            # issued after its issuer's earlier issues (the core's DGE instance that is free first, or without
+            # hardware DGE its queue: one per HBM tensor and direction), then in order with the queue's earlier
+            # transfers on the same engines, at the first moment all are free
             hbm = [o for o in e.operands if o.buffer == "hbm" and o.storage >= 0]
             dst = [o for o in e.operands if o.storage >= 0 and o.role.startswith(_WRITES)]
             queue = (
@@ -104,8 +105,10 @@ def reference_schedule(events: list[TraceEvent]) -> tuple[list[float], list[floa
                 if hbm
                 else (-2 - dst[0].storage if dst else -1)
             )
-            issued = max(ready, issues.get((e.rank, e.core, queue), 0.0)) + K.DMA_ISSUE_COST.value
-            issues[(e.rank, e.core, queue)] = issued
+            dges = [(e.rank, e.core, -1 - i) for i in range(LIMITS.dge_instances)]
+            issuer = min(dges, key=lambda d: issues.get(d, 0.0)) if dges else (e.rank, e.core, queue)
+            issued = max(ready, issues.get(issuer, 0.0)) + K.DMA_ISSUE_COST.value
+            issues[issuer] = issued
             lane = (e.rank, e.core, queue, first, last)
             t = max(issued, queues.get(lane, 0.0))
             while True:
