@@ -20,8 +20,17 @@ script does that for C:
 
 Nothing is written: adopting the fitted C is a model change, made by hand with this script's output cited.
 
+``--constant execution`` fits instead a per-execution fixed cost F (µs) added once to each kernel's latency (the
+measured latency's idle time at kernel start and end that no instruction of the estimate covers; no Neuron page
+gives a figure: README, "The trn2 points"). F adds to the estimate, so each kernel is estimated once (the model
+as it is) and F on a grid of ``FIXED_COST_GRID_US``; the fitting points are every latency point, each held out
+with its kernel as above, F fitted by the mean squared log(est/meas) (``fit_fixed_cost``), once over both
+generations and once per generation (a trn1 point's F fitted on trn1 points only). Printed: every fold's F, the
+held-out figures of both fits per generation, the fit with every point, and every before/after step without F
+and with it. Estimates are not kept in the cache for this choice (one per kernel).
+
 Run: ``.venv/bin/python benchmarks/calibration/loo_fit.py --trace-cache .cache/calibration/traces
-[--mirror OWNER/NAME=GIT_DIR]``
+[--mirror OWNER/NAME=GIT_DIR] [--constant {descriptor,execution}]``
 """
 
 from __future__ import annotations
@@ -32,10 +41,10 @@ import json
 import math
 import statistics
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from nki_studio.estimate import constants as K
 from nki_studio.model.targets import Generation, limits_for
@@ -56,6 +65,10 @@ MEASURED_DMA_BOUND = 0.5
 # read as here are inferred: at most half the rate at 256 B, at least 75% at 2 KiB and 85% at 4 KiB.
 DOCUMENTED_CURVE = ((256, "<=", 0.5), (2048, ">=", 0.75), (4096, ">=", 0.85))
 ROPE_KERNELS = ("rope", "rope_optimized")
+# per-execution fixed cost candidates, µs: 0-30 in 1 µs steps (the idle times read off the measured profiles are
+# 10-15 µs: README, "The trn2 points")
+FIXED_COST_GRID_US = tuple(float(f) for f in range(31))
+GENERATIONS = ("trn1", "trn2")
 
 
 def efficiency(row_bytes: float, overhead: float) -> float:
@@ -82,6 +95,14 @@ def descriptor_overhead(value: float) -> Iterator[None]:
         K.DMA_DESCRIPTOR_OVERHEAD = saved
 
 
+class Ratios(Protocol):
+    """est/meas of a point with a constant at a candidate value."""
+
+    def ratio(self, point: Point, value: float) -> float:
+        """est/meas of ``point`` with the constant at ``value``."""
+        ...
+
+
 @dataclasses.dataclass(frozen=True)
 class Estimates:
     """Every kernel's estimate per candidate overhead: ``runs[c][kernel id]``."""
@@ -94,18 +115,37 @@ class Estimates:
         return self.runs[overhead][point.kernel].estimated(point) / point.value
 
 
+@dataclasses.dataclass(frozen=True)
+class FixedCost:
+    """est/meas with a per-execution fixed cost of F µs added once to each kernel's latency (the model's estimate
+    of every other quantity is unchanged)."""
+
+    base: dict[str, KernelRun]
+
+    def ratio(self, point: Point, value: float) -> float:
+        """est/meas of ``point`` with F = ``value`` µs."""
+        assert point.kernel is not None and point.unit == "us"
+        added = value if point.quantity == "latency" else 0.0
+        return (self.base[point.kernel].estimated(point) + added) / point.value
+
+
 def estimate_all(
-    table: Table, mirrors: dict[str, Path], cache: Path | None, only: Sequence[str] = ()
+    table: Table,
+    mirrors: dict[str, Path],
+    cache: Path | None,
+    only: Sequence[str] = (),
+    overheads: Sequence[float] = (*CANDIDATES, DOCUMENTED),
+    keep: bool = True,
 ) -> Estimates:
     """Simulate each kernel with measured points (of ``only``, in its order, when given) once and estimate it at
-    every candidate overhead."""
-    runs: dict[float, dict[str, KernelRun]] = {c: {} for c in (*CANDIDATES, DOCUMENTED)}
+    every overhead of ``overheads`` (kept in ``cache`` beside its trace when ``keep``)."""
+    runs: dict[float, dict[str, KernelRun]] = {c: {} for c in overheads}
     for kid in only or table.kernels:
         kernel = table.kernels[kid]
         points = [p for p in table.points if p.kernel == kid]
         if not points:
             continue
-        kept = _estimates(kernel, points[0].generation, list(runs), table, mirrors, cache)
+        kept = _estimates(kernel, points[0].generation, list(runs), table, mirrors, cache, keep)
         for overhead, (scale, correct, section) in kept.items():
             runs[overhead][kid] = KernelRun(kernel, scale, correct, section)
         print(f"  {kid:24} estimated at {len(runs)} overheads", flush=True)
@@ -119,12 +159,13 @@ def _estimates(
     table: Table,
     mirrors: dict[str, Path],
     cache: Path | None,
+    keep: bool,
 ) -> dict[float, tuple[float, bool, dict[str, Any]]]:
     """overhead -> (scale, output correct, the estimate's figures) of one kernel; kept beside its trace in
     ``cache`` (``<kernel>.estimates.json``, for these overheads), so several runs can share the work and the
     report can be printed again without estimating. Unlike the traces, these are only valid for the model that
     made them: delete them after changing the estimate."""
-    kept_path = cache / f"{kernel.id}.estimates.json" if cache is not None else None
+    kept_path = cache / f"{kernel.id}.estimates.json" if cache is not None and keep else None
     if kept_path is not None and kept_path.is_file():
         kept = json.loads(kept_path.read_text(encoding="utf-8"))
         if kept["overheads"] == overheads:
@@ -174,21 +215,44 @@ def dma_bound(table: Table, est: Estimates, points: list[Point]) -> list[Point]:
     return out
 
 
-def median_log(est: Estimates, points: Sequence[Point], overhead: float) -> float:
-    """Median |log(est/meas)| of ``points`` at ``overhead``."""
-    return statistics.median(abs(math.log(est.ratio(p, overhead))) for p in points)
+def median_log(est: Ratios, points: Sequence[Point], value: float) -> float:
+    """Median |log(est/meas)| of ``points`` with the constant at ``value``."""
+    return statistics.median(abs(math.log(est.ratio(p, value))) for p in points)
+
+
+def mean_square_log(est: Ratios, points: Sequence[Point], value: float) -> float:
+    """Mean log(est/meas)^2 of ``points`` with the constant at ``value``."""
+    return statistics.fmean(math.log(est.ratio(p, value)) ** 2 for p in points)
+
+
+Loss = Callable[[Ratios, Sequence[Point], float], float]
+
+
+def best(
+    est: Ratios, points: Sequence[Point], grid: Sequence[float], near: float, loss: Loss = median_log
+) -> float:
+    """The value of ``grid`` with the least ``loss`` over ``points`` (ties: nearest ``near``)."""
+    return min(grid, key=lambda c: (round(loss(est, points, c), 6), abs(c - near)))
 
 
 def fit(est: Estimates, points: Sequence[Point], only_admissible: bool = True) -> float:
     """The candidate overhead with the least median |log(est/meas)| over ``points`` (ties: nearest the
     documented one)."""
-    grid = [c for c in CANDIDATES if admissible(c) or not only_admissible]
-    return min(grid, key=lambda c: (round(median_log(est, points, c), 6), abs(c - DOCUMENTED)))
+    return best(est, points, [c for c in CANDIDATES if admissible(c) or not only_admissible], DOCUMENTED)
 
 
-def _held_out(est: Estimates, fitting: list[Point], point: Point) -> float:
-    """The overhead fitted without ``point``'s kernel."""
-    return fit(est, [q for q in fitting if q.kernel != point.kernel])
+def fit_fixed_cost(est: FixedCost, points: Sequence[Point]) -> float:
+    """The per-execution fixed cost (µs) of ``FIXED_COST_GRID_US`` with the least mean squared log(est/meas)
+    over ``points`` (ties: the least). Not the median: F moves every latency, and the median |log| of points
+    mostly far longer than F is flat over a wide range of F, so its minimum is a plateau's edge."""
+    return best(est, points, FIXED_COST_GRID_US, 0.0, mean_square_log)
+
+
+def _held_out(
+    est: Any, fitting: list[Point], point: Point, fitter: Callable[[Any, list[Point]], float] = fit
+) -> float:
+    """The constant fitted by ``fitter`` without ``point``'s kernel."""
+    return fitter(est, [q for q in fitting if q.kernel != point.kernel])
 
 
 def report(table: Table, est: Estimates) -> None:
@@ -240,15 +304,66 @@ def report(table: Table, est: Estimates) -> None:
             print(f"  {f'suite {label} {what}:':56} {summary(ratios)}")
     latency = [p for p in points if p.quantity == "latency"]
     print(f"\n  {'before/after step':40} {'measured':>9} {'at 512':>8} {f'at {every:.0f}':>8}")
+    for line in _steps(table, est, latency, (DOCUMENTED, every)):
+        print(line)
+
+
+def _steps(table: Table, est: Ratios, latency: list[Point], values: Sequence[float]) -> Iterator[str]:
+    """One line per before/after step of two ``latency`` points: measured, and estimated at each of ``values``."""
     for pair in table.pairs:
         before, after = table.point(pair.before), table.point(pair.after)
-        if not all(p in latency for p in (before, after)):
-            continue
-        steps = [
-            est.ratio(before, c) * before.value / (est.ratio(after, c) * after.value)
-            for c in (DOCUMENTED, every)
-        ]
-        print(f"  {pair.id:40} {before.value / after.value:8.2f}x {steps[0]:7.2f}x {steps[1]:7.2f}x")
+        if before in latency and after in latency:
+            steps = [
+                est.ratio(before, c) * before.value / (est.ratio(after, c) * after.value) for c in values
+            ]
+            yield f"  {pair.id:40} {before.value / after.value:8.2f}x " + " ".join(
+                f"{s:7.2f}x" for s in steps
+            )
+
+
+def report_fixed_cost(table: Table, est: FixedCost) -> None:
+    """Print the per-execution fixed cost fit (module docstring, ``--constant execution``)."""
+    latency = [p for p in usable(table, Estimates({DOCUMENTED: est.base})) if p.quantity == "latency"]
+    by_gen = {g: [p for p in latency if p.generation == g] for g in GENERATIONS}
+    one = {p.id: _held_out(est, latency, p, fit_fixed_cost) for p in latency}
+    per_gen = {p.id: _held_out(est, by_gen[p.generation], p, fit_fixed_cost) for p in latency}
+    print(f"\n  leave-one-kernel-out folds over the {len(latency)} latency points (F in µs):")
+    print(
+        f"  {'held-out point':50} {'gen':4} {'est/meas F=0':>12} "
+        f"{'F one':>6} {'held out':>9} {'F gen':>6} {'held out':>9}"
+    )
+    for p in latency:
+        print(
+            f"  {p.id:50} {p.generation:4} {est.ratio(p, 0.0):12.2f} {one[p.id]:6.0f} "
+            f"{est.ratio(p, one[p.id]):9.2f} {per_gen[p.id]:6.0f} {est.ratio(p, per_gen[p.id]):9.2f}"
+        )
+    for label, folds in (("one constant", one), ("per generation", per_gen)):
+        for gen in (None, *GENERATIONS):
+            values = [f for i, f in folds.items() if gen in (None, table.point(i).generation)]
+            print(
+                f"  per-fold F, {label:14} {gen or 'both':5}: min {min(values):.0f}, "
+                f"median {statistics.median(values):.0f}, max {max(values):.0f} µs"
+            )
+    every = fit_fixed_cost(est, latency)
+    gen_every = {g: fit_fixed_cost(est, by_gen[g]) for g in GENERATIONS}
+    print(
+        f"\n  F fitted on every latency point: {every:.0f} µs; per generation: "
+        + ", ".join(f"{g} {f:.0f} µs" for g, f in gen_every.items())
+    )
+    for gen in (None, *GENERATIONS):
+        chosen = [p for p in latency if gen in (None, p.generation)]
+        name = gen or "both"
+        print()
+        for what, ratios in (
+            ("without F (the model)", [est.ratio(p, 0.0) for p in chosen]),
+            ("held out, one constant", [est.ratio(p, one[p.id]) for p in chosen]),
+            ("held out, per generation", [est.ratio(p, per_gen[p.id]) for p in chosen]),
+            (f"F = {every:.0f} µs (fitted on every point)", [est.ratio(p, every) for p in chosen]),
+        ):
+            print(f"  {f'latency {name} {what}:':56} {summary(ratios)}")
+    print(f"\n  {'before/after step':40} {'measured':>9} {'F = 0':>8} {f'F = {every:.0f}':>8}")
+    for line in _steps(table, est, latency, (0.0, every)):
+        print(line)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -263,10 +378,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="fit on these kernels only, estimated in this order",
     )
     parser.add_argument("--trace-cache", type=Path, metavar="DIR", help="trace_cache.py directory")
+    parser.add_argument(
+        "--constant",
+        choices=("descriptor", "execution"),
+        default="descriptor",
+        help="fit DMA_DESCRIPTOR_OVERHEAD (default) or a per-execution fixed cost (module docstring)",
+    )
     args = parser.parse_args(argv)
     table = load()
-    est = estimate_all(table, parse_mirrors(args.mirror), args.trace_cache, args.only)
-    report(table, est)
+    mirrors = parse_mirrors(args.mirror)
+    if args.constant == "execution":
+        base = estimate_all(table, mirrors, args.trace_cache, args.only, (DOCUMENTED,), keep=False)
+        report_fixed_cost(table, FixedCost(base.runs[DOCUMENTED]))
+        return 0
+    report(table, estimate_all(table, mirrors, args.trace_cache, args.only))
     return 0
 
 

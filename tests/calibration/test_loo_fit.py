@@ -1,8 +1,10 @@
 """The leave-one-out fit's parts that decide its figures: the trace cache gives back the trace the estimate was
-made from, the overhead under fit reaches the estimate, and the documented curve bounds the overhead."""
+made from, the overhead under fit reaches the estimate, the documented curve bounds the overhead, and the
+per-execution fixed cost moves the latency alone and is found where the points put it."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -17,8 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "cal
 
 import trace_cache
 from cases import BUILDERS
-from loo_fit import DOCUMENTED, admissible, descriptor_overhead, efficiency
-from table import ROOT
+from loo_fit import DOCUMENTED, FixedCost, admissible, descriptor_overhead, efficiency, fit_fixed_cost
+from run import KernelRun
+from table import ROOT, load
 from trace_cache import Simulated
 
 TRN2 = Generation("trn2")
@@ -59,3 +62,25 @@ def test_the_documented_curve_bounds_the_overhead() -> None:
     assert efficiency(2048, DOCUMENTED) == pytest.approx(0.8)
     assert not admissible(128)  # 256 B rows at 67%: not "severely overhead-bound"
     assert not admissible(1024)  # 2 KiB rows at 67%: not "approaches peak"
+
+
+def test_the_fixed_cost_moves_the_latency_alone_and_is_found_where_the_points_put_it(
+    simulated: Simulated,
+) -> None:
+    table = load()
+    section = dict(estimate_section(simulated.trace, TRN2))
+    kernels = list(dict.fromkeys(p.kernel for p in table.points if p.quantity == "latency" and p.kernel))[:6]
+    # the walkthrough's real estimate at six scales, "measured" 11 µs above it
+    runs = {k: KernelRun(table.kernels[k], 2.0**i, True, section) for i, k in enumerate(kernels)}
+    points = [
+        dataclasses.replace(p, value=runs[k].estimated(p) + 11.0)
+        for k in kernels
+        for p in table.points
+        if p.kernel == k and p.quantity == "latency"
+    ]
+    cost = FixedCost(runs)
+    assert fit_fixed_cost(cost, points) == 11.0
+    assert cost.ratio(points[0], 11.0) == pytest.approx(1.0)
+    assert cost.ratio(points[0], 0.0) < 1.0
+    busy = dataclasses.replace(points[0], quantity="dma_busy", value=1.0)
+    assert cost.ratio(busy, 11.0) == cost.ratio(busy, 0.0)
