@@ -324,7 +324,8 @@ def _steps(table: Table, est: Ratios, latency: list[Point], values: Sequence[flo
 def report_fixed_cost(table: Table, est: FixedCost) -> None:
     """Print the per-execution fixed cost fit (module docstring, ``--constant execution``)."""
     latency = [p for p in usable(table, Estimates({DOCUMENTED: est.base})) if p.quantity == "latency"]
-    by_gen = {g: [p for p in latency if p.generation == g] for g in GENERATIONS}
+    gens = [g for g in GENERATIONS if any(p.generation == g for p in latency)]
+    by_gen = {g: [p for p in latency if p.generation == g] for g in gens}
     one = {p.id: _held_out(est, latency, p, fit_fixed_cost) for p in latency}
     per_gen = {p.id: _held_out(est, by_gen[p.generation], p, fit_fixed_cost) for p in latency}
     print(f"\n  leave-one-kernel-out folds over the {len(latency)} latency points (F in µs):")
@@ -338,19 +339,19 @@ def report_fixed_cost(table: Table, est: FixedCost) -> None:
             f"{est.ratio(p, one[p.id]):9.2f} {per_gen[p.id]:6.0f} {est.ratio(p, per_gen[p.id]):9.2f}"
         )
     for label, folds in (("one constant", one), ("per generation", per_gen)):
-        for gen in (None, *GENERATIONS):
+        for gen in (None, *gens):
             values = [f for i, f in folds.items() if gen in (None, table.point(i).generation)]
             print(
                 f"  per-fold F, {label:14} {gen or 'both':5}: min {min(values):.0f}, "
                 f"median {statistics.median(values):.0f}, max {max(values):.0f} µs"
             )
     every = fit_fixed_cost(est, latency)
-    gen_every = {g: fit_fixed_cost(est, by_gen[g]) for g in GENERATIONS}
+    gen_every = {g: fit_fixed_cost(est, by_gen[g]) for g in gens}
     print(
         f"\n  F fitted on every latency point: {every:.0f} µs; per generation: "
         + ", ".join(f"{g} {f:.0f} µs" for g, f in gen_every.items())
     )
-    for gen in (None, *GENERATIONS):
+    for gen in (None, *gens):
         chosen = [p for p in latency if gen in (None, p.generation)]
         name = gen or "both"
         print()
