@@ -512,20 +512,8 @@ def discover(
             continue
         seen.add(id(func))
         reachable.append(func)
-        short_names = func.module.short_names
-        for node in _walk_own_body(func):
-            kind = type(node)
-            if kind is ast.Call:
-                callee_target = node.func  # type: ignore[attr-defined]
-            elif kind is ast.Name or kind is ast.Attribute:
-                callee_target = node
-            else:
-                continue
-            # Cheap pre-filter (most names are locals, parameters or builtins): only a name defined or imported
-            # at this module's level, or an attribute of one, can resolve (see _resolve_ref).
-            head = callee_target.value if type(callee_target) is ast.Attribute else callee_target
-            if type(head) is not ast.Name or head.id not in short_names:
-                continue
+        for node in _local_references(func):
+            callee_target = node.func if type(node) is ast.Call else node  # type: ignore[attr-defined]
             resolved = _resolve_ref(func, callee_target, resolver)
             if resolved is None:
                 continue
@@ -575,9 +563,33 @@ def _api_callers(module: ModuleInfo) -> list[FunctionInfo]:
     return out
 
 
-def _walk_own_body(func: FunctionInfo) -> list[ast.AST]:
-    """The function's own nodes; nested defs are separate FunctionInfos, reached when referenced."""
-    return func.module.own_nodes.get(id(func.node)) or list(ast.walk(func.node))
+def _local_references(func: FunctionInfo) -> list[ast.Name | ast.Attribute | ast.Call]:
+    """The function's own nodes that can refer to a local function or class (:func:`_resolve_ref`), in
+    traversal order: each name defined or imported at its module's level (``short_names``; most names are
+    locals, parameters or builtins), the attribute of it (``helpers.rms``) and the call of either. Found from
+    those names, not a pass over every own node (nested defs are separate FunctionInfos, reached when
+    referenced). Traversal order is kept: a call's callee is its first child and an attribute's value its
+    first, so ``call, attribute, name`` are consecutive in the traversal, and each name's group is where the
+    name is."""
+    groups = func.module.own_by_type.get(id(func.node), {})
+    short_names = func.module.short_names
+    heads = [n for n in groups.get(ast.Name, ()) if n.id in short_names]  # type: ignore[attr-defined]
+    if not heads:
+        return []
+    head_set = set(heads)  # nodes hash by identity
+    attribute_of = {a.value: a for a in groups.get(ast.Attribute, ()) if a.value in head_set}  # type: ignore[attr-defined]
+    callees = head_set | set(attribute_of.values())
+    call_of = {c.func: c for c in groups.get(ast.Call, ()) if c.func in callees}  # type: ignore[attr-defined]
+    out: list[ast.Name | ast.Attribute | ast.Call] = []
+    for name in heads:
+        attribute = attribute_of.get(name)
+        call = call_of.get(attribute if attribute is not None else name)
+        if call is not None:
+            out.append(call)
+        if attribute is not None:
+            out.append(attribute)
+        out.append(name)  # type: ignore[arg-type]
+    return out
 
 
 def _resolve_ref(
