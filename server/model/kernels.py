@@ -394,9 +394,13 @@ def _mark_kernels(module: ModuleInfo) -> None:
     # ``k = nki.jit(f)`` / ``nki.jit(f)(...)``: wrapping a function by call makes it a kernel too.
     for node in module.calls:
         if node.args and isinstance(node.args[0], ast.Name):
-            name = kernel_decorator_name(node.func, module.aliases)
+            # The wrapped function first: a dictionary lookup rules out most calls (``helper(t, ...)``) before
+            # the callee's name is resolved through the imports.
             target = module.functions.get(node.args[0].id)
-            if name is not None and target is not None and target.kernel_decorator is None:
+            if target is None or target.kernel_decorator is not None:
+                continue
+            name = kernel_decorator_name(node.func, module.aliases)
+            if name is not None:
                 target.kernel_decorator = node
                 target.kernel_legacy = is_legacy(name) or name.startswith("torch_neuronx")
 
