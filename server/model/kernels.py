@@ -18,6 +18,7 @@ import ast
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from nki_studio.model.imports import ImportAliases, is_external, is_legacy, to_canonical
 from nki_studio.model.syntax import child_fields, source_lines
@@ -517,7 +518,7 @@ def discover(
         seen.add(id(func))
         reachable.append(func)
         for node in _local_references(func):
-            callee_target = node.func if type(node) is ast.Call else node  # type: ignore[attr-defined]
+            callee_target = node.func if type(node) is ast.Call else node
             resolved = _resolve_ref(func, callee_target, resolver)
             if resolved is None:
                 continue
@@ -577,13 +578,15 @@ def _local_references(func: FunctionInfo) -> list[ast.Name | ast.Attribute | ast
     name is."""
     groups = func.module.own_by_type.get(id(func.node), {})
     short_names = func.module.short_names
-    heads = [n for n in groups.get(ast.Name, ()) if n.id in short_names]  # type: ignore[attr-defined]
+    names = cast("list[ast.Name]", groups.get(ast.Name, []))  # the grouping is by exact type
+    heads = [n for n in names if n.id in short_names]
     if not heads:
         return []
-    head_set = set(heads)  # nodes hash by identity
-    attribute_of = {a.value: a for a in groups.get(ast.Attribute, ()) if a.value in head_set}  # type: ignore[attr-defined]
+    head_set: set[ast.expr] = set(heads)  # nodes hash by identity
+    attributes = cast("list[ast.Attribute]", groups.get(ast.Attribute, []))
+    attribute_of = {a.value: a for a in attributes if a.value in head_set}
     callees = head_set | set(attribute_of.values())
-    call_of = {c.func: c for c in groups.get(ast.Call, ()) if c.func in callees}  # type: ignore[attr-defined]
+    call_of = {c.func: c for c in cast("list[ast.Call]", groups.get(ast.Call, [])) if c.func in callees}
     out: list[ast.Name | ast.Attribute | ast.Call] = []
     for name in heads:
         attribute = attribute_of.get(name)
@@ -592,7 +595,7 @@ def _local_references(func: FunctionInfo) -> list[ast.Name | ast.Attribute | ast
             out.append(call)
         if attribute is not None:
             out.append(attribute)
-        out.append(name)  # type: ignore[arg-type]
+        out.append(name)
     return out
 
 
