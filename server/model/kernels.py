@@ -18,6 +18,7 @@ import ast
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from nki_studio.model.imports import ImportAliases, is_external, is_legacy, to_canonical
 from nki_studio.model.syntax import child_fields, source_lines
@@ -394,9 +395,13 @@ def _mark_kernels(module: ModuleInfo) -> None:
     # ``k = nki.jit(f)`` / ``nki.jit(f)(...)``: wrapping a function by call makes it a kernel too.
     for node in module.calls:
         if node.args and isinstance(node.args[0], ast.Name):
-            name = kernel_decorator_name(node.func, module.aliases)
+            # The wrapped function first: a dictionary lookup rules out most calls (``helper(t, ...)``) before
+            # the callee's name is resolved through the imports.
             target = module.functions.get(node.args[0].id)
-            if name is not None and target is not None and target.kernel_decorator is None:
+            if target is None or target.kernel_decorator is not None:
+                continue
+            name = kernel_decorator_name(node.func, module.aliases)
+            if name is not None:
                 target.kernel_decorator = node
                 target.kernel_legacy = is_legacy(name) or name.startswith("torch_neuronx")
 
@@ -512,20 +517,8 @@ def discover(
             continue
         seen.add(id(func))
         reachable.append(func)
-        short_names = func.module.short_names
-        for node in _walk_own_body(func):
-            kind = type(node)
-            if kind is ast.Call:
-                callee_target = node.func  # type: ignore[attr-defined]
-            elif kind is ast.Name or kind is ast.Attribute:
-                callee_target = node
-            else:
-                continue
-            # Cheap pre-filter (most names are locals, parameters or builtins): only a name defined or imported
-            # at this module's level, or an attribute of one, can resolve (see _resolve_ref).
-            head = callee_target.value if type(callee_target) is ast.Attribute else callee_target
-            if type(head) is not ast.Name or head.id not in short_names:
-                continue
+        for node in _local_references(func):
+            callee_target = node.func if type(node) is ast.Call else node
             resolved = _resolve_ref(func, callee_target, resolver)
             if resolved is None:
                 continue
@@ -575,9 +568,35 @@ def _api_callers(module: ModuleInfo) -> list[FunctionInfo]:
     return out
 
 
-def _walk_own_body(func: FunctionInfo) -> list[ast.AST]:
-    """The function's own nodes; nested defs are separate FunctionInfos, reached when referenced."""
-    return func.module.own_nodes.get(id(func.node)) or list(ast.walk(func.node))
+def _local_references(func: FunctionInfo) -> list[ast.Name | ast.Attribute | ast.Call]:
+    """The function's own nodes that can refer to a local function or class (:func:`_resolve_ref`), in
+    traversal order: each name defined or imported at its module's level (``short_names``; most names are
+    locals, parameters or builtins), the attribute of it (``helpers.rms``) and the call of either. Found from
+    those names, not a pass over every own node (nested defs are separate FunctionInfos, reached when
+    referenced). Traversal order is kept: a call's callee is its first child and an attribute's value its
+    first, so ``call, attribute, name`` are consecutive in the traversal, and each name's group is where the
+    name is."""
+    groups = func.module.own_by_type.get(id(func.node), {})
+    short_names = func.module.short_names
+    names = cast("list[ast.Name]", groups.get(ast.Name, []))  # the grouping is by exact type
+    heads = [n for n in names if n.id in short_names]
+    if not heads:
+        return []
+    head_set: set[ast.expr] = set(heads)  # nodes hash by identity
+    attributes = cast("list[ast.Attribute]", groups.get(ast.Attribute, []))
+    attribute_of = {a.value: a for a in attributes if a.value in head_set}
+    callees = head_set | set(attribute_of.values())
+    call_of = {c.func: c for c in cast("list[ast.Call]", groups.get(ast.Call, [])) if c.func in callees}
+    out: list[ast.Name | ast.Attribute | ast.Call] = []
+    for name in heads:
+        attribute = attribute_of.get(name)
+        call = call_of.get(attribute if attribute is not None else name)
+        if call is not None:
+            out.append(call)
+        if attribute is not None:
+            out.append(attribute)
+        out.append(name)
+    return out
 
 
 def _resolve_ref(

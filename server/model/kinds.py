@@ -108,6 +108,20 @@ class FunctionKinds:
         return Kind.REGISTER if register else None
 
 
+# The expressions :meth:`FunctionKinds.of` can find a tensor in, whatever the names' kinds: a name, a subscript or
+# view of one, a grid's ``.data``, ``-``/``+``/``~`` applied to one. Arithmetic and comparisons give a register or
+# nothing; ``not``, constants and everything else nothing.
+_MAY_BE_TENSOR = frozenset({ast.Name, ast.Subscript, ast.Attribute, ast.Call})
+
+
+def may_be_tensor(node: ast.expr) -> bool:
+    """False when :meth:`FunctionKinds.of` cannot give :attr:`Kind.TENSOR` for ``node`` in any function, so a
+    rule looking for tensors needs no classification of the names to skip it."""
+    if type(node) is ast.UnaryOp:
+        return isinstance(node.op, _REGISTER_UNARY)
+    return type(node) in _MAY_BE_TENSOR
+
+
 def binding_nodes(by_type: Mapping[type, Sequence[ast.AST]]) -> list[ast.AST] | None:
     """The nodes :func:`classify` reads (assignments, loops, ``with``) in source order, from a function's own
     nodes grouped by type (``model.kernels.ModuleInfo.own_by_type``): a few short lists instead of a pass over

@@ -7,6 +7,7 @@ Positions: ``ast`` column offsets are UTF-8 byte offsets; findings use 1-based c
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
 from collections.abc import Iterable, KeysView
 from functools import cached_property
 from typing import Any
@@ -114,19 +115,20 @@ class LintContext:
         """Positions in :attr:`calls` by keyword passed, and by the plain name heading the callee (``name(...)``,
         ``name[...](...)``): one pass over every call, so a rule looking for a keyword or a name reads a few
         short lists instead of testing every call of the file."""
-        by_keyword: dict[str, list[int]] = {}
-        by_head: dict[str, list[int]] = {}
+        # defaultdicts: no empty list made and dropped per keyword as setdefault(key, []) would
+        by_keyword: defaultdict[str, list[int]] = defaultdict(list)
+        by_head: defaultdict[str, list[int]] = defaultdict(list)
         name_kind, subscript_kind = ast.Name, ast.Subscript
         for i, call in enumerate(self.calls):
             for kw in call.keywords:
                 if kw.arg is not None:
-                    by_keyword.setdefault(kw.arg, []).append(i)
+                    by_keyword[kw.arg].append(i)
             func = call.func
             if type(func) is subscript_kind:
                 func = func.value
             if type(func) is name_kind:
-                by_head.setdefault(func.id, []).append(i)
-        return by_keyword, by_head
+                by_head[func.id].append(i)
+        return dict(by_keyword), dict(by_head)
 
     def _indexed_calls(self, index: dict[str, list[int]], keys: Iterable[str]) -> list[ast.Call]:
         calls = self.calls

@@ -54,6 +54,19 @@ _REMOVED_EVERYWHERE = {
 _KEYWORDS = frozenset({name for _, name in _CHANGES} | {name for _, name in _REMOVED_EVERYWHERE})
 
 
+def _reported_keywords(raw: str) -> frozenset[str]:
+    """The keywords :func:`check` reports on a call of ``raw`` (a callee's dotted name as imported): none for
+    legacy ``neuronxcc.nki`` code (NKI208's business) or outside ``nki.isa``/``nki.language``. Computed once per
+    callee, so the many calls passing a keyword only other APIs lost (``nl.ndarray(dtype=...)``) cost a lookup."""
+    if is_legacy(raw):
+        return frozenset()
+    api = to_canonical(raw)
+    if not api.startswith(("nki.isa.", "nki.language.")):
+        return frozenset()
+    removed = {name for prefix, name in _REMOVED_EVERYWHERE if api.startswith(prefix)}
+    return frozenset(removed | {name for changed, name in _CHANGES if changed == api})
+
+
 @rule(
     code="NKI206",
     name="removed-isa-parameter",
@@ -80,36 +93,46 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """These keywords no longer exist in `nki.isa`, so the call fails. Renames are fixed automatically
     (`is_moving_zero` -> `is_moving_onezero`, `imm` -> `src`, `use_gpsimd_dma=True` -> `dma_engine=...`);
     `psumAccumulateFlag` is dropped; `dst_rmw_op` needs a manual move to `nisa.dma_compute`."""
-    for node in ctx.calls_passing(_KEYWORDS):  # most calls pass none: skipped before resolving the callee
-        raw = ctx.resolved(node.func)
-        if raw is None or is_legacy(raw):
-            continue  # legacy neuronxcc.nki code is NKI208's business
-        api = to_canonical(raw)
-        if not api.startswith(("nki.isa.", "nki.language.")):
-            continue
-        for kw in node.keywords:
-            if kw.arg not in _KEYWORDS:
-                continue  # the call's other keywords (shape=, buffer= beside dtype=...)
-            for (prefix, name), advice in _REMOVED_EVERYWHERE.items():
-                if kw.arg == name and api.startswith(prefix):
-                    # Warning, not error: nki-library (NKI >= 0.3) still passes dtype= to
-                    # nisa.scalar_tensor_tensor in moe_cte_utils.py, so the removal is not certain in practice.
-                    yield ctx.report(
-                        kw,
-                        f"{api.rsplit('.', 1)[1]}({name}=...): {advice}",
-                        severity=Severity.WARNING,
-                    )
-            change = _CHANGES.get((api, kw.arg or ""))
-            if change is None:
+    reported_of: dict[str, frozenset[str]] = {}  # callee (as imported) -> the keywords reported on it
+    for keyword in _KEYWORDS:
+        for node in ctx.calls_passing(
+            (keyword,)
+        ):  # most calls pass none: skipped before resolving the callee
+            raw = ctx.resolved(node.func)
+            if raw is None:
                 continue
-            since, new, advice = change
-            if ctx.target.nki_version < since:
-                continue
-            fix = None
-            if new:
-                fix = Fix(f"Rename to {new}=", (TextEdit(ctx.span(kw), f"{new}={ctx.text(kw.value)}"),))
-            elif new is None:
-                fix = Fix(f"Remove {kw.arg}=", (remove_keyword(ctx, node, kw),))
-            elif kw.arg == "use_gpsimd_dma":
-                fix = _sendrecv_fix(ctx, node, kw)
-            yield ctx.report(kw, f"{api.rsplit('.', 1)[1]}({kw.arg}=...) is {advice}", fix=fix)
+            reported = reported_of.get(raw)
+            if reported is None:
+                reported = reported_of[raw] = _reported_keywords(raw)
+            if keyword in reported:  # not e.g. nl.ndarray(dtype=...): dtype= is removed from ISA calls only
+                api = to_canonical(raw)
+                for kw in node.keywords:
+                    if kw.arg == keyword:  # once, unless repeated (which parses; the call then fails)
+                        yield from _findings(ctx, node, kw, api)
+
+
+def _findings(ctx: LintContext, node: ast.Call, kw: ast.keyword, api: str) -> Iterator[Finding]:
+    """What ``api(kw=...)`` at ``node`` reports: a keyword removed from its namespace, renamed or dropped."""
+    for (prefix, name), advice in _REMOVED_EVERYWHERE.items():
+        if kw.arg == name and api.startswith(prefix):
+            # Warning, not error: nki-library (NKI >= 0.3) still passes dtype= to
+            # nisa.scalar_tensor_tensor in moe_cte_utils.py, so the removal is not certain in practice.
+            yield ctx.report(
+                kw,
+                f"{api.rsplit('.', 1)[1]}({name}=...): {advice}",
+                severity=Severity.WARNING,
+            )
+    change = _CHANGES.get((api, kw.arg or ""))
+    if change is None:
+        return
+    since, new, advice = change
+    if ctx.target.nki_version < since:
+        return
+    fix = None
+    if new:
+        fix = Fix(f"Rename to {new}=", (TextEdit(ctx.span(kw), f"{new}={ctx.text(kw.value)}"),))
+    elif new is None:
+        fix = Fix(f"Remove {kw.arg}=", (remove_keyword(ctx, node, kw),))
+    elif kw.arg == "use_gpsimd_dma":
+        fix = _sendrecv_fix(ctx, node, kw)
+    yield ctx.report(kw, f"{api.rsplit('.', 1)[1]}({kw.arg}=...) is {advice}", fix=fix)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from nki_studio.core.findings import Finding, Severity
 from nki_studio.model.kernels import FunctionInfo
-from nki_studio.model.kinds import Kind
+from nki_studio.model.kinds import Kind, may_be_tensor
 from nki_studio.nkilint.context import LintContext
 from nki_studio.nkilint.rule import Basis, rule
 from nki_studio.nkilint.ruleutil import TRUTH_TESTING, kinds, own_calls, own_of_type, truth_tested
@@ -37,9 +37,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     `nl.while_loop`, and data-dependent selection needs `nl.where`/`nisa.select`-style operations."""
     bool_calls = bool(ctx.calls_headed_by(("bool",)))
     for func in ctx.kernel_code():
-        tested = _truth_tested(ctx, func, bool_calls)
+        tested = [expr for expr in _truth_tested(ctx, func, bool_calls) if may_be_tensor(expr)]
         if not tested:
-            continue  # nothing tests a truth value: the name kinds are not needed
+            continue  # nothing tested can be a tensor (`if i % 2 == 0:`): the name kinds are not needed
         k = kinds(ctx, func)
         if Kind.TENSOR not in k.kinds.values():
             continue
