@@ -23,10 +23,15 @@ The model (docs/cost-model.md, "SBUF spills"), per (rank, core) program, in trac
   spill_save_bytes 55,050,240 = 15 [128, 7168] FP32 tensors; 16 saves of one such tensor here).
 * A save reads its victim (so it waits for the victim's last write) and the allocations that need the room (so
   they wait for it); a reload reads the save's HBM bytes and writes its victim (so the next access waits for
-  it). Both are DMA transfers of the victim's partitions, on one spill queue per direction (the HBM tensor
-  ``VIRTUAL_spill``, one per program, which the estimated profile names like a measured spill buffer), attributed
-  to the line of the instruction whose output was spilled (its first access), as measured profiles attribute
-  them.
+  it). Both are DMA transfers of the victim's partitions, attributed to the line of the instruction whose output
+  was spilled (its first access), as measured profiles attribute them, through an HBM spill tensor
+  (``VIRTUAL_spill``, which the estimated profile names like a measured spill buffer) of their own per program
+  and engine of that instruction, so one queue per direction and engine (the DMA queue is the HBM tensor's:
+  ``trace_plan``): measured profiles name their spill queues by engine (``qSyncSpillReload0`` and
+  ``qVectorSpillReload0`` in the fused Mamba tutorial's mamba_v2 profile, ``qScalarSpillReload0`` in AccelOpt's;
+  which engine issues which spill is not documented, the producer's is inferred). On one queue per program,
+  bmm_softmax's 2,639 saves and 2,639 reloads (1,378 MB; 1,511 MB measured) ran in order behind each other:
+  latency 1.17 of the measurement, 1.10 with a queue per engine.
 
 PSUM is not spilled: a program-order PSUM peak over the capacity is what kernels that run on hardware do (the
 simulator's note in ``sim.memory``: nki-library's MoE kernels accumulate 12 PSUM banks' worth of matmul tiles),
@@ -43,7 +48,7 @@ import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate.columns import group
 from nki_studio.model.targets import TargetLimits
-from nki_studio.sim.trace import Operand, TraceEvent
+from nki_studio.sim.trace import ENGINES, Operand, TraceEvent
 from nki_studio.sim.trace_columns import CompactTrace, as_compact
 
 I64 = npt.NDArray[np.int64]
@@ -265,8 +270,9 @@ def with_spills(trace: CompactTrace, limits: TargetLimits) -> CompactTrace:
     if not transfers or a is None:
         return trace
     events = list(trace)
-    slot_base = int(trace.operand("storage").max(initial=0)) + 1  # one HBM spill tensor per program
-    slot_at: dict[int, int] = {}  # victim -> its first byte in its program's spill tensor
+    # one HBM spill tensor per (program, engine of the spilled tile's producer): its own DMA queues
+    slot_base = int(trace.operand("storage").max(initial=0)) + 1
+    slot_at: dict[int, int] = {}  # victim -> its first byte in its program's spill tensors
     slot_end: dict[int, int] = {}  # program -> bytes used
     out: list[TraceEvent] = []
     k = 0
@@ -277,9 +283,9 @@ def with_spills(trace: CompactTrace, limits: TargetLimits) -> CompactTrace:
             if t.victim not in slot_at:
                 slot_at[t.victim] = slot_end.get(program, 0)
                 slot_end[program] = slot_at[t.victim] + int(a.size[t.victim] * a.parts[t.victim])
-            out.append(
-                _transfer_event(t, a, event, events[int(a.first[t.victim])], slot_base + program, slot_at)
-            )
+            producer = events[int(a.first[t.victim])]
+            slot = slot_base + program * len(ENGINES) + ENGINES.index(producer.engine)
+            out.append(_transfer_event(t, a, event, producer, slot, slot_at))
             k += 1
         out.append(event)
     return as_compact(out)

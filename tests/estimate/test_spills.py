@@ -144,6 +144,35 @@ def test_each_core_spills_its_own_sbuf() -> None:
     assert [e.core for e in spilled if e.op in (SAVE_OP, RELOAD_OP)] == [0, 0]
 
 
+def _produce(seq: int, storage: int) -> TraceEvent:
+    """A Vector instruction writing tile ``storage`` (on core 0)."""
+    tile = Operand("dst", (128, 8192), "float32", "sbuf", storage, 0, 128, 0, TILE, TILE)
+    return TraceEvent(seq, "nisa.memset", "vector", "k.py", 3, operands=(tile,), partitions=128)
+
+
+def _spill_tensor(event: TraceEvent) -> int:
+    return next(o.storage for o in event.operands if o.buffer == "hbm")
+
+
+def test_spills_queue_per_engine_of_the_spilled_tile() -> None:
+    # 8 tiles of 32 KiB live (256 of 192 KiB on trn1): 4 loaded (DMA), 4 written by Vector, then all read back,
+    # tile 0 (loaded) and tile 4 (written by Vector) last, so those two are the ones saved (furthest next use)
+    events = [_load(i, i, 0) for i in range(4)] + [_produce(4 + i, 4 + i) for i in range(4)]
+    events += [_use(8 + i, tile, 0) for i, tile in enumerate((5, 6, 7, 1, 2, 3, 4, 0))]
+    spilled = with_spills(as_compact(events), Target(Generation.GEN2).limits)
+    moves = [e for e in spilled if e.op in (SAVE_OP, RELOAD_OP)]
+    by_victim: dict[int, set[int]] = {}
+    for e in moves:
+        victim = next(o.storage for o in e.operands if o.buffer == "sbuf" and o.role in ("src", "dst"))
+        by_victim.setdefault(victim, set()).add(_spill_tensor(e))
+    assert all(len(tensors) == 1 for tensors in by_victim.values())  # a tile's save and reload: one tensor
+    loaded = {t for v, ts in by_victim.items() if v < 4 for t in ts}
+    computed = {t for v, ts in by_victim.items() if v >= 4 for t in ts}
+    # measured profiles name spill queues by engine (qSyncSpillReload0, qVectorSpillReload0): the tiles the DMA
+    # loaded and those Vector wrote are spilled through different tensors, so on different DMA queues
+    assert loaded and computed and loaded.isdisjoint(computed)
+
+
 def test_psum_over_its_capacity_is_not_spilled() -> None:
     # five 4 KiB-per-partition PSUM tiles live together (20 of 16 KiB): the compiler reorders, it does not spill
     loads = [
