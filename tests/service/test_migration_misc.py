@@ -1,0 +1,46 @@
+"""``service.migration`` on the nki-samples forms of issue 28's miscellaneous kernels (our own kernels written
+like them): a value written back into the name it reads, each rewritten and proven by simulating both versions."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from nki_studio.service.migration import migrate
+from nki_studio.service.settings import Settings
+
+TRUSTED = Settings(trusted_workspace=True)
+
+# ``y = nisa.activation(..., data=y)``: the migrated form must not allocate ``y`` before the call reads it.
+REBOUND = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[128,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    y = nl.load(a)
+    y = nisa.activation(nl.exp, data=y, scale=0.5)
+    y = nisa.tensor_copy(y, dtype=nl.bfloat16)
+    nl.store(out, value=y)
+    return out
+"""
+
+
+def _proven(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "kernel.py"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    result = migrate(str(path), TRUSTED)
+    assert result["status"] == "proven", result["message"]
+    return result["migrated"]
+
+
+def test_a_value_written_back_into_the_name_it_reads_is_proven(tmp_path: Path) -> None:
+    migrated = _proven(tmp_path, REBOUND)
+    assert (
+        "activation_value = nl.ndarray(y.shape, dtype=y.dtype, buffer=nl.sbuf); "
+        "nisa.activation(dst=activation_value, op=nl.exp, data=y, scale=0.5); y = activation_value"
+    ) in migrated
