@@ -35,6 +35,7 @@ from nki_studio.migrate import (
     operand_values,
     operators,
     psum_results,
+    reductions,
     rotations,
     scalar_masks,
     spmd_grids,
@@ -57,6 +58,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     rotations.run,  # before block_dims, which folds the rotated blocks it leaves
     block_dims.run,
     affine_values.run,  # before index_tiles: its predicate's index tiles are then used no more
+    reductions.run,  # before index_patterns, which makes its operands .ap() views (and deletes lines)
     index_tiles.run,
     index_patterns.run,  # after index_tiles, which lists its definitions unless this pass deletes them
     column_loads.run,  # after index_tiles: an index tile next to an integer is a slice by then

@@ -44,3 +44,28 @@ def test_a_value_written_back_into_the_name_it_reads_is_proven(tmp_path: Path) -
         "activation_value = nl.ndarray(y.shape, dtype=y.dtype, buffer=nl.sbuf); "
         "nisa.activation(dst=activation_value, op=nl.exp, data=y, scale=0.5); y = activation_value"
     ) in migrated
+
+
+# A reduction over free axes with a gap, of a tile indexed by an nl.mgrid grid (the average_pool2d tutorial's
+# form, here a 3x2 max pool): the reduced dims are permuted last.
+POOLED = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[64,6,8]
+@nki.jit
+def k(a):
+    C, H, W = a.shape
+    out = nl.ndarray((C, H // 3, W // 2), dtype=a.dtype, buffer=nl.shared_hbm)
+    i0, i1, i2, i3, i4 = nl.mgrid[0:C, 0:H // 3, 0:3, 0:W // 2, 0:2]
+    t = nl.load(a)
+    pooled = nl.max(t[i0, 3 * i1 + i2, 2 * i3 + i4], axis=[2, 4])
+    nl.store(out, value=pooled)
+    return out
+"""
+
+
+def test_a_reduction_over_axes_with_a_gap_is_permuted_and_proven(tmp_path: Path) -> None:
+    migrated = _proven(tmp_path, POOLED)
+    assert ".permute((0, 1, 3, 2, 4)), axis=[3, 4])" in migrated
