@@ -25,6 +25,7 @@ from nki_studio.migrate import (
     imports,
     index_patterns,
     index_tiles,
+    integer_division,
     isa_operands,
     isa_results,
     iterators,
@@ -51,6 +52,7 @@ Pass = Callable[[Source], PassResult]
 _LEGACY_PASSES: tuple[Pass, ...] = (
     matmul_accumulate.run,  # before operators, which would make its += a tensor_tensor
     operators.run,
+    integer_division.run,  # after operators, which make its tile / n an nl.divide call
     entry_points.run,
     iterators.run,
     limits.run,

@@ -69,3 +69,33 @@ def k(a):
 def test_a_reduction_over_axes_with_a_gap_is_permuted_and_proven(tmp_path: Path) -> None:
     migrated = _proven(tmp_path, POOLED)
     assert ".permute((0, 1, 3, 2, 4)), axis=[3, 4])" in migrated
+
+
+# An integer tile divided by a shape's dim and floored (the resize-nearest kernel's flat position -> row): the
+# legacy simulator truncated the int32 quotient, 0.7 rounds it; positions from -64 cover negative quotients too.
+DIVIDED = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[128,38]
+@nki.jit
+def k(a):
+    rows, w = a.shape
+    out = nl.ndarray((128, 2), dtype=nl.int32, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(1)[None, :]
+    pos = nisa.iota(i_p - 64, dtype=nl.int32)
+    nl.store(out[i_p, i_f], value=nl.floor(pos / w, dtype=nl.int32))
+    nl.store(out[i_p, i_f + 1], value=pos / 4)
+    return out
+"""
+
+
+def test_an_integer_tile_divided_by_a_dim_keeps_the_truncated_quotient_and_is_proven(tmp_path: Path) -> None:
+    migrated = _proven(tmp_path, DIVIDED)
+    assert (
+        "nl.floor(nl.trunc(nl.divide(pos, w, dtype=nl.float32), dtype=nl.int32), dtype=nl.int32)" in migrated
+    )
+    assert "value=nl.trunc(nl.divide(pos, 4, dtype=nl.float32), dtype=nl.int32))" in migrated

@@ -138,3 +138,20 @@ def test_reductions_over_free_axes_with_a_gap(legacy):
     x = np.random.default_rng(12).random((16, 4, 9), np.float32)
     expected = x.reshape(16, 2, 2, 3, 3).sum(axis=(2, 4), dtype=np.float32)
     np.testing.assert_allclose(legacy(source, x).outputs[0], expected, rtol=1e-6)
+
+
+def test_an_integer_tile_divided_by_an_int_truncates_the_quotient(legacy):
+    # (int32 tile, Python int) -> int32 (legacy weak typing), computed in FP32 and cast with the legacy
+    # truncation: the resize-nearest kernel's floor(position / width) relies on it (0.7 rounds instead)
+    source = """
+    @nki.jit
+    def rows(x):
+        out = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.shared_hbm)
+        i_p = nl.arange(128)[:, None]
+        pos = nisa.iota(i_p - 64, dtype=nl.int32)
+        nl.store(out, value=nl.floor(pos / 38, dtype=nl.int32))
+        return out
+    """
+    positions = np.arange(-64, 64)
+    expected = np.trunc(positions / 38).astype(np.int32)[:, None]
+    np.testing.assert_array_equal(legacy(source, np.zeros((1, 1), np.float32)).outputs[0], expected)
