@@ -34,7 +34,7 @@ def run(src: Source) -> PassResult:
     ranks = index_patterns.pattern_ranks(src)
     for call, operand, axis, axes in _gapped(src):
         rank = _rank(call, operand, axes, ranks)
-        if rank is None:
+        if rank is None or operand is None:
             continue
         order = [d for d in range(rank) if d not in axes] + axes
         trailing = ", ".join(str(d) for d in range(rank - len(axes), rank))
