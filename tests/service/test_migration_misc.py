@@ -1,15 +1,10 @@
 """``service.migration`` on the nki-samples forms of issue 28's miscellaneous kernels (our own kernels written
-like them): a value written back into the name it reads, each rewritten and proven by simulating both versions."""
+like them): a value written back into the name it reads, a reduction over free axes with a gap, an integer tile
+divided by a Python int, each rewritten and proven by simulating both versions."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
-
-TRUSTED = Settings(trusted_workspace=True)
+from collections.abc import Callable
 
 # ``y = nisa.activation(..., data=y)``: the migrated form must not allocate ``y`` before the call reads it.
 REBOUND = """\
@@ -30,16 +25,8 @@ def k(a):
 """
 
 
-def _proven(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "kernel.py"
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    result = migrate(str(path), TRUSTED)
-    assert result["status"] == "proven", result["message"]
-    return result["migrated"]
-
-
-def test_a_value_written_back_into_the_name_it_reads_is_proven(tmp_path: Path) -> None:
-    migrated = _proven(tmp_path, REBOUND)
+def test_a_value_written_back_into_the_name_it_reads_is_proven(proven: Callable[[str], str]) -> None:
+    migrated = proven(REBOUND)
     assert (
         "activation_value = nl.ndarray(y.shape, dtype=y.dtype, buffer=nl.sbuf); "
         "nisa.activation(dst=activation_value, op=nl.exp, data=y, scale=0.5); y = activation_value"
@@ -66,8 +53,8 @@ def k(a):
 """
 
 
-def test_a_reduction_over_axes_with_a_gap_is_permuted_and_proven(tmp_path: Path) -> None:
-    migrated = _proven(tmp_path, POOLED)
+def test_a_reduction_over_axes_with_a_gap_is_permuted_and_proven(proven: Callable[[str], str]) -> None:
+    migrated = proven(POOLED)
     assert ".permute((0, 1, 3, 2, 4)), axis=[3, 4])" in migrated
 
 
@@ -93,8 +80,10 @@ def k(a):
 """
 
 
-def test_an_integer_tile_divided_by_a_dim_keeps_the_truncated_quotient_and_is_proven(tmp_path: Path) -> None:
-    migrated = _proven(tmp_path, DIVIDED)
+def test_an_integer_tile_divided_by_a_dim_keeps_the_truncated_quotient_and_is_proven(
+    proven: Callable[[str], str],
+) -> None:
+    migrated = proven(DIVIDED)
     assert (
         "nl.floor(nl.trunc(nl.divide(pos, w, dtype=nl.float32), dtype=nl.int32), dtype=nl.int32)" in migrated
     )
