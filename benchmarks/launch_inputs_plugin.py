@@ -11,16 +11,18 @@ its kernels' siblings', for ``legacy_sim_corpus.tutorial_runs``).
 from __future__ import annotations
 
 import ast
+import builtins
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import inspect
+import io
 import json
 import os
 import sys
 import types
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager, ExitStack
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +52,38 @@ def watching() -> AbstractContextManager[None]:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Watch every launch of the session; the modules its test files import that this machine lacks (scipy, for
-    a reference) are placeholders meanwhile."""
+    a reference) are placeholders meanwhile, and the host reads as a trn2 one (``trn2_host``)."""
     stack = ExitStack()
     stack.enter_context(watching())
+    stack.enter_context(trn2_host())
     missing = _missing_imports(Path(str(arg).split("::", 1)[0]) for arg in config.args)
     if missing:
         finder = _Placeholders(missing)
         sys.meta_path.append(finder)  # last: only names no other finder knows
         stack.callback(sys.meta_path.remove, finder)
     config.add_cleanup(stack.close)
+
+
+# nki-samples' trn2-only tests (double_row_matmul) read the host's DMI product name and return before launching
+# anywhere else; the launches here are only recorded, never run, so that file reads as a trn2 instance's.
+_PRODUCT_NAME = "/sys/devices/virtual/dmi/id/product_name"
+
+
+@contextmanager
+def trn2_host() -> Iterator[None]:
+    """Within the block, opening the DMI product name file reads ``trn2.48xlarge`` (an AWS trn2 instance type)."""
+    original = builtins.open
+
+    def opened(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, (str, os.PathLike)) and os.fspath(file) == _PRODUCT_NAME:
+            return io.StringIO("trn2.48xlarge\n")
+        return original(file, *args, **kwargs)
+
+    builtins.open = opened
+    try:
+        yield
+    finally:
+        builtins.open = original
 
 
 def _missing_imports(files: Iterable[Path]) -> set[str]:

@@ -387,3 +387,16 @@ def rewritten_subscripts(src: Source) -> set[int]:
 def rewritten_definitions(src: Source) -> set[int]:
     """The nodes (by ``id``) of the grid tile definitions this pass deletes (``index_tiles`` does not list them)."""
     return {id(n) for stmt in _rewrites(src)[1] for n in ast.walk(stmt)}
+
+
+def pattern_ranks(src: Source) -> dict[int, int]:
+    """The rank of the ``.ap()`` view (its grid's) each subscript this pass rewrites becomes, by the subscript's
+    ``id``."""
+    ranks = {}
+    for node, new in _rewrites(src)[0]:
+        view = ast.parse(new.removesuffix("[...]"), mode="eval").body
+        assert isinstance(view, ast.Call)
+        pattern = next(k.value for k in view.keywords if k.arg == "pattern")
+        assert isinstance(pattern, ast.List)
+        ranks[id(node)] = len(pattern.elts)
+    return ranks

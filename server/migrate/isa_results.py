@@ -203,6 +203,12 @@ def _rewrite(
         keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in kept.items())
         return f"{src.text_of(call.func)}(dst={target}, {keywords})"
     declared = target if isinstance(node, ast.Assign) else f"{target}: {src.text_of(node.annotation)}"
+    if any(isinstance(n, ast.Name) and n.id == target for n in ast.walk(call)):
+        # ``y = nisa.activation(op, data=y)``: allocating ``y`` first would rebind it before the call reads it (the
+        # instruction would read the new, uninitialised tile): the result gets a fresh name, then ``y`` is bound to it
+        name = fresh_name(src, leaf)
+        made = _allocated(src, call, (leaf, args, dtype), name, name, nl, folded)
+        return None if made is None else f"{made}; {declared} = {name}"
     return _allocated(src, call, (leaf, args, dtype), target, declared, nl, folded)
 
 

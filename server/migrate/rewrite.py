@@ -25,6 +25,7 @@ from nki_studio.migrate import (
     imports,
     index_patterns,
     index_tiles,
+    integer_division,
     isa_operands,
     isa_results,
     iterators,
@@ -35,6 +36,7 @@ from nki_studio.migrate import (
     operand_values,
     operators,
     psum_results,
+    reductions,
     rotations,
     scalar_masks,
     spmd_grids,
@@ -50,6 +52,7 @@ Pass = Callable[[Source], PassResult]
 _LEGACY_PASSES: tuple[Pass, ...] = (
     matmul_accumulate.run,  # before operators, which would make its += a tensor_tensor
     operators.run,
+    integer_division.run,  # after operators, which make its tile / n an nl.divide call
     entry_points.run,
     iterators.run,
     limits.run,
@@ -57,6 +60,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     rotations.run,  # before block_dims, which folds the rotated blocks it leaves
     block_dims.run,
     affine_values.run,  # before index_tiles: its predicate's index tiles are then used no more
+    reductions.run,  # before index_patterns, which makes its operands .ap() views (and deletes lines)
     index_tiles.run,
     index_patterns.run,  # after index_tiles, which lists its definitions unless this pass deletes them
     column_loads.run,  # after index_tiles: an index tile next to an integer is a slice by then

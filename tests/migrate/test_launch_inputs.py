@@ -81,9 +81,10 @@ def test_small():
 """
 
 
-def test_a_unit_tests_missing_reference_module_does_not_hide_its_launch(tmp_path: Path) -> None:
+def _recorded(tmp_path: Path, unit_test: str) -> list[tuple[str, str]]:
+    """(kernel, spec) of each launch ``unit_test`` (a test file beside KERNELS) makes under the plugin."""
     (tmp_path / "kernels.py").write_text(KERNELS, encoding="utf-8")
-    (tmp_path / "test_small.py").write_text(UNIT_TEST, encoding="utf-8")
+    (tmp_path / "test_small.py").write_text(unit_test, encoding="utf-8")
     log = tmp_path / "inputs.jsonl"
     pythonpath = os.pathsep.join([str(tmp_path), str(ROOT / "benchmarks")])
     env = {**os.environ, "NKI_STUDIO_LAUNCH_INPUTS": str(log), "PYTHONPATH": pythonpath}
@@ -101,4 +102,31 @@ def test_a_unit_tests_missing_reference_module_does_not_hide_its_launch(tmp_path
         [*pytest, "-p", "launch_inputs_plugin", "test_small.py"], cwd=tmp_path, env=env, timeout=120
     )
     launches = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    assert [(x["kernel"], x["spec"]) for x in launches] == [("small", "a=float32[128,4] b=float16[128,4]")]
+    return [(x["kernel"], x["spec"]) for x in launches]
+
+
+def test_a_unit_tests_missing_reference_module_does_not_hide_its_launch(tmp_path: Path) -> None:
+    assert _recorded(tmp_path, UNIT_TEST) == [("small", "a=float32[128,4] b=float16[128,4]")]
+
+
+# A unit test that launches only on a trn2 host, read from the DMI product name (the corpus's double_row_matmul).
+TRN2_ONLY = """\
+import numpy as np
+from kernels import small
+
+
+def test_small():
+    try:
+        with open('/sys/devices/virtual/dmi/id/product_name', 'r') as f:
+            host = f.readline().split('.')[0]
+    except IOError:
+        host = ""
+    if host != "trn2":
+        return
+    a = np.zeros((128, 4), np.float32)
+    small(a, a)
+"""
+
+
+def test_a_unit_test_launching_on_trn2_only_records_its_launch(tmp_path: Path) -> None:
+    assert _recorded(tmp_path, TRN2_ONLY) == [("small", "a=float32[128,4] b=float32[128,4]")]

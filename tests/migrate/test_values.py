@@ -63,15 +63,20 @@ def test_reductions_over_free_axes_with_a_gap_are_listed() -> None:
             pooled = nl.sum(t[i0, 2 * i1 + i2, i3], axis=[1, 3])
             r = nisa.tensor_reduce(nl.add, t, (1, 3))
             s = nl.max(t, axis=[2, 3])
-            return pooled, r, s
+            kept = nl.sum(t[i0, 2 * i1 + i2, i3], axis=[1, 3], keepdims=True)
+            named = nl.min(t, axis=(1, 3))
+            return pooled, r, s, kept, named
         """
     )
-    # the index tiles still become an access pattern; the axes are the user's to lay out
+    # the index tiles still become an access pattern; a grid view of known rank has its reduced dims permuted
+    # last, the other axes are the user's to lay out (keepdims would keep them permuted; a name's rank is unknown)
     assert "t.ap(pattern=" in m.text
+    assert ".permute((0, 2, 1, 3)), axis=[2, 3])" in m.text
     assert [(s.line, s.construct) for s in m.manual] == [
-        (10, "nl.sum axes not contiguous"),
         (11, "nisa.tensor_reduce axes not contiguous"),
         (11, "nisa.tensor_reduce value"),  # no result shape for such axes either
+        (13, "nl.sum axes not contiguous"),
+        (14, "nl.min axes not contiguous"),
     ]
 
 

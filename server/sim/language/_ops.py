@@ -153,8 +153,9 @@ def elementwise(
     return out
 
 
-def normalise_axis(name: str, t: NkiTensor, axis: object) -> tuple[int, ...]:
-    """Reduction axes: free dims only, trailing and contiguous (language.md §9)."""
+def normalise_axis(name: str, t: NkiTensor, axis: object, trailing: bool = True) -> tuple[int, ...]:
+    """Reduction axes: free dims only, trailing and contiguous (language.md §9); any free dims when not
+    ``trailing`` (the legacy ``nl`` reductions: ``reductions.any_free_axes``)."""
     axes = (axis,) if isinstance(axis, int) else tuple(int(a) for a in axis)  # type: ignore[attr-defined]
     nd = len(t.shape)
     norm = tuple(sorted(a + nd if a < 0 else a for a in axes))
@@ -162,7 +163,7 @@ def normalise_axis(name: str, t: NkiTensor, axis: object) -> tuple[int, ...]:
         raise HardwareLimitError(
             f"nl.{name}: axis {axis} must name free dims (1..{nd - 1}) of shape {list(t.shape)}"
         )
-    if norm != tuple(range(norm[0], nd)):
+    if trailing and norm != tuple(range(norm[0], nd)):
         raise HardwareLimitError(
             f"nl.{name}: axis {list(norm)} must be the trailing free dims of shape {list(t.shape)}"
         )

@@ -26,26 +26,36 @@ _REDUCERS: dict[str, Callable[[np.ndarray, tuple[int, ...]], Any]] = {
 
 
 @untaken.tile_instruction
-def _reduce(name: str, x: NkiTensor, axis: object, dtype: object, keepdims: bool) -> NkiTensor:
+def _reduce(
+    name: str, x: NkiTensor, axis: object, dtype: object, keepdims: bool, trailing: bool = True
+) -> NkiTensor:
     t = tile_arg(name, x)
-    axes = normalise_axis(name, t, axis)
+    axes = normalise_axis(name, t, axis, trailing)
     out = new_tile(reduced_shape(t.shape, axes, keepdims or name == "var"), result_dtype(name, [t], dtype))
     context.issue(f"nl.{name}", "vector", reads={"x": t}, writes={"dst": out}, flops=t.size)
     write(out, _REDUCERS[name](read(t), axes))
     return out
 
 
-def _make(name: str) -> Callable[..., NkiTensor]:
+def _make(name: str, trailing: bool = True) -> Callable[..., NkiTensor]:
     def fn(
         x: NkiTensor, axis: object, dtype: object = None, keepdims: bool = False, **_: object
     ) -> NkiTensor:
-        return _reduce(name, x, axis, dtype, keepdims)
+        return _reduce(name, x, axis, dtype, keepdims, trailing)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (
-        f"``nl.{name}(x, axis, dtype=None, keepdims=False)``: {name}-reduction over trailing free axes."
-    )
+    axes = "trailing free axes" if trailing else "any free axes"
+    fn.__doc__ = f"``nl.{name}(x, axis, dtype=None, keepdims=False)``: {name}-reduction over {axes}."
     return fn
+
+
+def any_free_axes(name: str) -> Callable[..., NkiTensor]:
+    """The legacy ``nl.<name>`` reduction: any free axes, not only trailing ones (the kept dims in order). The
+    legacy page says "can only be the last contiguous dim(s)" [v2.26.1 nki.language.sum], but the legacy
+    AveragePool2D tutorial (nki-samples' average_pool2d, its doc page "reducing on axes F2 and F4") reduces
+    ``axis=[2, 4]`` of a 5-D tile and checks the result against NumPy: the legacy compiler accepted a gap
+    (inferred from that tutorial)."""
+    return _make(name, trailing=False)
 
 
 # The names are the stubs' (the generated ``nki_api``); tests/sim/test_language.py checks every one has a reducer.

@@ -20,10 +20,12 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+from nki_studio.model.nki_api import LANGUAGE_REDUCTIONS
 from nki_studio.sim import context, dtypes
 from nki_studio.sim import language as _current
 from nki_studio.sim.access import read, write
 from nki_studio.sim.isa._common import alu_op
+from nki_studio.sim.language import reductions
 from nki_studio.sim.legacy import operators  # noqa: F401  # registers the tile operators (legacy_hooks)
 from nki_studio.sim.legacy.assignment import fresh, reduction
 from nki_studio.sim.legacy.compiler import LoopDirective, Rotation
@@ -187,6 +189,7 @@ _LEGACY_ONLY: dict[str, Any] = {
     "load": load,
     "matmul": matmul,
     "store": store,
+    **{n: reductions.any_free_axes(n) for n in LANGUAGE_REDUCTIONS},
 }
 
 

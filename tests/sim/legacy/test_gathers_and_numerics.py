@@ -120,3 +120,38 @@ def test_two_loop_reduce_sites_and_a_one_dimensional_load(legacy):
     blocks = x.reshape(4, 128, 24)
     np.testing.assert_allclose(out, blocks.sum(axis=0) * y[:, 1:2], rtol=1e-5)
     np.testing.assert_array_equal(top, blocks.max(axis=0))
+
+
+def test_reductions_over_free_axes_with_a_gap(legacy):
+    # the legacy AveragePool2D tutorial reduces axis=[2, 4] of a 5-D grid view (0.7 only trailing axes): the kept
+    # dims stay in order, as NumPy's
+    source = """
+    @nki.jit
+    def pooled(x):
+        C, H, W = x.shape
+        out = nl.ndarray((C, H // 2, W // 3), dtype=x.dtype, buffer=nl.shared_hbm)
+        i0, i1, i2, i3, i4 = nl.mgrid[0:C, 0:H // 2, 0:2, 0:W // 3, 0:3]
+        t = nl.load(x)
+        nl.store(out, value=nl.sum(t[i0, 2 * i1 + i2, 3 * i3 + i4], axis=[2, 4]))
+        return out
+    """
+    x = np.random.default_rng(12).random((16, 4, 9), np.float32)
+    expected = x.reshape(16, 2, 2, 3, 3).sum(axis=(2, 4), dtype=np.float32)
+    np.testing.assert_allclose(legacy(source, x).outputs[0], expected, rtol=1e-6)
+
+
+def test_an_integer_tile_divided_by_an_int_truncates_the_quotient(legacy):
+    # (int32 tile, Python int) -> int32 (legacy weak typing), computed in FP32 and cast with the legacy
+    # truncation: the resize-nearest kernel's floor(position / width) relies on it (0.7 rounds instead)
+    source = """
+    @nki.jit
+    def rows(x):
+        out = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.shared_hbm)
+        i_p = nl.arange(128)[:, None]
+        pos = nisa.iota(i_p - 64, dtype=nl.int32)
+        nl.store(out, value=nl.floor(pos / 38, dtype=nl.int32))
+        return out
+    """
+    positions = np.arange(-64, 64)
+    expected = np.trunc(positions / 38).astype(np.int32)[:, None]
+    np.testing.assert_array_equal(legacy(source, np.zeros((1, 1), np.float32)).outputs[0], expected)
