@@ -34,7 +34,9 @@ def run(src: Source) -> PassResult:
     for stmt, call in _statements(src):
         new = _rewritten(src, stmt, call, isa) if not any(k.arg == "mask" for k in call.keywords) else None
         if new is not None:
-            out.change(src.replace(stmt, new), stmt.lineno, "nl.loop_reduce", "tensor_copy, then tensor_tensor")
+            out.change(
+                src.replace(stmt, new), stmt.lineno, "nl.loop_reduce", "tensor_copy, then tensor_tensor"
+            )
     return out
 
 
@@ -47,7 +49,9 @@ def rewritten_calls(src: Source) -> set[int]:
         scalars = Scalars(src, func)
         for stmt, call in _statements(src, func):
             mask = next((k.value for k in call.keywords if k.arg == "mask"), None)
-            if (mask is None or scalars.mask(mask) is not None) and _rewritten(src, stmt, call, isa) is not None:
+            if (mask is None or scalars.mask(mask) is not None) and _rewritten(
+                src, stmt, call, isa
+            ) is not None:
                 done.add(id(call))
     return done
 

@@ -38,7 +38,9 @@ def fallback(src: Source, stmt: ast.stmt, is_scalar: Callable[[ast.expr], bool])
     if tile is None:
         return None
     nl = src.alias_of(LANGUAGE, "nl")
-    dtype = next((src.text_of(k.value) for k in call.keywords if k.arg == "dtype"), f"{src.text_of(tile)}.dtype")
+    dtype = next(
+        (src.text_of(k.value) for k in call.keywords if k.arg == "dtype"), f"{src.text_of(tile)}.dtype"
+    )
     return f"{nl}.ndarray({src.text_of(tile)}.shape, dtype={dtype}, buffer={nl}.sbuf)"
 
 

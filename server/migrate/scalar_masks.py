@@ -251,7 +251,11 @@ def _statement(src: Source, scalars: Scalars, stmt: ast.stmt, out: PassResult) -
     if keyword is None or cond is None or nested is None:
         return  # a nested call's other mask: listed by ``listed``
     otherwise = masked_values.fallback(src, stmt, scalars.scalar)
-    if otherwise is None and isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) for t in stmt.targets):
+    if (
+        otherwise is None
+        and isinstance(stmt, ast.Assign)
+        and any(isinstance(t, ast.Name) for t in stmt.targets)
+    ):
         return  # listed by ``listed`` from the original text (this pass runs after lines were deleted)
     cuts = [src.keyword_cut(c, k) for c, k in [(value, keyword), *nested]]
     if any(cut is None for cut in cuts):

@@ -23,7 +23,10 @@ def test_a_loop_reduce_bound_to_a_name_or_masked_per_element_stays_listed() -> N
     body = body_of(m).splitlines()
     # a name's destination is the call's own previous result; a tile-valued mask selects elements
     assert body[5] == "        b = nl.loop_reduce(t, op=np.add, loop_indices=[i])"
-    assert body[6] == "        acc[:, :] = nl.loop_reduce(t, op=np.add, loop_indices=[i], mask=(nl.greater(t, 0)))"
+    assert (
+        body[6]
+        == "        acc[:, :] = nl.loop_reduce(t, op=np.add, loop_indices=[i], mask=(nl.greater(t, 0)))"
+    )
     assert body[7] == (
         "        if i < 3: nisa.tensor_copy(dst=acc[:, :], src=t) if i == 0 else "
         "nisa.tensor_tensor(dst=acc[:, :], data1=acc[:, :], data2=t, op=np.max)"
