@@ -90,7 +90,7 @@ def assign(target: NkiTensor, value: object) -> bool:
         value = read(x)
     else:
         with np.errstate(all="ignore"):
-            value = _common.apply(op, _common.mat(target), _common.mat(x))
+            value = np.asarray(_common.apply(op, _common.mat(target), _common.mat(x)))
     where = keep.reshape(target.shape) if keep is not None and keep.size == target.size else None
     write(target, value.reshape(target.shape), where=where)
     return True
