@@ -266,7 +266,7 @@ def _allocated(
     shape_of_result = args.pop("shape", None) if shaped == "shape" else None
     before, texts_of = "", {id(v): src.text_of(v) for v in args.values()}
     operand = args.get(shaped)
-    if shaped != "shape" and leaf != "nc_matmul" and operand is not None and not _cheap(operand):
+    if shaped != "shape" and leaf != "nc_matmul" and operand is not None and not cheap(operand):
         if not _pure(args, operand):
             return None
         # an expression giving the shape (``tensor_reduce(np.add, nl.multiply(a, b), ...)``, nki-samples'
@@ -284,7 +284,7 @@ def _allocated(
         texts = ["", shape]
     else:
         operands = [args.get(shaped), args.get("moving")] if leaf == "nc_matmul" else [args.get(shaped)]
-        if any(o is None or not _cheap(o) for o in operands):
+        if any(o is None or not cheap(o) for o in operands):
             return None
         texts = [texts_of[id(o)] for o in operands if o is not None]
     if leaf in _SHAPED:
@@ -301,9 +301,9 @@ def _pure(args: dict[str, ast.expr], operand: ast.expr) -> bool:
     return not any(isinstance(n, ast.Call) for v in args.values() if v is not operand for n in ast.walk(v))
 
 
-def _cheap(node: ast.expr) -> bool:
+def cheap(node: ast.expr) -> bool:
     """A name or a subscript of one (its ``.shape`` can be read again without side effects)."""
-    return isinstance(node, ast.Name) or (isinstance(node, ast.Subscript) and _cheap(node.value))
+    return isinstance(node, ast.Name) or (isinstance(node, ast.Subscript) and cheap(node.value))
 
 
 def _shape_operand(src: Source, shape: ast.expr | None, folded: set[int]) -> str | None:

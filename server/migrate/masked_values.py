@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from nki_studio.migrate.isa_results import cheap
 from nki_studio.migrate.source import LANGUAGE, Source
 
 
@@ -34,7 +35,7 @@ def fallback(src: Source, stmt: ast.stmt, is_scalar: Callable[[ast.expr], bool])
         return None
     call = stmt.value
     operands = [*call.args, *(k.value for k in call.keywords if k.arg not in ("mask", "dtype"))]
-    tile = next((o for o in operands if _named(o) and not is_scalar(o)), None)
+    tile = next((o for o in operands if cheap(o) and not is_scalar(o)), None)
     if tile is None:
         return None
     nl = src.alias_of(LANGUAGE, "nl")
@@ -42,8 +43,3 @@ def fallback(src: Source, stmt: ast.stmt, is_scalar: Callable[[ast.expr], bool])
         (src.text_of(k.value) for k in call.keywords if k.arg == "dtype"), f"{src.text_of(tile)}.dtype"
     )
     return f"{nl}.ndarray({src.text_of(tile)}.shape, dtype={dtype}, buffer={nl}.sbuf)"
-
-
-def _named(node: ast.expr) -> bool:
-    """A name or a subscript of one (its ``.shape`` can be read again without side effects)."""
-    return isinstance(node, ast.Name) or (isinstance(node, ast.Subscript) and _named(node.value))
