@@ -194,10 +194,8 @@ def _rewrite(
         # ``dtype=`` is then only the same cast when it is the tile's own, as allocated or ``t.dtype`` (else the
         # result was rounded twice)
         same = dtype is None or src.text_of(dtype) in dtypes.get(id(node), set())
-        if not same:
-            return None
-        if leaf == "nc_transpose" and "engine" not in args:
-            return _through_psum(src, call, (leaf, args, dtype), target, nl)
+        if not same or (leaf == "nc_transpose" and "engine" not in args):
+            return _through_result(src, call, (leaf, args, dtype), target, nl)
         # the written tile gives the shape: a shape= operand (memset's) goes
         kept = {k: v for k, v in args.items() if not (k == "shape" and _SIGNATURES[leaf][1] == "shape")}
         keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in kept.items())
@@ -212,15 +210,21 @@ def _rewrite(
     return _allocated(src, call, (leaf, args, dtype), target, declared, nl, folded)
 
 
-def _through_psum(src: Source, call: ast.Call, parsed: _Parsed, target: str, nl: str) -> str | None:
-    """``t[...] = nisa.nc_transpose(x)``: the transpose into its own result (PSUM), then copied into ``t``. The
-    legacy engine left unknown put a tile over 32x32 on the Tensor engine, into PSUM, and the assignment copied it
-    [v2.26.1 nki.isa.nc_transpose]; 0.7 would pick the engine from the destination, and an SBUF ``t`` means the
-    Vector engine, limited to 32x32 (isa.md §1.3). A transpose moves values exactly either way."""
+def _through_result(src: Source, call: ast.Call, parsed: _Parsed, target: str, nl: str) -> str | None:
+    """``t[...] = nisa.op(...)`` computed into a result of its own, then copied into ``t`` (the copy under the
+    call's own ``mask=``, which the mask pass turns into the same condition).
+
+    A ``dtype=`` other than ``t``'s rounded the legacy result to it before the assignment cast it to ``t``'s (the
+    nki-samples flash-attention backward selects into a ``kernel_dtype`` tile with ``dtype=mixed_dtype``): the own
+    result has that dtype, and the copy casts it as the assignment did. ``nc_transpose``: the legacy engine left
+    unknown put a tile over 32x32 on the Tensor engine, into PSUM, and the assignment copied it [v2.26.1
+    nki.isa.nc_transpose]; 0.7 would pick the engine from the destination, and an SBUF ``t`` means the Vector
+    engine, limited to 32x32 (isa.md §1.3). A transpose moves values exactly either way."""
     isa = src.alias_of(ISA, "")
     name = fresh_name(src, parsed[0])
     made = _allocated(src, call, parsed, name, name, nl, set())
-    return f"{made}; {isa}.tensor_copy(dst={target}, src={name})" if made is not None and isa else None
+    mask = next((f", mask={src.text_of(k.value)}" for k in call.keywords if k.arg == "mask"), "")
+    return f"{made}; {isa}.tensor_copy(dst={target}, src={name}{mask})" if made is not None and isa else None
 
 
 def fresh_name(src: Source, leaf: str) -> str:
@@ -266,7 +270,19 @@ def _allocated(
     shaped = _SIGNATURES[leaf][1]
     args = dict(args)
     shape_of_result = args.pop("shape", None) if shaped == "shape" else None
-    keywords = ", ".join(f"{k}={src.text_of(v)}" for k, v in args.items())
+    before, texts_of = "", {id(v): src.text_of(v) for v in args.values()}
+    operand = args.get(shaped)
+    if shaped != "shape" and leaf != "nc_matmul" and operand is not None and not cheap(operand):
+        if not _pure(args, operand):
+            return None
+        # an expression giving the shape (``tensor_reduce(np.add, nl.multiply(a, b), ...)``, nki-samples'
+        # flash-attention backward) is bound to a name first, so that it is evaluated once; the other operands
+        # have no effects, so evaluating it before them changes nothing
+        bound = fresh_name(src, shaped)
+        before = f"{bound} = {texts_of[id(operand)]}; "
+        args[shaped] = ast.Name(bound, ast.Load())
+        texts_of[id(args[shaped])] = bound
+    keywords = ", ".join(f"{k}={texts_of[id(v)]}" for k, v in args.items())
     if shaped == "shape":
         shape = _shape_operand(src, shape_of_result, folded)
         if shape is None or dtype is None:
@@ -274,21 +290,26 @@ def _allocated(
         texts = ["", shape]
     else:
         operands = [args.get(shaped), args.get("moving")] if leaf == "nc_matmul" else [args.get(shaped)]
-        if any(o is None or not _cheap(o) for o in operands):
+        if any(o is None or not cheap(o) for o in operands):
             return None
-        texts = [src.text_of(o) for o in operands if o is not None]
+        texts = [texts_of[id(o)] for o in operands if o is not None]
     if leaf in _SHAPED:
         shape = _SHAPED[leaf](texts[0], args)
         if shape is None:
             return None
         texts.append(shape)
     allocation = _allocation(leaf, texts, src.text_of(dtype) if dtype is not None else None, nl)
-    return f"{declared} = {allocation}; {src.text_of(call.func)}(dst={target}, {keywords})"
+    return f"{before}{declared} = {allocation}; {src.text_of(call.func)}(dst={target}, {keywords})"
 
 
-def _cheap(node: ast.expr) -> bool:
+def _pure(args: dict[str, ast.expr], operand: ast.expr) -> bool:
+    """Every operand but ``operand`` is free of calls (names, constants, attributes, subscripts, tuples)."""
+    return not any(isinstance(n, ast.Call) for v in args.values() if v is not operand for n in ast.walk(v))
+
+
+def cheap(node: ast.expr) -> bool:
     """A name or a subscript of one (its ``.shape`` can be read again without side effects)."""
-    return isinstance(node, ast.Name) or (isinstance(node, ast.Subscript) and _cheap(node.value))
+    return isinstance(node, ast.Name) or (isinstance(node, ast.Subscript) and cheap(node.value))
 
 
 def _shape_operand(src: Source, shape: ast.expr | None, folded: set[int]) -> str | None:

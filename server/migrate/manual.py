@@ -10,6 +10,7 @@ from nki_studio.migrate import (
     isa_operands,
     isa_results,
     loop_directives,
+    loop_reductions,
     matmul_accumulate,
     reductions,
     scalar_masks,
@@ -63,13 +64,14 @@ def run(src: Source) -> PassResult:
     )
     compiler_rewritten = allocation.rewritten_calls(src) | loop_directives.rewritten_calls(src)
     grids = spmd_grids.rewritten_calls(src)
+    reduced = loop_reductions.rewritten_calls(src)
     for node in ast.walk(src.tree):
         if isinstance(node, ast.Call):
             name = src.canonical(node.func) or ""
             module, _, leaf = name.rpartition(".")
             if module == LANGUAGE and leaf in _GRID_AXES and _later_axis(node) and id(node) not in grids:
                 out.manual.append(ManualStep(node.lineno, f"nl.{leaf} axis > 0", _GRID_AXIS))
-            elif module == LANGUAGE and leaf in _LANGUAGE_RECIPES:
+            elif module == LANGUAGE and leaf in _LANGUAGE_RECIPES and id(node) not in reduced:
                 out.manual.append(ManualStep(node.lineno, f"nl.{leaf}", _LANGUAGE_RECIPES[leaf]))
             elif (
                 module == ISA

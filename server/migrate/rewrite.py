@@ -31,6 +31,7 @@ from nki_studio.migrate import (
     iterators,
     limits,
     loop_directives,
+    loop_reductions,
     manual,
     matmul_accumulate,
     operand_values,
@@ -67,6 +68,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     isa_results.run,
     isa_operands.run,  # after isa_results: the values used inside expressions
     scalar_masks.run,
+    loop_reductions.run,  # after scalar_masks: the mask it put under if
     allocation.run,
     psum_results.run,  # after isa_results and matmul_accumulate: the nl.* products left
     loop_directives.run,  # late, like spmd_grids: it adds a line (iterators leaves its loops to it)

@@ -10,8 +10,9 @@ predicate is a Python condition: ``if cond: nl.store(...)`` on the statement's o
 leaves: ``x = nl.ndarray(...); nisa.op(dst=x, ..., mask=c)``). A mask bound to a name that may be ``None`` (no
 mask) keeps that meaning: ``if m is None or m:``.
 
-A call whose result is bound to a name (``x = nl.add(a, b, mask=c)``) is listed: under ``if`` the name would be
-unbound when the mask is off, where the legacy call still returned a tile (its elements unspecified). Masks on
+A call whose result is bound to a name (``x = nl.add(a, b, mask=c)``) would leave the name unbound under ``if`` when
+the mask is off, where the legacy call still returned a tile (its elements unspecified): ``masked_values`` binds
+it to an allocation then; one it cannot allocate is listed. Masks on
 index tiles are ``index_tiles``' (bounded slices); ``&`` of both kinds leaves the scalar part here.
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import ast
 
-from nki_studio.migrate import isa_results
+from nki_studio.migrate import isa_results, masked_values
 from nki_studio.migrate.operators import Tiles
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import LANGUAGE, Source, functions
@@ -190,7 +191,13 @@ def listed(src: Source) -> list[ManualStep]:
                 continue
             mask = next((k.value for k in stmt.value.keywords if k.arg == "mask"), None)
             parts = conjuncts_of(mask) if mask is not None else []
-            if any(scalars.mask(p) is not None for p in parts):
+            rewritten = (
+                mask is not None
+                and scalars.mask(mask) is not None
+                and _nested(src, scalars, stmt.value) is not None
+                and masked_values.fallback(src, stmt, scalars.scalar) is not None
+            )
+            if not rewritten and any(scalars.mask(p) is not None for p in parts):
                 steps.append(ManualStep(stmt.lineno, "mask=", RECIPE))
         for node in ast.walk(func):
             if (
@@ -243,7 +250,12 @@ def _statement(src: Source, scalars: Scalars, stmt: ast.stmt, out: PassResult) -
     nested = _nested(src, scalars, value)
     if keyword is None or cond is None or nested is None:
         return  # a nested call's other mask: listed by ``listed``
-    if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) for t in stmt.targets):
+    otherwise = masked_values.fallback(src, stmt, scalars.scalar)
+    if (
+        otherwise is None
+        and isinstance(stmt, ast.Assign)
+        and any(isinstance(t, ast.Name) for t in stmt.targets)
+    ):
         return  # listed by ``listed`` from the original text (this pass runs after lines were deleted)
     cuts = [src.keyword_cut(c, k) for c, k in [(value, keyword), *nested]]
     if any(cut is None for cut in cuts):
@@ -254,7 +266,9 @@ def _statement(src: Source, scalars: Scalars, stmt: ast.stmt, out: PassResult) -
     for cut in sorted(c for c in cuts if c is not None):
         text, at = text + src.text[at : cut[0]], cut[1]
     text += src.text[at:end]
-    if src.delete_lines(stmt) is not None:
+    if otherwise is not None:
+        new = f"{text} if {cond} else {otherwise}"
+    elif src.delete_lines(stmt) is not None:
         new = f"if {cond}: {text}"
     elif isinstance(stmt, ast.Expr):
         new = f"{text} if {cond} else None"

@@ -338,8 +338,13 @@ def test_value_returning_calls_into_a_tile_of_their_dtype_and_annotated_results(
         "    q: nt.tensor[128, 64] = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf); nisa.tensor_copy(dst=q, src=b)"
     )
     assert body[8] == "    nisa.tensor_copy(dst=b[0, :, :], src=a)"
-    # another dtype rounded the result twice (to bfloat16, then to the tile's float32): listed
-    assert [(s.line, s.construct) for s in m.manual] == [(12, "nisa.tensor_copy value")]
+    # another dtype rounded the result twice (to bfloat16, then to the tile's float32): a result of that dtype,
+    # then copied into the tile (was listed before the flash-attention backward's selects needed it)
+    assert body[6] == (
+        "    tensor_copy_value = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.sbuf); "
+        "nisa.tensor_copy(dst=tensor_copy_value, src=a); nisa.tensor_copy(dst=s[:, :], src=tensor_copy_value)"
+    )
+    assert m.manual == ()
 
 
 def test_isa_queries_returning_values_in_0_7_too_are_not_listed() -> None:
@@ -638,8 +643,10 @@ def test_scalar_mask_on_a_shared_line_and_on_a_named_result() -> None:
         """
     )
     assert "nisa.tensor_copy(dst=u, src=x) if i < 1 else None" in m.text
-    # the name would be unbound where the mask is off: listed
-    assert [(s.line, s.construct) for s in m.manual] == [(10, "mask=")]
+    # the name would be unbound where the mask is off: bound to an allocation then (was listed before
+    # masked_values)
+    assert "v = nl.exp(x) if i < 1 else nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)" in m.text
+    assert m.manual == ()
 
 
 def test_a_kernel_parameter_compared_is_not_taken_for_a_scalar() -> None:
@@ -909,12 +916,16 @@ def test_a_value_written_into_a_rebound_name_takes_the_reaching_allocations_dtyp
             t[:, :] = nisa.tensor_copy(a, dtype=nl.float32)
         """
     )
-    assert "    nisa.tensor_copy(dst=s[:, :], src=a)" in body_of(m)
-    # rebound later in the loop (the next iteration sees the load) and in a branch: listed
-    assert [(s.line, s.construct) for s in m.manual] == [
-        (14, "nisa.tensor_copy value"),
-        (19, "nisa.tensor_copy value"),
-    ]
+    body = body_of(m)
+    assert "    nisa.tensor_copy(dst=s[:, :], src=a)" in body
+    # rebound later in the loop (the next iteration sees the load) and in a branch: t's dtype is not known, so
+    # the value is made in its own dtype and copied (cast) into t (was listed before)
+    made = (
+        "tensor_copy_value = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf); "
+        "nisa.tensor_copy(dst=tensor_copy_value, src=a); nisa.tensor_copy(dst=t[:, :], src=tensor_copy_value)"
+    )
+    assert body.count(made) == 2
+    assert m.manual == ()
 
 
 def test_three_dim_index_tiles_become_access_patterns() -> None:

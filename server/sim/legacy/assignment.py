@@ -14,7 +14,8 @@ the same line in between). The reduction starts over at the first iteration of i
 there ``t[...]`` becomes ``x``, as a name-bound result does. Compiler-generated kernels (AccelOpt's NKIBench
 ``rmsnorm_matmul``) reduce into an ``nl.ndarray`` nothing wrote before, and pass their NumPy check on hardware,
 so the unwritten destination cannot enter the first step (inferred); a destination zero-filled first gives the
-same sum either way.
+same sum either way. A ``mask=`` on the call applies as on any instruction writing into a tensor: a tile it
+masks off is left out of the reduction (nki-samples' flash-attention backward masks causal tiles so).
 """
 
 from __future__ import annotations
@@ -82,13 +83,16 @@ def assign(target: NkiTensor, value: object) -> bool:
         return True
     if reduced is None:
         return False
-    # The loop_reduce call issued the instruction; only its destination operand was unknown until now.
+    # The loop_reduce call issued the instruction; only its destination operand was unknown until now. Its own
+    # mask= applies as any instruction's: masked-off elements of the destination keep their values.
     x, op, first = reduced
     if first:
-        write(target, read(x).reshape(target.shape))
-        return True
-    with np.errstate(all="ignore"):
-        write(target, _common.apply(op, _common.mat(target), _common.mat(x)).reshape(target.shape))
+        value = read(x)
+    else:
+        with np.errstate(all="ignore"):
+            value = np.asarray(_common.apply(op, _common.mat(target), _common.mat(x)))
+    where = keep.reshape(target.shape) if keep is not None and keep.size == target.size else None
+    write(target, value.reshape(target.shape), where=where)
     return True
 
 

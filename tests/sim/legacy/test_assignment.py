@@ -131,6 +131,25 @@ def test_loop_reduce_into_an_unwritten_tile_starts_over_at_the_first_iteration(l
     np.testing.assert_allclose(legacy(source, x).outputs[0], expected, rtol=1e-5)
 
 
+def test_a_masked_off_loop_reduce_leaves_its_destination(legacy):
+    # A mask that holds nowhere for a key tile (nki-samples' flash-attention backward: causal tiles above the
+    # diagonal): the reduction skips that tile, as any masked instruction writing into a tensor.
+    source = """
+    @nki.jit
+    def below_diagonal(x):
+        # x: (4 key tiles, 128, 64); out = x[0] + x[1] + x[2] (the last key tile masked off)
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.zeros((nl.par_dim(128), 64), dtype=nl.float32)
+        for k in nl.affine_range(4):
+            tile = nl.load(x[k])
+            acc[:, :] = nl.loop_reduce(tile, op=np.add, loop_indices=(k,), mask=(k < 3))
+        nl.store(out, value=acc[:, :])
+        return out
+    """
+    x = np.random.default_rng(15).random((4, 128, 64), np.float32)
+    np.testing.assert_allclose(legacy(source, x).outputs[0], x[:3].sum(axis=0), rtol=1e-6)
+
+
 # A value-returning call assigned into a block of a block tensor, nisa's and nl's alike.
 INTO_BLOCKS = """
 from neuronxcc.nki.language import par_dim
