@@ -125,6 +125,22 @@ def _missing_module(message: str) -> str | None:
     return found.group(1) if found else None
 
 
+def _callers_elsewhere(path: Path, name: str) -> list[str]:
+    """The other modules of ``path``'s folder and those below it that call ``name`` by that name: a sub-kernel
+    they call is not proven through them, since a proof migrates only its own file (theirs runs this one's
+    original, not its migration)."""
+    found = []
+    for other in sorted(path.parent.rglob("*.py")):
+        if other != path and name in (text := other.read_text(encoding="utf-8")):
+            tree = ast.parse(text)
+            if any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+                for n in ast.walk(tree)
+            ):
+                found.append(other.name)
+    return found
+
+
 def _file_verdicts(
     path: Path, rel: str, settings: Settings, tested: dict[str, str], scripted: dict[str, tuple[str, str]]
 ) -> list[Verdict]:
@@ -154,8 +170,8 @@ def _file_verdicts(
             if inputs[proof["kernel"]] == given and not proof["through"]:
                 proofs[proof["kernel"]] = proof
     # sub-kernels through the proofs of their callers, each on its own inputs (not those of one run)
-    own = list(proofs.values())
-    proofs.update((p["kernel"], p) for p in through_callers(text, own, [k.name for k in found]))
+    own_proofs = list(proofs.values())
+    proofs.update((p["kernel"], p) for p in through_callers(text, own_proofs, [k.name for k in found]))
     out = []
     for k in found:
         own = [s for s in migration.manual if k.decorator_line <= s.line <= ends.get(k.name, k.def_line)]
@@ -167,9 +183,18 @@ def _file_verdicts(
                 Verdict(name, "not migratable", ", ".join(f"{c} x{n}" for c, n in counts.most_common()))
             )
         elif proof is None:
-            why = unproven_callers(text, own, k.name) or (
-                "no inputs (no script or unit test launches it with arrays and numbers only, no spec comment, "
-                "asserts do not pin shapes), or it calls a function with manual steps"
+            elsewhere = ", ".join(_callers_elsewhere(path, k.name))
+            why = (
+                unproven_callers(text, own_proofs, k.name)
+                or (
+                    f"called from other modules only ({elsewhere}), whose proofs run its original, not its migration"
+                    if elsewhere
+                    else None
+                )
+                or (
+                    "no inputs (no script or unit test launches it with arrays and numbers only, no spec comment, "
+                    "asserts do not pin shapes), or it calls a function with manual steps"
+                )
             )
             out.append(Verdict(name, "migrated, not proven", why))
         elif (missing := _missing_module(proof["message"])) is not None:

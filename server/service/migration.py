@@ -272,7 +272,8 @@ def _prove_kernel(
 
 def _instruction_lines(run: SimulationResult) -> list[tuple[str, int]]:
     """The (path, line) pairs that issued instructions in ``run``, or called a function of the user's that did."""
-    own = [(line["path"], line["line"]) for line in (run.get("estimate") or {}).get("lines", [])]
+    estimate = run.get("estimate")
+    own = [(line["path"], line["line"]) for line in estimate["lines"]] if estimate else []
     calls = [site.rpartition(":") for site in run.get("callSites", [])]
     return own + [(where, int(line)) for where, _, line in calls]
 
