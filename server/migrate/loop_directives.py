@@ -29,7 +29,7 @@ _MULTI_BUFFER = "nki.compiler.multi_buffer"
 
 def run(src: Source) -> PassResult:
     """Wrap each loop whose iterator carries ``directives=no_reorder()`` in ``with nl.no_reorder():``; make one
-carrying ``directives=multi_buffer(...)`` a ``range`` loop."""
+    carrying ``directives=multi_buffer(...)`` a ``range`` loop."""
     out = PassResult()
     language = src.alias_of(LANGUAGE, "nl")
     for call in _buffered(src):
@@ -75,50 +75,41 @@ def rewritten_calls(src: Source) -> set[int]:
     return found
 
 
-def _loops(src: Source) -> list[tuple[ast.For, ast.Call]]:
-    """The ``for`` loops whose static iterator has positional operands and exactly ``directives=no_reorder()``,
-    on lines of their own (re-indented) with no multi-line string inside."""
-    found = []
-    for node in ast.walk(src.tree):
-        if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)):
-            continue
-        call = node.iter
-        module, _, leaf = (src.canonical(call.func) or "").rpartition(".")
-        directive = call.keywords[0].value if [k.arg for k in call.keywords] == ["directives"] else None
-        if (
-            module == LANGUAGE
-            and leaf in _ITERATORS
-            and isinstance(directive, ast.Call)
-            and not directive.args
-            and not directive.keywords
-            and src.canonical(directive.func) == _NO_REORDER
-            and call.lineno == call.end_lineno
-            and not src.lines[node.lineno - 1][: src.span(node).column - 1].strip()
-            and not any(
-                isinstance(n, ast.Constant) and isinstance(n.value, str) and n.lineno != n.end_lineno
-                for n in ast.walk(node)
-            )
-        ):
-            found.append((node, call))
-    return found
-
-
-def _buffered(src: Source) -> list[ast.Call]:
-    """The iterators of ``for`` loops with positional operands and exactly ``directives=multi_buffer(...)``."""
+def _directed(src: Source) -> list[tuple[ast.For, ast.Call, ast.Call, str]]:
+    """The ``for`` loops whose static iterator's only keyword is ``directives=`` a call: the loop, the iterator,
+    the directive and its canonical name."""
     found = []
     for node in ast.walk(src.tree):
         if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
             call = node.iter
             module, _, leaf = (src.canonical(call.func) or "").rpartition(".")
             directive = call.keywords[0].value if [k.arg for k in call.keywords] == ["directives"] else None
-            if (
-                module == LANGUAGE
-                and leaf in _ITERATORS
-                and isinstance(directive, ast.Call)
-                and src.canonical(directive.func) == _MULTI_BUFFER
-            ):
-                found.append(call)
+            if module == LANGUAGE and leaf in _ITERATORS and isinstance(directive, ast.Call):
+                found.append((node, call, directive, src.canonical(directive.func) or ""))
     return found
+
+
+def _loops(src: Source) -> list[tuple[ast.For, ast.Call]]:
+    """The ``for`` loops whose static iterator has positional operands and exactly ``directives=no_reorder()``,
+    on lines of their own (re-indented) with no multi-line string inside."""
+    return [
+        (node, call)
+        for node, call, directive, name in _directed(src)
+        if name == _NO_REORDER
+        and not directive.args
+        and not directive.keywords
+        and call.lineno == call.end_lineno
+        and not src.lines[node.lineno - 1][: src.span(node).column - 1].strip()
+        and not any(
+            isinstance(n, ast.Constant) and isinstance(n.value, str) and n.lineno != n.end_lineno
+            for n in ast.walk(node)
+        )
+    ]
+
+
+def _buffered(src: Source) -> list[ast.Call]:
+    """The iterators of ``for`` loops with positional operands and exactly ``directives=multi_buffer(...)``."""
+    return [call for _, call, _, name in _directed(src) if name == _MULTI_BUFFER]
 
 
 def _unit(src: Source, loop: ast.For, indent: str) -> str:
