@@ -875,8 +875,8 @@ export interface KernelProof {
   exact: boolean;
   message: string;
   /**
-   * the file's functions whose own lines issued instructions in every run of both versions (the kernel, the sub-kernels
-   * it called)
+   * the file's functions that ran in every run of both versions: one of their lines issued instructions or made a call
+   * that did
    */
   ran: string[];
   /**

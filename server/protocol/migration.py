@@ -42,8 +42,8 @@ class KernelProof(TypedDict):
     message: str
     ran: Annotated[
         list[str],
-        "the file's functions whose own lines issued instructions in every run of both versions (the kernel, the "
-        "sub-kernels it called)",
+        "the file's functions that ran in every run of both versions: one of their lines issued instructions or "
+        "made a call that did",
     ]
     through: Annotated[
         list[str],

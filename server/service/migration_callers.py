@@ -2,9 +2,10 @@
 ever called by other kernels, with the tiles and helper objects they build) is proven when the proofs of the
 kernels that call it ran it and held.
 
-The rule: a function ran in a proof when its own lines issued instructions in every run of both versions (the
-simulation's per-line record, ``estimate.lines``: a line is attributed to the innermost user frame, so the
-callee's lines, not the call's). A function is proven through its callers when every function of the file that
+The rule: a function ran in a proof when one of its lines issued instructions, or made a call that did, in every
+run of both versions (the simulation's per-line record, ``estimate.lines``, gives the instructions' own lines,
+attributed to the innermost user frame; ``callSites`` the user's calls around them, a kernel's call of a
+sub-kernel included). A function is proven through its callers when every function of the file that
 calls it either has a proof of its own that ran it or is itself only called by such functions (followed up the
 file's call graph), and all those proofs held; it fails when any of them failed. A caller with neither (no inputs,
 no caller) leaves it unproven, and ``unproven_callers`` names them.
@@ -39,8 +40,8 @@ def file_calls(text: str) -> dict[str, set[str]]:
 
 
 def ran(text: str, path: str, lines: Iterable[tuple[str, int]]) -> set[str]:
-    """The functions of ``text`` (the file at ``path``) one of whose lines issued an instruction (``lines``:
-    (path, line) pairs of a run's per-line record)."""
+    """The functions of ``text`` (the file at ``path``) holding one of ``lines`` ((path, line) pairs: the lines
+    that issued instructions in a run, and the calls around them)."""
     here = {line for where, line in lines if where == path}
     return {
         name for name, (first, last) in function_spans(text).items() if any(first <= n <= last for n in here)
