@@ -8,11 +8,15 @@ that imports ``neuronxcc.nki`` is classified
   versions simulated on the same seeded inputs: the shapes its unit tests and NumPy-checked scripts launch it with
   -- their first case, run as ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else those the
   scripts that cannot run here (PyTorch, JAX) pass it, read from their text (``script_inputs.py``; the verdict
-  names the script line), else its spec comments or the shapes its asserts pin) holds;
+  names the script line), else its spec comments or the shapes its asserts pin) holds; or, with no inputs of its
+  own, every kernel of its file calling it was proven and its proof ran it (``service.migration_callers``: its
+  lines issued instructions in every run of both versions), counted apart in the summary ("through their
+  callers");
 * **proof failed**: the same, but an output differs or the migrated kernel fails (the first difference is printed);
 * **migrated, not proven**: rewritten without a manual step in its own lines, but no inputs are known, the
-  original itself does not run on the only inputs known (nothing was compared), or it calls a function of the
-  file that has manual steps (the service proves each completely migrated kernel on its own);
+  original itself does not run on the only inputs known (nothing was compared), it calls a function of the
+  file that has manual steps (the service proves each completely migrated kernel on its own), or its callers are
+  not proven or their proofs did not run it (said);
 * **not migratable**: manual steps in its own lines, counted by construct (that is the explanation).
 
 Usage: ``.venv/bin/python benchmarks/migrate_corpus.py [--repo PATH] [--only SUBSTRING] [--timeout S]``.
@@ -43,6 +47,7 @@ from legacy_sim_corpus import (
 )
 from nki_studio.migrate.rewrite import NotMigratable, migrate_source
 from nki_studio.service.migration import migrate, package_sources
+from nki_studio.service.migration_callers import through_callers, unproven_callers
 from nki_studio.service.settings import Settings, file_target
 from nki_studio.service.simulation import kernels
 from script_inputs import launches
@@ -54,6 +59,7 @@ class Verdict:
     kernel: str
     status: str  # proven | proof failed | migrated, not proven | not migratable
     detail: str
+    through: bool = False  # proven (or failed) through its callers' proofs, having no inputs of its own
 
 
 def _ends(text: str) -> dict[str, int]:
@@ -119,6 +125,22 @@ def _missing_module(message: str) -> str | None:
     return found.group(1) if found else None
 
 
+def _callers_elsewhere(path: Path, name: str) -> list[str]:
+    """The other modules of ``path``'s folder and those below it that call ``name`` by that name: a sub-kernel
+    they call is not proven through them, since a proof migrates only its own file (theirs runs this one's
+    original, not its migration)."""
+    found = []
+    for other in sorted(path.parent.rglob("*.py")):
+        if other != path and name in (text := other.read_text(encoding="utf-8")):
+            tree = ast.parse(text)
+            if any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+                for n in ast.walk(tree)
+            ):
+                found.append(other.name)
+    return found
+
+
 def _file_verdicts(
     path: Path, rel: str, settings: Settings, tested: dict[str, str], scripted: dict[str, tuple[str, str]]
 ) -> list[Verdict]:
@@ -145,8 +167,11 @@ def _file_verdicts(
     # place, in its package (the helpers its masks call are read from the package's other modules).
     for given in dict.fromkeys(inputs.values()):  # one run per distinct set of inputs
         for proof in migrate(str(path), settings, inputs=given)["proofs"]:
-            if inputs[proof["kernel"]] == given:
+            if inputs[proof["kernel"]] == given and not proof["through"]:
                 proofs[proof["kernel"]] = proof
+    # sub-kernels through the proofs of their callers, each on its own inputs (not those of one run)
+    own_proofs = list(proofs.values())
+    proofs.update((p["kernel"], p) for p in through_callers(text, own_proofs, [k.name for k in found]))
     out = []
     for k in found:
         own = [s for s in migration.manual if k.decorator_line <= s.line <= ends.get(k.name, k.def_line)]
@@ -158,9 +183,18 @@ def _file_verdicts(
                 Verdict(name, "not migratable", ", ".join(f"{c} x{n}" for c, n in counts.most_common()))
             )
         elif proof is None:
+            elsewhere = ", ".join(_callers_elsewhere(path, k.name))
             why = (
-                "no inputs (no script or unit test launches it with arrays and numbers only, no spec comment, "
-                "asserts do not pin shapes), or it calls a function with manual steps"
+                unproven_callers(text, own_proofs, k.name)
+                or (
+                    f"called from other modules only ({elsewhere}), whose proofs run its original, not its migration"
+                    if elsewhere
+                    else None
+                )
+                or (
+                    "no inputs (no script or unit test launches it with arrays and numbers only, no spec comment, "
+                    "asserts do not pin shapes), or it calls a function with manual steps"
+                )
             )
             out.append(Verdict(name, "migrated, not proven", why))
         elif (missing := _missing_module(proof["message"])) is not None:
@@ -174,7 +208,10 @@ def _file_verdicts(
             out.append(Verdict(name, "migrated, not proven", why + origins.get(k.name, "")))
         else:
             status = "proven" if proof["equivalent"] else "proof failed"
-            out.append(Verdict(name, status, proof["message"] + origins.get(k.name, "")))
+            verdict = Verdict(
+                name, status, proof["message"] + origins.get(k.name, ""), bool(proof["through"])
+            )
+            out.append(verdict)
     return out
 
 
@@ -198,7 +235,9 @@ def main() -> None:
         print(f"{v.status:22} {v.kernel}: {v.detail}")
     counts = collections.Counter(v.status for v in verdicts)
     total = len(verdicts)
-    print(f"\nkernels: {total}; " + ", ".join(f"{s}: {n}" for s, n in counts.most_common()))
+    through = sum(v.status == "proven" and v.through for v in verdicts)
+    said = {"proven": f"proven: {counts['proven']} ({through} of them through their callers)"}
+    print(f"\nkernels: {total}; " + ", ".join(said.get(s, f"{s}: {n}") for s, n in counts.most_common()))
     constructs = collections.Counter()
     for v in verdicts:
         if v.status == "not migratable":

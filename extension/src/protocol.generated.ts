@@ -420,6 +420,11 @@ export interface SimulationResult {
   /** instructions simulated */
   instructions?: number;
   /**
+   * the user's calls around the instructions' own lines, each 'path:line' once: the calls into the user's functions
+   * that issued instructions (present with a trace)
+   */
+  callSites?: string[];
+  /**
    * nki.compiler options the kernel set that the simulation accepted and recorded but does not honour, each with the
    * reason
    */
@@ -869,6 +874,16 @@ export interface KernelProof {
   /** every output bit-identical (False: equal within the dtype's rounding) */
   exact: boolean;
   message: string;
+  /**
+   * the file's functions that ran in every run of both versions: one of their lines issued instructions or made a call
+   * that did
+   */
+  ran: string[];
+  /**
+   * empty: the kernel's own inputs; else it has none and was proven through these callers' proofs (each held and ran
+   * it)
+   */
+  through: string[];
 }
 
 /** A kernel's parameters with their guesses, and whether it needs them (it has no usable spec). */

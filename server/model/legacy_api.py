@@ -546,6 +546,10 @@ def no_reorder() -> _LoopDirective:
     """Loop directive: keep the loop's instructions in program order
     (``nl.sequential_range(n, directives=ncc.no_reorder())``; inferred from its use in nki-samples). NKI 0.7:
     ``with nl.no_reorder():`` around the loop."""
+
+def multi_buffer(factor: int = 2) -> _LoopDirective:
+    """Loop directive: allocate the loop's tensors over ``factor`` buffers (multi-buffered allocation; aws-neuron-sdk
+    nki/compiler ``multi_buffer``). NKI 0.7: dropped, a ``range`` loop (the compiler chooses the buffers)."""
 ''',
 )
 

@@ -40,6 +40,16 @@ class KernelProof(TypedDict):
     equivalent: bool
     exact: Annotated[bool, "every output bit-identical (False: equal within the dtype's rounding)"]
     message: str
+    ran: Annotated[
+        list[str],
+        "the file's functions that ran in every run of both versions: one of their lines issued instructions or "
+        "made a call that did",
+    ]
+    through: Annotated[
+        list[str],
+        "empty: the kernel's own inputs; else it has none and was proven through these callers' proofs (each "
+        "held and ran it)",
+    ]
 
 
 class MigrationResult(TypedDict):

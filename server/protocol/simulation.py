@@ -278,6 +278,11 @@ class SimulationResult(_SimulationResultKeys, total=False):
     peakRssBytes: Annotated[int, "peak resident memory of the worker"]
     devicePrints: Annotated[list[str], "nl.device_print output"]
     instructions: Annotated[int, "instructions simulated"]
+    callSites: Annotated[
+        list[str],
+        "the user's calls around the instructions' own lines, each 'path:line' once: the calls into the user's "
+        "functions that issued instructions (present with a trace)",
+    ]
     ignoredConfig: Annotated[
         list[str],
         "nki.compiler options the kernel set that the simulation accepted and recorded but does not honour, "

@@ -23,7 +23,9 @@ from nki_studio.migrate.rewrite import TARGET, Migration, NotMigratable, migrate
 from nki_studio.migrate.spmd_grids import launch_grids
 from nki_studio.model.targets import LEGACY
 from nki_studio.protocol.migration import KernelProof, MigrationResult, MigrationStatus
+from nki_studio.protocol.simulation import SimulationResult
 from nki_studio.service import simulation
+from nki_studio.service.migration_callers import file_calls, function_spans, ran, through_callers
 from nki_studio.service.settings import Settings, file_target
 from nki_studio.sim.packages import package_module
 
@@ -62,7 +64,10 @@ def migrate(
             result = _result(path, "manual_steps", f"{manual}; no proof run", migration, [])
             return _write(result, path, migration) if write and force else result
         return _result(path, "refused", simulation.REFUSAL, migration, [])
-    proofs = _prove(path, migration, settings, override, _clean_kernels(migration))
+    clean = _clean_kernels(migration)
+    proofs = _prove(path, migration, settings, override, clean)
+    kernels = [k.name for k in simulation.kernels(migration.original, path) if k.name in clean]
+    proofs += through_callers(migration.original, proofs, kernels)
     if migration.manual:
         # The kernels none of whose lines (nor those of the functions they call) need a manual step are proven
         # on their own; the file is not written (other kernels still hold legacy code) unless forced.
@@ -153,27 +158,19 @@ def _result(
 def _clean_kernels(migration: Migration) -> set[str]:
     """The functions of the original none of whose lines, nor those of the file's functions they call
     (transitively), hold a manual step: migrated completely, so their proof can run."""
-    tree = ast.parse(migration.original)
-    defs = {f.name: f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    calls = {
-        name: {n.func.id for n in ast.walk(f) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-        & set(defs)
-        for name, f in defs.items()
-    }
+    spans = function_spans(migration.original)
+    calls = file_calls(migration.original)
     dirty = {
         name
-        for name, f in defs.items()
-        if any(
-            (f.decorator_list[0].lineno if f.decorator_list else f.lineno) <= s.line <= (f.end_lineno or 0)
-            for s in migration.manual
-        )
+        for name, (first, last) in spans.items()
+        if any(first <= s.line <= last for s in migration.manual)
     }
     changed = True
     while changed:  # a caller of a dirty function is dirty
         grown = {name for name, called in calls.items() if called & dirty}
         changed = not grown <= dirty
         dirty |= grown
-    return set(defs) - dirty
+    return set(spans) - dirty
 
 
 def _prove(
@@ -240,6 +237,7 @@ def _prove_kernel(
     name = before.spec.kernel
     seeds = [before.spec.seed] if before.spec.inputs else [before.spec.seed + i for i in range(SEEDS)]
     exact = True
+    executed: set[str] | None = None  # the functions that issued instructions in every run so far
     with tempfile.TemporaryDirectory(prefix="nki-migrate-") as folder:
         for seed in seeds:
             arrays = []
@@ -254,15 +252,12 @@ def _prove_kernel(
                 )
                 if run.get("status") not in ("passed", "no_reference", "failed") or not os.path.exists(out):
                     where = run.get("message", run.get("status"))
-                    return _proof(
-                        name,
-                        seeds,
-                        False,
-                        exact,
-                        f"{name}: the {label} kernel did not run (seed {seed}): {where}",
-                    )
+                    message = f"{name}: the {label} kernel did not run (seed {seed}): {where}"
+                    return _proof(name, seeds, False, exact, message, executed)
                 with np.load(out) as saved:
                     arrays.append(_saved_outputs(saved))
+                here = ran(kernel.source or "", os.path.abspath(kernel.path), _instruction_lines(run))
+                executed = here if executed is None else executed & here
             verdict = _compare(arrays[0], arrays[1])
             if verdict is None:
                 continue
@@ -270,19 +265,30 @@ def _prove_kernel(
                 exact = False
                 continue
             where = f" (returned at line {returned_at} of the original)" if returned_at else ""
-            return _proof(
-                name, seeds, False, exact, f"{name}: not equivalent (seed {seed}): {verdict}{where}"
-            )
-    return _proof(name, seeds, True, exact, f"{name}: equivalent on {len(seeds)} inputs")
+            message = f"{name}: not equivalent (seed {seed}): {verdict}{where}"
+            return _proof(name, seeds, False, exact, message, executed)
+    return _proof(name, seeds, True, exact, f"{name}: equivalent on {len(seeds)} inputs", executed)
 
 
-def _proof(name: str, seeds: list[int], equivalent: bool, exact: bool, message: str) -> KernelProof:
+def _instruction_lines(run: SimulationResult) -> list[tuple[str, int]]:
+    """The (path, line) pairs that issued instructions in ``run``, or called a function of the user's that did."""
+    estimate = run.get("estimate")
+    own = [(line["path"], line["line"]) for line in estimate["lines"]] if estimate else []
+    calls = [site.rpartition(":") for site in run.get("callSites", [])]
+    return own + [(where, int(line)) for where, _, line in calls]
+
+
+def _proof(
+    name: str, seeds: list[int], equivalent: bool, exact: bool, message: str, executed: set[str] | None
+) -> KernelProof:
     return {
         "kernel": name,
         "inputs": len(seeds),
         "equivalent": equivalent,
         "exact": exact,
         "message": message,
+        "ran": sorted(executed or ()),
+        "through": [],
     }
 
 

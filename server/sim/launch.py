@@ -39,7 +39,7 @@ from nki_studio.sim.nki_compiler import surfaces_allocation_oom
 from nki_studio.sim.rejections import toolchain_rejects
 from nki_studio.sim.schedule import Baton, InstanceAborted
 from nki_studio.sim.tensor import NkiTensor, from_array, to_array
-from nki_studio.sim.userframe import SourceLocation, traceback_location
+from nki_studio.sim.userframe import SourceLocation, traceback_location, transparent
 
 
 class _DeadlineSignal(BaseException):
@@ -60,6 +60,7 @@ class JitKernel:
             raise SimulationError(f"kernel[{grid}]: the launch bracket must hold a single LNC degree, 1 or 2")
         return LaunchedKernel(self, dims[0])
 
+    @transparent
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if context.current_or_none() is not None:
             return self.func(*args, **kwargs)  # a kernel calling a kernel: plain call

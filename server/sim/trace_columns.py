@@ -381,3 +381,11 @@ def _event_fields(
 def as_compact(trace: Sequence[TraceEvent]) -> CompactTrace:
     """The trace in columns (no copy when it already is)."""
     return CompactTrace.of(trace)
+
+
+def call_sites(trace: Sequence[TraceEvent]) -> list[str]:
+    """The user frames around the instructions' own lines, each ``"path:line"`` once, sorted: the calls into the
+    user's functions that issued instructions (a function that only calls others has no line of its own in the
+    per-line table)."""
+    stacks = as_compact(trace).event_table("stack")
+    return sorted({frame.rsplit(":", 1)[0] for stack in stacks for frame in stack})

@@ -11,7 +11,11 @@ import os
 import sys
 import sysconfig
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../server (nki_studio)
 _LIB_DIRS = tuple(
@@ -21,6 +25,9 @@ _LIB_DIRS = tuple(
         if (p := sysconfig.get_paths().get(key))
     }
 )
+# The simulator's frames a kernel's plain call of another kernel passes through (``transparent``): the user's call
+# stack goes on through them to the calling kernel.
+_TRANSPARENT: set[types.CodeType] = set()
 _internal_cache: dict[str, bool] = {}
 _abspath_cache: dict[str, str] = {}  # a code object's file name -> its absolute path (asked per allocation)
 
@@ -48,6 +55,13 @@ def is_internal(filename: str) -> bool:
     return cached
 
 
+def transparent(function: _F) -> _F:
+    """Mark ``function`` (where a kernel calling a kernel calls it plainly) as a frame the user's call stack goes
+    through: the sub-kernel's instructions then name the calling kernel's line too."""
+    _TRANSPARENT.add(function.__code__)
+    return function
+
+
 def _abspath(filename: str) -> str:
     """``os.path.abspath``, remembered for absolute names (a relative one depends on the working directory)."""
     path = _abspath_cache.get(filename)
@@ -68,10 +82,12 @@ def user_location(frame: types.FrameType | None = None) -> SourceLocation:
     inner = f
     outer: list[str] = []
     f = f.f_back
-    # Walk out through the user's helper frames; stop at the first internal frame (the simulator's call
-    # into the kernel), so test runners and drivers around the simulation are not reported.
-    while f is not None and not is_internal(f.f_code.co_filename):
-        outer.append(f"{_abspath(f.f_code.co_filename)}:{f.f_lineno}:{f.f_code.co_name}")
+    # Walk out through the user's helper frames (and a kernel's plain call of a kernel); stop at the first other
+    # internal frame (the simulator's call into the kernel), so test runners and drivers around the simulation
+    # are not reported.
+    while f is not None and (f.f_code in _TRANSPARENT or not is_internal(f.f_code.co_filename)):
+        if f.f_code not in _TRANSPARENT:
+            outer.append(f"{_abspath(f.f_code.co_filename)}:{f.f_lineno}:{f.f_code.co_name}")
         f = f.f_back
     outer.reverse()
     return SourceLocation(_abspath(inner.f_code.co_filename), inner.f_lineno, tuple(outer))

@@ -344,6 +344,9 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
             sim.trace, generation, names, calibration=job.calibration, calibration_note=job.calibration_note
         )
         timings["estimate"] = time.perf_counter() - t
+        from nki_studio.sim.trace_columns import call_sites
+
+        result["callSites"] = call_sites(sim.trace)
 
     if verdict.passed and expected is not None:
         result["status"], result["message"] = "passed", f"{spec.kernel} matches the reference"

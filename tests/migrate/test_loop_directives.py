@@ -49,3 +49,24 @@ def test_other_iterator_options_stay_listed() -> None:
     )
     assert "nl.sequential_range options" in {s.construct for s in m.manual}
     assert "no_reorder" not in m.text
+
+
+def test_a_multi_buffer_directive_is_dropped_for_a_range_loop() -> None:
+    m = migrate_source(
+        "import neuronxcc.nki as nki\nimport neuronxcc.nki.compiler as ncc\nimport neuronxcc.nki.language as nl\n\n\n"
+        + textwrap.dedent(
+            """\
+            @nki.jit
+            def k(a, out, banks):
+                for i in nl.sequential_range(
+                    2, directives=ncc.multi_buffer(banks)
+                ):
+                    nl.store(out[i], value=nl.load(a[i]))
+            """
+        )
+    )
+    assert not m.manual
+    assert "    for i in range(2):\n" in m.text and "multi_buffer" not in m.text
+    assert [c.construct for c in m.changes if "directives" in c.construct] == [
+        "nl.sequential_range directives=multi_buffer()"
+    ]

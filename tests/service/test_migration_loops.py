@@ -71,3 +71,33 @@ def test_a_loop_under_no_reorder_is_proven(tmp_path: Path) -> None:
     result = _migrated(tmp_path, NO_REORDER)
     assert result["status"] == "proven", result["message"]
     assert "with nl.no_reorder():" in result["migrated"] and "range(4)" in result["migrated"]
+
+
+# a multi-line iterator under a multi_buffer directive (nki-samples' rmsnorm_quant has one), a tile allocated per
+# iteration
+MULTI_BUFFER = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.compiler as ncc
+import neuronxcc.nki.language as nl
+
+
+# nki-studio: simulate a=float32[4,128,64]
+@nki.jit
+def buffered_sum(a):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.sequential_range(
+        4, directives=ncc.multi_buffer(2)
+    ):
+        t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+        t[...] = nl.load(a[i]) * 2.0
+        acc[...] = acc + t
+    nl.store(out, value=acc)
+    return out
+"""
+
+
+def test_a_loop_under_multi_buffer_is_proven(tmp_path: Path) -> None:
+    result = _migrated(tmp_path, MULTI_BUFFER)
+    assert result["status"] == "proven", result["message"]
+    assert "multi_buffer" not in result["migrated"] and "for i in range(4):" in result["migrated"]

@@ -7,7 +7,8 @@ placement (addresses are not simulated) but honours the rotation of a modular al
 counts. ``skip_middle_end_transformations``, ``enable_stack_allocator``
 and ``force_auto_alloc`` steer compiler passes and return the kernel unchanged; ``no_reorder()``, a loop iterator's
 ``directives=`` (``nl.sequential_range(n, directives=ncc.no_reorder())``: keep the loop's instructions in program
-order, inferred from its use in the nki-samples attention tutorial), constrains the schedule only.
+order, inferred from its use in the nki-samples attention tutorial), constrains the schedule only, and
+``multi_buffer(factor)`` the allocation only.
 """
 
 from __future__ import annotations
@@ -72,9 +73,16 @@ def no_reorder() -> LoopDirective:
     return LoopDirective("no_reorder")
 
 
+def multi_buffer(factor: int = 2) -> LoopDirective:
+    """``ncc.multi_buffer(factor)``: the loop's tensors multi-buffered over ``factor`` buffers [aws-neuron-sdk
+    nki/compiler ``multi_buffer``], an allocation choice: the values computed do not change (inferred)."""
+    return LoopDirective("multi_buffer")
+
+
 __all__ = [
     "enable_stack_allocator",
     "force_auto_alloc",
+    "multi_buffer",
     "no_reorder",
     "psum",
     "sbuf",

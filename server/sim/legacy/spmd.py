@@ -28,6 +28,7 @@ from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.launch import JitKernel, run_dropin
 from nki_studio.sim.legacy.detect import LEGACY_NOTE
 from nki_studio.sim.tensor import NkiTensor
+from nki_studio.sim.userframe import transparent
 
 _STATE = "legacy.spmd"
 
@@ -113,6 +114,7 @@ class LegacyKernel(JitKernel):
             )
         return GridLaunch(self, tuple(int(d) for d in dims))
 
+    @transparent
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if context.current_or_none() is not None:
             return self.func(*args, **kwargs)
