@@ -47,7 +47,13 @@ def test_good_comment_parses_every_field(tmp_path: Path) -> None:
 def test_spec_round_trips_through_comment_and_json() -> None:
     spec = SimSpec(
         "k",
-        (("a", TensorSpec("float32", (128, 512))), ("k", 3), ("flag", True)),
+        (
+            ("a", TensorSpec("float32", (128, 512))),
+            ("k", 3),
+            ("flag", True),
+            ("shape", (3, 4)),
+            ("one", (5,)),
+        ),
         reference="m:ref",
         seed=3,
         lnc=2,
@@ -59,6 +65,8 @@ def test_spec_round_trips_through_comment_and_json() -> None:
         "a": TensorSpec("float32", (128, 512)),
         "k": 3,
         "flag": True,
+        "shape": (3, 4),
+        "one": (5,),
         "reference": "m:ref",
         "seed": 3,
         "lnc": 2,
@@ -74,6 +82,7 @@ def test_spec_round_trips_through_comment_and_json() -> None:
         ("x=float32[4,-1]", "'-1'"),
         ("x=float32[4,0]", "not a positive integer"),
         ("x=hello", "neither dtype[shape]"),
+        ("x=(3,4.5)", "nor a tuple of integers"),
         ("lnc=3", "lnc= must be 1 or 2"),
         ("ranks=0", "ranks= expects the number of collective ranks"),
         ("seed=-1", "seed= expects a non-negative integer"),
