@@ -54,12 +54,17 @@ def touch(t: NkiTensor) -> None:
     if not live.block_bytes:
         live.touch()
         return
-    positions = t._index if t._index is not None else t._positions(t.shape, t.strides, t.offset)
-    positions = positions[positions >= 0]  # out-of-bounds elements reach no block
     st = t._st
     # partition-first storage (P, B..., F): a position's block is its offset within the partition over a block
     per_partition = st.data.size // st.shape[0]
-    live.touch(np.unique(positions % per_partition // st.block_elements).tolist())
+    if t._index is not None:
+        positions = t._index[t._index >= 0]  # out-of-bounds elements reach no block
+    else:  # a dim stepping whole partitions reaches no other block: left out (the partition dim's 128 rows)
+        kept = [d for d, step in enumerate(t.strides) if step % per_partition]
+        positions = t._positions(tuple(t.shape[d] for d in kept), tuple(t.strides[d] for d in kept), t.offset)
+    reached = np.zeros(per_partition // st.block_elements, np.bool_)
+    reached[positions % per_partition // st.block_elements] = True
+    live.touch(np.flatnonzero(reached).tolist())
 
 
 def read(t: NkiTensor, *, raw: bool = False, oob_fill: float | None = None) -> np.ndarray:
