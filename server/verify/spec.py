@@ -584,7 +584,7 @@ def spec_arguments(
     source: str, path: str
 ) -> dict[str, dict[str, tuple[tuple[int, ...], str] | int | float | bool]]:
     """What the specs (comment and pyproject, not inference) say of each spec'd kernel's arguments: a tensor's
-    (shape, dtype), or a scalar; for the features that size allocations from them (hover, lint). {} without
+    (shape, dtype), or a scalar (not a tuple); for the features that size allocations from them (hover, lint). {} without
     specs, and a malformed spec just gives none. Cheap when the file has no spec comment and its pyproject no
     ``[tool.nki-studio.simulate]`` table (lint asks on every edit)."""
     if not _may_have_specs(source, path):
@@ -597,9 +597,12 @@ def spec_arguments(
             continue
         if spec is None or not spec.args:
             continue
-        out[kernel.name] = {
+        out[
+            kernel.name
+        ] = {  # a tuple value (a shape argument) is left out: its readers take it for a tensor's
             name: (value.shape, value.dtype) if isinstance(value, TensorSpec) else value
             for name, value in spec.args
+            if not isinstance(value, tuple)
         }
     return out
 

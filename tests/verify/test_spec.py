@@ -246,3 +246,10 @@ def test_a_missing_value_says_where_the_spec_goes_with_a_line_that_works(tmp_pat
     fixed = src.replace("@nki.jit", example + "\n@nki.jit")  # the example, pasted where the message says
     res = resolve(fixed, str(tmp_path / "k.py"), use_pyproject=False)
     assert res.spec is not None and not res.problems and not comment_findings(fixed, "k.py"), res.problems
+
+
+def test_spec_arguments_leave_out_tuple_values() -> None:
+    from nki_studio.verify.spec import spec_arguments
+
+    source = "import nki\n\n\n# nki-studio: simulate x=float32[8,24] dims=(4,6) n=3\n@nki.jit\ndef k(x, dims, n):\n    return x\n"
+    assert spec_arguments(source, "k.py") == {"k": {"x": ((8, 24), "float32"), "n": 3}}
