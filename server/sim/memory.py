@@ -37,8 +37,9 @@ Capacity model (documented in docs/simulator.md):
   each tiles. This means that the physical tiles may not be alive in the memory simultaneously" (Block
   Dimension Migration Guide, "What are block dimensions?"). An instruction's operands therefore count the blocks
   it accesses, not the whole tensor (:meth:`MemoryTracker.by_block`); nki-samples' attention tutorial keeps a
-  [32, 8, 128, 512] float32 PSUM block tensor (512 KiB per partition) at the 4096-long inputs of its test, whose
-  accuracy and benchmark modes run it on a device. The program-order peak still counts such a tensor whole from its first to its last
+  [32, 8, 128, 512] float32 PSUM block tensor (512 KiB per partition) at the 4096-long inputs of its test, which
+  later nki-samples runs on a device (``test/unit/test_attention_tutorial_kernels.py``, commit f94fb11:
+  ``baremetal(version)`` at seqlen 4096, checked against NumPy). The program-order peak still counts such a tensor whole from its first to its last
   access (conservative: a warning). A modular allocation (``ncc.psum.mod_alloc``) places its physical tiles:
   counted whole.
 * Tensors placed explicitly (``nl.ndarray(..., address=(partition, free_offset_bytes))``, as allocator
