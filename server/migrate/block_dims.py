@@ -10,6 +10,14 @@ by subscripts (passed on, ``.shape``, ``t[...]``) keeps its block dims and is li
 nested where the tile is allocated uses the same tile: its subscripts move too, unless it has its own variable of
 that name; the nki-samples attention tutorials' ``qk_max(i_tile_q)`` closures); without a
 block dim (``(nl.par_dim(P), F)``) the layout is unchanged and only the marker goes.
+
+A PSUM tile the compiler allocates itself (``buffer=nl.psum``) becomes a list of tiles instead, the recipe's
+other form: ``[[nl.ndarray((P, F), ...) for _ in range(B1)] for _ in range(B0)]``, each subscript ``t[b0, b1,
+...]`` -> ``t[b0][b1][...]``. The legacy compiler allocated each block apart ("the physical tiles may not be alive
+in the memory simultaneously", MIG "What are block dimensions?"), which separate 0.7 tensors keep, while the folded
+tensor is one allocation: nki-samples' attention tutorial (v3, v8a, v11) keeps [32, 8, 128, 512] float32 of q @ k
+tiles in PSUM, 512 KiB per partition folded, of 16 KiB. Only where every subscript names each block by an index
+(no slice: a list is not sliced) and the tile is not passed to a function; otherwise it folds.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ def _fold(src: Source) -> tuple[PassResult, set[int]]:
             out.change(src.replace(par, src.text_of(par.args[0])), par.lineno, "nl.par_dim", "plain dim")
             understood.add(id(par))
     tiles = _Folding(src)
+    listed = {id(tile) for tile in tiles.folded() if _psum_list(src, tile)}
     for tile in tiles.folded():
         for allocation in tile.allocations:
             shape = _shape(src, allocation.value)
@@ -57,12 +66,31 @@ def _fold(src: Source) -> tuple[PassResult, set[int]]:
             par = shape.elts[tile.blocks]
             assert isinstance(par, ast.Call)
             dims[tile.blocks] = src.text_of(par.args[0])
+            understood.add(id(par))
+            if id(tile) in listed:
+                out.change(
+                    src.replace(
+                        allocation.value, _tile_list(src, allocation.value, shape, dims, tile.blocks)
+                    ),
+                    shape.lineno,
+                    "nl.par_dim",
+                    "list of PSUM tiles",
+                )
+                continue
             folded = [dims[tile.blocks], *dims[: tile.blocks], *dims[tile.blocks + 1 :]]
             out.change(
                 src.replace(shape, f"({', '.join(folded)})"), shape.lineno, "nl.par_dim", "folded free dims"
             )
-            understood.add(id(par))
-    for access, new in tiles.accesses():
+    for tile in tiles.folded():
+        if id(tile) in listed:
+            for access in tile.subscripts:
+                out.change(
+                    src.replace(access, _list_access(src, access, tile.blocks)),
+                    access.lineno,
+                    "nl.par_dim",
+                    "tile of the list",
+                )
+    for access, new in tiles.accesses(skip=listed):
         out.change(src.replace(access, new), access.lineno, "nl.par_dim", "partition index first")
     for call, name in src.calls_to(LANGUAGE):
         if name == "par_dim" and id(call) not in understood:
@@ -185,11 +213,12 @@ class _Folding:
         """The allocated tiles that fold."""
         return [t for t in self.tiles if t.ok]
 
-    def accesses(self) -> list[tuple[ast.Subscript, str]]:
-        """Every subscript of a folding tile (allocated or a parameter) with its partition-first form."""
+    def accesses(self, skip: set[int]) -> list[tuple[ast.Subscript, str]]:
+        """Every subscript of a folding tile (allocated or a parameter; not those in ``skip``, by ``id``) with its
+        partition-first form."""
         found = {}
         for tile in [*self.tiles, *self.params.values()]:
-            if tile.ok:
+            if tile.ok and id(tile) not in skip:
                 for s in tile.subscripts:
                     new = _access(self.src, s, tile.blocks)
                     assert new is not None
@@ -318,6 +347,43 @@ def _allocations(src: Source, func: ast.AST) -> dict[str, tuple[list[ast.Assign]
                 assert isinstance(node, ast.Assign)
                 found.setdefault(name, ([], blocks))[0].append(node)
     return {name: v for name, v in found.items() if name not in other}
+
+
+def _psum_list(src: Source, tile: _Tile) -> bool:
+    """Whether a folding tile becomes a list of PSUM tiles (module doc): allocated in PSUM by the compiler, not
+    passed on, every subscript naming each block by an index."""
+    if not tile.allocations or tile.passed:
+        return False
+    for allocation in tile.allocations:
+        assert isinstance(allocation.value, ast.Call)
+        buffer = next((k.value for k in allocation.value.keywords if k.arg == "buffer"), None)
+        if buffer is None or src.canonical(buffer) != f"{LANGUAGE}.psum":
+            return False
+    for access in tile.subscripts:
+        elts = access.slice.elts if isinstance(access.slice, ast.Tuple) else [access.slice]
+        if len(elts) < tile.blocks or any(
+            isinstance(e, (ast.Slice, ast.Starred)) for e in elts[: tile.blocks]
+        ):
+            return False
+    return True
+
+
+def _tile_list(src: Source, call: ast.expr, shape: ast.Tuple, dims: list[str], blocks: int) -> str:
+    """The allocation ``call`` of one block's tile (``dims`` past the block dims), in a list per block dim."""
+    start, end = src.bounds(call)
+    first, last = src.bounds(shape)
+    text = src.text[start:first] + f"({', '.join(dims[blocks:])})" + src.text[last:end]
+    for count in reversed(dims[:blocks]):
+        text = f"[{text} for _ in range({count})]"
+    return text
+
+
+def _list_access(src: Source, node: ast.Subscript, blocks: int) -> str:
+    """``t[b0, b1, p, f]`` -> ``t[b0][b1][p, f]`` (``t[b0, b1]`` -> ``t[b0][b1]``)."""
+    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    parts = [src.text_of(e) for e in elts]
+    rest = f"[{', '.join(parts[blocks:])}]" if parts[blocks:] else ""
+    return src.text_of(node.value) + "".join(f"[{p}]" for p in parts[:blocks]) + rest
 
 
 def _access(src: Source, node: ast.Subscript, blocks: int) -> str | None:

@@ -45,6 +45,28 @@ def _oob_error(t: NkiTensor, mask: np.ndarray) -> SimulationError:
     )
 
 
+def touch(t: NkiTensor) -> None:
+    """Record an access of ``t``'s on-chip storage now (its live range); of a legacy block tensor the compiler
+    allocates block by block, the blocks ``t`` reaches (``memory.MemoryTracker.by_block``)."""
+    live = t._st.live
+    if live is None:
+        return
+    if not live.block_bytes:
+        live.touch()
+        return
+    st = t._st
+    # partition-first storage (P, B..., F): a position's block is its offset within the partition over a block
+    per_partition = st.data.size // st.shape[0]
+    if t._index is not None:
+        positions = t._index[t._index >= 0]  # out-of-bounds elements reach no block
+    else:  # a dim stepping whole partitions reaches no other block: left out (the partition dim's 128 rows)
+        kept = [d for d, step in enumerate(t.strides) if step % per_partition]
+        positions = t._positions(tuple(t.shape[d] for d in kept), tuple(t.strides[d] for d in kept), t.offset)
+    reached = np.zeros(per_partition // st.block_elements, np.bool_)
+    reached[positions % per_partition // st.block_elements] = True
+    live.touch(np.flatnonzero(reached).tolist())
+
+
 def read(t: NkiTensor, *, raw: bool = False, oob_fill: float | None = None) -> np.ndarray:
     """The values of view ``t``: float32, or the stored dtype with ``raw=True``. Read-only; may alias.
 
@@ -53,8 +75,8 @@ def read(t: NkiTensor, *, raw: bool = False, oob_fill: float | None = None) -> n
     accessed: no run-time check raises (out-of-bounds elements read as 0) and no live range grows.
     """
     untaken = context.untaken()
-    if t._st.live is not None and not untaken:
-        t._st.live.touch()
+    if not untaken:
+        touch(t)
     oob = out_of_bounds(t)
     if oob is not None:
         if oob_fill is None and not untaken:
@@ -101,8 +123,7 @@ def write(
     ``where`` (boolean, ``dst``'s shape) writes only the selected elements; out-of-bounds elements of a
     runtime-offset ``dst`` must be excluded by it, else the write raises.
     """
-    if dst._st.live is not None:
-        dst._st.live.touch()
+    touch(dst)
     vals = np.asarray(values)
     vals = _fit(vals, dst.shape, dst.name or "tensor")
     oob = out_of_bounds(dst)

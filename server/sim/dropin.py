@@ -78,6 +78,12 @@ def module_or_unimplemented(name: str) -> types.ModuleType:
         return stub
 
 
+def provided(module: str) -> bool:
+    """Whether importing ``module`` (a top-level name such as ``neuronxcc``) gives the simulator's module while a
+    kernel file loads, whether or not a package of that name is installed."""
+    return module in _ALIASES or module in _LEGACY_ALIASES
+
+
 @contextmanager
 def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iterator[None]:
     """Alias the ``nki`` package (and ``neuronxcc.nki`` when ``legacy``) to the embedded simulator.

@@ -46,8 +46,8 @@ class LaunchNote:
 @dataclass(frozen=True)
 class LaunchInputs:
     """What one drop-in launch passes its kernel: per parameter, its value as a simulate spec writes it
-    (``float32[128,512]`` for an array, ``4``, ``0.5``, ``true``); other values (``None``, strings, tuples ...)
-    are left out."""
+    (``float32[128,512]`` for an array, ``4``, ``0.5``, ``true``, ``(3,4)`` for a tuple of integers); other
+    values (``None``, strings ...) are left out."""
 
     kernel: str
     file: str
@@ -95,6 +95,8 @@ def _described(value: Any) -> str | None:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return str(value)
+    if isinstance(value, tuple) and value and all(type(v) is int for v in value):  # a shape argument
+        return str(value).replace(" ", "")  # one spec token: (3,4)
     shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
     if isinstance(shape, tuple) and shape and dtype is not None:  # NumPy arrays, torch tensors
         name = str(dtype).removeprefix("torch.")

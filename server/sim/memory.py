@@ -32,6 +32,16 @@ Capacity model (documented in docs/simulator.md):
     hardware, so the compiler does not keep that order.
 
   With ``capacity="warn"`` both only warn. Peak usage and what was live at the peak are reported.
+* A legacy block tensor the compiler allocates itself (``nl.ndarray((B, nl.par_dim(P), F), buffer=nl.psum)``)
+  is B separate (P, F) tiles: "The compiler analyzes the memory dependency and allocates physical address to
+  each tiles. This means that the physical tiles may not be alive in the memory simultaneously" (Block
+  Dimension Migration Guide, "What are block dimensions?"). An instruction's operands therefore count the blocks
+  it accesses, not the whole tensor (:meth:`MemoryTracker.by_block`); nki-samples' attention tutorial keeps a
+  [32, 8, 128, 512] float32 PSUM block tensor (512 KiB per partition) at the 4096-long inputs of its test, which
+  later nki-samples runs on a device (``test/unit/test_attention_tutorial_kernels.py``, commit f94fb11:
+  ``baremetal(version)`` at seqlen 4096, checked against NumPy). The program-order peak still counts such a tensor whole from its first to its last
+  access (conservative: a warning). A modular allocation (``ncc.psum.mod_alloc``) places its physical tiles:
+  counted whole.
 * Tensors placed explicitly (``nl.ndarray(..., address=(partition, free_offset_bytes))``, as allocator
   libraries such as nki-library's do) occupy their byte range: they must end within the capacity (checked at
   creation), and they count as the union of their live ranges, since such allocators reuse addresses.
@@ -43,7 +53,7 @@ Capacity model (documented in docs/simulator.md):
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -52,6 +62,7 @@ from nki_studio.sim.errors import HardwareLimitError, ResourceLimitError
 from nki_studio.sim.userframe import SourceLocation, user_location
 
 _HBM = frozenset({"private_hbm", "shared_hbm"})
+_CREATED = -1  # the stamp of a tensor's creation with contents (no instruction)
 
 
 class MemoryRegion(str, Enum):
@@ -128,7 +139,18 @@ class AllocationBudget:
 class LiveRange:
     """The accesses of one on-chip storage: first and last instruction stamp (None until accessed)."""
 
-    __slots__ = ("alloc", "clock", "first", "last", "location", "placed", "tracker")
+    __slots__ = (
+        "alloc",
+        "block_bytes",
+        "blocks_now",
+        "clock",
+        "counted",
+        "first",
+        "last",
+        "location",
+        "placed",
+        "tracker",
+    )
 
     def __init__(
         self,
@@ -145,16 +167,34 @@ class LiveRange:
         self.tracker = tracker  # told once per instruction that accesses this storage (operand footprint)
         self.first: int | None = None
         self.last = -1
+        self.block_bytes = 0  # a legacy block tensor allocated block by block: one block's bytes (by_block)
+        self.blocks_now: set[int] = set()  # the blocks the current instruction accessed
+        self.counted = 0  # bytes the current instruction's operands count for this storage
 
-    def touch(self) -> None:
-        """Record an access now (called by every read and write of the storage)."""
+    @property
+    def nbytes(self) -> int:
+        """Bytes per partition of the whole storage (its placed range when placed)."""
+        return self.alloc.bytes_per_partition if self.placed is None else self.placed[1] - self.placed[0]
+
+    def touch(self, blocks: Iterable[int] | None = None) -> None:
+        """Record an access now (called by every read and write of the storage); ``blocks``: the blocks of a
+        tensor allocated block by block the access reaches (None: all of it)."""
         now = self.clock()
         if self.first is None:
             self.first = now
         if self.last != now:  # first access by this instruction: it is one of its operands
             self.last = now
-            if self.tracker is not None:
-                self.tracker._operand(self, now)
+            self.blocks_now = set()
+            self.counted = 0
+        if self.tracker is None:
+            return
+        nbytes = self.nbytes
+        if blocks is not None and self.block_bytes:
+            self.blocks_now.update(blocks)
+            nbytes = min(nbytes, len(self.blocks_now) * self.block_bytes)
+        if nbytes > self.counted:
+            self.tracker._operand(self, now, nbytes - self.counted)
+            self.counted = nbytes
 
     def created_with_contents(self) -> None:
         """Record the write that creates a tensor with contents (``nl.zeros`` ...). Not an instruction the
@@ -267,14 +307,30 @@ class MemoryTracker:
         self._ranges[id(live)] = live
         return live
 
-    def _operand(self, r: LiveRange, now: int) -> None:
-        """``r`` is an operand of the instruction at stamp ``now``: add it to that instruction's footprint."""
+    def by_block(self, r: LiveRange, block_bytes: int) -> None:
+        """``r`` is a legacy block tensor the compiler allocates block by block (module doc): its accesses count
+        the blocks they reach, ``block_bytes`` each. A tensor created with contents was counted whole when it was
+        created (before its blocks were known): each block is filled on its own, so that count becomes one
+        block's."""
+        r.block_bytes = block_bytes
+        widest = self._widest.get(r.alloc.region)
+        if widest is not None and widest.stamp == _CREATED and widest.members == [r]:
+            if widest.displaced is None:
+                del self._widest[r.alloc.region]
+            else:
+                self._widest[r.alloc.region] = widest.displaced
+            self._alone(r)
+
+    def _operand(self, r: LiveRange, now: int, nbytes: int) -> None:
+        """``r`` is an operand of the instruction at stamp ``now`` (``nbytes`` more of it): add it to that
+        instruction's footprint."""
         kind = r.alloc.region
         cur = self._current.get(kind)
         if cur is None or cur.stamp != now:
             cur = self._current[kind] = _Operands(now)
-        cur.members.append(r)
-        cur.nbytes += r.alloc.bytes_per_partition if r.placed is None else r.placed[1] - r.placed[0]
+        if r not in cur.members:
+            cur.members.append(r)
+        cur.nbytes += nbytes
         widest = self._widest.get(kind)
         if widest is None or cur.nbytes > widest.nbytes:
             if widest is not cur:
@@ -290,7 +346,7 @@ class MemoryTracker:
         if cur is None or cur.stamp != r.last or r.first != r.last or r not in cur.members:
             raise ValueError("only a range the current instruction alone accessed can be elided")
         cur.members.remove(r)
-        cur.nbytes -= r.alloc.bytes_per_partition if r.placed is None else r.placed[1] - r.placed[0]
+        cur.nbytes -= r.counted
         if self._widest.get(kind) is cur and cur.displaced is not None and cur.displaced.nbytes > cur.nbytes:
             self._widest[kind] = cur.displaced
         del self._ranges[id(r)]
@@ -299,11 +355,12 @@ class MemoryTracker:
     def _alone(self, r: LiveRange) -> None:
         """``r`` was written on its own (no instruction): its own bytes are an operand footprint."""
         kind = r.alloc.region
-        single = _Operands(-1)
+        single = _Operands(_CREATED)
         single.members.append(r)
-        single.nbytes = r.alloc.bytes_per_partition if r.placed is None else r.placed[1] - r.placed[0]
+        single.nbytes = r.block_bytes or r.nbytes
         widest = self._widest.get(kind)
         if widest is None or single.nbytes > widest.nbytes:
+            single.displaced = widest
             self._widest[kind] = single
 
     def _release(self, ident: int) -> None:

@@ -6,6 +6,7 @@ Comment grammar (one line, directly above the kernel's first decorator)::
     # nki-studio: simulate x=bfloat16[1024,4096] k=3 reference=ref_fn seed=7 lnc=2 atol=0.01 rtol=0.01
 
 * ``name=dtype[d0,d1,...]`` a tensor argument; ``name=3`` / ``name=0.5`` / ``name=true`` a scalar argument;
+  ``name=(3,4)`` a tuple of integers (a shape argument: nki-samples' transpose2d kernel takes one);
 * reserved keys: ``reference=`` (function computing the expected outputs from the same inputs, in the same
   file or ``module:function`` / ``module.function``), ``inputs=`` (function returning the argument tuple),
   ``seed=`` (input generator seed), ``lnc=`` (1 or 2), ``ranks=`` (collective ranks to simulate),
@@ -91,7 +92,7 @@ class TensorSpec:
         return f"{self.dtype}[{','.join(str(d) for d in self.shape)}]"
 
 
-ArgValue = TensorSpec | int | float | bool
+ArgValue = TensorSpec | int | float | bool | tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,8 @@ class SimSpec:
 def _format_value(value: ArgValue) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, tuple):
+        return str(value).replace(" ", "")  # (3,4), (3,): a spec value is one token
     return str(value)
 
 
@@ -185,6 +188,7 @@ class KernelInfo:
 _TOKEN = re.compile(r"\s*(?P<key>[A-Za-z_]\w*)\s*=\s*(?P<val>[A-Za-z_][\w.]*\s*\[[^\]]*\]|\S+)")
 _TENSOR = re.compile(r"(?P<dtype>[A-Za-z_][\w.]*)\s*\[(?P<dims>[^\]]*)\]")
 _FUNC = re.compile(r"[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?")
+_TUPLE = re.compile(r"\(\s*(?P<items>-?\d+(\s*,\s*-?\d+)*)?\s*,?\s*\)")
 
 
 def parse_dtype(text: str) -> str:
@@ -201,7 +205,8 @@ def parse_dtype(text: str) -> str:
 
 
 def parse_value(text: str) -> ArgValue:
-    """Parse one argument value: ``dtype[shape]``, an int, a float or true/false; raises SpecError."""
+    """Parse one argument value: ``dtype[shape]``, an int, a float, true/false or a tuple of ints ``(3,4)``;
+    raises SpecError."""
     m = _TENSOR.fullmatch(text.strip())
     if m:
         dims_text = m.group("dims").strip()
@@ -211,6 +216,10 @@ def parse_value(text: str) -> ArgValue:
                 raise SpecError(f"shape dimension {part!r} in {text!r} is not a positive integer")
             dims.append(int(part))
         return TensorSpec(parse_dtype(m.group("dtype")), tuple(dims))
+    m = _TUPLE.fullmatch(text.strip())
+    if m:
+        items = m.group("items")
+        return tuple(int(v) for v in items.split(",")) if items else ()
     low = text.strip().lower()
     if low in ("true", "false"):
         return low == "true"
@@ -221,7 +230,9 @@ def parse_value(text: str) -> ArgValue:
     try:
         return float(text)
     except ValueError:
-        raise SpecError(f"{text!r} is neither dtype[shape] (e.g. bfloat16[128,512]) nor a number") from None
+        raise SpecError(
+            f"{text!r} is neither dtype[shape] (e.g. bfloat16[128,512]), a number nor a tuple of integers"
+        ) from None
 
 
 def _parse_reserved(key: str, text: str) -> Any:
@@ -573,7 +584,7 @@ def spec_arguments(
     source: str, path: str
 ) -> dict[str, dict[str, tuple[tuple[int, ...], str] | int | float | bool]]:
     """What the specs (comment and pyproject, not inference) say of each spec'd kernel's arguments: a tensor's
-    (shape, dtype), or a scalar; for the features that size allocations from them (hover, lint). {} without
+    (shape, dtype), or a scalar (not a tuple); for the features that size allocations from them (hover, lint). {} without
     specs, and a malformed spec just gives none. Cheap when the file has no spec comment and its pyproject no
     ``[tool.nki-studio.simulate]`` table (lint asks on every edit)."""
     if not _may_have_specs(source, path):
@@ -586,9 +597,12 @@ def spec_arguments(
             continue
         if spec is None or not spec.args:
             continue
-        out[kernel.name] = {
+        out[
+            kernel.name
+        ] = {  # a tuple value (a shape argument) is left out: its readers take it for a tensor's
             name: (value.shape, value.dtype) if isinstance(value, TensorSpec) else value
             for name, value in spec.args
+            if not isinstance(value, tuple)
         }
     return out
 

@@ -47,7 +47,13 @@ def test_good_comment_parses_every_field(tmp_path: Path) -> None:
 def test_spec_round_trips_through_comment_and_json() -> None:
     spec = SimSpec(
         "k",
-        (("a", TensorSpec("float32", (128, 512))), ("k", 3), ("flag", True)),
+        (
+            ("a", TensorSpec("float32", (128, 512))),
+            ("k", 3),
+            ("flag", True),
+            ("shape", (3, 4)),
+            ("one", (5,)),
+        ),
         reference="m:ref",
         seed=3,
         lnc=2,
@@ -59,6 +65,8 @@ def test_spec_round_trips_through_comment_and_json() -> None:
         "a": TensorSpec("float32", (128, 512)),
         "k": 3,
         "flag": True,
+        "shape": (3, 4),
+        "one": (5,),
         "reference": "m:ref",
         "seed": 3,
         "lnc": 2,
@@ -74,6 +82,7 @@ def test_spec_round_trips_through_comment_and_json() -> None:
         ("x=float32[4,-1]", "'-1'"),
         ("x=float32[4,0]", "not a positive integer"),
         ("x=hello", "neither dtype[shape]"),
+        ("x=(3,4.5)", "nor a tuple of integers"),
         ("lnc=3", "lnc= must be 1 or 2"),
         ("ranks=0", "ranks= expects the number of collective ranks"),
         ("seed=-1", "seed= expects a non-negative integer"),
@@ -237,3 +246,10 @@ def test_a_missing_value_says_where_the_spec_goes_with_a_line_that_works(tmp_pat
     fixed = src.replace("@nki.jit", example + "\n@nki.jit")  # the example, pasted where the message says
     res = resolve(fixed, str(tmp_path / "k.py"), use_pyproject=False)
     assert res.spec is not None and not res.problems and not comment_findings(fixed, "k.py"), res.problems
+
+
+def test_spec_arguments_leave_out_tuple_values() -> None:
+    from nki_studio.verify.spec import spec_arguments
+
+    source = "import nki\n\n\n# nki-studio: simulate x=float32[8,24] dims=(4,6) n=3\n@nki.jit\ndef k(x, dims, n):\n    return x\n"
+    assert spec_arguments(source, "k.py") == {"k": {"x": ((8, 24), "float32"), "n": 3}}

@@ -63,7 +63,12 @@ def _allocator(fn: Callable[..., NkiTensor]) -> Callable[..., NkiTensor]:
         bound.arguments["shape"] = (dims[axis], *physical, *dims[axis + 1 :]) if axis else tuple(dims)
 
         def make() -> NkiTensor:
-            return blocked(fn(*bound.args, **bound.kwargs), axis, tuple(dims[:axis]))
+            tensor = blocked(fn(*bound.args, **bound.kwargs), axis, tuple(dims[:axis]))
+            live = tensor.storage.live
+            if axis and not tiles and live is not None and live.tracker is not None:
+                # the compiler allocates each block's tile on its own (memory.py); a modular allocation places them
+                live.tracker.by_block(live, tensor.storage.block_elements * tensor.storage.dtype.itemsize)
+            return tensor
 
         if bound.arguments.get("buffer") is MemoryRegion.shared_hbm:
             return shared_output(make)

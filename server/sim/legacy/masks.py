@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from nki_studio.sim import context
+from nki_studio.sim.access import touch
 from nki_studio.sim.errors import SimulationError
 from nki_studio.sim.legacy.index_tiles import predicate_values
 from nki_studio.sim.legacy.indexing import affine_view
@@ -122,8 +123,7 @@ def _in_bounds(
             st.dirty = True
             if st.written is not None and data is st.data:
                 st.written[inside] = True
-        if st.live is not None:
-            st.live.touch()
+        touch(t)
 
     commits.append(commit)
     return view

@@ -142,7 +142,9 @@ def test_launch_inputs_are_offered_to_watchers_before_the_run(legacy_call, tmp_p
         ("add_kernel", str(tmp_path / "legacy_kernel.py"), "a=float32[64,32] b=bfloat16[64,32]")
     ]
     assert launch_log._described(3) == "3" and launch_log._described(True) == "true"
-    assert launch_log._described((1, 2)) is None and launch_log._described(None) is None
+    # a tuple of integers is a shape argument (nki-samples' transpose2d); other tuples are not spec values
+    assert launch_log._described((1, 2)) == "(1,2)" and launch_log._described((3,)) == "(3,)"
+    assert launch_log._described((1, 0.5)) is None and launch_log._described(None) is None
     np.testing.assert_array_equal(legacy_call(GRID_ADD, "launch", a, a), a + a)  # no watcher left: it runs
 
 
