@@ -6,17 +6,25 @@ grid of ``a * b`` programs has no bracket form. The choice made here: the migrat
 ``for pid_0 in range(E0): for pid_1 in range(E1): <body>`` (0.7's ``range`` is the unrolled static loop that
 replaced ``affine_range``; programs share nothing but their HBM outputs, so running them one after another computes
 what the grid did, as the legacy simulator does), with ``nl.program_id(k)`` -> ``pid_k``, ``nl.num_programs(k)`` ->
-``Ek`` (no axis: the product of all, the legacy default), ``nl.program_ndim()`` -> the rank, and the launch
-``kernel[a, b](x, y)`` -> ``kernel(x, y)``. The extents ``Ek`` come from the file's launch sites: each grid expression,
-its local names substituted (``grid_x = a.shape[0] // 128``), written in the kernel's own parameters through the
-arguments the launch passes (``a.shape[0] // 128``); every launch of the kernel in the file must give the same
-ones. The ``shared_hbm`` outputs each program allocated (one tensor all programs write, legacy semantics) are
-allocated once before the loops and returned after them.
+``Ek`` (no axis: the product of all, the legacy default), ``nl.program_ndim()`` -> the rank. What is the same for
+every program (the ``shared_hbm`` outputs, shapes, asserts) runs once before the loops (``grid_layout``).
 
-A grid this cannot carry over stays a manual step (manual.py) with the reason: no launch in the file, extents that
-depend on something other than the kernel's arguments, launches that disagree, grid reads in a helper function or
-with a non-literal axis, a kernel returning something other than the shared outputs it allocates. Launches in other
-files (a unit test's ``kernel[a, b](...)``) must drop the bracket by hand: the change says so.
+The extents ``Ek``:
+
+* from the file's launch sites when they say them: each grid expression, its local names substituted
+  (``grid_x = a.shape[0] // 128``), written in the kernel's own parameters through the arguments the launch passes
+  (``a.shape[0] // 128``), every launch of the kernel in the file giving the same ones; the launch
+  ``kernel[a, b](x, y)`` becomes ``kernel(x, y)``;
+* otherwise (no launch in the file -- a unit test launches it --, or launches whose extents are the caller's own
+  values) the kernel takes them as keyword-only parameters ``num_programs_0``, ``num_programs_1`` ... (one per
+  axis its reads name, the largest literal axis + 1, when no launch says the rank) and each launch in the file
+  passes them: ``kernel[b, h](x)`` -> ``kernel(x, num_programs_0=b, num_programs_1=h)``. A launch in another file
+  must make the same change: the change says so (the proof launches the original on the grid the inputs give and
+  the migrated kernel with those parameters).
+
+A grid this cannot carry over stays a manual step (manual.py) with the reason: a grid read in a helper function or
+with a non-literal axis, a kernel returning something other than the outputs it allocates once, or a kernel the
+file uses other than by launching it.
 """
 
 from __future__ import annotations
@@ -25,12 +33,13 @@ import ast
 from dataclasses import dataclass
 
 from nki_studio.core.findings import Span, TextEdit
+from nki_studio.migrate import grid_layout
 from nki_studio.migrate.result import PassResult
 from nki_studio.migrate.source import LANGUAGE, Source
 
 _READS = frozenset({"program_id", "num_programs", "program_ndim"})
-_ALLOCATORS = frozenset({"ndarray", "zeros", "empty", "full", "ones", "zeros_like", "empty_like"})
 _BUILTINS = frozenset({"len", "int", "min", "max", "abs"})  # allowed in a grid extent besides the arguments
+EXTENT_PARAMETER = "num_programs"  # ``num_programs_0`` ...: the grid extents a kernel takes as parameters
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,12 @@ class GridKernel:
 
     function: ast.FunctionDef
     extents: tuple[str, ...]  # per grid axis, an expression of the kernel's parameters
-    launches: tuple[ast.Subscript, ...]  # the ``kernel[a, b]`` of each launch
+    parameters: tuple[
+        str, ...
+    ]  # the extent parameters the kernel gets (none when its launches give the extents)
+    launches: tuple[
+        tuple[ast.Subscript, ast.Call], ...
+    ]  # each launch ``kernel[a, b](...)``: bracket and call
     reads: tuple[ast.Call, ...]  # its program_id / num_programs / program_ndim calls
 
 
@@ -48,35 +62,64 @@ def run(src: Source) -> PassResult:
     out = PassResult()
     for grid in grid_kernels(src):
         function = grid.function
+        extents = ", ".join(grid.extents)
+        if grid.parameters:
+            out.change(
+                _signature_edit(src, function, grid.parameters),
+                function.lineno,
+                "SPMD grid",
+                f"{function.name} takes its grid extents as keyword parameters; a launch in another file "
+                f"{_external_launch(function.name, grid.parameters)}",
+            )
+        where = "" if grid.parameters else "; launches in other files must drop the bracket"
         out.change(
             _loop_edit(src, grid),
             function.lineno,
             "SPMD grid",
-            f"{function.name} loops over its grid ({', '.join(grid.extents)}); launches in other files must drop "
-            "the bracket",
+            f"{function.name} loops over its grid ({extents}){where}",
         )
-        for launch in grid.launches:
+        for subscript, call in grid.launches:
             out.change(
-                src.replace(launch, function.name),
-                launch.lineno,
+                src.replace(subscript, function.name),
+                subscript.lineno,
                 "SPMD grid",
-                f"{src.text_of(launch)} -> {function.name}",
+                f"{src.text_of(subscript)} -> {function.name}",
             )
+            if grid.parameters and isinstance(subscript.slice, ast.Tuple):
+                passed = ", ".join(
+                    f"{p}={src.text_of(e)}"
+                    for p, e in zip(grid.parameters, subscript.slice.elts, strict=True)
+                )
+                out.change(_append_arguments(src, call, passed), call.lineno, "SPMD grid", f"passes {passed}")
     return out
+
+
+def _external_launch(name: str, parameters: tuple[str, ...]) -> str:
+    """How a launch outside the file changes: ``k[e0, e1](...)`` -> ``k(..., num_programs_0=e0, ...)``."""
+    extents = [f"e{k}" for k in range(len(parameters))]
+    passed = ", ".join(f"{p}={e}" for p, e in zip(parameters, extents, strict=True))
+    return f"`{name}[{', '.join(extents)}](...)` must become `{name}(..., {passed})`"
 
 
 def rewritten_calls(src: Source) -> set[int]:
     """The grid reads and launch brackets (by ``id``) this pass rewrites (not manual steps)."""
-    return {id(n) for grid in grid_kernels(src) for n in (*grid.reads, *grid.launches)}
+    return {id(n) for grid in grid_kernels(src) for n in (*grid.reads, *(s for s, _ in grid.launches))}
 
 
 def launch_grids(text: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """Kernel name -> (its parameters, its grid extents in them), for the kernels this pass carries over: what the
-    proof launches the original with."""
+    """Kernel name -> (its parameters, its grid extents in them), for the kernels this pass carries over with
+    extents from the file's launches: what the proof launches the original with."""
     return {
         g.function.name: (tuple(a.arg for a in _parameters(g.function)), g.extents)
         for g in grid_kernels(Source(text))
+        if not g.parameters
     }
+
+
+def grid_parameters(text: str) -> dict[str, tuple[str, ...]]:
+    """Kernel name -> the grid-extent parameters its migrated form takes (``num_programs_0`` ...), per axis: the
+    proof launches the original on the grid their values give."""
+    return {g.function.name: g.parameters for g in grid_kernels(Source(text)) if g.parameters}
 
 
 def grid_kernels(src: Source) -> list[GridKernel]:
@@ -93,42 +136,106 @@ def grid_kernels(src: Source) -> list[GridKernel]:
         ):
             launches.setdefault(node.func.value.id, []).append((node.func, node))
     found = []
-    for name, sites in launches.items():
-        function = kernels[name]
-        rank = len(sites[0][0].slice.elts) if isinstance(sites[0][0].slice, ast.Tuple) else 0
-        extents = {_extents(src, function, subscript, call) for subscript, call in sites}
+    for name, function in kernels.items():
+        sites = launches.get(name, [])
         reads = _reads(src, function)
+        if reads is None or not (sites or any(_later_axis(call) for call in reads)):
+            continue  # not a multi-axis grid kernel
+        rank = len(sites[0][0].slice.elts) if sites else _read_rank(reads)  # type: ignore[attr-defined]
         if (
-            len(extents) != 1
-            or None in extents
-            or reads is None
+            any(len(s.slice.elts) != rank for s, _ in sites)  # type: ignore[attr-defined]
             or _other_uses(src, function, {id(s) for s, _ in sites})
             or _reads_in_callees(src, function)
-            or _layout(src, function) is None
+            or grid_layout.layout(src, function, partial_read(src)) is None
+            or not all(_axes(src, call, rank) is not None for call in reads)
         ):
             continue
-        (extent,) = extents
-        assert extent is not None
-        if all(_axes(src, call, rank) is not None for call in reads):
-            found.append(GridKernel(function, extent, tuple(s for s, _ in sites), tuple(reads)))
+        extents = {_extents(src, function, subscript, call) for subscript, call in sites}
+        carried = next(iter(extents)) if len(extents) == 1 else None
+        parameters: tuple[str, ...] = ()
+        if carried is None:
+            parameters = _extent_parameters(src, rank)
+            if parameters is None or not _can_take_parameters(function):
+                continue
+            carried = parameters
+        found.append(GridKernel(function, carried, parameters, tuple(sites), tuple(reads)))
     return found
+
+
+def partial_read(src: Source) -> grid_layout.GridRead:
+    """``_grid_read`` bound to ``src`` (what ``grid_layout`` asks of a node)."""
+    return lambda node: _grid_read(src, node)
+
+
+def _later_axis(call: ast.Call) -> bool:
+    """A read naming a grid axis after the first (``nl.program_id(1)``): the kernel needs a multi-axis grid."""
+    return any(a > 0 for a in _literal_axes(call))
+
+
+def _literal_axes(call: ast.Call) -> list[int]:
+    value = (
+        call.args[0]
+        if call.args
+        else next((k.value for k in call.keywords if k.arg in ("axis", "axes")), None)
+    )
+    items = value.elts if isinstance(value, ast.Tuple) else [value] if value is not None else []
+    return [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, int)]
+
+
+def _read_rank(reads: list[ast.Call]) -> int:
+    """The grid rank the reads imply: the largest literal axis they name, plus one (inferred: an axis no read names
+    changes nothing a program computes)."""
+    return max((a for call in reads for a in _literal_axes(call)), default=0) + 1
+
+
+def _extent_parameters(src: Source, rank: int) -> tuple[str, ...] | None:
+    """``num_programs_0`` ... for ``rank`` axes; None when a name of the file already is one of them."""
+    names = tuple(f"{EXTENT_PARAMETER}_{k}" for k in range(rank))
+    taken = {n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)} | {
+        a.arg for a in ast.walk(src.tree) if isinstance(a, ast.arg)
+    }
+    return None if taken & set(names) else names
+
+
+def _can_take_parameters(function: ast.FunctionDef) -> bool:
+    """Keyword-only parameters can be appended (no ``**kwargs`` to come after, some parameter to follow)."""
+    args = function.args
+    return args.kwarg is None and bool(args.posonlyargs or args.args or args.vararg or args.kwonlyargs)
+
+
+def _signature_edit(src: Source, function: ast.FunctionDef, parameters: tuple[str, ...]) -> TextEdit:
+    """The keyword-only extent parameters appended after the kernel's last parameter (its default included)."""
+    args = function.args
+    nodes: list[ast.AST] = [
+        *args.posonlyargs,
+        *args.args,
+        *args.defaults,
+        *args.kwonlyargs,
+        *(d for d in args.kw_defaults if d is not None),
+    ]
+    if args.vararg is not None:
+        nodes.append(args.vararg)
+    last = max(nodes, key=lambda n: (n.end_lineno, n.end_col_offset))  # type: ignore[attr-defined]
+    star = "" if args.vararg is not None or args.kwonlyargs else "*, "
+    span = src.span(last)
+    at = Span(span.end_line, span.end_column, span.end_line, span.end_column)
+    return TextEdit(at, f", {star}{', '.join(parameters)}")
+
+
+def _append_arguments(src: Source, call: ast.Call, text: str) -> TextEdit:
+    """``text`` added as the call's last arguments."""
+    operands: list[ast.AST] = [*call.args, *call.keywords]
+    if not operands:
+        span = src.span(call)  # ``kernel[a, b]()``: just before the closing parenthesis
+        return TextEdit(Span(span.end_line, span.end_column - 1, span.end_line, span.end_column - 1), text)
+    last = max(operands, key=lambda n: (n.end_lineno, n.end_col_offset))  # type: ignore[attr-defined]
+    span = src.span(last)
+    return TextEdit(Span(span.end_line, span.end_column, span.end_line, span.end_column), f", {text}")
 
 
 def _parameters(function: ast.FunctionDef) -> list[ast.arg]:
     args = function.args
     return [*args.posonlyargs, *args.args, *args.kwonlyargs]
-
-
-def _own_nodes(node: ast.AST) -> list[ast.AST]:
-    """The nodes of a function's body, not those of functions or lambdas nested in it."""
-    found: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(node))
-    while stack:
-        child = stack.pop()
-        found.append(child)
-        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(child))
-    return found
 
 
 def _grid_read(src: Source, node: ast.AST) -> str | None:
@@ -210,7 +317,7 @@ def _single_assignments(scope: ast.AST) -> dict[str, ast.expr]:
     """Names bound exactly once in ``scope`` (its own nodes), by a plain ``name = value``, with their values."""
     stores: dict[str, int] = {}
     values: dict[str, ast.expr] = {}
-    for node in _own_nodes(scope):
+    for node in grid_layout.own_nodes(scope):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             stores[node.id] = stores.get(node.id, 0) + 1
         elif isinstance(node, ast.arg):
@@ -273,83 +380,11 @@ def _reads_in_callees(src: Source, function: ast.FunctionDef) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """Where the kernel's body splits: the statements looped over, the outputs allocated once, the return."""
-
-    moved: list[ast.stmt]
-    hoisted: list[ast.Assign]
-    returned: ast.Return | None
-
-
-def _layout(src: Source, function: ast.FunctionDef) -> _Layout | None:
-    """The body's split, or None when the rewrite cannot keep its meaning (see the module docstring)."""
-    body = list(function.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # the docstring stays first
-    last = body[-1] if body else None
-    returned = last if isinstance(last, ast.Return) else None
-    if returned is not None:
-        body.pop()
-    if not body or any(isinstance(n, ast.Return) for s in body for n in [s, *_own_nodes(s)]):
-        return None
-    assigned = {
-        n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-    }
-    hoisted = [s for s in body if isinstance(s, ast.Assign) and _shared_output(src, s, assigned)]
-    outputs = {t.id for s in hoisted for t in s.targets if isinstance(t, ast.Name)}
-    if returned is not None and returned.value is not None:
-        value = returned.value
-        names = value.elts if isinstance(value, ast.Tuple) else [value]
-        if not all(isinstance(n, ast.Name) and n.id in outputs for n in names):
-            return None  # a per-program value would be returned from the last program only
-    moved = [s for s in body if s not in hoisted]
-    multi_line_strings = any(
-        isinstance(n, ast.Constant) and isinstance(n.value, str) and n.lineno != n.end_lineno
-        for s in moved
-        for n in ast.walk(s)
-    )
-    if not moved or multi_line_strings or not all(_own_lines(src, s) for s in body):
-        return None  # re-indenting would change a string's value, or a line holds two statements
-    return _Layout(moved, hoisted, returned)
-
-
-def _shared_output(src: Source, stmt: ast.Assign, assigned: set[str]) -> bool:
-    """``out = nl.ndarray(..., buffer=nl.shared_hbm)`` whose operands do not change in the body: one tensor every
-    program writes (the legacy simulator's reading of the tutorials)."""
-    if not (
-        isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-    ):
-        return False
-    call = stmt.value
-    if not isinstance(call, ast.Call):
-        return False
-    module, _, leaf = (src.canonical(call.func) or "").rpartition(".")
-    buffer = next((k.value for k in call.keywords if k.arg == "buffer"), None)
-    operands = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)} - {stmt.targets[0].id}
-    return (
-        module == LANGUAGE
-        and leaf in _ALLOCATORS
-        and buffer is not None
-        and src.canonical(buffer) == f"{LANGUAGE}.shared_hbm"
-        and not operands & assigned
-        and not any(_grid_read(src, n) for n in ast.walk(call))
-    )
-
-
-def _own_lines(src: Source, stmt: ast.stmt) -> bool:
-    """Whether a statement has its lines to itself (nothing before it, at most a comment after it)."""
-    first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
-    before = src.lines[first - 1][: src.span(stmt).column - 1]
-    after = src.lines[last - 1][src.span(stmt).end_column - 1 :]
-    return not before.strip() and (not after.strip() or after.strip().startswith("#"))
-
-
 def _loop_edit(src: Source, grid: GridKernel) -> TextEdit:
     """One edit replacing the kernel's statements (docstring and return aside) with the hoisted outputs and the
     loop nest around the rest, its grid reads replaced."""
     function = grid.function
-    layout = _layout(src, function)
+    layout = grid_layout.layout(src, function, partial_read(src))
     assert layout is not None  # grid_kernels checked it
     statements = [*layout.hoisted, *layout.moved]
     first = min(s.lineno for s in statements)
@@ -368,7 +403,12 @@ def _loop_edit(src: Source, grid: GridKernel) -> TextEdit:
             start -= 1  # its comment comes along
         hoisted_lines.update(range(start, (stmt.end_lineno or stmt.lineno) + 1))
     out = [replaced[line - first] for line in range(first, last + 1) if line in hoisted_lines]
-    launch = src.text_of(grid.launches[0])
+    if grid.parameters:
+        launch = (
+            f"[{', '.join(grid.parameters)}] (callers: {_external_launch(function.name, grid.parameters)})"
+        )
+    else:
+        launch = src.text_of(grid.launches[0][0])
     for axis, (variable, extent) in enumerate(
         zip(_variables(src, len(grid.extents)), grid.extents, strict=True)
     ):
@@ -378,6 +418,8 @@ def _loop_edit(src: Source, grid: GridKernel) -> TextEdit:
     looped = [
         text for line, text in zip(range(first, last + 1), replaced, strict=True) if line not in hoisted_lines
     ]
+    # the blank lines hoisted statements leave (before the first, and runs of them) go
+    looped = [t for i, t in enumerate(looped) if t.strip() or (i and looped[i - 1].strip())]
     while looped and not looped[0].strip():
         looped.pop(0)
     out += [depth + text if text.strip() else text for text in looped]
@@ -409,7 +451,10 @@ def _replace_reads(src: Source, grid: GridKernel, first: int, last: int) -> list
         if leaf == "program_id":
             new = variables[axes[0]]
         elif leaf == "num_programs":
-            new = " * ".join(f"({grid.extents[a]})" for a in axes) or "1"
+            new = (
+                " * ".join(e if e.isidentifier() else f"({e})" for e in (grid.extents[a] for a in axes))
+                or "1"
+            )
         else:
             new = str(len(grid.extents))
         span = src.span(call)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nki_studio.migrate.rewrite import TARGET, Migration, NotMigratable, migrate_source
-from nki_studio.migrate.spmd_grids import launch_grids
+from nki_studio.migrate.spmd_grids import grid_parameters, launch_grids
 from nki_studio.model.targets import LEGACY
 from nki_studio.protocol.migration import KernelProof, MigrationResult, MigrationStatus
 from nki_studio.service import simulation
@@ -183,19 +183,29 @@ def _prove(
     proofs: list[KernelProof] = []
     runner = simulation.Simulator()
 
-    def prepared(text: str, kernel: str) -> simulation.Kernel:
+    def prepared(text: str, kernel: str, fields: dict[str, object] = override) -> simulation.Kernel:
         return simulation.prepare(
-            path, text, settings, kernel=kernel, override=override, unsaved=True, lenient=True
+            path, text, settings, kernel=kernel, override=fields, unsaved=True, lenient=True
         )
 
-    grids = launch_grids(migration.original) if migration.source_version == "legacy" else {}
+    legacy = migration.source_version == "legacy"
+    grids = launch_grids(migration.original) if legacy else {}
+    extent_parameters = grid_parameters(migration.original) if legacy else {}
     for info in simulation.kernels(migration.original, path):
         if info.name not in clean:
             continue
         original = _on_grid(migration.original, info.name, grids[info.name]) if info.name in grids else None
         try:
-            before = prepared(original or migration.original, info.name)
             after = prepared(migration.text, info.name)
+            fields = override
+            if info.name in extent_parameters:
+                # the migrated kernel takes its grid as parameters: the original runs on the grid their values say
+                names = extent_parameters[info.name]
+                extents = dict(after.spec.args)
+                grid = tuple(str(extents[n]) for n in names)
+                original = _on_grid(migration.original, info.name, (("**_",), grid))
+                fields = {k: v for k, v in override.items() if k not in names}
+            before = prepared(original or migration.original, info.name, fields)
         except simulation.SpecProblem:
             continue
         if before.spec.kernel != info.name:
