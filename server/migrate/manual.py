@@ -10,6 +10,7 @@ from nki_studio.migrate import (
     isa_operands,
     isa_results,
     loop_directives,
+    masked_values,
     matmul_accumulate,
     reductions,
     scalar_masks,
@@ -53,7 +54,8 @@ _DIRECT_ALLOCATION = (
 
 def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
-    out = PassResult(manual=[*scalar_masks.listed(src), *reductions.listed(src)])
+    masked = frozenset(masked_values.rewritten(src))
+    out = PassResult(manual=[*scalar_masks.listed(src, masked), *reductions.listed(src)])
     used_values = (
         _used_values(src.tree)
         - isa_results.rewritten_calls(src)

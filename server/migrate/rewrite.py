@@ -31,6 +31,7 @@ from nki_studio.migrate import (
     limits,
     loop_directives,
     manual,
+    masked_values,
     matmul_accumulate,
     operand_values,
     operators,
@@ -62,6 +63,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     column_loads.run,  # after index_tiles: an index tile next to an integer is a slice by then
     isa_results.run,
     isa_operands.run,  # after isa_results: the values used inside expressions
+    masked_values.run,  # before scalar_masks, which lists what this leaves
     scalar_masks.run,
     allocation.run,
     psum_results.run,  # after isa_results and matmul_accumulate: the nl.* products left
