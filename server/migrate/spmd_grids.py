@@ -48,13 +48,23 @@ class GridKernel:
 
     function: ast.FunctionDef
     extents: tuple[str, ...]  # per grid axis, an expression of the kernel's parameters
-    parameters: tuple[
-        str, ...
-    ]  # the extent parameters the kernel gets (none when its launches give the extents)
+    # the extent parameters the kernel gets (none when its launches give the extents)
+    parameters: tuple[str, ...]
     launches: tuple[
         tuple[ast.Subscript, ast.Call], ...
     ]  # each launch ``kernel[a, b](...)``: bracket and call
     reads: tuple[ast.Call, ...]  # its program_id / num_programs / program_ndim calls
+    callees: tuple[GridCallee, ...] = ()  # the functions it calls that read the grid
+
+
+@dataclass(frozen=True)
+class GridCallee:
+    """A function of the file only the grid kernel calls that reads the grid point: it takes it as parameters."""
+
+    function: ast.FunctionDef
+    reads: tuple[ast.Call, ...]  # its program_id / program_ndim calls
+    calls: tuple[ast.Call, ...]  # the grid kernel's calls of it
+    axes: tuple[int, ...]  # the program ids it reads
 
 
 def run(src: Source) -> PassResult:
@@ -78,6 +88,20 @@ def run(src: Source) -> PassResult:
             "SPMD grid",
             f"{function.name} loops over its grid ({extents}){where}",
         )
+        variables = _variables(src, len(grid.extents))
+        for callee in grid.callees:
+            names = tuple(variables[a] for a in callee.axes)
+            out.change(
+                _signature_edit(src, callee.function, names),
+                callee.function.lineno,
+                "SPMD grid",
+                f"{callee.function.name} takes the grid point of {function.name}'s loops as parameters "
+                f"({', '.join(names)}); a caller in another file must pass them",
+            )
+            for read in callee.reads:
+                axes = _axes(src, read, len(grid.extents)) or ()
+                new = variables[axes[0]] if _grid_read(src, read) == "program_id" else str(len(grid.extents))
+                out.change(src.replace(read, new), read.lineno, "SPMD grid", f"{src.text_of(read)} -> {new}")
         for subscript, call in grid.launches:
             out.change(
                 src.replace(subscript, function.name),
@@ -90,7 +114,9 @@ def run(src: Source) -> PassResult:
                     f"{p}={src.text_of(e)}"
                     for p, e in zip(grid.parameters, subscript.slice.elts, strict=True)
                 )
-                out.change(_append_arguments(src, call, passed), call.lineno, "SPMD grid", f"passes {passed}")
+                out.change(
+                    _argument_insertion(src, call, passed), call.lineno, "SPMD grid", f"passes {passed}"
+                )
     return out
 
 
@@ -103,7 +129,11 @@ def _external_launch(name: str, parameters: tuple[str, ...]) -> str:
 
 def rewritten_calls(src: Source) -> set[int]:
     """The grid reads and launch brackets (by ``id``) this pass rewrites (not manual steps)."""
-    return {id(n) for grid in grid_kernels(src) for n in (*grid.reads, *(s for s, _ in grid.launches))}
+    return {
+        id(n)
+        for grid in grid_kernels(src)
+        for n in (*grid.reads, *(s for s, _ in grid.launches), *(r for c in grid.callees for r in c.reads))
+    }
 
 
 def launch_grids(text: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
@@ -142,10 +172,11 @@ def grid_kernels(src: Source) -> list[GridKernel]:
         if reads is None or not (sites or any(_later_axis(call) for call in reads)):
             continue  # not a multi-axis grid kernel
         rank = len(sites[0][0].slice.elts) if sites else _read_rank(reads)  # type: ignore[attr-defined]
+        callees = _grid_callees(src, function, rank)
         if (
             any(len(s.slice.elts) != rank for s, _ in sites)  # type: ignore[attr-defined]
             or _other_uses(src, function, {id(s) for s, _ in sites})
-            or _reads_in_callees(src, function)
+            or callees is None
             or grid_layout.layout(src, function, partial_read(src)) is None
             or not all(_axes(src, call, rank) is not None for call in reads)
         ):
@@ -158,7 +189,7 @@ def grid_kernels(src: Source) -> list[GridKernel]:
             if parameters is None or not _can_take_parameters(function):
                 continue
             carried = parameters
-        found.append(GridKernel(function, carried, parameters, tuple(sites), tuple(reads)))
+        found.append(GridKernel(function, carried, parameters, tuple(sites), tuple(reads), tuple(callees)))
     return found
 
 
@@ -222,8 +253,8 @@ def _signature_edit(src: Source, function: ast.FunctionDef, parameters: tuple[st
     return TextEdit(at, f", {star}{', '.join(parameters)}")
 
 
-def _append_arguments(src: Source, call: ast.Call, text: str) -> TextEdit:
-    """``text`` added as the call's last arguments."""
+def _argument_insertion(src: Source, call: ast.Call, text: str) -> TextEdit:
+    """``text`` added as the call's last arguments (an insertion)."""
     operands: list[ast.AST] = [*call.args, *call.keywords]
     if not operands:
         span = src.span(call)  # ``kernel[a, b]()``: just before the closing parenthesis
@@ -380,6 +411,44 @@ def _reads_in_callees(src: Source, function: ast.FunctionDef) -> bool:
     return False
 
 
+def _grid_callees(src: Source, function: ast.FunctionDef, rank: int) -> list[GridCallee] | None:
+    """The top-level functions the kernel calls that read the grid point (``nl.program_id`` / ``program_ndim``,
+    flash attention's backward core): each takes the loops' variables as parameters. None when a grid read
+    would be lost: a callee also used elsewhere in the file, reading ``num_programs`` or a non-literal axis, or a
+    function further down the calls reading the grid."""
+    top = {f.name: f for f in src.tree.body if isinstance(f, ast.FunctionDef)}
+    calls: dict[str, list[ast.Call]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id != function.name:
+            calls.setdefault(node.func.id, []).append(node)
+    found = []
+    for name, sites in calls.items():
+        callee = top.get(name)
+        if callee is None:
+            continue
+        reads = _reads(src, callee)
+        if reads == []:
+            if _reads_in_callees(src, callee):
+                return None
+            continue
+        uses = [n for n in ast.walk(src.tree) if isinstance(n, ast.Name) and n.id == name]
+        axes = [_axes(src, r, rank) for r in reads or []]
+        if (
+            reads is None
+            or len(uses) != len(sites)
+            or any(_grid_read(src, r) == "num_programs" for r in reads)
+            or None in axes
+            or _reads_in_callees(src, callee)
+            or not _can_take_parameters(callee)
+        ):
+            return None
+        read_ids = {
+            a[0] for a, r in zip(axes, reads, strict=True) if a and _grid_read(src, r) == "program_id"
+        }
+        found.append(GridCallee(callee, tuple(reads), tuple(sites), tuple(sorted(read_ids))))
+    return found
+
+
 def _loop_edit(src: Source, grid: GridKernel) -> TextEdit:
     """One edit replacing the kernel's statements (docstring and return aside) with the hoisted outputs and the
     loop nest around the rest, its grid reads replaced."""
@@ -442,10 +511,12 @@ def _variables(src: Source, rank: int) -> list[str]:
 
 
 def _replace_reads(src: Source, grid: GridKernel, first: int, last: int) -> list[str]:
-    """Lines ``first``..``last`` with each grid read replaced by its loop variable or extent."""
+    """Lines ``first``..``last`` with each grid read replaced by its loop variable or extent, and the grid point
+    passed to each call of a callee reading it."""
     variables = _variables(src, len(grid.extents))
     lines = src.lines[first - 1 : last]
-    for call in sorted(grid.reads, key=lambda c: (c.lineno, c.col_offset), reverse=True):
+    cuts: list[tuple[int, int, int, str]] = []  # (line, column, end column, new text)
+    for call in grid.reads:
         axes = _axes(src, call, len(grid.extents)) or ()
         leaf = _grid_read(src, call)
         if leaf == "program_id":
@@ -458,6 +529,13 @@ def _replace_reads(src: Source, grid: GridKernel, first: int, last: int) -> list
         else:
             new = str(len(grid.extents))
         span = src.span(call)
-        text = lines[call.lineno - first]
-        lines[call.lineno - first] = text[: span.column - 1] + new + text[span.end_column - 1 :]
+        cuts.append((span.line, span.column, span.end_column, new))
+    for callee in grid.callees:
+        passed = ", ".join(f"{variables[a]}={variables[a]}" for a in callee.axes)
+        for site in callee.calls:
+            at = _argument_insertion(src, site, passed)
+            cuts.append((at.span.line, at.span.column, at.span.column, at.new_text))
+    for line, start, end, new in sorted(cuts, reverse=True):  # right to left: earlier columns hold
+        text = lines[line - first]
+        lines[line - first] = text[: start - 1] + new + text[end - 1 :]
     return lines

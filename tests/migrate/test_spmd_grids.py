@@ -62,11 +62,11 @@ def test_a_two_axis_grid_becomes_loops_in_the_kernel_and_its_launch_drops_the_br
     ("change", "why"),
     [
         (("    return out\n", "    return t\n"), "a per-program tile returned"),
-        (("r = nl.program_id(0) * 128", "r = helper() * 128"), "a grid read in a helper"),
+        (("r = nl.program_id(0) * 128", "r = helper() * 128"), "a grid read in a helper others call too"),
     ],
 )
 def test_grids_the_rewrite_cannot_carry_over_stay_listed(change: tuple[str, str], why: str) -> None:
-    helper = "\n\ndef helper():\n    return nl.program_id(0)\n"
+    helper = "\n\ndef helper():\n    return nl.program_id(0)\n\n\ndef other():\n    return helper()\n"
     m = migrate_source(LEGACY + GRID.replace(*change) + helper)
     listed = {s.construct for s in m.manual}
     assert "SPMD grid" in listed and "nl.program_id axis > 0" in listed, why
@@ -165,3 +165,14 @@ def test_unlaunched_grids_the_rewrite_cannot_carry_over_stay_listed(
     m = migrate_source(LEGACY + UNLAUNCHED.replace(*change))
     assert "nl.program_id axis > 0" in {s.construct for s in m.manual}, why
     assert "for pid_0" not in m.text and "num_programs_0" not in m.text
+
+
+def test_a_helper_reading_the_grid_point_takes_it_as_parameters() -> None:
+    # flash attention's backward core reads nl.program_id(0/1) of the kernel calling it
+    helper = "\n\ndef column(width):\n    assert nl.program_ndim() == 2\n    return nl.program_id(axis=1) * width\n"
+    m = migrate_source(
+        LEGACY + UNLAUNCHED.replace("c = nl.program_id(axis=1) * 64", "c = column(64)") + helper
+    )
+    assert not m.manual
+    assert "            c = column(64, pid_1=pid_1)\n" in m.text
+    assert "def column(width, *, pid_1):\n    assert 2 == 2\n    return pid_1 * width\n" in m.text

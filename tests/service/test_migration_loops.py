@@ -38,7 +38,8 @@ def launch(a, b):
 
 
 # Launched only by another file (a unit test's ``blocks[2, 3](x)``): the migrated kernel takes its grid extents as
-# parameters, which the inputs give; the original is launched on that grid.
+# parameters, which the inputs give; the original is launched on that grid. Its helper reads the grid point: it
+# takes it as a parameter.
 UNLAUNCHED_GRID = """\
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
@@ -53,7 +54,7 @@ def blocks(x, training=True):
         twice = None
     assert nl.program_ndim() == 2, f"expected a 2-axis grid, got {nl.program_ndim()}"
     r = nl.program_id(0) * 128
-    c = nl.program_id(axis=1) * 64
+    c = column(64)
     i_p = nl.arange(128)[:, None]
     i_f = nl.arange(64)[None, :]
     t = nl.load(x[r + i_p, c + i_f])
@@ -64,6 +65,10 @@ def blocks(x, training=True):
     if training:
         return out, twice
     return out
+
+
+def column(width):
+    return nl.program_id(axis=1) * width
 """
 
 
@@ -105,6 +110,7 @@ def test_a_kernel_launched_elsewhere_is_proven_on_the_grid_its_inputs_give(tmp_p
     assert result["status"] == "proven", result["message"]
     assert [(p["kernel"], p["equivalent"]) for p in result["proofs"]] == [("blocks", True)]
     assert "def blocks(x, training=True, *, num_programs_0, num_programs_1):" in result["migrated"]
+    assert "def column(width, *, pid_1):" in result["migrated"]
     # without the grid the migrated kernel has no inputs: nothing is claimed
     unproven = migrate(str(path), Settings(trusted_workspace=True), inputs="x=float32[256,192]")
     assert unproven["status"] == "not_proven" and not unproven["proofs"]
