@@ -185,10 +185,10 @@ def grid_kernels(src: Source) -> list[GridKernel]:
         carried = next(iter(extents)) if len(extents) == 1 else None
         parameters: tuple[str, ...] = ()
         if carried is None:
-            parameters = _extent_parameters(src, rank)
-            if parameters is None or not _can_take_parameters(function):
+            named = _extent_parameters(src, rank)
+            if named is None or not _can_take_parameters(function):
                 continue
-            carried = parameters
+            carried = parameters = named
         found.append(GridKernel(function, carried, parameters, tuple(sites), tuple(reads), tuple(callees)))
     return found
 
