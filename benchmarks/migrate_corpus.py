@@ -128,8 +128,9 @@ def _file_verdicts(
     path: Path,
     rel: str,
     settings: Settings,
-    tested: tuple[dict[str, str], dict[str, tuple[int, ...]]],
+    tested: dict[str, str],
     scripted: dict[str, tuple[str, str]],
+    grids: dict[str, tuple[int, ...]] | None = None,
 ) -> list[Verdict]:
     text = path.read_text(encoding="utf-8")
     found = kernels(text, str(path))
@@ -140,13 +141,12 @@ def _file_verdicts(
     except NotMigratable as exc:
         return [Verdict(f"{rel}::{k.name}", "not migratable", str(exc)) for k in found]
     ends = _ends(text)
-    specs, grids = tested
     inputs = {
-        k.name: specs.get(f"{rel}::{k.name}", scripted.get(f"{rel}::{k.name}", (None, ""))[0]) for k in found
+        k.name: tested.get(f"{rel}::{k.name}", scripted.get(f"{rel}::{k.name}", (None, ""))[0]) for k in found
     }
     # a kernel whose migrated form takes its grid as parameters runs on the grid its test launched it on
     for kernel, names in grid_parameters(text).items():
-        grid = grids.get(f"{rel}::{kernel}", ())
+        grid = (grids or {}).get(f"{rel}::{kernel}", ())
         if inputs.get(kernel) is not None and len(grid) == len(names):
             inputs[kernel] = f"{inputs[kernel]} " + " ".join(
                 f"{n}={e}" for n, e in zip(names, grid, strict=True)
@@ -204,13 +204,13 @@ def main() -> None:
     settings = Settings(trusted_workspace=True)  # running the benchmark is the decision to run the corpus
     with tempfile.TemporaryDirectory() as folder:
         corpus = corpus_tree(args.repo, Path(folder))
-        tested = _tested_inputs(corpus, args.timeout)
+        tested, grids = _tested_inputs(corpus, args.timeout)
         scripted = _script_inputs(corpus)
         verdicts: list[Verdict] = []
         for path in sorted((corpus / "src" / "nki_samples").rglob("*.py")):
             rel = str(path.relative_to(corpus))
             if args.only in rel and "neuronxcc" in path.read_text(encoding="utf-8"):
-                verdicts.extend(_file_verdicts(path, rel, settings, tested, scripted))
+                verdicts.extend(_file_verdicts(path, rel, settings, tested, scripted, grids))
     for v in verdicts:
         print(f"{v.status:22} {v.kernel}: {v.detail}")
     counts = collections.Counter(v.status for v in verdicts)
