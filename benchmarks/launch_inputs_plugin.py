@@ -40,7 +40,13 @@ class InputsTaken(Exception):
 
 def _write(inputs: launch_log.LaunchInputs) -> None:
     with open(os.environ[ENVIRONMENT], "a", encoding="utf-8") as out:
-        out.write(json.dumps({"kernel": inputs.kernel, "file": inputs.file, "spec": inputs.spec()}) + "\n")
+        record = {
+            "kernel": inputs.kernel,
+            "file": inputs.file,
+            "spec": inputs.spec(),
+            "grid": list(inputs.grid),
+        }
+        out.write(json.dumps(record) + "\n")
     _launched.append(inputs.kernel)
     raise InputsTaken(f"{inputs.kernel}: inputs recorded, launch stopped")
 

@@ -46,6 +46,7 @@ from legacy_sim_corpus import (
     tutorial_runs,
 )
 from nki_studio.migrate.rewrite import NotMigratable, migrate_source
+from nki_studio.migrate.spmd_grids import grid_parameters
 from nki_studio.service.migration import migrate, package_sources
 from nki_studio.service.migration_callers import through_callers, unproven_callers
 from nki_studio.service.settings import Settings, file_target
@@ -67,15 +68,17 @@ def _ends(text: str) -> dict[str, int]:
     return {f.name: f.end_lineno or f.lineno for f in ast.parse(text).body if isinstance(f, ast.FunctionDef)}
 
 
-def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
+def _tested_inputs(corpus: Path, timeout: float) -> tuple[dict[str, str], dict[str, tuple[int, ...]]]:
     """``file::kernel`` -> the inputs the first case of each simulation test, or a tutorial script checked
     against a reference, first launches it with (the first found; each launch is stopped, a script goes on with its
-    next statement, then repeats its launching calls for the launched kernel's siblings: launch_inputs_plugin)."""
+    next statement, then repeats its launching calls for the launched kernel's siblings: launch_inputs_plugin);
+    and the legacy launch grid of that launch (``kernel[b, h](...)``), when it has one."""
     env = environment(corpus, None)
     env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)  # the launch_inputs_plugin
     # in every pytest run, the collection too: a test file importing a module missing here (scipy) then collects
     env["PYTEST_PLUGINS"] = "launch_inputs_plugin"
     found: dict[str, str] = {}
+    grids: dict[str, tuple[int, ...]] = {}
     with tempfile.TemporaryDirectory() as folder:
         env[ENVIRONMENT] = str(Path(folder) / "inputs.jsonl")
         Path(env[ENVIRONMENT]).touch()
@@ -90,8 +93,10 @@ def _tested_inputs(corpus: Path, timeout: float) -> dict[str, str]:
             launch = json.loads(line)
             file = Path(launch["file"]).resolve()
             if file.is_relative_to(corpus.resolve()):  # not a kernel of the corpus's sources
-                found.setdefault(f"{file.relative_to(corpus.resolve())}::{launch['kernel']}", launch["spec"])
-    return found
+                key = f"{file.relative_to(corpus.resolve())}::{launch['kernel']}"
+                if key not in found:
+                    found[key], grids[key] = launch["spec"], tuple(launch.get("grid", ()))
+    return found, grids
 
 
 def _script_inputs(corpus: Path) -> dict[str, tuple[str, str]]:
@@ -142,7 +147,12 @@ def _callers_elsewhere(path: Path, name: str) -> list[str]:
 
 
 def _file_verdicts(
-    path: Path, rel: str, settings: Settings, tested: dict[str, str], scripted: dict[str, tuple[str, str]]
+    path: Path,
+    rel: str,
+    settings: Settings,
+    tested: dict[str, str],
+    scripted: dict[str, tuple[str, str]],
+    grids: dict[str, tuple[int, ...]] | None = None,
 ) -> list[Verdict]:
     text = path.read_text(encoding="utf-8")
     found = kernels(text, str(path))
@@ -156,6 +166,13 @@ def _file_verdicts(
     inputs = {
         k.name: tested.get(f"{rel}::{k.name}", scripted.get(f"{rel}::{k.name}", (None, ""))[0]) for k in found
     }
+    # a kernel whose migrated form takes its grid as parameters runs on the grid its test launched it on
+    for kernel, names in grid_parameters(text).items():
+        grid = (grids or {}).get(f"{rel}::{kernel}", ())
+        if inputs.get(kernel) is not None and len(grid) == len(names):
+            inputs[kernel] = f"{inputs[kernel]} " + " ".join(
+                f"{n}={e}" for n, e in zip(names, grid, strict=True)
+            )
     # where statically read inputs came from (said with the verdict)
     origins = {
         k.name: f" (inputs: shapes from {scripted[f'{rel}::{k.name}'][1]})"
@@ -224,13 +241,13 @@ def main() -> None:
     settings = Settings(trusted_workspace=True)  # running the benchmark is the decision to run the corpus
     with tempfile.TemporaryDirectory() as folder:
         corpus = corpus_tree(args.repo, Path(folder))
-        tested = _tested_inputs(corpus, args.timeout)
+        tested, grids = _tested_inputs(corpus, args.timeout)
         scripted = _script_inputs(corpus)
         verdicts: list[Verdict] = []
         for path in sorted((corpus / "src" / "nki_samples").rglob("*.py")):
             rel = str(path.relative_to(corpus))
             if args.only in rel and "neuronxcc" in path.read_text(encoding="utf-8"):
-                verdicts.extend(_file_verdicts(path, rel, settings, tested, scripted))
+                verdicts.extend(_file_verdicts(path, rel, settings, tested, scripted, grids))
     for v in verdicts:
         print(f"{v.status:22} {v.kernel}: {v.detail}")
     counts = collections.Counter(v.status for v in verdicts)

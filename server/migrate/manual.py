@@ -11,6 +11,7 @@ from nki_studio.migrate import (
     isa_results,
     loop_directives,
     loop_reductions,
+    masked_values,
     matmul_accumulate,
     reductions,
     scalar_masks,
@@ -37,9 +38,9 @@ _LANGUAGE_RECIPES = {
 _GRID_AXES = frozenset({"program_id", "num_programs"})
 _GRID_AXIS = (
     "NKI 0.7 launches have one grid axis (the LNC degree): loop over the grid in the kernel (for pid_1 in "
-    "range(n): ..., program_id(1) -> pid_1; migrate does it when this file launches the kernel as kernel[a, b] "
-    "with extents written in its arguments and no helper reads the grid), or take the grid point as kernel "
-    "arguments and launch once per point in a Python loop"
+    "range(n): ..., program_id(1) -> pid_1, the extents as parameters; migrate does it unless a helper others "
+    "call too reads the grid, the kernel returns a per-program value or the file uses it other than by launching "
+    "it), or take the grid point as kernel arguments and launch once per point in a Python loop"
 )
 _VALUE_RETURNING = (
     "value-returning ISA calls were removed in 0.2: allocate the result (t = nl.ndarray(shape, dtype, "
@@ -54,7 +55,8 @@ _DIRECT_ALLOCATION = (
 
 def run(src: Source) -> PassResult:
     """List every construct left for the user (no edits)."""
-    out = PassResult(manual=[*scalar_masks.listed(src), *reductions.listed(src)])
+    masked = frozenset(masked_values.rewritten(src))
+    out = PassResult(manual=[*scalar_masks.listed(src, masked), *reductions.listed(src)])
     used_values = (
         _used_values(src.tree)
         - isa_results.rewritten_calls(src)

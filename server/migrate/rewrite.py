@@ -33,6 +33,7 @@ from nki_studio.migrate import (
     loop_directives,
     loop_reductions,
     manual,
+    masked_values,
     matmul_accumulate,
     operand_values,
     operators,
@@ -67,6 +68,7 @@ _LEGACY_PASSES: tuple[Pass, ...] = (
     column_loads.run,  # after index_tiles: an index tile next to an integer is a slice by then
     isa_results.run,
     isa_operands.run,  # after isa_results: the values used inside expressions
+    masked_values.run,  # before scalar_masks, which lists what this leaves
     scalar_masks.run,
     loop_reductions.run,  # after scalar_masks: the mask it put under if
     allocation.run,

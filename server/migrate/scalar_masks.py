@@ -174,9 +174,10 @@ def run(src: Source) -> PassResult:
     return out
 
 
-def listed(src: Source) -> list[ManualStep]:
+def listed(src: Source, rewritten: frozenset[int] = frozenset()) -> list[ManualStep]:
     """The calls with a scalar mask (or a scalar part of one) whose result is bound to a name, on ``src``'s lines
-    (``manual.py`` lists them from the original text)."""
+    (``manual.py`` lists them from the original text), but the assignments ``rewritten`` (by ``id``: another pass
+    rewrites them)."""
     steps = []
     allocated = isa_results.rewritten_calls(src)  # their results are allocated before the call: not listed
     for func in functions(src.tree):
@@ -184,6 +185,7 @@ def listed(src: Source) -> list[ManualStep]:
         for stmt in ast.walk(func):
             if not (
                 isinstance(stmt, ast.Assign)
+                and id(stmt) not in rewritten
                 and id(stmt.value) not in allocated
                 and isinstance(stmt.value, ast.Call)
                 and any(isinstance(t, ast.Name) for t in stmt.targets)

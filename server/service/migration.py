@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nki_studio.migrate.rewrite import TARGET, Migration, NotMigratable, migrate_source
-from nki_studio.migrate.spmd_grids import launch_grids
+from nki_studio.migrate.spmd_grids import grid_parameters, launch_grids
 from nki_studio.model.targets import LEGACY
 from nki_studio.protocol.migration import KernelProof, MigrationResult, MigrationStatus
 from nki_studio.protocol.simulation import SimulationResult
@@ -181,12 +181,14 @@ def _prove(
     proofs: list[KernelProof] = []
     runner = simulation.Simulator()
 
-    def prepared(text: str, kernel: str) -> simulation.Kernel:
+    def prepared(text: str, kernel: str, fields: dict[str, object] = override) -> simulation.Kernel:
         return simulation.prepare(
-            path, text, settings, kernel=kernel, override=override, unsaved=True, lenient=True
+            path, text, settings, kernel=kernel, override=fields, unsaved=True, lenient=True
         )
 
-    grids = launch_grids(migration.original) if migration.source_version == "legacy" else {}
+    legacy = migration.source_version == "legacy"
+    grids = launch_grids(migration.original) if legacy else {}
+    extent_parameters = grid_parameters(migration.original) if legacy else {}
     for info in simulation.kernels(migration.original, path):
         if info.name not in clean:
             continue
@@ -195,8 +197,18 @@ def _prove(
         original, absent = stand_in(original or migration.original, path, info.name)
         migrated, _ = stand_in(migration.text, path, info.name)
         try:
-            before = prepared(original, info.name)
             after = prepared(migrated, info.name)
+            fields = override
+            if info.name in extent_parameters:
+                # the migrated kernel takes its grid as parameters: the original runs on the grid their values say
+                names = extent_parameters[info.name]
+                extents = dict(after.spec.args)
+                grid = tuple(str(extents[n]) for n in names)
+                original, _ = stand_in(
+                    _on_grid(migration.original, info.name, (("**_",), grid)), path, info.name
+                )
+                fields = {k: v for k, v in override.items() if k not in names}
+            before = prepared(original, info.name, fields)
         except simulation.SpecProblem:
             continue
         if before.spec.kernel != info.name:

@@ -52,6 +52,9 @@ class LaunchInputs:
     kernel: str
     file: str
     arguments: tuple[tuple[str, str], ...]
+    grid: tuple[
+        int, ...
+    ] = ()  # a legacy launch grid's extents (``kernel[2, 3](...)``), none for other launches
 
     def spec(self) -> str:
         """The arguments as spec fields (``a=float32[128,512] n=4``)."""
@@ -120,6 +123,7 @@ def offer_inputs(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
         getattr(func, "__name__", "kernel"),
         code.co_filename if code is not None else "",
         tuple((name, text) for name, text in described if text is not None),
+        tuple(int(d) for d in getattr(func, "dims", ())),  # sim.legacy.spmd.GridLaunch holds its extents
     )
     for callback in watchers:
         callback(inputs)

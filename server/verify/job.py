@@ -112,7 +112,8 @@ def _positional_prefix(kernel: Any, names: list[str]) -> int:
     import inspect
 
     try:
-        params = list(inspect.signature(getattr(kernel, "func", kernel)).parameters)
+        parameters = inspect.signature(getattr(kernel, "func", kernel)).parameters.values()
+        params = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         return len(names)
     count = 0

@@ -322,8 +322,12 @@ def _kernels(source: str, path: str) -> tuple[KernelInfo, ...] | None:
         if info.parent is not None or "." in info.qualname or not decorators:
             continue
         dec_line = min(d.lineno for d in node.decorator_list)
-        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-        required = params[: len(params) - len(node.args.defaults)]
+        positional = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+        keyword_only = [a.arg for a in node.args.kwonlyargs]
+        params = positional + keyword_only
+        required = positional[: len(positional) - len(node.args.defaults)] + [
+            a for a, default in zip(keyword_only, node.args.kw_defaults, strict=True) if default is None
+        ]
         spec_line = spec_text = None
         above = lines[dec_line - 2] if dec_line >= 2 else ""
         if spec_body(above) is not None:

@@ -68,6 +68,19 @@ def test_a_scripts_launches_and_its_kernels_siblings_are_recorded(tmp_path: Path
     assert {Path(x["file"]).name for x in launches} == {"kernels.py"}
 
 
+def test_a_legacy_grid_launch_records_its_extents(tmp_path: Path) -> None:
+    # flash attention's unit tests launch baremetal(flash_fwd)[b, h](...): the grid is part of the inputs
+    (tmp_path / "kernels.py").write_text(KERNELS, encoding="utf-8")
+    script = "import numpy as np\nfrom kernels import other\n\nother[2, 3](np.zeros((2, 2), np.int32))\n"
+    (tmp_path / "script.py").write_text(script + "other(np.zeros((4, 2), np.int32))\n", encoding="utf-8")
+    log = tmp_path / "inputs.jsonl"
+    env = {**os.environ, "NKI_STUDIO_LAUNCH_INPUTS": str(log), "PYTHONPATH": str(tmp_path)}
+    runner = ROOT / "benchmarks" / "launch_inputs_plugin.py"
+    subprocess.run([sys.executable, str(runner), "script.py"], cwd=tmp_path, env=env, check=True, timeout=120)
+    launches = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [(x["spec"], x["grid"]) for x in launches] == [("a=int32[2,2]", [2, 3]), ("a=int32[4,2]", [])]
+
+
 # A unit test importing its reference from a package this machine lacks (the corpus's scipy.special.softmax).
 UNIT_TEST = """\
 import numpy as np

@@ -37,6 +37,41 @@ def launch(a, b):
 """
 
 
+# Launched only by another file (a unit test's ``blocks[2, 3](x)``): the migrated kernel takes its grid extents as
+# parameters, which the inputs give; the original is launched on that grid. Its helper reads the grid point: it
+# takes it as a parameter.
+UNLAUNCHED_GRID = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def blocks(x, training=True):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    if training:
+        twice = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    else:
+        twice = None
+    assert nl.program_ndim() == 2, f"expected a 2-axis grid, got {nl.program_ndim()}"
+    r = nl.program_id(0) * 128
+    c = column(64)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(64)[None, :]
+    t = nl.load(x[r + i_p, c + i_f])
+    u = t * (nl.program_id(1) + 1) + nl.program_id(0) * nl.num_programs(1)
+    nl.store(out[r + i_p, c + i_f], value=u)
+    if training:
+        nl.store(twice[r + i_p, c + i_f], value=u * 2)
+    if training:
+        return out, twice
+    return out
+
+
+def column(width):
+    return nl.program_id(axis=1) * width
+"""
+
+
 NO_REORDER = """\
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
@@ -65,6 +100,20 @@ def test_a_two_axis_grid_kernel_is_proven_against_its_grid_launch(tmp_path: Path
     assert result["status"] == "proven", result["message"]
     assert [(p["kernel"], p["equivalent"]) for p in result["proofs"]] == [("scale", True)]
     assert "program_id" not in result["migrated"] and "scale(a, b)" in result["migrated"]
+
+
+def test_a_kernel_launched_elsewhere_is_proven_on_the_grid_its_inputs_give(tmp_path: Path) -> None:
+    path = tmp_path / "kernel.py"
+    path.write_text(UNLAUNCHED_GRID, encoding="utf-8")
+    grid = "x=float32[256,192] num_programs_0=2 num_programs_1=3"
+    result = migrate(str(path), Settings(trusted_workspace=True), inputs=grid)
+    assert result["status"] == "proven", result["message"]
+    assert [(p["kernel"], p["equivalent"]) for p in result["proofs"]] == [("blocks", True)]
+    assert "def blocks(x, training=True, *, num_programs_0, num_programs_1):" in result["migrated"]
+    assert "def column(width, *, pid_1):" in result["migrated"]
+    # without the grid the migrated kernel has no inputs: nothing is claimed
+    unproven = migrate(str(path), Settings(trusted_workspace=True), inputs="x=float32[256,192]")
+    assert unproven["status"] == "not_proven" and not unproven["proofs"]
 
 
 def test_a_loop_under_no_reorder_is_proven(tmp_path: Path) -> None:
