@@ -193,13 +193,13 @@ def listed(src: Source, rewritten: frozenset[int] = frozenset()) -> list[ManualS
                 continue
             mask = next((k.value for k in stmt.value.keywords if k.arg == "mask"), None)
             parts = conjuncts_of(mask) if mask is not None else []
-            rewritten = (
+            bound = (  # masked_values' fallback binds the name
                 mask is not None
                 and scalars.mask(mask) is not None
                 and _nested(src, scalars, stmt.value) is not None
                 and masked_values.fallback(src, stmt, scalars.scalar) is not None
             )
-            if not rewritten and any(scalars.mask(p) is not None for p in parts):
+            if not bound and any(scalars.mask(p) is not None for p in parts):
                 steps.append(ManualStep(stmt.lineno, "mask=", RECIPE))
         for node in ast.walk(func):
             if (
