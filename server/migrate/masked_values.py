@@ -11,41 +11,30 @@ tiles), their first one's when there is one, ``np.broadcast_shapes`` of them oth
 imports NumPy); the dtype is the call's ``dtype=``, else its first tile operand's. Which value the masked-off
 tile holds matters only to code that reads unspecified elements; the proof compares the outputs.
 
-A call this pass does not cover (an operation that is not element-wise, an operand ``Tiles`` does not know) is
-bound the same way by ``scalar_masks`` through :func:`fallback`, shaped as the call's first tile operand (nki-samples'
-flash-attention backward computes ``dq_local``, ``dZ_sink`` and the logit-bias ``intermediate`` so under its
-causal-tile mask); what neither covers (a call nested in it with a mask of its own, no tile operand) stays listed.
+A call this does not cover stays listed by ``scalar_masks`` (a call nested in it with a mask of its own, no tile
+operand, an operation that is not element-wise), but ``x = nl.load(view, mask=c)``, which ``scalar_masks`` binds to
+an unwritten tile of the view's shape. nki-samples' flash-attention backward computes ``dq_local``, ``dZ_sink`` and
+the logit-bias ``intermediate`` this way under its causal-tile mask.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from nki_studio.migrate.isa_results import cheap
 from nki_studio.migrate.operators import Tiles
 from nki_studio.migrate.result import PassResult
-from nki_studio.migrate.scalar_masks import Scalars
+from nki_studio.migrate.scalar_masks import ELEMENTWISE, Scalars
 from nki_studio.migrate.source import LANGUAGE, Source, functions
-
-# language.md §8: unary, activation and binary element-wise functions (their result has the operands' shape)
-ELEMENTWISE = frozenset(
-    {
-        "abs", "negative", "sign", "square", "sqrt", "rsqrt", "reciprocal", "exp", "log", "sin", "cos", "tan",
-        "arctan", "tanh", "ceil", "floor", "trunc", "invert", "logical_not", "relu", "sigmoid", "silu", "gelu",
-        "mish", "softplus", "erf", "add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
-        "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "bitwise_and", "bitwise_or",
-        "bitwise_xor", "logical_and", "logical_or", "logical_xor", "copy",
-    }
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class _Masked:
     statement: ast.Assign
     call: ast.Call
-    keyword: ast.keyword
+    masks: list[
+        tuple[ast.Call, ast.keyword]
+    ]  # the call's mask and the same mask repeated on calls nested in it
     condition: str
     shape: str
     dtype: str
@@ -56,11 +45,14 @@ def run(src: Source) -> PassResult:
     out = PassResult()
     language = src.alias_of(LANGUAGE, "nl")
     for found in _covered(src):
-        cut = src.keyword_cut(found.call, found.keyword)
-        if cut is None:
+        cuts = [src.keyword_cut(c, k) for c, k in found.masks]
+        if any(cut is None for cut in cuts):
             continue
         start, end = src.bounds(found.call)
-        call = src.text[start : cut[0]] + src.text[cut[1] : end]
+        call, at = "", start
+        for cut in sorted(c for c in cuts if c is not None):
+            call, at = call + src.text[at : cut[0]], cut[1]
+        call += src.text[at:end]
         allocation = f"{language}.ndarray({found.shape}, dtype={found.dtype}, buffer={language}.sbuf)"
         out.change(
             src.replace(found.call, f"{call} if {found.condition} else {allocation}"),
@@ -96,46 +88,46 @@ def _covered(src: Source) -> list[_Masked]:
             if module != LANGUAGE or leaf not in ELEMENTWISE or keyword is None:
                 continue
             condition = scalars.mask(keyword.value)
-            nested = any(
-                k.arg == "mask"
+            nested = [
+                (n, k)
                 for n in ast.walk(call)
                 if isinstance(n, ast.Call) and n is not call
                 for k in n.keywords
-            )
-            operands = [src.text_of(a) for a in call.args if tiles.is_tile(a)]
-            if condition is None or nested or not operands:
+                if k.arg == "mask"
+            ]
+            # the same mask repeated on a nested call goes with it (as in ``scalar_masks``); another one is listed
+            if condition is None or any(
+                src.text_of(k.value) != src.text_of(keyword.value) for _, k in nested
+            ):
                 continue
-            if len(operands) == 1:
+            operands = _tile_operands(src, tiles, call)
+            if not operands:
+                continue
+            if len(set(operands)) == 1:
                 shape = f"{operands[0]}.shape"
             elif numpy:
-                shape = f"{numpy[0]}.broadcast_shapes({', '.join(f'{o}.shape' for o in operands)})"
+                shape = (
+                    f"{numpy[0]}.broadcast_shapes({', '.join(f'{o}.shape' for o in dict.fromkeys(operands))})"
+                )
             else:
                 continue
             given = next((k.value for k in call.keywords if k.arg == "dtype"), None)
             dtype = src.text_of(given) if given is not None else f"{operands[0]}.dtype"
-            found.append(_Masked(stmt, call, keyword, condition, shape, dtype))
+            found.append(_Masked(stmt, call, [(call, keyword), *nested], condition, shape, dtype))
     return found
 
 
-def fallback(src: Source, stmt: ast.stmt, is_scalar: Callable[[ast.expr], bool]) -> str | None:
-    """The allocation binding ``stmt``'s name when its mask is off (``name = nl.op(...)``, one name target, an
-    ``nl`` call with a tile operand that is a name or a subscript of one), or None (``is_scalar``: whether an
-    expression is element-independent, so not a tile)."""
-    if not (
-        isinstance(stmt, ast.Assign)
-        and len(stmt.targets) == 1
-        and isinstance(stmt.targets[0], ast.Name)
-        and isinstance(stmt.value, ast.Call)
-        and (src.canonical(stmt.value.func) or "").rpartition(".")[0] == LANGUAGE
-    ):
-        return None
-    call = stmt.value
-    operands = [*call.args, *(k.value for k in call.keywords if k.arg not in ("mask", "dtype"))]
-    tile = next((o for o in operands if cheap(o) and not is_scalar(o)), None)
-    if tile is None:
-        return None
-    nl = src.alias_of(LANGUAGE, "nl")
-    dtype = next(
-        (src.text_of(k.value) for k in call.keywords if k.arg == "dtype"), f"{src.text_of(tile)}.dtype"
-    )
-    return f"{nl}.ndarray({src.text_of(tile)}.shape, dtype={dtype}, buffer={nl}.sbuf)"
+def _tile_operands(src: Source, tiles: Tiles, call: ast.Call) -> list[str]:
+    """The tiles an element-wise call's result is broadcast from: its tile operands, and those of the element-wise
+    ``nl`` calls nested in it (their results have their operands' broadcast shape, language.md §8)."""
+    out = []
+    for a in call.args:
+        if isinstance(a, ast.Call):
+            module, _, leaf = (src.canonical(a.func) or "").rpartition(".")
+            if module == LANGUAGE and leaf in ELEMENTWISE:
+                out.extend(_tile_operands(src, tiles, a))
+            elif tiles.is_tile(a):
+                return []  # another call's result: its shape is not known here
+        elif tiles.is_tile(a):
+            out.append(src.text_of(a))
+    return out

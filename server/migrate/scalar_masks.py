@@ -12,15 +12,18 @@ mask) keeps that meaning: ``if m is None or m:``.
 
 A call whose result is bound to a name (``x = nl.add(a, b, mask=c)``) would leave the name unbound under ``if`` when
 the mask is off, where the legacy call still returned a tile (its elements unspecified): ``masked_values`` binds
-it to an allocation then; one it cannot allocate is listed. Masks on
+an element-wise call's to an allocation of the operands' broadcast shape then (a pass before this one), this pass
+an ``nl.load``'s to one of its view's shape (``unwritten_tile``); one neither can allocate (a matmul, a reduction,
+an operand not known as a tile) is listed. Masks on
 index tiles are ``index_tiles``' (bounded slices); ``&`` of both kinds leaves the scalar part here.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
-from nki_studio.migrate import isa_results, masked_values
+from nki_studio.migrate import isa_results
 from nki_studio.migrate.operators import Tiles
 from nki_studio.migrate.result import ManualStep, PassResult
 from nki_studio.migrate.source import LANGUAGE, Source, functions
@@ -29,6 +32,17 @@ RECIPE = (
     "a mask that does not depend on the element runs the whole instruction or none of it: allocate the result "
     "before (x = nl.ndarray(...)) and write it under `if cond:`"
 )
+
+# language.md §8: unary, activation and binary element-wise functions (their result has the operands' shape)
+ELEMENTWISE = frozenset(
+    {
+        "abs", "negative", "sign", "square", "sqrt", "rsqrt", "reciprocal", "exp", "log", "sin", "cos", "tan",
+        "arctan", "tanh", "ceil", "floor", "trunc", "invert", "logical_not", "relu", "sigmoid", "silu", "gelu",
+        "mish", "softplus", "erf", "add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
+        "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "bitwise_and", "bitwise_or",
+        "bitwise_xor", "logical_and", "logical_or", "logical_xor", "copy",
+    }
+)  # fmt: skip
 
 
 NESTED_RECIPE = (
@@ -193,11 +207,11 @@ def listed(src: Source, rewritten: frozenset[int] = frozenset()) -> list[ManualS
                 continue
             mask = next((k.value for k in stmt.value.keywords if k.arg == "mask"), None)
             parts = conjuncts_of(mask) if mask is not None else []
-            bound = (  # masked_values' fallback binds the name
+            bound = (  # bound to an unwritten tile when off
                 mask is not None
                 and scalars.mask(mask) is not None
                 and _nested(src, scalars, stmt.value) is not None
-                and masked_values.fallback(src, stmt, scalars.scalar) is not None
+                and unwritten_tile(src, stmt, scalars.scalar) is not None
             )
             if not bound and any(scalars.mask(p) is not None for p in parts):
                 steps.append(ManualStep(stmt.lineno, "mask=", RECIPE))
@@ -252,7 +266,7 @@ def _statement(src: Source, scalars: Scalars, stmt: ast.stmt, out: PassResult) -
     nested = _nested(src, scalars, value)
     if keyword is None or cond is None or nested is None:
         return  # a nested call's other mask: listed by ``listed``
-    otherwise = masked_values.fallback(src, stmt, scalars.scalar)
+    otherwise = unwritten_tile(src, stmt, scalars.scalar)
     if (
         otherwise is None
         and isinstance(stmt, ast.Assign)
@@ -278,3 +292,28 @@ def _statement(src: Source, scalars: Scalars, stmt: ast.stmt, out: PassResult) -
         out.manual.append(ManualStep(stmt.lineno, "mask=", RECIPE))
         return
     out.change(src.replace(stmt, new), stmt.lineno, "mask", "whole-instruction condition: if")
+
+
+def unwritten_tile(src: Source, stmt: ast.stmt, is_scalar: Callable[[ast.expr], bool]) -> str | None:
+    """The allocation binding ``stmt``'s name when its mask is off, for ``name = nl.load(src_view, mask=c)`` (the
+    loaded tile has the view's shape), or None (``is_scalar``: whether an expression is element-independent).
+    Element-wise calls are ``masked_values``'; other calls (a matmul's or a reduction's result is not shaped as an
+    operand) stay listed."""
+    if not (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Call)
+        and src.canonical(stmt.value.func) == f"{LANGUAGE}.load"
+        and stmt.value.args
+    ):
+        return None
+    call = stmt.value
+    view = call.args[0]
+    if not isa_results.cheap(view) or is_scalar(view):
+        return None
+    nl = src.alias_of(LANGUAGE, "nl")
+    dtype = next(
+        (src.text_of(k.value) for k in call.keywords if k.arg == "dtype"), f"{src.text_of(view)}.dtype"
+    )
+    return f"{nl}.ndarray({src.text_of(view)}.shape, dtype={dtype}, buffer={nl}.sbuf)"

@@ -57,10 +57,12 @@ def test_the_backward_core_constructs_are_rewritten_and_proven(tmp_path: Path) -
     assert result["manual"] == []
     migrated = result["migrated"]
     cond = "if mask is None or mask"
-    # a named result is bound either way: computed under the mask, else an allocation of its shape and dtype
+    # a named result is bound either way: computed under the mask, else an allocation of its operands' broadcast
+    # shape and its dtype (the same mask on a nested call goes with it)
     assert (
         f"shifted = nl.add(t[:, i * 128:(i + 1) * 128], bias, dtype=nl.float32) {cond} else "
-        "nl.ndarray(t[:, i * 128:(i + 1) * 128].shape, dtype=nl.float32, buffer=nl.sbuf)"
+        "nl.ndarray(np.broadcast_shapes(t[:, i * 128:(i + 1) * 128].shape, bias.shape), dtype=nl.float32, "
+        "buffer=nl.sbuf)"
     ) in migrated
     assert (
         f"neg = nl.multiply(nl.multiply(row, -1.0), row) {cond} else "
