@@ -43,7 +43,6 @@ class ModuleInfo:
     aliases: ImportAliases
     functions: dict[str, FunctionInfo] = field(default_factory=dict)  # qualname -> info
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)  # module-level classes
-    nodes: list[ast.AST] = field(default_factory=list)  # every node in source order, one shared traversal
     # id(function node) -> its own nodes in source order (arguments, decorators, body; not nested defs' insides)
     own_nodes: dict[int, list[ast.AST]] = field(default_factory=dict)
     # id(function node) -> its own nodes by exact type, each list in source order (what rules filter by type)
@@ -176,7 +175,6 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
         source=source,
         tree=tree,
         aliases=ImportAliases.from_nodes(imports),
-        nodes=walk.nodes,
         own_nodes=walk.own,
         own_by_type=walk.own_by_type,
         calls=walk.calls,
@@ -222,7 +220,6 @@ _SCOPES = frozenset((ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Clas
 class _Traversal:
     """What one traversal of a tree gives every analysis (the fields of :class:`ModuleInfo` of the same names)."""
 
-    nodes: list[ast.AST]
     own: dict[int, list[ast.AST]]
     own_by_type: dict[int, dict[type, list[ast.AST]]]
     calls: list[ast.Call]
@@ -232,19 +229,18 @@ class _Traversal:
 
 
 def _traverse(tree: ast.Module) -> _Traversal:
-    """All nodes in source order, each function's own nodes also grouped by type, the module's calls and imports,
+    """Each function's own nodes in source order and grouped by type, the module's calls and imports,
     and the Name/Attribute chains: one traversal serves every analysis (no analysis walks the whole tree again
     to filter it). Module-wide, only calls and imports are grouped: no analysis reads another type across the
     module, and a grouping of every node cost a lookup and an append per node. Code nested past
     :data:`MAX_AST_DEPTH` is cut on the way."""
-    nodes: list[ast.AST] = []
     own: dict[int, list[ast.AST]] = {}
     own_by_type: dict[int, dict[type, list[ast.AST]]] = {}
     calls: list[ast.Call] = []
     imports: list[ast.Import | ast.ImportFrom] = []
     chains: list[ast.Name | ast.Attribute] = []
     too_deep: dict[int, ast.stmt] = {}
-    add, add_chain, add_call, add_import = nodes.append, chains.append, calls.append, imports.append
+    add_chain, add_call, add_import = chains.append, calls.append, imports.append
     fields_of: dict[type, tuple[str, ...]] = {}  # child_fields, without a call per node
     name_kind, attribute_kind, call_kind, constant_kind = ast.Name, ast.Attribute, ast.Call, ast.Constant
     node_kind, stmt_kind = ast.AST, ast.stmt
@@ -281,7 +277,6 @@ def _traverse(tree: ast.Module) -> _Traversal:
             for child in value if type(value) is list else (value,):
                 if not isinstance(child, node_kind):
                     continue
-                add(child)
                 child_kind = type(child)
                 if owner is not None and groups is not None:
                     owner.append(child)
@@ -306,13 +301,12 @@ def _traverse(tree: ast.Module) -> _Traversal:
                 top_of_child = child if scope and isinstance(child, stmt_kind) else top
                 visit(child, child_kind, owner, groups, depth, top_of_child)  # noqa: F821 (del below)
 
-    add(tree)
     try:
         visit(tree, type(tree), None, None, 0, None)
     finally:
         del visit  # the closure refers to itself: a cycle that would hold every node until a collection
     cut = sorted(too_deep.values(), key=lambda s: (s.lineno, s.col_offset))
-    return _Traversal(nodes, own, own_by_type, calls, imports, chains, cut)
+    return _Traversal(own, own_by_type, calls, imports, chains, cut)
 
 
 def _marker(like: ast.AST) -> ast.Name:

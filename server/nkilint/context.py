@@ -98,9 +98,9 @@ class LintContext:
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
-        """All nodes of the file (one walk shared by every rule and kernel discovery)."""
-        if self.discovery.module.tree is self.tree and self.discovery.module.nodes:
-            return self.discovery.module.nodes
+        """All nodes of the file, walked on first use: only rules behind a cheap exit read every node (discovery's
+        traversal keeps the groups the rules filter by instead: a list of every node cost an append per node on
+        every lint, for readers that almost never run)."""
         return list(ast.walk(self.tree))
 
     @cached_property
