@@ -11,12 +11,12 @@ through the embedded simulator's drop-in (``neuronxcc`` imports resolve to ``nki
   kernel boundary); ``neuronxcc.nki.docs.examples``, where the SDK bundled the tutorials, is the corpus's
   tutorials folder;
 * each ``test/unit/test_*.py`` test marked ``simulation``, run by pytest with the suite's own
-  ``--simulation-only`` switch (its tests call ``simulate_kernel(baremetal(kernel)[grid], ...)``) and the
-  project's pytest plugin (``-p nki_studio.pytest_plugin``, the drop-in for the session).
+  ``--simulation-only`` switch (its tests call ``simulate_kernel(baremetal(kernel)[grid], ...)``), the
+  project's pytest plugin (``-p nki_studio.pytest_plugin``, the drop-in for the session) and
+  ``trn2_host_plugin.py`` (the simulated trn2 answers the host check of the tests that run only on a trn2).
 
 Per case (each in its own process, so a slow one times out alone): matching (the reference check passed), failing
-(the first error line, or the time limit) or not runnable here (a module the script needs is not installed, or
-the test runs only on a Neuron host). ``--per-test N`` runs only the first N parametrisations of each test function.
+(the first error line, or the time limit) or not runnable here (a module the script needs is not installed). ``--per-test N`` runs only the first N parametrisations of each test function.
 
 Per kernel (the figure issue 28 names): each kernel a script or test file exercises (``corpus_kernels``: the
 decorated kernels it names, directly or through a plain function of a kernel file) is counted once, over all
@@ -120,7 +120,7 @@ def _missing_only(site: Path, into: Path) -> Path:
 
 def environment(corpus: Path, reference_packages: Path | None) -> dict[str, str]:
     env = dict(os.environ)
-    paths = [str(corpus / "src"), env.get("PYTHONPATH", "")]
+    paths = [str(corpus / "src"), str(Path(__file__).parent), env.get("PYTHONPATH", "")]  # trn2_host_plugin
     if reference_packages is not None:
         paths.append(str(reference_packages))
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
@@ -140,12 +140,6 @@ def run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> t
 # (it catches each configuration's failure and logs it).
 _FAILURE_REPORTS = ("differ", "Some tests failed")
 
-# Failures of a test's own harness off a Neuron host, before any kernel runs (said so, not counted as simulated).
-_HOST_ONLY = {
-    "name 'warnings' is not defined": "the test runs only on a trn2 instance: its host check reads "
-    "/sys/devices/virtual/dmi/id/product_name and, off-device, calls warnings.warn without importing warnings",
-}
-
 
 def _verdict(name: str, code: int | None, out: str, timeout: float, exercised: tuple[str, ...]) -> Case:
     if code is None:
@@ -154,11 +148,6 @@ def _verdict(name: str, code: int | None, out: str, timeout: float, exercised: t
         failed = any(report in out for report in _FAILURE_REPORTS)
         return Case(name, "failing" if failed else "matching", kernels=exercised)
     error = _first_error(out)
-    # In the whole output: without /sys/devices/virtual/dmi the first error is the FileNotFoundError the host check
-    # was handling when it failed.
-    host = next((why for text, why in _HOST_ONLY.items() if text in out), None)
-    if host is not None:
-        return Case(name, "not runnable", host, exercised)
     return Case(name, "not runnable" if error.startswith("needs ") else "failing", error, exercised)
 
 
@@ -220,7 +209,7 @@ def _unit_tests(
             yield _verdict(f"unit {path.name}", code or 1, out, timeout, exercised)
             continue
         for node in kept:
-            code, out = run([*PYTEST, node], path.parent, env, timeout)
+            code, out = run([*PYTEST, "-p", "trn2_host_plugin", node], path.parent, env, timeout)
             yield _verdict(f"unit {node}", code, out, timeout, exercised)
         yield from (Case(f"unit {node}", "not run", f"--per-test {per_test}", exercised) for node in left)
 
