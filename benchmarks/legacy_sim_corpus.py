@@ -6,17 +6,30 @@ through the embedded simulator's drop-in (``neuronxcc`` imports resolve to ``nki
 
 * each tutorial script ``src/nki_samples/tutorials/*/*.py`` that checks its kernel against a reference
   (``allclose``), run as ``__main__``: the kernel files' NumPy checks, the attention tutorial's test script, and
-  the PyTorch/JAX scripts (not runnable without torch/jax);
+  the PyTorch and JAX scripts, which call the kernel on torch tensors on the XLA device (``torch_xla``: the
+  drop-in's stands in as the CPU) or on JAX arrays, as a user's would (``sim.frameworks`` converts them at the
+  kernel boundary); ``neuronxcc.nki.docs.examples``, where the SDK bundled the tutorials, is the corpus's
+  tutorials folder;
 * each ``test/unit/test_*.py`` test marked ``simulation``, run by pytest with the suite's own
-  ``--simulation-only`` switch (its tests call ``simulate_kernel(baremetal(kernel)[grid], ...)``) and the
-  project's pytest plugin (``-p nki_studio.pytest_plugin``, the drop-in for the session).
+  ``--simulation-only`` switch (its tests call ``simulate_kernel(baremetal(kernel)[grid], ...)``), the
+  project's pytest plugin (``-p nki_studio.pytest_plugin``, the drop-in for the session) and
+  ``trn2_host_plugin.py`` (the simulated trn2 answers the host check of the tests that run only on a trn2).
 
 Per case (each in its own process, so a slow one times out alone): matching (the reference check passed), failing
-(the first error line, or the time limit) or not runnable here (a module the script needs, e.g. torch, is not
-installed). ``--per-test N`` runs only the first N parametrisations of each test function. The corpus is read from ``--repo`` (a clone of
+(the first error line, or the time limit) or not runnable here (a module the script needs is not installed). ``--per-test N`` runs only the first N parametrisations of each test function.
+
+Per kernel (the figure issue 28 names): each kernel a script or test file exercises (``corpus_kernels``: the
+decorated kernels it names, directly or through a plain function of a kernel file) is counted once, over all
+the cases that exercise it: failing when any of them fails, matching when its runnable cases all match, not
+runnable when none of them can run (with the reasons). A case that exercises several kernels (the matrix
+multiplication script checks five) counts for each.
+
+The references need torch, jax and scipy, which are not nki-studio's dependencies: ``benchmarks/reference_env.py``
+installs CPU builds of them into ``.cache/reference-env``, which ``--reference-packages`` takes by default when it
+exists (only the packages ``.venv`` cannot import are taken from it). The corpus is read from ``--repo`` (a clone of
 nki-samples holding the commit) or cloned into ``.cache/nki-samples``; nothing of it is copied into this tree.
 Usage: ``.venv/bin/python benchmarks/legacy_sim_corpus.py [--repo PATH] [--timeout S] [--only SUBSTRING]
-[--reference-packages SITE_PACKAGES]`` (the last for the references' scipy/torch when .venv lacks them).
+[--per-test N] [--reference-packages SITE_PACKAGES]``.
 """
 
 from __future__ import annotations
@@ -34,15 +47,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from corpus_kernels import kernels
+from reference_env import REFERENCE_ENV
+
 ROOT = Path(__file__).resolve().parents[1]
 COMMIT = "0898a77"
 URL = "https://github.com/aws-neuron/nki-samples"
 
 _TUTORIAL_RUNNER = """
-import runpy, sys
+import os, runpy, sys, types
 from nki_studio.sim import dropin
 sys.argv = [sys.argv[1]]
 with dropin.installed():
+    # The SDK bundled the tutorials as the package neuronxcc.nki.docs.examples (layernorm_torch.py imports its
+    # kernel from there): the corpus's tutorials folder (the script's folder's parent) stands in for it.
+    for name, path in (("neuronxcc.nki.docs", []), ("neuronxcc.nki.docs.examples", [os.path.dirname(os.getcwd())])):
+        sys.modules[name] = types.ModuleType(name)
+        sys.modules[name].__path__ = path
     runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
@@ -52,6 +73,7 @@ class Case:
     name: str
     status: str  # "matching", "failing", "not runnable", "not run" (--per-test)
     detail: str = ""
+    kernels: tuple[str, ...] = ()  # what the script or test file exercises (corpus_kernels)
 
 
 def corpus_tree(repo: Path | None, into: Path) -> Path:
@@ -88,7 +110,9 @@ def _missing_only(site: Path, into: Path) -> Path:
     get them while everything the project has (numpy ...) stays the project's own."""
     into.mkdir()
     for entry in site.iterdir():
-        name = entry.name.split("-")[0].removesuffix(".py")
+        name = (
+            entry.name.split("-")[0].removesuffix(".py").removesuffix(".libs")
+        )  # scipy.libs goes with scipy
         if name.isidentifier() and importlib.util.find_spec(name) is None:
             (into / entry.name).symlink_to(entry)
     return into
@@ -96,7 +120,7 @@ def _missing_only(site: Path, into: Path) -> Path:
 
 def environment(corpus: Path, reference_packages: Path | None) -> dict[str, str]:
     env = dict(os.environ)
-    paths = [str(corpus / "src"), env.get("PYTHONPATH", "")]
+    paths = [str(corpus / "src"), str(Path(__file__).parent), env.get("PYTHONPATH", "")]  # trn2_host_plugin
     if reference_packages is not None:
         paths.append(str(reference_packages))
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
@@ -112,25 +136,19 @@ def run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> t
     return run.returncode, run.stdout + run.stderr
 
 
-# Failures of a test's own harness off a Neuron host, before any kernel runs (said so, not counted as simulated).
-_HOST_ONLY = {
-    "name 'warnings' is not defined": "the test runs only on a trn2 instance: its host check reads "
-    "/sys/devices/virtual/dmi/id/product_name and, off-device, calls warnings.warn without importing warnings",
-}
+# What scripts that exit 0 print when their check failed: "NKI and Torch differ", and the rotary tutorial's log
+# (it catches each configuration's failure and logs it).
+_FAILURE_REPORTS = ("differ", "Some tests failed")
 
 
-def _verdict(name: str, code: int | None, out: str, timeout: float) -> Case:
+def _verdict(name: str, code: int | None, out: str, timeout: float, exercised: tuple[str, ...]) -> Case:
     if code is None:
-        return Case(name, "failing", f"timed out after {timeout:.0f} s")
+        return Case(name, "failing", f"timed out after {timeout:.0f} s", exercised)
     if code == 0:
-        return Case(name, "failing" if "differ" in out else "matching")
+        failed = any(report in out for report in _FAILURE_REPORTS)
+        return Case(name, "failing" if failed else "matching", kernels=exercised)
     error = _first_error(out)
-    # In the whole output: without /sys/devices/virtual/dmi the first error is the FileNotFoundError the host check
-    # was handling when it failed.
-    host = next((why for text, why in _HOST_ONLY.items() if text in out), None)
-    if host is not None:
-        return Case(name, "not runnable", host)
-    return Case(name, "not runnable" if error.startswith("needs ") else "failing", error)
+    return Case(name, "not runnable" if error.startswith("needs ") else "failing", error, exercised)
 
 
 def tutorial_runs(
@@ -150,7 +168,7 @@ def tutorial_runs(
 def _tutorials(corpus: Path, env: dict[str, str], timeout: float, only: str) -> Iterator[Case]:
     for name, command, folder, local in tutorial_runs(corpus, env, only):
         code, out = run(command, folder, local, timeout)
-        yield _verdict(name, code, out, timeout)
+        yield _verdict(name, code, out, timeout, kernels(folder / command[-1], corpus / "src"))
 
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nki_studio.pytest_plugin"]
@@ -185,14 +203,15 @@ def _unit_tests(
 ) -> Iterator[Case]:
     """Every simulation-marked test case, each in its own pytest process (a slow case times out alone)."""
     for path in simulation_tests(corpus, only):
+        exercised = kernels(path, corpus / "src")
         kept, left, (code, out) = first_cases(path, env, timeout, per_test)
         if not kept and not left:
-            yield _verdict(f"unit {path.name}", code or 1, out, timeout)
+            yield _verdict(f"unit {path.name}", code or 1, out, timeout, exercised)
             continue
         for node in kept:
-            code, out = run([*PYTEST, node], path.parent, env, timeout)
-            yield _verdict(f"unit {node}", code, out, timeout)
-        yield from (Case(f"unit {node}", "not run", f"--per-test {per_test}") for node in left)
+            code, out = run([*PYTEST, "-p", "trn2_host_plugin", node], path.parent, env, timeout)
+            yield _verdict(f"unit {node}", code, out, timeout, exercised)
+        yield from (Case(f"unit {node}", "not run", f"--per-test {per_test}", exercised) for node in left)
 
 
 def main() -> None:
@@ -208,8 +227,10 @@ def main() -> None:
     parser.add_argument(
         "--reference-packages",
         type=Path,
-        help="a site-packages folder with what the references import and .venv lacks (scipy, torch): only the "
-        "packages .venv cannot import are taken from it",
+        default=REFERENCE_ENV if REFERENCE_ENV.exists() else None,
+        help="a site-packages folder with what the references import and .venv lacks (torch, jax, scipy): only "
+        "the packages .venv cannot import are taken from it (default: .cache/reference-env when it exists, "
+        "made by benchmarks/reference_env.py)",
     )
     parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
@@ -232,11 +253,54 @@ def main() -> None:
     ran = [c for c in cases if c.status != "not run"]
     runnable = [c for c in ran if c.status != "not runnable"]
     matching = sum(c.status == "matching" for c in cases)
+    per_kernel = kernel_verdicts(ran)
+    print("\nper kernel (each kernel a script or test gives shapes for; its cases' verdicts above):")
+    for verdict in per_kernel:
+        print(f"{verdict.status:13} {verdict.name}  -- {verdict.detail}")
     print(
         f"\n{len(ran)} cases run ({len(cases) - len(ran)} left out by --per-test); {len(runnable)} runnable here; "
         f"simulated and matching their reference: {matching} ({100 * matching / max(1, len(runnable)):.0f}% of "
         f"runnable, {100 * matching / max(1, len(ran)):.0f}% of run); failing: "
         f"{sum(c.status == 'failing' for c in cases)}; not runnable: {len(ran) - len(runnable)}"
+    )
+    print(_counts("kernels", per_kernel))
+    unnamed = [c.name for c in ran if not c.kernels]
+    if unnamed:
+        print(f"cases naming no kernel of the corpus (not in the per-kernel figure): {', '.join(unnamed)}")
+
+
+def kernel_verdicts(cases: list[Case]) -> list[Case]:
+    """One verdict per kernel over the cases that exercise it: failing when any of them fails, matching when its
+    runnable cases all match, not runnable when none can run (with their reasons)."""
+    by_kernel: dict[str, list[Case]] = {}
+    for case in cases:
+        for kernel in case.kernels:
+            by_kernel.setdefault(kernel, []).append(case)
+    verdicts: list[Case] = []
+    for kernel, its in sorted(by_kernel.items()):
+        failing = [c for c in its if c.status == "failing"]
+        matching = [c for c in its if c.status == "matching"]
+        left = len(its) - len(failing) - len(matching)
+        if failing:
+            detail = f"{len(failing)} of {len(its)} cases fail, first {failing[0].name}: {failing[0].detail}"
+            verdicts.append(Case(kernel, "failing", detail))
+        elif matching:
+            detail = f"{len(matching)} of {len(its)} cases match" + (f", {left} not runnable" if left else "")
+            verdicts.append(Case(kernel, "matching", detail))
+        else:
+            reasons = sorted({f"{c.name.split('::')[0]}: {c.detail}" for c in its})
+            verdicts.append(Case(kernel, "not runnable", "; ".join(reasons)))
+    return verdicts
+
+
+def _counts(what: str, verdicts: list[Case]) -> str:
+    total = len(verdicts)
+    matching = sum(v.status == "matching" for v in verdicts)
+    runnable = sum(v.status != "not runnable" for v in verdicts)
+    return (
+        f"{total} {what}: simulated and matching their references: {matching} ({100 * matching / max(1, total):.0f}% "
+        f"of all, {100 * matching / max(1, runnable):.0f}% of runnable); failing: "
+        f"{sum(v.status == 'failing' for v in verdicts)}; not runnable: {total - runnable}"
     )
 
 

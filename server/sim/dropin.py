@@ -5,7 +5,9 @@ The aliasing is scoped: entries of ``sys.modules`` that existed before (e.g. a r
 exit and ours are removed, so nothing leaks into the hosting process (language server). Kernel modules
 loaded by :func:`load_module` keep working after the block, because they hold references to our modules.
 Legacy ``neuronxcc.nki`` imports (and ``torch_neuronx.nki_jit``) resolve to the legacy API's modules
-(``sim/legacy/``), which run legacy kernels with the legacy semantics.
+(``sim/legacy/``), which run legacy kernels with the legacy semantics. ``torch_xla``, unless installed, resolves
+to ``sim.xla``, whose XLA device is the CPU, so PyTorch scripts run their kernels on torch tensors
+(``sim.frameworks`` converts them at the kernel boundary, as it does JAX arrays).
 
 The aliasing is process-wide, so blocks are serialised with a re-entrant lock (one simulation at a time
 per process; the language server runs simulations in worker processes anyway).
@@ -51,6 +53,10 @@ _LEGACY_ALIASES = {  # the legacy API's own modules (sim/legacy/)
     "neuronxcc.nki.typing": "nki_studio.sim.nki_typing",
     "torch_neuronx": "nki_studio.sim.legacy.torch_neuronx",
 }
+# PyTorch scripts' device, when torch_xla is not installed: the XLA device stands in as the CPU (``sim.xla``).
+_XLA_ALIASES = dict.fromkeys(
+    ("torch_xla", "torch_xla.core", "torch_xla.core.xla_model"), "nki_studio.sim.xla"
+)
 _lock = threading.RLock()
 # Per thread, not per kernel instance (context.py's context variable): only launchers read it (default_options),
 # and they run before and outside a launch's instances.
@@ -93,6 +99,8 @@ def installed(options: SimOptions | None = None, *, legacy: bool = True) -> Iter
     names = dict(_ALIASES)
     if legacy:
         names.update(_LEGACY_ALIASES)
+    if importlib.util.find_spec("torch_xla") is None:  # a real one keeps its device (tensors come back to it)
+        names.update(_XLA_ALIASES)
     with _lock:
         saved = {n: sys.modules[n] for n in names if n in sys.modules}
         previous = getattr(_defaults, "options", None)

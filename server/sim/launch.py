@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from nki_studio.model import toolchain_rejections as rejects
 from nki_studio.model.targets import Generation, NkiVersion
-from nki_studio.sim import context
+from nki_studio.sim import context, frameworks
 from nki_studio.sim.context import SimContext, SimOptions
 from nki_studio.sim.errors import (
     KernelError,
@@ -186,27 +186,6 @@ class KernelRun:
     rank_outputs: list[Any] = field(default_factory=list)
 
 
-def _to_numpy(value: Any) -> tuple[Any, Callable[[np.ndarray], Any] | None]:
-    """NumPy view of a torch tensor (and how to turn a NumPy result back into torch), else the value."""
-    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
-        import ml_dtypes
-        import torch
-
-        t = value.detach().cpu().contiguous()
-        if t.dtype == torch.bfloat16:
-            arr = t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-        else:
-            arr = t.numpy()
-
-        def back(a: np.ndarray) -> Any:
-            if a.dtype == ml_dtypes.bfloat16:
-                return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
-            return torch.from_numpy(np.ascontiguousarray(a))
-
-        return arr, back
-    return value, None
-
-
 def _convert_output(
     value: Any, back: Callable[[np.ndarray], Any] | None, ctx: SimContext, arguments: set[int]
 ) -> Any:
@@ -297,28 +276,46 @@ def _wrap_args(
 ) -> tuple[
     list[Any],
     dict[str, Any],
-    list[tuple[int, NkiTensor, np.ndarray | None]],
+    list[tuple[int, NkiTensor, Callable[[np.ndarray], None] | None]],
     Callable[[np.ndarray], Any] | None,
 ]:
-    """Arguments as HBM tensors; returns (args, kwargs, [(index, tensor, array to write back)], torch converter)."""
+    """Arguments as HBM tensors (framework tensors through ``sim.frameworks``); returns (args, kwargs, [(index,
+    tensor, how to write the kernel's writes back, when they do not land in the argument itself)], how to turn
+    results into the first framework argument's type)."""
     back: Callable[[np.ndarray], Any] | None = None
     wrapped: list[Any] = []
-    arg_tensors: list[tuple[int, NkiTensor, np.ndarray | None]] = []
+    arg_tensors: list[tuple[int, NkiTensor, Callable[[np.ndarray], None] | None]] = []
     for i, arg in enumerate(args):
-        value, conv = _to_numpy(arg)
-        back = back or conv
+        value, conv = _host(arg)
+        back = back or (conv.back if conv else None)
         if isinstance(value, np.ndarray):
             t, copied = from_array(value, region, f"{tag}arg{i}", precise)
-            arg_tensors.append((i, t, value if copied and conv is None else None))
+            write = conv.write_back if conv is not None else _write_into(value) if copied else None
+            arg_tensors.append((i, t, write))
             wrapped.append(t)
         else:
             wrapped.append(value)
     kw: dict[str, Any] = {}
     for key, arg in kwargs.items():
-        value, conv = _to_numpy(arg)
-        back = back or conv
+        value, conv = _host(arg)
+        back = back or (conv.back if conv else None)
         kw[key] = from_array(value, region, key, precise)[0] if isinstance(value, np.ndarray) else value
     return wrapped, kw, arg_tensors, back
+
+
+def _host(arg: Any) -> tuple[Any, frameworks.Converted | None]:
+    """``arg``'s NumPy values when it is a framework tensor (and its conversion), else ``arg``."""
+    conv = frameworks.converted(arg)
+    return (arg, None) if conv is None else (conv.array, conv)
+
+
+def _write_into(original: np.ndarray) -> Callable[[np.ndarray], None]:
+    """Copy a kernel's writes into the NumPy argument ``original`` (its tensor was a copy: official behaviour)."""
+
+    def write(array: np.ndarray) -> None:
+        original[...] = array.reshape(original.shape)
+
+    return write
 
 
 def run_kernel(
@@ -423,11 +420,9 @@ def run_kernel(
                 _convert_output(results[r * options.lnc], back, ctx, arguments) for r in range(options.ranks)
             ]
         modified = [i for i, tensor, _ in arg_tensors if tensor.storage.dirty]
-        for _, tensor, original in arg_tensors:
-            if original is not None and tensor.storage.dirty:
-                original[...] = to_array(tensor).reshape(
-                    original.shape
-                )  # copied argument: write back (official)
+        for _, tensor, write in arg_tensors:
+            if write is not None and tensor.storage.dirty:
+                write(to_array(tensor))
         return KernelRun(ctx, output, modified, elapsed, rank_outputs)
     finally:
         for core in ctx.cores:
