@@ -156,9 +156,9 @@ FP32_NORM = textwrap.dedent(
 
 
 def test_trn2_one_input_fp32_vector_instructions_get_no_performance_mode(tmp_path: Path) -> None:
-    """The walkthrough's plain RMSNorm in small: on trn2 an FP32 tensor_reduce / tensor_scalar streams one input at
-    NeuronCore-v2's 128 elements per cycle (the performance modes are 16-bit only), as long as the FP32
-    tensor_tensor and scalar_tensor_tensor that read two inputs over the 256-wide data path."""
+    """The walkthrough's plain RMSNorm in small: on trn2 an FP32 tensor_reduce / tensor_scalar streams its one input
+    at NeuronCore-v2's 128 elements per cycle (the performance modes are 16-bit only), so it takes as many cycles
+    as an FP32 tensor_tensor or scalar_tensor_tensor, whose two inputs share the 256-wide data path."""
     path = tmp_path / "k.py"
     path.write_text(FP32_NORM, encoding="utf-8")
     x = np.ones((128, 2048), np.float32)
