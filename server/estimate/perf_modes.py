@@ -13,13 +13,13 @@ and ``lanes_other``) and says which instructions reach the 16-bit widths: its "V
 Outside those modes an instruction gets no lift over NeuronCore-v2 (the guide names the modes as the lift "compared
 to NeuronCore-v2", for BF16/FP16 only): one streamed input runs at 128 elements per cycle whatever its dtype (an
 FP32 ``tensor_scalar``, ``tensor_copy`` or ``tensor_reduce``, a 16-bit ``tensor_reduce``). Two streamed inputs
-(``tensor_tensor`` outside its mode, ``scalar_tensor_tensor``) share the "other data types" width, 256 input elements per cycle, i.e. 128
-outputs, halved when an operand is in PSUM (inferred: the guide halves the 16-bit copy mode for a PSUM side).
-Reading the data-path width as input elements summed over an instruction's input streams is inferred: it is the
-reading under which the table and the mode list agree. Evidence on trn2 (calibration README "Vector width of
-one-input FP32 instructions"): the ladder's FP32 PSUM -> SBUF copies, 0.69 us measured per [128, 512], fit 128
-lanes (0.60 us) and not 256 (0.33 us); the walkthrough's plain RMSNorm (FP32 ``tensor_scalar`` and
-``tensor_reduce`` on SBUF) is 0.75 of its measurement at 256 lanes and 0.90 at 128. Trainium3 gives
+(``tensor_tensor`` outside its mode, ``scalar_tensor_tensor``) share the "other data types" width, 256 input
+elements per cycle, i.e. 128 outputs, halved when an operand is in PSUM (inferred: the guide halves the 16-bit copy
+mode for a PSUM side). Reading the data-path width as input elements summed over an instruction's input streams is
+inferred: it is the reading under which the table and the mode list agree. Evidence on trn2 (calibration README
+"The remaining steps"): the ladder's FP32 PSUM -> SBUF copies, 0.69 us measured per [128, 512], fit 128 lanes
+(0.60 us) and not 256 (0.33 us); the walkthrough's plain RMSNorm (FP32 ``tensor_scalar`` and ``tensor_reduce`` on
+SBUF) is 0.75 of its measurement at 256 lanes and 0.90 at 128. Trainium3 gives
 the Scalar engine the 2x mode for 16-bit ``tensor_scalar`` / ``tensor_copy`` ([A4], its ``lanes`` entry 256;
 applying the trn2 conditions to it is inferred).
 """
