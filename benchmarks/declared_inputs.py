@@ -37,7 +37,9 @@ def rmsnorm_quant_kernel(module: ModuleType, seed: int) -> tuple[Any, ...]:
     sequence length 160 -- not a multiple of the 128-row tile, so the partial last tile is exercised --, hidden
     16384, ``dt.bfloat16``, "Quantization Only: False", i.e. RMS normalization). ``ln_w`` is ``[H]`` (the same page's
     "gamma with shape [H]"); the options are those of the page's CPU golden: no clipping (``lower_bound=0.0``: the
-    golden clips nothing) and ``eps`` its default 1e-6, which is also the kernel's default."""
+    golden clips nothing) and ``eps`` its default 1e-6, which is also the kernel's default. The page ran it at LNC 2;
+    here it is launched without a grid (one program: the kernel's single-core path), so its sharded path
+    (``_rmsnorm_quant_sharded_kernel``) is not run by this proof."""
     rng = np.random.default_rng(seed)
     shapes = ("bfloat16[1,160,16384]", "bfloat16[16384]")
     hidden, ln_w = (make_tensor(_tensor(text), rng) for text in shapes)
