@@ -8,7 +8,9 @@ that imports ``neuronxcc.nki`` is classified
   versions simulated on the same seeded inputs: the shapes its unit tests and NumPy-checked scripts launch it with
   -- their first case, run as ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else those the
   scripts that cannot run here (PyTorch, JAX) pass it, read from their text (``script_inputs.py``; the verdict
-  names the script line), else its spec comments or the shapes its asserts pin) holds; or, with no inputs of its
+  names the script line), else those declared for it with their source (``declared_inputs.py``: a kernel no test
+  or script launches, its shapes from the corpus's documentation of it), else its spec comments or the shapes its
+  asserts pin) holds; or, with no inputs of its
   own, every kernel of its file calling it was proven and its proof ran it (``service.migration_callers``: its
   lines issued instructions in every run of both versions), counted apart in the summary ("through their
   callers");
@@ -27,14 +29,17 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import contextlib
 import json
 import os
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from declared_inputs import DECLARED
 from launch_inputs_plugin import ENVIRONMENT
 from legacy_sim_corpus import (
     PYTEST,
@@ -146,6 +151,28 @@ def _callers_elsewhere(path: Path, name: str) -> list[str]:
     return found
 
 
+@contextlib.contextmanager
+def _declared_roots(path: Path, declared: bool) -> Iterator[None]:
+    """While the proofs of a file with declared inputs run: this folder (their ``inputs=declared_inputs:...``
+    functions) and the corpus's ``src`` (its package root, as the corpus's own unit tests import it:
+    ``legacy_sim_corpus.environment``) are source roots of the simulator's workers. Other files are simulated as
+    before."""
+    if not declared:
+        yield
+        return
+    src = next(p for p in path.parents if p.name == "src")
+    saved = os.environ.get("PYTHONPATH")
+    roots = [str(Path(__file__).parent), str(src), *([saved] if saved else [])]
+    os.environ["PYTHONPATH"] = os.pathsep.join(roots)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
+
+
 def _file_verdicts(
     path: Path,
     rel: str,
@@ -166,6 +193,9 @@ def _file_verdicts(
     inputs = {
         k.name: tested.get(f"{rel}::{k.name}", scripted.get(f"{rel}::{k.name}", (None, ""))[0]) for k in found
     }
+    # kernels no test or script launches: the inputs declared for them (declared_inputs.py), with their source
+    declared = {k.name: DECLARED[f"{rel}::{k.name}"] for k in found if f"{rel}::{k.name}" in DECLARED}
+    inputs.update((name, d.inputs) for name, d in declared.items() if inputs[name] is None)
     # a kernel whose migrated form takes its grid as parameters runs on the grid its test launched it on
     for kernel, names in grid_parameters(text).items():
         grid = (grids or {}).get(f"{rel}::{kernel}", ())
@@ -179,11 +209,18 @@ def _file_verdicts(
         for k in found
         if f"{rel}::{k.name}" in scripted and inputs[k.name] == scripted[f"{rel}::{k.name}"][0]
     }
+    origins.update(
+        (name, f" (inputs: declared in benchmarks/declared_inputs.py from {d.source})")
+        for name, d in declared.items()
+        if inputs[name] == d.inputs
+    )
     proofs = {}
     # The service writes nothing without --write, and the corpus is a temporary checkout: the file is migrated in
     # place, in its package (the helpers its masks call are read from the package's other modules).
     for given in dict.fromkeys(inputs.values()):  # one run per distinct set of inputs
-        for proof in migrate(str(path), settings, inputs=given)["proofs"]:
+        with _declared_roots(path, bool(declared)):
+            results = migrate(str(path), settings, inputs=given)["proofs"]
+        for proof in results:
             if inputs[proof["kernel"]] == given and not proof["through"]:
                 proofs[proof["kernel"]] = proof
     # sub-kernels through the proofs of their callers, each on its own inputs (not those of one run)

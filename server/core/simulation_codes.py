@@ -36,7 +36,9 @@ something else, or simulate with inputs the user did not mean.""",
   float8_e4m3 float8_e4m3fn float8_e5m2 float8_e8m0fnu` (aliases `bf16 fp16 fp32 tf32 fp8_e4m3 ...`, prefixes `nl.`/`np.`).
 * `name=(3,4)`: a tuple of integers (written without spaces), passed as a Python tuple (a shape argument).
 * `reference=` / `inputs=`: a function in the same file, or `module:function` / `module.function`
-  importable from the kernel's folder. `reference` gets copies of the inputs and returns the expected output(s).
+  importable from the kernel's folder. `reference` gets copies of the inputs and returns the expected output(s);
+  `inputs` returns the argument tuple, and is given the kernel's module and the spec's seed when it takes
+  parameters named `module` and `seed` (to build an argument of a class the kernel's file defines).
 * Reserved keys: `reference inputs seed lnc ranks atol rtol`. `lnc=` is the logical-core degree (1 or 2),
   `ranks=` the number of collective ranks simulated (1-64). A reserved key that is also the name of a kernel
   parameter is passed to the kernel too (e.g. `ranks=4` for a kernel that takes `ranks`).

@@ -54,6 +54,9 @@ _SIGNATURES: dict[str, tuple[tuple[str, ...], str]] = {
     ),  # its shape operand is the result's shape
 }
 _PSUM = frozenset({"nc_matmul", "nc_transpose"})
+# instructions whose result in the data's own dtype holds the data's values exactly (written into a tile of another
+# dtype, it is rounded once either way)
+_MOVES = frozenset({"tensor_copy", "dma_transpose"})
 
 
 def run(src: Source) -> PassResult:
@@ -193,7 +196,11 @@ def _rewrite(
         # ``t[...] = nisa.op(...)`` wrote into (and cast to) the existing tile: it is the destination itself; a
         # ``dtype=`` is then only the same cast when it is the tile's own, as allocated or ``t.dtype`` (else the
         # result was rounded twice)
-        same = dtype is None or src.text_of(dtype) in dtypes.get(id(node), set())
+        same = (
+            leaf in _PSUM | _MOVES or _same_as_data(src, node, targets[0], args.get(_SIGNATURES[leaf][1]))
+            if dtype is None
+            else src.text_of(dtype) in dtypes.get(id(node), set())
+        )
         if not same or (leaf == "nc_transpose" and "engine" not in args):
             return _through_result(src, call, (leaf, args, dtype), target, nl)
         # the written tile gives the shape: a shape= operand (memset's) goes
@@ -208,6 +215,32 @@ def _rewrite(
         made = _allocated(src, call, (leaf, args, dtype), name, name, nl, folded)
         return None if made is None else f"{made}; {declared} = {name}"
     return _allocated(src, call, (leaf, args, dtype), target, declared, nl, folded)
+
+
+def _same_as_data(src: Source, node: ast.stmt, target: ast.Subscript, data: ast.expr | None) -> bool:
+    """Whether ``t[...] = nisa.op(data=x[...])`` (no ``dtype=``: the legacy result had the data's dtype) may write
+    ``t`` directly: false when ``t`` and ``x`` are different tensors one of which is a parameter of the function,
+    whose dtype is not known here. The legacy result was rounded to ``x``'s dtype, then the assignment cast it to
+    ``t``'s (a bfloat16 tile quantized into a float8 one, nki-samples' rmsnorm_quant: two roundings, which the
+    legacy simulator follows); written directly, it would be rounded once, which can differ by one unit in the
+    last place. Tiles of the function itself are left as they were (inferred: their dtypes are those the kernel
+    chose for the assignment; the proof checks). PSUM instructions are not asked: their result has a dtype of its
+    own (FP32), not the data's."""
+    func = next((f for f in functions(src.tree) if any(n is node for n in ast.walk(f))), None)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or data is None:
+        return True
+    bases = [_base(target), _base(data)]
+    if None in bases or bases[0] == bases[1]:
+        return True
+    parameters = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    return not any(b in parameters for b in bases)
+
+
+def _base(node: ast.expr) -> str | None:
+    """The name a subscript (or a name) reads."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _through_result(src: Source, call: ast.Call, parsed: _Parsed, target: str, nl: str) -> str | None:

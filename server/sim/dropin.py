@@ -48,8 +48,19 @@ _LEGACY_ALIASES = {  # the legacy API's own modules (sim/legacy/)
     "neuronxcc": "nki_studio.sim.legacy.package",
     "neuronxcc.nki": "nki_studio.sim.legacy.entry",
     "neuronxcc.nki.language": "nki_studio.sim.legacy.language",
+    "neuronxcc.nki.language.constants": "nki_studio.sim.legacy.language_constants",
     "neuronxcc.nki.isa": "nki_studio.sim.legacy.isa",
     "neuronxcc.nki.compiler": "nki_studio.sim.legacy.compiler",
+    # compiler internals some helpers import (sim/legacy/backends.py), their parents too: `import a.b.c` needs them
+    **dict.fromkeys(
+        (
+            "neuronxcc.nki.compiler.backends",
+            "neuronxcc.nki.compiler.backends.neuron",
+            "neuronxcc.nki.compiler.backends.neuron.indexing",
+            "neuronxcc.nki.compiler.backends.neuron.tensor",
+        ),
+        "nki_studio.sim.legacy.backends",
+    ),
     "neuronxcc.nki.typing": "nki_studio.sim.nki_typing",
     "torch_neuronx": "nki_studio.sim.legacy.torch_neuronx",
 }

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,6 +105,20 @@ def _resolve_function(ref: str, module: Any) -> Callable[..., Any]:
     if not callable(fn):
         raise LookupError(f"module {mod_name!r} has no function {name!r}")
     return fn
+
+
+def _inputs(fn: Callable[..., Any], module: Any, seed: int) -> Any:
+    """The argument tuple of an ``inputs=`` function, given the kernel's ``module`` and the spec's ``seed`` when it
+    takes parameters of those names (a kernel taking an object of a class its file defines, such as a dataclass of
+    options, gets one built from the module being simulated: the original's or the migrated one's)."""
+    import inspect
+
+    try:
+        takes: Collection[str] = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        takes = ()
+    given = {"module": module, "seed": seed}
+    return fn(**{name: value for name, value in given.items() if name in takes})
 
 
 def _positional_prefix(kernel: Any, names: list[str]) -> int:
@@ -243,7 +257,7 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
     t = time.perf_counter()
     module = load_kernel_module(job.path, backend=job.backend, location=location)
     if spec.inputs:
-        args = list(_resolve_function(spec.inputs, module)())
+        args = list(_inputs(_resolve_function(spec.inputs, module), module, spec.seed))
         names = [f"arg{i}" for i in range(len(args))]
     else:
         args = make_inputs(spec)

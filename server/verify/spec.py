@@ -8,10 +8,11 @@ Comment grammar (one line, directly above the kernel's first decorator)::
 * ``name=dtype[d0,d1,...]`` a tensor argument; ``name=3`` / ``name=0.5`` / ``name=true`` a scalar argument;
   ``name=(3,4)`` a tuple of integers (a shape argument: nki-samples' transpose2d kernel takes one);
 * reserved keys: ``reference=`` (function computing the expected outputs from the same inputs, in the same
-  file or ``module:function`` / ``module.function``), ``inputs=`` (function returning the argument tuple),
-  ``seed=`` (input generator seed), ``lnc=`` (1 or 2), ``ranks=`` (collective ranks to simulate),
-  ``atol=``/``rtol=`` (oracle tolerances). A reserved key that is also a kernel parameter's name is passed
-  to the kernel as well (``ranks=4`` for a kernel taking ``ranks``).
+  file or ``module:function`` / ``module.function``), ``inputs=`` (function returning the argument tuple; given
+  the kernel's module and the seed when it takes ``module``/``seed`` parameters), ``seed=`` (input generator seed),
+  ``lnc=`` (1 or 2), ``ranks=`` (collective ranks to simulate), ``atol=``/``rtol=`` (oracle tolerances). A
+  reserved key that is also a kernel parameter's name is passed to the kernel as well (``ranks=4`` for a kernel
+  taking ``ranks``).
 
 Precedence (issue 4): the comment, then inference, then pyproject.toml. It is applied per key, so a
 pyproject ``reference=`` still applies when the shapes come from the comment (nothing is lost).

@@ -169,6 +169,35 @@ def test_inputs_function_and_reference_in_another_module() -> None:
     assert out["shape"] == [128, 64] and {m["name"]: m["value"] for m in out["metrics"]}["max_abs"] == 0.0
 
 
+def test_an_inputs_function_is_given_the_kernels_module_and_the_seed(tmp_path: Path) -> None:
+    """A kernel taking an object of a class its file defines gets one built from the module being simulated."""
+    import numpy as np
+    from nki_studio.verify.spec import SimSpec
+
+    (tmp_path / "scaled.py").write_text(
+        "from dataclasses import dataclass\n"
+        "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n\n\n"
+        "@dataclass(frozen=True)\nclass Options:\n    factor: float\n\n\n"
+        "@nki.jit\ndef scaled(x, options):\n"
+        "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+        "    t = nl.load(x)\n"
+        "    nl.store(out, nl.multiply(t, options.factor))\n"
+        "    return out\n"
+    )
+    (tmp_path / "declared.py").write_text(
+        "import numpy as np\n\n\n"
+        "def scaled_inputs(module, seed):\n"
+        "    return np.ones((128, 8), np.float32), module.Options(factor=float(seed + 2))\n"
+    )
+    spec = SimSpec("scaled", inputs="declared:scaled_inputs", seed=3)
+    out = tmp_path / "out.npz"
+    job = Job(path=str(tmp_path / "scaled.py"), spec=spec.to_json(), outputs_path=str(out))
+    result = run_job(job, timeout_s=60)
+    assert result["status"] == "no_reference", result["message"]
+    with np.load(out) as saved:
+        np.testing.assert_array_equal(saved["arr_0"], np.full((128, 8), 5.0, np.float32))
+
+
 def test_workers_die_with_their_parent(tmp_path: Path) -> None:
     import signal
     import subprocess

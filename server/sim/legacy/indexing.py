@@ -25,9 +25,9 @@ import sys
 
 import numpy as np
 from nki_studio.sim.access import read
-from nki_studio.sim.errors import SimulationError
+from nki_studio.sim.errors import NotImplementedInSimulator, SimulationError
 from nki_studio.sim.legacy.detect import legacy_semantics
-from nki_studio.sim.legacy.index_tiles import IndexTile
+from nki_studio.sim.legacy.index_tiles import IndexTile, Predicate, predicate_values
 from nki_studio.sim.legacy_hooks import register
 from nki_studio.sim.scalars import index_value
 from nki_studio.sim.tensor import DynSlice, NkiTensor
@@ -96,9 +96,29 @@ def handles(tensor: NkiTensor, keys: tuple[object, ...]) -> bool:
     block-dimension tensor, or (legacy kernels only) a slice past the end."""
     return (
         tensor.storage.block_elements > 0
-        or any(isinstance(k, IndexTile) or _tile_index(k) for k in keys)
+        or any(isinstance(k, (IndexTile, Predicate)) or _tile_index(k) for k in keys)
         or _overruns(tensor, keys)
     )
+
+
+def _masked_operand(tensor: NkiTensor, mask: Predicate) -> NkiTensor:
+    """``t[i_p, i_f][mask]``: an operand view subscripted by a predicate (nki-samples' rmsnorm_quant bounds a
+    matmul's moving operand so). No page documents the form; that it limits the elements the instruction reads,
+    like ``mask=`` for that operand alone, is inferred. A mask holding on the whole view selects it whole; one
+    excluding elements is not simulated (what the instruction reads there is not known), never guessed."""
+    try:
+        holds = np.broadcast_to(predicate_values(mask), tensor.shape)
+    except ValueError:
+        raise SimulationError(
+            f"legacy operand mask: a mask of shape {list(predicate_values(mask).shape)} does not cover a view of "
+            f"shape {list(tensor.shape)}"
+        ) from None
+    if not holds.all():
+        raise NotImplementedInSimulator(
+            "t[...][mask] excluding elements",
+            "an operand subscripted by a mask that does not hold on all of it; bound the view by a slice instead",
+        )
+    return tensor
 
 
 def affine_view(tensor: NkiTensor, gathered: np.ndarray) -> NkiTensor:
@@ -150,6 +170,8 @@ def index(tensor: NkiTensor, keys: tuple[object, ...]) -> NkiTensor:
     NumPy's advanced-indexing layout: the index tiles (and ints) broadcast together; their axes stand where
     they are when adjacent, in front otherwise; slices keep their axes. Only the selected positions are computed.
     """
+    if len(keys) == 1 and isinstance(keys[0], Predicate):
+        return _masked_operand(tensor, keys[0])
     if any(k is Ellipsis for k in keys):
         at = next(i for i, k in enumerate(keys) if k is Ellipsis)
         keys = keys[:at] + (slice(None),) * (tensor.ndim - len(keys) + 1) + keys[at + 1 :]
