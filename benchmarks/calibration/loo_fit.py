@@ -20,10 +20,11 @@ script does that for C:
 
 Nothing is written: adopting the fitted C is a model change, made by hand with this script's output cited.
 
-``--constant execution`` fits instead a per-execution fixed cost F (µs) added once to each kernel's latency (the
+``--constant execution`` fits instead a per-execution fixed cost F (µs) in each kernel's latency (the
 measured latency's idle time at kernel start and end that no instruction of the estimate covers; no Neuron page
 gives a figure: README, "The trn2 points"). F adds to the estimate, so each kernel is estimated once (the model
-as it is) and F on a grid of ``FIXED_COST_GRID_US``; the fitting points are every latency point, each held out
+as it is) and its latency taken with F on a grid of ``FIXED_COST_GRID_US`` in place of the model's
+``EXECUTION_OVERHEAD``; the fitting points are every latency point, each held out
 with its kernel as above, F fitted by the mean squared log(est/meas) (``fit_fixed_cost``), once over both
 generations and once per generation (a trn1 point's F fitted on trn1 points only). Printed: every fold's F, the
 held-out figures of both fits per generation, the fit with every point, and every before/after step without F
@@ -68,6 +69,7 @@ ROPE_KERNELS = ("rope", "rope_optimized")
 # per-execution fixed cost candidates, µs: 0-30 in 1 µs steps (the idle times read off the measured profiles are
 # 10-15 µs: README, "The trn2 points")
 FIXED_COST_GRID_US = tuple(float(f) for f in range(31))
+MODEL_FIXED_COST_US = K.EXECUTION_OVERHEAD.value / 1e3  # what the estimate's latencies already hold
 GENERATIONS = ("trn1", "trn2")
 
 
@@ -117,15 +119,15 @@ class Estimates:
 
 @dataclasses.dataclass(frozen=True)
 class FixedCost:
-    """est/meas with a per-execution fixed cost of F µs added once to each kernel's latency (the model's estimate
-    of every other quantity is unchanged)."""
+    """est/meas with a per-execution fixed cost of F µs in each kernel's latency instead of the model's
+    (``EXECUTION_OVERHEAD``, which the estimate adds once to the kernel time; every other quantity unchanged)."""
 
     base: dict[str, KernelRun]
 
     def ratio(self, point: Point, value: float) -> float:
         """est/meas of ``point`` with F = ``value`` µs."""
         assert point.kernel is not None and point.unit == "us"
-        added = value if point.quantity == "latency" else 0.0
+        added = value - MODEL_FIXED_COST_US if point.quantity == "latency" else 0.0
         return (self.base[point.kernel].estimated(point) + added) / point.value
 
 

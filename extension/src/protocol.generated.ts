@@ -192,11 +192,12 @@ export interface Roofline {
 
 /**
  * When one engine (or the DMA queues) was busy, as `[start, end]` ns from the kernel start (merged below
- * the kernel panel's resolution).
+ * the kernel panel's resolution); in an estimate also the per-execution fixed cost at kernel start and end.
  */
 export interface EngineTrack {
   name: string;
-  kind: 'dma' | 'compute';
+  /** fixed: the estimate's per-execution fixed cost at kernel start and end (estimated, no engine busy) */
+  kind: 'dma' | 'compute' | 'fixed';
   intervals: number[][];
 }
 
@@ -568,7 +569,10 @@ export interface Estimate {
   /** always 'estimated' */
   label: string;
   target: string;
-  /** estimated kernel time: first instruction start to last end on the timeline */
+  /**
+   * estimated kernel time: first instruction start to last end on the timeline, plus the per-execution fixed cost at
+   * kernel start and end
+   */
   totalNs: number;
   /** the estimate's likely range from the calibration residuals (null: no calibration for this generation) */
   range: EstimateRange | null;
@@ -582,9 +586,15 @@ export interface Estimate {
   overlapNs: number | null;
   /** time neither ran: waits and latencies (null: no DMA) */
   idleNs: number | null;
-  /** lower bound: the busiest engine (or DMA) alone, as if every engine overlapped perfectly */
+  /**
+   * lower bound: the busiest engine (or DMA) alone, as if every engine overlapped perfectly, plus the per-execution
+   * fixed cost
+   */
   perfectPipelineNs: number;
-  /** upper bound: the engines' and DMA's busy times and the transfers' issues one after another (no overlap) */
+  /**
+   * upper bound: the engines' and DMA's busy times and the transfers' issues one after another (no overlap), plus the
+   * per-execution fixed cost
+   */
   serialNs: number;
   /** totalNs - perfectPipelineNs: time lost to serialisation */
   serializationGapNs: number;

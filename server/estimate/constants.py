@@ -3,7 +3,8 @@
 The cost model's own constants (DMA bandwidth and per-transfer overhead, engine clocks, lane widths, MIN_II,
 cycle factors) live in ``nki_studio.model.targets`` (``TargetLimits`` per generation, ``COST_RULES``), each
 naming its hardware.md section; this table holds only what the scheduler adds. "inferred" means no
-published figure was found: the value is a stated assumption, never fitted to a measurement.
+published figure was found: the value is a stated assumption, never fitted to a measurement, except where its
+source says it was fitted with leave-one-kernel-out over the calibration suite (the held-out error reported).
 docs/cost-model.md reprints this table.
 """
 
@@ -83,6 +84,16 @@ ACTIVATION_TABLE_LOAD = Constant(
     "too); which functions share a table: estimate/activation_tables.py",
 )
 
+EXECUTION_OVERHEAD = Constant(
+    11000.0,
+    "ns",
+    "inferred (fitted with leave-one-out over the calibration suite's latency points; no Neuron page gives a "
+    "figure): the kernel start and end of every execution that no instruction covers, added once to the "
+    "estimated kernel time, half before the first instruction and half after the last (the split is inferred "
+    "too; estimate/execution.py). Fitted by benchmarks/calibration/loo_fit.py --constant execution "
+    '(benchmarks/calibration/README.md, "The per-execution fixed cost in the model")',
+)
+
 TABLE: dict[str, Constant] = {
     "SEMAPHORE_LATENCY": SEMAPHORE_LATENCY,
     "DMA_PARTITIONS_PER_ENGINE": DMA_PARTITIONS_PER_ENGINE,
@@ -93,4 +104,5 @@ TABLE: dict[str, Constant] = {
     "STATIONARY_LOAD_SPEEDUP": STATIONARY_LOAD_SPEEDUP,
     "TENSOR_INSTRUCTION_OVERHEAD": TENSOR_INSTRUCTION_OVERHEAD,
     "ACTIVATION_TABLE_LOAD": ACTIVATION_TABLE_LOAD,
+    "EXECUTION_OVERHEAD": EXECUTION_OVERHEAD,
 }

@@ -14,6 +14,9 @@
   that it created itself (OUT), sized by the bytes touched; not the spill buffer (``estimate.spills``), which,
   as in a measured profile, is ``VIRTUAL`` memory in the transfers' source or destination.
 * Metadata: the target's peaks under Neuron Explorer's ``Metadata`` names (bounds.md §1).
+* Execution window: one ``ExecutionInfo`` window from 0 to the kernel's end, the per-execution fixed cost
+  around the instructions (``estimate.execution``: the first instruction starts ``LEAD_NS`` after the window's
+  start), so the metrics take the kernel time and the timeline origin from it, as from a measured profile's.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 from nki_studio.estimate.columns import first_of, group, occurrence, recode
 from nki_studio.estimate.estimated_schedule import estimated_schedule
+from nki_studio.estimate.execution import LEAD_NS, NOTE, kernel_ns
 from nki_studio.estimate.heap import heap_for_large_arrays
 from nki_studio.estimate.profile_details import (
     OperandView,
@@ -41,8 +45,10 @@ from nki_studio.model.targets import Target
 from nki_studio.profile.model import (
     Codes,
     DmaTransfers,
+    Execution,
     Locations,
     Profile,
+    assign_executions,
     canonical_engine,
     make_instructions,
     sort_by_start,
@@ -130,6 +136,13 @@ def _profile_from_schedule(sched: Schedule, target: Target, path: str) -> Profil
     n_ins, n_dma = len(ins_rows), len(dma_rows)
     start = np.floor(sched.start).astype(np.int64)
     end = np.maximum(np.ceil(sched.end).astype(np.int64), start + 1)
+    # the fixed cost's share before the first instruction (estimate.execution); no window when nothing ran
+    executions: list[Execution] = []
+    if n:
+        shift = LEAD_NS - int(start.min())
+        start += shift
+        end += shift
+        executions = [Execution(0, 0, round(kernel_ns(int(end.max()) - LEAD_NS)))]
     ins_start = start[rows]
     ins_end = end[rows].copy()
     ins_end[n_ins:] = ins_start[n_ins:]  # the issue instruction takes no time of its own
@@ -191,13 +204,17 @@ def _profile_from_schedule(sched: Schedule, target: Target, path: str) -> Profil
         instructions=instructions,
         locations=locations,
         dma=dma,
-        # no Summary: the latency is the span of the instructions and transfers, as metrics.md §2 names it
+        # no Summary: the latency is the execution window (the instructions' span and the fixed cost)
         metadata=_metadata(target),
-        notes=["estimated from the simulator trace by the nki-studio scheduler (docs/cost-model.md)"],
+        executions=executions,
+        notes=[
+            "estimated from the simulator trace by the nki-studio scheduler (docs/cost-model.md)",
+            *([NOTE] if n else []),
+        ],
         tensors=roles,
         provenance="estimated",
     )
-    return sort_by_start(profile)
+    return assign_executions(sort_by_start(profile))
 
 
 def estimate_profile(

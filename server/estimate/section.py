@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from nki_studio.estimate import constants as K
 from nki_studio.estimate.calibration.overlay import Overlay
 from nki_studio.estimate.estimated_schedule import estimated_schedule
+from nki_studio.estimate.execution import fixed_cost_track, kernel_ns
 from nki_studio.estimate.likely_range import kernel_class, likely_range, load_residuals
 from nki_studio.estimate.profile import profile_from_schedule
 from nki_studio.estimate.roofline import estimate_roofline
@@ -102,6 +103,8 @@ def estimate_section(
         bounds.bottleneck if bounds else None,
         lambda r: r["line"],
     )
+    # the per-execution fixed cost (estimate.execution) is in the kernel time, so in both of its bounds too
+    perfect = round(kernel_ns(k.perfect_pipeline_ns)) if k.latency_ns else 0
     roofline = (
         estimate_roofline(run, target.limits, k.latency_ns).to_dict()
         if has_instructions and k.latency_ns > 0
@@ -121,19 +124,23 @@ def estimate_section(
         "computeNs": k.compute_union_ns,
         "overlapNs": k.intersection_ns,
         "idleNs": k.idle_ns,
-        "perfectPipelineNs": k.perfect_pipeline_ns,
+        "perfectPipelineNs": perfect,
         # nothing overlapping: every engine's work, every transfer's data and every transfer's issue on its queue
         # (a transfer's record in the profile is its data movement, as a measured one's)
-        "serialNs": sum(k.engines.values())
-        + k.dma_union_ns
-        + int(K.DMA_ISSUE_COST.value * sum(1 for e in run if e.engine == "dma")),
-        "serializationGapNs": k.serialization_gap_ns,
+        "serialNs": round(
+            kernel_ns(
+                sum(k.engines.values())
+                + k.dma_union_ns
+                + int(K.DMA_ISSUE_COST.value * sum(1 for e in run if e.engine == "dma"))
+            )
+        ),
+        "serializationGapNs": k.latency_ns - perfect,
         "effectiveDmaGbps": k.effective_dma_gbps,
         "instructions": k.instr,
         "dmaBytes": k.dma_bytes,
         "lines": lines,
         "roofline": roofline,
-        "timeline": k.timeline,
+        "timeline": [fixed_cost_track(k.latency_ns), *k.timeline] if k.latency_ns else k.timeline,
         "bounds": bounds.to_dict() if bounds else None,
         "investigations": (
             [i.to_dict() for i in investigate(profile, generation.value)] if has_instructions else []

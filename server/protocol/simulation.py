@@ -178,10 +178,13 @@ class EstimateLine(TypedDict):
 
 class EngineTrack(TypedDict):
     """When one engine (or the DMA queues) was busy, as ``[start, end]`` ns from the kernel start (merged below
-    the kernel panel's resolution)."""
+    the kernel panel's resolution); in an estimate also the per-execution fixed cost at kernel start and end."""
 
     name: str
-    kind: Literal["dma", "compute"]
+    kind: Annotated[
+        Literal["dma", "compute", "fixed"],
+        "fixed: the estimate's per-execution fixed cost at kernel start and end (estimated, no engine busy)",
+    ]
     intervals: list[list[int]]
 
 
@@ -207,7 +210,11 @@ class EstimateRange(TypedDict):
 class _EstimateKeys(TypedDict):
     label: Annotated[str, "always 'estimated'"]
     target: str
-    totalNs: Annotated[int, "estimated kernel time: first instruction start to last end on the timeline"]
+    totalNs: Annotated[
+        int,
+        "estimated kernel time: first instruction start to last end on the timeline, plus the per-execution "
+        "fixed cost at kernel start and end",
+    ]
     range: Annotated[
         EstimateRange | None,
         "the estimate's likely range from the calibration residuals (null: no calibration for this generation)",
@@ -218,11 +225,14 @@ class _EstimateKeys(TypedDict):
     overlapNs: Annotated[int | None, "time DMA and compute ran together (null: no DMA)"]
     idleNs: Annotated[int | None, "time neither ran: waits and latencies (null: no DMA)"]
     perfectPipelineNs: Annotated[
-        int, "lower bound: the busiest engine (or DMA) alone, as if every engine overlapped perfectly"
+        int,
+        "lower bound: the busiest engine (or DMA) alone, as if every engine overlapped perfectly, plus the "
+        "per-execution fixed cost",
     ]
     serialNs: Annotated[
         int,
-        "upper bound: the engines' and DMA's busy times and the transfers' issues one after another (no overlap)",
+        "upper bound: the engines' and DMA's busy times and the transfers' issues one after another (no overlap), "
+        "plus the per-execution fixed cost",
     ]
     serializationGapNs: Annotated[int, "totalNs - perfectPipelineNs: time lost to serialisation"]
     effectiveDmaGbps: Annotated[float | None, "DMA bytes over the DMA union (null: no DMA)"]

@@ -114,6 +114,7 @@ def _fit_with_held_out(used: list[_Kernel], target: str) -> CalibrationTable:
     from nki_studio.estimate.calibration.fit import fit, held_out
     from nki_studio.estimate.calibration.overlay import Overlay
     from nki_studio.estimate.estimated_schedule import estimated_schedule
+    from nki_studio.estimate.execution import kernel_ns
     from nki_studio.model.targets import Target, parse_generation
 
     limits = Target(parse_generation(target)).limits
@@ -125,8 +126,13 @@ def _fit_with_held_out(used: list[_Kernel], target: str) -> CalibrationTable:
             train = [s for k in used if k.name != name for s in k.samples]
             overlay = Overlay(fit(train, target))
             for k in (k for k in used if k.name == name):
-                before.append(abs(estimated_schedule(k.trace, limits).total_ns / k.measured_ns - 1))
-                after.append(abs(estimated_schedule(k.trace, limits, overlay).total_ns / k.measured_ns - 1))
+                # the estimate's kernel time: the schedule's span and the per-execution fixed cost
+                before.append(
+                    abs(kernel_ns(estimated_schedule(k.trace, limits).total_ns) / k.measured_ns - 1)
+                )
+                after.append(
+                    abs(kernel_ns(estimated_schedule(k.trace, limits, overlay).total_ns) / k.measured_ns - 1)
+                )
     table = fit([s for k in used for s in k.samples], target)
     table["held_out"] = held_out(before, after)
     table["profiles"] = [k.source for k in used]

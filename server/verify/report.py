@@ -24,6 +24,7 @@ from nki_studio.core.simulation_codes import (
     SIMULATION_WARNING,
     SIMULATION_WORKER_CRASHED,
 )
+from nki_studio.estimate.execution import FIXED_NS
 from nki_studio.estimate.likely_range import describe as describe_range
 from nki_studio.profile.heatmap import fmt_ns as format_ns
 from nki_studio.profile.line_rank import line_time_ns
@@ -225,7 +226,8 @@ def _estimate_lines(estimate: Estimate) -> list[str]:
         + ")",
         f"    the estimate's likely range: {range_text(estimate)}",
         f"    bounds of that time: lower bound: busiest engine alone {format_ns(estimate['perfectPipelineNs'])} "
-        f"(perfect overlap); upper bound: engines one after another {format_ns(estimate['serialNs'])} (no overlap)",
+        f"(perfect overlap); upper bound: engines one after another {format_ns(estimate['serialNs'])} (no overlap); "
+        f"each with the estimated per-execution fixed cost ({format_ns(FIXED_NS)})",
     ]
     roof = estimate["roofline"]
     if roof:

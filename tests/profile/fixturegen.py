@@ -234,9 +234,14 @@ def profile_timeline(profile: Any) -> Timeline:
     for i, code, line in zip(loc.instr.tolist(), loc.file.codes.tolist(), loc.line.tolist(), strict=True):
         where[i] = where[i] or f"{loc.file.values[code]}:{line}"
     engines = [ins.engine.values[c] for c in ins.engine.codes.tolist()]
+    # an estimated profile's execution window holds its per-execution fixed cost: the machine "measures" it too
     span = (
-        int(min(ins.start.min(), dma.start.min(initial=ins.start.min()))),
-        int(max(ins.end.max(), dma.end.max(initial=0))),
+        (profile.executions[0].start, profile.executions[0].end)
+        if profile.executions
+        else (
+            int(min(ins.start.min(), dma.start.min(initial=ins.start.min()))),
+            int(max(ins.end.max(), dma.end.max(initial=0))),
+        )
     )
     return Timeline(
         start=ins.start.astype(np.int64),

@@ -11,6 +11,7 @@ import perf_kernels as pk
 import pytest
 from fixturegen import Timeline
 from fixturewriters import write_parquet
+from nki_studio.estimate.execution import LEAD_NS, TAIL_NS, kernel_ns
 from nki_studio.estimate.profile import estimate_profile
 from nki_studio.estimate.schedule import schedule
 from nki_studio.model.targets import Target
@@ -80,10 +81,13 @@ def test_bounds_of_an_estimate_equal_the_trace_quantities(kernels: str, variant:
     dma = [i for i, e in enumerate(trace) if e.engine == "dma"]
     moved = sum(max(sum(trace[i].bytes_read.values()), sum(trace[i].bytes_written.values())) for i in dma)
     assert b.dma_bytes == moved
-    s = np.floor(sched.start[dma]).astype(np.int64)
-    e = np.maximum(np.ceil(sched.end[dma]).astype(np.int64), s + 1)
+    # the estimate's window: its instructions (the first one LEAD_NS after the start) and the fixed cost
+    shift = LEAD_NS - int(np.floor(sched.start.min()))
+    s = np.floor(sched.start[dma]).astype(np.int64) + shift
+    e = np.maximum(np.ceil(sched.end[dma]).astype(np.int64) + shift, s + 1)
     assert b.bound("memory_bound").ns == union_length(s, e)
-    assert b.window == (int(s.min()), int(e.max()))
+    last = int(np.ceil(sched.end).max()) + shift
+    assert b.window == (0, round(kernel_ns(last - LEAD_NS))) == (0, last + TAIL_NS)
     # inputs a_t, b (bf16) and the fp32 output, each counted once
     assert b.necessary_bytes == 2 * (128 * 2048 * 2) + 2048 * 2048 * 4
     matmul_flops = sum(e.flops for e in trace if e.op == "nisa.nc_matmul")
@@ -91,9 +95,9 @@ def test_bounds_of_an_estimate_equal_the_trace_quantities(kernels: str, variant:
     peak = 128 * 128 * 2 * target.limits.clock_ghz["tensor"] * 1e9
     assert b.bound("compute_bound_ideal_useful_flops").ns == pytest.approx(matmul_flops / peak * 1e9)
     tensor = [i for i, e in enumerate(trace) if e.engine == "tensor"]
-    ts = np.floor(sched.start[tensor]).astype(np.int64)
-    te = np.maximum(np.ceil(sched.end[tensor]).astype(np.int64), ts + 1)
-    assert b.engines["Tensor"] == union_length(np.maximum(ts, s.min()), np.minimum(te, e.max()))
+    ts = np.floor(sched.start[tensor]).astype(np.int64) + shift
+    te = np.maximum(np.ceil(sched.end[tensor]).astype(np.int64) + shift, ts + 1)
+    assert b.engines["Tensor"] == union_length(ts, te)
     assert b.bound("perfect_pipeline").ns == max(b.engines.values())
     assert b.bottleneck == max(b.engines, key=lambda k: b.engines[k])
     reloads = b.bound("memory_bound_ideal_no_reloads")
@@ -107,7 +111,7 @@ def _timeline(p: Profile) -> Timeline:
     location: list[str | None] = [None] * n
     for k in range(loc.instr.size):
         location[int(loc.instr[k])] = f"{loc.file.value(k)}:{int(loc.line[k])}"
-    span = int(max(ins.end.max(), dma.end.max()) - min(ins.start.min(), dma.start.min()))
+    (window,) = p.executions  # the estimate's kernel time, its per-execution fixed cost included
     kmn = ins.matmul_kmn
     assert kmn is not None and ins.transpose is not None and dma.source is not None and dma.dest is not None
     return Timeline(
@@ -125,7 +129,8 @@ def _timeline(p: Profile) -> Timeline:
         dma_queue=[dma.queue.value(i) or "" for i in range(len(dma))],
         dma_tensor=[dma.tensor.value(i) or "" for i in range(len(dma))],
         dma_trigger=dma.instr,
-        total_exec_time_s=span / 1e9,
+        total_exec_time_s=(window.end - window.start) / 1e9,
+        executions=[(window.index, window.start, window.end)],
         instr_flops=ins.flops,
         instr_kind=["TRANSPOSE" if t else "REGULAR" for t in ins.transpose],
         instr_operands=[f"K*M={a}*{b} N={c}" if a >= 0 else "" for a, b, c in kmn],
@@ -154,7 +159,10 @@ def test_a_parquet_round_trip_keeps_heatmap_bounds_and_findings(
         return [{k: v for k, v in r.items() if k != "iterations"} for r in rows]
 
     assert heat(back) == heat(p)
-    assert _comparable(compute_bounds(back).to_dict()) == _comparable(compute_bounds(p).to_dict())
+    # read back it is a measured profile: its bounds' window is the first to last kernel DMA (an estimate's is
+    # its execution window), computed alike from the same columns
+    as_measured = dataclasses.replace(p, provenance="measured")
+    assert _comparable(compute_bounds(back).to_dict()) == _comparable(compute_bounds(as_measured).to_dict())
 
     def found(profile: Profile) -> list[tuple[str, str, int]]:
         return [(f.code, f.file, f.line) for i in investigate(profile) for f in i.findings]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from nki_studio.estimate.calibration.overlay import DMA_ROW_EDGES, Overlay, compute_key
+from nki_studio.estimate.execution import kernel_ns
 from nki_studio.estimate.merged_loads import merged_loads
 from nki_studio.estimate.profile import estimate_profile, profile_from_schedule
 from nki_studio.estimate.schedule import schedule
@@ -164,8 +165,9 @@ def test_five_kernels_recover_the_hidden_costs_and_held_out_kernels_come_within_
         assert estimate["calibration"]["message"].startswith(
             "calibrated on 5 of your profiles, held-out error"
         )
-        measured = schedule(trace, limits, Overlay(truth)).total_ns
-        builtin = schedule(trace, limits).total_ns
+        # the hidden machine's kernel time has the estimate's per-execution fixed cost too
+        measured = kernel_ns(schedule(trace, limits, Overlay(truth)).total_ns)
+        builtin = kernel_ns(schedule(trace, limits).total_ns)
         assert abs(estimate["totalNs"] / measured - 1) < 0.10, (path.stem, estimate["totalNs"], measured)
         assert abs(builtin / measured - 1) > 0.10  # the built-in model is not already there
 

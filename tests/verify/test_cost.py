@@ -102,11 +102,13 @@ def test_the_estimate_has_one_per_line_table_bounds_and_roofline() -> None:
     assert set(by_line) == {5, 7} and by_line[5]["instructions"] == 1 and by_line[7]["instructions"] == 2
     assert by_line[5]["dmaBytes"] == 262144 and by_line[5]["dmaNs"] > 0  # a DMA line: its transfers' union
     assert by_line[7]["engines"].keys() == {"Tensor"} and by_line[7]["busyNs"] > 0
-    # the perfect-overlap and no-overlap figures are bounds of the scheduled time, not other estimates
-    assert section["perfectPipelineNs"] == max([*section["engineNs"].values(), section["dmaNs"]])
+    # the perfect-overlap and no-overlap figures are bounds of the scheduled time, not other estimates; both hold
+    # the per-execution fixed cost, as the kernel time does
+    fixed = int(K.EXECUTION_OVERHEAD.value)
+    assert section["perfectPipelineNs"] == max([*section["engineNs"].values(), section["dmaNs"]]) + fixed
     # no overlap: the engines, the transfers' data and the one transfer's issue on its queue, one after another
     issue = int(K.DMA_ISSUE_COST.value)
-    assert section["serialNs"] == sum(section["engineNs"].values()) + section["dmaNs"] + issue
+    assert section["serialNs"] == sum(section["engineNs"].values()) + section["dmaNs"] + issue + fixed
     assert section["perfectPipelineNs"] <= section["totalNs"] <= section["serialNs"]
     r = section["roofline"]
     assert r is not None and r["flops"] == 2 * 2 * 128 * 128 * 512 and r["bytes"] == 262144

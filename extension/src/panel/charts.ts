@@ -5,6 +5,7 @@
  * none is cut at the edge; each SVG's viewBox is its drawing area.
  */
 import { formatBytes, formatNs } from '../heat/format';
+import type { EngineTrack } from '../protocol.generated';
 import { LABEL_PX, SMALL_PX, textWidth } from './textWidth';
 
 export function esc(text: string): string {
@@ -105,14 +106,15 @@ export function decompositionBar(segments: readonly Segment[], totalNs: number):
 
 export interface Track {
   name: string;
-  kind: 'dma' | 'compute';
+  /** As the server declares it; fixed: the estimate's per-execution fixed cost at kernel start and end. */
+  kind: EngineTrack['kind'];
   /** [start_ns, end_ns) intervals relative to the kernel start. */
   intervals: readonly (readonly [number, number])[];
 }
 
 /**
- * Per-engine timeline: one row per track, DMA and compute tracks coloured differently. When only busy
- * totals are known (no intervals), each row is one bar of the engine's busy time (labelled as such).
+ * Per-engine timeline: one row per track, DMA, compute and fixed-cost tracks coloured differently. When only
+ * busy totals are known (no intervals), each row is one bar of the engine's busy time (labelled as such).
  */
 export function timeline(tracks: readonly Track[], totalNs: number): string {
   const plotW = 330;

@@ -180,7 +180,7 @@ function tracksOf(kernel: Record<string, unknown>, latency: number): Track[] {
       .filter((t) => typeof t.name === 'string' && Array.isArray(t.intervals))
       .map((t) => ({
         name: t.name as string,
-        kind: t.kind === 'dma' ? 'dma' : 'compute',
+        kind: t.kind === 'dma' || t.kind === 'fixed' ? t.kind : 'compute',
         intervals: t.intervals as [number, number][],
       }));
   }
@@ -361,7 +361,7 @@ pre.error { white-space: pre-wrap; color: var(--vscode-errorForeground); }
 svg text { fill: var(--vscode-foreground); font-size: ${LABEL_PX}px; } svg text.small { font-size: ${SMALL_PX}px; fill: var(--vscode-descriptionForeground); }
 svg .track { fill: var(--vscode-editorWidget-background); stroke: var(--vscode-panel-border); }
 svg .bar { fill: var(--vscode-charts-blue); } svg .bar.over { fill: var(--vscode-charts-red); }
-svg .dma { fill: var(--vscode-charts-orange); } svg .compute { fill: var(--vscode-charts-blue); } svg .overlap { fill: var(--vscode-charts-purple); } svg .idle { fill: var(--vscode-disabledForeground); }
+svg .dma { fill: var(--vscode-charts-orange); } svg .compute { fill: var(--vscode-charts-blue); } svg .overlap { fill: var(--vscode-charts-purple); } svg .idle { fill: var(--vscode-disabledForeground); } svg .fixed { fill: var(--vscode-charts-lines); }
 svg .total { fill: var(--vscode-disabledForeground); } svg .bound { fill: var(--vscode-charts-green); } svg .gap { fill: var(--vscode-charts-yellow); }
 svg .roof { stroke: var(--vscode-charts-blue); stroke-width: 2; } svg .axis { stroke: var(--vscode-descriptionForeground); } svg .point { fill: var(--vscode-charts-red); }
 svg .tune-point { fill: var(--vscode-editor-background); stroke: var(--vscode-charts-blue); } svg .tune-point.tune-winner { fill: var(--vscode-charts-blue); } svg .tune-range { stroke: var(--vscode-charts-blue); opacity: 0.5; } svg .tune-front { stroke: var(--vscode-charts-red); }

@@ -229,6 +229,36 @@ describe('simulation results', () => {
     ]);
   });
 
+  it("draws an estimate's per-execution fixed cost as its own track, named as estimated", () => {
+    const timeline = [
+      {
+        name: 'kernel start/end (estimated)',
+        kind: 'fixed',
+        intervals: [
+          [0, 100],
+          [900, 1000],
+        ],
+      },
+      { name: 'Tensor', kind: 'compute', intervals: [[100, 900]] },
+    ];
+    const html = renderPanel(
+      {
+        heat: {
+          stale: false,
+          params: { uri: 'u', source: 'estimate', lines: [heatLine(1, 10)], kernel: { latency_ns: 1000, timeline } },
+        },
+      },
+      'n',
+      'x',
+    );
+    assert.match(html, /kernel start\/end \(estimated\)/);
+    const kinds = [
+      ...html.matchAll(/<rect x="[\d.]+" y="\d+" width="[\d.]+" height="\d+" class="(dma|compute|fixed)"\/>/g),
+    ].map((m) => m[1]);
+    assert.deepEqual(kinds, ['fixed', 'fixed', 'compute']);
+    assert.match(html, /svg \.fixed \{/);
+  });
+
   it('offers "Calibrate from this profile" under a measured profile, and an estimate says its calibration', () => {
     const measured = renderPanel(
       {
