@@ -529,8 +529,8 @@ def _arithmetic(op: ast.operator, left: Any, right: Any) -> Tensor:
         shape = script_shapes.matmul(left.shape, right.shape)
     else:
         shape = script_shapes.broadcast(*(t.shape for t in tensors))
-    dtypes = [v.dtype if isinstance(v, Tensor) else v for v in operands]
-    return Tensor(shape, script_shapes.promoted(op, *dtypes, tensors[0].floating), tensors[0].floating)
+    first, second = (v.dtype if isinstance(v, Tensor) else v for v in operands)
+    return Tensor(shape, script_shapes.promoted(op, first, second, tensors[0].floating), tensors[0].floating)
 
 
 def _method(base: Tensor, name: str, arguments: list[Any]) -> Tensor:

@@ -56,7 +56,8 @@ def indexed(shape: Shape, key: Any) -> Shape:
     used = sum(1 for item in items if item is not None and item is not Ellipsis)
     if used > len(shape):
         raise ShapeUnknown("too many indices")
-    at = items.index(Ellipsis) if Ellipsis in items else len(items)  # the dims not indexed: at ``...`` or last
+    # the dims not indexed: at ``...``, or last
+    at = items.index(Ellipsis) if Ellipsis in items else len(items)
     items[at : at + 1 if Ellipsis in items else at] = [slice(None)] * (len(shape) - used)
     out: list[int] = []
     dims = iter(shape)
