@@ -104,11 +104,11 @@ def _tested_inputs(corpus: Path, timeout: float) -> tuple[dict[str, str], dict[s
     return found, grids
 
 
-def _script_inputs(corpus: Path) -> dict[str, tuple[str, str]]:
-    """``file::kernel`` -> (inputs, where they came from) read statically from the tutorial scripts that cannot
-    run here (PyTorch/JAX: ``script_inputs``): each script's first call of a kernel of its folder, then the same
-    inputs for that kernel's siblings (same file, same parameters) the scripts do not call themselves."""
-    found: dict[str, tuple[str, str]] = {}
+def _script_inputs(corpus: Path) -> dict[str, tuple[str, str, tuple[int, ...]]]:
+    """``file::kernel`` -> (inputs, where they came from, launch grid) read statically from the tutorial scripts
+    that cannot run here (PyTorch/JAX: ``script_inputs``): each script's first call of a kernel of its folder, then
+    the same inputs for that kernel's siblings (same file, same parameters) the scripts do not call themselves."""
+    found: dict[str, tuple[str, str, tuple[int, ...]]] = {}
     root = corpus.resolve()
     for folder in sorted((root / "src" / "nki_samples" / "tutorials").iterdir()):
         files = sorted(folder.glob("*.py"))
@@ -118,14 +118,16 @@ def _script_inputs(corpus: Path) -> dict[str, tuple[str, str]]:
         called = [launch for script in files for launch in launches(script, parameters)]
         for launch in called:
             found.setdefault(
-                f"{where[launch.kernel].relative_to(root)}::{launch.kernel}", (launch.spec, launch.origin)
+                f"{where[launch.kernel].relative_to(root)}::{launch.kernel}",
+                (launch.spec, launch.origin, launch.grid),
             )
         for launch in called:
             file = where[launch.kernel]
             for sibling in infos[file]:
                 if sibling.params == parameters[launch.kernel]:
                     origin = f"{launch.origin}, the call of its sibling {launch.kernel}"
-                    found.setdefault(f"{file.relative_to(root)}::{sibling.name}", (launch.spec, origin))
+                    key = f"{file.relative_to(root)}::{sibling.name}"
+                    found.setdefault(key, (launch.spec, origin, launch.grid))
     return found
 
 
@@ -178,7 +180,7 @@ def _file_verdicts(
     rel: str,
     settings: Settings,
     tested: dict[str, str],
-    scripted: dict[str, tuple[str, str]],
+    scripted: dict[str, tuple[str, str, tuple[int, ...]]],
     grids: dict[str, tuple[int, ...]] | None = None,
 ) -> list[Verdict]:
     text = path.read_text(encoding="utf-8")
@@ -191,18 +193,12 @@ def _file_verdicts(
         return [Verdict(f"{rel}::{k.name}", "not migratable", str(exc)) for k in found]
     ends = _ends(text)
     inputs = {
-        k.name: tested.get(f"{rel}::{k.name}", scripted.get(f"{rel}::{k.name}", (None, ""))[0]) for k in found
+        k.name: tested.get(f"{rel}::{k.name}", scripted.get(f"{rel}::{k.name}", (None, "", ()))[0])
+        for k in found
     }
     # kernels no test or script launches: the inputs declared for them (declared_inputs.py), with their source
     declared = {k.name: DECLARED[f"{rel}::{k.name}"] for k in found if f"{rel}::{k.name}" in DECLARED}
     inputs.update((name, d.inputs) for name, d in declared.items() if inputs[name] is None)
-    # a kernel whose migrated form takes its grid as parameters runs on the grid its test launched it on
-    for kernel, names in grid_parameters(text).items():
-        grid = (grids or {}).get(f"{rel}::{kernel}", ())
-        if inputs.get(kernel) is not None and len(grid) == len(names):
-            inputs[kernel] = f"{inputs[kernel]} " + " ".join(
-                f"{n}={e}" for n, e in zip(names, grid, strict=True)
-            )
     # where statically read inputs came from (said with the verdict)
     origins = {
         k.name: f" (inputs: shapes from {scripted[f'{rel}::{k.name}'][1]})"
@@ -214,6 +210,15 @@ def _file_verdicts(
         for name, d in declared.items()
         if inputs[name] == d.inputs
     )
+    # a kernel whose migrated form takes its grid as parameters runs on the grid its test (or the script whose
+    # inputs it takes) launched it on
+    for kernel, names in grid_parameters(text).items():
+        key = f"{rel}::{kernel}"
+        grid = (grids or {}).get(key, ()) if key in tested else scripted.get(key, (None, "", ()))[2]
+        if inputs.get(kernel) is not None and len(grid) == len(names):
+            inputs[kernel] = f"{inputs[kernel]} " + " ".join(
+                f"{n}={e}" for n, e in zip(names, grid, strict=True)
+            )
     proofs = {}
     # The service writes nothing without --write, and the corpus is a temporary checkout: the file is migrated in
     # place, in its package (the helpers its masks call are read from the package's other modules).

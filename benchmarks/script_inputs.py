@@ -5,19 +5,27 @@ Neuron device), so their kernel launches are read from the text: the script's to
 are evaluated statement by statement over names, literals and arithmetic, ``argparse`` defaults (``args.nrows``),
 and the tensor constructors feeding a kernel call (``torch.rand/randn/ones/zeros/empty/arange/tensor``,
 ``np.random.*``/``np.ones``..., ``jax.random.uniform/normal``, ``jnp.ones``...), with ``.to``/``.astype``/
-``.reshape``/``.T`` -- shapes and dtypes only, nothing is computed. Each kernel call whose arguments are all
-arrays and numbers gives that kernel a spec (``a=float32[1,256,512] eps=1e-05``) and the script line it came from;
-the proof then simulates the kernel on seeded NumPy arrays of those shapes. A statement that needs anything else
-(a device, a function of the script) is skipped and its names forgotten.
+``.reshape``/``.T`` and the tensor expressions of ``script_shapes`` (arithmetic, ``@``, indexing, ``expand``,
+``transpose``, ``cat``/``stack``) -- shapes and dtypes only, nothing is computed. The script's functions are read
+with their arguments bound (their ``return`` value too), a ``for`` loop's body once, for its first item, a ``try``
+block's body. Each kernel call (``kernel[b, h](...)``: on that launch grid) whose arguments are all arrays and
+numbers gives that kernel a spec (``a=float32[1,256,512] eps=1e-05``) and the script line it came from; the proof
+then simulates the kernel on seeded NumPy arrays of those shapes (the values the script computes are not
+reproduced: a kernel whose result depends on them being, say, a cosine table, is still compared between its two
+versions on the same arrays). A statement that needs anything else (a device, a library function) is skipped and
+its names forgotten.
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import script_shapes
+from script_shapes import ShapeUnknown
 
 # Default dtypes of the constructors by library (torch and JAX: float32; NumPy: float64); aliases spelled by
 # the libraries (torch.float is float32, torch.half float16 ...).
@@ -36,6 +44,30 @@ _SHAPED = {
     "normal",
 }
 _DEPTH = 4  # nested script-function calls read (recursion ends there)
+_RANGE_LIMIT = 4096  # a range() longer than this is not enumerated (a comprehension over it is not read)
+# tensor methods that keep the shape: dtype casts, and element-wise functions (PyTorch's spelling)
+_CASTS = {
+    "float": "float32",
+    "half": "float16",
+    "double": "float64",
+    "bfloat16": "bfloat16",
+    "int": "int32",
+    "long": "int64",
+}
+_ELEMENTWISE = {
+    "cos",
+    "sin",
+    "exp",
+    "log",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "neg",
+    "tanh",
+    "sigmoid",
+    "clone",
+    "detach",
+}
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
@@ -45,6 +77,7 @@ class Tensor:
 
     shape: tuple[int, ...]
     dtype: str
+    floating: str = field(default="float32", compare=False)  # its library's default float (promotions)
 
     def spec(self) -> str:
         """As a simulate spec writes it (``float32[1,256,512]``)."""
@@ -79,6 +112,15 @@ class ScriptLaunch:
     kernel: str
     spec: str
     origin: str  # "mamba_torch.py:80"
+    grid: tuple[int, ...] = ()  # the launch grid of ``kernel[b, h](...)``
+
+
+class _Returned(Exception):
+    """A script function's ``return``, carrying its value (``_Unknown`` when not read)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__("return")
+        self.value = value
 
 
 class _Unknown(Exception):
@@ -156,6 +198,15 @@ class _Reader:
                 self.value(node.value)
             except _Unknown:
                 pass
+        elif isinstance(node, ast.For):
+            items = self.known(node.iter)
+            if isinstance(items, tuple) and items:  # the first case: its body once
+                self.bind(node.target, items[0])
+                self.block(node.body)
+        elif isinstance(node, ast.Try):
+            self.block(node.body)
+        elif isinstance(node, ast.Return) and self.depth:
+            raise _Returned(_Unknown if node.value is None else self.known_or_unknown(node.value))
 
     def imported(self, node: ast.Import | ast.ImportFrom) -> None:
         for alias in node.names:
@@ -181,6 +232,12 @@ class _Reader:
                 self.bind(element, _Unknown if values is None else values[i])
 
     def value(self, node: ast.expr) -> Any:
+        try:
+            return self.evaluated(node)
+        except ShapeUnknown as exc:
+            raise _Unknown(str(exc)) from None
+
+    def evaluated(self, node: ast.expr) -> Any:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
@@ -193,8 +250,10 @@ class _Reader:
             return tuple(self.value(e) for e in node.elts)
         if isinstance(node, ast.Dict):
             return {self.value(k): self.value(v) for k, v in zip(node.keys, node.values, strict=True) if k}
-        if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (*_ARITHMETIC, ast.MatMult)):
             left, right = self.value(node.left), self.value(node.right)
+            if isinstance(left, Tensor) or isinstance(right, Tensor):
+                return _arithmetic(node.op, left, right)
             if not all(isinstance(v, (int, float)) for v in (left, right)):
                 raise _Unknown("arithmetic on arrays")
             # two numbers and one operator: Python's own arithmetic on them (nothing else is evaluated)
@@ -215,7 +274,10 @@ class _Reader:
             equal = self.value(node.left) == self.value(node.comparators[0])
             return equal if isinstance(node.ops[0], ast.Eq) else not equal
         if isinstance(node, ast.Subscript):
-            base, key = self.value(node.value), self.value(node.slice)
+            base = self.value(node.value)
+            key = self.index(node.slice) if isinstance(base, Tensor) else self.value(node.slice)
+            if isinstance(base, Tensor):
+                return Tensor(script_shapes.indexed(base.shape, key), base.dtype, base.floating)
             if isinstance(base, (dict, tuple)):
                 try:
                     return base[key]
@@ -226,7 +288,45 @@ class _Reader:
             return self.attribute(node)
         if isinstance(node, ast.Call):
             return self.call(node)
+        if isinstance(node, ast.ListComp):
+            return self.comprehension(node)
         raise _Unknown(type(node).__name__)
+
+    def index(self, node: ast.expr) -> Any:
+        """A subscript's key for basic indexing: ints, ``None``, ``...`` and slices (``x[:, None, 1:3]``)."""
+        if isinstance(node, ast.Tuple):
+            return tuple(self.index(e) for e in node.elts)
+        if isinstance(node, ast.Slice):
+            bounds = [None if b is None else self.value(b) for b in (node.lower, node.upper, node.step)]
+            if not all(b is None or (isinstance(b, int) and not isinstance(b, bool)) for b in bounds):
+                raise _Unknown("slice bound")
+            return slice(*bounds)
+        return self.value(node)
+
+    def comprehension(self, node: ast.ListComp) -> tuple[Any, ...]:
+        """``[expr for name in items]`` over known items (one generator, no condition)."""
+        if len(node.generators) != 1 or node.generators[0].ifs or node.generators[0].is_async:
+            raise _Unknown("comprehension")
+        generator = node.generators[0]
+        items = self.value(generator.iter)
+        if not isinstance(items, tuple):
+            raise _Unknown("comprehension over an unknown")
+        outer = dict(self.names)
+        try:
+            values = []
+            for item in items:
+                self.bind(generator.target, item)
+                values.append(self.value(node.elt))
+            return tuple(values)
+        finally:
+            self.names = outer
+
+    def known_or_unknown(self, node: ast.expr) -> Any:
+        """The value of ``node``, or the ``_Unknown`` marker."""
+        try:
+            return self.value(node)
+        except _Unknown:
+            return _Unknown
 
     def known(self, node: ast.expr) -> Any:
         """The value of ``node``, or None when it is not read statically."""
@@ -252,7 +352,9 @@ class _Reader:
         if isinstance(base, Namespace) and node.attr in base.values:
             return base.values[node.attr]
         if isinstance(base, Tensor) and node.attr == "T":
-            return Tensor(base.shape[::-1], base.dtype)
+            return Tensor(base.shape[::-1], base.dtype, base.floating)
+        if isinstance(base, Tensor) and node.attr == "shape":
+            return base.shape
         raise _Unknown(node.attr)
 
     def dtype(self, node: ast.Call, default: str) -> str:
@@ -270,13 +372,26 @@ class _Reader:
             getattr(func, "attr", getattr(func, "id", None)) == "parse_args"
         ):  # parser.parse_args(), parse_args()
             return Namespace(self.arguments)
+        if isinstance(func, ast.Subscript) and isinstance(
+            self.known(func.value), KernelRef
+        ):  # kernel[b, h](...)
+            grid = self.value(func.slice)
+            grid = grid if isinstance(grid, tuple) else (grid,)
+            if not all(isinstance(e, int) and not isinstance(e, bool) and e > 0 for e in grid):
+                raise _Unknown("launch grid")
+            self.launch(node, self.value(func.value).name, grid)
+            raise _Unknown("a kernel's result")
         callee = None if isinstance(func, ast.Attribute) else self.known(func)  # kernel, versions["v1"] ...
         if isinstance(callee, KernelRef):
             self.launch(node, callee.name)
             raise _Unknown("a kernel's result")
         if isinstance(callee, ScriptFunction):
-            self.inline(callee.node, node)
-            raise _Unknown("a script function's result")
+            returned = self.inline(callee.node, node)
+            if returned is _Unknown:
+                raise _Unknown("a script function's result")
+            return returned
+        if isinstance(func, ast.Name) and func.id in ("range", "len") and func.id not in self.names:
+            return _builtin(func.id, [self.value(a) for a in node.args])
         if not isinstance(func, ast.Attribute):
             raise _Unknown("call")
         library = self.library(func.value)
@@ -293,7 +408,7 @@ class _Reader:
             return Tensor(shape, base.dtype)
         if func.attr in ("contiguous", "cpu", "copy"):
             return base
-        raise _Unknown(func.attr)
+        return _method(base, func.attr, [self.value(a) for a in node.args])
 
     def constructed(self, node: ast.Call, name: str, library: str) -> Tensor:
         root = library.split(".")[0]
@@ -304,35 +419,59 @@ class _Reader:
             values = (
                 [self.value(shape_node)] if shape_node is not None else [self.value(a) for a in positional]
             )
-            return Tensor(_shape(values), self.dtype(node, default))
-        if name == "arange" and len(node.args) == 1:
-            return Tensor((int(self.value(node.args[0])),), self.dtype(node, "int64"))
+            return Tensor(_shape(values), self.dtype(node, default), default)
+        if name == "arange" and 1 <= len(node.args) <= 3:
+            bounds = [self.value(a) for a in node.args]
+            if not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+                raise _Unknown("arange of non-integers")
+            return Tensor((len(range(*bounds)),), self.dtype(node, "int64"), default)
+        if name in ("cat", "concatenate", "stack") and node.args:
+            parts = self.value(node.args[0])
+            axis = next((k.value for k in node.keywords if k.arg in ("dim", "axis")), None)
+            dim = self.value(axis if axis is not None else node.args[1]) if len(node.args) > 1 or axis else 0
+            if not (
+                isinstance(parts, tuple)
+                and all(isinstance(p, Tensor) for p in parts)
+                and isinstance(dim, int)
+            ):
+                raise _Unknown(name)
+            if len({p.dtype for p in parts}) != 1:
+                raise _Unknown(f"{name} of different dtypes")
+            shape = script_shapes.joined([p.shape for p in parts], dim, stack=name == "stack")
+            return Tensor(shape, parts[0].dtype, default)
         if name in ("tensor", "array", "asarray") and node.args:
             data = self.value(node.args[0])
             shape = _nested_shape(data)
             floats = any(isinstance(v, float) for v in _leaves(data))
-            return Tensor(shape, self.dtype(node, default if floats else "int64"))
+            return Tensor(shape, self.dtype(node, default if floats else "int64"), default)
         raise _Unknown(f"{library}.{name}")
 
-    def inline(self, function: ast.FunctionDef, call: ast.Call) -> None:
-        """Read ``function``'s body with the call's positional arguments bound to its parameters (the
-        launches in it are the script's); its own names are forgotten after."""
+    def inline(self, function: ast.FunctionDef, call: ast.Call) -> Any:
+        """Read ``function``'s body with the call's arguments (and its parameters' defaults) bound to its
+        parameters (the launches in it are the script's); its own names are forgotten after. Its ``return``
+        value, or ``_Unknown``."""
         if self.depth >= _DEPTH:
-            return
+            return _Unknown
         outer = dict(self.names)
-        for parameter, argument in zip(function.args.args, call.args, strict=False):
-            try:
-                self.names[parameter.arg] = self.value(argument)
-            except _Unknown:
-                self.names.pop(parameter.arg, None)
+        parameters = function.args.args
+        defaults = dict(zip([p.arg for p in parameters[::-1]], function.args.defaults[::-1], strict=False))
+        given = {p.arg: a for p, a in zip(parameters, call.args, strict=False)}
+        given.update((k.arg, k.value) for k in call.keywords if k.arg)
+        for parameter in parameters:
+            argument = given.get(parameter.arg, defaults.get(parameter.arg))
+            value = _Unknown if argument is None else self.known_or_unknown(argument)
+            self.bind(ast.Name(parameter.arg, ast.Store()), value)
         self.depth += 1
         try:
             self.block(function.body)
+        except _Returned as returned:
+            return returned.value
         finally:
             self.depth -= 1
             self.names = outer
+        return _Unknown
 
-    def launch(self, node: ast.Call, kernel: str) -> None:
+    def launch(self, node: ast.Call, kernel: str, grid: tuple[int, ...] = ()) -> None:
         parameters = list(self.kernels[kernel])
         fields: dict[str, str] = {}
         try:
@@ -352,7 +491,7 @@ class _Reader:
             else:
                 return  # a tuple, a string ...: not a spec value
         spec = " ".join(f"{p}={fields[p]}" for p in parameters if p in fields)
-        self.found.append(ScriptLaunch(kernel, spec, f"{self.script}:{node.lineno}"))
+        self.found.append(ScriptLaunch(kernel, spec, f"{self.script}:{node.lineno}", grid))
 
 
 def _shape(values: list[Any]) -> tuple[int, ...]:
@@ -374,3 +513,48 @@ def _nested_shape(data: Any) -> tuple[int, ...]:
 
 def _leaves(data: Any) -> list[Any]:
     return [leaf for v in data for leaf in _leaves(v)] if isinstance(data, tuple) else [data]
+
+
+def _arithmetic(op: ast.operator, left: Any, right: Any) -> Tensor:
+    """``left op right`` where one side at least is a tensor and the other a tensor or a Python number."""
+    operands = [left, right]
+    if not all(
+        isinstance(v, Tensor) or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in operands
+    ):
+        raise _Unknown("arithmetic on an unknown")
+    tensors = [v for v in operands if isinstance(v, Tensor)]
+    if isinstance(op, ast.MatMult):
+        if len(tensors) != 2:
+            raise _Unknown("@ with a number")
+        shape = script_shapes.matmul(left.shape, right.shape)
+    else:
+        shape = script_shapes.broadcast(*(t.shape for t in tensors))
+    first, second = (v.dtype if isinstance(v, Tensor) else v for v in operands)
+    return Tensor(shape, script_shapes.promoted(op, first, second, tensors[0].floating), tensors[0].floating)
+
+
+def _method(base: Tensor, name: str, arguments: list[Any]) -> Tensor:
+    """A tensor method of ``_CASTS``/``_ELEMENTWISE``, ``expand`` or ``transpose``."""
+    if name in _CASTS and not arguments:
+        return Tensor(base.shape, _CASTS[name], base.floating)
+    if name in _ELEMENTWISE and not arguments:
+        return base
+    if not all(isinstance(a, int) and not isinstance(a, bool) for a in arguments):
+        raise _Unknown(name)
+    if name == "expand" and arguments:
+        return Tensor(script_shapes.expanded(base.shape, arguments), base.dtype, base.floating)
+    if name == "transpose" and len(arguments) == 2:
+        return Tensor(script_shapes.transposed(base.shape, *arguments), base.dtype, base.floating)
+    raise _Unknown(name)
+
+
+def _builtin(name: str, arguments: list[Any]) -> Any:
+    """``range(...)`` as a tuple of its ints (bounded), ``len`` of a tuple."""
+    if name == "len" and len(arguments) == 1 and isinstance(arguments[0], tuple):
+        return len(arguments[0])
+    if name == "range" and 1 <= len(arguments) <= 3:
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in arguments):
+            numbers = range(*arguments)
+            if len(numbers) <= _RANGE_LIMIT:
+                return tuple(numbers)
+    raise _Unknown(name)

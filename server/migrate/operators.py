@@ -3,7 +3,9 @@
 
 A tile is what an ``nl``/``nisa`` call returns (index and launch helpers excepted), a name bound to one, a
 subscript of one, or an operator on one; names are followed in source order within each function, so
-``c = a + b`` makes ``c`` a tile. ``acc += x`` on a tile updated it in place in the legacy API; it becomes
+``c = a + b`` makes ``c`` a tile; so is a parameter of a function of the file that every call of it in the file
+passes a tile (nki-samples' rotary ``_nki_apply_rotary_embedding_core(q_tile, ...)``, called with loaded tiles,
+multiplies its parameters). ``acc += x`` on a tile updated it in place in the legacy API; it becomes
 ``nisa.tensor_tensor(dst=acc, data1=acc, data2=x, op=nl.add)`` (the in-place form deprecations.md gives for
 ``nl.loop_reduce``), so other names of the same tile see the update too. The legacy tile method
 ``tile.broadcast_to(shape)`` becomes ``nl.broadcast_to(tile, shape)``.
@@ -37,9 +39,9 @@ _COMPARE = {ast.Lt: "less", ast.LtE: "less_equal", ast.Gt: "greater", ast.GtE: "
 class Tiles:
     """Which expressions of one function are tiles."""
 
-    def __init__(self, src: Source, func: ast.AST) -> None:
+    def __init__(self, src: Source, func: ast.AST, parameters: frozenset[str] = frozenset()) -> None:
         self.src = src
-        self.names: set[str] = set()
+        self.names: set[str] = set(parameters)  # the parameters known to receive tiles
         changed = True  # a fixpoint: a name may be bound from a tile bound later in ast.walk's order
         while changed:
             changed = False
@@ -117,6 +119,7 @@ def run(src: Source) -> PassResult:
     """Rewrite every tile operator of every function."""
     out = PassResult()
     nl = src.alias_of(LANGUAGE, "nl")
+    parameters = tile_parameters(src)
     for func in functions(src.tree):
         # a nested function is analysed on its own: the outer one skips its nodes, which would overlap
         nested = {
@@ -125,7 +128,7 @@ def run(src: Source) -> PassResult:
             if n is not func and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
             for d in ast.walk(n)
         }
-        tiles = Tiles(src, func)
+        tiles = Tiles(src, func, parameters.get(id(func), frozenset()))
         render = _Renderer(src, tiles, nl)
         for node in _own_nodes(func, nested):
             if isinstance(node, ast.AugAssign) and tiles.is_tile(node.target):
@@ -145,6 +148,39 @@ def run(src: Source) -> PassResult:
                 continue
             out.change(src.replace(node, render.splice(node)), node.lineno, "tile operator", "nl.* call")  # type: ignore[attr-defined]
     return out
+
+
+def tile_parameters(src: Source) -> dict[int, frozenset[str]]:
+    """``id(function)`` -> its parameters that every call of it in the file passes a tile (by position or
+    keyword), for the module's top-level functions that are called; followed to a fixpoint (a tile parameter passed
+    on makes the next callee's parameter one too)."""
+    tree = src.tree
+    by_name = {
+        f.name: f for f in getattr(tree, "body", []) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    found: dict[int, frozenset[str]] = {}
+    for _ in range(len(by_name) + 1):  # each round can only add parameters; a chain is at most this long
+        given: dict[
+            str, set[str] | None
+        ] = {}  # callee -> parameters every call so far passed a tile (None: none yet)
+        for caller in by_name.values():
+            tiles = Tiles(src, caller, found.get(id(caller), frozenset()))
+            for call in ast.walk(caller):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                    continue
+                callee = by_name.get(call.func.id)
+                if callee is None or callee is caller:
+                    continue
+                names = [a.arg for a in callee.args.args]
+                passed = {names[i] for i, a in enumerate(call.args[: len(names)]) if tiles.is_tile(a)}
+                passed |= {k.arg for k in call.keywords if k.arg and tiles.is_tile(k.value)}
+                before = given.get(callee.name)
+                given[callee.name] = passed if before is None else before & passed
+        now = {id(by_name[n]): frozenset(p) for n, p in given.items() if p}
+        if now == found:
+            break
+        found = now
+    return found
 
 
 def _own_nodes(func: ast.AST, nested: set[int]) -> list[ast.AST]:

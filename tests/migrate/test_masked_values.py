@@ -4,24 +4,8 @@ result or an unwritten tile (source in, source out); what it does not cover stay
 from __future__ import annotations
 
 import pytest
+from masked_kernels import BANDED, LEGACY
 from nki_studio.migrate.rewrite import migrate_source
-
-LEGACY = "import numpy as np\nimport neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n\n"
-
-BANDED = """\
-@nki.jit
-def banded(x, b):
-    out = nl.ndarray((4, 128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
-    bias = nl.load(b)
-    for i in nl.affine_range(4):
-        t = nl.load(x[i])
-        on = i >= 2
-        s = nl.add(t, bias,
-                   dtype=nl.float32, mask=on)
-        nl.store(out[i], value=t)
-        nl.store(out[i], value=s, mask=on)
-    return out
-"""
 
 
 def test_a_masked_named_result_becomes_the_result_or_an_unwritten_tile() -> None:

@@ -147,3 +147,20 @@ def test_psum_operands_of_high_level_calls_move_to_sbuf(legacy):
     rng = np.random.default_rng(12)
     x, y = rng.random((64, 32), np.float32), rng.random((48, 32), np.float32)
     np.testing.assert_allclose(legacy(source, x, y).outputs[0], x @ y.T, rtol=1e-4)
+
+
+def test_legacy_tensor_tensor_does_not_broadcast_a_column(legacy):
+    # The legacy nki.isa.tensor_tensor page (neuronxcc.nki, signature with mask=): "The two tiles must have the
+    # same partition axis size and the same number of elements per partition" -- a [128, 1] data2 against
+    # [128, 1024] is refused, as in nki-samples' double_row_matmul (its per-row scale takes nisa.tensor_scalar).
+    source = """
+    @nki.jit
+    def scaled(x, s):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nisa.tensor_tensor(nl.load(x), nl.load(s), nl.multiply)
+        nl.store(out, value=t)
+        return out
+    """
+    x, s = np.ones((128, 1024), np.float32), np.ones((128, 1), np.float32)
+    with pytest.raises(SimulationError, match="same elements per partition: dst=1024, data1=1024, data2=1"):
+        legacy(source, x, s)
