@@ -53,12 +53,12 @@ def test_a_grid_with_an_axis_no_index_uses_and_finfo_without_numpy_are_listed() 
     assert {(s.line, s.construct) for s in m.manual} == {(8, "nl.mgrid"), (9, "nl.finfo")}
 
 
-def test_fp32_min_becomes_its_literal_in_parentheses_inside_an_operation() -> None:
+def test_fp32_min_becomes_its_literal_and_lazy_initialization_goes() -> None:
     m = migrate(
         """\
         @nki.jit
         def k(a):
-            t = nl.full((128, 4), fill_value=nl.fp32.min, dtype=nl.float32)
+            t = nl.full((128, 4), fill_value=nl.fp32.min, dtype=nl.float32, lazy_initialization=False)
             low = 2 * nisa.fp32.min
             return t
         """
@@ -70,7 +70,7 @@ def test_fp32_min_becomes_its_literal_in_parentheses_inside_an_operation() -> No
         (8, "nl.fp32.min"),
         (9, "nl.fp32.min"),
     ]
-    assert not m.manual
+    assert not m.manual and ("lazy_initialization=", 8) in {(c.construct, c.line) for c in m.changes}
 
 
 def test_reductions_over_free_axes_with_a_gap_are_listed() -> None:
@@ -124,7 +124,7 @@ def test_a_legacy_perf_mode_string_becomes_the_enum_member_and_a_simulated_platf
     assert "perf_mode=nisa.matmul_perf_mode.double_row" in m.text
     # i_k is bound twice to the same grid axis: either binding reads the same indices, both go
     assert "a.ap(pattern=[[a.shape[1], 128], [128, 2], [1, 128]])" in m.text and "mgrid" not in m.text
-    assert not m.manual
+    assert not m.manual and ("lazy_initialization=", 8) in {(c.construct, c.line) for c in m.changes}
     other = migrate_source(m.original, platform=Generation.GEN2)
     assert [s.construct for s in other.manual] == ["platform_target="]
 
