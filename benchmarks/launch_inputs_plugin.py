@@ -45,6 +45,8 @@ def _write(inputs: launch_log.LaunchInputs) -> None:
             "file": inputs.file,
             "spec": inputs.spec(),
             "grid": list(inputs.grid),
+            # the pytest case launching it (pytest's own variable while a test runs; none for a script)
+            "test": os.environ.get("PYTEST_CURRENT_TEST", "").removesuffix(" (call)"),
         }
         out.write(json.dumps(record) + "\n")
     _launched.append(inputs.kernel)

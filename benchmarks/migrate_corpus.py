@@ -6,7 +6,8 @@ that imports ``neuronxcc.nki`` is classified
 
 * **proven**: it migrates with no manual step in its lines or the functions it calls, and the proof (both
   versions simulated on the same seeded inputs: the shapes its unit tests and NumPy-checked scripts launch it with
-  -- their first case, run as ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else those the
+  -- a unit test's smallest case (fewest input elements times launch-grid programs; the first of equals; the
+  verdict names it), run as ``legacy_sim_corpus.py`` runs them, stopped at the launch --, else those the
   scripts that cannot run here (PyTorch, JAX) pass it, read from their text (``script_inputs.py``; the verdict
   names the script line), else those declared for it with their source (``declared_inputs.py``: a kernel no test
   or script launches, its shapes from the corpus's documentation of it), else its spec comments or the shapes its
@@ -31,6 +32,7 @@ import ast
 import collections
 import contextlib
 import json
+import math
 import os
 import re
 import sys
@@ -38,6 +40,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from declared_inputs import DECLARED
 from launch_inputs_plugin import ENVIRONMENT
@@ -45,7 +48,6 @@ from legacy_sim_corpus import (
     PYTEST,
     corpus_tree,
     environment,
-    first_cases,
     run,
     simulation_tests,
     tutorial_runs,
@@ -56,6 +58,7 @@ from nki_studio.service.migration import migrate, package_sources
 from nki_studio.service.migration_callers import through_callers, unproven_callers
 from nki_studio.service.settings import Settings, file_target
 from nki_studio.service.simulation import kernels
+from nki_studio.verify.spec import TensorSpec, parse_fields
 from script_inputs import launches
 from targets import goal
 
@@ -73,35 +76,59 @@ def _ends(text: str) -> dict[str, int]:
     return {f.name: f.end_lineno or f.lineno for f in ast.parse(text).body if isinstance(f, ast.FunctionDef)}
 
 
-def _tested_inputs(corpus: Path, timeout: float) -> tuple[dict[str, str], dict[str, tuple[int, ...]]]:
-    """``file::kernel`` -> the inputs the first case of each simulation test, or a tutorial script checked
-    against a reference, first launches it with (the first found; each launch is stopped, a script goes on with its
-    next statement, then repeats its launching calls for the launched kernel's siblings: launch_inputs_plugin);
-    and the legacy launch grid of that launch (``kernel[b, h](...)``), when it has one."""
+def _size(launch: dict[str, Any]) -> int:
+    """How much a recorded launch simulates: its arrays' elements times its grid's programs."""
+    fields, _ = parse_fields(launch["spec"])
+    elements = sum(math.prod(v.shape) for v in fields.values() if isinstance(v, TensorSpec))
+    return elements * math.prod(launch.get("grid", ()))
+
+
+def _preferred(recorded: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Per kernel (``file::kernel``), the launch its proof takes of those ``recorded`` (in order): a unit test's
+    smallest (:func:`_size`; the first of equals), else a script's first."""
+    chosen: dict[str, dict[str, Any]] = {}
+    for key, launch in recorded:
+        before = chosen.get(key)
+        tested = bool(launch.get("test"))
+        if before is None or (tested and (not before.get("test") or _size(launch) < _size(before))):
+            chosen[key] = launch
+    return chosen
+
+
+def _tested_inputs(
+    corpus: Path, timeout: float
+) -> tuple[dict[str, str], dict[str, tuple[int, ...]], dict[str, str]]:
+    """``file::kernel`` -> the inputs the simulation tests' smallest case launching it, else a tutorial script
+    checked against a reference, launches it with (each launch is stopped, a script goes on with its next
+    statement, then repeats its launching calls for the launched kernel's siblings: launch_inputs_plugin); the
+    legacy launch grid of that launch (``kernel[b, h](...)``), when it has one; and the test case, when a test's.
+    The smallest case, not the first: nki-samples' flash attention tests start with six heads on three programs,
+    beyond the proof's time limit, and go down to one head on one."""
     env = environment(corpus, None)
     env["PYTHONPATH"] += os.pathsep + str(Path(__file__).parent)  # the launch_inputs_plugin
     # in every pytest run, the collection too: a test file importing a module missing here (scipy) then collects
     env["PYTEST_PLUGINS"] = "launch_inputs_plugin"
-    found: dict[str, str] = {}
-    grids: dict[str, tuple[int, ...]] = {}
     with tempfile.TemporaryDirectory() as folder:
         env[ENVIRONMENT] = str(Path(folder) / "inputs.jsonl")
         Path(env[ENVIRONMENT]).touch()
         for path in simulation_tests(corpus):
-            for node in first_cases(path, env, timeout, 1)[0]:
-                run([*PYTEST, node], path.parent, env, timeout)
+            # every case in one process (each stopped at its launch); a timeout keeps the launches recorded so far
+            run([*PYTEST, path.name], path.parent, env, timeout)
         # each script's own launches, and the same calls with the launched kernel's siblings in its place
         runner = [sys.executable, str(Path(__file__).with_name("launch_inputs_plugin.py"))]
         for _, command, folder, local in tutorial_runs(corpus, env, runner=runner):
             run(command, folder, local, timeout)
+        recorded = []
         for line in Path(env[ENVIRONMENT]).read_text(encoding="utf-8").splitlines():
             launch = json.loads(line)
             file = Path(launch["file"]).resolve()
             if file.is_relative_to(corpus.resolve()):  # not a kernel of the corpus's sources
-                key = f"{file.relative_to(corpus.resolve())}::{launch['kernel']}"
-                if key not in found:
-                    found[key], grids[key] = launch["spec"], tuple(launch.get("grid", ()))
-    return found, grids
+                recorded.append((f"{file.relative_to(corpus.resolve())}::{launch['kernel']}", launch))
+    chosen = _preferred(recorded)
+    found = {key: launch["spec"] for key, launch in chosen.items()}
+    grids = {key: tuple(launch.get("grid", ())) for key, launch in chosen.items()}
+    cases = {key: launch["test"] for key, launch in chosen.items() if launch.get("test")}
+    return found, grids, cases
 
 
 def _script_inputs(corpus: Path) -> dict[str, tuple[str, str, tuple[int, ...]]]:
@@ -182,6 +209,7 @@ def _file_verdicts(
     tested: dict[str, str],
     scripted: dict[str, tuple[str, str, tuple[int, ...]]],
     grids: dict[str, tuple[int, ...]] | None = None,
+    cases: dict[str, str] | None = None,
 ) -> list[Verdict]:
     text = path.read_text(encoding="utf-8")
     found = kernels(text, str(path))
@@ -209,6 +237,11 @@ def _file_verdicts(
         (name, f" (inputs: declared in benchmarks/declared_inputs.py from {d.source})")
         for name, d in declared.items()
         if inputs[name] == d.inputs
+    )
+    # and the unit-test case the inputs are the launch of (its smallest launching the kernel)
+    tested_in = {k.name: (cases or {}).get(f"{rel}::{k.name}") for k in found}
+    origins.update(
+        (name, f" (inputs: the smallest test case, {case})") for name, case in tested_in.items() if case
     )
     # a kernel whose migrated form takes its grid as parameters runs on the grid its test (or the script whose
     # inputs it takes) launched it on
@@ -283,13 +316,13 @@ def main() -> None:
     settings = Settings(trusted_workspace=True)  # running the benchmark is the decision to run the corpus
     with tempfile.TemporaryDirectory() as folder:
         corpus = corpus_tree(args.repo, Path(folder))
-        tested, grids = _tested_inputs(corpus, args.timeout)
+        tested, grids, cases = _tested_inputs(corpus, args.timeout)
         scripted = _script_inputs(corpus)
         verdicts: list[Verdict] = []
         for path in sorted((corpus / "src" / "nki_samples").rglob("*.py")):
             rel = str(path.relative_to(corpus))
             if args.only in rel and "neuronxcc" in path.read_text(encoding="utf-8"):
-                verdicts.extend(_file_verdicts(path, rel, settings, tested, scripted, grids))
+                verdicts.extend(_file_verdicts(path, rel, settings, tested, scripted, grids, cases))
     for v in verdicts:
         print(f"{v.status:22} {v.kernel}: {v.detail}")
     counts = collections.Counter(v.status for v in verdicts)

@@ -20,7 +20,7 @@ MALFORMED_SPEC = declare(
     page=Page(
         scope="every NKI version and generation (it checks a comment, not the kernel)",
         what="""A `# nki-studio: simulate ...` comment that cannot be used: a value that is not `dtype[shape]`, a number,
-`true`/`false` or a tuple of integers; an unknown dtype; a non-positive dimension; `lnc=` other than 1 or 2; a negative `seed=`,
+`true`/`false`, `none`, a tuple of integers or `Class(field=value,...)`; an unknown dtype; a non-positive dimension; `lnc=` other than 1 or 2; a negative `seed=`,
 `atol=` or `rtol=`; a key given twice; a name that is not a parameter of the kernel; a kernel parameter
 without a value (and no `inputs=`); `ranks=` outside 1-64; or a spec comment that is not directly above a kernel's decorator.
 The diagnostic points at the offending `name=value`.""",
@@ -30,18 +30,22 @@ something else, or simulate with inputs the user did not mean.""",
         sections=(
             (
                 "Grammar",
-                """`# nki-studio: simulate name=dtype[d0,d1,...] name=3 name=0.5 name=true name=(3,4) reference=fn inputs=fn seed=7 lnc=2 ranks=4 atol=0.01 rtol=0.01`
+                """`# nki-studio: simulate name=dtype[d0,d1,...] name=3 name=0.5 name=true name=none name=(3,4) name=Config(size=2,flag=true) reference=fn inputs=fn seed=7 lnc=2 ranks=4 atol=0.01 rtol=0.01`
 
 * dtypes: `bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 bfloat16 float32 float64 tfloat32
   float8_e4m3 float8_e4m3fn float8_e5m2 float8_e8m0fnu` (aliases `bf16 fp16 fp32 tf32 fp8_e4m3 ...`, prefixes `nl.`/`np.`).
 * `name=(3,4)`: a tuple of integers (written without spaces), passed as a Python tuple (a shape argument).
+* `name=none`: Python's `None` (an optional tensor or seed left out, as a test passes it).
+* `name=Config(size=2,flag=true)`: an instance of the class `Config` that the kernel's module defines (a
+  configuration dataclass), called with those keyword fields (numbers, `true`/`false`, `none`; no spaces).
 * `reference=` / `inputs=`: a function in the same file, or `module:function` / `module.function`
   importable from the kernel's folder. `reference` gets copies of the inputs and returns the expected output(s);
   `inputs` returns the argument tuple, and is given the kernel's module and the spec's seed when it takes
   parameters named `module` and `seed` (to build an argument of a class the kernel's file defines).
 * Reserved keys: `reference inputs seed lnc ranks atol rtol`. `lnc=` is the logical-core degree (1 or 2),
   `ranks=` the number of collective ranks simulated (1-64). A reserved key that is also the name of a kernel
-  parameter is passed to the kernel too (e.g. `ranks=4` for a kernel that takes `ranks`).
+  parameter is passed to the kernel too (e.g. `ranks=4` for a kernel that takes `ranks`); `seed=none` passes
+  `None` to a kernel's `seed` parameter (the inputs are then drawn with seed 0).
 * Precedence: this comment, then shapes inferred from the kernel's asserts, then
   `[tool.nki-studio.simulate]` in pyproject.toml — applied key by key.""",
             ),

@@ -10,7 +10,9 @@ partition multiplier, the free step (``pattern=[[step, F]]``, F the free tile's 
 comparison is ``cmp_op``. ``iota``'s expression gives them directly, its result shape is the tiles' (P, F), a
 missing axis 1 (the legacy simulator's rule). This pass rewrites the operands in place (the call still returns
 its value; ``iota`` gets a ``shape=``); ``isa_results`` then allocates the result and passes it as ``dst=``.
-Predicates held in names and other forms stay manual steps.
+Predicates held in names and other forms stay manual steps. An ``on_true_tile`` the function allocated in PSUM
+(flash attention's ``qk_psum``: the legacy call read it there) is read through ``nl.copy`` (SBUF, same dtype:
+exact), since 0.7 takes ``on_true_tile`` in SBUF only (isa.md §4.2).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from nki_studio.core.findings import Fix
 from nki_studio.core.text_edits import apply_fixes_listed
 from nki_studio.migrate import isa_operands, isa_results
 from nki_studio.migrate.index_patterns import Grid, GridTile, Linear, sum_of
+from nki_studio.migrate.matmul_accumulate import psum_names
 from nki_studio.migrate.result import PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
 
@@ -182,6 +185,9 @@ def _rewrite(src: Source, grid: Grid, call: ast.Call, nl: str, where: ast.AST) -
     if operands is None:
         return None
     keywords = {**operands, **{k: src.text_of(v) for k, v in args.items()}}
+    tile = args.get("on_true_tile")
+    if isinstance(tile, ast.Name) and tile.id in psum_names(src, where):
+        keywords["on_true_tile"] = f"{nl}.copy({tile.id})"
     order = _ORDER[leaf]  # the 0.7 signature's order, then the rest (dtype=, mask=) as they were
     keywords = dict(
         sorted(keywords.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))

@@ -59,6 +59,19 @@ def run(src: Source) -> PassResult:
         line = decorator.end_lineno or decorator.lineno
         edit = TextEdit(Span(decorator.lineno, 1, line + 1, 1), "")
         out.change(edit, decorator.lineno, call_name(src, decorator), "dropped (legacy compiler directive)")
+    # nl.full(..., lazy_initialization=False) chose when the legacy compiler filled the tile, not its values
+    # (inferred, as the legacy simulator takes it; nki-samples' flash attention): 0.7's nl.full has no such parameter
+    for call, _ in src.calls_to(LANGUAGE):
+        for keyword in call.keywords:
+            cut = src.keyword_cut(call, keyword) if keyword.arg == "lazy_initialization" else None
+            if cut is not None:
+                edit = TextEdit(Span(*src.position(cut[0]), *src.position(cut[1])), "")
+                out.change(
+                    edit,
+                    call.lineno,
+                    "lazy_initialization=",
+                    "dropped (when the legacy compiler filled the tile)",
+                )
     return out
 
 

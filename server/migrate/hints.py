@@ -4,7 +4,7 @@ recipes are the passes' own (``manual``, ``block_dims``), so the hint says what 
 
 from __future__ import annotations
 
-from nki_studio.migrate import allocation, block_dims, entry_points, isa_results, iterators, manual
+from nki_studio.migrate import allocation, block_dims, entry_points, isa_results, iterators, limits, manual
 
 _INDEX_TILES = (
     "rewritten: index tiles become slices (t[i_p, i_f] -> t[0:128, 0:512]) and a mask= a bounded slice; a use that "
@@ -16,7 +16,7 @@ _LANGUAGE = {
     "par_dim": f"rewritten where every use of the tile is a subscript; otherwise {block_dims.RECIPE}",
     # 0.7 traces kernels with Python, so host code may compute the limits (inferred from nki-0.7.md §1)
     "finfo": "not rewritten: NKI 0.7 has no nl.finfo; use the limits as constants (numpy / ml_dtypes finfo)",
-    "fp32": "not rewritten: write -3.4028235e+38 for nl.fp32.min (float(np.finfo(np.float32).min))",
+    "fp32": f"rewritten: nl.fp32.min becomes {limits.FP32_MIN} (the lowest FP32 value)",
     **{
         name: f"rewritten to Python's range(...) (nl.{name} is deprecated in 0.7)"
         for name in iterators._STATIC

@@ -61,7 +61,7 @@ def _rewrites(src: Source) -> list[tuple[ast.AugAssign, str]]:
     found = []
     nisa = src.alias_of(ISA, "nisa")
     for func in functions(src.tree):
-        psum = _psum_names(src, func)  # name -> whether nl.zeros initialised it
+        psum = psum_names(src, func)  # name -> whether nl.zeros initialised it
         for node in ast.walk(func):
             if not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)):
                 continue
@@ -76,7 +76,7 @@ def _rewrites(src: Source) -> list[tuple[ast.AugAssign, str]]:
     return found
 
 
-def _psum_names(src: Source, func: ast.AST) -> dict[str, bool]:
+def psum_names(src: Source, func: ast.AST) -> dict[str, bool]:
     """Names the function binds to a PSUM allocation (``nl.zeros(..., buffer=nl.psum)``, ``buffer=ncc.psum...``,
     or an allocator the module names, ``psum_mod = ncc.psum.mod_alloc``), each with whether ``nl.zeros`` made it
     (its content is defined before the first product)."""

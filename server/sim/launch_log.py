@@ -14,7 +14,9 @@ calls a kernel with: the inputs of a spec, e.g. for ``migrate``'s proof).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -46,8 +48,9 @@ class LaunchNote:
 @dataclass(frozen=True)
 class LaunchInputs:
     """What one drop-in launch passes its kernel: per parameter, its value as a simulate spec writes it
-    (``float32[128,512]`` for an array, ``4``, ``0.5``, ``true``, ``(3,4)`` for a tuple of integers); other
-    values (``None``, strings ...) are left out."""
+    (``float32[128,512]`` for an array, ``4``, ``0.5``, ``true``, ``none``, ``(3,4)`` for a tuple of integers,
+    ``Config(size=2)`` for a dataclass instance of the kernel's module); other values (strings ...) are left
+    out."""
 
     kernel: str
     file: str
@@ -92,19 +95,49 @@ def watching_inputs(callback: Callable[[LaunchInputs], None]) -> Iterator[None]:
             _watchers.remove(callback)
 
 
-def _described(value: Any) -> str | None:
-    """``value`` as a spec writes it, or None (not an array or a number)."""
+def _scalar(value: Any) -> str | None:
+    """A number, true/false or none as a spec writes it (``verify.spec``'s scalars), or None."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if value is None:
+        return "none"
     if isinstance(value, (int, float)):
         return str(value)
+    return None
+
+
+def _instance(value: Any, module: str) -> str | None:
+    """A dataclass instance as a spec writes it, ``Config(size=2,flag=true)`` (the fields whose values differ
+    from their defaults), when its class is what its name means in the kernel's ``module`` (where the proof
+    builds it again) and those values are scalars; else None."""
+    cls = type(value)
+    if not dataclasses.is_dataclass(value) or getattr(sys.modules.get(module), cls.__name__, None) is not cls:
+        return None
+    fields = []
+    for f in dataclasses.fields(value):
+        given = getattr(value, f.name)
+        if not f.init or (f.default is not dataclasses.MISSING and given == f.default):
+            continue
+        text = _scalar(given)
+        if text is None:
+            return None
+        fields.append(f"{f.name}={text}")
+    return f"{cls.__name__}({','.join(fields)})"
+
+
+def _described(value: Any, module: str = "") -> str | None:
+    """``value`` as a spec writes it, or None (not an array, a number, none, a tuple of integers or a
+    dataclass instance of the kernel's ``module`` with scalar fields)."""
+    scalar = _scalar(value)
+    if scalar is not None:
+        return scalar
     if isinstance(value, tuple) and value and all(type(v) is int for v in value):  # a shape argument
         return str(value).replace(" ", "")  # one spec token: (3,4)
     shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
     if isinstance(shape, tuple) and shape and dtype is not None:  # NumPy arrays, torch tensors
         name = str(dtype).removeprefix("torch.")
         return f"{name}[{','.join(str(int(d)) for d in shape)}]"
-    return None
+    return _instance(value, module)
 
 
 def offer_inputs(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -117,8 +150,10 @@ def offer_inputs(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
         bound = inspect.signature(func).bind(*args, **kwargs).arguments
     except (TypeError, ValueError):  # the launch itself reports a bad call
         return
-    described = ((name, _described(value)) for name, value in bound.items())
-    code = getattr(inspect.unwrap(func), "__code__", None)  # a launched grid wraps the kernel
+    kernel = inspect.unwrap(func)  # a launched grid wraps the kernel
+    module = getattr(kernel, "__module__", "")
+    described = ((name, _described(value, module)) for name, value in bound.items())
+    code = getattr(kernel, "__code__", None)
     inputs = LaunchInputs(
         getattr(func, "__name__", "kernel"),
         code.co_filename if code is not None else "",

@@ -12,7 +12,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from nki_studio.verify.spec import ArgValue, SimSpec, TensorSpec
+from nki_studio.verify.spec import ArgValue, InstanceSpec, SimSpec, TensorSpec
 
 _ML_DTYPES = ("bfloat16", "float8_e4m3", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu")
 
@@ -41,12 +41,21 @@ def make_tensor(spec: TensorSpec, rng: np.random.Generator) -> np.ndarray:
     return values.astype(dtype)
 
 
-def make_value(value: ArgValue, rng: np.random.Generator) -> Any:
-    """A concrete argument: a random array for a tensor spec, the scalar itself otherwise."""
-    return make_tensor(value, rng) if isinstance(value, TensorSpec) else value
+def make_value(value: ArgValue, rng: np.random.Generator, module: Any = None) -> Any:
+    """A concrete argument: a random array for a tensor spec, an instance of ``module``'s class for an instance
+    spec, the scalar itself otherwise."""
+    if isinstance(value, TensorSpec):
+        return make_tensor(value, rng)
+    if isinstance(value, InstanceSpec):
+        cls = getattr(module, value.cls, None)
+        if not isinstance(cls, type):
+            raise ValueError(f"{value}: the kernel's module defines no class {value.cls!r}")
+        return cls(**dict(value.fields))
+    return value
 
 
-def make_inputs(spec: SimSpec) -> list[Any]:
-    """Arguments in call order, generated from ``spec.seed`` (one generator, arguments drawn in order)."""
+def make_inputs(spec: SimSpec, module: Any = None) -> list[Any]:
+    """Arguments in call order, generated from ``spec.seed`` (one generator, arguments drawn in order); the
+    classes of instance arguments are ``module``'s (the kernel's)."""
     rng = np.random.default_rng(spec.seed)
-    return [make_value(value, rng) for _, value in spec.args]
+    return [make_value(value, rng, module) for _, value in spec.args]

@@ -260,7 +260,7 @@ def _run_stages(job: Job, spec: Any, result: SimulationResult, send: Send) -> No
         args = list(_inputs(_resolve_function(spec.inputs, module), module, spec.seed))
         names = [f"arg{i}" for i in range(len(args))]
     else:
-        args = make_inputs(spec)
+        args = make_inputs(spec, module)
         names = [n for n, _ in spec.args]
     before = [(n, _copy(a)) for n, a in zip(names, args, strict=False)]
     timings["inputs"] = time.perf_counter() - t

@@ -5,14 +5,17 @@ Comment grammar (one line, directly above the kernel's first decorator)::
 
     # nki-studio: simulate x=bfloat16[1024,4096] k=3 reference=ref_fn seed=7 lnc=2 atol=0.01 rtol=0.01
 
-* ``name=dtype[d0,d1,...]`` a tensor argument; ``name=3`` / ``name=0.5`` / ``name=true`` a scalar argument;
+* ``name=dtype[d0,d1,...]`` a tensor argument; ``name=3`` / ``name=0.5`` / ``name=true`` / ``name=none`` a
+  scalar argument (``none`` is Python's None: nki-samples' flash attention takes ``seed=None``);
   ``name=(3,4)`` a tuple of integers (a shape argument: nki-samples' transpose2d kernel takes one);
+  ``name=Config(field=1,flag=true)`` an instance of a class the kernel's module defines, called with those
+  scalar keyword fields (a configuration dataclass: nki-samples' ``FlashConfig``);
 * reserved keys: ``reference=`` (function computing the expected outputs from the same inputs, in the same
   file or ``module:function`` / ``module.function``), ``inputs=`` (function returning the argument tuple; given
   the kernel's module and the seed when it takes ``module``/``seed`` parameters), ``seed=`` (input generator seed),
   ``lnc=`` (1 or 2), ``ranks=`` (collective ranks to simulate), ``atol=``/``rtol=`` (oracle tolerances). A
   reserved key that is also a kernel parameter's name is passed to the kernel as well (``ranks=4`` for a kernel
-  taking ``ranks``).
+  taking ``ranks``); ``seed=none`` passes None to a kernel's ``seed`` parameter, the inputs then drawn with seed 0.
 
 Precedence (issue 4): the comment, then inference, then pyproject.toml. It is applied per key, so a
 pyproject ``reference=`` still applies when the shapes come from the comment (nothing is lost).
@@ -93,7 +96,22 @@ class TensorSpec:
         return f"{self.dtype}[{','.join(str(d) for d in self.shape)}]"
 
 
-ArgValue = TensorSpec | int | float | bool | tuple[int, ...]
+Scalar = int | float | bool | None
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    """An instance of a class of the kernel's module (a configuration dataclass), built by calling the class
+    with these keyword fields; no field: all its defaults."""
+
+    cls: str
+    fields: tuple[tuple[str, Scalar], ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.cls}({','.join(f'{k}={_format_value(v)}' for k, v in self.fields)})"
+
+
+ArgValue = TensorSpec | Scalar | tuple[int, ...] | InstanceSpec
 
 
 @dataclass(frozen=True)
@@ -158,6 +176,8 @@ class SimSpec:
 def _format_value(value: ArgValue) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if value is None:
+        return "none"
     if isinstance(value, tuple):
         return str(value).replace(" ", "")  # (3,4), (3,): a spec value is one token
     return str(value)
@@ -190,6 +210,7 @@ _TOKEN = re.compile(r"\s*(?P<key>[A-Za-z_]\w*)\s*=\s*(?P<val>[A-Za-z_][\w.]*\s*\
 _TENSOR = re.compile(r"(?P<dtype>[A-Za-z_][\w.]*)\s*\[(?P<dims>[^\]]*)\]")
 _FUNC = re.compile(r"[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?")
 _TUPLE = re.compile(r"\(\s*(?P<items>-?\d+(\s*,\s*-?\d+)*)?\s*,?\s*\)")
+_INSTANCE = re.compile(r"(?P<cls>[A-Za-z_]\w*)\((?P<fields>[^()]*)\)")
 
 
 def parse_dtype(text: str) -> str:
@@ -206,8 +227,8 @@ def parse_dtype(text: str) -> str:
 
 
 def parse_value(text: str) -> ArgValue:
-    """Parse one argument value: ``dtype[shape]``, an int, a float, true/false or a tuple of ints ``(3,4)``;
-    raises SpecError."""
+    """Parse one argument value: ``dtype[shape]``, an int, a float, true/false, none, a tuple of ints ``(3,4)``
+    or an instance ``Config(field=1,flag=true)``; raises SpecError."""
     m = _TENSOR.fullmatch(text.strip())
     if m:
         dims_text = m.group("dims").strip()
@@ -221,9 +242,18 @@ def parse_value(text: str) -> ArgValue:
     if m:
         items = m.group("items")
         return tuple(int(v) for v in items.split(",")) if items else ()
+    m = _INSTANCE.fullmatch(text.strip())
+    if m:
+        return InstanceSpec(m.group("cls"), _instance_fields(m.group("fields"), text))
+    return _parse_scalar(text)
+
+
+def _parse_scalar(text: str) -> Scalar:
     low = text.strip().lower()
     if low in ("true", "false"):
         return low == "true"
+    if low == "none":
+        return None
     try:
         return int(text, 0)
     except ValueError:
@@ -232,8 +262,20 @@ def parse_value(text: str) -> ArgValue:
         return float(text)
     except ValueError:
         raise SpecError(
-            f"{text!r} is neither dtype[shape] (e.g. bfloat16[128,512]), a number nor a tuple of integers"
+            f"{text!r} is neither dtype[shape] (e.g. bfloat16[128,512]), a number, true/false, none, "
+            "Class(field=value,...) nor a tuple of integers"
         ) from None
+
+
+def _instance_fields(text: str, whole: str) -> tuple[tuple[str, Scalar], ...]:
+    """``field=1,flag=true`` as (name, scalar) pairs; raises SpecError."""
+    fields: dict[str, Scalar] = {}
+    for part in (p.strip() for p in text.split(",")) if text.strip() else ():
+        name, equals, value = part.partition("=")
+        if not equals or not name.strip().isidentifier() or name.strip() in fields:
+            raise SpecError(f"{part!r} in {whole!r} is not a new field=value")
+        fields[name.strip()] = _parse_scalar(value)
+    return tuple(fields.items())
 
 
 def _parse_reserved(key: str, text: str) -> Any:
@@ -244,6 +286,8 @@ def _parse_reserved(key: str, text: str) -> Any:
             )
         return text
     if key == "seed":
+        if text.lower() == "none":  # for a kernel's own seed parameter (_check_args): the kernel gets None
+            return None
         if not re.fullmatch(r"\d+", text):
             raise SpecError(f"seed= expects a non-negative integer, got {text!r}")
         return int(text)
@@ -360,6 +404,8 @@ def _check_args(kernel: KernelInfo, fields: Mapping[str, Any]) -> list[tuple[str
                     f"(parameters: {', '.join(kernel.params) or 'none'})",
                 )
             )
+    if "seed" in fields and fields["seed"] is None and "seed" not in kernel.params:
+        problems.append(("seed", f"seed=none is for a kernel's seed parameter; {kernel.name} has none"))
     if "inputs" not in fields:
         missing = [p for p in kernel.required if p not in fields]
         if missing:
@@ -496,7 +542,7 @@ def build_spec(kernel: KernelInfo, layers: list[tuple[str, Mapping[str, Any]]]) 
         args=args,
         reference=merged.get("reference"),
         inputs=merged.get("inputs"),
-        seed=int(merged.get("seed", 0)),
+        seed=int(merged.get("seed") or 0),  # seed=none is the kernel's: the inputs then draw with seed 0
         lnc=int(merged.get("lnc", 1)),
         ranks=int(merged.get("ranks", 1)),
         atol=merged.get("atol"),
@@ -558,6 +604,8 @@ def resolve(
     merged: dict[str, Any] = dict(spec.args)
     if spec.inputs:
         merged["inputs"] = spec.inputs
+    if next((fields["seed"] for _, fields in layers if "seed" in fields), 0) is None:
+        merged["seed"] = None  # checked against the kernel's parameters
     arg_problems = [m for _, m in _check_args(kernel, merged)]
     if problems or arg_problems:
         return Resolution(None, problems + arg_problems, findings)
@@ -589,7 +637,7 @@ def spec_arguments(
     source: str, path: str
 ) -> dict[str, dict[str, tuple[tuple[int, ...], str] | int | float | bool]]:
     """What the specs (comment and pyproject, not inference) say of each spec'd kernel's arguments: a tensor's
-    (shape, dtype), or a scalar (not a tuple); for the features that size allocations from them (hover, lint). {} without
+    (shape, dtype), or a number or true/false (not a tuple, none or an instance); for the features that size allocations from them (hover, lint). {} without
     specs, and a malformed spec just gives none. Cheap when the file has no spec comment and its pyproject no
     ``[tool.nki-studio.simulate]`` table (lint asks on every edit)."""
     if not _may_have_specs(source, path):
@@ -607,7 +655,7 @@ def spec_arguments(
         ] = {  # a tuple value (a shape argument) is left out: its readers take it for a tensor's
             name: (value.shape, value.dtype) if isinstance(value, TensorSpec) else value
             for name, value in spec.args
-            if not isinstance(value, tuple)
+            if isinstance(value, (TensorSpec, int, float))  # bool is an int
         }
     return out
 

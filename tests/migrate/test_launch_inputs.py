@@ -8,8 +8,12 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from migrate_corpus import _preferred  # noqa: E402
 
 KERNELS = """\
 import neuronxcc.nki as nki
@@ -114,8 +118,11 @@ def _recorded(tmp_path: Path, unit_test: str) -> list[tuple[str, str]]:
     subprocess.run(
         [*pytest, "-p", "launch_inputs_plugin", "test_small.py"], cwd=tmp_path, env=env, timeout=120
     )
-    launches = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    return [(x["kernel"], x["spec"]) for x in launches]
+    return [(x["kernel"], x["spec"]) for x in _launches(log)]
+
+
+def _launches(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
 
 
 def test_a_unit_tests_missing_reference_module_does_not_hide_its_launch(tmp_path: Path) -> None:
@@ -143,3 +150,36 @@ def test_small():
 
 def test_a_unit_test_launching_on_trn2_only_records_its_launch(tmp_path: Path) -> None:
     assert _recorded(tmp_path, TRN2_ONLY) == [("small", "a=float32[128,4] b=float32[128,4]")]
+
+
+# nki-samples' flash attention test: parametrised from six heads on three programs down to one head on one, launched
+# with seed=None
+CASES = """\
+import numpy as np
+import pytest
+from kernels import small
+
+
+@pytest.mark.parametrize("rows, grid", [(128, 3), (64, 3), (128, 1), (64, 1), (128, 1)])
+def test_small(rows, grid):
+    a = np.zeros((rows, 4), np.float32)
+    small[grid](a, None)
+"""
+
+
+def test_a_tests_smallest_case_gives_the_inputs_and_is_named(tmp_path: Path) -> None:
+    (tmp_path / "kernels.py").write_text(KERNELS, encoding="utf-8")
+    _recorded(tmp_path, CASES)
+    launches = _launches(tmp_path / "inputs.jsonl")
+    assert [(x["spec"], x["grid"]) for x in launches] == [
+        ("a=float32[128,4] b=none", [3]),
+        ("a=float32[64,4] b=none", [3]),
+        ("a=float32[128,4] b=none", [1]),
+        ("a=float32[64,4] b=none", [1]),
+        ("a=float32[128,4] b=none", [1]),
+    ]
+    script = {"kernel": "small", "spec": "a=float32[8,4] b=none", "grid": [], "test": ""}
+    recorded = [("k.py::small", script), *(("k.py::small", x) for x in launches), ("k.py::other", script)]
+    chosen = _preferred(recorded)  # a test's launch over a script's, the smallest, the first of equals
+    assert chosen["k.py::small"]["test"] == "test_small.py::test_small[64-1]"
+    assert chosen["k.py::other"] is script  # no test launches it

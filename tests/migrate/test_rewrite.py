@@ -1016,6 +1016,23 @@ def test_iota_expressions_become_its_0_7_operands() -> None:
     ]
 
 
+def test_an_affine_select_reading_psum_reads_an_sbuf_copy() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            i_p, i_f = nl.mgrid[0:128, 0:512]
+            s = nl.ndarray((nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+            t = nl.ndarray((nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.sbuf)
+            t[:, :] = nisa.affine_select(pred=i_p >= i_f, on_true_tile=s, on_false_value=-9984.0)
+            u = nl.ndarray((nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.sbuf)
+            u[:, :] = nisa.affine_select(pred=i_p >= i_f, on_true_tile=t, on_false_value=-9984.0)
+            return u
+        """
+    )
+    assert "on_true_tile=nl.copy(s)" in m.text and "on_true_tile=t," in m.text
+
+
 def test_affine_select_predicates_held_in_names_read_elsewhere_stay() -> None:
     m = migrate(
         """\

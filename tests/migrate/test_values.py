@@ -53,6 +53,26 @@ def test_a_grid_with_an_axis_no_index_uses_and_finfo_without_numpy_are_listed() 
     assert {(s.line, s.construct) for s in m.manual} == {(8, "nl.mgrid"), (9, "nl.finfo")}
 
 
+def test_fp32_min_becomes_its_literal_and_lazy_initialization_goes() -> None:
+    m = migrate(
+        """\
+        @nki.jit
+        def k(a):
+            t = nl.full((128, 4), fill_value=nl.fp32.min, dtype=nl.float32, lazy_initialization=False)
+            low = 2 * nisa.fp32.min
+            return t
+        """
+    )
+    body = body_of(m).splitlines()
+    assert body[2] == "    t = nl.full((128, 4), fill_value=-3.4028235e+38, dtype=nl.float32)"
+    assert body[3] == "    low = 2 * (-3.4028235e+38)"
+    assert [(c.line, c.construct) for c in m.changes if c.construct == "nl.fp32.min"] == [
+        (8, "nl.fp32.min"),
+        (9, "nl.fp32.min"),
+    ]
+    assert not m.manual and ("lazy_initialization=", 8) in {(c.construct, c.line) for c in m.changes}
+
+
 def test_reductions_over_free_axes_with_a_gap_are_listed() -> None:
     m = migrate(
         """\

@@ -43,3 +43,34 @@ def test_predicates_held_in_names_are_rewritten_and_proven(tmp_path: Path) -> No
     assert "pred_causal" not in result["migrated"] and "q_pos" not in result["migrated"]
     assert "mgrid" not in result["migrated"]
     assert "cmp_op=nl.greater_equal" in result["migrated"] and "cmp_op=nl.greater" in result["migrated"]
+
+
+# flash attention's causal mask reads the scores where the matmul left them, in PSUM (legacy affine_select took it)
+PSUM_SCORES = """\
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate q=float32[128,128] k=float32[128,512]
+@nki.jit
+def causal_scores(q, k):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    i_q_p, i_q_f = nl.mgrid[0:128, 0:512]
+    pred_causal = 200 + i_q_p >= i_q_f
+    qk_psum = nl.ndarray((nl.par_dim(128), 512), dtype=np.float32, buffer=nl.psum)
+    qk_psum[:, :] = nl.matmul(nl.load(q), nl.load(k), transpose_x=True)
+    r = nl.ndarray((nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.sbuf)
+    r[:, :] = nisa.affine_select(pred=pred_causal, on_true_tile=qk_psum, on_false_value=-9984.0, dtype=nl.float32)
+    nl.store(out, value=r)
+    return out
+"""
+
+
+def test_a_psum_on_true_tile_is_read_through_an_sbuf_copy_and_proven(tmp_path: Path) -> None:
+    path = tmp_path / "attention.py"
+    path.write_text(PSUM_SCORES, encoding="utf-8")
+    result = migrate(str(path), Settings(trusted_workspace=True))
+    assert result["status"] == "proven", result["message"]
+    assert "on_true_tile=nl.copy(qk_psum)" in result["migrated"]

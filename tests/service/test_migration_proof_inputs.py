@@ -128,6 +128,44 @@ def test_a_kernel_taking_a_shape_tuple_is_proven(tmp_path: Path) -> None:
     assert proven(tmp_path, SHAPE_TUPLE)["proofs"][0]["kernel"] == "flip_blocks"
 
 
+# nki-samples' flash attention tests launch flash_fwd(q, k, v, seed=None, config=FlashConfig(...)): none and an
+# instance of the file's dataclass are spec values; the asserts fail the run if either did not arrive as given
+SEED_AND_CONFIG = """\
+from dataclasses import dataclass
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@dataclass(frozen=True)
+class ScaleConfig:
+    scale: float = 1.0
+    training: bool = True
+
+
+# nki-studio: simulate x=float32[128,64] seed=none config=ScaleConfig(scale=3.0,training=false)
+@nki.jit
+def scaled(x, seed, config=None):
+    assert seed is None and config is not None and not config.training
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(64)[None, :]
+    nl.store(out[i_p, i_f], value=nl.multiply(nl.load(x[i_p, i_f]), config.scale))
+    return out
+"""
+
+
+def test_a_kernel_taking_none_and_a_config_instance_is_proven(tmp_path: Path) -> None:
+    assert proven(tmp_path, SEED_AND_CONFIG)["proofs"][0]["kernel"] == "scaled"
+
+
+def test_a_config_instance_the_file_does_not_define_stops_the_original(tmp_path: Path) -> None:
+    path = tmp_path / "kernel.py"
+    path.write_text(SEED_AND_CONFIG.replace("config=ScaleConfig(", "config=OtherConfig("), encoding="utf-8")
+    (proof,) = migrate(str(path), TRUSTED)["proofs"]
+    assert not proof["equivalent"] and "defines no class 'OtherConfig'" in proof["message"]
+
+
 # 16 tiles of 2 KiB per partition (32 KiB of 16): out[i] = row max of (i + 1) * a.T @ b, the products all made
 # before any is read
 PSUM_BLOCKS = """\

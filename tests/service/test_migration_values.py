@@ -95,6 +95,35 @@ def k(a):
 """
 
 
+# A running maximum started at the lowest FP32 value (nki-samples' flash attention: nl.full(..., nl.fp32.min,
+# lazy_initialization=False)).
+LOWEST = """\
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+
+# nki-studio: simulate a=float32[128,64]
+@nki.jit
+def k(a):
+    out = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+    running = nl.full((128, 1), fill_value=nl.fp32.min, dtype=nl.float32, buffer=nl.sbuf, lazy_initialization=False)
+    floor = nl.full((128, 1), fill_value=0.5 * nl.fp32.min, dtype=nl.float32, buffer=nl.sbuf)
+    t = nl.load(a)
+    running[...] = nl.maximum(running, nl.max(t, axis=[1], keepdims=True))
+    nl.store(out[:, 0:1], value=running)
+    nl.store(out[:, 1:2], value=floor)
+    return out
+"""
+
+
+def test_fp32_min_and_lazy_initialization_are_rewritten_and_proven(tmp_path: Path) -> None:
+    migrated = _proven(tmp_path, LOWEST)
+    assert "buffer=nl.sbuf)" in migrated and "lazy_initialization" not in migrated
+    assert "fill_value=-3.4028235e+38" in migrated and "0.5 * (-3.4028235e+38)" in migrated
+    assert "fp32" not in migrated
+
+
 def _proven(tmp_path: Path, text: str) -> str:
     path = tmp_path / "kernel.py"
     path.write_text(textwrap.dedent(text), encoding="utf-8")

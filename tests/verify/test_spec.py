@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from nki_studio.verify.inputs import make_inputs
 from nki_studio.verify.spec import (
+    InstanceSpec,
     SimSpec,
     SpecError,
     TensorSpec,
@@ -75,10 +76,75 @@ def test_spec_round_trips_through_comment_and_json() -> None:
     assert SimSpec.from_json(spec.to_json()) == spec
 
 
+def test_none_and_instances_round_trip_through_comment_and_json() -> None:
+    config = InstanceSpec("Config", (("size", 512), ("flag", False), ("scale", 0.5), ("bias", None)))
+    spec = SimSpec("k", (("mask", None), ("config", config), ("default", InstanceSpec("Config"))))
+    assert spec.to_comment().endswith(
+        "mask=none config=Config(size=512,flag=false,scale=0.5,bias=none) default=Config()"
+    )
+    fields, errors = parse_fields(spec.to_comment().split("simulate", 1)[1])
+    assert errors == [] and fields == dict(spec.args)
+    assert SimSpec.from_json(spec.to_json()) == spec
+    assert parse_value("None") is None and parse_value("Config( size = 2 )") == InstanceSpec(
+        "Config", (("size", 2),)
+    )
+
+
+SEEDED = textwrap.dedent("""\
+    import nki
+
+    @nki.jit
+    def dropout(x, seed, config=None):
+        return x
+
+    @nki.jit
+    def plain(x):
+        return x
+    """)
+
+
+def test_seed_none_goes_to_a_kernels_seed_parameter(tmp_path: Path) -> None:
+    # nki-samples' flash attention takes seed=None: the kernel gets None, the inputs are drawn with seed 0
+    path = str(tmp_path / "k.py")
+    override = parse_fields("x=float32[4] seed=none config=Config(size=2)")[0]
+    spec = resolve(SEEDED, path, "dropout", override=override, use_pyproject=False, infer=False).spec
+    assert spec is not None and spec.seed == 0
+    assert spec.args == (
+        ("x", TensorSpec("float32", (4,))),
+        ("seed", None),
+        ("config", InstanceSpec("Config", (("size", 2),))),
+    )
+    plain = resolve(
+        SEEDED, path, "plain", override=parse_fields("x=float32[4] seed=none")[0], use_pyproject=False
+    )
+    assert plain.spec is None and "seed=none is for a kernel's seed parameter" in plain.problems[0]
+
+
+def test_an_instance_is_built_from_the_kernels_module() -> None:
+    import dataclasses
+    import types
+
+    module = types.ModuleType("kernel_module")
+
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        size: int = 8
+        flag: bool = True
+
+    module.Config = Config  # type: ignore[attr-defined]
+    spec = SimSpec("k", (("config", InstanceSpec("Config", (("flag", False),))), ("seed", None)))
+    assert make_inputs(spec, module) == [Config(8, False), None]
+    with pytest.raises(ValueError, match="defines no class 'Missing'"):
+        make_inputs(SimSpec("k", (("config", InstanceSpec("Missing")),)), module)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("x=bfloat17[4]", "unknown dtype 'bfloat17'"),
+        ("x=Config(size)", "is not a new field=value"),
+        ("x=Config(a=1,a=2)", "is not a new field=value"),
+        ("x=Config(a=float32[4])", "neither dtype[shape]"),
         ("x=float32[4,-1]", "'-1'"),
         ("x=float32[4,0]", "not a positive integer"),
         ("x=hello", "neither dtype[shape]"),

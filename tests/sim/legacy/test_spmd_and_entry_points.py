@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -144,8 +146,31 @@ def test_launch_inputs_are_offered_to_watchers_before_the_run(legacy_call, tmp_p
     assert launch_log._described(3) == "3" and launch_log._described(True) == "true"
     # a tuple of integers is a shape argument (nki-samples' transpose2d); other tuples are not spec values
     assert launch_log._described((1, 2)) == "(1,2)" and launch_log._described((3,)) == "(3,)"
-    assert launch_log._described((1, 0.5)) is None and launch_log._described(None) is None
+    # None is a spec value too (nki-samples' flash attention tests pass seed=None)
+    assert launch_log._described((1, 0.5)) is None and launch_log._described(None) == "none"
     np.testing.assert_array_equal(legacy_call(GRID_ADD, "launch", a, a), a + a)  # no watcher left: it runs
+
+
+@dataclasses.dataclass(frozen=True)
+class LaunchConfig:
+    """A configuration dataclass like nki-samples' FlashConfig (this module stands for the kernel's)."""
+
+    size: int = 2048
+    training: bool = True
+    dtype_name: str = ""
+
+
+def test_a_dataclass_argument_is_described_by_the_fields_it_changes():
+    from nki_studio.sim import launch_log
+    from nki_studio.verify.spec import InstanceSpec, parse_value
+
+    assert launch_log._described(LaunchConfig(), __name__) == "LaunchConfig()"
+    text = launch_log._described(LaunchConfig(size=512, training=False), __name__)
+    assert text == "LaunchConfig(size=512,training=false)"
+    assert parse_value(text) == InstanceSpec("LaunchConfig", (("size", 512), ("training", False)))
+    # a string field changed, or a class the kernel's module does not name: left out, as strings are
+    assert launch_log._described(LaunchConfig(dtype_name="bfloat16"), __name__) is None
+    assert launch_log._described(LaunchConfig(), "some_other_module") is None
 
 
 GRID_FROM_ARGUMENTS = """
