@@ -21,7 +21,7 @@ import neuronxcc.nki.language as nl
 @nki.jit(mode='trace')
 def offset_first(seeds, out_row, step):
     on = step >= 1
-    shifted = nl.add(seeds[0:1, 0:1], step * 3, mask=on)
+    shifted = nl.add(seeds[0, 0], step * 3, mask=on)
     nl.store(out_row, value=shifted, mask=on)
 
 
@@ -41,13 +41,13 @@ def test_a_parameter_view_operand_gives_the_masked_off_shape() -> None:
     m = migrate_source(SEEDED)
     assert not m.manual
     assert (
-        "    shifted = nl.add(seeds[0:1, 0:1], step * 3) if on else "
-        "nl.ndarray(seeds[0:1, 0:1].shape, dtype=seeds[0:1, 0:1].dtype, buffer=nl.sbuf)\n"
+        "    shifted = nl.add(seeds[0, 0], step * 3) if on else "
+        "nl.ndarray(seeds[0, 0].shape, dtype=seeds[0, 0].dtype, buffer=nl.sbuf)\n"
     ) in m.text
 
 
 def test_a_bare_parameter_operand_stays_listed() -> None:
-    m = migrate_source(SEEDED.replace("nl.add(seeds[0:1, 0:1], step * 3,", "nl.add(seeds, step * 3,"))
+    m = migrate_source(SEEDED.replace("nl.add(seeds[0, 0], step * 3,", "nl.add(seeds, step * 3,"))
     assert [s.construct for s in m.manual] == ["mask="]
 
 
