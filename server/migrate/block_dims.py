@@ -209,7 +209,7 @@ class _Folding:
             self._uses(nested, name, tile, set())
 
     def _passed(
-        self, parent: ast.AST | None, grandparent: ast.AST | None, use: ast.Name
+        self, parent: ast.AST | None, grandparent: ast.AST | None, use: ast.expr
     ) -> tuple[str, str] | None:
         """(helper, parameter) when ``use`` is an argument of a call to a function of this file."""
         call = grandparent if isinstance(parent, ast.keyword) else parent
