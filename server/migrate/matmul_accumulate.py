@@ -62,7 +62,7 @@ def _rewrites(src: Source) -> list[tuple[ast.AugAssign, str]]:
     found = []
     nisa = src.alias_of(ISA, "nisa")
     for func in functions(src.tree):
-        psum = _psum_names(src, func) | _passed_accumulators(
+        psum = _psum_names(src, func) | passed_accumulators(
             src, func
         )  # name -> whether nl.zeros initialised it
         for node in ast.walk(func):
@@ -104,7 +104,7 @@ def _psum_names(src: Source, func: ast.AST) -> dict[str, bool]:
     return names
 
 
-def _passed_accumulators(src: Source, func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, bool]:
+def passed_accumulators(src: Source, func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, bool]:
     """The parameters of ``func`` every call of which in the file passes, by name, a PSUM allocation of the calling
     function (nki-samples' flash-attention backward core accumulates into the ``dk_psum``/``dv_psum`` its kernel
     allocated), each with whether ``nl.zeros`` made all of them."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 
+from nki_studio.migrate.matmul_accumulate import passed_accumulators
 from nki_studio.migrate.result import PassResult
 from nki_studio.migrate.source import ISA, LANGUAGE, Source, functions
 
@@ -57,7 +58,7 @@ def _copied(src: Source) -> list[ast.expr]:
     for func in functions(src.tree):
         read = [arg for call in _calls(src, func, _CONSUMERS) for arg in _operands(src, call)]
         names = {arg.id for arg in read if isinstance(arg, ast.Name)}
-        psum = set()
+        psum = set(passed_accumulators(src, func))  # and the PSUM tiles every call passes it (store_dk_dv's)
         for node in ast.walk(func):
             target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
             if isinstance(node, ast.AnnAssign):

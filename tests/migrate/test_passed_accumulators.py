@@ -60,3 +60,12 @@ def test_a_passed_psum_accumulator_is_migrated_and_proven(tmp_path: Path) -> Non
     path.write_text(ACCUMULATED.replace("step * 128 < 384", "step * 128 < 512"), encoding="utf-8")
     result = migrate(str(path), Settings(trusted_workspace=True))
     assert result["status"] == "proven", result["message"]
+
+
+def test_a_passed_psum_tile_stored_is_copied_to_sbuf() -> None:
+    # nki-samples' store_dk_dv stores the kernel's PSUM accumulators it is passed (0.7 stores from SBUF)
+    m = migrate_source(
+        ACCUMULATED.replace("    nl.store(out, value=nl.copy(acc))\n", "    store(out, acc)\n")
+        + "\n\n@nki.jit(mode='trace')\ndef store(out, acc):\n    nl.store(out, value=acc[:, :])\n"
+    )
+    assert "nl.store(out, value=nl.copy(acc[:, :]))" in m.text
