@@ -22,7 +22,8 @@ that imports ``neuronxcc.nki`` is classified
   not proven or their proofs did not run it (said);
 * **not migratable**: manual steps in its own lines, counted by construct (that is the explanation).
 
-Usage: ``.venv/bin/python benchmarks/migrate_corpus.py [--repo PATH] [--only SUBSTRING] [--timeout S]``.
+Usage: ``.venv/bin/python benchmarks/migrate_corpus.py [--repo PATH] [--only SUBSTRING] [--timeout S]
+[--simulation-timeout S]``.
 """
 
 from __future__ import annotations
@@ -312,8 +313,13 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, help="a clone of aws-neuron/nki-samples holding commit 0898a77")
     parser.add_argument("--only", default="", help="only the files whose path contains this")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per unit-test case")
+    # the flash-attention backward at its test's smallest shapes (seqlen 4096) simulates for minutes, not 60 s
+    parser.add_argument(
+        "--simulation-timeout", type=float, default=1500.0, help="seconds per simulation of a proof"
+    )
     args = parser.parse_args()
-    settings = Settings(trusted_workspace=True)  # running the benchmark is the decision to run the corpus
+    # running the benchmark is the decision to run the corpus
+    settings = Settings(trusted_workspace=True, simulation_timeout_s=args.simulation_timeout)
     with tempfile.TemporaryDirectory() as folder:
         corpus = corpus_tree(args.repo, Path(folder))
         tested, grids, cases = _tested_inputs(corpus, args.timeout)

@@ -121,7 +121,8 @@ class _Folding:
         }
         self.tiles: list[_Tile] = []
         self.params: dict[tuple[str, str], _Tile] = {}
-        self.callers: dict[tuple[str, str], list[_Tile | None]] = {}
+        # per (helper, parameter): each call's tile and the block dims its argument keeps (None: not a tile)
+        self.callers: dict[tuple[str, str], list[tuple[_Tile, int] | None]] = {}
         self.arguments: set[int] = set()  # the uses of tiles passed to a helper
         for func in functions(src.tree):
             for name, (allocations, blocks) in _allocations(src, func).items():
@@ -135,7 +136,7 @@ class _Folding:
                     self.callers[key].append(None)  # a call passing it something else (or nothing)
         for helper, param in list(self.callers):
             func = self.helpers[helper]
-            counts = {t.blocks if t is not None else -1 for t in self.callers[(helper, param)]}
+            counts = {t[1] if t is not None else -1 for t in self.callers[(helper, param)]}
             tile = _Tile(counts.pop() if len(counts) == 1 else -1, [], [], [])
             tile.ok = tile.blocks >= 0 and _parameter(func, param)
             if tile.ok:
@@ -150,7 +151,7 @@ class _Folding:
                 if tile.ok and not all(self.params.get(p, _FAILED).ok for p in tile.passed):
                     tile.ok, changed = False, True
             for key, tile in self.params.items():
-                if tile.ok and not all(t is not None and t.ok for t in self.callers[key]):
+                if tile.ok and not all(t is not None and t[0].ok for t in self.callers[key]):
                     tile.ok, changed = False, True
 
     def _uses(self, func: ast.AST, name: str, tile: _Tile, targets: set[int]) -> None:
@@ -165,16 +166,30 @@ class _Folding:
                 and _access(self.src, parent, tile.blocks)
             ):
                 tile.subscripts.append(parent)
+                self._view_passed(parent, parents, tile)
             elif isinstance(parent, ast.Attribute) and parent.attr == "dtype":
                 pass  # the same dtype either way
             elif (passed := self._passed(parent, parents.get(id(parent)), use)) is not None:
                 self.arguments.add(id(use))
                 tile.passed.append(passed)
-                self.callers.setdefault(passed, []).append(tile)
+                self.callers.setdefault(passed, []).append((tile, tile.blocks))
             else:
                 tile.ok = False
         for nested in _nested(func):
             self._closure_uses(nested, name, tile)
+
+    def _view_passed(self, access: ast.Subscript, parents: dict[int, ast.AST], tile: _Tile) -> None:
+        """A view keeping block dims passed to a function of this file (``compute_rowsum(dy_o_sum=t[h])`` of a
+        ``(H, N, par_dim(P), 1)`` tile): the callee's parameter has the blocks left (here ``N``), and its
+        subscripts must move too (``dy_o_sum[i, :, 0]`` -> ``dy_o_sum[:, i, 0]``, as the caller's view is now
+        ``t[:, h]``). A view with no block left has the legacy layout already; nothing to follow."""
+        blocks = _blocks_left(access, tile.blocks)
+        parent = parents.get(id(access))
+        passed = self._passed(parent, parents.get(id(parent)), access) if blocks else None
+        if passed is not None:
+            self.arguments.add(id(access))
+            tile.passed.append(passed)
+            self.callers.setdefault(passed, []).append((tile, blocks))
 
     def _closure_uses(self, nested: _Function, name: str, tile: _Tile) -> None:
         """The uses of the tile in a function nested where it is allocated (a closure: the same tile, so the
@@ -194,7 +209,7 @@ class _Folding:
             self._uses(nested, name, tile, set())
 
     def _passed(
-        self, parent: ast.AST | None, grandparent: ast.AST | None, use: ast.Name
+        self, parent: ast.AST | None, grandparent: ast.AST | None, use: ast.expr
     ) -> tuple[str, str] | None:
         """(helper, parameter) when ``use`` is an argument of a call to a function of this file."""
         call = grandparent if isinstance(parent, ast.keyword) else parent
@@ -384,6 +399,15 @@ def _list_access(src: Source, node: ast.Subscript, blocks: int) -> str:
     parts = [src.text_of(e) for e in elts]
     rest = f"[{', '.join(parts[blocks:])}]" if parts[blocks:] else ""
     return src.text_of(node.value) + "".join(f"[{p}]" for p in parts[:blocks]) + rest
+
+
+def _blocks_left(node: ast.Subscript, blocks: int) -> int:
+    """The block dims the view ``node`` of a tile with ``blocks`` of them keeps: those it slices or does not name
+    (an index drops its dim); 0, not followed, for one naming the partition dim by an index."""
+    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if len(elts) > blocks and not isinstance(elts[blocks], ast.Slice):
+        return 0
+    return sum(isinstance(e, ast.Slice) for e in elts[:blocks]) + max(0, blocks - len(elts))
 
 
 def _access(src: Source, node: ast.Subscript, blocks: int) -> str | None:

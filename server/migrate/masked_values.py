@@ -100,7 +100,8 @@ def _covered(src: Source) -> list[_Masked]:
                 src.text_of(k.value) != src.text_of(keyword.value) for _, k in nested
             ):
                 continue
-            operands = _tile_operands(src, tiles, call)
+            # without a known tile, a parameter's subscript (``seed_local[0, 0]``: a number is not subscripted)
+            operands = _tile_operands(src, tiles, call) or _tile_operands(src, tiles, call, _parameters(func))
             if not operands:
                 continue
             if len(set(operands)) == 1:
@@ -117,17 +118,28 @@ def _covered(src: Source) -> list[_Masked]:
     return found
 
 
-def _tile_operands(src: Source, tiles: Tiles, call: ast.Call) -> list[str]:
+def _tile_operands(
+    src: Source, tiles: Tiles, call: ast.Call, parameters: frozenset[str] = frozenset()
+) -> list[str]:
     """The tiles an element-wise call's result is broadcast from: its tile operands, and those of the element-wise
-    ``nl`` calls nested in it (their results have their operands' broadcast shape, language.md §8)."""
+    ``nl`` calls nested in it (their results have their operands' broadcast shape, language.md §8); with
+    ``parameters``, their subscripts too (a tile or tensor the caller passed: inferred, a number has none)."""
     out = []
     for a in call.args:
         if isinstance(a, ast.Call):
             module, _, leaf = (src.canonical(a.func) or "").rpartition(".")
             if module == LANGUAGE and leaf in ELEMENTWISE:
-                out.extend(_tile_operands(src, tiles, a))
+                out.extend(_tile_operands(src, tiles, a, parameters))
             elif tiles.is_tile(a):
                 return []  # another call's result: its shape is not known here
-        elif tiles.is_tile(a):
+        elif tiles.is_tile(a) or (
+            isinstance(a, ast.Subscript) and isinstance(a.value, ast.Name) and a.value.id in parameters
+        ):
             out.append(src.text_of(a))
     return out
+
+
+def _parameters(func: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The parameter names of ``func``."""
+    a = func.args
+    return frozenset(p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs])

@@ -14,7 +14,8 @@ fused RMSNorm-QKV relies on it): there the call keeps 0.7's default ``accumulate
 the same way (first write to a PSUM location overwrites, later ones add; isa.md §1.1), where ``True`` would add to
 never-written PSUM.
 
-Only an accumulator the function allocates in PSUM (``buffer=nl.psum`` or a ``psum`` allocator) qualifies: an
+Only an accumulator the function allocates in PSUM (``buffer=nl.psum`` or a ``psum`` allocator), or a parameter
+every call in the file passes one of its caller's such allocations by name, qualifies: an
 SBUF ``+=`` stays the operators pass's ``nisa.tensor_tensor``. ``nl.matmul`` without ``transpose_x=True``
 (its stationary operand needs a transpose first) is left to it too. A ``mask=`` is kept for the mask pass to
 rewrite or list (as ``isa_results`` does).
@@ -61,7 +62,8 @@ def _rewrites(src: Source) -> list[tuple[ast.AugAssign, str]]:
     found = []
     nisa = src.alias_of(ISA, "nisa")
     for func in functions(src.tree):
-        psum = psum_names(src, func)  # name -> whether nl.zeros initialised it
+        # name -> whether nl.zeros initialised it
+        psum = psum_names(src, func) | passed_accumulators(src, func)
         for node in ast.walk(func):
             if not (isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add)):
                 continue
@@ -99,6 +101,28 @@ def psum_names(src: Source, func: ast.AST) -> dict[str, bool]:
                 zeros = src.canonical(node.value.func) == _ZEROS
                 names.update({t.id: zeros for t in node.targets if isinstance(t, ast.Name)})
     return names
+
+
+def passed_accumulators(src: Source, func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, bool]:
+    """The parameters of ``func`` every call of which in the file passes, by name, a PSUM allocation of the calling
+    function (nki-samples' flash-attention backward core accumulates into the ``dk_psum``/``dv_psum`` its kernel
+    allocated), each with whether ``nl.zeros`` made all of them."""
+    positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+    found: dict[str, list[bool | None]] = {}
+    for caller in functions(src.tree):
+        own = psum_names(src, caller)
+        for call in ast.walk(caller):
+            if not (
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == func.name
+            ):
+                continue
+            given = {k.arg: k.value for k in call.keywords if k.arg} | dict(
+                zip(positional, call.args, strict=False)
+            )
+            for name in [*positional, *(a.arg for a in func.args.kwonlyargs)]:
+                value = given.get(name)
+                found.setdefault(name, []).append(own.get(value.id) if isinstance(value, ast.Name) else None)
+    return {name: all(flags) for name, flags in found.items() if None not in flags}
 
 
 def _operands(src: Source, call: ast.Call) -> str | None:
