@@ -105,7 +105,7 @@ def elementwise_cycles(
         factor = rules.reciprocal_factor
     elif streams >= 2:
         factor = rules.two_input_factor
-    data_cycles = math.ceil(factor * n * limits.partitions / lanes(event, limits))
+    data_cycles = math.ceil(factor * n * limits.partitions / lanes(event, limits, streams))
     extra = rules.min_ii_cycles if name in ("activation_reduce", "tensor_scalar_reduce") else 0
     # a tiny instruction ("N << 128" [A2]; below the minimum initiation interval: an inferred threshold) pays the
     # static overhead (the same overhead of dependent back-to-back instructions is not modelled)

@@ -10,9 +10,16 @@ and ``lanes_other``) and says which instructions reach the 16-bit widths: its "V
 * 2x: the same instructions in BF16/FP16 with a strided innermost dim, or contiguous with one side in PSUM; and
   ``tensor_tensor`` with both inputs in SBUF and every operand BF16/FP16 (else 1x: a 16-bit operand in PSUM).
 
-Every other instruction and dtype streams at the "other data types" width, halved when an operand is in PSUM
-(inferred: the guide halves the 16-bit copy mode for a PSUM side; the trn2 ladder's FP32 PSUM -> SBUF copies,
-0.69 us measured per [128, 512], fit the halved width, 0.60 us, and not the full one, 0.33 us). Trainium3 gives
+Outside those modes an instruction gets no lift over NeuronCore-v2 (the guide names the modes as the lift "compared
+to NeuronCore-v2", for BF16/FP16 only): one streamed input runs at 128 elements per cycle whatever its dtype (an
+FP32 ``tensor_scalar``, ``tensor_copy`` or ``tensor_reduce``, a 16-bit ``tensor_reduce``). Two streamed inputs
+(``tensor_tensor`` outside its mode, ``scalar_tensor_tensor``) share the "other data types" width, 256 input
+elements per cycle, i.e. 128 outputs, halved when an operand is in PSUM (inferred: the guide halves the 16-bit copy
+mode for a PSUM side). Reading the data-path width as input elements summed over an instruction's input streams is
+inferred: it is the reading under which the table and the mode list agree. Evidence on trn2 (calibration README
+"The remaining steps"): the ladder's FP32 PSUM -> SBUF copies, 0.69 us measured per [128, 512], fit 128 lanes
+(0.60 us) and not 256 (0.33 us); the walkthrough's plain RMSNorm (FP32 ``tensor_scalar`` and ``tensor_reduce`` on
+SBUF) is 0.75 of its measurement at 256 lanes and 0.90 at 128. Trainium3 gives
 the Scalar engine the 2x mode for 16-bit ``tensor_scalar`` / ``tensor_copy`` ([A4], its ``lanes`` entry 256;
 applying the trn2 conditions to it is inferred).
 """
@@ -37,8 +44,9 @@ def _contiguous(o: Operand) -> bool:
     return o.row_bytes == 0 or o.row_bytes > 2
 
 
-def lanes(event: TraceEvent, limits: TargetLimits) -> int:
-    """Elements per cycle ``event`` streams on its engine (see the module docstring)."""
+def lanes(event: TraceEvent, limits: TargetLimits, streams: int) -> int:
+    """Elements per cycle ``event`` streams on its engine, given how many of its inputs it streams at full size
+    (see the module docstring)."""
     one = limits.partitions  # the NeuronCore-v2 rate, 1x
     peak = limits.lanes.get(event.engine, one)
     other = limits.lanes_other.get(event.engine, one)
@@ -54,4 +62,6 @@ def lanes(event: TraceEvent, limits: TargetLimits) -> int:
         if name == "tensor_tensor":
             inputs_on_sbuf = all(o.buffer == "sbuf" for o in ops if not o.role.startswith("dst"))
             return min(peak, 2 * one) if inputs_on_sbuf else one
+    if streams < 2:  # no performance mode: NeuronCore-v2's rate
+        return one
     return other if on_sbuf else max(other // 2, one)

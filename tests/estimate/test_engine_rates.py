@@ -104,8 +104,9 @@ def _vec(op: str, dtype: str, src_buffer: str = "sbuf", row_bytes: int = 0, inpu
         (_vec("nisa.tensor_copy", "bfloat16", src_buffer="psum"), 4096 // 2),  # 2x: one side in PSUM
         (_vec("nisa.tensor_tensor", "bfloat16", inputs=2), 2 * 4096 // 2),  # 2x for tensor_tensor
         (_vec("nisa.tensor_tensor", "bfloat16", src_buffer="psum", inputs=2), 2 * 4096),  # input in PSUM: 1x
-        (_vec("nisa.tensor_reduce", "bfloat16"), 4096 // 2),  # no 4x mode: the "other data types" width
-        (_vec("nisa.tensor_scalar", "float32"), 4096 // 2),  # FP32: the "other data types" width, 256
+        (_vec("nisa.tensor_reduce", "bfloat16"), 4096),  # no mode for it: NeuronCore-v2's 128 lanes
+        (_vec("nisa.tensor_scalar", "float32"), 4096),  # FP32, one input: no mode, 128 lanes
+        (_vec("nisa.tensor_tensor", "float32", inputs=2), 2 * 4096 // 2),  # FP32, two inputs: 256 input lanes
         (_vec("nisa.tensor_copy", "float32", src_buffer="psum"), 4096),  # FP32 with a PSUM side: halved
     ],
 )
@@ -124,3 +125,49 @@ def test_tiny_vector_and_scalar_instructions_pay_the_static_overhead() -> None:
         assert instruction_cost(ev, TRN2).cycles == COST_RULES.min_ii_cycles + 100 + OVERHEAD
     wide = (Operand("dst", (128, 64), "float32", "sbuf"), Operand("data", (128, 64), "float32", "sbuf"))
     assert instruction_cost(_ev("nisa.tensor_scalar", "vector", *wide), TRN2).cycles == 64 + OVERHEAD
+
+
+FP32_NORM = textwrap.dedent(
+    """
+    import nki
+    import nki.isa as nisa
+    import nki.language as nl
+
+
+    @nki.jit
+    def kernel(x, y):
+        out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        a = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=a, src=x)
+        b = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=b, src=y)
+        h = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=h, data1=a, data2=b, op=nl.add)
+        s = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_reduce(dst=s, op=nl.add, data=h, axis=1)
+        t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(dst=t, data=h, op0=nl.multiply, operand0=s)
+        y = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.scalar_tensor_tensor(dst=y, data=t, op0=nl.multiply, operand0=s, op1=nl.multiply, operand1=b)
+        nisa.dma_copy(dst=out, src=y)
+        return out
+    """
+)
+
+
+def test_trn2_one_input_fp32_vector_instructions_get_no_performance_mode(tmp_path: Path) -> None:
+    """The walkthrough's plain RMSNorm in small: on trn2 an FP32 tensor_reduce / tensor_scalar streams its one input
+    at NeuronCore-v2's 128 elements per cycle (the performance modes are 16-bit only), so it takes as many cycles
+    as an FP32 tensor_tensor or scalar_tensor_tensor, whose two inputs share the 256-wide data path."""
+    path = tmp_path / "k.py"
+    path.write_text(FP32_NORM, encoding="utf-8")
+    x = np.ones((128, 2048), np.float32)
+    trace = simulate(str(path), x, x, target="trn2", trace=True).trace
+    assert trace is not None
+    cycles = {e.op: instruction_cost(e, TRN2).cycles for e in trace if e.engine == "vector"}
+    assert cycles == {
+        "nisa.tensor_tensor": 2048 + OVERHEAD,
+        "nisa.tensor_reduce": 2048 + OVERHEAD,
+        "nisa.tensor_scalar": 2048 + OVERHEAD,
+        "nisa.scalar_tensor_tensor": 2048 + OVERHEAD,
+    }
