@@ -1,5 +1,5 @@
-"""Heat follows the bottleneck (issue 29 item 2): the DMA-bound ``examples/rmsnorm_residual.py`` lists its four
-``dma_copy`` lines first in the estimate section (``simulate --json``), the CLI's text (``simulate``/``--analyze``)
+"""Heat follows the bottleneck (issue 29 item 2): the DMA-bound ``examples/rmsnorm_residual_fused.py`` lists its
+four ``dma_copy`` lines first in the estimate section (``simulate --json``), the CLI's text (``simulate``/``--analyze``)
 and the MCP ``estimate`` tool's view, because all three read one ranking (``profile.line_rank``)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from nki_studio.verify.report import format_text
 from nki_studio.verify.runner import run_job
 from nki_studio.verify.spec import resolve
 
-KERNEL = Path(__file__).resolve().parents[2] / "examples" / "rmsnorm_residual.py"
+KERNEL = Path(__file__).resolve().parents[2] / "examples" / "rmsnorm_residual_fused.py"
 
 
 def test_dma_bound_kernel_lists_its_dma_lines_first_everywhere() -> None:

@@ -134,21 +134,22 @@ def test_reductions_are_priced_by_their_input_and_scalar_operands_do_not_count_a
         (Operand("dst", (128, 6), "float32", "sbuf"), Operand("data", (128, 512), "bfloat16", "sbuf")),
         6,
     )
-    assert (
-        instruction_cost(ev, TRN2).cycles == math.ceil(512 * 128 / 256) + 60
-    )  # a float32 operand: 256 lanes
-    # tensor_scalar with [P, 1] operands: one stream, not three
+    # 512 elements per partition at 128 lanes (one streamed input, no performance mode); priced by its [128, 6]
+    # output it would be a tiny instruction: MIN_II + the static overhead
+    assert instruction_cost(ev, TRN2).cycles == math.ceil(512 * 128 / 128) + 60
+    # tensor_scalar with [P, 1] operands: one stream, not three (three would double its cycles); BF16 in and out
+    # in SBUF: the 4x mode, 512 lanes
     ts = _ev(
         "nisa.tensor_scalar",
         "vector",
         (
-            Operand("dst", (128, 1024), "float32", "sbuf"),
+            Operand("dst", (128, 1024), "bfloat16", "sbuf"),
             Operand("data", (128, 1024), "bfloat16", "sbuf"),
             Operand("operand0", (128, 1), "float32", "sbuf"),
         ),
         1024,
     )
-    assert instruction_cost(ts, TRN2).cycles == 1024 * 128 // 256 + 60
+    assert instruction_cost(ts, TRN2).cycles == 1024 * 128 // 512 + 60
 
 
 def test_collective_ranks_are_estimated_per_rank() -> None:

@@ -15,7 +15,7 @@ import { makeProfile } from './fixtures';
 import { type Session, openSession } from './session';
 import type { Workbench } from './workbench';
 
-const KERNEL = 'rmsnorm_residual.py'; // DMA-bound in the estimate (its bounds' bottleneck is DMA)
+const KERNEL = 'rmsnorm_residual_fused.py'; // DMA-bound in the estimate (its bounds' bottleneck is DMA)
 const LOAD_PROFILE_KEY = 'ctrl+alt+shift+l';
 
 describe('layers of heat', { timeout: 600_000 }, () => {
@@ -104,8 +104,8 @@ describe('layers of heat', { timeout: 600_000 }, () => {
     assert.match(await wb.statusBar(), /measured · /);
     await wb.screenshot('heat-measured-loaded');
 
-    // an edit of a comment and a save: simulate-on-save runs the kernel and sends its estimate
-    await wb.goToLine(34);
+    // an edit that only adds a comment, and a save: simulate-on-save runs the kernel and sends its estimate
+    await wb.goToLine(linesMatching(/^\s+for i in range/)[0]);
     await wb.page.keyboard.press('End');
     await wb.page.keyboard.type('  # saved');
     await wb.page.keyboard.press('Control+S');
