@@ -14,22 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from timing import best_of
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "profile"))
-
-
-def _best(fn: Callable[[], Any], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def _with_tensor_columns(tl: Any) -> Any:
@@ -72,9 +63,9 @@ def main() -> int:
             _with_tensor_columns(fixturegen.big_timeline(args.instructions)), Path(tmp) / "big"
         )
         prof = load_profile(str(path))
-        metrics = _best(lambda: compute_metrics(prof), args.repeat)
-        bounds = _best(lambda: compute_bounds(prof), args.repeat)
-        invs = _best(lambda: investigate(prof), args.repeat)
+        metrics = best_of(lambda: compute_metrics(prof), args.repeat)[0]
+        bounds = best_of(lambda: compute_bounds(prof), args.repeat)[0]
+        invs = best_of(lambda: investigate(prof), args.repeat)[0]
         print(
             f"{args.instructions:,} instructions, {len(prof.dma):,} DMA rows (Parquet fixture), best of {args.repeat}:"
         )
@@ -91,8 +82,8 @@ def main() -> int:
 
         lazy = full = float("inf")
         for _ in range(args.repeat):
-            lazy = min(lazy, _best(lambda: analyze_profile(prof), 1))
-            full = min(full, _best(_full, 1))
+            lazy = min(lazy, best_of(lambda: analyze_profile(prof), 1)[0])
+            full = min(full, best_of(_full, 1)[0])
         print(
             f"  analyze_profile {lazy:.3f} s without reading bounds/investigations, {full:.3f} s reading them "
             f"({full / lazy:.2f}x)"
@@ -108,7 +99,7 @@ def main() -> int:
         for _ in range(args.repeat):
             for label, cols in (("without", lean), ("with", full)):
                 tables.COLUMNS["Instruction"] = cols
-                times[label] = min(times[label], _best(lambda: load_profile(str(path)), 1))
+                times[label] = min(times[label], best_of(lambda: load_profile(str(path)), 1)[0])
         tables.COLUMNS["Instruction"] = full
         print(
             f"  load_profile without the detail columns {times['without']:.3f} s · with them {times['with']:.3f} s "
@@ -117,8 +108,8 @@ def main() -> int:
 
         _, trace = perf_kernels.trace("reload", tmp)
         est = estimate_profile(trace, Target())
-        b = _best(lambda: compute_bounds(est), args.repeat)
-        i = _best(lambda: investigate(est), args.repeat)
+        b = best_of(lambda: compute_bounds(est), args.repeat)[0]
+        i = best_of(lambda: investigate(est), args.repeat)[0]
         print(
             f"estimated profile of perf_kernels 'reload' ({len(est.instructions):,} instructions, "
             f"{len(est.dma):,} DMA): compute_bounds {b * 1e3:.1f} ms · investigate {i * 1e3:.1f} ms"

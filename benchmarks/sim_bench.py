@@ -16,7 +16,6 @@ import os
 import resource
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +25,7 @@ import nki_studio.sim.language as nl
 import numpy as np
 from nki_studio.sim import simulate
 from targets import goal, verdict
+from timing import best_of
 
 BF16 = ml_dtypes.bfloat16
 EPS = 1e-6
@@ -110,15 +110,6 @@ def _inputs(case: str) -> tuple[Callable[..., Any], Callable[..., Any], tuple[np
     return matmul_kernel, matmul_numpy, args
 
 
-def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, value = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, value
-
-
 def _rss_bytes() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -169,9 +160,11 @@ def main() -> int:
         ("matmul", "tiled matmul 1024^3 bf16"),
     ):
         kernel, reference, args = _inputs(case)
-        t_np, expected = _best(lambda reference=reference, args=args: reference(*args), opts.repeat)
-        t_sim, result = _best(lambda kernel=kernel, args=args: simulate(kernel, *args), opts.repeat)
-        t_traced, _ = _best(lambda kernel=kernel, args=args: simulate(kernel, *args, trace=True), opts.repeat)
+        t_np, expected = best_of(lambda reference=reference, args=args: reference(*args), opts.repeat)
+        t_sim, result = best_of(lambda kernel=kernel, args=args: simulate(kernel, *args), opts.repeat)
+        t_traced, _ = best_of(
+            lambda kernel=kernel, args=args: simulate(kernel, *args, trace=True), opts.repeat
+        )
         err = float(np.max(np.abs(result.output.astype(np.float32) - expected.astype(np.float32))))
         proc = subprocess.run(
             [sys.executable, __file__, "--child", case], capture_output=True, text=True, check=True

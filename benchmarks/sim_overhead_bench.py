@@ -29,6 +29,7 @@ import nki_studio.sim.isa as nisa
 import nki_studio.sim.language as nl
 import numpy as np
 from nki_studio.sim import simulate
+from timing import best_of
 
 P, F = 128, 64
 
@@ -90,15 +91,6 @@ CASES: dict[str, tuple[Callable[..., Any], int, str]] = {
 }
 
 
-def _best(fn: Callable[[], Any], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t)
-    return best
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -112,7 +104,7 @@ def main() -> int:
         if opts.only and name != opts.only:
             continue
         simulate(kernel, x, 2)  # warm-up: lazy imports and the version scan of this file are one-time costs
-        seconds = _best(functools.partial(simulate, kernel, x, n), opts.repeat)
+        seconds, _ = best_of(functools.partial(simulate, kernel, x, n), opts.repeat, time.process_time)
         print(f"{name:<14} {n:>10} {seconds:9.3f} {1e6 * seconds / (n * per_round):8.1f} {unit}")
     return 0
 

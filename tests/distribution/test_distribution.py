@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nki_studio
 import pytest
+from wheels import install, twine_check
 
 try:
     import tomllib
@@ -52,11 +53,7 @@ def _wheel(dist: Path) -> Path:
 
 
 def test_twine_check_passes(dist: Path) -> None:
-    files = sorted(str(p) for p in dist.iterdir())
-    done = subprocess.run(
-        [sys.executable, "-m", "twine", "check", "--strict", *files], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    twine_check(dist)
 
 
 def test_wheel_carries_every_rule_page_and_the_urls(dist: Path) -> None:
@@ -82,22 +79,7 @@ def test_sdist_carries_the_rule_pages(dist: Path) -> None:
 
 
 def test_an_installed_wheel_links_rules_to_its_own_pages(dist: Path, tmp_path: Path) -> None:
-    target = tmp_path / "site"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--target",
-            str(target),
-            str(_wheel(dist)),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    target = install(_wheel(dist), tmp_path / "site")
     probe = (
         "import json; from nki_studio.core import distribution as d; from nki_studio.lsp.convert import DOCS_DIR;"
         "print(json.dumps([str(d.rule_pages_dir()), str(DOCS_DIR), d.rule_page_url('NKI301')]))"

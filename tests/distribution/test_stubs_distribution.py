@@ -11,6 +11,7 @@ from pathlib import Path
 
 import nki_studio
 import pytest
+from wheels import install, twine_check
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "tests" / "stubs" / "kernels" / "typed_style.py"
@@ -25,29 +26,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         capture_output=True,
     )
-    files = sorted(str(p) for p in (out / "dist").iterdir())
-    check = subprocess.run(
-        [sys.executable, "-m", "twine", "check", "--strict", *files], capture_output=True, text=True
-    )
-    assert check.returncode == 0, check.stdout + check.stderr
+    twine_check(out / "dist")
     (wheel,) = (out / "dist").glob("*.whl")
     assert wheel.name.startswith(f"nki_studio_stubs-{nki_studio.__version__}-")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--target",
-            str(out / "site"),
-            str(wheel),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return out / "site"
+    return install(wheel, out / "site")
 
 
 def _pyright(site: Path, folder: Path, source: Path) -> list[str]:

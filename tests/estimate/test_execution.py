@@ -14,32 +14,14 @@ from nki_studio.estimate.section import estimate_section
 from nki_studio.model.targets import Generation, Target
 from nki_studio.profile.bounds import compute_bounds
 from nki_studio.profile.metrics import compute_metrics
-from nki_studio.sim.trace import Operand, TraceEvent
+from trace_events import event, load
 
 FIXED = int(K.EXECUTION_OVERHEAD.value)
 GEN = Generation.GEN3
 
 
-def _event(op: str, engine: str, line: int, **kw: object) -> TraceEvent:
-    return TraceEvent(
-        seq=0,
-        op=op,
-        engine=engine,
-        file="/k.py",
-        line=line,
-        operands=(Operand("dst", (128, 512), "float32", "sbuf"),),
-        partitions=128,
-        free_elements=512,
-        **kw,
-    )  # type: ignore[arg-type]
-
-
-def _load(line: int = 5) -> TraceEvent:
-    return _event("nisa.dma_copy", "dma", line, bytes_read={"hbm": 262144}, bytes_written={"sbuf": 262144})
-
-
 def test_a_one_instruction_kernel_takes_its_instruction_and_the_fixed_cost() -> None:
-    ev = _event("nisa.activation", "scalar", 7)
+    ev = event("nisa.activation", "scalar", line=7)
     section = estimate_section([ev], GEN)
     cost = math.ceil(instruction_cost(ev, Target(GEN).limits).ns)
     assert section["totalNs"] == cost + FIXED
@@ -60,7 +42,7 @@ def test_a_one_instruction_kernel_takes_its_instruction_and_the_fixed_cost() -> 
 
 
 def test_the_idle_time_holds_the_fixed_cost() -> None:
-    section = estimate_section([_load(), _event("nisa.activation", "scalar", 7)], GEN)
+    section = estimate_section([load(), event("nisa.activation", "scalar", line=7)], GEN)
     overlap = section["overlapNs"]
     assert overlap is not None and section["idleNs"] is not None
     busy = section["dmaNs"] + section["computeNs"] - overlap
@@ -68,7 +50,7 @@ def test_the_idle_time_holds_the_fixed_cost() -> None:
 
 
 def test_the_estimated_profile_window_and_bounds_hold_the_fixed_cost() -> None:
-    trace = [_load(), _event("nisa.activation", "scalar", 7), _load(9)]
+    trace = [load(), event("nisa.activation", "scalar", line=7), load(9)]
     profile = estimate_profile(trace, Target(GEN))
     first = min(int(profile.instructions.start.min()), int(profile.dma.start.min()))
     last = max(int(profile.instructions.end.max()), int(profile.dma.end.max()))

@@ -3,6 +3,7 @@ trip, and the fused RMSNorm kernel is estimated faster than the plain one (ranki
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from functools import cache
 from pathlib import Path
@@ -73,34 +74,13 @@ def test_line_metrics_heatmap_and_timeline_work_on_an_estimate() -> None:
 
 
 def _timeline(p: Profile) -> fixturegen.Timeline:
-    ins, loc, dma = p.instructions, p.locations, p.dma
-    n = len(ins)
-    location = [None] * n
-    iteration: list[dict[str, int] | None] = [None] * n
+    """The fixture timeline of a profile with its iteration labels."""
+    loc = p.locations
+    iteration: list[dict[str, int] | None] = [None] * len(p.instructions)
     for k in range(loc.instr.size):
-        i = int(loc.instr[k])
-        location[i] = f"{loc.file.value(k)}:{int(loc.line[k])}"
-        label = loc.iteration.value(k) or ""
-        var, _, value = label.partition("=")
-        iteration[i] = {var: int(value)}
-    span = int(max(ins.end.max(), dma.end.max()) - min(ins.start.min(), dma.start.min()))
-    return fixturegen.Timeline(
-        start=ins.start,
-        end=ins.end,
-        engine=[ins.engine.value(i) or "" for i in range(n)],
-        track=[ins.engine.value(i) or "" for i in range(n)],
-        opcode=[ins.opcode.value(i) or "" for i in range(n)],
-        location=location,
-        pcore=ins.pcore.astype(np.int64),
-        iteration=iteration,
-        dma_start=dma.start,
-        dma_end=dma.end,
-        dma_bytes=dma.bytes,
-        dma_queue=[dma.queue.value(i) or "" for i in range(len(dma))],
-        dma_tensor=[dma.tensor.value(i) or "" for i in range(len(dma))],
-        dma_trigger=dma.instr,
-        total_exec_time_s=span / 1e9,
-    )
+        var, _, value = (loc.iteration.value(k) or "").partition("=")
+        iteration[int(loc.instr[k])] = {var: int(value)}
+    return dataclasses.replace(fixturegen.profile_timeline(p), iteration=iteration)
 
 
 def test_a_parquet_round_trip_keeps_the_per_line_metrics(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -346,14 +346,20 @@ PARQUET_MUTATIONS = (
 )
 
 
-def _mutate_parquet(case: Case, base: Path, work: Path) -> Path:
-    target = work / "parquet"
+def _picked_files(case: Case, base: Path, target: Path, pattern: str) -> Iterator[Path]:
+    """``base`` copied to ``target``, then one to three of the copy's ``pattern`` files picked in turn, one for each
+    mutation (fewer once mutations have deleted them all)."""
     shutil.copytree(base, target)
     for _ in range(case.rng.choice((1, 1, 2, 3))):
-        files = sorted(target.glob("*.parquet"))
+        files = sorted(target.glob(pattern))
         if not files:
-            break
-        f = case.rng.choice(files)
+            return
+        yield case.rng.choice(files)
+
+
+def _mutate_parquet(case: Case, base: Path, work: Path) -> Path:
+    target = work / "parquet"
+    for f in _picked_files(case, base, target, "*.parquet"):
         kind = case.rng.choice(PARQUET_MUTATIONS)
         if kind == "bytes":
             f.write_bytes(_flip_bytes(case, f.read_bytes()))
@@ -512,12 +518,7 @@ def test_fuzzed_legacy_json_profiles(workspace: dict[str, Path], tmp_path: Path)
 
 def _mutate_csv(case: Case, base: Path, work: Path) -> Path:
     target = work / "csv"
-    shutil.copytree(base, target)
-    for _ in range(case.rng.choice((1, 1, 2, 3))):
-        files = sorted(target.glob("*.csv"))
-        if not files:
-            break
-        f = case.rng.choice(files)
+    for f in _picked_files(case, base, target, "*.csv"):
         rows = f.read_bytes().decode("utf-8", "replace").splitlines()
         kind = case.rng.choice(("cell", "cell", "cell", "bytes", "header", "rows"))
         if kind == "bytes":

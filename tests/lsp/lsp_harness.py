@@ -155,6 +155,27 @@ async def start(
     )
 
 
+async def start_workspace(client: LanguageClient, root: Path, trusted: bool) -> None:
+    """initialize as VS Code does on the workspace folder ``root``, which a ``pyproject.toml`` sets to trn2, trusted
+    or not, with no simulation on save."""
+    (root / "pyproject.toml").write_text('[tool.nki-studio]\ntarget = "trn2"\n')
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+            initialization_options={"nki-studio": {"trustedWorkspace": trusted, "simulateOnSave": False}},
+        )
+    )
+
+
+async def execute(client: LanguageClient, command: str, *arguments: Any) -> Any:
+    """The server's answer to ``workspace/executeCommand`` ``command`` with ``arguments``."""
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=command, arguments=list(arguments))
+    )
+
+
 # Test documents. NKI001: unused suppression (engine rule with a removal fix); NKI101: try/except in a kernel
 # (NKI <= 0.6 only).
 UNUSED_NOQA = """import nki

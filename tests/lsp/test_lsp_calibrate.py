@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "profile"))
 import fixturegen
 from fixturewriters import write_parquet
+from lsp_harness import execute, start_workspace
 
 pytestmark = pytest.mark.slow  # a server and simulation workers
 DATA = Path(__file__).resolve().parents[1] / "verify" / "data"
@@ -36,18 +37,6 @@ async def client(lsp_client: LanguageClient) -> Any:
     await lsp_client.shutdown_session()
 
 
-async def _start(client: LanguageClient, root: Path, trusted: bool) -> None:
-    (root / "pyproject.toml").write_text('[tool.nki-studio]\ntarget = "trn2"\n')
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
-            initialization_options={"nki-studio": {"trustedWorkspace": trusted, "simulateOnSave": False}},
-        )
-    )
-
-
 def _profile(root: Path) -> Path:
     kernel = root / "add.py"
     kernel.write_text((DATA / "add_kernel.py").read_text(encoding="utf-8"), encoding="utf-8")
@@ -55,15 +44,9 @@ def _profile(root: Path) -> Path:
     return write_parquet(timeline, root / "profile_parquet")
 
 
-async def _call(client: LanguageClient, command: str, *arguments: Any) -> Any:
-    return await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command=command, arguments=list(arguments))
-    )
-
-
 async def test_untrusted_calibrate_is_refused(client: LanguageClient, tmp_path: Path) -> None:
-    await _start(client, tmp_path, trusted=False)
-    answer = await _call(client, "nki-studio.calibrate", _profile(tmp_path).as_uri())
+    await start_workspace(client, tmp_path, trusted=False)
+    answer = await execute(client, "nki-studio.calibrate", _profile(tmp_path).as_uri())
     assert answer["status"] == "refused" and "untrusted" in answer["message"]
     assert not (tmp_path / ".nki-studio").exists()
 
@@ -71,9 +54,9 @@ async def test_untrusted_calibrate_is_refused(client: LanguageClient, tmp_path: 
 async def test_calibrate_writes_the_file_and_the_next_estimate_uses_it(
     client: LanguageClient, tmp_path: Path
 ) -> None:
-    await _start(client, tmp_path, trusted=True)
+    await start_workspace(client, tmp_path, trusted=True)
     profile = _profile(tmp_path)
-    answer = await _call(client, "nki-studio.calibrate", {"profiles": [profile.as_uri()]})
+    answer = await execute(client, "nki-studio.calibrate", {"profiles": [profile.as_uri()]})
     assert answer["file"] == str(tmp_path / ".nki-studio" / "calibration.json"), answer
     assert answer["used"][0]["kernel"].endswith("add.py::add") and answer["target"] == "trn2"
     assert any("calibrated on 1 of your profiles" in m.message for m in client.messages)
@@ -88,7 +71,7 @@ async def test_calibrate_writes_the_file_and_the_next_estimate_uses_it(
             )
         )
     )
-    result = await _call(client, "nki-studio.simulate", uri, "add")
+    result = await execute(client, "nki-studio.simulate", uri, "add")
     assert result["estimate"]["calibration"]["status"] == "applied", result.get("message")
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from lsp_harness import open_doc, recording_client
+from lsp_harness import execute, open_doc, recording_client, start_workspace
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 pytestmark = pytest.mark.slow  # a server and simulation workers
 KERNEL = Path(__file__).resolve().parents[1] / "tune" / "kernels" / "stream_scale.py"
@@ -31,37 +31,23 @@ async def client(lsp_client: LanguageClient) -> Any:
 
 
 async def _start(client: LanguageClient, root: Path, trusted: bool) -> str:
-    (root / "pyproject.toml").write_text('[tool.nki-studio]\ntarget = "trn2"\n')
     shutil.copy(KERNEL, root / KERNEL.name)
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
-            initialization_options={"nki-studio": {"trustedWorkspace": trusted, "simulateOnSave": False}},
-        )
-    )
+    await start_workspace(client, root, trusted)
     return open_doc(client, root / KERNEL.name, KERNEL.read_text(encoding="utf-8"))
-
-
-async def _call(client: LanguageClient, command: str, *arguments: Any) -> Any:
-    return await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command=command, arguments=list(arguments))
-    )
 
 
 async def test_untrusted_declares_the_space_but_refuses_the_search(
     client: LanguageClient, tmp_path: Path
 ) -> None:
     uri = await _start(client, tmp_path, trusted=False)
-    declared = await _call(client, "nki-studio.tuneSpace", uri, "stream_scale_kernel")
+    declared = await execute(client, "nki-studio.tuneSpace", uri, "stream_scale_kernel")
     assert declared == {
         "kernel": "stream_scale_kernel",
         "space": "TILE_F=128,256,512,1024,1536 BUFS=1..3 if TILE_F * BUFS <= 3072",
         "origin": "tune comment",
         "size": 15,
     }
-    answer = await _call(client, "nki-studio.tune", {"uri": uri, "kernel": "stream_scale_kernel"})
+    answer = await execute(client, "nki-studio.tune", {"uri": uri, "kernel": "stream_scale_kernel"})
     assert answer["status"] == "refused" and "untrusted" in answer["message"]
     assert not (tmp_path / ".nki-studio").exists()
 
@@ -71,7 +57,7 @@ async def test_tune_answers_table_scatter_and_the_winners_edit(
 ) -> None:
     uri = await _start(client, tmp_path, trusted=True)
     spec = {"uri": uri, "kernel": "stream_scale_kernel", "space": "TILE_F=512,1024 BUFS=2"}
-    answer = await _call(client, "nki-studio.tune", spec)
+    answer = await execute(client, "nki-studio.tune", spec)
     assert answer["status"] == "ok" and answer["uri"] == uri
     report = answer["report"]
     assert report["space"] == {"TILE_F": [512, 1024], "BUFS": [2]}
@@ -104,8 +90,8 @@ async def test_tune_answers_table_scatter_and_the_winners_edit(
 async def test_a_bad_space_is_an_error_that_says_why(client: LanguageClient, tmp_path: Path) -> None:
     uri = await _start(client, tmp_path, trusted=True)
     with pytest.raises(Exception, match="is not NAME=values"):
-        await _call(
+        await execute(
             client, "nki-studio.tune", {"uri": uri, "kernel": "stream_scale_kernel", "space": "TILE_F"}
         )
     with pytest.raises(Exception, match="budget must be a positive number"):
-        await _call(client, "nki-studio.tune", {"uri": uri, "kernel": "stream_scale_kernel", "budget": 0})
+        await execute(client, "nki-studio.tune", {"uri": uri, "kernel": "stream_scale_kernel", "budget": 0})

@@ -6,11 +6,10 @@ backward: ``compute_rowsum(dy_o_sum=dy_o_sum[h])`` of a ``(H, N, par_dim(P), 1)`
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
+from collections.abc import Callable
 
 from nki_studio.migrate.rewrite import migrate_source
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
+from nki_studio.protocol.migration import MigrationResult
 
 LEGACY = (
     "import numpy as np\nimport neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n"
@@ -86,11 +85,10 @@ def test_a_block_view_the_callee_uses_otherwise_stays_listed() -> None:
     assert "nl.par_dim" in {s.construct for s in m.manual}
 
 
-def test_a_block_view_passed_to_a_helper_is_migrated_and_proven(tmp_path: Path) -> None:
-    path = tmp_path / "kernel.py"
-    path.write_text(LEGACY + ROW_SUMS, encoding="utf-8")
-    result = migrate(str(path), Settings(trusted_workspace=True))
-    assert result["status"] == "proven", result["message"]
+def test_a_block_view_passed_to_a_helper_is_migrated_and_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(LEGACY + ROW_SUMS)
     # the helper is proven through its caller, whose proof ran it
     assert {p["kernel"]: (p["equivalent"], p["through"]) for p in result["proofs"]} == {
         "heads": (True, []),

@@ -4,11 +4,10 @@ mask through the name holding the view cutting its rows; rewritten and proven on
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
+from collections.abc import Callable
 
 from nki_studio.migrate.rewrite import migrate_source
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
+from nki_studio.protocol.migration import MigrationResult
 
 # Our own: rows of a (2, 50, 64) input gathered into 150 output rows (row r reads row r % 50), two 128-row tiles.
 GATHER = """\
@@ -61,8 +60,5 @@ def test_a_gather_without_a_mask_selects_every_row() -> None:
     assert "nl.load(data[:, 0:64].vector_select(0, rows))" in migrate_source(text).text
 
 
-def test_a_masked_gather_is_proven(tmp_path: Path) -> None:
-    path = tmp_path / "gather.py"
-    path.write_text(GATHER, encoding="utf-8")
-    result = migrate(str(path), Settings(trusted_workspace=True))
-    assert result["status"] == "proven", result["message"]
+def test_a_masked_gather_is_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    prove_migration(GATHER, "gather.py")

@@ -5,11 +5,10 @@ rewritten, then simulated in both versions and compared."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 from nki_studio.migrate.rewrite import migrate_source
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
+from nki_studio.protocol.migration import MigrationResult
 
 # Each step's offset is added to the first element of the tile passed in, under a mask off for the first step.
 SEEDED = """\
@@ -51,11 +50,10 @@ def test_a_bare_parameter_operand_stays_listed() -> None:
     assert [s.construct for s in m.manual] == ["mask="]
 
 
-def test_a_masked_result_of_a_parameter_view_is_migrated_and_proven(tmp_path: Path) -> None:
-    path = tmp_path / "kernel.py"
-    path.write_text(SEEDED, encoding="utf-8")
-    result = migrate(str(path), Settings(trusted_workspace=True))
-    assert result["status"] == "proven", result["message"]
+def test_a_masked_result_of_a_parameter_view_is_migrated_and_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(SEEDED)
     assert {p["kernel"]: (p["equivalent"], p["through"]) for p in result["proofs"]} == {
         "steps": (True, []),
         "offset_first": (True, ["steps"]),

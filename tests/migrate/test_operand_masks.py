@@ -5,11 +5,10 @@ assignment cast it); rewritten and proven on our own legacy kernel."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 from nki_studio.migrate.rewrite import migrate_source
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
+from nki_studio.protocol.migration import MigrationResult
 
 # Our own: gamma (one row of h) broadcast over 128 partitions through the PE in 256-column tiles, each tile's moving
 # operand bounded by its mask; then the product with x quantized to float8 by a helper that receives both tiles.
@@ -61,8 +60,5 @@ def test_the_operand_mask_bounds_the_view_and_the_passed_tile_is_written_through
     assert "nisa.tensor_copy(dst=q_tile[0:128, 0:512], src=tensor_scalar_value)" in m.text
 
 
-def test_the_kernel_is_proven(tmp_path: Path) -> None:
-    path = tmp_path / "operand_masks.py"
-    path.write_text(KERNEL, encoding="utf-8")
-    result = migrate(str(path), Settings(trusted_workspace=True))
-    assert result["status"] == "proven", result["message"]
+def test_the_kernel_is_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    prove_migration(KERNEL, "operand_masks.py")

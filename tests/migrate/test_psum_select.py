@@ -4,11 +4,10 @@ there (``psum_results``); rewritten, then simulated in both versions and compare
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 from nki_studio.migrate.rewrite import migrate_source
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
+from nki_studio.protocol.migration import MigrationResult
 
 # A causal select of a product accumulated in PSUM.
 CAUSAL = """\
@@ -38,8 +37,5 @@ def test_a_psum_on_true_tile_is_copied_to_sbuf() -> None:
     assert "on_true_tile=nl.copy(product[:, :])" in m.text
 
 
-def test_a_select_from_psum_is_migrated_and_proven(tmp_path: Path) -> None:
-    path = tmp_path / "kernel.py"
-    path.write_text(CAUSAL, encoding="utf-8")
-    result = migrate(str(path), Settings(trusted_workspace=True))
-    assert result["status"] == "proven", result["message"]
+def test_a_select_from_psum_is_migrated_and_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    prove_migration(CAUSAL)

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 from nki_studio.migrate.rewrite import migrate_source
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
+from nki_studio.protocol.migration import MigrationResult
 
 LEGACY = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n\n"
 
@@ -58,13 +57,6 @@ def test_a_parameter_some_call_passes_a_number_is_not_a_tile() -> None:
     assert "nl.multiply(nl.multiply(-1, x_tile[:, n // 2 :])" in m.text  # halves' callers all pass tiles
 
 
-def test_the_kernel_calling_it_is_proven(tmp_path: Path) -> None:
-    path = tmp_path / "kernel.py"
-    path.write_text(LEGACY + ROTATE, encoding="utf-8")
-    result = migrate(
-        str(path),
-        Settings(trusted_workspace=True),
-        inputs="x=float32[256,64] c=float32[256,64] s=float32[256,64]",
-    )
-    assert result["status"] == "proven", result["message"]
+def test_the_kernel_calling_it_is_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    result = prove_migration(LEGACY + ROTATE, inputs="x=float32[256,64] c=float32[256,64] s=float32[256,64]")
     assert [p["equivalent"] for p in result["proofs"] if p["kernel"] == "rotate"] == [True]

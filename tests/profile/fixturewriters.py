@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -310,68 +311,47 @@ def write_summary_json(tl: Timeline, path: Path, *, log_prefix: str = "") -> Pat
     return path
 
 
+def _write_csv_table(
+    path: Path, columns: list[str], rows: Iterable[tuple[str, int, int, list[object]]]
+) -> None:
+    """One exported table: every table's rows start with their track, start, end and duration; ``rows`` give the
+    track, start and end, then the table's own ``columns``."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["timeline_track", "start_ts", "end_ts", "duration_ns", *columns])
+        w.writerows([track, start, end, end - start, *rest] for track, start, end, rest in rows)
+
+
 def write_csv(tl: Timeline, directory: Path) -> Path:
     """Device Trace Viewer "Export to CSV": one CSV per table, first column ``timeline_track``."""
     directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / "Instruction.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(
-            [
-                "timeline_track",
-                "start_ts",
-                "end_ts",
-                "duration_ns",
-                "engine",
-                "opcode",
-                "pcore_idx",
-                "id",
-                "nki_source_location",
-            ]
-        )
-        for i in range(tl.n):
-            w.writerow(
-                [
-                    tl.track[i],
-                    int(tl.start[i]),
-                    int(tl.end[i]),
-                    int(tl.end[i] - tl.start[i]),
-                    tl.engine[i],
-                    tl.opcode[i],
-                    int(tl.pcore[i]),
-                    i + INSTR_ID_BASE,
-                    tl.location[i] or "",
-                ]
+    _write_csv_table(
+        directory / "Instruction.csv",
+        ["engine", "opcode", "pcore_idx", "id", "nki_source_location"],
+        (
+            (
+                tl.track[i],
+                int(tl.start[i]),
+                int(tl.end[i]),
+                [tl.engine[i], tl.opcode[i], int(tl.pcore[i]), i + INSTR_ID_BASE, tl.location[i] or ""],
             )
+            for i in range(tl.n)
+        ),
+    )
     if tl.dma_start.size:
-        with open(directory / "DmaPacketAggregated.csv", "w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(
-                [
-                    "timeline_track",
-                    "start_ts",
-                    "end_ts",
-                    "duration_ns",
-                    "id",
-                    "queue_name",
-                    "queue_type",
-                    "variable",
-                    "transfer_bytes",
-                ]
-            )
-            for j in range(tl.dma_start.size):
-                w.writerow(
-                    [
-                        tl.dma_queue[j],
-                        int(tl.dma_start[j]),
-                        int(tl.dma_end[j]),
-                        int(tl.dma_end[j] - tl.dma_start[j]),
-                        j + DMA_ID_BASE,
-                        tl.dma_queue[j],
-                        "input",
-                        tl.dma_tensor[j],
-                        int(tl.dma_bytes[j]),
-                    ]
+        _write_csv_table(
+            directory / "DmaPacketAggregated.csv",
+            ["id", "queue_name", "queue_type", "variable", "transfer_bytes"],
+            (
+                (
+                    tl.dma_queue[j],
+                    int(tl.dma_start[j]),
+                    int(tl.dma_end[j]),
+                    [j + DMA_ID_BASE, tl.dma_queue[j], "input", tl.dma_tensor[j], int(tl.dma_bytes[j])],
                 )
+                for j in range(tl.dma_start.size)
+            ),
+        )
     return directory
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import perf_kernels as pk
 import pytest
-from fixturegen import Timeline
+from fixturegen import Timeline, profile_timeline
 from fixturewriters import write_parquet
 from nki_studio.estimate.execution import LEAD_NS, TAIL_NS, kernel_ns
 from nki_studio.estimate.profile import estimate_profile
@@ -105,32 +105,13 @@ def test_bounds_of_an_estimate_equal_the_trace_quantities(kernels: str, variant:
 
 
 def _timeline(p: Profile) -> Timeline:
-    """The fixture timeline of a profile (instructions, locations, DMA and the bounds columns)."""
-    ins, loc, dma = p.instructions, p.locations, p.dma
-    n = len(ins)
-    location: list[str | None] = [None] * n
-    for k in range(loc.instr.size):
-        location[int(loc.instr[k])] = f"{loc.file.value(k)}:{int(loc.line[k])}"
-    (window,) = p.executions  # the estimate's kernel time, its per-execution fixed cost included
+    """The fixture timeline of a profile (instructions, locations, DMA, its execution window) with the bounds
+    columns."""
+    ins, dma = p.instructions, p.dma
     kmn = ins.matmul_kmn
     assert kmn is not None and ins.transpose is not None and dma.source is not None and dma.dest is not None
-    return Timeline(
-        start=ins.start,
-        end=ins.end,
-        engine=[ins.engine.value(i) or "" for i in range(n)],
-        track=[ins.engine.value(i) or "" for i in range(n)],
-        opcode=[ins.opcode.value(i) or "" for i in range(n)],
-        location=location,
-        pcore=ins.pcore.astype(np.int64),
-        iteration=[None] * n,
-        dma_start=dma.start,
-        dma_end=dma.end,
-        dma_bytes=dma.bytes,
-        dma_queue=[dma.queue.value(i) or "" for i in range(len(dma))],
-        dma_tensor=[dma.tensor.value(i) or "" for i in range(len(dma))],
-        dma_trigger=dma.instr,
-        total_exec_time_s=(window.end - window.start) / 1e9,
-        executions=[(window.index, window.start, window.end)],
+    return dataclasses.replace(
+        profile_timeline(p),
         instr_flops=ins.flops,
         instr_kind=["TRANSPOSE" if t else "REGULAR" for t in ins.transpose],
         instr_operands=[f"K*M={a}*{b} N={c}" if a >= 0 else "" for a, b, c in kmn],

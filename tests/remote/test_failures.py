@@ -42,6 +42,29 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _ended(pid: int) -> bool:
+    """Whether process ``pid`` ends within 5 s."""
+    for _ in range(100):
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def _sleeping_capture(host: LoopbackHost, kernel: Path, tmp_path: Path) -> tuple[RemoteJob, Path]:
+    """A job whose stand-in capture sleeps 120 s, and the file where the capture writes its process id."""
+    pid_file = tmp_path / "capture.pid"
+    j = job(
+        host,
+        kernel,
+        tmp_path / "remote",
+        tmp_path / "cache",
+        STANDIN_CAPTURE_SLEEP="120",
+        STANDIN_PID_FILE=str(pid_file),
+    )
+    return j, pid_file
+
+
 def _with_config(host: LoopbackHost, tmp_path: Path, old: str, new: str) -> Path:
     config = tmp_path / "ssh_config"
     text = host.ssh_config.read_text()
@@ -145,15 +168,7 @@ def test_profile_without_source_locations_explains_the_flags(
 def test_cancel_kills_the_remote_process_and_caches_nothing(
     host: LoopbackHost, kernel: Path, tmp_path: Path
 ) -> None:
-    pid_file = tmp_path / "capture.pid"
-    j = job(
-        host,
-        kernel,
-        tmp_path / "remote",
-        tmp_path / "cache",
-        STANDIN_CAPTURE_SLEEP="120",
-        STANDIN_PID_FILE=str(pid_file),
-    )
+    j, pid_file = _sleeping_capture(host, kernel, tmp_path)
     stop = threading.Event()
     errors: list[BaseException] = []
 
@@ -175,11 +190,7 @@ def test_cancel_kills_the_remote_process_and_caches_nothing(
     worker.join(timeout=30)
     assert not worker.is_alive()
     assert len(errors) == 1 and isinstance(errors[0], RemoteError) and errors[0].kind == "cancelled"
-    for _ in range(100):
-        if not _alive(pid):
-            break
-        time.sleep(0.05)
-    assert not _alive(pid), "the remote capture is still running"
+    assert _ended(pid), "the remote capture is still running"
     cache = tmp_path / "cache"
     assert not cache.exists() or not [p for p in cache.rglob("*") if p.is_file()]
     assert list((tmp_path / "remote").iterdir()) == []
@@ -187,21 +198,9 @@ def test_cancel_kills_the_remote_process_and_caches_nothing(
 
 
 def test_stage_timeout_stops_the_remote_process(host: LoopbackHost, kernel: Path, tmp_path: Path) -> None:
-    pid_file = tmp_path / "capture.pid"
-    j = job(
-        host,
-        kernel,
-        tmp_path / "remote",
-        tmp_path / "cache",
-        STANDIN_CAPTURE_SLEEP="120",
-        STANDIN_PID_FILE=str(pid_file),
-    )
+    j, pid_file = _sleeping_capture(host, kernel, tmp_path)
     j = RemoteJob(j.kernel_file, j.spec, dataclasses.replace(j.settings, stage_timeout_s=4.0), j.cache_root)
     err = _error(j)
     assert err.kind == "timeout" and "after 4 s" in str(err)
     pid = int(pid_file.read_text())
-    for _ in range(100):
-        if not _alive(pid):
-            break
-        time.sleep(0.05)
-    assert not _alive(pid)
+    assert _ended(pid)

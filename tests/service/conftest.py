@@ -4,23 +4,13 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
+from nki_studio.protocol.migration import MigrationResult
 
 
 @pytest.fixture
-def proven(tmp_path: Path) -> Callable[[str], str]:
-    """``proven(text)``: migrate a legacy kernel file (written to ``tmp_path``), assert the proof held (both versions
-    simulated on the same inputs, equal), and return the migrated text."""
-
-    def prove(text: str) -> str:
-        path = tmp_path / "kernel.py"
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-        result = migrate(str(path), Settings(trusted_workspace=True))
-        assert result["status"] == "proven", result["message"]
-        return str(result["migrated"])
-
-    return prove
+def proven(prove_migration: Callable[..., MigrationResult]) -> Callable[[str], str]:
+    """``proven(text)``: ``prove_migration`` of the dedented text (a legacy kernel file, the proof asserted to
+    hold), returning the migrated text."""
+    return lambda text: str(prove_migration(textwrap.dedent(text))["migrated"])

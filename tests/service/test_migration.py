@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from nki_studio.protocol.migration import MigrationResult
 from nki_studio.service.migration import _compare, exit_code, migrate
 from nki_studio.service.settings import Settings
 
@@ -100,9 +102,8 @@ def k(a):
 """
 
 
-def test_masks_become_bounded_slices_and_are_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, MASKED)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_masks_become_bounded_slices_and_are_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    result = prove_migration(MASKED)
     assert "x = nl.load(a[i * 128:min(i * 128 + 128, a.shape[0]), 0:64])" in result["migrated"]
     assert "y = nl.exp(x)" in result["migrated"] and "mask" not in result["migrated"]
 
@@ -130,9 +131,10 @@ def k(a, g):
 """
 
 
-def test_masked_broadcast_operands_are_sliced_and_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, MASKED_BROADCAST)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_masked_broadcast_operands_are_sliced_and_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(MASKED_BROADCAST)
     assert "g_all[0:min(i * 128 + 128, a.shape[0]) - (i * 128)]" in result["migrated"]
 
 
@@ -157,9 +159,8 @@ def k(a):
 """
 
 
-def test_block_dims_fold_and_are_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, BLOCKED)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_block_dims_fold_and_are_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    result = prove_migration(BLOCKED)
     assert "tiles = nl.ndarray((128, 3, 64)" in result["migrated"] and "tiles[:, b]" in result["migrated"]
 
 
@@ -189,9 +190,10 @@ def k(a):
 """
 
 
-def test_direct_allocation_and_whole_tile_masks_are_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, ALLOCATED_MASKED)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_direct_allocation_and_whole_tile_masks_are_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(ALLOCATED_MASKED)
     assert "if i * 128 < limit: bufs[0:128, i, 0:64] = nl.multiply(" in result["migrated"]
     assert "buffer=nl.sbuf)" in result["migrated"] and "mod_alloc" not in result["migrated"]
 
@@ -221,9 +223,8 @@ def k(a):
 """
 
 
-def test_block_dims_passed_to_a_helper_are_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, BLOCKED_HELPER)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_block_dims_passed_to_a_helper_are_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    result = prove_migration(BLOCKED_HELPER)
     assert "dst[:, b, :] = nl.load(" in result["migrated"]
 
 
@@ -255,9 +256,10 @@ def k(a):
 """
 
 
-def test_block_dims_used_in_a_nested_function_are_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, BLOCKED_CLOSURE)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_block_dims_used_in_a_nested_function_are_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(BLOCKED_CLOSURE)
     assert "tiles[:, b, :] = nl.load(" in result["migrated"] and "tiles[:, b]" in result["migrated"]
 
 
@@ -306,9 +308,10 @@ def k(a, b):
 """
 
 
-def test_value_returning_isa_calls_are_rewritten_and_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, VALUES)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_value_returning_isa_calls_are_rewritten_and_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(VALUES)
     assert "nisa.nc_matmul(dst=prod, stationary=at, moving=bt)" in result["migrated"]
 
 
@@ -344,9 +347,10 @@ def k(a, b):
 """
 
 
-def test_value_returning_transpose_partition_reduce_and_memset_are_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, ALLOCATED_VALUES)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_value_returning_transpose_partition_reduce_and_memset_are_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(ALLOCATED_VALUES)
     assert "nisa.dma_transpose(dst=tr, src=bt)" in result["migrated"]
     assert "nisa.memset(dst=ones, value=1.5)" in result["migrated"]
     assert "nisa.tensor_copy(dst=buf[:, :], src=x)" in result["migrated"]
@@ -379,9 +383,10 @@ def k(a):
 """
 
 
-def test_three_dim_index_tiles_become_access_patterns_and_are_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, GRID_TILES)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_three_dim_index_tiles_become_access_patterns_and_are_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(GRID_TILES)
     assert "u.ap(pattern=[[u.shape[1], 128], [1, 6], [6, 8]])[...] = nl.copy(" in result["migrated"]
     assert "nl.arange" not in result["migrated"]
 
@@ -414,9 +419,10 @@ def k(a):
 """
 
 
-def test_affine_select_predicates_and_iota_expressions_are_rewritten_and_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, AFFINE_SELECTS)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_affine_select_predicates_and_iota_expressions_are_rewritten_and_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(AFFINE_SELECTS)
     assert "cmp_op=nl.greater_equal, offset=i * 128 - 10)" in result["migrated"]
     assert (
         "nisa.iota(dst=res[:, 128:192], pattern=[[-1, 64]], offset=i * 128 * 3, channel_multiplier=3)"
@@ -446,9 +452,8 @@ def k(a, b):
 """
 
 
-def test_products_accumulated_into_psum_are_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, ACCUMULATED)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_products_accumulated_into_psum_are_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    result = prove_migration(ACCUMULATED)
     assert "nisa.nc_matmul(dst=acc, stationary=at, moving=bt, accumulate=True)" in result["migrated"]
     assert "tensor_tensor" not in result["migrated"]
 
@@ -580,10 +585,9 @@ def k(a, b):
     ids=["fresh-accumulator", "allocator-alias", "psum-products", "nested-broadcast", "rotated-psum"],
 )
 def test_rewrites_of_the_corpus_proof_failures_are_proven(
-    tmp_path: Path, source: str, migrated: list[str]
+    prove_migration: Callable[..., MigrationResult], source: str, migrated: list[str]
 ) -> None:
-    result = migrate(str(_file(tmp_path, source)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+    result = prove_migration(source)
     assert all(text in result["migrated"] for text in migrated)
     assert "mod_alloc" not in result["migrated"]  # an alias of it too
 
@@ -613,9 +617,10 @@ def k(a):
 """
 
 
-def test_value_returning_tensor_reduce_is_rewritten_and_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, REDUCED)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_value_returning_tensor_reduce_is_rewritten_and_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(REDUCED)
     assert "rows = nl.ndarray((t.shape[0], t.shape[1]), dtype=t.dtype, buffer=nl.sbuf)" in result["migrated"]
     assert "nisa.tensor_reduce(dst=res[:, 5:6], op=nl.min, data=t, axis=(1, 2))" in result["migrated"]
 
@@ -648,9 +653,10 @@ def k(a, b):
 """
 
 
-def test_fused_value_returning_instructions_are_rewritten_and_proven(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, FUSED)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_fused_value_returning_instructions_are_rewritten_and_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(FUSED)
     assert (
         "exps = nl.ndarray(y.shape, dtype=y.dtype, buffer=nl.sbuf); nisa.activation_reduce(dst=exps, op=nl.exp, "
         "data=y, reduce_op=nl.add, reduce_res=sums[:, 1:2])" in result["migrated"]

@@ -3,10 +3,9 @@ names over position tiles built on ``nl.mgrid`` (``q_pos >= k_pos``), rewritten 
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
+from nki_studio.protocol.migration import MigrationResult
 
 CAUSAL = """\
 import neuronxcc.nki as nki
@@ -35,11 +34,10 @@ def masked_scores(s):
 """
 
 
-def test_predicates_held_in_names_are_rewritten_and_proven(tmp_path: Path) -> None:
-    path = tmp_path / "attention.py"
-    path.write_text(CAUSAL, encoding="utf-8")
-    result = migrate(str(path), Settings(trusted_workspace=True))
-    assert result["status"] == "proven", result["message"]
+def test_predicates_held_in_names_are_rewritten_and_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(CAUSAL, "attention.py")
     assert "pred_causal" not in result["migrated"] and "q_pos" not in result["migrated"]
     assert "mgrid" not in result["migrated"]
     assert "cmp_op=nl.greater_equal" in result["migrated"] and "cmp_op=nl.greater" in result["migrated"]
@@ -68,9 +66,8 @@ def causal_scores(q, k):
 """
 
 
-def test_a_psum_on_true_tile_is_read_through_an_sbuf_copy_and_proven(tmp_path: Path) -> None:
-    path = tmp_path / "attention.py"
-    path.write_text(PSUM_SCORES, encoding="utf-8")
-    result = migrate(str(path), Settings(trusted_workspace=True))
-    assert result["status"] == "proven", result["message"]
+def test_a_psum_on_true_tile_is_read_through_an_sbuf_copy_and_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(PSUM_SCORES, "attention.py")
     assert "on_true_tile=nl.copy(qk_psum)" in result["migrated"]

@@ -6,12 +6,9 @@ and proven by simulating both versions (the last key tile masked off)."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
+from collections.abc import Callable
 
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
-
-TRUSTED = Settings(trusted_workspace=True)
+from nki_studio.protocol.migration import MigrationResult
 
 # Four key tiles, the last masked off by a flag computed from the loop index (``None``: no mask, as the backward
 # core's ``mask = ... if use_causal_mask else None``). Every named result, select and reduction carries the mask.
@@ -49,11 +46,10 @@ def k(a, b, causal=True):
 """
 
 
-def test_the_backward_core_constructs_are_rewritten_and_proven(tmp_path: Path) -> None:
-    path = tmp_path / "kernel.py"
-    path.write_text(textwrap.dedent(BACKWARD), encoding="utf-8")
-    result = migrate(str(path), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_the_backward_core_constructs_are_rewritten_and_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(textwrap.dedent(BACKWARD))
     assert result["manual"] == []
     migrated = result["migrated"]
     cond = "if mask is None or mask"

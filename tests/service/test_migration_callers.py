@@ -4,9 +4,10 @@ kernels calling them, when those proofs ran them (real simulations of both versi
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
-from nki_studio.protocol.migration import KernelProof
+from nki_studio.protocol.migration import KernelProof, MigrationResult
 from nki_studio.service.migration import migrate
 from nki_studio.service.migration_callers import ran, through_callers, unproven_callers
 from nki_studio.service.settings import Settings
@@ -83,9 +84,10 @@ def _file(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_sub_kernels_are_proven_through_the_callers_whose_proofs_ran_them(tmp_path: Path) -> None:
-    result = migrate(str(_file(tmp_path, CALLED)), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_sub_kernels_are_proven_through_the_callers_whose_proofs_ran_them(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(textwrap.dedent(CALLED))
     proofs = {p["kernel"]: p for p in result["proofs"]}
     assert proofs["outer"]["equivalent"] and proofs["outer"]["through"] == []
     # the functions whose lines issued instructions or called one that did; wide_only's branch was not taken

@@ -4,12 +4,9 @@ legacy ``nl.load`` made a ``(P, 1)`` tile: rewritten to keep that shape and prov
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
+from collections.abc import Callable
 
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
-
-TRUSTED = Settings(trusted_workspace=True)
+from nki_studio.protocol.migration import MigrationResult
 
 # Rows of x scaled by columns of s and of w (one per loop step), the columns loaded through a loop index, an
 # expression, an index tile next to a literal and a 3-D tensor's batch and column indices.
@@ -43,11 +40,10 @@ def k(x, s, w):
 """
 
 
-def test_column_loads_keep_their_legacy_shape_and_are_proven(tmp_path: Path) -> None:
-    path = tmp_path / "kernel.py"
-    path.write_text(textwrap.dedent(COLUMNS), encoding="utf-8")
-    result = migrate(str(path), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def test_column_loads_keep_their_legacy_shape_and_are_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(textwrap.dedent(COLUMNS))
     migrated = result["migrated"]
     assert "last = nl.load(s[t * 128:(t + 1) * 128, n - 1:(n - 1) + 1])" in migrated
     assert "first = nl.load(s[t * 128:t * 128 + 128, 0:1])" in migrated

@@ -4,6 +4,7 @@ a ``no_reorder`` directive."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from nki_studio.protocol.migration import MigrationResult
@@ -89,36 +90,30 @@ def running_sum(a):
 """
 
 
-def _migrated(tmp_path: Path, text: str) -> MigrationResult:
-    path = tmp_path / "kernel.py"
-    path.write_text(text, encoding="utf-8")
-    return migrate(str(path), Settings(trusted_workspace=True))
-
-
-def test_a_two_axis_grid_kernel_is_proven_against_its_grid_launch(tmp_path: Path) -> None:
-    result = _migrated(tmp_path, GRID)
-    assert result["status"] == "proven", result["message"]
+def test_a_two_axis_grid_kernel_is_proven_against_its_grid_launch(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = prove_migration(GRID)
     assert [(p["kernel"], p["equivalent"]) for p in result["proofs"]] == [("scale", True)]
     assert "program_id" not in result["migrated"] and "scale(a, b)" in result["migrated"]
 
 
-def test_a_kernel_launched_elsewhere_is_proven_on_the_grid_its_inputs_give(tmp_path: Path) -> None:
-    path = tmp_path / "kernel.py"
-    path.write_text(UNLAUNCHED_GRID, encoding="utf-8")
-    grid = "x=float32[256,192] num_programs_0=2 num_programs_1=3"
-    result = migrate(str(path), Settings(trusted_workspace=True), inputs=grid)
-    assert result["status"] == "proven", result["message"]
+def test_a_kernel_launched_elsewhere_is_proven_on_the_grid_its_inputs_give(
+    tmp_path: Path, prove_migration: Callable[..., MigrationResult]
+) -> None:
+    result = prove_migration(UNLAUNCHED_GRID, inputs="x=float32[256,192] num_programs_0=2 num_programs_1=3")
     assert [(p["kernel"], p["equivalent"]) for p in result["proofs"]] == [("blocks", True)]
     assert "def blocks(x, training=True, *, num_programs_0, num_programs_1):" in result["migrated"]
     assert "def column(width, *, pid_1):" in result["migrated"]
     # without the grid the migrated kernel has no inputs: nothing is claimed
-    unproven = migrate(str(path), Settings(trusted_workspace=True), inputs="x=float32[256,192]")
+    unproven = migrate(
+        str(tmp_path / "kernel.py"), Settings(trusted_workspace=True), inputs="x=float32[256,192]"
+    )
     assert unproven["status"] == "not_proven" and not unproven["proofs"]
 
 
-def test_a_loop_under_no_reorder_is_proven(tmp_path: Path) -> None:
-    result = _migrated(tmp_path, NO_REORDER)
-    assert result["status"] == "proven", result["message"]
+def test_a_loop_under_no_reorder_is_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    result = prove_migration(NO_REORDER)
     assert "with nl.no_reorder():" in result["migrated"] and "range(4)" in result["migrated"]
 
 
@@ -146,7 +141,6 @@ def buffered_sum(a):
 """
 
 
-def test_a_loop_under_multi_buffer_is_proven(tmp_path: Path) -> None:
-    result = _migrated(tmp_path, MULTI_BUFFER)
-    assert result["status"] == "proven", result["message"]
+def test_a_loop_under_multi_buffer_is_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    result = prove_migration(MULTI_BUFFER)
     assert "multi_buffer" not in result["migrated"] and "for i in range(4):" in result["migrated"]

@@ -8,6 +8,7 @@ kernel keeps a list of tiles)."""
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,8 @@ from nki_studio.service.settings import Settings
 TRUSTED = Settings(trusted_workspace=True)
 
 
-def proven(tmp_path: Path, source: str) -> MigrationResult:
-    """``source`` migrated and proven on its three seeded input sets (its one kernel)."""
-    path = tmp_path / "kernel.py"
-    path.write_text(source, encoding="utf-8")
-    result = migrate(str(path), TRUSTED)
-    assert result["status"] == "proven", result["message"]
+def proven_on_seeds(result: MigrationResult) -> MigrationResult:
+    """``result`` (a proven migration) proven on its three seeded input sets (its one kernel)."""
     (proof,) = result["proofs"]
     assert proof["equivalent"] and proof["inputs"] == 3
     return result
@@ -64,8 +61,10 @@ def test_the_absent_module_is_really_absent() -> None:
     assert importlib.util.find_spec(ABSENT) is None
 
 
-def test_imports_the_kernel_does_not_use_become_stand_ins_and_the_kernel_is_proven(tmp_path: Path) -> None:
-    result = proven(tmp_path, KERNEL)
+def test_imports_the_kernel_does_not_use_become_stand_ins_and_the_kernel_is_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = proven_on_seeds(prove_migration(KERNEL))
     message = result["proofs"][0]["message"]
     assert f"stand-ins for {ABSENT}: not installed here, unused by the kernel" in message
     # the written migration keeps the imports as they were: only the proof's copies stand in
@@ -124,8 +123,8 @@ def flip_blocks(x, dims):
 """
 
 
-def test_a_kernel_taking_a_shape_tuple_is_proven(tmp_path: Path) -> None:
-    assert proven(tmp_path, SHAPE_TUPLE)["proofs"][0]["kernel"] == "flip_blocks"
+def test_a_kernel_taking_a_shape_tuple_is_proven(prove_migration: Callable[..., MigrationResult]) -> None:
+    assert proven_on_seeds(prove_migration(SHAPE_TUPLE))["proofs"][0]["kernel"] == "flip_blocks"
 
 
 # nki-samples' flash attention tests launch flash_fwd(q, k, v, seed=None, config=FlashConfig(...)): none and an
@@ -155,8 +154,10 @@ def scaled(x, seed, config=None):
 """
 
 
-def test_a_kernel_taking_none_and_a_config_instance_is_proven(tmp_path: Path) -> None:
-    assert proven(tmp_path, SEED_AND_CONFIG)["proofs"][0]["kernel"] == "scaled"
+def test_a_kernel_taking_none_and_a_config_instance_is_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    assert proven_on_seeds(prove_migration(SEED_AND_CONFIG))["proofs"][0]["kernel"] == "scaled"
 
 
 def test_a_config_instance_the_file_does_not_define_stops_the_original(tmp_path: Path) -> None:
@@ -189,7 +190,9 @@ def row_maxima(a, b):
 """
 
 
-def test_psum_blocks_beyond_psum_migrate_to_a_list_of_tiles_and_are_proven(tmp_path: Path) -> None:
-    result = proven(tmp_path, PSUM_BLOCKS)
+def test_psum_blocks_beyond_psum_migrate_to_a_list_of_tiles_and_are_proven(
+    prove_migration: Callable[..., MigrationResult],
+) -> None:
+    result = proven_on_seeds(prove_migration(PSUM_BLOCKS))
     allocation = "products = [nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum) for _ in range(16)]"
     assert allocation in result["migrated"]

@@ -4,13 +4,7 @@ versions."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
-from nki_studio.service.migration import migrate
-from nki_studio.service.settings import Settings
-
-TRUSTED = Settings(trusted_workspace=True)
+from collections.abc import Callable
 
 # Statistics over 1024 columns: two bn_stats of 512 written side by side, aggregated by bn_aggr (the nki-samples
 # layernorm tutorial's pattern).
@@ -117,23 +111,15 @@ def k(a):
 """
 
 
-def test_fp32_min_and_lazy_initialization_are_rewritten_and_proven(tmp_path: Path) -> None:
-    migrated = _proven(tmp_path, LOWEST)
+def test_fp32_min_and_lazy_initialization_are_rewritten_and_proven(proven: Callable[[str], str]) -> None:
+    migrated = proven(LOWEST)
     assert "buffer=nl.sbuf)" in migrated and "lazy_initialization" not in migrated
     assert "fill_value=-3.4028235e+38" in migrated and "0.5 * (-3.4028235e+38)" in migrated
     assert "fp32" not in migrated
 
 
-def _proven(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "kernel.py"
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-    result = migrate(str(path), TRUSTED)
-    assert result["status"] == "proven", result["message"]
-    return result["migrated"]
-
-
-def test_bn_stats_and_bn_aggr_values_are_rewritten_and_proven(tmp_path: Path) -> None:
-    migrated = _proven(tmp_path, STATISTICS)
+def test_bn_stats_and_bn_aggr_values_are_rewritten_and_proven(proven: Callable[[str], str]) -> None:
+    migrated = proven(STATISTICS)
     assert "nisa.bn_stats(dst=stats[:, j * 6:(j + 1) * 6], data=t[:, j * 512:(j + 1) * 512])" in migrated
     assert (
         "mean_var = nl.ndarray((stats.shape[0], 2), dtype=stats.dtype, buffer=nl.sbuf); "
@@ -141,8 +127,10 @@ def test_bn_stats_and_bn_aggr_values_are_rewritten_and_proven(tmp_path: Path) ->
     )
 
 
-def test_nested_values_dtype_names_and_transposed_tiles_are_rewritten_and_proven(tmp_path: Path) -> None:
-    migrated = _proven(tmp_path, TRANSPOSED)
+def test_nested_values_dtype_names_and_transposed_tiles_are_rewritten_and_proven(
+    proven: Callable[[str], str],
+) -> None:
+    migrated = proven(TRANSPOSED)
     assert (
         "nc_transpose_value1 = nl.ndarray((x.shape[1], x.shape[0]), dtype=x.dtype, buffer=nl.psum); "
         "nisa.nc_transpose(dst=nc_transpose_value1, data=x); scaled = nl.multiply(y, nc_transpose_value1)"
@@ -157,8 +145,10 @@ def test_nested_values_dtype_names_and_transposed_tiles_are_rewritten_and_proven
     )
 
 
-def test_mgrid_windows_iota_of_a_named_expression_and_finfo_are_rewritten_and_proven(tmp_path: Path) -> None:
-    migrated = _proven(tmp_path, GRIDS)
+def test_mgrid_windows_iota_of_a_named_expression_and_finfo_are_rewritten_and_proven(
+    proven: Callable[[str], str],
+) -> None:
+    migrated = proven(GRIDS)
     assert "np.finfo(nl.float32).min" in migrated
     assert (
         "t.ap(pattern=[[t.shape[1] * t.shape[2], 128], [2 * t.shape[2], 3], [t.shape[2], 2], [1, 2]])"
