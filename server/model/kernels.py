@@ -53,7 +53,8 @@ class ModuleInfo:
     # every Name and Attribute node in source order (the chains imports resolve through)
     chains: list[ast.Name | ast.Attribute] = field(default_factory=list)
     # id(function node) -> its own Names that may refer to local code (:func:`_bound_names`), each with its
-    # parent node, in source order: what :func:`_local_references` starts from
+    # parent node, in source order: what :func:`_local_references` starts from; id(tree) -> those outside
+    # functions
     name_refs: dict[int, list[tuple[ast.Name, ast.AST]]] = field(default_factory=dict)
     # local name -> (imported module, level, attribute or None for ``import x as name``), all import forms
     import_index: dict[str, tuple[str, int, str | None]] = field(default_factory=dict)
@@ -323,7 +324,7 @@ def _traverse(tree: ast.Module, watched: set[str]) -> _Traversal:
                 visit(child, child_kind, owner, groups, refs, depth, top_of_child)  # noqa: F821 (del below)
 
     try:
-        visit(tree, type(tree), [], defaultdict(list), [], 0, None)
+        visit(tree, type(tree), [], defaultdict(list), name_refs.setdefault(id(tree), []), 0, None)
     finally:
         del visit  # the closure refers to itself: a cycle that would hold every node until a collection
     cut = sorted(too_deep.values(), key=lambda s: (s.lineno, s.col_offset))
@@ -444,7 +445,15 @@ def _mark_kernels(module: ModuleInfo) -> None:
                 info.kernel_decorator = dec
                 info.kernel_legacy = is_legacy(name) or name.startswith("torch_neuronx")
                 break
-    # ``k = nki.jit(f)`` / ``nki.jit(f)(...)``: wrapping a function by call makes it a kernel too.
+    # ``k = nki.jit(f)`` / ``nki.jit(f)(...)``: wrapping a function by call makes it a kernel too. The wrapped
+    # function's name is one the traversal kept with its parent (name_refs): without such a call among those
+    # parents (most modules), no call of the module need be looked at.
+    if not any(
+        type(parent) is ast.Call and parent.args and parent.args[0] is name
+        for refs in module.name_refs.values()
+        for name, parent in refs
+    ):
+        return
     for node in module.calls:
         if node.args and isinstance(node.args[0], ast.Name):
             # The wrapped function first: a dictionary lookup rules out most calls (``helper(t, ...)``) before
