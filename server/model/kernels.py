@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import os
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -571,9 +571,9 @@ def discover(
     call_sites: list[CallSite] = []
     classes: list[tuple[ModuleInfo, ast.ClassDef]] = []
     seen_classes: set[int] = set()
-    queue = list(roots)
+    queue = deque(roots)  # popped from the front: a list would move every element left per pop
     while queue:
-        func = queue.pop(0)
+        func = queue.popleft()
         if id(func) in seen:
             continue
         seen.add(id(func))
