@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import ast
 import os
+from collections import defaultdict, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
 from nki_studio.model.imports import ImportAliases, is_external, is_legacy, to_canonical
-from nki_studio.model.syntax import child_fields, source_lines
+from nki_studio.model.syntax import child_fields, field_types, source_lines
 
 # Decorators (canonical names) that make a function a kernel.
 KERNEL_DECORATORS = frozenset({"nki.jit", "nki.trace", "nki.baremetal", "nki.benchmark", "nki.profile"})
@@ -51,6 +52,10 @@ class ModuleInfo:
     calls: list[ast.Call] = field(default_factory=list)
     # every Name and Attribute node in source order (the chains imports resolve through)
     chains: list[ast.Name | ast.Attribute] = field(default_factory=list)
+    # id(function node) -> its own Names that may refer to local code (:func:`_bound_names`), each with its
+    # parent node, in source order: what :func:`_local_references` starts from; id(tree) -> those outside
+    # functions
+    name_refs: dict[int, list[tuple[ast.Name, ast.AST]]] = field(default_factory=dict)
     # local name -> (imported module, level, attribute or None for ``import x as name``), all import forms
     import_index: dict[str, tuple[str, int, str | None]] = field(default_factory=dict)
     kernels_marked: bool = False
@@ -167,7 +172,7 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     """Parse (unless ``tree`` is given) and index a module's functions, classes and imports."""
     if tree is None:
         tree = ast.parse(source, filename=path)
-    walk = _traverse(tree)
+    walk = _traverse(tree, _bound_names(tree))
     # A traversal meets statements in source order: the imports of both kinds are in order.
     imports = walk.imports
     module = ModuleInfo(
@@ -179,22 +184,12 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
         own_by_type=walk.own_by_type,
         calls=walk.calls,
         chains=walk.chains,
+        name_refs=walk.name_refs,
         too_deep=walk.too_deep,
     )
     _index_functions(module, tree.body, prefix="", parent=None)
     for node in imports:
-        if isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if alias.name != "*":
-                    module.import_index[alias.asname or alias.name] = (
-                        node.module or "",
-                        node.level,
-                        alias.name,
-                    )
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    module.import_index[alias.asname] = (alias.name, 0, None)
+        module.import_index.update(_import_entries(node))
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
             module.classes[stmt.name] = stmt
@@ -203,9 +198,28 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
     module.short_names = (
         {q.rsplit(".", 1)[-1] for q in module.functions}
         | set(module.classes)
-        | {name for name, (src, level, _) in module.import_index.items() if level > 0 or not is_external(src)}
+        | {name for name, entry in module.import_index.items() if _may_be_local(entry)}
     )
     return module
+
+
+def _import_entries(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, tuple[str, int, str | None]]]:
+    """The :attr:`ModuleInfo.import_index` entries of one import statement."""
+    if isinstance(node, ast.ImportFrom):
+        for alias in node.names:
+            if alias.name != "*":
+                yield alias.asname or alias.name, (node.module or "", node.level, alias.name)
+    else:
+        for alias in node.names:
+            if alias.asname:
+                yield alias.asname, (alias.name, 0, None)
+
+
+def _may_be_local(entry: tuple[str, int, str | None]) -> bool:
+    """Whether an import (an :attr:`ModuleInfo.import_index` entry) can name kernel code: imports of
+    NKI/library/stdlib modules never resolve to a local file (:class:`ModuleResolver`), so only local ones."""
+    src, level, _ = entry
+    return level > 0 or not is_external(src)
 
 
 # Deepest AST nesting the analyses take: they recurse (a few Python frames per level) under the interpreter's
@@ -214,6 +228,7 @@ def build_module(source: str, path: str, tree: ast.Module | None = None) -> Modu
 MAX_AST_DEPTH = 100
 TOO_DEEP = "__nki_studio_too_deep__"  # name of the marker standing for a cut-off subtree
 _SCOPES = frozenset((ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+_FUNCTION_KINDS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef))
 
 
 @dataclass
@@ -225,88 +240,132 @@ class _Traversal:
     calls: list[ast.Call]
     imports: list[ast.Import | ast.ImportFrom]
     chains: list[ast.Name | ast.Attribute]
+    name_refs: dict[int, list[tuple[ast.Name, ast.AST]]]
     too_deep: list[ast.stmt]  # statements (outermost of their scope) holding code cut at MAX_AST_DEPTH
 
 
-def _traverse(tree: ast.Module) -> _Traversal:
+def _traverse(tree: ast.Module, watched: set[str]) -> _Traversal:
     """Each function's own nodes in source order and grouped by type, the module's calls and imports,
     and the Name/Attribute chains: one traversal serves every analysis (no analysis walks the whole tree again
     to filter it). Module-wide, only calls and imports are grouped: no analysis reads another type across the
-    module, and a grouping of every node cost a lookup and an append per node. Code nested past
+    module, and a grouping of every node cost a lookup and an append per node. The names in ``watched`` a
+    function reads or writes are kept with their parents (``name_refs``): the name is at hand here, while a
+    later pass over every name of every function touched each node again. Code nested past
     :data:`MAX_AST_DEPTH` is cut on the way."""
     own: dict[int, list[ast.AST]] = {}
-    own_by_type: dict[int, dict[type, list[ast.AST]]] = {}
+    # defaultdicts while grouping (an absent type costs no lookup and test per node), plain dicts after
+    own_by_type: dict[int, defaultdict[type, list[ast.AST]]] = {}
+    name_refs: dict[int, list[tuple[ast.Name, ast.AST]]] = {}
+    watched = watched | {TOO_DEEP}  # one set lookup per name tests both
     calls: list[ast.Call] = []
     imports: list[ast.Import | ast.ImportFrom] = []
     chains: list[ast.Name | ast.Attribute] = []
     too_deep: dict[int, ast.stmt] = {}
-    add_chain, add_call, add_import = chains.append, calls.append, imports.append
-    fields_of: dict[type, tuple[str, ...]] = {}  # child_fields, without a call per node
+    # per node type: its child_fields, whether it is a function, whether it is a scope (one lookup per node)
+    plans: dict[type, tuple[tuple[str, ...], bool, bool]] = {}
     name_kind, attribute_kind, call_kind, constant_kind = ast.Name, ast.Attribute, ast.Call, ast.Constant
     node_kind, stmt_kind = ast.AST, ast.stmt
     import_kinds = (ast.Import, ast.ImportFrom)
-    function_kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
 
     # Recursive, not an explicit stack: a call per node with its context as arguments costs less than a tuple
     # pushed and unpacked per node. A node is recorded by its parent's loop, and the leaves (most nodes: Name,
     # Constant) are not visited at all: they have no field to look at (model.syntax.child_fields), so the call
     # is saved. The depth is bounded: code past MAX_AST_DEPTH is cut before it is visited.
     # ast.iter_child_nodes is inlined (this is the hottest loop of linting a large tree); the load/store
-    # context and operator singletons are left out: no analysis walks to them.
+    # context and operator singletons are left out: no analysis walks to them. Code outside functions is
+    # recorded in lists nobody keeps, which costs less than a test per node. ``chains.append(...)`` and the
+    # like are not bound once: Python 3.11 specialises a list's ``append`` call, a bound method call it does not.
     def visit(
         node: ast.AST,
         kind: type,
-        owner: list[ast.AST] | None,
-        groups: dict[type, list[ast.AST]] | None,
+        owner: list[ast.AST],
+        groups: defaultdict[type, list[ast.AST]],
+        refs: list[tuple[ast.Name, ast.AST]],
         depth: int,
         top: ast.stmt | None,
     ) -> None:
         """Record the children of ``node`` (of type ``kind``, itself recorded) and visit those with fields."""
-        if kind in function_kinds:
+        plan = plans.get(kind)
+        if plan is None:
+            plan = plans[kind] = (child_fields(kind), kind in _FUNCTION_KINDS, kind in _SCOPES)
+        fields, function, scope = plan
+        if function:
             owner = own[id(node)] = []
-            groups = own_by_type[id(node)] = {}
+            groups = own_by_type[id(node)] = defaultdict(list)
+            refs = name_refs[id(node)] = []
         if depth >= MAX_AST_DEPTH and _cut(node) and top is not None:
             too_deep[id(top)] = top
         depth += 1
-        scope = kind in _SCOPES
-        fields = fields_of.get(kind)
-        if fields is None:
-            fields = fields_of[kind] = child_fields(kind)
         for name in fields:
             value = getattr(node, name, None)
             for child in value if type(value) is list else (value,):
                 if not isinstance(child, node_kind):
                     continue
                 child_kind = type(child)
-                if owner is not None and groups is not None:
-                    owner.append(child)
-                    group = groups.get(child_kind)
-                    if group is None:
-                        group = groups[child_kind] = []
-                    group.append(child)
+                owner.append(child)
+                groups[child_kind].append(child)
                 if child_kind is name_kind:
-                    add_chain(child)  # type: ignore[arg-type]
-                    if child.id == TOO_DEEP and top is not None:  # type: ignore[attr-defined]
-                        too_deep[id(top)] = top  # cut by an earlier traversal (incremental lint)
+                    chains.append(child)  # type: ignore[arg-type]
+                    if child.id in watched:  # type: ignore[attr-defined]
+                        if child.id == TOO_DEEP and top is not None:  # type: ignore[attr-defined]
+                            too_deep[id(top)] = top  # cut by an earlier traversal (incremental lint)
+                        refs.append((child, node))  # type: ignore[arg-type]
                     continue
                 if child_kind is constant_kind:
                     continue
                 if child_kind is attribute_kind:
-                    add_chain(child)  # type: ignore[arg-type]
+                    chains.append(child)  # type: ignore[arg-type]
                 elif child_kind is call_kind:
-                    add_call(child)  # type: ignore[arg-type]
+                    calls.append(child)  # type: ignore[arg-type]
                 elif child_kind in import_kinds:
-                    add_import(child)  # type: ignore[arg-type]
+                    imports.append(child)  # type: ignore[arg-type]
                 # a statement of a scope's body is the "top" of everything under it
                 top_of_child = child if scope and isinstance(child, stmt_kind) else top
-                visit(child, child_kind, owner, groups, depth, top_of_child)  # noqa: F821 (del below)
+                visit(child, child_kind, owner, groups, refs, depth, top_of_child)  # noqa: F821 (del below)
 
     try:
-        visit(tree, type(tree), None, None, 0, None)
+        visit(tree, type(tree), [], defaultdict(list), name_refs.setdefault(id(tree), []), 0, None)
     finally:
         del visit  # the closure refers to itself: a cycle that would hold every node until a collection
     cut = sorted(too_deep.values(), key=lambda s: (s.lineno, s.col_offset))
-    return _Traversal(own, own_by_type, calls, imports, chains, cut)
+    by_type = {key: dict(groups) for key, groups in own_by_type.items()}
+    return _Traversal(own, by_type, calls, imports, chains, name_refs, cut)
+
+
+# ASDL types of the fields that hold statements, directly or in an ``except``/``case`` clause (an expression
+# never holds one).
+_BLOCK_TYPES = frozenset({"stmt", "excepthandler", "match_case"})
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
+_DEF_KINDS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name a ``def``, a ``class`` or an import of a possibly local module binds anywhere in ``tree``: a
+    superset of :attr:`ModuleInfo.short_names` known before the traversal, found from the statements alone."""
+    names: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)  # a stack, not recursion: an elif chain can nest 1,000 deep
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind in _DEF_KINDS:
+            names.add(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            names.update(name for name, entry in _import_entries(node) if _may_be_local(entry))  # type: ignore[arg-type]
+        for name in _block_fields(kind):
+            pending.extend(getattr(node, name, None) or ())
+    return names
+
+
+def _block_fields(kind: type) -> tuple[str, ...]:
+    """The fields of ``kind`` that hold statement blocks (:data:`_BLOCK_TYPES`; a field of unknown type too),
+    cached per type."""
+    fields = _BLOCK_FIELDS.get(kind)
+    if fields is None:
+        types = field_types(kind)
+        fields = _BLOCK_FIELDS[kind] = tuple(
+            f for f in child_fields(kind) if types.get(f, "stmt") in _BLOCK_TYPES
+        )
+    return fields
 
 
 def _marker(like: ast.AST) -> ast.Name:
@@ -386,7 +445,15 @@ def _mark_kernels(module: ModuleInfo) -> None:
                 info.kernel_decorator = dec
                 info.kernel_legacy = is_legacy(name) or name.startswith("torch_neuronx")
                 break
-    # ``k = nki.jit(f)`` / ``nki.jit(f)(...)``: wrapping a function by call makes it a kernel too.
+    # ``k = nki.jit(f)`` / ``nki.jit(f)(...)``: wrapping a function by call makes it a kernel too. The wrapped
+    # function's name is one the traversal kept with its parent (name_refs): without such a call among those
+    # parents (most modules), no call of the module need be looked at.
+    if not any(
+        type(parent) is ast.Call and parent.args and parent.args[0] is name
+        for refs in module.name_refs.values()
+        for name, parent in refs
+    ):
+        return
     for node in module.calls:
         if node.args and isinstance(node.args[0], ast.Name):
             # The wrapped function first: a dictionary lookup rules out most calls (``helper(t, ...)``) before
@@ -504,9 +571,9 @@ def discover(
     call_sites: list[CallSite] = []
     classes: list[tuple[ModuleInfo, ast.ClassDef]] = []
     seen_classes: set[int] = set()
-    queue = list(roots)
+    queue = deque(roots)  # popped from the front: a list would move every element left per pop
     while queue:
-        func = queue.pop(0)
+        func = queue.popleft()
         if id(func) in seen:
             continue
         seen.add(id(func))
@@ -566,29 +633,26 @@ def _local_references(func: FunctionInfo) -> list[ast.Name | ast.Attribute | ast
     """The function's own nodes that can refer to a local function or class (:func:`_resolve_ref`), in
     traversal order: each name defined or imported at its module's level (``short_names``; most names are
     locals, parameters or builtins), the attribute of it (``helpers.rms``) and the call of either. Found from
-    those names, not a pass over every own node (nested defs are separate FunctionInfos, reached when
-    referenced). Traversal order is kept: a call's callee is its first child and an attribute's value its
-    first, so ``call, attribute, name`` are consecutive in the traversal, and each name's group is where the
-    name is."""
-    groups = func.module.own_by_type.get(id(func.node), {})
-    short_names = func.module.short_names
-    names = cast("list[ast.Name]", groups.get(ast.Name, []))  # the grouping is by exact type
-    heads = [n for n in names if n.id in short_names]
-    if not heads:
-        return []
-    head_set: set[ast.expr] = set(heads)  # nodes hash by identity
-    attributes = cast("list[ast.Attribute]", groups.get(ast.Attribute, []))
-    attribute_of = {a.value: a for a in attributes if a.value in head_set}
-    callees = head_set | set(attribute_of.values())
-    call_of = {c.func: c for c in cast("list[ast.Call]", groups.get(ast.Call, [])) if c.func in callees}
+    the names the traversal kept with their parents (``name_refs``), not a pass over every own node (nested
+    defs are separate FunctionInfos, reached when referenced). Each name comes after its call and attribute,
+    the order of the traversal (a call's callee is its first child, an attribute's value its only one)."""
+    module = func.module
+    short_names = module.short_names
+    call_of: dict[ast.expr, ast.Call] | None = None
     out: list[ast.Name | ast.Attribute | ast.Call] = []
-    for name in heads:
-        attribute = attribute_of.get(name)
-        call = call_of.get(attribute if attribute is not None else name)
-        if call is not None:
-            out.append(call)
-        if attribute is not None:
-            out.append(attribute)
+    for name, parent in module.name_refs.get(id(func.node), ()):
+        if name.id not in short_names:
+            continue
+        if type(parent) is ast.Attribute:
+            if call_of is None:  # the calls by callee, only for a function with such an attribute
+                calls = cast("list[ast.Call]", module.own_by_type[id(func.node)].get(ast.Call, []))
+                call_of = {c.func: c for c in calls}  # nodes hash by identity
+            call = call_of.get(parent)
+            if call is not None:
+                out.append(call)
+            out.append(parent)
+        elif type(parent) is ast.Call and parent.func is name:
+            out.append(parent)
         out.append(name)
     return out
 

@@ -111,12 +111,12 @@ def child_fields(kind: type) -> tuple[str, ...]:
         fields = _CHILD_FIELDS[kind] = tuple(
             f
             for f in kind._fields  # type: ignore[attr-defined]
-            if f not in ("ctx", "op", "ops") and _field_types(kind).get(f) not in _SCALAR_FIELD_TYPES
+            if f not in ("ctx", "op", "ops") and field_types(kind).get(f) not in _SCALAR_FIELD_TYPES
         )
     return fields
 
 
-def _field_types(kind: type) -> dict[str, str]:
+def field_types(kind: type) -> dict[str, str]:
     """Field name -> ASDL type without its ``?``/``*`` suffix, from the first line of the node class's docstring
     (empty when it is not an ASDL signature)."""
     match = _SIGNATURE.fullmatch((kind.__doc__ or "").split("\n", 1)[0].strip())
