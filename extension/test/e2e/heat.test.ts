@@ -66,11 +66,12 @@ describe('layers of heat', { timeout: 600_000 }, () => {
   const layerItem = (name: string) =>
     wb.page.locator('.statusbar-item', { hasText: new RegExp(`^\\s*${name}\\s*$`) }).first();
 
-  /** The hover of the first painted line, once its contents arrived (the widget first says "Loading..."). */
-  async function hoverFirstBar(): Promise<string> {
+  /** The hover of the painted line nearest the cursor's line 48, once its contents arrived (the widget first says
+   * "Loading..."): a line near the top of the view may sit under the sticky-scroll header, where no hover opens. */
+  async function hoverBarNearCursor(): Promise<string> {
     await wb.goToLine(48);
-    const first = [...(await waitForBars()).keys()][0];
-    return hoverOnce(first);
+    const lines = [...(await waitForBars()).keys()];
+    return hoverOnce(lines.reduce((a, b) => (Math.abs(b - 48) < Math.abs(a - 48) ? b : a)));
   }
 
   async function hoverOnce(line: number): Promise<string> {
@@ -114,7 +115,7 @@ describe('layers of heat', { timeout: 600_000 }, () => {
     const status = await wb.statusBar();
     assert.match(status, /measured · /);
     assert.doesNotMatch(status, /· estimated/);
-    const hover = await hoverFirstBar();
+    const hover = await hoverBarNearCursor();
     await wb.screenshot('heat-measured-after-save');
     assert.match(hover, /Measured, from/);
     assert.doesNotMatch(hover, /Estimated/);
@@ -146,7 +147,7 @@ describe('layers of heat', { timeout: 600_000 }, () => {
     await switchLayer('Measured');
     await wb.page.waitForTimeout(500);
     assert.match(await wb.statusBar(), /measured · /);
-    const hover = await hoverFirstBar();
+    const hover = await hoverBarNearCursor();
     await wb.screenshot('heat-measured-again');
     assert.match(hover, /Measured, from/);
     assert.doesNotMatch(hover, /Estimated/);
