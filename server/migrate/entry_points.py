@@ -36,12 +36,13 @@ def run(src: Source, platform: Generation | None = None) -> PassResult:
     """Rewrite decorators and launch calls (``platform``: the generation the file is simulated for, if known)."""
     out = PassResult()
     nki = src.alias_of("nki", "nki")
-    for node in ast.walk(src.tree):
+    decorators = {id(d) for f in src.nodes if isinstance(f, ast.FunctionDef) for d in f.decorator_list}
+    for node in src.nodes:
         if not isinstance(node, ast.Call) and not isinstance(node, (ast.Name, ast.Attribute)):
             continue
         func = node.func if isinstance(node, ast.Call) else node
         entry = _entry(src, func)
-        if entry is None or (not isinstance(node, ast.Call) and not _is_decorator(src, node)):
+        if entry is None or (not isinstance(node, ast.Call) and id(node) not in decorators):
             continue
         if entry == "nki.simulate_kernel" and isinstance(node, ast.Call):
             _simulate_kernel(src, out, node, nki)
@@ -51,10 +52,6 @@ def run(src: Source, platform: Generation | None = None) -> PassResult:
         elif entry != "nki.jit" or src.text_of(node) != f"{nki}.jit":
             out.change(src.replace(node, f"{nki}.jit"), node.lineno, entry, f"{nki}.jit")
     return out
-
-
-def _is_decorator(src: Source, node: ast.expr) -> bool:
-    return any(node in f.decorator_list for f in ast.walk(src.tree) if isinstance(f, ast.FunctionDef))
 
 
 def _jit_call(

@@ -79,7 +79,7 @@ def _directed(src: Source) -> list[tuple[ast.For, ast.Call, ast.Call, str]]:
     """The ``for`` loops whose static iterator's only keyword is ``directives=`` a call: the loop, the iterator,
     the directive and its canonical name."""
     found = []
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
             call = node.iter
             module, _, leaf = (src.canonical(call.func) or "").rpartition(".")

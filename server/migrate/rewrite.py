@@ -106,12 +106,18 @@ class Migration:
 
 
 def migrate_source(
-    text: str, to: str = TARGET, helpers: Sequence[str] = (), platform: Generation | None = None
+    text: str,
+    to: str = TARGET,
+    helpers: Sequence[str] = (),
+    platform: Generation | None = None,
+    *,
+    first_change: bool = False,
 ) -> Migration:
     """Migrate ``text`` (a module) to NKI ``to`` (only 0.7); ``helpers``: the texts of the other modules of its
     package (the functions its masks and indices may come from); ``platform``: the generation it is simulated for
     (a ``platform_target=`` naming it is dropped). Raises ``NotMigratable`` for an unparsable file or one that
-    imports both the legacy and the current API (half migrated)."""
+    imports both the legacy and the current API (half migrated). ``first_change``: stop after the first pass
+    round that changes the text (the result then says only whether anything changes)."""
     if to != TARGET:
         raise ValueError(f"migrate targets NKI {TARGET} only (asked: {to})")
     try:
@@ -134,9 +140,12 @@ def migrate_source(
         partial(entry_points.run, platform=platform) if p is entry_points.run else p
         for p in ((inline, *_LEGACY_PASSES) if legacy else _CURRENT_PASSES)
     )
+    parsed = src  # passes only read a Source: one parse serves every pass until the text changes
     for run in passes:
         for round_ in range(ROUNDS):
-            result = run(Source(text))
+            if parsed.text != text:
+                parsed = Source(text)
+            result = run(parsed)
             if round_ == 0:
                 steps.extend(result.manual)
             if not result.edits:
@@ -145,6 +154,10 @@ def migrate_source(
                 text, [Fix(c.construct, (e,)) for c, e in zip(result.changes, result.edits, strict=True)]
             )
             changes.extend(result.changes[i] for i in applied)
+            if first_change and text != src.text:
+                break
+        if first_change and text != src.text:
+            break
     unique = {(s.line, s.construct): s for s in steps}
     return Migration(
         original=src.text,

@@ -22,11 +22,16 @@ class Source:
     tree: ast.Module = field(init=False)
     lines: list[str] = field(init=False)
     aliases: ImportAliases = field(init=False)
+    # Every node in ``ast.walk`` order, walked once: the passes that scan the whole tree read this list (a walk
+    # per scan made "does this file need migrating?", asked at every code action, ~30 ms for 136 lines). The
+    # tree is never changed in place (rewrites work on copies), so the list stays true.
+    nodes: list[ast.AST] = field(init=False)
 
     def __post_init__(self) -> None:
         self.tree = ast.parse(self.text)
         self.lines = self.text.splitlines()
-        self.aliases = ImportAliases.from_tree(self.tree)
+        self.nodes = list(ast.walk(self.tree))
+        self.aliases = ImportAliases.from_nodes(self.nodes)
 
     def _column(self, lineno: int, byte_col: int) -> int:
         """1-based code-point column of an ``ast`` byte offset."""
@@ -92,7 +97,7 @@ class Source:
 
     def calls_to(self, module: str) -> Iterator[tuple[ast.Call, str]]:
         """Each call of a function of ``module`` (canonical) with the function's name."""
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Call):
                 name = self.canonical(node.func)
                 if name is not None and name.rsplit(".", 1)[0] == module:

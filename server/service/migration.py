@@ -115,7 +115,7 @@ def needs_migration(text: str) -> bool:
     """Whether ``text`` has something to migrate (the editor offers "Migrate kernel to NKI 0.7" then); no
     simulation runs."""
     try:
-        return migrate_source(text).changed
+        return migrate_source(text, first_change=True).changed
     except NotMigratable:
         return False
 

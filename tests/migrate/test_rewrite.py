@@ -1069,3 +1069,31 @@ def test_affine_select_predicates_on_mgrid_positions_become_its_0_7_operands() -
     assert (
         "pattern=[[-1, 72 - 8]], channel_multiplier=1" in m.text and "offset=q0 * 128 - k0 * 64 - 8" in m.text
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        LEGACY
+        + "@nki.jit\ndef k(a):\n    for i in nl.affine_range(2):\n        t = nl.load(a)\n    return a\n",
+        CURRENT + "@nki.jit\ndef k(a):\n    for i in nl.affine_range(2):\n        pass\n    return a\n",
+        CURRENT + "@nki.jit(mode='simulation')\ndef k(a):\n    return a\n",
+        CURRENT + "@nki.jit\ndef k(a):\n    for i in range(2):\n        pass\n    return a\n",
+    ],
+    ids=["legacy", "current iterator", "current entry point", "nothing to migrate"],
+)
+def test_first_change_tells_whether_the_migration_changes_the_text(text: str) -> None:
+    whole, first = migrate_source(text), migrate_source(text, first_change=True)
+    assert first.changed == whole.changed
+    # stopped at the first changing round: what it changed is part of the whole migration's changes
+    assert set(first.changes) <= set(whole.changes)
+
+
+def test_first_change_stops_after_the_first_changing_pass() -> None:
+    text = (
+        LEGACY
+        + "@nki.jit\ndef k(a):\n    for i in nl.affine_range(2):\n        t = nl.load(a)\n    return a\n"
+    )
+    whole, first = migrate_source(text), migrate_source(text, first_change=True)
+    assert {c.construct for c in whole.changes} >= {"nl.affine_range", "legacy import"}
+    assert [c.construct for c in first.changes] == ["nl.affine_range"]  # iterators run before imports
