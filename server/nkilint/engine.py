@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from nki_studio.core.codes import LINT_SOURCE, family_of
@@ -161,15 +161,15 @@ def with_code_version(
     config: LintConfig,
     source: str,
     uses: Iterable[tuple[str, int]] | None = None,
-    aliases: ImportAliases | None = None,
+    aliases: ImportAliases | Callable[[], ImportAliases] | None = None,
 ) -> LintConfig:
     """``config`` with the NKI version the file's own code is written for when no setting names one (as the
     simulator does, ``sim.versioning``). A file whose NKI imports are all legacy ``neuronxcc.nki`` ones is
     legacy code (``model.api_version``; this also overrides a version only read from the installed toolchain:
     the file's imports are more specific). Otherwise a 0.6-only API (``nl.dynamic_range``) and no 0.7-only one
     means 0.6 code, checked by the 0.6 rules rather than reported as removed 0.7 API. ``uses``: the file's
-    ``(canonical name, line)`` references and ``aliases`` its imports, when the caller has them (else
-    ``source`` is scanned)."""
+    ``(canonical name, line)`` references and ``aliases`` its imports (or a function building them, called only
+    when the text can hold a legacy import), when the caller has them (else ``source`` is scanned)."""
     legacy = _legacy_file(config, source, aliases)
     if legacy is not None:
         signal = VersionSignal(legacy.version, f"`{legacy.statement}`", legacy.line)
@@ -184,12 +184,16 @@ def with_code_version(
     return replace(config, target=target, nki_version_set=True, version_signal=old)
 
 
-def _legacy_file(config: LintConfig, source: str, aliases: ImportAliases | None) -> ApiEvidence | None:
+def _legacy_file(
+    config: LintConfig, source: str, aliases: ImportAliases | Callable[[], ImportAliases] | None
+) -> ApiEvidence | None:
     """The legacy import of a file written for the legacy API only, when no setting names the version."""
     if config.version_named_by_user or config.target.nki_version == LEGACY:
         return None
     if LEGACY_PREFIX.split(".")[0] not in source and "torch_neuronx" not in source:
         return None  # cheap exit: no legacy import can be there
+    if callable(aliases):
+        aliases = aliases()
     if aliases is None:
         try:
             aliases = ImportAliases.from_tree(ast.parse(source))

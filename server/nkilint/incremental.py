@@ -30,7 +30,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from nki_studio.core.findings import Finding, Fix, Related, Span, TextEdit
@@ -415,6 +415,30 @@ def _mtime(path: str) -> int:
         return -1
 
 
+class _Positioned:
+    """Every node of the file at its place, for the version decision, built only when it reads them (a text that
+    can hold a legacy import or a 0.6-only API): placing them re-parses every block an edit moved, and walks the
+    whole module, which an edit that inserts a line would otherwise pay on every keystroke."""
+
+    def __init__(self, blocks: Sequence[Block]) -> None:
+        self._blocks = blocks
+        self._nodes: list[ast.AST] | None = None
+
+    def nodes(self) -> list[ast.AST]:
+        """The nodes, statement by statement in file order (``ast.walk`` within each)."""
+        if self._nodes is None:
+            self._nodes = [n for b in self._blocks for st in b.stmts() for n in ast.walk(st)]
+        return self._nodes
+
+    def uses(self) -> Iterator[tuple[str, int]]:
+        """``(canonical name, line)`` of the imported names used (``version_signals.uses_in``), on iteration."""
+        yield from uses_in(self.nodes())
+
+    def aliases(self) -> ImportAliases:
+        """The file's imports."""
+        return ImportAliases.from_nodes(self.nodes())
+
+
 class IncrementalLinter:
     """Lints successive versions of one document, re-checking only the components an edit touched.
 
@@ -463,8 +487,8 @@ class IncrementalLinter:
             return [blocks] if config.enabled(SYNTAX_ERROR, self.path) else []
         self._lines, self._blocks = lines, blocks
         # The version is the whole file's (its code may name it), decided once for every component.
-        nodes = [n for b in blocks for st in b.stmts() for n in ast.walk(st)]
-        config = with_code_version(config, text, uses_in(nodes), ImportAliases.from_nodes(nodes))
+        positioned = _Positioned(blocks)
+        config = with_code_version(config, text, positioned.uses(), positioned.aliases)
         if config != self._config:
             self._entries.clear()
             self._config = config

@@ -323,3 +323,18 @@ def test_a_module_level_psum_allocation_gives_the_same_findings_both_ways(uses_i
     assert IncrementalLinter("/nonexistent/psum.py").lint(text, config) == whole
     assert not [f for f in whole if f.code in ("NKI402", "NKI403")]
     _compare_under_edits(text, "0.7", "/nonexistent/psum.py", edits=15, seed=1400 + uses_it)
+
+
+def test_a_legacy_file_whose_import_moved_gives_the_same_findings_both_ways() -> None:
+    """The version decision places every statement (re-parsing the blocks an edit moved) only when the text can
+    hold a legacy import or a 0.6-only API; a legacy import moved down by a line inserted above it is then read
+    at its new line, as the whole-file lint reads it."""
+    kernel = "@nki.jit\ndef k(a):\n    t = nl.load(a)\n    return t\n"
+    text = "import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n\n\n" + kernel
+    config = LintConfig(target=Target())  # no version named: the file's imports decide it
+    linter = IncrementalLinter("/nonexistent/legacy.py")
+    assert linter.lint(text, config) == lint_source(text, "/nonexistent/legacy.py", config)
+    moved = '"""A docstring pushes everything down."""\n\n' + text
+    found = linter.lint(moved, config)
+    assert found == lint_source(moved, "/nonexistent/legacy.py", config)
+    assert [f.span.line for f in found if f.code == "NKI208"] == [3, 4]
