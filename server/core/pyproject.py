@@ -1,7 +1,7 @@
 """The project configuration lookup: the nearest ``pyproject.toml`` with a ``[tool.nki-studio]`` table.
 
 Shared by the linter (``nki_studio.nkilint.config``: the lint keys) and the simulator's specs
-(``nki_studio.verify.spec``: ``[tool.nki-studio.simulate]``). Parsed files are cached by (path, mtime), so
+(``nki_studio.verify.spec``: ``[tool.nki-studio.simulate]``). Parsed files are cached by path and file stamp (``core.file_stamp``), so
 an edited ``pyproject.toml`` is reread on the next lookup.
 """
 
@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import sys
 from typing import Any
+
+from nki_studio.core.file_stamp import Stamp, file_stamp
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,17 +45,17 @@ def find_pyproject(path: str) -> str | None:
         current = parent
 
 
-_cache: dict[str, tuple[float, dict[str, Any]]] = {}
+_cache: dict[str, tuple[Stamp, dict[str, Any]]] = {}
 
 
 def _read_toml(path: str) -> dict[str, Any]:
-    mtime = os.stat(path).st_mtime
+    stamp = file_stamp(path)
     hit = _cache.get(path)
-    if hit is not None and hit[0] == mtime:
+    if hit is not None and hit[0] == stamp:
         return dict(hit[1])
     with open(path, "rb") as fh:
         data = tomllib.load(fh)
-    _cache[path] = (mtime, data)
+    _cache[path] = (stamp, data)
     return dict(data)
 
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
+from nki_studio.core.file_stamp import Stamp, file_stamp
 from nki_studio.model.imports import ImportAliases, is_external, is_legacy, to_canonical
 from nki_studio.model.syntax import child_fields, field_types, source_lines
 
@@ -140,20 +141,20 @@ class KernelDiscovery:
 
 
 class ModuleLoader:
-    """Parses local modules on demand, cached by (path, mtime); never imports them."""
+    """Parses local modules on demand, cached by path and file stamp; never imports them."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, tuple[float, ModuleInfo | None]] = {}
+        self._cache: dict[str, tuple[Stamp, ModuleInfo | None]] = {}
 
     def load(self, path: str) -> ModuleInfo | None:
         """The parsed module at ``path``, or None when it cannot be read or parsed."""
         path = os.path.abspath(path)
         try:
-            mtime = os.stat(path).st_mtime
+            stamp = file_stamp(path)
         except OSError:
             return None
         cached = self._cache.get(path)
-        if cached is not None and cached[0] == mtime:
+        if cached is not None and cached[0] == stamp:
             return cached[1]
         try:
             with open(path, encoding="utf-8") as fh:
@@ -161,7 +162,7 @@ class ModuleLoader:
             info: ModuleInfo | None = build_module(source, path)
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
             info = None
-        self._cache[path] = (mtime, info)
+        self._cache[path] = (stamp, info)
         return info
 
 

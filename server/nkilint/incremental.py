@@ -27,12 +27,12 @@ from __future__ import annotations
 import ast
 import bisect
 import logging
-import os
 import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from nki_studio.core.file_stamp import Stamp, file_stamp_or_missing
 from nki_studio.core.findings import Finding, Fix, Related, Span, TextEdit
 from nki_studio.core.gc_pause import gc_paused
 from nki_studio.model.imports import ImportAliases
@@ -357,11 +357,11 @@ class _Entry:
     findings: tuple[Finding, ...]
     starts: tuple[int, ...]  # first line of each block checked, in source order
     ends: tuple[int, ...]
-    files: tuple[tuple[str, int], ...]  # local modules the analysis read, with their mtimes (ns)
+    files: tuple[tuple[str, Stamp], ...]  # local modules the analysis read, with their file stamps
 
     def fresh(self) -> bool:
         """Whether every local module read is unchanged on disk."""
-        return all(_mtime(path) == mtime for path, mtime in self.files)
+        return all(file_stamp_or_missing(path) == stamp for path, stamp in self.files)
 
     def moved_to(self, starts: Sequence[int], path: str) -> list[Finding]:
         """The findings with every position in block ``k`` moved by ``starts[k] - self.starts[k]``."""
@@ -406,13 +406,6 @@ def _consistent(findings: list[Finding], environment: list[Block]) -> bool:
         if other is not f and other != f:
             return False
     return True
-
-
-def _mtime(path: str) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return -1
 
 
 class _Positioned:
@@ -528,13 +521,13 @@ class IncrementalLinter:
         blocks belong to other components and are dropped; internal errors are always kept."""
         tree = ast.Module(body=[s for b in blocks for s in b.stmts()], type_ignores=[])
         found = discover_safely(text, self.path, tree)
-        files: tuple[tuple[str, int], ...] = ()
+        files: tuple[tuple[str, Stamp], ...] = ()
         if isinstance(found, Finding):
             findings = [found]
         else:
             ctx = LintContext(self.path, text, tree, found, config)
             findings = check(ctx)
-            files = tuple((p, _mtime(p)) for p in sorted(found.resolver.files))
+            files = tuple((p, file_stamp_or_missing(p)) for p in sorted(found.resolver.files))
             dispose(ctx)
         starts = tuple(b.start for b in blocks)
         ends = tuple(b.end for b in blocks)

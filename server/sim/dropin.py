@@ -30,6 +30,7 @@ from nki_studio.model.targets import Generation, Target, generation_from_env
 from nki_studio.sim import dtypes
 from nki_studio.sim.context import SimOptions
 from nki_studio.sim.errors import MissingName
+from nki_studio.sim.fresh_source import FreshSourceLoader, fresh_sources
 from nki_studio.sim.packages import ModuleLocation, package_module
 from nki_studio.sim.userframe import is_internal
 from nki_studio.sim.versioning import infer_nki_version
@@ -171,13 +172,13 @@ def load_module(
     path = os.path.abspath(path)
     location = location or package_module(path, sys_path)
     name = location.name if location else f"nki_studio_kernel_{uuid.uuid4().hex[:12]}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=FreshSourceLoader(name, path))
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     roots = [location.root] if location else []
     extra = [os.path.dirname(path), *roots, *(os.path.abspath(p) for p in sys_path)]
-    with installed(options):
+    with installed(options), fresh_sources():
         before = set(sys.modules)
         sys.path[:0] = extra
         sys.modules[name] = module

@@ -17,6 +17,7 @@ from typing import Any
 
 from nki_studio.model.targets import Target
 from nki_studio.sim.errors import SimulationError
+from nki_studio.sim.fresh_source import FreshSourceLoader, fresh_sources
 from nki_studio.sim.launch import find_kernel
 
 
@@ -59,11 +60,13 @@ def _environment(target: Target, precise: bool) -> Iterator[None]:
 
 def load_module(path: str) -> Any:
     """Execute a kernel file against the real SDK (plain import machinery, no aliasing)."""
-    spec = importlib.util.spec_from_file_location("nki_studio_official_kernel", path)
+    name = "nki_studio_official_kernel"
+    spec = importlib.util.spec_from_file_location(name, path, loader=FreshSourceLoader(name, path))
     if spec is None or spec.loader is None:
         raise SimulationError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with fresh_sources():
+        spec.loader.exec_module(module)
     return module
 
 

@@ -19,6 +19,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from nki_studio.core.file_stamp import Stamp, file_stamp
 from nki_studio.model.api_version import ApiEvidence, FileApi, file_api
 from nki_studio.model.kernels import discover
 from nki_studio.model.targets import LEGACY, NkiVersion, frontend_asks_for_06
@@ -27,8 +28,8 @@ from nki_studio.sim.legacy.detect import LEGACY_NOTE, uses_legacy_api
 from nki_studio.sim.userframe import is_internal
 
 _MAX_FILES = 500  # bound the scan of very large code bases (nothing pins a version past it)
-_cache: dict[str, tuple[float, tuple[VersionSignal | None, VersionSignal | None]]] = {}
-_legacy_cache: dict[str, tuple[float, tuple[FileApi, frozenset[str]]]] = {}
+_cache: dict[str, tuple[Stamp, tuple[VersionSignal | None, VersionSignal | None]]] = {}
+_legacy_cache: dict[str, tuple[Stamp, tuple[FileApi, frozenset[str]]]] = {}
 
 
 def _file_of(value: object) -> str | None:
@@ -80,15 +81,15 @@ def _user_files(func: Callable[..., Any], path: str | None) -> list[str]:
 
 def _signals(file: str) -> tuple[VersionSignal | None, VersionSignal | None]:
     try:
-        mtime = os.stat(file).st_mtime
+        stamp = file_stamp(file)
         hit = _cache.get(file)
-        if hit is not None and hit[0] == mtime:
+        if hit is not None and hit[0] == stamp:
             return hit[1]
         with open(file, encoding="utf-8") as handle:
             found = version_signals(handle.read())
     except (OSError, UnicodeDecodeError):
         return None, None
-    _cache[file] = (mtime, found)
+    _cache[file] = (stamp, found)
     return found
 
 
@@ -97,9 +98,9 @@ def _legacy_evidence(file: str, qualname: str) -> ApiEvidence | None:
     (``model.api_version``: a file of legacy imports only; in a file importing both APIs, a legacy-decorated
     kernel), else None."""
     try:
-        mtime = os.stat(file).st_mtime
+        stamp = file_stamp(file)
         hit = _legacy_cache.get(file)
-        if hit is not None and hit[0] == mtime:
+        if hit is not None and hit[0] == stamp:
             api, legacy_names = hit[1]
         else:
             with open(file, encoding="utf-8") as handle:
@@ -109,7 +110,7 @@ def _legacy_evidence(file: str, qualname: str) -> ApiEvidence | None:
             legacy_names = frozenset(
                 q for q, f in discovery.module.functions.items() if api.is_legacy(f.node)
             )
-            _legacy_cache[file] = (mtime, (api, legacy_names))
+            _legacy_cache[file] = (stamp, (api, legacy_names))
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
         return None
     return api.legacy if api.all_legacy or qualname in legacy_names else None

@@ -168,7 +168,10 @@ def _job_process(fd: int, started: float, started_wall: float) -> int:
     line = sys.stdin.readline()
     if not line:
         return 0  # the runner closed the pool
-    result = job.run_json(line, send)
+    from nki_studio.sim.fresh_source import fresh_sources
+
+    with fresh_sources():  # the user's files as they are now, never a stale __pycache__ entry
+        result = job.run_json(line, send)
     send({"type": "result", "result": result})
     return 0
 

@@ -146,6 +146,17 @@ def test_pyproject_walk_up_reload_and_per_file_ignores(tmp_path) -> None:  # typ
     assert [(f.code, f.severity) for f in found] == [("NKI201", Severity.INFO)]
 
 
+def test_pyproject_rewritten_within_one_clock_tick_is_reread(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Same mtime (a save within the file system's clock tick), other length: the cached table is not used."""
+    pyproject = os.path.join(tmp_path, "pyproject.toml")
+    _write(pyproject, '[tool.nki-studio]\ntarget = "trn1"\n')
+    assert load_config(str(tmp_path)).target.generation is Generation.GEN2
+    mtime_ns = os.stat(pyproject).st_mtime_ns
+    _write(pyproject, '[tool.nki-studio]\ntarget = "trn2"\nnki-version = "0.6"\n')
+    os.utime(pyproject, ns=(mtime_ns, mtime_ns))
+    assert load_config(str(tmp_path)).target.nki_version == NkiVersion(0, 6)
+
+
 def test_invalid_config_is_reported_not_raised(tmp_path) -> None:  # type: ignore[no-untyped-def]
     _write(os.path.join(tmp_path, "pyproject.toml"), '[tool.nki-studio]\ntarget = "trn9"\n')
     kernel = os.path.join(tmp_path, "k.py")
