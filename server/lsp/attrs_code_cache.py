@@ -67,6 +67,8 @@ class AttrsCodeCache:
 
 def import_lsprotocol_with_cache() -> None:
     """Import ``lsprotocol.types`` (and so pygls' protocol types) with attrs' generated code cached."""
+    if "lsprotocol.types" in sys.modules:
+        return  # already loaded (``lsp.fastpath.preload``): reading the cache file would be wasted
     try:
         import attr._make as attrs_make
 

@@ -10,8 +10,8 @@ allows one handler per LSP method, the server owns the shared ones and fans them
 * watched files: ``server.watch_files(glob)`` + ``server.on_files_changed(callback(changes))``
 * merged requests: ``add_code_action_provider``, ``add_hover_provider``, ``add_inlay_hint_provider``,
   ``add_code_lens_provider`` (each provider may be sync or async and return None)
-* background warm-ups: ``server.after_startup(callback())`` runs once the first diagnostics are out (or
-  ``STARTUP_GRACE_S`` after ``initialized`` when no document is open), so they never compete with them
+* background warm-ups: ``server.after_startup(callback())`` runs once the first diagnostics are out and the
+  edits pause (or ``STARTUP_GRACE_S`` after ``initialized`` at the latest), so they never compete with them
 * diagnostics: ``server.publish_diagnostics(uri, owner, diagnostics)``; each feature (owner, e.g. its
   diagnostic ``source``) replaces its own list and the client gets the union (LSP keeps one list per
   document, so publishing directly would erase the other features' diagnostics)
@@ -55,6 +55,9 @@ P = TypeVar("P")  # a notification's payload type
 log = logging.getLogger(__name__)
 
 STARTUP_GRACE_S = 3.0  # without an open document, warm-ups start this long after ``initialized``
+# After the first diagnostics, warm-ups also wait for a pause this long in the edits: the user typing right after
+# the open would otherwise wait for jedi's warm-up on the GIL (one edit of the benchmark ~100 ms instead of ~10).
+WARM_UP_QUIET_S = 0.3
 
 # Feature modules under nki_studio.lsp.features, registered in this order.
 FEATURES: tuple[str, ...] = (
@@ -131,6 +134,7 @@ class NkiLanguageServer(LanguageServer):
         self._sent: dict[str, list[types.Diagnostic]] = {}  # uri -> the union the client last received
         self._unchanged: dict[str, asyncio.TimerHandle] = {}  # uri -> its delayed identical publish
         self._after_startup: list[Callable[[], Any]] | None = []  # None once start-up is over
+        self._quiet: asyncio.TimerHandle | None = None  # ends start-up after a pause in the edits
         # What the client received before this server started (lsp.fastpath), for the lint feature to take
         # over at registration; None: started normally.
         self.handover: Handover | None = None
@@ -219,7 +223,8 @@ class NkiLanguageServer(LanguageServer):
     def after_startup(self, callback: Callable[[], Any]) -> None:
         """Run ``callback()`` on the event loop once start-up is over: the first diagnostics were published, or
         ``STARTUP_GRACE_S`` passed after ``initialized``. Warm-ups (jedi, simulator workers) wait for it: on a
-        2-core machine they would otherwise delay the first diagnostics. Runs it now if start-up is over."""
+        2-core machine they would otherwise delay the first diagnostics. After the first diagnostics they also
+        wait for a pause in the edits (``WARM_UP_QUIET_S``). Runs it now if start-up is over."""
         if self._after_startup is None:
             self.call_soon(callback)
         else:
@@ -259,7 +264,18 @@ class NkiLanguageServer(LanguageServer):
         else:
             self._send_diagnostics(uri, union, version)
         if self._after_startup is not None:
+            self._startup_over_when_quiet()
+
+    def _startup_over_when_quiet(self) -> None:
+        """End start-up once no edit or publish came for ``WARM_UP_QUIET_S`` (at once without an event loop)."""
+        if self._loop is None:
             self._startup_over()
+            return
+        if self._quiet is not None:
+            self._quiet.cancel()
+        self._quiet = self._loop.call_later(
+            WARM_UP_QUIET_S, lambda: self._startup_over() if self._after_startup is not None else None
+        )
 
     def _publish_unchanged(self, uri: str, version: int | None) -> None:
         """The delayed identical publish: only if the document is still on the version it was made for (a newer
@@ -430,6 +446,8 @@ class NkiLanguageServer(LanguageServer):
         @self.feature(types.TEXT_DOCUMENT_DID_CHANGE)
         def did_change(ls: NkiLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
             ls._emit_document("change", params.text_document.uri)
+            if ls._after_startup is not None and ls._quiet is not None:
+                ls._startup_over_when_quiet()  # still typing: the warm-ups wait on
 
         @self.feature(types.TEXT_DOCUMENT_DID_SAVE)
         def did_save(ls: NkiLanguageServer, params: types.DidSaveTextDocumentParams) -> None:

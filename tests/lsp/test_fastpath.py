@@ -14,6 +14,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -436,6 +438,24 @@ TYPING = (
 )
 
 
+@contextmanager
+def _killed_on_failure(s: Session) -> Iterator[Session]:
+    """``s``, its process killed if the block fails (a closed conversation is read after the block)."""
+    try:
+        yield s
+    except BaseException:
+        s.proc.kill()
+        raise
+
+
+def _fast_and_plain(
+    drive: Callable[..., Conversation], cache: Path, workdir: Path
+) -> tuple[Conversation, Conversation]:
+    """``drive`` once to remember the initialize answer, then with the fast path and without it."""
+    drive(cache, workdir)
+    return drive(cache, workdir), drive(cache, workdir, fastpath="0")
+
+
 def _typed_right_after_opening(cache: Path, workdir: Path, fastpath: str | None = None) -> Conversation:
     """didOpen and two keyword completions sent back to back (the user typing at once), then one more later."""
     path = workdir / "k.py"
@@ -443,8 +463,7 @@ def _typed_right_after_opening(cache: Path, workdir: Path, fastpath: str | None 
     uri = path.as_uri()
     row = TYPING.split("\n")[7]
     at = {"line": 7, "character": client_units(row, "utf-16")}  # after the emoji: UTF-16 units differ
-    s = Session(cache, fastpath)
-    try:
+    with _killed_on_failure(Session(cache, fastpath)) as s:
         s.send(_initialize({"nkiVersion": "0.6"}, "utf-16", CAPABILITIES))
         s.wait(lambda m: m.get("id") == 1, "initialize answer")
         completion = {"textDocument": {"uri": uri}, "position": at}
@@ -459,19 +478,13 @@ def _typed_right_after_opening(cache: Path, workdir: Path, fastpath: str | None 
         s.send(_request(4, "textDocument/completion", completion))
         s.wait(lambda m: m.get("id") == 4, "the later completion")
         time.sleep(0.5)  # a duplicate answer from the full server would have arrived by now
-    except BaseException:
-        s.proc.kill()
-        raise
     return Conversation(list(s.received), s.close())
 
 
 def test_keyword_completions_typed_at_once_are_answered_early_as_the_full_server_answers(
     tmp_path: Path, workdir: Path
 ) -> None:
-    cache = tmp_path / "cache"
-    _typed_right_after_opening(cache, workdir)  # remembers the initialize answer
-    fast = _typed_right_after_opening(cache, workdir)
-    plain = _typed_right_after_opening(cache, workdir, fastpath="0")
+    fast, plain = _fast_and_plain(_typed_right_after_opening, tmp_path / "cache", workdir)
     assert "2 completion(s) answered before the full server loaded" in fast.stderr
     assert "answered before the full server" not in plain.stderr
     for conversation in (fast, plain):  # each request answered exactly once
@@ -481,3 +494,72 @@ def test_keyword_completions_typed_at_once_are_answered_early_as_the_full_server
     assert [i["label"] for i in plain.answer(2)["items"]] == expected
     for id_ in (2, 3, 4):
         assert fast.answer(id_) == plain.answer(id_) == plain.answer(4)
+
+
+def _edits(uri: str) -> list[dict[str, Any]]:
+    """Two edits of KERNEL that change its diagnostics: v2 replaces ``nl.affine_range(2)`` after the emoji
+    (UTF-16 columns differ from code points there) by ``range(2)``, v3 inserts a loop with no NKI work."""
+    row = KERNEL.split("\n")[8]
+    start = client_units(row[: row.index("nl.affine_range(2)")], "utf-16")
+    replaced = {
+        "range": {
+            "start": {"line": 8, "character": start},
+            "end": {"line": 8, "character": start + len("nl.affine_range(2)")},
+        },
+        "text": "range(2)",
+    }
+    at_return = {"start": {"line": 9, "character": 0}, "end": {"line": 9, "character": 0}}
+    inserted = {"range": at_return, "text": "    for j in nl.affine_range(3):\n        pass\n"}
+    return [
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didChange",
+            "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
+        }
+        for version, change in ((2, replaced), (3, inserted))
+    ]
+
+
+def _edited_right_after_opening(cache: Path, workdir: Path, fastpath: str | None = None) -> Conversation:
+    """didOpen and two edits: sent back to back (the user typing at once) with the fast path, each after the
+    previous version's diagnostics without it (so every version is published)."""
+    path = workdir / "k.py"
+    path.write_text(KERNEL)
+    uri = path.as_uri()
+    with _killed_on_failure(Session(cache, fastpath)) as s:
+
+        def published(version: int) -> None:
+            s.wait(
+                lambda m: m.get("method") == PUBLISH and m["params"].get("version") == version, f"v{version}"
+            )
+
+        s.send(_initialize({"nkiVersion": "0.6"}, "utf-16", CAPABILITIES))
+        s.wait(lambda m: m.get("id") == 1, "initialize answer")
+        opened = [{"jsonrpc": "2.0", "method": "initialized", "params": {}}, _did_open(uri, KERNEL)]
+        if fastpath is None:
+            s.send(*opened, *_edits(uri))
+        else:
+            s.send(*opened)
+            for version, edit in zip((1, 2), _edits(uri), strict=True):
+                published(version)
+                s.send(edit)
+        published(3)
+        time.sleep(1.0)  # the full server is up by then: a late (stale or duplicate) publish would be here
+    return Conversation(list(s.received), s.close())
+
+
+def test_edits_typed_right_after_opening_are_linted_early_as_the_full_server_lints_them(
+    tmp_path: Path, workdir: Path
+) -> None:
+    fast, plain = _fast_and_plain(_edited_right_after_opening, tmp_path / "cache", workdir)
+    assert "2 edit(s) of the opened document linted before the full server loaded" in fast.stderr
+    # the same diagnostics for every version, each published once, in order: none of an older version after
+    # a newer one (the full server skips the versions the fast path published), no duplicate
+    fast_publishes = [m["params"] for m in fast.received if m.get("method") == PUBLISH]
+    plain_publishes = [m["params"] for m in plain.received if m.get("method") == PUBLISH]
+    assert fast_publishes == plain_publishes
+    assert [(p["version"], sorted(d["code"] for d in p["diagnostics"])) for p in fast_publishes] == [
+        (1, ["NKI201", "NKI201"]),
+        (2, ["NKI201"]),
+        (3, ["NKI201", "NKI201"]),
+    ]

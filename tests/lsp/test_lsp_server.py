@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsprotocol import types
 from nki_studio.lsp.jobs import CancelToken, JobCancelled
-from nki_studio.lsp.server import FEATURES, create_server
+from nki_studio.lsp.server import FEATURES, WARM_UP_QUIET_S, create_server
 from nki_studio.service.settings import Settings
 from pygls.workspace import Workspace
 
@@ -88,6 +89,28 @@ def test_warm_ups_wait_for_the_first_diagnostics() -> None:
     assert ran == ["jedi", "late"]
 
 
+async def test_after_the_first_diagnostics_warm_ups_wait_for_a_pause_in_the_edits() -> None:
+    server = create_server(())
+    server.protocol._workspace = Workspace(None)
+    server.text_document_publish_diagnostics = lambda params: None  # type: ignore[method-assign]  # no client
+    server._loop = asyncio.get_running_loop()  # what initialize sets
+    ran: list[str] = []
+    server.after_startup(lambda: ran.append("jedi"))
+    server.publish_diagnostics("file:///k.py", "nkilint", [])
+    assert ran == [] and server._quiet is not None
+    first = server._quiet.when()
+    did_change = server.protocol.fm.features[types.TEXT_DOCUMENT_DID_CHANGE]
+    did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri="file:///k.py", version=2),
+            content_changes=[],
+        )
+    )
+    assert ran == [] and server._quiet.when() > first  # typing on: the wait starts again
+    await asyncio.sleep(WARM_UP_QUIET_S + 0.2)
+    assert ran == ["jedi"]
+
+
 def test_a_superseded_lint_is_dropped_not_reported_as_an_engine_error(workdir: Path) -> None:
     from nki_studio.lsp.features.lint import LintFeature, _Snapshot
 
@@ -106,6 +129,32 @@ def test_a_superseded_lint_is_dropped_not_reported_as_an_engine_error(workdir: P
     token.cancel()  # an edit came in while the config was being read
     with pytest.raises(JobCancelled):
         feature.run(snap, token)
+
+
+async def test_versions_the_fast_path_published_are_not_linted_again(workdir: Path) -> None:
+    """The full server replays the edits the fast path followed: their lints would publish the diagnostics of
+    older versions after the newer ones the client has; only the versions from the last one published are
+    linted."""
+    from nki_studio.lsp.fastpath.handover import EarlyLint, Handover
+    from nki_studio.lsp.features.lint import LintFeature
+    from nki_studio.nkilint.incremental import IncrementalLinter
+
+    path = workdir / "k.py"
+    uri = path.as_uri()
+    published = {"uri": uri, "diagnostics": [], "version": 3}
+    handover = Handover(
+        initialize_result={}, lints={uri: EarlyLint(published=published, linter=IncrementalLinter(str(path)))}
+    )
+    server = create_server(())
+    server.protocol._workspace = Workspace(None)
+    feature = LintFeature(server, handover)
+    for version, linted in ((1, False), (2, False), (3, True)):
+        server.workspace.put_text_document(
+            types.TextDocumentItem(uri=uri, language_id="python", version=version, text="x = 1\n")
+        )
+        feature.schedule(uri, 60.0)  # a long debounce: the job waits, so it can be seen
+        assert feature.jobs.pending(uri) is linted, version
+    feature.jobs.cancel_all()
 
 
 def test_one_entry_per_problem() -> None:

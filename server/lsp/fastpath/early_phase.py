@@ -5,11 +5,14 @@
 2. ``initialized`` is let through;
 3. the first ``textDocument/didOpen`` of a Python document is linted exactly as the full server lints it
    (``service.lint``, ``lsp.convert``) and its diagnostics are published;
-4. keyword-argument completions of NKI calls in that document already waiting when that is done (the user
-   typing right after opening it) are answered from the stubs' table (``early_completion``), as the full
-   server answers them; the full server's own answers to those requests are dropped (``streams``).
+4. then, while the full server's modules load on a thread (``preload``), the edits of that document are
+   followed: each ``didChange`` is applied (``text_sync``) and its diagnostics published, with the linter of
+   the open, as the full server would; keyword-argument completions of NKI calls in it are answered from the
+   stubs' table (``early_completion``), as the full server answers them. The full server's own answers to
+   those requests are dropped, and its lint skips the versions already published (``streams``, ``handover``).
 
-Any other message, or a second or so of silence, ends this phase at once. Needs ``select`` on pipes (POSIX).
+Any other message, the end of the loading, or a second or so of silence before a document opens ends this phase
+at once. Needs ``select`` on pipes (POSIX).
 """
 
 from __future__ import annotations
@@ -21,11 +24,15 @@ from typing import Any, BinaryIO
 
 from nki_studio.lsp.fastpath import initialize_cache
 from nki_studio.lsp.fastpath.handover import EarlyLint, Handover
+from nki_studio.lsp.fastpath.preload import Preload
+from nki_studio.lsp.fastpath.text_sync import apply_change
 from nki_studio.lsp.fastpath.wire import PUBLISH, MessageReader, send
 
 log = logging.getLogger(__name__)
 
 IDLE_S = 1.0  # silence after which the early phase ends (e.g. no document open: nothing to lint early)
+POLL_S = 0.01  # while following the opened document: how often the end of the loading is noticed
+INCREMENTAL = 2  # TextDocumentSyncKind.Incremental
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class _Progress:
     answered: dict[str, Any] | None = None
     lints: dict[str, EarlyLint] = field(default_factory=dict)
     requests: list[Any] = field(default_factory=list)  # ids of the requests answered early
+    edits: int = 0  # didChange notifications followed (their diagnostics published)
 
 
 def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyPhase:
@@ -67,6 +75,8 @@ def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyPhase:
             "first diagnostics published %.0f ms after the server began reading, before the full server loaded",
             (time.perf_counter() - started) * 1000,
         )
+    if progress.edits:
+        log.info("%d edit(s) of the opened document linted before the full server loaded", progress.edits)
     if progress.requests:
         log.info("%d completion(s) answered before the full server loaded", len(progress.requests))
     answered = progress.answered
@@ -102,69 +112,114 @@ def _converse(reader: MessageReader, out: BinaryIO, progress: _Progress, idle_s:
     from nki_studio.nkilint.rule import all_rules
 
     all_rules()
-    encoding = (result.get("capabilities") or {}).get("positionEncoding") or "utf-16"
+    capabilities = result.get("capabilities") or {}
+    encoding = capabilities.get("positionEncoding") or "utf-16"
+    sync = capabilities.get("textDocumentSync")
+    incremental = (sync.get("change") if isinstance(sync, dict) else sync) == INCREMENTAL
     while (message := reader.next(idle_s)) is not None:
         method = message.get("method")
         if method == "initialized":
             continue
         if method == "textDocument/didOpen" and "id" not in message:
-            _publish_first(out, message.get("params") or {}, settings, encoding, progress)
-            _answer_waiting_completions(reader, out, message.get("params") or {}, encoding, progress)
+            opened = _Opened.of(message.get("params") or {})
+            if opened is not None:
+                _publish(out, opened, settings, encoding, progress)
+            preload = Preload().start()
+            try:
+                if opened is not None:
+                    _follow(reader, out, opened, settings, encoding, incremental, progress, preload)
+            finally:
+                preload.wait()
         return
 
 
-WAITING_S = 0.001  # what "already waiting" means: read what is in the pipe, never wait for the client
+@dataclass
+class _Opened:
+    """The document opened first, as the early phase follows it."""
+
+    uri: str
+    text: str
+    version: Any
+    path: str = ""
+    linter: Any = None  # its IncrementalLinter, once linted
+
+    @staticmethod
+    def of(params: dict[str, Any]) -> _Opened | None:
+        """The opened document, or None when it is not a Python document the early phase can take."""
+        doc = params.get("textDocument") or {}
+        uri, text = doc.get("uri"), doc.get("text")
+        if doc.get("languageId") != "python" or not isinstance(uri, str) or not isinstance(text, str):
+            return None
+        return _Opened(uri, text, doc.get("version"))
 
 
-def _answer_waiting_completions(
-    reader: MessageReader, out: BinaryIO, opened: dict[str, Any], encoding: Any, progress: _Progress
+def _follow(
+    reader: MessageReader,
+    out: BinaryIO,
+    doc: _Opened,
+    settings: Any,
+    encoding: Any,
+    incremental: bool,
+    progress: _Progress,
+    preload: Preload,
 ) -> None:
-    """Answer the completion requests on the opened document that are already waiting, while each one is a
-    keyword argument the stubs' table knows; stop at anything else (the full server answers it)."""
+    """Until the full server has loaded: publish the diagnostics of each edit of ``doc`` and answer the keyword
+    completions in it; stop at anything else (the full server answers it)."""
     from nki_studio.lsp.fastpath.early_completion import answer
 
-    doc = opened.get("textDocument") or {}
-    uri, text = doc.get("uri"), doc.get("text")
-    if doc.get("languageId") != "python" or not isinstance(uri, str) or not isinstance(text, str):
-        return
-    while (message := reader.next(WAITING_S)) is not None:
-        if message.get("method") != "textDocument/completion" or "id" not in message:
-            return
+    while not preload.done():
+        message = reader.next(POLL_S)
+        if message is None:
+            if reader.ended or reader.unreadable:
+                return
+            continue
         params = message.get("params") or {}
-        if (params.get("textDocument") or {}).get("uri") != uri:
+        target = params.get("textDocument") or {}
+        if target.get("uri") != doc.uri:
             return
-        result = answer(text, params.get("position") or {}, encoding)
-        if result is None:
+        method = message.get("method")
+        if method == "textDocument/didChange" and "id" not in message:
+            if not incremental or doc.uri not in progress.lints:
+                return
+            for change in params.get("contentChanges") or ():
+                doc.text = apply_change(doc.text, change, encoding)
+            doc.version = target.get("version")
+            _publish(out, doc, settings, encoding, progress)
+            progress.edits += 1
+        elif method == "textDocument/completion" and "id" in message:
+            result = answer(doc.text, params.get("position") or {}, encoding)
+            if result is None:
+                return
+            send(out, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+            progress.requests.append(message["id"])
+        else:
             return
-        send(out, {"jsonrpc": "2.0", "id": message["id"], "result": result})
-        progress.requests.append(message["id"])
 
 
-def _publish_first(
-    out: BinaryIO, params: dict[str, Any], settings: Any, encoding: Any, progress: _Progress
-) -> None:
+def _publish(out: BinaryIO, doc: _Opened, settings: Any, encoding: Any, progress: _Progress) -> None:
+    """Lint ``doc`` as the full server does and publish its diagnostics (the first time: a new linter)."""
     from nki_studio.lsp.convert import DocumentPositions, diagnostic_json, split_lines
     from nki_studio.nkilint.incremental import IncrementalLinter
     from nki_studio.service.lint import document_config, lint_document
     from pygls.uris import to_fs_path
 
-    doc = params.get("textDocument") or {}
-    uri, text = doc.get("uri"), doc.get("text")
-    if doc.get("languageId") != "python" or not isinstance(uri, str) or not isinstance(text, str):
-        return
     if not settings.lint_enabled:
         return
-    path = to_fs_path(uri) or uri
-    config, problem = document_config(path, settings, text)
-    linter = IncrementalLinter(path)
-    findings = lint_document(linter, text, config, problem)
-    positions = DocumentPositions(split_lines(text), encoding)
+    if doc.linter is None:
+        doc.path = to_fs_path(doc.uri) or doc.uri
+        doc.linter = IncrementalLinter(doc.path)
+    config, problem = document_config(doc.path, settings, doc.text)
+    findings = lint_document(doc.linter, doc.text, config, problem)
+    positions = DocumentPositions(split_lines(doc.text), encoding)
     diagnostics = [
-        diagnostic_json(f, positions, uri=uri, doc_path=path, base_url=settings.rule_docs_base_url)
+        diagnostic_json(f, positions, uri=doc.uri, doc_path=doc.path, base_url=settings.rule_docs_base_url)
         for f in findings
     ]
-    notification: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
-    if isinstance(doc.get("version"), int):
-        notification["version"] = doc["version"]
+    early = progress.lints.get(doc.uri)
+    if early is not None and early.published["diagnostics"] == diagnostics:
+        return  # what the client shows: the full server too holds back an identical publish (it sends it later)
+    notification: dict[str, Any] = {"uri": doc.uri, "diagnostics": diagnostics}
+    if isinstance(doc.version, int):
+        notification["version"] = doc.version
     send(out, {"jsonrpc": "2.0", "method": PUBLISH, "params": notification})
-    progress.lints[uri] = EarlyLint(published=notification, linter=linter)
+    progress.lints[doc.uri] = EarlyLint(published=notification, linter=doc.linter)

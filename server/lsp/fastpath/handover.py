@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # the fast path loads the lint engine only once initialize is
 class EarlyLint:
     """One document linted, and its diagnostics published, before the full server started."""
 
-    # The publishDiagnostics params sent (uri, diagnostics as LSP JSON, the document's version if it had one).
+    # The last publishDiagnostics params sent (uri, diagnostics as LSP JSON, the document's version if it had
+    # one): of the open, or of the last edit the fast path followed.
     published: Mapping[str, Any]
     # The linter that produced them: adopted, the full server's first lint of the same text reuses every
     # kernel group instead of checking the document again.

@@ -19,6 +19,8 @@ class MessageReader:
         self.fd = fd
         self.data = bytearray()
         self._pos = 0  # start of the first message not returned yet
+        self.ended = False  # the input has ended (the client closed it)
+        self.unreadable = False  # the last message read is not a JSON-RPC object (the full server answers it)
 
     def next(self, timeout: float | None) -> dict[str, Any] | None:
         """The next message; None on timeout, end of input or anything that is not a JSON-RPC object."""
@@ -26,7 +28,8 @@ class MessageReader:
         while True:
             message = self._parse()
             if message is not None:
-                return message if isinstance(message, dict) else None
+                self.unreadable = not isinstance(message, dict)
+                return None if self.unreadable else message
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 return None
@@ -35,6 +38,7 @@ class MessageReader:
                 return None
             chunk = os.read(self.fd, 65536)
             if not chunk:
+                self.ended = True
                 return None
             self.data += chunk
 

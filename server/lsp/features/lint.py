@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import logging
 import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,11 +74,20 @@ class LintFeature:
         self._closed: list[str] = []  # closed since the last memory release: the worker forgets them then
         # Take over the early lints: the diagnostics the client already has (kept as this feature's until it
         # publishes its own) and the linters that made them (its first lint of the same text reuses them).
+        # uri -> the version whose diagnostics the fast path published last: the versions before it, replayed
+        # to this server, are not linted (their diagnostics would follow the newer ones to the client)
+        self._published_early: dict[str, int] = {}
+        self._priming: set[str] = (
+            set()
+        )  # handed-over documents whose lint moves to the worker (``_prime_worker``)
         if handover is not None:
             for uri, early in handover.lints.items():
                 diagnostics = [to_diagnostic(d) for d in early.published["diagnostics"]]
                 server.seed_diagnostics(uri, SOURCE, diagnostics)
                 self._linters[uri] = early.linter
+                version = early.published.get("version")
+                if isinstance(version, int):
+                    self._published_early[uri] = version
 
     # ---- scheduling ----------------------------------------------------------------------------------
     def schedule(self, uri: str, delay: float, *, reuse: bool = False) -> None:
@@ -85,6 +95,10 @@ class LintFeature:
         when the text and config are those of the last run (saving right after the edit was linted)."""
         snap = self._snapshot(uri, reuse)
         if snap is None:
+            return
+        early = self._published_early.get(uri)
+        if early is not None and isinstance(snap.version, int) and snap.version < early:
+            log.debug("lint of %s v%s skipped: the fast path published v%s", uri, snap.version, early)
             return
         if not snap.settings.lint_enabled:
             self.clear(uri)
@@ -124,6 +138,7 @@ class LintFeature:
         self.jobs.cancel(uri)
         self._last.pop(uri, None)
         self._linters.pop(uri, None)
+        self._published_early.pop(uri, None)  # reopened, it starts again at its own versions
         self._converted.pop(uri, None)
         self._reported_errors.pop(uri, None)
         self._closed.append(uri)
@@ -232,7 +247,7 @@ class LintFeature:
     ) -> tuple[list[Finding], int]:
         """The findings and the number of kernel groups checked: in the lint worker process, or in this thread
         with the document's own linter (no worker, or the linter the fast path handed over, whose first lint
-        of the same text costs nothing)."""
+        of the same text costs nothing, until the worker has linted the document once: ``_prime_worker``)."""
         linter = self._linters.get(snap.uri)
         if self.process is not None and (linter is None or linter.path != snap.path):
             findings, checked = self.process.lint(snap.uri, snap.path, snap.text, config, token)
@@ -242,9 +257,25 @@ class LintFeature:
         if linter is None or linter.path != snap.path:
             linter = self._linters[snap.uri] = IncrementalLinter(snap.path)
         findings = lint_document(linter, snap.text, config, config_problem)
-        if self.process is not None:
-            del self._linters[snap.uri]  # the handed-over linter served its first lint; the worker takes over
+        if self.process is not None and snap.uri not in self._priming:
+            self._priming.add(snap.uri)
+            threading.Thread(
+                target=self._prime_worker, args=(snap, config), name="nki-studio-lint-prime", daemon=True
+            ).start()
         return findings, linter.last_checked
+
+    def _prime_worker(self, snap: _Snapshot, config: Any) -> None:
+        """The handed-over linter served its first lint: start the worker and have it lint the same text (in its
+        own process), then let it take over. Until then the handed-over linter goes on linting here: starting the
+        worker and its first whole-document lint took ~0.3 s, which the first edit after the start waited for."""
+        assert self.process is not None
+        try:
+            self.process.lint(snap.uri, snap.path, snap.text, config, CancelToken())
+        except Exception as exc:  # the next lint asks the worker again and reports what goes wrong there
+            log.debug("priming the lint worker failed: %s", exc)
+        self._linters.pop(snap.uri, None)
+        if snap.uri not in self.server.workspace.text_documents:  # closed meanwhile: the worker forgets it
+            self.process.close([snap.uri])
 
     def _internal_error(self, snap: _Snapshot, exc: Exception) -> types.Diagnostic:
         summary = f"{type(exc).__name__}: {exc}"
