@@ -59,16 +59,17 @@ class LintProcess:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def lint(
-        self, uri: str, path: str, text: str, config: LintConfig, token: CancelToken
+        self, uri: str, path: str, text: str, config: LintConfig, token: CancelToken, *, logged: bool = True
     ) -> tuple[list[Finding], int]:
         """The findings of ``text`` (as ``IncrementalLinter.lint`` gives them) and the number of kernel groups
-        checked. Raises :class:`JobCancelled` if superseded before the worker took it."""
+        checked. Raises :class:`JobCancelled` if superseded before the worker took it. ``logged``: log what the
+        worker logged (False: a text already linted and reported here)."""
         with self._lock:
             token.raise_if_cancelled()  # superseded while queued: the newer lint of the uri follows
             request = ("lint", uri, path, text, config, logging.getLogger("nki_studio").getEffectiveLevel())
             reply = self._ask(request, token)
         _, findings, checked, records = reply
-        for level, name, message in records:
+        for level, name, message in records if logged else ():
             logging.getLogger(name).log(level, "%s", message)
         return findings, checked
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 _LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+CLIENT_FORMAT = "%(name)s: %(message)s"  # the client's log shows the level and the time itself
 
 
 # LSP MessageType values (lsprotocol is not imported here: logging is set up before the server loads it)
@@ -19,7 +20,8 @@ ERROR, WARNING, INFO, LOG = 1, 2, 3, 4
 LogSender = Callable[[int, str], None]  # (MessageType, text) -> sends window/logMessage
 
 
-def _message_type(levelno: int) -> int:
+def message_type(levelno: int) -> int:
+    """The LSP MessageType of a log level."""
     if levelno >= logging.ERROR:
         return ERROR
     if levelno >= logging.WARNING:
@@ -70,7 +72,7 @@ class ClientLogHandler(logging.Handler):
         self._send = send
         self._local = threading.local()
         # The message type carries the level (the editor prints it); repeating it gave "[info] INFO …".
-        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        self.setFormatter(logging.Formatter(CLIENT_FORMAT))
         self.addFilter(_REPEATS)
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -78,7 +80,7 @@ class ClientLogHandler(logging.Handler):
             return
         self._local.busy = True
         try:
-            self._send(_message_type(record.levelno), self.format(record))
+            self._send(message_type(record.levelno), self.format(record))
         except Exception:  # the client may be gone; logging must never raise into callers
             self.handleError(record)
         finally:
@@ -103,14 +105,31 @@ def set_level(level: str) -> None:
     logging.getLogger("nki_studio").setLevel(_LEVELS.get(level, logging.INFO))
 
 
-def attach_client(send: LogSender) -> ClientLogHandler:
-    """Attach (once) a handler that forwards ``nki_studio`` records to the client; returns it."""
+def attach_client(send: LogSender, earlier: Sequence[tuple[int, str]] | None = None) -> ClientLogHandler:
+    """Attach (once) a handler that forwards ``nki_studio`` records to the client; returns it. ``earlier``: what
+    the start-up's early phase logged (``lsp.fastpath``; None: there was none), sent to the client first."""
     logger = logging.getLogger("nki_studio")
     for h in logger.handlers:
         if isinstance(h, ClientLogHandler):
             logger.removeHandler(h)
     handler = ClientLogHandler(send)
-    # Tracebacks logged before the client was attached (start-up's early phase) went to stderr only.
-    _REPEATS.reset()
+    if earlier is None:
+        _REPEATS.reset()  # a traceback logged before (to stderr only) may reach the client when it comes again
+    for kind, text in earlier or ():
+        send(kind, text)  # its tracebacks stay seen: the client gets each once, here
     logger.addHandler(handler)
     return handler
+
+
+class EarlyRecords(logging.Handler):
+    """What the early phase logs at warning level or above, kept for the client (``attach_client``)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.setFormatter(logging.Formatter(CLIENT_FORMAT))
+        self.records: list[tuple[int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        entry = (message_type(record.levelno), self.format(record))
+        if entry not in self.records:  # each once, as the repeats filter lets them through
+            self.records.append(entry)

@@ -401,7 +401,8 @@ class NkiLanguageServer(LanguageServer):
                     lambda: ls.window_log_message(
                         types.LogMessageParams(type=types.MessageType(kind), message=text)
                     )
-                )
+                ),
+                None if ls.handover is None else ls.handover.logged,
             )
             ls.apply_settings(params.initialization_options, "initializationOptions")
             log.info(

@@ -131,7 +131,7 @@ def test_a_superseded_lint_is_dropped_not_reported_as_an_engine_error(workdir: P
         feature.run(snap, token)
 
 
-async def test_versions_the_fast_path_published_are_not_linted_again(workdir: Path) -> None:
+async def test_versions_the_fast_path_linted_are_not_linted_again(workdir: Path) -> None:
     """The full server replays the edits the fast path followed: their lints would publish the diagnostics of
     older versions after the newer ones the client has; only the versions from the last one published are
     linted."""
@@ -143,7 +143,8 @@ async def test_versions_the_fast_path_published_are_not_linted_again(workdir: Pa
     uri = path.as_uri()
     published = {"uri": uri, "diagnostics": [], "version": 3}
     handover = Handover(
-        initialize_result={}, lints={uri: EarlyLint(published=published, linter=IncrementalLinter(str(path)))}
+        initialize_result={},
+        lints={uri: EarlyLint(published=published, linter=IncrementalLinter(str(path)), version=3)},
     )
     server = create_server(())
     server.protocol._workspace = Workspace(None)

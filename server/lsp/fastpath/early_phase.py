@@ -27,6 +27,7 @@ from nki_studio.lsp.fastpath.handover import EarlyLint, Handover
 from nki_studio.lsp.fastpath.preload import Preload
 from nki_studio.lsp.fastpath.text_sync import apply_change
 from nki_studio.lsp.fastpath.wire import PUBLISH, MessageReader, send
+from nki_studio.lsp.logs import EarlyRecords
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +67,14 @@ def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyPhase:
     started = time.perf_counter()
     reader = MessageReader(fd)
     progress = _Progress()
+    logged = EarlyRecords()
+    logging.getLogger("nki_studio").addHandler(logged)
     try:
         _converse(reader, out, progress, idle_s)
     except Exception:  # never let the shortcut stop the server: the full server answers what is left
         log.exception("early start-up phase failed; the full server takes over")
+    finally:
+        logging.getLogger("nki_studio").removeHandler(logged)
     if progress.lints:
         log.info(
             "first diagnostics published %.0f ms after the server began reading, before the full server loaded",
@@ -84,7 +89,11 @@ def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyPhase:
         consumed=bytes(reader.data),
         initialize_id=progress.initialize_id,
         cache_key=progress.cache_key,
-        handover=None if answered is None else Handover(initialize_result=answered, lints=progress.lints),
+        handover=(
+            None
+            if answered is None
+            else Handover(initialize_result=answered, lints=progress.lints, logged=tuple(logged.records))
+        ),
         answered_ids=tuple(progress.requests),
     )
 
@@ -215,11 +224,14 @@ def _publish(out: BinaryIO, doc: _Opened, settings: Any, encoding: Any, progress
         diagnostic_json(f, positions, uri=doc.uri, doc_path=doc.path, base_url=settings.rule_docs_base_url)
         for f in findings
     ]
+    version = doc.version if isinstance(doc.version, int) else None
     early = progress.lints.get(doc.uri)
     if early is not None and early.published["diagnostics"] == diagnostics:
-        return  # what the client shows: the full server too holds back an identical publish (it sends it later)
+        # what the client shows: the full server too holds back an identical publish (it sends it later)
+        progress.lints[doc.uri] = EarlyLint(published=early.published, linter=doc.linter, version=version)
+        return
     notification: dict[str, Any] = {"uri": doc.uri, "diagnostics": diagnostics}
-    if isinstance(doc.version, int):
-        notification["version"] = doc.version
+    if version is not None:
+        notification["version"] = version
     send(out, {"jsonrpc": "2.0", "method": PUBLISH, "params": notification})
-    progress.lints[doc.uri] = EarlyLint(published=notification, linter=doc.linter)
+    progress.lints[doc.uri] = EarlyLint(published=notification, linter=doc.linter, version=version)

@@ -23,6 +23,9 @@ class EarlyLint:
     # The linter that produced them: adopted, the full server's first lint of the same text reuses every
     # kernel group instead of checking the document again.
     linter: IncrementalLinter
+    # The last version linted: ``published``'s, or a later one whose diagnostics were the same (not sent again).
+    # The full server does not lint the versions before it.
+    version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -33,3 +36,6 @@ class Handover:
 
     initialize_result: Mapping[str, Any]  # the answer sent to ``initialize``
     lints: Mapping[str, EarlyLint] = field(default_factory=dict)  # uri -> its early lint
+    # What the early phase logged at warning level or above, as (LSP MessageType, text): it went to stderr only,
+    # the full server sends it to the client's log once it can (``logs.attach_client``).
+    logged: tuple[tuple[int, str], ...] = ()

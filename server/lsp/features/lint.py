@@ -74,9 +74,9 @@ class LintFeature:
         self._closed: list[str] = []  # closed since the last memory release: the worker forgets them then
         # Take over the early lints: the diagnostics the client already has (kept as this feature's until it
         # publishes its own) and the linters that made them (its first lint of the same text reuses them).
-        # uri -> the version whose diagnostics the fast path published last: the versions before it, replayed
-        # to this server, are not linted (their diagnostics would follow the newer ones to the client)
-        self._published_early: dict[str, int] = {}
+        # uri -> the last version the fast path linted: the versions before it, replayed to this server, are not
+        # linted (their diagnostics would follow the newer ones to the client)
+        self._linted_early: dict[str, int] = {}
         self._priming: set[str] = (
             set()
         )  # handed-over documents whose lint moves to the worker (``_prime_worker``)
@@ -85,9 +85,8 @@ class LintFeature:
                 diagnostics = [to_diagnostic(d) for d in early.published["diagnostics"]]
                 server.seed_diagnostics(uri, SOURCE, diagnostics)
                 self._linters[uri] = early.linter
-                version = early.published.get("version")
-                if isinstance(version, int):
-                    self._published_early[uri] = version
+                if early.version is not None:
+                    self._linted_early[uri] = early.version
 
     # ---- scheduling ----------------------------------------------------------------------------------
     def schedule(self, uri: str, delay: float, *, reuse: bool = False) -> None:
@@ -96,9 +95,9 @@ class LintFeature:
         snap = self._snapshot(uri, reuse)
         if snap is None:
             return
-        early = self._published_early.get(uri)
+        early = self._linted_early.get(uri)
         if early is not None and isinstance(snap.version, int) and snap.version < early:
-            log.debug("lint of %s v%s skipped: the fast path published v%s", uri, snap.version, early)
+            log.debug("lint of %s v%s skipped: the fast path linted v%s", uri, snap.version, early)
             return
         if not snap.settings.lint_enabled:
             self.clear(uri)
@@ -138,7 +137,7 @@ class LintFeature:
         self.jobs.cancel(uri)
         self._last.pop(uri, None)
         self._linters.pop(uri, None)
-        self._published_early.pop(uri, None)  # reopened, it starts again at its own versions
+        self._linted_early.pop(uri, None)  # reopened, it starts again at its own versions
         self._converted.pop(uri, None)
         self._reported_errors.pop(uri, None)
         self._closed.append(uri)
@@ -270,7 +269,7 @@ class LintFeature:
         worker and its first whole-document lint took ~0.3 s, which the first edit after the start waited for."""
         assert self.process is not None
         try:
-            self.process.lint(snap.uri, snap.path, snap.text, config, CancelToken())
+            self.process.lint(snap.uri, snap.path, snap.text, config, CancelToken(), logged=False)
         except Exception as exc:  # the next lint asks the worker again and reports what goes wrong there
             log.debug("priming the lint worker failed: %s", exc)
         self._linters.pop(snap.uri, None)
