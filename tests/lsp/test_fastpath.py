@@ -520,7 +520,9 @@ def _edits(uri: str) -> list[dict[str, Any]]:
     ]
 
 
-def _edited_right_after_opening(cache: Path, workdir: Path, fastpath: str | None = None) -> Conversation:
+def _edited_right_after_opening(
+    cache: Path, workdir: Path, fastpath: str | None = None, debounce_ms: int = 0
+) -> Conversation:
     """didOpen and two edits: sent back to back (the user typing at once) with the fast path, each after the
     previous version's diagnostics without it (so every version is published)."""
     path = workdir / "k.py"
@@ -533,7 +535,7 @@ def _edited_right_after_opening(cache: Path, workdir: Path, fastpath: str | None
                 lambda m: m.get("method") == PUBLISH and m["params"].get("version") == version, f"v{version}"
             )
 
-        s.send(_initialize({"nkiVersion": "0.6"}, "utf-16", CAPABILITIES))
+        s.send(_initialize({"nkiVersion": "0.6", "lintDebounceMs": debounce_ms}, "utf-16", CAPABILITIES))
         s.wait(lambda m: m.get("id") == 1, "initialize answer")
         opened = [{"jsonrpc": "2.0", "method": "initialized", "params": {}}, _did_open(uri, KERNEL)]
         if fastpath is None:
@@ -551,8 +553,9 @@ def _edited_right_after_opening(cache: Path, workdir: Path, fastpath: str | None
 def test_edits_typed_right_after_opening_are_linted_early_as_the_full_server_lints_them(
     tmp_path: Path, workdir: Path
 ) -> None:
+    # no debounce: every version is linted and published, with the fast path as without it
     fast, plain = _fast_and_plain(_edited_right_after_opening, tmp_path / "cache", workdir)
-    assert "2 edit(s) of the opened document linted before the full server loaded" in fast.stderr
+    assert "2 edit(s) of the opened document followed before the full server loaded" in fast.stderr
     # the same diagnostics for every version, each published once, in order: none of an older version after
     # a newer one (the full server skips the versions the fast path published), no duplicate
     fast_publishes = [m["params"] for m in fast.received if m.get("method") == PUBLISH]
@@ -563,3 +566,14 @@ def test_edits_typed_right_after_opening_are_linted_early_as_the_full_server_lin
         (2, ["NKI201"]),
         (3, ["NKI201", "NKI201"]),
     ]
+
+
+def test_edits_typed_at_once_are_linted_once_they_pause_for_the_debounce(
+    tmp_path: Path, workdir: Path
+) -> None:
+    cache = tmp_path / "cache"
+    _edited_right_after_opening(cache, workdir, debounce_ms=150)  # remembers the initialize answer
+    fast = _edited_right_after_opening(cache, workdir, debounce_ms=150)
+    assert "2 edit(s) of the opened document followed before the full server loaded" in fast.stderr
+    publishes = [m["params"] for m in fast.received if m.get("method") == PUBLISH]
+    assert [p["version"] for p in publishes] == [1, 3]  # v2 was superseded by v3 within the debounce

@@ -59,7 +59,9 @@ class _Progress:
     answered: dict[str, Any] | None = None
     lints: dict[str, EarlyLint] = field(default_factory=dict)
     requests: list[Any] = field(default_factory=list)  # ids of the requests answered early
-    edits: int = 0  # didChange notifications followed (their diagnostics published)
+    edits: int = (
+        0  # didChange notifications followed (applied; linted unless another came within the debounce)
+    )
 
 
 def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyPhase:
@@ -81,7 +83,7 @@ def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyPhase:
             (time.perf_counter() - started) * 1000,
         )
     if progress.edits:
-        log.info("%d edit(s) of the opened document linted before the full server loaded", progress.edits)
+        log.info("%d edit(s) of the opened document followed before the full server loaded", progress.edits)
     if progress.requests:
         log.info("%d completion(s) answered before the full server loaded", len(progress.requests))
     answered = progress.answered
@@ -172,15 +174,22 @@ def _follow(
     progress: _Progress,
     preload: Preload,
 ) -> None:
-    """Until the full server has loaded: publish the diagnostics of each edit of ``doc`` and answer the keyword
-    completions in it; stop at anything else (the full server answers it)."""
+    """Until the full server has loaded: publish the diagnostics of ``doc``'s edits, each once no other edit came
+    for ``lintDebounceMs`` (as the full server lints them), and answer the keyword completions in it; stop at
+    anything else (the full server answers it, and lints an edit left waiting)."""
     from nki_studio.lsp.fastpath.early_completion import answer
 
+    debounce = settings.lint_debounce_ms / 1000.0
+    due: float | None = None  # when the waiting edit is linted
     while not preload.done():
-        message = reader.next(POLL_S)
+        wait = POLL_S if due is None else max(0.0, min(POLL_S, due - time.monotonic()))
+        message = reader.next(wait)
         if message is None:
             if reader.ended or reader.unreadable:
                 return
+            if due is not None and time.monotonic() >= due:
+                _publish(out, doc, settings, encoding, progress)
+                due = None
             continue
         params = message.get("params") or {}
         target = params.get("textDocument") or {}
@@ -193,8 +202,11 @@ def _follow(
             for change in params.get("contentChanges") or ():
                 doc.text = apply_change(doc.text, change, encoding)
             doc.version = target.get("version")
-            _publish(out, doc, settings, encoding, progress)
             progress.edits += 1
+            due = time.monotonic() + debounce
+            if debounce <= 0:
+                _publish(out, doc, settings, encoding, progress)
+                due = None
         elif method == "textDocument/completion" and "id" in message:
             result = answer(doc.text, params.get("position") or {}, encoding)
             if result is None:
