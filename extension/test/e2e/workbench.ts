@@ -154,10 +154,21 @@ export class Workbench {
     }, line);
     const el = row.asElement();
     if (!el) throw new Error(`line ${line} is not on screen`);
-    const box = await el.boundingBox();
-    if (!box) throw new Error(`line ${line} has no box`);
+    const viewport = await el.evaluate((l) => {
+      const r = l.closest('.monaco-scrollable-element')?.getBoundingClientRect();
+      return r ? { x: r.x, width: r.width } : null;
+    });
+    let box = await el.boundingBox();
+    if (!box || !viewport) throw new Error(`line ${line} has no box`);
+    if (box.x < viewport.x) {
+      // the view is scrolled sideways (seen once in CI): the line's start, and the hover point, are off the text
+      await this.page.mouse.move(viewport.x + viewport.width / 2, box.y + box.height / 2);
+      await this.page.mouse.wheel(-100_000, 0);
+      await this.page.waitForTimeout(200);
+      box = (await el.boundingBox()) ?? box;
+    }
     // hover over the code, to the right of the bar
-    await this.page.mouse.move(box.x + 220, box.y + box.height / 2);
+    await this.page.mouse.move(Math.max(box.x, viewport.x) + 220, box.y + box.height / 2);
     const hover = this.page
       .locator('.monaco-hover:not(.hidden) .monaco-hover-content, .monaco-hover:not(.hidden) .hover-contents')
       .first();
