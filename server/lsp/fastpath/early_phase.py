@@ -59,9 +59,8 @@ class _Progress:
     answered: dict[str, Any] | None = None
     lints: dict[str, EarlyLint] = field(default_factory=dict)
     requests: list[Any] = field(default_factory=list)  # ids of the requests answered early
-    edits: int = (
-        0  # didChange notifications followed (applied; linted unless another came within the debounce)
-    )
+    # didChange notifications followed (applied; linted unless another came within the debounce)
+    edits: int = 0
 
 
 def run(fd: int, out: BinaryIO, idle_s: float = IDLE_S) -> EarlyPhase:
