@@ -72,14 +72,13 @@ class LintFeature:
         # uri -> ((docs base url, position encoding), conversion key -> diagnostic) of its last run (``_convert``)
         self._converted: dict[str, tuple[tuple[Any, Any], dict[tuple[Any, ...], types.Diagnostic]]] = {}
         self._closed: list[str] = []  # closed since the last memory release: the worker forgets them then
-        # Take over the early lints: the diagnostics the client already has (kept as this feature's until it
-        # publishes its own) and the linters that made them (its first lint of the same text reuses them).
         # uri -> the last version the fast path linted: the versions before it, replayed to this server, are not
         # linted (their diagnostics would follow the newer ones to the client)
         self._linted_early: dict[str, int] = {}
-        self._priming: set[str] = (
-            set()
-        )  # handed-over documents whose lint moves to the worker (``_prime_worker``)
+        # handed-over documents whose lint moves to the worker (``_prime_worker``)
+        self._priming: set[str] = set()
+        # Take over the early lints: the diagnostics the client already has (kept as this feature's until it
+        # publishes its own) and the linters that made them (its first lint of the same text reuses them).
         if handover is not None:
             for uri, early in handover.lints.items():
                 diagnostics = [to_diagnostic(d) for d in early.published["diagnostics"]]
